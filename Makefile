@@ -1,0 +1,75 @@
+# loupe — top-level entry points. CMake does the building underneath.
+#
+#   make            build everything into build/ (server: build/loupe)
+#   make run        build, then start the server on its defaults
+#   make test       build + ASan/UBSan build, unit tests, integration tests,
+#                   a short run of every fuzz target
+#   make fuzz       run every fuzz target for FUZZ_SECONDS (default 600)
+#   make bench-*    benchmarks; results go to docs/benchmarks/
+#
+# Every target that builds first runs scripts/install-deps.sh, which
+# installs missing Debian packages and is a no-op otherwise.
+
+JOBS         ?= $(shell nproc)
+PYTHON       ?= /usr/bin/python3
+FUZZ_SECONDS ?= 30
+CMAKE_FLAGS  ?=
+
+.PHONY: all deps build build-asan build-fuzz run test unit integration \
+        fuzz-smoke fuzz bench-server clean help lint
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	@cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	@cmake --build build -j $(JOBS)
+
+build-asan: deps
+	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DLOUPE_SANITIZE=ON \
+	    -DCMAKE_C_FLAGS_DEBUG="-O1 -g" $(CMAKE_FLAGS) >/dev/null
+	@cmake --build build-asan -j $(JOBS)
+
+build-fuzz: deps
+	@cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
+	    -DCMAKE_C_FLAGS_DEBUG="-O1 -g" -DLOUPE_FUZZ=ON $(CMAKE_FLAGS) >/dev/null
+	@cmake --build build-fuzz -j $(JOBS)
+
+run: build
+	./build/loupe serve
+
+# The whole suite. Unit tests run under ASan+UBSan; the integration tests
+# start the real server (release and sanitizer builds) and talk to it with
+# pymysql, the mariadb client and raw sockets.
+test: build build-asan build-fuzz
+	@$(MAKE) --no-print-directory unit integration fuzz-smoke
+	@echo "make test: all passed"
+
+unit: build-asan
+	@cd build-asan && ctest --output-on-failure -j $(JOBS)
+
+integration: build build-asan
+	@LOUPE_BIN=$(CURDIR)/build-asan/loupe $(PYTHON) -m pytest -q -p no:cacheprovider tests/integration
+	@LOUPE_BIN=$(CURDIR)/build/loupe $(PYTHON) -m pytest -q -p no:cacheprovider tests/integration
+
+fuzz-smoke: build-fuzz
+	@tests/fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
+
+fuzz: build-fuzz
+	@tests/fuzz/run.sh build-fuzz $(if $(filter 30,$(FUZZ_SECONDS)),600,$(FUZZ_SECONDS))
+
+bench-server: build
+	@scripts/install-deps.sh bench
+	@$(PYTHON) bench/server/run.py
+
+lint:
+	@cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
+	    --inline-suppr -I src src
+
+clean:
+	rm -rf build build-asan build-fuzz
+
+help:
+	@sed -n '2,12p' Makefile
