@@ -1,0 +1,254 @@
+/* expr.c — see expr.h. */
+#include "query/expr.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static QExpr *node(Arena *a, QExprKind kind) {
+    QExpr *e = arena_zalloc(a, sizeof(QExpr));
+    if (e) e->kind = kind;
+    return e;
+}
+
+QExpr *qexpr_const(Arena *a, Value v) {
+    QExpr *e = node(a, QE_CONST);
+    if (e) e->u.v = v;
+    return e;
+}
+
+QExpr *qexpr_column(Arena *a, int iCol) {
+    QExpr *e = node(a, QE_COLUMN);
+    if (e) e->u.col.iCol = iCol;
+    return e;
+}
+
+QExpr *qexpr_unary(Arena *a, QOp op, const QExpr *x) {
+    QExpr *e = node(a, QE_UNARY);
+    if (e) e->op = op, e->a = x;
+    return e;
+}
+
+QExpr *qexpr_binary(Arena *a, QOp op, const QExpr *x, const QExpr *y) {
+    QExpr *e = node(a, QE_BINARY);
+    if (e) e->op = op, e->a = x, e->b = y;
+    return e;
+}
+
+static int cmp_value_qsort(const void *x, const void *y) {
+    return value_cmp(x, y);
+}
+
+QExpr *qexpr_in(Arena *a, const QExpr *x, const Value *aVal, int nVal, int bNot) {
+    QExpr *e = node(a, QE_IN);
+    Value *aCopy = arena_alloc(a, sizeof(Value) * (size_t)(nVal ? nVal : 1));
+    if (!e || !aCopy) return NULL;
+    memcpy(aCopy, aVal, sizeof(Value) * (size_t)nVal);
+    int bInts = 1;
+    for (int i = 0; i < nVal; i++) bInts &= aCopy[i].kind == VAL_INT;
+    if (bInts && nVal > 1) qsort(aCopy, (size_t)nVal, sizeof(Value), cmp_value_qsort);
+    e->a = x;
+    e->bNot = bNot;
+    e->u.list.aVal = aCopy;
+    e->u.list.nVal = nVal;
+    e->u.list.bSorted = bInts;
+    return e;
+}
+
+QExpr *qexpr_between(Arena *a, const QExpr *x, const QExpr *lo, const QExpr *hi, int bNot) {
+    QExpr *e = node(a, QE_BETWEEN);
+    if (e) e->a = x, e->b = lo, e->c = hi, e->bNot = bNot;
+    return e;
+}
+
+QExpr *qexpr_isnull(Arena *a, const QExpr *x, int bNot) {
+    QExpr *e = node(a, QE_ISNULL);
+    if (e) e->a = x, e->bNot = bNot;
+    return e;
+}
+
+/* ------------------------------------------------------------------ */
+
+static int is_num(const Value *v) {
+    return v->kind == VAL_INT || v->kind == VAL_FLOAT;
+}
+
+static double as_double(const Value *v) {
+    return v->kind == VAL_INT ? (double)v->u.i : v->u.f;
+}
+
+int value_cmp(const Value *x, const Value *y) {
+    if (x->kind == VAL_NULL || y->kind == VAL_NULL) {
+        return (x->kind != VAL_NULL) - (y->kind != VAL_NULL);
+    }
+    if (x->kind == VAL_INT && y->kind == VAL_INT) {
+        return (x->u.i > y->u.i) - (x->u.i < y->u.i);
+    }
+    if (is_num(x) && is_num(y)) {
+        double a = as_double(x), b = as_double(y);
+        return (a > b) - (a < b);
+    }
+    if (is_num(x) != is_num(y)) return is_num(x) ? -1 : 1;
+    if (x->kind == VAL_STR && y->kind == VAL_STR) {
+        return value_strcmp_ci(x->u.s.z, x->u.s.n, y->u.s.z, y->u.s.n);
+    }
+    if (x->kind != y->kind) return x->kind == VAL_STR ? -1 : 1;
+    /* vectors: lexicographic over components, then length */
+    uint32_t n = x->u.v.n < y->u.v.n ? x->u.v.n : y->u.v.n;
+    for (uint32_t i = 0; i < n; i++) {
+        float a = x->u.v.a[i], b = y->u.v.a[i];
+        if (a != b) return a < b ? -1 : 1;
+    }
+    return (x->u.v.n > y->u.v.n) - (x->u.v.n < y->u.v.n);
+}
+
+static Value arith(QOp op, Value x, Value y) {
+    if (x.kind == VAL_NULL || y.kind == VAL_NULL || !is_num(&x) || !is_num(&y)) {
+        return value_null();
+    }
+    if (x.kind == VAL_INT && y.kind == VAL_INT && op != QOP_DIV) {
+        int64_t a = x.u.i, b = y.u.i, r;
+        switch (op) {
+        case QOP_ADD:
+            if (!__builtin_add_overflow(a, b, &r)) return value_int(r);
+            break;
+        case QOP_SUB:
+            if (!__builtin_sub_overflow(a, b, &r)) return value_int(r);
+            break;
+        case QOP_MUL:
+            if (!__builtin_mul_overflow(a, b, &r)) return value_int(r);
+            break;
+        case QOP_MOD:
+            if (b == 0) return value_null();
+            return value_int(b == -1 ? 0 : a % b);
+        case QOP_IDIV:
+            if (b == 0) return value_null();
+            if (a == INT64_MIN && b == -1) break;
+            return value_int(a / b);
+        default:
+            return value_null();
+        }
+        /* overflow: fall through to double arithmetic */
+    }
+    double a = as_double(&x), b = as_double(&y);
+    switch (op) {
+    case QOP_ADD: return value_float(a + b);
+    case QOP_SUB: return value_float(a - b);
+    case QOP_MUL: return value_float(a * b);
+    case QOP_DIV: return b == 0 ? value_null() : value_float(a / b);
+    case QOP_MOD: return b == 0 ? value_null() : value_float(fmod(a, b));
+    case QOP_IDIV: return b == 0 ? value_null() : value_float(trunc(a / b));
+    default: return value_null();
+    }
+}
+
+/* 1 true, 0 false, -1 unknown (NULL). */
+static int truth(const Value *v) {
+    switch (v->kind) {
+    case VAL_NULL: return -1;
+    case VAL_INT: return v->u.i != 0;
+    case VAL_FLOAT: return v->u.f != 0;
+    case VAL_STR: return v->u.s.n != 0;
+    default: return 1;
+    }
+}
+
+static Value tri(int t) {
+    return t < 0 ? value_null() : value_int(t);
+}
+
+static int in_list(const QExpr *e, const Value *x) {
+    const Value *a = e->u.list.aVal;
+    int n = e->u.list.nVal;
+    if (e->u.list.bSorted && x->kind == VAL_INT) {
+        int lo = 0, hi = n - 1;
+        while (lo <= hi) {
+            int mid = (lo + hi) / 2;
+            if (a[mid].u.i == x->u.i) return 1;
+            if (a[mid].u.i < x->u.i) lo = mid + 1; else hi = mid - 1;
+        }
+        return 0;
+    }
+    for (int i = 0; i < n; i++) {
+        if (a[i].kind != VAL_NULL && value_cmp(x, &a[i]) == 0) return 1;
+    }
+    return 0;
+}
+
+Value qexpr_eval(const QExpr *e, const Schema *s, const MemRow *r) {
+    switch (e->kind) {
+    case QE_CONST:
+        return e->u.v;
+    case QE_COLUMN:
+        return r ? row_get(s, r, e->u.col.iCol) : value_null();
+    case QE_UNARY: {
+        Value x = qexpr_eval(e->a, s, r);
+        if (e->op == QOP_NOT) {
+            int t = truth(&x);
+            return tri(t < 0 ? -1 : !t);
+        }
+        if (x.kind == VAL_INT) {
+            if (x.u.i == INT64_MIN) return value_float(-(double)x.u.i);
+            return value_int(-x.u.i);
+        }
+        if (x.kind == VAL_FLOAT) return value_float(-x.u.f);
+        return value_null();
+    }
+    case QE_BINARY: {
+        if (e->op == QOP_AND || e->op == QOP_OR) {
+            Value x = qexpr_eval(e->a, s, r);
+            int tx = truth(&x);
+            if (e->op == QOP_AND && tx == 0) return value_int(0);
+            if (e->op == QOP_OR && tx == 1) return value_int(1);
+            Value y = qexpr_eval(e->b, s, r);
+            int ty = truth(&y);
+            if (e->op == QOP_AND) return tri(ty == 0 ? 0 : (tx < 0 || ty < 0) ? -1 : 1);
+            return tri(ty == 1 ? 1 : (tx < 0 || ty < 0) ? -1 : 0);
+        }
+        Value x = qexpr_eval(e->a, s, r);
+        Value y = qexpr_eval(e->b, s, r);
+        if (e->op >= QOP_EQ && e->op <= QOP_GE) {
+            if (x.kind == VAL_NULL || y.kind == VAL_NULL) return value_null();
+            int c = value_cmp(&x, &y);
+            switch (e->op) {
+            case QOP_EQ: return value_int(c == 0);
+            case QOP_NE: return value_int(c != 0);
+            case QOP_LT: return value_int(c < 0);
+            case QOP_LE: return value_int(c <= 0);
+            case QOP_GT: return value_int(c > 0);
+            default: return value_int(c >= 0);
+            }
+        }
+        return arith(e->op, x, y);
+    }
+    case QE_IN: {
+        Value x = qexpr_eval(e->a, s, r);
+        if (x.kind == VAL_NULL) return value_null();
+        if (in_list(e, &x)) return value_int(!e->bNot);
+        /* x NOT IN (…, NULL) is unknown, as is x IN (…, NULL) without a match */
+        for (int i = 0; i < e->u.list.nVal; i++) {
+            if (e->u.list.aVal[i].kind == VAL_NULL) return value_null();
+        }
+        return value_int(e->bNot);
+    }
+    case QE_BETWEEN: {
+        Value x = qexpr_eval(e->a, s, r);
+        Value lo = qexpr_eval(e->b, s, r);
+        Value hi = qexpr_eval(e->c, s, r);
+        if (x.kind == VAL_NULL || lo.kind == VAL_NULL || hi.kind == VAL_NULL) return value_null();
+        int in = value_cmp(&x, &lo) >= 0 && value_cmp(&x, &hi) <= 0;
+        return value_int(e->bNot ? !in : in);
+    }
+    case QE_ISNULL: {
+        Value x = qexpr_eval(e->a, s, r);
+        int isnull = x.kind == VAL_NULL;
+        return value_int(e->bNot ? !isnull : isnull);
+    }
+    }
+    return value_null();
+}
+
+int qexpr_true(const QExpr *e, const Schema *s, const MemRow *r) {
+    Value v = qexpr_eval(e, s, r);
+    return truth(&v) == 1;
+}

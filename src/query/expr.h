@@ -1,0 +1,88 @@
+/*
+** expr.h — bound expressions: what WHERE, ORDER BY and select lists
+** compute for each row.
+**
+** Contract. A QExpr is an expression whose names are already resolved (a
+** column is its index in the schema, constants are typed Values) and whose
+** types were checked by whoever built it (the SQL binder): evaluation
+** cannot fail. Nodes are allocated in the caller's arena with the qexpr_*
+** constructors and are read-only afterwards, so one tree may be evaluated
+** from several threads at once.
+**
+** Semantics follow SQL: arithmetic on integers stays integer (with
+** wrap-around refused: an overflowing + - * gives a double), `/` always
+** gives a double, division by zero gives NULL (as MySQL does); comparisons
+** give 1, 0 or NULL; NULL compared with anything is NULL; AND/OR use
+** three-valued logic; a row matches a WHERE only when it evaluates to a
+** non-zero, non-NULL value. Strings compare with value_strcmp_ci (ASCII
+** case-insensitive, as STRING columns do).
+*/
+#ifndef LP_QUERY_EXPR_H
+#define LP_QUERY_EXPR_H
+
+#include <stdint.h>
+
+#include "table/table.h"
+#include "table/value.h"
+#include "util/arena.h"
+
+typedef enum QExprKind {
+    QE_CONST,       /* u.v */
+    QE_COLUMN,      /* u.col */
+    QE_UNARY,       /* op, a */
+    QE_BINARY,      /* op, a, b */
+    QE_IN,          /* a IN (u.list) — constants; bNot for NOT IN */
+    QE_BETWEEN,     /* a BETWEEN b AND c; bNot */
+    QE_ISNULL,      /* a IS NULL; bNot for IS NOT NULL */
+} QExprKind;
+
+typedef enum QOp {
+    QOP_NONE = 0,
+    QOP_NEG, QOP_NOT,
+    QOP_ADD, QOP_SUB, QOP_MUL, QOP_DIV, QOP_MOD, QOP_IDIV,
+    QOP_EQ, QOP_NE, QOP_LT, QOP_LE, QOP_GT, QOP_GE,
+    QOP_AND, QOP_OR,
+} QOp;
+
+typedef struct QExpr QExpr;
+struct QExpr {
+    QExprKind kind;
+    QOp op;
+    int bNot;               /* QE_IN, QE_BETWEEN, QE_ISNULL */
+    const QExpr *a, *b, *c; /* operands */
+    union {
+        Value v;            /* QE_CONST (payload in the arena) */
+        struct {
+            int iCol;       /* schema column, or SCHEMA_ID_COL */
+        } col;
+        struct {
+            const Value *aVal;  /* QE_IN constants, sorted when bSorted */
+            int nVal;
+            int bSorted;        /* all ints, sorted: binary search */
+        } list;
+    } u;
+};
+
+QExpr *qexpr_const(Arena *a, Value v);
+QExpr *qexpr_column(Arena *a, int iCol);
+QExpr *qexpr_unary(Arena *a, QOp op, const QExpr *x);
+QExpr *qexpr_binary(Arena *a, QOp op, const QExpr *x, const QExpr *y);
+/* The list is copied; integer lists are sorted for binary search. */
+QExpr *qexpr_in(Arena *a, const QExpr *x, const Value *aVal, int nVal, int bNot);
+QExpr *qexpr_between(Arena *a, const QExpr *x, const QExpr *lo, const QExpr *hi, int bNot);
+QExpr *qexpr_isnull(Arena *a, const QExpr *x, int bNot);
+
+/* Evaluates e for row r of schema s (r may be NULL when e uses no
+** column). Strings and vectors in the result are borrowed from the row or
+** the tree. */
+Value qexpr_eval(const QExpr *e, const Schema *s, const MemRow *r);
+
+/* Does e hold for r? (non-zero and non-NULL) */
+int qexpr_true(const QExpr *e, const Schema *s, const MemRow *r);
+
+/* Total order used by ORDER BY and IN: NULL first, then numbers (ints and
+** doubles compared by value), then strings (case-insensitive), then
+** vectors. */
+int value_cmp(const Value *x, const Value *y);
+
+#endif /* LP_QUERY_EXPR_H */

@@ -1,0 +1,1224 @@
+/*
+** exec.c — the statements that read and write tables: binding the syntax
+** tree to a table's schema (names resolved, types checked, constants
+** converted), then running it through the query and table layers.
+**
+** Binding rules (docs/sql.md has the user's view):
+**  - Every name must resolve: unknown column 1054, unknown table 1146.
+**  - WHERE and ORDER BY work on attributes and id. TEXT fields (full-text
+**    search comes with MATCH), JSON and vectors are refused there.
+**  - Comparisons need comparable sides: numbers with numbers, strings with
+**    strings. A numeric column compared with a string constant converts
+**    the constant once, at bind time ('2024-01-01' for a TIMESTAMP, '42'
+**    for an INT); a string that is no number is an error, never a silent
+**    mismatch.
+**  - @@variables and functions without arguments (DATABASE(), VERSION()...)
+**    are constants, evaluated once at bind time.
+** Errors name the column, table or value and, for syntax-like mistakes,
+** the position in the statement.
+*/
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "query/select.h"
+#include "sql/parser.h"
+#include "sql/sql_int.h"
+#include "util/clock.h"
+#include "util/strbuf.h"
+
+#define ER_NO_SUCH_FUNC 1305
+#define DEFAULT_LIMIT 20 /* as Manticore: a SELECT without LIMIT returns 20 rows */
+
+/* Where an expression appears: decides what it may reference. */
+typedef enum BindCtx {
+    CTX_SELECT,     /* select list: any column */
+    CTX_FILTER,     /* WHERE, ORDER BY: attributes and id */
+    CTX_VALUES,     /* VALUES, SET: constants only */
+} BindCtx;
+
+typedef struct Binder {
+    SqlSession *s;
+    Arena *a;
+    const SqlStmt *st;      /* statement text for positioned errors */
+    const Schema *pSchema;  /* NULL when there is no table */
+    const char *zTable;
+    LpError *err;
+    int rc;                 /* sticky: first error wins */
+} Binder;
+
+/* A bound expression with what the binder knows statically. */
+typedef struct BExpr {
+    QExpr *q;
+    SqlColType type;        /* result column type */
+    int iCol;               /* the column when the expression is one, else SCHEMA_NO_COL */
+    int bConst;             /* no column reference: value known at bind time */
+    int bNull;              /* the constant NULL */
+} BExpr;
+
+static int bind_fail(Binder *b, int iErrno, int code, const char *zFmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int bind_fail(Binder *b, int iErrno, int code, const char *zFmt, ...) {
+    if (b->rc) return b->rc;
+    char zMsg[LP_ERRMSG_MAX];
+    va_list ap;
+    va_start(ap, zFmt);
+    vsnprintf(zMsg, sizeof(zMsg), zFmt, ap);
+    va_end(ap);
+    lp_err_set(b->err, code, "%s", zMsg);
+    b->err->detail = iErrno;
+    b->rc = code;
+    return code;
+}
+
+static int bind_oom(Binder *b) {
+    return bind_fail(b, ER_UNKNOWN_ERROR, LP_NOMEM, "out of memory");
+}
+
+/* An error that points at a place in the statement text. */
+static int bind_fail_at(Binder *b, int pos, const char *zWhat) {
+    if (b->rc) return b->rc;
+    sql_syntax_error(b->err, b->st->zSql, b->st->nSql, pos, "%s", zWhat);
+    b->rc = LP_BADINPUT;
+    return b->rc;
+}
+
+static int is_num_type(SqlColType t) {
+    return t == SQLCOL_BOOL || t == SQLCOL_INT || t == SQLCOL_BIGINT || t == SQLCOL_FLOAT ||
+           t == SQLCOL_DOUBLE || t == SQLCOL_TIMESTAMP;
+}
+
+static const char *type_word(SqlColType t) {
+    switch (t) {
+    case SQLCOL_BOOL: return "BOOL";
+    case SQLCOL_INT: return "INT";
+    case SQLCOL_BIGINT: return "BIGINT";
+    case SQLCOL_FLOAT: return "FLOAT";
+    case SQLCOL_DOUBLE: return "DOUBLE";
+    case SQLCOL_TIMESTAMP: return "TIMESTAMP";
+    case SQLCOL_JSON: return "JSON";
+    case SQLCOL_VECTOR: return "FLOAT_VECTOR";
+    default: return "STRING";
+    }
+}
+
+/* "column 'x'" or "the expression" for messages. */
+static const char *what(Binder *b, const BExpr *x, char *buf, size_t n) {
+    if (x->iCol == SCHEMA_ID_COL) {
+        snprintf(buf, n, "column 'id'");
+    } else if (x->iCol >= 0) {
+        snprintf(buf, n, "%s column '%s'", type_word(x->type), b->pSchema->aCol[x->iCol].zName);
+    } else {
+        snprintf(buf, n, "a %s value", is_num_type(x->type) ? "numeric" : "string");
+    }
+    return buf;
+}
+
+static int const_value(Binder *b, const BExpr *x, Value *pv) {
+    *pv = qexpr_eval(x->q, b->pSchema, NULL);
+    return LP_OK;
+}
+
+/* Makes constant c comparable with x (a numeric column or expression):
+** converts a string constant to a number, using the column's own rules for
+** TIMESTAMP ('YYYY-MM-DD'). */
+static int convert_const_for(Binder *b, const BExpr *x, BExpr *c) {
+    if (c->bNull || !c->bConst) return LP_OK;
+    Value v;
+    const_value(b, c, &v);
+    if (v.kind != VAL_STR) return LP_OK;
+    ColumnSchema tmp = {0};
+    tmp.zName = (char *)"?";
+    tmp.type = x->type == SQLCOL_TIMESTAMP ? COL_TIMESTAMP : COL_BIGINT;
+    Value out;
+    LpError e;
+    lp_err_clear(&e);
+    if (value_coerce(&tmp, v, b->a, &out, &e) != LP_OK) {
+        tmp.type = COL_FLOAT;
+        if (x->type == SQLCOL_TIMESTAMP || value_coerce(&tmp, v, b->a, &out, &e) != LP_OK) {
+            char buf[96];
+            return bind_fail(b, ER_BAD_VALUE, LP_BADINPUT, "cannot compare %s with '%.*s'%s",
+                             what(b, x, buf, sizeof(buf)), (int)(v.u.s.n > 40 ? 40 : v.u.s.n),
+                             v.u.s.z,
+                             x->type == SQLCOL_TIMESTAMP
+                                 ? ": expected unix seconds or 'YYYY-MM-DD[ HH:MM:SS]'"
+                                 : ": expected a number");
+        }
+    }
+    if (!(c->q = qexpr_const(b->a, out))) return bind_oom(b);
+    c->type = out.kind == VAL_INT ? SQLCOL_BIGINT : SQLCOL_DOUBLE;
+    return LP_OK;
+}
+
+/* Checks that x and y can be compared, converting constants as needed. */
+static int check_comparable(Binder *b, BExpr *x, BExpr *y) {
+    if (x->bNull || y->bNull) return LP_OK;
+    int nx = is_num_type(x->type), ny = is_num_type(y->type);
+    int sx = x->type == SQLCOL_STRING, sy = y->type == SQLCOL_STRING;
+    if ((nx && ny) || (sx && sy)) return LP_OK;
+    if (nx && sy && y->bConst) return convert_const_for(b, x, y);
+    if (ny && sx && x->bConst) return convert_const_for(b, y, x);
+    char bx[96], by[96];
+    if ((sx && ny) || (sy && nx)) {
+        return bind_fail(b, ER_BAD_VALUE, LP_BADINPUT, "cannot compare %s with %s%s",
+                         what(b, x, bx, sizeof(bx)), what(b, y, by, sizeof(by)),
+                         (sx && x->iCol >= 0) || (sy && y->iCol >= 0) ? ": quote the value" : "");
+    }
+    return bind_fail(b, ER_BAD_VALUE, LP_BADINPUT, "cannot compare %s with %s",
+                     what(b, x, bx, sizeof(bx)), what(b, y, by, sizeof(by)));
+}
+
+static int bind_expr(Binder *b, const Expr *e, BindCtx ctx, BExpr *out);
+
+static void bexpr_const(BExpr *out, QExpr *q, SqlColType type) {
+    out->q = q;
+    out->type = type;
+    out->iCol = SCHEMA_NO_COL;
+    out->bConst = 1;
+    out->bNull = 0;
+}
+
+static int bind_column(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
+    const char *zName = e->u.zName;
+    if (!b->pSchema) {
+        if (ctx == CTX_VALUES) {
+            return bind_fail(b, ER_BAD_FIELD, LP_BADINPUT,
+                             "column '%s' cannot be used here: expected a constant value", zName);
+        }
+        return bind_fail(b, ER_BAD_FIELD, LP_NOTFOUND,
+                         "unknown column '%s': the statement has no FROM table", zName);
+    }
+    int i = schema_find(b->pSchema, zName);
+    if (i == SCHEMA_NO_COL) {
+        return bind_fail(b, ER_BAD_FIELD, LP_NOTFOUND, "unknown column '%s' in table '%s'", zName,
+                         b->zTable);
+    }
+    ColType t = schema_coltype(b->pSchema, i);
+    if (ctx == CTX_FILTER && (t == COL_TEXT || t == COL_JSON || t == COL_VECTOR)) {
+        return bind_fail(b, ER_NOT_SUPPORTED, LP_UNSUPPORTED,
+                         t == COL_TEXT
+                             ? "column '%s' is a full-text field: it cannot be filtered or "
+                               "sorted on (full-text search with MATCH() is not available yet)"
+                             : "column '%s' cannot be filtered or sorted on: %s values have no "
+                               "order",
+                         zName, t == COL_JSON ? "JSON" : "vector");
+    }
+    if (!(out->q = qexpr_column(b->a, i))) return bind_oom(b);
+    out->type = sqlx_coltype(t);
+    out->iCol = i;
+    out->bConst = 0;
+    out->bNull = 0;
+    return LP_OK;
+}
+
+/* Functions that are constants for the statement. */
+static int bind_func(Binder *b, const Expr *e, BExpr *out) {
+    const char *z = e->u.func.zName;
+    SqlSession *s = b->s;
+    Value v = value_null();
+    SqlColType t = SQLCOL_STRING;
+    if (strcmp(z, "count") == 0) {
+        return bind_fail(b, ER_MIX_AGGREGATE, LP_BADINPUT,
+                         "COUNT() is only allowed alone in the select list");
+    }
+    static const char *const azNoArg[] = {"database", "schema", "user", "current_user",
+                                          "session_user", "system_user", "version",
+                                          "connection_id", "last_insert_id", "now",
+                                          "unix_timestamp"};
+    int k = -1;
+    for (int i = 0; i < (int)LP_ARRAY_SIZE(azNoArg); i++) {
+        if (strcmp(z, azNoArg[i]) == 0) k = i;
+    }
+    if (k < 0) {
+        static const char *const azLater[] = {"match", "weight", "knn", "knn_dist", "highlight",
+                                              "snippet", "explain_score"};
+        for (size_t i = 0; i < LP_ARRAY_SIZE(azLater); i++) {
+            if (strcmp(z, azLater[i]) == 0) {
+                return bind_fail(b, ER_NOT_SUPPORTED, LP_UNSUPPORTED,
+                                 "%s() is not available yet in this version of loupe", z);
+            }
+        }
+        return bind_fail(b, ER_NO_SUCH_FUNC, LP_NOTFOUND, "unknown function '%s'", z);
+    }
+    if (e->u.func.nArg != 0) {
+        return bind_fail(b, ER_PARSE, LP_BADINPUT, "function %s() takes no arguments", z);
+    }
+    const char *zText = NULL;
+    char buf[64];
+    switch (k) {
+    case 0: case 1: zText = s->zDb; break;
+    case 2: case 3: case 4: case 5:
+        snprintf(buf, sizeof(buf), "%s@localhost", s->zUser ? s->zUser : "");
+        zText = buf;
+        break;
+    case 6: zText = s->e->zVersion; break;
+    case 7: v = value_int(s->connId), t = SQLCOL_BIGINT; break;
+    case 8: v = value_int(s->iLastInsertId), t = SQLCOL_BIGINT; break;
+    default: v = value_int(lp_unix_now()), t = SQLCOL_TIMESTAMP; break;
+    }
+    if (zText) {
+        char *zc = arena_strndup(b->a, zText, strlen(zText));
+        if (!zc) return bind_oom(b);
+        v = value_str(zc, (uint32_t)strlen(zc));
+    }
+    QExpr *q = qexpr_const(b->a, v);
+    if (!q) return bind_oom(b);
+    bexpr_const(out, q, t);
+    out->bNull = v.kind == VAL_NULL;
+    return LP_OK;
+}
+
+static int bind_expr(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
+    if (b->rc) return b->rc;
+    QExpr *q = NULL;
+    BExpr x, y, z;
+    switch (e->kind) {
+    case EXPR_NULL:
+        if (!(q = qexpr_const(b->a, value_null()))) return bind_oom(b);
+        bexpr_const(out, q, SQLCOL_STRING);
+        out->bNull = 1;
+        return LP_OK;
+    case EXPR_INT:
+        if (!(q = qexpr_const(b->a, value_int(e->u.i)))) return bind_oom(b);
+        bexpr_const(out, q, SQLCOL_BIGINT);
+        return LP_OK;
+    case EXPR_FLOAT:
+        if (!(q = qexpr_const(b->a, value_float(e->u.f)))) return bind_oom(b);
+        bexpr_const(out, q, SQLCOL_DOUBLE);
+        return LP_OK;
+    case EXPR_STRING:
+        if (!(q = qexpr_const(b->a, value_str(e->u.s.z, (uint32_t)e->u.s.n)))) return bind_oom(b);
+        bexpr_const(out, q, SQLCOL_STRING);
+        return LP_OK;
+    case EXPR_COLUMN:
+        return bind_column(b, e, ctx, out);
+    case EXPR_SYSVAR:
+    case EXPR_USERVAR: {
+        Value v;
+        int rc = sqlx_var_get(b->s, e->u.var.zName, e->kind == EXPR_USERVAR ? 3 : e->u.var.scope,
+                              b->a, &v);
+        if (rc == LP_NOTFOUND) {
+            return bind_fail(b, ER_UNKNOWN_SYSVAR, LP_NOTFOUND, "unknown system variable '%s'",
+                             e->u.var.zName);
+        }
+        if (rc) return bind_oom(b);
+        if (!(q = qexpr_const(b->a, v))) return bind_oom(b);
+        bexpr_const(out, q, v.kind == VAL_INT ? SQLCOL_BIGINT : SQLCOL_STRING);
+        out->bNull = v.kind == VAL_NULL;
+        return LP_OK;
+    }
+    case EXPR_UNARY:
+        if (bind_expr(b, e->u.unary.pArg, ctx, &x)) return b->rc;
+        if (e->u.unary.op == OP_NOT) {
+            if (!(q = qexpr_unary(b->a, QOP_NOT, x.q))) return bind_oom(b);
+            *out = x;
+            out->q = q;
+            out->type = SQLCOL_BIGINT;
+            out->iCol = SCHEMA_NO_COL;
+            return LP_OK;
+        }
+        if (!x.bNull && !is_num_type(x.type)) {
+            return bind_fail_at(b, e->pos, "expected a number after the sign");
+        }
+        *out = x;
+        out->iCol = SCHEMA_NO_COL;
+        if (e->u.unary.op == OP_NEG) {
+            if (!(out->q = qexpr_unary(b->a, QOP_NEG, x.q))) return bind_oom(b);
+            if (x.type == SQLCOL_FLOAT) out->type = SQLCOL_DOUBLE;
+            if (x.type != SQLCOL_DOUBLE && x.type != SQLCOL_FLOAT) out->type = SQLCOL_BIGINT;
+        }
+        return LP_OK;
+    case EXPR_BINARY: {
+        ExprOp op = e->u.binary.op;
+        if (bind_expr(b, e->u.binary.pLeft, ctx, &x) || bind_expr(b, e->u.binary.pRight, ctx, &y)) {
+            return b->rc;
+        }
+        static const QOp aMap[] = {
+            [OP_ADD] = QOP_ADD, [OP_SUB] = QOP_SUB, [OP_MUL] = QOP_MUL, [OP_DIV] = QOP_DIV,
+            [OP_MOD] = QOP_MOD, [OP_IDIV] = QOP_IDIV, [OP_EQ] = QOP_EQ, [OP_NE] = QOP_NE,
+            [OP_LT] = QOP_LT,   [OP_LE] = QOP_LE,     [OP_GT] = QOP_GT, [OP_GE] = QOP_GE,
+            [OP_AND] = QOP_AND, [OP_OR] = QOP_OR,
+        };
+        if ((size_t)op >= LP_ARRAY_SIZE(aMap) || aMap[op] == QOP_NONE) {
+            return bind_fail_at(b, e->pos, "unsupported operator");
+        }
+        SqlColType t = SQLCOL_BIGINT;
+        if (op >= OP_EQ && op <= OP_GE) {
+            if (check_comparable(b, &x, &y)) return b->rc;
+        } else if (op >= OP_ADD && op <= OP_IDIV) {
+            if ((!x.bNull && !is_num_type(x.type)) || (!y.bNull && !is_num_type(y.type))) {
+                char bx[96];
+                const BExpr *bad = (!x.bNull && !is_num_type(x.type)) ? &x : &y;
+                return bind_fail(b, ER_BAD_VALUE, LP_BADINPUT,
+                                 "arithmetic needs numbers, got %s", what(b, bad, bx, sizeof(bx)));
+            }
+            int bDouble = x.type == SQLCOL_FLOAT || x.type == SQLCOL_DOUBLE ||
+                          y.type == SQLCOL_FLOAT || y.type == SQLCOL_DOUBLE;
+            t = (op == OP_DIV || bDouble) && op != OP_IDIV ? SQLCOL_DOUBLE : SQLCOL_BIGINT;
+        }
+        if (!(q = qexpr_binary(b->a, aMap[op], x.q, y.q))) return bind_oom(b);
+        out->q = q;
+        out->type = t;
+        out->iCol = SCHEMA_NO_COL;
+        out->bConst = x.bConst && y.bConst;
+        out->bNull = 0;
+        return LP_OK;
+    }
+    case EXPR_IN: {
+        if (bind_expr(b, e->u.in.pLeft, ctx, &x)) return b->rc;
+        int n = e->u.in.nList;
+        Value *aVal = arena_alloc(b->a, sizeof(Value) * (size_t)(n ? n : 1));
+        if (!aVal) return bind_oom(b);
+        for (int i = 0; i < n; i++) {
+            if (bind_expr(b, e->u.in.aList[i], ctx, &y)) return b->rc;
+            if (!y.bConst) {
+                return bind_fail_at(b, e->u.in.aList[i]->pos,
+                                    "expected a constant value in the IN list");
+            }
+            if (check_comparable(b, &x, &y)) return b->rc;
+            const_value(b, &y, &aVal[i]);
+        }
+        if (!(q = qexpr_in(b->a, x.q, aVal, n, e->u.in.bNot))) return bind_oom(b);
+        out->q = q;
+        out->type = SQLCOL_BIGINT;
+        out->iCol = SCHEMA_NO_COL;
+        out->bConst = x.bConst;
+        out->bNull = 0;
+        return LP_OK;
+    }
+    case EXPR_BETWEEN:
+        if (bind_expr(b, e->u.between.pLeft, ctx, &x) ||
+            bind_expr(b, e->u.between.pLow, ctx, &y) ||
+            bind_expr(b, e->u.between.pHigh, ctx, &z) || check_comparable(b, &x, &y) ||
+            check_comparable(b, &x, &z)) {
+            return b->rc;
+        }
+        if (!(q = qexpr_between(b->a, x.q, y.q, z.q, e->u.between.bNot))) return bind_oom(b);
+        out->q = q;
+        out->type = SQLCOL_BIGINT;
+        out->iCol = SCHEMA_NO_COL;
+        out->bConst = x.bConst && y.bConst && z.bConst;
+        out->bNull = 0;
+        return LP_OK;
+    case EXPR_ISNULL:
+        if (bind_expr(b, e->u.isnull.pArg, ctx == CTX_FILTER ? CTX_SELECT : ctx, &x)) {
+            return b->rc; /* IS NULL may look at any column, TEXT and JSON included */
+        }
+        if (!(q = qexpr_isnull(b->a, x.q, e->u.isnull.bNot))) return bind_oom(b);
+        out->q = q;
+        out->type = SQLCOL_BIGINT;
+        out->iCol = SCHEMA_NO_COL;
+        out->bConst = x.bConst;
+        out->bNull = 0;
+        return LP_OK;
+    case EXPR_FUNC:
+        return bind_func(b, e, out);
+    case EXPR_STAR:
+        return bind_fail_at(b, e->pos, "'*' is only allowed as COUNT(*) or SELECT *");
+    case EXPR_LIST:
+        return bind_fail_at(b, e->pos,
+                            "a parenthesised list is only allowed after IN or as a vector in "
+                            "VALUES");
+    case EXPR_MAP:
+        return bind_fail_at(b, e->pos, "an option map {…} is not allowed here");
+    }
+    return bind_fail_at(b, e->pos, "unsupported expression");
+}
+
+/* ------------------------------------------------------------------ */
+/* Formatting result cells                                             */
+
+static int put_cell(SqlResult *r, SqlCell *c, const Value *v, SqlColType t, StrBuf *sb) {
+    if (v->kind == VAL_NULL) return LP_OK;
+    if (v->kind == VAL_STR) return sql_result_cell(r, c, v->u.s.z, v->u.s.n);
+    strbuf_reset(sb);
+    value_format(v, t == SQLCOL_FLOAT || t == SQLCOL_VECTOR, sb);
+    if (sb->oom) return LP_NOMEM;
+    return sql_result_cell(r, c, sb->z ? sb->z : "", sb->n);
+}
+
+typedef struct RowSink {
+    SqlResult *r;
+    StrBuf sb;
+} RowSink;
+
+static int sink_row(void *ctx, const Value *aVal, int nVal) {
+    RowSink *k = ctx;
+    SqlCell *row = sql_result_row(k->r);
+    if (!row) return LP_NOMEM;
+    for (int i = 0; i < nVal; i++) {
+        if (put_cell(k->r, &row[i], &aVal[i], k->r->aCol[i].type, &k->sb)) return LP_NOMEM;
+    }
+    return LP_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* SELECT                                                              */
+
+/* Candidate ids from a top-level `id = c` / `id IN (…)` conjunct of the
+** WHERE; the whole filter is still checked on each candidate. Returns 1
+** when a candidate list was found. */
+static int find_id_candidates(const QExpr *q, const int64_t **paId, int *pnId, Arena *a) {
+    if (!q) return 0;
+    if (q->kind == QE_BINARY && q->op == QOP_AND) {
+        return find_id_candidates(q->a, paId, pnId, a) || find_id_candidates(q->b, paId, pnId, a);
+    }
+    const QExpr *col = NULL, *val = NULL;
+    if (q->kind == QE_BINARY && q->op == QOP_EQ) {
+        if (q->a->kind == QE_COLUMN && q->b->kind == QE_CONST) col = q->a, val = q->b;
+        if (q->b->kind == QE_COLUMN && q->a->kind == QE_CONST) col = q->b, val = q->a;
+        if (!col || col->u.col.iCol != SCHEMA_ID_COL) return 0;
+        int64_t *aId = arena_alloc(a, sizeof(int64_t));
+        if (!aId) return 0;
+        /* A non-integer or NULL constant matches no id: an empty list. */
+        int n = 0;
+        if (val->u.v.kind == VAL_INT) aId[n++] = val->u.v.u.i;
+        if (val->u.v.kind == VAL_FLOAT && val->u.v.u.f == (double)(int64_t)val->u.v.u.f) {
+            aId[n++] = (int64_t)val->u.v.u.f;
+        }
+        *paId = aId;
+        *pnId = n;
+        return 1;
+    }
+    if (q->kind == QE_IN && !q->bNot && q->a->kind == QE_COLUMN &&
+        q->a->u.col.iCol == SCHEMA_ID_COL) {
+        int64_t *aId = arena_alloc(a, sizeof(int64_t) * (size_t)(q->u.list.nVal + 1));
+        if (!aId) return 0;
+        int n = 0;
+        for (int i = 0; i < q->u.list.nVal; i++) {
+            const Value *v = &q->u.list.aVal[i];
+            if (v->kind == VAL_INT) aId[n++] = v->u.i;
+            if (v->kind == VAL_FLOAT && v->u.f == (double)(int64_t)v->u.f) aId[n++] = (int64_t)v->u.f;
+        }
+        *paId = aId;
+        *pnId = n;
+        return 1;
+    }
+    return 0;
+}
+
+/* The name a select item's column gets: its alias, else its text. */
+static const char *item_name(const SqlStmt *st, const SelectItem *it, Arena *a) {
+    if (it->zAlias) return it->zAlias;
+    const Expr *e = it->pExpr;
+    size_t n = (size_t)e->len;
+    if ((size_t)e->pos + n > st->nSql) n = st->nSql - (size_t)e->pos;
+    return arena_strndup(a, st->zSql + e->pos, n);
+}
+
+static int check_options(Binder *b, const SqlMapItem *aOpt, int nOpt) {
+    for (int i = 0; i < nOpt; i++) {
+        const SqlMapItem *o = &aOpt[i];
+        if (strcmp(o->zName, "max_matches") == 0) {
+            /* Accepted for Manticore compatibility: loupe keeps exactly
+            ** offset+limit rows, so there is no buffer to size. */
+            if (!o->pValue || o->pValue->kind != EXPR_INT || o->pValue->u.i <= 0) {
+                return bind_fail_at(b, o->pos, "max_matches expects a positive integer");
+            }
+            continue;
+        }
+        char zMsg[160];
+        snprintf(zMsg, sizeof(zMsg), "unknown option '%s'", o->zName);
+        return bind_fail_at(b, o->pos, zMsg);
+    }
+    return LP_OK;
+}
+
+/* SELECT without FROM: one row of constants. */
+static void select_no_table(Binder *b, const SelectStmt *sel, SqlResult *r) {
+    BExpr *ab = arena_alloc(b->a, sizeof(BExpr) * (size_t)(sel->nItem ? sel->nItem : 1));
+    if (!ab) {
+        bind_oom(b);
+        return;
+    }
+    for (int i = 0; i < sel->nItem; i++) {
+        if (!sel->aItem[i].pExpr) {
+            bind_fail(b, ER_PARSE, LP_BADINPUT, "SELECT * needs a FROM table");
+            return;
+        }
+        if (bind_expr(b, sel->aItem[i].pExpr, CTX_SELECT, &ab[i])) return;
+    }
+    int bRow = 1;
+    if (sel->pWhere) {
+        BExpr w;
+        if (bind_expr(b, sel->pWhere, CTX_SELECT, &w)) return;
+        bRow = qexpr_true(w.q, NULL, NULL);
+    }
+    if (sel->iOffset > 0 || sel->iLimit == 0) bRow = 0;
+    if (sql_result_columns(r, sel->nItem)) {
+        bind_oom(b);
+        return;
+    }
+    for (int i = 0; i < sel->nItem; i++) {
+        const char *zName = item_name(b->st, &sel->aItem[i], &r->arena);
+        if (!zName || sql_result_column(r, i, zName, ab[i].type, 0)) {
+            bind_oom(b);
+            return;
+        }
+    }
+    if (!bRow) return;
+    RowSink k = {r, {0}};
+    Value *aVal = arena_alloc(b->a, sizeof(Value) * (size_t)(sel->nItem ? sel->nItem : 1));
+    if (!aVal) {
+        bind_oom(b);
+        return;
+    }
+    for (int i = 0; i < sel->nItem; i++) aVal[i] = qexpr_eval(ab[i].q, NULL, NULL);
+    if (sink_row(&k, aVal, sel->nItem)) bind_oom(b);
+    strbuf_free(&k.sb);
+}
+
+void sqlx_select(SqlSession *s, const SqlStmt *st, SqlResult *r) {
+    const SelectStmt *sel = &st->u.select;
+    LpError err;
+    lp_err_clear(&err);
+    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK};
+    Table *t = NULL;
+    s->meta.bValid = 0;
+
+    if (sel->nGroupBy) {
+        bind_fail(&b, ER_NOT_SUPPORTED, LP_UNSUPPORTED, "GROUP BY is not supported yet");
+        goto fail;
+    }
+    if (check_options(&b, sel->aOption, sel->nOption)) goto fail;
+    if (!sel->zTable) {
+        select_no_table(&b, sel, r);
+        if (b.rc) goto fail;
+        return;
+    }
+    if (!(t = catalog_get(s->e->pCatalog, sel->zTable))) {
+        bind_fail(&b, ER_NO_SUCH_TABLE, LP_NOTFOUND, "table '%s' does not exist", sel->zTable);
+        goto fail;
+    }
+    const Schema *sc = table_schema(t);
+    b.pSchema = sc;
+
+    /* Select list: '*' expands to id and every stored column. */
+    int nOut = 0, nCount = 0, nCap = 0;
+    for (int i = 0; i < sel->nItem; i++) nCap += sel->aItem[i].pExpr ? 1 : sc->nCol + 1;
+    const QExpr **aOut = arena_alloc(b.a, sizeof(QExpr *) * (size_t)(nCap ? nCap : 1));
+    const char **azName = arena_alloc(b.a, sizeof(char *) * (size_t)(nCap ? nCap : 1));
+    BExpr *aB = arena_alloc(b.a, sizeof(BExpr) * (size_t)(nCap ? nCap : 1));
+    int *aItemOut = arena_alloc(b.a, sizeof(int) * (size_t)(sel->nItem ? sel->nItem : 1));
+    if (!aOut || !azName || !aB || !aItemOut) goto oom;
+    for (int i = 0; i < sel->nItem; i++) {
+        const SelectItem *it = &sel->aItem[i];
+        aItemOut[i] = it->pExpr ? nOut : -1;
+        if (!it->pExpr) {
+            for (int c = SCHEMA_ID_COL; c < sc->nCol; c++) {
+                if (c >= 0 && sc->aCol[c].type == COL_TEXT && !(sc->aCol[c].flags & COLF_STORED)) {
+                    continue; /* not stored: nothing to show */
+                }
+                if (!(aB[nOut].q = qexpr_column(b.a, c))) goto oom;
+                aB[nOut].type = sqlx_coltype(schema_coltype(sc, c));
+                aB[nOut].iCol = c;
+                azName[nOut] = c == SCHEMA_ID_COL ? "id" : sc->aCol[c].zName;
+                nOut++;
+            }
+            continue;
+        }
+        const Expr *e = it->pExpr;
+        if (e->kind == EXPR_FUNC && strcmp(e->u.func.zName, "count") == 0) {
+            if (e->u.func.nArg != 1 || e->u.func.aArg[0]->kind != EXPR_STAR ||
+                e->u.func.bDistinct) {
+                bind_fail(&b, ER_NOT_SUPPORTED, LP_UNSUPPORTED,
+                          "only COUNT(*) is supported (not COUNT(column) or COUNT(DISTINCT …))");
+                goto fail;
+            }
+            aB[nOut].q = NULL; /* filled with the count below */
+            aB[nOut].type = SQLCOL_BIGINT;
+            aB[nOut].iCol = SCHEMA_NO_COL;
+            nCount++;
+        } else if (bind_expr(&b, e, CTX_SELECT, &aB[nOut])) {
+            goto fail;
+        }
+        if (!(azName[nOut] = item_name(st, it, b.a))) goto oom;
+        nOut++;
+    }
+    if (nCount && nCount != nOut) {
+        bind_fail(&b, ER_MIX_AGGREGATE, LP_BADINPUT,
+                  "COUNT(*) cannot be mixed with other columns without GROUP BY");
+        goto fail;
+    }
+
+    QSelect q = {0};
+    q.pTable = t;
+    if (sel->pWhere) {
+        BExpr w;
+        if (bind_expr(&b, sel->pWhere, CTX_FILTER, &w)) goto fail;
+        q.pWhere = w.q;
+        find_id_candidates(w.q, &q.aId, &q.nId, b.a);
+    }
+    QOrder *aOrder = arena_alloc(b.a, sizeof(QOrder) * (size_t)(sel->nOrder ? sel->nOrder : 1));
+    if (!aOrder) goto oom;
+    for (int i = 0; i < sel->nOrder; i++) {
+        const Expr *e = sel->aOrder[i].pExpr;
+        const QExpr *k = NULL;
+        /* ORDER BY alias, or ORDER BY <position> as MySQL allows */
+        if (e->kind == EXPR_COLUMN) {
+            for (int j = 0; j < sel->nItem && !k; j++) {
+                if (sel->aItem[j].zAlias && strcasecmp(sel->aItem[j].zAlias, e->u.zName) == 0 &&
+                    aItemOut[j] >= 0 && aB[aItemOut[j]].q) {
+                    k = aB[aItemOut[j]].q;
+                }
+            }
+        } else if (e->kind == EXPR_INT) {
+            if (e->u.i < 1 || e->u.i > nOut || !aB[e->u.i - 1].q) {
+                bind_fail_at(&b, e->pos, "ORDER BY position out of range of the select list");
+                goto fail;
+            }
+            k = aB[e->u.i - 1].q;
+        }
+        if (!k) {
+            BExpr o;
+            if (bind_expr(&b, e, CTX_FILTER, &o)) goto fail;
+            k = o.q;
+        }
+        aOrder[i].pExpr = k;
+        aOrder[i].bDesc = sel->aOrder[i].bDesc;
+    }
+    for (int i = 0; i < nOut; i++) aOut[i] = aB[i].q;
+    q.aOut = aOut;
+    q.nOut = nOut;
+    q.aOrder = aOrder;
+    q.nOrder = sel->nOrder;
+    q.iOffset = sel->iOffset;
+    q.iLimit = sel->iLimit >= 0 ? sel->iLimit : DEFAULT_LIMIT;
+    q.bCountOnly = nCount > 0;
+
+    if (sql_result_columns(r, nOut)) goto oom;
+    for (int i = 0; i < nOut; i++) {
+        int flags = aB[i].iCol == SCHEMA_ID_COL ? SQLCOL_F_NOTNULL | SQLCOL_F_PRIKEY : 0;
+        if (sql_result_column(r, i, azName[i], aB[i].type, flags)) goto oom;
+        if (aB[i].iCol != SCHEMA_NO_COL) r->aCol[i].zTable = table_name(t);
+    }
+    RowSink k = {r, {0}};
+    QMeta meta;
+    int rc = query_select(&q, sink_row, &k, &meta, &err);
+    strbuf_free(&k.sb);
+    if (rc != LP_OK) goto oom;
+    if (nCount) {
+        SqlCell *row = sql_result_row(r);
+        if (!row) goto oom;
+        for (int i = 0; i < nOut; i++) {
+            if (sql_result_cell_int(r, &row[i], (int64_t)meta.nTotalFound)) goto oom;
+        }
+    }
+    /* Column table names must outlive the table reference. */
+    const char *zTab = arena_strndup(&r->arena, table_name(t), strlen(table_name(t)));
+    if (!zTab) goto oom;
+    for (int i = 0; i < nOut; i++) {
+        if (r->aCol[i].zTable[0]) r->aCol[i].zTable = zTab;
+    }
+    s->meta.bValid = 1;
+    s->meta.nTotal = nCount ? 1 : meta.nReturned;
+    s->meta.nTotalFound = meta.nTotalFound;
+    s->meta.nExamined = meta.nExamined;
+    s->meta.zPlan = meta.zPlan;
+    table_unref(t);
+    return;
+oom:
+    bind_oom(&b);
+fail:
+    if (t) table_unref(t);
+    sqlx_report(r, &err, ER_UNKNOWN_ERROR);
+}
+
+/* ------------------------------------------------------------------ */
+/* Values for INSERT, REPLACE and UPDATE                               */
+
+/* Evaluates a VALUES / SET expression to a constant: literals, NULL,
+** arithmetic on constants, and a parenthesised list of numbers as a
+** vector. */
+static int eval_value(Binder *b, const Expr *e, Value *pv) {
+    if (e->kind == EXPR_LIST) {
+        int n = e->u.list.nItem;
+        float *af = arena_alloc(b->a, sizeof(float) * (size_t)(n ? n : 1));
+        if (!af) return bind_oom(b);
+        for (int i = 0; i < n; i++) {
+            BExpr x;
+            if (bind_expr(b, e->u.list.aItem[i], CTX_VALUES, &x)) return b->rc;
+            Value v = qexpr_eval(x.q, NULL, NULL);
+            if (v.kind == VAL_INT) {
+                af[i] = (float)v.u.i;
+            } else if (v.kind == VAL_FLOAT) {
+                af[i] = (float)v.u.f;
+            } else {
+                return bind_fail_at(b, e->u.list.aItem[i]->pos,
+                                    "expected a number as vector component");
+            }
+        }
+        pv->kind = VAL_VEC;
+        pv->u.v.a = af;
+        pv->u.v.n = (uint32_t)n;
+        return LP_OK;
+    }
+    BExpr x;
+    if (bind_expr(b, e, CTX_VALUES, &x)) return b->rc;
+    *pv = qexpr_eval(x.q, NULL, NULL);
+    return LP_OK;
+}
+
+/* Converts v for column iCol (SCHEMA_ID_COL for the id); errors say which
+** row when the statement has several. */
+static int coerce_for(Binder *b, const Schema *sc, int iCol, Value v, int iRow, int nRow,
+                      Value *pOut) {
+    static const ColumnSchema idCol = {(char *)"id", COL_ID, 0, {0}};
+    const ColumnSchema *c = iCol == SCHEMA_ID_COL ? &idCol : &sc->aCol[iCol];
+    int rc = value_coerce(c, v, b->a, pOut, b->err);
+    if (rc == LP_OK) return LP_OK;
+    b->err->detail = rc == LP_RANGE ? ER_OUT_OF_RANGE : rc == LP_NOMEM ? ER_UNKNOWN_ERROR
+                                                                       : ER_BAD_VALUE;
+    if (nRow > 1) lp_err_prefix(b->err, "row %d", iRow + 1);
+    b->rc = rc;
+    return rc;
+}
+
+void sqlx_insert(SqlSession *s, const SqlStmt *st, SqlResult *r) {
+    const InsertStmt *ins = &st->u.insert;
+    LpError err;
+    lp_err_clear(&err);
+    Binder b = {s, &s->stmt, st, NULL, ins->zTable, &err, LP_OK};
+    Table *t = catalog_get(s->e->pCatalog, ins->zTable);
+    if (!t) {
+        bind_fail(&b, ER_NO_SUCH_TABLE, LP_NOTFOUND, "table '%s' does not exist", ins->zTable);
+        goto fail;
+    }
+    const Schema *sc = table_schema(t);
+    b.pSchema = sc;
+
+    /* Which schema column each value goes to. */
+    int nCol = ins->azCol ? ins->nCol : sc->nCol + 1;
+    int *aTarget = arena_alloc(b.a, sizeof(int) * (size_t)(nCol ? nCol : 1));
+    uint8_t *aSeen = arena_zalloc(b.a, (size_t)sc->nCol + 1);
+    if (!aTarget || !aSeen) goto oom;
+    for (int i = 0; i < nCol; i++) {
+        if (!ins->azCol) {
+            aTarget[i] = i - 1; /* id first, then declaration order */
+            continue;
+        }
+        int c = schema_find(sc, ins->azCol[i]);
+        if (c == SCHEMA_NO_COL) {
+            bind_fail(&b, ER_BAD_FIELD, LP_NOTFOUND, "unknown column '%s' in table '%s'",
+                      ins->azCol[i], ins->zTable);
+            goto fail;
+        }
+        if (aSeen[c + 1]++) {
+            bind_fail(&b, ER_FIELD_TWICE, LP_BADINPUT, "column '%s' specified twice",
+                      ins->azCol[i]);
+            goto fail;
+        }
+        aTarget[i] = c;
+    }
+
+    TableOp *aOp = arena_alloc(b.a, sizeof(TableOp) * (size_t)(ins->nRow ? ins->nRow : 1));
+    if (!aOp) goto oom;
+    for (int row = 0; row < ins->nRow; row++) {
+        if (ins->anRowVal[row] != nCol) {
+            bind_fail(&b, ER_COUNT_MISMATCH, LP_BADINPUT,
+                      "column count doesn't match value count at row %d (%d columns, %d values)",
+                      row + 1, nCol, ins->anRowVal[row]);
+            goto fail;
+        }
+        Value *aVal = arena_alloc(b.a, sizeof(Value) * (size_t)(sc->nCol ? sc->nCol : 1));
+        if (!aVal) goto oom;
+        for (int c = 0; c < sc->nCol; c++) aVal[c] = value_null();
+        int64_t id = 0;
+        for (int i = 0; i < nCol; i++) {
+            Value v, cv;
+            if (eval_value(&b, ins->aaRow[row][i], &v)) goto fail;
+            if (aTarget[i] == SCHEMA_ID_COL) {
+                /* NULL or 0: an automatic id */
+                if (v.kind == VAL_NULL || (v.kind == VAL_INT && v.u.i == 0)) continue;
+                if (coerce_for(&b, sc, SCHEMA_ID_COL, v, row, ins->nRow, &cv)) goto fail;
+                id = cv.u.i;
+                continue;
+            }
+            if (coerce_for(&b, sc, aTarget[i], v, row, ins->nRow, &cv)) goto fail;
+            aVal[aTarget[i]] = cv;
+        }
+        aOp[row].kind = ins->bReplace ? TOP_REPLACE : TOP_INSERT;
+        aOp[row].id = id;
+        aOp[row].aVal = aVal;
+        aOp[row].aSet = NULL;
+    }
+    sqlx_write(s, t, aOp, (size_t)ins->nRow, r, 1);
+    table_unref(t);
+    return;
+oom:
+    bind_oom(&b);
+fail:
+    if (t) table_unref(t);
+    sqlx_report(r, &err, ER_PARSE);
+}
+
+/* The ids of the rows of t that match where (NULL: all rows). */
+typedef struct IdSink {
+    VEC(int64_t) ids;
+} IdSink;
+
+static int sink_id(void *ctx, const Value *aVal, int nVal) {
+    IdSink *k = ctx;
+    (void)nVal;
+    return VEC_PUSH(&k->ids, aVal[0].u.i) ? LP_NOMEM : LP_OK;
+}
+
+static int matching_ids(Binder *b, Table *t, const Expr *pWhere, IdSink *k) {
+    QSelect q = {0};
+    q.pTable = t;
+    if (pWhere) {
+        BExpr w;
+        if (bind_expr(b, pWhere, CTX_FILTER, &w)) return b->rc;
+        q.pWhere = w.q;
+        find_id_candidates(w.q, &q.aId, &q.nId, b->a);
+    }
+    const QExpr *idCol = qexpr_column(b->a, SCHEMA_ID_COL);
+    if (!idCol) return bind_oom(b);
+    q.aOut = &idCol;
+    q.nOut = 1;
+    q.iLimit = INT64_MAX / 2;
+    QMeta meta;
+    if (query_select(&q, sink_id, k, &meta, b->err) != LP_OK) return bind_oom(b);
+    return LP_OK;
+}
+
+void sqlx_update(SqlSession *s, const SqlStmt *st, SqlResult *r) {
+    const UpdateStmt *up = &st->u.update;
+    LpError err;
+    lp_err_clear(&err);
+    Binder b = {s, &s->stmt, st, NULL, up->zTable, &err, LP_OK};
+    IdSink k = {{0}};
+    Table *t = catalog_get(s->e->pCatalog, up->zTable);
+    if (!t) {
+        bind_fail(&b, ER_NO_SUCH_TABLE, LP_NOTFOUND, "table '%s' does not exist", up->zTable);
+        goto fail;
+    }
+    const Schema *sc = table_schema(t);
+    b.pSchema = sc;
+    if (check_options(&b, up->aOption, up->nOption)) goto fail;
+
+    Value *aVal = arena_alloc(b.a, sizeof(Value) * (size_t)(sc->nCol ? sc->nCol : 1));
+    uint8_t *aSet = arena_zalloc(b.a, (size_t)(sc->nCol ? sc->nCol : 1));
+    if (!aVal || !aSet) goto oom;
+    for (int i = 0; i < up->nSet; i++) {
+        const SqlMapItem *it = &up->aSet[i];
+        int c = schema_find(sc, it->zName);
+        if (c == SCHEMA_NO_COL) {
+            bind_fail(&b, ER_BAD_FIELD, LP_NOTFOUND, "unknown column '%s' in table '%s'",
+                      it->zName, up->zTable);
+            goto fail;
+        }
+        if (c == SCHEMA_ID_COL) {
+            bind_fail(&b, ER_BAD_VALUE, LP_BADINPUT,
+                      "the id of a row cannot be updated: REPLACE the row under its new id and "
+                      "DELETE the old one");
+            goto fail;
+        }
+        if (sc->aCol[c].type == COL_TEXT) {
+            bind_fail(&b, ER_BAD_VALUE, LP_BADINPUT,
+                      "full-text field '%s' cannot be updated: use REPLACE to rewrite the row",
+                      it->zName);
+            goto fail;
+        }
+        if (aSet[c]++) {
+            bind_fail(&b, ER_FIELD_TWICE, LP_BADINPUT, "column '%s' specified twice", it->zName);
+            goto fail;
+        }
+        Value v;
+        if (eval_value(&b, it->pValue, &v) || coerce_for(&b, sc, c, v, 0, 1, &aVal[c])) goto fail;
+    }
+    if (matching_ids(&b, t, up->pWhere, &k)) goto fail;
+    TableOp *aOp = arena_alloc(b.a, sizeof(TableOp) * (k.ids.n ? k.ids.n : 1));
+    if (!aOp) goto oom;
+    for (size_t i = 0; i < k.ids.n; i++) {
+        aOp[i] = (TableOp){TOP_UPDATE, k.ids.a[i], aVal, aSet};
+    }
+    sqlx_write(s, t, aOp, k.ids.n, r, 0);
+    VEC_FREE(&k.ids);
+    table_unref(t);
+    return;
+oom:
+    bind_oom(&b);
+fail:
+    VEC_FREE(&k.ids);
+    if (t) table_unref(t);
+    sqlx_report(r, &err, ER_PARSE);
+}
+
+void sqlx_delete(SqlSession *s, const SqlStmt *st, SqlResult *r) {
+    const DeleteStmt *del = &st->u.del;
+    LpError err;
+    lp_err_clear(&err);
+    Binder b = {s, &s->stmt, st, NULL, del->zTable, &err, LP_OK};
+    IdSink k = {{0}};
+    Table *t = catalog_get(s->e->pCatalog, del->zTable);
+    if (!t) {
+        bind_fail(&b, ER_NO_SUCH_TABLE, LP_NOTFOUND, "table '%s' does not exist", del->zTable);
+        goto fail;
+    }
+    b.pSchema = table_schema(t);
+    if (!del->pWhere) {
+        bind_fail(&b, ER_UNKNOWN_ERROR, LP_BADINPUT,
+                  "DELETE needs a WHERE clause; use TRUNCATE TABLE %s to delete every row",
+                  del->zTable);
+        goto fail;
+    }
+    if (matching_ids(&b, t, del->pWhere, &k)) goto fail;
+    TableOp *aOp = arena_alloc(b.a, sizeof(TableOp) * (k.ids.n ? k.ids.n : 1));
+    if (!aOp) {
+        bind_oom(&b);
+        goto fail;
+    }
+    for (size_t i = 0; i < k.ids.n; i++) aOp[i] = (TableOp){TOP_DELETE, k.ids.a[i], NULL, NULL};
+    sqlx_write(s, t, aOp, k.ids.n, r, 0);
+    VEC_FREE(&k.ids);
+    table_unref(t);
+    return;
+fail:
+    VEC_FREE(&k.ids);
+    if (t) table_unref(t);
+    sqlx_report(r, &err, ER_PARSE);
+}
+
+/* ------------------------------------------------------------------ */
+/* CREATE TABLE                                                        */
+
+/* The text of an option value: a string, a number or a bare word. NULL
+** (and an error) for anything else. */
+static const char *opt_text(Binder *b, const SqlMapItem *o) {
+    const Expr *v = o->pValue;
+    if (v && v->kind == EXPR_STRING) return v->u.s.z;
+    if (v && v->kind == EXPR_COLUMN) return v->u.zName;
+    if (v && (v->kind == EXPR_INT || v->kind == EXPR_FLOAT)) {
+        return arena_strndup(b->a, b->st->zSql + v->pos, (size_t)v->len);
+    }
+    char zMsg[160];
+    snprintf(zMsg, sizeof(zMsg), "expected a quoted value for option '%s'", o->zName);
+    bind_fail_at(b, v ? v->pos : o->pos, zMsg);
+    return NULL;
+}
+
+/* An integer option value in [lo, hi]. */
+static int opt_int(Binder *b, const SqlMapItem *o, long lo, long hi, int *pOut) {
+    const char *z = opt_text(b, o);
+    if (!z) return b->rc;
+    char *end;
+    long v = strtol(z, &end, 10);
+    if (!*z || *end || v < lo || v > hi) {
+        char zMsg[200];
+        snprintf(zMsg, sizeof(zMsg), "option '%s' expects an integer from %ld to %ld", o->zName,
+                 lo, hi);
+        return bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos, zMsg);
+    }
+    *pOut = (int)v;
+    return LP_OK;
+}
+
+static int type_from_word(const char *z) {
+    static const struct {
+        const char *z;
+        ColType t;
+    } a[] = {
+        {"text", COL_TEXT},       {"string", COL_STRING},   {"int", COL_INT},
+        {"integer", COL_INT},     {"bigint", COL_BIGINT},   {"float", COL_FLOAT},
+        {"bool", COL_BOOL},       {"timestamp", COL_TIMESTAMP}, {"json", COL_JSON},
+        {"float_vector", COL_VECTOR},
+    };
+    for (size_t i = 0; i < LP_ARRAY_SIZE(a); i++) {
+        if (strcmp(z, a[i].z) == 0) return (int)a[i].t;
+    }
+    return -1;
+}
+
+static int build_vector_opts(Binder *b, const ColumnDef *d, ColumnSchema *c) {
+    VectorOpts *v = &c->vec;
+    for (int i = 0; i < d->nOpt; i++) {
+        const SqlMapItem *o = &d->aOpt[i];
+        const char *z;
+        if (strcmp(o->zName, "knn_type") == 0) {
+            if (!(z = opt_text(b, o))) return b->rc;
+            if (strcasecmp(z, "hnsw") != 0) {
+                return bind_fail_at(b, o->pValue->pos, "knn_type must be 'hnsw'");
+            }
+            v->bHnsw = 1;
+        } else if (strcmp(o->zName, "knn_dims") == 0) {
+            if (opt_int(b, o, 1, 65536, &v->nDims)) return b->rc;
+        } else if (strcmp(o->zName, "hnsw_similarity") == 0) {
+            if (!(z = opt_text(b, o))) return b->rc;
+            int sim = vecsim_parse(z);
+            if (sim < 0) {
+                return bind_fail_at(b, o->pValue->pos,
+                                    "hnsw_similarity must be 'L2', 'IP' or 'COSINE'");
+            }
+            v->sim = (VecSimilarity)sim;
+            v->bSim = 1;
+        } else if (strcmp(o->zName, "hnsw_m") == 0) {
+            if (opt_int(b, o, 2, 1024, &v->hnswM)) return b->rc;
+        } else if (strcmp(o->zName, "hnsw_ef_construction") == 0) {
+            if (opt_int(b, o, 1, 100000, &v->efConstruction)) return b->rc;
+        } else if (strcmp(o->zName, "model_name") == 0 || strcmp(o->zName, "from") == 0) {
+            return bind_fail(b, ER_NOT_SUPPORTED, LP_UNSUPPORTED,
+                             "column '%s': %s: computing embeddings inside loupe is not "
+                             "available yet in this version; insert vectors explicitly",
+                             c->zName, o->zName);
+        } else {
+            char zMsg[200];
+            snprintf(zMsg, sizeof(zMsg),
+                     "unknown float_vector option '%s': expected knn_type, knn_dims, "
+                     "hnsw_similarity, hnsw_m, hnsw_ef_construction",
+                     o->zName);
+            return bind_fail_at(b, o->pos, zMsg);
+        }
+    }
+    if (v->bHnsw && !v->nDims) {
+        return bind_fail(b, ER_PARSE, LP_BADINPUT,
+                         "column '%s': knn_type='hnsw' needs knn_dims", c->zName);
+    }
+    return LP_OK;
+}
+
+static int build_column(Binder *b, const ColumnDef *d, ColumnSchema *c) {
+    int t = type_from_word(d->zType);
+    if (t < 0) {
+        char zMsg[256];
+        snprintf(zMsg, sizeof(zMsg),
+                 "unknown column type '%s': expected text, string, int, bigint, float, bool, "
+                 "timestamp, json or float_vector",
+                 d->zType);
+        return bind_fail_at(b, d->typePos, zMsg);
+    }
+    c->type = (ColType)t;
+    if (c->type == COL_TEXT) c->flags = COLF_INDEXED | COLF_STORED;
+    int bIndexed = 0, bStored = 0;
+    for (int i = 0; i < d->nFlag; i++) {
+        const char *f = d->azFlag[i];
+        if (c->type == COL_TEXT && strcmp(f, "indexed") == 0) {
+            bIndexed = 1;
+        } else if (c->type == COL_TEXT && strcmp(f, "stored") == 0) {
+            bStored = 1;
+        } else if (c->type == COL_STRING && strcmp(f, "attribute") == 0) {
+            /* the default for string */
+        } else {
+            char zMsg[200];
+            snprintf(zMsg, sizeof(zMsg), "unknown flag '%s' for a %s column%s", f, d->zType,
+                     c->type == COL_TEXT ? ": expected indexed or stored" : "");
+            return bind_fail_at(b, d->aFlagPos[i], zMsg);
+        }
+    }
+    if (bIndexed || bStored) {
+        c->flags = (bIndexed ? COLF_INDEXED : 0) | (bStored ? COLF_STORED : 0);
+    }
+    if (c->type == COL_VECTOR) return build_vector_opts(b, d, c);
+    if (d->nOpt) {
+        char zMsg[160];
+        snprintf(zMsg, sizeof(zMsg), "unknown option '%s' for a %s column", d->aOpt[0].zName,
+                 d->zType);
+        return bind_fail_at(b, d->aOpt[0].pos, zMsg);
+    }
+    return LP_OK;
+}
+
+static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
+    static const char *const azKnown[] = {"morphology", "stopwords", "min_prefix_len",
+                                          "min_infix_len", "rt_mem_limit", "rank_profile",
+                                          "type"};
+    size_t k = 0;
+    while (k < LP_ARRAY_SIZE(azKnown) && strcmp(o->zName, azKnown[k]) != 0) k++;
+    if (k == LP_ARRAY_SIZE(azKnown)) {
+        char zMsg[256];
+        snprintf(zMsg, sizeof(zMsg),
+                 "unknown table option '%s': expected morphology, stopwords, min_prefix_len, "
+                 "min_infix_len, rt_mem_limit, rank_profile or type",
+                 o->zName);
+        return bind_fail_at(b, o->pos, zMsg);
+    }
+    int iv;
+    if ((strcmp(o->zName, "min_prefix_len") == 0 || strcmp(o->zName, "min_infix_len") == 0) &&
+        opt_int(b, o, 0, 100, &iv)) {
+        return b->rc;
+    }
+    if (strcmp(o->zName, "type") == 0 && strcasecmp(z, "rt") != 0) {
+        return bind_fail_at(b, o->pValue->pos, "type must be 'rt'");
+    }
+    if (strcmp(o->zName, "rt_mem_limit") == 0) {
+        char *end;
+        long long v = strtoll(z, &end, 10);
+        if (v <= 0 || (*end && strchr("kKmMgG", *end) == NULL) || (*end && end[1])) {
+            return bind_fail_at(b, o->pValue->pos,
+                                "rt_mem_limit expects a size such as '128M' or '1G'");
+        }
+    }
+    return LP_OK;
+}
+
+void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
+    const CreateTableStmt *ct = &st->u.create;
+    LpError err;
+    lp_err_clear(&err);
+    Binder b = {s, &s->stmt, st, NULL, ct->zTable, &err, LP_OK};
+    Schema *sc = calloc(1, sizeof(Schema));
+    if (!sc) goto oom;
+    sc->aCol = calloc((size_t)(ct->nCol ? ct->nCol : 1), sizeof(ColumnSchema));
+    sc->aOpt = calloc((size_t)(ct->nOpt ? ct->nOpt : 1), sizeof(TableOpt));
+    if (!sc->aCol || !sc->aOpt) goto oom;
+    if (catalog_check_name(ct->zTable, &err)) {
+        err.detail = ER_PARSE;
+        goto fail;
+    }
+    for (int i = 0; i < ct->nCol; i++) {
+        const ColumnDef *d = &ct->aCol[i];
+        if (strcmp(d->zName, "id") == 0) {
+            if (strcmp(d->zType, "bigint") != 0 || d->nFlag || d->nOpt) {
+                bind_fail_at(&b, d->typePos, "column 'id' is the document id: it must be declared as plain 'id bigint'");
+                goto fail;
+            }
+            continue;
+        }
+        for (int j = 0; j < sc->nCol; j++) {
+            if (strcmp(sc->aCol[j].zName, d->zName) == 0) {
+                bind_fail(&b, ER_DUP_FIELDNAME, LP_BADINPUT, "duplicate column name '%s'",
+                          d->zName);
+                goto fail;
+            }
+        }
+        ColumnSchema *c = &sc->aCol[sc->nCol];
+        if (!(c->zName = strdup(d->zName))) goto oom;
+        sc->nCol++;
+        if (build_column(&b, d, c)) goto fail;
+    }
+    for (int i = 0; i < ct->nOpt; i++) {
+        const SqlMapItem *o = &ct->aOpt[i];
+        const char *z = opt_text(&b, o);
+        if (!z || check_table_option(&b, o, z)) goto fail;
+        for (int j = 0; j < sc->nOpt; j++) {
+            if (strcmp(sc->aOpt[j].zName, o->zName) == 0) {
+                bind_fail_at(&b, o->pos, "table option given twice");
+                goto fail;
+            }
+        }
+        TableOpt *to = &sc->aOpt[sc->nOpt];
+        to->zName = strdup(o->zName);
+        to->zValue = strdup(z);
+        sc->nOpt++;
+        if (!to->zName || !to->zValue) goto oom;
+    }
+    int bExisted = 0;
+    int rc = catalog_create(s->e->pCatalog, ct->zTable, sc, ct->bIfNotExists, &bExisted, &err);
+    sc = NULL; /* the catalog owns it now, or freed it */
+    if (rc) {
+        sqlx_report(r, &err, rc == LP_EXISTS ? ER_TABLE_EXISTS : ER_PARSE);
+        return;
+    }
+    if (bExisted) sqlx_warn(s, ER_TABLE_EXISTS, "table '%s' already exists", ct->zTable);
+    r->kind = SQLRES_OK;
+    return;
+oom:
+    bind_oom(&b);
+fail:
+    schema_free(sc);
+    sqlx_report(r, &err, ER_PARSE);
+}

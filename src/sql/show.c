@@ -1,0 +1,238 @@
+/* show.c — SHOW statements and DESCRIBE (SHOW VARIABLES is in vars.c). */
+#include <stdio.h>
+#include <string.h>
+
+#include "sql/sql_int.h"
+#include "util/clock.h"
+#include "util/strbuf.h"
+
+/* Starts a result of string columns named by az (NULL-terminated). */
+static int str_columns(SqlResult *r, const char *const *az) {
+    int n = 0;
+    while (az[n]) n++;
+    if (sql_result_columns(r, n)) return LP_NOMEM;
+    for (int i = 0; i < n; i++) {
+        if (sql_result_column(r, i, az[i], SQLCOL_STRING, 0)) return LP_NOMEM;
+    }
+    return LP_OK;
+}
+
+static int add2(SqlResult *r, const char *zA, const char *zB) {
+    const char *az[2] = {zA, zB};
+    return sql_result_add_strs(r, az);
+}
+
+static int add2i(SqlResult *r, const char *zA, unsigned long long v) {
+    char buf[24];
+    snprintf(buf, sizeof(buf), "%llu", v);
+    return add2(r, zA, buf);
+}
+
+static Table *need_table(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
+    Table *t = catalog_get(s->e->pCatalog, sh->zTable);
+    if (!t) sqlx_error(r, ER_NO_SUCH_TABLE, "table '%s' does not exist", sh->zTable);
+    return t;
+}
+
+static int show_tables(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
+    static const char *const azCol[] = {"Table", "Type", NULL};
+    char **azName;
+    int n;
+    if (str_columns(r, azCol) || catalog_names(s->e->pCatalog, &azName, &n)) return LP_NOMEM;
+    int rc = LP_OK;
+    for (int i = 0; i < n && rc == LP_OK; i++) {
+        if (sh->zLike && !sqlx_like(sh->zLike, azName[i])) continue;
+        rc = add2(r, azName[i], "rt");
+    }
+    catalog_names_free(azName, n);
+    return rc;
+}
+
+static int show_create(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
+    static const char *const azCol[] = {"Table", "Create Table", NULL};
+    Table *t = need_table(s, sh, r);
+    if (!t) return LP_OK;
+    StrBuf sb = {0};
+    schema_to_sql(table_schema(t), table_name(t), &sb);
+    int rc = sb.oom || str_columns(r, azCol) || add2(r, table_name(t), sb.z) ? LP_NOMEM : LP_OK;
+    strbuf_free(&sb);
+    table_unref(t);
+    return rc;
+}
+
+static int show_describe(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
+    static const char *const azCol[] = {"Field", "Type", "Properties", NULL};
+    Table *t = need_table(s, sh, r);
+    if (!t) return LP_OK;
+    const Schema *sc = table_schema(t);
+    int rc = str_columns(r, azCol);
+    const char *azId[3] = {"id", "bigint", ""};
+    if (!rc && (!sh->zLike || sqlx_like(sh->zLike, "id"))) rc = sql_result_add_strs(r, azId);
+    StrBuf sb = {0};
+    for (int i = 0; i < sc->nCol && rc == LP_OK; i++) {
+        const ColumnSchema *c = &sc->aCol[i];
+        if (sh->zLike && !sqlx_like(sh->zLike, c->zName)) continue;
+        strbuf_reset(&sb);
+        strbuf_appendz(&sb, ""); /* "" rather than NULL when there are none */
+        schema_col_properties(c, &sb);
+        if (sb.oom) rc = LP_NOMEM;
+        const char *az[3] = {c->zName, coltype_name(c->type), sb.z};
+        if (!rc) rc = sql_result_add_strs(r, az);
+    }
+    strbuf_free(&sb);
+    table_unref(t);
+    return rc;
+}
+
+static int show_status(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
+    static const char *const azCol[] = {"Counter", "Value", NULL};
+    SqlStats *st = &s->e->stats;
+    char **azName;
+    int nTable;
+    if (str_columns(r, azCol) || catalog_names(s->e->pCatalog, &azName, &nTable)) return LP_NOMEM;
+    catalog_names_free(azName, nTable);
+    struct {
+        const char *zName;
+        unsigned long long v;
+    } aRow[] = {
+        {"uptime", (unsigned long long)(lp_unix_now() - st->tStart)},
+        {"connections", atomic_load(&st->nConnections)},
+        {"connected", (unsigned long long)atomic_load(&st->nConnected)},
+        {"maxed_out", atomic_load(&st->nMaxedOut)},
+        {"queries", atomic_load(&st->nQueries)},
+        {"query_errors", atomic_load(&st->nErrors)},
+        {"command_select", atomic_load(&st->nSelect)},
+        {"command_insert", atomic_load(&st->nInsert)},
+        {"command_replace", atomic_load(&st->nReplace)},
+        {"command_update", atomic_load(&st->nUpdate)},
+        {"command_delete", atomic_load(&st->nDelete)},
+        {"http_requests", atomic_load(&st->nHttpRequests)},
+        {"bytes_received", atomic_load(&st->nBytesIn)},
+        {"bytes_sent", atomic_load(&st->nBytesOut)},
+        {"tables", (unsigned long long)nTable},
+    };
+    const char *zVer = s->e->zVersion;
+    if (!sh->zLike || sqlx_like(sh->zLike, "version")) {
+        char buf[64];
+        snprintf(buf, sizeof(buf), "%s", LOUPE_VERSION);
+        if (add2(r, "version", buf) || add2(r, "mysql_version", zVer)) return LP_NOMEM;
+    }
+    for (size_t i = 0; i < LP_ARRAY_SIZE(aRow); i++) {
+        if (sh->zLike && !sqlx_like(sh->zLike, aRow[i].zName)) continue;
+        if (add2i(r, aRow[i].zName, aRow[i].v)) return LP_NOMEM;
+    }
+    return LP_OK;
+}
+
+static int show_meta(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
+    static const char *const azCol[] = {"Variable_name", "Value", NULL};
+    if (str_columns(r, azCol)) return LP_NOMEM;
+    const SqlMeta *m = &s->meta;
+    if (!m->bValid) return LP_OK;
+    char zTime[32];
+    snprintf(zTime, sizeof(zTime), "%.3f", (double)m->nsTotal / 1e9);
+    if ((!sh->zLike || sqlx_like(sh->zLike, "total")) && add2i(r, "total", m->nTotal)) {
+        return LP_NOMEM;
+    }
+    if ((!sh->zLike || sqlx_like(sh->zLike, "total_found")) &&
+        add2i(r, "total_found", m->nTotalFound)) {
+        return LP_NOMEM;
+    }
+    if ((!sh->zLike || sqlx_like(sh->zLike, "time")) && add2(r, "time", zTime)) return LP_NOMEM;
+    if ((!sh->zLike || sqlx_like(sh->zLike, "plan")) && add2(r, "plan", m->zPlan)) {
+        return LP_NOMEM;
+    }
+    if ((!sh->zLike || sqlx_like(sh->zLike, "rows_examined")) &&
+        add2i(r, "rows_examined", m->nExamined)) {
+        return LP_NOMEM;
+    }
+    return LP_OK;
+}
+
+static int show_warnings(SqlSession *s, SqlResult *r) {
+    static const char *const azCol[] = {"Level", "Code", "Message", NULL};
+    if (str_columns(r, azCol)) return LP_NOMEM;
+    for (size_t i = 0; i < s->warnings.n; i++) {
+        char zCode[16];
+        snprintf(zCode, sizeof(zCode), "%d", s->warnings.a[i].code);
+        const char *az[3] = {"Warning", zCode, s->warnings.a[i].zMsg};
+        if (sql_result_add_strs(r, az)) return LP_NOMEM;
+    }
+    return LP_OK;
+}
+
+static int show_table_status(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
+    static const char *const azCol[] = {"Variable_name", "Value", NULL};
+    Table *t = need_table(s, sh, r);
+    if (!t) return LP_OK;
+    TableSnap *snap = table_snapshot(t);
+    int rc = LP_NOMEM;
+    if (snap && !str_columns(r, azCol) && !add2(r, "table_type", "rt") &&
+        !add2i(r, "indexed_documents", table_snap_count(snap)) &&
+        !add2i(r, "ram_bytes", table_snap_bytes(snap)) && !add2i(r, "disk_bytes", 0)) {
+        rc = LP_OK;
+    }
+    table_snapshot_release(snap);
+    table_unref(t);
+    return rc;
+}
+
+/* Fixed tables for the SHOWs some clients and GUIs send. */
+static int show_fixed(const ShowStmt *sh, SqlResult *r) {
+    static const char *const azDb[] = {"Database", NULL};
+    static const char *const azColl[] = {"Collation", "Charset", "Id", "Default", "Compiled",
+                                         "Sortlen", NULL};
+    static const char *const azCs[] = {"Charset", "Description", "Default collation", "Maxlen",
+                                       NULL};
+    static const char *const azEng[] = {"Engine", "Support", "Comment", "Transactions", "XA",
+                                        "Savepoints", NULL};
+    switch (sh->kind) {
+    case SHOW_DATABASES: {
+        const char *az[1] = {"loupe"};
+        if (str_columns(r, azDb)) return LP_NOMEM;
+        if (!sh->zLike || sqlx_like(sh->zLike, "loupe")) return sql_result_add_strs(r, az);
+        return LP_OK;
+    }
+    case SHOW_COLLATION: {
+        static const char *const aaRow[][6] = {
+            {"utf8mb4_general_ci", "utf8mb4", "45", "Yes", "Yes", "1"},
+            {"utf8mb4_bin", "utf8mb4", "46", "", "Yes", "1"},
+            {"utf8mb4_unicode_ci", "utf8mb4", "224", "", "Yes", "8"},
+        };
+        if (str_columns(r, azColl)) return LP_NOMEM;
+        for (size_t i = 0; i < LP_ARRAY_SIZE(aaRow); i++) {
+            if (sh->zLike && !sqlx_like(sh->zLike, aaRow[i][0])) continue;
+            if (sql_result_add_strs(r, aaRow[i])) return LP_NOMEM;
+        }
+        return LP_OK;
+    }
+    case SHOW_CHARSET: {
+        const char *az[4] = {"utf8mb4", "UTF-8 Unicode", "utf8mb4_general_ci", "4"};
+        if (str_columns(r, azCs)) return LP_NOMEM;
+        if (!sh->zLike || sqlx_like(sh->zLike, "utf8mb4")) return sql_result_add_strs(r, az);
+        return LP_OK;
+    }
+    default: {
+        const char *az[6] = {"loupe", "DEFAULT", "in-memory tables (durable storage: issue 5)",
+                             "YES", "NO", "NO"};
+        if (str_columns(r, azEng)) return LP_NOMEM;
+        return sql_result_add_strs(r, az);
+    }
+    }
+}
+
+void sqlx_show(SqlSession *s, const SqlStmt *st, SqlResult *r) {
+    const ShowStmt *sh = &st->u.show;
+    int rc;
+    switch (sh->kind) {
+    case SHOW_TABLES: rc = show_tables(s, sh, r); break;
+    case SHOW_CREATE_TABLE: rc = show_create(s, sh, r); break;
+    case SHOW_DESCRIBE: rc = show_describe(s, sh, r); break;
+    case SHOW_STATUS: rc = show_status(s, sh, r); break;
+    case SHOW_META: rc = show_meta(s, sh, r); break;
+    case SHOW_WARNINGS: rc = show_warnings(s, r); break;
+    case SHOW_TABLE_STATUS: rc = show_table_status(s, sh, r); break;
+    default: rc = show_fixed(sh, r); break;
+    }
+    if (rc != LP_OK && r->kind != SQLRES_ERROR) sqlx_error(r, ER_UNKNOWN_ERROR, "out of memory");
+}

@@ -1,0 +1,132 @@
+/*
+** sql_int.h — internals shared by the SQL layer's files (session.c,
+** exec.c, vars.c, show.c). Not for use outside src/sql.
+*/
+#ifndef LP_SQL_INT_H
+#define LP_SQL_INT_H
+
+#include <pthread.h>
+
+#include "sql/ast.h"
+#include "sql/result.h"
+#include "sql/session.h"
+#include "table/catalog.h"
+#include "util/arena.h"
+#include "util/vec.h"
+
+/* MySQL error numbers loupe reports (result.c knows their SQLSTATEs). */
+#define ER_TOO_MANY_CONN      1040
+#define ER_TABLE_EXISTS       1050
+#define ER_BAD_TABLE          1051
+#define ER_BAD_FIELD          1054
+#define ER_DUP_FIELDNAME      1060
+#define ER_DUP_ENTRY          1062
+#define ER_PARSE              1064
+#define ER_EMPTY_QUERY        1065
+#define ER_UNKNOWN_ERROR      1105
+#define ER_FIELD_TWICE        1110
+#define ER_COUNT_MISMATCH     1136
+#define ER_MIX_AGGREGATE      1140
+#define ER_NO_SUCH_TABLE      1146
+#define ER_UNKNOWN_SYSVAR     1193
+#define ER_WRONG_VALUE_VAR    1231
+#define ER_NOT_SUPPORTED      1235
+#define ER_READONLY_VAR       1238
+#define ER_OUT_OF_RANGE       1264
+#define ER_BAD_VALUE          1366
+
+/* A warning kept for SHOW WARNINGS. */
+typedef struct SqlWarning {
+    int code;
+    char *zMsg;             /* malloc'd */
+} SqlWarning;
+
+/* A session or global variable override. */
+typedef struct SqlVar {
+    char *zName;            /* malloc'd, lower-case */
+    char *zValue;           /* malloc'd text; NULL = SQL NULL */
+    int bInt;               /* the value is an integer (typed as such) */
+} SqlVar;
+
+typedef VEC(SqlVar) SqlVarList;
+
+struct SqlEngine {
+    Catalog *pCatalog;
+    SqlStats stats;
+    char *zVersion;         /* reported by VERSION() / @@version */
+    uint32_t nMaxPacket;
+    pthread_mutex_t mu;     /* guards globals */
+    SqlVarList globals;     /* SET GLOBAL overrides */
+};
+
+/* What the last SELECT did (SHOW META). */
+typedef struct SqlMeta {
+    int bValid;
+    uint64_t nTotal;        /* rows returned */
+    uint64_t nTotalFound;   /* rows that matched */
+    uint64_t nExamined;
+    int64_t nsTotal;        /* wall time of the statement */
+    const char *zPlan;      /* static string */
+} SqlMeta;
+
+struct SqlSession {
+    SqlEngine *e;
+    uint32_t connId;
+    char *zUser;            /* malloc'd, or NULL */
+    char *zDb;              /* current database name, malloc'd */
+    Arena stmt;             /* the current statement's tree, plan, values */
+    int bAutocommit;
+    int bExplicitTxn;       /* BEGIN was issued */
+    /* The open transaction: buffered writes to one table. */
+    Table *pTxnTable;       /* holds a reference, or NULL */
+    VEC(TableOp) txnOps;
+    Arena txn;              /* values of txnOps */
+    int64_t iLastInsertId;
+    VEC(SqlWarning) warnings;
+    SqlMeta meta;
+    SqlVarList vars;        /* session variable overrides and @user vars */
+};
+
+/* exec.c: statements that touch tables. */
+void sqlx_select(SqlSession *s, const SqlStmt *st, SqlResult *r);
+void sqlx_insert(SqlSession *s, const SqlStmt *st, SqlResult *r);
+void sqlx_update(SqlSession *s, const SqlStmt *st, SqlResult *r);
+void sqlx_delete(SqlSession *s, const SqlStmt *st, SqlResult *r);
+void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r);
+
+/* session.c: transactions. */
+/* Commits the open transaction (if any). LP_OK, or an error in err. */
+int sqlx_commit(SqlSession *s, LpError *err);
+void sqlx_rollback(SqlSession *s);
+/* Applies ops to t now (autocommit) or buffers them in the transaction.
+** Values are copied when buffered. Fills r (OK with affected rows, or an
+** error). */
+void sqlx_write(SqlSession *s, Table *t, const TableOp *aOp, size_t nOp, SqlResult *r,
+                int bReportAutoId);
+/* Is a transaction collecting writes? */
+int sqlx_in_txn(const SqlSession *s);
+
+/* vars.c: system and user variables. */
+/* Reads variable zName (scope 0/1 session, 2 global, 3 user) into *pv,
+** with the text in arena a. LP_NOTFOUND for an unknown system variable. */
+int sqlx_var_get(SqlSession *s, const char *zName, int scope, Arena *a, Value *pv);
+/* SET one variable; fills err on failure (unknown, read-only, bad value). */
+int sqlx_var_set(SqlSession *s, const char *zName, int scope, Value v, LpError *err);
+void sqlx_varlist_free(SqlVarList *l);
+void sqlx_show_variables(SqlSession *s, const ShowStmt *sh, SqlResult *r);
+
+/* show.c: SHOW statements other than VARIABLES. */
+void sqlx_show(SqlSession *s, const SqlStmt *st, SqlResult *r);
+
+/* Helpers used across files. */
+void sqlx_error(SqlResult *r, int iErrno, const char *zFmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Reports err into r, setting iErrno when err->detail is 0. */
+void sqlx_report(SqlResult *r, const LpError *err, int iErrnoDefault);
+void sqlx_warn(SqlSession *s, int code, const char *zFmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* SQL LIKE with % and _ (case-insensitive, as MySQL's default collation). */
+int sqlx_like(const char *zPat, const char *z);
+SqlColType sqlx_coltype(ColType t);
+
+#endif /* LP_SQL_INT_H */

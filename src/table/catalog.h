@@ -1,0 +1,49 @@
+/*
+** catalog.h — the set of tables of one server.
+**
+** Contract. A Catalog maps table names to Tables. catalog_get() returns a
+** new reference the caller releases with table_unref(), so a table dropped
+** meanwhile stays valid for the statement using it. Table names are
+** lower-case words of letters, digits and '_' (not starting with a digit),
+** at most 64 bytes: they become folder names once tables are stored on disk.
+**
+** In this version the catalog lives in memory only; zDataDir is kept for
+** the storage engine (issue 5).
+**
+** Thread safety: every function may be called from any thread; the map is
+** guarded by a rwlock (lookups in parallel, CREATE/DROP exclusive).
+*/
+#ifndef LP_TABLE_CATALOG_H
+#define LP_TABLE_CATALOG_H
+
+#include "table/table.h"
+#include "util/error.h"
+
+typedef struct Catalog Catalog; /* opaque */
+
+Catalog *catalog_new(const char *zDataDir, LpError *err);
+/* Drops the catalog's references; tables still referenced elsewhere live on
+** until their last user lets go. */
+void catalog_free(Catalog *c);
+
+/* LP_OK if zName is an acceptable table name, else LP_BADINPUT. */
+int catalog_check_name(const char *zName, LpError *err);
+
+/* Creates table zName with pSchema (ownership taken, freed on failure).
+** When the table exists: LP_EXISTS, unless bIfNotExists, in which case
+** LP_OK with *pbExisted = 1 (pbExisted may be NULL). */
+int catalog_create(Catalog *c, const char *zName, Schema *pSchema, int bIfNotExists,
+                   int *pbExisted, LpError *err);
+
+/* Drops zName: LP_NOTFOUND when absent unless bIfExists. */
+int catalog_drop(Catalog *c, const char *zName, int bIfExists, LpError *err);
+
+/* A new reference to table zName, or NULL when there is none. */
+Table *catalog_get(Catalog *c, const char *zName);
+
+/* Table names in ascending order: *pazName is a malloc'd array of *pn
+** malloc'd strings, freed with catalog_names_free. LP_OK or LP_NOMEM. */
+int catalog_names(Catalog *c, char ***pazName, int *pn);
+void catalog_names_free(char **azName, int n);
+
+#endif /* LP_TABLE_CATALOG_H */

@@ -1,0 +1,92 @@
+/*
+** schema.h — a table's columns and options.
+**
+** Contract. A Schema lists the columns of a table in declaration order,
+** not counting the implicit `id` column (which is always column -1 in
+** lookups and shown first). Names are lower-case and unique. A Schema is
+** immutable once a table is created with it: schema_free is called by the
+** table that owns it. Everything a Schema points to is owned by it.
+**
+** schema_to_sql() writes a CREATE TABLE statement that, run again,
+** recreates an identical schema (SHOW CREATE TABLE; later the manifest).
+*/
+#ifndef LP_TABLE_SCHEMA_H
+#define LP_TABLE_SCHEMA_H
+
+#include <stdint.h>
+
+#include "table/value.h"
+#include "util/error.h"
+#include "util/strbuf.h"
+
+/* Column flags. */
+#define COLF_INDEXED 0x01   /* TEXT: indexed for full-text search */
+#define COLF_STORED  0x02   /* TEXT: stored, returned by SELECT */
+
+typedef enum VecSimilarity { VSIM_L2 = 0, VSIM_IP, VSIM_COSINE } VecSimilarity;
+
+typedef struct VectorOpts {
+    int bHnsw;              /* knn_type='hnsw' given */
+    int nDims;              /* knn_dims; 0 when not declared */
+    VecSimilarity sim;      /* hnsw_similarity */
+    int bSim;               /* hnsw_similarity given */
+    int hnswM;              /* hnsw_m; 0 = default (16) */
+    int efConstruction;     /* hnsw_ef_construction; 0 = default (200) */
+    char *zModel;           /* model_name, or NULL */
+    char *zFrom;            /* from='title,body', or NULL (only with a model) */
+} VectorOpts;
+
+typedef struct ColumnSchema {
+    char *zName;            /* lower-case */
+    ColType type;
+    int flags;              /* COLF_* */
+    VectorOpts vec;         /* COL_VECTOR only */
+} ColumnSchema;
+
+typedef struct TableOpt {
+    char *zName;            /* lower-case option name */
+    char *zValue;           /* value as text */
+} TableOpt;
+
+typedef struct Schema {
+    ColumnSchema *aCol;     /* declared columns, id excluded */
+    int nCol;
+    TableOpt *aOpt;         /* table options, in the order given */
+    int nOpt;
+} Schema;
+
+#define SCHEMA_ID_COL (-1)      /* column index of the implicit id */
+#define SCHEMA_NO_COL (-2)      /* "not found" */
+
+/* Index of column zName (lower-case) in s, SCHEMA_ID_COL for "id", or
+** SCHEMA_NO_COL. */
+int schema_find(const Schema *s, const char *zName);
+
+/* Type of column i (SCHEMA_ID_COL gives COL_ID). */
+static inline ColType schema_coltype(const Schema *s, int i) {
+    return i == SCHEMA_ID_COL ? COL_ID : s->aCol[i].type;
+}
+
+/* A deep copy, or NULL when out of memory. */
+Schema *schema_dup(const Schema *s);
+void schema_free(Schema *s);
+
+/* The value of table option zName, or NULL. */
+const char *schema_option(const Schema *s, const char *zName);
+
+/* Appends "CREATE TABLE <zTable> (...) options" to sb. */
+void schema_to_sql(const Schema *s, const char *zTable, StrBuf *sb);
+
+/* Appends a column's properties as DESCRIBE shows them ("indexed stored"
+** for text, the knn options for vectors, "" otherwise). */
+void schema_col_properties(const ColumnSchema *c, StrBuf *sb);
+
+/* Quotes an identifier with backticks when it is not a plain lower-case
+** word (or is a reserved word), as SHOW CREATE TABLE must. */
+void schema_append_ident(StrBuf *sb, const char *zName);
+
+/* Parses a similarity name ("l2", "ip", "cosine", any case). -1 if unknown. */
+int vecsim_parse(const char *z);
+const char *vecsim_name(VecSimilarity s);
+
+#endif /* LP_TABLE_SCHEMA_H */

@@ -1,0 +1,463 @@
+/*
+** table.c — the in-memory table (see table.h for the contract).
+**
+** Rows. Each row is one immutable heap block:
+**
+**   OFFSET  SIZE        DESCRIPTION
+**   0       8           id
+**   8       4           total size of the block in bytes
+**   12      4           (unused)
+**   16      8*nCol      one slot per column:
+**                         INT, BIGINT, BOOL, TIMESTAMP  the int64 value
+**                         FLOAT                         the double's bits
+**                         STRING, TEXT, JSON, VECTOR    offset<<32 | length
+**                                                       (bytes, or floats)
+**   ..      8*nNullW    NULL bitmap, bit i set = column i is NULL
+**   ..      ...         tail: variable-length payloads; strings are
+**                       NUL-terminated, vectors 4-byte aligned
+**
+** A row is never modified after it is built: UPDATE builds a new row and
+** swaps the pointer, so one allocation and one free per row version.
+**
+** The table keeps rows in a slot array (insertion order; a deleted row
+** leaves a NULL slot, compacted when the dead outnumber the living) and an
+** IdMap from id to slot number.
+**
+** Concurrency. One pthread rwlock per table: snapshots hold it for reading,
+** table_apply for writing (writer-preferring, so a stream of readers cannot
+** starve a writer). Everything below the lock is only touched with it held.
+*/
+#include "table/table.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/hashmap.h"
+#include "util/vec.h"
+
+struct MemRow {
+    int64_t id;
+    uint32_t nByte;         /* size of this block */
+    uint32_t unused;
+    uint64_t aSlot[];       /* nCol slots, then the NULL bitmap, then the tail */
+};
+
+struct Table {
+    char *zName;            /* owned */
+    Schema *pSchema;        /* owned, immutable */
+    atomic_int nRef;        /* references: catalog + running statements */
+    pthread_rwlock_t lock;  /* guards everything below */
+    VEC(MemRow *) slots;    /* rows in insertion order; NULL = deleted */
+    IdMap idx;              /* id -> slot number */
+    size_t nLive;           /* non-NULL slots */
+    int64_t nextId;         /* next automatic id: max id ever held + 1 */
+    int64_t lastId;         /* id of the last appended row (for bSorted) */
+    int bSorted;            /* non-NULL slots are in ascending id order */
+    size_t nBytes;          /* bytes in row blocks */
+};
+
+struct TableSnap {
+    Table *t;               /* holds a reference and the read lock */
+};
+
+static size_t null_words(int nCol) {
+    return ((size_t)nCol + 63) / 64;
+}
+
+static int row_isnull(const MemRow *r, int nCol, int i) {
+    const uint64_t *aNull = r->aSlot + nCol;
+    return (aNull[i / 64] >> (i % 64)) & 1;
+}
+
+Table *table_new(const char *zName, Schema *pSchema) {
+    Table *t = calloc(1, sizeof(*t));
+    if (!t || !(t->zName = strdup(zName))) {
+        free(t);
+        schema_free(pSchema);
+        return NULL;
+    }
+    t->pSchema = pSchema;
+    atomic_init(&t->nRef, 1);
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&t->lock, &attr);
+    pthread_rwlockattr_destroy(&attr);
+    idmap_init(&t->idx);
+    t->nextId = 1;
+    t->bSorted = 1;
+    return t;
+}
+
+static void free_rows(Table *t) {
+    for (size_t i = 0; i < t->slots.n; i++) free(t->slots.a[i]);
+    VEC_FREE(&t->slots);
+    idmap_free(&t->idx);
+    t->nLive = 0;
+    t->nBytes = 0;
+    t->lastId = 0;
+    t->bSorted = 1;
+}
+
+void table_ref(Table *t) {
+    atomic_fetch_add(&t->nRef, 1);
+}
+
+void table_unref(Table *t) {
+    if (!t || atomic_fetch_sub(&t->nRef, 1) != 1) return;
+    free_rows(t);
+    pthread_rwlock_destroy(&t->lock);
+    schema_free(t->pSchema);
+    free(t->zName);
+    free(t);
+}
+
+const char *table_name(const Table *t) {
+    return t->zName;
+}
+
+const Schema *table_schema(const Table *t) {
+    return t->pSchema;
+}
+
+/* ------------------------------------------------------------------ */
+/* Rows                                                                */
+
+int64_t row_id(const MemRow *r) {
+    return r->id;
+}
+
+Value row_get(const Schema *s, const MemRow *r, int iCol) {
+    if (iCol == SCHEMA_ID_COL) return value_int(r->id);
+    if (row_isnull(r, s->nCol, iCol)) return value_null();
+    uint64_t slot = r->aSlot[iCol];
+    Value v;
+    switch (s->aCol[iCol].type) {
+    case COL_FLOAT:
+        v.kind = VAL_FLOAT;
+        memcpy(&v.u.f, &slot, sizeof(double));
+        return v;
+    case COL_STRING:
+    case COL_TEXT:
+    case COL_JSON:
+        return value_str((const char *)r + (slot >> 32), (uint32_t)slot);
+    case COL_VECTOR:
+        v.kind = VAL_VEC;
+        v.u.v.a = (const float *)((const char *)r + (slot >> 32));
+        v.u.v.n = (uint32_t)slot;
+        return v;
+    default:
+        return value_int((int64_t)slot);
+    }
+}
+
+/* Builds a row block for id from one value per column (already coerced).
+** NULL when out of memory or the row would exceed 4 GiB. */
+static MemRow *row_build(const Schema *s, int64_t id, const Value *aVal) {
+    int nCol = s->nCol;
+    size_t nHead = sizeof(MemRow) + 8 * ((size_t)nCol + null_words(nCol));
+    size_t nTail = 0;
+    for (int i = 0; i < nCol; i++) {
+        const Value *v = &aVal[i];
+        if (v->kind == VAL_STR) nTail += (size_t)v->u.s.n + 1;
+        if (v->kind == VAL_VEC) nTail = ((nTail + 3) & ~(size_t)3) + 4 * (size_t)v->u.v.n;
+    }
+    size_t nByte = nHead + nTail;
+    if (nByte > UINT32_MAX) return NULL;
+    MemRow *r = malloc(nByte);
+    if (!r) return NULL;
+    r->id = id;
+    r->nByte = (uint32_t)nByte;
+    r->unused = 0;
+    uint64_t *aNull = r->aSlot + nCol;
+    memset(aNull, 0, 8 * null_words(nCol));
+    size_t off = nHead;
+    for (int i = 0; i < nCol; i++) {
+        const Value *v = &aVal[i];
+        switch (v->kind) {
+        case VAL_NULL:
+            aNull[i / 64] |= 1ull << (i % 64);
+            r->aSlot[i] = 0;
+            break;
+        case VAL_INT:
+            r->aSlot[i] = (uint64_t)v->u.i;
+            break;
+        case VAL_FLOAT:
+            memcpy(&r->aSlot[i], &v->u.f, sizeof(double));
+            break;
+        case VAL_STR:
+            memcpy((char *)r + off, v->u.s.z, v->u.s.n);
+            ((char *)r)[off + v->u.s.n] = 0;
+            r->aSlot[i] = ((uint64_t)off << 32) | v->u.s.n;
+            off += (size_t)v->u.s.n + 1;
+            break;
+        case VAL_VEC:
+            off = (off + 3) & ~(size_t)3;
+            memcpy((char *)r + off, v->u.v.a, 4 * (size_t)v->u.v.n);
+            r->aSlot[i] = ((uint64_t)off << 32) | v->u.v.n;
+            off += 4 * (size_t)v->u.v.n;
+            break;
+        }
+    }
+    return r;
+}
+
+/* A new version of row old with the columns flagged in aSet replaced. */
+static MemRow *row_build_update(const Schema *s, const MemRow *old, const Value *aVal,
+                                const uint8_t *aSet) {
+    Value aStack[32];
+    Value *a = s->nCol <= 32 ? aStack : malloc(sizeof(Value) * (size_t)s->nCol);
+    if (!a) return NULL;
+    for (int i = 0; i < s->nCol; i++) a[i] = aSet[i] ? aVal[i] : row_get(s, old, i);
+    MemRow *r = row_build(s, old->id, a);
+    if (a != aStack) free(a);
+    return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* Snapshots                                                           */
+
+TableSnap *table_snapshot(Table *t) {
+    TableSnap *s = malloc(sizeof(*s));
+    if (!s) return NULL;
+    table_ref(t);
+    s->t = t;
+    pthread_rwlock_rdlock(&t->lock);
+    return s;
+}
+
+void table_snapshot_release(TableSnap *s) {
+    if (!s) return;
+    pthread_rwlock_unlock(&s->t->lock);
+    table_unref(s->t);
+    free(s);
+}
+
+size_t table_snap_count(const TableSnap *s) {
+    return s->t->nLive;
+}
+
+size_t table_snap_nslot(const TableSnap *s) {
+    return s->t->slots.n;
+}
+
+const MemRow *table_snap_slot(const TableSnap *s, size_t i) {
+    return s->t->slots.a[i];
+}
+
+int table_snap_sorted(const TableSnap *s) {
+    return s->t->bSorted;
+}
+
+size_t table_snap_bytes(const TableSnap *s) {
+    return s->t->nBytes;
+}
+
+static const MemRow *lookup(const Table *t, int64_t id, uint64_t *pSlot) {
+    uint64_t slot;
+    if (!idmap_get(&t->idx, (uint64_t)id, &slot)) return NULL;
+    if (pSlot) *pSlot = slot;
+    return t->slots.a[slot];
+}
+
+const MemRow *table_snap_get(const TableSnap *s, int64_t id) {
+    return lookup(s->t, id, NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/* Writing                                                             */
+
+/* The batch's effect on one id, built before anything is changed. */
+typedef struct Pending {
+    int64_t id;
+    MemRow *pNew;           /* the row's new version, or NULL: deleted */
+} Pending;
+
+typedef struct Overlay {
+    VEC(Pending) a;
+    IdMap idx;              /* id -> index in a */
+} Overlay;
+
+static void overlay_free(Overlay *o, int bFreeRows) {
+    if (bFreeRows) {
+        for (size_t i = 0; i < o->a.n; i++) free(o->a.a[i].pNew);
+    }
+    VEC_FREE(&o->a);
+    idmap_free(&o->idx);
+}
+
+/* The current version of id as the batch sees it so far. *ppP is set to
+** the overlay's entry for id when the batch has already touched it. */
+static const MemRow *overlay_lookup(const Table *t, Overlay *o, int64_t id, Pending **ppP) {
+    uint64_t k;
+    if (idmap_get(&o->idx, (uint64_t)id, &k)) {
+        *ppP = &o->a.a[k];
+        return o->a.a[k].pNew;
+    }
+    *ppP = NULL;
+    return lookup(t, id, NULL);
+}
+
+/* Records id's new version (pNew NULL = deleted) in the overlay. */
+static int overlay_set(Overlay *o, Pending *p, int64_t id, MemRow *pNew) {
+    if (p) {
+        free(p->pNew); /* a version made earlier in this batch */
+        p->pNew = pNew;
+        return LP_OK;
+    }
+    Pending np = {id, pNew};
+    if (VEC_PUSH(&o->a, np)) return LP_NOMEM;
+    if (idmap_put(&o->idx, (uint64_t)id, o->a.n - 1)) {
+        o->a.n--; /* not indexed: drop it again; the caller frees pNew */
+        return LP_NOMEM;
+    }
+    return LP_OK;
+}
+
+/* Drops NULL slots and renumbers the index. Called with the write lock. */
+static void compact(Table *t) {
+    size_t j = 0;
+    for (size_t i = 0; i < t->slots.n; i++) {
+        MemRow *r = t->slots.a[i];
+        if (!r) continue;
+        t->slots.a[j] = r;
+        /* The id is present, so this overwrite cannot need to grow. */
+        idmap_put(&t->idx, (uint64_t)r->id, j);
+        j++;
+    }
+    t->slots.n = j;
+}
+
+int table_apply(Table *t, const TableOp *aOp, size_t nOp, TableApplyOut *pOut, LpError *err) {
+    const Schema *s = t->pSchema;
+    Overlay o = {0};
+    int rc = LP_OK;
+    uint64_t nAffected = 0;
+    int64_t iFirstAuto = 0;
+
+    pthread_rwlock_wrlock(&t->lock);
+    int64_t nextId = t->nextId;
+
+    /* Phase 1: work out the batch's effect without touching the table. */
+    for (size_t k = 0; k < nOp && rc == LP_OK; k++) {
+        const TableOp *op = &aOp[k];
+        Pending *p;
+        const MemRow *cur;
+        MemRow *pNew;
+        int64_t id = op->id;
+        switch (op->kind) {
+        case TOP_INSERT:
+        case TOP_REPLACE:
+            if (id == 0) {
+                if (nextId <= 0) { /* wrapped past INT64_MAX */
+                    rc = lp_err_set(err, LP_RANGE, "automatic ids exhausted in table '%s'",
+                                    t->zName);
+                    break;
+                }
+                id = nextId;
+                if (!iFirstAuto) iFirstAuto = id;
+            }
+            cur = overlay_lookup(t, &o, id, &p);
+            if (cur && op->kind == TOP_INSERT) {
+                rc = lp_err_set(err, LP_EXISTS, "duplicate id '%lld'", (long long)id);
+                break;
+            }
+            if (!(pNew = row_build(s, id, op->aVal))) {
+                rc = lp_err_set(err, LP_NOMEM, "out of memory building a row of table '%s'",
+                                t->zName);
+                break;
+            }
+            if (overlay_set(&o, p, id, pNew)) {
+                free(pNew);
+                rc = lp_err_set(err, LP_NOMEM, "out of memory");
+                break;
+            }
+            if (id >= nextId) nextId = id == INT64_MAX ? INT64_MIN : id + 1;
+            nAffected++;
+            break;
+        case TOP_DELETE:
+            cur = overlay_lookup(t, &o, id, &p);
+            if (!cur) break;
+            if (overlay_set(&o, p, id, NULL)) {
+                rc = lp_err_set(err, LP_NOMEM, "out of memory");
+                break;
+            }
+            nAffected++;
+            break;
+        case TOP_UPDATE:
+            cur = overlay_lookup(t, &o, id, &p);
+            if (!cur) break;
+            if (!(pNew = row_build_update(s, cur, op->aVal, op->aSet))) {
+                rc = lp_err_set(err, LP_NOMEM, "out of memory updating a row of table '%s'",
+                                t->zName);
+                break;
+            }
+            if (overlay_set(&o, p, id, pNew)) {
+                free(pNew);
+                rc = lp_err_set(err, LP_NOMEM, "out of memory");
+                break;
+            }
+            nAffected++;
+            break;
+        }
+    }
+
+    /* Phase 2: reserve for the worst case, so the changes cannot fail. */
+    if (rc == LP_OK && (VEC_RESERVE(&t->slots, t->slots.n + o.a.n) ||
+                        idmap_reserve(&t->idx, idmap_count(&t->idx) + o.a.n))) {
+        rc = lp_err_set(err, LP_NOMEM, "out of memory growing table '%s'", t->zName);
+    }
+    if (rc != LP_OK) {
+        pthread_rwlock_unlock(&t->lock);
+        overlay_free(&o, 1);
+        return rc;
+    }
+
+    /* Phase 3: apply. Nothing below can fail. */
+    size_t nDead = t->slots.n - t->nLive;
+    for (size_t k = 0; k < o.a.n; k++) {
+        Pending *p = &o.a.a[k];
+        uint64_t slot;
+        if (idmap_get(&t->idx, (uint64_t)p->id, &slot)) {
+            MemRow *old = t->slots.a[slot];
+            t->nBytes -= old->nByte;
+            free(old);
+            t->slots.a[slot] = p->pNew;
+            if (p->pNew) {
+                t->nBytes += p->pNew->nByte;
+            } else {
+                idmap_del(&t->idx, (uint64_t)p->id, NULL);
+                t->nLive--;
+                nDead++;
+            }
+        } else if (p->pNew) {
+            if (p->id <= t->lastId) t->bSorted = 0;
+            t->lastId = p->id;
+            t->slots.a[t->slots.n] = p->pNew;
+            idmap_put(&t->idx, (uint64_t)p->id, t->slots.n);
+            t->slots.n++;
+            t->nLive++;
+            t->nBytes += p->pNew->nByte;
+        }
+        p->pNew = NULL; /* now the table's */
+    }
+    t->nextId = nextId;
+    if (nDead > 1024 && nDead > t->nLive) compact(t);
+    pthread_rwlock_unlock(&t->lock);
+    overlay_free(&o, 0);
+
+    if (pOut) {
+        pOut->nAffected = nAffected;
+        pOut->iFirstAutoId = iFirstAuto;
+    }
+    return LP_OK;
+}
+
+void table_truncate(Table *t) {
+    pthread_rwlock_wrlock(&t->lock);
+    free_rows(t);
+    t->nextId = 1;
+    pthread_rwlock_unlock(&t->lock);
+}

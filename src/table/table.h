@@ -1,0 +1,112 @@
+/*
+** table.h — a table: schema, rows, id index; reads through snapshots,
+** writes through atomic batches.
+**
+** Contract. This is the interface the storage engine fills in. In this
+** version rows live in memory only (nothing survives a restart); the
+** write-ahead log and sealed segments (issue 5) will sit behind the same
+** calls, so callers do not change.
+**
+** Reading. table_snapshot() returns a read view. Rows and every Value read
+** from it (strings, vectors) are owned by the table and stay valid and
+** unchanged until table_snapshot_release(). A snapshot shows the table as
+** of one committed batch: never half of a batch. In this in-memory version
+** a snapshot holds the table's read lock, so hold it only as long as a
+** statement runs (never across a network wait): writers wait for it.
+**
+** Writing. table_apply() applies a batch of operations atomically: either
+** every operation takes effect or, on any error, none does (the table is
+** unchanged). Operations see the effects of the earlier operations of the
+** same batch (an UPDATE after an INSERT of the same id updates the new
+** row). Values must already be coerced to their column types
+** (value_coerce). Possible errors: LP_EXISTS (INSERT of an id that exists:
+** "duplicate id 'N'"), LP_RANGE (auto ids exhausted), LP_NOMEM.
+**
+** Ids. Every row has a unique id in 1..2^63-1. An INSERT or REPLACE with id
+** 0 gets the next automatic id: one more than the largest id the table has
+** ever held, so automatic ids are never reused.
+**
+** Lifetime. Tables are reference-counted (table_ref/table_unref); the
+** catalog holds one reference, every running statement another, so a table
+** dropped while a query runs is freed when that query ends.
+**
+** Thread safety: all functions may be called from any thread. Snapshots
+** (readers) run concurrently; batches (writers) of one table are
+** serialised and exclude readers while they apply.
+*/
+#ifndef LP_TABLE_TABLE_H
+#define LP_TABLE_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "table/schema.h"
+#include "table/value.h"
+#include "util/error.h"
+
+typedef struct Table Table;         /* opaque */
+typedef struct TableSnap TableSnap; /* opaque read view */
+typedef struct MemRow MemRow;       /* opaque immutable row */
+
+/* Creates an empty table named zName (copied) that takes ownership of
+** pSchema (freed with the table, also on failure). The new table has one
+** reference. NULL when out of memory. */
+Table *table_new(const char *zName, Schema *pSchema);
+void table_ref(Table *t);
+void table_unref(Table *t);
+
+const char *table_name(const Table *t);
+const Schema *table_schema(const Table *t);
+
+/* ------------------------------------------------------------------ */
+/* Reading                                                             */
+
+TableSnap *table_snapshot(Table *t);
+void table_snapshot_release(TableSnap *s);
+
+/* Live rows in the snapshot. */
+size_t table_snap_count(const TableSnap *s);
+/* Row slots to iterate: table_snap_slot(s, i) for i in [0, nSlot) returns
+** a row or NULL (a deleted slot). When table_snap_sorted() is true the
+** non-NULL rows come in ascending id order. */
+size_t table_snap_nslot(const TableSnap *s);
+const MemRow *table_snap_slot(const TableSnap *s, size_t i);
+int table_snap_sorted(const TableSnap *s);
+/* The row with this id, or NULL. */
+const MemRow *table_snap_get(const TableSnap *s, int64_t id);
+/* Bytes the rows use (SHOW TABLE STATUS). */
+size_t table_snap_bytes(const TableSnap *s);
+
+int64_t row_id(const MemRow *r);
+/* Column iCol of row r (SCHEMA_ID_COL for the id) as stored: VAL_NULL,
+** VAL_INT, VAL_FLOAT, VAL_STR or VAL_VEC. Borrowed from the snapshot. */
+Value row_get(const Schema *s, const MemRow *r, int iCol);
+
+/* ------------------------------------------------------------------ */
+/* Writing                                                             */
+
+typedef enum TableOpKind {
+    TOP_INSERT,     /* new row; LP_EXISTS if the id exists */
+    TOP_REPLACE,    /* new row, or replace the whole row with this id */
+    TOP_DELETE,     /* remove the row with this id, if any */
+    TOP_UPDATE,     /* change the columns flagged in aSet, if the row exists */
+} TableOpKind;
+
+typedef struct TableOp {
+    TableOpKind kind;
+    int64_t id;             /* target id; 0 on INSERT/REPLACE = automatic */
+    const Value *aVal;      /* INSERT/REPLACE/UPDATE: one per schema column */
+    const uint8_t *aSet;    /* UPDATE: nonzero for the columns to change */
+} TableOp;
+
+typedef struct TableApplyOut {
+    uint64_t nAffected;     /* rows inserted, replaced, updated or deleted */
+    int64_t iFirstAutoId;   /* first automatic id assigned, or 0 */
+} TableApplyOut;
+
+int table_apply(Table *t, const TableOp *aOp, size_t nOp, TableApplyOut *pOut, LpError *err);
+
+/* Removes every row; automatic ids start again at 1. */
+void table_truncate(Table *t);
+
+#endif /* LP_TABLE_TABLE_H */
