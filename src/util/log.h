@@ -4,7 +4,7 @@
 ** Contract. LOG_ERROR/LOG_WARN/LOG_INFO/LOG_DEBUG format a message and, when
 ** its level is at or above the current level, write one line
 **   2026-11-30T23:59:01.123Z [warn] message
-** to stderr (or the file given to log_set_file) with a single write(), so
+** to stderr (or the descriptor given to log_set_fd) with a single write(), so
 ** lines from different threads never interleave. The level is process-wide
 ** (default LOG_LEVEL_INFO) and may be changed at any time.
 **
