@@ -1,0 +1,1 @@
+select @@version_comment limit 1

@@ -1,0 +1,1 @@
+SELECT id, title AS t, price p, COUNT(*) AS "cnt" FROM db.products WHERE price > 1.5 AND NOT tags IS NULL GROUP BY p ORDER BY price DESC, id ASC LIMIT 10, 20

@@ -1,0 +1,1 @@
+SELECT a + b * c - d / e % f DIV g MOD h, -x, !y, +z, (a, b), ((1)) FROM t LIMIT 5 OFFSET 10

@@ -1,0 +1,1 @@
+SELECT id, WEIGHT() FROM t WHERE MATCH('hello world') ORDER BY WEIGHT() DESC OPTION ranker=bm25, field_weights=(title=10, body=3), max_matches=1000

@@ -1,0 +1,1 @@
+SELECT id, knn_dist() FROM t WHERE knn(v, 10, (0.1, -0.2, 0.3), {ef=200, rescore=1})

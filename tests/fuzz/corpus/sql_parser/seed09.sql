@@ -1,0 +1,1 @@
+SELECT COUNT(DISTINCT a), @@session.autocommit, @@global.max_allowed_packet, @x FROM `my``table` WHERE `select` = 'it''s \'quoted\' \0 \n' || j.a.b = TRUE && c != FALSE

@@ -1,0 +1,1 @@
+INSERT INTO products (id, title, price, v) VALUES (1, 'first', 9.99, (0.1, 0.2)), (2, NULL, -1, (0.5)), (0, "x", 1e10, ())

@@ -1,0 +1,1 @@
+UPDATE t SET price = price * 2, title = 'x' WHERE id = 5 OPTION strict=1

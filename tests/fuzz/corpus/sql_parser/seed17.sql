@@ -1,0 +1,1 @@
+CREATE TABLE products (title TEXT, body TEXT indexed stored, price FLOAT, tags JSON, v FLOAT_VECTOR KNN_TYPE='hnsw' KNN_DIMS='4' HNSW_SIMILARITY='L2') morphology='stem_en' min_prefix_len='3'

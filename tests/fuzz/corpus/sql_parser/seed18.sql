@@ -1,0 +1,1 @@
+CREATE TABLE IF NOT EXISTS t (id bigint, s string attribute, e float_vector knn_type='hnsw' knn_dims='384' hnsw_similarity='cosine' model_name='sentence-transformers/all-MiniLM-L6-v2' from='title'), type='rt', rt_mem_limit=128

@@ -1,0 +1,1 @@
+SET GLOBAL a = 1, b = 'x', SESSION c = ON, LOCAL d = DEFAULT

@@ -1,0 +1,1 @@
+SET @@session.sql_mode = '', @x := 5

@@ -1,0 +1,1 @@
+SET NAMES utf8mb4 COLLATE 'utf8mb4_general_ci'

@@ -1,0 +1,1 @@
+SET CHARACTER SET utf8

@@ -1,0 +1,1 @@
+/*!40101 SET NAMES utf8 */
