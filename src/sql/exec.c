@@ -76,7 +76,7 @@ static int bind_fail(Binder *b, int iErrno, int code, const char *zFmt, ...) {
 }
 
 static int bind_oom(Binder *b) {
-    return bind_fail(b, ER_UNKNOWN_ERROR, LP_NOMEM, "out of memory");
+    return bind_fail(b, ER_OUTOFMEMORY, LP_NOMEM, "out of memory");
 }
 
 /* An error that points at a place in the statement text. */
@@ -184,11 +184,11 @@ static void bexpr_const(BExpr *out, QExpr *q, SqlColType type) {
 
 static int bind_column(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     const char *zName = e->u.zName;
+    if (ctx == CTX_VALUES) {
+        return bind_fail(b, ER_BAD_FIELD, LP_BADINPUT,
+                         "column '%s' cannot be used here: expected a constant value", zName);
+    }
     if (!b->pSchema) {
-        if (ctx == CTX_VALUES) {
-            return bind_fail(b, ER_BAD_FIELD, LP_BADINPUT,
-                             "column '%s' cannot be used here: expected a constant value", zName);
-        }
         return bind_fail(b, ER_BAD_FIELD, LP_NOTFOUND,
                          "unknown column '%s': the statement has no FROM table", zName);
     }
@@ -771,7 +771,7 @@ static int coerce_for(Binder *b, const Schema *sc, int iCol, Value v, int iRow, 
     const ColumnSchema *c = iCol == SCHEMA_ID_COL ? &idCol : &sc->aCol[iCol];
     int rc = value_coerce(c, v, b->a, pOut, b->err);
     if (rc == LP_OK) return LP_OK;
-    b->err->detail = rc == LP_RANGE ? ER_OUT_OF_RANGE : rc == LP_NOMEM ? ER_UNKNOWN_ERROR
+    b->err->detail = rc == LP_RANGE ? ER_OUT_OF_RANGE : rc == LP_NOMEM ? ER_OUTOFMEMORY
                                                                        : ER_BAD_VALUE;
     if (nRow > 1) lp_err_prefix(b->err, "row %d", iRow + 1);
     b->rc = rc;
@@ -962,7 +962,7 @@ void sqlx_delete(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     }
     b.pSchema = table_schema(t);
     if (!del->pWhere) {
-        bind_fail(&b, ER_UNKNOWN_ERROR, LP_BADINPUT,
+        bind_fail(&b, ER_DELETE_NO_WHERE, LP_BADINPUT,
                   "DELETE needs a WHERE clause; use TRUNCATE TABLE %s to delete every row",
                   del->zTable);
         goto fail;
@@ -1061,10 +1061,13 @@ static int build_vector_opts(Binder *b, const ColumnDef *d, ColumnSchema *c) {
         } else if (strcmp(o->zName, "hnsw_ef_construction") == 0) {
             if (opt_int(b, o, 1, 100000, &v->efConstruction)) return b->rc;
         } else if (strcmp(o->zName, "model_name") == 0 || strcmp(o->zName, "from") == 0) {
-            return bind_fail(b, ER_NOT_SUPPORTED, LP_UNSUPPORTED,
-                             "column '%s': %s: computing embeddings inside loupe is not "
-                             "available yet in this version; insert vectors explicitly",
-                             c->zName, o->zName);
+            if (!(z = opt_text(b, o))) return b->rc;
+            char **pz = o->zName[0] == 'm' ? &v->zModel : &v->zFrom;
+            if (*pz) return bind_fail_at(b, o->pos, "option given twice");
+            if (!(*pz = strdup(z))) return bind_oom(b);
+            if (o->zName[0] == 'm' && !z[0]) {
+                return bind_fail_at(b, o->pValue->pos, "model_name must not be empty");
+            }
         } else {
             char zMsg[200];
             snprintf(zMsg, sizeof(zMsg),
@@ -1074,9 +1077,14 @@ static int build_vector_opts(Binder *b, const ColumnDef *d, ColumnSchema *c) {
             return bind_fail_at(b, o->pos, zMsg);
         }
     }
-    if (v->bHnsw && !v->nDims) {
+    if (v->zFrom && !v->zModel) {
+        return bind_fail(b, ER_PARSE, LP_BADINPUT, "column '%s': from needs model_name",
+                         c->zName);
+    }
+    if (v->bHnsw && !v->nDims && !v->zModel) {
         return bind_fail(b, ER_PARSE, LP_BADINPUT,
-                         "column '%s': knn_type='hnsw' needs knn_dims", c->zName);
+                         "column '%s': knn_type='hnsw' needs knn_dims (or model_name)",
+                         c->zName);
     }
     return LP_OK;
 }
@@ -1155,6 +1163,39 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
     return LP_OK;
 }
 
+/* Every name in a vector column's from='a,b' must be a TEXT or STRING
+** column of the table ('' means all text fields). Models are kept in the
+** schema; computing the embeddings arrives with the embedding work, and
+** until then the statement says so in a warning. */
+static int check_embedding_sources(Binder *b, const Schema *sc) {
+    for (int i = 0; i < sc->nCol; i++) {
+        const VectorOpts *v = &sc->aCol[i].vec;
+        if (sc->aCol[i].type != COL_VECTOR || !v->zModel) continue;
+        const char *z = v->zFrom ? v->zFrom : "";
+        while (*z) {
+            while (*z == ' ' || *z == ',') z++;
+            size_t n = strcspn(z, ", ");
+            if (!n) break;
+            char zName[128];
+            snprintf(zName, sizeof(zName), "%.*s", (int)(n < 127 ? n : 127), z);
+            for (char *p = zName; *p; p++) *p = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
+            int c = schema_find(sc, zName);
+            if (c < 0 || (sc->aCol[c].type != COL_TEXT && sc->aCol[c].type != COL_STRING)) {
+                return bind_fail(b, ER_BAD_FIELD, LP_BADINPUT,
+                                 "column '%s': from names '%s', which is not a text or string "
+                                 "column of this table",
+                                 sc->aCol[i].zName, zName);
+            }
+            z += n;
+        }
+        sqlx_warn(b->s, ER_NOT_SUPPORTED,
+                  "column '%s': model_name is kept, but this version does not compute "
+                  "embeddings yet: insert vectors explicitly",
+                  sc->aCol[i].zName);
+    }
+    return LP_OK;
+}
+
 void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const CreateTableStmt *ct = &st->u.create;
     LpError err;
@@ -1172,6 +1213,12 @@ void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     for (int i = 0; i < ct->nCol; i++) {
         const ColumnDef *d = &ct->aCol[i];
         if (strcmp(d->zName, "id") == 0) {
+            for (int j = 0; j < i; j++) {
+                if (strcmp(ct->aCol[j].zName, "id") == 0) {
+                    bind_fail(&b, ER_DUP_FIELDNAME, LP_BADINPUT, "duplicate column name 'id'");
+                    goto fail;
+                }
+            }
             if (strcmp(d->zType, "bigint") != 0 || d->nFlag || d->nOpt) {
                 bind_fail_at(&b, d->typePos, "column 'id' is the document id: it must be declared as plain 'id bigint'");
                 goto fail;
@@ -1190,6 +1237,7 @@ void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
         sc->nCol++;
         if (build_column(&b, d, c)) goto fail;
     }
+    if (check_embedding_sources(&b, sc)) goto fail;
     for (int i = 0; i < ct->nOpt; i++) {
         const SqlMapItem *o = &ct->aOpt[i];
         const char *z = opt_text(&b, o);

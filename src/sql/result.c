@@ -46,7 +46,9 @@ static const char *sqlstate_for_errno(int iErrno) {
     case 1054: return "42S22";
     case 1060: return "42S21";
     case 1062: return "23000";
+    case 1037: return "HY001";
     case 1064: return "42000";
+    case 1065: return "42000";
     case 1136: return "21S01";
     case 1140: return "42000";
     case 1146: return "42S02";
@@ -70,7 +72,7 @@ int sql_errno_for_code(int code, const char **pzSqlState) {
     case LP_EXISTS: e = 1050; break;
     case LP_RANGE: e = 1264; break;
     case LP_UNSUPPORTED: e = 1235; break;
-    case LP_NOMEM: e = 1105; break;  /* ER_UNKNOWN_ERROR: "out of memory" text says why */
+    case LP_NOMEM: e = 1037; break;  /* ER_OUTOFMEMORY */
     default: e = 1105; break;
     }
     if (pzSqlState) *pzSqlState = sqlstate_for_errno(e);

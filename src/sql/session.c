@@ -133,7 +133,7 @@ void sqlx_report(SqlResult *r, const LpError *err, int iErrnoDefault) {
     LpError e = *err;
     if (!e.detail) {
         switch (e.code) {
-        case LP_NOMEM: e.detail = ER_UNKNOWN_ERROR; break;
+        case LP_NOMEM: e.detail = ER_OUTOFMEMORY; break;
         case LP_RANGE: e.detail = ER_OUT_OF_RANGE; break;
         default: e.detail = iErrnoDefault; break;
         }
@@ -293,7 +293,7 @@ void sqlx_write(SqlSession *s, Table *t, const TableOp *aOp, size_t nOp, SqlResu
         return;
     oom:
         s->txnOps.n = n0; /* the statement adds nothing; the transaction stays */
-        sqlx_error(r, ER_UNKNOWN_ERROR, "out of memory buffering the transaction");
+        sqlx_error(r, ER_OUTOFMEMORY, "out of memory buffering the transaction");
         return;
     }
     TableApplyOut out;
@@ -508,5 +508,5 @@ void sql_field_list(SqlSession *s, const char *zTable, size_t nTable, SqlResult 
     return;
 oom:
     table_unref(t);
-    sqlx_error(r, ER_UNKNOWN_ERROR, "out of memory");
+    sqlx_error(r, ER_OUTOFMEMORY, "out of memory");
 }

@@ -111,11 +111,12 @@ static int show_status(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
         {"bytes_sent", atomic_load(&st->nBytesOut)},
         {"tables", (unsigned long long)nTable},
     };
-    const char *zVer = s->e->zVersion;
-    if (!sh->zLike || sqlx_like(sh->zLike, "version")) {
-        char buf[64];
-        snprintf(buf, sizeof(buf), "%s", LOUPE_VERSION);
-        if (add2(r, "version", buf) || add2(r, "mysql_version", zVer)) return LP_NOMEM;
+    if ((!sh->zLike || sqlx_like(sh->zLike, "version")) && add2(r, "version", LOUPE_VERSION)) {
+        return LP_NOMEM;
+    }
+    if ((!sh->zLike || sqlx_like(sh->zLike, "mysql_version")) &&
+        add2(r, "mysql_version", s->e->zVersion)) {
+        return LP_NOMEM;
     }
     for (size_t i = 0; i < LP_ARRAY_SIZE(aRow); i++) {
         if (sh->zLike && !sqlx_like(sh->zLike, aRow[i].zName)) continue;
@@ -234,5 +235,5 @@ void sqlx_show(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     case SHOW_TABLE_STATUS: rc = show_table_status(s, sh, r); break;
     default: rc = show_fixed(sh, r); break;
     }
-    if (rc != LP_OK && r->kind != SQLRES_ERROR) sqlx_error(r, ER_UNKNOWN_ERROR, "out of memory");
+    if (rc != LP_OK && r->kind != SQLRES_ERROR) sqlx_error(r, ER_OUTOFMEMORY, "out of memory");
 }

@@ -15,6 +15,7 @@
 #include "util/vec.h"
 
 /* MySQL error numbers loupe reports (result.c knows their SQLSTATEs). */
+#define ER_OUTOFMEMORY        1037
 #define ER_TOO_MANY_CONN      1040
 #define ER_TABLE_EXISTS       1050
 #define ER_BAD_TABLE          1051
@@ -30,6 +31,7 @@
 #define ER_NO_SUCH_TABLE      1146
 #define ER_UNKNOWN_SYSVAR     1193
 #define ER_WRONG_VALUE_VAR    1231
+#define ER_DELETE_NO_WHERE    1175  /* MySQL's ER_UPDATE_WITHOUT_KEY_IN_SAFE_MODE */
 #define ER_NOT_SUPPORTED      1235
 #define ER_READONLY_VAR       1238
 #define ER_OUT_OF_RANGE       1264

@@ -330,5 +330,5 @@ void sqlx_show_variables(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
     }
     return;
 oom:
-    sqlx_error(r, ER_UNKNOWN_ERROR, "out of memory");
+    sqlx_error(r, ER_OUTOFMEMORY, "out of memory");
 }

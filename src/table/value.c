@@ -161,8 +161,10 @@ static int to_int(const ColumnSchema *c, Value v, int64_t *pOut, LpError *err) {
         if (v.u.f != floor(v.u.f) || !isfinite(v.u.f)) return err_type(err, c, "an integer", v);
         if (v.u.f < -9223372036854775808.0 || v.u.f >= 9223372036854775808.0) {
             char zType[16];
-            return lp_err_set(err, LP_RANGE, "value %.17g out of range for %s column '%s'", v.u.f,
-                              type_upper(c->type, zType), c->zName);
+            return lp_err_set(err, LP_RANGE,
+                              fabs(v.u.f) < 1e30 ? "value %.0f out of range for %s column '%s'"
+                                                 : "value %.17g out of range for %s column '%s'",
+                              v.u.f, type_upper(c->type, zType), c->zName);
         }
         *pOut = (int64_t)v.u.f;
         return LP_OK;
@@ -352,8 +354,7 @@ int value_coerce(const ColumnSchema *c, Value v, Arena *a, Value *pOut, LpError 
         json_t *j = json_loadb(v.u.s.z, v.u.s.n, JSON_DECODE_ANY, &jerr);
         if (!j) {
             return lp_err_setpos(err, LP_BADINPUT, jerr.position,
-                                 "invalid JSON for column '%s' at byte %d: %s", c->zName,
-                                 jerr.position, jerr.text);
+                                 "invalid JSON for column '%s': %s", c->zName, jerr.text);
         }
         char *zj = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
         json_decref(j);

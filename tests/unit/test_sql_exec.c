@@ -1,0 +1,294 @@
+/* Unit tests for the SQL executor: statements through sql_execute(), no
+** network. The integration tests (tests/integration) repeat the important
+** ones through the real server and real clients. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sql/session.h"
+#include "util/strbuf.h"
+
+static SqlEngine *g_e;
+static StrBuf g_out;
+
+/* Runs zSql and renders the result: rows as "a|b" lines (NULL as \N),
+** "OK <affected> <last id>" or "ERR <errno> <message>". */
+static const char *run(SqlSession *s, const char *zSql) {
+    SqlResult r;
+    sql_result_init(&r);
+    sql_execute(s, zSql, strlen(zSql), &r);
+    strbuf_reset(&g_out);
+    strbuf_appendz(&g_out, "");
+    if (r.kind == SQLRES_ERROR) {
+        strbuf_appendf(&g_out, "ERR %d %s", r.iErrno, r.zErr);
+    } else if (r.kind == SQLRES_OK) {
+        strbuf_appendf(&g_out, "OK %llu %llu", (unsigned long long)r.nAffected,
+                       (unsigned long long)r.iLastInsertId);
+    } else {
+        for (size_t i = 0; i < r.nRow; i++) {
+            if (i) strbuf_appendc(&g_out, '\n');
+            for (int c = 0; c < r.nCol; c++) {
+                const SqlCell *x = &r.aCell[i * (size_t)r.nCol + (size_t)c];
+                if (c) strbuf_appendc(&g_out, '|');
+                if (x->z) strbuf_append(&g_out, x->z, x->n); else strbuf_appendz(&g_out, "\\N");
+            }
+        }
+    }
+    sql_result_free(&r);
+    return g_out.z;
+}
+
+static int setup(void **state) {
+    SqlEngineConfig cfg = {"/tmp", NULL, 0};
+    LpError err;
+    g_e = sql_engine_new(&cfg, &err);
+    *state = sql_session_new(g_e, 7, "alice");
+    return g_e && *state ? 0 : -1;
+}
+
+static int teardown(void **state) {
+    sql_session_free(*state);
+    sql_engine_free(g_e);
+    strbuf_free(&g_out);
+    return 0;
+}
+
+static void test_connect_statements(void **state) {
+    SqlSession *s = *state;
+    assert_string_equal(run(s, "select @@version_comment limit 1"), "loupe " LOUPE_VERSION);
+    assert_string_equal(run(s, "SELECT DATABASE(), USER(), CONNECTION_ID()"), "loupe|alice@localhost|7");
+    assert_string_equal(run(s, "SET NAMES utf8mb4"), "OK 0 0");
+    assert_string_equal(run(s, "SET NAMES latin1"),
+                        "ERR 1115 character set 'latin1' is not supported: loupe speaks UTF-8 (utf8mb4) only");
+    assert_string_equal(run(s, "SET autocommit=1"), "OK 0 0");
+    assert_string_equal(run(s, "SELECT @@autocommit, @@session.autocommit"), "1|1");
+    assert_string_equal(run(s, "SET nonsense = 1"), "ERR 1193 unknown system variable 'nonsense'");
+    assert_string_equal(run(s, "SET @@version = 'x'"), "ERR 1238 variable 'version' is read-only");
+    assert_string_equal(run(s, "SET @x = 42"), "OK 0 0");
+    assert_string_equal(run(s, "SELECT @x, @undefined"), "42|\\N");
+    assert_string_equal(run(s, "SHOW VARIABLES LIKE 'wait%'"), "wait_timeout|28800");
+    assert_string_equal(run(s, "SHOW DATABASES"), "loupe");
+    assert_string_equal(run(s, "SELECT 1+2, 7/2, -5 * 2, 10 DIV 3, 1 = 1, NULL IS NULL"),
+                        "3|3.5|-10|3|1|1");
+    assert_string_equal(run(s, ""), "ERR 1065 query was empty");
+    assert_string_equal(run(s, "SELECT 1; SELECT 2"),
+                        "ERR 1064 near 'SELECT 2' at line 1 col 11: multiple statements are not supported (multi-statement mode is off)");
+}
+
+static void test_ddl(void **state) {
+    SqlSession *s = *state;
+    assert_string_equal(run(s, "CREATE TABLE t1 (title TEXT, body TEXT stored, price FLOAT, "
+                               "qty INT, big BIGINT, ok BOOL, ts TIMESTAMP, cat STRING, j JSON, "
+                               "v FLOAT_VECTOR knn_type='hnsw' knn_dims='2' hnsw_similarity='ip') "
+                               "min_prefix_len='3'"),
+                        "OK 0 0");
+    assert_string_equal(run(s, "CREATE TABLE t1 (a INT)"), "ERR 1050 table 't1' already exists");
+    assert_string_equal(run(s, "CREATE TABLE IF NOT EXISTS t1 (a INT)"), "OK 0 0");
+    assert_string_equal(run(s, "SHOW WARNINGS"), "Warning|1050|table 't1' already exists");
+    assert_string_equal(run(s, "CREATE TABLE t2 (a INT, A STRING)"),
+                        "ERR 1060 duplicate column name 'a'");
+    assert_string_equal(run(s, "CREATE TABLE t2 (a INTEGR)"),
+                        "ERR 1064 near 'INTEGR)' at line 1 col 20: unknown column type 'integr': "
+                        "expected text, string, int, bigint, float, bool, timestamp, json or float_vector");
+    assert_string_equal(run(s, "CREATE TABLE t2 (a INT) colour='red'"),
+                        "ERR 1064 near 'colour='red'' at line 1 col 25: unknown table option 'colour': "
+                        "expected morphology, stopwords, min_prefix_len, min_infix_len, rt_mem_limit, rank_profile or type");
+    assert_string_equal(run(s, "CREATE TABLE t2 (v FLOAT_VECTOR knn_type='hnsw')"),
+                        "ERR 1064 column 'v': knn_type='hnsw' needs knn_dims (or model_name)");
+    assert_string_equal(run(s, "CREATE TABLE t2 (id bigint, a INT, id bigint)"),
+                        "ERR 1060 duplicate column name 'id'");
+    assert_string_equal(run(s, "CREATE TABLE t2 (a INT, v FLOAT_VECTOR model_name='m/x' from='a')"),
+                        "ERR 1054 column 'v': from names 'a', which is not a text or string column of this table");
+    assert_string_equal(run(s, "CREATE TABLE t2 (t TEXT, v FLOAT_VECTOR knn_type='hnsw' "
+                               "model_name='org/m' from='t')"),
+                        "OK 0 0");
+    assert_string_equal(run(s, "SHOW WARNINGS"),
+                        "Warning|1235|column 'v': model_name is kept, but this version does not compute embeddings yet: insert vectors explicitly");
+    assert_string_equal(run(s, "DESCRIBE t2"),
+                        "id|bigint|\nt|text|indexed stored\nv|float_vector|knn_type='hnsw' model_name='org/m' from='t'");
+    run(s, "DROP TABLE t2");
+    assert_string_equal(run(s, "SHOW TABLES"), "t1|rt");
+    assert_string_equal(run(s, "DESCRIBE t1"),
+                        "id|bigint|\ntitle|text|indexed stored\nbody|text|stored\nprice|float|\n"
+                        "qty|int|\nbig|bigint|\nok|bool|\nts|timestamp|\ncat|string|\nj|json|\n"
+                        "v|float_vector|knn_type='hnsw' knn_dims='2' hnsw_similarity='IP'");
+    /* SHOW CREATE TABLE output recreates an identical table */
+    char *zCreate = strdup(strchr(run(s, "SHOW CREATE TABLE t1"), '|') + 1);
+    assert_string_equal(run(s, "DROP TABLE t1"), "OK 0 0");
+    assert_string_equal(run(s, zCreate), "OK 0 0");
+    assert_string_equal(strchr(run(s, "SHOW CREATE TABLE t1"), '|') + 1, zCreate);
+    free(zCreate);
+    assert_string_equal(run(s, "DROP TABLE nope"), "ERR 1051 table 'nope' does not exist");
+    assert_string_equal(run(s, "DROP TABLE IF EXISTS nope"), "OK 0 0");
+    assert_string_equal(run(s, "DROP TABLE t1"), "OK 0 0");
+}
+
+static void test_dml(void **state) {
+    SqlSession *s = *state;
+    run(s, "CREATE TABLE d (title TEXT, price FLOAT, qty INT, cat STRING)");
+    assert_string_equal(run(s, "INSERT INTO d VALUES (5, 'five', 5.5, 5, 'x')"), "OK 1 0");
+    assert_string_equal(run(s, "INSERT INTO d (title, qty) VALUES ('a', 1), ('b', 2)"), "OK 2 6");
+    assert_string_equal(run(s, "SELECT LAST_INSERT_ID()"), "6");
+    assert_string_equal(run(s, "INSERT INTO d (id, title) VALUES (100, 'x'), (6, 'dup')"),
+                        "ERR 1062 duplicate id '6'");
+    assert_string_equal(run(s, "SELECT COUNT(*) FROM d"), "3");
+    assert_string_equal(run(s, "INSERT INTO d (qty) VALUES (1), (2147483648)"),
+                        "ERR 1264 row 2: value 2147483648 out of range for INT column 'qty' "
+                        "(-2147483648 to 2147483647)");
+    assert_string_equal(run(s, "INSERT INTO d (qty, qty) VALUES (1, 2)"),
+                        "ERR 1110 column 'qty' specified twice");
+    assert_string_equal(run(s, "INSERT INTO d (nope) VALUES (1)"),
+                        "ERR 1054 unknown column 'nope' in table 'd'");
+    assert_string_equal(run(s, "INSERT INTO d VALUES (1, 'x')"),
+                        "ERR 1136 column count doesn't match value count at row 1 (5 columns, 2 values)");
+    assert_string_equal(run(s, "INSERT INTO d (id) VALUES (-3)"),
+                        "ERR 1264 value -3 out of range for BIGINT column 'id' (1 to 9223372036854775807)");
+    assert_string_equal(run(s, "INSERT INTO d (id, title) VALUES (9223372036854775807, 'max')"),
+                        "OK 1 0");
+    assert_string_equal(run(s, "INSERT INTO d (title) VALUES ('after max')"),
+                        "ERR 1264 automatic ids exhausted in table 'd'");
+    assert_string_equal(run(s, "DELETE FROM d WHERE id = 9223372036854775807"), "OK 1 0");
+    assert_string_equal(run(s, "REPLACE INTO d (id, title, qty) VALUES (5, 'FIVE', 50)"), "OK 1 0");
+    assert_string_equal(run(s, "SELECT id, title, price, qty FROM d WHERE id = 5"), "5|FIVE|\\N|50");
+    assert_string_equal(run(s, "UPDATE d SET qty = qty WHERE id = 5"),
+                        "ERR 1054 column 'qty' cannot be used here: expected a constant value");
+    assert_string_equal(run(s, "UPDATE d SET qty = 7, cat = 'y' WHERE id IN (5, 6, 999)"), "OK 2 0");
+    assert_string_equal(run(s, "UPDATE d SET title = 'no' WHERE id = 5"),
+                        "ERR 1366 full-text field 'title' cannot be updated: use REPLACE to rewrite the row");
+    assert_string_equal(run(s, "UPDATE d SET id = 1 WHERE id = 5"),
+                        "ERR 1366 the id of a row cannot be updated: REPLACE the row under its new id and DELETE the old one");
+    assert_string_equal(run(s, "SELECT id, qty, cat FROM d"), "5|7|y\n6|7|y\n7|2|\\N");
+    assert_string_equal(run(s, "DELETE FROM d"),
+                        "ERR 1175 DELETE needs a WHERE clause; use TRUNCATE TABLE d to delete every row");
+    assert_string_equal(run(s, "DELETE FROM d WHERE qty = 7 AND cat = 'Y'"), "OK 2 0");
+    assert_string_equal(run(s, "SELECT id FROM d"), "7");
+    assert_string_equal(run(s, "TRUNCATE TABLE d"), "OK 0 0");
+    assert_string_equal(run(s, "SELECT COUNT(*) FROM d"), "0");
+    run(s, "DROP TABLE d");
+}
+
+static void test_select(void **state) {
+    SqlSession *s = *state;
+    run(s, "CREATE TABLE p (name STRING, price FLOAT, qty INT, ts TIMESTAMP, body TEXT)");
+    assert_string_equal(run(s, "INSERT INTO p (name, price, qty, ts, body) VALUES "
+                               "('apple', 1.5, 10, '2024-01-01', 'red fruit'), "
+                               "('Banana', 0.25, NULL, 0, 'yellow'), "
+                               "('cherry', 10, 3, 1700000000, NULL), "
+                               "('date', NULL, -4, NULL, 'sweet')"),
+                        "OK 4 1");
+    assert_string_equal(run(s, "SELECT * FROM p WHERE id = 2"), "2|Banana|0.25|\\N|0|yellow");
+    assert_string_equal(run(s, "SELECT id FROM p WHERE qty > 0 ORDER BY qty DESC"), "1\n3");
+    assert_string_equal(run(s, "SELECT id FROM p WHERE NOT qty > 0"), "4");
+    assert_string_equal(run(s, "SELECT id FROM p WHERE qty IS NULL OR price IS NULL"), "2\n4");
+    assert_string_equal(run(s, "SELECT id FROM p WHERE name = 'BANANA'"), "2");
+    assert_string_equal(run(s, "SELECT id FROM p WHERE name IN ('apple', 'DATE')"), "1\n4");
+    assert_string_equal(run(s, "SELECT id FROM p WHERE qty NOT IN (10, 3)"), "4");
+    assert_string_equal(run(s, "SELECT id FROM p WHERE price BETWEEN 0.25 AND 1.5"), "1\n2");
+    assert_string_equal(run(s, "SELECT id FROM p WHERE qty != 10 AND qty <> 3"), "4");
+    assert_string_equal(run(s, "SELECT id FROM p WHERE ts >= '2023-11-14 22:13:20'"), "1\n3");
+    assert_string_equal(run(s, "SELECT id FROM p WHERE ts > 'yesterday'"),
+                        "ERR 1366 cannot compare TIMESTAMP column 'ts' with 'yesterday': expected unix seconds or 'YYYY-MM-DD[ HH:MM:SS]'");
+    assert_string_equal(run(s, "SELECT id FROM p WHERE qty = '10'"), "1");
+    assert_string_equal(run(s, "SELECT id FROM p WHERE name = 5"),
+                        "ERR 1366 cannot compare STRING column 'name' with a numeric value: quote the value");
+    assert_string_equal(run(s, "SELECT id FROM p WHERE body = 'x'"),
+                        "ERR 1235 column 'body' is a full-text field: it cannot be filtered or sorted on (full-text search with MATCH() is not available yet)");
+    assert_string_equal(run(s, "SELECT id FROM p WHERE body IS NULL"), "3");
+    assert_string_equal(run(s, "SELECT id, name FROM p ORDER BY name ASC LIMIT 1, 2"),
+                        "2|Banana\n3|cherry");
+    assert_string_equal(run(s, "SELECT id FROM p ORDER BY price ASC LIMIT 2 OFFSET 0"), "4\n2");
+    assert_string_equal(run(s, "SELECT id, price * 2 AS dbl FROM p ORDER BY dbl DESC LIMIT 1"),
+                        "3|20");
+    assert_string_equal(run(s, "SELECT name, qty FROM p ORDER BY 2 DESC, 1 LIMIT 2"),
+                        "apple|10\ncherry|3");
+    assert_string_equal(run(s, "SELECT COUNT(*) FROM p WHERE qty < 5"), "2");
+    assert_string_equal(run(s, "SELECT COUNT(*), id FROM p"),
+                        "ERR 1140 COUNT(*) cannot be mixed with other columns without GROUP BY");
+    assert_string_equal(run(s, "SELECT id FROM p WHERE id IN (4, 1, 1, 77) AND qty < 100"),
+                        "1\n4");
+    assert_string_equal(run(s, "SHOW META LIKE 'plan'"), "plan|id_lookup");
+    assert_string_equal(run(s, "SELECT nope FROM p"), "ERR 1054 unknown column 'nope' in table 'p'");
+    assert_string_equal(run(s, "SELECT * FROM nope"), "ERR 1146 table 'nope' does not exist");
+    assert_string_equal(run(s, "SELECT id FROM p OPTION ranker=bm25"),
+                        "ERR 1064 near 'ranker=bm25' at line 1 col 25: unknown option 'ranker'");
+    /* default LIMIT 20, total_found counts everything */
+    for (int i = 0; i < 30; i++) run(s, "INSERT INTO p (name) VALUES ('more')");
+    assert_string_equal(run(s, "SELECT COUNT(*) FROM p"), "34");
+    run(s, "SELECT id FROM p WHERE name = 'more'");
+    assert_string_equal(run(s, "SHOW META LIKE 'total%'"), "total|20\ntotal_found|30");
+    run(s, "DROP TABLE p");
+}
+
+static void test_transactions(void **state) {
+    SqlSession *s = *state;
+    SqlSession *other = sql_session_new(g_e, 8, NULL);
+    run(s, "CREATE TABLE x (n INT)");
+    run(s, "CREATE TABLE y (n INT)");
+    assert_string_equal(run(s, "BEGIN"), "OK 0 0");
+    assert_string_equal(run(s, "INSERT INTO x (id, n) VALUES (1, 1)"), "OK 1 0");
+    assert_string_equal(run(s, "INSERT INTO y (n) VALUES (1)"),
+                        "ERR 1105 a transaction can write to one table only: this one writes to 'x'; COMMIT or ROLLBACK first");
+    assert_string_equal(run(other, "SELECT COUNT(*) FROM x"), "0");
+    assert_string_equal(run(s, "COMMIT"), "OK 0 0");
+    assert_string_equal(run(other, "SELECT COUNT(*) FROM x"), "1");
+    /* autocommit=0: buffered until COMMIT, ROLLBACK drops */
+    assert_string_equal(run(s, "SET autocommit = 0"), "OK 0 0");
+    run(s, "INSERT INTO x (id, n) VALUES (2, 2)");
+    assert_string_equal(run(s, "ROLLBACK"), "OK 0 0");
+    assert_string_equal(run(s, "SELECT COUNT(*) FROM x"), "1");
+    /* a conflicting COMMIT applies nothing */
+    run(s, "INSERT INTO x (id, n) VALUES (3, 3)");
+    run(s, "INSERT INTO x (id, n) VALUES (4, 4)");
+    assert_string_equal(run(other, "INSERT INTO x (id, n) VALUES (4, 40)"), "OK 1 0");
+    assert_string_equal(run(s, "COMMIT"),
+                        "ERR 1062 COMMIT failed, transaction rolled back: duplicate id '4'");
+    assert_string_equal(run(s, "SELECT id, n FROM x"), "1|1\n4|40");
+    /* DDL commits the open transaction; autocommit=1 commits too */
+    run(s, "INSERT INTO x (id, n) VALUES (5, 5)");
+    assert_string_equal(run(s, "CREATE TABLE z (n INT)"), "OK 0 0");
+    assert_string_equal(run(other, "SELECT COUNT(*) FROM x"), "3");
+    run(s, "UPDATE x SET n = 0 WHERE id = 5");
+    assert_string_equal(run(s, "SET autocommit = 1"), "OK 0 0");
+    assert_string_equal(run(other, "SELECT n FROM x WHERE id = 5"), "0");
+    run(s, "DROP TABLE x");
+    run(s, "DROP TABLE y");
+    run(s, "DROP TABLE z");
+    sql_session_free(other);
+}
+
+static void test_types_roundtrip(void **state) {
+    SqlSession *s = *state;
+    run(s, "CREATE TABLE rt (s STRING, f FLOAT, b BIGINT, j JSON, v FLOAT_VECTOR, ok BOOL)");
+    assert_string_equal(run(s, "INSERT INTO rt VALUES (1, 'it''s \\\\ \"q\" \\n 😀 漢字', 0.1, "
+                               "-9223372036854775808, '{\"k\": [true, null]}', (0.5, -1e-3, 3), TRUE)"),
+                        "OK 1 0");
+    assert_string_equal(run(s, "SELECT * FROM rt"),
+                        "1|it's \\ \"q\" \n 😀 漢字|0.1|-9223372036854775808|{\"k\":[true,null]}|0.5,-0.001,3|1");
+    assert_string_equal(run(s, "INSERT INTO rt (s) VALUES ('bad \\xff')"), "OK 1 2"); /* \x is x */
+    assert_string_equal(run(s, "INSERT INTO rt (j) VALUES ('{oops}')"),
+                        "ERR 1366 invalid JSON for column 'j': string or '}' expected near 'oops'");
+    assert_string_equal(run(s, "INSERT INTO rt (f) VALUES (1e39)"),
+                        "ERR 1264 value 9.9999999999999994e+38 out of range for FLOAT column 'f'");
+    assert_string_equal(run(s, "INSERT INTO rt (b) VALUES (9223372036854775808)"),
+                        "ERR 1264 value 9223372036854775808 out of range for BIGINT column 'b'");
+    assert_string_equal(run(s, "SELECT COUNT(*) FROM rt WHERE id = 18446744073709551615"), "0");
+    run(s, "DROP TABLE rt");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_connect_statements),
+        cmocka_unit_test(test_ddl),
+        cmocka_unit_test(test_dml),
+        cmocka_unit_test(test_select),
+        cmocka_unit_test(test_transactions),
+        cmocka_unit_test(test_types_roundtrip),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

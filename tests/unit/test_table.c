@@ -1,0 +1,361 @@
+/* Unit tests for src/table: values, schema, rows, batches, catalog. */
+#include <math.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "table/catalog.h"
+#include "table/schema.h"
+#include "table/table.h"
+#include "table/value.h"
+
+/* A schema: title TEXT, price FLOAT, qty INT, cat STRING, v FLOAT_VECTOR(3). */
+static Schema *make_schema(void) {
+    Schema s = {0};
+    ColumnSchema aCol[5] = {
+        {(char *)"title", COL_TEXT, COLF_INDEXED | COLF_STORED, {0}},
+        {(char *)"price", COL_FLOAT, 0, {0}},
+        {(char *)"qty", COL_INT, 0, {0}},
+        {(char *)"cat", COL_STRING, 0, {0}},
+        {(char *)"v", COL_VECTOR, 0, {0}},
+    };
+    aCol[4].vec.nDims = 3;
+    s.aCol = aCol;
+    s.nCol = 5;
+    return schema_dup(&s);
+}
+
+static void row_values(Value *a, const char *zTitle, double price, int64_t qty) {
+    a[0] = zTitle ? value_str(zTitle, (uint32_t)strlen(zTitle)) : value_null();
+    a[1] = value_float(price);
+    a[2] = value_int(qty);
+    a[3] = value_null();
+    a[4] = value_null();
+}
+
+static int64_t snap_count(Table *t) {
+    TableSnap *s = table_snapshot(t);
+    int64_t n = (int64_t)table_snap_count(s);
+    table_snapshot_release(s);
+    return n;
+}
+
+static void test_coerce(void **state) {
+    (void)state;
+    Schema *s = make_schema();
+    Arena a;
+    arena_init(&a, 0);
+    LpError err;
+    Value out;
+    /* INT range */
+    assert_int_equal(value_coerce(&s->aCol[2], value_int(2147483647), &a, &out, &err), LP_OK);
+    assert_int_equal(value_coerce(&s->aCol[2], value_int(2147483648LL), &a, &out, &err), LP_RANGE);
+    assert_non_null(strstr(err.zMsg, "out of range for INT column 'qty'"));
+    assert_int_equal(value_coerce(&s->aCol[2], value_int(-2147483649LL), &a, &out, &err), LP_RANGE);
+    assert_int_equal(value_coerce(&s->aCol[2], value_str("42", 2), &a, &out, &err), LP_OK);
+    assert_int_equal(out.u.i, 42);
+    assert_int_equal(value_coerce(&s->aCol[2], value_float(3.0), &a, &out, &err), LP_OK);
+    assert_int_equal(value_coerce(&s->aCol[2], value_float(3.5), &a, &out, &err), LP_BADINPUT);
+    assert_int_equal(value_coerce(&s->aCol[2], value_str("4x", 2), &a, &out, &err), LP_BADINPUT);
+    /* FLOAT: float32 range, numeric strings only */
+    assert_int_equal(value_coerce(&s->aCol[1], value_float(1e39), &a, &out, &err), LP_RANGE);
+    assert_int_equal(value_coerce(&s->aCol[1], value_str("inf", 3), &a, &out, &err), LP_BADINPUT);
+    assert_int_equal(value_coerce(&s->aCol[1], value_str("-1.5", 4), &a, &out, &err), LP_OK);
+    assert_true(out.u.f == -1.5);
+    assert_int_equal(value_coerce(&s->aCol[1], value_float(0.1), &a, &out, &err), LP_OK);
+    assert_true(out.u.f == (double)0.1f);
+    /* UTF-8 */
+    assert_int_equal(value_coerce(&s->aCol[3], value_str("ok \xe2\x82\xac", 6), &a, &out, &err),
+                     LP_OK);
+    assert_int_equal(value_coerce(&s->aCol[3], value_str("ab\xc3", 3), &a, &out, &err),
+                     LP_BADINPUT);
+    assert_int_equal(err.pos, 2);
+    assert_int_equal(value_coerce(&s->aCol[3], value_str("\xed\xa0\x80", 3), &a, &out, &err),
+                     LP_BADINPUT); /* a surrogate */
+    /* numbers into strings become text */
+    assert_int_equal(value_coerce(&s->aCol[3], value_int(-7), &a, &out, &err), LP_OK);
+    assert_int_equal(out.kind, VAL_STR);
+    assert_memory_equal(out.u.s.z, "-7", 2);
+    /* vectors */
+    float af[2] = {1, 2};
+    Value v2 = {VAL_VEC, {.v = {af, 2}}};
+    assert_int_equal(value_coerce(&s->aCol[4], v2, &a, &out, &err), LP_BADINPUT);
+    assert_non_null(strstr(err.zMsg, "3 dimensions"));
+    assert_int_equal(value_coerce(&s->aCol[4], value_str("[1, 2.5, -3]", 12), &a, &out, &err),
+                     LP_OK);
+    assert_int_equal(out.u.v.n, 3);
+    assert_true(out.u.v.a[2] == -3.0f);
+    assert_int_equal(value_coerce(&s->aCol[2], v2, &a, &out, &err), LP_BADINPUT);
+    /* NULL fits every column */
+    for (int i = 0; i < s->nCol; i++) {
+        assert_int_equal(value_coerce(&s->aCol[i], value_null(), &a, &out, &err), LP_OK);
+        assert_int_equal(out.kind, VAL_NULL);
+    }
+    /* JSON, TIMESTAMP, BOOL */
+    ColumnSchema j = {(char *)"j", COL_JSON, 0, {0}};
+    assert_int_equal(value_coerce(&j, value_str("{ \"a\" : [1, 2] }", 16), &a, &out, &err), LP_OK);
+    assert_int_equal(out.u.s.n, strlen("{\"a\":[1,2]}"));
+    assert_memory_equal(out.u.s.z, "{\"a\":[1,2]}", out.u.s.n);
+    assert_int_equal(value_coerce(&j, value_str("{\"a\":", 5), &a, &out, &err), LP_BADINPUT);
+    assert_non_null(strstr(err.zMsg, "invalid JSON"));
+    ColumnSchema ts = {(char *)"ts", COL_TIMESTAMP, 0, {0}};
+    assert_int_equal(value_coerce(&ts, value_str("2024-02-29 12:00:01", 19), &a, &out, &err), LP_OK);
+    assert_int_equal(out.u.i, 1709208001);
+    assert_int_equal(value_coerce(&ts, value_str("2023-02-29", 10), &a, &out, &err), LP_BADINPUT);
+    assert_int_equal(value_coerce(&ts, value_int(-1), &a, &out, &err), LP_RANGE);
+    ColumnSchema bo = {(char *)"b", COL_BOOL, 0, {0}};
+    assert_int_equal(value_coerce(&bo, value_str("TRUE", 4), &a, &out, &err), LP_OK);
+    assert_int_equal(out.u.i, 1);
+    assert_int_equal(value_coerce(&bo, value_int(2), &a, &out, &err), LP_RANGE);
+    arena_free(&a);
+    schema_free(s);
+}
+
+static void test_format(void **state) {
+    (void)state;
+    char buf[32];
+    value_fmt_float(0.1f, buf);
+    assert_string_equal(buf, "0.1");
+    value_fmt_float(3.4028235e38f, buf);
+    assert_true(strtof(buf, NULL) == 3.4028235e38f);
+    value_fmt_float(1e-45f, buf);
+    assert_true(strtof(buf, NULL) == 1e-45f);
+    value_fmt_double(0.1, buf);
+    assert_string_equal(buf, "0.1");
+    value_fmt_double(1.0 / 3.0, buf);
+    assert_true(strtod(buf, NULL) == 1.0 / 3.0);
+    StrBuf sb = {0};
+    float af[3] = {0.5f, -1, 2.25f};
+    Value v = {VAL_VEC, {.v = {af, 3}}};
+    value_format(&v, 1, &sb);
+    assert_string_equal(sb.z, "0.5,-1,2.25");
+    strbuf_free(&sb);
+    assert_true(value_strcmp_ci("Books", 5, "bOOKS", 5) == 0);
+    assert_true(value_strcmp_ci("a", 1, "ab", 2) < 0);
+}
+
+static void test_schema_sql(void **state) {
+    (void)state;
+    Schema *s = make_schema();
+    StrBuf sb = {0};
+    schema_to_sql(s, "select", &sb);
+    assert_non_null(strstr(sb.z, "CREATE TABLE `select` (\nid bigint,\ntitle text indexed stored"));
+    assert_non_null(strstr(sb.z, "v float_vector knn_dims='3'"));
+    assert_int_equal(schema_find(s, "qty"), 2);
+    assert_int_equal(schema_find(s, "id"), SCHEMA_ID_COL);
+    assert_int_equal(schema_find(s, "nope"), SCHEMA_NO_COL);
+    strbuf_free(&sb);
+    schema_free(s);
+}
+
+static void test_apply_basic(void **state) {
+    (void)state;
+    Table *t = table_new("t", make_schema());
+    Value a[5], b[5];
+    row_values(a, "one", 1.5, 10);
+    row_values(b, "two", 2.5, 20);
+    TableOp ops[2] = {{TOP_INSERT, 0, a, NULL}, {TOP_INSERT, 0, b, NULL}};
+    TableApplyOut out;
+    LpError err;
+    assert_int_equal(table_apply(t, ops, 2, &out, &err), LP_OK);
+    assert_int_equal(out.nAffected, 2);
+    assert_int_equal(out.iFirstAutoId, 1);
+
+    TableSnap *s = table_snapshot(t);
+    const MemRow *r = table_snap_get(s, 2);
+    assert_non_null(r);
+    Value v = row_get(table_schema(t), r, 0);
+    assert_int_equal(v.kind, VAL_STR);
+    assert_memory_equal(v.u.s.z, "two", 3);
+    assert_int_equal(row_get(table_schema(t), r, 2).u.i, 20);
+    assert_int_equal(row_get(table_schema(t), r, 3).kind, VAL_NULL);
+    assert_int_equal(row_get(table_schema(t), r, SCHEMA_ID_COL).u.i, 2);
+    assert_null(table_snap_get(s, 3));
+    table_snapshot_release(s);
+
+    /* duplicate id in the middle of a batch: nothing of the batch applies */
+    Value c[5];
+    row_values(c, "three", 3, 30);
+    TableOp bad[3] = {{TOP_INSERT, 10, c, NULL}, {TOP_INSERT, 1, c, NULL}, {TOP_INSERT, 11, c, NULL}};
+    assert_int_equal(table_apply(t, bad, 3, &out, &err), LP_EXISTS);
+    assert_string_equal(err.zMsg, "duplicate id '1'");
+    assert_int_equal(snap_count(t), 2);
+    /* ... also a duplicate inside the batch itself */
+    TableOp bad2[2] = {{TOP_INSERT, 50, c, NULL}, {TOP_INSERT, 50, c, NULL}};
+    assert_int_equal(table_apply(t, bad2, 2, &out, &err), LP_EXISTS);
+    assert_int_equal(snap_count(t), 2);
+
+    /* REPLACE, UPDATE after INSERT in one batch, DELETE of a missing id */
+    Value upd[5];
+    uint8_t set[5] = {0, 0, 1, 0, 0};
+    row_values(upd, NULL, 0, 99);
+    TableOp mix[4] = {{TOP_REPLACE, 1, c, NULL},
+                      {TOP_INSERT, 7, a, NULL},
+                      {TOP_UPDATE, 7, upd, set},
+                      {TOP_DELETE, 1234, NULL, NULL}};
+    assert_int_equal(table_apply(t, mix, 4, &out, &err), LP_OK);
+    assert_int_equal(out.nAffected, 3);
+    s = table_snapshot(t);
+    r = table_snap_get(s, 7);
+    assert_int_equal(row_get(table_schema(t), r, 2).u.i, 99);
+    assert_memory_equal(row_get(table_schema(t), r, 0).u.s.z, "one", 3); /* untouched column */
+    assert_memory_equal(row_get(table_schema(t), table_snap_get(s, 1), 0).u.s.z, "three", 5);
+    assert_int_equal(table_snap_count(s), 3);
+    table_snapshot_release(s);
+
+    /* automatic ids continue after the largest id ever held */
+    TableOp del = {TOP_DELETE, 7, NULL, NULL};
+    assert_int_equal(table_apply(t, &del, 1, &out, &err), LP_OK);
+    TableOp ins = {TOP_INSERT, 0, a, NULL};
+    assert_int_equal(table_apply(t, &ins, 1, &out, &err), LP_OK);
+    assert_int_equal(out.iFirstAutoId, 8);
+
+    table_truncate(t);
+    assert_int_equal(snap_count(t), 0);
+    assert_int_equal(table_apply(t, &ins, 1, &out, &err), LP_OK);
+    assert_int_equal(out.iFirstAutoId, 1);
+    table_unref(t);
+}
+
+static void test_sorted_and_compact(void **state) {
+    (void)state;
+    Table *t = table_new("t", make_schema());
+    Value a[5];
+    row_values(a, "x", 1, 1);
+    LpError err;
+    TableApplyOut out;
+    for (int64_t id = 1; id <= 5000; id++) {
+        TableOp op = {TOP_INSERT, id, a, NULL};
+        assert_int_equal(table_apply(t, &op, 1, &out, &err), LP_OK);
+    }
+    TableSnap *s = table_snapshot(t);
+    assert_true(table_snap_sorted(s));
+    table_snapshot_release(s);
+    /* delete most rows: the slot array is compacted and lookups still work */
+    for (int64_t id = 1; id <= 5000; id++) {
+        if (id % 10 == 0) continue;
+        TableOp op = {TOP_DELETE, id, NULL, NULL};
+        assert_int_equal(table_apply(t, &op, 1, &out, &err), LP_OK);
+    }
+    s = table_snapshot(t);
+    assert_int_equal(table_snap_count(s), 500);
+    assert_true(table_snap_nslot(s) < 5000);
+    int64_t prev = 0;
+    size_t nSeen = 0;
+    for (size_t i = 0; i < table_snap_nslot(s); i++) {
+        const MemRow *r = table_snap_slot(s, i);
+        if (!r) continue;
+        assert_true(row_id(r) > prev);
+        prev = row_id(r);
+        nSeen++;
+        assert_ptr_equal(table_snap_get(s, row_id(r)), r);
+    }
+    assert_int_equal(nSeen, 500);
+    table_snapshot_release(s);
+    /* an id below the last one breaks ascending order */
+    TableOp op = {TOP_INSERT, 3, a, NULL};
+    assert_int_equal(table_apply(t, &op, 1, &out, &err), LP_OK);
+    s = table_snapshot(t);
+    assert_false(table_snap_sorted(s));
+    table_snapshot_release(s);
+    table_unref(t);
+}
+
+/* Readers never see half a batch: every batch inserts two rows whose qty
+** sum to zero, and readers check the sum over the table. */
+typedef struct Shared {
+    Table *t;
+    int stop;
+} Shared;
+
+static void *reader(void *arg) {
+    Shared *sh = arg;
+    int64_t nBad = 0;
+    while (!__atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE)) {
+        TableSnap *s = table_snapshot(sh->t);
+        int64_t sum = 0;
+        for (size_t i = 0; i < table_snap_nslot(s); i++) {
+            const MemRow *r = table_snap_slot(s, i);
+            if (r) sum += row_get(table_schema(sh->t), r, 2).u.i;
+        }
+        if (sum != 0) nBad++;
+        table_snapshot_release(s);
+    }
+    return (void *)(intptr_t)nBad;
+}
+
+static void test_concurrent_batches(void **state) {
+    (void)state;
+    Shared sh = {table_new("t", make_schema()), 0};
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, reader, &sh);
+    Value a[5], b[5];
+    LpError err;
+    TableApplyOut out;
+    for (int i = 0; i < 3000; i++) {
+        row_values(a, "p", 0, i);
+        row_values(b, "n", 0, -i);
+        TableOp ops[2] = {{TOP_INSERT, 0, a, NULL}, {TOP_INSERT, 0, b, NULL}};
+        assert_int_equal(table_apply(sh.t, ops, 2, &out, &err), LP_OK);
+    }
+    __atomic_store_n(&sh.stop, 1, __ATOMIC_RELEASE);
+    for (int i = 0; i < 2; i++) {
+        void *ret;
+        pthread_join(th[i], &ret);
+        assert_int_equal((intptr_t)ret, 0);
+    }
+    assert_int_equal(snap_count(sh.t), 6000);
+    table_unref(sh.t);
+}
+
+static void test_catalog(void **state) {
+    (void)state;
+    LpError err;
+    Catalog *c = catalog_new("/nonexistent", &err);
+    assert_non_null(c);
+    int bExisted;
+    assert_int_equal(catalog_create(c, "b", make_schema(), 0, &bExisted, &err), LP_OK);
+    assert_int_equal(catalog_create(c, "a", make_schema(), 0, &bExisted, &err), LP_OK);
+    assert_int_equal(catalog_create(c, "a", make_schema(), 0, &bExisted, &err), LP_EXISTS);
+    assert_string_equal(err.zMsg, "table 'a' already exists");
+    assert_int_equal(catalog_create(c, "a", make_schema(), 1, &bExisted, &err), LP_OK);
+    assert_int_equal(bExisted, 1);
+    assert_int_equal(catalog_create(c, "9x", make_schema(), 0, &bExisted, &err), LP_BADINPUT);
+    assert_int_equal(catalog_create(c, "a-b", make_schema(), 0, &bExisted, &err), LP_BADINPUT);
+    char **az;
+    int n;
+    assert_int_equal(catalog_names(c, &az, &n), LP_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(az[0], "a");
+    assert_string_equal(az[1], "b");
+    catalog_names_free(az, n);
+    /* a table dropped while referenced stays usable until released */
+    Table *t = catalog_get(c, "a");
+    assert_non_null(t);
+    assert_int_equal(catalog_drop(c, "a", 0, &err), LP_OK);
+    assert_null(catalog_get(c, "a"));
+    assert_int_equal(snap_count(t), 0);
+    table_unref(t);
+    assert_int_equal(catalog_drop(c, "a", 0, &err), LP_NOTFOUND);
+    assert_int_equal(catalog_drop(c, "a", 1, &err), LP_OK);
+    catalog_free(c);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_coerce),
+        cmocka_unit_test(test_format),
+        cmocka_unit_test(test_schema_sql),
+        cmocka_unit_test(test_apply_basic),
+        cmocka_unit_test(test_sorted_and_compact),
+        cmocka_unit_test(test_concurrent_batches),
+        cmocka_unit_test(test_catalog),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
