@@ -159,7 +159,9 @@ static int to_int(const ColumnSchema *c, Value v, int64_t *pOut, LpError *err) {
         return LP_OK;
     case VAL_FLOAT:
         if (v.u.f != floor(v.u.f) || !isfinite(v.u.f)) return err_type(err, c, "an integer", v);
-        if (v.u.f < -9223372036854775808.0 || v.u.f >= 9223372036854775808.0) {
+        /* <= : a literal just below INT64_MIN rounds to -2^63 as a double, and
+        ** must not slip in as INT64_MIN (that one arrives as an integer). */
+        if (v.u.f <= -9223372036854775808.0 || v.u.f >= 9223372036854775808.0) {
             char zType[16];
             return lp_err_set(err, LP_RANGE,
                               fabs(v.u.f) < 1e30 ? "value %.0f out of range for %s column '%s'"

@@ -634,14 +634,14 @@ static void test_hmap_keys(void **state) {
     assert_int_equal(hmap_count(&m), 1);
 
     /* Table names: growth through many inserts, all found afterwards. */
-    char aName[5000][16];
+    char aName[5000][24];
     for (int i = 0; i < 5000; i++) {
         snprintf(aName[i], sizeof(aName[i]), "table_%d", i);
         assert_int_equal(hmap_put(&m, aName[i], strlen(aName[i]), aName[i], NULL), LP_OK);
     }
     assert_int_equal(hmap_count(&m), 5001);
     for (int i = 0; i < 5000; i++) {
-        char z[16];
+        char z[24];
         snprintf(z, sizeof(z), "table_%d", i);
         assert_ptr_equal(hmap_get(&m, z, strlen(z)), aName[i]);
     }

@@ -1,0 +1,212 @@
+"""The HTTP listener: GET /health and POST /sql (raw body or form-encoded
+query=), the JSON shapes of results, OKs and errors, 404 and 413."""
+
+import json
+import select
+import socket
+import urllib.parse
+
+import pymysql
+import pytest
+
+from helpers import http_request, rows
+
+
+def sql(http, statement, form=False, content_type=None):
+    """POSTs one statement; returns (status, decoded JSON)."""
+    if form:
+        body = urllib.parse.urlencode({"query": statement}).encode()
+        content_type = content_type or "application/x-www-form-urlencoded"
+    else:
+        body = statement.encode() if isinstance(statement, str) else statement
+        content_type = content_type or "text/plain"
+    status, headers, raw = http("/sql", body, content_type=content_type)
+    assert "json" in headers.get("Content-Type", ""), headers
+    return status, json.loads(raw.decode("utf-8"))
+
+
+def test_health(http):
+    status, headers, body = http("/health")
+    assert status == 200
+    doc = json.loads(body)
+    assert doc["status"] == "ok"
+    assert "json" in headers.get("Content-Type", "")
+
+
+def test_result_shape(http, cur, uniq):
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (tag STRING, n INT, f FLOAT, big BIGINT)")
+    cur.execute(f"INSERT INTO {t} (id, tag, n, f, big) VALUES (1, 'a 😀', -5, 0.5, 9223372036854775807), "
+                "(2, NULL, NULL, NULL, NULL)")
+    status, doc = sql(http, f"SELECT id, tag, n, f, big FROM {t}")
+    assert status == 200
+    assert isinstance(doc, list) and len(doc) == 1
+    r = doc[0]
+    assert r["error"] == "" and r["warning"] == ""
+    assert [list(c) for c in r["columns"]] == [["id"], ["tag"], ["n"], ["f"], ["big"]]
+    types = [list(c.values())[0]["type"] for c in r["columns"]]
+    assert types[0] == "long long" and types[4] == "long long"
+    assert types[2] == "long" and types[3] == "float" and types[1] == "string"
+    assert r["data"] == [
+        {"id": 1, "tag": "a 😀", "n": -5, "f": 0.5, "big": 9223372036854775807},
+        {"id": 2, "tag": None, "n": None, "f": None, "big": None},
+    ]
+    assert r["total"] == 2
+
+
+def test_form_encoded_same_as_raw(http, cur, uniq):
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (tag STRING)")
+    cur.execute(f"INSERT INTO {t} (id, tag) VALUES (1, 'x&y=z%20+'), (2, 'b')")
+    q = f"SELECT id, tag FROM {t} WHERE tag != 'none' AND id >= 1"
+    s1, raw = sql(http, q)
+    s2, form = sql(http, q, form=True)
+    assert s1 == s2 == 200
+    assert raw == form
+    assert raw[0]["data"][0] == {"id": 1, "tag": "x&y=z%20+"}
+
+
+def test_curl_style_raw_body_with_form_content_type(http, cur, uniq):
+    """`curl -d 'SQL'` labels a raw statement as a form; it still runs,
+    even with '%', '=' and '&' in it."""
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (tag STRING)")
+    cur.execute(f"INSERT INTO {t} (id, tag) VALUES (1, 'a&b'), (2, 'c')")
+    s, doc = sql(http, f"SELECT id FROM {t} WHERE tag = 'a&b'",
+                 content_type="application/x-www-form-urlencoded")
+    assert s == 200 and doc[0]["data"] == [{"id": 1}], doc
+    s, doc = sql(http, "SHOW VARIABLES LIKE 'max_allowed%'",
+                 content_type="application/x-www-form-urlencoded")
+    assert s == 200 and doc[0]["data"][0]["Variable_name"] == "max_allowed_packet", doc
+
+
+def test_ok_shape_and_writes_visible_to_mysql(http, cur, uniq):
+    t = uniq()
+    s, doc = sql(http, f"CREATE TABLE {t} (tag STRING, n INT)")
+    assert s == 200 and doc[0]["error"] == ""
+    s, doc = sql(http, f"INSERT INTO {t} (tag, n) VALUES ('a', 1), ('b', 2)")
+    assert s == 200
+    assert doc == [{"total": 2, "error": "", "warning": "", "last_insert_id": 1}]
+    assert rows(cur, f"SELECT id, tag, n FROM {t}") == [(1, "a", 1), (2, "b", 2)]
+    cur.execute(f"UPDATE {t} SET n = 10 WHERE id = 2")
+    s, doc = sql(http, f"SELECT n FROM {t} WHERE id = 2", form=True)
+    assert doc[0]["data"] == [{"n": 10}]
+    s, doc = sql(http, f"DELETE FROM {t} WHERE id IN (1, 2)")
+    assert s == 200 and doc[0]["total"] == 2
+
+
+@pytest.mark.parametrize("statement,errno,state", [
+    ("SELECT * FORM x", 1064, "42000"),
+    ("SELECT * FROM http_no_such_table", 1146, "42S02"),
+    ("SELECT nosuchcol FROM {t}", 1054, "42S22"),
+    ("INSERT INTO {t} (id, n) VALUES (1, 2147483648)", 1264, "22003"),
+    ("INSERT INTO {t} (id, n) VALUES (7, 1)", 1062, "23000"),
+])
+def test_error_shape_same_message_as_mysql(http, cur, uniq, statement, errno, state):
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (n INT)")
+    cur.execute(f"INSERT INTO {t} (id, n) VALUES (7, 7)")
+    statement = statement.format(t=t)
+    with pytest.raises(pymysql.err.MySQLError) as ei:
+        cur.execute(statement)
+    status, doc = sql(http, statement)
+    assert status == 400
+    assert doc == {"error": ei.value.args[1], "code": errno, "sqlstate": state}
+    assert ei.value.args[0] == errno
+
+
+def test_invalid_utf8_statement_gets_json_error(http):
+    status, doc = sql(http, b"SELECT * FROM \xff\xfe WHERE")
+    assert status == 400 and doc["code"] > 1000 and isinstance(doc["error"], str)
+
+
+def test_empty_statement(http):
+    status, doc = sql(http, b"")
+    assert status == 400 and doc["error"]
+
+
+def test_unknown_path_404(http):
+    assert http("/nope")[0] == 404
+    assert http("/nope", b"SELECT 1", content_type="text/plain")[0] == 404
+    assert http("/sqlx", b"SELECT 1", content_type="text/plain")[0] == 404
+
+
+def read_http_status(sock, timeout):
+    """The status code of the response on sock, or None if none came."""
+    sock.settimeout(timeout)
+    data = b""
+    try:
+        while b"\r\n" not in data:
+            chunk = sock.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+    except (socket.timeout, ConnectionResetError):
+        pass
+    if not data.startswith(b"HTTP/1."):
+        return None
+    return int(data.split(b" ", 2)[1])
+
+
+def test_body_too_large_413(auth_server):
+    """http_max_body = 64K on the auth server."""
+    port = auth_server.http_port
+    body = b"SELECT '" + b"x" * 100_000 + b"'"
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(b"POST /sql HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n"
+                  b"Content-Length: %d\r\n\r\n" % len(body))
+        status = read_http_status(s, 2)             # refused from the header alone
+        if status is None:
+            try:
+                s.sendall(body)
+            except OSError:
+                pass
+            status = read_http_status(s, 10)
+    assert status == 413
+    assert http_request(port, "/health")[0] == 200
+
+
+def rss_kb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(ln.split()[1]) for ln in f if ln.startswith("VmRSS:"))
+
+
+def test_chunked_body_too_large_413(auth_server):
+    """Chunked: no length declared. 12.5 MB go up in chunks; the server must
+    not keep them (its memory stays flat while they arrive) and answers 413,
+    at the latest once the body ends. (It reads and discards up to 16 MB
+    past the limit so the client sees the 413; beyond that it closes the
+    connection, as docs/http.md says.)"""
+    port = auth_server.http_port
+    before = rss_kb(auth_server.proc.pid)
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(b"POST /sql HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n"
+                  b"Transfer-Encoding: chunked\r\n\r\n")
+        chunk = b"10000\r\n" + b"y" * 0x10000 + b"\r\n"
+        sent, answered = 0, False
+        for _ in range(200):
+            try:
+                s.sendall(chunk)
+            except OSError:
+                answered = True
+                break
+            sent += len(chunk)
+            if select.select([s], [], [], 0)[0]:
+                answered = True
+                break
+        grown = rss_kb(auth_server.proc.pid) - before
+        assert grown < 16 * 1024, f"server memory grew by {grown} KB while refusing a body"
+        if not answered:
+            s.sendall(b"0\r\n\r\n")
+        status = read_http_status(s, 10)
+    assert status == 413, f"no 413 (connection closed) after {sent >> 20} MB of chunks"
+
+
+def test_http_body_under_limit_served(auth_server):
+    port = auth_server.http_port
+    # Under the limit is served.
+    small = b"SELECT '" + b"z" * 60_000 + b"'"
+    st, _, raw = http_request(port, "/sql", small, content_type="text/plain")
+    assert st == 200
+    assert list(json.loads(raw)[0]["data"][0].values()) == ["z" * 60_000]
+    assert http_request(port, "/health")[0] == 200

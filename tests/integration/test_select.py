@@ -1,0 +1,230 @@
+"""SELECT: projections, WHERE, NULL semantics, ORDER BY, LIMIT, COUNT(*),
+SHOW META, SELECT without FROM."""
+
+import pytest
+
+from conftest import pymysql_connect
+from helpers import col_names, expect_error, rows, server_error
+
+# id: (tag, n, f, g, body)
+DATA = {
+    1: ("apple", 10, 1.5, 1, "one"),
+    2: ("Banana", 20, 2.5, 2, "two"),
+    3: ("cherry", 30, None, 1, "three"),
+    4: ("APPLE", None, 4.5, 2, "four"),
+    5: (None, 50, 5.5, 1, "five"),
+    6: ("date", 60, 6.5, 3, "six"),
+    7: ("elder", -70, -7.5, 3, "seven"),
+    8: ("fig", 80, 8.5, 2, "eight"),
+}
+
+
+def lit(v):
+    if v is None:
+        return "NULL"
+    return f"'{v}'" if isinstance(v, str) else repr(v)
+
+
+@pytest.fixture(scope="module")
+def fruit(server):
+    """A module-wide table with DATA in it (never written by the tests)."""
+    c = pymysql_connect(server.mysql_port)
+    with c.cursor() as cur:
+        cur.execute("CREATE TABLE sel_fruit (tag STRING, n INT, f FLOAT, g INT, body TEXT)")
+        # Inserted out of id order, so that "ascending id order without
+        # ORDER BY" means something.
+        for batch in ([5, 2, 8], [1, 7], [3, 6, 4]):
+            cur.execute("INSERT INTO sel_fruit (id, tag, n, f, g, body) VALUES " + ", ".join(
+                "(" + ", ".join(lit(x) for x in (i,) + DATA[i]) + ")" for i in batch))
+    c.close()
+    return "sel_fruit"
+
+
+def test_star_in_id_order(cur, fruit):
+    cur.execute(f"SELECT * FROM {fruit}")
+    assert col_names(cur) == ["id", "tag", "n", "f", "g", "body"]
+    assert [tuple(r) for r in cur.fetchall()] == [(i,) + v for i, v in DATA.items()]
+
+
+def test_column_list_and_aliases(cur, fruit):
+    cur.execute(f"SELECT n, id, tag FROM {fruit} WHERE id = 2")
+    assert col_names(cur) == ["n", "id", "tag"]
+    assert cur.fetchall() == ((20, 2, "Banana"),)
+    cur.execute(f"SELECT n AS num, tag label, id AS MyId FROM {fruit} WHERE id = 1")
+    assert col_names(cur) == ["num", "label", "MyId"]
+    assert cur.fetchall() == ((10, "apple", 1),)
+    cur.execute(f"SELECT n+1, n * 2 AS twice FROM {fruit} WHERE id = 1")
+    assert col_names(cur) == ["n+1", "twice"]
+    assert cur.fetchall() == ((11, 20),)
+
+
+def test_count(cur, fruit):
+    cur.execute(f"SELECT count(*) FROM {fruit}")
+    assert col_names(cur) == ["count(*)"]
+    assert cur.description[0][1] == 8           # LONGLONG
+    assert cur.fetchall() == ((8,),)
+    assert rows(cur, f"SELECT COUNT(*) AS c FROM {fruit} WHERE n > 20") == [(4,)]
+    assert rows(cur, f"SELECT COUNT(*) FROM {fruit} WHERE n > 1000") == [(0,)]
+    assert rows(cur, f"SELECT COUNT(*) FROM {fruit} WHERE id IN (1, 2, 99)") == [(2,)]
+
+
+ALL = sorted(DATA)
+WHERE_CASES = [
+    ("n = 20", [2]),
+    ("n != 20", [1, 3, 5, 6, 7, 8]),
+    ("n <> 20", [1, 3, 5, 6, 7, 8]),
+    ("n < 20", [1, 7]),
+    ("n <= 20", [1, 2, 7]),
+    ("n > 50", [6, 8]),
+    ("n >= 50", [5, 6, 8]),
+    ("n IN (10, 30, 99)", [1, 3]),
+    ("n NOT IN (10, 30)", [2, 5, 6, 7, 8]),
+    ("n BETWEEN 20 AND 50", [2, 3, 5]),
+    ("n NOT BETWEEN 20 AND 50", [1, 6, 7, 8]),
+    ("n > 10 AND g = 1", [3, 5]),
+    ("g = 3 OR n = 10", [1, 6, 7]),
+    ("n > 10 AND n < 60 OR g = 3", [2, 3, 5, 6, 7]),
+    ("(g = 1 OR g = 2) AND n < 25", [1, 2]),
+    ("NOT (g = 1)", [2, 4, 6, 7, 8]),
+    ("NOT g = 1", [2, 4, 6, 7, 8]),
+    ("n + 10 = 40", [3]),
+    ("n * 2 > 100", [6, 8]),
+    ("n / 2 = 5", [1]),
+    ("n - 100 < -150", [7]),
+    ("-n = 70", [7]),
+    ("f > 5", [5, 6, 8]),
+    ("f < 0", [7]),
+    ("f = 1.5", [1]),
+    ("f BETWEEN 2 AND 5", [2, 4]),
+    ("id = 3", [3]),
+    ("id IN (2, 4, 100)", [2, 4]),
+    ("id > 6", [7, 8]),
+    ("id BETWEEN 2 AND 3", [2, 3]),
+    ("id != 1 AND id < 4", [2, 3]),
+    # STRING compares case-insensitively.
+    ("tag = 'apple'", [1, 4]),
+    ("tag = 'BANANA'", [2]),
+    ("tag IN ('CHERRY', 'Fig')", [3, 8]),
+    ("tag > 'd'", [6, 7, 8]),
+    ("tag BETWEEN 'B' AND 'c'", [2]),
+    # NULL: comparisons are unknown, so the row never matches.
+    ("n IS NULL", [4]),
+    ("n IS NOT NULL", [1, 2, 3, 5, 6, 7, 8]),
+    ("tag IS NULL", [5]),
+    ("f IS NULL", [3]),
+    ("tag != 'apple'", [2, 3, 6, 7, 8]),
+    ("NOT (n = 20)", [1, 3, 5, 6, 7, 8]),
+    ("NOT (n > 100)", [1, 2, 3, 5, 6, 7, 8]),
+    ("n = NULL", []),
+    ("n != NULL", []),
+    ("NOT (n = NULL)", []),
+    ("n IN (10, NULL)", [1]),
+    ("n NOT IN (10, NULL)", []),
+    ("n < 0 OR n IS NULL", [4, 7]),
+]
+
+
+@pytest.mark.parametrize("cond,expected", WHERE_CASES, ids=[c for c, _ in WHERE_CASES])
+def test_where(cur, fruit, cond, expected):
+    # No ORDER BY: rows come in ascending id order.
+    assert [r[0] for r in rows(cur, f"SELECT id FROM {fruit} WHERE {cond}")] == expected
+    assert rows(cur, f"SELECT COUNT(*) FROM {fruit} WHERE {cond}") == [(len(expected),)]
+
+
+ORDER_CASES = [
+    ("ORDER BY id DESC", [8, 7, 6, 5, 4, 3, 2, 1]),
+    ("ORDER BY g ASC, id DESC", [5, 3, 1, 8, 4, 2, 7, 6]),
+    ("ORDER BY g DESC, id ASC", [6, 7, 2, 4, 8, 1, 3, 5]),
+    ("ORDER BY g, id", [1, 3, 5, 2, 4, 8, 6, 7]),
+    ("WHERE n IS NOT NULL ORDER BY n DESC", [8, 6, 5, 3, 2, 1, 7]),
+    ("WHERE f IS NOT NULL ORDER BY f ASC", [7, 1, 2, 4, 5, 6, 8]),
+    # Case-insensitive order: binary order would put 'Banana' first.
+    ("WHERE tag IS NOT NULL AND id != 4 ORDER BY tag", [1, 2, 3, 6, 7, 8]),
+    ("WHERE tag IS NOT NULL AND id != 4 ORDER BY tag DESC", [8, 7, 6, 3, 2, 1]),
+    ("ORDER BY id LIMIT 3", [1, 2, 3]),
+    ("ORDER BY id LIMIT 2, 3", [3, 4, 5]),
+    ("ORDER BY id LIMIT 3 OFFSET 2", [3, 4, 5]),
+    ("ORDER BY id DESC LIMIT 1, 2", [7, 6]),
+    ("LIMIT 0", []),
+    ("LIMIT 100", ALL),
+    ("LIMIT 50, 10", []),
+    ("WHERE g = 2 LIMIT 1, 5", [4, 8]),
+]
+
+
+@pytest.mark.parametrize("tail,expected", ORDER_CASES, ids=[c for c, _ in ORDER_CASES])
+def test_order_and_limit(cur, fruit, tail, expected):
+    assert [r[0] for r in rows(cur, f"SELECT id FROM {fruit} {tail}")] == expected
+
+
+def show_meta(cur):
+    cur.execute("SHOW META")
+    return {str(k): str(v) for k, v in cur.fetchall()}
+
+
+def test_default_limit_and_show_meta(cur, uniq):
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (n INT)")
+    cur.execute(f"INSERT INTO {t} (id, n) VALUES " + ",".join(f"({i}, {i % 2})" for i in range(25, 0, -1)))
+    assert [r[0] for r in rows(cur, f"SELECT * FROM {t}")] == list(range(1, 21))
+    meta = show_meta(cur)
+    assert meta["total"] == "20" and meta["total_found"] == "25", meta
+    assert "time" in meta
+    assert len(rows(cur, f"SELECT id FROM {t} WHERE n = 1")) == 13
+    meta = show_meta(cur)
+    assert (meta["total"], meta["total_found"]) == ("13", "13")
+    assert len(rows(cur, f"SELECT id FROM {t} LIMIT 25")) == 25
+    assert [r[0] for r in rows(cur, f"SELECT id FROM {t} ORDER BY id DESC")][:2] == [25, 24]
+    assert len(rows(cur, f"SELECT id FROM {t} LIMIT 3")) == 3
+    assert show_meta(cur)["total_found"] == "25"
+    assert rows(cur, f"SELECT COUNT(*) FROM {t}") == [(25,)]
+
+
+def test_text_column_not_filterable(cur, fruit):
+    _, msg = server_error(cur, f"SELECT id FROM {fruit} WHERE body = 'one'")
+    assert "body" in msg
+    _, msg = server_error(cur, f"SELECT id FROM {fruit} ORDER BY body")
+    assert "body" in msg
+    # Selecting it is fine.
+    assert rows(cur, f"SELECT body FROM {fruit} WHERE id = 1") == [("one",)]
+
+
+def test_unknown_table_1146(cur, uniq):
+    t = uniq()
+    expect_error(cur, f"SELECT * FROM {t}", 1146, match=t)
+    expect_error(cur, f"SELECT COUNT(*) FROM {t} WHERE id = 1", 1146, match=t)
+
+
+@pytest.mark.parametrize("expr,value", [
+    ("1", 1),
+    ("-5", -5),
+    ("1+2*3", 7),
+    ("(1+2)*3", 9),
+    ("10-3-2", 5),
+    ("7/2", 3.5),
+    ("1.5", 1.5),
+    ("-2.25 * 2", -4.5),
+    ("'abc'", "abc"),
+    ("\"dq\"", "dq"),
+    ("''", ""),
+    ("NULL", None),
+    ("9223372036854775807", 9223372036854775807),
+    ("-9223372036854775808", -9223372036854775808),
+])
+def test_select_without_from(cur, expr, value):
+    cur.execute(f"SELECT {expr}")
+    (got,), = cur.fetchall()
+    if isinstance(value, float):
+        assert float(got) == value
+    else:
+        assert got == value and type(got) is type(value)
+
+
+def test_select_without_from_names_and_functions(cur, conn):
+    cur.execute("SELECT 1 AS one, 'x' two, 2+3")
+    assert col_names(cur) == ["one", "two", "2+3"]
+    assert cur.fetchall() == ((1, "x", 5),)
+    cur.execute("SELECT DATABASE(), VERSION(), CONNECTION_ID(), USER(), LAST_INSERT_ID()")
+    (db, ver, cid, user, lid), = cur.fetchall()
+    assert ver == conn.get_server_info() and cid == conn.thread_id() and user.startswith("root")
+    assert lid == 0
