@@ -429,6 +429,18 @@ static int bind_expr(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     return bind_fail_at(b, e->pos, "unsupported expression");
 }
 
+/* Opens the statement's table: a new reference, with the binder pointed
+** at its schema; NULL and error 1146 when there is none. */
+static Table *bind_table(Binder *b, const char *zTable) {
+    Table *t = catalog_get(b->s->e->pCatalog, zTable);
+    if (!t) {
+        bind_fail(b, ER_NO_SUCH_TABLE, LP_NOTFOUND, "table '%s' does not exist", zTable);
+        return NULL;
+    }
+    b->pSchema = table_schema(t);
+    return t;
+}
+
 /* ------------------------------------------------------------------ */
 /* Formatting result cells                                             */
 
@@ -590,12 +602,8 @@ void sqlx_select(SqlSession *s, const SqlStmt *st, SqlResult *r) {
         if (b.rc) goto fail;
         return;
     }
-    if (!(t = catalog_get(s->e->pCatalog, sel->zTable))) {
-        bind_fail(&b, ER_NO_SUCH_TABLE, LP_NOTFOUND, "table '%s' does not exist", sel->zTable);
-        goto fail;
-    }
-    const Schema *sc = table_schema(t);
-    b.pSchema = sc;
+    if (!(t = bind_table(&b, sel->zTable))) goto fail;
+    const Schema *sc = b.pSchema;
 
     /* Select list: '*' expands to id and every stored column. */
     int nOut = 0, nCount = 0, nCap = 0;
@@ -783,13 +791,9 @@ void sqlx_insert(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     LpError err;
     lp_err_clear(&err);
     Binder b = {s, &s->stmt, st, NULL, ins->zTable, &err, LP_OK};
-    Table *t = catalog_get(s->e->pCatalog, ins->zTable);
-    if (!t) {
-        bind_fail(&b, ER_NO_SUCH_TABLE, LP_NOTFOUND, "table '%s' does not exist", ins->zTable);
-        goto fail;
-    }
-    const Schema *sc = table_schema(t);
-    b.pSchema = sc;
+    Table *t = bind_table(&b, ins->zTable);
+    if (!t) goto fail;
+    const Schema *sc = b.pSchema;
 
     /* Which schema column each value goes to. */
     int nCol = ins->azCol ? ins->nCol : sc->nCol + 1;
@@ -856,7 +860,7 @@ fail:
     sqlx_report(r, &err, ER_PARSE);
 }
 
-/* The ids of the rows of t that match where (NULL: all rows). */
+/* Collects the ids of matching rows. */
 typedef struct IdSink {
     VEC(int64_t) ids;
 } IdSink;
@@ -867,7 +871,10 @@ static int sink_id(void *ctx, const Value *aVal, int nVal) {
     return VEC_PUSH(&k->ids, aVal[0].u.i) ? LP_NOMEM : LP_OK;
 }
 
-static int matching_ids(Binder *b, Table *t, const Expr *pWhere, IdSink *k) {
+/* Finds the rows of t matching pWhere, then writes one op of kind per row
+** (values aVal/aSet for UPDATE) through sqlx_write, which fills r. */
+static int write_matching(Binder *b, Table *t, const Expr *pWhere, TableOpKind kind,
+                          const Value *aVal, const uint8_t *aSet, SqlResult *r) {
     QSelect q = {0};
     q.pTable = t;
     if (pWhere) {
@@ -882,7 +889,16 @@ static int matching_ids(Binder *b, Table *t, const Expr *pWhere, IdSink *k) {
     q.nOut = 1;
     q.iLimit = INT64_MAX / 2;
     QMeta meta;
-    if (query_select(&q, sink_id, k, &meta, b->err) != LP_OK) return bind_oom(b);
+    IdSink k = {{0}};
+    TableOp *aOp = NULL;
+    if (query_select(&q, sink_id, &k, &meta, b->err) != LP_OK ||
+        !(aOp = arena_alloc(b->a, sizeof(TableOp) * (k.ids.n ? k.ids.n : 1)))) {
+        VEC_FREE(&k.ids);
+        return bind_oom(b);
+    }
+    for (size_t i = 0; i < k.ids.n; i++) aOp[i] = (TableOp){kind, k.ids.a[i], aVal, aSet};
+    sqlx_write(b->s, t, aOp, k.ids.n, r, 0);
+    VEC_FREE(&k.ids);
     return LP_OK;
 }
 
@@ -891,14 +907,9 @@ void sqlx_update(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     LpError err;
     lp_err_clear(&err);
     Binder b = {s, &s->stmt, st, NULL, up->zTable, &err, LP_OK};
-    IdSink k = {{0}};
-    Table *t = catalog_get(s->e->pCatalog, up->zTable);
-    if (!t) {
-        bind_fail(&b, ER_NO_SUCH_TABLE, LP_NOTFOUND, "table '%s' does not exist", up->zTable);
-        goto fail;
-    }
-    const Schema *sc = table_schema(t);
-    b.pSchema = sc;
+    Table *t = bind_table(&b, up->zTable);
+    if (!t) goto fail;
+    const Schema *sc = b.pSchema;
     if (check_options(&b, up->aOption, up->nOption)) goto fail;
 
     Value *aVal = arena_alloc(b.a, sizeof(Value) * (size_t)(sc->nCol ? sc->nCol : 1));
@@ -931,20 +942,12 @@ void sqlx_update(SqlSession *s, const SqlStmt *st, SqlResult *r) {
         Value v;
         if (eval_value(&b, it->pValue, &v) || coerce_for(&b, sc, c, v, 0, 1, &aVal[c])) goto fail;
     }
-    if (matching_ids(&b, t, up->pWhere, &k)) goto fail;
-    TableOp *aOp = arena_alloc(b.a, sizeof(TableOp) * (k.ids.n ? k.ids.n : 1));
-    if (!aOp) goto oom;
-    for (size_t i = 0; i < k.ids.n; i++) {
-        aOp[i] = (TableOp){TOP_UPDATE, k.ids.a[i], aVal, aSet};
-    }
-    sqlx_write(s, t, aOp, k.ids.n, r, 0);
-    VEC_FREE(&k.ids);
+    if (write_matching(&b, t, up->pWhere, TOP_UPDATE, aVal, aSet, r)) goto fail;
     table_unref(t);
     return;
 oom:
     bind_oom(&b);
 fail:
-    VEC_FREE(&k.ids);
     if (t) table_unref(t);
     sqlx_report(r, &err, ER_PARSE);
 }
@@ -954,32 +957,18 @@ void sqlx_delete(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     LpError err;
     lp_err_clear(&err);
     Binder b = {s, &s->stmt, st, NULL, del->zTable, &err, LP_OK};
-    IdSink k = {{0}};
-    Table *t = catalog_get(s->e->pCatalog, del->zTable);
-    if (!t) {
-        bind_fail(&b, ER_NO_SUCH_TABLE, LP_NOTFOUND, "table '%s' does not exist", del->zTable);
-        goto fail;
-    }
-    b.pSchema = table_schema(t);
+    Table *t = bind_table(&b, del->zTable);
+    if (!t) goto fail;
     if (!del->pWhere) {
         bind_fail(&b, ER_DELETE_NO_WHERE, LP_BADINPUT,
                   "DELETE needs a WHERE clause; use TRUNCATE TABLE %s to delete every row",
                   del->zTable);
         goto fail;
     }
-    if (matching_ids(&b, t, del->pWhere, &k)) goto fail;
-    TableOp *aOp = arena_alloc(b.a, sizeof(TableOp) * (k.ids.n ? k.ids.n : 1));
-    if (!aOp) {
-        bind_oom(&b);
-        goto fail;
-    }
-    for (size_t i = 0; i < k.ids.n; i++) aOp[i] = (TableOp){TOP_DELETE, k.ids.a[i], NULL, NULL};
-    sqlx_write(s, t, aOp, k.ids.n, r, 0);
-    VEC_FREE(&k.ids);
+    if (write_matching(&b, t, del->pWhere, TOP_DELETE, NULL, NULL, r)) goto fail;
     table_unref(t);
     return;
 fail:
-    VEC_FREE(&k.ids);
     if (t) table_unref(t);
     sqlx_report(r, &err, ER_PARSE);
 }

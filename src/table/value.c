@@ -91,7 +91,7 @@ static void excerpt(const char *z, size_t n, char *out, size_t nOut) {
 static const char *type_upper(ColType t, char *buf) {
     const char *z = coltype_name(t);
     int i = 0;
-    for (; z[i] && i < 15; i++) buf[i] = (char)(z[i] >= 'a' && z[i] <= 'z' ? z[i] - 32 : z[i]);
+    for (; i < 15 && z[i]; i++) buf[i] = (char)(z[i] >= 'a' && z[i] <= 'z' ? z[i] - 32 : z[i]);
     buf[i] = 0;
     return buf;
 }
