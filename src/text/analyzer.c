@@ -1,0 +1,743 @@
+/*
+** analyzer.c — see analyzer.h.
+**
+** One call of analyzer_run() is:
+**
+**   1. utf8_check() over the whole input; a bad byte fails the call before
+**      any term is emitted.
+**   2. A single left-to-right scan that finds words. ASCII bytes are
+**      classified by a 256-entry table; anything else is decoded and
+**      classified by its Unicode category (char_class()):
+**        CC_WORD   letters L* and numbers N*: extend the current word;
+**        CC_MARK   combining marks M*: extend a word, separate otherwise;
+**        CC_SINGLE a letter of a script written without spaces (Han, kana,
+**                  Hangul syllables): a word by itself, together with the
+**                  combining marks that follow it (か + U+3099 = が);
+**        CC_SEP    everything else (spaces, punctuation including
+**                  apostrophes and hyphens, symbols, emoji, controls).
+**      So "don't" is "don" + "t" and "e-mail" is "e" + "mail": simple,
+**      predictable, and the same on the query side. Scripts written without
+**      spaces that are not CJK (Thai, Lao, Khmer, Myanmar) have no
+**      dictionary segmentation: a run of them is one word, cut to
+**      ANALYZER_MAX_TERM bytes.
+**   3. Per word: normalisation, then the stop-word test, then stemming.
+**      A pure-ASCII word is lower-cased into a stack buffer (for ASCII,
+**      NFKC + case folding is exactly that). Any other word gets NFKC +
+**      full case folding (ß → ss, ς → σ, İ → i̇, ﬁ → fi, ① → 1): through
+**      a table for words of ASCII and two-byte letters, as is for a lone
+**      CJK letter, else through utf8proc into a fixed stack buffer (see
+**      "Fast paths" below); never a malloc per word. NFKC may yield
+**      characters that would separate words (½ → 1⁄2); the word stays one
+**      term. The normalised form is cut to ANALYZER_MAX_TERM bytes at a
+**      character boundary.
+**   4. Stop words are compared after normalisation and before stemming;
+**      a dropped word still takes its position. Stemming goes through a
+**      per-thread memo of recent words (StemMemo).
+**
+** Stemmers. libstemmer's sb_stemmer keeps its working buffer inside the
+** object, so one object cannot serve two threads. Each thread therefore
+** owns a StemCache (one stemmer per language, created on first use) found
+** through a __thread pointer; a pthread key with a destructor frees it when
+** the thread exits, and an atexit handler frees the cache of the thread
+** that calls exit() (the main thread normally), for which no key
+** destructor runs. The Analyzer itself holds no stemmer and is immutable.
+**
+** Long words. Only the first NORM_MAX_IN bytes of a non-ASCII word are
+** normalised: the term keeps at most ANALYZER_MAX_TERM bytes, and NFKC
+** shrinks text at most 3:1 (Hangul jamo L+V+T → one syllable), so the
+** term is the same as if the whole word had been normalised, barring a
+** run of hundreds of combining marks. Index and query sides run the same
+** code, so they agree in any case.
+*/
+#include "text/analyzer.h"
+
+#include <libstemmer.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <utf8proc.h>
+
+#include "text/utf8.h"
+
+/* ------------------------------------------------------------ languages */
+
+/* The stemmer a "stem_<code>" morphology selects. Codes are ISO 639-1 as
+** Manticore's stem_en / stem_ru; "porter" is Porter's original English
+** algorithm (the one SQLite FTS5 and Manticore's stem_en use), "english"
+** is Snowball's revision of it. An entry is offered only when the linked
+** libstemmer lists its algorithm (stem_lang_available()). */
+typedef struct StemLang {
+    const char *zCode;      /* after "stem_" */
+    const char *zAlgo;      /* libstemmer algorithm name */
+} StemLang;
+
+static const StemLang aStemLang[] = {
+    {"ar", "arabic"},    {"ca", "catalan"},    {"da", "danish"},     {"de", "german"},
+    {"el", "greek"},     {"en", "english"},    {"es", "spanish"},    {"eu", "basque"},
+    {"fi", "finnish"},   {"fr", "french"},     {"ga", "irish"},      {"hi", "hindi"},
+    {"hu", "hungarian"}, {"hy", "armenian"},   {"id", "indonesian"}, {"it", "italian"},
+    {"lt", "lithuanian"}, {"ne", "nepali"},    {"nl", "dutch"},      {"no", "norwegian"},
+    {"porter", "porter"}, {"pt", "portuguese"}, {"ro", "romanian"},  {"ru", "russian"},
+    {"sr", "serbian"},   {"sv", "swedish"},    {"ta", "tamil"},      {"tr", "turkish"},
+    {"yi", "yiddish"},
+};
+#define N_STEM_LANG ((int)LP_ARRAY_SIZE(aStemLang))
+
+/* Snowball's English stop-word list (snowballstem.org, english/stop.txt),
+** sorted. Its contracted forms (i'm, don't, let's...) are left out: the
+** word splitter breaks them at the apostrophe, so they can never match.
+** "cannot", the one contraction written without an apostrophe, is in. */
+static const char *const azStopEn[] = {
+    "a",       "about",   "above",      "after",    "again",   "against", "all",     "am",
+    "an",      "and",     "any",        "are",      "as",      "at",      "be",      "because",
+    "been",    "before",  "being",      "below",    "between", "both",    "but",     "by",
+    "cannot",  "could",   "did",        "do",       "does",    "doing",   "down",    "during",
+    "each",    "few",     "for",        "from",     "further", "had",     "has",     "have",
+    "having",  "he",      "her",        "here",     "hers",    "herself", "him",     "himself",
+    "his",     "how",     "i",          "if",       "in",      "into",    "is",      "it",
+    "its",     "itself",  "me",         "more",     "most",    "my",      "myself",  "no",
+    "nor",     "not",     "of",         "off",      "on",      "once",    "only",    "or",
+    "other",   "ought",   "our",        "ours",     "ourselves", "out",   "over",    "own",
+    "same",    "she",     "should",     "so",       "some",    "such",    "than",    "that",
+    "the",     "their",   "theirs",     "them",     "themselves", "then", "there",   "these",
+    "they",    "this",    "those",      "through",  "to",      "too",     "under",   "until",
+    "up",      "very",    "was",        "we",       "were",    "what",    "when",    "where",
+    "which",   "while",   "who",        "whom",     "why",     "with",    "would",   "you",
+    "your",    "yours",   "yourself",   "yourselves",
+};
+
+/* A stop-word list per language code; another language is one more row. */
+typedef struct StopList {
+    const char *zLang;              /* the zStopwords value that selects it */
+    const char *const *azWord;      /* sorted, normalised (NFKC + case folded), <= STOP_MAX bytes */
+    int nWord;                      /* entries in azWord */
+} StopList;
+
+static const StopList aStopList[] = {
+    {"en", azStopEn, (int)LP_ARRAY_SIZE(azStopEn)},
+};
+
+/* ------------------------------------------------------------- analyzer */
+
+#define NORM_MAX_IN 256         /* bytes of a non-ASCII word given to utf8proc */
+#define NORM_BUF_CP (6 * NORM_MAX_IN + 1) /* U+FDFA: 3 bytes → 18 code points; +1 for NUL */
+
+/* Stop words are looked up as fixed-size keys: the word's bytes,
+** zero-padded to STOP_MAX (a term never contains a NUL, so the padding also
+** encodes the length). A lookup is a memcpy, three multiplies and a
+** compare of three words, where a byte-wise hash and strcmp cost as much
+** as the rest of the analysis of an English word. */
+#define STOP_MAX 24
+
+typedef struct StopKey {
+    uint64_t aw[STOP_MAX / 8];      /* all zero: an empty slot */
+} StopKey;
+
+struct Analyzer {
+    int iStem;                  /* index in aStemLang, or -1: no stemming */
+    int minPrefixLen;           /* as configured (0..ANALYZER_MAX_TERM) */
+    StopKey *aStop;             /* open-addressing table of stop words, or NULL */
+    uint32_t stopMask;          /* its size (a power of two) minus one */
+    int nStopMax;               /* longest stop word in bytes: longer terms skip the lookup */
+};
+
+static void stop_key(const char *z, int n, StopKey *k) {
+    memset(k, 0, sizeof(*k));
+    memcpy(k->aw, z, (size_t)n);
+}
+
+static uint32_t stop_hash(const StopKey *k) {
+    return (uint32_t)((k->aw[0] * 0x9E3779B97F4A7C15ull ^ k->aw[1] * 0xC2B2AE3D27D4EB4Full ^
+                       k->aw[2] * 0x165667B19E3779F9ull) >> 32);
+}
+
+/* The slot of key k in a's table: where it is, or the empty slot that ends
+** its probe sequence. */
+static StopKey *stop_slot(const Analyzer *a, const StopKey *k) {
+    uint32_t h = stop_hash(k) & a->stopMask;
+    for (;; h = (h + 1) & a->stopMask) {
+        StopKey *p = &a->aStop[h];
+        if ((p->aw[0] == k->aw[0] && p->aw[1] == k->aw[1] && p->aw[2] == k->aw[2]) || p->aw[0] == 0) return p;
+    }
+}
+
+/* LP_NOMEM, or LP_INTERNAL for a list entry longer than STOP_MAX. */
+static int stop_build(Analyzer *a, const StopList *pList, LpError *err) {
+    uint32_t nSlot = 16;
+    while (nSlot < 4 * (uint32_t)pList->nWord) nSlot *= 2; /* load <= 1/4: short probes */
+    a->aStop = calloc(nSlot, sizeof(StopKey));
+    if (!a->aStop) return lp_err_set(err, LP_NOMEM, "out of memory building the stop-word table");
+    a->stopMask = nSlot - 1;
+    for (int i = 0; i < pList->nWord; i++) {
+        int n = (int)strlen(pList->azWord[i]);
+        if (NEVER(n < 1 || n > STOP_MAX)) {
+            return lp_err_set(err, LP_INTERNAL, "stop word '%s' of list '%s' is empty or longer than %d bytes",
+                              pList->azWord[i], pList->zLang, STOP_MAX);
+        }
+        if (n > a->nStopMax) a->nStopMax = n;
+        StopKey k;
+        stop_key(pList->azWord[i], n, &k);
+        *stop_slot(a, &k) = k;
+    }
+    return LP_OK;
+}
+
+static int stop_contains(const Analyzer *a, const char *z, int n) {
+    if (n > a->nStopMax) return 0;
+    StopKey k;
+    stop_key(z, n, &k);
+    return stop_slot(a, &k)->aw[0] != 0;
+}
+
+/* Whether the linked libstemmer offers aStemLang[i]. */
+static int stem_lang_available(int i) {
+    for (const char **pz = sb_stemmer_list(); *pz; pz++) {
+        if (strcmp(*pz, aStemLang[i].zAlgo) == 0) return 1;
+    }
+    return 0;
+}
+
+/* "none, stem_ar, stem_da, ..." into z[0..nz). */
+static void stem_supported(char *z, size_t nz) {
+    size_t k = (size_t)snprintf(z, nz, "none");
+    for (int i = 0; i < N_STEM_LANG && k < nz; i++) {
+        if (stem_lang_available(i)) k += (size_t)snprintf(z + k, nz - k, ", stem_%s", aStemLang[i].zCode);
+    }
+}
+
+/* ------------------------------------------------- per-thread stemmers */
+
+/* Stemming costs ~130 ns a word while word frequencies are Zipfian, so each
+** thread remembers recent results per language: a direct-mapped table of
+** STEM_MEMO_SLOTS entries keyed by the normalised word, for words and stems
+** of at most STEM_MEMO_MAX bytes (longer ones are stemmed every time). It
+** more than doubles stemmed throughput on English text. 8192 entries of 46
+** bytes are 368 KiB per thread and language, from calloc (fresh zero pages
+** for a block that size), so a thread that only analyses queries touches
+** a few pages of it. */
+#define STEM_MEMO_BITS 13
+#define STEM_MEMO_SLOTS (1 << STEM_MEMO_BITS)
+#define STEM_MEMO_MAX 22
+
+typedef struct StemMemo {
+    uint8_t nWord;                  /* 0 = empty slot */
+    uint8_t nStem;
+    char zWord[STEM_MEMO_MAX];      /* normalised word */
+    char zStem[STEM_MEMO_MAX];      /* its stem */
+} StemMemo;
+
+typedef struct StemCache {
+    struct sb_stemmer *apStem[N_STEM_LANG]; /* by aStemLang index; NULL until first use */
+    StemMemo *apMemo[N_STEM_LANG];          /* STEM_MEMO_SLOTS entries each, with apStem */
+} StemCache;
+
+static __thread StemCache *t_pStemCache;   /* this thread's cache, or NULL */
+static pthread_key_t g_stemKey;            /* its destructor frees the cache at thread exit */
+static pthread_once_t g_stemOnce = PTHREAD_ONCE_INIT;
+static int g_stemKeyRc = -1;               /* pthread_key_create()'s result */
+
+static void stem_cache_free(void *p) {
+    StemCache *c = p;
+    for (int i = 0; i < N_STEM_LANG; i++) {
+        sb_stemmer_delete(c->apStem[i]);
+        free(c->apMemo[i]);
+    }
+    free(c);
+    if (t_pStemCache == c) t_pStemCache = NULL;
+}
+
+/* Key destructors do not run for the thread that calls exit(). */
+static void stem_atexit(void) {
+    StemCache *c = t_pStemCache;
+    if (!c) return;
+    pthread_setspecific(g_stemKey, NULL);
+    stem_cache_free(c);
+}
+
+static void stem_once(void) {
+    g_stemKeyRc = pthread_key_create(&g_stemKey, stem_cache_free);
+    if (g_stemKeyRc == 0) atexit(stem_atexit);
+}
+
+/* This thread's stemmer for aStemLang[iLang] and its memo, created on
+** first use. LP_NOMEM, or LP_LIMIT when the process is out of thread keys. */
+static int stem_get(int iLang, struct sb_stemmer **ppStem, StemMemo **ppMemo, LpError *err) {
+    StemCache *c = t_pStemCache;
+    if (c && c->apStem[iLang]) {
+        *ppStem = c->apStem[iLang];
+        *ppMemo = c->apMemo[iLang];
+        return LP_OK;
+    }
+    if (!c) {
+        pthread_once(&g_stemOnce, stem_once);
+        if (g_stemKeyRc != 0) return lp_err_set(err, LP_LIMIT, "cannot create a thread key for stemmers");
+        c = calloc(1, sizeof(*c));
+        if (!c) return lp_err_set(err, LP_NOMEM, "out of memory creating a stemmer cache");
+        if (pthread_setspecific(g_stemKey, c) != 0) {
+            free(c);
+            return lp_err_set(err, LP_NOMEM, "out of memory creating a stemmer cache");
+        }
+        t_pStemCache = c;
+    }
+    /* The algorithm was checked against sb_stemmer_list() in analyzer_new,
+    ** so NULL here means out of memory. */
+    StemMemo *pMemo = calloc(STEM_MEMO_SLOTS, sizeof(StemMemo));
+    struct sb_stemmer *pStem = pMemo ? sb_stemmer_new(aStemLang[iLang].zAlgo, NULL) : NULL;
+    if (!pStem) {
+        free(pMemo);
+        return lp_err_set(err, LP_NOMEM, "out of memory creating the %s stemmer", aStemLang[iLang].zAlgo);
+    }
+    c->apStem[iLang] = *ppStem = pStem;
+    c->apMemo[iLang] = *ppMemo = pMemo;
+    return LP_OK;
+}
+
+/* ---------------------------------------------------------- new / free */
+
+static int is_none(const char *z) {
+    return z == NULL || z[0] == 0 || strcasecmp(z, "none") == 0;
+}
+
+/* Resolves cfg->zMorphology into a->iStem. */
+static int morphology_parse(Analyzer *a, const char *zMorph, LpError *err) {
+    a->iStem = -1;
+    if (is_none(zMorph)) return LP_OK;
+    char zList[512];
+    stem_supported(zList, sizeof(zList));
+    if (strchr(zMorph, ',')) {
+        return lp_err_set(err, LP_BADINPUT,
+                          "morphology '%s': only one morphology processor per table is supported "
+                          "(supported: %s)",
+                          zMorph, zList);
+    }
+    if (strncasecmp(zMorph, "stem_", 5) == 0) {
+        for (int i = 0; i < N_STEM_LANG; i++) {
+            if (strcasecmp(zMorph + 5, aStemLang[i].zCode) == 0 && stem_lang_available(i)) {
+                a->iStem = i;
+                return LP_OK;
+            }
+        }
+    }
+    if (strncasecmp(zMorph, "lemmatize_", 10) == 0) {
+        return lp_err_set(err, LP_BADINPUT,
+                          "morphology '%s': lemmatizers are not supported (they need dictionaries "
+                          "loupe does not ship); use a stemmer instead (supported: %s)",
+                          zMorph, zList);
+    }
+    if (strncasecmp(zMorph, "libstemmer_", 11) == 0) {
+        return lp_err_set(err, LP_BADINPUT,
+                          "morphology '%s': write stem_<language code> instead (supported: %s)", zMorph,
+                          zList);
+    }
+    return lp_err_set(err, LP_BADINPUT, "unknown morphology '%s' (supported: %s)", zMorph, zList);
+}
+
+static int stopwords_parse(Analyzer *a, const char *zStop, LpError *err) {
+    if (is_none(zStop)) return LP_OK;
+    for (size_t i = 0; i < LP_ARRAY_SIZE(aStopList); i++) {
+        if (strcasecmp(zStop, aStopList[i].zLang) == 0) {
+            return stop_build(a, &aStopList[i], err);
+        }
+    }
+    char zList[256];
+    size_t k = (size_t)snprintf(zList, sizeof(zList), "none");
+    for (size_t i = 0; i < LP_ARRAY_SIZE(aStopList) && k < sizeof(zList); i++) {
+        k += (size_t)snprintf(zList + k, sizeof(zList) - k, ", %s", aStopList[i].zLang);
+    }
+    return lp_err_set(err, LP_BADINPUT, "unknown stop-word list '%s' (supported: %s)", zStop, zList);
+}
+
+int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
+    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0};
+    if (!cfg) cfg = &cfgDefault;
+    *ppOut = NULL;
+    if (cfg->minPrefixLen < 0 || cfg->minPrefixLen > ANALYZER_MAX_TERM) {
+        return lp_err_set(err, LP_BADINPUT, "min_prefix_len %d is out of range 0..%d", cfg->minPrefixLen,
+                          ANALYZER_MAX_TERM);
+    }
+    Analyzer *a = calloc(1, sizeof(*a));
+    if (!a) return lp_err_set(err, LP_NOMEM, "out of memory creating an analyzer");
+    a->minPrefixLen = cfg->minPrefixLen;
+    int rc = morphology_parse(a, cfg->zMorphology, err);
+    if (rc == LP_OK) rc = stopwords_parse(a, cfg->zStopwords, err);
+    if (rc == LP_OK && a->iStem >= 0) {
+        /* Create this thread's stemmer now, so an allocation failure or a
+        ** broken libstemmer shows here rather than on the first document. */
+        struct sb_stemmer *pStem;
+        StemMemo *pMemo;
+        rc = stem_get(a->iStem, &pStem, &pMemo, err);
+    }
+    if (rc != LP_OK) {
+        analyzer_free(a);
+        return rc;
+    }
+    *ppOut = a;
+    return LP_OK;
+}
+
+void analyzer_free(Analyzer *a) {
+    if (!a) return;
+    free(a->aStop);
+    free(a);
+}
+
+int analyzer_min_prefix_len(const Analyzer *a) {
+    return a->minPrefixLen;
+}
+
+int analyzer_is_stemmed(const Analyzer *a) {
+    return a->iStem >= 0;
+}
+
+/* --------------------------------------------------------- word scanner */
+
+enum { CC_SEP = 0, CC_WORD, CC_MARK, CC_SINGLE };
+
+/* ASCII letters and digits; every byte >= 0x80 is 0 here and takes the
+** Unicode path. */
+static const uint8_t aAsciiWord[256] = {['0' ... '9'] = 1, ['A' ... 'Z'] = 1, ['a' ... 'z'] = 1};
+
+/* Letters of scripts written without spaces between words: each is a word
+** by itself. Han (unified, extensions A..H, compatibility), Hiragana,
+** Katakana (with phonetic extensions, half-width forms and the kana
+** supplements), Hangul syllables. */
+static int is_single_script(uint32_t cp) {
+    if (cp < 0x3040) return 0;
+    return cp <= 0x30FF                       /* Hiragana, Katakana */
+           || (cp >= 0x31F0 && cp <= 0x31FF)  /* Katakana phonetic extensions */
+           || (cp >= 0x3400 && cp <= 0x4DBF)  /* CJK extension A */
+           || (cp >= 0x4E00 && cp <= 0x9FFF)  /* CJK unified ideographs */
+           || (cp >= 0xAC00 && cp <= 0xD7AF)  /* Hangul syllables */
+           || (cp >= 0xF900 && cp <= 0xFAFF)  /* CJK compatibility ideographs */
+           || (cp >= 0xFF66 && cp <= 0xFF9F)  /* half-width Katakana */
+           || (cp >= 0x1B000 && cp <= 0x1B16F) /* kana supplement, extended-A, small kana */
+           || (cp >= 0x20000 && cp <= 0x3FFFF); /* CJK extensions B..H, compatibility supplement */
+}
+
+static int char_class(uint32_t cp) {
+    /* Half-width (semi-)voiced sound marks are letters (Lm), but NFKC turns
+    ** them into combining U+3099/309A: they belong to the kana before them. */
+    if (cp == 0xFF9E || cp == 0xFF9F) return CC_MARK;
+    switch (utf8proc_category((utf8proc_int32_t)cp)) {
+    case UTF8PROC_CATEGORY_LU:
+    case UTF8PROC_CATEGORY_LL:
+    case UTF8PROC_CATEGORY_LT:
+    case UTF8PROC_CATEGORY_LM:
+    case UTF8PROC_CATEGORY_LO:
+    case UTF8PROC_CATEGORY_ND:
+    case UTF8PROC_CATEGORY_NL:
+    case UTF8PROC_CATEGORY_NO:
+        return is_single_script(cp) ? CC_SINGLE : CC_WORD;
+    case UTF8PROC_CATEGORY_MN:
+    case UTF8PROC_CATEGORY_MC:
+    case UTF8PROC_CATEGORY_ME:
+        return CC_MARK;
+    default:
+        return CC_SEP;
+    }
+}
+
+/* Decodes one character of input that utf8_check() accepted. */
+static int decode_valid(const unsigned char *p, size_t n, uint32_t *pCp) {
+    int len = utf8_decode(p, n, pCp);
+    if (NEVER(len == 0)) {
+        *pCp = 0xFFFD; /* unreachable after utf8_check; a separator keeps the scan moving */
+        len = 1;
+    }
+    return len;
+}
+
+/* The end of the word whose characters so far end at p[i]: extends it over
+** letters, digits and marks. Clears *pbAscii if it takes a non-ASCII one. */
+static size_t scan_word(const unsigned char *p, size_t n, size_t i, int *pbAscii) {
+    while (i < n) {
+        if (p[i] < 0x80) {
+            if (!aAsciiWord[p[i]]) break;
+            i++;
+            continue;
+        }
+        uint32_t cp;
+        int len = decode_valid(p + i, n - i, &cp);
+        int cls = char_class(cp);
+        if (cls != CC_WORD && cls != CC_MARK) break;
+        *pbAscii = 0;
+        i += (size_t)len;
+    }
+    return i;
+}
+
+/* Skips the combining marks at p[i..). */
+static size_t scan_marks(const unsigned char *p, size_t n, size_t i) {
+    while (i < n && p[i] >= 0x80) {
+        uint32_t cp;
+        int len = decode_valid(p + i, n - i, &cp);
+        if (char_class(cp) != CC_MARK) break;
+        i += (size_t)len;
+    }
+    return i;
+}
+
+/* --------------------------------------------------------- normalising */
+
+#define NORM_OPTIONS (UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_COMPAT | UTF8PROC_CASEFOLD)
+
+/* NFKC + case folding of the word z[0..n) through utf8proc, into zOut (at
+** least ANALYZER_MAX_TERM bytes), cut at a character boundary. Returns the
+** length, or a negative utf8proc error code (none is expected: the input
+** is valid and the buffer is large enough). */
+static int norm_utf8proc(const char *z, size_t n, char *zOut) {
+    utf8proc_int32_t aCp[NORM_BUF_CP];
+    if (n > NORM_MAX_IN) n = utf8_floor(z, NORM_MAX_IN);
+    utf8proc_ssize_t nCp;
+    for (;;) {
+        nCp = utf8proc_decompose_custom((const utf8proc_uint8_t *)z, (utf8proc_ssize_t)n, aCp,
+                                        NORM_BUF_CP - 1, NORM_OPTIONS, NULL, NULL);
+        if (nCp < 0) return (int)nCp;
+        if (nCp <= NORM_BUF_CP - 1) break;
+        /* More than 6 code points per byte: not in Unicode 15; halving keeps
+        ** the buffer bounded should a later Unicode version do it. */
+        n = utf8_floor(z, n / 2);
+    }
+    /* utf8proc_reencode composes, then writes UTF-8 over the code points
+    ** (it never overtakes its reading position) and a NUL after them. */
+    utf8proc_ssize_t nByte = utf8proc_reencode(aCp, nCp, NORM_OPTIONS);
+    if (nByte < 0) return (int)nByte;
+    size_t m = utf8_floor((const char *)aCp, nByte > ANALYZER_MAX_TERM ? ANALYZER_MAX_TERM : (size_t)nByte);
+    memcpy(zOut, aCp, m);
+    return (int)m;
+}
+
+/* Fast paths. utf8proc costs ~100 ns a word, most of it generic machinery
+** that European and CJK words do not need:
+**  - aFold2: for each two-byte character U+0080..U+07FF (Latin, Greek,
+**    Cyrillic, Armenian, Hebrew, Arabic letters) that is a letter or digit
+**    and whose NFKC + case folding is ONE character of combining class 0,
+**    that character; else 0. A word made only of ASCII and such characters
+**    is normalised character by character: no two of these characters
+**    compose with each other (compositions need a combining mark, or Hangul
+**    or Indic vowels, none of which qualify), so the result is exactly
+**    utf8proc's. The table is built once from utf8proc itself.
+**  - A CJK ideograph, Hangul syllable or kana letter standing alone is its
+**    own normal form (the ranges in norm_is_identity() hold no compatibility
+**    or case mappings).
+** test_analyzer checks both against utf8proc for every such code point. */
+static uint16_t aFold2[0x800 - 0x80];
+static pthread_once_t g_fold2Once = PTHREAD_ONCE_INIT;
+
+static void fold2_build(void) {
+    for (uint32_t cp = 0x80; cp < 0x800; cp++) {
+        if (char_class(cp) != CC_WORD) continue;
+        char zIn[2] = {(char)(0xC0 | (cp >> 6)), (char)(0x80 | (cp & 0x3F))};
+        char zOut[ANALYZER_MAX_TERM];
+        int n = norm_utf8proc(zIn, 2, zOut);
+        uint32_t r;
+        if (n <= 0 || utf8_decode((const unsigned char *)zOut, (size_t)n, &r) != n) continue;
+        if (r > 0xFFFF || utf8proc_get_property((utf8proc_int32_t)r)->combining_class != 0) continue;
+        aFold2[cp - 0x80] = (uint16_t)r;
+    }
+}
+
+static int norm_is_identity(uint32_t cp) {
+    return (cp >= 0x3041 && cp <= 0x3096)      /* Hiragana letters */
+           || (cp >= 0x30A1 && cp <= 0x30FA)   /* Katakana letters */
+           || (cp >= 0x3400 && cp <= 0x4DBF)   /* CJK extension A */
+           || (cp >= 0x4E00 && cp <= 0x9FFF)   /* CJK unified ideographs */
+           || (cp >= 0xAC00 && cp <= 0xD7A3);  /* Hangul syllables */
+}
+
+/* The aFold2 path: the term's length, or -1 when the word has a character
+** the table does not cover. */
+static int norm_fold2(const unsigned char *p, size_t n, char *zOut) {
+    int k = 0;
+    for (size_t i = 0; i < n;) {
+        uint32_t c = p[i];
+        if (c < 0x80) {
+            if (k == ANALYZER_MAX_TERM) break;
+            zOut[k++] = (char)(c + (((c - 'A') < 26u) << 5));
+            i++;
+            continue;
+        }
+        if (c >= 0xE0) return -1;
+        uint32_t r = aFold2[(((c & 0x1F) << 6) | (p[i + 1] & 0x3F)) - 0x80];
+        /* Look the character up before testing the space left: a character
+        ** outside the table might compose with the one before. */
+        if (r == 0) return -1;
+        if (r < 0x80) {
+            if (k + 1 > ANALYZER_MAX_TERM) break;
+            zOut[k++] = (char)r;
+        } else if (r < 0x800) {
+            if (k + 2 > ANALYZER_MAX_TERM) break;
+            zOut[k++] = (char)(0xC0 | (r >> 6));
+            zOut[k++] = (char)(0x80 | (r & 0x3F));
+        } else {
+            if (k + 3 > ANALYZER_MAX_TERM) break;
+            zOut[k++] = (char)(0xE0 | (r >> 12));
+            zOut[k++] = (char)(0x80 | ((r >> 6) & 0x3F));
+            zOut[k++] = (char)(0x80 | (r & 0x3F));
+        }
+        i += 2;
+    }
+    return k;
+}
+
+/* NFKC + case folding of a word with at least one non-ASCII character:
+** as norm_utf8proc(), through a fast path where one applies. */
+static int norm_word(const char *z, size_t n, char *zOut) {
+    const unsigned char *p = (const unsigned char *)z;
+    if (n == 3 && p[0] >= 0xE0) {
+        uint32_t cp;
+        if (utf8_decode(p, 3, &cp) == 3 && norm_is_identity(cp)) {
+            memcpy(zOut, z, 3);
+            return 3;
+        }
+    }
+    int k = norm_fold2(p, n, zOut);
+    return k >= 0 ? k : norm_utf8proc(z, n, zOut);
+}
+
+/* --------------------------------------------------------------- runner */
+
+typedef struct RunState {
+    const Analyzer *a;          /* configuration */
+    int bFull;                  /* apply stop words and stemming */
+    struct sb_stemmer *pStem;   /* this thread's stemmer, or NULL */
+    StemMemo *aMemo;            /* its memo (STEM_MEMO_SLOTS entries) */
+    TokenFn xToken;             /* the caller's callback and its context */
+    void *ctx;
+    uint32_t iPos;              /* position of the next word */
+    LpError *err;
+} RunState;
+
+/* Replaces t's term by its stem, through the thread's memo. */
+static int stem_term(RunState *s, Token *t) {
+    StemMemo *m = NULL;
+    if (t->n <= STEM_MEMO_MAX) {
+        /* FNV-1a, then a multiplicative mix so the top bits pick the slot. */
+        uint32_t h = 2166136261u;
+        for (int i = 0; i < t->n; i++) h = (h ^ (unsigned char)t->z[i]) * 16777619u;
+        m = &s->aMemo[(h * 0x9E3779B1u) >> (32 - STEM_MEMO_BITS)];
+        if (m->nWord == t->n && memcmp(m->zWord, t->z, (size_t)t->n) == 0) {
+            t->z = m->zStem;
+            t->n = m->nStem;
+            return LP_OK;
+        }
+    }
+    const sb_symbol *zStem = sb_stemmer_stem(s->pStem, (const sb_symbol *)t->z, t->n);
+    if (!zStem) return lp_err_set(s->err, LP_NOMEM, "out of memory stemming a word");
+    int nStem = sb_stemmer_length(s->pStem);
+    if (nStem > ANALYZER_MAX_TERM) nStem = (int)utf8_floor((const char *)zStem, ANALYZER_MAX_TERM);
+    /* A stemmer never empties a word in practice; keep the word if one did. */
+    if (nStem == 0) return LP_OK;
+    if (m && nStem <= STEM_MEMO_MAX) {
+        m->nWord = (uint8_t)t->n;
+        memcpy(m->zWord, t->z, (size_t)t->n);
+        m->nStem = (uint8_t)nStem;
+        memcpy(m->zStem, zStem, (size_t)nStem);
+        zStem = (const sb_symbol *)m->zStem;
+    }
+    t->z = (const char *)zStem;
+    t->n = nStem;
+    return LP_OK;
+}
+
+/* Normalises, filters, stems and hands over the word z[iStart..iEnd). */
+static int emit_word(RunState *s, const char *z, size_t iStart, size_t iEnd, int bAscii) {
+    char aTerm[ANALYZER_MAX_TERM];
+    int nTerm;
+    if (bAscii) {
+        size_t m = iEnd - iStart;
+        if (m > ANALYZER_MAX_TERM) m = ANALYZER_MAX_TERM;
+        for (size_t k = 0; k < m; k++) {
+            unsigned c = (unsigned char)z[iStart + k];
+            aTerm[k] = (char)(c + (((c - 'A') < 26u) << 5));
+        }
+        nTerm = (int)m;
+    } else {
+        nTerm = norm_word(z + iStart, iEnd - iStart, aTerm);
+        if (nTerm < 0) {
+            return lp_err_setpos(s->err, LP_INTERNAL, (int64_t)iStart, "normalising the word at byte %zu: %s",
+                                 iStart, utf8proc_errmsg(nTerm));
+        }
+    }
+    Token t;
+    t.iPos = s->iPos++;
+    t.iStart = (uint32_t)iStart;
+    t.iEnd = (uint32_t)iEnd;
+    t.z = aTerm;
+    t.n = nTerm;
+    /* NFKC + case folding maps a letter or digit to at least one character;
+    ** an empty result would be a utf8proc change: count the word, emit nothing. */
+    if (NEVER(nTerm == 0)) return LP_OK;
+    if (s->bFull) {
+        if (s->a->aStop && stop_contains(s->a, aTerm, nTerm)) return LP_OK;
+        if (s->pStem) {
+            int rc = stem_term(s, &t);
+            if (rc != LP_OK) return rc;
+        }
+    }
+    return s->xToken(s->ctx, &t);
+}
+
+static int run(const Analyzer *a, int bFull, const char *z, size_t n, uint32_t iPosBase, TokenFn xToken,
+               void *ctx, uint32_t *piPosEnd, LpError *err) {
+    /* Offsets are uint32_t. A text of n bytes holds at most (n+1)/2 words (a
+    ** one-byte word is followed by a separator byte or by a CJK letter of at
+    ** least three bytes), so checking both limits up front means a limit
+    ** never stops a run half way. */
+    if (n > UINT32_MAX) {
+        return lp_err_set(err, LP_LIMIT, "text of %zu bytes is longer than the 4 GiB a field may hold", n);
+    }
+    if ((uint64_t)iPosBase + (n + 1) / 2 > UINT32_MAX) {
+        return lp_err_set(err, LP_LIMIT, "text of %zu bytes starting at word position %u would overflow positions",
+                          n, iPosBase);
+    }
+    pthread_once(&g_fold2Once, fold2_build);
+    int64_t iBad = utf8_check(z, n);
+    if (iBad >= 0) return lp_err_setpos(err, LP_BADINPUT, iBad, "invalid UTF-8 at byte %lld", (long long)iBad);
+
+    RunState s = {a, bFull, NULL, NULL, xToken, ctx, iPosBase, err};
+    if (bFull && a->iStem >= 0) {
+        int rc = stem_get(a->iStem, &s.pStem, &s.aMemo, err);
+        if (rc != LP_OK) return rc;
+    }
+    const unsigned char *p = (const unsigned char *)z;
+    size_t i = 0;
+    while (i < n) {
+        size_t iStart = i;
+        int bAscii = 1;
+        if (p[i] < 0x80) {
+            /* The hot loop: runs of ASCII separators and letters. */
+            if (!aAsciiWord[p[i]]) {
+                i++;
+                continue;
+            }
+            i++;
+            while (i < n && aAsciiWord[p[i]]) i++;
+            if (i < n && p[i] >= 0x80) i = scan_word(p, n, i, &bAscii);
+        } else {
+            uint32_t cp;
+            int len = decode_valid(p + i, n - i, &cp);
+            int cls = char_class(cp);
+            i += (size_t)len;
+            if (cls == CC_SEP || cls == CC_MARK) continue; /* a mark with nothing to attach to */
+            bAscii = 0;
+            i = cls == CC_SINGLE ? scan_marks(p, n, i) : scan_word(p, n, i, &bAscii);
+        }
+        int rc = emit_word(&s, z, iStart, i, bAscii);
+        if (rc != LP_OK) return rc;
+    }
+    if (piPosEnd) *piPosEnd = s.iPos;
+    return LP_OK;
+}
+
+int analyzer_run(const Analyzer *a, const char *z, size_t n, uint32_t iPosBase, TokenFn xToken, void *ctx,
+                 uint32_t *piPosEnd, LpError *err) {
+    return run(a, 1, z, n, iPosBase, xToken, ctx, piPosEnd, err);
+}
+
+int analyzer_run_unstemmed(const Analyzer *a, const char *z, size_t n, TokenFn xToken, void *ctx,
+                           LpError *err) {
+    return run(a, 0, z, n, 0, xToken, ctx, NULL, err);
+}

@@ -1,0 +1,78 @@
+/*
+** analyzer.h — turns text into the terms the full-text index stores and
+** queries look up. One analyzer per table; the index side and the query
+** side use the same one, so a word is normalised identically on both.
+**
+** Contract.
+**  - Input must be valid UTF-8: otherwise analyzer_run() fails with
+**    LP_BADINPUT and err->pos / the message name the byte offset of the
+**    first bad byte. Nothing is emitted for invalid input (the check runs
+**    first), so a caller never indexes half a document.
+**  - Words are maximal runs of letters (Unicode L*), digits (N*) and
+**    combining marks (M*) attached to them. Every CJK ideograph (and
+**    Hiragana/Katakana/Hangul syllable) is a word of its own. Everything
+**    else separates words.
+**  - Each word is normalised: NFKC, then Unicode case folding (utf8proc).
+**    Then, per the configuration, stop words are dropped (their position is
+**    still counted, so a phrase does not match across a removed word) and
+**    the Snowball stemmer of the language is applied.
+**  - Positions count words from iPosBase (0, 1, 2, ...). Byte offsets
+**    [iStart, iEnd) point into the ORIGINAL input, so highlighting can cut
+**    the stored text exactly around a match.
+**  - Terms are at most ANALYZER_MAX_TERM bytes; a longer word is cut at a
+**    character boundary (still indexed, as its prefix).
+**
+** Thread safety: an Analyzer is immutable after analyzer_new() and may be
+** used from any number of threads at once (stemmers are per thread inside).
+*/
+#ifndef LP_TEXT_ANALYZER_H
+#define LP_TEXT_ANALYZER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/error.h"
+
+#define ANALYZER_MAX_TERM 64
+
+typedef struct AnalyzerConfig {
+    const char *zMorphology;    /* NULL/"none", or "stem_<lang>": stem_en, stem_ru, ...
+                                ** (a comma-separated list is refused for now) */
+    const char *zStopwords;     /* NULL/"none", or a language code: "en", ... */
+    int minPrefixLen;           /* shortest prefix a prefix query may use (0 = 1) */
+} AnalyzerConfig;
+
+typedef struct Analyzer Analyzer; /* opaque */
+
+/* Creates an analyzer. LP_BADINPUT for an unknown morphology or stop-word
+** list (the message lists the supported ones), LP_NOMEM. */
+int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err);
+void analyzer_free(Analyzer *a);
+
+typedef struct Token {
+    const char *z;      /* the term: normalised (and stemmed) bytes, valid during the callback */
+    int n;              /* its length in bytes (1..ANALYZER_MAX_TERM) */
+    uint32_t iPos;      /* word position */
+    uint32_t iStart;    /* byte offset of the word in the input */
+    uint32_t iEnd;      /* byte offset just past it */
+} Token;
+
+/* Called for each term; a non-zero return stops the run and is returned. */
+typedef int (*TokenFn)(void *ctx, const Token *t);
+
+/* Analyses z[0..n). *piPosEnd (may be NULL) receives the position after
+** the last word, so a caller can continue numbering (multi-valued fields). */
+int analyzer_run(const Analyzer *a, const char *z, size_t n, uint32_t iPosBase, TokenFn xToken,
+                 void *ctx, uint32_t *piPosEnd, LpError *err);
+
+/* As analyzer_run, without stop words and stemming: for prefix queries
+** (`pre*` matches terms that start with the normalised prefix) and for
+** checking a word in the query language. */
+int analyzer_run_unstemmed(const Analyzer *a, const char *z, size_t n, TokenFn xToken, void *ctx,
+                           LpError *err);
+
+/* The configuration as given (for SHOW CREATE TABLE / explain). */
+int analyzer_min_prefix_len(const Analyzer *a);
+int analyzer_is_stemmed(const Analyzer *a);
+
+#endif /* LP_TEXT_ANALYZER_H */

@@ -1,0 +1,125 @@
+/*
+** fuzz_analyzer.c — libFuzzer target for the text analyzer.
+**
+** Each input is analysed as a whole by three analyzers (plain; English
+** stemming with English stop words; Russian stemming) through
+** analyzer_run(), and by the second through analyzer_run_unstemmed().
+** Beyond the sanitizers' "no crash, no leak, no out-of-bounds read" it
+** checks the analyzer's promises:
+**   - invalid UTF-8 fails with LP_BADINPUT at utf8_check()'s offset and
+**     emits nothing; valid input succeeds;
+**   - every term is 1..ANALYZER_MAX_TERM bytes of valid UTF-8;
+**   - byte offsets lie inside the input, are non-empty and increase
+**     without overlapping; positions increase from the base and stay below
+**     the end position reported;
+**   - the unstemmed run numbers words 0, 1, 2... and yields exactly the
+**     plain analyzer's terms and offsets, and the position count of the run
+**     with stop words equals the number of words.
+*/
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "text/analyzer.h"
+#include "text/utf8.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+typedef struct Tok {
+    char z[ANALYZER_MAX_TERM];
+    int n;
+    uint32_t iPos, iStart, iEnd;
+} Tok;
+
+typedef struct Run {
+    size_t nInput;      /* input length, for the offset checks */
+    uint32_t iPosBase;  /* first position allowed */
+    Tok *a;             /* tokens so far */
+    size_t n, nAlloc;
+} Run;
+
+static int on_token(void *ctx, const Token *t) {
+    Run *r = ctx;
+    if (t->n < 1 || t->n > ANALYZER_MAX_TERM) abort();
+    if (utf8_check(t->z, (size_t)t->n) != -1) abort();
+    if (t->iStart >= t->iEnd || t->iEnd > r->nInput) abort();
+    if (t->iPos < r->iPosBase) abort();
+    if (r->n > 0) {
+        const Tok *p = &r->a[r->n - 1];
+        if (t->iStart < p->iEnd || t->iPos <= p->iPos) abort();
+    }
+    if (r->n == r->nAlloc) {
+        size_t nNew = r->nAlloc ? 2 * r->nAlloc : 64;
+        Tok *aNew = realloc(r->a, nNew * sizeof(Tok));
+        if (!aNew) return 1; /* stops the run; the caller skips the checks */
+        r->a = aNew;
+        r->nAlloc = nNew;
+    }
+    Tok *k = &r->a[r->n++];
+    memcpy(k->z, t->z, (size_t)t->n);
+    k->n = t->n;
+    k->iPos = t->iPos;
+    k->iStart = t->iStart;
+    k->iEnd = t->iEnd;
+    return 0;
+}
+
+static Analyzer *make(const char *zMorph, const char *zStop) {
+    AnalyzerConfig cfg = {zMorph, zStop, 0};
+    Analyzer *a = NULL;
+    if (analyzer_new(&cfg, &a, NULL) != LP_OK) abort();
+    return a;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    /* Created once, kept for the process: they are immutable and reachable,
+    ** so neither a leak nor state carried between inputs. */
+    static Analyzer *aAn[3];
+    if (!aAn[0]) {
+        aAn[0] = make(NULL, NULL);
+        aAn[1] = make("stem_en", "en");
+        aAn[2] = make("stem_ru", NULL);
+    }
+    /* A heap copy of exactly size bytes, so ASan catches any read past the
+    ** end (the fuzzer's own buffer may have slack). */
+    char *z = malloc(size ? size : 1);
+    if (!z) return 0;
+    if (size) memcpy(z, data, size);
+    int64_t iBad = utf8_check(z, size);
+    const uint32_t iBase = 3;
+
+    Run aRun[4];
+    uint32_t aPosEnd[3];
+    int aRc[4];
+    for (int i = 0; i < 4; i++) {
+        aRun[i] = (Run){size, i < 3 ? iBase : 0, NULL, 0, 0};
+        LpError err;
+        lp_err_clear(&err);
+        aRc[i] = i < 3 ? analyzer_run(aAn[i], z, size, iBase, on_token, &aRun[i], &aPosEnd[i], &err)
+                       : analyzer_run_unstemmed(aAn[1], z, size, on_token, &aRun[i], &err);
+        if (iBad >= 0) {
+            if (aRc[i] != LP_BADINPUT || err.code != LP_BADINPUT || err.pos != iBad || aRun[i].n != 0) abort();
+        } else if (aRc[i] == 1) {
+            continue; /* our realloc failed */
+        } else if (aRc[i] != LP_OK) {
+            abort();
+        } else if (i < 3 && aRun[i].n > 0 && aPosEnd[i] <= aRun[i].a[aRun[i].n - 1].iPos) {
+            abort();
+        }
+    }
+    if (iBad < 0 && aRc[0] == LP_OK && aRc[1] == LP_OK && aRc[3] == LP_OK) {
+        const Run *pPlain = &aRun[0], *pUnstem = &aRun[3];
+        if (pPlain->n != pUnstem->n) abort();
+        for (size_t k = 0; k < pUnstem->n; k++) {
+            const Tok *p = &pPlain->a[k], *u = &pUnstem->a[k];
+            if (u->iPos != k || p->iPos != iBase + k) abort();
+            if (p->n != u->n || memcmp(p->z, u->z, (size_t)u->n) != 0) abort();
+            if (p->iStart != u->iStart || p->iEnd != u->iEnd) abort();
+        }
+        if (aPosEnd[0] != iBase + pUnstem->n || aPosEnd[1] != aPosEnd[0]) abort();
+    }
+    for (int i = 0; i < 4; i++) free(aRun[i].a);
+    free(z);
+    return 0;
+}

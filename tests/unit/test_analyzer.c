@@ -1,0 +1,755 @@
+/*
+** test_analyzer.c — unit tests for src/text/analyzer.c: word splitting,
+** NFKC + case folding, stop words, stemming, offsets and positions, UTF-8
+** errors, truncation, limits, configuration errors and use from several
+** threads.
+**
+** Normalisation is also checked exhaustively: every code point the
+** splitter treats as a word character is analysed alone and after an
+** ASCII letter, and the term compared with utf8proc's own NFKC + case
+** folding of the same bytes, so the analyzer's fast paths cannot drift
+** from utf8proc.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <pthread.h>
+#include <utf8proc.h>
+
+#include "text/analyzer.h"
+#include "text/utf8.h"
+
+/* ------------------------------------------------------------- helpers */
+
+typedef struct Tok {
+    char z[ANALYZER_MAX_TERM + 1];  /* the term, NUL-terminated */
+    int n;
+    uint32_t iPos, iStart, iEnd;
+} Tok;
+
+typedef struct Toks {
+    Tok *a;
+    int n, nAlloc;
+    int nStopAfter;     /* when > 0, the callback returns 99 at this token */
+} Toks;
+
+static int collect(void *ctx, const Token *t) {
+    Toks *p = ctx;
+    if (p->n == p->nAlloc) {
+        p->nAlloc = p->nAlloc ? 2 * p->nAlloc : 64;
+        p->a = realloc(p->a, sizeof(Tok) * (size_t)p->nAlloc);
+        assert_non_null(p->a);
+    }
+    Tok *k = &p->a[p->n++];
+    assert_true(t->n >= 1 && t->n <= ANALYZER_MAX_TERM);
+    memcpy(k->z, t->z, (size_t)t->n);
+    k->z[t->n] = 0;
+    k->n = t->n;
+    k->iPos = t->iPos;
+    k->iStart = t->iStart;
+    k->iEnd = t->iEnd;
+    if (p->nStopAfter > 0 && p->n == p->nStopAfter) return 99;
+    return 0;
+}
+
+static void toks_free(Toks *p) {
+    free(p->a);
+    memset(p, 0, sizeof(*p));
+}
+
+static Analyzer *mk(const char *zMorph, const char *zStop) {
+    AnalyzerConfig cfg = {zMorph, zStop, 0};
+    Analyzer *a = NULL;
+    LpError err;
+    lp_err_clear(&err);
+    int rc = analyzer_new(&cfg, &a, &err);
+    if (rc != LP_OK) fail_msg("analyzer_new(%s, %s): %s", zMorph, zStop, err.zMsg);
+    return a;
+}
+
+/* Runs a over z and returns its tokens; *piEnd gets the end position. */
+static Toks run_full(const Analyzer *a, const char *z, uint32_t iBase, uint32_t *piEnd) {
+    Toks t = {0};
+    LpError err;
+    lp_err_clear(&err);
+    int rc = analyzer_run(a, z, strlen(z), iBase, collect, &t, piEnd, &err);
+    if (rc != LP_OK) fail_msg("analyzer_run(\"%s\"): %s", z, err.zMsg);
+    return t;
+}
+
+/* The terms of z, space-separated, with the default (plain) analyzer. */
+static char *terms_of(const Analyzer *a, const char *z) {
+    Toks t = run_full(a, z, 0, NULL);
+    size_t cap = 1;
+    for (int i = 0; i < t.n; i++) cap += (size_t)t.a[i].n + 1;
+    char *zOut = calloc(1, cap);
+    assert_non_null(zOut);
+    for (int i = 0; i < t.n; i++) {
+        if (i) strcat(zOut, " ");
+        strcat(zOut, t.a[i].z);
+    }
+    toks_free(&t);
+    return zOut;
+}
+
+static void check_terms(const Analyzer *a, const char *z, const char *zWant) {
+    char *zGot = terms_of(a, z);
+    if (strcmp(zGot, zWant) != 0) fail_msg("\"%s\" → \"%s\", want \"%s\"", z, zGot, zWant);
+    free(zGot);
+}
+
+/* utf8proc's NFKC + case folding of z[0..n), cut as the analyzer cuts. */
+static char *ref_fold(const char *z, size_t n, int *pn) {
+    utf8proc_uint8_t *zOut = NULL;
+    utf8proc_ssize_t m = utf8proc_map((const utf8proc_uint8_t *)z, (utf8proc_ssize_t)n, &zOut,
+                                      UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_COMPAT | UTF8PROC_CASEFOLD);
+    assert_true(m >= 0);
+    *pn = (int)utf8_floor((const char *)zOut, m > ANALYZER_MAX_TERM ? ANALYZER_MAX_TERM : (size_t)m);
+    return (char *)zOut;
+}
+
+static size_t put_cp(char *z, uint32_t cp) {
+    return (size_t)utf8proc_encode_char((utf8proc_int32_t)cp, (utf8proc_uint8_t *)z);
+}
+
+/* -------------------------------------------------------------- splitting */
+
+static void test_ascii(void **state) {
+    Analyzer *a = mk(NULL, NULL);
+    uint32_t iEnd = 0;
+    Toks t = run_full(a, "Hello, World! 42 foo_bar\tBAZ9x", 0, &iEnd);
+    static const struct {
+        const char *z;
+        uint32_t iStart, iEnd;
+    } want[] = {{"hello", 0, 5}, {"world", 7, 12}, {"42", 14, 16}, {"foo", 17, 20}, {"bar", 21, 24}, {"baz9x", 25, 30}};
+    assert_int_equal(t.n, (int)LP_ARRAY_SIZE(want));
+    for (int i = 0; i < t.n; i++) {
+        assert_string_equal(t.a[i].z, want[i].z);
+        assert_int_equal(t.a[i].iPos, i);
+        assert_int_equal(t.a[i].iStart, want[i].iStart);
+        assert_int_equal(t.a[i].iEnd, want[i].iEnd);
+    }
+    assert_int_equal(iEnd, 6);
+    toks_free(&t);
+    analyzer_free(a);
+}
+
+static void test_separators(void **state) {
+    Analyzer *a = mk(NULL, NULL);
+    /* Apostrophes (straight and curly) and hyphens split words. */
+    check_terms(a, "don't it’s e-mail well—known", "don t it s e mail well known");
+    /* Emoji, symbols, punctuation, controls, zero-width joiner. */
+    check_terms(a, "hello😀world ♥a§b 👩\u200D💻x <tag>y</tag> a\x01z", "hello world a b x tag y tag a z");
+    check_terms(a, "3.14 1,000 2024-01-05", "3 14 1 000 2024 01 05");
+    /* Digits of other scripts are digits (NFKC keeps them). */
+    check_terms(a, "٣٤ ۵ ४२", "٣٤ ۵ ४२");
+    check_terms(a, "   \t\n.,;!?", "");
+    analyzer_free(a);
+}
+
+static void test_case_folding(void **state) {
+    Analyzer *a = mk(NULL, NULL);
+    /* Full Unicode folding, not Turkish-specific: İ → i + U+0307, ı stays. */
+    check_terms(a, "İstanbul ISTANBUL ılık", "i\xCC\x87stanbul istanbul ılık");
+    check_terms(a, "STRASSE Straße ẞ", "strasse strasse ss");
+    /* Greek: capital and final sigma fold to σ, accents are kept. */
+    check_terms(a, "ΣΊΣΥΦΟΣ σίσυφος", "σίσυφοσ σίσυφοσ");
+    check_terms(a, "ПРИВЕТ Ǆemal ǅ ﬀ", "привет džemal dž ff");
+    analyzer_free(a);
+}
+
+static void test_nfkc(void **state) {
+    Analyzer *a = mk(NULL, NULL);
+    check_terms(a, "Ｆｕｌｌｗｉｄｔｈ ＡＢＣ１２３", "fullwidth abc123");
+    check_terms(a, "ﬁne ﬂow ﬃx", "fine flow ffix");
+    check_terms(a, "x² H₂O ① ⑫ Ⅻ ℌ K", "x2 h2o 1 12 xii h k");
+    /* A normal form containing a separator stays one term. */
+    check_terms(a, "½ ¾", "1⁄2 3⁄4");
+    /* Precomposed and decomposed forms give the same term. */
+    check_terms(a, "café cafe\xCC\x81 CAFE\xCC\x81", "café café café");
+    analyzer_free(a);
+}
+
+static void test_combining_marks(void **state) {
+    Analyzer *a = mk(NULL, NULL);
+    uint32_t iEnd;
+    /* A mark with nothing before it is a separator. */
+    Toks t = run_full(a, "\xCC\x81" "abc e\xCC\x81" "cole", 0, &iEnd);
+    assert_int_equal(t.n, 2);
+    assert_string_equal(t.a[0].z, "abc");
+    assert_int_equal(t.a[0].iStart, 2);
+    assert_string_equal(t.a[1].z, "école");
+    assert_int_equal(t.a[1].iStart, 6);
+    assert_int_equal(t.a[1].iEnd, 13);
+    toks_free(&t);
+    /* Marks stay in the word, in canonical order, composed where they can
+    ** be (a + U+0338 + U+0301 → á + U+0338); after a digit too. */
+    check_terms(a, "a\xCC\xB8\xCC\x81 1\xE2\x83\xA3", "\xC3\xA1\xCC\xB8 1\xE2\x83\xA3");
+    /* Devanagari vowel signs (Mc/Mn) belong to their word. */
+    check_terms(a, "हिन्दी भाषा", "हिन्दी भाषा");
+    analyzer_free(a);
+}
+
+static void test_cjk(void **state) {
+    Analyzer *a = mk(NULL, NULL);
+    uint32_t iEnd;
+    Toks t = run_full(a, "漢字abc日本語 한국어", 0, &iEnd);
+    static const struct {
+        const char *z;
+        uint32_t iStart, iEnd;
+    } want[] = {{"漢", 0, 3},   {"字", 3, 6},   {"abc", 6, 9},  {"日", 9, 12},
+                {"本", 12, 15}, {"語", 15, 18}, {"한", 19, 22}, {"국", 22, 25}, {"어", 25, 28}};
+    assert_int_equal(t.n, (int)LP_ARRAY_SIZE(want));
+    for (int i = 0; i < t.n; i++) {
+        assert_string_equal(t.a[i].z, want[i].z);
+        assert_int_equal(t.a[i].iPos, i);
+        assert_int_equal(t.a[i].iStart, want[i].iStart);
+        assert_int_equal(t.a[i].iEnd, want[i].iEnd);
+    }
+    assert_int_equal(iEnd, 9);
+    toks_free(&t);
+    check_terms(a, "ひらがなカタカナ", "ひ ら が な カ タ カ ナ");
+    /* Half-width kana fold to full width; the half-width voiced mark joins
+    ** its kana, as does a combining one. */
+    check_terms(a, "ｶﾞｷﾞ か\xE3\x82\x99", "ガ ギ が");
+    /* Compatibility ideographs and an extension B ideograph. */
+    check_terms(a, "\xEF\xA4\x80\xF0\xA0\x80\x80x", "\xE8\xB1\x88 \xF0\xA0\x80\x80 x");
+    /* CJK punctuation separates. */
+    check_terms(a, "東京、大阪。", "東 京 大 阪");
+    analyzer_free(a);
+}
+
+/* For every token, the original bytes z[iStart..iEnd) analysed alone give
+** exactly that token: offsets cover the whole word and nothing else. */
+static void test_offsets_original(void **state) {
+    Analyzer *a = mk(NULL, NULL);
+    const char *z = "  Ｆｕｌｌ-width ﬁne, STRASSE; 漢字abc e\xCC\x81t\xC3\xA9 ΣΟΦΟΣ x²y (½) ｶﾞ 😀end";
+    uint32_t iEnd;
+    Toks t = run_full(a, z, 0, &iEnd);
+    assert_true(t.n > 10);
+    uint32_t iPrevEnd = 0;
+    for (int i = 0; i < t.n; i++) {
+        assert_true(t.a[i].iStart >= iPrevEnd);
+        assert_true(t.a[i].iStart < t.a[i].iEnd);
+        assert_true(t.a[i].iEnd <= strlen(z));
+        assert_int_equal(t.a[i].iPos, i);
+        iPrevEnd = t.a[i].iEnd;
+        Toks one = {0};
+        LpError err;
+        int rc = analyzer_run_unstemmed(a, z + t.a[i].iStart, t.a[i].iEnd - t.a[i].iStart, collect, &one, &err);
+        assert_int_equal(rc, LP_OK);
+        assert_int_equal(one.n, 1);
+        assert_string_equal(one.a[0].z, t.a[i].z);
+        assert_int_equal(one.a[0].iStart, 0);
+        assert_int_equal(one.a[0].iEnd, t.a[i].iEnd - t.a[i].iStart);
+        toks_free(&one);
+    }
+    toks_free(&t);
+    analyzer_free(a);
+}
+
+/* ---------------------------------------------- stop words and stemming */
+
+static void test_stopwords(void **state) {
+    Analyzer *a = mk(NULL, "en");
+    uint32_t iEnd;
+    Toks t = run_full(a, "The quick brown fox AND the lazy dog cannot", 0, &iEnd);
+    static const struct {
+        const char *z;
+        uint32_t iPos;
+    } want[] = {{"quick", 1}, {"brown", 2}, {"fox", 3}, {"lazy", 6}, {"dog", 7}};
+    assert_int_equal(t.n, (int)LP_ARRAY_SIZE(want));
+    for (int i = 0; i < t.n; i++) {
+        assert_string_equal(t.a[i].z, want[i].z);
+        assert_int_equal(t.a[i].iPos, want[i].iPos);
+    }
+    assert_int_equal(iEnd, 9);
+    toks_free(&t);
+    /* Continuing numbering, as for the next value of a multi-valued field. */
+    t = run_full(a, "of mice", 9, &iEnd);
+    assert_int_equal(t.n, 1);
+    assert_int_equal(t.a[0].iPos, 10);
+    assert_int_equal(iEnd, 11);
+    toks_free(&t);
+    /* Compared after folding (full-width "THE" is "the"); near misses stay;
+    ** contractions are split before the list is consulted. */
+    check_terms(a, "ＴＨＥ thee them their theirs theirselves don't", "thee theirselves don t");
+    /* All stop words: nothing emitted, positions still counted. */
+    t = run_full(a, "i me my myself we our yourselves very", 0, &iEnd);
+    assert_int_equal(t.n, 0);
+    assert_int_equal(iEnd, 8);
+    toks_free(&t);
+    analyzer_free(a);
+}
+
+static void test_stemming(void **state) {
+    Analyzer *a = mk("stem_en", NULL);
+    assert_true(analyzer_is_stemmed(a));
+    check_terms(a, "running libraries generously Connected", "run librari generous connect");
+    /* Through the per-thread memo: the second sighting gives the same stem. */
+    check_terms(a, "running running RUNNING", "run run run");
+    analyzer_free(a);
+
+    /* Stop words are tested before stemming: "having" is a stop word; its
+    ** stem "have" is never looked up. "doings" is not one (stem "do"). */
+    a = mk("stem_en", "en");
+    check_terms(a, "having doings the runners", "do runner");
+    analyzer_free(a);
+
+    a = mk("stem_porter", NULL);
+    check_terms(a, "generously libraries", "gener librari");
+    analyzer_free(a);
+    a = mk("STEM_DE", NULL);
+    check_terms(a, "Häuser Bücher", "haus buch");
+    analyzer_free(a);
+    a = mk("stem_fr", NULL);
+    check_terms(a, "continuation chevaux", "continu cheval");
+    analyzer_free(a);
+    a = mk("stem_ru", NULL);
+    check_terms(a, "КНИГИ бегущий", "книг бегущ");
+    analyzer_free(a);
+    a = mk("stem_el", NULL);
+    check_terms(a, "ΑΝΘΡΩΠΟΙ", "ανθρωπ");
+    analyzer_free(a);
+
+    /* Every language offered can be created and run. */
+    static const char *azLang[] = {"ar", "ca", "da", "de", "el", "en", "es", "eu", "fi", "fr",
+                                   "ga", "hi", "hu", "hy", "id", "it", "lt", "ne", "nl", "no",
+                                   "porter", "pt", "ro", "ru", "sr", "sv", "ta", "tr", "yi"};
+    for (size_t i = 0; i < LP_ARRAY_SIZE(azLang); i++) {
+        char zMorph[32];
+        snprintf(zMorph, sizeof(zMorph), "stem_%s", azLang[i]);
+        a = mk(zMorph, NULL);
+        char *z = terms_of(a, "words 漢字 ΣΟΦΟΣ книги");
+        assert_true(strlen(z) > 0);
+        free(z);
+        analyzer_free(a);
+    }
+    a = mk("none", "none");
+    assert_false(analyzer_is_stemmed(a));
+    check_terms(a, "running the", "running the");
+    analyzer_free(a);
+}
+
+static void test_unstemmed(void **state) {
+    Analyzer *a = mk("stem_en", "en");
+    Toks t = {0};
+    LpError err;
+    const char *z = "The RUNNING libraries";
+    assert_int_equal(analyzer_run_unstemmed(a, z, strlen(z), collect, &t, &err), LP_OK);
+    assert_int_equal(t.n, 3);
+    assert_string_equal(t.a[0].z, "the");
+    assert_string_equal(t.a[1].z, "running");
+    assert_string_equal(t.a[2].z, "libraries");
+    for (int i = 0; i < 3; i++) assert_int_equal(t.a[i].iPos, i);
+    assert_int_equal(t.a[1].iStart, 4);
+    toks_free(&t);
+    analyzer_free(a);
+}
+
+/* ------------------------------------------------------ errors and limits */
+
+static void test_invalid_utf8(void **state) {
+    static const struct {
+        const char *z;
+        size_t n;
+        int64_t iBad;
+    } aCase[] = {
+        {"\xFF" "abc", 4, 0},                 /* never valid */
+        {"hello w\x80rld", 11, 7},            /* lone continuation byte */
+        {"caf\xC3", 4, 3},                    /* truncated at the end */
+        {"ab \xC0\xAF", 5, 3},                /* overlong '/' */
+        {"x\xED\xA0\x80y", 5, 1},             /* UTF-16 surrogate */
+        {"ok \xF4\x90\x80\x80", 7, 3},        /* above U+10FFFF */
+        {"漢字\xE6\xBC", 8, 6},               /* truncated ideograph */
+        {"valid words, then 17 \xC3\x28", 23, 21},
+    };
+    Analyzer *a = mk("stem_en", "en");
+    for (size_t i = 0; i < LP_ARRAY_SIZE(aCase); i++) {
+        for (int bUnstemmed = 0; bUnstemmed < 2; bUnstemmed++) {
+            Toks t = {0};
+            LpError err;
+            lp_err_clear(&err);
+            uint32_t iEnd = 12345;
+            int rc = bUnstemmed ? analyzer_run_unstemmed(a, aCase[i].z, aCase[i].n, collect, &t, &err)
+                                : analyzer_run(a, aCase[i].z, aCase[i].n, 0, collect, &t, &iEnd, &err);
+            assert_int_equal(rc, LP_BADINPUT);
+            assert_int_equal(err.code, LP_BADINPUT);
+            assert_int_equal(err.pos, aCase[i].iBad);
+            char zWant[64];
+            snprintf(zWant, sizeof(zWant), "invalid UTF-8 at byte %lld", (long long)aCase[i].iBad);
+            assert_string_equal(err.zMsg, zWant);
+            assert_int_equal(t.n, 0);
+            assert_int_equal(iEnd, 12345);
+            toks_free(&t);
+        }
+    }
+    analyzer_free(a);
+}
+
+static void test_truncation(void **state) {
+    Analyzer *a = mk(NULL, NULL);
+    char z[1024];
+    /* ASCII: 100 letters → the first 64, lower-cased; offsets span all 100. */
+    for (int i = 0; i < 100; i++) z[i] = (char)('A' + i % 26);
+    z[100] = 0;
+    Toks t = run_full(a, z, 0, NULL);
+    assert_int_equal(t.n, 1);
+    assert_int_equal(t.a[0].n, 64);
+    for (int i = 0; i < 64; i++) assert_int_equal(t.a[0].z[i], 'a' + i % 26);
+    assert_int_equal(t.a[0].iEnd, 100);
+    toks_free(&t);
+
+    /* Characters of 2, 3 and 4 bytes after a prefix, so that a cut at 64
+    ** bytes would fall inside a character (or exactly after one). */
+    static const struct {
+        const char *zPrefix, *zChar;
+        int nReps, nWant;
+    } aCase[] = {
+        {"x", "é", 40, 63},          /* 1 + 31*2 = 63 (the 32nd would end at 65) */
+        {"x", "क", 30, 64},          /* Devanagari, 3 bytes: 1 + 21*3, exact fit */
+        {"xy", "क", 30, 62},         /* 2 + 20*3 = 62 (the 21st would end at 65) */
+        {"x", "\xF0\x90\x8C\xB0", 20, 61}, /* Gothic, 4 bytes: 1 + 15*4 */
+        {"x", "ß", 40, 64},          /* folds to "ss" */
+        {"x", "ﬃ", 30, 64},          /* 3 bytes fold to "ffi" */
+    };
+    for (size_t c = 0; c < LP_ARRAY_SIZE(aCase); c++) {
+        size_t n = strlen(aCase[c].zPrefix);
+        memcpy(z, aCase[c].zPrefix, n);
+        for (int r = 0; r < aCase[c].nReps; r++) {
+            memcpy(z + n, aCase[c].zChar, strlen(aCase[c].zChar));
+            n += strlen(aCase[c].zChar);
+        }
+        z[n] = 0;
+        t = run_full(a, z, 0, NULL);
+        assert_int_equal(t.n, 1);
+        assert_int_equal(t.a[0].n, aCase[c].nWant);
+        assert_int_equal(utf8_check(t.a[0].z, (size_t)t.a[0].n), -1);
+        assert_int_equal(t.a[0].iEnd, n);
+        int nRef;
+        char *zRef = ref_fold(z, n, &nRef);
+        assert_int_equal(nRef, aCase[c].nWant);
+        assert_memory_equal(t.a[0].z, zRef, (size_t)nRef);
+        free(zRef);
+        toks_free(&t);
+    }
+    analyzer_free(a);
+
+    /* A long word through the stemmer stays within the limit. */
+    a = mk("stem_en", NULL);
+    memset(z, 'e', 300);
+    memcpy(z + 290, "ationally", 10);
+    t = run_full(a, z, 0, NULL);
+    assert_int_equal(t.n, 1);
+    assert_true(t.a[0].n <= ANALYZER_MAX_TERM);
+    toks_free(&t);
+    analyzer_free(a);
+}
+
+static int is_alnum(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* A megabyte-size text of random ASCII words against a naive splitter. */
+static void test_long_input(void **state) {
+    Analyzer *a = mk(NULL, NULL);
+    const size_t n = 2u << 20;
+    char *z = malloc(n + 1);
+    assert_non_null(z);
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    static const char sep[] = " \t\n.,;:'-_()\"";
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        unsigned r = (unsigned)(x >> 32) % 100;
+        z[i] = r < 70 ? (char)('a' + r % 26) : r < 80 ? (char)('A' + r % 26) : r < 85 ? (char)('0' + r % 10)
+                                                                                : sep[r % (sizeof(sep) - 1)];
+    }
+    z[n] = 0;
+    uint32_t iEnd;
+    Toks t = run_full(a, z, 0, &iEnd);
+    int k = 0;
+    for (size_t i = 0; i < n;) {
+        if (!is_alnum(z[i])) {
+            i++;
+            continue;
+        }
+        size_t j = i;
+        while (j < n && is_alnum(z[j])) j++;
+        assert_true(k < t.n);
+        assert_int_equal(t.a[k].iStart, i);
+        assert_int_equal(t.a[k].iEnd, j);
+        assert_int_equal(t.a[k].iPos, k);
+        size_t m = j - i > ANALYZER_MAX_TERM ? ANALYZER_MAX_TERM : j - i;
+        assert_int_equal(t.a[k].n, (int)m);
+        for (size_t c = 0; c < m; c++) {
+            char ch = z[i + c];
+            if (ch >= 'A' && ch <= 'Z') ch = (char)(ch - 'A' + 'a');
+            assert_int_equal(t.a[k].z[c], ch);
+        }
+        k++;
+        i = j;
+    }
+    assert_int_equal(k, t.n);
+    assert_int_equal(iEnd, (uint32_t)k);
+    toks_free(&t);
+    free(z);
+    analyzer_free(a);
+}
+
+static void test_empty(void **state) {
+    Analyzer *a = mk("stem_en", "en");
+    Toks t = {0};
+    LpError err;
+    uint32_t iEnd = 0;
+    assert_int_equal(analyzer_run(a, "", 0, 7, collect, &t, &iEnd, &err), LP_OK);
+    assert_int_equal(t.n, 0);
+    assert_int_equal(iEnd, 7);
+    assert_int_equal(analyzer_run(a, NULL, 0, 0, collect, &t, NULL, &err), LP_OK);
+    assert_int_equal(analyzer_run_unstemmed(a, "", 0, collect, &t, &err), LP_OK);
+    assert_int_equal(analyzer_run(a, " -- ", 4, 3, collect, &t, &iEnd, &err), LP_OK);
+    assert_int_equal(t.n, 0);
+    assert_int_equal(iEnd, 3);
+    analyzer_free(a);
+}
+
+static void test_callback_stop(void **state) {
+    Analyzer *a = mk("stem_en", NULL);
+    Toks t = {0};
+    t.nStopAfter = 2;
+    LpError err;
+    const char *z = "one two three four";
+    uint32_t iEnd = 77;
+    assert_int_equal(analyzer_run(a, z, strlen(z), 0, collect, &t, &iEnd, &err), 99);
+    assert_int_equal(t.n, 2);
+    assert_int_equal(iEnd, 77);
+    toks_free(&t);
+    analyzer_free(a);
+}
+
+static void test_limits(void **state) {
+    Analyzer *a = mk(NULL, NULL);
+    Toks t = {0};
+    LpError err;
+    /* Checked before the text is read: the size alone is refused. */
+    assert_int_equal(analyzer_run(a, "x", (size_t)UINT32_MAX + 1, 0, collect, &t, NULL, &err), LP_LIMIT);
+    /* Positions must fit in uint32_t, end position included. */
+    uint32_t iEnd;
+    assert_int_equal(analyzer_run(a, "a b", 3, UINT32_MAX - 2, collect, &t, &iEnd, &err), LP_OK);
+    assert_int_equal(t.n, 2);
+    assert_int_equal(t.a[1].iPos, UINT32_MAX - 1);
+    assert_int_equal(iEnd, UINT32_MAX);
+    toks_free(&t);
+    assert_int_equal(analyzer_run(a, "a b c", 5, UINT32_MAX - 2, collect, &t, &iEnd, &err), LP_LIMIT);
+    assert_int_equal(err.code, LP_LIMIT);
+    assert_int_equal(t.n, 0);
+    analyzer_free(a);
+}
+
+static void test_config(void **state) {
+    static const struct {
+        const char *zMorph, *zStop;
+        int minPrefix;
+        const char *zNeedle; /* in the message */
+    } aBad[] = {
+        {"stem_xx", NULL, 0, "unknown morphology 'stem_xx' (supported: none, stem_ar"},
+        {"stem_cz", NULL, 0, "stem_en"},
+        {"lemmatize_en", NULL, 0, "lemmatizers are not supported"},
+        {"stem_en,stem_ru", NULL, 0, "only one morphology"},
+        {"libstemmer_de", NULL, 0, "write stem_<language code>"},
+        {"soundex", NULL, 0, "unknown morphology 'soundex'"},
+        {NULL, "fr", 0, "unknown stop-word list 'fr' (supported: none, en)"},
+        {NULL, "/etc/stopwords.txt", 0, "unknown stop-word list"},
+        {NULL, NULL, 65, "min_prefix_len 65 is out of range 0..64"},
+        {NULL, NULL, -1, "min_prefix_len -1"},
+    };
+    for (size_t i = 0; i < LP_ARRAY_SIZE(aBad); i++) {
+        AnalyzerConfig cfg = {aBad[i].zMorph, aBad[i].zStop, aBad[i].minPrefix};
+        Analyzer *a = (Analyzer *)&cfg; /* must be reset to NULL */
+        LpError err;
+        lp_err_clear(&err);
+        assert_int_equal(analyzer_new(&cfg, &a, &err), LP_BADINPUT);
+        assert_null(a);
+        assert_int_equal(err.code, LP_BADINPUT);
+        if (!strstr(err.zMsg, aBad[i].zNeedle)) fail_msg("message \"%s\" lacks \"%s\"", err.zMsg, aBad[i].zNeedle);
+    }
+    AnalyzerConfig cfg = {"", "NONE", 64};
+    Analyzer *a = NULL;
+    LpError err;
+    assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
+    assert_int_equal(analyzer_min_prefix_len(a), 64);
+    assert_false(analyzer_is_stemmed(a));
+    analyzer_free(a);
+    assert_int_equal(analyzer_new(NULL, &a, &err), LP_OK);
+    assert_int_equal(analyzer_min_prefix_len(a), 0);
+    analyzer_free(a);
+    analyzer_free(NULL);
+}
+
+/* ----------------------------------------------------------- normalising */
+
+/* Every word character, alone and after an ASCII letter, against utf8proc.
+** Exercises the ASCII path, the two-byte table, the CJK identity ranges
+** and the general path. */
+static void test_normalise_exhaustive(void **state) {
+    Analyzer *a = mk(NULL, NULL);
+    int nWord = 0;
+    for (uint32_t cp = 0x80; cp <= 0x10FFFF; cp++) {
+        if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+        char z[8];
+        size_t n = put_cp(z, cp);
+        Toks t = {0};
+        LpError err;
+        assert_int_equal(analyzer_run_unstemmed(a, z, n, collect, &t, &err), LP_OK);
+        utf8proc_category_t cat = utf8proc_category((utf8proc_int32_t)cp);
+        int bWordChar = cat >= UTF8PROC_CATEGORY_LU && cat <= UTF8PROC_CATEGORY_NO &&
+                        !(cat >= UTF8PROC_CATEGORY_MN && cat <= UTF8PROC_CATEGORY_ME);
+        if (cp == 0xFF9E || cp == 0xFF9F) bWordChar = 0; /* half-width voiced marks attach like marks */
+        if (!bWordChar) {
+            if (t.n != 0) fail_msg("U+%04X (category %d) made a word", cp, (int)cat);
+            toks_free(&t);
+            continue;
+        }
+        nWord++;
+        if (t.n != 1) fail_msg("U+%04X: %d words", cp, t.n);
+        int nRef;
+        char *zRef = ref_fold(z, n, &nRef);
+        if (t.a[0].n != nRef || memcmp(t.a[0].z, zRef, (size_t)nRef) != 0) {
+            fail_msg("U+%04X: got \"%s\", utf8proc says \"%.*s\"", cp, t.a[0].z, nRef, zRef);
+        }
+        free(zRef);
+        toks_free(&t);
+
+        /* After "Q": one word unless cp is a CJK-style single letter. */
+        char z2[16] = "Q";
+        memcpy(z2 + 1, z, n);
+        assert_int_equal(analyzer_run_unstemmed(a, z2, n + 1, collect, &t, &err), LP_OK);
+        if (t.n == 1) {
+            zRef = ref_fold(z2, n + 1, &nRef);
+            if (t.a[0].n != nRef || memcmp(t.a[0].z, zRef, (size_t)nRef) != 0) {
+                fail_msg("Q U+%04X: got \"%s\", utf8proc says \"%.*s\"", cp, t.a[0].z, nRef, zRef);
+            }
+            free(zRef);
+        } else {
+            assert_int_equal(t.n, 2);
+            assert_string_equal(t.a[0].z, "q");
+            assert_int_equal(t.a[1].iStart, 1);
+        }
+        toks_free(&t);
+    }
+    assert_true(nWord > 100000);
+    analyzer_free(a);
+}
+
+/* Pairs of two-byte letters (the table path) against utf8proc: no pair
+** composes, so folding them one by one is exact. A stride keeps it quick
+** while every character appears on both sides of a pair. */
+static void test_normalise_pairs(void **state) {
+    Analyzer *a = mk(NULL, NULL);
+    for (uint32_t c1 = 0xC0; c1 < 0x800; c1 += 1) {
+        for (uint32_t c2 = 0xC0 + (c1 % 37); c2 < 0x800; c2 += 37) {
+            char z[8];
+            size_t n = put_cp(z, c1);
+            n += put_cp(z + n, c2);
+            Toks t = {0};
+            LpError err;
+            assert_int_equal(analyzer_run_unstemmed(a, z, n, collect, &t, &err), LP_OK);
+            if (t.n != 1 || t.a[0].iStart != 0 || t.a[0].iEnd != n) { /* not a two-letter word */
+                toks_free(&t);
+                continue;
+            }
+            int nRef;
+            char *zRef = ref_fold(z, n, &nRef);
+            if (t.a[0].n != nRef || memcmp(t.a[0].z, zRef, (size_t)nRef) != 0) {
+                fail_msg("U+%04X U+%04X: got \"%s\", utf8proc says \"%.*s\"", c1, c2, t.a[0].z, nRef, zRef);
+            }
+            free(zRef);
+            toks_free(&t);
+        }
+    }
+    analyzer_free(a);
+}
+
+/* ------------------------------------------------------------- threads */
+
+static const char *const azThreadText[] = {
+    "The running libraries generously connected ΣΟΦΟΣ Straße 漢字abc ｶﾞ ①",
+    "Relational databases and search engines index documents; engineers query them.",
+    "Книги бегущий людей, Häuser und Bücher, naïve café résumé",
+};
+
+typedef struct ThreadArg {
+    const Analyzer *const *aAn;     /* analyzers shared by all threads */
+    int nAn;
+    char *azOut[16];                /* the terms per (analyzer, text), set by the thread */
+} ThreadArg;
+
+static void *thread_main(void *p) {
+    ThreadArg *arg = p;
+    for (int round = 0; round < 20; round++) {
+        for (int i = 0; i < arg->nAn; i++) {
+            for (size_t k = 0; k < LP_ARRAY_SIZE(azThreadText); k++) {
+                char *z = terms_of(arg->aAn[i], azThreadText[k]);
+                char **pz = &arg->azOut[i * (int)LP_ARRAY_SIZE(azThreadText) + (int)k];
+                if (*pz && strcmp(*pz, z) != 0) fail_msg("round %d differs: %s vs %s", round, *pz, z);
+                free(*pz);
+                *pz = z;
+            }
+        }
+    }
+    return NULL;
+}
+
+static void test_threads(void **state) {
+    const Analyzer *aAn[4] = {mk("stem_en", "en"), mk("stem_de", NULL), mk("stem_ru", "en"), mk(NULL, NULL)};
+    ThreadArg ref = {aAn, 4, {0}};
+    thread_main(&ref);
+    ThreadArg aArg[4];
+    pthread_t aThread[4];
+    for (int i = 0; i < 4; i++) {
+        aArg[i] = (ThreadArg){aAn, 4, {0}};
+        assert_int_equal(pthread_create(&aThread[i], NULL, thread_main, &aArg[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) assert_int_equal(pthread_join(aThread[i], NULL), 0);
+    int nOut = 4 * (int)LP_ARRAY_SIZE(azThreadText);
+    for (int i = 0; i < 4; i++) {
+        for (int k = 0; k < nOut; k++) {
+            assert_string_equal(aArg[i].azOut[k], ref.azOut[k]);
+            free(aArg[i].azOut[k]);
+        }
+    }
+    assert_string_equal(ref.azOut[0], "run librari generous connect σοφοσ strass 漢 字 abc ガ 1");
+    for (int k = 0; k < nOut; k++) free(ref.azOut[k]);
+    for (int i = 0; i < 4; i++) analyzer_free((Analyzer *)aAn[i]);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ascii),
+        cmocka_unit_test(test_separators),
+        cmocka_unit_test(test_case_folding),
+        cmocka_unit_test(test_nfkc),
+        cmocka_unit_test(test_combining_marks),
+        cmocka_unit_test(test_cjk),
+        cmocka_unit_test(test_offsets_original),
+        cmocka_unit_test(test_stopwords),
+        cmocka_unit_test(test_stemming),
+        cmocka_unit_test(test_unstemmed),
+        cmocka_unit_test(test_invalid_utf8),
+        cmocka_unit_test(test_truncation),
+        cmocka_unit_test(test_long_input),
+        cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_callback_stop),
+        cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_config),
+        cmocka_unit_test(test_normalise_exhaustive),
+        cmocka_unit_test(test_normalise_pairs),
+        cmocka_unit_test(test_threads),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
