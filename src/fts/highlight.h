@@ -1,0 +1,90 @@
+/*
+** highlight.h — HIGHLIGHT() / SNIPPET(): a field's stored text with the
+** query's matches wrapped in tags, cut to passages around the matches
+** when it is long (Manticore's highlighting, the options it names).
+**
+** Model. fts_hl_query_build() turns a parsed MATCH tree into the terms
+** to look for in one field, once per query: every TERM and every word of
+** a PHRASE is run through the table's analyzer (so a query word matches
+** its stem: "running" marks "runs"), and every PREFIX's text through
+** analyzer_run_unstemmed (a text word is marked when its normalised,
+** unstemmed form starts with it). Leaves under a NOT are never marked, nor
+** leaves whose field scope excludes the field. fts_highlight() then
+** analyses the text the same way and marks each word whose term is one of
+** those (words are compared, not phrases: each word of a phrase is marked
+** wherever it occurs, as Manticore does with exact_phrase off).
+**
+** Output. The original bytes of the text (never normalised), with
+** before_match/after_match around each marked word: one tag pair per word,
+** even for adjacent words, as Manticore does. The text is not HTML-escaped
+** unless bEscapeHtml asks (a loupe option; tags and separators are never
+** escaped). Cutting:
+**   1. limit = 0, or a text of at most `limit` characters (code points):
+**      the whole text.
+**   2. Otherwise passages: `around` words on each side of a marked word;
+**      windows that touch are merged while they fit in `limit`. Passages
+**      are chosen best first (most query terms not shown yet, then most
+**      distinct terms, then most marked words, then earliest) until the
+**      characters shown reach `limit` (tags and separators do not count)
+**      or `limit_passages` are chosen; a passage too long for what is left
+**      is shrunk around its first new match, word by word. They are output
+**      in text order (weight_order: in the order chosen), overlapping or
+**      touching ones merged, with chunk_separator between passages and at
+**      either end where text was left out.
+**   3. No marked word: the start of the text, cut after the last whole
+**      word within `limit` characters (inside the first word if even that
+**      one is longer), followed by chunk_separator; or "" with allow_empty.
+** force_all_words takes a passage that adds a query term not shown yet
+** even past `limit`. A cut never splits a UTF-8 character.
+**
+** Ownership and errors. The FtsHlQuery lives in the caller's arena and is
+** read-only afterwards: any number of threads may highlight with it at
+** once. fts_highlight() appends to *out and allocates only temporary
+** memory. Errors: LP_BADINPUT (invalid UTF-8 in the text or the query
+** words: err->pos is the byte offset; a negative option), LP_NOMEM, and
+** whatever the analyzer returns.
+*/
+#ifndef LP_FTS_HIGHLIGHT_H
+#define LP_FTS_HIGHLIGHT_H
+
+#include <stddef.h>
+
+#include "fts/match.h"
+#include "text/analyzer.h"
+#include "util/arena.h"
+#include "util/error.h"
+#include "util/strbuf.h"
+
+typedef struct FtsHlOptions {
+    const char *zBefore;   /* before_match: inserted before a marked word ("<b>") */
+    const char *zAfter;    /* after_match: inserted after it ("</b>") */
+    const char *zChunkSep; /* chunk_separator: where text was left out (" ... ") */
+    int limit;             /* limit: characters of text shown, 0 = no limit (256) */
+    int around;            /* around: words of context on each side of a match (5) */
+    int limitPassages;     /* limit_passages: most passages, 0 = no limit (0) */
+    int bAllowEmpty;       /* allow_empty: "" instead of the text's start when nothing matches */
+    int bForceAllWords;    /* force_all_words: exceed limit until every term is shown */
+    int bWeightOrder;      /* weight_order: passages best first instead of in text order */
+    int bEscapeHtml;       /* escape & < > " ' in the text (loupe's own option) */
+} FtsHlOptions;
+
+/* Fills *o with the defaults above. */
+void fts_hl_options_init(FtsHlOptions *o);
+
+typedef struct FtsHlQuery FtsHlQuery; /* opaque; lives in the arena it was built in */
+
+/* The terms to mark in field iField (the table's TEXT fields in
+** declaration order, as in the MATCH tree's field sets), or in any field
+** when iField is -1 (SNIPPET over an arbitrary text ignores scopes). root
+** may be NULL (the empty query: nothing to mark). LP_OK, LP_NOMEM, or the
+** analyzer's error for a query word. */
+int fts_hl_query_build(Arena *a, const Analyzer *an, const FtsNode *root, int iField,
+                       FtsHlQuery **pp, LpError *err);
+
+/* Appends the highlighted text z[0..n) to *out (see the top of this file).
+** opt NULL means the defaults. On failure *out may hold part of the result
+** (the caller discards it). */
+int fts_highlight(const Analyzer *an, const FtsHlQuery *q, const char *zText, size_t nText,
+                  const FtsHlOptions *opt, StrBuf *out, LpError *err);
+
+#endif /* LP_FTS_HIGHLIGHT_H */

@@ -1,0 +1,716 @@
+/*
+** match.c — see match.h.
+**
+** A hand-written recursive-descent parser straight over the bytes (no
+** token stream). The grammar, as Sphinx's sphinxquery.y has it:
+**
+**   query   := group-body END
+**   group   := '(' group-body ')'
+**   body    := { field-op | or-list }           implicit AND of the or-lists
+**   or-list := [ '-' | '!' ] operand { '|' operand }
+**   operand := { field-op } [ '+' ] primary
+**   primary := word [ '*' ] | phrase [ '~' N ] | group | field ':' primary
+**   field-op:= '@' name | '@(' name { ',' name } ')' | '@*'
+**
+** Decisions, where the header leaves room (each follows Sphinx/Manticore):
+**  1. `|` binds tighter than the implicit AND, and a leading `-`/`!` negates
+**     the or-list that follows it: `-a | b` is NOT(a OR b), `-a b` is
+**     (NOT a) AND b (sphinxquery.y: `orlistf: '-' orlist`). An operand of
+**     `|` cannot itself be negated (`a | -b` is an error), nor can a group
+**     of only negated terms be negated or OR-ed: NOT stays a child of AND.
+**  2. A field operator changes the scope of the rest of its group, or-list
+**     operands included (`a | @title b c`: b and c in title); a group starts
+**     with its parent's scope and its changes end with it. A nested scope
+**     replaces the outer one (it does not intersect). `title:x` scopes x
+**     only (x may be a word, prefix, phrase or group) and only when `title`
+**     is a full-text field; otherwise ':' separates words like a space.
+**  3. `-`, `!`, `+` and `@` are operators only where a word could start;
+**     inside a word they are part of it (`e-mail`, `c++`, `yahoo!`,
+**     `me@host`), so the analyzer splits such a word into a phrase later.
+**     `( ) | " ~ * :`, whitespace (ASCII and Unicode Zs) always end a word;
+**     `\` takes the next character literally.
+**  4. `*` ends a prefix; repeated stars are one (`ab**` = `ab*`); a star
+**     anywhere else (alone, leading, mid-word) is an error, as is `~`
+**     anywhere but right after a phrase. `"…"/N` (quorum) and `@f[N]`
+**     (position limit) are refused by name rather than misread.
+**  5. Phrase text is kept raw (only `\` escapes are undone), even when it
+**     is empty: the planner analyses it and drops what yields no term, as
+**     it does for a word made only of punctuation.
+**
+** Errors carry err->detail FTS_MATCH_ER_PARSE (1064) and err->pos. The
+** query is checked for valid UTF-8 first, so error excerpts and word
+** boundaries never split a character.
+*/
+#include "fts/match.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "text/utf8.h"
+#include "util/strbuf.h"
+
+#define NEAR_MAX 32       /* bytes of query quoted in a syntax error */
+#define FIELD_NAME_MAX 64 /* bytes of a field name quoted in an error */
+#define MAX_FIELDSET 256  /* fields an FtsFieldSet can hold */
+
+#define EXPECT_PRIMARY "expected a word, phrase or '('"
+
+typedef struct MatchParser {
+    Arena *a;                   /* where the tree goes */
+    const char *z;              /* the query, z[0..n) (not NUL-terminated) */
+    int n;                      /* its length */
+    int i;                      /* cursor: next byte to read */
+    const char *const *azField; /* the table's full-text fields, in order */
+    int nField;                 /* how many */
+    FtsFieldSet all;            /* every field: the initial scope */
+    int depth;                  /* groups open at the cursor */
+    LpError *err;               /* filled on failure */
+} MatchParser;
+
+/* A growable array of children in the arena (old arrays are abandoned
+** there: at most twice the final size is wasted). */
+typedef struct NodeList {
+    FtsNode **a; /* children */
+    int n;       /* used */
+    int cap;     /* allocated */
+} NodeList;
+
+/* ------------------------------------------------------------------ */
+/* Errors                                                              */
+
+static int parse_errorv(MatchParser *p, int pos, const char *zFmt, va_list ap) {
+    char zWhat[LP_ERRMSG_MAX];
+    vsnprintf(zWhat, sizeof(zWhat), zFmt, ap);
+    if (pos >= p->n) {
+        lp_err_setpos(p->err, LP_BADINPUT, p->n, "MATCH: unexpected end of query at offset %d: %s",
+                      p->n, zWhat);
+    } else {
+        const char *zNear = p->z + pos;
+        size_t nLeft = (size_t)(p->n - pos);
+        size_t m = nLeft < NEAR_MAX ? nLeft : NEAR_MAX;
+        const char *pNul = memchr(zNear, 0, m);
+        if (pNul) m = (size_t)(pNul - zNear); /* a NUL would end the message */
+        int bCut = m < nLeft;
+        m = utf8_floor(zNear, m);
+        while (m > 1 && (zNear[m - 1] == ' ' || zNear[m - 1] == '\t' || zNear[m - 1] == '\n' ||
+                         zNear[m - 1] == '\r')) {
+            m--;
+        }
+        lp_err_setpos(p->err, LP_BADINPUT, pos, "MATCH: near '%.*s%s' at offset %d: %s", (int)m,
+                      zNear, bCut ? "..." : "", pos, zWhat);
+    }
+    if (p->err) p->err->detail = FTS_MATCH_ER_PARSE;
+    return LP_BADINPUT;
+}
+
+/* "MATCH: near '<rest of query>' at offset N: <what>", or "unexpected end
+** of query" when pos is at the end. */
+static int syntax_error(MatchParser *p, int pos, const char *zFmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int syntax_error(MatchParser *p, int pos, const char *zFmt, ...) {
+    va_list ap;
+    va_start(ap, zFmt);
+    int rc = parse_errorv(p, pos, zFmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+static int nomem(MatchParser *p) {
+    return lp_err_set(p->err, LP_NOMEM, "MATCH: out of memory");
+}
+
+/* ------------------------------------------------------------------ */
+/* Characters                                                          */
+
+/* Bytes of the whitespace character at z[i], or 0. ':' counts as
+** whitespace here: it only means something right after a field name,
+** which the word reader checks before anyone skips it. */
+static int space_len(const MatchParser *p, int i) {
+    unsigned char c = (unsigned char)p->z[i];
+    if (c < 0x80) {
+        return (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' ||
+                c == 0 || c == ':')
+                   ? 1
+                   : 0;
+    }
+    uint32_t cp;
+    int len = utf8_decode((const unsigned char *)p->z + i, (size_t)(p->n - i), &cp);
+    if (len == 0) return 0;
+    /* Unicode Zs plus the line and paragraph separators. */
+    if (cp == 0xA0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 ||
+        cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000) {
+        return len;
+    }
+    return 0;
+}
+
+static void skip_space(MatchParser *p) {
+    int k;
+    while (p->i < p->n && (k = space_len(p, p->i)) > 0)
+        p->i += k;
+}
+
+/* Bytes that always end a word (besides whitespace). */
+static int ends_word(char c) {
+    return c == '(' || c == ')' || c == '|' || c == '"' || c == '~' || c == '*' || c == ':';
+}
+
+/* Bytes of a field name: ASCII letters, digits, '_', and any non-ASCII
+** byte (UTF-8 names). */
+static int is_name_byte(char c) {
+    unsigned char u = (unsigned char)c;
+    return (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || (u >= '0' && u <= '9') || u == '_' ||
+           u >= 0x80;
+}
+
+/* Length of the (valid) UTF-8 character at z[i]. */
+static int char_len(const MatchParser *p, int i) {
+    uint32_t cp;
+    int len = utf8_decode((const unsigned char *)p->z + i, (size_t)(p->n - i), &cp);
+    return len > 0 ? len : 1;
+}
+
+/* Index of the field named z[0..n) (ASCII case-insensitive), or -1. */
+static int field_lookup(const MatchParser *p, const char *z, int n) {
+    if (!p->azField) return -1;
+    for (int i = 0; i < p->nField; i++) {
+        const char *zF = p->azField[i];
+        if (zF && (int)strlen(zF) == n && strncasecmp(zF, z, (size_t)n) == 0) return i;
+    }
+    return -1;
+}
+
+static void fieldset_add(FtsFieldSet *s, int i) {
+    s->a[i >> 6] |= (uint64_t)1 << (i & 63);
+}
+
+/* ------------------------------------------------------------------ */
+/* Tree building                                                       */
+
+static FtsNode *node_new(MatchParser *p, FtsNodeKind kind, int pos, int end) {
+    FtsNode *x = arena_zalloc(p->a, sizeof(FtsNode));
+    if (!x) return NULL;
+    x->kind = kind;
+    x->pos = pos;
+    x->len = end - pos;
+    return x;
+}
+
+static int list_push(MatchParser *p, NodeList *l, FtsNode *x) {
+    if (l->n == l->cap) {
+        int cap = l->cap ? l->cap * 2 : 4;
+        FtsNode **a = arena_alloc(p->a, sizeof(FtsNode *) * (size_t)cap);
+        if (!a) return nomem(p);
+        if (l->n) memcpy(a, l->a, sizeof(FtsNode *) * (size_t)l->n);
+        l->a = a;
+        l->cap = cap;
+    }
+    l->a[l->n++] = x;
+    return LP_OK;
+}
+
+/* Appends x to a list of `kind` (AND or OR), taking in the children of an
+** x of the same kind, so nested ANDs and ORs come out flat. */
+static int list_add(MatchParser *p, NodeList *l, FtsNodeKind kind, FtsNode *x) {
+    if (x->kind != kind) return list_push(p, l, x);
+    for (int k = 0; k < x->nChild; k++) {
+        int rc = list_push(p, l, x->aChild[k]);
+        if (rc) return rc;
+    }
+    return LP_OK;
+}
+
+/* The node for a non-empty list: its only element, or an AND/OR over all. */
+static int list_finish(MatchParser *p, NodeList *l, FtsNodeKind kind, int pos, int end,
+                       FtsNode **pp) {
+    if (l->n == 1) {
+        *pp = l->a[0];
+        return LP_OK;
+    }
+    FtsNode *x = node_new(p, kind, pos, end);
+    if (!x) return nomem(p);
+    x->aChild = l->a;
+    x->nChild = l->n;
+    *pp = x;
+    return LP_OK;
+}
+
+/* True for a node that only excludes: NOT, or an AND of nothing but NOTs
+** (ANDs are flat, so one level suffices). Such a node is only valid
+** directly inside an AND with something positive. */
+static int is_negative(const FtsNode *x) {
+    if (x->kind == FTSN_NOT) return 1;
+    if (x->kind != FTSN_AND) return 0;
+    for (int k = 0; k < x->nChild; k++) {
+        if (x->aChild[k]->kind != FTSN_NOT) return 0;
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Parsing                                                             */
+
+static int parse_body(MatchParser *p, FtsFieldSet scope, int bGroup, FtsNode **pp);
+
+/* '@name', '@(a,b)' or '@*' at the cursor: sets *pScope. */
+static int parse_field_op(MatchParser *p, FtsFieldSet *pScope) {
+    int iAt = p->i++;
+    if (p->i >= p->n) return syntax_error(p, p->n, "expected a field name, '(' or '*' after '@'");
+    char c = p->z[p->i];
+    if (c == '*') {
+        p->i++;
+        *pScope = p->all;
+        return LP_OK;
+    }
+    FtsFieldSet s;
+    memset(&s, 0, sizeof(s));
+    int bList = c == '(';
+    if (!bList && !is_name_byte(c))
+        return syntax_error(p, iAt, "expected a field name, '(' or '*' after '@'");
+    if (bList) p->i++;
+    for (;;) {
+        if (bList) {
+            while (p->i < p->n && (p->z[p->i] == ' ' || p->z[p->i] == '\t'))
+                p->i++;
+        }
+        int iName = p->i;
+        while (p->i < p->n && is_name_byte(p->z[p->i]))
+            p->i++;
+        int nName = p->i - iName;
+        if (nName == 0) return syntax_error(p, iName, "expected a field name");
+        int iField = field_lookup(p, p->z + iName, nName);
+        if (iField < 0) {
+            lp_err_setpos(p->err, LP_BADINPUT, iName, "MATCH: unknown field '%.*s%s' at offset %d",
+                          (int)utf8_floor(p->z + iName,
+                                          nName < FIELD_NAME_MAX ? (size_t)nName : FIELD_NAME_MAX),
+                          p->z + iName, nName > FIELD_NAME_MAX ? "..." : "", iName);
+            if (p->err) p->err->detail = FTS_MATCH_ER_PARSE;
+            return LP_BADINPUT;
+        }
+        fieldset_add(&s, iField);
+        if (!bList) break;
+        while (p->i < p->n && (p->z[p->i] == ' ' || p->z[p->i] == '\t'))
+            p->i++;
+        if (p->i < p->n && p->z[p->i] == ',') {
+            p->i++;
+            continue;
+        }
+        if (p->i < p->n && p->z[p->i] == ')') {
+            p->i++;
+            break;
+        }
+        return syntax_error(p, p->i, "expected ',' or ')' in the field list");
+    }
+    if (!bList && p->i < p->n && p->z[p->i] == '[') {
+        return syntax_error(p, p->i, "field position limits ('@field[N]') are not supported");
+    }
+    *pScope = s;
+    return LP_OK;
+}
+
+/* Reads a run of word bytes at the cursor into an unescaped, NUL-terminated
+** arena copy. The cursor ends on the byte that ended the word. */
+static int read_word(MatchParser *p, char **pz, int *pn) {
+    int iStart = p->i, nOut = 0;
+    /* First pass: find the end and the unescaped length. */
+    int i = p->i;
+    while (i < p->n) {
+        char c = p->z[i];
+        if (c == '\\') {
+            if (i + 1 >= p->n) return syntax_error(p, p->n, "expected a character after '\\'");
+            int k = char_len(p, i + 1);
+            i += 1 + k;
+            nOut += k;
+            continue;
+        }
+        if (ends_word(c) || space_len(p, i) > 0) break;
+        i++;
+        nOut++;
+    }
+    char *z = arena_alloc(p->a, (size_t)nOut + 1);
+    if (!z) return nomem(p);
+    int o = 0;
+    for (int j = iStart; j < i; j++) {
+        if (p->z[j] == '\\') j++; /* the escaped character's bytes follow */
+        z[o++] = p->z[j];
+    }
+    z[o] = 0;
+    p->i = i;
+    *pz = z;
+    *pn = nOut;
+    return LP_OK;
+}
+
+/* '"…"' with an optional '~N' at the cursor. */
+static int parse_phrase(MatchParser *p, const FtsFieldSet *pScope, int bReq, FtsNode **pp) {
+    int iStart = p->i++;
+    int i = p->i, nOut = 0;
+    while (i < p->n && p->z[i] != '"') {
+        if (p->z[i] == '\\' && i + 1 < p->n) {
+            int k = char_len(p, i + 1);
+            i += 1 + k;
+            nOut += k;
+        } else {
+            i++;
+            nOut++;
+        }
+    }
+    if (i >= p->n) return syntax_error(p, p->n, "expected closing '\"'");
+    char *z = arena_alloc(p->a, (size_t)nOut + 1);
+    if (!z) return nomem(p);
+    int o = 0;
+    for (int j = p->i; j < i; j++) {
+        if (p->z[j] == '\\') j++;
+        z[o++] = p->z[j];
+    }
+    z[o] = 0;
+    p->i = i + 1;
+    int nSlop = 0;
+    if (p->i < p->n && p->z[p->i] == '~') {
+        int iTilde = p->i++;
+        if (p->i >= p->n || p->z[p->i] < '0' || p->z[p->i] > '9') {
+            return syntax_error(p, iTilde, "expected a number after '~'");
+        }
+        long v = 0;
+        while (p->i < p->n && p->z[p->i] >= '0' && p->z[p->i] <= '9') {
+            v = v * 10 + (p->z[p->i++] - '0');
+            if (v > FTS_MATCH_MAX_SLOP) {
+                return syntax_error(p, iTilde + 1, "proximity distance larger than %d",
+                                    FTS_MATCH_MAX_SLOP);
+            }
+        }
+        nSlop = (int)v;
+    } else if (p->i + 1 < p->n && p->z[p->i] == '/' && p->z[p->i + 1] >= '0' &&
+               p->z[p->i + 1] <= '9') {
+        return syntax_error(p, p->i, "quorum matching ('\"...\"/N') is not supported");
+    }
+    FtsNode *x = node_new(p, FTSN_PHRASE, iStart, p->i);
+    if (!x) return nomem(p);
+    x->fields = *pScope;
+    x->z = z;
+    x->n = nOut;
+    x->nSlop = nSlop;
+    x->bRequired = bReq;
+    *pp = x;
+    return LP_OK;
+}
+
+/* A word, prefix, phrase, group or `field:primary` at the cursor. */
+static int parse_primary(MatchParser *p, const FtsFieldSet *pScope, int bReq, FtsNode **pp) {
+    FtsFieldSet lucene; /* the scope of a `field:` prefix */
+    for (;;) {
+        skip_space(p);
+        if (p->i >= p->n) return syntax_error(p, p->n, EXPECT_PRIMARY);
+        char c = p->z[p->i];
+        switch (c) {
+        case '"':
+            return parse_phrase(p, pScope, bReq, pp);
+        case '(': {
+            int iOpen = p->i;
+            if (p->depth >= FTS_MATCH_MAX_DEPTH) {
+                return syntax_error(p, iOpen, "groups nested deeper than %d levels",
+                                    FTS_MATCH_MAX_DEPTH);
+            }
+            p->i++;
+            p->depth++;
+            int rc = parse_body(p, *pScope, 1, pp);
+            if (rc) return rc;
+            p->depth--;
+            p->i++; /* ')' (parse_body stopped on it) */
+            FtsNode *x = *pp;
+            if (x->kind == FTSN_AND || x->kind == FTSN_OR) {
+                /* The group's own node: its text includes the parentheses. */
+                x->pos = iOpen;
+                x->len = p->i - iOpen;
+            }
+            return LP_OK;
+        }
+        case '*':
+            return syntax_error(p, p->i, "expected a word before '*' (a prefix is written 'abc*')");
+        case '~':
+            return syntax_error(p, p->i, "'~N' must follow a phrase (\"a b\"~N)");
+        case ')':
+        case '|':
+        case '-':
+        case '!':
+        case '+':
+        case '@':
+            return syntax_error(p, p->i, EXPECT_PRIMARY);
+        default:
+            break;
+        }
+
+        int iStart = p->i;
+        char *z = NULL;
+        int n = 0;
+        int rc = read_word(p, &z, &n);
+        if (rc) return rc;
+        if (p->i < p->n && p->z[p->i] == ':') {
+            int iField = field_lookup(p, z, n);
+            if (iField >= 0) {
+                /* Lucene's `title:x`: x (whatever it is) in title only. */
+                p->i++;
+                memset(&lucene, 0, sizeof(lucene));
+                fieldset_add(&lucene, iField);
+                pScope = &lucene;
+                continue;
+            }
+        }
+        FtsNodeKind kind = FTSN_TERM;
+        if (p->i < p->n && p->z[p->i] == '*') {
+            kind = FTSN_PREFIX;
+            int iStar = p->i;
+            while (p->i < p->n && p->z[p->i] == '*')
+                p->i++;
+            if (p->i < p->n) {
+                char d = p->z[p->i];
+                if (!(space_len(p, p->i) > 0 || d == ')' || d == '(' || d == '|' || d == '"')) {
+                    return syntax_error(
+                        p, iStar, "'*' is only supported at the end of a word (prefix search)");
+                }
+            }
+        }
+        FtsNode *x = node_new(p, kind, iStart, p->i);
+        if (!x) return nomem(p);
+        x->fields = *pScope;
+        x->z = z;
+        x->n = n;
+        x->bRequired = bReq;
+        *pp = x;
+        return LP_OK;
+    }
+}
+
+/* Field operators, then an optional '+', then a primary. bAfterBar: the
+** operand follows '|' (where a negation is refused with a clear message). */
+static int parse_operand(MatchParser *p, FtsFieldSet *pScope, int bAfterBar, FtsNode **pp) {
+    for (;;) {
+        skip_space(p);
+        if (p->i >= p->n || p->z[p->i] != '@') break;
+        int rc = parse_field_op(p, pScope);
+        if (rc) return rc;
+    }
+    int bReq = 0;
+    if (p->i < p->n) {
+        char c = p->z[p->i];
+        if (c == '+') {
+            bReq = 1;
+            p->i++;
+        } else if (bAfterBar && (c == '-' || c == '!')) {
+            return syntax_error(
+                p, p->i, "'|' cannot take a negated operand (write -(a | b) to exclude both)");
+        }
+    }
+    return parse_primary(p, pScope, bReq, pp);
+}
+
+/* [ '-' ] operand { '|' operand }. */
+static int parse_or(MatchParser *p, FtsFieldSet *pScope, FtsNode **pp) {
+    int iStart = p->i; /* the caller skipped whitespace */
+    int bNot = 0;
+    if (p->z[p->i] == '-' || p->z[p->i] == '!') {
+        bNot = 1;
+        p->i++;
+    }
+    NodeList l = {0};
+    int iFirst = -1, iEnd = p->i;
+    for (;;) {
+        skip_space(p);
+        int iOp = p->i;
+        if (iFirst < 0) iFirst = iOp;
+        FtsNode *x = NULL;
+        int rc = parse_operand(p, pScope, l.n > 0, &x);
+        if (rc) return rc;
+        iEnd = p->i;
+        if (is_negative(x)) {
+            /* Fine alone (the enclosing AND takes its children in), not as
+            ** an alternative or under another negation. */
+            skip_space(p);
+            int bBar = p->i < p->n && p->z[p->i] == '|';
+            if (l.n > 0 || bBar) {
+                return syntax_error(
+                    p, iOp, "'|' cannot take a negated operand (write -(a | b) to exclude both)");
+            }
+            if (bNot) return syntax_error(p, iOp, "cannot negate a group of only negated terms");
+        }
+        rc = list_add(p, &l, FTSN_OR, x);
+        if (rc) return rc;
+        skip_space(p);
+        if (p->i < p->n && p->z[p->i] == '|') {
+            p->i++;
+            continue;
+        }
+        break;
+    }
+    int rc = list_finish(p, &l, FTSN_OR, iFirst, iEnd, pp);
+    if (rc || !bNot) return rc;
+    FtsNode *x = node_new(p, FTSN_NOT, iStart, iEnd);
+    if (!x) return nomem(p);
+    x->aChild = arena_alloc(p->a, sizeof(FtsNode *));
+    if (!x->aChild) return nomem(p);
+    x->aChild[0] = *pp;
+    x->nChild = 1;
+    *pp = x;
+    return LP_OK;
+}
+
+/* The items of a group (bGroup: stops on ')', which it leaves unread) or
+** of the whole query (stops at the end; *pp NULL when empty). */
+static int parse_body(MatchParser *p, FtsFieldSet scope, int bGroup, FtsNode **pp) {
+    NodeList l = {0};
+    int iFirst = -1, iEnd = 0;
+    *pp = NULL;
+    for (;;) {
+        skip_space(p);
+        if (p->i >= p->n) {
+            if (bGroup) return syntax_error(p, p->n, "expected ')'");
+            break;
+        }
+        char c = p->z[p->i];
+        if (c == ')') {
+            if (bGroup) break;
+            return syntax_error(p, p->i, "unmatched ')'");
+        }
+        int rc;
+        if (c == '@') {
+            rc = parse_field_op(p, &scope);
+            if (rc) return rc;
+            continue;
+        }
+        int iItem = p->i;
+        FtsNode *x = NULL;
+        rc = parse_or(p, &scope, &x);
+        if (rc) return rc;
+        if (iFirst < 0) iFirst = iItem;
+        iEnd = p->i;
+        rc = list_add(p, &l, FTSN_AND, x);
+        if (rc) return rc;
+    }
+    if (l.n == 0) return bGroup ? syntax_error(p, p->i, EXPECT_PRIMARY) : LP_OK;
+    return list_finish(p, &l, FTSN_AND, iFirst, iEnd, pp);
+}
+
+int fts_match_parse(Arena *a, const char *z, size_t n, const char *const *azField, int nField,
+                    FtsNode **ppRoot, LpError *err) {
+    *ppRoot = NULL;
+    if (n > (size_t)INT_MAX / 2)
+        return lp_err_set(err, LP_LIMIT, "MATCH: query longer than %d bytes", INT_MAX / 2);
+    if (nField < 0 || nField > MAX_FIELDSET) {
+        return lp_err_set(err, LP_INTERNAL, "MATCH: %d full-text fields (at most %d)", nField,
+                          MAX_FIELDSET);
+    }
+    int64_t iBad = utf8_check(z, n);
+    if (iBad >= 0) {
+        lp_err_setpos(err, LP_BADINPUT, iBad, "MATCH: invalid UTF-8 at offset %lld",
+                      (long long)iBad);
+        if (err) err->detail = FTS_MATCH_ER_PARSE;
+        return LP_BADINPUT;
+    }
+    MatchParser p;
+    memset(&p, 0, sizeof(p));
+    p.a = a;
+    p.z = z;
+    p.n = (int)n;
+    p.azField = azField;
+    p.nField = nField;
+    p.err = err;
+    for (int i = 0; i < nField; i++)
+        fieldset_add(&p.all, i);
+
+    FtsNode *root = NULL;
+    int rc = parse_body(&p, p.all, 0, &root);
+    if (rc) return rc;
+    if (root && is_negative(root)) {
+        lp_err_setpos(err, LP_BADINPUT, root->pos,
+                      "MATCH: a query of only negated terms matches nothing useful: add a term "
+                      "that is not negated");
+        if (err) err->detail = FTS_MATCH_ER_PARSE;
+        return LP_BADINPUT;
+    }
+    *ppRoot = root;
+    return LP_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Dump                                                                */
+
+/* z[0..n) with a backslash before each byte of zSpecial (and before
+** whitespace when bSpace), so words holding ',' or ')' stay readable. */
+static void dump_text(StrBuf *sb, const char *z, int n, const char *zSpecial, int bSpace) {
+    for (int i = 0; i < n; i++) {
+        char c = z[i];
+        if (c && (strchr(zSpecial, c) ||
+                  (bSpace && (c == ' ' || c == '\t' || c == '\n' || c == '\r')))) {
+            strbuf_appendc(sb, '\\');
+        }
+        strbuf_appendc(sb, c);
+    }
+}
+
+/* "@{title,body}" unless the set is every field. */
+static void dump_fields(StrBuf *sb, const FtsFieldSet *s, const char *const *azField, int nField) {
+    int bAll = 1, bExtra = 0;
+    for (int i = 0; i < MAX_FIELDSET; i++) {
+        int b = fts_fieldset_has(s, i);
+        if (i < nField && !b) bAll = 0;
+        if (i >= nField && b) bExtra = 1;
+    }
+    if (bAll && !bExtra) return;
+    strbuf_appendz(sb, "@{");
+    int bFirst = 1;
+    for (int i = 0; i < MAX_FIELDSET; i++) {
+        if (!fts_fieldset_has(s, i)) continue;
+        if (!bFirst) strbuf_appendc(sb, ',');
+        bFirst = 0;
+        if (azField && i < nField && azField[i]) {
+            strbuf_appendz(sb, azField[i]);
+        } else {
+            strbuf_appendf(sb, "%d", i);
+        }
+    }
+    strbuf_appendc(sb, '}');
+}
+
+static void dump_node(const FtsNode *x, const char *const *azField, int nField, StrBuf *sb) {
+    switch (x->kind) {
+    case FTSN_TERM:
+        dump_text(sb, x->z, x->n, "\\(),{}\"*", 1);
+        dump_fields(sb, &x->fields, azField, nField);
+        return;
+    case FTSN_PREFIX:
+        strbuf_appendz(sb, "PREFIX(");
+        dump_text(sb, x->z, x->n, "\\(),{}\"*", 1);
+        strbuf_appendz(sb, "*)");
+        dump_fields(sb, &x->fields, azField, nField);
+        return;
+    case FTSN_PHRASE:
+        strbuf_appendz(sb, "PHRASE(\"");
+        dump_text(sb, x->z, x->n, "\\\"", 0);
+        strbuf_appendc(sb, '"');
+        if (x->nSlop) strbuf_appendf(sb, "~%d", x->nSlop);
+        strbuf_appendc(sb, ')');
+        dump_fields(sb, &x->fields, azField, nField);
+        return;
+    case FTSN_AND:
+    case FTSN_OR:
+    case FTSN_NOT:
+        strbuf_appendz(sb, x->kind == FTSN_AND ? "AND(" : x->kind == FTSN_OR ? "OR(" : "NOT(");
+        for (int k = 0; k < x->nChild; k++) {
+            if (k) strbuf_appendz(sb, ", ");
+            dump_node(x->aChild[k], azField, nField, sb);
+        }
+        strbuf_appendc(sb, ')');
+        return;
+    }
+}
+
+void fts_match_dump(const FtsNode *root, const char *const *azField, int nField, StrBuf *sb) {
+    if (!root) {
+        strbuf_appendz(sb, "EMPTY");
+        return;
+    }
+    dump_node(root, azField, nField, sb);
+}

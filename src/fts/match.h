@@ -1,0 +1,108 @@
+/*
+** match.h — the full-text query language inside MATCH('…'): parsing into
+** a syntax tree.
+**
+** The language (Manticore / Sphinx extended syntax, plus Lucene aliases):
+**   hello world          both words (implicit AND)
+**   hello | world        either word; `|` binds tighter than the implicit
+**                        AND, as in Sphinx: `a b | c` is a AND (b OR c)
+**   -hello  !hello       NOT: documents without the word (only next to
+**                        something positive: a query of only NOTs is an error)
+**   +hello               Lucene's "required": the same as a plain word
+**   "hello world"        phrase: the words at consecutive positions
+**   "hello world"~3      proximity: all the words within a window of
+**                        3 + number of words positions (Sphinx semantics)
+**   hel*                 prefix: any term starting with the normalised prefix
+**   @title hello         field scope: the rest of the group matches in title
+**   @(title,body) hello  several fields; `@*` goes back to all fields
+**   title:hello          Lucene alias: field scope for one word or phrase
+**   ( … )                grouping; a group's field scope ends with it
+**   \x                   a special character taken literally
+** Words are runs of characters that are not whitespace or one of
+**   ( ) | - ! @ " ~ * \ + :  (':' only after a field name).
+** The parser does not analyse words: it keeps their raw text; the planner
+** runs them through the table's analyzer (so "e-mail" inside a word run
+** is split there, and a word that analyses to several terms becomes a
+** phrase).
+**
+** Contract. fts_match_parse() builds the tree in the caller's arena.
+** Field names are resolved against the table's full-text fields (given in
+** order); an unknown field is an error naming it. An empty query (only
+** whitespace) gives *ppRoot = NULL: it matches every document. Errors are
+** LP_BADINPUT with err->pos the byte offset in the MATCH text and a
+** message `MATCH: near 'xyz' at offset 12: expected ...` (or `MATCH:
+** unexpected end of query at offset N: expected ...`). Nesting is limited
+** to FTS_MATCH_MAX_DEPTH, so no input overflows the stack.
+*/
+#ifndef LP_FTS_MATCH_H
+#define LP_FTS_MATCH_H
+
+#include <stdint.h>
+
+#include "util/arena.h"
+#include "util/error.h"
+
+#define FTS_MATCH_MAX_DEPTH 100
+
+typedef struct FtsFieldSet {
+    uint64_t a[4];          /* bit i set: field i (up to 256 fields) */
+} FtsFieldSet;
+
+static inline int fts_fieldset_has(const FtsFieldSet *s, int i) {
+    return (int)((s->a[i >> 6] >> (i & 63)) & 1);
+}
+
+typedef enum FtsNodeKind {
+    FTSN_TERM,      /* z/n: one raw word */
+    FTSN_PREFIX,    /* z/n: the raw prefix, without the '*' */
+    FTSN_PHRASE,    /* z/n: the raw text between the quotes; nSlop */
+    FTSN_AND,       /* aChild[0..nChild): all (some may be FTSN_NOT) */
+    FTSN_OR,        /* aChild[0..nChild): any */
+    FTSN_NOT,       /* aChild[0]: must not match; only as a child of AND */
+} FtsNodeKind;
+
+typedef struct FtsNode FtsNode;
+struct FtsNode {
+    FtsNodeKind kind;
+    int pos;                /* byte offset of the node's text in the query */
+    int len;                /* length of that text */
+    FtsFieldSet fields;     /* TERM/PREFIX/PHRASE: fields it may match in */
+    const char *z;          /* TERM/PREFIX/PHRASE: raw text, unescaped, NUL-terminated */
+    int n;                  /* its length */
+    int nSlop;              /* PHRASE: proximity window (~N); 0 = exact phrase */
+    int bRequired;          /* TERM/PHRASE written with a leading '+' (informational) */
+    FtsNode **aChild;       /* AND/OR/NOT children */
+    int nChild;
+};
+
+/* Parses z[0..n) with the table's full-text field names azField[0..nField).
+** LP_OK (*ppRoot may be NULL for an empty query), LP_BADINPUT, LP_NOMEM. */
+int fts_match_parse(Arena *a, const char *z, size_t n, const char *const *azField, int nField,
+                    FtsNode **ppRoot, LpError *err);
+
+/* Appends a canonical text form of the tree (for EXPLAIN and tests):
+** AND(a, OR(b, c)), PHRASE("a b"~2)@{title}, PREFIX(hel*), NOT(x). */
+struct StrBuf;
+void fts_match_dump(const FtsNode *root, const char *const *azField, int nField,
+                    struct StrBuf *sb);
+
+/* Added with the parser (match.c). */
+
+/* err->detail of a MATCH syntax error: MySQL's errno for a parse error. */
+#define FTS_MATCH_ER_PARSE 1064
+/* Largest N accepted in "…"~N. */
+#define FTS_MATCH_MAX_SLOP 100000
+
+/* The dump format, one node at a time:
+**   word              TERM (the raw word; '\' before any of \ ( ) , { } " *
+**                     and whitespace it holds)
+**   PREFIX(hel*)      PREFIX
+**   PHRASE("a b")     PHRASE, "~N" after the closing quote when nSlop > 0
+**                     ('\' before '"' and '\' inside)
+**   AND(x, y, ...)    OR(x, y, ...)    NOT(x)
+**   EMPTY             the empty query (root NULL)
+** A leaf whose field set is not every field is followed by its fields:
+** `@{title,body}` in field order (a number for a field with no name).
+** The '+' of a required word is not shown: it changes nothing. */
+
+#endif /* LP_FTS_MATCH_H */

@@ -1,0 +1,455 @@
+/*
+** test_fts_highlight.c — unit tests for src/fts/highlight.c with the real
+** analyzer (English stemming, English stop words): exact outputs for
+** terms, stems, prefixes, phrases, negations and field scopes; passages
+** under limit/around/limit_passages and the order they are chosen in;
+** the start of the text when nothing matches; UTF-8 cuts (CJK, accents,
+** emoji); every option; empty inputs and invalid UTF-8.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fts/highlight.h"
+#include "text/utf8.h"
+
+static const char *const azField[] = {"title", "body"};
+#define NFIELD 2
+#define F_TITLE 0
+#define F_BODY 1
+
+static Analyzer *gStem;  /* stem_en + stopwords en */
+static Analyzer *gPlain; /* no morphology, no stop words */
+static Arena gArena;
+static char gOut[1 << 16]; /* the last result, copied out of its StrBuf */
+
+/* ------------------------------------------------------------- helpers */
+
+/* Highlights zText in field iField for zQuery with analyzer an; returns
+** the result (valid until the next call). */
+static const char *hl_an(const Analyzer *an, const char *zQuery, int iField, const char *zText,
+                         size_t nText, const FtsHlOptions *o) {
+    arena_reset(&gArena);
+    LpError err;
+    lp_err_clear(&err);
+    FtsNode *root;
+    if (fts_match_parse(&gArena, zQuery, strlen(zQuery), azField, NFIELD, &root, &err) != LP_OK) {
+        fail_msg("parse of %s: %s", zQuery, err.zMsg);
+    }
+    FtsHlQuery *q;
+    if (fts_hl_query_build(&gArena, an, root, iField, &q, &err) != LP_OK)
+        fail_msg("build: %s", err.zMsg);
+    StrBuf sb = {0};
+    int rc = fts_highlight(an, q, zText, nText, o, &sb, &err);
+    snprintf(gOut, sizeof(gOut), "%s", sb.z ? sb.z : "");
+    size_t n = sb.n;
+    strbuf_free(&sb);
+    if (rc != LP_OK) fail_msg("highlight: %s", err.zMsg);
+    assert_true(n < sizeof(gOut));
+    /* Whatever the cut, the output is valid UTF-8. */
+    assert_int_equal(utf8_check(gOut, n), -1);
+    return gOut;
+}
+
+static const char *hl(const char *zQuery, int iField, const char *zText, const FtsHlOptions *o) {
+    return hl_an(gStem, zQuery, iField, zText, strlen(zText), o);
+}
+
+static void check(const char *zQuery, int iField, const char *zText, const FtsHlOptions *o,
+                  const char *zWant) {
+    const char *zGot = hl(zQuery, iField, zText, o);
+    if (strcmp(zGot, zWant) != 0) {
+        fail_msg("query %s on \"%s\":\n got  \"%s\"\n want \"%s\"", zQuery, zText, zGot, zWant);
+    }
+}
+
+/* "w0 w1 ... w<n-1>" into z. */
+static void words(char *z, size_t nz, int n) {
+    size_t k = 0;
+    for (int i = 0; i < n; i++)
+        k += (size_t)snprintf(z + k, nz - k, "%sw%d", i ? " " : "", i);
+}
+
+static FtsHlOptions opts(int limit, int around) {
+    FtsHlOptions o;
+    fts_hl_options_init(&o);
+    o.limit = limit;
+    o.around = around;
+    return o;
+}
+
+/* ------------------------------------------------------------- tests */
+
+static void test_defaults(void **state) {
+    (void)state;
+    FtsHlOptions o;
+    fts_hl_options_init(&o);
+    assert_string_equal(o.zBefore, "<b>");
+    assert_string_equal(o.zAfter, "</b>");
+    assert_string_equal(o.zChunkSep, " ... ");
+    assert_int_equal(o.limit, 256);
+    assert_int_equal(o.around, 5);
+    assert_int_equal(o.limitPassages, 0);
+    assert_int_equal(o.bAllowEmpty + o.bForceAllWords + o.bWeightOrder + o.bEscapeHtml, 0);
+}
+
+static void test_terms(void **state) {
+    (void)state;
+    check("try", F_BODY, "Don`t try to compete in childishness, said Bliss.", NULL,
+          "Don`t <b>try</b> to compete in childishness, said Bliss.");
+    /* Case and accents are normalised for the comparison only. */
+    check("hello", F_BODY, "Hello, HELLO; hello!", NULL,
+          "<b>Hello</b>, <b>HELLO</b>; <b>hello</b>!");
+    check("CAF\xc3\x89", F_BODY, "un caf\xc3\xa9 noir", NULL, "un <b>caf\xc3\xa9</b> noir");
+    /* Adjacent words are tagged one by one. */
+    check("new york", F_BODY, "in New York today", NULL, "in <b>New</b> <b>York</b> today");
+    /* A query word the analyzer splits marks each part. */
+    check("e-mail", F_BODY, "send e-mail now", NULL, "send <b>e</b>-<b>mail</b> now");
+    check("cat | dog", F_BODY, "x cat y dog z", NULL, "x <b>cat</b> y <b>dog</b> z");
+    /* Nothing matches: the text as it is. */
+    check("zebra", F_BODY, "no match here", NULL, "no match here");
+}
+
+static void test_stemming(void **state) {
+    (void)state;
+    check("running", F_BODY, "He runs, ran and is running.", NULL,
+          "He <b>runs</b>, ran and is <b>running</b>.");
+    check("connections", F_BODY, "connected, connecting, connection", NULL,
+          "<b>connected</b>, <b>connecting</b>, <b>connection</b>");
+    /* Without stemming only the same word matches. */
+    const char *z = "He runs, ran and is running.";
+    const char *zGot = hl_an(gPlain, "running", F_BODY, z, strlen(z), NULL);
+    assert_string_equal(zGot, "He runs, ran and is <b>running</b>.");
+    /* Stop words: dropped from the query, so never marked. */
+    check("the cat", F_BODY, "The cat and the hat", NULL, "The <b>cat</b> and the hat");
+    zGot = hl_an(gPlain, "the cat", F_BODY, "The cat", 7, NULL);
+    assert_string_equal(zGot, "<b>The</b> <b>cat</b>");
+}
+
+static void test_prefix(void **state) {
+    (void)state;
+    check("insul*", F_BODY, "Insulin, insulation; insult. Insular?", NULL,
+          "<b>Insulin</b>, <b>insulation</b>; <b>insult</b>. <b>Insular</b>?");
+    /* The text's word is compared unstemmed: "running" starts with "runn",
+    ** although its stem "run" does not. */
+    check("runn*", F_BODY, "runs running runner", NULL, "runs <b>running</b> <b>runner</b>");
+    /* A prefix is not stemmed either ("connection*" would stem to "connect"). */
+    check("connection*", F_BODY, "connect connections", NULL, "connect <b>connections</b>");
+    /* A prefix that analyses to several words: the last is the prefix. */
+    check("e-ma*", F_BODY, "e-mail e-max email ma", NULL,
+          "<b>e</b>-<b>mail</b> <b>e</b>-<b>max</b> email <b>ma</b>");
+    check("\xc3\x89T\xc3\x89*", F_BODY, "l'\xc3\xa9t\xc3\xa9 \xc3\xa9ternel", NULL,
+          "l'<b>\xc3\xa9t\xc3\xa9</b> \xc3\xa9ternel");
+}
+
+static void test_phrase(void **state) {
+    (void)state;
+    check("\"type 1\" diabetes", F_BODY, "Type 1 diabetes differs from type 2.", NULL,
+          "<b>Type</b> <b>1</b> <b>diabetes</b> differs from <b>type</b> 2.");
+    check("\"quick foxes\"~3", F_BODY, "the quick brown fox", NULL,
+          "the <b>quick</b> brown <b>fox</b>");
+}
+
+static void test_not(void **state) {
+    (void)state;
+    check("apple -banana", F_BODY, "apple banana apples", NULL,
+          "<b>apple</b> banana <b>apples</b>");
+    check("apple -(banana | cherr*)", F_BODY, "apple banana cherry", NULL,
+          "<b>apple</b> banana cherry");
+    /* A word both wanted and excluded elsewhere is marked. */
+    check("apple -(apple pie)", F_BODY, "apple pie", NULL, "<b>apple</b> pie");
+}
+
+static void test_fields(void **state) {
+    (void)state;
+    const char *z = "apple banana cherry";
+    check("@title apple @body banana", F_BODY, z, NULL, "apple <b>banana</b> cherry");
+    check("@title apple @body banana", F_TITLE, z, NULL, "<b>apple</b> banana cherry");
+    check("title:apple banana", F_BODY, z, NULL, "apple <b>banana</b> cherry");
+    check("title:apple banana", F_TITLE, z, NULL, "<b>apple</b> <b>banana</b> cherry");
+    check("@(title,body) cherry", F_BODY, z, NULL, "apple banana <b>cherry</b>");
+    check("@title \"banana cherry\" | apple*", F_BODY, z, NULL, "apple banana cherry");
+    /* -1: any field (SNIPPET over an arbitrary text). */
+    check("@title apple @body banana", -1, z, NULL, "<b>apple</b> <b>banana</b> cherry");
+}
+
+static void test_passages(void **state) {
+    (void)state;
+    char z[2048];
+    words(z, sizeof(z), 100); /* 390 characters */
+    FtsHlOptions o = opts(40, 2);
+    check("w50", F_BODY, z, &o, " ... w48 w49 <b>w50</b> w51 w52 ... ");
+    /* At the edges the passage takes the text's start or end. */
+    check("w0", F_BODY, z, &o, "<b>w0</b> w1 w2 ... ");
+    check("w99", F_BODY, z, &o, " ... w97 w98 <b>w99</b>");
+    /* Two matches far apart: two passages, in text order. */
+    o = opts(100, 1);
+    check("w80 | w10", F_BODY, z, &o, " ... w9 <b>w10</b> w11 ... w79 <b>w80</b> w81 ... ");
+    /* Touching windows are one passage. */
+    check("w10 | w13", F_BODY, z, &o, " ... w9 <b>w10</b> w11 w12 <b>w13</b> w14 ... ");
+    check("w10 | w12", F_BODY, z, &o, " ... w9 <b>w10</b> w11 <b>w12</b> w13 ... ");
+    /* around 0: the matched words alone. */
+    o = opts(100, 0);
+    check("w10 | w12", F_BODY, z, &o, " ... <b>w10</b> ... <b>w12</b> ... ");
+    /* The limit: the third passage is shrunk to what is left (25 - 10 - 11
+    ** = 4 characters: "w90", its neighbours do not fit). */
+    o = opts(25, 1);
+    check("w10 | w50 | w90", F_BODY, z, &o,
+          " ... w9 <b>w10</b> w11 ... w49 <b>w50</b> w51 ... <b>w90</b> ... ");
+    /* ... and one character less leaves no room for it. */
+    o = opts(23, 1);
+    check("w10 | w50 | w90", F_BODY, z, &o, " ... w9 <b>w10</b> w11 ... w49 <b>w50</b> w51 ... ");
+    /* limit_passages. */
+    o = opts(200, 1);
+    o.limitPassages = 1;
+    check("w10 | w50 | w90", F_BODY, z, &o, " ... w9 <b>w10</b> w11 ... ");
+    o.limitPassages = 2;
+    check("w10 | w50 | w90", F_BODY, z, &o, " ... w9 <b>w10</b> w11 ... w49 <b>w50</b> w51 ... ");
+}
+
+static void test_passage_choice(void **state) {
+    (void)state;
+    char z[4096];
+    words(z, sizeof(z), 100);
+    /* Replace w5 by alpha, and w60 w61 by alpha beta. */
+    char t[4096];
+    strcpy(t, "w0 w1 w2 w3 w4 alpha w6");
+    for (int i = 7; i < 60; i++)
+        sprintf(t + strlen(t), " w%d", i);
+    strcat(t, " alpha beta");
+    for (int i = 62; i < 100; i++)
+        sprintf(t + strlen(t), " w%d", i);
+    FtsHlOptions o = opts(100, 1);
+    o.limitPassages = 1;
+    /* More distinct terms first, though later in the text. */
+    check("alpha | beta", F_BODY, t, &o, " ... w59 <b>alpha</b> <b>beta</b> w62 ... ");
+    /* Then terms not shown yet: alpha at 5 brings nothing new. */
+    strcpy(t, "w0 w1 w2 w3 w4 alpha w6");
+    for (int i = 7; i < 30; i++)
+        sprintf(t + strlen(t), " w%d", i);
+    strcat(t, " alpha");
+    for (int i = 31; i < 70; i++)
+        sprintf(t + strlen(t), " w%d", i);
+    strcat(t, " beta");
+    for (int i = 71; i < 100; i++)
+        sprintf(t + strlen(t), " w%d", i);
+    o.limitPassages = 2;
+    check("alpha | beta", F_BODY, t, &o, " ... w4 <b>alpha</b> w6 ... w69 <b>beta</b> w71 ... ");
+    /* weight_order: in the order chosen (the best first). */
+    strcpy(t, "w0 w1 w2 w3 w4 alpha w6");
+    for (int i = 7; i < 60; i++)
+        sprintf(t + strlen(t), " w%d", i);
+    strcat(t, " alpha beta");
+    for (int i = 62; i < 100; i++)
+        sprintf(t + strlen(t), " w%d", i);
+    o.limitPassages = 2;
+    check("alpha | beta", F_BODY, t, &o,
+          " ... w4 <b>alpha</b> w6 ... w59 <b>alpha</b> <b>beta</b> w62 ... ");
+    o.bWeightOrder = 1;
+    check("alpha | beta", F_BODY, t, &o,
+          " ... w59 <b>alpha</b> <b>beta</b> w62 ... w4 <b>alpha</b> w6 ... ");
+    /* force_all_words: beta is shown although the limit is spent. */
+    strcpy(t, "w0 w1 w2 w3 w4 alpha w6");
+    for (int i = 7; i < 70; i++)
+        sprintf(t + strlen(t), " w%d", i);
+    strcat(t, " beta");
+    for (int i = 71; i < 100; i++)
+        sprintf(t + strlen(t), " w%d", i);
+    o = opts(12, 1);
+    check("alpha | beta", F_BODY, t, &o, " ... w4 <b>alpha</b> w6 ... ");
+    o.bForceAllWords = 1;
+    check("alpha | beta", F_BODY, t, &o, " ... w4 <b>alpha</b> w6 ... w69 <b>beta</b> w71 ... ");
+}
+
+static void test_no_match(void **state) {
+    (void)state;
+    const char *z = "The quick brown fox jumps over the lazy dog";
+    FtsHlOptions o = opts(20, 5);
+    /* The start of the text, cut after the last whole word that fits. */
+    check("zebra", F_BODY, z, &o, "The quick brown fox ... ");
+    o.bAllowEmpty = 1;
+    check("zebra", F_BODY, z, &o, "");
+    /* allow_empty with a match changes nothing. */
+    check("lazy", F_BODY, z, &o, " ... over the <b>lazy</b> dog");
+    /* A text that fits is returned whole. */
+    o = opts(100, 5);
+    check("zebra", F_BODY, z, &o, z);
+    /* The empty query marks nothing. */
+    check("", F_BODY, z, &o, z);
+    /* A first word longer than the limit is cut inside (on a character). */
+    o = opts(5, 5);
+    check("zebra", F_BODY, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9 x", &o,
+          "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9 ... ");
+}
+
+static void test_limit_zero(void **state) {
+    (void)state;
+    char z[2048];
+    words(z, sizeof(z), 100);
+    FtsHlOptions o = opts(0, 1);
+    const char *zGot = hl("w50", F_BODY, z, &o);
+    assert_int_equal(strlen(zGot), strlen(z) + 7);
+    assert_non_null(strstr(zGot, " w49 <b>w50</b> w51 "));
+    assert_memory_equal(zGot, "w0 w1", 5);
+    /* The limit counts characters, not bytes: 3 two-byte characters fit in 3. */
+    o = opts(3, 1);
+    check("zebra", F_BODY, "\xc3\xa9\xc3\xa9\xc3\xa9", &o, "\xc3\xa9\xc3\xa9\xc3\xa9");
+}
+
+static void test_utf8(void **state) {
+    (void)state;
+    /* CJK ideographs are words of one character each. */
+    check("\xe6\x97\xa5\xe6\x9c\xac", F_BODY, "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e", NULL,
+          "<b>\xe6\x97\xa5</b><b>\xe6\x9c\xac</b>\xe8\xaa\x9e");
+    /* Emoji are separators, kept as they are. */
+    check("pizza", F_BODY, "I \xe2\x9d\xa4\xef\xb8\x8f pizza\xf0\x9f\x8d\x95!", NULL,
+          "I \xe2\x9d\xa4\xef\xb8\x8f <b>pizza</b>\xf0\x9f\x8d\x95!");
+    /* A long CJK text with no match: the first `limit` characters. */
+    char z[1024] = "";
+    for (int i = 0; i < 100; i++)
+        strcat(z, "\xe4\xb8\x80"); /* 一 x100 */
+    FtsHlOptions o = opts(4, 2);
+    check("zebra", F_BODY, z, &o, "\xe4\xb8\x80\xe4\xb8\x80\xe4\xb8\x80\xe4\xb8\x80 ... ");
+    /* A CJK passage: around counts characters (words). */
+    strcpy(z, "");
+    for (int i = 0; i < 20; i++)
+        strcat(z, "\xe4\xb8\x80");
+    strcat(z, "\xe6\x97\xa5");
+    for (int i = 0; i < 20; i++)
+        strcat(z, "\xe4\xb8\x80");
+    o = opts(10, 1);
+    check("\xe6\x97\xa5", F_BODY, z, &o, " ... \xe4\xb8\x80<b>\xe6\x97\xa5</b>\xe4\xb8\x80 ... ");
+    /* A marked word longer than the limit is cut inside, tags closed. */
+    strcpy(z, "");
+    for (int i = 0; i < 30; i++)
+        strcat(z, "\xc3\xa9");
+    strcat(z, " tail");
+    o = opts(4, 2);
+    check("\xc3\xa9\xc3\xa9*", F_BODY, z, &o, "<b>\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9</b> ... ");
+    /* Emoji and accents around a match in a passage keep their bytes. */
+    o = opts(12, 1);
+    check("zz", F_BODY,
+          "x y \xf0\x9f\x98\x80 a\xc3\xa9 \xf0\x9f\x98\x80 zz \xf0\x9f\x98\x80 c\xc3\xa9 d e f g h",
+          &o, " ... a\xc3\xa9 \xf0\x9f\x98\x80 <b>zz</b> \xf0\x9f\x98\x80 c\xc3\xa9 ... ");
+}
+
+static void test_options(void **state) {
+    (void)state;
+    FtsHlOptions o;
+    fts_hl_options_init(&o);
+    o.zBefore = "[";
+    o.zAfter = "]";
+    check("fox", F_BODY, "the fox", &o, "the [fox]");
+    char z[2048];
+    words(z, sizeof(z), 100);
+    o = opts(100, 0);
+    o.zChunkSep = " | ";
+    o.zBefore = "<em>";
+    o.zAfter = "</em>";
+    check("w10 | w12", F_BODY, z, &o, " | <em>w10</em> | <em>w12</em> | ");
+    /* HTML escaping of the text, not of the tags. */
+    fts_hl_options_init(&o);
+    check("c", F_BODY, "a<b & \"c\" 'd'", &o, "a<b & \"<b>c</b>\" 'd'");
+    o.bEscapeHtml = 1;
+    check("c", F_BODY, "a<b & \"c\" 'd'", &o, "a&lt;b &amp; &quot;<b>c</b>&quot; &#39;d&#39;");
+    check("b", F_BODY, "<b>", &o, "&lt;<b>b</b>&gt;");
+}
+
+static void test_edge_cases(void **state) {
+    (void)state;
+    check("fox", F_BODY, "", NULL, "");
+    check("fox", F_BODY, "   ", NULL, "   ");
+    check("fox", F_BODY, "fox", NULL, "<b>fox</b>");
+    check("fox", F_BODY, "...fox...", NULL, "...<b>fox</b>...");
+    /* Errors. */
+    arena_reset(&gArena);
+    LpError err;
+    FtsHlQuery *q;
+    assert_int_equal(fts_hl_query_build(&gArena, gStem, NULL, F_BODY, &q, &err), LP_OK);
+    StrBuf sb = {0};
+    assert_int_equal(fts_highlight(gStem, q, "ab\xff", 3, NULL, &sb, &err), LP_BADINPUT);
+    assert_int_equal(err.pos, 2);
+    FtsHlOptions o = opts(-1, 5);
+    assert_int_equal(fts_highlight(gStem, q, "ab", 2, &o, &sb, &err), LP_BADINPUT);
+    o = opts(10, 5);
+    o.zAfter = NULL;
+    assert_int_equal(fts_highlight(gStem, q, "ab", 2, &o, &sb, &err), LP_BADINPUT);
+    strbuf_free(&sb);
+    /* The output is appended to what the buffer holds. */
+    FtsNode *root;
+    assert_int_equal(fts_match_parse(&gArena, "b", 1, azField, NFIELD, &root, &err), LP_OK);
+    assert_int_equal(fts_hl_query_build(&gArena, gStem, root, F_BODY, &q, &err), LP_OK);
+    strbuf_appendz(&sb, "x:");
+    assert_int_equal(fts_highlight(gStem, q, "a b", 3, NULL, &sb, &err), LP_OK);
+    assert_string_equal(sb.z, "x:a <b>b</b>");
+    strbuf_free(&sb);
+}
+
+/* A large text with many matches: bounded output, reasonable time. */
+static void test_large(void **state) {
+    (void)state;
+    size_t cap = 2u << 20, n = 0;
+    char *z = malloc(cap);
+    assert_non_null(z);
+    for (int i = 0; n + 32 < cap; i++)
+        n += (size_t)snprintf(z + n, cap - n, "%s ", i % 7 == 0 ? "alpha" : "filler");
+    FtsHlOptions o;
+    fts_hl_options_init(&o);
+    const char *zGot = hl_an(gStem, "alpha | fill*", F_BODY, z, n, &o);
+    /* 256 characters of text at most, plus tags and separators. */
+    size_t nText = 0;
+    for (const char *p = zGot; *p;) {
+        if (*p == '<') {
+            p = strchr(p, '>') + 1;
+        } else if (strncmp(p, " ... ", 5) == 0) {
+            p += 5;
+        } else {
+            nText++;
+            p++;
+        }
+    }
+    assert_true(nText <= 256);
+    assert_true(nText > 200);
+    assert_non_null(strstr(zGot, "<b>alpha</b>"));
+    assert_non_null(strstr(zGot, "<b>filler</b>"));
+    free(z);
+}
+
+static int setup(void **state) {
+    (void)state;
+    LpError err;
+    AnalyzerConfig cfg = {"stem_en", "en", 0};
+    if (analyzer_new(&cfg, &gStem, &err) != LP_OK) return -1;
+    AnalyzerConfig plain = {NULL, NULL, 0};
+    if (analyzer_new(&plain, &gPlain, &err) != LP_OK) return -1;
+    arena_init(&gArena, 0);
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    analyzer_free(gStem);
+    analyzer_free(gPlain);
+    arena_free(&gArena);
+    return 0;
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),       cmocka_unit_test(test_terms),
+        cmocka_unit_test(test_stemming),       cmocka_unit_test(test_prefix),
+        cmocka_unit_test(test_phrase),         cmocka_unit_test(test_not),
+        cmocka_unit_test(test_fields),         cmocka_unit_test(test_passages),
+        cmocka_unit_test(test_passage_choice), cmocka_unit_test(test_no_match),
+        cmocka_unit_test(test_limit_zero),     cmocka_unit_test(test_utf8),
+        cmocka_unit_test(test_options),        cmocka_unit_test(test_edge_cases),
+        cmocka_unit_test(test_large),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

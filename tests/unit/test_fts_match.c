@@ -1,0 +1,630 @@
+/*
+** test_fts_match.c — unit tests for src/fts/match.c: every operator and
+** its precedence (through fts_match_dump), field scopes, escapes, phrases,
+** prefixes, where a negation may stand, node offsets, UTF-8, the exact
+** text and offset of every syntax error, nesting limits and long queries.
+** Every successful parse is also checked against the tree's invariants.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fts/match.h"
+#include "util/strbuf.h"
+
+static const char *const azField[] = {"title", "body", "tags"};
+#define NFIELD 3
+
+static Arena gArena; /* reset by each parse */
+
+/* ------------------------------------------------------------- helpers */
+
+/* The tree's promises: offsets inside the query, leaves carry
+** NUL-terminated text, AND/OR have two or more children and are flat, NOT
+** has one child and an AND parent, and every AND has a positive child. */
+static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
+    assert_true(x->pos >= 0 && x->len >= 0 && (size_t)x->pos + (size_t)x->len <= n);
+    switch (x->kind) {
+    case FTSN_TERM:
+    case FTSN_PREFIX:
+    case FTSN_PHRASE:
+        assert_non_null(x->z);
+        assert_int_equal(strnlen(x->z, (size_t)x->n + 1) <= (size_t)x->n, 1);
+        assert_int_equal(x->z[x->n], 0);
+        assert_int_equal(x->nChild, 0);
+        if (x->kind != FTSN_PHRASE) assert_true(x->n > 0);
+        return;
+    case FTSN_NOT:
+        assert_int_equal(x->nChild, 1);
+        assert_non_null(parent);
+        assert_int_equal(parent->kind, FTSN_AND);
+        assert_int_not_equal(x->aChild[0]->kind, FTSN_NOT);
+        check_node(x->aChild[0], x, n);
+        return;
+    case FTSN_AND:
+    case FTSN_OR: {
+        assert_true(x->nChild >= 2);
+        int nPos = 0;
+        for (int k = 0; k < x->nChild; k++) {
+            assert_int_not_equal(x->aChild[k]->kind, x->kind);
+            if (x->aChild[k]->kind != FTSN_NOT) nPos++;
+            check_node(x->aChild[k], x, n);
+        }
+        assert_true(nPos > 0);
+        return;
+    }
+    }
+    fail_msg("bad node kind %d", (int)x->kind);
+}
+
+static FtsNode *parse_n(const char *z, size_t n) {
+    FtsNode *root = (FtsNode *)1;
+    LpError err;
+    lp_err_clear(&err);
+    arena_reset(&gArena);
+    int rc = fts_match_parse(&gArena, z, n, azField, NFIELD, &root, &err);
+    if (rc != LP_OK) fail_msg("parse of \"%s\" failed: %s", z, err.zMsg);
+    assert_int_equal(err.code, LP_OK);
+    if (root) check_node(root, NULL, n);
+    return root;
+}
+
+static FtsNode *parse(const char *z) {
+    return parse_n(z, strlen(z));
+}
+
+/* Asserts that z parses to the dump zWant. */
+static void check(const char *z, const char *zWant) {
+    FtsNode *root = parse(z);
+    StrBuf sb = {0};
+    fts_match_dump(root, azField, NFIELD, &sb);
+    assert_false(sb.oom);
+    /* Copied out so that a failure (a longjmp) leaks nothing. */
+    static char zGot[4096];
+    snprintf(zGot, sizeof(zGot), "%s", sb.z);
+    int bSame = strcmp(sb.z, zWant) == 0;
+    strbuf_free(&sb);
+    if (!bSame) fail_msg("%s:\n got  %s\n want %s", z, zGot, zWant);
+}
+
+/* Asserts the syntax error of z[0..n): message, offset, codes. */
+static void check_error_n(const char *z, size_t n, int pos, const char *zMsg) {
+    FtsNode *root = (FtsNode *)1;
+    LpError err;
+    lp_err_clear(&err);
+    arena_reset(&gArena);
+    int rc = fts_match_parse(&gArena, z, n, azField, NFIELD, &root, &err);
+    if (rc == LP_OK) fail_msg("parse of \"%s\" succeeded", z);
+    assert_null(root);
+    assert_int_equal(rc, LP_BADINPUT);
+    assert_int_equal(err.code, LP_BADINPUT);
+    assert_int_equal(err.detail, FTS_MATCH_ER_PARSE);
+    if (strcmp(err.zMsg, zMsg) != 0) fail_msg("%s:\n got  %s\n want %s", z, err.zMsg, zMsg);
+    if (err.pos != pos) fail_msg("%s: pos %d, want %d", z, (int)err.pos, pos);
+}
+
+static void check_error(const char *z, int pos, const char *zMsg) {
+    check_error_n(z, strlen(z), pos, zMsg);
+}
+
+/* ------------------------------------------------------------- tests */
+
+static void test_empty(void **state) {
+    (void)state;
+    assert_null(parse(""));
+    assert_null(parse("   \t\n "));
+    assert_null(parse(":"));            /* ':' not after a field separates */
+    assert_null(parse("\xe3\x80\x80")); /* U+3000 ideographic space */
+    assert_null(parse("@title"));       /* a scope with nothing in it */
+    check("", "EMPTY");
+}
+
+static void test_and_or(void **state) {
+    (void)state;
+    check("hello", "hello");
+    check("hello world", "AND(hello, world)");
+    check("  hello \t world  ", "AND(hello, world)");
+    check("a | b", "OR(a, b)");
+    check("a|b", "OR(a, b)");
+    check("a | b | c", "OR(a, b, c)");
+    /* '|' binds tighter than the implicit AND. */
+    check("a b | c", "AND(a, OR(b, c))");
+    check("a | b c", "AND(OR(a, b), c)");
+    check("a | b c | d", "AND(OR(a, b), OR(c, d))");
+    check("(a b) | c", "OR(AND(a, b), c)");
+    check("a | (b c)", "OR(a, AND(b, c))");
+    /* Nested ANDs and ORs are flattened; one-element groups vanish. */
+    check("a (b c)", "AND(a, b, c)");
+    check("(a b) (c d)", "AND(a, b, c, d)");
+    check("a | (b | c)", "OR(a, b, c)");
+    check("((a | b) | c) | d", "OR(a, b, c, d)");
+    check("((a))", "a");
+    check("(((a b)))", "AND(a, b)");
+    check("(a | b) (c | d)", "AND(OR(a, b), OR(c, d))");
+    /* Groups glue to words without spaces. */
+    check("a(b|c)d", "AND(a, OR(b, c), d)");
+}
+
+static void test_not(void **state) {
+    (void)state;
+    check("a -b", "AND(a, NOT(b))");
+    check("a !b", "AND(a, NOT(b))");
+    check("a - b", "AND(a, NOT(b))");
+    check("-a b", "AND(NOT(a), b)");
+    check("a -(b | c)", "AND(a, NOT(OR(b, c)))");
+    check("a -(b c)", "AND(a, NOT(AND(b, c)))");
+    check("a -\"b c\"", "AND(a, NOT(PHRASE(\"b c\")))");
+    check("a -b*", "AND(a, NOT(PREFIX(b*)))");
+    /* A negation takes the whole '|' list after it (Sphinx's orlistf). */
+    check("-a | b c", "AND(NOT(OR(a, b)), c)");
+    check("c -a | b", "AND(c, NOT(OR(a, b)))");
+    /* A group of negations next to a positive term joins its AND. */
+    check("a (-b -c)", "AND(a, NOT(b), NOT(c))");
+    check("(-b) a", "AND(NOT(b), a)");
+    check("a -(b -c)", "AND(a, NOT(AND(b, NOT(c))))");
+    /* Inside a word '-' and '!' are just characters. */
+    check("e-mail", "e-mail");
+    check("yahoo! c++ me@host.com", "AND(yahoo!, c++, me@host.com)");
+    check("a-", "a-");
+}
+
+static void test_not_errors(void **state) {
+    (void)state;
+    const char *zOnly = "MATCH: a query of only negated terms matches nothing useful: add a term "
+                        "that is not negated";
+    check_error("-a", 0, zOnly);
+    check_error("!a", 0, zOnly);
+    check_error("-a -b", 0, zOnly);
+    check_error("  -a", 2, zOnly);
+    check_error("(-a -b)", 0, zOnly);
+    check_error("-a | b", 0, zOnly);
+    check_error("@title -a", 7, zOnly);
+    check_error("a | -b", 4,
+                "MATCH: near '-b' at offset 4: '|' cannot take a negated operand (write -(a | b) "
+                "to exclude both)");
+    check_error("a | !b", 4,
+                "MATCH: near '!b' at offset 4: '|' cannot take a negated operand (write -(a | b) "
+                "to exclude both)");
+    check_error("a | (-b)", 4,
+                "MATCH: near '(-b)' at offset 4: '|' cannot take a negated operand (write -(a | b) "
+                "to exclude both)");
+    check_error("x (-b) | a", 2,
+                "MATCH: near '(-b) | a' at offset 2: '|' cannot take a negated operand (write -(a "
+                "| b) to exclude "
+                "both)");
+    check_error("a -(-b)", 3,
+                "MATCH: near '(-b)' at offset 3: cannot negate a group of only negated terms");
+    check_error("a --b", 3, "MATCH: near '-b' at offset 3: expected a word, phrase or '('");
+    check_error("a -!b", 3, "MATCH: near '!b' at offset 3: expected a word, phrase or '('");
+    check_error("a +-b", 3, "MATCH: near '-b' at offset 3: expected a word, phrase or '('");
+    check_error("a -", 3,
+                "MATCH: unexpected end of query at offset 3: expected a word, phrase or '('");
+}
+
+static void test_required(void **state) {
+    (void)state;
+    check("+a b", "AND(a, b)");
+    check("+\"a b\" +c*", "AND(PHRASE(\"a b\"), PREFIX(c*))");
+    check("+(a | b) c", "AND(OR(a, b), c)");
+    FtsNode *root = parse("+a b +\"c\"");
+    assert_int_equal(root->kind, FTSN_AND);
+    assert_int_equal(root->aChild[0]->bRequired, 1);
+    assert_int_equal(root->aChild[1]->bRequired, 0);
+    assert_int_equal(root->aChild[2]->bRequired, 1);
+    assert_int_equal(root->aChild[0]->pos, 1); /* the word, not the '+' */
+    check_error("a +", 3,
+                "MATCH: unexpected end of query at offset 3: expected a word, phrase or '('");
+    check_error("++a", 1, "MATCH: near '+a' at offset 1: expected a word, phrase or '('");
+}
+
+static void test_phrase(void **state) {
+    (void)state;
+    check("\"hello world\"", "PHRASE(\"hello world\")");
+    check("\"hello world\"~3", "PHRASE(\"hello world\"~3)");
+    check("\"hello world\"~0", "PHRASE(\"hello world\")");
+    check("\"a b\"~10 c", "AND(PHRASE(\"a b\"~10), c)");
+    /* Operators inside quotes are plain text for the analyzer. */
+    check("\"a (b) | -c @title d*\"", "PHRASE(\"a (b) | -c @title d*\")");
+    check("\"\"", "PHRASE(\"\")");
+    check("a\"b c\"d", "AND(a, PHRASE(\"b c\"), d)");
+    check("\"a \\\" b\"", "PHRASE(\"a \\\" b\")");
+    FtsNode *x = parse("\"a \\\" \\\\b\"~2");
+    assert_int_equal(x->kind, FTSN_PHRASE);
+    assert_string_equal(x->z, "a \" \\b");
+    assert_int_equal(x->n, 6);
+    assert_int_equal(x->nSlop, 2);
+    check_error("\"abc def", 8,
+                "MATCH: unexpected end of query at offset 8: expected closing '\"'");
+    check_error("a \"b\\\"", 6,
+                "MATCH: unexpected end of query at offset 6: expected closing '\"'");
+    check_error("\"a\"~", 3, "MATCH: near '~' at offset 3: expected a number after '~'");
+    check_error("\"a\"~x", 3, "MATCH: near '~x' at offset 3: expected a number after '~'");
+    check_error("\"a\"~100001", 4,
+                "MATCH: near '100001' at offset 4: proximity distance larger than 100000");
+    check("\"a\"~100000", "PHRASE(\"a\"~100000)");
+    check_error("\"a b\"/2", 5,
+                "MATCH: near '/2' at offset 5: quorum matching ('\"...\"/N') is not supported");
+    check_error("\"a\" ~2", 4,
+                "MATCH: near '~2' at offset 4: '~N' must follow a phrase (\"a b\"~N)");
+    check_error("a~2", 1, "MATCH: near '~2' at offset 1: '~N' must follow a phrase (\"a b\"~N)");
+}
+
+static void test_prefix(void **state) {
+    (void)state;
+    check("hel*", "PREFIX(hel*)");
+    check("hel* world", "AND(PREFIX(hel*), world)");
+    check("hel** | x", "OR(PREFIX(hel*), x)");
+    check("(hel*)", "PREFIX(hel*)");
+    check("a*(b)", "AND(PREFIX(a*), b)");
+    FtsNode *x = parse("hel***");
+    assert_int_equal(x->kind, FTSN_PREFIX);
+    assert_string_equal(x->z, "hel");
+    assert_int_equal(x->pos, 0);
+    assert_int_equal(x->len, 6); /* the stars belong to the node's text */
+    check_error(
+        "*", 0,
+        "MATCH: near '*' at offset 0: expected a word before '*' (a prefix is written 'abc*')");
+    check_error(
+        "a *", 2,
+        "MATCH: near '*' at offset 2: expected a word before '*' (a prefix is written 'abc*')");
+    check_error(
+        "*abc", 0,
+        "MATCH: near '*abc' at offset 0: expected a word before '*' (a prefix is written 'abc*')");
+    check_error("ab*cd", 2,
+                "MATCH: near '*cd' at offset 2: '*' is only supported at the end of a word (prefix "
+                "search)");
+    check_error(
+        "ab*~", 2,
+        "MATCH: near '*~' at offset 2: '*' is only supported at the end of a word (prefix search)");
+    /* An escaped star is a character of the word. */
+    check("\\*", "\\*");
+    check("a\\*", "a\\*");
+}
+
+static void test_fields(void **state) {
+    (void)state;
+    check("@title a b", "AND(a@{title}, b@{title})");
+    check("@title a @body b", "AND(a@{title}, b@{body})");
+    check("@(title,body) a", "a@{title,body}");
+    check("@( body , title ) a", "a@{title,body}");
+    check("@(title,body,tags) a", "a");
+    check("@title a @* b", "AND(a@{title}, b)");
+    check("@TITLE a", "a@{title}");
+    check("@tags\"x y\"~2", "PHRASE(\"x y\"~2)@{tags}");
+    check("@title hel*", "PREFIX(hel*)@{title}");
+    check("@title -a b", "AND(NOT(a@{title}), b@{title})");
+    /* A group starts with its parent's scope; its changes end with it. */
+    check("@title (a @body b) c", "AND(a@{title}, b@{body}, c@{title})");
+    check("(@title a) b", "AND(a@{title}, b)");
+    check("@title (a | (@body b c) d) e",
+          "AND(OR(a@{title}, AND(b@{body}, c@{body})), d@{title}, e@{title})");
+    /* A scope set inside a '|' list lasts for the rest of the group. */
+    check("a | @title b c", "AND(OR(a, b@{title}), c@{title})");
+    check("@title a | @body b", "OR(a@{title}, b@{body})");
+    check("-@title a b", "AND(NOT(a@{title}), b@{title})");
+    check_error("a @title | b", 9, "MATCH: near '| b' at offset 9: expected a word, phrase or '('");
+    check_error("@title (@body)", 13,
+                "MATCH: near ')' at offset 13: expected a word, phrase or '('");
+}
+
+static void test_lucene_fields(void **state) {
+    (void)state;
+    check("title:a b", "AND(a@{title}, b)");
+    check("title:\"a b\"~1", "PHRASE(\"a b\"~1)@{title}");
+    check("title:hel*", "PREFIX(hel*)@{title}");
+    check("title:(a b) c", "AND(a@{title}, b@{title}, c)");
+    check("title: a", "a@{title}");
+    check("Body:a", "a@{body}");
+    check("-title:a b", "AND(NOT(a@{title}), b)");
+    check("+title:a", "a@{title}");
+    check("@body title:a b", "AND(a@{title}, b@{body})");
+    check("body:title:a", "a@{title}");
+    check("a | title:b", "OR(a, b@{title})");
+    /* Not a field: ':' separates words. */
+    check("nofield:a", "AND(nofield, a)");
+    check("http://example", "AND(http, //example)");
+    check("a:", "a");
+    check_error("title:", 6,
+                "MATCH: unexpected end of query at offset 6: expected a word, phrase or '('");
+    check_error("title:-a", 6, "MATCH: near '-a' at offset 6: expected a word, phrase or '('");
+}
+
+static void test_field_errors(void **state) {
+    (void)state;
+    check_error("@titel a", 1, "MATCH: unknown field 'titel' at offset 1");
+    check_error("a @(title,bdy) b", 10, "MATCH: unknown field 'bdy' at offset 10");
+    check_error("a | @nope b", 5, "MATCH: unknown field 'nope' at offset 5");
+    check_error("@ a", 0,
+                "MATCH: near '@ a' at offset 0: expected a field name, '(' or '*' after '@'");
+    check_error(
+        "a @", 3,
+        "MATCH: unexpected end of query at offset 3: expected a field name, '(' or '*' after '@'");
+    check_error(
+        "@@relaxed a", 0,
+        "MATCH: near '@@relaxed a' at offset 0: expected a field name, '(' or '*' after '@'");
+    check_error(
+        "@(title", 7,
+        "MATCH: unexpected end of query at offset 7: expected ',' or ')' in the field list");
+    check_error("@(title body) a", 8,
+                "MATCH: near 'body) a' at offset 8: expected ',' or ')' in the field list");
+    check_error("@(title,) a", 8, "MATCH: near ') a' at offset 8: expected a field name");
+    check_error("@() a", 2, "MATCH: near ') a' at offset 2: expected a field name");
+    check_error(
+        "@title[50] a", 6,
+        "MATCH: near '[50] a' at offset 6: field position limits ('@field[N]') are not supported");
+    /* A long unknown name is cut in the message. */
+    char z[200];
+    memset(z, 'x', sizeof(z));
+    z[0] = '@';
+    z[sizeof(z) - 1] = 0;
+    char zWant[160];
+    snprintf(zWant, sizeof(zWant), "MATCH: unknown field '%.64s...' at offset 1", z + 1);
+    check_error(z, 1, zWant);
+}
+
+static void test_escapes(void **state) {
+    (void)state;
+    check("a\\|b", "a|b");
+    check("\\(a\\)", "\\(a\\)");
+    check("\\-a b", "AND(-a, b)"); /* an escaped '-' is not a negation */
+    check("\\@title", "@title");
+    check("a\\ b", "a\\ b");
+    check("title\\:a", "title:a");
+    check("\\\\", "\\\\");
+    check("\\\"x", "\\\"x");
+    FtsNode *x = parse("\\(a\\)");
+    assert_string_equal(x->z, "(a)");
+    assert_int_equal(x->n, 3);
+    assert_int_equal(x->pos, 0);
+    assert_int_equal(x->len, 5);
+    /* An escaped multi-byte character is taken whole. */
+    x = parse("\\\xc3\xa9t\xc3\xa9");
+    assert_string_equal(x->z, "\xc3\xa9t\xc3\xa9");
+    check_error("a\\", 2,
+                "MATCH: unexpected end of query at offset 2: expected a character after '\\'");
+}
+
+static void test_utf8(void **state) {
+    (void)state;
+    check("h\xc3\xa9llo w\xc3\xb6rld", "AND(h\xc3\xa9llo, w\xc3\xb6rld)");
+    check("\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e", "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e");
+    check("a\xe3\x80\x80"
+          "b",
+          "AND(a, b)"); /* U+3000 */
+    check("a\xc2\xa0"
+          "b",
+          "AND(a, b)"); /* U+00A0 */
+    check("\xf0\x9f\x98\x80 | x", "OR(\xf0\x9f\x98\x80, x)");
+    check("@title \xd0\xbf\xd1\x80\xd0\xb8*", "PREFIX(\xd0\xbf\xd1\x80\xd0\xb8*)@{title}");
+    check_error("ab\xff", 2, "MATCH: invalid UTF-8 at offset 2");
+    check_error("\"\xc3\"", 1, "MATCH: invalid UTF-8 at offset 1");
+    check_error("\xed\xa0\x80", 0, "MATCH: invalid UTF-8 at offset 0"); /* a surrogate */
+    /* The excerpt of an error is cut on a character boundary. */
+    char z[64];
+    strcpy(z, ")");
+    for (int i = 0; i < 15; i++)
+        strcat(z, "\xc3\xa9"); /* 31 bytes so far */
+    strcat(z, "\xc3\xa9");     /* the 32nd byte is inside this one */
+    check_error(z, 0,
+                "MATCH: near "
+                "')\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+                "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9...' at offset 0: unmatched ')'");
+}
+
+static void test_syntax_errors(void **state) {
+    (void)state;
+    check_error("(a | )", 5, "MATCH: near ')' at offset 5: expected a word, phrase or '('");
+    check_error("a )", 2, "MATCH: near ')' at offset 2: unmatched ')'");
+    check_error("a ) b", 2, "MATCH: near ') b' at offset 2: unmatched ')'");
+    check_error("(a", 2, "MATCH: unexpected end of query at offset 2: expected ')'");
+    check_error("(a   ", 5, "MATCH: unexpected end of query at offset 5: expected ')'");
+    check_error("()", 1, "MATCH: near ')' at offset 1: expected a word, phrase or '('");
+    check_error("a |", 3,
+                "MATCH: unexpected end of query at offset 3: expected a word, phrase or '('");
+    check_error("| a", 0, "MATCH: near '| a' at offset 0: expected a word, phrase or '('");
+    check_error("a || b", 3, "MATCH: near '| b' at offset 3: expected a word, phrase or '('");
+    /* The excerpt is at most 32 bytes, then "...". */
+    check_error("a | ) bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", 4,
+                "MATCH: near ') bbbbbbbbbbbbbbbbbbbbbbbbbbbbbb...' at offset 4: expected a word, "
+                "phrase or '('");
+    /* A NUL byte separates words and ends an excerpt. */
+    check_error_n("a )\0b", 5, 2, "MATCH: near ')...' at offset 2: unmatched ')'");
+    FtsNode *x = parse_n("a\0b", 3);
+    assert_int_equal(x->kind, FTSN_AND);
+    assert_int_equal(x->nChild, 2);
+}
+
+static void test_offsets(void **state) {
+    (void)state;
+    const char *z = "a  \"b c\"~2 -d | e* @title (f g)";
+    FtsNode *r = parse(z);
+    assert_int_equal(r->kind, FTSN_AND);
+    assert_int_equal(r->nChild, 5);
+    assert_int_equal(r->pos, 0);
+    assert_int_equal(r->len, (int)strlen(z));
+    const FtsNode *a = r->aChild[0], *ph = r->aChild[1], *no = r->aChild[2];
+    assert_int_equal(a->pos, 0);
+    assert_int_equal(a->len, 1);
+    assert_int_equal(ph->pos, 3);
+    assert_int_equal(ph->len, 7); /* "b c"~2 */
+    assert_int_equal(no->kind, FTSN_NOT);
+    assert_int_equal(no->pos, 11);
+    assert_int_equal(no->len, 7); /* -d | e* */
+    const FtsNode *orr = no->aChild[0];
+    assert_int_equal(orr->kind, FTSN_OR);
+    assert_int_equal(orr->pos, 12);
+    assert_int_equal(orr->len, 6);
+    assert_int_equal(orr->aChild[1]->pos, 16);
+    assert_int_equal(orr->aChild[1]->len, 2);
+    /* f and g were taken into the top AND; their offsets are their own. */
+    assert_int_equal(r->aChild[3]->pos, 27);
+    assert_int_equal(r->aChild[3]->len, 1);
+    /* A group's AND/OR covers its parentheses. */
+    r = parse("x | (a b)");
+    assert_int_equal(r->aChild[1]->kind, FTSN_AND);
+    assert_int_equal(r->aChild[1]->pos, 4);
+    assert_int_equal(r->aChild[1]->len, 5);
+    /* `title:a`: the word's own offset. */
+    r = parse("title:abc");
+    assert_int_equal(r->pos, 6);
+    assert_int_equal(r->len, 3);
+}
+
+static void test_depth(void **state) {
+    (void)state;
+    char z[512];
+    int n = 0;
+    for (int i = 0; i < FTS_MATCH_MAX_DEPTH; i++)
+        z[n++] = '(';
+    z[n++] = 'a';
+    z[n++] = ' ';
+    z[n++] = 'b';
+    for (int i = 0; i < FTS_MATCH_MAX_DEPTH; i++)
+        z[n++] = ')';
+    z[n] = 0;
+    check(z, "AND(a, b)");
+    /* One more level is refused, at the offending '('. */
+    memmove(z + 1, z, (size_t)n + 1);
+    z[0] = '(';
+    z[n + 1] = ')';
+    z[n + 2] = 0;
+    check_error(z, FTS_MATCH_MAX_DEPTH,
+                "MATCH: near '(a b))))))))))))))))))))))))))))...' at offset 100: groups nested "
+                "deeper than 100 "
+                "levels");
+    /* Negations nest too: a -(b -(c -(... d))). */
+    StrBuf q = {0}, want = {0};
+    strbuf_appendz(&q, "x0");
+    for (int i = 1; i < FTS_MATCH_MAX_DEPTH; i++)
+        strbuf_appendf(&q, " -(x%d", i);
+    strbuf_appendz(&q, " y");
+    for (int i = 1; i < FTS_MATCH_MAX_DEPTH; i++)
+        strbuf_appendc(&q, ')');
+    strbuf_appendz(&want, "AND(x0");
+    for (int i = 1; i < FTS_MATCH_MAX_DEPTH; i++)
+        strbuf_appendf(&want, ", NOT(AND(x%d", i);
+    strbuf_appendz(&want, ", y");
+    for (int i = 1; i < FTS_MATCH_MAX_DEPTH; i++)
+        strbuf_appendz(&want, "))");
+    strbuf_appendc(&want, ')');
+    check(q.z, want.z);
+    strbuf_free(&q);
+    strbuf_free(&want);
+    /* Unbalanced deep input fails cleanly. */
+    memset(z, '(', 300);
+    z[300] = 0;
+    check_error(z, 100,
+                "MATCH: near '((((((((((((((((((((((((((((((((...' at offset 100: groups nested "
+                "deeper than 100 "
+                "levels");
+}
+
+static void test_long(void **state) {
+    (void)state;
+    enum { N = 20000 };
+    StrBuf q = {0};
+    for (int i = 0; i < N; i++)
+        strbuf_appendf(&q, "w%d ", i);
+    FtsNode *r = parse(q.z);
+    assert_int_equal(r->kind, FTSN_AND);
+    assert_int_equal(r->nChild, N);
+    assert_string_equal(r->aChild[N - 1]->z, "w19999");
+    strbuf_reset(&q);
+    for (int i = 0; i < N; i++)
+        strbuf_appendf(&q, "%sw%d", i ? "|" : "", i);
+    r = parse(q.z);
+    assert_int_equal(r->kind, FTSN_OR);
+    assert_int_equal(r->nChild, N);
+    strbuf_reset(&q);
+    /* A long word and a long phrase. */
+    for (int i = 0; i < N; i++)
+        strbuf_appendc(&q, 'x');
+    r = parse(q.z);
+    assert_int_equal(r->kind, FTSN_TERM);
+    assert_int_equal(r->n, N);
+    strbuf_reset(&q);
+    strbuf_appendc(&q, '"');
+    for (int i = 0; i < N; i++)
+        strbuf_appendz(&q, "ab ");
+    strbuf_appendz(&q, "\"~7");
+    r = parse(q.z);
+    assert_int_equal(r->kind, FTSN_PHRASE);
+    assert_int_equal(r->n, 3 * N);
+    assert_int_equal(r->nSlop, 7);
+    strbuf_free(&q);
+}
+
+static void test_field_sets(void **state) {
+    (void)state;
+    /* 256 fields: the last one is reachable and named in the dump. */
+    static char azName[256][16];
+    const char *az[256];
+    for (int i = 0; i < 256; i++) {
+        snprintf(azName[i], sizeof(azName[i]), "f%d", i);
+        az[i] = azName[i];
+    }
+    FtsNode *root;
+    LpError err;
+    arena_reset(&gArena);
+    assert_int_equal(fts_match_parse(&gArena, "@(f0,f255) a b", 14, az, 256, &root, &err), LP_OK);
+    assert_true(fts_fieldset_has(&root->aChild[0]->fields, 255));
+    assert_true(fts_fieldset_has(&root->aChild[0]->fields, 0));
+    assert_false(fts_fieldset_has(&root->aChild[0]->fields, 1));
+    StrBuf sb = {0};
+    fts_match_dump(root, az, 256, &sb);
+    assert_string_equal(sb.z, "AND(a@{f0,f255}, b@{f0,f255})");
+    /* Without names the dump shows numbers. */
+    strbuf_reset(&sb);
+    fts_match_dump(root, NULL, 256, &sb);
+    assert_string_equal(sb.z, "AND(a@{0,255}, b@{0,255})");
+    strbuf_free(&sb);
+    /* All fields by default: every bit of the table's fields set. */
+    arena_reset(&gArena);
+    assert_int_equal(fts_match_parse(&gArena, "a", 1, azField, NFIELD, &root, &err), LP_OK);
+    for (int i = 0; i < NFIELD; i++)
+        assert_true(fts_fieldset_has(&root->fields, i));
+    assert_false(fts_fieldset_has(&root->fields, NFIELD));
+    /* A table without full-text fields: no field can be named. */
+    arena_reset(&gArena);
+    assert_int_equal(fts_match_parse(&gArena, "@title a", 8, NULL, 0, &root, &err), LP_BADINPUT);
+    assert_string_equal(err.zMsg, "MATCH: unknown field 'title' at offset 1");
+    assert_int_equal(fts_match_parse(&gArena, "title:a", 7, NULL, 0, &root, &err), LP_OK);
+    /* Too many fields for a field set is the caller's bug. */
+    assert_int_equal(fts_match_parse(&gArena, "a", 1, az, 257, &root, &err), LP_INTERNAL);
+}
+
+static void test_dump_escapes(void **state) {
+    (void)state;
+    /* Words holding the dump's own punctuation stay unambiguous. */
+    check("a,b x\\)y", "AND(a\\,b, x\\)y)");
+    check("\"say \\\"hi\\\"\"", "PHRASE(\"say \\\"hi\\\"\")");
+    check("{x}", "\\{x\\}");
+    StrBuf sb = {0};
+    fts_match_dump(NULL, azField, NFIELD, &sb);
+    assert_string_equal(sb.z, "EMPTY");
+    strbuf_free(&sb);
+}
+
+int main(void) {
+    arena_init(&gArena, 0);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_empty),         cmocka_unit_test(test_and_or),
+        cmocka_unit_test(test_not),           cmocka_unit_test(test_not_errors),
+        cmocka_unit_test(test_required),      cmocka_unit_test(test_phrase),
+        cmocka_unit_test(test_prefix),        cmocka_unit_test(test_fields),
+        cmocka_unit_test(test_lucene_fields), cmocka_unit_test(test_field_errors),
+        cmocka_unit_test(test_escapes),       cmocka_unit_test(test_utf8),
+        cmocka_unit_test(test_syntax_errors), cmocka_unit_test(test_offsets),
+        cmocka_unit_test(test_depth),         cmocka_unit_test(test_long),
+        cmocka_unit_test(test_field_sets),    cmocka_unit_test(test_dump_escapes),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    arena_free(&gArena);
+    return rc;
+}
