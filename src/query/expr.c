@@ -67,6 +67,27 @@ QExpr *qexpr_isnull(Arena *a, const QExpr *x, int bNot) {
     return e;
 }
 
+QExpr *qexpr_weight(Arena *a) {
+    return node(a, QE_WEIGHT);
+}
+
+QExpr *qexpr_call(Arena *a, QCallFn xCall, const void *pArg, const QExpr *const *aArg, int nArg) {
+    QExpr *e = node(a, QE_CALL);
+    if (e) {
+        e->u.call.xCall = xCall;
+        e->u.call.pArg = pArg;
+        e->u.call.aArg = aArg;
+        e->u.call.nArg = nArg;
+    }
+    return e;
+}
+
+int qexpr_uses_match(const QExpr *e) {
+    if (!e) return 0;
+    if (e->kind == QE_WEIGHT || e->kind == QE_CALL) return 1;
+    return qexpr_uses_match(e->a) || qexpr_uses_match(e->b) || qexpr_uses_match(e->c);
+}
+
 /* ------------------------------------------------------------------ */
 
 static int is_num(const Value *v) {
@@ -175,14 +196,18 @@ static int in_list(const QExpr *e, const Value *x) {
     return 0;
 }
 
-Value qexpr_eval(const QExpr *e, const Schema *s, const MemRow *r) {
+Value qexpr_eval(const QExpr *e, const QRow *row) {
     switch (e->kind) {
     case QE_CONST:
         return e->u.v;
     case QE_COLUMN:
-        return r ? row_get(s, r, e->u.col.iCol) : value_null();
+        return row && row->r ? row_get(row->s, row->r, e->u.col.iCol) : value_null();
+    case QE_WEIGHT:
+        return value_float(row ? row->weight : 1.0);
+    case QE_CALL:
+        return e->u.call.xCall(e, row);
     case QE_UNARY: {
-        Value x = qexpr_eval(e->a, s, r);
+        Value x = qexpr_eval(e->a, row);
         if (e->op == QOP_NOT) {
             int t = truth(&x);
             return tri(t < 0 ? -1 : !t);
@@ -196,17 +221,17 @@ Value qexpr_eval(const QExpr *e, const Schema *s, const MemRow *r) {
     }
     case QE_BINARY: {
         if (e->op == QOP_AND || e->op == QOP_OR) {
-            Value x = qexpr_eval(e->a, s, r);
+            Value x = qexpr_eval(e->a, row);
             int tx = truth(&x);
             if (e->op == QOP_AND && tx == 0) return value_int(0);
             if (e->op == QOP_OR && tx == 1) return value_int(1);
-            Value y = qexpr_eval(e->b, s, r);
+            Value y = qexpr_eval(e->b, row);
             int ty = truth(&y);
             if (e->op == QOP_AND) return tri(ty == 0 ? 0 : (tx < 0 || ty < 0) ? -1 : 1);
             return tri(ty == 1 ? 1 : (tx < 0 || ty < 0) ? -1 : 0);
         }
-        Value x = qexpr_eval(e->a, s, r);
-        Value y = qexpr_eval(e->b, s, r);
+        Value x = qexpr_eval(e->a, row);
+        Value y = qexpr_eval(e->b, row);
         if (e->op >= QOP_EQ && e->op <= QOP_GE) {
             if (x.kind == VAL_NULL || y.kind == VAL_NULL) return value_null();
             int c = value_cmp(&x, &y);
@@ -222,7 +247,7 @@ Value qexpr_eval(const QExpr *e, const Schema *s, const MemRow *r) {
         return arith(e->op, x, y);
     }
     case QE_IN: {
-        Value x = qexpr_eval(e->a, s, r);
+        Value x = qexpr_eval(e->a, row);
         if (x.kind == VAL_NULL) return value_null();
         if (in_list(e, &x)) return value_int(!e->bNot);
         /* x NOT IN (…, NULL) is unknown, as is x IN (…, NULL) without a match */
@@ -232,15 +257,15 @@ Value qexpr_eval(const QExpr *e, const Schema *s, const MemRow *r) {
         return value_int(e->bNot);
     }
     case QE_BETWEEN: {
-        Value x = qexpr_eval(e->a, s, r);
-        Value lo = qexpr_eval(e->b, s, r);
-        Value hi = qexpr_eval(e->c, s, r);
+        Value x = qexpr_eval(e->a, row);
+        Value lo = qexpr_eval(e->b, row);
+        Value hi = qexpr_eval(e->c, row);
         if (x.kind == VAL_NULL || lo.kind == VAL_NULL || hi.kind == VAL_NULL) return value_null();
         int in = value_cmp(&x, &lo) >= 0 && value_cmp(&x, &hi) <= 0;
         return value_int(e->bNot ? !in : in);
     }
     case QE_ISNULL: {
-        Value x = qexpr_eval(e->a, s, r);
+        Value x = qexpr_eval(e->a, row);
         int isnull = x.kind == VAL_NULL;
         return value_int(e->bNot ? !isnull : isnull);
     }
@@ -248,7 +273,7 @@ Value qexpr_eval(const QExpr *e, const Schema *s, const MemRow *r) {
     return value_null();
 }
 
-int qexpr_true(const QExpr *e, const Schema *s, const MemRow *r) {
-    Value v = qexpr_eval(e, s, r);
+int qexpr_true(const QExpr *e, const QRow *row) {
+    Value v = qexpr_eval(e, row);
     return truth(&v) == 1;
 }

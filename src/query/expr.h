@@ -34,6 +34,9 @@ typedef enum QExprKind {
     QE_IN,          /* a IN (u.list) — constants; bNot for NOT IN */
     QE_BETWEEN,     /* a BETWEEN b AND c; bNot */
     QE_ISNULL,      /* a IS NULL; bNot for IS NOT NULL */
+    QE_WEIGHT,      /* WEIGHT(): the row's full-text score (1 without MATCH) */
+    QE_CALL,        /* u.call: a function evaluated by a callback at output
+                    ** time (EXPLAIN_SCORE(), HIGHLIGHT(), SNIPPET()) */
 } QExprKind;
 
 typedef enum QOp {
@@ -45,6 +48,11 @@ typedef enum QOp {
 } QOp;
 
 typedef struct QExpr QExpr;
+typedef struct QRow QRow;
+
+/* A QE_CALL callback: the value of e for row (payload in row->pScratch). */
+typedef Value (*QCallFn)(const QExpr *e, const QRow *row);
+
 struct QExpr {
     QExprKind kind;
     QOp op;
@@ -60,7 +68,26 @@ struct QExpr {
             int nVal;
             int bSorted;        /* all ints, sorted: binary search */
         } list;
+        struct {
+            QCallFn xCall;
+            const void *pArg;   /* the callback's bound arguments (arena) */
+            const QExpr *const *aArg; /* evaluated arguments, if any */
+            int nArg;
+        } call;
     } u;
+};
+
+struct QFtsCtx; /* select.c: the running full-text query, for QE_CALLs */
+
+/* What an expression is evaluated against: a row of a table (r may be
+** NULL for constant expressions) and, under MATCH, its score. */
+struct QRow {
+    const Schema *s;
+    const MemRow *r;
+    double weight;          /* WEIGHT() */
+    uint32_t ord;           /* the row's slot / full-text ordinal */
+    struct QFtsCtx *fts;    /* the MATCH being run, or NULL */
+    Arena *pScratch;        /* where QE_CALLs put their results; reset per row */
 };
 
 QExpr *qexpr_const(Arena *a, Value v);
@@ -71,14 +98,19 @@ QExpr *qexpr_binary(Arena *a, QOp op, const QExpr *x, const QExpr *y);
 QExpr *qexpr_in(Arena *a, const QExpr *x, const Value *aVal, int nVal, int bNot);
 QExpr *qexpr_between(Arena *a, const QExpr *x, const QExpr *lo, const QExpr *hi, int bNot);
 QExpr *qexpr_isnull(Arena *a, const QExpr *x, int bNot);
+QExpr *qexpr_weight(Arena *a);
+QExpr *qexpr_call(Arena *a, QCallFn xCall, const void *pArg, const QExpr *const *aArg, int nArg);
 
-/* Evaluates e for row r of schema s (r may be NULL when e uses no
-** column). Strings and vectors in the result are borrowed from the row or
-** the tree. */
-Value qexpr_eval(const QExpr *e, const Schema *s, const MemRow *r);
+/* Evaluates e for row (row->r may be NULL when e uses no column; row
+** itself may be NULL for constant expressions). Strings and vectors in the
+** result are borrowed from the row, the tree or row->pScratch. */
+Value qexpr_eval(const QExpr *e, const QRow *row);
 
-/* Does e hold for r? (non-zero and non-NULL) */
-int qexpr_true(const QExpr *e, const Schema *s, const MemRow *r);
+/* Does e hold for row? (non-zero and non-NULL) */
+int qexpr_true(const QExpr *e, const QRow *row);
+
+/* Does e (or a subexpression) use WEIGHT() or a QE_CALL? */
+int qexpr_uses_match(const QExpr *e);
 
 /* Total order used by ORDER BY and IN: NULL first, then numbers (ints and
 ** doubles compared by value), then strings (case-insensitive), then

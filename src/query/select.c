@@ -8,24 +8,31 @@
 ** broken by id so results are stable. When there is no ORDER BY and the
 ** table's slots are in ascending id order, the first k matches are the
 ** answer and the rest of the scan only counts.
+**
+** Under MATCH the full-text engine finds the rows: either its own top-k by
+** score (no ORDER BY, or ORDER BY WEIGHT() DESC), or every match handed to
+** the heap above with WEIGHT() available to the sort keys.
 */
 #include "query/select.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "query/query_int.h"
 #include "util/clock.h"
 
 typedef struct Cand {
     const MemRow *row;
-    Value *aKey;                /* nOrder sort keys (NULL without ORDER BY) */
+    uint32_t ord;               /* slot / full-text ordinal */
+    double weight;              /* WEIGHT() */
+    Value *aKey;                /* nOrder sort keys */
 } Cand;
 
 typedef struct TopK {
     const QSelect *q;
     Cand *a;                    /* heap, worst at a[0] */
     size_t n, cap;              /* cap = k */
-    Value *aKeyPool;            /* cap * nOrder keys, slot i owned by a[?] */
+    Value *aKeyPool;            /* cap * nOrder keys */
 } TopK;
 
 /* <0 when x should come before y in the output. */
@@ -63,13 +70,13 @@ static void sift_up(TopK *h, size_t i) {
     }
 }
 
-/* Offers row r with keys aKey (scratch, copied when kept). */
-static void topk_offer(TopK *h, const MemRow *r, const Value *aKey) {
+/* Offers a candidate with keys aKey (scratch, copied when kept). */
+static void topk_offer(TopK *h, const MemRow *r, uint32_t ord, double weight, const Value *aKey) {
     int nOrder = h->q->nOrder;
-    Cand c = {r, (Value *)aKey};
+    Cand c = {r, ord, weight, (Value *)aKey};
     if (h->n < h->cap) {
         Cand *slot = &h->a[h->n];
-        slot->row = r;
+        *slot = c;
         slot->aKey = h->aKeyPool + h->n * (size_t)nOrder;
         if (nOrder) memcpy(slot->aKey, aKey, sizeof(Value) * (size_t)nOrder);
         h->n++;
@@ -77,15 +84,16 @@ static void topk_offer(TopK *h, const MemRow *r, const Value *aKey) {
         return;
     }
     if (h->cap == 0 || cand_cmp(h->q, &c, &h->a[0]) >= 0) return;
-    h->a[0].row = r;
-    if (nOrder) memcpy(h->a[0].aKey, aKey, sizeof(Value) * (size_t)nOrder);
+    Value *keys = h->a[0].aKey;
+    h->a[0] = c;
+    h->a[0].aKey = keys;
+    if (nOrder) memcpy(keys, aKey, sizeof(Value) * (size_t)nOrder);
     sift_down(h, 0);
 }
 
 /* Sorts the kept candidates best-first, in place: heapsort finishing the
 ** heap that is already there (qsort would need the query as context). */
 static void sort_cands(TopK *h) {
-    /* The heap's root is the worst: repeatedly move it to the end. */
     size_t n = h->n;
     while (h->n > 1) {
         Cand t = h->a[0];
@@ -97,90 +105,277 @@ static void sort_cands(TopK *h) {
     h->n = n;
 }
 
-int query_select(const QSelect *q, QRowFn xRow, void *ctx, QMeta *pMeta, LpError *err) {
-    QMeta meta = {0};
-    int rc = LP_OK;
-    int64_t t0 = lp_now_ns();
-    const Schema *s = table_schema(q->pTable);
-    TableSnap *snap = table_snapshot(q->pTable);
-    if (!snap) return lp_err_set(err, LP_NOMEM, "out of memory");
+/* Everything one execution needs, passed to the callbacks. */
+typedef struct Exec {
+    const QSelect *q;
+    TableSnap *snap;
+    const Schema *s;
+    QMeta meta;
+    TopK h;
+    Value *aKey;                /* scratch for one candidate's keys */
+    Arena scratch;              /* QE_CALL results, reset per row */
+    struct QFtsCtx *fts;
+    int rc;
+} Exec;
 
-    TopK h = {0};
-    h.q = q;
-    Value aKeyStack[16];
-    Value *aKey = aKeyStack;
-    if (!q->bCountOnly) {
-        uint64_t k = (uint64_t)q->iOffset + (uint64_t)q->iLimit;
-        uint64_t nRows = q->aId ? (uint64_t)q->nId : table_snap_count(snap);
-        if (k > nRows) k = nRows; /* never more than can match */
-        h.cap = (size_t)k;
-        h.a = malloc(sizeof(Cand) * (h.cap ? h.cap : 1));
-        h.aKeyPool = malloc(sizeof(Value) * (h.cap ? h.cap : 1) * (size_t)(q->nOrder ? q->nOrder : 1));
-        if (q->nOrder > 16) aKey = malloc(sizeof(Value) * (size_t)q->nOrder);
-        if (!h.a || !h.aKeyPool || !aKey) {
-            rc = lp_err_set(err, LP_NOMEM, "out of memory keeping %llu result rows",
-                            (unsigned long long)k);
-            goto done;
-        }
+static void eval_keys(Exec *x, const QRow *row) {
+    for (int k = 0; k < x->q->nOrder; k++) x->aKey[k] = qexpr_eval(x->q->aOrder[k].pExpr, row);
+}
+
+/* Evaluates the output of one row and hands it to xRow. */
+static int emit(Exec *x, QRowFn xRow, void *ctx, const MemRow *r, uint32_t ord, double weight) {
+    Value aStack[32];
+    const QSelect *q = x->q;
+    Value *aOut = q->nOut <= 32 ? aStack : malloc(sizeof(Value) * (size_t)q->nOut);
+    if (!aOut) return LP_NOMEM;
+    QRow row = {x->s, r, weight, ord, x->fts, &x->scratch};
+    for (int c = 0; c < q->nOut; c++) aOut[c] = qexpr_eval(q->aOut[c], &row);
+    int rc = xRow(ctx, aOut, q->nOut);
+    arena_reset(&x->scratch);
+    if (aOut != aStack) free(aOut);
+    x->meta.nReturned++;
+    return rc;
+}
+
+static int topk_init(Exec *x, uint64_t nRows, LpError *err) {
+    const QSelect *q = x->q;
+    uint64_t k = (uint64_t)q->iOffset + (uint64_t)q->iLimit;
+    if (k > nRows) k = nRows; /* never more than can match */
+    x->h.q = q;
+    x->h.cap = (size_t)k;
+    x->h.a = malloc(sizeof(Cand) * (x->h.cap ? x->h.cap : 1));
+    x->h.aKeyPool =
+        malloc(sizeof(Value) * (x->h.cap ? x->h.cap : 1) * (size_t)(q->nOrder ? q->nOrder : 1));
+    if (!x->h.a || !x->h.aKeyPool) {
+        return lp_err_set(err, LP_NOMEM, "out of memory keeping %llu result rows",
+                          (unsigned long long)k);
     }
+    return LP_OK;
+}
 
+/* ------------------------------------------------------------------ */
+/* Without MATCH                                                       */
+
+static void consider(Exec *x, const MemRow *r, uint32_t ord) {
+    const QSelect *q = x->q;
+    QRow row = {x->s, r, 1.0, ord, NULL, &x->scratch};
+    x->meta.nExamined++;
+    if (q->pWhere && !qexpr_true(q->pWhere, &row)) return;
+    x->meta.nTotalFound++;
+    if (q->bCountOnly) return;
+    eval_keys(x, &row);
+    topk_offer(&x->h, r, ord, 1.0, x->aKey);
+}
+
+static int run_plain(Exec *x, LpError *err) {
+    const QSelect *q = x->q;
+    uint64_t nRows = q->aId ? (uint64_t)q->nId : table_snap_count(x->snap);
+    if (!q->bCountOnly && topk_init(x, nRows, err)) return LP_NOMEM;
+    x->meta.bTotalExact = 1;
     if (q->aId) {
-        meta.zPlan = "id_lookup";
+        x->meta.zPlan = "id_lookup";
         for (int i = 0; i < q->nId; i++) {
             /* Candidate ids may repeat (id IN (1,1)): a row counts once. */
             int dup = 0;
             for (int j = 0; j < i && !dup; j++) dup = q->aId[j] == q->aId[i];
-            if (dup) continue;
-            const MemRow *r = table_snap_get(snap, q->aId[i]);
-            if (!r) continue;
-            meta.nExamined++;
-            if (q->pWhere && !qexpr_true(q->pWhere, s, r)) continue;
-            meta.nTotalFound++;
-            if (q->bCountOnly) continue;
-            for (int k = 0; k < q->nOrder; k++) aKey[k] = qexpr_eval(q->aOrder[k].pExpr, s, r);
-            topk_offer(&h, r, aKey);
+            const MemRow *r = dup ? NULL : table_snap_get(x->snap, q->aId[i]);
+            if (r) consider(x, r, 0);
         }
-    } else {
-        meta.zPlan = "full_scan";
-        size_t nSlot = table_snap_nslot(snap);
-        /* In id order with no ORDER BY, the first k matches are the answer. */
-        int bEarly = q->nOrder == 0 && table_snap_sorted(snap);
-        for (size_t i = 0; i < nSlot; i++) {
-            const MemRow *r = table_snap_slot(snap, i);
-            if (!r) continue;
-            meta.nExamined++;
-            if (q->pWhere && !qexpr_true(q->pWhere, s, r)) continue;
-            meta.nTotalFound++;
-            if (q->bCountOnly || (bEarly && h.n == h.cap)) continue;
-            for (int k = 0; k < q->nOrder; k++) aKey[k] = qexpr_eval(q->aOrder[k].pExpr, s, r);
-            topk_offer(&h, r, aKey);
-        }
+        return LP_OK;
     }
-    int64_t t1 = lp_now_ns();
-    meta.nsMatch = t1 - t0;
+    x->meta.zPlan = "full_scan";
+    size_t nSlot = table_snap_nslot(x->snap);
+    /* In id order with no ORDER BY, the first k matches are the answer. */
+    int bEarly = q->nOrder == 0 && table_snap_sorted(x->snap) && !q->bCountOnly;
+    for (size_t i = 0; i < nSlot; i++) {
+        const MemRow *r = table_snap_slot(x->snap, i);
+        if (!r) continue;
+        if (bEarly && x->h.n == x->h.cap) {
+            /* only count what is left */
+            QRow row = {x->s, r, 1.0, (uint32_t)i, NULL, &x->scratch};
+            x->meta.nExamined++;
+            if (!q->pWhere || qexpr_true(q->pWhere, &row)) x->meta.nTotalFound++;
+            continue;
+        }
+        consider(x, r, (uint32_t)i);
+    }
+    return LP_OK;
+}
 
-    if (!q->bCountOnly) {
-        sort_cands(&h);
-        Value aOutStack[32];
-        Value *aOut = q->nOut <= 32 ? aOutStack : malloc(sizeof(Value) * (size_t)q->nOut);
-        if (!aOut) {
-            rc = lp_err_set(err, LP_NOMEM, "out of memory");
-            goto done;
-        }
-        for (size_t i = (size_t)q->iOffset; i < h.n && rc == LP_OK; i++) {
-            for (int c = 0; c < q->nOut; c++) aOut[c] = qexpr_eval(q->aOut[c], s, h.a[i].row);
-            rc = xRow(ctx, aOut, q->nOut);
-            meta.nReturned++;
-        }
-        if (aOut != aOutStack) free(aOut);
+/* ------------------------------------------------------------------ */
+/* With MATCH                                                          */
+
+/* Is the document a live row that passes the attribute filter? */
+static int accept_doc(void *ctx, uint32_t doc) {
+    Exec *x = ctx;
+    if (doc >= table_snap_nslot(x->snap)) return 0;
+    const MemRow *r = table_snap_slot(x->snap, doc);
+    if (!r) return 0;
+    x->meta.nExamined++;
+    if (!x->q->pWhere) return 1;
+    QRow row = {x->s, r, 1.0, doc, NULL, &x->scratch};
+    return qexpr_true(x->q->pWhere, &row);
+}
+
+static int count_hit(void *ctx, uint32_t doc, double score) {
+    Exec *x = ctx;
+    (void)score;
+    if (accept_doc(x, doc)) x->meta.nTotalFound++;
+    return LP_OK;
+}
+
+static int order_hit(void *ctx, uint32_t doc, double score) {
+    Exec *x = ctx;
+    if (!accept_doc(x, doc)) return LP_OK;
+    x->meta.nTotalFound++;
+    const MemRow *r = table_snap_slot(x->snap, doc);
+    QRow row = {x->s, r, score, doc, x->fts, &x->scratch};
+    eval_keys(x, &row);
+    topk_offer(&x->h, r, doc, score, x->aKey);
+    return LP_OK;
+}
+
+static int plan_match(Exec *x, Arena *a, FtsQuery **ppQ, LpError *err) {
+    const QSelect *q = x->q;
+    FtsSource *src = table_snap_fts(x->snap);
+    if (!src) {
+        return lp_err_set(err, LP_BADINPUT, "table '%s' has no indexed full-text field to MATCH",
+                          table_name(q->pTable));
     }
-    meta.nsOutput = lp_now_ns() - t1;
+    int64_t t0 = lp_now_ns();
+    int rc = fts_query_new(a, q->pMatch, q->zMatch, table_analyzer(q->pTable), src, &q->rank, ppQ,
+                           err);
+    x->meta.nsPlan = lp_now_ns() - t0;
+    return rc;
+}
+
+static int run_match(Exec *x, Arena *a, LpError *err) {
+    const QSelect *q = x->q;
+    FtsQuery *fq = NULL;
+    int rc = plan_match(x, a, &fq, err);
+    if (rc != LP_OK) return rc;
+    x->fts->q = fq;
+    x->meta.zPlan = "fulltext";
+    int64_t t0 = lp_now_ns();
+    if (q->bCountOnly) {
+        rc = fts_query_all(fq, count_hit, x, &x->meta.fts, err);
+        x->meta.bTotalExact = 1;
+    } else if (q->nOrder == 0 || q->bOrderByWeight) {
+        uint64_t k = (uint64_t)q->iOffset + (uint64_t)q->iLimit;
+        uint64_t nDocs = table_snap_nslot(x->snap);
+        if (k > nDocs) k = nDocs;
+        FtsHit *aHit = malloc(sizeof(FtsHit) * (size_t)(k ? k : 1));
+        int nHit = 0;
+        if (!aHit) return lp_err_set(err, LP_NOMEM, "out of memory");
+        rc = fts_query_topk(fq, (int)k, accept_doc, x, aHit, &nHit, &x->meta.fts, err);
+        x->meta.nTotalFound = x->meta.fts.nAccepted;
+        x->meta.bTotalExact = x->meta.fts.bTotalExact;
+        /* Hand the hits to the common output path as sorted candidates. */
+        if (rc == LP_OK && (rc = topk_init(x, (uint64_t)nHit, err)) == LP_OK) {
+            for (int i = 0; i < nHit; i++) {
+                x->h.a[i] = (Cand){table_snap_slot(x->snap, aHit[i].doc), aHit[i].doc,
+                                   aHit[i].score, NULL};
+            }
+            x->h.n = (size_t)nHit;
+        }
+        free(aHit);
+        x->meta.nsMatch = lp_now_ns() - t0;
+        return rc == LP_OK ? 1 : rc; /* 1: already sorted */
+    } else {
+        if ((rc = topk_init(x, table_snap_count(x->snap), err)) != LP_OK) return rc;
+        rc = fts_query_all(fq, order_hit, x, &x->meta.fts, err);
+        x->meta.bTotalExact = 1;
+    }
+    x->meta.nsMatch = lp_now_ns() - t0;
+    return rc;
+}
+
+int query_select(const QSelect *q, QRowFn xRow, void *ctx, QMeta *pMeta, LpError *err) {
+    Exec x;
+    memset(&x, 0, sizeof(x));
+    x.q = q;
+    x.s = table_schema(q->pTable);
+    arena_init(&x.scratch, 4096);
+    Arena work;
+    arena_init(&work, 8192);
+    struct QFtsCtx fc = {0};
+    int rc = LP_OK;
+    int64_t t0 = lp_now_ns();
+    Value aKeyStack[16];
+    x.aKey = q->nOrder <= 16 ? aKeyStack : malloc(sizeof(Value) * (size_t)q->nOrder);
+    if (!x.aKey || !(x.snap = table_snapshot(q->pTable))) {
+        rc = lp_err_set(err, LP_NOMEM, "out of memory");
+        goto done;
+    }
+    if (q->bMatch) {
+        fc.root = q->pMatch;
+        fc.an = table_analyzer(q->pTable);
+        fc.t = q->pTable;
+        fc.a = &work;
+        x.fts = &fc;
+        rc = run_match(&x, &work, err);
+    } else {
+        rc = run_plain(&x, err);
+        x.meta.nsMatch = lp_now_ns() - t0;
+    }
+    int bSorted = rc == 1;
+    if (rc == 1) rc = LP_OK;
+    if (rc != LP_OK || q->bCountOnly) goto done;
+
+    int64_t t1 = lp_now_ns();
+    if (!bSorted) sort_cands(&x.h);
+    int64_t t2 = lp_now_ns();
+    x.meta.nsRank = t2 - t1;
+    for (size_t i = (size_t)q->iOffset; i < x.h.n && rc == LP_OK; i++) {
+        rc = emit(&x, xRow, ctx, x.h.a[i].row, x.h.a[i].ord, x.h.a[i].weight);
+    }
+    x.meta.nsOutput = lp_now_ns() - t2;
 
 done:
-    table_snapshot_release(snap);
-    free(h.a);
-    free(h.aKeyPool);
-    if (aKey != aKeyStack) free(aKey);
-    if (pMeta) *pMeta = meta;
+    if (fc.q) fts_query_free(fc.q);
+    table_snapshot_release(x.snap);
+    free(x.h.a);
+    free(x.h.aKeyPool);
+    if (x.aKey != aKeyStack) free(x.aKey);
+    arena_free(&x.scratch);
+    arena_free(&work);
+    if (pMeta) *pMeta = x.meta;
+    return rc;
+}
+
+int query_explain(const QSelect *q, StrBuf *out, LpError *err) {
+    Exec x;
+    memset(&x, 0, sizeof(x));
+    x.q = q;
+    Arena work;
+    arena_init(&work, 8192);
+    int rc = LP_OK;
+    if (!(x.snap = table_snapshot(q->pTable))) return lp_err_set(err, LP_NOMEM, "out of memory");
+    if (q->bMatch) {
+        FtsQuery *fq = NULL;
+        rc = plan_match(&x, &work, &fq, err);
+        if (rc == LP_OK) {
+            const char *zWhy;
+            const char *zStrategy = fts_query_strategy(fq, &zWhy);
+            int bTopk = !q->bCountOnly && (q->nOrder == 0 || q->bOrderByWeight);
+            strbuf_appendf(out, "fulltext: strategy=%s%s%s%s\n",
+                           bTopk ? zStrategy : "bool_fallback",
+                           bTopk && zWhy ? " (not wand: " : "", bTopk && zWhy ? zWhy : "",
+                           bTopk && zWhy ? ")" : "");
+            if (!bTopk) {
+                strbuf_appendz(out, q->bCountOnly ? "  every match is counted (COUNT)\n"
+                                                  : "  every match is scored, then sorted by the ORDER BY\n");
+            }
+            fts_query_plan_text(fq, out);
+            fts_query_free(fq);
+        }
+    } else {
+        strbuf_appendf(out, "%s\n", q->aId ? "id_lookup" : "full_scan");
+    }
+    if (rc == LP_OK && q->pWhere) strbuf_appendz(out, "filter: attribute condition on each row\n");
+    if (rc == LP_OK && q->nOrder) strbuf_appendf(out, "order: %d key(s), top-k heap\n", q->nOrder);
+    table_snapshot_release(x.snap);
+    arena_free(&work);
+    if (rc == LP_OK && out->oom) rc = lp_err_set(err, LP_NOMEM, "out of memory");
     return rc;
 }

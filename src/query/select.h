@@ -16,12 +16,21 @@
 ** rows are looked up; otherwise every row is scanned. Without ORDER BY the
 ** rows come in ascending id order. The chosen plan and the counters are
 ** reported in QMeta.
+**
+** Full-text. With bMatch, the rows are the documents matching pMatch
+** (fts/search.h) that also pass pWhere; WEIGHT() is their score. Without
+** ORDER BY, or with ORDER BY WEIGHT() DESC alone (bOrderByWeight), the
+** best offset+limit are found by the full-text engine's top-k (wand when
+** the query is a bag of words; total_found is then a lower bound,
+** bTotalExact 0). Any other order needs every match, scored, then sorted.
 */
 #ifndef LP_QUERY_SELECT_H
 #define LP_QUERY_SELECT_H
 
 #include <stdint.h>
 
+#include "fts/match.h"
+#include "fts/search.h"
 #include "query/expr.h"
 #include "table/table.h"
 #include "util/error.h"
@@ -43,20 +52,33 @@ typedef struct QSelect {
     int64_t iOffset;            /* rows to skip */
     int64_t iLimit;             /* rows to return (>= 0) */
     int bCountOnly;             /* only count matches: xRow is not called */
+    int bMatch;                 /* a MATCH() clause: pMatch (NULL = every doc) */
+    const FtsNode *pMatch;
+    const char *zMatch;         /* its text, for error positions */
+    FtsRankParams rank;         /* ranker, k1, b, weights */
+    int bOrderByWeight;         /* ORDER BY is WEIGHT() DESC only */
 } QSelect;
 
 typedef struct QMeta {
-    const char *zPlan;          /* "id_lookup", "full_scan" (static string) */
+    const char *zPlan;          /* "id_lookup", "full_scan", "fulltext" (static) */
     uint64_t nExamined;         /* rows the filter was evaluated on */
     uint64_t nTotalFound;       /* rows that matched */
+    int bTotalExact;            /* nTotalFound counts every match (else a lower bound) */
     uint64_t nReturned;         /* rows handed to xRow */
-    int64_t nsMatch;            /* time finding and ordering the rows */
-    int64_t nsOutput;           /* time evaluating and delivering the output */
+    FtsStats fts;               /* full-text counters, when bMatch */
+    int64_t nsPlan;             /* planning the full-text query */
+    int64_t nsMatch;            /* finding (and scoring) the rows */
+    int64_t nsRank;             /* ordering them */
+    int64_t nsOutput;           /* evaluating and delivering the output */
 } QMeta;
 
 typedef int (*QRowFn)(void *ctx, const Value *aVal, int nVal);
 
-/* Returns LP_OK, LP_NOMEM, or what xRow returned. */
+/* Returns LP_OK, LP_NOMEM, LP_BADINPUT (a MATCH query the analyzer
+** refuses: err says where), LP_CORRUPT, or what xRow returned. */
 int query_select(const QSelect *q, QRowFn xRow, void *ctx, QMeta *pMeta, LpError *err);
+
+/* The full-text plan of q as text (EXPLAIN), without running it. */
+int query_explain(const QSelect *q, StrBuf *out, LpError *err);
 
 #endif /* LP_QUERY_SELECT_H */

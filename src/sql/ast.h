@@ -140,6 +140,7 @@ typedef enum StmtKind {
     STMT_COMMIT,
     STMT_ROLLBACK,
     STMT_USE,                   /* USE db */
+    STMT_EXPLAIN,               /* EXPLAIN SELECT …: u.select */
 } StmtKind;
 
 typedef struct SelectItem {

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "query/ftsfn.h"
 #include "query/select.h"
 #include "sql/parser.h"
 #include "sql/sql_int.h"
@@ -36,7 +37,8 @@
 /* Where an expression appears: decides what it may reference. */
 typedef enum BindCtx {
     CTX_SELECT,     /* select list: any column */
-    CTX_FILTER,     /* WHERE, ORDER BY: attributes and id */
+    CTX_WHERE,      /* WHERE: attributes and id */
+    CTX_ORDER,      /* ORDER BY: attributes, id and WEIGHT() */
     CTX_VALUES,     /* VALUES, SET: constants only */
 } BindCtx;
 
@@ -48,6 +50,9 @@ typedef struct Binder {
     const char *zTable;
     LpError *err;
     int rc;                 /* sticky: first error wins */
+    int bMatch;             /* the statement has a MATCH(): WEIGHT() etc. make sense */
+    const FtsNode *pMatchRoot; /* its tree (NULL: MATCH('')) */
+    Table *pTable;          /* the table (for its full-text fields), or NULL */
 } Binder;
 
 /* A bound expression with what the binder knows statically. */
@@ -119,7 +124,7 @@ static const char *what(Binder *b, const BExpr *x, char *buf, size_t n) {
 }
 
 static int const_value(Binder *b, const BExpr *x, Value *pv) {
-    *pv = qexpr_eval(x->q, b->pSchema, NULL);
+    *pv = qexpr_eval(x->q, NULL);
     return LP_OK;
 }
 
@@ -198,7 +203,7 @@ static int bind_column(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
                          b->zTable);
     }
     ColType t = schema_coltype(b->pSchema, i);
-    if (ctx == CTX_FILTER && (t == COL_TEXT || t == COL_JSON || t == COL_VECTOR)) {
+    if ((ctx == CTX_WHERE || ctx == CTX_ORDER) && (t == COL_TEXT || t == COL_JSON || t == COL_VECTOR)) {
         return bind_fail(b, ER_NOT_SUPPORTED, LP_UNSUPPORTED,
                          t == COL_TEXT
                              ? "column '%s' is a full-text field: it cannot be filtered or "
@@ -215,8 +220,184 @@ static int bind_column(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     return LP_OK;
 }
 
+/* One highlighting option, by its Manticore name. */
+static int hl_option(Binder *b, QHighlight *h, const char *zName, Value v, int pos) {
+    FtsHlOptions *o = &h->opt;
+    const char **pz = !strcmp(zName, "before_match")      ? &o->zBefore
+                      : !strcmp(zName, "after_match")     ? &o->zAfter
+                      : !strcmp(zName, "chunk_separator") ? &o->zChunkSep
+                      : !strcmp(zName, "field_separator") ? &h->zFieldSep
+                                                          : NULL;
+    if (pz) {
+        if (v.kind != VAL_STR) return bind_fail_at(b, pos, "expected a string value");
+        char *z = arena_strndup(b->a, v.u.s.z, v.u.s.n);
+        if (!z) return bind_oom(b);
+        *pz = z;
+        return LP_OK;
+    }
+    int *pi = !strcmp(zName, "limit")             ? &o->limit
+              : !strcmp(zName, "around")          ? &o->around
+              : !strcmp(zName, "limit_passages")  ? &o->limitPassages
+              : !strcmp(zName, "allow_empty")     ? &o->bAllowEmpty
+              : !strcmp(zName, "force_all_words") ? &o->bForceAllWords
+              : !strcmp(zName, "weight_order")    ? &o->bWeightOrder
+              : !strcmp(zName, "escape_html")     ? &o->bEscapeHtml
+                                                  : NULL;
+    if (!pi) {
+        char zMsg[256];
+        snprintf(zMsg, sizeof(zMsg),
+                 "unknown highlighting option '%s': expected before_match, after_match, "
+                 "chunk_separator, field_separator, limit, around, limit_passages, allow_empty, "
+                 "force_all_words, weight_order or escape_html",
+                 zName);
+        return bind_fail_at(b, pos, zMsg);
+    }
+    int64_t i;
+    if (v.kind == VAL_INT) {
+        i = v.u.i;
+    } else if (v.kind == VAL_STR && v.u.s.n > 0 && v.u.s.n < 20) {
+        char buf[24];
+        memcpy(buf, v.u.s.z, v.u.s.n);
+        buf[v.u.s.n] = 0;
+        char *end;
+        i = strtoll(buf, &end, 10);
+        if (*end) return bind_fail_at(b, pos, "expected a number");
+    } else {
+        return bind_fail_at(b, pos, "expected a number");
+    }
+    if (i < 0 || i > 100000000) return bind_fail_at(b, pos, "expected a number from 0 to 100000000");
+    *pi = (int)i;
+    return LP_OK;
+}
+
+/* HIGHLIGHT([{options}] [, 'field,list'] [, 'query']) and
+** SNIPPET(text, 'query' [, 'option=value' ...]), as Manticore spells them. */
+static int bind_highlight(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
+    const char *zFn = e->u.func.zName;
+    int bSnippet = zFn[0] == 's';
+    if (ctx != CTX_SELECT) {
+        return bind_fail(b, ER_PARSE, LP_BADINPUT, "%s() can only be used in the select list", zFn);
+    }
+    if (!b->pTable) return bind_fail(b, ER_PARSE, LP_BADINPUT, "%s() needs a FROM table", zFn);
+    QHighlight *h = arena_zalloc(b->a, sizeof(QHighlight));
+    if (!h) return bind_oom(b);
+    fts_hl_options_init(&h->opt);
+    h->zFieldSep = " | ";
+    h->an = table_analyzer(b->pTable);
+    const char *const *azFts;
+    const int *aFtsCol;
+    int nFts = table_fts_fields(b->pTable, &azFts, &aFtsCol);
+    const FtsNode *root = NULL;
+    const Expr *const *aArg = (const Expr *const *)e->u.func.aArg;
+    int nArg = e->u.func.nArg;
+    if (bSnippet) {
+        if (nArg < 2) return bind_fail(b, ER_PARSE, LP_BADINPUT, "SNIPPET() needs a text and a query");
+        BExpr t, qx;
+        if (bind_expr(b, aArg[0], CTX_SELECT, &t) || bind_expr(b, aArg[1], CTX_VALUES, &qx)) {
+            return b->rc;
+        }
+        Value qv = qexpr_eval(qx.q, NULL);
+        if (qv.kind != VAL_STR) return bind_fail_at(b, aArg[1]->pos, "SNIPPET() expects the query as a string");
+        if (fts_match_parse(b->a, qv.u.s.z, qv.u.s.n, azFts, nFts, (FtsNode **)&root, b->err)) {
+            return b->rc = b->err->code;
+        }
+        for (int i = 2; i < nArg; i++) {
+            BExpr ox;
+            if (bind_expr(b, aArg[i], CTX_VALUES, &ox)) return b->rc;
+            Value ov = qexpr_eval(ox.q, NULL);
+            const char *eq = ov.kind == VAL_STR ? memchr(ov.u.s.z, '=', ov.u.s.n) : NULL;
+            if (!eq) return bind_fail_at(b, aArg[i]->pos, "expected an option as 'name=value'");
+            char zName[64];
+            snprintf(zName, sizeof(zName), "%.*s", (int)(eq - ov.u.s.z), ov.u.s.z);
+            Value val = value_str(eq + 1, (uint32_t)(ov.u.s.n - (size_t)(eq + 1 - ov.u.s.z)));
+            if (hl_option(b, h, zName, val, aArg[i]->pos)) return b->rc;
+        }
+        h->pText = t.q;
+        FtsHlQuery *pHl;
+        if (fts_hl_query_build(b->a, h->an, root, -1, &pHl, b->err)) return b->rc = b->err->code;
+        h->pHlText = pHl;
+        out->q = qexpr_call(b->a, qfn_snippet, h, NULL, 0);
+    } else {
+        const char *zFields = NULL;
+        int bQuery = 0;
+        for (int i = 0; i < nArg; i++) {
+            const Expr *a = aArg[i];
+            if (a->kind == EXPR_MAP && i == 0) {
+                for (int j = 0; j < a->u.map.nItem; j++) {
+                    const SqlMapItem *it = &a->u.map.aItem[j];
+                    BExpr ox;
+                    if (bind_expr(b, it->pValue, CTX_VALUES, &ox)) return b->rc;
+                    if (hl_option(b, h, it->zName, qexpr_eval(ox.q, NULL), it->pos)) return b->rc;
+                }
+                continue;
+            }
+            BExpr sx;
+            if (bind_expr(b, a, CTX_VALUES, &sx)) return b->rc;
+            Value sv = qexpr_eval(sx.q, NULL);
+            if (sv.kind != VAL_STR) return bind_fail_at(b, a->pos, "expected a string");
+            if (!zFields && !bQuery) {
+                zFields = sv.u.s.z;
+            } else if (!bQuery) {
+                if (fts_match_parse(b->a, sv.u.s.z, sv.u.s.n, azFts, nFts, (FtsNode **)&root, b->err)) {
+                    return b->rc = b->err->code;
+                }
+                bQuery = 1;
+            } else {
+                return bind_fail_at(b, a->pos, "HIGHLIGHT() takes options, a field list and a query");
+            }
+        }
+        if (!bQuery) {
+            if (!b->bMatch) {
+                return bind_fail(b, ER_PARSE, LP_BADINPUT,
+                                 "HIGHLIGHT() needs a MATCH() in WHERE, or a query argument");
+            }
+            root = b->pMatchRoot;
+        }
+        int *aCol = arena_alloc(b->a, sizeof(int) * (size_t)(nFts ? nFts : 1));
+        const FtsHlQuery **apHl = arena_alloc(b->a, sizeof(FtsHlQuery *) * (size_t)(nFts ? nFts : 1));
+        if (!aCol || !apHl) return bind_oom(b);
+        const Schema *sc = b->pSchema;
+        for (int f = 0; f < nFts; f++) {
+            int c = aFtsCol[f];
+            if (zFields) {
+                /* 'title,body': keep the fields named */
+                int bIn = 0;
+                const char *p = zFields;
+                size_t nName = strlen(azFts[f]);
+                while (*p && !bIn) {
+                    while (*p == ' ' || *p == ',') p++;
+                    size_t n = strcspn(p, ", ");
+                    bIn = n == nName && strncasecmp(p, azFts[f], n) == 0;
+                    p += n;
+                }
+                if (!bIn) continue;
+            } else if (!(sc->aCol[c].flags & COLF_STORED)) {
+                continue;
+            }
+            FtsHlQuery *pHl;
+            if (fts_hl_query_build(b->a, h->an, root, f, &pHl, b->err)) return b->rc = b->err->code;
+            aCol[h->nField] = c;
+            apHl[h->nField++] = pHl;
+        }
+        if (zFields && h->nField == 0) {
+            return bind_fail(b, ER_PARSE, LP_BADINPUT,
+                             "HIGHLIGHT(): '%s' names no full-text field of table '%s'", zFields,
+                             b->zTable);
+        }
+        h->aCol = aCol;
+        h->apHl = apHl;
+        out->q = qexpr_call(b->a, qfn_highlight, h, NULL, 0);
+    }
+    if (!out->q) return bind_oom(b);
+    out->type = SQLCOL_STRING;
+    out->iCol = SCHEMA_NO_COL;
+    out->bConst = 0;
+    out->bNull = 0;
+    return LP_OK;
+}
+
 /* Functions that are constants for the statement. */
-static int bind_func(Binder *b, const Expr *e, BExpr *out) {
+static int bind_func(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     const char *z = e->u.func.zName;
     SqlSession *s = b->s;
     Value v = value_null();
@@ -233,9 +414,34 @@ static int bind_func(Binder *b, const Expr *e, BExpr *out) {
     for (int i = 0; i < (int)LP_ARRAY_SIZE(azNoArg); i++) {
         if (strcmp(z, azNoArg[i]) == 0) k = i;
     }
+    if (k < 0 && (!strcmp(z, "weight") || !strcmp(z, "explain_score"))) {
+        if (e->u.func.nArg != 0) {
+            return bind_fail(b, ER_PARSE, LP_BADINPUT, "function %s() takes no arguments", z);
+        }
+        if (ctx != CTX_SELECT && ctx != CTX_ORDER) {
+            return bind_fail(b, ER_PARSE, LP_BADINPUT,
+                             "%s() can only be used in the select list and ORDER BY", z);
+        }
+        if (z[0] == 'e' && !b->bMatch) {
+            return bind_fail(b, ER_PARSE, LP_BADINPUT,
+                             "EXPLAIN_SCORE() needs a MATCH() in the WHERE clause");
+        }
+        out->q = z[0] == 'w' ? qexpr_weight(b->a) : qexpr_call(b->a, qfn_explain_score, NULL, NULL, 0);
+        if (!out->q) return bind_oom(b);
+        out->type = z[0] == 'w' ? SQLCOL_FLOAT : SQLCOL_JSON;
+        out->iCol = SCHEMA_NO_COL;
+        out->bConst = 0;
+        out->bNull = 0;
+        return LP_OK;
+    }
+    if (k < 0 && !strcmp(z, "match")) {
+        return bind_fail(b, ER_PARSE, LP_BADINPUT,
+                         "MATCH() must be a condition of its own in WHERE, joined to the rest "
+                         "with AND (not under OR or NOT), and there can be only one");
+    }
     if (k < 0) {
-        static const char *const azLater[] = {"match", "weight", "knn", "knn_dist", "highlight",
-                                              "snippet", "explain_score"};
+        if (!strcmp(z, "highlight") || !strcmp(z, "snippet")) return bind_highlight(b, e, ctx, out);
+        static const char *const azLater[] = {"knn", "knn_dist"};
         for (size_t i = 0; i < LP_ARRAY_SIZE(azLater); i++) {
             if (strcmp(z, azLater[i]) == 0) {
                 return bind_fail(b, ER_NOT_SUPPORTED, LP_UNSUPPORTED,
@@ -405,7 +611,7 @@ static int bind_expr(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
         out->bNull = 0;
         return LP_OK;
     case EXPR_ISNULL:
-        if (bind_expr(b, e->u.isnull.pArg, ctx == CTX_FILTER ? CTX_SELECT : ctx, &x)) {
+        if (bind_expr(b, e->u.isnull.pArg, ctx == CTX_WHERE ? CTX_SELECT : ctx, &x)) {
             return b->rc; /* IS NULL may look at any column, TEXT and JSON included */
         }
         if (!(q = qexpr_isnull(b->a, x.q, e->u.isnull.bNot))) return bind_oom(b);
@@ -416,7 +622,7 @@ static int bind_expr(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
         out->bNull = 0;
         return LP_OK;
     case EXPR_FUNC:
-        return bind_func(b, e, out);
+        return bind_func(b, e, ctx, out);
     case EXPR_STAR:
         return bind_fail_at(b, e->pos, "'*' is only allowed as COUNT(*) or SELECT *");
     case EXPR_LIST:
@@ -522,20 +728,186 @@ static const char *item_name(const SqlStmt *st, const SelectItem *it, Arena *a) 
     return arena_strndup(a, st->zSql + e->pos, n);
 }
 
-static int check_options(Binder *b, const SqlMapItem *aOpt, int nOpt) {
+/* A number from an option value; 0 and an error when it is none. */
+static int opt_number(Binder *b, const SqlMapItem *o, const Expr *v, double lo, double hi,
+                      double *pOut) {
+    double d;
+    if (v && v->kind == EXPR_INT) {
+        d = (double)v->u.i;
+    } else if (v && v->kind == EXPR_FLOAT) {
+        d = v->u.f;
+    } else {
+        char zMsg[160];
+        snprintf(zMsg, sizeof(zMsg), "option '%s' expects a number", o->zName);
+        return bind_fail_at(b, v ? v->pos : o->pos, zMsg);
+    }
+    if (!(d >= lo && d <= hi)) {
+        char zMsg[200];
+        snprintf(zMsg, sizeof(zMsg), "option '%s' expects a number from %g to %g", o->zName, lo, hi);
+        return bind_fail_at(b, v->pos, zMsg);
+    }
+    *pOut = d;
+    return LP_OK;
+}
+
+/* The text of a word or string option value, or NULL (error set). */
+static const char *opt_word(Binder *b, const SqlMapItem *o) {
+    const Expr *v = o->pValue;
+    if (v && v->kind == EXPR_STRING) return v->u.s.z;
+    if (v && v->kind == EXPR_COLUMN) return v->u.zName;
+    char zMsg[160];
+    snprintf(zMsg, sizeof(zMsg), "option '%s' expects a name", o->zName);
+    bind_fail_at(b, v ? v->pos : o->pos, zMsg);
+    return NULL;
+}
+
+static int apply_profile(Binder *b, const char *zProfiles, const char *zWant, int nFts,
+                         const char *const *azFts, FtsRankParams *rank);
+
+/* Applies the ranking options of a SELECT (or of a stored profile) to
+** rank. bProfile: the options come from a stored profile, which may not
+** name another profile. */
+static int apply_rank_options(Binder *b, const SqlMapItem *aOpt, int nOpt, int nFts,
+                              const char *const *azFts, const char *zProfiles, int bProfile,
+                              FtsRankParams *rank) {
+    /* A named profile first, so the query's own options override it. */
+    for (int i = 0; i < nOpt && !bProfile; i++) {
+        if (strcmp(aOpt[i].zName, "rank_profile") != 0) continue;
+        const char *z = opt_word(b, &aOpt[i]);
+        if (!z) return b->rc;
+        if (!zProfiles) {
+            return bind_fail(b, ER_PARSE, LP_BADINPUT,
+                             "rank_profile '%s': table '%s' has no stored rank profiles", z,
+                             b->zTable);
+        }
+        if (apply_profile(b, zProfiles, z, nFts, azFts, rank)) return b->rc;
+    }
     for (int i = 0; i < nOpt; i++) {
         const SqlMapItem *o = &aOpt[i];
-        if (strcmp(o->zName, "max_matches") == 0) {
+        const char *z = o->zName;
+        double d;
+        if (strcmp(z, "rank_profile") == 0) {
+            if (bProfile) return bind_fail_at(b, o->pos, "a rank profile cannot name another");
+        } else if (strcmp(z, "max_matches") == 0 && !bProfile) {
             /* Accepted for Manticore compatibility: loupe keeps exactly
             ** offset+limit rows, so there is no buffer to size. */
             if (!o->pValue || o->pValue->kind != EXPR_INT || o->pValue->u.i <= 0) {
                 return bind_fail_at(b, o->pos, "max_matches expects a positive integer");
             }
+        } else if (strcmp(z, "ranker") == 0) {
+            const char *zr = opt_word(b, o);
+            if (!zr) return b->rc;
+            if (strcasecmp(zr, "bm25") == 0) {
+                rank->ranker = FTS_RANK_BM25;
+            } else if (strcasecmp(zr, "none") == 0) {
+                rank->ranker = FTS_RANK_NONE;
+            } else {
+                char zMsg[160];
+                snprintf(zMsg, sizeof(zMsg), "ranker '%s' is not supported: use bm25 or none", zr);
+                return bind_fail_at(b, o->pValue->pos, zMsg);
+            }
+        } else if (strcmp(z, "k1") == 0) {
+            if (opt_number(b, o, o->pValue, 0, 100, &rank->k1)) return b->rc;
+        } else if (strcmp(z, "b") == 0) {
+            if (opt_number(b, o, o->pValue, 0, 1, &rank->b)) return b->rc;
+        } else if (strcmp(z, "expansion_limit") == 0) {
+            if (opt_number(b, o, o->pValue, 1, 1000000, &d)) return b->rc;
+            rank->nExpansionLimit = (int)d;
+        } else if (strcmp(z, "field_weights") == 0 || strcmp(z, "query_type_weights") == 0) {
+            const Expr *m = o->pValue;
+            int bField = z[0] == 'f';
+            if (!m || m->kind != EXPR_MAP) {
+                return bind_fail_at(b, m ? m->pos : o->pos,
+                                    bField ? "field_weights expects (field=weight, ...)"
+                                           : "query_type_weights expects (term=w, phrase=w, prefix=w)");
+            }
+            for (int j = 0; j < m->u.map.nItem; j++) {
+                const SqlMapItem *it = &m->u.map.aItem[j];
+                if (opt_number(b, it, it->pValue, 0, 1e6, &d)) return b->rc;
+                if (!bField) {
+                    double *pw = !strcmp(it->zName, "term")     ? &rank->wTerm
+                                 : !strcmp(it->zName, "phrase") ? &rank->wPhrase
+                                 : !strcmp(it->zName, "prefix") ? &rank->wPrefix
+                                                                : NULL;
+                    if (!pw) {
+                        return bind_fail_at(b, it->pos,
+                                            "unknown query type: expected term, phrase or prefix");
+                    }
+                    *pw = d;
+                    continue;
+                }
+                int f = 0;
+                while (f < nFts && strcmp(azFts[f], it->zName) != 0) f++;
+                if (f == nFts) {
+                    char zMsg[200];
+                    snprintf(zMsg, sizeof(zMsg), "field_weights: '%s' is not a full-text field of "
+                                                 "table '%s'", it->zName, b->zTable);
+                    return bind_fail_at(b, it->pos, zMsg);
+                }
+                rank->aFieldWeight[f] = d;
+            }
+        } else {
+            char zMsg[160];
+            snprintf(zMsg, sizeof(zMsg), "unknown option '%s'", z);
+            return bind_fail_at(b, o->pos, zMsg);
+        }
+    }
+    return LP_OK;
+}
+
+/* Stored profiles: `name: option=value, ...; name2: ...` (table option
+** rank_profile). Applies profile zWant, or with zWant NULL checks them all.
+** Each body is parsed by the SQL parser's OPTION grammar, so profiles
+** accept exactly what OPTION does. */
+static int apply_profile(Binder *b, const char *zProfiles, const char *zWant, int nFts,
+                         const char *const *azFts, FtsRankParams *rank) {
+    const char *p = zProfiles;
+    while (*p) {
+        const char *zEnd = strchr(p, ';');
+        size_t n = zEnd ? (size_t)(zEnd - p) : strlen(p);
+        const char *zColon = memchr(p, ':', n);
+        while (n && (*p == ' ' || *p == '\n')) p++, n--;
+        if (n == 0) {
+            p += zEnd ? 1 : 0;
             continue;
         }
-        char zMsg[160];
-        snprintf(zMsg, sizeof(zMsg), "unknown option '%s'", o->zName);
-        return bind_fail_at(b, o->pos, zMsg);
+        if (!zColon) {
+            return bind_fail(b, ER_PARSE, LP_BADINPUT,
+                             "rank_profile: expected 'name: option=value, ...' in '%.*s'",
+                             (int)(n > 60 ? 60 : n), p);
+        }
+        size_t nName = (size_t)(zColon - p);
+        while (nName && p[nName - 1] == ' ') nName--;
+        char zName[64];
+        snprintf(zName, sizeof(zName), "%.*s", (int)(nName < 63 ? nName : 63), p);
+        if (!zWant || strcmp(zName, zWant) == 0) {
+            char *zSql = arena_printf(b->a, "SELECT 1 OPTION %.*s", (int)(n - (size_t)(zColon + 1 - p)),
+                                      zColon + 1);
+            SqlStmt *st = NULL;
+            if (!zSql) return bind_oom(b);
+            if (sql_parse(b->a, zSql, strlen(zSql), &st, b->err) != LP_OK) {
+                b->rc = b->err->code;
+                lp_err_prefix(b->err, "rank_profile '%s'", zName);
+                return b->rc;
+            }
+            const SqlStmt *saved = b->st;
+            b->st = st; /* positions in errors refer to the profile's text */
+            FtsRankParams tmp;
+            fts_rank_defaults(&tmp);
+            int rc = apply_rank_options(b, st->u.select.aOption, st->u.select.nOption, nFts, azFts,
+                                        NULL, 1, rank ? rank : &tmp);
+            b->st = saved;
+            if (rc) {
+                lp_err_prefix(b->err, "rank_profile '%s'", zName);
+                return rc;
+            }
+            if (zWant) return LP_OK;
+        }
+        p += n + (zEnd ? 1 : 0);
+    }
+    if (zWant) {
+        return bind_fail(b, ER_PARSE, LP_BADINPUT, "rank_profile '%s' is not defined for table '%s'",
+                         zWant, b->zTable);
     }
     return LP_OK;
 }
@@ -558,7 +930,7 @@ static void select_no_table(Binder *b, const SelectStmt *sel, SqlResult *r) {
     if (sel->pWhere) {
         BExpr w;
         if (bind_expr(b, sel->pWhere, CTX_SELECT, &w)) return;
-        bRow = qexpr_true(w.q, NULL, NULL);
+        bRow = qexpr_true(w.q, NULL);
     }
     if (sel->iOffset > 0 || sel->iLimit == 0) bRow = 0;
     if (sql_result_columns(r, sel->nItem)) {
@@ -579,40 +951,115 @@ static void select_no_table(Binder *b, const SelectStmt *sel, SqlResult *r) {
         bind_oom(b);
         return;
     }
-    for (int i = 0; i < sel->nItem; i++) aVal[i] = qexpr_eval(ab[i].q, NULL, NULL);
+    for (int i = 0; i < sel->nItem; i++) aVal[i] = qexpr_eval(ab[i].q, NULL);
     if (sink_row(&k, aVal, sel->nItem)) bind_oom(b);
     strbuf_free(&k.sb);
 }
 
-void sqlx_select(SqlSession *s, const SqlStmt *st, SqlResult *r) {
-    const SelectStmt *sel = &st->u.select;
-    LpError err;
-    lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK};
-    Table *t = NULL;
-    s->meta.bValid = 0;
+/* Splits WHERE into its MATCH() conjunct (*ppMatch) and the rest, which
+** is returned (NULL when MATCH was all of it). A MATCH anywhere else is
+** left in place, for bind_func to refuse. */
+static const Expr *split_match(Binder *b, const Expr *w, const Expr **ppMatch) {
+    if (!w) return NULL;
+    if (w->kind == EXPR_FUNC && strcmp(w->u.func.zName, "match") == 0 && !*ppMatch) {
+        *ppMatch = w;
+        return NULL;
+    }
+    if (w->kind != EXPR_BINARY || w->u.binary.op != OP_AND) return w;
+    const Expr *l = split_match(b, w->u.binary.pLeft, ppMatch);
+    const Expr *r = split_match(b, w->u.binary.pRight, ppMatch);
+    if (!l) return r;
+    if (!r) return l;
+    if (l == w->u.binary.pLeft && r == w->u.binary.pRight) return w;
+    Expr *e = arena_alloc(b->a, sizeof(Expr));
+    if (!e) return w; /* out of memory: keep the tree; bind_func will refuse the MATCH */
+    *e = *w;
+    e->u.binary.pLeft = (Expr *)l;
+    e->u.binary.pRight = (Expr *)r;
+    return e;
+}
 
+/* A SELECT bound to its table, ready for query_select / query_explain. */
+typedef struct BoundSelect {
+    Table *t;               /* a reference, released by the caller */
+    QSelect q;
+    int nOut;
+    const char **azName;    /* result column names */
+    BExpr *aB;              /* result columns */
+    int nCount;             /* COUNT(*) items */
+} BoundSelect;
+
+static int bind_match(Binder *b, QSelect *q, const Expr *pMatch) {
+    const char *const *azFts;
+    int nFts = table_fts_fields(q->pTable, &azFts, NULL);
+    if (nFts == 0) {
+        return bind_fail(b, ER_PARSE, LP_BADINPUT,
+                         "MATCH(): table '%s' has no indexed full-text (TEXT) field", b->zTable);
+    }
+    if (pMatch->u.func.nArg != 1) {
+        return bind_fail(b, ER_PARSE, LP_BADINPUT, "MATCH() takes one argument, the query text");
+    }
+    BExpr x;
+    if (bind_expr(b, pMatch->u.func.aArg[0], CTX_VALUES, &x)) return b->rc;
+    Value v = qexpr_eval(x.q, NULL);
+    if (v.kind != VAL_STR) {
+        return bind_fail_at(b, pMatch->u.func.aArg[0]->pos, "MATCH() expects a string");
+    }
+    const FtsNode *root = NULL;
+    if (fts_match_parse(b->a, v.u.s.z, v.u.s.n, azFts, nFts, (FtsNode **)&root, b->err)) {
+        b->rc = b->err->code;
+        if (!b->err->detail) b->err->detail = b->rc == LP_NOMEM ? ER_OUTOFMEMORY : ER_PARSE;
+        return b->rc;
+    }
+    q->bMatch = 1;
+    q->pMatch = root;
+    q->zMatch = v.u.s.z;
+    b->bMatch = 1;
+    b->pMatchRoot = root;
+    return LP_OK;
+}
+
+/* Binds a SELECT with a FROM table. */
+static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
+    memset(bs, 0, sizeof(*bs));
     if (sel->nGroupBy) {
-        bind_fail(&b, ER_NOT_SUPPORTED, LP_UNSUPPORTED, "GROUP BY is not supported yet");
-        goto fail;
+        return bind_fail(b, ER_NOT_SUPPORTED, LP_UNSUPPORTED, "GROUP BY is not supported yet");
     }
-    if (check_options(&b, sel->aOption, sel->nOption)) goto fail;
-    if (!sel->zTable) {
-        select_no_table(&b, sel, r);
-        if (b.rc) goto fail;
-        return;
+    if (!(bs->t = bind_table(b, sel->zTable))) return b->rc;
+    b->pTable = bs->t;
+    const Schema *sc = b->pSchema;
+    QSelect *q = &bs->q;
+    q->pTable = bs->t;
+    fts_rank_defaults(&q->rank);
+
+    /* MATCH first: WEIGHT() and friends in the select list depend on it. */
+    const Expr *pMatch = NULL;
+    const Expr *pWhere = split_match(b, sel->pWhere, &pMatch);
+    if (pMatch && bind_match(b, q, pMatch)) return b->rc;
+    const char *const *azFts;
+    int nFts = table_fts_fields(bs->t, &azFts, NULL);
+    for (int i = 0; i < sel->nOption && !pMatch; i++) {
+        if (strcmp(sel->aOption[i].zName, "max_matches") != 0) {
+            char zMsg[160];
+            snprintf(zMsg, sizeof(zMsg), "option '%s' needs a MATCH() query", sel->aOption[i].zName);
+            return bind_fail_at(b, sel->aOption[i].pos, zMsg);
+        }
     }
-    if (!(t = bind_table(&b, sel->zTable))) goto fail;
-    const Schema *sc = b.pSchema;
+    if (apply_rank_options(b, sel->aOption, sel->nOption, nFts, azFts,
+                           schema_option(sc, "rank_profile"), 0, &q->rank)) {
+        return b->rc;
+    }
 
     /* Select list: '*' expands to id and every stored column. */
-    int nOut = 0, nCount = 0, nCap = 0;
+    int nCap = 0;
     for (int i = 0; i < sel->nItem; i++) nCap += sel->aItem[i].pExpr ? 1 : sc->nCol + 1;
-    const QExpr **aOut = arena_alloc(b.a, sizeof(QExpr *) * (size_t)(nCap ? nCap : 1));
-    const char **azName = arena_alloc(b.a, sizeof(char *) * (size_t)(nCap ? nCap : 1));
-    BExpr *aB = arena_alloc(b.a, sizeof(BExpr) * (size_t)(nCap ? nCap : 1));
-    int *aItemOut = arena_alloc(b.a, sizeof(int) * (size_t)(sel->nItem ? sel->nItem : 1));
-    if (!aOut || !azName || !aB || !aItemOut) goto oom;
+    bs->azName = arena_alloc(b->a, sizeof(char *) * (size_t)(nCap ? nCap : 1));
+    bs->aB = arena_alloc(b->a, sizeof(BExpr) * (size_t)(nCap ? nCap : 1));
+    int *aItemOut = arena_alloc(b->a, sizeof(int) * (size_t)(sel->nItem ? sel->nItem : 1));
+    const QExpr **aOut = arena_alloc(b->a, sizeof(QExpr *) * (size_t)(nCap ? nCap : 1));
+    if (!bs->azName || !bs->aB || !aItemOut || !aOut) return bind_oom(b);
+    BExpr *aB = bs->aB;
+    int nOut = 0;
     for (int i = 0; i < sel->nItem; i++) {
         const SelectItem *it = &sel->aItem[i];
         aItemOut[i] = it->pExpr ? nOut : -1;
@@ -621,10 +1068,10 @@ void sqlx_select(SqlSession *s, const SqlStmt *st, SqlResult *r) {
                 if (c >= 0 && sc->aCol[c].type == COL_TEXT && !(sc->aCol[c].flags & COLF_STORED)) {
                     continue; /* not stored: nothing to show */
                 }
-                if (!(aB[nOut].q = qexpr_column(b.a, c))) goto oom;
+                if (!(aB[nOut].q = qexpr_column(b->a, c))) return bind_oom(b);
                 aB[nOut].type = sqlx_coltype(schema_coltype(sc, c));
                 aB[nOut].iCol = c;
-                azName[nOut] = c == SCHEMA_ID_COL ? "id" : sc->aCol[c].zName;
+                bs->azName[nOut] = c == SCHEMA_ID_COL ? "id" : sc->aCol[c].zName;
                 nOut++;
             }
             continue;
@@ -633,36 +1080,33 @@ void sqlx_select(SqlSession *s, const SqlStmt *st, SqlResult *r) {
         if (e->kind == EXPR_FUNC && strcmp(e->u.func.zName, "count") == 0) {
             if (e->u.func.nArg != 1 || e->u.func.aArg[0]->kind != EXPR_STAR ||
                 e->u.func.bDistinct) {
-                bind_fail(&b, ER_NOT_SUPPORTED, LP_UNSUPPORTED,
-                          "only COUNT(*) is supported (not COUNT(column) or COUNT(DISTINCT …))");
-                goto fail;
+                return bind_fail(b, ER_NOT_SUPPORTED, LP_UNSUPPORTED,
+                                 "only COUNT(*) is supported (not COUNT(column) or COUNT(DISTINCT …))");
             }
-            aB[nOut].q = NULL; /* filled with the count below */
+            aB[nOut].q = NULL; /* filled with the count */
             aB[nOut].type = SQLCOL_BIGINT;
             aB[nOut].iCol = SCHEMA_NO_COL;
-            nCount++;
-        } else if (bind_expr(&b, e, CTX_SELECT, &aB[nOut])) {
-            goto fail;
+            bs->nCount++;
+        } else if (bind_expr(b, e, CTX_SELECT, &aB[nOut])) {
+            return b->rc;
         }
-        if (!(azName[nOut] = item_name(st, it, b.a))) goto oom;
+        if (!(bs->azName[nOut] = item_name(b->st, it, b->a))) return bind_oom(b);
         nOut++;
     }
-    if (nCount && nCount != nOut) {
-        bind_fail(&b, ER_MIX_AGGREGATE, LP_BADINPUT,
-                  "COUNT(*) cannot be mixed with other columns without GROUP BY");
-        goto fail;
+    if (bs->nCount && bs->nCount != nOut) {
+        return bind_fail(b, ER_MIX_AGGREGATE, LP_BADINPUT,
+                         "COUNT(*) cannot be mixed with other columns without GROUP BY");
     }
+    bs->nOut = nOut;
 
-    QSelect q = {0};
-    q.pTable = t;
-    if (sel->pWhere) {
+    if (pWhere) {
         BExpr w;
-        if (bind_expr(&b, sel->pWhere, CTX_FILTER, &w)) goto fail;
-        q.pWhere = w.q;
-        find_id_candidates(w.q, &q.aId, &q.nId, b.a);
+        if (bind_expr(b, pWhere, CTX_WHERE, &w)) return b->rc;
+        q->pWhere = w.q;
+        if (!q->bMatch) find_id_candidates(w.q, &q->aId, &q->nId, b->a);
     }
-    QOrder *aOrder = arena_alloc(b.a, sizeof(QOrder) * (size_t)(sel->nOrder ? sel->nOrder : 1));
-    if (!aOrder) goto oom;
+    QOrder *aOrder = arena_alloc(b->a, sizeof(QOrder) * (size_t)(sel->nOrder ? sel->nOrder : 1));
+    if (!aOrder) return bind_oom(b);
     for (int i = 0; i < sel->nOrder; i++) {
         const Expr *e = sel->aOrder[i].pExpr;
         const QExpr *k = NULL;
@@ -676,64 +1120,129 @@ void sqlx_select(SqlSession *s, const SqlStmt *st, SqlResult *r) {
             }
         } else if (e->kind == EXPR_INT) {
             if (e->u.i < 1 || e->u.i > nOut || !aB[e->u.i - 1].q) {
-                bind_fail_at(&b, e->pos, "ORDER BY position out of range of the select list");
-                goto fail;
+                return bind_fail_at(b, e->pos, "ORDER BY position out of range of the select list");
             }
             k = aB[e->u.i - 1].q;
         }
         if (!k) {
             BExpr o;
-            if (bind_expr(&b, e, CTX_FILTER, &o)) goto fail;
+            if (bind_expr(b, e, CTX_ORDER, &o)) return b->rc;
             k = o.q;
         }
         aOrder[i].pExpr = k;
         aOrder[i].bDesc = sel->aOrder[i].bDesc;
     }
     for (int i = 0; i < nOut; i++) aOut[i] = aB[i].q;
-    q.aOut = aOut;
-    q.nOut = nOut;
-    q.aOrder = aOrder;
-    q.nOrder = sel->nOrder;
-    q.iOffset = sel->iOffset;
-    q.iLimit = sel->iLimit >= 0 ? sel->iLimit : DEFAULT_LIMIT;
-    q.bCountOnly = nCount > 0;
+    q->aOut = aOut;
+    q->nOut = nOut;
+    q->aOrder = aOrder;
+    q->nOrder = sel->nOrder;
+    q->bOrderByWeight = sel->nOrder == 1 && aOrder[0].bDesc && aOrder[0].pExpr->kind == QE_WEIGHT;
+    q->iOffset = sel->iOffset;
+    q->iLimit = sel->iLimit >= 0 ? sel->iLimit : DEFAULT_LIMIT;
+    q->bCountOnly = bs->nCount > 0;
+    return LP_OK;
+}
 
-    if (sql_result_columns(r, nOut)) goto oom;
-    for (int i = 0; i < nOut; i++) {
-        int flags = aB[i].iCol == SCHEMA_ID_COL ? SQLCOL_F_NOTNULL | SQLCOL_F_PRIKEY : 0;
-        if (sql_result_column(r, i, azName[i], aB[i].type, flags)) goto oom;
-        if (aB[i].iCol != SCHEMA_NO_COL) r->aCol[i].zTable = table_name(t);
+/* Error, with the statement's context for full-text errors that carry an
+** offset inside the MATCH text. */
+static void report(SqlResult *r, LpError *err) {
+    sqlx_report(r, err, err->code == LP_NOMEM ? ER_OUTOFMEMORY : ER_PARSE);
+}
+
+static void keep_meta(SqlSession *s, const BoundSelect *bs, const QMeta *m) {
+    s->meta.bValid = 1;
+    s->meta.q = *m;
+    s->meta.nTotal = bs->nCount ? 1 : m->nReturned;
+    s->meta.nTotalFound = m->nTotalFound;
+    s->meta.nExamined = m->nExamined;
+    s->meta.zPlan = m->zPlan;
+}
+
+void sqlx_select(SqlSession *s, const SqlStmt *st, SqlResult *r) {
+    const SelectStmt *sel = &st->u.select;
+    LpError err;
+    lp_err_clear(&err);
+    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, NULL, NULL};
+    BoundSelect bs = {0};
+    s->meta.bValid = 0;
+    if (!sel->zTable) {
+        for (int i = 0; i < sel->nOption; i++) {
+            if (strcmp(sel->aOption[i].zName, "max_matches") != 0) {
+                bind_fail_at(&b, sel->aOption[i].pos, "options need a FROM table");
+                goto fail;
+            }
+        }
+        select_no_table(&b, sel, r);
+        if (b.rc) goto fail;
+        return;
+    }
+    if (bind_select(&b, sel, &bs)) goto fail;
+    if (sql_result_columns(r, bs.nOut)) goto oom;
+    for (int i = 0; i < bs.nOut; i++) {
+        int flags = bs.aB[i].iCol == SCHEMA_ID_COL ? SQLCOL_F_NOTNULL | SQLCOL_F_PRIKEY : 0;
+        if (sql_result_column(r, i, bs.azName[i], bs.aB[i].type, flags)) goto oom;
     }
     RowSink k = {r, {0}};
     QMeta meta;
-    int rc = query_select(&q, sink_row, &k, &meta, &err);
+    int rc = query_select(&bs.q, sink_row, &k, &meta, &err);
     strbuf_free(&k.sb);
-    if (rc != LP_OK) goto oom;
-    if (nCount) {
+    if (rc != LP_OK) {
+        r->nCol = 0;
+        r->nRow = 0;
+        goto fail;
+    }
+    if (bs.nCount) {
         SqlCell *row = sql_result_row(r);
         if (!row) goto oom;
-        for (int i = 0; i < nOut; i++) {
+        for (int i = 0; i < bs.nOut; i++) {
             if (sql_result_cell_int(r, &row[i], (int64_t)meta.nTotalFound)) goto oom;
         }
     }
-    /* Column table names must outlive the table reference. */
-    const char *zTab = arena_strndup(&r->arena, table_name(t), strlen(table_name(t)));
+    const char *zTab = arena_strndup(&r->arena, table_name(bs.t), strlen(table_name(bs.t)));
     if (!zTab) goto oom;
-    for (int i = 0; i < nOut; i++) {
-        if (r->aCol[i].zTable[0]) r->aCol[i].zTable = zTab;
+    for (int i = 0; i < bs.nOut; i++) {
+        if (bs.aB[i].iCol != SCHEMA_NO_COL) r->aCol[i].zTable = zTab;
     }
-    s->meta.bValid = 1;
-    s->meta.nTotal = nCount ? 1 : meta.nReturned;
-    s->meta.nTotalFound = meta.nTotalFound;
-    s->meta.nExamined = meta.nExamined;
-    s->meta.zPlan = meta.zPlan;
-    table_unref(t);
+    keep_meta(s, &bs, &meta);
+    table_unref(bs.t);
     return;
 oom:
     bind_oom(&b);
 fail:
-    if (t) table_unref(t);
-    sqlx_report(r, &err, ER_UNKNOWN_ERROR);
+    if (bs.t) table_unref(bs.t);
+    report(r, &err);
+}
+
+void sqlx_explain(SqlSession *s, const SqlStmt *st, SqlResult *r) {
+    const SelectStmt *sel = &st->u.select;
+    LpError err;
+    lp_err_clear(&err);
+    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, NULL, NULL};
+    BoundSelect bs = {0};
+    StrBuf sb = {0};
+    if (!sel->zTable) {
+        bind_fail(&b, ER_PARSE, LP_BADINPUT, "EXPLAIN needs a SELECT with a FROM table");
+        goto fail;
+    }
+    if (bind_select(&b, sel, &bs) || query_explain(&bs.q, &sb, &err)) goto fail;
+    if (sql_result_columns(r, 1) || sql_result_column(r, 0, "plan", SQLCOL_STRING, 0)) goto oom;
+    for (const char *p = sb.z ? sb.z : ""; *p;) {
+        const char *e = strchr(p, '\n');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        SqlCell *row = sql_result_row(r);
+        if (!row || sql_result_cell(r, &row[0], p, n)) goto oom;
+        p += n + (e ? 1 : 0);
+    }
+    strbuf_free(&sb);
+    table_unref(bs.t);
+    return;
+oom:
+    bind_oom(&b);
+fail:
+    strbuf_free(&sb);
+    if (bs.t) table_unref(bs.t);
+    report(r, &err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -750,7 +1259,7 @@ static int eval_value(Binder *b, const Expr *e, Value *pv) {
         for (int i = 0; i < n; i++) {
             BExpr x;
             if (bind_expr(b, e->u.list.aItem[i], CTX_VALUES, &x)) return b->rc;
-            Value v = qexpr_eval(x.q, NULL, NULL);
+            Value v = qexpr_eval(x.q, NULL);
             if (v.kind == VAL_INT) {
                 af[i] = (float)v.u.i;
             } else if (v.kind == VAL_FLOAT) {
@@ -767,7 +1276,7 @@ static int eval_value(Binder *b, const Expr *e, Value *pv) {
     }
     BExpr x;
     if (bind_expr(b, e, CTX_VALUES, &x)) return b->rc;
-    *pv = qexpr_eval(x.q, NULL, NULL);
+    *pv = qexpr_eval(x.q, NULL);
     return LP_OK;
 }
 
@@ -790,7 +1299,7 @@ void sqlx_insert(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const InsertStmt *ins = &st->u.insert;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, ins->zTable, &err, LP_OK};
+    Binder b = {s, &s->stmt, st, NULL, ins->zTable, &err, LP_OK, 0, NULL, NULL};
     Table *t = bind_table(&b, ins->zTable);
     if (!t) goto fail;
     const Schema *sc = b.pSchema;
@@ -877,11 +1386,16 @@ static int write_matching(Binder *b, Table *t, const Expr *pWhere, TableOpKind k
                           const Value *aVal, const uint8_t *aSet, SqlResult *r) {
     QSelect q = {0};
     q.pTable = t;
+    fts_rank_defaults(&q.rank);
+    q.rank.ranker = FTS_RANK_NONE; /* matching only: no scores needed */
+    const Expr *pMatch = NULL;
+    pWhere = split_match(b, pWhere, &pMatch);
+    if (pMatch && bind_match(b, &q, pMatch)) return b->rc;
     if (pWhere) {
         BExpr w;
-        if (bind_expr(b, pWhere, CTX_FILTER, &w)) return b->rc;
+        if (bind_expr(b, pWhere, CTX_WHERE, &w)) return b->rc;
         q.pWhere = w.q;
-        find_id_candidates(w.q, &q.aId, &q.nId, b->a);
+        if (!q.bMatch) find_id_candidates(w.q, &q.aId, &q.nId, b->a);
     }
     const QExpr *idCol = qexpr_column(b->a, SCHEMA_ID_COL);
     if (!idCol) return bind_oom(b);
@@ -906,11 +1420,14 @@ void sqlx_update(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const UpdateStmt *up = &st->u.update;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, up->zTable, &err, LP_OK};
+    Binder b = {s, &s->stmt, st, NULL, up->zTable, &err, LP_OK, 0, NULL, NULL};
     Table *t = bind_table(&b, up->zTable);
     if (!t) goto fail;
     const Schema *sc = b.pSchema;
-    if (check_options(&b, up->aOption, up->nOption)) goto fail;
+    if (up->nOption) {
+        bind_fail_at(&b, up->aOption[0].pos, "UPDATE takes no options");
+        goto fail;
+    }
 
     Value *aVal = arena_alloc(b.a, sizeof(Value) * (size_t)(sc->nCol ? sc->nCol : 1));
     uint8_t *aSet = arena_zalloc(b.a, (size_t)(sc->nCol ? sc->nCol : 1));
@@ -956,7 +1473,7 @@ void sqlx_delete(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const DeleteStmt *del = &st->u.del;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, del->zTable, &err, LP_OK};
+    Binder b = {s, &s->stmt, st, NULL, del->zTable, &err, LP_OK, 0, NULL, NULL};
     Table *t = bind_table(&b, del->zTable);
     if (!t) goto fail;
     if (!del->pWhere) {
@@ -1189,7 +1706,7 @@ void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const CreateTableStmt *ct = &st->u.create;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, ct->zTable, &err, LP_OK};
+    Binder b = {s, &s->stmt, st, NULL, ct->zTable, &err, LP_OK, 0, NULL, NULL};
     Schema *sc = calloc(1, sizeof(Schema));
     if (!sc) goto oom;
     sc->aCol = calloc((size_t)(ct->nCol ? ct->nCol : 1), sizeof(ColumnSchema));
@@ -1242,6 +1759,18 @@ void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
         to->zValue = strdup(z);
         sc->nOpt++;
         if (!to->zName || !to->zValue) goto oom;
+    }
+    const char *zProfiles = schema_option(sc, "rank_profile");
+    if (zProfiles) {
+        /* Check every stored profile now, against the indexed text fields. */
+        const char *azFts[FTS_MAX_FIELDS];
+        int nFts = 0;
+        for (int i = 0; i < sc->nCol && nFts < FTS_MAX_FIELDS; i++) {
+            if (sc->aCol[i].type == COL_TEXT && (sc->aCol[i].flags & COLF_INDEXED)) {
+                azFts[nFts++] = sc->aCol[i].zName;
+            }
+        }
+        if (apply_profile(&b, zProfiles, NULL, nFts, azFts, NULL)) goto fail;
     }
     int bExisted = 0;
     int rc = catalog_create(s->e->pCatalog, ct->zTable, sc, ct->bIfNotExists, &bExisted, &err);

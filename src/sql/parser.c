@@ -1454,6 +1454,16 @@ int sql_parse(Arena *a, const char *z, size_t n, SqlStmt **ppStmt, LpError *err)
         s->kind = STMT_SELECT;
         parse_select(&p, &s->u.select);
         break;
+    case KW_EXPLAIN:
+        /* EXPLAIN SELECT …: the plan without running it */
+        advance(&p);
+        if (p.tok.type != TK_ID || p.tok.sub != KW_SELECT) {
+            expected(&p, "SELECT after EXPLAIN");
+            break;
+        }
+        s->kind = STMT_EXPLAIN;
+        parse_select(&p, &s->u.select);
+        break;
     case KW_INSERT:
     case KW_REPLACE:
         s->kind = STMT_INSERT;

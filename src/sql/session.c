@@ -367,8 +367,14 @@ static void exec_truncate(SqlSession *s, const SqlStmt *st, SqlResult *r) {
         sqlx_error(r, ER_NO_SUCH_TABLE, "table '%s' does not exist", st->u.truncate.zTable);
         return;
     }
-    table_truncate(t);
+    LpError err;
+    lp_err_clear(&err);
+    int rc = table_truncate(t, &err);
     table_unref(t);
+    if (rc != LP_OK) {
+        sqlx_report(r, &err, ER_OUTOFMEMORY);
+        return;
+    }
     r->kind = SQLRES_OK;
 }
 
@@ -394,7 +400,9 @@ void sql_execute(SqlSession *s, const char *zSql, size_t nSql, SqlResult *r) {
     SqlStmt *st = NULL;
     LpError err;
     lp_err_clear(&err);
-    if (sql_parse(&s->stmt, zSql, nSql, &st, &err) != LP_OK) {
+    int rcParse = sql_parse(&s->stmt, zSql, nSql, &st, &err);
+    int64_t nsParse = lp_now_ns() - t0;
+    if (rcParse != LP_OK) {
         warnings_clear(s);
         sqlx_report(r, &err, ER_PARSE);
         goto done;
@@ -408,7 +416,13 @@ void sql_execute(SqlSession *s, const char *zSql, size_t nSql, SqlResult *r) {
     case STMT_SELECT:
         atomic_fetch_add_explicit(&stats->nSelect, 1, memory_order_relaxed);
         sqlx_select(s, st, r);
-        if (r->kind != SQLRES_ERROR && s->meta.bValid) s->meta.nsTotal = lp_now_ns() - t0;
+        if (r->kind != SQLRES_ERROR && s->meta.bValid) {
+            s->meta.nsTotal = lp_now_ns() - t0;
+            s->meta.nsParse = nsParse;
+        }
+        break;
+    case STMT_EXPLAIN:
+        sqlx_explain(s, st, r);
         break;
     case STMT_INSERT:
         atomic_fetch_add_explicit(st->u.insert.bReplace ? &stats->nReplace : &stats->nInsert, 1,

@@ -130,22 +130,46 @@ static int show_meta(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
     if (str_columns(r, azCol)) return LP_NOMEM;
     const SqlMeta *m = &s->meta;
     if (!m->bValid) return LP_OK;
-    char zTime[32];
-    snprintf(zTime, sizeof(zTime), "%.3f", (double)m->nsTotal / 1e9);
-    if ((!sh->zLike || sqlx_like(sh->zLike, "total")) && add2i(r, "total", m->nTotal)) {
-        return LP_NOMEM;
-    }
-    if ((!sh->zLike || sqlx_like(sh->zLike, "total_found")) &&
-        add2i(r, "total_found", m->nTotalFound)) {
-        return LP_NOMEM;
-    }
-    if ((!sh->zLike || sqlx_like(sh->zLike, "time")) && add2(r, "time", zTime)) return LP_NOMEM;
-    if ((!sh->zLike || sqlx_like(sh->zLike, "plan")) && add2(r, "plan", m->zPlan)) {
-        return LP_NOMEM;
-    }
-    if ((!sh->zLike || sqlx_like(sh->zLike, "rows_examined")) &&
-        add2i(r, "rows_examined", m->nExamined)) {
-        return LP_NOMEM;
+    const QMeta *q = &m->q;
+    char buf[64];
+    /* name, value: NULL values are skipped (not applicable to this query) */
+    struct {
+        const char *zName;
+        const char *zValue;
+        int bNum;
+        unsigned long long v;
+    } aRow[] = {
+        {"total", NULL, 1, m->nTotal},
+        {"total_found", NULL, 1, m->nTotalFound},
+        {"total_relation", q->bTotalExact ? "eq" : "gte", 0, 0},
+        {"time", NULL, 0, 0},
+        {"plan", m->zPlan, 0, 0},
+        {"strategy", q->fts.zStrategy, 0, 0},
+        {"fast_path_skipped", q->fts.zWhyNotFast, 0, 0},
+        {"rows_examined", NULL, 1, m->nExamined},
+        {"postings_read", NULL, q->fts.zStrategy != NULL, q->fts.nPostings},
+        {"candidates", NULL, q->fts.zStrategy != NULL, q->fts.nCandidates},
+        {"returned", NULL, 1, q->nReturned},
+        {"prefix_expansions", NULL, q->fts.nExpanded > 0, (unsigned long long)q->fts.nExpanded},
+        {"prefix_expansion_capped", q->fts.bExpansionCapped ? "yes (raise OPTION expansion_limit)" : NULL, 0, 0},
+        {"time_parse_us", NULL, 1, (unsigned long long)(m->nsParse / 1000)},
+        {"time_plan_us", NULL, 1, (unsigned long long)(q->nsPlan / 1000)},
+        {"time_match_us", NULL, 1, (unsigned long long)(q->nsMatch / 1000)},
+        {"time_rank_us", NULL, 1, (unsigned long long)(q->nsRank / 1000)},
+        {"time_materialize_us", NULL, 1, (unsigned long long)(q->nsOutput / 1000)},
+    };
+    for (size_t i = 0; i < LP_ARRAY_SIZE(aRow); i++) {
+        if (sh->zLike && !sqlx_like(sh->zLike, aRow[i].zName)) continue;
+        if (strcmp(aRow[i].zName, "time") == 0) {
+            snprintf(buf, sizeof(buf), "%.3f", (double)m->nsTotal / 1e9);
+            if (add2(r, "time", buf)) return LP_NOMEM;
+            continue;
+        }
+        if (aRow[i].bNum) {
+            if (add2i(r, aRow[i].zName, aRow[i].v)) return LP_NOMEM;
+        } else if (aRow[i].zValue && add2(r, aRow[i].zName, aRow[i].zValue)) {
+            return LP_NOMEM;
+        }
     }
     return LP_OK;
 }
@@ -168,9 +192,12 @@ static int show_table_status(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
     if (!t) return LP_OK;
     TableSnap *snap = table_snapshot(t);
     int rc = LP_NOMEM;
+    size_t nTerms = 0, nFts = snap ? table_snap_fts_bytes(snap, &nTerms) : 0;
     if (snap && !str_columns(r, azCol) && !add2(r, "table_type", "rt") &&
         !add2i(r, "indexed_documents", table_snap_count(snap)) &&
-        !add2i(r, "ram_bytes", table_snap_bytes(snap)) && !add2i(r, "disk_bytes", 0)) {
+        !add2i(r, "ram_bytes", table_snap_bytes(snap) + nFts) &&
+        !add2i(r, "fulltext_ram_bytes", nFts) && !add2i(r, "fulltext_terms", nTerms) &&
+        !add2i(r, "disk_bytes", 0)) {
         rc = LP_OK;
     }
     table_snapshot_release(snap);

@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 
+#include "query/select.h"
 #include "sql/ast.h"
 #include "sql/result.h"
 #include "sql/session.h"
@@ -64,6 +65,8 @@ struct SqlEngine {
 /* What the last SELECT did (SHOW META). */
 typedef struct SqlMeta {
     int bValid;
+    QMeta q;                /* the query engine's counters and times */
+    int64_t nsParse;        /* parsing the statement */
     uint64_t nTotal;        /* rows returned */
     uint64_t nTotalFound;   /* rows that matched */
     uint64_t nExamined;
@@ -91,6 +94,7 @@ struct SqlSession {
 
 /* exec.c: statements that touch tables. */
 void sqlx_select(SqlSession *s, const SqlStmt *st, SqlResult *r);
+void sqlx_explain(SqlSession *s, const SqlStmt *st, SqlResult *r);
 void sqlx_insert(SqlSession *s, const SqlStmt *st, SqlResult *r);
 void sqlx_update(SqlSession *s, const SqlStmt *st, SqlResult *r);
 void sqlx_delete(SqlSession *s, const SqlStmt *st, SqlResult *r);

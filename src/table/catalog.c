@@ -70,8 +70,12 @@ int catalog_create(Catalog *c, const char *zName, Schema *pSchema, int bIfNotExi
         }
         return lp_err_set(err, LP_EXISTS, "table '%s' already exists", zName);
     }
-    Table *t = table_new(zName, pSchema);
-    if (!t || hmap_put(&c->map, table_name(t), strlen(zName), t, NULL)) {
+    Table *t = table_new(zName, pSchema, err);
+    if (!t) {
+        pthread_rwlock_unlock(&c->lock);
+        return err ? err->code : LP_NOMEM;
+    }
+    if (hmap_put(&c->map, table_name(t), strlen(zName), t, NULL)) {
         pthread_rwlock_unlock(&c->lock);
         table_unref(t);
         return lp_err_set(err, LP_NOMEM, "out of memory creating table '%s'", zName);

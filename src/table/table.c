@@ -20,8 +20,17 @@
 ** swaps the pointer, so one allocation and one free per row version.
 **
 ** The table keeps rows in a slot array (insertion order; a deleted row
-** leaves a NULL slot, compacted when the dead outnumber the living) and an
-** IdMap from id to slot number.
+** leaves a NULL slot) and an IdMap from id to slot number. A slot number
+** is also the document's ordinal in the full-text index, so a row whose
+** text changes (REPLACE) gets a new slot and its old one becomes a
+** tombstone; UPDATE, which cannot change text, keeps the slot. When the
+** dead slots outnumber the living, the slots are compacted and the
+** full-text index rebuilt from the live rows (amortised: each write pays
+** for at most one re-analysis).
+**
+** Full-text analysis runs before the write lock is taken (table_apply's
+** first phase), so indexing a large batch does not block readers longer
+** than appending its postings.
 **
 ** Concurrency. One pthread rwlock per table: snapshots hold it for reading,
 ** table_apply for writing (writer-preferring, so a stream of readers cannot
@@ -34,6 +43,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fts/memindex.h"
+#include "fts/memindex_int.h"
 #include "util/hashmap.h"
 #include "util/vec.h"
 
@@ -56,6 +67,11 @@ struct Table {
     int64_t lastId;         /* id of the last appended row (for bSorted) */
     int bSorted;            /* non-NULL slots are in ascending id order */
     size_t nBytes;          /* bytes in row blocks */
+    Analyzer *pAnalyzer;    /* the table's text analysis (owned), or NULL */
+    FtsMem *pFts;           /* full-text index of the slots, or NULL (no indexed TEXT) */
+    int nFts;               /* indexed TEXT fields */
+    int *aFtsCol;           /* field i -> schema column */
+    const char **azFtsField;/* field names, for the MATCH parser */
 };
 
 struct TableSnap {
@@ -71,11 +87,20 @@ static int row_isnull(const MemRow *r, int nCol, int i) {
     return (aNull[i / 64] >> (i % 64)) & 1;
 }
 
-Table *table_new(const char *zName, Schema *pSchema) {
+/* The analyzer the table's options ask for. */
+static int make_analyzer(const Schema *s, Analyzer **pp, LpError *err) {
+    AnalyzerConfig cfg = {schema_option(s, "morphology"), schema_option(s, "stopwords"), 0};
+    const char *z = schema_option(s, "min_prefix_len");
+    if (z) cfg.minPrefixLen = atoi(z);
+    return analyzer_new(&cfg, pp, err);
+}
+
+Table *table_new(const char *zName, Schema *pSchema, LpError *err) {
     Table *t = calloc(1, sizeof(*t));
     if (!t || !(t->zName = strdup(zName))) {
         free(t);
         schema_free(pSchema);
+        lp_err_set(err, LP_NOMEM, "out of memory creating table '%s'", zName);
         return NULL;
     }
     t->pSchema = pSchema;
@@ -88,7 +113,35 @@ Table *table_new(const char *zName, Schema *pSchema) {
     idmap_init(&t->idx);
     t->nextId = 1;
     t->bSorted = 1;
+    for (int i = 0; i < pSchema->nCol; i++) {
+        t->nFts += pSchema->aCol[i].type == COL_TEXT && (pSchema->aCol[i].flags & COLF_INDEXED);
+    }
+    if (t->nFts > FTS_MAX_FIELDS) {
+        lp_err_set(err, LP_BADINPUT, "table '%s' has %d indexed text fields; at most %d are allowed",
+                   zName, t->nFts, FTS_MAX_FIELDS);
+        goto fail;
+    }
+    if (make_analyzer(pSchema, &t->pAnalyzer, err) != LP_OK) goto fail;
+    if (t->nFts) {
+        t->aFtsCol = calloc((size_t)t->nFts, sizeof(int));
+        t->azFtsField = calloc((size_t)t->nFts, sizeof(char *));
+        t->pFts = fts_mem_new(t->nFts);
+        if (!t->aFtsCol || !t->azFtsField || !t->pFts) {
+            lp_err_set(err, LP_NOMEM, "out of memory creating table '%s'", zName);
+            goto fail;
+        }
+        int k = 0;
+        for (int i = 0; i < pSchema->nCol; i++) {
+            if (pSchema->aCol[i].type == COL_TEXT && (pSchema->aCol[i].flags & COLF_INDEXED)) {
+                t->aFtsCol[k] = i;
+                t->azFtsField[k++] = pSchema->aCol[i].zName;
+            }
+        }
+    }
     return t;
+fail:
+    table_unref(t);
+    return NULL;
 }
 
 static void free_rows(Table *t) {
@@ -109,6 +162,10 @@ void table_unref(Table *t) {
     if (!t || atomic_fetch_sub(&t->nRef, 1) != 1) return;
     free_rows(t);
     pthread_rwlock_destroy(&t->lock);
+    fts_mem_free(t->pFts);
+    analyzer_free(t->pAnalyzer);
+    free(t->aFtsCol);
+    free(t->azFtsField);
     schema_free(t->pSchema);
     free(t->zName);
     free(t);
@@ -120,6 +177,16 @@ const char *table_name(const Table *t) {
 
 const Schema *table_schema(const Table *t) {
     return t->pSchema;
+}
+
+const Analyzer *table_analyzer(const Table *t) {
+    return t->pAnalyzer;
+}
+
+int table_fts_fields(const Table *t, const char *const **pazName, const int **paCol) {
+    if (pazName) *pazName = t->azFtsField;
+    if (paCol) *paCol = t->aFtsCol;
+    return t->nFts;
 }
 
 /* ------------------------------------------------------------------ */
@@ -256,6 +323,15 @@ size_t table_snap_bytes(const TableSnap *s) {
     return s->t->nBytes;
 }
 
+FtsSource *table_snap_fts(const TableSnap *s) {
+    return s->t->pFts ? fts_mem_source(s->t->pFts) : NULL;
+}
+
+size_t table_snap_fts_bytes(const TableSnap *s, size_t *pnTerms) {
+    if (pnTerms) *pnTerms = s->t->pFts ? fts_mem_nterms(s->t->pFts) : 0;
+    return s->t->pFts ? fts_mem_bytes(s->t->pFts) : 0;
+}
+
 static const MemRow *lookup(const Table *t, int64_t id, uint64_t *pSlot) {
     uint64_t slot;
     if (!idmap_get(&t->idx, (uint64_t)id, &slot)) return NULL;
@@ -274,6 +350,8 @@ const MemRow *table_snap_get(const TableSnap *s, int64_t id) {
 typedef struct Pending {
     int64_t id;
     MemRow *pNew;           /* the row's new version, or NULL: deleted */
+    int iDoc;               /* the op whose text pNew carries (new slot), or -1:
+                            ** an UPDATE of a stored row (same slot) */
 } Pending;
 
 typedef struct Overlay {
@@ -302,13 +380,14 @@ static const MemRow *overlay_lookup(const Table *t, Overlay *o, int64_t id, Pend
 }
 
 /* Records id's new version (pNew NULL = deleted) in the overlay. */
-static int overlay_set(Overlay *o, Pending *p, int64_t id, MemRow *pNew) {
+static int overlay_set(Overlay *o, Pending *p, int64_t id, MemRow *pNew, int iDoc) {
     if (p) {
-        free(p->pNew); /* a version made earlier in this batch */
+        if (p->pNew != pNew) free(p->pNew); /* a version made earlier in this batch */
         p->pNew = pNew;
+        p->iDoc = iDoc;
         return LP_OK;
     }
-    Pending np = {id, pNew};
+    Pending np = {id, pNew, iDoc};
     if (VEC_PUSH(&o->a, np)) return LP_NOMEM;
     if (idmap_put(&o->idx, (uint64_t)id, o->a.n - 1)) {
         o->a.n--; /* not indexed: drop it again; the caller frees pNew */
@@ -317,8 +396,45 @@ static int overlay_set(Overlay *o, Pending *p, int64_t id, MemRow *pNew) {
     return LP_OK;
 }
 
-/* Drops NULL slots and renumbers the index. Called with the write lock. */
+/* Analyses the indexed text columns of one row's values into d. */
+static int analyse_values(const Table *t, const Value *aVal, FtsDocBuf *d, LpError *err) {
+    for (int f = 0; f < t->nFts; f++) {
+        const Value *v = &aVal[t->aFtsCol[f]];
+        if (v->kind != VAL_STR) continue;
+        int rc = fts_docbuf_field(d, t->pAnalyzer, f, v->u.s.z, v->u.s.n, err);
+        if (rc != LP_OK) return rc;
+    }
+    return LP_OK;
+}
+
+/* Drops NULL slots, renumbers the index and rebuilds the full-text index
+** for the new ordinals. Called with the write lock. Best effort: when
+** memory runs out it leaves everything as it was. */
 static void compact(Table *t) {
+    FtsMem *pNewFts = NULL;
+    if (t->pFts) {
+        pNewFts = fts_mem_new(t->nFts);
+        FtsDocBuf d = {0};
+        uint32_t ord = 0;
+        int ok = pNewFts != NULL;
+        for (size_t i = 0; i < t->slots.n && ok; i++) {
+            const MemRow *r = t->slots.a[i];
+            if (!r) continue;
+            fts_docbuf_reset(&d);
+            for (int f = 0; f < t->nFts && ok; f++) {
+                Value v = row_get(t->pSchema, r, t->aFtsCol[f]);
+                if (v.kind == VAL_STR) {
+                    ok = fts_docbuf_field(&d, t->pAnalyzer, f, v.u.s.z, v.u.s.n, NULL) == LP_OK;
+                }
+            }
+            ok = ok && fts_mem_add(pNewFts, ord++, &d) == LP_OK;
+        }
+        fts_docbuf_free(&d);
+        if (!ok) {
+            fts_mem_free(pNewFts);
+            return;
+        }
+    }
     size_t j = 0;
     for (size_t i = 0; i < t->slots.n; i++) {
         MemRow *r = t->slots.a[i];
@@ -329,6 +445,10 @@ static void compact(Table *t) {
         j++;
     }
     t->slots.n = j;
+    if (pNewFts) {
+        fts_mem_free(t->pFts);
+        t->pFts = pNewFts;
+    }
 }
 
 int table_apply(Table *t, const TableOp *aOp, size_t nOp, TableApplyOut *pOut, LpError *err) {
@@ -337,6 +457,24 @@ int table_apply(Table *t, const TableOp *aOp, size_t nOp, TableApplyOut *pOut, L
     int rc = LP_OK;
     uint64_t nAffected = 0;
     int64_t iFirstAuto = 0;
+
+    /* Phase 0, without the lock: build the new rows of INSERT and REPLACE
+    ** and analyse their text (ids are set later, under the lock). */
+    MemRow **apRow = calloc(nOp ? nOp : 1, sizeof(MemRow *));
+    FtsDocBuf *aDoc = t->pFts ? calloc(nOp ? nOp : 1, sizeof(FtsDocBuf)) : NULL;
+    if (!apRow || (t->pFts && !aDoc)) {
+        rc = lp_err_set(err, LP_NOMEM, "out of memory writing to table '%s'", t->zName);
+    }
+    for (size_t k = 0; k < nOp && rc == LP_OK; k++) {
+        if (aOp[k].kind != TOP_INSERT && aOp[k].kind != TOP_REPLACE) continue;
+        if (!(apRow[k] = row_build(s, 0, aOp[k].aVal))) {
+            rc = lp_err_set(err, LP_NOMEM, "out of memory building a row of table '%s'",
+                            t->zName);
+        } else if (aDoc) {
+            rc = analyse_values(t, aOp[k].aVal, &aDoc[k], err);
+        }
+    }
+    if (rc != LP_OK) goto done_unlocked;
 
     pthread_rwlock_wrlock(&t->lock);
     int64_t nextId = t->nextId;
@@ -349,6 +487,7 @@ int table_apply(Table *t, const TableOp *aOp, size_t nOp, TableApplyOut *pOut, L
         Pending *p;
         const MemRow *cur;
         MemRow *pNew = NULL;
+        int iDoc = -1;
         int64_t id = op->id;
         if ((op->kind == TOP_INSERT || op->kind == TOP_REPLACE) && id == 0) {
             if (nextId <= 0) { /* wrapped past INT64_MAX */
@@ -366,7 +505,10 @@ int table_apply(Table *t, const TableOp *aOp, size_t nOp, TableApplyOut *pOut, L
                 rc = lp_err_set(err, LP_EXISTS, "duplicate id '%lld'", (long long)id);
                 continue;
             }
-            pNew = row_build(s, id, op->aVal);
+            pNew = apRow[k];
+            apRow[k] = NULL; /* the overlay owns it now */
+            pNew->id = id;
+            iDoc = (int)k;
             if (id >= nextId) nextId = id == INT64_MAX ? INT64_MIN : id + 1;
             break;
         case TOP_DELETE:
@@ -375,9 +517,10 @@ int table_apply(Table *t, const TableOp *aOp, size_t nOp, TableApplyOut *pOut, L
         case TOP_UPDATE:
             if (!cur) continue;
             pNew = row_build_update(s, cur, op->aVal, op->aSet);
+            iDoc = p ? p->iDoc : -1; /* text unchanged: the pending version's */
             break;
         }
-        if ((op->kind != TOP_DELETE && !pNew) || overlay_set(&o, p, id, pNew)) {
+        if ((op->kind != TOP_DELETE && !pNew) || overlay_set(&o, p, id, pNew, iDoc)) {
             free(pNew);
             rc = lp_err_set(err, LP_NOMEM, "out of memory writing a row of table '%s'", t->zName);
             continue;
@@ -386,14 +529,27 @@ int table_apply(Table *t, const TableOp *aOp, size_t nOp, TableApplyOut *pOut, L
     }
 
     /* Phase 2: reserve for the worst case, so the changes cannot fail. */
-    if (rc == LP_OK && (VEC_RESERVE(&t->slots, t->slots.n + o.a.n) ||
+    size_t nAppend = 0;
+    for (size_t k = 0; k < o.a.n; k++) nAppend += o.a.a[k].iDoc >= 0;
+    if (rc == LP_OK && (VEC_RESERVE(&t->slots, t->slots.n + nAppend) ||
                         idmap_reserve(&t->idx, idmap_count(&t->idx) + o.a.n))) {
         rc = lp_err_set(err, LP_NOMEM, "out of memory growing table '%s'", t->zName);
+    }
+    if (rc == LP_OK && t->pFts && nAppend) {
+        FtsDocBuf **ap = malloc(sizeof(FtsDocBuf *) * nAppend);
+        int n = 0;
+        for (size_t k = 0; ap && k < o.a.n; k++) {
+            if (o.a.a[k].iDoc >= 0) ap[n++] = &aDoc[o.a.a[k].iDoc];
+        }
+        if (!ap || fts_mem_reserve(t->pFts, ap, n, (uint32_t)(t->slots.n + nAppend - 1))) {
+            rc = lp_err_set(err, LP_NOMEM, "out of memory indexing table '%s'", t->zName);
+        }
+        free(ap);
     }
     if (rc != LP_OK) {
         pthread_rwlock_unlock(&t->lock);
         overlay_free(&o, 1);
-        return rc;
+        goto done_unlocked;
     }
 
     /* Phase 3: apply. Nothing below can fail. */
@@ -401,26 +557,34 @@ int table_apply(Table *t, const TableOp *aOp, size_t nOp, TableApplyOut *pOut, L
     for (size_t k = 0; k < o.a.n; k++) {
         Pending *p = &o.a.a[k];
         uint64_t slot;
-        if (idmap_get(&t->idx, (uint64_t)p->id, &slot)) {
+        int bHad = idmap_get(&t->idx, (uint64_t)p->id, &slot);
+        if (bHad && p->pNew && p->iDoc < 0) {
+            /* UPDATE of a stored row: same slot, same text */
             MemRow *old = t->slots.a[slot];
+            t->nBytes += p->pNew->nByte;
             t->nBytes -= old->nByte;
             free(old);
             t->slots.a[slot] = p->pNew;
-            if (p->pNew) {
-                t->nBytes += p->pNew->nByte;
-            } else {
-                idmap_del(&t->idx, (uint64_t)p->id, NULL);
+        } else {
+            if (bHad) { /* the old version becomes a tombstone */
+                MemRow *old = t->slots.a[slot];
+                t->nBytes -= old->nByte;
+                free(old);
+                t->slots.a[slot] = NULL;
                 t->nLive--;
                 nDead++;
+                if (!p->pNew) idmap_del(&t->idx, (uint64_t)p->id, NULL);
             }
-        } else if (p->pNew) {
-            if (p->id <= t->lastId) t->bSorted = 0;
-            t->lastId = p->id;
-            t->slots.a[t->slots.n] = p->pNew;
-            idmap_put(&t->idx, (uint64_t)p->id, t->slots.n);
-            t->slots.n++;
-            t->nLive++;
-            t->nBytes += p->pNew->nByte;
+            if (p->pNew) {
+                uint32_t ord = (uint32_t)t->slots.n;
+                if (p->id <= t->lastId) t->bSorted = 0;
+                t->lastId = p->id;
+                t->slots.a[t->slots.n++] = p->pNew;
+                idmap_put(&t->idx, (uint64_t)p->id, ord);
+                t->nLive++;
+                t->nBytes += p->pNew->nByte;
+                if (t->pFts) fts_mem_append(t->pFts, ord, &aDoc[p->iDoc]);
+            }
         }
         p->pNew = NULL; /* now the table's */
     }
@@ -433,12 +597,28 @@ int table_apply(Table *t, const TableOp *aOp, size_t nOp, TableApplyOut *pOut, L
         pOut->nAffected = nAffected;
         pOut->iFirstAutoId = iFirstAuto;
     }
-    return LP_OK;
+done_unlocked:
+    for (size_t k = 0; k < nOp; k++) {
+        if (apRow) free(apRow[k]);
+        if (aDoc) fts_docbuf_free(&aDoc[k]);
+    }
+    free(apRow);
+    free(aDoc);
+    return rc;
 }
 
-void table_truncate(Table *t) {
+int table_truncate(Table *t, LpError *err) {
+    FtsMem *m = NULL;
+    if (t->pFts && !(m = fts_mem_new(t->nFts))) {
+        return lp_err_set(err, LP_NOMEM, "out of memory truncating table '%s'", t->zName);
+    }
     pthread_rwlock_wrlock(&t->lock);
     free_rows(t);
+    if (m) {
+        fts_mem_free(t->pFts);
+        t->pFts = m;
+    }
     t->nextId = 1;
     pthread_rwlock_unlock(&t->lock);
+    return LP_OK;
 }

@@ -22,6 +22,11 @@
 ** (value_coerce). Possible errors: LP_EXISTS (INSERT of an id that exists:
 ** "duplicate id 'N'"), LP_RANGE (auto ids exhausted), LP_NOMEM.
 **
+** Full-text. INSERT and REPLACE analyse the row's indexed TEXT columns
+** before taking the write lock (LP_BADINPUT cannot happen there: values
+** were validated by value_coerce) and index them within the same atomic
+** batch: a reader sees a row and its terms together or neither.
+**
 ** Ids. Every row has a unique id in 1..2^63-1. An INSERT or REPLACE with id
 ** 0 gets the next automatic id: one more than the largest id the table has
 ** ever held, so automatic ids are never reused.
@@ -40,8 +45,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fts/source.h"
 #include "table/schema.h"
 #include "table/value.h"
+#include "text/analyzer.h"
 #include "util/error.h"
 
 typedef struct Table Table;         /* opaque */
@@ -50,13 +57,23 @@ typedef struct MemRow MemRow;       /* opaque immutable row */
 
 /* Creates an empty table named zName (copied) that takes ownership of
 ** pSchema (freed with the table, also on failure). The new table has one
-** reference. NULL when out of memory. */
-Table *table_new(const char *zName, Schema *pSchema);
+** reference. NULL and err filled when out of memory or when the schema's
+** text options are invalid (morphology, stopwords: LP_BADINPUT). */
+Table *table_new(const char *zName, Schema *pSchema, LpError *err);
 void table_ref(Table *t);
 void table_unref(Table *t);
 
 const char *table_name(const Table *t);
 const Schema *table_schema(const Table *t);
+
+/* The table's text analyzer (from its morphology / stopwords /
+** min_prefix_len options): shared by indexing and queries. */
+const Analyzer *table_analyzer(const Table *t);
+
+/* The indexed TEXT fields: their count, names (*pazName, for the MATCH
+** parser) and schema columns (*paCol). Field i of the full-text index is
+** the i-th indexed TEXT column. Either out-pointer may be NULL. */
+int table_fts_fields(const Table *t, const char *const **pazName, const int **paCol);
 
 /* ------------------------------------------------------------------ */
 /* Reading                                                             */
@@ -68,7 +85,8 @@ void table_snapshot_release(TableSnap *s);
 size_t table_snap_count(const TableSnap *s);
 /* Row slots to iterate: table_snap_slot(s, i) for i in [0, nSlot) returns
 ** a row or NULL (a deleted slot). When table_snap_sorted() is true the
-** non-NULL rows come in ascending id order. */
+** non-NULL rows come in ascending id order. A slot number is also the
+** row's ordinal in the full-text index (table_snap_fts). */
 size_t table_snap_nslot(const TableSnap *s);
 const MemRow *table_snap_slot(const TableSnap *s, size_t i);
 int table_snap_sorted(const TableSnap *s);
@@ -76,6 +94,12 @@ int table_snap_sorted(const TableSnap *s);
 const MemRow *table_snap_get(const TableSnap *s, int64_t id);
 /* Bytes the rows use (SHOW TABLE STATUS). */
 size_t table_snap_bytes(const TableSnap *s);
+
+/* The full-text index over the slots, or NULL when the table has no
+** indexed TEXT field. Valid while the snapshot is held. */
+FtsSource *table_snap_fts(const TableSnap *s);
+/* Bytes and distinct terms of the full-text index. */
+size_t table_snap_fts_bytes(const TableSnap *s, size_t *pnTerms);
 
 int64_t row_id(const MemRow *r);
 /* Column iCol of row r (SCHEMA_ID_COL for the id) as stored: VAL_NULL,
@@ -106,7 +130,8 @@ typedef struct TableApplyOut {
 
 int table_apply(Table *t, const TableOp *aOp, size_t nOp, TableApplyOut *pOut, LpError *err);
 
-/* Removes every row; automatic ids start again at 1. */
-void table_truncate(Table *t);
+/* Removes every row; automatic ids start again at 1. LP_OK or LP_NOMEM
+** (the table unchanged). */
+int table_truncate(Table *t, LpError *err);
 
 #endif /* LP_TABLE_TABLE_H */

@@ -97,8 +97,15 @@ def test_bad_vector_options_refused(cur, uniq, coldef):
 def test_table_options(cur, uniq):
     t = uniq()
     cur.execute(f"CREATE TABLE {t} (title TEXT) type='rt' stopwords='' min_prefix_len='3' "
-                "rank_profile='default'")
+                "rank_profile='titles: field_weights=(title=2), k1=1.0'")
     assert "min_prefix_len='3'" in show_create(cur, t).lower()
+    assert "rank_profile='titles: field_weights=(title=2), k1=1.0'" in show_create(cur, t)
+    # a profile must be well-formed and name real fields
+    code, msg = server_error(cur, f"CREATE TABLE {uniq()} (title TEXT) rank_profile='default'")
+    assert code == 1064 and "rank_profile" in msg
+    code, msg = server_error(cur, f"CREATE TABLE {uniq()} (title TEXT) "
+                                  "rank_profile='p: field_weights=(body=2)'")
+    assert code == 1064 and "'body' is not a full-text field" in msg
     t2 = uniq()
     code, msg = server_error(cur, f"CREATE TABLE {t2} (title TEXT) frobnicate='1'")
     assert "frobnicate" in msg

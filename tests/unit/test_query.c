@@ -25,20 +25,20 @@ static void test_three_valued(void **state) {
     QExpr *one = qexpr_const(&a, value_int(1));
     QExpr *zero = qexpr_const(&a, value_int(0));
     /* NULL AND 0 = 0, NULL AND 1 = NULL, NULL OR 1 = 1, NULL OR 0 = NULL */
-    assert_int_equal(qexpr_eval(qexpr_binary(&a, QOP_AND, nul, zero), NULL, NULL).u.i, 0);
-    assert_int_equal(qexpr_eval(qexpr_binary(&a, QOP_AND, nul, one), NULL, NULL).kind, VAL_NULL);
-    assert_int_equal(qexpr_eval(qexpr_binary(&a, QOP_OR, nul, one), NULL, NULL).u.i, 1);
-    assert_int_equal(qexpr_eval(qexpr_binary(&a, QOP_OR, nul, zero), NULL, NULL).kind, VAL_NULL);
-    assert_int_equal(qexpr_eval(qexpr_unary(&a, QOP_NOT, nul), NULL, NULL).kind, VAL_NULL);
-    assert_int_equal(qexpr_eval(qexpr_binary(&a, QOP_EQ, nul, nul), NULL, NULL).kind, VAL_NULL);
+    assert_int_equal(qexpr_eval(qexpr_binary(&a, QOP_AND, nul, zero), NULL).u.i, 0);
+    assert_int_equal(qexpr_eval(qexpr_binary(&a, QOP_AND, nul, one), NULL).kind, VAL_NULL);
+    assert_int_equal(qexpr_eval(qexpr_binary(&a, QOP_OR, nul, one), NULL).u.i, 1);
+    assert_int_equal(qexpr_eval(qexpr_binary(&a, QOP_OR, nul, zero), NULL).kind, VAL_NULL);
+    assert_int_equal(qexpr_eval(qexpr_unary(&a, QOP_NOT, nul), NULL).kind, VAL_NULL);
+    assert_int_equal(qexpr_eval(qexpr_binary(&a, QOP_EQ, nul, nul), NULL).kind, VAL_NULL);
     /* IN with a NULL in the list: a match is 1, a miss is NULL */
     Value list[3] = {value_int(5), value_null(), value_int(1)};
-    assert_int_equal(qexpr_eval(qexpr_in(&a, one, list, 3, 0), NULL, NULL).u.i, 1);
-    assert_int_equal(qexpr_eval(qexpr_in(&a, zero, list, 3, 0), NULL, NULL).kind, VAL_NULL);
-    assert_int_equal(qexpr_eval(qexpr_in(&a, zero, list, 3, 1), NULL, NULL).kind, VAL_NULL);
+    assert_int_equal(qexpr_eval(qexpr_in(&a, one, list, 3, 0), NULL).u.i, 1);
+    assert_int_equal(qexpr_eval(qexpr_in(&a, zero, list, 3, 0), NULL).kind, VAL_NULL);
+    assert_int_equal(qexpr_eval(qexpr_in(&a, zero, list, 3, 1), NULL).kind, VAL_NULL);
     Value ints[4] = {value_int(9), value_int(-3), value_int(4), value_int(0)};
-    assert_int_equal(qexpr_eval(qexpr_in(&a, zero, ints, 4, 0), NULL, NULL).u.i, 1);
-    assert_int_equal(qexpr_eval(qexpr_in(&a, one, ints, 4, 1), NULL, NULL).u.i, 1);
+    assert_int_equal(qexpr_eval(qexpr_in(&a, zero, ints, 4, 0), NULL).u.i, 1);
+    assert_int_equal(qexpr_eval(qexpr_in(&a, one, ints, 4, 1), NULL).u.i, 1);
     arena_free(&a);
 }
 
@@ -49,18 +49,18 @@ static void test_arith(void **state) {
     QExpr *big = qexpr_const(&a, value_int(INT64_MAX));
     QExpr *two = qexpr_const(&a, value_int(2));
     QExpr *zero = qexpr_const(&a, value_int(0));
-    Value v = qexpr_eval(qexpr_binary(&a, QOP_ADD, big, two), NULL, NULL);
+    Value v = qexpr_eval(qexpr_binary(&a, QOP_ADD, big, two), NULL);
     assert_int_equal(v.kind, VAL_FLOAT); /* overflow leaves the integers, never wraps */
-    v = qexpr_eval(qexpr_binary(&a, QOP_DIV, two, zero), NULL, NULL);
+    v = qexpr_eval(qexpr_binary(&a, QOP_DIV, two, zero), NULL);
     assert_int_equal(v.kind, VAL_NULL);
-    v = qexpr_eval(qexpr_binary(&a, QOP_DIV, qexpr_const(&a, value_int(7)), two), NULL, NULL);
+    v = qexpr_eval(qexpr_binary(&a, QOP_DIV, qexpr_const(&a, value_int(7)), two), NULL);
     assert_true(v.kind == VAL_FLOAT && v.u.f == 3.5);
-    v = qexpr_eval(qexpr_binary(&a, QOP_IDIV, qexpr_const(&a, value_int(-7)), two), NULL, NULL);
+    v = qexpr_eval(qexpr_binary(&a, QOP_IDIV, qexpr_const(&a, value_int(-7)), two), NULL);
     assert_int_equal(v.u.i, -3);
     v = qexpr_eval(qexpr_binary(&a, QOP_MOD, qexpr_const(&a, value_int(INT64_MIN)),
-                                qexpr_const(&a, value_int(-1))), NULL, NULL);
+                                qexpr_const(&a, value_int(-1))), NULL);
     assert_int_equal(v.u.i, 0);
-    v = qexpr_eval(qexpr_unary(&a, QOP_NEG, qexpr_const(&a, value_int(INT64_MIN))), NULL, NULL);
+    v = qexpr_eval(qexpr_unary(&a, QOP_NEG, qexpr_const(&a, value_int(INT64_MIN))), NULL);
     assert_int_equal(v.kind, VAL_FLOAT);
     /* mixed int/float comparison by value; strings case-insensitively */
     Value x = value_int(3), y = value_float(3.0);
@@ -85,7 +85,7 @@ static int collect(void *ctx, const Value *aVal, int nVal) {
 }
 
 static Table *filled_table(int nRow) {
-    Table *t = table_new("t", one_int_schema());
+    Table *t = table_new("t", one_int_schema(), NULL);
     LpError err;
     for (int i = 1; i <= nRow; i++) {
         Value v = (i % 7 == 0) ? value_null() : value_int((i * 37) % 11); /* repeats, NULLs */

@@ -216,12 +216,12 @@ static void test_select(void **state) {
     assert_string_equal(run(s, "SELECT nope FROM p"), "ERR 1054 unknown column 'nope' in table 'p'");
     assert_string_equal(run(s, "SELECT * FROM nope"), "ERR 1146 table 'nope' does not exist");
     assert_string_equal(run(s, "SELECT id FROM p OPTION ranker=bm25"),
-                        "ERR 1064 near 'ranker=bm25' at line 1 col 25: unknown option 'ranker'");
+                        "ERR 1064 near 'ranker=bm25' at line 1 col 25: option 'ranker' needs a MATCH() query");
     /* default LIMIT 20, total_found counts everything */
     for (int i = 0; i < 30; i++) run(s, "INSERT INTO p (name) VALUES ('more')");
     assert_string_equal(run(s, "SELECT COUNT(*) FROM p"), "34");
     run(s, "SELECT id FROM p WHERE name = 'more'");
-    assert_string_equal(run(s, "SHOW META LIKE 'total%'"), "total|20\ntotal_found|30");
+    assert_string_equal(run(s, "SHOW META LIKE 'total%'"), "total|20\ntotal_found|30\ntotal_relation|eq");
     run(s, "DROP TABLE p");
 }
 
@@ -281,6 +281,82 @@ static void test_types_roundtrip(void **state) {
     run(s, "DROP TABLE rt");
 }
 
+static void test_fulltext(void **state) {
+    SqlSession *s = *state;
+    assert_string_equal(run(s, "CREATE TABLE f (title TEXT, body TEXT, price FLOAT) morphology='stem_en' "
+                               "rank_profile='titles: field_weights=(title=4); flat: ranker=none'"),
+                        "OK 0 0");
+    assert_string_equal(run(s, "INSERT INTO f (title, body, price) VALUES "
+                               "('Diabetes type 1', 'Insulin therapy for children with type 1 diabetes', 10), "
+                               "('Heart disease', 'Running and exercise reduce heart risk', 20), "
+                               "('Insulin pumps', 'Pumps deliver insulin; diabetics like them', 30)"),
+                        "OK 3 1");
+    /* best first without ORDER BY; filters; COUNT */
+    assert_string_equal(run(s, "SELECT id FROM f WHERE MATCH('insulin')"), "3\n1");
+    assert_string_equal(run(s, "SELECT id FROM f WHERE MATCH('insulin | heart') AND price > 15"), "2\n3");
+    assert_string_equal(run(s, "SELECT COUNT(*) FROM f WHERE MATCH('insulin | heart')"), "3");
+    assert_string_equal(run(s, "SELECT id FROM f WHERE MATCH('insulin') ORDER BY price DESC"), "3\n1");
+    /* operators */
+    assert_string_equal(run(s, "SELECT id FROM f WHERE MATCH('\"type 1\"')"), "1");
+    assert_string_equal(run(s, "SELECT id FROM f WHERE MATCH('insulin -pumps')"), "1");
+    assert_string_equal(run(s, "SELECT id FROM f WHERE MATCH('@title insulin')"), "3");
+    assert_string_equal(run(s, "SELECT id FROM f WHERE MATCH('title:heart | body:pumps')"), "2\n3");
+    assert_string_equal(run(s, "SELECT id FROM f WHERE MATCH('run*')"), "2");
+    assert_string_equal(run(s, "SELECT id FROM f WHERE MATCH('running')"), "2"); /* stemmed both sides */
+    /* weights at query time: a profile, then an override */
+    char *zProfile = strdup(run(s, "SELECT id, WEIGHT() FROM f WHERE MATCH('diabetes | pumps') "
+                                   "OPTION rank_profile='titles'"));
+    assert_string_equal(run(s, "SELECT id, WEIGHT() FROM f WHERE MATCH('diabetes | pumps') "
+                               "OPTION field_weights=(title=4)"),
+                        zProfile);
+    assert_string_not_equal(run(s, "SELECT id, WEIGHT() FROM f WHERE MATCH('diabetes | pumps')"),
+                            zProfile);
+    free(zProfile);
+    assert_string_equal(run(s, "SELECT id, WEIGHT() FROM f WHERE MATCH('insulin') OPTION ranker=none"),
+                        "1|1\n3|1");
+    assert_string_equal(run(s, "SELECT id FROM f WHERE MATCH('insulin') OPTION field_weights=(nope=1)"),
+                        "ERR 1064 near 'nope=1)' at line 1 col 63: field_weights: 'nope' is not a full-text field of table 'f'");
+    assert_string_equal(run(s, "SELECT id FROM f WHERE MATCH('insulin') OPTION rank_profile='zzz'"),
+                        "ERR 1064 rank_profile 'zzz' is not defined for table 'f'");
+    assert_string_equal(run(s, "SELECT id FROM f OPTION ranker=bm25"),
+                        "ERR 1064 near 'ranker=bm25' at line 1 col 25: option 'ranker' needs a MATCH() query");
+    /* errors */
+    assert_string_equal(run(s, "SELECT id FROM f WHERE MATCH('@nope x')"),
+                        "ERR 1064 MATCH: unknown field 'nope' at offset 1");
+    assert_string_equal(run(s, "SELECT id FROM f WHERE MATCH('x') OR price > 1"),
+                        "ERR 1064 MATCH() must be a condition of its own in WHERE, joined to the rest with AND (not under OR or NOT), and there can be only one");
+    assert_string_equal(run(s, "SELECT id FROM f WHERE MATCH('ab\xff')"),
+                        "ERR 1064 MATCH: invalid UTF-8 at offset 2");
+    assert_string_equal(run(s, "SELECT id FROM f WHERE WEIGHT() > 1"),
+                        "ERR 1064 weight() can only be used in the select list and ORDER BY");
+    /* highlighting */
+    assert_string_equal(run(s, "SELECT HIGHLIGHT({before_match='[', after_match=']'}, 'body') FROM f "
+                               "WHERE MATCH('running')"),
+                        "[Running] and exercise reduce heart risk");
+    assert_string_equal(run(s, "SELECT SNIPPET(title, 'pump') FROM f WHERE id = 3"), "Insulin <b>pumps</b>");
+    /* the index follows REPLACE and DELETE */
+    assert_string_equal(run(s, "REPLACE INTO f (id, title, body) VALUES (2, 'Lungs', 'Breathing')"), "OK 1 0");
+    assert_string_equal(run(s, "SELECT id FROM f WHERE MATCH('heart')"), "");
+    assert_string_equal(run(s, "SELECT id FROM f WHERE MATCH('breathing')"), "2");
+    assert_string_equal(run(s, "DELETE FROM f WHERE id = 1"), "OK 1 0");
+    assert_string_equal(run(s, "SELECT id FROM f WHERE MATCH('insulin')"), "3");
+    assert_string_equal(run(s, "UPDATE f SET price = 1 WHERE MATCH('insulin')"), "OK 1 0");
+    assert_string_equal(run(s, "SELECT id, price FROM f WHERE MATCH('insulin')"), "3|1");
+    /* meta and explain */
+    run(s, "SELECT id FROM f WHERE MATCH('insulin | breathing')");
+    assert_string_equal(run(s, "SHOW META LIKE 'strategy'"), "strategy|wand");
+    assert_string_equal(run(s, "EXPLAIN SELECT id FROM f WHERE MATCH('\"deliver insulin\" | breathing')"),
+                        "fulltext: strategy=bool_fallback (not wand: the query has a phrase or proximity clause)\n"
+                        "OR\n  phrase \"deliv insulin\" field=1 idf=1.897 weight=1\n"
+                        "  term \"breath\" field=1 df=1 idf=1.204 weight=1");
+    assert_string_equal(run(s, "EXPLAIN SELECT id FROM f WHERE MATCH('insulin | lungs x')"),
+                        "fulltext: strategy=empty\n"
+                        "no documents (terms absent or only stop words)");
+    assert_non_null(strstr(run(s, "CREATE TABLE g (t TEXT) morphology='stem_xx'"),
+                           "ERR 1064 unknown morphology 'stem_xx' (supported: none, "));
+    run(s, "DROP TABLE f");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_connect_statements),
@@ -289,6 +365,7 @@ int main(void) {
         cmocka_unit_test(test_select),
         cmocka_unit_test(test_transactions),
         cmocka_unit_test(test_types_roundtrip),
+        cmocka_unit_test(test_fulltext),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

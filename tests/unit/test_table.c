@@ -156,7 +156,7 @@ static void test_schema_sql(void **state) {
 
 static void test_apply_basic(void **state) {
     (void)state;
-    Table *t = table_new("t", make_schema());
+    Table *t = table_new("t", make_schema(), NULL);
     Value a[5], b[5];
     row_values(a, "one", 1.5, 10);
     row_values(b, "two", 2.5, 20);
@@ -216,7 +216,7 @@ static void test_apply_basic(void **state) {
     assert_int_equal(table_apply(t, &ins, 1, &out, &err), LP_OK);
     assert_int_equal(out.iFirstAutoId, 8);
 
-    table_truncate(t);
+    assert_int_equal(table_truncate(t, NULL), LP_OK);
     assert_int_equal(snap_count(t), 0);
     assert_int_equal(table_apply(t, &ins, 1, &out, &err), LP_OK);
     assert_int_equal(out.iFirstAutoId, 1);
@@ -225,7 +225,7 @@ static void test_apply_basic(void **state) {
 
 static void test_sorted_and_compact(void **state) {
     (void)state;
-    Table *t = table_new("t", make_schema());
+    Table *t = table_new("t", make_schema(), NULL);
     Value a[5];
     row_values(a, "x", 1, 1);
     LpError err;
@@ -292,7 +292,7 @@ static void *reader(void *arg) {
 
 static void test_concurrent_batches(void **state) {
     (void)state;
-    Shared sh = {table_new("t", make_schema()), 0};
+    Shared sh = {table_new("t", make_schema(), NULL), 0};
     pthread_t th[2];
     for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, reader, &sh);
     Value a[5], b[5];

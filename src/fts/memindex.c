@@ -1,0 +1,553 @@
+/*
+** memindex.c — see memindex.h.
+**
+** Layout of one term's postings in memory (all varints are LEB128):
+**
+**   doc stream   per posting: varint(doc - previous doc), varint(tf)
+**                (the first posting's "previous doc" is 0 and its delta is
+**                doc + 1, so a delta is never 0 and doc 0 is representable)
+**   pos stream   per posting: tf varints, the first position absolute and
+**                the others as deltas from the previous one
+**   skips        one entry per completed block of FTS_BLOCK postings: the
+**                block's last doc, the stream offsets just past it, and its
+**                impact (largest tf, smallest field length)
+**
+** A cursor decodes the doc stream sequentially; xAdvance first binary
+** searches the skips for the block that may hold the target and jumps to
+** its start. Positions are skipped lazily: the cursor only counts how many
+** position varints lie before the current doc and walks over them when
+** xPositions is called (phrase queries), so term and boolean queries never
+** touch the pos stream.
+**
+** Writers reserve first (fts_mem_add may not fail inside table_apply's
+** last phase), so each add is: reserve space for every stream it will grow,
+** then append. See fts_mem_reserve in memindex_int.h.
+*/
+#include "fts/memindex.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fts/memindex_int.h"
+#include "util/hashmap.h"
+
+typedef struct MemSkip {
+    uint32_t lastDoc;       /* last doc of the block */
+    uint32_t docOff;        /* doc stream offset just past the block */
+    uint32_t posOff;        /* pos stream offset just past the block */
+    uint32_t maxTf;         /* block impact */
+    uint32_t minLen;
+} MemSkip;
+
+typedef struct MemTerm {
+    uint8_t *aDoc;          /* doc stream */
+    uint32_t nDoc, capDoc;
+    uint8_t *aPos;          /* pos stream */
+    uint32_t nPos, capPos;
+    MemSkip *aSkip;         /* completed blocks */
+    uint32_t nSkip, capSkip;
+    uint32_t df;            /* postings */
+    uint64_t cf;            /* total tf */
+    uint32_t lastDoc;       /* last doc appended */
+    uint32_t tailMaxTf;     /* impact of the incomplete last block */
+    uint32_t tailMinLen;
+    uint32_t maxTf;         /* impact of the whole list */
+    uint32_t minLen;
+    uint32_t needDoc, needPos, needSkip; /* reservation in progress (bytes/entries) */
+    uint8_t nKey;
+    uint8_t key[];          /* field byte + term */
+} MemTerm;
+
+struct FtsMem {
+    FtsSource src;          /* must be first: fts_mem_source returns &src */
+    HashMap terms;          /* key -> MemTerm* (the key lives in the term) */
+    VEC(uint32_t) aLen[FTS_MAX_FIELDS]; /* per field: length of each doc */
+    uint64_t aSumLen[FTS_MAX_FIELDS];
+    uint32_t nDocs;         /* highest ordinal added + 1 */
+    size_t nBytes;          /* heap bytes in terms and streams */
+    VEC(MemTerm *) touched; /* terms of the reservation in progress */
+    pthread_mutex_t mu;     /* guards the sorted-key cache below */
+    MemTerm **aSorted;      /* every term in key order, or NULL when stale */
+    size_t nSorted;
+};
+
+/* ------------------------------------------------------------------ */
+/* Document buffers                                                    */
+
+void fts_docbuf_reset(FtsDocBuf *d) {
+    d->terms.n = 0;
+    d->keys.n = 0;
+    memset(d->aLen, 0, sizeof(uint32_t) * (size_t)d->nFields);
+    d->nFields = 0;
+}
+
+void fts_docbuf_free(FtsDocBuf *d) {
+    VEC_FREE(&d->terms);
+    VEC_FREE(&d->keys);
+    d->nFields = 0;
+}
+
+typedef struct DocBufCtx {
+    FtsDocBuf *d;
+    uint8_t field;
+} DocBufCtx;
+
+static int docbuf_token(void *ctx, const Token *t) {
+    DocBufCtx *c = ctx;
+    FtsDocBuf *d = c->d;
+    if (VEC_RESERVE(&d->keys, d->keys.n + 1 + (size_t)t->n)) return LP_NOMEM;
+    FtsDocTerm e = {(uint32_t)d->keys.n, (uint16_t)(1 + t->n), t->iPos};
+    if (VEC_PUSH(&d->terms, e)) return LP_NOMEM;
+    d->keys.a[d->keys.n++] = c->field;
+    memcpy(d->keys.a + d->keys.n, t->z, (size_t)t->n);
+    d->keys.n += (size_t)t->n;
+    return LP_OK;
+}
+
+int fts_docbuf_field(FtsDocBuf *d, const Analyzer *an, int iField, const char *z, size_t n,
+                     LpError *err) {
+    if (iField < 0 || iField >= FTS_MAX_FIELDS) {
+        return lp_err_set(err, LP_INTERNAL, "full-text field %d out of range", iField);
+    }
+    DocBufCtx c = {d, (uint8_t)iField};
+    uint32_t nWords = 0;
+    size_t n0 = d->terms.n, k0 = d->keys.n;
+    int rc = analyzer_run(an, z, n, 0, docbuf_token, &c, &nWords, err);
+    if (rc != LP_OK) {
+        d->terms.n = n0; /* drop this field's half */
+        d->keys.n = k0;
+        if (rc == LP_NOMEM) lp_err_set(err, LP_NOMEM, "out of memory analysing a document");
+        return rc;
+    }
+    d->aLen[iField] += nWords;
+    if (iField + 1 > d->nFields) d->nFields = iField + 1;
+    return LP_OK;
+}
+
+static int cmp_docterm(const void *x, const void *y, void *ctx) {
+    const FtsDocTerm *a = x, *b = y;
+    const uint8_t *keys = ctx;
+    int n = a->nKey < b->nKey ? a->nKey : b->nKey;
+    int c = memcmp(keys + a->off, keys + b->off, (size_t)n);
+    if (c) return c;
+    if (a->nKey != b->nKey) return a->nKey < b->nKey ? -1 : 1;
+    return (a->pos > b->pos) - (a->pos < b->pos);
+}
+
+/* ------------------------------------------------------------------ */
+/* The index                                                           */
+
+FtsMem *fts_mem_new(int nFields) {
+    FtsMem *m = calloc(1, sizeof(*m));
+    if (!m) return NULL;
+    m->src.vt = &fts_mem_vt;
+    m->src.nFields = nFields;
+    m->src.aSumLen = m->aSumLen;
+    pthread_mutex_init(&m->mu, NULL);
+    return m;
+}
+
+void fts_mem_free(FtsMem *m) {
+    if (!m) return;
+    HMapIter it = {0};
+    void *pv;
+    while (hmap_next(&m->terms, &it, NULL, NULL, &pv)) {
+        MemTerm *t = pv;
+        free(t->aDoc);
+        free(t->aPos);
+        free(t->aSkip);
+        free(t);
+    }
+    hmap_free(&m->terms);
+    for (int i = 0; i < FTS_MAX_FIELDS; i++) VEC_FREE(&m->aLen[i]);
+    VEC_FREE(&m->touched);
+    free(m->aSorted);
+    pthread_mutex_destroy(&m->mu);
+    free(m);
+}
+
+FtsSource *fts_mem_source(FtsMem *m) {
+    return &m->src;
+}
+
+size_t fts_mem_bytes(const FtsMem *m) {
+    size_t n = m->nBytes;
+    for (int i = 0; i < m->src.nFields; i++) n += m->aLen[i].cap * sizeof(uint32_t);
+    return n;
+}
+
+size_t fts_mem_nterms(const FtsMem *m) {
+    return hmap_count(&m->terms);
+}
+
+static int grow_bytes(uint8_t **pa, uint32_t *pcap, uint64_t need, size_t *pnBytes) {
+    if (need <= *pcap) return LP_OK;
+    if (need > UINT32_MAX) return LP_NOMEM;
+    uint64_t cap = *pcap ? *pcap : 16;
+    while (cap < need) cap *= 2;
+    if (cap > UINT32_MAX) cap = UINT32_MAX;
+    uint8_t *a = realloc(*pa, (size_t)cap);
+    if (!a) return LP_NOMEM;
+    *pnBytes += (size_t)(cap - *pcap);
+    *pa = a;
+    *pcap = (uint32_t)cap;
+    return LP_OK;
+}
+
+/* Finds or creates the term for key; NULL when out of memory. A new term
+** has df 0, which readers treat as absent. */
+static MemTerm *term_get(FtsMem *m, const uint8_t *key, int nKey) {
+    MemTerm *t = hmap_get(&m->terms, key, (size_t)nKey);
+    if (t) return t;
+    t = calloc(1, sizeof(MemTerm) + (size_t)nKey);
+    if (!t) return NULL;
+    t->nKey = (uint8_t)nKey;
+    memcpy(t->key, key, (size_t)nKey);
+    t->minLen = t->tailMinLen = UINT32_MAX;
+    if (hmap_put(&m->terms, t->key, (size_t)nKey, t, NULL)) {
+        free(t);
+        return NULL;
+    }
+    m->nBytes += sizeof(MemTerm) + (size_t)nKey;
+    /* The sorted cache is rebuilt on the next scan; no reader runs now. */
+    free(m->aSorted);
+    m->aSorted = NULL;
+    return t;
+}
+
+int fts_mem_reserve(FtsMem *m, FtsDocBuf *const *apDoc, int nDoc, uint32_t lastDoc) {
+    int rc = LP_OK;
+    m->touched.n = 0;
+    for (int k = 0; k < nDoc && rc == LP_OK; k++) {
+        FtsDocBuf *d = apDoc[k];
+        if (d->terms.n > 1) qsort_r(d->terms.a, d->terms.n, sizeof(FtsDocTerm), cmp_docterm, d->keys.a);
+        for (size_t i = 0; i < d->terms.n && rc == LP_OK;) {
+            size_t j = i + 1;
+            const FtsDocTerm *e = &d->terms.a[i];
+            while (j < d->terms.n && d->terms.a[j].nKey == e->nKey &&
+                   memcmp(d->keys.a + d->terms.a[j].off, d->keys.a + e->off, e->nKey) == 0) {
+                j++;
+            }
+            MemTerm *t = term_get(m, d->keys.a + e->off, e->nKey);
+            if (!t) {
+                rc = LP_NOMEM;
+                break;
+            }
+            if (t->needDoc == 0 && t->needSkip == 0 && VEC_PUSH(&m->touched, t)) {
+                rc = LP_NOMEM;
+                break;
+            }
+            t->needDoc += 10;                 /* two varints of up to 5 bytes */
+            t->needPos += 5 * (uint32_t)(j - i);
+            t->needSkip += 1;                 /* at most one block completes per posting */
+            i = j;
+        }
+    }
+    for (size_t i = 0; i < m->touched.n; i++) {
+        MemTerm *t = m->touched.a[i];
+        if (rc == LP_OK) {
+            rc = grow_bytes(&t->aDoc, &t->capDoc, (uint64_t)t->nDoc + t->needDoc, &m->nBytes);
+        }
+        if (rc == LP_OK) {
+            rc = grow_bytes(&t->aPos, &t->capPos, (uint64_t)t->nPos + t->needPos, &m->nBytes);
+        }
+        uint32_t nSkipNeed = (t->df + t->needSkip) / FTS_BLOCK + 1;
+        if (rc == LP_OK && nSkipNeed > t->capSkip) {
+            uint32_t cap = t->capSkip ? t->capSkip : 4;
+            while (cap < nSkipNeed) cap *= 2;
+            MemSkip *a = realloc(t->aSkip, sizeof(MemSkip) * cap);
+            if (!a) {
+                rc = LP_NOMEM;
+            } else {
+                m->nBytes += sizeof(MemSkip) * (cap - t->capSkip);
+                t->aSkip = a;
+                t->capSkip = cap;
+            }
+        }
+        t->needDoc = t->needPos = t->needSkip = 0;
+    }
+    m->touched.n = 0;
+    for (int f = 0; f < m->src.nFields && rc == LP_OK; f++) {
+        if (VEC_RESERVE(&m->aLen[f], (size_t)lastDoc + 1)) rc = LP_NOMEM;
+    }
+    return rc;
+}
+
+static uint32_t put_varint(uint8_t *p, uint32_t v) {
+    uint32_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (uint8_t)v;
+    return n;
+}
+
+void fts_mem_append(FtsMem *m, uint32_t doc, const FtsDocBuf *d) {
+    for (int f = 0; f < m->src.nFields; f++) {
+        /* Ordinals without a document (gaps) have length 0. */
+        while (m->aLen[f].n < doc) m->aLen[f].a[m->aLen[f].n++] = 0;
+        uint32_t len = f < d->nFields ? d->aLen[f] : 0;
+        m->aLen[f].a[m->aLen[f].n++] = len;
+        m->aSumLen[f] += len;
+    }
+    for (size_t i = 0; i < d->terms.n;) {
+        const FtsDocTerm *e = &d->terms.a[i];
+        size_t j = i + 1;
+        while (j < d->terms.n && d->terms.a[j].nKey == e->nKey &&
+               memcmp(d->keys.a + d->terms.a[j].off, d->keys.a + e->off, e->nKey) == 0) {
+            j++;
+        }
+        MemTerm *t = hmap_get(&m->terms, d->keys.a + e->off, e->nKey);
+        uint32_t tf = (uint32_t)(j - i);
+        uint32_t len = d->aLen[d->keys.a[e->off]];
+        uint32_t delta = t->df ? doc - t->lastDoc : doc + 1;
+        t->nDoc += put_varint(t->aDoc + t->nDoc, delta);
+        t->nDoc += put_varint(t->aDoc + t->nDoc, tf);
+        uint32_t prev = 0;
+        for (size_t k = i; k < j; k++) {
+            t->nPos += put_varint(t->aPos + t->nPos, d->terms.a[k].pos - prev);
+            prev = d->terms.a[k].pos;
+        }
+        t->df++;
+        t->cf += tf;
+        t->lastDoc = doc;
+        if (tf > t->tailMaxTf) t->tailMaxTf = tf;
+        if (len < t->tailMinLen) t->tailMinLen = len;
+        if (tf > t->maxTf) t->maxTf = tf;
+        if (len < t->minLen) t->minLen = len;
+        if (t->df % FTS_BLOCK == 0) {
+            MemSkip *s = &t->aSkip[t->nSkip++];
+            s->lastDoc = doc;
+            s->docOff = t->nDoc;
+            s->posOff = t->nPos;
+            s->maxTf = t->tailMaxTf;
+            s->minLen = t->tailMinLen;
+            t->tailMaxTf = 0;
+            t->tailMinLen = UINT32_MAX;
+        }
+        i = j;
+    }
+    if (doc + 1 > m->nDocs) m->nDocs = doc + 1;
+    m->src.nDocs = m->nDocs;
+}
+
+int fts_mem_add(FtsMem *m, uint32_t doc, FtsDocBuf *d) {
+    FtsDocBuf *ap[1] = {d};
+    if (fts_mem_reserve(m, ap, 1, doc) != LP_OK) return LP_NOMEM;
+    fts_mem_append(m, doc, d);
+    return LP_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reading: cursors                                                    */
+
+typedef struct MemCursor {
+    FtsPostings base;
+    const MemTerm *t;
+    const uint8_t *p;       /* next byte of the doc stream */
+    const uint8_t *pEnd;
+    uint32_t iNext;         /* index of the next posting to decode */
+    const uint8_t *pPos;    /* pos stream, at the start of some earlier doc */
+    uint32_t nPosSkip;      /* position varints between pPos and the current doc */
+    uint32_t prevTf;        /* tf of the current doc, to count it when moving on */
+    int bPositions;
+} MemCursor;
+
+static inline uint32_t get_varint(const uint8_t **pp) {
+    const uint8_t *p = *pp;
+    uint32_t v = *p++;
+    if (v >= 0x80) {
+        v &= 0x7f;
+        int shift = 7;
+        uint32_t b;
+        do {
+            b = *p++;
+            v |= (b & 0x7f) << shift;
+            shift += 7;
+        } while (b >= 0x80);
+    }
+    *pp = p;
+    return v;
+}
+
+static uint32_t mem_next(FtsPostings *pp) {
+    MemCursor *c = (MemCursor *)pp;
+    if (c->iNext >= c->t->df) return c->base.doc = FTS_NO_DOC;
+    uint32_t delta = get_varint(&c->p);
+    /* Deltas are doc - previous doc, except the first one which is doc + 1. */
+    c->base.doc = c->iNext == 0 ? delta - 1 : c->base.doc + delta;
+    c->nPosSkip += c->prevTf;
+    c->base.tf = c->prevTf = get_varint(&c->p);
+    c->iNext++;
+    return c->base.doc;
+}
+
+static uint32_t mem_advance(FtsPostings *pp, uint32_t target) {
+    MemCursor *c = (MemCursor *)pp;
+    const MemTerm *t = c->t;
+    /* Jump over whole blocks when the target lies past the current one. */
+    uint32_t iBlk = c->iNext / FTS_BLOCK; /* block of the next posting */
+    if (iBlk < t->nSkip && t->aSkip[iBlk].lastDoc < target) {
+        uint32_t lo = iBlk + 1, hi = t->nSkip; /* first block whose lastDoc >= target */
+        while (lo < hi) {
+            uint32_t mid = (lo + hi) / 2;
+            if (t->aSkip[mid].lastDoc < target) lo = mid + 1; else hi = mid;
+        }
+        const MemSkip *s = &t->aSkip[lo - 1]; /* the block before it ends here */
+        c->p = t->aDoc + s->docOff;
+        c->pPos = t->aPos + s->posOff;
+        c->nPosSkip = 0;
+        c->prevTf = 0;
+        c->iNext = lo * FTS_BLOCK;
+        c->base.doc = s->lastDoc; /* the next delta is relative to it */
+    }
+    while (mem_next(pp) < target) {
+    }
+    return c->base.doc;
+}
+
+static int mem_positions(FtsPostings *pp, uint32_t *aPos, LpError *err) {
+    MemCursor *c = (MemCursor *)pp;
+    if (!c->bPositions) return lp_err_set(err, LP_INTERNAL, "cursor opened without positions");
+    /* Walk over the varints of the docs before this one. */
+    const uint8_t *p = c->pPos;
+    for (uint32_t n = c->nPosSkip; n; n--) {
+        while (*p++ & 0x80) {
+        }
+    }
+    uint32_t pos = 0;
+    for (uint32_t i = 0; i < c->base.tf; i++) {
+        pos += get_varint(&p);
+        aPos[i] = pos;
+    }
+    c->pPos = p;           /* now at the start of the next doc */
+    c->nPosSkip = 0;
+    c->prevTf = 0;         /* this doc's positions are consumed */
+    return LP_OK;
+}
+
+static uint32_t mem_shallow(FtsPostings *pp, uint32_t target, uint32_t *pMaxTf, uint32_t *pMinLen) {
+    MemCursor *c = (MemCursor *)pp;
+    const MemTerm *t = c->t;
+    uint32_t lo = c->iNext ? (c->iNext - 1) / FTS_BLOCK : 0, hi = t->nSkip;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (t->aSkip[mid].lastDoc < target) lo = mid + 1; else hi = mid;
+    }
+    if (lo < t->nSkip) {
+        *pMaxTf = t->aSkip[lo].maxTf;
+        *pMinLen = t->aSkip[lo].minLen;
+        return t->aSkip[lo].lastDoc;
+    }
+    if (t->df % FTS_BLOCK == 0 || target > t->lastDoc) { /* past the end */
+        *pMaxTf = 0;
+        *pMinLen = UINT32_MAX;
+        return FTS_NO_DOC;
+    }
+    *pMaxTf = t->tailMaxTf;
+    *pMinLen = t->tailMinLen;
+    return t->lastDoc;
+}
+
+static void mem_close(FtsPostings *pp) {
+    free(pp);
+}
+
+static const FtsPostingsVt mem_cursor_vt = {mem_next, mem_advance, mem_positions, mem_shallow,
+                                            mem_close};
+
+/* An empty term, for keys the index does not hold. */
+static const MemTerm empty_term = {.minLen = UINT32_MAX, .tailMinLen = UINT32_MAX};
+
+static int mem_lookup(FtsSource *s, const uint8_t *key, int nKey, FtsTermInfo *pInfo,
+                      LpError *err) {
+    (void)err;
+    FtsMem *m = (FtsMem *)s;
+    const MemTerm *t = hmap_get(&m->terms, key, (size_t)nKey);
+    if (!t || t->df == 0) return 0;
+    pInfo->df = t->df;
+    pInfo->cf = t->cf;
+    return 1;
+}
+
+static FtsPostings *mem_open(FtsSource *s, const uint8_t *key, int nKey, int bPositions,
+                             LpError *err) {
+    FtsMem *m = (FtsMem *)s;
+    const MemTerm *t = hmap_get(&m->terms, key, (size_t)nKey);
+    if (!t) t = &empty_term;
+    MemCursor *c = calloc(1, sizeof(*c));
+    if (!c) {
+        lp_err_set(err, LP_NOMEM, "out of memory opening a postings list");
+        return NULL;
+    }
+    c->base.vt = &mem_cursor_vt;
+    c->base.doc = FTS_BEFORE_FIRST;
+    c->base.df = t->df;
+    c->base.maxTf = t->maxTf;
+    c->base.minLen = t->minLen;
+    c->t = t;
+    c->p = t->aDoc;
+    c->pEnd = t->aDoc + t->nDoc;
+    c->pPos = t->aPos;
+    c->bPositions = bPositions;
+    return &c->base;
+}
+
+static int cmp_term_key(const void *x, const void *y) {
+    const MemTerm *a = *(MemTerm *const *)x, *b = *(MemTerm *const *)y;
+    int n = a->nKey < b->nKey ? a->nKey : b->nKey;
+    int c = memcmp(a->key, b->key, (size_t)n);
+    return c ? c : (a->nKey > b->nKey) - (a->nKey < b->nKey);
+}
+
+static int mem_scan(FtsSource *s, const uint8_t *prefix, int nPrefix, FtsKeyFn xKey, void *ctx,
+                    LpError *err) {
+    FtsMem *m = (FtsMem *)s;
+    pthread_mutex_lock(&m->mu);
+    if (!m->aSorted) {
+        size_t n = hmap_count(&m->terms);
+        MemTerm **a = malloc(sizeof(MemTerm *) * (n ? n : 1));
+        if (!a) {
+            pthread_mutex_unlock(&m->mu);
+            return lp_err_set(err, LP_NOMEM, "out of memory sorting the term dictionary");
+        }
+        HMapIter it = {0};
+        void *pv;
+        size_t k = 0;
+        while (hmap_next(&m->terms, &it, NULL, NULL, &pv)) a[k++] = pv;
+        qsort(a, k, sizeof(MemTerm *), cmp_term_key);
+        m->aSorted = a;
+        m->nSorted = k;
+    }
+    MemTerm **a = m->aSorted;
+    size_t n = m->nSorted;
+    pthread_mutex_unlock(&m->mu);
+    /* The array cannot change while this reader holds the table's read lock. */
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        const MemTerm *t = a[mid];
+        int k = t->nKey < nPrefix ? t->nKey : nPrefix;
+        int c = memcmp(t->key, prefix, (size_t)k);
+        if (c < 0 || (c == 0 && t->nKey < nPrefix)) lo = mid + 1; else hi = mid;
+    }
+    for (size_t i = lo; i < n; i++) {
+        const MemTerm *t = a[i];
+        if (t->nKey < nPrefix || memcmp(t->key, prefix, (size_t)nPrefix) != 0) break;
+        if (t->df == 0) continue;
+        FtsTermInfo info = {t->df, t->cf};
+        int rc = xKey(ctx, t->key, t->nKey, &info);
+        if (rc) return rc;
+    }
+    return LP_OK;
+}
+
+static uint32_t mem_doclen(FtsSource *s, int iField, uint32_t doc) {
+    FtsMem *m = (FtsMem *)s;
+    if (iField < 0 || iField >= m->src.nFields || doc >= m->aLen[iField].n) return 0;
+    return m->aLen[iField].a[doc];
+}
+
+const FtsSourceVt fts_mem_vt = {mem_lookup, mem_open, mem_scan, mem_doclen};

@@ -1,0 +1,69 @@
+/*
+** memindex.h — the in-memory inverted index of a RAM segment.
+**
+** Contract. An FtsMem indexes documents numbered by ordinals the caller
+** assigns in increasing order (the table's slot numbers). Adding is two
+** steps so the expensive part runs outside the table's write lock:
+**   1. fts_docbuf_field() analyses each full-text field of a new document
+**      into an FtsDocBuf (no shared state touched; any thread);
+**   2. fts_mem_add() appends the buffered terms under ordinal `doc` (with
+**      the writer's exclusive access), which must be larger than every
+**      ordinal added before.
+** Documents are never removed: the caller skips deleted ordinals when it
+** reads (the table's tombstones), and rebuilds the index when it compacts.
+**
+** fts_mem_source() exposes the index through the FtsSource interface
+** (source.h). Readers may run concurrently with each other but not with
+** fts_mem_add(): the table's rwlock provides exactly that.
+*/
+#ifndef LP_FTS_MEMINDEX_H
+#define LP_FTS_MEMINDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fts/source.h"
+#include "text/analyzer.h"
+#include "util/error.h"
+#include "util/vec.h"
+
+/* The analysed terms of one document, before it is added. */
+typedef struct FtsDocTerm {
+    uint32_t off;           /* key offset in aKey */
+    uint16_t nKey;          /* key length (field byte + term) */
+    uint32_t pos;           /* word position */
+} FtsDocTerm;
+
+typedef struct FtsDocBuf {
+    VEC(FtsDocTerm) terms;
+    VEC(uint8_t) keys;      /* concatenated keys */
+    uint32_t aLen[FTS_MAX_FIELDS]; /* words per field (stop words included) */
+    int nFields;            /* fields seen so far (highest index + 1) */
+} FtsDocBuf;
+
+/* Empties the buffer for the next document (keeps its memory). */
+void fts_docbuf_reset(FtsDocBuf *d);
+void fts_docbuf_free(FtsDocBuf *d);
+/* Analyses z[0..n) as field iField of the document. LP_OK, LP_BADINPUT
+** (invalid UTF-8: err names the byte offset), LP_NOMEM. */
+int fts_docbuf_field(FtsDocBuf *d, const Analyzer *an, int iField, const char *z, size_t n,
+                     LpError *err);
+
+typedef struct FtsMem FtsMem; /* opaque */
+
+FtsMem *fts_mem_new(int nFields);
+void fts_mem_free(FtsMem *m);
+
+/* Appends document `doc`. LP_OK or LP_NOMEM (then nothing of the document
+** is visible: the index is as before). */
+int fts_mem_add(FtsMem *m, uint32_t doc, FtsDocBuf *d);
+
+/* Reads through the FtsSource interface (valid until fts_mem_free). */
+FtsSource *fts_mem_source(FtsMem *m);
+
+/* Heap bytes used (SHOW TABLE STATUS). */
+size_t fts_mem_bytes(const FtsMem *m);
+/* Distinct keys. */
+size_t fts_mem_nterms(const FtsMem *m);
+
+#endif /* LP_FTS_MEMINDEX_H */

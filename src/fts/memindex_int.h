@@ -1,0 +1,21 @@
+/*
+** memindex_int.h — the two halves of fts_mem_add(), for callers that must
+** not fail in the middle of a batch (table_apply): reserve everything a
+** batch of documents needs first, then append without failing.
+*/
+#ifndef LP_FTS_MEMINDEX_INT_H
+#define LP_FTS_MEMINDEX_INT_H
+
+#include "fts/memindex.h"
+
+extern const FtsSourceVt fts_mem_vt;
+
+/* Makes room for appending the nDoc documents of apDoc (ordinals up to
+** lastDoc) and sorts their buffers. LP_OK or LP_NOMEM; on failure nothing
+** visible changed (new terms exist but with df 0, which reads as absent). */
+int fts_mem_reserve(FtsMem *m, FtsDocBuf *const *apDoc, int nDoc, uint32_t lastDoc);
+
+/* Appends one document reserved by fts_mem_reserve. Cannot fail. */
+void fts_mem_append(FtsMem *m, uint32_t doc, const FtsDocBuf *d);
+
+#endif /* LP_FTS_MEMINDEX_INT_H */

@@ -1,0 +1,1187 @@
+/*
+** search.c — see search.h.
+**
+** Two stages. Planning (fts_query_new) turns the MATCH tree into a tree of
+** PlanNodes: words are analysed (a word that yields several terms becomes
+** a phrase, one that yields none — a stop word — disappears), each clause
+** is split per field it may match in, prefixes are expanded into the terms
+** they cover, and every leaf gets its idf and weight. Nothing is read but
+** the dictionary. Execution instantiates the plan into iterators over
+** postings cursors (an iterator per PlanNode), which the top-k loops
+** drive. EXPLAIN_SCORE instantiates a fresh copy and advances it to one
+** document.
+**
+** Iterators share one interface (It): doc is the current document,
+** FTS_BEFORE_FIRST before the first call, FTS_NO_DOC at the end; next and
+** advance move forward only; score is valid at the current document.
+*/
+#include "fts/search.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/vec.h"
+
+typedef enum PNKind { PN_LEAF, PN_PHRASE, PN_AND, PN_OR, PN_ALL, PN_NONE } PNKind;
+typedef enum QType { QT_TERM, QT_PREFIX, QT_PHRASE } QType;
+
+static const char *const azQType[] = {"term", "prefix", "phrase"};
+
+typedef struct PlanNode PlanNode;
+struct PlanNode {
+    PNKind kind;
+    QType qtype;
+    int iField;                 /* LEAF, PHRASE */
+    const uint8_t *key;         /* LEAF: field byte + term */
+    int nKey;
+    const uint8_t **aKey;       /* PHRASE: one key per word */
+    int *anKey;
+    uint32_t *aQPos;            /* PHRASE: query positions of the words (gaps = stop words) */
+    int nTerm;
+    int nSlop;                  /* PHRASE: proximity window, 0 = exact */
+    double idf;                 /* LEAF: of the term; PHRASE: sum over its words */
+    double weight;              /* field weight * query-type weight */
+    uint32_t df;                /* LEAF: postings */
+    uint32_t maxTf, minLen;     /* LEAF: list impact (for the WAND bound) */
+    PlanNode **aChild;          /* AND (positives then negatives), OR */
+    int nChild;
+    int nNeg;                   /* AND: the last nNeg children are NOT */
+};
+
+typedef struct It It;
+typedef struct ItVt {
+    uint32_t (*next)(It *);
+    uint32_t (*advance)(It *, uint32_t);
+    double (*score)(It *);
+} ItVt;
+
+struct It {
+    const ItVt *vt;
+    uint32_t doc;
+    const PlanNode *pn;
+    FtsQuery *q;
+};
+
+struct FtsQuery {
+    Arena *a;
+    const char *zMatch;
+    const Analyzer *an;
+    FtsSource *src;
+    FtsRankParams rank;
+    PlanNode *root;
+    double aAvgLen[FTS_MAX_FIELDS];
+    VEC(FtsPostings *) cursors; /* every cursor opened, closed by fts_query_free */
+    FtsStats st;
+    int rc;                     /* sticky error from iteration */
+    LpError *err;               /* where iteration errors go */
+    LpError errIter;
+};
+
+/* ------------------------------------------------------------------ */
+/* BM25                                                                */
+
+static double bm25_tf(const FtsQuery *q, int iField, double tf, double dl) {
+    double k1 = q->rank.k1, b = q->rank.b;
+    double avg = q->aAvgLen[iField] > 0 ? q->aAvgLen[iField] : 1;
+    return tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avg));
+}
+
+static double idf_of(uint32_t nDocs, uint32_t df) {
+    return log(1.0 + ((double)nDocs - df + 0.5) / ((double)df + 0.5));
+}
+
+/* ------------------------------------------------------------------ */
+/* Iterators                                                           */
+
+static FtsPostings *open_cursor(FtsQuery *q, const uint8_t *key, int nKey, int bPos) {
+    FtsPostings *c = q->src->vt->xOpen(q->src, key, nKey, bPos, &q->errIter);
+    if (!c) {
+        q->rc = q->errIter.code ? q->errIter.code : LP_NOMEM;
+        return NULL;
+    }
+    if (VEC_PUSH(&q->cursors, c)) {
+        c->vt->xClose(c);
+        q->rc = lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
+        return NULL;
+    }
+    return c;
+}
+
+/* -- leaf: one term in one field -- */
+typedef struct LeafIt {
+    It base;
+    FtsPostings *c;
+    double wIdf;            /* weight * idf */
+} LeafIt;
+
+static uint32_t leaf_next(It *it) {
+    LeafIt *l = (LeafIt *)it;
+    it->q->st.nPostings++;
+    return it->doc = l->c->vt->xNext(l->c);
+}
+
+static uint32_t leaf_advance(It *it, uint32_t target) {
+    LeafIt *l = (LeafIt *)it;
+    it->q->st.nPostings++;
+    if (l->c->doc != FTS_BEFORE_FIRST && l->c->doc >= target) return it->doc = l->c->doc;
+    if (l->c->doc == FTS_BEFORE_FIRST) {
+        if (l->c->vt->xNext(l->c) >= target) return it->doc = l->c->doc;
+    }
+    return it->doc = l->c->vt->xAdvance(l->c, target);
+}
+
+static double leaf_score(It *it) {
+    LeafIt *l = (LeafIt *)it;
+    FtsQuery *q = it->q;
+    int f = it->pn->iField;
+    double dl = q->src->vt->xDocLen(q->src, f, it->doc);
+    return l->wIdf * bm25_tf(q, f, l->c->tf, dl);
+}
+
+static const ItVt leaf_vt = {leaf_next, leaf_advance, leaf_score};
+
+/* -- OR: union -- */
+typedef struct OrIt {
+    It base;
+    It **a;
+    int n;
+} OrIt;
+
+static uint32_t or_min(OrIt *o) {
+    uint32_t d = FTS_NO_DOC;
+    for (int i = 0; i < o->n; i++) {
+        if (o->a[i]->doc < d) d = o->a[i]->doc;
+    }
+    return o->base.doc = d;
+}
+
+static uint32_t or_next(It *it) {
+    OrIt *o = (OrIt *)it;
+    uint32_t cur = it->doc;
+    for (int i = 0; i < o->n; i++) {
+        It *c = o->a[i];
+        if (cur == FTS_BEFORE_FIRST || c->doc == cur) c->vt->next(c);
+    }
+    return or_min(o);
+}
+
+static uint32_t or_advance(It *it, uint32_t target) {
+    OrIt *o = (OrIt *)it;
+    for (int i = 0; i < o->n; i++) {
+        It *c = o->a[i];
+        if (c->doc == FTS_BEFORE_FIRST || c->doc < target) c->vt->advance(c, target);
+    }
+    return or_min(o);
+}
+
+static double or_score(It *it) {
+    OrIt *o = (OrIt *)it;
+    double s = 0;
+    for (int i = 0; i < o->n; i++) {
+        if (o->a[i]->doc == it->doc) s += o->a[i]->vt->score(o->a[i]);
+    }
+    return s;
+}
+
+static const ItVt or_vt = {or_next, or_advance, or_score};
+
+/* -- AND with optional NOTs: leapfrog -- */
+typedef struct AndIt {
+    It base;
+    It **a;                 /* positives */
+    int n;
+    It **aNeg;
+    int nNeg;
+} AndIt;
+
+static uint32_t and_settle(AndIt *x, uint32_t d) {
+    for (;;) {
+        if (d == FTS_NO_DOC) return x->base.doc = FTS_NO_DOC;
+        int ok = 1;
+        for (int i = 0; i < x->n; i++) {
+            It *c = x->a[i];
+            if (c->doc == FTS_BEFORE_FIRST || c->doc < d) c->vt->advance(c, d);
+            if (c->doc != d) {
+                d = c->doc;
+                ok = 0;
+                break;
+            }
+        }
+        if (!ok) continue;
+        for (int i = 0; i < x->nNeg && ok; i++) {
+            It *c = x->aNeg[i];
+            if (c->doc == FTS_BEFORE_FIRST || c->doc < d) c->vt->advance(c, d);
+            if (c->doc == d) ok = 0;
+        }
+        if (ok) return x->base.doc = d;
+        d++;
+    }
+}
+
+static uint32_t and_next(It *it) {
+    AndIt *x = (AndIt *)it;
+    uint32_t d = it->doc == FTS_BEFORE_FIRST ? 0 : it->doc + 1;
+    if (it->doc == FTS_NO_DOC) return FTS_NO_DOC;
+    return and_settle(x, d);
+}
+
+static uint32_t and_advance(It *it, uint32_t target) {
+    AndIt *x = (AndIt *)it;
+    return and_settle(x, target);
+}
+
+static double and_score(It *it) {
+    AndIt *x = (AndIt *)it;
+    double s = 0;
+    for (int i = 0; i < x->n; i++) s += x->a[i]->vt->score(x->a[i]);
+    return s;
+}
+
+static const ItVt and_vt = {and_next, and_advance, and_score};
+
+/* -- phrase and proximity in one field -- */
+typedef struct PhraseIt {
+    It base;
+    FtsPostings **ac;
+    int n;
+    uint32_t **aaPos;       /* per word: positions in the current doc */
+    uint32_t *anPos;
+    uint32_t *anCap;
+    uint32_t tf;            /* matches in the current doc */
+    double wIdf;
+} PhraseIt;
+
+static int pos_load(PhraseIt *p, int i) {
+    FtsPostings *c = p->ac[i];
+    if (c->tf > p->anCap[i]) {
+        uint32_t cap = c->tf * 2;
+        uint32_t *a = arena_alloc(p->base.q->a, sizeof(uint32_t) * cap);
+        if (!a) return lp_err_set(&p->base.q->errIter, LP_NOMEM, "out of memory");
+        p->aaPos[i] = a;
+        p->anCap[i] = cap;
+    }
+    p->anPos[i] = c->tf;
+    return c->vt->xPositions(c, p->aaPos[i], &p->base.q->errIter);
+}
+
+static int has_pos(const uint32_t *a, uint32_t n, uint32_t v) {
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (a[mid] < v) lo = mid + 1; else hi = mid;
+    }
+    return lo < n && a[lo] == v;
+}
+
+/* Matches of the phrase in the current doc (positions loaded). */
+static uint32_t phrase_count(PhraseIt *p) {
+    const PlanNode *pn = p->base.pn;
+    uint32_t nMatch = 0;
+    if (pn->nSlop == 0) {
+        /* Exact: word i at start + (qpos[i] - qpos[0]). */
+        for (uint32_t k = 0; k < p->anPos[0]; k++) {
+            uint32_t start = p->aaPos[0][k];
+            int ok = 1;
+            for (int i = 1; i < p->n && ok; i++) {
+                ok = has_pos(p->aaPos[i], p->anPos[i], start + (pn->aQPos[i] - pn->aQPos[0]));
+            }
+            nMatch += ok;
+        }
+        return nMatch;
+    }
+    /* Proximity (Sphinx): all words within a span of fewer than
+    ** nSlop + nWords positions, in any order. Slide a window over the
+    ** merged positions; count windows that start a new match. */
+    uint32_t aIdx[64] = {0};
+    int n = p->n > 64 ? 64 : p->n;
+    uint32_t limit = (uint32_t)pn->nSlop + (uint32_t)n; /* span must be < limit */
+    uint32_t lastEnd = 0;
+    int bAny = 0;
+    for (;;) {
+        /* the window [min, max] over each word's current position */
+        uint32_t lo = UINT32_MAX, hi = 0;
+        int iMin = -1;
+        for (int i = 0; i < n; i++) {
+            if (aIdx[i] >= p->anPos[i]) return nMatch;
+            uint32_t v = p->aaPos[i][aIdx[i]];
+            if (v < lo) lo = v, iMin = i;
+            if (v > hi) hi = v;
+        }
+        if (hi - lo + 1 < limit && (!bAny || lo > lastEnd)) {
+            nMatch++;
+            bAny = 1;
+            lastEnd = hi;
+        }
+        aIdx[iMin]++;
+    }
+}
+
+static uint32_t phrase_settle(PhraseIt *p, uint32_t d) {
+    for (;;) {
+        if (d == FTS_NO_DOC) return p->base.doc = FTS_NO_DOC;
+        int ok = 1;
+        for (int i = 0; i < p->n; i++) {
+            FtsPostings *c = p->ac[i];
+            p->base.q->st.nPostings++;
+            if (c->doc == FTS_BEFORE_FIRST) c->vt->xNext(c);
+            if (c->doc < d) c->vt->xAdvance(c, d);
+            if (c->doc != d) {
+                d = c->doc;
+                ok = 0;
+                break;
+            }
+        }
+        if (!ok) continue;
+        for (int i = 0; i < p->n; i++) {
+            if (pos_load(p, i) != LP_OK) {
+                p->base.q->rc = p->base.q->errIter.code;
+                return p->base.doc = FTS_NO_DOC;
+            }
+        }
+        p->tf = phrase_count(p);
+        if (p->tf) return p->base.doc = d;
+        d++;
+    }
+}
+
+static uint32_t phrase_next(It *it) {
+    if (it->doc == FTS_NO_DOC) return FTS_NO_DOC;
+    return phrase_settle((PhraseIt *)it, it->doc == FTS_BEFORE_FIRST ? 0 : it->doc + 1);
+}
+
+static uint32_t phrase_advance(It *it, uint32_t target) {
+    return phrase_settle((PhraseIt *)it, target);
+}
+
+static double phrase_score(It *it) {
+    PhraseIt *p = (PhraseIt *)it;
+    FtsQuery *q = it->q;
+    int f = it->pn->iField;
+    double dl = q->src->vt->xDocLen(q->src, f, it->doc);
+    return p->wIdf * bm25_tf(q, f, p->tf, dl);
+}
+
+static const ItVt phrase_vt = {phrase_next, phrase_advance, phrase_score};
+
+/* -- every document / no document -- */
+static uint32_t all_next(It *it) {
+    uint32_t d = it->doc == FTS_BEFORE_FIRST ? 0 : it->doc + 1;
+    return it->doc = d < it->q->src->nDocs ? d : FTS_NO_DOC;
+}
+
+static uint32_t all_advance(It *it, uint32_t target) {
+    return it->doc = target < it->q->src->nDocs ? target : FTS_NO_DOC;
+}
+
+static double all_score(It *it) {
+    (void)it;
+    return 1.0;
+}
+
+static const ItVt all_vt = {all_next, all_advance, all_score};
+
+static uint32_t none_move(It *it) {
+    return it->doc = FTS_NO_DOC;
+}
+
+static uint32_t none_advance(It *it, uint32_t target) {
+    (void)target;
+    return it->doc = FTS_NO_DOC;
+}
+
+static const ItVt none_vt = {none_move, none_advance, all_score};
+
+/* Builds the iterator tree for pn; NULL on error (q->rc set). */
+static It *instantiate(FtsQuery *q, const PlanNode *pn) {
+    Arena *a = q->a;
+    It *it = NULL;
+    switch (pn->kind) {
+    case PN_LEAF: {
+        LeafIt *l = arena_zalloc(a, sizeof(*l));
+        if (!l || !(l->c = open_cursor(q, pn->key, pn->nKey, 0))) break;
+        l->base.vt = &leaf_vt;
+        l->wIdf = pn->weight * pn->idf;
+        it = &l->base;
+        break;
+    }
+    case PN_PHRASE: {
+        PhraseIt *p = arena_zalloc(a, sizeof(*p));
+        if (!p) break;
+        p->n = pn->nTerm;
+        p->ac = arena_zalloc(a, sizeof(FtsPostings *) * (size_t)p->n);
+        p->aaPos = arena_zalloc(a, sizeof(uint32_t *) * (size_t)p->n);
+        p->anPos = arena_zalloc(a, sizeof(uint32_t) * (size_t)p->n);
+        p->anCap = arena_zalloc(a, sizeof(uint32_t) * (size_t)p->n);
+        if (!p->ac || !p->aaPos || !p->anPos || !p->anCap) break;
+        int ok = 1;
+        for (int i = 0; i < p->n && ok; i++) {
+            ok = (p->ac[i] = open_cursor(q, pn->aKey[i], pn->anKey[i], 1)) != NULL;
+        }
+        if (!ok) break;
+        p->base.vt = &phrase_vt;
+        p->wIdf = pn->weight * pn->idf;
+        it = &p->base;
+        break;
+    }
+    case PN_AND: {
+        AndIt *x = arena_zalloc(a, sizeof(*x));
+        if (!x) break;
+        x->n = pn->nChild - pn->nNeg;
+        x->nNeg = pn->nNeg;
+        x->a = arena_zalloc(a, sizeof(It *) * (size_t)pn->nChild);
+        if (!x->a) break;
+        x->aNeg = x->a + x->n;
+        int ok = 1;
+        for (int i = 0; i < pn->nChild && ok; i++) ok = (x->a[i] = instantiate(q, pn->aChild[i])) != NULL;
+        if (!ok) break;
+        x->base.vt = &and_vt;
+        it = &x->base;
+        break;
+    }
+    case PN_OR: {
+        OrIt *o = arena_zalloc(a, sizeof(*o));
+        if (!o) break;
+        o->n = pn->nChild;
+        o->a = arena_zalloc(a, sizeof(It *) * (size_t)(o->n ? o->n : 1));
+        if (!o->a) break;
+        int ok = 1;
+        for (int i = 0; i < o->n && ok; i++) ok = (o->a[i] = instantiate(q, pn->aChild[i])) != NULL;
+        if (!ok) break;
+        o->base.vt = &or_vt;
+        it = &o->base;
+        break;
+    }
+    case PN_ALL:
+    case PN_NONE:
+        it = arena_zalloc(a, sizeof(It));
+        if (it) it->vt = pn->kind == PN_ALL ? &all_vt : &none_vt;
+        break;
+    }
+    if (!it) {
+        if (!q->rc) q->rc = lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
+        return NULL;
+    }
+    it->doc = FTS_BEFORE_FIRST;
+    it->pn = pn;
+    it->q = q;
+    return it;
+}
+
+/* ------------------------------------------------------------------ */
+/* Planning                                                            */
+
+typedef struct TokList {
+    VEC(Token) a;               /* z points into buf */
+    StrBuf buf;                 /* the terms, back to back */
+} TokList;
+
+static int toklist_add(void *ctx, const Token *t) {
+    TokList *l = ctx;
+    Token c = *t;
+    c.z = (const char *)(uintptr_t)l->buf.n; /* an offset until the list is complete */
+    strbuf_append(&l->buf, t->z, (size_t)t->n);
+    if (l->buf.oom || VEC_PUSH(&l->a, c)) return LP_NOMEM;
+    return LP_OK;
+}
+
+static void toklist_free(TokList *l) {
+    VEC_FREE(&l->a);
+    strbuf_free(&l->buf);
+}
+
+/* Analyses a query word or phrase; on error err->pos is made relative to
+** the MATCH text. */
+static int analyse(FtsQuery *q, const FtsNode *n, int bStem, TokList *l, LpError *err) {
+    int rc = bStem ? analyzer_run(q->an, n->z, (size_t)n->n, 0, toklist_add, l, NULL, err)
+                   : analyzer_run_unstemmed(q->an, n->z, (size_t)n->n, toklist_add, l, err);
+    if (rc == LP_NOMEM) return lp_err_set(err, LP_NOMEM, "out of memory analysing the query");
+    if (rc != LP_OK) {
+        int64_t off = n->pos + (err->pos >= 0 ? err->pos : 0);
+        return lp_err_setpos(err, rc, off, "MATCH: %s (in '%.*s' at offset %d)", err->zMsg,
+                             n->n > 40 ? 40 : n->n, n->z, n->pos);
+    }
+    for (size_t i = 0; i < l->a.n; i++) l->a.a[i].z = l->buf.z + (uintptr_t)l->a.a[i].z;
+    return LP_OK;
+}
+
+static uint8_t *make_key(Arena *a, int iField, const char *z, int n) {
+    uint8_t *k = arena_alloc(a, (size_t)n + 1);
+    if (!k) return NULL;
+    k[0] = (uint8_t)iField;
+    memcpy(k + 1, z, (size_t)n);
+    return k;
+}
+
+static PlanNode *new_pn(FtsQuery *q, PNKind kind) {
+    PlanNode *pn = arena_zalloc(q->a, sizeof(PlanNode));
+    if (pn) pn->kind = kind;
+    return pn;
+}
+
+static PlanNode g_none = {.kind = PN_NONE};
+
+/* An OR of the per-field nodes in a[0..n): none, one, or several. */
+static PlanNode *or_of(FtsQuery *q, PlanNode **a, int n) {
+    if (n == 0) return &g_none;
+    if (n == 1) return a[0];
+    PlanNode *pn = new_pn(q, PN_OR);
+    PlanNode **ac = arena_alloc(q->a, sizeof(PlanNode *) * (size_t)n);
+    if (!pn || !ac) return NULL;
+    memcpy(ac, a, sizeof(PlanNode *) * (size_t)n);
+    pn->aChild = ac;
+    pn->nChild = n;
+    return pn;
+}
+
+static int lookup(FtsQuery *q, const uint8_t *key, int nKey, FtsTermInfo *info, LpError *err) {
+    int r = q->src->vt->xLookup(q->src, key, nKey, info, err);
+    if (r < 0) return -r;
+    if (r == 0) info->df = 0, info->cf = 0;
+    return LP_OK;
+}
+
+/* Per-field leaves (or phrases) for the analysed words of one clause. */
+static PlanNode *plan_words(FtsQuery *q, const FtsNode *n, const TokList *l, QType qtype,
+                            int nSlop, LpError *err) {
+    PlanNode *aField[FTS_MAX_FIELDS];
+    int nField = 0;
+    uint32_t N = q->src->nDocs;
+    for (int f = 0; f < q->src->nFields; f++) {
+        if (!fts_fieldset_has(&n->fields, f)) continue;
+        double w = q->rank.aFieldWeight[f] * (qtype == QT_PHRASE ? q->rank.wPhrase : q->rank.wTerm);
+        if (l->a.n == 1) {
+            PlanNode *pn = new_pn(q, PN_LEAF);
+            if (!pn || !(pn->key = make_key(q->a, f, l->a.a[0].z, l->a.a[0].n))) return NULL;
+            pn->nKey = l->a.a[0].n + 1;
+            FtsTermInfo info;
+            if (lookup(q, pn->key, pn->nKey, &info, err)) return NULL;
+            if (info.df == 0) continue; /* matches nothing in this field */
+            pn->qtype = QT_TERM;
+            pn->iField = f;
+            pn->df = info.df;
+            pn->idf = idf_of(N, info.df);
+            pn->weight = q->rank.aFieldWeight[f] * q->rank.wTerm;
+            aField[nField++] = pn;
+            continue;
+        }
+        PlanNode *pn = new_pn(q, PN_PHRASE);
+        int k = (int)l->a.n;
+        if (!pn) return NULL;
+        pn->aKey = arena_alloc(q->a, sizeof(uint8_t *) * (size_t)k);
+        pn->anKey = arena_alloc(q->a, sizeof(int) * (size_t)k);
+        pn->aQPos = arena_alloc(q->a, sizeof(uint32_t) * (size_t)k);
+        if (!pn->aKey || !pn->anKey || !pn->aQPos) return NULL;
+        int bAll = 1;
+        for (int i = 0; i < k; i++) {
+            if (!(pn->aKey[i] = make_key(q->a, f, l->a.a[i].z, l->a.a[i].n))) return NULL;
+            pn->anKey[i] = l->a.a[i].n + 1;
+            pn->aQPos[i] = l->a.a[i].iPos;
+            FtsTermInfo info;
+            if (lookup(q, pn->aKey[i], pn->anKey[i], &info, err)) return NULL;
+            if (info.df == 0) bAll = 0;
+            pn->idf += idf_of(N, info.df ? info.df : 1);
+        }
+        if (!bAll) continue;
+        pn->qtype = QT_PHRASE;
+        pn->iField = f;
+        pn->nTerm = k;
+        pn->nSlop = nSlop;
+        pn->weight = w;
+        aField[nField++] = pn;
+    }
+    return or_of(q, aField, nField);
+}
+
+typedef struct Expand {
+    FtsQuery *q;
+    int iField;
+    const FtsNode *n;
+    VEC(PlanNode *) leaves;
+    int nLimit;
+    int bCapped;
+} Expand;
+
+static int expand_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
+    Expand *x = ctx;
+    FtsQuery *q = x->q;
+    if ((int)x->leaves.n >= x->nLimit) {
+        x->bCapped = 1;
+        return 1; /* stop the scan */
+    }
+    PlanNode *pn = new_pn(q, PN_LEAF);
+    uint8_t *k = arena_alloc(q->a, (size_t)nKey);
+    if (!pn || !k) return LP_NOMEM;
+    memcpy(k, key, (size_t)nKey);
+    pn->key = k;
+    pn->nKey = nKey;
+    pn->qtype = QT_PREFIX;
+    pn->iField = x->iField;
+    pn->df = info->df;
+    pn->idf = idf_of(q->src->nDocs, info->df);
+    pn->weight = q->rank.aFieldWeight[x->iField] * q->rank.wPrefix;
+    return VEC_PUSH(&x->leaves, pn) ? LP_NOMEM : LP_OK;
+}
+
+static PlanNode *plan_prefix(FtsQuery *q, const FtsNode *n, LpError *err) {
+    TokList l = {{0}, {0}};
+    if (analyse(q, n, 0, &l, err)) {
+        toklist_free(&l);
+        return NULL;
+    }
+    if (l.a.n != 1) {
+        toklist_free(&l);
+        lp_err_setpos(err, LP_BADINPUT, n->pos,
+                      "MATCH: prefix '%.*s*' at offset %d must be one word", n->n > 40 ? 40 : n->n,
+                      n->z, n->pos);
+        return NULL;
+    }
+    int minLen = analyzer_min_prefix_len(q->an);
+    int nChars = 0;
+    for (int i = 0; i < l.a.a[0].n; i++) nChars += (l.a.a[0].z[i] & 0xC0) != 0x80;
+    if (minLen > 0 && nChars < minLen) {
+        toklist_free(&l);
+        lp_err_setpos(err, LP_BADINPUT, n->pos,
+                      "MATCH: prefix '%.*s*' at offset %d is shorter than min_prefix_len=%d",
+                      n->n > 40 ? 40 : n->n, n->z, n->pos, minLen);
+        return NULL;
+    }
+    Expand x = {q, 0, n, {0}, q->rank.nExpansionLimit, 0};
+    uint8_t key[FTS_MAX_KEY];
+    PlanNode *res = NULL;
+    int rc = LP_OK;
+    for (int f = 0; f < q->src->nFields && rc == LP_OK; f++) {
+        if (!fts_fieldset_has(&n->fields, f) || x.bCapped) continue;
+        key[0] = (uint8_t)f;
+        memcpy(key + 1, l.a.a[0].z, (size_t)l.a.a[0].n);
+        x.iField = f;
+        rc = q->src->vt->xScan(q->src, key, l.a.a[0].n + 1, expand_key, &x, err);
+        if (rc == 1) rc = LP_OK; /* stopped at the cap */
+    }
+    if (rc == LP_OK) {
+        q->st.nExpanded += (int)x.leaves.n;
+        q->st.bExpansionCapped |= x.bCapped;
+        res = or_of(q, x.leaves.a, (int)x.leaves.n);
+    } else if (rc == LP_NOMEM) {
+        lp_err_set(err, LP_NOMEM, "out of memory expanding a prefix");
+    }
+    VEC_FREE(&x.leaves);
+    toklist_free(&l);
+    return res;
+}
+
+/* Plans n. Returns NULL with err set on error; a clause that analyses to
+** nothing (stop words) gives *pbDropped = 1 and NULL with no error. */
+static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *err) {
+    *pbDropped = 0;
+    switch (n->kind) {
+    case FTSN_TERM:
+    case FTSN_PHRASE: {
+        TokList l = {{0}, {0}};
+        if (analyse(q, n, 1, &l, err)) {
+            toklist_free(&l);
+            return NULL;
+        }
+        PlanNode *pn = NULL;
+        if (l.a.n == 0) {
+            *pbDropped = 1;
+        } else {
+            pn = plan_words(q, n, &l, n->kind == FTSN_PHRASE && l.a.n > 1 ? QT_PHRASE : QT_TERM,
+                            n->kind == FTSN_PHRASE ? n->nSlop : 0, err);
+        }
+        toklist_free(&l);
+        if (!pn && !*pbDropped && !err->code) lp_err_set(err, LP_NOMEM, "out of memory");
+        return pn;
+    }
+    case FTSN_PREFIX:
+        return plan_prefix(q, n, err);
+    case FTSN_AND:
+    case FTSN_OR: {
+        int bAnd = n->kind == FTSN_AND;
+        PlanNode **aPos = arena_alloc(q->a, sizeof(PlanNode *) * (size_t)n->nChild);
+        PlanNode **aNeg = arena_alloc(q->a, sizeof(PlanNode *) * (size_t)n->nChild);
+        if (!aPos || !aNeg) {
+            lp_err_set(err, LP_NOMEM, "out of memory");
+            return NULL;
+        }
+        int nPos = 0, nNeg = 0, bNone = 0;
+        for (int i = 0; i < n->nChild; i++) {
+            const FtsNode *c = n->aChild[i];
+            int bNot = c->kind == FTSN_NOT;
+            int bDrop;
+            PlanNode *pc = plan(q, bNot ? c->aChild[0] : c, &bDrop, err);
+            if (!pc && !bDrop) return NULL;
+            if (bDrop) continue;
+            if (bNot) {
+                if (pc->kind != PN_NONE) aNeg[nNeg++] = pc; /* NOT nothing excludes nothing */
+                continue;
+            }
+            if (pc->kind == PN_NONE) {
+                bNone |= bAnd; /* an AND with a part that matches nothing matches nothing */
+                continue;
+            }
+            if (!bAnd && pc->kind == PN_OR) { /* flatten */
+                for (int j = 0; j < pc->nChild; j++) {
+                    if (nPos + j >= n->nChild) {
+                        PlanNode **a2 = arena_alloc(q->a, sizeof(PlanNode *) * (size_t)(nPos + pc->nChild + n->nChild));
+                        if (!a2) return lp_err_set(err, LP_NOMEM, "out of memory"), NULL;
+                        memcpy(a2, aPos, sizeof(PlanNode *) * (size_t)nPos);
+                        aPos = a2;
+                    }
+                    aPos[nPos++] = pc->aChild[j];
+                }
+                continue;
+            }
+            aPos[nPos++] = pc;
+        }
+        if (nPos == 0 && nNeg == 0 && !bNone) {
+            *pbDropped = 1;
+            return NULL;
+        }
+        if (bNone || nPos == 0) return &g_none;
+        if (nPos == 1 && nNeg == 0) return aPos[0];
+        PlanNode *pn = new_pn(q, bAnd ? PN_AND : PN_OR);
+        PlanNode **ac = arena_alloc(q->a, sizeof(PlanNode *) * (size_t)(nPos + nNeg));
+        if (!pn || !ac) {
+            lp_err_set(err, LP_NOMEM, "out of memory");
+            return NULL;
+        }
+        memcpy(ac, aPos, sizeof(PlanNode *) * (size_t)nPos);
+        memcpy(ac + nPos, aNeg, sizeof(PlanNode *) * (size_t)nNeg);
+        pn->aChild = ac;
+        pn->nChild = nPos + nNeg;
+        pn->nNeg = bAnd ? nNeg : 0;
+        return pn;
+    }
+    case FTSN_NOT:
+        break;
+    }
+    lp_err_set(err, LP_INTERNAL, "MATCH: NOT outside of an AND");
+    return NULL;
+}
+
+void fts_rank_defaults(FtsRankParams *p) {
+    p->ranker = FTS_RANK_BM25;
+    p->k1 = 1.2;
+    p->b = 0.75;
+    for (int i = 0; i < FTS_MAX_FIELDS; i++) p->aFieldWeight[i] = 1.0;
+    p->wTerm = p->wPhrase = p->wPrefix = 1.0;
+    p->nExpansionLimit = FTS_DEFAULT_EXPANSION_LIMIT;
+}
+
+int fts_query_new(Arena *a, const FtsNode *root, const char *zMatch, const Analyzer *an,
+                  FtsSource *src, const FtsRankParams *rank, FtsQuery **ppQuery, LpError *err) {
+    *ppQuery = NULL;
+    FtsQuery *q = arena_zalloc(a, sizeof(FtsQuery));
+    if (!q) return lp_err_set(err, LP_NOMEM, "out of memory");
+    q->a = a;
+    q->zMatch = zMatch;
+    q->an = an;
+    q->src = src;
+    q->rank = *rank;
+    lp_err_clear(&q->errIter);
+    for (int f = 0; f < src->nFields; f++) {
+        q->aAvgLen[f] = src->nDocs ? (double)src->aSumLen[f] / src->nDocs : 0;
+    }
+    if (!root) {
+        q->root = new_pn(q, PN_ALL);
+        if (!q->root) return lp_err_set(err, LP_NOMEM, "out of memory");
+    } else {
+        int bDrop;
+        lp_err_clear(err);
+        q->root = plan(q, root, &bDrop, err);
+        if (!q->root && !bDrop) return err->code ? err->code : LP_NOMEM;
+        if (!q->root) q->root = &g_none; /* only stop words */
+    }
+    *ppQuery = q;
+    return LP_OK;
+}
+
+void fts_query_free(FtsQuery *q) {
+    if (!q) return;
+    for (size_t i = 0; i < q->cursors.n; i++) q->cursors.a[i]->vt->xClose(q->cursors.a[i]);
+    VEC_FREE(&q->cursors);
+}
+
+/* ------------------------------------------------------------------ */
+/* Top-k                                                               */
+
+typedef struct Heap {
+    FtsHit *a;
+    int n, k;
+} Heap;
+
+/* Is x worse than y (lower score; on a tie, the higher ordinal)? */
+static inline int worse(const FtsHit *x, const FtsHit *y) {
+    return x->score < y->score || (x->score == y->score && x->doc > y->doc);
+}
+
+static void heap_push(Heap *h, uint32_t doc, double score) {
+    FtsHit e = {doc, score};
+    if (h->n < h->k) {
+        int i = h->n++;
+        while (i > 0) {
+            int p = (i - 1) / 2;
+            if (!worse(&e, &h->a[p])) break;
+            h->a[i] = h->a[p];
+            i = p;
+        }
+        h->a[i] = e;
+        return;
+    }
+    if (!worse(&h->a[0], &e)) return;
+    int i = 0;
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, w = i;
+        const FtsHit *pw = &e;
+        if (l < h->n && worse(&h->a[l], pw)) w = l, pw = &h->a[l];
+        if (r < h->n && worse(&h->a[r], pw)) w = r;
+        if (w == i) break;
+        h->a[i] = h->a[w];
+        i = w;
+    }
+    h->a[i] = e;
+}
+
+#define WAND_MAX_LEAVES 4096
+
+static double heap_threshold(const Heap *h) {
+    return h->n < h->k ? -1.0 : h->a[0].score;
+}
+
+static int cmp_hit(const void *x, const void *y) {
+    const FtsHit *a = x, *b = y;
+    if (a->score != b->score) return a->score > b->score ? -1 : 1;
+    return (a->doc > b->doc) - (a->doc < b->doc);
+}
+
+/* Collects the leaves of a pure OR of terms (wand's input) into a (or
+** just counts them when a is NULL). 0 when the plan is something else,
+** with *pzWhy saying what. */
+static int collect_or_leaves(const PlanNode *pn, const PlanNode **a, int *pn_,
+                             const char **pzWhy) {
+    if (pn->kind == PN_LEAF) {
+        if (*pn_ >= WAND_MAX_LEAVES) {
+            *pzWhy = "more terms than wand handles";
+            return 0;
+        }
+        if (a) a[*pn_] = pn;
+        (*pn_)++;
+        return 1;
+    }
+    if (pn->kind == PN_OR) {
+        for (int i = 0; i < pn->nChild; i++) {
+            if (!collect_or_leaves(pn->aChild[i], a, pn_, pzWhy)) return 0;
+        }
+        return 1;
+    }
+    *pzWhy = pn->kind == PN_PHRASE ? "the query has a phrase or proximity clause"
+             : pn->kind == PN_AND  ? (pn->nNeg ? "the query has NOT" : "the query has an AND")
+                                   : "the query matches all or no documents";
+    return 0;
+}
+
+const char *fts_query_strategy(const FtsQuery *q, const char **pzWhyNot) {
+    const PlanNode *r = q->root;
+    *pzWhyNot = NULL;
+    if (r->kind == PN_ALL) return "full_scan";
+    if (r->kind == PN_NONE) return "empty";
+    if (q->rank.ranker == FTS_RANK_NONE) {
+        *pzWhyNot = "ranker=none: no scores to prune with";
+        return "no_ranking";
+    }
+    int n = 0;
+    if (collect_or_leaves(r, NULL, &n, pzWhyNot)) return "wand";
+    if (r->kind == PN_AND && r->nNeg == 0) {
+        int bLeaves = 1;
+        for (int i = 0; i < r->nChild; i++) bLeaves &= r->aChild[i]->kind == PN_LEAF;
+        if (bLeaves) return "and_intersect";
+    }
+    return "bool_fallback";
+}
+
+typedef struct WLeaf {
+    LeafIt *it;
+    double ubList;          /* bound over the whole list */
+} WLeaf;
+
+static double leaf_bound(const FtsQuery *q, const LeafIt *l, uint32_t maxTf, uint32_t minLen) {
+    if (maxTf == 0) return 0;
+    return l->wIdf * bm25_tf(q, l->base.pn->iField, maxTf, minLen);
+}
+
+static int wleaf_cmp_doc(const WLeaf *a, const WLeaf *b) {
+    return a->it->base.doc < b->it->base.doc;
+}
+
+/* Block-max WAND (Ding & Suel 2011) over the leaves of a pure OR. */
+static int wand_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
+    int n = 0;
+    const char *zWhy;
+    collect_or_leaves(q->root, NULL, &n, &zWhy);
+    const PlanNode **aPn = arena_alloc(q->a, sizeof(PlanNode *) * (size_t)(n ? n : 1));
+    if (!aPn) return lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
+    n = 0;
+    collect_or_leaves(q->root, aPn, &n, &zWhy);
+    WLeaf *L = arena_alloc(q->a, sizeof(WLeaf) * (size_t)(n ? n : 1));
+    if (!L) return lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
+    for (int i = 0; i < n; i++) {
+        LeafIt *l = (LeafIt *)instantiate(q, aPn[i]);
+        if (!l) return q->rc;
+        L[i].it = l;
+        L[i].ubList = leaf_bound(q, l, l->c->maxTf, l->c->minLen);
+        leaf_next(&l->base);
+    }
+    for (;;) {
+        /* Keep the leaves ordered by current doc (insertion sort: they
+        ** stay almost sorted between rounds). */
+        for (int i = 1; i < n; i++) {
+            WLeaf x = L[i];
+            int j = i - 1;
+            while (j >= 0 && wleaf_cmp_doc(&x, &L[j])) {
+                L[j + 1] = L[j];
+                j--;
+            }
+            L[j + 1] = x;
+        }
+        double theta = heap_threshold(h);
+        double acc = 0;
+        int p = -1;
+        for (int i = 0; i < n; i++) {
+            if (L[i].it->base.doc == FTS_NO_DOC) break;
+            acc += L[i].ubList;
+            if (acc > theta) {
+                p = i;
+                break;
+            }
+        }
+        if (p < 0) break;
+        uint32_t pivot = L[p].it->base.doc;
+        while (p + 1 < n && L[p + 1].it->base.doc == pivot) p++;
+        /* Block-max check over the leaves up to the pivot. */
+        double bsum = 0;
+        uint32_t minEnd = FTS_NO_DOC;
+        for (int i = 0; i <= p; i++) {
+            uint32_t mtf, mlen;
+            FtsPostings *c = L[i].it->c;
+            uint32_t end = c->vt->xShallow(c, pivot, &mtf, &mlen);
+            bsum += leaf_bound(q, L[i].it, mtf, mlen);
+            if (end < minEnd) minEnd = end;
+        }
+        if (bsum > theta) {
+            if (L[0].it->base.doc == pivot) {
+                q->st.nCandidates++;
+                if (!xAccept || xAccept(ctx, pivot)) {
+                    q->st.nAccepted++;
+                    double s = 0;
+                    for (int i = 0; i <= p; i++) s += leaf_score(&L[i].it->base);
+                    heap_push(h, pivot, s);
+                }
+                for (int i = 0; i <= p; i++) leaf_next(&L[i].it->base);
+            } else {
+                for (int i = 0; i < p && L[i].it->base.doc < pivot; i++) {
+                    leaf_advance(&L[i].it->base, pivot);
+                }
+            }
+        } else {
+            uint32_t next = minEnd == FTS_NO_DOC ? FTS_NO_DOC : minEnd + 1;
+            if (p + 1 < n && L[p + 1].it->base.doc < next) next = L[p + 1].it->base.doc;
+            for (int i = 0; i <= p; i++) {
+                if (L[i].it->base.doc < next) leaf_advance(&L[i].it->base, next);
+            }
+        }
+        if (q->rc) return q->rc;
+    }
+    return q->rc;
+}
+
+static int generic_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx, int bScore) {
+    It *root = instantiate(q, q->root);
+    if (!root) return q->rc;
+    while (root->vt->next(root) != FTS_NO_DOC) {
+        uint32_t d = root->doc;
+        q->st.nCandidates++;
+        if (xAccept && !xAccept(ctx, d)) continue;
+        q->st.nAccepted++;
+        if (!bScore) {
+            /* In ordinal order with equal weights: the first k are the answer,
+            ** but keep counting the matches. */
+            if (h->n < h->k) h->a[h->n++] = (FtsHit){d, 1.0};
+            continue;
+        }
+        heap_push(h, d, root->vt->score(root));
+    }
+    return q->rc;
+}
+
+int fts_query_topk(FtsQuery *q, int k, FtsAcceptFn xAccept, void *ctx, FtsHit *aHit, int *pnHit,
+                   FtsStats *pStats, LpError *err) {
+    Heap h = {aHit, 0, k};
+    const char *zWhy;
+    const char *zStrategy = fts_query_strategy(q, &zWhy);
+    q->st.zStrategy = zStrategy;
+    q->st.zWhyNotFast = zWhy;
+    int rc;
+    if (k <= 0) {
+        rc = LP_OK;
+    } else if (strcmp(zStrategy, "wand") == 0) {
+        rc = wand_topk(q, &h, xAccept, ctx);
+        q->st.bTotalExact = 0;
+    } else {
+        rc = generic_topk(q, &h, xAccept, ctx, q->rank.ranker != FTS_RANK_NONE && q->root->kind != PN_ALL);
+        q->st.bTotalExact = 1;
+    }
+    if (rc != LP_OK) {
+        *err = q->errIter;
+        return rc;
+    }
+    qsort(aHit, (size_t)h.n, sizeof(FtsHit), cmp_hit);
+    *pnHit = h.n;
+    if (pStats) *pStats = q->st;
+    return LP_OK;
+}
+
+int fts_query_all(FtsQuery *q, FtsHitFn xHit, void *ctx, FtsStats *pStats, LpError *err) {
+    const char *zWhy;
+    fts_query_strategy(q, &zWhy);
+    q->st.zStrategy = q->root->kind == PN_ALL ? "full_scan" : "bool_fallback";
+    q->st.zWhyNotFast = "every match is needed (ORDER BY other than WEIGHT(), or COUNT)";
+    q->st.bTotalExact = 1;
+    It *root = instantiate(q, q->root);
+    int rc = root ? LP_OK : q->rc;
+    int bScore = q->rank.ranker != FTS_RANK_NONE && q->root->kind != PN_ALL;
+    while (rc == LP_OK && root->vt->next(root) != FTS_NO_DOC) {
+        q->st.nCandidates++;
+        rc = xHit(ctx, root->doc, bScore ? root->vt->score(root) : 1.0);
+    }
+    if (rc == LP_OK && q->rc) {
+        rc = q->rc;
+        *err = q->errIter;
+    }
+    if (pStats) *pStats = q->st;
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Explaining                                                          */
+
+static void json_str(StrBuf *sb, const char *z, int n) {
+    strbuf_appendc(sb, '"');
+    for (int i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)z[i];
+        if (c == '"' || c == '\\') {
+            strbuf_appendc(sb, '\\');
+            strbuf_appendc(sb, (char)c);
+        } else if (c < 0x20) {
+            strbuf_appendf(sb, "\\u%04x", c);
+        } else {
+            strbuf_appendc(sb, (char)c);
+        }
+    }
+    strbuf_appendc(sb, '"');
+}
+
+/* The text of a plan node's words, for humans. */
+static void pn_text(const PlanNode *pn, StrBuf *sb) {
+    if (pn->kind == PN_LEAF) {
+        json_str(sb, (const char *)pn->key + 1, pn->nKey - 1);
+        return;
+    }
+    StrBuf t = {0};
+    for (int i = 0; i < pn->nTerm; i++) {
+        if (i) strbuf_appendc(&t, ' ');
+        strbuf_append(&t, pn->aKey[i] + 1, (size_t)pn->anKey[i] - 1);
+    }
+    json_str(sb, t.z ? t.z : "", (int)t.n);
+    strbuf_free(&t);
+}
+
+static void explain_it(FtsQuery *q, It *it, uint32_t doc, StrBuf *sb, int *pnOut, double *pTotal) {
+    const PlanNode *pn = it->pn;
+    if (it->doc != doc) return;
+    if (pn->kind == PN_LEAF || pn->kind == PN_PHRASE) {
+        int f = pn->iField;
+        double tf = pn->kind == PN_LEAF ? ((LeafIt *)it)->c->tf : ((PhraseIt *)it)->tf;
+        double dl = q->src->vt->xDocLen(q->src, f, doc);
+        double base = pn->idf * bm25_tf(q, f, tf, dl);
+        double tw = pn->qtype == QT_PHRASE ? q->rank.wPhrase
+                    : pn->qtype == QT_PREFIX ? q->rank.wPrefix : q->rank.wTerm;
+        double contrib = it->vt->score(it);
+        if ((*pnOut)++) strbuf_appendc(sb, ',');
+        strbuf_appendf(sb, "{\"field\":%d,\"type\":\"%s\",\"terms\":", f, azQType[pn->qtype]);
+        pn_text(pn, sb);
+        strbuf_appendf(sb,
+                       ",\"tf\":%.0f,\"dl\":%.0f,\"avgdl\":%.4g,\"idf\":%.6g,\"bm25\":%.6g,"
+                       "\"field_weight\":%g,\"type_weight\":%g,\"contribution\":%.6g}",
+                       tf, dl, q->aAvgLen[f], pn->idf, base, q->rank.aFieldWeight[f], tw, contrib);
+        *pTotal += contrib;
+        return;
+    }
+    if (pn->kind == PN_OR) {
+        OrIt *o = (OrIt *)it;
+        for (int i = 0; i < o->n; i++) explain_it(q, o->a[i], doc, sb, pnOut, pTotal);
+    } else if (pn->kind == PN_AND) {
+        AndIt *x = (AndIt *)it;
+        for (int i = 0; i < x->n; i++) explain_it(q, x->a[i], doc, sb, pnOut, pTotal);
+    }
+}
+
+int fts_query_explain_doc(FtsQuery *q, uint32_t doc, StrBuf *out, LpError *err) {
+    It *root = instantiate(q, q->root);
+    if (!root) {
+        *err = q->errIter;
+        return q->rc;
+    }
+    root->vt->advance(root, doc);
+    int nOut = 0;
+    double total = 0;
+    strbuf_appendz(out, "{\"matches\":[");
+    if (root->doc == doc && q->root->kind != PN_ALL) explain_it(q, root, doc, out, &nOut, &total);
+    if (q->root->kind == PN_ALL && root->doc == doc) total = 1;
+    strbuf_appendf(out, "],\"k1\":%g,\"b\":%g,\"weight\":%.6g}", q->rank.k1, q->rank.b, total);
+    if (q->rc) {
+        *err = q->errIter;
+        return q->rc;
+    }
+    return out->oom ? lp_err_set(err, LP_NOMEM, "out of memory") : LP_OK;
+}
+
+static void plan_text(const FtsQuery *q, const PlanNode *pn, int depth, StrBuf *sb) {
+    strbuf_appendf(sb, "%*s", depth * 2, "");
+    switch (pn->kind) {
+    case PN_LEAF:
+        strbuf_appendf(sb, "%s ", azQType[pn->qtype]);
+        pn_text(pn, sb);
+        strbuf_appendf(sb, " field=%d df=%u idf=%.4g weight=%g\n", pn->iField, pn->df, pn->idf,
+                       pn->weight);
+        return;
+    case PN_PHRASE:
+        strbuf_appendz(sb, pn->nSlop ? "proximity " : "phrase ");
+        pn_text(pn, sb);
+        if (pn->nSlop) strbuf_appendf(sb, "~%d", pn->nSlop);
+        strbuf_appendf(sb, " field=%d idf=%.4g weight=%g\n", pn->iField, pn->idf, pn->weight);
+        return;
+    case PN_ALL:
+        strbuf_appendz(sb, "all documents\n");
+        return;
+    case PN_NONE:
+        strbuf_appendz(sb, "no documents (terms absent or only stop words)\n");
+        return;
+    case PN_AND:
+    case PN_OR:
+        strbuf_appendz(sb, pn->kind == PN_AND ? "AND\n" : "OR\n");
+        for (int i = 0; i < pn->nChild; i++) {
+            if (pn->kind == PN_AND && i >= pn->nChild - pn->nNeg) {
+                strbuf_appendf(sb, "%*sNOT\n", (depth + 1) * 2, "");
+                plan_text(q, pn->aChild[i], depth + 2, sb);
+            } else {
+                plan_text(q, pn->aChild[i], depth + 1, sb);
+            }
+        }
+        return;
+    }
+}
+
+void fts_query_plan_text(FtsQuery *q, StrBuf *out) {
+    plan_text(q, q->root, 0, out);
+}

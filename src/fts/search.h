@@ -1,0 +1,108 @@
+/*
+** search.h — running a full-text query over one segment: planning the
+** MATCH tree into iterators, BM25 scoring with per-query weights, and
+** top-k retrieval (block-max WAND where the query allows it).
+**
+** Scoring. Each matching clause contributes, per field it matches in,
+**     idf * tf*(k1+1) / (tf + k1*(1 - b + b*dl/avgdl)) * field_weight * type_weight
+** with idf = ln(1 + (N - df + 0.5)/(df + 0.5)) (always positive), dl the
+** document's length in that field and avgdl the field's average over the
+** segment. A term is type "term", an expanded prefix "prefix", a phrase or
+** proximity clause "phrase" (its tf is the number of matches, its idf the
+** sum of its words' idfs). A document's weight is the sum of the
+** contributions of the positive clauses it matches. Weights and k1/b are
+** query-time parameters: nothing stored depends on them.
+**
+** Plans (reported as the strategy in SHOW META):
+**   wand            an OR of terms (bag of words): block-max WAND; only the
+**                   top k are fully scored, total_found is a lower bound
+**   and_intersect   an AND of terms: leapfrog intersection, all scored
+**   bool_fallback   anything else (phrases, NOT, nested groups): every
+**                   match is enumerated and scored
+**   full_scan       MATCH('') or a query of stop words only: every document
+**   no_ranking      OPTION ranker=none: matches in ordinal order, weight 1
+** zWhyNotFast says why wand was not used when it was not.
+**
+** Ownership: an FtsQuery lives in the caller's arena plus cursors it opens;
+** fts_query_free closes them. It borrows the source (valid while the
+** caller's snapshot is held) and the analyzer.
+*/
+#ifndef LP_FTS_SEARCH_H
+#define LP_FTS_SEARCH_H
+
+#include <stdint.h>
+
+#include "fts/match.h"
+#include "fts/source.h"
+#include "text/analyzer.h"
+#include "util/arena.h"
+#include "util/error.h"
+#include "util/strbuf.h"
+
+typedef enum FtsRanker { FTS_RANK_BM25 = 0, FTS_RANK_NONE } FtsRanker;
+
+typedef struct FtsRankParams {
+    FtsRanker ranker;
+    double k1;                              /* default 1.2 */
+    double b;                               /* default 0.75 */
+    double aFieldWeight[FTS_MAX_FIELDS];    /* default 1 */
+    double wTerm, wPhrase, wPrefix;         /* query-type weights, default 1 */
+    int nExpansionLimit;                    /* most terms one prefix expands to */
+} FtsRankParams;
+
+#define FTS_DEFAULT_EXPANSION_LIMIT 1000
+
+void fts_rank_defaults(FtsRankParams *p);
+
+typedef struct FtsQuery FtsQuery; /* opaque */
+
+/* Plans root (NULL: every document) against src. Words are analysed with
+** an; prefixes expanded (at most nExpansionLimit terms per prefix).
+** Errors: LP_BADINPUT (a prefix shorter than min_prefix_len, invalid
+** UTF-8 in the query: err->pos is the offset in the MATCH text), LP_NOMEM,
+** LP_CORRUPT (a sealed segment). */
+int fts_query_new(Arena *a, const FtsNode *root, const char *zMatch, const Analyzer *an,
+                  FtsSource *src, const FtsRankParams *rank, FtsQuery **ppQuery, LpError *err);
+void fts_query_free(FtsQuery *q);
+
+/* Decides whether a matching document counts (not deleted, passes the
+** attribute filter). */
+typedef int (*FtsAcceptFn)(void *ctx, uint32_t doc);
+
+typedef struct FtsHit {
+    uint32_t doc;
+    double score;
+} FtsHit;
+
+typedef struct FtsStats {
+    const char *zStrategy;      /* static string, see above */
+    const char *zWhyNotFast;    /* static string or NULL */
+    uint64_t nPostings;         /* postings entries read (next/advance results) */
+    uint64_t nCandidates;       /* documents that reached the accept check */
+    uint64_t nAccepted;         /* of those, accepted */
+    int bTotalExact;            /* nAccepted counts every match */
+    int nExpanded;              /* terms prefixes expanded to */
+    int bExpansionCapped;       /* some prefix hit nExpansionLimit */
+} FtsStats;
+
+/* The k best accepted documents, best first (score descending, then
+** ordinal ascending), into aHit (room for k); *pnHit = how many. */
+int fts_query_topk(FtsQuery *q, int k, FtsAcceptFn xAccept, void *ctx, FtsHit *aHit, int *pnHit,
+                   FtsStats *pStats, LpError *err);
+
+/* Every matching document in ordinal order, with its score, to xHit
+** (accept checks are the caller's). A non-zero return stops the run. */
+typedef int (*FtsHitFn)(void *ctx, uint32_t doc, double score);
+int fts_query_all(FtsQuery *q, FtsHitFn xHit, void *ctx, FtsStats *pStats, LpError *err);
+
+/* A JSON breakdown of doc's score: every matching clause with its field,
+** type, term, tf, dl, idf, base BM25, weights and contribution. */
+int fts_query_explain_doc(FtsQuery *q, uint32_t doc, StrBuf *out, LpError *err);
+
+/* The plan as indented text (EXPLAIN), one line per node. */
+void fts_query_plan_text(FtsQuery *q, StrBuf *out);
+
+/* The strategy fts_query_topk would choose, and why not wand. */
+const char *fts_query_strategy(const FtsQuery *q, const char **pzWhyNot);
+
+#endif /* LP_FTS_SEARCH_H */

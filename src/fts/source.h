@@ -1,0 +1,105 @@
+/*
+** source.h — what the full-text query engine reads from: an index of one
+** segment (the in-memory index of the RAM segment, or a sealed segment
+** file), behind one interface, as redis's ae.h hides its backends.
+**
+** Model. A segment numbers its documents with dense ordinals 0..nDocs-1.
+** Terms are keys of bytes: one byte for the field (0..FTS_MAX_FIELDS-1, the
+** table's TEXT fields in declaration order), then the analysed term, so
+** all the terms of one field are contiguous in key order and a prefix query
+** is a range scan. Each key has a postings list: the ordinals of the
+** documents holding it, ascending, each with its frequency (tf) and, on
+** request, the word positions.
+**
+** Postings lists are read through an FtsPostings cursor:
+**   - doc/tf are plain fields (no call needed to read them); doc is
+**     FTS_NO_DOC once the list is exhausted; before the first xNext() or
+**     xAdvance() it is FTS_BEFORE_FIRST.
+**   - xAdvance(target) moves to the first doc >= target (never backwards).
+**   - xPositions() gives the current doc's positions (tf of them,
+**     ascending); only for cursors opened with positions.
+**   - Block-max WAND: lists are cut into blocks of FTS_BLOCK postings and
+**     each block records its impact: the largest tf in it and the smallest
+**     field length among its documents. No BM25 parameter enters a stored
+**     impact, so weights and k1/b can change per query: the caller turns
+**     (maxTf, minLen) into a score bound. xShallow(target) reports the
+**     block holding target (its last doc and impact) without decoding it.
+**
+** Lifetime: a source and its cursors are valid while the snapshot that
+** produced them is held. Sealed-segment cursors point into the mmap'd file.
+** Thread safety: a source may be read from many threads at once; a cursor
+** belongs to one thread.
+*/
+#ifndef LP_FTS_SOURCE_H
+#define LP_FTS_SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/error.h"
+
+#define FTS_BLOCK 128
+#define FTS_MAX_FIELDS 255
+#define FTS_MAX_KEY (1 + 64)            /* field byte + ANALYZER_MAX_TERM */
+#define FTS_NO_DOC UINT32_MAX
+#define FTS_BEFORE_FIRST (UINT32_MAX - 1)
+
+typedef struct FtsPostings FtsPostings;
+
+typedef struct FtsPostingsVt {
+    /* Next document, or FTS_NO_DOC. */
+    uint32_t (*xNext)(FtsPostings *p);
+    /* First document >= target, or FTS_NO_DOC. target > current doc. */
+    uint32_t (*xAdvance)(FtsPostings *p, uint32_t target);
+    /* Positions of the current document into aPos (room for p->tf).
+    ** LP_OK, or LP_CORRUPT (sealed segment damaged; err names the file). */
+    int (*xPositions)(FtsPostings *p, uint32_t *aPos, LpError *err);
+    /* The block holding the first doc >= target: stores its impact and
+    ** returns its last doc (FTS_NO_DOC past the end). Does not move doc. */
+    uint32_t (*xShallow)(FtsPostings *p, uint32_t target, uint32_t *pMaxTf, uint32_t *pMinLen);
+    void (*xClose)(FtsPostings *p);
+} FtsPostingsVt;
+
+struct FtsPostings {
+    const FtsPostingsVt *vt;
+    uint32_t doc;           /* current document ordinal */
+    uint32_t tf;            /* its term frequency (valid when doc is a document) */
+    uint32_t df;            /* documents in the whole list */
+    uint32_t maxTf;         /* impact of the whole list: largest tf ... */
+    uint32_t minLen;        /* ... and smallest field length */
+};
+
+typedef struct FtsTermInfo {
+    uint32_t df;            /* documents containing the key */
+    uint64_t cf;            /* total occurrences */
+} FtsTermInfo;
+
+/* Called per key of a prefix scan, in ascending key order; non-zero stops
+** the scan and is returned. */
+typedef int (*FtsKeyFn)(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info);
+
+typedef struct FtsSource FtsSource;
+
+typedef struct FtsSourceVt {
+    /* 1 and *pInfo when the key exists, 0 when not, <0 (-LP_*) on error. */
+    int (*xLookup)(FtsSource *s, const uint8_t *key, int nKey, FtsTermInfo *pInfo, LpError *err);
+    /* Opens the key's postings (NULL + err on error; a missing key gives an
+    ** empty cursor, never NULL). */
+    FtsPostings *(*xOpen)(FtsSource *s, const uint8_t *key, int nKey, int bPositions,
+                          LpError *err);
+    /* Every key starting with prefix[0..nPrefix), ascending. */
+    int (*xScan)(FtsSource *s, const uint8_t *prefix, int nPrefix, FtsKeyFn xKey, void *ctx,
+                 LpError *err);
+    /* Length (words) of field iField of document doc; 0 when the document
+    ** has none. */
+    uint32_t (*xDocLen)(FtsSource *s, int iField, uint32_t doc);
+} FtsSourceVt;
+
+struct FtsSource {
+    const FtsSourceVt *vt;
+    uint32_t nDocs;                     /* documents (ordinals) in the segment */
+    int nFields;                        /* full-text fields */
+    const uint64_t *aSumLen;            /* per field: total length of all documents */
+};
+
+#endif /* LP_FTS_SOURCE_H */

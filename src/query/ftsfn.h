@@ -1,0 +1,35 @@
+/*
+** ftsfn.h — functions of a full-text query evaluated per result row
+** (QE_CALL callbacks): EXPLAIN_SCORE(), and HIGHLIGHT() / SNIPPET().
+** Their results live in the row's scratch arena (QRow.pScratch).
+*/
+#ifndef LP_QUERY_FTSFN_H
+#define LP_QUERY_FTSFN_H
+
+#include "query/expr.h"
+
+/* EXPLAIN_SCORE(): the JSON breakdown of the row's WEIGHT() (fts/search.h). */
+Value qfn_explain_score(const QExpr *e, const QRow *row);
+
+
+#include "fts/highlight.h"
+
+/* HIGHLIGHT() and SNIPPET(): what the binder prepares once per statement. */
+typedef struct QHighlight {
+    FtsHlOptions opt;
+    const char *zFieldSep;      /* between fields (HIGHLIGHT), default " | " */
+    const Analyzer *an;
+    int nField;                 /* HIGHLIGHT: fields to show, in order */
+    const int *aCol;            /* their schema columns */
+    const FtsHlQuery *const *apHl; /* their terms */
+    const QExpr *pText;         /* SNIPPET: the text argument */
+    const FtsHlQuery *pHlText;  /* SNIPPET: the terms */
+} QHighlight;
+
+/* HIGHLIGHT(): the row's fields, highlighted, joined by zFieldSep
+** (pArg: a QHighlight). */
+Value qfn_highlight(const QExpr *e, const QRow *row);
+/* SNIPPET(text, 'query', ...): the text highlighted (pArg: a QHighlight). */
+Value qfn_snippet(const QExpr *e, const QRow *row);
+
+#endif /* LP_QUERY_FTSFN_H */

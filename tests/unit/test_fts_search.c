@@ -1,0 +1,519 @@
+/* Unit tests for the in-memory full-text index and the query engine:
+** every operator against a brute-force reference evaluator on random
+** documents, BM25 against hand-computed values, block-max WAND against
+** exhaustive top-k. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fts/match.h"
+#include "fts/memindex.h"
+#include "fts/search.h"
+#include "text/analyzer.h"
+
+#define NF 2
+#define NWORD 40
+#define MAXLEN 60
+
+typedef struct Doc {
+    int aLen[NF];
+    int aaWord[NF][MAXLEN];
+} Doc;
+
+static Doc *g_docs;
+static int g_nDoc;
+static FtsMem *g_mem;
+static Analyzer *g_an;
+static const char *const g_azField[NF] = {"title", "body"};
+static unsigned g_seed = 12345;
+
+static unsigned rnd(void) {
+    g_seed = g_seed * 1103515245u + 12345u;
+    return (g_seed >> 16) & 0x7fff;
+}
+
+/* Zipf-ish: small word numbers are frequent. */
+static int rnd_word(void) {
+    double u = (rnd() + 1) / 32769.0;
+    int w = (int)(NWORD * u * u * u);
+    return w < NWORD ? w : NWORD - 1;
+}
+
+static void word_text(int w, char *buf) {
+    /* distinct words; some share prefixes (ab0, ab1, ...) */
+    snprintf(buf, 16, "%s%d", w % 3 == 0 ? "ab" : w % 3 == 1 ? "abc" : "xy", w);
+}
+
+static int g_aDf[NF][NWORD];     /* df per field and word, filled by build_index */
+static double g_aAvg[NF];        /* average field lengths */
+static int df_count(int f, int w);
+
+static int build_index(int nDoc) {
+    AnalyzerConfig cfg = {NULL, NULL, 0};
+    LpError err;
+    if (analyzer_new(&cfg, &g_an, &err)) return -1;
+    g_docs = calloc((size_t)nDoc, sizeof(Doc));
+    g_mem = fts_mem_new(NF);
+    g_nDoc = nDoc;
+    FtsDocBuf d = {0};
+    for (int i = 0; i < nDoc; i++) {
+        fts_docbuf_reset(&d);
+        for (int f = 0; f < NF; f++) {
+            int len = f == 0 ? (int)(rnd() % 6) : (int)(rnd() % MAXLEN);
+            char text[MAXLEN * 16] = "";
+            for (int k = 0; k < len; k++) {
+                int w = rnd_word();
+                g_docs[i].aaWord[f][k] = w;
+                char buf[16];
+                word_text(w, buf);
+                strcat(text, buf);
+                strcat(text, k % 5 == 4 ? ". " : " ");
+            }
+            g_docs[i].aLen[f] = len;
+            if (fts_docbuf_field(&d, g_an, f, text, strlen(text), &err)) return -1;
+        }
+        if (fts_mem_add(g_mem, (uint32_t)i, &d)) return -1;
+    }
+    fts_docbuf_free(&d);
+    for (int f = 0; f < NF; f++) {
+        double sum = 0;
+        for (int i = 0; i < nDoc; i++) sum += g_docs[i].aLen[f];
+        g_aAvg[f] = sum / nDoc;
+        for (int w = 0; w < NWORD; w++) g_aDf[f][w] = df_count(f, w);
+    }
+    return 0;
+}
+
+static int setup(void **state) {
+    (void)state;
+    return build_index(1500);
+}
+
+static int teardown(void **state) {
+    (void)state;
+    fts_mem_free(g_mem);
+    analyzer_free(g_an);
+    free(g_docs);
+    return 0;
+}
+
+/* ---- the reference ---- */
+
+static int word_of(const char *z, int n) {
+    for (int w = 0; w < NWORD; w++) {
+        char buf[16];
+        word_text(w, buf);
+        if ((int)strlen(buf) == n && memcmp(buf, z, (size_t)n) == 0) return w;
+    }
+    return -1;
+}
+
+static int df_of(int f, int w) {
+    return g_aDf[f][w];
+}
+
+static int df_count(int f, int w) {
+    int n = 0;
+    for (int i = 0; i < g_nDoc; i++) {
+        for (int k = 0; k < g_docs[i].aLen[f]; k++) {
+            if (g_docs[i].aaWord[f][k] == w) {
+                n++;
+                break;
+            }
+        }
+    }
+    return n;
+}
+
+static double avglen(int f) {
+    return g_aAvg[f];
+}
+
+static double bm25(double idf, double tf, double dl, double avg) {
+    return idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * dl / avg));
+}
+
+static double idf(int df) {
+    return log(1.0 + (g_nDoc - df + 0.5) / (df + 0.5));
+}
+
+/* Does doc i match node n; *pScore = its contribution. */
+static int ref_eval(const FtsNode *n, int i, double *pScore) {
+    *pScore = 0;
+    switch (n->kind) {
+    case FTSN_TERM:
+    case FTSN_PREFIX: {
+        int any = 0;
+        for (int f = 0; f < NF; f++) {
+            if (!fts_fieldset_has(&n->fields, f)) continue;
+            for (int w = 0; w < NWORD; w++) {
+                char buf[16];
+                word_text(w, buf);
+                int ok = n->kind == FTSN_TERM ? (int)strlen(buf) == n->n && !memcmp(buf, n->z, (size_t)n->n)
+                                              : (int)strlen(buf) >= n->n && !memcmp(buf, n->z, (size_t)n->n);
+                if (!ok) continue;
+                int tf = 0;
+                for (int k = 0; k < g_docs[i].aLen[f]; k++) tf += g_docs[i].aaWord[f][k] == w;
+                if (!tf) continue;
+                any = 1;
+                *pScore += bm25(idf(df_of(f, w)), tf, g_docs[i].aLen[f], avglen(f));
+            }
+        }
+        return any;
+    }
+    case FTSN_PHRASE: {
+        /* the phrase words, split on spaces */
+        int aw[8], nw = 0;
+        const char *p = n->z;
+        while (*p && nw < 8) {
+            while (*p == ' ') p++;
+            const char *e = p;
+            while (*e && *e != ' ') e++;
+            if (e > p) aw[nw++] = word_of(p, (int)(e - p));
+            p = e;
+        }
+        int any = 0;
+        for (int f = 0; f < NF; f++) {
+            if (!fts_fieldset_has(&n->fields, f)) continue;
+            int tf = 0;
+            if (n->nSlop == 0) {
+                for (int k = 0; k + nw <= g_docs[i].aLen[f]; k++) {
+                    int ok = 1;
+                    for (int j = 0; j < nw && ok; j++) ok = g_docs[i].aaWord[f][k + j] == aw[j];
+                    tf += ok;
+                }
+            } else {
+                /* windows spanning fewer than nSlop+nw positions holding every
+                ** word, each starting at an occurrence, not overlapping */
+                int lastEnd = -1;
+                for (int s = 0; s < g_docs[i].aLen[f]; s++) {
+                    int limit = n->nSlop + nw, e = s + limit - 2;
+                    if (e >= g_docs[i].aLen[f]) e = g_docs[i].aLen[f] - 1;
+                    int ok = 1, hi = s;
+                    for (int j = 0; j < nw && ok; j++) {
+                        int found = -1;
+                        for (int k = s; k <= e && found < 0; k++) {
+                            if (g_docs[i].aaWord[f][k] == aw[j]) found = k;
+                        }
+                        ok = found >= 0;
+                        if (found > hi) hi = found;
+                    }
+                    int first = 0;
+                    for (int j = 0; j < nw && ok; j++) first |= g_docs[i].aaWord[f][s] == aw[j];
+                    if (ok && first && s > lastEnd) {
+                        tf++;
+                        lastEnd = hi;
+                    }
+                }
+            }
+            if (!tf) continue;
+            any = 1;
+            double sidf = 0;
+            for (int j = 0; j < nw; j++) sidf += idf(df_of(f, aw[j]) ? df_of(f, aw[j]) : 1);
+            *pScore += bm25(sidf, tf, g_docs[i].aLen[f], avglen(f));
+        }
+        return any;
+    }
+    case FTSN_AND: {
+        int ok = 1;
+        for (int c = 0; c < n->nChild && ok; c++) {
+            double sc;
+            if (n->aChild[c]->kind == FTSN_NOT) {
+                ok = !ref_eval(n->aChild[c]->aChild[0], i, &sc);
+            } else {
+                ok = ref_eval(n->aChild[c], i, &sc);
+                *pScore += sc;
+            }
+        }
+        return ok;
+    }
+    case FTSN_OR: {
+        int any = 0;
+        for (int c = 0; c < n->nChild; c++) {
+            double sc;
+            if (ref_eval(n->aChild[c], i, &sc)) {
+                any = 1;
+                *pScore += sc;
+            }
+        }
+        return any;
+    }
+    default:
+        return 0;
+    }
+}
+
+typedef struct Collect {
+    double *aScore;         /* per doc, -1 = not matched */
+    int n;
+} Collect;
+
+static int collect_hit(void *ctx, uint32_t doc, double score) {
+    Collect *c = ctx;
+    assert_true(doc < (uint32_t)g_nDoc);
+    assert_true(c->aScore[doc] < 0); /* each doc once, in order */
+    c->aScore[doc] = score;
+    c->n++;
+    return 0;
+}
+
+static int accept_odd_filter(void *ctx, uint32_t doc) {
+    (void)ctx;
+    return doc % 7 != 3; /* a filter that drops some docs */
+}
+
+/* Runs zQuery through the engine and checks it against the reference. */
+static void check_query(const char *zQuery) {
+    Arena a;
+    arena_init(&a, 0);
+    FtsNode *root;
+    LpError err;
+    if (fts_match_parse(&a, zQuery, strlen(zQuery), g_azField, NF, &root, &err) != LP_OK) {
+        fail_msg("parse of %s: %s", zQuery, err.zMsg);
+    }
+    FtsRankParams rank;
+    fts_rank_defaults(&rank);
+    FtsQuery *q;
+    assert_int_equal(fts_query_new(&a, root, zQuery, g_an, fts_mem_source(g_mem), &rank, &q, &err),
+                     LP_OK);
+    Collect c = {calloc((size_t)g_nDoc, sizeof(double)), 0};
+    for (int i = 0; i < g_nDoc; i++) c.aScore[i] = -1;
+    FtsStats st;
+    assert_int_equal(fts_query_all(q, collect_hit, &c, &st, &err), LP_OK);
+    fts_query_free(q);
+    for (int i = 0; i < g_nDoc; i++) {
+        double ref;
+        int m = root ? ref_eval(root, i, &ref) : 1;
+        if (m != (c.aScore[i] >= 0)) {
+            fail_msg("query %s doc %d: reference %s, engine %s", zQuery, i, m ? "matches" : "no",
+                     c.aScore[i] >= 0 ? "matches" : "no");
+        }
+        if (m && root && fabs(ref - c.aScore[i]) > 1e-9 * (1 + ref)) {
+            fail_msg("query %s doc %d: score %.12g, reference %.12g", zQuery, i, c.aScore[i], ref);
+        }
+    }
+    /* top-k (wand where the engine chooses it) against the exhaustive order */
+    for (int k = 1; k <= 50; k += 49) {
+        assert_int_equal(fts_query_new(&a, root, zQuery, g_an, fts_mem_source(g_mem), &rank, &q, &err),
+                         LP_OK);
+        FtsHit aHit[50];
+        int nHit;
+        assert_int_equal(fts_query_topk(q, k, accept_odd_filter, NULL, aHit, &nHit, &st, &err), LP_OK);
+        fts_query_free(q);
+        /* reference: best k among accepted matches, score desc, doc asc */
+        int nExpect = 0;
+        for (int i = 0; i < g_nDoc; i++) nExpect += c.aScore[i] >= 0 && accept_odd_filter(NULL, (uint32_t)i);
+        assert_int_equal(nHit, nExpect < k ? nExpect : k);
+        for (int h = 0; h < nHit; h++) {
+            uint32_t d = aHit[h].doc;
+            assert_true(accept_odd_filter(NULL, d));
+            assert_true(c.aScore[d] >= 0);
+            assert_true(fabs(aHit[h].score - c.aScore[d]) < 1e-9 * (1 + c.aScore[d]));
+            /* no accepted doc outside the hits beats the last hit */
+            if (h == nHit - 1) {
+                for (int i = 0; i < g_nDoc; i++) {
+                    if (c.aScore[i] < 0 || !accept_odd_filter(NULL, (uint32_t)i)) continue;
+                    int in = 0;
+                    for (int j = 0; j < nHit; j++) in |= aHit[j].doc == (uint32_t)i;
+                    if (in) continue;
+                    if (c.aScore[i] > aHit[h].score ||
+                        (c.aScore[i] == aHit[h].score && (uint32_t)i < aHit[h].doc)) {
+                        fail_msg("query %s k=%d (%s): doc %d (%.12g) missing, last hit %u (%.12g)",
+                                 zQuery, k, st.zStrategy, i, c.aScore[i], aHit[h].doc, aHit[h].score);
+                    }
+                }
+            }
+        }
+    }
+    free(c.aScore);
+    arena_free(&a);
+}
+
+static void rand_query(char *buf) {
+    static const char *const aOp[] = {" ", " | ", " -"};
+    buf[0] = 0;
+    int n = 1 + (int)(rnd() % 4);
+    for (int i = 0; i < n; i++) {
+        if (i) strcat(buf, aOp[rnd() % 3]);
+        char w[16];
+        word_text(rnd_word(), w);
+        switch (rnd() % 8) {
+        case 0: {
+            char w2[16];
+            word_text(rnd_word(), w2);
+            sprintf(buf + strlen(buf), "\"%s %s\"", w, w2);
+            break;
+        }
+        case 1: {
+            char w2[16];
+            word_text(rnd_word(), w2);
+            sprintf(buf + strlen(buf), "\"%s %s\"~%u", w, w2, rnd() % 4);
+            break;
+        }
+        case 2:
+            sprintf(buf + strlen(buf), "%.*s*", 2 + (int)(rnd() % 2), w);
+            break;
+        case 3:
+            sprintf(buf + strlen(buf), "@title %s", w);
+            break;
+        case 4:
+            sprintf(buf + strlen(buf), "(%s | abc%d)", w, (int)(rnd() % NWORD));
+            break;
+        default:
+            strcat(buf, w);
+        }
+    }
+}
+
+static void test_operators_vs_reference(void **state) {
+    (void)state;
+    static const char *const aFixed[] = {
+        "ab0", "ab0 | xy2", "ab0 xy2", "ab0 -xy2", "\"ab0 abc1\"", "\"ab0 abc1\"~3", "ab*",
+        "abc*", "@title ab0", "@body ab0 | xy2", "(ab0 | abc1) xy2", "ab0 | abc1 | xy2 | ab3 | abc4",
+        "@(title,body) xy5", "title:ab0", "+ab0 +abc1", "ab0 !abc1", "nothere", "ab0 nothere",
+        "ab0 | nothere", "",
+    };
+    for (size_t i = 0; i < sizeof(aFixed) / sizeof(aFixed[0]); i++) check_query(aFixed[i]);
+    char buf[512];
+    for (int i = 0; i < 200; i++) {
+        rand_query(buf);
+        /* a query of only NOTs is refused by the parser: skip those */
+        if (buf[0] == ' ' || buf[1] == '-') continue;
+        Arena a;
+        arena_init(&a, 0);
+        FtsNode *root;
+        LpError err;
+        int rc = fts_match_parse(&a, buf, strlen(buf), g_azField, NF, &root, &err);
+        arena_free(&a);
+        if (rc == LP_OK) check_query(buf);
+    }
+}
+
+/* BM25 against hand-computed values on a 3-document index. */
+static void test_bm25_by_hand(void **state) {
+    (void)state;
+    FtsMem *m = fts_mem_new(1);
+    FtsDocBuf d = {0};
+    LpError err;
+    const char *aDoc[] = {"cat dog", "cat cat bird fish", "fish"};
+    for (int i = 0; i < 3; i++) {
+        fts_docbuf_reset(&d);
+        assert_int_equal(fts_docbuf_field(&d, g_an, 0, aDoc[i], strlen(aDoc[i]), &err), LP_OK);
+        assert_int_equal(fts_mem_add(m, (uint32_t)i, &d), LP_OK);
+    }
+    fts_docbuf_free(&d);
+    Arena a;
+    arena_init(&a, 0);
+    const char *const azF[] = {"t"};
+    FtsNode *root;
+    assert_int_equal(fts_match_parse(&a, "cat", 3, azF, 1, &root, &err), LP_OK);
+    FtsRankParams rank;
+    fts_rank_defaults(&rank);
+    FtsQuery *q;
+    assert_int_equal(fts_query_new(&a, root, "cat", g_an, fts_mem_source(m), &rank, &q, &err), LP_OK);
+    FtsHit aHit[3];
+    int n;
+    FtsStats st;
+    assert_int_equal(fts_query_topk(q, 3, NULL, NULL, aHit, &n, &st, &err), LP_OK);
+    assert_int_equal(n, 2);
+    /* N=3, df=2: idf = ln(1 + 1.5/2.5) = ln 1.6; avgdl = 7/3.
+    ** doc 1: tf 2, dl 4; doc 0: tf 1, dl 2. */
+    double idf = log(1.6), avg = 7.0 / 3.0;
+    double s1 = idf * 2 * 2.2 / (2 + 1.2 * (0.25 + 0.75 * 4 / avg));
+    double s0 = idf * 1 * 2.2 / (1 + 1.2 * (0.25 + 0.75 * 2 / avg));
+    assert_int_equal(aHit[0].doc, 1);
+    assert_true(fabs(aHit[0].score - s1) < 1e-12);
+    assert_int_equal(aHit[1].doc, 0);
+    assert_true(fabs(aHit[1].score - s0) < 1e-12);
+    assert_string_equal(st.zStrategy, "wand");
+    fts_query_free(q);
+    /* weights multiply */
+    rank.aFieldWeight[0] = 2;
+    rank.wTerm = 1.5;
+    assert_int_equal(fts_query_new(&a, root, "cat", g_an, fts_mem_source(m), &rank, &q, &err), LP_OK);
+    assert_int_equal(fts_query_topk(q, 3, NULL, NULL, aHit, &n, &st, &err), LP_OK);
+    assert_true(fabs(aHit[0].score - 3 * s1) < 1e-12);
+    /* explain names the parts */
+    StrBuf sb = {0};
+    assert_int_equal(fts_query_explain_doc(q, 1, &sb, &err), LP_OK);
+    assert_non_null(strstr(sb.z, "\"tf\":2,\"dl\":4"));
+    assert_non_null(strstr(sb.z, "\"field_weight\":2,\"type_weight\":1.5"));
+    strbuf_free(&sb);
+    fts_query_free(q);
+    arena_free(&a);
+    fts_mem_free(m);
+}
+
+/* Cursor operations on long lists (several blocks), against the docs. */
+static void test_cursor_blocks(void **state) {
+    (void)state;
+    FtsSource *src = fts_mem_source(g_mem);
+    LpError err;
+    for (int w = 0; w < NWORD; w += 7) {
+        char buf[16];
+        word_text(w, buf);
+        uint8_t key[32];
+        key[0] = 1;
+        memcpy(key + 1, buf, strlen(buf));
+        FtsPostings *c = src->vt->xOpen(src, key, (int)strlen(buf) + 1, 1, &err);
+        assert_non_null(c);
+        uint32_t expect = 0, nSeen = 0;
+        for (uint32_t doc = c->vt->xNext(c); doc != FTS_NO_DOC;) {
+            /* expect = next doc holding w in the body */
+            while (1) {
+                int tf = 0;
+                for (int k = 0; k < g_docs[expect].aLen[1]; k++) tf += g_docs[expect].aaWord[1][k] == w;
+                if (tf) {
+                    assert_int_equal(doc, expect);
+                    assert_int_equal(c->tf, (uint32_t)tf);
+                    uint32_t aPos[MAXLEN];
+                    if (nSeen % 3 == 0) {
+                        assert_int_equal(c->vt->xPositions(c, aPos, &err), LP_OK);
+                        for (uint32_t j = 0; j < c->tf; j++) assert_int_equal(g_docs[doc].aaWord[1][aPos[j]], w);
+                    }
+                    break;
+                }
+                expect++;
+            }
+            nSeen++;
+            expect++;
+            /* sometimes jump ahead */
+            if (nSeen % 10 == 0 && expect + 50 < (uint32_t)g_nDoc) {
+                uint32_t mtf, mlen;
+                uint32_t end = c->vt->xShallow(c, expect + 50, &mtf, &mlen);
+                assert_true(end >= expect + 50 || end == FTS_NO_DOC);
+                doc = c->vt->xAdvance(c, expect + 50);
+                expect += 50;
+            } else {
+                doc = c->vt->xNext(c);
+            }
+            if (doc != FTS_NO_DOC) {
+                /* docs skipped by advance must not hold w */
+                while (expect < doc) {
+                    int tf = 0;
+                    for (int k = 0; k < g_docs[expect].aLen[1]; k++) tf += g_docs[expect].aaWord[1][k] == w;
+                    if (nSeen % 10 != 0) assert_int_equal(tf, 0);
+                    expect++;
+                }
+            }
+        }
+        assert_int_equal(nSeen > 0, 1);
+        c->vt->xClose(c);
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bm25_by_hand),
+        cmocka_unit_test(test_cursor_blocks),
+        cmocka_unit_test(test_operators_vs_reference),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
