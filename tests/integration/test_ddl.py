@@ -55,14 +55,14 @@ def test_show_create_table_recreates_identical(cur, uniq):
     t = uniq()
     cur.execute(f"CREATE TABLE {t} (title TEXT indexed, body TEXT stored, {ALL_TYPES.split(', ', 1)[1]}, "
                 "emb FLOAT_VECTOR knn_type='hnsw' knn_dims='3' hnsw_similarity='cosine') "
-                "morphology='stem_en' min_infix_len='2' rt_mem_limit='128M'")
+                "morphology='stem_en' min_prefix_len='2' rt_mem_limit='128M'")
     d1, c1 = describe(cur, t), show_create(cur, t)
     low = c1.lower()
     assert low.startswith("create table")
     for opt in ("knn_type='hnsw'", "knn_dims='4'", "hnsw_similarity='l2'",
                 "knn_dims='3'", "hnsw_similarity='cosine'", "hnsw_m='16'",
                 "hnsw_ef_construction='200'",
-                "morphology='stem_en'", "min_infix_len='2'"):
+                "morphology='stem_en'", "min_prefix_len='2'"):
         assert opt in low, f"{opt} missing from {c1!r}"
     props = {r[0]: r[2].lower().split() for r in d1}
     assert props["title"] == ["indexed"] and props["body"] == ["stored"]

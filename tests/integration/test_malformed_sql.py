@@ -45,7 +45,7 @@ BASE = [
     f"DELETE FROM {A} WHERE id IN (6, 7) OR n >= 100",
     f"CREATE TABLE IF NOT EXISTS {B} (title TEXT indexed stored, s STRING, n INT, big BIGINT, "
     "ok BOOL, ts TIMESTAMP, j JSON, v FLOAT_VECTOR knn_type='hnsw' knn_dims='3' "
-    "hnsw_similarity='cosine') morphology='stem_en' min_infix_len='2'",
+    "hnsw_similarity='cosine') morphology='stem_en' min_prefix_len='2'",
     f"DROP TABLE IF EXISTS {B}",
     f"TRUNCATE TABLE {B}",
     "SHOW TABLES LIKE 'mal%'",
