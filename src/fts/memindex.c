@@ -455,8 +455,14 @@ static void mem_close(FtsPostings *pp) {
     free(pp);
 }
 
+static int mem_status(FtsPostings *pp, LpError *err) {
+    (void)pp;
+    (void)err;
+    return LP_OK; /* memory cannot be damaged the way a file can */
+}
+
 static const FtsPostingsVt mem_cursor_vt = {mem_next, mem_advance, mem_positions, mem_shallow,
-                                            mem_close};
+                                            mem_close, mem_status};
 
 /* An empty term, for keys the index does not hold. */
 static const MemTerm empty_term = {.minLen = UINT32_MAX, .tailMinLen = UINT32_MAX};

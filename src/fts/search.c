@@ -797,6 +797,15 @@ int fts_query_new(Arena *a, const FtsNode *root, const char *zMatch, const Analy
     return LP_OK;
 }
 
+/* After a run: the first cursor that ended early on a damaged file. */
+static int cursors_status(FtsQuery *q) {
+    for (size_t i = 0; i < q->cursors.n && q->rc == LP_OK; i++) {
+        FtsPostings *c = q->cursors.a[i];
+        if (c->vt->xStatus && c->vt->xStatus(c, &q->errIter) != LP_OK) q->rc = q->errIter.code;
+    }
+    return q->rc;
+}
+
 void fts_query_free(FtsQuery *q) {
     if (!q) return;
     for (size_t i = 0; i < q->cursors.n; i++) q->cursors.a[i]->vt->xClose(q->cursors.a[i]);
@@ -1031,6 +1040,7 @@ int fts_query_topk(FtsQuery *q, int k, FtsAcceptFn xAccept, void *ctx, FtsHit *a
         rc = generic_topk(q, &h, xAccept, ctx, q->rank.ranker != FTS_RANK_NONE && q->root->kind != PN_ALL);
         q->st.bTotalExact = 1;
     }
+    if (rc == LP_OK) rc = cursors_status(q);
     if (rc != LP_OK) {
         *err = q->errIter;
         return rc;
@@ -1054,7 +1064,7 @@ int fts_query_all(FtsQuery *q, FtsHitFn xHit, void *ctx, FtsStats *pStats, LpErr
         q->st.nCandidates++;
         rc = xHit(ctx, root->doc, bScore ? root->vt->score(root) : 1.0);
     }
-    if (rc == LP_OK && q->rc) {
+    if (rc == LP_OK && cursors_status(q)) {
         rc = q->rc;
         *err = q->errIter;
     }

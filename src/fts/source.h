@@ -23,7 +23,11 @@
 **     field length among its documents. No BM25 parameter enters a stored
 **     impact, so weights and k1/b can change per query: the caller turns
 **     (maxTf, minLen) into a score bound. xShallow(target) reports the
-**     block holding target (its last doc and impact) without decoding it.
+**     block holding target (its last doc and impact) without decoding it;
+**     past the end it returns FTS_NO_DOC with maxTf 0, minLen UINT32_MAX.
+**   - Errors: a damaged sealed segment ends a list early; xStatus tells.
+**     xScan returns LP_OK, the callback's non-zero value, or a (positive)
+**     LP_* error code.
 **
 ** Lifetime: a source and its cursors are valid while the snapshot that
 ** produced them is held. Sealed-segment cursors point into the mmap'd file.
@@ -58,6 +62,10 @@ typedef struct FtsPostingsVt {
     ** returns its last doc (FTS_NO_DOC past the end). Does not move doc. */
     uint32_t (*xShallow)(FtsPostings *p, uint32_t target, uint32_t *pMaxTf, uint32_t *pMinLen);
     void (*xClose)(FtsPostings *p);
+    /* LP_OK, or the error that ended the list early (a damaged block of a
+    ** sealed segment: doc became FTS_NO_DOC before the real end). Callers
+    ** check it once a list is exhausted. */
+    int (*xStatus)(FtsPostings *p, LpError *err);
 } FtsPostingsVt;
 
 struct FtsPostings {

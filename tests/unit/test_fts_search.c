@@ -10,12 +10,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "fts/match.h"
 #include "fts/memindex.h"
 #include "fts/search.h"
+#include "fts/segflush.h"
+#include "fts/segment.h"
 #include "text/analyzer.h"
 
 #define NF 2
@@ -30,6 +33,7 @@ typedef struct Doc {
 static Doc *g_docs;
 static int g_nDoc;
 static FtsMem *g_mem;
+static FtsSource *g_src;         /* what check_query searches: g_mem or a segment */
 static Analyzer *g_an;
 static const char *const g_azField[NF] = {"title", "body"};
 static unsigned g_seed = 12345;
@@ -82,6 +86,7 @@ static int build_index(int nDoc) {
         if (fts_mem_add(g_mem, (uint32_t)i, &d)) return -1;
     }
     fts_docbuf_free(&d);
+    g_src = fts_mem_source(g_mem);
     for (int f = 0; f < NF; f++) {
         double sum = 0;
         for (int i = 0; i < nDoc; i++) sum += g_docs[i].aLen[f];
@@ -281,7 +286,7 @@ static void check_query(const char *zQuery) {
     FtsRankParams rank;
     fts_rank_defaults(&rank);
     FtsQuery *q;
-    assert_int_equal(fts_query_new(&a, root, zQuery, g_an, fts_mem_source(g_mem), &rank, &q, &err),
+    assert_int_equal(fts_query_new(&a, root, zQuery, g_an, g_src, &rank, &q, &err),
                      LP_OK);
     Collect c = {calloc((size_t)g_nDoc, sizeof(double)), 0};
     for (int i = 0; i < g_nDoc; i++) c.aScore[i] = -1;
@@ -301,7 +306,7 @@ static void check_query(const char *zQuery) {
     }
     /* top-k (wand where the engine chooses it) against the exhaustive order */
     for (int k = 1; k <= 50; k += 49) {
-        assert_int_equal(fts_query_new(&a, root, zQuery, g_an, fts_mem_source(g_mem), &rank, &q, &err),
+        assert_int_equal(fts_query_new(&a, root, zQuery, g_an, g_src, &rank, &q, &err),
                          LP_OK);
         FtsHit aHit[50];
         int nHit;
@@ -509,11 +514,75 @@ static void test_cursor_blocks(void **state) {
     }
 }
 
+/* The same queries over a sealed segment written from the index. */
+static void test_operators_on_segment(void **state) {
+    char zPath[] = "/tmp/loupe-test-segXXXXXX";
+    int fd = mkstemp(zPath);
+    assert_true(fd >= 0);
+    close(fd);
+    LpError err;
+    assert_int_equal(fts_seg_write_source(zPath, fts_mem_source(g_mem), NULL, 0, &err), LP_OK);
+    FtsSegment *seg;
+    assert_int_equal(fts_segr_open(zPath, &seg, &err), LP_OK);
+    assert_int_equal(fts_segr_check(seg, &err), LP_OK);
+    g_src = fts_segr_source(seg);
+    g_seed = 777;
+    test_operators_vs_reference(state);
+    g_src = fts_mem_source(g_mem);
+    fts_segr_close(seg);
+    unlink(zPath);
+}
+
+/* Dropping documents while writing renumbers them. */
+static void test_segment_drop_docs(void **state) {
+    (void)state;
+    char zPath[] = "/tmp/loupe-test-segXXXXXX";
+    int fd = mkstemp(zPath);
+    assert_true(fd >= 0);
+    close(fd);
+    uint32_t *aMap = malloc(sizeof(uint32_t) * (size_t)g_nDoc);
+    uint32_t n = 0;
+    for (int i = 0; i < g_nDoc; i++) aMap[i] = i % 3 == 1 ? FTS_NO_DOC : n++;
+    LpError err;
+    assert_int_equal(fts_seg_write_source(zPath, fts_mem_source(g_mem), aMap, n, &err), LP_OK);
+    FtsSegment *seg;
+    assert_int_equal(fts_segr_open(zPath, &seg, &err), LP_OK);
+    FtsSource *src = fts_segr_source(seg);
+    assert_int_equal(src->nDocs, n);
+    /* every posting of a word maps back to an old doc holding it */
+    char buf[16];
+    word_text(0, buf);
+    uint8_t key[32];
+    key[0] = 1;
+    memcpy(key + 1, buf, strlen(buf));
+    FtsPostings *c = src->vt->xOpen(src, key, (int)strlen(buf) + 1, 0, &err);
+    uint32_t nSeen = 0, nExpect = 0;
+    for (int i = 0; i < g_nDoc; i++) {
+        if (aMap[i] == FTS_NO_DOC) continue;
+        int tf = 0;
+        for (int k = 0; k < g_docs[i].aLen[1]; k++) tf += g_docs[i].aaWord[1][k] == 0;
+        if (!tf) continue;
+        nExpect++;
+        assert_int_equal(c->vt->xNext(c), aMap[i]);
+        assert_int_equal(c->tf, (uint32_t)tf);
+        assert_int_equal(src->vt->xDocLen(src, 1, aMap[i]), (uint32_t)g_docs[i].aLen[1]);
+        nSeen++;
+    }
+    assert_int_equal(c->vt->xNext(c), FTS_NO_DOC);
+    assert_int_equal(nSeen, nExpect);
+    c->vt->xClose(c);
+    fts_segr_close(seg);
+    free(aMap);
+    unlink(zPath);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bm25_by_hand),
         cmocka_unit_test(test_cursor_blocks),
         cmocka_unit_test(test_operators_vs_reference),
+        cmocka_unit_test(test_operators_on_segment),
+        cmocka_unit_test(test_segment_drop_docs),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

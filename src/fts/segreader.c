@@ -1,0 +1,1204 @@
+/*
+** segreader.c — reads a sealed full-text segment (format: segwriter.c) and
+** serves it as an FtsSource (source.h); API and contract in segment.h.
+**
+** Open. The whole structure outside the key regions is verified once:
+** header, footer, the tiling of the sections, their checksums, the
+** dictionary index (increasing offsets inside the dictionary) and the
+** doc lengths (valid widths, exact size). The per-field length sums that
+** FtsSource.aSumLen exposes are computed then.
+**
+** Reads. The dictionary and postings are decoded lazily, each value
+** checked as it is read: a dictionary entry's lengths must keep its
+** regions inside the data section, df must be 1..nDocs, a block's bytes
+** must lie inside its key's region and decode to exactly its length, its
+** documents must end at its skip entry's lastDoc (which must be below
+** nDocs and above the previous block's), and so on. Every loop is bounded
+** by a count or a byte range from the file that the checks keep finite.
+**
+** Cursors. A cursor decodes one block at a time into aDoc/aTf; xNext and
+** xAdvance within the block index those arrays, and moving to another
+** block finds it by its lastDoc in the fixed-width skip entries (galloping
+** from the current block, then binary search). A list of fewer than 128
+** postings has no skip entries: it is decoded whole when the cursor opens
+** (its impact is needed then anyway). Positions are read lazily: the
+** cursor remembers where the positions of a posting of the current block
+** start and skips forward from there (tf varints per posting).
+*/
+#include "fts/segment.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fts/codec.h"
+#include "fts/segment_int.h"
+#include "util/crc32c.h"
+#include "util/varint.h"
+
+struct FtsSegment {
+    FtsSource src;                   /* the interface handed out; first member */
+    char *zName;                     /* file name for messages (owned) */
+    const uint8_t *a;                /* the file's bytes */
+    size_t n;                        /* their count */
+    int bMapped;                     /* a is this segment's mmap, unmapped on close */
+    uint32_t nDocs;                  /* documents */
+    int nFields;                     /* full-text fields */
+    const uint8_t *pData;            /* data section ... */
+    uint64_t nData;                  /* ... its size without the padding */
+    const uint8_t *pDict;            /* dictionary section ... */
+    uint64_t nDict;                  /* ... its size */
+    const uint8_t *pIdx;             /* dictionary index: nBlk uint32 */
+    uint64_t nBlk;                   /* dictionary blocks */
+    uint32_t K;                      /* keys per dictionary block */
+    uint64_t nTerms;                 /* keys, from the footer */
+    uint64_t nPostings;              /* sum of df, from the footer */
+    uint64_t nPositions;             /* sum of cf, from the footer */
+    uint64_t aSecSize[SEG_NSECTION]; /* section sizes, for fts_segr_info */
+    const uint8_t **apLen;           /* per field: its lengths */
+    uint8_t *aLenW;                  /* per field: their width, 0 1 2 or 4 */
+    uint64_t *aSumLen;               /* per field: sum of its lengths (src.aSumLen) */
+};
+
+/* One dictionary entry, decoded. */
+typedef struct SegKey {
+    uint8_t aKey[FTS_MAX_KEY]; /* the key */
+    int nKey;                  /* its length */
+    uint32_t df;               /* documents */
+    uint64_t cf;               /* occurrences */
+    uint32_t doc1;             /* df == 1: the document */
+    const uint8_t *pPost;      /* postings region (in the data section) ... */
+    uint64_t nPost;            /* ... its length */
+    const uint8_t *pPos;       /* positions region (data, or dictionary: inline) ... */
+    uint64_t nPos;             /* ... its length */
+    int bInline;               /* the positions are in the dictionary entry */
+} SegKey;
+
+/* A forward walk over the dictionary. */
+typedef struct DictIter {
+    FtsSegment *seg;         /* segment walked (not owned) */
+    uint64_t iBlk;           /* current block */
+    const uint8_t *p, *pEnd; /* unread bytes of the block */
+    uint32_t iKey, nKeyBlk;  /* keys read from the block, keys in it */
+    uint64_t dataOff;        /* data offset of the next key's regions */
+    int bStrict;             /* fts_segr_check: also verify tiling */
+    SegKey k;                /* the key last read */
+} DictIter;
+
+typedef struct SegCursor {
+    FtsPostings base;             /* the interface; first member */
+    FtsSegment *seg;              /* segment read (not owned) */
+    int iField;                   /* the key's field */
+    uint32_t nBlk;                /* blocks: 0 (empty cursor), 1, or ceil(df/128) */
+    uint32_t nFull;               /* of which packed */
+    uint32_t lastDoc;             /* last document of the list (lists < 128) */
+    const uint8_t *pSkip;         /* skip entries; NULL for lists of < 128 */
+    uint64_t nW;                  /* bits per skip entry */
+    uint8_t aOff[SEG_NSKIP];      /* bit offset of each field in an entry */
+    uint8_t aW[SEG_NSKIP];        /* and its width */
+    const uint8_t *pBlk;          /* block data ... */
+    uint64_t nBlkByte;            /* ... its length */
+    const uint8_t *pPos;          /* positions region ... */
+    uint64_t nPos;                /* ... its length */
+    uint32_t iBlk;                /* block in aDoc/aTf; UINT32_MAX before the first */
+    int i;                        /* current posting in it; -1 before its first */
+    int n;                        /* postings in it; 0 once the list has ended */
+    uint32_t jShallow;            /* block of the last xShallow answer */
+    const uint8_t *pPosCur;       /* positions of posting iPosCur of the block */
+    const uint8_t *pPosNext;      /* end of the last positions decoded */
+    const uint8_t *pPosEnd;       /* end of the block's positions */
+    int iPosCur;                  /* see pPosCur */
+    int rc;                       /* LP_OK, or the error that ended the list */
+    LpError err;                  /* its message */
+    uint32_t aDoc[FTS_BLOCK + 4]; /* documents of block iBlk; UINT32_MAX after the
+                                  ** last (4 of them), for cur_find */
+    uint32_t aTf[FTS_BLOCK];      /* their tf */
+} SegCursor;
+
+static const FtsPostingsVt seg_postings_vt;
+static const FtsSourceVt seg_source_vt;
+
+/* -------------------------------------------------------------- errors */
+
+/* LP_CORRUPT naming the file and the file offset of the damage. */
+static int seg_corrupt(const FtsSegment *seg, LpError *err, uint64_t off, const char *zFmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int seg_corrupt(const FtsSegment *seg, LpError *err, uint64_t off, const char *zFmt, ...) {
+    char zMsg[LP_ERRMSG_MAX];
+    va_list ap;
+    va_start(ap, zFmt);
+    vsnprintf(zMsg, sizeof(zMsg), zFmt, ap);
+    va_end(ap);
+    return lp_err_setpos(err, LP_CORRUPT, (int64_t)off,
+                         "fts segment %s: corrupt: %s at offset %" PRIu64, seg->zName, zMsg, off);
+}
+
+/* File offset of a pointer into the file. */
+static uint64_t seg_off(const FtsSegment *seg, const uint8_t *p) {
+    return (uint64_t)(p - seg->a);
+}
+
+/* ------------------------------------------------------------------ open */
+
+/* Verifies header, footer and sections and fills seg. */
+static int seg_verify(FtsSegment *seg, int flags, LpError *err) {
+    const uint8_t *a = seg->a;
+    size_t n = seg->n;
+    /* Header first: magic, then its checksum before trusting any field. */
+    if (n < SEG_HEADER_SIZE + SEG_FOOTER_SIZE) {
+        return seg_corrupt(seg, err, 0, "file too small (%zu bytes)", n);
+    }
+    if (memcmp(a, SEG_MAGIC, 8) != 0) return seg_corrupt(seg, err, 0, "bad magic");
+    int bCrc = !(flags & FTS_SEGR_NOCHECKSUM);
+    if (bCrc && seg_get32(a + 28) != crc32c_update(0, a, 28)) {
+        return seg_corrupt(seg, err, 28, "header checksum mismatch");
+    }
+    if (seg_get32(a + 8) != SEG_VERSION) {
+        return seg_corrupt(seg, err, 8, "unknown format version %" PRIu32, seg_get32(a + 8));
+    }
+    if (seg_get32(a + 20) != 0 || seg_get32(a + 24) != 0) {
+        return seg_corrupt(seg, err, 20, "unknown flags");
+    }
+    seg->nDocs = seg_get32(a + 12);
+    uint32_t nFields = seg_get32(a + 16);
+    if (seg->nDocs > FTS_BEFORE_FIRST) {
+        return seg_corrupt(seg, err, 12, "%" PRIu32 " documents", seg->nDocs);
+    }
+    if (nFields < 1 || nFields > FTS_MAX_FIELDS) {
+        return seg_corrupt(seg, err, 16, "%" PRIu32 " fields", nFields);
+    }
+    seg->nFields = (int)nFields;
+
+    /* The footer ends the file; a truncated file loses its end magic, so
+    ** truncation is reported as such rather than as a checksum error. */
+    uint64_t offFoot = n - SEG_FOOTER_SIZE;
+    const uint8_t *f = a + offFoot;
+    if (memcmp(f + 112, SEG_END_MAGIC, 8) != 0) {
+        return seg_corrupt(seg, err, offFoot + 112, "bad footer magic (truncated file?)");
+    }
+    if (bCrc && seg_get32(f + 108) != crc32c_update(0, f, 108)) {
+        return seg_corrupt(seg, err, offFoot + 108, "footer checksum mismatch");
+    }
+    /* (1): the sections tile [header, footer). */
+    static const char *const azSec[SEG_NSECTION] = {"data", "dictionary", "dictionary index",
+                                                    "doc lengths"};
+    const uint8_t *ap[SEG_NSECTION];
+    uint64_t next = SEG_HEADER_SIZE;
+    for (int s = 0; s < SEG_NSECTION; s++) {
+        uint64_t off = seg_get64(f + 16 * s), size = seg_get64(f + 16 * s + 8);
+        if (off != next || size > offFoot - off) {
+            return seg_corrupt(seg, err, offFoot + 16 * s,
+                               "%s section at %" PRIu64 " size %" PRIu64 " outside its place",
+                               azSec[s], off, size);
+        }
+        uint32_t crc = seg_get32(f + 64 + 4 * s);
+        if (bCrc && crc32c_update(0, a + off, size) != crc) {
+            return seg_corrupt(seg, err, off, "%s section checksum mismatch", azSec[s]);
+        }
+        ap[s] = a + off;
+        seg->aSecSize[s] = size;
+        next = off + size;
+    }
+    if (next != offFoot) {
+        return seg_corrupt(seg, err, next, "%" PRIu64 " unaccounted bytes before the footer",
+                           offFoot - next);
+    }
+    seg->nTerms = seg_get64(f + 80);
+    seg->nPostings = seg_get64(f + 88);
+    seg->nPositions = seg_get64(f + 96);
+    seg->K = seg_get32(f + 104);
+    if (seg->K < 1 || seg->K > SEG_MAX_DICT_BLOCK) {
+        return seg_corrupt(seg, err, offFoot + 104, "%" PRIu32 " keys per dictionary block",
+                           seg->K);
+    }
+
+    if (seg->aSecSize[SEG_SEC_DATA] < SEG_DATA_PAD) {
+        return seg_corrupt(seg, err, SEG_HEADER_SIZE, "data section without its padding");
+    }
+    seg->pData = ap[SEG_SEC_DATA];
+    seg->nData = seg->aSecSize[SEG_SEC_DATA] - SEG_DATA_PAD;
+
+    /* The dictionary index: one offset per block, strictly increasing
+    ** inside the dictionary, the first 0. */
+    seg->pDict = ap[SEG_SEC_DICT];
+    seg->nDict = seg->aSecSize[SEG_SEC_DICT];
+    seg->pIdx = ap[SEG_SEC_INDEX];
+    seg->nBlk = seg->nTerms / seg->K + (seg->nTerms % seg->K != 0);
+    if (seg->aSecSize[SEG_SEC_INDEX] / 4 != seg->nBlk || seg->aSecSize[SEG_SEC_INDEX] % 4) {
+        return seg_corrupt(seg, err, seg_off(seg, seg->pIdx),
+                           "dictionary index of %" PRIu64 " bytes for %" PRIu64 " keys",
+                           seg->aSecSize[SEG_SEC_INDEX], seg->nTerms);
+    }
+    if ((seg->nBlk == 0) != (seg->nDict == 0)) {
+        return seg_corrupt(seg, err, seg_off(seg, seg->pDict),
+                           "dictionary size %" PRIu64 " for %" PRIu64 " keys", seg->nDict,
+                           seg->nTerms);
+    }
+    for (uint64_t b = 0; b < seg->nBlk; b++) {
+        uint32_t o = seg_get32(seg->pIdx + 4 * b);
+        if (b == 0 ? o != 0 : o <= seg_get32(seg->pIdx + 4 * (b - 1)) || o >= seg->nDict) {
+            return seg_corrupt(seg, err, seg_off(seg, seg->pIdx + 4 * b),
+                               "dictionary block %" PRIu64 " at bad offset %" PRIu32, b, o);
+        }
+    }
+
+    /* Doc lengths: widths, then exactly nDocs lengths of each. */
+    const uint8_t *pLen = ap[SEG_SEC_DOCLENS];
+    uint64_t szLen = seg->aSecSize[SEG_SEC_DOCLENS];
+    seg->apLen = calloc(nFields, sizeof(*seg->apLen));
+    seg->aLenW = calloc(nFields, 1);
+    seg->aSumLen = calloc(nFields, sizeof(uint64_t));
+    if (!seg->apLen || !seg->aLenW || !seg->aSumLen) {
+        return lp_err_set(err, LP_NOMEM, "fts segment %s: out of memory", seg->zName);
+    }
+    if (szLen < nFields) return seg_corrupt(seg, err, seg_off(seg, pLen), "doc lengths truncated");
+    uint64_t need = nFields;
+    for (uint32_t i = 0; i < nFields; i++) {
+        uint8_t wd = pLen[i];
+        if (wd != 0 && wd != 1 && wd != 2 && wd != 4) {
+            return seg_corrupt(seg, err, seg_off(seg, pLen + i), "doc length width %u", wd);
+        }
+        seg->aLenW[i] = wd;
+        seg->apLen[i] = pLen + need;
+        need += (uint64_t)seg->nDocs * wd;
+    }
+    if (need != szLen) {
+        return seg_corrupt(seg, err, seg_off(seg, pLen),
+                           "doc lengths section of %" PRIu64 " bytes, %" PRIu64 " expected", szLen,
+                           need);
+    }
+    /* FtsSource.aSumLen: BM25's average field length needs the totals,
+    ** and computing them here costs one pass over a section the checksum
+    ** pass has just read anyway. */
+    for (int i = 0; i < seg->nFields; i++) {
+        const uint8_t *p = seg->apLen[i];
+        uint64_t sum = 0;
+        switch (seg->aLenW[i]) {
+        case 1:
+            for (uint32_t d = 0; d < seg->nDocs; d++)
+                sum += p[d];
+            break;
+        case 2:
+            for (uint32_t d = 0; d < seg->nDocs; d++)
+                sum += (uint32_t)p[2 * d] | (uint32_t)p[2 * d + 1] << 8;
+            break;
+        case 4:
+            for (uint32_t d = 0; d < seg->nDocs; d++)
+                sum += seg_get32(p + 4 * (size_t)d);
+            break;
+        }
+        seg->aSumLen[i] = sum;
+    }
+    return LP_OK;
+}
+
+int fts_segr_open_mem(const uint8_t *a, size_t n, const char *zName, int flags, FtsSegment **ppSeg,
+                      LpError *err) {
+    *ppSeg = NULL;
+    FtsSegment *seg = calloc(1, sizeof(*seg));
+    if (!seg || !(seg->zName = strdup(zName))) {
+        free(seg);
+        return lp_err_set(err, LP_NOMEM, "fts segment %s: out of memory", zName);
+    }
+    seg->a = a;
+    seg->n = n;
+    int rc = seg_verify(seg, flags, err);
+    if (rc != LP_OK) {
+        fts_segr_close(seg);
+        return rc;
+    }
+    seg->src.vt = &seg_source_vt;
+    seg->src.nDocs = seg->nDocs;
+    seg->src.nFields = seg->nFields;
+    seg->src.aSumLen = seg->aSumLen;
+    *ppSeg = seg;
+    return LP_OK;
+}
+
+int fts_segr_open(const char *zPath, FtsSegment **ppSeg, LpError *err) {
+    *ppSeg = NULL;
+    int fd = open(zPath, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return lp_err_set(err, LP_IOERR, "fts segment %s: cannot open: %s", zPath, strerror(errno));
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return lp_err_set(err, LP_IOERR, "fts segment %s: cannot stat: %s", zPath, strerror(e));
+    }
+    size_t n = (size_t)st.st_size;
+    /* mmap refuses a length of 0: report small files before mapping. */
+    if (n < SEG_HEADER_SIZE + SEG_FOOTER_SIZE) {
+        close(fd);
+        return lp_err_setpos(err, LP_CORRUPT, 0,
+                             "fts segment %s: corrupt: file too small (%zu bytes) at offset 0",
+                             zPath, n);
+    }
+    /* Read-only and shared: the pages are the page cache's, so every
+    ** process and segment reading the file shares them; the descriptor
+    ** is not needed once mapped. */
+    void *a = mmap(NULL, n, PROT_READ, MAP_SHARED, fd, 0);
+    int e = errno;
+    close(fd);
+    if (a == MAP_FAILED) {
+        return lp_err_set(err, LP_IOERR, "fts segment %s: cannot map: %s", zPath, strerror(e));
+    }
+    int rc = fts_segr_open_mem(a, n, zPath, 0, ppSeg, err);
+    if (rc != LP_OK) {
+        munmap(a, n);
+        return rc;
+    }
+    (*ppSeg)->bMapped = 1;
+    return LP_OK;
+}
+
+void fts_segr_close(FtsSegment *seg) {
+    if (!seg) return;
+    if (seg->bMapped) munmap((void *)seg->a, seg->n);
+    free(seg->apLen);
+    free(seg->aLenW);
+    free(seg->aSumLen);
+    free(seg->zName);
+    free(seg);
+}
+
+FtsSource *fts_segr_source(FtsSegment *seg) {
+    return &seg->src;
+}
+
+/* ------------------------------------------------------------ doc lengths */
+
+/* O(1): one load at a computed offset; out-of-range arguments give 0 (a
+** document without the field), as source.h says. */
+static uint32_t seg_doclen(const FtsSegment *seg, int iField, uint32_t doc) {
+    if (iField < 0 || iField >= seg->nFields || doc >= seg->nDocs) return 0;
+    const uint8_t *p = seg->apLen[iField];
+    switch (seg->aLenW[iField]) {
+    case 1:
+        return p[doc];
+    case 2:
+        return (uint32_t)p[2 * (size_t)doc] | (uint32_t)p[2 * (size_t)doc + 1] << 8;
+    case 4:
+        return seg_get32(p + 4 * (size_t)doc);
+    default:
+        return 0;
+    }
+}
+
+static uint32_t src_doclen(FtsSource *s, int iField, uint32_t doc) {
+    return seg_doclen((FtsSegment *)s, iField, doc);
+}
+
+/* ------------------------------------------------------------- dictionary */
+
+/* Dictionary varints: most take one or two bytes, decoded here inline;
+** the rest (and every malformed one) goes to util's strict decoder. */
+static inline int dict_varint(const uint8_t **pp, const uint8_t *pEnd, uint64_t *pv) {
+    const uint8_t *p = *pp;
+    if (pEnd - p >= 2 && p[0] >= 0x80 && p[1] < 0x80 && p[1] != 0) {
+        *pv = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+        *pp = p + 2;
+        return LP_OK;
+    }
+    return varint_get_u64(pp, pEnd, pv);
+}
+
+static inline int dict_varint32(const uint8_t **pp, const uint8_t *pEnd, uint32_t *pv) {
+    uint64_t v;
+    const uint8_t *p = *pp;
+    if (dict_varint(&p, pEnd, &v) != LP_OK || v > UINT32_MAX) return LP_CORRUPT;
+    *pv = (uint32_t)v;
+    *pp = p;
+    return LP_OK;
+}
+
+/* Positions it at the start of block b. A block ends where the next one
+** starts (the last one at the end of the section): the index gives both. */
+static int dict_block(DictIter *it, uint64_t b, LpError *err) {
+    FtsSegment *seg = it->seg;
+    uint64_t start = seg_get32(seg->pIdx + 4 * b);
+    uint64_t end = b + 1 < seg->nBlk ? seg_get32(seg->pIdx + 4 * (b + 1)) : seg->nDict;
+    const uint8_t *p = seg->pDict + start;
+    uint64_t off;
+    if (varint_get_u64(&p, seg->pDict + end, &off) != LP_OK || off > seg->nData) {
+        return seg_corrupt(seg, err, seg_off(seg, seg->pDict + start),
+                           "dictionary block %" PRIu64 ": bad data offset", b);
+    }
+    if (it->bStrict && off != it->dataOff) {
+        return seg_corrupt(seg, err, seg_off(seg, seg->pDict + start),
+                           "dictionary block %" PRIu64 ": data offset %" PRIu64 ", %" PRIu64
+                           " expected",
+                           b, off, it->dataOff);
+    }
+    it->iBlk = b;
+    it->p = p;
+    it->pEnd = seg->pDict + end;
+    it->iKey = 0;
+    it->nKeyBlk = b + 1 < seg->nBlk ? seg->K : (uint32_t)(seg->nTerms - b * seg->K);
+    it->dataOff = off;
+    it->k.nKey = 0;
+    return LP_OK;
+}
+
+/* Reads the next key into it->k: 1, 0 at the end, or -LP_CORRUPT. */
+static int dict_next(DictIter *it, LpError *err) {
+    FtsSegment *seg = it->seg;
+    if (it->iKey == it->nKeyBlk) {
+        if (it->bStrict && it->p != it->pEnd) {
+            return -seg_corrupt(seg, err, seg_off(seg, it->p),
+                                "dictionary block %" PRIu64 ": %td bytes after its last key",
+                                it->iBlk, it->pEnd - it->p);
+        }
+        if (it->iBlk + 1 >= seg->nBlk) return 0;
+        int rc = dict_block(it, it->iBlk + 1, err);
+        if (rc != LP_OK) return -rc;
+    }
+    /* The key is rebuilt in place: its first nShared bytes are still those
+    ** of the previous key of the block. */
+    const uint8_t *p = it->p, *pEnd = it->pEnd, *p0 = p;
+    SegKey *k = &it->k;
+    uint32_t nShared = 0, nSuffix = 0;
+    uint64_t v, x = 0;
+    const char *zWhat = NULL;
+    if (p < pEnd) {
+        nShared = *p >> 4;
+        nSuffix = *p++ & 15;
+    }
+    if (p == p0 || (nShared == 15 && dict_varint32(&p, pEnd, &nShared)) ||
+        (nSuffix == 15 && dict_varint32(&p, pEnd, &nSuffix))) {
+        zWhat = "truncated key lengths";
+    } else if (it->iKey == 0 ? nShared != 0 : nShared > (uint32_t)k->nKey) {
+        zWhat = "bad shared prefix length";
+    } else if (nSuffix > FTS_MAX_KEY - nShared || nShared + nSuffix == 0 ||
+               nSuffix > (uint64_t)(pEnd - p)) {
+        zWhat = "bad key length";
+    }
+    if (!zWhat) {
+        memcpy(k->aKey + nShared, p, nSuffix);
+        k->nKey = (int)(nShared + nSuffix);
+        p += nSuffix;
+        /* (df-1)*2 + (cf == df), then cf-df-1 when cf != df. */
+        if (dict_varint(&p, pEnd, &v) || (v >> 1) >= seg->nDocs) {
+            zWhat = "bad df";
+        } else if (!(v & 1) && (dict_varint(&p, pEnd, &x) || x > UINT64_MAX - (v >> 1) - 2)) {
+            zWhat = "bad cf";
+        }
+    }
+    int bInline = 0;
+    if (!zWhat) {
+        k->df = (uint32_t)(v >> 1) + 1;
+        k->cf = (v & 1) ? k->df : k->df + 1 + x;
+        k->nPost = 0;
+        if (k->df == 1) {
+            if (dict_varint32(&p, pEnd, &k->doc1) || k->doc1 >= seg->nDocs) {
+                zWhat = "bad document";
+            } else if (k->cf > UINT32_MAX) {
+                zWhat = "bad cf";
+            } else if (k->cf == 1) {
+                /* The single position, inline: the entry's varint is the
+                ** positions region. */
+                uint32_t pos;
+                bInline = 1;
+                k->pPos = p;
+                if (dict_varint32(&p, pEnd, &pos)) zWhat = "bad inline position";
+                k->nPos = (uint64_t)(p - k->pPos);
+            }
+        } else if (dict_varint(&p, pEnd, &k->nPost)) {
+            zWhat = "bad postings length";
+        }
+    }
+    k->bInline = bInline;
+    if (!zWhat && !bInline && dict_varint(&p, pEnd, &k->nPos)) zWhat = "bad positions length";
+    if (!zWhat) {
+        /* The regions must stay inside the data section; every position
+        ** takes at least one byte. */
+        uint64_t off = it->dataOff, nPosData = bInline ? 0 : k->nPos;
+        if (k->nPost > seg->nData - off || nPosData > seg->nData - off - k->nPost) {
+            zWhat = "regions past the data section";
+        } else if (k->nPos < k->cf) {
+            zWhat = "positions region shorter than cf";
+        } else {
+            k->pPost = seg->pData + off;
+            if (!bInline) k->pPos = k->pPost + k->nPost;
+            it->dataOff = off + k->nPost + nPosData;
+        }
+    }
+    if (zWhat) {
+        return -seg_corrupt(seg, err, seg_off(seg, p0),
+                            "dictionary block %" PRIu64 " key %" PRIu32 ": %s", it->iBlk, it->iKey,
+                            zWhat);
+    }
+    it->p = p;
+    it->iKey++;
+    return 1;
+}
+
+/* memcmp order, shorter first. */
+static int key_cmp(const uint8_t *a, int na, const uint8_t *b, int nb) {
+    int c = memcmp(a, b, (size_t)(na < nb ? na : nb));
+    return c ? c : na - nb;
+}
+
+/* Positions it at the last block whose first key is <= key (block 0 when
+** none is), so that the first key >= key is found by reading forward.
+** The dictionary must not be empty. */
+static int dict_seek(FtsSegment *seg, const uint8_t *key, int nKey, DictIter *it, LpError *err) {
+    memset(it, 0, sizeof(*it));
+    it->seg = seg;
+    uint64_t lo = 0, hi = seg->nBlk - 1;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo + 1) / 2;
+        int rc = dict_block(it, mid, err);
+        if (rc != LP_OK) return rc;
+        rc = dict_next(it, err);
+        if (rc < 0) return -rc;
+        if (key_cmp(it->k.aKey, it->k.nKey, key, nKey) <= 0) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    return dict_block(it, lo, err);
+}
+
+/* Finds key: 1 with it->k filled, 0 when absent, -LP_* on error. */
+static int dict_find(FtsSegment *seg, const uint8_t *key, int nKey, DictIter *it, LpError *err) {
+    if (nKey < 1 || nKey > FTS_MAX_KEY || seg->nTerms == 0) return 0;
+    int rc = dict_seek(seg, key, nKey, it, err);
+    if (rc != LP_OK) return -rc;
+    while ((rc = dict_next(it, err)) == 1) {
+        int c = key_cmp(it->k.aKey, it->k.nKey, key, nKey);
+        if (c == 0) return 1;
+        if (c > 0) return 0;
+    }
+    return rc;
+}
+
+/* FtsSourceVt.xLookup: 1, 0 or -LP_CORRUPT. */
+static int src_lookup(FtsSource *s, const uint8_t *key, int nKey, FtsTermInfo *pInfo,
+                      LpError *err) {
+    DictIter it;
+    int rc = dict_find((FtsSegment *)s, key, nKey, &it, err);
+    if (rc == 1) {
+        pInfo->df = it.k.df;
+        pInfo->cf = it.k.cf;
+    }
+    return rc;
+}
+
+/* FtsSourceVt.xScan: LP_OK, the callback's non-zero value, or LP_CORRUPT
+** with err filled (as the in-memory index, errors are positive codes). The
+** key handed to xKey lives in this function's iterator: it is valid only
+** during the call. */
+static int src_scan(FtsSource *s, const uint8_t *prefix, int nPrefix, FtsKeyFn xKey, void *ctx,
+                    LpError *err) {
+    FtsSegment *seg = (FtsSegment *)s;
+    static const uint8_t aNone[1];
+    if (nPrefix <= 0) {
+        prefix = aNone; /* every key; memcmp wants a pointer even for 0 bytes */
+        nPrefix = 0;
+    }
+    if (seg->nTerms == 0 || nPrefix > FTS_MAX_KEY) return LP_OK;
+    DictIter it;
+    int rc = dict_seek(seg, prefix, nPrefix, &it, err);
+    if (rc != LP_OK) return rc;
+    while ((rc = dict_next(&it, err)) == 1) {
+        const SegKey *k = &it.k;
+        int c = memcmp(k->aKey, prefix, (size_t)(k->nKey < nPrefix ? k->nKey : nPrefix));
+        if (c == 0 && k->nKey >= nPrefix) {
+            FtsTermInfo info = {.df = k->df, .cf = k->cf};
+            int r = xKey(ctx, k->aKey, k->nKey, &info);
+            if (r != 0) return r;
+        } else if (c > 0 || (c == 0 && k->nKey > nPrefix)) {
+            break; /* past the keys with the prefix */
+        }
+    }
+    return rc < 0 ? -rc : LP_OK;
+}
+
+/* --------------------------------------------------------------- cursors */
+
+/* Field f of skip entry j: entries have a fixed width, so this is one
+** unaligned load (the data section's padding keeps it inside). */
+static inline uint32_t skip_get(const SegCursor *c, uint32_t j, int f) {
+    return fts_codec_bits_get(c->pSkip, (uint64_t)j * c->nW + c->aOff[f], c->aW[f]);
+}
+
+/* Ends the list because of damage: records the first error, returns
+** FTS_NO_DOC. */
+static uint32_t cur_fail(SegCursor *c, uint64_t off, const char *zFmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static uint32_t cur_fail(SegCursor *c, uint64_t off, const char *zFmt, ...) {
+    if (c->rc == LP_OK) {
+        char zMsg[LP_ERRMSG_MAX];
+        va_list ap;
+        va_start(ap, zFmt);
+        vsnprintf(zMsg, sizeof(zMsg), zFmt, ap);
+        va_end(ap);
+        c->rc = seg_corrupt(c->seg, &c->err, off, "%s", zMsg);
+    }
+    c->base.doc = FTS_NO_DOC;
+    c->n = 0;
+    c->i = -1;
+    return FTS_NO_DOC;
+}
+
+/* The list is exhausted. */
+static uint32_t cur_end(SegCursor *c) {
+    c->base.doc = FTS_NO_DOC;
+    c->n = 0;
+    c->i = -1;
+    return FTS_NO_DOC;
+}
+
+/* Decodes block j (lists of >= 128) into aDoc/aTf. LP_OK or LP_CORRUPT
+** (the cursor has failed). */
+static int cur_load(SegCursor *c, uint32_t j) {
+    FtsSegment *seg = c->seg;
+    uint32_t last = skip_get(c, j, SEG_SKIP_LAST), base = 0;
+    uint64_t start = j ? skip_get(c, j - 1, SEG_SKIP_DATA) : 0;
+    uint64_t end = skip_get(c, j, SEG_SKIP_DATA);
+    uint64_t offBlk = seg_off(seg, c->pBlk);
+    if (j > 0) {
+        uint32_t prev = skip_get(c, j - 1, SEG_SKIP_LAST);
+        /* The documents of block j lie in (prev, last]; moving forward
+        ** they must come after the current document. */
+        if (prev >= last || (c->base.doc != FTS_BEFORE_FIRST && prev < c->base.doc)) {
+            cur_fail(c, offBlk, "block %" PRIu32 ": last documents out of order", j);
+            return LP_CORRUPT;
+        }
+        base = prev + 1;
+    }
+    if (last >= seg->nDocs || start > end || end > c->nBlkByte) {
+        cur_fail(c, offBlk, "block %" PRIu32 ": bad skip entry", j);
+        return LP_CORRUPT;
+    }
+    const uint8_t *p = c->pBlk + start, *pEnd = c->pBlk + end;
+    int n;
+    if (j < c->nFull) {
+        n = FTS_BLOCK;
+        int bDoc = p < pEnd ? *p : 0;
+        int rc = fts_codec_get_block(&p, pEnd, c->aDoc);
+        /* Width 32 is the only one where tf - 1 + 1 can overflow. */
+        int bTf32 = rc == LP_OK && p < pEnd && *p == 32;
+        if (rc == LP_OK) rc = fts_codec_get_block(&p, pEnd, c->aTf);
+        if (rc != LP_OK || p != pEnd) {
+            cur_fail(c, offBlk + start, "block %" PRIu32 ": bad packed data", j);
+            return LP_CORRUPT;
+        }
+        /* The documents must end at the skip entry's lastDoc, and no
+        ** partial sum may wrap around. With gaps below 2^25 the 128
+        ** increments add up to S <= 2^32, so a wrapped last value is
+        ** base - 1 + S - 2^32 < base <= last: the equality test alone
+        ** catches it. Wider gaps (sparse lists in huge segments) are
+        ** summed in 64 bits. */
+        uint64_t sum = 0;
+        if (bDoc > 25) {
+            for (int i = 0; i < FTS_BLOCK; i++)
+                sum += c->aDoc[i];
+        }
+        if (fts_codec_gaps_to_docs(c->aDoc, base) != last ||
+            (bDoc > 25 && (uint64_t)base + sum + (FTS_BLOCK - 1) != last)) {
+            cur_fail(c, offBlk + start, "block %" PRIu32 ": documents do not end at %" PRIu32, j,
+                     last);
+            return LP_CORRUPT;
+        }
+        if (bTf32) {
+            for (int i = 0; i < FTS_BLOCK; i++) {
+                if (c->aTf[i] == UINT32_MAX) {
+                    cur_fail(c, offBlk + start, "block %" PRIu32 ": tf overflow", j);
+                    return LP_CORRUPT;
+                }
+            }
+        }
+        for (int i = 0; i < FTS_BLOCK; i++)
+            c->aTf[i] += 1;
+    } else {
+        n = (int)(c->base.df - c->nFull * FTS_BLOCK);
+        if (fts_codec_tail_get(&p, pEnd, base, seg->nDocs, c->aDoc, c->aTf, n) != LP_OK ||
+            p != pEnd || c->aDoc[n - 1] != last) {
+            cur_fail(c, offBlk + start, "block %" PRIu32 ": bad tail", j);
+            return LP_CORRUPT;
+        }
+        for (int i = n; i < n + 4; i++)
+            c->aDoc[i] = UINT32_MAX;
+    }
+    uint64_t ps = j ? skip_get(c, j - 1, SEG_SKIP_POS) : 0, pe = skip_get(c, j, SEG_SKIP_POS);
+    if (ps > pe || pe > c->nPos) {
+        cur_fail(c, offBlk, "block %" PRIu32 ": bad positions range", j);
+        return LP_CORRUPT;
+    }
+    c->pPosCur = c->pPosNext = c->pPos + ps;
+    c->pPosEnd = c->pPos + pe;
+    c->iPosCur = 0;
+    c->iBlk = j;
+    c->n = n;
+    c->i = -1;
+    return LP_OK;
+}
+
+/* First block j >= lo whose lastDoc >= target, or nBlk: galloping, then
+** binary search. Terminates and returns a block that satisfies the test
+** (or nBlk) even over damaged entries. */
+static uint32_t cur_seek(const SegCursor *c, uint32_t lo, uint32_t target) {
+    uint64_t hi = lo, step = 1;
+    while (hi < c->nBlk && skip_get(c, (uint32_t)hi, SEG_SKIP_LAST) < target) {
+        lo = (uint32_t)hi + 1;
+        hi += step;
+        step <<= 1;
+    }
+    if (hi > c->nBlk) hi = c->nBlk;
+    while (lo < hi) {
+        uint32_t mid = lo + (uint32_t)(hi - lo) / 2;
+        if (skip_get(c, mid, SEG_SKIP_LAST) < target) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+/* xNext's slow path: the block is used up; load the next one. */
+static uint32_t cur_next_block(SegCursor *c) {
+    if (c->base.doc == FTS_NO_DOC) return FTS_NO_DOC;
+    uint32_t j = c->iBlk + 1; /* UINT32_MAX + 1 == 0: the first block */
+    if (!c->pSkip || j >= c->nBlk) return cur_end(c);
+    if (cur_load(c, j) != LP_OK) return FTS_NO_DOC;
+    c->i = 0;
+    c->base.tf = c->aTf[0];
+    return c->base.doc = c->aDoc[0];
+}
+
+/* FtsPostingsVt.xNext: the hot path is two array reads. */
+static uint32_t seg_next(FtsPostings *p) {
+    SegCursor *c = (SegCursor *)p;
+    if (c->i + 1 < c->n) {
+        int i = ++c->i;
+        p->tf = c->aTf[i];
+        return p->doc = c->aDoc[i];
+    }
+    return cur_next_block(c);
+}
+
+typedef uint32_t v4u __attribute__((vector_size(16)));
+typedef int32_t v4i __attribute__((vector_size(16)));
+
+/* The first i' >= i with aDoc[i'] >= target, four documents per step:
+** the number below target among four sorted values is where the first
+** one not below is. The caller knows that some aDoc[k] >= target for k
+** < n, and the UINT32_MAX sentinels after aDoc[n-1] keep the four-wide
+** reads inside the array and the counts right. */
+static inline int cur_find(const SegCursor *c, int i, uint32_t target) {
+    const v4u t = (v4u){0, 0, 0, 0} + target;
+    for (;;) {
+        v4u v;
+        memcpy(&v, c->aDoc + i, 16);
+        v4i lt = (v4i)(v < t); /* -1 where below target */
+        int nBelow = -(lt[0] + lt[1] + lt[2] + lt[3]);
+        if (nBelow < 4) return i + nBelow;
+        i += 4;
+    }
+}
+
+static uint32_t seg_advance(FtsPostings *p, uint32_t target) {
+    SegCursor *c = (SegCursor *)p;
+    /* In the current block: the search stops at the latest at n-1, since
+    ** aDoc[n-1] >= target. */
+    if (c->i + 1 < c->n && target <= c->aDoc[c->n - 1]) {
+        int i = cur_find(c, c->i + 1, target);
+        c->i = i;
+        p->tf = c->aTf[i];
+        return p->doc = c->aDoc[i];
+    }
+    /* Past the current block: find the block by its lastDoc, never
+    ** decoding the blocks in between. */
+    if (p->doc == FTS_NO_DOC) return FTS_NO_DOC;
+    if (!c->pSkip || target >= c->seg->nDocs) return cur_end(c);
+    uint32_t j = cur_seek(c, c->iBlk + 1, target);
+    if (j >= c->nBlk) return cur_end(c);
+    if (cur_load(c, j) != LP_OK) return FTS_NO_DOC;
+    /* cur_seek chose j with lastDoc(j) >= target and cur_load checked
+    ** that aDoc[n-1] is lastDoc(j). */
+    int i = cur_find(c, 0, target);
+    c->i = i;
+    p->tf = c->aTf[i];
+    return p->doc = c->aDoc[i];
+}
+
+/* FtsPostingsVt.xShallow. Block-max WAND calls it with mostly increasing
+** targets, so the search starts from the last answer (jShallow), and from
+** block 0 only when a target goes back before it. */
+static uint32_t seg_shallow(FtsPostings *p, uint32_t target, uint32_t *pMaxTf, uint32_t *pMinLen) {
+    SegCursor *c = (SegCursor *)p;
+    /* Past the end (as the in-memory index answers): no impact. */
+    *pMaxTf = 0;
+    *pMinLen = UINT32_MAX;
+    if (c->rc != LP_OK || c->nBlk == 0) return FTS_NO_DOC;
+    if (!c->pSkip) {
+        if (target > c->lastDoc) return FTS_NO_DOC;
+        *pMaxTf = p->maxTf;
+        *pMinLen = p->minLen;
+        return c->lastDoc;
+    }
+    uint32_t lo = c->jShallow;
+    if (lo > 0 && lo < c->nBlk && target <= skip_get(c, lo - 1, SEG_SKIP_LAST)) lo = 0;
+    uint32_t j = cur_seek(c, lo, target);
+    if (j >= c->nBlk) return FTS_NO_DOC;
+    c->jShallow = j;
+    uint32_t last = skip_get(c, j, SEG_SKIP_LAST);
+    if (last >= c->seg->nDocs) {
+        return cur_fail(c, seg_off(c->seg, c->pSkip), "block %" PRIu32 ": bad last document", j);
+    }
+    *pMaxTf = skip_get(c, j, SEG_SKIP_TF);
+    *pMinLen = skip_get(c, j, SEG_SKIP_LEN);
+    return last;
+}
+
+/* FtsPostingsVt.xPositions. Position lists are varints, so reaching the
+** current posting's means skipping the tf varints of each posting since
+** the last one read (pPosCur, posting iPosCur); that one is kept, so
+** asking twice for the same document works. */
+static int seg_positions(FtsPostings *p, uint32_t *aPos, LpError *err) {
+    SegCursor *c = (SegCursor *)p;
+    if (c->rc != LP_OK) {
+        if (err) *err = c->err;
+        return c->rc;
+    }
+    if (c->i < 0 || c->i >= c->n) {
+        return lp_err_set(err, LP_INTERNAL, "fts segment %s: positions without a current document",
+                          c->seg->zName);
+    }
+    /* Skip the positions of the block's postings before the current one. */
+    uint64_t nSkip = 0;
+    for (int k = c->iPosCur; k < c->i; k++)
+        nSkip += c->aTf[k];
+    const uint8_t *q = c->pPosCur;
+    if (fts_codec_skip_varints(&q, c->pPosEnd, nSkip) != LP_OK) {
+        cur_fail(c, seg_off(c->seg, c->pPosCur), "positions of document %" PRIu32 " truncated",
+                 p->doc);
+        if (err) *err = c->err;
+        return c->rc;
+    }
+    c->pPosCur = q;
+    c->iPosCur = c->i;
+    LpError e;
+    if (varint_delta_decode_u32(&q, c->pPosEnd, aPos, p->tf, &e) != LP_OK) {
+        cur_fail(c, seg_off(c->seg, c->pPosCur), "positions of document %" PRIu32 ": %s", p->doc,
+                 e.zMsg);
+        if (err) *err = c->err;
+        return c->rc;
+    }
+    c->pPosNext = q;
+    return LP_OK;
+}
+
+static void seg_close_cursor(FtsPostings *p) {
+    free(p);
+}
+
+int fts_segr_postings_status(const FtsPostings *p, LpError *err) {
+    const SegCursor *c = (const SegCursor *)p;
+    if (c->rc != LP_OK && err) *err = c->err;
+    return c->rc;
+}
+
+/* A cursor over key k, or an empty one when k is NULL. NULL + err on
+** error (LP_NOMEM, or LP_CORRUPT for a damaged region header or a damaged
+** list of < 128 postings, which is decoded here). */
+static FtsPostings *cur_new(FtsSegment *seg, const SegKey *k, LpError *err) {
+    SegCursor *c = malloc(sizeof(*c));
+    if (!c) {
+        lp_err_set(err, LP_NOMEM, "fts segment %s: out of memory", seg->zName);
+        return NULL;
+    }
+    memset(c, 0, offsetof(SegCursor, aDoc));
+    c->base.vt = &seg_postings_vt;
+    c->base.doc = FTS_BEFORE_FIRST;
+    c->seg = seg;
+    c->base.minLen = UINT32_MAX;
+    c->iBlk = UINT32_MAX;
+    c->i = -1;
+    for (int i = FTS_BLOCK; i < FTS_BLOCK + 4; i++)
+        c->aDoc[i] = UINT32_MAX;
+    lp_err_clear(&c->err);
+    if (!k) return &c->base; /* an empty list: df 0, maxTf 0, minLen UINT32_MAX */
+
+    const uint8_t *p = k->pPost, *pEnd = p + k->nPost;
+    uint64_t off = seg_off(seg, p);
+    const char *zWhat = NULL;
+    c->iField = k->aKey[0];
+    c->base.df = k->df;
+    c->pPos = k->pPos;
+    c->nPos = k->nPos;
+    c->nBlk = 1;
+    if (c->iField >= seg->nFields) {
+        zWhat = "field out of range";
+    } else if (k->df < FTS_BLOCK) {
+        /* Decoded whole now; its impact is computed from it. */
+        if (k->df == 1) {
+            if (k->nPost != 0) zWhat = "postings bytes for a single document";
+            c->aDoc[0] = k->doc1;
+            c->aTf[0] = (uint32_t)k->cf;
+        } else if (fts_codec_tail_get(&p, pEnd, 0, seg->nDocs, c->aDoc, c->aTf, (int)k->df) !=
+                       LP_OK ||
+                   p != pEnd) {
+            zWhat = "bad postings";
+        }
+        if (!zWhat) {
+            c->n = (int)k->df;
+            for (int i = c->n; i < c->n + 4; i++)
+                c->aDoc[i] = UINT32_MAX;
+            c->iBlk = 0;
+            c->lastDoc = c->aDoc[c->n - 1];
+            c->pPosCur = c->pPosNext = c->pPos;
+            c->pPosEnd = c->pPos + c->nPos;
+            uint32_t maxTf = 0, minLen = UINT32_MAX;
+            for (int i = 0; i < c->n; i++) {
+                uint32_t len = seg_doclen(seg, c->iField, c->aDoc[i]);
+                if (c->aTf[i] > maxTf) maxTf = c->aTf[i];
+                if (len < minLen) minLen = len;
+            }
+            c->base.maxTf = maxTf;
+            c->base.minLen = minLen;
+        }
+    } else {
+        uint32_t maxTf, minLen;
+        if (varint_get_u32(&p, pEnd, &maxTf) || varint_get_u32(&p, pEnd, &minLen) ||
+            pEnd - p < SEG_NSKIP) {
+            zWhat = "truncated postings header";
+        } else {
+            c->base.maxTf = maxTf;
+            c->base.minLen = minLen;
+            for (int f = 0; f < SEG_NSKIP && !zWhat; f++) {
+                if (p[f] > 32) zWhat = "bad skip field width";
+                c->aW[f] = p[f];
+                c->aOff[f] = (uint8_t)c->nW;
+                c->nW += p[f];
+            }
+            p += SEG_NSKIP;
+        }
+        c->nBlk = (k->df + FTS_BLOCK - 1) / FTS_BLOCK;
+        c->nFull = k->df / FTS_BLOCK;
+        uint64_t nSkipByte = ((uint64_t)c->nBlk * c->nW + 7) / 8;
+        if (!zWhat && nSkipByte > (uint64_t)(pEnd - p)) zWhat = "skip entries past the region";
+        if (!zWhat) {
+            /* The last entry closes both regions exactly; the others are
+            ** checked as their blocks are loaded. */
+            c->pSkip = p;
+            c->pBlk = p + nSkipByte;
+            c->nBlkByte = (uint64_t)(pEnd - c->pBlk);
+            uint32_t jLast = c->nBlk - 1;
+            if (skip_get(c, jLast, SEG_SKIP_DATA) != c->nBlkByte ||
+                skip_get(c, jLast, SEG_SKIP_POS) != c->nPos ||
+                skip_get(c, jLast, SEG_SKIP_LAST) >= seg->nDocs) {
+                zWhat = "last skip entry does not close the list";
+            }
+        }
+    }
+    if (zWhat) {
+        char z[2 * FTS_MAX_KEY + 1];
+        for (int i = 1; i < k->nKey; i++) {
+            z[i - 1] = (k->aKey[i] >= 0x20 && k->aKey[i] < 0x7f) ? (char)k->aKey[i] : '?';
+        }
+        z[k->nKey - 1] = 0;
+        seg_corrupt(seg, err, off, "key '%s' of field %d: %s", z, k->aKey[0], zWhat);
+        free(c);
+        return NULL;
+    }
+    return &c->base;
+}
+
+static FtsPostings *src_open(FtsSource *s, const uint8_t *key, int nKey, int bPositions,
+                             LpError *err) {
+    FtsSegment *seg = (FtsSegment *)s;
+    DictIter it;
+    int rc = dict_find(seg, key, nKey, &it, err);
+    if (rc < 0) return NULL;
+    return cur_new(seg, rc == 1 ? &it.k : NULL, err);
+}
+
+static int seg_status(FtsPostings *p, LpError *err) {
+    return fts_segr_postings_status(p, err);
+}
+
+static const FtsPostingsVt seg_postings_vt = {
+    .xNext = seg_next,
+    .xAdvance = seg_advance,
+    .xPositions = seg_positions,
+    .xShallow = seg_shallow,
+    .xClose = seg_close_cursor,
+    .xStatus = seg_status,
+};
+
+static const FtsSourceVt seg_source_vt = {
+    .xLookup = src_lookup,
+    .xOpen = src_open,
+    .xScan = src_scan,
+    .xDocLen = src_doclen,
+};
+
+/* ------------------------------------------------------- inspection */
+
+/* Counts come from the footer; the positions size is summed over the
+** dictionary (inline positions of cf-1 keys are counted with it). */
+int fts_segr_info(FtsSegment *seg, FtsSegInfo *pInfo, LpError *err) {
+    memset(pInfo, 0, sizeof(*pInfo));
+    pInfo->nDocs = seg->nDocs;
+    pInfo->nFields = seg->nFields;
+    pInfo->nTerms = seg->nTerms;
+    pInfo->nPostings = seg->nPostings;
+    pInfo->nPositions = seg->nPositions;
+    pInfo->szFile = seg->n;
+    pInfo->szData = seg->aSecSize[SEG_SEC_DATA];
+    pInfo->szDict = seg->aSecSize[SEG_SEC_DICT];
+    pInfo->szDictIndex = seg->aSecSize[SEG_SEC_INDEX];
+    pInfo->szDocLens = seg->aSecSize[SEG_SEC_DOCLENS];
+    if (seg->nTerms == 0) return LP_OK;
+    DictIter it = {.seg = seg};
+    int rc = dict_block(&it, 0, err);
+    if (rc != LP_OK) return rc;
+    while ((rc = dict_next(&it, err)) == 1)
+        pInfo->szPositions += it.k.bInline ? 0 : it.k.nPos;
+    return rc < 0 ? -rc : LP_OK;
+}
+
+/* Checks one block's impact (lists of >= 128) and that its postings used
+** its positions exactly. */
+static int check_block(SegCursor *c, uint32_t maxTf, uint32_t minLen, LpError *err) {
+    FtsSegment *seg = c->seg;
+    if (c->pPosNext != c->pPosEnd) {
+        return seg_corrupt(seg, err, seg_off(seg, c->pPosNext),
+                           "block %" PRIu32 ": %td bytes of positions unused", c->iBlk,
+                           c->pPosEnd - c->pPosNext);
+    }
+    if (c->pSkip && (skip_get(c, c->iBlk, SEG_SKIP_TF) != maxTf ||
+                     skip_get(c, c->iBlk, SEG_SKIP_LEN) != minLen)) {
+        return seg_corrupt(seg, err, seg_off(seg, c->pSkip),
+                           "block %" PRIu32 ": impact (%" PRIu32 ", %" PRIu32 "), actual (%" PRIu32
+                           ", %" PRIu32 ")",
+                           c->iBlk, skip_get(c, c->iBlk, SEG_SKIP_TF),
+                           skip_get(c, c->iBlk, SEG_SKIP_LEN), maxTf, minLen);
+    }
+    return LP_OK;
+}
+
+/* Decodes key k's whole list with positions and checks (2) and (3). */
+static int check_key(FtsSegment *seg, const SegKey *k, uint32_t **paPos, uint64_t *pnPos,
+                     LpError *err) {
+    FtsPostings *p = cur_new(seg, k, err);
+    if (!p) return err ? err->code : LP_CORRUPT;
+    SegCursor *c = (SegCursor *)p;
+    uint64_t n = 0, cf = 0;
+    uint32_t maxTf = 0, minLen = UINT32_MAX, listMaxTf = 0, listMinLen = UINT32_MAX;
+    int rc = LP_OK;
+    while (rc == LP_OK && p->vt->xNext(p) != FTS_NO_DOC) {
+        if (c->i == 0) {
+            maxTf = 0;
+            minLen = UINT32_MAX;
+        }
+        uint32_t len = seg_doclen(seg, c->iField, p->doc);
+        if (p->tf > maxTf) maxTf = p->tf;
+        if (len < minLen) minLen = len;
+        if (p->tf > listMaxTf) listMaxTf = p->tf;
+        if (len < listMinLen) listMinLen = len;
+        n++;
+        cf += p->tf;
+        /* Every position takes a byte: bounds the buffer below. */
+        if (p->tf > (uint64_t)(c->pPosEnd - c->pPosCur)) {
+            rc = seg_corrupt(seg, err, seg_off(seg, c->pPosCur),
+                             "tf %" PRIu32 " of document %" PRIu32 " exceeds its positions", p->tf,
+                             p->doc);
+            break;
+        }
+        if (p->tf > *pnPos) {
+            uint32_t *a = realloc(*paPos, p->tf * sizeof(uint32_t));
+            if (!a) {
+                rc = lp_err_set(err, LP_NOMEM, "fts segment %s: out of memory", seg->zName);
+                break;
+            }
+            *paPos = a;
+            *pnPos = p->tf;
+        }
+        rc = p->vt->xPositions(p, *paPos, err);
+        /* The block's last posting: check the block before the cursor
+        ** moves to the next one. */
+        if (rc == LP_OK && c->i + 1 == c->n) rc = check_block(c, maxTf, minLen, err);
+    }
+    if (rc == LP_OK && c->rc != LP_OK) rc = fts_segr_postings_status(p, err);
+    if (rc == LP_OK && (n != k->df || cf != k->cf)) {
+        rc = seg_corrupt(seg, err, seg_off(seg, k->pPost),
+                         "list of %" PRIu64 " documents and %" PRIu64
+                         " occurrences, dictionary says %" PRIu32 " and %" PRIu64,
+                         n, cf, k->df, k->cf);
+    }
+    if (rc == LP_OK && (listMaxTf != p->maxTf || listMinLen != p->minLen)) {
+        rc =
+            seg_corrupt(seg, err, seg_off(seg, k->pPost),
+                        "list impact (%" PRIu32 ", %" PRIu32 "), actual (%" PRIu32 ", %" PRIu32 ")",
+                        p->maxTf, p->minLen, listMaxTf, listMinLen);
+    }
+    p->vt->xClose(p);
+    return rc;
+}
+
+/* Walks the dictionary strictly (blocks must end exactly after their last
+** key and start where the previous key's regions ended), checks the keys'
+** order and fields, decodes every list (check_key), and finally compares
+** the totals with the footer and the end of the last region with the end
+** of the data section. */
+int fts_segr_check(FtsSegment *seg, LpError *err) {
+    DictIter it = {.seg = seg, .bStrict = 1};
+    uint8_t aPrev[FTS_MAX_KEY];
+    int nPrev = 0, rc = LP_OK;
+    uint64_t nKey = 0, sumDf = 0, sumCf = 0;
+    uint32_t *aPos = NULL;
+    uint64_t nPos = 0;
+    if (seg->nTerms > 0) rc = dict_block(&it, 0, err);
+    while (rc == LP_OK && seg->nTerms > 0) {
+        int r = dict_next(&it, err);
+        if (r <= 0) {
+            rc = -r;
+            break;
+        }
+        const SegKey *k = &it.k;
+        if (nKey > 0 && key_cmp(aPrev, nPrev, k->aKey, k->nKey) >= 0) {
+            rc = seg_corrupt(seg, err, seg_off(seg, it.p), "key %" PRIu64 " out of order", nKey);
+        } else if (k->aKey[0] >= seg->nFields) {
+            rc = seg_corrupt(seg, err, seg_off(seg, it.p), "key %" PRIu64 ": field %d", nKey,
+                             k->aKey[0]);
+        } else {
+            rc = check_key(seg, k, &aPos, &nPos, err);
+        }
+        memcpy(aPrev, k->aKey, (size_t)k->nKey);
+        nPrev = k->nKey;
+        nKey++;
+        sumDf += k->df;
+        sumCf += k->cf;
+    }
+    free(aPos);
+    if (rc != LP_OK) return rc;
+    uint64_t offFoot = seg->n - SEG_FOOTER_SIZE;
+    if (nKey != seg->nTerms || sumDf != seg->nPostings || sumCf != seg->nPositions) {
+        return seg_corrupt(seg, err, offFoot + 80, "footer counts do not match the dictionary");
+    }
+    if (it.dataOff != seg->nData) {
+        return seg_corrupt(seg, err, seg_off(seg, seg->pData + it.dataOff),
+                           "%" PRIu64 " data bytes after the last key", seg->nData - it.dataOff);
+    }
+    for (int i = 0; i < SEG_DATA_PAD; i++) {
+        if (seg->pData[seg->nData + i] != 0) {
+            return seg_corrupt(seg, err, seg_off(seg, seg->pData + seg->nData + i),
+                               "non-zero padding");
+        }
+    }
+    return LP_OK;
+}

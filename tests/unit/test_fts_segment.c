@@ -1,0 +1,1137 @@
+/*
+** test_fts_segment.c — unit tests for the sealed full-text segment
+** (src/fts/segwriter.c, segreader.c).
+**
+** A random reference collection (keys of several fields, df from 1 to
+** 10k, tf and positions, doc lengths of every stored width) is written
+** with the writer and read back through the FtsSource interface; every
+** answer is compared with the reference: lookups of present and absent
+** keys, full scans with positions, xAdvance to random targets (inside a
+** block, across blocks, past the end), xShallow's block bounds and
+** impacts, prefix scans, doc lengths. Then the damage tests: writer order
+** violations, truncation at every section boundary, every single-bit flip
+** (caught by the checksums), and random damage with the checksums off,
+** which must end in LP_CORRUPT naming the file or in plain answers, never
+** in a crash (the suite runs under ASan+UBSan) or an endless loop.
+**
+** The PRNG is seeded with constants, so failures reproduce.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fts/segment.h"
+#include "fts/source.h"
+#include "util/error.h"
+
+/* ------------------------------------------------------------- helpers */
+
+static uint64_t g_rng;
+
+static uint64_t rnd(void) {
+    uint64_t x = (g_rng += 0x9E3779B97F4A7C15ull);
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+static uint32_t rnd_below(uint64_t n) {
+    return (uint32_t)(rnd() % n);
+}
+
+static char g_zDir[64];
+
+/* A path in the test's temporary folder. */
+static const char *tmp_path(const char *zName) {
+    static char z[2][128];
+    static int i;
+    i ^= 1;
+    snprintf(z[i], sizeof(z[i]), "%s/%s", g_zDir, zName);
+    return z[i];
+}
+
+static int key_cmp(const uint8_t *a, int na, const uint8_t *b, int nb) {
+    int c = memcmp(a, b, (size_t)(na < nb ? na : nb));
+    return c ? c : na - nb;
+}
+
+/* ----------------------------------------------------------- reference */
+
+typedef struct RefTerm {
+    uint8_t key[FTS_MAX_KEY];
+    int nKey;
+    uint32_t df;
+    uint64_t cf;
+    uint32_t *aDoc;    /* df documents */
+    uint32_t *aTf;     /* their tf */
+    uint64_t *aPosOff; /* df+1 offsets into aPos */
+    uint32_t *aPos;    /* all positions */
+} RefTerm;
+
+typedef struct Ref {
+    uint32_t nDocs;
+    int nFields;
+    uint32_t **aaLen; /* per field, nDocs lengths */
+    RefTerm *aTerm;
+    size_t nTerm;
+} Ref;
+
+static int refterm_cmp(const void *x, const void *y) {
+    const RefTerm *a = x, *b = y;
+    return key_cmp(a->key, a->nKey, b->key, b->nKey);
+}
+
+static const RefTerm *ref_find(const Ref *r, const uint8_t *key, int nKey) {
+    RefTerm t;
+    memcpy(t.key, key, (size_t)nKey);
+    t.nKey = nKey;
+    return bsearch(&t, r->aTerm, r->nTerm, sizeof(RefTerm), refterm_cmp);
+}
+
+static void ref_free(Ref *r) {
+    for (size_t i = 0; i < r->nTerm; i++) {
+        free(r->aTerm[i].aDoc);
+        free(r->aTerm[i].aTf);
+        free(r->aTerm[i].aPosOff);
+        free(r->aTerm[i].aPos);
+    }
+    free(r->aTerm);
+    for (int f = 0; f < r->nFields; f++)
+        free(r->aaLen[f]);
+    free(r->aaLen);
+    memset(r, 0, sizeof(*r));
+}
+
+static void random_key(Ref *r, RefTerm *t) {
+    t->key[0] = (uint8_t)rnd_below((uint64_t)r->nFields);
+    int n;
+    switch (rnd_below(10)) {
+    case 0: /* arbitrary bytes */
+        n = (int)rnd_below(12);
+        for (int i = 0; i < n; i++)
+            t->key[1 + i] = (uint8_t)rnd();
+        break;
+    case 1: /* the longest term */
+        n = FTS_MAX_KEY - 1;
+        for (int i = 0; i < n; i++)
+            t->key[1 + i] = (uint8_t)('a' + rnd_below(2));
+        break;
+    default: /* short words over a small alphabet: many shared prefixes */
+        n = 1 + (int)rnd_below(9);
+        for (int i = 0; i < n; i++)
+            t->key[1 + i] = (uint8_t)('a' + rnd_below(4));
+        break;
+    }
+    t->nKey = 1 + n;
+}
+
+static uint32_t random_df(uint32_t nDocs, uint32_t maxDf) {
+    static const uint32_t aEdge[] = {127, 128, 129, 255, 256, 257, 383, 384, 385};
+    uint32_t df;
+    uint32_t k = rnd_below(100);
+    if (k < 45)
+        df = 1;
+    else if (k < 70)
+        df = 2 + rnd_below(20);
+    else if (k < 82)
+        df = 100 + rnd_below(200);
+    else if (k < 94)
+        df = aEdge[rnd_below(LP_ARRAY_SIZE(aEdge))];
+    else
+        df = 1 + rnd_below(maxDf);
+    return df > nDocs ? nDocs : df;
+}
+
+/* Fills t's postings: df distinct documents, tf and positions. */
+static void random_postings(const Ref *r, RefTerm *t, uint32_t df) {
+    t->df = df;
+    t->aDoc = malloc(df * sizeof(uint32_t));
+    t->aTf = malloc(df * sizeof(uint32_t));
+    t->aPosOff = malloc((df + 1) * sizeof(uint64_t));
+    assert_non_null(t->aDoc);
+    assert_non_null(t->aTf);
+    assert_non_null(t->aPosOff);
+    if (rnd_below(6) == 0) {
+        /* A dense run: gaps of 0, packed with width 0. */
+        uint32_t start = rnd_below(r->nDocs - df + 1);
+        for (uint32_t i = 0; i < df; i++)
+            t->aDoc[i] = start + i;
+    } else {
+        /* Selection sampling: df of nDocs, ascending. */
+        uint32_t need = df, k = 0;
+        for (uint32_t d = 0; d < r->nDocs && need > 0; d++) {
+            if (rnd_below(r->nDocs - d) < need) {
+                t->aDoc[k++] = d;
+                need--;
+            }
+        }
+    }
+    uint64_t nPos = 0;
+    for (uint32_t i = 0; i < df; i++) {
+        uint32_t k = rnd_below(1000);
+        t->aTf[i] = k < 700   ? 1
+                    : k < 900 ? 2 + rnd_below(4)
+                    : k < 998 ? 1 + rnd_below(100)
+                              : 200 + rnd_below(300);
+        nPos += t->aTf[i];
+    }
+    t->aPos = malloc((nPos ? nPos : 1) * sizeof(uint32_t));
+    assert_non_null(t->aPos);
+    t->cf = nPos;
+    uint64_t o = 0;
+    for (uint32_t i = 0; i < df; i++) {
+        t->aPosOff[i] = o;
+        uint64_t p = rnd_below(3) == 0 ? rnd_below(20) : rnd();
+        p %= (uint64_t)UINT32_MAX + 1;
+        for (uint32_t j = 0; j < t->aTf[i]; j++) {
+            t->aPos[o++] = (uint32_t)p;
+            /* Non-decreasing, with repeats, up to UINT32_MAX. */
+            uint64_t step = rnd_below(4) == 0 ? 0 : rnd_below(50);
+            if (rnd_below(50) == 0) step = rnd() >> 34;
+            p = p + step > UINT32_MAX ? UINT32_MAX : p + step;
+        }
+    }
+    t->aPosOff[df] = o;
+}
+
+static void ref_make(Ref *r, uint64_t seed, uint32_t nDocs, int nFields, size_t nKeys,
+                     uint32_t maxDf) {
+    g_rng = seed;
+    memset(r, 0, sizeof(*r));
+    r->nDocs = nDocs;
+    r->nFields = nFields;
+    r->aaLen = calloc((size_t)nFields, sizeof(uint32_t *));
+    assert_non_null(r->aaLen);
+    for (int f = 0; f < nFields; f++) {
+        r->aaLen[f] = malloc((nDocs ? nDocs : 1) * sizeof(uint32_t));
+        assert_non_null(r->aaLen[f]);
+        int mode = f % 4; /* widths 0, 1, 2, 4 */
+        for (uint32_t d = 0; d < nDocs; d++) {
+            r->aaLen[f][d] = mode == 0   ? 0
+                             : mode == 1 ? rnd_below(256)
+                             : mode == 2 ? rnd_below(65536)
+                                         : (uint32_t)rnd();
+        }
+    }
+    r->aTerm = calloc(nKeys ? nKeys : 1, sizeof(RefTerm));
+    assert_non_null(r->aTerm);
+    for (size_t i = 0; i < nKeys; i++)
+        random_key(r, &r->aTerm[i]);
+    qsort(r->aTerm, nKeys, sizeof(RefTerm), refterm_cmp);
+    size_t n = 0;
+    for (size_t i = 0; i < nKeys; i++) {
+        if (n > 0 && refterm_cmp(&r->aTerm[n - 1], &r->aTerm[i]) == 0) continue;
+        r->aTerm[n++] = r->aTerm[i];
+    }
+    r->nTerm = n;
+    for (size_t i = 0; i < n && nDocs > 0; i++) {
+        random_postings(r, &r->aTerm[i], random_df(nDocs, maxDf));
+    }
+    if (nDocs == 0) r->nTerm = 0;
+}
+
+/* Writes r to zPath. Each field's lengths are given just before its
+** first key (or at the start, when bLensFirst), to exercise both. */
+static void ref_write(const Ref *r, const char *zPath, int bLensFirst) {
+    LpError err;
+    FtsSegWriter *w = fts_segw_open(zPath, r->nDocs, r->nFields, &err);
+    assert_non_null(w);
+    int nGiven = 0;
+    if (bLensFirst) {
+        for (; nGiven < r->nFields; nGiven++) {
+            assert_int_equal(fts_segw_doclens(w, nGiven, r->aaLen[nGiven]), LP_OK);
+        }
+    }
+    for (size_t i = 0; i < r->nTerm; i++) {
+        const RefTerm *t = &r->aTerm[i];
+        for (; nGiven <= t->key[0]; nGiven++) {
+            assert_int_equal(fts_segw_doclens(w, nGiven, r->aaLen[nGiven]), LP_OK);
+        }
+        assert_int_equal(fts_segw_term(w, t->key, t->nKey), LP_OK);
+        for (uint32_t k = 0; k < t->df; k++) {
+            assert_int_equal(fts_segw_posting(w, t->aDoc[k], t->aPos + t->aPosOff[k], t->aTf[k]),
+                             LP_OK);
+        }
+    }
+    for (; nGiven < r->nFields; nGiven++) {
+        assert_int_equal(fts_segw_doclens(w, nGiven, r->aaLen[nGiven]), LP_OK);
+    }
+    int rc = fts_segw_finish(w, &err);
+    if (rc != LP_OK) fail_msg("finish: %s", err.zMsg);
+}
+
+static FtsSegment *seg_open_ok(const char *zPath) {
+    FtsSegment *seg = NULL;
+    LpError err;
+    int rc = fts_segr_open(zPath, &seg, &err);
+    if (rc != LP_OK) fail_msg("open: %s", err.zMsg);
+    return seg;
+}
+
+/* --------------------------------------------------------- comparisons */
+
+/* First index of t's list with doc >= target (df when none). */
+static uint32_t ref_lower(const RefTerm *t, uint32_t target) {
+    uint32_t lo = 0, hi = t->df;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (t->aDoc[mid] < target)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* What xShallow(target) must answer: the block holding the first doc >=
+** target (lists < 128 are one block). */
+static uint32_t ref_shallow(const Ref *r, const RefTerm *t, uint32_t target, uint32_t *pMaxTf,
+                            uint32_t *pMinLen) {
+    uint32_t i = ref_lower(t, target);
+    *pMaxTf = 0;
+    *pMinLen = UINT32_MAX;
+    if (i == t->df) return FTS_NO_DOC;
+    uint32_t b0 = t->df < FTS_BLOCK ? 0 : i / FTS_BLOCK * FTS_BLOCK;
+    uint32_t b1 = t->df < FTS_BLOCK ? t->df : b0 + FTS_BLOCK;
+    if (b1 > t->df) b1 = t->df;
+    for (uint32_t k = b0; k < b1; k++) {
+        uint32_t len = r->aaLen[t->key[0]][t->aDoc[k]];
+        if (t->aTf[k] > *pMaxTf) *pMaxTf = t->aTf[k];
+        if (len < *pMinLen) *pMinLen = len;
+    }
+    return t->aDoc[b1 - 1];
+}
+
+static uint32_t *g_aPos; /* scratch for xPositions, big enough for any tf */
+
+static void check_positions(FtsPostings *p, const RefTerm *t, uint32_t i) {
+    LpError err;
+    assert_int_equal(p->tf, t->aTf[i]);
+    int rc = p->vt->xPositions(p, g_aPos, &err);
+    if (rc != LP_OK) fail_msg("positions: %s", err.zMsg);
+    assert_memory_equal(g_aPos, t->aPos + t->aPosOff[i], (size_t)t->aTf[i] * 4);
+}
+
+static void check_list_impact(const Ref *r, const RefTerm *t, const FtsPostings *p) {
+    uint32_t maxTf = 0, minLen = UINT32_MAX;
+    for (uint32_t k = 0; k < t->df; k++) {
+        uint32_t len = r->aaLen[t->key[0]][t->aDoc[k]];
+        if (t->aTf[k] > maxTf) maxTf = t->aTf[k];
+        if (len < minLen) minLen = len;
+    }
+    assert_int_equal(p->df, t->df);
+    assert_int_equal(p->maxTf, maxTf);
+    assert_int_equal(p->minLen, minLen);
+}
+
+/* Full scan with xNext, positions of a random subset (so the cursor must
+** skip the others'). */
+static void check_scan(FtsSource *src, const Ref *r, const RefTerm *t) {
+    LpError err;
+    FtsPostings *p = src->vt->xOpen(src, t->key, t->nKey, 1, &err);
+    if (!p) fail_msg("open: %s", err.zMsg);
+    assert_int_equal(p->doc, FTS_BEFORE_FIRST);
+    check_list_impact(r, t, p);
+    uint32_t every = 1 + rnd_below(4);
+    for (uint32_t i = 0; i < t->df; i++) {
+        assert_int_equal(p->vt->xNext(p), t->aDoc[i]);
+        assert_int_equal(p->doc, t->aDoc[i]);
+        assert_int_equal(p->tf, t->aTf[i]);
+        if (i % every == 0) check_positions(p, t, i);
+    }
+    assert_int_equal(p->vt->xNext(p), FTS_NO_DOC);
+    assert_int_equal(p->doc, FTS_NO_DOC);
+    assert_int_equal(p->vt->xNext(p), FTS_NO_DOC);
+    assert_int_equal(p->vt->xAdvance(p, 0), FTS_NO_DOC);
+    assert_int_equal(fts_segr_postings_status(p, &err), LP_OK);
+    p->vt->xClose(p);
+}
+
+/* Random xNext / xAdvance / xShallow / xPositions against the reference. */
+static void check_moves(FtsSource *src, const Ref *r, const RefTerm *t) {
+    LpError err;
+    FtsPostings *p = src->vt->xOpen(src, t->key, t->nKey, 1, &err);
+    if (!p) fail_msg("open: %s", err.zMsg);
+    uint32_t i = UINT32_MAX; /* reference index of the current doc */
+    for (int step = 0; step < 100000; step++) {
+        uint32_t cur = i == UINT32_MAX ? 0 : t->aDoc[i] + 1; /* smallest legal target */
+        uint32_t k = rnd_below(10);
+        if (k < 2) {
+            uint32_t got = p->vt->xNext(p);
+            i = i == UINT32_MAX ? 0 : i + 1;
+            if (i >= t->df) {
+                assert_int_equal(got, FTS_NO_DOC);
+                break;
+            }
+            assert_int_equal(got, t->aDoc[i]);
+        } else if (k < 7) {
+            uint64_t target = cur;
+            switch (rnd_below(6)) {
+            case 0:
+                break;
+            case 1:
+                target += rnd_below(4);
+                break;
+            case 2:
+                target += rnd_below(200);
+                break;
+            case 3:
+                target += rnd_below(r->nDocs / 8 + 1);
+                break;
+            case 4:
+                target += rnd_below(r->nDocs + 1);
+                break;
+            default:
+                target = rnd_below(2) ? r->nDocs : FTS_BEFORE_FIRST - 1;
+                break;
+            }
+            if (target > FTS_BEFORE_FIRST - 1) target = FTS_BEFORE_FIRST - 1;
+            uint32_t got = p->vt->xAdvance(p, (uint32_t)target);
+            i = ref_lower(t, (uint32_t)target);
+            if (i >= t->df) {
+                assert_int_equal(got, FTS_NO_DOC);
+                assert_int_equal(p->doc, FTS_NO_DOC);
+                break;
+            }
+            assert_int_equal(got, t->aDoc[i]);
+            assert_int_equal(p->tf, t->aTf[i]);
+        } else if (k < 9) {
+            /* Any target, even behind the current document. */
+            uint32_t target = rnd_below(2) ? cur + rnd_below(3 * FTS_BLOCK * 8)
+                                           : rnd_below((uint64_t)r->nDocs + 2);
+            uint32_t wantTf, wantLen, gotTf = 7, gotLen = 7;
+            uint32_t want = ref_shallow(r, t, target, &wantTf, &wantLen);
+            uint32_t docBefore = p->doc;
+            assert_int_equal(p->vt->xShallow(p, target, &gotTf, &gotLen), want);
+            assert_int_equal(gotTf, wantTf);
+            assert_int_equal(gotLen, wantLen);
+            assert_int_equal(p->doc, docBefore);
+        } else if (i != UINT32_MAX) {
+            check_positions(p, t, i);
+        }
+    }
+    assert_int_equal(fts_segr_postings_status(p, &err), LP_OK);
+    p->vt->xClose(p);
+}
+
+typedef struct ScanCtx {
+    uint8_t aKey[4096][FTS_MAX_KEY]; /* copies: the scan's key buffer is its own */
+    int anKey[4096];
+    FtsTermInfo aInfo[4096];
+    int n;
+    int nStop; /* return 7 after this many keys; 0: never */
+} ScanCtx;
+
+static int scan_cb(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
+    ScanCtx *s = ctx;
+    if (s->n < 4096) {
+        memcpy(s->aKey[s->n], key, (size_t)nKey);
+        s->anKey[s->n] = nKey;
+        s->aInfo[s->n] = *info;
+    }
+    s->n++;
+    return s->nStop && s->n == s->nStop ? 7 : 0;
+}
+
+static void check_prefix(FtsSource *src, const Ref *r, const uint8_t *pre, int nPre) {
+    static ScanCtx s;
+    memset(&s, 0, sizeof(s));
+    LpError err;
+    size_t i0 = 0; /* first reference key >= pre */
+    while (i0 < r->nTerm) {
+        const RefTerm *t = &r->aTerm[i0];
+        int c = memcmp(t->key, pre, (size_t)(t->nKey < nPre ? t->nKey : nPre));
+        if (c > 0 || (c == 0 && t->nKey >= nPre)) break;
+        i0++;
+    }
+    int nWant = 0;
+    for (size_t i = i0; i < r->nTerm; i++) {
+        const RefTerm *t = &r->aTerm[i];
+        if (t->nKey < nPre || memcmp(t->key, pre, (size_t)nPre) != 0) break;
+        nWant++;
+    }
+    assert_int_equal(src->vt->xScan(src, pre, nPre, scan_cb, &s, &err), LP_OK);
+    assert_int_equal(s.n, nWant);
+    for (int k = 0; k < nWant && k < 4096; k++) {
+        const RefTerm *t = &r->aTerm[i0 + (size_t)k];
+        assert_int_equal(s.aInfo[k].df, t->df);
+        assert_int_equal(s.aInfo[k].cf, t->cf);
+        assert_int_equal(s.anKey[k], t->nKey);
+        assert_memory_equal(s.aKey[k], t->key, (size_t)t->nKey);
+    }
+    /* The stop value comes back, after exactly that many keys. */
+    if (nWant >= 2) {
+        memset(&s, 0, sizeof(s));
+        s.nStop = 1 + (int)rnd_below((uint64_t)nWant - 1);
+        assert_int_equal(src->vt->xScan(src, pre, nPre, scan_cb, &s, &err), 7);
+        assert_int_equal(s.n, s.nStop);
+    }
+}
+
+/* A key-checking scan callback: compares each key with the reference. */
+typedef struct KeyCheck {
+    const Ref *r;
+    size_t i;
+} KeyCheck;
+
+static int keycheck_cb(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
+    KeyCheck *k = ctx;
+    if (k->i >= k->r->nTerm) return 1;
+    const RefTerm *t = &k->r->aTerm[k->i++];
+    if (nKey != t->nKey || memcmp(key, t->key, (size_t)nKey) != 0 || info->df != t->df ||
+        info->cf != t->cf) {
+        return 2;
+    }
+    return 0;
+}
+
+/* Everything the source can be asked, compared with r. */
+static void check_all(FtsSegment *seg, const Ref *r, int bFull) {
+    FtsSource *src = fts_segr_source(seg);
+    LpError err;
+    assert_int_equal(src->nDocs, r->nDocs);
+    assert_int_equal(src->nFields, r->nFields);
+    for (int f = 0; f < r->nFields; f++) {
+        uint64_t sum = 0;
+        for (uint32_t d = 0; d < r->nDocs; d++) {
+            assert_int_equal(src->vt->xDocLen(src, f, d), r->aaLen[f][d]);
+            sum += r->aaLen[f][d];
+        }
+        assert_int_equal(src->aSumLen[f], sum);
+        assert_int_equal(src->vt->xDocLen(src, f, r->nDocs), 0);
+    }
+    assert_int_equal(src->vt->xDocLen(src, r->nFields, 0), 0);
+    assert_int_equal(src->vt->xDocLen(src, -1, 0), 0);
+
+    int rc = fts_segr_check(seg, &err);
+    if (rc != LP_OK) fail_msg("check: %s", err.zMsg);
+    FtsSegInfo info;
+    assert_int_equal(fts_segr_info(seg, &info, &err), LP_OK);
+    uint64_t nPost = 0, nPos = 0;
+    for (size_t i = 0; i < r->nTerm; i++) {
+        nPost += r->aTerm[i].df;
+        nPos += r->aTerm[i].cf;
+    }
+    assert_int_equal(info.nTerms, r->nTerm);
+    assert_int_equal(info.nPostings, nPost);
+    assert_int_equal(info.nPositions, nPos);
+    assert_true(info.szPositions <= info.szData);
+    assert_int_equal(info.szFile,
+                     32 + info.szData + info.szDict + info.szDictIndex + info.szDocLens + 120);
+
+    /* Every key, in order, through a scan of everything. */
+    KeyCheck kc = {r, 0};
+    assert_int_equal(src->vt->xScan(src, NULL, 0, keycheck_cb, &kc, &err), LP_OK);
+    assert_int_equal(kc.i, r->nTerm);
+
+    for (size_t i = 0; i < r->nTerm; i++) {
+        const RefTerm *t = &r->aTerm[i];
+        FtsTermInfo ti;
+        assert_int_equal(src->vt->xLookup(src, t->key, t->nKey, &ti, &err), 1);
+        assert_int_equal(ti.df, t->df);
+        assert_int_equal(ti.cf, t->cf);
+        /* Neighbours that may or may not exist. */
+        uint8_t k2[FTS_MAX_KEY + 1];
+        int aN[3] = {t->nKey - 1, t->nKey, t->nKey + 1};
+        for (int v = 0; v < 3; v++) {
+            int n = aN[v];
+            if (n < 1 || n > FTS_MAX_KEY) continue;
+            memcpy(k2, t->key, (size_t)t->nKey);
+            if (v == 1) k2[n - 1] ^= (uint8_t)(1 + rnd_below(255));
+            if (v == 2) k2[n - 1] = (uint8_t)rnd();
+            const RefTerm *want = ref_find(r, k2, n);
+            int got = src->vt->xLookup(src, k2, n, &ti, &err);
+            assert_int_equal(got, want != NULL);
+            if (want) assert_int_equal(ti.df, want->df);
+        }
+        if (bFull || rnd_below(4) == 0) {
+            check_scan(src, r, t);
+            check_moves(src, r, t);
+        }
+    }
+
+    /* Absent keys give empty cursors. */
+    static const uint8_t aMissing[] = {0xff, 0xff, 0xff, 0xff};
+    FtsTermInfo ti;
+    assert_int_equal(src->vt->xLookup(src, aMissing, 4, &ti, &err),
+                     ref_find(r, aMissing, 4) != NULL);
+    assert_int_equal(src->vt->xLookup(src, aMissing, 0, &ti, &err), 0);
+    assert_int_equal(src->vt->xLookup(src, aMissing, FTS_MAX_KEY + 1, &ti, &err), 0);
+    if (!ref_find(r, aMissing, 4)) {
+        FtsPostings *p = src->vt->xOpen(src, aMissing, 4, 0, &err);
+        assert_non_null(p);
+        assert_int_equal(p->doc, FTS_BEFORE_FIRST);
+        assert_int_equal(p->df, 0);
+        assert_int_equal(p->maxTf, 0);
+        uint32_t a, b;
+        assert_int_equal(p->vt->xShallow(p, 0, &a, &b), FTS_NO_DOC);
+        assert_int_equal(p->vt->xAdvance(p, 5), FTS_NO_DOC);
+        assert_int_equal(p->vt->xNext(p), FTS_NO_DOC);
+        p->vt->xClose(p);
+    }
+
+    /* Prefix scans: none, each field, prefixes of keys, random bytes. */
+    static const uint8_t aNone[1];
+    check_prefix(src, r, aNone, 0);
+    for (int f = 0; f < r->nFields; f++) {
+        uint8_t b = (uint8_t)f;
+        check_prefix(src, r, &b, 1);
+    }
+    for (int k = 0; k < 200 && r->nTerm > 0; k++) {
+        const RefTerm *t = &r->aTerm[rnd_below(r->nTerm)];
+        uint8_t pre[FTS_MAX_KEY + 1];
+        int n = 1 + (int)rnd_below((uint64_t)t->nKey + 1);
+        memcpy(pre, t->key, (size_t)t->nKey);
+        if (n > t->nKey) pre[n - 1] = (uint8_t)('a' + rnd_below(4));
+        check_prefix(src, r, pre, n);
+    }
+}
+
+/* ----------------------------------------------------------- the tests */
+
+static int setup(void **state) {
+    (void)state;
+    snprintf(g_zDir, sizeof(g_zDir), "/tmp/lp_test_fts_seg_XXXXXX");
+    if (!mkdtemp(g_zDir)) return -1;
+    g_aPos = malloc(1000 * sizeof(uint32_t));
+    return g_aPos ? 0 : -1;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    static const char *const az[] = {"big", "small", "empty", "one", "trunc", "w", "tiny", "blk"};
+    for (size_t i = 0; i < LP_ARRAY_SIZE(az); i++)
+        unlink(tmp_path(az[i]));
+    rmdir(g_zDir);
+    free(g_aPos);
+    return 0;
+}
+
+static void test_roundtrip_large(void **state) {
+    (void)state;
+    Ref r;
+    ref_make(&r, 42, 20000, 6, 1500, 10000);
+    ref_write(&r, tmp_path("big"), 0);
+    FtsSegment *seg = seg_open_ok(tmp_path("big"));
+    check_all(seg, &r, 0);
+    fts_segr_close(seg);
+    ref_free(&r);
+}
+
+static void test_roundtrip_many_seeds(void **state) {
+    (void)state;
+    for (uint64_t seed = 1; seed <= 12; seed++) {
+        Ref r;
+        uint32_t nDocs = 1 + (uint32_t)(seed * 97 % 3000);
+        ref_make(&r, seed, nDocs, 1 + (int)(seed % 5), 50 + seed * 20, 2000);
+        ref_write(&r, tmp_path("small"), (int)(seed & 1));
+        FtsSegment *seg = seg_open_ok(tmp_path("small"));
+        check_all(seg, &r, 1);
+        fts_segr_close(seg);
+        ref_free(&r);
+    }
+}
+
+static void test_empty_and_single(void **state) {
+    (void)state;
+    LpError err;
+    /* No documents at all. */
+    Ref r;
+    ref_make(&r, 7, 0, 1, 0, 1);
+    ref_write(&r, tmp_path("empty"), 1);
+    FtsSegment *seg = seg_open_ok(tmp_path("empty"));
+    check_all(seg, &r, 1);
+    FtsSegInfo info;
+    assert_int_equal(fts_segr_info(seg, &info, &err), LP_OK);
+    assert_int_equal(info.nTerms, 0);
+    fts_segr_close(seg);
+    ref_free(&r);
+    /* Documents but no keys. */
+    ref_make(&r, 8, 10, 3, 0, 1);
+    ref_write(&r, tmp_path("empty"), 1);
+    seg = seg_open_ok(tmp_path("empty"));
+    check_all(seg, &r, 1);
+    fts_segr_close(seg);
+    ref_free(&r);
+    /* One document, one key, one position. */
+    FtsSegWriter *w = fts_segw_open(tmp_path("one"), 1, 1, &err);
+    assert_non_null(w);
+    uint32_t len = 3, pos = 2;
+    const uint8_t key[] = {0, 'x'};
+    assert_int_equal(fts_segw_doclens(w, 0, &len), LP_OK);
+    assert_int_equal(fts_segw_term(w, key, 2), LP_OK);
+    assert_int_equal(fts_segw_posting(w, 0, &pos, 1), LP_OK);
+    /* A key without postings is not written. */
+    const uint8_t key2[] = {0, 'y'};
+    assert_int_equal(fts_segw_term(w, key2, 2), LP_OK);
+    assert_int_equal(fts_segw_finish(w, &err), LP_OK);
+    seg = seg_open_ok(tmp_path("one"));
+    FtsSource *src = fts_segr_source(seg);
+    FtsTermInfo ti;
+    assert_int_equal(src->vt->xLookup(src, key, 2, &ti, &err), 1);
+    assert_int_equal(ti.df, 1);
+    assert_int_equal(ti.cf, 1);
+    assert_int_equal(src->vt->xLookup(src, key2, 2, &ti, &err), 0);
+    FtsPostings *p = src->vt->xOpen(src, key, 2, 1, &err);
+    assert_non_null(p);
+    assert_int_equal(p->maxTf, 1);
+    assert_int_equal(p->minLen, 3);
+    uint32_t mt, ml;
+    assert_int_equal(p->vt->xShallow(p, 0, &mt, &ml), 0);
+    assert_int_equal(p->vt->xNext(p), 0);
+    uint32_t got;
+    assert_int_equal(p->vt->xPositions(p, &got, &err), LP_OK);
+    assert_int_equal(got, 2);
+    assert_int_equal(p->vt->xNext(p), FTS_NO_DOC);
+    assert_int_equal(p->vt->xPositions(p, &got, &err), LP_INTERNAL);
+    p->vt->xClose(p);
+    assert_int_equal(fts_segr_check(seg, &err), LP_OK);
+    fts_segr_close(seg);
+}
+
+/* Each misuse: the failing call's code, sticky afterwards, reported by
+** finish with the file name, and no file left behind. */
+static void expect_writer_error(FtsSegWriter *w, int rc, int want, const char *zPath,
+                                const char *zNeedle) {
+    LpError err;
+    assert_int_equal(rc, want);
+    const uint8_t k[] = {0, 'z', 'z', 'z'};
+    assert_int_equal(fts_segw_term(w, k, 4), want); /* sticky */
+    assert_int_equal(fts_segw_finish(w, &err), want);
+    assert_int_equal(err.code, want);
+    assert_non_null(strstr(err.zMsg, zPath));
+    if (!strstr(err.zMsg, zNeedle)) fail_msg("'%s' lacks '%s'", err.zMsg, zNeedle);
+    struct stat st;
+    assert_int_not_equal(stat(zPath, &st), 0);
+}
+
+static void test_writer_errors(void **state) {
+    (void)state;
+    LpError err;
+    const char *zPath = tmp_path("w");
+    uint32_t aLen[4] = {1, 2, 3, 4}, aPos[3] = {1, 2, 3}, aBad[2] = {5, 4};
+    const uint8_t ka[] = {0, 'a'}, kb[] = {0, 'b'}, kab[] = {0, 'a', 'b'}, kf1[] = {1, 'a'};
+    const uint8_t kf9[] = {9, 'a'};
+
+    assert_null(fts_segw_open(zPath, 4, 0, &err));
+    assert_int_equal(err.code, LP_BADINPUT);
+    assert_null(fts_segw_open(zPath, 4, FTS_MAX_FIELDS + 1, &err));
+    assert_null(fts_segw_open(zPath, FTS_NO_DOC, 1, &err));
+    assert_null(fts_segw_open("/nonexistent-dir/x", 4, 1, &err));
+    assert_int_equal(err.code, LP_IOERR);
+
+#define NEWW(nf)                                                                                   \
+    FtsSegWriter *w = fts_segw_open(zPath, 4, nf, &err);                                           \
+    assert_non_null(w);                                                                            \
+    for (int f_ = 0; f_ < nf; f_++)                                                                \
+        assert_int_equal(fts_segw_doclens(w, f_, aLen), LP_OK);
+
+    { /* keys out of order, or repeated */
+        NEWW(1);
+        assert_int_equal(fts_segw_term(w, kb, 2), LP_OK);
+        expect_writer_error(w, fts_segw_term(w, ka, 2), LP_BADINPUT, zPath, "does not come after");
+    }
+    {
+        NEWW(1);
+        assert_int_equal(fts_segw_term(w, kab, 3), LP_OK);
+        expect_writer_error(w, fts_segw_term(w, kab, 3), LP_BADINPUT, zPath, "does not come after");
+    }
+    { /* a prefix comes first: "ab" then "a" is out of order */
+        NEWW(1);
+        assert_int_equal(fts_segw_term(w, kab, 3), LP_OK);
+        expect_writer_error(w, fts_segw_term(w, ka, 2), LP_BADINPUT, zPath, "does not come after");
+    }
+    { /* key length and field */
+        NEWW(1);
+        expect_writer_error(w, fts_segw_term(w, ka, 0), LP_BADINPUT, zPath, "key of 0 bytes");
+    }
+    {
+        NEWW(1);
+        uint8_t big[FTS_MAX_KEY + 1] = {0};
+        expect_writer_error(w, fts_segw_term(w, big, FTS_MAX_KEY + 1), LP_BADINPUT, zPath, "bytes");
+    }
+    {
+        NEWW(2);
+        expect_writer_error(w, fts_segw_term(w, kf9, 2), LP_BADINPUT, zPath, "field out of range");
+    }
+    { /* the field's lengths must come before its first key */
+        FtsSegWriter *w = fts_segw_open(zPath, 4, 2, &err);
+        assert_int_equal(fts_segw_doclens(w, 0, aLen), LP_OK);
+        assert_int_equal(fts_segw_term(w, ka, 2), LP_OK);
+        expect_writer_error(w, fts_segw_term(w, kf1, 2), LP_BADINPUT, zPath, "doc lengths");
+    }
+    {
+        NEWW(1);
+        expect_writer_error(w, fts_segw_doclens(w, 0, aLen), LP_BADINPUT, zPath, "given twice");
+    }
+    {
+        NEWW(1);
+        expect_writer_error(w, fts_segw_doclens(w, 3, aLen), LP_BADINPUT, zPath, "field 3");
+    }
+    { /* missing lengths at the end */
+        FtsSegWriter *w = fts_segw_open(zPath, 4, 2, &err);
+        assert_int_equal(fts_segw_doclens(w, 0, aLen), LP_OK);
+        assert_int_equal(fts_segw_finish(w, &err), LP_BADINPUT);
+        assert_non_null(strstr(err.zMsg, "field 1 not given"));
+    }
+    { /* postings */
+        NEWW(1);
+        expect_writer_error(w, fts_segw_posting(w, 0, aPos, 1), LP_BADINPUT, zPath,
+                            "before the first key");
+    }
+    {
+        NEWW(1);
+        assert_int_equal(fts_segw_term(w, ka, 2), LP_OK);
+        assert_int_equal(fts_segw_posting(w, 2, aPos, 1), LP_OK);
+        expect_writer_error(w, fts_segw_posting(w, 2, aPos, 1), LP_BADINPUT, zPath,
+                            "does not come after");
+    }
+    {
+        NEWW(1);
+        assert_int_equal(fts_segw_term(w, ka, 2), LP_OK);
+        expect_writer_error(w, fts_segw_posting(w, 4, aPos, 1), LP_BADINPUT, zPath, "out of range");
+    }
+    {
+        NEWW(1);
+        assert_int_equal(fts_segw_term(w, ka, 2), LP_OK);
+        expect_writer_error(w, fts_segw_posting(w, 1, aPos, 0), LP_BADINPUT, zPath, "tf 0");
+    }
+    {
+        NEWW(1);
+        assert_int_equal(fts_segw_term(w, ka, 2), LP_OK);
+        expect_writer_error(w, fts_segw_posting(w, 1, NULL, 1), LP_BADINPUT, zPath,
+                            "without positions");
+    }
+    {
+        NEWW(1);
+        assert_int_equal(fts_segw_term(w, ka, 2), LP_OK);
+        expect_writer_error(w, fts_segw_posting(w, 1, aBad, 2), LP_BADINPUT, zPath, "positions");
+    }
+    { /* abort removes the partial file */
+        NEWW(1);
+        assert_int_equal(fts_segw_term(w, ka, 2), LP_OK);
+        assert_int_equal(fts_segw_posting(w, 1, aPos, 3), LP_OK);
+        fts_segw_abort(w);
+        struct stat st;
+        assert_int_not_equal(stat(zPath, &st), 0);
+        fts_segw_abort(NULL);
+    }
+#undef NEWW
+}
+
+static uint8_t *read_file(const char *zPath, size_t *pn) {
+    FILE *f = fopen(zPath, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *a = malloc((size_t)n);
+    assert_non_null(a);
+    assert_int_equal(fread(a, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *pn = (size_t)n;
+    return a;
+}
+
+static void write_file(const char *zPath, const uint8_t *a, size_t n) {
+    FILE *f = fopen(zPath, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(a, 1, n, f), n);
+    fclose(f);
+}
+
+static void expect_corrupt(int rc, const LpError *err, const char *zName) {
+    assert_int_equal(rc, LP_CORRUPT);
+    assert_int_equal(err->code, LP_CORRUPT);
+    if (!strstr(err->zMsg, zName)) fail_msg("'%s' does not name %s", err->zMsg, zName);
+}
+
+/* Truncation at every section boundary (and nearby), through real files. */
+static void test_truncated(void **state) {
+    (void)state;
+    Ref r;
+    ref_make(&r, 99, 3000, 3, 300, 3000);
+    ref_write(&r, tmp_path("big"), 0);
+    size_t n;
+    uint8_t *a = read_file(tmp_path("big"), &n);
+    /* Section offsets from the footer. */
+    size_t aCut[64], nCut = 0;
+    const uint8_t *f = a + n - 120;
+    for (int s = 0; s < 4; s++) {
+        uint64_t off, size;
+        memcpy(&off, f + 16 * s, 8);
+        memcpy(&size, f + 16 * s + 8, 8);
+        aCut[nCut++] = (size_t)off;
+        aCut[nCut++] = (size_t)(off + size);
+    }
+    aCut[nCut++] = 0;
+    aCut[nCut++] = 32;
+    aCut[nCut++] = n - 120;
+    aCut[nCut++] = n - 8;
+    size_t nBase = nCut;
+    for (size_t i = 0; i < nBase; i++) {
+        if (aCut[i] > 0) aCut[nCut++] = aCut[i] - 1;
+        aCut[nCut++] = aCut[i] + 1;
+    }
+    aCut[nCut++] = n - 1;
+    LpError err;
+    for (size_t i = 0; i < nCut; i++) {
+        if (aCut[i] >= n) continue;
+        write_file(tmp_path("trunc"), a, aCut[i]);
+        FtsSegment *seg = (FtsSegment *)&err; /* must come back NULL */
+        int rc = fts_segr_open(tmp_path("trunc"), &seg, &err);
+        expect_corrupt(rc, &err, tmp_path("trunc"));
+        assert_null(seg);
+    }
+    /* A missing file is an I/O error, not corruption. */
+    FtsSegment *seg;
+    assert_int_equal(fts_segr_open(tmp_path("nope"), &seg, &err), LP_IOERR);
+    free(a);
+    ref_free(&r);
+}
+
+/* With checksums on, every single-bit flip and every truncation of a small
+** file is refused at open. */
+static void test_every_bitflip_detected(void **state) {
+    (void)state;
+    Ref r;
+    ref_make(&r, 5, 150, 2, 25, 150);
+    ref_write(&r, tmp_path("tiny"), 1);
+    size_t n;
+    uint8_t *a = read_file(tmp_path("tiny"), &n);
+    uint8_t *b = malloc(n);
+    assert_non_null(b);
+    LpError err;
+    FtsSegment *seg;
+    for (size_t i = 0; i < n; i++) {
+        for (int bit = 0; bit < 8; bit++) {
+            memcpy(b, a, n);
+            b[i] ^= (uint8_t)(1 << bit);
+            expect_corrupt(fts_segr_open_mem(b, n, "tiny.seg", 0, &seg, &err), &err, "tiny.seg");
+        }
+    }
+    for (size_t k = 0; k < n; k++) {
+        expect_corrupt(fts_segr_open_mem(a, k, "tiny.seg", 0, &seg, &err), &err, "tiny.seg");
+    }
+    assert_int_equal(fts_segr_open_mem(a, n, "tiny.seg", 0, &seg, &err), LP_OK);
+    fts_segr_close(seg);
+    free(b);
+    free(a);
+    ref_free(&r);
+}
+
+typedef struct Tally {
+    int nOpen;   /* refused at open */
+    int nCheck;  /* opened, refused by fts_segr_check */
+    int nCursor; /* a cursor ended with an error */
+    int nLookup; /* a lookup, scan or xOpen failed */
+} Tally;
+
+static int count_cb(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
+    (void)key;
+    (void)nKey;
+    (void)info;
+    (*(int *)ctx)++;
+    return 0;
+}
+
+/* Uses a segment that may be damaged in every way the API allows; every
+** error must be LP_CORRUPT naming the file. Loops are bounded by nDocs. */
+static void exercise(FtsSegment *seg, const Ref *r, const char *zName, Tally *t) {
+    FtsSource *src = fts_segr_source(seg);
+    LpError err;
+    int rc = fts_segr_check(seg, &err);
+    if (rc != LP_OK) {
+        expect_corrupt(rc, &err, zName);
+        t->nCheck++;
+    }
+    FtsSegInfo info;
+    rc = fts_segr_info(seg, &info, &err);
+    if (rc != LP_OK) expect_corrupt(rc, &err, zName);
+    int nKeys = 0;
+    rc = src->vt->xScan(src, NULL, 0, count_cb, &nKeys, &err);
+    if (rc != LP_OK) expect_corrupt(rc, &err, zName);
+    for (int f = 0; f < src->nFields; f++) {
+        for (uint32_t d = 0; d < src->nDocs && d < 50; d++)
+            (void)src->vt->xDocLen(src, f, d);
+    }
+    for (size_t i = 0; i < r->nTerm; i++) {
+        const RefTerm *rt = &r->aTerm[i];
+        FtsTermInfo ti;
+        int found = src->vt->xLookup(src, rt->key, rt->nKey, &ti, &err);
+        if (found < 0) {
+            expect_corrupt(-found, &err, zName);
+            t->nLookup++;
+        }
+        if (i % 8 == 0) {
+            uint8_t pre = rt->key[0];
+            rc = src->vt->xScan(src, &pre, 1, count_cb, &nKeys, &err);
+            if (rc != LP_OK) expect_corrupt(rc, &err, zName);
+        }
+        for (int pass = 0; pass < 2; pass++) {
+            FtsPostings *p = src->vt->xOpen(src, rt->key, rt->nKey, 1, &err);
+            if (!p) {
+                expect_corrupt(err.code, &err, zName);
+                t->nLookup++;
+                break;
+            }
+            uint32_t steps = 0, prev = 0;
+            int bFirst = 1;
+            for (;;) {
+                uint32_t d;
+                if (pass == 0) {
+                    d = p->vt->xNext(p);
+                } else {
+                    uint32_t mt, ml;
+                    uint32_t tgt = bFirst ? rnd_below(50) : prev + 1 + rnd_below(300);
+                    (void)p->vt->xShallow(p, tgt, &mt, &ml);
+                    d = p->vt->xAdvance(p, tgt);
+                }
+                if (d == FTS_NO_DOC) break;
+                assert_true(d < src->nDocs);
+                assert_true(bFirst || d > prev);
+                prev = d;
+                bFirst = 0;
+                assert_true(++steps <= src->nDocs);
+                if (p->tf <= 1000) {
+                    rc = p->vt->xPositions(p, g_aPos, &err);
+                    if (rc != LP_OK) expect_corrupt(rc, &err, zName);
+                }
+            }
+            rc = fts_segr_postings_status(p, &err);
+            if (rc != LP_OK) {
+                expect_corrupt(rc, &err, zName);
+                t->nCursor++;
+            }
+            p->vt->xClose(p);
+        }
+    }
+}
+
+/* Random damage with the checksums off: bytes overwritten anywhere, with
+** a bias to the data and dictionary sections, where the decoders work. */
+static void test_random_damage(void **state) {
+    (void)state;
+    Ref r;
+    ref_make(&r, 1234, 1000, 2, 120, 1000);
+    ref_write(&r, tmp_path("small"), 1);
+    size_t n;
+    uint8_t *a = read_file(tmp_path("small"), &n);
+    uint8_t *b = malloc(n);
+    assert_non_null(b);
+    Tally t = {0};
+    for (int rep = 0; rep < 400; rep++) {
+        memcpy(b, a, n);
+        int nHit = 1 + (int)rnd_below(3);
+        for (int k = 0; k < nHit; k++) {
+            /* Mostly data and dictionary; sometimes the header, footer,
+            ** index or doc lengths (the last ~1/8 before the footer). */
+            size_t at = rnd_below(8) == 0
+                            ? (rnd_below(2) ? rnd_below(32) : n - 120 + rnd_below(120))
+                        : rnd_below(8) == 0 ? n - 120 - 1 - rnd_below((n - 152) / 8)
+                                            : 32 + rnd_below(n - 32 - 120);
+            b[at] = rnd_below(2) ? (uint8_t)(b[at] ^ (1u << rnd_below(8))) : (uint8_t)rnd();
+        }
+        FtsSegment *seg;
+        LpError err;
+        int rc = fts_segr_open_mem(b, n, "dmg.seg", FTS_SEGR_NOCHECKSUM, &seg, &err);
+        if (rc != LP_OK) {
+            expect_corrupt(rc, &err, "dmg.seg");
+            t.nOpen++;
+            continue;
+        }
+        exercise(seg, &r, "dmg.seg", &t);
+        fts_segr_close(seg);
+    }
+    print_message("damage: %d refused at open, %d by check, %d cursor errors, %d lookup errors\n",
+                  t.nOpen, t.nCheck, t.nCursor, t.nLookup);
+    /* Each channel was reached. */
+    assert_true(t.nOpen > 0);
+    assert_true(t.nCheck > 0);
+    assert_true(t.nCursor > 0);
+    assert_true(t.nLookup > 0);
+    free(b);
+    free(a);
+    ref_free(&r);
+}
+
+/* A damaged packed block found while iterating ends the list with an
+** error that names the file and the block. Layout per segwriter.c. */
+static void test_cursor_error_reported(void **state) {
+    (void)state;
+    LpError err;
+    const char *zPath = tmp_path("blk");
+    FtsSegWriter *w = fts_segw_open(zPath, 256, 1, &err);
+    assert_non_null(w);
+    uint32_t aLen[256], pos = 0;
+    for (int d = 0; d < 256; d++)
+        aLen[d] = 1;
+    assert_int_equal(fts_segw_doclens(w, 0, aLen), LP_OK);
+    const uint8_t key[] = {0, 't'};
+    assert_int_equal(fts_segw_term(w, key, 2), LP_OK);
+    for (uint32_t d = 0; d < 256; d++)
+        assert_int_equal(fts_segw_posting(w, d, &pos, 1), LP_OK);
+    assert_int_equal(fts_segw_finish(w, &err), LP_OK);
+    size_t n;
+    uint8_t *a = read_file(zPath, &n);
+    /* Region at 32: maxTf 1, minLen 1, five widths: lastDoc 8 bits (255),
+    ** dataEnd 3 (2, 4), posEnd 9 (128, 256), maxTf 1, minLen 1; two entries
+    ** of 22 bits = 6 bytes; then block 0: width byte 0 (gaps), 0 (tf-1). */
+    static const uint8_t want[] = {1, 1, 8, 3, 9, 1, 1};
+    assert_memory_equal(a + 32, want, sizeof(want));
+    size_t at = 32 + sizeof(want) + 6;
+    assert_int_equal(a[at], 0);
+    a[at] = 33;
+    FtsSegment *seg;
+    assert_int_equal(fts_segr_open_mem(a, n, "blk.seg", FTS_SEGR_NOCHECKSUM, &seg, &err), LP_OK);
+    FtsSource *src = fts_segr_source(seg);
+    FtsPostings *p = src->vt->xOpen(src, key, 2, 1, &err);
+    assert_non_null(p);
+    uint32_t mt, ml;
+    assert_int_equal(p->vt->xShallow(p, 0, &mt, &ml), 127); /* skip entries are intact */
+    assert_int_equal(p->vt->xNext(p), FTS_NO_DOC);
+    assert_int_equal(p->doc, FTS_NO_DOC);
+    assert_int_equal(fts_segr_postings_status(p, &err), LP_CORRUPT);
+    assert_non_null(strstr(err.zMsg, "blk.seg"));
+    assert_non_null(strstr(err.zMsg, "block 0"));
+    assert_int_equal(err.pos, (int64_t)at);
+    assert_int_equal(p->vt->xNext(p), FTS_NO_DOC);
+    assert_int_equal(p->vt->xShallow(p, 0, &mt, &ml), FTS_NO_DOC);
+    LpError e2;
+    assert_int_equal(p->vt->xPositions(p, g_aPos, &e2), LP_CORRUPT);
+    p->vt->xClose(p);
+    /* The second block is intact: advancing straight to it works. */
+    p = src->vt->xOpen(src, key, 2, 1, &err);
+    assert_int_equal(p->vt->xAdvance(p, 200), 200);
+    assert_int_equal(fts_segr_postings_status(p, &err), LP_OK);
+    p->vt->xClose(p);
+    assert_int_equal(fts_segr_check(seg, &err), LP_CORRUPT);
+    fts_segr_close(seg);
+    /* With its checksum the file is refused at open. */
+    write_file(zPath, a, n);
+    expect_corrupt(fts_segr_open(zPath, &seg, &err), &err, zPath);
+    assert_non_null(strstr(err.zMsg, "data section checksum"));
+    free(a);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_empty_and_single),
+        cmocka_unit_test(test_roundtrip_many_seeds),
+        cmocka_unit_test(test_roundtrip_large),
+        cmocka_unit_test(test_writer_errors),
+        cmocka_unit_test(test_truncated),
+        cmocka_unit_test(test_every_bitflip_detected),
+        cmocka_unit_test(test_cursor_error_reported),
+        cmocka_unit_test(test_random_damage),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
