@@ -23,15 +23,20 @@
 
 #include "util/vec.h"
 
-typedef enum PNKind { PN_LEAF, PN_PHRASE, PN_AND, PN_OR, PN_ALL, PN_NONE } PNKind;
+typedef enum PNKind { PN_LEAF, PN_PHRASE, PN_GROUP, PN_AND, PN_OR, PN_ALL, PN_NONE } PNKind;
 typedef enum QType { QT_TERM, QT_PREFIX, QT_PHRASE } QType;
 
 static const char *const azQType[] = {"term", "prefix", "phrase"};
 
+/* Plan nodes. A clause (a term, an expanded prefix term, a phrase) is a
+** GROUP whose children are its LEAF (term) or PHRASE nodes, one per field
+** it occurs in; the group is the unit of scoring: BM25F combines its
+** fields' frequencies before saturating them, BM25 sums per-field scores.
+** Groups are combined by AND and OR. */
 typedef struct PlanNode PlanNode;
 struct PlanNode {
     PNKind kind;
-    QType qtype;
+    QType qtype;                /* GROUP, LEAF, PHRASE */
     int iField;                 /* LEAF, PHRASE */
     const uint8_t *key;         /* LEAF: field byte + term */
     int nKey;
@@ -40,11 +45,12 @@ struct PlanNode {
     uint32_t *aQPos;            /* PHRASE: query positions of the words (gaps = stop words) */
     int nTerm;
     int nSlop;                  /* PHRASE: proximity window, 0 = exact */
-    double idf;                 /* LEAF: of the term; PHRASE: sum over its words */
-    double weight;              /* field weight * query-type weight */
+    double idf;                 /* LEAF: from its field's df; PHRASE: sum over words;
+                                ** GROUP: the clause's (fields' largest df) */
+    double fieldWeight;         /* LEAF, PHRASE: OPTION field_weights */
+    double typeWeight;          /* GROUP: OPTION query_type_weights */
     uint32_t df;                /* LEAF: postings */
-    uint32_t maxTf, minLen;     /* LEAF: list impact (for the WAND bound) */
-    PlanNode **aChild;          /* AND (positives then negatives), OR */
+    PlanNode **aChild;          /* GROUP: per field; AND (positives then negatives); OR */
     int nChild;
     int nNeg;                   /* AND: the last nNeg children are NOT */
 };
@@ -81,14 +87,24 @@ struct FtsQuery {
 /* ------------------------------------------------------------------ */
 /* BM25                                                                */
 
-static double bm25_tf(const FtsQuery *q, int iField, double tf, double dl) {
-    double k1 = q->rank.k1, b = q->rank.b;
+/* Length normalisation of field iField for a document of dl words:
+** 1 - b + b*dl/avgdl. */
+static double norm_len(const FtsQuery *q, int iField, double dl) {
+    double b = q->rank.b;
     double avg = q->aAvgLen[iField] > 0 ? q->aAvgLen[iField] : 1;
-    return tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avg));
+    return 1 - b + b * dl / avg;
 }
 
+/* The BM25 saturation of a (normalised) frequency: x*(k1+1)/(x + k1). */
+static double saturate(const FtsQuery *q, double x) {
+    return x * (q->rank.k1 + 1) / (x + q->rank.k1);
+}
+
+/* Robertson-Sparck Jones idf, floored just above 0 so a term in more than
+** half the documents still counts a little (as SQLite FTS5 does). */
 static double idf_of(uint32_t nDocs, uint32_t df) {
-    return log(1.0 + ((double)nDocs - df + 0.5) / ((double)df + 0.5));
+    double v = log(((double)nDocs - df + 0.5) / ((double)df + 0.5));
+    return v > 1e-6 ? v : 1e-6;
 }
 
 /* ------------------------------------------------------------------ */
@@ -112,7 +128,6 @@ static FtsPostings *open_cursor(FtsQuery *q, const uint8_t *key, int nKey, int b
 typedef struct LeafIt {
     It base;
     FtsPostings *c;
-    double wIdf;            /* weight * idf */
 } LeafIt;
 
 static uint32_t leaf_next(It *it) {
@@ -131,15 +146,7 @@ static uint32_t leaf_advance(It *it, uint32_t target) {
     return it->doc = l->c->vt->xAdvance(l->c, target);
 }
 
-static double leaf_score(It *it) {
-    LeafIt *l = (LeafIt *)it;
-    FtsQuery *q = it->q;
-    int f = it->pn->iField;
-    double dl = q->src->vt->xDocLen(q->src, f, it->doc);
-    return l->wIdf * bm25_tf(q, f, l->c->tf, dl);
-}
-
-static const ItVt leaf_vt = {leaf_next, leaf_advance, leaf_score};
+static const ItVt leaf_vt = {leaf_next, leaf_advance, NULL};
 
 /* -- OR: union -- */
 typedef struct OrIt {
@@ -249,7 +256,6 @@ typedef struct PhraseIt {
     uint32_t *anPos;
     uint32_t *anCap;
     uint32_t tf;            /* matches in the current doc */
-    double wIdf;
 } PhraseIt;
 
 static int pos_load(PhraseIt *p, int i) {
@@ -354,15 +360,86 @@ static uint32_t phrase_advance(It *it, uint32_t target) {
     return phrase_settle((PhraseIt *)it, target);
 }
 
-static double phrase_score(It *it) {
-    PhraseIt *p = (PhraseIt *)it;
-    FtsQuery *q = it->q;
-    int f = it->pn->iField;
-    double dl = q->src->vt->xDocLen(q->src, f, it->doc);
-    return p->wIdf * bm25_tf(q, f, p->tf, dl);
+static const ItVt phrase_vt = {phrase_next, phrase_advance, NULL};
+
+/* -- group: one clause in each of its fields, scored together -- */
+typedef struct GroupIt {
+    It base;
+    It **a;                 /* LeafIt or PhraseIt, one per field */
+    int n;
+} GroupIt;
+
+/* The frequency of a group child at its current document. */
+static uint32_t child_tf(const It *c) {
+    return c->pn->kind == PN_LEAF ? ((const LeafIt *)c)->c->tf : ((const PhraseIt *)c)->tf;
 }
 
-static const ItVt phrase_vt = {phrase_next, phrase_advance, phrase_score};
+static uint32_t group_min(GroupIt *g) {
+    uint32_t d = FTS_NO_DOC;
+    for (int i = 0; i < g->n; i++) {
+        if (g->a[i]->doc < d) d = g->a[i]->doc;
+    }
+    return g->base.doc = d;
+}
+
+static uint32_t group_next(It *it) {
+    GroupIt *g = (GroupIt *)it;
+    uint32_t cur = it->doc;
+    for (int i = 0; i < g->n; i++) {
+        It *c = g->a[i];
+        if (cur == FTS_BEFORE_FIRST || c->doc == cur) c->vt->next(c);
+    }
+    return group_min(g);
+}
+
+static uint32_t group_advance(It *it, uint32_t target) {
+    GroupIt *g = (GroupIt *)it;
+    for (int i = 0; i < g->n; i++) {
+        It *c = g->a[i];
+        if (c->doc == FTS_BEFORE_FIRST || c->doc < target) c->vt->advance(c, target);
+    }
+    return group_min(g);
+}
+
+/* The group's score from per-field frequencies and lengths (aTf[i] = 0
+** for a field that does not match): BM25F saturates the weighted sum of
+** the fields' normalised frequencies once, with the clause's idf; BM25
+** scores each field on its own, with that field's idf, and sums. The same
+** function gives WAND's bounds when fed the largest tf and smallest length
+** a block can hold, as both formulas grow with tf and shrink with length. */
+static double group_formula(const FtsQuery *q, const PlanNode *g, const double *aTf,
+                            const double *aLen) {
+    double s = 0;
+    if (q->rank.ranker == FTS_RANK_BM25F) {
+        double x = 0;
+        for (int i = 0; i < g->nChild; i++) {
+            const PlanNode *c = g->aChild[i];
+            if (aTf[i] > 0) x += c->fieldWeight * aTf[i] / norm_len(q, c->iField, aLen[i]);
+        }
+        return x > 0 ? g->typeWeight * g->idf * saturate(q, x) : 0;
+    }
+    for (int i = 0; i < g->nChild; i++) {
+        const PlanNode *c = g->aChild[i];
+        if (aTf[i] > 0) {
+            s += c->fieldWeight * c->idf * saturate(q, aTf[i] / norm_len(q, c->iField, aLen[i]));
+        }
+    }
+    return g->typeWeight * s;
+}
+
+static double group_score(It *it) {
+    GroupIt *g = (GroupIt *)it;
+    FtsQuery *q = it->q;
+    double aTf[FTS_MAX_FIELDS], aLen[FTS_MAX_FIELDS];
+    for (int i = 0; i < g->n; i++) {
+        const It *c = g->a[i];
+        aTf[i] = c->doc == it->doc ? child_tf(c) : 0;
+        aLen[i] = aTf[i] > 0 ? q->src->vt->xDocLen(q->src, c->pn->iField, it->doc) : 0;
+    }
+    return group_formula(q, it->pn, aTf, aLen);
+}
+
+static const ItVt group_vt = {group_next, group_advance, group_score};
 
 /* -- every document / no document -- */
 static uint32_t all_next(It *it) {
@@ -401,7 +478,6 @@ static It *instantiate(FtsQuery *q, const PlanNode *pn) {
         LeafIt *l = arena_zalloc(a, sizeof(*l));
         if (!l || !(l->c = open_cursor(q, pn->key, pn->nKey, 0))) break;
         l->base.vt = &leaf_vt;
-        l->wIdf = pn->weight * pn->idf;
         it = &l->base;
         break;
     }
@@ -420,8 +496,20 @@ static It *instantiate(FtsQuery *q, const PlanNode *pn) {
         }
         if (!ok) break;
         p->base.vt = &phrase_vt;
-        p->wIdf = pn->weight * pn->idf;
         it = &p->base;
+        break;
+    }
+    case PN_GROUP: {
+        GroupIt *g = arena_zalloc(a, sizeof(*g));
+        if (!g) break;
+        g->n = pn->nChild;
+        g->a = arena_zalloc(a, sizeof(It *) * (size_t)(g->n ? g->n : 1));
+        if (!g->a) break;
+        int ok = 1;
+        for (int i = 0; i < g->n && ok; i++) ok = (g->a[i] = instantiate(q, pn->aChild[i])) != NULL;
+        if (!ok) break;
+        g->base.vt = &group_vt;
+        it = &g->base;
         break;
     }
     case PN_AND: {
@@ -521,7 +609,7 @@ static PlanNode *new_pn(FtsQuery *q, PNKind kind) {
 
 static PlanNode g_none = {.kind = PN_NONE};
 
-/* An OR of the per-field nodes in a[0..n): none, one, or several. */
+/* An OR of the nodes in a[0..n): none, one, or several. */
 static PlanNode *or_of(FtsQuery *q, PlanNode **a, int n) {
     if (n == 0) return &g_none;
     if (n == 1) return a[0];
@@ -541,15 +629,33 @@ static int lookup(FtsQuery *q, const uint8_t *key, int nKey, FtsTermInfo *info, 
     return LP_OK;
 }
 
-/* Per-field leaves (or phrases) for the analysed words of one clause. */
+/* A group of the per-field nodes a[0..n) of one clause; its idf comes from
+** the largest df among its fields (the documents holding the clause in any
+** field, approximated from below: a term in a title is nearly always in
+** the body too). &g_none when no field has it. */
+static PlanNode *group_of(FtsQuery *q, PlanNode **a, int n, uint32_t dfMax, QType qtype) {
+    if (n == 0) return &g_none;
+    PlanNode *pn = new_pn(q, PN_GROUP);
+    PlanNode **ac = arena_alloc(q->a, sizeof(PlanNode *) * (size_t)n);
+    if (!pn || !ac) return NULL;
+    memcpy(ac, a, sizeof(PlanNode *) * (size_t)n);
+    pn->aChild = ac;
+    pn->nChild = n;
+    pn->qtype = qtype;
+    pn->idf = idf_of(q->src->nDocs, dfMax);
+    pn->typeWeight = qtype == QT_PHRASE ? q->rank.wPhrase
+                     : qtype == QT_PREFIX ? q->rank.wPrefix : q->rank.wTerm;
+    return pn;
+}
+
+/* The per-field nodes of one clause made of the analysed words in l. */
 static PlanNode *plan_words(FtsQuery *q, const FtsNode *n, const TokList *l, QType qtype,
                             int nSlop, LpError *err) {
     PlanNode *aField[FTS_MAX_FIELDS];
     int nField = 0;
-    uint32_t N = q->src->nDocs;
+    uint32_t N = q->src->nDocs, dfMax = 0;
     for (int f = 0; f < q->src->nFields; f++) {
         if (!fts_fieldset_has(&n->fields, f)) continue;
-        double w = q->rank.aFieldWeight[f] * (qtype == QT_PHRASE ? q->rank.wPhrase : q->rank.wTerm);
         if (l->a.n == 1) {
             PlanNode *pn = new_pn(q, PN_LEAF);
             if (!pn || !(pn->key = make_key(q->a, f, l->a.a[0].z, l->a.a[0].n))) return NULL;
@@ -561,7 +667,8 @@ static PlanNode *plan_words(FtsQuery *q, const FtsNode *n, const TokList *l, QTy
             pn->iField = f;
             pn->df = info.df;
             pn->idf = idf_of(N, info.df);
-            pn->weight = q->rank.aFieldWeight[f] * q->rank.wTerm;
+            pn->fieldWeight = q->rank.aFieldWeight[f];
+            if (info.df > dfMax) dfMax = info.df;
             aField[nField++] = pn;
             continue;
         }
@@ -587,18 +694,26 @@ static PlanNode *plan_words(FtsQuery *q, const FtsNode *n, const TokList *l, QTy
         pn->iField = f;
         pn->nTerm = k;
         pn->nSlop = nSlop;
-        pn->weight = w;
+        pn->fieldWeight = q->rank.aFieldWeight[f];
         aField[nField++] = pn;
     }
-    return or_of(q, aField, nField);
+    PlanNode *g = group_of(q, aField, nField, dfMax, qtype);
+    if (g && g->kind == PN_GROUP && qtype == QT_PHRASE) {
+        /* A phrase's idf is the sum of its words'; over its fields the
+        ** smallest, as a term's comes from its largest df. */
+        g->idf = g->aChild[0]->idf;
+        for (int i = 1; i < g->nChild; i++) {
+            if (g->aChild[i]->idf < g->idf) g->idf = g->aChild[i]->idf;
+        }
+    }
+    return g;
 }
 
 typedef struct Expand {
     FtsQuery *q;
     int iField;
-    const FtsNode *n;
-    VEC(PlanNode *) leaves;
-    int nLimit;
+    VEC(PlanNode *) leaves;     /* of the field being scanned, in key order */
+    int nLimit;                 /* most distinct terms over all fields */
     int bCapped;
 } Expand;
 
@@ -619,8 +734,16 @@ static int expand_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo
     pn->iField = x->iField;
     pn->df = info->df;
     pn->idf = idf_of(q->src->nDocs, info->df);
-    pn->weight = q->rank.aFieldWeight[x->iField] * q->rank.wPrefix;
+    pn->fieldWeight = q->rank.aFieldWeight[x->iField];
     return VEC_PUSH(&x->leaves, pn) ? LP_NOMEM : LP_OK;
+}
+
+/* Orders leaves of different fields by their term (the key without its
+** field byte). */
+static int cmp_leaf_term(const PlanNode *a, const PlanNode *b) {
+    int n = a->nKey < b->nKey ? a->nKey : b->nKey;
+    int c = memcmp(a->key + 1, b->key + 1, (size_t)n - 1);
+    return c ? c : (a->nKey > b->nKey) - (a->nKey < b->nKey);
 }
 
 static PlanNode *plan_prefix(FtsQuery *q, const FtsNode *n, LpError *err) {
@@ -646,25 +769,63 @@ static PlanNode *plan_prefix(FtsQuery *q, const FtsNode *n, LpError *err) {
                       n->n > 40 ? 40 : n->n, n->z, n->pos, minLen);
         return NULL;
     }
-    Expand x = {q, 0, n, {0}, q->rank.nExpansionLimit, 0};
+    /* Scan each field; then merge the fields' sorted lists into one group
+    ** per distinct term. */
+    Expand x = {q, 0, {0}, q->rank.nExpansionLimit, 0};
+    int aStart[FTS_MAX_FIELDS + 1];
+    int nScanned = 0;
     uint8_t key[FTS_MAX_KEY];
     PlanNode *res = NULL;
     int rc = LP_OK;
     for (int f = 0; f < q->src->nFields && rc == LP_OK; f++) {
-        if (!fts_fieldset_has(&n->fields, f) || x.bCapped) continue;
+        if (!fts_fieldset_has(&n->fields, f)) continue;
+        aStart[nScanned++] = (int)x.leaves.n;
         key[0] = (uint8_t)f;
         memcpy(key + 1, l.a.a[0].z, (size_t)l.a.a[0].n);
         x.iField = f;
+        x.nLimit = (int)x.leaves.n + q->rank.nExpansionLimit;
         rc = q->src->vt->xScan(q->src, key, l.a.a[0].n + 1, expand_key, &x, err);
         if (rc == 1) rc = LP_OK; /* stopped at the cap */
     }
+    aStart[nScanned] = (int)x.leaves.n;
+    VEC(PlanNode *) groups = {0};
     if (rc == LP_OK) {
-        q->st.nExpanded += (int)x.leaves.n;
+        int aAt[FTS_MAX_FIELDS];
+        for (int i = 0; i < nScanned; i++) aAt[i] = aStart[i];
+        while (rc == LP_OK && (int)groups.n < q->rank.nExpansionLimit) {
+            /* the smallest term among the fields' next leaves */
+            PlanNode *best = NULL;
+            for (int i = 0; i < nScanned; i++) {
+                if (aAt[i] < aStart[i + 1] &&
+                    (!best || cmp_leaf_term(x.leaves.a[aAt[i]], best) < 0)) {
+                    best = x.leaves.a[aAt[i]];
+                }
+            }
+            if (!best) break;
+            PlanNode *aSame[FTS_MAX_FIELDS];
+            int nSame = 0;
+            uint32_t dfMax = 0;
+            for (int i = 0; i < nScanned; i++) {
+                if (aAt[i] < aStart[i + 1] && cmp_leaf_term(x.leaves.a[aAt[i]], best) == 0) {
+                    PlanNode *lf = x.leaves.a[aAt[i]++];
+                    aSame[nSame++] = lf;
+                    if (lf->df > dfMax) dfMax = lf->df;
+                }
+            }
+            PlanNode *g = group_of(q, aSame, nSame, dfMax, QT_PREFIX);
+            if (!g || VEC_PUSH(&groups, g)) rc = LP_NOMEM;
+        }
+        for (int i = 0; i < nScanned; i++) x.bCapped |= aAt[i] < aStart[i + 1];
+    }
+    if (rc == LP_OK) {
+        q->st.nExpanded += (int)groups.n;
         q->st.bExpansionCapped |= x.bCapped;
-        res = or_of(q, x.leaves.a, (int)x.leaves.n);
+        res = or_of(q, groups.a, (int)groups.n);
+        if (!res) lp_err_set(err, LP_NOMEM, "out of memory expanding a prefix");
     } else if (rc == LP_NOMEM) {
         lp_err_set(err, LP_NOMEM, "out of memory expanding a prefix");
     }
+    VEC_FREE(&groups);
     VEC_FREE(&x.leaves);
     toklist_free(&l);
     return res;
@@ -761,7 +922,7 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
 }
 
 void fts_rank_defaults(FtsRankParams *p) {
-    p->ranker = FTS_RANK_BM25;
+    p->ranker = FTS_RANK_BM25F;
     p->k1 = 1.2;
     p->b = 0.75;
     for (int i = 0; i < FTS_MAX_FIELDS; i++) p->aFieldWeight[i] = 1.0;
@@ -864,12 +1025,21 @@ static int cmp_hit(const void *x, const void *y) {
     return (a->doc > b->doc) - (a->doc < b->doc);
 }
 
-/* Collects the leaves of a pure OR of terms (wand's input) into a (or
-** just counts them when a is NULL). 0 when the plan is something else,
+/* Is pn a group of plain terms (one leaf per field)? WAND's unit. */
+static int is_term_group(const PlanNode *pn) {
+    if (pn->kind != PN_GROUP) return 0;
+    for (int i = 0; i < pn->nChild; i++) {
+        if (pn->aChild[i]->kind != PN_LEAF) return 0;
+    }
+    return 1;
+}
+
+/* Collects the term groups of a pure OR of terms (wand's input) into a
+** (or just counts them when a is NULL). 0 when the plan is something else,
 ** with *pzWhy saying what. */
-static int collect_or_leaves(const PlanNode *pn, const PlanNode **a, int *pn_,
+static int collect_or_groups(const PlanNode *pn, const PlanNode **a, int *pn_,
                              const char **pzWhy) {
-    if (pn->kind == PN_LEAF) {
+    if (is_term_group(pn)) {
         if (*pn_ >= WAND_MAX_LEAVES) {
             *pzWhy = "more terms than wand handles";
             return 0;
@@ -880,13 +1050,13 @@ static int collect_or_leaves(const PlanNode *pn, const PlanNode **a, int *pn_,
     }
     if (pn->kind == PN_OR) {
         for (int i = 0; i < pn->nChild; i++) {
-            if (!collect_or_leaves(pn->aChild[i], a, pn_, pzWhy)) return 0;
+            if (!collect_or_groups(pn->aChild[i], a, pn_, pzWhy)) return 0;
         }
         return 1;
     }
-    *pzWhy = pn->kind == PN_PHRASE ? "the query has a phrase or proximity clause"
-             : pn->kind == PN_AND  ? (pn->nNeg ? "the query has NOT" : "the query has an AND")
-                                   : "the query matches all or no documents";
+    *pzWhy = pn->kind == PN_GROUP ? "the query has a phrase or proximity clause"
+             : pn->kind == PN_AND ? (pn->nNeg ? "the query has NOT" : "the query has an AND")
+                                  : "the query matches all or no documents";
     return 0;
 }
 
@@ -900,54 +1070,64 @@ const char *fts_query_strategy(const FtsQuery *q, const char **pzWhyNot) {
         return "no_ranking";
     }
     int n = 0;
-    if (collect_or_leaves(r, NULL, &n, pzWhyNot)) return "wand";
+    if (collect_or_groups(r, NULL, &n, pzWhyNot)) return "wand";
     if (r->kind == PN_AND && r->nNeg == 0) {
-        int bLeaves = 1;
-        for (int i = 0; i < r->nChild; i++) bLeaves &= r->aChild[i]->kind == PN_LEAF;
-        if (bLeaves) return "and_intersect";
+        int bTerms = 1;
+        for (int i = 0; i < r->nChild; i++) bTerms &= is_term_group(r->aChild[i]);
+        if (bTerms) return "and_intersect";
     }
     return "bool_fallback";
 }
 
 typedef struct WLeaf {
-    LeafIt *it;
+    GroupIt *g;             /* a term in its fields */
     double ubList;          /* bound over the whole list */
 } WLeaf;
 
-static double leaf_bound(const FtsQuery *q, const LeafIt *l, uint32_t maxTf, uint32_t minLen) {
-    if (maxTf == 0) return 0;
-    return l->wIdf * bm25_tf(q, l->base.pn->iField, maxTf, minLen);
+/* An upper bound of g's score: over its whole lists (bBlock 0), or over the
+** blocks that hold the first documents >= target (bBlock 1; *pEnd = the
+** last document all those blocks cover). */
+static double group_bound(FtsQuery *q, GroupIt *g, int bBlock, uint32_t target, uint32_t *pEnd) {
+    double aTf[FTS_MAX_FIELDS], aLen[FTS_MAX_FIELDS];
+    uint32_t end = FTS_NO_DOC;
+    for (int i = 0; i < g->n; i++) {
+        FtsPostings *c = ((LeafIt *)g->a[i])->c;
+        uint32_t mtf = c->maxTf, mlen = c->minLen;
+        if (bBlock) {
+            uint32_t e = c->vt->xShallow(c, target, &mtf, &mlen);
+            if (e < end) end = e;
+        }
+        aTf[i] = mtf;
+        aLen[i] = mtf ? mlen : 0;
+    }
+    if (pEnd) *pEnd = end;
+    return group_formula(q, g->base.pn, aTf, aLen);
 }
 
-static int wleaf_cmp_doc(const WLeaf *a, const WLeaf *b) {
-    return a->it->base.doc < b->it->base.doc;
-}
-
-/* Block-max WAND (Ding & Suel 2011) over the leaves of a pure OR. */
+/* Block-max WAND (Ding & Suel 2011) over the term groups of a pure OR. */
 static int wand_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
     int n = 0;
     const char *zWhy;
-    collect_or_leaves(q->root, NULL, &n, &zWhy);
+    collect_or_groups(q->root, NULL, &n, &zWhy);
     const PlanNode **aPn = arena_alloc(q->a, sizeof(PlanNode *) * (size_t)(n ? n : 1));
-    if (!aPn) return lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
-    n = 0;
-    collect_or_leaves(q->root, aPn, &n, &zWhy);
     WLeaf *L = arena_alloc(q->a, sizeof(WLeaf) * (size_t)(n ? n : 1));
-    if (!L) return lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
+    if (!aPn || !L) return lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
+    n = 0;
+    collect_or_groups(q->root, aPn, &n, &zWhy);
     for (int i = 0; i < n; i++) {
-        LeafIt *l = (LeafIt *)instantiate(q, aPn[i]);
-        if (!l) return q->rc;
-        L[i].it = l;
-        L[i].ubList = leaf_bound(q, l, l->c->maxTf, l->c->minLen);
-        leaf_next(&l->base);
+        GroupIt *g = (GroupIt *)instantiate(q, aPn[i]);
+        if (!g) return q->rc;
+        L[i].g = g;
+        L[i].ubList = group_bound(q, g, 0, 0, NULL);
+        group_next(&g->base);
     }
     for (;;) {
-        /* Keep the leaves ordered by current doc (insertion sort: they
+        /* Keep the groups ordered by current doc (insertion sort: they
         ** stay almost sorted between rounds). */
         for (int i = 1; i < n; i++) {
             WLeaf x = L[i];
             int j = i - 1;
-            while (j >= 0 && wleaf_cmp_doc(&x, &L[j])) {
+            while (j >= 0 && x.g->base.doc < L[j].g->base.doc) {
                 L[j + 1] = L[j];
                 j--;
             }
@@ -957,7 +1137,7 @@ static int wand_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
         double acc = 0;
         int p = -1;
         for (int i = 0; i < n; i++) {
-            if (L[i].it->base.doc == FTS_NO_DOC) break;
+            if (L[i].g->base.doc == FTS_NO_DOC) break;
             acc += L[i].ubList;
             if (acc > theta) {
                 p = i;
@@ -965,38 +1145,36 @@ static int wand_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
             }
         }
         if (p < 0) break;
-        uint32_t pivot = L[p].it->base.doc;
-        while (p + 1 < n && L[p + 1].it->base.doc == pivot) p++;
-        /* Block-max check over the leaves up to the pivot. */
+        uint32_t pivot = L[p].g->base.doc;
+        while (p + 1 < n && L[p + 1].g->base.doc == pivot) p++;
+        /* Block-max check over the groups up to the pivot. */
         double bsum = 0;
         uint32_t minEnd = FTS_NO_DOC;
         for (int i = 0; i <= p; i++) {
-            uint32_t mtf, mlen;
-            FtsPostings *c = L[i].it->c;
-            uint32_t end = c->vt->xShallow(c, pivot, &mtf, &mlen);
-            bsum += leaf_bound(q, L[i].it, mtf, mlen);
+            uint32_t end;
+            bsum += group_bound(q, L[i].g, 1, pivot, &end);
             if (end < minEnd) minEnd = end;
         }
         if (bsum > theta) {
-            if (L[0].it->base.doc == pivot) {
+            if (L[0].g->base.doc == pivot) {
                 q->st.nCandidates++;
                 if (!xAccept || xAccept(ctx, pivot)) {
                     q->st.nAccepted++;
                     double s = 0;
-                    for (int i = 0; i <= p; i++) s += leaf_score(&L[i].it->base);
+                    for (int i = 0; i <= p; i++) s += group_score(&L[i].g->base);
                     heap_push(h, pivot, s);
                 }
-                for (int i = 0; i <= p; i++) leaf_next(&L[i].it->base);
+                for (int i = 0; i <= p; i++) group_next(&L[i].g->base);
             } else {
-                for (int i = 0; i < p && L[i].it->base.doc < pivot; i++) {
-                    leaf_advance(&L[i].it->base, pivot);
+                for (int i = 0; i < p && L[i].g->base.doc < pivot; i++) {
+                    group_advance(&L[i].g->base, pivot);
                 }
             }
         } else {
             uint32_t next = minEnd == FTS_NO_DOC ? FTS_NO_DOC : minEnd + 1;
-            if (p + 1 < n && L[p + 1].it->base.doc < next) next = L[p + 1].it->base.doc;
+            if (p + 1 < n && L[p + 1].g->base.doc < next) next = L[p + 1].g->base.doc;
             for (int i = 0; i <= p; i++) {
-                if (L[i].it->base.doc < next) leaf_advance(&L[i].it->base, next);
+                if (L[i].g->base.doc < next) group_advance(&L[i].g->base, next);
             }
         }
         if (q->rc) return q->rc;
@@ -1109,21 +1287,40 @@ static void pn_text(const PlanNode *pn, StrBuf *sb) {
 static void explain_it(FtsQuery *q, It *it, uint32_t doc, StrBuf *sb, int *pnOut, double *pTotal) {
     const PlanNode *pn = it->pn;
     if (it->doc != doc) return;
-    if (pn->kind == PN_LEAF || pn->kind == PN_PHRASE) {
-        int f = pn->iField;
-        double tf = pn->kind == PN_LEAF ? ((LeafIt *)it)->c->tf : ((PhraseIt *)it)->tf;
-        double dl = q->src->vt->xDocLen(q->src, f, doc);
-        double base = pn->idf * bm25_tf(q, f, tf, dl);
-        double tw = pn->qtype == QT_PHRASE ? q->rank.wPhrase
-                    : pn->qtype == QT_PREFIX ? q->rank.wPrefix : q->rank.wTerm;
-        double contrib = it->vt->score(it);
+    if (pn->kind == PN_GROUP) {
+        GroupIt *g = (GroupIt *)it;
+        int bF = q->rank.ranker == FTS_RANK_BM25F;
+        double contrib = group_score(it);
         if ((*pnOut)++) strbuf_appendc(sb, ',');
-        strbuf_appendf(sb, "{\"field\":%d,\"type\":\"%s\",\"terms\":", f, azQType[pn->qtype]);
-        pn_text(pn, sb);
-        strbuf_appendf(sb,
-                       ",\"tf\":%.0f,\"dl\":%.0f,\"avgdl\":%.4g,\"idf\":%.6g,\"bm25\":%.6g,"
-                       "\"field_weight\":%g,\"type_weight\":%g,\"contribution\":%.6g}",
-                       tf, dl, q->aAvgLen[f], pn->idf, base, q->rank.aFieldWeight[f], tw, contrib);
+        strbuf_appendf(sb, "{\"type\":\"%s\",\"terms\":", azQType[pn->qtype]);
+        pn_text(pn->aChild[0], sb);
+        strbuf_appendz(sb, ",\"fields\":[");
+        int nf = 0;
+        double x = 0;
+        for (int i = 0; i < g->n; i++) {
+            const It *c = g->a[i];
+            if (c->doc != doc) continue;
+            int f = c->pn->iField;
+            double tf = child_tf(c);
+            double dl = q->src->vt->xDocLen(q->src, f, doc);
+            double nt = tf / norm_len(q, f, dl);
+            if (nf++) strbuf_appendc(sb, ',');
+            strbuf_appendf(sb, "{\"field\":%d,\"tf\":%.0f,\"dl\":%.0f,\"avgdl\":%.4g,"
+                               "\"field_weight\":%g",
+                           f, tf, dl, q->aAvgLen[f], c->pn->fieldWeight);
+            if (bF) {
+                x += c->pn->fieldWeight * nt;
+                strbuf_appendf(sb, ",\"weighted_norm_tf\":%.6g}", c->pn->fieldWeight * nt);
+            } else {
+                strbuf_appendf(sb, ",\"idf\":%.6g,\"bm25\":%.6g}", c->pn->idf,
+                               c->pn->fieldWeight * c->pn->idf * saturate(q, nt));
+            }
+        }
+        strbuf_appendz(sb, "]");
+        if (bF) {
+            strbuf_appendf(sb, ",\"idf\":%.6g,\"bm25f\":%.6g", pn->idf, pn->idf * saturate(q, x));
+        }
+        strbuf_appendf(sb, ",\"type_weight\":%g,\"contribution\":%.6g}", pn->typeWeight, contrib);
         *pTotal += contrib;
         return;
     }
@@ -1148,7 +1345,9 @@ int fts_query_explain_doc(FtsQuery *q, uint32_t doc, StrBuf *out, LpError *err) 
     strbuf_appendz(out, "{\"matches\":[");
     if (root->doc == doc && q->root->kind != PN_ALL) explain_it(q, root, doc, out, &nOut, &total);
     if (q->root->kind == PN_ALL && root->doc == doc) total = 1;
-    strbuf_appendf(out, "],\"k1\":%g,\"b\":%g,\"weight\":%.6g}", q->rank.k1, q->rank.b, total);
+    strbuf_appendf(out, "],\"ranker\":\"%s\",\"k1\":%g,\"b\":%g,\"weight\":%.6g}",
+                   q->rank.ranker == FTS_RANK_BM25F ? "bm25f" : q->rank.ranker == FTS_RANK_NONE ? "none" : "bm25",
+                   q->rank.k1, q->rank.b, total);
     if (q->rc) {
         *err = q->errIter;
         return q->rc;
@@ -1160,16 +1359,19 @@ static void plan_text(const FtsQuery *q, const PlanNode *pn, int depth, StrBuf *
     strbuf_appendf(sb, "%*s", depth * 2, "");
     switch (pn->kind) {
     case PN_LEAF:
-        strbuf_appendf(sb, "%s ", azQType[pn->qtype]);
-        pn_text(pn, sb);
-        strbuf_appendf(sb, " field=%d df=%u idf=%.4g weight=%g\n", pn->iField, pn->df, pn->idf,
-                       pn->weight);
+        strbuf_appendf(sb, "field %d: df=%u idf=%.4g weight=%g\n", pn->iField, pn->df, pn->idf,
+                       pn->fieldWeight);
         return;
     case PN_PHRASE:
-        strbuf_appendz(sb, pn->nSlop ? "proximity " : "phrase ");
-        pn_text(pn, sb);
-        if (pn->nSlop) strbuf_appendf(sb, "~%d", pn->nSlop);
-        strbuf_appendf(sb, " field=%d idf=%.4g weight=%g\n", pn->iField, pn->idf, pn->weight);
+        strbuf_appendf(sb, "field %d: idf=%.4g weight=%g\n", pn->iField, pn->idf, pn->fieldWeight);
+        return;
+    case PN_GROUP:
+        strbuf_appendf(sb, "%s ", pn->qtype == QT_PHRASE && pn->aChild[0]->nSlop ? "proximity"
+                                                                                 : azQType[pn->qtype]);
+        pn_text(pn->aChild[0], sb);
+        if (pn->qtype == QT_PHRASE && pn->aChild[0]->nSlop) strbuf_appendf(sb, "~%d", pn->aChild[0]->nSlop);
+        strbuf_appendf(sb, " idf=%.4g type_weight=%g\n", pn->idf, pn->typeWeight);
+        for (int i = 0; i < pn->nChild; i++) plan_text(q, pn->aChild[i], depth + 1, sb);
         return;
     case PN_ALL:
         strbuf_appendz(sb, "all documents\n");

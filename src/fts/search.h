@@ -39,7 +39,7 @@
 #include "util/error.h"
 #include "util/strbuf.h"
 
-typedef enum FtsRanker { FTS_RANK_BM25 = 0, FTS_RANK_NONE } FtsRanker;
+typedef enum FtsRanker { FTS_RANK_BM25F = 0, FTS_RANK_BM25, FTS_RANK_NONE } FtsRanker;
 
 typedef struct FtsRankParams {
     FtsRanker ranker;

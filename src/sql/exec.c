@@ -797,13 +797,15 @@ static int apply_rank_options(Binder *b, const SqlMapItem *aOpt, int nOpt, int n
         } else if (strcmp(z, "ranker") == 0) {
             const char *zr = opt_word(b, o);
             if (!zr) return b->rc;
-            if (strcasecmp(zr, "bm25") == 0) {
+            if (strcasecmp(zr, "bm25f") == 0) {
+                rank->ranker = FTS_RANK_BM25F;
+            } else if (strcasecmp(zr, "bm25") == 0) {
                 rank->ranker = FTS_RANK_BM25;
             } else if (strcasecmp(zr, "none") == 0) {
                 rank->ranker = FTS_RANK_NONE;
             } else {
                 char zMsg[160];
-                snprintf(zMsg, sizeof(zMsg), "ranker '%s' is not supported: use bm25 or none", zr);
+                snprintf(zMsg, sizeof(zMsg), "ranker '%s' is not supported: use bm25f, bm25 or none", zr);
                 return bind_fail_at(b, o->pValue->pos, zMsg);
             }
         } else if (strcmp(z, "k1") == 0) {

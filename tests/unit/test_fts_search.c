@@ -141,12 +141,20 @@ static double avglen(int f) {
     return g_aAvg[f];
 }
 
-static double bm25(double idf, double tf, double dl, double avg) {
-    return idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * dl / avg));
+/* BM25F with the default parameters (k1 = 1.2, b = 0.75): a clause's
+** frequencies, each divided by its field's length normalisation, are
+** summed over the fields, saturated once and multiplied by the idf. */
+static double norm(double dl, double avg) {
+    return 0.25 + 0.75 * dl / avg;
+}
+
+static double sat(double x) {
+    return x * 2.2 / (x + 1.2);
 }
 
 static double idf(int df) {
-    return log(1.0 + (g_nDoc - df + 0.5) / (df + 0.5));
+    double v = log((g_nDoc - df + 0.5) / (df + 0.5));
+    return v > 1e-6 ? v : 1e-6;
 }
 
 /* Does doc i match node n; *pScore = its contribution. */
@@ -156,20 +164,24 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
     case FTSN_TERM:
     case FTSN_PREFIX: {
         int any = 0;
-        for (int f = 0; f < NF; f++) {
-            if (!fts_fieldset_has(&n->fields, f)) continue;
-            for (int w = 0; w < NWORD; w++) {
-                char buf[16];
-                word_text(w, buf);
-                int ok = n->kind == FTSN_TERM ? (int)strlen(buf) == n->n && !memcmp(buf, n->z, (size_t)n->n)
-                                              : (int)strlen(buf) >= n->n && !memcmp(buf, n->z, (size_t)n->n);
-                if (!ok) continue;
+        for (int w = 0; w < NWORD; w++) {
+            char buf[16];
+            word_text(w, buf);
+            int ok = n->kind == FTSN_TERM ? (int)strlen(buf) == n->n && !memcmp(buf, n->z, (size_t)n->n)
+                                          : (int)strlen(buf) >= n->n && !memcmp(buf, n->z, (size_t)n->n);
+            if (!ok) continue;
+            double x = 0;
+            int dfMax = 0;
+            for (int f = 0; f < NF; f++) {
+                if (!fts_fieldset_has(&n->fields, f)) continue;
+                if (df_of(f, w) > dfMax) dfMax = df_of(f, w);
                 int tf = 0;
                 for (int k = 0; k < g_docs[i].aLen[f]; k++) tf += g_docs[i].aaWord[f][k] == w;
-                if (!tf) continue;
-                any = 1;
-                *pScore += bm25(idf(df_of(f, w)), tf, g_docs[i].aLen[f], avglen(f));
+                if (tf) x += tf / norm(g_docs[i].aLen[f], avglen(f));
             }
+            if (x == 0) continue;
+            any = 1;
+            *pScore += idf(dfMax) * sat(x);
         }
         return any;
     }
@@ -185,8 +197,18 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
             p = e;
         }
         int any = 0;
+        double x = 0, gidf = -1;
         for (int f = 0; f < NF; f++) {
             if (!fts_fieldset_has(&n->fields, f)) continue;
+            /* a field lacking a word cannot hold the phrase: it plays no part */
+            double sidf = 0;
+            int bAll = 1;
+            for (int j = 0; j < nw; j++) {
+                bAll &= df_of(f, aw[j]) > 0;
+                sidf += idf(df_of(f, aw[j]) ? df_of(f, aw[j]) : 1);
+            }
+            if (!bAll) continue;
+            if (gidf < 0 || sidf < gidf) gidf = sidf;
             int tf = 0;
             if (n->nSlop == 0) {
                 for (int k = 0; k + nw <= g_docs[i].aLen[f]; k++) {
@@ -220,10 +242,9 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
             }
             if (!tf) continue;
             any = 1;
-            double sidf = 0;
-            for (int j = 0; j < nw; j++) sidf += idf(df_of(f, aw[j]) ? df_of(f, aw[j]) : 1);
-            *pScore += bm25(sidf, tf, g_docs[i].aLen[f], avglen(f));
+            x += tf / norm(g_docs[i].aLen[f], avglen(f));
         }
+        if (any) *pScore = gidf * sat(x);
         return any;
     }
     case FTSN_AND: {
@@ -401,56 +422,84 @@ static void test_operators_vs_reference(void **state) {
     }
 }
 
-/* BM25 against hand-computed values on a 3-document index. */
+/* BM25F and BM25 against hand-computed values on a 3-document index with
+** two fields. */
 static void test_bm25_by_hand(void **state) {
     (void)state;
-    FtsMem *m = fts_mem_new(1);
+    FtsMem *m = fts_mem_new(2);
     FtsDocBuf d = {0};
     LpError err;
-    const char *aDoc[] = {"cat dog", "cat cat bird fish", "fish"};
+    const char *aTitle[] = {"cat", "dog", "bird"};
+    const char *aBody[] = {"cat dog", "cat cat bird fish", "fish"};
     for (int i = 0; i < 3; i++) {
         fts_docbuf_reset(&d);
-        assert_int_equal(fts_docbuf_field(&d, g_an, 0, aDoc[i], strlen(aDoc[i]), &err), LP_OK);
+        assert_int_equal(fts_docbuf_field(&d, g_an, 0, aTitle[i], strlen(aTitle[i]), &err), LP_OK);
+        assert_int_equal(fts_docbuf_field(&d, g_an, 1, aBody[i], strlen(aBody[i]), &err), LP_OK);
         assert_int_equal(fts_mem_add(m, (uint32_t)i, &d), LP_OK);
     }
     fts_docbuf_free(&d);
     Arena a;
     arena_init(&a, 0);
-    const char *const azF[] = {"t"};
+    const char *const azF[] = {"title", "body"};
     FtsNode *root;
-    assert_int_equal(fts_match_parse(&a, "cat", 3, azF, 1, &root, &err), LP_OK);
+    assert_int_equal(fts_match_parse(&a, "dog", 3, azF, 2, &root, &err), LP_OK);
     FtsRankParams rank;
     fts_rank_defaults(&rank);
     FtsQuery *q;
-    assert_int_equal(fts_query_new(&a, root, "cat", g_an, fts_mem_source(m), &rank, &q, &err), LP_OK);
     FtsHit aHit[3];
     int n;
     FtsStats st;
+    /* "dog": title df 1 (doc 1), body df 1 (doc 0). N = 3, so the clause's
+    ** idf is ln((3 - 1 + 0.5)/(1 + 0.5)) = ln(5/3). avgdl: title 1, body 7/3.
+    ** doc 1: title tf 1, dl 1: x = 1/(0.25 + 0.75) = 1.
+    ** doc 0: body tf 1, dl 2: x = 1/(0.25 + 0.75*2/(7/3)) = 1/0.892857... */
+    double idf = log(5.0 / 3.0);
+    double x1 = 1.0, x0 = 1.0 / (0.25 + 0.75 * 2 / (7.0 / 3.0));
+    double s1 = idf * x1 * 2.2 / (x1 + 1.2), s0 = idf * x0 * 2.2 / (x0 + 1.2);
+    assert_int_equal(fts_query_new(&a, root, "dog", g_an, fts_mem_source(m), &rank, &q, &err), LP_OK);
     assert_int_equal(fts_query_topk(q, 3, NULL, NULL, aHit, &n, &st, &err), LP_OK);
-    assert_int_equal(n, 2);
-    /* N=3, df=2: idf = ln(1 + 1.5/2.5) = ln 1.6; avgdl = 7/3.
-    ** doc 1: tf 2, dl 4; doc 0: tf 1, dl 2. */
-    double idf = log(1.6), avg = 7.0 / 3.0;
-    double s1 = idf * 2 * 2.2 / (2 + 1.2 * (0.25 + 0.75 * 4 / avg));
-    double s0 = idf * 1 * 2.2 / (1 + 1.2 * (0.25 + 0.75 * 2 / avg));
-    assert_int_equal(aHit[0].doc, 1);
-    assert_true(fabs(aHit[0].score - s1) < 1e-12);
-    assert_int_equal(aHit[1].doc, 0);
-    assert_true(fabs(aHit[1].score - s0) < 1e-12);
-    assert_string_equal(st.zStrategy, "wand");
     fts_query_free(q);
-    /* weights multiply */
+    assert_int_equal(n, 2);
+    assert_string_equal(st.zStrategy, "wand");
+    assert_int_equal(aHit[0].doc, 0); /* x0 > x1: the longer body is still shorter than average */
+    assert_true(fabs(aHit[0].score - s0) < 1e-12);
+    assert_int_equal(aHit[1].doc, 1);
+    assert_true(fabs(aHit[1].score - s1) < 1e-12);
+
+    /* BM25F: a field weight scales the field's frequency before saturation,
+    ** a type weight scales the clause's score. */
     rank.aFieldWeight[0] = 2;
     rank.wTerm = 1.5;
-    assert_int_equal(fts_query_new(&a, root, "cat", g_an, fts_mem_source(m), &rank, &q, &err), LP_OK);
+    double w1 = 1.5 * idf * (2 * x1) * 2.2 / (2 * x1 + 1.2);
+    assert_int_equal(fts_query_new(&a, root, "dog", g_an, fts_mem_source(m), &rank, &q, &err), LP_OK);
     assert_int_equal(fts_query_topk(q, 3, NULL, NULL, aHit, &n, &st, &err), LP_OK);
-    assert_true(fabs(aHit[0].score - 3 * s1) < 1e-12);
-    /* explain names the parts */
+    assert_int_equal(aHit[0].doc, 1);
+    assert_true(fabs(aHit[0].score - w1) < 1e-12);
     StrBuf sb = {0};
     assert_int_equal(fts_query_explain_doc(q, 1, &sb, &err), LP_OK);
-    assert_non_null(strstr(sb.z, "\"tf\":2,\"dl\":4"));
-    assert_non_null(strstr(sb.z, "\"field_weight\":2,\"type_weight\":1.5"));
+    assert_non_null(strstr(sb.z, "\"fields\":[{\"field\":0,\"tf\":1,\"dl\":1,\"avgdl\":1,\"field_weight\":2"));
+    assert_non_null(strstr(sb.z, "\"type_weight\":1.5"));
+    assert_non_null(strstr(sb.z, "\"ranker\":\"bm25f\""));
     strbuf_free(&sb);
+    fts_query_free(q);
+
+    /* ranker=bm25: each field scored with its own idf, then weighted, summed.
+    ** Per-field idf of "dog" is ln(5/3) in both fields. */
+    rank.ranker = FTS_RANK_BM25;
+    double b1 = 1.5 * 2 * idf * x1 * 2.2 / (x1 + 1.2);
+    assert_int_equal(fts_query_new(&a, root, "dog", g_an, fts_mem_source(m), &rank, &q, &err), LP_OK);
+    assert_int_equal(fts_query_topk(q, 3, NULL, NULL, aHit, &n, &st, &err), LP_OK);
+    assert_int_equal(aHit[0].doc, 1);
+    assert_true(fabs(aHit[0].score - b1) < 1e-12);
+    fts_query_free(q);
+
+    /* a term in more than half the documents keeps a tiny positive idf */
+    assert_int_equal(fts_match_parse(&a, "cat", 3, azF, 2, &root, &err), LP_OK);
+    fts_rank_defaults(&rank);
+    assert_int_equal(fts_query_new(&a, root, "cat", g_an, fts_mem_source(m), &rank, &q, &err), LP_OK);
+    assert_int_equal(fts_query_topk(q, 3, NULL, NULL, aHit, &n, &st, &err), LP_OK);
+    assert_int_equal(n, 2);
+    assert_true(aHit[0].score > 0 && aHit[0].score < 1e-5);
     fts_query_free(q);
     arena_free(&a);
     fts_mem_free(m);

@@ -347,8 +347,10 @@ static void test_fulltext(void **state) {
     assert_string_equal(run(s, "SHOW META LIKE 'strategy'"), "strategy|wand");
     assert_string_equal(run(s, "EXPLAIN SELECT id FROM f WHERE MATCH('\"deliver insulin\" | breathing')"),
                         "fulltext: strategy=bool_fallback (not wand: the query has a phrase or proximity clause)\n"
-                        "OR\n  phrase \"deliv insulin\" field=1 idf=1.897 weight=1\n"
-                        "  term \"breath\" field=1 df=1 idf=1.204 weight=1");
+                        "OR\n  phrase \"deliv insulin\" idf=0.8473 type_weight=1\n"
+                        "    field 1: idf=0.8473 weight=1\n"
+                        "  term \"breath\" idf=0.8473 type_weight=1\n"
+                        "    field 1: df=1 idf=0.8473 weight=1");
     assert_string_equal(run(s, "EXPLAIN SELECT id FROM f WHERE MATCH('insulin | lungs x')"),
                         "fulltext: strategy=empty\n"
                         "no documents (terms absent or only stop words)");
