@@ -16,7 +16,7 @@ FUZZ_SECONDS ?= 30
 CMAKE_FLAGS  ?=
 
 .PHONY: all deps build build-asan build-fuzz run test unit integration \
-        fuzz-smoke fuzz bench-server clean help lint
+        fuzz-smoke fuzz bench-server bench-fulltext clean help lint
 
 all: build
 
@@ -63,6 +63,12 @@ fuzz: build-fuzz
 bench-server: build
 	@scripts/install-deps.sh bench
 	@$(PYTHON) bench/server/run.py
+
+# Every IR collection in ../shared/data: loupe next to SQLite FTS5, Xapian
+# and Sphinx (quality, queries/s per query type, indexing, size).
+bench-fulltext: build
+	@scripts/install-deps.sh bench
+	@$(PYTHON) bench/fulltext/run.py
 
 lint:
 	@cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \

@@ -76,8 +76,10 @@ struct FtsMem {
 /* Document buffers                                                    */
 
 void fts_docbuf_reset(FtsDocBuf *d) {
+    if (d->terms.n) memset(d->aSlot, 0, sizeof(uint32_t) * d->nSlot);
     d->terms.n = 0;
     d->keys.n = 0;
+    d->occ.n = 0;
     memset(d->aLen, 0, sizeof(uint32_t) * (size_t)d->nFields);
     d->nFields = 0;
 }
@@ -85,7 +87,34 @@ void fts_docbuf_reset(FtsDocBuf *d) {
 void fts_docbuf_free(FtsDocBuf *d) {
     VEC_FREE(&d->terms);
     VEC_FREE(&d->keys);
+    VEC_FREE(&d->occ);
+    free(d->aSlot);
+    d->aSlot = NULL;
+    d->nSlot = 0;
     d->nFields = 0;
+}
+
+/* FNV-1a: keys are a few bytes long, where it beats a general hash. */
+static uint32_t key_hash(const uint8_t *k, size_t n) {
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++) h = (h ^ k[i]) * 16777619u;
+    return h;
+}
+
+/* Doubles the hash table (or creates it) and reinserts every key. */
+static int docbuf_grow(FtsDocBuf *d) {
+    uint32_t nSlot = d->nSlot ? d->nSlot * 2 : 64;
+    uint32_t *a = calloc(nSlot, sizeof(uint32_t));
+    if (!a) return LP_NOMEM;
+    for (size_t i = 0; i < d->terms.n; i++) {
+        uint32_t j = d->terms.a[i].h & (nSlot - 1);
+        while (a[j]) j = (j + 1) & (nSlot - 1);
+        a[j] = (uint32_t)i + 1;
+    }
+    free(d->aSlot);
+    d->aSlot = a;
+    d->nSlot = nSlot;
+    return LP_OK;
 }
 
 typedef struct DocBufCtx {
@@ -96,12 +125,36 @@ typedef struct DocBufCtx {
 static int docbuf_token(void *ctx, const Token *t) {
     DocBufCtx *c = ctx;
     FtsDocBuf *d = c->d;
-    if (VEC_RESERVE(&d->keys, d->keys.n + 1 + (size_t)t->n)) return LP_NOMEM;
-    FtsDocTerm e = {(uint32_t)d->keys.n, (uint16_t)(1 + t->n), t->iPos};
-    if (VEC_PUSH(&d->terms, e)) return LP_NOMEM;
-    d->keys.a[d->keys.n++] = c->field;
-    memcpy(d->keys.a + d->keys.n, t->z, (size_t)t->n);
-    d->keys.n += (size_t)t->n;
+    size_t nKey = 1 + (size_t)t->n;
+    if (VEC_RESERVE(&d->keys, d->keys.n + nKey) || VEC_RESERVE(&d->occ, d->occ.n + 1)) {
+        return LP_NOMEM;
+    }
+    /* The key is written at the end of keys; kept only when it is new. */
+    uint8_t *k = d->keys.a + d->keys.n;
+    k[0] = c->field;
+    memcpy(k + 1, t->z, (size_t)t->n);
+    if (2 * (d->terms.n + 1) > d->nSlot && docbuf_grow(d)) return LP_NOMEM;
+    uint32_t h = key_hash(k, nKey), j = h & (d->nSlot - 1);
+    FtsDocTerm *e = NULL;
+    for (; d->aSlot[j]; j = (j + 1) & (d->nSlot - 1)) {
+        FtsDocTerm *x = &d->terms.a[d->aSlot[j] - 1];
+        if (x->h == h && x->nKey == nKey && memcmp(d->keys.a + x->off, k, nKey) == 0) {
+            e = x;
+            break;
+        }
+    }
+    uint32_t iOcc = (uint32_t)d->occ.n;
+    d->occ.a[d->occ.n++] = (FtsDocOcc){t->iPos, UINT32_MAX};
+    if (e) {
+        d->occ.a[e->iLast].next = iOcc;
+        e->iLast = iOcc;
+        e->tf++;
+        return LP_OK;
+    }
+    FtsDocTerm n = {(uint32_t)d->keys.n, (uint16_t)nKey, 1, iOcc, iOcc, h, NULL};
+    if (VEC_PUSH(&d->terms, n)) return LP_NOMEM;
+    d->aSlot[j] = (uint32_t)d->terms.n;
+    d->keys.n += nKey;
     return LP_OK;
 }
 
@@ -110,29 +163,33 @@ int fts_docbuf_field(FtsDocBuf *d, const Analyzer *an, int iField, const char *z
     if (iField < 0 || iField >= FTS_MAX_FIELDS) {
         return lp_err_set(err, LP_INTERNAL, "full-text field %d out of range", iField);
     }
+    /* Positions restart at 0 per field; a field's keys are its own (the
+    ** field byte), so each chain stays in position order. Analysing the
+    ** same field twice would break that. */
+    if (iField < d->nFields && d->aLen[iField]) {
+        return lp_err_set(err, LP_INTERNAL, "full-text field %d analysed twice", iField);
+    }
+    /* Room for the likely number of words up front (about one per six
+    ** bytes of text), so a long field does not grow its vectors a dozen
+    ** times. */
+    size_t nGuess = n / 6 + 1;
+    if (VEC_RESERVE(&d->occ, d->occ.n + nGuess) || VEC_RESERVE(&d->keys, d->keys.n + n + 1) ||
+        VEC_RESERVE(&d->terms, d->terms.n + nGuess / 2 + 1)) {
+        return lp_err_set(err, LP_NOMEM, "out of memory analysing a document");
+    }
     DocBufCtx c = {d, (uint8_t)iField};
     uint32_t nWords = 0;
-    size_t n0 = d->terms.n, k0 = d->keys.n;
     int rc = analyzer_run(an, z, n, 0, docbuf_token, &c, &nWords, err);
     if (rc != LP_OK) {
-        d->terms.n = n0; /* drop this field's half */
-        d->keys.n = k0;
+        /* Drop the half-analysed document's buffer entirely: callers
+        ** discard a document whose field failed. */
+        fts_docbuf_reset(d);
         if (rc == LP_NOMEM) lp_err_set(err, LP_NOMEM, "out of memory analysing a document");
         return rc;
     }
     d->aLen[iField] += nWords;
     if (iField + 1 > d->nFields) d->nFields = iField + 1;
     return LP_OK;
-}
-
-static int cmp_docterm(const void *x, const void *y, void *ctx) {
-    const FtsDocTerm *a = x, *b = y;
-    const uint8_t *keys = ctx;
-    int n = a->nKey < b->nKey ? a->nKey : b->nKey;
-    int c = memcmp(keys + a->off, keys + b->off, (size_t)n);
-    if (c) return c;
-    if (a->nKey != b->nKey) return a->nKey < b->nKey ? -1 : 1;
-    return (a->pos > b->pos) - (a->pos < b->pos);
 }
 
 /* ------------------------------------------------------------------ */
@@ -221,27 +278,21 @@ int fts_mem_reserve(FtsMem *m, FtsDocBuf *const *apDoc, int nDoc, uint32_t lastD
     m->touched.n = 0;
     for (int k = 0; k < nDoc && rc == LP_OK; k++) {
         FtsDocBuf *d = apDoc[k];
-        if (d->terms.n > 1) qsort_r(d->terms.a, d->terms.n, sizeof(FtsDocTerm), cmp_docterm, d->keys.a);
-        for (size_t i = 0; i < d->terms.n && rc == LP_OK;) {
-            size_t j = i + 1;
-            const FtsDocTerm *e = &d->terms.a[i];
-            while (j < d->terms.n && d->terms.a[j].nKey == e->nKey &&
-                   memcmp(d->keys.a + d->terms.a[j].off, d->keys.a + e->off, e->nKey) == 0) {
-                j++;
-            }
+        for (size_t i = 0; i < d->terms.n; i++) {
+            FtsDocTerm *e = &d->terms.a[i];
             MemTerm *t = term_get(m, d->keys.a + e->off, e->nKey);
             if (!t) {
                 rc = LP_NOMEM;
                 break;
             }
+            e->pTerm = t;
             if (t->needDoc == 0 && t->needSkip == 0 && VEC_PUSH(&m->touched, t)) {
                 rc = LP_NOMEM;
                 break;
             }
             t->needDoc += 10;                 /* two varints of up to 5 bytes */
-            t->needPos += 5 * (uint32_t)(j - i);
+            t->needPos += 5 * e->tf;
             t->needSkip += 1;                 /* at most one block completes per posting */
-            i = j;
         }
     }
     for (size_t i = 0; i < m->touched.n; i++) {
@@ -292,23 +343,18 @@ void fts_mem_append(FtsMem *m, uint32_t doc, const FtsDocBuf *d) {
         m->aLen[f].a[m->aLen[f].n++] = len;
         m->aSumLen[f] += len;
     }
-    for (size_t i = 0; i < d->terms.n;) {
+    for (size_t i = 0; i < d->terms.n; i++) {
         const FtsDocTerm *e = &d->terms.a[i];
-        size_t j = i + 1;
-        while (j < d->terms.n && d->terms.a[j].nKey == e->nKey &&
-               memcmp(d->keys.a + d->terms.a[j].off, d->keys.a + e->off, e->nKey) == 0) {
-            j++;
-        }
-        MemTerm *t = hmap_get(&m->terms, d->keys.a + e->off, e->nKey);
-        uint32_t tf = (uint32_t)(j - i);
+        MemTerm *t = e->pTerm;
+        uint32_t tf = e->tf;
         uint32_t len = d->aLen[d->keys.a[e->off]];
         uint32_t delta = t->df ? doc - t->lastDoc : doc + 1;
         t->nDoc += put_varint(t->aDoc + t->nDoc, delta);
         t->nDoc += put_varint(t->aDoc + t->nDoc, tf);
         uint32_t prev = 0;
-        for (size_t k = i; k < j; k++) {
-            t->nPos += put_varint(t->aPos + t->nPos, d->terms.a[k].pos - prev);
-            prev = d->terms.a[k].pos;
+        for (uint32_t k = e->iFirst; k != UINT32_MAX; k = d->occ.a[k].next) {
+            t->nPos += put_varint(t->aPos + t->nPos, d->occ.a[k].pos - prev);
+            prev = d->occ.a[k].pos;
         }
         t->df++;
         t->cf += tf;
@@ -327,7 +373,6 @@ void fts_mem_append(FtsMem *m, uint32_t doc, const FtsDocBuf *d) {
             t->tailMaxTf = 0;
             t->tailMinLen = UINT32_MAX;
         }
-        i = j;
     }
     if (doc + 1 > m->nDocs) m->nDocs = doc + 1;
     m->src.nDocs = m->nDocs;

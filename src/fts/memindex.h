@@ -27,16 +27,30 @@
 #include "util/error.h"
 #include "util/vec.h"
 
-/* The analysed terms of one document, before it is added. */
+/* The analysed terms of one document, before it is added: its distinct
+** keys (field byte + term), each with its occurrences, found through a
+** small hash table as the analyzer emits tokens, so adding the document
+** needs no sort. Occurrences of a key form a chain in order of position. */
 typedef struct FtsDocTerm {
-    uint32_t off;           /* key offset in aKey */
+    uint32_t off;           /* key offset in keys */
     uint16_t nKey;          /* key length (field byte + term) */
-    uint32_t pos;           /* word position */
+    uint32_t tf;            /* occurrences */
+    uint32_t iFirst, iLast; /* chain of occurrences in aOcc */
+    uint32_t h;             /* hash of the key */
+    void *pTerm;            /* the index's entry, set while the document is added */
 } FtsDocTerm;
 
+typedef struct FtsDocOcc {
+    uint32_t pos;           /* word position */
+    uint32_t next;          /* next occurrence of the key, UINT32_MAX at the end */
+} FtsDocOcc;
+
 typedef struct FtsDocBuf {
-    VEC(FtsDocTerm) terms;
+    VEC(FtsDocTerm) terms;  /* distinct keys, in order of first occurrence */
     VEC(uint8_t) keys;      /* concatenated keys */
+    VEC(FtsDocOcc) occ;     /* every occurrence */
+    uint32_t *aSlot;        /* hash table: index + 1 into terms, 0 = empty */
+    uint32_t nSlot;         /* power of two, at least twice terms.n */
     uint32_t aLen[FTS_MAX_FIELDS]; /* words per field (stop words included) */
     int nFields;            /* fields seen so far (highest index + 1) */
 } FtsDocBuf;

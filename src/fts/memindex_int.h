@@ -11,7 +11,7 @@
 extern const FtsSourceVt fts_mem_vt;
 
 /* Makes room for appending the nDoc documents of apDoc (ordinals up to
-** lastDoc) and sorts their buffers. LP_OK or LP_NOMEM; on failure nothing
+** lastDoc) and links their buffers' keys to the index's entries. LP_OK or LP_NOMEM; on failure nothing
 ** visible changed (new terms exist but with df 0, which reads as absent). */
 int fts_mem_reserve(FtsMem *m, FtsDocBuf *const *apDoc, int nDoc, uint32_t lastDoc);
 

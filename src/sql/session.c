@@ -37,17 +37,20 @@ SqlEngine *sql_engine_new(const SqlEngineConfig *cfg, LpError *err) {
     e->nMaxPacket = cfg->nMaxPacket ? cfg->nMaxPacket : 16u << 20;
     pthread_mutex_init(&e->mu, NULL);
     e->stats.tStart = lp_unix_now();
-    if (!e->zVersion || !(e->pCatalog = catalog_new(cfg->zDataDir, err))) {
+    if (!e->zVersion || !(e->pCatalog = catalog_new(cfg->zDataDir, err)) ||
+        (cfg->nWorkThreads >= 0 && !(e->pPool = tpool_new(cfg->nWorkThreads, err)))) {
         if (!e->zVersion) lp_err_set(err, LP_NOMEM, "out of memory");
         sql_engine_free(e);
         return NULL;
     }
+    catalog_set_pool(e->pCatalog, e->pPool);
     return e;
 }
 
 void sql_engine_free(SqlEngine *e) {
     if (!e) return;
-    catalog_free(e->pCatalog);
+    catalog_free(e->pCatalog); /* the tables first: they use the pool */
+    tpool_free(e->pPool);
     sqlx_varlist_free(&e->globals);
     pthread_mutex_destroy(&e->mu);
     free(e->zVersion);

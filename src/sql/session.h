@@ -37,6 +37,8 @@ typedef struct SqlEngineConfig {
     const char *zDataDir;       /* data folder (tables live here) */
     const char *zVersion;       /* server version string reported to clients */
     uint32_t nMaxPacket;        /* max_allowed_packet, reported in SHOW VARIABLES */
+    int nWorkThreads;           /* pool that shares out large writes' text analysis:
+                                ** 0 = one thread per CPU, negative = no pool */
 } SqlEngineConfig;
 
 /* Server-wide counters, bumped by the front ends and the executor, shown by

@@ -55,6 +55,7 @@ typedef VEC(SqlVar) SqlVarList;
 
 struct SqlEngine {
     Catalog *pCatalog;
+    Tpool *pPool;           /* work pool for large writes, or NULL */
     SqlStats stats;
     char *zVersion;         /* reported by VERSION() / @@version */
     uint32_t nMaxPacket;

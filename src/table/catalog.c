@@ -11,6 +11,7 @@ struct Catalog {
     char *zDataDir;             /* owned */
     pthread_rwlock_t lock;      /* guards map */
     HashMap map;                /* name -> Table* (key = the table's own name) */
+    Tpool *pPool;               /* given to new tables, or NULL */
 };
 
 Catalog *catalog_new(const char *zDataDir, LpError *err) {
@@ -23,6 +24,10 @@ Catalog *catalog_new(const char *zDataDir, LpError *err) {
     pthread_rwlock_init(&c->lock, NULL);
     hmap_init(&c->map);
     return c;
+}
+
+void catalog_set_pool(Catalog *c, Tpool *pool) {
+    c->pPool = pool;
 }
 
 void catalog_free(Catalog *c) {
@@ -75,6 +80,7 @@ int catalog_create(Catalog *c, const char *zName, Schema *pSchema, int bIfNotExi
         pthread_rwlock_unlock(&c->lock);
         return err ? err->code : LP_NOMEM;
     }
+    table_set_pool(t, c->pPool);
     if (hmap_put(&c->map, table_name(t), strlen(zName), t, NULL)) {
         pthread_rwlock_unlock(&c->lock);
         table_unref(t);

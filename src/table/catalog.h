@@ -26,6 +26,10 @@ Catalog *catalog_new(const char *zDataDir, LpError *err);
 ** until their last user lets go. */
 void catalog_free(Catalog *c);
 
+/* The worker pool tables created from now on use for large writes
+** (table_set_pool); it must outlive the catalog. Call before sharing c. */
+void catalog_set_pool(Catalog *c, Tpool *pool);
+
 /* LP_OK if zName is an acceptable table name, else LP_BADINPUT. */
 int catalog_check_name(const char *zName, LpError *err);
 

@@ -72,6 +72,7 @@ struct Table {
     int nFts;               /* indexed TEXT fields */
     int *aFtsCol;           /* field i -> schema column */
     const char **azFtsField;/* field names, for the MATCH parser */
+    Tpool *pPool;           /* helps analyse large writes, or NULL */
 };
 
 struct TableSnap {
@@ -177,6 +178,10 @@ const char *table_name(const Table *t) {
 
 const Schema *table_schema(const Table *t) {
     return t->pSchema;
+}
+
+void table_set_pool(Table *t, Tpool *pool) {
+    t->pPool = pool;
 }
 
 const Analyzer *table_analyzer(const Table *t) {
@@ -451,6 +456,89 @@ static void compact(Table *t) {
     }
 }
 
+/* Phase 0 of table_apply for the operations [iFrom, iTo): builds the new
+** rows of INSERT and REPLACE into apRow and analyses their text into aDoc.
+** A job stops at its first failure. */
+typedef struct PrepJob {
+    const Table *t;
+    const TableOp *aOp;
+    size_t iFrom, iTo;
+    MemRow **apRow;
+    FtsDocBuf *aDoc;
+    int rc;
+    LpError err;
+} PrepJob;
+
+static void prepare_range(void *arg) {
+    PrepJob *j = arg;
+    const Table *t = j->t;
+    for (size_t k = j->iFrom; k < j->iTo && j->rc == LP_OK; k++) {
+        const TableOp *op = &j->aOp[k];
+        if (op->kind != TOP_INSERT && op->kind != TOP_REPLACE) continue;
+        if (!(j->apRow[k] = row_build(t->pSchema, 0, op->aVal))) {
+            j->rc = lp_err_set(&j->err, LP_NOMEM, "out of memory building a row of table '%s'",
+                               t->zName);
+        } else if (j->aDoc) {
+            j->rc = analyse_values(t, op->aVal, &j->aDoc[k], &j->err);
+        }
+    }
+}
+
+/* A write with at least this much text is split across the pool. */
+#define PREP_PARALLEL_BYTES (64 * 1024)
+
+/* Phase 0 of table_apply over every operation. A large write is cut into
+** a few contiguous ranges run on the table's pool and this thread; the
+** error reported is the earliest failing operation's, as a serial run
+** would report it. */
+static int prepare_rows(const Table *t, const TableOp *aOp, size_t nOp, MemRow **apRow,
+                        FtsDocBuf *aDoc, LpError *err) {
+    size_t nJob = 1;
+    if (t->pPool && aDoc && nOp >= 8) {
+        size_t nText = 0;
+        for (size_t k = 0; k < nOp; k++) {
+            if (aOp[k].kind != TOP_INSERT && aOp[k].kind != TOP_REPLACE) continue;
+            for (int f = 0; f < t->nFts; f++) {
+                const Value *v = &aOp[k].aVal[t->aFtsCol[f]];
+                if (v->kind == VAL_STR) nText += v->u.s.n;
+            }
+        }
+        if (nText >= PREP_PARALLEL_BYTES) {
+            /* A few ranges per thread even out rows of uneven length. */
+            nJob = (size_t)(tpool_size(t->pPool) + 1) * 4;
+            if (nJob > nOp) nJob = nOp;
+        }
+    }
+    PrepJob one, *aJob = nJob > 1 ? calloc(nJob, sizeof(PrepJob)) : &one;
+    if (!aJob) {
+        aJob = &one;
+        nJob = 1;
+    }
+    for (size_t i = 0; i < nJob; i++) {
+        aJob[i] = (PrepJob){t, aOp, nOp * i / nJob, nOp * (i + 1) / nJob, apRow, aDoc, LP_OK, {0}};
+    }
+    if (nJob == 1) {
+        prepare_range(&aJob[0]);
+    } else {
+        TpoolGroup g;
+        tpool_group_init(&g, t->pPool);
+        for (size_t i = 0; i < nJob; i++) {
+            /* A task the pool cannot queue runs here instead. */
+            if (tpool_group_submit(&g, prepare_range, &aJob[i]) != LP_OK) prepare_range(&aJob[i]);
+        }
+        tpool_group_wait(&g);
+    }
+    int rc = LP_OK;
+    for (size_t i = 0; i < nJob && rc == LP_OK; i++) {
+        if (aJob[i].rc != LP_OK) {
+            rc = aJob[i].rc;
+            if (err) *err = aJob[i].err;
+        }
+    }
+    if (aJob != &one) free(aJob);
+    return rc;
+}
+
 int table_apply(Table *t, const TableOp *aOp, size_t nOp, TableApplyOut *pOut, LpError *err) {
     const Schema *s = t->pSchema;
     Overlay o = {0};
@@ -464,15 +552,8 @@ int table_apply(Table *t, const TableOp *aOp, size_t nOp, TableApplyOut *pOut, L
     FtsDocBuf *aDoc = t->pFts ? calloc(nOp ? nOp : 1, sizeof(FtsDocBuf)) : NULL;
     if (!apRow || (t->pFts && !aDoc)) {
         rc = lp_err_set(err, LP_NOMEM, "out of memory writing to table '%s'", t->zName);
-    }
-    for (size_t k = 0; k < nOp && rc == LP_OK; k++) {
-        if (aOp[k].kind != TOP_INSERT && aOp[k].kind != TOP_REPLACE) continue;
-        if (!(apRow[k] = row_build(s, 0, aOp[k].aVal))) {
-            rc = lp_err_set(err, LP_NOMEM, "out of memory building a row of table '%s'",
-                            t->zName);
-        } else if (aDoc) {
-            rc = analyse_values(t, aOp[k].aVal, &aDoc[k], err);
-        }
+    } else {
+        rc = prepare_rows(t, aOp, nOp, apRow, aDoc, err);
     }
     if (rc != LP_OK) goto done_unlocked;
 

@@ -50,6 +50,7 @@
 #include "table/value.h"
 #include "text/analyzer.h"
 #include "util/error.h"
+#include "util/threadpool.h"
 
 typedef struct Table Table;         /* opaque */
 typedef struct TableSnap TableSnap; /* opaque read view */
@@ -62,6 +63,12 @@ typedef struct MemRow MemRow;       /* opaque immutable row */
 Table *table_new(const char *zName, Schema *pSchema, LpError *err);
 void table_ref(Table *t);
 void table_unref(Table *t);
+
+/* Lets large writes to t analyse their rows' text on pool's threads as
+** well as the caller's (see table_apply). The pool must outlive the table;
+** NULL (the default) keeps all of a write on the caller's thread. Call
+** before the table is shared. */
+void table_set_pool(Table *t, Tpool *pool);
 
 const char *table_name(const Table *t);
 const Schema *table_schema(const Table *t);

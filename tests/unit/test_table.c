@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <stdio.h>
 
 #include "table/catalog.h"
 #include "table/schema.h"
@@ -314,6 +315,119 @@ static void test_concurrent_batches(void **state) {
     table_unref(sh.t);
 }
 
+/* ---- large writes analysed on a pool ---- */
+
+typedef struct Digest {
+    FtsSource *src;
+    uint64_t h;             /* FNV-1a over every key, posting and position */
+    size_t nKeys;
+    int rc;
+} Digest;
+
+static void digest_bytes(Digest *d, const void *p, size_t n) {
+    const uint8_t *b = p;
+    for (size_t i = 0; i < n; i++) d->h = (d->h ^ b[i]) * 1099511628211ull;
+}
+
+static int digest_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
+    Digest *d = ctx;
+    LpError err;
+    digest_bytes(d, key, (size_t)nKey);
+    digest_bytes(d, &info->df, sizeof(info->df));
+    FtsPostings *p = d->src->vt->xOpen(d->src, key, nKey, 1, &err);
+    if (!p) return d->rc = -1;
+    uint32_t aPos[4096];
+    while (p->vt->xNext(p) != FTS_NO_DOC) {
+        digest_bytes(d, &p->doc, sizeof(p->doc));
+        digest_bytes(d, &p->tf, sizeof(p->tf));
+        if (p->tf > 4096 || p->vt->xPositions(p, aPos, &err) != LP_OK) {
+            d->rc = -1;
+            break;
+        }
+        digest_bytes(d, aPos, sizeof(uint32_t) * p->tf);
+    }
+    p->vt->xClose(p);
+    d->nKeys++;
+    return d->rc;
+}
+
+static uint64_t fts_digest(Table *t, size_t *pnKeys) {
+    TableSnap *s = table_snapshot(t);
+    Digest d = {table_snap_fts(s), 1469598103934665603ull, 0, 0};
+    LpError err;
+    assert_int_equal(d.src->vt->xScan(d.src, (const uint8_t *)"", 0, digest_key, &d, &err), 0);
+    assert_int_equal(d.rc, 0);
+    for (uint32_t i = 0; i < d.src->nDocs; i++) {
+        uint32_t n = d.src->vt->xDocLen(d.src, 0, i);
+        digest_bytes(&d, &n, sizeof(n));
+    }
+    table_snapshot_release(s);
+    *pnKeys = d.nKeys;
+    return d.h;
+}
+
+/* A batch with enough text is analysed on the pool in several ranges: the
+** index it builds is the serial one, bit for bit, and a bad row fails the
+** batch with the serial error. */
+static void test_pool_batch(void **state) {
+    (void)state;
+    static const char *const azWord[] = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta",
+                                         "eta", "theta", "iota", "kappa", "lambda", "mu", "Ünïcode",
+                                         "running", "runs", "ran", "東京"};
+    enum { N = 400 };
+    char *azText[N];
+    Value aVal[N][5];
+    TableOp aOp[N];
+    uint32_t x = 12345;
+    for (int i = 0; i < N; i++) {
+        char buf[1024];
+        size_t n = 0;
+        int nWords = 20 + i % 140;
+        for (int w = 0; w < nWords && n < sizeof(buf) - 32; w++) {
+            x = x * 1103515245u + 12345u;
+            n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", w ? " " : "",
+                                  azWord[(x >> 16) % (sizeof(azWord) / sizeof(azWord[0]))]);
+        }
+        azText[i] = strdup(buf);
+        row_values(aVal[i], azText[i], i, i);
+        aOp[i] = (TableOp){TOP_INSERT, 0, aVal[i], NULL};
+    }
+    LpError err;
+    Tpool *pool = tpool_new(2, &err);
+    assert_non_null(pool);
+    Table *tSerial = table_new("s", make_schema(), NULL);
+    Table *tPool = table_new("p", make_schema(), NULL);
+    table_set_pool(tPool, pool);
+    TableApplyOut out;
+    assert_int_equal(table_apply(tSerial, aOp, N, &out, &err), LP_OK);
+    assert_int_equal(table_apply(tPool, aOp, N, &out, &err), LP_OK);
+    assert_int_equal(out.nAffected, N);
+    size_t nKeysS, nKeysP;
+    uint64_t hS = fts_digest(tSerial, &nKeysS), hP = fts_digest(tPool, &nKeysP);
+    assert_true(nKeysS >= 10);
+    assert_int_equal(nKeysS, nKeysP);
+    assert_true(hS == hP);
+
+    /* Invalid UTF-8 in two rows of the second half: the earlier one is
+    ** reported, as the serial run reports it, and nothing is added. */
+    for (int i = 0; i < N; i++) aOp[i].id = 1000 + i;
+    static const char zBad1[] = "good \xC3 bad", zBad2[] = "\xFF";
+    aVal[300][0] = value_str(zBad1, (uint32_t)strlen(zBad1));
+    aVal[350][0] = value_str(zBad2, 1);
+    LpError errS, errP;
+    assert_int_equal(table_apply(tSerial, aOp, N, &out, &errS), LP_BADINPUT);
+    assert_int_equal(table_apply(tPool, aOp, N, &out, &errP), LP_BADINPUT);
+    assert_string_equal(errS.zMsg, errP.zMsg);
+    assert_int_equal(errP.pos, 5);
+    assert_int_equal(snap_count(tPool), N);
+    assert_true(fts_digest(tPool, &nKeysP) == hP);
+
+    table_unref(tSerial);
+    table_unref(tPool);
+    tpool_free(pool);
+    for (int i = 0; i < N; i++) free(azText[i]);
+}
+
 static void test_catalog(void **state) {
     (void)state;
     LpError err;
@@ -355,6 +469,7 @@ int main(void) {
         cmocka_unit_test(test_apply_basic),
         cmocka_unit_test(test_sorted_and_compact),
         cmocka_unit_test(test_concurrent_batches),
+        cmocka_unit_test(test_pool_batch),
         cmocka_unit_test(test_catalog),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
