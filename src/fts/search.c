@@ -405,7 +405,7 @@ static uint32_t group_advance(It *it, uint32_t target) {
 ** for a field that does not match): BM25F saturates the weighted sum of
 ** the fields' normalised frequencies once, with the clause's idf; BM25
 ** scores each field on its own, with that field's idf, and sums. The same
-** function gives WAND's bounds when fed the largest tf and smallest length
+** function gives MaxScore's bounds when fed the largest tf and smallest length
 ** a block can hold, as both formulas grow with tf and shrink with length. */
 static double group_formula(const FtsQuery *q, const PlanNode *g, const double *aTf,
                             const double *aLen) {
@@ -1013,7 +1013,7 @@ static void heap_push(Heap *h, uint32_t doc, double score) {
     h->a[i] = e;
 }
 
-#define WAND_MAX_LEAVES 4096
+#define OR_MAX_GROUPS 4096
 
 static double heap_threshold(const Heap *h) {
     return h->n < h->k ? -1.0 : h->a[0].score;
@@ -1025,7 +1025,7 @@ static int cmp_hit(const void *x, const void *y) {
     return (a->doc > b->doc) - (a->doc < b->doc);
 }
 
-/* Is pn a group of plain terms (one leaf per field)? WAND's unit. */
+/* Is pn a group of plain terms (one leaf per field)? MaxScore's unit. */
 static int is_term_group(const PlanNode *pn) {
     if (pn->kind != PN_GROUP) return 0;
     for (int i = 0; i < pn->nChild; i++) {
@@ -1034,14 +1034,14 @@ static int is_term_group(const PlanNode *pn) {
     return 1;
 }
 
-/* Collects the term groups of a pure OR of terms (wand's input) into a
+/* Collects the term groups of a pure OR of terms (maxscore's input) into a
 ** (or just counts them when a is NULL). 0 when the plan is something else,
 ** with *pzWhy saying what. */
 static int collect_or_groups(const PlanNode *pn, const PlanNode **a, int *pn_,
                              const char **pzWhy) {
     if (is_term_group(pn)) {
-        if (*pn_ >= WAND_MAX_LEAVES) {
-            *pzWhy = "more terms than wand handles";
+        if (*pn_ >= OR_MAX_GROUPS) {
+            *pzWhy = "more terms than maxscore handles";
             return 0;
         }
         if (a) a[*pn_] = pn;
@@ -1070,7 +1070,7 @@ const char *fts_query_strategy(const FtsQuery *q, const char **pzWhyNot) {
         return "no_ranking";
     }
     int n = 0;
-    if (collect_or_groups(r, NULL, &n, pzWhyNot)) return "wand";
+    if (collect_or_groups(r, NULL, &n, pzWhyNot)) return "maxscore";
     if (r->kind == PN_AND && r->nNeg == 0) {
         int bTerms = 1;
         for (int i = 0; i < r->nChild; i++) bTerms &= is_term_group(r->aChild[i]);
@@ -1078,11 +1078,6 @@ const char *fts_query_strategy(const FtsQuery *q, const char **pzWhyNot) {
     }
     return "bool_fallback";
 }
-
-typedef struct WLeaf {
-    GroupIt *g;             /* a term in its fields */
-    double ubList;          /* bound over the whole list */
-} WLeaf;
 
 /* An upper bound of g's score: over its whole lists (bBlock 0), or over the
 ** blocks that hold the first documents >= target (bBlock 1; *pEnd = the
@@ -1104,80 +1099,115 @@ static double group_bound(FtsQuery *q, GroupIt *g, int bBlock, uint32_t target, 
     return group_formula(q, g->base.pn, aTf, aLen);
 }
 
-/* Block-max WAND (Ding & Suel 2011) over the term groups of a pure OR. */
-static int wand_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
+/* MaxScore (Turtle & Flood 1995) over the term groups of a pure OR. The
+** groups are ordered by their list bounds; the ones whose bounds add up to
+** no more than the current k-th score (theta) are "non-essential": a
+** document none of the others holds cannot enter the top k. So documents
+** are enumerated from the essential groups only, and each non-essential
+** group is consulted (advanced to the document) only while the score so
+** far plus the bounds of the groups not yet consulted still beats theta.
+** As theta rises, more groups become non-essential; with a query's common
+** words (tiny idf) that happens as soon as the heap is full. */
+typedef struct MLeaf {
+    GroupIt *g;
+    double ub;              /* bound over the whole list */
+    int iPlan;              /* position in the query, for the final sum */
+    double ubBlock;         /* bound over the blocks holding docs up to blockEnd */
+    uint32_t blockEnd;
+    int bBlock;             /* ubBlock/blockEnd are set */
+} MLeaf;
+
+static int cmp_mleaf(const void *x, const void *y) {
+    const MLeaf *a = x, *b = y;
+    if (a->ub != b->ub) return a->ub < b->ub ? -1 : 1;
+    return a->iPlan - b->iPlan;
+}
+
+static int maxscore_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
     int n = 0;
     const char *zWhy;
     collect_or_groups(q->root, NULL, &n, &zWhy);
-    const PlanNode **aPn = arena_alloc(q->a, sizeof(PlanNode *) * (size_t)(n ? n : 1));
-    WLeaf *L = arena_alloc(q->a, sizeof(WLeaf) * (size_t)(n ? n : 1));
-    if (!aPn || !L) return lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
+    size_t nAlloc = (size_t)(n ? n : 1);
+    const PlanNode **aPn = arena_alloc(q->a, sizeof(PlanNode *) * nAlloc);
+    MLeaf *L = arena_alloc(q->a, sizeof(MLeaf) * nAlloc);
+    double *aCum = arena_alloc(q->a, sizeof(double) * nAlloc);
+    double *aScore = arena_alloc(q->a, sizeof(double) * nAlloc);
+    if (!aPn || !L || !aCum || !aScore) return lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
     n = 0;
     collect_or_groups(q->root, aPn, &n, &zWhy);
     for (int i = 0; i < n; i++) {
         GroupIt *g = (GroupIt *)instantiate(q, aPn[i]);
         if (!g) return q->rc;
-        L[i].g = g;
-        L[i].ubList = group_bound(q, g, 0, 0, NULL);
+        L[i] = (MLeaf){g, group_bound(q, g, 0, 0, NULL), i, 0, 0, 0};
         group_next(&g->base);
+        aScore[i] = 0;
     }
-    for (;;) {
-        /* Keep the groups ordered by current doc (insertion sort: they
-        ** stay almost sorted between rounds). */
-        for (int i = 1; i < n; i++) {
-            WLeaf x = L[i];
-            int j = i - 1;
-            while (j >= 0 && x.g->base.doc < L[j].g->base.doc) {
-                L[j + 1] = L[j];
-                j--;
-            }
-            L[j + 1] = x;
+    qsort(L, (size_t)n, sizeof(MLeaf), cmp_mleaf);
+    for (int i = 0; i < n; i++) aCum[i] = (i ? aCum[i - 1] : 0) + L[i].ub;
+    double theta = heap_threshold(h);
+    int e = 0; /* L[e..n) are essential */
+    while (e < n && aCum[e] <= theta) e++;
+    while (e < n && q->rc == LP_OK) {
+        uint32_t d = FTS_NO_DOC;
+        for (int i = e; i < n; i++) {
+            if (L[i].g->base.doc < d) d = L[i].g->base.doc;
         }
-        double theta = heap_threshold(h);
-        double acc = 0;
-        int p = -1;
-        for (int i = 0; i < n; i++) {
-            if (L[i].g->base.doc == FTS_NO_DOC) break;
-            acc += L[i].ubList;
-            if (acc > theta) {
-                p = i;
+        if (d == FTS_NO_DOC) break;
+        if (theta >= 0) {
+            /* Block-max: bound every document from d to the end of the
+            ** essential groups' current blocks; skip them all at once
+            ** when even that cannot beat theta. A block's bound is
+            ** recomputed only when d passes its end (d never moves back). */
+            double ub = e ? aCum[e - 1] : 0;
+            uint32_t end = FTS_NO_DOC;
+            for (int i = e; i < n; i++) {
+                MLeaf *m = &L[i];
+                if (!m->bBlock || d > m->blockEnd) {
+                    m->ubBlock = group_bound(q, m->g, 1, d, &m->blockEnd);
+                    m->bBlock = 1;
+                }
+                ub += m->ubBlock;
+                if (m->blockEnd < end) end = m->blockEnd;
+            }
+            if (ub <= theta) {
+                if (end == FTS_NO_DOC) break;
+                for (int i = e; i < n; i++) {
+                    if (L[i].g->base.doc <= end) group_advance(&L[i].g->base, end + 1);
+                }
+                continue;
+            }
+        }
+        double s = 0;
+        for (int i = e; i < n; i++) {
+            GroupIt *g = L[i].g;
+            if (g->base.doc != d) continue;
+            s += aScore[L[i].iPlan] = group_score(&g->base);
+            group_next(&g->base);
+        }
+        int bDrop = 0;
+        for (int i = e - 1; i >= 0; i--) {
+            if (s + aCum[i] <= theta) {
+                bDrop = 1;
                 break;
             }
+            GroupIt *g = L[i].g;
+            if (g->base.doc < d) group_advance(&g->base, d);
+            if (g->base.doc == d) s += aScore[L[i].iPlan] = group_score(&g->base);
         }
-        if (p < 0) break;
-        uint32_t pivot = L[p].g->base.doc;
-        while (p + 1 < n && L[p + 1].g->base.doc == pivot) p++;
-        /* Block-max check over the groups up to the pivot. */
-        double bsum = 0;
-        uint32_t minEnd = FTS_NO_DOC;
-        for (int i = 0; i <= p; i++) {
-            uint32_t end;
-            bsum += group_bound(q, L[i].g, 1, pivot, &end);
-            if (end < minEnd) minEnd = end;
-        }
-        if (bsum > theta) {
-            if (L[0].g->base.doc == pivot) {
-                q->st.nCandidates++;
-                if (!xAccept || xAccept(ctx, pivot)) {
-                    q->st.nAccepted++;
-                    double s = 0;
-                    for (int i = 0; i <= p; i++) s += group_score(&L[i].g->base);
-                    heap_push(h, pivot, s);
-                }
-                for (int i = 0; i <= p; i++) group_next(&L[i].g->base);
-            } else {
-                for (int i = 0; i < p && L[i].g->base.doc < pivot; i++) {
-                    group_advance(&L[i].g->base, pivot);
-                }
-            }
-        } else {
-            uint32_t next = minEnd == FTS_NO_DOC ? FTS_NO_DOC : minEnd + 1;
-            if (p + 1 < n && L[p + 1].g->base.doc < next) next = L[p + 1].g->base.doc;
-            for (int i = 0; i <= p; i++) {
-                if (L[i].g->base.doc < next) group_advance(&L[i].g->base, next);
+        if (!bDrop) {
+            q->st.nCandidates++;
+            if (!xAccept || xAccept(ctx, d)) {
+                q->st.nAccepted++;
+                /* Summed in query order, so a document's weight does not
+                ** depend on which groups were essential when it was met. */
+                double w = 0;
+                for (int i = 0; i < n; i++) w += aScore[i];
+                heap_push(h, d, w);
+                theta = heap_threshold(h);
+                while (e < n && aCum[e] <= theta) e++;
             }
         }
-        if (q->rc) return q->rc;
+        for (int i = 0; i < n; i++) aScore[i] = 0;
     }
     return q->rc;
 }
@@ -1211,8 +1241,8 @@ int fts_query_topk(FtsQuery *q, int k, FtsAcceptFn xAccept, void *ctx, FtsHit *a
     int rc;
     if (k <= 0) {
         rc = LP_OK;
-    } else if (strcmp(zStrategy, "wand") == 0) {
-        rc = wand_topk(q, &h, xAccept, ctx);
+    } else if (strcmp(zStrategy, "maxscore") == 0) {
+        rc = maxscore_topk(q, &h, xAccept, ctx);
         q->st.bTotalExact = 0;
     } else {
         rc = generic_topk(q, &h, xAccept, ctx, q->rank.ranker != FTS_RANK_NONE && q->root->kind != PN_ALL);

@@ -1,27 +1,32 @@
 /*
 ** search.h — running a full-text query over one segment: planning the
 ** MATCH tree into iterators, BM25 scoring with per-query weights, and
-** top-k retrieval (block-max WAND where the query allows it).
+** top-k retrieval (block-max MaxScore where the query allows it).
 **
-** Scoring. Each matching clause contributes, per field it matches in,
-**     idf * tf*(k1+1) / (tf + k1*(1 - b + b*dl/avgdl)) * field_weight * type_weight
-** with idf = ln(1 + (N - df + 0.5)/(df + 0.5)) (always positive), dl the
-** document's length in that field and avgdl the field's average over the
-** segment. A term is type "term", an expanded prefix "prefix", a phrase or
-** proximity clause "phrase" (its tf is the number of matches, its idf the
-** sum of its words' idfs). A document's weight is the sum of the
-** contributions of the positive clauses it matches. Weights and k1/b are
-** query-time parameters: nothing stored depends on them.
+** Scoring (ranker bm25f, the default). A clause (a term, an expanded
+** prefix term, a phrase or proximity clause) contributes
+**     type_weight * idf * x*(k1+1) / (x + k1),
+**     x = sum over the fields it matches in of
+**         field_weight * tf / (1 - b + b*dl/avgdl)
+** with idf = max(ln((N - df + 0.5)/(df + 0.5)), 1e-6), df the largest of
+** the clause's per-field document counts, dl the document's length in the
+** field and avgdl the field's average over the segment. A phrase's tf is
+** its number of matches and its idf the sum of its words'. Ranker bm25
+** instead sums per field field_weight * idf_field * the saturated tf of
+** that field alone. A document's weight is the sum of the contributions of
+** the positive clauses it matches. Weights and k1/b are query-time
+** parameters: nothing stored depends on them.
 **
 ** Plans (reported as the strategy in SHOW META):
-**   wand            an OR of terms (bag of words): block-max WAND; only the
-**                   top k are fully scored, total_found is a lower bound
+**   maxscore        an OR of terms (bag of words): block-max MaxScore; only
+**                   documents that can still enter the top k are scored,
+**                   total_found is a lower bound
 **   and_intersect   an AND of terms: leapfrog intersection, all scored
 **   bool_fallback   anything else (phrases, NOT, nested groups): every
 **                   match is enumerated and scored
 **   full_scan       MATCH('') or a query of stop words only: every document
 **   no_ranking      OPTION ranker=none: matches in ordinal order, weight 1
-** zWhyNotFast says why wand was not used when it was not.
+** zWhyNotFast says why maxscore was not used when it was not.
 **
 ** Ownership: an FtsQuery lives in the caller's arena plus cursors it opens;
 ** fts_query_free closes them. It borrows the source (valid while the
@@ -102,7 +107,7 @@ int fts_query_explain_doc(FtsQuery *q, uint32_t doc, StrBuf *out, LpError *err);
 /* The plan as indented text (EXPLAIN), one line per node. */
 void fts_query_plan_text(FtsQuery *q, StrBuf *out);
 
-/* The strategy fts_query_topk would choose, and why not wand. */
+/* The strategy fts_query_topk would choose, and why not maxscore. */
 const char *fts_query_strategy(const FtsQuery *q, const char **pzWhyNot);
 
 #endif /* LP_FTS_SEARCH_H */

@@ -834,7 +834,7 @@ static uint32_t seg_advance(FtsPostings *p, uint32_t target) {
     return p->doc = c->aDoc[i];
 }
 
-/* FtsPostingsVt.xShallow. Block-max WAND calls it with mostly increasing
+/* FtsPostingsVt.xShallow. Block-max MaxScore calls it with increasing
 ** targets, so the search starts from the last answer (jShallow), and from
 ** block 0 only when a target goes back before it. */
 static uint32_t seg_shallow(FtsPostings *p, uint32_t target, uint32_t *pMaxTf, uint32_t *pMinLen) {

@@ -18,7 +18,7 @@
 **   - xAdvance(target) moves to the first doc >= target (never backwards).
 **   - xPositions() gives the current doc's positions (tf of them,
 **     ascending); only for cursors opened with positions.
-**   - Block-max WAND: lists are cut into blocks of FTS_BLOCK postings and
+**   - Block-max pruning: lists are cut into blocks of FTS_BLOCK postings and
 **     each block records its impact: the largest tf in it and the smallest
 **     field length among its documents. No BM25 parameter enters a stored
 **     impact, so weights and k1/b can change per query: the caller turns

@@ -360,7 +360,7 @@ int query_explain(const QSelect *q, StrBuf *out, LpError *err) {
             int bTopk = !q->bCountOnly && (q->nOrder == 0 || q->bOrderByWeight);
             strbuf_appendf(out, "fulltext: strategy=%s%s%s%s\n",
                            bTopk ? zStrategy : "bool_fallback",
-                           bTopk && zWhy ? " (not wand: " : "", bTopk && zWhy ? zWhy : "",
+                           bTopk && zWhy ? " (not maxscore: " : "", bTopk && zWhy ? zWhy : "",
                            bTopk && zWhy ? ")" : "");
             if (!bTopk) {
                 strbuf_appendz(out, q->bCountOnly ? "  every match is counted (COUNT)\n"

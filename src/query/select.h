@@ -20,7 +20,7 @@
 ** Full-text. With bMatch, the rows are the documents matching pMatch
 ** (fts/search.h) that also pass pWhere; WEIGHT() is their score. Without
 ** ORDER BY, or with ORDER BY WEIGHT() DESC alone (bOrderByWeight), the
-** best offset+limit are found by the full-text engine's top-k (wand when
+** best offset+limit are found by the full-text engine's top-k (maxscore when
 ** the query is a bag of words; total_found is then a lower bound,
 ** bTotalExact 0). Any other order needs every match, scored, then sorted.
 */

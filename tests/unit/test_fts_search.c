@@ -1,6 +1,6 @@
 /* Unit tests for the in-memory full-text index and the query engine:
 ** every operator against a brute-force reference evaluator on random
-** documents, BM25 against hand-computed values, block-max WAND against
+** documents, BM25 against hand-computed values, block-max MaxScore against
 ** exhaustive top-k. */
 #include <math.h>
 #include <setjmp.h>
@@ -325,7 +325,7 @@ static void check_query(const char *zQuery) {
             fail_msg("query %s doc %d: score %.12g, reference %.12g", zQuery, i, c.aScore[i], ref);
         }
     }
-    /* top-k (wand where the engine chooses it) against the exhaustive order */
+    /* top-k (maxscore where the engine chooses it) against the exhaustive order */
     for (int k = 1; k <= 50; k += 49) {
         assert_int_equal(fts_query_new(&a, root, zQuery, g_an, g_src, &rank, &q, &err),
                          LP_OK);
@@ -460,7 +460,7 @@ static void test_bm25_by_hand(void **state) {
     assert_int_equal(fts_query_topk(q, 3, NULL, NULL, aHit, &n, &st, &err), LP_OK);
     fts_query_free(q);
     assert_int_equal(n, 2);
-    assert_string_equal(st.zStrategy, "wand");
+    assert_string_equal(st.zStrategy, "maxscore");
     assert_int_equal(aHit[0].doc, 0); /* x0 > x1: the longer body is still shorter than average */
     assert_true(fabs(aHit[0].score - s0) < 1e-12);
     assert_int_equal(aHit[1].doc, 1);
