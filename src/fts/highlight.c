@@ -185,6 +185,7 @@ int fts_hl_query_build(Arena *a, const Analyzer *an, const FtsNode *root, int iF
 
 /* Id of the term z[0..n), or -1. */
 static int term_find(const FtsHlQuery *q, const char *z, int n) {
+    if (q->nTerm == 0) return -1; /* bsearch may not be given a NULL array */
     HlTerm key = {z, n};
     const HlTerm *p = bsearch(&key, q->aTerm, (size_t)q->nTerm, sizeof(HlTerm), term_cmp);
     return p ? (int)(p - q->aTerm) : -1;

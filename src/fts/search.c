@@ -298,21 +298,35 @@ static uint32_t phrase_count(PhraseIt *p) {
     }
     /* Proximity (Sphinx): all words within a span of fewer than
     ** nSlop + nWords positions, in any order. Slide a window over the
-    ** merged positions; count windows that start a new match. */
-    uint32_t aIdx[64] = {0};
-    int n = p->n > 64 ? 64 : p->n;
+    ** merged positions; count windows that start a new match. A word the
+    ** query repeats m times needs m distinct occurrences: each distinct
+    ** word takes its m consecutive occurrences from aIdx[u] on. */
+    enum { MAXW = 64 };
+    int n = p->n > MAXW ? MAXW : p->n;
+    int aWord[MAXW], aMul[MAXW], nu = 0;
+    for (int i = 0; i < n; i++) {
+        int u = 0;
+        while (u < nu && !(pn->anKey[aWord[u]] == pn->anKey[i] &&
+                           memcmp(pn->aKey[aWord[u]], pn->aKey[i], (size_t)pn->anKey[i]) == 0)) {
+            u++;
+        }
+        if (u == nu) aWord[nu] = i, aMul[nu++] = 0;
+        aMul[u]++;
+    }
+    uint32_t aIdx[MAXW] = {0};
     uint32_t limit = (uint32_t)pn->nSlop + (uint32_t)n; /* span must be < limit */
     uint32_t lastEnd = 0;
     int bAny = 0;
     for (;;) {
-        /* the window [min, max] over each word's current position */
+        /* the window [min, max] over each word's current occurrences */
         uint32_t lo = UINT32_MAX, hi = 0;
         int iMin = -1;
-        for (int i = 0; i < n; i++) {
-            if (aIdx[i] >= p->anPos[i]) return nMatch;
-            uint32_t v = p->aaPos[i][aIdx[i]];
-            if (v < lo) lo = v, iMin = i;
-            if (v > hi) hi = v;
+        for (int u = 0; u < nu; u++) {
+            int i = aWord[u];
+            if (aIdx[u] + (uint32_t)aMul[u] > p->anPos[i]) return nMatch;
+            uint32_t v0 = p->aaPos[i][aIdx[u]], v1 = p->aaPos[i][aIdx[u] + (uint32_t)aMul[u] - 1];
+            if (v0 < lo) lo = v0, iMin = u;
+            if (v1 > hi) hi = v1;
         }
         if (hi - lo + 1 < limit && (!bAny || lo > lastEnd)) {
             nMatch++;
@@ -1320,11 +1334,24 @@ static void explain_it(FtsQuery *q, It *it, uint32_t doc, StrBuf *sb, int *pnOut
     if (pn->kind == PN_GROUP) {
         GroupIt *g = (GroupIt *)it;
         int bF = q->rank.ranker == FTS_RANK_BM25F;
-        double contrib = group_score(it);
+        int bNone = q->rank.ranker == FTS_RANK_NONE;
         if ((*pnOut)++) strbuf_appendc(sb, ',');
         strbuf_appendf(sb, "{\"type\":\"%s\",\"terms\":", azQType[pn->qtype]);
         pn_text(pn->aChild[0], sb);
         strbuf_appendz(sb, ",\"fields\":[");
+        if (bNone) {
+            /* Without ranking every match weighs 1: say where it matched. */
+            int nf = 0;
+            for (int i = 0; i < g->n; i++) {
+                const It *c = g->a[i];
+                if (c->doc != doc) continue;
+                if (nf++) strbuf_appendc(sb, ',');
+                strbuf_appendf(sb, "{\"field\":%d,\"tf\":%u}", c->pn->iField, child_tf(c));
+            }
+            strbuf_appendz(sb, "]}");
+            return;
+        }
+        double contrib = group_score(it);
         int nf = 0;
         double x = 0;
         for (int i = 0; i < g->n; i++) {
@@ -1374,7 +1401,7 @@ int fts_query_explain_doc(FtsQuery *q, uint32_t doc, StrBuf *out, LpError *err) 
     double total = 0;
     strbuf_appendz(out, "{\"matches\":[");
     if (root->doc == doc && q->root->kind != PN_ALL) explain_it(q, root, doc, out, &nOut, &total);
-    if (q->root->kind == PN_ALL && root->doc == doc) total = 1;
+    if ((q->root->kind == PN_ALL || q->rank.ranker == FTS_RANK_NONE) && root->doc == doc) total = 1;
     strbuf_appendf(out, "],\"ranker\":\"%s\",\"k1\":%g,\"b\":%g,\"weight\":%.6g}",
                    q->rank.ranker == FTS_RANK_BM25F ? "bm25f" : q->rank.ranker == FTS_RANK_NONE ? "none" : "bm25",
                    q->rank.k1, q->rank.b, total);

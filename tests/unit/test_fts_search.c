@@ -218,16 +218,18 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
                 }
             } else {
                 /* windows spanning fewer than nSlop+nw positions holding every
-                ** word, each starting at an occurrence, not overlapping */
+                ** word (a word the query repeats m times: m occurrences), each
+                ** starting at an occurrence, not overlapping */
                 int lastEnd = -1;
                 for (int s = 0; s < g_docs[i].aLen[f]; s++) {
                     int limit = n->nSlop + nw, e = s + limit - 2;
                     if (e >= g_docs[i].aLen[f]) e = g_docs[i].aLen[f] - 1;
                     int ok = 1, hi = s;
                     for (int j = 0; j < nw && ok; j++) {
-                        int found = -1;
+                        int need = 0, found = -1;
+                        for (int m = 0; m < nw; m++) need += aw[m] == aw[j];
                         for (int k = s; k <= e && found < 0; k++) {
-                            if (g_docs[i].aaWord[f][k] == aw[j]) found = k;
+                            if (g_docs[i].aaWord[f][k] == aw[j] && --need == 0) found = k;
                         }
                         ok = found >= 0;
                         if (found > hi) hi = found;
