@@ -125,7 +125,7 @@ static int load_config(int argc, char **argv, LoupeConfig *cfg) {
     /* Pass 2: every other flag, in order. */
     for (int i = 0; i < argc;) {
         char zName[64], zKey[64];
-        const char *zVal;
+        const char *zVal = NULL; /* pass 1 checked that every flag has one */
         next_flag(argc, argv, &i, zName, sizeof(zName), &zVal);
         if (strcmp(zName, "config") == 0) continue;
         flag_to_key(zName, zKey, sizeof(zKey));

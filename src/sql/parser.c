@@ -1006,7 +1006,7 @@ static int parse_insert(Parser *p, InsertStmt *s) {
         int n = 0, cap = 0, capPos = 0;
         do {
             const char *zCol;
-            int pos;
+            int pos = 0;
             if (parse_name(p, "a column name", &zCol, &pos)) return p->rc;
             int nPos = n;
             if (PUSH(p, s->azCol, n, cap, zCol) || PUSH(p, s->aColPos, nPos, capPos, pos)) return p->rc;

@@ -69,7 +69,9 @@ static Analyzer *mk(const char *zMorph, const char *zStop) {
     LpError err;
     lp_err_clear(&err);
     int rc = analyzer_new(&cfg, &a, &err);
-    if (rc != LP_OK) fail_msg("analyzer_new(%s, %s): %s", zMorph, zStop, err.zMsg);
+    if (rc != LP_OK) {
+        fail_msg("analyzer_new(%s, %s): %s", zMorph ? zMorph : "-", zStop ? zStop : "-", err.zMsg);
+    }
     return a;
 }
 

@@ -174,7 +174,7 @@ int mysql_read_lenenc(MysqlReader *r, uint64_t *pv, LpError *err) {
 
 int mysql_read_lenenc_str(MysqlReader *r, const uint8_t **pz, size_t *pn, LpError *err) {
     size_t iStart = r->i;
-    uint64_t len;
+    uint64_t len = 0; /* set on success; gcc -O3 cannot always see that */
     int rc = mysql_read_lenenc(r, &len, err);
     if (rc) return rc;
     /* Compared in 64 bits: a declared length near 2^64 cannot wrap. */
@@ -497,7 +497,7 @@ int mysql_parse_handshake_response(const uint8_t *p, size_t n, MysqlHandshakeRes
             rc = mysql_read_bytes(&r, len, &res->aAuth, err);
         }
     } else {
-        const char *z;
+        const char *z = NULL;
         rc = mysql_read_nulstr(&r, &z, &res->nAuth, err);
         res->aAuth = (const uint8_t *)z;
     }
