@@ -30,6 +30,8 @@
 #include <string.h>
 
 #include "fts/memindex_int.h"
+#include "util/arena.h"
+#include "util/bytes.h"
 #include "util/hashmap.h"
 
 typedef struct MemSkip {
@@ -62,6 +64,7 @@ typedef struct MemTerm {
 struct FtsMem {
     FtsSource src;          /* must be first: fts_mem_source returns &src */
     HashMap terms;          /* key -> MemTerm* (the key lives in the term) */
+    Arena termArena;        /* the MemTerm structs (their streams are malloc'd) */
     VEC(uint32_t) aLen[FTS_MAX_FIELDS]; /* per field: length of each doc */
     uint64_t aSumLen[FTS_MAX_FIELDS];
     uint32_t nDocs;         /* highest ordinal added + 1 */
@@ -138,7 +141,7 @@ static int docbuf_token(void *ctx, const Token *t) {
     FtsDocTerm *e = NULL;
     for (; d->aSlot[j]; j = (j + 1) & (d->nSlot - 1)) {
         FtsDocTerm *x = &d->terms.a[d->aSlot[j] - 1];
-        if (x->h == h && x->nKey == nKey && memcmp(d->keys.a + x->off, k, nKey) == 0) {
+        if (x->h == h && x->nKey == nKey && lp_bytes_eq(d->keys.a + x->off, k, nKey)) {
             e = x;
             break;
         }
@@ -201,6 +204,7 @@ FtsMem *fts_mem_new(int nFields) {
     m->src.vt = &fts_mem_vt;
     m->src.nFields = nFields;
     m->src.aSumLen = m->aSumLen;
+    arena_init(&m->termArena, 64 * 1024);
     pthread_mutex_init(&m->mu, NULL);
     return m;
 }
@@ -214,8 +218,8 @@ void fts_mem_free(FtsMem *m) {
         free(t->aDoc);
         free(t->aPos);
         free(t->aSkip);
-        free(t);
     }
+    arena_free(&m->termArena);
     hmap_free(&m->terms);
     for (int i = 0; i < FTS_MAX_FIELDS; i++) VEC_FREE(&m->aLen[i]);
     VEC_FREE(&m->touched);
@@ -257,15 +261,14 @@ static int grow_bytes(uint8_t **pa, uint32_t *pcap, uint64_t need, size_t *pnByt
 static MemTerm *term_get(FtsMem *m, const uint8_t *key, int nKey) {
     MemTerm *t = hmap_get(&m->terms, key, (size_t)nKey);
     if (t) return t;
-    t = calloc(1, sizeof(MemTerm) + (size_t)nKey);
+    /* Most terms occur once or twice: one bump allocation, not a malloc. */
+    t = arena_alloc(&m->termArena, sizeof(MemTerm) + (size_t)nKey);
     if (!t) return NULL;
+    memset(t, 0, sizeof(MemTerm));
     t->nKey = (uint8_t)nKey;
     memcpy(t->key, key, (size_t)nKey);
     t->minLen = t->tailMinLen = UINT32_MAX;
-    if (hmap_put(&m->terms, t->key, (size_t)nKey, t, NULL)) {
-        free(t);
-        return NULL;
-    }
+    if (hmap_put(&m->terms, t->key, (size_t)nKey, t, NULL)) return NULL; /* t stays in the arena */
     m->nBytes += sizeof(MemTerm) + (size_t)nKey;
     /* The sorted cache is rebuilt on the next scan; no reader runs now. */
     free(m->aSorted);
@@ -303,7 +306,8 @@ int fts_mem_reserve(FtsMem *m, FtsDocBuf *const *apDoc, int nDoc, uint32_t lastD
         if (rc == LP_OK) {
             rc = grow_bytes(&t->aPos, &t->capPos, (uint64_t)t->nPos + t->needPos, &m->nBytes);
         }
-        uint32_t nSkipNeed = (t->df + t->needSkip) / FTS_BLOCK + 1;
+        /* A skip entry per completed block: none for a short list. */
+        uint32_t nSkipNeed = (t->df + t->needSkip) / FTS_BLOCK;
         if (rc == LP_OK && nSkipNeed > t->capSkip) {
             uint32_t cap = t->capSkip ? t->capSkip : 4;
             while (cap < nSkipNeed) cap *= 2;

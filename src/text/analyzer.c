@@ -60,6 +60,7 @@
 #include <utf8proc.h>
 
 #include "text/utf8.h"
+#include "util/bytes.h"
 
 /* ------------------------------------------------------------ languages */
 
@@ -618,7 +619,7 @@ static int stem_term(RunState *s, Token *t) {
         uint32_t h = 2166136261u;
         for (int i = 0; i < t->n; i++) h = (h ^ (unsigned char)t->z[i]) * 16777619u;
         m = &s->aMemo[(h * 0x9E3779B1u) >> (32 - STEM_MEMO_BITS)];
-        if (m->nWord == t->n && memcmp(m->zWord, t->z, (size_t)t->n) == 0) {
+        if (m->nWord == t->n && lp_bytes_eq(m->zWord, t->z, (size_t)t->n)) {
             t->z = m->zStem;
             t->n = m->nStem;
             return LP_OK;

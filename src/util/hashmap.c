@@ -23,6 +23,8 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "util/bytes.h"
+
 #define HM_MIN_SLOTS 16
 
 /* Smallest power-of-two slot count >= HM_MIN_SLOTS holding n entries under
@@ -216,8 +218,8 @@ static size_t hmap_find(const HashMap *m, const void *pKey, size_t nKey, uint64_
     for (;;) {
         const HMapSlot *s = &m->aSlot[i];
         if (!s->pKey) return i;
-        /* nKey may be 0 with a NULL pKey: memcmp must not see it. */
-        if (s->h == h && s->nKey == nKey && (nKey == 0 || memcmp(s->pKey, pKey, nKey) == 0)) {
+        /* nKey may be 0 with a NULL pKey: lp_bytes_eq reads nothing then. */
+        if (s->h == h && s->nKey == nKey && lp_bytes_eq(s->pKey, pKey, nKey)) {
             return i;
         }
         i = (i + 1) & mask;
