@@ -28,16 +28,11 @@ path, Ctrl-C and SIGTERM included.
 """
 
 import argparse
-import ctypes
-import datetime
 import json
 import os
 import platform
 import random
-import shlex
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -46,7 +41,11 @@ import time
 
 import pymysql
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from common import (REPO, BenchError, LoupeServer, SphinxServer, command_line, connect,  # noqa: E402
+                    cpu_seconds, git_revision, install_signal_handlers, machine,
+                    package_version, rss_mib, utc_now)
+
 TABLE = "t"
 COLUMNS = ("id", "title", "body", "price", "qty", "category")
 LOUPE_DDL = "CREATE TABLE t (title TEXT, body TEXT, price FLOAT, qty INT, category STRING)"
@@ -54,10 +53,6 @@ TARGET_RATIO = 1.5
 SERVERS = {"loupe", "sphinx", "sphinx-ram"}
 CATEGORIES = ("books", "music", "garden", "tools", "toys", "games", "sports",
               "food", "health", "office", "pets", "travel")
-
-
-class BenchError(Exception):
-    """A failure that ends the run with a message instead of a traceback."""
 
 
 # ---------------------------------------------------------------- data ---
@@ -106,150 +101,10 @@ def insert_statements(rows, batch):
         yield head + ", ".join(parts)
 
 
-# ------------------------------------------------------------ processes ---
+# ------------------------------------------------------------ servers ---
 
-def _die_with_parent():
-    """Runs in the child before exec: SIGTERM it if this script dies, even by
-    SIGKILL, so no server outlives the benchmark."""
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except OSError:
-        pass
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def cpu_seconds(pid):
-    """utime + stime of a whole process (all threads) from /proc/<pid>/stat."""
-    with open("/proc/%d/stat" % pid) as f:
-        stat = f.read()
-    fields = stat[stat.rindex(")") + 2:].split()   # skip "pid (comm) "
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def rss_mib(pid):
-    """Resident memory of a process, from /proc/<pid>/status."""
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return round(int(line.split()[1]) / 1024, 1)
-    return 0.0
-
-
-def connect(port, timeout=10.0):
-    return pymysql.connect(host="127.0.0.1", port=port, user="bench", autocommit=True,
-                           connect_timeout=timeout, read_timeout=600, write_timeout=600)
-
-
-class Server:
-    """One server process under test; subclasses know how to start it."""
-
-    name = "?"
-
-    def __init__(self, workdir):
-        self.workdir = workdir
-        self.proc = None
-        self.port = None
-        self.log_path = os.path.join(workdir, "server.log")
-        self._log = None
-
-    def _spawn(self, argv):
-        self._log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self._log,
-                                     stderr=subprocess.STDOUT, cwd=self.workdir,
-                                     preexec_fn=_die_with_parent)
-
-    def log_tail(self, n=30):
-        try:
-            with open(self.log_path, errors="replace") as f:
-                return "".join(f.readlines()[-n:])
-        except OSError:
-            return ""
-
-    def check_alive(self):
-        if self.proc is None or self.proc.poll() is not None:
-            code = None if self.proc is None else self.proc.returncode
-            raise BenchError("%s is not running (exit status %s); log tail:\n%s"
-                             % (self.name, code, self.log_tail()))
-
-    def wait_ready(self, timeout=30.0):
-        """Until a MySQL-protocol connection succeeds."""
-        deadline = time.monotonic() + timeout
-        while True:
-            self.check_alive()
-            if self.port is not None:
-                try:
-                    connect(self.port, timeout=2).close()
-                    return
-                except pymysql.err.OperationalError:
-                    pass
-            if time.monotonic() > deadline:
-                raise BenchError("%s did not accept connections within %.0f s; log tail:\n%s"
-                                 % (self.name, timeout, self.log_tail()))
-            time.sleep(0.1)
-
-    @property
-    def pid(self):
-        return self.proc.pid
-
-    def stop(self):
-        """SIGTERM, then SIGKILL after 30 s; safe to call more than once.
-        Returns a complaint when the server did not shut down cleanly."""
-        note = None
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-                if self.proc.returncode != 0:
-                    note = "exited with status %d on SIGTERM" % self.proc.returncode
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-                note = "still running 30 s after SIGTERM; killed"
-        if self._log is not None:
-            self._log.close()
-            self._log = None
-        return note
-
-
-class Loupe(Server):
-    name = "loupe"
-
-    def __init__(self, workdir, binary):
-        super().__init__(workdir)
-        self.binary = binary
-
-    def version(self):
-        out = subprocess.run([self.binary, "--version"], capture_output=True, text=True)
-        return (out.stdout or out.stderr).strip()
-
-    def start(self):
-        data = os.path.join(self.workdir, "data")
-        os.mkdir(data)
-        self._spawn([self.binary, "serve", "--data", data, "--mysql", "127.0.0.1:0",
-                     "--http", "127.0.0.1:0"])
-        # Port 0: the kernel picks the port and loupe logs it.
-        marker = "mysql listening on 127.0.0.1:"
-        deadline = time.monotonic() + 30
-        while self.port is None:
-            self.check_alive()
-            with open(self.log_path, errors="replace") as f:
-                for line in f:
-                    at = line.find(marker)
-                    if at >= 0:
-                        digits = line[at + len(marker):].split()[0].rstrip(".,")
-                        self.port = int(digits)
-                        break
-            if self.port is None:
-                if time.monotonic() > deadline:
-                    raise BenchError("loupe never logged %r; log tail:\n%s"
-                                     % (marker, self.log_tail()))
-                time.sleep(0.05)
-        self.wait_ready()
+class Loupe(LoupeServer):
+    """loupe with this benchmark's table."""
 
     def create_table(self, conn):
         with conn.cursor() as cur:
@@ -278,23 +133,10 @@ index t
     rt_attr_uint    = qty
     rt_attr_string  = category
 }}
-
-searchd
-{{
-    listen          = 127.0.0.1:{port}:mysql41
-    log             = {dir}/searchd.log
-    # No query_log: logging every statement would slow Sphinx down.
-    pid_file        = {dir}/searchd.pid
-    binlog_path     = {dir}/data
-    workers         = threads
-    # No watchdog: one process, so /proc/<pid>/stat is the server's CPU.
-    watchdog        = 0
-    max_packet_size = 32M
-}}
 """
 
 
-class Sphinx(Server):
+class Sphinx(SphinxServer):
     """searchd with one RT index.
 
     Sphinx 2.2.11 answers `WHERE id = ?` without MATCH by scanning: rows in
@@ -307,30 +149,8 @@ class Sphinx(Server):
     """
 
     def __init__(self, workdir, binary, flush):
-        super().__init__(workdir)
-        self.binary = binary
+        super().__init__(workdir, binary, "sphinx" if flush else "sphinx-ram", SPHINX_CONF)
         self.flush = flush
-        self.name = "sphinx" if flush else "sphinx-ram"
-
-    def version(self):
-        out = subprocess.run([self.binary, "--help"], capture_output=True, text=True)
-        lines = (out.stdout or out.stderr).strip().splitlines()
-        return lines[0] if lines else "?"
-
-    def start(self):
-        os.mkdir(os.path.join(self.workdir, "data"))
-        self.port = free_port()
-        conf = os.path.join(self.workdir, "sphinx.conf")
-        with open(conf, "w") as f:
-            f.write(SPHINX_CONF.format(dir=self.workdir, port=self.port))
-        self._spawn([self.binary, "--config", conf, "--nodetach"])
-        self.wait_ready()
-        # With --nodetach and no watchdog the process we started is the
-        # server; check, since CPU accounting depends on it.
-        with open(os.path.join(self.workdir, "searchd.pid")) as f:
-            pid = int(f.read().strip())
-        if pid != self.proc.pid:
-            raise BenchError("searchd pid file says %d, started %d" % (pid, self.proc.pid))
 
     def create_table(self, conn):
         pass   # the RT index is declared in sphinx.conf
@@ -455,33 +275,6 @@ def summarize(runs):
 
 
 # ------------------------------------------------------------ report ---
-
-def machine():
-    model = "?"
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    mem_kb = 0
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith("MemTotal:"):
-                mem_kb = int(line.split()[1])
-    return {"cpu": model, "cores": os.cpu_count(), "kernel": platform.release(),
-            "memory_gib": round(mem_kb / 1024 / 1024, 1)}
-
-
-def package_version(pkg):
-    out = subprocess.run(["dpkg-query", "-W", "-f=${Version}", pkg], capture_output=True, text=True)
-    return out.stdout.strip() or "?"
-
-
-def git_revision():
-    out = subprocess.run(["git", "-C", REPO, "describe", "--always", "--dirty"],
-                         capture_output=True, text=True)
-    return out.stdout.strip() or "?"
-
 
 def write_report(out_dir, meta, runs, summary):
     """server.json: everything; server.md: the summary table and the setup."""
@@ -612,14 +405,9 @@ def parse_args(argv):
     return args
 
 
-def _on_sigterm(signum, frame):
-    raise KeyboardInterrupt
-
-
 def main(argv):
     args = parse_args(argv)
-    signal.signal(signal.SIGTERM, _on_sigterm)
-    signal.signal(signal.SIGHUP, _on_sigterm)
+    install_signal_handlers()
     if "loupe" in args.servers and not os.access(args.loupe_bin, os.X_OK):
         raise BenchError("no loupe binary at %s (build it, or pass --loupe-bin)" % args.loupe_bin)
     if any(n.startswith("sphinx") for n in args.servers) and not os.access(args.searchd, os.X_OK):
@@ -691,9 +479,8 @@ def main(argv):
                     libmariadb_pkg=package_version("libmariadb-dev"),
                     python=platform.python_version())
     meta = {
-        "command": " ".join(shlex.quote(a) for a in [sys.executable, os.path.relpath(
-            os.path.abspath(__file__), REPO)] + list(argv)),
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "command": command_line(__file__, argv),
+        "date": utc_now(),
         "machine": machine(),
         "versions": versions,
         "settings": {"rows": args.rows, "seconds": args.seconds, "warmup": args.warmup,

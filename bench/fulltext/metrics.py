@@ -1,0 +1,69 @@
+"""Retrieval quality metrics: nDCG@k, MRR@k, Recall@k, and their means.
+
+Definitions (the ones trec_eval and pytrec_eval use, so numbers compare
+with published BEIR/trec_eval figures):
+
+- A ranking is a list of document ids, best first, without duplicates.
+- Judgments for one query: {doc_id: grade}, grade >= 1 means relevant;
+  documents not listed have grade 0. Cranfield is graded 1-4, the other
+  collections use 1 for every relevant document.
+- nDCG@k = DCG@k / IDCG@k with linear gain: DCG@k = sum over ranks
+  r = 1..k of grade(doc at r) / log2(r + 1); IDCG@k is the DCG of the
+  judged documents sorted by grade, best first.
+- MRR@k: 1 / rank of the first relevant document within the top k, else 0.
+- Recall@k: relevant documents within the top k / all relevant documents.
+- mean_metrics() averages over the queries that have at least one relevant
+  document; a judged query with no results counts as 0. Queries without
+  judgments are skipped (CISI has 36, TIME 5), as is standard practice.
+"""
+
+import math
+
+
+def dcg(grades):
+    """Discounted cumulative gain of grades listed best rank first."""
+    return sum(g / math.log2(r + 2) for r, g in enumerate(grades))
+
+
+def ndcg_at(ranking, judged, k):
+    ideal = dcg(sorted((g for g in judged.values() if g > 0), reverse=True)[:k])
+    if ideal == 0:
+        return 0.0
+    return dcg([judged.get(d, 0) for d in ranking[:k]]) / ideal
+
+
+def mrr_at(ranking, judged, k):
+    for r, d in enumerate(ranking[:k]):
+        if judged.get(d, 0) > 0:
+            return 1.0 / (r + 1)
+    return 0.0
+
+
+def recall_at(ranking, judged, k):
+    relevant = {d for d, g in judged.items() if g > 0}
+    if not relevant:
+        return 0.0
+    return len(relevant.intersection(ranking[:k])) / len(relevant)
+
+
+def mean_metrics(rankings, qrels):
+    """rankings: {query_id: [doc_id, ...]}; qrels: {query_id: {doc_id: grade}}.
+
+    Returns {"queries": n, "ndcg@10": ..., "mrr@10": ..., "recall@100": ...}
+    over the judged queries (n of them). A judged query missing from
+    rankings counts as an empty ranking.
+    """
+    judged = [q for q, j in qrels.items() if any(g > 0 for g in j.values())]
+    if not judged:
+        return {"queries": 0, "ndcg@10": 0.0, "mrr@10": 0.0, "recall@100": 0.0}
+    sums = {"ndcg@10": 0.0, "mrr@10": 0.0, "recall@100": 0.0}
+    for q in judged:
+        ranking = rankings.get(q, [])
+        if len(set(ranking)) != len(ranking):
+            raise ValueError("query %s: the ranking lists a document twice" % q)
+        sums["ndcg@10"] += ndcg_at(ranking, qrels[q], 10)
+        sums["mrr@10"] += mrr_at(ranking, qrels[q], 10)
+        sums["recall@100"] += recall_at(ranking, qrels[q], 100)
+    out = {"queries": len(judged)}
+    out.update({m: v / len(judged) for m, v in sums.items()})
+    return out
