@@ -48,6 +48,7 @@
 #include "text/analyzer.h"
 #include "util/arena.h"
 #include "util/clock.h"
+#include "util/memtune.h"
 #include "util/threadpool.h"
 
 static int usage(void) {
@@ -409,6 +410,7 @@ static int cmd_bench(const char *zSeg, const char *zQueries, const BenchCfg *c) 
 }
 
 int main(int argc, char **argv) {
+    lp_memtune();
     if (argc == 3 && strcmp(argv[1], "fts-info") == 0) return cmd_info(argv[2]);
     if (argc >= 4 && strcmp(argv[1], "fts-build") == 0) {
         const char *zFields = "title,text", *zMorph = NULL, *zStop = NULL;

@@ -33,6 +33,7 @@
 #include "server/mysql/server.h"
 #include "sql/session.h"
 #include "util/log.h"
+#include "util/memtune.h"
 
 /* The version clients see in the handshake and in @@version. */
 #define LOUPE_MYSQL_VERSION "8.0.0-loupe-" LOUPE_VERSION
@@ -299,6 +300,7 @@ out:
 }
 
 int main(int argc, char **argv) {
+    lp_memtune();
     if (argc < 2) {
         usage(stderr);
         return 2;
