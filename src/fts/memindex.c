@@ -524,14 +524,11 @@ static int mem_lookup(FtsSource *s, const uint8_t *key, int nKey, FtsTermInfo *p
     if (!t || t->df == 0) return 0;
     pInfo->df = t->df;
     pInfo->cf = t->cf;
+    pInfo->aLoc[0] = (uintptr_t)t;
     return 1;
 }
 
-static FtsPostings *mem_open(FtsSource *s, const uint8_t *key, int nKey, int bPositions,
-                             LpError *err) {
-    FtsMem *m = (FtsMem *)s;
-    const MemTerm *t = hmap_get(&m->terms, key, (size_t)nKey);
-    if (!t) t = &empty_term;
+static FtsPostings *cursor_new(const MemTerm *t, int bPositions, LpError *err) {
     MemCursor *c = calloc(1, sizeof(*c));
     if (!c) {
         lp_err_set(err, LP_NOMEM, "out of memory opening a postings list");
@@ -548,6 +545,21 @@ static FtsPostings *mem_open(FtsSource *s, const uint8_t *key, int nKey, int bPo
     c->pPos = t->aPos;
     c->bPositions = bPositions;
     return &c->base;
+}
+
+static FtsPostings *mem_open(FtsSource *s, const uint8_t *key, int nKey, int bPositions,
+                             LpError *err) {
+    FtsMem *m = (FtsMem *)s;
+    const MemTerm *t = hmap_get(&m->terms, key, (size_t)nKey);
+    return cursor_new(t ? t : &empty_term, bPositions, err);
+}
+
+/* The term is the one mem_lookup/mem_scan put in info: terms never move. */
+static FtsPostings *mem_open_found(FtsSource *s, const uint8_t *key, int nKey,
+                                   const FtsTermInfo *info, int bPositions, LpError *err) {
+    const MemTerm *t = (const MemTerm *)(uintptr_t)info->aLoc[0];
+    if (!t) return mem_open(s, key, nKey, bPositions, err);
+    return cursor_new(t, bPositions, err);
 }
 
 static int cmp_term_key(const void *x, const void *y) {
@@ -592,7 +604,7 @@ static int mem_scan(FtsSource *s, const uint8_t *prefix, int nPrefix, FtsKeyFn x
         const MemTerm *t = a[i];
         if (t->nKey < nPrefix || memcmp(t->key, prefix, (size_t)nPrefix) != 0) break;
         if (t->df == 0) continue;
-        FtsTermInfo info = {t->df, t->cf};
+        FtsTermInfo info = {t->df, t->cf, {(uintptr_t)t, 0, 0}};
         int rc = xKey(ctx, t->key, t->nKey, &info);
         if (rc) return rc;
     }
@@ -605,4 +617,4 @@ static uint32_t mem_doclen(FtsSource *s, int iField, uint32_t doc) {
     return m->aLen[iField].a[doc];
 }
 
-const FtsSourceVt fts_mem_vt = {mem_lookup, mem_open, mem_scan, mem_doclen};
+const FtsSourceVt fts_mem_vt = {mem_lookup, mem_open, mem_scan, mem_doclen, mem_open_found};

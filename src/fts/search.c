@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/hashmap.h"
 #include "util/vec.h"
 
 typedef enum PNKind { PN_LEAF, PN_PHRASE, PN_GROUP, PN_AND, PN_OR, PN_ALL, PN_NONE } PNKind;
@@ -40,7 +41,9 @@ struct PlanNode {
     int iField;                 /* LEAF, PHRASE */
     const uint8_t *key;         /* LEAF: field byte + term */
     int nKey;
+    FtsTermInfo info;           /* LEAF: what the dictionary said of the key */
     const uint8_t **aKey;       /* PHRASE: one key per word */
+    FtsTermInfo *aInfo;         /* PHRASE: per word, as info */
     int *anKey;
     uint32_t *aQPos;            /* PHRASE: query positions of the words (gaps = stop words) */
     int nTerm;
@@ -49,6 +52,8 @@ struct PlanNode {
                                 ** GROUP: the clause's (fields' largest df) */
     double fieldWeight;         /* LEAF, PHRASE: OPTION field_weights */
     double typeWeight;          /* GROUP: OPTION query_type_weights */
+    int nRepeat;                /* GROUP: times an OR holds this clause (a bag of
+                                ** words repeating a word counts it each time) */
     uint32_t df;                /* LEAF: postings */
     PlanNode **aChild;          /* GROUP: per field; AND (positives then negatives); OR */
     int nChild;
@@ -78,6 +83,10 @@ struct FtsQuery {
     PlanNode *root;
     double aAvgLen[FTS_MAX_FIELDS];
     VEC(FtsPostings *) cursors; /* every cursor opened, closed by fts_query_free */
+    HashMap lookups;            /* while planning: key -> FtsTermInfo* (arena), so each
+                                ** key is looked up once */
+    uint32_t aNormDoc[FTS_MAX_FIELDS]; /* doc_norm's cache: the document ... */
+    double aNorm[FTS_MAX_FIELDS];      /* ... and its norm_len, per field */
     FtsStats st;
     int rc;                     /* sticky error from iteration */
     LpError *err;               /* where iteration errors go */
@@ -110,8 +119,12 @@ static double idf_of(uint32_t nDocs, uint32_t df) {
 /* ------------------------------------------------------------------ */
 /* Iterators                                                           */
 
-static FtsPostings *open_cursor(FtsQuery *q, const uint8_t *key, int nKey, int bPos) {
-    FtsPostings *c = q->src->vt->xOpen(q->src, key, nKey, bPos, &q->errIter);
+/* Opens a key planning found (info->df > 0) where the dictionary search
+** left it, or searches for it. */
+static FtsPostings *open_cursor(FtsQuery *q, const uint8_t *key, int nKey, const FtsTermInfo *info,
+                                int bPos) {
+    FtsPostings *c = info->df ? q->src->vt->xOpenFound(q->src, key, nKey, info, bPos, &q->errIter)
+                              : q->src->vt->xOpen(q->src, key, nKey, bPos, &q->errIter);
     if (!c) {
         q->rc = q->errIter.code ? q->errIter.code : LP_NOMEM;
         return NULL;
@@ -415,42 +428,51 @@ static uint32_t group_advance(It *it, uint32_t target) {
     return group_min(g);
 }
 
-/* The group's score from per-field frequencies and lengths (aTf[i] = 0
-** for a field that does not match): BM25F saturates the weighted sum of
-** the fields' normalised frequencies once, with the clause's idf; BM25
-** scores each field on its own, with that field's idf, and sums. The same
-** function gives MaxScore's bounds when fed the largest tf and smallest length
-** a block can hold, as both formulas grow with tf and shrink with length. */
+/* The group's score from per-field frequencies and length normalisations
+** (aTf[i] = 0 for a field that does not match; aNorm[i] = norm_len of the
+** document's length in it): BM25F saturates the weighted sum of the
+** fields' normalised frequencies once, with the clause's idf; BM25 scores
+** each field on its own, with that field's idf, and sums. The same
+** function gives MaxScore's bounds when fed the largest tf and smallest
+** length a block can hold, as both formulas grow with tf and shrink with
+** length. */
 static double group_formula(const FtsQuery *q, const PlanNode *g, const double *aTf,
-                            const double *aLen) {
+                            const double *aNorm) {
     double s = 0;
     if (q->rank.ranker == FTS_RANK_BM25F) {
         double x = 0;
         for (int i = 0; i < g->nChild; i++) {
-            const PlanNode *c = g->aChild[i];
-            if (aTf[i] > 0) x += c->fieldWeight * aTf[i] / norm_len(q, c->iField, aLen[i]);
+            if (aTf[i] > 0) x += g->aChild[i]->fieldWeight * aTf[i] / aNorm[i];
         }
-        return x > 0 ? g->typeWeight * g->idf * saturate(q, x) : 0;
+        return x > 0 ? g->nRepeat * g->typeWeight * g->idf * saturate(q, x) : 0;
     }
     for (int i = 0; i < g->nChild; i++) {
         const PlanNode *c = g->aChild[i];
-        if (aTf[i] > 0) {
-            s += c->fieldWeight * c->idf * saturate(q, aTf[i] / norm_len(q, c->iField, aLen[i]));
-        }
+        if (aTf[i] > 0) s += c->fieldWeight * c->idf * saturate(q, aTf[i] / aNorm[i]);
     }
-    return g->typeWeight * s;
+    return g->nRepeat * g->typeWeight * s;
+}
+
+/* norm_len of doc's length in field f. The clauses of a query that match
+** one document all need it: computed once per document and field. */
+static double doc_norm(FtsQuery *q, int f, uint32_t doc) {
+    if (q->aNormDoc[f] != doc) {
+        q->aNormDoc[f] = doc;
+        q->aNorm[f] = norm_len(q, f, q->src->vt->xDocLen(q->src, f, doc));
+    }
+    return q->aNorm[f];
 }
 
 static double group_score(It *it) {
     GroupIt *g = (GroupIt *)it;
     FtsQuery *q = it->q;
-    double aTf[FTS_MAX_FIELDS], aLen[FTS_MAX_FIELDS];
+    double aTf[FTS_MAX_FIELDS], aNorm[FTS_MAX_FIELDS];
     for (int i = 0; i < g->n; i++) {
         const It *c = g->a[i];
         aTf[i] = c->doc == it->doc ? child_tf(c) : 0;
-        aLen[i] = aTf[i] > 0 ? q->src->vt->xDocLen(q->src, c->pn->iField, it->doc) : 0;
+        aNorm[i] = aTf[i] > 0 ? doc_norm(q, c->pn->iField, it->doc) : 1;
     }
-    return group_formula(q, it->pn, aTf, aLen);
+    return group_formula(q, it->pn, aTf, aNorm);
 }
 
 static const ItVt group_vt = {group_next, group_advance, group_score};
@@ -490,7 +512,7 @@ static It *instantiate(FtsQuery *q, const PlanNode *pn) {
     switch (pn->kind) {
     case PN_LEAF: {
         LeafIt *l = arena_zalloc(a, sizeof(*l));
-        if (!l || !(l->c = open_cursor(q, pn->key, pn->nKey, 0))) break;
+        if (!l || !(l->c = open_cursor(q, pn->key, pn->nKey, &pn->info, 0))) break;
         l->base.vt = &leaf_vt;
         it = &l->base;
         break;
@@ -506,7 +528,7 @@ static It *instantiate(FtsQuery *q, const PlanNode *pn) {
         if (!p->ac || !p->aaPos || !p->anPos || !p->anCap) break;
         int ok = 1;
         for (int i = 0; i < p->n && ok; i++) {
-            ok = (p->ac[i] = open_cursor(q, pn->aKey[i], pn->anKey[i], 1)) != NULL;
+            ok = (p->ac[i] = open_cursor(q, pn->aKey[i], pn->anKey[i], &pn->aInfo[i], 1)) != NULL;
         }
         if (!ok) break;
         p->base.vt = &phrase_vt;
@@ -636,10 +658,24 @@ static PlanNode *or_of(FtsQuery *q, PlanNode **a, int n) {
     return pn;
 }
 
+/* The key's df and cf (0 when absent). A long bag of words repeats words
+** and asks for each in every field: the dictionary is searched once per
+** key. key must live in the query's arena. */
 static int lookup(FtsQuery *q, const uint8_t *key, int nKey, FtsTermInfo *info, LpError *err) {
+    const FtsTermInfo *c = hmap_get(&q->lookups, key, (size_t)nKey);
+    if (c) {
+        *info = *c;
+        return LP_OK;
+    }
     int r = q->src->vt->xLookup(q->src, key, nKey, info, err);
     if (r < 0) return -r;
     if (r == 0) info->df = 0, info->cf = 0;
+    FtsTermInfo *p = arena_alloc(q->a, sizeof(FtsTermInfo));
+    if (p) {
+        *p = *info;
+        /* A failed insert only means a later lookup of this key searches again. */
+        (void)hmap_put(&q->lookups, key, (size_t)nKey, p, NULL);
+    }
     return LP_OK;
 }
 
@@ -659,6 +695,7 @@ static PlanNode *group_of(FtsQuery *q, PlanNode **a, int n, uint32_t dfMax, QTyp
     pn->idf = idf_of(q->src->nDocs, dfMax);
     pn->typeWeight = qtype == QT_PHRASE ? q->rank.wPhrase
                      : qtype == QT_PREFIX ? q->rank.wPrefix : q->rank.wTerm;
+    pn->nRepeat = 1;
     return pn;
 }
 
@@ -679,6 +716,7 @@ static PlanNode *plan_words(FtsQuery *q, const FtsNode *n, const TokList *l, QTy
             if (info.df == 0) continue; /* matches nothing in this field */
             pn->qtype = QT_TERM;
             pn->iField = f;
+            pn->info = info;
             pn->df = info.df;
             pn->idf = idf_of(N, info.df);
             pn->fieldWeight = q->rank.aFieldWeight[f];
@@ -692,7 +730,8 @@ static PlanNode *plan_words(FtsQuery *q, const FtsNode *n, const TokList *l, QTy
         pn->aKey = arena_alloc(q->a, sizeof(uint8_t *) * (size_t)k);
         pn->anKey = arena_alloc(q->a, sizeof(int) * (size_t)k);
         pn->aQPos = arena_alloc(q->a, sizeof(uint32_t) * (size_t)k);
-        if (!pn->aKey || !pn->anKey || !pn->aQPos) return NULL;
+        pn->aInfo = arena_alloc(q->a, sizeof(FtsTermInfo) * (size_t)k);
+        if (!pn->aKey || !pn->anKey || !pn->aQPos || !pn->aInfo) return NULL;
         int bAll = 1;
         for (int i = 0; i < k; i++) {
             if (!(pn->aKey[i] = make_key(q->a, f, l->a.a[i].z, l->a.a[i].n))) return NULL;
@@ -700,6 +739,7 @@ static PlanNode *plan_words(FtsQuery *q, const FtsNode *n, const TokList *l, QTy
             pn->aQPos[i] = l->a.a[i].iPos;
             FtsTermInfo info;
             if (lookup(q, pn->aKey[i], pn->anKey[i], &info, err)) return NULL;
+            pn->aInfo[i] = info;
             if (info.df == 0) bAll = 0;
             pn->idf += idf_of(N, info.df ? info.df : 1);
         }
@@ -746,6 +786,7 @@ static int expand_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo
     pn->nKey = nKey;
     pn->qtype = QT_PREFIX;
     pn->iField = x->iField;
+    pn->info = *info;
     pn->df = info->df;
     pn->idf = idf_of(q->src->nDocs, info->df);
     pn->fieldWeight = q->rank.aFieldWeight[x->iField];
@@ -845,6 +886,81 @@ static PlanNode *plan_prefix(FtsQuery *q, const FtsNode *n, LpError *err) {
     return res;
 }
 
+/* About how many postings iterating pn visits: what an AND orders its
+** parts by, so the rarest part leads the intersection and the others
+** only skip to its documents. */
+static uint64_t pn_cost(const PlanNode *pn) {
+    uint64_t c = 0;
+    switch (pn->kind) {
+    case PN_LEAF:
+        return pn->df;
+    case PN_PHRASE:
+        return UINT32_MAX; /* its words' lists are not kept in the plan; phrases go last */
+    case PN_AND:
+        c = UINT64_MAX;
+        for (int i = 0; i < pn->nChild - pn->nNeg; i++) {
+            uint64_t x = pn_cost(pn->aChild[i]);
+            if (x < c) c = x;
+        }
+        return c;
+    default: /* GROUP, OR: the union of the parts */
+        for (int i = 0; i < pn->nChild; i++) c += pn_cost(pn->aChild[i]);
+        return c;
+    }
+}
+
+/* Stable insertion sort of an AND's positive parts by pn_cost. */
+static void sort_by_cost(PlanNode **a, int n) {
+    for (int i = 1; i < n; i++) {
+        PlanNode *x = a[i];
+        uint64_t cx = pn_cost(x);
+        int j = i - 1;
+        while (j >= 0 && pn_cost(a[j]) > cx) {
+            a[j + 1] = a[j];
+            j--;
+        }
+        a[j + 1] = x;
+    }
+}
+
+/* Are a and b the same term clause (same words in the same fields)? */
+static int same_term_group(const PlanNode *a, const PlanNode *b) {
+    if (a->kind != PN_GROUP || b->kind != PN_GROUP || a->qtype != b->qtype ||
+        a->nChild != b->nChild || a->typeWeight != b->typeWeight) {
+        return 0;
+    }
+    for (int i = 0; i < a->nChild; i++) {
+        const PlanNode *x = a->aChild[i], *y = b->aChild[i];
+        if (x->kind != PN_LEAF || y->kind != PN_LEAF || x->nKey != y->nKey ||
+            memcmp(x->key, y->key, (size_t)x->nKey) != 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Folds the repeats of a term clause among an OR's children a[0..n) into
+** its first occurrence (nRepeat counts them: the score is the same sum,
+** computed once); returns the new count. Quadratic in the distinct terms,
+** which a query has at most a few hundred of. */
+static int merge_repeats(PlanNode **a, int n) {
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        int j = 0;
+        if (a[i]->kind == PN_GROUP) {
+            while (j < m && !same_term_group(a[j], a[i])) j++;
+        } else {
+            j = m;
+        }
+        if (j < m) {
+            a[j]->nRepeat += a[i]->nRepeat;
+        } else {
+            a[m++] = a[i];
+        }
+    }
+    return m;
+}
+
 /* Plans n. Returns NULL with err set on error; a clause that analyses to
 ** nothing (stop words) gives *pbDropped = 1 and NULL with no error. */
 static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *err) {
@@ -914,6 +1030,8 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
             return NULL;
         }
         if (bNone || nPos == 0) return &g_none;
+        if (!bAnd) nPos = merge_repeats(aPos, nPos);
+        if (bAnd) sort_by_cost(aPos, nPos);
         if (nPos == 1 && nNeg == 0) return aPos[0];
         PlanNode *pn = new_pn(q, bAnd ? PN_AND : PN_OR);
         PlanNode **ac = arena_alloc(q->a, sizeof(PlanNode *) * (size_t)(nPos + nNeg));
@@ -957,6 +1075,7 @@ int fts_query_new(Arena *a, const FtsNode *root, const char *zMatch, const Analy
     lp_err_clear(&q->errIter);
     for (int f = 0; f < src->nFields; f++) {
         q->aAvgLen[f] = src->nDocs ? (double)src->aSumLen[f] / src->nDocs : 0;
+        q->aNormDoc[f] = FTS_NO_DOC;
     }
     if (!root) {
         q->root = new_pn(q, PN_ALL);
@@ -965,6 +1084,7 @@ int fts_query_new(Arena *a, const FtsNode *root, const char *zMatch, const Analy
         int bDrop;
         lp_err_clear(err);
         q->root = plan(q, root, &bDrop, err);
+        hmap_free(&q->lookups); /* the plan keeps what it needs of each lookup */
         if (!q->root && !bDrop) return err->code ? err->code : LP_NOMEM;
         if (!q->root) q->root = &g_none; /* only stop words */
     }
@@ -1097,7 +1217,7 @@ const char *fts_query_strategy(const FtsQuery *q, const char **pzWhyNot) {
 ** blocks that hold the first documents >= target (bBlock 1; *pEnd = the
 ** last document all those blocks cover). */
 static double group_bound(FtsQuery *q, GroupIt *g, int bBlock, uint32_t target, uint32_t *pEnd) {
-    double aTf[FTS_MAX_FIELDS], aLen[FTS_MAX_FIELDS];
+    double aTf[FTS_MAX_FIELDS], aNorm[FTS_MAX_FIELDS];
     uint32_t end = FTS_NO_DOC;
     for (int i = 0; i < g->n; i++) {
         FtsPostings *c = ((LeafIt *)g->a[i])->c;
@@ -1107,10 +1227,10 @@ static double group_bound(FtsQuery *q, GroupIt *g, int bBlock, uint32_t target, 
             if (e < end) end = e;
         }
         aTf[i] = mtf;
-        aLen[i] = mtf ? mlen : 0;
+        aNorm[i] = mtf ? norm_len(q, g->a[i]->pn->iField, mlen) : 1;
     }
     if (pEnd) *pEnd = end;
-    return group_formula(q, g->base.pn, aTf, aLen);
+    return group_formula(q, g->base.pn, aTf, aNorm);
 }
 
 /* MaxScore (Turtle & Flood 1995) over the term groups of a pure OR. The
@@ -1131,6 +1251,39 @@ typedef struct MLeaf {
     int bBlock;             /* ubBlock/blockEnd are set */
 } MLeaf;
 
+/* A group's score at the current candidate, by its position in the query. */
+typedef struct MHit {
+    int iPlan;
+    double score;
+} MHit;
+
+/* The candidate's weight: its groups' scores summed in query order, so a
+** document's weight does not depend on which groups were essential when
+** it was met (a sort of the few groups that matched it). */
+static double sum_in_query_order(MHit *a, int n) {
+    for (int i = 1; i < n; i++) {
+        MHit x = a[i];
+        int j = i - 1;
+        while (j >= 0 && a[j].iPlan > x.iPlan) {
+            a[j + 1] = a[j];
+            j--;
+        }
+        a[j + 1] = x;
+    }
+    double w = 0;
+    for (int i = 0; i < n; i++) w += a[i].score;
+    return w;
+}
+
+/* The smallest current document of the essential groups L[e..n). */
+static uint32_t essential_min(const MLeaf *L, int e, int n) {
+    uint32_t d = FTS_NO_DOC;
+    for (int i = e; i < n; i++) {
+        if (L[i].g->base.doc < d) d = L[i].g->base.doc;
+    }
+    return d;
+}
+
 static int cmp_mleaf(const void *x, const void *y) {
     const MLeaf *a = x, *b = y;
     if (a->ub != b->ub) return a->ub < b->ub ? -1 : 1;
@@ -1145,8 +1298,8 @@ static int maxscore_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
     const PlanNode **aPn = arena_alloc(q->a, sizeof(PlanNode *) * nAlloc);
     MLeaf *L = arena_alloc(q->a, sizeof(MLeaf) * nAlloc);
     double *aCum = arena_alloc(q->a, sizeof(double) * nAlloc);
-    double *aScore = arena_alloc(q->a, sizeof(double) * nAlloc);
-    if (!aPn || !L || !aCum || !aScore) return lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
+    MHit *aHit = arena_alloc(q->a, sizeof(MHit) * nAlloc);
+    if (!aPn || !L || !aCum || !aHit) return lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
     n = 0;
     collect_or_groups(q->root, aPn, &n, &zWhy);
     for (int i = 0; i < n; i++) {
@@ -1154,19 +1307,14 @@ static int maxscore_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
         if (!g) return q->rc;
         L[i] = (MLeaf){g, group_bound(q, g, 0, 0, NULL), i, 0, 0, 0};
         group_next(&g->base);
-        aScore[i] = 0;
     }
     qsort(L, (size_t)n, sizeof(MLeaf), cmp_mleaf);
     for (int i = 0; i < n; i++) aCum[i] = (i ? aCum[i - 1] : 0) + L[i].ub;
     double theta = heap_threshold(h);
     int e = 0; /* L[e..n) are essential */
     while (e < n && aCum[e] <= theta) e++;
-    while (e < n && q->rc == LP_OK) {
-        uint32_t d = FTS_NO_DOC;
-        for (int i = e; i < n; i++) {
-            if (L[i].g->base.doc < d) d = L[i].g->base.doc;
-        }
-        if (d == FTS_NO_DOC) break;
+    uint32_t d = essential_min(L, e, n);
+    while (e < n && d != FTS_NO_DOC && q->rc == LP_OK) {
         if (theta >= 0) {
             /* Block-max: bound every document from d to the end of the
             ** essential groups' current blocks; skip them all at once
@@ -1188,15 +1336,24 @@ static int maxscore_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
                 for (int i = e; i < n; i++) {
                     if (L[i].g->base.doc <= end) group_advance(&L[i].g->base, end + 1);
                 }
+                d = essential_min(L, e, n);
                 continue;
             }
         }
+        /* Score d in the essential groups, moving them on, and find the
+        ** next candidate in the same pass. */
         double s = 0;
+        int nHit = 0;
+        uint32_t dNext = FTS_NO_DOC;
         for (int i = e; i < n; i++) {
             GroupIt *g = L[i].g;
-            if (g->base.doc != d) continue;
-            s += aScore[L[i].iPlan] = group_score(&g->base);
-            group_next(&g->base);
+            if (g->base.doc == d) {
+                double x = group_score(&g->base);
+                s += x;
+                aHit[nHit++] = (MHit){L[i].iPlan, x};
+                group_next(&g->base);
+            }
+            if (g->base.doc < dNext) dNext = g->base.doc;
         }
         int bDrop = 0;
         for (int i = e - 1; i >= 0; i--) {
@@ -1206,22 +1363,25 @@ static int maxscore_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
             }
             GroupIt *g = L[i].g;
             if (g->base.doc < d) group_advance(&g->base, d);
-            if (g->base.doc == d) s += aScore[L[i].iPlan] = group_score(&g->base);
+            if (g->base.doc == d) {
+                double x = group_score(&g->base);
+                s += x;
+                aHit[nHit++] = (MHit){L[i].iPlan, x};
+            }
         }
         if (!bDrop) {
             q->st.nCandidates++;
             if (!xAccept || xAccept(ctx, d)) {
                 q->st.nAccepted++;
-                /* Summed in query order, so a document's weight does not
-                ** depend on which groups were essential when it was met. */
-                double w = 0;
-                for (int i = 0; i < n; i++) w += aScore[i];
-                heap_push(h, d, w);
+                heap_push(h, d, sum_in_query_order(aHit, nHit));
                 theta = heap_threshold(h);
+                int e0 = e;
                 while (e < n && aCum[e] <= theta) e++;
+                /* Groups that stopped being essential may hold dNext. */
+                if (e != e0) dNext = essential_min(L, e, n);
             }
         }
-        for (int i = 0; i < n; i++) aScore[i] = 0;
+        d = dNext;
     }
     return q->rc;
 }
@@ -1377,7 +1537,9 @@ static void explain_it(FtsQuery *q, It *it, uint32_t doc, StrBuf *sb, int *pnOut
         if (bF) {
             strbuf_appendf(sb, ",\"idf\":%.6g,\"bm25f\":%.6g", pn->idf, pn->idf * saturate(q, x));
         }
-        strbuf_appendf(sb, ",\"type_weight\":%g,\"contribution\":%.6g}", pn->typeWeight, contrib);
+        strbuf_appendf(sb, ",\"type_weight\":%g", pn->typeWeight);
+        if (pn->nRepeat > 1) strbuf_appendf(sb, ",\"repeat\":%d", pn->nRepeat);
+        strbuf_appendf(sb, ",\"contribution\":%.6g}", contrib);
         *pTotal += contrib;
         return;
     }
@@ -1427,7 +1589,9 @@ static void plan_text(const FtsQuery *q, const PlanNode *pn, int depth, StrBuf *
                                                                                  : azQType[pn->qtype]);
         pn_text(pn->aChild[0], sb);
         if (pn->qtype == QT_PHRASE && pn->aChild[0]->nSlop) strbuf_appendf(sb, "~%d", pn->aChild[0]->nSlop);
-        strbuf_appendf(sb, " idf=%.4g type_weight=%g\n", pn->idf, pn->typeWeight);
+        strbuf_appendf(sb, " idf=%.4g type_weight=%g", pn->idf, pn->typeWeight);
+        if (pn->nRepeat > 1) strbuf_appendf(sb, " repeat=%d", pn->nRepeat);
+        strbuf_appendc(sb, '\n');
         for (int i = 0; i < pn->nChild; i++) plan_text(q, pn->aChild[i], depth + 1, sb);
         return;
     case PN_ALL:

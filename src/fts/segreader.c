@@ -79,6 +79,10 @@ typedef struct SegKey {
     const uint8_t *pPos;       /* positions region (data, or dictionary: inline) ... */
     uint64_t nPos;             /* ... its length */
     int bInline;               /* the positions are in the dictionary entry */
+    uint64_t entryOff;         /* where its entry starts in the dictionary ... */
+    uint64_t entryData;        /* ... the data offset of its regions ... */
+    uint64_t entryBlk;         /* ... its block ... */
+    uint32_t entryKey;         /* ... and index in the block (xOpenFound) */
 } SegKey;
 
 /* A forward walk over the dictionary. */
@@ -477,7 +481,7 @@ static int dict_next(DictIter *it, LpError *err) {
         zWhat = "truncated key lengths";
     } else if (it->iKey == 0 ? nShared != 0 : nShared > (uint32_t)k->nKey) {
         zWhat = "bad shared prefix length";
-    } else if (nSuffix > FTS_MAX_KEY - nShared || nShared + nSuffix == 0 ||
+    } else if (nSuffix > FTS_MAX_KEY - nShared || nSuffix == 0 ||
                nSuffix > (uint64_t)(pEnd - p)) {
         zWhat = "bad key length";
     }
@@ -536,6 +540,10 @@ static int dict_next(DictIter *it, LpError *err) {
                             "dictionary block %" PRIu64 " key %" PRIu32 ": %s", it->iBlk, it->iKey,
                             zWhat);
     }
+    k->entryOff = (uint64_t)(p0 - seg->pDict);
+    k->entryData = it->dataOff - k->nPost - (bInline ? 0 : k->nPos);
+    k->entryBlk = it->iBlk;
+    k->entryKey = it->iKey;
     it->p = p;
     it->iKey++;
     return 1;
@@ -547,6 +555,25 @@ static int key_cmp(const uint8_t *a, int na, const uint8_t *b, int nb) {
     return c ? c : na - nb;
 }
 
+/* The first key of block b read straight from its bytes (a block's first
+** key shares no prefix), without decoding the rest of its entry: the
+** binary search of dict_seek compares only keys. NULL when the start of
+** the block is malformed; dict_block/dict_next then say how. */
+static const uint8_t *block_first_key(const FtsSegment *seg, uint64_t b, int *pnKey) {
+    uint64_t start = seg_get32(seg->pIdx + 4 * b);
+    uint64_t end = b + 1 < seg->nBlk ? seg_get32(seg->pIdx + 4 * (b + 1)) : seg->nDict;
+    if (start >= end || end > seg->nDict) return NULL;
+    const uint8_t *p = seg->pDict + start, *pEnd = seg->pDict + end;
+    uint64_t off;
+    uint32_t nSuffix;
+    if (varint_get_u64(&p, pEnd, &off) != LP_OK || p >= pEnd || (*p >> 4) != 0) return NULL;
+    nSuffix = *p++ & 15;
+    if (nSuffix == 15 && dict_varint32(&p, pEnd, &nSuffix) != LP_OK) return NULL;
+    if (nSuffix == 0 || nSuffix > FTS_MAX_KEY || nSuffix > (uint64_t)(pEnd - p)) return NULL;
+    *pnKey = (int)nSuffix;
+    return p;
+}
+
 /* Positions it at the last block whose first key is <= key (block 0 when
 ** none is), so that the first key >= key is found by reading forward.
 ** The dictionary must not be empty. */
@@ -556,11 +583,18 @@ static int dict_seek(FtsSegment *seg, const uint8_t *key, int nKey, DictIter *it
     uint64_t lo = 0, hi = seg->nBlk - 1;
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo + 1) / 2;
-        int rc = dict_block(it, mid, err);
-        if (rc != LP_OK) return rc;
-        rc = dict_next(it, err);
-        if (rc < 0) return -rc;
-        if (key_cmp(it->k.aKey, it->k.nKey, key, nKey) <= 0) {
+        int nFirst;
+        const uint8_t *pFirst = block_first_key(seg, mid, &nFirst);
+        if (!pFirst) {
+            /* Damaged: decode the entry for the error message. */
+            int rc = dict_block(it, mid, err);
+            if (rc != LP_OK) return rc;
+            rc = dict_next(it, err);
+            if (rc < 0) return -rc;
+            pFirst = it->k.aKey;
+            nFirst = it->k.nKey;
+        }
+        if (key_cmp(pFirst, nFirst, key, nKey) <= 0) {
             lo = mid;
         } else {
             hi = mid - 1;
@@ -582,15 +616,22 @@ static int dict_find(FtsSegment *seg, const uint8_t *key, int nKey, DictIter *it
     return rc;
 }
 
+/* What xLookup and xScan report of a key: its counts and where its entry
+** is, for src_open_found. */
+static void key_info(const SegKey *k, FtsTermInfo *pInfo) {
+    pInfo->df = k->df;
+    pInfo->cf = k->cf;
+    pInfo->aLoc[0] = k->entryOff;
+    pInfo->aLoc[1] = k->entryData;
+    pInfo->aLoc[2] = k->entryBlk << 32 | k->entryKey;
+}
+
 /* FtsSourceVt.xLookup: 1, 0 or -LP_CORRUPT. */
 static int src_lookup(FtsSource *s, const uint8_t *key, int nKey, FtsTermInfo *pInfo,
                       LpError *err) {
     DictIter it;
     int rc = dict_find((FtsSegment *)s, key, nKey, &it, err);
-    if (rc == 1) {
-        pInfo->df = it.k.df;
-        pInfo->cf = it.k.cf;
-    }
+    if (rc == 1) key_info(&it.k, pInfo);
     return rc;
 }
 
@@ -614,7 +655,8 @@ static int src_scan(FtsSource *s, const uint8_t *prefix, int nPrefix, FtsKeyFn x
         const SegKey *k = &it.k;
         int c = memcmp(k->aKey, prefix, (size_t)(k->nKey < nPrefix ? k->nKey : nPrefix));
         if (c == 0 && k->nKey >= nPrefix) {
-            FtsTermInfo info = {.df = k->df, .cf = k->cf};
+            FtsTermInfo info;
+            key_info(k, &info);
             int r = xKey(ctx, k->aKey, k->nKey, &info);
             if (r != 0) return r;
         } else if (c > 0 || (c == 0 && k->nKey > nPrefix)) {
@@ -1026,6 +1068,42 @@ static FtsPostings *src_open(FtsSource *s, const uint8_t *key, int nKey, int bPo
     return cur_new(seg, rc == 1 ? &it.k : NULL, err);
 }
 
+/* FtsSourceVt.xOpenFound: decodes the entry where info says it starts
+** (its first bytes shared with key, which is the key found there), as
+** dict_next would have read it; a location that does not check out falls
+** back to the search. */
+static FtsPostings *src_open_found(FtsSource *s, const uint8_t *key, int nKey,
+                                   const FtsTermInfo *info, int bPositions, LpError *err) {
+    FtsSegment *seg = (FtsSegment *)s;
+    uint64_t b = info->aLoc[2] >> 32, off = info->aLoc[0];
+    uint32_t iKey = (uint32_t)info->aLoc[2];
+    if (nKey < 1 || nKey > FTS_MAX_KEY || b >= seg->nBlk || iKey >= seg->K) {
+        return src_open(s, key, nKey, bPositions, err);
+    }
+    uint64_t start = seg_get32(seg->pIdx + 4 * b);
+    uint64_t end = b + 1 < seg->nBlk ? seg_get32(seg->pIdx + 4 * (b + 1)) : seg->nDict;
+    if (off <= start || off >= end || end > seg->nDict || info->aLoc[1] > seg->nData) {
+        return src_open(s, key, nKey, bPositions, err);
+    }
+    DictIter it;
+    memset(&it, 0, offsetof(DictIter, k));
+    it.seg = seg;
+    it.iBlk = b;
+    it.p = seg->pDict + off;
+    it.pEnd = seg->pDict + end;
+    it.iKey = iKey;
+    it.nKeyBlk = b + 1 < seg->nBlk ? seg->K : (uint32_t)(seg->nTerms - b * seg->K);
+    it.dataOff = info->aLoc[1];
+    memcpy(it.k.aKey, key, (size_t)nKey);
+    it.k.nKey = nKey;
+    int rc = dict_next(&it, err);
+    if (rc < 0) return NULL;
+    if (rc == 0 || it.k.nKey != nKey || memcmp(it.k.aKey, key, (size_t)nKey) != 0) {
+        return src_open(s, key, nKey, bPositions, err);
+    }
+    return cur_new(seg, &it.k, err);
+}
+
 static int seg_status(FtsPostings *p, LpError *err) {
     return fts_segr_postings_status(p, err);
 }
@@ -1042,6 +1120,7 @@ static const FtsPostingsVt seg_postings_vt = {
 static const FtsSourceVt seg_source_vt = {
     .xLookup = src_lookup,
     .xOpen = src_open,
+    .xOpenFound = src_open_found,
     .xScan = src_scan,
     .xDocLen = src_doclen,
 };

@@ -69,7 +69,8 @@
 **     byte    nShared << 4 | nSuffix, each capped at 15:
 **               nShared  bytes shared with the previous key of the block
 **                        (0 for its first key)
-**               nSuffix  the remaining bytes (1 <= nShared + nSuffix <= FTS_MAX_KEY)
+**               nSuffix  the remaining bytes (nShared + nSuffix <= FTS_MAX_KEY;
+**                        nSuffix >= 1, as keys are distinct and ascending)
 **     varint  nShared  only when the byte says 15
 **     varint  nSuffix  only when the byte says 15
 **     bytes   suffix

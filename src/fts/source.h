@@ -80,6 +80,8 @@ struct FtsPostings {
 typedef struct FtsTermInfo {
     uint32_t df;            /* documents containing the key */
     uint64_t cf;            /* total occurrences */
+    uint64_t aLoc[3];       /* where the source keeps the key (opaque to callers):
+                            ** lets xOpenFound skip the dictionary search */
 } FtsTermInfo;
 
 /* Called per key of a prefix scan, in ascending key order; non-zero stops
@@ -101,6 +103,11 @@ typedef struct FtsSourceVt {
     /* Length (words) of field iField of document doc; 0 when the document
     ** has none. */
     uint32_t (*xDocLen)(FtsSource *s, int iField, uint32_t doc);
+    /* As xOpen, for a key that xLookup or xScan of this source reported
+    ** with *info: opened where the dictionary search found it, not
+    ** searched for again (a query looks every key up while planning). */
+    FtsPostings *(*xOpenFound)(FtsSource *s, const uint8_t *key, int nKey, const FtsTermInfo *info,
+                               int bPositions, LpError *err);
 } FtsSourceVt;
 
 struct FtsSource {
