@@ -269,6 +269,8 @@ typedef struct PhraseIt {
     uint32_t *anPos;
     uint32_t *anCap;
     uint32_t tf;            /* matches in the current doc */
+    int *aOrder;            /* the words by ascending df: the order lists are
+                            ** intersected in, the rarest leading */
 } PhraseIt;
 
 static int pos_load(PhraseIt *p, int i) {
@@ -354,8 +356,8 @@ static uint32_t phrase_settle(PhraseIt *p, uint32_t d) {
     for (;;) {
         if (d == FTS_NO_DOC) return p->base.doc = FTS_NO_DOC;
         int ok = 1;
-        for (int i = 0; i < p->n; i++) {
-            FtsPostings *c = p->ac[i];
+        for (int k = 0; k < p->n; k++) {
+            FtsPostings *c = p->ac[p->aOrder[k]];
             p->base.q->st.nPostings++;
             if (c->doc == FTS_BEFORE_FIRST) c->vt->xNext(c);
             if (c->doc < d) c->vt->xAdvance(c, d);
@@ -525,10 +527,18 @@ static It *instantiate(FtsQuery *q, const PlanNode *pn) {
         p->aaPos = arena_zalloc(a, sizeof(uint32_t *) * (size_t)p->n);
         p->anPos = arena_zalloc(a, sizeof(uint32_t) * (size_t)p->n);
         p->anCap = arena_zalloc(a, sizeof(uint32_t) * (size_t)p->n);
-        if (!p->ac || !p->aaPos || !p->anPos || !p->anCap) break;
+        p->aOrder = arena_zalloc(a, sizeof(int) * (size_t)p->n);
+        if (!p->ac || !p->aaPos || !p->anPos || !p->anCap || !p->aOrder) break;
         int ok = 1;
         for (int i = 0; i < p->n && ok; i++) {
             ok = (p->ac[i] = open_cursor(q, pn->aKey[i], pn->anKey[i], &pn->aInfo[i], 1)) != NULL;
+            /* insertion into aOrder by df */
+            int j = i - 1;
+            while (ok && j >= 0 && p->ac[p->aOrder[j]]->df > p->ac[i]->df) {
+                p->aOrder[j + 1] = p->aOrder[j];
+                j--;
+            }
+            p->aOrder[j + 1] = i;
         }
         if (!ok) break;
         p->base.vt = &phrase_vt;
