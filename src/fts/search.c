@@ -83,6 +83,8 @@ struct FtsQuery {
     PlanNode *root;
     double aAvgLen[FTS_MAX_FIELDS];
     VEC(FtsPostings *) cursors; /* every cursor opened, closed by fts_query_free */
+    FtsTieKeyFn xTie;           /* fts_query_set_tie_key, or NULL: the ordinal */
+    void *pTieCtx;
     HashMap lookups;            /* while planning: key -> FtsTermInfo* (arena), so each
                                 ** key is looked up once */
     uint32_t aNormDoc[FTS_MAX_FIELDS]; /* doc_norm's cache: the document ... */
@@ -1127,11 +1129,16 @@ typedef struct Heap {
 
 /* Is x worse than y (lower score; on a tie, the higher ordinal)? */
 static inline int worse(const FtsHit *x, const FtsHit *y) {
-    return x->score < y->score || (x->score == y->score && x->doc > y->doc);
+    return x->score < y->score || (x->score == y->score && x->tie > y->tie);
 }
 
-static void heap_push(Heap *h, uint32_t doc, double score) {
-    FtsHit e = {doc, score};
+void fts_query_set_tie_key(FtsQuery *q, FtsTieKeyFn xKey, void *ctx) {
+    q->xTie = xKey;
+    q->pTieCtx = ctx;
+}
+
+static void heap_push(FtsQuery *q, Heap *h, uint32_t doc, double score) {
+    FtsHit e = {doc, score, q->xTie ? q->xTie(q->pTieCtx, doc) : (int64_t)doc};
     if (h->n < h->k) {
         int i = h->n++;
         while (i > 0) {
@@ -1166,7 +1173,7 @@ static double heap_threshold(const Heap *h) {
 static int cmp_hit(const void *x, const void *y) {
     const FtsHit *a = x, *b = y;
     if (a->score != b->score) return a->score > b->score ? -1 : 1;
-    return (a->doc > b->doc) - (a->doc < b->doc);
+    return (a->tie > b->tie) - (a->tie < b->tie);
 }
 
 /* Is pn a group of plain terms (one leaf per field)? MaxScore's unit. */
@@ -1261,6 +1268,13 @@ typedef struct MLeaf {
     int bBlock;             /* ubBlock/blockEnd are set */
 } MLeaf;
 
+/* Can no document whose score is at most bound enter a heap whose k-th
+** score is theta? Documents come in ordinal order, so one that only ties
+** theta loses to the earlier one, unless ties are broken by another key. */
+static inline int out_of_reach(const FtsQuery *q, double bound, double theta) {
+    return q->xTie ? bound < theta : bound <= theta;
+}
+
 /* A group's score at the current candidate, by its position in the query. */
 typedef struct MHit {
     int iPlan;
@@ -1322,7 +1336,7 @@ static int maxscore_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
     for (int i = 0; i < n; i++) aCum[i] = (i ? aCum[i - 1] : 0) + L[i].ub;
     double theta = heap_threshold(h);
     int e = 0; /* L[e..n) are essential */
-    while (e < n && aCum[e] <= theta) e++;
+    while (e < n && out_of_reach(q, aCum[e], theta)) e++;
     uint32_t d = essential_min(L, e, n);
     while (e < n && d != FTS_NO_DOC && q->rc == LP_OK) {
         if (theta >= 0) {
@@ -1341,7 +1355,7 @@ static int maxscore_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
                 ub += m->ubBlock;
                 if (m->blockEnd < end) end = m->blockEnd;
             }
-            if (ub <= theta) {
+            if (out_of_reach(q, ub, theta)) {
                 if (end == FTS_NO_DOC) break;
                 for (int i = e; i < n; i++) {
                     if (L[i].g->base.doc <= end) group_advance(&L[i].g->base, end + 1);
@@ -1367,7 +1381,7 @@ static int maxscore_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
         }
         int bDrop = 0;
         for (int i = e - 1; i >= 0; i--) {
-            if (s + aCum[i] <= theta) {
+            if (out_of_reach(q, s + aCum[i], theta)) {
                 bDrop = 1;
                 break;
             }
@@ -1383,10 +1397,10 @@ static int maxscore_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
             q->st.nCandidates++;
             if (!xAccept || xAccept(ctx, d)) {
                 q->st.nAccepted++;
-                heap_push(h, d, sum_in_query_order(aHit, nHit));
+                heap_push(q, h, d, sum_in_query_order(aHit, nHit));
                 theta = heap_threshold(h);
                 int e0 = e;
-                while (e < n && aCum[e] <= theta) e++;
+                while (e < n && out_of_reach(q, aCum[e], theta)) e++;
                 /* Groups that stopped being essential may hold dNext. */
                 if (e != e0) dNext = essential_min(L, e, n);
             }
@@ -1407,10 +1421,14 @@ static int generic_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx, in
         if (!bScore) {
             /* In ordinal order with equal weights: the first k are the answer,
             ** but keep counting the matches. */
-            if (h->n < h->k) h->a[h->n++] = (FtsHit){d, 1.0};
+            if (q->xTie) {
+                heap_push(q, h, d, 1.0); /* ties, all of them: the key decides */
+            } else if (h->n < h->k) {
+                h->a[h->n++] = (FtsHit){d, 1.0, d};
+            }
             continue;
         }
-        heap_push(h, d, root->vt->score(root));
+        heap_push(q, h, d, root->vt->score(root));
     }
     return q->rc;
 }

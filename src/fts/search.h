@@ -77,7 +77,19 @@ typedef int (*FtsAcceptFn)(void *ctx, uint32_t doc);
 typedef struct FtsHit {
     uint32_t doc;
     double score;
+    int64_t tie;            /* breaks equal scores, smaller first: the ordinal,
+                            ** or the key fts_query_set_tie_key gives */
 } FtsHit;
+
+/* The key that orders documents of equal score (the table passes the id
+** when its ordinals are not in id order, so ties go to the smaller id as
+** in Manticore). */
+typedef int64_t (*FtsTieKeyFn)(void *ctx, uint32_t doc);
+
+/* Makes fts_query_topk break ties by xKey(ctx, doc) instead of by
+** ordinal; then no document whose bound equals the k-th score can be
+** skipped, so pruning is a little less aggressive. */
+void fts_query_set_tie_key(FtsQuery *q, FtsTieKeyFn xKey, void *ctx);
 
 typedef struct FtsStats {
     const char *zStrategy;      /* static string, see above */
@@ -90,8 +102,8 @@ typedef struct FtsStats {
     int bExpansionCapped;       /* some prefix hit nExpansionLimit */
 } FtsStats;
 
-/* The k best accepted documents, best first (score descending, then
-** ordinal ascending), into aHit (room for k); *pnHit = how many. */
+/* The k best accepted documents, best first (score descending, then tie
+** key ascending), into aHit (room for k); *pnHit = how many. */
 int fts_query_topk(FtsQuery *q, int k, FtsAcceptFn xAccept, void *ctx, FtsHit *aHit, int *pnHit,
                    FtsStats *pStats, LpError *err);
 

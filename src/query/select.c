@@ -217,6 +217,13 @@ static int accept_doc(void *ctx, uint32_t doc) {
     return qexpr_true(x->q->pWhere, &row);
 }
 
+/* The id of the row at ordinal doc: what equal weights are ordered by. */
+static int64_t tie_id(void *ctx, uint32_t doc) {
+    Exec *x = ctx;
+    const MemRow *r = doc < table_snap_nslot(x->snap) ? table_snap_slot(x->snap, doc) : NULL;
+    return r ? row_id(r) : INT64_MAX;
+}
+
 static int count_hit(void *ctx, uint32_t doc, double score) {
     Exec *x = ctx;
     (void)score;
@@ -267,6 +274,9 @@ static int run_match(Exec *x, Arena *a, LpError *err) {
         FtsHit *aHit = malloc(sizeof(FtsHit) * (size_t)(k ? k : 1));
         int nHit = 0;
         if (!aHit) return lp_err_set(err, LP_NOMEM, "out of memory");
+        /* Equal weights go to the smaller id (Manticore's order); ordinals
+        ** follow ids unless rows came in out of id order. */
+        if (!table_snap_sorted(x->snap)) fts_query_set_tie_key(fq, tie_id, x);
         rc = fts_query_topk(fq, (int)k, accept_doc, x, aHit, &nHit, &x->meta.fts, err);
         x->meta.nTotalFound = x->meta.fts.nAccepted;
         x->meta.bTotalExact = x->meta.fts.bTotalExact;

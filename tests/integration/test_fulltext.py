@@ -560,6 +560,25 @@ def test_weight_without_match_and_ties(cur, corpus, tiny):
     assert match_weights(cur, tiny, "owl | elk", "ORDER BY WEIGHT() DESC") == got
 
 
+def test_ties_go_to_the_smaller_id_whatever_the_insert_order(cur, uniq):
+    # Rows inserted out of id order, all alike: equal weights come back in
+    # id order (Manticore's), on every strategy, and a LIMIT keeps the
+    # smallest ids even where pruning could skip rows that only tie.
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (body TEXT)")
+    ids = [30, 10, 20] + list(range(1000, 700, -1)) + [5]
+    for i in ids:
+        cur.execute(f"INSERT INTO {t} VALUES ({i}, 'same words here')")
+    want = sorted(ids)
+    for text, opts in [("same | words", ""), ("same words", ""), ('"same words"', ""),
+                       ("same", ""), ("same", "OPTION ranker=none")]:
+        got = match_weights(cur, t, text, opts)
+        assert [i for i, _ in got] == want, (text, opts)
+        assert len({w for _, w in got}) == 1, (text, opts)
+        cur.execute(f"SELECT id FROM {t} WHERE MATCH(%s) LIMIT 3 {opts}", (text,))
+        assert [r[0] for r in cur.fetchall()] == want[:3], (text, opts)
+
+
 # ---------------------------------------------------------------------------
 # Scoring
 

@@ -424,6 +424,61 @@ static void test_operators_vs_reference(void **state) {
     }
 }
 
+static int64_t reversed(void *ctx, uint32_t doc) {
+    return *(const int *)ctx - (int64_t)doc;
+}
+
+/* Equal scores come back by ordinal, or by the tie key when one is set,
+** on every strategy (maxscore, bool_fallback, no_ranking), even when the
+** pruning could skip documents that only tie the k-th score. */
+static void test_tie_key(void **state) {
+    (void)state;
+    enum { N = 300 };
+    FtsMem *m = fts_mem_new(1);
+    FtsDocBuf d = {0};
+    LpError err;
+    for (int i = 0; i < N; i++) {
+        fts_docbuf_reset(&d);
+        const char *z = "same words here";
+        assert_int_equal(fts_docbuf_field(&d, g_an, 0, z, strlen(z), &err), LP_OK);
+        assert_int_equal(fts_mem_add(m, (uint32_t)i, &d), LP_OK);
+    }
+    fts_docbuf_free(&d);
+    const char *const azF[] = {"body"};
+    static const char *const azQ[] = {"same | words", "\"same words\"", "same"};
+    for (int iq = 0; iq < 3; iq++) {
+        for (int bNone = 0; bNone < 2; bNone++) {
+            for (int bKey = 0; bKey < 2; bKey++) {
+                Arena a;
+                arena_init(&a, 0);
+                FtsNode *root;
+                assert_int_equal(fts_match_parse(&a, azQ[iq], (int)strlen(azQ[iq]), azF, 1, &root, &err),
+                                 LP_OK);
+                FtsRankParams rank;
+                fts_rank_defaults(&rank);
+                if (bNone) rank.ranker = FTS_RANK_NONE;
+                FtsQuery *q;
+                assert_int_equal(fts_query_new(&a, root, azQ[iq], g_an, fts_mem_source(m), &rank, &q, &err),
+                                 LP_OK);
+                int last = N - 1;
+                if (bKey) fts_query_set_tie_key(q, reversed, &last);
+                FtsHit aHit[5];
+                int n;
+                FtsStats st;
+                assert_int_equal(fts_query_topk(q, 5, NULL, NULL, aHit, &n, &st, &err), LP_OK);
+                fts_query_free(q);
+                assert_int_equal(n, 5);
+                for (int i = 0; i < 5; i++) {
+                    assert_int_equal(aHit[i].doc, bKey ? N - 1 - i : i);
+                    assert_true(aHit[i].score == aHit[0].score);
+                }
+                arena_free(&a);
+            }
+        }
+    }
+    fts_mem_free(m);
+}
+
 /* BM25F and BM25 against hand-computed values on a 3-document index with
 ** two fields. */
 static void test_bm25_by_hand(void **state) {
@@ -630,6 +685,7 @@ static void test_segment_drop_docs(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bm25_by_hand),
+        cmocka_unit_test(test_tie_key),
         cmocka_unit_test(test_cursor_blocks),
         cmocka_unit_test(test_operators_vs_reference),
         cmocka_unit_test(test_operators_on_segment),
