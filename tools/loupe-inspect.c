@@ -42,6 +42,7 @@
 
 #include "fts/match.h"
 #include "fts/memindex.h"
+#include "fts/memindex_int.h"
 #include "fts/search.h"
 #include "fts/segflush.h"
 #include "fts/segment.h"
@@ -192,6 +193,9 @@ static int cmd_build(const char *zIn, const char *zOut, const char *zFields, con
     Tpool *pool = nThread > 1 ? tpool_new(nThread - 1, &err) : NULL;
     FtsMem *m = fts_mem_new(nField);
     FtsDocBuf *aDoc = calloc(BUILD_BATCH, sizeof(FtsDocBuf));
+    FtsDocBuf *apBatch[BUILD_BATCH];
+    uint32_t aOrd[BUILD_BATCH];
+    if (m) fts_mem_set_pool(m, pool);
     enum { JOBS_PER_THREAD = 4 };
     int nJob = nThread > 1 ? nThread * JOBS_PER_THREAD : 1;
     BuildJob *aJob = calloc((size_t)nJob, sizeof(BuildJob));
@@ -216,8 +220,18 @@ static int cmd_build(const char *zIn, const char *zOut, const char *zFields, con
                 lp_err_set(&err, rc, "%s document %u: %s", zIn, aJob[k].iFrom + 1, aJob[k].err.zMsg);
             }
         }
-        for (uint32_t i = 0; i < n && rc == LP_OK; i++) {
-            if (fts_mem_add(m, iBase + i, &aDoc[i])) rc = lp_err_set(&err, LP_NOMEM, "out of memory");
+        if (rc == LP_OK) {
+            /* Added as table_apply adds a batch: reserve, then append; a
+            ** large batch is shared out over the pool by term shard. */
+            for (uint32_t i = 0; i < n; i++) {
+                apBatch[i] = &aDoc[i];
+                aOrd[i] = iBase + i;
+            }
+            if (fts_mem_reserve(m, apBatch, (int)n, iBase + n - 1)) {
+                rc = lp_err_set(&err, LP_NOMEM, "out of memory");
+            } else {
+                fts_mem_append_batch(m, aOrd, apBatch, (int)n);
+            }
         }
     }
     int64_t t1 = lp_now_ns();

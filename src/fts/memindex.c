@@ -61,15 +61,26 @@ typedef struct MemTerm {
     uint8_t key[];          /* field byte + term */
 } MemTerm;
 
-struct FtsMem {
-    FtsSource src;          /* must be first: fts_mem_source returns &src */
+/* The terms are split into shards by the hash of their key, so the work of
+** adding a batch of documents can be shared out: each shard's terms are
+** found, grown and appended to by one thread, in document order. */
+#define MEM_SHARDS 8 /* a power of two */
+
+typedef struct MemShard {
     HashMap terms;          /* key -> MemTerm* (the key lives in the term) */
     Arena termArena;        /* the MemTerm structs (their streams are malloc'd) */
+    VEC(MemTerm *) touched; /* terms of the reservation in progress */
+    size_t nBytes;          /* heap bytes in its terms and streams */
+    int bNewTerms;          /* the last reservation created terms */
+} MemShard;
+
+struct FtsMem {
+    FtsSource src;          /* must be first: fts_mem_source returns &src */
+    MemShard aShard[MEM_SHARDS];
     VEC(uint32_t) aLen[FTS_MAX_FIELDS]; /* per field: length of each doc */
     uint64_t aSumLen[FTS_MAX_FIELDS];
     uint32_t nDocs;         /* highest ordinal added + 1 */
-    size_t nBytes;          /* heap bytes in terms and streams */
-    VEC(MemTerm *) touched; /* terms of the reservation in progress */
+    Tpool *pPool;           /* shares out large batches, or NULL */
     pthread_mutex_t mu;     /* guards the sorted-key cache below */
     MemTerm **aSorted;      /* every term in key order, or NULL when stale */
     size_t nSorted;
@@ -97,7 +108,9 @@ void fts_docbuf_free(FtsDocBuf *d) {
     d->nFields = 0;
 }
 
-/* FNV-1a: keys are a few bytes long, where it beats a general hash. */
+/* FNV-1a: keys are a few bytes long, where it beats a general hash. It
+** also picks a key's shard (its low bits), so readers and the document
+** buffers agree on it. */
 static uint32_t key_hash(const uint8_t *k, size_t n) {
     uint32_t h = 2166136261u;
     for (size_t i = 0; i < n; i++) h = (h ^ k[i]) * 16777619u;
@@ -204,25 +217,32 @@ FtsMem *fts_mem_new(int nFields) {
     m->src.vt = &fts_mem_vt;
     m->src.nFields = nFields;
     m->src.aSumLen = m->aSumLen;
-    arena_init(&m->termArena, 64 * 1024);
+    for (int i = 0; i < MEM_SHARDS; i++) arena_init(&m->aShard[i].termArena, 32 * 1024);
     pthread_mutex_init(&m->mu, NULL);
     return m;
 }
 
+void fts_mem_set_pool(FtsMem *m, Tpool *pool) {
+    m->pPool = pool;
+}
+
 void fts_mem_free(FtsMem *m) {
     if (!m) return;
-    HMapIter it = {0};
-    void *pv;
-    while (hmap_next(&m->terms, &it, NULL, NULL, &pv)) {
-        MemTerm *t = pv;
-        free(t->aDoc);
-        free(t->aPos);
-        free(t->aSkip);
+    for (int i = 0; i < MEM_SHARDS; i++) {
+        MemShard *sh = &m->aShard[i];
+        HMapIter it = {0};
+        void *pv;
+        while (hmap_next(&sh->terms, &it, NULL, NULL, &pv)) {
+            MemTerm *t = pv;
+            free(t->aDoc);
+            free(t->aPos);
+            free(t->aSkip);
+        }
+        arena_free(&sh->termArena);
+        hmap_free(&sh->terms);
+        VEC_FREE(&sh->touched);
     }
-    arena_free(&m->termArena);
-    hmap_free(&m->terms);
     for (int i = 0; i < FTS_MAX_FIELDS; i++) VEC_FREE(&m->aLen[i]);
-    VEC_FREE(&m->touched);
     free(m->aSorted);
     pthread_mutex_destroy(&m->mu);
     free(m);
@@ -233,13 +253,20 @@ FtsSource *fts_mem_source(FtsMem *m) {
 }
 
 size_t fts_mem_bytes(const FtsMem *m) {
-    size_t n = m->nBytes;
+    size_t n = 0;
+    for (int i = 0; i < MEM_SHARDS; i++) n += m->aShard[i].nBytes;
     for (int i = 0; i < m->src.nFields; i++) n += m->aLen[i].cap * sizeof(uint32_t);
     return n;
 }
 
 size_t fts_mem_nterms(const FtsMem *m) {
-    return hmap_count(&m->terms);
+    size_t n = 0;
+    for (int i = 0; i < MEM_SHARDS; i++) n += hmap_count(&m->aShard[i].terms);
+    return n;
+}
+
+static MemShard *shard_of(const FtsMem *m, const uint8_t *key, int nKey) {
+    return (MemShard *)&m->aShard[key_hash(key, (size_t)nKey) & (MEM_SHARDS - 1)];
 }
 
 static int grow_bytes(uint8_t **pa, uint32_t *pcap, uint64_t need, size_t *pnBytes) {
@@ -256,55 +283,45 @@ static int grow_bytes(uint8_t **pa, uint32_t *pcap, uint64_t need, size_t *pnByt
     return LP_OK;
 }
 
-/* Finds or creates the term for key; NULL when out of memory. A new term
-** has df 0, which readers treat as absent. */
-static MemTerm *term_get(FtsMem *m, const uint8_t *key, int nKey) {
-    MemTerm *t = hmap_get(&m->terms, key, (size_t)nKey);
+/* Finds or creates the term for key in its shard; NULL when out of
+** memory. A new term has df 0, which readers treat as absent. */
+static MemTerm *term_get(MemShard *sh, const uint8_t *key, int nKey) {
+    MemTerm *t = hmap_get(&sh->terms, key, (size_t)nKey);
     if (t) return t;
     /* Most terms occur once or twice: one bump allocation, not a malloc. */
-    t = arena_alloc(&m->termArena, sizeof(MemTerm) + (size_t)nKey);
+    t = arena_alloc(&sh->termArena, sizeof(MemTerm) + (size_t)nKey);
     if (!t) return NULL;
     memset(t, 0, sizeof(MemTerm));
     t->nKey = (uint8_t)nKey;
     memcpy(t->key, key, (size_t)nKey);
     t->minLen = t->tailMinLen = UINT32_MAX;
-    if (hmap_put(&m->terms, t->key, (size_t)nKey, t, NULL)) return NULL; /* t stays in the arena */
-    m->nBytes += sizeof(MemTerm) + (size_t)nKey;
-    /* The sorted cache is rebuilt on the next scan; no reader runs now. */
-    free(m->aSorted);
-    m->aSorted = NULL;
+    if (hmap_put(&sh->terms, t->key, (size_t)nKey, t, NULL)) return NULL; /* t stays in the arena */
+    sh->nBytes += sizeof(MemTerm) + (size_t)nKey;
+    sh->bNewTerms = 1;
     return t;
 }
 
-int fts_mem_reserve(FtsMem *m, FtsDocBuf *const *apDoc, int nDoc, uint32_t lastDoc) {
-    int rc = LP_OK;
-    m->touched.n = 0;
-    for (int k = 0; k < nDoc && rc == LP_OK; k++) {
-        FtsDocBuf *d = apDoc[k];
-        for (size_t i = 0; i < d->terms.n; i++) {
-            FtsDocTerm *e = &d->terms.a[i];
-            MemTerm *t = term_get(m, d->keys.a + e->off, e->nKey);
-            if (!t) {
-                rc = LP_NOMEM;
-                break;
-            }
-            e->pTerm = t;
-            if (t->needDoc == 0 && t->needSkip == 0 && VEC_PUSH(&m->touched, t)) {
-                rc = LP_NOMEM;
-                break;
-            }
-            t->needDoc += 10;                 /* two varints of up to 5 bytes */
-            t->needPos += 5 * e->tf;
-            t->needSkip += 1;                 /* at most one block completes per posting */
-        }
-    }
-    for (size_t i = 0; i < m->touched.n; i++) {
-        MemTerm *t = m->touched.a[i];
+/* Reserves for one posting of e in its shard. */
+static int reserve_term(MemShard *sh, const FtsDocBuf *d, FtsDocTerm *e) {
+    MemTerm *t = term_get(sh, d->keys.a + e->off, e->nKey);
+    if (!t) return LP_NOMEM;
+    e->pTerm = t;
+    if (t->needDoc == 0 && t->needSkip == 0 && VEC_PUSH(&sh->touched, t)) return LP_NOMEM;
+    t->needDoc += 10;                 /* two varints of up to 5 bytes */
+    t->needPos += 5 * e->tf;
+    t->needSkip += 1;                 /* at most one block completes per posting */
+    return LP_OK;
+}
+
+/* Grows the streams of the shard's touched terms to what was counted. */
+static int reserve_grow(MemShard *sh, int rc) {
+    for (size_t i = 0; i < sh->touched.n; i++) {
+        MemTerm *t = sh->touched.a[i];
         if (rc == LP_OK) {
-            rc = grow_bytes(&t->aDoc, &t->capDoc, (uint64_t)t->nDoc + t->needDoc, &m->nBytes);
+            rc = grow_bytes(&t->aDoc, &t->capDoc, (uint64_t)t->nDoc + t->needDoc, &sh->nBytes);
         }
         if (rc == LP_OK) {
-            rc = grow_bytes(&t->aPos, &t->capPos, (uint64_t)t->nPos + t->needPos, &m->nBytes);
+            rc = grow_bytes(&t->aPos, &t->capPos, (uint64_t)t->nPos + t->needPos, &sh->nBytes);
         }
         /* A skip entry per completed block: none for a short list. */
         uint32_t nSkipNeed = (t->df + t->needSkip) / FTS_BLOCK;
@@ -315,14 +332,101 @@ int fts_mem_reserve(FtsMem *m, FtsDocBuf *const *apDoc, int nDoc, uint32_t lastD
             if (!a) {
                 rc = LP_NOMEM;
             } else {
-                m->nBytes += sizeof(MemSkip) * (cap - t->capSkip);
+                sh->nBytes += sizeof(MemSkip) * (cap - t->capSkip);
                 t->aSkip = a;
                 t->capSkip = cap;
             }
         }
         t->needDoc = t->needPos = t->needSkip = 0;
     }
-    m->touched.n = 0;
+    sh->touched.n = 0;
+    return rc;
+}
+
+/* One shard's part of a batch (reserve or append), as a pool task. */
+typedef struct ShardJob {
+    FtsMem *m;
+    int iShard;
+    FtsDocBuf *const *apDoc;
+    const uint32_t *aOrd;   /* append: the documents' ordinals */
+    int nDoc;
+    int rc;
+} ShardJob;
+
+static void shard_reserve(void *arg) {
+    ShardJob *j = arg;
+    MemShard *sh = &j->m->aShard[j->iShard];
+    int rc = LP_OK;
+    for (int k = 0; k < j->nDoc && rc == LP_OK; k++) {
+        FtsDocBuf *d = j->apDoc[k];
+        for (size_t i = 0; i < d->terms.n && rc == LP_OK; i++) {
+            FtsDocTerm *e = &d->terms.a[i];
+            if ((e->h & (MEM_SHARDS - 1)) == (uint32_t)j->iShard) rc = reserve_term(sh, d, e);
+        }
+    }
+    j->rc = reserve_grow(sh, rc);
+}
+
+static void append_term(uint32_t doc, const FtsDocBuf *d, const FtsDocTerm *e);
+
+static void shard_append(void *arg) {
+    ShardJob *j = arg;
+    for (int k = 0; k < j->nDoc; k++) {
+        const FtsDocBuf *d = j->apDoc[k];
+        for (size_t i = 0; i < d->terms.n; i++) {
+            const FtsDocTerm *e = &d->terms.a[i];
+            if ((e->h & (MEM_SHARDS - 1)) == (uint32_t)j->iShard) append_term(j->aOrd[k], d, e);
+        }
+    }
+}
+
+/* Is a batch big enough to share out? Each shard task walks every term
+** of the batch to pick its own, so small batches stay on this thread. */
+static int batch_parallel(const FtsMem *m, FtsDocBuf *const *apDoc, int nDoc) {
+    if (!m->pPool) return 0;
+    size_t nTerms = 0;
+    for (int k = 0; k < nDoc; k++) nTerms += apDoc[k]->terms.n;
+    return nTerms >= 4096;
+}
+
+/* Runs xJob for every shard on the pool and this thread. A task the pool
+** cannot queue runs here. */
+static void run_shards(FtsMem *m, TpoolFn xJob, ShardJob *aJob) {
+    TpoolGroup g;
+    tpool_group_init(&g, m->pPool);
+    for (int i = 0; i < MEM_SHARDS; i++) {
+        if (tpool_group_submit(&g, xJob, &aJob[i]) != LP_OK) xJob(&aJob[i]);
+    }
+    tpool_group_wait(&g);
+}
+
+int fts_mem_reserve(FtsMem *m, FtsDocBuf *const *apDoc, int nDoc, uint32_t lastDoc) {
+    int rc = LP_OK;
+    if (batch_parallel(m, apDoc, nDoc)) {
+        ShardJob aJob[MEM_SHARDS];
+        for (int i = 0; i < MEM_SHARDS; i++) aJob[i] = (ShardJob){m, i, apDoc, NULL, nDoc, LP_OK};
+        run_shards(m, shard_reserve, aJob);
+        for (int i = 0; i < MEM_SHARDS && rc == LP_OK; i++) rc = aJob[i].rc;
+    } else {
+        for (int k = 0; k < nDoc && rc == LP_OK; k++) {
+            FtsDocBuf *d = apDoc[k];
+            for (size_t i = 0; i < d->terms.n && rc == LP_OK; i++) {
+                FtsDocTerm *e = &d->terms.a[i];
+                rc = reserve_term(&m->aShard[e->h & (MEM_SHARDS - 1)], d, e);
+            }
+        }
+        for (int i = 0; i < MEM_SHARDS; i++) rc = reserve_grow(&m->aShard[i], rc);
+    }
+    int bNew = 0;
+    for (int i = 0; i < MEM_SHARDS; i++) {
+        bNew |= m->aShard[i].bNewTerms;
+        m->aShard[i].bNewTerms = 0;
+    }
+    if (bNew) {
+        /* The sorted cache is rebuilt on the next scan; no reader runs now. */
+        free(m->aSorted);
+        m->aSorted = NULL;
+    }
     for (int f = 0; f < m->src.nFields && rc == LP_OK; f++) {
         if (VEC_RESERVE(&m->aLen[f], (size_t)lastDoc + 1)) rc = LP_NOMEM;
     }
@@ -339,7 +443,40 @@ static uint32_t put_varint(uint8_t *p, uint32_t v) {
     return n;
 }
 
-void fts_mem_append(FtsMem *m, uint32_t doc, const FtsDocBuf *d) {
+/* Appends the posting of e (reserved) for document doc. */
+static void append_term(uint32_t doc, const FtsDocBuf *d, const FtsDocTerm *e) {
+    MemTerm *t = e->pTerm;
+    uint32_t tf = e->tf;
+    uint32_t len = d->aLen[d->keys.a[e->off]];
+    uint32_t delta = t->df ? doc - t->lastDoc : doc + 1;
+    t->nDoc += put_varint(t->aDoc + t->nDoc, delta);
+    t->nDoc += put_varint(t->aDoc + t->nDoc, tf);
+    uint32_t prev = 0;
+    for (uint32_t k = e->iFirst; k != UINT32_MAX; k = d->occ.a[k].next) {
+        t->nPos += put_varint(t->aPos + t->nPos, d->occ.a[k].pos - prev);
+        prev = d->occ.a[k].pos;
+    }
+    t->df++;
+    t->cf += tf;
+    t->lastDoc = doc;
+    if (tf > t->tailMaxTf) t->tailMaxTf = tf;
+    if (len < t->tailMinLen) t->tailMinLen = len;
+    if (tf > t->maxTf) t->maxTf = tf;
+    if (len < t->minLen) t->minLen = len;
+    if (t->df % FTS_BLOCK == 0) {
+        MemSkip *s = &t->aSkip[t->nSkip++];
+        s->lastDoc = doc;
+        s->docOff = t->nDoc;
+        s->posOff = t->nPos;
+        s->maxTf = t->tailMaxTf;
+        s->minLen = t->tailMinLen;
+        t->tailMaxTf = 0;
+        t->tailMinLen = UINT32_MAX;
+    }
+}
+
+/* The field lengths of document doc. */
+static void append_lengths(FtsMem *m, uint32_t doc, const FtsDocBuf *d) {
     for (int f = 0; f < m->src.nFields; f++) {
         /* Ordinals without a document (gaps) have length 0. */
         while (m->aLen[f].n < doc) m->aLen[f].a[m->aLen[f].n++] = 0;
@@ -347,39 +484,24 @@ void fts_mem_append(FtsMem *m, uint32_t doc, const FtsDocBuf *d) {
         m->aLen[f].a[m->aLen[f].n++] = len;
         m->aSumLen[f] += len;
     }
-    for (size_t i = 0; i < d->terms.n; i++) {
-        const FtsDocTerm *e = &d->terms.a[i];
-        MemTerm *t = e->pTerm;
-        uint32_t tf = e->tf;
-        uint32_t len = d->aLen[d->keys.a[e->off]];
-        uint32_t delta = t->df ? doc - t->lastDoc : doc + 1;
-        t->nDoc += put_varint(t->aDoc + t->nDoc, delta);
-        t->nDoc += put_varint(t->aDoc + t->nDoc, tf);
-        uint32_t prev = 0;
-        for (uint32_t k = e->iFirst; k != UINT32_MAX; k = d->occ.a[k].next) {
-            t->nPos += put_varint(t->aPos + t->nPos, d->occ.a[k].pos - prev);
-            prev = d->occ.a[k].pos;
-        }
-        t->df++;
-        t->cf += tf;
-        t->lastDoc = doc;
-        if (tf > t->tailMaxTf) t->tailMaxTf = tf;
-        if (len < t->tailMinLen) t->tailMinLen = len;
-        if (tf > t->maxTf) t->maxTf = tf;
-        if (len < t->minLen) t->minLen = len;
-        if (t->df % FTS_BLOCK == 0) {
-            MemSkip *s = &t->aSkip[t->nSkip++];
-            s->lastDoc = doc;
-            s->docOff = t->nDoc;
-            s->posOff = t->nPos;
-            s->maxTf = t->tailMaxTf;
-            s->minLen = t->tailMinLen;
-            t->tailMaxTf = 0;
-            t->tailMinLen = UINT32_MAX;
-        }
-    }
     if (doc + 1 > m->nDocs) m->nDocs = doc + 1;
     m->src.nDocs = m->nDocs;
+}
+
+void fts_mem_append(FtsMem *m, uint32_t doc, const FtsDocBuf *d) {
+    append_lengths(m, doc, d);
+    for (size_t i = 0; i < d->terms.n; i++) append_term(doc, d, &d->terms.a[i]);
+}
+
+void fts_mem_append_batch(FtsMem *m, const uint32_t *aOrd, FtsDocBuf *const *apDoc, int nDoc) {
+    if (!batch_parallel(m, apDoc, nDoc)) {
+        for (int k = 0; k < nDoc; k++) fts_mem_append(m, aOrd[k], apDoc[k]);
+        return;
+    }
+    for (int k = 0; k < nDoc; k++) append_lengths(m, aOrd[k], apDoc[k]);
+    ShardJob aJob[MEM_SHARDS];
+    for (int i = 0; i < MEM_SHARDS; i++) aJob[i] = (ShardJob){m, i, apDoc, aOrd, nDoc, LP_OK};
+    run_shards(m, shard_append, aJob);
 }
 
 int fts_mem_add(FtsMem *m, uint32_t doc, FtsDocBuf *d) {
@@ -520,7 +642,7 @@ static int mem_lookup(FtsSource *s, const uint8_t *key, int nKey, FtsTermInfo *p
                       LpError *err) {
     (void)err;
     FtsMem *m = (FtsMem *)s;
-    const MemTerm *t = hmap_get(&m->terms, key, (size_t)nKey);
+    const MemTerm *t = hmap_get(&shard_of(m, key, nKey)->terms, key, (size_t)nKey);
     if (!t || t->df == 0) return 0;
     pInfo->df = t->df;
     pInfo->cf = t->cf;
@@ -550,7 +672,7 @@ static FtsPostings *cursor_new(const MemTerm *t, int bPositions, LpError *err) {
 static FtsPostings *mem_open(FtsSource *s, const uint8_t *key, int nKey, int bPositions,
                              LpError *err) {
     FtsMem *m = (FtsMem *)s;
-    const MemTerm *t = hmap_get(&m->terms, key, (size_t)nKey);
+    const MemTerm *t = hmap_get(&shard_of(m, key, nKey)->terms, key, (size_t)nKey);
     return cursor_new(t ? t : &empty_term, bPositions, err);
 }
 
@@ -574,16 +696,18 @@ static int mem_scan(FtsSource *s, const uint8_t *prefix, int nPrefix, FtsKeyFn x
     FtsMem *m = (FtsMem *)s;
     pthread_mutex_lock(&m->mu);
     if (!m->aSorted) {
-        size_t n = hmap_count(&m->terms);
+        size_t n = fts_mem_nterms(m);
         MemTerm **a = malloc(sizeof(MemTerm *) * (n ? n : 1));
         if (!a) {
             pthread_mutex_unlock(&m->mu);
             return lp_err_set(err, LP_NOMEM, "out of memory sorting the term dictionary");
         }
-        HMapIter it = {0};
-        void *pv;
         size_t k = 0;
-        while (hmap_next(&m->terms, &it, NULL, NULL, &pv)) a[k++] = pv;
+        for (int i = 0; i < MEM_SHARDS; i++) {
+            HMapIter it = {0};
+            void *pv;
+            while (hmap_next(&m->aShard[i].terms, &it, NULL, NULL, &pv)) a[k++] = pv;
+        }
         qsort(a, k, sizeof(MemTerm *), cmp_term_key);
         m->aSorted = a;
         m->nSorted = k;

@@ -25,6 +25,7 @@
 #include "fts/source.h"
 #include "text/analyzer.h"
 #include "util/error.h"
+#include "util/threadpool.h"
 #include "util/vec.h"
 
 /* The analysed terms of one document, before it is added: its distinct
@@ -67,6 +68,12 @@ typedef struct FtsMem FtsMem; /* opaque */
 
 FtsMem *fts_mem_new(int nFields);
 void fts_mem_free(FtsMem *m);
+
+/* Lets large batches of documents (fts_mem_reserve/fts_mem_append_batch in
+** memindex_int.h) be added by pool's threads as well as the caller's, each
+** thread taking a share of the terms. The pool must outlive the index;
+** NULL (the default) keeps the work on the caller's thread. */
+void fts_mem_set_pool(FtsMem *m, Tpool *pool);
 
 /* Appends document `doc`. LP_OK or LP_NOMEM (then nothing of the document
 ** is visible: the index is as before). */

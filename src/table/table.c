@@ -182,6 +182,7 @@ const Schema *table_schema(const Table *t) {
 
 void table_set_pool(Table *t, Tpool *pool) {
     t->pPool = pool;
+    if (t->pFts) fts_mem_set_pool(t->pFts, pool);
 }
 
 const Analyzer *table_analyzer(const Table *t) {
@@ -453,6 +454,7 @@ static void compact(Table *t) {
     if (pNewFts) {
         fts_mem_free(t->pFts);
         t->pFts = pNewFts;
+        fts_mem_set_pool(t->pFts, t->pPool);
     }
 }
 
@@ -616,20 +618,27 @@ int table_apply(Table *t, const TableOp *aOp, size_t nOp, TableApplyOut *pOut, L
                         idmap_reserve(&t->idx, idmap_count(&t->idx) + o.a.n))) {
         rc = lp_err_set(err, LP_NOMEM, "out of memory growing table '%s'", t->zName);
     }
+    /* The documents to index, in the order phase 3 appends them. */
+    FtsDocBuf **apApp = NULL;
+    uint32_t *aOrd = NULL;
+    int nApp = 0;
     if (rc == LP_OK && t->pFts && nAppend) {
-        FtsDocBuf **ap = malloc(sizeof(FtsDocBuf *) * nAppend);
-        int n = 0;
-        for (size_t k = 0; ap && k < o.a.n; k++) {
-            if (o.a.a[k].iDoc >= 0) ap[n++] = &aDoc[o.a.a[k].iDoc];
+        apApp = malloc(sizeof(FtsDocBuf *) * nAppend);
+        aOrd = malloc(sizeof(uint32_t) * nAppend);
+        for (size_t k = 0; apApp && k < o.a.n; k++) {
+            if (o.a.a[k].iDoc >= 0) apApp[nApp++] = &aDoc[o.a.a[k].iDoc];
         }
-        if (!ap || fts_mem_reserve(t->pFts, ap, n, (uint32_t)(t->slots.n + nAppend - 1))) {
+        if (!apApp || !aOrd ||
+            fts_mem_reserve(t->pFts, apApp, nApp, (uint32_t)(t->slots.n + nAppend - 1))) {
             rc = lp_err_set(err, LP_NOMEM, "out of memory indexing table '%s'", t->zName);
         }
-        free(ap);
+        nApp = 0; /* counted again as phase 3 assigns ordinals */
     }
     if (rc != LP_OK) {
         pthread_rwlock_unlock(&t->lock);
         overlay_free(&o, 1);
+        free(apApp);
+        free(aOrd);
         goto done_unlocked;
     }
 
@@ -664,11 +673,18 @@ int table_apply(Table *t, const TableOp *aOp, size_t nOp, TableApplyOut *pOut, L
                 idmap_put(&t->idx, (uint64_t)p->id, ord);
                 t->nLive++;
                 t->nBytes += p->pNew->nByte;
-                if (t->pFts) fts_mem_append(t->pFts, ord, &aDoc[p->iDoc]);
+                if (t->pFts) {
+                    apApp[nApp] = &aDoc[p->iDoc];
+                    aOrd[nApp++] = ord;
+                }
             }
         }
         p->pNew = NULL; /* now the table's */
     }
+    /* The full-text postings of the new rows, in ordinal order. */
+    if (nApp) fts_mem_append_batch(t->pFts, aOrd, apApp, nApp);
+    free(apApp);
+    free(aOrd);
     t->nextId = nextId;
     if (nDead > 1024 && nDead > t->nLive) compact(t);
     pthread_rwlock_unlock(&t->lock);
