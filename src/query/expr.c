@@ -71,6 +71,10 @@ QExpr *qexpr_weight(Arena *a) {
     return node(a, QE_WEIGHT);
 }
 
+QExpr *qexpr_knn_dist(Arena *a) {
+    return node(a, QE_KNN_DIST);
+}
+
 QExpr *qexpr_call(Arena *a, QCallFn xCall, const void *pArg, const QExpr *const *aArg, int nArg) {
     QExpr *e = node(a, QE_CALL);
     if (e) {
@@ -86,6 +90,12 @@ int qexpr_uses_match(const QExpr *e) {
     if (!e) return 0;
     if (e->kind == QE_WEIGHT || e->kind == QE_CALL) return 1;
     return qexpr_uses_match(e->a) || qexpr_uses_match(e->b) || qexpr_uses_match(e->c);
+}
+
+int qexpr_uses_knn(const QExpr *e) {
+    if (!e) return 0;
+    if (e->kind == QE_KNN_DIST) return 1;
+    return qexpr_uses_knn(e->a) || qexpr_uses_knn(e->b) || qexpr_uses_knn(e->c);
 }
 
 /* ------------------------------------------------------------------ */
@@ -204,6 +214,8 @@ Value qexpr_eval(const QExpr *e, const QRow *row) {
         return row && row->r ? row_get(row->s, row->r, e->u.col.iCol) : value_null();
     case QE_WEIGHT:
         return value_float(row ? row->weight : 1.0);
+    case QE_KNN_DIST:
+        return row ? value_float(row->dist) : value_null();
     case QE_CALL:
         return e->u.call.xCall(e, row);
     case QE_UNARY: {

@@ -35,6 +35,7 @@ typedef enum QExprKind {
     QE_BETWEEN,     /* a BETWEEN b AND c; bNot */
     QE_ISNULL,      /* a IS NULL; bNot for IS NOT NULL */
     QE_WEIGHT,      /* WEIGHT(): the row's full-text score (1 without MATCH) */
+    QE_KNN_DIST,    /* KNN_DIST(): the row's distance to the knn() query vector */
     QE_CALL,        /* u.call: a function evaluated by a callback at output
                     ** time (EXPLAIN_SCORE(), HIGHLIGHT(), SNIPPET()) */
 } QExprKind;
@@ -86,6 +87,7 @@ struct QRow {
     const MemRow *r;
     double weight;          /* WEIGHT() */
     uint32_t ord;           /* the row's slot / full-text ordinal */
+    double dist;            /* KNN_DIST() under knn() */
     struct QFtsCtx *fts;    /* the MATCH being run, or NULL */
     Arena *pScratch;        /* where QE_CALLs put their results; reset per row */
 };
@@ -99,6 +101,7 @@ QExpr *qexpr_in(Arena *a, const QExpr *x, const Value *aVal, int nVal, int bNot)
 QExpr *qexpr_between(Arena *a, const QExpr *x, const QExpr *lo, const QExpr *hi, int bNot);
 QExpr *qexpr_isnull(Arena *a, const QExpr *x, int bNot);
 QExpr *qexpr_weight(Arena *a);
+QExpr *qexpr_knn_dist(Arena *a);
 QExpr *qexpr_call(Arena *a, QCallFn xCall, const void *pArg, const QExpr *const *aArg, int nArg);
 
 /* Evaluates e for row (row->r may be NULL when e uses no column; row
@@ -111,6 +114,8 @@ int qexpr_true(const QExpr *e, const QRow *row);
 
 /* Does e (or a subexpression) use WEIGHT() or a QE_CALL? */
 int qexpr_uses_match(const QExpr *e);
+/* Does e (or a subexpression) use KNN_DIST()? */
+int qexpr_uses_knn(const QExpr *e);
 
 /* Total order used by ORDER BY and IN: NULL first, then numbers (ints and
 ** doubles compared by value), then strings (case-insensitive), then

@@ -15,16 +15,19 @@
 */
 #include "query/select.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "query/query_int.h"
 #include "util/clock.h"
+#include "vec/distance.h"
 
 typedef struct Cand {
     const MemRow *row;
     uint32_t ord;               /* slot / full-text ordinal */
     double weight;              /* WEIGHT() */
+    double dist;                /* KNN_DIST() */
     Value *aKey;                /* nOrder sort keys */
 } Cand;
 
@@ -71,9 +74,10 @@ static void sift_up(TopK *h, size_t i) {
 }
 
 /* Offers a candidate with keys aKey (scratch, copied when kept). */
-static void topk_offer(TopK *h, const MemRow *r, uint32_t ord, double weight, const Value *aKey) {
+static void topk_offer(TopK *h, const MemRow *r, uint32_t ord, double weight, double dist,
+                       const Value *aKey) {
     int nOrder = h->q->nOrder;
-    Cand c = {r, ord, weight, (Value *)aKey};
+    Cand c = {r, ord, weight, dist, (Value *)aKey};
     if (h->n < h->cap) {
         Cand *slot = &h->a[h->n];
         *slot = c;
@@ -123,12 +127,12 @@ static void eval_keys(Exec *x, const QRow *row) {
 }
 
 /* Evaluates the output of one row and hands it to xRow. */
-static int emit(Exec *x, QRowFn xRow, void *ctx, const MemRow *r, uint32_t ord, double weight) {
+static int emit(Exec *x, QRowFn xRow, void *ctx, const Cand *c) {
     Value aStack[32];
     const QSelect *q = x->q;
     Value *aOut = q->nOut <= 32 ? aStack : malloc(sizeof(Value) * (size_t)q->nOut);
     if (!aOut) return LP_NOMEM;
-    QRow row = {x->s, r, weight, ord, x->fts, &x->scratch};
+    QRow row = {x->s, c->row, c->weight, c->ord, c->dist, x->fts, &x->scratch};
     for (int c = 0; c < q->nOut; c++) aOut[c] = qexpr_eval(q->aOut[c], &row);
     int rc = xRow(ctx, aOut, q->nOut);
     arena_reset(&x->scratch);
@@ -158,13 +162,13 @@ static int topk_init(Exec *x, uint64_t nRows, LpError *err) {
 
 static void consider(Exec *x, const MemRow *r, uint32_t ord) {
     const QSelect *q = x->q;
-    QRow row = {x->s, r, 1.0, ord, NULL, &x->scratch};
+    QRow row = {x->s, r, 1.0, ord, 0, NULL, &x->scratch};
     x->meta.nExamined++;
     if (q->pWhere && !qexpr_true(q->pWhere, &row)) return;
     x->meta.nTotalFound++;
     if (q->bCountOnly) return;
     eval_keys(x, &row);
-    topk_offer(&x->h, r, ord, 1.0, x->aKey);
+    topk_offer(&x->h, r, ord, 1.0, 0, x->aKey);
 }
 
 static int run_plain(Exec *x, LpError *err) {
@@ -192,7 +196,7 @@ static int run_plain(Exec *x, LpError *err) {
         if (!r) continue;
         if (bEarly && x->h.n == x->h.cap) {
             /* only count what is left */
-            QRow row = {x->s, r, 1.0, (uint32_t)i, NULL, &x->scratch};
+            QRow row = {x->s, r, 1.0, (uint32_t)i, 0, NULL, &x->scratch};
             x->meta.nExamined++;
             if (!q->pWhere || qexpr_true(q->pWhere, &row)) x->meta.nTotalFound++;
             continue;
@@ -213,7 +217,7 @@ static int accept_doc(void *ctx, uint32_t doc) {
     if (!r) return 0;
     x->meta.nExamined++;
     if (!x->q->pWhere) return 1;
-    QRow row = {x->s, r, 1.0, doc, NULL, &x->scratch};
+    QRow row = {x->s, r, 1.0, doc, 0, NULL, &x->scratch};
     return qexpr_true(x->q->pWhere, &row);
 }
 
@@ -236,9 +240,9 @@ static int order_hit(void *ctx, uint32_t doc, double score) {
     if (!accept_doc(x, doc)) return LP_OK;
     x->meta.nTotalFound++;
     const MemRow *r = table_snap_slot(x->snap, doc);
-    QRow row = {x->s, r, score, doc, x->fts, &x->scratch};
+    QRow row = {x->s, r, score, doc, 0, x->fts, &x->scratch};
     eval_keys(x, &row);
-    topk_offer(&x->h, r, doc, score, x->aKey);
+    topk_offer(&x->h, r, doc, score, 0, x->aKey);
     return LP_OK;
 }
 
@@ -284,7 +288,7 @@ static int run_match(Exec *x, Arena *a, LpError *err) {
         if (rc == LP_OK && (rc = topk_init(x, (uint64_t)nHit, err)) == LP_OK) {
             for (int i = 0; i < nHit; i++) {
                 x->h.a[i] = (Cand){table_snap_slot(x->snap, aHit[i].doc), aHit[i].doc,
-                                   aHit[i].score, NULL};
+                                   aHit[i].score, 0, NULL};
             }
             x->h.n = (size_t)nHit;
         }
@@ -297,6 +301,125 @@ static int run_match(Exec *x, Arena *a, LpError *err) {
         x->meta.bTotalExact = 1;
     }
     x->meta.nsMatch = lp_now_ns() - t0;
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* With knn()                                                          */
+
+typedef struct KnnHit {
+    const MemRow *r;
+    uint32_t ord;
+    double dist;
+    int64_t id;
+} KnnHit;
+
+/* Is a farther than b (ties: the larger id)? The heap keeps the worst of
+** the k nearest at the top. */
+static int knn_worse(const KnnHit *a, const KnnHit *b) {
+    return a->dist > b->dist || (a->dist == b->dist && a->id > b->id);
+}
+
+static void knn_push(KnnHit *h, int *pn, int k, KnnHit e) {
+    int n = *pn, i;
+    if (n < k) {
+        for (i = n++; i > 0 && knn_worse(&e, &h[(i - 1) / 2]); i = (i - 1) / 2) h[i] = h[(i - 1) / 2];
+        h[i] = e;
+        *pn = n;
+        return;
+    }
+    if (!knn_worse(&h[0], &e)) return;
+    for (i = 0;;) {
+        int l = 2 * i + 1, r = l + 1, w = i;
+        const KnnHit *pw = &e;
+        if (l < n && knn_worse(&h[l], pw)) w = l, pw = &h[l];
+        if (r < n && knn_worse(&h[r], pw)) w = r;
+        if (w == i) break;
+        h[i] = h[w];
+        i = w;
+    }
+    h[i] = e;
+}
+
+/* The distance of the column's similarity between the query (unit length
+** for cosine) and v. Cosine divides by v's norm: stored vectors are kept
+** as inserted. */
+static double knn_distance(VecMetric m, const float *aQ, const float *v, size_t n) {
+    if (m != VEC_COSINE) return vec_distance(m, aQ, v, n);
+    double dot = 1.0 - vec_distance(VEC_IP, aQ, v, n);
+    double norm2 = 1.0 - vec_distance(VEC_IP, v, v, n);
+    return norm2 > 0 ? 1.0 - dot / sqrt(norm2) : 1.0;
+}
+
+/* The query vector: the literal, or the vector of the row knn() names. */
+static int knn_query_vector(Exec *x, float *aQ, size_t n, LpError *err) {
+    const QSelect *q = x->q;
+    const char *zCol = x->s->aCol[q->iKnnCol].zName;
+    if (q->aKnnVec) {
+        memcpy(aQ, q->aKnnVec, sizeof(float) * n);
+        return LP_OK;
+    }
+    const MemRow *r = table_snap_get(x->snap, q->iKnnRefId);
+    if (!r) {
+        return lp_err_set(err, LP_NOTFOUND, "knn(): no row with id %lld to take the query vector from",
+                          (long long)q->iKnnRefId);
+    }
+    Value v = row_get(x->s, r, q->iKnnCol);
+    if (v.kind != VAL_VEC || v.u.v.n != n) {
+        return lp_err_set(err, LP_BADINPUT, "knn(): row %lld has no vector in column '%s'",
+                          (long long)q->iKnnRefId, zCol);
+    }
+    memcpy(aQ, v.u.v.a, sizeof(float) * n);
+    return LP_OK;
+}
+
+/* Exact kNN: every live row with a vector is scored, the filter (which
+** may use KNN_DIST()) applied, the k nearest kept; then they go through the
+** common ordering (ORDER BY, KNN_DIST() ascending by default). */
+static int run_knn(Exec *x, LpError *err) {
+    const QSelect *q = x->q;
+    const VectorOpts *vo = &x->s->aCol[q->iKnnCol].vec;
+    VecMetric m = vo->sim == VSIM_L2 ? VEC_L2 : vo->sim == VSIM_IP ? VEC_IP : VEC_COSINE;
+    size_t n = (size_t)vo->nDims;
+    x->meta.zPlan = "knn_exact";
+    x->meta.bTotalExact = 1;
+    float *aQ = malloc(sizeof(float) * (n ? n : 1));
+    KnnHit *aHeap = malloc(sizeof(KnnHit) * (size_t)(q->knnK ? q->knnK : 1));
+    int nHeap = 0, rc = LP_OK;
+    if (!aQ || !aHeap) {
+        rc = lp_err_set(err, LP_NOMEM, "out of memory");
+        goto out;
+    }
+    if ((rc = knn_query_vector(x, aQ, n, err)) != LP_OK) goto out;
+    if (m == VEC_COSINE && vec_normalize(aQ, n) == 0) {
+        rc = lp_err_set(err, LP_BADINPUT,
+                        "knn(): the query vector is all zeros, which has no cosine distance");
+        goto out;
+    }
+    size_t nSlot = table_snap_nslot(x->snap);
+    for (size_t i = 0; i < nSlot; i++) {
+        const MemRow *r = table_snap_slot(x->snap, i);
+        if (!r) continue;
+        Value v = row_get(x->s, r, q->iKnnCol);
+        if (v.kind != VAL_VEC || v.u.v.n != n) continue;
+        double dist = knn_distance(m, aQ, v.u.v.a, n);
+        x->meta.nKnnDist++;
+        x->meta.nExamined++;
+        QRow row = {x->s, r, 1.0, (uint32_t)i, dist, NULL, &x->scratch};
+        if (q->pWhere && !qexpr_true(q->pWhere, &row)) continue;
+        knn_push(aHeap, &nHeap, q->knnK, (KnnHit){r, (uint32_t)i, dist, row_id(r)});
+    }
+    x->meta.nTotalFound = (uint64_t)nHeap;
+    if (q->bCountOnly) goto out;
+    if ((rc = topk_init(x, (uint64_t)nHeap, err)) != LP_OK) goto out;
+    for (int i = 0; i < nHeap; i++) {
+        QRow row = {x->s, aHeap[i].r, 1.0, aHeap[i].ord, aHeap[i].dist, NULL, &x->scratch};
+        eval_keys(x, &row);
+        topk_offer(&x->h, aHeap[i].r, aHeap[i].ord, 1.0, aHeap[i].dist, x->aKey);
+    }
+out:
+    free(aQ);
+    free(aHeap);
     return rc;
 }
 
@@ -324,6 +447,9 @@ int query_select(const QSelect *q, QRowFn xRow, void *ctx, QMeta *pMeta, LpError
         fc.a = &work;
         x.fts = &fc;
         rc = run_match(&x, &work, err);
+    } else if (q->bKnn) {
+        rc = run_knn(&x, err);
+        x.meta.nsMatch = lp_now_ns() - t0;
     } else {
         rc = run_plain(&x, err);
         x.meta.nsMatch = lp_now_ns() - t0;
@@ -337,7 +463,7 @@ int query_select(const QSelect *q, QRowFn xRow, void *ctx, QMeta *pMeta, LpError
     int64_t t2 = lp_now_ns();
     x.meta.nsRank = t2 - t1;
     for (size_t i = (size_t)q->iOffset; i < x.h.n && rc == LP_OK; i++) {
-        rc = emit(&x, xRow, ctx, x.h.a[i].row, x.h.a[i].ord, x.h.a[i].weight);
+        rc = emit(&x, xRow, ctx, &x.h.a[i]);
     }
     x.meta.nsOutput = lp_now_ns() - t2;
 

@@ -23,6 +23,14 @@
 ** best offset+limit are found by the full-text engine's top-k (maxscore when
 ** the query is a bag of words; total_found is then a lower bound,
 ** bTotalExact 0). Any other order needs every match, scored, then sorted.
+**
+** Vectors. With bKnn, the rows are the knnK rows nearest to the query
+** vector (by the column's similarity: squared L2, 1 - dot, 1 - cosine)
+** among those that pass pWhere; KNN_DIST() is their distance and may be
+** used in pWhere itself (a radius). They are then ordered by aOrder (the
+** binder makes it KNN_DIST() ascending when the query has none) and cut
+** by offset and limit. This version scans every row exactly ("knn_exact");
+** rows whose vector is NULL are skipped.
 */
 #ifndef LP_QUERY_SELECT_H
 #define LP_QUERY_SELECT_H
@@ -57,6 +65,12 @@ typedef struct QSelect {
     const char *zMatch;         /* its text, for error positions */
     FtsRankParams rank;         /* ranker, k1, b, weights */
     int bOrderByWeight;         /* ORDER BY is WEIGHT() DESC only */
+    int bKnn;                   /* a knn() clause: the rows are the knnK nearest */
+    int iKnnCol;                /* its vector column */
+    int knnK;                   /* how many nearest rows */
+    int knnEf;                  /* {ef=N}, 0 for the default */
+    const float *aKnnVec;       /* the query vector (knnDims floats), or NULL: ... */
+    int64_t iKnnRefId;          /* ... the vector of the row with this id */
 } QSelect;
 
 typedef struct QMeta {
@@ -66,6 +80,7 @@ typedef struct QMeta {
     int bTotalExact;            /* nTotalFound counts every match (else a lower bound) */
     uint64_t nReturned;         /* rows handed to xRow */
     FtsStats fts;               /* full-text counters, when bMatch */
+    uint64_t nKnnDist;          /* vector distances computed, when bKnn */
     int64_t nsPlan;             /* planning the full-text query */
     int64_t nsMatch;            /* finding (and scoring) the rows */
     int64_t nsRank;             /* ordering them */

@@ -20,6 +20,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -51,6 +52,7 @@ typedef struct Binder {
     LpError *err;
     int rc;                 /* sticky: first error wins */
     int bMatch;             /* the statement has a MATCH(): WEIGHT() etc. make sense */
+    int bKnn;               /* the statement has a knn(): KNN_DIST() makes sense */
     const FtsNode *pMatchRoot; /* its tree (NULL: MATCH('')) */
     Table *pTable;          /* the table (for its full-text fields), or NULL */
 } Binder;
@@ -434,20 +436,28 @@ static int bind_func(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
         out->bNull = 0;
         return LP_OK;
     }
-    if (k < 0 && !strcmp(z, "match")) {
+    if (k < 0 && (!strcmp(z, "match") || !strcmp(z, "knn"))) {
         return bind_fail(b, ER_PARSE, LP_BADINPUT,
-                         "MATCH() must be a condition of its own in WHERE, joined to the rest "
-                         "with AND (not under OR or NOT), and there can be only one");
+                         "%s must be a condition of its own in WHERE, joined to the rest with "
+                         "AND (not under OR or NOT), and there can be only one",
+                         z[0] == 'm' ? "MATCH()" : "knn() (in a SELECT)");
+    }
+    if (k < 0 && !strcmp(z, "knn_dist")) {
+        if (e->u.func.nArg != 0) {
+            return bind_fail(b, ER_PARSE, LP_BADINPUT, "function knn_dist() takes no arguments");
+        }
+        if (!b->bKnn) {
+            return bind_fail(b, ER_PARSE, LP_BADINPUT, "knn_dist() needs a knn() in the WHERE clause");
+        }
+        if (!(out->q = qexpr_knn_dist(b->a))) return bind_oom(b);
+        out->type = SQLCOL_FLOAT;
+        out->iCol = SCHEMA_NO_COL;
+        out->bConst = 0;
+        out->bNull = 0;
+        return LP_OK;
     }
     if (k < 0) {
         if (!strcmp(z, "highlight") || !strcmp(z, "snippet")) return bind_highlight(b, e, ctx, out);
-        static const char *const azLater[] = {"knn", "knn_dist"};
-        for (size_t i = 0; i < LP_ARRAY_SIZE(azLater); i++) {
-            if (strcmp(z, azLater[i]) == 0) {
-                return bind_fail(b, ER_NOT_SUPPORTED, LP_UNSUPPORTED,
-                                 "%s() is not available yet in this version of loupe", z);
-            }
-        }
         return bind_fail(b, ER_NO_SUCH_FUNC, LP_NOTFOUND, "unknown function '%s'", z);
     }
     if (e->u.func.nArg != 0) {
@@ -958,18 +968,18 @@ static void select_no_table(Binder *b, const SelectStmt *sel, SqlResult *r) {
     strbuf_free(&k.sb);
 }
 
-/* Splits WHERE into its MATCH() conjunct (*ppMatch) and the rest, which
-** is returned (NULL when MATCH was all of it). A MATCH anywhere else is
-** left in place, for bind_func to refuse. */
-static const Expr *split_match(Binder *b, const Expr *w, const Expr **ppMatch) {
+/* Splits WHERE into its zFunc() conjunct (MATCH() or knn(): *ppCall) and
+** the rest, which is returned (NULL when the call was all of it). A call
+** anywhere else is left in place, for bind_func to refuse. */
+static const Expr *split_call(Binder *b, const Expr *w, const char *zFunc, const Expr **ppCall) {
     if (!w) return NULL;
-    if (w->kind == EXPR_FUNC && strcmp(w->u.func.zName, "match") == 0 && !*ppMatch) {
-        *ppMatch = w;
+    if (w->kind == EXPR_FUNC && strcmp(w->u.func.zName, zFunc) == 0 && !*ppCall) {
+        *ppCall = w;
         return NULL;
     }
     if (w->kind != EXPR_BINARY || w->u.binary.op != OP_AND) return w;
-    const Expr *l = split_match(b, w->u.binary.pLeft, ppMatch);
-    const Expr *r = split_match(b, w->u.binary.pRight, ppMatch);
+    const Expr *l = split_call(b, w->u.binary.pLeft, zFunc, ppCall);
+    const Expr *r = split_call(b, w->u.binary.pRight, zFunc, ppCall);
     if (!l) return r;
     if (!r) return l;
     if (l == w->u.binary.pLeft && r == w->u.binary.pRight) return w;
@@ -1021,6 +1031,84 @@ static int bind_match(Binder *b, QSelect *q, const Expr *pMatch) {
     return LP_OK;
 }
 
+static int eval_value(Binder *b, const Expr *e, Value *pv);
+
+/* knn(column, k, query [, {ef=N}]): the query is a vector literal
+** (dimensions checked against the column) or the id of a row whose vector
+** is used. Manticore's syntax. */
+static int bind_knn(Binder *b, QSelect *q, const Expr *pKnn) {
+    const Schema *sc = b->pSchema;
+    int nArg = pKnn->u.func.nArg;
+    Expr **a = pKnn->u.func.aArg;
+    if (nArg < 3 || nArg > 4) {
+        return bind_fail_at(b, pKnn->pos,
+                            "knn() takes a vector column, k, the query vector (or a row id) and "
+                            "optionally {ef=N}");
+    }
+    if (a[0]->kind != EXPR_COLUMN) {
+        return bind_fail_at(b, a[0]->pos, "knn(): expected a vector column name as first argument");
+    }
+    int iCol = schema_find(sc, a[0]->u.zName);
+    if (iCol < 0 || iCol == SCHEMA_ID_COL) {
+        return bind_fail(b, ER_BAD_FIELD, LP_NOTFOUND, "knn(): unknown column '%s' in table '%s'",
+                         a[0]->u.zName, b->zTable);
+    }
+    const ColumnSchema *c = &sc->aCol[iCol];
+    if (c->type != COL_VECTOR || !c->vec.bHnsw || c->vec.nDims <= 0) {
+        return bind_fail_at(b, a[0]->pos,
+                            c->type != COL_VECTOR
+                                ? "knn(): the column is not a float_vector"
+                                : "knn(): the column needs knn_type='hnsw' and knn_dims");
+    }
+    if (a[1]->kind != EXPR_INT || a[1]->u.i < 1 || a[1]->u.i > 100000) {
+        return bind_fail_at(b, a[1]->pos, "knn(): k must be an integer from 1 to 100000");
+    }
+    q->iKnnCol = iCol;
+    q->knnK = (int)a[1]->u.i;
+    if (a[2]->kind == EXPR_LIST) {
+        Value v;
+        if (eval_value(b, a[2], &v)) return b->rc;
+        if ((int)v.u.v.n != c->vec.nDims) {
+            char zMsg[160];
+            snprintf(zMsg, sizeof(zMsg), "knn(): the query vector has %u components, column '%s' has %d",
+                     v.u.v.n, c->zName, c->vec.nDims);
+            return bind_fail_at(b, a[2]->pos, zMsg);
+        }
+        for (uint32_t i = 0; i < v.u.v.n; i++) {
+            if (!isfinite(v.u.v.a[i])) {
+                return bind_fail_at(b, a[2]->u.list.aItem[i]->pos,
+                                    "knn(): a query vector component is not a finite float");
+            }
+        }
+        q->aKnnVec = v.u.v.a;
+    } else if (a[2]->kind == EXPR_INT) {
+        q->iKnnRefId = a[2]->u.i;
+    } else if (a[2]->kind == EXPR_STRING) {
+        return bind_fail(b, ER_NOT_SUPPORTED, LP_UNSUPPORTED,
+                         "knn(): a text query needs a column with a model (embeddings are not "
+                         "available yet in this version of loupe)");
+    } else {
+        return bind_fail_at(b, a[2]->pos,
+                            "knn(): expected the query vector as (x, y, ...) or a row id");
+    }
+    if (nArg == 4) {
+        if (a[3]->kind != EXPR_MAP) return bind_fail_at(b, a[3]->pos, "knn(): expected {ef=N}");
+        for (int i = 0; i < a[3]->u.map.nItem; i++) {
+            const SqlMapItem *it = &a[3]->u.map.aItem[i];
+            if (strcmp(it->zName, "ef") != 0) {
+                return bind_fail_at(b, it->pos, "knn(): unknown option: expected ef");
+            }
+            if (it->pValue->kind != EXPR_INT || it->pValue->u.i < 1 || it->pValue->u.i > 100000) {
+                return bind_fail_at(b, it->pValue->pos, "knn(): ef must be an integer from 1 to 100000");
+            }
+            q->knnEf = (int)it->pValue->u.i;
+        }
+    }
+    q->bKnn = 1;
+    b->bKnn = 1;
+    return LP_OK;
+}
+
 /* Binds a SELECT with a FROM table. */
 static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
     memset(bs, 0, sizeof(*bs));
@@ -1035,9 +1123,15 @@ static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
     fts_rank_defaults(&q->rank);
 
     /* MATCH first: WEIGHT() and friends in the select list depend on it. */
-    const Expr *pMatch = NULL;
-    const Expr *pWhere = split_match(b, sel->pWhere, &pMatch);
+    const Expr *pMatch = NULL, *pKnn = NULL;
+    const Expr *pWhere = split_call(b, sel->pWhere, "match", &pMatch);
+    pWhere = split_call(b, pWhere, "knn", &pKnn);
+    if (pMatch && pKnn) {
+        return bind_fail(b, ER_NOT_SUPPORTED, LP_UNSUPPORTED,
+                         "MATCH() and knn() in one query are not supported yet");
+    }
     if (pMatch && bind_match(b, q, pMatch)) return b->rc;
+    if (pKnn && bind_knn(b, q, pKnn)) return b->rc;
     const char *const *azFts;
     int nFts = table_fts_fields(bs->t, &azFts, NULL);
     for (int i = 0; i < sel->nOption && !pMatch; i++) {
@@ -1139,6 +1233,12 @@ static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
     q->nOut = nOut;
     q->aOrder = aOrder;
     q->nOrder = sel->nOrder;
+    if (q->bKnn && q->nOrder == 0) {
+        /* Without ORDER BY a kNN query returns the nearest rows first. */
+        if (!(aOrder[0].pExpr = qexpr_knn_dist(b->a))) return bind_oom(b);
+        aOrder[0].bDesc = 0;
+        q->nOrder = 1;
+    }
     q->bOrderByWeight = sel->nOrder == 1 && aOrder[0].bDesc && aOrder[0].pExpr->kind == QE_WEIGHT;
     q->iOffset = sel->iOffset;
     q->iLimit = sel->iLimit >= 0 ? sel->iLimit : DEFAULT_LIMIT;
@@ -1165,7 +1265,7 @@ void sqlx_select(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const SelectStmt *sel = &st->u.select;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, NULL, NULL};
+    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, 0, NULL, NULL};
     BoundSelect bs = {0};
     s->meta.bValid = 0;
     if (!sel->zTable) {
@@ -1220,7 +1320,7 @@ void sqlx_explain(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const SelectStmt *sel = &st->u.select;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, NULL, NULL};
+    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, 0, NULL, NULL};
     BoundSelect bs = {0};
     StrBuf sb = {0};
     if (!sel->zTable) {
@@ -1301,7 +1401,7 @@ void sqlx_insert(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const InsertStmt *ins = &st->u.insert;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, ins->zTable, &err, LP_OK, 0, NULL, NULL};
+    Binder b = {s, &s->stmt, st, NULL, ins->zTable, &err, LP_OK, 0, 0, NULL, NULL};
     Table *t = bind_table(&b, ins->zTable);
     if (!t) goto fail;
     const Schema *sc = b.pSchema;
@@ -1391,7 +1491,7 @@ static int write_matching(Binder *b, Table *t, const Expr *pWhere, TableOpKind k
     fts_rank_defaults(&q.rank);
     q.rank.ranker = FTS_RANK_NONE; /* matching only: no scores needed */
     const Expr *pMatch = NULL;
-    pWhere = split_match(b, pWhere, &pMatch);
+    pWhere = split_call(b, pWhere, "match", &pMatch);
     if (pMatch && bind_match(b, &q, pMatch)) return b->rc;
     if (pWhere) {
         BExpr w;
@@ -1422,7 +1522,7 @@ void sqlx_update(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const UpdateStmt *up = &st->u.update;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, up->zTable, &err, LP_OK, 0, NULL, NULL};
+    Binder b = {s, &s->stmt, st, NULL, up->zTable, &err, LP_OK, 0, 0, NULL, NULL};
     Table *t = bind_table(&b, up->zTable);
     if (!t) goto fail;
     const Schema *sc = b.pSchema;
@@ -1475,7 +1575,7 @@ void sqlx_delete(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const DeleteStmt *del = &st->u.del;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, del->zTable, &err, LP_OK, 0, NULL, NULL};
+    Binder b = {s, &s->stmt, st, NULL, del->zTable, &err, LP_OK, 0, 0, NULL, NULL};
     Table *t = bind_table(&b, del->zTable);
     if (!t) goto fail;
     if (!del->pWhere) {
@@ -1712,7 +1812,7 @@ void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const CreateTableStmt *ct = &st->u.create;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, ct->zTable, &err, LP_OK, 0, NULL, NULL};
+    Binder b = {s, &s->stmt, st, NULL, ct->zTable, &err, LP_OK, 0, 0, NULL, NULL};
     Schema *sc = calloc(1, sizeof(Schema));
     if (!sc) goto oom;
     sc->aCol = calloc((size_t)(ct->nCol ? ct->nCol : 1), sizeof(ColumnSchema));

@@ -149,6 +149,7 @@ static int show_meta(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
         {"rows_examined", NULL, 1, m->nExamined},
         {"postings_read", NULL, q->fts.zStrategy != NULL, q->fts.nPostings},
         {"candidates", NULL, q->fts.zStrategy != NULL, q->fts.nCandidates},
+        {"knn_distances", NULL, q->nKnnDist > 0, q->nKnnDist},
         {"returned", NULL, 1, q->nReturned},
         {"prefix_expansions", NULL, q->fts.nExpanded > 0, (unsigned long long)q->fts.nExpanded},
         {"prefix_expansion_capped", q->fts.bExpansionCapped ? "yes (raise OPTION expansion_limit)" : NULL, 0, 0},

@@ -1,0 +1,166 @@
+"""kNN search through the MySQL protocol: knn(), knn_dist(), filters, radius.
+
+The expected rows come from a brute-force reference written here from the
+definitions in docs/sql.md (squared L2; 1 - dot; 1 - cosine), computed in
+double precision from the same float32 components the server stores; the
+server computes in float32, so distances are compared with a tolerance and
+the order only where neighbours are not near-ties.
+"""
+
+import math
+import random
+import re
+import struct
+
+import pymysql
+import pytest
+
+DIMS = 8
+N = 300
+
+
+def f32(x):
+    """x rounded to float32, as the server stores it."""
+    return struct.unpack("f", struct.pack("f", x))[0]
+
+
+def dist(metric, q, v):
+    if metric == "l2":
+        return sum((a - b) ** 2 for a, b in zip(q, v))
+    dot = sum(a * b for a, b in zip(q, v))
+    if metric == "ip":
+        return 1 - dot
+    nq = math.sqrt(sum(a * a for a in q))
+    nv = math.sqrt(sum(b * b for b in v))
+    return 1 - dot / (nq * nv) if nv else 1.0
+
+
+def vec_sql(v):
+    return "(" + ", ".join(repr(x) for x in v) + ")"
+
+
+@pytest.fixture(scope="module", params=["l2", "ip", "cosine"])
+def table(request, server):
+    """N rows with random vectors (a few NULL), a price and a category."""
+    from conftest import pymysql_connect
+    metric = request.param
+    rng = random.Random(7)
+    rows = {}
+    for i in range(1, N + 1):
+        v = None if i % 50 == 0 else [f32(rng.uniform(-1, 1)) for _ in range(DIMS)]
+        rows[i] = (v, rng.randint(1, 100), rng.randint(1, 5))
+    name = "knn_" + metric
+    c = pymysql_connect(server.mysql_port)
+    with c.cursor() as cur:
+        cur.execute(f"CREATE TABLE {name} (price INT, cat INT, v FLOAT_VECTOR KNN_TYPE='hnsw' "
+                    f"KNN_DIMS='{DIMS}' HNSW_SIMILARITY='{metric}')")
+        cur.execute(f"INSERT INTO {name} (id, price, cat, v) VALUES " + ", ".join(
+            "(%d, %d, %d, %s)" % (i, p, k, vec_sql(v) if v else "NULL") for i, (v, p, k) in rows.items()))
+    c.close()
+    return name, metric, rows
+
+
+def reference(rows, metric, q, k, keep=lambda i, d: True):
+    """[(id, distance)] of the k nearest rows that keep() accepts."""
+    got = [(i, dist(metric, q, v)) for i, (v, _, _) in rows.items() if v is not None]
+    got = [(i, d) for i, d in got if keep(i, d)]
+    got.sort(key=lambda t: (t[1], t[0]))
+    return got[:k]
+
+
+def check(result, want):
+    """Same rows, same distances (float32 tolerance), in distance order."""
+    assert len(result) == len(want), (result, want)
+    assert sorted(i for i, _ in result) == sorted(i for i, _ in want), (result, want)
+    exp = dict(want)
+    for i, d in result:
+        assert d == pytest.approx(exp[i], rel=1e-4, abs=1e-5), (i, d, exp[i])
+    ds = [d for _, d in result]
+    assert ds == sorted(ds)
+
+
+def test_nearest_first(cur, table):
+    name, metric, rows = table
+    rng = random.Random(11)
+    for k in (1, 5, 20, 1000):
+        q = [rng.uniform(-1, 1) for _ in range(DIMS)]
+        cur.execute(f"SELECT id, knn_dist() FROM {name} WHERE knn(v, {k}, {vec_sql(q)}) LIMIT 1000")
+        check(cur.fetchall(), reference(rows, metric, [f32(x) for x in q], k))
+
+
+def test_filter_does_not_eat_k(cur, table):
+    # The k nearest among the rows that pass, not the k nearest then filtered.
+    name, metric, rows = table
+    q = [0.25] * DIMS
+    cur.execute(f"SELECT id, knn_dist(), price FROM {name} WHERE knn(v, 10, {vec_sql(q)}) "
+                f"AND price < 20 AND cat IN (1, 2)")
+    got = cur.fetchall()
+    want = reference(rows, metric, q, 10, lambda i, d: rows[i][1] < 20 and rows[i][2] in (1, 2))
+    check([(i, d) for i, d, _ in got], want)
+    assert all(p < 20 for _, _, p in got)
+
+
+def test_radius_and_order_by(cur, table):
+    name, metric, rows = table
+    q = [f32(x) for x in rows[3][0]]
+    radius = {"l2": 2.0, "ip": 0.5, "cosine": 0.5}[metric]
+    cur.execute(f"SELECT id, knn_dist() FROM {name} WHERE knn(v, 50, 3) AND knn_dist() < {radius} "
+                f"LIMIT 1000")
+    want = reference(rows, metric, q, 50, lambda i, d: d < radius)
+    got = cur.fetchall()
+    check(got, want)
+    if metric != "ip":
+        assert got[0][0] == 3 and got[0][1] == pytest.approx(0, abs=1e-5)  # the row itself
+    # ORDER BY replaces the distance order; LIMIT/OFFSET cut the k rows.
+    cur.execute(f"SELECT id, price FROM {name} WHERE knn(v, 8, 3) ORDER BY price DESC, id ASC "
+                f"LIMIT 3, 4")
+    eight = reference(rows, metric, q, 8)
+    by_price = sorted(eight, key=lambda t: (-rows[t[0]][1], t[0]))
+    assert [i for i, _ in cur.fetchall()] == [i for i, _ in by_price[3:7]]
+    cur.execute(f"SELECT COUNT(*) FROM {name} WHERE knn(v, 8, 3) AND price > 50")
+    assert cur.fetchone()[0] == len(reference(rows, metric, q, 8, lambda i, d: rows[i][1] > 50))
+
+
+def test_meta_and_options(cur, table):
+    name, _, _ = table
+    cur.execute(f"SELECT id FROM {name} WHERE knn(v, 5, 1, {{ef=64}})")
+    assert len(cur.fetchall()) == 5
+    cur.execute("SHOW META")
+    meta = dict(cur.fetchall())
+    assert meta["plan"] == "knn_exact"
+    assert int(meta["knn_distances"]) == N - N // 50      # every row with a vector
+    assert meta["total_found"] == "5"
+
+
+@pytest.mark.parametrize("sql, code, pattern", [
+    ("knn(v, 3, (1, 2))", 1064, r"2 components, column 'v' has 8"),
+    ("knn(price, 3, (1,2,3,4,5,6,7,8))", 1064, r"not a float_vector"),
+    ("knn(nope, 3, 1)", 1054, r"unknown column 'nope'"),
+    ("knn(v, 0, 1)", 1064, r"k must be an integer"),
+    ("knn(v, 3, 99999)", 1064, r"no row with id 99999"),
+    ("knn(v, 3, 50)", 1064, r"row 50 has no vector"),
+    ("knn(v, 3, 1, {foo=1})", 1064, r"unknown option"),
+    ("knn(v, 3, 1, {ef=0})", 1064, r"ef must be"),
+    ("knn(v, 3, 'some text')", 1235, r"needs a column with a model"),
+    ("knn(v, 3, 1) OR id = 1", 1064, r"condition of its own"),
+    ("NOT knn(v, 3, 1)", 1064, r"condition of its own"),
+    ("id = 1 AND knn_dist() < 1", 1064, r"knn_dist\(\) needs a knn\(\)"),
+])
+def test_errors(cur, table, sql, code, pattern):
+    name, _, _ = table
+    with pytest.raises(pymysql.err.MySQLError) as ei:
+        cur.execute(f"SELECT id FROM {name} WHERE {sql}")
+    assert ei.value.args[0] == code, ei.value.args
+    assert re.search(pattern, ei.value.args[1]), ei.value.args
+
+
+def test_zero_query_vector_for_cosine(cur, table):
+    name, metric, _ = table
+    sql = f"SELECT id, knn_dist() FROM {name} WHERE knn(v, 3, {vec_sql([0.0] * DIMS)})"
+    if metric != "cosine":
+        cur.execute(sql)
+        assert len(cur.fetchall()) == 3
+        return
+    with pytest.raises(pymysql.err.MySQLError) as ei:
+        cur.execute(sql)
+    assert "all zeros" in ei.value.args[1]
