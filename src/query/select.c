@@ -21,7 +21,9 @@
 
 #include "query/query_int.h"
 #include "util/clock.h"
+#include "util/bitset.h"
 #include "vec/distance.h"
+#include "vec/hnsw.h"
 
 typedef struct Cand {
     const MemRow *row;
@@ -373,6 +375,77 @@ static int knn_query_vector(Exec *x, float *aQ, size_t n, LpError *err) {
     return LP_OK;
 }
 
+/* The graph path's filter: the node is a live row of the snapshot. */
+typedef struct KnnCtx {
+    Exec *x;
+    const uint32_t *aMap;   /* node -> slot */
+    uint32_t nMap;
+} KnnCtx;
+
+static const MemRow *knn_node_row(const KnnCtx *c, uint32_t node, uint32_t *pSlot) {
+    if (node >= c->nMap || c->aMap[node] == UINT32_MAX) return NULL;
+    uint32_t slot = c->aMap[node];
+    if (slot >= table_snap_nslot(c->x->snap)) return NULL;
+    *pSlot = slot;
+    return table_snap_slot(c->x->snap, slot);
+}
+
+static int knn_node_live(void *ctx, uint32_t node) {
+    uint32_t slot;
+    return knn_node_row(ctx, node, &slot) != NULL;
+}
+
+/* kNN through the column's HNSW graph. The attribute filter becomes an
+** allow-bitmap over the graph's nodes (evaluated for every live row, so the
+** graph never returns a row the filter rejects, and the library can choose
+** an exact scan when few pass); without one, a callback skips rows deleted
+** or not in this snapshot. */
+static int knn_graph(Exec *x, VecHnsw *h, const uint32_t *aMap, uint32_t nMap, const float *aQ,
+                     KnnHit *aHeap, int *pnHeap, LpError *err) {
+    const QSelect *q = x->q;
+    KnnCtx c = {x, aMap, nMap};
+    VecFilter f = {NULL, knn_node_live, &c, -1};
+    Bitset allow;
+    int bBitmap = q->pWhere != NULL;
+    if (bBitmap) {
+        if (bitset_init(&allow, nMap ? nMap : 1)) return lp_err_set(err, LP_NOMEM, "out of memory");
+        int64_t nAllow = 0;
+        for (uint32_t node = 0; node < nMap; node++) {
+            uint32_t slot;
+            const MemRow *r = knn_node_row(&c, node, &slot);
+            if (!r) continue;
+            x->meta.nExamined++;
+            QRow row = {x->s, r, 1.0, slot, 0, NULL, &x->scratch};
+            if (!qexpr_true(q->pWhere, &row)) continue;
+            bitset_set(&allow, node);
+            nAllow++;
+        }
+        f = (VecFilter){&allow, NULL, NULL, nAllow};
+    }
+    VecHit *aHit = malloc(sizeof(VecHit) * (size_t)q->knnK);
+    int nHit = 0, rc;
+    VecSearchStats st;
+    if (!aHit) {
+        rc = lp_err_set(err, LP_NOMEM, "out of memory");
+    } else {
+        rc = vec_hnsw_search(h, aQ, q->knnK, q->knnEf, &f, aHit, &nHit, &st, err);
+    }
+    if (rc == LP_OK) {
+        x->meta.zPlan = st.path == VEC_PATH_GRAPH   ? "knn_hnsw"
+                        : st.path == VEC_PATH_EXACT ? "knn_exact"
+                                                    : "knn_hnsw_then_exact";
+        x->meta.nKnnDist = st.nDist;
+        for (int i = 0; i < nHit; i++) {
+            uint32_t slot;
+            const MemRow *r = knn_node_row(&c, aHit[i].id, &slot);
+            if (r) aHeap[(*pnHeap)++] = (KnnHit){r, slot, aHit[i].dist, row_id(r)};
+        }
+    }
+    free(aHit);
+    if (bBitmap) bitset_free(&allow);
+    return rc;
+}
+
 /* Exact kNN: every live row with a vector is scored, the filter (which
 ** may use KNN_DIST()) applied, the k nearest kept; then they go through the
 ** common ordering (ORDER BY, KNN_DIST() ascending by default). */
@@ -396,6 +469,15 @@ static int run_knn(Exec *x, LpError *err) {
                         "knn(): the query vector is all zeros, which has no cosine distance");
         goto out;
     }
+    const uint32_t *aMap;
+    uint32_t nMap;
+    VecHnsw *h = table_snap_knn(x->snap, q->iKnnCol, &aMap, &nMap);
+    /* A radius in the WHERE (KNN_DIST() in the filter) needs every distance:
+    ** the exact scan below answers it. */
+    if (h && !qexpr_uses_knn(q->pWhere)) {
+        if ((rc = knn_graph(x, h, aMap, nMap, aQ, aHeap, &nHeap, err)) != LP_OK) goto out;
+        goto ordered;
+    }
     size_t nSlot = table_snap_nslot(x->snap);
     for (size_t i = 0; i < nSlot; i++) {
         const MemRow *r = table_snap_slot(x->snap, i);
@@ -409,6 +491,7 @@ static int run_knn(Exec *x, LpError *err) {
         if (q->pWhere && !qexpr_true(q->pWhere, &row)) continue;
         knn_push(aHeap, &nHeap, q->knnK, (KnnHit){r, (uint32_t)i, dist, row_id(r)});
     }
+ordered:
     x->meta.nTotalFound = (uint64_t)nHeap;
     if (q->bCountOnly) goto out;
     if ((rc = topk_init(x, (uint64_t)nHeap, err)) != LP_OK) goto out;

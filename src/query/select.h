@@ -29,8 +29,11 @@
 ** among those that pass pWhere; KNN_DIST() is their distance and may be
 ** used in pWhere itself (a radius). They are then ordered by aOrder (the
 ** binder makes it KNN_DIST() ascending when the query has none) and cut
-** by offset and limit. This version scans every row exactly ("knn_exact");
-** rows whose vector is NULL are skipped.
+** by offset and limit. The column's HNSW graph answers ("knn_hnsw"; the
+** filter is an allow-bitmap, and the library scans exactly when few rows
+** pass, "knn_exact"); a KNN_DIST() in pWhere needs every distance, so an
+** exact scan of every row answers it. Rows whose vector is NULL are never
+** neighbours.
 */
 #ifndef LP_QUERY_SELECT_H
 #define LP_QUERY_SELECT_H

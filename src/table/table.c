@@ -47,6 +47,7 @@
 #include "fts/memindex_int.h"
 #include "util/hashmap.h"
 #include "util/vec.h"
+#include "vec/hnsw.h"
 
 struct MemRow {
     int64_t id;
@@ -54,6 +55,16 @@ struct MemRow {
     uint32_t unused;
     uint64_t aSlot[];       /* nCol slots, then the NULL bitmap, then the tail */
 };
+
+/* The HNSW graph of one vector column. Graph rows ("nodes") are numbered
+** in insert order, as slots are, but not every slot has a vector and a
+** batch adds its nodes before it takes the write lock, so nodeSlot maps
+** node -> slot (UINT32_MAX: not a live row's, or not applied yet). */
+typedef struct TableVec {
+    int iCol;               /* schema column */
+    VecHnsw *h;
+    VEC(uint32_t) nodeSlot; /* read under the read lock, changed under the write lock */
+} TableVec;
 
 struct Table {
     char *zName;            /* owned */
@@ -73,6 +84,11 @@ struct Table {
     int *aFtsCol;           /* field i -> schema column */
     const char **azFtsField;/* field names, for the MATCH parser */
     Tpool *pPool;           /* helps analyse large writes, or NULL */
+    TableVec *aVec;         /* one HNSW graph per knn_type='hnsw' vector column */
+    int nVec;
+    pthread_rwlock_t graphLock; /* writes hold it shared from their graph inserts
+                                ** (before the table lock) to the end; TRUNCATE,
+                                ** which swaps the graphs, exclusive */
 };
 
 struct TableSnap {
@@ -86,6 +102,47 @@ static size_t null_words(int nCol) {
 static int row_isnull(const MemRow *r, int nCol, int i) {
     const uint64_t *aNull = r->aSlot + nCol;
     return (aNull[i / 64] >> (i % 64)) & 1;
+}
+
+/* An empty graph for the vector column c. */
+static VecHnsw *new_graph(const ColumnSchema *c, LpError *err) {
+    VecHnswConfig cfg;
+    VecMetric m = c->vec.sim == VSIM_L2 ? VEC_L2 : c->vec.sim == VSIM_IP ? VEC_IP : VEC_COSINE;
+    vec_hnsw_config_init(&cfg, (uint32_t)c->vec.nDims, m);
+    if (c->vec.hnswM > 0) cfg.M = (uint32_t)c->vec.hnswM;
+    if (c->vec.efConstruction > 0) cfg.efConstruction = (uint32_t)c->vec.efConstruction;
+    return vec_hnsw_new(&cfg, err);
+}
+
+/* A graph per vector column with knn_type='hnsw' and knn_dims. */
+static int make_graphs(Table *t, LpError *err) {
+    const Schema *s = t->pSchema;
+    int n = 0;
+    for (int i = 0; i < s->nCol; i++) {
+        n += s->aCol[i].type == COL_VECTOR && s->aCol[i].vec.bHnsw && s->aCol[i].vec.nDims > 0;
+    }
+    if (!n) return LP_OK;
+    if (!(t->aVec = calloc((size_t)n, sizeof(TableVec)))) {
+        return lp_err_set(err, LP_NOMEM, "out of memory creating table '%s'", t->zName);
+    }
+    for (int i = 0; i < s->nCol; i++) {
+        const ColumnSchema *c = &s->aCol[i];
+        if (c->type != COL_VECTOR || !c->vec.bHnsw || c->vec.nDims <= 0) continue;
+        TableVec *tv = &t->aVec[t->nVec++];
+        tv->iCol = i;
+        if (!(tv->h = new_graph(c, err))) return err ? err->code : LP_NOMEM;
+    }
+    return LP_OK;
+}
+
+static void free_graphs(Table *t) {
+    for (int j = 0; j < t->nVec; j++) {
+        vec_hnsw_free(t->aVec[j].h);
+        VEC_FREE(&t->aVec[j].nodeSlot);
+    }
+    free(t->aVec);
+    t->aVec = NULL;
+    t->nVec = 0;
 }
 
 /* The analyzer the table's options ask for. */
@@ -110,6 +167,7 @@ Table *table_new(const char *zName, Schema *pSchema, LpError *err) {
     pthread_rwlockattr_init(&attr);
     pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
     pthread_rwlock_init(&t->lock, &attr);
+    pthread_rwlock_init(&t->graphLock, &attr);
     pthread_rwlockattr_destroy(&attr);
     idmap_init(&t->idx);
     t->nextId = 1;
@@ -123,6 +181,7 @@ Table *table_new(const char *zName, Schema *pSchema, LpError *err) {
         goto fail;
     }
     if (make_analyzer(pSchema, &t->pAnalyzer, err) != LP_OK) goto fail;
+    if (make_graphs(t, err) != LP_OK) goto fail;
     if (t->nFts) {
         t->aFtsCol = calloc((size_t)t->nFts, sizeof(int));
         t->azFtsField = calloc((size_t)t->nFts, sizeof(char *));
@@ -163,7 +222,9 @@ void table_unref(Table *t) {
     if (!t || atomic_fetch_sub(&t->nRef, 1) != 1) return;
     free_rows(t);
     pthread_rwlock_destroy(&t->lock);
+    pthread_rwlock_destroy(&t->graphLock);
     fts_mem_free(t->pFts);
+    free_graphs(t);
     analyzer_free(t->pAnalyzer);
     free(t->aFtsCol);
     free(t->azFtsField);
@@ -329,6 +390,17 @@ size_t table_snap_bytes(const TableSnap *s) {
     return s->t->nBytes;
 }
 
+VecHnsw *table_snap_knn(const TableSnap *s, int iCol, const uint32_t **paNodeSlot, uint32_t *pnNode) {
+    for (int v = 0; v < s->t->nVec; v++) {
+        const TableVec *tv = &s->t->aVec[v];
+        if (tv->iCol != iCol) continue;
+        *paNodeSlot = tv->nodeSlot.a;
+        *pnNode = (uint32_t)tv->nodeSlot.n;
+        return tv->h;
+    }
+    return NULL;
+}
+
 FtsSource *table_snap_fts(const TableSnap *s) {
     return s->t->pFts ? fts_mem_source(s->t->pFts) : NULL;
 }
@@ -418,6 +490,10 @@ static int analyse_values(const Table *t, const Value *aVal, FtsDocBuf *d, LpErr
 ** memory runs out it leaves everything as it was. */
 static void compact(Table *t) {
     FtsMem *pNewFts = NULL;
+    /* Old slot -> new slot, for the graphs' node maps (nodes of dropped
+    ** rows become unmapped; the graphs themselves stay as they are). */
+    uint32_t *aNewSlot = NULL;
+    if (t->nVec && !(aNewSlot = malloc(sizeof(uint32_t) * (t->slots.n ? t->slots.n : 1)))) return;
     if (t->pFts) {
         pNewFts = fts_mem_new(t->nFts);
         FtsDocBuf d = {0};
@@ -438,12 +514,14 @@ static void compact(Table *t) {
         fts_docbuf_free(&d);
         if (!ok) {
             fts_mem_free(pNewFts);
+            free(aNewSlot);
             return;
         }
     }
     size_t j = 0;
     for (size_t i = 0; i < t->slots.n; i++) {
         MemRow *r = t->slots.a[i];
+        if (aNewSlot) aNewSlot[i] = r ? (uint32_t)j : UINT32_MAX;
         if (!r) continue;
         t->slots.a[j] = r;
         /* The id is present, so this overwrite cannot need to grow. */
@@ -451,6 +529,14 @@ static void compact(Table *t) {
         j++;
     }
     t->slots.n = j;
+    for (int v = 0; v < t->nVec; v++) {
+        TableVec *tv = &t->aVec[v];
+        for (size_t n = 0; n < tv->nodeSlot.n; n++) {
+            uint32_t s = tv->nodeSlot.a[n];
+            if (s != UINT32_MAX) tv->nodeSlot.a[n] = aNewSlot[s];
+        }
+    }
+    free(aNewSlot);
     if (pNewFts) {
         fts_mem_free(t->pFts);
         t->pFts = pNewFts;
@@ -467,6 +553,7 @@ typedef struct PrepJob {
     size_t iFrom, iTo;
     MemRow **apRow;
     FtsDocBuf *aDoc;
+    uint32_t *aNode;        /* nOp * nVec: the graph node of each new row's vector */
     int rc;
     LpError err;
 } PrepJob;
@@ -483,7 +570,32 @@ static void prepare_range(void *arg) {
         } else if (j->aDoc) {
             j->rc = analyse_values(t, op->aVal, &j->aDoc[k], &j->err);
         }
+        /* The vectors go into the graphs now, outside the lock: inserting
+        ** is the expensive part and the graph takes concurrent inserts. A
+        ** node whose row is not applied in the end stays unmapped. */
+        for (int v = 0; v < t->nVec && j->rc == LP_OK; v++) {
+            const Value *val = &op->aVal[t->aVec[v].iCol];
+            uint32_t *pNode = &j->aNode[k * (size_t)t->nVec + (size_t)v];
+            if (val->kind == VAL_VEC) j->rc = vec_hnsw_add(t->aVec[v].h, val->u.v.a, pNode, &j->err);
+        }
     }
+}
+
+/* UPDATE may not change a vector that is in a graph: the node keeps the
+** old one. REPLACE writes a new row (and node) instead. */
+static int refuse_vector_updates(const Table *t, const TableOp *aOp, size_t nOp, LpError *err) {
+    for (size_t k = 0; k < nOp; k++) {
+        if (aOp[k].kind != TOP_UPDATE) continue;
+        for (int v = 0; v < t->nVec; v++) {
+            if (aOp[k].aSet[t->aVec[v].iCol]) {
+                return lp_err_set(err, LP_UNSUPPORTED,
+                                  "UPDATE cannot change vector column '%s' (knn_type='hnsw'): "
+                                  "REPLACE the row instead",
+                                  t->pSchema->aCol[t->aVec[v].iCol].zName);
+            }
+        }
+    }
+    return LP_OK;
 }
 
 /* A write with at least this much text is split across the pool. */
@@ -494,9 +606,12 @@ static void prepare_range(void *arg) {
 ** error reported is the earliest failing operation's, as a serial run
 ** would report it. */
 static int prepare_rows(const Table *t, const TableOp *aOp, size_t nOp, MemRow **apRow,
-                        FtsDocBuf *aDoc, LpError *err) {
+                        FtsDocBuf *aDoc, uint32_t *aNode, LpError *err) {
     size_t nJob = 1;
-    if (t->pPool && aDoc && nOp >= 8) {
+    if (t->pPool && t->nVec && nOp >= 8) {
+        nJob = (size_t)(tpool_size(t->pPool) + 1) * 4; /* graph inserts are the heavy part */
+        if (nJob > nOp) nJob = nOp;
+    } else if (t->pPool && aDoc && nOp >= 8) {
         size_t nText = 0;
         for (size_t k = 0; k < nOp; k++) {
             if (aOp[k].kind != TOP_INSERT && aOp[k].kind != TOP_REPLACE) continue;
@@ -517,7 +632,7 @@ static int prepare_rows(const Table *t, const TableOp *aOp, size_t nOp, MemRow *
         nJob = 1;
     }
     for (size_t i = 0; i < nJob; i++) {
-        aJob[i] = (PrepJob){t, aOp, nOp * i / nJob, nOp * (i + 1) / nJob, apRow, aDoc, LP_OK, {0}};
+        aJob[i] = (PrepJob){t, aOp, nOp * i / nJob, nOp * (i + 1) / nJob, apRow, aDoc, aNode, LP_OK, {0}};
     }
     if (nJob == 1) {
         prepare_range(&aJob[0]);
@@ -552,10 +667,17 @@ int table_apply(Table *t, const TableOp *aOp, size_t nOp, TableApplyOut *pOut, L
     ** and analyse their text (ids are set later, under the lock). */
     MemRow **apRow = calloc(nOp ? nOp : 1, sizeof(MemRow *));
     FtsDocBuf *aDoc = t->pFts ? calloc(nOp ? nOp : 1, sizeof(FtsDocBuf)) : NULL;
-    if (!apRow || (t->pFts && !aDoc)) {
+    int bGraphLocked = 0;
+    uint32_t *aNode = t->nVec ? malloc(sizeof(uint32_t) * (nOp ? nOp : 1) * (size_t)t->nVec) : NULL;
+    for (size_t i = 0; aNode && i < nOp * (size_t)t->nVec; i++) aNode[i] = UINT32_MAX;
+    if (!apRow || (t->pFts && !aDoc) || (t->nVec && !aNode)) {
         rc = lp_err_set(err, LP_NOMEM, "out of memory writing to table '%s'", t->zName);
-    } else {
-        rc = prepare_rows(t, aOp, nOp, apRow, aDoc, err);
+    } else if ((rc = refuse_vector_updates(t, aOp, nOp, err)) == LP_OK) {
+        /* The nodes this batch adds must be mapped in the graph they went
+        ** into: no TRUNCATE may swap it until the batch is done. */
+        if (t->nVec) pthread_rwlock_rdlock(&t->graphLock);
+        bGraphLocked = t->nVec > 0;
+        rc = prepare_rows(t, aOp, nOp, apRow, aDoc, aNode, err);
     }
     if (rc != LP_OK) goto done_unlocked;
 
@@ -634,6 +756,17 @@ int table_apply(Table *t, const TableOp *aOp, size_t nOp, TableApplyOut *pOut, L
         }
         nApp = 0; /* counted again as phase 3 assigns ordinals */
     }
+    /* Every node added so far (by this batch or one still in its phase 0)
+    ** gets a map entry, unmapped until its batch applies. */
+    for (int v = 0; v < t->nVec && rc == LP_OK; v++) {
+        TableVec *tv = &t->aVec[v];
+        uint32_t n = vec_hnsw_count(tv->h);
+        if (VEC_RESERVE(&tv->nodeSlot, n)) {
+            rc = lp_err_set(err, LP_NOMEM, "out of memory indexing table '%s'", t->zName);
+            break;
+        }
+        while (tv->nodeSlot.n < n) tv->nodeSlot.a[tv->nodeSlot.n++] = UINT32_MAX;
+    }
     if (rc != LP_OK) {
         pthread_rwlock_unlock(&t->lock);
         overlay_free(&o, 1);
@@ -677,6 +810,10 @@ int table_apply(Table *t, const TableOp *aOp, size_t nOp, TableApplyOut *pOut, L
                     apApp[nApp] = &aDoc[p->iDoc];
                     aOrd[nApp++] = ord;
                 }
+                for (int v = 0; v < t->nVec; v++) {
+                    uint32_t node = aNode[(size_t)p->iDoc * (size_t)t->nVec + (size_t)v];
+                    if (node != UINT32_MAX) t->aVec[v].nodeSlot.a[node] = ord;
+                }
             }
         }
         p->pNew = NULL; /* now the table's */
@@ -701,6 +838,8 @@ done_unlocked:
     }
     free(apRow);
     free(aDoc);
+    free(aNode);
+    if (bGraphLocked) pthread_rwlock_unlock(&t->graphLock);
     return rc;
 }
 
@@ -709,13 +848,31 @@ int table_truncate(Table *t, LpError *err) {
     if (t->pFts && !(m = fts_mem_new(t->nFts))) {
         return lp_err_set(err, LP_NOMEM, "out of memory truncating table '%s'", t->zName);
     }
+    VecHnsw **apNew = t->nVec ? calloc((size_t)t->nVec, sizeof(VecHnsw *)) : NULL;
+    for (int v = 0; v < t->nVec; v++) {
+        if (!apNew || !(apNew[v] = new_graph(&t->pSchema->aCol[t->aVec[v].iCol], err))) {
+            for (int w = 0; apNew && w < v; w++) vec_hnsw_free(apNew[w]);
+            free(apNew);
+            fts_mem_free(m);
+            return lp_err_set(err, LP_NOMEM, "out of memory truncating table '%s'", t->zName);
+        }
+    }
+    if (t->nVec) pthread_rwlock_wrlock(&t->graphLock); /* no write in flight */
     pthread_rwlock_wrlock(&t->lock);
     free_rows(t);
     if (m) {
         fts_mem_free(t->pFts);
         t->pFts = m;
+        fts_mem_set_pool(t->pFts, t->pPool);
     }
+    for (int v = 0; v < t->nVec; v++) {
+        vec_hnsw_free(t->aVec[v].h);
+        t->aVec[v].h = apNew[v];
+        t->aVec[v].nodeSlot.n = 0;
+    }
+    free(apNew);
     t->nextId = 1;
     pthread_rwlock_unlock(&t->lock);
+    if (t->nVec) pthread_rwlock_unlock(&t->graphLock);
     return LP_OK;
 }

@@ -51,6 +51,7 @@
 #include "text/analyzer.h"
 #include "util/error.h"
 #include "util/threadpool.h"
+#include "vec/hnsw.h"
 
 typedef struct Table Table;         /* opaque */
 typedef struct TableSnap TableSnap; /* opaque read view */
@@ -105,6 +106,11 @@ size_t table_snap_bytes(const TableSnap *s);
 /* The full-text index over the slots, or NULL when the table has no
 ** indexed TEXT field. Valid while the snapshot is held. */
 FtsSource *table_snap_fts(const TableSnap *s);
+/* The HNSW graph of vector column iCol (NULL when it has none) and its
+** node -> slot map (*pnNode entries; UINT32_MAX: not a live row's). The
+** graph may hold more nodes than the map (rows being inserted): those are
+** not rows of this snapshot. Valid while the snapshot is held. */
+VecHnsw *table_snap_knn(const TableSnap *s, int iCol, const uint32_t **paNodeSlot, uint32_t *pnNode);
 /* Bytes and distinct terms of the full-text index. */
 size_t table_snap_fts_bytes(const TableSnap *s, size_t *pnTerms);
 

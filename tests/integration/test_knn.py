@@ -121,15 +121,30 @@ def test_radius_and_order_by(cur, table):
     assert cur.fetchone()[0] == len(reference(rows, metric, q, 8, lambda i, d: rows[i][1] > 50))
 
 
-def test_meta_and_options(cur, table):
-    name, _, _ = table
+def test_meta_and_paths(cur, table):
+    name, _, rows = table
+    with_vec = sum(1 for v, _, _ in rows.values() if v is not None)
+
+    def meta():
+        cur.execute("SHOW META")
+        return dict(cur.fetchall())
+    # The graph, without a filter.
     cur.execute(f"SELECT id FROM {name} WHERE knn(v, 5, 1, {{ef=64}})")
     assert len(cur.fetchall()) == 5
-    cur.execute("SHOW META")
-    meta = dict(cur.fetchall())
-    assert meta["plan"] == "knn_exact"
-    assert int(meta["knn_distances"]) == N - N // 50      # every row with a vector
-    assert meta["total_found"] == "5"
+    m = meta()
+    assert m["plan"] == "knn_hnsw" and int(m["knn_distances"]) > 0 and m["total_found"] == "5", m
+    # A filter that keeps a handful of rows: an exact scan of those.
+    cur.execute(f"SELECT id FROM {name} WHERE knn(v, 5, 1) AND price = 7")
+    got = cur.fetchall()
+    m = meta()
+    want = [i for i, (v, p, _) in rows.items() if v is not None and p == 7]
+    assert m["plan"] == "knn_exact", m                   # fewer rows pass than ef
+    assert len(got) == min(5, len(want)) and {r[0] for r in got} <= set(want), (got, want)
+    assert int(m.get("knn_distances", 0)) == len(want)
+    # A radius needs every distance: the exact scan over every row.
+    cur.execute(f"SELECT id FROM {name} WHERE knn(v, 5, 1) AND knn_dist() < 100")
+    m = meta()
+    assert m["plan"] == "knn_exact" and int(m["knn_distances"]) == with_vec, m
 
 
 @pytest.mark.parametrize("sql, code, pattern", [
@@ -164,3 +179,72 @@ def test_zero_query_vector_for_cosine(cur, table):
     with pytest.raises(pymysql.err.MySQLError) as ei:
         cur.execute(sql)
     assert "all zeros" in ei.value.args[1]
+
+
+def test_graph_recall_and_writes(cur, uniq):
+    """A larger table through SQL: recall of the graph against brute force,
+    then deletes, REPLACE, a refused UPDATE, compaction and TRUNCATE keep
+    the answers right."""
+    t = uniq()
+    dims, n = 16, 3000
+    rng = random.Random(5)
+    centres = [[rng.gauss(0, 1) for _ in range(dims)] for _ in range(30)]
+    rows = {}
+    for i in range(1, n + 1):
+        c = centres[i % 30]
+        rows[i] = [f32(x + rng.gauss(0, 0.3)) for x in c]
+    cur.execute(f"CREATE TABLE {t} (grp INT, v FLOAT_VECTOR KNN_TYPE='hnsw' KNN_DIMS='{dims}' "
+                f"HNSW_SIMILARITY='l2')")
+    ids = list(rows)
+    for j in range(0, n, 500):
+        cur.execute(f"INSERT INTO {t} (id, grp, v) VALUES " + ", ".join(
+            f"({i}, {i % 7}, {vec_sql(rows[i])})" for i in ids[j:j + 500]))
+
+    def ask(q, k=10, where=""):
+        cur.execute(f"SELECT id, knn_dist() FROM {t} WHERE knn(v, {k}, {vec_sql(q)}) {where} "
+                    f"LIMIT 1000")
+        return cur.fetchall()
+
+    def truth(q, k=10, keep=lambda i: True):
+        d = sorted((dist("l2", q, v), i) for i, v in rows.items() if keep(i))
+        return [i for _, i in d[:k]]
+
+    queries = [[f32(x + rng.gauss(0, 0.3)) for x in centres[rng.randrange(30)]] for _ in range(30)]
+    hit = sum(len({i for i, _ in ask(q)} & set(truth(q))) for q in queries)
+    assert hit / (10 * len(queries)) >= 0.95
+    cur.execute("SHOW META")
+    assert dict(cur.fetchall())["plan"] == "knn_hnsw"
+    # A filter keeping 1/7 of the rows: still 10 rows, all passing.
+    for q in queries[:5]:
+        got = ask(q, 10, "AND grp = 3")
+        assert len(got) == 10 and all(i % 7 == 3 for i, _ in got)
+        assert len({i for i, _ in got} & set(truth(q, 10, lambda i: i % 7 == 3))) >= 8
+    # Deleted rows are never neighbours; REPLACE moves a row.
+    q = queries[0]
+    near = truth(q, 5)
+    cur.execute(f"DELETE FROM {t} WHERE id IN ({', '.join(map(str, near[:3]))})")
+    for i in near[:3]:
+        del rows[i]
+    assert not {i for i, _ in ask(q, 20)} & set(near[:3])
+    far = [f32(100.0)] * dims
+    cur.execute(f"REPLACE INTO {t} (id, grp, v) VALUES ({near[3]}, 1, {vec_sql(far)})")
+    rows[near[3]] = far
+    assert near[3] not in {i for i, _ in ask(q, 20)}
+    assert ask(far, 1)[0][0] == near[3]
+    with pytest.raises(pymysql.err.MySQLError) as ei:
+        cur.execute(f"UPDATE {t} SET v = {vec_sql(far)} WHERE id = 1")
+    assert "REPLACE the row instead" in ei.value.args[1]
+    # Delete most rows (the table compacts its slots): answers stay right.
+    gone = [i for i in list(rows) if i % 5 != 0]
+    for j in range(0, len(gone), 500):
+        cur.execute(f"DELETE FROM {t} WHERE id IN ({', '.join(map(str, gone[j:j + 500]))})")
+    for i in gone:
+        del rows[i]
+    for q in queries[:5]:
+        got = [i for i, _ in ask(q)]
+        assert all(i % 5 == 0 for i in got) and len(got) == 10
+        assert len(set(got) & set(truth(q))) >= 9
+    cur.execute(f"TRUNCATE TABLE {t}")
+    assert ask(queries[0]) == ()
+    cur.execute(f"INSERT INTO {t} (id, grp, v) VALUES (7, 0, {vec_sql(queries[0])})")
+    assert [i for i, _ in ask(queries[0])] == [7]
