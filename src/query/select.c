@@ -404,7 +404,10 @@ static int knn_graph(Exec *x, VecHnsw *h, const uint32_t *aMap, uint32_t nMap, c
                      KnnHit *aHeap, int *pnHeap, LpError *err) {
     const QSelect *q = x->q;
     KnnCtx c = {x, aMap, nMap};
-    VecFilter f = {NULL, knn_node_live, &c, -1};
+    /* The live rows bound the rows the callback passes: after many deletes
+    ** the library can then prefer an exact scan of the few left to a walk
+    ** through a graph of mostly deleted nodes. */
+    VecFilter f = {NULL, knn_node_live, &c, (int64_t)table_snap_count(x->snap)};
     Bitset allow;
     int bBitmap = q->pWhere != NULL;
     if (bBitmap) {

@@ -82,10 +82,27 @@ def check(result, want):
 def test_nearest_first(cur, table):
     name, metric, rows = table
     rng = random.Random(11)
+    found = wanted = 0
     for k in (1, 5, 20, 1000):
         q = [rng.uniform(-1, 1) for _ in range(DIMS)]
+        want = reference(rows, metric, [f32(x) for x in q], k)
+        # Through the graph: approximate, so the rows may differ slightly,
+        # but each comes with its true distance, nearest first.
         cur.execute(f"SELECT id, knn_dist() FROM {name} WHERE knn(v, {k}, {vec_sql(q)}) LIMIT 1000")
-        check(cur.fetchall(), reference(rows, metric, [f32(x) for x in q], k))
+        got = cur.fetchall()
+        assert len(got) == len(want)
+        exp = {i: dist(metric, [f32(x) for x in q], rows[i][0]) for i, _ in got}
+        for i, d in got:
+            assert d == pytest.approx(exp[i], rel=1e-4, abs=1e-5), (i, d, exp[i])
+        assert [d for _, d in got] == sorted(d for _, d in got)
+        found += len({i for i, _ in got} & {i for i, _ in want})
+        wanted += len(want)
+        # A filter every row passes, with ef over the table's size: the
+        # library scans exactly, so the answer is the reference's.
+        cur.execute(f"SELECT id, knn_dist() FROM {name} WHERE knn(v, {k}, {vec_sql(q)}, {{ef=1000}}) "
+                    f"AND price > 0 LIMIT 1000")
+        check(cur.fetchall(), want)
+    assert found / wanted >= 0.95
 
 
 def test_filter_does_not_eat_k(cur, table):
@@ -112,12 +129,13 @@ def test_radius_and_order_by(cur, table):
     if metric != "ip":
         assert got[0][0] == 3 and got[0][1] == pytest.approx(0, abs=1e-5)  # the row itself
     # ORDER BY replaces the distance order; LIMIT/OFFSET cut the k rows.
-    cur.execute(f"SELECT id, price FROM {name} WHERE knn(v, 8, 3) ORDER BY price DESC, id ASC "
-                f"LIMIT 3, 4")
+    cur.execute(f"SELECT id, price FROM {name} WHERE knn(v, 8, 3, {{ef=1000}}) AND price > 0 "
+                f"ORDER BY price DESC, id ASC LIMIT 3, 4")
     eight = reference(rows, metric, q, 8)
     by_price = sorted(eight, key=lambda t: (-rows[t[0]][1], t[0]))
     assert [i for i, _ in cur.fetchall()] == [i for i, _ in by_price[3:7]]
-    cur.execute(f"SELECT COUNT(*) FROM {name} WHERE knn(v, 8, 3) AND price > 50")
+    cur.execute(f"SELECT COUNT(*) FROM {name} WHERE knn(v, 8, 3, {{ef=1000}}) AND price > 50")
+    # (a filter keeping fewer rows than ef: the exact scan answers)
     assert cur.fetchone()[0] == len(reference(rows, metric, q, 8, lambda i, d: rows[i][1] > 50))
 
 
@@ -128,11 +146,18 @@ def test_meta_and_paths(cur, table):
     def meta():
         cur.execute("SHOW META")
         return dict(cur.fetchall())
-    # The graph, without a filter.
+    # A table this small costs less to scan than to walk (the library's
+    # cost model: rows^2 <= 36 * ef * rows): every row with a vector.
     cur.execute(f"SELECT id FROM {name} WHERE knn(v, 5, 1, {{ef=64}})")
     assert len(cur.fetchall()) == 5
     m = meta()
-    assert m["plan"] == "knn_hnsw" and int(m["knn_distances"]) > 0 and m["total_found"] == "5", m
+    assert m["plan"] == "knn_exact" and int(m["knn_distances"]) == with_vec, m
+    assert m["total_found"] == "5", m
+    # With ef 4 the walk is cheaper.
+    cur.execute(f"SELECT id FROM {name} WHERE knn(v, 2, 1, {{ef=4}})")
+    assert len(cur.fetchall()) == 2
+    m = meta()
+    assert m["plan"] == "knn_hnsw" and 0 < int(m["knn_distances"]) < with_vec, m
     # A filter that keeps a handful of rows: an exact scan of those.
     cur.execute(f"SELECT id FROM {name} WHERE knn(v, 5, 1) AND price = 7")
     got = cur.fetchall()
