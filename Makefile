@@ -16,7 +16,7 @@ FUZZ_SECONDS ?= 30
 CMAKE_FLAGS  ?=
 
 .PHONY: all deps build build-asan build-fuzz run test unit integration \
-        fuzz-smoke fuzz bench-server bench-fulltext clean help lint
+        fuzz-smoke fuzz bench-server bench-fulltext bench-vector clean help lint
 
 all: build
 
@@ -72,6 +72,12 @@ bench-server: build
 bench-fulltext: build
 	@scripts/install-deps.sh bench
 	@$(PYTHON) bench/fulltext/run.py
+
+# loupe's HNSW next to hnswlib (native -march=native build), python3-hnswlib
+# and faiss on clustered 100k x 128 / 384 sets and ../shared/data/vectors.
+bench-vector: build
+	@scripts/install-deps.sh bench
+	@$(PYTHON) bench/vector/run.py
 
 lint:
 	@cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \

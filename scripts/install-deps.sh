@@ -14,7 +14,8 @@ build_pkgs=(
   libutf8proc-dev libstemmer-dev libzstd-dev zlib1g-dev
   mariadb-client python3 python3-pymysql python3-pytest
 )
-bench_pkgs=( sphinxsearch libmariadb-dev python3-xapian sqlite3 libsqlite3-dev libxapian-dev )
+bench_pkgs=( sphinxsearch libmariadb-dev python3-xapian sqlite3 libsqlite3-dev libxapian-dev
+             libhnswlib-dev python3-hnswlib python3-faiss python3-numpy )
 
 want=("${build_pkgs[@]}")
 if [ "${1:-}" = bench ]; then want+=("${bench_pkgs[@]}"); fi
