@@ -320,7 +320,7 @@ static uint32_t phrase_count(PhraseIt *p) {
     ** word takes its m consecutive occurrences from aIdx[u] on. */
     enum { MAXW = 64 };
     int n = p->n > MAXW ? MAXW : p->n;
-    int aWord[MAXW], aMul[MAXW], nu = 0;
+    int aWord[MAXW] = {0}, aMul[MAXW] = {0}, nu = 0;
     for (int i = 0; i < n; i++) {
         int u = 0;
         while (u < nu && !(pn->anKey[aWord[u]] == pn->anKey[i] &&

@@ -427,7 +427,7 @@ static int knn_graph(Exec *x, VecHnsw *h, const uint32_t *aMap, uint32_t nMap, c
     }
     VecHit *aHit = malloc(sizeof(VecHit) * (size_t)q->knnK);
     int nHit = 0, rc;
-    VecSearchStats st;
+    VecSearchStats st = {0};
     if (!aHit) {
         rc = lp_err_set(err, LP_NOMEM, "out of memory");
     } else {

@@ -626,7 +626,7 @@ static int prepare_rows(const Table *t, const TableOp *aOp, size_t nOp, MemRow *
             if (nJob > nOp) nJob = nOp;
         }
     }
-    PrepJob one, *aJob = nJob > 1 ? calloc(nJob, sizeof(PrepJob)) : &one;
+    PrepJob one = {0}, *aJob = nJob > 1 ? calloc(nJob, sizeof(PrepJob)) : &one;
     if (!aJob) {
         aJob = &one;
         nJob = 1;
