@@ -281,3 +281,16 @@ def command_line(script, argv):
 
 def utc_now():
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def run_cli(main, name, what="servers stopped, temporary files removed"):
+    """Runs main(argv) as a benchmark's entry point: a BenchError becomes a
+    one-line message and exit 1, Ctrl-C exit 130 (cleanup has run)."""
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except BenchError as e:
+        print("%s: %s" % (name, e), file=sys.stderr)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        print("%s: interrupted; %s" % (name, what), file=sys.stderr)
+        sys.exit(130)

@@ -53,7 +53,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from common import (REPO, BenchError, command_line, cpu_seconds, git_revision,  # noqa: E402
+from common import (run_cli, REPO, BenchError, command_line, cpu_seconds, git_revision,  # noqa: E402
                     install_signal_handlers, machine, package_version, rss_mib, utc_now)
 import engines as eng  # noqa: E402
 import metrics  # noqa: E402
@@ -917,11 +917,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except BenchError as e:
-        print("bench-fulltext: %s" % e, file=sys.stderr)
-        sys.exit(1)
-    except KeyboardInterrupt:
-        print("bench-fulltext: interrupted; servers stopped, temporary files removed", file=sys.stderr)
-        sys.exit(130)
+    run_cli(main, "bench-fulltext")

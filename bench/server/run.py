@@ -42,7 +42,7 @@ import time
 import pymysql
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from common import (REPO, BenchError, LoupeServer, SphinxServer, command_line, connect,  # noqa: E402
+from common import (run_cli, REPO, BenchError, LoupeServer, SphinxServer, command_line, connect,  # noqa: E402
                     cpu_seconds, git_revision, install_signal_handlers, machine,
                     package_version, rss_mib, utc_now)
 
@@ -499,11 +499,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except BenchError as e:
-        print("bench-server: %s" % e, file=sys.stderr)
-        sys.exit(1)
-    except KeyboardInterrupt:
-        print("bench-server: interrupted; servers stopped, temporary files removed", file=sys.stderr)
-        sys.exit(130)
+    run_cli(main, "bench-server")

@@ -58,7 +58,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from common import (REPO, BenchError, _die_with_parent, command_line, git_revision,  # noqa: E402
+from common import (run_cli, REPO, BenchError, _die_with_parent, command_line, git_revision,  # noqa: E402
                     install_signal_handlers, machine, package_version, utc_now)
 import data  # noqa: E402
 
@@ -551,11 +551,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except BenchError as e:
-        print("bench-vector: %s" % e, file=sys.stderr)
-        sys.exit(1)
-    except KeyboardInterrupt:
-        print("bench-vector: interrupted; drivers stopped, temporary files removed", file=sys.stderr)
-        sys.exit(130)
+    run_cli(main, "bench-vector", "drivers stopped, temporary files removed")

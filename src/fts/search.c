@@ -921,17 +921,24 @@ static uint64_t pn_cost(const PlanNode *pn) {
     }
 }
 
-/* Stable insertion sort of an AND's positive parts by pn_cost. */
-static void sort_by_cost(PlanNode **a, int n) {
+/* Stable insertion sort of an AND's positive parts by pn_cost, each cost
+** computed once (it walks the part's subtree). Best effort: unsorted when
+** the scratch array cannot be had. */
+static void sort_by_cost(Arena *ar, PlanNode **a, int n) {
+    uint64_t *aCost = n > 1 ? arena_alloc(ar, sizeof(uint64_t) * (size_t)n) : NULL;
+    if (!aCost) return;
+    for (int i = 0; i < n; i++) aCost[i] = pn_cost(a[i]);
     for (int i = 1; i < n; i++) {
         PlanNode *x = a[i];
-        uint64_t cx = pn_cost(x);
+        uint64_t cx = aCost[i];
         int j = i - 1;
-        while (j >= 0 && pn_cost(a[j]) > cx) {
+        while (j >= 0 && aCost[j] > cx) {
             a[j + 1] = a[j];
+            aCost[j + 1] = aCost[j];
             j--;
         }
         a[j + 1] = x;
+        aCost[j + 1] = cx;
     }
 }
 
@@ -1043,7 +1050,7 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
         }
         if (bNone || nPos == 0) return &g_none;
         if (!bAnd) nPos = merge_repeats(aPos, nPos);
-        if (bAnd) sort_by_cost(aPos, nPos);
+        if (bAnd) sort_by_cost(q->a, aPos, nPos);
         if (nPos == 1 && nNeg == 0) return aPos[0];
         PlanNode *pn = new_pn(q, bAnd ? PN_AND : PN_OR);
         PlanNode **ac = arena_alloc(q->a, sizeof(PlanNode *) * (size_t)(nPos + nNeg));

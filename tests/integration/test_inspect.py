@@ -1,0 +1,104 @@
+"""loupe-inspect on real files: a build, a check and a timed query run that
+work, and every bad input (arguments, JSON, query file, MATCH text, a
+truncated or damaged segment) refused with a message that says where."""
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from helpers import LOUPE_BIN
+
+INSPECT = os.path.join(os.path.dirname(LOUPE_BIN), "loupe-inspect")
+
+
+def run(*args):
+    return subprocess.run([INSPECT, *args], capture_output=True, text=True, timeout=60)
+
+
+@pytest.fixture
+def docs(tmp_path):
+    p = tmp_path / "docs.jsonl"
+    p.write_text("".join(json.dumps({"title": "doc %d" % i, "text": "quick brown fox %d jumps" % i}) + "\n"
+                         for i in range(200)))
+    return p
+
+
+@pytest.fixture
+def segment(tmp_path, docs):
+    seg = tmp_path / "c.seg"
+    r = run("fts-build", str(docs), str(seg), "--morphology", "stem_en", "--threads", "2")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["documents"] == 200 and out["segment_bytes"] == seg.stat().st_size
+    return seg
+
+
+def test_build_check_and_bench(tmp_path, segment):
+    r = run("fts-info", str(segment))
+    assert r.returncode == 0 and "documents       200" in r.stdout and "check           ok" in r.stdout
+    q = tmp_path / "q.txt"
+    q.write_text("fox\nquick | jumps\n\"brown fox\"\njum*\n")
+    r = run("fts-bench", str(segment), str(q), "--seconds", "0.05", "--morphology", "stem_en")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["queries"] >= 4 and out["queries"] % 4 == 0 and out["rows"] == out["queries"] * 10
+
+
+@pytest.mark.parametrize("args", [
+    ["fts-build"],
+    ["fts-build", "a", "b", "--threads", "0"],
+    ["fts-build", "a", "b", "--nope", "1"],
+    ["fts-bench", "a", "b", "--k", "0"],
+    ["frobnicate", "x"],
+])
+def test_bad_arguments(args):
+    r = run(*args)
+    assert r.returncode == 2 and "usage:" in r.stderr
+
+
+def test_bad_json_names_the_line(tmp_path):
+    p = tmp_path / "bad.jsonl"
+    p.write_text('{"title": "ok", "text": "fine"}\n{"title": "broken\n')
+    r = run("fts-build", str(p), str(tmp_path / "x.seg"))
+    assert r.returncode == 1 and "line 2" in r.stderr and str(p) in r.stderr
+    r = run("fts-build", str(tmp_path / "missing.jsonl"), str(tmp_path / "x.seg"))
+    assert r.returncode == 1 and "cannot open" in r.stderr
+
+
+def test_invalid_unicode_names_the_line(tmp_path):
+    # A raw invalid byte and an escaped lone surrogate: refused while reading.
+    for body in (b'{"title": "bad \xff here"}', b'{"title": "bad \\udc80 here"}'):
+        p = tmp_path / "utf8.jsonl"
+        p.write_bytes(b'{"title": "ok", "text": "fine"}\n' + body + b"\n")
+        r = run("fts-build", str(p), str(tmp_path / "x.seg"))
+        assert r.returncode == 1 and "line 2" in r.stderr, (body, r.stderr)
+        assert not (tmp_path / "x.seg").exists()
+
+
+def test_bad_query_file_and_match(tmp_path, segment):
+    r = run("fts-bench", str(segment), str(tmp_path / "none.txt"), "--seconds", "0.05")
+    assert r.returncode == 1 and "cannot open" in r.stderr
+    q = tmp_path / "q.txt"
+    q.write_text("fox\n\"unclosed phrase\n")
+    r = run("fts-bench", str(segment), str(q), "--seconds", "0.05")
+    assert r.returncode == 1 and "query 2" in r.stderr
+
+
+def test_damaged_segments_name_the_file(tmp_path, segment):
+    data = segment.read_bytes()
+    cut = tmp_path / "cut.seg"
+    cut.write_bytes(data[:len(data) // 2])
+    r = run("fts-info", str(cut))
+    assert r.returncode == 1 and str(cut) in r.stderr
+    flipped = bytearray(data)
+    flipped[len(data) // 3] ^= 0xFF
+    bad = tmp_path / "flipped.seg"
+    bad.write_bytes(bytes(flipped))
+    r = run("fts-info", str(bad))
+    assert r.returncode == 1 and str(bad) in r.stderr
+    q = tmp_path / "q.txt"
+    q.write_text("fox\n")
+    r = run("fts-bench", str(cut), str(q), "--seconds", "0.05")
+    assert r.returncode == 1 and str(cut) in r.stderr
