@@ -607,11 +607,10 @@ static int refuse_vector_updates(const Table *t, const TableOp *aOp, size_t nOp,
 ** would report it. */
 static int prepare_rows(const Table *t, const TableOp *aOp, size_t nOp, MemRow **apRow,
                         FtsDocBuf *aDoc, uint32_t *aNode, LpError *err) {
-    size_t nJob = 1;
-    if (t->pPool && t->nVec && nOp >= 8) {
-        nJob = (size_t)(tpool_size(t->pPool) + 1) * 4; /* graph inserts are the heavy part */
-        if (nJob > nOp) nJob = nOp;
-    } else if (t->pPool && aDoc && nOp >= 8) {
+    /* Worth sharing out: graph inserts (the heavy part of a row), or
+    ** enough text to analyse. */
+    int bShare = t->pPool && nOp >= 8 && t->nVec > 0;
+    if (t->pPool && nOp >= 8 && !bShare && aDoc) {
         size_t nText = 0;
         for (size_t k = 0; k < nOp; k++) {
             if (aOp[k].kind != TOP_INSERT && aOp[k].kind != TOP_REPLACE) continue;
@@ -620,12 +619,11 @@ static int prepare_rows(const Table *t, const TableOp *aOp, size_t nOp, MemRow *
                 if (v->kind == VAL_STR) nText += v->u.s.n;
             }
         }
-        if (nText >= PREP_PARALLEL_BYTES) {
-            /* A few ranges per thread even out rows of uneven length. */
-            nJob = (size_t)(tpool_size(t->pPool) + 1) * 4;
-            if (nJob > nOp) nJob = nOp;
-        }
+        bShare = nText >= PREP_PARALLEL_BYTES;
     }
+    /* A few ranges per thread even out rows of uneven length. */
+    size_t nJob = bShare ? (size_t)(tpool_size(t->pPool) + 1) * 4 : 1;
+    if (nJob > nOp) nJob = nOp ? nOp : 1;
     PrepJob one = {0}, *aJob = nJob > 1 ? calloc(nJob, sizeof(PrepJob)) : &one;
     if (!aJob) {
         aJob = &one;
