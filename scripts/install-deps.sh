@@ -12,9 +12,10 @@ build_pkgs=(
   build-essential cmake pkg-config clang libclang-rt-14-dev
   libxxhash-dev libjansson-dev libmicrohttpd-dev libcmocka-dev libssl-dev
   libutf8proc-dev libstemmer-dev libzstd-dev zlib1g-dev
-  mariadb-client python3 python3-pymysql python3-pytest
+  mariadb-client libmariadb-dev python3 python3-pymysql python3-pytest
+  python3-numpy python3-onnx
 )
-bench_pkgs=( sphinxsearch libmariadb-dev python3-xapian sqlite3 libsqlite3-dev libxapian-dev
+bench_pkgs=( sphinxsearch python3-xapian sqlite3 libsqlite3-dev libxapian-dev
              libhnswlib-dev python3-hnswlib python3-faiss python3-numpy )
 
 want=("${build_pkgs[@]}")

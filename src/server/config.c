@@ -12,6 +12,7 @@
 #include <openssl/crypto.h>
 
 #include "server/mysql/packet.h"
+#include "table/wal.h"
 #include "util/log.h"
 
 /* The default for threads: one worker per online CPU. */
@@ -176,6 +177,12 @@ int config_set(LoupeConfig *c, const char *zKey, const char *zVal, LpError *err)
             return bad_value(err, zKey, zVal, zWhy);
         }
         *(int *)((char *)c + aIntKey[i].off) = (int)v;
+        return LP_OK;
+    }
+    if (strcmp(zKey, "binlog_flush") == 0) {
+        int v = wal_sync_parse(zVal);
+        if (v < 0) return bad_value(err, zKey, zVal, "expected commit, 1s or none");
+        c->walSync = v;
         return LP_OK;
     }
     if (strcmp(zKey, "data_dir") == 0) {

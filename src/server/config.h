@@ -17,7 +17,7 @@
 **      threads (CPU count)            max_connections (1024)
 **      max_packet_size (16M)          connect_timeout (10, seconds)
 **      log_level (info)               http_threads (4)
-**      http_max_body (32M)
+**      http_max_body (32M)            binlog_flush (commit)
 **    Addresses are HOST:PORT, [IPV6]:PORT, or :PORT / PORT for the default
 **    host; port 0 means any free port. Sizes take K, M, G suffixes (powers
 **    of 1024). `password` is hashed at once and not kept:
@@ -52,6 +52,7 @@ typedef struct LoupeConfig {
     int logLevel;           /* LOG_LEVEL_* */
     int nHttpThreads;       /* HTTP worker threads */
     size_t nHttpMaxBody;    /* max HTTP request body, bytes */
+    int walSync;            /* binlog_flush: WalSync (commit, 1s, none) */
 } LoupeConfig;
 
 /* Defaults. LP_NOMEM when the default strings cannot be allocated. */

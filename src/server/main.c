@@ -54,7 +54,8 @@ static void usage(FILE *f) {
             "  --KEY VALUE          any config key, '-' for '_': --max-connections 256,\n"
             "                       --user U, --password P, --password-sha1 HEX,\n"
             "                       --max-packet-size 16M, --connect-timeout 10,\n"
-            "                       --http-threads 4, --http-max-body 32M\n");
+            "                       --http-threads 4, --http-max-body 32M,\n"
+            "                       --binlog-flush commit|1s|none\n");
 }
 
 /* Maps a flag name (without "--") to its config key in zKey. */
@@ -236,6 +237,9 @@ static int cmd_serve(int argc, char **argv) {
     sigaddset(&sigs, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
+    /* A file-size limit (ulimit -f) makes writes fail with EFBIG, which
+    ** the storage layer reports like a full disk, instead of killing us. */
+    signal(SIGXFSZ, SIG_IGN);
     raise_fd_limit(cfg.nMaxConn + 64);
 
     LpError err;
@@ -251,6 +255,7 @@ static int cmd_serve(int argc, char **argv) {
 
     SqlEngineConfig ecfg = {
         .zDataDir = cfg.zDataDir,
+        .walSync = cfg.walSync,
         .zVersion = LOUPE_MYSQL_VERSION,
         .nMaxPacket = (uint32_t)cfg.nMaxPacket,
     };

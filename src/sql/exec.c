@@ -650,7 +650,13 @@ static int bind_expr(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
 static Table *bind_table(Binder *b, const char *zTable) {
     Table *t = catalog_get(b->s->e->pCatalog, zTable);
     if (!t) {
-        bind_fail(b, ER_NO_SUCH_TABLE, LP_NOTFOUND, "table '%s' does not exist", zTable);
+        LpError e2;
+        lp_err_clear(&e2);
+        if (catalog_open_error(b->s->e->pCatalog, zTable, &e2) != LP_OK) {
+            bind_fail(b, ER_UNKNOWN_ERROR, e2.code, "%s", e2.zMsg);
+        } else {
+            bind_fail(b, ER_NO_SUCH_TABLE, LP_NOTFOUND, "table '%s' does not exist", zTable);
+        }
         return NULL;
     }
     b->pSchema = table_schema(t);

@@ -37,13 +37,12 @@ SqlEngine *sql_engine_new(const SqlEngineConfig *cfg, LpError *err) {
     e->nMaxPacket = cfg->nMaxPacket ? cfg->nMaxPacket : 16u << 20;
     pthread_mutex_init(&e->mu, NULL);
     e->stats.tStart = lp_unix_now();
-    if (!e->zVersion || !(e->pCatalog = catalog_new(cfg->zDataDir, err)) ||
-        (cfg->nWorkThreads >= 0 && !(e->pPool = tpool_new(cfg->nWorkThreads, err)))) {
+    if (!e->zVersion || (cfg->nWorkThreads >= 0 && !(e->pPool = tpool_new(cfg->nWorkThreads, err))) ||
+        !(e->pCatalog = catalog_new(cfg->zDataDir, cfg->walSync, e->pPool, err))) {
         if (!e->zVersion) lp_err_set(err, LP_NOMEM, "out of memory");
         sql_engine_free(e);
         return NULL;
     }
-    catalog_set_pool(e->pCatalog, e->pPool);
     return e;
 }
 
@@ -364,12 +363,22 @@ static void exec_drop(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     r->kind = SQLRES_OK;
 }
 
-static void exec_truncate(SqlSession *s, const SqlStmt *st, SqlResult *r) {
-    Table *t = catalog_get(s->e->pCatalog, st->u.truncate.zTable);
-    if (!t) {
-        sqlx_error(r, ER_NO_SUCH_TABLE, "table '%s' does not exist", st->u.truncate.zTable);
-        return;
+Table *sqlx_table(SqlSession *s, const char *zName, SqlResult *r) {
+    Table *t = catalog_get(s->e->pCatalog, zName);
+    if (t) return t;
+    LpError err;
+    lp_err_clear(&err);
+    if (catalog_open_error(s->e->pCatalog, zName, &err) != LP_OK) {
+        sqlx_error(r, ER_UNKNOWN_ERROR, "%s", err.zMsg);
+    } else {
+        sqlx_error(r, ER_NO_SUCH_TABLE, "table '%s' does not exist", zName);
     }
+    return NULL;
+}
+
+static void exec_truncate(SqlSession *s, const SqlStmt *st, SqlResult *r) {
+    Table *t = sqlx_table(s, st->u.truncate.zTable, r);
+    if (!t) return;
     LpError err;
     lp_err_clear(&err);
     int rc = table_truncate(t, &err);
@@ -503,11 +512,8 @@ void sql_field_list(SqlSession *s, const char *zTable, size_t nTable, SqlResult 
         zName[i] = (ch >= 'A' && ch <= 'Z') ? (char)(ch + 32) : ch;
     }
     zName[n] = 0;
-    Table *t = catalog_get(s->e->pCatalog, zName);
-    if (!t) {
-        sqlx_error(r, ER_NO_SUCH_TABLE, "table '%s' does not exist", zName);
-        return;
-    }
+    Table *t = sqlx_table(s, zName, r);
+    if (!t) return;
     const Schema *sc = table_schema(t);
     if (sql_result_columns(r, sc->nCol + 1) ||
         sql_result_column(r, 0, "id", SQLCOL_BIGINT, SQLCOL_F_NOTNULL | SQLCOL_F_PRIKEY)) {

@@ -34,7 +34,8 @@ typedef struct SqlEngine SqlEngine;     /* opaque */
 typedef struct SqlSession SqlSession;   /* opaque */
 
 typedef struct SqlEngineConfig {
-    const char *zDataDir;       /* data folder (tables live here) */
+    const char *zDataDir;       /* data folder (tables live here); NULL: memory only */
+    int walSync;                /* WalSync: binlog_flush (0 = commit) */
     const char *zVersion;       /* server version string reported to clients */
     uint32_t nMaxPacket;        /* max_allowed_packet, reported in SHOW VARIABLES */
     int nWorkThreads;           /* pool that shares out large writes' text analysis:

@@ -29,9 +29,7 @@ static int add2i(SqlResult *r, const char *zA, unsigned long long v) {
 }
 
 static Table *need_table(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
-    Table *t = catalog_get(s->e->pCatalog, sh->zTable);
-    if (!t) sqlx_error(r, ER_NO_SUCH_TABLE, "table '%s' does not exist", sh->zTable);
-    return t;
+    return sqlx_table(s, sh->zTable, r);
 }
 
 static int show_tables(SqlSession *s, const ShowStmt *sh, SqlResult *r) {

@@ -126,6 +126,10 @@ void sqlx_show_variables(SqlSession *s, const ShowStmt *sh, SqlResult *r);
 void sqlx_show(SqlSession *s, const SqlStmt *st, SqlResult *r);
 
 /* Helpers used across files. */
+/* A new reference to table zName, or NULL with r set to the error: 1146
+** when there is no such table, 1105 with the reason when it exists but
+** could not be opened (damaged files). */
+Table *sqlx_table(SqlSession *s, const char *zName, SqlResult *r);
 void sqlx_error(SqlResult *r, int iErrno, const char *zFmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Reports err into r, setting iErrno when err->detail is 0. */

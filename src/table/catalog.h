@@ -7,8 +7,14 @@
 ** lower-case words of letters, digits and '_' (not starting with a digit),
 ** at most 64 bytes: they become folder names once tables are stored on disk.
 **
-** In this version the catalog lives in memory only; zDataDir is kept for
-** the storage engine (issue 5).
+** Storage. With a data folder, every table lives in
+** `<data dir>/tables/<name>/` (manifest and write-ahead log; see
+** catalog.c) and catalog_new opens them all, replaying their logs. A table
+** that cannot be opened (a damaged manifest or log) is not served:
+** catalog_get returns NULL for it, catalog_open_error says why, SHOW TABLES
+** still lists it, CREATE TABLE of its name fails and DROP TABLE removes it
+** (the way out once the damage is understood). Without a data folder
+** (NULL) tables live in memory only.
 **
 ** Thread safety: every function may be called from any thread; the map is
 ** guarded by a rwlock (lookups in parallel, CREATE/DROP exclusive).
@@ -21,14 +27,19 @@
 
 typedef struct Catalog Catalog; /* opaque */
 
-Catalog *catalog_new(const char *zDataDir, LpError *err);
+/* Opens the catalog of data folder zDataDir (NULL: memory only), its
+** tables' logs synced as sync says; pool (may be NULL; must outlive the
+** catalog) helps large writes and the replay. Fails with LP_IOERR when
+** the folder cannot be read, LP_NOMEM; a table that cannot be opened does
+** not fail the catalog (see above). */
+Catalog *catalog_new(const char *zDataDir, WalSync sync, Tpool *pool, LpError *err);
 /* Drops the catalog's references; tables still referenced elsewhere live on
 ** until their last user lets go. */
 void catalog_free(Catalog *c);
 
-/* The worker pool tables created from now on use for large writes
-** (table_set_pool); it must outlive the catalog. Call before sharing c. */
-void catalog_set_pool(Catalog *c, Tpool *pool);
+/* LP_OK when zName is not a table that failed to open; else LP_CORRUPT
+** with the reason in err. */
+int catalog_open_error(Catalog *c, const char *zName, LpError *err);
 
 /* LP_OK if zName is an acceptable table name, else LP_BADINPUT. */
 int catalog_check_name(const char *zName, LpError *err);

@@ -193,3 +193,125 @@ void schema_to_sql(const Schema *s, const char *zTable, StrBuf *sb) {
         append_quoted(sb, s->aOpt[i].zValue);
     }
 }
+
+/* ------------------------------------------------------------------ */
+/* JSON form (the manifest)                                            */
+
+json_t *schema_to_json(const Schema *s) {
+    json_t *o = json_object(), *aCol = json_array(), *aOpt = json_array();
+    if (!o || !aCol || !aOpt) {
+        json_decref(o);
+        json_decref(aCol);
+        json_decref(aOpt);
+        return NULL;
+    }
+    json_object_set_new(o, "columns", aCol);
+    json_object_set_new(o, "options", aOpt);
+    for (int i = 0; i < s->nCol; i++) {
+        const ColumnSchema *c = &s->aCol[i];
+        json_t *jc = json_pack("{s:s, s:s, s:i}", "name", c->zName, "type", coltype_name(c->type),
+                               "flags", c->flags);
+        if (jc && c->type == COL_VECTOR) {
+            const VectorOpts *v = &c->vec;
+            json_object_set_new(jc, "hnsw", json_boolean(v->bHnsw));
+            json_object_set_new(jc, "dims", json_integer(v->nDims));
+            json_object_set_new(jc, "similarity", json_string(vecsim_name(v->sim)));
+            json_object_set_new(jc, "similarity_given", json_boolean(v->bSim));
+            json_object_set_new(jc, "hnsw_m", json_integer(v->hnswM));
+            json_object_set_new(jc, "hnsw_ef_construction", json_integer(v->efConstruction));
+            if (v->zModel) json_object_set_new(jc, "model_name", json_string(v->zModel));
+            if (v->zFrom) json_object_set_new(jc, "from", json_string(v->zFrom));
+        }
+        if (!jc || json_array_append_new(aCol, jc)) {
+            json_decref(o);
+            return NULL;
+        }
+    }
+    for (int i = 0; i < s->nOpt; i++) {
+        json_t *jo = json_pack("{s:s, s:s}", "name", s->aOpt[i].zName, "value", s->aOpt[i].zValue);
+        if (!jo || json_array_append_new(aOpt, jo)) {
+            json_decref(o);
+            return NULL;
+        }
+    }
+    return o;
+}
+
+static int coltype_parse(const char *z) {
+    for (int t = COL_TEXT; t < COL_NTYPES; t++) {
+        if (strcasecmp(coltype_name((ColType)t), z) == 0) return t;
+    }
+    return -1;
+}
+
+/* A string member of o, or NULL when absent or not a string. */
+static const char *jstr(const json_t *o, const char *zKey) {
+    return json_string_value(json_object_get(o, zKey));
+}
+
+Schema *schema_from_json(const json_t *j, LpError *err) {
+    const json_t *aCol = json_object_get(j, "columns"), *aOpt = json_object_get(j, "options");
+    if (!json_is_array(aCol) || !json_is_array(aOpt)) {
+        lp_err_set(err, LP_CORRUPT, "schema: 'columns' and 'options' must be arrays");
+        return NULL;
+    }
+    Schema *s = calloc(1, sizeof(*s));
+    size_t nCol = json_array_size(aCol), nOpt = json_array_size(aOpt);
+    if (!s || !(s->aCol = calloc(nCol ? nCol : 1, sizeof(ColumnSchema))) ||
+        !(s->aOpt = calloc(nOpt ? nOpt : 1, sizeof(TableOpt)))) {
+        schema_free(s);
+        lp_err_set(err, LP_NOMEM, "out of memory reading a schema");
+        return NULL;
+    }
+    int oom = 0;
+    for (size_t i = 0; i < nCol; i++) {
+        const json_t *jc = json_array_get(aCol, i);
+        const char *zName = jstr(jc, "name"), *zType = jstr(jc, "type");
+        int type = zType ? coltype_parse(zType) : -1;
+        if (!zName || !*zName || type < 0 || !json_is_integer(json_object_get(jc, "flags"))) {
+            lp_err_set(err, LP_CORRUPT, "schema: column %zu has no valid name, type or flags", i + 1);
+            schema_free(s);
+            return NULL;
+        }
+        ColumnSchema *c = &s->aCol[s->nCol++];
+        c->zName = dupz(zName, &oom);
+        c->type = (ColType)type;
+        c->flags = (int)json_integer_value(json_object_get(jc, "flags"));
+        if (type == COL_VECTOR) {
+            VectorOpts *v = &c->vec;
+            const char *zSim = jstr(jc, "similarity");
+            int sim = zSim ? vecsim_parse(zSim) : -1;
+            json_int_t nDims = json_integer_value(json_object_get(jc, "dims"));
+            if (sim < 0 || nDims < 0 || nDims > 65536) {
+                lp_err_set(err, LP_CORRUPT, "schema: vector column '%s' has bad options", zName);
+                schema_free(s);
+                return NULL;
+            }
+            v->bHnsw = json_is_true(json_object_get(jc, "hnsw"));
+            v->nDims = (int)nDims;
+            v->sim = (VecSimilarity)sim;
+            v->bSim = json_is_true(json_object_get(jc, "similarity_given"));
+            v->hnswM = (int)json_integer_value(json_object_get(jc, "hnsw_m"));
+            v->efConstruction = (int)json_integer_value(json_object_get(jc, "hnsw_ef_construction"));
+            v->zModel = dupz(jstr(jc, "model_name"), &oom);
+            v->zFrom = dupz(jstr(jc, "from"), &oom);
+        }
+    }
+    for (size_t i = 0; i < nOpt; i++) {
+        const json_t *jo = json_array_get(aOpt, i);
+        const char *zName = jstr(jo, "name"), *zValue = jstr(jo, "value");
+        if (!zName || !zValue) {
+            lp_err_set(err, LP_CORRUPT, "schema: table option %zu has no name or value", i + 1);
+            schema_free(s);
+            return NULL;
+        }
+        s->aOpt[s->nOpt].zName = dupz(zName, &oom);
+        s->aOpt[s->nOpt++].zValue = dupz(zValue, &oom);
+    }
+    if (oom) {
+        schema_free(s);
+        lp_err_set(err, LP_NOMEM, "out of memory reading a schema");
+        return NULL;
+    }
+    return s;
+}

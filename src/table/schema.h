@@ -15,6 +15,8 @@
 
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "table/value.h"
 #include "util/error.h"
 #include "util/strbuf.h"
@@ -84,6 +86,12 @@ void schema_col_properties(const ColumnSchema *c, StrBuf *sb);
 /* Quotes an identifier with backticks when it is not a plain lower-case
 ** word (or is a reserved word), as SHOW CREATE TABLE must. */
 void schema_append_ident(StrBuf *sb, const char *zName);
+
+/* The schema as a JSON object (the table manifest stores it), or NULL when
+** out of memory. schema_from_json reads it back: NULL and err filled
+** (LP_CORRUPT saying what is wrong, LP_NOMEM) when it is not a schema. */
+json_t *schema_to_json(const Schema *s);
+Schema *schema_from_json(const json_t *j, LpError *err);
 
 /* Parses a similarity name ("l2", "ip", "cosine", any case). -1 if unknown. */
 int vecsim_parse(const char *z);

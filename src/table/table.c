@@ -32,6 +32,27 @@
 ** first phase), so indexing a large batch does not block readers longer
 ** than appending its postings.
 **
+** Durability. With a write-ahead log attached (table_open_wal), a batch's
+** effect is appended to the log under the write lock, after every check
+** that can fail and before anything changes, so log order is apply order;
+** the fsync (shared with concurrent writers: wal_commit) happens after the
+** lock is released. WAL record payloads, little-endian (the row blocks are
+** the in-memory blocks above, written as they are: x86-64 and arm64 are
+** little-endian, and a big-endian build refuses to compile):
+**
+**   u8 type           1 = batch, 2 = truncate
+**   batch: u32 nEntry, then nEntry entries:
+**     u8 kind         1 = put (INSERT / REPLACE: a new version, new slot)
+**                     2 = update (UPDATE of a stored row: new version, same slot)
+**                     3 = delete
+**     put, update:    u32 nByte, then the row block (nByte bytes; id inside)
+**     delete:         i64 id
+**
+** Replay re-applies each batch as one atomic table_apply: puts as REPLACE,
+** updates as UPDATE of every column a graph does not index, deletes as
+** DELETE. Row blocks read back are checked (sizes, offsets, terminators,
+** vector lengths, finite components) before use.
+**
 ** Concurrency. One pthread rwlock per table: snapshots hold it for reading,
 ** table_apply for writing (writer-preferring, so a stream of readers cannot
 ** starve a writer). Everything below the lock is only touched with it held.
@@ -39,6 +60,7 @@
 #include "table/table.h"
 
 #include <pthread.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +69,7 @@
 #include "fts/memindex_int.h"
 #include "util/hashmap.h"
 #include "util/vec.h"
+#include "util/bytes.h"
 #include "vec/hnsw.h"
 
 struct MemRow {
@@ -89,6 +112,7 @@ struct Table {
     pthread_rwlock_t graphLock; /* writes hold it shared from their graph inserts
                                 ** (before the table lock) to the end; TRUNCATE,
                                 ** which swaps the graphs, exclusive */
+    Wal *pWal;              /* the write-ahead log, or NULL (memory only) */
 };
 
 struct TableSnap {
@@ -220,6 +244,7 @@ void table_ref(Table *t) {
 
 void table_unref(Table *t) {
     if (!t || atomic_fetch_sub(&t->nRef, 1) != 1) return;
+    wal_close(t->pWal);
     free_rows(t);
     pthread_rwlock_destroy(&t->lock);
     pthread_rwlock_destroy(&t->graphLock);
@@ -598,6 +623,176 @@ static int refuse_vector_updates(const Table *t, const TableOp *aOp, size_t nOp,
     return LP_OK;
 }
 
+
+/* ------------------------------------------------------------------ */
+/* Write-ahead log records                                             */
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the WAL writes row blocks as they are in memory: little-endian hosts only"
+#endif
+
+enum { WREC_BATCH = 1, WREC_TRUNCATE = 2 };
+enum { WENT_PUT = 1, WENT_UPDATE = 2, WENT_DELETE = 3 };
+
+/* Encodes the overlay's effect as a batch record; NULL when out of memory
+** or too large. */
+static uint8_t *wal_encode(const Overlay *o, size_t *pn) {
+    size_t n = 5;
+    for (size_t k = 0; k < o->a.n; k++) {
+        const Pending *p = &o->a.a[k];
+        n += 1 + (p->pNew ? 4 + (size_t)p->pNew->nByte : 8);
+    }
+    if (n > WAL_MAX_RECORD) return NULL;
+    uint8_t *b = malloc(n), *q = b;
+    if (!b) return NULL;
+    *q++ = WREC_BATCH;
+    put_u32le(q, (uint32_t)o->a.n);
+    q += 4;
+    for (size_t k = 0; k < o->a.n; k++) {
+        const Pending *p = &o->a.a[k];
+        if (!p->pNew) {
+            *q++ = WENT_DELETE;
+            put_u64le(q, (uint64_t)p->id);
+            q += 8;
+            continue;
+        }
+        *q++ = p->iDoc >= 0 ? WENT_PUT : WENT_UPDATE;
+        put_u32le(q, p->pNew->nByte);
+        memcpy(q + 4, p->pNew, p->pNew->nByte);
+        q += 4 + (size_t)p->pNew->nByte;
+    }
+    *pn = n;
+    return b;
+}
+
+/* Checks a row block read back from the log against the schema. */
+static int row_check(const Schema *s, const MemRow *r, size_t n) {
+    int nCol = s->nCol;
+    size_t nHead = sizeof(MemRow) + 8 * ((size_t)nCol + null_words(nCol));
+    if (n < nHead || r->nByte != n || r->id <= 0) return 0;
+    for (int i = 0; i < nCol; i++) {
+        if (row_isnull(r, nCol, i)) continue;
+        uint64_t slot = r->aSlot[i];
+        uint64_t off = slot >> 32, len = (uint32_t)slot;
+        switch (s->aCol[i].type) {
+        case COL_STRING:
+        case COL_TEXT:
+        case COL_JSON:
+            if (off < nHead || off + len + 1 > n || ((const char *)r)[off + len] != 0) return 0;
+            break;
+        case COL_VECTOR: {
+            const VectorOpts *vo = &s->aCol[i].vec;
+            if (off < nHead || off % 4 || off + 4 * len > n) return 0;
+            if (vo->nDims > 0 && len != (uint64_t)vo->nDims) return 0;
+            const float *a = (const float *)(const void *)((const char *)r + off);
+            for (uint64_t j = 0; j < len; j++) {
+                if (!isfinite(a[j])) return 0;
+            }
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    return 1;
+}
+
+/* Replays one record (a WalRecordFn). */
+static int wal_replay_record(void *ctx, uint64_t lsn, const uint8_t *p, size_t n, LpError *err) {
+    Table *t = ctx;
+    const Schema *s = t->pSchema;
+    if (n >= 1 && p[0] == WREC_TRUNCATE && n == 1) return table_truncate(t, err);
+    if (n < 5 || p[0] != WREC_BATCH) {
+        return lp_err_set(err, LP_CORRUPT, "table '%s': WAL record %llu has an unknown type %d",
+                          t->zName, (unsigned long long)lsn, n ? p[0] : -1);
+    }
+    uint32_t nEnt = get_u32le(p + 1);
+    if (nEnt > (n - 5) / 9) {
+        return lp_err_set(err, LP_CORRUPT, "table '%s': WAL record %llu is malformed (entry count)",
+                          t->zName, (unsigned long long)lsn);
+    }
+    size_t nCol = (size_t)s->nCol;
+    TableOp *aOp = calloc(nEnt ? nEnt : 1, sizeof(TableOp));
+    Value *aVal = calloc(nEnt * (nCol ? nCol : 1), sizeof(Value));
+    MemRow **apRow = calloc(nEnt ? nEnt : 1, sizeof(MemRow *));
+    uint8_t *aSet = calloc(nCol ? nCol : 1, 1);
+    int rc = LP_OK;
+    if (!aOp || !aVal || !apRow || !aSet) {
+        rc = lp_err_set(err, LP_NOMEM, "out of memory replaying the WAL of table '%s'", t->zName);
+        goto done;
+    }
+    for (size_t i = 0; i < nCol; i++) aSet[i] = 1;
+    for (int v = 0; v < t->nVec; v++) aSet[t->aVec[v].iCol] = 0;
+    size_t off = 5;
+    for (uint32_t k = 0; k < nEnt && rc == LP_OK; k++) {
+        int kind = off < n ? p[off] : 0;
+        off++;
+        if (kind == WENT_DELETE && n - off >= 8) {
+            aOp[k] = (TableOp){TOP_DELETE, (int64_t)get_u64le(p + off), NULL, NULL};
+            off += 8;
+            if (aOp[k].id <= 0) rc = LP_CORRUPT;
+            continue;
+        }
+        if ((kind != WENT_PUT && kind != WENT_UPDATE) || n - off < 4) {
+            rc = LP_CORRUPT;
+            break;
+        }
+        uint32_t nByte = get_u32le(p + off);
+        off += 4;
+        if (n - off < nByte || nByte < sizeof(MemRow)) {
+            rc = LP_CORRUPT;
+            break;
+        }
+        /* Copied: the log's bytes are not aligned for a row block. */
+        MemRow *r = apRow[k] = malloc(nByte);
+        if (!r) {
+            rc = lp_err_set(err, LP_NOMEM, "out of memory replaying the WAL of table '%s'", t->zName);
+            break;
+        }
+        memcpy(r, p + off, nByte);
+        off += nByte;
+        if (!row_check(s, r, nByte)) {
+            rc = LP_CORRUPT;
+            break;
+        }
+        Value *a = aVal + k * nCol;
+        for (size_t i = 0; i < nCol; i++) a[i] = row_get(s, r, (int)i);
+        aOp[k] = (TableOp){kind == WENT_PUT ? TOP_REPLACE : TOP_UPDATE, r->id, a,
+                           kind == WENT_PUT ? NULL : aSet};
+    }
+    if (rc == LP_CORRUPT || (rc == LP_OK && off != n)) {
+        rc = lp_err_set(err, LP_CORRUPT, "table '%s': WAL record %llu is malformed (its checksum "
+                        "matches, but its rows do not fit the table's schema)",
+                        t->zName, (unsigned long long)lsn);
+    }
+    if (rc == LP_OK && (rc = table_apply(t, aOp, nEnt, NULL, err)) != LP_OK && rc != LP_NOMEM) {
+        /* Only a record this build did not write can fail to apply. */
+        char zWhy[LP_ERRMSG_MAX];
+        snprintf(zWhy, sizeof(zWhy), "%s", err ? err->zMsg : "");
+        rc = lp_err_set(err, LP_CORRUPT, "table '%s': WAL record %llu does not apply: %s", t->zName,
+                        (unsigned long long)lsn, zWhy);
+    }
+done:
+    for (uint32_t k = 0; apRow && k < nEnt; k++) free(apRow[k]);
+    free(apRow);
+    free(aOp);
+    free(aVal);
+    free(aSet);
+    return rc;
+}
+
+int table_open_wal(Table *t, const char *zDir, WalSync sync, LpError *err) {
+    Wal *w = NULL;
+    int rc = wal_open(zDir, sync, 0, wal_replay_record, t, &w, err);
+    if (rc != LP_OK) return rc;
+    t->pWal = w;
+    return LP_OK;
+}
+
+uint64_t table_wal_bytes(const Table *t) {
+    return t->pWal ? wal_bytes(t->pWal) : 0;
+}
+
 /* A write with at least this much text is split across the pool. */
 #define PREP_PARALLEL_BYTES (64 * 1024)
 
@@ -765,6 +960,19 @@ int table_apply(Table *t, const TableOp *aOp, size_t nOp, TableApplyOut *pOut, L
         }
         while (tv->nodeSlot.n < n) tv->nodeSlot.a[tv->nodeSlot.n++] = UINT32_MAX;
     }
+    /* The log record, last of the steps that may fail. */
+    uint64_t lsn = 0;
+    if (rc == LP_OK && t->pWal && o.a.n) {
+        size_t nRec = 0;
+        uint8_t *pRec = wal_encode(&o, &nRec);
+        if (!pRec) {
+            rc = lp_err_set(err, LP_LIMIT, "a write of %zu rows to table '%s' is too large to log "
+                            "at once: split it", o.a.n, t->zName);
+        } else {
+            rc = wal_append(t->pWal, pRec, nRec, &lsn, err);
+            free(pRec);
+        }
+    }
     if (rc != LP_OK) {
         pthread_rwlock_unlock(&t->lock);
         overlay_free(&o, 1);
@@ -824,6 +1032,8 @@ int table_apply(Table *t, const TableOp *aOp, size_t nOp, TableApplyOut *pOut, L
     if (nDead > 1024 && nDead > t->nLive) compact(t);
     pthread_rwlock_unlock(&t->lock);
     overlay_free(&o, 0);
+    /* Durable before acknowledged; concurrent writers share the sync. */
+    if (lsn) rc = wal_commit(t->pWal, lsn, err);
 
     if (pOut) {
         pOut->nAffected = nAffected;
@@ -857,6 +1067,17 @@ int table_truncate(Table *t, LpError *err) {
     }
     if (t->nVec) pthread_rwlock_wrlock(&t->graphLock); /* no write in flight */
     pthread_rwlock_wrlock(&t->lock);
+    uint64_t lsn = 0;
+    static const uint8_t rec[1] = {WREC_TRUNCATE};
+    int rc = t->pWal ? wal_append(t->pWal, rec, 1, &lsn, err) : LP_OK;
+    if (rc != LP_OK) {
+        pthread_rwlock_unlock(&t->lock);
+        if (t->nVec) pthread_rwlock_unlock(&t->graphLock);
+        for (int v = 0; v < t->nVec; v++) vec_hnsw_free(apNew[v]);
+        free(apNew);
+        fts_mem_free(m);
+        return rc;
+    }
     free_rows(t);
     if (m) {
         fts_mem_free(t->pFts);
@@ -872,5 +1093,5 @@ int table_truncate(Table *t, LpError *err) {
     t->nextId = 1;
     pthread_rwlock_unlock(&t->lock);
     if (t->nVec) pthread_rwlock_unlock(&t->graphLock);
-    return LP_OK;
+    return lsn ? wal_commit(t->pWal, lsn, err) : LP_OK;
 }

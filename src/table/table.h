@@ -2,10 +2,11 @@
 ** table.h — a table: schema, rows, id index; reads through snapshots,
 ** writes through atomic batches.
 **
-** Contract. This is the interface the storage engine fills in. In this
-** version rows live in memory only (nothing survives a restart); the
-** write-ahead log and sealed segments (issue 5) will sit behind the same
-** calls, so callers do not change.
+** Contract. This is the interface the storage engine fills in. Rows live
+** in memory; with a write-ahead log attached (table_open_wal) every write
+** is logged and durable before it returns, and the log is replayed when
+** the table is opened again. Sealed segments (issue 5) will sit behind the
+** same calls, so callers do not change.
 **
 ** Reading. table_snapshot() returns a read view. Rows and every Value read
 ** from it (strings, vectors) are owned by the table and stay valid and
@@ -51,6 +52,7 @@
 #include "text/analyzer.h"
 #include "util/error.h"
 #include "util/threadpool.h"
+#include "table/wal.h"
 #include "vec/hnsw.h"
 
 typedef struct Table Table;         /* opaque */
@@ -82,6 +84,17 @@ const Analyzer *table_analyzer(const Table *t);
 ** parser) and schema columns (*paCol). Field i of the full-text index is
 ** the i-th indexed TEXT column. Either out-pointer may be NULL. */
 int table_fts_fields(const Table *t, const char *const **pazName, const int **paCol);
+
+/* Attaches a write-ahead log in folder zDir (created when absent): first
+** replays the records already there into t (which must be empty), then
+** logs every later write (table_apply, table_truncate), which returns only
+** once its record is durable as sync says (see wal.h). Errors: those of
+** wal_open (LP_CORRUPT naming the file and offset for damage in the middle
+** of the log: the table must then not be used), LP_NOMEM, LP_IOERR. Call
+** before the table is shared. */
+int table_open_wal(Table *t, const char *zDir, WalSync sync, LpError *err);
+/* Bytes in the table's log files (0 without a log). */
+uint64_t table_wal_bytes(const Table *t);
 
 /* ------------------------------------------------------------------ */
 /* Reading                                                             */

@@ -8,6 +8,9 @@
 ** library's general memcmp costs more than the comparison: eight bytes at
 ** a time through memcpy (which compilers turn into one unaligned load),
 ** then the tail byte by byte.
+**
+** get_u32le/put_u32le/get_u64le/put_u64le read and write little-endian
+** integers at any alignment: the byte order of every on-disk format.
 */
 #ifndef LP_UTIL_BYTES_H
 #define LP_UTIL_BYTES_H
@@ -32,6 +35,26 @@ static inline int lp_bytes_eq(const void *pa, const void *pb, size_t n) {
         n--;
     }
     return 1;
+}
+
+static inline uint32_t get_u32le(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t get_u64le(const uint8_t *p) {
+    return (uint64_t)get_u32le(p) | (uint64_t)get_u32le(p + 4) << 32;
+}
+
+static inline void put_u32le(uint8_t *p, uint32_t v) {
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+static inline void put_u64le(uint8_t *p, uint64_t v) {
+    put_u32le(p, (uint32_t)v);
+    put_u32le(p + 4, (uint32_t)(v >> 32));
 }
 
 #endif /* LP_UTIL_BYTES_H */

@@ -45,7 +45,7 @@ static const char *run(SqlSession *s, const char *zSql) {
 }
 
 static int setup(void **state) {
-    SqlEngineConfig cfg = {"/tmp", NULL, 0, 2};
+    SqlEngineConfig cfg = {.zDataDir = NULL, .nWorkThreads = 2};
     LpError err;
     g_e = sql_engine_new(&cfg, &err);
     *state = sql_session_new(g_e, 7, "alice");
