@@ -16,7 +16,8 @@ FUZZ_SECONDS ?= 30
 CMAKE_FLAGS  ?=
 
 .PHONY: all deps build build-asan build-fuzz run test unit integration \
-        fuzz-smoke fuzz bench-server bench-fulltext bench-vector clean help lint
+        fuzz-smoke fuzz bench-server bench-fulltext bench-vector clean help lint \
+        ort models bench-embed bench-storage
 
 all: build
 
@@ -37,23 +38,34 @@ build-fuzz: deps
 	    -DCMAKE_C_FLAGS_DEBUG="-O1 -g" -DLOUPE_FUZZ=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build build-fuzz -j $(JOBS)
 
+# ONNX Runtime's CPU library from the npm package onnxruntime-node, into
+# vendor/onnxruntime/ (embed/ loads it with dlopen; loupe runs without it).
+ort:
+	@scripts/install-ort.sh
+
+# Test models with the exact architecture of all-MiniLM-L12-v2 / -L6-v2 and
+# deterministic weights, next to the real tokenizer files: models/loupe-test/.
+# Generated once and cached (not committed).
+models: deps
+	@$(PYTHON) scripts/gen-test-model.py
+
 run: build
 	./build/loupe serve
 
 # The whole suite. Unit tests run under ASan+UBSan; the integration tests
 # start the real server (release and sanitizer builds) and talk to it with
 # pymysql, the mariadb client and raw sockets.
-test: build build-asan build-fuzz
+test: build build-asan build-fuzz ort models
 	@$(MAKE) --no-print-directory unit integration fuzz-smoke
 	@echo "make test: all passed"
 
 # The sanitizer build runs every unit test; the HNSW recall check at full
 # size (20k x 128) needs an optimised build, so it runs again in build/.
-unit: build build-asan
+unit: build build-asan ort models
 	@cd build-asan && ctest --output-on-failure -j $(JOBS)
 	@cd build && ctest --output-on-failure -R '^test_vec_hnsw$$'
 
-integration: build build-asan
+integration: build build-asan ort models
 	@LOUPE_BIN=$(CURDIR)/build-asan/loupe $(PYTHON) -m pytest -q -p no:cacheprovider tests/integration
 	@LOUPE_BIN=$(CURDIR)/build/loupe $(PYTHON) -m pytest -q -p no:cacheprovider tests/integration
 
@@ -88,3 +100,9 @@ clean:
 
 help:
 	@sed -n '2,12p' Makefile
+
+# Embeddings: the raw ONNX Runtime ceiling (one document per Run, 1 and 2
+# threads), INSERT through the server at threads x batch, and padded
+# batches with spinning for contrast (L12 test model).
+bench-embed: build ort models
+	@$(PYTHON) bench/embed/run.py

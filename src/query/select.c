@@ -561,6 +561,7 @@ done:
     if (x.aKey != aKeyStack) free(x.aKey);
     arena_free(&x.scratch);
     arena_free(&work);
+    x.meta.nsEmbed = q->nsKnnEmbed;
     if (pMeta) *pMeta = x.meta;
     return rc;
 }

@@ -74,6 +74,7 @@ typedef struct QSelect {
     int knnEf;                  /* {ef=N}, 0 for the default */
     const float *aKnnVec;       /* the query vector (knnDims floats), or NULL: ... */
     int64_t iKnnRefId;          /* ... the vector of the row with this id */
+    int64_t nsKnnEmbed;         /* time the caller spent embedding a knn() text (SHOW META) */
 } QSelect;
 
 typedef struct QMeta {
@@ -88,6 +89,7 @@ typedef struct QMeta {
     int64_t nsMatch;            /* finding (and scoring) the rows */
     int64_t nsRank;             /* ordering them */
     int64_t nsOutput;           /* evaluating and delivering the output */
+    int64_t nsEmbed;            /* embedding the knn() text (QSelect.nsKnnEmbed) */
 } QMeta;
 
 typedef int (*QRowFn)(void *ctx, const Value *aVal, int nVal);

@@ -41,6 +41,8 @@ int config_init(LoupeConfig *c, LpError *err) {
     c->logLevel = LOG_LEVEL_INFO;
     c->nHttpThreads = 4;
     c->nHttpMaxBody = 32u << 20;
+    c->nOnnxIntra = 1;
+    c->nEmbedBatch = 4;
     if (set_str(&c->zDataDir, "./data", err) || set_str(&c->zMysqlHost, "127.0.0.1", err) ||
         set_str(&c->zHttpHost, "127.0.0.1", err)) {
         config_free(c);
@@ -51,6 +53,7 @@ int config_init(LoupeConfig *c, LpError *err) {
 
 void config_free(LoupeConfig *c) {
     free(c->zDataDir);
+    free(c->zOrtLib);
     free(c->zMysqlHost);
     free(c->zHttpHost);
     free(c->zUser);
@@ -156,6 +159,8 @@ static const IntKey aIntKey[] = {
     {"max_connections", offsetof(LoupeConfig, nMaxConn), 1, 1000000},
     {"connect_timeout", offsetof(LoupeConfig, connectTimeout), 1, 3600},
     {"http_threads", offsetof(LoupeConfig, nHttpThreads), 1, 1024},
+    {"onnx_intra_threads", offsetof(LoupeConfig, nOnnxIntra), 0, 1024},
+    {"embed_batch", offsetof(LoupeConfig, nEmbedBatch), 1, 100000},
 };
 
 /* The one message shape for a rejected value (the file loader prefixes
@@ -178,6 +183,20 @@ int config_set(LoupeConfig *c, const char *zKey, const char *zVal, LpError *err)
         }
         *(int *)((char *)c + aIntKey[i].off) = (int)v;
         return LP_OK;
+    }
+    if (strcmp(zKey, "onnx_gelu_approx") == 0) {
+        if (!strcmp(zVal, "1") || !strcasecmp(zVal, "on") || !strcasecmp(zVal, "true")) {
+            c->bGeluApprox = 1;
+        } else if (!strcmp(zVal, "0") || !strcasecmp(zVal, "off") || !strcasecmp(zVal, "false")) {
+            c->bGeluApprox = 0;
+        } else {
+            return bad_value(err, zKey, zVal, "expected 0 or 1");
+        }
+        return LP_OK;
+    }
+    if (strcmp(zKey, "ort_lib") == 0) {
+        if (!zVal[0]) return bad_value(err, zKey, zVal, "empty");
+        return set_str(&c->zOrtLib, zVal, err);
     }
     if (strcmp(zKey, "binlog_flush") == 0) {
         int v = wal_sync_parse(zVal);

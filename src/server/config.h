@@ -18,6 +18,9 @@
 **      max_packet_size (16M)          connect_timeout (10, seconds)
 **      log_level (info)               http_threads (4)
 **      http_max_body (32M)            binlog_flush (commit)
+**      ort_lib (LOUPE_ORT_LIB, else vendor/onnxruntime/libonnxruntime.so.1)
+**      onnx_intra_threads (1)         onnx_gelu_approx (0)
+**      embed_batch (4)
 **    Addresses are HOST:PORT, [IPV6]:PORT, or :PORT / PORT for the default
 **    host; port 0 means any free port. Sizes take K, M, G suffixes (powers
 **    of 1024). `password` is hashed at once and not kept:
@@ -53,6 +56,10 @@ typedef struct LoupeConfig {
     int nHttpThreads;       /* HTTP worker threads */
     size_t nHttpMaxBody;    /* max HTTP request body, bytes */
     int walSync;            /* binlog_flush: WalSync (commit, 1s, none) */
+    char *zOrtLib;          /* ort_lib: ONNX Runtime library, or NULL (default) */
+    int nOnnxIntra;         /* onnx_intra_threads per model session (0 = all CPUs) */
+    int bGeluApprox;        /* onnx_gelu_approx */
+    int nEmbedBatch;        /* embed_batch: rows a write embeds inline */
 } LoupeConfig;
 
 /* Defaults. LP_NOMEM when the default strings cannot be allocated. */

@@ -1090,12 +1090,25 @@ static int bind_knn(Binder *b, QSelect *q, const Expr *pKnn) {
     } else if (a[2]->kind == EXPR_INT) {
         q->iKnnRefId = a[2]->u.i;
     } else if (a[2]->kind == EXPR_STRING) {
-        return bind_fail(b, ER_NOT_SUPPORTED, LP_UNSUPPORTED,
-                         "knn(): a text query needs a column with a model (embeddings are not "
-                         "available yet in this version of loupe)");
+        /* A text: embedded with the column's model, as its rows were. */
+        float *aVec = arena_alloc(b->a, sizeof(float) * (size_t)c->vec.nDims);
+        if (!aVec) return bind_oom(b);
+        if (!table_column_model(b->pTable, iCol)) {
+            return bind_fail_at(b, a[2]->pos, "knn(): a text query needs a vector column with "
+                                              "model_name; this one takes (x, y, ...) or a row id");
+        }
+        LpError e2;
+        lp_err_clear(&e2);
+        int64_t t0 = lp_now_ns();
+        if (table_embed_text(b->pTable, iCol, a[2]->u.s.z, a[2]->u.s.n, aVec, &e2) != LP_OK) {
+            return bind_fail(b, e2.code == LP_NOMEM ? ER_OUTOFMEMORY : ER_UNKNOWN_ERROR, e2.code,
+                             "knn(): %s", e2.zMsg);
+        }
+        q->nsKnnEmbed = lp_now_ns() - t0;
+        q->aKnnVec = aVec;
     } else {
         return bind_fail_at(b, a[2]->pos,
-                            "knn(): expected the query vector as (x, y, ...) or a row id");
+                            "knn(): expected the query vector as (x, y, ...), a row id or a text");
     }
     if (nArg == 4) {
         if (a[3]->kind != EXPR_MAP) return bind_fail_at(b, a[3]->pos, "knn(): expected {ef=N}");
@@ -1782,9 +1795,8 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
 }
 
 /* Every name in a vector column's from='a,b' must be a TEXT or STRING
-** column of the table ('' means all text fields). Models are kept in the
-** schema; computing the embeddings arrives with the embedding work, and
-** until then the statement says so in a warning. */
+** column of the table ('' means all text fields). The model itself is
+** loaded and checked when the table is created (table_new_ex). */
 static int check_embedding_sources(Binder *b, const Schema *sc) {
     for (int i = 0; i < sc->nCol; i++) {
         const VectorOpts *v = &sc->aCol[i].vec;
@@ -1806,10 +1818,6 @@ static int check_embedding_sources(Binder *b, const Schema *sc) {
             }
             z += n;
         }
-        sqlx_warn(b->s, ER_NOT_SUPPORTED,
-                  "column '%s': model_name is kept, but this version does not compute "
-                  "embeddings yet: insert vectors explicitly",
-                  sc->aCol[i].zName);
     }
     return LP_OK;
 }
@@ -1888,7 +1896,10 @@ void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     int rc = catalog_create(s->e->pCatalog, ct->zTable, sc, ct->bIfNotExists, &bExisted, &err);
     sc = NULL; /* the catalog owns it now, or freed it */
     if (rc) {
-        sqlx_report(r, &err, rc == LP_EXISTS ? ER_TABLE_EXISTS : ER_PARSE);
+        sqlx_report(r, &err, rc == LP_EXISTS     ? ER_TABLE_EXISTS
+                             : rc == LP_BADINPUT ? ER_PARSE
+                             : rc == LP_NOMEM    ? ER_OUTOFMEMORY
+                                                 : ER_UNKNOWN_ERROR);
         return;
     }
     if (bExisted) sqlx_warn(s, ER_TABLE_EXISTS, "table '%s' already exists", ct->zTable);

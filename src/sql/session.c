@@ -38,7 +38,8 @@ SqlEngine *sql_engine_new(const SqlEngineConfig *cfg, LpError *err) {
     pthread_mutex_init(&e->mu, NULL);
     e->stats.tStart = lp_unix_now();
     if (!e->zVersion || (cfg->nWorkThreads >= 0 && !(e->pPool = tpool_new(cfg->nWorkThreads, err))) ||
-        !(e->pCatalog = catalog_new(cfg->zDataDir, cfg->walSync, e->pPool, err))) {
+        !(e->pCatalog = catalog_new(&(CatalogConfig){cfg->zDataDir, (WalSync)cfg->walSync, e->pPool,
+                                                     cfg->embed, cfg->nEmbedInline}, err))) {
         if (!e->zVersion) lp_err_set(err, LP_NOMEM, "out of memory");
         sql_engine_free(e);
         return NULL;
@@ -301,7 +302,10 @@ void sqlx_write(SqlSession *s, Table *t, const TableOp *aOp, size_t nOp, SqlResu
     TableApplyOut out;
     int rc = table_apply(t, aOp, nOp, &out, &err);
     if (rc != LP_OK) {
-        sqlx_report(r, &err, rc == LP_EXISTS ? ER_DUP_ENTRY : ER_UNKNOWN_ERROR);
+        sqlx_report(r, &err, rc == LP_EXISTS        ? ER_DUP_ENTRY
+                             : rc == LP_UNSUPPORTED ? ER_NOT_SUPPORTED
+                             : rc == LP_NOMEM       ? ER_OUTOFMEMORY
+                                                    : ER_UNKNOWN_ERROR);
         return;
     }
     r->kind = SQLRES_OK;

@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "embed/embed.h"
 #include "sql/result.h"
 #include "util/error.h"
 
@@ -36,6 +37,8 @@ typedef struct SqlSession SqlSession;   /* opaque */
 typedef struct SqlEngineConfig {
     const char *zDataDir;       /* data folder (tables live here); NULL: memory only */
     int walSync;                /* WalSync: binlog_flush (0 = commit) */
+    EmbedOptions embed;         /* ONNX Runtime options (ort_lib, onnx_*) */
+    int nEmbedInline;           /* embed_batch */
     const char *zVersion;       /* server version string reported to clients */
     uint32_t nMaxPacket;        /* max_allowed_packet, reported in SHOW VARIABLES */
     int nWorkThreads;           /* pool that shares out large writes' text analysis:

@@ -152,6 +152,7 @@ static int show_meta(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
         {"prefix_expansions", NULL, q->fts.nExpanded > 0, (unsigned long long)q->fts.nExpanded},
         {"prefix_expansion_capped", q->fts.bExpansionCapped ? "yes (raise OPTION expansion_limit)" : NULL, 0, 0},
         {"time_parse_us", NULL, 1, (unsigned long long)(m->nsParse / 1000)},
+        {"time_embed_us", NULL, q->nsEmbed > 0, (unsigned long long)(q->nsEmbed / 1000)},
         {"time_plan_us", NULL, 1, (unsigned long long)(q->nsPlan / 1000)},
         {"time_match_us", NULL, 1, (unsigned long long)(q->nsMatch / 1000)},
         {"time_rank_us", NULL, 1, (unsigned long long)(q->nsRank / 1000)},

@@ -34,6 +34,8 @@ struct Catalog {
     HashMap map;                /* name -> Table* (key = the table's own name) */
     HashMap broken;             /* name -> malloc'd "why it cannot open" */
     Tpool *pPool;               /* given to new tables, or NULL */
+    EmbedOptions embed;         /* for the tables' models */
+    int nEmbedInline;
     atomic_uint nDrop;          /* for unique .dropped-* names */
 };
 
@@ -62,7 +64,8 @@ static Table *open_stored(Catalog *c, const char *zName, const char *zDir, LpErr
         manifest_clear(&m);
         return NULL;
     }
-    Table *t = table_new(zName, m.pSchema, err);
+    TableModelEnv env = {c->zDataDir, &c->embed, c->nEmbedInline};
+    Table *t = table_new_ex(zName, m.pSchema, &env, 0, err);
     m.pSchema = NULL; /* the table's now, also on failure */
     manifest_clear(&m);
     if (!t) return NULL;
@@ -124,17 +127,20 @@ static int load_tables(Catalog *c, LpError *err) {
     return rc;
 }
 
-Catalog *catalog_new(const char *zDataDir, WalSync sync, Tpool *pool, LpError *err) {
+Catalog *catalog_new(const CatalogConfig *cfg, LpError *err) {
     Catalog *c = calloc(1, sizeof(*c));
     if (!c) {
         lp_err_set(err, LP_NOMEM, "out of memory creating the catalog");
         return NULL;
     }
+    const char *zDataDir = cfg->zDataDir;
     pthread_rwlock_init(&c->lock, NULL);
     hmap_init(&c->map);
     hmap_init(&c->broken);
-    c->sync = sync;
-    c->pPool = pool;
+    c->sync = cfg->sync;
+    c->pPool = cfg->pool;
+    c->embed = cfg->embed;
+    c->nEmbedInline = cfg->nEmbedInline;
     if (zDataDir) {
         if (!(c->zDataDir = strdup(zDataDir)) || asprintf(&c->zTables, "%s/tables", zDataDir) < 0) {
             c->zTables = NULL;
@@ -199,7 +205,7 @@ int catalog_check_name(const char *zName, LpError *err) {
 }
 
 /* Writes table t's folder (manifest, empty log) and attaches the log. */
-static int create_stored(Catalog *c, Table *t, Schema *pSchema, LpError *err) {
+static int create_stored(Catalog *c, Table *t, const Schema *pSchema, LpError *err) {
     const char *zName = table_name(t);
     char *zTmp = NULL, *zDir = table_dir(c, zName);
     if (!zDir || asprintf(&zTmp, "%s/.creating-%s", c->zTables, zName) < 0) {
@@ -214,7 +220,7 @@ static int create_stored(Catalog *c, Table *t, Schema *pSchema, LpError *err) {
     } else if (mkdir(zTmp, 0755) != 0) {
         rc = lp_err_set(err, LP_IOERR, "cannot create folder %s: %s", zTmp, strerror(errno));
     } else {
-        Manifest m = {(char *)zName, 1, pSchema, 0};
+        Manifest m = {(char *)zName, 1, (Schema *)pSchema, 0};
         rc = manifest_write(zTmp, &m, err);
         if (rc == LP_OK && rename(zTmp, zDir) != 0) {
             rc = lp_err_set(err, LP_IOERR, "cannot rename %s to %s: %s", zTmp, zDir, strerror(errno));
@@ -276,19 +282,18 @@ int catalog_create(Catalog *c, const char *zName, Schema *pSchema, int bIfNotExi
                           "see SHOW TABLES / the server log; DROP TABLE removes it)"
                           : "table '%s' already exists", zName);
     }
-    Schema *pCopy = c->zTables ? schema_dup(pSchema) : NULL;
-    Table *t = table_new(zName, pSchema, err);
-    if (!t || (c->zTables && !pCopy)) {
+    /* Models load with the lock held: CREATE TABLE is rare, and a second
+    ** CREATE of the same name must wait for this one. */
+    TableModelEnv env = {c->zDataDir, &c->embed, c->nEmbedInline};
+    Table *t = table_new_ex(zName, pSchema, &env, 1, err);
+    if (!t) {
         pthread_rwlock_unlock(&c->lock);
-        schema_free(pCopy);
-        if (t) table_unref(t);
-        return t ? lp_err_set(err, LP_NOMEM, "out of memory creating table '%s'", zName)
-                 : (err ? err->code : LP_NOMEM);
+        return err ? err->code : LP_NOMEM;
     }
     table_set_pool(t, c->pPool);
     if (c->zTables) {
-        int rc = create_stored(c, t, pCopy, err);
-        schema_free(pCopy);
+        /* The schema as the table completed it (knn_dims from a model). */
+        int rc = create_stored(c, t, table_schema(t), err);
         if (rc != LP_OK) {
             pthread_rwlock_unlock(&c->lock);
             table_unref(t);

@@ -27,12 +27,19 @@
 
 typedef struct Catalog Catalog; /* opaque */
 
-/* Opens the catalog of data folder zDataDir (NULL: memory only), its
-** tables' logs synced as sync says; pool (may be NULL; must outlive the
-** catalog) helps large writes and the replay. Fails with LP_IOERR when
-** the folder cannot be read, LP_NOMEM; a table that cannot be opened does
-** not fail the catalog (see above). */
-Catalog *catalog_new(const char *zDataDir, WalSync sync, Tpool *pool, LpError *err);
+typedef struct CatalogConfig {
+    const char *zDataDir;   /* NULL: memory only */
+    WalSync sync;           /* binlog_flush for every table's log */
+    Tpool *pool;            /* helps large writes and replays; may be NULL; outlives the catalog */
+    EmbedOptions embed;     /* ONNX Runtime options for the tables' models */
+    int nEmbedInline;       /* embed_batch: rows a write embeds inline (<= 0: default) */
+} CatalogConfig;
+
+/* Opens the catalog of cfg->zDataDir (copied; cfg need not outlive the
+** call, but embed.zOrtLib must). Fails with LP_IOERR when the folder
+** cannot be read, LP_NOMEM; a table that cannot be opened does not fail
+** the catalog (see above). Models are resolved in <data dir>/models/. */
+Catalog *catalog_new(const CatalogConfig *cfg, LpError *err);
 /* Drops the catalog's references; tables still referenced elsewhere live on
 ** until their last user lets go. */
 void catalog_free(Catalog *c);

@@ -69,7 +69,9 @@
 #include "fts/memindex_int.h"
 #include "util/hashmap.h"
 #include "util/vec.h"
+#include "embed/embed.h"
 #include "util/bytes.h"
+#include "util/log.h"
 #include "vec/hnsw.h"
 
 struct MemRow {
@@ -88,6 +90,15 @@ typedef struct TableVec {
     VecHnsw *h;
     VEC(uint32_t) nodeSlot; /* read under the read lock, changed under the write lock */
 } TableVec;
+
+/* A vector column computed by a model from text columns. */
+typedef struct TableEmbed {
+    int iCol;               /* the vector column */
+    int *aFrom;             /* its source columns, in order */
+    int nFrom;
+    EmbedModel *pModel;     /* NULL when the model could not be loaded */
+    char *zWhy;             /* then why (the message of embed_model_get) */
+} TableEmbed;
 
 struct Table {
     char *zName;            /* owned */
@@ -113,6 +124,9 @@ struct Table {
                                 ** (before the table lock) to the end; TRUNCATE,
                                 ** which swaps the graphs, exclusive */
     Wal *pWal;              /* the write-ahead log, or NULL (memory only) */
+    TableEmbed *aEmb;       /* one per vector column with a model_name */
+    int nEmb;
+    int nEmbedInline;       /* writes of at most this many rows embed inline */
 };
 
 struct TableSnap {
@@ -177,7 +191,180 @@ static int make_analyzer(const Schema *s, Analyzer **pp, LpError *err) {
     return analyzer_new(&cfg, pp, err);
 }
 
+
+/* ------------------------------------------------------------------ */
+/* Embedding models                                                    */
+
+/* A source field contributes at most this many bytes to the text that is
+** embedded: a model reads at most 512 tokens, and this many bytes hold
+** them however the text is made, short of megabytes of blank space. So a
+** 10 MB field costs what a long document costs. */
+#define EMBED_MAX_FIELD_BYTES (64 * 1024)
+
+/* Fills e->aFrom from the column's from='a,b' (empty: every TEXT column). */
+static int parse_from(const Table *t, TableEmbed *e, LpError *err) {
+    const Schema *s = t->pSchema;
+    const ColumnSchema *c = &s->aCol[e->iCol];
+    const char *z = c->vec.zFrom ? c->vec.zFrom : "";
+    if (!(e->aFrom = calloc((size_t)s->nCol + 1, sizeof(int)))) {
+        return lp_err_set(err, LP_NOMEM, "out of memory creating table '%s'", t->zName);
+    }
+    while (*z) {
+        while (*z == ' ' || *z == ',') z++;
+        size_t n = strcspn(z, ", ");
+        if (!n) break;
+        char zName[128];
+        snprintf(zName, sizeof(zName), "%.*s", (int)(n < 127 ? n : 127), z);
+        for (char *p = zName; *p; p++) *p = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
+        int i = schema_find(s, zName);
+        if (i < 0 || (s->aCol[i].type != COL_TEXT && s->aCol[i].type != COL_STRING)) {
+            return lp_err_set(err, LP_BADINPUT, "column '%s': from names '%s', which is not a text "
+                              "or string column of table '%s'", c->zName, zName, t->zName);
+        }
+        if (e->nFrom < s->nCol) e->aFrom[e->nFrom++] = i;
+        z += n;
+    }
+    if (!c->vec.zFrom || !*c->vec.zFrom) {
+        for (int i = 0; i < s->nCol; i++) {
+            if (s->aCol[i].type == COL_TEXT) e->aFrom[e->nFrom++] = i;
+        }
+        if (!e->nFrom) {
+            return lp_err_set(err, LP_BADINPUT, "column '%s': from='' means every text field, and "
+                              "table '%s' has none", c->zName, t->zName);
+        }
+    }
+    return LP_OK;
+}
+
+/* Loads the models of t's model columns. bStrict (CREATE TABLE): any
+** failure fails, and a column without knn_dims takes the model's
+** dimension. Otherwise (a stored table being opened) a model that cannot
+** load is remembered with the reason, and only the writes and queries
+** that need it fail. */
+static int attach_models(Table *t, const TableModelEnv *env, int bStrict, LpError *err) {
+    Schema *s = t->pSchema;
+    int n = 0;
+    for (int i = 0; i < s->nCol; i++) n += s->aCol[i].type == COL_VECTOR && s->aCol[i].vec.zModel;
+    if (!n) return LP_OK;
+    if (!(t->aEmb = calloc((size_t)n, sizeof(TableEmbed)))) {
+        return lp_err_set(err, LP_NOMEM, "out of memory creating table '%s'", t->zName);
+    }
+    t->nEmbedInline = env && env->nInline > 0 ? env->nInline : EMBED_DEFAULT_INLINE;
+    for (int i = 0; i < s->nCol; i++) {
+        ColumnSchema *c = &s->aCol[i];
+        if (c->type != COL_VECTOR || !c->vec.zModel) continue;
+        TableEmbed *e = &t->aEmb[t->nEmb++];
+        e->iCol = i;
+        int rc = parse_from(t, e, err);
+        if (rc != LP_OK) return rc;
+        LpError e2;
+        lp_err_clear(&e2);
+        if (!env) {
+            lp_err_set(&e2, LP_UNSUPPORTED, "model '%s': models are not available here", c->vec.zModel);
+        } else if ((e->pModel = embed_model_get(c->vec.zModel, env->zDataDir, env->pOpts, &e2)) != NULL) {
+            int nDims = embed_model_dims(e->pModel);
+            if (c->vec.nDims == 0 && bStrict) c->vec.nDims = nDims;
+            if (c->vec.nDims != nDims) {
+                lp_err_set(&e2, LP_BADINPUT, "column '%s': knn_dims is %d but model '%s' gives "
+                           "vectors of %d dimensions", c->zName, c->vec.nDims, c->vec.zModel, nDims);
+                embed_model_release(e->pModel);
+                e->pModel = NULL;
+            }
+        }
+        if (!e->pModel) {
+            if (bStrict) {
+                if (err) *err = e2;
+                return e2.code;
+            }
+            LOG_WARN("table '%s': column '%s' cannot compute embeddings until its model loads: %s",
+                     t->zName, c->zName, e2.zMsg);
+            if (!(e->zWhy = strdup(e2.zMsg))) {
+                return lp_err_set(err, LP_NOMEM, "out of memory creating table '%s'", t->zName);
+            }
+        }
+    }
+    return LP_OK;
+}
+
+static void free_models(Table *t) {
+    for (int i = 0; i < t->nEmb; i++) {
+        embed_model_release(t->aEmb[i].pModel);
+        free(t->aEmb[i].aFrom);
+        free(t->aEmb[i].zWhy);
+    }
+    free(t->aEmb);
+}
+
+/* The model of vector column iCol, or NULL with err: the column has none,
+** or it could not be loaded. */
+static EmbedModel *model_of(const Table *t, int iCol, LpError *err) {
+    for (int i = 0; i < t->nEmb; i++) {
+        const TableEmbed *e = &t->aEmb[i];
+        if (e->iCol != iCol) continue;
+        if (!e->pModel) {
+            lp_err_set(err, LP_UNSUPPORTED, "column '%s' needs a model that could not be loaded: %s",
+                       t->pSchema->aCol[iCol].zName, e->zWhy ? e->zWhy : "?");
+        }
+        return e->pModel;
+    }
+    lp_err_set(err, LP_BADINPUT, "column '%s' has no model_name: give a vector, not a text",
+               iCol >= 0 && iCol < t->pSchema->nCol ? t->pSchema->aCol[iCol].zName : "?");
+    return NULL;
+}
+
+int table_embed_text(const Table *t, int iCol, const char *z, size_t n, float *aOut, LpError *err) {
+    EmbedModel *m = model_of(t, iCol, err);
+    if (!m) return err ? err->code : LP_BADINPUT;
+    if (n > EMBED_MAX_FIELD_BYTES) {
+        n = EMBED_MAX_FIELD_BYTES;
+        while (n > 0 && ((unsigned char)z[n] & 0xC0) == 0x80) n--; /* whole characters */
+    }
+    return embed_text(m, z, n, aOut, err);
+}
+
+int table_column_model(const Table *t, int iCol) {
+    for (int i = 0; i < t->nEmb; i++) {
+        if (t->aEmb[i].iCol == iCol) return 1;
+    }
+    return 0;
+}
+
+/* The text embedding e computes for a row with values aVal: the source
+** fields, each cut to EMBED_MAX_FIELD_BYTES, joined by single spaces, in
+** the malloc'd *pz (*pn bytes). */
+static int embed_source(const TableEmbed *e, const Value *aVal, char **pz, size_t *pn) {
+    size_t n = 0;
+    for (int f = 0; f < e->nFrom; f++) {
+        const Value *v = &aVal[e->aFrom[f]];
+        if (v->kind == VAL_STR) n += (v->u.s.n < EMBED_MAX_FIELD_BYTES ? v->u.s.n : EMBED_MAX_FIELD_BYTES) + 1;
+    }
+    char *z = malloc(n + 1);
+    if (!z) return LP_NOMEM;
+    size_t k = 0;
+    for (int f = 0; f < e->nFrom; f++) {
+        const Value *v = &aVal[e->aFrom[f]];
+        if (v->kind != VAL_STR || v->u.s.n == 0) continue;
+        size_t m = v->u.s.n;
+        if (m > EMBED_MAX_FIELD_BYTES) {
+            m = EMBED_MAX_FIELD_BYTES;
+            while (m > 0 && ((unsigned char)v->u.s.z[m] & 0xC0) == 0x80) m--;
+        }
+        if (k) z[k++] = ' ';
+        memcpy(z + k, v->u.s.z, m);
+        k += m;
+    }
+    z[k] = 0;
+    *pz = z;
+    *pn = k;
+    return LP_OK;
+}
+
 Table *table_new(const char *zName, Schema *pSchema, LpError *err) {
+    return table_new_ex(zName, pSchema, NULL, 0, err);
+}
+
+Table *table_new_ex(const char *zName, Schema *pSchema, const TableModelEnv *env, int bStrict,
+                    LpError *err) {
     Table *t = calloc(1, sizeof(*t));
     if (!t || !(t->zName = strdup(zName))) {
         free(t);
@@ -205,6 +392,7 @@ Table *table_new(const char *zName, Schema *pSchema, LpError *err) {
         goto fail;
     }
     if (make_analyzer(pSchema, &t->pAnalyzer, err) != LP_OK) goto fail;
+    if (attach_models(t, env, bStrict, err) != LP_OK) goto fail;
     if (make_graphs(t, err) != LP_OK) goto fail;
     if (t->nFts) {
         t->aFtsCol = calloc((size_t)t->nFts, sizeof(int));
@@ -245,6 +433,7 @@ void table_ref(Table *t) {
 void table_unref(Table *t) {
     if (!t || atomic_fetch_sub(&t->nRef, 1) != 1) return;
     wal_close(t->pWal);
+    free_models(t);
     free_rows(t);
     pthread_rwlock_destroy(&t->lock);
     pthread_rwlock_destroy(&t->graphLock);
@@ -583,27 +772,86 @@ typedef struct PrepJob {
     LpError err;
 } PrepJob;
 
+/* Computes the model columns of op's row that it leaves NULL: *paVal is
+** then a copy of the op's values (in *paOwn, with the vectors in *paVec)
+** where they are set. */
+static int embed_row(const Table *t, const TableOp *op, size_t k, const Value **paVal, Value **paOwn,
+                     float **paVec, LpError *err) {
+    int nCol = t->pSchema->nCol;
+    for (int i = 0; i < t->nEmb; i++) {
+        const TableEmbed *e = &t->aEmb[i];
+        if (op->aVal[e->iCol].kind != VAL_NULL) continue; /* given: kept as is */
+        EmbedModel *m = model_of(t, e->iCol, err);
+        if (!m) return err->code;
+        int nDims = embed_model_dims(m);
+        if (!*paOwn) {
+            size_t nVec = 0;
+            for (int w = 0; w < t->nEmb; w++) {
+                nVec += t->aEmb[w].pModel ? (size_t)embed_model_dims(t->aEmb[w].pModel) : 0;
+            }
+            if (!(*paOwn = malloc(sizeof(Value) * (size_t)nCol)) ||
+                !(*paVec = malloc(sizeof(float) * (nVec ? nVec : 1)))) {
+                return lp_err_set(err, LP_NOMEM, "out of memory embedding a row of table '%s'",
+                                  t->zName);
+            }
+        }
+        if (*paVal != *paOwn) {
+            memcpy(*paOwn, op->aVal, sizeof(Value) * (size_t)nCol);
+            *paVal = *paOwn;
+        }
+        size_t off = 0;
+        for (int w = 0; w < i; w++) {
+            off += t->aEmb[w].pModel ? (size_t)embed_model_dims(t->aEmb[w].pModel) : 0;
+        }
+        char *z = NULL;
+        size_t n = 0;
+        if (embed_source(e, op->aVal, &z, &n) != LP_OK) {
+            return lp_err_set(err, LP_NOMEM, "out of memory embedding a row of table '%s'", t->zName);
+        }
+        LpError e2;
+        lp_err_clear(&e2);
+        int rc = embed_text(m, z, n, *paVec + off, &e2);
+        free(z);
+        if (rc != LP_OK) {
+            return lp_err_set(err, rc, "column '%s' of row %zu: %s", t->pSchema->aCol[e->iCol].zName,
+                              k + 1, e2.zMsg);
+        }
+        Value v = {0};
+        v.kind = VAL_VEC;
+        v.u.v.a = *paVec + off;
+        v.u.v.n = (uint32_t)nDims;
+        (*paOwn)[e->iCol] = v;
+    }
+    return LP_OK;
+}
+
 static void prepare_range(void *arg) {
     PrepJob *j = arg;
     const Table *t = j->t;
+    Value *aOwn = NULL;     /* values with computed vectors, reused row to row */
+    float *aVec = NULL;
     for (size_t k = j->iFrom; k < j->iTo && j->rc == LP_OK; k++) {
         const TableOp *op = &j->aOp[k];
         if (op->kind != TOP_INSERT && op->kind != TOP_REPLACE) continue;
-        if (!(j->apRow[k] = row_build(t->pSchema, 0, op->aVal))) {
+        const Value *aVal = op->aVal;
+        if (t->nEmb && (j->rc = embed_row(t, op, k, &aVal, &aOwn, &aVec, &j->err)) != LP_OK) break;
+        if (!(j->apRow[k] = row_build(t->pSchema, 0, aVal))) {
             j->rc = lp_err_set(&j->err, LP_NOMEM, "out of memory building a row of table '%s'",
                                t->zName);
         } else if (j->aDoc) {
-            j->rc = analyse_values(t, op->aVal, &j->aDoc[k], &j->err);
+            j->rc = analyse_values(t, aVal, &j->aDoc[k], &j->err);
         }
         /* The vectors go into the graphs now, outside the lock: inserting
         ** is the expensive part and the graph takes concurrent inserts. A
         ** node whose row is not applied in the end stays unmapped. */
         for (int v = 0; v < t->nVec && j->rc == LP_OK; v++) {
-            const Value *val = &op->aVal[t->aVec[v].iCol];
+            const Value *val = &aVal[t->aVec[v].iCol];
             uint32_t *pNode = &j->aNode[k * (size_t)t->nVec + (size_t)v];
             if (val->kind == VAL_VEC) j->rc = vec_hnsw_add(t->aVec[v].h, val->u.v.a, pNode, &j->err);
         }
     }
+    free(aOwn);
+    free(aVec);
 }
 
 /* UPDATE may not change a vector that is in a graph: the node keeps the
@@ -611,6 +859,18 @@ static void prepare_range(void *arg) {
 static int refuse_vector_updates(const Table *t, const TableOp *aOp, size_t nOp, LpError *err) {
     for (size_t k = 0; k < nOp; k++) {
         if (aOp[k].kind != TOP_UPDATE) continue;
+        for (int i = 0; i < t->nEmb; i++) {
+            const TableEmbed *e = &t->aEmb[i];
+            for (int f = 0; f < e->nFrom; f++) {
+                if (aOp[k].aSet[e->aFrom[f]] || aOp[k].aSet[e->iCol]) {
+                    int c = aOp[k].aSet[e->iCol] ? e->iCol : e->aFrom[f];
+                    return lp_err_set(err, LP_UNSUPPORTED,
+                                      "UPDATE cannot change column '%s': vector column '%s' is "
+                                      "computed from it by its model; REPLACE the row instead",
+                                      t->pSchema->aCol[c].zName, t->pSchema->aCol[e->iCol].zName);
+                }
+            }
+        }
         for (int v = 0; v < t->nVec; v++) {
             if (aOp[k].aSet[t->aVec[v].iCol]) {
                 return lp_err_set(err, LP_UNSUPPORTED,
@@ -804,7 +1064,8 @@ static int prepare_rows(const Table *t, const TableOp *aOp, size_t nOp, MemRow *
                         FtsDocBuf *aDoc, uint32_t *aNode, LpError *err) {
     /* Worth sharing out: graph inserts (the heavy part of a row), or
     ** enough text to analyse. */
-    int bShare = t->pPool && nOp >= 8 && t->nVec > 0;
+    int bShare = t->pPool && ((nOp >= 8 && t->nVec > 0) ||
+                              (t->nEmb && nOp > (size_t)t->nEmbedInline));
     if (t->pPool && nOp >= 8 && !bShare && aDoc) {
         size_t nText = 0;
         for (size_t k = 0; k < nOp; k++) {

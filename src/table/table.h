@@ -46,6 +46,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "embed/embed.h"
 #include "fts/source.h"
 #include "table/schema.h"
 #include "table/value.h"
@@ -64,6 +65,42 @@ typedef struct MemRow MemRow;       /* opaque immutable row */
 ** reference. NULL and err filled when out of memory or when the schema's
 ** text options are invalid (morphology, stopwords: LP_BADINPUT). */
 Table *table_new(const char *zName, Schema *pSchema, LpError *err);
+
+/* Where a table's embedding models come from: the data folder that
+** 'org/name' model names resolve in, the runtime's options, and how many
+** rows a write embeds on the caller's thread alone (embed_batch; more are
+** shared out over the table's pool). */
+typedef struct TableModelEnv {
+    const char *zDataDir;
+    const EmbedOptions *pOpts;
+    int nInline;            /* <= 0: EMBED_DEFAULT_INLINE */
+} TableModelEnv;
+
+/* table_new, loading the models of the schema's model_name columns from
+** env (NULL: none available). bStrict (CREATE TABLE): a model that cannot
+** be loaded, whose dimension differs from knn_dims, or a from= naming a
+** column that is not TEXT/STRING fails the call (the error is the
+** model's, "model '<name>': ..."), and a model column without knn_dims
+** takes the model's dimension (in pSchema, before the graphs are made).
+** Otherwise (a stored table opened at start) the table opens, and only
+** writes that must compute a vector with that model, and knn() with a
+** text, fail, saying why the model is missing.
+**
+** Model columns. INSERT and REPLACE compute such a column's vector when
+** the row leaves it NULL: the from= fields (each cut to 64 KiB), joined by
+** spaces, go through the model (one document per run; a write of more
+** than nInline rows is spread over the pool). A row that gives the vector
+** keeps it (that is how the log replays rows without the model). UPDATE
+** of the vector or of one of its sources is refused (LP_UNSUPPORTED). */
+Table *table_new_ex(const char *zName, Schema *pSchema, const TableModelEnv *env, int bStrict,
+                    LpError *err);
+
+/* Embeds a text with the model of vector column iCol into
+** aOut[knn_dims] (knn() with a text). LP_BADINPUT when the column has no
+** model, LP_UNSUPPORTED when it could not be loaded, else embed_text's. */
+int table_embed_text(const Table *t, int iCol, const char *z, size_t n, float *aOut, LpError *err);
+/* 1 when vector column iCol is computed by a model. */
+int table_column_model(const Table *t, int iCol);
 void table_ref(Table *t);
 void table_unref(Table *t);
 

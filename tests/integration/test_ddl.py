@@ -1,10 +1,11 @@
 """CREATE / DROP / TRUNCATE TABLE, SHOW TABLES, DESCRIBE, SHOW CREATE TABLE."""
 
+import os
 import re
 
 import pytest
 
-from helpers import col_names, expect_error, rows, server_error
+from helpers import REPO, col_names, expect_error, rows, server_error
 
 ALL_TYPES = ("title TEXT, tag STRING, n INT, n2 INTEGER, big BIGINT, f FLOAT, ok BOOL, "
              "ts TIMESTAMP, j JSON, "
@@ -72,12 +73,19 @@ def test_show_create_table_recreates_identical(cur, uniq):
     assert show_create(cur, t) == c1
 
 
-def test_vector_with_model_options_kept(cur, uniq):
+def test_vector_with_model_options_kept(server, cur, uniq):
+    """model_name and from are shown exactly as given (a dump recreates the
+    table); the model resolves in <data dir>/models/ (make models)."""
+    d = os.path.join(server.data_dir, "models", "loupe-test")
+    os.makedirs(os.path.dirname(d), exist_ok=True)
+    if not os.path.exists(d):
+        os.symlink(os.path.join(REPO, "models", "loupe-test"), d)
     t = uniq()
     cur.execute(f"CREATE TABLE {t} (title TEXT, v FLOAT_VECTOR knn_type='hnsw' knn_dims='384' "
-                "hnsw_similarity='ip' model_name='org/name' from='title')")
+                "hnsw_similarity='ip' model_name='loupe-test/all-MiniLM-L6-v2' from='title')")
     c = show_create(cur, t).lower()
-    assert "model_name='org/name'" in c and "from='title'" in c and "hnsw_similarity='ip'" in c
+    assert "model_name='loupe-test/all-minilm-l6-v2'" in c and "from='title'" in c
+    assert "hnsw_similarity='ip'" in c
 
 
 @pytest.mark.parametrize("coldef", [

@@ -181,7 +181,7 @@ def test_meta_and_paths(cur, table):
     ("knn(v, 3, 50)", 1064, r"row 50 has no vector"),
     ("knn(v, 3, 1, {foo=1})", 1064, r"unknown option"),
     ("knn(v, 3, 1, {ef=0})", 1064, r"ef must be"),
-    ("knn(v, 3, 'some text')", 1235, r"needs a column with a model"),
+    ("knn(v, 3, 'some text')", 1064, r"needs a vector column with model_name"),
     ("knn(v, 3, 1) OR id = 1", 1064, r"condition of its own"),
     ("NOT knn(v, 3, 1)", 1064, r"condition of its own"),
     ("id = 1 AND knn_dist() < 1", 1064, r"knn_dist\(\) needs a knn\(\)"),

@@ -105,13 +105,17 @@ static void test_ddl(void **state) {
                         "ERR 1060 duplicate column name 'id'");
     assert_string_equal(run(s, "CREATE TABLE t2 (a INT, v FLOAT_VECTOR model_name='m/x' from='a')"),
                         "ERR 1054 column 'v': from names 'a', which is not a text or string column of this table");
+    /* The model is loaded at CREATE TABLE: without a data folder (this
+    ** engine is memory only) 'org/m' cannot resolve, and says so. */
     assert_string_equal(run(s, "CREATE TABLE t2 (t TEXT, v FLOAT_VECTOR knn_type='hnsw' "
                                "model_name='org/m' from='t')"),
-                        "OK 0 0");
-    assert_string_equal(run(s, "SHOW WARNINGS"),
-                        "Warning|1235|column 'v': model_name is kept, but this version does not compute embeddings yet: insert vectors explicitly");
-    assert_string_equal(run(s, "DESCRIBE t2"),
-                        "id|bigint|\nt|text|indexed stored\nv|float_vector|knn_type='hnsw' model_name='org/m' from='t'");
+                        "ERR 1064 model 'org/m': no data directory to resolve the name in");
+    assert_string_equal(run(s, "CREATE TABLE t2 (t TEXT, v FLOAT_VECTOR knn_type='hnsw' "
+                               "model_name='/nonexistent/model' from='t')"),
+                        "ERR 1105 model '/nonexistent/model': no model folder at /nonexistent/model "
+                        "(expected a folder with onnx/model.onnx or model.onnx, config.json and "
+                        "tokenizer.json)");
+    assert_string_equal(run(s, "CREATE TABLE t2 (t TEXT)"), "OK 0 0");
     run(s, "DROP TABLE t2");
     assert_string_equal(run(s, "SHOW TABLES"), "t1|rt");
     assert_string_equal(run(s, "DESCRIBE t1"),
