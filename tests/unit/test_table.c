@@ -431,7 +431,7 @@ static void test_pool_batch(void **state) {
 static void test_catalog(void **state) {
     (void)state;
     LpError err;
-    Catalog *c = catalog_new(NULL, WAL_SYNC_COMMIT, NULL, &err);
+    Catalog *c = catalog_new(&(CatalogConfig){0}, &err);
     assert_non_null(c);
     int bExisted;
     assert_int_equal(catalog_create(c, "b", make_schema(), 0, &bExisted, &err), LP_OK);

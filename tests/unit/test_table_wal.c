@@ -414,7 +414,7 @@ static void test_catalog_persists(void **state) {
     sub(zData, sizeof(zData), "data");
     mkdir(zData, 0755);
     LpError err;
-    Catalog *c = catalog_new(zData, WAL_SYNC_COMMIT, NULL, &err);
+    Catalog *c = catalog_new(&(CatalogConfig){.zDataDir = zData}, &err);
     assert_non_null(c);
     assert_int_equal(catalog_create(c, "alpha", make_schema(), 0, NULL, &err), LP_OK);
     assert_int_equal(catalog_create(c, "beta", make_schema(), 0, NULL, &err), LP_OK);
@@ -428,7 +428,7 @@ static void test_catalog_persists(void **state) {
     /* Damage beta's log in the middle. */
     char zPath[400];
     snprintf(zPath, sizeof(zPath), "%s/tables/beta", zData);
-    c = catalog_new(zData, WAL_SYNC_COMMIT, NULL, &err);
+    c = catalog_new(&(CatalogConfig){.zDataDir = zData}, &err);
     t = catalog_get(c, "beta");
     assert_int_equal(insert(t, 1, "one", 1, 1), LP_OK);
     assert_int_equal(insert(t, 2, "two", 2, 2), LP_OK);
@@ -440,7 +440,7 @@ static void test_catalog_persists(void **state) {
     assert_int_equal(pwrite(fd, "\xff", 1, 32 + 20), 1);
     close(fd);
 
-    c = catalog_new(zData, WAL_SYNC_COMMIT, NULL, &err);
+    c = catalog_new(&(CatalogConfig){.zDataDir = zData}, &err);
     assert_non_null(c);
     char **az;
     int n;
@@ -469,7 +469,7 @@ static void test_catalog_persists(void **state) {
     fd = open(zPath, O_RDWR);
     assert_int_equal(pwrite(fd, "X", 1, 5), 1);
     close(fd);
-    c = catalog_new(zData, WAL_SYNC_COMMIT, NULL, &err);
+    c = catalog_new(&(CatalogConfig){.zDataDir = zData}, &err);
     lp_err_clear(&err);
     assert_int_equal(catalog_open_error(c, "alpha", &err), LP_CORRUPT);
     assert_non_null(strstr(err.zMsg, "checksum"));
