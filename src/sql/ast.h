@@ -134,6 +134,7 @@ typedef enum StmtKind {
     STMT_CREATE_TABLE,
     STMT_DROP_TABLE,
     STMT_TRUNCATE,              /* TRUNCATE TABLE t */
+    STMT_ALTER_TABLE,           /* ALTER TABLE t ADD | DROP | MODIFY COLUMN, REBUILD EMBEDDINGS */
     STMT_SHOW,                  /* every SHOW …, and DESCRIBE / DESC */
     STMT_SET,                   /* SET …, SET NAMES …, SET CHARACTER SET … */
     STMT_BEGIN,                 /* BEGIN, START TRANSACTION */
@@ -223,6 +224,22 @@ typedef struct CreateTableStmt {
     int nOpt;
 } CreateTableStmt;
 
+typedef enum AlterKind {
+    ALTER_ADD_COLUMN,           /* ADD [COLUMN] coldef */
+    ALTER_DROP_COLUMN,          /* DROP [COLUMN] name */
+    ALTER_MODIFY_COLUMN,        /* MODIFY [COLUMN] coldef */
+    ALTER_REBUILD_EMBEDDINGS,   /* REBUILD EMBEDDINGS name */
+} AlterKind;
+
+typedef struct AlterTableStmt {
+    const char *zTable;
+    int tablePos;
+    AlterKind kind;
+    ColumnDef col;              /* ADD, MODIFY */
+    const char *zColumn;        /* DROP, REBUILD: lower-cased */
+    int colPos;
+} AlterTableStmt;
+
 typedef struct DropTableStmt {
     const char *zTable;
     int tablePos;
@@ -281,6 +298,7 @@ typedef struct SqlStmt {
         UpdateStmt update;
         CreateTableStmt create;
         DropTableStmt drop;
+        AlterTableStmt alter;
         DropTableStmt truncate;     /* bIfExists unused */
         ShowStmt show;
         SetStmt set;

@@ -1911,3 +1911,146 @@ fail:
     schema_free(sc);
     sqlx_report(r, &err, ER_PARSE);
 }
+
+/* ------------------------------------------------------------------ */
+/* ALTER TABLE                                                         */
+
+/* A copy of s with column iDrop left out (-1: none) and, when pAdd is not
+** NULL, *pAdd appended (its strings taken over). *paMap gets, for each
+** column of the copy, the column of s it comes from (-1: the new one). */
+static Schema *schema_reshape(const Schema *s, int iDrop, ColumnSchema *pAdd, int **paMap) {
+    Schema *d = schema_dup(s);
+    int *aMap = malloc(sizeof(int) * (size_t)(s->nCol + 1));
+    ColumnSchema *aCol = d ? realloc(d->aCol, sizeof(ColumnSchema) * (size_t)(s->nCol + 1)) : NULL;
+    if (!d || !aMap || !aCol) {
+        schema_free(d);
+        free(aMap);
+        return NULL;
+    }
+    d->aCol = aCol;
+    int n = 0;
+    for (int i = 0; i < s->nCol; i++) {
+        if (i == iDrop) {
+            free(aCol[i].zName);
+            free(aCol[i].vec.zModel);
+            free(aCol[i].vec.zFrom);
+            continue;
+        }
+        aCol[n] = aCol[i];
+        aMap[n++] = i;
+    }
+    if (pAdd) {
+        aCol[n] = *pAdd;
+        memset(pAdd, 0, sizeof(*pAdd));
+        aMap[n++] = -1;
+    }
+    d->nCol = n;
+    *paMap = aMap;
+    return d;
+}
+
+static void column_free(ColumnSchema *c) {
+    free(c->zName);
+    free(c->vec.zModel);
+    free(c->vec.zFrom);
+    memset(c, 0, sizeof(*c));
+}
+
+void sqlx_alter_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
+    const AlterTableStmt *at = &st->u.alter;
+    Table *t = sqlx_table(s, at->zTable, r);
+    if (!t) return;
+    LpError err;
+    lp_err_clear(&err);
+    Binder b = {s, &s->stmt, st, NULL, at->zTable, &err, LP_OK, 0, 0, NULL, NULL};
+    const Schema *so = table_schema(t);
+    ColumnSchema col = {0};
+    Schema *sn = NULL;
+    int *aMap = NULL;
+    int rc = LP_OK, iCol = SCHEMA_NO_COL;
+    const char *zCol = at->kind == ALTER_ADD_COLUMN || at->kind == ALTER_MODIFY_COLUMN ? at->col.zName
+                                                                                      : at->zColumn;
+    int colPos = at->kind == ALTER_ADD_COLUMN || at->kind == ALTER_MODIFY_COLUMN ? at->col.pos : at->colPos;
+    iCol = schema_find(so, zCol);
+    if (at->kind != ALTER_ADD_COLUMN && iCol == SCHEMA_NO_COL) {
+        bind_fail(&b, ER_BAD_FIELD, LP_NOTFOUND, "unknown column '%s' in table '%s'", zCol, at->zTable);
+        goto fail;
+    }
+    if (iCol == SCHEMA_ID_COL) {
+        bind_fail_at(&b, colPos, "the id column cannot be changed");
+        goto fail;
+    }
+    switch (at->kind) {
+    case ALTER_REBUILD_EMBEDDINGS:
+        if (so->aCol[iCol].type != COL_VECTOR || !so->aCol[iCol].vec.zModel) {
+            bind_fail_at(&b, colPos, "REBUILD EMBEDDINGS needs a float_vector column with model_name");
+            goto fail;
+        }
+        table_unref(t);
+        if ((rc = catalog_rebuild_embeddings(s->e->pCatalog, at->zTable, zCol, &err)) != LP_OK) {
+            sqlx_report(r, &err, rc == LP_BUSY ? ER_UNKNOWN_ERROR : ER_PARSE);
+            return;
+        }
+        r->kind = SQLRES_OK;
+        return;
+    case ALTER_ADD_COLUMN:
+        if (iCol != SCHEMA_NO_COL) {
+            bind_fail(&b, ER_DUP_FIELDNAME, LP_BADINPUT, "duplicate column name '%s'", zCol);
+            goto fail;
+        }
+        if (!(col.zName = strdup(zCol))) goto oom;
+        if (build_column(&b, &at->col, &col)) goto fail;
+        if (!(sn = schema_reshape(so, -1, &col, &aMap))) goto oom;
+        break;
+    case ALTER_DROP_COLUMN:
+        if (so->nCol == 1) {
+            bind_fail_at(&b, colPos, "a table needs at least one column besides id");
+            goto fail;
+        }
+        if (!(sn = schema_reshape(so, iCol, NULL, &aMap))) goto oom;
+        break;
+    case ALTER_MODIFY_COLUMN: {
+        if (!(col.zName = strdup(zCol))) goto oom;
+        if (build_column(&b, &at->col, &col)) goto fail;
+        const VectorOpts *vo = &so->aCol[iCol].vec;
+        int bModelChange = so->aCol[iCol].type == COL_VECTOR && col.type == COL_VECTOR &&
+                           ((vo->zModel == NULL) != (col.vec.zModel == NULL) ||
+                            (vo->zModel && strcmp(vo->zModel, col.vec.zModel) != 0));
+        if (bModelChange) {
+            bind_fail(&b, ER_NOT_SUPPORTED, LP_UNSUPPORTED,
+                      "the model of column '%s' cannot be changed in place (its vectors come from "
+                      "the old model): ALTER TABLE %s ADD COLUMN %s_new FLOAT_VECTOR ... MODEL_NAME="
+                      "'...' FROM='...', then ALTER TABLE %s REBUILD EMBEDDINGS %s_new, and when it "
+                      "is done ALTER TABLE %s DROP COLUMN %s",
+                      zCol, at->zTable, zCol, at->zTable, zCol, at->zTable, zCol);
+        } else {
+            bind_fail(&b, ER_NOT_SUPPORTED, LP_UNSUPPORTED,
+                      "ALTER TABLE ... MODIFY COLUMN is not supported: add a new column, copy or "
+                      "rebuild it, then drop the old one");
+        }
+        goto fail;
+    }
+    }
+    if (check_embedding_sources(&b, sn)) goto fail;
+    table_unref(t);
+    t = NULL;
+    rc = catalog_alter(s->e->pCatalog, at->zTable, sn, aMap, &err);
+    sn = NULL;
+    free(aMap);
+    column_free(&col);
+    if (rc != LP_OK) {
+        sqlx_report(r, &err, rc == LP_BADINPUT ? ER_PARSE : rc == LP_NOMEM ? ER_OUTOFMEMORY
+                                                                           : ER_UNKNOWN_ERROR);
+        return;
+    }
+    r->kind = SQLRES_OK;
+    return;
+oom:
+    bind_oom(&b);
+fail:
+    if (t) table_unref(t);
+    schema_free(sn);
+    free(aMap);
+    column_free(&col);
+    sqlx_report(r, &err, ER_PARSE);
+}

@@ -85,14 +85,14 @@ typedef enum SqlTokType {
 ** function or alias name (it can inside backquotes); the others can, so a
 ** column may be called `status`, `type`, `value` or `count`. */
 #define SQL_KEYWORDS(X)                                                                    \
-    X(AND, 1) X(AS, 1) X(ASC, 1) X(BEGIN, 0) X(BETWEEN, 1) X(BY, 1) X(CHARACTER, 0)       \
-    X(CHARSET, 0) X(COLLATE, 0) X(COLLATION, 0) X(COLUMNS, 0) X(COMMIT, 0) X(CREATE, 0)   \
+    X(ADD, 0) X(ALTER, 0) X(AND, 1) X(AS, 1) X(ASC, 1) X(BEGIN, 0) X(BETWEEN, 1) X(BY, 1) X(CHARACTER, 0)       \
+    X(CHARSET, 0) X(COLLATE, 0) X(COLLATION, 0) X(COLUMN, 0) X(COLUMNS, 0) X(COMMIT, 0) X(CREATE, 0)   \
     X(DATABASES, 0) X(DEFAULT, 0) X(DELETE, 0) X(DESC, 1) X(DESCRIBE, 0) X(DISTINCT, 1)   \
-    X(DIV, 1) X(DROP, 0) X(ENGINES, 0) X(EXISTS, 0) X(EXPLAIN, 0) X(FALSE, 1) X(FIELDS, 0) X(FROM, 1)   \
+    X(DIV, 1) X(DROP, 0) X(EMBEDDINGS, 0) X(ENGINES, 0) X(EXISTS, 0) X(EXPLAIN, 0) X(FALSE, 1) X(FIELDS, 0) X(FROM, 1)   \
     X(FULL, 0) X(GLOBAL, 0) X(GROUP, 1) X(IF, 0) X(IN, 1) X(INSERT, 0) X(INTO, 1)         \
-    X(IS, 1) X(LIKE, 1) X(LIMIT, 1) X(LOCAL, 0) X(META, 0) X(MOD, 1) X(NAMES, 0)          \
+    X(IS, 1) X(LIKE, 1) X(LIMIT, 1) X(LOCAL, 0) X(META, 0) X(MOD, 1) X(MODIFY, 0) X(NAMES, 0)          \
     X(NOT, 1) X(NULL, 1) X(OFFSET, 0) X(OPTION, 1) X(OR, 1) X(ORDER, 1)                   \
-    X(RECONFIGURE, 0) X(REPLACE, 0) X(ROLLBACK, 0) X(SELECT, 1) X(SESSION, 0) X(SET, 1)   \
+    X(REBUILD, 0) X(RECONFIGURE, 0) X(REPLACE, 0) X(ROLLBACK, 0) X(SELECT, 1) X(SESSION, 0) X(SET, 1)   \
     X(SHOW, 0) X(START, 0) X(STATUS, 0) X(TABLE, 1) X(TABLES, 0) X(TRANSACTION, 0)        \
     X(TRUE, 1) X(TRUNCATE, 0) X(UPDATE, 0) X(USE, 0) X(VALUES, 1) X(VARIABLES, 0)         \
     X(WARNINGS, 0) X(WHERE, 1) X(WITH, 0) X(WORK, 0)

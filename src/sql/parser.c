@@ -27,6 +27,8 @@
 **   coldef   := name type {flag | word '=' unary}
 **   drop     := DROP TABLE [IF EXISTS] table
 **   truncate := TRUNCATE [TABLE] table [WITH RECONFIGURE]
+**   alter    := ALTER TABLE table ( ADD [COLUMN] coldef | DROP [COLUMN] name
+**             | MODIFY [COLUMN] coldef | REBUILD EMBEDDINGS name )
 **   show     := SHOW ( [FULL] TABLES [(FROM|IN) name] [like]
 **             | CREATE TABLE table | [FULL] (COLUMNS|FIELDS) (FROM|IN) table [like]
 **             | [GLOBAL|SESSION|LOCAL] VARIABLES [like | WHERE Variable_name
@@ -1171,6 +1173,34 @@ static int parse_drop(Parser *p, DropTableStmt *s) {
     return finish(p, "end of statement");
 }
 
+/* ALTER TABLE table ( ADD [COLUMN] coldef | DROP [COLUMN] name
+** | MODIFY [COLUMN] coldef | REBUILD EMBEDDINGS name ). */
+static int parse_alter(Parser *p, AlterTableStmt *s) {
+    advance(p);
+    if (expect_kw(p, KW_TABLE)) return p->rc;
+    if (parse_table(p, &s->zTable, &s->tablePos)) return p->rc;
+    if (accept_kw(p, KW_ADD)) {
+        s->kind = ALTER_ADD_COLUMN;
+        accept_kw(p, KW_COLUMN);
+        if (parse_coldef(p, &s->col)) return p->rc;
+    } else if (accept_kw(p, KW_MODIFY)) {
+        s->kind = ALTER_MODIFY_COLUMN;
+        accept_kw(p, KW_COLUMN);
+        if (parse_coldef(p, &s->col)) return p->rc;
+    } else if (accept_kw(p, KW_DROP)) {
+        s->kind = ALTER_DROP_COLUMN;
+        accept_kw(p, KW_COLUMN);
+        if (parse_name(p, "a column name", &s->zColumn, &s->colPos)) return p->rc;
+    } else if (accept_kw(p, KW_REBUILD)) {
+        s->kind = ALTER_REBUILD_EMBEDDINGS;
+        if (expect_kw(p, KW_EMBEDDINGS)) return p->rc;
+        if (parse_name(p, "a vector column name", &s->zColumn, &s->colPos)) return p->rc;
+    } else {
+        return expected(p, "ADD COLUMN, DROP COLUMN, MODIFY COLUMN or REBUILD EMBEDDINGS"), p->rc;
+    }
+    return finish(p, "end of statement");
+}
+
 /* TRUNCATE [TABLE] table [WITH RECONFIGURE]. */
 static int parse_truncate(Parser *p, DropTableStmt *s) {
     advance(p);
@@ -1484,6 +1514,10 @@ int sql_parse(Arena *a, const char *z, size_t n, SqlStmt **ppStmt, LpError *err)
     case KW_DROP:
         s->kind = STMT_DROP_TABLE;
         parse_drop(&p, &s->u.drop);
+        break;
+    case KW_ALTER:
+        s->kind = STMT_ALTER_TABLE;
+        parse_alter(&p, &s->u.alter);
         break;
     case KW_TRUNCATE:
         s->kind = STMT_TRUNCATE;

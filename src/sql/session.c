@@ -465,6 +465,10 @@ void sql_execute(SqlSession *s, const char *zSql, size_t nSql, SqlResult *r) {
         if (implicit_commit(s, r)) break;
         exec_truncate(s, st, r);
         break;
+    case STMT_ALTER_TABLE:
+        if (implicit_commit(s, r)) break;
+        sqlx_alter_table(s, st, r);
+        break;
     case STMT_SHOW:
         if (st->u.show.kind == SHOW_VARIABLES) {
             sqlx_show_variables(s, &st->u.show, r);

@@ -197,8 +197,13 @@ static int show_table_status(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
         !add2i(r, "indexed_documents", table_snap_count(snap)) &&
         !add2i(r, "ram_bytes", table_snap_bytes(snap) + nFts) &&
         !add2i(r, "fulltext_ram_bytes", nFts) && !add2i(r, "fulltext_terms", nTerms) &&
-        !add2i(r, "disk_bytes", 0)) {
+        !add2i(r, "disk_bytes", table_wal_bytes(t)) && !add2i(r, "wal_bytes", table_wal_bytes(t))) {
+        char zRebuild[LP_ERRMSG_MAX + 128];
         rc = LP_OK;
+        if (catalog_rebuild_status(s->e->pCatalog, table_name(t), zRebuild, sizeof(zRebuild)) &&
+            add2(r, "rebuild_embeddings", zRebuild)) {
+            rc = LP_NOMEM;
+        }
     }
     table_snapshot_release(snap);
     table_unref(t);

@@ -100,6 +100,7 @@ void sqlx_insert(SqlSession *s, const SqlStmt *st, SqlResult *r);
 void sqlx_update(SqlSession *s, const SqlStmt *st, SqlResult *r);
 void sqlx_delete(SqlSession *s, const SqlStmt *st, SqlResult *r);
 void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r);
+void sqlx_alter_table(SqlSession *s, const SqlStmt *st, SqlResult *r);
 
 /* session.c: transactions. */
 /* Commits the open transaction (if any). LP_OK, or an error in err. */

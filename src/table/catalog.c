@@ -36,6 +36,8 @@ struct Catalog {
     Tpool *pPool;               /* given to new tables, or NULL */
     EmbedOptions embed;         /* for the tables' models */
     int nEmbedInline;
+    pthread_mutex_t muManifest; /* serialises read-modify-writes of manifests, and jobs */
+    struct RebuildJob *pJobs;   /* REBUILD EMBEDDINGS jobs, running or finished */
     atomic_uint nDrop;          /* for unique .dropped-* names */
 };
 
@@ -55,6 +57,24 @@ static char *table_dir(const Catalog *c, const char *zName) {
     return asprintf(&z, "%s/%s", c->zTables, zName) < 0 ? NULL : z;
 }
 
+/* Removes the log folders of zDir other than zKeep (left by an ALTER
+** TABLE that did not finish, or finished before the old log went). */
+static void remove_stale_wals(const char *zDir, const char *zKeep) {
+    DIR *d = opendir(zDir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, "wal", 3) != 0 || strcmp(e->d_name, zKeep) == 0) continue;
+        char zPath[4096];
+        snprintf(zPath, sizeof(zPath), "%s/%s", zDir, e->d_name);
+        LOG_INFO("removing %s (an older version of the table's log)", zPath);
+        remove_tree(zPath);
+    }
+    closedir(d);
+}
+
+static int start_rebuild(Catalog *c, Table *t, const char *zCol, int64_t afterId, LpError *err);
+
 /* Opens the stored table in folder zDir: manifest, then its log replayed. */
 static Table *open_stored(Catalog *c, const char *zName, const char *zDir, LpError *err) {
     Manifest m;
@@ -67,15 +87,32 @@ static Table *open_stored(Catalog *c, const char *zName, const char *zDir, LpErr
     TableModelEnv env = {c->zDataDir, &c->embed, c->nEmbedInline};
     Table *t = table_new_ex(zName, m.pSchema, &env, 0, err);
     m.pSchema = NULL; /* the table's now, also on failure */
-    manifest_clear(&m);
-    if (!t) return NULL;
+    if (!t) {
+        manifest_clear(&m);
+        return NULL;
+    }
     table_set_pool(t, c->pPool);
+    const char *zWalName = m.zWalDir ? m.zWalDir : "wal";
+    remove_stale_wals(zDir, zWalName);
     char zWal[4096];
-    snprintf(zWal, sizeof(zWal), "%s/wal", zDir);
+    snprintf(zWal, sizeof(zWal), "%s/%s", zDir, zWalName);
     if (table_open_wal(t, zWal, c->sync, err) != LP_OK) {
+        manifest_clear(&m);
         table_unref(t);
         return NULL;
     }
+    if (m.nextIdFloor) table_raise_next_id(t, m.nextIdFloor);
+    if (m.zRebuildCol) {
+        LpError e2;
+        lp_err_clear(&e2);
+        LOG_INFO("table '%s': resuming REBUILD EMBEDDINGS %s after id %lld", zName, m.zRebuildCol,
+                 (long long)m.rebuildAfterId);
+        if (start_rebuild(c, t, m.zRebuildCol, m.rebuildAfterId, &e2) != LP_OK) {
+            LOG_ERROR("table '%s': cannot resume REBUILD EMBEDDINGS %s: %s", zName, m.zRebuildCol,
+                      e2.zMsg);
+        }
+    }
+    manifest_clear(&m);
     return t;
 }
 
@@ -107,7 +144,10 @@ static int load_tables(Catalog *c, LpError *err) {
                 LOG_INFO("table '%s' opened: %zu rows, %.1f ms", zName,
                          snap ? table_snap_count(snap) : 0, (double)(lp_now_ns() - t0) / 1e6);
                 table_snapshot_release(snap);
-                if (hmap_put(&c->map, table_name(t), strlen(zName), t, NULL)) {
+                pthread_rwlock_wrlock(&c->lock); /* a resumed rebuild may look */
+                int bOom = hmap_put(&c->map, table_name(t), strlen(zName), t, NULL) != 0;
+                pthread_rwlock_unlock(&c->lock);
+                if (bOom) {
                     table_unref(t);
                     rc = lp_err_set(err, LP_NOMEM, "out of memory opening tables");
                 }
@@ -135,6 +175,7 @@ Catalog *catalog_new(const CatalogConfig *cfg, LpError *err) {
     }
     const char *zDataDir = cfg->zDataDir;
     pthread_rwlock_init(&c->lock, NULL);
+    pthread_mutex_init(&c->muManifest, NULL);
     hmap_init(&c->map);
     hmap_init(&c->broken);
     c->sync = cfg->sync;
@@ -161,8 +202,11 @@ Catalog *catalog_new(const CatalogConfig *cfg, LpError *err) {
     return c;
 }
 
+static void stop_jobs(Catalog *c, const Table *t);
+
 void catalog_free(Catalog *c) {
     if (!c) return;
+    stop_jobs(c, NULL);
     HMapIter it = {0};
     void *pKey, *pVal;
     while (hmap_next(&c->map, &it, NULL, NULL, &pVal)) table_unref(pVal);
@@ -174,6 +218,7 @@ void catalog_free(Catalog *c) {
     }
     hmap_free(&c->broken);
     pthread_rwlock_destroy(&c->lock);
+    pthread_mutex_destroy(&c->muManifest);
     free(c->zDataDir);
     free(c->zTables);
     free(c);
@@ -220,7 +265,7 @@ static int create_stored(Catalog *c, Table *t, const Schema *pSchema, LpError *e
     } else if (mkdir(zTmp, 0755) != 0) {
         rc = lp_err_set(err, LP_IOERR, "cannot create folder %s: %s", zTmp, strerror(errno));
     } else {
-        Manifest m = {(char *)zName, 1, (Schema *)pSchema, 0};
+        Manifest m = {(char *)zName, 1, (Schema *)pSchema, 0, NULL, 0, NULL, 0};
         rc = manifest_write(zTmp, &m, err);
         if (rc == LP_OK && rename(zTmp, zDir) != 0) {
             rc = lp_err_set(err, LP_IOERR, "cannot rename %s to %s: %s", zTmp, zDir, strerror(errno));
@@ -336,7 +381,10 @@ int catalog_drop(Catalog *c, const char *zName, int bIfExists, LpError *err) {
     }
     pthread_rwlock_unlock(&c->lock);
     if (rc != LP_OK) return rc;
-    if (t) table_unref(t);
+    if (t) {
+        stop_jobs(c, t);
+        table_unref(t);
+    }
     free(pKey);
     free(zWhy);
     return LP_OK;
@@ -384,4 +432,311 @@ void catalog_names_free(char **azName, int n) {
     if (!azName) return;
     for (int i = 0; i < n; i++) free(azName[i]);
     free(azName);
+}
+
+/* ------------------------------------------------------------------ */
+/* ALTER TABLE                                                         */
+
+/* Is a REBUILD EMBEDDINGS running on t? (muManifest held) */
+static int job_running(Catalog *c, const Table *t);
+
+int catalog_alter(Catalog *c, const char *zName, Schema *pNew, const int *aMap, LpError *err) {
+    Table *old = catalog_get(c, zName);
+    if (!old) {
+        schema_free(pNew);
+        return lp_err_set(err, LP_NOTFOUND, "table '%s' does not exist", zName);
+    }
+    pthread_mutex_lock(&c->muManifest);
+    if (job_running(c, old)) {
+        pthread_mutex_unlock(&c->muManifest);
+        table_unref(old);
+        schema_free(pNew);
+        return lp_err_set(err, LP_BUSY, "table '%s' is rebuilding embeddings: ALTER it when that is "
+                          "done (SHOW TABLE %s STATUS)", zName, zName);
+    }
+    /* From here on writes to the old version fail ("altered: run it
+    ** again"); readers go on reading it. */
+    table_retire(old, 1);
+    int rc = LP_OK;
+    Manifest m = {0};
+    char *zDir = c->zTables ? table_dir(c, zName) : NULL;
+    char zWalName[64] = "", zWal[4096] = "";
+    TableModelEnv env = {c->zDataDir, &c->embed, c->nEmbedInline};
+    Table *t = table_new_ex(zName, pNew, &env, 1, err);
+    pNew = NULL;
+    if (!t) {
+        rc = err && err->code ? err->code : LP_NOMEM;
+        goto fail;
+    }
+    table_set_pool(t, c->pPool);
+    if (c->zTables) {
+        if (!zDir) {
+            rc = lp_err_set(err, LP_NOMEM, "out of memory altering table '%s'", zName);
+            goto fail;
+        }
+        if ((rc = manifest_read(zDir, &m, err)) != LP_OK) goto fail;
+        snprintf(zWalName, sizeof(zWalName), "wal-%llu", (unsigned long long)m.schemaVersion + 1);
+        snprintf(zWal, sizeof(zWal), "%s/%s", zDir, zWalName);
+        remove_tree(zWal);
+        if ((rc = table_open_wal(t, zWal, c->sync, err)) != LP_OK) goto fail;
+    }
+    /* Copy the rows, column by column through aMap, in batches. */
+    int64_t *aId = NULL;
+    size_t nId = 0;
+    if ((rc = table_ids(old, &aId, &nId, err)) != LP_OK) goto fail;
+    const Schema *so = table_schema(old), *sn = table_schema(t);
+    enum { BATCH = 256 };
+    Value *aVal = malloc(sizeof(Value) * BATCH * (size_t)(sn->nCol ? sn->nCol : 1));
+    TableOp *aOp = malloc(sizeof(TableOp) * BATCH);
+    if (!aVal || !aOp) rc = lp_err_set(err, LP_NOMEM, "out of memory altering table '%s'", zName);
+    for (size_t i = 0; rc == LP_OK && i < nId; i += BATCH) {
+        size_t n = nId - i < BATCH ? nId - i : BATCH, nOp = 0;
+        TableSnap *snap = table_snapshot(old);
+        if (!snap) {
+            rc = lp_err_set(err, LP_NOMEM, "out of memory altering table '%s'", zName);
+            break;
+        }
+        for (size_t k = 0; k < n; k++) {
+            const MemRow *r = table_snap_get(snap, aId[i + k]);
+            if (!r) continue;
+            Value *a = aVal + nOp * (size_t)sn->nCol;
+            for (int j = 0; j < sn->nCol; j++) a[j] = aMap[j] >= 0 ? row_get(so, r, aMap[j]) : value_null();
+            aOp[nOp++] = (TableOp){TOP_REPLACE, aId[i + k], a, NULL};
+        }
+        /* The values point into the old rows: apply before releasing. */
+        rc = table_apply_ex(t, aOp, nOp, TABLE_APPLY_NO_EMBED, NULL, err);
+        table_snapshot_release(snap);
+    }
+    free(aId);
+    free(aVal);
+    free(aOp);
+    if (rc != LP_OK) goto fail;
+    table_raise_next_id(t, table_next_id(old));
+    if (c->zTables) {
+        /* The switch: the manifest names the new schema and log. */
+        Manifest m2 = m;
+        m2.schemaVersion = m.schemaVersion + 1;
+        m2.pSchema = (Schema *)table_schema(t);
+        m2.zWalDir = zWalName;
+        m2.nextIdFloor = table_next_id(t);
+        m2.zRebuildCol = NULL;
+        if ((rc = manifest_write(zDir, &m2, err)) != LP_OK) goto fail;
+        char zOld[4096];
+        snprintf(zOld, sizeof(zOld), "%s/%s", zDir, m.zWalDir ? m.zWalDir : "wal");
+        remove_tree(zOld);
+    }
+    pthread_rwlock_wrlock(&c->lock);
+    void *pOld = NULL;
+    hmap_put(&c->map, table_name(t), strlen(zName), t, &pOld); /* replaces: cannot fail */
+    pthread_rwlock_unlock(&c->lock);
+    pthread_mutex_unlock(&c->muManifest);
+    if (pOld) table_unref(pOld);  /* the catalog's reference to the old version */
+    table_unref(old);             /* ours */
+    manifest_clear(&m);
+    free(zDir);
+    return LP_OK;
+
+fail:
+    table_retire(old, 0);
+    pthread_mutex_unlock(&c->muManifest);
+    if (t) table_unref(t);
+    if (zWal[0]) remove_tree(zWal);
+    schema_free(pNew);
+    manifest_clear(&m);
+    free(zDir);
+    table_unref(old);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* REBUILD EMBEDDINGS                                                  */
+
+typedef struct RebuildJob {
+    struct RebuildJob *pNext;
+    Catalog *c;
+    Table *t;                   /* a reference */
+    char zCol[128];
+    int iCol;
+    int64_t afterId;            /* resume point */
+    pthread_t thread;
+    atomic_int bStop;
+    atomic_int bDone;
+    atomic_uint_fast64_t nDone, nTotal;
+    int64_t tStart, tEnd;
+    char zErr[LP_ERRMSG_MAX];   /* set when it failed (read after bDone) */
+} RebuildJob;
+
+static int job_running(Catalog *c, const Table *t) {
+    for (RebuildJob *j = c->pJobs; j; j = j->pNext) {
+        if (j->t == t && !atomic_load(&j->bDone)) return 1;
+    }
+    return 0;
+}
+
+/* Records the job's resume point (or its end: zCol NULL) in the manifest,
+** unless the table was dropped or replaced meanwhile. */
+static void checkpoint(RebuildJob *j, const char *zCol, int64_t afterId) {
+    Catalog *c = j->c;
+    if (!c->zTables) return;
+    Table *cur = catalog_get(c, table_name(j->t));
+    if (cur) table_unref(cur);
+    if (cur != j->t) return;
+    char *zDir = table_dir(c, table_name(j->t));
+    Manifest m;
+    LpError err;
+    lp_err_clear(&err);
+    if (zDir && manifest_read(zDir, &m, &err) == LP_OK) {
+        char *zOld = m.zRebuildCol;
+        m.zRebuildCol = (char *)zCol;
+        m.rebuildAfterId = afterId;
+        if (manifest_write(zDir, &m, &err) != LP_OK) {
+            LOG_ERROR("table '%s': cannot record REBUILD EMBEDDINGS progress: %s", table_name(j->t),
+                      err.zMsg);
+        }
+        m.zRebuildCol = zOld;
+        manifest_clear(&m);
+    }
+    free(zDir);
+}
+
+static void *rebuild_main(void *arg) {
+    RebuildJob *j = arg;
+    LpError err;
+    lp_err_clear(&err);
+    int64_t *aId = NULL;
+    size_t nId = 0, iFirst = 0;
+    int rc = table_ids(j->t, &aId, &nId, &err);
+    while (iFirst < nId && aId[iFirst] <= j->afterId) iFirst++;
+    atomic_store(&j->nTotal, (uint64_t)(nId - iFirst));
+    int64_t tCheck = lp_now_ns();
+    /* Chunks small enough to stop promptly, big enough to use the pool. */
+    enum { CHUNK = 32 };
+    for (size_t i = iFirst; rc == LP_OK && i < nId && !atomic_load(&j->bStop); i += CHUNK) {
+        size_t n = nId - i < CHUNK ? nId - i : CHUNK, nDone = 0;
+        rc = table_fill_embeddings(j->t, j->iCol, aId + i, n, &nDone, &err);
+        atomic_fetch_add(&j->nDone, n);
+        if (rc == LP_OK && lp_now_ns() - tCheck > 2000000000LL) {
+            pthread_mutex_lock(&j->c->muManifest);
+            checkpoint(j, j->zCol, aId[i + n - 1]);
+            pthread_mutex_unlock(&j->c->muManifest);
+            tCheck = lp_now_ns();
+        }
+    }
+    free(aId);
+    pthread_mutex_lock(&j->c->muManifest);
+    if (rc == LP_OK && !atomic_load(&j->bStop)) {
+        checkpoint(j, NULL, 0);
+        LOG_INFO("table '%s': REBUILD EMBEDDINGS %s done: %llu rows in %.1f s", table_name(j->t),
+                 j->zCol, (unsigned long long)atomic_load(&j->nTotal),
+                 (double)(lp_now_ns() - j->tStart) / 1e9);
+    } else if (rc != LP_OK) {
+        snprintf(j->zErr, sizeof(j->zErr), "%s", err.zMsg);
+        LOG_ERROR("table '%s': REBUILD EMBEDDINGS %s failed: %s", table_name(j->t), j->zCol, err.zMsg);
+    }
+    j->tEnd = lp_now_ns();
+    atomic_store(&j->bDone, 1);
+    pthread_mutex_unlock(&j->c->muManifest);
+    return NULL;
+}
+
+/* Starts a job (muManifest NOT held by the caller). */
+static int start_rebuild(Catalog *c, Table *t, const char *zCol, int64_t afterId, LpError *err) {
+    const Schema *s = table_schema(t);
+    int iCol = schema_find(s, zCol);
+    if (iCol < 0 || s->aCol[iCol].type != COL_VECTOR || !s->aCol[iCol].vec.zModel) {
+        return lp_err_set(err, LP_BADINPUT, "REBUILD EMBEDDINGS: '%s' is not a vector column with "
+                          "model_name in table '%s'", zCol, table_name(t));
+    }
+    RebuildJob *j = calloc(1, sizeof(*j));
+    if (!j) return lp_err_set(err, LP_NOMEM, "out of memory starting REBUILD EMBEDDINGS");
+    j->c = c;
+    j->t = t;
+    j->iCol = iCol;
+    j->afterId = afterId;
+    j->tStart = lp_now_ns();
+    snprintf(j->zCol, sizeof(j->zCol), "%s", zCol);
+    table_ref(t);
+    pthread_mutex_lock(&c->muManifest);
+    if (job_running(c, t)) {
+        pthread_mutex_unlock(&c->muManifest);
+        table_unref(t);
+        free(j);
+        return lp_err_set(err, LP_BUSY, "table '%s' is already rebuilding embeddings (SHOW TABLE %s "
+                          "STATUS)", table_name(t), table_name(t));
+    }
+    /* Drop finished jobs of this table: the new one reports from now on. */
+    for (RebuildJob **pp = &c->pJobs; *pp;) {
+        RebuildJob *o = *pp;
+        if (atomic_load(&o->bDone) && !strcmp(table_name(o->t), table_name(t))) {
+            *pp = o->pNext;
+            pthread_join(o->thread, NULL);
+            table_unref(o->t);
+            free(o);
+        } else {
+            pp = &o->pNext;
+        }
+    }
+    checkpoint(j, zCol, afterId); /* resumable from the start */
+    if (pthread_create(&j->thread, NULL, rebuild_main, j) != 0) {
+        pthread_mutex_unlock(&c->muManifest);
+        table_unref(t);
+        free(j);
+        return lp_err_set(err, LP_LIMIT, "cannot start a thread for REBUILD EMBEDDINGS");
+    }
+    j->pNext = c->pJobs;
+    c->pJobs = j;
+    pthread_mutex_unlock(&c->muManifest);
+    return LP_OK;
+}
+
+int catalog_rebuild_embeddings(Catalog *c, const char *zName, const char *zCol, LpError *err) {
+    Table *t = catalog_get(c, zName);
+    if (!t) return lp_err_set(err, LP_NOTFOUND, "table '%s' does not exist", zName);
+    int rc = start_rebuild(c, t, zCol, 0, err);
+    table_unref(t);
+    return rc;
+}
+
+/* Stops the jobs of t (all when NULL) and, for all, waits for them. */
+static void stop_jobs(Catalog *c, const Table *t) {
+    pthread_mutex_lock(&c->muManifest);
+    for (RebuildJob *j = c->pJobs; j; j = j->pNext) {
+        if (!t || j->t == t) atomic_store(&j->bStop, 1);
+    }
+    RebuildJob *pAll = t ? NULL : c->pJobs;
+    if (!t) c->pJobs = NULL;
+    pthread_mutex_unlock(&c->muManifest);
+    while (pAll) {
+        RebuildJob *j = pAll;
+        pAll = j->pNext;
+        pthread_join(j->thread, NULL);
+        table_unref(j->t);
+        free(j);
+    }
+}
+
+int catalog_rebuild_status(Catalog *c, const char *zName, char *zOut, size_t nOut) {
+    int bFound = 0;
+    pthread_mutex_lock(&c->muManifest);
+    for (RebuildJob *j = c->pJobs; j && !bFound; j = j->pNext) {
+        if (strcmp(table_name(j->t), zName) != 0) continue;
+        Table *cur = catalog_get(c, zName);
+        if (cur) table_unref(cur);
+        if (cur != j->t) continue;
+        bFound = 1;
+        unsigned long long nDone = atomic_load(&j->nDone), nTotal = atomic_load(&j->nTotal);
+        if (!atomic_load(&j->bDone)) {
+            snprintf(zOut, nOut, "running: column %s, %llu of %llu rows", j->zCol, nDone, nTotal);
+        } else if (j->zErr[0]) {
+            snprintf(zOut, nOut, "failed: column %s after %llu of %llu rows: %s", j->zCol, nDone,
+                     nTotal, j->zErr);
+        } else if (atomic_load(&j->bStop)) {
+            snprintf(zOut, nOut, "stopped: column %s, %llu of %llu rows", j->zCol, nDone, nTotal);
+        } else {
+            snprintf(zOut, nOut, "done: column %s, %llu rows in %.1f s", j->zCol, nTotal,
+                     (double)(j->tEnd - j->tStart) / 1e9);
+        }
+    }
+    pthread_mutex_unlock(&c->muManifest);
+    return bFound;
 }

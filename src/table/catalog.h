@@ -60,6 +60,31 @@ int catalog_create(Catalog *c, const char *zName, Schema *pSchema, int bIfNotExi
 /* Drops zName: LP_NOTFOUND when absent unless bIfExists. */
 int catalog_drop(Catalog *c, const char *zName, int bIfExists, LpError *err);
 
+/* ALTER TABLE: replaces table zName by a copy with schema pNew (ownership
+** taken), new column j holding old column aMap[j]'s values (-1: NULL; new
+** model columns stay NULL until REBUILD EMBEDDINGS). The copy is written
+** to a new log, the manifest switched to it in one atomic rename, and the
+** catalog entry swapped; readers of the old version finish on it, writes
+** to it fail with LP_BUSY ("run it again") from the start of the copy.
+** Errors: LP_NOTFOUND, LP_BUSY (a rebuild is running), the new schema's
+** (models load as at CREATE), LP_IOERR, LP_NOMEM; the table is then
+** unchanged. */
+int catalog_alter(Catalog *c, const char *zName, Schema *pNew, const int *aMap, LpError *err);
+
+/* REBUILD EMBEDDINGS: starts a background job that computes, with its
+** model, vector column zCol of every row that lacks it (rows stored before
+** the column was added, or while the model could not load), oldest id
+** first, one chunk at a time (never overwriting a row changed meanwhile).
+** Its progress is recorded in the manifest, so a restart resumes it.
+** Errors: LP_NOTFOUND, LP_BADINPUT (not a model column), LP_BUSY (one is
+** running on the table). */
+int catalog_rebuild_embeddings(Catalog *c, const char *zName, const char *zCol, LpError *err);
+
+/* The last REBUILD EMBEDDINGS of table zName as a line of text
+** ("running: column v, 120 of 5000 rows", "done: ...", "failed: ..."):
+** 1 with zOut filled, 0 when there is none. */
+int catalog_rebuild_status(Catalog *c, const char *zName, char *zOut, size_t nOut);
+
 /* A new reference to table zName, or NULL when there is none. */
 Table *catalog_get(Catalog *c, const char *zName);
 

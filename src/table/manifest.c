@@ -4,8 +4,15 @@
 ** Format, version 1: UTF-8 text, two parts.
 **
 **   {"format":1,"table":"t","schema_version":1,"wal_first_lsn":0,
+**    "wal_dir":"wal","next_id_floor":0,
+**    "rebuild":{"column":"v","after_id":1234},
 **    "schema":{"columns":[...],"options":[...]}}
 **   crc32c 1a2b3c4d
+**
+** wal_dir names the folder of the log (ALTER TABLE writes the new version
+** of a table into a new one and switches by rewriting the manifest);
+** next_id_floor keeps automatic ids from going back after such a copy;
+** rebuild (absent when none) is a REBUILD EMBEDDINGS to resume.
 **
 ** The first line is one JSON object (compact, no newline inside); the
 ** second holds the CRC-32C of the first line's bytes (without its newline)
@@ -56,6 +63,14 @@ int manifest_write(const char *zDir, const Manifest *m, LpError *err) {
                                     m->zTable, "schema_version", (json_int_t)m->schemaVersion,
                                     "wal_first_lsn", (json_int_t)m->walFirstLsn, "schema", jSchema)
                         : NULL;
+    if (o) {
+        json_object_set_new(o, "wal_dir", json_string(m->zWalDir ? m->zWalDir : "wal"));
+        json_object_set_new(o, "next_id_floor", json_integer(m->nextIdFloor));
+        if (m->zRebuildCol) {
+            json_object_set_new(o, "rebuild", json_pack("{s:s, s:I}", "column", m->zRebuildCol,
+                                                         "after_id", (json_int_t)m->rebuildAfterId));
+        }
+    }
     char *zJson = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(o);
     if (!zJson) return lp_err_set(err, LP_NOMEM, "out of memory writing the manifest of %s", zDir);
@@ -136,6 +151,16 @@ int manifest_read(const char *zDir, Manifest *m, LpError *err) {
     } else {
         m->schemaVersion = (uint64_t)json_integer_value(json_object_get(o, "schema_version"));
         m->walFirstLsn = (uint64_t)json_integer_value(json_object_get(o, "wal_first_lsn"));
+        m->nextIdFloor = json_integer_value(json_object_get(o, "next_id_floor"));
+        const char *zWal = json_string_value(json_object_get(o, "wal_dir"));
+        const json_t *jr = json_object_get(o, "rebuild");
+        const char *zCol = json_string_value(json_object_get(jr, "column"));
+        if (zWal && (!*zWal || strchr(zWal, '/') || zWal[0] == '.')) {
+            rc = lp_err_set(err, LP_CORRUPT, "%s: bad wal_dir '%s'", zPath, zWal);
+        } else if ((zWal && !(m->zWalDir = strdup(zWal))) || (zCol && !(m->zRebuildCol = strdup(zCol)))) {
+            rc = lp_err_set(err, LP_NOMEM, "out of memory reading %s", zPath);
+        }
+        m->rebuildAfterId = json_integer_value(json_object_get(jr, "after_id"));
     }
     json_decref(o);
     if (rc != LP_OK) manifest_clear(m);
@@ -144,6 +169,8 @@ int manifest_read(const char *zDir, Manifest *m, LpError *err) {
 
 void manifest_clear(Manifest *m) {
     free(m->zTable);
+    free(m->zWalDir);
+    free(m->zRebuildCol);
     schema_free(m->pSchema);
     memset(m, 0, sizeof(*m));
 }

@@ -32,6 +32,10 @@ typedef struct Manifest {
     uint64_t schemaVersion; /* bumped by every schema change */
     Schema *pSchema;        /* owned */
     uint64_t walFirstLsn;   /* first WAL record not covered by segments (0: all) */
+    char *zWalDir;          /* the log's folder inside the table's (NULL: "wal") */
+    int64_t nextIdFloor;    /* automatic ids start at least here (0: none) */
+    char *zRebuildCol;      /* REBUILD EMBEDDINGS in progress on this column, or NULL */
+    int64_t rebuildAfterId; /* ... done for the rows with ids up to this one */
 } Manifest;
 
 int manifest_write(const char *zDir, const Manifest *m, LpError *err);

@@ -127,6 +127,7 @@ struct Table {
     TableEmbed *aEmb;       /* one per vector column with a model_name */
     int nEmb;
     int nEmbedInline;       /* writes of at most this many rows embed inline */
+    int bRetired;           /* replaced by an ALTER TABLE: writes refused (under lock) */
 };
 
 struct TableSnap {
@@ -556,7 +557,7 @@ static MemRow *row_build(const Schema *s, int64_t id, const Value *aVal) {
 /* A new version of row old with the columns flagged in aSet replaced. */
 static MemRow *row_build_update(const Schema *s, const MemRow *old, const Value *aVal,
                                 const uint8_t *aSet) {
-    Value aStack[32];
+    Value aStack[32] = {{0}};
     Value *a = s->nCol <= 32 ? aStack : malloc(sizeof(Value) * (size_t)s->nCol);
     if (!a) return NULL;
     for (int i = 0; i < s->nCol; i++) a[i] = aSet[i] ? aVal[i] : row_get(s, old, i);
@@ -644,6 +645,7 @@ typedef struct Pending {
     MemRow *pNew;           /* the row's new version, or NULL: deleted */
     int iDoc;               /* the op whose text pNew carries (new slot), or -1:
                             ** an UPDATE of a stored row (same slot) */
+    int iVecOp;             /* a TOP_SETVEC op whose graph nodes pNew gets, or -1 */
 } Pending;
 
 typedef struct Overlay {
@@ -679,7 +681,7 @@ static int overlay_set(Overlay *o, Pending *p, int64_t id, MemRow *pNew, int iDo
         p->iDoc = iDoc;
         return LP_OK;
     }
-    Pending np = {id, pNew, iDoc};
+    Pending np = {id, pNew, iDoc, -1};
     if (VEC_PUSH(&o->a, np)) return LP_NOMEM;
     if (idmap_put(&o->idx, (uint64_t)id, o->a.n - 1)) {
         o->a.n--; /* not indexed: drop it again; the caller frees pNew */
@@ -768,6 +770,7 @@ typedef struct PrepJob {
     MemRow **apRow;
     FtsDocBuf *aDoc;
     uint32_t *aNode;        /* nOp * nVec: the graph node of each new row's vector */
+    int flags;              /* TABLE_APPLY_* */
     int rc;
     LpError err;
 } PrepJob;
@@ -832,9 +835,23 @@ static void prepare_range(void *arg) {
     float *aVec = NULL;
     for (size_t k = j->iFrom; k < j->iTo && j->rc == LP_OK; k++) {
         const TableOp *op = &j->aOp[k];
+        if (op->kind == TOP_SETVEC) {
+            /* Only the new vector goes into its graph now. */
+            for (int v = 0; v < t->nVec && j->rc == LP_OK; v++) {
+                const Value *val = &op->aVal[t->aVec[v].iCol];
+                uint32_t *pNode = &j->aNode[k * (size_t)t->nVec + (size_t)v];
+                if (op->aSet[t->aVec[v].iCol] && val->kind == VAL_VEC) {
+                    j->rc = vec_hnsw_add(t->aVec[v].h, val->u.v.a, pNode, &j->err);
+                }
+            }
+            continue;
+        }
         if (op->kind != TOP_INSERT && op->kind != TOP_REPLACE) continue;
         const Value *aVal = op->aVal;
-        if (t->nEmb && (j->rc = embed_row(t, op, k, &aVal, &aOwn, &aVec, &j->err)) != LP_OK) break;
+        if (t->nEmb && !(j->flags & TABLE_APPLY_NO_EMBED) &&
+            (j->rc = embed_row(t, op, k, &aVal, &aOwn, &aVec, &j->err)) != LP_OK) {
+            break;
+        }
         if (!(j->apRow[k] = row_build(t->pSchema, 0, aVal))) {
             j->rc = lp_err_set(&j->err, LP_NOMEM, "out of memory building a row of table '%s'",
                                t->zName);
@@ -856,10 +873,13 @@ static void prepare_range(void *arg) {
 
 /* UPDATE may not change a vector that is in a graph: the node keeps the
 ** old one. REPLACE writes a new row (and node) instead. */
-static int refuse_vector_updates(const Table *t, const TableOp *aOp, size_t nOp, LpError *err) {
+static int refuse_vector_updates(const Table *t, const TableOp *aOp, size_t nOp, int flags,
+                                 LpError *err) {
     for (size_t k = 0; k < nOp; k++) {
         if (aOp[k].kind != TOP_UPDATE) continue;
-        for (int i = 0; i < t->nEmb; i++) {
+        /* A replay re-applies updates with every column set, the sources of
+        ** model columns included (with the values they already have). */
+        for (int i = 0; i < t->nEmb && !(flags & TABLE_APPLY_NO_EMBED); i++) {
             const TableEmbed *e = &t->aEmb[i];
             for (int f = 0; f < e->nFrom; f++) {
                 if (aOp[k].aSet[e->aFrom[f]] || aOp[k].aSet[e->iCol]) {
@@ -972,25 +992,33 @@ static int wal_replay_record(void *ctx, uint64_t lsn, const uint8_t *p, size_t n
                           t->zName, (unsigned long long)lsn);
     }
     size_t nCol = (size_t)s->nCol;
-    TableOp *aOp = calloc(nEnt ? nEnt : 1, sizeof(TableOp));
+    /* An update entry may also carry a vector its row lacked (REBUILD
+    ** EMBEDDINGS): one TOP_SETVEC per graph column after its UPDATE. */
+    size_t nOpMax = (size_t)nEnt * (1 + (size_t)t->nVec);
+    TableOp *aOp = calloc(nOpMax ? nOpMax : 1, sizeof(TableOp));
+    uint8_t *aSetVec = calloc((size_t)(t->nVec ? t->nVec : 1) * (nCol ? nCol : 1), 1);
+    size_t nOpUsed = 0;
     Value *aVal = calloc(nEnt * (nCol ? nCol : 1), sizeof(Value));
     MemRow **apRow = calloc(nEnt ? nEnt : 1, sizeof(MemRow *));
     uint8_t *aSet = calloc(nCol ? nCol : 1, 1);
     int rc = LP_OK;
-    if (!aOp || !aVal || !apRow || !aSet) {
+    if (!aOp || !aVal || !apRow || !aSet || !aSetVec) {
         rc = lp_err_set(err, LP_NOMEM, "out of memory replaying the WAL of table '%s'", t->zName);
         goto done;
     }
     for (size_t i = 0; i < nCol; i++) aSet[i] = 1;
-    for (int v = 0; v < t->nVec; v++) aSet[t->aVec[v].iCol] = 0;
+    for (int v = 0; v < t->nVec; v++) {
+        aSet[t->aVec[v].iCol] = 0;
+        aSetVec[(size_t)v * nCol + (size_t)t->aVec[v].iCol] = 1;
+    }
     size_t off = 5;
     for (uint32_t k = 0; k < nEnt && rc == LP_OK; k++) {
         int kind = off < n ? p[off] : 0;
         off++;
         if (kind == WENT_DELETE && n - off >= 8) {
-            aOp[k] = (TableOp){TOP_DELETE, (int64_t)get_u64le(p + off), NULL, NULL};
+            aOp[nOpUsed] = (TableOp){TOP_DELETE, (int64_t)get_u64le(p + off), NULL, NULL};
             off += 8;
-            if (aOp[k].id <= 0) rc = LP_CORRUPT;
+            if (aOp[nOpUsed++].id <= 0) rc = LP_CORRUPT;
             continue;
         }
         if ((kind != WENT_PUT && kind != WENT_UPDATE) || n - off < 4) {
@@ -1017,15 +1045,21 @@ static int wal_replay_record(void *ctx, uint64_t lsn, const uint8_t *p, size_t n
         }
         Value *a = aVal + k * nCol;
         for (size_t i = 0; i < nCol; i++) a[i] = row_get(s, r, (int)i);
-        aOp[k] = (TableOp){kind == WENT_PUT ? TOP_REPLACE : TOP_UPDATE, r->id, a,
-                           kind == WENT_PUT ? NULL : aSet};
+        aOp[nOpUsed++] = (TableOp){kind == WENT_PUT ? TOP_REPLACE : TOP_UPDATE, r->id, a,
+                                   kind == WENT_PUT ? NULL : aSet};
+        for (int v = 0; kind == WENT_UPDATE && v < t->nVec; v++) {
+            if (a[t->aVec[v].iCol].kind == VAL_VEC) {
+                aOp[nOpUsed++] = (TableOp){TOP_SETVEC, r->id, a, aSetVec + (size_t)v * nCol};
+            }
+        }
     }
     if (rc == LP_CORRUPT || (rc == LP_OK && off != n)) {
         rc = lp_err_set(err, LP_CORRUPT, "table '%s': WAL record %llu is malformed (its checksum "
                         "matches, but its rows do not fit the table's schema)",
                         t->zName, (unsigned long long)lsn);
     }
-    if (rc == LP_OK && (rc = table_apply(t, aOp, nEnt, NULL, err)) != LP_OK && rc != LP_NOMEM) {
+    if (rc == LP_OK && (rc = table_apply_ex(t, aOp, nOpUsed, TABLE_APPLY_NO_EMBED, NULL, err)) != LP_OK &&
+        rc != LP_NOMEM) {
         /* Only a record this build did not write can fail to apply. */
         char zWhy[LP_ERRMSG_MAX];
         snprintf(zWhy, sizeof(zWhy), "%s", err ? err->zMsg : "");
@@ -1038,6 +1072,7 @@ done:
     free(aOp);
     free(aVal);
     free(aSet);
+    free(aSetVec);
     return rc;
 }
 
@@ -1061,11 +1096,12 @@ uint64_t table_wal_bytes(const Table *t) {
 ** error reported is the earliest failing operation's, as a serial run
 ** would report it. */
 static int prepare_rows(const Table *t, const TableOp *aOp, size_t nOp, MemRow **apRow,
-                        FtsDocBuf *aDoc, uint32_t *aNode, LpError *err) {
+                        FtsDocBuf *aDoc, uint32_t *aNode, int flags, LpError *err) {
     /* Worth sharing out: graph inserts (the heavy part of a row), or
     ** enough text to analyse. */
     int bShare = t->pPool && ((nOp >= 8 && t->nVec > 0) ||
-                              (t->nEmb && nOp > (size_t)t->nEmbedInline));
+                              (t->nEmb && !(flags & TABLE_APPLY_NO_EMBED) &&
+                               nOp > (size_t)t->nEmbedInline));
     if (t->pPool && nOp >= 8 && !bShare && aDoc) {
         size_t nText = 0;
         for (size_t k = 0; k < nOp; k++) {
@@ -1086,7 +1122,8 @@ static int prepare_rows(const Table *t, const TableOp *aOp, size_t nOp, MemRow *
         nJob = 1;
     }
     for (size_t i = 0; i < nJob; i++) {
-        aJob[i] = (PrepJob){t, aOp, nOp * i / nJob, nOp * (i + 1) / nJob, apRow, aDoc, aNode, LP_OK, {0}};
+        aJob[i] = (PrepJob){t, aOp, nOp * i / nJob, nOp * (i + 1) / nJob, apRow, aDoc, aNode, flags,
+                            LP_OK, {0}};
     }
     if (nJob == 1) {
         prepare_range(&aJob[0]);
@@ -1111,6 +1148,38 @@ static int prepare_rows(const Table *t, const TableOp *aOp, size_t nOp, MemRow *
 }
 
 int table_apply(Table *t, const TableOp *aOp, size_t nOp, TableApplyOut *pOut, LpError *err) {
+    return table_apply_ex(t, aOp, nOp, 0, pOut, err);
+}
+
+/* Are the columns of row r other than iSkip equal to aVal's? */
+static int row_same(const Schema *s, const MemRow *r, const Value *aVal, int iSkip) {
+    for (int i = 0; i < s->nCol; i++) {
+        if (i == iSkip) continue;
+        Value a = row_get(s, r, i);
+        const Value *b = &aVal[i];
+        if (a.kind != b->kind) return 0;
+        switch (a.kind) {
+        case VAL_NULL:
+            break;
+        case VAL_INT:
+            if (a.u.i != b->u.i) return 0;
+            break;
+        case VAL_FLOAT:
+            if (memcmp(&a.u.f, &b->u.f, sizeof(double)) != 0) return 0;
+            break;
+        case VAL_STR:
+            if (a.u.s.n != b->u.s.n || memcmp(a.u.s.z, b->u.s.z, a.u.s.n) != 0) return 0;
+            break;
+        case VAL_VEC:
+            if (a.u.v.n != b->u.v.n || memcmp(a.u.v.a, b->u.v.a, 4 * (size_t)a.u.v.n) != 0) return 0;
+            break;
+        }
+    }
+    return 1;
+}
+
+int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApplyOut *pOut,
+                   LpError *err) {
     const Schema *s = t->pSchema;
     Overlay o = {0};
     int rc = LP_OK;
@@ -1126,17 +1195,21 @@ int table_apply(Table *t, const TableOp *aOp, size_t nOp, TableApplyOut *pOut, L
     for (size_t i = 0; aNode && i < nOp * (size_t)t->nVec; i++) aNode[i] = UINT32_MAX;
     if (!apRow || (t->pFts && !aDoc) || (t->nVec && !aNode)) {
         rc = lp_err_set(err, LP_NOMEM, "out of memory writing to table '%s'", t->zName);
-    } else if ((rc = refuse_vector_updates(t, aOp, nOp, err)) == LP_OK) {
+    } else if ((rc = refuse_vector_updates(t, aOp, nOp, flags, err)) == LP_OK) {
         /* The nodes this batch adds must be mapped in the graph they went
         ** into: no TRUNCATE may swap it until the batch is done. */
         if (t->nVec) pthread_rwlock_rdlock(&t->graphLock);
         bGraphLocked = t->nVec > 0;
-        rc = prepare_rows(t, aOp, nOp, apRow, aDoc, aNode, err);
+        rc = prepare_rows(t, aOp, nOp, apRow, aDoc, aNode, flags, err);
     }
     if (rc != LP_OK) goto done_unlocked;
 
     pthread_rwlock_wrlock(&t->lock);
     int64_t nextId = t->nextId;
+    if (t->bRetired) {
+        rc = lp_err_set(err, LP_BUSY, "table '%s' was altered while this statement ran: run it again",
+                        t->zName);
+    }
 
     /* Phase 1: work out the batch's effect without touching the table.
     ** Each operation yields the id's new version (NULL: deleted), or is a
@@ -1178,12 +1251,26 @@ int table_apply(Table *t, const TableOp *aOp, size_t nOp, TableApplyOut *pOut, L
             pNew = row_build_update(s, cur, op->aVal, op->aSet);
             iDoc = p ? p->iDoc : -1; /* text unchanged: the pending version's */
             break;
+        case TOP_SETVEC: {
+            /* Only onto a row that still has no vector there and is
+            ** otherwise as the vector was computed from. */
+            int iCol = 0;
+            while (iCol < s->nCol && !op->aSet[iCol]) iCol++;
+            if (!cur || iCol == s->nCol || row_get(s, cur, iCol).kind != VAL_NULL ||
+                !row_same(s, cur, op->aVal, iCol)) {
+                continue;
+            }
+            pNew = row_build_update(s, cur, op->aVal, op->aSet);
+            iDoc = p ? p->iDoc : -1;
+            break;
+        }
         }
         if ((op->kind != TOP_DELETE && !pNew) || overlay_set(&o, p, id, pNew, iDoc)) {
             free(pNew);
             rc = lp_err_set(err, LP_NOMEM, "out of memory writing a row of table '%s'", t->zName);
             continue;
         }
+        if (op->kind == TOP_SETVEC) (p ? p : &o.a.a[o.a.n - 1])->iVecOp = (int)k;
         nAffected++;
     }
 
@@ -1255,6 +1342,10 @@ int table_apply(Table *t, const TableOp *aOp, size_t nOp, TableApplyOut *pOut, L
             t->nBytes -= old->nByte;
             free(old);
             t->slots.a[slot] = p->pNew;
+            for (int v = 0; p->iVecOp >= 0 && v < t->nVec; v++) {
+                uint32_t node = aNode[(size_t)p->iVecOp * (size_t)t->nVec + (size_t)v];
+                if (node != UINT32_MAX) t->aVec[v].nodeSlot.a[node] = (uint32_t)slot;
+            }
         } else {
             if (bHad) { /* the old version becomes a tombstone */
                 MemRow *old = t->slots.a[slot];
@@ -1330,7 +1421,9 @@ int table_truncate(Table *t, LpError *err) {
     pthread_rwlock_wrlock(&t->lock);
     uint64_t lsn = 0;
     static const uint8_t rec[1] = {WREC_TRUNCATE};
-    int rc = t->pWal ? wal_append(t->pWal, rec, 1, &lsn, err) : LP_OK;
+    int rc = t->bRetired ? lp_err_set(err, LP_BUSY, "table '%s' was altered while this statement "
+                                      "ran: run it again", t->zName)
+             : t->pWal ? wal_append(t->pWal, rec, 1, &lsn, err) : LP_OK;
     if (rc != LP_OK) {
         pthread_rwlock_unlock(&t->lock);
         if (t->nVec) pthread_rwlock_unlock(&t->graphLock);
@@ -1355,4 +1448,129 @@ int table_truncate(Table *t, LpError *err) {
     pthread_rwlock_unlock(&t->lock);
     if (t->nVec) pthread_rwlock_unlock(&t->graphLock);
     return lsn ? wal_commit(t->pWal, lsn, err) : LP_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* ALTER TABLE and REBUILD EMBEDDINGS support                          */
+
+void table_retire(Table *t, int bOn) {
+    pthread_rwlock_wrlock(&t->lock);
+    t->bRetired = bOn;
+    pthread_rwlock_unlock(&t->lock);
+}
+
+int64_t table_next_id(Table *t) {
+    pthread_rwlock_rdlock(&t->lock);
+    int64_t n = t->nextId;
+    pthread_rwlock_unlock(&t->lock);
+    return n;
+}
+
+void table_raise_next_id(Table *t, int64_t id) {
+    pthread_rwlock_wrlock(&t->lock);
+    if (id > t->nextId || (id < 0 && t->nextId > 0)) t->nextId = id; /* < 0: exhausted */
+    pthread_rwlock_unlock(&t->lock);
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int table_ids(Table *t, int64_t **paId, size_t *pn, LpError *err) {
+    pthread_rwlock_rdlock(&t->lock);
+    int64_t *a = malloc(sizeof(int64_t) * (t->nLive ? t->nLive : 1));
+    size_t n = 0;
+    for (size_t i = 0; a && i < t->slots.n; i++) {
+        if (t->slots.a[i]) a[n++] = t->slots.a[i]->id;
+    }
+    int bSorted = t->bSorted;
+    pthread_rwlock_unlock(&t->lock);
+    if (!a) return lp_err_set(err, LP_NOMEM, "out of memory listing the rows of table '%s'", t->zName);
+    if (!bSorted) qsort(a, n, sizeof(int64_t), cmp_i64);
+    *paId = a;
+    *pn = n;
+    return LP_OK;
+}
+
+int table_fill_embeddings(Table *t, int iCol, const int64_t *aId, size_t nId, size_t *pnDone,
+                          LpError *err) {
+    *pnDone = 0;
+    const Schema *s = t->pSchema;
+    const TableEmbed *e = NULL;
+    for (int i = 0; i < t->nEmb; i++) {
+        if (t->aEmb[i].iCol == iCol) e = &t->aEmb[i];
+    }
+    EmbedModel *m = model_of(t, iCol, err);
+    if (!m || !e) return err ? err->code : LP_BADINPUT;
+    size_t nCol = (size_t)s->nCol;
+    int nDims = embed_model_dims(m);
+    MemRow **apRow = calloc(nId ? nId : 1, sizeof(MemRow *));
+    Value *aVal = calloc((nId ? nId : 1) * (nCol ? nCol : 1), sizeof(Value));
+    char **azSrc = calloc(nId ? nId : 1, sizeof(char *));
+    size_t *anSrc = calloc(nId ? nId : 1, sizeof(size_t));
+    float *aVec = malloc(sizeof(float) * (nId ? nId : 1) * (size_t)nDims);
+    TableOp *aOp = calloc(nId ? nId : 1, sizeof(TableOp));
+    uint8_t *aSet = calloc(nCol ? nCol : 1, 1);
+    int rc = LP_OK;
+    size_t n = 0;
+    if (!apRow || !aVal || !azSrc || !anSrc || !aVec || !aOp || !aSet) {
+        rc = lp_err_set(err, LP_NOMEM, "out of memory rebuilding embeddings of table '%s'", t->zName);
+        goto done;
+    }
+    aSet[iCol] = 1;
+    /* Copies of the rows that still lack the vector (their values must
+    ** outlive the read lock). */
+    pthread_rwlock_rdlock(&t->lock);
+    for (size_t k = 0; k < nId && rc == LP_OK; k++) {
+        const MemRow *r = lookup(t, aId[k], NULL);
+        if (!r || row_get(s, r, iCol).kind != VAL_NULL) continue;
+        if (!(apRow[n] = malloc(r->nByte))) {
+            rc = LP_NOMEM;
+            break;
+        }
+        memcpy(apRow[n], r, r->nByte);
+        n++;
+    }
+    pthread_rwlock_unlock(&t->lock);
+    if (rc != LP_OK) {
+        rc = lp_err_set(err, LP_NOMEM, "out of memory rebuilding embeddings of table '%s'", t->zName);
+        goto done;
+    }
+    for (size_t k = 0; k < n; k++) {
+        Value *a = aVal + k * nCol;
+        for (size_t i = 0; i < nCol; i++) a[i] = row_get(s, apRow[k], (int)i);
+        if (embed_source(e, a, &azSrc[k], &anSrc[k]) != LP_OK) {
+            rc = lp_err_set(err, LP_NOMEM, "out of memory rebuilding embeddings of table '%s'", t->zName);
+            goto done;
+        }
+    }
+    if (n && (rc = embed_batch(m, (const char *const *)azSrc, anSrc, (int)n, aVec, t->pPool,
+                               t->nEmbedInline, err)) != LP_OK) {
+        goto done;
+    }
+    for (size_t k = 0; k < n; k++) {
+        Value *a = aVal + k * nCol;
+        a[iCol].kind = VAL_VEC;
+        a[iCol].u.v.a = aVec + k * (size_t)nDims;
+        a[iCol].u.v.n = (uint32_t)nDims;
+        aOp[k] = (TableOp){TOP_SETVEC, apRow[k]->id, a, aSet};
+    }
+    TableApplyOut out = {0};
+    if (n && (rc = table_apply_ex(t, aOp, n, TABLE_APPLY_NO_EMBED, &out, err)) == LP_OK) {
+        *pnDone = out.nAffected;
+    }
+done:
+    for (size_t k = 0; k < nId; k++) {
+        if (apRow) free(apRow[k]);
+        if (azSrc) free(azSrc[k]);
+    }
+    free(apRow);
+    free(aVal);
+    free(azSrc);
+    free(anSrc);
+    free(aVec);
+    free(aOp);
+    free(aSet);
+    return rc;
 }

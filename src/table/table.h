@@ -177,6 +177,9 @@ typedef enum TableOpKind {
     TOP_REPLACE,    /* new row, or replace the whole row with this id */
     TOP_DELETE,     /* remove the row with this id, if any */
     TOP_UPDATE,     /* change the columns flagged in aSet, if the row exists */
+    TOP_SETVEC,     /* set the one vector column flagged in aSet, if the row exists,
+                    ** has no vector there yet and its other columns equal aVal's
+                    ** (REBUILD EMBEDDINGS: the row did not change meanwhile) */
 } TableOpKind;
 
 typedef struct TableOp {
@@ -192,6 +195,32 @@ typedef struct TableApplyOut {
 } TableApplyOut;
 
 int table_apply(Table *t, const TableOp *aOp, size_t nOp, TableApplyOut *pOut, LpError *err);
+
+/* table_apply with flags: TABLE_APPLY_NO_EMBED leaves model columns the
+** rows do not give NULL instead of computing them (ALTER TABLE's copy). A
+** write to a table retired by table_retire fails with LP_BUSY. */
+#define TABLE_APPLY_NO_EMBED 1
+int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApplyOut *pOut,
+                   LpError *err);
+
+/* Marks t replaced (bOn = 1: every later write fails with LP_BUSY "table
+** was altered") or serves it again (0). Waits for writes in progress. */
+void table_retire(Table *t, int bOn);
+
+/* The next automatic id; table_raise_next_id makes it at least id (after
+** an ALTER TABLE copy or a replay, so ids are never reused). */
+int64_t table_next_id(Table *t);
+void table_raise_next_id(Table *t, int64_t id);
+
+/* The ids of the live rows, ascending, in a malloc'd *paId. */
+int table_ids(Table *t, int64_t **paId, size_t *pn, LpError *err);
+
+/* REBUILD EMBEDDINGS, one step: for the rows of aId whose vector column
+** iCol is NULL, computes the vector with the column's model (spread over
+** the pool) and stores it unless the row changed meanwhile (TOP_SETVEC).
+** *pnDone: vectors stored. */
+int table_fill_embeddings(Table *t, int iCol, const int64_t *aId, size_t nId, size_t *pnDone,
+                          LpError *err);
 
 /* Removes every row; automatic ids start again at 1. LP_OK or LP_NOMEM
 ** (the table unchanged). */

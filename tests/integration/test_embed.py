@@ -372,14 +372,16 @@ def test_restart_keeps_vectors_without_recomputing(tmp_path):
             with c.cursor() as cur:
                 cur.execute(ddl("r", model="m"))
                 cur.execute("INSERT INTO r (id, title) VALUES (1, 'first'), (2, 'second')")
-                cur.execute("SELECT id, v FROM r ORDER BY id ASC")
+                # An UPDATE of another column replays without the model.
+                cur.execute("UPDATE r SET tag = 'kept' WHERE id = 2")
+                cur.execute("SELECT id, v, tag FROM r ORDER BY id ASC")
                 before = cur.fetchall()
         assert s.signal_stop() == 0
         shutil.rmtree(model)
         s.start()
         with pymysql.connect(host=s.host, port=s.mysql_port, user="root", autocommit=True) as c:
             with c.cursor() as cur:
-                cur.execute("SELECT id, v FROM r ORDER BY id ASC")
+                cur.execute("SELECT id, v, tag FROM r ORDER BY id ASC")
                 assert cur.fetchall() == before
                 cur.execute("SELECT id FROM r WHERE knn(v, 1, 1)")
                 assert cur.fetchall() == ((1,),)
