@@ -1798,27 +1798,20 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
 ** column of the table ('' means all text fields). The model itself is
 ** loaded and checked when the table is created (table_new_ex). */
 static int check_embedding_sources(Binder *b, const Schema *sc) {
+    int *aSrc = malloc(sizeof(int) * (size_t)(sc->nCol + 1));
+    if (!aSrc) return bind_oom(b);
     for (int i = 0; i < sc->nCol; i++) {
-        const VectorOpts *v = &sc->aCol[i].vec;
-        if (sc->aCol[i].type != COL_VECTOR || !v->zModel) continue;
-        const char *z = v->zFrom ? v->zFrom : "";
-        while (*z) {
-            while (*z == ' ' || *z == ',') z++;
-            size_t n = strcspn(z, ", ");
-            if (!n) break;
-            char zName[128];
-            snprintf(zName, sizeof(zName), "%.*s", (int)(n < 127 ? n : 127), z);
-            for (char *p = zName; *p; p++) *p = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
-            int c = schema_find(sc, zName);
-            if (c < 0 || (sc->aCol[c].type != COL_TEXT && sc->aCol[c].type != COL_STRING)) {
-                return bind_fail(b, ER_BAD_FIELD, LP_BADINPUT,
-                                 "column '%s': from names '%s', which is not a text or string "
-                                 "column of this table",
-                                 sc->aCol[i].zName, zName);
-            }
-            z += n;
+        if (sc->aCol[i].type != COL_VECTOR || !sc->aCol[i].vec.zModel) continue;
+        char zBad[128];
+        if (schema_embed_sources(sc, i, aSrc, zBad, sizeof(zBad)) < 0) {
+            free(aSrc);
+            return bind_fail(b, ER_BAD_FIELD, LP_BADINPUT,
+                             "column '%s': from names '%s', which is not a text or string "
+                             "column of this table",
+                             sc->aCol[i].zName, zBad);
         }
     }
+    free(aSrc);
     return LP_OK;
 }
 

@@ -1,6 +1,7 @@
 /* schema.c — see schema.h. */
 #include "table/schema.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -314,4 +315,30 @@ Schema *schema_from_json(const json_t *j, LpError *err) {
         return NULL;
     }
     return s;
+}
+
+int schema_embed_sources(const Schema *s, int iCol, int *aOut, char *zBad, size_t nBad) {
+    const char *z = s->aCol[iCol].vec.zFrom ? s->aCol[iCol].vec.zFrom : "";
+    int n = 0;
+    while (*z) {
+        while (*z == ' ' || *z == ',') z++;
+        size_t m = strcspn(z, ", ");
+        if (!m) break;
+        char zName[128];
+        snprintf(zName, sizeof(zName), "%.*s", (int)(m < 127 ? m : 127), z);
+        for (char *p = zName; *p; p++) *p = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
+        int i = schema_find(s, zName);
+        if (i < 0 || (s->aCol[i].type != COL_TEXT && s->aCol[i].type != COL_STRING)) {
+            snprintf(zBad, nBad, "%s", zName);
+            return -1;
+        }
+        if (n < s->nCol) aOut[n++] = i;
+        z += m;
+    }
+    if (n == 0) {
+        for (int i = 0; i < s->nCol; i++) {
+            if (s->aCol[i].type == COL_TEXT) aOut[n++] = i;
+        }
+    }
+    return n;
 }

@@ -13,6 +13,7 @@
 #ifndef LP_TABLE_SCHEMA_H
 #define LP_TABLE_SCHEMA_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -92,6 +93,12 @@ void schema_append_ident(StrBuf *sb, const char *zName);
 ** (LP_CORRUPT saying what is wrong, LP_NOMEM) when it is not a schema. */
 json_t *schema_to_json(const Schema *s);
 Schema *schema_from_json(const json_t *j, LpError *err);
+
+/* The source columns of model column iCol (from='a,b'; '' or absent:
+** every TEXT column), in order, into aOut (room for s->nCol): returns
+** their count, or -1 with the offending name in zBad when one is not a
+** TEXT or STRING column. */
+int schema_embed_sources(const Schema *s, int iCol, int *aOut, char *zBad, size_t nBad);
 
 /* Parses a similarity name ("l2", "ip", "cosine", any case). -1 if unknown. */
 int vecsim_parse(const char *z);

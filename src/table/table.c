@@ -206,33 +206,19 @@ static int make_analyzer(const Schema *s, Analyzer **pp, LpError *err) {
 static int parse_from(const Table *t, TableEmbed *e, LpError *err) {
     const Schema *s = t->pSchema;
     const ColumnSchema *c = &s->aCol[e->iCol];
-    const char *z = c->vec.zFrom ? c->vec.zFrom : "";
     if (!(e->aFrom = calloc((size_t)s->nCol + 1, sizeof(int)))) {
         return lp_err_set(err, LP_NOMEM, "out of memory creating table '%s'", t->zName);
     }
-    while (*z) {
-        while (*z == ' ' || *z == ',') z++;
-        size_t n = strcspn(z, ", ");
-        if (!n) break;
-        char zName[128];
-        snprintf(zName, sizeof(zName), "%.*s", (int)(n < 127 ? n : 127), z);
-        for (char *p = zName; *p; p++) *p = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
-        int i = schema_find(s, zName);
-        if (i < 0 || (s->aCol[i].type != COL_TEXT && s->aCol[i].type != COL_STRING)) {
-            return lp_err_set(err, LP_BADINPUT, "column '%s': from names '%s', which is not a text "
-                              "or string column of table '%s'", c->zName, zName, t->zName);
-        }
-        if (e->nFrom < s->nCol) e->aFrom[e->nFrom++] = i;
-        z += n;
+    char zBad[128];
+    e->nFrom = schema_embed_sources(s, e->iCol, e->aFrom, zBad, sizeof(zBad));
+    if (e->nFrom < 0) {
+        e->nFrom = 0;
+        return lp_err_set(err, LP_BADINPUT, "column '%s': from names '%s', which is not a text "
+                          "or string column of table '%s'", c->zName, zBad, t->zName);
     }
-    if (!c->vec.zFrom || !*c->vec.zFrom) {
-        for (int i = 0; i < s->nCol; i++) {
-            if (s->aCol[i].type == COL_TEXT) e->aFrom[e->nFrom++] = i;
-        }
-        if (!e->nFrom) {
-            return lp_err_set(err, LP_BADINPUT, "column '%s': from='' means every text field, and "
-                              "table '%s' has none", c->zName, t->zName);
-        }
+    if (!e->nFrom) {
+        return lp_err_set(err, LP_BADINPUT, "column '%s': from='' means every text field, and "
+                          "table '%s' has none", c->zName, t->zName);
     }
     return LP_OK;
 }
