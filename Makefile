@@ -106,3 +106,10 @@ help:
 # batches with spinning for contrast (L12 test model).
 bench-embed: build ort models
 	@$(PYTHON) bench/embed/run.py
+
+# Storage: inserts/s at batch 1/100/1000 x 1/8 threads under binlog_flush
+# commit and 1s, loupe next to Sphinx's RT index (loupe-load drives both);
+# cold start, memory and disk per row of a 1,000,000-row table.
+bench-storage: build
+	@scripts/install-deps.sh bench
+	@$(PYTHON) bench/storage/run.py
