@@ -328,8 +328,11 @@ def test_memory_stays_flat(server, connect, uniq):
     grown = end - marks["first"]
     print(f"RSS after 1000 docs {marks['first']} KB, after {total}: {end} KB")
     # Rows, index and graph for the other docs take ~10 MB; a leak per
-    # connection or per document would take far more.
-    assert grown < 64 * 1024, f"resident memory grew by {grown} KB"
+    # connection or per document would take far more. The sanitizer build
+    # also keeps freed blocks in ASan's quarantine (256 MB at most) before
+    # reusing them: that much more is a fixed bound too.
+    bound = 64 * 1024 + (256 * 1024 if "asan" in os.environ.get("LOUPE_BIN", "") else 0)
+    assert grown < bound, f"resident memory grew by {grown} KB"
     with connect() as c, c.cursor() as cur:
         cur.execute(f"SELECT COUNT(*) FROM {t}")
         assert cur.fetchone()[0] == total
