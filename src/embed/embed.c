@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <sys/stat.h>
 
 #include "embed/ort.h"
@@ -37,12 +36,6 @@ struct EmbedModel {
     int nDims;                /* output dimension (hidden size) */
     int nMaxLen;              /* tokens per text at most, [CLS] and [SEP] included */
     int ePool;                /* POOL_MEAN, POOL_CLS or POOL_MAX */
-    /* Runs admitted at once: as many as the CPUs hold (CPUs / intra-op
-    ** threads). More callers than that wait here instead of thrashing
-    ** the caches by time-slicing; measured 72% -> see run_admit. */
-    pthread_mutex_t muRun;
-    pthread_cond_t cvRun;
-    int nRunFree;
     /* Guarded by g_regMutex. */
     int nRef;                 /* references handed out by embed_model_get */
     EmbedModel *pNext;        /* next in the registry */
@@ -217,10 +210,6 @@ static int read_pooling(const char *zName, const char *zDir, int nHidden, int *p
 
 static void model_free(EmbedModel *m) {
     if (m == NULL) return;
-    if (m->nRunFree > 0) {
-        pthread_mutex_destroy(&m->muRun);
-        pthread_cond_destroy(&m->cvRun);
-    }
     embed_ort_session_close(m->pSess);
     wp_close(m->pWp);
     free(m->zName);
@@ -292,13 +281,8 @@ static EmbedModel *model_load(const char *zName, const char *zReal, const EmbedO
                    zName, zFile, nOut, nHidden);
         goto fail;
     }
-    long nCpu = sysconf(_SC_NPROCESSORS_ONLN);
-    int nIntra = opts && opts->nIntraThreads > 0 ? opts->nIntraThreads : (int)(nCpu > 0 ? nCpu : 1);
-    m->nRunFree = nCpu > nIntra ? (int)(nCpu / nIntra) : 1;
-    pthread_mutex_init(&m->muRun, NULL);
-    pthread_cond_init(&m->cvRun, NULL);
-    LOG_INFO("model '%s' loaded from %s: %d dimensions, %d tokens at most, %s pooling, %d runs at once",
-             zName, zReal, m->nDims, m->nMaxLen, azPoolName[m->ePool], m->nRunFree);
+    LOG_INFO("model '%s' loaded from %s: %d dimensions, %d tokens at most, %s pooling", zName, zReal, m->nDims,
+             m->nMaxLen, azPoolName[m->ePool]);
     return m;
 fail:
     model_free(m);
@@ -468,20 +452,9 @@ int embed_text(EmbedModel *m, const char *z, size_t n, float *aOut, LpError *err
     if (NEVER(nTok < 1 || nTok > WP_MAX_LEN))
         return lp_err_set(err, LP_INTERNAL, "the tokenizer returned %d tokens", nTok);
     EmbedOrtOutput out;
-    /* Admission: at most nRunFree runs at once (see EmbedModel). With more
-    ** concurrent statements than cores, 4-8 writers reached only 72-89% of
-    ** the one-run-per-core ceiling without it. */
-    pthread_mutex_lock(&m->muRun);
-    while (m->nRunFree == 0) pthread_cond_wait(&m->cvRun, &m->muRun);
-    m->nRunFree--;
-    pthread_mutex_unlock(&m->muRun);
     int64_t t0 = lp_now_ns();
     int rc = embed_ort_run(m->pSess, 1, nTok, aId, g_aOne, g_aZero, &out, err);
     int64_t t1 = lp_now_ns();
-    pthread_mutex_lock(&m->muRun);
-    m->nRunFree++;
-    pthread_cond_signal(&m->cvRun);
-    pthread_mutex_unlock(&m->muRun);
     if (rc) return rc;
     if (out.nDim != m->nDims) {
         rc = lp_err_set(err, LP_INTERNAL, "model '%s' output %lld dimensions, expected %d", m->zName,
