@@ -620,8 +620,11 @@ def parse_args(argv):
 
 def render(args):
     """Writes the report again from an earlier run's embed.json."""
-    with open(args.render) as f:
-        d = json.load(f)
+    try:
+        with open(args.render) as f:
+            d = json.load(f)
+    except (OSError, ValueError) as e:
+        raise BenchError("--render %s: %s" % (args.render, e))
     lat = dict(d["run_latency"], per_doc=d.get("run_latency_per_doc"))
     cells = d["insert"]
     threads_list = sorted({c["threads"] for c in cells})
