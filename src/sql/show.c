@@ -193,11 +193,12 @@ static int show_table_status(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
     TableSnap *snap = table_snapshot(t);
     int rc = LP_NOMEM;
     size_t nTerms = 0, nFts = snap ? table_snap_fts_bytes(snap, &nTerms) : 0;
+    uint64_t nWal = table_wal_bytes(t);
     if (snap && !str_columns(r, azCol) && !add2(r, "table_type", "rt") &&
         !add2i(r, "indexed_documents", table_snap_count(snap)) &&
         !add2i(r, "ram_bytes", table_snap_bytes(snap) + nFts) &&
         !add2i(r, "fulltext_ram_bytes", nFts) && !add2i(r, "fulltext_terms", nTerms) &&
-        !add2i(r, "disk_bytes", table_wal_bytes(t)) && !add2i(r, "wal_bytes", table_wal_bytes(t))) {
+        !add2i(r, "disk_bytes", nWal) && !add2i(r, "wal_bytes", nWal)) {
         char zRebuild[LP_ERRMSG_MAX + 128];
         rc = LP_OK;
         if (catalog_rebuild_status(s->e->pCatalog, table_name(t), zRebuild, sizeof(zRebuild)) &&

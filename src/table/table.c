@@ -70,6 +70,7 @@
 #include "util/hashmap.h"
 #include "util/vec.h"
 #include "embed/embed.h"
+#include "text/utf8.h"
 #include "util/bytes.h"
 #include "util/log.h"
 #include "vec/hnsw.h"
@@ -202,6 +203,12 @@ static int make_analyzer(const Schema *s, Analyzer **pp, LpError *err) {
 ** 10 MB field costs what a long document costs. */
 #define EMBED_MAX_FIELD_BYTES (64 * 1024)
 
+/* The bytes of a source text that are embedded: at most
+** EMBED_MAX_FIELD_BYTES, never ending inside a character. */
+static size_t field_cut(const char *z, size_t n) {
+    return n > EMBED_MAX_FIELD_BYTES ? utf8_floor(z, EMBED_MAX_FIELD_BYTES) : n;
+}
+
 /* Fills e->aFrom from the column's from='a,b' (empty: every TEXT column). */
 static int parse_from(const Table *t, TableEmbed *e, LpError *err) {
     const Schema *s = t->pSchema;
@@ -302,11 +309,7 @@ static EmbedModel *model_of(const Table *t, int iCol, LpError *err) {
 int table_embed_text(const Table *t, int iCol, const char *z, size_t n, float *aOut, LpError *err) {
     EmbedModel *m = model_of(t, iCol, err);
     if (!m) return err ? err->code : LP_BADINPUT;
-    if (n > EMBED_MAX_FIELD_BYTES) {
-        n = EMBED_MAX_FIELD_BYTES;
-        while (n > 0 && ((unsigned char)z[n] & 0xC0) == 0x80) n--; /* whole characters */
-    }
-    return embed_text(m, z, n, aOut, err);
+    return embed_text(m, z, field_cut(z, n), aOut, err);
 }
 
 int table_column_model(const Table *t, int iCol) {
@@ -331,11 +334,7 @@ static int embed_source(const TableEmbed *e, const Value *aVal, char **pz, size_
     for (int f = 0; f < e->nFrom; f++) {
         const Value *v = &aVal[e->aFrom[f]];
         if (v->kind != VAL_STR || v->u.s.n == 0) continue;
-        size_t m = v->u.s.n;
-        if (m > EMBED_MAX_FIELD_BYTES) {
-            m = EMBED_MAX_FIELD_BYTES;
-            while (m > 0 && ((unsigned char)v->u.s.z[m] & 0xC0) == 0x80) m--;
-        }
+        size_t m = field_cut(v->u.s.z, v->u.s.n);
         if (k) z[k++] = ' ';
         memcpy(z + k, v->u.s.z, m);
         k += m;
