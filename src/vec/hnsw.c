@@ -54,14 +54,95 @@
 ** ef 16/32/64 on 100k rows 30.7k/18.9k/11.1k with, 18.9k/12.6k/9.3k
 ** without; on 20k rows the best of three runs 32.7k vs 27.4k at ef 64. The
 ** machine was noisy, but every paired run favoured prefetching: kept.
+**
+** SEALED FILE LAYOUT (vec_hnsw_save writes it, hf_open reads it)
+**
+**     header | vectors | layer 0 | levels | upper layers | footer
+**
+** Integers and floats are little-endian (the host order: the reader uses
+** the sections in place). Each section starts at a multiple of 64 bytes;
+** the zero bytes between a section's end and the next 64-byte boundary are
+** padding (the reader requires them to be zero). count is the number of
+** rows, nUp the number of upper-layer records (the sum of the levels).
+**
+** HEADER (64 bytes)
+**     OFFSET SIZE DESCRIPTION
+**      0      8   magic "LOUPEHNS"
+**      8      4   format version (1)
+**     12      4   dims (1..VEC_HNSW_MAX_DIMS)
+**     16      4   metric: VecMetric (0 L2, 1 IP, 2 COSINE)
+**     20      4   M (2..VEC_HNSW_MAX_M)
+**     24      4   M0 (= 2*M)
+**     28      4   efConstruction (>= M)
+**     32      8   seed of the level draw
+**     40      8   exactFactor, an IEEE-754 double (finite, not 0)
+**     48      4   count: rows, ids 0..count-1
+**     52      4   entry point id (0xFFFFFFFF when count is 0)
+**     56      4   entry point level (the entry row's level; 0 when empty)
+**     60      4   flags (0; a reader rejects unknown flags)
+** Its CRC32C is in the footer.
+**
+** VECTORS SECTION (at 64): count * dims float32, row i at i*dims, as
+** stored in memory (unit length for COSINE), all finite.
+**
+** LAYER-0 SECTION: count records of (1 + M0) uint32, exactly aL0: the
+** neighbour count n (<= M0), then n ids (< count), then M0 - n zeros.
+**
+** LEVELS SECTION: count int8, row i's top layer (0..31).
+**
+** UPPER-LAYER SECTION: for each row with level L > 0, in row order, L
+** records of (1 + M) uint32 for layers 1..L: the count n (<= M), n ids,
+** M - n zeros. An id on layer l names a row whose level is >= l. Row i's
+** block starts after the blocks of the rows before it: the reader builds
+** the aUp pointer table (8 bytes per row) by one pass over the levels.
+**
+** FOOTER (128 bytes, at the end of the file)
+**     OFFSET SIZE DESCRIPTION
+**      0     64   per section (vectors, layer 0, levels, upper layers):
+**                 file offset (8), size without padding (8)
+**     64      8   nUp: upper-layer records
+**     72      4   CRC32C of the header
+**     76     16   CRC32C of each section (4 each, same order, padding excluded)
+**     92     24   reserved (0)
+**    116      4   CRC32C of footer bytes 0..115
+**    120      8   magic "LPHNSEND"
+**
+** The reader verifies, before it returns a graph: both magics, the
+** version, the header fields' ranges, that the offsets and sizes in the
+** footer are the ones count, dims, M and nUp imply and the file has
+** exactly their length, zero padding, every CRC (unless
+** VEC_HNSW_NOCHECKSUM), every level in range and their sum nUp, the entry
+** point's level, every neighbour count and id (and on upper layers the
+** neighbour's level), and that every vector component is finite. What a
+** search then follows (lists from the entry down through the layers) can
+** only name rows and records that exist, so a searched file never reads
+** out of bounds; cost at open is one pass over the file.
+** Measured on 100k x 128 clustered rows, M 16 (a 62 MiB file, a shared
+** 2-core machine, -O2): open 20-26 ms with the file in the page cache
+** (open_mem on a heap copy: 13 ms, 6 ms of it structure and finiteness
+** checks, the rest CRCs; mapping adds the page faults), 40-73 ms after
+** evicting the file; k 10 ef 64 searches, thread CPU time, median of 15
+** rounds of 2,000 queries: 21.0k q/s file-backed, 19.7k in memory over an
+** identical graph (vec_hnsw_copy of the file), 19.8k for the same graph
+** with the hnsw.c from before sealed files existed. Identical results.
 */
 #include "vec/hnsw.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/bytes.h"
+#include "util/crc32c.h"
 
 #define EP_NONE UINT64_MAX
 #define MAX_LEVEL 31            /* levels above are astronomically unlikely */
@@ -120,6 +201,14 @@ struct VecHnsw {
 
     pthread_mutex_t poolMutex;  /* guards pFree */
     Scratch *pFree;             /* idle scratches */
+
+    /* Read-only graphs (vec_hnsw_open_file/_mem): aVec, aL0 and aLevel
+    ** point into pMap, aUp[i] too (the table itself is on the heap), aLock
+    ** is NULL, cap == nRow and nothing ever changes. */
+    int bReadOnly;              /* no inserts; the arrays are not ours to free */
+    const uint8_t *pMap;        /* the file's bytes, or NULL */
+    size_t nMap;                /* their length */
+    int bMapped;                /* pMap is our mmap, unmapped by vec_hnsw_free */
 };
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -445,12 +534,18 @@ void vec_hnsw_free(VecHnsw *h) {
         h->pFree = s->pNext;
         scratch_free(s);
     }
-    for (i = 0; i < h->cap; i++) free(h->aUp[i]);
-    free(h->aVec);
-    free(h->aL0);
-    free(h->aUp);
-    free(h->aLevel);
-    free(h->aLock);
+    if (h->bReadOnly) {
+        /* Only the pointer table is ours; the rows are in pMap. */
+        free(h->aUp);
+        if (h->bMapped) munmap((void *)h->pMap, h->nMap);
+    } else {
+        for (i = 0; i < h->cap; i++) free(h->aUp[i]);
+        free(h->aVec);
+        free(h->aL0);
+        free(h->aUp);
+        free(h->aLevel);
+        free(h->aLock);
+    }
     pthread_rwlock_destroy(&h->growLock);
     pthread_mutex_destroy(&h->epMutex);
     pthread_mutex_destroy(&h->poolMutex);
@@ -462,7 +557,9 @@ uint32_t vec_hnsw_dims(const VecHnsw *h) { return h->dims; }
 VecMetric vec_hnsw_metric(const VecHnsw *h) { return h->metric; }
 
 size_t vec_hnsw_memory(const VecHnsw *h) {
-    size_t perRow = h->dims * sizeof(float) + h->nL0 * sizeof(uint32_t) + sizeof(uint32_t *) + 2;
+    size_t perRow;
+    if (h->bReadOnly) return sizeof(*h) + (size_t)h->cap * sizeof(*h->aUp);
+    perRow = h->dims * sizeof(float) + h->nL0 * sizeof(uint32_t) + sizeof(uint32_t *) + 2;
     return sizeof(*h) + (size_t)h->cap * perRow + __atomic_load_n(&h->nUpBytes, __ATOMIC_RELAXED);
 }
 
@@ -721,6 +818,7 @@ int vec_hnsw_add(VecHnsw *h, const float *v, uint32_t *pId, LpError *err) {
     int level, rc = LP_OK, bTop = 0, bLinked = 1;
     uint64_t ep;
     Scratch *s;
+    if (h->bReadOnly) return lp_err_set(err, LP_UNSUPPORTED, "hnsw: graph is read-only (sealed segment)");
     if (!all_finite(v, h->dims)) return lp_err_set(err, LP_BADINPUT, "hnsw: vector has a NaN or infinite component");
     rc = reserve_id(h, &id, err);
     if (rc) return rc;
@@ -983,4 +1081,521 @@ int vec_hnsw_range(VecHnsw *h, const float *q, float radius, int maxResults, int
     }
     search_end(h, s);
     return rc ? lp_err_set(err, rc, "hnsw: out of memory during range search") : LP_OK;
+}
+
+/* ---- sealed files ------------------------------------------------------ */
+
+/* The byte layout is described at the top of this file. The in-memory
+** arrays are used in place, so the file's integers and floats must have
+** the host's byte order. */
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "hnsw files map little-endian arrays directly; a big-endian host needs a converting reader"
+#endif
+
+#define HF_MAGIC "LOUPEHNS"
+#define HF_FOOT_MAGIC "LPHNSEND"
+#define HF_VERSION 1
+#define HF_HEADER_SIZE 64
+#define HF_FOOTER_SIZE 128
+#define HF_ALIGN 64             /* every section starts at a multiple of this */
+#define HF_NONE UINT32_MAX      /* entry id of an empty graph */
+#define HF_NSEC 4               /* vectors, layer 0, levels, upper layers */
+#define HF_WBUF (1u << 20)      /* write buffer */
+
+static const char *const azHfSec[HF_NSEC] = {"vectors", "layer-0", "levels", "upper-layer"};
+
+/* Where each section lies in a file of count rows. */
+typedef struct HfLayout {
+    uint64_t aOff[HF_NSEC];     /* section offsets */
+    uint64_t aSize[HF_NSEC];    /* section sizes, padding excluded */
+    uint64_t offFoot;           /* footer offset */
+    uint64_t nFile;             /* file size */
+} HfLayout;
+
+static uint64_t hf_align(uint64_t x) { return (x + HF_ALIGN - 1) & ~(uint64_t)(HF_ALIGN - 1); }
+
+/* No product here overflows 64 bits: count < 2^32, dims <= 2^16,
+** 1 + M0 <= 513, nUpRec <= 31 * count (the reader checks that first). */
+static void hf_layout(uint32_t count, uint32_t dims, uint32_t M, uint64_t nUpRec, HfLayout *L) {
+    uint64_t off = HF_HEADER_SIZE;
+    int s;
+    L->aSize[0] = (uint64_t)count * dims * sizeof(float);
+    L->aSize[1] = (uint64_t)count * (1 + 2 * (uint64_t)M) * sizeof(uint32_t);
+    L->aSize[2] = count;
+    L->aSize[3] = nUpRec * (1 + (uint64_t)M) * sizeof(uint32_t);
+    for (s = 0; s < HF_NSEC; s++) {
+        L->aOff[s] = off;
+        off = hf_align(off + L->aSize[s]);
+    }
+    L->offFoot = off;
+    L->nFile = off + HF_FOOTER_SIZE;
+}
+
+/* -- writing -- */
+
+typedef struct HfWriter {
+    const char *zPath;          /* for messages */
+    int fd;                     /* the file being written */
+    uint64_t off;               /* bytes handed to hf_put so far */
+    uint8_t *aBuf;              /* HF_WBUF bytes of buffer */
+    size_t nBuf;                /* bytes buffered */
+    uint32_t crc;               /* running CRC32C of the current section */
+    int rc;                     /* sticky: first error */
+    LpError *err;               /* where it went */
+} HfWriter;
+
+static int hf_fail_io(HfWriter *w, const char *zWhat, int e) {
+    if (w->rc) return w->rc;
+    w->rc = lp_err_set(w->err, LP_IOERR, "hnsw file %s: %s at offset %llu: %s", w->zPath, zWhat,
+                       (unsigned long long)w->off, strerror(e));
+    return w->rc;
+}
+
+static int hf_write_raw(HfWriter *w, const uint8_t *p, size_t n) {
+    while (n > 0) {
+        ssize_t k = write(w->fd, p, n);
+        if (k < 0) {
+            if (errno == EINTR) continue;
+            return hf_fail_io(w, "write", errno);
+        }
+        if (k == 0) return hf_fail_io(w, "write", EIO);
+        p += k;
+        n -= (size_t)k;
+    }
+    return LP_OK;
+}
+
+static int hf_flush(HfWriter *w) {
+    if (w->rc || !w->nBuf) return w->rc;
+    hf_write_raw(w, w->aBuf, w->nBuf);
+    w->nBuf = 0;
+    return w->rc;
+}
+
+/* Appends n bytes, extending the section CRC. Large blocks (the vectors)
+** go straight to the file. */
+static int hf_put(HfWriter *w, const void *p, size_t n) {
+    if (w->rc) return w->rc;
+    w->crc = crc32c_update(w->crc, p, n);
+    if (w->nBuf + n > HF_WBUF) {
+        if (hf_flush(w)) return w->rc;
+        if (n >= HF_WBUF) {
+            hf_write_raw(w, p, n);
+            w->off += n;
+            return w->rc;
+        }
+    }
+    memcpy(w->aBuf + w->nBuf, p, n);
+    w->nBuf += n;
+    w->off += n;
+    return LP_OK;
+}
+
+/* Zeros up to the next HF_ALIGN boundary (outside any CRC). */
+static void hf_pad(HfWriter *w) {
+    static const uint8_t aZero[HF_ALIGN];
+    uint32_t crc = w->crc;
+    hf_put(w, aZero, (size_t)(hf_align(w->off) - w->off));
+    w->crc = crc;
+}
+
+/* Writes one neighbour record: the count (clamped to nMax, as searches
+** read it) and its ids, unused slots zeroed so files are deterministic. */
+static void hf_put_list(HfWriter *w, uint32_t *aRec, const uint32_t *pList, uint32_t nMax) {
+    uint32_t i, n = LOAD_ACQ(&pList[0]);
+    if (n > nMax) n = nMax;
+    aRec[0] = n;
+    for (i = 0; i < n; i++) aRec[1 + i] = LOAD_ACQ(&pList[1 + i]);
+    memset(aRec + 1 + n, 0, (size_t)(nMax - n) * sizeof(uint32_t));
+    hf_put(w, aRec, (1 + (size_t)nMax) * sizeof(uint32_t));
+}
+
+int vec_hnsw_save(VecHnsw *h, const char *zPath, LpError *err) {
+    HfWriter w;
+    HfLayout L;
+    uint8_t aHdr[HF_HEADER_SIZE], aFoot[HF_FOOTER_SIZE];
+    uint32_t aCrc[1 + HF_NSEC], *aRec = NULL;
+    uint32_t i, count, entry = HF_NONE, entryLevel = 0;
+    uint64_t ep, nUpRec = 0, bits;
+    int s, l;
+
+    memset(&w, 0, sizeof(w));
+    w.zPath = zPath;
+    w.fd = -1;
+    w.err = err;
+    pthread_rwlock_rdlock(&h->growLock);
+    count = vec_hnsw_count(h);
+    ep = LOAD_ACQ(&h->ep);
+    /* The caller promised no insert runs: every row is complete. Check
+    ** the invariants the reader will, rather than write a file it refuses. */
+    for (i = 0; i < count; i++) {
+        int8_t lv = LOAD_ACQ(&h->aLevel[i]);
+        if (lv < 0 || lv > MAX_LEVEL || (lv > 0 && !h->aUp[i])) {
+            w.rc = lp_err_set(err, LP_INTERNAL, "hnsw file %s: row %u is incomplete (an insert is running?)",
+                              zPath, i);
+            goto done;
+        }
+        nUpRec += (uint64_t)lv;
+    }
+    if (ep != EP_NONE) {
+        entry = (uint32_t)ep;
+        entryLevel = (uint32_t)(ep >> 32);
+    }
+    if ((count == 0) != (entry == HF_NONE) || (count && (entry >= count || entryLevel != (uint32_t)h->aLevel[entry]))) {
+        w.rc = lp_err_set(err, LP_INTERNAL, "hnsw file %s: entry point inconsistent with %u rows", zPath, count);
+        goto done;
+    }
+    hf_layout(count, h->dims, h->M, nUpRec, &L);
+
+    w.aBuf = malloc(HF_WBUF);
+    aRec = malloc((1 + (size_t)h->M0) * sizeof(uint32_t));
+    if (!w.aBuf || !aRec) {
+        w.rc = lp_err_set(err, LP_NOMEM, "hnsw file %s: out of memory for the write buffer", zPath);
+        goto done;
+    }
+    w.fd = open(zPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (w.fd < 0) {
+        w.rc = lp_err_set(err, LP_IOERR, "hnsw file %s: cannot create: %s", zPath, strerror(errno));
+        goto done;
+    }
+
+    memset(aHdr, 0, sizeof(aHdr));
+    memcpy(aHdr, HF_MAGIC, 8);
+    put_u32le(aHdr + 8, HF_VERSION);
+    put_u32le(aHdr + 12, h->dims);
+    put_u32le(aHdr + 16, (uint32_t)h->metric);
+    put_u32le(aHdr + 20, h->M);
+    put_u32le(aHdr + 24, h->M0);
+    put_u32le(aHdr + 28, h->efC);
+    put_u64le(aHdr + 32, h->seed);
+    memcpy(&bits, &h->exactFactor, sizeof(bits));
+    put_u64le(aHdr + 40, bits);
+    put_u32le(aHdr + 48, count);
+    put_u32le(aHdr + 52, entry);
+    put_u32le(aHdr + 56, entryLevel);
+    put_u32le(aHdr + 60, 0);
+    w.crc = 0;
+    hf_put(&w, aHdr, sizeof(aHdr));
+    aCrc[0] = w.crc;
+
+    /* Vectors: the array as it is. */
+    w.crc = 0;
+    hf_put(&w, h->aVec, (size_t)L.aSize[0]);
+    aCrc[1] = w.crc;
+    hf_pad(&w);
+    /* Layer 0: the records in place. */
+    w.crc = 0;
+    for (i = 0; i < count && !w.rc; i++) hf_put_list(&w, aRec, row_list(h, i, 0), h->M0);
+    aCrc[2] = w.crc;
+    hf_pad(&w);
+    /* Levels. */
+    w.crc = 0;
+    hf_put(&w, h->aLevel, count);
+    aCrc[3] = w.crc;
+    hf_pad(&w);
+    /* Upper layers: each row's block, rows in order. */
+    w.crc = 0;
+    for (i = 0; i < count && !w.rc; i++)
+        for (l = 1; l <= h->aLevel[i]; l++) hf_put_list(&w, aRec, row_list(h, i, l), h->M);
+    aCrc[4] = w.crc;
+    hf_pad(&w);
+    if (w.rc) goto done;
+    if (w.off != L.offFoot) {
+        w.rc = lp_err_set(err, LP_INTERNAL, "hnsw file %s: wrote %llu bytes before the footer, expected %llu",
+                          zPath, (unsigned long long)w.off, (unsigned long long)L.offFoot);
+        goto done;
+    }
+
+    memset(aFoot, 0, sizeof(aFoot));
+    for (s = 0; s < HF_NSEC; s++) {
+        put_u64le(aFoot + 16 * s, L.aOff[s]);
+        put_u64le(aFoot + 16 * s + 8, L.aSize[s]);
+    }
+    put_u64le(aFoot + 64, nUpRec);
+    for (s = 0; s <= HF_NSEC; s++) put_u32le(aFoot + 72 + 4 * s, aCrc[s]);
+    put_u32le(aFoot + 116, crc32c_update(0, aFoot, 116));
+    memcpy(aFoot + 120, HF_FOOT_MAGIC, 8);
+    hf_put(&w, aFoot, sizeof(aFoot));
+    if (hf_flush(&w)) goto done;
+    if (fsync(w.fd) != 0) {
+        hf_fail_io(&w, "fsync", errno);
+        goto done;
+    }
+
+done:
+    pthread_rwlock_unlock(&h->growLock);
+    if (w.fd >= 0) {
+        if (close(w.fd) != 0 && !w.rc) hf_fail_io(&w, "close", errno);
+        /* A partial file must not be mistaken for a segment. */
+        if (w.rc) unlink(zPath);
+    }
+    free(w.aBuf);
+    free(aRec);
+    return w.rc;
+}
+
+/* -- reading -- */
+
+/* LP_CORRUPT naming the file and the offset of the damage. */
+static int hf_corrupt(const char *zName, LpError *err, uint64_t off, const char *zFmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int hf_corrupt(const char *zName, LpError *err, uint64_t off, const char *zFmt, ...) {
+    char zMsg[LP_ERRMSG_MAX];
+    va_list ap;
+    va_start(ap, zFmt);
+    vsnprintf(zMsg, sizeof(zMsg), zFmt, ap);
+    va_end(ap);
+    return lp_err_setpos(err, LP_CORRUPT, (int64_t)off, "hnsw file %s: corrupt: %s at offset %llu", zName, zMsg,
+                         (unsigned long long)off);
+}
+
+/* Checks one neighbour record at file offset off: count <= nMax, every id
+** a row, and on upper layers (layer > 0) a row that has the layer. */
+static int hf_check_list(const char *zName, LpError *err, const uint32_t *pRec, uint64_t off, uint32_t nMax,
+                         uint32_t count, const int8_t *aLevel, int layer, uint32_t row) {
+    uint32_t i, n = pRec[0];
+    if (n > nMax)
+        return hf_corrupt(zName, err, off, "row %u layer %d: %u neighbours (at most %u)", row, layer, n, nMax);
+    for (i = 0; i < n; i++) {
+        uint32_t nb = pRec[1 + i];
+        if (nb >= count)
+            return hf_corrupt(zName, err, off + 4 * (1 + (uint64_t)i), "row %u layer %d: neighbour %u of %u rows",
+                              row, layer, nb, count);
+        if (aLevel[nb] < layer)
+            return hf_corrupt(zName, err, off + 4 * (1 + (uint64_t)i),
+                              "row %u layer %d: neighbour %u has only %d layers above 0", row, layer, nb, aLevel[nb]);
+    }
+    return LP_OK;
+}
+
+/* Verifies the whole file (see the contract in hnsw.h) and, when it is
+** sound, returns a read-only graph over it in *ppH. */
+static int hf_open(const uint8_t *a, size_t n, const char *zName, int flags, VecHnsw **ppH, LpError *err) {
+    const int bCrc = !(flags & VEC_HNSW_NOCHECKSUM);
+    const uint8_t *pFoot;
+    uint32_t dims, metric, M, M0, efC, count, entry, entryLevel, i;
+    uint64_t offFoot, nUpRec, sumLevel = 0, bits, off;
+    double exactFactor;
+    const int8_t *aLevel;
+    const uint32_t *pRec;
+    const float *aVec;
+    HfLayout L;
+    VecHnsw *h;
+    int s, l;
+
+    /* Footer, then the header it vouches for. */
+    if (n < HF_HEADER_SIZE + HF_FOOTER_SIZE) return hf_corrupt(zName, err, 0, "file too small (%zu bytes)", n);
+    offFoot = n - HF_FOOTER_SIZE;
+    pFoot = a + offFoot;
+    if (memcmp(pFoot + 120, HF_FOOT_MAGIC, 8) != 0)
+        return hf_corrupt(zName, err, offFoot + 120, "bad footer magic (truncated file?)");
+    if (bCrc && crc32c_update(0, pFoot, 116) != get_u32le(pFoot + 116))
+        return hf_corrupt(zName, err, offFoot + 116, "footer checksum mismatch");
+    if (memcmp(a, HF_MAGIC, 8) != 0) return hf_corrupt(zName, err, 0, "bad magic");
+    if (bCrc && crc32c_update(0, a, HF_HEADER_SIZE) != get_u32le(pFoot + 72))
+        return hf_corrupt(zName, err, 0, "header checksum mismatch");
+    if (get_u32le(a + 8) != HF_VERSION)
+        return hf_corrupt(zName, err, 8, "unknown format version %u", get_u32le(a + 8));
+    dims = get_u32le(a + 12);
+    metric = get_u32le(a + 16);
+    M = get_u32le(a + 20);
+    M0 = get_u32le(a + 24);
+    efC = get_u32le(a + 28);
+    bits = get_u64le(a + 40);
+    memcpy(&exactFactor, &bits, sizeof(exactFactor));
+    count = get_u32le(a + 48);
+    entry = get_u32le(a + 52);
+    entryLevel = get_u32le(a + 56);
+    if (dims == 0 || dims > VEC_HNSW_MAX_DIMS) return hf_corrupt(zName, err, 12, "dims %u", dims);
+    if (metric != VEC_L2 && metric != VEC_IP && metric != VEC_COSINE)
+        return hf_corrupt(zName, err, 16, "unknown metric %u", metric);
+    if (M < 2 || M > VEC_HNSW_MAX_M) return hf_corrupt(zName, err, 20, "M %u", M);
+    if (M0 != 2 * M) return hf_corrupt(zName, err, 24, "M0 %u with M %u", M0, M);
+    if (efC < M) return hf_corrupt(zName, err, 28, "efConstruction %u below M %u", efC, M);
+    if (!isfinite(exactFactor) || exactFactor == 0)
+        return hf_corrupt(zName, err, 40, "exact-scan factor %g", exactFactor);
+    if (count == 0 ? entry != HF_NONE || entryLevel != 0 : entry >= count || entryLevel > MAX_LEVEL)
+        return hf_corrupt(zName, err, 52, "entry point %u level %u with %u rows", entry, entryLevel, count);
+    if (get_u32le(a + 60) != 0) return hf_corrupt(zName, err, 60, "unknown flags 0x%x", get_u32le(a + 60));
+
+    /* The sections: where they must be, then their checksums. */
+    nUpRec = get_u64le(pFoot + 64);
+    if (nUpRec > (uint64_t)count * MAX_LEVEL)
+        return hf_corrupt(zName, err, offFoot + 64, "%llu upper-layer records for %u rows",
+                          (unsigned long long)nUpRec, count);
+    hf_layout(count, dims, M, nUpRec, &L);
+    if (L.nFile != n)
+        return hf_corrupt(zName, err, n < L.nFile ? n : L.nFile, "file is %zu bytes, its header and footer say %llu", n,
+                          (unsigned long long)L.nFile);
+    for (s = 0; s < HF_NSEC; s++) {
+        if (get_u64le(pFoot + 16 * s) != L.aOff[s] || get_u64le(pFoot + 16 * s + 8) != L.aSize[s])
+            return hf_corrupt(zName, err, offFoot + 16 * s, "%s section at %llu size %llu, expected %llu size %llu",
+                              azHfSec[s], (unsigned long long)get_u64le(pFoot + 16 * s),
+                              (unsigned long long)get_u64le(pFoot + 16 * s + 8), (unsigned long long)L.aOff[s],
+                              (unsigned long long)L.aSize[s]);
+    }
+    for (off = 92; off < 116; off++)
+        if (pFoot[off]) return hf_corrupt(zName, err, offFoot + off, "reserved footer byte not zero");
+    for (s = 0; s < HF_NSEC; s++) {
+        uint64_t end = L.aOff[s] + L.aSize[s], next = s + 1 < HF_NSEC ? L.aOff[s + 1] : L.offFoot;
+        for (off = end; off < next; off++)
+            if (a[off]) return hf_corrupt(zName, err, off, "padding after the %s section not zero", azHfSec[s]);
+        if (bCrc && crc32c_update(0, a + L.aOff[s], (size_t)L.aSize[s]) != get_u32le(pFoot + 76 + 4 * s))
+            return hf_corrupt(zName, err, L.aOff[s], "%s section checksum mismatch", azHfSec[s]);
+    }
+
+    /* Structure: everything a search will follow. */
+    aVec = (const float *)(const void *)(a + L.aOff[0]);
+    aLevel = (const int8_t *)(a + L.aOff[2]);
+    for (i = 0; i < count; i++) {
+        if (aLevel[i] < 0 || aLevel[i] > MAX_LEVEL)
+            return hf_corrupt(zName, err, L.aOff[2] + i, "row %u: level %d", i, aLevel[i]);
+        sumLevel += (uint64_t)aLevel[i];
+    }
+    if (sumLevel != nUpRec)
+        return hf_corrupt(zName, err, offFoot + 64, "%llu upper-layer records, the levels need %llu",
+                          (unsigned long long)nUpRec, (unsigned long long)sumLevel);
+    if (count && (uint32_t)aLevel[entry] != entryLevel)
+        return hf_corrupt(zName, err, 56, "entry point %u has level %d, header says %u", entry, aLevel[entry],
+                          entryLevel);
+    pRec = (const uint32_t *)(a + L.aOff[1]);
+    for (i = 0; i < count; i++, pRec += 1 + M0) {
+        int rc = hf_check_list(zName, err, pRec, L.aOff[1] + (uint64_t)i * (1 + M0) * 4, M0, count, aLevel, 0, i);
+        if (rc) return rc;
+    }
+    pRec = (const uint32_t *)(a + L.aOff[3]);
+    for (i = 0; i < count; i++) {
+        for (l = 1; l <= aLevel[i]; l++, pRec += 1 + M) {
+            int rc = hf_check_list(zName, err, pRec, (uint64_t)((const uint8_t *)pRec - a), M, count, aLevel, l, i);
+            if (rc) return rc;
+        }
+    }
+    for (off = 0; off < (uint64_t)count * dims; off++)
+        if (!isfinite(aVec[off]))
+            return hf_corrupt(zName, err, L.aOff[0] + 4 * off, "row %llu: component %llu is not finite",
+                              (unsigned long long)(off / dims), (unsigned long long)(off % dims));
+
+    /* Sound: a read-only graph whose arrays are the sections. */
+    h = calloc(1, sizeof(*h));
+    if (h) h->aUp = calloc(count ? count : 1, sizeof(*h->aUp));
+    if (!h || !h->aUp) {
+        free(h);
+        return lp_err_set(err, LP_NOMEM, "hnsw file %s: out of memory for %u rows", zName, count);
+    }
+    h->dims = dims;
+    h->metric = (VecMetric)metric;
+    h->xDist = vec_dist_fn(h->metric);
+    h->M = M;
+    h->M0 = M0;
+    h->efC = efC;
+    h->mult = 1.0 / log((double)M);
+    h->seed = get_u64le(a + 32);
+    h->exactFactor = exactFactor;
+    h->nL0 = 1 + (size_t)M0;
+    h->nUp = 1 + (size_t)M;
+    h->cap = h->nRow = count;
+    h->aVec = (float *)(uintptr_t)aVec;
+    h->aL0 = (uint32_t *)(uintptr_t)(a + L.aOff[1]);
+    h->aLevel = (int8_t *)(uintptr_t)aLevel;
+    pRec = (const uint32_t *)(a + L.aOff[3]);
+    for (i = 0; i < count; i++) {
+        if (aLevel[i] == 0) continue;
+        h->aUp[i] = (uint32_t *)(uintptr_t)pRec;
+        pRec += (size_t)aLevel[i] * h->nUp;
+    }
+    h->ep = count ? (uint64_t)entryLevel << 32 | entry : EP_NONE;
+    h->bReadOnly = 1;
+    h->pMap = a;
+    h->nMap = n;
+    pthread_rwlock_init(&h->growLock, NULL);
+    pthread_mutex_init(&h->epMutex, NULL);
+    pthread_mutex_init(&h->poolMutex, NULL);
+    *ppH = h;
+    return LP_OK;
+}
+
+int vec_hnsw_open_mem(const uint8_t *a, size_t n, const char *zName, int flags, VecHnsw **ppH, LpError *err) {
+    *ppH = NULL;
+    if (!zName) zName = "(memory)";
+    if ((uintptr_t)a % sizeof(uint32_t) != 0)
+        return lp_err_set(err, LP_BADINPUT, "hnsw file %s: buffer is not 4-byte aligned", zName);
+    return hf_open(a, n, zName, flags, ppH, err);
+}
+
+int vec_hnsw_open_file(const char *zPath, VecHnsw **ppH, LpError *err) {
+    struct stat st;
+    size_t n;
+    void *a;
+    int fd, e, rc;
+    *ppH = NULL;
+    fd = open(zPath, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return lp_err_set(err, LP_IOERR, "hnsw file %s: cannot open: %s", zPath, strerror(errno));
+    if (fstat(fd, &st) != 0) {
+        e = errno;
+        close(fd);
+        return lp_err_set(err, LP_IOERR, "hnsw file %s: cannot stat: %s", zPath, strerror(e));
+    }
+    n = (size_t)st.st_size;
+    /* mmap refuses a length of 0: report small files before mapping. */
+    if (n < HF_HEADER_SIZE + HF_FOOTER_SIZE) {
+        close(fd);
+        return hf_corrupt(zPath, err, 0, "file too small (%zu bytes)", n);
+    }
+    /* Shared and read-only: the pages are the page cache's, shared by
+    ** every reader of the file; the descriptor is not needed once mapped. */
+    a = mmap(NULL, n, PROT_READ, MAP_SHARED, fd, 0);
+    e = errno;
+    close(fd);
+    if (a == MAP_FAILED) return lp_err_set(err, LP_IOERR, "hnsw file %s: cannot map: %s", zPath, strerror(e));
+    rc = hf_open(a, n, zPath, 0, ppH, err);
+    if (rc != LP_OK) {
+        munmap(a, n);
+        return rc;
+    }
+    (*ppH)->bMapped = 1;
+    return LP_OK;
+}
+
+size_t vec_hnsw_mapped_bytes(const VecHnsw *h) { return h->bReadOnly ? h->nMap : 0; }
+
+/* ---- copies ------------------------------------------------------------ */
+
+VecHnsw *vec_hnsw_copy(const VecHnsw *src, uint32_t capacity, LpError *err) {
+    VecHnsw *s = (VecHnsw *)(uintptr_t)src; /* only its lock is taken */
+    VecHnswConfig cfg;
+    VecHnsw *h;
+    uint32_t i, count;
+    pthread_rwlock_rdlock(&s->growLock);
+    count = vec_hnsw_count(src);
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.dims = src->dims;
+    cfg.metric = src->metric;
+    cfg.M = src->M;
+    cfg.efConstruction = src->efC;
+    cfg.capacity = capacity > count ? capacity : count;
+    cfg.seed = src->seed;
+    cfg.exactFactor = src->exactFactor;
+    h = vec_hnsw_new(&cfg, err);
+    if (!h) goto done;
+    memcpy(h->aVec, src->aVec, (size_t)count * src->dims * sizeof(float));
+    memcpy(h->aL0, src->aL0, (size_t)count * src->nL0 * sizeof(uint32_t));
+    memcpy(h->aLevel, src->aLevel, count);
+    for (i = 0; i < count; i++) {
+        size_t nByte = (size_t)(src->aLevel[i] > 0 ? src->aLevel[i] : 0) * src->nUp * sizeof(uint32_t);
+        if (!nByte) continue;
+        h->aUp[i] = malloc(nByte);
+        if (!h->aUp[i]) {
+            lp_err_set(err, LP_NOMEM, "hnsw: out of memory copying the upper layers of row %u", i);
+            vec_hnsw_free(h);
+            h = NULL;
+            goto done;
+        }
+        memcpy(h->aUp[i], src->aUp[i], nByte);
+        h->nUpBytes += nByte;
+    }
+    h->nRow = count;
+    h->ep = LOAD_ACQ(&src->ep);
+done:
+    pthread_rwlock_unlock(&s->growLock);
+    return h;
 }

@@ -1,6 +1,7 @@
 /*
-** hnsw.h — an in-memory HNSW graph over float32 vectors: concurrent
-** inserts, filtered top-k search, range search, exact scans.
+** hnsw.h — an HNSW graph over float32 vectors: concurrent inserts,
+** filtered top-k search, range search, exact scans; in memory, or
+** read-only straight from a sealed segment file.
 **
 ** Contract. A VecHnsw stores vectors of cfg.dims floats under dense ids
 ** 0, 1, 2... in insert order, and a Hierarchical Navigable Small World
@@ -55,13 +56,41 @@
 ** Deleted rows: the graph never removes rows; the caller's allow-bitmap
 ** leaves tombstones out.
 **
+** Sealed files. vec_hnsw_save writes a graph to a file whose sections are
+** the in-memory arrays themselves (byte layout at the top of hnsw.c):
+** vectors, layer-0 records, levels, upper-layer records, each 64-byte
+** aligned, with CRC32C checksums. vec_hnsw_open_file maps such a file
+** (read-only, shared: the pages are the page cache's) and returns a
+** read-only graph whose vectors, layer-0 lists, levels and upper-layer
+** lists are read from the mapping, not copied; the heap holds only the
+** struct and an 8-byte pointer per row into the upper-layer section. Its
+** searches run the same code over the same bytes as the graph that was
+** saved, so they return the same ids and distances. Nothing is served
+** before the whole file is verified (header, sizes, checksums, and every
+** count, id, level and vector component a search could follow): a
+** damaged file is LP_CORRUPT naming the file and the byte offset, never a
+** crash, an out-of-bounds read or a hang. Opening costs one pass over the
+** file (checksums and structure). A read-only graph answers searches,
+** vec_hnsw_vector and the accessors; vec_hnsw_add fails with
+** LP_UNSUPPORTED. To grow it (a merge that starts from its largest input),
+** vec_hnsw_copy makes a writable in-memory copy: same config, same rows
+** and links, so the copy's searches agree with the original's until rows
+** are added, and rows added get the levels they would have had in a graph
+** built in one go (levels hash (seed, id)).
+**
 ** Errors: vec_hnsw_new returns NULL with LP_BADINPUT (dims 0 or over
 ** VEC_HNSW_MAX_DIMS, M < 2 or over VEC_HNSW_MAX_M, unknown metric) or
 ** LP_NOMEM. vec_hnsw_add: LP_BADINPUT (a NaN or infinite component),
-** LP_LIMIT (2^32-1 rows), LP_NOMEM; an LP_NOMEM after the id was assigned
+** LP_LIMIT (2^32-1 rows), LP_UNSUPPORTED (a read-only graph), LP_NOMEM;
+** an LP_NOMEM after the id was assigned
 ** (while linking) still returns the id in *pId: the row is stored, found
 ** by exact scans, and may lack some links. The searches: LP_BADINPUT
 ** (k < 1, maxResults < 1, NaN radius or query components) or LP_NOMEM.
+** vec_hnsw_save: LP_IOERR (create, write, fsync, close; the partial file
+** is removed), LP_NOMEM, LP_INTERNAL (a row still being inserted), each
+** naming the file. vec_hnsw_open_file/_mem: LP_CORRUPT (file and offset),
+** LP_IOERR (open, stat, mmap), LP_BADINPUT (a buffer not 4-byte aligned),
+** LP_NOMEM. vec_hnsw_copy: LP_NOMEM.
 **
 ** Thread safety: vec_hnsw_add and the searches may be called from any
 ** number of threads at once. Rows are linked under per-row spin locks
@@ -74,7 +103,10 @@
 ** whose insert returned before it began, and perhaps some in progress.
 ** Growth takes the exclusive side of a writer-preferring rwlock whose
 ** shared side every add and search holds; vec_hnsw_free must not race
-** with anything.
+** with anything. A read-only graph never changes: any number of threads
+** may search it at once. vec_hnsw_save and vec_hnsw_copy read a graph
+** that no insert modifies during the call (the caller's promise; searches
+** may run).
 */
 #ifndef LP_VEC_HNSW_H
 #define LP_VEC_HNSW_H
@@ -98,6 +130,10 @@
 ** 20,000 rows (factor 34) and 16,500 of 100,000 (factor 42); numbers in
 ** hnsw.c. */
 #define VEC_HNSW_DEFAULT_EXACT_FACTOR 36.0
+
+/* vec_hnsw_open_mem flag: skip the CRC checks, keep every structural one
+** (fuzzing, so that mutations reach the structure checks). */
+#define VEC_HNSW_NOCHECKSUM 1
 
 typedef struct VecHnswConfig {
     uint32_t dims;              /* vector length, 1..VEC_HNSW_MAX_DIMS */
@@ -147,18 +183,49 @@ void vec_hnsw_config_init(VecHnswConfig *cfg, uint32_t dims, VecMetric metric);
 
 /* A new empty graph. Errors above. */
 VecHnsw *vec_hnsw_new(const VecHnswConfig *cfg, LpError *err);
-/* Frees everything; NULL is a no-op. */
+/* Frees everything (and unmaps a file-backed graph); NULL is a no-op. */
 void vec_hnsw_free(VecHnsw *h);
+
+/* Writes rows 0..count-1 of h (no insert may run during the call) to a
+** new file zPath (replaced if it exists), fsyncs it and closes it. The
+** caller fsyncs the folder and publishes the file. On failure zPath is
+** removed. zPath must not be the file a read-only h is mapped from.
+** Errors above. */
+int vec_hnsw_save(VecHnsw *h, const char *zPath, LpError *err);
+
+/* Maps the file zPath, verifies it (see Sealed files) and sets *ppH to a
+** read-only graph over the mapping, unmapped by vec_hnsw_free. The file
+** must not change while mapped (sealed files never do; a truncation would
+** fault, as for any mapping). On failure *ppH is NULL. Errors above. */
+int vec_hnsw_open_file(const char *zPath, VecHnsw **ppH, LpError *err);
+
+/* The same over the n bytes at a (4-byte aligned), which the caller keeps
+** unchanged and alive until vec_hnsw_free; nothing is copied. zName (may
+** be NULL) names the file in messages and is not kept. flags: 0 or
+** VEC_HNSW_NOCHECKSUM. */
+int vec_hnsw_open_mem(const uint8_t *a, size_t n, const char *zName, int flags, VecHnsw **ppH, LpError *err);
+
+/* A writable in-memory copy of src (in memory or read-only; no insert may
+** run on it during the call) with the same config (dims, metric, M,
+** efConstruction, seed, exactFactor), rows, levels, links and entry point,
+** and room for max(capacity, count) rows before it grows. NULL with
+** LP_NOMEM. */
+VecHnsw *vec_hnsw_copy(const VecHnsw *src, uint32_t capacity, LpError *err);
 
 /* Rows inserted (ids 0..n-1 have been assigned; see Thread safety). */
 uint32_t vec_hnsw_count(const VecHnsw *h);
 uint32_t vec_hnsw_dims(const VecHnsw *h);
 VecMetric vec_hnsw_metric(const VecHnsw *h);
-/* Bytes held by vectors, neighbour lists and locks (not scratch). */
+/* Heap bytes held by vectors, neighbour lists and locks (not scratch);
+** for a read-only graph the struct and its pointer table only. */
 size_t vec_hnsw_memory(const VecHnsw *h);
+/* Bytes of the file a read-only graph reads from (its mapping, or the
+** caller's buffer); 0 for in-memory graphs. */
+size_t vec_hnsw_mapped_bytes(const VecHnsw *h);
 /* The stored vector of row id (normalised for COSINE), owned by the graph,
 ** valid until the next insert that grows the arrays (so: while no insert
-** runs). NULL when id is not a row. */
+** runs), for a read-only graph until vec_hnsw_free (it points into the
+** mapping). NULL when id is not a row. */
 const float *vec_hnsw_vector(const VecHnsw *h, uint32_t id);
 
 /* Inserts v (dims floats, copied) and sets *pId to its id. */
