@@ -27,7 +27,7 @@ int fts_seg_write_source(const char *zPath, FtsSource *src, const uint32_t *aMap
     uint32_t nIn = src->nDocs;
     uint32_t nOut = aMap ? nDocsOut : nIn;
     KeyList keys = {{0}, {0}};
-    uint32_t *aLen = malloc(sizeof(uint32_t) * (nOut ? nOut : 1));
+    uint32_t *aLen = calloc(nOut ? nOut : 1, sizeof(uint32_t)); /* docs past the source: 0 */
     VEC(uint32_t) pos = {0};
     int rc = LP_OK;
     FtsSegWriter *w = NULL;

@@ -378,15 +378,16 @@ static int knn_query_vector(Exec *x, float *aQ, size_t n, LpError *err) {
 /* The graph path's filter: the node is a live row of the snapshot. */
 typedef struct KnnCtx {
     Exec *x;
-    const uint32_t *aMap;   /* node -> slot */
+    const uint32_t *aMap;   /* node -> the segment's ordinal */
     uint32_t nMap;
+    uint64_t base;          /* the segment's first global ordinal */
 } KnnCtx;
 
 static const MemRow *knn_node_row(const KnnCtx *c, uint32_t node, uint32_t *pSlot) {
     if (node >= c->nMap || c->aMap[node] == UINT32_MAX) return NULL;
-    uint32_t slot = c->aMap[node];
+    uint64_t slot = c->base + c->aMap[node];
     if (slot >= table_snap_nslot(c->x->snap)) return NULL;
-    *pSlot = slot;
+    *pSlot = (uint32_t)slot;
     return table_snap_slot(c->x->snap, slot);
 }
 
@@ -400,14 +401,16 @@ static int knn_node_live(void *ctx, uint32_t node) {
 ** graph never returns a row the filter rejects, and the library can choose
 ** an exact scan when few pass); without one, a callback skips rows deleted
 ** or not in this snapshot. */
-static int knn_graph(Exec *x, VecHnsw *h, const uint32_t *aMap, uint32_t nMap, const float *aQ,
-                     KnnHit *aHeap, int *pnHeap, LpError *err) {
+static int knn_graph(Exec *x, const TableKnnPart *kp, const float *aQ, KnnHit *aHeap, int *pnHeap,
+                     LpError *err) {
     const QSelect *q = x->q;
-    KnnCtx c = {x, aMap, nMap};
+    uint32_t nMap = kp->nNode;
+    KnnCtx c = {x, kp->aNodeSlot, nMap, kp->base};
+    VecHnsw *h = kp->h;
     /* The live rows bound the rows the callback passes: after many deletes
     ** the library can then prefer an exact scan of the few left to a walk
     ** through a graph of mostly deleted nodes. */
-    VecFilter f = {NULL, knn_node_live, &c, (int64_t)table_snap_count(x->snap)};
+    VecFilter f = {NULL, knn_node_live, &c, (int64_t)kp->nLive};
     Bitset allow;
     int bBitmap = q->pWhere != NULL;
     if (bBitmap) {
@@ -434,14 +437,17 @@ static int knn_graph(Exec *x, VecHnsw *h, const uint32_t *aMap, uint32_t nMap, c
         rc = vec_hnsw_search(h, aQ, q->knnK, q->knnEf, &f, aHit, &nHit, &st, err);
     }
     if (rc == LP_OK) {
-        x->meta.zPlan = st.path == VEC_PATH_GRAPH   ? "knn_hnsw"
-                        : st.path == VEC_PATH_EXACT ? "knn_exact"
-                                                    : "knn_hnsw_then_exact";
-        x->meta.nKnnDist = st.nDist;
+        /* Over several segments the plan names the graph path when any
+        ** segment took it. */
+        const char *zPath = st.path == VEC_PATH_GRAPH   ? "knn_hnsw"
+                            : st.path == VEC_PATH_EXACT ? "knn_exact"
+                                                        : "knn_hnsw_then_exact";
+        if (!x->meta.zPlan || strcmp(x->meta.zPlan, "knn_exact") == 0) x->meta.zPlan = zPath;
+        x->meta.nKnnDist += st.nDist;
         for (int i = 0; i < nHit; i++) {
             uint32_t slot;
             const MemRow *r = knn_node_row(&c, aHit[i].id, &slot);
-            if (r) aHeap[(*pnHeap)++] = (KnnHit){r, slot, aHit[i].dist, row_id(r)};
+            if (r) knn_push(aHeap, pnHeap, q->knnK, (KnnHit){r, slot, aHit[i].dist, row_id(r)});
         }
     }
     free(aHit);
@@ -472,15 +478,29 @@ static int run_knn(Exec *x, LpError *err) {
                         "knn(): the query vector is all zeros, which has no cosine distance");
         goto out;
     }
-    const uint32_t *aMap;
-    uint32_t nMap;
-    VecHnsw *h = table_snap_knn(x->snap, q->iKnnCol, &aMap, &nMap);
-    /* A radius in the WHERE (KNN_DIST() in the filter) needs every distance:
-    ** the exact scan below answers it. */
-    if (h && !qexpr_uses_knn(q->pWhere)) {
-        if ((rc = knn_graph(x, h, aMap, nMap, aQ, aHeap, &nHeap, err)) != LP_OK) goto out;
-        goto ordered;
+    /* One graph per segment; their top-k merge in the heap. A radius in
+    ** the WHERE (KNN_DIST() in the filter) needs every distance: the exact
+    ** scan below answers it. */
+    int nPart = table_snap_nparts(x->snap);
+    TableKnnPart aPartStack[8];
+    TableKnnPart *aPart = nPart <= 8 ? aPartStack : malloc(sizeof(TableKnnPart) * (size_t)nPart);
+    if (!aPart) {
+        rc = lp_err_set(err, LP_NOMEM, "out of memory");
+        goto out;
     }
+    int bGraph = 0;
+    nPart = table_snap_knn_parts(x->snap, q->iKnnCol, aPart, nPart);
+    if (!qexpr_uses_knn(q->pWhere) && vo->bHnsw && vo->nDims > 0) {
+        bGraph = 1;
+        x->meta.zPlan = NULL;
+        for (int i = 0; i < nPart && rc == LP_OK; i++) {
+            rc = knn_graph(x, &aPart[i], aQ, aHeap, &nHeap, err);
+        }
+        if (!x->meta.zPlan) x->meta.zPlan = "knn_hnsw";
+    }
+    if (aPart != aPartStack) free(aPart);
+    if (rc != LP_OK) goto out;
+    if (bGraph) goto ordered;
     size_t nSlot = table_snap_nslot(x->snap);
     for (size_t i = 0; i < nSlot; i++) {
         const MemRow *r = table_snap_slot(x->snap, i);

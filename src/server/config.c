@@ -218,6 +218,14 @@ int config_set(LoupeConfig *c, const char *zKey, const char *zVal, LpError *err)
         if (rc) return lp_err_set(err, rc, "%s", e2.zMsg);
         return LP_OK;
     }
+    if (strcmp(zKey, "rt_mem_limit") == 0) {
+        size_t n;
+        if (config_parse_size(zVal, &n, &e2) != LP_OK || n < 65536) {
+            return bad_value(err, zKey, zVal, "expected a size of at least 64K, such as 128M");
+        }
+        c->rtMemLimit = n;
+        return LP_OK;
+    }
     if (strcmp(zKey, "max_packet_size") == 0 || strcmp(zKey, "http_max_body") == 0) {
         size_t n;
         if (config_parse_size(zVal, &n, &e2) != LP_OK || n < 1024 || n > ((size_t)1 << 30)) {

@@ -60,6 +60,7 @@ typedef struct LoupeConfig {
     int nOnnxIntra;         /* onnx_intra_threads per model session (0 = all CPUs) */
     int bGeluApprox;        /* onnx_gelu_approx */
     int nEmbedBatch;        /* embed_batch: rows a write embeds inline */
+    size_t rtMemLimit;      /* rt_mem_limit: default RAM segment size before a flush (0: 128M) */
 } LoupeConfig;
 
 /* Defaults. LP_NOMEM when the default strings cannot be allocated. */

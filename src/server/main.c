@@ -279,6 +279,7 @@ static int cmd_serve(int argc, char **argv) {
         .embed = {.zOrtLib = cfg.zOrtLib, .nIntraThreads = cfg.nOnnxIntra,
                   .bGeluApprox = cfg.bGeluApprox},
         .nEmbedInline = cfg.nEmbedBatch,
+        .memLimit = cfg.rtMemLimit,
         .zVersion = LOUPE_MYSQL_VERSION,
         .nMaxPacket = (uint32_t)cfg.nMaxPacket,
     };

@@ -134,6 +134,7 @@ typedef enum StmtKind {
     STMT_CREATE_TABLE,
     STMT_DROP_TABLE,
     STMT_TRUNCATE,              /* TRUNCATE TABLE t */
+    STMT_FLUSH,                 /* FLUSH TABLE t, FLUSH RAMCHUNK t */
     STMT_ALTER_TABLE,           /* ALTER TABLE t ADD | DROP | MODIFY COLUMN, REBUILD EMBEDDINGS */
     STMT_SHOW,                  /* every SHOW …, and DESCRIBE / DESC */
     STMT_SET,                   /* SET …, SET NAMES …, SET CHARACTER SET … */
@@ -300,6 +301,7 @@ typedef struct SqlStmt {
         DropTableStmt drop;
         AlterTableStmt alter;
         DropTableStmt truncate;     /* bIfExists unused */
+        DropTableStmt flush;        /* bIfExists unused */
         ShowStmt show;
         SetStmt set;
         struct { const char *zName; } use;

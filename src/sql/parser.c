@@ -27,6 +27,7 @@
 **   coldef   := name type {flag | word '=' unary}
 **   drop     := DROP TABLE [IF EXISTS] table
 **   truncate := TRUNCATE [TABLE] table [WITH RECONFIGURE]
+**   flush    := FLUSH (TABLE | RAMCHUNK) table
 **   alter    := ALTER TABLE table ( ADD [COLUMN] coldef | DROP [COLUMN] name
 **             | MODIFY [COLUMN] coldef | REBUILD EMBEDDINGS name )
 **   show     := SHOW ( [FULL] TABLES [(FROM|IN) name] [like]
@@ -1214,6 +1215,16 @@ static int parse_truncate(Parser *p, DropTableStmt *s) {
     return finish(p, "WITH RECONFIGURE or end of statement");
 }
 
+/* FLUSH (TABLE | RAMCHUNK) table. */
+static int parse_flush(Parser *p, DropTableStmt *s) {
+    advance(p);
+    if (!accept_kw(p, KW_TABLE) && !accept_kw(p, KW_RAMCHUNK)) {
+        return expected(p, "TABLE or RAMCHUNK"), p->rc;
+    }
+    if (parse_table(p, &s->zTable, &s->tablePos)) return p->rc;
+    return finish(p, "end of statement");
+}
+
 /* ------------------------------------------------------------------ */
 /* SHOW, DESCRIBE                                                      */
 
@@ -1522,6 +1533,10 @@ int sql_parse(Arena *a, const char *z, size_t n, SqlStmt **ppStmt, LpError *err)
     case KW_TRUNCATE:
         s->kind = STMT_TRUNCATE;
         parse_truncate(&p, &s->u.truncate);
+        break;
+    case KW_FLUSH:
+        s->kind = STMT_FLUSH;
+        parse_flush(&p, &s->u.flush);
         break;
     case KW_SHOW:
         s->kind = STMT_SHOW;

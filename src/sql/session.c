@@ -39,7 +39,8 @@ SqlEngine *sql_engine_new(const SqlEngineConfig *cfg, LpError *err) {
     e->stats.tStart = lp_unix_now();
     if (!e->zVersion || (cfg->nWorkThreads >= 0 && !(e->pPool = tpool_new(cfg->nWorkThreads, err))) ||
         !(e->pCatalog = catalog_new(&(CatalogConfig){cfg->zDataDir, (WalSync)cfg->walSync, e->pPool,
-                                                     cfg->embed, cfg->nEmbedInline}, err))) {
+                                                     cfg->embed, cfg->nEmbedInline,
+                                                     cfg->memLimit}, err))) {
         if (!e->zVersion) lp_err_set(err, LP_NOMEM, "out of memory");
         sql_engine_free(e);
         return NULL;
@@ -394,6 +395,21 @@ static void exec_truncate(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     r->kind = SQLRES_OK;
 }
 
+/* FLUSH TABLE t: the RAM segment written out as a sealed segment. */
+static void exec_flush(SqlSession *s, const SqlStmt *st, SqlResult *r) {
+    Table *t = sqlx_table(s, st->u.flush.zTable, r);
+    if (!t) return;
+    LpError err;
+    lp_err_clear(&err);
+    int rc = table_flush(t, &err);
+    table_unref(t);
+    if (rc != LP_OK) {
+        sqlx_report(r, &err, ER_UNKNOWN_ERROR);
+        return;
+    }
+    r->kind = SQLRES_OK;
+}
+
 /* DDL and explicit transaction control end the open transaction. */
 static int implicit_commit(SqlSession *s, SqlResult *r) {
     if (!sqlx_in_txn(s)) return 0;
@@ -464,6 +480,9 @@ void sql_execute(SqlSession *s, const char *zSql, size_t nSql, SqlResult *r) {
     case STMT_TRUNCATE:
         if (implicit_commit(s, r)) break;
         exec_truncate(s, st, r);
+        break;
+    case STMT_FLUSH:
+        exec_flush(s, st, r);
         break;
     case STMT_ALTER_TABLE:
         if (implicit_commit(s, r)) break;

@@ -39,6 +39,7 @@ typedef struct SqlEngineConfig {
     int walSync;                /* WalSync: binlog_flush (0 = commit) */
     EmbedOptions embed;         /* ONNX Runtime options (ort_lib, onnx_*) */
     int nEmbedInline;           /* embed_batch */
+    uint64_t memLimit;          /* rt_mem_limit default (0: 128M) */
     const char *zVersion;       /* server version string reported to clients */
     uint32_t nMaxPacket;        /* max_allowed_packet, reported in SHOW VARIABLES */
     int nWorkThreads;           /* pool that shares out large writes' text analysis:

@@ -36,6 +36,7 @@ struct Catalog {
     Tpool *pPool;               /* given to new tables, or NULL */
     EmbedOptions embed;         /* for the tables' models */
     int nEmbedInline;
+    uint64_t memLimit;          /* rt_mem_limit default */
     pthread_mutex_t muManifest; /* serialises read-modify-writes of manifests, and jobs */
     struct RebuildJob *pJobs;   /* REBUILD EMBEDDINGS jobs, running or finished */
     atomic_uint nDrop;          /* for unique .dropped-* names */
@@ -74,6 +75,15 @@ static void remove_stale_wals(const char *zDir, const char *zKeep) {
 }
 
 static int start_rebuild(Catalog *c, Table *t, const char *zCol, int64_t afterId, LpError *err);
+static int catalog_drop_locked(Catalog *c, const char *zName, int bIfExists, LpError *err);
+
+/* The storage settings of table t in folder zDir, log folder zWalName. */
+static TableStorage storage_of(Catalog *c, const Table *t, const char *zDir, const char *zWalName) {
+    uint64_t lim = c->memLimit;
+    const char *z = schema_option(table_schema(t), "rt_mem_limit");
+    if (z) lim = schema_parse_size(z);
+    return (TableStorage){zDir, zWalName, c->sync, &c->muManifest, lim};
+}
 
 /* Opens the stored table in folder zDir: manifest, then its log replayed. */
 static Table *open_stored(Catalog *c, const char *zName, const char *zDir, LpError *err) {
@@ -94,9 +104,8 @@ static Table *open_stored(Catalog *c, const char *zName, const char *zDir, LpErr
     table_set_pool(t, c->pPool);
     const char *zWalName = m.zWalDir ? m.zWalDir : "wal";
     remove_stale_wals(zDir, zWalName);
-    char zWal[4096];
-    snprintf(zWal, sizeof(zWal), "%s/%s", zDir, zWalName);
-    if (table_open_wal(t, zWal, c->sync, err) != LP_OK) {
+    TableStorage st = storage_of(c, t, zDir, zWalName);
+    if (table_open_storage(t, &st, &m, err) != LP_OK) {
         manifest_clear(&m);
         table_unref(t);
         return NULL;
@@ -182,6 +191,7 @@ Catalog *catalog_new(const CatalogConfig *cfg, LpError *err) {
     c->pPool = cfg->pool;
     c->embed = cfg->embed;
     c->nEmbedInline = cfg->nEmbedInline;
+    c->memLimit = cfg->memLimit ? cfg->memLimit : CATALOG_DEFAULT_MEM_LIMIT;
     if (zDataDir) {
         if (!(c->zDataDir = strdup(zDataDir)) || asprintf(&c->zTables, "%s/tables", zDataDir) < 0) {
             c->zTables = NULL;
@@ -209,7 +219,10 @@ void catalog_free(Catalog *c) {
     stop_jobs(c, NULL);
     HMapIter it = {0};
     void *pKey, *pVal;
-    while (hmap_next(&c->map, &it, NULL, NULL, &pVal)) table_unref(pVal);
+    while (hmap_next(&c->map, &it, NULL, NULL, &pVal)) {
+        table_stop_flushes(pVal);
+        table_unref(pVal);
+    }
     hmap_free(&c->map);
     memset(&it, 0, sizeof(it));
     while (hmap_next(&c->broken, &it, (const void **)&pKey, NULL, &pVal)) {
@@ -265,7 +278,7 @@ static int create_stored(Catalog *c, Table *t, const Schema *pSchema, LpError *e
     } else if (mkdir(zTmp, 0755) != 0) {
         rc = lp_err_set(err, LP_IOERR, "cannot create folder %s: %s", zTmp, strerror(errno));
     } else {
-        Manifest m = {(char *)zName, 1, (Schema *)pSchema, 0, NULL, 0, NULL, 0};
+        Manifest m = {(char *)zName, 1, (Schema *)pSchema, 0, NULL, 0, NULL, 0, NULL, 0, 0};
         rc = manifest_write(zTmp, &m, err);
         if (rc == LP_OK && rename(zTmp, zDir) != 0) {
             rc = lp_err_set(err, LP_IOERR, "cannot rename %s to %s: %s", zTmp, zDir, strerror(errno));
@@ -278,6 +291,8 @@ static int create_stored(Catalog *c, Table *t, const Schema *pSchema, LpError *e
         snprintf(zWal, sizeof(zWal), "%s/wal", zDir);
         rc = table_open_wal(t, zWal, c->sync, err);
         if (rc != LP_OK) remove_tree(zDir);
+        TableStorage ts = storage_of(c, t, zDir, "wal");
+        if (rc == LP_OK) table_set_storage(t, &ts, 1);
     }
     free(zTmp);
     free(zDir);
@@ -355,6 +370,18 @@ int catalog_create(Catalog *c, const char *zName, Schema *pSchema, int bIfNotExi
 }
 
 int catalog_drop(Catalog *c, const char *zName, int bIfExists, LpError *err) {
+    /* No flush may write into the folder as it goes (waited for before the
+    ** catalog lock: a flush may wait for the manifest mutex, which an ALTER
+    ** holds while it takes the catalog lock). */
+    Table *t0 = catalog_get(c, zName);
+    if (t0) table_stop_flushes(t0);
+    int rc = catalog_drop_locked(c, zName, bIfExists, err);
+    if (t0 && rc != LP_OK) table_resume_flushes(t0);
+    if (t0) table_unref(t0);
+    return rc;
+}
+
+static int catalog_drop_locked(Catalog *c, const char *zName, int bIfExists, LpError *err) {
     pthread_rwlock_wrlock(&c->lock);
     Table *t = hmap_get(&c->map, zName, strlen(zName));
     void *pKey = NULL;
@@ -454,6 +481,11 @@ int catalog_alter(Catalog *c, const char *zName, Schema *pNew, const int *aMap, 
         return lp_err_set(err, LP_BUSY, "table '%s' is rebuilding embeddings: ALTER it when that is "
                           "done (SHOW TABLE %s STATUS)", zName, zName);
     }
+    /* No flush of the old version may write files meanwhile (the new one
+    ** numbers its segments from the manifest's count on). */
+    pthread_mutex_unlock(&c->muManifest);
+    table_stop_flushes(old);
+    pthread_mutex_lock(&c->muManifest);
     /* From here on writes to the old version fail ("altered: run it
     ** again"); readers go on reading it. */
     table_retire(old, 1);
@@ -520,10 +552,16 @@ int catalog_alter(Catalog *c, const char *zName, Schema *pNew, const int *aMap, 
         m2.zWalDir = zWalName;
         m2.nextIdFloor = table_next_id(t);
         m2.zRebuildCol = NULL;
+        m2.aSeg = NULL;      /* the copy holds every row in its log */
+        m2.nSeg = 0;
+        m2.walFirstLsn = 0;
         if ((rc = manifest_write(zDir, &m2, err)) != LP_OK) goto fail;
+        TableStorage ts = storage_of(c, t, zDir, zWalName);
+        table_set_storage(t, &ts, m.nextSegId);
         char zOld[4096];
         snprintf(zOld, sizeof(zOld), "%s/%s", zDir, m.zWalDir ? m.zWalDir : "wal");
         remove_tree(zOld);
+        table_remove_unlisted(zDir, &m2);
     }
     pthread_rwlock_wrlock(&c->lock);
     void *pOld = NULL;
@@ -538,6 +576,7 @@ int catalog_alter(Catalog *c, const char *zName, Schema *pNew, const int *aMap, 
 
 fail:
     table_retire(old, 0);
+    table_resume_flushes(old);
     pthread_mutex_unlock(&c->muManifest);
     if (t) table_unref(t);
     if (zWal[0]) remove_tree(zWal);

@@ -33,7 +33,11 @@ typedef struct CatalogConfig {
     Tpool *pool;            /* helps large writes and replays; may be NULL; outlives the catalog */
     EmbedOptions embed;     /* ONNX Runtime options for the tables' models */
     int nEmbedInline;       /* embed_batch: rows a write embeds inline (<= 0: default) */
+    uint64_t memLimit;      /* rt_mem_limit default (a table's rt_mem_limit option wins);
+                            ** 0: CATALOG_DEFAULT_MEM_LIMIT */
 } CatalogConfig;
+
+#define CATALOG_DEFAULT_MEM_LIMIT (128ull << 20)
 
 /* Opens the catalog of cfg->zDataDir (copied; cfg need not outlive the
 ** call, but embed.zOrtLib must). Fails with LP_IOERR when the folder

@@ -13,6 +13,9 @@
 ** of a table into a new one and switches by rewriting the manifest);
 ** next_id_floor keeps automatic ids from going back after such a copy;
 ** rebuild (absent when none) is a REBUILD EMBEDDINGS to resume.
+** "segments" (absent: none) lists the sealed segments, oldest first:
+**   "segments":[{"id":3,"ords":100000,"del":2},...],"next_seg":4
+** wal_first_lsn is then the first log record they do not cover.
 **
 ** The first line is one JSON object (compact, no newline inside); the
 ** second holds the CRC-32C of the first line's bytes (without its newline)
@@ -66,6 +69,15 @@ int manifest_write(const char *zDir, const Manifest *m, LpError *err) {
     if (o) {
         json_object_set_new(o, "wal_dir", json_string(m->zWalDir ? m->zWalDir : "wal"));
         json_object_set_new(o, "next_id_floor", json_integer(m->nextIdFloor));
+        json_t *a = json_array();
+        for (int i = 0; a && i < m->nSeg; i++) {
+            json_array_append_new(a, json_pack("{s:I, s:I, s:I}", "id", (json_int_t)m->aSeg[i].id,
+                                               "ords", (json_int_t)m->aSeg[i].nOrd, "del",
+                                               (json_int_t)m->aSeg[i].deadGen));
+        }
+        if (m->nSeg) json_object_set_new(o, "segments", a);
+        else json_decref(a);
+        if (m->nextSegId) json_object_set_new(o, "next_seg", json_integer((json_int_t)m->nextSegId));
         if (m->zRebuildCol) {
             json_object_set_new(o, "rebuild", json_pack("{s:s, s:I}", "column", m->zRebuildCol,
                                                          "after_id", (json_int_t)m->rebuildAfterId));
@@ -161,13 +173,47 @@ int manifest_read(const char *zDir, Manifest *m, LpError *err) {
             rc = lp_err_set(err, LP_NOMEM, "out of memory reading %s", zPath);
         }
         m->rebuildAfterId = json_integer_value(json_object_get(jr, "after_id"));
+        const json_t *js = json_object_get(o, "segments");
+        size_t nSeg = json_array_size(js);
+        m->nextSegId = (uint64_t)json_integer_value(json_object_get(o, "next_seg"));
+        if (rc == LP_OK && js && (!json_is_array(js) || nSeg > 100000)) {
+            rc = lp_err_set(err, LP_CORRUPT, "%s: bad segment list", zPath);
+        } else if (rc == LP_OK && nSeg && !(m->aSeg = calloc(nSeg, sizeof(ManifestSeg)))) {
+            rc = lp_err_set(err, LP_NOMEM, "out of memory reading %s", zPath);
+        }
+        for (size_t i = 0; rc == LP_OK && i < nSeg; i++) {
+            const json_t *e = json_array_get(js, i);
+            json_int_t id = json_integer_value(json_object_get(e, "id"));
+            json_int_t nOrd = json_integer_value(json_object_get(e, "ords"));
+            json_int_t del = json_integer_value(json_object_get(e, "del"));
+            if (!json_is_integer(json_object_get(e, "id")) || id <= 0 || nOrd < 0 ||
+                nOrd > (json_int_t)UINT32_MAX - 1 || del < 0 || (uint64_t)id >= m->nextSegId ||
+                (i && (uint64_t)id <= m->aSeg[i - 1].id)) {
+                rc = lp_err_set(err, LP_CORRUPT, "%s: segment entry %zu is malformed", zPath, i);
+                break;
+            }
+            m->aSeg[i] = (ManifestSeg){(uint64_t)id, (uint32_t)nOrd, (uint64_t)del};
+            m->nSeg++;
+        }
     }
     json_decref(o);
     if (rc != LP_OK) manifest_clear(m);
     return rc;
 }
 
+int manifest_set_segs(Manifest *dst, const ManifestSeg *aSeg, int nSeg, uint64_t nextSegId) {
+    ManifestSeg *a = NULL;
+    if (nSeg && !(a = malloc(sizeof(ManifestSeg) * (size_t)nSeg))) return LP_NOMEM;
+    if (nSeg) memcpy(a, aSeg, sizeof(ManifestSeg) * (size_t)nSeg);
+    free(dst->aSeg);
+    dst->aSeg = a;
+    dst->nSeg = nSeg;
+    dst->nextSegId = nextSegId;
+    return LP_OK;
+}
+
 void manifest_clear(Manifest *m) {
+    free(m->aSeg);
     free(m->zTable);
     free(m->zWalDir);
     free(m->zRebuildCol);

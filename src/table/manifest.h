@@ -27,6 +27,15 @@
 
 #define MANIFEST_FORMAT 1
 
+/* A sealed segment: files seg-<id>.rows, seg-<id>.fts (when the table
+** has full-text fields), seg-<id>.vec<column> (per graph column), and its
+** tombstones seg-<id>.del-<deadGen> (deadGen 0: none). */
+typedef struct ManifestSeg {
+    uint64_t id;
+    uint32_t nOrd;          /* ordinals */
+    uint64_t deadGen;
+} ManifestSeg;
+
 typedef struct Manifest {
     char *zTable;           /* table name */
     uint64_t schemaVersion; /* bumped by every schema change */
@@ -36,7 +45,13 @@ typedef struct Manifest {
     int64_t nextIdFloor;    /* automatic ids start at least here (0: none) */
     char *zRebuildCol;      /* REBUILD EMBEDDINGS in progress on this column, or NULL */
     int64_t rebuildAfterId; /* ... done for the rows with ids up to this one */
+    ManifestSeg *aSeg;      /* live segments, oldest first (owned) */
+    int nSeg;
+    uint64_t nextSegId;     /* ids of files written later are at least this */
 } Manifest;
+
+/* Copies the segment list of src into dst (replacing dst's). */
+int manifest_set_segs(Manifest *dst, const ManifestSeg *aSeg, int nSeg, uint64_t nextSegId);
 
 int manifest_write(const char *zDir, const Manifest *m, LpError *err);
 /* Fills *m (owned by the caller: manifest_clear). */

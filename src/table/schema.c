@@ -342,3 +342,20 @@ int schema_embed_sources(const Schema *s, int iCol, int *aOut, char *zBad, size_
     }
     return n;
 }
+
+uint64_t schema_parse_size(const char *z) {
+    char *end;
+    long long v = strtoll(z, &end, 10);
+    if (v <= 0 || end == z) return 0;
+    uint64_t m = 1;
+    switch (*end) {
+    case 0: break;
+    case 'k': case 'K': m = 1ull << 10; break;
+    case 'm': case 'M': m = 1ull << 20; break;
+    case 'g': case 'G': m = 1ull << 30; break;
+    default: return 0;
+    }
+    if (*end && end[1]) return 0;
+    if ((uint64_t)v > UINT64_MAX / m) return 0;
+    return (uint64_t)v * m;
+}

@@ -74,6 +74,10 @@ static inline ColType schema_coltype(const Schema *s, int i) {
 Schema *schema_dup(const Schema *s);
 void schema_free(Schema *s);
 
+/* A size such as "128M", "1g", "65536" or "64k" in bytes; 0 when z is not
+** one (rt_mem_limit). */
+uint64_t schema_parse_size(const char *z);
+
 /* The value of table option zName, or NULL. */
 const char *schema_option(const Schema *s, const char *zName);
 

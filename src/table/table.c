@@ -58,6 +58,7 @@
 ** starve a writer). Everything below the lock is only touched with it held.
 */
 #include "table/table.h"
+#include "table/table_int.h"
 
 #include <pthread.h>
 #include <math.h>
@@ -75,66 +76,6 @@
 #include "util/log.h"
 #include "vec/hnsw.h"
 
-struct MemRow {
-    int64_t id;
-    uint32_t nByte;         /* size of this block */
-    uint32_t unused;
-    uint64_t aSlot[];       /* nCol slots, then the NULL bitmap, then the tail */
-};
-
-/* The HNSW graph of one vector column. Graph rows ("nodes") are numbered
-** in insert order, as slots are, but not every slot has a vector and a
-** batch adds its nodes before it takes the write lock, so nodeSlot maps
-** node -> slot (UINT32_MAX: not a live row's, or not applied yet). */
-typedef struct TableVec {
-    int iCol;               /* schema column */
-    VecHnsw *h;
-    VEC(uint32_t) nodeSlot; /* read under the read lock, changed under the write lock */
-} TableVec;
-
-/* A vector column computed by a model from text columns. */
-typedef struct TableEmbed {
-    int iCol;               /* the vector column */
-    int *aFrom;             /* its source columns, in order */
-    int nFrom;
-    EmbedModel *pModel;     /* NULL when the model could not be loaded */
-    char *zWhy;             /* then why (the message of embed_model_get) */
-} TableEmbed;
-
-struct Table {
-    char *zName;            /* owned */
-    Schema *pSchema;        /* owned, immutable */
-    atomic_int nRef;        /* references: catalog + running statements */
-    pthread_rwlock_t lock;  /* guards everything below */
-    VEC(MemRow *) slots;    /* rows in insertion order; NULL = deleted */
-    IdMap idx;              /* id -> slot number */
-    size_t nLive;           /* non-NULL slots */
-    int64_t nextId;         /* next automatic id: max id ever held + 1 */
-    int64_t lastId;         /* id of the last appended row (for bSorted) */
-    int bSorted;            /* non-NULL slots are in ascending id order */
-    size_t nBytes;          /* bytes in row blocks */
-    Analyzer *pAnalyzer;    /* the table's text analysis (owned), or NULL */
-    FtsMem *pFts;           /* full-text index of the slots, or NULL (no indexed TEXT) */
-    int nFts;               /* indexed TEXT fields */
-    int *aFtsCol;           /* field i -> schema column */
-    const char **azFtsField;/* field names, for the MATCH parser */
-    Tpool *pPool;           /* helps analyse large writes, or NULL */
-    TableVec *aVec;         /* one HNSW graph per knn_type='hnsw' vector column */
-    int nVec;
-    pthread_rwlock_t graphLock; /* writes hold it shared from their graph inserts
-                                ** (before the table lock) to the end; TRUNCATE,
-                                ** which swaps the graphs, exclusive */
-    Wal *pWal;              /* the write-ahead log, or NULL (memory only) */
-    TableEmbed *aEmb;       /* one per vector column with a model_name */
-    int nEmb;
-    int nEmbedInline;       /* writes of at most this many rows embed inline */
-    int bRetired;           /* replaced by an ALTER TABLE: writes refused (under lock) */
-};
-
-struct TableSnap {
-    Table *t;               /* holds a reference and the read lock */
-};
-
 static size_t null_words(int nCol) {
     return ((size_t)nCol + 63) / 64;
 }
@@ -145,7 +86,7 @@ static int row_isnull(const MemRow *r, int nCol, int i) {
 }
 
 /* An empty graph for the vector column c. */
-static VecHnsw *new_graph(const ColumnSchema *c, LpError *err) {
+VecHnsw *table_new_graph(const ColumnSchema *c, LpError *err) {
     VecHnswConfig cfg;
     VecMetric m = c->vec.sim == VSIM_L2 ? VEC_L2 : c->vec.sim == VSIM_IP ? VEC_IP : VEC_COSINE;
     vec_hnsw_config_init(&cfg, (uint32_t)c->vec.nDims, m);
@@ -170,7 +111,7 @@ static int make_graphs(Table *t, LpError *err) {
         if (c->type != COL_VECTOR || !c->vec.bHnsw || c->vec.nDims <= 0) continue;
         TableVec *tv = &t->aVec[t->nVec++];
         tv->iCol = i;
-        if (!(tv->h = new_graph(c, err))) return err ? err->code : LP_NOMEM;
+        if (!(tv->h = table_new_graph(c, err))) return err ? err->code : LP_NOMEM;
     }
     return LP_OK;
 }
@@ -366,6 +307,7 @@ Table *table_new_ex(const char *zName, Schema *pSchema, const TableModelEnv *env
     pthread_rwlock_init(&t->lock, &attr);
     pthread_rwlock_init(&t->graphLock, &attr);
     pthread_rwlockattr_destroy(&attr);
+    pthread_mutex_init(&t->flushMu, NULL);
     idmap_init(&t->idx);
     t->nextId = 1;
     t->bSorted = 1;
@@ -423,6 +365,10 @@ void table_unref(Table *t) {
     free_rows(t);
     pthread_rwlock_destroy(&t->lock);
     pthread_rwlock_destroy(&t->graphLock);
+    pthread_mutex_destroy(&t->flushMu);
+    for (int i = 0; i < t->nPart; i++) table_part_free(t->apPart[i]);
+    free(t->apPart);
+    free(t->zDir);
     fts_mem_free(t->pFts);
     free_graphs(t);
     analyzer_free(t->pAnalyzer);
@@ -461,6 +407,10 @@ int table_fts_fields(const Table *t, const char *const **pazName, const int **pa
 
 int64_t row_id(const MemRow *r) {
     return r->id;
+}
+
+uint32_t row_nbyte(const MemRow *r) {
+    return r->nByte;
 }
 
 Value row_get(const Schema *s, const MemRow *r, int iCol) {
@@ -554,8 +504,81 @@ static MemRow *row_build_update(const Schema *s, const MemRow *old, const Value 
 /* ------------------------------------------------------------------ */
 /* Snapshots                                                           */
 
+/* ------------------------------------------------------------------ */
+/* Parts (table_int.h)                                                 */
+
+void table_part_free(Part *p) {
+    if (!p) return;
+    for (uint32_t i = 0; p->apRow && i < p->nOrd; i++) free(p->apRow[i]);
+    free(p->apRow);
+    idmap_free(&p->idx);
+    fts_mem_free(p->pFtsMem);
+    fts_segr_close(p->pFtsSeg);
+    rowfile_close(p->pRows);
+    bitset_free(&p->dead);
+    for (int v = 0; p->aVec && v < p->nVec; v++) {
+        vec_hnsw_free(p->aVec[v].h);
+        free(p->aVec[v].aOwnNode);
+    }
+    free(p->aVec);
+    free(p);
+}
+
+/* The row at ordinal i of part p, or NULL (none, or deleted). */
+static inline const MemRow *part_row(const Part *p, uint32_t i) {
+    if (bitset_test(&p->dead, i)) return NULL;
+    return p->pRows ? rowfile_row(p->pRows, i) : p->apRow[i];
+}
+
+/* The ordinal of id's live row in p, or -1. */
+static int64_t part_find(const Part *p, int64_t id) {
+    int64_t ord;
+    if (id < p->minId || id > p->maxId) return -1;
+    if (p->pRows) {
+        ord = rowfile_find(p->pRows, id);
+    } else {
+        uint64_t v;
+        ord = idmap_get(&p->idx, (uint64_t)id, &v) ? (int64_t)v : -1;
+    }
+    return ord >= 0 && !bitset_test(&p->dead, (size_t)ord) ? ord : -1;
+}
+
+void table_parts_changed(Table *t) {
+    uint64_t base = 0;
+    size_t nLive = 0;
+    for (int i = 0; i < t->nPart; i++) {
+        t->apPart[i]->base = base;
+        base += t->apPart[i]->nOrd;
+        nLive += t->apPart[i]->nLive;
+    }
+    t->ramBase = base;
+    t->nLiveParts = nLive;
+}
+
+/* Where the live row with this id is: the RAM segment (*piPart -1, *pOrd
+** its slot) or part *piPart at ordinal *pOrd. NULL when there is none. */
+static const MemRow *locate(const Table *t, int64_t id, int *piPart, uint64_t *pOrd) {
+    uint64_t slot;
+    if (idmap_get(&t->idx, (uint64_t)id, &slot)) {
+        if (piPart) *piPart = -1;
+        if (pOrd) *pOrd = slot;
+        return t->slots.a[slot];
+    }
+    for (int i = t->nPart - 1; i >= 0; i--) {
+        int64_t ord = part_find(t->apPart[i], id);
+        if (ord < 0) continue;
+        if (piPart) *piPart = i;
+        if (pOrd) *pOrd = (uint64_t)ord;
+        return part_row(t->apPart[i], (uint32_t)ord);
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Snapshots                                                           */
+
 TableSnap *table_snapshot(Table *t) {
-    TableSnap *s = malloc(sizeof(*s));
+    TableSnap *s = calloc(1, sizeof(*s));
     if (!s) return NULL;
     table_ref(t);
     s->t = t;
@@ -565,21 +588,31 @@ TableSnap *table_snapshot(Table *t) {
 
 void table_snapshot_release(TableSnap *s) {
     if (!s) return;
+    fts_multi_free(s->pMulti);
     pthread_rwlock_unlock(&s->t->lock);
     table_unref(s->t);
     free(s);
 }
 
 size_t table_snap_count(const TableSnap *s) {
-    return s->t->nLive;
+    return s->t->nLive + s->t->nLiveParts;
 }
 
 size_t table_snap_nslot(const TableSnap *s) {
-    return s->t->slots.n;
+    return s->t->ramBase + s->t->slots.n;
 }
 
 const MemRow *table_snap_slot(const TableSnap *s, size_t i) {
-    return s->t->slots.a[i];
+    const Table *t = s->t;
+    if (i >= t->ramBase) return t->slots.a[i - t->ramBase];
+    int lo = 0, hi = t->nPart - 1;
+    while (lo < hi) { /* the last part whose base <= i */
+        int mid = (lo + hi + 1) / 2;
+        if (t->apPart[mid]->base <= i) lo = mid;
+        else hi = mid - 1;
+    }
+    const Part *p = t->apPart[lo];
+    return part_row(p, (uint32_t)(i - p->base));
 }
 
 int table_snap_sorted(const TableSnap *s) {
@@ -587,38 +620,62 @@ int table_snap_sorted(const TableSnap *s) {
 }
 
 size_t table_snap_bytes(const TableSnap *s) {
-    return s->t->nBytes;
+    size_t n = s->t->nBytes;
+    for (int i = 0; i < s->t->nPart; i++) n += s->t->apPart[i]->nBytes;
+    return n;
 }
 
-VecHnsw *table_snap_knn(const TableSnap *s, int iCol, const uint32_t **paNodeSlot, uint32_t *pnNode) {
-    for (int v = 0; v < s->t->nVec; v++) {
-        const TableVec *tv = &s->t->aVec[v];
-        if (tv->iCol != iCol) continue;
-        *paNodeSlot = tv->nodeSlot.a;
-        *pnNode = (uint32_t)tv->nodeSlot.n;
-        return tv->h;
+int table_snap_knn_parts(const TableSnap *s, int iCol, TableKnnPart *a, int nMax) {
+    const Table *t = s->t;
+    int v = 0;
+    while (v < t->nVec && t->aVec[v].iCol != iCol) v++;
+    if (v == t->nVec) return 0;
+    int n = 0;
+    for (int i = 0; i < t->nPart && n < nMax; i++) {
+        const Part *p = t->apPart[i];
+        if (!p->aVec || !p->aVec[v].h || !p->nLive) continue;
+        a[n++] = (TableKnnPart){p->aVec[v].h, p->aVec[v].aNode, p->aVec[v].nNode, p->base, p->nLive};
     }
-    return NULL;
+    const TableVec *tv = &t->aVec[v];
+    if (n < nMax && t->nLive) {
+        a[n++] = (TableKnnPart){tv->h, tv->nodeSlot.a, (uint32_t)tv->nodeSlot.n, t->ramBase, t->nLive};
+    }
+    return n;
 }
 
-FtsSource *table_snap_fts(const TableSnap *s) {
-    return s->t->pFts ? fts_mem_source(s->t->pFts) : NULL;
+int table_snap_nparts(const TableSnap *s) {
+    return s->t->nPart + 1;
+}
+
+FtsSource *table_snap_fts(TableSnap *s) {
+    Table *t = s->t;
+    if (!t->pFts) return NULL;
+    if (!t->nPart) return fts_mem_source(t->pFts);
+    if (s->pMulti) return fts_multi_source(s->pMulti);
+    FtsSource *aSrc[t->nPart + 1];
+    uint32_t aBase[t->nPart + 1];
+    for (int i = 0; i < t->nPart; i++) {
+        const Part *p = t->apPart[i];
+        aSrc[i] = p->pFtsSeg ? fts_segr_source(p->pFtsSeg) : fts_mem_source(p->pFtsMem);
+        aBase[i] = (uint32_t)p->base;
+    }
+    aSrc[t->nPart] = fts_mem_source(t->pFts);
+    aBase[t->nPart] = (uint32_t)t->ramBase;
+    s->pMulti = fts_multi_new(aSrc, aBase, t->nPart + 1, NULL);
+    return s->pMulti ? fts_multi_source(s->pMulti) : NULL;
 }
 
 size_t table_snap_fts_bytes(const TableSnap *s, size_t *pnTerms) {
     if (pnTerms) *pnTerms = s->t->pFts ? fts_mem_nterms(s->t->pFts) : 0;
-    return s->t->pFts ? fts_mem_bytes(s->t->pFts) : 0;
-}
-
-static const MemRow *lookup(const Table *t, int64_t id, uint64_t *pSlot) {
-    uint64_t slot;
-    if (!idmap_get(&t->idx, (uint64_t)id, &slot)) return NULL;
-    if (pSlot) *pSlot = slot;
-    return t->slots.a[slot];
+    size_t n = s->t->pFts ? fts_mem_bytes(s->t->pFts) : 0;
+    for (int i = 0; i < s->t->nPart; i++) {
+        if (s->t->apPart[i]->pFtsMem) n += fts_mem_bytes(s->t->apPart[i]->pFtsMem);
+    }
+    return n;
 }
 
 const MemRow *table_snap_get(const TableSnap *s, int64_t id) {
-    return lookup(s->t, id, NULL);
+    return locate(s->t, id, NULL, NULL);
 }
 
 /* ------------------------------------------------------------------ */
@@ -647,15 +704,51 @@ static void overlay_free(Overlay *o, int bFreeRows) {
 }
 
 /* The current version of id as the batch sees it so far. *ppP is set to
-** the overlay's entry for id when the batch has already touched it. */
-static const MemRow *overlay_lookup(const Table *t, Overlay *o, int64_t id, Pending **ppP) {
+** the overlay's entry for id when the batch has already touched it; else
+** *piPart tells where the stored version is (-1: the RAM segment, >= 0:
+** that part). */
+static const MemRow *overlay_lookup(const Table *t, Overlay *o, int64_t id, Pending **ppP,
+                                    int *piPart) {
     uint64_t k;
+    *piPart = -1;
     if (idmap_get(&o->idx, (uint64_t)id, &k)) {
         *ppP = &o->a.a[k];
         return o->a.a[k].pNew;
     }
     *ppP = NULL;
-    return lookup(t, id, NULL);
+    return locate(t, id, piPart, NULL);
+}
+
+/* A row of an older part changed by UPDATE (or SETVEC) gets a new slot
+** in the RAM segment, like a REPLACE: its text is analysed into aDoc[k]
+** and its vectors go into the RAM graphs (aNode[k*nVec+v]; a node phase 0
+** added already is kept). Runs under the write lock: moves are rare. */
+static int move_prepare(Table *t, size_t k, const MemRow *pNew, FtsDocBuf *aDoc, uint32_t *aNode,
+                        LpError *err) {
+    const Schema *s = t->pSchema;
+    for (int f = 0; aDoc && f < t->nFts; f++) {
+        Value v = row_get(s, pNew, t->aFtsCol[f]);
+        if (v.kind != VAL_STR) continue;
+        int rc = fts_docbuf_field(&aDoc[k], t->pAnalyzer, f, v.u.s.z, v.u.s.n, err);
+        if (rc != LP_OK) return rc;
+    }
+    for (int v = 0; v < t->nVec; v++) {
+        uint32_t *pNode = &aNode[k * (size_t)t->nVec + (size_t)v];
+        Value val = row_get(s, pNew, t->aVec[v].iCol);
+        if (*pNode != UINT32_MAX || val.kind != VAL_VEC) continue;
+        int rc = vec_hnsw_add(t->aVec[v].h, val.u.v.a, pNode, err);
+        if (rc != LP_OK) return rc;
+    }
+    return LP_OK;
+}
+
+/* Marks ordinal ord of part iPart deleted. */
+static void part_kill(Table *t, int iPart, uint64_t ord) {
+    Part *p = t->apPart[iPart];
+    bitset_set(&p->dead, (size_t)ord);
+    p->nLive--;
+    p->deadVer++;
+    t->nLiveParts--;
 }
 
 /* Records id's new version (pNew NULL = deleted) in the overlay. */
@@ -931,7 +1024,7 @@ static uint8_t *wal_encode(const Overlay *o, size_t *pn) {
 }
 
 /* Checks a row block read back from the log against the schema. */
-static int row_check(const Schema *s, const MemRow *r, size_t n) {
+int table_row_valid(const Schema *s, const MemRow *r, size_t n) {
     int nCol = s->nCol;
     size_t nHead = sizeof(MemRow) + 8 * ((size_t)nCol + null_words(nCol));
     if (n < nHead || r->nByte != n || r->id <= 0) return 0;
@@ -1024,7 +1117,7 @@ static int wal_replay_record(void *ctx, uint64_t lsn, const uint8_t *p, size_t n
         }
         memcpy(r, p + off, nByte);
         off += nByte;
-        if (!row_check(s, r, nByte)) {
+        if (!table_row_valid(s, r, nByte)) {
             rc = LP_CORRUPT;
             break;
         }
@@ -1062,8 +1155,12 @@ done:
 }
 
 int table_open_wal(Table *t, const char *zDir, WalSync sync, LpError *err) {
+    return table_open_wal_from(t, zDir, sync, 0, err);
+}
+
+int table_open_wal_from(Table *t, const char *zDir, WalSync sync, uint64_t firstLsn, LpError *err) {
     Wal *w = NULL;
-    int rc = wal_open(zDir, sync, 0, wal_replay_record, t, &w, err);
+    int rc = wal_open(zDir, sync, firstLsn, wal_replay_record, t, &w, err);
     if (rc != LP_OK) return rc;
     t->pWal = w;
     return LP_OK;
@@ -1218,7 +1315,8 @@ int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApp
             id = nextId;
             if (!iFirstAuto) iFirstAuto = id;
         }
-        cur = overlay_lookup(t, &o, id, &p);
+        int iPart;
+        cur = overlay_lookup(t, &o, id, &p, &iPart);
         switch (op->kind) {
         case TOP_INSERT:
         case TOP_REPLACE:
@@ -1239,6 +1337,13 @@ int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApp
             if (!cur) continue;
             pNew = row_build_update(s, cur, op->aVal, op->aSet);
             iDoc = p ? p->iDoc : -1; /* text unchanged: the pending version's */
+            if (!p && iPart >= 0 && pNew) {
+                if ((rc = move_prepare(t, k, pNew, aDoc, aNode, err)) != LP_OK) {
+                    free(pNew);
+                    continue;
+                }
+                iDoc = (int)k;
+            }
             break;
         case TOP_SETVEC: {
             /* Only onto a row that still has no vector there and is
@@ -1251,6 +1356,13 @@ int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApp
             }
             pNew = row_build_update(s, cur, op->aVal, op->aSet);
             iDoc = p ? p->iDoc : -1;
+            if (!p && iPart >= 0 && pNew) {
+                if ((rc = move_prepare(t, k, pNew, aDoc, aNode, err)) != LP_OK) {
+                    free(pNew);
+                    continue;
+                }
+                iDoc = (int)k;
+            }
             break;
         }
         }
@@ -1344,6 +1456,10 @@ int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApp
                 t->nLive--;
                 nDead++;
                 if (!p->pNew) idmap_del(&t->idx, (uint64_t)p->id, NULL);
+            } else {
+                int iPart;
+                uint64_t ord;
+                if (locate(t, p->id, &iPart, &ord) && iPart >= 0) part_kill(t, iPart, ord);
             }
             if (p->pNew) {
                 uint32_t ord = (uint32_t)t->slots.n;
@@ -1359,6 +1475,9 @@ int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApp
                 }
                 for (int v = 0; v < t->nVec; v++) {
                     uint32_t node = aNode[(size_t)p->iDoc * (size_t)t->nVec + (size_t)v];
+                    if (node == UINT32_MAX && p->iVecOp >= 0) {
+                        node = aNode[(size_t)p->iVecOp * (size_t)t->nVec + (size_t)v];
+                    }
                     if (node != UINT32_MAX) t->aVec[v].nodeSlot.a[node] = ord;
                 }
             }
@@ -1375,6 +1494,7 @@ int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApp
     overlay_free(&o, 0);
     /* Durable before acknowledged; concurrent writers share the sync. */
     if (lsn) rc = wal_commit(t->pWal, lsn, err);
+    if (t->memLimit) table_maybe_flush(t);
 
     if (pOut) {
         pOut->nAffected = nAffected;
@@ -1399,13 +1519,17 @@ int table_truncate(Table *t, LpError *err) {
     }
     VecHnsw **apNew = t->nVec ? calloc((size_t)t->nVec, sizeof(VecHnsw *)) : NULL;
     for (int v = 0; v < t->nVec; v++) {
-        if (!apNew || !(apNew[v] = new_graph(&t->pSchema->aCol[t->aVec[v].iCol], err))) {
+        if (!apNew || !(apNew[v] = table_new_graph(&t->pSchema->aCol[t->aVec[v].iCol], err))) {
             for (int w = 0; apNew && w < v; w++) vec_hnsw_free(apNew[w]);
             free(apNew);
             fts_mem_free(m);
             return lp_err_set(err, LP_NOMEM, "out of memory truncating table '%s'", t->zName);
         }
     }
+    /* With segments on disk (not while replaying: zDir is set after),
+    ** no flush may run meanwhile, and the manifest must drop them. */
+    int bStore = t->zDir != NULL;
+    if (bStore) pthread_mutex_lock(&t->flushMu);
     if (t->nVec) pthread_rwlock_wrlock(&t->graphLock); /* no write in flight */
     pthread_rwlock_wrlock(&t->lock);
     uint64_t lsn = 0;
@@ -1416,12 +1540,18 @@ int table_truncate(Table *t, LpError *err) {
     if (rc != LP_OK) {
         pthread_rwlock_unlock(&t->lock);
         if (t->nVec) pthread_rwlock_unlock(&t->graphLock);
+        if (bStore) pthread_mutex_unlock(&t->flushMu);
         for (int v = 0; v < t->nVec; v++) vec_hnsw_free(apNew[v]);
         free(apNew);
         fts_mem_free(m);
         return rc;
     }
     free_rows(t);
+    Part **apOld = t->apPart;
+    int nOld = t->nPart;
+    t->apPart = NULL;
+    t->nPart = 0;
+    table_parts_changed(t);
     if (m) {
         fts_mem_free(t->pFts);
         t->pFts = m;
@@ -1436,7 +1566,12 @@ int table_truncate(Table *t, LpError *err) {
     t->nextId = 1;
     pthread_rwlock_unlock(&t->lock);
     if (t->nVec) pthread_rwlock_unlock(&t->graphLock);
-    return lsn ? wal_commit(t->pWal, lsn, err) : LP_OK;
+    for (int i = 0; i < nOld; i++) table_part_free(apOld[i]);
+    free(apOld);
+    rc = lsn ? wal_commit(t->pWal, lsn, err) : LP_OK;
+    if (rc == LP_OK && bStore && nOld) rc = table_forget_segments(t, lsn, err);
+    if (bStore) pthread_mutex_unlock(&t->flushMu);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1468,8 +1603,16 @@ static int cmp_i64(const void *a, const void *b) {
 
 int table_ids(Table *t, int64_t **paId, size_t *pn, LpError *err) {
     pthread_rwlock_rdlock(&t->lock);
-    int64_t *a = malloc(sizeof(int64_t) * (t->nLive ? t->nLive : 1));
+    size_t nAll = t->nLive + t->nLiveParts;
+    int64_t *a = malloc(sizeof(int64_t) * (nAll ? nAll : 1));
     size_t n = 0;
+    for (int i = 0; a && i < t->nPart; i++) {
+        const Part *p = t->apPart[i];
+        for (uint32_t k = 0; k < p->nOrd; k++) {
+            const MemRow *r = part_row(p, k);
+            if (r) a[n++] = r->id;
+        }
+    }
     for (size_t i = 0; a && i < t->slots.n; i++) {
         if (t->slots.a[i]) a[n++] = t->slots.a[i]->id;
     }
@@ -1512,7 +1655,7 @@ int table_fill_embeddings(Table *t, int iCol, const int64_t *aId, size_t nId, si
     ** outlive the read lock). */
     pthread_rwlock_rdlock(&t->lock);
     for (size_t k = 0; k < nId && rc == LP_OK; k++) {
-        const MemRow *r = lookup(t, aId[k], NULL);
+        const MemRow *r = locate(t, aId[k], NULL, NULL);
         if (!r || row_get(s, r, iCol).kind != VAL_NULL) continue;
         if (!(apRow[n] = malloc(r->nByte))) {
             rc = LP_NOMEM;

@@ -48,6 +48,9 @@
 
 #include "embed/embed.h"
 #include "fts/source.h"
+#include <pthread.h>
+
+#include "table/manifest.h"
 #include "table/schema.h"
 #include "table/value.h"
 #include "text/analyzer.h"
@@ -130,6 +133,53 @@ int table_fts_fields(const Table *t, const char *const **pazName, const int **pa
 ** of the log: the table must then not be used), LP_NOMEM, LP_IOERR. Call
 ** before the table is shared. */
 int table_open_wal(Table *t, const char *zDir, WalSync sync, LpError *err);
+/* Where a stored table keeps its files. */
+typedef struct TableStorage {
+    const char *zDir;               /* the table's folder */
+    const char *zWalName;           /* its log's folder inside zDir */
+    WalSync sync;
+    pthread_mutex_t *pManifestMu;   /* held around manifest read-modify-writes */
+    uint64_t memLimit;              /* rt_mem_limit: RAM segment bytes that start a flush */
+} TableStorage;
+
+/* Opens a stored table's sealed segments (those manifest m lists, every
+** file verified: LP_CORRUPT naming the file when damaged), removes files
+** m does not name (left by an unfinished flush), then replays the log from
+** the first record the segments do not cover (table_open_wal). From then
+** on the table flushes (table_flush) into the folder. t must be empty. */
+int table_open_storage(Table *t, const TableStorage *st, const Manifest *m, LpError *err);
+/* Removes the segment files in zDir that m does not list (ALTER TABLE,
+** after switching to a copy: the old version's; mapped files stay
+** readable until unmapped). */
+void table_remove_unlisted(const char *zDir, const Manifest *m);
+
+/* Gives a table opened with table_open_wal (a new one, or an ALTER TABLE
+** copy) its folder, so it can flush; segment files it writes are numbered
+** from nextSegId on (the manifest's next_seg). */
+void table_set_storage(Table *t, const TableStorage *st, uint64_t nextSegId);
+
+/* FLUSH TABLE: writes the RAM segment out as a sealed segment (see
+** flush.c): the RAM segment is frozen (a few pointer moves under the
+** write lock, so writes stall for milliseconds at most) and a new one takes
+** writes while the frozen one is written, fsynced and published through
+** the manifest; then the log files it covers are removed. Tombstones
+** changed since the last flush are written too. Memory-only tables: LP_OK,
+** nothing done. Errors: LP_IOERR (disk full...: the data stays in memory
+** and in the log; a later flush retries), LP_NOMEM, LP_BUSY (altered). A
+** write that leaves the RAM segment over memLimit starts one in the
+** background. */
+int table_flush(Table *t, LpError *err);
+/* Waits for a running flush and lets no more start (ALTER, DROP,
+** shutdown): table_flush then fails with LP_BUSY. table_resume_flushes
+** undoes it. */
+void table_stop_flushes(Table *t);
+void table_resume_flushes(Table *t);
+/* Bytes in the table's segment files; *pnSeg sealed segments, *pnFlush
+** flushes done since open. */
+uint64_t table_disk_bytes(Table *t, int *pnSeg, uint64_t *pnFlush);
+/* rt_mem_limit in bytes (0: never flushed on its own). */
+uint64_t table_mem_limit(const Table *t);
+
 /* Bytes in the table's log files (0 without a log). */
 uint64_t table_wal_bytes(const Table *t);
 
@@ -153,14 +203,30 @@ const MemRow *table_snap_get(const TableSnap *s, int64_t id);
 /* Bytes the rows use (SHOW TABLE STATUS). */
 size_t table_snap_bytes(const TableSnap *s);
 
-/* The full-text index over the slots, or NULL when the table has no
-** indexed TEXT field. Valid while the snapshot is held. */
-FtsSource *table_snap_fts(const TableSnap *s);
-/* The HNSW graph of vector column iCol (NULL when it has none) and its
-** node -> slot map (*pnNode entries; UINT32_MAX: not a live row's). The
-** graph may hold more nodes than the map (rows being inserted): those are
-** not rows of this snapshot. Valid while the snapshot is held. */
-VecHnsw *table_snap_knn(const TableSnap *s, int iCol, const uint32_t **paNodeSlot, uint32_t *pnNode);
+/* The full-text index over the slots (global ordinals: one source over
+** every segment), or NULL when the table has no indexed TEXT field (or,
+** with several segments, memory ran out). Valid while the snapshot is
+** held. */
+FtsSource *table_snap_fts(TableSnap *s);
+
+/* One segment's HNSW graph of a vector column, for kNN: aNodeSlot maps a
+** node to the segment's ordinal (UINT32_MAX: not a live row's), global
+** ordinal = base + that. The graph may hold more nodes than the map (rows
+** being inserted): those are not rows of this snapshot. nLive: the
+** segment's live rows. */
+typedef struct TableKnnPart {
+    VecHnsw *h;
+    const uint32_t *aNodeSlot;
+    uint32_t nNode;
+    uint64_t base;
+    size_t nLive;
+} TableKnnPart;
+
+/* The graphs of vector column iCol, one per segment holding live rows,
+** into a[0..nMax); returns how many (0: the column has no graph).
+** table_snap_nparts() bounds the count. */
+int table_snap_knn_parts(const TableSnap *s, int iCol, TableKnnPart *a, int nMax);
+int table_snap_nparts(const TableSnap *s);
 /* Bytes and distinct terms of the full-text index. */
 size_t table_snap_fts_bytes(const TableSnap *s, size_t *pnTerms);
 

@@ -1,0 +1,614 @@
+/*
+** flush.c — sealed segments: writing the RAM segment out (FLUSH TABLE,
+** rt_mem_limit), opening the segments at start, dropping them (TRUNCATE).
+** See table.h for the contract and table_int.h for the parts.
+**
+** Files in the table's folder, for segment N (numbers never reused):
+**   seg-N.rows      rows, id index, graph node maps (rowfile.c)
+**   seg-N.fts       full-text segment (fts/segwriter.c), when the table
+**                   has indexed TEXT fields
+**   seg-N.vecC      HNSW graph and vectors of vector column C (the
+**                   schema's column number; vec/hnsw.c)
+**   seg-N.del-G     tombstones written by flush G (rowfile.c)
+** The manifest (manifest.c) lists the live segments with their ordinal
+** counts and tombstone generations, and the first log record they do not
+** cover. A file the manifest does not name is left over from a flush that
+** did not finish (or from before an ALTER TABLE) and is removed when the
+** table opens and after each flush.
+**
+** A flush, holding flushMu (one at a time):
+**   1. freeze, under the graph lock and the write lock (no write is in
+**      flight, so this waits at most for the writes already running): the
+**      log starts a new file; the RAM segment's rows, full-text index and
+**      graphs move into a frozen part, unchanged (no graph is rebuilt),
+**      and an empty RAM segment takes their place; the tombstones of the
+**      sealed parts changed since their last file are copied. Cost: a few
+**      pointer moves and the bit copies. Writes resume at once.
+**   2. write, with no lock held: the frozen part's rows file, full-text
+**      segment and graph files, and the copied tombstones, each fsynced;
+**      the folder fsynced; then the manifest is replaced (new segment
+**      list, first log record still needed) under the catalog's manifest
+**      mutex. Readers meanwhile read the frozen part in memory.
+**   3. publish, under the write lock: the frozen part is swapped for the
+**      sealed one read from the files just written (the deletes made
+**      since the freeze carried over), then the log files wholly covered
+**      are removed and the frozen part's memory freed.
+** A crash before the manifest is replaced leaves the old manifest, whose
+** log still holds everything; after, the new one. A failed write (disk
+** full) leaves the frozen part in memory and the log intact; the next
+** flush tries again.
+*/
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fts/segflush.h"
+#include "table/manifest.h"
+#include "table/table_int.h"
+#include "util/log.h"
+
+/* ------------------------------------------------------------------ */
+/* Files                                                               */
+
+static void seg_path(char *z, size_t n, const Table *t, uint64_t id, const char *zSuffix) {
+    snprintf(z, n, "%s/seg-%" PRIu64 ".%s", t->zDir, id, zSuffix);
+}
+
+static void vec_suffix(char *z, size_t n, int iCol) {
+    snprintf(z, n, "vec%d", iCol);
+}
+
+static void dead_suffix(char *z, size_t n, uint64_t gen) {
+    snprintf(z, n, "del-%" PRIu64, gen);
+}
+
+/* Removes the seg-* files of zDir that the segment list does not name. */
+static void remove_orphans(const char *zDir, const ManifestSeg *aSeg, int nSeg) {
+    DIR *d = opendir(zDir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        uint64_t id = 0;
+        int nUsed = 0;
+        if (sscanf(e->d_name, "seg-%" SCNu64 ".%n", &id, &nUsed) != 1 || !nUsed) continue;
+        const char *zSuf = e->d_name + nUsed;
+        int bKeep = 0;
+        for (int i = 0; i < nSeg && !bKeep; i++) {
+            if (aSeg[i].id != id) continue;
+            uint64_t gen;
+            int nEnd = 0;
+            if (sscanf(zSuf, "del-%" SCNu64 "%n", &gen, &nEnd) == 1 && !zSuf[nEnd]) {
+                bKeep = gen == aSeg[i].deadGen;
+            } else {
+                bKeep = strcmp(zSuf, "rows") == 0 || strcmp(zSuf, "fts") == 0 ||
+                        strncmp(zSuf, "vec", 3) == 0;
+            }
+        }
+        if (bKeep) continue;
+        char zPath[4096];
+        snprintf(zPath, sizeof(zPath), "%s/%s", zDir, e->d_name);
+        if (unlink(zPath) == 0) LOG_DEBUG("removed %s (not in the manifest)", zPath);
+    }
+    closedir(d);
+}
+
+void table_remove_unlisted(const char *zDir, const Manifest *m) {
+    remove_orphans(zDir, m->aSeg, m->nSeg);
+}
+
+typedef struct CheckCtx {
+    const Schema *s;
+} CheckCtx;
+
+static int check_row(void *ctx, const void *p, size_t n, int64_t *pId) {
+    const CheckCtx *c = ctx;
+    if (!table_row_valid(c->s, p, n)) return 0;
+    *pId = row_id(p);
+    return 1;
+}
+
+/* Opens sealed segment ms of t: rows, full-text segment, graphs and
+** tombstones, all verified. */
+static int open_sealed(Table *t, const ManifestSeg *ms, Part **pp, LpError *err) {
+    char zPath[4096], zSuf[32];
+    Part *p = calloc(1, sizeof(Part));
+    int rc = LP_OK;
+    if (!p || (t->nVec && !(p->aVec = calloc((size_t)t->nVec, sizeof(PartVec))))) {
+        free(p);
+        return lp_err_set(err, LP_NOMEM, "out of memory opening table '%s'", t->zName);
+    }
+    p->nVec = t->nVec;
+    idmap_init(&p->idx);
+    p->segId = ms->id;
+    p->deadGen = ms->deadGen;
+    p->nOrd = ms->nOrd;
+    CheckCtx cc = {t->pSchema};
+    seg_path(zPath, sizeof(zPath), t, ms->id, "rows");
+    if ((rc = rowfile_open(zPath, check_row, &cc, &p->pRows, err)) != LP_OK) goto fail;
+    if (rowfile_nord(p->pRows) != ms->nOrd || rowfile_ncol(p->pRows) != (uint32_t)t->pSchema->nCol) {
+        rc = lp_err_set(err, LP_CORRUPT, "%s does not match the manifest (%u ordinals, %u columns)",
+                        zPath, rowfile_nord(p->pRows), rowfile_ncol(p->pRows));
+        goto fail;
+    }
+    if (t->nFts) {
+        seg_path(zPath, sizeof(zPath), t, ms->id, "fts");
+        if ((rc = fts_segr_open(zPath, &p->pFtsSeg, err)) != LP_OK) goto fail;
+        FtsSource *src = fts_segr_source(p->pFtsSeg);
+        if (src->nDocs != ms->nOrd || src->nFields != t->nFts) {
+            rc = lp_err_set(err, LP_CORRUPT, "%s does not match the manifest (%u documents, %d fields)",
+                            zPath, src->nDocs, src->nFields);
+            goto fail;
+        }
+    }
+    for (int v = 0; v < t->nVec; v++) {
+        const ColumnSchema *c = &t->pSchema->aCol[t->aVec[v].iCol];
+        vec_suffix(zSuf, sizeof(zSuf), t->aVec[v].iCol);
+        seg_path(zPath, sizeof(zPath), t, ms->id, zSuf);
+        PartVec *pv = &p->aVec[v];
+        if ((rc = vec_hnsw_open_file(zPath, &pv->h, err)) != LP_OK) goto fail;
+        pv->aNode = rowfile_map(p->pRows, (uint32_t)t->aVec[v].iCol, &pv->nNode);
+        if (!pv->aNode || pv->nNode > vec_hnsw_count(pv->h) ||
+            vec_hnsw_dims(pv->h) != (uint32_t)c->vec.nDims) {
+            rc = lp_err_set(err, LP_CORRUPT, "%s does not match its rows file or column '%s'", zPath,
+                            c->zName);
+            goto fail;
+        }
+    }
+    if (ms->deadGen) {
+        dead_suffix(zSuf, sizeof(zSuf), ms->deadGen);
+        seg_path(zPath, sizeof(zPath), t, ms->id, zSuf);
+        if ((rc = rowfile_read_dead(zPath, ms->nOrd, &p->dead, err)) != LP_OK) goto fail;
+    } else if (bitset_init(&p->dead, ms->nOrd) != LP_OK) {
+        rc = lp_err_set(err, LP_NOMEM, "out of memory opening table '%s'", t->zName);
+        goto fail;
+    }
+    size_t nLive = 0;
+    for (uint32_t i = 0; i < p->nOrd; i++) {
+        if (!bitset_test(&p->dead, i) && rowfile_row(p->pRows, i)) nLive++;
+    }
+    p->nLive = nLive;
+    p->minId = rowfile_min_id(p->pRows);
+    p->maxId = rowfile_max_id(p->pRows);
+    p->bSorted = rowfile_sorted(p->pRows);
+    *pp = p;
+    return LP_OK;
+fail:
+    table_part_free(p);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Opening                                                             */
+
+int table_open_storage(Table *t, const TableStorage *st, const Manifest *m, LpError *err) {
+    t->zDir = strdup(st->zDir);
+    if (!t->zDir) return lp_err_set(err, LP_NOMEM, "out of memory opening table '%s'", t->zName);
+    t->pManifestMu = st->pManifestMu;
+    t->memLimit = st->memLimit;
+    t->nextSegId = m->nextSegId ? m->nextSegId : 1;
+    if (m->nSeg && !(t->apPart = calloc((size_t)m->nSeg, sizeof(Part *)))) {
+        return lp_err_set(err, LP_NOMEM, "out of memory opening table '%s'", t->zName);
+    }
+    int64_t maxId = 0;
+    int bSorted = 1;
+    for (int i = 0; i < m->nSeg; i++) {
+        Part *p;
+        int rc = open_sealed(t, &m->aSeg[i], &p, err);
+        if (rc != LP_OK) return rc;
+        if (p->nOrd && p->minId && (!p->bSorted || p->minId <= maxId)) bSorted = 0;
+        if (p->maxId > maxId) maxId = p->maxId;
+        t->apPart[t->nPart++] = p;
+        if (m->aSeg[i].id >= t->nextSegId) t->nextSegId = m->aSeg[i].id + 1;
+        if (m->aSeg[i].deadGen >= t->nextSegId) t->nextSegId = m->aSeg[i].deadGen + 1;
+    }
+    table_parts_changed(t);
+    t->bSorted = bSorted;
+    t->lastId = maxId;
+    if (maxId >= t->nextId) t->nextId = maxId == INT64_MAX ? INT64_MIN : maxId + 1;
+    remove_orphans(st->zDir, m->aSeg, m->nSeg);
+    char zWal[4096];
+    snprintf(zWal, sizeof(zWal), "%s/%s", st->zDir, st->zWalName);
+    /* Replaying writes into the table: no flush may start before it ends. */
+    uint64_t memLimit = t->memLimit;
+    t->memLimit = 0;
+    int rc = table_open_wal_from(t, zWal, st->sync, m->walFirstLsn, err);
+    t->memLimit = memLimit;
+    return rc;
+}
+
+void table_set_storage(Table *t, const TableStorage *st, uint64_t nextSegId) {
+    pthread_mutex_lock(&t->flushMu);
+    free(t->zDir);
+    t->zDir = strdup(st->zDir);
+    t->pManifestMu = st->pManifestMu;
+    t->memLimit = t->zDir ? st->memLimit : 0;
+    if (nextSegId > t->nextSegId) t->nextSegId = nextSegId;
+    if (!t->nextSegId) t->nextSegId = 1;
+    pthread_mutex_unlock(&t->flushMu);
+}
+
+/* ------------------------------------------------------------------ */
+/* Flushing                                                            */
+
+/* Bytes the RAM segment holds (rows, full-text index, graphs). Under a lock. */
+static uint64_t ram_bytes(const Table *t) {
+    uint64_t n = t->nBytes + (t->pFts ? fts_mem_bytes(t->pFts) : 0);
+    for (int v = 0; v < t->nVec; v++) n += vec_hnsw_memory(t->aVec[v].h);
+    return n;
+}
+
+/* The tombstones of a sealed part as they were at the freeze. */
+typedef struct DeadCopy {
+    Part *p;
+    Bitset bits;
+    uint64_t ver;
+    uint64_t gen;           /* the file written, 0 until then */
+} DeadCopy;
+
+typedef struct Flush {
+    Part *pFrozen;          /* the part frozen now, or NULL (RAM was empty) */
+    uint64_t lsnFirst;      /* first log record the segments do not cover */
+    int64_t nextId;
+    DeadCopy *aDead;
+    int nDead;
+} Flush;
+
+/* Step 1. LP_OK with f filled (f->pFrozen NULL when nothing was frozen). */
+static int freeze(Table *t, Flush *f, LpError *err) {
+    /* Everything that can fail is made before the locks. */
+    FtsMem *pNewFts = t->pFts ? fts_mem_new(t->nFts) : NULL;
+    VecHnsw **apG = t->nVec ? calloc((size_t)t->nVec, sizeof(VecHnsw *)) : NULL;
+    Part *p = calloc(1, sizeof(Part));
+    PartVec *aPv = t->nVec ? calloc((size_t)t->nVec, sizeof(PartVec)) : NULL;
+    int rc = LP_OK;
+    int ok = p && (!t->pFts || pNewFts) && (!t->nVec || (apG && aPv));
+    for (int v = 0; ok && v < t->nVec; v++) {
+        ok = (apG[v] = table_new_graph(&t->pSchema->aCol[t->aVec[v].iCol], err)) != NULL;
+    }
+    if (!ok) rc = lp_err_set(err, LP_NOMEM, "out of memory flushing table '%s'", t->zName);
+
+    if (t->nVec) pthread_rwlock_wrlock(&t->graphLock);
+    pthread_rwlock_wrlock(&t->lock);
+    Part **apPart = NULL;
+    if (rc == LP_OK && t->bRetired) {
+        rc = lp_err_set(err, LP_BUSY, "table '%s' was altered while it was being flushed", t->zName);
+    }
+    if (rc == LP_OK && t->slots.n) {
+        if (!(apPart = realloc(t->apPart, sizeof(Part *) * ((size_t)t->nPart + 1)))) {
+            rc = lp_err_set(err, LP_NOMEM, "out of memory flushing table '%s'", t->zName);
+        } else {
+            t->apPart = apPart;
+            if (bitset_init(&p->dead, t->slots.n) != LP_OK) {
+                rc = lp_err_set(err, LP_NOMEM, "out of memory flushing table '%s'", t->zName);
+            }
+        }
+    }
+    /* The tombstones to write: those changed since their file. */
+    f->aDead = calloc((size_t)(t->nPart ? t->nPart : 1), sizeof(DeadCopy));
+    if (!f->aDead && rc == LP_OK) rc = lp_err_set(err, LP_NOMEM, "out of memory flushing table '%s'", t->zName);
+    for (int i = 0; rc == LP_OK && i < t->nPart; i++) {
+        Part *q = t->apPart[i];
+        if (!q->pRows || q->deadVer == q->deadSavedVer) continue;
+        DeadCopy *d = &f->aDead[f->nDead];
+        if (bitset_init(&d->bits, q->nOrd) != LP_OK) {
+            rc = lp_err_set(err, LP_NOMEM, "out of memory flushing table '%s'", t->zName);
+            break;
+        }
+        memcpy(d->bits.aWord, q->dead.aWord, 8 * BITSET_NWORD((size_t)q->nOrd));
+        d->p = q;
+        d->ver = q->deadVer;
+        f->nDead++;
+    }
+    /* The log's new file starts at the first record not covered. */
+    if (rc == LP_OK && t->pWal && (t->slots.n || f->nDead)) rc = wal_rotate(t->pWal, err);
+    if (rc == LP_OK && t->slots.n) {
+        p->nOrd = (uint32_t)t->slots.n;
+        p->apRow = t->slots.a;
+        p->idx = t->idx;
+        p->nLive = t->nLive;
+        p->nBytes = t->nBytes;
+        p->minId = INT64_MIN; /* not computed: every lookup looks */
+        p->maxId = INT64_MAX;
+        p->pFtsMem = t->pFts;
+        p->aVec = aPv;
+        p->nVec = t->nVec;
+        for (int v = 0; v < t->nVec; v++) {
+            TableVec *tv = &t->aVec[v];
+            aPv[v] = (PartVec){tv->h, tv->nodeSlot.a, tv->nodeSlot.a, (uint32_t)tv->nodeSlot.n};
+            tv->h = apG[v];
+            apG[v] = NULL;
+            memset(&tv->nodeSlot, 0, sizeof(tv->nodeSlot));
+        }
+        aPv = NULL;
+        memset(&t->slots, 0, sizeof(t->slots));
+        idmap_init(&t->idx);
+        t->nLive = 0;
+        t->nBytes = 0;
+        if (pNewFts) {
+            t->pFts = pNewFts;
+            fts_mem_set_pool(t->pFts, t->pPool);
+            pNewFts = NULL;
+        }
+        t->apPart[t->nPart++] = p;
+        table_parts_changed(t);
+        f->pFrozen = p;
+        p = NULL;
+    }
+    f->lsnFirst = t->pWal ? wal_next_lsn(t->pWal) : 0;
+    f->nextId = t->nextId;
+    pthread_rwlock_unlock(&t->lock);
+    if (t->nVec) pthread_rwlock_unlock(&t->graphLock);
+
+    if (p) table_part_free(p);
+    free(aPv);
+    fts_mem_free(pNewFts);
+    for (int v = 0; apG && v < t->nVec; v++) vec_hnsw_free(apG[v]);
+    free(apG);
+    return rc;
+}
+
+/* Step 2 for one frozen part: its files, as segment id. */
+static int write_part(Table *t, const Part *p, uint64_t id, LpError *err) {
+    char zPath[4096], zSuf[32];
+    uint32_t n = p->nOrd;
+    uint32_t *anByte = malloc(sizeof(uint32_t) * (n ? n : 1));
+    uint32_t *aMap = t->pFts ? malloc(sizeof(uint32_t) * (n ? n : 1)) : NULL;
+    RowFileMap *aVm = t->nVec ? calloc((size_t)t->nVec, sizeof(RowFileMap)) : NULL;
+    int rc = LP_OK;
+    if (!anByte || (t->pFts && !aMap) || (t->nVec && !aVm)) {
+        rc = lp_err_set(err, LP_NOMEM, "out of memory flushing table '%s'", t->zName);
+        goto done;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        anByte[i] = p->apRow[i] ? row_nbyte(p->apRow[i]) : 0;
+        if (aMap) aMap[i] = p->apRow[i] ? i : FTS_NO_DOC; /* deleted before the freeze: dropped */
+    }
+    for (int v = 0; v < t->nVec; v++) {
+        aVm[v] = (RowFileMap){(uint32_t)t->aVec[v].iCol, p->aVec[v].nNode, p->aVec[v].aNode};
+    }
+    seg_path(zPath, sizeof(zPath), t, id, "rows");
+    rc = rowfile_write(zPath, (uint32_t)t->pSchema->nCol, n, (const void *const *)p->apRow, anByte,
+                       aVm, t->nVec, err);
+    if (rc == LP_OK && p->pFtsMem) {
+        seg_path(zPath, sizeof(zPath), t, id, "fts");
+        rc = fts_seg_write_source(zPath, fts_mem_source(p->pFtsMem), aMap, n, err);
+    }
+    for (int v = 0; rc == LP_OK && v < t->nVec; v++) {
+        vec_suffix(zSuf, sizeof(zSuf), t->aVec[v].iCol);
+        seg_path(zPath, sizeof(zPath), t, id, zSuf);
+        rc = vec_hnsw_save(p->aVec[v].h, zPath, err);
+    }
+done:
+    free(anByte);
+    free(aMap);
+    free(aVm);
+    return rc;
+}
+
+static void flush_free(Flush *f) {
+    for (int i = 0; i < f->nDead; i++) bitset_free(&f->aDead[i].bits);
+    free(f->aDead);
+}
+
+/* Steps 2 and 3. Called with flushMu held. */
+static int flush_locked(Table *t, LpError *err) {
+    Flush f = {0};
+    int rc = freeze(t, &f, err);
+    if (rc != LP_OK) {
+        flush_free(&f);
+        return rc;
+    }
+    /* Every frozen part (this one, and any an earlier failed flush left). */
+    int nFrozen = 0;
+    for (int i = 0; i < t->nPart; i++) nFrozen += t->apPart[i]->pRows == NULL;
+    if (!nFrozen && !f.nDead) {
+        flush_free(&f);
+        return LP_OK;
+    }
+    uint64_t *aNewId = calloc((size_t)t->nPart, sizeof(uint64_t));
+    ManifestSeg *aSeg = calloc((size_t)t->nPart + 1, sizeof(ManifestSeg));
+    if (!aNewId || !aSeg) rc = lp_err_set(err, LP_NOMEM, "out of memory flushing table '%s'", t->zName);
+    for (int i = 0; rc == LP_OK && i < t->nPart; i++) {
+        Part *p = t->apPart[i];
+        if (p->pRows) continue;
+        aNewId[i] = t->nextSegId++;
+        rc = write_part(t, p, aNewId[i], err);
+    }
+    char zPath[4096], zSuf[32];
+    for (int i = 0; rc == LP_OK && i < f.nDead; i++) {
+        DeadCopy *d = &f.aDead[i];
+        d->gen = t->nextSegId++;
+        dead_suffix(zSuf, sizeof(zSuf), d->gen);
+        seg_path(zPath, sizeof(zPath), t, d->p->segId, zSuf);
+        rc = rowfile_write_dead(zPath, &d->bits, err);
+    }
+    if (rc == LP_OK) rc = lp_fsync_dir(t->zDir, err);
+    /* The manifest: every part now sealed. */
+    int nSeg = 0;
+    for (int i = 0; rc == LP_OK && i < t->nPart; i++) {
+        Part *p = t->apPart[i];
+        uint64_t gen = p->deadGen;
+        for (int k = 0; k < f.nDead; k++) {
+            if (f.aDead[k].p == p) gen = f.aDead[k].gen;
+        }
+        aSeg[nSeg++] = (ManifestSeg){p->pRows ? p->segId : aNewId[i], p->nOrd, p->pRows ? gen : 0};
+    }
+    if (rc == LP_OK) {
+        pthread_mutex_lock(t->pManifestMu);
+        pthread_rwlock_rdlock(&t->lock);
+        int bRetired = t->bRetired;
+        pthread_rwlock_unlock(&t->lock);
+        Manifest m;
+        if (bRetired) {
+            rc = lp_err_set(err, LP_BUSY, "table '%s' was altered while it was being flushed", t->zName);
+        } else if ((rc = manifest_read(t->zDir, &m, err)) == LP_OK) {
+            if ((rc = manifest_set_segs(&m, aSeg, nSeg, t->nextSegId)) != LP_OK) {
+                rc = lp_err_set(err, LP_NOMEM, "out of memory flushing table '%s'", t->zName);
+            } else {
+                m.walFirstLsn = f.lsnFirst;
+                if (f.nextId > m.nextIdFloor || f.nextId < 0) m.nextIdFloor = f.nextId;
+                rc = manifest_write(t->zDir, &m, err);
+            }
+            manifest_clear(&m);
+        }
+        pthread_mutex_unlock(t->pManifestMu);
+    }
+    /* On failure the files written stay until a later flush or the next
+    ** start removes them: the manifest may or may not name them (a failed
+    ** folder fsync after its rename). */
+    if (rc != LP_OK) goto done;
+
+    /* Step 3: the sealed parts replace the frozen ones. */
+    Part **apSealed = calloc((size_t)t->nPart, sizeof(Part *));
+    for (int i = 0; apSealed && i < t->nPart; i++) {
+        if (t->apPart[i]->pRows) continue;
+        LpError e2;
+        lp_err_clear(&e2);
+        if (open_sealed(t, &aSeg[i], &apSealed[i], &e2) != LP_OK) {
+            /* The files are published; the frozen part still serves. */
+            LOG_ERROR("table '%s': cannot read back the segment just written: %s", t->zName, e2.zMsg);
+            apSealed[i] = NULL;
+        }
+    }
+    Part **apOld = calloc((size_t)t->nPart, sizeof(Part *));
+    pthread_rwlock_wrlock(&t->lock);
+    for (int i = 0; i < t->nPart; i++) {
+        Part *p = t->apPart[i];
+        for (int k = 0; k < f.nDead; k++) {
+            if (f.aDead[k].p == p) {
+                p->deadGen = f.aDead[k].gen;
+                p->deadSavedVer = f.aDead[k].ver;
+            }
+        }
+        Part *q = apSealed ? apSealed[i] : NULL;
+        if (!q || !apOld) {
+            if (!p->pRows) p->segId = aNewId[i];
+            continue;
+        }
+        /* Deletes since the freeze carry over. */
+        memcpy(q->dead.aWord, p->dead.aWord, 8 * BITSET_NWORD((size_t)p->nOrd));
+        q->nLive = p->nLive;
+        q->deadVer = p->deadVer;
+        q->deadSavedVer = 0;
+        t->apPart[i] = q;
+        apOld[i] = p;
+    }
+    table_parts_changed(t);
+    if (t->pWal && (rc = wal_drop_before(t->pWal, f.lsnFirst, err)) != LP_OK) {
+        LOG_WARN("table '%s': %s", t->zName, err ? err->zMsg : "cannot remove old log files");
+        rc = LP_OK;
+    }
+    t->nFlushes++;
+    pthread_rwlock_unlock(&t->lock);
+    for (int i = 0; apOld && i < t->nPart; i++) table_part_free(apOld[i]);
+    free(apOld);
+    free(apSealed);
+    remove_orphans(t->zDir, aSeg, nSeg);
+done:
+    free(aNewId);
+    free(aSeg);
+    flush_free(&f);
+    return rc;
+}
+
+int table_flush(Table *t, LpError *err) {
+    pthread_mutex_lock(&t->flushMu);
+    int rc = LP_OK;
+    if (atomic_load(&t->bNoFlush)) {
+        rc = lp_err_set(err, LP_BUSY, "table '%s' is being altered or dropped: flush it again later",
+                        t->zName);
+    } else if (t->zDir) { /* memory only: nothing to write */
+        rc = flush_locked(t, err);
+    }
+    pthread_mutex_unlock(&t->flushMu);
+    return rc;
+}
+
+static void *flush_thread(void *arg) {
+    Table *t = arg;
+    LpError err;
+    lp_err_clear(&err);
+    if (table_flush(t, &err) != LP_OK) {
+        LOG_ERROR("table '%s': background flush failed: %s", t->zName, err.zMsg);
+    }
+    atomic_store(&t->bFlushQueued, 0);
+    table_unref(t);
+    return NULL;
+}
+
+void table_maybe_flush(Table *t) {
+    if (!t->memLimit || !t->zDir || atomic_load(&t->bNoFlush)) return;
+    pthread_rwlock_rdlock(&t->lock);
+    int bOver = ram_bytes(t) >= t->memLimit;
+    pthread_rwlock_unlock(&t->lock);
+    int bFalse = 0;
+    if (!bOver || !atomic_compare_exchange_strong(&t->bFlushQueued, &bFalse, 1)) return;
+    table_ref(t);
+    pthread_t th;
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&th, &a, flush_thread, t) != 0) {
+        atomic_store(&t->bFlushQueued, 0);
+        table_unref(t);
+    }
+    pthread_attr_destroy(&a);
+}
+
+void table_stop_flushes(Table *t) {
+    pthread_mutex_lock(&t->flushMu);
+    atomic_store(&t->bNoFlush, 1);
+    pthread_mutex_unlock(&t->flushMu);
+    /* A background thread past its check has finished its flush now;
+    ** wait until it has let go of the table's folder entirely. */
+    while (atomic_load(&t->bFlushQueued)) usleep(1000);
+}
+
+void table_resume_flushes(Table *t) {
+    atomic_store(&t->bNoFlush, 0);
+}
+
+int table_forget_segments(Table *t, uint64_t lsnFirst, LpError *err) {
+    pthread_mutex_lock(t->pManifestMu);
+    Manifest m;
+    int rc = manifest_read(t->zDir, &m, err);
+    if (rc == LP_OK) {
+        manifest_set_segs(&m, NULL, 0, t->nextSegId);
+        m.walFirstLsn = lsnFirst;
+        rc = manifest_write(t->zDir, &m, err);
+        manifest_clear(&m);
+    }
+    pthread_mutex_unlock(t->pManifestMu);
+    if (rc == LP_OK) remove_orphans(t->zDir, NULL, 0);
+    return rc;
+}
+
+uint64_t table_disk_bytes(Table *t, int *pnSeg, uint64_t *pnFlush) {
+    pthread_mutex_lock(&t->flushMu); /* the folder does not change meanwhile */
+    uint64_t n = 0;
+    DIR *d = t->zDir ? opendir(t->zDir) : NULL;
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        char zPath[4096];
+        struct stat st;
+        snprintf(zPath, sizeof(zPath), "%s/%s", t->zDir, e->d_name);
+        if (strncmp(e->d_name, "seg-", 4) == 0 && stat(zPath, &st) == 0) n += (uint64_t)st.st_size;
+    }
+    if (d) closedir(d);
+    pthread_rwlock_rdlock(&t->lock);
+    int nSeg = 0;
+    for (int i = 0; i < t->nPart; i++) nSeg += t->apPart[i]->pRows != NULL;
+    if (pnSeg) *pnSeg = nSeg;
+    if (pnFlush) *pnFlush = t->nFlushes;
+    pthread_rwlock_unlock(&t->lock);
+    pthread_mutex_unlock(&t->flushMu);
+    return n;
+}
+
+uint64_t table_mem_limit(const Table *t) {
+    return t->memLimit;
+}

@@ -1,0 +1,496 @@
+/*
+** rowfile.c — rows file and tombstone file of a sealed table segment (see
+** rowfile.h for the contract).
+**
+** Rows file (seg-N.rows), little-endian, every section 8-byte aligned:
+**
+**   OFFSET  SIZE   DESCRIPTION
+**   0       8      magic "LPROWS\0\0"
+**   8       4      format version (1)
+**   12      4      nCol: columns of the schema the rows follow
+**   16      4      nOrd: ordinals
+**   20      4      nRow: ordinals that have a row block
+**   24      4      nMap: node maps
+**   28      4      CRC32C of bytes 0..28
+**   32      ...    ROWS: the row blocks, each padded with zeros to 8 bytes
+**   ..      8*nOrd OFFS: per ordinal, the file offset of its block (0: none)
+**   ..      16*nRow IDS: (i64 id, u32 ordinal, u32 0), ascending by id
+**   ..      ...    MAPS: per map: u32 iCol, u32 nNode, nNode x u32 ordinal
+**                  (UINT32_MAX: none), padded to 8
+**   end-48  48     footer:
+**                    0  u64 offset of OFFS   8  u64 of IDS   16 u64 of MAPS
+**                    24 u32 CRC32C of ROWS   28 of OFFS  32 of IDS  36 of MAPS
+**                    40 u32 CRC32C of footer bytes 0..40
+**                    44 "LPRE"
+**
+** Each block starts with its int64 id and its uint32 size (the table's
+** row format, table.c); the table checks the rest.
+**
+** Tombstone file (seg-N.del-G):
+**   0 8 magic "LPDEAD\0\0", 8 u32 version (1), 12 u32 nOrd, 16 u32 nDead,
+**   20 u32 CRC32C of the words, 24 u32 CRC32C of bytes 0..24, 28 u32 0,
+**   32 ceil(nOrd/64) u64 words (bit i set: ordinal i deleted).
+*/
+#include "table/rowfile.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/bytes.h"
+#include "util/crc32c.h"
+
+#define RF_VERSION 1
+#define RF_HDR 32
+#define RF_FTR 48
+#define DEAD_HDR 32
+
+struct RowFile {
+    const uint8_t *a;       /* the mapping (or the caller's memory) */
+    size_t n;
+    int bMapped;
+    uint32_t nCol, nOrd, nRow, nMap;
+    const uint8_t *pOffs;   /* nOrd x u64 */
+    const uint8_t *pIds;    /* nRow x 16 */
+    const uint8_t **apMap;  /* nMap: start of each map */
+    int bSorted;            /* ordinals ascend with ids */
+};
+
+/* ---------------------------------------------------------------- writing */
+
+typedef struct Out {
+    int fd;
+    uint64_t off;
+    uint32_t crc;
+    size_t nBuf;
+    int bErr;
+    uint8_t buf[65536];     /* last: out_new zeroes the fields above */
+} Out;
+
+static void out_flush(Out *o) {
+    size_t d = 0;
+    while (!o->bErr && d < o->nBuf) {
+        ssize_t r = write(o->fd, o->buf + d, o->nBuf - d);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) o->bErr = 1;
+        else d += (size_t)r;
+    }
+    o->nBuf = 0;
+}
+
+static void out_put(Out *o, const void *p, size_t n) {
+    o->crc = crc32c_update(o->crc, p, n);
+    o->off += n;
+    while (n) {
+        if (o->nBuf == sizeof(o->buf)) out_flush(o);
+        size_t k = sizeof(o->buf) - o->nBuf < n ? sizeof(o->buf) - o->nBuf : n;
+        memcpy(o->buf + o->nBuf, p, k);
+        o->nBuf += k;
+        p = (const uint8_t *)p + k;
+        n -= k;
+    }
+}
+
+static void out_u32(Out *o, uint32_t v) {
+    uint8_t b[4];
+    put_u32le(b, v);
+    out_put(o, b, 4);
+}
+
+static void out_u64(Out *o, uint64_t v) {
+    uint8_t b[8];
+    put_u64le(b, v);
+    out_put(o, b, 8);
+}
+
+static void out_pad8(Out *o) {
+    static const uint8_t z[8];
+    if (o->off % 8) out_put(o, z, 8 - o->off % 8);
+}
+
+typedef struct IdOrd {
+    int64_t id;
+    uint32_t ord;
+} IdOrd;
+
+static int cmp_idord(const void *a, const void *b) {
+    int64_t x = ((const IdOrd *)a)->id, y = ((const IdOrd *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+/* Finishes a written file: flush, fsync, close; on failure removes it. */
+static int out_close(Out *o, const char *zPath, LpError *err) {
+    out_flush(o);
+    int bad = o->bErr || fsync(o->fd) != 0;
+    int e = errno;
+    if (close(o->fd) != 0) bad = 1;
+    if (bad) {
+        unlink(zPath);
+        return lp_err_set(err, LP_IOERR, "cannot write %s: %s", zPath,
+                          o->bErr ? strerror(e ? e : EIO) : strerror(e));
+    }
+    return LP_OK;
+}
+
+int rowfile_write(const char *zPath, uint32_t nCol, uint32_t nOrd, const void *const *apRow,
+                  const uint32_t *anByte, const RowFileMap *aMap, int nMap, LpError *err) {
+    uint32_t nRow = 0;
+    for (uint32_t i = 0; i < nOrd; i++) nRow += apRow[i] != NULL;
+    uint64_t *aOff = malloc(sizeof(uint64_t) * (nOrd ? nOrd : 1));
+    IdOrd *aId = malloc(sizeof(IdOrd) * (nRow ? nRow : 1));
+    Out *o = malloc(sizeof(Out));
+    if (!aOff || !aId || !o) {
+        free(aOff);
+        free(aId);
+        free(o);
+        return lp_err_set(err, LP_NOMEM, "out of memory writing %s", zPath);
+    }
+    memset(o, 0, offsetof(Out, buf));
+    o->fd = open(zPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (o->fd < 0) {
+        int rc = lp_err_set(err, LP_IOERR, "cannot create %s: %s", zPath, strerror(errno));
+        free(aOff);
+        free(aId);
+        free(o);
+        return rc;
+    }
+    uint8_t h[RF_HDR] = "LPROWS\0";
+    put_u32le(h + 8, RF_VERSION);
+    put_u32le(h + 12, nCol);
+    put_u32le(h + 16, nOrd);
+    put_u32le(h + 20, nRow);
+    put_u32le(h + 24, (uint32_t)nMap);
+    put_u32le(h + 28, crc32c_update(0, h, 28));
+    out_put(o, h, RF_HDR);
+
+    o->crc = 0;
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < nOrd; i++) {
+        aOff[i] = 0;
+        if (!apRow[i]) continue;
+        aOff[i] = o->off;
+        int64_t id;
+        memcpy(&id, apRow[i], 8);
+        aId[k++] = (IdOrd){id, i};
+        out_put(o, apRow[i], anByte[i]);
+        out_pad8(o);
+    }
+    uint32_t crcRows = o->crc;
+
+    uint64_t offOffs = o->off;
+    o->crc = 0;
+    for (uint32_t i = 0; i < nOrd; i++) out_u64(o, aOff[i]);
+    uint32_t crcOffs = o->crc;
+
+    qsort(aId, nRow, sizeof(IdOrd), cmp_idord);
+    uint64_t offIds = o->off;
+    o->crc = 0;
+    for (uint32_t i = 0; i < nRow; i++) {
+        out_u64(o, (uint64_t)aId[i].id);
+        out_u32(o, aId[i].ord);
+        out_u32(o, 0);
+    }
+    uint32_t crcIds = o->crc;
+
+    uint64_t offMaps = o->off;
+    o->crc = 0;
+    for (int m = 0; m < nMap; m++) {
+        out_u32(o, aMap[m].iCol);
+        out_u32(o, aMap[m].nNode);
+        for (uint32_t i = 0; i < aMap[m].nNode; i++) out_u32(o, aMap[m].aNode[i]);
+        out_pad8(o);
+    }
+    uint32_t crcMaps = o->crc;
+
+    uint8_t f[RF_FTR];
+    put_u64le(f, offOffs);
+    put_u64le(f + 8, offIds);
+    put_u64le(f + 16, offMaps);
+    put_u32le(f + 24, crcRows);
+    put_u32le(f + 28, crcOffs);
+    put_u32le(f + 32, crcIds);
+    put_u32le(f + 36, crcMaps);
+    put_u32le(f + 40, crc32c_update(0, f, 40));
+    memcpy(f + 44, "LPRE", 4);
+    out_put(o, f, RF_FTR);
+    int rc = out_close(o, zPath, err);
+    free(aOff);
+    free(aId);
+    free(o);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- reading */
+
+static int corrupt(LpError *err, const char *zName, uint64_t off, const char *zWhat) {
+    return lp_err_set(err, LP_CORRUPT, "%s is damaged at offset %llu: %s", zName,
+                      (unsigned long long)off, zWhat);
+}
+
+static int parse(RowFile *f, const char *zName, int flags, RowCheckFn xCheck, void *ctx,
+                 LpError *err) {
+    const uint8_t *a = f->a;
+    size_t n = f->n;
+    int bCrc = !(flags & ROWFILE_NOCHECKSUM);
+    if (n < RF_HDR + RF_FTR) return corrupt(err, zName, n, "file too short");
+    if (memcmp(a, "LPROWS\0\0", 8) != 0) return corrupt(err, zName, 0, "not a rows file (bad magic)");
+    if (get_u32le(a + 8) != RF_VERSION) {
+        return lp_err_set(err, LP_CORRUPT, "%s has format version %u; this build reads %d", zName,
+                          get_u32le(a + 8), RF_VERSION);
+    }
+    if (bCrc && get_u32le(a + 28) != crc32c_update(0, a, 28)) {
+        return corrupt(err, zName, 28, "header checksum mismatch");
+    }
+    const uint8_t *ft = a + n - RF_FTR;
+    if (memcmp(ft + 44, "LPRE", 4) != 0) return corrupt(err, zName, n - 4, "bad footer magic");
+    if (bCrc && get_u32le(ft + 40) != crc32c_update(0, ft, 40)) {
+        return corrupt(err, zName, n - RF_FTR + 40, "footer checksum mismatch");
+    }
+    f->nCol = get_u32le(a + 12);
+    f->nOrd = get_u32le(a + 16);
+    f->nRow = get_u32le(a + 20);
+    f->nMap = get_u32le(a + 24);
+    uint64_t offOffs = get_u64le(ft), offIds = get_u64le(ft + 8), offMaps = get_u64le(ft + 16);
+    uint64_t end = n - RF_FTR;
+    if (f->nRow > f->nOrd || offOffs < RF_HDR || offOffs % 8 ||
+        offIds != offOffs + 8 * (uint64_t)f->nOrd || offMaps != offIds + 16 * (uint64_t)f->nRow ||
+        offMaps > end) {
+        return corrupt(err, zName, n - RF_FTR, "section offsets do not fit the file");
+    }
+    if (bCrc) {
+        static const char *const az[4] = {"rows", "offsets", "id index", "node maps"};
+        const uint64_t aStart[5] = {RF_HDR, offOffs, offIds, offMaps, end};
+        for (int s = 0; s < 4; s++) {
+            if (crc32c_update(0, a + aStart[s], aStart[s + 1] - aStart[s]) !=
+                get_u32le(ft + 24 + 4 * s)) {
+                char z[64];
+                snprintf(z, sizeof(z), "%s section checksum mismatch", az[s]);
+                return corrupt(err, zName, aStart[s], z);
+            }
+        }
+    }
+    f->pOffs = a + offOffs;
+    f->pIds = a + offIds;
+    /* Every block: inside ROWS, aligned, valid; counted. */
+    uint32_t nSeen = 0;
+    uint64_t prevEnd = RF_HDR;
+    for (uint32_t i = 0; i < f->nOrd; i++) {
+        uint64_t off = get_u64le(f->pOffs + 8 * (size_t)i);
+        if (!off) continue;
+        if (off < prevEnd || off % 8 || off + 16 > offOffs) {
+            return corrupt(err, zName, offOffs + 8 * (uint64_t)i, "row offset out of place");
+        }
+        uint32_t nByte = get_u32le(a + off + 8);
+        int64_t id;
+        if (nByte < 16 || off + nByte > offOffs || !xCheck(ctx, a + off, nByte, &id)) {
+            return corrupt(err, zName, off, "row block does not fit the table's schema");
+        }
+        prevEnd = off + nByte;
+        nSeen++;
+    }
+    if (nSeen != f->nRow) return corrupt(err, zName, offOffs, "row count does not match the header");
+    int64_t prevId = 0;
+    uint32_t prevOrd = 0;
+    f->bSorted = 1;
+    for (uint32_t i = 0; i < f->nRow; i++) {
+        const uint8_t *e = f->pIds + 16 * (size_t)i;
+        int64_t id = (int64_t)get_u64le(e);
+        uint32_t ord = get_u32le(e + 8);
+        uint64_t off = ord < f->nOrd ? get_u64le(f->pOffs + 8 * (size_t)ord) : 0;
+        if (id <= prevId || !off || (int64_t)get_u64le(a + off) != id) {
+            return corrupt(err, zName, offIds + 16 * (uint64_t)i, "id index entry does not match its row");
+        }
+        if (i && ord < prevOrd) f->bSorted = 0;
+        prevId = id;
+        prevOrd = ord;
+    }
+    if (f->nMap > 1024) return corrupt(err, zName, 24, "too many node maps");
+    f->apMap = calloc(f->nMap ? f->nMap : 1, sizeof(uint8_t *));
+    if (!f->apMap) return lp_err_set(err, LP_NOMEM, "out of memory opening %s", zName);
+    uint64_t off = offMaps;
+    for (uint32_t m = 0; m < f->nMap; m++) {
+        if (end - off < 8) return corrupt(err, zName, off, "node map runs past its section");
+        uint32_t nNode = get_u32le(a + off + 4);
+        if ((end - off - 8) / 4 < nNode) return corrupt(err, zName, off, "node map runs past its section");
+        f->apMap[m] = a + off;
+        for (uint32_t i = 0; i < nNode; i++) {
+            uint32_t ord = get_u32le(a + off + 8 + 4 * (uint64_t)i);
+            if (ord != UINT32_MAX && ord >= f->nOrd) {
+                return corrupt(err, zName, off + 8 + 4 * (uint64_t)i, "node map names no ordinal");
+            }
+        }
+        off += 8 + 4 * (uint64_t)nNode;
+        off = (off + 7) & ~(uint64_t)7;
+    }
+    if (off != end) return corrupt(err, zName, off, "node maps do not fill their section");
+    return LP_OK;
+}
+
+int rowfile_open_mem(const uint8_t *a, size_t n, const char *zName, int flags, RowCheckFn xCheck,
+                     void *ctx, RowFile **pp, LpError *err) {
+    *pp = NULL;
+    RowFile *f = calloc(1, sizeof(*f));
+    if (!f) return lp_err_set(err, LP_NOMEM, "out of memory opening %s", zName);
+    f->a = a;
+    f->n = n;
+    int rc = parse(f, zName, flags, xCheck, ctx, err);
+    if (rc != LP_OK) {
+        free(f->apMap);
+        free(f);
+        return rc;
+    }
+    *pp = f;
+    return LP_OK;
+}
+
+int rowfile_open(const char *zPath, RowCheckFn xCheck, void *ctx, RowFile **pp, LpError *err) {
+    *pp = NULL;
+    int fd = open(zPath, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        int rc = lp_err_set(err, LP_IOERR, "cannot open %s: %s", zPath, strerror(errno));
+        if (fd >= 0) close(fd);
+        return rc;
+    }
+    size_t n = (size_t)st.st_size;
+    void *p = n ? mmap(NULL, n, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
+    int e = errno;
+    close(fd);
+    if (!n) return corrupt(err, zPath, 0, "file is empty");
+    if (p == MAP_FAILED) return lp_err_set(err, LP_IOERR, "cannot map %s: %s", zPath, strerror(e));
+    int rc = rowfile_open_mem(p, n, zPath, 0, xCheck, ctx, pp, err);
+    if (rc != LP_OK) {
+        munmap(p, n);
+        return rc;
+    }
+    (*pp)->bMapped = 1;
+    return LP_OK;
+}
+
+void rowfile_close(RowFile *f) {
+    if (!f) return;
+    if (f->bMapped) munmap((void *)f->a, f->n);
+    free(f->apMap);
+    free(f);
+}
+
+uint32_t rowfile_nord(const RowFile *f) {
+    return f->nOrd;
+}
+
+uint32_t rowfile_nrow(const RowFile *f) {
+    return f->nRow;
+}
+
+uint32_t rowfile_ncol(const RowFile *f) {
+    return f->nCol;
+}
+
+uint64_t rowfile_size(const RowFile *f) {
+    return f->n;
+}
+
+const void *rowfile_row(const RowFile *f, uint32_t i) {
+    uint64_t off = i < f->nOrd ? get_u64le(f->pOffs + 8 * (size_t)i) : 0;
+    return off ? f->a + off : NULL;
+}
+
+int64_t rowfile_find(const RowFile *f, int64_t id) {
+    size_t lo = 0, hi = f->nRow;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int64_t x = (int64_t)get_u64le(f->pIds + 16 * mid);
+        if (x == id) return get_u32le(f->pIds + 16 * mid + 8);
+        if (x < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return -1;
+}
+
+int64_t rowfile_min_id(const RowFile *f) {
+    return f->nRow ? (int64_t)get_u64le(f->pIds) : 0;
+}
+
+int rowfile_sorted(const RowFile *f) {
+    return f->bSorted;
+}
+
+int64_t rowfile_max_id(const RowFile *f) {
+    return f->nRow ? (int64_t)get_u64le(f->pIds + 16 * ((size_t)f->nRow - 1)) : 0;
+}
+
+const uint32_t *rowfile_map(const RowFile *f, uint32_t iCol, uint32_t *pn) {
+    for (uint32_t m = 0; m < f->nMap; m++) {
+        if (get_u32le(f->apMap[m]) != iCol) continue;
+        *pn = get_u32le(f->apMap[m] + 4);
+        return (const uint32_t *)(const void *)(f->apMap[m] + 8);
+    }
+    *pn = 0;
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- tombstones */
+
+int rowfile_write_dead(const char *zPath, const Bitset *dead, LpError *err) {
+    if (dead->nBit > UINT32_MAX) return lp_err_set(err, LP_LIMIT, "%s: too many ordinals", zPath);
+    size_t nWord = BITSET_NWORD(dead->nBit);
+    uint32_t nDead = 0;
+    for (size_t i = 0; i < nWord; i++) nDead += (uint32_t)__builtin_popcountll(dead->aWord[i]);
+    Out *o = malloc(sizeof(Out));
+    if (!o) return lp_err_set(err, LP_NOMEM, "out of memory writing %s", zPath);
+    memset(o, 0, offsetof(Out, buf));
+    o->fd = open(zPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (o->fd < 0) {
+        free(o);
+        return lp_err_set(err, LP_IOERR, "cannot create %s: %s", zPath, strerror(errno));
+    }
+    uint8_t h[DEAD_HDR] = "LPDEAD\0";
+    put_u32le(h + 8, RF_VERSION);
+    put_u32le(h + 12, (uint32_t)dead->nBit);
+    put_u32le(h + 16, nDead);
+    put_u32le(h + 20, nWord ? crc32c_update(0, dead->aWord, 8 * nWord) : 0);
+    put_u32le(h + 24, crc32c_update(0, h, 24));
+    out_put(o, h, DEAD_HDR);
+    if (nWord) out_put(o, dead->aWord, 8 * nWord);
+    int rc = out_close(o, zPath, err);
+    free(o);
+    return rc;
+}
+
+int rowfile_read_dead(const char *zPath, uint32_t nOrd, Bitset *dead, LpError *err) {
+    *dead = (Bitset){0};
+    int fd = open(zPath, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return lp_err_set(err, LP_IOERR, "cannot open %s: %s", zPath, strerror(errno));
+    uint8_t h[DEAD_HDR];
+    size_t nWord = BITSET_NWORD((size_t)nOrd);
+    int rc = LP_OK;
+    if (pread(fd, h, DEAD_HDR, 0) != DEAD_HDR || memcmp(h, "LPDEAD\0\0", 8) != 0 ||
+        get_u32le(h + 8) != RF_VERSION || get_u32le(h + 24) != crc32c_update(0, h, 24) ||
+        get_u32le(h + 28) != 0) {
+        rc = corrupt(err, zPath, 0, "bad tombstone file header");
+    } else if (get_u32le(h + 12) != nOrd) {
+        rc = corrupt(err, zPath, 12, "tombstone file does not match its segment's size");
+    } else if (bitset_init(dead, nOrd) != LP_OK) {
+        rc = lp_err_set(err, LP_NOMEM, "out of memory reading %s", zPath);
+    } else if (nWord && pread(fd, dead->aWord, 8 * nWord, DEAD_HDR) != (ssize_t)(8 * nWord)) {
+        rc = corrupt(err, zPath, DEAD_HDR, "tombstone file is truncated");
+    } else if (nWord && crc32c_update(0, dead->aWord, 8 * nWord) != get_u32le(h + 20)) {
+        rc = corrupt(err, zPath, DEAD_HDR, "tombstone bits checksum mismatch");
+    } else if (nOrd % 64 && (dead->aWord[nWord - 1] >> (nOrd % 64))) {
+        rc = corrupt(err, zPath, DEAD_HDR + 8 * (nWord - 1), "tombstone bits past the segment's end");
+    }
+    if (rc != LP_OK) bitset_free(dead);
+    struct stat st;
+    if (rc == LP_OK && (fstat(fd, &st) != 0 || (uint64_t)st.st_size != DEAD_HDR + 8 * nWord)) {
+        bitset_free(dead);
+        rc = corrupt(err, zPath, DEAD_HDR, "tombstone file has the wrong size");
+    }
+    close(fd);
+    return rc;
+}

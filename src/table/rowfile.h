@@ -1,0 +1,96 @@
+/*
+** rowfile.h — the rows of a sealed table segment, and its tombstones.
+**
+** Contract. A segment numbers its rows with ordinals 0..nOrd-1 (the
+** ordinals of its full-text segment and of its graphs' node maps). The rows
+** file keeps, read through mmap:
+**   - the row blocks (opaque to this module: the table's in-memory row
+**     format, so a row is read in place without decoding), each 8-byte
+**     aligned; an ordinal may have no row (deleted before the segment was
+**     written);
+**   - an id index: (id, ordinal) sorted by id, for lookups in O(log n);
+**   - for each vector column with a graph, the map node -> ordinal
+**     (UINT32_MAX: the node's row is not in the segment).
+** The byte layout is at the top of rowfile.c.
+**
+** Writer. rowfile_write() writes the whole file from the caller's arrays
+** in one call (the caller owns the rows and keeps them unchanged during
+** the call), fsyncs it, and removes it again on any error. The caller
+** fsyncs the folder when it publishes the file (manifest.h).
+**
+** Reader. rowfile_open() maps the file read-only and, before serving
+** anything, verifies the header and footer (magic, version, sizes), the
+** CRC32C of every section, and the structure: every offset inside the
+** rows section and aligned, every block passing the caller's check
+** xCheck (sizes, offsets, terminators, ids), the id index strictly
+** ascending and matching the blocks, every map entry an ordinal or
+** UINT32_MAX. A damaged file is LP_CORRUPT with a message naming the file
+** and the offset; never a crash. rowfile_open_mem() does the same over the
+** caller's memory; ROWFILE_NOCHECKSUM skips the CRCs (fuzz target only).
+**
+** Tombstone files (seg-N.del-G): the set of ordinals deleted after the
+** segment was written, as a bitset with a header and a CRC32C;
+** rowfile_write_dead / rowfile_read_dead, same error rules.
+**
+** Thread safety: an open file is read-only; any number of threads may read
+** it at once.
+*/
+#ifndef LP_TABLE_ROWFILE_H
+#define LP_TABLE_ROWFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/bitset.h"
+#include "util/error.h"
+
+#define ROWFILE_NOCHECKSUM 0x1
+
+typedef struct RowFile RowFile;
+
+/* One node map to write: aNode[0..nNode) for vector column iCol. */
+typedef struct RowFileMap {
+    uint32_t iCol;
+    uint32_t nNode;
+    const uint32_t *aNode;
+} RowFileMap;
+
+/* Checks one row block of n bytes read back from a file (the table's
+** row_check): nonzero when valid. *pId gets its id. */
+typedef int (*RowCheckFn)(void *ctx, const void *pBlock, size_t n, int64_t *pId);
+
+/* Writes zPath: nOrd ordinals, apRow[i] / anByte[i] the block of ordinal i
+** (NULL: none; blocks start with their int64 id), and nMap node maps. */
+int rowfile_write(const char *zPath, uint32_t nCol, uint32_t nOrd, const void *const *apRow,
+                  const uint32_t *anByte, const RowFileMap *aMap, int nMap, LpError *err);
+
+int rowfile_open(const char *zPath, RowCheckFn xCheck, void *ctx, RowFile **pp, LpError *err);
+int rowfile_open_mem(const uint8_t *a, size_t n, const char *zName, int flags, RowCheckFn xCheck,
+                     void *ctx, RowFile **pp, LpError *err);
+void rowfile_close(RowFile *f);
+
+uint32_t rowfile_nord(const RowFile *f);
+/* Rows stored (ordinals with a block). */
+uint32_t rowfile_nrow(const RowFile *f);
+/* Columns of the schema the rows were written with. */
+uint32_t rowfile_ncol(const RowFile *f);
+/* The block of ordinal i (8-byte aligned), or NULL when it has none. */
+const void *rowfile_row(const RowFile *f, uint32_t i);
+/* The ordinal of id's block, or -1. */
+int64_t rowfile_find(const RowFile *f, int64_t id);
+/* The smallest and largest id stored, or 0. */
+int64_t rowfile_min_id(const RowFile *f);
+int64_t rowfile_max_id(const RowFile *f);
+/* 1 when the rows come in ascending id order by ordinal. */
+int rowfile_sorted(const RowFile *f);
+/* The node map of vector column iCol (*pn entries), or NULL. */
+const uint32_t *rowfile_map(const RowFile *f, uint32_t iCol, uint32_t *pn);
+/* Bytes in the file. */
+uint64_t rowfile_size(const RowFile *f);
+
+/* Tombstones: writes dead (nBit = the segment's nOrd) to zPath, fsynced. */
+int rowfile_write_dead(const char *zPath, const Bitset *dead, LpError *err);
+/* Reads zPath into dead (initialised here), which must hold nOrd bits. */
+int rowfile_read_dead(const char *zPath, uint32_t nOrd, Bitset *dead, LpError *err);
+
+#endif /* LP_TABLE_ROWFILE_H */

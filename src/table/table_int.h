@@ -1,0 +1,161 @@
+/*
+** table_int.h — what table.c and flush.c share: the table's structures.
+** Not for use outside src/table/.
+**
+** Parts. A table is a list of older parts plus its RAM segment (the
+** fields of Table that predate parts: slots, idx, pFts, aVec). A flush
+** freezes the RAM segment into a part (its rows, index and graphs move
+** there unchanged and a new empty RAM segment starts), writes the part out
+** as a sealed segment, and then swaps the frozen part for the sealed one,
+** whose rows are read from the mmap'd files. Every part's rows are
+** immutable: deleting or replacing one sets its bit in the part's dead set
+** (under the write lock; readers hold the read lock, so no copy is needed).
+**
+** Ordinals. The snapshot numbers every row slot of the table globally:
+** part i's ordinal d is aPart[i]->base + d, and the RAM segment's slot s
+** is ramBase + s, ramBase being the sum of the parts' nOrd. These global
+** ordinals are what table_snap_slot() takes and what the full-text source
+** of a snapshot (one FtsMulti over the parts and the RAM index) uses.
+*/
+#ifndef LP_TABLE_TABLE_INT_H
+#define LP_TABLE_TABLE_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "fts/memindex.h"
+#include "fts/multi.h"
+#include "fts/segment.h"
+#include "table/rowfile.h"
+#include "table/table.h"
+#include "util/bitset.h"
+#include "util/hashmap.h"
+#include "util/vec.h"
+
+struct MemRow {
+    int64_t id;
+    uint32_t nByte;         /* size of this block */
+    uint32_t unused;
+    uint64_t aSlot[];       /* nCol slots, then the NULL bitmap, then the tail */
+};
+
+/* The HNSW graph of one vector column. Graph rows ("nodes") are numbered
+** in insert order, as slots are, but not every slot has a vector and a
+** batch adds its nodes before it takes the write lock, so nodeSlot maps
+** node -> slot (UINT32_MAX: not a live row's, or not applied yet). */
+typedef struct TableVec {
+    int iCol;               /* schema column */
+    VecHnsw *h;
+    VEC(uint32_t) nodeSlot; /* read under the read lock, changed under the write lock */
+} TableVec;
+
+/* A vector column computed by a model from text columns. */
+typedef struct TableEmbed {
+    int iCol;               /* the vector column */
+    int *aFrom;             /* its source columns, in order */
+    int nFrom;
+    EmbedModel *pModel;     /* NULL when the model could not be loaded */
+    char *zWhy;             /* then why (the message of embed_model_get) */
+} TableEmbed;
+
+/* One graph column of a part: its graph and node -> part ordinal map. */
+typedef struct PartVec {
+    VecHnsw *h;             /* owned */
+    uint32_t *aOwnNode;     /* frozen part: the map (owned); sealed: NULL */
+    const uint32_t *aNode;  /* the map (aOwnNode, or inside the rows file) */
+    uint32_t nNode;
+} PartVec;
+
+typedef struct Part {
+    uint32_t nOrd;          /* ordinals */
+    uint64_t base;          /* first global ordinal */
+    size_t nLive;           /* rows not deleted */
+    Bitset dead;            /* nOrd bits: deleted since the part was frozen */
+    uint64_t deadVer;       /* bumped by each delete */
+    uint64_t deadSavedVer;  /* deadVer when the tombstone file deadGen was written */
+    int64_t minId, maxId;   /* of the rows it holds (0, 0 when none) */
+    int bSorted;            /* its rows come in ascending id order */
+    PartVec *aVec;          /* nVec, in the table's aVec order */
+    int nVec;
+    /* frozen (pRows NULL): */
+    MemRow **apRow;         /* nOrd rows (NULL: deleted before the freeze), owned */
+    IdMap idx;              /* id -> ordinal of the rows in apRow */
+    FtsMem *pFtsMem;        /* owned, or NULL */
+    size_t nBytes;          /* row bytes */
+    /* sealed: */
+    uint64_t segId;         /* files seg-<segId>.* */
+    uint64_t deadGen;       /* current tombstone file, 0: none */
+    RowFile *pRows;         /* owned */
+    FtsSegment *pFtsSeg;    /* owned, or NULL */
+} Part;
+
+struct Table {
+    char *zName;            /* owned */
+    Schema *pSchema;        /* owned, immutable */
+    atomic_int nRef;        /* references: catalog + running statements */
+    pthread_rwlock_t lock;  /* guards everything below */
+    VEC(MemRow *) slots;    /* rows in insertion order; NULL = deleted */
+    IdMap idx;              /* id -> slot number */
+    size_t nLive;           /* non-NULL slots */
+    int64_t nextId;         /* next automatic id: max id ever held + 1 */
+    int64_t lastId;         /* id of the last appended row (for bSorted) */
+    int bSorted;            /* non-NULL slots are in ascending id order */
+    size_t nBytes;          /* bytes in row blocks */
+    Analyzer *pAnalyzer;    /* the table's text analysis (owned), or NULL */
+    FtsMem *pFts;           /* full-text index of the slots, or NULL (no indexed TEXT) */
+    int nFts;               /* indexed TEXT fields */
+    int *aFtsCol;           /* field i -> schema column */
+    const char **azFtsField;/* field names, for the MATCH parser */
+    Tpool *pPool;           /* helps analyse large writes, or NULL */
+    TableVec *aVec;         /* one HNSW graph per knn_type='hnsw' vector column */
+    int nVec;
+    pthread_rwlock_t graphLock; /* writes hold it shared from their graph inserts
+                                ** (before the table lock) to the end; TRUNCATE,
+                                ** which swaps the graphs, exclusive */
+    Wal *pWal;              /* the write-ahead log, or NULL (memory only) */
+    TableEmbed *aEmb;       /* one per vector column with a model_name */
+    int nEmb;
+    int nEmbedInline;       /* writes of at most this many rows embed inline */
+    int bRetired;           /* replaced by an ALTER TABLE: writes refused (under lock) */
+    /* Parts (table_int.h), under lock: */
+    Part **apPart;          /* oldest first */
+    int nPart;
+    uint64_t ramBase;       /* sum of the parts' nOrd */
+    size_t nLiveParts;      /* live rows in parts */
+    /* Storage (flush.c): set by table_set_storage, else a memory-only table. */
+    char *zDir;             /* the table's folder */
+    pthread_mutex_t *pManifestMu; /* the catalog's: serialises manifest updates */
+    uint64_t memLimit;      /* rt_mem_limit: flush in the background past it (0: never) */
+    pthread_mutex_t flushMu;/* one flush (or truncate of segments) at a time */
+    atomic_int bFlushQueued;/* a background flush was started and has not finished */
+    atomic_int bNoFlush;    /* table_stop_flushes: no more background flushes */
+    uint64_t nextSegId;     /* next segment file number (under flushMu) */
+    uint64_t nFlushes;      /* segments written (SHOW TABLE STATUS) */
+};
+
+struct TableSnap {
+    Table *t;               /* holds a reference and the read lock */
+    FtsMulti *pMulti;       /* the full-text source over parts + RAM, made on demand */
+};
+
+
+/* table.c */
+uint32_t row_nbyte(const MemRow *r);
+/* table_open_wal replaying from record firstLsn on. */
+int table_open_wal_from(Table *t, const char *zDir, WalSync sync, uint64_t firstLsn, LpError *err);
+int table_row_valid(const Schema *s, const MemRow *r, size_t n);
+VecHnsw *table_new_graph(const ColumnSchema *c, LpError *err);
+void table_part_free(Part *p);
+/* Recomputes the parts' bases, ramBase, nLiveParts and bSorted (under the
+** write lock, after the part list changed). */
+void table_parts_changed(Table *t);
+
+/* flush.c */
+/* Called after a write with the write lock released: starts a background
+** flush when the RAM segment passed memLimit. */
+void table_maybe_flush(Table *t);
+/* TRUNCATE with segments: the manifest lists none and the log is needed
+** from record lsnFirst; the segment files go. Called with flushMu held. */
+int table_forget_segments(Table *t, uint64_t lsnFirst, LpError *err);
+
+#endif /* LP_TABLE_TABLE_INT_H */
