@@ -135,6 +135,7 @@ typedef enum StmtKind {
     STMT_DROP_TABLE,
     STMT_TRUNCATE,              /* TRUNCATE TABLE t */
     STMT_FLUSH,                 /* FLUSH TABLE t, FLUSH RAMCHUNK t */
+    STMT_OPTIMIZE,              /* OPTIMIZE TABLE t [OPTION cutoff=N, sync=1] */
     STMT_ALTER_TABLE,           /* ALTER TABLE t ADD | DROP | MODIFY COLUMN, REBUILD EMBEDDINGS */
     STMT_SHOW,                  /* every SHOW …, and DESCRIBE / DESC */
     STMT_SET,                   /* SET …, SET NAMES …, SET CHARACTER SET … */
@@ -199,6 +200,13 @@ typedef struct UpdateStmt {
     SqlMapItem *aOption;        /* OPTION …, as in SELECT */
     int nOption;
 } UpdateStmt;
+
+typedef struct OptimizeStmt {
+    const char *zTable;
+    int tablePos;
+    SqlMapItem *aOption;        /* OPTION cutoff=N, sync=0|1 */
+    int nOption;
+} OptimizeStmt;
 
 /* One column in CREATE TABLE: name, type word, then any mix of bare flags
 ** (indexed, stored, attribute, ...) and key='value' options (knn_type='hnsw',
@@ -302,6 +310,7 @@ typedef struct SqlStmt {
         AlterTableStmt alter;
         DropTableStmt truncate;     /* bIfExists unused */
         DropTableStmt flush;        /* bIfExists unused */
+        OptimizeStmt optimize;
         ShowStmt show;
         SetStmt set;
         struct { const char *zName; } use;

@@ -28,6 +28,7 @@
 **   drop     := DROP TABLE [IF EXISTS] table
 **   truncate := TRUNCATE [TABLE] table [WITH RECONFIGURE]
 **   flush    := FLUSH (TABLE | RAMCHUNK) table
+**   optimize := OPTIMIZE TABLE table [OPTION name = value {',' …}]
 **   alter    := ALTER TABLE table ( ADD [COLUMN] coldef | DROP [COLUMN] name
 **             | MODIFY [COLUMN] coldef | REBUILD EMBEDDINGS name )
 **   show     := SHOW ( [FULL] TABLES [(FROM|IN) name] [like]
@@ -1225,6 +1226,15 @@ static int parse_flush(Parser *p, DropTableStmt *s) {
     return finish(p, "end of statement");
 }
 
+/* OPTIMIZE TABLE table [OPTION …]. */
+static int parse_optimize(Parser *p, OptimizeStmt *s) {
+    advance(p);
+    if (expect_kw(p, KW_TABLE)) return p->rc;
+    if (parse_table(p, &s->zTable, &s->tablePos)) return p->rc;
+    if (is_kw(p, KW_OPTION) && parse_options(p, &s->aOption, &s->nOption)) return p->rc;
+    return finish(p, "OPTION or end of statement");
+}
+
 /* ------------------------------------------------------------------ */
 /* SHOW, DESCRIBE                                                      */
 
@@ -1537,6 +1547,10 @@ int sql_parse(Arena *a, const char *z, size_t n, SqlStmt **ppStmt, LpError *err)
     case KW_FLUSH:
         s->kind = STMT_FLUSH;
         parse_flush(&p, &s->u.flush);
+        break;
+    case KW_OPTIMIZE:
+        s->kind = STMT_OPTIMIZE;
+        parse_optimize(&p, &s->u.optimize);
         break;
     case KW_SHOW:
         s->kind = STMT_SHOW;

@@ -410,6 +410,42 @@ static void exec_flush(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     r->kind = SQLRES_OK;
 }
 
+/* OPTIMIZE TABLE t [OPTION cutoff=N, sync=1]: merges the table's segments
+** down to cutoff (default 1); in the background unless sync=1, as
+** Manticore does. */
+static void exec_optimize(SqlSession *s, const SqlStmt *st, SqlResult *r) {
+    const OptimizeStmt *o = &st->u.optimize;
+    int nCutoff = 1, bSync = 0;
+    for (int i = 0; i < o->nOption; i++) {
+        const SqlMapItem *it = &o->aOption[i];
+        int bCutoff = strcmp(it->zName, "cutoff") == 0;
+        if (!bCutoff && strcmp(it->zName, "sync") != 0) {
+            sqlx_error(r, ER_PARSE, "OPTIMIZE: unknown option '%s' at offset %d: expected "
+                       "cutoff or sync", it->zName, it->pos);
+            return;
+        }
+        int64_t lo = bCutoff ? 1 : 0, hi = bCutoff ? 1000000 : 1;
+        if (it->pValue->kind != EXPR_INT || it->pValue->u.i < lo || it->pValue->u.i > hi) {
+            sqlx_error(r, ER_PARSE, "OPTIMIZE: option '%s' at offset %d expects an integer "
+                       "from %lld to %lld", it->zName, it->pos, (long long)lo, (long long)hi);
+            return;
+        }
+        if (bCutoff) nCutoff = (int)it->pValue->u.i;
+        else bSync = (int)it->pValue->u.i;
+    }
+    Table *t = sqlx_table(s, o->zTable, r);
+    if (!t) return;
+    LpError err;
+    lp_err_clear(&err);
+    int rc = bSync ? table_optimize(t, nCutoff, &err) : table_optimize_async(t, nCutoff, &err);
+    table_unref(t);
+    if (rc != LP_OK) {
+        sqlx_report(r, &err, ER_UNKNOWN_ERROR);
+        return;
+    }
+    r->kind = SQLRES_OK;
+}
+
 /* DDL and explicit transaction control end the open transaction. */
 static int implicit_commit(SqlSession *s, SqlResult *r) {
     if (!sqlx_in_txn(s)) return 0;
@@ -483,6 +519,9 @@ void sql_execute(SqlSession *s, const char *zSql, size_t nSql, SqlResult *r) {
         break;
     case STMT_FLUSH:
         exec_flush(s, st, r);
+        break;
+    case STMT_OPTIMIZE:
+        exec_optimize(s, st, r);
         break;
     case STMT_ALTER_TABLE:
         if (implicit_commit(s, r)) break;

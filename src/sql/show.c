@@ -191,8 +191,8 @@ static int show_table_status(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
     Table *t = need_table(s, sh, r);
     if (!t) return LP_OK;
     int nSeg = 0;
-    uint64_t nFlush = 0;
-    uint64_t nSegBytes = table_disk_bytes(t, &nSeg, &nFlush); /* before the snapshot's lock */
+    uint64_t nFlush = 0, nMerge = 0;
+    uint64_t nSegBytes = table_disk_bytes(t, &nSeg, &nFlush, &nMerge); /* before the snapshot's lock */
     TableSnap *snap = table_snapshot(t);
     int rc = LP_NOMEM;
     size_t nTerms = 0, nFts = snap ? table_snap_fts_bytes(snap, &nTerms) : 0;
@@ -203,7 +203,7 @@ static int show_table_status(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
         !add2i(r, "fulltext_ram_bytes", nFts) && !add2i(r, "fulltext_terms", nTerms) &&
         !add2i(r, "disk_bytes", nWal + nSegBytes) && !add2i(r, "wal_bytes", nWal) &&
         !add2i(r, "disk_chunks", (uint64_t)nSeg) && !add2i(r, "segment_bytes", nSegBytes) &&
-        !add2i(r, "flushes", nFlush) && !add2i(r, "mem_limit", table_mem_limit(t))) {
+        !add2i(r, "flushes", nFlush) && !add2i(r, "merges", nMerge) && !add2i(r, "mem_limit", table_mem_limit(t))) {
         char zRebuild[LP_ERRMSG_MAX + 128];
         rc = LP_OK;
         if (catalog_rebuild_status(s->e->pCatalog, table_name(t), zRebuild, sizeof(zRebuild)) &&

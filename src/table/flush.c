@@ -66,8 +66,9 @@ static void dead_suffix(char *z, size_t n, uint64_t gen) {
     snprintf(z, n, "del-%" PRIu64, gen);
 }
 
-/* Removes the seg-* files of zDir that the segment list does not name. */
-static void remove_orphans(const char *zDir, const ManifestSeg *aSeg, int nSeg) {
+/* Removes the seg-* files of zDir that the segment list does not name,
+** except those of segment keepId (a merge writing it; 0: none). */
+static void remove_orphans(const char *zDir, const ManifestSeg *aSeg, int nSeg, uint64_t keepId) {
     DIR *d = opendir(zDir);
     if (!d) return;
     struct dirent *e;
@@ -76,7 +77,7 @@ static void remove_orphans(const char *zDir, const ManifestSeg *aSeg, int nSeg) 
         int nUsed = 0;
         if (sscanf(e->d_name, "seg-%" SCNu64 ".%n", &id, &nUsed) != 1 || !nUsed) continue;
         const char *zSuf = e->d_name + nUsed;
-        int bKeep = 0;
+        int bKeep = keepId && id == keepId;
         for (int i = 0; i < nSeg && !bKeep; i++) {
             if (aSeg[i].id != id) continue;
             uint64_t gen;
@@ -97,7 +98,11 @@ static void remove_orphans(const char *zDir, const ManifestSeg *aSeg, int nSeg) 
 }
 
 void table_remove_unlisted(const char *zDir, const Manifest *m) {
-    remove_orphans(zDir, m->aSeg, m->nSeg);
+    remove_orphans(zDir, m->aSeg, m->nSeg, 0);
+}
+
+void table_remove_unlisted_segs(const char *zDir, const ManifestSeg *aSeg, int nSeg) {
+    remove_orphans(zDir, aSeg, nSeg, 0);
 }
 
 typedef struct CheckCtx {
@@ -113,7 +118,7 @@ static int check_row(void *ctx, const void *p, size_t n, int64_t *pId) {
 
 /* Opens sealed segment ms of t: rows, full-text segment, graphs and
 ** tombstones, all verified. */
-static int open_sealed(Table *t, const ManifestSeg *ms, Part **pp, LpError *err) {
+int table_open_sealed(Table *t, const ManifestSeg *ms, Part **pp, LpError *err) {
     char zPath[4096], zSuf[32];
     Part *p = calloc(1, sizeof(Part));
     int rc = LP_OK;
@@ -197,7 +202,7 @@ int table_open_storage(Table *t, const TableStorage *st, const Manifest *m, LpEr
     int bSorted = 1;
     for (int i = 0; i < m->nSeg; i++) {
         Part *p;
-        int rc = open_sealed(t, &m->aSeg[i], &p, err);
+        int rc = table_open_sealed(t, &m->aSeg[i], &p, err);
         if (rc != LP_OK) return rc;
         if (p->nOrd && p->minId && (!p->bSorted || p->minId <= maxId)) bSorted = 0;
         if (p->maxId > maxId) maxId = p->maxId;
@@ -209,7 +214,7 @@ int table_open_storage(Table *t, const TableStorage *st, const Manifest *m, LpEr
     t->bSorted = bSorted;
     t->lastId = maxId;
     if (maxId >= t->nextId) t->nextId = maxId == INT64_MAX ? INT64_MIN : maxId + 1;
-    remove_orphans(st->zDir, m->aSeg, m->nSeg);
+    remove_orphans(st->zDir, m->aSeg, m->nSeg, 0);
     char zWal[4096];
     snprintf(zWal, sizeof(zWal), "%s/%s", st->zDir, st->zWalName);
     /* Replaying writes into the table: no flush may start before it ends. */
@@ -468,7 +473,7 @@ static int flush_locked(Table *t, LpError *err) {
         if (t->apPart[i]->pRows) continue;
         LpError e2;
         lp_err_clear(&e2);
-        if (open_sealed(t, &aSeg[i], &apSealed[i], &e2) != LP_OK) {
+        if (table_open_sealed(t, &aSeg[i], &apSealed[i], &e2) != LP_OK) {
             /* The files are published; the frozen part still serves. */
             LOG_ERROR("table '%s': cannot read back the segment just written: %s", t->zName, e2.zMsg);
             apSealed[i] = NULL;
@@ -507,7 +512,7 @@ static int flush_locked(Table *t, LpError *err) {
     for (int i = 0; apOld && i < t->nPart; i++) table_part_free(apOld[i]);
     free(apOld);
     free(apSealed);
-    remove_orphans(t->zDir, aSeg, nSeg);
+    remove_orphans(t->zDir, aSeg, nSeg, t->mergeOutId);
 done:
     free(aNewId);
     free(aSeg);
@@ -516,6 +521,12 @@ done:
 }
 
 int table_flush(Table *t, LpError *err) {
+    int rc = table_flush_only(t, err);
+    if (rc == LP_OK) table_maybe_merge(t);
+    return rc;
+}
+
+int table_flush_only(Table *t, LpError *err) {
     pthread_mutex_lock(&t->flushMu);
     int rc = LP_OK;
     if (atomic_load(&t->bNoFlush)) {
@@ -532,7 +543,8 @@ static void *flush_thread(void *arg) {
     Table *t = arg;
     LpError err;
     lp_err_clear(&err);
-    if (table_flush(t, &err) != LP_OK) {
+    int rc = table_flush(t, &err);
+    if (rc != LP_OK && rc != LP_BUSY) {
         LOG_ERROR("table '%s': background flush failed: %s", t->zName, err.zMsg);
     }
     atomic_store(&t->bFlushQueued, 0);
@@ -563,9 +575,11 @@ void table_stop_flushes(Table *t) {
     pthread_mutex_lock(&t->flushMu);
     atomic_store(&t->bNoFlush, 1);
     pthread_mutex_unlock(&t->flushMu);
-    /* A background thread past its check has finished its flush now;
-    ** wait until it has let go of the table's folder entirely. */
-    while (atomic_load(&t->bFlushQueued)) usleep(1000);
+    pthread_mutex_lock(&t->mergeMu); /* a merge running ends (or fails to publish) */
+    pthread_mutex_unlock(&t->mergeMu);
+    /* Background threads past their checks are done now; wait until they
+    ** have let go of the table entirely. */
+    while (atomic_load(&t->bFlushQueued) || atomic_load(&t->bMergeQueued)) usleep(1000);
 }
 
 void table_resume_flushes(Table *t) {
@@ -583,11 +597,11 @@ int table_forget_segments(Table *t, uint64_t lsnFirst, LpError *err) {
         manifest_clear(&m);
     }
     pthread_mutex_unlock(t->pManifestMu);
-    if (rc == LP_OK) remove_orphans(t->zDir, NULL, 0);
+    if (rc == LP_OK) remove_orphans(t->zDir, NULL, 0, 0);
     return rc;
 }
 
-uint64_t table_disk_bytes(Table *t, int *pnSeg, uint64_t *pnFlush) {
+uint64_t table_disk_bytes(Table *t, int *pnSeg, uint64_t *pnFlush, uint64_t *pnMerge) {
     pthread_mutex_lock(&t->flushMu); /* the folder does not change meanwhile */
     uint64_t n = 0;
     DIR *d = t->zDir ? opendir(t->zDir) : NULL;
@@ -604,6 +618,7 @@ uint64_t table_disk_bytes(Table *t, int *pnSeg, uint64_t *pnFlush) {
     for (int i = 0; i < t->nPart; i++) nSeg += t->apPart[i]->pRows != NULL;
     if (pnSeg) *pnSeg = nSeg;
     if (pnFlush) *pnFlush = t->nFlushes;
+    if (pnMerge) *pnMerge = t->nMerges;
     pthread_rwlock_unlock(&t->lock);
     pthread_mutex_unlock(&t->flushMu);
     return n;

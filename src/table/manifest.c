@@ -13,7 +13,8 @@
 ** of a table into a new one and switches by rewriting the manifest);
 ** next_id_floor keeps automatic ids from going back after such a copy;
 ** rebuild (absent when none) is a REBUILD EMBEDDINGS to resume.
-** "segments" (absent: none) lists the sealed segments, oldest first:
+** "segments" (absent: none) lists the sealed segments, in row order (ids unique,
+** not ordered: a merged segment takes a new id in its inputs' place):
 **   "segments":[{"id":3,"ords":100000,"del":2},...],"next_seg":4
 ** wal_first_lsn is then the first log record they do not cover.
 **
@@ -56,6 +57,15 @@ static int write_all(int fd, const char *p, size_t n) {
         }
         p += r;
         n -= (size_t)r;
+    }
+    return 0;
+}
+
+/* Is a segment with this id already in m's list? (The list is short: a
+** table keeps O(log rows) segments.) */
+static int seg_listed(const Manifest *m, uint64_t id) {
+    for (int i = 0; i < m->nSeg; i++) {
+        if (m->aSeg[i].id == id) return 1;
     }
     return 0;
 }
@@ -188,7 +198,7 @@ int manifest_read(const char *zDir, Manifest *m, LpError *err) {
             json_int_t del = json_integer_value(json_object_get(e, "del"));
             if (!json_is_integer(json_object_get(e, "id")) || id <= 0 || nOrd < 0 ||
                 nOrd > (json_int_t)UINT32_MAX - 1 || del < 0 || (uint64_t)id >= m->nextSegId ||
-                (i && (uint64_t)id <= m->aSeg[i - 1].id)) {
+                (uint64_t)del >= m->nextSegId || seg_listed(m, (uint64_t)id)) {
                 rc = lp_err_set(err, LP_CORRUPT, "%s: segment entry %zu is malformed", zPath, i);
                 break;
             }

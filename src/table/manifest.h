@@ -45,7 +45,7 @@ typedef struct Manifest {
     int64_t nextIdFloor;    /* automatic ids start at least here (0: none) */
     char *zRebuildCol;      /* REBUILD EMBEDDINGS in progress on this column, or NULL */
     int64_t rebuildAfterId; /* ... done for the rows with ids up to this one */
-    ManifestSeg *aSeg;      /* live segments, oldest first (owned) */
+    ManifestSeg *aSeg;      /* live segments, in row order (owned) */
     int nSeg;
     uint64_t nextSegId;     /* ids of files written later are at least this */
 } Manifest;

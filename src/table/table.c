@@ -308,6 +308,7 @@ Table *table_new_ex(const char *zName, Schema *pSchema, const TableModelEnv *env
     pthread_rwlock_init(&t->graphLock, &attr);
     pthread_rwlockattr_destroy(&attr);
     pthread_mutex_init(&t->flushMu, NULL);
+    pthread_mutex_init(&t->mergeMu, NULL);
     idmap_init(&t->idx);
     t->nextId = 1;
     t->bSorted = 1;
@@ -366,6 +367,7 @@ void table_unref(Table *t) {
     pthread_rwlock_destroy(&t->lock);
     pthread_rwlock_destroy(&t->graphLock);
     pthread_mutex_destroy(&t->flushMu);
+    pthread_mutex_destroy(&t->mergeMu);
     for (int i = 0; i < t->nPart; i++) table_part_free(t->apPart[i]);
     free(t->apPart);
     free(t->zDir);
@@ -1529,7 +1531,10 @@ int table_truncate(Table *t, LpError *err) {
     /* With segments on disk (not while replaying: zDir is set after),
     ** no flush may run meanwhile, and the manifest must drop them. */
     int bStore = t->zDir != NULL;
-    if (bStore) pthread_mutex_lock(&t->flushMu);
+    if (bStore) {
+        pthread_mutex_lock(&t->mergeMu);
+        pthread_mutex_lock(&t->flushMu);
+    }
     if (t->nVec) pthread_rwlock_wrlock(&t->graphLock); /* no write in flight */
     pthread_rwlock_wrlock(&t->lock);
     uint64_t lsn = 0;
@@ -1540,7 +1545,10 @@ int table_truncate(Table *t, LpError *err) {
     if (rc != LP_OK) {
         pthread_rwlock_unlock(&t->lock);
         if (t->nVec) pthread_rwlock_unlock(&t->graphLock);
-        if (bStore) pthread_mutex_unlock(&t->flushMu);
+        if (bStore) {
+            pthread_mutex_unlock(&t->flushMu);
+            pthread_mutex_unlock(&t->mergeMu);
+        }
         for (int v = 0; v < t->nVec; v++) vec_hnsw_free(apNew[v]);
         free(apNew);
         fts_mem_free(m);
@@ -1570,7 +1578,10 @@ int table_truncate(Table *t, LpError *err) {
     free(apOld);
     rc = lsn ? wal_commit(t->pWal, lsn, err) : LP_OK;
     if (rc == LP_OK && bStore && nOld) rc = table_forget_segments(t, lsn, err);
-    if (bStore) pthread_mutex_unlock(&t->flushMu);
+    if (bStore) {
+        pthread_mutex_unlock(&t->flushMu);
+        pthread_mutex_unlock(&t->mergeMu);
+    }
     return rc;
 }
 

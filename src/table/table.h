@@ -175,8 +175,20 @@ int table_flush(Table *t, LpError *err);
 void table_stop_flushes(Table *t);
 void table_resume_flushes(Table *t);
 /* Bytes in the table's segment files; *pnSeg sealed segments, *pnFlush
-** flushes done since open. */
-uint64_t table_disk_bytes(Table *t, int *pnSeg, uint64_t *pnFlush);
+** flushes and *pnMerge merges done since open. */
+uint64_t table_disk_bytes(Table *t, int *pnSeg, uint64_t *pnFlush, uint64_t *pnMerge);
+
+/* OPTIMIZE TABLE: flushes, then merges the sealed segments until at most
+** nCutoff (< 1: 1) are left, dropping deleted rows (a single segment with
+** deletes is rewritten). Merging keeps the rows' order; its graph starts
+** from the largest input's and inserts the other inputs' vectors. Runs in
+** the caller's thread; writes and searches go on meanwhile. After each
+** flush a tiered policy (merge.c) merges in the background so the number
+** of segments stays logarithmic in the table's size. Errors: table_flush's,
+** LP_IOERR/LP_NOMEM (the table unchanged), LP_BUSY (altered or dropped). */
+int table_optimize(Table *t, int nCutoff, LpError *err);
+/* table_optimize in a background thread (errors go to the log). */
+int table_optimize_async(Table *t, int nCutoff, LpError *err);
 /* rt_mem_limit in bytes (0: never flushed on its own). */
 uint64_t table_mem_limit(const Table *t);
 

@@ -128,7 +128,11 @@ struct Table {
     uint64_t memLimit;      /* rt_mem_limit: flush in the background past it (0: never) */
     pthread_mutex_t flushMu;/* one flush (or truncate of segments) at a time */
     atomic_int bFlushQueued;/* a background flush was started and has not finished */
-    atomic_int bNoFlush;    /* table_stop_flushes: no more background flushes */
+    atomic_int bNoFlush;    /* table_stop_flushes: no more flushes or merges */
+    pthread_mutex_t mergeMu;/* one merge (or truncate) at a time; taken before flushMu */
+    atomic_int bMergeQueued;/* a background merge thread runs */
+    uint64_t nMerges;       /* merges done since open (under lock) */
+    uint64_t mergeOutId;    /* the segment a running merge writes (under flushMu), 0: none */
     uint64_t nextSegId;     /* next segment file number (under flushMu) */
     uint64_t nFlushes;      /* segments written (SHOW TABLE STATUS) */
 };
@@ -154,6 +158,20 @@ void table_parts_changed(Table *t);
 /* Called after a write with the write lock released: starts a background
 ** flush when the RAM segment passed memLimit. */
 void table_maybe_flush(Table *t);
+/* Opens sealed segment ms of t (its files verified) into *pp. */
+int table_open_sealed(Table *t, const ManifestSeg *ms, Part **pp, LpError *err);
+/* Removes the seg-* files of zDir that aSeg does not name. */
+void table_remove_unlisted_segs(const char *zDir, const ManifestSeg *aSeg, int nSeg);
+/* table_flush without the merge check after it. */
+int table_flush_only(Table *t, LpError *err);
+
+/* merge.c */
+/* Runs the merge the policy wants next, if any: 1 when one ran, 0 when
+** none was due, else the error. */
+int table_merge_step(Table *t, LpError *err);
+/* Starts a background merge thread when the policy wants a merge. */
+void table_maybe_merge(Table *t);
+
 /* TRUNCATE with segments: the manifest lists none and the log is needed
 ** from record lsnFirst; the segment files go. Called with flushMu held. */
 int table_forget_segments(Table *t, uint64_t lsnFirst, LpError *err);

@@ -41,15 +41,27 @@ QUERIES = [
     "SELECT id FROM {t} WHERE MATCH('\"batch3 common\"') ORDER BY id ASC LIMIT 1000",
     "SELECT COUNT(*) FROM {t} WHERE MATCH('common')",
     "SELECT id, KNN_DIST() FROM {t} WHERE knn(v, 5, (3, 5, 7, 1))",
-    "SELECT id FROM {t} WHERE knn(v, 5, (3, 5, 7, 1)) AND batch = 2",
+    "SELECT id, KNN_DIST() FROM {t} WHERE knn(v, 5, (3, 5, 7, 1)) AND batch = 2",
     "SELECT id FROM {t} WHERE batch = 99 ORDER BY id ASC",
     "SELECT id FROM {t} ORDER BY id DESC LIMIT 3",
     "SELECT id FROM {t} LIMIT 3",
 ]
 
 
-def snapshot(s, t):
-    return [q(s, sql.format(t=t)) for sql in QUERIES]
+def snapshot(s, t, weights=True):
+    """Every query's answer. weights=False drops WEIGHT() values (dropping
+    deleted rows changes the BM25 statistics) and compares their ids as sets.
+    kNN answers are compared by their distances: among rows at equal
+    distance a graph may find any (a merge builds a new graph)."""
+    out = []
+    for sql in QUERIES:
+        rows = q(s, sql.format(t=t))
+        if not weights and "WEIGHT()" in sql:
+            rows = sorted(r[0] for r in rows)
+        if "knn(" in sql:
+            rows = [r[1] for r in rows]
+        out.append(rows)
+    return out
 
 
 def fill(s, t, lo, hi, batch):
@@ -278,7 +290,8 @@ def test_readers_see_consistent_table_during_flushes(tmp_path):
 
 def test_kill9_during_flushes(tmp_path):
     """20 SIGKILL / restart cycles while 2 writers insert and a flusher
-    runs FLUSH TABLE without pause, so kills land inside flushes: every
+    runs FLUSH TABLE and OPTIMIZE without pause, so kills land inside
+    flushes and merges: every
     acknowledged batch is present and searchable after each restart, none
     is half present, and files of unfinished flushes are cleaned up."""
     data = str(tmp_path / "data")
@@ -291,10 +304,14 @@ def test_kill9_during_flushes(tmp_path):
     stop = threading.Event()
 
     def flusher(srv):
+        # Flushes without pause, and every few rounds merges everything, so
+        # kills land inside flushes and merges alike.
         try:
             with connect(srv) as c, c.cursor() as cur:
+                k = 0
                 while not stop.is_set():
-                    cur.execute("FLUSH TABLE c")
+                    k += 1
+                    cur.execute("OPTIMIZE TABLE c OPTION sync=1" if k % 4 == 0 else "FLUSH TABLE c")
         except (pymysql.MySQLError, OSError, ConnectionError):
             pass
 
@@ -326,4 +343,96 @@ def test_kill9_during_flushes(tmp_path):
                 inflight[b] = []
     assert len(acked) > 50
     assert int(status(s, "c")["disk_chunks"]) >= 1
+    finish(s)
+
+
+def wait_merges_done(s, t, timeout=60):
+    """Until the background merges stop changing the segment count."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        st = status(s, t)
+        cur = (st["disk_chunks"], st["merges"])
+        if cur == last:
+            return st
+        last = cur
+        time.sleep(0.5)
+    return status(s, t)
+
+
+def test_optimize_reclaims_space_and_keeps_answers(tmp_path):
+    data = str(tmp_path / "data")
+    os.makedirs(data)
+    s = start("optimize", data_dir=data)
+    q(s, DDL.format(t="t"))
+    for b in range(3):
+        fill(s, "t", b * 1000 + 1, b * 1000 + 1001, b + 1)
+        q(s, "FLUSH TABLE t")
+    assert status(s, "t")["disk_chunks"] == "3"
+    # Delete every other row (sealed rows: tombstones, no space back yet).
+    for lo in range(1, 3001, 500):
+        ids = ",".join(str(i) for i in range(lo, lo + 500, 2))
+        q(s, f"DELETE FROM t WHERE id IN ({ids})")
+    q(s, "FLUSH TABLE t")
+    before_bytes = int(status(s, "t")["segment_bytes"])
+    before = snapshot(s, "t", weights=False)
+    assert before[0] == ((1500,),)
+    q(s, "OPTIMIZE TABLE t OPTION sync=1")
+    st = status(s, "t")
+    assert st["disk_chunks"] == "1", st
+    after_bytes = int(st["segment_bytes"])
+    assert after_bytes < before_bytes * 0.6, (before_bytes, after_bytes)
+    assert snapshot(s, "t", weights=False) == before
+    merged = snapshot(s, "t")
+    # The merged segment's files are the only ones left.
+    assert {os.path.basename(f).split(".")[0] for f in seg_files(data, "t")} == \
+        {os.path.basename(seg_files(data, "t", "rows")[0]).split(".")[0]}
+    finish(s, keep=True)
+    s.start()
+    assert snapshot(s, "t") == merged
+    # A lone segment with deletes is rewritten by OPTIMIZE.
+    q(s, "DELETE FROM t WHERE id > 1500")
+    q(s, "OPTIMIZE TABLE t OPTION sync=1")
+    st = status(s, "t")
+    assert st["disk_chunks"] == "1" and int(st["segment_bytes"]) < after_bytes * 0.7, st
+    assert q(s, "SELECT COUNT(*) FROM t") == ((750,),)
+    finish(s)
+
+
+def test_background_merges_keep_segments_few(tmp_path):
+    data = str(tmp_path / "data")
+    os.makedirs(data)
+    s = start("tiered", data_dir=data)
+    q(s, DDL.format(t="t"))
+    for b in range(24):
+        fill(s, "t", b * 100 + 1, b * 100 + 101, b)
+        q(s, "FLUSH TABLE t")
+    st = wait_merges_done(s, "t")
+    assert int(st["merges"]) >= 5, st
+    assert int(st["disk_chunks"]) <= 6, st
+    assert q(s, "SELECT COUNT(*) FROM t") == ((2400,),)
+    assert q(s, "SELECT id FROM t WHERE MATCH('word1234')") == ((1234,),)
+    ids = [r[0] for r in q(s, "SELECT id FROM t LIMIT 3000")]
+    assert ids == list(range(1, 2401))      # merged segments keep the rows' order
+    assert q(s, f"SELECT id FROM t WHERE knn(v, 1, {vec(777)}) AND id = 777") == ((777,),)
+    finish(s)
+
+
+def test_optimize_errors(tmp_path):
+    data = str(tmp_path / "data")
+    os.makedirs(data)
+    s = start("opterr", data_dir=data)
+    q(s, DDL.format(t="t"))
+    with connect(s) as c, c.cursor() as cur:
+        for sql, msg in [("OPTIMIZE TABLE t OPTION cutof=2", "unknown option 'cutof'"),
+                         ("OPTIMIZE TABLE t OPTION cutoff=0", "expects an integer"),
+                         ("OPTIMIZE TABLE t OPTION sync='yes'", "expects an integer"),
+                         ("OPTIMIZE t", "expected TABLE"),
+                         ("OPTIMIZE TABLE nope", "does not exist"),
+                         ("FLUSH INDEX t", "expected TABLE or RAMCHUNK")]:
+            with pytest.raises(pymysql.MySQLError) as ei:
+                cur.execute(sql)
+            assert msg in str(ei.value), (sql, str(ei.value))
+        cur.execute("OPTIMIZE TABLE t")           # background, on an empty table
+        cur.execute("OPTIMIZE TABLE t OPTION cutoff=3, sync=1")
     finish(s)
