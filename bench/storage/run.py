@@ -478,6 +478,60 @@ def summarize(args, runs):
 
 # ------------------------------------------------------------ cold start ---
 
+PROBE_ID = 2000000000
+
+
+def flush_probe(port, before):
+    """Runs `before` (FLUSH TABLE / OPTIMIZE) while another connection
+    inserts one row at a time: how long single-row inserts wait while a
+    large RAM segment is frozen and written out. Returns the statement's
+    time and the insert latencies (ms) before and during it; the probe rows
+    are deleted again."""
+    import threading
+    lat = []            # (t_start, ms)
+    stop = threading.Event()
+
+    def prober():
+        c = connect(port, timeout=60)
+        k = 0
+        try:
+            with c.cursor() as cur:
+                while not stop.is_set():
+                    k += 1
+                    t0 = time.monotonic()
+                    cur.execute("INSERT INTO %s (id, body, qty, price) VALUES (%d, 'probe row', 1, 1.0)"
+                                % (TABLE, PROBE_ID + k))
+                    lat.append((t0, (time.monotonic() - t0) * 1000.0))
+        finally:
+            c.close()
+
+    th = threading.Thread(target=prober, daemon=True)
+    th.start()
+    time.sleep(1.0)
+    c = connect(port, timeout=600)
+    try:
+        with c.cursor() as cur:
+            t0 = time.monotonic()
+            cur.execute(before)
+            t1 = time.monotonic()
+            time.sleep(0.3)
+            stop.set()
+            th.join(60)
+            cur.execute("DELETE FROM %s WHERE id >= %d" % (TABLE, PROBE_ID))
+    finally:
+        c.close()
+    base = sorted(ms for (ts, ms) in lat if ts < t0)
+    during = sorted(ms for (ts, ms) in lat if t0 <= ts <= t1)
+
+    def pct(a, p):
+        return round(a[min(len(a) - 1, int(p * len(a)))], 3) if a else None
+    return {"statement": before, "statement_s": round(t1 - t0, 3),
+            "inserts_before": len(base), "before_p50_ms": pct(base, 0.5), "before_p99_ms": pct(base, 0.99),
+            "before_max_ms": round(base[-1], 3) if base else None,
+            "inserts_during": len(during), "during_p50_ms": pct(during, 0.5),
+            "during_p99_ms": pct(during, 0.99), "during_max_ms": round(during[-1], 3) if during else None}
+
+
 def cold_one(args, tmp, name, rows_wanted, time_cap):
     """Load, stop, restart; returns the measurements (and the rows loaded)."""
     d = os.path.join(tmp, "cold-" + name)
@@ -502,13 +556,23 @@ def cold_one(args, tmp, name, rows_wanted, time_cap):
               % (name, rows, res["docs_per_s"], out["rss_mib_loaded"]), flush=True)
         states = []
         if name == "loupe":
-            states.append(("log", None))
+            states.append(("as-loaded", None))
+            states.append(("flushed", "FLUSH TABLE " + TABLE))
+            states.append(("optimized", "OPTIMIZE TABLE %s OPTION sync=1" % TABLE))
         else:
             states.append(("ram-chunk", None))
             states.append(("disk-chunk", "FLUSH RAMCHUNK " + TABLE))
         out["restarts"] = []
+        out["probes"] = []
         for state, before in states:
-            if before:
+            if before and name == "loupe":
+                pr = flush_probe(s.port, before)
+                out["probes"].append(pr)
+                print("bench-storage: %s took %.2f s; single-row inserts meanwhile: %d, p99 %.2f ms, "
+                      "max %.2f ms (before: p99 %.2f ms)" % (before, pr["statement_s"], pr["inserts_during"],
+                                                            pr["during_p99_ms"] or 0, pr["during_max_ms"] or 0,
+                                                            pr["before_p99_ms"] or 0), flush=True)
+            elif before:
                 conn = connect(s.port, timeout=60)
                 try:
                     with conn.cursor() as cur:
@@ -671,7 +735,7 @@ def write_report(out_dir, meta, cells, runs, cold):
               "then (and 2 s later), split into private anonymous memory (built at start), shared",
               "memory (Sphinx keeps a disk chunk's attributes there) and file pages (mapped files).",
               "*Disk* is the apparent size of the table's files (loupe:",
-              "`tables/t/`, the manifest and the WAL; Sphinx: its data folder, index files and binlog).",
+              "`tables/t/`: manifest, segments and WAL; Sphinx: its data folder, index files and binlog).",
               ""]
         for c in cold:
             if c["load"]["capped_by_time"]:
@@ -694,10 +758,28 @@ def write_report(out_dir, meta, cells, runs, cold):
                     part("RssAnon"), part("RssShmem"), part("RssFile"),
                     c["rss_mib_loaded"], r["disk_bytes"] / 1048576, r["disk_bytes_per_row"]))
         L += ["",
-              "States: loupe `log`: loupe has no sealed segments yet, so a start replays the whole",
-              "write-ahead log, rebuilding the full-text index from the rows. Sphinx `ram-chunk`: the",
-              "rows were in its RAM chunk, which searchd writes to `t.ram` at shutdown and reads back",
-              "at start; `disk-chunk`: after `FLUSH RAMCHUNK t`, the rows are one disk chunk.", ""]
+              "States: loupe `as-loaded`: as the load left it: sealed segments written whenever the",
+              "RAM segment passed `rt_mem_limit` (128M) and merged by the background policy, plus the",
+              "RAM segment's rows, which a start replays from the write-ahead log (rebuilding their",
+              "full-text index); `flushed`: after `FLUSH TABLE t`, everything is in sealed segments",
+              "(mapped, verified, nothing rebuilt); `optimized`: after `OPTIMIZE TABLE t OPTION",
+              "sync=1`, one segment. Sphinx `ram-chunk`: the rows were in its RAM chunk, which",
+              "searchd writes to `t.ram` at shutdown and reads back at start; `disk-chunk`: after",
+              "`FLUSH RAMCHUNK t`, the rows are one disk chunk.", ""]
+        probes = [p for c in cold for p in c.get("probes", [])]
+        if probes:
+            L += ["Write stalls: while the statement below ran on the loaded table, another connection",
+                  "inserted one row at a time (`binlog_flush = none`); latency of those inserts in ms,",
+                  "before and during the statement (the RAM segment is frozen under the write lock,",
+                  "then written out while writes go on).", "",
+                  "| statement | took s | inserts during | p50 / p99 / max ms during | p50 / p99 / max ms before |",
+                  "|---|---:|---:|---|---|"]
+            for p in probes:
+                L.append("| `%s` | %.2f | %d | %s / %s / %s | %s / %s / %s |" % (
+                    p["statement"], p["statement_s"], p["inserts_during"], p["during_p50_ms"],
+                    p["during_p99_ms"], p["during_max_ms"], p["before_p50_ms"], p["before_p99_ms"],
+                    p["before_max_ms"]))
+            L.append("")
         for c in cold:
             for r in c["restarts"]:
                 if r.get("server_log"):
@@ -713,7 +795,7 @@ def write_report(out_dir, meta, cells, runs, cold):
             meta["versions"]["loupe"], meta["versions"]["git"]),
         "- Sphinx: %s (Debian sphinxsearch %s): `workers = threads`, no query log, `rt_mem_limit = 2047M`"
         % (meta["versions"]["searchd"], meta["versions"]["sphinxsearch_pkg"]),
-        "  (no disk chunk written while loading; loupe has no sealed segments yet either).",
+        "  (no disk chunk written while loading); loupe: `rt_mem_limit` default (128M).",
         "- Client: loupe-load (tools/loupe-load.c, libmariadb %s), seed %d (same rows for both)"
         % (meta["versions"]["libmariadb_pkg"], st["seed"]),
         "- Data: in %s" % meta["tmp_fs"],

@@ -207,7 +207,7 @@ static int merge_write(Table *t, Part **apIn, int nIn, const Bitset *aDead, uint
         }
     }
     for (int v = 0; v < t->nVec && rc == LP_OK; v++) {
-        uint32_t nNode;
+        uint32_t nNode = 0;
         rc = merge_graph(t, apIn, nIn, (const uint32_t *const *)aaMap, v, nNew, &apH[v], &aaNode[v],
                          &nNode, err);
         aVm[v] = (RowFileMap){(uint32_t)t->aVec[v].iCol, nNode, aaNode[v]};
