@@ -101,6 +101,21 @@ void table_remove_unlisted(const char *zDir, const Manifest *m) {
     remove_orphans(zDir, m->aSeg, m->nSeg, 0);
 }
 
+void table_remove_segment_files(const char *zDir, uint64_t id) {
+    DIR *d = opendir(zDir);
+    if (!d) return;
+    struct dirent *e;
+    char zPre[40];
+    snprintf(zPre, sizeof(zPre), "seg-%" PRIu64 ".", id);
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, zPre, strlen(zPre)) != 0) continue;
+        char zPath[4096];
+        snprintf(zPath, sizeof(zPath), "%s/%s", zDir, e->d_name);
+        unlink(zPath);
+    }
+    closedir(d);
+}
+
 void table_remove_unlisted_segs(const char *zDir, const ManifestSeg *aSeg, int nSeg) {
     remove_orphans(zDir, aSeg, nSeg, 0);
 }
@@ -602,7 +617,8 @@ int table_forget_segments(Table *t, uint64_t lsnFirst, LpError *err) {
 }
 
 uint64_t table_disk_bytes(Table *t, int *pnSeg, uint64_t *pnFlush, uint64_t *pnMerge) {
-    pthread_mutex_lock(&t->flushMu); /* the folder does not change meanwhile */
+    /* Not under flushMu: SHOW TABLE STATUS must not wait for a flush. A
+    ** file written or removed meanwhile is counted or not. */
     uint64_t n = 0;
     DIR *d = t->zDir ? opendir(t->zDir) : NULL;
     struct dirent *e;
@@ -620,7 +636,6 @@ uint64_t table_disk_bytes(Table *t, int *pnSeg, uint64_t *pnFlush, uint64_t *pnM
     if (pnFlush) *pnFlush = t->nFlushes;
     if (pnMerge) *pnMerge = t->nMerges;
     pthread_rwlock_unlock(&t->lock);
-    pthread_mutex_unlock(&t->flushMu);
     return n;
 }
 

@@ -24,11 +24,15 @@
 ** One merge runs at a time (mergeMu); writes and flushes go on during
 ** steps 1-2; readers always.
 **
-** Policy (after each flush): segments fall in tiers by live rows, tier =
-** floor(log4(max(live, 1024) / 1024)); four adjacent segments of one tier
-** merge into one of the next, the lowest tier first, and a segment with
-** more than half of its rows deleted is rewritten alone. So a table of N
-** rows keeps O(log N) segments and each row is rewritten O(log N) times.
+** Policy (after each flush): four adjacent segments of similar size (by
+** live rows, counting at least 1024 each: the largest at most 3 times the
+** smallest) merge into one, the smallest such run first, and a segment
+** with more than half of its rows deleted is rewritten alone. Sizes then
+** grow by a factor of about 4 from one merge generation to the next, with
+** at most 3 segments of a generation waiting: a table of N rows keeps
+** O(log N) segments and each row is rewritten O(log N) times. (Fixed tiers
+** were tried first: flushes of nearly equal size that straddle a tier
+** boundary never merged.)
 */
 #include <inttypes.h>
 #include <math.h>
@@ -43,12 +47,16 @@
 #include "util/log.h"
 
 #define MERGE_FACTOR 4
-#define MERGE_TIER_BASE 1024.0
+/* table_merge_step's "a merge ran" (not an LP_* error code). */
+#define LP_MERGED (-1)
+#define MERGE_SIMILAR 3
+#define MERGE_MIN_ROWS 1024
 
 /* ------------------------------------------------------------------ */
 /* One merge                                                           */
 
 typedef struct VecJob {
+    const atomic_int *pbStop;   /* the table's bNoFlush: give up (shutdown, DROP) */
     VecHnsw *h;
     const float *const *apVec;  /* vectors to insert */
     const uint32_t *aOrd;       /* their new ordinals */
@@ -61,6 +69,11 @@ typedef struct VecJob {
 static void vec_job(void *arg) {
     VecJob *j = arg;
     for (size_t i = j->iFrom; i < j->iTo && j->rc == LP_OK; i++) {
+        if ((i & 255) == 0 && atomic_load(j->pbStop)) {
+            j->rc = lp_err_set(&j->err, LP_BUSY, "merge stopped: the table is being altered, dropped "
+                               "or closed");
+            break;
+        }
         uint32_t node;
         j->rc = vec_hnsw_add(j->h, j->apVec[i], &node, &j->err);
         if (j->rc == LP_OK) j->aNode[node] = j->aOrd[i];
@@ -134,7 +147,7 @@ static int merge_graph(Table *t, Part **apIn, int nIn, const uint32_t *const *aa
         goto fail;
     }
     for (int i = 0; i < nJob; i++) {
-        aJob[i] = (VecJob){h, apVec, aOrd, aNode, nVec * (size_t)i / (size_t)nJob,
+        aJob[i] = (VecJob){&t->bNoFlush, h, apVec, aOrd, aNode, nVec * (size_t)i / (size_t)nJob,
                            nVec * (size_t)(i + 1) / (size_t)nJob, LP_OK, {0}};
     }
     if (nJob == 1) {
@@ -216,6 +229,9 @@ static int merge_write(Table *t, Part **apIn, int nIn, const Bitset *aDead, uint
         snprintf(zPath, sizeof(zPath), "%s/seg-%" PRIu64 ".rows", t->zDir, id);
         rc = rowfile_write(zPath, (uint32_t)t->pSchema->nCol, nNew, apRow, anByte, aVm, t->nVec, err);
     }
+    if (rc == LP_OK && atomic_load(&t->bNoFlush)) {
+        rc = lp_err_set(err, LP_BUSY, "merge stopped: the table is being altered, dropped or closed");
+    }
     if (rc == LP_OK && t->nFts) {
         FtsSource *aSrc[nIn];
         uint32_t aBase[nIn];
@@ -259,6 +275,12 @@ done:
     return rc;
 }
 
+/* Removes the files of a merge's output segment id that was not
+** published (flushMu held, so no flush lists or writes them). */
+static void remove_output(Table *t, uint64_t id) {
+    table_remove_segment_files(t->zDir, id);
+}
+
 /* Merges the sealed parts [iFrom, iFrom + nIn) of t. mergeMu held. */
 static int merge_run(Table *t, int iFrom, int nIn, LpError *err) {
     Part *apIn[nIn];
@@ -289,14 +311,16 @@ static int merge_run(Table *t, int iFrom, int nIn, LpError *err) {
     uint32_t **aaMap = NULL, nNew = 0;
     rc = merge_write(t, apIn, nIn, aDead, id, &aaMap, &nNew, err);
     for (int k = 0; k < nIn; k++) bitset_free(&aDead[k]);
-    if (rc != LP_OK) { /* leftover files go at the next flush or start */
+    if (rc != LP_OK) {
         pthread_mutex_lock(&t->flushMu);
         t->mergeOutId = 0;
+        remove_output(t, id);
         pthread_mutex_unlock(&t->flushMu);
         return rc;
     }
 
     /* 3. Publish. */
+    int bManifestTried = 0;
     Part *pOut = NULL;
     ManifestSeg *aSeg = NULL;
     Bitset dead = {0};
@@ -356,6 +380,10 @@ static int merge_run(Table *t, int iFrom, int nIn, LpError *err) {
         manifest_clear(&m);
     }
     pthread_mutex_unlock(t->pManifestMu);
+    /* A failed manifest write may have replaced the manifest before it
+    ** failed (the folder's fsync): the output's files stay for the next
+    ** start to sort out. */
+    bManifestTried = 1;
     if (rc != LP_OK) goto unlock;
     pthread_rwlock_wrlock(&t->lock);
     /* Deletes since the copy above: mapped again. */
@@ -388,8 +416,9 @@ static int merge_run(Table *t, int iFrom, int nIn, LpError *err) {
     pOut = NULL;
 unlock:
     t->mergeOutId = 0;
+    table_part_free(pOut); /* unmapped before its files go */
+    if (rc != LP_OK && !bManifestTried) remove_output(t, id);
     pthread_mutex_unlock(&t->flushMu);
-    table_part_free(pOut);
     bitset_free(&dead);
     free(aSeg);
     for (int k = 0; k < nIn; k++) free(aaMap[k]);
@@ -399,11 +428,6 @@ unlock:
 
 /* ------------------------------------------------------------------ */
 /* Policy                                                              */
-
-static int tier_of(size_t nLive) {
-    double x = (double)nLive / MERGE_TIER_BASE;
-    return x <= 1 ? 0 : (int)floor(log(x) / log((double)MERGE_FACTOR));
-}
 
 /* The next merge the policy wants: *piFrom, *pnIn; 0 when none. Under the
 ** read lock. */
@@ -419,14 +443,23 @@ static int pick(const Table *t, int *piFrom, int *pnIn) {
             return 1;
         }
     }
-    /* MERGE_FACTOR adjacent segments of one tier, the lowest tier first. */
-    int best = -1, bestTier = 1 << 30;
+    /* MERGE_FACTOR adjacent segments of similar size (the largest at most
+    ** MERGE_SIMILAR times the smallest, counting at least MERGE_MIN_ROWS
+    ** rows each), the run with the fewest rows first. */
+    int best = -1;
+    size_t bestRows = SIZE_MAX;
     for (int i = 0; i + MERGE_FACTOR <= nSealed; i++) {
-        int tr = tier_of(t->apPart[i]->nLive), k = 1;
-        while (k < MERGE_FACTOR && tier_of(t->apPart[i + k]->nLive) == tr) k++;
-        if (k == MERGE_FACTOR && tr < bestTier) {
+        size_t lo = SIZE_MAX, hi = 0, sum = 0;
+        for (int k = 0; k < MERGE_FACTOR; k++) {
+            size_t n = t->apPart[i + k]->nLive;
+            if (n < MERGE_MIN_ROWS) n = MERGE_MIN_ROWS;
+            if (n < lo) lo = n;
+            if (n > hi) hi = n;
+            sum += n;
+        }
+        if (hi <= lo * MERGE_SIMILAR && sum < bestRows) {
             best = i;
-            bestTier = tr;
+            bestRows = sum;
         }
     }
     if (best < 0) return 0;
@@ -443,7 +476,7 @@ int table_merge_step(Table *t, LpError *err) {
     pthread_rwlock_unlock(&t->lock);
     if (bWork) rc = merge_run(t, iFrom, nIn, err);
     pthread_mutex_unlock(&t->mergeMu);
-    return rc != LP_OK ? rc : bWork ? 1 : 0;
+    return rc != LP_OK ? rc : bWork ? LP_MERGED : LP_OK;
 }
 
 int table_optimize(Table *t, int nCutoff, LpError *err) {
@@ -487,7 +520,7 @@ static void *merge_thread(void *arg) {
     LpError err;
     lp_err_clear(&err);
     int rc;
-    while ((rc = table_merge_step(t, &err)) == 1) {}
+    while ((rc = table_merge_step(t, &err)) == LP_MERGED) {}
     if (rc != LP_OK && rc != LP_BUSY) {
         LOG_ERROR("table '%s': background merge failed: %s", t->zName, err.zMsg);
     }
@@ -503,6 +536,8 @@ void table_maybe_merge(Table *t) {
     int bWork = pick(t, &iFrom, &nIn);
     pthread_rwlock_unlock(&t->lock);
     int bFalse = 0;
+    LOG_DEBUG("table '%s': merge check: %s (queued %d)", t->zName, bWork ? "due" : "none",
+              atomic_load(&t->bMergeQueued));
     if (!bWork || !atomic_compare_exchange_strong(&t->bMergeQueued, &bFalse, 1)) return;
     table_ref(t);
     pthread_t th;

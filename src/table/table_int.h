@@ -162,12 +162,14 @@ void table_maybe_flush(Table *t);
 int table_open_sealed(Table *t, const ManifestSeg *ms, Part **pp, LpError *err);
 /* Removes the seg-* files of zDir that aSeg does not name. */
 void table_remove_unlisted_segs(const char *zDir, const ManifestSeg *aSeg, int nSeg);
+/* Removes every file of segment id (seg-<id>.*). */
+void table_remove_segment_files(const char *zDir, uint64_t id);
 /* table_flush without the merge check after it. */
 int table_flush_only(Table *t, LpError *err);
 
 /* merge.c */
-/* Runs the merge the policy wants next, if any: 1 when one ran, 0 when
-** none was due, else the error. */
+/* Runs the merge the policy wants next, if any: -1 when one ran, LP_OK
+** when none was due, else the error. */
 int table_merge_step(Table *t, LpError *err);
 /* Starts a background merge thread when the policy wants a merge. */
 void table_maybe_merge(Table *t);
