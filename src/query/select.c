@@ -401,57 +401,113 @@ static int knn_node_live(void *ctx, uint32_t node) {
 ** graph never returns a row the filter rejects, and the library can choose
 ** an exact scan when few pass); without one, a callback skips rows deleted
 ** or not in this snapshot. */
-static int knn_graph(Exec *x, const TableKnnPart *kp, const float *aQ, KnnHit *aHeap, int *pnHeap,
-                     LpError *err) {
+/* One segment's graph search: its filter, built on the statement's
+** thread (the WHERE is evaluated there), then the search itself, which
+** may run on a pool thread. */
+typedef struct KnnJob {
+    const TableKnnPart *kp;
+    KnnCtx c;
+    VecFilter f;
+    Bitset allow;
+    int bBitmap;
+    const float *aQ;
+    int k, ef;
+    VecHit *aHit;
+    int nHit;
+    VecSearchStats st;
+    int rc;
+    LpError err;
+} KnnJob;
+
+static int knn_job_prepare(Exec *x, KnnJob *j, const TableKnnPart *kp, const float *aQ, LpError *err) {
     const QSelect *q = x->q;
     uint32_t nMap = kp->nNode;
-    KnnCtx c = {x, kp->aNodeSlot, nMap, kp->base};
-    VecHnsw *h = kp->h;
+    j->kp = kp;
+    j->c = (KnnCtx){x, kp->aNodeSlot, nMap, kp->base};
+    j->aQ = aQ;
+    j->k = q->knnK;
+    j->ef = q->knnEf;
     /* The live rows bound the rows the callback passes: after many deletes
     ** the library can then prefer an exact scan of the few left to a walk
     ** through a graph of mostly deleted nodes. */
-    VecFilter f = {NULL, knn_node_live, &c, (int64_t)kp->nLive};
-    Bitset allow;
-    int bBitmap = q->pWhere != NULL;
-    if (bBitmap) {
-        if (bitset_init(&allow, nMap ? nMap : 1)) return lp_err_set(err, LP_NOMEM, "out of memory");
-        int64_t nAllow = 0;
-        for (uint32_t node = 0; node < nMap; node++) {
-            uint32_t slot;
-            const MemRow *r = knn_node_row(&c, node, &slot);
-            if (!r) continue;
-            x->meta.nExamined++;
-            QRow row = {x->s, r, 1.0, slot, 0, NULL, &x->scratch};
-            if (!qexpr_true(q->pWhere, &row)) continue;
-            bitset_set(&allow, node);
-            nAllow++;
+    j->f = (VecFilter){NULL, knn_node_live, &j->c, (int64_t)kp->nLive};
+    if (!(j->aHit = malloc(sizeof(VecHit) * (size_t)q->knnK))) {
+        return lp_err_set(err, LP_NOMEM, "out of memory");
+    }
+    j->bBitmap = q->pWhere != NULL;
+    if (!j->bBitmap) return LP_OK;
+    if (bitset_init(&j->allow, nMap ? nMap : 1)) return lp_err_set(err, LP_NOMEM, "out of memory");
+    int64_t nAllow = 0;
+    for (uint32_t node = 0; node < nMap; node++) {
+        uint32_t slot;
+        const MemRow *r = knn_node_row(&j->c, node, &slot);
+        if (!r) continue;
+        x->meta.nExamined++;
+        QRow row = {x->s, r, 1.0, slot, 0, NULL, &x->scratch};
+        if (!qexpr_true(q->pWhere, &row)) continue;
+        bitset_set(&j->allow, node);
+        nAllow++;
+    }
+    j->f = (VecFilter){&j->allow, NULL, NULL, nAllow};
+    return LP_OK;
+}
+
+static void knn_job_run(void *arg) {
+    KnnJob *j = arg;
+    j->rc = vec_hnsw_search(j->kp->h, j->aQ, j->k, j->ef, &j->f, j->aHit, &j->nHit, &j->st, &j->err);
+}
+
+/* kNN through the column's HNSW graphs, one per segment, searched in
+** parallel on the table's pool when there are several; their top-k merge
+** in the heap. The attribute filter becomes an allow-bitmap over each
+** graph's nodes (evaluated for every live row, so a graph never returns a
+** row the filter rejects, and the library can choose an exact scan when
+** few pass); without one, a callback skips rows deleted or not in this
+** snapshot. */
+static int knn_graphs(Exec *x, const TableKnnPart *aPart, int nPart, const float *aQ, KnnHit *aHeap,
+                      int *pnHeap, LpError *err) {
+    const QSelect *q = x->q;
+    KnnJob *aJob = calloc((size_t)(nPart ? nPart : 1), sizeof(KnnJob));
+    int rc = aJob ? LP_OK : lp_err_set(err, LP_NOMEM, "out of memory");
+    for (int i = 0; i < nPart && rc == LP_OK; i++) rc = knn_job_prepare(x, &aJob[i], &aPart[i], aQ, err);
+    Tpool *pool = table_pool(q->pTable);
+    if (rc == LP_OK && nPart > 1 && pool) {
+        TpoolGroup g;
+        tpool_group_init(&g, pool);
+        for (int i = 0; i < nPart; i++) {
+            if (tpool_group_submit(&g, knn_job_run, &aJob[i]) != LP_OK) knn_job_run(&aJob[i]);
         }
-        f = (VecFilter){&allow, NULL, NULL, nAllow};
+        tpool_group_wait(&g);
+    } else if (rc == LP_OK) {
+        for (int i = 0; i < nPart; i++) knn_job_run(&aJob[i]);
     }
-    VecHit *aHit = malloc(sizeof(VecHit) * (size_t)q->knnK);
-    int nHit = 0, rc;
-    VecSearchStats st = {0};
-    if (!aHit) {
-        rc = lp_err_set(err, LP_NOMEM, "out of memory");
-    } else {
-        rc = vec_hnsw_search(h, aQ, q->knnK, q->knnEf, &f, aHit, &nHit, &st, err);
-    }
-    if (rc == LP_OK) {
+    x->meta.zPlan = NULL;
+    for (int i = 0; i < nPart && rc == LP_OK; i++) {
+        KnnJob *j = &aJob[i];
+        if (j->rc != LP_OK) {
+            rc = j->rc;
+            if (err) *err = j->err;
+            break;
+        }
         /* Over several segments the plan names the graph path when any
         ** segment took it. */
-        const char *zPath = st.path == VEC_PATH_GRAPH   ? "knn_hnsw"
-                            : st.path == VEC_PATH_EXACT ? "knn_exact"
-                                                        : "knn_hnsw_then_exact";
+        const char *zPath = j->st.path == VEC_PATH_GRAPH   ? "knn_hnsw"
+                            : j->st.path == VEC_PATH_EXACT ? "knn_exact"
+                                                           : "knn_hnsw_then_exact";
         if (!x->meta.zPlan || strcmp(x->meta.zPlan, "knn_exact") == 0) x->meta.zPlan = zPath;
-        x->meta.nKnnDist += st.nDist;
-        for (int i = 0; i < nHit; i++) {
+        x->meta.nKnnDist += j->st.nDist;
+        for (int h = 0; h < j->nHit; h++) {
             uint32_t slot;
-            const MemRow *r = knn_node_row(&c, aHit[i].id, &slot);
-            if (r) knn_push(aHeap, pnHeap, q->knnK, (KnnHit){r, slot, aHit[i].dist, row_id(r)});
+            const MemRow *r = knn_node_row(&j->c, j->aHit[h].id, &slot);
+            if (r) knn_push(aHeap, pnHeap, q->knnK, (KnnHit){r, slot, j->aHit[h].dist, row_id(r)});
         }
     }
-    free(aHit);
-    if (bBitmap) bitset_free(&allow);
+    if (!x->meta.zPlan) x->meta.zPlan = "knn_hnsw";
+    for (int i = 0; aJob && i < nPart; i++) {
+        free(aJob[i].aHit);
+        if (aJob[i].bBitmap) bitset_free(&aJob[i].allow);
+    }
+    free(aJob);
     return rc;
 }
 
@@ -492,11 +548,7 @@ static int run_knn(Exec *x, LpError *err) {
     nPart = table_snap_knn_parts(x->snap, q->iKnnCol, aPart, nPart);
     if (!qexpr_uses_knn(q->pWhere) && vo->bHnsw && vo->nDims > 0) {
         bGraph = 1;
-        x->meta.zPlan = NULL;
-        for (int i = 0; i < nPart && rc == LP_OK; i++) {
-            rc = knn_graph(x, &aPart[i], aQ, aHeap, &nHeap, err);
-        }
-        if (!x->meta.zPlan) x->meta.zPlan = "knn_hnsw";
+        rc = knn_graphs(x, aPart, nPart, aQ, aHeap, &nHeap, err);
     }
     if (aPart != aPartStack) free(aPart);
     if (rc != LP_OK) goto out;

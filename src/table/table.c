@@ -381,6 +381,10 @@ void table_unref(Table *t) {
     free(t);
 }
 
+Tpool *table_pool(const Table *t) {
+    return t->pPool;
+}
+
 const char *table_name(const Table *t) {
     return t->zName;
 }

@@ -113,6 +113,10 @@ void table_unref(Table *t);
 ** before the table is shared. */
 void table_set_pool(Table *t, Tpool *pool);
 
+/* The pool given by table_set_pool, or NULL (queries use it to search a
+** table's segments side by side). */
+Tpool *table_pool(const Table *t);
+
 const char *table_name(const Table *t);
 const Schema *table_schema(const Table *t);
 

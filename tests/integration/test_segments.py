@@ -436,3 +436,44 @@ def test_optimize_errors(tmp_path):
         cur.execute("OPTIMIZE TABLE t")           # background, on an empty table
         cur.execute("OPTIMIZE TABLE t OPTION cutoff=3, sync=1")
     finish(s)
+
+
+def test_knn_over_segments_against_brute_force(tmp_path):
+    """kNN over three sealed segments and the RAM segment (searched side by
+    side and merged): recall@10 against brute force, filters never return
+    a rejected or deleted row and still return k rows."""
+    data = str(tmp_path / "data")
+    os.makedirs(data)
+    s = start("segknn", data_dir=data)
+    q(s, "CREATE TABLE k (title TEXT, grp INT, v FLOAT_VECTOR KNN_TYPE='hnsw' KNN_DIMS='8' "
+         "HNSW_SIMILARITY='L2')")
+    rng = random.Random(5)
+    vecs = {}
+    for part in range(4):
+        rows = []
+        for i in range(part * 500 + 1, part * 500 + 501):
+            v = [round(rng.gauss(0, 1), 4) for _ in range(8)]
+            vecs[i] = v
+            rows.append(f"({i}, 'r{i}', {i % 3}, ({','.join(map(str, v))}))")
+        q(s, "INSERT INTO k (id, title, grp, v) VALUES " + ",".join(rows))
+        if part < 3:
+            q(s, "FLUSH TABLE k")
+    gone = set(rng.sample(sorted(vecs), 200))
+    q(s, "DELETE FROM k WHERE id IN (%s)" % ",".join(map(str, sorted(gone))))
+    for i in gone:
+        del vecs[i]
+    assert status(s, "k")["disk_chunks"] == "3"
+    hits = total = 0
+    for _ in range(30):
+        qv = [round(rng.gauss(0, 1), 4) for _ in range(8)]
+        lit = "(" + ",".join(map(str, qv)) + ")"
+        d = lambda i: sum((a - b) ** 2 for a, b in zip(vecs[i], qv))
+        exact = sorted(vecs, key=lambda i: (d(i), i))[:10]
+        got = [r[0] for r in q(s, f"SELECT id FROM k WHERE knn(v, 10, {lit})")]
+        assert len(got) == 10 and not set(got) & gone
+        hits += len(set(got) & set(exact))
+        total += 10
+        got = [r[0] for r in q(s, f"SELECT id FROM k WHERE knn(v, 10, {lit}) AND grp = 1")]
+        assert len(got) == 10 and all(i % 3 == 1 and i not in gone for i in got), got
+    assert hits / total >= 0.95, hits / total
+    finish(s)
