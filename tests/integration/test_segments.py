@@ -18,6 +18,7 @@ import time
 import pymysql
 import pytest
 
+from helpers import LoupeServer
 from test_durability import DDL, Writer, check_table, connect, finish, q, start, vec
 
 
@@ -221,7 +222,7 @@ def test_damaged_segment_refuses_table(tmp_path, suffix, offset):
 
 def test_readers_see_consistent_table_during_flushes(tmp_path):
     """Readers count and search continuously while a writer inserts and
-    deletes and a flusher flushes: the count never goes backwards (only
+    deletes and another connection flushes and merges: the count never goes backwards (only
     inserts grow it, each delete follows its insert in one statement), and
     a deleted row never comes back."""
     data = str(tmp_path / "data")
@@ -250,8 +251,10 @@ def test_readers_see_consistent_table_during_flushes(tmp_path):
 
     def flusher():
         with connect(s) as c, c.cursor() as cur:
+            k = 0
             while not stop.is_set():
-                cur.execute("FLUSH TABLE r")
+                k += 1
+                cur.execute("OPTIMIZE TABLE r OPTION sync=1" if k % 5 == 0 else "FLUSH TABLE r")
                 time.sleep(0.05)
 
     def reader():
@@ -282,7 +285,8 @@ def test_readers_see_consistent_table_during_flushes(tmp_path):
     for th in threads:
         th.join(60)
     assert not errors, errors[:5]
-    assert int(status(s, "r")["disk_chunks"]) >= 3
+    st = status(s, "r")
+    assert int(st["flushes"]) >= 10 and int(st["merges"]) >= 2, st
     n = q(s, "SELECT COUNT(*) FROM r")[0][0]
     assert n > 100 and n % 20 == 0, n
     finish(s)
@@ -476,4 +480,44 @@ def test_knn_over_segments_against_brute_force(tmp_path):
         got = [r[0] for r in q(s, f"SELECT id FROM k WHERE knn(v, 10, {lit}) AND grp = 1")]
         assert len(got) == 10 and all(i % 3 == 1 and i not in gone for i in got), got
     assert hits / total >= 0.95, hits / total
+    finish(s)
+
+
+def test_full_disk_during_merge(tmp_path):
+    """A merge that cannot write its output (file size limit, as a full
+    disk: each segment and log file fits, the merged one does not) fails
+    with a clear error naming the file; the table is unchanged and keeps
+    taking writes, and after a restart without the limit everything is
+    there and OPTIMIZE succeeds."""
+    data = str(tmp_path / "data")
+    os.makedirs(data)
+    s = start("segfull", data_dir=data, prefix=["prlimit", "--fsize=100000"])
+    q(s, DDL.format(t="f"))
+    text = "lorem ipsum dolor sit amet " * 20
+    for b in range(2):
+        rows = ",".join(f"({i}, '{text} w{i}', {i}, {vec(i)})" for i in range(b * 100 + 1, b * 100 + 101))
+        q(s, f"INSERT INTO f (id, title, batch, v) VALUES {rows}")
+        q(s, "FLUSH TABLE f")
+    with connect(s) as c, c.cursor() as cur:
+        with pytest.raises(pymysql.MySQLError) as ei:
+            cur.execute("OPTIMIZE TABLE f OPTION sync=1")
+        msg = str(ei.value)
+        assert "cannot write" in msg and "seg-" in msg, msg
+    assert s.alive()
+    assert status(s, "f")["disk_chunks"] == "2"
+    assert q(s, "SELECT COUNT(*) FROM f") == ((200,),)
+    assert q(s, "SELECT id FROM f WHERE MATCH('w177')") == ((177,),)
+    q(s, f"INSERT INTO f (id, title, batch, v) VALUES (201, 'after', 1, {vec(1)})")
+    q(s, "DELETE FROM f WHERE id = 5")
+    finish(s, keep=True)
+    s.argv = lambda: LoupeServer.argv(s)     # no limit from now on
+    s.start()
+    assert q(s, "SELECT COUNT(*) FROM f") == ((200,),)
+    q(s, "OPTIMIZE TABLE f OPTION sync=1")
+    assert status(s, "f")["disk_chunks"] == "1"
+    assert q(s, "SELECT id FROM f WHERE MATCH('w77')") == ((77,),)
+    finish(s, keep=True)
+    s.start()
+    assert q(s, "SELECT COUNT(*) FROM f") == ((200,),)
+    assert q(s, "SELECT id FROM f WHERE id = 5") == ()
     finish(s)
