@@ -728,7 +728,8 @@ static const MemRow *overlay_lookup(const Table *t, Overlay *o, int64_t id, Pend
 /* A row of an older part changed by UPDATE (or SETVEC) gets a new slot
 ** in the RAM segment, like a REPLACE: its text is analysed into aDoc[k]
 ** and its vectors go into the RAM graphs (aNode[k*nVec+v]; a node phase 0
-** added already is kept). Runs under the write lock: moves are rare. */
+** added already is kept). Normally done in phase 0 (prepare_moves); under
+** the write lock only when the row changed in between. */
 static int move_prepare(Table *t, size_t k, const MemRow *pNew, FtsDocBuf *aDoc, uint32_t *aNode,
                         LpError *err) {
     const Schema *s = t->pSchema;
@@ -746,6 +747,86 @@ static int move_prepare(Table *t, size_t k, const MemRow *pNew, FtsDocBuf *aDoc,
         if (rc != LP_OK) return rc;
     }
     return LP_OK;
+}
+
+/* The UPDATE and SETVEC targets stored in older parts, prepared before
+** the write lock like the rows of INSERT (analysis and graph inserts are
+** the expensive part of a move): a copy of the stored version
+** (m->apOld[k]), the new version built from it (m->apNew[k]), its text in
+** aDoc[k], its vectors' nodes in m->aNode. Phase 1 uses them only when the
+** stored version is still byte for byte the copy; otherwise it moves the
+** row itself. */
+typedef struct Moves {
+    MemRow **apOld, **apNew;
+    uint32_t *aNode;        /* nOp * nVec, UINT32_MAX: none */
+} Moves;
+
+static void moves_free(Moves *m, size_t nOp) {
+    for (size_t k = 0; m->apOld && k < nOp; k++) {
+        free(m->apOld[k]);
+        free(m->apNew[k]);
+    }
+    free(m->apOld);
+    free(m->apNew);
+    free(m->aNode);
+    memset(m, 0, sizeof(*m));
+}
+
+static int row_identical(const MemRow *a, const MemRow *b) {
+    return a->nByte == b->nByte && memcmp(a, b, a->nByte) == 0;
+}
+
+static int prepare_moves(Table *t, const TableOp *aOp, size_t nOp, FtsDocBuf *aDoc, Moves *m,
+                         LpError *err) {
+    size_t nUpd = 0;
+    for (size_t k = 0; k < nOp; k++) nUpd += aOp[k].kind == TOP_UPDATE || aOp[k].kind == TOP_SETVEC;
+    if (!nUpd) return LP_OK;
+    size_t nNode = nOp * (size_t)t->nVec;
+    if (!(m->apOld = calloc(nOp, sizeof(MemRow *))) || !(m->apNew = calloc(nOp, sizeof(MemRow *))) ||
+        (nNode && !(m->aNode = malloc(sizeof(uint32_t) * nNode)))) {
+        return lp_err_set(err, LP_NOMEM, "out of memory writing to table '%s'", t->zName);
+    }
+    for (size_t i = 0; i < nNode; i++) m->aNode[i] = UINT32_MAX;
+    size_t nCopied = 0;
+    pthread_rwlock_rdlock(&t->lock);
+    for (size_t k = 0; k < nOp && t->nPart; k++) {
+        if (aOp[k].kind != TOP_UPDATE && aOp[k].kind != TOP_SETVEC) continue;
+        int iPart;
+        const MemRow *r = locate(t, aOp[k].id, &iPart, NULL);
+        if (!r || iPart < 0 || !(m->apOld[k] = malloc(r->nByte))) continue;
+        memcpy(m->apOld[k], r, r->nByte);
+        nCopied++;
+    }
+    pthread_rwlock_unlock(&t->lock);
+    for (size_t k = 0; k < nOp && nCopied; k++) {
+        if (!m->apOld[k]) continue;
+        const TableOp *op = &aOp[k];
+        if (!(m->apNew[k] = row_build_update(t->pSchema, m->apOld[k], op->aVal, op->aSet))) {
+            return lp_err_set(err, LP_NOMEM, "out of memory writing to table '%s'", t->zName);
+        }
+        /* The SETVEC op's own vector was inserted by phase 0 already. */
+        for (int v = 0; v < t->nVec && op->kind == TOP_SETVEC; v++) {
+            if (op->aSet[t->aVec[v].iCol]) m->aNode[k * (size_t)t->nVec + (size_t)v] = 0; /* placeholder */
+        }
+        int rc = move_prepare(t, k, m->apNew[k], aDoc, m->aNode, err);
+        for (int v = 0; v < t->nVec && op->kind == TOP_SETVEC; v++) {
+            if (op->aSet[t->aVec[v].iCol]) m->aNode[k * (size_t)t->nVec + (size_t)v] = UINT32_MAX;
+        }
+        if (rc != LP_OK) return rc;
+    }
+    return LP_OK;
+}
+
+/* Takes the prepared move of op k: its new version, and its nodes where
+** phase 0 left none. */
+static MemRow *take_move(Table *t, Moves *m, size_t k, uint32_t *aNode) {
+    MemRow *pNew = m->apNew[k];
+    m->apNew[k] = NULL;
+    for (int v = 0; v < t->nVec; v++) {
+        size_t i = k * (size_t)t->nVec + (size_t)v;
+        if (aNode[i] == UINT32_MAX) aNode[i] = m->aNode[i];
+    }
+    return pNew;
 }
 
 /* Marks ordinal ord of part iPart deleted. */
@@ -1274,6 +1355,7 @@ int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApp
                    LpError *err) {
     const Schema *s = t->pSchema;
     Overlay o = {0};
+    Moves mv = {0};
     int rc = LP_OK;
     uint64_t nAffected = 0;
     int64_t iFirstAuto = 0;
@@ -1293,6 +1375,7 @@ int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApp
         if (t->nVec) pthread_rwlock_rdlock(&t->graphLock);
         bGraphLocked = t->nVec > 0;
         rc = prepare_rows(t, aOp, nOp, apRow, aDoc, aNode, flags, err);
+        if (rc == LP_OK) rc = prepare_moves(t, aOp, nOp, aDoc, &mv, err);
     }
     if (rc != LP_OK) goto done_unlocked;
 
@@ -1341,9 +1424,15 @@ int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApp
             break;
         case TOP_UPDATE:
             if (!cur) continue;
+            if (!p && iPart >= 0 && mv.apNew && mv.apNew[k] && row_identical(cur, mv.apOld[k])) {
+                pNew = take_move(t, &mv, k, aNode); /* prepared in phase 0 */
+                iDoc = (int)k;
+                break;
+            }
             pNew = row_build_update(s, cur, op->aVal, op->aSet);
             iDoc = p ? p->iDoc : -1; /* text unchanged: the pending version's */
             if (!p && iPart >= 0 && pNew) {
+                if (aDoc) fts_docbuf_reset(&aDoc[k]);
                 if ((rc = move_prepare(t, k, pNew, aDoc, aNode, err)) != LP_OK) {
                     free(pNew);
                     continue;
@@ -1360,9 +1449,15 @@ int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApp
                 !row_same(s, cur, op->aVal, iCol)) {
                 continue;
             }
+            if (!p && iPart >= 0 && mv.apNew && mv.apNew[k] && row_identical(cur, mv.apOld[k])) {
+                pNew = take_move(t, &mv, k, aNode); /* prepared in phase 0 */
+                iDoc = (int)k;
+                break;
+            }
             pNew = row_build_update(s, cur, op->aVal, op->aSet);
             iDoc = p ? p->iDoc : -1;
             if (!p && iPart >= 0 && pNew) {
+                if (aDoc) fts_docbuf_reset(&aDoc[k]);
                 if ((rc = move_prepare(t, k, pNew, aDoc, aNode, err)) != LP_OK) {
                     free(pNew);
                     continue;
@@ -1514,6 +1609,7 @@ done_unlocked:
     free(apRow);
     free(aDoc);
     free(aNode);
+    moves_free(&mv, nOp);
     if (bGraphLocked) pthread_rwlock_unlock(&t->graphLock);
     return rc;
 }
