@@ -401,6 +401,50 @@ static int knn_node_live(void *ctx, uint32_t node) {
 ** graph never returns a row the filter rejects, and the library can choose
 ** an exact scan when few pass); without one, a callback skips rows deleted
 ** or not in this snapshot. */
+/* A WHERE with KNN_DIST() that a graph can answer: AND-ed conditions
+** KNN_DIST() < r (or <=, or r > KNN_DIST()) give the radius (the
+** smallest); the other AND-ed conditions (aRest) must not use KNN_DIST()
+** and become the allow-bitmap. The whole WHERE is checked again on every
+** row the range search returns, with its distance. */
+#define KNN_MAX_REST 32
+
+typedef struct KnnRadius {
+    float radius;
+    const QExpr *aRest[KNN_MAX_REST];
+    int nRest;
+} KnnRadius;
+
+static int knn_const(const QExpr *e, double *pV) {
+    if (!e || e->kind != QE_CONST) return 0;
+    if (e->u.v.kind == VAL_INT) *pV = (double)e->u.v.u.i;
+    else if (e->u.v.kind == VAL_FLOAT) *pV = e->u.v.u.f;
+    else return 0;
+    return 1;
+}
+
+/* Splits e's AND-ed conditions into r; 0 when one of them uses KNN_DIST()
+** in any other way (OR, arithmetic, >), or there are more than
+** KNN_MAX_REST of them: the exact scan answers those. */
+static int knn_radius_split(const QExpr *e, KnnRadius *r) {
+    if (e->kind == QE_BINARY && e->op == QOP_AND) {
+        return knn_radius_split(e->a, r) && knn_radius_split(e->b, r);
+    }
+    double v;
+    if (e->kind == QE_BINARY && (e->op == QOP_LT || e->op == QOP_LE) && e->a->kind == QE_KNN_DIST &&
+        knn_const(e->b, &v)) {
+        if (v < r->radius) r->radius = (float)v;
+        return 1;
+    }
+    if (e->kind == QE_BINARY && (e->op == QOP_GT || e->op == QOP_GE) && e->b->kind == QE_KNN_DIST &&
+        knn_const(e->a, &v)) {
+        if (v < r->radius) r->radius = (float)v;
+        return 1;
+    }
+    if (qexpr_uses_knn(e) || r->nRest == KNN_MAX_REST) return 0;
+    r->aRest[r->nRest++] = e;
+    return 1;
+}
+
 /* One segment's graph search: its filter, built on the statement's
 ** thread (the WHERE is evaluated there), then the search itself, which
 ** may run on a pool thread. */
@@ -412,6 +456,7 @@ typedef struct KnnJob {
     int bBitmap;
     const float *aQ;
     int k, ef;
+    const KnnRadius *pRad;  /* range search within a radius, or NULL */
     VecHit *aHit;
     int nHit;
     VecSearchStats st;
@@ -419,10 +464,12 @@ typedef struct KnnJob {
     LpError err;
 } KnnJob;
 
-static int knn_job_prepare(Exec *x, KnnJob *j, const TableKnnPart *kp, const float *aQ, LpError *err) {
+static int knn_job_prepare(Exec *x, KnnJob *j, const TableKnnPart *kp, const float *aQ,
+                           const KnnRadius *pRad, LpError *err) {
     const QSelect *q = x->q;
     uint32_t nMap = kp->nNode;
     j->kp = kp;
+    j->pRad = pRad;
     j->c = (KnnCtx){x, kp->aNodeSlot, nMap, kp->base};
     j->aQ = aQ;
     j->k = q->knnK;
@@ -434,7 +481,7 @@ static int knn_job_prepare(Exec *x, KnnJob *j, const TableKnnPart *kp, const flo
     if (!(j->aHit = malloc(sizeof(VecHit) * (size_t)q->knnK))) {
         return lp_err_set(err, LP_NOMEM, "out of memory");
     }
-    j->bBitmap = q->pWhere != NULL;
+    j->bBitmap = pRad ? pRad->nRest > 0 : q->pWhere != NULL;
     if (!j->bBitmap) return LP_OK;
     if (bitset_init(&j->allow, nMap ? nMap : 1)) return lp_err_set(err, LP_NOMEM, "out of memory");
     int64_t nAllow = 0;
@@ -444,7 +491,13 @@ static int knn_job_prepare(Exec *x, KnnJob *j, const TableKnnPart *kp, const flo
         if (!r) continue;
         x->meta.nExamined++;
         QRow row = {x->s, r, 1.0, slot, 0, NULL, &x->scratch};
-        if (!qexpr_true(q->pWhere, &row)) continue;
+        int bOk = 1;
+        if (pRad) {
+            for (int i = 0; i < pRad->nRest && bOk; i++) bOk = qexpr_true(pRad->aRest[i], &row);
+        } else {
+            bOk = qexpr_true(q->pWhere, &row);
+        }
+        if (!bOk) continue;
         bitset_set(&j->allow, node);
         nAllow++;
     }
@@ -454,7 +507,13 @@ static int knn_job_prepare(Exec *x, KnnJob *j, const TableKnnPart *kp, const flo
 
 static void knn_job_run(void *arg) {
     KnnJob *j = arg;
-    j->rc = vec_hnsw_search(j->kp->h, j->aQ, j->k, j->ef, &j->f, j->aHit, &j->nHit, &j->st, &j->err);
+    if (j->pRad) {
+        j->rc = vec_hnsw_range(j->kp->h, j->aQ, j->pRad->radius, j->k, j->ef, &j->f, j->aHit, &j->nHit,
+                               &j->st, &j->err);
+    } else {
+        j->rc = vec_hnsw_search(j->kp->h, j->aQ, j->k, j->ef, &j->f, j->aHit, &j->nHit, &j->st,
+                                &j->err);
+    }
 }
 
 /* kNN through the column's HNSW graphs, one per segment, searched in
@@ -464,12 +523,14 @@ static void knn_job_run(void *arg) {
 ** row the filter rejects, and the library can choose an exact scan when
 ** few pass); without one, a callback skips rows deleted or not in this
 ** snapshot. */
-static int knn_graphs(Exec *x, const TableKnnPart *aPart, int nPart, const float *aQ, KnnHit *aHeap,
-                      int *pnHeap, LpError *err) {
+static int knn_graphs(Exec *x, const TableKnnPart *aPart, int nPart, const float *aQ,
+                      const KnnRadius *pRad, KnnHit *aHeap, int *pnHeap, LpError *err) {
     const QSelect *q = x->q;
     KnnJob *aJob = calloc((size_t)(nPart ? nPart : 1), sizeof(KnnJob));
     int rc = aJob ? LP_OK : lp_err_set(err, LP_NOMEM, "out of memory");
-    for (int i = 0; i < nPart && rc == LP_OK; i++) rc = knn_job_prepare(x, &aJob[i], &aPart[i], aQ, err);
+    for (int i = 0; i < nPart && rc == LP_OK; i++) {
+        rc = knn_job_prepare(x, &aJob[i], &aPart[i], aQ, pRad, err);
+    }
     Tpool *pool = table_pool(q->pTable);
     if (rc == LP_OK && nPart > 1 && pool) {
         TpoolGroup g;
@@ -491,7 +552,7 @@ static int knn_graphs(Exec *x, const TableKnnPart *aPart, int nPart, const float
         }
         /* Over several segments the plan names the graph path when any
         ** segment took it. */
-        const char *zPath = j->st.path == VEC_PATH_GRAPH   ? "knn_hnsw"
+        const char *zPath = j->st.path == VEC_PATH_GRAPH   ? (pRad ? "knn_hnsw_range" : "knn_hnsw")
                             : j->st.path == VEC_PATH_EXACT ? "knn_exact"
                                                            : "knn_hnsw_then_exact";
         if (!x->meta.zPlan || strcmp(x->meta.zPlan, "knn_exact") == 0) x->meta.zPlan = zPath;
@@ -499,7 +560,12 @@ static int knn_graphs(Exec *x, const TableKnnPart *aPart, int nPart, const float
         for (int h = 0; h < j->nHit; h++) {
             uint32_t slot;
             const MemRow *r = knn_node_row(&j->c, j->aHit[h].id, &slot);
-            if (r) knn_push(aHeap, pnHeap, q->knnK, (KnnHit){r, slot, j->aHit[h].dist, row_id(r)});
+            if (!r) continue;
+            if (pRad) { /* the whole WHERE, now that the distance is known */
+                QRow row = {x->s, r, 1.0, slot, j->aHit[h].dist, NULL, &x->scratch};
+                if (!qexpr_true(q->pWhere, &row)) continue;
+            }
+            knn_push(aHeap, pnHeap, q->knnK, (KnnHit){r, slot, j->aHit[h].dist, row_id(r)});
         }
     }
     if (!x->meta.zPlan) x->meta.zPlan = "knn_hnsw";
@@ -535,8 +601,9 @@ static int run_knn(Exec *x, LpError *err) {
         goto out;
     }
     /* One graph per segment; their top-k merge in the heap. A radius in
-    ** the WHERE (KNN_DIST() in the filter) needs every distance: the exact
-    ** scan below answers it. */
+    ** the WHERE (AND-ed KNN_DIST() < r) is a range search on each graph;
+    ** any other use of KNN_DIST() in the WHERE needs every distance: the
+    ** exact scan below answers it. */
     int nPart = table_snap_nparts(x->snap);
     TableKnnPart aPartStack[8];
     TableKnnPart *aPart = nPart <= 8 ? aPartStack : malloc(sizeof(TableKnnPart) * (size_t)nPart);
@@ -546,9 +613,12 @@ static int run_knn(Exec *x, LpError *err) {
     }
     int bGraph = 0;
     nPart = table_snap_knn_parts(x->snap, q->iKnnCol, aPart, nPart);
-    if (!qexpr_uses_knn(q->pWhere) && vo->bHnsw && vo->nDims > 0) {
+    KnnRadius rad = {INFINITY, {0}, 0};
+    int bRange = qexpr_uses_knn(q->pWhere) && knn_radius_split(q->pWhere, &rad) &&
+                 rad.radius < INFINITY && !isnan(rad.radius);
+    if ((bRange || !qexpr_uses_knn(q->pWhere)) && vo->bHnsw && vo->nDims > 0) {
         bGraph = 1;
-        rc = knn_graphs(x, aPart, nPart, aQ, aHeap, &nHeap, err);
+        rc = knn_graphs(x, aPart, nPart, aQ, bRange ? &rad : NULL, aHeap, &nHeap, err);
     }
     if (aPart != aPartStack) free(aPart);
     if (rc != LP_OK) goto out;

@@ -483,6 +483,51 @@ def test_knn_over_segments_against_brute_force(tmp_path):
     finish(s)
 
 
+def test_knn_radius_over_segments(tmp_path):
+    """KNN_DIST() < r AND-ed with a filter is a range search on each
+    segment's graph (segments large enough that the library walks them),
+    within the radius, with recall against brute force."""
+    data = str(tmp_path / "data")
+    os.makedirs(data)
+    s = start("segradius", data_dir=data)
+    q(s, "CREATE TABLE k (grp INT, v FLOAT_VECTOR KNN_TYPE='hnsw' KNN_DIMS='8' HNSW_SIMILARITY='L2')")
+    rng = random.Random(9)
+    vecs = {}
+    for part in range(3):
+        n = 3000 if part < 2 else 500
+        base = len(vecs)
+        for lo in range(base + 1, base + n + 1, 500):
+            rows = []
+            for i in range(lo, lo + 500):
+                v = [round(rng.gauss(0, 1), 4) for _ in range(8)]
+                vecs[i] = v
+                rows.append(f"({i}, {i % 3}, ({','.join(map(str, v))}))")
+            q(s, "INSERT INTO k (id, grp, v) VALUES " + ",".join(rows))
+        if part < 2:
+            q(s, "FLUSH TABLE k")
+    hits = total = 0
+    with connect(s) as c, c.cursor() as cur:
+        for _ in range(20):
+            qv = [round(rng.gauss(0, 1), 4) for _ in range(8)]
+            lit = "(" + ",".join(map(str, qv)) + ")"
+            d = lambda i: sum((a - b) ** 2 for a, b in zip(vecs[i], qv))
+            ds = sorted(d(i) for i in vecs)
+            r = (ds[19] + ds[20]) / 2                # 20 rows inside, 13 or so that pass
+            exact = {i for i in vecs if d(i) < r and i % 3 != 2}
+            cur.execute(f"SELECT id, KNN_DIST() FROM k WHERE knn(v, 20, {lit}, {{ef=20}}) "
+                        f"AND KNN_DIST() < {r} AND grp <> 2")
+            got = cur.fetchall()
+            cur.execute("SHOW META")
+            m = dict(cur.fetchall())
+            assert m["plan"] == "knn_hnsw_range", m
+            assert int(m["knn_distances"]) < len(vecs) // 2, m
+            assert all(dist < r for _, dist in got) and {i for i, _ in got} <= exact
+            hits += len({i for i, _ in got} & exact)
+            total += len(exact)
+    assert hits / total >= 0.95, hits / total
+    finish(s)
+
+
 def test_full_disk_during_merge(tmp_path):
     """A merge that cannot write its output (file size limit, as a full
     disk: each segment and log file fits, the merged one does not) fails
