@@ -1,5 +1,6 @@
 /* result.c — see result.h. */
 #include "sql/result.h"
+#include "table/table.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -11,7 +12,19 @@ void sql_result_init(SqlResult *r) {
     r->kind = SQLRES_OK;
 }
 
+void sql_result_commit(SqlResult *r) {
+    if (!r->pCommitTable) return;
+    LpError err;
+    lp_err_clear(&err);
+    int rc = table_commit(r->pCommitTable, r->commitLsn, &err);
+    table_unref(r->pCommitTable);
+    r->pCommitTable = NULL;
+    r->commitLsn = 0;
+    if (rc != LP_OK) sql_result_error(r, 1105, "HY000", err.zMsg); /* ER_UNKNOWN_ERROR */
+}
+
 void sql_result_reset(SqlResult *r) {
+    if (r->pCommitTable) table_unref(r->pCommitTable); /* never waited for: see the caller */
     Arena a = r->arena;
     arena_reset(&a);
     memset(r, 0, sizeof(*r));
@@ -20,6 +33,7 @@ void sql_result_reset(SqlResult *r) {
 }
 
 void sql_result_free(SqlResult *r) {
+    if (r->pCommitTable) table_unref(r->pCommitTable);
     arena_free(&r->arena);
     memset(r, 0, sizeof(*r));
 }

@@ -77,6 +77,14 @@ typedef struct SqlResult {
     size_t nRow;
     size_t nRowAlloc;       /* rows allocated in aCell */
 
+    /* A write whose log record is not durable yet (sessions with deferred
+    ** commits, sql_session_defer_commits): the caller must wait with
+    ** table_commit(pCommitTable, commitLsn) before it acknowledges the
+    ** write, and then drop the reference (sql_result_commit does both).
+    ** NULL when there is nothing to wait for. */
+    struct Table *pCommitTable;
+    uint64_t commitLsn;
+
     /* SQLRES_ERROR */
     int iErrno;             /* MySQL error number, e.g. 1064 */
     char zSqlState[6];      /* five characters, e.g. "42000" */
@@ -87,6 +95,10 @@ void sql_result_init(SqlResult *r);
 /* Back to an empty SQLRES_OK result; keeps the arena's first block. */
 void sql_result_reset(SqlResult *r);
 void sql_result_free(SqlResult *r);
+
+/* Waits for r's pending write to be durable (see pCommitTable) and drops
+** the reference; a failed sync turns r into the error. No-op without one. */
+void sql_result_commit(SqlResult *r);
 
 /* Makes r an error. Message copied; sqlstate may be NULL for "HY000". */
 void sql_result_error(SqlResult *r, int iErrno, const char *zSqlState, const char *zMsg);

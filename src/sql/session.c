@@ -214,6 +214,10 @@ void sqlx_rollback(SqlSession *s) {
     s->bExplicitTxn = 0;
 }
 
+void sql_session_defer_commits(SqlSession *s, int bOn) {
+    s->bDeferCommit = bOn;
+}
+
 int sqlx_commit(SqlSession *s, LpError *err) {
     int rc = LP_OK;
     if (s->pTxnTable && s->txnOps.n) {
@@ -301,7 +305,12 @@ void sqlx_write(SqlSession *s, Table *t, const TableOp *aOp, size_t nOp, SqlResu
         return;
     }
     TableApplyOut out;
-    int rc = table_apply(t, aOp, nOp, &out, &err);
+    int rc = table_apply_ex(t, aOp, nOp, s->bDeferCommit ? TABLE_APPLY_DEFER_COMMIT : 0, &out, &err);
+    if (rc == LP_OK && out.lsnWait) {
+        table_ref(t);
+        r->pCommitTable = t;
+        r->commitLsn = out.lsnWait;
+    }
     if (rc != LP_OK) {
         sqlx_report(r, &err, rc == LP_EXISTS        ? ER_DUP_ENTRY
                              : rc == LP_UNSUPPORTED ? ER_NOT_SUPPORTED

@@ -69,6 +69,14 @@ SqlStats *sql_engine_stats(SqlEngine *e);
 ** the authenticated user name (copied; may be NULL). NULL when out of
 ** memory. */
 SqlSession *sql_session_new(SqlEngine *e, uint32_t connId, const char *zUser);
+
+/* With bOn, an autocommit INSERT/REPLACE/UPDATE/DELETE returns as soon as
+** it is applied and logged, leaving the wait for its log record to become
+** durable to the caller (SqlResult.pCommitTable, sql_result_commit), which
+** must do it before it acknowledges the write. The MySQL server parks the
+** connection meanwhile instead of holding a worker thread in fdatasync.
+** Off by default (the wait happens inside sql_execute). */
+void sql_session_defer_commits(SqlSession *s, int bOn);
 void sql_session_free(SqlSession *s);
 
 /* Runs one statement; see the contract above. pRes must have been

@@ -202,6 +202,7 @@ static int show_table_status(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
         !add2i(r, "ram_bytes", table_snap_bytes(snap) + nFts) &&
         !add2i(r, "fulltext_ram_bytes", nFts) && !add2i(r, "fulltext_terms", nTerms) &&
         !add2i(r, "disk_bytes", nWal + nSegBytes) && !add2i(r, "wal_bytes", nWal) &&
+        !add2i(r, "wal_syncs", table_wal_syncs(t)) &&
         !add2i(r, "disk_chunks", (uint64_t)nSeg) && !add2i(r, "segment_bytes", nSegBytes) &&
         !add2i(r, "flushes", nFlush) && !add2i(r, "merges", nMerge) && !add2i(r, "mem_limit", table_mem_limit(t))) {
         char zRebuild[LP_ERRMSG_MAX + 128];

@@ -82,6 +82,7 @@ struct SqlSession {
     char *zDb;              /* current database name, malloc'd */
     Arena stmt;             /* the current statement's tree, plan, values */
     int bAutocommit;
+    int bDeferCommit;       /* sql_session_defer_commits */
     int bExplicitTxn;       /* BEGIN was issued */
     /* The open transaction: buffered writes to one table. */
     Table *pTxnTable;       /* holds a reference, or NULL */

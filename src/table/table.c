@@ -381,6 +381,10 @@ void table_unref(Table *t) {
     free(t);
 }
 
+int table_commit(Table *t, uint64_t lsn, LpError *err) {
+    return t->pWal && lsn ? wal_commit(t->pWal, lsn, err) : LP_OK;
+}
+
 Tpool *table_pool(const Table *t) {
     return t->pPool;
 }
@@ -1253,6 +1257,10 @@ int table_open_wal_from(Table *t, const char *zDir, WalSync sync, uint64_t first
     return LP_OK;
 }
 
+uint64_t table_wal_syncs(const Table *t) {
+    return t->pWal ? wal_sync_count(t->pWal) : 0;
+}
+
 uint64_t table_wal_bytes(const Table *t) {
     return t->pWal ? wal_bytes(t->pWal) : 0;
 }
@@ -1356,6 +1364,7 @@ int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApp
     const Schema *s = t->pSchema;
     Overlay o = {0};
     Moves mv = {0};
+    if (pOut) pOut->lsnWait = 0;
     int rc = LP_OK;
     uint64_t nAffected = 0;
     int64_t iFirstAuto = 0;
@@ -1594,7 +1603,11 @@ int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApp
     pthread_rwlock_unlock(&t->lock);
     overlay_free(&o, 0);
     /* Durable before acknowledged; concurrent writers share the sync. */
-    if (lsn) rc = wal_commit(t->pWal, lsn, err);
+    if (lsn && (flags & TABLE_APPLY_DEFER_COMMIT)) {
+        if (wal_commit_would_wait(t->pWal, lsn)) pOut->lsnWait = lsn;
+    } else if (lsn) {
+        rc = wal_commit(t->pWal, lsn, err);
+    }
     if (t->memLimit) table_maybe_flush(t);
 
     if (pOut) {

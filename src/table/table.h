@@ -196,6 +196,9 @@ int table_optimize_async(Table *t, int nCutoff, LpError *err);
 /* rt_mem_limit in bytes (0: never flushed on its own). */
 uint64_t table_mem_limit(const Table *t);
 
+/* fdatasync calls made on the table's log since it was opened. */
+uint64_t table_wal_syncs(const Table *t);
+
 /* Bytes in the table's log files (0 without a log). */
 uint64_t table_wal_bytes(const Table *t);
 
@@ -274,6 +277,8 @@ typedef struct TableOp {
 typedef struct TableApplyOut {
     uint64_t nAffected;     /* rows inserted, replaced, updated or deleted */
     int64_t iFirstAutoId;   /* first automatic id assigned, or 0 */
+    uint64_t lsnWait;       /* TABLE_APPLY_DEFER_COMMIT: the log record still to make
+                            ** durable with table_commit, or 0 (nothing to wait for) */
 } TableApplyOut;
 
 int table_apply(Table *t, const TableOp *aOp, size_t nOp, TableApplyOut *pOut, LpError *err);
@@ -282,8 +287,19 @@ int table_apply(Table *t, const TableOp *aOp, size_t nOp, TableApplyOut *pOut, L
 ** rows do not give NULL instead of computing them (ALTER TABLE's copy). A
 ** write to a table retired by table_retire fails with LP_BUSY. */
 #define TABLE_APPLY_NO_EMBED 1
+/* TABLE_APPLY_DEFER_COMMIT: return once the batch is applied and logged,
+** without waiting for the log record to be durable; when binlog_flush
+** needs that wait, pOut->lsnWait names the record and the caller must call
+** table_commit() before it acknowledges the write (the MySQL server parks
+** the connection meanwhile, so a worker thread is not held by an fsync and
+** more writers share each one). pOut must not be NULL. */
+#define TABLE_APPLY_DEFER_COMMIT 2
 int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApplyOut *pOut,
                    LpError *err);
+
+/* Waits until log record lsn of t is durable (group commit: one fdatasync
+** for every writer waiting). LP_OK, or LP_IOERR when the sync failed. */
+int table_commit(Table *t, uint64_t lsn, LpError *err);
 
 /* Marks t replaced (bOn = 1: every later write fails with LP_BUSY "table
 ** was altered") or serves it again (0). Waits for writes in progress. */

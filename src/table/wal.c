@@ -525,6 +525,13 @@ int wal_commit(Wal *w, uint64_t lsn, LpError *err) {
     return rc;
 }
 
+int wal_commit_would_wait(Wal *w, uint64_t lsn) {
+    pthread_mutex_lock(&w->mu);
+    int b = w->sync == WAL_SYNC_COMMIT && !w->bFailed && w->syncedLsn < lsn;
+    pthread_mutex_unlock(&w->mu);
+    return b;
+}
+
 uint64_t wal_next_lsn(Wal *w) {
     pthread_mutex_lock(&w->mu);
     uint64_t n = w->nextLsn;

@@ -82,6 +82,10 @@ int wal_append(Wal *w, const void *p, size_t n, uint64_t *pLsn, LpError *err);
 /* Makes records up to lsn durable as the sync policy says. */
 int wal_commit(Wal *w, uint64_t lsn, LpError *err);
 
+/* 1 when wal_commit(w, lsn) would wait (binlog_flush = commit and lsn is
+** not durable yet). */
+int wal_commit_would_wait(Wal *w, uint64_t lsn);
+
 /* The LSN the next append will get. */
 uint64_t wal_next_lsn(Wal *w);
 

@@ -90,6 +90,7 @@ static int authenticate(MysqlConn *c, const uint8_t *aTok, size_t nTok) {
     }
     c->pSession = sql_session_new(s->pEngine, c->id, c->zUser);
     if (!c->pSession) return conn_fail(c, ER_OUT_OF_RESOURCES, "HY000", "Out of memory");
+    sql_session_defer_commits(c->pSession, 1);
     if (c->zDb) {
         LpError err;
         lp_err_clear(&err);
@@ -203,6 +204,11 @@ static int on_command(MysqlConn *c, const uint8_t *p, size_t n) {
         break;
     case MYSQL_COM_QUERY:
         sql_execute(c->pSession, (const char *)cmd.pArg, cmd.nArg, &c->res);
+        if (c->res.pCommitTable) { /* a committer thread replies */
+            c->seqDefer = seq;
+            c->seq = 0;
+            return CONN_STEP_DEFER;
+        }
         put_result(c, &seq, &c->res, session_status(c));
         break;
     case MYSQL_COM_INIT_DB:
@@ -241,6 +247,7 @@ static int on_command(MysqlConn *c, const uint8_t *p, size_t n) {
         }
         sql_session_free(c->pSession);
         c->pSession = pNew;
+        sql_session_defer_commits(c->pSession, 1);
         mysql_put_ok(&c->out, &seq, 0, 0, session_status(c), 0, NULL);
         break;
     }
@@ -262,6 +269,20 @@ static int on_command(MysqlConn *c, const uint8_t *p, size_t n) {
     }
     c->seq = 0;
     return CONN_STEP_DONE;
+}
+
+void mysql_conn_finish_commit(MysqlConn *c) {
+    uint8_t seq = c->seqDefer;
+    sql_result_commit(&c->res);
+    put_result(c, &seq, &c->res, session_status(c));
+    if (c->out.oom) {
+        static const char zOom[] = "Out of memory while sending the reply";
+        strbuf_free(&c->out);
+        c->iOut = 0;
+        seq = c->seqDefer;
+        mysql_put_err(&c->out, &seq, ER_OUT_OF_RESOURCES, "HY000", zOom);
+    }
+    c->seq = 0;
 }
 
 /* ---------------------------------------------------------------- step */

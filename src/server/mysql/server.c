@@ -248,6 +248,8 @@ static void conn_drain(MysqlConn *c) {
 }
 
 /* Handles one wake-up of connection c. */
+static void commit_enqueue(MysqlConn *c);
+
 static void conn_run(MysqlConn *c) {
     int bMore = 1;          /* the socket may hold unread bytes */
     int nBudget = CONN_BUDGET;
@@ -279,6 +281,10 @@ static void conn_run(MysqlConn *c) {
             return;
         }
         if (st == CONN_STEP_DONE) continue;
+        if (st == CONN_STEP_DEFER) {
+            commit_enqueue(c); /* still owned: a committer finishes it */
+            return;
+        }
         /* No complete packet buffered. After a short read the socket was
         ** empty a moment ago: re-arming (which re-checks readiness) saves
         ** a read that would only say EAGAIN. */
@@ -296,6 +302,43 @@ static void conn_run(MysqlConn *c) {
             return;
         }
     }
+}
+
+/* ------------------------------------------------------------ committers */
+
+static void commit_enqueue(MysqlConn *c) {
+    MysqlServer *s = c->pSrv;
+    c->pCommitNext = NULL;
+    pthread_mutex_lock(&s->muCommit);
+    if (s->pCommitTail) s->pCommitTail->pCommitNext = c;
+    else s->pCommitHead = c;
+    s->pCommitTail = c;
+    pthread_cond_signal(&s->cvCommit);
+    pthread_mutex_unlock(&s->muCommit);
+}
+
+/* Takes connections off the queue, waits for their writes to be durable
+** (the first wait of a batch syncs everything logged so far, so the ones
+** after it usually find their record durable already) and hands them back
+** to the workers with the reply queued: armed for EPOLLOUT, a worker sends
+** it and goes on with any input already buffered. Drains the queue before
+** it stops. */
+static void *committer_main(void *arg) {
+    MysqlServer *s = arg;
+    pthread_mutex_lock(&s->muCommit);
+    for (;;) {
+        while (!s->pCommitHead && !s->bCommitStop) pthread_cond_wait(&s->cvCommit, &s->muCommit);
+        MysqlConn *c = s->pCommitHead;
+        if (!c) break;
+        s->pCommitHead = c->pCommitNext;
+        if (!s->pCommitHead) s->pCommitTail = NULL;
+        pthread_mutex_unlock(&s->muCommit);
+        mysql_conn_finish_commit(c);
+        conn_arm(c, EPOLLOUT);
+        pthread_mutex_lock(&s->muCommit);
+    }
+    pthread_mutex_unlock(&s->muCommit);
+    return NULL;
 }
 
 /* Sets up a connection for a socket just accepted. */
@@ -554,6 +597,8 @@ MysqlServer *mysql_server_start(SqlEngine *e, const MysqlServerConfig *cfg, LpEr
     atomic_init(&s->nextConnId, 1);
     atomic_init(&s->bStop, 0);
     pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->muCommit, NULL);
+    pthread_cond_init(&s->cvCommit, NULL);
     if (bOom) {
         lp_err_set(err, LP_NOMEM, "out of memory");
         goto fail;
@@ -599,6 +644,16 @@ MysqlServer *mysql_server_start(SqlEngine *e, const MysqlServerConfig *cfg, LpEr
         pthread_setname_np(s->aThread[i], zName);
         s->nThread++;
     }
+    for (int i = 0; i < MYSQL_COMMITTERS; i++) {
+        int e2 = pthread_create(&s->aCommitter[i], NULL, committer_main, s);
+        if (e2 != 0) {
+            lp_err_set(err, LP_IOERR, "mysql server: cannot start committer thread: %s", strerror(e2));
+            mysql_server_stop(s);
+            return NULL;
+        }
+        pthread_setname_np(s->aCommitter[i], i ? "mysql-commit-1" : "mysql-commit-0");
+        s->nCommitter++;
+    }
     LOG_INFO("mysql: %d worker threads, max_connections %d, max_packet_size %zu%s", nThread,
              s->cfg.nMaxConn, s->cfg.nMaxPacket, s->zUser ? "" : ", no authentication");
     return s;
@@ -623,6 +678,13 @@ void mysql_server_stop(MysqlServer *s) {
         (void)w;    /* cannot fail short of a counter overflow */
     }
     for (int i = 0; i < s->nThread; i++) pthread_join(s->aThread[i], NULL);
+    /* The committers finish the writes queued (each is applied and logged:
+    ** its client waits for the answer), then stop. */
+    pthread_mutex_lock(&s->muCommit);
+    s->bCommitStop = 1;
+    pthread_cond_broadcast(&s->cvCommit);
+    pthread_mutex_unlock(&s->muCommit);
+    for (int i = 0; i < s->nCommitter; i++) pthread_join(s->aCommitter[i], NULL);
     /* No worker is left: the connections are ours alone. */
     while (s->pConnHead) conn_close(s->pConnHead);
     if (s->fdListen >= 0) {
@@ -634,6 +696,8 @@ void mysql_server_stop(MysqlServer *s) {
     if (s->fdTimer >= 0) close(s->fdTimer);
     if (s->fdReserve >= 0) close(s->fdReserve);
     pthread_mutex_destroy(&s->mu);
+    pthread_mutex_destroy(&s->muCommit);
+    pthread_cond_destroy(&s->cvCommit);
     free(s->aThread);
     free(s->zAddr);
     free(s->zVersion);

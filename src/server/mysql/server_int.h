@@ -48,6 +48,8 @@ typedef struct PollItem {
 
 typedef struct MysqlConn MysqlConn;
 
+#define MYSQL_COMMITTERS 2
+
 struct MysqlServer {
     PollItem itListen;          /* epoll tag of fdListen */
     PollItem itWake;            /* epoll tag of fdWake */
@@ -72,6 +74,16 @@ struct MysqlServer {
     int nConn;                  /* length of that list */
     atomic_uint nextConnId;     /* connection ids, from 1 */
     atomic_int bStop;           /* set by mysql_server_stop */
+    /* Committers: connections whose write waits for its log record to be
+    ** durable (CONN_STEP_DEFER) wait here instead of holding a worker in
+    ** fdatasync, so the workers go on applying other writes, which then
+    ** share the next sync (group commit). */
+    pthread_mutex_t muCommit;   /* guards the queue and bCommitStop */
+    pthread_cond_t cvCommit;
+    MysqlConn *pCommitHead, *pCommitTail;
+    int bCommitStop;
+    pthread_t aCommitter[MYSQL_COMMITTERS];
+    int nCommitter;
 };
 
 typedef enum ConnState {
@@ -98,6 +110,8 @@ struct MysqlConn {
     int bShutWr;                /* FAILING: write side already shut down */
     uint32_t caps;              /* negotiated capabilities */
     uint8_t seq;                /* sequence id of the next packet either way */
+    uint8_t seqDefer;           /* CONN_STEP_DEFER: the reply's sequence id */
+    MysqlConn *pCommitNext;     /* in the server's commit queue */
     uint8_t aScramble[MYSQL_SCRAMBLE_LEN]; /* this connection's challenge */
     char *zUser;                /* user name from the handshake (owned) */
     char *zDb;                  /* database from the handshake, until READY */
@@ -115,7 +129,14 @@ enum {
     CONN_STEP_NEED_INPUT,   /* no complete packet buffered */
     CONN_STEP_DONE,         /* one packet consumed; a reply may be queued */
     CONN_STEP_CLOSE,        /* close now, nothing to send (COM_QUIT, OOM) */
+    CONN_STEP_DEFER,        /* a write waits for its log record to be durable: the
+                            ** connection goes to a committer thread, which then
+                            ** queues the reply (mysql_conn_finish_commit) */
 };
+
+/* Waits for the deferred write's durability and queues its reply (OK, or
+** the sync's error). Called by a committer thread, which owns c. */
+void mysql_conn_finish_commit(MysqlConn *c);
 
 /* Queues the initial handshake (sequence id 0). LP_OK, or LP_NOMEM /
 ** LP_INTERNAL (no random scramble). */
