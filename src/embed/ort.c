@@ -465,6 +465,20 @@ static int type_info_shape(const OrtRuntime *rt, OrtTypeInfo *ti, int *pType, in
     return LP_OK;
 }
 
+/* type_info_shape of the session's input (bOutput 0) or output i. */
+static int io_shape(const OrtRuntime *rt, const OrtSession *pSess, int bOutput, size_t i, int *pType,
+                    int64_t *aDim, size_t *pnDim, LpError *err, const char *zWhat) {
+    OrtTypeInfo *ti = NULL;
+    OrtStatus *st = bOutput ? rt->f.SessionGetOutputTypeInfo(pSess, i, &ti)
+                            : rt->f.SessionGetInputTypeInfo(pSess, i, &ti);
+    if (st) return ort_fail(rt, st, err, zWhat);
+    LIVE_INC();
+    int rc = type_info_shape(rt, ti, pType, aDim, pnDim, err, zWhat);
+    rt->f.ReleaseTypeInfo(ti);
+    LIVE_DEC();
+    return rc;
+}
+
 /* Copies an ORT-allocated name and frees ORT's copy. */
 static char *take_name(const OrtRuntime *rt, OrtAllocator *pAlloc, char *zName) {
     char *z = strdup(zName);
@@ -503,15 +517,10 @@ static int session_inputs(EmbedOrtSession *s, const char *zPath, LpError *err) {
                               zPath, zName);
         seen |= 1 << r;
         s->aRole[i] = r;
-        OrtTypeInfo *ti = NULL;
-        if ((st = rt->f.SessionGetInputTypeInfo(s->pSess, i, &ti))) return ort_fail(rt, st, err, zPath);
-        LIVE_INC();
         int eType = 0;
         int64_t aDim[8];
         size_t nDim = 0;
-        int rc = type_info_shape(rt, ti, &eType, aDim, &nDim, err, zPath);
-        rt->f.ReleaseTypeInfo(ti);
-        LIVE_DEC();
+        int rc = io_shape(rt, s->pSess, 0, i, &eType, aDim, &nDim, err, zPath);
         if (rc) return rc;
         if (eType != ORT_TENSOR_INT64 || nDim != 2)
             return lp_err_set(err, LP_UNSUPPORTED,
@@ -551,15 +560,10 @@ static int session_output(EmbedOrtSession *s, const char *zPath, LpError *err) {
             free(zName);
         }
     }
-    OrtTypeInfo *ti = NULL;
-    if ((st = rt->f.SessionGetOutputTypeInfo(s->pSess, iPick, &ti))) return ort_fail(rt, st, err, zPath);
-    LIVE_INC();
     int eType = 0;
     int64_t aDim[8];
     size_t nDim = 0;
-    int rc = type_info_shape(rt, ti, &eType, aDim, &nDim, err, zPath);
-    rt->f.ReleaseTypeInfo(ti);
-    LIVE_DEC();
+    int rc = io_shape(rt, s->pSess, 1, iPick, &eType, aDim, &nDim, err, zPath);
     if (rc) return rc;
     if (eType != ORT_TENSOR_FLOAT || nDim != 3)
         return lp_err_set(err, LP_UNSUPPORTED,
