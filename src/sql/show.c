@@ -192,7 +192,12 @@ static int show_table_status(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
     if (!t) return LP_OK;
     int nSeg = 0;
     uint64_t nFlush = 0, nMerge = 0;
-    uint64_t nSegBytes = table_disk_bytes(t, &nSeg, &nFlush, &nMerge); /* before the snapshot's lock */
+    /* Both before the snapshot's lock: the rebuild status takes the
+    ** catalog's manifest mutex, which a flush holds while it takes the
+    ** table's lock (lock order: manifest mutex, then table). */
+    uint64_t nSegBytes = table_disk_bytes(t, &nSeg, &nFlush, &nMerge);
+    char zRebuild[LP_ERRMSG_MAX + 128];
+    int bRebuild = catalog_rebuild_status(s->e->pCatalog, table_name(t), zRebuild, sizeof(zRebuild));
     TableSnap *snap = table_snapshot(t);
     int rc = LP_NOMEM;
     size_t nTerms = 0, nFts = snap ? table_snap_fts_bytes(snap, &nTerms) : 0;
@@ -205,12 +210,8 @@ static int show_table_status(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
         !add2i(r, "wal_syncs", table_wal_syncs(t)) &&
         !add2i(r, "disk_chunks", (uint64_t)nSeg) && !add2i(r, "segment_bytes", nSegBytes) &&
         !add2i(r, "flushes", nFlush) && !add2i(r, "merges", nMerge) && !add2i(r, "mem_limit", table_mem_limit(t))) {
-        char zRebuild[LP_ERRMSG_MAX + 128];
         rc = LP_OK;
-        if (catalog_rebuild_status(s->e->pCatalog, table_name(t), zRebuild, sizeof(zRebuild)) &&
-            add2(r, "rebuild_embeddings", zRebuild)) {
-            rc = LP_NOMEM;
-        }
+        if (bRebuild && add2(r, "rebuild_embeddings", zRebuild)) rc = LP_NOMEM;
     }
     table_snapshot_release(snap);
     table_unref(t);

@@ -292,7 +292,7 @@ static int create_stored(Catalog *c, Table *t, const Schema *pSchema, LpError *e
         rc = table_open_wal(t, zWal, c->sync, err);
         if (rc != LP_OK) remove_tree(zDir);
         TableStorage ts = storage_of(c, t, zDir, "wal");
-        if (rc == LP_OK) table_set_storage(t, &ts, 1);
+        if (rc == LP_OK) table_init_storage(t, &ts);
     }
     free(zTmp);
     free(zDir);
@@ -493,6 +493,7 @@ int catalog_alter(Catalog *c, const char *zName, Schema *pNew, const int *aMap, 
     Manifest m = {0};
     char *zDir = c->zTables ? table_dir(c, zName) : NULL;
     char zWalName[64] = "", zWal[4096] = "";
+    uint64_t nextSegId = 0;
     TableModelEnv env = {c->zDataDir, &c->embed, c->nEmbedInline};
     Table *t = table_new_ex(zName, pNew, &env, 1, err);
     pNew = NULL;
@@ -556,18 +557,25 @@ int catalog_alter(Catalog *c, const char *zName, Schema *pNew, const int *aMap, 
         m2.nSeg = 0;
         m2.walFirstLsn = 0;
         if ((rc = manifest_write(zDir, &m2, err)) != LP_OK) goto fail;
-        TableStorage ts = storage_of(c, t, zDir, zWalName);
-        table_set_storage(t, &ts, m.nextSegId);
+        nextSegId = m.nextSegId;
         char zOld[4096];
         snprintf(zOld, sizeof(zOld), "%s/%s", zDir, m.zWalDir ? m.zWalDir : "wal");
         remove_tree(zOld);
         table_remove_unlisted(zDir, &m2);
     }
+    table_ref(t); /* ours, until its storage is set below */
     pthread_rwlock_wrlock(&c->lock);
     void *pOld = NULL;
     hmap_put(&c->map, table_name(t), strlen(zName), t, &pOld); /* replaces: cannot fail */
     pthread_rwlock_unlock(&c->lock);
     pthread_mutex_unlock(&c->muManifest);
+    /* After the manifest mutex (a flush takes the table's flush mutex
+    ** first, then that one); a write meanwhile just does not flush yet. */
+    if (c->zTables) {
+        TableStorage ts = storage_of(c, t, zDir, zWalName);
+        table_set_storage(t, &ts, nextSegId);
+    }
+    table_unref(t);
     if (pOld) table_unref(pOld);  /* the catalog's reference to the old version */
     table_unref(old);             /* ours */
     manifest_clear(&m);

@@ -240,15 +240,23 @@ int table_open_storage(Table *t, const TableStorage *st, const Manifest *m, LpEr
     return rc;
 }
 
-void table_set_storage(Table *t, const TableStorage *st, uint64_t nextSegId) {
-    pthread_mutex_lock(&t->flushMu);
+static void set_storage(Table *t, const TableStorage *st, uint64_t nextSegId) {
     free(t->zDir);
     t->zDir = strdup(st->zDir);
     t->pManifestMu = st->pManifestMu;
     t->memLimit = t->zDir ? st->memLimit : 0;
     if (nextSegId > t->nextSegId) t->nextSegId = nextSegId;
     if (!t->nextSegId) t->nextSegId = 1;
+}
+
+void table_set_storage(Table *t, const TableStorage *st, uint64_t nextSegId) {
+    pthread_mutex_lock(&t->flushMu);
+    set_storage(t, st, nextSegId);
     pthread_mutex_unlock(&t->flushMu);
+}
+
+void table_init_storage(Table *t, const TableStorage *st) {
+    set_storage(t, st, 1);
 }
 
 /* ------------------------------------------------------------------ */
@@ -459,9 +467,10 @@ static int flush_locked(Table *t, LpError *err) {
     }
     if (rc == LP_OK) {
         pthread_mutex_lock(t->pManifestMu);
-        pthread_rwlock_rdlock(&t->lock);
-        int bRetired = t->bRetired;
-        pthread_rwlock_unlock(&t->lock);
+        /* ALTER sets bRetired holding the manifest mutex too: no need for
+        ** the table's lock (which must not be taken under that mutex:
+        ** SHOW TABLE STATUS takes them the other way round). */
+        int bRetired = __atomic_load_n(&t->bRetired, __ATOMIC_ACQUIRE);
         Manifest m;
         if (bRetired) {
             rc = lp_err_set(err, LP_BUSY, "table '%s' was altered while it was being flushed", t->zName);

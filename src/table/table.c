@@ -1703,7 +1703,7 @@ int table_truncate(Table *t, LpError *err) {
 
 void table_retire(Table *t, int bOn) {
     pthread_rwlock_wrlock(&t->lock);
-    t->bRetired = bOn;
+    __atomic_store_n(&t->bRetired, bOn, __ATOMIC_RELEASE);
     pthread_rwlock_unlock(&t->lock);
 }
 

@@ -161,6 +161,9 @@ void table_remove_unlisted(const char *zDir, const Manifest *m);
 ** copy) its folder, so it can flush; segment files it writes are numbered
 ** from nextSegId on (the manifest's next_seg). */
 void table_set_storage(Table *t, const TableStorage *st, uint64_t nextSegId);
+/* The same for a table not shared yet (CREATE TABLE): takes no lock, so it
+** may be called under any of the catalog's. */
+void table_init_storage(Table *t, const TableStorage *st);
 
 /* FLUSH TABLE: writes the RAM segment out as a sealed segment (see
 ** flush.c): the RAM segment is frozen (a few pointer moves under the
