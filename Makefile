@@ -5,6 +5,8 @@
 #   make test       build + ASan/UBSan build, unit tests, integration tests,
 #                   a short run of every fuzz target
 #   make fuzz       run every fuzz target for FUZZ_SECONDS (default 600)
+#   make tsan       ThreadSanitizer build of the server, then the integration
+#                   tests of storage, durability and ALTER against it
 #   make bench-*    benchmarks; results go to docs/benchmarks/
 #
 # Every target that builds first runs scripts/install-deps.sh, which
@@ -17,7 +19,7 @@ CMAKE_FLAGS  ?=
 
 .PHONY: all deps build build-asan build-fuzz run test unit integration \
         fuzz-smoke fuzz bench-server bench-fulltext bench-vector clean help lint \
-        ort models bench-embed bench-storage
+        ort models bench-embed bench-storage tsan
 
 all: build
 
@@ -32,6 +34,19 @@ build-asan: deps
 	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DLOUPE_SANITIZE=ON \
 	    -DCMAKE_C_FLAGS_DEBUG="-O1 -g" $(CMAKE_FLAGS) >/dev/null
 	@cmake --build build-asan -j $(JOBS)
+
+build-tsan: deps
+	@cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g" \
+	    -DCMAKE_C_FLAGS="-fsanitize=thread" $(CMAKE_FLAGS) >/dev/null
+	@cmake --build build-tsan -j $(JOBS) --target loupe loupe-load
+
+# Not part of `make test` (the ASan build is): run it after changing locks.
+# tests/tsan.supp names the reports known to be false (see there).
+tsan: build-tsan ort models
+	@TSAN_OPTIONS="halt_on_error=0 suppressions=$(CURDIR)/tests/tsan.supp" \
+	    LOUPE_BIN=$(CURDIR)/build-tsan/loupe $(PYTHON) -m pytest -q -p no:cacheprovider \
+	    tests/integration/test_segments.py tests/integration/test_durability.py \
+	    tests/integration/test_alter.py tests/integration/test_knn.py
 
 build-fuzz: deps
 	@cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
@@ -96,7 +111,7 @@ lint:
 	    --inline-suppr -I src src
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-tsan
 
 help:
 	@sed -n '2,12p' Makefile

@@ -337,8 +337,8 @@ def test_group_commit_with_one_worker(tmp_path):
     """binlog_flush=commit with a single MySQL worker thread: a write waiting
     for its fdatasync parks its connection instead of the worker, so the
     worker applies the other connections' writes meanwhile and they share
-    the next sync. 8 writers x 40 single-row INSERTs need fewer than 320
-    syncs; every acknowledged row is there after a SIGKILL."""
+    the next sync. 8 writers x 40 single-row INSERTs need fewer syncs than
+    statements; every acknowledged row is there after a SIGKILL."""
     data = str(tmp_path / "data")
     os.makedirs(data)
     s = start("group", data_dir=data, extra=["--threads", "1"])
@@ -362,8 +362,11 @@ def test_group_commit_with_one_worker(tmp_path):
     assert len(acked) == 320
     syncs = int(dict(q(s, "SHOW TABLE g STATUS"))["wal_syncs"])
     # A worker that waited in fdatasync itself would sync once per
-    # statement: exactly 320. Measured here: 104 (release), 182-256 (ASan).
-    assert 0 < syncs < 320 * 0.95, syncs
+    # statement: exactly 320 (with one worker no two writes are ever
+    # waiting at once). How many fewer depends on how long a sync takes
+    # next to an INSERT: measured here 104 (release), 182-256 (ASan), 309
+    # (ThreadSanitizer, whose INSERTs are slowest).
+    assert 0 < syncs < 320, syncs
     s.proc.send_signal(signal.SIGKILL)
     s.proc.wait()
     s.restart()
