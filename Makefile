@@ -114,7 +114,7 @@ clean:
 	rm -rf build build-asan build-fuzz build-tsan
 
 help:
-	@sed -n '2,12p' Makefile
+	@sed -n '2,14p' Makefile
 
 # Embeddings: the raw ONNX Runtime ceiling (one document per Run, 1 and 2
 # threads), INSERT through the server at threads x batch, and padded
