@@ -561,7 +561,7 @@ int catalog_alter(Catalog *c, const char *zName, Schema *pNew, const int *aMap, 
         char zOld[4096];
         snprintf(zOld, sizeof(zOld), "%s/%s", zDir, m.zWalDir ? m.zWalDir : "wal");
         remove_tree(zOld);
-        table_remove_unlisted(zDir, &m2);
+        table_remove_unlisted(zDir, m2.aSeg, m2.nSeg);
     }
     table_ref(t); /* ours, until its storage is set below */
     pthread_rwlock_wrlock(&c->lock);

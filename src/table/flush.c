@@ -97,10 +97,6 @@ static void remove_orphans(const char *zDir, const ManifestSeg *aSeg, int nSeg, 
     closedir(d);
 }
 
-void table_remove_unlisted(const char *zDir, const Manifest *m) {
-    remove_orphans(zDir, m->aSeg, m->nSeg, 0);
-}
-
 void table_remove_segment_files(const char *zDir, uint64_t id) {
     DIR *d = opendir(zDir);
     if (!d) return;
@@ -116,7 +112,7 @@ void table_remove_segment_files(const char *zDir, uint64_t id) {
     closedir(d);
 }
 
-void table_remove_unlisted_segs(const char *zDir, const ManifestSeg *aSeg, int nSeg) {
+void table_remove_unlisted(const char *zDir, const ManifestSeg *aSeg, int nSeg) {
     remove_orphans(zDir, aSeg, nSeg, 0);
 }
 
@@ -251,7 +247,9 @@ static void set_storage(Table *t, const TableStorage *st, uint64_t nextSegId) {
 
 void table_set_storage(Table *t, const TableStorage *st, uint64_t nextSegId) {
     pthread_mutex_lock(&t->flushMu);
+    pthread_rwlock_wrlock(&t->lock); /* writes read zDir and memLimit under it */
     set_storage(t, st, nextSegId);
+    pthread_rwlock_unlock(&t->lock);
     pthread_mutex_unlock(&t->flushMu);
 }
 
@@ -262,7 +260,8 @@ void table_init_storage(Table *t, const TableStorage *st) {
 /* ------------------------------------------------------------------ */
 /* Flushing                                                            */
 
-/* Bytes the RAM segment holds (rows, full-text index, graphs). Under a lock. */
+/* Bytes the RAM segment holds (rows, full-text index, graphs). Under the
+** table's lock. */
 static uint64_t ram_bytes(const Table *t) {
     uint64_t n = t->nBytes + (t->pFts ? fts_mem_bytes(t->pFts) : 0);
     for (int v = 0; v < t->nVec; v++) n += vec_hnsw_memory(t->aVec[v].h);
@@ -576,13 +575,15 @@ static void *flush_thread(void *arg) {
     return NULL;
 }
 
-void table_maybe_flush(Table *t) {
-    if (!t->memLimit || !t->zDir || atomic_load(&t->bNoFlush)) return;
-    pthread_rwlock_rdlock(&t->lock);
-    int bOver = ram_bytes(t) >= t->memLimit;
-    pthread_rwlock_unlock(&t->lock);
+int table_ram_over_limit(const Table *t) {
+    return t->memLimit && t->zDir && ram_bytes(t) >= t->memLimit;
+}
+
+void table_start_flush(Table *t) {
     int bFalse = 0;
-    if (!bOver || !atomic_compare_exchange_strong(&t->bFlushQueued, &bFalse, 1)) return;
+    if (atomic_load(&t->bNoFlush) || !atomic_compare_exchange_strong(&t->bFlushQueued, &bFalse, 1)) {
+        return;
+    }
     table_ref(t);
     pthread_t th;
     pthread_attr_t a;

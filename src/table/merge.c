@@ -35,7 +35,6 @@
 ** boundary never merged.)
 */
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -275,12 +274,6 @@ done:
     return rc;
 }
 
-/* Removes the files of a merge's output segment id that was not
-** published (flushMu held, so no flush lists or writes them). */
-static void remove_output(Table *t, uint64_t id) {
-    table_remove_segment_files(t->zDir, id);
-}
-
 /* Merges the sealed parts [iFrom, iFrom + nIn) of t. mergeMu held. */
 static int merge_run(Table *t, int iFrom, int nIn, LpError *err) {
     Part *apIn[nIn];
@@ -314,7 +307,7 @@ static int merge_run(Table *t, int iFrom, int nIn, LpError *err) {
     if (rc != LP_OK) {
         pthread_mutex_lock(&t->flushMu);
         t->mergeOutId = 0;
-        remove_output(t, id);
+        table_remove_segment_files(t->zDir, id); /* not published */
         pthread_mutex_unlock(&t->flushMu);
         return rc;
     }
@@ -411,13 +404,13 @@ static int merge_run(Table *t, int iFrom, int nIn, LpError *err) {
     t->nMerges++;
     pthread_rwlock_unlock(&t->lock);
     for (int k = 0; k < nIn; k++) table_part_free(apIn[k]);
-    table_remove_unlisted_segs(t->zDir, aSeg, nSeg);
+    table_remove_unlisted(t->zDir, aSeg, nSeg);
     LOG_INFO("table '%s': merged %d segments into seg-%" PRIu64 " (%u rows)", t->zName, nIn, id, nNew);
     pOut = NULL;
 unlock:
     t->mergeOutId = 0;
     table_part_free(pOut); /* unmapped before its files go */
-    if (rc != LP_OK && !bManifestTried) remove_output(t, id);
+    if (rc != LP_OK && !bManifestTried) table_remove_segment_files(t->zDir, id); /* not published */
     pthread_mutex_unlock(&t->flushMu);
     bitset_free(&dead);
     free(aSeg);

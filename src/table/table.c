@@ -761,6 +761,7 @@ static int move_prepare(Table *t, size_t k, const MemRow *pNew, FtsDocBuf *aDoc,
 ** stored version is still byte for byte the copy; otherwise it moves the
 ** row itself. */
 typedef struct Moves {
+    const TableOp *aOp;     /* the batch */
     MemRow **apOld, **apNew;
     uint32_t *aNode;        /* nOp * nVec, UINT32_MAX: none */
 } Moves;
@@ -780,8 +781,9 @@ static int row_identical(const MemRow *a, const MemRow *b) {
     return a->nByte == b->nByte && memcmp(a, b, a->nByte) == 0;
 }
 
-static int prepare_moves(Table *t, const TableOp *aOp, size_t nOp, FtsDocBuf *aDoc, Moves *m,
-                         LpError *err) {
+static int prepare_moves(Table *t, const TableOp *aOp, size_t nOp, FtsDocBuf *aDoc,
+                         const uint32_t *aNode, Moves *m, LpError *err) {
+    m->aOp = aOp;
     size_t nUpd = 0;
     for (size_t k = 0; k < nOp; k++) nUpd += aOp[k].kind == TOP_UPDATE || aOp[k].kind == TOP_SETVEC;
     if (!nUpd) return LP_OK;
@@ -790,7 +792,9 @@ static int prepare_moves(Table *t, const TableOp *aOp, size_t nOp, FtsDocBuf *aD
         (nNode && !(m->aNode = malloc(sizeof(uint32_t) * nNode)))) {
         return lp_err_set(err, LP_NOMEM, "out of memory writing to table '%s'", t->zName);
     }
-    for (size_t i = 0; i < nNode; i++) m->aNode[i] = UINT32_MAX;
+    /* Starting from phase 0's nodes (a SETVEC's own vector is in its graph
+    ** already), so that move_prepare inserts only the others. */
+    if (nNode) memcpy(m->aNode, aNode, sizeof(uint32_t) * nNode);
     size_t nCopied = 0;
     pthread_rwlock_rdlock(&t->lock);
     for (size_t k = 0; k < nOp && t->nPart; k++) {
@@ -808,14 +812,7 @@ static int prepare_moves(Table *t, const TableOp *aOp, size_t nOp, FtsDocBuf *aD
         if (!(m->apNew[k] = row_build_update(t->pSchema, m->apOld[k], op->aVal, op->aSet))) {
             return lp_err_set(err, LP_NOMEM, "out of memory writing to table '%s'", t->zName);
         }
-        /* The SETVEC op's own vector was inserted by phase 0 already. */
-        for (int v = 0; v < t->nVec && op->kind == TOP_SETVEC; v++) {
-            if (op->aSet[t->aVec[v].iCol]) m->aNode[k * (size_t)t->nVec + (size_t)v] = 0; /* placeholder */
-        }
         int rc = move_prepare(t, k, m->apNew[k], aDoc, m->aNode, err);
-        for (int v = 0; v < t->nVec && op->kind == TOP_SETVEC; v++) {
-            if (op->aSet[t->aVec[v].iCol]) m->aNode[k * (size_t)t->nVec + (size_t)v] = UINT32_MAX;
-        }
         if (rc != LP_OK) return rc;
     }
     return LP_OK;
@@ -829,6 +826,34 @@ static MemRow *take_move(Table *t, Moves *m, size_t k, uint32_t *aNode) {
     for (int v = 0; v < t->nVec; v++) {
         size_t i = k * (size_t)t->nVec + (size_t)v;
         if (aNode[i] == UINT32_MAX) aNode[i] = m->aNode[i];
+    }
+    return pNew;
+}
+
+/* The new version of the row cur that UPDATE or SETVEC op k changes (p:
+** the batch's pending entry for it, else iPart: where it is stored). Text
+** is unchanged, so it keeps the pending version's document (*piDoc), or
+** the stored slot (-1); a row of an older part moves to the RAM segment
+** (*piDoc = k), as phase 0 prepared it if cur is still what it copied,
+** else here. NULL when out of memory (*prc LP_OK: the caller reports it)
+** or on *prc's error. */
+static MemRow *changed_version(Table *t, Moves *mv, size_t k, const MemRow *cur, const Pending *p,
+                               int iPart, FtsDocBuf *aDoc, uint32_t *aNode, int *piDoc, int *prc,
+                               LpError *err) {
+    const TableOp *op = &mv->aOp[k];
+    *piDoc = p ? p->iDoc : -1;
+    if (!p && iPart >= 0 && mv->apNew && mv->apNew[k] && row_identical(cur, mv->apOld[k])) {
+        *piDoc = (int)k;
+        return take_move(t, mv, k, aNode); /* prepared in phase 0 */
+    }
+    MemRow *pNew = row_build_update(t->pSchema, cur, op->aVal, op->aSet);
+    if (!p && iPart >= 0 && pNew) {
+        if (aDoc) fts_docbuf_reset(&aDoc[k]);
+        if ((*prc = move_prepare(t, k, pNew, aDoc, aNode, err)) != LP_OK) {
+            free(pNew);
+            return NULL;
+        }
+        *piDoc = (int)k;
     }
     return pNew;
 }
@@ -1384,7 +1409,7 @@ int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApp
         if (t->nVec) pthread_rwlock_rdlock(&t->graphLock);
         bGraphLocked = t->nVec > 0;
         rc = prepare_rows(t, aOp, nOp, apRow, aDoc, aNode, flags, err);
-        if (rc == LP_OK) rc = prepare_moves(t, aOp, nOp, aDoc, &mv, err);
+        if (rc == LP_OK) rc = prepare_moves(t, aOp, nOp, aDoc, aNode, &mv, err);
     }
     if (rc != LP_OK) goto done_unlocked;
 
@@ -1433,21 +1458,8 @@ int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApp
             break;
         case TOP_UPDATE:
             if (!cur) continue;
-            if (!p && iPart >= 0 && mv.apNew && mv.apNew[k] && row_identical(cur, mv.apOld[k])) {
-                pNew = take_move(t, &mv, k, aNode); /* prepared in phase 0 */
-                iDoc = (int)k;
-                break;
-            }
-            pNew = row_build_update(s, cur, op->aVal, op->aSet);
-            iDoc = p ? p->iDoc : -1; /* text unchanged: the pending version's */
-            if (!p && iPart >= 0 && pNew) {
-                if (aDoc) fts_docbuf_reset(&aDoc[k]);
-                if ((rc = move_prepare(t, k, pNew, aDoc, aNode, err)) != LP_OK) {
-                    free(pNew);
-                    continue;
-                }
-                iDoc = (int)k;
-            }
+            pNew = changed_version(t, &mv, k, cur, p, iPart, aDoc, aNode, &iDoc, &rc, err);
+            if (rc != LP_OK) continue;
             break;
         case TOP_SETVEC: {
             /* Only onto a row that still has no vector there and is
@@ -1458,21 +1470,8 @@ int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApp
                 !row_same(s, cur, op->aVal, iCol)) {
                 continue;
             }
-            if (!p && iPart >= 0 && mv.apNew && mv.apNew[k] && row_identical(cur, mv.apOld[k])) {
-                pNew = take_move(t, &mv, k, aNode); /* prepared in phase 0 */
-                iDoc = (int)k;
-                break;
-            }
-            pNew = row_build_update(s, cur, op->aVal, op->aSet);
-            iDoc = p ? p->iDoc : -1;
-            if (!p && iPart >= 0 && pNew) {
-                if (aDoc) fts_docbuf_reset(&aDoc[k]);
-                if ((rc = move_prepare(t, k, pNew, aDoc, aNode, err)) != LP_OK) {
-                    free(pNew);
-                    continue;
-                }
-                iDoc = (int)k;
-            }
+            pNew = changed_version(t, &mv, k, cur, p, iPart, aDoc, aNode, &iDoc, &rc, err);
+            if (rc != LP_OK) continue;
             break;
         }
         }
@@ -1600,6 +1599,7 @@ int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApp
     free(aOrd);
     t->nextId = nextId;
     if (nDead > 1024 && nDead > t->nLive) compact(t);
+    int bFlush = table_ram_over_limit(t); /* asked while the lock is held anyway */
     pthread_rwlock_unlock(&t->lock);
     overlay_free(&o, 0);
     /* Durable before acknowledged; concurrent writers share the sync. */
@@ -1608,7 +1608,7 @@ int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApp
     } else if (lsn) {
         rc = wal_commit(t->pWal, lsn, err);
     }
-    if (t->memLimit) table_maybe_flush(t);
+    if (bFlush) table_start_flush(t);
 
     if (pOut) {
         pOut->nAffected = nAffected;

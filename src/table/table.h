@@ -152,10 +152,11 @@ typedef struct TableStorage {
 ** the first record the segments do not cover (table_open_wal). From then
 ** on the table flushes (table_flush) into the folder. t must be empty. */
 int table_open_storage(Table *t, const TableStorage *st, const Manifest *m, LpError *err);
-/* Removes the segment files in zDir that m does not list (ALTER TABLE,
-** after switching to a copy: the old version's; mapped files stay
-** readable until unmapped). */
-void table_remove_unlisted(const char *zDir, const Manifest *m);
+/* Removes the seg-* files in zDir that aSeg does not list (ALTER TABLE,
+** after switching to a copy: the old version's; a merge: its inputs'), and
+** tombstone files of listed segments that are not their current ones.
+** Mapped files stay readable until unmapped. */
+void table_remove_unlisted(const char *zDir, const ManifestSeg *aSeg, int nSeg);
 
 /* Gives a table opened with table_open_wal (a new one, or an ALTER TABLE
 ** copy) its folder, so it can flush; segment files it writes are numbered

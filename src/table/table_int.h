@@ -155,13 +155,15 @@ void table_part_free(Part *p);
 void table_parts_changed(Table *t);
 
 /* flush.c */
-/* Called after a write with the write lock released: starts a background
-** flush when the RAM segment passed memLimit. */
-void table_maybe_flush(Table *t);
+/* 1 when t has a folder and its RAM segment holds memLimit bytes or more
+** (rows, full-text index, graphs). Under the table's lock: a write asks
+** while it still holds it. */
+int table_ram_over_limit(const Table *t);
+/* Starts a background flush unless one is queued or flushes are stopped.
+** Called without the table's locks. */
+void table_start_flush(Table *t);
 /* Opens sealed segment ms of t (its files verified) into *pp. */
 int table_open_sealed(Table *t, const ManifestSeg *ms, Part **pp, LpError *err);
-/* Removes the seg-* files of zDir that aSeg does not name. */
-void table_remove_unlisted_segs(const char *zDir, const ManifestSeg *aSeg, int nSeg);
 /* Removes every file of segment id (seg-<id>.*). */
 void table_remove_segment_files(const char *zDir, uint64_t id);
 /* table_flush without the merge check after it. */

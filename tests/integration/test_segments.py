@@ -614,3 +614,25 @@ def test_updates_of_sealed_rows(tmp_path):
     assert q(s, "SELECT id, batch FROM u ORDER BY id ASC LIMIT 1000") == expect
     assert q(s, "SELECT id FROM u WHERE MATCH('replaced304')") == ((304,),)
     finish(s)
+
+
+def test_bad_rt_mem_limit_refused(tmp_path):
+    """A bad rt_mem_limit is refused with what was expected: as a server key
+    (the server does not start) and as a table option (CREATE fails)."""
+    import subprocess
+    from helpers import LOUPE_BIN, sanitizer_env
+    for bad in ("12", "lots", "64Q"):
+        r = subprocess.run([LOUPE_BIN, "serve", "--data", str(tmp_path / "d"), "--rt-mem-limit", bad,
+                            "--mysql", "127.0.0.1:0", "--http", "127.0.0.1:0"],
+                           capture_output=True, timeout=30, env=sanitizer_env())
+        assert r.returncode != 0
+        assert b"rt_mem_limit" in r.stderr and b"at least 64K" in r.stderr, r.stderr
+    data = str(tmp_path / "data")
+    os.makedirs(data)
+    s = start("badlimit", data_dir=data)
+    with connect(s) as c, c.cursor() as cur:
+        for bad in ("abc", "0", "12X"):
+            with pytest.raises(pymysql.MySQLError) as ei:
+                cur.execute(f"CREATE TABLE b (title TEXT) rt_mem_limit='{bad}'")
+            assert "rt_mem_limit expects a size" in str(ei.value), str(ei.value)
+    finish(s)
