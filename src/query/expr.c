@@ -211,7 +211,8 @@ Value qexpr_eval(const QExpr *e, const QRow *row) {
     case QE_CONST:
         return e->u.v;
     case QE_COLUMN:
-        return row && row->r ? row_get(row->s, row->r, e->u.col.iCol) : value_null();
+        if (!row || !row->r) return value_null();
+        return row->rd ? row_read(row->rd, row->s, row->r, e->u.col.iCol) : row_get(row->s, row->r, e->u.col.iCol);
     case QE_WEIGHT:
         return value_float(row ? row->weight : 1.0);
     case QE_KNN_DIST:

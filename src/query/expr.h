@@ -90,6 +90,7 @@ struct QRow {
     double dist;            /* KNN_DIST() under knn() */
     struct QFtsCtx *fts;    /* the MATCH being run, or NULL */
     Arena *pScratch;        /* where QE_CALLs put their results; reset per row */
+    RowReader *rd;          /* reads r's TEXT values (NULL: row_get, RAM rows only) */
 };
 
 QExpr *qexpr_const(Arena *a, Value v);
@@ -106,7 +107,8 @@ QExpr *qexpr_call(Arena *a, QCallFn xCall, const void *pArg, const QExpr *const 
 
 /* Evaluates e for row (row->r may be NULL when e uses no column; row
 ** itself may be NULL for constant expressions). Strings and vectors in the
-** result are borrowed from the row, the tree or row->pScratch. */
+** result are borrowed from the row, the tree, row->pScratch or row->rd's
+** current block (valid while the same row is being evaluated). */
 Value qexpr_eval(const QExpr *e, const QRow *row);
 
 /* Does e hold for row? (non-zero and non-NULL) */

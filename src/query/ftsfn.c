@@ -30,7 +30,7 @@ Value qfn_highlight(const QExpr *e, const QRow *row) {
     StrBuf sb = {0};
     int bAny = 0;
     for (int i = 0; i < h->nField; i++) {
-        Value v = row_get(row->s, row->r, h->aCol[i]);
+        Value v = row->rd ? row_read(row->rd, row->s, row->r, h->aCol[i]) : row_get(row->s, row->r, h->aCol[i]);
         if (v.kind != VAL_STR || v.u.s.n == 0) continue;
         size_t mark = sb.n;
         if (bAny) strbuf_appendz(&sb, h->zFieldSep);

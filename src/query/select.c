@@ -120,6 +120,7 @@ typedef struct Exec {
     TopK h;
     Value *aKey;                /* scratch for one candidate's keys */
     Arena scratch;              /* QE_CALL results, reset per row */
+    RowReader rd;               /* TEXT values of sealed rows */
     struct QFtsCtx *fts;
     int rc;
 } Exec;
@@ -134,7 +135,7 @@ static int emit(Exec *x, QRowFn xRow, void *ctx, const Cand *c) {
     const QSelect *q = x->q;
     Value *aOut = q->nOut <= 32 ? aStack : malloc(sizeof(Value) * (size_t)q->nOut);
     if (!aOut) return LP_NOMEM;
-    QRow row = {x->s, c->row, c->weight, c->ord, c->dist, x->fts, &x->scratch};
+    QRow row = {x->s, c->row, c->weight, c->ord, c->dist, x->fts, &x->scratch, &x->rd};
     for (int c = 0; c < q->nOut; c++) aOut[c] = qexpr_eval(q->aOut[c], &row);
     int rc = xRow(ctx, aOut, q->nOut);
     arena_reset(&x->scratch);
@@ -164,7 +165,7 @@ static int topk_init(Exec *x, uint64_t nRows, LpError *err) {
 
 static void consider(Exec *x, const MemRow *r, uint32_t ord) {
     const QSelect *q = x->q;
-    QRow row = {x->s, r, 1.0, ord, 0, NULL, &x->scratch};
+    QRow row = {x->s, r, 1.0, ord, 0, NULL, &x->scratch, &x->rd};
     x->meta.nExamined++;
     if (q->pWhere && !qexpr_true(q->pWhere, &row)) return;
     x->meta.nTotalFound++;
@@ -198,7 +199,7 @@ static int run_plain(Exec *x, LpError *err) {
         if (!r) continue;
         if (bEarly && x->h.n == x->h.cap) {
             /* only count what is left */
-            QRow row = {x->s, r, 1.0, (uint32_t)i, 0, NULL, &x->scratch};
+            QRow row = {x->s, r, 1.0, (uint32_t)i, 0, NULL, &x->scratch, &x->rd};
             x->meta.nExamined++;
             if (!q->pWhere || qexpr_true(q->pWhere, &row)) x->meta.nTotalFound++;
             continue;
@@ -219,7 +220,7 @@ static int accept_doc(void *ctx, uint32_t doc) {
     if (!r) return 0;
     x->meta.nExamined++;
     if (!x->q->pWhere) return 1;
-    QRow row = {x->s, r, 1.0, doc, 0, NULL, &x->scratch};
+    QRow row = {x->s, r, 1.0, doc, 0, NULL, &x->scratch, &x->rd};
     return qexpr_true(x->q->pWhere, &row);
 }
 
@@ -242,7 +243,7 @@ static int order_hit(void *ctx, uint32_t doc, double score) {
     if (!accept_doc(x, doc)) return LP_OK;
     x->meta.nTotalFound++;
     const MemRow *r = table_snap_slot(x->snap, doc);
-    QRow row = {x->s, r, score, doc, 0, x->fts, &x->scratch};
+    QRow row = {x->s, r, score, doc, 0, x->fts, &x->scratch, &x->rd};
     eval_keys(x, &row);
     topk_offer(&x->h, r, doc, score, 0, x->aKey);
     return LP_OK;
@@ -490,7 +491,7 @@ static int knn_job_prepare(Exec *x, KnnJob *j, const TableKnnPart *kp, const flo
         const MemRow *r = knn_node_row(&j->c, node, &slot);
         if (!r) continue;
         x->meta.nExamined++;
-        QRow row = {x->s, r, 1.0, slot, 0, NULL, &x->scratch};
+        QRow row = {x->s, r, 1.0, slot, 0, NULL, &x->scratch, &x->rd};
         int bOk = 1;
         if (pRad) {
             for (int i = 0; i < pRad->nRest && bOk; i++) bOk = qexpr_true(pRad->aRest[i], &row);
@@ -562,7 +563,7 @@ static int knn_graphs(Exec *x, const TableKnnPart *aPart, int nPart, const float
             const MemRow *r = knn_node_row(&j->c, j->aHit[h].id, &slot);
             if (!r) continue;
             if (pRad) { /* the whole WHERE, now that the distance is known */
-                QRow row = {x->s, r, 1.0, slot, j->aHit[h].dist, NULL, &x->scratch};
+                QRow row = {x->s, r, 1.0, slot, j->aHit[h].dist, NULL, &x->scratch, &x->rd};
                 if (!qexpr_true(q->pWhere, &row)) continue;
             }
             knn_push(aHeap, pnHeap, q->knnK, (KnnHit){r, slot, j->aHit[h].dist, row_id(r)});
@@ -632,7 +633,7 @@ static int run_knn(Exec *x, LpError *err) {
         double dist = knn_distance(m, aQ, v.u.v.a, n);
         x->meta.nKnnDist++;
         x->meta.nExamined++;
-        QRow row = {x->s, r, 1.0, (uint32_t)i, dist, NULL, &x->scratch};
+        QRow row = {x->s, r, 1.0, (uint32_t)i, dist, NULL, &x->scratch, &x->rd};
         if (q->pWhere && !qexpr_true(q->pWhere, &row)) continue;
         knn_push(aHeap, &nHeap, q->knnK, (KnnHit){r, (uint32_t)i, dist, row_id(r)});
     }
@@ -641,7 +642,7 @@ ordered:
     if (q->bCountOnly) goto out;
     if ((rc = topk_init(x, (uint64_t)nHeap, err)) != LP_OK) goto out;
     for (int i = 0; i < nHeap; i++) {
-        QRow row = {x->s, aHeap[i].r, 1.0, aHeap[i].ord, aHeap[i].dist, NULL, &x->scratch};
+        QRow row = {x->s, aHeap[i].r, 1.0, aHeap[i].ord, aHeap[i].dist, NULL, &x->scratch, &x->rd};
         eval_keys(x, &row);
         topk_offer(&x->h, aHeap[i].r, aHeap[i].ord, 1.0, aHeap[i].dist, x->aKey);
     }
@@ -668,6 +669,7 @@ int query_select(const QSelect *q, QRowFn xRow, void *ctx, QMeta *pMeta, LpError
         rc = lp_err_set(err, LP_NOMEM, "out of memory");
         goto done;
     }
+    row_reader_init(&x.rd, x.snap);
     if (q->bMatch) {
         fc.root = q->pMatch;
         fc.an = table_analyzer(q->pTable);
@@ -697,6 +699,7 @@ int query_select(const QSelect *q, QRowFn xRow, void *ctx, QMeta *pMeta, LpError
 
 done:
     if (fc.q) fts_query_free(fc.q);
+    row_reader_free(&x.rd);
     table_snapshot_release(x.snap);
     free(x.h.a);
     free(x.h.aKeyPool);

@@ -521,7 +521,8 @@ int catalog_alter(Catalog *c, const char *zName, Schema *pNew, const int *aMap, 
     enum { BATCH = 256 };
     Value *aVal = malloc(sizeof(Value) * BATCH * (size_t)(sn->nCol ? sn->nCol : 1));
     TableOp *aOp = malloc(sizeof(TableOp) * BATCH);
-    if (!aVal || !aOp) rc = lp_err_set(err, LP_NOMEM, "out of memory altering table '%s'", zName);
+    MemRow **apCopy = calloc(BATCH, sizeof(MemRow *));
+    if (!aVal || !aOp || !apCopy) rc = lp_err_set(err, LP_NOMEM, "out of memory altering table '%s'", zName);
     for (size_t i = 0; rc == LP_OK && i < nId; i += BATCH) {
         size_t n = nId - i < BATCH ? nId - i : BATCH, nOp = 0;
         TableSnap *snap = table_snapshot(old);
@@ -529,20 +530,35 @@ int catalog_alter(Catalog *c, const char *zName, Schema *pNew, const int *aMap, 
             rc = lp_err_set(err, LP_NOMEM, "out of memory altering table '%s'", zName);
             break;
         }
-        for (size_t k = 0; k < n; k++) {
+        RowReader rd;
+        row_reader_init(&rd, snap);
+        for (size_t k = 0; k < n && rc == LP_OK; k++) {
             const MemRow *r = table_snap_get(snap, aId[i + k]);
             if (!r) continue;
+            /* A copy holding its text (sealed rows keep it compressed). */
+            MemRow *c = apCopy[nOp] = row_read_copy(&rd, so, r);
+            if (!c) {
+                rc = lp_err_set(err, LP_NOMEM, "cannot read row %lld of table '%s'", (long long)aId[i + k], zName);
+                break;
+            }
             Value *a = aVal + nOp * (size_t)sn->nCol;
-            for (int j = 0; j < sn->nCol; j++) a[j] = aMap[j] >= 0 ? row_get(so, r, aMap[j]) : value_null();
+            for (int j = 0; j < sn->nCol; j++) a[j] = aMap[j] >= 0 ? row_get(so, c, aMap[j]) : value_null();
             aOp[nOp++] = (TableOp){TOP_REPLACE, aId[i + k], a, NULL};
         }
-        /* The values point into the old rows: apply before releasing. */
-        rc = table_apply_ex(t, aOp, nOp, TABLE_APPLY_NO_EMBED, NULL, err);
+        row_reader_free(&rd);
+        /* The values point into the copies and the old rows: apply before
+        ** releasing. */
+        if (rc == LP_OK) rc = table_apply_ex(t, aOp, nOp, TABLE_APPLY_NO_EMBED, NULL, err);
         table_snapshot_release(snap);
+        for (size_t k = 0; k < nOp; k++) {
+            free(apCopy[k]);
+            apCopy[k] = NULL;
+        }
     }
     free(aId);
     free(aVal);
     free(aOp);
+    free(apCopy);
     if (rc != LP_OK) goto fail;
     table_raise_next_id(t, table_next_id(old));
     if (c->zTables) {

@@ -120,9 +120,9 @@ typedef struct CheckCtx {
     const Schema *s;
 } CheckCtx;
 
-static int check_row(void *ctx, const void *p, size_t n, int64_t *pId) {
+static int check_row(void *ctx, const RowFile *f, const void *p, size_t n, int64_t *pId) {
     const CheckCtx *c = ctx;
-    if (!table_row_valid(c->s, p, n)) return 0;
+    if (!table_row_valid(c->s, p, n, f)) return 0;
     *pId = row_id(p);
     return 1;
 }
@@ -378,28 +378,107 @@ static int freeze(Table *t, Flush *f, LpError *err) {
     return rc;
 }
 
+/* Stored blocks are cut when they reach this many bytes of text: big
+** enough for zstd to find repeats across rows, small enough that showing
+** one row decompresses little (about 15 us). */
+#define STORED_BLOCK 16384
+
+int table_write_rows(const Table *t, Part *const *apSrc, int nSrc, const char *zPath, uint32_t nOrd,
+                     const MemRow *const *apRow, const RowFileMap *aMap, int nMap, LpError *err) {
+    const Schema *s = t->pSchema;
+    uint32_t *aBlk = malloc(sizeof(uint32_t) * (nOrd ? nOrd : 1));
+    uint32_t *aAt = malloc(sizeof(uint32_t) * (nOrd ? nOrd : 1));
+    uint8_t *buf = NULL;
+    size_t nBuf = 0, nAlloc = 0;
+    RowReader rd;
+    row_reader_init_parts(&rd, apSrc, nSrc);
+    RowFileWriter *w = NULL;
+    int rc = aBlk && aAt ? rowfile_writer_new(zPath, (uint32_t)s->nCol, nOrd, &w, err)
+                         : lp_err_set(err, LP_NOMEM, "out of memory writing %s", zPath);
+    /* Pass 1: the text of consecutive rows into blocks. */
+    for (uint32_t i = 0; rc == LP_OK && i < nOrd; i++) {
+        const MemRow *r = apRow[i];
+        size_t nText = r ? row_text_bytes(s, r) : 0;
+        aBlk[i] = UINT32_MAX;
+        if (!nText) continue;
+        if (nBuf && nBuf + nText > STORED_BLOCK) {
+            if ((rc = rowfile_writer_block(w, buf, nBuf, err)) != LP_OK) w = NULL;
+            nBuf = 0;
+            if (rc != LP_OK) break;
+        }
+        if (nBuf + nText > nAlloc) {
+            size_t nNew = nBuf + nText > 2 * STORED_BLOCK ? nBuf + nText : 2 * STORED_BLOCK;
+            uint8_t *pNew = realloc(buf, nNew);
+            if (!pNew) {
+                rc = lp_err_set(err, LP_NOMEM, "out of memory writing %s", zPath);
+                break;
+            }
+            buf = pNew;
+            nAlloc = nNew;
+        }
+        if (row_text_copy(&rd, s, r, buf + nBuf) != LP_OK) {
+            rc = lp_err_set(err, LP_CORRUPT, "cannot write %s: the text of row %lld cannot be read", zPath,
+                            (long long)row_id(r));
+            break;
+        }
+        aBlk[i] = rowfile_writer_nblock(w);
+        aAt[i] = (uint32_t)nBuf;
+        nBuf += nText;
+    }
+    if (rc == LP_OK && nBuf && (rc = rowfile_writer_block(w, buf, nBuf, err)) != LP_OK) w = NULL;
+    /* Pass 2: the rows, packed where they have text. */
+    for (uint32_t i = 0; rc == LP_OK && i < nOrd; i++) {
+        const MemRow *r = apRow[i];
+        if (!r) continue;
+        if (aBlk[i] == UINT32_MAX) {
+            rc = rowfile_writer_row(w, i, r, row_nbyte(r), err);
+        } else {
+            uint32_t n = row_packed_size(s, r);
+            if (n > nAlloc) {
+                uint8_t *pNew = realloc(buf, n);
+                if (!pNew) {
+                    rc = lp_err_set(err, LP_NOMEM, "out of memory writing %s", zPath);
+                    break;
+                }
+                buf = pNew;
+                nAlloc = n;
+            }
+            row_pack(s, r, aBlk[i], aAt[i], (MemRow *)(void *)buf);
+            rc = rowfile_writer_row(w, i, buf, n, err);
+        }
+        if (rc != LP_OK) w = NULL;
+    }
+    if (rc == LP_OK) {
+        rc = rowfile_writer_finish(w, aMap, nMap, err);
+    } else {
+        rowfile_writer_abort(w);
+    }
+    row_reader_free(&rd);
+    free(buf);
+    free(aBlk);
+    free(aAt);
+    return rc;
+}
+
 /* Step 2 for one frozen part: its files, as segment id. */
 static int write_part(Table *t, const Part *p, uint64_t id, LpError *err) {
     char zPath[4096], zSuf[32];
     uint32_t n = p->nOrd;
-    uint32_t *anByte = malloc(sizeof(uint32_t) * (n ? n : 1));
     uint32_t *aMap = t->pFts ? malloc(sizeof(uint32_t) * (n ? n : 1)) : NULL;
     RowFileMap *aVm = t->nVec ? calloc((size_t)t->nVec, sizeof(RowFileMap)) : NULL;
     int rc = LP_OK;
-    if (!anByte || (t->pFts && !aMap) || (t->nVec && !aVm)) {
+    if ((t->pFts && !aMap) || (t->nVec && !aVm)) {
         rc = lp_err_set(err, LP_NOMEM, "out of memory flushing table '%s'", t->zName);
         goto done;
     }
-    for (uint32_t i = 0; i < n; i++) {
-        anByte[i] = p->apRow[i] ? row_nbyte(p->apRow[i]) : 0;
-        if (aMap) aMap[i] = p->apRow[i] ? i : FTS_NO_DOC; /* deleted before the freeze: dropped */
+    for (uint32_t i = 0; aMap && i < n; i++) {
+        aMap[i] = p->apRow[i] ? i : FTS_NO_DOC; /* deleted before the freeze: dropped */
     }
     for (int v = 0; v < t->nVec; v++) {
         aVm[v] = (RowFileMap){(uint32_t)t->aVec[v].iCol, p->aVec[v].nNode, p->aVec[v].aNode};
     }
     seg_path(zPath, sizeof(zPath), t, id, "rows");
-    rc = rowfile_write(zPath, (uint32_t)t->pSchema->nCol, n, (const void *const *)p->apRow, anByte,
-                       aVm, t->nVec, err);
+    rc = table_write_rows(t, NULL, 0, zPath, n, (const MemRow *const *)p->apRow, aVm, t->nVec, err);
     if (rc == LP_OK && p->pFtsMem) {
         seg_path(zPath, sizeof(zPath), t, id, "fts");
         rc = fts_seg_write_source(zPath, fts_mem_source(p->pFtsMem), aMap, n, err);
@@ -410,7 +489,6 @@ static int write_part(Table *t, const Part *p, uint64_t id, LpError *err) {
         rc = vec_hnsw_save(p->aVec[v].h, zPath, err);
     }
 done:
-    free(anByte);
     free(aMap);
     free(aVm);
     return rc;

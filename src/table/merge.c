@@ -190,13 +190,12 @@ static int merge_write(Table *t, Part **apIn, int nIn, const Bitset *aDead, uint
     uint32_t **aaMap = calloc((size_t)nIn, sizeof(uint32_t *));
     uint64_t nTotal = 0;
     for (int k = 0; k < nIn; k++) nTotal += apIn[k]->nOrd;
-    const void **apRow = malloc(sizeof(void *) * (nTotal ? nTotal : 1));
-    uint32_t *anByte = malloc(sizeof(uint32_t) * (nTotal ? nTotal : 1));
+    const MemRow **apRow = malloc(sizeof(void *) * (nTotal ? nTotal : 1));
     uint32_t *aFtsMap = t->nFts ? malloc(sizeof(uint32_t) * (nTotal ? nTotal : 1)) : NULL;
     RowFileMap *aVm = t->nVec ? calloc((size_t)t->nVec, sizeof(RowFileMap)) : NULL;
     VecHnsw **apH = t->nVec ? calloc((size_t)t->nVec, sizeof(VecHnsw *)) : NULL;
     uint32_t **aaNode = t->nVec ? calloc((size_t)t->nVec, sizeof(uint32_t *)) : NULL;
-    if (!aaMap || !apRow || !anByte || (t->nFts && !aFtsMap) || (t->nVec && (!aVm || !apH || !aaNode))) {
+    if (!aaMap || !apRow || (t->nFts && !aFtsMap) || (t->nVec && (!aVm || !apH || !aaNode))) {
         rc = lp_err_set(err, LP_NOMEM, "out of memory merging segments of table '%s'", t->zName);
         goto done;
     }
@@ -215,7 +214,6 @@ static int merge_write(Table *t, Part **apIn, int nIn, const Bitset *aDead, uint
             if (aFtsMap) aFtsMap[g] = to == UINT32_MAX ? FTS_NO_DOC : to;
             if (to == UINT32_MAX) continue;
             apRow[to] = r;
-            anByte[to] = row_nbyte(r);
         }
     }
     for (int v = 0; v < t->nVec && rc == LP_OK; v++) {
@@ -226,7 +224,7 @@ static int merge_write(Table *t, Part **apIn, int nIn, const Bitset *aDead, uint
     }
     if (rc == LP_OK) {
         snprintf(zPath, sizeof(zPath), "%s/seg-%" PRIu64 ".rows", t->zDir, id);
-        rc = rowfile_write(zPath, (uint32_t)t->pSchema->nCol, nNew, apRow, anByte, aVm, t->nVec, err);
+        rc = table_write_rows(t, apIn, nIn, zPath, nNew, apRow, aVm, t->nVec, err);
     }
     if (rc == LP_OK && atomic_load(&t->bNoFlush)) {
         rc = lp_err_set(err, LP_BUSY, "merge stopped: the table is being altered, dropped or closed");
@@ -262,7 +260,6 @@ done:
     free(apH);
     free(aaNode);
     free(apRow);
-    free(anByte);
     free(aFtsMap);
     free(aVm);
     if (rc != LP_OK && aaMap) {

@@ -6,25 +6,34 @@
 **
 **   OFFSET  SIZE   DESCRIPTION
 **   0       8      magic "LPROWS\0\0"
-**   8       4      format version (1)
+**   8       4      format version (2)
 **   12      4      nCol: columns of the schema the rows follow
 **   16      4      nOrd: ordinals
 **   20      4      nRow: ordinals that have a row block
 **   24      4      nMap: node maps
 **   28      4      CRC32C of bytes 0..28
-**   32      ...    ROWS: the row blocks, each padded with zeros to 8 bytes
+**   32      ...    STORED: the stored blocks, each one zstd frame (with its
+**                  content size) padded with zeros to 8 bytes
+**   ..      ...    ROWS: the row blocks, each padded with zeros to 8 bytes
 **   ..      8*nOrd OFFS: per ordinal, the file offset of its block (0: none)
 **   ..      16*nRow IDS: (i64 id, u32 ordinal, u32 0), ascending by id
 **   ..      ...    MAPS: per map: u32 iCol, u32 nNode, nNode x u32 ordinal
 **                  (UINT32_MAX: none), padded to 8
-**   end-48  48     footer:
-**                    0  u64 offset of OFFS   8  u64 of IDS   16 u64 of MAPS
-**                    24 u32 CRC32C of ROWS   28 of OFFS  32 of IDS  36 of MAPS
-**                    40 u32 CRC32C of footer bytes 0..40
-**                    44 "LPRE"
+**   ..      16*nBlock SIDX: per stored block: u64 offset, u32 compressed
+**                  size, u32 size decompressed; ascending offsets
+**   end-80  80     footer:
+**                    0  u64 offset of ROWS   8 of OFFS  16 of IDS
+**                    24 u64 of MAPS          32 of SIDX
+**                    40 u32 nBlock
+**                    44 u32 CRC32C of STORED 48 of ROWS 52 of OFFS
+**                    56 of IDS  60 of MAPS  64 of SIDX
+**                    68 u32 0
+**                    72 u32 CRC32C of footer bytes 0..72
+**                    76 "LPRE"
 **
-** Each block starts with its int64 id and its uint32 size (the table's
-** row format, table.c); the table checks the rest.
+** Each row block starts with its int64 id and its uint32 size (the table's
+** row format, table.c); the table checks the rest. Version 1 files (no
+** stored blocks) are refused with a message naming the version.
 **
 ** Tombstone file (seg-N.del-G):
 **   0 8 magic "LPDEAD\0\0", 8 u32 version (1), 12 u32 nOrd, 16 u32 nDead,
@@ -43,13 +52,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <zstd.h>
+
 #include "util/bytes.h"
 #include "util/crc32c.h"
 
-#define RF_VERSION 1
+#define RF_VERSION 2
 #define RF_HDR 32
-#define RF_FTR 48
+#define RF_FTR 80
+#define DEAD_VERSION 1
 #define DEAD_HDR 32
+#define RF_ZSTD_LEVEL 3
 
 struct RowFile {
     const uint8_t *a;       /* the mapping (or the caller's memory) */
@@ -60,6 +73,10 @@ struct RowFile {
     const uint8_t *pIds;    /* nRow x 16 */
     const uint8_t **apMap;  /* nMap: start of each map */
     int bSorted;            /* ordinals ascend with ids */
+    uint64_t offRows, offOffs; /* where ROWS starts and ends */
+    uint32_t nBlock;
+    const uint8_t *pSidx;   /* nBlock x 16 */
+    char *zName;            /* for messages */
 };
 
 /* ---------------------------------------------------------------- writing */
@@ -138,62 +155,161 @@ static int out_close(Out *o, const char *zPath, LpError *err) {
     return LP_OK;
 }
 
-int rowfile_write(const char *zPath, uint32_t nCol, uint32_t nOrd, const void *const *apRow,
-                  const uint32_t *anByte, const RowFileMap *aMap, int nMap, LpError *err) {
-    uint32_t nRow = 0;
-    for (uint32_t i = 0; i < nOrd; i++) nRow += apRow[i] != NULL;
-    uint64_t *aOff = malloc(sizeof(uint64_t) * (nOrd ? nOrd : 1));
-    IdOrd *aId = malloc(sizeof(IdOrd) * (nRow ? nRow : 1));
-    Out *o = malloc(sizeof(Out));
-    if (!aOff || !aId || !o) {
-        free(aOff);
-        free(aId);
-        free(o);
+typedef struct BlockRef {
+    uint64_t off;
+    uint32_t nZ, nRaw;
+} BlockRef;
+
+struct RowFileWriter {
+    char *zPath;
+    Out *o;
+    uint32_t nCol, nOrd, nRow;
+    uint64_t *aOff;         /* nOrd: offset of each ordinal's block (0: none) */
+    IdOrd *aId;             /* nRow so far */
+    BlockRef *aBlk;
+    uint32_t nBlk, nBlkAlloc;
+    uint32_t crcStored;
+    uint64_t offRows;       /* 0 until the first row */
+    int64_t lastOrd;        /* -1 before the first row */
+    void *pZ;               /* compression buffer */
+    size_t nZAlloc;
+    ZSTD_CCtx *cctx;
+};
+
+static int writer_fail(RowFileWriter *w, LpError *err, int code, const char *zWhat) {
+    int rc = lp_err_set(err, code, "cannot write %s: %s", w->zPath, zWhat);
+    rowfile_writer_abort(w);
+    return rc;
+}
+
+int rowfile_writer_new(const char *zPath, uint32_t nCol, uint32_t nOrd, RowFileWriter **pp,
+                       LpError *err) {
+    *pp = NULL;
+    RowFileWriter *w = calloc(1, sizeof(*w));
+    if (w) {
+        w->zPath = strdup(zPath);
+        w->o = malloc(sizeof(Out));
+        w->aOff = calloc(nOrd ? nOrd : 1, sizeof(uint64_t));
+        w->aId = malloc(sizeof(IdOrd) * (nOrd ? nOrd : 1));
+        w->cctx = ZSTD_createCCtx();
+    }
+    if (!w || !w->zPath || !w->o || !w->aOff || !w->aId || !w->cctx) {
+        if (w) {
+            ZSTD_freeCCtx(w->cctx);
+            free(w->zPath);
+            free(w->o);
+            free(w->aOff);
+            free(w->aId);
+            free(w);
+        }
         return lp_err_set(err, LP_NOMEM, "out of memory writing %s", zPath);
     }
-    memset(o, 0, offsetof(Out, buf));
-    o->fd = open(zPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (o->fd < 0) {
+    w->nCol = nCol;
+    w->nOrd = nOrd;
+    w->lastOrd = -1;
+    memset(w->o, 0, offsetof(Out, buf));
+    w->o->fd = open(zPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (w->o->fd < 0) {
         int rc = lp_err_set(err, LP_IOERR, "cannot create %s: %s", zPath, strerror(errno));
-        free(aOff);
-        free(aId);
-        free(o);
+        ZSTD_freeCCtx(w->cctx);
+        free(w->zPath);
+        free(w->o);
+        free(w->aOff);
+        free(w->aId);
+        free(w);
         return rc;
     }
-    uint8_t h[RF_HDR] = "LPROWS\0";
-    put_u32le(h + 8, RF_VERSION);
-    put_u32le(h + 12, nCol);
-    put_u32le(h + 16, nOrd);
-    put_u32le(h + 20, nRow);
-    put_u32le(h + 24, (uint32_t)nMap);
-    put_u32le(h + 28, crc32c_update(0, h, 28));
-    out_put(o, h, RF_HDR);
+    /* The header's counts are final only at the end: written then. */
+    static const uint8_t zero[RF_HDR];
+    out_put(w->o, zero, RF_HDR);
+    w->o->crc = 0;
+    *pp = w;
+    return LP_OK;
+}
 
-    o->crc = 0;
-    uint32_t k = 0;
-    for (uint32_t i = 0; i < nOrd; i++) {
-        aOff[i] = 0;
-        if (!apRow[i]) continue;
-        aOff[i] = o->off;
-        int64_t id;
-        memcpy(&id, apRow[i], 8);
-        aId[k++] = (IdOrd){id, i};
-        out_put(o, apRow[i], anByte[i]);
-        out_pad8(o);
+uint32_t rowfile_writer_nblock(const RowFileWriter *w) {
+    return w->nBlk;
+}
+
+int rowfile_writer_block(RowFileWriter *w, const void *p, size_t n, LpError *err) {
+    if (w->offRows || n >= UINT32_MAX || w->nBlk == UINT32_MAX) {
+        return writer_fail(w, err, LP_INTERNAL, "stored block out of order or too large");
+    }
+    size_t nBound = ZSTD_compressBound(n);
+    if (nBound > w->nZAlloc) {
+        void *pNew = realloc(w->pZ, nBound);
+        if (!pNew) return writer_fail(w, err, LP_NOMEM, "out of memory");
+        w->pZ = pNew;
+        w->nZAlloc = nBound;
+    }
+    if (w->nBlk == w->nBlkAlloc) {
+        uint32_t nNew = w->nBlkAlloc ? 2 * w->nBlkAlloc : 64;
+        BlockRef *aNew = realloc(w->aBlk, sizeof(BlockRef) * nNew);
+        if (!aNew) return writer_fail(w, err, LP_NOMEM, "out of memory");
+        w->aBlk = aNew;
+        w->nBlkAlloc = nNew;
+    }
+    size_t nZ = ZSTD_compressCCtx(w->cctx, w->pZ, nBound, p, n, RF_ZSTD_LEVEL);
+    if (ZSTD_isError(nZ)) return writer_fail(w, err, LP_INTERNAL, ZSTD_getErrorName(nZ));
+    w->aBlk[w->nBlk++] = (BlockRef){w->o->off, (uint32_t)nZ, (uint32_t)n};
+    out_put(w->o, w->pZ, nZ);
+    out_pad8(w->o);
+    return w->o->bErr ? writer_fail(w, err, LP_IOERR, strerror(errno ? errno : EIO)) : LP_OK;
+}
+
+int rowfile_writer_row(RowFileWriter *w, uint32_t ord, const void *pBlock, uint32_t n, LpError *err) {
+    if ((int64_t)ord <= w->lastOrd || ord >= w->nOrd || n < 16) {
+        return writer_fail(w, err, LP_INTERNAL, "row out of order");
+    }
+    if (!w->offRows) {
+        w->crcStored = w->o->crc;
+        w->offRows = w->o->off;
+        w->o->crc = 0;
+    }
+    w->lastOrd = ord;
+    w->aOff[ord] = w->o->off;
+    int64_t id;
+    memcpy(&id, pBlock, 8);
+    w->aId[w->nRow++] = (IdOrd){id, ord};
+    out_put(w->o, pBlock, n);
+    out_pad8(w->o);
+    return w->o->bErr ? writer_fail(w, err, LP_IOERR, strerror(errno ? errno : EIO)) : LP_OK;
+}
+
+void rowfile_writer_abort(RowFileWriter *w) {
+    if (!w) return;
+    close(w->o->fd);
+    unlink(w->zPath);
+    ZSTD_freeCCtx(w->cctx);
+    free(w->zPath);
+    free(w->o);
+    free(w->aOff);
+    free(w->aId);
+    free(w->aBlk);
+    free(w->pZ);
+    free(w);
+}
+
+int rowfile_writer_finish(RowFileWriter *w, const RowFileMap *aMap, int nMap, LpError *err) {
+    Out *o = w->o;
+    if (!w->offRows) {
+        w->crcStored = o->crc;
+        w->offRows = o->off;
+        o->crc = 0;
     }
     uint32_t crcRows = o->crc;
 
     uint64_t offOffs = o->off;
     o->crc = 0;
-    for (uint32_t i = 0; i < nOrd; i++) out_u64(o, aOff[i]);
+    for (uint32_t i = 0; i < w->nOrd; i++) out_u64(o, w->aOff[i]);
     uint32_t crcOffs = o->crc;
 
-    qsort(aId, nRow, sizeof(IdOrd), cmp_idord);
+    qsort(w->aId, w->nRow, sizeof(IdOrd), cmp_idord);
     uint64_t offIds = o->off;
     o->crc = 0;
-    for (uint32_t i = 0; i < nRow; i++) {
-        out_u64(o, (uint64_t)aId[i].id);
-        out_u32(o, aId[i].ord);
+    for (uint32_t i = 0; i < w->nRow; i++) {
+        out_u64(o, (uint64_t)w->aId[i].id);
+        out_u32(o, w->aId[i].ord);
         out_u32(o, 0);
     }
     uint32_t crcIds = o->crc;
@@ -208,21 +324,50 @@ int rowfile_write(const char *zPath, uint32_t nCol, uint32_t nOrd, const void *c
     }
     uint32_t crcMaps = o->crc;
 
-    uint8_t f[RF_FTR];
-    put_u64le(f, offOffs);
-    put_u64le(f + 8, offIds);
-    put_u64le(f + 16, offMaps);
-    put_u32le(f + 24, crcRows);
-    put_u32le(f + 28, crcOffs);
-    put_u32le(f + 32, crcIds);
-    put_u32le(f + 36, crcMaps);
-    put_u32le(f + 40, crc32c_update(0, f, 40));
-    memcpy(f + 44, "LPRE", 4);
+    uint64_t offSidx = o->off;
+    o->crc = 0;
+    for (uint32_t b = 0; b < w->nBlk; b++) {
+        out_u64(o, w->aBlk[b].off);
+        out_u32(o, w->aBlk[b].nZ);
+        out_u32(o, w->aBlk[b].nRaw);
+    }
+    uint32_t crcSidx = o->crc;
+
+    uint8_t f[RF_FTR] = {0};
+    put_u64le(f, w->offRows);
+    put_u64le(f + 8, offOffs);
+    put_u64le(f + 16, offIds);
+    put_u64le(f + 24, offMaps);
+    put_u64le(f + 32, offSidx);
+    put_u32le(f + 40, w->nBlk);
+    put_u32le(f + 44, w->crcStored);
+    put_u32le(f + 48, crcRows);
+    put_u32le(f + 52, crcOffs);
+    put_u32le(f + 56, crcIds);
+    put_u32le(f + 60, crcMaps);
+    put_u32le(f + 64, crcSidx);
+    put_u32le(f + 72, crc32c_update(0, f, 72));
+    memcpy(f + 76, "LPRE", 4);
     out_put(o, f, RF_FTR);
-    int rc = out_close(o, zPath, err);
-    free(aOff);
-    free(aId);
-    free(o);
+
+    uint8_t h[RF_HDR] = "LPROWS\0";
+    put_u32le(h + 8, RF_VERSION);
+    put_u32le(h + 12, w->nCol);
+    put_u32le(h + 16, w->nOrd);
+    put_u32le(h + 20, w->nRow);
+    put_u32le(h + 24, (uint32_t)nMap);
+    put_u32le(h + 28, crc32c_update(0, h, 28));
+    out_flush(o);
+    if (!o->bErr && pwrite(o->fd, h, RF_HDR, 0) != RF_HDR) o->bErr = 1;
+    int rc = out_close(o, w->zPath, err);
+    ZSTD_freeCCtx(w->cctx);
+    free(w->zPath);
+    free(w->o);
+    free(w->aOff);
+    free(w->aId);
+    free(w->aBlk);
+    free(w->pZ);
+    free(w);
     return rc;
 }
 
@@ -248,38 +393,56 @@ static int parse(RowFile *f, const char *zName, int flags, RowCheckFn xCheck, vo
         return corrupt(err, zName, 28, "header checksum mismatch");
     }
     const uint8_t *ft = a + n - RF_FTR;
-    if (memcmp(ft + 44, "LPRE", 4) != 0) return corrupt(err, zName, n - 4, "bad footer magic");
-    if (bCrc && get_u32le(ft + 40) != crc32c_update(0, ft, 40)) {
-        return corrupt(err, zName, n - RF_FTR + 40, "footer checksum mismatch");
+    if (memcmp(ft + 76, "LPRE", 4) != 0) return corrupt(err, zName, n - 4, "bad footer magic");
+    if (bCrc && get_u32le(ft + 72) != crc32c_update(0, ft, 72)) {
+        return corrupt(err, zName, n - RF_FTR + 72, "footer checksum mismatch");
     }
     f->nCol = get_u32le(a + 12);
     f->nOrd = get_u32le(a + 16);
     f->nRow = get_u32le(a + 20);
     f->nMap = get_u32le(a + 24);
-    uint64_t offOffs = get_u64le(ft), offIds = get_u64le(ft + 8), offMaps = get_u64le(ft + 16);
+    f->nBlock = get_u32le(ft + 40);
+    uint64_t offRows = get_u64le(ft), offOffs = get_u64le(ft + 8), offIds = get_u64le(ft + 16);
+    uint64_t offMaps = get_u64le(ft + 24), offSidx = get_u64le(ft + 32);
     uint64_t end = n - RF_FTR;
-    if (f->nRow > f->nOrd || offOffs < RF_HDR || offOffs % 8 ||
+    if (f->nRow > f->nOrd || offRows < RF_HDR || offRows % 8 || offOffs < offRows || offOffs % 8 ||
         offIds != offOffs + 8 * (uint64_t)f->nOrd || offMaps != offIds + 16 * (uint64_t)f->nRow ||
-        offMaps > end) {
+        offMaps > offSidx || offSidx % 8 || offSidx > end || end - offSidx != 16 * (uint64_t)f->nBlock) {
         return corrupt(err, zName, n - RF_FTR, "section offsets do not fit the file");
     }
     if (bCrc) {
-        static const char *const az[4] = {"rows", "offsets", "id index", "node maps"};
-        const uint64_t aStart[5] = {RF_HDR, offOffs, offIds, offMaps, end};
-        for (int s = 0; s < 4; s++) {
+        static const char *const az[6] = {"stored", "rows", "offsets", "id index", "node maps", "stored index"};
+        const uint64_t aStart[7] = {RF_HDR, offRows, offOffs, offIds, offMaps, offSidx, end};
+        for (int s = 0; s < 6; s++) {
             if (crc32c_update(0, a + aStart[s], aStart[s + 1] - aStart[s]) !=
-                get_u32le(ft + 24 + 4 * s)) {
+                get_u32le(ft + 44 + 4 * s)) {
                 char z[64];
                 snprintf(z, sizeof(z), "%s section checksum mismatch", az[s]);
                 return corrupt(err, zName, aStart[s], z);
             }
         }
     }
+    /* Stored blocks: in order inside STORED, each a zstd frame that says
+    ** its size. */
+    f->pSidx = a + offSidx;
+    uint64_t prevBlk = RF_HDR;
+    for (uint32_t b = 0; b < f->nBlock; b++) {
+        const uint8_t *e = f->pSidx + 16 * (size_t)b;
+        uint64_t off = get_u64le(e);
+        uint32_t nZ = get_u32le(e + 8), nRaw = get_u32le(e + 12);
+        if (off < prevBlk || off % 8 || off > offRows || nZ > offRows - off ||
+            ZSTD_getFrameContentSize(a + off, nZ) != (unsigned long long)nRaw) {
+            return corrupt(err, zName, offSidx + 16 * (uint64_t)b, "stored block out of place");
+        }
+        prevBlk = off + nZ;
+    }
+    f->offRows = offRows;
+    f->offOffs = offOffs;
     f->pOffs = a + offOffs;
     f->pIds = a + offIds;
     /* Every block: inside ROWS, aligned, valid; counted. */
     uint32_t nSeen = 0;
-    uint64_t prevEnd = RF_HDR;
+    uint64_t prevEnd = offRows;
     for (uint32_t i = 0; i < f->nOrd; i++) {
         uint64_t off = get_u64le(f->pOffs + 8 * (size_t)i);
         if (!off) continue;
@@ -288,7 +451,7 @@ static int parse(RowFile *f, const char *zName, int flags, RowCheckFn xCheck, vo
         }
         uint32_t nByte = get_u32le(a + off + 8);
         int64_t id;
-        if (nByte < 16 || off + nByte > offOffs || !xCheck(ctx, a + off, nByte, &id)) {
+        if (nByte < 16 || off + nByte > offOffs || !xCheck(ctx, f, a + off, nByte, &id)) {
             return corrupt(err, zName, off, "row block does not fit the table's schema");
         }
         prevEnd = off + nByte;
@@ -315,9 +478,9 @@ static int parse(RowFile *f, const char *zName, int flags, RowCheckFn xCheck, vo
     if (!f->apMap) return lp_err_set(err, LP_NOMEM, "out of memory opening %s", zName);
     uint64_t off = offMaps;
     for (uint32_t m = 0; m < f->nMap; m++) {
-        if (end - off < 8) return corrupt(err, zName, off, "node map runs past its section");
+        if (offSidx - off < 8) return corrupt(err, zName, off, "node map runs past its section");
         uint32_t nNode = get_u32le(a + off + 4);
-        if ((end - off - 8) / 4 < nNode) return corrupt(err, zName, off, "node map runs past its section");
+        if ((offSidx - off - 8) / 4 < nNode) return corrupt(err, zName, off, "node map runs past its section");
         f->apMap[m] = a + off;
         for (uint32_t i = 0; i < nNode; i++) {
             uint32_t ord = get_u32le(a + off + 8 + 4 * (uint64_t)i);
@@ -328,7 +491,7 @@ static int parse(RowFile *f, const char *zName, int flags, RowCheckFn xCheck, vo
         off += 8 + 4 * (uint64_t)nNode;
         off = (off + 7) & ~(uint64_t)7;
     }
-    if (off != end) return corrupt(err, zName, off, "node maps do not fill their section");
+    if (off != offSidx) return corrupt(err, zName, off, "node maps do not fill their section");
     return LP_OK;
 }
 
@@ -339,9 +502,11 @@ int rowfile_open_mem(const uint8_t *a, size_t n, const char *zName, int flags, R
     if (!f) return lp_err_set(err, LP_NOMEM, "out of memory opening %s", zName);
     f->a = a;
     f->n = n;
-    int rc = parse(f, zName, flags, xCheck, ctx, err);
+    int rc = (f->zName = strdup(zName)) ? parse(f, zName, flags, xCheck, ctx, err)
+                                         : lp_err_set(err, LP_NOMEM, "out of memory opening %s", zName);
     if (rc != LP_OK) {
         free(f->apMap);
+        free(f->zName);
         free(f);
         return rc;
     }
@@ -377,6 +542,7 @@ void rowfile_close(RowFile *f) {
     if (!f) return;
     if (f->bMapped) munmap((void *)f->a, f->n);
     free(f->apMap);
+    free(f->zName);
     free(f);
 }
 
@@ -394,6 +560,32 @@ uint32_t rowfile_ncol(const RowFile *f) {
 
 uint64_t rowfile_size(const RowFile *f) {
     return f->n;
+}
+
+int rowfile_owns(const RowFile *f, const void *p) {
+    const uint8_t *q = p;
+    return q >= f->a + f->offRows && q < f->a + f->offOffs;
+}
+
+uint32_t rowfile_nblock(const RowFile *f) {
+    return f->nBlock;
+}
+
+uint32_t rowfile_block_raw(const RowFile *f, uint32_t b) {
+    return b < f->nBlock ? get_u32le(f->pSidx + 16 * (size_t)b + 12) : 0;
+}
+
+int rowfile_block_read(const RowFile *f, uint32_t b, void *buf, LpError *err) {
+    if (b >= f->nBlock) return lp_err_set(err, LP_INTERNAL, "stored block %u of %u", b, f->nBlock);
+    const uint8_t *e = f->pSidx + 16 * (size_t)b;
+    uint64_t off = get_u64le(e);
+    uint32_t nZ = get_u32le(e + 8), nRaw = get_u32le(e + 12);
+    size_t r = ZSTD_decompress(buf, nRaw, f->a + off, nZ);
+    if (ZSTD_isError(r) || r != nRaw) {
+        return lp_err_set(err, LP_CORRUPT, "%s is damaged at offset %llu: stored block %u does not decompress (%s)",
+                          f->zName, (unsigned long long)off, b, ZSTD_isError(r) ? ZSTD_getErrorName(r) : "short");
+    }
+    return LP_OK;
 }
 
 const void *rowfile_row(const RowFile *f, uint32_t i) {
@@ -451,7 +643,7 @@ int rowfile_write_dead(const char *zPath, const Bitset *dead, LpError *err) {
         return lp_err_set(err, LP_IOERR, "cannot create %s: %s", zPath, strerror(errno));
     }
     uint8_t h[DEAD_HDR] = "LPDEAD\0";
-    put_u32le(h + 8, RF_VERSION);
+    put_u32le(h + 8, DEAD_VERSION);
     put_u32le(h + 12, (uint32_t)dead->nBit);
     put_u32le(h + 16, nDead);
     put_u32le(h + 20, nWord ? crc32c_update(0, dead->aWord, 8 * nWord) : 0);
@@ -471,7 +663,7 @@ int rowfile_read_dead(const char *zPath, uint32_t nOrd, Bitset *dead, LpError *e
     size_t nWord = BITSET_NWORD((size_t)nOrd);
     int rc = LP_OK;
     if (pread(fd, h, DEAD_HDR, 0) != DEAD_HDR || memcmp(h, "LPDEAD\0\0", 8) != 0 ||
-        get_u32le(h + 8) != RF_VERSION || get_u32le(h + 24) != crc32c_update(0, h, 24) ||
+        get_u32le(h + 8) != DEAD_VERSION || get_u32le(h + 24) != crc32c_update(0, h, 24) ||
         get_u32le(h + 28) != 0) {
         rc = corrupt(err, zPath, 0, "bad tombstone file header");
     } else if (get_u32le(h + 12) != nOrd) {

@@ -10,13 +10,19 @@
 **     written);
 **   - an id index: (id, ordinal) sorted by id, for lookups in O(log n);
 **   - for each vector column with a graph, the map node -> ordinal
-**     (UINT32_MAX: the node's row is not in the segment).
+**     (UINT32_MAX: the node's row is not in the segment);
+**   - stored blocks: byte strings the rows refer to (the table keeps its
+**     TEXT values there), each compressed with zstd on its own, read back
+**     whole with rowfile_block_read().
 ** The byte layout is at the top of rowfile.c.
 **
-** Writer. rowfile_write() writes the whole file from the caller's arrays
-** in one call (the caller owns the rows and keeps them unchanged during
-** the call), fsyncs it, and removes it again on any error. The caller
-** fsyncs the folder when it publishes the file (manifest.h).
+** Writer. rowfile_writer_new() starts the file; the caller adds the stored
+** blocks first (rowfile_writer_block, numbered 0, 1, ... in that order),
+** then the row blocks in ascending ordinal order (rowfile_writer_row;
+** ordinals not given have no row), then rowfile_writer_finish() writes
+** the id index, the node maps and the footer, fsyncs and closes the file.
+** On any error, and on rowfile_writer_abort(), the file is removed. The
+** caller fsyncs the folder when it publishes the file (manifest.h).
 **
 ** Reader. rowfile_open() maps the file read-only and, before serving
 ** anything, verifies the header and footer (magic, version, sizes), the
@@ -27,6 +33,9 @@
 ** UINT32_MAX. A damaged file is LP_CORRUPT with a message naming the file
 ** and the offset; never a crash. rowfile_open_mem() does the same over the
 ** caller's memory; ROWFILE_NOCHECKSUM skips the CRCs (fuzz target only).
+** Stored blocks are checked at open for place, size and zstd frame header;
+** their content is covered by the section's CRC and decompressed only when
+** read (a failure then is LP_CORRUPT naming the file and the block).
 **
 ** Tombstone files (seg-N.del-G): the set of ordinals deleted after the
 ** segment was written, as a bitset with a header and a CRC32C;
@@ -55,14 +64,29 @@ typedef struct RowFileMap {
     const uint32_t *aNode;
 } RowFileMap;
 
-/* Checks one row block of n bytes read back from a file (the table's
-** row_check): nonzero when valid. *pId gets its id. */
-typedef int (*RowCheckFn)(void *ctx, const void *pBlock, size_t n, int64_t *pId);
+/* Checks one row block of n bytes read back from file f (the table's
+** row_check; f's stored blocks may be asked about): nonzero when valid.
+** *pId gets its id. */
+typedef int (*RowCheckFn)(void *ctx, const RowFile *f, const void *pBlock, size_t n, int64_t *pId);
 
-/* Writes zPath: nOrd ordinals, apRow[i] / anByte[i] the block of ordinal i
-** (NULL: none; blocks start with their int64 id), and nMap node maps. */
-int rowfile_write(const char *zPath, uint32_t nCol, uint32_t nOrd, const void *const *apRow,
-                  const uint32_t *anByte, const RowFileMap *aMap, int nMap, LpError *err);
+typedef struct RowFileWriter RowFileWriter;
+
+/* Starts zPath (created or truncated) for nOrd ordinals of rows that
+** follow a schema of nCol columns. */
+int rowfile_writer_new(const char *zPath, uint32_t nCol, uint32_t nOrd, RowFileWriter **pp,
+                       LpError *err);
+/* Appends stored block number rowfile_writer_nblock(w): n bytes (copied,
+** compressed; n < 4 GiB). Only before the first row. */
+int rowfile_writer_block(RowFileWriter *w, const void *p, size_t n, LpError *err);
+uint32_t rowfile_writer_nblock(const RowFileWriter *w);
+/* Appends the block of ordinal ord (> every ordinal added before, < nOrd):
+** n bytes, starting with its int64 id and its uint32 size. */
+int rowfile_writer_row(RowFileWriter *w, uint32_t ord, const void *pBlock, uint32_t n, LpError *err);
+/* Writes the nMap node maps, the indexes and the footer; fsyncs; closes.
+** Frees w, also on error (the file is then removed). */
+int rowfile_writer_finish(RowFileWriter *w, const RowFileMap *aMap, int nMap, LpError *err);
+/* Gives up: closes and removes the file, frees w. NULL is a no-op. */
+void rowfile_writer_abort(RowFileWriter *w);
 
 int rowfile_open(const char *zPath, RowCheckFn xCheck, void *ctx, RowFile **pp, LpError *err);
 int rowfile_open_mem(const uint8_t *a, size_t n, const char *zName, int flags, RowCheckFn xCheck,
@@ -87,6 +111,14 @@ int rowfile_sorted(const RowFile *f);
 const uint32_t *rowfile_map(const RowFile *f, uint32_t iCol, uint32_t *pn);
 /* Bytes in the file. */
 uint64_t rowfile_size(const RowFile *f);
+/* 1 when p points into f's rows. */
+int rowfile_owns(const RowFile *f, const void *p);
+
+/* Stored blocks: how many, block b's size once decompressed (0 when b is
+** out of range), and reading it whole into buf (rowfile_block_raw bytes). */
+uint32_t rowfile_nblock(const RowFile *f);
+uint32_t rowfile_block_raw(const RowFile *f, uint32_t b);
+int rowfile_block_read(const RowFile *f, uint32_t b, void *buf, LpError *err);
 
 /* Tombstones: writes dead (nBit = the segment's nOrd) to zPath, fsynced. */
 int rowfile_write_dead(const char *zPath, const Bitset *dead, LpError *err);

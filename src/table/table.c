@@ -6,7 +6,8 @@
 **   OFFSET  SIZE        DESCRIPTION
 **   0       8           id
 **   8       4           total size of the block in bytes
-**   12      4           (unused)
+**   12      4           iStored: 0, or (rows of sealed segments) the
+**                       stored block holding the row's TEXT values + 1
 **   16      8*nCol      one slot per column:
 **                         INT, BIGINT, BOOL, TIMESTAMP  the int64 value
 **                         FLOAT                         the double's bits
@@ -15,6 +16,13 @@
 **   ..      8*nNullW    NULL bitmap, bit i set = column i is NULL
 **   ..      ...         tail: variable-length payloads; strings are
 **                       NUL-terminated, vectors 4-byte aligned
+**
+** Packed rows. In a sealed segment's rows file a row with TEXT values is
+** "packed": they are not in its tail but in a stored block (zstd, about
+** 16 KiB of text, consecutive rows), each NUL-terminated, the row's in
+** column order; a TEXT slot's offset is then into the decompressed block.
+** The other columns stay in place, so filters and sorts read the mmap'd
+** row as it is and only output and highlighting decompress (RowReader).
 **
 ** A row is never modified after it is built: UPDATE builds a new row and
 ** swaps the pointer, so one allocation and one free per row version.
@@ -60,6 +68,7 @@
 #include "table/table.h"
 #include "table/table_int.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <math.h>
 #include <stdatomic.h>
@@ -426,6 +435,10 @@ uint32_t row_nbyte(const MemRow *r) {
 Value row_get(const Schema *s, const MemRow *r, int iCol) {
     if (iCol == SCHEMA_ID_COL) return value_int(r->id);
     if (row_isnull(r, s->nCol, iCol)) return value_null();
+    if (r->iStored && s->aCol[iCol].type == COL_TEXT) {
+        assert(!"row_get of a packed TEXT value: use row_read");
+        return value_null();
+    }
     uint64_t slot = r->aSlot[iCol];
     Value v;
     switch (s->aCol[iCol].type) {
@@ -465,7 +478,7 @@ static MemRow *row_build(const Schema *s, int64_t id, const Value *aVal) {
     if (!r) return NULL;
     r->id = id;
     r->nByte = (uint32_t)nByte;
-    r->unused = 0;
+    r->iStored = 0;
     uint64_t *aNull = r->aSlot + nCol;
     memset(aNull, 0, 8 * null_words(nCol));
     size_t off = nHead;
@@ -499,16 +512,202 @@ static MemRow *row_build(const Schema *s, int64_t id, const Value *aVal) {
     return r;
 }
 
-/* A new version of row old with the columns flagged in aSet replaced. */
-static MemRow *row_build_update(const Schema *s, const MemRow *old, const Value *aVal,
+/* A new version of row old of t with the columns flagged in aSet
+** replaced (a packed old row's text read from t's parts: under t's lock). */
+static MemRow *row_build_update(const Table *t, const MemRow *old, const Value *aVal,
                                 const uint8_t *aSet) {
+    const Schema *s = t->pSchema;
     Value aStack[32] = {{0}};
     Value *a = s->nCol <= 32 ? aStack : malloc(sizeof(Value) * (size_t)s->nCol);
     if (!a) return NULL;
-    for (int i = 0; i < s->nCol; i++) a[i] = aSet[i] ? aVal[i] : row_get(s, old, i);
+    RowReader rd;
+    row_reader_init_parts(&rd, t->apPart, t->nPart);
+    for (int i = 0; i < s->nCol; i++) a[i] = aSet[i] ? aVal[i] : row_read(&rd, s, old, i);
     MemRow *r = row_build(s, old->id, a);
+    row_reader_free(&rd);
     if (a != aStack) free(a);
     return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* Packed rows and their reader                                        */
+
+void row_reader_init_parts(RowReader *rd, Part *const *ap, int n) {
+    memset(rd, 0, sizeof(*rd));
+    rd->apPart = (void *const *)ap;
+    rd->nPart = n;
+    rd->iBlock = UINT32_MAX;
+}
+
+void row_reader_init(RowReader *rd, const TableSnap *s) {
+    row_reader_init_parts(rd, s->t->apPart, s->t->nPart);
+}
+
+void row_reader_free(RowReader *rd) {
+    free(rd->buf);
+    memset(rd, 0, sizeof(*rd));
+}
+
+/* The sealed part packed row r is in, with its stored block loaded into
+** rd->buf; NULL (logged) when that fails. */
+static const Part *reader_load(RowReader *rd, const MemRow *r) {
+    const Part *p = rd->pPart;
+    if (!p || !rowfile_owns(p->pRows, r)) {
+        p = NULL;
+        for (int i = 0; i < rd->nPart && !p; i++) {
+            const Part *q = rd->apPart[i];
+            if (q->pRows && rowfile_owns(q->pRows, r)) p = q;
+        }
+        if (!p) {
+            LOG_ERROR("row %lld: packed row outside the segments of its reader", (long long)r->id);
+            return NULL;
+        }
+        rd->pPart = p;
+        rd->iBlock = UINT32_MAX;
+    }
+    uint32_t b = r->iStored - 1;
+    if (rd->iBlock == b) return p;
+    size_t nRaw = rowfile_block_raw(p->pRows, b);
+    if (nRaw > rd->nAlloc) {
+        uint8_t *pNew = realloc(rd->buf, nRaw);
+        if (!pNew) {
+            LOG_ERROR("out of memory reading the text of row %lld", (long long)r->id);
+            return NULL;
+        }
+        rd->buf = pNew;
+        rd->nAlloc = nRaw;
+    }
+    LpError err;
+    if (rowfile_block_read(p->pRows, b, rd->buf, &err) != LP_OK) {
+        LOG_ERROR("row %lld: %s", (long long)r->id, err.zMsg);
+        rd->iBlock = UINT32_MAX;
+        return NULL;
+    }
+    rd->iBlock = b;
+    return p;
+}
+
+Value row_read(RowReader *rd, const Schema *s, const MemRow *r, int iCol) {
+    if (iCol == SCHEMA_ID_COL || !r->iStored || s->aCol[iCol].type != COL_TEXT ||
+        row_isnull(r, s->nCol, iCol)) {
+        return row_get(s, r, iCol);
+    }
+    const Part *p = reader_load(rd, r);
+    if (!p) return value_null();
+    uint64_t slot = r->aSlot[iCol];
+    uint64_t off = slot >> 32, len = (uint32_t)slot;
+    if (off + len >= rowfile_block_raw(p->pRows, rd->iBlock) || rd->buf[off + len] != 0) {
+        LOG_ERROR("row %lld: text of column %d does not fit its stored block", (long long)r->id, iCol);
+        return value_null();
+    }
+    return value_str((const char *)rd->buf + off, (uint32_t)len);
+}
+
+MemRow *row_read_copy(RowReader *rd, const Schema *s, const MemRow *r) {
+    if (!r->iStored) {
+        MemRow *c = malloc(r->nByte);
+        if (c) memcpy(c, r, r->nByte);
+        return c;
+    }
+    if (!reader_load(rd, r)) return NULL;
+    Value aStack[32];
+    Value *a = s->nCol <= 32 ? aStack : malloc(sizeof(Value) * (size_t)s->nCol);
+    if (!a) return NULL;
+    for (int i = 0; i < s->nCol; i++) a[i] = row_read(rd, s, r, i);
+    MemRow *c = row_build(s, r->id, a);
+    if (a != aStack) free(a);
+    return c;
+}
+
+MemRow *table_row_copy(const Table *t, const MemRow *r) {
+    RowReader rd;
+    row_reader_init_parts(&rd, t->apPart, t->nPart);
+    MemRow *c = row_read_copy(&rd, t->pSchema, r);
+    row_reader_free(&rd);
+    return c;
+}
+
+/* Bytes r's TEXT values take in a stored block (each NUL-terminated);
+** 0 when it has none, and is then written as it is. */
+size_t row_text_bytes(const Schema *s, const MemRow *r) {
+    size_t n = 0;
+    for (int i = 0; i < s->nCol; i++) {
+        if (s->aCol[i].type == COL_TEXT && !row_isnull(r, s->nCol, i)) n += (size_t)(uint32_t)r->aSlot[i] + 1;
+    }
+    return n;
+}
+
+/* Copies r's TEXT values (row_text_bytes of them) to dst. */
+int row_text_copy(RowReader *rd, const Schema *s, const MemRow *r, uint8_t *dst) {
+    for (int i = 0; i < s->nCol; i++) {
+        if (s->aCol[i].type != COL_TEXT || row_isnull(r, s->nCol, i)) continue;
+        Value v = row_read(rd, s, r, i);
+        if (v.kind != VAL_STR) return LP_CORRUPT;
+        memcpy(dst, v.u.s.z, v.u.s.n);
+        dst[v.u.s.n] = 0;
+        dst += (size_t)v.u.s.n + 1;
+    }
+    return LP_OK;
+}
+
+/* Size of r packed (its TEXT values elsewhere). */
+uint32_t row_packed_size(const Schema *s, const MemRow *r) {
+    int nCol = s->nCol;
+    size_t n = sizeof(MemRow) + 8 * ((size_t)nCol + null_words(nCol));
+    for (int i = 0; i < nCol; i++) {
+        if (row_isnull(r, nCol, i)) continue;
+        uint32_t len = (uint32_t)r->aSlot[i];
+        switch (s->aCol[i].type) {
+        case COL_STRING:
+        case COL_JSON:
+            n += (size_t)len + 1;
+            break;
+        case COL_VECTOR:
+            n = ((n + 3) & ~(size_t)3) + 4 * (size_t)len;
+            break;
+        default:
+            break;
+        }
+    }
+    return (uint32_t)n;
+}
+
+/* Builds r packed into dst (row_packed_size bytes): its TEXT values at
+** offset off of stored block iBlock, in column order. r itself may be
+** packed (its other values are in its block). */
+void row_pack(const Schema *s, const MemRow *r, uint32_t iBlock, uint32_t off, MemRow *dst) {
+    int nCol = s->nCol;
+    size_t nHead = sizeof(MemRow) + 8 * ((size_t)nCol + null_words(nCol));
+    memcpy(dst, r, nHead);
+    dst->iStored = iBlock + 1;
+    size_t at = nHead;
+    for (int i = 0; i < nCol; i++) {
+        if (row_isnull(r, nCol, i)) continue;
+        uint64_t slot = r->aSlot[i];
+        uint32_t len = (uint32_t)slot;
+        const char *src = (const char *)r + (slot >> 32);
+        switch (s->aCol[i].type) {
+        case COL_TEXT:
+            dst->aSlot[i] = ((uint64_t)off << 32) | len;
+            off += len + 1;
+            break;
+        case COL_STRING:
+        case COL_JSON:
+            memcpy((char *)dst + at, src, (size_t)len + 1);
+            dst->aSlot[i] = ((uint64_t)at << 32) | len;
+            at += (size_t)len + 1;
+            break;
+        case COL_VECTOR:
+            while (at % 4) ((char *)dst)[at++] = 0;
+            memcpy((char *)dst + at, src, 4 * (size_t)len);
+            dst->aSlot[i] = ((uint64_t)at << 32) | len;
+            at += 4 * (size_t)len;
+            break;
+        default:
+            break;
+        }
+    }
+    dst->nByte = (uint32_t)at;
 }
 
 /* ------------------------------------------------------------------ */
@@ -803,15 +1002,17 @@ static int prepare_moves(Table *t, const TableOp *aOp, size_t nOp, FtsDocBuf *aD
         const MemRow *r = locate(t, aOp[k].id, &iPart, NULL);
         if (!r || iPart < 0 || !(m->apOld[k] = malloc(r->nByte))) continue;
         memcpy(m->apOld[k], r, r->nByte);
+        /* Built here: a packed row's text is read from its segment. */
+        if (!(m->apNew[k] = row_build_update(t, r, aOp[k].aVal, aOp[k].aSet))) {
+            free(m->apOld[k]);
+            m->apOld[k] = NULL;
+            continue;
+        }
         nCopied++;
     }
     pthread_rwlock_unlock(&t->lock);
     for (size_t k = 0; k < nOp && nCopied; k++) {
         if (!m->apOld[k]) continue;
-        const TableOp *op = &aOp[k];
-        if (!(m->apNew[k] = row_build_update(t->pSchema, m->apOld[k], op->aVal, op->aSet))) {
-            return lp_err_set(err, LP_NOMEM, "out of memory writing to table '%s'", t->zName);
-        }
         int rc = move_prepare(t, k, m->apNew[k], aDoc, m->aNode, err);
         if (rc != LP_OK) return rc;
     }
@@ -846,7 +1047,7 @@ static MemRow *changed_version(Table *t, Moves *mv, size_t k, const MemRow *cur,
         *piDoc = (int)k;
         return take_move(t, mv, k, aNode); /* prepared in phase 0 */
     }
-    MemRow *pNew = row_build_update(t->pSchema, cur, op->aVal, op->aSet);
+    MemRow *pNew = row_build_update(t, cur, op->aVal, op->aSet);
     if (!p && iPart >= 0 && pNew) {
         if (aDoc) fts_docbuf_reset(&aDoc[k]);
         if ((*prc = move_prepare(t, k, pNew, aDoc, aNode, err)) != LP_OK) {
@@ -1140,17 +1341,27 @@ static uint8_t *wal_encode(const Overlay *o, size_t *pn) {
 }
 
 /* Checks a row block read back from the log against the schema. */
-int table_row_valid(const Schema *s, const MemRow *r, size_t n) {
+int table_row_valid(const Schema *s, const MemRow *r, size_t n, const RowFile *f) {
     int nCol = s->nCol;
     size_t nHead = sizeof(MemRow) + 8 * ((size_t)nCol + null_words(nCol));
     if (n < nHead || r->nByte != n || r->id <= 0) return 0;
+    uint64_t nRaw = 0;
+    if (r->iStored) {
+        if (!f || r->iStored > rowfile_nblock(f)) return 0;
+        nRaw = rowfile_block_raw(f, r->iStored - 1);
+    }
     for (int i = 0; i < nCol; i++) {
         if (row_isnull(r, nCol, i)) continue;
         uint64_t slot = r->aSlot[i];
         uint64_t off = slot >> 32, len = (uint32_t)slot;
         switch (s->aCol[i].type) {
-        case COL_STRING:
         case COL_TEXT:
+            if (r->iStored) { /* the terminator is checked when read */
+                if (off + len + 1 > nRaw) return 0;
+                break;
+            }
+            /* fall through */
+        case COL_STRING:
         case COL_JSON:
             if (off < nHead || off + len + 1 > n || ((const char *)r)[off + len] != 0) return 0;
             break;
@@ -1233,7 +1444,7 @@ static int wal_replay_record(void *ctx, uint64_t lsn, const uint8_t *p, size_t n
         }
         memcpy(r, p + off, nByte);
         off += nByte;
-        if (!table_row_valid(s, r, nByte)) {
+        if (!table_row_valid(s, r, nByte, NULL)) {
             rc = LP_CORRUPT;
             break;
         }
@@ -1357,31 +1568,37 @@ int table_apply(Table *t, const TableOp *aOp, size_t nOp, TableApplyOut *pOut, L
     return table_apply_ex(t, aOp, nOp, 0, pOut, err);
 }
 
-/* Are the columns of row r other than iSkip equal to aVal's? */
-static int row_same(const Schema *s, const MemRow *r, const Value *aVal, int iSkip) {
-    for (int i = 0; i < s->nCol; i++) {
-        if (i == iSkip) continue;
-        Value a = row_get(s, r, i);
-        const Value *b = &aVal[i];
-        if (a.kind != b->kind) return 0;
-        switch (a.kind) {
-        case VAL_NULL:
-            break;
-        case VAL_INT:
-            if (a.u.i != b->u.i) return 0;
-            break;
-        case VAL_FLOAT:
-            if (memcmp(&a.u.f, &b->u.f, sizeof(double)) != 0) return 0;
-            break;
-        case VAL_STR:
-            if (a.u.s.n != b->u.s.n || memcmp(a.u.s.z, b->u.s.z, a.u.s.n) != 0) return 0;
-            break;
-        case VAL_VEC:
-            if (a.u.v.n != b->u.v.n || memcmp(a.u.v.a, b->u.v.a, 4 * (size_t)a.u.v.n) != 0) return 0;
-            break;
-        }
+/* Are a and b the same value, bit for bit? */
+static int value_identical(const Value *a, const Value *b) {
+    if (a->kind != b->kind) return 0;
+    switch (a->kind) {
+    case VAL_INT:
+        return a->u.i == b->u.i;
+    case VAL_FLOAT:
+        return memcmp(&a->u.f, &b->u.f, sizeof(double)) == 0;
+    case VAL_STR:
+        return a->u.s.n == b->u.s.n && memcmp(a->u.s.z, b->u.s.z, a->u.s.n) == 0;
+    case VAL_VEC:
+        return a->u.v.n == b->u.v.n && memcmp(a->u.v.a, b->u.v.a, 4 * (size_t)a->u.v.n) == 0;
+    default:
+        return 1;
     }
-    return 1;
+}
+
+/* Are the columns of row r of t other than iSkip equal to aVal's? (Under
+** t's lock: a packed row's text is read from its segment.) */
+static int row_same(const Table *t, const MemRow *r, const Value *aVal, int iSkip) {
+    const Schema *s = t->pSchema;
+    RowReader rd;
+    row_reader_init_parts(&rd, t->apPart, t->nPart);
+    int bSame = 1;
+    for (int i = 0; i < s->nCol && bSame; i++) {
+        if (i == iSkip) continue;
+        Value v = row_read(&rd, s, r, i);
+        bSame = value_identical(&v, &aVal[i]);
+    }
+    row_reader_free(&rd);
+    return bSame;
 }
 
 int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApplyOut *pOut,
@@ -1467,7 +1684,7 @@ int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApp
             int iCol = 0;
             while (iCol < s->nCol && !op->aSet[iCol]) iCol++;
             if (!cur || iCol == s->nCol || row_get(s, cur, iCol).kind != VAL_NULL ||
-                !row_same(s, cur, op->aVal, iCol)) {
+                !row_same(t, cur, op->aVal, iCol)) {
                 continue;
             }
             pNew = changed_version(t, &mv, k, cur, p, iPart, aDoc, aNode, &iDoc, &rc, err);
@@ -1781,11 +1998,10 @@ int table_fill_embeddings(Table *t, int iCol, const int64_t *aId, size_t nId, si
     for (size_t k = 0; k < nId && rc == LP_OK; k++) {
         const MemRow *r = locate(t, aId[k], NULL, NULL);
         if (!r || row_get(s, r, iCol).kind != VAL_NULL) continue;
-        if (!(apRow[n] = malloc(r->nByte))) {
+        if (!(apRow[n] = table_row_copy(t, r))) { /* with its text, read from its segment */
             rc = LP_NOMEM;
             break;
         }
-        memcpy(apRow[n], r, r->nByte);
         n++;
     }
     pthread_rwlock_unlock(&t->lock);

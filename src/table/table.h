@@ -255,8 +255,38 @@ size_t table_snap_fts_bytes(const TableSnap *s, size_t *pnTerms);
 
 int64_t row_id(const MemRow *r);
 /* Column iCol of row r (SCHEMA_ID_COL for the id) as stored: VAL_NULL,
-** VAL_INT, VAL_FLOAT, VAL_STR or VAL_VEC. Borrowed from the snapshot. */
+** VAL_INT, VAL_FLOAT, VAL_STR or VAL_VEC. Borrowed from the snapshot.
+** Not for TEXT columns: a sealed segment keeps those compressed, and
+** row_get gives VAL_NULL for them there (use row_read). */
 Value row_get(const Schema *s, const MemRow *r, int iCol);
+
+/* Reading TEXT values. A sealed segment keeps its rows' TEXT values in
+** zstd-compressed stored blocks of about 16 KiB (rows file), so a row in
+** the mmap'd file is small and attribute scans do not page text in. A
+** RowReader reads any column of the rows of one snapshot, decompressing
+** the block a row's text is in when it needs it and keeping that block
+** until it needs another one. So a string it returns stays valid until
+** the next row_read on the same reader for a row of another block (all of
+** one row's values share a block), at most until the snapshot is
+** released. One thread at a time; readers cost nothing until used. A
+** block that cannot be read (only possible after the file changed under
+** the server: every section is checksummed at open) gives VAL_NULL and an
+** error in the log. */
+typedef struct RowReader {
+    void *const *apPart;    /* private: the segments rows may come from */
+    int nPart;
+    const void *pPart;      /* the segment of the block in buf */
+    uint32_t iBlock;
+    uint8_t *buf;
+    size_t nAlloc;
+} RowReader;
+void row_reader_init(RowReader *rd, const TableSnap *s);
+void row_reader_free(RowReader *rd);
+Value row_read(RowReader *rd, const Schema *s, const MemRow *r, int iCol);
+/* A copy of r holding all its values itself (free() it), for values
+** that must outlive the reader's block; NULL when out of memory or a
+** block cannot be read. */
+MemRow *row_read_copy(RowReader *rd, const Schema *s, const MemRow *r);
 
 /* ------------------------------------------------------------------ */
 /* Writing                                                             */

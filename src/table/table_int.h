@@ -35,7 +35,10 @@
 struct MemRow {
     int64_t id;
     uint32_t nByte;         /* size of this block */
-    uint32_t unused;
+    uint32_t iStored;       /* 0: TEXT values in the tail; else (sealed rows
+                            ** only) in stored block iStored-1 of the rows
+                            ** file, a TEXT slot being offset<<32 | length
+                            ** in the decompressed block */
     uint64_t aSlot[];       /* nCol slots, then the NULL bitmap, then the tail */
 };
 
@@ -147,7 +150,27 @@ struct TableSnap {
 uint32_t row_nbyte(const MemRow *r);
 /* table_open_wal replaying from record firstLsn on. */
 int table_open_wal_from(Table *t, const char *zDir, WalSync sync, uint64_t firstLsn, LpError *err);
-int table_row_valid(const Schema *s, const MemRow *r, size_t n);
+/* Checks a row block of n bytes read back from the log (f NULL) or from
+** rows file f (whose stored blocks a packed row may refer to). */
+int table_row_valid(const Schema *s, const MemRow *r, size_t n, const RowFile *f);
+/* Packing rows for a rows file (table.c): the bytes r's TEXT values take
+** in a stored block (0: none, r is written as it is), copying them there
+** (read through rd when r is packed), the size of r packed, and packing
+** it with its text at offset off of block iBlock. */
+size_t row_text_bytes(const Schema *s, const MemRow *r);
+int row_text_copy(RowReader *rd, const Schema *s, const MemRow *r, uint8_t *dst);
+uint32_t row_packed_size(const Schema *s, const MemRow *r);
+void row_pack(const Schema *s, const MemRow *r, uint32_t iBlock, uint32_t off, MemRow *dst);
+/* A reader over the segments ap[0..n) (held by the caller). */
+void row_reader_init_parts(RowReader *rd, Part *const *ap, int n);
+/* A copy of r with all its values (packed rows read through a reader
+** over t's parts: under t's lock). NULL when out of memory. */
+MemRow *table_row_copy(const Table *t, const MemRow *r);
+/* Writes rows file zPath for nOrd ordinals: apRow[i] the row of ordinal i
+** or NULL; TEXT values go to stored blocks, read (when the rows are
+** packed) from the parts apSrc[0..nSrc) they are in. flush.c. */
+int table_write_rows(const Table *t, Part *const *apSrc, int nSrc, const char *zPath, uint32_t nOrd,
+                     const MemRow *const *apRow, const RowFileMap *aMap, int nMap, LpError *err);
 VecHnsw *table_new_graph(const ColumnSchema *c, LpError *err);
 void table_part_free(Part *p);
 /* Recomputes the parts' bases, ramBase, nLiveParts and bSorted (under the

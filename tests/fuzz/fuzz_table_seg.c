@@ -7,8 +7,9 @@
 ** The first input byte picks the reader:
 **   0 mod 3  rows file, opened from memory without its checksums (so
 **            mutations reach the structure checks); when it opens, every
-**            row is read back column by column, every id looked up, every
-**            node map walked: all of it must stay inside the input;
+**            row is read back column by column (text decompressed from
+**            its stored block), every id looked up, every node map
+**            walked: all of it must stay inside the input;
 **   1 mod 3  tombstone file (checksums on: it is small and flat);
 **   2 mod 3  manifest (its checksum line is recomputed for the mutated
 **            JSON unless the input's second byte is odd, so mutations
@@ -53,8 +54,8 @@ static Schema *make_schema(void) {
     return schema_dup(&s);
 }
 
-static int check_row(void *ctx, const void *p, size_t n, int64_t *pId) {
-    if (!table_row_valid(ctx, p, n)) return 0;
+static int check_row(void *ctx, const RowFile *f, const void *p, size_t n, int64_t *pId) {
+    if (!table_row_valid(ctx, p, n, f)) return 0;
     *pId = row_id(p);
     return 1;
 }
@@ -77,11 +78,17 @@ static void fuzz_rows(const uint8_t *p, size_t n) {
     if (rowfile_open_mem((const uint8_t *)a, n, "fuzz.rows", ROWFILE_NOCHECKSUM, check_row, g_schema, &f,
                          &err) == LP_OK) {
         uint64_t sum = 0;
+        /* Text of packed rows through a reader over a part of this file. */
+        Part part = {0};
+        part.pRows = f;
+        Part *ap[1] = {&part};
+        RowReader rd;
+        row_reader_init_parts(&rd, ap, 1);
         for (uint32_t i = 0; i < rowfile_nord(f); i++) {
             const MemRow *r = rowfile_row(f, i);
             if (!r) continue;
             for (int c = 0; c < g_schema->nCol; c++) {
-                Value v = row_get(g_schema, r, c);
+                Value v = row_read(&rd, g_schema, r, c);
                 if (v.kind == VAL_STR && v.u.s.n) sum += (uint8_t)v.u.s.z[v.u.s.n - 1];
                 if (v.kind == VAL_VEC && v.u.v.n) {
                     uint32_t bits; /* read the last component: it must be inside the input */
@@ -97,6 +104,7 @@ static void fuzz_rows(const uint8_t *p, size_t n) {
             if (aNode[i] != UINT32_MAX && aNode[i] >= rowfile_nord(f)) abort();
         }
         (void)sum;
+        row_reader_free(&rd);
         rowfile_close(f);
     } else if (err.code != LP_CORRUPT && err.code != LP_NOMEM) {
         abort();

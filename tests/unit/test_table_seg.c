@@ -42,8 +42,9 @@ static int teardown(void **state) {
 /* Rows file                                                           */
 
 /* Test blocks: i64 id, u32 size, u32 0, then size-16 bytes of (id & 0xff). */
-static int check_block(void *ctx, const void *p, size_t n, int64_t *pId) {
+static int check_block(void *ctx, const RowFile *f, const void *p, size_t n, int64_t *pId) {
     (void)ctx;
+    (void)f;
     const uint8_t *b = p;
     int64_t id;
     uint32_t nByte;
@@ -64,6 +65,23 @@ static void *make_block(int64_t id, uint32_t n) {
     memset(b + 12, 0, 4);
     memset(b + 16, (uint8_t)id, n - 16);
     return b;
+}
+
+/* Writes a rows file through the writer: nBlk stored blocks apBlk/anBlk,
+** then the rows. */
+static int write_rows(const char *zPath, uint32_t nCol, uint32_t nOrd, void *const *ap,
+                      const uint32_t *an, const RowFileMap *aMap, int nMap, void *const *apBlk,
+                      const size_t *anBlk, int nBlk, LpError *err) {
+    RowFileWriter *w;
+    int rc = rowfile_writer_new(zPath, nCol, nOrd, &w, err);
+    for (int b = 0; rc == LP_OK && b < nBlk; b++) {
+        assert_int_equal(rowfile_writer_nblock(w), b);
+        rc = rowfile_writer_block(w, apBlk[b], anBlk[b], err);
+    }
+    for (uint32_t i = 0; rc == LP_OK && i < nOrd; i++) {
+        if (ap[i]) rc = rowfile_writer_row(w, i, ap[i], an[i], err);
+    }
+    return rc == LP_OK ? rowfile_writer_finish(w, aMap, nMap, err) : rc;
 }
 
 static uint8_t *slurp(const char *zPath, size_t *pn) {
@@ -93,15 +111,59 @@ static void test_rowfile_round_trip(void **state) {
     }
     for (int i = 0; i < N + 7; i++) aNode[i] = i % 5 == 0 ? UINT32_MAX : (uint32_t)(i % N);
     RowFileMap map = {3, N + 7, aNode};
+    /* Stored blocks of words (compressible) and of noise, one empty. */
+    enum { NBLK = 9 };
+    void *apBlk[NBLK];
+    size_t anBlk[NBLK];
+    uint32_t seed = 7;
+    for (int b = 0; b < NBLK; b++) {
+        anBlk[b] = b == 4 ? 0 : (size_t)(b * 4099 + 13);
+        char *z = malloc(anBlk[b] + 1);
+        for (size_t i = 0; i < anBlk[b]; i++) {
+            seed = seed * 1103515245u + 12345u;
+            z[i] = b % 2 ? (char)(seed >> 16) : "the quick brown fox "[(seed >> 16) % 20];
+        }
+        apBlk[b] = z;
+    }
     char zPath[512];
     snprintf(zPath, sizeof(zPath), "%s/seg-1.rows", g_dir);
     LpError err;
     lp_err_clear(&err);
-    assert_int_equal(rowfile_write(zPath, 4, N, (const void *const *)ap, an, &map, 1, &err), LP_OK);
+    assert_int_equal(write_rows(zPath, 4, N, ap, an, &map, 1, apBlk, anBlk, NBLK, &err), LP_OK);
     RowFile *f = NULL;
     assert_int_equal(rowfile_open(zPath, check_block, NULL, &f, &err), LP_OK);
     assert_int_equal(rowfile_nord(f), N);
     assert_int_equal(rowfile_ncol(f), 4);
+    assert_int_equal(rowfile_nblock(f), NBLK);
+    for (int b = 0; b < NBLK; b++) {
+        assert_int_equal(rowfile_block_raw(f, (uint32_t)b), anBlk[b]);
+        char *z = malloc(anBlk[b] + 1);
+        assert_int_equal(rowfile_block_read(f, (uint32_t)b, z, &err), LP_OK);
+        assert_memory_equal(z, apBlk[b], anBlk[b]);
+        free(z);
+    }
+    assert_int_equal(rowfile_block_raw(f, NBLK), 0);
+    assert_int_equal(rowfile_block_read(f, NBLK, NULL, &err), LP_INTERNAL);
+    /* Words compress: a file of the word blocks alone is less than half
+    ** their size. */
+    {
+        char zWords[600];
+        snprintf(zWords, sizeof(zWords), "%s.words", zPath);
+        void *apW[NBLK];
+        size_t anW[NBLK], nIn = 0;
+        int nW = 0;
+        for (int b = 0; b < NBLK; b += 2) {
+            apW[nW] = apBlk[b];
+            anW[nW++] = anBlk[b];
+            nIn += anBlk[b];
+        }
+        assert_int_equal(write_rows(zWords, 1, 0, NULL, NULL, NULL, 0, apW, anW, nW, &err), LP_OK);
+        RowFile *g;
+        assert_int_equal(rowfile_open(zWords, check_block, NULL, &g, &err), LP_OK);
+        assert_true(rowfile_size(g) < nIn / 2);
+        rowfile_close(g);
+        unlink(zWords);
+    }
     uint32_t nRow = 0;
     int64_t lo = INT64_MAX, hi = 0;
     for (int i = 0; i < N; i++) {
@@ -156,6 +218,7 @@ static void test_rowfile_round_trip(void **state) {
     rowfile_close(f);
     free(img);
     for (int i = 0; i < N; i++) free(ap[i]);
+    for (int b = 0; b < NBLK; b++) free(apBlk[b]);
 }
 
 static void test_rowfile_sorted_and_empty(void **state) {
@@ -164,7 +227,7 @@ static void test_rowfile_sorted_and_empty(void **state) {
     snprintf(zPath, sizeof(zPath), "%s/seg-2.rows", g_dir);
     LpError err;
     RowFile *f;
-    assert_int_equal(rowfile_write(zPath, 1, 0, NULL, NULL, NULL, 0, &err), LP_OK);
+    assert_int_equal(write_rows(zPath, 1, 0, NULL, NULL, NULL, 0, NULL, NULL, 0, &err), LP_OK);
     assert_int_equal(rowfile_open(zPath, check_block, NULL, &f, &err), LP_OK);
     assert_int_equal(rowfile_nord(f), 0);
     assert_int_equal(rowfile_max_id(f), 0);
@@ -172,7 +235,7 @@ static void test_rowfile_sorted_and_empty(void **state) {
     rowfile_close(f);
     void *ap[3] = {make_block(5, 24), make_block(9, 16), make_block(70, 40)};
     uint32_t an[3] = {24, 16, 40};
-    assert_int_equal(rowfile_write(zPath, 1, 3, (const void *const *)ap, an, NULL, 0, &err), LP_OK);
+    assert_int_equal(write_rows(zPath, 1, 3, ap, an, NULL, 0, NULL, NULL, 0, &err), LP_OK);
     assert_int_equal(rowfile_open(zPath, check_block, NULL, &f, &err), LP_OK);
     assert_true(rowfile_sorted(f));
     rowfile_close(f);
@@ -249,15 +312,19 @@ static char *dump(Table *t) {
     const Schema *sc = table_schema(t);
     size_t cap = 1 << 20, n = 0;
     char *z = calloc(1, cap);
+    RowReader rd;
+    row_reader_init(&rd, s);
     for (size_t i = 0; i < table_snap_nslot(s); i++) {
         const MemRow *r = table_snap_slot(s, i);
         if (!r) continue;
-        Value title = row_get(sc, r, 0), qty = row_get(sc, r, 1);
+        Value title = row_read(&rd, sc, r, 0), qty = row_get(sc, r, 1);
+        assert_int_equal(title.kind, VAL_STR);
         n += (size_t)snprintf(z + n, cap - n, "%lld:%.*s:%lld;", (long long)row_id(r),
                               (int)title.u.s.n, title.u.s.z, (long long)qty.u.i);
         assert_ptr_equal(table_snap_get(s, row_id(r)), r);
     }
     snprintf(z + n, cap - n, "#%zu", table_snap_count(s));
+    row_reader_free(&rd);
     table_snapshot_release(s);
     return z;
 }
