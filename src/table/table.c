@@ -379,6 +379,7 @@ void table_unref(Table *t) {
     pthread_mutex_destroy(&t->mergeMu);
     for (int i = 0; i < t->nPart; i++) table_part_free(t->apPart[i]);
     free(t->apPart);
+    free(t->aIdOrder);
     free(t->zDir);
     fts_mem_free(t->pFts);
     free_graphs(t);
@@ -762,6 +763,32 @@ void table_parts_changed(Table *t) {
     }
     t->ramBase = base;
     t->nLiveParts = nLive;
+    /* Parts by id range, for lookups in O(log parts): ids given in
+    ** ascending order (the common case, and automatic ids) give disjoint
+    ** ranges. Otherwise (or out of memory) lookups try each part. */
+    free(t->aIdOrder);
+    t->aIdOrder = NULL;
+    t->nIdOrder = 0;
+    int *a = malloc(sizeof(int) * (size_t)(t->nPart ? t->nPart : 1));
+    if (!a) return;
+    int n = 0;
+    for (int i = 0; i < t->nPart; i++) {
+        if (t->apPart[i]->maxId <= 0) continue; /* no rows */
+        int j = n++;
+        while (j > 0 && t->apPart[a[j - 1]]->minId > t->apPart[i]->minId) {
+            a[j] = a[j - 1];
+            j--;
+        }
+        a[j] = i;
+    }
+    for (int k = 1; k < n; k++) {
+        if (t->apPart[a[k]]->minId <= t->apPart[a[k - 1]]->maxId) {
+            free(a);
+            return;
+        }
+    }
+    t->aIdOrder = a;
+    t->nIdOrder = n;
 }
 
 /* Where the live row with this id is: the RAM segment (*piPart -1, *pOrd
@@ -772,6 +799,20 @@ static const MemRow *locate(const Table *t, int64_t id, int *piPart, uint64_t *p
         if (piPart) *piPart = -1;
         if (pOrd) *pOrd = slot;
         return t->slots.a[slot];
+    }
+    if (t->aIdOrder) { /* disjoint ranges: the one part that may hold id */
+        int lo = 0, hi = t->nIdOrder;
+        while (hi - lo > 1) {
+            int mid = lo + (hi - lo) / 2;
+            if (t->apPart[t->aIdOrder[mid]]->minId <= id) lo = mid;
+            else hi = mid;
+        }
+        int i = t->nIdOrder ? t->aIdOrder[lo] : -1;
+        int64_t ord = i >= 0 ? part_find(t->apPart[i], id) : -1;
+        if (ord < 0) return NULL;
+        if (piPart) *piPart = i;
+        if (pOrd) *pOrd = (uint64_t)ord;
+        return part_row(t->apPart[i], (uint32_t)ord);
     }
     for (int i = t->nPart - 1; i >= 0; i--) {
         int64_t ord = part_find(t->apPart[i], id);

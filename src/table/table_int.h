@@ -125,6 +125,10 @@ struct Table {
     int nPart;
     uint64_t ramBase;       /* sum of the parts' nOrd */
     size_t nLiveParts;      /* live rows in parts */
+    int *aIdOrder;          /* when non-NULL the parts holding rows have
+                            ** disjoint id ranges: their indexes by minId,
+                            ** nIdOrder of them (id lookups binary-search) */
+    int nIdOrder;
     /* Storage (flush.c): set by table_set_storage, else a memory-only table. */
     char *zDir;             /* the table's folder */
     pthread_mutex_t *pManifestMu; /* the catalog's: serialises manifest updates */
