@@ -611,7 +611,7 @@ MemRow *row_read_copy(RowReader *rd, const Schema *s, const MemRow *r) {
         return c;
     }
     if (!reader_load(rd, r)) return NULL;
-    Value aStack[32];
+    Value aStack[32] = {{0}};
     Value *a = s->nCol <= 32 ? aStack : malloc(sizeof(Value) * (size_t)s->nCol);
     if (!a) return NULL;
     for (int i = 0; i < s->nCol; i++) a[i] = row_read(rd, s, r, i);

@@ -15,6 +15,7 @@
 ** CPUs). They keep four partial sums: independent chains run faster than
 ** one long dependency chain, and the rounding error grows more slowly.
 */
+#include <assert.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
