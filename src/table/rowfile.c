@@ -43,6 +43,7 @@
 #include "table/rowfile.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -538,8 +539,153 @@ int rowfile_open(const char *zPath, RowCheckFn xCheck, void *ctx, RowFile **pp, 
     return LP_OK;
 }
 
+/* ---------------------------------------------------------------- block cache */
+
+/* Decompressed stored blocks, shared by every reader in the process: a
+** hash on (file, block) and an LRU list, under one mutex; decompression
+** happens outside it. A reader pins the block it uses; unpinned blocks
+** are dropped oldest first past CACHE_BUDGET bytes. rowfile_close drops
+** the file's blocks (none may be pinned then: its readers are gone), so a
+** file's address is never looked up after it is freed. */
+#define CACHE_BUDGET (16u << 20)
+#define CACHE_NHASH 4096
+
+typedef struct CacheEnt CacheEnt;
+struct CacheEnt {
+    const RowFile *f;
+    uint32_t b;
+    uint32_t nPin;
+    size_t n;
+    CacheEnt *pHashNext;
+    CacheEnt *pPrev, *pNext; /* LRU: head = most recent */
+    uint8_t a[];
+};
+
+static struct {
+    pthread_mutex_t mu;
+    CacheEnt *apHash[CACHE_NHASH];
+    CacheEnt *pHead, *pTail;
+    size_t nByte;
+    uint64_t nHit, nMiss;
+} g_cache = {PTHREAD_MUTEX_INITIALIZER, {0}, NULL, NULL, 0, 0, 0};
+
+static size_t cache_slot(const RowFile *f, uint32_t b) {
+    uint64_t h = (uint64_t)(uintptr_t)f * 0x9E3779B97F4A7C15ull ^ (uint64_t)b * 0xC2B2AE3D27D4EB4Full;
+    return (size_t)(h >> 40) % CACHE_NHASH;
+}
+
+static void lru_unlink(CacheEnt *e) {
+    if (e->pPrev) e->pPrev->pNext = e->pNext;
+    else g_cache.pHead = e->pNext;
+    if (e->pNext) e->pNext->pPrev = e->pPrev;
+    else g_cache.pTail = e->pPrev;
+    e->pPrev = e->pNext = NULL;
+}
+
+static void lru_push(CacheEnt *e) {
+    e->pNext = g_cache.pHead;
+    e->pPrev = NULL;
+    if (g_cache.pHead) g_cache.pHead->pPrev = e;
+    g_cache.pHead = e;
+    if (!g_cache.pTail) g_cache.pTail = e;
+}
+
+static void cache_remove(CacheEnt *e) {
+    CacheEnt **pp = &g_cache.apHash[cache_slot(e->f, e->b)];
+    while (*pp != e) pp = &(*pp)->pHashNext;
+    *pp = e->pHashNext;
+    lru_unlink(e);
+    g_cache.nByte -= e->n;
+    free(e);
+}
+
+static CacheEnt *cache_find(const RowFile *f, uint32_t b) {
+    for (CacheEnt *e = g_cache.apHash[cache_slot(f, b)]; e; e = e->pHashNext) {
+        if (e->f == f && e->b == b) return e;
+    }
+    return NULL;
+}
+
+/* Drops unpinned blocks, oldest first, while over budget. */
+static void cache_trim(void) {
+    CacheEnt *e = g_cache.pTail;
+    while (g_cache.nByte > CACHE_BUDGET && e) {
+        CacheEnt *pPrev = e->pPrev;
+        if (!e->nPin) cache_remove(e);
+        e = pPrev;
+    }
+}
+
+const uint8_t *rowfile_block_pin(const RowFile *f, uint32_t b, void **ppDctx, LpError *err) {
+    pthread_mutex_lock(&g_cache.mu);
+    CacheEnt *e = cache_find(f, b);
+    if (e) {
+        e->nPin++;
+        lru_unlink(e);
+        lru_push(e);
+        g_cache.nHit++;
+        pthread_mutex_unlock(&g_cache.mu);
+        return e->a;
+    }
+    g_cache.nMiss++;
+    pthread_mutex_unlock(&g_cache.mu);
+    size_t n = rowfile_block_raw(f, b);
+    CacheEnt *pNew = malloc(sizeof(CacheEnt) + (n ? n : 1));
+    if (!pNew) {
+        lp_err_set(err, LP_NOMEM, "out of memory reading %s", f->zName);
+        return NULL;
+    }
+    if (!*ppDctx) *ppDctx = rowfile_dctx_new(); /* NULL: one made for the call */
+    if (rowfile_block_read(f, b, pNew->a, *ppDctx, err) != LP_OK) {
+        free(pNew);
+        return NULL;
+    }
+    pthread_mutex_lock(&g_cache.mu);
+    if ((e = cache_find(f, b)) != NULL) { /* another reader was quicker */
+        free(pNew);
+    } else {
+        e = pNew;
+        *e = (CacheEnt){f, b, 0, n, NULL, NULL, NULL};
+        size_t h = cache_slot(f, b);
+        e->pHashNext = g_cache.apHash[h];
+        g_cache.apHash[h] = e;
+        lru_push(e);
+        g_cache.nByte += n;
+    }
+    e->nPin++;
+    cache_trim();
+    pthread_mutex_unlock(&g_cache.mu);
+    return e->a;
+}
+
+void rowfile_block_unpin(const RowFile *f, uint32_t b) {
+    pthread_mutex_lock(&g_cache.mu);
+    CacheEnt *e = cache_find(f, b);
+    if (e && e->nPin) e->nPin--;
+    cache_trim();
+    pthread_mutex_unlock(&g_cache.mu);
+}
+
+void rowfile_cache_stats(uint64_t *pnHit, uint64_t *pnMiss, size_t *pnByte) {
+    pthread_mutex_lock(&g_cache.mu);
+    *pnHit = g_cache.nHit;
+    *pnMiss = g_cache.nMiss;
+    *pnByte = g_cache.nByte;
+    pthread_mutex_unlock(&g_cache.mu);
+}
+
+static void cache_drop_file(const RowFile *f) {
+    pthread_mutex_lock(&g_cache.mu);
+    for (uint32_t b = 0; b < f->nBlock && g_cache.nByte; b++) {
+        CacheEnt *e = cache_find(f, b);
+        if (e) cache_remove(e);
+    }
+    pthread_mutex_unlock(&g_cache.mu);
+}
+
 void rowfile_close(RowFile *f) {
     if (!f) return;
+    cache_drop_file(f);
     if (f->bMapped) munmap((void *)f->a, f->n);
     free(f->apMap);
     free(f->zName);
@@ -575,12 +721,20 @@ uint32_t rowfile_block_raw(const RowFile *f, uint32_t b) {
     return b < f->nBlock ? get_u32le(f->pSidx + 16 * (size_t)b + 12) : 0;
 }
 
-int rowfile_block_read(const RowFile *f, uint32_t b, void *buf, LpError *err) {
+void *rowfile_dctx_new(void) {
+    return ZSTD_createDCtx();
+}
+
+void rowfile_dctx_free(void *pDctx) {
+    ZSTD_freeDCtx(pDctx);
+}
+
+int rowfile_block_read(const RowFile *f, uint32_t b, void *buf, void *pDctx, LpError *err) {
     if (b >= f->nBlock) return lp_err_set(err, LP_INTERNAL, "stored block %u of %u", b, f->nBlock);
     const uint8_t *e = f->pSidx + 16 * (size_t)b;
     uint64_t off = get_u64le(e);
     uint32_t nZ = get_u32le(e + 8), nRaw = get_u32le(e + 12);
-    size_t r = ZSTD_decompress(buf, nRaw, f->a + off, nZ);
+    size_t r = pDctx ? ZSTD_decompressDCtx(pDctx, buf, nRaw, f->a + off, nZ) : ZSTD_decompress(buf, nRaw, f->a + off, nZ);
     if (ZSTD_isError(r) || r != nRaw) {
         return lp_err_set(err, LP_CORRUPT, "%s is damaged at offset %llu: stored block %u does not decompress (%s)",
                           f->zName, (unsigned long long)off, b, ZSTD_isError(r) ? ZSTD_getErrorName(r) : "short");

@@ -115,10 +115,24 @@ uint64_t rowfile_size(const RowFile *f);
 int rowfile_owns(const RowFile *f, const void *p);
 
 /* Stored blocks: how many, block b's size once decompressed (0 when b is
-** out of range), and reading it whole into buf (rowfile_block_raw bytes). */
+** out of range), and reading it whole into buf (rowfile_block_raw bytes)
+** with the caller's decompression context (rowfile_dctx_new: one per
+** thread, reused; NULL: one made for the call). */
 uint32_t rowfile_nblock(const RowFile *f);
 uint32_t rowfile_block_raw(const RowFile *f, uint32_t b);
-int rowfile_block_read(const RowFile *f, uint32_t b, void *buf, LpError *err);
+int rowfile_block_read(const RowFile *f, uint32_t b, void *buf, void *pDctx, LpError *err);
+void *rowfile_dctx_new(void);
+void rowfile_dctx_free(void *pDctx);
+/* Block b decompressed, from a cache shared by all files (16 MiB of
+** blocks not in use, least recently used dropped first): valid until
+** rowfile_block_unpin(f, b), which every successful pin must be matched
+** by before f is closed. On a miss it decompresses with *ppDctx, made
+** there when NULL (the caller frees it). NULL (err set) when the block
+** cannot be read. */
+const uint8_t *rowfile_block_pin(const RowFile *f, uint32_t b, void **ppDctx, LpError *err);
+void rowfile_block_unpin(const RowFile *f, uint32_t b);
+/* The cache's hits and misses since start, and bytes held. */
+void rowfile_cache_stats(uint64_t *pnHit, uint64_t *pnMiss, size_t *pnByte);
 
 /* Tombstones: writes dead (nBit = the segment's nOrd) to zPath, fsynced. */
 int rowfile_write_dead(const char *zPath, const Bitset *dead, LpError *err);

@@ -519,7 +519,7 @@ static MemRow *row_build_update(const Table *t, const MemRow *old, const Value *
                                 const uint8_t *aSet) {
     const Schema *s = t->pSchema;
     Value aStack[32] = {{0}};
-    Value *a = s->nCol <= 32 ? aStack : malloc(sizeof(Value) * (size_t)s->nCol);
+    Value *a = s->nCol <= 32 ? aStack : calloc((size_t)s->nCol, sizeof(Value));
     if (!a) return NULL;
     RowReader rd;
     row_reader_init_parts(&rd, t->apPart, t->nPart);
@@ -544,15 +544,24 @@ void row_reader_init(RowReader *rd, const TableSnap *s) {
     row_reader_init_parts(rd, s->t->apPart, s->t->nPart);
 }
 
+static void reader_unpin(RowReader *rd) {
+    if (rd->pBlk) rowfile_block_unpin(((const Part *)rd->pPart)->pRows, rd->iBlock);
+    rd->pBlk = NULL;
+    rd->iBlock = UINT32_MAX;
+}
+
 void row_reader_free(RowReader *rd) {
-    free(rd->buf);
+    if (rd->pPart) reader_unpin(rd);
+    rowfile_dctx_free(rd->pDctx);
     memset(rd, 0, sizeof(*rd));
 }
 
-/* The sealed part packed row r is in, with its stored block loaded into
-** rd->buf; NULL (logged) when that fails. */
+/* The sealed part packed row r is in, with its stored block pinned in
+** rd->pBlk; NULL (logged) when that fails. */
 static const Part *reader_load(RowReader *rd, const MemRow *r) {
     const Part *p = rd->pPart;
+    uint32_t b = r->iStored - 1;
+    if (p && rd->pBlk && rd->iBlock == b && rowfile_owns(p->pRows, r)) return p;
     if (!p || !rowfile_owns(p->pRows, r)) {
         p = NULL;
         for (int i = 0; i < rd->nPart && !p; i++) {
@@ -563,28 +572,16 @@ static const Part *reader_load(RowReader *rd, const MemRow *r) {
             LOG_ERROR("row %lld: packed row outside the segments of its reader", (long long)r->id);
             return NULL;
         }
-        rd->pPart = p;
-        rd->iBlock = UINT32_MAX;
     }
-    uint32_t b = r->iStored - 1;
-    if (rd->iBlock == b) return p;
-    size_t nRaw = rowfile_block_raw(p->pRows, b);
-    if (nRaw > rd->nAlloc) {
-        uint8_t *pNew = realloc(rd->buf, nRaw);
-        if (!pNew) {
-            LOG_ERROR("out of memory reading the text of row %lld", (long long)r->id);
-            return NULL;
-        }
-        rd->buf = pNew;
-        rd->nAlloc = nRaw;
-    }
+    if (rd->pPart) reader_unpin(rd);
+    rd->pPart = p;
     LpError err;
-    if (rowfile_block_read(p->pRows, b, rd->buf, &err) != LP_OK) {
+    if (!(rd->pBlk = rowfile_block_pin(p->pRows, b, &rd->pDctx, &err))) {
         LOG_ERROR("row %lld: %s", (long long)r->id, err.zMsg);
-        rd->iBlock = UINT32_MAX;
         return NULL;
     }
     rd->iBlock = b;
+    rd->nBlk = rowfile_block_raw(p->pRows, b);
     return p;
 }
 
@@ -593,15 +590,14 @@ Value row_read(RowReader *rd, const Schema *s, const MemRow *r, int iCol) {
         row_isnull(r, s->nCol, iCol)) {
         return row_get(s, r, iCol);
     }
-    const Part *p = reader_load(rd, r);
-    if (!p) return value_null();
+    if (!reader_load(rd, r)) return value_null();
     uint64_t slot = r->aSlot[iCol];
     uint64_t off = slot >> 32, len = (uint32_t)slot;
-    if (off + len >= rowfile_block_raw(p->pRows, rd->iBlock) || rd->buf[off + len] != 0) {
+    if (off + len >= rd->nBlk || rd->pBlk[off + len] != 0) {
         LOG_ERROR("row %lld: text of column %d does not fit its stored block", (long long)r->id, iCol);
         return value_null();
     }
-    return value_str((const char *)rd->buf + off, (uint32_t)len);
+    return value_str((const char *)rd->pBlk + off, (uint32_t)len);
 }
 
 MemRow *row_read_copy(RowReader *rd, const Schema *s, const MemRow *r) {
@@ -612,7 +608,7 @@ MemRow *row_read_copy(RowReader *rd, const Schema *s, const MemRow *r) {
     }
     if (!reader_load(rd, r)) return NULL;
     Value aStack[32] = {{0}};
-    Value *a = s->nCol <= 32 ? aStack : malloc(sizeof(Value) * (size_t)s->nCol);
+    Value *a = s->nCol <= 32 ? aStack : calloc((size_t)s->nCol, sizeof(Value));
     if (!a) return NULL;
     for (int i = 0; i < s->nCol; i++) a[i] = row_read(rd, s, r, i);
     MemRow *c = row_build(s, r->id, a);

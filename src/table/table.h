@@ -264,8 +264,9 @@ Value row_get(const Schema *s, const MemRow *r, int iCol);
 ** zstd-compressed stored blocks of about 16 KiB (rows file), so a row in
 ** the mmap'd file is small and attribute scans do not page text in. A
 ** RowReader reads any column of the rows of one snapshot, decompressing
-** the block a row's text is in when it needs it and keeping that block
-** until it needs another one. So a string it returns stays valid until
+** the block a row's text is in when it needs it (through a cache of
+** decompressed blocks shared by all readers, rowfile.h) and keeping that
+** block until it needs another one. So a string it returns stays valid until
 ** the next row_read on the same reader for a row of another block (all of
 ** one row's values share a block), at most until the snapshot is
 ** released. One thread at a time; readers cost nothing until used. A
@@ -275,10 +276,11 @@ Value row_get(const Schema *s, const MemRow *r, int iCol);
 typedef struct RowReader {
     void *const *apPart;    /* private: the segments rows may come from */
     int nPart;
-    const void *pPart;      /* the segment of the block in buf */
+    const void *pPart;      /* the segment of the block pinned, or NULL */
     uint32_t iBlock;
-    uint8_t *buf;
-    size_t nAlloc;
+    const uint8_t *pBlk;    /* that block, decompressed (shared cache) */
+    size_t nBlk;
+    void *pDctx;            /* zstd's decompression context, made when first needed */
 } RowReader;
 void row_reader_init(RowReader *rd, const TableSnap *s);
 void row_reader_free(RowReader *rd);

@@ -135,15 +135,33 @@ static void test_rowfile_round_trip(void **state) {
     assert_int_equal(rowfile_nord(f), N);
     assert_int_equal(rowfile_ncol(f), 4);
     assert_int_equal(rowfile_nblock(f), NBLK);
+    void *dctx = rowfile_dctx_new();
     for (int b = 0; b < NBLK; b++) {
         assert_int_equal(rowfile_block_raw(f, (uint32_t)b), anBlk[b]);
         char *z = malloc(anBlk[b] + 1);
-        assert_int_equal(rowfile_block_read(f, (uint32_t)b, z, &err), LP_OK);
+        assert_int_equal(rowfile_block_read(f, (uint32_t)b, z, b % 2 ? NULL : dctx, &err), LP_OK);
         assert_memory_equal(z, apBlk[b], anBlk[b]);
         free(z);
     }
+    /* The shared cache: a second pin of a block is a hit on the same
+    ** copy; closing the file drops its blocks. */
+    uint64_t nHit0, nMiss0, nHit1, nMiss1;
+    size_t nByte0, nByte1;
+    rowfile_cache_stats(&nHit0, &nMiss0, &nByte0);
+    const uint8_t *p1 = rowfile_block_pin(f, 2, &dctx, &err);
+    const uint8_t *p2 = rowfile_block_pin(f, 2, &dctx, &err);
+    assert_non_null(p1);
+    assert_ptr_equal(p1, p2);
+    assert_memory_equal(p1, apBlk[2], anBlk[2]);
+    rowfile_cache_stats(&nHit1, &nMiss1, &nByte1);
+    assert_int_equal(nHit1 - nHit0, 1);
+    assert_int_equal(nMiss1 - nMiss0, 1);
+    assert_int_equal(nByte1 - nByte0, anBlk[2]);
+    rowfile_block_unpin(f, 2);
+    rowfile_block_unpin(f, 2);
+    rowfile_dctx_free(dctx);
     assert_int_equal(rowfile_block_raw(f, NBLK), 0);
-    assert_int_equal(rowfile_block_read(f, NBLK, NULL, &err), LP_INTERNAL);
+    assert_int_equal(rowfile_block_read(f, NBLK, NULL, NULL, &err), LP_INTERNAL);
     /* Words compress: a file of the word blocks alone is less than half
     ** their size. */
     {
@@ -195,6 +213,8 @@ static void test_rowfile_round_trip(void **state) {
     assert_memory_equal(a, aNode, sizeof(aNode));
     assert_null(rowfile_map(f, 2, &nNode));
     rowfile_close(f);
+    rowfile_cache_stats(&nHit1, &nMiss1, &nByte1);
+    assert_int_equal(nByte1, nByte0);
 
     /* Every flipped byte in the header and footer, and a sample in the
     ** sections, is LP_CORRUPT naming the file; so is every truncation. */
