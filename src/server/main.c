@@ -32,6 +32,7 @@
 #include "server/http/http.h"
 #include "server/mysql/server.h"
 #include "sql/session.h"
+#include "table/manifest.h"
 #include "util/log.h"
 #include "util/memtune.h"
 
@@ -183,6 +184,7 @@ static int make_dirs(const char *zPath, LpError *err) {
             rc = lp_err_set(err, LP_IOERR, "cannot create data folder %s: %s", z, strerror(errno));
             break;
         }
+        if (!ch && (rc = lp_mkdir_durable(z, err)) != LP_OK) break; /* its name survives a power cut */
         *p = ch;
         if (!ch) break;
     }

@@ -199,8 +199,7 @@ Catalog *catalog_new(const CatalogConfig *cfg, LpError *err) {
             lp_err_set(err, LP_NOMEM, "out of memory creating the catalog");
             return NULL;
         }
-        if (mkdir(c->zTables, 0755) != 0 && errno != EEXIST) {
-            lp_err_set(err, LP_IOERR, "cannot create folder %s: %s", c->zTables, strerror(errno));
+        if (lp_mkdir_durable(c->zTables, err) != LP_OK) {
             catalog_free(c);
             return NULL;
         }

@@ -47,6 +47,20 @@ int lp_fsync_dir(const char *zDir, LpError *err) {
     return LP_OK;
 }
 
+int lp_mkdir_durable(const char *zDir, LpError *err) {
+    if (mkdir(zDir, 0755) != 0 && errno != EEXIST) {
+        return lp_err_set(err, LP_IOERR, "cannot create folder %s: %s", zDir, strerror(errno));
+    }
+    size_t n = strlen(zDir);
+    while (n > 1 && zDir[n - 1] == '/') n--;
+    while (n > 0 && zDir[n - 1] != '/') n--;
+    char *zUp = n ? strndup(zDir, n > 1 ? n - 1 : 1) : strdup(".");
+    if (!zUp) return lp_err_set(err, LP_NOMEM, "out of memory creating folder %s", zDir);
+    int rc = lp_fsync_dir(zUp, err);
+    free(zUp);
+    return rc;
+}
+
 static int write_all(int fd, const char *p, size_t n) {
     while (n) {
         ssize_t r = write(fd, p, n);

@@ -60,5 +60,9 @@ void manifest_clear(Manifest *m);
 
 /* fsync of a folder, so that names created or removed in it are durable. */
 int lp_fsync_dir(const char *zDir, LpError *err);
+/* Creates folder zDir unless it exists, and fsyncs the folder above it
+** either way (it may have been created by a run that crashed before
+** making it durable), so the name survives a power cut. */
+int lp_mkdir_durable(const char *zDir, LpError *err);
 
 #endif /* LP_TABLE_MANIFEST_H */

@@ -332,9 +332,10 @@ static void *flusher(void *arg) {
 int wal_open(const char *zDir, WalSync sync, uint64_t firstLsn, WalRecordFn xRecord, void *ctx,
              Wal **ppWal, LpError *err) {
     *ppWal = NULL;
-    if (mkdir(zDir, 0755) != 0 && errno != EEXIST) {
-        return lp_err_set(err, LP_IOERR, "cannot create folder %s: %s", zDir, strerror(errno));
-    }
+    /* The folder's name must be durable before any record in it is
+    ** acknowledged. */
+    int rc0 = lp_mkdir_durable(zDir, err);
+    if (rc0 != LP_OK) return rc0;
     Wal *w = calloc(1, sizeof(*w));
     if (!w || !(w->zDir = strdup(zDir))) {
         free(w);

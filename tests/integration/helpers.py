@@ -97,6 +97,10 @@ class LoupeServer:
             a += ["--config", self.config_path]
         return a + self.extra_args
 
+    def env(self):
+        """The server's environment (a subclass may add to it)."""
+        return sanitizer_env()
+
     def start(self):
         if not os.access(LOUPE_BIN, os.X_OK):
             raise ServerError(f"server binary {LOUPE_BIN} not found (set LOUPE_BIN)")
@@ -107,7 +111,7 @@ class LoupeServer:
         self.killed_why = None
         self.proc = subprocess.Popen(self.argv(), stdin=subprocess.DEVNULL,
                                      stdout=self._log, stderr=self._log,
-                                     env=sanitizer_env())
+                                     env=self.env())
         threading.Thread(target=self._watch, args=(self.proc,), daemon=True).start()
         deadline = time.monotonic() + START_TIMEOUT
         ports = {}
