@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "table/manifest.h"
+#include "table/table_int.h"
 #include "util/clock.h"
 #include "util/hashmap.h"
 #include "util/log.h"
@@ -488,7 +489,7 @@ int catalog_alter(Catalog *c, const char *zName, Schema *pNew, const int *aMap, 
     /* From here on writes to the old version fail ("altered: run it
     ** again"); readers go on reading it. */
     table_retire(old, 1);
-    int rc = LP_OK;
+    int rc = LP_OK, bManifest = 0;
     Manifest m = {0};
     char *zDir = c->zTables ? table_dir(c, zName) : NULL;
     char zWalName[64] = "", zWal[4096] = "";
@@ -501,21 +502,47 @@ int catalog_alter(Catalog *c, const char *zName, Schema *pNew, const int *aMap, 
         goto fail;
     }
     table_set_pool(t, c->pPool);
+    /* Where the change leaves the text and the graphs as they are (columns
+    ** added or dropped), the sealed segments are converted: rows files
+    ** rewritten, everything else linked. Otherwise every row is copied
+    ** (and indexed again). */
+    int bKeep = 0;
+    ManifestSeg *aKeptSeg = NULL;
+    int nKeptSeg = 0;
     if (c->zTables) {
         if (!zDir) {
             rc = lp_err_set(err, LP_NOMEM, "out of memory altering table '%s'", zName);
             goto fail;
         }
         if ((rc = manifest_read(zDir, &m, err)) != LP_OK) goto fail;
+        bManifest = 1;
         snprintf(zWalName, sizeof(zWalName), "wal-%llu", (unsigned long long)m.schemaVersion + 1);
         snprintf(zWal, sizeof(zWal), "%s/%s", zDir, zWalName);
         remove_tree(zWal);
         if ((rc = table_open_wal(t, zWal, c->sync, err)) != LP_OK) goto fail;
+        nextSegId = m.nextSegId ? m.nextSegId : 1;
+        for (int i = 0; i < m.nSeg; i++) {
+            if (m.aSeg[i].id >= nextSegId) nextSegId = m.aSeg[i].id + 1;
+            if (m.aSeg[i].deadGen >= nextSegId) nextSegId = m.aSeg[i].deadGen + 1;
+        }
+        if (m.nSeg && table_alter_keeps(old, table_schema(t), aMap)) {
+            TableStorage ts = storage_of(c, t, zDir, zWalName);
+            ts.memLimit = 0; /* no flush before the switch; set below */
+            table_init_storage(t, &ts);
+            rc = table_alter_segments(old, t, aMap, &nextSegId, &aKeptSeg, &nKeptSeg, err);
+            if (rc != LP_OK) goto fail;
+            bKeep = 1;
+        }
     }
-    /* Copy the rows, column by column through aMap, in batches. */
+    /* Copy the rows (those of the RAM segment only when the segments were
+    ** kept), column by column through aMap, in batches. */
     int64_t *aId = NULL;
     size_t nId = 0;
-    if ((rc = table_ids(old, &aId, &nId, err)) != LP_OK) goto fail;
+    rc = bKeep ? table_ram_ids(old, &aId, &nId, err) : table_ids(old, &aId, &nId, err);
+    if (rc != LP_OK) {
+        free(aKeptSeg);
+        goto fail;
+    }
     const Schema *so = table_schema(old), *sn = table_schema(t);
     enum { BATCH = 256 };
     Value *aVal = malloc(sizeof(Value) * BATCH * (size_t)(sn->nCol ? sn->nCol : 1));
@@ -558,7 +585,10 @@ int catalog_alter(Catalog *c, const char *zName, Schema *pNew, const int *aMap, 
     free(aVal);
     free(aOp);
     free(apCopy);
-    if (rc != LP_OK) goto fail;
+    if (rc != LP_OK) {
+        free(aKeptSeg);
+        goto fail;
+    }
     table_raise_next_id(t, table_next_id(old));
     if (c->zTables) {
         /* The switch: the manifest names the new schema and log. */
@@ -568,15 +598,20 @@ int catalog_alter(Catalog *c, const char *zName, Schema *pNew, const int *aMap, 
         m2.zWalDir = zWalName;
         m2.nextIdFloor = table_next_id(t);
         m2.zRebuildCol = NULL;
-        m2.aSeg = NULL;      /* the copy holds every row in its log */
-        m2.nSeg = 0;
+        m2.aSeg = aKeptSeg;  /* NULL: the copy holds every row in its log */
+        m2.nSeg = nKeptSeg;
+        m2.nextSegId = nextSegId;
         m2.walFirstLsn = 0;
-        if ((rc = manifest_write(zDir, &m2, err)) != LP_OK) goto fail;
-        nextSegId = m.nextSegId;
+        rc = manifest_write(zDir, &m2, err);
+        if (rc != LP_OK) {
+            free(aKeptSeg);
+            goto fail;
+        }
         char zOld[4096];
         snprintf(zOld, sizeof(zOld), "%s/%s", zDir, m.zWalDir ? m.zWalDir : "wal");
         remove_tree(zOld);
         table_remove_unlisted(zDir, m2.aSeg, m2.nSeg);
+        free(aKeptSeg);
     }
     table_ref(t); /* ours, until its storage is set below */
     pthread_rwlock_wrlock(&c->lock);
@@ -600,8 +635,10 @@ int catalog_alter(Catalog *c, const char *zName, Schema *pNew, const int *aMap, 
 fail:
     table_retire(old, 0);
     table_resume_flushes(old);
-    pthread_mutex_unlock(&c->muManifest);
     if (t) table_unref(t);
+    /* Converted segments the manifest never named. */
+    if (bManifest) table_remove_unlisted(zDir, m.aSeg, m.nSeg);
+    pthread_mutex_unlock(&c->muManifest);
     if (zWal[0]) remove_tree(zWal);
     schema_free(pNew);
     manifest_clear(&m);

@@ -39,6 +39,8 @@
 ** flush tries again.
 */
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,12 +164,21 @@ int table_open_sealed(Table *t, const ManifestSeg *ms, Part **pp, LpError *err) 
     }
     for (int v = 0; v < t->nVec; v++) {
         const ColumnSchema *c = &t->pSchema->aCol[t->aVec[v].iCol];
+        PartVec *pv = &p->aVec[v];
+        pv->aNode = rowfile_map(p->pRows, (uint32_t)t->aVec[v].iCol, &pv->nNode);
+        if (!pv->aNode) {
+            /* The column was added (ALTER) after the segment was written:
+            ** none of its rows has a vector there, nor a graph file. */
+            if (!(pv->h = table_new_graph(c, err))) {
+                rc = err && err->code ? err->code : LP_NOMEM;
+                goto fail;
+            }
+            continue;
+        }
         vec_suffix(zSuf, sizeof(zSuf), t->aVec[v].iCol);
         seg_path(zPath, sizeof(zPath), t, ms->id, zSuf);
-        PartVec *pv = &p->aVec[v];
         if ((rc = vec_hnsw_open_file(zPath, &pv->h, err)) != LP_OK) goto fail;
-        pv->aNode = rowfile_map(p->pRows, (uint32_t)t->aVec[v].iCol, &pv->nNode);
-        if (!pv->aNode || pv->nNode > vec_hnsw_count(pv->h) ||
+        if (pv->nNode > vec_hnsw_count(pv->h) ||
             vec_hnsw_dims(pv->h) != (uint32_t)c->vec.nDims) {
             rc = lp_err_set(err, LP_CORRUPT, "%s does not match its rows file or column '%s'", zPath,
                             c->zName);
@@ -200,38 +211,46 @@ fail:
 /* ------------------------------------------------------------------ */
 /* Opening                                                             */
 
+/* Opens segments aSeg[0..n) as t's parts (t has none yet, or is not
+** shared yet). */
+static int attach_sealed(Table *t, const ManifestSeg *aSeg, int nSeg, LpError *err) {
+    Part **ap = nSeg ? realloc(t->apPart, sizeof(Part *) * (size_t)(t->nPart + nSeg)) : t->apPart;
+    if (nSeg && !ap) return lp_err_set(err, LP_NOMEM, "out of memory opening table '%s'", t->zName);
+    t->apPart = ap;
+    int64_t maxId = t->lastId;
+    int bSorted = t->nPart ? t->bSorted : 1;
+    int rc = LP_OK;
+    for (int i = 0; i < nSeg && rc == LP_OK; i++) {
+        Part *p;
+        if ((rc = table_open_sealed(t, &aSeg[i], &p, err)) != LP_OK) break;
+        if (p->nOrd && p->minId && (!p->bSorted || p->minId <= maxId)) bSorted = 0;
+        if (p->maxId > maxId) maxId = p->maxId;
+        t->apPart[t->nPart++] = p;
+        if (aSeg[i].id >= t->nextSegId) t->nextSegId = aSeg[i].id + 1;
+        if (aSeg[i].deadGen >= t->nextSegId) t->nextSegId = aSeg[i].deadGen + 1;
+    }
+    table_parts_changed(t);
+    t->bSorted = bSorted;
+    t->lastId = maxId;
+    if (maxId >= t->nextId) t->nextId = maxId == INT64_MAX ? INT64_MIN : maxId + 1;
+    return rc;
+}
+
 int table_open_storage(Table *t, const TableStorage *st, const Manifest *m, LpError *err) {
     t->zDir = strdup(st->zDir);
     if (!t->zDir) return lp_err_set(err, LP_NOMEM, "out of memory opening table '%s'", t->zName);
     t->pManifestMu = st->pManifestMu;
     t->memLimit = st->memLimit;
     t->nextSegId = m->nextSegId ? m->nextSegId : 1;
-    if (m->nSeg && !(t->apPart = calloc((size_t)m->nSeg, sizeof(Part *)))) {
-        return lp_err_set(err, LP_NOMEM, "out of memory opening table '%s'", t->zName);
-    }
-    int64_t maxId = 0;
-    int bSorted = 1;
-    for (int i = 0; i < m->nSeg; i++) {
-        Part *p;
-        int rc = table_open_sealed(t, &m->aSeg[i], &p, err);
-        if (rc != LP_OK) return rc;
-        if (p->nOrd && p->minId && (!p->bSorted || p->minId <= maxId)) bSorted = 0;
-        if (p->maxId > maxId) maxId = p->maxId;
-        t->apPart[t->nPart++] = p;
-        if (m->aSeg[i].id >= t->nextSegId) t->nextSegId = m->aSeg[i].id + 1;
-        if (m->aSeg[i].deadGen >= t->nextSegId) t->nextSegId = m->aSeg[i].deadGen + 1;
-    }
-    table_parts_changed(t);
-    t->bSorted = bSorted;
-    t->lastId = maxId;
-    if (maxId >= t->nextId) t->nextId = maxId == INT64_MAX ? INT64_MIN : maxId + 1;
+    int rc = attach_sealed(t, m->aSeg, m->nSeg, err);
+    if (rc != LP_OK) return rc;
     remove_orphans(st->zDir, m->aSeg, m->nSeg, 0);
     char zWal[4096];
     snprintf(zWal, sizeof(zWal), "%s/%s", st->zDir, st->zWalName);
     /* Replaying writes into the table: no flush may start before it ends. */
     uint64_t memLimit = t->memLimit;
     t->memLimit = 0;
-    int rc = table_open_wal_from(t, zWal, st->sync, m->walFirstLsn, err);
+    rc = table_open_wal_from(t, zWal, st->sync, m->walFirstLsn, err);
     t->memLimit = memLimit;
     return rc;
 }
@@ -458,6 +477,140 @@ int table_write_rows(const Table *t, Part *const *apSrc, int nSrc, const char *z
     free(aBlk);
     free(aAt);
     return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* ALTER without copying the segments                                  */
+
+/* zTo as another name of zFrom (both in the table's folder); a copy,
+** fsynced, where the file system refuses links. */
+static int link_or_copy(const char *zFrom, const char *zTo, LpError *err) {
+    unlink(zTo);
+    if (link(zFrom, zTo) == 0) return LP_OK;
+    int fdIn = open(zFrom, O_RDONLY | O_CLOEXEC);
+    int fdOut = fdIn < 0 ? -1 : open(zTo, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int bad = fdOut < 0;
+    char buf[65536];
+    ssize_t n;
+    while (!bad && (n = read(fdIn, buf, sizeof(buf))) != 0) {
+        if (n < 0 && errno == EINTR) continue;
+        for (ssize_t d = 0; !bad && n > 0 && d < n;) {
+            ssize_t w = write(fdOut, buf + d, (size_t)(n - d));
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) bad = 1;
+            else d += w;
+        }
+        if (n < 0) bad = 1;
+    }
+    if (!bad && fsync(fdOut) != 0) bad = 1;
+    int e = errno;
+    if (fdIn >= 0) close(fdIn);
+    if (fdOut >= 0 && close(fdOut) != 0) bad = 1;
+    if (!bad) return LP_OK;
+    unlink(zTo);
+    return lp_err_set(err, LP_IOERR, "cannot link or copy %s to %s: %s", zFrom, zTo, strerror(e ? e : EIO));
+}
+
+/* The rows file of sealed part p of old, in t's schema (columns through
+** aMap), as zPath: stored blocks copied as they are, rows converted. */
+static int convert_rows(const Table *old, const Part *p, const Table *t, const int *aMap, const char *zPath,
+                        LpError *err) {
+    const Schema *so = old->pSchema, *sn = t->pSchema;
+    RowFileWriter *w;
+    int rc = rowfile_writer_new(zPath, (uint32_t)sn->nCol, p->nOrd, &w, err);
+    for (uint32_t b = 0; rc == LP_OK && b < rowfile_nblock(p->pRows); b++) {
+        size_t nZ;
+        const void *pZ = rowfile_block_z(p->pRows, b, &nZ);
+        rc = rowfile_writer_block_z(w, pZ, nZ, rowfile_block_raw(p->pRows, b), err);
+    }
+    uint8_t *buf = NULL;
+    size_t nAlloc = 0;
+    for (uint32_t i = 0; rc == LP_OK && i < p->nOrd; i++) {
+        const MemRow *r = rowfile_row(p->pRows, i);
+        if (!r) continue;
+        uint32_t n = row_convert(so, sn, aMap, r, NULL);
+        if (n > nAlloc) {
+            uint8_t *pNew = realloc(buf, n);
+            if (!pNew) {
+                rowfile_writer_abort(w);
+                rc = lp_err_set(err, LP_NOMEM, "out of memory altering table '%s'", t->zName);
+                break;
+            }
+            buf = pNew;
+            nAlloc = n;
+        }
+        row_convert(so, sn, aMap, r, (MemRow *)(void *)buf);
+        rc = rowfile_writer_row(w, i, buf, n, err);
+    }
+    free(buf);
+    if (rc != LP_OK) return rc;
+    RowFileMap aVm[t->nVec ? t->nVec : 1];
+    int nVm = 0;
+    for (int v = 0; v < t->nVec; v++) {
+        int iOld = aMap[t->aVec[v].iCol];
+        uint32_t nNode = 0;
+        const uint32_t *a = iOld >= 0 ? rowfile_map(p->pRows, (uint32_t)iOld, &nNode) : NULL;
+        if (a) aVm[nVm++] = (RowFileMap){(uint32_t)t->aVec[v].iCol, nNode, a};
+    }
+    return rowfile_writer_finish(w, aVm, nVm, err);
+}
+
+int table_alter_segments(Table *old, Table *t, const int *aMap, uint64_t *pNextSeg, ManifestSeg **paSeg,
+                         int *pnSeg, LpError *err) {
+    char zFrom[4096], zTo[4096], zSufOld[32], zSufNew[32];
+    *paSeg = NULL;
+    *pnSeg = 0;
+    pthread_rwlock_rdlock(&old->lock);
+    int n = old->nPart, rc = LP_OK;
+    ManifestSeg *aSeg = calloc((size_t)(n ? n : 1), sizeof(ManifestSeg));
+    if (!aSeg) rc = lp_err_set(err, LP_NOMEM, "out of memory altering table '%s'", t->zName);
+    for (int k = 0; rc == LP_OK && k < n; k++) {
+        const Part *p = old->apPart[k];
+        if (!p->pRows) {
+            rc = lp_err_set(err, LP_BUSY, "table '%s' is being flushed", t->zName);
+            break;
+        }
+        ManifestSeg *ms = &aSeg[k];
+        ms->id = (*pNextSeg)++;
+        ms->nOrd = p->nOrd;
+        seg_path(zTo, sizeof(zTo), t, ms->id, "rows");
+        if ((rc = convert_rows(old, p, t, aMap, zTo, err)) != LP_OK) break;
+        if (t->nFts) {
+            seg_path(zFrom, sizeof(zFrom), old, p->segId, "fts");
+            seg_path(zTo, sizeof(zTo), t, ms->id, "fts");
+            if ((rc = link_or_copy(zFrom, zTo, err)) != LP_OK) break;
+        }
+        for (int v = 0; rc == LP_OK && v < t->nVec; v++) {
+            int iOld = aMap[t->aVec[v].iCol];
+            uint32_t nNode;
+            if (iOld < 0 || !rowfile_map(p->pRows, (uint32_t)iOld, &nNode)) continue; /* no graph yet */
+            vec_suffix(zSufOld, sizeof(zSufOld), iOld);
+            vec_suffix(zSufNew, sizeof(zSufNew), t->aVec[v].iCol);
+            seg_path(zFrom, sizeof(zFrom), old, p->segId, zSufOld);
+            seg_path(zTo, sizeof(zTo), t, ms->id, zSufNew);
+            rc = link_or_copy(zFrom, zTo, err);
+        }
+        if (rc == LP_OK && bitset_count(&p->dead)) {
+            ms->deadGen = (*pNextSeg)++;
+            dead_suffix(zSufNew, sizeof(zSufNew), ms->deadGen);
+            seg_path(zTo, sizeof(zTo), t, ms->id, zSufNew);
+            rc = rowfile_write_dead(zTo, &p->dead, err);
+        }
+    }
+    pthread_rwlock_unlock(&old->lock);
+    if (rc == LP_OK) rc = lp_fsync_dir(t->zDir, err);
+    if (rc == LP_OK) {
+        pthread_rwlock_wrlock(&t->lock);
+        rc = attach_sealed(t, aSeg, n, err);
+        pthread_rwlock_unlock(&t->lock);
+    }
+    if (rc != LP_OK) {
+        free(aSeg);
+        return rc;
+    }
+    *paSeg = aSeg;
+    *pnSeg = n;
+    return LP_OK;
 }
 
 /* Step 2 for one frozen part: its files, as segment id. */

@@ -233,15 +233,23 @@ uint32_t rowfile_writer_nblock(const RowFileWriter *w) {
 }
 
 int rowfile_writer_block(RowFileWriter *w, const void *p, size_t n, LpError *err) {
-    if (w->offRows || n >= UINT32_MAX || w->nBlk == UINT32_MAX) {
-        return writer_fail(w, err, LP_INTERNAL, "stored block out of order or too large");
-    }
+    if (w->offRows || n >= UINT32_MAX) return writer_fail(w, err, LP_INTERNAL, "stored block out of order or too large");
     size_t nBound = ZSTD_compressBound(n);
     if (nBound > w->nZAlloc) {
         void *pNew = realloc(w->pZ, nBound);
         if (!pNew) return writer_fail(w, err, LP_NOMEM, "out of memory");
         w->pZ = pNew;
         w->nZAlloc = nBound;
+    }
+    size_t nZ = ZSTD_compressCCtx(w->cctx, w->pZ, nBound, p, n, RF_ZSTD_LEVEL);
+    if (ZSTD_isError(nZ)) return writer_fail(w, err, LP_INTERNAL, ZSTD_getErrorName(nZ));
+    return rowfile_writer_block_z(w, w->pZ, nZ, (uint32_t)n, err);
+}
+
+int rowfile_writer_block_z(RowFileWriter *w, const void *pZ, size_t nZ, uint32_t nRaw, LpError *err) {
+    if (w->offRows || nZ >= UINT32_MAX || w->nBlk == UINT32_MAX ||
+        ZSTD_getFrameContentSize(pZ, nZ) != (unsigned long long)nRaw) {
+        return writer_fail(w, err, LP_INTERNAL, "stored block out of order or not a zstd frame");
     }
     if (w->nBlk == w->nBlkAlloc) {
         uint32_t nNew = w->nBlkAlloc ? 2 * w->nBlkAlloc : 64;
@@ -250,10 +258,8 @@ int rowfile_writer_block(RowFileWriter *w, const void *p, size_t n, LpError *err
         w->aBlk = aNew;
         w->nBlkAlloc = nNew;
     }
-    size_t nZ = ZSTD_compressCCtx(w->cctx, w->pZ, nBound, p, n, RF_ZSTD_LEVEL);
-    if (ZSTD_isError(nZ)) return writer_fail(w, err, LP_INTERNAL, ZSTD_getErrorName(nZ));
-    w->aBlk[w->nBlk++] = (BlockRef){w->o->off, (uint32_t)nZ, (uint32_t)n};
-    out_put(w->o, w->pZ, nZ);
+    w->aBlk[w->nBlk++] = (BlockRef){w->o->off, (uint32_t)nZ, nRaw};
+    out_put(w->o, pZ, nZ);
     out_pad8(w->o);
     return w->o->bErr ? writer_fail(w, err, LP_IOERR, strerror(errno ? errno : EIO)) : LP_OK;
 }
@@ -727,6 +733,16 @@ void *rowfile_dctx_new(void) {
 
 void rowfile_dctx_free(void *pDctx) {
     ZSTD_freeDCtx(pDctx);
+}
+
+const void *rowfile_block_z(const RowFile *f, uint32_t b, size_t *pn) {
+    if (b >= f->nBlock) {
+        *pn = 0;
+        return NULL;
+    }
+    const uint8_t *e = f->pSidx + 16 * (size_t)b;
+    *pn = get_u32le(e + 8);
+    return f->a + get_u64le(e);
 }
 
 int rowfile_block_read(const RowFile *f, uint32_t b, void *buf, void *pDctx, LpError *err) {

@@ -79,6 +79,9 @@ int rowfile_writer_new(const char *zPath, uint32_t nCol, uint32_t nOrd, RowFileW
 ** compressed; n < 4 GiB). Only before the first row. */
 int rowfile_writer_block(RowFileWriter *w, const void *p, size_t n, LpError *err);
 uint32_t rowfile_writer_nblock(const RowFileWriter *w);
+/* The same with a block already compressed: pZ/nZ as rowfile_block_z()
+** gives it, nRaw bytes once decompressed (copying a segment's blocks). */
+int rowfile_writer_block_z(RowFileWriter *w, const void *pZ, size_t nZ, uint32_t nRaw, LpError *err);
 /* Appends the block of ordinal ord (> every ordinal added before, < nOrd):
 ** n bytes, starting with its int64 id and its uint32 size. */
 int rowfile_writer_row(RowFileWriter *w, uint32_t ord, const void *pBlock, uint32_t n, LpError *err);
@@ -120,6 +123,8 @@ int rowfile_owns(const RowFile *f, const void *p);
 ** thread, reused; NULL: one made for the call). */
 uint32_t rowfile_nblock(const RowFile *f);
 uint32_t rowfile_block_raw(const RowFile *f, uint32_t b);
+/* Block b as stored (compressed): *pn bytes. */
+const void *rowfile_block_z(const RowFile *f, uint32_t b, size_t *pn);
 int rowfile_block_read(const RowFile *f, uint32_t b, void *buf, void *pDctx, LpError *err);
 void *rowfile_dctx_new(void);
 void rowfile_dctx_free(void *pDctx);

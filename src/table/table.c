@@ -707,6 +707,90 @@ void row_pack(const Schema *s, const MemRow *r, uint32_t iBlock, uint32_t off, M
     dst->nByte = (uint32_t)at;
 }
 
+/* Row r of schema so in schema sn, column j being so's aMap[j] (-1: NULL)
+** with the same type, into dst (NULL: just the size); returns the size.
+** A packed row stays packed: its TEXT slots still point into the same
+** stored block (the TEXT columns keep their order, table_alter_keeps). */
+uint32_t row_convert(const Schema *so, const Schema *sn, const int *aMap, const MemRow *r, MemRow *dst) {
+    int nCol = sn->nCol;
+    size_t nHead = sizeof(MemRow) + 8 * ((size_t)nCol + null_words(nCol));
+    if (dst) {
+        memset(dst, 0, nHead);
+        dst->id = r->id;
+        dst->iStored = r->iStored;
+    }
+    size_t at = nHead;
+    for (int j = 0; j < nCol; j++) {
+        int i = aMap[j];
+        if (i < 0 || row_isnull(r, so->nCol, i)) {
+            if (dst) dst->aSlot[nCol + j / 64] |= 1ull << (j % 64);
+            continue;
+        }
+        uint64_t slot = r->aSlot[i];
+        uint32_t len = (uint32_t)slot;
+        const char *src = (const char *)r + (slot >> 32);
+        size_t nCopy = 0;
+        switch (sn->aCol[j].type) {
+        case COL_TEXT:
+            if (r->iStored) break;
+            /* fall through */
+        case COL_STRING:
+        case COL_JSON:
+            nCopy = (size_t)len + 1;
+            break;
+        case COL_VECTOR:
+            while (at % 4) {
+                if (dst) ((char *)dst)[at] = 0;
+                at++;
+            }
+            nCopy = 4 * (size_t)len;
+            break;
+        default:
+            break;
+        }
+        if (dst) {
+            if (nCopy) memcpy((char *)dst + at, src, nCopy);
+            dst->aSlot[j] = nCopy ? ((uint64_t)at << 32) | len : slot;
+        }
+        at += nCopy;
+    }
+    if (dst) dst->nByte = (uint32_t)at;
+    return (uint32_t)at;
+}
+
+int table_alter_keeps(Table *old, const Schema *sn, const int *aMap) {
+    const Schema *so = old->pSchema;
+    int iText = 0, bSealed = 1;
+    pthread_rwlock_rdlock(&old->lock);
+    for (int i = 0; i < old->nPart; i++) bSealed &= old->apPart[i]->pRows != NULL;
+    pthread_rwlock_unlock(&old->lock);
+    if (!bSealed) return 0; /* a flush that failed left a part in memory */
+    for (int j = 0; j < sn->nCol; j++) {
+        const ColumnSchema *cn = &sn->aCol[j];
+        int i = aMap[j];
+        if (i < 0) {
+            if (cn->type == COL_TEXT) return 0; /* a new field: text to index */
+            continue;
+        }
+        const ColumnSchema *co = &so->aCol[i];
+        if (co->type != cn->type || co->flags != cn->flags) return 0;
+        if (cn->type == COL_VECTOR) {
+            const VectorOpts *a = &co->vec, *b = &cn->vec;
+            if (a->bHnsw != b->bHnsw || a->nDims != b->nDims || a->sim != b->sim || a->hnswM != b->hnswM ||
+                a->efConstruction != b->efConstruction) {
+                return 0;
+            }
+        }
+        if (cn->type == COL_TEXT) { /* the same fields in the same order */
+            while (iText < so->nCol && so->aCol[iText].type != COL_TEXT) iText++;
+            if (iText != i) return 0;
+            iText++;
+        }
+    }
+    while (iText < so->nCol && so->aCol[iText].type != COL_TEXT) iText++;
+    return iText == so->nCol; /* no field dropped */
+}
+
 /* ------------------------------------------------------------------ */
 /* Snapshots                                                           */
 
@@ -1979,12 +2063,12 @@ static int cmp_i64(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-int table_ids(Table *t, int64_t **paId, size_t *pn, LpError *err) {
+static int list_ids(Table *t, int bRamOnly, int64_t **paId, size_t *pn, LpError *err) {
     pthread_rwlock_rdlock(&t->lock);
-    size_t nAll = t->nLive + t->nLiveParts;
+    size_t nAll = t->nLive + (bRamOnly ? 0 : t->nLiveParts);
     int64_t *a = malloc(sizeof(int64_t) * (nAll ? nAll : 1));
     size_t n = 0;
-    for (int i = 0; a && i < t->nPart; i++) {
+    for (int i = 0; a && !bRamOnly && i < t->nPart; i++) {
         const Part *p = t->apPart[i];
         for (uint32_t k = 0; k < p->nOrd; k++) {
             const MemRow *r = part_row(p, k);
@@ -1997,10 +2081,18 @@ int table_ids(Table *t, int64_t **paId, size_t *pn, LpError *err) {
     int bSorted = t->bSorted;
     pthread_rwlock_unlock(&t->lock);
     if (!a) return lp_err_set(err, LP_NOMEM, "out of memory listing the rows of table '%s'", t->zName);
-    if (!bSorted) qsort(a, n, sizeof(int64_t), cmp_i64);
+    if (!bSorted || bRamOnly) qsort(a, n, sizeof(int64_t), cmp_i64);
     *paId = a;
     *pn = n;
     return LP_OK;
+}
+
+int table_ids(Table *t, int64_t **paId, size_t *pn, LpError *err) {
+    return list_ids(t, 0, paId, pn, err);
+}
+
+int table_ram_ids(Table *t, int64_t **paId, size_t *pn, LpError *err) {
+    return list_ids(t, 1, paId, pn, err);
 }
 
 int table_fill_embeddings(Table *t, int iCol, const int64_t *aId, size_t nId, size_t *pnDone,

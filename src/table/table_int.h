@@ -165,6 +165,22 @@ size_t row_text_bytes(const Schema *s, const MemRow *r);
 int row_text_copy(RowReader *rd, const Schema *s, const MemRow *r, uint8_t *dst);
 uint32_t row_packed_size(const Schema *s, const MemRow *r);
 void row_pack(const Schema *s, const MemRow *r, uint32_t iBlock, uint32_t off, MemRow *dst);
+/* ALTER that keeps the segments (table.c, flush.c). table_alter_keeps: can
+** old's rows go to schema sn (column j from old's aMap[j], -1: new)
+** without touching their text or graphs: no TEXT column added, dropped or
+** moved relative to the others, kept columns unchanged in type, flags and
+** graph options. row_convert: row r of so in sn (dst NULL: its size).
+** table_alter_segments: for each sealed part of old (retired, flushes
+** stopped) a segment of t (its storage set, not shared yet), numbered from
+** *pNextSeg on: rows file converted (stored text copied as it is),
+** full-text file and kept graphs linked, tombstones written; all fsynced
+** and attached to t; the list for t's manifest in *paSeg (free()). */
+int table_alter_keeps(Table *old, const Schema *sn, const int *aMap);
+uint32_t row_convert(const Schema *so, const Schema *sn, const int *aMap, const MemRow *r, MemRow *dst);
+int table_alter_segments(Table *old, Table *t, const int *aMap, uint64_t *pNextSeg, ManifestSeg **paSeg,
+                         int *pnSeg, LpError *err);
+/* The ids of the rows in t's RAM segment, ascending. */
+int table_ram_ids(Table *t, int64_t **paId, size_t *pn, LpError *err);
 /* A reader over the segments ap[0..n) (held by the caller). */
 void row_reader_init_parts(RowReader *rd, Part *const *ap, int n);
 /* A copy of r with all its values (packed rows read through a reader

@@ -149,11 +149,14 @@ def test_truncate_alter_drop_with_segments(tmp_path):
     q(s, "FLUSH TABLE a")
     fill(s, "a", 101, 201, 2)
     q(s, "DELETE FROM a WHERE id = 50")
-    # ALTER copies every row (segments and RAM) into the new version.
+    # ALTER converts the sealed segment (a new one, seg-2) and copies the
+    # RAM segment's rows into the new version.
     q(s, "ALTER TABLE a ADD COLUMN extra INT")
     assert q(s, "SELECT COUNT(*) FROM a") == ((199,),)
     assert q(s, "SELECT id FROM a WHERE MATCH('word150')") == ((150,),)
-    assert not seg_files(data, "a")      # the old version's files are gone
+    names = [os.path.basename(f) for f in seg_files(data, "a")]
+    assert names and all(n.startswith("seg-2.") for n in names), names  # the old version's are gone
+    assert status(s, "a")["disk_chunks"] == "1"
     q(s, "FLUSH TABLE a")
     q(s, "UPDATE a SET extra = 7 WHERE id = 20")
     finish(s, keep=True)
@@ -702,4 +705,75 @@ def test_stored_text_compressed_in_segments(tmp_path):
     finish(s, keep=True)
     s.start()
     check()
+    finish(s)
+
+
+def test_alter_keeps_segments(tmp_path):
+    """ALTER TABLE ADD / DROP COLUMN of attributes and vector columns does
+    not copy the sealed segments row by row: each gets a converted rows
+    file while its full-text index and the kept graphs are the same files
+    (same inode: linked, not rewritten). Values, deletes, MATCH and kNN are
+    as before; a new vector column is empty in the old segments and fills
+    as rows get vectors; a merge, UPDATE of old rows and a restart work on
+    the converted segments; adding a TEXT field still copies the table."""
+    data = str(tmp_path / "data")
+    os.makedirs(data)
+    s = start("segalter", data_dir=data)
+    q(s, DDL.format(t="a"))
+    fill(s, "a", 1, 201, 1)
+    q(s, "FLUSH TABLE a")
+    fill(s, "a", 201, 401, 2)
+    q(s, "DELETE FROM a WHERE id IN (5, 250)")
+    q(s, "FLUSH TABLE a")
+    fill(s, "a", 401, 451, 3)                 # stays in the RAM segment
+    q(s, "UPDATE a SET batch = 7 WHERE id = 10")   # a sealed row moved to RAM
+    q(s, "DELETE FROM a WHERE id = 300")      # tombstone not flushed yet
+    before = snapshot(s, "a")
+    rows_before = q(s, "SELECT id, title, tag, batch FROM a ORDER BY id ASC LIMIT 1000")
+    fts_inodes = sorted(os.stat(f).st_ino for f in seg_files(data, "a", "fts"))
+    vec_inodes = sorted(os.stat(f).st_ino for f in seg_files(data, "a", "vec3"))
+    assert len(fts_inodes) == 2 and len(vec_inodes) == 2
+
+    q(s, "ALTER TABLE a ADD COLUMN price FLOAT")
+    assert sorted(os.stat(f).st_ino for f in seg_files(data, "a", "fts")) == fts_inodes
+    assert sorted(os.stat(f).st_ino for f in seg_files(data, "a", "vec3")) == vec_inodes
+    assert status(s, "a")["disk_chunks"] == "2"
+    assert snapshot(s, "a") == before
+    assert q(s, "SELECT id, title, tag, batch FROM a ORDER BY id ASC LIMIT 1000") == rows_before
+    assert q(s, "SELECT COUNT(*) FROM a WHERE price IS NULL") == ((447,),)
+    q(s, "UPDATE a SET price = 2.5 WHERE id IN (1, 300, 420)")
+    assert q(s, "SELECT id, price FROM a WHERE price > 1 ORDER BY id ASC") == ((1, 2.5), (420, 2.5))
+
+    # Drop the vector column, add another: the old segments have no graph
+    # for it; rows given vectors are found by kNN.
+    q(s, "ALTER TABLE a DROP COLUMN v")
+    assert seg_files(data, "a", "vec*") == []
+    q(s, "ALTER TABLE a ADD COLUMN w FLOAT_VECTOR KNN_TYPE='hnsw' KNN_DIMS='2' HNSW_SIMILARITY='L2'")
+    assert sorted(os.stat(f).st_ino for f in seg_files(data, "a", "fts")) == fts_inodes
+    assert q(s, "SELECT id FROM a WHERE knn(w, 5, (1, 1))") == ()
+    q(s, "REPLACE INTO a (id, title, tag, batch, w) VALUES (7, 'word7 batch1 common', 'x', 1, (1, 1))")
+    q(s, "REPLACE INTO a (id, title, tag, batch, price, w) VALUES (8, 'word8 replaced', 'x', 1, 1.0, (1, 2))")
+    assert [r[0] for r in q(s, "SELECT id FROM a WHERE knn(w, 5, (1, 1))")] == [7, 8]
+    assert q(s, "SELECT id FROM a WHERE MATCH('word9 | word250 | word300 | word8')") == ((8,), (9,))
+    assert q(s, "SELECT title, batch FROM a WHERE id = 10") == (("word10 batch1 common", 7),)
+    assert q(s, "SELECT COUNT(*) FROM a") == ((447,),)
+
+    finish(s, keep=True)
+    s.start()
+    assert q(s, "SELECT COUNT(*) FROM a") == ((447,),)
+    assert [r[0] for r in q(s, "SELECT id FROM a WHERE knn(w, 5, (1, 1))")] == [7, 8]
+    assert q(s, "SELECT id, price FROM a WHERE price > 1 ORDER BY id ASC") == ((1, 2.5), (420, 2.5))
+    q(s, "OPTIMIZE TABLE a OPTION sync=1")
+    assert status(s, "a")["disk_chunks"] == "1"
+    assert q(s, "SELECT COUNT(*) FROM a") == ((447,),)
+    assert [r[0] for r in q(s, "SELECT id FROM a WHERE knn(w, 5, (1, 1))")] == [7, 8]
+    assert q(s, "SELECT id FROM a WHERE MATCH('word9 | word250 | word300 | word8')") == ((8,), (9,))
+
+    # A new TEXT field has to be indexed: the table is copied.
+    q(s, "FLUSH TABLE a")
+    fts_old = sorted(os.stat(f).st_ino for f in seg_files(data, "a", "fts"))
+    q(s, "ALTER TABLE a ADD COLUMN body TEXT")
+    assert status(s, "a")["disk_chunks"] == "0"
+    assert sorted(os.stat(f).st_ino for f in seg_files(data, "a", "fts")) != fts_old
+    assert q(s, "SELECT COUNT(*) FROM a") == ((447,),)
     finish(s)
