@@ -27,6 +27,17 @@ run measures, with build/loupe-load as the client of both servers:
      rows (binlog_flush = 0), restarted twice: once with the rows in its RAM
      chunk (saved at shutdown), once after FLUSH RAMCHUNK (a disk chunk).
 
+ (c) ALTER TABLE, on the reopened table once all rows are in segments
+     (loupe: after the `flushed` restart; Sphinx: after the `disk-chunk`
+     one): ADD COLUMN extra INT (Sphinx: INTEGER), then DROP COLUMN extra,
+     each timed from sending the statement to its reply, with COUNT(*) and
+     DESCRIBE checked after each, and which of the table's files the
+     statement wrote and which it left as they were (same inode, size and
+     mtime). loupe alone then, after its last restart, ADD COLUMN note TEXT
+     (every row copied and indexed again), given --alter-text-cap-s seconds
+     (default 300) before the client stops waiting. A refused ALTER on
+     Sphinx is recorded with its message; on loupe it ends the run.
+
 Results: docs/benchmarks/storage.md and storage.json (--quick: a smoke run,
 written under build/bench/). With --perf-dir, loupe is profiled with
 `perf record -g` during every batch-1000 cell. Any failed statement, wrong
@@ -39,6 +50,7 @@ import glob
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import statistics
@@ -532,6 +544,133 @@ def flush_probe(port, before):
             "during_p99_ms": pct(during, 0.99), "during_max_ms": round(during[-1], 3) if during else None}
 
 
+# (loupe's statement, Sphinx's): 2.2.11 documents INTEGER (it takes INT too).
+ALTER_ADD = ("ALTER TABLE %s ADD COLUMN extra INT" % TABLE, "ALTER TABLE %s ADD COLUMN extra INTEGER" % TABLE)
+ALTER_DROP = ("ALTER TABLE %s DROP COLUMN extra" % TABLE,) * 2
+ALTER_TEXT = "ALTER TABLE %s ADD COLUMN note TEXT" % TABLE
+
+
+def file_states(path):
+    """{path relative to `path`: (inode, size, mtime_ns)} of every file."""
+    out = {}
+    for root, _, files in os.walk(path):
+        for name in files:
+            full = os.path.join(root, name)
+            try:
+                st = os.lstat(full)
+            except FileNotFoundError:
+                continue
+            out[os.path.relpath(full, path)] = (st.st_ino, st.st_size, st.st_mtime_ns)
+    return out
+
+
+def file_kind(rel):
+    """A file's name with its numbers as *: seg-12.rows -> seg-*.rows,
+    wal-3/0000000000000001.wal -> wal-*/*.wal, t.0.spa -> t.*.spa."""
+    return re.sub(r"[0-9]+", "*", rel)
+
+
+def files_touched(before, after):
+    """What a statement did to a table folder: per kind of file (file_kind),
+    [files, bytes] written (a new inode, or the same inode with a new size
+    or mtime) and kept (an inode that was there before with the same size
+    and mtime, under its old name or as a hard link under a new one)."""
+    old = {v[0]: v for v in before.values()}
+    written, kept = {}, {}
+    for rel, v in sorted(after.items()):
+        d = kept if old.get(v[0]) == v else written
+        k = d.setdefault(file_kind(rel), [0, 0])
+        k[0] += 1
+        k[1] += v[1]
+    return written, kept
+
+
+def table_columns(port):
+    """The column names DESCRIBE lists (Sphinx lists a field that is also a
+    string attribute twice)."""
+    conn = connect(port, timeout=60)
+    try:
+        with conn.cursor() as cur:
+            cur.execute("DESCRIBE " + TABLE)
+            return [str(r[0]) for r in cur.fetchall()]
+    finally:
+        conn.close()
+
+
+def timed_alter(s, sql, rows, column, present, cap_s=None):
+    """Runs one ALTER on its own connection and times it from sending the
+    statement to the reply. Then COUNT(*) must still be `rows` and DESCRIBE
+    must list `column` (present) or not. cap_s: the client stops waiting
+    after that long (the result says so; the server may still be working).
+    A refused statement is returned as `error` (the caller decides whether
+    that ends the run); a wrong count or column list raises BenchError."""
+    s.check_alive()
+    before = file_states(s.table_dir())
+    timeout = cap_s if cap_s else 600
+    conn = pymysql.connect(host="127.0.0.1", port=s.port, user="bench", autocommit=True,
+                           connect_timeout=10, read_timeout=timeout, write_timeout=timeout)
+    r = {"statement": sql, "s": None}
+    try:
+        with conn.cursor() as cur:
+            t0 = time.monotonic()
+            try:
+                cur.execute(sql)
+                r["s"] = round(time.monotonic() - t0, 3)
+            except pymysql.err.MySQLError as e:
+                took = time.monotonic() - t0
+                if cap_s and isinstance(e, pymysql.err.OperationalError) and took >= cap_s * 0.98:
+                    r["did_not_finish_s"] = cap_s
+                else:
+                    r["error"] = (e.args[1] if len(e.args) > 1 else str(e)).rstrip("\x00")
+                    r["error_after_s"] = round(took, 3)
+    finally:
+        try:
+            conn.close()
+        except pymysql.err.Error:
+            pass        # already closed by a timed-out read
+    if r["s"] is None:
+        return r
+    r["written"], r["kept"] = files_touched(before, file_states(s.table_dir()))
+    got = count_rows(s.port, timeout=60)
+    if got != rows:
+        raise BenchError("%s: after `%s` COUNT(*) is %d, expected %d" % (s.name, sql, got, rows))
+    r["count_after"] = got
+    cols = table_columns(s.port)
+    if (column in cols) != present:
+        raise BenchError("%s: after `%s` DESCRIBE %s column %s: %s"
+                         % (s.name, sql, "lacks" if present else "still lists", column, cols))
+    return r
+
+
+def alter_attr(s, name, rows):
+    """ADD then DROP an INT attribute (part (c)); returns the two results."""
+    i = 0 if name == "loupe" else 1
+    out = []
+    for sql, present in ((ALTER_ADD[i], True), (ALTER_DROP[i], False)):
+        if out and out[0]["s"] is None:
+            out.append({"statement": sql, "s": None, "not_run": "the ADD COLUMN failed"})
+            continue
+        r = timed_alter(s, sql, rows, "extra", present)
+        if r.get("error") and name == "loupe":
+            raise BenchError("loupe refused `%s`: %s; log tail:\n%s" % (sql, r["error"], s.log_tail()))
+        out.append(r)
+        print("bench-storage: %s: `%s`: %s" % (name, sql, alter_outcome(r)), flush=True)
+    return out
+
+
+def alter_outcome(r):
+    """One result of timed_alter in words."""
+    if r.get("s") is not None:
+        return "%.3f s" % r["s"]
+    if r.get("did_not_finish_s"):
+        return "did not finish in %g s" % r["did_not_finish_s"]
+    if r.get("error"):
+        return "refused: %s" % r["error"]
+    if r.get("not_run"):
+        return "not run (%s)" % r["not_run"]
+    return "not run"
+
+
 def cold_one(args, tmp, name, rows_wanted, time_cap):
     """Load, stop, restart; returns the measurements (and the rows loaded)."""
     d = os.path.join(tmp, "cold-" + name)
@@ -599,6 +738,21 @@ def cold_one(args, tmp, name, rows_wanted, time_cap):
                   "RSS %.0f MiB, %.0f bytes/row on disk"
                   % (name, state, stop_s, start_s, r["rss_mib_after_open"], r["disk_bytes_per_row"] or 0),
                   flush=True)
+            if state in ("flushed", "disk-chunk"):
+                # Part (c): every row is in segments (disk chunks), just reopened.
+                out["alter"] = alter_attr(s, name, rows)
+                out["alter_state"] = state
+        if name == "loupe" and args.alter_text_cap_s > 0:
+            # Last: it changes the table (a new TEXT field, every row copied).
+            r = timed_alter(s, ALTER_TEXT, rows, "note", True, cap_s=args.alter_text_cap_s)
+            if r.get("error"):
+                raise BenchError("loupe refused `%s`: %s; log tail:\n%s" % (ALTER_TEXT, r["error"], s.log_tail()))
+            r["state"] = out["restarts"][-1]["state"]
+            out["alter_text"] = r
+            print("bench-storage: loupe: `%s` (on the %s table): %s%s"
+                  % (ALTER_TEXT, r["state"], alter_outcome(r),
+                     "; the server is stopped while it may still be working" if r["s"] is None else ""),
+                  flush=True)
         s.check_alive()
     finally:
         note = s.stop()
@@ -629,6 +783,90 @@ def bench_cold(args, tmp):
 
 def fmt_rate(x):
     return "%.0f" % x if x is not None else "–"
+
+
+def alter_cell(r):
+    """A result of timed_alter for the report's table."""
+    if r is None:
+        return "–"
+    if r.get("s") is not None:
+        return "%.3f" % r["s"]
+    if r.get("did_not_finish_s"):
+        return "did not finish in %g s" % r["did_not_finish_s"]
+    if r.get("error"):
+        return "refused: “%s”" % r["error"].replace("|", "\\|")
+    return "not run (%s)" % r["not_run"] if r.get("not_run") else "not run"
+
+
+def files_words(d):
+    """{kind: [files, bytes]} in words: the kinds of 64 KiB or more with
+    their count and size, biggest first, then the small ones by name."""
+    if not d:
+        return "nothing"
+    big = sorted(((k, n, b) for k, (n, b) in d.items() if b >= 65536), key=lambda x: -x[2])
+    small = sorted(k for k, (n, b) in d.items() if b < 65536)
+    words = ["`%s` (%d file%s, %.1f MiB)" % (k, n, "" if n == 1 else "s", b / 1048576) for k, n, b in big]
+    if small:
+        words.append("%s: %s" % ("small files" if big else "only small files",
+                                 ", ".join("`%s`" % k for k in small)))
+    return "; ".join(words) if len(words) > 1 else words[0]
+
+
+def alter_report(meta, cold):
+    """Part (c) of the report: the ALTER TABLE timings and what each
+    statement did to the table's files. [] for a run without them (an
+    older storage.json)."""
+    by = {c["server"]: c for c in cold}
+    lo, sp = by.get("loupe", {}), by.get("sphinx")
+    if not lo.get("alter") and not lo.get("alter_text"):
+        return []
+    rows = lo["rows"]
+    L = ["## ALTER TABLE on the %s-row table" % format(rows, ","), "",
+         "Right after the restart that found every row in segments (loupe: `%s` above; Sphinx: `%s`),"
+         % (lo.get("alter_state", "flushed"), (sp or {}).get("alter_state", "disk-chunk")),
+         "each statement is timed from sending it to its reply, on its own connection; after each,",
+         "`SELECT COUNT(*)` must still be %s and `DESCRIBE t` must list the new column (or no longer"
+         % format(rows, ","),
+         "list the dropped one)."]
+    at = lo.get("alter_text")
+    if at:
+        cap = at.get("did_not_finish_s") or meta["settings"].get("alter_text_cap_s")
+        L += ["loupe's `ADD COLUMN note TEXT` runs last, after the `%s` restart, because it changes the"
+              % at.get("state", "optimized"),
+              "table; the client waits for it at most %g s." % cap]
+    if sp and sp.get("note"):
+        L.append("Sphinx: %s." % sp["note"])
+    L += ["", "| statement | loupe s | Sphinx s |", "|---|---:|---:|"]
+    la, sa = lo.get("alter") or [None, None], (sp or {}).get("alter") or [None, None]
+    for i in range(2):
+        lr, sr = la[i], sa[i]
+        stmt = "`%s`" % (lr or sr)["statement"]
+        if lr and sr and sr["statement"] != lr["statement"]:
+            stmt += " (Sphinx: `%s`)" % sr["statement"].split()[-1]
+        L.append("| %s | %s | %s |" % (stmt, alter_cell(lr), alter_cell(sr) if sp else "not run"))
+    if at:
+        L.append("| `%s` | %s | – (not measured) |" % (at["statement"], alter_cell(at)))
+    L += ["", "What each statement did to the table's files, seen from outside: a file there after the",
+          "reply whose inode, size and mtime were there before (under its old name, or as a hard link",
+          "under a new one) counts as *kept*, any other file as *written*:", ""]
+    for name, c in (("loupe", lo), ("Sphinx", sp)):
+        for r in ((c or {}).get("alter") or []) + ([c["alter_text"]] if c and c.get("alter_text") else []):
+            if "written" not in r:
+                continue
+            w = sum(b for _, b in r["written"].values())
+            k = sum(b for _, b in r["kept"].values())
+            L.append("- %s, `%s`: wrote %.1f of the folder's %.1f MiB: %s. Kept %s." % (
+                name, r["statement"].split(" ", 3)[3], w / 1048576, (w + k) / 1048576,
+                files_words(r["written"]), files_words(r["kept"])))
+    L += ["",
+          "loupe's files (docs/storage.md): `seg-*.rows` a segment's rows (attributes, and the TEXT",
+          "values in zstd-compressed blocks), `seg-*.fts` its full-text index, `seg-*.vec*` a vector",
+          "column's graph, `manifest` the table's state, `wal-*/` the log of the table's version.",
+          "Sphinx's: `t.*.spa` a disk chunk's attributes, `t.*.sph` its header, `t.*.sps` its strings,",
+          "`t.*.spi`/`.spd`/`.spp`/`.spe` its full-text dictionary, documents, positions and skip lists,",
+          "`t.meta`/`t.ram`/`t.kill` the index's chunk list, RAM chunk and kill list, `binlog.*` the",
+          "binlog.", ""]
+    return L
 
 
 def write_report(out_dir, meta, cells, runs, cold):
@@ -785,6 +1023,7 @@ def write_report(out_dir, meta, cells, runs, cold):
                 if r.get("server_log"):
                     L.append("loupe's log at the restart: `%s`" % r["server_log"])
                     L.append("")
+        L += alter_report(meta, cold)
     L += [
         "## Setup",
         "",
@@ -822,6 +1061,9 @@ def parse_args(argv):
     p.add_argument("--cold-rows", type=int, default=1000000, help="rows for the cold start (default 1000000)")
     p.add_argument("--cold-max-load-s", type=float, default=300.0,
                    help="stop loading the cold-start table after this long (default 300)")
+    p.add_argument("--alter-text-cap-s", type=float, default=300.0,
+                   help="how long the client waits for loupe's ALTER TABLE ADD COLUMN note TEXT "
+                   "on the cold-start table (default 300; 0: not run)")
     p.add_argument("--skip-inserts", action="store_true", help="cold start only")
     p.add_argument("--skip-cold", action="store_true", help="insert cells only")
     p.add_argument("--seed", type=int, default=1, help="loupe-load seed (default 1)")
@@ -859,6 +1101,8 @@ def parse_args(argv):
         p.error("--servers: loupe, optionally sphinx")
     if min(args.batches + args.threads + list(args.rows.values()) + [args.rounds, args.cold_rows]) < 1:
         p.error("counts must be positive")
+    if args.alter_text_cap_s < 0:
+        p.error("--alter-text-cap-s must be 0 or more")
     args.out_dir = args.out_dir or (os.path.join(args.build_dir, "bench") if args.quick
                                     else os.path.join(REPO, "docs", "benchmarks"))
     return args
@@ -920,7 +1164,8 @@ def main(argv):
                      "sphinx_binlog_flush": {f: SPHINX_FLUSH[f] for f in args.flush},
                      "servers": args.servers, "seed": args.seed, "load_sql": LOAD_SQL,
                      "loupe_ddl": LOUPE_DDL, "cold_rows": args.cold_rows,
-                     "cold_max_load_s": args.cold_max_load_s},
+                     "cold_max_load_s": args.cold_max_load_s,
+                     "alter_text_cap_s": args.alter_text_cap_s},
         "tmp_fs": tmp_fs,
         "log_probe": probes,
         "wall_s": {"inserts": round(t1 - t0, 1), "cold_start": round(t2 - t1, 1)},
@@ -938,6 +1183,8 @@ def main(argv):
             print("  cold %-6s %-10s %d rows: start %.2f s, RSS %.0f MiB, %.0f bytes/row" % (
                 c["server"], r["state"], c["rows"], r["start_to_first_answer_s"],
                 r["rss_mib_after_open"], r["disk_bytes_per_row"]))
+        for r in c.get("alter", []) + ([c["alter_text"]] if c.get("alter_text") else []):
+            print("  alter %-6s %s: %s" % (c["server"], r["statement"], alter_outcome(r)))
     return 0
 
 

@@ -5,6 +5,7 @@
 **
 ** Files in the table's folder, for segment N (numbers never reused):
 **   seg-N.rows      rows, id index, graph node maps (rowfile.c)
+**   seg-N.text      the rows' TEXT values, zstd-compressed blocks (rowfile.c)
 **   seg-N.fts       full-text segment (fts/segwriter.c), when the table
 **                   has indexed TEXT fields
 **   seg-N.vecC      HNSW graph and vectors of vector column C (the
@@ -87,8 +88,8 @@ static void remove_orphans(const char *zDir, const ManifestSeg *aSeg, int nSeg, 
             if (sscanf(zSuf, "del-%" SCNu64 "%n", &gen, &nEnd) == 1 && !zSuf[nEnd]) {
                 bKeep = gen == aSeg[i].deadGen;
             } else {
-                bKeep = strcmp(zSuf, "rows") == 0 || strcmp(zSuf, "fts") == 0 ||
-                        strncmp(zSuf, "vec", 3) == 0;
+                bKeep = strcmp(zSuf, "rows") == 0 || strcmp(zSuf, "text") == 0 ||
+                        strcmp(zSuf, "fts") == 0 || strncmp(zSuf, "vec", 3) == 0;
             }
         }
         if (bKeep) continue;
@@ -145,8 +146,10 @@ int table_open_sealed(Table *t, const ManifestSeg *ms, Part **pp, LpError *err) 
     p->deadGen = ms->deadGen;
     p->nOrd = ms->nOrd;
     CheckCtx cc = {t->pSchema};
+    char zText[4096];
     seg_path(zPath, sizeof(zPath), t, ms->id, "rows");
-    if ((rc = rowfile_open(zPath, check_row, &cc, &p->pRows, err)) != LP_OK) goto fail;
+    seg_path(zText, sizeof(zText), t, ms->id, "text");
+    if ((rc = rowfile_open(zPath, zText, check_row, &cc, &p->pRows, err)) != LP_OK) goto fail;
     if (rowfile_nord(p->pRows) != ms->nOrd || rowfile_ncol(p->pRows) != (uint32_t)t->pSchema->nCol) {
         rc = lp_err_set(err, LP_CORRUPT, "%s does not match the manifest (%u ordinals, %u columns)",
                         zPath, rowfile_nord(p->pRows), rowfile_ncol(p->pRows));
@@ -402,8 +405,11 @@ static int freeze(Table *t, Flush *f, LpError *err) {
 ** one row decompresses little (about 15 us). */
 #define STORED_BLOCK 16384
 
-int table_write_rows(const Table *t, Part *const *apSrc, int nSrc, const char *zPath, uint32_t nOrd,
+int table_write_rows(const Table *t, Part *const *apSrc, int nSrc, uint64_t segId, uint32_t nOrd,
                      const MemRow *const *apRow, const RowFileMap *aMap, int nMap, LpError *err) {
+    char zPath[4096], zText[4096];
+    seg_path(zPath, sizeof(zPath), t, segId, "rows");
+    seg_path(zText, sizeof(zText), t, segId, "text");
     const Schema *s = t->pSchema;
     uint32_t *aBlk = malloc(sizeof(uint32_t) * (nOrd ? nOrd : 1));
     uint32_t *aAt = malloc(sizeof(uint32_t) * (nOrd ? nOrd : 1));
@@ -412,7 +418,7 @@ int table_write_rows(const Table *t, Part *const *apSrc, int nSrc, const char *z
     RowReader rd;
     row_reader_init_parts(&rd, apSrc, nSrc);
     RowFileWriter *w = NULL;
-    int rc = aBlk && aAt ? rowfile_writer_new(zPath, (uint32_t)s->nCol, nOrd, &w, err)
+    int rc = aBlk && aAt ? rowfile_writer_new(zPath, zText, (uint32_t)s->nCol, nOrd, &w, err)
                          : lp_err_set(err, LP_NOMEM, "out of memory writing %s", zPath);
     /* Pass 1: the text of consecutive rows into blocks. */
     for (uint32_t i = 0; rc == LP_OK && i < nOrd; i++) {
@@ -512,17 +518,13 @@ static int link_or_copy(const char *zFrom, const char *zTo, LpError *err) {
 }
 
 /* The rows file of sealed part p of old, in t's schema (columns through
-** aMap), as zPath: stored blocks copied as they are, rows converted. */
+** aMap), as zPath: rows converted, referring to the same text file. */
 static int convert_rows(const Table *old, const Part *p, const Table *t, const int *aMap, const char *zPath,
                         LpError *err) {
     const Schema *so = old->pSchema, *sn = t->pSchema;
     RowFileWriter *w;
-    int rc = rowfile_writer_new(zPath, (uint32_t)sn->nCol, p->nOrd, &w, err);
-    for (uint32_t b = 0; rc == LP_OK && b < rowfile_nblock(p->pRows); b++) {
-        size_t nZ;
-        const void *pZ = rowfile_block_z(p->pRows, b, &nZ);
-        rc = rowfile_writer_block_z(w, pZ, nZ, rowfile_block_raw(p->pRows, b), err);
-    }
+    int rc = rowfile_writer_new(zPath, NULL, (uint32_t)sn->nCol, p->nOrd, &w, err);
+    if (rc == LP_OK) rowfile_writer_keep_text(w, rowfile_nblock(p->pRows)); /* linked by the caller */
     uint8_t *buf = NULL;
     size_t nAlloc = 0;
     for (uint32_t i = 0; rc == LP_OK && i < p->nOrd; i++) {
@@ -575,6 +577,9 @@ int table_alter_segments(Table *old, Table *t, const int *aMap, uint64_t *pNextS
         ms->nOrd = p->nOrd;
         seg_path(zTo, sizeof(zTo), t, ms->id, "rows");
         if ((rc = convert_rows(old, p, t, aMap, zTo, err)) != LP_OK) break;
+        seg_path(zFrom, sizeof(zFrom), old, p->segId, "text");
+        seg_path(zTo, sizeof(zTo), t, ms->id, "text");
+        if ((rc = link_or_copy(zFrom, zTo, err)) != LP_OK) break;
         if (t->nFts) {
             seg_path(zFrom, sizeof(zFrom), old, p->segId, "fts");
             seg_path(zTo, sizeof(zTo), t, ms->id, "fts");
@@ -630,8 +635,7 @@ static int write_part(Table *t, const Part *p, uint64_t id, LpError *err) {
     for (int v = 0; v < t->nVec; v++) {
         aVm[v] = (RowFileMap){(uint32_t)t->aVec[v].iCol, p->aVec[v].nNode, p->aVec[v].aNode};
     }
-    seg_path(zPath, sizeof(zPath), t, id, "rows");
-    rc = table_write_rows(t, NULL, 0, zPath, n, (const MemRow *const *)p->apRow, aVm, t->nVec, err);
+    rc = table_write_rows(t, NULL, 0, id, n, (const MemRow *const *)p->apRow, aVm, t->nVec, err);
     if (rc == LP_OK && p->pFtsMem) {
         seg_path(zPath, sizeof(zPath), t, id, "fts");
         rc = fts_seg_write_source(zPath, fts_mem_source(p->pFtsMem), aMap, n, err);

@@ -223,8 +223,7 @@ static int merge_write(Table *t, Part **apIn, int nIn, const Bitset *aDead, uint
         aVm[v] = (RowFileMap){(uint32_t)t->aVec[v].iCol, nNode, aaNode[v]};
     }
     if (rc == LP_OK) {
-        snprintf(zPath, sizeof(zPath), "%s/seg-%" PRIu64 ".rows", t->zDir, id);
-        rc = table_write_rows(t, apIn, nIn, zPath, nNew, apRow, aVm, t->nVec, err);
+        rc = table_write_rows(t, apIn, nIn, id, nNew, apRow, aVm, t->nVec, err);
     }
     if (rc == LP_OK && atomic_load(&t->bNoFlush)) {
         rc = lp_err_set(err, LP_BUSY, "merge stopped: the table is being altered, dropped or closed");

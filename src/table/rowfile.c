@@ -6,34 +6,42 @@
 **
 **   OFFSET  SIZE   DESCRIPTION
 **   0       8      magic "LPROWS\0\0"
-**   8       4      format version (2)
+**   8       4      format version (3)
 **   12      4      nCol: columns of the schema the rows follow
 **   16      4      nOrd: ordinals
 **   20      4      nRow: ordinals that have a row block
 **   24      4      nMap: node maps
 **   28      4      CRC32C of bytes 0..28
-**   32      ...    STORED: the stored blocks, each one zstd frame (with its
-**                  content size) padded with zeros to 8 bytes
-**   ..      ...    ROWS: the row blocks, each padded with zeros to 8 bytes
+**   32      ...    ROWS: the row blocks, each padded with zeros to 8 bytes
 **   ..      8*nOrd OFFS: per ordinal, the file offset of its block (0: none)
 **   ..      16*nRow IDS: (i64 id, u32 ordinal, u32 0), ascending by id
 **   ..      ...    MAPS: per map: u32 iCol, u32 nNode, nNode x u32 ordinal
 **                  (UINT32_MAX: none), padded to 8
-**   ..      16*nBlock SIDX: per stored block: u64 offset, u32 compressed
-**                  size, u32 size decompressed; ascending offsets
-**   end-80  80     footer:
-**                    0  u64 offset of ROWS   8 of OFFS  16 of IDS
-**                    24 u64 of MAPS          32 of SIDX
-**                    40 u32 nBlock
-**                    44 u32 CRC32C of STORED 48 of ROWS 52 of OFFS
-**                    56 of IDS  60 of MAPS  64 of SIDX
-**                    68 u32 0
-**                    72 u32 CRC32C of footer bytes 0..72
-**                    76 "LPRE"
+**   end-56  56     footer:
+**                    0  u64 offset of OFFS   8 of IDS   16 of MAPS
+**                    24 u32 nBlock: blocks in the segment's text file
+**                    28 u32 CRC32C of ROWS   32 of OFFS  36 of IDS  40 of MAPS
+**                    44 u32 0
+**                    48 u32 CRC32C of footer bytes 0..48
+**                    52 "LPRE"
+**
+** Text file (seg-N.text), the stored blocks the rows refer to; a file of
+** its own so that a change of the rows (ALTER) keeps it by a hard link:
+**
+**   0       8      magic "LPTEXT\0\0"
+**   8       4      format version (1)
+**   12      4      CRC32C of bytes 0..12
+**   16      ...    the blocks, each one zstd frame (with its content size)
+**                  padded with zeros to 8 bytes
+**   ..      16*nBlock SIDX: per block: u64 offset, u32 compressed size,
+**                  u32 size decompressed; ascending offsets
+**   end-32  32     footer: 0 u64 offset of SIDX, 8 u32 nBlock, 12 u32 CRC32C
+**                  of the blocks, 16 of SIDX, 20 u32 0, 24 u32 CRC32C of
+**                  footer bytes 0..24, 28 "LPTE"
 **
 ** Each row block starts with its int64 id and its uint32 size (the table's
-** row format, table.c); the table checks the rest. Version 1 files (no
-** stored blocks) are refused with a message naming the version.
+** row format, table.c); the table checks the rest. Files of other versions
+** are refused with a message naming the version.
 **
 ** Tombstone file (seg-N.del-G):
 **   0 8 magic "LPDEAD\0\0", 8 u32 version (1), 12 u32 nOrd, 16 u32 nDead,
@@ -58,9 +66,12 @@
 #include "util/bytes.h"
 #include "util/crc32c.h"
 
-#define RF_VERSION 2
+#define RF_VERSION 3
 #define RF_HDR 32
-#define RF_FTR 80
+#define RF_FTR 56
+#define TF_VERSION 1
+#define TF_HDR 16
+#define TF_FTR 32
 #define DEAD_VERSION 1
 #define DEAD_HDR 32
 #define RF_ZSTD_LEVEL 3
@@ -74,9 +85,11 @@ struct RowFile {
     const uint8_t *pIds;    /* nRow x 16 */
     const uint8_t **apMap;  /* nMap: start of each map */
     int bSorted;            /* ordinals ascend with ids */
-    uint64_t offRows, offOffs; /* where ROWS starts and ends */
+    uint64_t offOffs;       /* where ROWS ends */
+    const uint8_t *t;       /* the text file's mapping (or memory), or NULL */
+    size_t nT;
     uint32_t nBlock;
-    const uint8_t *pSidx;   /* nBlock x 16 */
+    const uint8_t *pSidx;   /* nBlock x 16, in the text file */
     char *zName;            /* for messages */
 };
 
@@ -162,68 +175,86 @@ typedef struct BlockRef {
 } BlockRef;
 
 struct RowFileWriter {
-    char *zPath;
-    Out *o;
+    char *zPath, *zText;    /* zText NULL: the text file is kept as it is */
+    Out *o, *ot;            /* rows file, text file */
     uint32_t nCol, nOrd, nRow;
     uint64_t *aOff;         /* nOrd: offset of each ordinal's block (0: none) */
     IdOrd *aId;             /* nRow so far */
     BlockRef *aBlk;
     uint32_t nBlk, nBlkAlloc;
-    uint32_t crcStored;
-    uint64_t offRows;       /* 0 until the first row */
     int64_t lastOrd;        /* -1 before the first row */
     void *pZ;               /* compression buffer */
     size_t nZAlloc;
     ZSTD_CCtx *cctx;
 };
 
+static void writer_free(RowFileWriter *w) {
+    ZSTD_freeCCtx(w->cctx);
+    free(w->zPath);
+    free(w->zText);
+    free(w->o);
+    free(w->ot);
+    free(w->aOff);
+    free(w->aId);
+    free(w->aBlk);
+    free(w->pZ);
+    free(w);
+}
+
 static int writer_fail(RowFileWriter *w, LpError *err, int code, const char *zWhat) {
-    int rc = lp_err_set(err, code, "cannot write %s: %s", w->zPath, zWhat);
+    int rc = lp_err_set(err, code, "cannot write %s: %s", w->zText && code == LP_IOERR ? w->zText : w->zPath,
+                        zWhat);
     rowfile_writer_abort(w);
     return rc;
 }
 
-int rowfile_writer_new(const char *zPath, uint32_t nCol, uint32_t nOrd, RowFileWriter **pp,
-                       LpError *err) {
+/* A new Out on zPath (created or truncated) starting with nHdr zero bytes
+** (the header, written at the end), or NULL with err set. */
+static Out *out_new(const char *zPath, size_t nHdr, LpError *err) {
+    Out *o = malloc(sizeof(Out));
+    if (!o) {
+        lp_err_set(err, LP_NOMEM, "out of memory writing %s", zPath);
+        return NULL;
+    }
+    memset(o, 0, offsetof(Out, buf));
+    o->fd = open(zPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (o->fd < 0) {
+        lp_err_set(err, LP_IOERR, "cannot create %s: %s", zPath, strerror(errno));
+        free(o);
+        return NULL;
+    }
+    static const uint8_t zero[RF_HDR];
+    out_put(o, zero, nHdr);
+    o->crc = 0;
+    return o;
+}
+
+int rowfile_writer_new(const char *zPath, const char *zTextPath, uint32_t nCol, uint32_t nOrd,
+                       RowFileWriter **pp, LpError *err) {
     *pp = NULL;
     RowFileWriter *w = calloc(1, sizeof(*w));
     if (w) {
         w->zPath = strdup(zPath);
-        w->o = malloc(sizeof(Out));
+        w->zText = zTextPath ? strdup(zTextPath) : NULL;
         w->aOff = calloc(nOrd ? nOrd : 1, sizeof(uint64_t));
         w->aId = malloc(sizeof(IdOrd) * (nOrd ? nOrd : 1));
         w->cctx = ZSTD_createCCtx();
     }
-    if (!w || !w->zPath || !w->o || !w->aOff || !w->aId || !w->cctx) {
-        if (w) {
-            ZSTD_freeCCtx(w->cctx);
-            free(w->zPath);
-            free(w->o);
-            free(w->aOff);
-            free(w->aId);
-            free(w);
-        }
+    if (!w || !w->zPath || (zTextPath && !w->zText) || !w->aOff || !w->aId || !w->cctx) {
+        if (w) writer_free(w);
         return lp_err_set(err, LP_NOMEM, "out of memory writing %s", zPath);
     }
     w->nCol = nCol;
     w->nOrd = nOrd;
     w->lastOrd = -1;
-    memset(w->o, 0, offsetof(Out, buf));
-    w->o->fd = open(zPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (w->o->fd < 0) {
-        int rc = lp_err_set(err, LP_IOERR, "cannot create %s: %s", zPath, strerror(errno));
-        ZSTD_freeCCtx(w->cctx);
-        free(w->zPath);
-        free(w->o);
-        free(w->aOff);
-        free(w->aId);
-        free(w);
-        return rc;
+    if (!(w->o = out_new(zPath, RF_HDR, err)) || (zTextPath && !(w->ot = out_new(zTextPath, TF_HDR, err)))) {
+        if (w->o) {
+            close(w->o->fd);
+            unlink(zPath);
+        }
+        writer_free(w);
+        return err ? err->code : LP_IOERR;
     }
-    /* The header's counts are final only at the end: written then. */
-    static const uint8_t zero[RF_HDR];
-    out_put(w->o, zero, RF_HDR);
-    w->o->crc = 0;
     *pp = w;
     return LP_OK;
 }
@@ -232,24 +263,20 @@ uint32_t rowfile_writer_nblock(const RowFileWriter *w) {
     return w->nBlk;
 }
 
+void rowfile_writer_keep_text(RowFileWriter *w, uint32_t nBlock) {
+    if (!w->ot) w->nBlk = nBlock;
+}
+
 int rowfile_writer_block(RowFileWriter *w, const void *p, size_t n, LpError *err) {
-    if (w->offRows || n >= UINT32_MAX) return writer_fail(w, err, LP_INTERNAL, "stored block out of order or too large");
+    if (!w->ot || w->nRow || n >= UINT32_MAX || w->nBlk == UINT32_MAX) {
+        return writer_fail(w, err, LP_INTERNAL, "stored block out of order, too large, or no text file");
+    }
     size_t nBound = ZSTD_compressBound(n);
     if (nBound > w->nZAlloc) {
         void *pNew = realloc(w->pZ, nBound);
         if (!pNew) return writer_fail(w, err, LP_NOMEM, "out of memory");
         w->pZ = pNew;
         w->nZAlloc = nBound;
-    }
-    size_t nZ = ZSTD_compressCCtx(w->cctx, w->pZ, nBound, p, n, RF_ZSTD_LEVEL);
-    if (ZSTD_isError(nZ)) return writer_fail(w, err, LP_INTERNAL, ZSTD_getErrorName(nZ));
-    return rowfile_writer_block_z(w, w->pZ, nZ, (uint32_t)n, err);
-}
-
-int rowfile_writer_block_z(RowFileWriter *w, const void *pZ, size_t nZ, uint32_t nRaw, LpError *err) {
-    if (w->offRows || nZ >= UINT32_MAX || w->nBlk == UINT32_MAX ||
-        ZSTD_getFrameContentSize(pZ, nZ) != (unsigned long long)nRaw) {
-        return writer_fail(w, err, LP_INTERNAL, "stored block out of order or not a zstd frame");
     }
     if (w->nBlk == w->nBlkAlloc) {
         uint32_t nNew = w->nBlkAlloc ? 2 * w->nBlkAlloc : 64;
@@ -258,20 +285,17 @@ int rowfile_writer_block_z(RowFileWriter *w, const void *pZ, size_t nZ, uint32_t
         w->aBlk = aNew;
         w->nBlkAlloc = nNew;
     }
-    w->aBlk[w->nBlk++] = (BlockRef){w->o->off, (uint32_t)nZ, nRaw};
-    out_put(w->o, pZ, nZ);
-    out_pad8(w->o);
-    return w->o->bErr ? writer_fail(w, err, LP_IOERR, strerror(errno ? errno : EIO)) : LP_OK;
+    size_t nZ = ZSTD_compressCCtx(w->cctx, w->pZ, nBound, p, n, RF_ZSTD_LEVEL);
+    if (ZSTD_isError(nZ)) return writer_fail(w, err, LP_INTERNAL, ZSTD_getErrorName(nZ));
+    w->aBlk[w->nBlk++] = (BlockRef){w->ot->off, (uint32_t)nZ, (uint32_t)n};
+    out_put(w->ot, w->pZ, nZ);
+    out_pad8(w->ot);
+    return w->ot->bErr ? writer_fail(w, err, LP_IOERR, strerror(errno ? errno : EIO)) : LP_OK;
 }
 
 int rowfile_writer_row(RowFileWriter *w, uint32_t ord, const void *pBlock, uint32_t n, LpError *err) {
     if ((int64_t)ord <= w->lastOrd || ord >= w->nOrd || n < 16) {
         return writer_fail(w, err, LP_INTERNAL, "row out of order");
-    }
-    if (!w->offRows) {
-        w->crcStored = w->o->crc;
-        w->offRows = w->o->off;
-        w->o->crc = 0;
     }
     w->lastOrd = ord;
     w->aOff[ord] = w->o->off;
@@ -287,22 +311,49 @@ void rowfile_writer_abort(RowFileWriter *w) {
     if (!w) return;
     close(w->o->fd);
     unlink(w->zPath);
-    ZSTD_freeCCtx(w->cctx);
-    free(w->zPath);
-    free(w->o);
-    free(w->aOff);
-    free(w->aId);
-    free(w->aBlk);
-    free(w->pZ);
-    free(w);
+    if (w->ot) {
+        close(w->ot->fd);
+        unlink(w->zText);
+    }
+    writer_free(w);
+}
+
+/* Ends the text file: index, footer, header; fsynced and closed. */
+static int text_finish(RowFileWriter *w, LpError *err) {
+    Out *o = w->ot;
+    uint32_t crcBlocks = o->crc;
+    uint64_t offSidx = o->off;
+    o->crc = 0;
+    for (uint32_t b = 0; b < w->nBlk; b++) {
+        out_u64(o, w->aBlk[b].off);
+        out_u32(o, w->aBlk[b].nZ);
+        out_u32(o, w->aBlk[b].nRaw);
+    }
+    uint32_t crcSidx = o->crc;
+    uint8_t f[TF_FTR] = {0};
+    put_u64le(f, offSidx);
+    put_u32le(f + 8, w->nBlk);
+    put_u32le(f + 12, crcBlocks);
+    put_u32le(f + 16, crcSidx);
+    put_u32le(f + 24, crc32c_update(0, f, 24));
+    memcpy(f + 28, "LPTE", 4);
+    out_put(o, f, TF_FTR);
+    uint8_t h[TF_HDR] = "LPTEXT\0";
+    put_u32le(h + 8, TF_VERSION);
+    put_u32le(h + 12, crc32c_update(0, h, 12));
+    out_flush(o);
+    if (!o->bErr && pwrite(o->fd, h, TF_HDR, 0) != TF_HDR) o->bErr = 1;
+    int rc = out_close(o, w->zText, err);
+    free(w->ot);
+    w->ot = NULL;
+    return rc;
 }
 
 int rowfile_writer_finish(RowFileWriter *w, const RowFileMap *aMap, int nMap, LpError *err) {
     Out *o = w->o;
-    if (!w->offRows) {
-        w->crcStored = o->crc;
-        w->offRows = o->off;
-        o->crc = 0;
+    if (w->ot && text_finish(w, err) != LP_OK) {
+        rowfile_writer_abort(w);
+        return err ? err->code : LP_IOERR;
     }
     uint32_t crcRows = o->crc;
 
@@ -331,30 +382,17 @@ int rowfile_writer_finish(RowFileWriter *w, const RowFileMap *aMap, int nMap, Lp
     }
     uint32_t crcMaps = o->crc;
 
-    uint64_t offSidx = o->off;
-    o->crc = 0;
-    for (uint32_t b = 0; b < w->nBlk; b++) {
-        out_u64(o, w->aBlk[b].off);
-        out_u32(o, w->aBlk[b].nZ);
-        out_u32(o, w->aBlk[b].nRaw);
-    }
-    uint32_t crcSidx = o->crc;
-
     uint8_t f[RF_FTR] = {0};
-    put_u64le(f, w->offRows);
-    put_u64le(f + 8, offOffs);
-    put_u64le(f + 16, offIds);
-    put_u64le(f + 24, offMaps);
-    put_u64le(f + 32, offSidx);
-    put_u32le(f + 40, w->nBlk);
-    put_u32le(f + 44, w->crcStored);
-    put_u32le(f + 48, crcRows);
-    put_u32le(f + 52, crcOffs);
-    put_u32le(f + 56, crcIds);
-    put_u32le(f + 60, crcMaps);
-    put_u32le(f + 64, crcSidx);
-    put_u32le(f + 72, crc32c_update(0, f, 72));
-    memcpy(f + 76, "LPRE", 4);
+    put_u64le(f, offOffs);
+    put_u64le(f + 8, offIds);
+    put_u64le(f + 16, offMaps);
+    put_u32le(f + 24, w->nBlk);
+    put_u32le(f + 28, crcRows);
+    put_u32le(f + 32, crcOffs);
+    put_u32le(f + 36, crcIds);
+    put_u32le(f + 40, crcMaps);
+    put_u32le(f + 48, crc32c_update(0, f, 48));
+    memcpy(f + 52, "LPRE", 4);
     out_put(o, f, RF_FTR);
 
     uint8_t h[RF_HDR] = "LPROWS\0";
@@ -367,14 +405,8 @@ int rowfile_writer_finish(RowFileWriter *w, const RowFileMap *aMap, int nMap, Lp
     out_flush(o);
     if (!o->bErr && pwrite(o->fd, h, RF_HDR, 0) != RF_HDR) o->bErr = 1;
     int rc = out_close(o, w->zPath, err);
-    ZSTD_freeCCtx(w->cctx);
-    free(w->zPath);
-    free(w->o);
-    free(w->aOff);
-    free(w->aId);
-    free(w->aBlk);
-    free(w->pZ);
-    free(w);
+    if (rc != LP_OK && w->zText) unlink(w->zText);
+    writer_free(w);
     return rc;
 }
 
@@ -385,11 +417,58 @@ static int corrupt(LpError *err, const char *zName, uint64_t off, const char *zW
                       (unsigned long long)off, zWhat);
 }
 
-static int parse(RowFile *f, const char *zName, int flags, RowCheckFn xCheck, void *ctx,
-                 LpError *err) {
+/* The text file (f->t, f->nT), when there is one: stored blocks in
+** order, each a zstd frame that says its size. */
+static int parse_text(RowFile *f, const char *zName, int bCrc, LpError *err) {
+    const uint8_t *a = f->t;
+    size_t n = f->nT;
+    if (n < TF_HDR + TF_FTR) return corrupt(err, zName, n, "file too short");
+    if (memcmp(a, "LPTEXT\0\0", 8) != 0) return corrupt(err, zName, 0, "not a text file (bad magic)");
+    if (get_u32le(a + 8) != TF_VERSION) {
+        return lp_err_set(err, LP_CORRUPT, "%s has format version %u; this build reads %d", zName,
+                          get_u32le(a + 8), TF_VERSION);
+    }
+    if (bCrc && get_u32le(a + 12) != crc32c_update(0, a, 12)) return corrupt(err, zName, 12, "header checksum mismatch");
+    const uint8_t *ft = a + n - TF_FTR;
+    if (memcmp(ft + 28, "LPTE", 4) != 0) return corrupt(err, zName, n - 4, "bad footer magic");
+    if (bCrc && get_u32le(ft + 24) != crc32c_update(0, ft, 24)) {
+        return corrupt(err, zName, n - TF_FTR + 24, "footer checksum mismatch");
+    }
+    uint64_t offSidx = get_u64le(ft), end = n - TF_FTR;
+    f->nBlock = get_u32le(ft + 8);
+    if (offSidx < TF_HDR || offSidx % 8 || offSidx > end || end - offSidx != 16 * (uint64_t)f->nBlock) {
+        return corrupt(err, zName, n - TF_FTR, "section offsets do not fit the file");
+    }
+    if (bCrc && crc32c_update(0, a + TF_HDR, offSidx - TF_HDR) != get_u32le(ft + 12)) {
+        return corrupt(err, zName, TF_HDR, "stored blocks checksum mismatch");
+    }
+    if (bCrc && crc32c_update(0, a + offSidx, end - offSidx) != get_u32le(ft + 16)) {
+        return corrupt(err, zName, offSidx, "block index checksum mismatch");
+    }
+    f->pSidx = a + offSidx;
+    uint64_t prevBlk = TF_HDR;
+    for (uint32_t b = 0; b < f->nBlock; b++) {
+        const uint8_t *e = f->pSidx + 16 * (size_t)b;
+        uint64_t off = get_u64le(e);
+        uint32_t nZ = get_u32le(e + 8), nRaw = get_u32le(e + 12);
+        if (off < prevBlk || off % 8 || off > offSidx || nZ > offSidx - off ||
+            ZSTD_getFrameContentSize(a + off, nZ) != (unsigned long long)nRaw) {
+            return corrupt(err, zName, offSidx + 16 * (uint64_t)b, "stored block out of place");
+        }
+        prevBlk = off + nZ;
+    }
+    return LP_OK;
+}
+
+static int parse(RowFile *f, const char *zName, const char *zTextName, int flags, RowCheckFn xCheck,
+                 void *ctx, LpError *err) {
     const uint8_t *a = f->a;
     size_t n = f->n;
     int bCrc = !(flags & ROWFILE_NOCHECKSUM);
+    if (f->t) {
+        int rc = parse_text(f, zTextName, bCrc, err);
+        if (rc != LP_OK) return rc;
+    }
     if (n < RF_HDR + RF_FTR) return corrupt(err, zName, n, "file too short");
     if (memcmp(a, "LPROWS\0\0", 8) != 0) return corrupt(err, zName, 0, "not a rows file (bad magic)");
     if (get_u32le(a + 8) != RF_VERSION) {
@@ -400,56 +479,43 @@ static int parse(RowFile *f, const char *zName, int flags, RowCheckFn xCheck, vo
         return corrupt(err, zName, 28, "header checksum mismatch");
     }
     const uint8_t *ft = a + n - RF_FTR;
-    if (memcmp(ft + 76, "LPRE", 4) != 0) return corrupt(err, zName, n - 4, "bad footer magic");
-    if (bCrc && get_u32le(ft + 72) != crc32c_update(0, ft, 72)) {
-        return corrupt(err, zName, n - RF_FTR + 72, "footer checksum mismatch");
+    if (memcmp(ft + 52, "LPRE", 4) != 0) return corrupt(err, zName, n - 4, "bad footer magic");
+    if (bCrc && get_u32le(ft + 48) != crc32c_update(0, ft, 48)) {
+        return corrupt(err, zName, n - RF_FTR + 48, "footer checksum mismatch");
     }
     f->nCol = get_u32le(a + 12);
     f->nOrd = get_u32le(a + 16);
     f->nRow = get_u32le(a + 20);
     f->nMap = get_u32le(a + 24);
-    f->nBlock = get_u32le(ft + 40);
-    uint64_t offRows = get_u64le(ft), offOffs = get_u64le(ft + 8), offIds = get_u64le(ft + 16);
-    uint64_t offMaps = get_u64le(ft + 24), offSidx = get_u64le(ft + 32);
+    if (get_u32le(ft + 24) != f->nBlock) {
+        return f->t ? corrupt(err, zName, n - RF_FTR + 24, "its text file has another number of blocks")
+                    : corrupt(err, zName, n - RF_FTR + 24, "its text file is missing");
+    }
+    uint64_t offOffs = get_u64le(ft), offIds = get_u64le(ft + 8), offMaps = get_u64le(ft + 16);
     uint64_t end = n - RF_FTR;
-    if (f->nRow > f->nOrd || offRows < RF_HDR || offRows % 8 || offOffs < offRows || offOffs % 8 ||
+    if (f->nRow > f->nOrd || offOffs < RF_HDR || offOffs % 8 ||
         offIds != offOffs + 8 * (uint64_t)f->nOrd || offMaps != offIds + 16 * (uint64_t)f->nRow ||
-        offMaps > offSidx || offSidx % 8 || offSidx > end || end - offSidx != 16 * (uint64_t)f->nBlock) {
+        offMaps > end) {
         return corrupt(err, zName, n - RF_FTR, "section offsets do not fit the file");
     }
     if (bCrc) {
-        static const char *const az[6] = {"stored", "rows", "offsets", "id index", "node maps", "stored index"};
-        const uint64_t aStart[7] = {RF_HDR, offRows, offOffs, offIds, offMaps, offSidx, end};
-        for (int s = 0; s < 6; s++) {
+        static const char *const az[4] = {"rows", "offsets", "id index", "node maps"};
+        const uint64_t aStart[5] = {RF_HDR, offOffs, offIds, offMaps, end};
+        for (int s = 0; s < 4; s++) {
             if (crc32c_update(0, a + aStart[s], aStart[s + 1] - aStart[s]) !=
-                get_u32le(ft + 44 + 4 * s)) {
+                get_u32le(ft + 28 + 4 * s)) {
                 char z[64];
                 snprintf(z, sizeof(z), "%s section checksum mismatch", az[s]);
                 return corrupt(err, zName, aStart[s], z);
             }
         }
     }
-    /* Stored blocks: in order inside STORED, each a zstd frame that says
-    ** its size. */
-    f->pSidx = a + offSidx;
-    uint64_t prevBlk = RF_HDR;
-    for (uint32_t b = 0; b < f->nBlock; b++) {
-        const uint8_t *e = f->pSidx + 16 * (size_t)b;
-        uint64_t off = get_u64le(e);
-        uint32_t nZ = get_u32le(e + 8), nRaw = get_u32le(e + 12);
-        if (off < prevBlk || off % 8 || off > offRows || nZ > offRows - off ||
-            ZSTD_getFrameContentSize(a + off, nZ) != (unsigned long long)nRaw) {
-            return corrupt(err, zName, offSidx + 16 * (uint64_t)b, "stored block out of place");
-        }
-        prevBlk = off + nZ;
-    }
-    f->offRows = offRows;
     f->offOffs = offOffs;
     f->pOffs = a + offOffs;
     f->pIds = a + offIds;
     /* Every block: inside ROWS, aligned, valid; counted. */
     uint32_t nSeen = 0;
-    uint64_t prevEnd = offRows;
+    uint64_t prevEnd = RF_HDR;
     for (uint32_t i = 0; i < f->nOrd; i++) {
         uint64_t off = get_u64le(f->pOffs + 8 * (size_t)i);
         if (!off) continue;
@@ -485,9 +551,9 @@ static int parse(RowFile *f, const char *zName, int flags, RowCheckFn xCheck, vo
     if (!f->apMap) return lp_err_set(err, LP_NOMEM, "out of memory opening %s", zName);
     uint64_t off = offMaps;
     for (uint32_t m = 0; m < f->nMap; m++) {
-        if (offSidx - off < 8) return corrupt(err, zName, off, "node map runs past its section");
+        if (end - off < 8) return corrupt(err, zName, off, "node map runs past its section");
         uint32_t nNode = get_u32le(a + off + 4);
-        if ((offSidx - off - 8) / 4 < nNode) return corrupt(err, zName, off, "node map runs past its section");
+        if ((end - off - 8) / 4 < nNode) return corrupt(err, zName, off, "node map runs past its section");
         f->apMap[m] = a + off;
         for (uint32_t i = 0; i < nNode; i++) {
             uint32_t ord = get_u32le(a + off + 8 + 4 * (uint64_t)i);
@@ -498,19 +564,24 @@ static int parse(RowFile *f, const char *zName, int flags, RowCheckFn xCheck, vo
         off += 8 + 4 * (uint64_t)nNode;
         off = (off + 7) & ~(uint64_t)7;
     }
-    if (off != offSidx) return corrupt(err, zName, off, "node maps do not fill their section");
+    if (off != end) return corrupt(err, zName, off, "node maps do not fill their section");
     return LP_OK;
 }
 
-int rowfile_open_mem(const uint8_t *a, size_t n, const char *zName, int flags, RowCheckFn xCheck,
-                     void *ctx, RowFile **pp, LpError *err) {
+int rowfile_open_mem(const uint8_t *a, size_t n, const uint8_t *aText, size_t nText, const char *zName,
+                     int flags, RowCheckFn xCheck, void *ctx, RowFile **pp, LpError *err) {
     *pp = NULL;
     RowFile *f = calloc(1, sizeof(*f));
     if (!f) return lp_err_set(err, LP_NOMEM, "out of memory opening %s", zName);
     f->a = a;
     f->n = n;
-    int rc = (f->zName = strdup(zName)) ? parse(f, zName, flags, xCheck, ctx, err)
-                                         : lp_err_set(err, LP_NOMEM, "out of memory opening %s", zName);
+    f->t = aText;
+    f->nT = nText;
+    char *zText = NULL;
+    int rc = (f->zName = strdup(zName)) && asprintf(&zText, "%s (text)", zName) >= 0
+                 ? parse(f, zName, zText, flags, xCheck, ctx, err)
+                 : lp_err_set(err, LP_NOMEM, "out of memory opening %s", zName);
+    free(zText);
     if (rc != LP_OK) {
         free(f->apMap);
         free(f->zName);
@@ -521,8 +592,8 @@ int rowfile_open_mem(const uint8_t *a, size_t n, const char *zName, int flags, R
     return LP_OK;
 }
 
-int rowfile_open(const char *zPath, RowCheckFn xCheck, void *ctx, RowFile **pp, LpError *err) {
-    *pp = NULL;
+/* Maps zPath read-only into *pp, *pn. */
+static int map_file(const char *zPath, const uint8_t **pp, size_t *pn, LpError *err) {
     int fd = open(zPath, O_RDONLY | O_CLOEXEC);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0) {
@@ -536,13 +607,42 @@ int rowfile_open(const char *zPath, RowCheckFn xCheck, void *ctx, RowFile **pp, 
     close(fd);
     if (!n) return corrupt(err, zPath, 0, "file is empty");
     if (p == MAP_FAILED) return lp_err_set(err, LP_IOERR, "cannot map %s: %s", zPath, strerror(e));
-    int rc = rowfile_open_mem(p, n, zPath, 0, xCheck, ctx, pp, err);
-    if (rc != LP_OK) {
-        munmap(p, n);
-        return rc;
-    }
-    (*pp)->bMapped = 1;
+    *pp = p;
+    *pn = n;
     return LP_OK;
+}
+
+int rowfile_open(const char *zPath, const char *zTextPath, RowCheckFn xCheck, void *ctx, RowFile **pp,
+                 LpError *err) {
+    *pp = NULL;
+    const uint8_t *a = NULL, *t = NULL;
+    size_t n = 0, nT = 0;
+    int rc = map_file(zPath, &a, &n, err);
+    if (rc == LP_OK && zTextPath) rc = map_file(zTextPath, &t, &nT, err);
+    if (rc == LP_OK) {
+        RowFile *f = calloc(1, sizeof(*f));
+        if (!f) {
+            rc = lp_err_set(err, LP_NOMEM, "out of memory opening %s", zPath);
+        } else {
+            *f = (RowFile){.a = a, .n = n, .t = t, .nT = nT};
+            if (!(f->zName = strdup(zPath))) {
+                rc = lp_err_set(err, LP_NOMEM, "out of memory opening %s", zPath);
+            } else {
+                rc = parse(f, zPath, zTextPath, 0, xCheck, ctx, err);
+            }
+            if (rc == LP_OK) {
+                f->bMapped = 1;
+                *pp = f;
+                return LP_OK;
+            }
+            free(f->apMap);
+            free(f->zName);
+            free(f);
+        }
+    }
+    if (a) munmap((void *)a, n);
+    if (t) munmap((void *)t, nT);
+    return rc;
 }
 
 /* ---------------------------------------------------------------- block cache */
@@ -692,7 +792,10 @@ static void cache_drop_file(const RowFile *f) {
 void rowfile_close(RowFile *f) {
     if (!f) return;
     cache_drop_file(f);
-    if (f->bMapped) munmap((void *)f->a, f->n);
+    if (f->bMapped) {
+        munmap((void *)f->a, f->n);
+        if (f->t) munmap((void *)f->t, f->nT);
+    }
     free(f->apMap);
     free(f->zName);
     free(f);
@@ -716,7 +819,7 @@ uint64_t rowfile_size(const RowFile *f) {
 
 int rowfile_owns(const RowFile *f, const void *p) {
     const uint8_t *q = p;
-    return q >= f->a + f->offRows && q < f->a + f->offOffs;
+    return q >= f->a + RF_HDR && q < f->a + f->offOffs;
 }
 
 uint32_t rowfile_nblock(const RowFile *f) {
@@ -735,22 +838,12 @@ void rowfile_dctx_free(void *pDctx) {
     ZSTD_freeDCtx(pDctx);
 }
 
-const void *rowfile_block_z(const RowFile *f, uint32_t b, size_t *pn) {
-    if (b >= f->nBlock) {
-        *pn = 0;
-        return NULL;
-    }
-    const uint8_t *e = f->pSidx + 16 * (size_t)b;
-    *pn = get_u32le(e + 8);
-    return f->a + get_u64le(e);
-}
-
 int rowfile_block_read(const RowFile *f, uint32_t b, void *buf, void *pDctx, LpError *err) {
     if (b >= f->nBlock) return lp_err_set(err, LP_INTERNAL, "stored block %u of %u", b, f->nBlock);
     const uint8_t *e = f->pSidx + 16 * (size_t)b;
     uint64_t off = get_u64le(e);
     uint32_t nZ = get_u32le(e + 8), nRaw = get_u32le(e + 12);
-    size_t r = pDctx ? ZSTD_decompressDCtx(pDctx, buf, nRaw, f->a + off, nZ) : ZSTD_decompress(buf, nRaw, f->a + off, nZ);
+    size_t r = pDctx ? ZSTD_decompressDCtx(pDctx, buf, nRaw, f->t + off, nZ) : ZSTD_decompress(buf, nRaw, f->t + off, nZ);
     if (ZSTD_isError(r) || r != nRaw) {
         return lp_err_set(err, LP_CORRUPT, "%s is damaged at offset %llu: stored block %u does not decompress (%s)",
                           f->zName, (unsigned long long)off, b, ZSTD_isError(r) ? ZSTD_getErrorName(r) : "short");

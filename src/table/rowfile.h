@@ -11,18 +11,22 @@
 **   - an id index: (id, ordinal) sorted by id, for lookups in O(log n);
 **   - for each vector column with a graph, the map node -> ordinal
 **     (UINT32_MAX: the node's row is not in the segment);
-**   - stored blocks: byte strings the rows refer to (the table keeps its
-**     TEXT values there), each compressed with zstd on its own, read back
-**     whole with rowfile_block_read().
+**   - stored blocks, in a second file (the text file, seg-N.text): byte
+**     strings the rows refer to by number (the table keeps its TEXT values
+**     there), each compressed with zstd on its own, read back whole with
+**     rowfile_block_read(). A new rows file may refer to an existing text
+**     file (ALTER rewrites the rows, links the text).
 ** The byte layout is at the top of rowfile.c.
 **
-** Writer. rowfile_writer_new() starts the file; the caller adds the stored
-** blocks first (rowfile_writer_block, numbered 0, 1, ... in that order),
-** then the row blocks in ascending ordinal order (rowfile_writer_row;
-** ordinals not given have no row), then rowfile_writer_finish() writes
-** the id index, the node maps and the footer, fsyncs and closes the file.
-** On any error, and on rowfile_writer_abort(), the file is removed. The
-** caller fsyncs the folder when it publishes the file (manifest.h).
+** Writer. rowfile_writer_new() starts the rows file and the text file (or
+** none: rowfile_writer_keep_text() then says how many blocks the existing
+** one has); the caller adds the stored blocks first (rowfile_writer_block,
+** numbered 0, 1, ... in that order), then the row blocks in ascending
+** ordinal order (rowfile_writer_row; ordinals not given have no row),
+** then rowfile_writer_finish() writes the indexes, node maps and footers,
+** fsyncs and closes both files. On any error, and on
+** rowfile_writer_abort(), the files written are removed. The caller
+** fsyncs the folder when it publishes them (manifest.h).
 **
 ** Reader. rowfile_open() maps the file read-only and, before serving
 ** anything, verifies the header and footer (magic, version, sizes), the
@@ -71,17 +75,18 @@ typedef int (*RowCheckFn)(void *ctx, const RowFile *f, const void *pBlock, size_
 
 typedef struct RowFileWriter RowFileWriter;
 
-/* Starts zPath (created or truncated) for nOrd ordinals of rows that
-** follow a schema of nCol columns. */
-int rowfile_writer_new(const char *zPath, uint32_t nCol, uint32_t nOrd, RowFileWriter **pp,
-                       LpError *err);
+/* Starts zPath and text file zTextPath (both created or truncated; NULL:
+** no text file written) for nOrd ordinals of rows that follow a schema of
+** nCol columns. */
+int rowfile_writer_new(const char *zPath, const char *zTextPath, uint32_t nCol, uint32_t nOrd,
+                       RowFileWriter **pp, LpError *err);
+/* Without a text file of its own: the rows refer to the nBlock blocks of
+** an existing one. */
+void rowfile_writer_keep_text(RowFileWriter *w, uint32_t nBlock);
 /* Appends stored block number rowfile_writer_nblock(w): n bytes (copied,
 ** compressed; n < 4 GiB). Only before the first row. */
 int rowfile_writer_block(RowFileWriter *w, const void *p, size_t n, LpError *err);
 uint32_t rowfile_writer_nblock(const RowFileWriter *w);
-/* The same with a block already compressed: pZ/nZ as rowfile_block_z()
-** gives it, nRaw bytes once decompressed (copying a segment's blocks). */
-int rowfile_writer_block_z(RowFileWriter *w, const void *pZ, size_t nZ, uint32_t nRaw, LpError *err);
 /* Appends the block of ordinal ord (> every ordinal added before, < nOrd):
 ** n bytes, starting with its int64 id and its uint32 size. */
 int rowfile_writer_row(RowFileWriter *w, uint32_t ord, const void *pBlock, uint32_t n, LpError *err);
@@ -91,9 +96,12 @@ int rowfile_writer_finish(RowFileWriter *w, const RowFileMap *aMap, int nMap, Lp
 /* Gives up: closes and removes the file, frees w. NULL is a no-op. */
 void rowfile_writer_abort(RowFileWriter *w);
 
-int rowfile_open(const char *zPath, RowCheckFn xCheck, void *ctx, RowFile **pp, LpError *err);
-int rowfile_open_mem(const uint8_t *a, size_t n, const char *zName, int flags, RowCheckFn xCheck,
-                     void *ctx, RowFile **pp, LpError *err);
+/* Opens rows file zPath with its text file zTextPath (NULL: none; then
+** the rows file must say it has no blocks). */
+int rowfile_open(const char *zPath, const char *zTextPath, RowCheckFn xCheck, void *ctx, RowFile **pp,
+                 LpError *err);
+int rowfile_open_mem(const uint8_t *a, size_t n, const uint8_t *aText, size_t nText, const char *zName,
+                     int flags, RowCheckFn xCheck, void *ctx, RowFile **pp, LpError *err);
 void rowfile_close(RowFile *f);
 
 uint32_t rowfile_nord(const RowFile *f);
@@ -123,8 +131,6 @@ int rowfile_owns(const RowFile *f, const void *p);
 ** thread, reused; NULL: one made for the call). */
 uint32_t rowfile_nblock(const RowFile *f);
 uint32_t rowfile_block_raw(const RowFile *f, uint32_t b);
-/* Block b as stored (compressed): *pn bytes. */
-const void *rowfile_block_z(const RowFile *f, uint32_t b, size_t *pn);
 int rowfile_block_read(const RowFile *f, uint32_t b, void *buf, void *pDctx, LpError *err);
 void *rowfile_dctx_new(void);
 void rowfile_dctx_free(void *pDctx);

@@ -186,10 +186,11 @@ void row_reader_init_parts(RowReader *rd, Part *const *ap, int n);
 /* A copy of r with all its values (packed rows read through a reader
 ** over t's parts: under t's lock). NULL when out of memory. */
 MemRow *table_row_copy(const Table *t, const MemRow *r);
-/* Writes rows file zPath for nOrd ordinals: apRow[i] the row of ordinal i
-** or NULL; TEXT values go to stored blocks, read (when the rows are
-** packed) from the parts apSrc[0..nSrc) they are in. flush.c. */
-int table_write_rows(const Table *t, Part *const *apSrc, int nSrc, const char *zPath, uint32_t nOrd,
+/* Writes the rows and text files of segment segId for nOrd ordinals:
+** apRow[i] the row of ordinal i or NULL; TEXT values go to stored blocks,
+** read (when the rows are packed) from the parts apSrc[0..nSrc) they are
+** in. flush.c. */
+int table_write_rows(const Table *t, Part *const *apSrc, int nSrc, uint64_t segId, uint32_t nOrd,
                      const MemRow *const *apRow, const RowFileMap *aMap, int nMap, LpError *err);
 VecHnsw *table_new_graph(const ColumnSchema *c, LpError *err);
 void table_part_free(Part *p);

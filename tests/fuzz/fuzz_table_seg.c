@@ -5,7 +5,9 @@
 ** (src/table/manifest.c).
 **
 ** The first input byte picks the reader:
-**   0 mod 3  rows file, opened from memory without its checksums (so
+**   0 mod 3  rows file and its text file (u32 size of the rows file, the
+**            rows file, the text file), opened from memory without their
+**            checksums (so
 **            mutations reach the structure checks); when it opens, every
 **            row is read back column by column (text decompressed from
 **            its stored block), every id looked up, every node map
@@ -18,7 +20,8 @@
 ** v FLOAT_VECTOR(4) hnsw.
 **
 ** Seeds: tests/fuzz/corpus/table_seg/, files of a real server's table
-** (seg-N.rows, seg-N.del-G, manifest) with the mode byte in front.
+** (seg-N.rows + seg-N.text, seg-N.del-G, manifest) with the mode byte in
+** front.
 */
 #include <stdint.h>
 #include <stdio.h>
@@ -68,15 +71,31 @@ static void write_file(const char *zPath, const uint8_t *p, size_t n) {
 }
 
 static void fuzz_rows(const uint8_t *p, size_t n) {
-    /* Copied to 8-aligned memory, as a mapping would be. */
-    uint64_t *a = malloc(n / 8 * 8 + 8);
-    if (!a) return;
-    memcpy(a, p, n);
+    /* u32 size of the rows file, the rows file, then its text file (none
+    ** when empty); each copied to 8-aligned memory, as a mapping would be. */
+    if (n < 4) return;
+    uint32_t nRows;
+    memcpy(&nRows, p, 4);
+    p += 4;
+    n -= 4;
+    if (nRows > n) nRows = (uint32_t)n;
+    size_t nText = n - nRows;
+    uint64_t *a = malloc(nRows / 8 * 8 + 8);
+    uint64_t *t = nText ? malloc(nText / 8 * 8 + 8) : NULL;
+    if (!a || (nText && !t)) {
+        free(a);
+    free(t);
+        free(t);
+        return;
+    }
+    memcpy(a, p, nRows);
+    if (nText) memcpy(t, p + nRows, nText);
+    n = nRows;
     RowFile *f = NULL;
     LpError err;
     lp_err_clear(&err);
-    if (rowfile_open_mem((const uint8_t *)a, n, "fuzz.rows", ROWFILE_NOCHECKSUM, check_row, g_schema, &f,
-                         &err) == LP_OK) {
+    if (rowfile_open_mem((const uint8_t *)a, n, (const uint8_t *)t, nText, "fuzz.rows", ROWFILE_NOCHECKSUM,
+                         check_row, g_schema, &f, &err) == LP_OK) {
         uint64_t sum = 0;
         /* Text of packed rows through a reader over a part of this file. */
         Part part = {0};
@@ -110,6 +129,7 @@ static void fuzz_rows(const uint8_t *p, size_t n) {
         abort();
     }
     free(a);
+    free(t);
 }
 
 static void fuzz_dead(const uint8_t *p, size_t n) {

@@ -24,6 +24,7 @@ import pymysql
 import pytest
 
 from helpers import LOUPE_BIN, REPO, LoupeServer, ServerError
+from test_durability import connect, q
 
 sys.path.insert(0, os.path.join(REPO, "tests", "powercut"))
 import reconstruct  # noqa: E402  (tests/powercut/reconstruct.py)
@@ -75,17 +76,6 @@ def start_server(s):
         return s.start()
     except ServerError as e:
         pytest.fail(str(e), pytrace=False)
-
-
-def connect(s):
-    return pymysql.connect(host=s.host, port=s.mysql_port, user="root", autocommit=True,
-                           connect_timeout=10, read_timeout=60, write_timeout=60)
-
-
-def q(s, sql):
-    with connect(s) as c, c.cursor() as cur:
-        cur.execute(sql)
-        return cur.fetchall()
 
 
 def finish(s):

@@ -711,7 +711,7 @@ def test_stored_text_compressed_in_segments(tmp_path):
 def test_alter_keeps_segments(tmp_path):
     """ALTER TABLE ADD / DROP COLUMN of attributes and vector columns does
     not copy the sealed segments row by row: each gets a converted rows
-    file while its full-text index and the kept graphs are the same files
+    file while its text, full-text index and kept graphs are the same files
     (same inode: linked, not rewritten). Values, deletes, MATCH and kNN are
     as before; a new vector column is empty in the old segments and fills
     as rows get vectors; a merge, UPDATE of old rows and a restart work on
@@ -731,11 +731,13 @@ def test_alter_keeps_segments(tmp_path):
     before = snapshot(s, "a")
     rows_before = q(s, "SELECT id, title, tag, batch FROM a ORDER BY id ASC LIMIT 1000")
     fts_inodes = sorted(os.stat(f).st_ino for f in seg_files(data, "a", "fts"))
+    text_inodes = sorted(os.stat(f).st_ino for f in seg_files(data, "a", "text"))
     vec_inodes = sorted(os.stat(f).st_ino for f in seg_files(data, "a", "vec3"))
     assert len(fts_inodes) == 2 and len(vec_inodes) == 2
 
     q(s, "ALTER TABLE a ADD COLUMN price FLOAT")
     assert sorted(os.stat(f).st_ino for f in seg_files(data, "a", "fts")) == fts_inodes
+    assert sorted(os.stat(f).st_ino for f in seg_files(data, "a", "text")) == text_inodes
     assert sorted(os.stat(f).st_ino for f in seg_files(data, "a", "vec3")) == vec_inodes
     assert status(s, "a")["disk_chunks"] == "2"
     assert snapshot(s, "a") == before

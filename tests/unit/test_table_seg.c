@@ -73,7 +73,9 @@ static int write_rows(const char *zPath, uint32_t nCol, uint32_t nOrd, void *con
                       const uint32_t *an, const RowFileMap *aMap, int nMap, void *const *apBlk,
                       const size_t *anBlk, int nBlk, LpError *err) {
     RowFileWriter *w;
-    int rc = rowfile_writer_new(zPath, nCol, nOrd, &w, err);
+    char zText[1100];
+    snprintf(zText, sizeof(zText), "%s.text", zPath);
+    int rc = rowfile_writer_new(zPath, zText, nCol, nOrd, &w, err);
     for (int b = 0; rc == LP_OK && b < nBlk; b++) {
         assert_int_equal(rowfile_writer_nblock(w), b);
         rc = rowfile_writer_block(w, apBlk[b], anBlk[b], err);
@@ -82,6 +84,12 @@ static int write_rows(const char *zPath, uint32_t nCol, uint32_t nOrd, void *con
         if (ap[i]) rc = rowfile_writer_row(w, i, ap[i], an[i], err);
     }
     return rc == LP_OK ? rowfile_writer_finish(w, aMap, nMap, err) : rc;
+}
+
+static int open_rows(const char *zPath, RowFile **pp, LpError *err) {
+    char zText[1100];
+    snprintf(zText, sizeof(zText), "%s.text", zPath);
+    return rowfile_open(zPath, zText, check_block, NULL, pp, err);
 }
 
 static uint8_t *slurp(const char *zPath, size_t *pn) {
@@ -131,7 +139,7 @@ static void test_rowfile_round_trip(void **state) {
     lp_err_clear(&err);
     assert_int_equal(write_rows(zPath, 4, N, ap, an, &map, 1, apBlk, anBlk, NBLK, &err), LP_OK);
     RowFile *f = NULL;
-    assert_int_equal(rowfile_open(zPath, check_block, NULL, &f, &err), LP_OK);
+    assert_int_equal(open_rows(zPath, &f, &err), LP_OK);
     assert_int_equal(rowfile_nord(f), N);
     assert_int_equal(rowfile_ncol(f), 4);
     assert_int_equal(rowfile_nblock(f), NBLK);
@@ -177,7 +185,7 @@ static void test_rowfile_round_trip(void **state) {
         }
         assert_int_equal(write_rows(zWords, 1, 0, NULL, NULL, NULL, 0, apW, anW, nW, &err), LP_OK);
         RowFile *g;
-        assert_int_equal(rowfile_open(zWords, check_block, NULL, &g, &err), LP_OK);
+        assert_int_equal(open_rows(zWords, &g, &err), LP_OK);
         assert_true(rowfile_size(g) < nIn / 2);
         rowfile_close(g);
         unlink(zWords);
@@ -217,26 +225,45 @@ static void test_rowfile_round_trip(void **state) {
     assert_int_equal(nByte1, nByte0);
 
     /* Every flipped byte in the header and footer, and a sample in the
-    ** sections, is LP_CORRUPT naming the file; so is every truncation. */
-    size_t n;
-    uint8_t *img = slurp(zPath, &n);
+    ** sections, of either file is LP_CORRUPT naming it; so is every
+    ** truncation, and a rows file without its text file. */
+    size_t n, nT;
+    char zText[1100];
+    snprintf(zText, sizeof(zText), "%s.text", zPath);
+    uint8_t *img = slurp(zPath, &n), *txt = slurp(zText, &nT);
     for (size_t i = 0; i < n; i += (i < 64 || i + 64 > n) ? 1 : 97) {
         img[i] ^= 0x21;
         lp_err_clear(&err);
-        int rc = rowfile_open_mem(img, n, "x.rows", 0, check_block, NULL, &f, &err);
+        int rc = rowfile_open_mem(img, n, txt, nT, "x.rows", 0, check_block, NULL, &f, &err);
         assert_int_equal(rc, LP_CORRUPT);
         assert_non_null(strstr(err.zMsg, "x.rows"));
         img[i] ^= 0x21;
     }
-    for (size_t k = 0; k < n; k += 131) {
-        assert_int_equal(rowfile_open_mem(img, k, "x.rows", 0, check_block, NULL, &f, &err), LP_CORRUPT);
+    for (size_t i = 0; i < nT; i += (i < 64 || i + 64 > nT) ? 1 : 97) {
+        txt[i] ^= 0x21;
+        lp_err_clear(&err);
+        int rc = rowfile_open_mem(img, n, txt, nT, "x.rows", 0, check_block, NULL, &f, &err);
+        assert_int_equal(rc, LP_CORRUPT);
+        assert_non_null(strstr(err.zMsg, "x.rows (text)"));
+        txt[i] ^= 0x21;
     }
+    for (size_t k = 0; k < n; k += 131) {
+        assert_int_equal(rowfile_open_mem(img, k, txt, nT, "x.rows", 0, check_block, NULL, &f, &err),
+                         LP_CORRUPT);
+    }
+    for (size_t k = 0; k < nT; k += 131) {
+        assert_int_equal(rowfile_open_mem(img, n, txt, k, "x.rows", 0, check_block, NULL, &f, &err),
+                         LP_CORRUPT);
+    }
+    assert_int_equal(rowfile_open_mem(img, n, NULL, 0, "x.rows", 0, check_block, NULL, &f, &err), LP_CORRUPT);
+    assert_non_null(strstr(err.zMsg, "text file is missing"));
     /* Without checksums the structure is still checked: a row offset
     ** pointing elsewhere, an id index out of order. */
-    assert_int_equal(rowfile_open_mem(img, n, "x.rows", ROWFILE_NOCHECKSUM, check_block, NULL, &f, &err),
+    assert_int_equal(rowfile_open_mem(img, n, txt, nT, "x.rows", ROWFILE_NOCHECKSUM, check_block, NULL, &f, &err),
                      LP_OK);
     rowfile_close(f);
     free(img);
+    free(txt);
     for (int i = 0; i < N; i++) free(ap[i]);
     for (int b = 0; b < NBLK; b++) free(apBlk[b]);
 }
@@ -248,7 +275,7 @@ static void test_rowfile_sorted_and_empty(void **state) {
     LpError err;
     RowFile *f;
     assert_int_equal(write_rows(zPath, 1, 0, NULL, NULL, NULL, 0, NULL, NULL, 0, &err), LP_OK);
-    assert_int_equal(rowfile_open(zPath, check_block, NULL, &f, &err), LP_OK);
+    assert_int_equal(open_rows(zPath, &f, &err), LP_OK);
     assert_int_equal(rowfile_nord(f), 0);
     assert_int_equal(rowfile_max_id(f), 0);
     assert_int_equal(rowfile_find(f, 1), -1);
@@ -256,7 +283,7 @@ static void test_rowfile_sorted_and_empty(void **state) {
     void *ap[3] = {make_block(5, 24), make_block(9, 16), make_block(70, 40)};
     uint32_t an[3] = {24, 16, 40};
     assert_int_equal(write_rows(zPath, 1, 3, ap, an, NULL, 0, NULL, NULL, 0, &err), LP_OK);
-    assert_int_equal(rowfile_open(zPath, check_block, NULL, &f, &err), LP_OK);
+    assert_int_equal(open_rows(zPath, &f, &err), LP_OK);
     assert_true(rowfile_sorted(f));
     rowfile_close(f);
     for (int i = 0; i < 3; i++) free(ap[i]);
@@ -396,7 +423,7 @@ static void test_flush_and_reopen(void **state) {
         assert_int_equal(put(t, TOP_INSERT, i, zTitle, i), LP_OK);
         if (i == 100 || i == 200) assert_int_equal(table_flush(t, &err), LP_OK);
     }
-    assert_int_equal(count_files(zTab, "seg-"), 2 * 3); /* rows, fts, vec2 each */
+    assert_int_equal(count_files(zTab, "seg-"), 2 * 4); /* rows, text, fts, vec2 each */
     /* Changes to sealed rows of both segments and to RAM rows. */
     assert_int_equal(put(t, TOP_DELETE, 5, "", 0), LP_OK);
     assert_int_equal(put(t, TOP_UPDATE, 150, "", -150), LP_OK);
@@ -410,10 +437,10 @@ static void test_flush_and_reopen(void **state) {
     assert_int_equal(table_flush(t, &err), LP_OK);
     char *z2 = canon(dump(t));
     assert_string_equal(z1, z2);
-    assert_int_equal(count_files(zTab, "seg-"), 3 * 3 + 2); /* + two tombstone files */
+    assert_int_equal(count_files(zTab, "seg-"), 3 * 4 + 2); /* + two tombstone files */
     /* A flush with nothing new writes nothing. */
     assert_int_equal(table_flush(t, &err), LP_OK);
-    assert_int_equal(count_files(zTab, "seg-"), 3 * 3 + 2);
+    assert_int_equal(count_files(zTab, "seg-"), 3 * 4 + 2);
     assert_int_equal(put(t, TOP_DELETE, 7, "", 0), LP_OK); /* only in the log */
     char *z3 = canon(dump(t));
     /* Merging everything into one segment keeps every answer and leaves
@@ -424,7 +451,7 @@ static void test_flush_and_reopen(void **state) {
     char *zOpt = canon(dump(t));
     assert_string_equal(z3, zOpt);
     free(zOpt);
-    assert_int_equal(count_files(zTab, "seg-"), 3);
+    assert_int_equal(count_files(zTab, "seg-"), 4);
     int nSeg;
     table_disk_bytes(t, &nSeg, NULL, NULL);
     assert_int_equal(nSeg, 1);
