@@ -209,7 +209,8 @@ static int show_table_status(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
         !add2i(r, "disk_bytes", nWal + nSegBytes) && !add2i(r, "wal_bytes", nWal) &&
         !add2i(r, "wal_syncs", table_wal_syncs(t)) &&
         !add2i(r, "disk_chunks", (uint64_t)nSeg) && !add2i(r, "segment_bytes", nSegBytes) &&
-        !add2i(r, "flushes", nFlush) && !add2i(r, "merges", nMerge) && !add2i(r, "mem_limit", table_mem_limit(t))) {
+        !add2i(r, "flushes", nFlush) && !add2i(r, "merges", nMerge) &&
+        !add2i(r, "updates_in_place", table_updates_in_place(t)) && !add2i(r, "mem_limit", table_mem_limit(t))) {
         rc = LP_OK;
         if (bRebuild && add2(r, "rebuild_embeddings", zRebuild)) rc = LP_NOMEM;
     }

@@ -11,6 +11,8 @@
 **   seg-N.vecC      HNSW graph and vectors of vector column C (the
 **                   schema's column number; vec/hnsw.c)
 **   seg-N.del-G     tombstones written by flush G (rowfile.c)
+**   seg-N.patch-G   rows changed in place (numeric UPDATE), written by
+**                   flush G (rowfile.c), applied to the mapped rows at open
 ** The manifest (manifest.c) lists the live segments with their ordinal
 ** counts and tombstone generations, and the first log record they do not
 ** cover. A file the manifest does not name is left over from a flush that
@@ -52,6 +54,7 @@
 #include "fts/segflush.h"
 #include "table/manifest.h"
 #include "table/table_int.h"
+#include "util/bytes.h"
 #include "util/log.h"
 
 /* ------------------------------------------------------------------ */
@@ -87,6 +90,8 @@ static void remove_orphans(const char *zDir, const ManifestSeg *aSeg, int nSeg, 
             int nEnd = 0;
             if (sscanf(zSuf, "del-%" SCNu64 "%n", &gen, &nEnd) == 1 && !zSuf[nEnd]) {
                 bKeep = gen == aSeg[i].deadGen;
+            } else if (sscanf(zSuf, "patch-%" SCNu64 "%n", &gen, &nEnd) == 1 && !zSuf[nEnd]) {
+                bKeep = gen == aSeg[i].patchGen;
             } else {
                 bKeep = strcmp(zSuf, "rows") == 0 || strcmp(zSuf, "text") == 0 ||
                         strcmp(zSuf, "fts") == 0 || strncmp(zSuf, "vec", 3) == 0;
@@ -132,6 +137,46 @@ static int check_row(void *ctx, const RowFile *f, const void *p, size_t n, int64
 
 /* Opens sealed segment ms of t: rows, full-text segment, graphs and
 ** tombstones, all verified. */
+static void patch_suffix(char *z, size_t n, uint64_t gen) {
+    snprintf(z, n, "patch-%" PRIu64, gen);
+}
+
+/* Bytes of a row's head in a patch file: its slots and NULL words. */
+static uint32_t patch_head(const Table *t) {
+    return (uint32_t)(8 * ((size_t)t->pSchema->nCol + ((size_t)t->pSchema->nCol + 63) / 64));
+}
+
+/* Segment ms's patch file, written into the rows of part p. */
+static int apply_patch(Table *t, Part *p, const ManifestSeg *ms, LpError *err) {
+    char zPath[4096], zSuf[32];
+    patch_suffix(zSuf, sizeof(zSuf), ms->patchGen);
+    seg_path(zPath, sizeof(zPath), t, ms->id, zSuf);
+    uint32_t nHead = patch_head(t), nEntry;
+    uint8_t *a;
+    int rc = rowfile_read_patch(zPath, ms->nOrd, nHead, &a, &nEntry, err);
+    if (rc != LP_OK) return rc;
+    if (bitset_init(&p->patched, ms->nOrd) != LP_OK) {
+        free(a);
+        return lp_err_set(err, LP_NOMEM, "out of memory opening table '%s'", t->zName);
+    }
+    for (uint32_t i = 0; i < nEntry && rc == LP_OK; i++) {
+        const uint8_t *e = a + (size_t)i * (8 + nHead);
+        uint32_t ord = get_u32le(e);
+        MemRow *r = rowfile_row_mut(p->pRows, ord);
+        if (!r) {
+            rc = lp_err_set(err, LP_CORRUPT, "%s names ordinal %u, which has no row", zPath, ord);
+            break;
+        }
+        uint64_t aHead[nHead / 8];
+        memcpy(aHead, e + 8, nHead);
+        row_patch_numeric(t->pSchema, r, aHead);
+        bitset_set(&p->patched, ord);
+    }
+    free(a);
+    p->patchGen = ms->patchGen;
+    return rc;
+}
+
 int table_open_sealed(Table *t, const ManifestSeg *ms, Part **pp, LpError *err) {
     char zPath[4096], zSuf[32];
     Part *p = calloc(1, sizeof(Part));
@@ -196,6 +241,7 @@ int table_open_sealed(Table *t, const ManifestSeg *ms, Part **pp, LpError *err) 
         rc = lp_err_set(err, LP_NOMEM, "out of memory opening table '%s'", t->zName);
         goto fail;
     }
+    if (ms->patchGen && (rc = apply_patch(t, p, ms, err)) != LP_OK) goto fail;
     size_t nLive = 0;
     for (uint32_t i = 0; i < p->nOrd; i++) {
         if (!bitset_test(&p->dead, i) && rowfile_row(p->pRows, i)) nLive++;
@@ -298,13 +344,46 @@ typedef struct DeadCopy {
     uint64_t gen;           /* the file written, 0 until then */
 } DeadCopy;
 
+/* The changes in place of a sealed part as they were at the freeze: the
+** patch file's entries. */
+typedef struct PatchCopy {
+    Part *p;
+    uint8_t *a;             /* nEntry x (u32 ordinal, u32 0, head) */
+    uint32_t nEntry;
+    uint64_t ver;
+    uint64_t gen;           /* the file written, 0 until then */
+} PatchCopy;
+
 typedef struct Flush {
     Part *pFrozen;          /* the part frozen now, or NULL (RAM was empty) */
     uint64_t lsnFirst;      /* first log record the segments do not cover */
     int64_t nextId;
     DeadCopy *aDead;
     int nDead;
+    PatchCopy *aPatch;
+    int nPatch, nPatchAlloc;
 } Flush;
+
+/* Copies the changed heads of sealed part q (under the write lock). */
+static int patch_copy(const Table *t, Part *q, PatchCopy *c) {
+    uint32_t nHead = patch_head(t);
+    size_t n = bitset_count(&q->patched);
+    c->a = malloc(n ? n * (8 + (size_t)nHead) : 1);
+    if (!c->a) return LP_NOMEM;
+    uint8_t *e = c->a;
+    for (size_t o = bitset_next(&q->patched, 0); o < q->nOrd; o = bitset_next(&q->patched, o + 1)) {
+        const MemRow *r = rowfile_row(q->pRows, (uint32_t)o);
+        if (!r) continue;
+        put_u32le(e, (uint32_t)o);
+        put_u32le(e + 4, 0);
+        memcpy(e + 8, r->aSlot, nHead);
+        e += 8 + nHead;
+        c->nEntry++;
+    }
+    c->p = q;
+    c->ver = q->patchVer;
+    return LP_OK;
+}
 
 /* Step 1. LP_OK with f filled (f->pFrozen NULL when nothing was frozen). */
 static int freeze(Table *t, Flush *f, LpError *err) {
@@ -352,8 +431,21 @@ static int freeze(Table *t, Flush *f, LpError *err) {
         d->ver = q->deadVer;
         f->nDead++;
     }
+    /* The changes in place to write: those made since their file. */
+    f->aPatch = calloc((size_t)(t->nPart ? t->nPart : 1), sizeof(PatchCopy));
+    f->nPatchAlloc = f->aPatch ? (t->nPart ? t->nPart : 1) : 0;
+    if (!f->aPatch && rc == LP_OK) rc = lp_err_set(err, LP_NOMEM, "out of memory flushing table '%s'", t->zName);
+    for (int i = 0; rc == LP_OK && i < t->nPart; i++) {
+        Part *q = t->apPart[i];
+        if (!q->pRows || q->patchVer == q->patchSavedVer) continue;
+        if (patch_copy(t, q, &f->aPatch[f->nPatch]) != LP_OK) {
+            rc = lp_err_set(err, LP_NOMEM, "out of memory flushing table '%s'", t->zName);
+            break;
+        }
+        f->nPatch++;
+    }
     /* The log's new file starts at the first record not covered. */
-    if (rc == LP_OK && t->pWal && (t->slots.n || f->nDead)) rc = wal_rotate(t->pWal, err);
+    if (rc == LP_OK && t->pWal && (t->slots.n || f->nDead || f->nPatch)) rc = wal_rotate(t->pWal, err);
     if (rc == LP_OK && t->slots.n) {
         p->nOrd = (uint32_t)t->slots.n;
         p->apRow = t->slots.a;
@@ -654,6 +746,8 @@ done:
 static void flush_free(Flush *f) {
     for (int i = 0; i < f->nDead; i++) bitset_free(&f->aDead[i].bits);
     free(f->aDead);
+    for (int i = 0; f->aPatch && i <= f->nPatch && i < f->nPatchAlloc; i++) free(f->aPatch[i].a);
+    free(f->aPatch);
 }
 
 /* Steps 2 and 3. Called with flushMu held. */
@@ -667,7 +761,7 @@ static int flush_locked(Table *t, LpError *err) {
     /* Every frozen part (this one, and any an earlier failed flush left). */
     int nFrozen = 0;
     for (int i = 0; i < t->nPart; i++) nFrozen += t->apPart[i]->pRows == NULL;
-    if (!nFrozen && !f.nDead) {
+    if (!nFrozen && !f.nDead && !f.nPatch) {
         flush_free(&f);
         return LP_OK;
     }
@@ -688,16 +782,27 @@ static int flush_locked(Table *t, LpError *err) {
         seg_path(zPath, sizeof(zPath), t, d->p->segId, zSuf);
         rc = rowfile_write_dead(zPath, &d->bits, err);
     }
+    for (int i = 0; rc == LP_OK && i < f.nPatch; i++) {
+        PatchCopy *c = &f.aPatch[i];
+        c->gen = t->nextSegId++;
+        patch_suffix(zSuf, sizeof(zSuf), c->gen);
+        seg_path(zPath, sizeof(zPath), t, c->p->segId, zSuf);
+        rc = rowfile_write_patch(zPath, c->p->nOrd, patch_head(t), c->a, c->nEntry, err);
+    }
     if (rc == LP_OK) rc = lp_fsync_dir(t->zDir, err);
     /* The manifest: every part now sealed. */
     int nSeg = 0;
     for (int i = 0; rc == LP_OK && i < t->nPart; i++) {
         Part *p = t->apPart[i];
-        uint64_t gen = p->deadGen;
+        uint64_t gen = p->deadGen, patchGen = p->patchGen;
         for (int k = 0; k < f.nDead; k++) {
             if (f.aDead[k].p == p) gen = f.aDead[k].gen;
         }
-        aSeg[nSeg++] = (ManifestSeg){p->pRows ? p->segId : aNewId[i], p->nOrd, p->pRows ? gen : 0};
+        for (int k = 0; k < f.nPatch; k++) {
+            if (f.aPatch[k].p == p) patchGen = f.aPatch[k].gen;
+        }
+        aSeg[nSeg++] = (ManifestSeg){p->pRows ? p->segId : aNewId[i], p->nOrd, p->pRows ? gen : 0,
+                                     p->pRows ? patchGen : 0};
     }
     if (rc == LP_OK) {
         pthread_mutex_lock(t->pManifestMu);
@@ -745,6 +850,12 @@ static int flush_locked(Table *t, LpError *err) {
             if (f.aDead[k].p == p) {
                 p->deadGen = f.aDead[k].gen;
                 p->deadSavedVer = f.aDead[k].ver;
+            }
+        }
+        for (int k = 0; k < f.nPatch; k++) {
+            if (f.aPatch[k].p == p) {
+                p->patchGen = f.aPatch[k].gen;
+                p->patchSavedVer = f.aPatch[k].ver;
             }
         }
         Part *q = apSealed ? apSealed[i] : NULL;
@@ -882,6 +993,12 @@ uint64_t table_disk_bytes(Table *t, int *pnSeg, uint64_t *pnFlush, uint64_t *pnM
     if (pnMerge) *pnMerge = t->nMerges;
     pthread_rwlock_unlock(&t->lock);
     return n;
+}
+
+uint64_t table_updates_in_place(Table *t) {
+    /* Not under the lock: the caller may hold a snapshot (a second read
+    ** lock could wait behind a writer forever). */
+    return __atomic_load_n(&t->nInPlace, __ATOMIC_RELAXED);
 }
 
 uint64_t table_mem_limit(const Table *t) {

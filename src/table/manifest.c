@@ -15,7 +15,8 @@
 ** rebuild (absent when none) is a REBUILD EMBEDDINGS to resume.
 ** "segments" (absent: none) lists the sealed segments, in row order (ids unique,
 ** not ordered: a merged segment takes a new id in its inputs' place):
-**   "segments":[{"id":3,"ords":100000,"del":2},...],"next_seg":4
+**   "segments":[{"id":3,"ords":100000,"del":2,"patch":5},...],"next_seg":6
+**   ("patch": the segment's patch file generation, absent when none)
 ** wal_first_lsn is then the first log record they do not cover.
 **
 ** The first line is one JSON object (compact, no newline inside); the
@@ -95,9 +96,10 @@ int manifest_write(const char *zDir, const Manifest *m, LpError *err) {
         json_object_set_new(o, "next_id_floor", json_integer(m->nextIdFloor));
         json_t *a = json_array();
         for (int i = 0; a && i < m->nSeg; i++) {
-            json_array_append_new(a, json_pack("{s:I, s:I, s:I}", "id", (json_int_t)m->aSeg[i].id,
-                                               "ords", (json_int_t)m->aSeg[i].nOrd, "del",
-                                               (json_int_t)m->aSeg[i].deadGen));
+            json_t *e = json_pack("{s:I, s:I, s:I}", "id", (json_int_t)m->aSeg[i].id, "ords",
+                                  (json_int_t)m->aSeg[i].nOrd, "del", (json_int_t)m->aSeg[i].deadGen);
+            if (e && m->aSeg[i].patchGen) json_object_set_new(e, "patch", json_integer((json_int_t)m->aSeg[i].patchGen));
+            json_array_append_new(a, e);
         }
         if (m->nSeg) json_object_set_new(o, "segments", a);
         else json_decref(a);
@@ -210,13 +212,15 @@ int manifest_read(const char *zDir, Manifest *m, LpError *err) {
             json_int_t id = json_integer_value(json_object_get(e, "id"));
             json_int_t nOrd = json_integer_value(json_object_get(e, "ords"));
             json_int_t del = json_integer_value(json_object_get(e, "del"));
+            json_int_t patch = json_integer_value(json_object_get(e, "patch")); /* 0 when absent */
             if (!json_is_integer(json_object_get(e, "id")) || id <= 0 || nOrd < 0 ||
                 nOrd > (json_int_t)UINT32_MAX - 1 || del < 0 || (uint64_t)id >= m->nextSegId ||
-                (uint64_t)del >= m->nextSegId || seg_listed(m, (uint64_t)id)) {
+                (uint64_t)del >= m->nextSegId || patch < 0 || (uint64_t)patch >= m->nextSegId ||
+                seg_listed(m, (uint64_t)id)) {
                 rc = lp_err_set(err, LP_CORRUPT, "%s: segment entry %zu is malformed", zPath, i);
                 break;
             }
-            m->aSeg[i] = (ManifestSeg){(uint64_t)id, (uint32_t)nOrd, (uint64_t)del};
+            m->aSeg[i] = (ManifestSeg){(uint64_t)id, (uint32_t)nOrd, (uint64_t)del, (uint64_t)patch};
             m->nSeg++;
         }
     }

@@ -33,7 +33,8 @@
 typedef struct ManifestSeg {
     uint64_t id;
     uint32_t nOrd;          /* ordinals */
-    uint64_t deadGen;
+    uint64_t deadGen;       /* tombstone file seg-<id>.del-<deadGen>, 0: none */
+    uint64_t patchGen;      /* patch file seg-<id>.patch-<patchGen>, 0: none */
 } ManifestSeg;
 
 typedef struct Manifest {

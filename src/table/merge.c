@@ -270,14 +270,23 @@ done:
     return rc;
 }
 
+/* The inputs of a merge that did not replace them: changes in place may
+** resume. */
+static void merging_done(Table *t, Part **apIn, int nIn) {
+    pthread_rwlock_wrlock(&t->lock);
+    for (int k = 0; k < nIn; k++) apIn[k]->bMerging = 0;
+    pthread_rwlock_unlock(&t->lock);
+}
+
 /* Merges the sealed parts [iFrom, iFrom + nIn) of t. mergeMu held. */
 static int merge_run(Table *t, int iFrom, int nIn, LpError *err) {
     Part *apIn[nIn];
     Bitset aDead[nIn];
     memset(aDead, 0, sizeof(aDead));
     int rc = LP_OK;
-    /* 1. The inputs and their tombstones. */
-    pthread_rwlock_rdlock(&t->lock);
+    /* 1. The inputs and their tombstones. From here on their rows are
+    ** read without the lock: no UPDATE may change them in place. */
+    pthread_rwlock_wrlock(&t->lock);
     if (iFrom < 0 || iFrom + nIn > t->nPart) rc = LP_BADINPUT;
     for (int k = 0; rc == LP_OK && k < nIn; k++) {
         apIn[k] = t->apPart[iFrom + k];
@@ -285,6 +294,7 @@ static int merge_run(Table *t, int iFrom, int nIn, LpError *err) {
         else if (bitset_init(&aDead[k], apIn[k]->nOrd) != LP_OK) rc = LP_NOMEM;
         else memcpy(aDead[k].aWord, apIn[k]->dead.aWord, 8 * BITSET_NWORD((size_t)apIn[k]->nOrd));
     }
+    for (int k = 0; rc == LP_OK && k < nIn; k++) apIn[k]->bMerging = 1;
     pthread_rwlock_unlock(&t->lock);
     if (rc != LP_OK) {
         for (int k = 0; k < nIn; k++) bitset_free(&aDead[k]);
@@ -305,11 +315,12 @@ static int merge_run(Table *t, int iFrom, int nIn, LpError *err) {
         t->mergeOutId = 0;
         table_remove_segment_files(t->zDir, id); /* not published */
         pthread_mutex_unlock(&t->flushMu);
+        merging_done(t, apIn, nIn);
         return rc;
     }
 
     /* 3. Publish. */
-    int bManifestTried = 0;
+    int bManifestTried = 0, bInputs = 1;
     Part *pOut = NULL;
     ManifestSeg *aSeg = NULL;
     Bitset dead = {0};
@@ -351,12 +362,12 @@ static int merge_run(Table *t, int iFrom, int nIn, LpError *err) {
     int nSeg = 0;
     for (int i = 0; i < t->nPart; i++) {
         const Part *p = t->apPart[i];
-        if (i == iFrom) aSeg[nSeg++] = (ManifestSeg){id, nNew, deadGen};
+        if (i == iFrom) aSeg[nSeg++] = (ManifestSeg){id, nNew, deadGen, 0};
         if (i >= iFrom && i < iFrom + nIn) continue;
         if (!p->pRows) break; /* frozen parts (a failed flush) are not in the manifest */
-        aSeg[nSeg++] = (ManifestSeg){p->segId, p->nOrd, p->deadGen};
+        aSeg[nSeg++] = (ManifestSeg){p->segId, p->nOrd, p->deadGen, p->patchGen};
     }
-    ManifestSeg ms = {id, nNew, deadGen};
+    ManifestSeg ms = {id, nNew, deadGen, 0};
     if ((rc = table_open_sealed(t, &ms, &pOut, err)) != LP_OK) goto unlock;
     pthread_mutex_lock(t->pManifestMu);
     Manifest m;
@@ -400,10 +411,12 @@ static int merge_run(Table *t, int iFrom, int nIn, LpError *err) {
     t->nMerges++;
     pthread_rwlock_unlock(&t->lock);
     for (int k = 0; k < nIn; k++) table_part_free(apIn[k]);
+    bInputs = 0;
     table_remove_unlisted(t->zDir, aSeg, nSeg);
     LOG_INFO("table '%s': merged %d segments into seg-%" PRIu64 " (%u rows)", t->zName, nIn, id, nNew);
     pOut = NULL;
 unlock:
+    if (bInputs) merging_done(t, apIn, nIn); /* still the table's */
     t->mergeOutId = 0;
     table_part_free(pOut); /* unmapped before its files go */
     if (rc != LP_OK && !bManifestTried) table_remove_segment_files(t->zDir, id); /* not published */

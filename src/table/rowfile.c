@@ -43,6 +43,14 @@
 ** row format, table.c); the table checks the rest. Files of other versions
 ** are refused with a message naming the version.
 **
+** Patch file (seg-N.patch-G): rows changed in place since the segment was
+** written (attribute UPDATE), as their heads (the table's id, size and
+** slots part):
+**   0 8 magic "LPPATCH\0", 8 u32 version (1), 12 u32 nOrd, 16 u32 nHead,
+**   20 u32 nEntry, 24 u32 CRC32C of the entries, 28 u32 CRC32C of bytes
+**   0..28, 32 nEntry x (u32 ordinal, u32 0, nHead bytes), ordinals
+**   ascending.
+**
 ** Tombstone file (seg-N.del-G):
 **   0 8 magic "LPDEAD\0\0", 8 u32 version (1), 12 u32 nOrd, 16 u32 nDead,
 **   20 u32 CRC32C of the words, 24 u32 CRC32C of bytes 0..24, 28 u32 0,
@@ -75,6 +83,8 @@
 #define DEAD_VERSION 1
 #define DEAD_HDR 32
 #define RF_ZSTD_LEVEL 3
+#define PATCH_VERSION 1
+#define PATCH_HDR 32
 
 struct RowFile {
     const uint8_t *a;       /* the mapping (or the caller's memory) */
@@ -592,8 +602,9 @@ int rowfile_open_mem(const uint8_t *a, size_t n, const uint8_t *aText, size_t nT
     return LP_OK;
 }
 
-/* Maps zPath read-only into *pp, *pn. */
-static int map_file(const char *zPath, const uint8_t **pp, size_t *pn, LpError *err) {
+/* Maps zPath into *pp, *pn: read-only, or (bWritable) private and
+** writable: changes stay in this process's memory (copy on write). */
+static int map_file(const char *zPath, int bWritable, const uint8_t **pp, size_t *pn, LpError *err) {
     int fd = open(zPath, O_RDONLY | O_CLOEXEC);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0) {
@@ -602,7 +613,9 @@ static int map_file(const char *zPath, const uint8_t **pp, size_t *pn, LpError *
         return rc;
     }
     size_t n = (size_t)st.st_size;
-    void *p = n ? mmap(NULL, n, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
+    void *p = n ? mmap(NULL, n, bWritable ? PROT_READ | PROT_WRITE : PROT_READ,
+                       bWritable ? MAP_PRIVATE : MAP_SHARED, fd, 0)
+                : MAP_FAILED;
     int e = errno;
     close(fd);
     if (!n) return corrupt(err, zPath, 0, "file is empty");
@@ -617,8 +630,8 @@ int rowfile_open(const char *zPath, const char *zTextPath, RowCheckFn xCheck, vo
     *pp = NULL;
     const uint8_t *a = NULL, *t = NULL;
     size_t n = 0, nT = 0;
-    int rc = map_file(zPath, &a, &n, err);
-    if (rc == LP_OK && zTextPath) rc = map_file(zTextPath, &t, &nT, err);
+    int rc = map_file(zPath, 1, &a, &n, err); /* rows may be changed in place */
+    if (rc == LP_OK && zTextPath) rc = map_file(zTextPath, 0, &t, &nT, err);
     if (rc == LP_OK) {
         RowFile *f = calloc(1, sizeof(*f));
         if (!f) {
@@ -856,6 +869,10 @@ const void *rowfile_row(const RowFile *f, uint32_t i) {
     return off ? f->a + off : NULL;
 }
 
+void *rowfile_row_mut(RowFile *f, uint32_t i) {
+    return (void *)rowfile_row(f, i);
+}
+
 int64_t rowfile_find(const RowFile *f, int64_t id) {
     size_t lo = 0, hi = f->nRow;
     while (lo < hi) {
@@ -947,5 +964,67 @@ int rowfile_read_dead(const char *zPath, uint32_t nOrd, Bitset *dead, LpError *e
         rc = corrupt(err, zPath, DEAD_HDR, "tombstone file has the wrong size");
     }
     close(fd);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- patches */
+
+int rowfile_write_patch(const char *zPath, uint32_t nOrd, uint32_t nHead, const void *a, uint32_t nEntry,
+                        LpError *err) {
+    Out *o = malloc(sizeof(Out));
+    if (!o) return lp_err_set(err, LP_NOMEM, "out of memory writing %s", zPath);
+    memset(o, 0, offsetof(Out, buf));
+    o->fd = open(zPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (o->fd < 0) {
+        free(o);
+        return lp_err_set(err, LP_IOERR, "cannot create %s: %s", zPath, strerror(errno));
+    }
+    size_t nBody = (size_t)nEntry * (8 + nHead);
+    uint8_t h[PATCH_HDR] = "LPPATCH";
+    put_u32le(h + 8, PATCH_VERSION);
+    put_u32le(h + 12, nOrd);
+    put_u32le(h + 16, nHead);
+    put_u32le(h + 20, nEntry);
+    put_u32le(h + 24, nBody ? crc32c_update(0, a, nBody) : 0);
+    put_u32le(h + 28, crc32c_update(0, h, 28));
+    out_put(o, h, PATCH_HDR);
+    if (nBody) out_put(o, a, nBody);
+    int rc = out_close(o, zPath, err);
+    free(o);
+    return rc;
+}
+
+int rowfile_read_patch(const char *zPath, uint32_t nOrd, uint32_t nHead, uint8_t **pa, uint32_t *pnEntry,
+                       LpError *err) {
+    *pa = NULL;
+    *pnEntry = 0;
+    const uint8_t *m;
+    size_t n;
+    int rc = map_file(zPath, 0, &m, &n, err);
+    if (rc != LP_OK) return rc;
+    uint32_t nEntry = n >= PATCH_HDR ? get_u32le(m + 20) : 0;
+    size_t nBody = (size_t)nEntry * (8 + (size_t)nHead);
+    if (n < PATCH_HDR || memcmp(m, "LPPATCH\0", 8) != 0 || get_u32le(m + 8) != PATCH_VERSION ||
+        get_u32le(m + 28) != crc32c_update(0, m, 28)) {
+        rc = corrupt(err, zPath, 0, "bad patch file header");
+    } else if (get_u32le(m + 12) != nOrd || get_u32le(m + 16) != nHead) {
+        rc = corrupt(err, zPath, 12, "patch file does not match its segment");
+    } else if (n != PATCH_HDR + nBody) {
+        rc = corrupt(err, zPath, PATCH_HDR, "patch file has the wrong size");
+    } else if (nBody && crc32c_update(0, m + PATCH_HDR, nBody) != get_u32le(m + 24)) {
+        rc = corrupt(err, zPath, PATCH_HDR, "patch entries checksum mismatch");
+    }
+    for (uint32_t i = 0; rc == LP_OK && i < nEntry; i++) {
+        const uint8_t *e = m + PATCH_HDR + (size_t)i * (8 + nHead);
+        if (get_u32le(e) >= nOrd || (i && get_u32le(e) <= get_u32le(e - 8 - nHead)) || get_u32le(e + 4)) {
+            rc = corrupt(err, zPath, (uint64_t)(e - m), "patch entry out of order");
+        }
+    }
+    if (rc == LP_OK && nBody && !(*pa = malloc(nBody))) rc = lp_err_set(err, LP_NOMEM, "out of memory reading %s", zPath);
+    if (rc == LP_OK) {
+        if (nBody) memcpy(*pa, m + PATCH_HDR, nBody);
+        *pnEntry = nEntry;
+    }
+    munmap((void *)m, n);
     return rc;
 }

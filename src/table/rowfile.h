@@ -111,6 +111,10 @@ uint32_t rowfile_nrow(const RowFile *f);
 uint32_t rowfile_ncol(const RowFile *f);
 /* The block of ordinal i (8-byte aligned), or NULL when it has none. */
 const void *rowfile_row(const RowFile *f, uint32_t i);
+/* The same, writable: the rows file is mapped privately (copy on write),
+** so a change stays in memory (the caller makes it durable: patch files
+** below). Only for rowfile_open()ed files. */
+void *rowfile_row_mut(RowFile *f, uint32_t i);
 /* The ordinal of id's block, or -1. */
 int64_t rowfile_find(const RowFile *f, int64_t id);
 /* The smallest and largest id stored, or 0. */
@@ -149,5 +153,15 @@ void rowfile_cache_stats(uint64_t *pnHit, uint64_t *pnMiss, size_t *pnByte);
 int rowfile_write_dead(const char *zPath, const Bitset *dead, LpError *err);
 /* Reads zPath into dead (initialised here), which must hold nOrd bits. */
 int rowfile_read_dead(const char *zPath, uint32_t nOrd, Bitset *dead, LpError *err);
+
+/* Patch files (seg-N.patch-G): rows of a segment changed in place, as
+** nEntry entries of (u32 ordinal, u32 0, nHead bytes of the row's head),
+** ordinals ascending, in the blob a. Written and fsynced; read back into
+** *pa (malloc'd) after checking header, sizes, order and CRC32C against
+** the segment's nOrd and nHead (LP_CORRUPT naming the file otherwise). */
+int rowfile_write_patch(const char *zPath, uint32_t nOrd, uint32_t nHead, const void *a, uint32_t nEntry,
+                        LpError *err);
+int rowfile_read_patch(const char *zPath, uint32_t nOrd, uint32_t nHead, uint8_t **pa, uint32_t *pnEntry,
+                       LpError *err);
 
 #endif /* LP_TABLE_ROWFILE_H */

@@ -433,6 +433,17 @@ uint32_t row_nbyte(const MemRow *r) {
     return r->nByte;
 }
 
+/* The value of numeric column iCol stored as slot. */
+static Value slot_value(const Schema *s, int iCol, uint64_t slot) {
+    if (s->aCol[iCol].type == COL_FLOAT) {
+        Value v;
+        v.kind = VAL_FLOAT;
+        memcpy(&v.u.f, &slot, sizeof(double));
+        return v;
+    }
+    return value_int((int64_t)slot);
+}
+
 Value row_get(const Schema *s, const MemRow *r, int iCol) {
     if (iCol == SCHEMA_ID_COL) return value_int(r->id);
     if (row_isnull(r, s->nCol, iCol)) return value_null();
@@ -806,6 +817,7 @@ void table_part_free(Part *p) {
     fts_segr_close(p->pFtsSeg);
     rowfile_close(p->pRows);
     bitset_free(&p->dead);
+    bitset_free(&p->patched);
     for (int v = 0; p->aVec && v < p->nVec; v++) {
         vec_hnsw_free(p->aVec[v].h);
         free(p->aVec[v].aOwnNode);
@@ -1018,6 +1030,8 @@ typedef struct Pending {
     int iDoc;               /* the op whose text pNew carries (new slot), or -1:
                             ** an UPDATE of a stored row (same slot) */
     int iVecOp;             /* a TOP_SETVEC op whose graph nodes pNew gets, or -1 */
+    int bPatch;             /* pNew changes only numeric attributes of a sealed row,
+                            ** which phase 3 writes in place (iDoc -1) */
 } Pending;
 
 typedef struct Overlay {
@@ -1073,6 +1087,14 @@ static int move_prepare(Table *t, size_t k, const MemRow *pNew, FtsDocBuf *aDoc,
     return LP_OK;
 }
 
+/* Does UPDATE op set only numeric columns? */
+static int numeric_only(const Schema *s, const TableOp *op) {
+    for (int i = 0; i < s->nCol; i++) {
+        if (op->aSet[i] && !coltype_is_numeric(s->aCol[i].type)) return 0;
+    }
+    return 1;
+}
+
 /* The UPDATE and SETVEC targets stored in older parts, prepared before
 ** the write lock like the rows of INSERT (analysis and graph inserts are
 ** the expensive part of a move): a copy of the stored version
@@ -1105,7 +1127,11 @@ static int prepare_moves(Table *t, const TableOp *aOp, size_t nOp, FtsDocBuf *aD
                          const uint32_t *aNode, Moves *m, LpError *err) {
     m->aOp = aOp;
     size_t nUpd = 0;
-    for (size_t k = 0; k < nOp; k++) nUpd += aOp[k].kind == TOP_UPDATE || aOp[k].kind == TOP_SETVEC;
+    /* An UPDATE of numeric columns only is made in place (phase 1 moves
+    ** the row itself in the rare case it cannot). */
+    for (size_t k = 0; k < nOp; k++) {
+        nUpd += (aOp[k].kind == TOP_UPDATE && !numeric_only(t->pSchema, &aOp[k])) || aOp[k].kind == TOP_SETVEC;
+    }
     if (!nUpd) return LP_OK;
     size_t nNode = nOp * (size_t)t->nVec;
     if (!(m->apOld = calloc(nOp, sizeof(MemRow *))) || !(m->apNew = calloc(nOp, sizeof(MemRow *))) ||
@@ -1118,7 +1144,9 @@ static int prepare_moves(Table *t, const TableOp *aOp, size_t nOp, FtsDocBuf *aD
     size_t nCopied = 0;
     pthread_rwlock_rdlock(&t->lock);
     for (size_t k = 0; k < nOp && t->nPart; k++) {
-        if (aOp[k].kind != TOP_UPDATE && aOp[k].kind != TOP_SETVEC) continue;
+        if (aOp[k].kind != TOP_SETVEC && (aOp[k].kind != TOP_UPDATE || numeric_only(t->pSchema, &aOp[k]))) {
+            continue;
+        }
         int iPart;
         const MemRow *r = locate(t, aOp[k].id, &iPart, NULL);
         if (!r || iPart < 0 || !(m->apOld[k] = malloc(r->nByte))) continue;
@@ -1163,13 +1191,15 @@ static MemRow *changed_version(Table *t, Moves *mv, size_t k, const MemRow *cur,
                                int iPart, FtsDocBuf *aDoc, uint32_t *aNode, int *piDoc, int *prc,
                                LpError *err) {
     const TableOp *op = &mv->aOp[k];
-    *piDoc = p ? p->iDoc : -1;
+    /* A row of an older part (or its change in place pending): it moves. */
+    int bFromPart = (!p && iPart >= 0) || (p && p->bPatch);
+    *piDoc = p && !p->bPatch ? p->iDoc : -1;
     if (!p && iPart >= 0 && mv->apNew && mv->apNew[k] && row_identical(cur, mv->apOld[k])) {
         *piDoc = (int)k;
         return take_move(t, mv, k, aNode); /* prepared in phase 0 */
     }
     MemRow *pNew = row_build_update(t, cur, op->aVal, op->aSet);
-    if (!p && iPart >= 0 && pNew) {
+    if (bFromPart && pNew) {
         if (aDoc) fts_docbuf_reset(&aDoc[k]);
         if ((*prc = move_prepare(t, k, pNew, aDoc, aNode, err)) != LP_OK) {
             free(pNew);
@@ -1178,6 +1208,93 @@ static MemRow *changed_version(Table *t, Moves *mv, size_t k, const MemRow *cur,
         *piDoc = (int)k;
     }
     return pNew;
+}
+
+/* Are a and b the same value, bit for bit? */
+static int value_identical(const Value *a, const Value *b) {
+    if (a->kind != b->kind) return 0;
+    switch (a->kind) {
+    case VAL_INT:
+        return a->u.i == b->u.i;
+    case VAL_FLOAT:
+        return memcmp(&a->u.f, &b->u.f, sizeof(double)) == 0;
+    case VAL_STR:
+        return a->u.s.n == b->u.s.n && memcmp(a->u.s.z, b->u.s.z, a->u.s.n) == 0;
+    case VAL_VEC:
+        return a->u.v.n == b->u.v.n && memcmp(a->u.v.a, b->u.v.a, 4 * (size_t)a->u.v.n) == 0;
+    default:
+        return 1;
+    }
+}
+
+/* Can UPDATE op change row cur in place: its row is in sealed part pt, no
+** merge is reading that part, and every column op sets either is numeric
+** (a fixed-width slot) or keeps its value (a replayed UPDATE sets them
+** all)? */
+static int in_place_ok(const Table *t, const Part *pt, const MemRow *cur, const TableOp *op) {
+    if (!pt->pRows || pt->bMerging) return 0;
+    const Schema *s = t->pSchema;
+    RowReader rd;
+    row_reader_init_parts(&rd, t->apPart, t->nPart);
+    int ok = 1;
+    for (int i = 0; i < s->nCol && ok; i++) {
+        if (!op->aSet[i] || coltype_is_numeric(s->aCol[i].type)) continue;
+        Value v = row_read(&rd, s, cur, i);
+        ok = value_identical(&v, &op->aVal[i]);
+    }
+    row_reader_free(&rd);
+    return ok;
+}
+
+void row_patch_numeric(const Schema *s, MemRow *r, const uint64_t *a) {
+    int nCol = s->nCol;
+    uint64_t *aNull = r->aSlot + nCol;
+    const uint64_t *aNullNew = a + nCol;
+    for (int i = 0; i < nCol; i++) {
+        if (!coltype_is_numeric(s->aCol[i].type)) continue;
+        uint64_t bit = 1ull << (i % 64);
+        r->aSlot[i] = a[i];
+        aNull[i / 64] = (aNull[i / 64] & ~bit) | (aNullNew[i / 64] & bit);
+    }
+}
+
+/* A byte copy of row r (packed or not) with op's numeric columns set:
+** what a change in place writes (and logs). NULL when out of memory. */
+static MemRow *numeric_copy(const Schema *s, const MemRow *r, const TableOp *op) {
+    MemRow *c = malloc(r->nByte);
+    if (!c) return NULL;
+    memcpy(c, r, r->nByte);
+    uint64_t *aNull = c->aSlot + s->nCol;
+    for (int i = 0; i < s->nCol; i++) {
+        if (!op->aSet[i] || !coltype_is_numeric(s->aCol[i].type)) continue;
+        const Value *v = &op->aVal[i];
+        uint64_t bit = 1ull << (i % 64);
+        aNull[i / 64] &= ~bit;
+        if (v->kind == VAL_NULL) {
+            aNull[i / 64] |= bit;
+            c->aSlot[i] = 0;
+        } else if (v->kind == VAL_FLOAT) {
+            memcpy(&c->aSlot[i], &v->u.f, sizeof(double));
+        } else {
+            c->aSlot[i] = (uint64_t)v->u.i;
+        }
+    }
+    return c;
+}
+
+/* A change in place pending in this batch that a later op of the batch
+** turns into a move: its full new version (the stored row, read from its
+** segment, with the pending numeric slots). NULL when out of memory. */
+static MemRow *patch_materialize(Table *t, Pending *p) {
+    int iPart;
+    uint64_t ord;
+    const MemRow *r = locate(t, p->id, &iPart, &ord); /* not changed yet: phase 3 does */
+    MemRow *full = r && iPart >= 0 ? table_row_copy(t, r) : NULL;
+    if (!full) return NULL;
+    row_patch_numeric(t->pSchema, full, p->pNew->aSlot);
+    free(p->pNew);
+    p->pNew = full;
+    return full;
 }
 
 /* Marks ordinal ord of part iPart deleted. */
@@ -1190,14 +1307,15 @@ static void part_kill(Table *t, int iPart, uint64_t ord) {
 }
 
 /* Records id's new version (pNew NULL = deleted) in the overlay. */
-static int overlay_set(Overlay *o, Pending *p, int64_t id, MemRow *pNew, int iDoc) {
+static int overlay_set(Overlay *o, Pending *p, int64_t id, MemRow *pNew, int iDoc, int bPatch) {
     if (p) {
         if (p->pNew != pNew) free(p->pNew); /* a version made earlier in this batch */
         p->pNew = pNew;
         p->iDoc = iDoc;
+        p->bPatch = bPatch;
         return LP_OK;
     }
-    Pending np = {id, pNew, iDoc, -1};
+    Pending np = {id, pNew, iDoc, -1, bPatch};
     if (VEC_PUSH(&o->a, np)) return LP_NOMEM;
     if (idmap_put(&o->idx, (uint64_t)id, o->a.n - 1)) {
         o->a.n--; /* not indexed: drop it again; the caller frees pNew */
@@ -1428,15 +1546,16 @@ static int refuse_vector_updates(const Table *t, const TableOp *aOp, size_t nOp,
 #endif
 
 enum { WREC_BATCH = 1, WREC_TRUNCATE = 2 };
-enum { WENT_PUT = 1, WENT_UPDATE = 2, WENT_DELETE = 3 };
+enum { WENT_PUT = 1, WENT_UPDATE = 2, WENT_DELETE = 3, WENT_PATCH = 4 };
 
 /* Encodes the overlay's effect as a batch record; NULL when out of memory
 ** or too large. */
-static uint8_t *wal_encode(const Overlay *o, size_t *pn) {
+static uint8_t *wal_encode(const Schema *sc, const Overlay *o, size_t *pn) {
+    uint32_t nHead = (uint32_t)(8 * ((size_t)sc->nCol + null_words(sc->nCol)));
     size_t n = 5;
     for (size_t k = 0; k < o->a.n; k++) {
         const Pending *p = &o->a.a[k];
-        n += 1 + (p->pNew ? 4 + (size_t)p->pNew->nByte : 8);
+        n += 1 + (p->bPatch ? 12 + (size_t)nHead : p->pNew ? 4 + (size_t)p->pNew->nByte : 8);
     }
     if (n > WAL_MAX_RECORD) return NULL;
     uint8_t *b = malloc(n), *q = b;
@@ -1450,6 +1569,14 @@ static uint8_t *wal_encode(const Overlay *o, size_t *pn) {
             *q++ = WENT_DELETE;
             put_u64le(q, (uint64_t)p->id);
             q += 8;
+            continue;
+        }
+        if (p->bPatch) { /* the slots and NULL words, for the numeric columns */
+            *q++ = WENT_PATCH;
+            put_u64le(q, (uint64_t)p->id);
+            put_u32le(q + 8, nHead);
+            memcpy(q + 12, p->pNew->aSlot, nHead);
+            q += 12 + (size_t)nHead;
             continue;
         }
         *q++ = p->iDoc >= 0 ? WENT_PUT : WENT_UPDATE;
@@ -1527,12 +1654,16 @@ static int wal_replay_record(void *ctx, uint64_t lsn, const uint8_t *p, size_t n
     Value *aVal = calloc(nEnt * (nCol ? nCol : 1), sizeof(Value));
     MemRow **apRow = calloc(nEnt ? nEnt : 1, sizeof(MemRow *));
     uint8_t *aSet = calloc(nCol ? nCol : 1, 1);
+    uint8_t *aSetNum = calloc(nCol ? nCol : 1, 1);
     int rc = LP_OK;
-    if (!aOp || !aVal || !apRow || !aSet || !aSetVec) {
+    if (!aOp || !aVal || !apRow || !aSet || !aSetVec || !aSetNum) {
         rc = lp_err_set(err, LP_NOMEM, "out of memory replaying the WAL of table '%s'", t->zName);
         goto done;
     }
-    for (size_t i = 0; i < nCol; i++) aSet[i] = 1;
+    for (size_t i = 0; i < nCol; i++) {
+        aSet[i] = 1;
+        aSetNum[i] = coltype_is_numeric(s->aCol[i].type);
+    }
     for (int v = 0; v < t->nVec; v++) {
         aSet[t->aVec[v].iCol] = 0;
         aSetVec[(size_t)v * nCol + (size_t)t->aVec[v].iCol] = 1;
@@ -1545,6 +1676,25 @@ static int wal_replay_record(void *ctx, uint64_t lsn, const uint8_t *p, size_t n
             aOp[nOpUsed] = (TableOp){TOP_DELETE, (int64_t)get_u64le(p + off), NULL, NULL};
             off += 8;
             if (aOp[nOpUsed++].id <= 0) rc = LP_CORRUPT;
+            continue;
+        }
+        if (kind == WENT_PATCH) { /* UPDATE of the numeric columns */
+            uint32_t nHead = (uint32_t)(8 * (nCol + null_words(s->nCol)));
+            if (n - off < 12 || get_u32le(p + off + 8) != nHead || n - off - 12 < nHead) {
+                rc = LP_CORRUPT;
+                break;
+            }
+            int64_t id = (int64_t)get_u64le(p + off);
+            const uint8_t *h = p + off + 12;
+            off += 12 + (size_t)nHead;
+            Value *a = aVal + k * nCol;
+            for (size_t i = 0; i < nCol; i++) {
+                if (!coltype_is_numeric(s->aCol[i].type)) continue;
+                uint64_t nullw = get_u64le(h + 8 * (nCol + i / 64));
+                a[i] = (nullw >> (i % 64)) & 1 ? value_null() : slot_value(s, (int)i, get_u64le(h + 8 * i));
+            }
+            aOp[nOpUsed++] = (TableOp){TOP_UPDATE, id, a, aSetNum};
+            if (id <= 0) rc = LP_CORRUPT;
             continue;
         }
         if ((kind != WENT_PUT && kind != WENT_UPDATE) || n - off < 4) {
@@ -1598,6 +1748,7 @@ done:
     free(aOp);
     free(aVal);
     free(aSet);
+    free(aSetNum);
     free(aSetVec);
     return rc;
 }
@@ -1689,23 +1840,6 @@ int table_apply(Table *t, const TableOp *aOp, size_t nOp, TableApplyOut *pOut, L
     return table_apply_ex(t, aOp, nOp, 0, pOut, err);
 }
 
-/* Are a and b the same value, bit for bit? */
-static int value_identical(const Value *a, const Value *b) {
-    if (a->kind != b->kind) return 0;
-    switch (a->kind) {
-    case VAL_INT:
-        return a->u.i == b->u.i;
-    case VAL_FLOAT:
-        return memcmp(&a->u.f, &b->u.f, sizeof(double)) == 0;
-    case VAL_STR:
-        return a->u.s.n == b->u.s.n && memcmp(a->u.s.z, b->u.s.z, a->u.s.n) == 0;
-    case VAL_VEC:
-        return a->u.v.n == b->u.v.n && memcmp(a->u.v.a, b->u.v.a, 4 * (size_t)a->u.v.n) == 0;
-    default:
-        return 1;
-    }
-}
-
 /* Are the columns of row r of t other than iSkip equal to aVal's? (Under
 ** t's lock: a packed row's text is read from its segment.) */
 static int row_same(const Table *t, const MemRow *r, const Value *aVal, int iSkip) {
@@ -1766,7 +1900,7 @@ int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApp
         Pending *p;
         const MemRow *cur;
         MemRow *pNew = NULL;
-        int iDoc = -1;
+        int iDoc = -1, bPatch = 0;
         int64_t id = op->id;
         if ((op->kind == TOP_INSERT || op->kind == TOP_REPLACE) && id == 0) {
             if (nextId <= 0) { /* wrapped past INT64_MAX */
@@ -1796,6 +1930,13 @@ int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApp
             break;
         case TOP_UPDATE:
             if (!cur) continue;
+            if ((!p && iPart >= 0 && in_place_ok(t, t->apPart[iPart], cur, op)) ||
+                (p && p->bPatch && numeric_only(s, op))) {
+                pNew = numeric_copy(s, cur, op); /* written in place by phase 3 */
+                bPatch = 1;
+                break;
+            }
+            if (p && p->bPatch && !(cur = patch_materialize(t, p))) break; /* out of memory */
             pNew = changed_version(t, &mv, k, cur, p, iPart, aDoc, aNode, &iDoc, &rc, err);
             if (rc != LP_OK) continue;
             break;
@@ -1804,6 +1945,7 @@ int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApp
             ** otherwise as the vector was computed from. */
             int iCol = 0;
             while (iCol < s->nCol && !op->aSet[iCol]) iCol++;
+            if (cur && p && p->bPatch && !(cur = patch_materialize(t, p))) break; /* out of memory */
             if (!cur || iCol == s->nCol || row_get(s, cur, iCol).kind != VAL_NULL ||
                 !row_same(t, cur, op->aVal, iCol)) {
                 continue;
@@ -1813,7 +1955,7 @@ int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApp
             break;
         }
         }
-        if ((op->kind != TOP_DELETE && !pNew) || overlay_set(&o, p, id, pNew, iDoc)) {
+        if ((op->kind != TOP_DELETE && !pNew) || overlay_set(&o, p, id, pNew, iDoc, bPatch)) {
             free(pNew);
             rc = lp_err_set(err, LP_NOMEM, "out of memory writing a row of table '%s'", t->zName);
             continue;
@@ -1825,6 +1967,14 @@ int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApp
     /* Phase 2: reserve for the worst case, so the changes cannot fail. */
     size_t nAppend = 0;
     for (size_t k = 0; k < o.a.n; k++) nAppend += o.a.a[k].iDoc >= 0;
+    for (size_t k = 0; k < o.a.n && rc == LP_OK; k++) {
+        int iPart;
+        if (!o.a.a[k].bPatch || !locate(t, o.a.a[k].id, &iPart, NULL) || iPart < 0) continue;
+        Part *pt = t->apPart[iPart];
+        if (!pt->patched.nBit && bitset_init(&pt->patched, pt->nOrd) != LP_OK) {
+            rc = lp_err_set(err, LP_NOMEM, "out of memory updating table '%s'", t->zName);
+        }
+    }
     if (rc == LP_OK && (VEC_RESERVE(&t->slots, t->slots.n + nAppend) ||
                         idmap_reserve(&t->idx, idmap_count(&t->idx) + o.a.n))) {
         rc = lp_err_set(err, LP_NOMEM, "out of memory growing table '%s'", t->zName);
@@ -1860,7 +2010,7 @@ int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApp
     uint64_t lsn = 0;
     if (rc == LP_OK && t->pWal && o.a.n) {
         size_t nRec = 0;
-        uint8_t *pRec = wal_encode(&o, &nRec);
+        uint8_t *pRec = wal_encode(s, &o, &nRec);
         if (!pRec) {
             rc = lp_err_set(err, LP_LIMIT, "a write of %zu rows to table '%s' is too large to log "
                             "at once: split it", o.a.n, t->zName);
@@ -1882,6 +2032,20 @@ int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApp
     for (size_t k = 0; k < o.a.n; k++) {
         Pending *p = &o.a.a[k];
         uint64_t slot;
+        if (p->bPatch) { /* numeric slots written in the mapped row */
+            int iPart;
+            uint64_t ord;
+            if (locate(t, p->id, &iPart, &ord) && iPart >= 0) {
+                Part *pt = t->apPart[iPart];
+                row_patch_numeric(s, rowfile_row_mut(pt->pRows, (uint32_t)ord), p->pNew->aSlot);
+                bitset_set(&pt->patched, (size_t)ord);
+                pt->patchVer++;
+                __atomic_fetch_add(&t->nInPlace, 1, __ATOMIC_RELAXED);
+            }
+            free(p->pNew);
+            p->pNew = NULL;
+            continue;
+        }
         int bHad = idmap_get(&t->idx, (uint64_t)p->id, &slot);
         if (bHad && p->pNew && p->iDoc < 0) {
             /* UPDATE of a stored row: same slot, same text */

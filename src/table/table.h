@@ -185,6 +185,10 @@ void table_resume_flushes(Table *t);
 /* Bytes in the table's segment files; *pnSeg sealed segments, *pnFlush
 ** flushes and *pnMerge merges done since open. */
 uint64_t table_disk_bytes(Table *t, int *pnSeg, uint64_t *pnFlush, uint64_t *pnMerge);
+/* UPDATEs since open that changed numeric attributes of a sealed row in
+** place (its slots in the mapped rows, made durable by the next flush as
+** a patch file) instead of moving the row to the RAM segment. */
+uint64_t table_updates_in_place(Table *t);
 
 /* OPTIMIZE TABLE: flushes, then merges the sealed segments until at most
 ** nCutoff (< 1: 1) are left, dropping deleted rows (a single segment with

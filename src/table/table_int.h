@@ -90,6 +90,14 @@ typedef struct Part {
     uint64_t deadGen;       /* current tombstone file, 0: none */
     RowFile *pRows;         /* owned */
     FtsSegment *pFtsSeg;    /* owned, or NULL */
+    /* Rows changed in place (an UPDATE of numeric attributes only writes
+    ** their slots in the privately mapped rows; table.c), made durable by
+    ** the next flush as a patch file, as tombstones are: */
+    Bitset patched;         /* ordinals changed in place (nBit 0 until the first) */
+    uint64_t patchVer;      /* bumped by each change in place */
+    uint64_t patchSavedVer; /* patchVer when the patch file patchGen was written */
+    uint64_t patchGen;      /* current patch file, 0: none */
+    int bMerging;           /* a merge reads its rows unlocked: no change in place */
 } Part;
 
 struct Table {
@@ -139,6 +147,7 @@ struct Table {
     pthread_mutex_t mergeMu;/* one merge (or truncate) at a time; taken before flushMu */
     atomic_int bMergeQueued;/* a background merge thread runs */
     uint64_t nMerges;       /* merges done since open (under lock) */
+    uint64_t nInPlace;      /* UPDATEs done in place in sealed rows (atomic) */
     uint64_t mergeOutId;    /* the segment a running merge writes (under flushMu), 0: none */
     uint64_t nextSegId;     /* next segment file number (under flushMu) */
     uint64_t nFlushes;      /* segments written (SHOW TABLE STATUS) */
@@ -181,6 +190,9 @@ int table_alter_segments(Table *old, Table *t, const int *aMap, uint64_t *pNextS
                          int *pnSeg, LpError *err);
 /* The ids of the rows in t's RAM segment, ascending. */
 int table_ram_ids(Table *t, int64_t **paId, size_t *pn, LpError *err);
+/* Numeric slots and their NULL bits of head a (nCol slots, then the NULL
+** words, as in a row) written into row r: applying a change in place. */
+void row_patch_numeric(const Schema *s, MemRow *r, const uint64_t *a);
 /* A reader over the segments ap[0..n) (held by the caller). */
 void row_reader_init_parts(RowReader *rd, Part *const *ap, int n);
 /* A copy of r with all its values (packed rows read through a reader

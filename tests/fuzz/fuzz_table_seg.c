@@ -5,23 +5,24 @@
 ** (src/table/manifest.c).
 **
 ** The first input byte picks the reader:
-**   0 mod 3  rows file and its text file (u32 size of the rows file, the
+**   0 mod 4  rows file and its text file (u32 size of the rows file, the
 **            rows file, the text file), opened from memory without their
 **            checksums (so
 **            mutations reach the structure checks); when it opens, every
 **            row is read back column by column (text decompressed from
 **            its stored block), every id looked up, every node map
 **            walked: all of it must stay inside the input;
-**   1 mod 3  tombstone file (checksums on: it is small and flat);
-**   2 mod 3  manifest (its checksum line is recomputed for the mutated
+**   1 mod 4  tombstone file (checksums on: it is small and flat);
+**   2 mod 4  manifest (its checksum line is recomputed for the mutated
 **            JSON unless the input's second byte is odd, so mutations
-**            reach the JSON and segment-list checks).
+**            reach the JSON and segment-list checks);
+**   3 mod 4  patch file of a 1000-ordinal segment (checksums on).
 ** The schema is fuzz_wal's: title TEXT, tag STRING, batch INT,
 ** v FLOAT_VECTOR(4) hnsw.
 **
 ** Seeds: tests/fuzz/corpus/table_seg/, files of a real server's table
-** (seg-N.rows + seg-N.text, seg-N.del-G, manifest) with the mode byte in
-** front.
+** (seg-N.rows + seg-N.text, seg-N.del-G, manifest, seg-N.patch-G) with
+** the mode byte in front.
 */
 #include <stdint.h>
 #include <stdio.h>
@@ -148,6 +149,29 @@ static void fuzz_dead(const uint8_t *p, size_t n) {
     }
 }
 
+/* A patch file of a 1000-ordinal segment of the fuzz schema (4 columns:
+** heads of 40 bytes). */
+static void fuzz_patch(const uint8_t *p, size_t n) {
+    char zPath[128];
+    snprintf(zPath, sizeof(zPath), "%s/seg-1.patch-2", g_dir);
+    write_file(zPath, p, n);
+    uint8_t *a;
+    uint32_t nEntry;
+    LpError err;
+    if (rowfile_read_patch(zPath, 1000, 40, &a, &nEntry, &err) == LP_OK) {
+        uint32_t prev = 0;
+        for (uint32_t i = 0; i < nEntry; i++) {
+            uint32_t ord;
+            memcpy(&ord, a + (size_t)i * 48, 4);
+            if (ord >= 1000 || (i && ord <= prev)) abort(); /* the reader checked these */
+            prev = ord;
+        }
+        free(a);
+    } else if (err.code != LP_CORRUPT && err.code != LP_NOMEM && err.code != LP_IOERR) {
+        abort();
+    }
+}
+
 static void fuzz_manifest(const uint8_t *p, size_t n, int bKeepCrc) {
     char zPath[128];
     snprintf(zPath, sizeof(zPath), "%s/manifest", g_dir);
@@ -189,15 +213,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         snprintf(g_dir, sizeof(g_dir), "/tmp/loupe-fuzz-seg-%d", (int)getpid());
         mkdir(g_dir, 0755);
     }
-    switch (data[0] % 3) {
+    switch (data[0] % 4) {
     case 0:
         fuzz_rows(data + 1, size - 1);
         break;
     case 1:
         fuzz_dead(data + 1, size - 1);
         break;
-    default:
+    case 2:
         fuzz_manifest(data + 2, size - 2, data[1] & 1);
+        break;
+    default:
+        fuzz_patch(data + 1, size - 1);
         break;
     }
     return 0;

@@ -273,7 +273,7 @@ class Writer(threading.Thread):
     def statement(self):
         m, rng = self.m, self.rng
         live = sorted(m.rows)
-        op = rng.choices(["insert", "replace", "update", "delete"], [4, 2, 2, 2])[0]
+        op = rng.choices(["insert", "replace", "update", "setver", "delete"], [4, 2, 2, 2, 2])[0]
         if len(live) < 20:
             op = "insert"
         ver = m.next_ver
@@ -291,6 +291,9 @@ class Writer(threading.Thread):
         elif op == "update":
             ids = rng.sample(live, rng.randint(1, 10))
             eff = {i: (m.rows[i][0], f"u{ver}", ver, m.rows[i][3]) for i in ids}
+        elif op == "setver":   # numeric only: a sealed row changes in place
+            ids = rng.sample(live, rng.randint(1, 10))
+            eff = {i: (m.rows[i][0], m.rows[i][1], ver, m.rows[i][3]) for i in ids}
         else:
             ids = rng.sample(live, rng.randint(1, 10))
             eff = {i: None for i in ids}
@@ -301,6 +304,8 @@ class Writer(threading.Thread):
             sql = f"{op.upper()} INTO t (id, title, tag, ver, v) VALUES {vals}"
         elif op == "update":
             sql = f"UPDATE t SET tag = 'u{ver}', ver = {ver} WHERE id IN ({idl})"
+        elif op == "setver":
+            sql = f"UPDATE t SET ver = {ver} WHERE id IN ({idl})"
         else:
             sql = f"DELETE FROM t WHERE id IN ({idl})"
         return sql, eff

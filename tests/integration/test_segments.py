@@ -779,3 +779,90 @@ def test_alter_keeps_segments(tmp_path):
     assert sorted(os.stat(f).st_ino for f in seg_files(data, "a", "fts")) != fts_old
     assert q(s, "SELECT COUNT(*) FROM a") == ((447,),)
     finish(s)
+
+
+def test_updates_in_place(tmp_path):
+    """UPDATE of numeric attributes (INT, BIGINT, FLOAT, BOOL, TIMESTAMP) of
+    sealed rows writes their slots in place instead of moving the rows to
+    the RAM segment (SHOW TABLE STATUS counts them); the values are seen by
+    SELECT and filters at once, survive a restart (log), a flush (a patch
+    file per segment, replaced by the next one), kill -9, and a merge; an
+    UPDATE of a string still moves the row; a damaged patch file is
+    refused naming it."""
+    data = str(tmp_path / "data")
+    os.makedirs(data)
+    s = start("seginplace", data_dir=data)
+    q(s, "CREATE TABLE p (title TEXT, tag STRING, n INT, big BIGINT, f FLOAT, ok BOOL, ts TIMESTAMP, "
+         "v FLOAT_VECTOR KNN_TYPE='hnsw' KNN_DIMS='2' HNSW_SIMILARITY='L2')")
+    for lo in (1, 151):
+        q(s, "INSERT INTO p (id, title, tag, n, big, f, ok, ts, v) VALUES " +
+          ",".join(f"({i}, 'word{i} common', 't{i}', {i}, {i * 1000}, {i / 4}, 1, {1700000000 + i}, ({i}, 0))"
+                   for i in range(lo, lo + 150)))
+        q(s, "FLUSH TABLE p")
+    expect = {i: (i, i * 1000, i / 4, 1, 1700000000 + i, f"t{i}") for i in range(1, 301)}
+
+    def check():
+        got = q(s, "SELECT id, n, big, f, ok, ts, tag FROM p ORDER BY id ASC LIMIT 1000")
+        assert {r[0]: r[1:] for r in got} == expect
+        assert q(s, "SELECT id FROM p WHERE n = 99999 ORDER BY id ASC") == \
+            tuple((i,) for i in sorted(k for k, e in expect.items() if e[0] == 99999))
+        assert q(s, "SELECT id FROM p WHERE MATCH('word160')") == ((160,),)
+        assert q(s, "SELECT id FROM p WHERE knn(v, 1, (160, 0))") == ((160,),)
+
+    def update(ids, n, big, f, ok, ts):
+        q(s, f"UPDATE p SET n = {n}, big = {big}, f = {f}, ok = {ok}, ts = {ts} "
+             f"WHERE id IN ({','.join(map(str, ids))})")
+        for i in ids:
+            expect[i] = (n, None if big == "NULL" else big, f, ok, ts, expect[i][5])
+
+    base = int(status(s, "p")["updates_in_place"])
+    update([3, 160, 299], 99999, "NULL", 0.5, 0, 42)
+    assert int(status(s, "p")["updates_in_place"]) == base + 3
+    assert status(s, "p")["disk_chunks"] == "2"
+    check()
+    # A string is not fixed-width: that row moves to the RAM segment.
+    q(s, "UPDATE p SET tag = 'moved', n = 7 WHERE id = 4")
+    expect[4] = (7,) + expect[4][1:5] + ("moved",)
+    assert int(status(s, "p")["updates_in_place"]) == base + 3
+    check()
+    finish(s, keep=True)
+    s.start()                                  # replayed from the log
+    check()
+    q(s, "FLUSH TABLE p")
+    patches = seg_files(data, "p", "patch-*")
+    assert len(patches) == 2, patches          # one per segment changed
+    finish(s, keep=True)
+    s.start()                                  # from the patch files
+    check()
+    update([160, 161], 12, 13, 1.25, 1, 99)
+    q(s, "FLUSH TABLE p")
+    after = seg_files(data, "p", "patch-*")
+    assert len(after) == 2 and after != patches, (patches, after)   # the next generation
+    update([5], 99999, 1, 2.0, 1, 3)           # only in the log
+    s.proc.send_signal(signal.SIGKILL)
+    s.proc.wait()
+    s.start()
+    check()
+    # A damaged patch file: the table is refused, naming the file.
+    finish(s, keep=True)
+    victim = seg_files(data, "p", "patch-*")[0]
+    with open(victim, "r+b") as fh:
+        fh.seek(40)
+        b = fh.read(1)
+        fh.seek(40)
+        fh.write(bytes([b[0] ^ 0x40]))
+    s.start()
+    with connect(s) as c, c.cursor() as cur:
+        with pytest.raises(pymysql.MySQLError) as ei:
+            cur.execute("SELECT COUNT(*) FROM p")
+        assert os.path.basename(victim) in str(ei.value), str(ei.value)
+    with open(victim, "r+b") as fh:
+        fh.seek(40)
+        fh.write(b)
+    finish(s, keep=True)
+    s.start()
+    check()
+    q(s, "OPTIMIZE TABLE p OPTION sync=1")
+    assert seg_files(data, "p", "patch-*") == []
+    check()
+    finish(s)

@@ -324,6 +324,48 @@ static void test_dead_file(void **state) {
     bitset_free(&b);
 }
 
+static void test_patch_file(void **state) {
+    (void)state;
+    char zPath[512];
+    snprintf(zPath, sizeof(zPath), "%s/seg-1.patch-9", g_dir);
+    enum { NHEAD = 24, NENT = 3 };
+    uint8_t a[NENT * (8 + NHEAD)];
+    for (int i = 0; i < NENT; i++) {
+        uint32_t ord = (uint32_t)(10 * i + 1), zero = 0;
+        memcpy(a + i * (8 + NHEAD), &ord, 4);
+        memcpy(a + i * (8 + NHEAD) + 4, &zero, 4);
+        memset(a + i * (8 + NHEAD) + 8, 0x30 + i, NHEAD);
+    }
+    LpError err;
+    assert_int_equal(rowfile_write_patch(zPath, 100, NHEAD, a, NENT, &err), LP_OK);
+    uint8_t *b;
+    uint32_t n;
+    assert_int_equal(rowfile_read_patch(zPath, 100, NHEAD, &b, &n, &err), LP_OK);
+    assert_int_equal(n, NENT);
+    assert_memory_equal(a, b, sizeof(a));
+    free(b);
+    /* Another segment's size or head, a flipped byte, a truncation. */
+    assert_int_equal(rowfile_read_patch(zPath, 99, NHEAD, &b, &n, &err), LP_CORRUPT);
+    assert_int_equal(rowfile_read_patch(zPath, 100, NHEAD + 8, &b, &n, &err), LP_CORRUPT);
+    size_t nFile;
+    uint8_t *img = slurp(zPath, &nFile);
+    for (size_t i = 0; i < nFile; i++) {
+        img[i] ^= 0x10;
+        FILE *f = fopen(zPath, "wb");
+        fwrite(img, 1, nFile, f);
+        fclose(f);
+        lp_err_clear(&err);
+        assert_int_equal(rowfile_read_patch(zPath, 100, NHEAD, &b, &n, &err), LP_CORRUPT);
+        assert_non_null(strstr(err.zMsg, zPath));
+        img[i] ^= 0x10;
+    }
+    FILE *f = fopen(zPath, "wb");
+    fwrite(img, 1, nFile - 1, f);
+    fclose(f);
+    assert_int_equal(rowfile_read_patch(zPath, 100, NHEAD, &b, &n, &err), LP_CORRUPT);
+    free(img);
+}
+
 /* ------------------------------------------------------------------ */
 /* Tables with segments                                                */
 
@@ -488,6 +530,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_rowfile_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rowfile_sorted_and_empty, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dead_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_patch_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flush_and_reopen, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
