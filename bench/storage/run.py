@@ -859,9 +859,10 @@ def alter_report(meta, cold):
                 name, r["statement"].split(" ", 3)[3], w / 1048576, (w + k) / 1048576,
                 files_words(r["written"]), files_words(r["kept"])))
     L += ["",
-          "loupe's files (docs/storage.md): `seg-*.rows` a segment's rows (attributes, and the TEXT",
-          "values in zstd-compressed blocks), `seg-*.fts` its full-text index, `seg-*.vec*` a vector",
-          "column's graph, `manifest` the table's state, `wal-*/` the log of the table's version.",
+          "loupe's files (docs/storage.md): `seg-*.rows` a segment's rows (attributes, strings,",
+          "vectors), `seg-*.text` their TEXT values in zstd-compressed blocks, `seg-*.fts` its full-text",
+          "index, `seg-*.vec*` a vector column's graph, `seg-*.del-*` / `seg-*.patch-*` its tombstones",
+          "and rows updated in place, `manifest` the table's state, `wal-*/` the log of the table's version.",
           "Sphinx's: `t.*.spa` a disk chunk's attributes, `t.*.sph` its header, `t.*.sps` its strings,",
           "`t.*.spi`/`.spd`/`.spp`/`.spe` its full-text dictionary, documents, positions and skip lists,",
           "`t.meta`/`t.ram`/`t.kill` the index's chunk list, RAM chunk and kill list, `binlog.*` the",
