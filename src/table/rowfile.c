@@ -179,6 +179,14 @@ static int out_close(Out *o, const char *zPath, LpError *err) {
     return LP_OK;
 }
 
+/* Writes the header h (its counts known only now) over the zeros the
+** file starts with, then out_close. */
+static int out_close_with_header(Out *o, const uint8_t *h, size_t nHdr, const char *zPath, LpError *err) {
+    out_flush(o);
+    if (!o->bErr && pwrite(o->fd, h, nHdr, 0) != (ssize_t)nHdr) o->bErr = 1;
+    return out_close(o, zPath, err);
+}
+
 typedef struct BlockRef {
     uint64_t off;
     uint32_t nZ, nRaw;
@@ -351,9 +359,7 @@ static int text_finish(RowFileWriter *w, LpError *err) {
     uint8_t h[TF_HDR] = "LPTEXT\0";
     put_u32le(h + 8, TF_VERSION);
     put_u32le(h + 12, crc32c_update(0, h, 12));
-    out_flush(o);
-    if (!o->bErr && pwrite(o->fd, h, TF_HDR, 0) != TF_HDR) o->bErr = 1;
-    int rc = out_close(o, w->zText, err);
+    int rc = out_close_with_header(o, h, TF_HDR, w->zText, err);
     free(w->ot);
     w->ot = NULL;
     return rc;
@@ -412,9 +418,7 @@ int rowfile_writer_finish(RowFileWriter *w, const RowFileMap *aMap, int nMap, Lp
     put_u32le(h + 20, w->nRow);
     put_u32le(h + 24, (uint32_t)nMap);
     put_u32le(h + 28, crc32c_update(0, h, 28));
-    out_flush(o);
-    if (!o->bErr && pwrite(o->fd, h, RF_HDR, 0) != RF_HDR) o->bErr = 1;
-    int rc = out_close(o, w->zPath, err);
+    int rc = out_close_with_header(o, h, RF_HDR, w->zPath, err);
     if (rc != LP_OK && w->zText) unlink(w->zText);
     writer_free(w);
     return rc;
