@@ -1127,11 +1127,7 @@ static int prepare_moves(Table *t, const TableOp *aOp, size_t nOp, FtsDocBuf *aD
                          const uint32_t *aNode, Moves *m, LpError *err) {
     m->aOp = aOp;
     size_t nUpd = 0;
-    /* An UPDATE of numeric columns only is made in place (phase 1 moves
-    ** the row itself in the rare case it cannot). */
-    for (size_t k = 0; k < nOp; k++) {
-        nUpd += (aOp[k].kind == TOP_UPDATE && !numeric_only(t->pSchema, &aOp[k])) || aOp[k].kind == TOP_SETVEC;
-    }
+    for (size_t k = 0; k < nOp; k++) nUpd += aOp[k].kind == TOP_UPDATE || aOp[k].kind == TOP_SETVEC;
     if (!nUpd) return LP_OK;
     size_t nNode = nOp * (size_t)t->nVec;
     if (!(m->apOld = calloc(nOp, sizeof(MemRow *))) || !(m->apNew = calloc(nOp, sizeof(MemRow *))) ||
@@ -1144,12 +1140,16 @@ static int prepare_moves(Table *t, const TableOp *aOp, size_t nOp, FtsDocBuf *aD
     size_t nCopied = 0;
     pthread_rwlock_rdlock(&t->lock);
     for (size_t k = 0; k < nOp && t->nPart; k++) {
-        if (aOp[k].kind != TOP_SETVEC && (aOp[k].kind != TOP_UPDATE || numeric_only(t->pSchema, &aOp[k]))) {
-            continue;
-        }
+        if (aOp[k].kind != TOP_UPDATE && aOp[k].kind != TOP_SETVEC) continue;
         int iPart;
         const MemRow *r = locate(t, aOp[k].id, &iPart, NULL);
-        if (!r || iPart < 0 || !(m->apOld[k] = malloc(r->nByte))) continue;
+        if (!r || iPart < 0) continue;
+        /* An UPDATE of numeric columns only of a row in a sealed segment no
+        ** merge reads is made in place: nothing to prepare (should a merge
+        ** start meanwhile, phase 1 moves the row itself). */
+        const Part *pt = t->apPart[iPart];
+        if (aOp[k].kind == TOP_UPDATE && numeric_only(t->pSchema, &aOp[k]) && pt->pRows && !pt->bMerging) continue;
+        if (!(m->apOld[k] = malloc(r->nByte))) continue;
         memcpy(m->apOld[k], r, r->nByte);
         /* Built here: a packed row's text is read from its segment. */
         if (!(m->apNew[k] = row_build_update(t, r, aOp[k].aVal, aOp[k].aSet))) {
