@@ -8,7 +8,9 @@
 **     format, so a row is read in place without decoding), each 8-byte
 **     aligned; an ordinal may have no row (deleted before the segment was
 **     written);
-**   - an id index: (id, ordinal) sorted by id, for lookups in O(log n);
+**   - an id index: (id, ordinal) sorted by id, for lookups in O(log n),
+**     with a Bloom filter built at open (about 10 bits per id, not stored)
+**     so that looking up an id the file does not hold rarely searches;
 **   - for each vector column with a graph, the map node -> ordinal
 **     (UINT32_MAX: the node's row is not in the segment);
 **   - stored blocks, in a second file (the text file, seg-N.text): byte
