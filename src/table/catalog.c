@@ -520,11 +520,7 @@ int catalog_alter(Catalog *c, const char *zName, Schema *pNew, const int *aMap, 
         snprintf(zWal, sizeof(zWal), "%s/%s", zDir, zWalName);
         remove_tree(zWal);
         if ((rc = table_open_wal(t, zWal, c->sync, err)) != LP_OK) goto fail;
-        nextSegId = m.nextSegId ? m.nextSegId : 1;
-        for (int i = 0; i < m.nSeg; i++) {
-            if (m.aSeg[i].id >= nextSegId) nextSegId = m.aSeg[i].id + 1;
-            if (m.aSeg[i].deadGen >= nextSegId) nextSegId = m.aSeg[i].deadGen + 1;
-        }
+        nextSegId = m.nextSegId ? m.nextSegId : 1; /* above every id and generation (manifest_read) */
         if (m.nSeg && table_alter_keeps(old, table_schema(t), aMap)) {
             TableStorage ts = storage_of(c, t, zDir, zWalName);
             ts.memLimit = 0; /* no flush before the switch; set below */

@@ -550,7 +550,8 @@ int table_write_rows(const Table *t, Part *const *apSrc, int nSrc, uint64_t segI
         if (aBlk[i] == UINT32_MAX) {
             rc = rowfile_writer_row(w, i, r, row_nbyte(r), err);
         } else {
-            uint32_t n = row_packed_size(s, r);
+            RowTextAt at = {aBlk[i], aAt[i]};
+            uint32_t n = row_convert(s, s, NULL, r, &at, NULL);
             if (n > nAlloc) {
                 uint8_t *pNew = realloc(buf, n);
                 if (!pNew) {
@@ -560,7 +561,7 @@ int table_write_rows(const Table *t, Part *const *apSrc, int nSrc, uint64_t segI
                 buf = pNew;
                 nAlloc = n;
             }
-            row_pack(s, r, aBlk[i], aAt[i], (MemRow *)(void *)buf);
+            row_convert(s, s, NULL, r, &at, (MemRow *)(void *)buf);
             rc = rowfile_writer_row(w, i, buf, n, err);
         }
         if (rc != LP_OK) w = NULL;
@@ -622,7 +623,7 @@ static int convert_rows(const Table *old, const Part *p, const Table *t, const i
     for (uint32_t i = 0; rc == LP_OK && i < p->nOrd; i++) {
         const MemRow *r = rowfile_row(p->pRows, i);
         if (!r) continue;
-        uint32_t n = row_convert(so, sn, aMap, r, NULL);
+        uint32_t n = row_convert(so, sn, aMap, r, NULL, NULL);
         if (n > nAlloc) {
             uint8_t *pNew = realloc(buf, n);
             if (!pNew) {
@@ -633,7 +634,7 @@ static int convert_rows(const Table *old, const Part *p, const Table *t, const i
             buf = pNew;
             nAlloc = n;
         }
-        row_convert(so, sn, aMap, r, (MemRow *)(void *)buf);
+        row_convert(so, sn, aMap, r, NULL, (MemRow *)(void *)buf);
         rc = rowfile_writer_row(w, i, buf, n, err);
     }
     free(buf);

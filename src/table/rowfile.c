@@ -264,9 +264,8 @@ static void writer_free(RowFileWriter *w) {
     free(w);
 }
 
-static int writer_fail(RowFileWriter *w, LpError *err, int code, const char *zWhat) {
-    int rc = lp_err_set(err, code, "cannot write %s: %s", w->zText && code == LP_IOERR ? w->zText : w->zPath,
-                        zWhat);
+static int writer_fail(RowFileWriter *w, const char *zFile, LpError *err, int code, const char *zWhat) {
+    int rc = lp_err_set(err, code, "cannot write %s: %s", zFile, zWhat);
     rowfile_writer_abort(w);
     return rc;
 }
@@ -332,33 +331,33 @@ void rowfile_writer_keep_text(RowFileWriter *w, uint32_t nBlock) {
 
 int rowfile_writer_block(RowFileWriter *w, const void *p, size_t n, LpError *err) {
     if (!w->ot || w->nRow || n >= UINT32_MAX || w->nBlk == UINT32_MAX) {
-        return writer_fail(w, err, LP_INTERNAL, "stored block out of order, too large, or no text file");
+        return writer_fail(w, w->zText ? w->zText : w->zPath, err, LP_INTERNAL, "stored block out of order, too large, or no text file");
     }
     size_t nBound = ZSTD_compressBound(n);
     if (nBound > w->nZAlloc) {
         void *pNew = realloc(w->pZ, nBound);
-        if (!pNew) return writer_fail(w, err, LP_NOMEM, "out of memory");
+        if (!pNew) return writer_fail(w, w->zText ? w->zText : w->zPath, err, LP_NOMEM, "out of memory");
         w->pZ = pNew;
         w->nZAlloc = nBound;
     }
     if (w->nBlk == w->nBlkAlloc) {
         uint32_t nNew = w->nBlkAlloc ? 2 * w->nBlkAlloc : 64;
         BlockRef *aNew = realloc(w->aBlk, sizeof(BlockRef) * nNew);
-        if (!aNew) return writer_fail(w, err, LP_NOMEM, "out of memory");
+        if (!aNew) return writer_fail(w, w->zText ? w->zText : w->zPath, err, LP_NOMEM, "out of memory");
         w->aBlk = aNew;
         w->nBlkAlloc = nNew;
     }
     size_t nZ = ZSTD_compressCCtx(w->cctx, w->pZ, nBound, p, n, RF_ZSTD_LEVEL);
-    if (ZSTD_isError(nZ)) return writer_fail(w, err, LP_INTERNAL, ZSTD_getErrorName(nZ));
+    if (ZSTD_isError(nZ)) return writer_fail(w, w->zText ? w->zText : w->zPath, err, LP_INTERNAL, ZSTD_getErrorName(nZ));
     w->aBlk[w->nBlk++] = (BlockRef){w->ot->off, (uint32_t)nZ, (uint32_t)n};
     out_put(w->ot, w->pZ, nZ);
     out_pad8(w->ot);
-    return w->ot->bErr ? writer_fail(w, err, LP_IOERR, strerror(errno ? errno : EIO)) : LP_OK;
+    return w->ot->bErr ? writer_fail(w, w->zText ? w->zText : w->zPath, err, LP_IOERR, strerror(errno ? errno : EIO)) : LP_OK;
 }
 
 int rowfile_writer_row(RowFileWriter *w, uint32_t ord, const void *pBlock, uint32_t n, LpError *err) {
     if ((int64_t)ord <= w->lastOrd || ord >= w->nOrd || n < 16) {
-        return writer_fail(w, err, LP_INTERNAL, "row out of order");
+        return writer_fail(w, w->zPath, err, LP_INTERNAL, "row out of order");
     }
     w->lastOrd = ord;
     w->aOff[ord] = w->o->off;
@@ -367,7 +366,7 @@ int rowfile_writer_row(RowFileWriter *w, uint32_t ord, const void *pBlock, uint3
     w->aId[w->nRow++] = (IdOrd){id, ord};
     out_put(w->o, pBlock, n);
     out_pad8(w->o);
-    return w->o->bErr ? writer_fail(w, err, LP_IOERR, strerror(errno ? errno : EIO)) : LP_OK;
+    return w->o->bErr ? writer_fail(w, w->zPath, err, LP_IOERR, strerror(errno ? errno : EIO)) : LP_OK;
 }
 
 void rowfile_writer_abort(RowFileWriter *w) {

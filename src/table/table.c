@@ -454,10 +454,6 @@ Value row_get(const Schema *s, const MemRow *r, int iCol) {
     uint64_t slot = r->aSlot[iCol];
     Value v;
     switch (s->aCol[iCol].type) {
-    case COL_FLOAT:
-        v.kind = VAL_FLOAT;
-        memcpy(&v.u.f, &slot, sizeof(double));
-        return v;
     case COL_STRING:
     case COL_TEXT:
     case COL_JSON:
@@ -469,7 +465,7 @@ Value row_get(const Schema *s, const MemRow *r, int iCol) {
         v.u.v.n = (uint32_t)slot;
         return v;
     default:
-        return value_int((int64_t)slot);
+        return slot_value(s, iCol, slot);
     }
 }
 
@@ -658,81 +654,19 @@ int row_text_copy(RowReader *rd, const Schema *s, const MemRow *r, uint8_t *dst)
     return LP_OK;
 }
 
-/* Size of r packed (its TEXT values elsewhere). */
-uint32_t row_packed_size(const Schema *s, const MemRow *r) {
-    int nCol = s->nCol;
-    size_t n = sizeof(MemRow) + 8 * ((size_t)nCol + null_words(nCol));
-    for (int i = 0; i < nCol; i++) {
-        if (row_isnull(r, nCol, i)) continue;
-        uint32_t len = (uint32_t)r->aSlot[i];
-        switch (s->aCol[i].type) {
-        case COL_STRING:
-        case COL_JSON:
-            n += (size_t)len + 1;
-            break;
-        case COL_VECTOR:
-            n = ((n + 3) & ~(size_t)3) + 4 * (size_t)len;
-            break;
-        default:
-            break;
-        }
-    }
-    return (uint32_t)n;
-}
-
-/* Builds r packed into dst (row_packed_size bytes): its TEXT values at
-** offset off of stored block iBlock, in column order. r itself may be
-** packed (its other values are in its block). */
-void row_pack(const Schema *s, const MemRow *r, uint32_t iBlock, uint32_t off, MemRow *dst) {
-    int nCol = s->nCol;
-    size_t nHead = sizeof(MemRow) + 8 * ((size_t)nCol + null_words(nCol));
-    memcpy(dst, r, nHead);
-    dst->iStored = iBlock + 1;
-    size_t at = nHead;
-    for (int i = 0; i < nCol; i++) {
-        if (row_isnull(r, nCol, i)) continue;
-        uint64_t slot = r->aSlot[i];
-        uint32_t len = (uint32_t)slot;
-        const char *src = (const char *)r + (slot >> 32);
-        switch (s->aCol[i].type) {
-        case COL_TEXT:
-            dst->aSlot[i] = ((uint64_t)off << 32) | len;
-            off += len + 1;
-            break;
-        case COL_STRING:
-        case COL_JSON:
-            memcpy((char *)dst + at, src, (size_t)len + 1);
-            dst->aSlot[i] = ((uint64_t)at << 32) | len;
-            at += (size_t)len + 1;
-            break;
-        case COL_VECTOR:
-            while (at % 4) ((char *)dst)[at++] = 0;
-            memcpy((char *)dst + at, src, 4 * (size_t)len);
-            dst->aSlot[i] = ((uint64_t)at << 32) | len;
-            at += 4 * (size_t)len;
-            break;
-        default:
-            break;
-        }
-    }
-    dst->nByte = (uint32_t)at;
-}
-
-/* Row r of schema so in schema sn, column j being so's aMap[j] (-1: NULL)
-** with the same type, into dst (NULL: just the size); returns the size.
-** A packed row stays packed: its TEXT slots still point into the same
-** stored block (the TEXT columns keep their order, table_alter_keeps). */
-uint32_t row_convert(const Schema *so, const Schema *sn, const int *aMap, const MemRow *r, MemRow *dst) {
+uint32_t row_convert(const Schema *so, const Schema *sn, const int *aMap, const MemRow *r,
+                     const RowTextAt *pAt, MemRow *dst) {
     int nCol = sn->nCol;
     size_t nHead = sizeof(MemRow) + 8 * ((size_t)nCol + null_words(nCol));
+    uint32_t off = pAt ? pAt->off : 0; /* where the next TEXT value goes in the block */
     if (dst) {
         memset(dst, 0, nHead);
         dst->id = r->id;
-        dst->iStored = r->iStored;
+        dst->iStored = pAt ? pAt->iBlock + 1 : r->iStored;
     }
     size_t at = nHead;
     for (int j = 0; j < nCol; j++) {
-        int i = aMap[j];
+        int i = aMap ? aMap[j] : j;
         if (i < 0 || row_isnull(r, so->nCol, i)) {
             if (dst) dst->aSlot[nCol + j / 64] |= 1ull << (j % 64);
             continue;
@@ -743,7 +677,12 @@ uint32_t row_convert(const Schema *so, const Schema *sn, const int *aMap, const 
         size_t nCopy = 0;
         switch (sn->aCol[j].type) {
         case COL_TEXT:
-            if (r->iStored) break;
+            if (pAt) { /* into the block, in column order */
+                slot = ((uint64_t)off << 32) | len;
+                off += len + 1;
+                break;
+            }
+            if (r->iStored) break; /* stays where it is */
             /* fall through */
         case COL_STRING:
         case COL_JSON:
@@ -1031,7 +970,9 @@ typedef struct Pending {
                             ** an UPDATE of a stored row (same slot) */
     int iVecOp;             /* a TOP_SETVEC op whose graph nodes pNew gets, or -1 */
     int bPatch;             /* pNew changes only numeric attributes of a sealed row,
-                            ** which phase 3 writes in place (iDoc -1) */
+                            ** which phase 3 writes in place (iDoc -1) ... */
+    int iPart;              /* ... the row at ordinal ord of part iPart */
+    uint32_t ord;
 } Pending;
 
 typedef struct Overlay {
@@ -1052,15 +993,16 @@ static void overlay_free(Overlay *o, int bFreeRows) {
 ** *piPart tells where the stored version is (-1: the RAM segment, >= 0:
 ** that part). */
 static const MemRow *overlay_lookup(const Table *t, Overlay *o, int64_t id, Pending **ppP,
-                                    int *piPart) {
+                                    int *piPart, uint64_t *pOrd) {
     uint64_t k;
     *piPart = -1;
+    *pOrd = 0;
     if (idmap_get(&o->idx, (uint64_t)id, &k)) {
         *ppP = &o->a.a[k];
         return o->a.a[k].pNew;
     }
     *ppP = NULL;
-    return locate(t, id, piPart, NULL);
+    return locate(t, id, piPart, pOrd);
 }
 
 /* A row of an older part changed by UPDATE (or SETVEC) gets a new slot
@@ -1286,10 +1228,8 @@ static MemRow *numeric_copy(const Schema *s, const MemRow *r, const TableOp *op)
 ** turns into a move: its full new version (the stored row, read from its
 ** segment, with the pending numeric slots). NULL when out of memory. */
 static MemRow *patch_materialize(Table *t, Pending *p) {
-    int iPart;
-    uint64_t ord;
-    const MemRow *r = locate(t, p->id, &iPart, &ord); /* not changed yet: phase 3 does */
-    MemRow *full = r && iPart >= 0 ? table_row_copy(t, r) : NULL;
+    const MemRow *r = rowfile_row(t->apPart[p->iPart]->pRows, p->ord); /* unchanged till phase 3 */
+    MemRow *full = r ? table_row_copy(t, r) : NULL;
     if (!full) return NULL;
     row_patch_numeric(t->pSchema, full, p->pNew->aSlot);
     free(p->pNew);
@@ -1307,7 +1247,10 @@ static void part_kill(Table *t, int iPart, uint64_t ord) {
 }
 
 /* Records id's new version (pNew NULL = deleted) in the overlay. */
-static int overlay_set(Overlay *o, Pending *p, int64_t id, MemRow *pNew, int iDoc, int bPatch) {
+/* (A change in place is first made with p NULL: iPart and ord are its
+** row's, kept by the batch's later changes in place of it.) */
+static int overlay_set(Overlay *o, Pending *p, int64_t id, MemRow *pNew, int iDoc, int bPatch, int iPart,
+                       uint64_t ord) {
     if (p) {
         if (p->pNew != pNew) free(p->pNew); /* a version made earlier in this batch */
         p->pNew = pNew;
@@ -1315,7 +1258,7 @@ static int overlay_set(Overlay *o, Pending *p, int64_t id, MemRow *pNew, int iDo
         p->bPatch = bPatch;
         return LP_OK;
     }
-    Pending np = {id, pNew, iDoc, -1, bPatch};
+    Pending np = {id, pNew, iDoc, -1, bPatch, iPart, (uint32_t)ord};
     if (VEC_PUSH(&o->a, np)) return LP_NOMEM;
     if (idmap_put(&o->idx, (uint64_t)id, o->a.n - 1)) {
         o->a.n--; /* not indexed: drop it again; the caller frees pNew */
@@ -1911,7 +1854,8 @@ int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApp
             if (!iFirstAuto) iFirstAuto = id;
         }
         int iPart;
-        cur = overlay_lookup(t, &o, id, &p, &iPart);
+        uint64_t ord;
+        cur = overlay_lookup(t, &o, id, &p, &iPart, &ord);
         switch (op->kind) {
         case TOP_INSERT:
         case TOP_REPLACE:
@@ -1955,7 +1899,7 @@ int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApp
             break;
         }
         }
-        if ((op->kind != TOP_DELETE && !pNew) || overlay_set(&o, p, id, pNew, iDoc, bPatch)) {
+        if ((op->kind != TOP_DELETE && !pNew) || overlay_set(&o, p, id, pNew, iDoc, bPatch, iPart, ord)) {
             free(pNew);
             rc = lp_err_set(err, LP_NOMEM, "out of memory writing a row of table '%s'", t->zName);
             continue;
@@ -1968,9 +1912,8 @@ int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApp
     size_t nAppend = 0;
     for (size_t k = 0; k < o.a.n; k++) nAppend += o.a.a[k].iDoc >= 0;
     for (size_t k = 0; k < o.a.n && rc == LP_OK; k++) {
-        int iPart;
-        if (!o.a.a[k].bPatch || !locate(t, o.a.a[k].id, &iPart, NULL) || iPart < 0) continue;
-        Part *pt = t->apPart[iPart];
+        if (!o.a.a[k].bPatch) continue;
+        Part *pt = t->apPart[o.a.a[k].iPart];
         if (!pt->patched.nBit && bitset_init(&pt->patched, pt->nOrd) != LP_OK) {
             rc = lp_err_set(err, LP_NOMEM, "out of memory updating table '%s'", t->zName);
         }
@@ -2033,15 +1976,11 @@ int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApp
         Pending *p = &o.a.a[k];
         uint64_t slot;
         if (p->bPatch) { /* numeric slots written in the mapped row */
-            int iPart;
-            uint64_t ord;
-            if (locate(t, p->id, &iPart, &ord) && iPart >= 0) {
-                Part *pt = t->apPart[iPart];
-                row_patch_numeric(s, rowfile_row_mut(pt->pRows, (uint32_t)ord), p->pNew->aSlot);
-                bitset_set(&pt->patched, (size_t)ord);
-                pt->patchVer++;
-                __atomic_fetch_add(&t->nInPlace, 1, __ATOMIC_RELAXED);
-            }
+            Part *pt = t->apPart[p->iPart];
+            row_patch_numeric(s, rowfile_row_mut(pt->pRows, p->ord), p->pNew->aSlot);
+            bitset_set(&pt->patched, p->ord);
+            pt->patchVer++;
+            __atomic_fetch_add(&t->nInPlace, 1, __ATOMIC_RELAXED);
             free(p->pNew);
             p->pNew = NULL;
             continue;

@@ -167,25 +167,33 @@ int table_open_wal_from(Table *t, const char *zDir, WalSync sync, uint64_t first
 ** rows file f (whose stored blocks a packed row may refer to). */
 int table_row_valid(const Schema *s, const MemRow *r, size_t n, const RowFile *f);
 /* Packing rows for a rows file (table.c): the bytes r's TEXT values take
-** in a stored block (0: none, r is written as it is), copying them there
-** (read through rd when r is packed), the size of r packed, and packing
-** it with its text at offset off of block iBlock. */
+** in a stored block (0: none, r is written as it is), and copying them
+** there (read through rd when r is packed); row_convert then packs r. */
 size_t row_text_bytes(const Schema *s, const MemRow *r);
 int row_text_copy(RowReader *rd, const Schema *s, const MemRow *r, uint8_t *dst);
-uint32_t row_packed_size(const Schema *s, const MemRow *r);
-void row_pack(const Schema *s, const MemRow *r, uint32_t iBlock, uint32_t off, MemRow *dst);
+/* Where a packed row's TEXT values start: block iBlock, offset off. */
+typedef struct RowTextAt {
+    uint32_t iBlock, off;
+} RowTextAt;
 /* ALTER that keeps the segments (table.c, flush.c). table_alter_keeps: can
 ** old's rows go to schema sn (column j from old's aMap[j], -1: new)
 ** without touching their text or graphs: no TEXT column added, dropped or
 ** moved relative to the others, kept columns unchanged in type, flags and
-** graph options. row_convert: row r of so in sn (dst NULL: its size).
+** graph options.
 ** table_alter_segments: for each sealed part of old (retired, flushes
 ** stopped) a segment of t (its storage set, not shared yet), numbered from
 ** *pNextSeg on: rows file converted (stored text copied as it is),
 ** full-text file and kept graphs linked, tombstones written; all fsynced
 ** and attached to t; the list for t's manifest in *paSeg (free()). */
 int table_alter_keeps(Table *old, const Schema *sn, const int *aMap);
-uint32_t row_convert(const Schema *so, const Schema *sn, const int *aMap, const MemRow *r, MemRow *dst);
+/* Row r of schema so rebuilt in schema sn into dst (NULL: just the size);
+** returns the size. Column j is so's aMap[j] (-1: NULL; aMap NULL: the
+** same schema) with the same type. With pAt its TEXT values are packed
+** (their slots point at pAt, in column order, none in the tail);
+** without, a packed row stays packed (same block: the TEXT columns keep
+** their order, table_alter_keeps) and an unpacked one keeps its text. */
+uint32_t row_convert(const Schema *so, const Schema *sn, const int *aMap, const MemRow *r,
+                     const RowTextAt *pAt, MemRow *dst);
 int table_alter_segments(Table *old, Table *t, const int *aMap, uint64_t *pNextSeg, ManifestSeg **paSeg,
                          int *pnSeg, LpError *err);
 /* The ids of the rows in t's RAM segment, ascending. */
