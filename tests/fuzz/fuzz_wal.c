@@ -16,7 +16,8 @@
 ** a snapshot.
 **
 ** Seeds: tests/fuzz/corpus/wal/, WAL files of a real server turned into
-** the chunk form (mode 1) and raw (mode 0).
+** the chunk form (mode 1) and raw (mode 0); chunk-patch holds two patch
+** entries (UPDATE of numeric columns in place).
 */
 #include <stdint.h>
 #include <stdio.h>
