@@ -577,19 +577,27 @@ static void greedy_layer(const VecHnsw *h, const float *q, int layer, uint32_t *
     uint32_t cur = *pCur;
     float curD = *pDist;
     int bChanged = 1;
+    uint32_t aNb[VEC_HNSW_MAX_M];
+    float aD[VEC_HNSW_MAX_M];
     while (bChanged) {
         const uint32_t *pList = row_list(h, cur, layer);
         uint32_t i, n = LOAD_ACQ(&pList[0]);
         bChanged = 0;
         if (n > h->M) n = h->M;
         if (st) st->nVisited++;
+        /* All of a list's rows in one batched call, their first lines
+        ** fetched as the ids are read (the upper layers' rows are spread
+        ** over the whole array: each is a cache miss). */
         for (i = 0; i < n; i++) {
-            uint32_t nb = LOAD_ACQ(&pList[1 + i]);
-            float d = h->xDist(q, row_vec(h, nb), h->dims);
-            if (st) st->nDist++;
-            if (d < curD) {
-                curD = d;
-                cur = nb;
+            aNb[i] = LOAD_ACQ(&pList[1 + i]);
+            __builtin_prefetch(row_vec(h, aNb[i]));
+        }
+        vec_dist_batch(h->metric, q, h->aVec, h->dims, aNb, n, h->dims, aD);
+        if (st) st->nDist += n;
+        for (i = 0; i < n; i++) {
+            if (aD[i] < curD) {
+                curD = aD[i];
+                cur = aNb[i];
                 bChanged = 1;
             }
         }
@@ -640,6 +648,9 @@ static int search_layer(const VecHnsw *h, Scratch *s, const LayerQuery *lq, uint
         c = s->aCand[0];
         if (c.d > lower && (s->nRes >= lq->ef || !f) && !(lq->bRange && c.d <= lq->radius)) break;
         cand_pop(s);
+        /* The next candidate to expand is most likely the new top: fetch
+        ** its list while this one is scored (as hnswlib does). */
+        if (s->nCand) __builtin_prefetch(row_list(h, s->aCand[0].id, lq->layer));
         pList = row_list(h, c.id, lq->layer);
         n = LOAD_ACQ(&pList[0]);
         if (n > maxM) n = maxM;
@@ -652,7 +663,10 @@ static int search_layer(const VecHnsw *h, Scratch *s, const LayerQuery *lq, uint
         ** distances share (the batched sums associate differently). */
         for (i = 0; i < n; i++) {
             uint32_t nb = LOAD_ACQ(&pList[1 + i]);
-            if (scratch_visit(s, nb)) s->aNew[nNew++] = nb;
+            if (scratch_visit(s, nb)) {
+                s->aNew[nNew++] = nb;
+                __builtin_prefetch(row_vec(h, nb));
+            }
         }
         if (!lq->bRange) {
             if (nNew) vec_dist_batch(h->metric, q, h->aVec, h->dims, s->aNew, nNew, h->dims, s->aNewD);
@@ -694,6 +708,10 @@ static void descend(const VecHnsw *h, const float *q, uint64_t ep, int to, uint3
     float d = h->xDist(q, row_vec(h, cur), h->dims);
     if (st) st->nDist++;
     for (layer = top; layer > to; layer--) greedy_layer(h, q, layer, &cur, &d, st);
+    /* The batched kernel rounds differently from the single-pair one that
+    ** range searches and exact scans compare with: the entry's distance
+    ** is recomputed with the latter (its row is in cache). */
+    if (cur != (uint32_t)ep) d = h->xDist(q, row_vec(h, cur), h->dims);
     *pCur = cur;
     *pDist = d;
 }
