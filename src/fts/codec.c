@@ -2,6 +2,9 @@
 #include "fts/codec.h"
 
 #include <assert.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "util/error.h"
 #include "util/varint.h"
@@ -239,8 +242,33 @@ int fts_codec_tail_get(const uint8_t **pp, const uint8_t *pEnd, uint32_t base, u
     return LP_OK;
 }
 
+static inline unsigned popcount16(unsigned x) {
+    x = x - ((x >> 1) & 0x5555u);
+    x = (x & 0x3333u) + ((x >> 2) & 0x3333u);
+    x = (x + (x >> 4)) & 0x0F0Fu;
+    return (x + (x >> 8)) & 0x1Fu;
+}
+
 int fts_codec_skip_varints(const uint8_t **pp, const uint8_t *pEnd, uint64_t n) {
     const uint8_t *p = *pp;
+    if (n == 0) return LP_OK;
+#ifdef __SSE2__
+    /* Sixteen bytes at a time (phrase queries skip thousands of position
+    ** varints per query): one bit per byte that ends a varint, counted;
+    ** the chunk that holds the n-th end finishes the skip. */
+    while (pEnd - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        unsigned ends = ~(unsigned)_mm_movemask_epi8(v) & 0xFFFFu;
+        unsigned c = popcount16(ends);
+        if (c >= n) {
+            while (--n) ends &= ends - 1;
+            *pp = p + __builtin_ctz(ends) + 1;
+            return LP_OK;
+        }
+        n -= c;
+        p += 16;
+    }
+#endif
     /* Eight bytes at a time while all of them belong to the n varints:
     ** each byte below 0x80 ends one. */
     while (n >= 8 && pEnd - p >= 8) {

@@ -273,6 +273,7 @@ typedef struct PhraseIt {
     uint32_t tf;            /* matches in the current doc */
     int *aOrder;            /* the words by ascending df: the order lists are
                             ** intersected in, the rarest leading */
+    uint32_t *aLo;          /* phrase_count's scratch, one per word */
 } PhraseIt;
 
 static int pos_load(PhraseIt *p, int i) {
@@ -288,12 +289,24 @@ static int pos_load(PhraseIt *p, int i) {
     return c->vt->xPositions(c, p->aaPos[i], &p->base.q->errIter);
 }
 
-static int has_pos(const uint32_t *a, uint32_t n, uint32_t v) {
-    uint32_t lo = 0, hi = n;
+/* Is v in a[*pLo..n)? The targets of one word come in increasing order,
+** so the search starts where the last one ended (*pLo, moved on): a
+** word with many positions is searched, one with few is walked. */
+static int has_pos_from(const uint32_t *a, uint32_t n, uint32_t v, uint32_t *pLo) {
+    uint32_t lo = *pLo, hi = n;
+    /* Most words occur a few times in a document: walked, no search. */
+    while (hi - lo <= 8) {
+        if (lo == hi || a[lo] >= v) {
+            *pLo = lo;
+            return lo < n && a[lo] == v;
+        }
+        lo++;
+    }
     while (lo < hi) {
         uint32_t mid = (lo + hi) / 2;
         if (a[mid] < v) lo = mid + 1; else hi = mid;
     }
+    *pLo = lo;
     return lo < n && a[lo] == v;
 }
 
@@ -302,12 +315,23 @@ static uint32_t phrase_count(PhraseIt *p) {
     const PlanNode *pn = p->base.pn;
     uint32_t nMatch = 0;
     if (pn->nSlop == 0) {
-        /* Exact: word i at start + (qpos[i] - qpos[0]). */
-        for (uint32_t k = 0; k < p->anPos[0]; k++) {
-            uint32_t start = p->aaPos[0][k];
+        /* Exact: word i at start + (qpos[i] - qpos[0]). The word with the
+        ** fewest positions here proposes the starts, the others are
+        ** looked up. */
+        uint32_t *aLo = p->aLo;
+        int n = p->n, iPiv = 0;
+        memset(aLo, 0, sizeof(uint32_t) * (size_t)n);
+        for (int i = 1; i < n; i++) {
+            if (p->anPos[i] < p->anPos[iPiv]) iPiv = i;
+        }
+        uint32_t offPiv = pn->aQPos[iPiv] - pn->aQPos[0];
+        for (uint32_t k = 0; k < p->anPos[iPiv]; k++) {
+            if (p->aaPos[iPiv][k] < offPiv) continue;
+            uint32_t start = p->aaPos[iPiv][k] - offPiv;
             int ok = 1;
-            for (int i = 1; i < p->n && ok; i++) {
-                ok = has_pos(p->aaPos[i], p->anPos[i], start + (pn->aQPos[i] - pn->aQPos[0]));
+            for (int i = 0; i < n && ok; i++) {
+                if (i == iPiv) continue;
+                ok = has_pos_from(p->aaPos[i], p->anPos[i], start + (pn->aQPos[i] - pn->aQPos[0]), &aLo[i]);
             }
             nMatch += ok;
         }
@@ -530,7 +554,8 @@ static It *instantiate(FtsQuery *q, const PlanNode *pn) {
         p->anPos = arena_zalloc(a, sizeof(uint32_t) * (size_t)p->n);
         p->anCap = arena_zalloc(a, sizeof(uint32_t) * (size_t)p->n);
         p->aOrder = arena_zalloc(a, sizeof(int) * (size_t)p->n);
-        if (!p->ac || !p->aaPos || !p->anPos || !p->anCap || !p->aOrder) break;
+        p->aLo = arena_zalloc(a, sizeof(uint32_t) * (size_t)p->n);
+        if (!p->ac || !p->aaPos || !p->anPos || !p->anCap || !p->aOrder || !p->aLo) break;
         int ok = 1;
         for (int i = 0; i < p->n && ok; i++) {
             ok = (p->ac[i] = open_cursor(q, pn->aKey[i], pn->anKey[i], &pn->aInfo[i], 1)) != NULL;

@@ -117,8 +117,10 @@ typedef struct SegCursor {
     uint32_t jShallow;            /* block of the last xShallow answer */
     const uint8_t *pPosCur;       /* positions of posting iPosCur of the block */
     const uint8_t *pPosNext;      /* end of the last positions decoded */
+    const uint8_t *pPosLast;      /* positions of posting iPosLast, the last decoded */
     const uint8_t *pPosEnd;       /* end of the block's positions */
     int iPosCur;                  /* see pPosCur */
+    int iPosLast;                 /* see pPosLast; -1: none in this block */
     int rc;                       /* LP_OK, or the error that ended the list */
     LpError err;                  /* its message */
     uint32_t aDoc[FTS_BLOCK + 4]; /* documents of block iBlk; UINT32_MAX after the
@@ -781,6 +783,7 @@ static int cur_load(SegCursor *c, uint32_t j) {
     c->pPosCur = c->pPosNext = c->pPos + ps;
     c->pPosEnd = c->pPos + pe;
     c->iPosCur = 0;
+    c->iPosLast = -1;
     c->iBlk = j;
     c->n = n;
     c->i = -1;
@@ -906,9 +909,10 @@ static uint32_t seg_shallow(FtsPostings *p, uint32_t target, uint32_t *pMaxTf, u
 }
 
 /* FtsPostingsVt.xPositions. Position lists are varints, so reaching the
-** current posting's means skipping the tf varints of each posting since
-** the last one read (pPosCur, posting iPosCur); that one is kept, so
-** asking twice for the same document works. */
+** current posting's means skipping the tf varints of each posting from
+** pPosCur (posting iPosCur: the one after the last decoded) on; the last
+** decoded one is remembered (pPosLast, iPosLast), so asking twice for the
+** same document works. */
 static int seg_positions(FtsPostings *p, uint32_t *aPos, LpError *err) {
     SegCursor *c = (SegCursor *)p;
     if (c->rc != LP_OK) {
@@ -919,27 +923,53 @@ static int seg_positions(FtsPostings *p, uint32_t *aPos, LpError *err) {
         return lp_err_set(err, LP_INTERNAL, "fts segment %s: positions without a current document",
                           c->seg->zName);
     }
-    /* Skip the positions of the block's postings before the current one. */
-    uint64_t nSkip = 0;
-    for (int k = c->iPosCur; k < c->i; k++)
-        nSkip += c->aTf[k];
-    const uint8_t *q = c->pPosCur;
-    if (fts_codec_skip_varints(&q, c->pPosEnd, nSkip) != LP_OK) {
-        cur_fail(c, seg_off(c->seg, c->pPosCur), "positions of document %" PRIu32 " truncated",
-                 p->doc);
-        if (err) *err = c->err;
-        return c->rc;
+    if (c->i != c->iPosLast) {
+        /* Skip the positions of the postings before the current one. */
+        uint64_t nSkip = 0;
+        for (int k = c->iPosCur; k < c->i; k++)
+            nSkip += c->aTf[k];
+        const uint8_t *q = c->pPosCur;
+        if (fts_codec_skip_varints(&q, c->pPosEnd, nSkip) != LP_OK) {
+            cur_fail(c, seg_off(c->seg, c->pPosCur), "positions of document %" PRIu32 " truncated",
+                     p->doc);
+            if (err) *err = c->err;
+            return c->rc;
+        }
+        c->pPosLast = q;
+        c->iPosLast = c->i;
     }
-    c->pPosCur = q;
-    c->iPosCur = c->i;
+    const uint8_t *q = c->pPosLast;
+    /* Positions are mostly one- or two-byte deltas: decoded here; anything else
+    ** (a longer varint, the end of the block) goes to the checked decoder
+    ** from the start. */
+    uint64_t sum = 0;
+    uint32_t k = 0;
+    for (; k < p->tf && q < c->pPosEnd; k++) {
+        if (*q < 0x80) {
+            sum += *q++;
+        } else if (c->pPosEnd - q >= 2 && q[1] < 0x80 && q[1] != 0) {
+            sum += (uint32_t)(q[0] & 0x7f) | (uint32_t)q[1] << 7;
+            q += 2;
+        } else {
+            break;
+        }
+        aPos[k] = (uint32_t)sum;
+    }
+    if (k == p->tf && sum <= UINT32_MAX) {
+        c->pPosCur = c->pPosNext = q;
+        c->iPosCur = c->i + 1;
+        return LP_OK;
+    }
+    q = c->pPosLast;
     LpError e;
     if (varint_delta_decode_u32(&q, c->pPosEnd, aPos, p->tf, &e) != LP_OK) {
-        cur_fail(c, seg_off(c->seg, c->pPosCur), "positions of document %" PRIu32 ": %s", p->doc,
+        cur_fail(c, seg_off(c->seg, c->pPosLast), "positions of document %" PRIu32 ": %s", p->doc,
                  e.zMsg);
         if (err) *err = c->err;
         return c->rc;
     }
-    c->pPosNext = q;
+    c->pPosCur = c->pPosNext = q;
+    c->iPosCur = c->i + 1;
     return LP_OK;
 }
 
@@ -1002,6 +1032,8 @@ static FtsPostings *cur_new(FtsSegment *seg, const SegKey *k, LpError *err) {
             c->iBlk = 0;
             c->lastDoc = c->aDoc[c->n - 1];
             c->pPosCur = c->pPosNext = c->pPos;
+            c->iPosCur = 0;
+            c->iPosLast = -1;
             c->pPosEnd = c->pPos + c->nPos;
             uint32_t maxTf = 0, minLen = UINT32_MAX;
             for (int i = 0; i < c->n; i++) {
