@@ -736,7 +736,8 @@ static int write_part(Table *t, const Part *p, uint64_t id, LpError *err) {
     for (int v = 0; rc == LP_OK && v < t->nVec; v++) {
         vec_suffix(zSuf, sizeof(zSuf), t->aVec[v].iCol);
         seg_path(zPath, sizeof(zPath), t, id, zSuf);
-        rc = vec_hnsw_save(p->aVec[v].h, zPath, err);
+        rc = table_graph_repair(t, p->aVec[v].h, t->aVec[v].iCol, id, err);
+        if (rc == LP_OK) rc = vec_hnsw_save(p->aVec[v].h, zPath, err);
     }
 done:
     free(aMap);

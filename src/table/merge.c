@@ -248,7 +248,8 @@ static int merge_write(Table *t, Part **apIn, int nIn, const Bitset *aDead, uint
     }
     for (int v = 0; v < t->nVec && rc == LP_OK; v++) {
         snprintf(zPath, sizeof(zPath), "%s/seg-%" PRIu64 ".vec%d", t->zDir, id, t->aVec[v].iCol);
-        rc = vec_hnsw_save(apH[v], zPath, err);
+        rc = table_graph_repair(t, apH[v], t->aVec[v].iCol, id, err);
+        if (rc == LP_OK) rc = vec_hnsw_save(apH[v], zPath, err);
     }
     *pnNew = nNew;
 done:

@@ -104,6 +104,18 @@ VecHnsw *table_new_graph(const ColumnSchema *c, LpError *err) {
     return vec_hnsw_new(&cfg, err);
 }
 
+int table_graph_repair(const Table *t, VecHnsw *h, int iCol, uint64_t segId, LpError *err) {
+    uint32_t nFound, nLeft;
+    int rc = vec_hnsw_repair(h, &nFound, &nLeft, err);
+    if (rc == LP_OK && nFound) {
+        char zSeg[32] = "RAM segment";
+        if (segId != UINT64_MAX) snprintf(zSeg, sizeof(zSeg), "segment %llu", (unsigned long long)segId);
+        LOG_INFO("table '%s', %s, column %s: %u of %u graph rows had no in-link; %u linked back",
+                 t->zName, zSeg, t->pSchema->aCol[iCol].zName, nFound, vec_hnsw_count(h), nFound - nLeft);
+    }
+    return rc;
+}
+
 /* A graph per vector column with knn_type='hnsw' and knn_dims. */
 static int make_graphs(Table *t, LpError *err) {
     const Schema *s = t->pSchema;
@@ -1705,7 +1717,11 @@ int table_open_wal_from(Table *t, const char *zDir, WalSync sync, uint64_t first
     int rc = wal_open(zDir, sync, firstLsn, wal_replay_record, t, &w, err);
     if (rc != LP_OK) return rc;
     t->pWal = w;
-    return LP_OK;
+    /* The replayed rows' graphs, before any search or insert runs. */
+    for (int v = 0; rc == LP_OK && v < t->nVec; v++) {
+        if (t->aVec[v].h) rc = table_graph_repair(t, t->aVec[v].h, t->aVec[v].iCol, UINT64_MAX, err);
+    }
+    return rc;
 }
 
 uint64_t table_wal_syncs(const Table *t) {

@@ -213,6 +213,11 @@ MemRow *table_row_copy(const Table *t, const MemRow *r);
 int table_write_rows(const Table *t, Part *const *apSrc, int nSrc, uint64_t segId, uint32_t nOrd,
                      const MemRow *const *apRow, const RowFileMap *aMap, int nMap, LpError *err);
 VecHnsw *table_new_graph(const ColumnSchema *c, LpError *err);
+/* Before a graph is saved into segment segId (flush, merge), and after
+** the log is replayed into the RAM segment (segId UINT64_MAX): links back
+** the rows of vector column iCol that lost every in-link
+** (vec_hnsw_repair), logging how many. No insert may run on h. */
+int table_graph_repair(const Table *t, VecHnsw *h, int iCol, uint64_t segId, LpError *err);
 void table_part_free(Part *p);
 /* Recomputes the parts' bases, ramBase, nLiveParts and bSorted (under the
 ** write lock, after the part list changed). */

@@ -993,6 +993,95 @@ static void search_end(VecHnsw *h, Scratch *s) {
     pthread_rwlock_unlock(&h->growLock);
 }
 
+/* ---- repair of unreachable rows --------------------------------------- */
+
+static int repair_allow(void *pCtx, uint32_t id) { return ((const uint8_t *)pCtx)[id]; }
+
+/* Breadth-first over layer 0: marks in aSeen every row reachable from the
+** queued rows aQ[*pHead..*pnQ), queueing each one it marks. */
+static void repair_reach(const VecHnsw *h, uint8_t *aSeen, uint32_t *aQ, uint32_t *pHead, uint32_t *pnQ,
+                         uint32_t n) {
+    uint32_t head = *pHead, nQ = *pnQ;
+    while (head < nQ) {
+        const uint32_t *pList = row_list(h, aQ[head++], 0);
+        uint32_t c = LOAD_ACQ(&pList[0]);
+        if (c > h->M0) c = h->M0;
+        for (uint32_t i = 0; i < c; i++) {
+            uint32_t nb = LOAD_ACQ(&pList[1 + i]);
+            if (nb < n && !aSeen[nb]) {
+                aSeen[nb] = 1;
+                aQ[nQ++] = nb;
+            }
+        }
+    }
+    *pHead = head;
+    *pnQ = nQ;
+}
+
+int vec_hnsw_repair(VecHnsw *h, uint32_t *pnFound, uint32_t *pnLeft, LpError *err) {
+    uint32_t n = vec_hnsw_count(h), nFound = 0, nLeft = 0, head = 0, nQ = 1;
+    uint64_t ep = LOAD_ACQ(&h->ep);
+    *pnFound = *pnLeft = 0;
+    if (h->bReadOnly) return lp_err_set(err, LP_UNSUPPORTED, "hnsw: a read-only graph cannot be repaired");
+    if (ep == EP_NONE || n < 2) return LP_OK;
+    uint8_t *aSeen = calloc(n, 1);
+    uint32_t *aQ = malloc(sizeof(uint32_t) * (size_t)n);
+    Cand *aNear = malloc(sizeof(Cand) * (size_t)h->efC);
+    Scratch *s = NULL;
+    int rc = aSeen && aQ && aNear ? LP_OK : LP_NOMEM;
+    if (rc == LP_OK) {
+        pthread_rwlock_rdlock(&h->growLock);
+        s = scratch_get(h);
+        if (!s) {
+            pthread_rwlock_unlock(&h->growLock);
+            rc = LP_NOMEM;
+        }
+    }
+    if (rc == LP_OK) {
+        aSeen[(uint32_t)ep] = 1;
+        aQ[0] = (uint32_t)ep;
+        repair_reach(h, aSeen, aQ, &head, &nQ, n);
+        for (uint32_t u = 0; u < n && rc == LP_OK && nQ < n; u++) {
+            if (aSeen[u]) continue;
+            nFound++;
+            const float *v = row_vec(h, u);
+            VecFilter f = {NULL, repair_allow, aSeen, -1};
+            LayerQuery lq = {v, 0, h->efC, &f, 0, 0};
+            uint32_t cur;
+            float d;
+            descend(h, v, ep, 0, &cur, &d, NULL);
+            if ((rc = search_layer(h, s, &lq, cur, d, NULL)) != LP_OK) break;
+            size_t nNear = res_drain(s, aNear);
+            int bLinked = 0;
+            for (size_t i = 0; i < nNear && !bLinked; i++) {
+                uint32_t w = aNear[i].id, *pList = row_list(h, w, 0);
+                row_lock(&h->aLock[w]);
+                uint32_t c = LOAD_ACQ(&pList[0]);
+                if (c < h->M0) {
+                    STORE_REL(&pList[1 + c], u);
+                    STORE_REL(&pList[0], c + 1);
+                    bLinked = 1;
+                }
+                row_unlock(&h->aLock[w]);
+            }
+            if (!bLinked) {
+                nLeft++;
+                continue;
+            }
+            aSeen[u] = 1;
+            aQ[nQ++] = u;
+            repair_reach(h, aSeen, aQ, &head, &nQ, n);
+        }
+        search_end(h, s);
+    }
+    free(aSeen);
+    free(aQ);
+    free(aNear);
+    *pnFound = nFound;
+    *pnLeft = nLeft;
+    return rc == LP_OK ? LP_OK : lp_err_set(err, rc, "hnsw: out of memory repairing the graph");
+}
+
 int vec_hnsw_search_exact(VecHnsw *h, const float *q, int k, const VecFilter *filter, VecHit *aHit,
                           int *pnHit, VecSearchStats *st, LpError *err) {
     Scratch *s;
