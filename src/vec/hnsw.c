@@ -1018,17 +1018,37 @@ static void repair_reach(const VecHnsw *h, uint8_t *aSeen, uint32_t *aQ, uint32_
     *pnQ = nQ;
 }
 
+/* The beam of repair's own-vector searches: a row found at this width is
+** found by the default one. */
+#define REPAIR_EF 16
+
+/* Appends u to w's layer-0 list if it has room and u is not w: 1 if so. */
+static int append_link(const VecHnsw *h, uint32_t w, uint32_t u) {
+    uint32_t *pList = row_list(h, w, 0);
+    int bLinked = 0;
+    if (w == u) return 0;
+    row_lock(&h->aLock[w]);
+    uint32_t c = LOAD_ACQ(&pList[0]);
+    if (c < h->M0) {
+        STORE_REL(&pList[1 + c], u);
+        STORE_REL(&pList[0], c + 1);
+        bLinked = 1;
+    }
+    row_unlock(&h->aLock[w]);
+    return bLinked;
+}
+
 int vec_hnsw_repair(VecHnsw *h, uint32_t *pnFound, uint32_t *pnLeft, LpError *err) {
     uint32_t n = vec_hnsw_count(h), nFound = 0, nLeft = 0, head = 0, nQ = 1;
     uint64_t ep = LOAD_ACQ(&h->ep);
     *pnFound = *pnLeft = 0;
     if (h->bReadOnly) return lp_err_set(err, LP_UNSUPPORTED, "hnsw: a read-only graph cannot be repaired");
     if (ep == EP_NONE || n < 2) return LP_OK;
-    uint8_t *aSeen = calloc(n, 1);
+    uint8_t *aSeen = calloc(n, 1), *aCounted = malloc(n);
     uint32_t *aQ = malloc(sizeof(uint32_t) * (size_t)n);
-    Cand *aNear = malloc(sizeof(Cand) * (size_t)h->efC);
+    Cand *aNear = malloc(sizeof(Cand) * (size_t)(h->efC > REPAIR_EF ? h->efC : REPAIR_EF));
     Scratch *s = NULL;
-    int rc = aSeen && aQ && aNear ? LP_OK : LP_NOMEM;
+    int rc = aSeen && aCounted && aQ && aNear ? LP_OK : LP_NOMEM;
     if (rc == LP_OK) {
         pthread_rwlock_rdlock(&h->growLock);
         s = scratch_get(h);
@@ -1038,12 +1058,35 @@ int vec_hnsw_repair(VecHnsw *h, uint32_t *pnFound, uint32_t *pnLeft, LpError *er
         }
     }
     if (rc == LP_OK) {
+        /* First every row a search for its own vector does not find (a
+        ** row with no in-link, or one listed only far from where searches
+        ** near it go): linked from the nearest rows that search found. */
+        for (uint32_t u = 0; u < n && rc == LP_OK; u++) {
+            const float *v = row_vec(h, u);
+            LayerQuery lq = {v, 0, REPAIR_EF, NULL, 0, 0};
+            uint32_t cur;
+            float d;
+            descend(h, v, ep, 0, &cur, &d, NULL);
+            if ((rc = search_layer(h, s, &lq, cur, d, NULL)) != LP_OK) break;
+            size_t nNear = res_drain(s, aNear), nLink = 0;
+            int bFound = 0;
+            for (size_t i = 0; i < nNear && !bFound; i++) bFound = aNear[i].id == u;
+            if (bFound) continue;
+            nFound++;
+            for (size_t i = 0; i < nNear && nLink < 2; i++) nLink += append_link(h, aNear[i].id, u);
+            if (!nLink) {
+                nLeft++;
+                aSeen[u] = 2; /* counted: the walk below must not count it again */
+            }
+        }
+        for (uint32_t u = 0; u < n; u++) aCounted[u] = aSeen[u] == 2;
+        memset(aSeen, 0, n);
         aSeen[(uint32_t)ep] = 1;
         aQ[0] = (uint32_t)ep;
         repair_reach(h, aSeen, aQ, &head, &nQ, n);
         for (uint32_t u = 0; u < n && rc == LP_OK && nQ < n; u++) {
             if (aSeen[u]) continue;
-            nFound++;
+            if (!aCounted[u]) nFound++;
             const float *v = row_vec(h, u);
             VecFilter f = {NULL, repair_allow, aSeen, -1};
             LayerQuery lq = {v, 0, h->efC, &f, 0, 0};
@@ -1053,21 +1096,12 @@ int vec_hnsw_repair(VecHnsw *h, uint32_t *pnFound, uint32_t *pnLeft, LpError *er
             if ((rc = search_layer(h, s, &lq, cur, d, NULL)) != LP_OK) break;
             size_t nNear = res_drain(s, aNear);
             int bLinked = 0;
-            for (size_t i = 0; i < nNear && !bLinked; i++) {
-                uint32_t w = aNear[i].id, *pList = row_list(h, w, 0);
-                row_lock(&h->aLock[w]);
-                uint32_t c = LOAD_ACQ(&pList[0]);
-                if (c < h->M0) {
-                    STORE_REL(&pList[1 + c], u);
-                    STORE_REL(&pList[0], c + 1);
-                    bLinked = 1;
-                }
-                row_unlock(&h->aLock[w]);
-            }
+            for (size_t i = 0; i < nNear && !bLinked; i++) bLinked = append_link(h, aNear[i].id, u);
             if (!bLinked) {
-                nLeft++;
+                if (!aCounted[u]) nLeft++;
                 continue;
             }
+            if (aCounted[u]) nLeft--;
             aSeen[u] = 1;
             aQ[nQ++] = u;
             repair_reach(h, aSeen, aQ, &head, &nQ, n);
@@ -1075,6 +1109,7 @@ int vec_hnsw_repair(VecHnsw *h, uint32_t *pnFound, uint32_t *pnLeft, LpError *er
         search_end(h, s);
     }
     free(aSeen);
+    free(aCounted);
     free(aQ);
     free(aNear);
     *pnFound = nFound;

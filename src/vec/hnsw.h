@@ -193,23 +193,22 @@ void vec_hnsw_free(VecHnsw *h);
 ** Errors above. */
 int vec_hnsw_save(VecHnsw *h, const char *zPath, LpError *err);
 
-/* Makes every row reachable on layer 0 from the entry point again. Rows
-** can lose all their in-links: a neighbour list that overflows is pruned
-** by the diversity heuristic, which drops a row shadowed by a closer one,
-** and under concurrent inserts (or in low dimensions, where rows shadow
-** each other often) a few rows end up with no list naming them. No
-** search can then return them (measured: 5-11 of 20,000 random 4-d rows
-** built with 2 threads). This walks layer 0 from the entry point, and for
-** each row it did not reach, searches the reachable rows nearest to it
-** (efConstruction wide) and appends it to the nearest one's list that has
-** room (below M0, the heuristic leaves most lists short of that), then
-** walks on from it. A row whose candidates' lists are all full stays
-** unreachable (counted in *pnLeft). *pnFound: the rows that needed a
-** link (rows reached through them are not counted).
-** Cost: one pass over the layer-0 lists plus a search per unreachable
-** row. No insert may run during the call (the caller's promise);
-** searches may, as for inserts' links. LP_UNSUPPORTED (read-only graph),
-** LP_NOMEM. */
+/* Makes every row findable again by a search for its own vector. Rows
+** can lose their in-links: a neighbour list that overflows is pruned by
+** the diversity heuristic, which drops a row shadowed by a closer one, and
+** under concurrent inserts (or in low dimensions, where rows shadow each
+** other often) a few rows end up in no list, or only in lists far from
+** where searches near them go. No search returns them (measured: 5-15 of
+** 20,000 random 4-d rows built from 2 threads). First, for every row, a
+** search for its vector (beam 16); a row it does not find is appended to
+** the lists of the two nearest rows found that have room (the heuristic
+** leaves most lists short of M0). Then a walk of layer 0 from the entry
+** point links any row still not reached to the nearest reached row with
+** room. *pnFound: rows that needed a link; *pnLeft: those no list had
+** room for (still not findable). Cost: one narrow search per row (about
+** a tenth of building the graph). No insert may run during the call (the
+** caller's promise); searches may, as for inserts' links. LP_UNSUPPORTED
+** (read-only graph), LP_NOMEM. */
 int vec_hnsw_repair(VecHnsw *h, uint32_t *pnFound, uint32_t *pnLeft, LpError *err);
 
 /* Maps the file zPath, verifies it (see Sealed files) and sets *ppH to a

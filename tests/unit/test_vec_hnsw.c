@@ -473,8 +473,8 @@ static void *search_worker(void *p) {
 
 /* Random 4-d rows with 3 decimals, built from 2 threads: low dimension
 ** makes rows shadow each other in the pruning heuristic, and a few lose
-** every in-link (measured: 5-11 of 20,000). Searching a row's own vector
-** then misses it. vec_hnsw_repair must link them back: afterwards every
+** their in-links (measured: 1-15 of 20,000), so searching a row's own
+** vector misses it. vec_hnsw_repair must link them back: afterwards every
 ** row finds itself, and a second repair finds nothing to do. */
 typedef struct LowJob {
     VecHnsw *h;
