@@ -939,23 +939,11 @@ static int seg_positions(FtsPostings *p, uint32_t *aPos, LpError *err) {
         c->iPosLast = c->i;
     }
     const uint8_t *q = c->pPosLast;
-    /* Positions are mostly one- or two-byte deltas: decoded here; anything else
-    ** (a longer varint, the end of the block) goes to the checked decoder
+    /* Positions are mostly one- or two-byte deltas: decoded inline; anything
+    ** else (a longer varint, the block's end) goes to the checked decoder
     ** from the start. */
     uint64_t sum = 0;
-    uint32_t k = 0;
-    for (; k < p->tf && q < c->pPosEnd; k++) {
-        if (*q < 0x80) {
-            sum += *q++;
-        } else if (c->pPosEnd - q >= 2 && q[1] < 0x80 && q[1] != 0) {
-            sum += (uint32_t)(q[0] & 0x7f) | (uint32_t)q[1] << 7;
-            q += 2;
-        } else {
-            break;
-        }
-        aPos[k] = (uint32_t)sum;
-    }
-    if (k == p->tf && sum <= UINT32_MAX) {
+    if (varint_delta_short_u32(&q, c->pPosEnd, aPos, 0, p->tf, &sum) == p->tf) {
         c->pPosCur = c->pPosNext = q;
         c->iPosCur = c->i + 1;
         return LP_OK;

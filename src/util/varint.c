@@ -122,16 +122,11 @@ static int delta_decode(const uint8_t **pp, const uint8_t *pEnd, void *a, size_t
     for (size_t i = 0; i < n; i++) {
         uint64_t d;
         size_t len;
-        int vi = VI_OK;
-        /* Most deltas (positions, gaps) fit one byte: decoded here, the
-        ** same value and checks as vi_decode's. */
-        if (p < pEnd && *p < 0x80) {
-            d = *p;
-            len = 1;
-        } else {
-            vi = b64 ? vi_decode(p, pEnd, VARINT_MAX64, 0x01, &d, &len)
+        /* Most deltas (positions, gaps) fit a byte or two: those in a row
+        ** go through the inline fast path (the same values and checks). */
+        if (!b64 && (i = varint_delta_short_u32(&p, pEnd, (uint32_t *)a, i, n, &sum)) == n) break;
+        int vi = b64 ? vi_decode(p, pEnd, VARINT_MAX64, 0x01, &d, &len)
                      : vi_decode(p, pEnd, VARINT_MAX32, 0x0f, &d, &len);
-        }
         if (vi != VI_OK) {
             return lp_err_setpos(err, LP_CORRUPT, p - p0,
                                  "delta decode: value %zu of %zu at byte %td is %s", i, n, p - p0,

@@ -106,6 +106,38 @@ int varint_delta_encode_u64(StrBuf *sb, const uint64_t *a, size_t n, LpError *er
 ** garbage. */
 int varint_delta_decode_u32(const uint8_t **pp, const uint8_t *pEnd, uint32_t *a, size_t n,
                             LpError *err);
+
+/* The delta decoder's fast path, inline for hot loops (positions): decodes
+** values i.. of a[0..n) while their deltas take one or two valid bytes and
+** the running sum *pSum (a[i-1], or 0) stays within uint32; advances *pp
+** and *pSum past them and returns the index reached. A value it stops at
+** (longer, malformed, truncated, overflowing) is left to the checked
+** decoder. */
+static inline size_t varint_delta_short_u32(const uint8_t **pp, const uint8_t *pEnd, uint32_t *a, size_t i,
+                                            size_t n, uint64_t *pSum) {
+    const uint8_t *p = *pp;
+    uint64_t sum = *pSum;
+    for (; i < n && p < pEnd; i++) {
+        uint64_t d;
+        if (*p < 0x80) {
+            d = *p++;
+        } else if (pEnd - p >= 2 && p[1] < 0x80 && p[1] != 0) {
+            d = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+            p += 2;
+        } else {
+            break;
+        }
+        if (sum + d > UINT32_MAX) {
+            p -= d < 0x80 ? 1 : 2;
+            break;
+        }
+        sum += d;
+        a[i] = (uint32_t)sum;
+    }
+    *pp = p;
+    *pSum = sum;
+    return i;
+}
 int varint_delta_decode_u64(const uint8_t **pp, const uint8_t *pEnd, uint64_t *a, size_t n,
                             LpError *err);
 

@@ -1044,7 +1044,7 @@ int vec_hnsw_repair(VecHnsw *h, uint32_t *pnFound, uint32_t *pnLeft, LpError *er
     *pnFound = *pnLeft = 0;
     if (h->bReadOnly) return lp_err_set(err, LP_UNSUPPORTED, "hnsw: a read-only graph cannot be repaired");
     if (ep == EP_NONE || n < 2) return LP_OK;
-    uint8_t *aSeen = calloc(n, 1), *aCounted = malloc(n);
+    uint8_t *aSeen = calloc(n, 1), *aCounted = calloc(n, 1);
     uint32_t *aQ = malloc(sizeof(uint32_t) * (size_t)n);
     Cand *aNear = malloc(sizeof(Cand) * (size_t)(h->efC > REPAIR_EF ? h->efC : REPAIR_EF));
     Scratch *s = NULL;
@@ -1076,11 +1076,9 @@ int vec_hnsw_repair(VecHnsw *h, uint32_t *pnFound, uint32_t *pnLeft, LpError *er
             for (size_t i = 0; i < nNear && nLink < 2; i++) nLink += append_link(h, aNear[i].id, u);
             if (!nLink) {
                 nLeft++;
-                aSeen[u] = 2; /* counted: the walk below must not count it again */
+                aCounted[u] = 1; /* the walk below must not count it again */
             }
         }
-        for (uint32_t u = 0; u < n; u++) aCounted[u] = aSeen[u] == 2;
-        memset(aSeen, 0, n);
         aSeen[(uint32_t)ep] = 1;
         aQ[0] = (uint32_t)ep;
         repair_reach(h, aSeen, aQ, &head, &nQ, n);
