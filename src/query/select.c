@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "query/colscan.h"
 #include "query/query_int.h"
 #include "util/clock.h"
 #include "util/bitset.h"
@@ -174,7 +175,65 @@ static void consider(Exec *x, const MemRow *r, uint32_t ord) {
     topk_offer(&x->h, r, ord, 1.0, 0, x->aKey);
 }
 
-static int run_plain(Exec *x, LpError *err) {
+/* One slot of a full scan without columns (or a column scan's survivor:
+** bPassed when it passed the whole WHERE already). */
+static void scan_slot(Exec *x, size_t i, int bEarly, int bPassed) {
+    const QSelect *q = x->q;
+    const MemRow *r = table_snap_slot(x->snap, i);
+    if (!r) return;
+    if (bEarly && x->h.n == x->h.cap) {
+        /* only count what is left */
+        x->meta.nExamined++;
+        if (bPassed || !q->pWhere) {
+            x->meta.nTotalFound++;
+        } else {
+            QRow row = {x->s, r, 1.0, (uint32_t)i, 0, NULL, &x->scratch, &x->rd};
+            if (qexpr_true(q->pWhere, &row)) x->meta.nTotalFound++;
+        }
+        return;
+    }
+    if (bPassed && q->bCountOnly) {
+        x->meta.nExamined++;
+        x->meta.nTotalFound++;
+        return;
+    }
+    if (bPassed) {
+        QRow row = {x->s, r, 1.0, (uint32_t)i, 0, NULL, &x->scratch, &x->rd};
+        x->meta.nExamined++;
+        x->meta.nTotalFound++;
+        eval_keys(x, &row);
+        topk_offer(&x->h, r, (uint32_t)i, 1.0, 0, x->aKey);
+        return;
+    }
+    consider(x, r, (uint32_t)i);
+}
+
+/* Slots per pass of a column scan: its bitmap stays in L1. */
+#define SCAN_CHUNK 4096
+
+/* Slots [lo, hi) of one segment through its column arrays apVal/apNull
+** (one per ColPred): the conditions tested a chunk at a time into a bitmap,
+** then only the slots left are read as rows. */
+static void scan_columns(Exec *x, const ColFilter *cf, const uint64_t *const *apVal,
+                         const uint64_t *const *apNull, size_t lo, size_t hi, int bEarly) {
+    uint64_t aBits[SCAN_CHUNK / 64];
+    x->meta.nColumnTested += hi - lo;
+    for (size_t c = lo; c < hi; c += SCAN_CHUNK) {
+        size_t n = hi - c < SCAN_CHUNK ? hi - c : SCAN_CHUNK, nw = (n + 63) / 64;
+        for (size_t w = 0; w < nw; w++) aBits[w] = ~0ull;
+        if (n % 64) aBits[nw - 1] = (1ull << (n % 64)) - 1;
+        for (int k = 0; k < cf->n; k++) {
+            colscan_eval(&cf->a[k], apVal[k] + (c - lo), apNull[k] + (c - lo) / 64, n, aBits);
+        }
+        for (size_t w = 0; w < nw; w++) {
+            for (uint64_t m = aBits[w]; m; m &= m - 1) {
+                scan_slot(x, c + 64 * w + (size_t)__builtin_ctzll(m), bEarly, cf->bExact);
+            }
+        }
+    }
+}
+
+static int run_plain(Exec *x, Arena *a, LpError *err) {
     const QSelect *q = x->q;
     uint64_t nRows = q->aId ? (uint64_t)q->nId : table_snap_count(x->snap);
     if (!q->bCountOnly && topk_init(x, nRows, err)) return LP_NOMEM;
@@ -191,20 +250,35 @@ static int run_plain(Exec *x, LpError *err) {
         return LP_OK;
     }
     x->meta.zPlan = "full_scan";
+    if (q->bCountOnly && !q->pWhere) { /* COUNT(*) of the whole table */
+        x->meta.nTotalFound = table_snap_count(x->snap);
+        return LP_OK;
+    }
     size_t nSlot = table_snap_nslot(x->snap);
     /* In id order with no ORDER BY, the first k matches are the answer. */
     int bEarly = q->nOrder == 0 && table_snap_sorted(x->snap) && !q->bCountOnly;
-    for (size_t i = 0; i < nSlot; i++) {
-        const MemRow *r = table_snap_slot(x->snap, i);
-        if (!r) continue;
-        if (bEarly && x->h.n == x->h.cap) {
-            /* only count what is left */
-            QRow row = {x->s, r, 1.0, (uint32_t)i, 0, NULL, &x->scratch, &x->rd};
-            x->meta.nExamined++;
-            if (!q->pWhere || qexpr_true(q->pWhere, &row)) x->meta.nTotalFound++;
-            continue;
+    ColFilter cf;
+    const uint64_t **apVal = NULL, **apNull = NULL;
+    if (colscan_compile(a, x->s, q->pWhere, &cf) != LP_OK ||
+        (cf.n && (!(apVal = arena_alloc(a, sizeof(*apVal) * (size_t)cf.n)) ||
+                  !(apNull = arena_alloc(a, sizeof(*apNull) * (size_t)cf.n))))) {
+        return lp_err_set(err, LP_NOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < nSlot;) {
+        size_t lo = i, hi = nSlot;
+        int bCols = cf.n > 0;
+        for (int k = 0; k < cf.n; k++) {
+            apVal[k] = table_snap_column(x->snap, i, cf.a[k].iCol, &lo, &hi, &apNull[k]);
+            if (!apVal[k]) bCols = 0;
         }
-        consider(x, r, (uint32_t)i);
+        if (!cf.n) hi = nSlot;
+        if (hi > nSlot) hi = nSlot;
+        if (bCols && lo == i) {
+            scan_columns(x, &cf, apVal, apNull, lo, hi, bEarly);
+        } else {
+            for (; i < hi; i++) scan_slot(x, i, bEarly, 0);
+        }
+        i = hi;
     }
     return LP_OK;
 }
@@ -681,7 +755,7 @@ int query_select(const QSelect *q, QRowFn xRow, void *ctx, QMeta *pMeta, LpError
         rc = run_knn(&x, err);
         x.meta.nsMatch = lp_now_ns() - t0;
     } else {
-        rc = run_plain(&x, err);
+        rc = run_plain(&x, &work, err);
         x.meta.nsMatch = lp_now_ns() - t0;
     }
     int bSorted = rc == 1;
@@ -740,7 +814,17 @@ int query_explain(const QSelect *q, StrBuf *out, LpError *err) {
     } else {
         strbuf_appendf(out, "%s\n", q->aId ? "id_lookup" : "full_scan");
     }
-    if (rc == LP_OK && q->pWhere) strbuf_appendz(out, "filter: attribute condition on each row\n");
+    if (rc == LP_OK && q->pWhere) {
+        ColFilter cf;
+        if (q->bMatch || q->bKnn || q->aId || colscan_compile(&work, table_schema(q->pTable), q->pWhere, &cf) != LP_OK ||
+            !cf.n) {
+            strbuf_appendz(out, "filter: attribute condition on each row\n");
+        } else {
+            strbuf_appendf(out, "filter: %s tested on the column arrays of sealed segments%s\n",
+                           cf.bExact ? "the whole condition" : "part of the condition",
+                           cf.bExact ? "" : ", the rest on each row left");
+        }
+    }
     if (rc == LP_OK && q->nOrder) strbuf_appendf(out, "order: %d key(s), top-k heap\n", q->nOrder);
     table_snapshot_release(x.snap);
     arena_free(&work);

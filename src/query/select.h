@@ -80,6 +80,8 @@ typedef struct QSelect {
 typedef struct QMeta {
     const char *zPlan;          /* "id_lookup", "full_scan", "fulltext" (static) */
     uint64_t nExamined;         /* rows the filter was evaluated on */
+    uint64_t nColumnTested;     /* slots whose numeric attributes were tested
+                                ** in column arrays (full scan) */
     uint64_t nTotalFound;       /* rows that matched */
     int bTotalExact;            /* nTotalFound counts every match (else a lower bound) */
     uint64_t nReturned;         /* rows handed to xRow */

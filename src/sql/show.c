@@ -145,6 +145,7 @@ static int show_meta(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
         {"strategy", q->fts.zStrategy, 0, 0},
         {"fast_path_skipped", q->fts.zWhyNotFast, 0, 0},
         {"rows_examined", NULL, 1, m->nExamined},
+        {"rows_tested_by_columns", NULL, q->nColumnTested > 0, q->nColumnTested},
         {"postings_read", NULL, q->fts.zStrategy != NULL, q->fts.nPostings},
         {"candidates", NULL, q->fts.zStrategy != NULL, q->fts.nCandidates},
         {"knn_distances", NULL, q->nKnnDist > 0, q->nKnnDist},

@@ -170,6 +170,7 @@ static int apply_patch(Table *t, Part *p, const ManifestSeg *ms, LpError *err) {
         uint64_t aHead[nHead / 8];
         memcpy(aHead, e + 8, nHead);
         row_patch_numeric(t->pSchema, r, aHead);
+        part_sync_columns(p, t->pSchema, ord);
         bitset_set(&p->patched, ord);
     }
     free(a);
@@ -512,6 +513,7 @@ int table_write_rows(const Table *t, Part *const *apSrc, int nSrc, uint64_t segI
     RowFileWriter *w = NULL;
     int rc = aBlk && aAt ? rowfile_writer_new(zPath, zText, (uint32_t)s->nCol, nOrd, &w, err)
                          : lp_err_set(err, LP_NOMEM, "out of memory writing %s", zPath);
+    if (rc == LP_OK && (rc = row_declare_columns(w, s, err)) != LP_OK) w = NULL;
     /* Pass 1: the text of consecutive rows into blocks. */
     for (uint32_t i = 0; rc == LP_OK && i < nOrd; i++) {
         const MemRow *r = apRow[i];
@@ -547,6 +549,7 @@ int table_write_rows(const Table *t, Part *const *apSrc, int nSrc, uint64_t segI
     for (uint32_t i = 0; rc == LP_OK && i < nOrd; i++) {
         const MemRow *r = apRow[i];
         if (!r) continue;
+        row_put_columns(w, s, i, r);
         if (aBlk[i] == UINT32_MAX) {
             rc = rowfile_writer_row(w, i, r, row_nbyte(r), err);
         } else {
@@ -618,6 +621,7 @@ static int convert_rows(const Table *old, const Part *p, const Table *t, const i
     RowFileWriter *w;
     int rc = rowfile_writer_new(zPath, NULL, (uint32_t)sn->nCol, p->nOrd, &w, err);
     if (rc == LP_OK) rowfile_writer_keep_text(w, rowfile_nblock(p->pRows)); /* linked by the caller */
+    if (rc == LP_OK) rc = row_declare_columns(w, sn, err); /* frees w on failure */
     uint8_t *buf = NULL;
     size_t nAlloc = 0;
     for (uint32_t i = 0; rc == LP_OK && i < p->nOrd; i++) {
@@ -635,6 +639,7 @@ static int convert_rows(const Table *old, const Part *p, const Table *t, const i
             nAlloc = n;
         }
         row_convert(so, sn, aMap, r, NULL, (MemRow *)(void *)buf);
+        row_put_columns(w, sn, i, (const MemRow *)(const void *)buf);
         rc = rowfile_writer_row(w, i, buf, n, err);
     }
     free(buf);

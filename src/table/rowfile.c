@@ -6,7 +6,8 @@
 **
 **   OFFSET  SIZE   DESCRIPTION
 **   0       8      magic "LPROWS\0\0"
-**   8       4      format version (3)
+**   8       4      format version (4; version 3 files, without COLS, are
+**                  still read)
 **   12      4      nCol: columns of the schema the rows follow
 **   16      4      nOrd: ordinals
 **   20      4      nRow: ordinals that have a row block
@@ -17,11 +18,22 @@
 **   ..      16*nRow IDS: (i64 id, u32 ordinal, u32 0), ascending by id
 **   ..      ...    MAPS: per map: u32 iCol, u32 nNode, nNode x u32 ordinal
 **                  (UINT32_MAX: none), padded to 8
+**   ..      ...    COLS (version 4): the fixed-width attribute columns, so a
+**                  scan reads one column's values without touching rows:
+**                  u32 nFix, u32 0, then per column, iCol ascending:
+**                    u32 iCol, u32 0,
+**                    nOrd x u64 value: ordinal i's slot as its row block
+**                      keeps it (an integer, or a FLOAT's double bits);
+**                      0 where the value is NULL or the ordinal has no row
+**                    ceil(nOrd/64) x u64 NULL bitmap (bit i: ordinal i's
+**                      value is NULL)
+**                  The row blocks keep their slots too: a row is read in
+**                  place as before; the columns serve scans.
 **   end-56  56     footer:
 **                    0  u64 offset of OFFS   8 of IDS   16 of MAPS
 **                    24 u32 nBlock: blocks in the segment's text file
 **                    28 u32 CRC32C of ROWS   32 of OFFS  36 of IDS  40 of MAPS
-**                    44 u32 0
+**                    44 u32 CRC32C of COLS (version 3: 0, and no COLS)
 **                    48 u32 CRC32C of footer bytes 0..48
 **                    52 "LPRE"
 **
@@ -74,7 +86,8 @@
 #include "util/bytes.h"
 #include "util/crc32c.h"
 
-#define RF_VERSION 3
+#define RF_VERSION 4
+#define RF_VERSION_NOCOLS 3 /* read, not written */
 #define RF_HDR 32
 #define RF_FTR 56
 #define TF_VERSION 1
@@ -103,6 +116,9 @@ struct RowFile {
     char *zName;            /* for messages */
     uint64_t *aBloom;       /* a Bloom filter of the ids (NULL: none) */
     uint64_t bloomMask;     /* its bit count - 1 (a power of two) */
+    const uint8_t **apFix;  /* nFix: start of each column's values in COLS */
+    uint32_t *aiFix;        /* nFix: their column numbers, ascending */
+    uint32_t nFix;
 };
 
 /* The id filter: about 10 bits per id and 4 probes (under 2% false
@@ -249,6 +265,10 @@ struct RowFileWriter {
     void *pZ;               /* compression buffer */
     size_t nZAlloc;
     ZSTD_CCtx *cctx;
+    uint32_t *aiFix;        /* nFix fixed-width columns, ascending */
+    int nFix;
+    uint64_t *aFixVal;      /* nFix x nOrd values */
+    uint64_t *aFixNull;     /* nFix x nNullWord NULL bitmap words */
 };
 
 static void writer_free(RowFileWriter *w) {
@@ -261,6 +281,9 @@ static void writer_free(RowFileWriter *w) {
     free(w->aId);
     free(w->aBlk);
     free(w->pZ);
+    free(w->aiFix);
+    free(w->aFixVal);
+    free(w->aFixNull);
     free(w);
 }
 
@@ -355,6 +378,41 @@ int rowfile_writer_block(RowFileWriter *w, const void *p, size_t n, LpError *err
     return w->ot->bErr ? writer_fail(w, w->zText ? w->zText : w->zPath, err, LP_IOERR, strerror(errno ? errno : EIO)) : LP_OK;
 }
 
+static size_t null_words(uint32_t nOrd) {
+    return ((size_t)nOrd + 63) / 64;
+}
+
+int rowfile_writer_columns(RowFileWriter *w, const uint32_t *aiCol, int nFix, LpError *err) {
+    if (w->nFix || w->nRow || nFix < 0 || (uint32_t)nFix > w->nCol) {
+        return writer_fail(w, w->zPath, err, LP_INTERNAL, "columns declared twice, late, or too many");
+    }
+    for (int j = 0; j < nFix; j++) {
+        if (aiCol[j] >= w->nCol || (j && aiCol[j] <= aiCol[j - 1])) {
+            return writer_fail(w, w->zPath, err, LP_INTERNAL, "column numbers not ascending");
+        }
+    }
+    if (!nFix) return LP_OK;
+    size_t nOrd = w->nOrd ? w->nOrd : 1;
+    w->aiFix = malloc(sizeof(uint32_t) * (size_t)nFix);
+    w->aFixVal = calloc((size_t)nFix * nOrd, 8);
+    w->aFixNull = calloc((size_t)nFix * null_words(w->nOrd) + 1, 8);
+    if (!w->aiFix || !w->aFixVal || !w->aFixNull) {
+        return writer_fail(w, w->zPath, err, LP_NOMEM, "out of memory");
+    }
+    memcpy(w->aiFix, aiCol, sizeof(uint32_t) * (size_t)nFix);
+    w->nFix = nFix;
+    return LP_OK;
+}
+
+void rowfile_writer_value(RowFileWriter *w, int j, uint32_t ord, uint64_t v, int bNull) {
+    if (j < 0 || j >= w->nFix || ord >= w->nOrd) return;
+    if (bNull) {
+        w->aFixNull[(size_t)j * null_words(w->nOrd) + ord / 64] |= 1ull << (ord % 64);
+    } else {
+        w->aFixVal[(size_t)j * w->nOrd + ord] = v;
+    }
+}
+
 int rowfile_writer_row(RowFileWriter *w, uint32_t ord, const void *pBlock, uint32_t n, LpError *err) {
     if ((int64_t)ord <= w->lastOrd || ord >= w->nOrd || n < 16) {
         return writer_fail(w, w->zPath, err, LP_INTERNAL, "row out of order");
@@ -442,6 +500,19 @@ int rowfile_writer_finish(RowFileWriter *w, const RowFileMap *aMap, int nMap, Lp
     }
     uint32_t crcMaps = o->crc;
 
+    o->crc = 0;
+    out_u32(o, (uint32_t)w->nFix);
+    out_u32(o, 0);
+    for (int j = 0; j < w->nFix; j++) {
+        out_u32(o, w->aiFix[j]);
+        out_u32(o, 0);
+        const uint64_t *aV = w->aFixVal + (size_t)j * w->nOrd;
+        const uint64_t *aN = w->aFixNull + (size_t)j * null_words(w->nOrd);
+        for (uint32_t i = 0; i < w->nOrd; i++) out_u64(o, aV[i]);
+        for (size_t k = 0; k < null_words(w->nOrd); k++) out_u64(o, aN[k]);
+    }
+    uint32_t crcCols = o->crc;
+
     uint8_t f[RF_FTR] = {0};
     put_u64le(f, offOffs);
     put_u64le(f + 8, offIds);
@@ -451,6 +522,7 @@ int rowfile_writer_finish(RowFileWriter *w, const RowFileMap *aMap, int nMap, Lp
     put_u32le(f + 32, crcOffs);
     put_u32le(f + 36, crcIds);
     put_u32le(f + 40, crcMaps);
+    put_u32le(f + 44, crcCols);
     put_u32le(f + 48, crc32c_update(0, f, 48));
     memcpy(f + 52, "LPRE", 4);
     out_put(o, f, RF_FTR);
@@ -518,6 +590,40 @@ static int parse_text(RowFile *f, const char *zName, int bCrc, LpError *err) {
     return LP_OK;
 }
 
+/* The COLS section, [off, end): each column in place, ascending. */
+static int parse_cols(RowFile *f, const char *zName, uint64_t off, uint64_t end, uint32_t crc, int bCrc,
+                      LpError *err) {
+    const uint8_t *a = f->a;
+    if (off > end) return corrupt(err, zName, end, "node maps run past their section");
+    if (bCrc && crc32c_update(0, a + off, end - off) != crc) {
+        return corrupt(err, zName, off, "columns section checksum mismatch");
+    }
+    if (end - off < 8) return corrupt(err, zName, off, "columns section too short");
+    uint32_t nFix = get_u32le(a + off);
+    if (nFix > f->nCol) return corrupt(err, zName, off, "more fixed-width columns than columns");
+    uint64_t nPer = 8 + 8 * (uint64_t)f->nOrd + 8 * (uint64_t)null_words(f->nOrd);
+    off += 8;
+    if ((end - off) / nPer < nFix) return corrupt(err, zName, off, "columns run past their section");
+    f->apFix = calloc(nFix ? nFix : 1, sizeof(uint8_t *));
+    f->aiFix = calloc(nFix ? nFix : 1, sizeof(uint32_t));
+    if (!f->apFix || !f->aiFix) return lp_err_set(err, LP_NOMEM, "out of memory opening %s", zName);
+    int64_t prev = -1;
+    for (uint32_t j = 0; j < nFix; j++) {
+        if (end - off < nPer) return corrupt(err, zName, off, "column runs past its section");
+        uint32_t iCol = get_u32le(a + off);
+        if (iCol >= f->nCol || (int64_t)iCol <= prev) {
+            return corrupt(err, zName, off, "column number out of order or out of range");
+        }
+        prev = iCol;
+        f->aiFix[j] = iCol;
+        f->apFix[j] = a + off + 8;
+        f->nFix = j + 1;
+        off += nPer;
+    }
+    if (off != end) return corrupt(err, zName, off, "columns do not fill their section");
+    return LP_OK;
+}
+
 static int parse(RowFile *f, const char *zName, const char *zTextName, int flags, RowCheckFn xCheck,
                  void *ctx, LpError *err) {
     const uint8_t *a = f->a;
@@ -529,9 +635,10 @@ static int parse(RowFile *f, const char *zName, const char *zTextName, int flags
     }
     if (n < RF_HDR + RF_FTR) return corrupt(err, zName, n, "file too short");
     if (memcmp(a, "LPROWS\0\0", 8) != 0) return corrupt(err, zName, 0, "not a rows file (bad magic)");
-    if (get_u32le(a + 8) != RF_VERSION) {
-        return lp_err_set(err, LP_CORRUPT, "%s has format version %u; this build reads %d", zName,
-                          get_u32le(a + 8), RF_VERSION);
+    uint32_t version = get_u32le(a + 8);
+    if (version != RF_VERSION && version != RF_VERSION_NOCOLS) {
+        return lp_err_set(err, LP_CORRUPT, "%s has format version %u; this build reads %d and %d", zName,
+                          version, RF_VERSION_NOCOLS, RF_VERSION);
     }
     if (bCrc && get_u32le(a + 28) != crc32c_update(0, a, 28)) {
         return corrupt(err, zName, 28, "header checksum mismatch");
@@ -557,9 +664,10 @@ static int parse(RowFile *f, const char *zName, const char *zTextName, int flags
         return corrupt(err, zName, n - RF_FTR, "section offsets do not fit the file");
     }
     if (bCrc) {
-        static const char *const az[4] = {"rows", "offsets", "id index", "node maps"};
-        const uint64_t aStart[5] = {RF_HDR, offOffs, offIds, offMaps, end};
-        for (int s = 0; s < 4; s++) {
+        /* MAPS's end is known once it is parsed (below). */
+        static const char *const az[3] = {"rows", "offsets", "id index"};
+        const uint64_t aStart[4] = {RF_HDR, offOffs, offIds, offMaps};
+        for (int s = 0; s < 3; s++) {
             if (crc32c_update(0, a + aStart[s], aStart[s + 1] - aStart[s]) !=
                 get_u32le(ft + 28 + 4 * s)) {
                 char z[64];
@@ -622,7 +730,15 @@ static int parse(RowFile *f, const char *zName, const char *zTextName, int flags
         off += 8 + 4 * (uint64_t)nNode;
         off = (off + 7) & ~(uint64_t)7;
     }
-    if (off != end) return corrupt(err, zName, off, "node maps do not fill their section");
+    if (bCrc && crc32c_update(0, a + offMaps, off - offMaps) != get_u32le(ft + 40)) {
+        return corrupt(err, zName, offMaps, "node maps section checksum mismatch");
+    }
+    if (version == RF_VERSION_NOCOLS) {
+        if (off != end) return corrupt(err, zName, off, "node maps do not fill their section");
+    } else {
+        int rc = parse_cols(f, zName, off, end, bCrc ? get_u32le(ft + 44) : 0, bCrc, err);
+        if (rc != LP_OK) return rc;
+    }
     bloom_build(f);
     return LP_OK;
 }
@@ -643,6 +759,8 @@ int rowfile_open_mem(const uint8_t *a, size_t n, const uint8_t *aText, size_t nT
     free(zText);
     if (rc != LP_OK) {
         free(f->apMap);
+        free(f->apFix);
+        free(f->aiFix);
         free(f->aBloom);
         free(f->zName);
         free(f);
@@ -699,6 +817,8 @@ int rowfile_open(const char *zPath, const char *zTextPath, RowCheckFn xCheck, vo
                 return LP_OK;
             }
             free(f->apMap);
+            free(f->apFix);
+            free(f->aiFix);
             free(f->aBloom);
             free(f->zName);
             free(f);
@@ -861,6 +981,8 @@ void rowfile_close(RowFile *f) {
         if (f->t) munmap((void *)f->t, f->nT);
     }
     free(f->apMap);
+    free(f->apFix);
+    free(f->aiFix);
     free(f->aBloom);
     free(f->zName);
     free(f);
@@ -923,6 +1045,25 @@ const void *rowfile_row(const RowFile *f, uint32_t i) {
 
 void *rowfile_row_mut(RowFile *f, uint32_t i) {
     return (void *)rowfile_row(f, i);
+}
+
+const uint64_t *rowfile_column(const RowFile *f, uint32_t iCol, const uint64_t **paNull) {
+    const uint8_t *p = NULL;
+    for (uint32_t j = 0; j < f->nFix && !p; j++) {
+        if (f->aiFix[j] == iCol) p = f->apFix[j];
+    }
+    if (!p) return NULL;
+    /* 8-byte aligned in a mapping (every section is); rowfile_open_mem's
+    ** callers (the fuzz target) do not read values. */
+    if (paNull) *paNull = (const uint64_t *)(const void *)(p + 8 * (size_t)f->nOrd);
+    return (const uint64_t *)(const void *)p;
+}
+
+uint64_t *rowfile_column_mut(RowFile *f, uint32_t iCol, uint64_t **paNull) {
+    const uint64_t *aNull = NULL;
+    uint64_t *a = (uint64_t *)rowfile_column(f, iCol, &aNull);
+    if (paNull) *paNull = (uint64_t *)aNull;
+    return a;
 }
 
 int64_t rowfile_find(const RowFile *f, int64_t id) {

@@ -13,6 +13,10 @@
 **     so that looking up an id the file does not hold rarely searches;
 **   - for each vector column with a graph, the map node -> ordinal
 **     (UINT32_MAX: the node's row is not in the segment);
+**   - the fixed-width columns the writer declared (the table's numeric
+**     attributes), each as an array of nOrd 8-byte values with a NULL
+**     bitmap, so a filtered scan reads the columns it tests and not the
+**     rows (the row blocks keep the same values: rows are read in place);
 **   - stored blocks, in a second file (the text file, seg-N.text): byte
 **     strings the rows refer to by number (the table keeps its TEXT values
 **     there), each compressed with zstd on its own, read back whole with
@@ -89,6 +93,12 @@ void rowfile_writer_keep_text(RowFileWriter *w, uint32_t nBlock);
 ** compressed; n < 4 GiB). Only before the first row. */
 int rowfile_writer_block(RowFileWriter *w, const void *p, size_t n, LpError *err);
 uint32_t rowfile_writer_nblock(const RowFileWriter *w);
+/* Declares the fixed-width columns the file keeps as arrays (COLS: numeric
+** attributes, for scans): nFix column numbers, ascending, each < nCol.
+** Only before the first row; every value starts 0 and not NULL. */
+int rowfile_writer_columns(RowFileWriter *w, const uint32_t *aiCol, int nFix, LpError *err);
+/* Sets value ord of the j-th declared column (or marks it NULL). */
+void rowfile_writer_value(RowFileWriter *w, int j, uint32_t ord, uint64_t v, int bNull);
 /* Appends the block of ordinal ord (> every ordinal added before, < nOrd):
 ** n bytes, starting with its int64 id and its uint32 size. */
 int rowfile_writer_row(RowFileWriter *w, uint32_t ord, const void *pBlock, uint32_t n, LpError *err);
@@ -117,6 +127,15 @@ const void *rowfile_row(const RowFile *f, uint32_t i);
 ** so a change stays in memory (the caller makes it durable: patch files
 ** below). Only for rowfile_open()ed files. */
 void *rowfile_row_mut(RowFile *f, uint32_t i);
+/* Column iCol as the file keeps it for scans (rowfile_writer_columns):
+** nOrd values, value i being ordinal i's slot (0 where NULL or no row),
+** and in *paNull (when not NULL) its NULL bitmap of nOrd bits. NULL when
+** the file keeps no array of that column (not declared, or a file of
+** format 3). Values are 8-byte aligned in an opened (mapped) file. */
+const uint64_t *rowfile_column(const RowFile *f, uint32_t iCol, const uint64_t **paNull);
+/* The same, writable (as rowfile_row_mut): a change in place of a row's
+** slot must change its column value too. */
+uint64_t *rowfile_column_mut(RowFile *f, uint32_t iCol, uint64_t **paNull);
 /* The ordinal of id's block, or -1. */
 int64_t rowfile_find(const RowFile *f, int64_t id);
 /* The smallest and largest id stored, or 0. */

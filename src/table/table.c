@@ -908,6 +908,27 @@ const MemRow *table_snap_slot(const TableSnap *s, size_t i) {
     return part_row(p, (uint32_t)(i - p->base));
 }
 
+const uint64_t *table_snap_column(const TableSnap *s, size_t i, int iCol, size_t *pLo, size_t *pHi,
+                                  const uint64_t **paNull) {
+    const Table *t = s->t;
+    if (i >= t->ramBase || !t->nPart) {
+        *pLo = t->ramBase;
+        *pHi = t->ramBase + t->slots.n;
+        return NULL;
+    }
+    int lo = 0, hi = t->nPart - 1;
+    while (lo < hi) { /* the last part whose base <= i */
+        int mid = (lo + hi + 1) / 2;
+        if (t->apPart[mid]->base <= i) lo = mid;
+        else hi = mid - 1;
+    }
+    const Part *p = t->apPart[lo];
+    *pLo = p->base;
+    *pHi = p->base + p->nOrd;
+    if (!p->pRows || iCol < 0 || iCol >= t->pSchema->nCol) return NULL;
+    return rowfile_column(p->pRows, (uint32_t)iCol, paNull);
+}
+
 int table_snap_sorted(const TableSnap *s) {
     return s->t->bSorted;
 }
@@ -1209,6 +1230,40 @@ void row_patch_numeric(const Schema *s, MemRow *r, const uint64_t *a) {
         uint64_t bit = 1ull << (i % 64);
         r->aSlot[i] = a[i];
         aNull[i / 64] = (aNull[i / 64] & ~bit) | (aNullNew[i / 64] & bit);
+    }
+}
+
+/* The columns a rows file keeps as arrays: every numeric attribute. */
+static int is_fixed_column(const Schema *s, int i) {
+    return coltype_is_numeric(s->aCol[i].type);
+}
+
+int row_declare_columns(RowFileWriter *w, const Schema *s, LpError *err) {
+    uint32_t ai[s->nCol ? s->nCol : 1];
+    int n = 0;
+    for (int i = 0; i < s->nCol; i++) {
+        if (is_fixed_column(s, i)) ai[n++] = (uint32_t)i;
+    }
+    return rowfile_writer_columns(w, ai, n, err);
+}
+
+void row_put_columns(RowFileWriter *w, const Schema *s, uint32_t ord, const MemRow *r) {
+    for (int i = 0, j = 0; i < s->nCol; i++) {
+        if (!is_fixed_column(s, i)) continue;
+        rowfile_writer_value(w, j++, ord, r->aSlot[i], row_isnull(r, s->nCol, i));
+    }
+}
+
+void part_sync_columns(Part *p, const Schema *s, uint32_t ord) {
+    const MemRow *r = rowfile_row(p->pRows, ord);
+    for (int i = 0; r && i < s->nCol; i++) {
+        uint64_t *aNull;
+        uint64_t *a = is_fixed_column(s, i) ? rowfile_column_mut(p->pRows, (uint32_t)i, &aNull) : NULL;
+        if (!a) continue;
+        int bNull = row_isnull(r, s->nCol, i);
+        a[ord] = bNull ? 0 : r->aSlot[i];
+        if (bNull) aNull[ord / 64] |= 1ull << (ord % 64);
+        else aNull[ord / 64] &= ~(1ull << (ord % 64));
     }
 }
 
@@ -1994,6 +2049,7 @@ int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApp
         if (p->bPatch) { /* numeric slots written in the mapped row */
             Part *pt = t->apPart[p->iPart];
             row_patch_numeric(s, rowfile_row_mut(pt->pRows, p->ord), p->pNew->aSlot);
+            part_sync_columns(pt, s, p->ord);
             bitset_set(&pt->patched, p->ord);
             pt->patchVer++;
             __atomic_fetch_add(&t->nInPlace, 1, __ATOMIC_RELAXED);

@@ -227,6 +227,17 @@ const MemRow *table_snap_slot(const TableSnap *s, size_t i);
 int table_snap_sorted(const TableSnap *s);
 /* The row with this id, or NULL. */
 const MemRow *table_snap_get(const TableSnap *s, int64_t id);
+/* For scans that test numeric attributes: the slots [*pLo, *pHi) around
+** slot i (< table_snap_nslot) that one segment holds, and that segment's
+** array of numeric column iCol, value j being slot lo+j's as its row
+** keeps it (an int64, or a FLOAT's double bits; 0 where NULL or where
+** the slot has no row), with its NULL bitmap (bit j) in *paNull. The
+** array is NULL (the range still set) where the segment keeps no such
+** array: the RAM segment, a segment being written, files of an older
+** format. Slots whose row is deleted keep their values: a scan still
+** asks table_snap_slot for the row of a slot it keeps. */
+const uint64_t *table_snap_column(const TableSnap *s, size_t i, int iCol, size_t *pLo, size_t *pHi,
+                                  const uint64_t **paNull);
 /* Bytes the rows use (SHOW TABLE STATUS). */
 size_t table_snap_bytes(const TableSnap *s);
 

@@ -201,6 +201,14 @@ int table_ram_ids(Table *t, int64_t **paId, size_t *pn, LpError *err);
 /* Numeric slots and their NULL bits of head a (nCol slots, then the NULL
 ** words, as in a row) written into row r: applying a change in place. */
 void row_patch_numeric(const Schema *s, MemRow *r, const uint64_t *a);
+/* Declares schema s's fixed-width columns (its numeric attributes) to a
+** rows file writer; row_put_columns then gives it row r's values, for
+** ordinal ord. */
+int row_declare_columns(RowFileWriter *w, const Schema *s, LpError *err);
+void row_put_columns(RowFileWriter *w, const Schema *s, uint32_t ord, const MemRow *r);
+/* After a change in place of ordinal ord's row in sealed part p: its
+** column values (rowfile_column) made equal to the row's slots again. */
+void part_sync_columns(Part *p, const Schema *s, uint32_t ord);
 /* A reader over the segments ap[0..n) (held by the caller). */
 void row_reader_init_parts(RowReader *rd, Part *const *ap, int n);
 /* A copy of r with all its values (packed rows read through a reader

@@ -19,6 +19,8 @@
 #include "table/catalog.h"
 #include "table/rowfile.h"
 #include "table/table.h"
+#include "util/bytes.h"
+#include "util/crc32c.h"
 #include "util/log.h"
 
 static char g_dir[256];
@@ -276,6 +278,100 @@ static void test_rowfile_round_trip(void **state) {
     free(txt);
     for (int i = 0; i < N; i++) free(ap[i]);
     for (int b = 0; b < NBLK; b++) free(apBlk[b]);
+}
+
+/* Fixed-width columns (COLS): declared columns come back as arrays with
+** their NULL bitmaps, undeclared ones are absent, a change through
+** rowfile_column_mut is seen, damage in the section is LP_CORRUPT, and a
+** file of format 3 (no COLS) still opens, without arrays. */
+static void test_rowfile_columns(void **state) {
+    (void)state;
+    enum { N = 300 };
+    char zPath[512], zText[600];
+    snprintf(zPath, sizeof(zPath), "%s/seg-3.rows", g_dir);
+    snprintf(zText, sizeof(zText), "%s.text", zPath);
+    LpError err;
+    lp_err_clear(&err);
+    RowFileWriter *w;
+    assert_int_equal(rowfile_writer_new(zPath, zText, 4, N, &w, &err), LP_OK);
+    const uint32_t aiBad[2] = {3, 1};
+    assert_int_equal(rowfile_writer_columns(w, aiBad, 2, &err), LP_INTERNAL); /* not ascending: w freed */
+    assert_int_equal(rowfile_writer_new(zPath, zText, 4, N, &w, &err), LP_OK);
+    const uint32_t ai[2] = {1, 3};
+    assert_int_equal(rowfile_writer_columns(w, ai, 2, &err), LP_OK);
+    void *ap[N];
+    for (uint32_t i = 0; i < N; i++) {
+        ap[i] = i % 7 == 2 ? NULL : make_block((int64_t)i + 1, 16);
+        if (!ap[i]) continue;
+        rowfile_writer_value(w, 0, i, (uint64_t)i * 3, i % 5 == 0);
+        rowfile_writer_value(w, 1, i, UINT64_MAX - i, 0);
+        assert_int_equal(rowfile_writer_row(w, i, ap[i], 16, &err), LP_OK);
+    }
+    assert_int_equal(rowfile_writer_finish(w, NULL, 0, &err), LP_OK);
+    RowFile *f;
+    assert_int_equal(open_rows(zPath, &f, &err), LP_OK);
+    const uint64_t *aNull1, *aNull3;
+    const uint64_t *a1 = rowfile_column(f, 1, &aNull1), *a3 = rowfile_column(f, 3, &aNull3);
+    assert_non_null(a1);
+    assert_non_null(a3);
+    assert_null(rowfile_column(f, 0, NULL));
+    assert_null(rowfile_column(f, 2, NULL));
+    assert_null(rowfile_column(f, 4, NULL));
+    for (uint32_t i = 0; i < N; i++) {
+        int bNull = ap[i] && i % 5 == 0;
+        assert_int_equal((aNull1[i / 64] >> (i % 64)) & 1, bNull);
+        assert_int_equal((aNull3[i / 64] >> (i % 64)) & 1, 0);
+        assert_int_equal(a1[i], ap[i] && !bNull ? (uint64_t)i * 3 : 0);
+        assert_int_equal(a3[i], ap[i] ? UINT64_MAX - i : 0);
+    }
+    uint64_t *aNullMut, *aMut = rowfile_column_mut(f, 1, &aNullMut);
+    aMut[10] = 77;
+    aNullMut[0] |= 1ull << 11;
+    assert_int_equal(rowfile_column(f, 1, NULL)[10], 77);
+    rowfile_close(f);
+
+    size_t n, nT;
+    uint8_t *img = slurp(zPath, &n), *txt = slurp(zText, &nT);
+    /* COLS: from the end of the (empty) node maps to the footer. */
+    size_t nCols = 8 + 2 * (8 + 8 * (size_t)N + 8 * ((N + 63) / 64)), offCols = n - 56 - nCols;
+    assert_int_equal(get_u32le(img + offCols), 2);
+    for (size_t i = offCols; i < n - 56; i += 41) {
+        img[i] ^= 0x10;
+        lp_err_clear(&err);
+        assert_int_equal(rowfile_open_mem(img, n, txt, nT, "c.rows", 0, check_block, NULL, &f, &err), LP_CORRUPT);
+        assert_non_null(strstr(err.zMsg, "c.rows"));
+        img[i] ^= 0x10;
+    }
+    /* Structure checked without checksums: a column number out of range. */
+    put_u32le(img + offCols + 8, 9);
+    assert_int_equal(rowfile_open_mem(img, n, txt, nT, "c.rows", ROWFILE_NOCHECKSUM, check_block, NULL, &f, &err),
+                     LP_CORRUPT);
+    assert_non_null(strstr(err.zMsg, "column number"));
+    put_u32le(img + offCols + 8, 1);
+    /* The same file in format 3: no COLS, footer byte 44 zero. */
+    uint8_t *old = malloc(n);
+    memcpy(old, img, offCols);
+    memcpy(old + offCols, img + n - 56, 56);
+    size_t nOld = offCols + 56;
+    uint8_t *ft = old + nOld - 56;
+    put_u32le(old + 8, 3);
+    put_u32le(old + 28, crc32c_update(0, old, 28));
+    put_u32le(ft + 44, 0);
+    put_u32le(ft + 48, crc32c_update(0, ft, 48));
+    lp_err_clear(&err);
+    assert_int_equal(rowfile_open_mem(old, nOld, txt, nT, "old.rows", 0, check_block, NULL, &f, &err), LP_OK);
+    assert_null(rowfile_column(f, 1, NULL));
+    assert_int_equal(rowfile_find(f, 5), 4);
+    rowfile_close(f);
+    /* ... and a format 3 file with bytes after its node maps is damaged. */
+    put_u32le(img + 8, 3);
+    put_u32le(img + 28, crc32c_update(0, img, 28));
+    assert_int_equal(rowfile_open_mem(img, n, txt, nT, "c.rows", ROWFILE_NOCHECKSUM, check_block, NULL, &f, &err),
+                     LP_CORRUPT);
+    free(old);
+    free(img);
+    free(txt);
+    for (int i = 0; i < N; i++) free(ap[i]);
 }
 
 static void test_rowfile_sorted_and_empty(void **state) {
@@ -538,6 +634,7 @@ static void test_flush_and_reopen(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_rowfile_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rowfile_columns, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rowfile_sorted_and_empty, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dead_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_patch_file, setup, teardown),

@@ -1,0 +1,228 @@
+/* colscan.c — see colscan.h. */
+#include "query/colscan.h"
+
+#include <string.h>
+
+/* The numeric constant e stands for (a constant, or a negated one, as
+** the evaluator negates it), or 0 when it is not one. */
+static int const_number(const QExpr *e, Value *pv) {
+    if (e->kind == QE_UNARY && e->op == QOP_NEG) {
+        Value x;
+        if (!const_number(e->a, &x)) return 0;
+        if (x.kind == VAL_INT) *pv = x.u.i == INT64_MIN ? value_float(-(double)x.u.i) : value_int(-x.u.i);
+        else *pv = value_float(-x.u.f);
+        return 1;
+    }
+    if (e->kind != QE_CONST || (e->u.v.kind != VAL_INT && e->u.v.kind != VAL_FLOAT)) return 0;
+    *pv = e->u.v;
+    return 1;
+}
+
+/* The numeric attribute e reads (its column number), or -1. */
+static int numeric_column(const Schema *s, const QExpr *e) {
+    if (e->kind != QE_COLUMN || e->u.col.iCol < 0 || e->u.col.iCol >= s->nCol) return -1;
+    return coltype_is_numeric(s->aCol[e->u.col.iCol].type) ? e->u.col.iCol : -1;
+}
+
+static QOp flip(QOp op) {
+    switch (op) {
+    case QOP_LT: return QOP_GT;
+    case QOP_LE: return QOP_GE;
+    case QOP_GT: return QOP_LT;
+    case QOP_GE: return QOP_LE;
+    default: return op;
+    }
+}
+
+static ColPred base_pred(const Schema *s, int iCol) {
+    ColPred p;
+    memset(&p, 0, sizeof(p));
+    p.iCol = iCol;
+    p.bFloat = s->aCol[iCol].type == COL_FLOAT;
+    return p;
+}
+
+/* col op c as a ColPred. */
+static ColPred compare_pred(const Schema *s, int iCol, QOp op, Value c) {
+    ColPred p = base_pred(s, iCol);
+    if (p.bFloat || c.kind == VAL_FLOAT) {
+        p.kind = CP_DCMP;
+        p.op = op;
+        p.d = c.kind == VAL_INT ? (double)c.u.i : c.u.f;
+        return p;
+    }
+    int64_t v = c.u.i;
+    p.kind = CP_IRANGE;
+    p.iLo = INT64_MIN;
+    p.iHi = INT64_MAX;
+    switch (op) {
+    case QOP_EQ: p.iLo = p.iHi = v; break;
+    case QOP_NE: p.iLo = p.iHi = v; p.bNot = 1; break;
+    case QOP_LT: if (v == INT64_MIN) p.iLo = 1, p.iHi = 0; else p.iHi = v - 1; break; /* empty: lo > hi */
+    case QOP_LE: p.iHi = v; break;
+    case QOP_GT: if (v == INT64_MAX) p.iLo = 1, p.iHi = 0; else p.iLo = v + 1; break;
+    default: p.iLo = v; break;
+    }
+    return p;
+}
+
+/* One conjunct into at most two ColPreds (*pn of them); 0 when it does
+** not compile. */
+static int compile_leaf(Arena *a, const Schema *s, const QExpr *e, ColPred *out, int *pn) {
+    Value c, c2;
+    int iCol;
+    *pn = 0;
+    switch (e->kind) {
+    case QE_BINARY:
+        if (e->op < QOP_EQ || e->op > QOP_GE) return 0;
+        if ((iCol = numeric_column(s, e->a)) >= 0 && const_number(e->b, &c)) {
+            out[(*pn)++] = compare_pred(s, iCol, e->op, c);
+            return 1;
+        }
+        if ((iCol = numeric_column(s, e->b)) >= 0 && const_number(e->a, &c)) {
+            out[(*pn)++] = compare_pred(s, iCol, flip(e->op), c);
+            return 1;
+        }
+        return 0;
+    case QE_BETWEEN:
+        if ((iCol = numeric_column(s, e->a)) < 0 || !const_number(e->b, &c) || !const_number(e->c, &c2)) {
+            return 0;
+        }
+        if (!e->bNot) { /* x >= lo AND x <= hi, each compared as the evaluator does */
+            out[(*pn)++] = compare_pred(s, iCol, QOP_GE, c);
+            out[(*pn)++] = compare_pred(s, iCol, QOP_LE, c2);
+            return 1;
+        }
+        if (s->aCol[iCol].type == COL_FLOAT || c.kind != VAL_INT || c2.kind != VAL_INT) return 0;
+        out[0] = base_pred(s, iCol);
+        out[0].kind = CP_IRANGE;
+        out[0].iLo = c.u.i;
+        out[0].iHi = c2.u.i;
+        out[0].bNot = 1;
+        *pn = 1;
+        return 1;
+    case QE_IN: {
+        if ((iCol = numeric_column(s, e->a)) < 0 || s->aCol[iCol].type == COL_FLOAT || !e->u.list.bSorted) {
+            return 0;
+        }
+        int n = e->u.list.nVal;
+        int64_t *aIn = arena_alloc(a, sizeof(int64_t) * (size_t)(n ? n : 1));
+        if (!aIn) return -1;
+        for (int i = 0; i < n; i++) {
+            if (e->u.list.aVal[i].kind != VAL_INT) return 0;
+            aIn[i] = e->u.list.aVal[i].u.i;
+        }
+        out[0] = base_pred(s, iCol);
+        out[0].kind = CP_IN;
+        out[0].aIn = aIn;
+        out[0].nIn = n;
+        out[0].bNot = e->bNot;
+        *pn = 1;
+        return 1;
+    }
+    case QE_ISNULL:
+        if ((iCol = numeric_column(s, e->a)) < 0) return 0;
+        out[0] = base_pred(s, iCol);
+        out[0].kind = CP_ISNULL;
+        out[0].bNot = e->bNot;
+        *pn = 1;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Walks the AND tree under e; leaves that compile are appended to f. */
+static int walk(Arena *a, const Schema *s, const QExpr *e, ColFilter *f, int *pnCap) {
+    if (e->kind == QE_BINARY && e->op == QOP_AND) {
+        int rc = walk(a, s, e->a, f, pnCap);
+        return rc != LP_OK ? rc : walk(a, s, e->b, f, pnCap);
+    }
+    ColPred aOut[2];
+    int n;
+    int ok = compile_leaf(a, s, e, aOut, &n);
+    if (ok < 0) return LP_NOMEM;
+    if (!ok) {
+        f->bExact = 0;
+        return LP_OK;
+    }
+    if (f->n + n > *pnCap) {
+        int nNew = *pnCap ? 2 * *pnCap : 8;
+        ColPred *aNew = arena_alloc(a, sizeof(ColPred) * (size_t)nNew);
+        if (!aNew) return LP_NOMEM;
+        if (f->n) memcpy(aNew, f->a, sizeof(ColPred) * (size_t)f->n);
+        f->a = aNew;
+        *pnCap = nNew;
+    }
+    memcpy(f->a + f->n, aOut, sizeof(ColPred) * (size_t)n);
+    f->n += n;
+    return LP_OK;
+}
+
+int colscan_compile(Arena *a, const Schema *s, const QExpr *pWhere, ColFilter *f) {
+    memset(f, 0, sizeof(*f));
+    f->bExact = 1;
+    if (!pWhere) return LP_OK;
+    int nCap = 0;
+    return walk(a, s, pWhere, f, &nCap);
+}
+
+/* ------------------------------------------------------------------ */
+
+static int in_sorted(const int64_t *a, int n, int64_t v) {
+    int lo = 0, hi = n - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (a[mid] == v) return 1;
+        if (a[mid] < v) lo = mid + 1;
+        else hi = mid - 1;
+    }
+    return 0;
+}
+
+static int dcmp_holds(QOp op, double x, double d) {
+    int c = (x > d) - (x < d); /* value_cmp's, NaN included */
+    switch (op) {
+    case QOP_EQ: return c == 0;
+    case QOP_NE: return c != 0;
+    case QOP_LT: return c < 0;
+    case QOP_LE: return c <= 0;
+    case QOP_GT: return c > 0;
+    default: return c >= 0;
+    }
+}
+
+void colscan_eval(const ColPred *p, const uint64_t *aVal, const uint64_t *aNull, size_t n, uint64_t *aBits) {
+    for (size_t w = 0; w * 64 < n; w++) {
+        uint64_t m = aBits[w];
+        if (!m) continue;
+        size_t j0 = w * 64, nj = n - j0 < 64 ? n - j0 : 64;
+        uint64_t nulls = aNull[w], bits = 0;
+        const uint64_t *v = aVal + j0;
+        switch (p->kind) {
+        case CP_IRANGE:
+            if (p->iLo <= p->iHi) {
+                uint64_t lo = (uint64_t)p->iLo, span = (uint64_t)p->iHi - lo;
+                for (size_t j = 0; j < nj; j++) bits |= (uint64_t)(v[j] - lo <= span) << j;
+            }
+            if (p->bNot) bits = ~bits;
+            break;
+        case CP_DCMP:
+            for (size_t j = 0; j < nj; j++) {
+                double x;
+                if (p->bFloat) memcpy(&x, &v[j], sizeof(x));
+                else x = (double)(int64_t)v[j];
+                bits |= (uint64_t)dcmp_holds(p->op, x, p->d) << j;
+            }
+            break;
+        case CP_IN:
+            for (size_t j = 0; j < nj; j++) bits |= (uint64_t)in_sorted(p->aIn, p->nIn, (int64_t)v[j]) << j;
+            if (p->bNot) bits = ~bits;
+            break;
+        case CP_ISNULL:
+            aBits[w] = m & (p->bNot ? ~nulls : nulls);
+            continue;
+        }
+        aBits[w] = m & bits & ~nulls;
+    }
+}
