@@ -19,7 +19,7 @@ CMAKE_FLAGS  ?=
 
 .PHONY: all deps build build-asan build-fuzz run test unit integration \
         fuzz-smoke fuzz bench-server bench-fulltext bench-vector clean help lint \
-        ort models bench-embed bench-storage tsan
+        ort models bench-embed bench-storage bench-scan tsan
 
 all: build
 
@@ -128,3 +128,9 @@ bench-embed: build ort models
 bench-storage: build
 	@scripts/install-deps.sh bench
 	@$(PYTHON) bench/storage/run.py
+
+# Attribute scans (WHERE on numeric attributes, no MATCH): loupe's column
+# arrays vs its row-by-row path vs Sphinx's RT index, same rows.
+bench-scan: build
+	@scripts/install-deps.sh bench
+	@$(PYTHON) bench/storage/scan.py
