@@ -169,6 +169,9 @@ int colscan_compile(Arena *a, const Schema *s, const QExpr *pWhere, ColFilter *f
 
 /* ------------------------------------------------------------------ */
 
+/* Lists up to this long are compared value by value, without branches. */
+#define IN_LINEAR 16
+
 static int in_sorted(const int64_t *a, int n, int64_t v) {
     int lo = 0, hi = n - 1;
     while (lo <= hi) {
@@ -180,16 +183,38 @@ static int in_sorted(const int64_t *a, int n, int64_t v) {
     return 0;
 }
 
-static int dcmp_holds(QOp op, double x, double d) {
-    int c = (x > d) - (x < d); /* value_cmp's, NaN included */
-    switch (op) {
-    case QOP_EQ: return c == 0;
-    case QOP_NE: return c != 0;
-    case QOP_LT: return c < 0;
-    case QOP_LE: return c <= 0;
-    case QOP_GT: return c > 0;
-    default: return c >= 0;
-    }
+/* Bits of "cmp(x_j, d) satisfies op" for nj values, with value_cmp's
+** cmp = (x > d) - (x < d) (so a NaN compares equal), one loop per
+** operator so that each is a plain compare. X(j) reads value j as a
+** double. */
+#define DCMP_WORD(X)                                                         \
+    uint64_t bits = 0;                                                       \
+    switch (op) {                                                            \
+    case QOP_EQ: for (size_t j = 0; j < nj; j++) bits |= (uint64_t)!((X(j) > d) | (X(j) < d)) << j; break; \
+    case QOP_NE: for (size_t j = 0; j < nj; j++) bits |= (uint64_t)((X(j) > d) | (X(j) < d)) << j; break; \
+    case QOP_LT: for (size_t j = 0; j < nj; j++) bits |= (uint64_t)(X(j) < d) << j; break;              \
+    case QOP_LE: for (size_t j = 0; j < nj; j++) bits |= (uint64_t)!(X(j) > d) << j; break;             \
+    case QOP_GT: for (size_t j = 0; j < nj; j++) bits |= (uint64_t)(X(j) > d) << j; break;              \
+    default: for (size_t j = 0; j < nj; j++) bits |= (uint64_t)!(X(j) < d) << j; break;                 \
+    }                                                                        \
+    return bits
+
+static inline double bits_double(uint64_t u) {
+    double x;
+    memcpy(&x, &u, sizeof(x));
+    return x;
+}
+
+static uint64_t dcmp_word_float(QOp op, double d, const uint64_t *v, size_t nj) {
+#define XF(j) bits_double(v[j])
+    DCMP_WORD(XF);
+#undef XF
+}
+
+static uint64_t dcmp_word_int(QOp op, double d, const uint64_t *v, size_t nj) {
+#define XI(j) ((double)(int64_t)v[j])
+    DCMP_WORD(XI);
+#undef XI
 }
 
 void colscan_eval(const ColPred *p, const uint64_t *aVal, const uint64_t *aNull, size_t n, uint64_t *aBits) {
@@ -208,15 +233,18 @@ void colscan_eval(const ColPred *p, const uint64_t *aVal, const uint64_t *aNull,
             if (p->bNot) bits = ~bits;
             break;
         case CP_DCMP:
-            for (size_t j = 0; j < nj; j++) {
-                double x;
-                if (p->bFloat) memcpy(&x, &v[j], sizeof(x));
-                else x = (double)(int64_t)v[j];
-                bits |= (uint64_t)dcmp_holds(p->op, x, p->d) << j;
-            }
+            bits = p->bFloat ? dcmp_word_float(p->op, p->d, v, nj) : dcmp_word_int(p->op, p->d, v, nj);
             break;
         case CP_IN:
-            for (size_t j = 0; j < nj; j++) bits |= (uint64_t)in_sorted(p->aIn, p->nIn, (int64_t)v[j]) << j;
+            if (p->nIn <= IN_LINEAR) { /* branch-free: compare with every value */
+                for (size_t j = 0; j < nj; j++) {
+                    uint64_t hit = 0;
+                    for (int k = 0; k < p->nIn; k++) hit |= v[j] == (uint64_t)p->aIn[k];
+                    bits |= hit << j;
+                }
+            } else {
+                for (size_t j = 0; j < nj; j++) bits |= (uint64_t)in_sorted(p->aIn, p->nIn, (int64_t)v[j]) << j;
+            }
             if (p->bNot) bits = ~bits;
             break;
         case CP_ISNULL:

@@ -225,6 +225,15 @@ static void scan_columns(Exec *x, const ColFilter *cf, const uint64_t *const *ap
         for (int k = 0; k < cf->n; k++) {
             colscan_eval(&cf->a[k], apVal[k] + (c - lo), apNull[k] + (c - lo) / 64, n, aBits);
         }
+        if (cf->bExact && (x->q->bCountOnly || (bEarly && x->h.n == x->h.cap))) {
+            /* only counting: the rows that passed need not be read */
+            table_snap_keep_live(x->snap, c, n, aBits);
+            uint64_t nPass = 0;
+            for (size_t w = 0; w < nw; w++) nPass += (uint64_t)__builtin_popcountll(aBits[w]);
+            x->meta.nExamined += nPass;
+            x->meta.nTotalFound += nPass;
+            continue;
+        }
         for (size_t w = 0; w < nw; w++) {
             for (uint64_t m = aBits[w]; m; m &= m - 1) {
                 scan_slot(x, c + 64 * w + (size_t)__builtin_ctzll(m), bEarly, cf->bExact);

@@ -119,6 +119,7 @@ struct RowFile {
     const uint8_t **apFix;  /* nFix: start of each column's values in COLS */
     uint32_t *aiFix;        /* nFix: their column numbers, ascending */
     uint32_t nFix;
+    uint64_t *aNoRow;       /* bit i: ordinal i has no row (NULL: all have one) */
 };
 
 /* The id filter: about 10 bits per id and 4 probes (under 2% false
@@ -697,6 +698,14 @@ static int parse(RowFile *f, const char *zName, const char *zTextName, int flags
         nSeen++;
     }
     if (nSeen != f->nRow) return corrupt(err, zName, offOffs, "row count does not match the header");
+    if (f->nRow < f->nOrd) {
+        if (!(f->aNoRow = calloc(((size_t)f->nOrd + 63) / 64, 8))) {
+            return lp_err_set(err, LP_NOMEM, "out of memory opening %s", zName);
+        }
+        for (uint32_t i = 0; i < f->nOrd; i++) {
+            if (!get_u64le(f->pOffs + 8 * (size_t)i)) f->aNoRow[i / 64] |= 1ull << (i % 64);
+        }
+    }
     int64_t prevId = 0;
     uint32_t prevOrd = 0;
     f->bSorted = 1;
@@ -761,6 +770,7 @@ int rowfile_open_mem(const uint8_t *a, size_t n, const uint8_t *aText, size_t nT
         free(f->apMap);
         free(f->apFix);
         free(f->aiFix);
+        free(f->aNoRow);
         free(f->aBloom);
         free(f->zName);
         free(f);
@@ -819,6 +829,7 @@ int rowfile_open(const char *zPath, const char *zTextPath, RowCheckFn xCheck, vo
             free(f->apMap);
             free(f->apFix);
             free(f->aiFix);
+            free(f->aNoRow);
             free(f->aBloom);
             free(f->zName);
             free(f);
@@ -983,6 +994,7 @@ void rowfile_close(RowFile *f) {
     free(f->apMap);
     free(f->apFix);
     free(f->aiFix);
+    free(f->aNoRow);
     free(f->aBloom);
     free(f->zName);
     free(f);
@@ -1057,6 +1069,10 @@ const uint64_t *rowfile_column(const RowFile *f, uint32_t iCol, const uint64_t *
     ** callers (the fuzz target) do not read values. */
     if (paNull) *paNull = (const uint64_t *)(const void *)(p + 8 * (size_t)f->nOrd);
     return (const uint64_t *)(const void *)p;
+}
+
+const uint64_t *rowfile_norow(const RowFile *f) {
+    return f->aNoRow;
 }
 
 uint64_t *rowfile_column_mut(RowFile *f, uint32_t iCol, uint64_t **paNull) {

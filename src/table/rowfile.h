@@ -136,6 +136,9 @@ const uint64_t *rowfile_column(const RowFile *f, uint32_t iCol, const uint64_t *
 /* The same, writable (as rowfile_row_mut): a change in place of a row's
 ** slot must change its column value too. */
 uint64_t *rowfile_column_mut(RowFile *f, uint32_t iCol, uint64_t **paNull);
+/* nOrd bits, bit i set when ordinal i has no row block; NULL when every
+** ordinal has one. */
+const uint64_t *rowfile_norow(const RowFile *f);
 /* The ordinal of id's block, or -1. */
 int64_t rowfile_find(const RowFile *f, int64_t id);
 /* The smallest and largest id stored, or 0. */

@@ -929,6 +929,25 @@ const uint64_t *table_snap_column(const TableSnap *s, size_t i, int iCol, size_t
     return rowfile_column(p->pRows, (uint32_t)iCol, paNull);
 }
 
+void table_snap_keep_live(const TableSnap *s, size_t lo, size_t n, uint64_t *aBits) {
+    const Table *t = s->t;
+    int a = 0, b = t->nPart - 1;
+    while (a < b) { /* the last part whose base <= lo */
+        int mid = (a + b + 1) / 2;
+        if (t->apPart[mid]->base <= lo) a = mid;
+        else b = mid - 1;
+    }
+    const Part *p = t->apPart[a];
+    size_t ord0 = lo - p->base;
+    assert(p->pRows && ord0 % 64 == 0 && ord0 + n <= p->nOrd);
+    const uint64_t *aDead = p->dead.nBit ? p->dead.aWord + ord0 / 64 : NULL;
+    const uint64_t *aNoRow = rowfile_norow(p->pRows);
+    if (aNoRow) aNoRow += ord0 / 64;
+    for (size_t w = 0; w * 64 < n; w++) {
+        aBits[w] &= ~((aDead ? aDead[w] : 0) | (aNoRow ? aNoRow[w] : 0));
+    }
+}
+
 int table_snap_sorted(const TableSnap *s) {
     return s->t->bSorted;
 }

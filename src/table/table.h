@@ -238,6 +238,10 @@ const MemRow *table_snap_get(const TableSnap *s, int64_t id);
 ** asks table_snap_slot for the row of a slot it keeps. */
 const uint64_t *table_snap_column(const TableSnap *s, size_t i, int iCol, size_t *pLo, size_t *pHi,
                                   const uint64_t **paNull);
+/* Clears bit j of aBits, for j in [0, n), where slot lo+j holds no live
+** row. [lo, lo+n) must lie in one sealed segment's range
+** (table_snap_column) and start a multiple of 64 slots into it. */
+void table_snap_keep_live(const TableSnap *s, size_t lo, size_t n, uint64_t *aBits);
 /* Bytes the rows use (SHOW TABLE STATUS). */
 size_t table_snap_bytes(const TableSnap *s);
 

@@ -928,6 +928,8 @@ def test_column_scans_agree_with_row_evaluation(tmp_path):
             ", ".join(value(col, i) for col in ("n", "big", "f", "ok", "ts")) + ")"
             for i in range(lo, hi)))
         if hi <= 801:
+            # deleted before the flush: ordinals written without a row
+            q(s, f"DELETE FROM c WHERE id IN ({lo + 5}, {lo + 64}, {lo + 65})")
             q(s, "FLUSH TABLE c")
     q(s, "DELETE FROM c WHERE id IN (3, 50, 399, 400, 401, 777, 900)")
     q(s, "UPDATE c SET n = 41, f = 10.25, big = NULL WHERE id IN (10, 420, 421)")   # in place

@@ -324,6 +324,9 @@ static void test_rowfile_columns(void **state) {
         assert_int_equal(a1[i], ap[i] && !bNull ? (uint64_t)i * 3 : 0);
         assert_int_equal(a3[i], ap[i] ? UINT64_MAX - i : 0);
     }
+    const uint64_t *aNoRow = rowfile_norow(f);
+    assert_non_null(aNoRow);
+    for (uint32_t i = 0; i < N; i++) assert_int_equal((aNoRow[i / 64] >> (i % 64)) & 1, ap[i] == NULL);
     uint64_t *aNullMut, *aMut = rowfile_column_mut(f, 1, &aNullMut);
     aMut[10] = 77;
     aNullMut[0] |= 1ull << 11;
