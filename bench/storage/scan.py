@@ -107,6 +107,10 @@ def timed(cur, sql, seconds):
             return n / el
 
 
+def machine_text(m):
+    return "%s, %s cores, %s GiB, Linux %s" % (m.get("cpu"), m.get("cores"), m.get("memory_gib"), m.get("kernel"))
+
+
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--rows", type=int, default=300000, help="rows per table (default 300000)")
@@ -194,7 +198,7 @@ def main(argv):
         json.dump({"meta": meta, "results": res}, f, indent=1)
     md = ["# Attribute scans: column arrays, rows, Sphinx", "",
           "Command: `%s` (%s, %s s). Machine: %s. git %s, sphinxsearch %s." % (
-              meta["command"], meta["date"], meta["wall_s"], meta["machine"], meta["git"],
+              meta["command"], meta["date"], meta["wall_s"], machine_text(meta["machine"]), meta["git"],
               meta["sphinxsearch_pkg"]), "",
           "%d rows loaded by loupe-load (seed %d): text `<text/10/60>`, INT a 1..1000, BIGINT b "
           "1..1000000, FLOAT f [0,1); loupe's rows also hold a 32-d vector. loupe: one sealed "
