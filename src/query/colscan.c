@@ -160,11 +160,15 @@ static int walk(Arena *a, const Schema *s, const QExpr *e, ColFilter *f, int *pn
 }
 
 int colscan_compile(Arena *a, const Schema *s, const QExpr *pWhere, ColFilter *f) {
+    return colscan_compile_all(a, s, &pWhere, pWhere ? 1 : 0, f);
+}
+
+int colscan_compile_all(Arena *a, const Schema *s, const QExpr *const *apExpr, int nExpr, ColFilter *f) {
     memset(f, 0, sizeof(*f));
     f->bExact = 1;
-    if (!pWhere) return LP_OK;
-    int nCap = 0;
-    return walk(a, s, pWhere, f, &nCap);
+    int nCap = 0, rc = LP_OK;
+    for (int i = 0; i < nExpr && rc == LP_OK; i++) rc = walk(a, s, apExpr[i], f, &nCap);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ */

@@ -56,6 +56,8 @@ typedef struct ColFilter {
 /* Compiles pWhere (NULL: no filter, n 0, bExact 1) for schema s, ColPreds
 ** in arena a. Returns LP_OK or LP_NOMEM. */
 int colscan_compile(Arena *a, const Schema *s, const QExpr *pWhere, ColFilter *f);
+/* The same for the AND of apExpr[0..nExpr). */
+int colscan_compile_all(Arena *a, const Schema *s, const QExpr *const *apExpr, int nExpr, ColFilter *f);
 
 /* aBits[j/64] bit j &= "value j passes p", for j in [0, n); aVal and aNull
 ** start at the same value (aNull's bit 0 = aVal[0]'s); the range starts on

@@ -123,6 +123,7 @@ typedef struct Exec {
     Arena scratch;              /* QE_CALL results, reset per row */
     RowReader rd;               /* TEXT values of sealed rows */
     struct QFtsCtx *fts;
+    Arena *pWork;               /* lives as long as the execution */
     int rc;
 } Exec;
 
@@ -240,6 +241,28 @@ static void scan_columns(Exec *x, const ColFilter *cf, const uint64_t *const *ap
             }
         }
     }
+}
+
+/* The slots of the sealed segment starting at slot lo that hold live rows
+** passing cf's tests, as a malloc'd bitmap (bit j: slot lo+j), with the
+** segment's range in *pLo, *pHi; NULL when that segment keeps no arrays for
+** some column cf tests (or memory ran out): the caller tests rows. */
+static uint64_t *column_bits(Exec *x, const ColFilter *cf, size_t lo, size_t *pLo, size_t *pHi) {
+    if (lo >= table_snap_nslot(x->snap)) return NULL;
+    const uint64_t *aV[cf->n ? cf->n : 1], *aN[cf->n ? cf->n : 1];
+    for (int k = 0; k < cf->n; k++) {
+        if (!(aV[k] = table_snap_column(x->snap, lo, cf->a[k].iCol, pLo, pHi, &aN[k]))) return NULL;
+    }
+    if (*pLo != lo) return NULL;
+    size_t n = *pHi - lo, nw = (n + 63) / 64;
+    uint64_t *aBits = malloc(8 * (nw ? nw : 1));
+    if (!aBits) return NULL;
+    for (size_t w = 0; w < nw; w++) aBits[w] = ~0ull;
+    if (n % 64) aBits[nw - 1] = (1ull << (n % 64)) - 1;
+    for (int k = 0; k < cf->n; k++) colscan_eval(&cf->a[k], aV[k], aN[k], n, aBits);
+    table_snap_keep_live(x->snap, lo, n, aBits);
+    x->meta.nColumnTested += n;
+    return aBits;
 }
 
 static int run_plain(Exec *x, Arena *a, LpError *err) {
@@ -549,7 +572,7 @@ typedef struct KnnJob {
 } KnnJob;
 
 static int knn_job_prepare(Exec *x, KnnJob *j, const TableKnnPart *kp, const float *aQ,
-                           const KnnRadius *pRad, LpError *err) {
+                           const KnnRadius *pRad, const ColFilter *cf, LpError *err) {
     const QSelect *q = x->q;
     uint32_t nMap = kp->nNode;
     j->kp = kp;
@@ -568,8 +591,22 @@ static int knn_job_prepare(Exec *x, KnnJob *j, const TableKnnPart *kp, const flo
     j->bBitmap = pRad ? pRad->nRest > 0 : q->pWhere != NULL;
     if (!j->bBitmap) return LP_OK;
     if (bitset_init(&j->allow, nMap ? nMap : 1)) return lp_err_set(err, LP_NOMEM, "out of memory");
+    /* The segment's column arrays first, when it keeps them: then only
+    ** the rows they pass are read (none when they decide the filter). */
+    size_t lo = 0, hi = 0;
+    uint64_t *aPass = cf ? column_bits(x, cf, kp->base, &lo, &hi) : NULL;
     int64_t nAllow = 0;
     for (uint32_t node = 0; node < nMap; node++) {
+        if (aPass) {
+            uint32_t ord = kp->aNodeSlot[node];
+            if (ord == UINT32_MAX || kp->base + ord >= hi || !((aPass[ord / 64] >> (ord % 64)) & 1)) continue;
+            if (cf->bExact) {
+                x->meta.nExamined++;
+                bitset_set(&j->allow, node);
+                nAllow++;
+                continue;
+            }
+        }
         uint32_t slot;
         const MemRow *r = knn_node_row(&j->c, node, &slot);
         if (!r) continue;
@@ -585,6 +622,7 @@ static int knn_job_prepare(Exec *x, KnnJob *j, const TableKnnPart *kp, const flo
         bitset_set(&j->allow, node);
         nAllow++;
     }
+    free(aPass);
     j->f = (VecFilter){&j->allow, NULL, NULL, nAllow};
     return LP_OK;
 }
@@ -612,8 +650,15 @@ static int knn_graphs(Exec *x, const TableKnnPart *aPart, int nPart, const float
     const QSelect *q = x->q;
     KnnJob *aJob = calloc((size_t)(nPart ? nPart : 1), sizeof(KnnJob));
     int rc = aJob ? LP_OK : lp_err_set(err, LP_NOMEM, "out of memory");
+    /* The filter's tests of numeric attributes, for segments' columns. */
+    ColFilter cf;
+    const QExpr *const *apFilter = pRad ? pRad->aRest : (const QExpr *const *)&q->pWhere;
+    int nFilter = pRad ? pRad->nRest : q->pWhere != NULL;
+    if (rc == LP_OK && colscan_compile_all(x->pWork, x->s, apFilter, nFilter, &cf) != LP_OK) {
+        rc = lp_err_set(err, LP_NOMEM, "out of memory");
+    }
     for (int i = 0; i < nPart && rc == LP_OK; i++) {
-        rc = knn_job_prepare(x, &aJob[i], &aPart[i], aQ, pRad, err);
+        rc = knn_job_prepare(x, &aJob[i], &aPart[i], aQ, pRad, cf.n ? &cf : NULL, err);
     }
     Tpool *pool = table_pool(q->pTable);
     if (rc == LP_OK && nPart > 1 && pool) {
@@ -753,6 +798,7 @@ int query_select(const QSelect *q, QRowFn xRow, void *ctx, QMeta *pMeta, LpError
         goto done;
     }
     row_reader_init(&x.rd, x.snap);
+    x.pWork = &work;
     if (q->bMatch) {
         fc.root = q->pMatch;
         fc.an = table_analyzer(q->pTable);

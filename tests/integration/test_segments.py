@@ -904,7 +904,8 @@ def _random_condition(rnd):
 def test_column_scans_agree_with_row_evaluation(tmp_path):
     """Sealed segments keep numeric attributes as column arrays and a full
     scan tests its WHERE there: every answer (rows, order, LIMIT without
-    ORDER BY, COUNT, total_found) equals the one the row-by-row evaluator
+    ORDER BY, COUNT, total_found, kNN and range searches filtered by the
+    condition) equals the one the row-by-row evaluator
     gives for the same condition (wrapped in NOT NOT, which the column scan
     does not compile), over two sealed segments with deletes, values
     changed in place, NULLs and RAM rows; then after a restart and an
@@ -912,7 +913,8 @@ def test_column_scans_agree_with_row_evaluation(tmp_path):
     data = str(tmp_path / "data")
     os.makedirs(data)
     s = start("colscan", data_dir=data)
-    q(s, "CREATE TABLE c (title TEXT, tag STRING, n INT, big BIGINT, f FLOAT, ok BOOL, ts TIMESTAMP)")
+    q(s, "CREATE TABLE c (title TEXT, tag STRING, n INT, big BIGINT, f FLOAT, ok BOOL, ts TIMESTAMP, "
+         "v FLOAT_VECTOR KNN_TYPE='hnsw' KNN_DIMS='2' HNSW_SIMILARITY='L2')")
     rnd = random.Random(7)
 
     def value(col, i):
@@ -923,9 +925,10 @@ def test_column_scans_agree_with_row_evaluation(tmp_path):
                 "ts": str(rnd.randint(1699999995, 1700000045))}[col]
 
     for lo, hi in ((1, 401), (401, 801), (801, 951)):
-        q(s, "INSERT INTO c (id, title, tag, n, big, f, ok, ts) VALUES " + ",".join(
+        q(s, "INSERT INTO c (id, title, tag, n, big, f, ok, ts, v) VALUES " + ",".join(
             f"({i}, 'row {i}', '{'even' if i % 2 == 0 else 'odd'}', " +
-            ", ".join(value(col, i) for col in ("n", "big", "f", "ok", "ts")) + ")"
+            ", ".join(value(col, i) for col in ("n", "big", "f", "ok", "ts")) +
+            f", ({rnd.randint(0, 99)}, {rnd.randint(0, 99)}))"
             for i in range(lo, hi)))
         if hi <= 801:
             # deleted before the flush: ordinals written without a row
@@ -944,10 +947,15 @@ def test_column_scans_agree_with_row_evaluation(tmp_path):
         with connect(s) as conn, conn.cursor() as cur:
             for _ in range(nCond):
                 cond = _random_condition(rnd)
+                x, y = rnd.randint(0, 99), rnd.randint(0, 99)
                 for shape in ("SELECT id FROM c WHERE {w} ORDER BY id ASC LIMIT 1000",
                               "SELECT COUNT(*) FROM c WHERE {w}",
                               "SELECT id, n FROM c WHERE {w} LIMIT 5",
-                              "SELECT id, f FROM c WHERE {w} ORDER BY f DESC, id ASC LIMIT 7"):
+                              "SELECT id, f FROM c WHERE {w} ORDER BY f DESC, id ASC LIMIT 7",
+                              # kNN: the filter is an allow-bitmap over each graph
+                              f"SELECT id, KNN_DIST() FROM c WHERE knn(v, 10, ({x}, {y})) AND {{w}}",
+                              f"SELECT id, KNN_DIST() FROM c WHERE knn(v, 20, ({x}, {y})) AND KNN_DIST() < 30 "
+                              "AND {w}"):
                     cur.execute(shape.format(w=cond))
                     got = cur.fetchall()
                     m = meta(cur)
@@ -971,6 +979,9 @@ def test_column_scans_agree_with_row_evaluation(tmp_path):
         cur.execute("SELECT COUNT(*) FROM c WHERE n BETWEEN 5 AND 20 AND f > 0")
         cur.fetchall()
         assert meta(cur)["rows_tested_by_columns"] == "800"
+        cur.execute("SELECT id FROM c WHERE knn(v, 10, (50, 50)) AND n BETWEEN 5 AND 20")
+        cur.fetchall()
+        assert meta(cur)["rows_tested_by_columns"] == "800"      # the graphs' filters too
         cur.execute("EXPLAIN SELECT id FROM c WHERE n > 5 AND tag = 'odd'")
         assert "part of the condition tested on the column arrays" in "\n".join(r[0] for r in cur.fetchall())
     finish(s, keep=True)
