@@ -258,3 +258,9 @@ void colscan_eval(const ColPred *p, const uint64_t *aVal, const uint64_t *aNull,
         aBits[w] = m & bits & ~nulls;
     }
 }
+
+int colscan_test1(const ColPred *p, uint64_t v, int bNull) {
+    uint64_t bits = 1, nulls = bNull ? 1 : 0;
+    colscan_eval(p, &v, &nulls, 1, &bits);
+    return (int)(bits & 1);
+}

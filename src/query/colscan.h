@@ -64,4 +64,7 @@ int colscan_compile_all(Arena *a, const Schema *s, const QExpr *const *apExpr, i
 ** a 64-value boundary of aNull. */
 void colscan_eval(const ColPred *p, const uint64_t *aVal, const uint64_t *aNull, size_t n, uint64_t *aBits);
 
+/* Whether one value (NULL when bNull) passes p. */
+int colscan_test1(const ColPred *p, uint64_t v, int bNull);
+
 #endif /* LP_QUERY_COLSCAN_H */

@@ -124,6 +124,11 @@ typedef struct Exec {
     RowReader rd;               /* TEXT values of sealed rows */
     struct QFtsCtx *fts;
     Arena *pWork;               /* lives as long as the execution */
+    /* Under MATCH: the WHERE's numeric tests, tried on the column arrays of
+    ** the segment of the last document asked about (slots [docLo, docHi)). */
+    ColFilter cfDoc;
+    const uint64_t **apDocVal, **apDocNull; /* cfDoc.n each; apDocVal NULL: no arrays there */
+    size_t docLo, docHi;
     int rc;
 } Exec;
 
@@ -318,6 +323,27 @@ static int run_plain(Exec *x, Arena *a, LpError *err) {
 /* ------------------------------------------------------------------ */
 /* With MATCH                                                          */
 
+/* Document doc's values in the column arrays of its segment: 0 when one
+** fails cfDoc, 1 when all pass, -1 when the segment keeps no arrays. */
+static int doc_columns(Exec *x, uint32_t doc) {
+    const ColFilter *cf = &x->cfDoc;
+    if (doc < x->docLo || doc >= x->docHi) {
+        int bAll = 1;
+        for (int k = 0; k < cf->n; k++) {
+            x->apDocVal[k] = table_snap_column(x->snap, doc, cf->a[k].iCol, &x->docLo, &x->docHi, &x->apDocNull[k]);
+            if (!x->apDocVal[k]) bAll = 0;
+        }
+        if (!bAll) x->apDocVal[0] = NULL;
+    }
+    if (!x->apDocVal[0]) return -1;
+    size_t j = doc - x->docLo;
+    x->meta.nColumnTested++;
+    for (int k = 0; k < cf->n; k++) {
+        if (!colscan_test1(&cf->a[k], x->apDocVal[k][j], (int)((x->apDocNull[k][j / 64] >> (j % 64)) & 1))) return 0;
+    }
+    return 1;
+}
+
 /* Is the document a live row that passes the attribute filter? */
 static int accept_doc(void *ctx, uint32_t doc) {
     Exec *x = ctx;
@@ -326,6 +352,10 @@ static int accept_doc(void *ctx, uint32_t doc) {
     if (!r) return 0;
     x->meta.nExamined++;
     if (!x->q->pWhere) return 1;
+    if (x->cfDoc.n) {
+        int v = doc_columns(x, doc);
+        if (v == 0 || (v == 1 && x->cfDoc.bExact)) return v;
+    }
     QRow row = {x->s, r, 1.0, doc, 0, NULL, &x->scratch, &x->rd};
     return qexpr_true(x->q->pWhere, &row);
 }
@@ -376,6 +406,15 @@ static int run_match(Exec *x, Arena *a, LpError *err) {
     if (rc != LP_OK) return rc;
     x->fts->q = fq;
     x->meta.zPlan = "fulltext";
+    if (q->pWhere && colscan_compile(a, x->s, q->pWhere, &x->cfDoc) != LP_OK) {
+        return lp_err_set(err, LP_NOMEM, "out of memory");
+    }
+    if (x->cfDoc.n) {
+        x->apDocVal = arena_alloc(a, sizeof(*x->apDocVal) * (size_t)x->cfDoc.n);
+        x->apDocNull = arena_alloc(a, sizeof(*x->apDocNull) * (size_t)x->cfDoc.n);
+        if (!x->apDocVal || !x->apDocNull) return lp_err_set(err, LP_NOMEM, "out of memory");
+        x->docLo = x->docHi = 0;
+    }
     int64_t t0 = lp_now_ns();
     if (q->bCountOnly) {
         rc = fts_query_all(fq, count_hit, x, &x->meta.fts, err);

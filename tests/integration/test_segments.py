@@ -904,8 +904,8 @@ def _random_condition(rnd):
 def test_column_scans_agree_with_row_evaluation(tmp_path):
     """Sealed segments keep numeric attributes as column arrays and a full
     scan tests its WHERE there: every answer (rows, order, LIMIT without
-    ORDER BY, COUNT, total_found, kNN and range searches filtered by the
-    condition) equals the one the row-by-row evaluator
+    ORDER BY, COUNT, total_found, kNN and range searches and MATCH queries
+    filtered by the condition) equals the one the row-by-row evaluator
     gives for the same condition (wrapped in NOT NOT, which the column scan
     does not compile), over two sealed segments with deletes, values
     changed in place, NULLs and RAM rows; then after a restart and an
@@ -955,7 +955,11 @@ def test_column_scans_agree_with_row_evaluation(tmp_path):
                               # kNN: the filter is an allow-bitmap over each graph
                               f"SELECT id, KNN_DIST() FROM c WHERE knn(v, 10, ({x}, {y})) AND {{w}}",
                               f"SELECT id, KNN_DIST() FROM c WHERE knn(v, 20, ({x}, {y})) AND KNN_DIST() < 30 "
-                              "AND {w}"):
+                              "AND {w}",
+                              # MATCH: each candidate document is tested
+                              f"SELECT id, WEIGHT() FROM c WHERE MATCH('row | {x} | {y}') AND {{w}} LIMIT 10",
+                              "SELECT COUNT(*) FROM c WHERE MATCH('row') AND {w}",
+                              "SELECT id, n FROM c WHERE MATCH('row') AND {w} ORDER BY n DESC, id ASC LIMIT 5"):
                     cur.execute(shape.format(w=cond))
                     got = cur.fetchall()
                     m = meta(cur)
@@ -982,6 +986,9 @@ def test_column_scans_agree_with_row_evaluation(tmp_path):
         cur.execute("SELECT id FROM c WHERE knn(v, 10, (50, 50)) AND n BETWEEN 5 AND 20")
         cur.fetchall()
         assert meta(cur)["rows_tested_by_columns"] == "800"      # the graphs' filters too
+        cur.execute("SELECT COUNT(*) FROM c WHERE MATCH('row') AND n BETWEEN 5 AND 20")
+        cur.fetchall()
+        assert int(meta(cur)["rows_tested_by_columns"]) > 700    # each sealed document matched
         cur.execute("EXPLAIN SELECT id FROM c WHERE n > 5 AND tag = 'odd'")
         assert "part of the condition tested on the column arrays" in "\n".join(r[0] for r in cur.fetchall())
     finish(s, keep=True)
