@@ -85,6 +85,7 @@ struct FtsQuery {
     VEC(FtsPostings *) cursors; /* every cursor opened, closed by fts_query_free */
     FtsTieKeyFn xTie;           /* fts_query_set_tie_key, or NULL: the ordinal */
     void *pTieCtx;
+    int bAcceptFirst;           /* fts_query_set_accept_first */
     HashMap lookups;            /* while planning: key -> FtsTermInfo* (arena), so each
                                 ** key is looked up once */
     uint32_t aNormDoc[FTS_MAX_FIELDS]; /* doc_norm's cache: the document ... */
@@ -1169,6 +1170,10 @@ void fts_query_set_tie_key(FtsQuery *q, FtsTieKeyFn xKey, void *ctx) {
     q->pTieCtx = ctx;
 }
 
+void fts_query_set_accept_first(FtsQuery *q, int bFirst) {
+    q->bAcceptFirst = bFirst;
+}
+
 static void heap_push(FtsQuery *q, Heap *h, uint32_t doc, double score) {
     FtsHit e = {doc, score, q->xTie ? q->xTie(q->pTieCtx, doc) : (int64_t)doc};
     if (h->n < h->k) {
@@ -1370,7 +1375,11 @@ static int maxscore_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
     int e = 0; /* L[e..n) are essential */
     while (e < n && out_of_reach(q, aCum[e], theta)) e++;
     uint32_t d = essential_min(L, e, n);
+    /* With a cheap accept check, asking it first pays when it rejects
+    ** most candidates: decided (and revised) from the rates so far. */
+    int bCheap = q->bAcceptFirst && xAccept, bFirst = 0;
     while (e < n && d != FTS_NO_DOC && q->rc == LP_OK) {
+        if (bCheap) bFirst = q->st.nCandidates >= 32 && 2 * q->st.nAccepted < q->st.nCandidates;
         if (theta >= 0) {
             /* Block-max: bound every document from d to the end of the
             ** essential groups' current blocks; skip them all at once
@@ -1395,6 +1404,23 @@ static int maxscore_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
                 d = essential_min(L, e, n);
                 continue;
             }
+        }
+        int bAsked = 0;
+        if (bFirst) {
+            q->st.nCandidates++;
+            if (!xAccept(ctx, d)) {
+                /* rejected before any scoring: the essential groups move on */
+                uint32_t dNext = FTS_NO_DOC;
+                for (int i = e; i < n; i++) {
+                    GroupIt *g = L[i].g;
+                    if (g->base.doc == d) group_next(&g->base);
+                    if (g->base.doc < dNext) dNext = g->base.doc;
+                }
+                d = dNext;
+                continue;
+            }
+            q->st.nAccepted++;
+            bAsked = 1;
         }
         /* Score d in the essential groups, moving them on, and find the
         ** next candidate in the same pass. */
@@ -1426,9 +1452,9 @@ static int maxscore_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
             }
         }
         if (!bDrop) {
-            q->st.nCandidates++;
-            if (!xAccept || xAccept(ctx, d)) {
-                q->st.nAccepted++;
+            if (!bAsked) q->st.nCandidates++;
+            if (bAsked || !xAccept || xAccept(ctx, d)) {
+                if (!bAsked) q->st.nAccepted++;
                 heap_push(q, h, d, sum_in_query_order(aHit, nHit));
                 theta = heap_threshold(h);
                 int e0 = e;

@@ -91,6 +91,12 @@ typedef int64_t (*FtsTieKeyFn)(void *ctx, uint32_t doc);
 ** skipped, so pruning is a little less aggressive. */
 void fts_query_set_tie_key(FtsQuery *q, FtsTieKeyFn xKey, void *ctx);
 
+/* Tells fts_query_topk that its accept check is cheap (the caller tests
+** column arrays, not rows): maxscore then asks it before scoring a
+** candidate instead of after, so a selective filter saves the scoring of
+** the documents it rejects. The answer is the same either way. */
+void fts_query_set_accept_first(FtsQuery *q, int bFirst);
+
 typedef struct FtsStats {
     const char *zStrategy;      /* static string, see above */
     const char *zWhyNotFast;    /* static string or NULL */

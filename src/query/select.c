@@ -429,6 +429,8 @@ static int run_match(Exec *x, Arena *a, LpError *err) {
         /* Equal weights go to the smaller id (Manticore's order); ordinals
         ** follow ids unless rows came in out of id order. */
         if (!table_snap_sorted(x->snap)) fts_query_set_tie_key(fq, tie_id, x);
+        /* Column tests that decide the filter are cheaper than scoring. */
+        fts_query_set_accept_first(fq, x->cfDoc.n > 0 && x->cfDoc.bExact);
         rc = fts_query_topk(fq, (int)k, accept_doc, x, aHit, &nHit, &x->meta.fts, err);
         x->meta.nTotalFound = x->meta.fts.nAccepted;
         x->meta.bTotalExact = x->meta.fts.bTotalExact;

@@ -301,6 +301,11 @@ static int accept_odd_filter(void *ctx, uint32_t doc) {
     return doc % 7 != 3; /* a filter that drops some docs */
 }
 
+static int accept_rare_filter(void *ctx, uint32_t doc) {
+    (void)ctx;
+    return doc % 7 == 3; /* a filter that drops most docs */
+}
+
 /* Runs zQuery through the engine and checks it against the reference. */
 static void check_query(const char *zQuery) {
     Arena a;
@@ -331,27 +336,32 @@ static void check_query(const char *zQuery) {
             fail_msg("query %s doc %d: score %.12g, reference %.12g", zQuery, i, c.aScore[i], ref);
         }
     }
-    /* top-k (maxscore where the engine chooses it) against the exhaustive order */
-    for (int k = 1; k <= 50; k += 49) {
+    /* top-k (maxscore where the engine chooses it) against the exhaustive
+    ** order; the filter asked after scoring, then before */
+    for (int it = 0; it < 4; it++) {
+        int k = it % 2 ? 50 : 1;
         assert_int_equal(fts_query_new(&a, root, zQuery, g_an, g_src, &rank, &q, &err),
                          LP_OK);
+        /* the rare filter makes an accept-first maxscore ask before scoring */
+        fts_query_set_accept_first(q, it >= 2);
+        FtsAcceptFn xAcc = it >= 2 ? accept_rare_filter : accept_odd_filter;
         FtsHit aHit[50];
         int nHit;
-        assert_int_equal(fts_query_topk(q, k, accept_odd_filter, NULL, aHit, &nHit, &st, &err), LP_OK);
+        assert_int_equal(fts_query_topk(q, k, xAcc, NULL, aHit, &nHit, &st, &err), LP_OK);
         fts_query_free(q);
         /* reference: best k among accepted matches, score desc, doc asc */
         int nExpect = 0;
-        for (int i = 0; i < g_nDoc; i++) nExpect += c.aScore[i] >= 0 && accept_odd_filter(NULL, (uint32_t)i);
+        for (int i = 0; i < g_nDoc; i++) nExpect += c.aScore[i] >= 0 && xAcc(NULL, (uint32_t)i);
         assert_int_equal(nHit, nExpect < k ? nExpect : k);
         for (int h = 0; h < nHit; h++) {
             uint32_t d = aHit[h].doc;
-            assert_true(accept_odd_filter(NULL, d));
+            assert_true(xAcc(NULL, d));
             assert_true(c.aScore[d] >= 0);
             assert_true(fabs(aHit[h].score - c.aScore[d]) < 1e-9 * (1 + c.aScore[d]));
             /* no accepted doc outside the hits beats the last hit */
             if (h == nHit - 1) {
                 for (int i = 0; i < g_nDoc; i++) {
-                    if (c.aScore[i] < 0 || !accept_odd_filter(NULL, (uint32_t)i)) continue;
+                    if (c.aScore[i] < 0 || !xAcc(NULL, (uint32_t)i)) continue;
                     int in = 0;
                     for (int j = 0; j < nHit; j++) in |= aHit[j].doc == (uint32_t)i;
                     if (in) continue;
