@@ -220,8 +220,42 @@ static void scan_slot(Exec *x, size_t i, int bEarly, int bPassed) {
 /* Slots [lo, hi) of one segment through its column arrays apVal/apNull
 ** (one per ColPred): the conditions tested a chunk at a time into a bitmap,
 ** then only the slots left are read as rows. */
+/* ORDER BY keys that are all numeric attributes, read from a segment's
+** column arrays: a row that cannot enter the full top-k heap is then
+** passed over without reading it. */
+typedef struct ColKeys {
+    int n;                      /* 0: the keys are not all columns */
+    int *aiCol;                 /* n column numbers */
+    const uint64_t **apVal, **apNull; /* n arrays of the current segment */
+} ColKeys;
+
+/* Key k of slot j (0-based in the segment) as row_get gives it. */
+static Value col_key(const Exec *x, const ColKeys *ck, int k, size_t j) {
+    if ((ck->apNull[k][j / 64] >> (j % 64)) & 1) return value_null();
+    uint64_t v = ck->apVal[k][j];
+    if (x->s->aCol[ck->aiCol[k]].type == COL_FLOAT) {
+        Value r;
+        r.kind = VAL_FLOAT;
+        memcpy(&r.u.f, &v, sizeof(double));
+        return r;
+    }
+    return value_int((int64_t)v);
+}
+
+/* Slot j's keys against the heap's worst row's: > 0 when the slot comes
+** after it (cannot enter), 0 on a tie (the ids decide: read the row). */
+static int keys_vs_root(const Exec *x, const ColKeys *ck, size_t j) {
+    const QSelect *q = x->q;
+    for (int k = 0; k < ck->n; k++) {
+        Value v = col_key(x, ck, k, j);
+        int c = value_cmp(&v, &x->h.a[0].aKey[k]);
+        if (c) return q->aOrder[k].bDesc ? -c : c;
+    }
+    return 0;
+}
+
 static void scan_columns(Exec *x, const ColFilter *cf, const uint64_t *const *apVal,
-                         const uint64_t *const *apNull, size_t lo, size_t hi, int bEarly) {
+                         const uint64_t *const *apNull, const ColKeys *ck, size_t lo, size_t hi, int bEarly) {
     uint64_t aBits[SCAN_CHUNK / 64];
     x->meta.nColumnTested += hi - lo;
     for (size_t c = lo; c < hi; c += SCAN_CHUNK) {
@@ -238,6 +272,24 @@ static void scan_columns(Exec *x, const ColFilter *cf, const uint64_t *const *ap
             for (size_t w = 0; w < nw; w++) nPass += (uint64_t)__builtin_popcountll(aBits[w]);
             x->meta.nExamined += nPass;
             x->meta.nTotalFound += nPass;
+            continue;
+        }
+        if (ck->n) {
+            /* Sort keys from the arrays: a live row whose keys lose to the
+            ** heap's worst is counted (when the arrays decide the WHERE)
+            ** and passed over unread. */
+            table_snap_keep_live(x->snap, c, n, aBits);
+            for (size_t w = 0; w < nw; w++) {
+                for (uint64_t m = aBits[w]; m; m &= m - 1) {
+                    size_t slot = c + 64 * w + (size_t)__builtin_ctzll(m);
+                    if (cf->bExact && x->h.n == x->h.cap && (x->h.cap == 0 || keys_vs_root(x, ck, slot - lo) > 0)) {
+                        x->meta.nExamined++;
+                        x->meta.nTotalFound++;
+                        continue;
+                    }
+                    scan_slot(x, slot, bEarly, cf->bExact);
+                }
+            }
             continue;
         }
         for (size_t w = 0; w < nw; w++) {
@@ -301,17 +353,37 @@ static int run_plain(Exec *x, Arena *a, LpError *err) {
                   !(apNull = arena_alloc(a, sizeof(*apNull) * (size_t)cf.n))))) {
         return lp_err_set(err, LP_NOMEM, "out of memory");
     }
+    ColKeys ck = {0, NULL, NULL, NULL};
+    if (q->nOrder && !q->bCountOnly) {
+        int bAll = 1;
+        for (int k = 0; k < q->nOrder && bAll; k++) {
+            const QExpr *e = q->aOrder[k].pExpr;
+            bAll = e->kind == QE_COLUMN && e->u.col.iCol >= 0 && coltype_is_numeric(x->s->aCol[e->u.col.iCol].type);
+        }
+        if (bAll) {
+            ck.n = q->nOrder;
+            ck.aiCol = arena_alloc(a, sizeof(int) * (size_t)ck.n);
+            ck.apVal = arena_alloc(a, sizeof(*ck.apVal) * (size_t)ck.n);
+            ck.apNull = arena_alloc(a, sizeof(*ck.apNull) * (size_t)ck.n);
+            if (!ck.aiCol || !ck.apVal || !ck.apNull) return lp_err_set(err, LP_NOMEM, "out of memory");
+            for (int k = 0; k < ck.n; k++) ck.aiCol[k] = q->aOrder[k].pExpr->u.col.iCol;
+        }
+    }
     for (size_t i = 0; i < nSlot;) {
         size_t lo = i, hi = nSlot;
-        int bCols = cf.n > 0;
+        int bCols = cf.n > 0 || ck.n > 0;
         for (int k = 0; k < cf.n; k++) {
             apVal[k] = table_snap_column(x->snap, i, cf.a[k].iCol, &lo, &hi, &apNull[k]);
             if (!apVal[k]) bCols = 0;
         }
-        if (!cf.n) hi = nSlot;
+        for (int k = 0; k < ck.n; k++) {
+            ck.apVal[k] = table_snap_column(x->snap, i, ck.aiCol[k], &lo, &hi, &ck.apNull[k]);
+            if (!ck.apVal[k]) bCols = 0;
+        }
+        if (!cf.n && !ck.n) hi = nSlot;
         if (hi > nSlot) hi = nSlot;
         if (bCols && lo == i) {
-            scan_columns(x, &cf, apVal, apNull, lo, hi, bEarly);
+            scan_columns(x, &cf, apVal, apNull, &ck, lo, hi, bEarly);
         } else {
             for (; i < hi; i++) scan_slot(x, i, bEarly, 0);
         }
