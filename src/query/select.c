@@ -254,6 +254,37 @@ static int keys_vs_root(const Exec *x, const ColKeys *ck, size_t j) {
     return 0;
 }
 
+/* Keeps in aBits (n slots from slot j0 of the segment) only the rows
+** whose first key is at least as good as the full heap's worst row's: a
+** necessary condition to enter it. */
+static void key_threshold(const Exec *x, const ColKeys *ck, size_t j0, size_t n, uint64_t *aBits) {
+    const Value *root = &x->h.a[0].aKey[0];
+    int bDesc = x->q->aOrder[0].bDesc;
+    if (root->kind == VAL_NULL) return; /* NULL sorts first: no bound worth it */
+    ColPred p;
+    memset(&p, 0, sizeof(p));
+    p.iCol = ck->aiCol[0];
+    if (x->s->aCol[p.iCol].type == COL_FLOAT || root->kind == VAL_FLOAT) {
+        p.kind = CP_DCMP;
+        p.bFloat = x->s->aCol[p.iCol].type == COL_FLOAT;
+        p.op = bDesc ? QOP_GE : QOP_LE;
+        p.d = root->kind == VAL_FLOAT ? root->u.f : (double)root->u.i;
+    } else {
+        p.kind = CP_IRANGE;
+        p.iLo = bDesc ? root->u.i : INT64_MIN;
+        p.iHi = bDesc ? INT64_MAX : root->u.i;
+    }
+    const uint64_t *aNull = ck->apNull[0] + j0 / 64;
+    size_t nw = (n + 63) / 64;
+    uint64_t aKeep[SCAN_CHUNK / 64];
+    memcpy(aKeep, aBits, 8 * nw);
+    colscan_eval(&p, ck->apVal[0] + j0, aNull, n, aBits);
+    /* Ascending, a NULL key sorts before any value: such rows stay. */
+    if (!bDesc) {
+        for (size_t w = 0; w < nw; w++) aBits[w] |= aKeep[w] & aNull[w];
+    }
+}
+
 static void scan_columns(Exec *x, const ColFilter *cf, const uint64_t *const *apVal,
                          const uint64_t *const *apNull, const ColKeys *ck, size_t lo, size_t hi, int bEarly) {
     uint64_t aBits[SCAN_CHUNK / 64];
@@ -274,20 +305,26 @@ static void scan_columns(Exec *x, const ColFilter *cf, const uint64_t *const *ap
             x->meta.nTotalFound += nPass;
             continue;
         }
-        if (ck->n) {
-            /* Sort keys from the arrays: a live row whose keys lose to the
-            ** heap's worst is counted (when the arrays decide the WHERE)
-            ** and passed over unread. */
+        if (ck->n && cf->bExact) {
+            /* Sort keys from the arrays, the WHERE decided by them too:
+            ** every live row left is a match (counted at once); only rows
+            ** whose keys can enter the full heap are read. The first key
+            ** against the heap's worst narrows the chunk in one pass. */
             table_snap_keep_live(x->snap, c, n, aBits);
+            uint64_t nPass = 0;
+            for (size_t w = 0; w < nw; w++) nPass += (uint64_t)__builtin_popcountll(aBits[w]);
+            x->meta.nExamined += nPass;
+            x->meta.nTotalFound += nPass;
+            if (x->h.cap == 0) continue;
+            if (x->h.n == x->h.cap) key_threshold(x, ck, c - lo, n, aBits);
             for (size_t w = 0; w < nw; w++) {
                 for (uint64_t m = aBits[w]; m; m &= m - 1) {
                     size_t slot = c + 64 * w + (size_t)__builtin_ctzll(m);
-                    if (cf->bExact && x->h.n == x->h.cap && (x->h.cap == 0 || keys_vs_root(x, ck, slot - lo) > 0)) {
-                        x->meta.nExamined++;
-                        x->meta.nTotalFound++;
-                        continue;
-                    }
-                    scan_slot(x, slot, bEarly, cf->bExact);
+                    if (x->h.n == x->h.cap && keys_vs_root(x, ck, slot - lo) > 0) continue;
+                    const MemRow *r = table_snap_slot(x->snap, slot);
+                    QRow row = {x->s, r, 1.0, (uint32_t)slot, 0, NULL, &x->scratch, &x->rd};
+                    eval_keys(x, &row);
+                    topk_offer(&x->h, r, (uint32_t)slot, 1.0, 0, x->aKey);
                 }
             }
             continue;
