@@ -23,6 +23,7 @@
 #include "query/query_int.h"
 #include "util/clock.h"
 #include "util/bitset.h"
+#include "util/bytes.h"
 #include "vec/distance.h"
 #include "vec/hnsw.h"
 
@@ -344,6 +345,11 @@ static void scan_columns(Exec *x, const ColFilter *cf, const uint64_t *const *ap
 static uint64_t *column_bits(Exec *x, const ColFilter *cf, size_t lo, size_t *pLo, size_t *pHi) {
     if (lo >= table_snap_nslot(x->snap)) return NULL;
     const uint64_t *aV[cf->n ? cf->n : 1], *aN[cf->n ? cf->n : 1];
+    if (!cf->n) {
+        size_t nIds;
+        (void)table_snap_column(x->snap, lo, -1, pLo, pHi, NULL); /* the range alone */
+        if (!table_snap_id_index(x->snap, lo, &nIds)) return NULL;  /* not a sealed segment */
+    }
     for (int k = 0; k < cf->n; k++) {
         if (!(aV[k] = table_snap_column(x->snap, lo, cf->a[k].iCol, pLo, pHi, &aN[k]))) return NULL;
     }
@@ -357,6 +363,36 @@ static uint64_t *column_bits(Exec *x, const ColFilter *cf, size_t lo, size_t *pL
     table_snap_keep_live(x->snap, lo, n, aBits);
     x->meta.nColumnTested += n;
     return aBits;
+}
+
+/* No ORDER BY (ascending ids) in a segment whose rows are not in id
+** order, the WHERE decided by column arrays: the matches are a bitmap,
+** counted at once, and the segment's id index, walked in ascending id
+** order, hands the heap its matches until the next id cannot enter.
+** Returns 0 (nothing done) when the segment keeps no arrays or index. */
+static int scan_by_id(Exec *x, const ColFilter *cf, size_t lo, size_t *pHi) {
+    size_t hiSeg, nIds;
+    uint64_t *aBits = column_bits(x, cf, lo, &lo, &hiSeg);
+    const uint8_t *pIds = aBits ? table_snap_id_index(x->snap, lo, &nIds) : NULL;
+    if (!pIds) {
+        free(aBits);
+        return 0;
+    }
+    size_t n = hiSeg - lo, nPass = 0;
+    for (size_t w = 0; w < (n + 63) / 64; w++) nPass += (size_t)__builtin_popcountll(aBits[w]);
+    x->meta.nExamined += nPass;
+    x->meta.nTotalFound += nPass;
+    for (size_t i = 0; i < nIds && x->h.cap; i++) {
+        const uint8_t *e = pIds + 16 * i;
+        uint32_t ord = get_u32le(e + 8);
+        if (ord >= n || !((aBits[ord / 64] >> (ord % 64)) & 1)) continue;
+        if (x->h.n == x->h.cap && (int64_t)get_u64le(e) > row_id(x->h.a[0].row)) break;
+        const MemRow *r = table_snap_slot(x->snap, lo + ord);
+        topk_offer(&x->h, r, (uint32_t)(lo + ord), 1.0, 0, x->aKey);
+    }
+    free(aBits);
+    *pHi = hiSeg;
+    return 1;
 }
 
 static int run_plain(Exec *x, Arena *a, LpError *err) {
@@ -416,6 +452,11 @@ static int run_plain(Exec *x, Arena *a, LpError *err) {
         for (int k = 0; k < ck.n; k++) {
             ck.apVal[k] = table_snap_column(x->snap, i, ck.aiCol[k], &lo, &hi, &ck.apNull[k]);
             if (!ck.apVal[k]) bCols = 0;
+        }
+        if (!q->nOrder && !bEarly && !q->bCountOnly && cf.bExact && (bCols || !cf.n) &&
+            scan_by_id(x, &cf, i, &hi)) {
+            i = hi;
+            continue;
         }
         if (!cf.n && !ck.n) hi = nSlot;
         if (hi > nSlot) hi = nSlot;

@@ -1071,6 +1071,11 @@ const uint64_t *rowfile_column(const RowFile *f, uint32_t iCol, const uint64_t *
     return (const uint64_t *)(const void *)p;
 }
 
+const uint8_t *rowfile_ids(const RowFile *f, uint32_t *pn) {
+    *pn = f->nRow;
+    return f->pIds;
+}
+
 const uint64_t *rowfile_norow(const RowFile *f) {
     return f->aNoRow;
 }

@@ -136,6 +136,9 @@ const uint64_t *rowfile_column(const RowFile *f, uint32_t iCol, const uint64_t *
 /* The same, writable (as rowfile_row_mut): a change in place of a row's
 ** slot must change its column value too. */
 uint64_t *rowfile_column_mut(RowFile *f, uint32_t iCol, uint64_t **paNull);
+/* The id index: *pn entries of 16 bytes (int64 id, uint32 ordinal,
+** uint32 0, little-endian), ascending by id. */
+const uint8_t *rowfile_ids(const RowFile *f, uint32_t *pn);
 /* nOrd bits, bit i set when ordinal i has no row block; NULL when every
 ** ordinal has one. */
 const uint64_t *rowfile_norow(const RowFile *f);

@@ -929,6 +929,24 @@ const uint64_t *table_snap_column(const TableSnap *s, size_t i, int iCol, size_t
     return rowfile_column(p->pRows, (uint32_t)iCol, paNull);
 }
 
+const uint8_t *table_snap_id_index(const TableSnap *s, size_t lo, size_t *pn) {
+    const Table *t = s->t;
+    *pn = 0;
+    if (lo >= t->ramBase || !t->nPart) return NULL;
+    int a = 0, b = t->nPart - 1;
+    while (a < b) { /* the last part whose base <= lo, as table_snap_column */
+        int mid = (a + b + 1) / 2;
+        if (t->apPart[mid]->base <= lo) a = mid;
+        else b = mid - 1;
+    }
+    const Part *p = t->apPart[a];
+    if (p->base != lo || !p->pRows) return NULL;
+    uint32_t n;
+    const uint8_t *pIds = rowfile_ids(p->pRows, &n);
+    *pn = n;
+    return pIds;
+}
+
 void table_snap_keep_live(const TableSnap *s, size_t lo, size_t n, uint64_t *aBits) {
     const Table *t = s->t;
     int a = 0, b = t->nPart - 1;

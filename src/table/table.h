@@ -238,6 +238,11 @@ const MemRow *table_snap_get(const TableSnap *s, int64_t id);
 ** asks table_snap_slot for the row of a slot it keeps. */
 const uint64_t *table_snap_column(const TableSnap *s, size_t i, int iCol, size_t *pLo, size_t *pHi,
                                   const uint64_t **paNull);
+/* The id index of the sealed segment whose range starts at slot lo:
+** *pn entries of 16 bytes (int64 id, uint32 slot - lo, uint32 0, little-
+** endian), ascending by id, deleted rows included; NULL when no sealed
+** segment starts there. */
+const uint8_t *table_snap_id_index(const TableSnap *s, size_t lo, size_t *pn);
 /* Clears bit j of aBits, for j in [0, n), where slot lo+j holds no live
 ** row. [lo, lo+n) must lie in one sealed segment's range
 ** (table_snap_column) and start a multiple of 64 slots into it. */
