@@ -895,16 +895,22 @@ size_t table_snap_nslot(const TableSnap *s) {
     return s->t->ramBase + s->t->slots.n;
 }
 
-const MemRow *table_snap_slot(const TableSnap *s, size_t i) {
-    const Table *t = s->t;
-    if (i >= t->ramBase) return t->slots.a[i - t->ramBase];
+/* The sealed or frozen part holding slot i (< ramBase, nPart > 0): the
+** last one whose base <= i (an empty part shares its base with the next). */
+static const Part *part_of_slot(const Table *t, size_t i) {
     int lo = 0, hi = t->nPart - 1;
-    while (lo < hi) { /* the last part whose base <= i */
+    while (lo < hi) {
         int mid = (lo + hi + 1) / 2;
         if (t->apPart[mid]->base <= i) lo = mid;
         else hi = mid - 1;
     }
-    const Part *p = t->apPart[lo];
+    return t->apPart[lo];
+}
+
+const MemRow *table_snap_slot(const TableSnap *s, size_t i) {
+    const Table *t = s->t;
+    if (i >= t->ramBase) return t->slots.a[i - t->ramBase];
+    const Part *p = part_of_slot(t, i);
     return part_row(p, (uint32_t)(i - p->base));
 }
 
@@ -916,13 +922,7 @@ const uint64_t *table_snap_column(const TableSnap *s, size_t i, int iCol, size_t
         *pHi = t->ramBase + t->slots.n;
         return NULL;
     }
-    int lo = 0, hi = t->nPart - 1;
-    while (lo < hi) { /* the last part whose base <= i */
-        int mid = (lo + hi + 1) / 2;
-        if (t->apPart[mid]->base <= i) lo = mid;
-        else hi = mid - 1;
-    }
-    const Part *p = t->apPart[lo];
+    const Part *p = part_of_slot(t, i);
     *pLo = p->base;
     *pHi = p->base + p->nOrd;
     if (!p->pRows || iCol < 0 || iCol >= t->pSchema->nCol) return NULL;
@@ -933,13 +933,7 @@ const uint8_t *table_snap_id_index(const TableSnap *s, size_t lo, size_t *pn) {
     const Table *t = s->t;
     *pn = 0;
     if (lo >= t->ramBase || !t->nPart) return NULL;
-    int a = 0, b = t->nPart - 1;
-    while (a < b) { /* the last part whose base <= lo, as table_snap_column */
-        int mid = (a + b + 1) / 2;
-        if (t->apPart[mid]->base <= lo) a = mid;
-        else b = mid - 1;
-    }
-    const Part *p = t->apPart[a];
+    const Part *p = part_of_slot(t, lo);
     if (p->base != lo || !p->pRows) return NULL;
     uint32_t n;
     const uint8_t *pIds = rowfile_ids(p->pRows, &n);
@@ -948,14 +942,7 @@ const uint8_t *table_snap_id_index(const TableSnap *s, size_t lo, size_t *pn) {
 }
 
 void table_snap_keep_live(const TableSnap *s, size_t lo, size_t n, uint64_t *aBits) {
-    const Table *t = s->t;
-    int a = 0, b = t->nPart - 1;
-    while (a < b) { /* the last part whose base <= lo */
-        int mid = (a + b + 1) / 2;
-        if (t->apPart[mid]->base <= lo) a = mid;
-        else b = mid - 1;
-    }
-    const Part *p = t->apPart[a];
+    const Part *p = part_of_slot(s->t, lo);
     size_t ord0 = lo - p->base;
     assert(p->pRows && ord0 % 64 == 0 && ord0 + n <= p->nOrd);
     const uint64_t *aDead = p->dead.nBit ? p->dead.aWord + ord0 / 64 : NULL;
