@@ -194,8 +194,8 @@ static int in_sorted(const int64_t *a, int n, int64_t v) {
 #define DCMP_WORD(X)                                                         \
     uint64_t bits = 0;                                                       \
     switch (op) {                                                            \
-    case QOP_EQ: for (size_t j = 0; j < nj; j++) bits |= (uint64_t)!((X(j) > d) | (X(j) < d)) << j; break; \
-    case QOP_NE: for (size_t j = 0; j < nj; j++) bits |= (uint64_t)((X(j) > d) | (X(j) < d)) << j; break; \
+    case QOP_EQ: for (size_t j = 0; j < nj; j++) bits |= (uint64_t)!((int)(X(j) > d) | (int)(X(j) < d)) << j; break; \
+    case QOP_NE: for (size_t j = 0; j < nj; j++) bits |= (uint64_t)((int)(X(j) > d) | (int)(X(j) < d)) << j; break; \
     case QOP_LT: for (size_t j = 0; j < nj; j++) bits |= (uint64_t)(X(j) < d) << j; break;              \
     case QOP_LE: for (size_t j = 0; j < nj; j++) bits |= (uint64_t)!(X(j) > d) << j; break;             \
     case QOP_GT: for (size_t j = 0; j < nj; j++) bits |= (uint64_t)(X(j) > d) << j; break;              \
