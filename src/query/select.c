@@ -12,6 +12,18 @@
 ** Under MATCH the full-text engine finds the rows: either its own top-k by
 ** score (no ORDER BY, or ORDER BY WEIGHT() DESC), or every match handed to
 ** the heap above with WEIGHT() available to the sort keys.
+**
+** Column arrays. Sealed segments keep numeric attributes as arrays
+** (table_snap_column). The WHERE's tests of them (colscan.h) run there
+** first, 4096 slots at a time into a bitmap: a full scan reads only the
+** rows left, counts without reading rows when the arrays decide the WHERE,
+** takes ORDER BY keys that are numeric attributes from the arrays (rows
+** whose first key cannot beat the full heap's worst are dropped from the
+** bitmap unread), and without ORDER BY walks an unsorted segment's id index
+** so the smallest matching ids come first. kNN filters build their
+** allow-bitmaps from the arrays, and MATCH candidates are tested there
+** before their rows are read. Segments without arrays (the RAM segment,
+** older files) are scanned row by row.
 */
 #include "query/select.h"
 
