@@ -98,6 +98,10 @@
 #define RF_ZSTD_LEVEL 3
 #define PATCH_VERSION 1
 #define PATCH_HDR 32
+/* The writer keeps this many values of each fixed-width column in memory;
+** earlier ones wait in a spill file, so a large merge does not hold
+** every column of every row. */
+#define FIX_CHUNK 8192u
 
 struct RowFile {
     const uint8_t *a;       /* the mapping (or the caller's memory) */
@@ -268,7 +272,10 @@ struct RowFileWriter {
     ZSTD_CCtx *cctx;
     uint32_t *aiFix;        /* nFix fixed-width columns, ascending */
     int nFix;
-    uint64_t *aFixVal;      /* nFix x nOrd values */
+    uint64_t *aFixVal;      /* nFix x FIX_CHUNK: each column's current chunk */
+    uint32_t iFixChunk;     /* the chunk aFixVal holds (ordinals / FIX_CHUNK) */
+    int fdFix;              /* finished chunks (spill file, already unlinked), or -1 */
+    int fixErrno;           /* a spill write failed: finish fails */
     uint64_t *aFixNull;     /* nFix x nNullWord NULL bitmap words */
 };
 
@@ -285,6 +292,7 @@ static void writer_free(RowFileWriter *w) {
     free(w->aiFix);
     free(w->aFixVal);
     free(w->aFixNull);
+    if (w->fdFix >= 0) close(w->fdFix);
     free(w);
 }
 
@@ -326,6 +334,7 @@ int rowfile_writer_new(const char *zPath, const char *zTextPath, uint32_t nCol, 
         w->aId = malloc(sizeof(IdOrd) * (nOrd ? nOrd : 1));
         w->cctx = ZSTD_createCCtx();
     }
+    if (w) w->fdFix = -1;
     if (!w || !w->zPath || (zTextPath && !w->zText) || !w->aOff || !w->aId || !w->cctx) {
         if (w) writer_free(w);
         return lp_err_set(err, LP_NOMEM, "out of memory writing %s", zPath);
@@ -333,6 +342,7 @@ int rowfile_writer_new(const char *zPath, const char *zTextPath, uint32_t nCol, 
     w->nCol = nCol;
     w->nOrd = nOrd;
     w->lastOrd = -1;
+    w->fdFix = -1;
     if (!(w->o = out_new(zPath, RF_HDR, err)) || (zTextPath && !(w->ot = out_new(zTextPath, TF_HDR, err)))) {
         if (w->o) {
             close(w->o->fd);
@@ -393,9 +403,8 @@ int rowfile_writer_columns(RowFileWriter *w, const uint32_t *aiCol, int nFix, Lp
         }
     }
     if (!nFix) return LP_OK;
-    size_t nOrd = w->nOrd ? w->nOrd : 1;
     w->aiFix = malloc(sizeof(uint32_t) * (size_t)nFix);
-    w->aFixVal = calloc((size_t)nFix * nOrd, 8);
+    w->aFixVal = calloc((size_t)nFix * FIX_CHUNK, 8);
     w->aFixNull = calloc((size_t)nFix * null_words(w->nOrd) + 1, 8);
     if (!w->aiFix || !w->aFixVal || !w->aFixNull) {
         return writer_fail(w, w->zPath, err, LP_NOMEM, "out of memory");
@@ -405,12 +414,54 @@ int rowfile_writer_columns(RowFileWriter *w, const uint32_t *aiCol, int nFix, Lp
     return LP_OK;
 }
 
+/* Where chunk k of column j goes in the spill file. */
+static off_t fix_spill_off(const RowFileWriter *w, uint32_t k, int j) {
+    return (off_t)(((uint64_t)k * (uint64_t)w->nFix + (uint64_t)j) * FIX_CHUNK * 8);
+}
+
+/* Moves the columns on to chunk k, writing the chunks before it (the
+** current one, then zeros for any skipped) to the spill file. */
+static void fix_advance(RowFileWriter *w, uint32_t k) {
+    while (w->iFixChunk < k && !w->fixErrno) {
+        if (w->fdFix < 0) {
+            char z[4200];
+            snprintf(z, sizeof(z), "%s.cols-tmp", w->zPath);
+            w->fdFix = open(z, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+            if (w->fdFix < 0) {
+                w->fixErrno = errno ? errno : EIO;
+                break;
+            }
+            unlink(z); /* lives as long as the descriptor */
+        }
+        for (int j = 0; j < w->nFix && !w->fixErrno; j++) {
+            const uint8_t *p = (const uint8_t *)(w->aFixVal + (size_t)j * FIX_CHUNK);
+            size_t n = FIX_CHUNK * 8, d = 0;
+            while (d < n) {
+                ssize_t r = pwrite(w->fdFix, p + d, n - d, fix_spill_off(w, w->iFixChunk, j) + (off_t)d);
+                if (r < 0 && errno == EINTR) continue;
+                if (r <= 0) {
+                    w->fixErrno = r < 0 && errno ? errno : EIO;
+                    break;
+                }
+                d += (size_t)r;
+            }
+        }
+        memset(w->aFixVal, 0, (size_t)w->nFix * FIX_CHUNK * 8);
+        w->iFixChunk++;
+    }
+}
+
 void rowfile_writer_value(RowFileWriter *w, int j, uint32_t ord, uint64_t v, int bNull) {
     if (j < 0 || j >= w->nFix || ord >= w->nOrd) return;
+    if (ord / FIX_CHUNK < w->iFixChunk) { /* out of order: refused at finish */
+        w->fixErrno = EINVAL;
+        return;
+    }
+    fix_advance(w, ord / FIX_CHUNK);
     if (bNull) {
         w->aFixNull[(size_t)j * null_words(w->nOrd) + ord / 64] |= 1ull << (ord % 64);
     } else {
-        w->aFixVal[(size_t)j * w->nOrd + ord] = v;
+        w->aFixVal[(size_t)j * FIX_CHUNK + ord % FIX_CHUNK] = v;
     }
 }
 
@@ -504,13 +555,39 @@ int rowfile_writer_finish(RowFileWriter *w, const RowFileMap *aMap, int nMap, Lp
     o->crc = 0;
     out_u32(o, (uint32_t)w->nFix);
     out_u32(o, 0);
-    for (int j = 0; j < w->nFix; j++) {
+    uint8_t *pChunk = w->nFix && w->iFixChunk ? malloc(FIX_CHUNK * 8) : NULL;
+    if (w->nFix && w->iFixChunk && !pChunk) w->fixErrno = ENOMEM;
+    for (int j = 0; j < w->nFix && !w->fixErrno; j++) {
         out_u32(o, w->aiFix[j]);
         out_u32(o, 0);
-        const uint64_t *aV = w->aFixVal + (size_t)j * w->nOrd;
+        /* The spilled chunks, then the one in memory (values are written
+        ** as the machine keeps them: little-endian, as the row blocks). */
+        for (uint32_t k = 0; k < w->iFixChunk && !w->fixErrno; k++) {
+            size_t n = FIX_CHUNK * 8, d = 0;
+            while (d < n) {
+                ssize_t r = pread(w->fdFix, pChunk + d, n - d, fix_spill_off(w, k, j) + (off_t)d);
+                if (r < 0 && errno == EINTR) continue;
+                if (r <= 0) {
+                    w->fixErrno = r < 0 && errno ? errno : EIO;
+                    break;
+                }
+                d += (size_t)r;
+            }
+            out_put(o, pChunk, n);
+        }
+        uint32_t nLast = w->nOrd - w->iFixChunk * FIX_CHUNK;
+        out_put(o, w->aFixVal + (size_t)j * FIX_CHUNK, 8 * (size_t)nLast);
         const uint64_t *aN = w->aFixNull + (size_t)j * null_words(w->nOrd);
-        for (uint32_t i = 0; i < w->nOrd; i++) out_u64(o, aV[i]);
         for (size_t k = 0; k < null_words(w->nOrd); k++) out_u64(o, aN[k]);
+    }
+    free(pChunk);
+    if (w->fixErrno) {
+        int e = w->fixErrno;
+        int rc = lp_err_set(err, e == ENOMEM ? LP_NOMEM : LP_IOERR, "cannot write %s: its columns: %s",
+                            w->zPath, strerror(e));
+        if (w->zText) unlink(w->zText); /* finished above, so abort leaves it */
+        rowfile_writer_abort(w);
+        return rc;
     }
     uint32_t crcCols = o->crc;
 
