@@ -242,6 +242,15 @@ typedef struct ColKeys {
     const uint64_t **apVal, **apNull; /* n arrays of the current segment */
 } ColKeys;
 
+/* Whether every ORDER BY key of q is a numeric attribute. */
+static int order_keys_are_columns(const QSelect *q, const Schema *s) {
+    for (int k = 0; k < q->nOrder; k++) {
+        const QExpr *e = q->aOrder[k].pExpr;
+        if (e->kind != QE_COLUMN || e->u.col.iCol < 0 || !coltype_is_numeric(s->aCol[e->u.col.iCol].type)) return 0;
+    }
+    return q->nOrder > 0;
+}
+
 /* Key k of slot j (0-based in the segment) as row_get gives it. */
 static Value col_key(const Exec *x, const ColKeys *ck, int k, size_t j) {
     if ((ck->apNull[k][j / 64] >> (j % 64)) & 1) return value_null();
@@ -440,12 +449,7 @@ static int run_plain(Exec *x, Arena *a, LpError *err) {
     }
     ColKeys ck = {0, NULL, NULL, NULL};
     if (q->nOrder && !q->bCountOnly) {
-        int bAll = 1;
-        for (int k = 0; k < q->nOrder && bAll; k++) {
-            const QExpr *e = q->aOrder[k].pExpr;
-            bAll = e->kind == QE_COLUMN && e->u.col.iCol >= 0 && coltype_is_numeric(x->s->aCol[e->u.col.iCol].type);
-        }
-        if (bAll) {
+        if (order_keys_are_columns(q, x->s)) {
             ck.n = q->nOrder;
             ck.aiCol = arena_alloc(a, sizeof(int) * (size_t)ck.n);
             ck.apVal = arena_alloc(a, sizeof(*ck.apVal) * (size_t)ck.n);
@@ -1083,7 +1087,11 @@ int query_explain(const QSelect *q, StrBuf *out, LpError *err) {
                            cf.bExact ? "" : ", the rest on each row left");
         }
     }
-    if (rc == LP_OK && q->nOrder) strbuf_appendf(out, "order: %d key(s), top-k heap\n", q->nOrder);
+    if (rc == LP_OK && q->nOrder) {
+        int bCols = !q->bMatch && !q->bKnn && !q->aId && order_keys_are_columns(q, table_schema(q->pTable));
+        strbuf_appendf(out, "order: %d key(s)%s, top-k heap\n", q->nOrder,
+                       bCols ? " read from the column arrays of sealed segments" : "");
+    }
     table_snapshot_release(x.snap);
     arena_free(&work);
     if (rc == LP_OK && out->oom) rc = lp_err_set(err, LP_NOMEM, "out of memory");

@@ -1008,6 +1008,10 @@ def test_column_scans_agree_with_row_evaluation(tmp_path):
         assert int(meta(cur)["rows_tested_by_columns"]) > 700    # each sealed document matched
         cur.execute("EXPLAIN SELECT id FROM c WHERE n > 5 AND tag = 'odd'")
         assert "part of the condition tested on the column arrays" in "\n".join(r[0] for r in cur.fetchall())
+        cur.execute("EXPLAIN SELECT id FROM c WHERE n > 5 ORDER BY f DESC LIMIT 3")
+        plan = "\n".join(r[0] for r in cur.fetchall())
+        assert "the whole condition tested on the column arrays" in plan, plan
+        assert "key(s) read from the column arrays" in plan, plan
     finish(s, keep=True)
     s.start()
     assert agree(40) > 0
