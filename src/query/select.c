@@ -125,6 +125,15 @@ static void sort_cands(TopK *h) {
     h->n = n;
 }
 
+/* ORDER BY keys that are all numeric attributes, read from a segment's
+** column arrays: a row that cannot enter the full top-k heap is then
+** passed over without reading it. */
+typedef struct ColKeys {
+    int n;                      /* 0: the keys are not all columns */
+    int *aiCol;                 /* n column numbers */
+    const uint64_t **apVal, **apNull; /* n arrays of the current segment */
+} ColKeys;
+
 /* Everything one execution needs, passed to the callbacks. */
 typedef struct Exec {
     const QSelect *q;
@@ -142,6 +151,11 @@ typedef struct Exec {
     ColFilter cfDoc;
     const uint64_t **apDocVal, **apDocNull; /* cfDoc.n each; apDocVal NULL: no arrays there */
     size_t docLo, docHi;
+    /* ... and its ORDER BY keys, when all are numeric attributes (slots
+    ** [keyLo, keyHi); bKeyArrays: that segment has their arrays). */
+    ColKeys ckDoc;
+    size_t keyLo, keyHi;
+    int bKeyArrays;
     int rc;
 } Exec;
 
@@ -233,15 +247,6 @@ static void scan_slot(Exec *x, size_t i, int bEarly, int bPassed) {
 /* Slots [lo, hi) of one segment through its column arrays apVal/apNull
 ** (one per ColPred): the conditions tested a chunk at a time into a bitmap,
 ** then only the slots left are read as rows. */
-/* ORDER BY keys that are all numeric attributes, read from a segment's
-** column arrays: a row that cannot enter the full top-k heap is then
-** passed over without reading it. */
-typedef struct ColKeys {
-    int n;                      /* 0: the keys are not all columns */
-    int *aiCol;                 /* n column numbers */
-    const uint64_t **apVal, **apNull; /* n arrays of the current segment */
-} ColKeys;
-
 /* Whether every ORDER BY key of q is a numeric attribute. */
 static int order_keys_are_columns(const QSelect *q, const Schema *s) {
     for (int k = 0; k < q->nOrder; k++) {
@@ -544,6 +549,18 @@ static int order_hit(void *ctx, uint32_t doc, double score) {
     Exec *x = ctx;
     if (!accept_doc(x, doc)) return LP_OK;
     x->meta.nTotalFound++;
+    if (x->ckDoc.n && x->h.cap && x->h.n == x->h.cap) {
+        /* Keys in the arrays: a match that cannot enter is not read. */
+        if (doc < x->keyLo || doc >= x->keyHi) {
+            x->bKeyArrays = 1;
+            for (int k = 0; k < x->ckDoc.n; k++) {
+                x->ckDoc.apVal[k] = table_snap_column(x->snap, doc, x->ckDoc.aiCol[k], &x->keyLo, &x->keyHi,
+                                                      &x->ckDoc.apNull[k]);
+                if (!x->ckDoc.apVal[k]) x->bKeyArrays = 0;
+            }
+        }
+        if (x->bKeyArrays && keys_vs_root(x, &x->ckDoc, doc - x->keyLo) > 0) return LP_OK;
+    }
     const MemRow *r = table_snap_slot(x->snap, doc);
     QRow row = {x->s, r, score, doc, 0, x->fts, &x->scratch, &x->rd};
     eval_keys(x, &row);
@@ -580,6 +597,16 @@ static int run_match(Exec *x, Arena *a, LpError *err) {
         x->apDocNull = arena_alloc(a, sizeof(*x->apDocNull) * (size_t)x->cfDoc.n);
         if (!x->apDocVal || !x->apDocNull) return lp_err_set(err, LP_NOMEM, "out of memory");
         x->docLo = x->docHi = 0;
+    }
+    if (!q->bCountOnly && order_keys_are_columns(q, x->s)) {
+        ColKeys *ck = &x->ckDoc;
+        ck->aiCol = arena_alloc(a, sizeof(int) * (size_t)q->nOrder);
+        ck->apVal = arena_alloc(a, sizeof(*ck->apVal) * (size_t)q->nOrder);
+        ck->apNull = arena_alloc(a, sizeof(*ck->apNull) * (size_t)q->nOrder);
+        if (!ck->aiCol || !ck->apVal || !ck->apNull) return lp_err_set(err, LP_NOMEM, "out of memory");
+        for (int k = 0; k < q->nOrder; k++) ck->aiCol[k] = q->aOrder[k].pExpr->u.col.iCol;
+        ck->n = q->nOrder;
+        x->keyLo = x->keyHi = 0;
     }
     int64_t t0 = lp_now_ns();
     if (q->bCountOnly) {
