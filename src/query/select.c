@@ -225,12 +225,7 @@ static void scan_slot(Exec *x, size_t i, int bEarly, int bPassed) {
         }
         return;
     }
-    if (bPassed && q->bCountOnly) {
-        x->meta.nExamined++;
-        x->meta.nTotalFound++;
-        return;
-    }
-    if (bPassed) {
+    if (bPassed) { /* (a counting scan counted its chunk already) */
         QRow row = {x->s, r, 1.0, (uint32_t)i, 0, NULL, &x->scratch, &x->rd};
         x->meta.nExamined++;
         x->meta.nTotalFound++;
@@ -244,9 +239,41 @@ static void scan_slot(Exec *x, size_t i, int bEarly, int bPassed) {
 /* Slots per pass of a column scan: its bitmap stays in L1. */
 #define SCAN_CHUNK 4096
 
-/* Slots [lo, hi) of one segment through its column arrays apVal/apNull
-** (one per ColPred): the conditions tested a chunk at a time into a bitmap,
-** then only the slots left are read as rows. */
+/* Bits [0, n) of a set to 1, the rest of the last word 0. */
+static void bits_fill(uint64_t *a, size_t n) {
+    size_t nw = (n + 63) / 64;
+    for (size_t w = 0; w < nw; w++) a[w] = ~0ull;
+    if (n % 64) a[nw - 1] = (1ull << (n % 64)) - 1;
+}
+
+static uint64_t bits_count(const uint64_t *a, size_t n) {
+    uint64_t c = 0;
+    for (size_t w = 0; w < (n + 63) / 64; w++) c += (uint64_t)__builtin_popcountll(a[w]);
+    return c;
+}
+
+/* The arrays of the columns cf tests, of the segment holding slot i, into
+** apVal/apNull, its slot range into *pLo, *pHi: 1 when it has them all. */
+static int filter_arrays(const Exec *x, const ColFilter *cf, size_t i, const uint64_t **apVal,
+                         const uint64_t **apNull, size_t *pLo, size_t *pHi) {
+    int bAll = 1;
+    for (int k = 0; k < cf->n; k++) {
+        apVal[k] = table_snap_column(x->snap, i, cf->a[k].iCol, pLo, pHi, &apNull[k]);
+        if (!apVal[k]) bAll = 0;
+    }
+    return bAll;
+}
+
+/* The same for sort keys ck (into ck's own arrays). */
+static int key_arrays(const Exec *x, ColKeys *ck, size_t i, size_t *pLo, size_t *pHi) {
+    int bAll = 1;
+    for (int k = 0; k < ck->n; k++) {
+        ck->apVal[k] = table_snap_column(x->snap, i, ck->aiCol[k], pLo, pHi, &ck->apNull[k]);
+        if (!ck->apVal[k]) bAll = 0;
+    }
+    return bAll;
+}
+
 /* Whether every ORDER BY key of q is a numeric attribute. */
 static int order_keys_are_columns(const QSelect *q, const Schema *s) {
     for (int k = 0; k < q->nOrder; k++) {
@@ -254,6 +281,20 @@ static int order_keys_are_columns(const QSelect *q, const Schema *s) {
         if (e->kind != QE_COLUMN || e->u.col.iCol < 0 || !coltype_is_numeric(s->aCol[e->u.col.iCol].type)) return 0;
     }
     return q->nOrder > 0;
+}
+
+/* ck for q's ORDER BY when every key is a numeric attribute (else ck->n
+** stays 0), its arrays in arena a. LP_OK or LP_NOMEM. */
+static int key_init(Arena *a, const QSelect *q, const Schema *s, ColKeys *ck) {
+    memset(ck, 0, sizeof(*ck));
+    if (q->bCountOnly || !order_keys_are_columns(q, s)) return LP_OK;
+    ck->aiCol = arena_alloc(a, sizeof(int) * (size_t)q->nOrder);
+    ck->apVal = arena_alloc(a, sizeof(*ck->apVal) * (size_t)q->nOrder);
+    ck->apNull = arena_alloc(a, sizeof(*ck->apNull) * (size_t)q->nOrder);
+    if (!ck->aiCol || !ck->apVal || !ck->apNull) return LP_NOMEM;
+    for (int k = 0; k < q->nOrder; k++) ck->aiCol[k] = q->aOrder[k].pExpr->u.col.iCol;
+    ck->n = q->nOrder;
+    return LP_OK;
 }
 
 /* Key k of slot j (0-based in the segment) as row_get gives it. */
@@ -312,24 +353,30 @@ static void key_threshold(const Exec *x, const ColKeys *ck, size_t j0, size_t n,
     }
 }
 
+/* Counts the live rows of aBits (n slots from slot c) as matches. */
+static void count_matches(Exec *x, size_t c, size_t n, uint64_t *aBits) {
+    table_snap_keep_live(x->snap, c, n, aBits);
+    uint64_t nPass = bits_count(aBits, n);
+    x->meta.nExamined += nPass;
+    x->meta.nTotalFound += nPass;
+}
+
+/* Slots [lo, hi) of one segment through its column arrays apVal/apNull
+** (one per ColPred) and, when ck->n, its sort keys' arrays: the conditions
+** tested a chunk at a time into a bitmap, then only the slots left are
+** read as rows. */
 static void scan_columns(Exec *x, const ColFilter *cf, const uint64_t *const *apVal,
                          const uint64_t *const *apNull, const ColKeys *ck, size_t lo, size_t hi, int bEarly) {
     uint64_t aBits[SCAN_CHUNK / 64];
     x->meta.nColumnTested += hi - lo;
     for (size_t c = lo; c < hi; c += SCAN_CHUNK) {
         size_t n = hi - c < SCAN_CHUNK ? hi - c : SCAN_CHUNK, nw = (n + 63) / 64;
-        for (size_t w = 0; w < nw; w++) aBits[w] = ~0ull;
-        if (n % 64) aBits[nw - 1] = (1ull << (n % 64)) - 1;
+        bits_fill(aBits, n);
         for (int k = 0; k < cf->n; k++) {
             colscan_eval(&cf->a[k], apVal[k] + (c - lo), apNull[k] + (c - lo) / 64, n, aBits);
         }
         if (cf->bExact && (x->q->bCountOnly || (bEarly && x->h.n == x->h.cap))) {
-            /* only counting: the rows that passed need not be read */
-            table_snap_keep_live(x->snap, c, n, aBits);
-            uint64_t nPass = 0;
-            for (size_t w = 0; w < nw; w++) nPass += (uint64_t)__builtin_popcountll(aBits[w]);
-            x->meta.nExamined += nPass;
-            x->meta.nTotalFound += nPass;
+            count_matches(x, c, n, aBits); /* only counting: no row is read */
             continue;
         }
         if (ck->n && cf->bExact) {
@@ -337,11 +384,7 @@ static void scan_columns(Exec *x, const ColFilter *cf, const uint64_t *const *ap
             ** every live row left is a match (counted at once); only rows
             ** whose keys can enter the full heap are read. The first key
             ** against the heap's worst narrows the chunk in one pass. */
-            table_snap_keep_live(x->snap, c, n, aBits);
-            uint64_t nPass = 0;
-            for (size_t w = 0; w < nw; w++) nPass += (uint64_t)__builtin_popcountll(aBits[w]);
-            x->meta.nExamined += nPass;
-            x->meta.nTotalFound += nPass;
+            count_matches(x, c, n, aBits);
             if (x->h.cap == 0) continue;
             if (x->h.n == x->h.cap) key_threshold(x, ck, c - lo, n, aBits);
             for (size_t w = 0; w < nw; w++) {
@@ -367,24 +410,17 @@ static void scan_columns(Exec *x, const ColFilter *cf, const uint64_t *const *ap
 /* The slots of the sealed segment starting at slot lo that hold live rows
 ** passing cf's tests, as a malloc'd bitmap (bit j: slot lo+j), with the
 ** segment's range in *pLo, *pHi; NULL when that segment keeps no arrays for
-** some column cf tests (or memory ran out): the caller tests rows. */
+** some column cf tests (or memory ran out): the caller tests rows. With no
+** tests (cf->n 0) the caller has made sure the segment is a sealed one. */
 static uint64_t *column_bits(Exec *x, const ColFilter *cf, size_t lo, size_t *pLo, size_t *pHi) {
     if (lo >= table_snap_nslot(x->snap)) return NULL;
     const uint64_t *aV[cf->n ? cf->n : 1], *aN[cf->n ? cf->n : 1];
-    if (!cf->n) {
-        size_t nIds;
-        (void)table_snap_column(x->snap, lo, -1, pLo, pHi, NULL); /* the range alone */
-        if (!table_snap_id_index(x->snap, lo, &nIds)) return NULL;  /* not a sealed segment */
-    }
-    for (int k = 0; k < cf->n; k++) {
-        if (!(aV[k] = table_snap_column(x->snap, lo, cf->a[k].iCol, pLo, pHi, &aN[k]))) return NULL;
-    }
-    if (*pLo != lo) return NULL;
+    if (!cf->n) (void)table_snap_column(x->snap, lo, -1, pLo, pHi, NULL); /* the range alone */
+    if (!filter_arrays(x, cf, lo, aV, aN, pLo, pHi) || *pLo != lo) return NULL;
     size_t n = *pHi - lo, nw = (n + 63) / 64;
     uint64_t *aBits = malloc(8 * (nw ? nw : 1));
     if (!aBits) return NULL;
-    for (size_t w = 0; w < nw; w++) aBits[w] = ~0ull;
-    if (n % 64) aBits[nw - 1] = (1ull << (n % 64)) - 1;
+    bits_fill(aBits, n);
     for (int k = 0; k < cf->n; k++) colscan_eval(&cf->a[k], aV[k], aN[k], n, aBits);
     table_snap_keep_live(x->snap, lo, n, aBits);
     x->meta.nColumnTested += n;
@@ -398,14 +434,11 @@ static uint64_t *column_bits(Exec *x, const ColFilter *cf, size_t lo, size_t *pL
 ** Returns 0 (nothing done) when the segment keeps no arrays or index. */
 static int scan_by_id(Exec *x, const ColFilter *cf, size_t lo, size_t *pHi) {
     size_t hiSeg, nIds;
-    uint64_t *aBits = column_bits(x, cf, lo, &lo, &hiSeg);
-    const uint8_t *pIds = aBits ? table_snap_id_index(x->snap, lo, &nIds) : NULL;
-    if (!pIds) {
-        free(aBits);
-        return 0;
-    }
-    size_t n = hiSeg - lo, nPass = 0;
-    for (size_t w = 0; w < (n + 63) / 64; w++) nPass += (size_t)__builtin_popcountll(aBits[w]);
+    const uint8_t *pIds = table_snap_id_index(x->snap, lo, &nIds);
+    uint64_t *aBits = pIds ? column_bits(x, cf, lo, &lo, &hiSeg) : NULL;
+    if (!aBits) return 0;
+    size_t n = hiSeg - lo;
+    uint64_t nPass = bits_count(aBits, n); /* live rows only: column_bits */
     x->meta.nExamined += nPass;
     x->meta.nTotalFound += nPass;
     for (size_t i = 0; i < nIds && x->h.cap; i++) {
@@ -421,8 +454,9 @@ static int scan_by_id(Exec *x, const ColFilter *cf, size_t lo, size_t *pHi) {
     return 1;
 }
 
-static int run_plain(Exec *x, Arena *a, LpError *err) {
+static int run_plain(Exec *x, LpError *err) {
     const QSelect *q = x->q;
+    Arena *a = x->pWork;
     uint64_t nRows = q->aId ? (uint64_t)q->nId : table_snap_count(x->snap);
     if (!q->bCountOnly && topk_init(x, nRows, err)) return LP_NOMEM;
     x->meta.bTotalExact = 1;
@@ -452,28 +486,12 @@ static int run_plain(Exec *x, Arena *a, LpError *err) {
                   !(apNull = arena_alloc(a, sizeof(*apNull) * (size_t)cf.n))))) {
         return lp_err_set(err, LP_NOMEM, "out of memory");
     }
-    ColKeys ck = {0, NULL, NULL, NULL};
-    if (q->nOrder && !q->bCountOnly) {
-        if (order_keys_are_columns(q, x->s)) {
-            ck.n = q->nOrder;
-            ck.aiCol = arena_alloc(a, sizeof(int) * (size_t)ck.n);
-            ck.apVal = arena_alloc(a, sizeof(*ck.apVal) * (size_t)ck.n);
-            ck.apNull = arena_alloc(a, sizeof(*ck.apNull) * (size_t)ck.n);
-            if (!ck.aiCol || !ck.apVal || !ck.apNull) return lp_err_set(err, LP_NOMEM, "out of memory");
-            for (int k = 0; k < ck.n; k++) ck.aiCol[k] = q->aOrder[k].pExpr->u.col.iCol;
-        }
-    }
+    ColKeys ck;
+    if (key_init(a, q, x->s, &ck) != LP_OK) return lp_err_set(err, LP_NOMEM, "out of memory");
     for (size_t i = 0; i < nSlot;) {
         size_t lo = i, hi = nSlot;
-        int bCols = cf.n > 0 || ck.n > 0;
-        for (int k = 0; k < cf.n; k++) {
-            apVal[k] = table_snap_column(x->snap, i, cf.a[k].iCol, &lo, &hi, &apNull[k]);
-            if (!apVal[k]) bCols = 0;
-        }
-        for (int k = 0; k < ck.n; k++) {
-            ck.apVal[k] = table_snap_column(x->snap, i, ck.aiCol[k], &lo, &hi, &ck.apNull[k]);
-            if (!ck.apVal[k]) bCols = 0;
-        }
+        int bCols = (cf.n > 0 || ck.n > 0) & filter_arrays(x, &cf, i, apVal, apNull, &lo, &hi) &
+                    key_arrays(x, &ck, i, &lo, &hi);
         if (!q->nOrder && !bEarly && !q->bCountOnly && cf.bExact && (bCols || !cf.n) &&
             scan_by_id(x, &cf, i, &hi)) {
             i = hi;
@@ -498,13 +516,8 @@ static int run_plain(Exec *x, Arena *a, LpError *err) {
 ** fails cfDoc, 1 when all pass, -1 when the segment keeps no arrays. */
 static int doc_columns(Exec *x, uint32_t doc) {
     const ColFilter *cf = &x->cfDoc;
-    if (doc < x->docLo || doc >= x->docHi) {
-        int bAll = 1;
-        for (int k = 0; k < cf->n; k++) {
-            x->apDocVal[k] = table_snap_column(x->snap, doc, cf->a[k].iCol, &x->docLo, &x->docHi, &x->apDocNull[k]);
-            if (!x->apDocVal[k]) bAll = 0;
-        }
-        if (!bAll) x->apDocVal[0] = NULL;
+    if ((doc < x->docLo || doc >= x->docHi) && !filter_arrays(x, cf, doc, x->apDocVal, x->apDocNull, &x->docLo, &x->docHi)) {
+        x->apDocVal[0] = NULL;
     }
     if (!x->apDocVal[0]) return -1;
     size_t j = doc - x->docLo;
@@ -551,14 +564,7 @@ static int order_hit(void *ctx, uint32_t doc, double score) {
     x->meta.nTotalFound++;
     if (x->ckDoc.n && x->h.cap && x->h.n == x->h.cap) {
         /* Keys in the arrays: a match that cannot enter is not read. */
-        if (doc < x->keyLo || doc >= x->keyHi) {
-            x->bKeyArrays = 1;
-            for (int k = 0; k < x->ckDoc.n; k++) {
-                x->ckDoc.apVal[k] = table_snap_column(x->snap, doc, x->ckDoc.aiCol[k], &x->keyLo, &x->keyHi,
-                                                      &x->ckDoc.apNull[k]);
-                if (!x->ckDoc.apVal[k]) x->bKeyArrays = 0;
-            }
-        }
+        if (doc < x->keyLo || doc >= x->keyHi) x->bKeyArrays = key_arrays(x, &x->ckDoc, doc, &x->keyLo, &x->keyHi);
         if (x->bKeyArrays && keys_vs_root(x, &x->ckDoc, doc - x->keyLo) > 0) return LP_OK;
     }
     const MemRow *r = table_snap_slot(x->snap, doc);
@@ -598,16 +604,8 @@ static int run_match(Exec *x, Arena *a, LpError *err) {
         if (!x->apDocVal || !x->apDocNull) return lp_err_set(err, LP_NOMEM, "out of memory");
         x->docLo = x->docHi = 0;
     }
-    if (!q->bCountOnly && order_keys_are_columns(q, x->s)) {
-        ColKeys *ck = &x->ckDoc;
-        ck->aiCol = arena_alloc(a, sizeof(int) * (size_t)q->nOrder);
-        ck->apVal = arena_alloc(a, sizeof(*ck->apVal) * (size_t)q->nOrder);
-        ck->apNull = arena_alloc(a, sizeof(*ck->apNull) * (size_t)q->nOrder);
-        if (!ck->aiCol || !ck->apVal || !ck->apNull) return lp_err_set(err, LP_NOMEM, "out of memory");
-        for (int k = 0; k < q->nOrder; k++) ck->aiCol[k] = q->aOrder[k].pExpr->u.col.iCol;
-        ck->n = q->nOrder;
-        x->keyLo = x->keyHi = 0;
-    }
+    if (key_init(a, q, x->s, &x->ckDoc) != LP_OK) return lp_err_set(err, LP_NOMEM, "out of memory");
+    x->keyLo = x->keyHi = 0;
     int64_t t0 = lp_now_ns();
     if (q->bCountOnly) {
         rc = fts_query_all(fq, count_hit, x, &x->meta.fts, err);
@@ -1044,7 +1042,7 @@ int query_select(const QSelect *q, QRowFn xRow, void *ctx, QMeta *pMeta, LpError
         rc = run_knn(&x, err);
         x.meta.nsMatch = lp_now_ns() - t0;
     } else {
-        rc = run_plain(&x, &work, err);
+        rc = run_plain(&x, err);
         x.meta.nsMatch = lp_now_ns() - t0;
     }
     int bSorted = rc == 1;
@@ -1105,8 +1103,7 @@ int query_explain(const QSelect *q, StrBuf *out, LpError *err) {
     }
     if (rc == LP_OK && q->pWhere) {
         ColFilter cf;
-        if (q->bMatch || q->bKnn || q->aId || colscan_compile(&work, table_schema(q->pTable), q->pWhere, &cf) != LP_OK ||
-            !cf.n) {
+        if (q->aId || colscan_compile(&work, table_schema(q->pTable), q->pWhere, &cf) != LP_OK || !cf.n) {
             strbuf_appendz(out, "filter: attribute condition on each row\n");
         } else {
             strbuf_appendf(out, "filter: %s tested on the column arrays of sealed segments%s\n",
