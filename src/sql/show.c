@@ -197,6 +197,8 @@ static int show_table_status(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
     ** catalog's manifest mutex, which a flush holds while it takes the
     ** table's lock (lock order: manifest mutex, then table). */
     uint64_t nSegBytes = table_disk_bytes(t, &nSeg, &nFlush, &nMerge);
+    uint32_t nFenceCell, nFenceDepth;
+    table_id_fence_stats(t, &nFenceCell, &nFenceDepth);
     char zRebuild[LP_ERRMSG_MAX + 128];
     int bRebuild = catalog_rebuild_status(s->e->pCatalog, table_name(t), zRebuild, sizeof(zRebuild));
     TableSnap *snap = table_snapshot(t);
@@ -211,7 +213,9 @@ static int show_table_status(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
         !add2i(r, "wal_syncs", table_wal_syncs(t)) &&
         !add2i(r, "disk_chunks", (uint64_t)nSeg) && !add2i(r, "segment_bytes", nSegBytes) &&
         !add2i(r, "flushes", nFlush) && !add2i(r, "merges", nMerge) &&
-        !add2i(r, "updates_in_place", table_updates_in_place(t)) && !add2i(r, "mem_limit", table_mem_limit(t))) {
+        !add2i(r, "updates_in_place", table_updates_in_place(t)) &&
+        !add2i(r, "id_lookup_cells", nFenceCell) && !add2i(r, "id_lookup_max_segments", nFenceDepth) &&
+        !add2i(r, "mem_limit", table_mem_limit(t))) {
         rc = LP_OK;
         if (bRebuild && add2(r, "rebuild_embeddings", zRebuild)) rc = LP_NOMEM;
     }

@@ -250,6 +250,13 @@ int table_open_sealed(Table *t, const ManifestSeg *ms, Part **pp, LpError *err) 
     p->nLive = nLive;
     p->minId = rowfile_min_id(p->pRows);
     p->maxId = rowfile_max_id(p->pRows);
+    uint32_t nId;
+    const uint8_t *pIds = rowfile_ids(p->pRows, &nId);
+    if (nId && (p->aRun = malloc(sizeof(IdRun) * IDFENCE_MAX_RUNS)) != NULL) {
+        p->nRun = idfence_runs(pIds, 16, nId, p->aRun, IDFENCE_MAX_RUNS);
+        IdRun *aFit = realloc(p->aRun, sizeof(IdRun) * p->nRun);
+        if (aFit) p->aRun = aFit;
+    }
     p->bSorted = rowfile_sorted(p->pRows);
     *pp = p;
     return LP_OK;

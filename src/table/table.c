@@ -391,7 +391,7 @@ void table_unref(Table *t) {
     pthread_mutex_destroy(&t->mergeMu);
     for (int i = 0; i < t->nPart; i++) table_part_free(t->apPart[i]);
     free(t->apPart);
-    free(t->aIdOrder);
+    idfence_free(t->pFence);
     free(t->zDir);
     fts_mem_free(t->pFts);
     free_graphs(t);
@@ -763,6 +763,7 @@ void table_part_free(Part *p) {
     if (!p) return;
     for (uint32_t i = 0; p->apRow && i < p->nOrd; i++) free(p->apRow[i]);
     free(p->apRow);
+    free(p->aRun);
     idmap_free(&p->idx);
     fts_mem_free(p->pFtsMem);
     fts_segr_close(p->pFtsSeg);
@@ -806,32 +807,36 @@ void table_parts_changed(Table *t) {
     }
     t->ramBase = base;
     t->nLiveParts = nLive;
-    /* Parts by id range, for lookups in O(log parts): ids given in
-    ** ascending order (the common case, and automatic ids) give disjoint
-    ** ranges. Otherwise (or out of memory) lookups try each part. */
-    free(t->aIdOrder);
-    t->aIdOrder = NULL;
-    t->nIdOrder = 0;
-    int *a = malloc(sizeof(int) * (size_t)(t->nPart ? t->nPart : 1));
-    if (!a) return;
-    int n = 0;
-    for (int i = 0; i < t->nPart; i++) {
-        if (t->apPart[i]->maxId <= 0) continue; /* no rows */
-        int j = n++;
-        while (j > 0 && t->apPart[a[j - 1]]->minId > t->apPart[i]->minId) {
-            a[j] = a[j - 1];
-            j--;
+    /* Which parts may hold an id, for lookups in O(log parts): each
+    ** part's id runs (a frozen part's [minId, maxId] covers every id). */
+    idfence_free(t->pFence);
+    t->pFence = NULL;
+    const IdRun **apRun = malloc(sizeof(IdRun *) * (size_t)(t->nPart ? t->nPart : 1));
+    uint32_t *anRun = malloc(sizeof(uint32_t) * (size_t)(t->nPart ? t->nPart : 1));
+    IdRun *aWhole = malloc(sizeof(IdRun) * (size_t)(t->nPart ? t->nPart : 1));
+    if (apRun && anRun && aWhole) {
+        for (int i = 0; i < t->nPart; i++) {
+            const Part *p = t->apPart[i];
+            aWhole[i] = (IdRun){p->minId < 1 ? 1 : p->minId, p->maxId};
+            apRun[i] = p->aRun ? p->aRun : &aWhole[i];
+            anRun[i] = p->aRun ? p->nRun : p->maxId > 0; /* maxId 0: no rows */
         }
-        a[j] = i;
+        t->pFence = idfence_build(apRun, anRun, t->nPart);
     }
-    for (int k = 1; k < n; k++) {
-        if (t->apPart[a[k]]->minId <= t->apPart[a[k - 1]]->maxId) {
-            free(a);
-            return;
-        }
+    free(apRun);
+    free(anRun);
+    free(aWhole);
+}
+
+void table_id_fence_stats(Table *t, uint32_t *pnCell, uint32_t *pnMaxParts) {
+    pthread_rwlock_rdlock(&t->lock);
+    if (t->pFence || t->nPart == 0) {
+        idfence_stats(t->pFence, pnCell, pnMaxParts);
+    } else { /* no fence (out of memory): every part is asked */
+        *pnCell = 0;
+        *pnMaxParts = (uint32_t)t->nPart;
     }
-    t->aIdOrder = a;
-    t->nIdOrder = n;
+    pthread_rwlock_unlock(&t->lock);
 }
 
 /* Where the live row with this id is: the RAM segment (*piPart -1, *pOrd
@@ -843,21 +848,12 @@ static const MemRow *locate(const Table *t, int64_t id, int *piPart, uint64_t *p
         if (pOrd) *pOrd = slot;
         return t->slots.a[slot];
     }
-    if (t->aIdOrder) { /* disjoint ranges: the one part that may hold id */
-        int lo = 0, hi = t->nIdOrder;
-        while (hi - lo > 1) {
-            int mid = lo + (hi - lo) / 2;
-            if (t->apPart[t->aIdOrder[mid]]->minId <= id) lo = mid;
-            else hi = mid;
-        }
-        int i = t->nIdOrder ? t->aIdOrder[lo] : -1;
-        int64_t ord = i >= 0 ? part_find(t->apPart[i], id) : -1;
-        if (ord < 0) return NULL;
-        if (piPart) *piPart = i;
-        if (pOrd) *pOrd = (uint64_t)ord;
-        return part_row(t->apPart[i], (uint32_t)ord);
-    }
-    for (int i = t->nPart - 1; i >= 0; i--) {
+    /* Only the parts that may hold id (all of them without a fence),
+    ** newest first. */
+    uint32_t n = (uint32_t)t->nPart;
+    const uint16_t *aSrc = t->pFence ? idfence_lookup(t->pFence, id, &n) : NULL;
+    for (uint32_t k = 0; k < n; k++) {
+        int i = aSrc ? aSrc[k] : t->nPart - 1 - (int)k;
         int64_t ord = part_find(t->apPart[i], id);
         if (ord < 0) continue;
         if (piPart) *piPart = i;

@@ -189,6 +189,11 @@ uint64_t table_disk_bytes(Table *t, int *pnSeg, uint64_t *pnFlush, uint64_t *pnM
 ** place (its slots in the mapped rows, made durable by the next flush as
 ** a patch file) instead of moving the row to the RAM segment. */
 uint64_t table_updates_in_place(Table *t);
+/* How id lookups find a sealed row (idfence.h): the cells of the id line
+** and the most segments one cell lists, which is the most segments a
+** lookup asks (0 and 0 without sealed rows). Takes the read lock: not
+** while holding a snapshot. */
+void table_id_fence_stats(Table *t, uint32_t *pnCell, uint32_t *pnMaxParts);
 
 /* OPTIMIZE TABLE: flushes, then merges the sealed segments until at most
 ** nCutoff (< 1: 1) are left, dropping deleted rows (a single segment with

@@ -26,6 +26,7 @@
 #include "fts/memindex.h"
 #include "fts/multi.h"
 #include "fts/segment.h"
+#include "table/idfence.h"
 #include "table/rowfile.h"
 #include "table/table.h"
 #include "util/bitset.h"
@@ -77,6 +78,9 @@ typedef struct Part {
     uint64_t deadVer;       /* bumped by each delete */
     uint64_t deadSavedVer;  /* deadVer when the tombstone file deadGen was written */
     int64_t minId, maxId;   /* of the rows it holds (0, 0 when none) */
+    IdRun *aRun;            /* sealed: its ids as nRun runs (idfence.h), owned;
+                            ** NULL: the one run [minId, maxId] */
+    uint32_t nRun;
     int bSorted;            /* its rows come in ascending id order */
     PartVec *aVec;          /* nVec, in the table's aVec order */
     int nVec;
@@ -133,10 +137,8 @@ struct Table {
     int nPart;
     uint64_t ramBase;       /* sum of the parts' nOrd */
     size_t nLiveParts;      /* live rows in parts */
-    int *aIdOrder;          /* when non-NULL the parts holding rows have
-                            ** disjoint id ranges: their indexes by minId,
-                            ** nIdOrder of them (id lookups binary-search) */
-    int nIdOrder;
+    IdFence *pFence;        /* which parts may hold an id (idfence.h), or
+                            ** NULL (out of memory: lookups ask every part) */
     /* Storage (flush.c): set by table_set_storage, else a memory-only table. */
     char *zDir;             /* the table's folder */
     pthread_mutex_t *pManifestMu; /* the catalog's: serialises manifest updates */

@@ -622,6 +622,81 @@ def test_updates_of_sealed_rows(tmp_path):
     finish(s)
 
 
+def test_id_lookups_over_overlapping_segments(tmp_path):
+    """Segments whose id ranges overlap (REPLACEs of old ids, ids inserted
+    interleaved): every id lookup (WHERE id IN, DELETE, REPLACE) finds the
+    live version, before and after a restart and OPTIMIZE, and a lookup asks
+    only the segments holding ids near it: SHOW TABLE STATUS's
+    id_lookup_max_segments stays at the deepest stack of versions, not the
+    number of segments (each segment's [min id, max id] spans the table)."""
+    data = str(tmp_path / "data")
+    os.makedirs(data)
+    s = start("idfence", data_dir=data)
+    q(s, "CREATE TABLE o (title TEXT, n INT)")
+    rnd = random.Random(7)
+    model = {}                       # id -> n of the live version
+
+    def put(rows, verb="INSERT"):
+        for k in range(0, len(rows), 500):
+            part = rows[k:k + 500]
+            q(s, f"{verb} INTO o (id, title, n) VALUES " +
+              ",".join(f"({i}, 'w{i} r{n}', {n})" for i, n in part))
+            model.update(part)
+
+    def check():
+        ids = rnd.sample(sorted(model), min(400, len(model))) + [0, 10**9, 2**63 - 1]
+        ids += [rnd.randrange(1, 60000) for _ in range(100)]
+        want = sorted((i, model[i]) for i in set(ids) if i in model)
+        got = q(s, "SELECT id, n FROM o WHERE id IN (%s) ORDER BY id ASC LIMIT 1000"
+                % ",".join(map(str, ids)))
+        assert [tuple(r) for r in got] == want
+        assert q(s, "SELECT COUNT(*) FROM o") == ((len(model),),)
+
+    # Sizes alternate 1100 / 4000 rows a flush, so no four neighbours are
+    # similar enough for the tiered policy to merge them.
+    base, r = 1, 0
+    for size in (1100, 4000, 1100, 4000, 1100, 4000):
+        r += 1
+        rows = [(i, r) for i in range(base, base + size)]
+        base += size
+        old = rnd.sample(sorted(model), 20) if model else []
+        put(rows)
+        if old:
+            put([(i, 100 + r) for i in old], "REPLACE")
+        q(s, "FLUSH TABLE o")
+        check()
+    # Two segments with interleaved ids: odd ones, then even ones.
+    for parity, size in ((1, 1100), (0, 4000)):
+        r += 1
+        put([(i, r) for i in range(base, base + 8000) if i % 2 == parity][:size])
+        q(s, "FLUSH TABLE o")
+        check()
+    # Deletes and REPLACEs across the segments, then flushed as tombstones.
+    gone = rnd.sample(sorted(model), 300)
+    q(s, "DELETE FROM o WHERE id IN (%s)" % ",".join(map(str, gone)))
+    for i in gone:
+        del model[i]
+    put([(i, 999) for i in rnd.sample(sorted(model), 50)], "REPLACE")
+    check()
+    q(s, "FLUSH TABLE o")
+    st = wait_merges_done(s, "o")
+    assert int(st["disk_chunks"]) >= 8, st
+    assert int(st["merges"]) == 0, st
+    depth = int(st["id_lookup_max_segments"])
+    assert 2 <= depth <= 4, st
+    assert int(st["id_lookup_cells"]) >= 8, st
+    check()
+    finish(s, keep=True)
+    s.start()
+    assert status(s, "o")["id_lookup_max_segments"] == str(depth)
+    check()
+    q(s, "OPTIMIZE TABLE o OPTION sync=1")
+    st = status(s, "o")
+    assert st["disk_chunks"] == "1" and st["id_lookup_max_segments"] == "1", st
+    check()
+    finish(s)
+
+
 def test_bad_rt_mem_limit_refused(tmp_path):
     """A bad rt_mem_limit is refused with what was expected: as a server key
     (the server does not start) and as a table option (CREATE fails)."""

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "table/catalog.h"
+#include "table/idfence.h"
 #include "table/rowfile.h"
 #include "table/table.h"
 #include "util/bytes.h"
@@ -636,6 +637,140 @@ static void test_flush_and_reopen(void **state) {
     free(z5);
 }
 
+/* ------------------------------------------------------------ id fence */
+
+static uint64_t next_rand(uint64_t *s) {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static void put_ids(uint8_t *p, const int64_t *a, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) put_u64le(p + 16 * (size_t)i, (uint64_t)a[i]);
+}
+
+static void test_idfence_runs(void **state) {
+    (void)state;
+    uint8_t buf[16 * 16];
+    IdRun aRun[8];
+    /* Consecutive ids: one run, whatever the cap. */
+    int64_t aSeq[] = {5, 6, 7, 8};
+    put_ids(buf, aSeq, 4);
+    assert_int_equal(idfence_runs(buf, 16, 4, aRun, 8), 1);
+    assert_true(aRun[0].lo == 5 && aRun[0].hi == 8);
+    assert_int_equal(idfence_runs(buf, 16, 0, aRun, 8), 0);
+    /* Cut at the widest gaps: 1..3 | 100..101 | 1000 | 5000 with cap 3
+    ** leaves out the gaps 1000->5000 (4000) and 101->1000 (899). */
+    int64_t aGap[] = {1, 2, 3, 100, 101, 1000, 5000};
+    put_ids(buf, aGap, 7);
+    assert_int_equal(idfence_runs(buf, 16, 7, aRun, 3), 3);
+    assert_true(aRun[0].lo == 1 && aRun[0].hi == 101);
+    assert_true(aRun[1].lo == 1000 && aRun[1].hi == 1000);
+    assert_true(aRun[2].lo == 5000 && aRun[2].hi == 5000);
+    assert_int_equal(idfence_runs(buf, 16, 7, aRun, 1), 1);
+    assert_true(aRun[0].lo == 1 && aRun[0].hi == 5000);
+    assert_int_equal(idfence_runs(buf, 16, 7, aRun, 8), 4);
+    assert_true(aRun[1].lo == 100 && aRun[1].hi == 101);
+    /* The widest possible gap, and a run ending at INT64_MAX. */
+    int64_t aWide[] = {1, INT64_MAX - 1, INT64_MAX};
+    put_ids(buf, aWide, 3);
+    assert_int_equal(idfence_runs(buf, 16, 3, aRun, 2), 2);
+    assert_true(aRun[0].lo == 1 && aRun[0].hi == 1);
+    assert_true(aRun[1].lo == INT64_MAX - 1 && aRun[1].hi == INT64_MAX);
+}
+
+/* Random sources of random ids, summarised with few runs: for every id
+** probed, the fence lists exactly the sources with a run covering it,
+** newest first, and so every source holding it. */
+static void test_idfence_vs_brute_force(void **state) {
+    (void)state;
+    enum { N_SRC = 12, MAX_IDS = 300, SPAN = 5000 };
+    uint64_t rnd = 0x1234567;
+    for (int iter = 0; iter < 40; iter++) {
+        static int64_t aaId[N_SRC][MAX_IDS];
+        uint32_t anId[N_SRC], anRun[N_SRC];
+        IdRun aaRun[N_SRC][6];
+        const IdRun *apRun[N_SRC];
+        uint8_t buf[16 * MAX_IDS];
+        int nSrc = 1 + (int)(next_rand(&rnd) % N_SRC);
+        for (int s = 0; s < nSrc; s++) {
+            /* A source: a dense range, plus scattered ids (REPLACEs). */
+            int64_t lo = 1 + (int64_t)(next_rand(&rnd) % SPAN);
+            uint32_t n = 0;
+            for (int64_t id = lo; id < lo + 50 && n < MAX_IDS; id++) {
+                if (next_rand(&rnd) % 4) aaId[s][n++] = id;
+            }
+            for (int k = 0; k < 20; k++) aaId[s][n++] = 1 + (int64_t)(next_rand(&rnd) % SPAN);
+            for (uint32_t i = 1; i < n; i++) { /* sort, dedupe */
+                for (uint32_t j = i; j > 0 && aaId[s][j - 1] > aaId[s][j]; j--) {
+                    int64_t x = aaId[s][j];
+                    aaId[s][j] = aaId[s][j - 1];
+                    aaId[s][j - 1] = x;
+                }
+            }
+            uint32_t m = 0;
+            for (uint32_t i = 0; i < n; i++) {
+                if (m == 0 || aaId[s][m - 1] != aaId[s][i]) aaId[s][m++] = aaId[s][i];
+            }
+            anId[s] = m;
+            put_ids(buf, aaId[s], m);
+            anRun[s] = idfence_runs(buf, 16, m, aaRun[s], 6);
+            assert_true(anRun[s] >= 1 && anRun[s] <= 6);
+            apRun[s] = aaRun[s];
+        }
+        if (iter % 5 == 0) anRun[nSrc / 2] = 0; /* a segment without rows */
+        IdFence *f = idfence_build(apRun, anRun, nSrc);
+        assert_non_null(f);
+        uint32_t nCell, nDepth, nDepthSeen = 0;
+        idfence_stats(f, &nCell, &nDepth);
+        uint32_t nRunAll = 0;
+        for (int s = 0; s < nSrc; s++) nRunAll += anRun[s];
+        assert_true(nRunAll == 0 ? nCell == 0 : nCell >= 1 && nCell <= 2 * nRunAll);
+        for (int64_t id = -2; id < SPAN + 60; id++) {
+            uint32_t n;
+            const uint16_t *a = idfence_lookup(f, id, &n);
+            int aWant[N_SRC] = {0}, nWant = 0;
+            for (int s = 0; s < nSrc; s++) {
+                for (uint32_t r = 0; r < anRun[s]; r++) {
+                    if (aaRun[s][r].lo <= id && id <= aaRun[s][r].hi) aWant[s] = 1;
+                }
+                int bHeld = 0;
+                for (uint32_t i = 0; i < anId[s]; i++) bHeld |= aaId[s][i] == id;
+                if (bHeld && anRun[s]) assert_true(aWant[s]); /* runs cover every id */
+                nWant += aWant[s];
+            }
+            assert_int_equal(n, nWant);
+            for (uint32_t k = 0; k < n; k++) {
+                assert_true(aWant[a[k]]);
+                if (k) assert_true(a[k - 1] > a[k]);
+            }
+            if (n > nDepthSeen) nDepthSeen = n;
+        }
+        assert_int_equal(nDepth, nDepthSeen);
+        idfence_free(f);
+    }
+    /* No sources, and a source covering everything (a frozen part). */
+    IdFence *f = idfence_build(NULL, NULL, 0);
+    assert_non_null(f);
+    uint32_t n;
+    assert_null(idfence_lookup(f, 7, &n));
+    assert_int_equal(n, 0);
+    idfence_free(f);
+    IdRun all = {1, INT64_MAX}, one = {10, 10};
+    const IdRun *ap[2] = {&all, &one};
+    uint32_t an[2] = {1, 1};
+    f = idfence_build(ap, an, 2);
+    const uint16_t *a = idfence_lookup(f, 10, &n);
+    assert_int_equal(n, 2);
+    assert_true(a[0] == 1 && a[1] == 0);
+    a = idfence_lookup(f, INT64_MAX, &n);
+    assert_true(n == 1 && a[0] == 0);
+    idfence_lookup(f, 0, &n);
+    assert_int_equal(n, 0);
+    idfence_free(f);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_rowfile_round_trip, setup, teardown),
@@ -644,6 +779,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_dead_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_patch_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flush_and_reopen, setup, teardown),
+        cmocka_unit_test(test_idfence_runs),
+        cmocka_unit_test(test_idfence_vs_brute_force),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
