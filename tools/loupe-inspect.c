@@ -12,9 +12,11 @@
 **       server would write for them: the on-disk size of the full-text
 **       index for a collection (make bench-fulltext reports it). The file is
 **       read and parsed first (parse_s); then, timed (analyse_index_s,
-**       write_s), batches of documents are analysed on N threads (default:
-**       one per CPU, as the server's work pool analyses a large INSERT) and
-**       added to the index in order, and the segment is written.
+**       write_s), batches of 128 documents are analysed on N threads
+**       (default: one per CPU, as the server's work pool analyses a large
+**       INSERT; a batch of less than 64 KiB of text on one, as the server
+**       analyses a small one) and added to the index in order, and the
+**       segment is written.
 **   loupe-inspect fts-bench SEGMENT QUERYFILE [--k 10] [--seconds S] [--warmup N]
 **                 [--fields a,b] [--morphology M] [--stopwords S] [--hard-stop S]
 **       times full-text queries on a sealed segment in this process, for the
@@ -167,6 +169,9 @@ static void build_range(void *arg) {
 }
 
 #define BUILD_BATCH 128
+/* A batch with less text is analysed on this thread alone, as the server
+** analyses a write with less than table.c's PREP_PARALLEL_BYTES. */
+#define BUILD_PARALLEL_BYTES (64 * 1024)
 
 static int cmd_build(const char *zIn, const char *zOut, const char *zFields, const char *zMorph,
                      const char *zStop, int nThread) {
@@ -206,15 +211,23 @@ static int cmd_build(const char *zIn, const char *zOut, const char *zFields, con
     int64_t t0 = lp_now_ns();
     for (uint32_t iBase = 0; rc == LP_OK && iBase < x.nDoc; iBase += BUILD_BATCH) {
         uint32_t n = x.nDoc - iBase < BUILD_BATCH ? x.nDoc - iBase : BUILD_BATCH;
-        TpoolGroup g;
-        if (pool) tpool_group_init(&g, pool);
-        for (int k = 0; k < nJob; k++) {
-            aJob[k] = (BuildJob){&x, nField, an, aDoc, iBase, iBase + (uint32_t)((uint64_t)n * (uint64_t)k / (uint64_t)nJob),
-                                 iBase + (uint32_t)((uint64_t)n * (uint64_t)(k + 1) / (uint64_t)nJob), LP_OK, {0}};
-            if (!pool || tpool_group_submit(&g, build_range, &aJob[k]) != LP_OK) build_range(&aJob[k]);
+        /* As the server shares a write out: only with enough text. */
+        size_t nText = 0;
+        for (size_t k = (size_t)iBase * (size_t)nField; k < (size_t)(iBase + n) * (size_t)nField; k++) {
+            if (x.azText[k]) nText += strlen(x.azText[k]);
         }
-        if (pool) tpool_group_wait(&g);
-        for (int k = 0; k < nJob && rc == LP_OK; k++) {
+        int bShare = pool && nText >= BUILD_PARALLEL_BYTES;
+        int nBatchJob = bShare ? nJob : 1;
+        TpoolGroup g;
+        if (bShare) tpool_group_init(&g, pool);
+        for (int k = 0; k < nBatchJob; k++) {
+            aJob[k] = (BuildJob){&x, nField, an, aDoc, iBase,
+                                 iBase + (uint32_t)((uint64_t)n * (uint64_t)k / (uint64_t)nBatchJob),
+                                 iBase + (uint32_t)((uint64_t)n * (uint64_t)(k + 1) / (uint64_t)nBatchJob), LP_OK, {0}};
+            if (!bShare || tpool_group_submit(&g, build_range, &aJob[k]) != LP_OK) build_range(&aJob[k]);
+        }
+        if (bShare) tpool_group_wait(&g);
+        for (int k = 0; k < nBatchJob && rc == LP_OK; k++) {
             if (aJob[k].rc != LP_OK) {
                 rc = aJob[k].rc;
                 lp_err_set(&err, rc, "%s document %u: %s", zIn, aJob[k].iFrom + 1, aJob[k].err.zMsg);

@@ -56,6 +56,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <strings.h>
 #include <utf8proc.h>
 
@@ -211,15 +212,20 @@ static void stem_supported(char *z, size_t nz) {
 /* ------------------------------------------------- per-thread stemmers */
 
 /* Stemming costs ~130 ns a word while word frequencies are Zipfian, so each
-** thread remembers recent results per language: a direct-mapped table of
-** STEM_MEMO_SLOTS entries keyed by the normalised word, for words and stems
-** of at most STEM_MEMO_MAX bytes (longer ones are stemmed every time). It
-** more than doubles stemmed throughput on English text. 8192 entries of 46
-** bytes are 368 KiB per thread and language, from calloc (fresh zero pages
-** for a block that size), so a thread that only analyses queries touches
-** a few pages of it. */
-#define STEM_MEMO_BITS 13
-#define STEM_MEMO_SLOTS (1 << STEM_MEMO_BITS)
+** thread remembers recent results per language: a direct-mapped table
+** keyed by the normalised word, for words and stems of at most
+** STEM_MEMO_MAX bytes (longer ones are stemmed every time). It more than
+** doubles stemmed throughput on English text. The table has room for
+** 2^STEM_MEMO_MAX_BITS entries of 46 bytes (368 KiB, mapped, so pages
+** not yet used cost nothing) but uses the first 2^nBits: it starts at
+** 2^STEM_MEMO_MIN_BITS and doubles in place each time it has missed as
+** many words as it has entries since it last grew. A thread that analyses
+** a few small documents or queries touches a few pages, not 90 (a first
+** touch of a page costs more than stemming ten words on some virtual
+** machines). The slot is the top nBits of the word's hash, so doubling
+** sends slot i to 2i or 2i+1. */
+#define STEM_MEMO_MIN_BITS 9
+#define STEM_MEMO_MAX_BITS 13
 #define STEM_MEMO_MAX 22
 
 typedef struct StemMemo {
@@ -229,9 +235,17 @@ typedef struct StemMemo {
     char zStem[STEM_MEMO_MAX];      /* its stem */
 } StemMemo;
 
+typedef struct StemMemoTable {
+    StemMemo *a;                    /* 2^STEM_MEMO_MAX_BITS entries, mapped; 2^nBits used */
+    int nBits;
+    uint32_t nMiss;                 /* words stemmed since it last grew */
+} StemMemoTable;
+
+#define MEMO_BYTES (sizeof(StemMemo) << STEM_MEMO_MAX_BITS)
+
 typedef struct StemCache {
     struct sb_stemmer *apStem[N_STEM_LANG]; /* by aStemLang index; NULL until first use */
-    StemMemo *apMemo[N_STEM_LANG];          /* STEM_MEMO_SLOTS entries each, with apStem */
+    StemMemoTable aMemo[N_STEM_LANG];       /* with apStem */
 } StemCache;
 
 static __thread StemCache *t_pStemCache;   /* this thread's cache, or NULL */
@@ -243,7 +257,7 @@ static void stem_cache_free(void *p) {
     StemCache *c = p;
     for (int i = 0; i < N_STEM_LANG; i++) {
         sb_stemmer_delete(c->apStem[i]);
-        free(c->apMemo[i]);
+        if (c->aMemo[i].a) munmap(c->aMemo[i].a, MEMO_BYTES);
     }
     free(c);
     if (t_pStemCache == c) t_pStemCache = NULL;
@@ -264,11 +278,11 @@ static void stem_once(void) {
 
 /* This thread's stemmer for aStemLang[iLang] and its memo, created on
 ** first use. LP_NOMEM, or LP_LIMIT when the process is out of thread keys. */
-static int stem_get(int iLang, struct sb_stemmer **ppStem, StemMemo **ppMemo, LpError *err) {
+static int stem_get(int iLang, struct sb_stemmer **ppStem, StemMemoTable **ppMemo, LpError *err) {
     StemCache *c = t_pStemCache;
     if (c && c->apStem[iLang]) {
         *ppStem = c->apStem[iLang];
-        *ppMemo = c->apMemo[iLang];
+        *ppMemo = &c->aMemo[iLang];
         return LP_OK;
     }
     if (!c) {
@@ -284,14 +298,16 @@ static int stem_get(int iLang, struct sb_stemmer **ppStem, StemMemo **ppMemo, Lp
     }
     /* The algorithm was checked against sb_stemmer_list() in analyzer_new,
     ** so NULL here means out of memory. */
-    StemMemo *pMemo = calloc(STEM_MEMO_SLOTS, sizeof(StemMemo));
-    struct sb_stemmer *pStem = pMemo ? sb_stemmer_new(aStemLang[iLang].zAlgo, NULL) : NULL;
+    StemMemo *a = mmap(NULL, MEMO_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (a == MAP_FAILED) a = NULL;
+    struct sb_stemmer *pStem = a ? sb_stemmer_new(aStemLang[iLang].zAlgo, NULL) : NULL;
     if (!pStem) {
-        free(pMemo);
+        if (a) munmap(a, MEMO_BYTES);
         return lp_err_set(err, LP_NOMEM, "out of memory creating the %s stemmer", aStemLang[iLang].zAlgo);
     }
     c->apStem[iLang] = *ppStem = pStem;
-    c->apMemo[iLang] = *ppMemo = pMemo;
+    c->aMemo[iLang] = (StemMemoTable){a, STEM_MEMO_MIN_BITS, 0};
+    *ppMemo = &c->aMemo[iLang];
     return LP_OK;
 }
 
@@ -350,6 +366,9 @@ static int stopwords_parse(Analyzer *a, const char *zStop, LpError *err) {
     return lp_err_set(err, LP_BADINPUT, "unknown stop-word list '%s' (supported: %s)", zStop, zList);
 }
 
+static pthread_once_t g_fold2Once = PTHREAD_ONCE_INIT;
+static void fold2_build(void); /* the folding table (below) */
+
 int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
     static const AnalyzerConfig cfgDefault = {NULL, NULL, 0};
     if (!cfg) cfg = &cfgDefault;
@@ -360,6 +379,9 @@ int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
     }
     Analyzer *a = calloc(1, sizeof(*a));
     if (!a) return lp_err_set(err, LP_NOMEM, "out of memory creating an analyzer");
+    /* The process-wide folding table, built here once rather than by the
+    ** first document analysed. */
+    pthread_once(&g_fold2Once, fold2_build);
     a->minPrefixLen = cfg->minPrefixLen;
     int rc = morphology_parse(a, cfg->zMorphology, err);
     if (rc == LP_OK) rc = stopwords_parse(a, cfg->zStopwords, err);
@@ -367,7 +389,7 @@ int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
         /* Create this thread's stemmer now, so an allocation failure or a
         ** broken libstemmer shows here rather than on the first document. */
         struct sb_stemmer *pStem;
-        StemMemo *pMemo;
+        StemMemoTable *pMemo;
         rc = stem_get(a->iStem, &pStem, &pMemo, err);
     }
     if (rc != LP_OK) {
@@ -525,8 +547,6 @@ static int norm_utf8proc(const char *z, size_t n, char *zOut) {
 **    or case mappings).
 ** test_analyzer checks both against utf8proc for every such code point. */
 static uint16_t aFold2[0x800 - 0x80];
-static pthread_once_t g_fold2Once = PTHREAD_ONCE_INIT;
-
 static void fold2_build(void) {
     for (uint32_t cp = 0x80; cp < 0x800; cp++) {
         if (char_class(cp) != CC_WORD) continue;
@@ -604,21 +624,43 @@ typedef struct RunState {
     const Analyzer *a;          /* configuration */
     int bFull;                  /* apply stop words and stemming */
     struct sb_stemmer *pStem;   /* this thread's stemmer, or NULL */
-    StemMemo *aMemo;            /* its memo (STEM_MEMO_SLOTS entries) */
+    StemMemoTable *pMemo;       /* its memo */
     TokenFn xToken;             /* the caller's callback and its context */
     void *ctx;
     uint32_t iPos;              /* position of the next word */
     LpError *err;
 } RunState;
 
+static uint32_t memo_slot(const char *z, int n, int nBits) {
+    /* FNV-1a, then a multiplicative mix so the top bits pick the slot. */
+    uint32_t h = 2166136261u;
+    for (int i = 0; i < n; i++) h = (h ^ (unsigned char)z[i]) * 16777619u;
+    return (h * 0x9E3779B1u) >> (32 - nBits);
+}
+
+/* Doubles the memo in place, keeping what it holds: from the last slot
+** down, entry i moves to 2i or 2i+1 (slots past the old end, or vacated
+** by entries already moved up). */
+static void memo_grow(StemMemoTable *m) {
+    int nBits = m->nBits + 1;
+    for (size_t i = (size_t)1 << m->nBits; i-- > 0;) {
+        StemMemo *e = &m->a[i];
+        if (!e->nWord) continue;
+        size_t j = memo_slot(e->zWord, e->nWord, nBits);
+        if (j == i) continue;
+        m->a[j] = *e;
+        e->nWord = 0;
+    }
+    m->nBits = nBits;
+    m->nMiss = 0;
+}
+
 /* Replaces t's term by its stem, through the thread's memo. */
 static int stem_term(RunState *s, Token *t) {
+    StemMemoTable *pm = s->pMemo;
     StemMemo *m = NULL;
     if (t->n <= STEM_MEMO_MAX) {
-        /* FNV-1a, then a multiplicative mix so the top bits pick the slot. */
-        uint32_t h = 2166136261u;
-        for (int i = 0; i < t->n; i++) h = (h ^ (unsigned char)t->z[i]) * 16777619u;
-        m = &s->aMemo[(h * 0x9E3779B1u) >> (32 - STEM_MEMO_BITS)];
+        m = &pm->a[memo_slot(t->z, t->n, pm->nBits)];
         if (m->nWord == t->n && lp_bytes_eq(m->zWord, t->z, (size_t)t->n)) {
             t->z = m->zStem;
             t->n = m->nStem;
@@ -632,6 +674,10 @@ static int stem_term(RunState *s, Token *t) {
     /* A stemmer never empties a word in practice; keep the word if one did. */
     if (nStem == 0) return LP_OK;
     if (m && nStem <= STEM_MEMO_MAX) {
+        if (++pm->nMiss > (1u << pm->nBits) && pm->nBits < STEM_MEMO_MAX_BITS) {
+            memo_grow(pm);
+            m = &pm->a[memo_slot(t->z, t->n, pm->nBits)];
+        }
         m->nWord = (uint8_t)t->n;
         memcpy(m->zWord, t->z, (size_t)t->n);
         m->nStem = (uint8_t)nStem;
@@ -700,7 +746,7 @@ static int run(const Analyzer *a, int bFull, const char *z, size_t n, uint32_t i
 
     RunState s = {a, bFull, NULL, NULL, xToken, ctx, iPosBase, err};
     if (bFull && a->iStem >= 0) {
-        int rc = stem_get(a->iStem, &s.pStem, &s.aMemo, err);
+        int rc = stem_get(a->iStem, &s.pStem, &s.pMemo, err);
         if (rc != LP_OK) return rc;
     }
     const unsigned char *p = (const unsigned char *)z;
