@@ -218,13 +218,15 @@ static void stem_supported(char *z, size_t nz) {
 ** doubles stemmed throughput on English text. The table has room for
 ** 2^STEM_MEMO_MAX_BITS entries of 46 bytes (368 KiB, mapped, so pages
 ** not yet used cost nothing) but uses the first 2^nBits: it starts at
-** 2^STEM_MEMO_MIN_BITS and doubles in place each time it has missed as
-** many words as it has entries since it last grew. A thread that analyses
-** a few small documents or queries touches a few pages, not 90 (a first
-** touch of a page costs more than stemming ten words on some virtual
-** machines). The slot is the top nBits of the word's hash, so doubling
+** 2^STEM_MEMO_MIN_BITS and doubles in place each time it has missed
+** half as many words as it has entries since it last grew. A thread that
+** analyses a few small documents or queries touches 23 pages, not 90 (a
+** first touch of a page costs more than stemming ten words on some
+** virtual machines); on a large vocabulary it reaches full size after a
+** few thousand words (cisi: 1% more instructions analysing than a table
+** full-size from the start). The slot is the top nBits of the word's hash, so doubling
 ** sends slot i to 2i or 2i+1. */
-#define STEM_MEMO_MIN_BITS 9
+#define STEM_MEMO_MIN_BITS 11
 #define STEM_MEMO_MAX_BITS 13
 #define STEM_MEMO_MAX 22
 
@@ -674,7 +676,7 @@ static int stem_term(RunState *s, Token *t) {
     /* A stemmer never empties a word in practice; keep the word if one did. */
     if (nStem == 0) return LP_OK;
     if (m && nStem <= STEM_MEMO_MAX) {
-        if (++pm->nMiss > (1u << pm->nBits) && pm->nBits < STEM_MEMO_MAX_BITS) {
+        if (++pm->nMiss > (1u << pm->nBits) / 2 && pm->nBits < STEM_MEMO_MAX_BITS) {
             memo_grow(pm);
             m = &pm->a[memo_slot(t->z, t->n, pm->nBits)];
         }
