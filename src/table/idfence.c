@@ -9,9 +9,10 @@
 ** Neighbouring cells never list the same sources (they are merged while
 ** building), so the cells are at most twice the runs.
 **
-** Building sweeps the runs' ends in id order keeping, per source, whether
-** the sweep is inside one of its runs; at each end the cell that starts
-** there lists the sources inside. O(E log E + E * nSrc) for E ends.
+** Building sweeps the runs' ends in id order keeping, per source, a bit
+** saying whether the sweep is inside one of its runs; at each end the cell
+** that starts there lists the sources inside. O(E log E + E * (nSrc/64 +
+** depth)) for E ends.
 */
 #include "table/idfence.h"
 
@@ -102,8 +103,7 @@ uint32_t idfence_runs(const uint8_t *pIds, size_t stride, uint32_t nId, IdRun *a
 /* ----------------------------------------------------------- build */
 
 typedef struct End {
-    int64_t at;             /* the first id on the new side */
-    int32_t d;              /* +1 a run starts at `at`, -1 one ended before it */
+    int64_t at;             /* a run of iSrc starts here, or one ended just before */
     uint16_t iSrc;
 } End;
 
@@ -112,22 +112,25 @@ static int cmp_end(const void *a, const void *b) {
     return (x->at > y->at) - (x->at < y->at);
 }
 
-/* Appends cell (lo, the sources inside, newest first) unless it lists the
-** same sources as the cell before it. */
-static int add_cell(IdFence *f, int64_t lo, const uint32_t *aIn, int nSrc, size_t *pnCellCap,
-                    size_t *pnSrcCap) {
-    uint32_t nNew = 0;
-    for (int i = nSrc - 1; i >= 0; i--) nNew += aIn[i] > 0;
-    if (f->nCell) {
-        uint32_t b = f->aOff[f->nCell - 1], n = f->aOff[f->nCell] - b, k = 0;
-        if (n == nNew) {
-            for (int i = nSrc - 1; i >= 0 && k < n; i--) {
-                if (aIn[i] == 0) continue;
-                if (f->aSrc[b + k] != (uint16_t)i) break;
-                k++;
-            }
-            if (k == n) return 0;
+/* The sources inside (bits of aIn, nWord words), newest first, into aOut;
+** returns how many. O(nWord + their number). */
+static uint32_t sources_inside(const uint64_t *aIn, size_t nWord, uint16_t *aOut) {
+    uint32_t n = 0;
+    for (size_t w = nWord; w-- > 0;) {
+        for (uint64_t x = aIn[w]; x; x &= ~(1ull << (63 - __builtin_clzll(x)))) {
+            aOut[n++] = (uint16_t)(w * 64 + (size_t)(63 - __builtin_clzll(x)));
         }
+    }
+    return n;
+}
+
+/* Appends cell (lo, aNew: nNew sources, newest first) unless it lists the
+** same sources as the cell before it. */
+static int add_cell(IdFence *f, int64_t lo, const uint16_t *aNew, uint32_t nNew, size_t *pnCellCap,
+                    size_t *pnSrcCap) {
+    if (f->nCell) {
+        uint32_t b = f->aOff[f->nCell - 1], n = f->aOff[f->nCell] - b;
+        if (n == nNew && memcmp(f->aSrc + b, aNew, sizeof(uint16_t) * n) == 0) return 0;
     }
     if (f->nCell + 1 >= *pnCellCap) {
         size_t nCap = *pnCellCap * 2;
@@ -148,11 +151,9 @@ static int add_cell(IdFence *f, int64_t lo, const uint32_t *aIn, int nSrc, size_
         f->aSrc = aSrc;
         *pnSrcCap = nCap;
     }
-    for (int i = nSrc - 1; i >= 0; i--) {
-        if (aIn[i]) f->aSrc[off++] = (uint16_t)i;
-    }
+    memcpy(f->aSrc + off, aNew, sizeof(uint16_t) * nNew);
     f->aLo[f->nCell++] = lo;
-    f->aOff[f->nCell] = off;
+    f->aOff[f->nCell] = off + nNew;
     if (nNew > f->nMaxDepth) f->nMaxDepth = nNew;
     return 0;
 }
@@ -163,33 +164,39 @@ IdFence *idfence_build(const IdRun *const *apRun, const uint32_t *anRun, int nSr
     for (int i = 0; i < nSrc; i++) nEnd += 2 * (size_t)anRun[i];
     IdFence *f = calloc(1, sizeof(*f));
     End *aEnd = malloc(sizeof(End) * (nEnd ? nEnd : 1));
-    uint32_t *aIn = calloc((size_t)(nSrc ? nSrc : 1), sizeof(uint32_t));
+    size_t nWord = (size_t)nSrc / 64 + 1;
+    uint64_t *aIn = calloc(nWord, sizeof(uint64_t)); /* bit i: inside a run of source i */
+    uint16_t *aNew = malloc(sizeof(uint16_t) * (size_t)(nSrc ? nSrc : 1));
     size_t nCellCap = 16, nSrcCap = 16;
     if (f) {
         f->aLo = malloc(sizeof(int64_t) * nCellCap);
         f->aOff = calloc(nCellCap + 1, sizeof(uint32_t));
         f->aSrc = malloc(sizeof(uint16_t) * nSrcCap);
     }
-    if (!f || !aEnd || !aIn || !f->aLo || !f->aOff || !f->aSrc) goto oom;
+    if (!f || !aEnd || !aIn || !aNew || !f->aLo || !f->aOff || !f->aSrc) goto oom;
     size_t n = 0;
     for (int i = 0; i < nSrc; i++) {
         for (uint32_t r = 0; r < anRun[i]; r++) {
-            aEnd[n++] = (End){apRun[i][r].lo, +1, (uint16_t)i};
-            if (apRun[i][r].hi < INT64_MAX) aEnd[n++] = (End){apRun[i][r].hi + 1, -1, (uint16_t)i};
+            aEnd[n++] = (End){apRun[i][r].lo, (uint16_t)i};
+            if (apRun[i][r].hi < INT64_MAX) aEnd[n++] = (End){apRun[i][r].hi + 1, (uint16_t)i};
         }
     }
     qsort(aEnd, n, sizeof(End), cmp_end);
     for (size_t k = 0; k < n;) {
         int64_t at = aEnd[k].at;
-        for (; k < n && aEnd[k].at == at; k++) aIn[aEnd[k].iSrc] += (uint32_t)aEnd[k].d;
-        if (add_cell(f, at, aIn, nSrc, &nCellCap, &nSrcCap)) goto oom;
+        /* A source's runs are disjoint: at one id, one of its runs may end
+        ** and the next start, never two overlap. */
+        for (; k < n && aEnd[k].at == at; k++) aIn[aEnd[k].iSrc / 64] ^= 1ull << (aEnd[k].iSrc % 64);
+        if (add_cell(f, at, aNew, sources_inside(aIn, nWord, aNew), &nCellCap, &nSrcCap)) goto oom;
     }
     free(aEnd);
     free(aIn);
+    free(aNew);
     return f;
 oom:
     free(aEnd);
     free(aIn);
+    free(aNew);
     idfence_free(f);
     return NULL;
 }

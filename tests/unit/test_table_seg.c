@@ -769,6 +769,20 @@ static void test_idfence_vs_brute_force(void **state) {
     idfence_lookup(f, 0, &n);
     assert_int_equal(n, 0);
     idfence_free(f);
+    /* Runs of one source that touch: the sweep stays inside across them. */
+    IdRun adj[2] = {{1, 5}, {6, 9}}, seven = {7, 7};
+    const IdRun *ap2[2] = {adj, &seven};
+    uint32_t an2[2] = {2, 1};
+    f = idfence_build(ap2, an2, 2);
+    a = idfence_lookup(f, 6, &n);
+    assert_true(n == 1 && a[0] == 0);
+    a = idfence_lookup(f, 7, &n);
+    assert_true(n == 2 && a[0] == 1 && a[1] == 0);
+    a = idfence_lookup(f, 9, &n);
+    assert_true(n == 1 && a[0] == 0);
+    idfence_lookup(f, 10, &n);
+    assert_int_equal(n, 0);
+    idfence_free(f);
 }
 
 int main(void) {
