@@ -14,9 +14,10 @@
 **       read and parsed first (parse_s); then, timed (analyse_index_s,
 **       write_s), batches of 128 documents are analysed on N threads
 **       (default: one per CPU, as the server's work pool analyses a large
-**       INSERT; a batch of less than 64 KiB of text on one, as the server
-**       analyses a small one) and added to the index in order, and the
-**       segment is written.
+**       INSERT; on one when the 1000 documents around the batch, an INSERT
+**       of the benchmark's load, hold less than 64 KiB of text, as the
+**       server analyses a small write) and added to the index in order,
+**       and the segment is written.
 **   loupe-inspect fts-bench SEGMENT QUERYFILE [--k 10] [--seconds S] [--warmup N]
 **                 [--fields a,b] [--morphology M] [--stopwords S] [--hard-stop S]
 **       times full-text queries on a sealed segment in this process, for the
@@ -169,8 +170,12 @@ static void build_range(void *arg) {
 }
 
 #define BUILD_BATCH 128
-/* A batch with less text is analysed on this thread alone, as the server
-** analyses a write with less than table.c's PREP_PARALLEL_BYTES. */
+/* The documents are taken as writes of BUILD_WRITE_ROWS rows (the INSERTs
+** of bench-fulltext's load: engines.py INSERT_ROWS), analysed in batches
+** of BUILD_BATCH. A write with less text than table.c's
+** PREP_PARALLEL_BYTES is analysed on this thread alone, as the server
+** analyses it. */
+#define BUILD_WRITE_ROWS 1000
 #define BUILD_PARALLEL_BYTES (64 * 1024)
 
 static int cmd_build(const char *zIn, const char *zOut, const char *zFields, const char *zMorph,
@@ -211,9 +216,12 @@ static int cmd_build(const char *zIn, const char *zOut, const char *zFields, con
     int64_t t0 = lp_now_ns();
     for (uint32_t iBase = 0; rc == LP_OK && iBase < x.nDoc; iBase += BUILD_BATCH) {
         uint32_t n = x.nDoc - iBase < BUILD_BATCH ? x.nDoc - iBase : BUILD_BATCH;
-        /* As the server shares a write out: only with enough text. */
+        /* As the server shares a write out: only when the write (the
+        ** BUILD_WRITE_ROWS documents around this batch) has enough text. */
         size_t nText = 0;
-        for (size_t k = (size_t)iBase * (size_t)nField; k < (size_t)(iBase + n) * (size_t)nField; k++) {
+        uint32_t iWrite = iBase / BUILD_WRITE_ROWS * BUILD_WRITE_ROWS;
+        uint32_t iWriteEnd = x.nDoc - iWrite < BUILD_WRITE_ROWS ? x.nDoc : iWrite + BUILD_WRITE_ROWS;
+        for (size_t k = (size_t)iWrite * (size_t)nField; k < (size_t)iWriteEnd * (size_t)nField; k++) {
             if (x.azText[k]) nText += strlen(x.azText[k]);
         }
         int bShare = pool && nText >= BUILD_PARALLEL_BYTES;

@@ -48,9 +48,11 @@ SETTINGS = {
         "`<q>` is `w1 | w2 | ...` (OR), `w1 w2` (AND), `w`, `\"w1 w2\"`, `pre*`.",
         "In process: `loupe-inspect fts-build docs.jsonl seg --fields title,text "
         "--morphology stem_en` writes the sealed segment (the same analysis and index as the "
-        "server's; JSON parsed before timing; documents analysed on one thread per CPU, "
-        "added in order, as the server does a large INSERT); `loupe-inspect fts-bench` runs the MATCH texts above on it (parse, plan, "
-        "top k with the default BM25F, k1 = 1.2, b = 0.75, field weights 1).",
+        "server's; JSON parsed before timing; documents taken as the load's INSERTs of "
+        "%d rows and analysed as the server analyses them: on one thread per CPU, or on one "
+        "when an INSERT holds under 64 KiB of text; added in order); `loupe-inspect "
+        "fts-bench` runs the MATCH texts above on it (parse, plan, "
+        "top k with the default BM25F, k1 = 1.2, b = 0.75, field weights 1)." % INSERT_ROWS,
         "Size: the segment file (`SHOW TABLE c STATUS`'s `fts_bytes` is in fulltext.json "
         "when the server reports it).",
     ],

@@ -277,7 +277,8 @@ def build_segment(coll, args, path):
     sealed segment file. The tool reads and parses the JSON first, untimed
     (the in-process peers get their documents from Python's memory too),
     then times analysis and indexing (documents analysed in batches on one
-    thread per CPU, as the server's work pool analyses a large INSERT;
+    thread per CPU, as the server's work pool analyses a large INSERT, or
+    on one when the load's INSERT around them holds under 64 KiB of text;
     added to the index in order) up to the segment fsynced. Process start
     and exit are left out; the wall time of the whole process is kept."""
     argv = [args.loupe_inspect, "fts-build", os.path.join(coll.path, "docs.jsonl"), path,
