@@ -37,7 +37,7 @@
 **               (= | LIKE) 'x'] | [GLOBAL|SESSION|LOCAL] STATUS [like]
 **             | DATABASES [like] | META [like] | WARNINGS | COLLATION [like]
 **             | CHARACTER SET [like] | CHARSET [like] | ENGINES
-**             | TABLE table STATUS )                like := LIKE 'pattern'
+**             | TABLE table STATUS [like] )         like := LIKE 'pattern'
 **   describe := (DESCRIBE|DESC) table [like]
 **   set      := SET setitem {',' setitem}
 **   setitem  := [GLOBAL|SESSION|LOCAL] ( name | @@var | @var ) ('='|':=') expr
@@ -1357,8 +1357,10 @@ static int parse_show(Parser *p, ShowStmt *s) {
     case KW_TABLE:
         s->kind = SHOW_TABLE_STATUS;
         advance(p);
-        if (parse_table(p, &s->zTable, &s->tablePos) || expect_kw(p, KW_STATUS)) return p->rc;
-        return finish(p, "end of statement");
+        if (parse_table(p, &s->zTable, &s->tablePos) || expect_kw(p, KW_STATUS) || parse_like(p, s)) {
+            return p->rc;
+        }
+        return finish(p, "LIKE or end of statement");
     default:
         return expected(p, "TABLES, CREATE TABLE, COLUMNS, VARIABLES, STATUS, DATABASES, META, "
                            "WARNINGS, COLLATION, CHARACTER SET, ENGINES or TABLE"),

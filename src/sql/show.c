@@ -28,6 +28,15 @@ static int add2i(SqlResult *r, const char *zA, unsigned long long v) {
     return add2(r, zA, buf);
 }
 
+/* add2 / add2i of a row whose name the statement's LIKE (if any) matches. */
+static int add2_like(SqlResult *r, const ShowStmt *sh, const char *zA, const char *zB) {
+    return sh->zLike && !sqlx_like(sh->zLike, zA) ? LP_OK : add2(r, zA, zB);
+}
+
+static int add2i_like(SqlResult *r, const ShowStmt *sh, const char *zA, unsigned long long v) {
+    return sh->zLike && !sqlx_like(sh->zLike, zA) ? LP_OK : add2i(r, zA, v);
+}
+
 static Table *need_table(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
     return sqlx_table(s, sh->zTable, r);
 }
@@ -205,19 +214,19 @@ static int show_table_status(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
     int rc = LP_NOMEM;
     size_t nTerms = 0, nFts = snap ? table_snap_fts_bytes(snap, &nTerms) : 0;
     uint64_t nWal = table_wal_bytes(t);
-    if (snap && !str_columns(r, azCol) && !add2(r, "table_type", "rt") &&
-        !add2i(r, "indexed_documents", table_snap_count(snap)) &&
-        !add2i(r, "ram_bytes", table_snap_bytes(snap) + nFts) &&
-        !add2i(r, "fulltext_ram_bytes", nFts) && !add2i(r, "fulltext_terms", nTerms) &&
-        !add2i(r, "disk_bytes", nWal + nSegBytes) && !add2i(r, "wal_bytes", nWal) &&
-        !add2i(r, "wal_syncs", table_wal_syncs(t)) &&
-        !add2i(r, "disk_chunks", (uint64_t)nSeg) && !add2i(r, "segment_bytes", nSegBytes) &&
-        !add2i(r, "flushes", nFlush) && !add2i(r, "merges", nMerge) &&
-        !add2i(r, "updates_in_place", table_updates_in_place(t)) &&
-        !add2i(r, "id_lookup_cells", nFenceCell) && !add2i(r, "id_lookup_max_segments", nFenceDepth) &&
-        !add2i(r, "mem_limit", table_mem_limit(t))) {
+    if (snap && !str_columns(r, azCol) && !add2_like(r, sh, "table_type", "rt") &&
+        !add2i_like(r, sh, "indexed_documents", table_snap_count(snap)) &&
+        !add2i_like(r, sh, "ram_bytes", table_snap_bytes(snap) + nFts) &&
+        !add2i_like(r, sh, "fulltext_ram_bytes", nFts) && !add2i_like(r, sh, "fulltext_terms", nTerms) &&
+        !add2i_like(r, sh, "disk_bytes", nWal + nSegBytes) && !add2i_like(r, sh, "wal_bytes", nWal) &&
+        !add2i_like(r, sh, "wal_syncs", table_wal_syncs(t)) &&
+        !add2i_like(r, sh, "disk_chunks", (uint64_t)nSeg) && !add2i_like(r, sh, "segment_bytes", nSegBytes) &&
+        !add2i_like(r, sh, "flushes", nFlush) && !add2i_like(r, sh, "merges", nMerge) &&
+        !add2i_like(r, sh, "updates_in_place", table_updates_in_place(t)) &&
+        !add2i_like(r, sh, "id_lookup_cells", nFenceCell) && !add2i_like(r, sh, "id_lookup_max_segments", nFenceDepth) &&
+        !add2i_like(r, sh, "mem_limit", table_mem_limit(t))) {
         rc = LP_OK;
-        if (bRebuild && add2(r, "rebuild_embeddings", zRebuild)) rc = LP_NOMEM;
+        if (bRebuild && add2_like(r, sh, "rebuild_embeddings", zRebuild)) rc = LP_NOMEM;
     }
     table_snapshot_release(snap);
     table_unref(t);

@@ -309,6 +309,8 @@ SYNTAX = [
     ("UPDATE t n = 1", r"^near 'n = 1' at line 1 col 10: expected"),
     ("SELECT 1 FROM t WHERE id = 1 " + "AND n = 1 " * 10 + "AND (",
      r"^(near '' at|unexpected end of statement at) line 1 col 135: expected"),
+    ("SHOW TABLE t STATUS LIKE", END + r" line 1 col 25: expected"),
+    ("SHOW TABLE t STATUS x", r"^near 'x' at line 1 col 21: expected LIKE or end of statement"),
     ("SELECT * FROM t LIMIT 1 " + "x" * 100,
      r"^near 'x{20,}(\.\.\.)?' at line 1 col 25: "),
 ]

@@ -690,6 +690,8 @@ def test_id_lookups_over_overlapping_segments(tmp_path):
     finish(s, keep=True)
     s.start()
     assert status(s, "o")["id_lookup_max_segments"] == str(depth)
+    assert q(s, "SHOW TABLE o STATUS LIKE 'id_lookup%'") == (
+        ("id_lookup_cells", st["id_lookup_cells"]), ("id_lookup_max_segments", str(depth)))
     check()
     q(s, "OPTIMIZE TABLE o OPTION sync=1")
     st = status(s, "o")

@@ -697,6 +697,7 @@ static void test_show(void **state) {
     check_show("SHOW CHARSET LIKE 'u%'", SHOW_CHARSET, NULL, "u%", 0, 0);
     check_show("SHOW ENGINES", SHOW_ENGINES, NULL, NULL, 0, 0);
     check_show("SHOW TABLE t1 STATUS", SHOW_TABLE_STATUS, "t1", NULL, 0, 0);
+    check_show("SHOW TABLE t1 STATUS LIKE 'id_%'", SHOW_TABLE_STATUS, "t1", "id_%", 0, 0);
 }
 
 /* ------------------------------------------------------------- SET */
