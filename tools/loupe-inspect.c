@@ -213,18 +213,24 @@ static int cmd_build(const char *zIn, const char *zOut, const char *zFields, con
         if (!(nThread > 1 && !pool)) lp_err_set(&err, LP_NOMEM, "out of memory");
         rc = err.code;
     }
+    uint32_t iWrite = UINT32_MAX; /* the write of the current batch ... */
+    int bShare = 0;               /* ... is shared out over the pool */
     int64_t t0 = lp_now_ns();
     for (uint32_t iBase = 0; rc == LP_OK && iBase < x.nDoc; iBase += BUILD_BATCH) {
         uint32_t n = x.nDoc - iBase < BUILD_BATCH ? x.nDoc - iBase : BUILD_BATCH;
         /* As the server shares a write out: only when the write (the
-        ** BUILD_WRITE_ROWS documents around this batch) has enough text. */
-        size_t nText = 0;
-        uint32_t iWrite = iBase / BUILD_WRITE_ROWS * BUILD_WRITE_ROWS;
-        uint32_t iWriteEnd = x.nDoc - iWrite < BUILD_WRITE_ROWS ? x.nDoc : iWrite + BUILD_WRITE_ROWS;
-        for (size_t k = (size_t)iWrite * (size_t)nField; k < (size_t)iWriteEnd * (size_t)nField; k++) {
-            if (x.azText[k]) nText += strlen(x.azText[k]);
+        ** BUILD_WRITE_ROWS documents around this batch) has enough text;
+        ** measured once per write. */
+        if (iBase / BUILD_WRITE_ROWS != iWrite) {
+            iWrite = iBase / BUILD_WRITE_ROWS;
+            uint32_t iFrom = iWrite * BUILD_WRITE_ROWS;
+            uint32_t iEnd = x.nDoc - iFrom < BUILD_WRITE_ROWS ? x.nDoc : iFrom + BUILD_WRITE_ROWS;
+            size_t nText = 0;
+            for (size_t k = (size_t)iFrom * (size_t)nField; k < (size_t)iEnd * (size_t)nField; k++) {
+                if (x.azText[k]) nText += strlen(x.azText[k]);
+            }
+            bShare = pool && nText >= BUILD_PARALLEL_BYTES;
         }
-        int bShare = pool && nText >= BUILD_PARALLEL_BYTES;
         int nBatchJob = bShare ? nJob : 1;
         TpoolGroup g;
         if (bShare) tpool_group_init(&g, pool);

@@ -33,6 +33,7 @@
 #include "util/arena.h"
 #include "util/bytes.h"
 #include "util/hashmap.h"
+#include "util/varint.h"
 
 typedef struct MemSkip {
     uint32_t lastDoc;       /* last doc of the block */
@@ -433,27 +434,17 @@ int fts_mem_reserve(FtsMem *m, FtsDocBuf *const *apDoc, int nDoc, uint32_t lastD
     return rc;
 }
 
-static uint32_t put_varint(uint8_t *p, uint32_t v) {
-    uint32_t n = 0;
-    while (v >= 0x80) {
-        p[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = (uint8_t)v;
-    return n;
-}
-
 /* Appends the posting of e (reserved) for document doc. */
 static void append_term(uint32_t doc, const FtsDocBuf *d, const FtsDocTerm *e) {
     MemTerm *t = e->pTerm;
     uint32_t tf = e->tf;
     uint32_t len = d->aLen[d->keys.a[e->off]];
     uint32_t delta = t->df ? doc - t->lastDoc : doc + 1;
-    t->nDoc += put_varint(t->aDoc + t->nDoc, delta);
-    t->nDoc += put_varint(t->aDoc + t->nDoc, tf);
+    t->nDoc += (uint32_t)varint_put_u32(t->aDoc + t->nDoc, delta);
+    t->nDoc += (uint32_t)varint_put_u32(t->aDoc + t->nDoc, tf);
     uint32_t prev = 0;
     for (uint32_t k = e->iFirst; k != UINT32_MAX; k = d->occ.a[k].next) {
-        t->nPos += put_varint(t->aPos + t->nPos, d->occ.a[k].pos - prev);
+        t->nPos += (uint32_t)varint_put_u32(t->aPos + t->nPos, d->occ.a[k].pos - prev);
         prev = d->occ.a[k].pos;
     }
     t->df++;

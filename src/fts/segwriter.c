@@ -549,12 +549,7 @@ int fts_segw_posting(FtsSegWriter *w, uint32_t doc, const uint32_t *aPos, uint32
                              " (%" PRIu32 " after %" PRIu32 ")",
                              zKey, doc, i, v, prev);
         }
-        uint32_t d = v - prev;
-        while (d >= 0x80) {
-            p[n++] = (uint8_t)(d | 0x80);
-            d >>= 7;
-        }
-        p[n++] = (uint8_t)d;
+        n += varint_put_u32(p + n, v - prev);
         prev = v;
     }
     strbuf_commit(&w->pos, n);

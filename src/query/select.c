@@ -36,6 +36,7 @@
 #include "util/clock.h"
 #include "util/bitset.h"
 #include "util/bytes.h"
+#include "util/hashmap.h"
 #include "vec/distance.h"
 #include "vec/hnsw.h"
 
@@ -454,11 +455,6 @@ static int scan_by_id(Exec *x, const ColFilter *cf, size_t lo, size_t *pHi) {
     return 1;
 }
 
-static int cmp_i64(const void *pa, const void *pb) {
-    int64_t x = *(const int64_t *)pa, y = *(const int64_t *)pb;
-    return (x > y) - (x < y);
-}
-
 static int run_plain(Exec *x, LpError *err) {
     const QSelect *q = x->q;
     Arena *a = x->pWork;
@@ -467,27 +463,19 @@ static int run_plain(Exec *x, LpError *err) {
     x->meta.bTotalExact = 1;
     if (q->aId) {
         x->meta.zPlan = "id_lookup";
-        /* Candidate ids may repeat (id IN (1,1)): a row counts once. They
-        ** are looked up in the order given; a sorted copy with a bit per
-        ** distinct id finds the repeats in O(n log n). */
-        size_t nId = (size_t)q->nId;
-        int64_t *aSorted = arena_alloc(a, sizeof(int64_t) * (nId ? nId : 1));
-        uint64_t *aSeen = arena_zalloc(a, sizeof(uint64_t) * (nId / 64 + 1));
-        if (!aSorted || !aSeen) return lp_err_set(err, LP_NOMEM, "out of memory");
-        memcpy(aSorted, q->aId, sizeof(int64_t) * nId);
-        qsort(aSorted, nId, sizeof(int64_t), cmp_i64);
-        for (size_t i = 0; i < nId; i++) {
-            size_t lo = 0, hi = nId; /* the first copy of aId[i] in aSorted */
-            while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                if (aSorted[mid] < q->aId[i]) lo = mid + 1;
-                else hi = mid;
-            }
-            if ((aSeen[lo / 64] >> (lo % 64)) & 1) continue;
-            aSeen[lo / 64] |= 1ull << (lo % 64);
+        /* Candidate ids may repeat (id IN (1,1)): a row counts once. */
+        IdMap seen;
+        idmap_init(&seen);
+        int rc = idmap_reserve(&seen, (size_t)q->nId);
+        for (int i = 0; i < q->nId && rc == LP_OK; i++) {
+            uint64_t v;
+            if (idmap_get(&seen, (uint64_t)q->aId[i], &v)) continue;
+            rc = idmap_put(&seen, (uint64_t)q->aId[i], 1);
             const MemRow *r = table_snap_get(x->snap, q->aId[i]);
             if (r) consider(x, r, 0);
         }
+        idmap_free(&seen);
+        if (rc != LP_OK) return lp_err_set(err, LP_NOMEM, "out of memory");
         return LP_OK;
     }
     x->meta.zPlan = "full_scan";

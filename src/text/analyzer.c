@@ -671,12 +671,14 @@ static int stem_term(RunState *s, Token *t) {
     StemMemo *w = NULL;
     if (t->n <= STEM_MEMO_MAX) {
         w = &pm->a[2 * (size_t)memo_set(t->z, t->n, pm->nBits)];
-        if (!memo_is(&w[0], t->z, t->n) && memo_is(&w[1], t->z, t->n)) {
+        int bHit = memo_is(&w[0], t->z, t->n);
+        if (!bHit && memo_is(&w[1], t->z, t->n)) {
             StemMemo x = w[0]; /* the one used last goes first */
             w[0] = w[1];
             w[1] = x;
+            bHit = 1;
         }
-        if (memo_is(&w[0], t->z, t->n)) {
+        if (bHit) {
             t->z = w[0].zStem;
             t->n = w[0].nStem;
             return LP_OK;

@@ -31,20 +31,6 @@ static int vi_decode(const uint8_t *p, const uint8_t *pEnd, size_t nMax, uint8_t
     }
 }
 
-size_t varint_put_u64(uint8_t *p, uint64_t v) {
-    size_t n = 0;
-    while (v >= 0x80) {
-        p[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = (uint8_t)v;
-    return n;
-}
-
-size_t varint_put_u32(uint8_t *p, uint32_t v) {
-    return varint_put_u64(p, v);
-}
-
 size_t varint_len_u64(uint64_t v) {
     /* Significant bits (at least 1), seven per byte. */
     int nBit = 64 - __builtin_clzll(v | 1);

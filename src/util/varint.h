@@ -41,9 +41,21 @@
 #define VARINT_MAX64 10
 
 /* Writes v at p (room for VARINT_MAX32 / VARINT_MAX64 bytes needed) and
-** returns the number of bytes written. */
-size_t varint_put_u32(uint8_t *p, uint32_t v);
-size_t varint_put_u64(uint8_t *p, uint64_t v);
+** returns the number of bytes written. Inline: index builders call them
+** once per posting and position. */
+static inline size_t varint_put_u64(uint8_t *p, uint64_t v) {
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (uint8_t)v;
+    return n;
+}
+
+static inline size_t varint_put_u32(uint8_t *p, uint32_t v) {
+    return varint_put_u64(p, v);
+}
 
 /* Bytes varint_put_u64 writes for v (1..10); also right for uint32 values. */
 size_t varint_len_u64(uint64_t v);
