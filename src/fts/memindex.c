@@ -22,17 +22,25 @@
 ** Writers reserve first (fts_mem_add may not fail inside table_apply's
 ** last phase), so each add is: reserve space for every stream it will grow,
 ** then append. See fts_mem_reserve in memindex_int.h.
+**
+** Memory. Most keys occur in one or two documents, so a term costs what
+** those need: one bump allocation (MemTerm, its key, and the first
+** MEM_INLINE bytes of each stream), an 8-byte slot in its shard's table
+** and a pointer in the shard's term list; its streams move to the heap
+** only when they outgrow the inline bytes. Fewer and denser pages matter
+** beyond the bytes: on some virtual machines the first touch of a page
+** costs as much as analysing a hundred words.
 */
 #include "fts/memindex.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fts/memindex_int.h"
 #include "util/arena.h"
 #include "util/bytes.h"
-#include "util/hashmap.h"
 #include "util/varint.h"
 
 typedef struct MemSkip {
@@ -43,34 +51,52 @@ typedef struct MemSkip {
     uint32_t minLen;
 } MemSkip;
 
+/* A term's streams start in the term itself (MEM_INLINE bytes each) and
+** move to the heap when they outgrow it: most keys of a collection occur
+** in one or two documents, and then need no allocation of their own. */
+#define MEM_INLINE 8
+
 typedef struct MemTerm {
-    uint8_t *aDoc;          /* doc stream */
-    uint32_t nDoc, capDoc;
-    uint8_t *aPos;          /* pos stream */
-    uint32_t nPos, capPos;
+    uint8_t *aDoc;          /* doc stream (inl[0..MEM_INLINE) or the heap) */
+    uint8_t *aPos;          /* pos stream (inl[MEM_INLINE..) or the heap) */
     MemSkip *aSkip;         /* completed blocks */
-    uint32_t nSkip, capSkip;
+    uint32_t nDoc, nPos;    /* stream bytes */
+    uint32_t nSkip;
     uint32_t df;            /* postings */
-    uint64_t cf;            /* total tf */
+    uint32_t cf;            /* total tf (at most nPos: each takes a byte) */
     uint32_t lastDoc;       /* last doc appended */
     uint32_t tailMaxTf;     /* impact of the incomplete last block */
     uint32_t tailMinLen;
     uint32_t maxTf;         /* impact of the whole list */
     uint32_t minLen;
-    uint32_t needDoc, needPos, needSkip; /* reservation in progress (bytes/entries) */
+    uint32_t iTouch;        /* 1 + its entry in the shard's reservation, or 0 */
+    uint8_t lgDoc, lgPos;   /* log2 of the heap streams' capacity; 0: inline */
+    uint8_t lgSkip;         /* log2 of aSkip's capacity; 0: none */
     uint8_t nKey;
+    uint8_t inl[2 * MEM_INLINE];
     uint8_t key[];          /* field byte + term */
 } MemTerm;
+
+/* A term being reserved for: what the batch's postings may need. */
+typedef struct MemTouch {
+    MemTerm *t;
+    uint32_t needDoc, needPos, needSkip; /* bytes, bytes, entries */
+} MemTouch;
 
 /* The terms are split into shards by the hash of their key, so the work of
 ** adding a batch of documents can be shared out: each shard's terms are
 ** found, grown and appended to by one thread, in document order. */
 #define MEM_SHARDS 8 /* a power of two */
 
+/* A shard's terms are found through an open-addressing table of 8-byte
+** slots: the key's hash (the FNV-1a the document buffers computed) in the
+** high half, 1 + the term's index in aTerm in the low half, 0 = empty. */
 typedef struct MemShard {
-    HashMap terms;          /* key -> MemTerm* (the key lives in the term) */
-    Arena termArena;        /* the MemTerm structs (their streams are malloc'd) */
-    VEC(MemTerm *) touched; /* terms of the reservation in progress */
+    uint64_t *aSlot;        /* nSlot slots (a power of two), or NULL */
+    uint32_t nSlot;
+    VEC(MemTerm *) aTerm;   /* every term, in order of creation */
+    Arena termArena;        /* the MemTerm structs (long streams are malloc'd) */
+    VEC(MemTouch) touched;  /* terms of the reservation in progress */
     size_t nBytes;          /* heap bytes in its terms and streams */
     int bNewTerms;          /* the last reservation created terms */
 } MemShard;
@@ -91,22 +117,23 @@ struct FtsMem {
 /* Document buffers                                                    */
 
 void fts_docbuf_reset(FtsDocBuf *d) {
-    if (d->terms.n) memset(d->aSlot, 0, sizeof(uint32_t) * d->nSlot);
     d->terms.n = 0;
     d->keys.n = 0;
-    d->occ.n = 0;
-    memset(d->aLen, 0, sizeof(uint32_t) * (size_t)d->nFields);
+    d->pos.n = 0;
+    memset(d->aLen, 0, sizeof(d->aLen));
+    if (d->nFields > FTS_DOC_LEN_INLINE) {
+        memset(d->aLenMore, 0, sizeof(uint32_t) * (size_t)(d->nFields - FTS_DOC_LEN_INLINE));
+    }
     d->nFields = 0;
+    d->maxPos = 0;
 }
 
 void fts_docbuf_free(FtsDocBuf *d) {
     VEC_FREE(&d->terms);
     VEC_FREE(&d->keys);
-    VEC_FREE(&d->occ);
-    free(d->aSlot);
-    d->aSlot = NULL;
-    d->nSlot = 0;
-    d->nFields = 0;
+    VEC_FREE(&d->pos);
+    free(d->aLenMore);
+    memset(d, 0, sizeof(*d));
 }
 
 /* FNV-1a: keys are a few bytes long, where it beats a general hash. It
@@ -118,60 +145,153 @@ static uint32_t key_hash(const uint8_t *k, size_t n) {
     return h;
 }
 
-/* Doubles the hash table (or creates it) and reinserts every key. */
-static int docbuf_grow(FtsDocBuf *d) {
-    uint32_t nSlot = d->nSlot ? d->nSlot * 2 : 64;
-    uint32_t *a = calloc(nSlot, sizeof(uint32_t));
-    if (!a) return LP_NOMEM;
-    for (size_t i = 0; i < d->terms.n; i++) {
-        uint32_t j = d->terms.a[i].h & (nSlot - 1);
-        while (a[j]) j = (j + 1) & (nSlot - 1);
-        a[j] = (uint32_t)i + 1;
+/* A thread's scratch for analysing one field: its distinct keys found
+** through a hash table, each with a chain of its occurrences. Kept for
+** the thread's next field (grown to its largest), freed at thread exit
+** by a key destructor, or by an atexit handler for the thread that calls
+** exit(), for which no destructor runs. */
+typedef struct ScratchTerm {
+    uint32_t off;           /* key offset in keys */
+    uint32_t tf;
+    uint32_t iFirst, iLast; /* chain of occurrences in occ */
+    uint32_t h;
+    uint32_t nKey;
+} ScratchTerm;
+
+typedef struct ScratchOcc {
+    uint32_t pos;           /* word position */
+    uint32_t next;          /* next occurrence of the key, UINT32_MAX at the end */
+} ScratchOcc;
+
+typedef struct DocScratch {
+    uint32_t *aSlot;        /* hash table: index + 1 into terms, 0 = empty */
+    uint32_t nSlot;         /* slots in use for this field (a power of two) */
+    uint32_t capSlot;       /* slots allocated */
+    VEC(ScratchTerm) terms; /* distinct keys, in order of first occurrence */
+    VEC(uint8_t) keys;      /* concatenated keys */
+    VEC(ScratchOcc) occ;    /* every occurrence */
+    uint32_t maxPos;
+} DocScratch;
+
+static __thread DocScratch *t_pScratch;
+static pthread_key_t g_scratchKey;
+static pthread_once_t g_scratchOnce = PTHREAD_ONCE_INIT;
+static int g_scratchKeyRc = -1;
+
+static void scratch_free(void *p) {
+    DocScratch *x = p;
+    free(x->aSlot);
+    VEC_FREE(&x->terms);
+    VEC_FREE(&x->keys);
+    VEC_FREE(&x->occ);
+    free(x);
+    if (t_pScratch == x) t_pScratch = NULL;
+}
+
+static void scratch_atexit(void) {
+    DocScratch *x = t_pScratch;
+    if (!x) return;
+    pthread_setspecific(g_scratchKey, NULL);
+    scratch_free(x);
+}
+
+static void scratch_once(void) {
+    g_scratchKeyRc = pthread_key_create(&g_scratchKey, scratch_free);
+    if (g_scratchKeyRc == 0) atexit(scratch_atexit);
+}
+
+static DocScratch *scratch_get(void) {
+    DocScratch *x = t_pScratch;
+    if (x) return x;
+    pthread_once(&g_scratchOnce, scratch_once);
+    if (g_scratchKeyRc != 0 || !(x = calloc(1, sizeof(*x)))) return NULL;
+    if (pthread_setspecific(g_scratchKey, x) != 0) {
+        free(x);
+        return NULL;
     }
-    free(d->aSlot);
-    d->aSlot = a;
-    d->nSlot = nSlot;
+    return t_pScratch = x;
+}
+
+/* Sizes the hash table for nSlot slots, empty (or, when bKeep, holding
+** the scratch's terms). */
+static int scratch_slots(DocScratch *x, uint32_t nSlot, int bKeep) {
+    if (nSlot > x->capSlot) {
+        uint32_t *a = malloc(sizeof(uint32_t) * nSlot);
+        if (!a) return LP_NOMEM;
+        free(x->aSlot);
+        x->aSlot = a;
+        x->capSlot = nSlot;
+    }
+    x->nSlot = nSlot;
+    memset(x->aSlot, 0, sizeof(uint32_t) * nSlot);
+    for (size_t i = 0; bKeep && i < x->terms.n; i++) {
+        uint32_t j = x->terms.a[i].h & (nSlot - 1);
+        while (x->aSlot[j]) j = (j + 1) & (nSlot - 1);
+        x->aSlot[j] = (uint32_t)i + 1;
+    }
     return LP_OK;
 }
 
 typedef struct DocBufCtx {
-    FtsDocBuf *d;
+    DocScratch *x;
     uint8_t field;
 } DocBufCtx;
 
 static int docbuf_token(void *ctx, const Token *t) {
     DocBufCtx *c = ctx;
-    FtsDocBuf *d = c->d;
+    DocScratch *x = c->x;
     size_t nKey = 1 + (size_t)t->n;
-    if (VEC_RESERVE(&d->keys, d->keys.n + nKey) || VEC_RESERVE(&d->occ, d->occ.n + 1)) {
+    if (VEC_RESERVE(&x->keys, x->keys.n + nKey) || VEC_RESERVE(&x->occ, x->occ.n + 1)) {
         return LP_NOMEM;
     }
     /* The key is written at the end of keys; kept only when it is new. */
-    uint8_t *k = d->keys.a + d->keys.n;
+    uint8_t *k = x->keys.a + x->keys.n;
     k[0] = c->field;
     memcpy(k + 1, t->z, (size_t)t->n);
-    if (2 * (d->terms.n + 1) > d->nSlot && docbuf_grow(d)) return LP_NOMEM;
-    uint32_t h = key_hash(k, nKey), j = h & (d->nSlot - 1);
-    FtsDocTerm *e = NULL;
-    for (; d->aSlot[j]; j = (j + 1) & (d->nSlot - 1)) {
-        FtsDocTerm *x = &d->terms.a[d->aSlot[j] - 1];
-        if (x->h == h && x->nKey == nKey && lp_bytes_eq(d->keys.a + x->off, k, nKey)) {
-            e = x;
+    if (2 * (x->terms.n + 1) > x->nSlot && scratch_slots(x, x->nSlot * 2, 1)) return LP_NOMEM;
+    uint32_t h = key_hash(k, nKey), j = h & (x->nSlot - 1);
+    ScratchTerm *e = NULL;
+    for (; x->aSlot[j]; j = (j + 1) & (x->nSlot - 1)) {
+        ScratchTerm *y = &x->terms.a[x->aSlot[j] - 1];
+        if (y->h == h && y->nKey == nKey && lp_bytes_eq(x->keys.a + y->off, k, nKey)) {
+            e = y;
             break;
         }
     }
-    uint32_t iOcc = (uint32_t)d->occ.n;
-    d->occ.a[d->occ.n++] = (FtsDocOcc){t->iPos, UINT32_MAX};
+    uint32_t iOcc = (uint32_t)x->occ.n;
+    x->occ.a[x->occ.n++] = (ScratchOcc){t->iPos, UINT32_MAX};
+    if (t->iPos > x->maxPos) x->maxPos = t->iPos;
     if (e) {
-        d->occ.a[e->iLast].next = iOcc;
+        x->occ.a[e->iLast].next = iOcc;
         e->iLast = iOcc;
         e->tf++;
         return LP_OK;
     }
-    FtsDocTerm n = {(uint32_t)d->keys.n, (uint16_t)nKey, 1, iOcc, iOcc, h, NULL};
-    if (VEC_PUSH(&d->terms, n)) return LP_NOMEM;
-    d->aSlot[j] = (uint32_t)d->terms.n;
-    d->keys.n += nKey;
+    ScratchTerm n = {(uint32_t)x->keys.n, 1, iOcc, iOcc, h, (uint32_t)nKey};
+    if (VEC_PUSH(&x->terms, n)) return LP_NOMEM;
+    x->aSlot[j] = (uint32_t)x->terms.n;
+    x->keys.n += nKey;
+    return LP_OK;
+}
+
+/* Appends the field analysed in x to d: its keys, each with its positions. */
+static int docbuf_take(FtsDocBuf *d, const DocScratch *x) {
+    if (VEC_RESERVE(&d->terms, d->terms.n + x->terms.n) ||
+        VEC_RESERVE(&d->keys, d->keys.n + x->keys.n + x->terms.n) ||
+        VEC_RESERVE(&d->pos, d->pos.n + x->occ.n)) {
+        return LP_NOMEM;
+    }
+    for (size_t i = 0; i < x->terms.n; i++) {
+        const ScratchTerm *y = &x->terms.a[i];
+        d->keys.a[d->keys.n++] = (uint8_t)y->nKey;
+        memcpy(d->keys.a + d->keys.n, x->keys.a + y->off, y->nKey);
+        d->terms.a[d->terms.n++] = (FtsDocTerm){(uint32_t)d->keys.n, y->tf, (uint32_t)d->pos.n, y->h, NULL};
+        d->keys.n += y->nKey;
+        for (uint32_t k = y->iFirst; k != UINT32_MAX; k = x->occ.a[k].next) {
+            d->pos.a[d->pos.n++] = x->occ.a[k].pos;
+        }
+    }
+    if (x->maxPos > d->maxPos) d->maxPos = x->maxPos;
     return LP_OK;
 }
 
@@ -180,23 +300,36 @@ int fts_docbuf_field(FtsDocBuf *d, const Analyzer *an, int iField, const char *z
     if (iField < 0 || iField >= FTS_MAX_FIELDS) {
         return lp_err_set(err, LP_INTERNAL, "full-text field %d out of range", iField);
     }
-    /* Positions restart at 0 per field; a field's keys are its own (the
-    ** field byte), so each chain stays in position order. Analysing the
-    ** same field twice would break that. */
-    if (iField < d->nFields && d->aLen[iField]) {
+    /* Positions restart at 0 per field and a field's keys are its own
+    ** (the field byte); analysing the same field twice would repeat them. */
+    if (iField < d->nFields && fts_docbuf_len(d, iField)) {
         return lp_err_set(err, LP_INTERNAL, "full-text field %d analysed twice", iField);
     }
+    if (iField >= FTS_DOC_LEN_INLINE + d->nLenMore) {
+        int nMore = iField + 1 - FTS_DOC_LEN_INLINE;
+        uint32_t *a = realloc(d->aLenMore, sizeof(uint32_t) * (size_t)nMore);
+        if (!a) return lp_err_set(err, LP_NOMEM, "out of memory analysing a document");
+        memset(a + d->nLenMore, 0, sizeof(uint32_t) * (size_t)(nMore - d->nLenMore));
+        d->aLenMore = a;
+        d->nLenMore = nMore;
+    }
+    DocScratch *x = scratch_get();
+    if (!x) return lp_err_set(err, LP_NOMEM, "out of memory analysing a document");
+    x->terms.n = x->keys.n = x->occ.n = 0;
+    x->maxPos = 0;
     /* Room for the likely number of words up front (about one per six
-    ** bytes of text), so a long field does not grow its vectors a dozen
-    ** times. */
+    ** bytes of text, half of them distinct). */
     size_t nGuess = n / 6 + 1;
-    if (VEC_RESERVE(&d->occ, d->occ.n + nGuess) || VEC_RESERVE(&d->keys, d->keys.n + n + 1) ||
-        VEC_RESERVE(&d->terms, d->terms.n + nGuess / 2 + 1)) {
+    uint32_t nSlot = 64;
+    while (nSlot < nGuess && nSlot < (UINT32_C(1) << 20)) nSlot *= 2;
+    if (scratch_slots(x, nSlot, 0) || VEC_RESERVE(&x->occ, nGuess) || VEC_RESERVE(&x->keys, n + 1) ||
+        VEC_RESERVE(&x->terms, nGuess / 2 + 1)) {
         return lp_err_set(err, LP_NOMEM, "out of memory analysing a document");
     }
-    DocBufCtx c = {d, (uint8_t)iField};
+    DocBufCtx c = {x, (uint8_t)iField};
     uint32_t nWords = 0;
     int rc = analyzer_run(an, z, n, 0, docbuf_token, &c, &nWords, err);
+    if (rc == LP_OK && docbuf_take(d, x) != LP_OK) rc = LP_NOMEM;
     if (rc != LP_OK) {
         /* Drop the half-analysed document's buffer entirely: callers
         ** discard a document whose field failed. */
@@ -204,7 +337,11 @@ int fts_docbuf_field(FtsDocBuf *d, const Analyzer *an, int iField, const char *z
         if (rc == LP_NOMEM) lp_err_set(err, LP_NOMEM, "out of memory analysing a document");
         return rc;
     }
-    d->aLen[iField] += nWords;
+    if (iField < FTS_DOC_LEN_INLINE) {
+        d->aLen[iField] += nWords;
+    } else {
+        d->aLenMore[iField - FTS_DOC_LEN_INLINE] += nWords;
+    }
     if (iField + 1 > d->nFields) d->nFields = iField + 1;
     return LP_OK;
 }
@@ -231,16 +368,15 @@ void fts_mem_free(FtsMem *m) {
     if (!m) return;
     for (int i = 0; i < MEM_SHARDS; i++) {
         MemShard *sh = &m->aShard[i];
-        HMapIter it = {0};
-        void *pv;
-        while (hmap_next(&sh->terms, &it, NULL, NULL, &pv)) {
-            MemTerm *t = pv;
-            free(t->aDoc);
-            free(t->aPos);
+        for (size_t k = 0; k < sh->aTerm.n; k++) {
+            MemTerm *t = sh->aTerm.a[k];
+            if (t->lgDoc) free(t->aDoc);
+            if (t->lgPos) free(t->aPos);
             free(t->aSkip);
         }
         arena_free(&sh->termArena);
-        hmap_free(&sh->terms);
+        free(sh->aSlot);
+        VEC_FREE(&sh->aTerm);
         VEC_FREE(&sh->touched);
     }
     for (int i = 0; i < FTS_MAX_FIELDS; i++) VEC_FREE(&m->aLen[i]);
@@ -262,83 +398,148 @@ size_t fts_mem_bytes(const FtsMem *m) {
 
 size_t fts_mem_nterms(const FtsMem *m) {
     size_t n = 0;
-    for (int i = 0; i < MEM_SHARDS; i++) n += hmap_count(&m->aShard[i].terms);
+    for (int i = 0; i < MEM_SHARDS; i++) n += m->aShard[i].aTerm.n;
     return n;
 }
 
-static MemShard *shard_of(const FtsMem *m, const uint8_t *key, int nKey) {
-    return (MemShard *)&m->aShard[key_hash(key, (size_t)nKey) & (MEM_SHARDS - 1)];
+/* The term of key (hash h) in shard sh, or NULL. */
+static MemTerm *shard_find(const MemShard *sh, const uint8_t *key, int nKey, uint32_t h) {
+    if (!sh->aSlot) return NULL;
+    uint32_t mask = sh->nSlot - 1;
+    for (uint32_t j = (h >> 3) & mask;; j = (j + 1) & mask) {
+        uint64_t v = sh->aSlot[j];
+        if (!v) return NULL;
+        if ((uint32_t)(v >> 32) == h) {
+            MemTerm *t = sh->aTerm.a[(uint32_t)v - 1];
+            if (t->nKey == nKey && lp_bytes_eq(t->key, key, (size_t)nKey)) return t;
+        }
+    }
 }
 
-static int grow_bytes(uint8_t **pa, uint32_t *pcap, uint64_t need, size_t *pnBytes) {
-    if (need <= *pcap) return LP_OK;
-    if (need > UINT32_MAX) return LP_NOMEM;
-    uint64_t cap = *pcap ? *pcap : 16;
-    while (cap < need) cap *= 2;
-    if (cap > UINT32_MAX) cap = UINT32_MAX;
-    uint8_t *a = realloc(*pa, (size_t)cap);
+/* The term of key in whichever shard holds it, or NULL. */
+static const MemTerm *term_lookup(const FtsMem *m, const uint8_t *key, int nKey) {
+    uint32_t h = key_hash(key, (size_t)nKey);
+    return shard_find(&m->aShard[h & (MEM_SHARDS - 1)], key, nKey, h);
+}
+
+/* Puts slot value v (hash in the high half) into a table without it. */
+static void slot_put(uint64_t *aSlot, uint32_t mask, uint64_t v) {
+    uint32_t j = ((uint32_t)(v >> 32) >> 3) & mask;
+    while (aSlot[j]) j = (j + 1) & mask;
+    aSlot[j] = v;
+}
+
+/* Makes room in sh's table for one more term (load at most 3/4). */
+static int shard_grow(MemShard *sh) {
+    if (sh->aTerm.n + 1 <= (size_t)sh->nSlot / 4 * 3) return LP_OK;
+    if (sh->nSlot >= (UINT32_C(1) << 31)) return LP_NOMEM;
+    uint32_t nSlot = sh->nSlot ? sh->nSlot * 2 : 256;
+    uint64_t *a = calloc(nSlot, sizeof(uint64_t));
     if (!a) return LP_NOMEM;
-    *pnBytes += (size_t)(cap - *pcap);
-    *pa = a;
-    *pcap = (uint32_t)cap;
+    for (uint32_t j = 0; j < sh->nSlot; j++) {
+        if (sh->aSlot[j]) slot_put(a, nSlot - 1, sh->aSlot[j]);
+    }
+    sh->nBytes += sizeof(uint64_t) * (size_t)(nSlot - sh->nSlot);
+    free(sh->aSlot);
+    sh->aSlot = a;
+    sh->nSlot = nSlot;
     return LP_OK;
 }
 
-/* Finds or creates the term for key in its shard; NULL when out of
-** memory. A new term has df 0, which readers treat as absent. */
-static MemTerm *term_get(MemShard *sh, const uint8_t *key, int nKey) {
-    MemTerm *t = hmap_get(&sh->terms, key, (size_t)nKey);
+/* Grows a stream to hold need bytes: from its inline start (lg 0, cap
+** MEM_INLINE) to the heap, then by doubling. */
+static int grow_bytes(uint8_t **pa, uint8_t *plg, uint64_t used, uint64_t need, size_t *pnBytes) {
+    uint64_t cap = *plg ? (uint64_t)1 << *plg : MEM_INLINE;
+    if (need <= cap) return LP_OK;
+    if (need > UINT32_MAX) return LP_NOMEM;
+    int lg = *plg ? *plg : 5;
+    while (((uint64_t)1 << lg) < need) lg++;
+    uint8_t *a;
+    if (*plg) {
+        a = realloc(*pa, (size_t)1 << lg);
+    } else if ((a = malloc((size_t)1 << lg)) != NULL) {
+        memcpy(a, *pa, (size_t)used);
+    }
+    if (!a) return LP_NOMEM;
+    *pnBytes += (size_t)(((uint64_t)1 << lg) - (*plg ? cap : 0));
+    *pa = a;
+    *plg = (uint8_t)lg;
+    return LP_OK;
+}
+
+/* Finds or creates the term for key (hash h) in its shard; NULL when out
+** of memory. A new term has df 0, which readers treat as absent. */
+static MemTerm *term_get(MemShard *sh, const uint8_t *key, int nKey, uint32_t h) {
+    MemTerm *t = shard_find(sh, key, nKey, h);
     if (t) return t;
-    /* Most terms occur once or twice: one bump allocation, not a malloc. */
-    t = arena_alloc(&sh->termArena, sizeof(MemTerm) + (size_t)nKey);
+    if (shard_grow(sh) || VEC_RESERVE(&sh->aTerm, sh->aTerm.n + 1)) return NULL;
+    /* One bump allocation, streams included while they are short. */
+    size_t sz = (offsetof(MemTerm, key) + (size_t)nKey + 7) & ~(size_t)7;
+    t = arena_alloc(&sh->termArena, sz);
     if (!t) return NULL;
-    memset(t, 0, sizeof(MemTerm));
+    memset(t, 0, offsetof(MemTerm, inl));
+    t->aDoc = t->inl;
+    t->aPos = t->inl + MEM_INLINE;
     t->nKey = (uint8_t)nKey;
     memcpy(t->key, key, (size_t)nKey);
     t->minLen = t->tailMinLen = UINT32_MAX;
-    if (hmap_put(&sh->terms, t->key, (size_t)nKey, t, NULL)) return NULL; /* t stays in the arena */
-    sh->nBytes += sizeof(MemTerm) + (size_t)nKey;
+    sh->aTerm.a[sh->aTerm.n++] = t;
+    slot_put(sh->aSlot, sh->nSlot - 1, (uint64_t)h << 32 | (uint64_t)sh->aTerm.n);
+    sh->nBytes += sz + sizeof(MemTerm *);
     sh->bNewTerms = 1;
     return t;
 }
 
-/* Reserves for one posting of e in its shard. */
-static int reserve_term(MemShard *sh, const FtsDocBuf *d, FtsDocTerm *e) {
-    MemTerm *t = term_get(sh, d->keys.a + e->off, e->nKey);
+/* Bytes of the LEB128 varint of v. */
+static inline uint32_t vlen(uint32_t v) {
+    return v < (1u << 7) ? 1 : v < (1u << 14) ? 2 : v < (1u << 21) ? 3 : v < (1u << 28) ? 4 : 5;
+}
+
+/* Reserves for one posting of e in its shard, in a batch whose doc deltas
+** take at most nDeltaBytes. Each bound is exact enough that a term found
+** once or twice keeps its streams inline. */
+static int reserve_term(MemShard *sh, const FtsDocBuf *d, FtsDocTerm *e, uint32_t nDeltaBytes) {
+    MemTerm *t = term_get(sh, d->keys.a + e->off, d->keys.a[e->off - 1], e->h);
     if (!t) return LP_NOMEM;
     e->pTerm = t;
-    if (t->needDoc == 0 && t->needSkip == 0 && VEC_PUSH(&sh->touched, t)) return LP_NOMEM;
-    t->needDoc += 10;                 /* two varints of up to 5 bytes */
-    t->needPos += 5 * e->tf;
-    t->needSkip += 1;                 /* at most one block completes per posting */
+    if (!t->iTouch) {
+        if (VEC_PUSH(&sh->touched, ((MemTouch){t, 0, 0, 0}))) return LP_NOMEM;
+        t->iTouch = (uint32_t)sh->touched.n;
+    }
+    MemTouch *x = &sh->touched.a[t->iTouch - 1];
+    x->needDoc += nDeltaBytes + vlen(e->tf);
+    x->needPos += vlen(d->maxPos) * e->tf; /* deltas are at most maxPos */
+    x->needSkip += 1;                 /* at most one block completes per posting */
     return LP_OK;
 }
 
 /* Grows the streams of the shard's touched terms to what was counted. */
 static int reserve_grow(MemShard *sh, int rc) {
     for (size_t i = 0; i < sh->touched.n; i++) {
-        MemTerm *t = sh->touched.a[i];
+        const MemTouch *x = &sh->touched.a[i];
+        MemTerm *t = x->t;
         if (rc == LP_OK) {
-            rc = grow_bytes(&t->aDoc, &t->capDoc, (uint64_t)t->nDoc + t->needDoc, &sh->nBytes);
+            rc = grow_bytes(&t->aDoc, &t->lgDoc, t->nDoc, (uint64_t)t->nDoc + x->needDoc, &sh->nBytes);
         }
         if (rc == LP_OK) {
-            rc = grow_bytes(&t->aPos, &t->capPos, (uint64_t)t->nPos + t->needPos, &sh->nBytes);
+            rc = grow_bytes(&t->aPos, &t->lgPos, t->nPos, (uint64_t)t->nPos + x->needPos, &sh->nBytes);
         }
         /* A skip entry per completed block: none for a short list. */
-        uint32_t nSkipNeed = (t->df + t->needSkip) / FTS_BLOCK;
-        if (rc == LP_OK && nSkipNeed > t->capSkip) {
-            uint32_t cap = t->capSkip ? t->capSkip : 4;
-            while (cap < nSkipNeed) cap *= 2;
-            MemSkip *a = realloc(t->aSkip, sizeof(MemSkip) * cap);
+        uint32_t nSkipNeed = (t->df + x->needSkip) / FTS_BLOCK;
+        uint32_t capSkip = t->lgSkip ? UINT32_C(1) << t->lgSkip : 0;
+        if (rc == LP_OK && nSkipNeed > capSkip) {
+            int lg = t->lgSkip ? t->lgSkip : 2;
+            while ((UINT32_C(1) << lg) < nSkipNeed) lg++;
+            MemSkip *a = realloc(t->aSkip, sizeof(MemSkip) << lg);
             if (!a) {
                 rc = LP_NOMEM;
             } else {
-                sh->nBytes += sizeof(MemSkip) * (cap - t->capSkip);
+                sh->nBytes += sizeof(MemSkip) * ((UINT32_C(1) << lg) - capSkip);
                 t->aSkip = a;
-                t->capSkip = cap;
+                t->lgSkip = (uint8_t)lg;
             }
         }
-        t->needDoc = t->needPos = t->needSkip = 0;
+        t->iTouch = 0;
     }
     sh->touched.n = 0;
     return rc;
@@ -348,6 +549,7 @@ static int reserve_grow(MemShard *sh, int rc) {
 typedef struct ShardJob {
     FtsMem *m;
     int iShard;
+    uint32_t nDeltaBytes;   /* reserve: bound on a doc delta's varint */
     FtsDocBuf *const *apDoc;
     const uint32_t *aOrd;   /* append: the documents' ordinals */
     int nDoc;
@@ -362,7 +564,9 @@ static void shard_reserve(void *arg) {
         FtsDocBuf *d = j->apDoc[k];
         for (size_t i = 0; i < d->terms.n && rc == LP_OK; i++) {
             FtsDocTerm *e = &d->terms.a[i];
-            if ((e->h & (MEM_SHARDS - 1)) == (uint32_t)j->iShard) rc = reserve_term(sh, d, e);
+            if ((e->h & (MEM_SHARDS - 1)) == (uint32_t)j->iShard) {
+                rc = reserve_term(sh, d, e, j->nDeltaBytes);
+            }
         }
     }
     j->rc = reserve_grow(sh, rc);
@@ -403,9 +607,11 @@ static void run_shards(FtsMem *m, TpoolFn xJob, ShardJob *aJob) {
 
 int fts_mem_reserve(FtsMem *m, FtsDocBuf *const *apDoc, int nDoc, uint32_t lastDoc) {
     int rc = LP_OK;
+    /* A delta is at most doc + 1 (the first posting's). */
+    uint32_t nDeltaBytes = lastDoc == UINT32_MAX ? 5 : vlen(lastDoc + 1);
     if (batch_parallel(m, apDoc, nDoc)) {
         ShardJob aJob[MEM_SHARDS];
-        for (int i = 0; i < MEM_SHARDS; i++) aJob[i] = (ShardJob){m, i, apDoc, NULL, nDoc, LP_OK};
+        for (int i = 0; i < MEM_SHARDS; i++) aJob[i] = (ShardJob){m, i, nDeltaBytes, apDoc, NULL, nDoc, LP_OK};
         run_shards(m, shard_reserve, aJob);
         for (int i = 0; i < MEM_SHARDS && rc == LP_OK; i++) rc = aJob[i].rc;
     } else {
@@ -413,7 +619,7 @@ int fts_mem_reserve(FtsMem *m, FtsDocBuf *const *apDoc, int nDoc, uint32_t lastD
             FtsDocBuf *d = apDoc[k];
             for (size_t i = 0; i < d->terms.n && rc == LP_OK; i++) {
                 FtsDocTerm *e = &d->terms.a[i];
-                rc = reserve_term(&m->aShard[e->h & (MEM_SHARDS - 1)], d, e);
+                rc = reserve_term(&m->aShard[e->h & (MEM_SHARDS - 1)], d, e, nDeltaBytes);
             }
         }
         for (int i = 0; i < MEM_SHARDS; i++) rc = reserve_grow(&m->aShard[i], rc);
@@ -438,14 +644,14 @@ int fts_mem_reserve(FtsMem *m, FtsDocBuf *const *apDoc, int nDoc, uint32_t lastD
 static void append_term(uint32_t doc, const FtsDocBuf *d, const FtsDocTerm *e) {
     MemTerm *t = e->pTerm;
     uint32_t tf = e->tf;
-    uint32_t len = d->aLen[d->keys.a[e->off]];
+    uint32_t len = fts_docbuf_len(d, d->keys.a[e->off]);
     uint32_t delta = t->df ? doc - t->lastDoc : doc + 1;
     t->nDoc += (uint32_t)varint_put_u32(t->aDoc + t->nDoc, delta);
     t->nDoc += (uint32_t)varint_put_u32(t->aDoc + t->nDoc, tf);
     uint32_t prev = 0;
-    for (uint32_t k = e->iFirst; k != UINT32_MAX; k = d->occ.a[k].next) {
-        t->nPos += (uint32_t)varint_put_u32(t->aPos + t->nPos, d->occ.a[k].pos - prev);
-        prev = d->occ.a[k].pos;
+    for (const uint32_t *p = d->pos.a + e->iPos, *pEnd = p + tf; p < pEnd; p++) {
+        t->nPos += (uint32_t)varint_put_u32(t->aPos + t->nPos, *p - prev);
+        prev = *p;
     }
     t->df++;
     t->cf += tf;
@@ -471,7 +677,7 @@ static void append_lengths(FtsMem *m, uint32_t doc, const FtsDocBuf *d) {
     for (int f = 0; f < m->src.nFields; f++) {
         /* Ordinals without a document (gaps) have length 0. */
         while (m->aLen[f].n < doc) m->aLen[f].a[m->aLen[f].n++] = 0;
-        uint32_t len = f < d->nFields ? d->aLen[f] : 0;
+        uint32_t len = f < d->nFields ? fts_docbuf_len(d, f) : 0;
         m->aLen[f].a[m->aLen[f].n++] = len;
         m->aSumLen[f] += len;
     }
@@ -491,7 +697,7 @@ void fts_mem_append_batch(FtsMem *m, const uint32_t *aOrd, FtsDocBuf *const *apD
     }
     for (int k = 0; k < nDoc; k++) append_lengths(m, aOrd[k], apDoc[k]);
     ShardJob aJob[MEM_SHARDS];
-    for (int i = 0; i < MEM_SHARDS; i++) aJob[i] = (ShardJob){m, i, apDoc, aOrd, nDoc, LP_OK};
+    for (int i = 0; i < MEM_SHARDS; i++) aJob[i] = (ShardJob){m, i, 0, apDoc, aOrd, nDoc, LP_OK};
     run_shards(m, shard_append, aJob);
 }
 
@@ -633,7 +839,7 @@ static int mem_lookup(FtsSource *s, const uint8_t *key, int nKey, FtsTermInfo *p
                       LpError *err) {
     (void)err;
     FtsMem *m = (FtsMem *)s;
-    const MemTerm *t = hmap_get(&shard_of(m, key, nKey)->terms, key, (size_t)nKey);
+    const MemTerm *t = term_lookup(m, key, nKey);
     if (!t || t->df == 0) return 0;
     pInfo->df = t->df;
     pInfo->cf = t->cf;
@@ -663,7 +869,7 @@ static FtsPostings *cursor_new(const MemTerm *t, int bPositions, LpError *err) {
 static FtsPostings *mem_open(FtsSource *s, const uint8_t *key, int nKey, int bPositions,
                              LpError *err) {
     FtsMem *m = (FtsMem *)s;
-    const MemTerm *t = hmap_get(&shard_of(m, key, nKey)->terms, key, (size_t)nKey);
+    const MemTerm *t = term_lookup(m, key, nKey);
     return cursor_new(t ? t : &empty_term, bPositions, err);
 }
 
@@ -695,9 +901,9 @@ static int mem_scan(FtsSource *s, const uint8_t *prefix, int nPrefix, FtsKeyFn x
         }
         size_t k = 0;
         for (int i = 0; i < MEM_SHARDS; i++) {
-            HMapIter it = {0};
-            void *pv;
-            while (hmap_next(&m->aShard[i].terms, &it, NULL, NULL, &pv)) a[k++] = pv;
+            const MemShard *sh = &m->aShard[i];
+            if (sh->aTerm.n) memcpy(a + k, sh->aTerm.a, sizeof(MemTerm *) * sh->aTerm.n);
+            k += sh->aTerm.n;
         }
         qsort(a, k, sizeof(MemTerm *), cmp_term_key);
         m->aSorted = a;

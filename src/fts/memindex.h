@@ -29,35 +29,42 @@
 #include "util/vec.h"
 
 /* The analysed terms of one document, before it is added: its distinct
-** keys (field byte + term), each with its occurrences, found through a
-** small hash table as the analyzer emits tokens, so adding the document
-** needs no sort. Occurrences of a key form a chain in order of position. */
+** keys (field byte + term) in order of first occurrence per field, each
+** with its positions. A field is analysed in a per-thread scratch buffer
+** (hash table, occurrence chains) and only its result is copied here, so
+** a buffer holds about what its document will add to the index: the many
+** buffers of a large INSERT stay small. */
+#define FTS_DOC_LEN_INLINE 6
+
 typedef struct FtsDocTerm {
-    uint32_t off;           /* key offset in keys */
-    uint16_t nKey;          /* key length (field byte + term) */
+    uint32_t off;           /* key offset in keys; keys[off - 1] is its length */
     uint32_t tf;            /* occurrences */
-    uint32_t iFirst, iLast; /* chain of occurrences in aOcc */
+    uint32_t iPos;          /* its positions: pos[iPos .. iPos + tf), ascending */
     uint32_t h;             /* hash of the key */
     void *pTerm;            /* the index's entry, set while the document is added */
 } FtsDocTerm;
 
-typedef struct FtsDocOcc {
-    uint32_t pos;           /* word position */
-    uint32_t next;          /* next occurrence of the key, UINT32_MAX at the end */
-} FtsDocOcc;
-
 typedef struct FtsDocBuf {
-    VEC(FtsDocTerm) terms;  /* distinct keys, in order of first occurrence */
-    VEC(uint8_t) keys;      /* concatenated keys */
-    VEC(FtsDocOcc) occ;     /* every occurrence */
-    uint32_t *aSlot;        /* hash table: index + 1 into terms, 0 = empty */
-    uint32_t nSlot;         /* power of two, at least twice terms.n */
-    uint32_t aLen[FTS_MAX_FIELDS]; /* words per field (stop words included) */
+    VEC(FtsDocTerm) terms;  /* distinct keys */
+    VEC(uint8_t) keys;      /* each key as a length byte and its bytes */
+    VEC(uint32_t) pos;      /* positions, grouped by key */
+    /* Words per field (stop words included): the first FTS_DOC_LEN_INLINE
+    ** fields here, the others in aLenMore (fts_docbuf_len reads either). */
+    uint32_t aLen[FTS_DOC_LEN_INLINE];
+    uint32_t *aLenMore;     /* fields FTS_DOC_LEN_INLINE .. nFields-1, or NULL */
+    uint32_t maxPos;        /* largest position of a term (bounds its varints) */
     int nFields;            /* fields seen so far (highest index + 1) */
+    int nLenMore;           /* entries allocated in aLenMore */
 } FtsDocBuf;
+
+/* The words of field iField (< nFields) of d. */
+static inline uint32_t fts_docbuf_len(const FtsDocBuf *d, int iField) {
+    return iField < FTS_DOC_LEN_INLINE ? d->aLen[iField] : d->aLenMore[iField - FTS_DOC_LEN_INLINE];
+}
 
 /* Empties the buffer for the next document (keeps its memory). */
 void fts_docbuf_reset(FtsDocBuf *d);
+/* Releases its memory; the buffer is then empty and may be used again. */
 void fts_docbuf_free(FtsDocBuf *d);
 /* Analyses z[0..n) as field iField of the document. LP_OK, LP_BADINPUT
 ** (invalid UTF-8: err names the byte offset), LP_NOMEM. */

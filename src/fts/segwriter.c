@@ -149,7 +149,7 @@
 #include "util/vec.h"
 
 /* Output buffer: sections are written through it in large writes. */
-#define SEGW_BUF (256 * 1024)
+#define SEGW_BUF (64 * 1024)
 
 struct FtsSegWriter {
     char *zPath;      /* file being written (owned) */

@@ -493,6 +493,62 @@ static void test_tie_key(void **state) {
     fts_mem_free(m);
 }
 
+/* A document with more fields than a buffer keeps inline, filled out of
+** order, and terms whose streams outgrow the term's inline bytes: every
+** field's length, every posting and every position must come back from
+** the index, and a field may not be analysed twice. */
+static void test_docbuf_fields_and_streams(void **state) {
+    (void)state;
+    enum { NFLD = 10, NDOC = 40 };
+    static const int aOrder[NFLD] = {9, 0, 7, 3, 8, 1, 6, 2, 5, 4};
+    FtsMem *m = fts_mem_new(NFLD);
+    FtsDocBuf d = {0};
+    LpError err;
+    char z[4096];
+    for (int i = 0; i < NDOC; i++) {
+        if (i % 2) fts_docbuf_free(&d); else fts_docbuf_reset(&d);
+        for (int k = 0; k < NFLD; k++) {
+            int f = aOrder[(k + i) % NFLD];
+            /* Field f of doc i: f + i % 5 words "wF", then "x" repeated i
+            ** times (tf i: long position lists), then "uI" (unique). */
+            size_t n = 0;
+            for (int w = 0; w < f + i % 5; w++) n += (size_t)snprintf(z + n, sizeof(z) - n, "w%d ", f);
+            for (int w = 0; w < i; w++) n += (size_t)snprintf(z + n, sizeof(z) - n, "x ");
+            n += (size_t)snprintf(z + n, sizeof(z) - n, "u%d", i);
+            if ((f + i) % 7 == 0) continue; /* some fields are absent */
+            assert_int_equal(fts_docbuf_field(&d, g_an, f, z, n, &err), LP_OK);
+        }
+        int f0 = aOrder[i % NFLD];
+        if ((f0 + i) % 7 != 0) {
+            assert_int_equal(fts_docbuf_field(&d, g_an, f0, "again", 5, &err), LP_INTERNAL);
+        }
+        assert_int_equal(fts_mem_add(m, (uint32_t)i, &d), LP_OK);
+    }
+    fts_docbuf_free(&d);
+    FtsSource *src = fts_mem_source(m);
+    for (int f = 0; f < NFLD; f++) {
+        for (int i = 0; i < NDOC; i++) {
+            uint32_t len = (f + i) % 7 == 0 ? 0 : (uint32_t)(f + i % 5 + i + 1);
+            assert_int_equal(src->vt->xDocLen(src, f, (uint32_t)i), len);
+        }
+        uint8_t key[8] = {(uint8_t)f, 'x'};
+        FtsPostings *c = src->vt->xOpen(src, key, 2, 1, &err);
+        assert_non_null(c);
+        int i = 1;
+        for (uint32_t doc = c->vt->xNext(c); doc != FTS_NO_DOC; doc = c->vt->xNext(c), i++) {
+            while ((f + i) % 7 == 0) i++;
+            assert_int_equal(doc, (uint32_t)i);
+            assert_int_equal(c->tf, (uint32_t)i);
+            uint32_t aPos[NDOC];
+            assert_int_equal(c->vt->xPositions(c, aPos, &err), LP_OK);
+            for (int j = 0; j < i; j++) assert_int_equal(aPos[j], (uint32_t)(f + i % 5 + j));
+        }
+        assert_true(i >= NDOC - 1);
+        c->vt->xClose(c);
+    }
+    fts_mem_free(m);
+}
+
 /* BM25F and BM25 against hand-computed values on a 3-document index with
 ** two fields. */
 static void test_bm25_by_hand(void **state) {
@@ -700,6 +756,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bm25_by_hand),
         cmocka_unit_test(test_tie_key),
+        cmocka_unit_test(test_docbuf_fields_and_streams),
         cmocka_unit_test(test_cursor_blocks),
         cmocka_unit_test(test_operators_vs_reference),
         cmocka_unit_test(test_operators_on_segment),
