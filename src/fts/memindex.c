@@ -77,10 +77,12 @@ typedef struct MemTerm {
     uint8_t key[];          /* field byte + term */
 } MemTerm;
 
-/* A term being reserved for: what the batch's postings may need. */
+/* A term being reserved for: the bytes the batch's postings may need.
+** A posting takes at least 2 doc stream bytes, so needDoc / 2 bounds the
+** postings, and with them the skip entries that may complete. */
 typedef struct MemTouch {
     MemTerm *t;
-    uint32_t needDoc, needPos, needSkip; /* bytes, bytes, entries */
+    uint32_t needDoc, needPos;
 } MemTouch;
 
 /* The terms are split into shards by the hash of their key, so the work of
@@ -503,13 +505,12 @@ static int reserve_term(MemShard *sh, const FtsDocBuf *d, FtsDocTerm *e, uint32_
     if (!t) return LP_NOMEM;
     e->pTerm = t;
     if (!t->iTouch) {
-        if (VEC_PUSH(&sh->touched, ((MemTouch){t, 0, 0, 0}))) return LP_NOMEM;
+        if (VEC_PUSH(&sh->touched, ((MemTouch){t, 0, 0}))) return LP_NOMEM;
         t->iTouch = (uint32_t)sh->touched.n;
     }
     MemTouch *x = &sh->touched.a[t->iTouch - 1];
     x->needDoc += nDeltaBytes + vlen(e->tf);
     x->needPos += vlen(d->maxPos) * e->tf; /* deltas are at most maxPos */
-    x->needSkip += 1;                 /* at most one block completes per posting */
     return LP_OK;
 }
 
@@ -525,7 +526,7 @@ static int reserve_grow(MemShard *sh, int rc) {
             rc = grow_bytes(&t->aPos, &t->lgPos, t->nPos, (uint64_t)t->nPos + x->needPos, &sh->nBytes);
         }
         /* A skip entry per completed block: none for a short list. */
-        uint32_t nSkipNeed = (t->df + x->needSkip) / FTS_BLOCK;
+        uint32_t nSkipNeed = (t->df + x->needDoc / 2) / FTS_BLOCK;
         uint32_t capSkip = t->lgSkip ? UINT32_C(1) << t->lgSkip : 0;
         if (rc == LP_OK && nSkipNeed > capSkip) {
             int lg = t->lgSkip ? t->lgSkip : 2;
@@ -881,11 +882,88 @@ static FtsPostings *mem_open_found(FtsSource *s, const uint8_t *key, int nKey,
     return cursor_new(t, bPositions, err);
 }
 
-static int cmp_term_key(const void *x, const void *y) {
-    const MemTerm *a = *(MemTerm *const *)x, *b = *(MemTerm *const *)y;
+static int cmp_term_key(const MemTerm *a, const MemTerm *b) {
     int n = a->nKey < b->nKey ? a->nKey : b->nKey;
     int c = memcmp(a->key, b->key, (size_t)n);
     return c ? c : (a->nKey > b->nKey) - (a->nKey < b->nKey);
+}
+
+/* A term and its key's first 8 bytes as a big-endian number (zero padded:
+** keys hold no zero byte past the field byte, so the order of the numbers
+** is the keys' order unless they are equal). */
+typedef struct SortTerm {
+    uint64_t k8;
+    MemTerm *t;
+} SortTerm;
+
+static inline int sort_less(const SortTerm *a, const SortTerm *b) {
+    if (a->k8 != b->k8) return a->k8 < b->k8;
+    return cmp_term_key(a->t, b->t) < 0;
+}
+
+/* Sorts a[0..n) by key: quicksort on the prefixes (median of three,
+** recursing into the smaller side), insertion sort below 16. */
+static void sort_terms(SortTerm *a, size_t n) {
+    while (n > 16) {
+        size_t m = n / 2;
+        SortTerm *lo = &a[0], *mid = &a[m], *hi = &a[n - 1], x;
+        if (sort_less(mid, lo)) x = *mid, *mid = *lo, *lo = x;
+        if (sort_less(hi, mid)) {
+            x = *hi, *hi = *mid, *mid = x;
+            if (sort_less(mid, lo)) x = *mid, *mid = *lo, *lo = x;
+        }
+        SortTerm p = *mid;
+        size_t i = 0, j = n - 1;
+        for (;;) {
+            while (sort_less(&a[i], &p)) i++;
+            while (sort_less(&p, &a[j])) j--;
+            if (i >= j) break;
+            x = a[i], a[i] = a[j], a[j] = x;
+            i++;
+            j--;
+        }
+        /* a[0..j] <= p <= a[j+1..n) */
+        size_t nLeft = j + 1;
+        if (nLeft < n - nLeft) {
+            sort_terms(a, nLeft);
+            a += nLeft;
+            n -= nLeft;
+        } else {
+            sort_terms(a + nLeft, n - nLeft);
+            n = nLeft;
+        }
+    }
+    for (size_t i = 1; i < n; i++) {
+        SortTerm x = a[i];
+        size_t j = i;
+        for (; j > 0 && sort_less(&x, &a[j - 1]); j--) a[j] = a[j - 1];
+        a[j] = x;
+    }
+}
+
+/* Every term of m in key order, in a malloc'd array of *pn, or NULL. */
+static MemTerm **sorted_terms(const FtsMem *m, size_t *pn) {
+    size_t n = fts_mem_nterms(m);
+    SortTerm *a = malloc(sizeof(SortTerm) * (n ? n : 1));
+    if (!a) return NULL;
+    size_t k = 0;
+    for (int i = 0; i < MEM_SHARDS; i++) {
+        const MemShard *sh = &m->aShard[i];
+        for (size_t j = 0; j < sh->aTerm.n; j++) {
+            MemTerm *t = sh->aTerm.a[j];
+            uint64_t k8 = 0;
+            for (int b = 0; b < 8; b++) k8 = k8 << 8 | (b < t->nKey ? t->key[b] : 0);
+            a[k++] = (SortTerm){k8, t};
+        }
+    }
+    sort_terms(a, k);
+    /* The pointers, packed to the front (element i moves from byte 16i
+    ** to 8i, never over one not yet moved). */
+    MemTerm **ap = (MemTerm **)(void *)a;
+    for (size_t i = 0; i < k; i++) ap[i] = a[i].t;
+    MemTerm **aShrunk = realloc(ap, sizeof(MemTerm *) * (k ? k : 1));
+    *pn = k;
+    return aShrunk ? aShrunk : ap;
 }
 
 static int mem_scan(FtsSource *s, const uint8_t *prefix, int nPrefix, FtsKeyFn xKey, void *ctx,
@@ -893,19 +971,12 @@ static int mem_scan(FtsSource *s, const uint8_t *prefix, int nPrefix, FtsKeyFn x
     FtsMem *m = (FtsMem *)s;
     pthread_mutex_lock(&m->mu);
     if (!m->aSorted) {
-        size_t n = fts_mem_nterms(m);
-        MemTerm **a = malloc(sizeof(MemTerm *) * (n ? n : 1));
+        size_t k = 0;
+        MemTerm **a = sorted_terms(m, &k);
         if (!a) {
             pthread_mutex_unlock(&m->mu);
             return lp_err_set(err, LP_NOMEM, "out of memory sorting the term dictionary");
         }
-        size_t k = 0;
-        for (int i = 0; i < MEM_SHARDS; i++) {
-            const MemShard *sh = &m->aShard[i];
-            if (sh->aTerm.n) memcpy(a + k, sh->aTerm.a, sizeof(MemTerm *) * sh->aTerm.n);
-            k += sh->aTerm.n;
-        }
-        qsort(a, k, sizeof(MemTerm *), cmp_term_key);
         m->aSorted = a;
         m->nSorted = k;
     }

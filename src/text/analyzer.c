@@ -60,6 +60,7 @@
 #include <strings.h>
 #include <utf8proc.h>
 
+#include "text/stemdict.h"
 #include "text/utf8.h"
 #include "util/bytes.h"
 
@@ -139,6 +140,7 @@ typedef struct StopKey {
 
 struct Analyzer {
     int iStem;                  /* index in aStemLang, or -1: no stemming */
+    const StemDict *pDict;      /* precomputed stems of its language, or NULL */
     int minPrefixLen;           /* as configured (0..ANALYZER_MAX_TERM) */
     StopKey *aStop;             /* open-addressing table of stop words, or NULL */
     uint32_t stopMask;          /* its size (a power of two) minus one */
@@ -214,19 +216,20 @@ static void stem_supported(char *z, size_t nz) {
 /* Stemming costs ~130 ns a word while word frequencies are Zipfian, so each
 ** thread remembers recent results per language: a table keyed by the
 ** normalised word, for words and stems of at most STEM_MEMO_MAX bytes
-** (longer ones are stemmed every time). It more than doubles stemmed
-** throughput on English text. Entries come in sets of two, the one used
-** last first (two-way set-associative; the set is the top bits of the
-** word's hash): on cisi it calls the stemmer 30% less often than a
-** direct-mapped table of the same size. The table has room for 2^STEM_MEMO_MAX_BITS entries of 46
-** bytes (368 KiB, mapped, so pages not yet used cost nothing) but uses the
-** first 2^nBits: it starts at 2^STEM_MEMO_MIN_BITS and doubles in place
-** (set i goes to 2i or 2i+1) each time it has missed half as many words
-** as it has entries since it last grew. A thread that analyses a few
-** small documents or queries touches 23 pages, not 90 (a first touch of a
-** page costs more than stemming ten words on some virtual machines); on a
-** large vocabulary it reaches full size after a few thousand words. */
-#define STEM_MEMO_MIN_BITS 11
+** (longer ones are stemmed every time). Entries come in sets of two, the
+** one used last first (two-way set-associative; the set is the top bits of
+** the word's hash): on cisi it calls the stemmer 30% less often than a
+** direct-mapped table of the same size. The table has room for
+** 2^STEM_MEMO_MAX_BITS entries of 46 bytes (368 KiB, mapped, so pages not
+** yet used cost nothing) but uses the first 2^nBits: it starts at
+** 2^STEM_MEMO_MIN_BITS (3 pages) and doubles in place (set i goes to 2i or
+** 2i+1) each time it has missed half as many words as it has entries since
+** it last grew. Words of a language with a built-in dictionary
+** (stemdict.h: most English words) are looked up there first and never
+** reach the memo, so it grows only with the rest of the vocabulary; a
+** first touch of a page costs more than stemming ten words on some
+** virtual machines. */
+#define STEM_MEMO_MIN_BITS 8
 #define STEM_MEMO_MAX_BITS 13
 #define STEM_MEMO_MAX 22
 
@@ -335,6 +338,8 @@ static int morphology_parse(Analyzer *a, const char *zMorph, LpError *err) {
         for (int i = 0; i < N_STEM_LANG; i++) {
             if (strcasecmp(zMorph + 5, aStemLang[i].zCode) == 0 && stem_lang_available(i)) {
                 a->iStem = i;
+                /* Snowball's English: stems of common words are built in. */
+                a->pDict = strcmp(aStemLang[i].zAlgo, "english") == 0 ? &lp_stemdict_en : NULL;
                 return LP_OK;
             }
         }
@@ -627,18 +632,19 @@ typedef struct RunState {
     int bFull;                  /* apply stop words and stemming */
     struct sb_stemmer *pStem;   /* this thread's stemmer, or NULL */
     StemMemoTable *pMemo;       /* its memo */
+    const StemDict *pDict;      /* the language's dictionary, or NULL */
     TokenFn xToken;             /* the caller's callback and its context */
     void *ctx;
     uint32_t iPos;              /* position of the next word */
     LpError *err;
+    char aStem[STEMDICT_MAX_WORD + STEMDICT_MAX_SUFFIX]; /* a stem from pDict */
 } RunState;
 
 /* Set i of the memo is entries 2i (the one used last) and 2i+1, picked by
 ** the top nBits-1 bits of the word's hash. */
-static uint32_t memo_set(const char *z, int n, int nBits) {
-    /* FNV-1a, then a multiplicative mix so the top bits pick the set. */
-    uint32_t h = 2166136261u;
-    for (int i = 0; i < n; i++) h = (h ^ (unsigned char)z[i]) * 16777619u;
+static uint32_t memo_set(uint32_t h, int nBits) {
+    /* h is the word's FNV-1a (stemdict_hash); a multiplicative mix makes
+    ** its top bits pick the set. */
     return (h * 0x9E3779B1u) >> (32 - (nBits - 1));
 }
 
@@ -657,7 +663,7 @@ static void memo_grow(StemMemoTable *m) {
         m->a[2 * i].nWord = m->a[2 * i + 1].nWord = 0;
         for (int k = 0; k < 2; k++) {
             if (!e[k].nWord) continue;
-            StemMemo *w = &m->a[2 * (size_t)memo_set(e[k].zWord, e[k].nWord, nBits)];
+            StemMemo *w = &m->a[2 * (size_t)memo_set(stemdict_hash(e[k].zWord, e[k].nWord), nBits)];
             w[w[0].nWord != 0] = e[k];
         }
     }
@@ -665,12 +671,25 @@ static void memo_grow(StemMemoTable *m) {
     m->nMiss = 0;
 }
 
-/* Replaces t's term by its stem, through the thread's memo. */
+/* Replaces t's term by its stem: from the language's dictionary, else
+** through the thread's memo of the stemmer's results. Dictionary words do
+** not go into the memo: its pages are the thread's own and cost a fault
+** each on first touch, the dictionary's are the executable's, already in
+** memory, and a memo that only sees the rest stays small. */
 static int stem_term(RunState *s, Token *t) {
+    uint32_t h = stemdict_hash(t->z, t->n);
+    if (s->pDict) {
+        int n = stemdict_find(s->pDict, t->z, t->n, h, s->aStem);
+        if (n > 0) {
+            t->z = s->aStem;
+            t->n = n;
+            return LP_OK;
+        }
+    }
     StemMemoTable *pm = s->pMemo;
     StemMemo *w = NULL;
     if (t->n <= STEM_MEMO_MAX) {
-        w = &pm->a[2 * (size_t)memo_set(t->z, t->n, pm->nBits)];
+        w = &pm->a[2 * (size_t)memo_set(h, pm->nBits)];
         int bHit = memo_is(&w[0], t->z, t->n);
         if (!bHit && memo_is(&w[1], t->z, t->n)) {
             StemMemo x = w[0]; /* the one used last goes first */
@@ -684,16 +703,17 @@ static int stem_term(RunState *s, Token *t) {
             return LP_OK;
         }
     }
-    const sb_symbol *zStem = sb_stemmer_stem(s->pStem, (const sb_symbol *)t->z, t->n);
-    if (!zStem) return lp_err_set(s->err, LP_NOMEM, "out of memory stemming a word");
+    const sb_symbol *zOut = sb_stemmer_stem(s->pStem, (const sb_symbol *)t->z, t->n);
+    if (!zOut) return lp_err_set(s->err, LP_NOMEM, "out of memory stemming a word");
+    const char *zStem = (const char *)zOut;
     int nStem = sb_stemmer_length(s->pStem);
-    if (nStem > ANALYZER_MAX_TERM) nStem = (int)utf8_floor((const char *)zStem, ANALYZER_MAX_TERM);
+    if (nStem > ANALYZER_MAX_TERM) nStem = (int)utf8_floor(zStem, ANALYZER_MAX_TERM);
     /* A stemmer never empties a word in practice; keep the word if one did. */
     if (nStem == 0) return LP_OK;
     if (w && nStem <= STEM_MEMO_MAX) {
         if (++pm->nMiss > (1u << pm->nBits) / 2 && pm->nBits < STEM_MEMO_MAX_BITS) {
             memo_grow(pm);
-            w = &pm->a[2 * (size_t)memo_set(t->z, t->n, pm->nBits)];
+            w = &pm->a[2 * (size_t)memo_set(h, pm->nBits)];
         }
         w[1] = w[0]; /* the older one is dropped */
         StemMemo *m = &w[0];
@@ -701,9 +721,9 @@ static int stem_term(RunState *s, Token *t) {
         memcpy(m->zWord, t->z, (size_t)t->n);
         m->nStem = (uint8_t)nStem;
         memcpy(m->zStem, zStem, (size_t)nStem);
-        zStem = (const sb_symbol *)m->zStem;
+        zStem = m->zStem;
     }
-    t->z = (const char *)zStem;
+    t->z = zStem;
     t->n = nStem;
     return LP_OK;
 }
@@ -763,10 +783,11 @@ static int run(const Analyzer *a, int bFull, const char *z, size_t n, uint32_t i
     int64_t iBad = utf8_check(z, n);
     if (iBad >= 0) return lp_err_setpos(err, LP_BADINPUT, iBad, "invalid UTF-8 at byte %lld", (long long)iBad);
 
-    RunState s = {a, bFull, NULL, NULL, xToken, ctx, iPosBase, err};
+    RunState s = {a, bFull, NULL, NULL, NULL, xToken, ctx, iPosBase, err, {0}};
     if (bFull && a->iStem >= 0) {
         int rc = stem_get(a->iStem, &s.pStem, &s.pMemo, err);
         if (rc != LP_OK) return rc;
+        s.pDict = a->pDict;
     }
     const unsigned char *p = (const unsigned char *)z;
     size_t i = 0;

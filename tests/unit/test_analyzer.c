@@ -24,6 +24,7 @@
 #include <utf8proc.h>
 
 #include "text/analyzer.h"
+#include "text/stemdict.h"
 #include "text/utf8.h"
 
 /* ------------------------------------------------------------- helpers */
@@ -771,6 +772,71 @@ static void test_stem_memo_growth(void **state) {
     analyzer_free(a);
 }
 
+/* The built-in English dictionary: it holds Debian's word list (tens of
+** thousands of words: an empty one would make the test below vacuous),
+** every entry gives libstemmer's own stem, both looked up directly and
+** through the analyzer (stem_en), and a word it lacks gives none. */
+static void test_stem_dictionary(void **state) {
+    (void)state;
+    const StemDict *d = &lp_stemdict_en;
+    if (d->nWord < 50000) {
+        fail_msg("the English stem dictionary has %u words: is wamerican installed "
+                 "(/usr/share/dict/american-english)?", d->nWord);
+    }
+    struct sb_stemmer *pRef = sb_stemmer_new("english", NULL);
+    assert_non_null(pRef);
+    Analyzer *a = mk("stem_en", NULL);
+    uint32_t nSeen = 0;
+    char zText[8192];
+    size_t nText = 0;
+    for (uint32_t j = 0; j < (1u << d->nBits); j++) {
+        if (!d->aSlot[j]) continue;
+        const unsigned char *p = d->aPool + d->aSlot[j] - 1;
+        int n = p[0];
+        const char *zWord = (const char *)p + 1;
+        char zStem[STEMDICT_MAX_WORD + STEMDICT_MAX_SUFFIX];
+        int nStem = stemdict_find(d, zWord, n, stemdict_hash(zWord, n), zStem);
+        const sb_symbol *zRef = sb_stemmer_stem(pRef, (const sb_symbol *)zWord, n);
+        int nRef = sb_stemmer_length(pRef);
+        if (nStem != nRef || memcmp(zStem, zRef, (size_t)nRef) != 0) {
+            fail_msg("%.*s: the dictionary says %.*s, the stemmer %.*s", n, zWord, nStem < 0 ? 0 : nStem,
+                     zStem, nRef, zRef);
+        }
+        nSeen++;
+        /* Every 97th word also goes through the analyzer, in a text. */
+        if (nSeen % 97 == 0 && nText + (size_t)n + 1 < sizeof(zText)) {
+            memcpy(zText + nText, zWord, (size_t)n);
+            nText += (size_t)n;
+            zText[nText++] = ' ';
+        }
+    }
+    assert_int_equal(nSeen, d->nWord);
+    zText[nText] = 0;
+    Toks t = run_full(a, zText, 0, NULL);
+    const char *z = zText;
+    for (int i = 0; i < t.n; i++) {
+        size_t n = strcspn(z, " ");
+        const sb_symbol *zRef = sb_stemmer_stem(pRef, (const sb_symbol *)z, (int)n);
+        int nRef = sb_stemmer_length(pRef);
+        if (t.a[i].n != nRef || memcmp(t.a[i].z, zRef, (size_t)nRef) != 0) {
+            fail_msg("%.*s stems to %s, want %.*s", (int)n, z, t.a[i].z, nRef, zRef);
+        }
+        z += n + 1;
+    }
+    assert_true(t.n > 500);
+    toks_free(&t);
+    char zOut[STEMDICT_MAX_WORD + STEMDICT_MAX_SUFFIX];
+    static const char *azAbsent[] = {"loupe2", "qqqzzx", "running1", "Running", ""};
+    for (size_t i = 0; i < LP_ARRAY_SIZE(azAbsent); i++) {
+        int n = (int)strlen(azAbsent[i]);
+        assert_int_equal(stemdict_find(d, azAbsent[i], n, stemdict_hash(azAbsent[i], n), zOut), -1);
+    }
+    assert_int_equal(stemdict_find(d, "running", 7, stemdict_hash("running", 7), zOut), 3);
+    assert_memory_equal(zOut, "run", 3);
+    analyzer_free(a);
+    sb_stemmer_delete(pRef);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ascii),
@@ -794,6 +860,7 @@ int main(void) {
         cmocka_unit_test(test_normalise_pairs),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_stem_memo_growth),
+        cmocka_unit_test(test_stem_dictionary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

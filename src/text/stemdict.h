@@ -1,0 +1,68 @@
+/*
+** stemdict.h — precomputed stems of common words, a read-only table built
+** into the binary.
+**
+** Contract. A StemDict maps a word of lowercase ASCII letters to the stem
+** its language's libstemmer algorithm gives it. It is generated at build
+** time by tools/gen-stemdict.c, which runs that same stemmer over a word
+** list (Debian's wamerican for English), so a stem found here is the
+** stemmer's, byte for byte; a word not found is stemmed as before. It
+** exists because Snowball's English stemmer costs ~2,500 instructions a
+** word, ten times a lookup here, and a collection's first pass meets most
+** of its vocabulary once: the per-thread memo (analyzer.c) cannot help
+** there. A dictionary built without a word list is empty (nBits 0).
+**
+** The layout is described at the top of tools/gen-stemdict.c. The table
+** is const data in the binary: shared by every thread, mapped from the
+** executable's pages, nothing to initialise or free.
+*/
+#ifndef LP_TEXT_STEMDICT_H
+#define LP_TEXT_STEMDICT_H
+
+#include <stdint.h>
+#include <string.h>
+
+#define STEMDICT_MAX_WORD 32   /* longer words are not in a dictionary */
+#define STEMDICT_MAX_SUFFIX 15 /* stems that replace more of the word are not either */
+
+typedef struct StemDict {
+    const unsigned char *aPool; /* entries: nWord, word, nKeep, nSuffix, suffix */
+    const uint32_t *aSlot;      /* 2^nBits slots: 1 + entry offset, 0 = empty */
+    int nBits;                  /* 0: empty */
+    uint32_t nWord;             /* entries */
+} StemDict;
+
+/* The English dictionary (Snowball "english", stem_en). */
+extern const StemDict lp_stemdict_en;
+
+/* FNV-1a of the word; the slot is its top nBits after a multiplicative mix. */
+static inline uint32_t stemdict_hash(const char *z, int n) {
+    uint32_t h = 2166136261u;
+    for (int i = 0; i < n; i++) h = (h ^ (unsigned char)z[i]) * 16777619u;
+    return h;
+}
+
+static inline uint32_t stemdict_slot(uint32_t h, int nBits) {
+    return (h * 0x9E3779B1u) >> (32 - nBits);
+}
+
+/* Writes the stem of z[0..n) (hash h, from stemdict_hash) to zOut and
+** returns its length, or returns -1 when the word is not in the
+** dictionary. zOut has room for n + STEMDICT_MAX_SUFFIX bytes. */
+static inline int stemdict_find(const StemDict *d, const char *z, int n, uint32_t h, char *zOut) {
+    if (d->nBits == 0 || n > STEMDICT_MAX_WORD) return -1;
+    uint32_t mask = ((uint32_t)1 << d->nBits) - 1;
+    for (uint32_t j = stemdict_slot(h, d->nBits);; j = (j + 1) & mask) {
+        uint32_t v = d->aSlot[j];
+        if (v == 0) return -1;
+        const unsigned char *p = d->aPool + v - 1;
+        if (p[0] == n && memcmp(p + 1, z, (size_t)n) == 0) {
+            int nKeep = p[1 + n], nSuf = p[2 + n];
+            memcpy(zOut, z, (size_t)nKeep);
+            memcpy(zOut + nKeep, p + 3 + n, (size_t)nSuf);
+            return nKeep + nSuf;
+        }
+    }
+}
+
+#endif /* LP_TEXT_STEMDICT_H */
