@@ -51,17 +51,22 @@ typedef struct MemSkip {
     uint32_t minLen;
 } MemSkip;
 
-/* A term's streams start in the term itself (MEM_INLINE bytes each) and
-** move to the heap when they outgrow it: most keys of a collection occur
-** in one or two documents, and then need no allocation of their own. */
+/* A term's streams start in the term itself, in the 8 bytes that later
+** hold their heap pointer, and move to the heap when they outgrow them:
+** most keys of a collection occur in one or two documents, and then need
+** no allocation of their own. */
 #define MEM_INLINE 8
 
+typedef union MemStream {
+    uint8_t *p;             /* on the heap (lg != 0) */
+    uint8_t inl[MEM_INLINE]; /* inline (lg == 0) */
+} MemStream;
+
 typedef struct MemTerm {
-    uint8_t *aDoc;          /* doc stream (inl[0..MEM_INLINE) or the heap) */
-    uint8_t *aPos;          /* pos stream (inl[MEM_INLINE..) or the heap) */
-    MemSkip *aSkip;         /* completed blocks */
+    MemStream doc;          /* doc stream */
+    MemStream pos;          /* pos stream */
+    MemSkip *aSkip;         /* completed blocks: df / FTS_BLOCK of them */
     uint32_t nDoc, nPos;    /* stream bytes */
-    uint32_t nSkip;
     uint32_t df;            /* postings */
     uint32_t cf;            /* total tf (at most nPos: each takes a byte) */
     uint32_t lastDoc;       /* last doc appended */
@@ -73,9 +78,15 @@ typedef struct MemTerm {
     uint8_t lgDoc, lgPos;   /* log2 of the heap streams' capacity; 0: inline */
     uint8_t lgSkip;         /* log2 of aSkip's capacity; 0: none */
     uint8_t nKey;
-    uint8_t inl[2 * MEM_INLINE];
     uint8_t key[];          /* field byte + term */
 } MemTerm;
+
+static inline uint8_t *stream_bytes(MemStream *u, uint8_t lg) {
+    return lg ? u->p : u->inl;
+}
+#define term_doc(t) stream_bytes((MemStream *)&(t)->doc, (t)->lgDoc)
+#define term_pos(t) stream_bytes((MemStream *)&(t)->pos, (t)->lgPos)
+#define term_nskip(t) ((t)->df / FTS_BLOCK)
 
 /* A term being reserved for: the bytes the batch's postings may need.
 ** A posting takes at least 2 doc stream bytes, so needDoc / 2 bounds the
@@ -372,8 +383,8 @@ void fts_mem_free(FtsMem *m) {
         MemShard *sh = &m->aShard[i];
         for (size_t k = 0; k < sh->aTerm.n; k++) {
             MemTerm *t = sh->aTerm.a[k];
-            if (t->lgDoc) free(t->aDoc);
-            if (t->lgPos) free(t->aPos);
+            if (t->lgDoc) free(t->doc.p);
+            if (t->lgPos) free(t->pos.p);
             free(t->aSkip);
         }
         arena_free(&sh->termArena);
@@ -450,7 +461,7 @@ static int shard_grow(MemShard *sh) {
 
 /* Grows a stream to hold need bytes: from its inline start (lg 0, cap
 ** MEM_INLINE) to the heap, then by doubling. */
-static int grow_bytes(uint8_t **pa, uint8_t *plg, uint64_t used, uint64_t need, size_t *pnBytes) {
+static int grow_stream(MemStream *u, uint8_t *plg, uint64_t used, uint64_t need, size_t *pnBytes) {
     uint64_t cap = *plg ? (uint64_t)1 << *plg : MEM_INLINE;
     if (need <= cap) return LP_OK;
     if (need > UINT32_MAX) return LP_NOMEM;
@@ -458,13 +469,13 @@ static int grow_bytes(uint8_t **pa, uint8_t *plg, uint64_t used, uint64_t need, 
     while (((uint64_t)1 << lg) < need) lg++;
     uint8_t *a;
     if (*plg) {
-        a = realloc(*pa, (size_t)1 << lg);
+        a = realloc(u->p, (size_t)1 << lg);
     } else if ((a = malloc((size_t)1 << lg)) != NULL) {
-        memcpy(a, *pa, (size_t)used);
+        memcpy(a, u->inl, (size_t)used);
     }
     if (!a) return LP_NOMEM;
     *pnBytes += (size_t)(((uint64_t)1 << lg) - (*plg ? cap : 0));
-    *pa = a;
+    u->p = a;
     *plg = (uint8_t)lg;
     return LP_OK;
 }
@@ -479,9 +490,7 @@ static MemTerm *term_get(MemShard *sh, const uint8_t *key, int nKey, uint32_t h)
     size_t sz = (offsetof(MemTerm, key) + (size_t)nKey + 7) & ~(size_t)7;
     t = arena_alloc(&sh->termArena, sz);
     if (!t) return NULL;
-    memset(t, 0, offsetof(MemTerm, inl));
-    t->aDoc = t->inl;
-    t->aPos = t->inl + MEM_INLINE;
+    memset(t, 0, offsetof(MemTerm, key));
     t->nKey = (uint8_t)nKey;
     memcpy(t->key, key, (size_t)nKey);
     t->minLen = t->tailMinLen = UINT32_MAX;
@@ -520,10 +529,10 @@ static int reserve_grow(MemShard *sh, int rc) {
         const MemTouch *x = &sh->touched.a[i];
         MemTerm *t = x->t;
         if (rc == LP_OK) {
-            rc = grow_bytes(&t->aDoc, &t->lgDoc, t->nDoc, (uint64_t)t->nDoc + x->needDoc, &sh->nBytes);
+            rc = grow_stream(&t->doc, &t->lgDoc, t->nDoc, (uint64_t)t->nDoc + x->needDoc, &sh->nBytes);
         }
         if (rc == LP_OK) {
-            rc = grow_bytes(&t->aPos, &t->lgPos, t->nPos, (uint64_t)t->nPos + x->needPos, &sh->nBytes);
+            rc = grow_stream(&t->pos, &t->lgPos, t->nPos, (uint64_t)t->nPos + x->needPos, &sh->nBytes);
         }
         /* A skip entry per completed block: none for a short list. */
         uint32_t nSkipNeed = (t->df + x->needDoc / 2) / FTS_BLOCK;
@@ -647,11 +656,12 @@ static void append_term(uint32_t doc, const FtsDocBuf *d, const FtsDocTerm *e) {
     uint32_t tf = e->tf;
     uint32_t len = fts_docbuf_len(d, d->keys.a[e->off]);
     uint32_t delta = t->df ? doc - t->lastDoc : doc + 1;
-    t->nDoc += (uint32_t)varint_put_u32(t->aDoc + t->nDoc, delta);
-    t->nDoc += (uint32_t)varint_put_u32(t->aDoc + t->nDoc, tf);
+    uint8_t *aDoc = term_doc(t), *aPos = term_pos(t);
+    t->nDoc += (uint32_t)varint_put_u32(aDoc + t->nDoc, delta);
+    t->nDoc += (uint32_t)varint_put_u32(aDoc + t->nDoc, tf);
     uint32_t prev = 0;
     for (const uint32_t *p = d->pos.a + e->iPos, *pEnd = p + tf; p < pEnd; p++) {
-        t->nPos += (uint32_t)varint_put_u32(t->aPos + t->nPos, *p - prev);
+        t->nPos += (uint32_t)varint_put_u32(aPos + t->nPos, *p - prev);
         prev = *p;
     }
     t->df++;
@@ -662,7 +672,7 @@ static void append_term(uint32_t doc, const FtsDocBuf *d, const FtsDocTerm *e) {
     if (tf > t->maxTf) t->maxTf = tf;
     if (len < t->minLen) t->minLen = len;
     if (t->df % FTS_BLOCK == 0) {
-        MemSkip *s = &t->aSkip[t->nSkip++];
+        MemSkip *s = &t->aSkip[term_nskip(t) - 1];
         s->lastDoc = doc;
         s->docOff = t->nDoc;
         s->posOff = t->nPos;
@@ -758,15 +768,16 @@ static uint32_t mem_advance(FtsPostings *pp, uint32_t target) {
     const MemTerm *t = c->t;
     /* Jump over whole blocks when the target lies past the current one. */
     uint32_t iBlk = c->iNext / FTS_BLOCK; /* block of the next posting */
-    if (iBlk < t->nSkip && t->aSkip[iBlk].lastDoc < target) {
-        uint32_t lo = iBlk + 1, hi = t->nSkip; /* first block whose lastDoc >= target */
+    uint32_t nSkip = term_nskip(t);
+    if (iBlk < nSkip && t->aSkip[iBlk].lastDoc < target) {
+        uint32_t lo = iBlk + 1, hi = nSkip; /* first block whose lastDoc >= target */
         while (lo < hi) {
             uint32_t mid = (lo + hi) / 2;
             if (t->aSkip[mid].lastDoc < target) lo = mid + 1; else hi = mid;
         }
         const MemSkip *s = &t->aSkip[lo - 1]; /* the block before it ends here */
-        c->p = t->aDoc + s->docOff;
-        c->pPos = t->aPos + s->posOff;
+        c->p = term_doc(t) + s->docOff;
+        c->pPos = term_pos(t) + s->posOff;
         c->nPosSkip = 0;
         c->prevTf = 0;
         c->iNext = lo * FTS_BLOCK;
@@ -800,12 +811,13 @@ static int mem_positions(FtsPostings *pp, uint32_t *aPos, LpError *err) {
 static uint32_t mem_shallow(FtsPostings *pp, uint32_t target, uint32_t *pMaxTf, uint32_t *pMinLen) {
     MemCursor *c = (MemCursor *)pp;
     const MemTerm *t = c->t;
-    uint32_t lo = c->iNext ? (c->iNext - 1) / FTS_BLOCK : 0, hi = t->nSkip;
+    uint32_t nSkip = term_nskip(t);
+    uint32_t lo = c->iNext ? (c->iNext - 1) / FTS_BLOCK : 0, hi = nSkip;
     while (lo < hi) {
         uint32_t mid = (lo + hi) / 2;
         if (t->aSkip[mid].lastDoc < target) lo = mid + 1; else hi = mid;
     }
-    if (lo < t->nSkip) {
+    if (lo < nSkip) {
         *pMaxTf = t->aSkip[lo].maxTf;
         *pMinLen = t->aSkip[lo].minLen;
         return t->aSkip[lo].lastDoc;
@@ -860,9 +872,9 @@ static FtsPostings *cursor_new(const MemTerm *t, int bPositions, LpError *err) {
     c->base.maxTf = t->maxTf;
     c->base.minLen = t->minLen;
     c->t = t;
-    c->p = t->aDoc;
-    c->pEnd = t->aDoc + t->nDoc;
-    c->pPos = t->aPos;
+    c->p = term_doc(t);
+    c->pEnd = c->p + t->nDoc;
+    c->pPos = term_pos(t);
     c->bPositions = bPositions;
     return &c->base;
 }
