@@ -225,6 +225,22 @@ static DocScratch *scratch_get(void) {
     return t_pScratch = x;
 }
 
+/* A scratch that a large field grew past this is released after it, so a
+** thread does not keep the memory of the largest document it ever saw. */
+#define SCRATCH_KEEP_BYTES (512 * 1024)
+
+static void scratch_trim(DocScratch *x) {
+    size_t n = sizeof(uint32_t) * x->capSlot + sizeof(ScratchTerm) * x->terms.cap + x->keys.cap +
+               sizeof(ScratchOcc) * x->occ.cap;
+    if (n <= SCRATCH_KEEP_BYTES) return;
+    free(x->aSlot);
+    x->aSlot = NULL;
+    x->nSlot = x->capSlot = 0;
+    VEC_FREE(&x->terms);
+    VEC_FREE(&x->keys);
+    VEC_FREE(&x->occ);
+}
+
 /* Sizes the hash table for nSlot slots, empty (or, when bKeep, holding
 ** the scratch's terms). */
 static int scratch_slots(DocScratch *x, uint32_t nSlot, int bKeep) {
@@ -343,6 +359,7 @@ int fts_docbuf_field(FtsDocBuf *d, const Analyzer *an, int iField, const char *z
     uint32_t nWords = 0;
     int rc = analyzer_run(an, z, n, 0, docbuf_token, &c, &nWords, err);
     if (rc == LP_OK && docbuf_take(d, x) != LP_OK) rc = LP_NOMEM;
+    scratch_trim(x);
     if (rc != LP_OK) {
         /* Drop the half-analysed document's buffer entirely: callers
         ** discard a document whose field failed. */

@@ -549,6 +549,64 @@ static void test_docbuf_fields_and_streams(void **state) {
     fts_mem_free(m);
 }
 
+/* A field large enough that the thread's scratch is released after it,
+** then small ones on the same thread: each document's terms, frequencies
+** and positions come back from the index. */
+static void test_docbuf_large_field(void **state) {
+    (void)state;
+    enum { NW = 60000 };
+    size_t cap = (size_t)NW * 8;
+    char *z = malloc(cap);
+    assert_non_null(z);
+    size_t n = 0;
+    for (int i = 0; i < NW; i++) n += (size_t)snprintf(z + n, cap - n, "q%d ", i);
+    FtsMem *m = fts_mem_new(1);
+    FtsDocBuf d = {0};
+    LpError err;
+    for (int doc = 0; doc < 3; doc++) {
+        fts_docbuf_reset(&d);
+        if (doc == 1) {
+            assert_int_equal(fts_docbuf_field(&d, g_an, 0, z, n, &err), LP_OK);
+            assert_int_equal(d.terms.n, NW);
+        } else {
+            assert_int_equal(fts_docbuf_field(&d, g_an, 0, "q7 zz q7 q59999", 15, &err), LP_OK);
+            assert_int_equal(d.terms.n, 3);
+        }
+        assert_int_equal(fts_mem_add(m, (uint32_t)doc, &d), LP_OK);
+    }
+    fts_docbuf_free(&d);
+    free(z);
+    FtsSource *src = fts_mem_source(m);
+    static const struct {
+        const char *zTerm;
+        uint32_t aTf[3];                /* per document, 0 = absent */
+        uint32_t aPos[3][2];
+    } aCase[] = {
+        {"q7", {2, 1, 2}, {{0, 2}, {7}, {0, 2}}},
+        {"q59999", {1, 1, 1}, {{3}, {59999}, {3}}},
+        {"q30000", {0, 1, 0}, {{0}, {30000}, {0}}},
+        {"zz", {1, 0, 1}, {{1}, {0}, {1}}},
+    };
+    for (size_t k = 0; k < LP_ARRAY_SIZE(aCase); k++) {
+        uint8_t key[16] = {0};
+        size_t nKey = strlen(aCase[k].zTerm);
+        memcpy(key + 1, aCase[k].zTerm, nKey);
+        FtsPostings *c = src->vt->xOpen(src, key, (int)nKey + 1, 1, &err);
+        assert_non_null(c);
+        for (uint32_t doc = 0; doc < 3; doc++) {
+            if (!aCase[k].aTf[doc]) continue;
+            assert_int_equal(c->vt->xNext(c), doc);
+            assert_int_equal(c->tf, aCase[k].aTf[doc]);
+            uint32_t aPos[2];
+            assert_int_equal(c->vt->xPositions(c, aPos, &err), LP_OK);
+            for (uint32_t j = 0; j < c->tf; j++) assert_int_equal(aPos[j], aCase[k].aPos[doc][j]);
+        }
+        assert_int_equal(c->vt->xNext(c), FTS_NO_DOC);
+        c->vt->xClose(c);
+    }
+    fts_mem_free(m);
+}
+
 /* BM25F and BM25 against hand-computed values on a 3-document index with
 ** two fields. */
 static void test_bm25_by_hand(void **state) {
@@ -757,6 +815,7 @@ int main(void) {
         cmocka_unit_test(test_bm25_by_hand),
         cmocka_unit_test(test_tie_key),
         cmocka_unit_test(test_docbuf_fields_and_streams),
+        cmocka_unit_test(test_docbuf_large_field),
         cmocka_unit_test(test_cursor_blocks),
         cmocka_unit_test(test_operators_vs_reference),
         cmocka_unit_test(test_operators_on_segment),
