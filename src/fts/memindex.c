@@ -314,7 +314,7 @@ static int docbuf_take(FtsDocBuf *d, const DocScratch *x) {
         const ScratchTerm *y = &x->terms.a[i];
         d->keys.a[d->keys.n++] = (uint8_t)y->nKey;
         memcpy(d->keys.a + d->keys.n, x->keys.a + y->off, y->nKey);
-        d->terms.a[d->terms.n++] = (FtsDocTerm){(uint32_t)d->keys.n, y->tf, (uint32_t)d->pos.n, y->h, NULL};
+        d->terms.a[d->terms.n++] = (FtsDocTerm){y->tf, y->h, NULL};
         d->keys.n += y->nKey;
         for (uint32_t k = y->iFirst; k != UINT32_MAX; k = x->occ.a[k].next) {
             d->pos.a[d->pos.n++] = x->occ.a[k].pos;
@@ -526,8 +526,9 @@ static inline uint32_t vlen(uint32_t v) {
 /* Reserves for one posting of e in its shard, in a batch whose doc deltas
 ** take at most nDeltaBytes. Each bound is exact enough that a term found
 ** once or twice keeps its streams inline. */
-static int reserve_term(MemShard *sh, const FtsDocBuf *d, FtsDocTerm *e, uint32_t nDeltaBytes) {
-    MemTerm *t = term_get(sh, d->keys.a + e->off, d->keys.a[e->off - 1], e->h);
+static int reserve_term(MemShard *sh, const FtsDocBuf *d, FtsDocTerm *e, const uint8_t *pKey,
+                        uint32_t nDeltaBytes) {
+    MemTerm *t = term_get(sh, pKey + 1, pKey[0], e->h);
     if (!t) return LP_NOMEM;
     e->pTerm = t;
     if (!t->iTouch) {
@@ -589,25 +590,27 @@ static void shard_reserve(void *arg) {
     int rc = LP_OK;
     for (int k = 0; k < j->nDoc && rc == LP_OK; k++) {
         FtsDocBuf *d = j->apDoc[k];
-        for (size_t i = 0; i < d->terms.n && rc == LP_OK; i++) {
+        const uint8_t *pKey = d->keys.a;
+        for (size_t i = 0; i < d->terms.n && rc == LP_OK; pKey += 1 + pKey[0], i++) {
             FtsDocTerm *e = &d->terms.a[i];
             if ((e->h & (MEM_SHARDS - 1)) == (uint32_t)j->iShard) {
-                rc = reserve_term(sh, d, e, j->nDeltaBytes);
+                rc = reserve_term(sh, d, e, pKey, j->nDeltaBytes);
             }
         }
     }
     j->rc = reserve_grow(sh, rc);
 }
 
-static void append_term(uint32_t doc, const FtsDocBuf *d, const FtsDocTerm *e);
+static void append_term(uint32_t doc, const FtsDocBuf *d, const FtsDocTerm *e, const uint32_t *aPos);
 
 static void shard_append(void *arg) {
     ShardJob *j = arg;
     for (int k = 0; k < j->nDoc; k++) {
         const FtsDocBuf *d = j->apDoc[k];
-        for (size_t i = 0; i < d->terms.n; i++) {
+        const uint32_t *aPos = d->pos.a;
+        for (size_t i = 0; i < d->terms.n; aPos += d->terms.a[i].tf, i++) {
             const FtsDocTerm *e = &d->terms.a[i];
-            if ((e->h & (MEM_SHARDS - 1)) == (uint32_t)j->iShard) append_term(j->aOrd[k], d, e);
+            if ((e->h & (MEM_SHARDS - 1)) == (uint32_t)j->iShard) append_term(j->aOrd[k], d, e, aPos);
         }
     }
 }
@@ -644,9 +647,10 @@ int fts_mem_reserve(FtsMem *m, FtsDocBuf *const *apDoc, int nDoc, uint32_t lastD
     } else {
         for (int k = 0; k < nDoc && rc == LP_OK; k++) {
             FtsDocBuf *d = apDoc[k];
-            for (size_t i = 0; i < d->terms.n && rc == LP_OK; i++) {
+            const uint8_t *pKey = d->keys.a;
+            for (size_t i = 0; i < d->terms.n && rc == LP_OK; pKey += 1 + pKey[0], i++) {
                 FtsDocTerm *e = &d->terms.a[i];
-                rc = reserve_term(&m->aShard[e->h & (MEM_SHARDS - 1)], d, e, nDeltaBytes);
+                rc = reserve_term(&m->aShard[e->h & (MEM_SHARDS - 1)], d, e, pKey, nDeltaBytes);
             }
         }
         for (int i = 0; i < MEM_SHARDS; i++) rc = reserve_grow(&m->aShard[i], rc);
@@ -667,18 +671,19 @@ int fts_mem_reserve(FtsMem *m, FtsDocBuf *const *apDoc, int nDoc, uint32_t lastD
     return rc;
 }
 
-/* Appends the posting of e (reserved) for document doc. */
-static void append_term(uint32_t doc, const FtsDocBuf *d, const FtsDocTerm *e) {
+/* Appends the posting of e (reserved; its positions at aPos) for document
+** doc. */
+static void append_term(uint32_t doc, const FtsDocBuf *d, const FtsDocTerm *e, const uint32_t *aPos) {
     MemTerm *t = e->pTerm;
     uint32_t tf = e->tf;
-    uint32_t len = fts_docbuf_len(d, d->keys.a[e->off]);
+    uint32_t len = fts_docbuf_len(d, t->key[0]);
     uint32_t delta = t->df ? doc - t->lastDoc : doc + 1;
-    uint8_t *aDoc = term_doc(t), *aPos = term_pos(t);
-    t->nDoc += (uint32_t)varint_put_u32(aDoc + t->nDoc, delta);
-    t->nDoc += (uint32_t)varint_put_u32(aDoc + t->nDoc, tf);
+    uint8_t *pDoc = term_doc(t), *pPos = term_pos(t);
+    t->nDoc += (uint32_t)varint_put_u32(pDoc + t->nDoc, delta);
+    t->nDoc += (uint32_t)varint_put_u32(pDoc + t->nDoc, tf);
     uint32_t prev = 0;
-    for (const uint32_t *p = d->pos.a + e->iPos, *pEnd = p + tf; p < pEnd; p++) {
-        t->nPos += (uint32_t)varint_put_u32(aPos + t->nPos, *p - prev);
+    for (const uint32_t *p = aPos, *pEnd = p + tf; p < pEnd; p++) {
+        t->nPos += (uint32_t)varint_put_u32(pPos + t->nPos, *p - prev);
         prev = *p;
     }
     t->df++;
@@ -715,7 +720,8 @@ static void append_lengths(FtsMem *m, uint32_t doc, const FtsDocBuf *d) {
 
 void fts_mem_append(FtsMem *m, uint32_t doc, const FtsDocBuf *d) {
     append_lengths(m, doc, d);
-    for (size_t i = 0; i < d->terms.n; i++) append_term(doc, d, &d->terms.a[i]);
+    const uint32_t *aPos = d->pos.a;
+    for (size_t i = 0; i < d->terms.n; aPos += d->terms.a[i].tf, i++) append_term(doc, d, &d->terms.a[i], aPos);
 }
 
 void fts_mem_append_batch(FtsMem *m, const uint32_t *aOrd, FtsDocBuf *const *apDoc, int nDoc) {

@@ -37,17 +37,17 @@
 #define FTS_DOC_LEN_INLINE 6
 
 typedef struct FtsDocTerm {
-    uint32_t off;           /* key offset in keys; keys[off - 1] is its length */
     uint32_t tf;            /* occurrences */
-    uint32_t iPos;          /* its positions: pos[iPos .. iPos + tf), ascending */
     uint32_t h;             /* hash of the key */
     void *pTerm;            /* the index's entry, set while the document is added */
 } FtsDocTerm;
 
+/* Term i's key and positions follow those of terms 0..i-1: readers walk
+** the terms in order, keeping the offsets. */
 typedef struct FtsDocBuf {
     VEC(FtsDocTerm) terms;  /* distinct keys */
     VEC(uint8_t) keys;      /* each key as a length byte and its bytes */
-    VEC(uint32_t) pos;      /* positions, grouped by key */
+    VEC(uint32_t) pos;      /* each key's tf positions, ascending */
     /* Words per field (stop words included): the first FTS_DOC_LEN_INLINE
     ** fields here, the others in aLenMore (fts_docbuf_len reads either). */
     uint32_t aLen[FTS_DOC_LEN_INLINE];
