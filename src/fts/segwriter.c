@@ -537,7 +537,7 @@ int fts_segw_posting(FtsSegWriter *w, uint32_t doc, const uint32_t *aPos, uint32
     /* The positions as varint_delta_encode_u32 writes them, inline: this
     ** runs once per posting of every flush and merge. Nothing is kept of
     ** a list that is not ascending. */
-    uint8_t *p = (uint8_t *)strbuf_reserve(&w->pos, (size_t)tf * VARINT_MAX32);
+    uint8_t *p = (uint8_t *)strbuf_reserve_fast(&w->pos, (size_t)tf * VARINT_MAX32);
     if (!p) return segw_fail(w, LP_NOMEM, "out of memory");
     size_t n = 0;
     uint32_t prev = 0;
@@ -552,7 +552,7 @@ int fts_segw_posting(FtsSegWriter *w, uint32_t doc, const uint32_t *aPos, uint32
         n += varint_put_u32(p + n, v - prev);
         prev = v;
     }
-    strbuf_commit(&w->pos, n);
+    strbuf_commit_fast(&w->pos, n);
     if (VEC_PUSH(&w->aDoc, doc) || VEC_PUSH(&w->aTf, tf)) return segw_fail(w, LP_NOMEM, "out of memory");
     w->cf += tf;
     return LP_OK;

@@ -32,6 +32,16 @@ void strbuf_appendf(StrBuf *sb, const char *zFmt, ...) __attribute__((format(pri
 ** The caller writes up to n bytes there and then calls strbuf_commit. */
 char *strbuf_reserve(StrBuf *sb, size_t n);
 void strbuf_commit(StrBuf *sb, size_t n);
+/* The same, inline where the room is already there (hot loops). */
+static inline char *strbuf_reserve_fast(StrBuf *sb, size_t n) {
+    if (!sb->oom && n < sb->cap - sb->n) return sb->z + sb->n;
+    return strbuf_reserve(sb, n);
+}
+static inline void strbuf_commit_fast(StrBuf *sb, size_t n) {
+    if (sb->oom) return;
+    sb->n += n;
+    sb->z[sb->n] = 0;
+}
 /* Forgets the contents, keeps the storage. */
 void strbuf_reset(StrBuf *sb);
 void strbuf_free(StrBuf *sb);
