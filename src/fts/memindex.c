@@ -40,6 +40,7 @@
 
 #include "fts/memindex_int.h"
 #include "util/arena.h"
+#include "util/threadlocal.h"
 #include "util/bytes.h"
 #include "util/varint.h"
 
@@ -160,9 +161,8 @@ static uint32_t key_hash(const uint8_t *k, size_t n) {
 
 /* A thread's scratch for analysing one field: its distinct keys found
 ** through a hash table, each with a chain of its occurrences. Kept for
-** the thread's next field (grown to its largest), freed at thread exit
-** by a key destructor, or by an atexit handler for the thread that calls
-** exit(), for which no destructor runs. */
+** the thread's next field and freed when the thread ends
+** (util/threadlocal.h). */
 typedef struct ScratchTerm {
     uint32_t off;           /* key offset in keys */
     uint32_t tf;
@@ -187,9 +187,6 @@ typedef struct DocScratch {
 } DocScratch;
 
 static __thread DocScratch *t_pScratch;
-static pthread_key_t g_scratchKey;
-static pthread_once_t g_scratchOnce = PTHREAD_ONCE_INIT;
-static int g_scratchKeyRc = -1;
 
 static void scratch_free(void *p) {
     DocScratch *x = p;
@@ -201,24 +198,13 @@ static void scratch_free(void *p) {
     if (t_pScratch == x) t_pScratch = NULL;
 }
 
-static void scratch_atexit(void) {
-    DocScratch *x = t_pScratch;
-    if (!x) return;
-    pthread_setspecific(g_scratchKey, NULL);
-    scratch_free(x);
-}
-
-static void scratch_once(void) {
-    g_scratchKeyRc = pthread_key_create(&g_scratchKey, scratch_free);
-    if (g_scratchKeyRc == 0) atexit(scratch_atexit);
-}
+static ThreadLocal g_scratches = THREAD_LOCAL_INIT(scratch_free);
 
 static DocScratch *scratch_get(void) {
     DocScratch *x = t_pScratch;
     if (x) return x;
-    pthread_once(&g_scratchOnce, scratch_once);
-    if (g_scratchKeyRc != 0 || !(x = calloc(1, sizeof(*x)))) return NULL;
-    if (pthread_setspecific(g_scratchKey, x) != 0) {
+    if (!(x = calloc(1, sizeof(*x)))) return NULL;
+    if (thread_local_set(&g_scratches, x) != LP_OK) {
         free(x);
         return NULL;
     }

@@ -37,10 +37,9 @@
 ** Stemmers. libstemmer's sb_stemmer keeps its working buffer inside the
 ** object, so one object cannot serve two threads. Each thread therefore
 ** owns a StemCache (one stemmer per language, created on first use) found
-** through a __thread pointer; a pthread key with a destructor frees it when
-** the thread exits, and an atexit handler frees the cache of the thread
-** that calls exit() (the main thread normally), for which no key
-** destructor runs. The Analyzer itself holds no stemmer and is immutable.
+** through a __thread pointer and freed when the thread ends, or at exit()
+** for the thread that calls it (util/threadlocal.h). The Analyzer itself
+** holds no stemmer and is immutable.
 **
 ** Long words. Only the first NORM_MAX_IN bytes of a non-ASCII word are
 ** normalised: the term keeps at most ANALYZER_MAX_TERM bytes, and NFKC
@@ -63,6 +62,7 @@
 #include "text/stemdict.h"
 #include "text/utf8.h"
 #include "util/bytes.h"
+#include "util/threadlocal.h"
 
 /* ------------------------------------------------------------ languages */
 
@@ -254,9 +254,6 @@ typedef struct StemCache {
 } StemCache;
 
 static __thread StemCache *t_pStemCache;   /* this thread's cache, or NULL */
-static pthread_key_t g_stemKey;            /* its destructor frees the cache at thread exit */
-static pthread_once_t g_stemOnce = PTHREAD_ONCE_INIT;
-static int g_stemKeyRc = -1;               /* pthread_key_create()'s result */
 
 static void stem_cache_free(void *p) {
     StemCache *c = p;
@@ -268,18 +265,7 @@ static void stem_cache_free(void *p) {
     if (t_pStemCache == c) t_pStemCache = NULL;
 }
 
-/* Key destructors do not run for the thread that calls exit(). */
-static void stem_atexit(void) {
-    StemCache *c = t_pStemCache;
-    if (!c) return;
-    pthread_setspecific(g_stemKey, NULL);
-    stem_cache_free(c);
-}
-
-static void stem_once(void) {
-    g_stemKeyRc = pthread_key_create(&g_stemKey, stem_cache_free);
-    if (g_stemKeyRc == 0) atexit(stem_atexit);
-}
+static ThreadLocal g_stemCaches = THREAD_LOCAL_INIT(stem_cache_free);
 
 /* This thread's stemmer for aStemLang[iLang] and its memo, created on
 ** first use. LP_NOMEM, or LP_LIMIT when the process is out of thread keys. */
@@ -291,13 +277,11 @@ static int stem_get(int iLang, struct sb_stemmer **ppStem, StemMemoTable **ppMem
         return LP_OK;
     }
     if (!c) {
-        pthread_once(&g_stemOnce, stem_once);
-        if (g_stemKeyRc != 0) return lp_err_set(err, LP_LIMIT, "cannot create a thread key for stemmers");
         c = calloc(1, sizeof(*c));
         if (!c) return lp_err_set(err, LP_NOMEM, "out of memory creating a stemmer cache");
-        if (pthread_setspecific(g_stemKey, c) != 0) {
+        if (thread_local_set(&g_stemCaches, c) != LP_OK) {
             free(c);
-            return lp_err_set(err, LP_NOMEM, "out of memory creating a stemmer cache");
+            return lp_err_set(err, LP_LIMIT, "cannot create a thread key for stemmers");
         }
         t_pStemCache = c;
     }

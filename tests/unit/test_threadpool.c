@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 
 #include "util/error.h"
 #include "util/threadpool.h"
+#include "util/threadlocal.h"
 
 #define WATCHDOG_S 120
 
@@ -260,6 +262,64 @@ static void test_tasks_run_concurrently(void **state) {
     tpool_free(pool);
 }
 
+/* ---------------------------------------------------------- threadlocal */
+
+static atomic_int g_nFreedA, g_nFreedB;
+static __thread int *t_pA; /* the owner's fast pointer, cleared by the free */
+
+static void free_a(void *p) {
+    if (t_pA == p) t_pA = NULL;
+    free(p);
+    atomic_fetch_add(&g_nFreedA, 1);
+}
+
+static void free_b(void *p) {
+    free(p);
+    atomic_fetch_add(&g_nFreedB, 1);
+}
+
+static ThreadLocal g_tlA = THREAD_LOCAL_INIT(free_a);
+static ThreadLocal g_tlB = THREAD_LOCAL_INIT(free_b);
+
+static void *tl_thread(void *arg) {
+    int i = (int)(intptr_t)arg;
+    int *a = malloc(sizeof(int));
+    assert_non_null(a);
+    *a = i;
+    assert_int_equal(thread_local_set(&g_tlA, a), LP_OK);
+    t_pA = a;
+    if (i % 2) { /* every other thread also has a B */
+        int *b = malloc(sizeof(int));
+        assert_non_null(b);
+        assert_int_equal(thread_local_set(&g_tlB, b), LP_OK);
+    }
+    return NULL;
+}
+
+/* Each thread's objects are freed when it exits, once, by their kind's
+** function; the main thread's at exit() (LeakSanitizer would report it). */
+static void test_thread_local(void **state) {
+    (void)state;
+    enum { N = 6 };
+    pthread_t a[N];
+    for (int i = 0; i < N; i++) assert_int_equal(pthread_create(&a[i], NULL, tl_thread, (void *)(intptr_t)i), 0);
+    for (int i = 0; i < N; i++) assert_int_equal(pthread_join(a[i], NULL), 0);
+    assert_int_equal(atomic_load(&g_nFreedA), N);
+    assert_int_equal(atomic_load(&g_nFreedB), N / 2);
+    int *m = malloc(sizeof(int));
+    assert_non_null(m);
+    assert_int_equal(thread_local_set(&g_tlA, m), LP_OK);
+    t_pA = m;
+    /* At most THREAD_LOCAL_MAX kinds: two exist, the rest can be made, no more. */
+    static ThreadLocal aMore[THREAD_LOCAL_MAX - 1];
+    int x;
+    for (int i = 0; i < THREAD_LOCAL_MAX - 1; i++) {
+        aMore[i] = (ThreadLocal)THREAD_LOCAL_INIT(NULL);
+        assert_int_equal(thread_local_set(&aMore[i], i < THREAD_LOCAL_MAX - 2 ? NULL : &x),
+                         i < THREAD_LOCAL_MAX - 2 ? LP_OK : LP_LIMIT);
+    }
+}
+
 int main(void) {
     alarm(WATCHDOG_S);
     const struct CMUnitTest tests[] = {
@@ -270,6 +330,7 @@ int main(void) {
         cmocka_unit_test(test_free_runs_queued_tasks),
         cmocka_unit_test(test_free_drains_resubmitted_tasks),
         cmocka_unit_test(test_tasks_run_concurrently),
+        cmocka_unit_test(test_thread_local),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
