@@ -16,7 +16,7 @@
 **          nKeep bytes followed by the suffix
 **   slots  nSlot (a power of two, at least twice the entries) uint32:
 **          1 + an entry's offset in the pool, 0 = empty; an entry sits at
-**          the first free slot from stemdict_slot(its FNV-1a hash)
+**          the first free slot from stemdict_slot(stemdict_hash(word))
 */
 #include <libstemmer.h>
 #include <stdint.h>

@@ -103,7 +103,7 @@ typedef struct MemTouch {
 #define MEM_SHARDS 8 /* a power of two */
 
 /* A shard's terms are found through an open-addressing table of 8-byte
-** slots: the key's hash (the FNV-1a the document buffers computed) in the
+** slots: the key's hash (the one the document buffers computed) in the
 ** high half, 1 + the term's index in aTerm in the low half, 0 = empty. */
 typedef struct MemShard {
     uint64_t *aSlot;        /* nSlot slots (a power of two), or NULL */
@@ -150,13 +150,11 @@ void fts_docbuf_free(FtsDocBuf *d) {
     memset(d, 0, sizeof(*d));
 }
 
-/* FNV-1a: keys are a few bytes long, where it beats a general hash. It
-** also picks a key's shard (its low bits), so readers and the document
-** buffers agree on it. */
-static uint32_t key_hash(const uint8_t *k, size_t n) {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++) h = (h ^ k[i]) * 16777619u;
-    return h;
+/* Keys are a few bytes long: lp_hash_short. The hash also picks a key's
+** shard (its low bits), so readers and the document buffers agree on it;
+** it lives only in memory. */
+static inline uint32_t key_hash(const uint8_t *k, size_t n) {
+    return lp_hash_short(k, n);
 }
 
 /* A thread's scratch for analysing one field: its distinct keys found

@@ -621,13 +621,12 @@ typedef struct RunState {
     void *ctx;
     uint32_t iPos;              /* position of the next word */
     LpError *err;
-    char aStem[STEMDICT_MAX_WORD + STEMDICT_MAX_SUFFIX]; /* a stem from pDict */
 } RunState;
 
 /* Set i of the memo is entries 2i (the one used last) and 2i+1, picked by
 ** the top nBits-1 bits of the word's hash. */
 static uint32_t memo_set(uint32_t h, int nBits) {
-    /* h is the word's FNV-1a (stemdict_hash); a multiplicative mix makes
+    /* h is the word's hash (stemdict_hash); a multiplicative mix makes
     ** its top bits pick the set. */
     return (h * 0x9E3779B1u) >> (32 - (nBits - 1));
 }
@@ -660,12 +659,14 @@ static void memo_grow(StemMemoTable *m) {
 ** not go into the memo: its pages are the thread's own and cost a fault
 ** each on first touch, the dictionary's are the executable's, already in
 ** memory, and a memo that only sees the rest stays small. */
-static int stem_term(RunState *s, Token *t) {
+/* zTerm, the buffer t->z points to, has room for a dictionary stem. */
+_Static_assert(STEMDICT_MAX_WORD + STEMDICT_MAX_SUFFIX <= ANALYZER_MAX_TERM, "stem room");
+
+static int stem_term(RunState *s, Token *t, char *zTerm) {
     uint32_t h = stemdict_hash(t->z, t->n);
     if (s->pDict) {
-        int n = stemdict_find(s->pDict, t->z, t->n, h, s->aStem);
+        int n = stemdict_find(s->pDict, zTerm, t->n, h); /* in place: t->z is zTerm */
         if (n > 0) {
-            t->z = s->aStem;
             t->n = n;
             return LP_OK;
         }
@@ -743,7 +744,7 @@ static int emit_word(RunState *s, const char *z, size_t iStart, size_t iEnd, int
     if (s->bFull) {
         if (s->a->aStop && stop_contains(s->a, aTerm, nTerm)) return LP_OK;
         if (s->pStem) {
-            int rc = stem_term(s, &t);
+            int rc = stem_term(s, &t, aTerm);
             if (rc != LP_OK) return rc;
         }
     }
@@ -767,7 +768,7 @@ static int run(const Analyzer *a, int bFull, const char *z, size_t n, uint32_t i
     int64_t iBad = utf8_check(z, n);
     if (iBad >= 0) return lp_err_setpos(err, LP_BADINPUT, iBad, "invalid UTF-8 at byte %lld", (long long)iBad);
 
-    RunState s = {a, bFull, NULL, NULL, NULL, xToken, ctx, iPosBase, err, {0}};
+    RunState s = {a, bFull, NULL, NULL, NULL, xToken, ctx, iPosBase, err};
     if (bFull && a->iStem >= 0) {
         int rc = stem_get(a->iStem, &s.pStem, &s.pMemo, err);
         if (rc != LP_OK) return rc;

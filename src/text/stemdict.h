@@ -19,8 +19,10 @@
 #ifndef LP_TEXT_STEMDICT_H
 #define LP_TEXT_STEMDICT_H
 
+#include <stddef.h>
 #include <stdint.h>
-#include <string.h>
+
+#include "util/bytes.h"
 
 #define STEMDICT_MAX_WORD 32   /* longer words are not in a dictionary */
 #define STEMDICT_MAX_SUFFIX 15 /* stems that replace more of the word are not either */
@@ -35,31 +37,32 @@ typedef struct StemDict {
 /* The English dictionary (Snowball "english", stem_en). */
 extern const StemDict lp_stemdict_en;
 
-/* FNV-1a of the word; the slot is its top nBits after a multiplicative mix. */
+/* The word's hash (util/bytes.h); the slot is its top nBits after a
+** multiplicative mix. The generator and the lookup run the same code in
+** the same build. */
 static inline uint32_t stemdict_hash(const char *z, int n) {
-    uint32_t h = 2166136261u;
-    for (int i = 0; i < n; i++) h = (h ^ (unsigned char)z[i]) * 16777619u;
-    return h;
+    return lp_hash_short(z, (size_t)n);
 }
 
 static inline uint32_t stemdict_slot(uint32_t h, int nBits) {
     return (h * 0x9E3779B1u) >> (32 - nBits);
 }
 
-/* Writes the stem of z[0..n) (hash h, from stemdict_hash) to zOut and
-** returns its length, or returns -1 when the word is not in the
-** dictionary. zOut has room for n + STEMDICT_MAX_SUFFIX bytes. */
-static inline int stemdict_find(const StemDict *d, const char *z, int n, uint32_t h, char *zOut) {
+/* When z[0..n) (hash h, from stemdict_hash) is in the dictionary, turns it
+** into its stem in place and returns the stem's length; else returns -1
+** and leaves z alone. z has room for n + STEMDICT_MAX_SUFFIX bytes. Most
+** stems keep a prefix of the word and add nothing: then nothing is
+** copied. */
+static inline int stemdict_find(const StemDict *d, char *z, int n, uint32_t h) {
     if (d->nBits == 0 || n > STEMDICT_MAX_WORD) return -1;
     uint32_t mask = ((uint32_t)1 << d->nBits) - 1;
     for (uint32_t j = stemdict_slot(h, d->nBits);; j = (j + 1) & mask) {
         uint32_t v = d->aSlot[j];
         if (v == 0) return -1;
         const unsigned char *p = d->aPool + v - 1;
-        if (p[0] == n && memcmp(p + 1, z, (size_t)n) == 0) {
+        if (p[0] == n && lp_bytes_eq(p + 1, z, (size_t)n)) {
             int nKeep = p[1 + n], nSuf = p[2 + n];
-            memcpy(zOut, z, (size_t)nKeep);
-            memcpy(zOut + nKeep, p + 3 + n, (size_t)nSuf);
+            for (int i = 0; i < nSuf; i++) z[nKeep + i] = (char)p[3 + n + i];
             return nKeep + nSuf;
         }
     }

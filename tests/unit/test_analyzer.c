@@ -795,7 +795,8 @@ static void test_stem_dictionary(void **state) {
         int n = p[0];
         const char *zWord = (const char *)p + 1;
         char zStem[STEMDICT_MAX_WORD + STEMDICT_MAX_SUFFIX];
-        int nStem = stemdict_find(d, zWord, n, stemdict_hash(zWord, n), zStem);
+        memcpy(zStem, zWord, (size_t)n);
+        int nStem = stemdict_find(d, zStem, n, stemdict_hash(zWord, n));
         const sb_symbol *zRef = sb_stemmer_stem(pRef, (const sb_symbol *)zWord, n);
         int nRef = sb_stemmer_length(pRef);
         if (nStem != nRef || memcmp(zStem, zRef, (size_t)nRef) != 0) {
@@ -829,10 +830,16 @@ static void test_stem_dictionary(void **state) {
     static const char *azAbsent[] = {"loupe2", "qqqzzx", "running1", "Running", ""};
     for (size_t i = 0; i < LP_ARRAY_SIZE(azAbsent); i++) {
         int n = (int)strlen(azAbsent[i]);
-        assert_int_equal(stemdict_find(d, azAbsent[i], n, stemdict_hash(azAbsent[i], n), zOut), -1);
+        memcpy(zOut, azAbsent[i], (size_t)n);
+        assert_int_equal(stemdict_find(d, zOut, n, stemdict_hash(zOut, n)), -1);
+        assert_memory_equal(zOut, azAbsent[i], (size_t)n); /* untouched */
     }
-    assert_int_equal(stemdict_find(d, "running", 7, stemdict_hash("running", 7), zOut), 3);
+    memcpy(zOut, "running", 7);
+    assert_int_equal(stemdict_find(d, zOut, 7, stemdict_hash(zOut, 7)), 3);
     assert_memory_equal(zOut, "run", 3);
+    memcpy(zOut, "happy", 5); /* a stem with a suffix of its own */
+    assert_int_equal(stemdict_find(d, zOut, 5, stemdict_hash(zOut, 5)), 5);
+    assert_memory_equal(zOut, "happi", 5);
     analyzer_free(a);
     sb_stemmer_delete(pRef);
 }
