@@ -186,12 +186,19 @@ typedef struct DocScratch {
 
 static __thread DocScratch *t_pScratch;
 
-static void scratch_free(void *p) {
-    DocScratch *x = p;
+/* Frees x's buffers; x stays usable. */
+static void scratch_release(DocScratch *x) {
     free(x->aSlot);
+    x->aSlot = NULL;
+    x->nSlot = x->capSlot = 0;
     VEC_FREE(&x->terms);
     VEC_FREE(&x->keys);
     VEC_FREE(&x->occ);
+}
+
+static void scratch_free(void *p) {
+    DocScratch *x = p;
+    scratch_release(x);
     free(x);
     if (t_pScratch == x) t_pScratch = NULL;
 }
@@ -216,13 +223,7 @@ static DocScratch *scratch_get(void) {
 static void scratch_trim(DocScratch *x) {
     size_t n = sizeof(uint32_t) * x->capSlot + sizeof(ScratchTerm) * x->terms.cap + x->keys.cap +
                sizeof(ScratchOcc) * x->occ.cap;
-    if (n <= SCRATCH_KEEP_BYTES) return;
-    free(x->aSlot);
-    x->aSlot = NULL;
-    x->nSlot = x->capSlot = 0;
-    VEC_FREE(&x->terms);
-    VEC_FREE(&x->keys);
-    VEC_FREE(&x->occ);
+    if (n > SCRATCH_KEEP_BYTES) scratch_release(x);
 }
 
 /* Sizes the hash table for nSlot slots, empty (or, when bKeep, holding
@@ -502,11 +503,6 @@ static MemTerm *term_get(MemShard *sh, const uint8_t *key, int nKey, uint32_t h)
     return t;
 }
 
-/* Bytes of the LEB128 varint of v. */
-static inline uint32_t vlen(uint32_t v) {
-    return v < (1u << 7) ? 1 : v < (1u << 14) ? 2 : v < (1u << 21) ? 3 : v < (1u << 28) ? 4 : 5;
-}
-
 /* Reserves for one posting of e in its shard, in a batch whose doc deltas
 ** take at most nDeltaBytes. Each bound is exact enough that a term found
 ** once or twice keeps its streams inline. */
@@ -520,8 +516,8 @@ static int reserve_term(MemShard *sh, const FtsDocBuf *d, FtsDocTerm *e, const u
         t->iTouch = (uint32_t)sh->touched.n;
     }
     MemTouch *x = &sh->touched.a[t->iTouch - 1];
-    x->needDoc += nDeltaBytes + vlen(e->tf);
-    x->needPos += vlen(d->maxPos) * e->tf; /* deltas are at most maxPos */
+    x->needDoc += nDeltaBytes + (uint32_t)varint_len_u64(e->tf);
+    x->needPos += (uint32_t)varint_len_u64(d->maxPos) * e->tf; /* deltas are at most maxPos */
     return LP_OK;
 }
 
@@ -622,7 +618,7 @@ static void run_shards(FtsMem *m, TpoolFn xJob, ShardJob *aJob) {
 int fts_mem_reserve(FtsMem *m, FtsDocBuf *const *apDoc, int nDoc, uint32_t lastDoc) {
     int rc = LP_OK;
     /* A delta is at most doc + 1 (the first posting's). */
-    uint32_t nDeltaBytes = lastDoc == UINT32_MAX ? 5 : vlen(lastDoc + 1);
+    uint32_t nDeltaBytes = (uint32_t)varint_len_u64((uint64_t)lastDoc + 1);
     if (batch_parallel(m, apDoc, nDoc)) {
         ShardJob aJob[MEM_SHARDS];
         for (int i = 0; i < MEM_SHARDS; i++) aJob[i] = (ShardJob){m, i, nDeltaBytes, apDoc, NULL, nDoc, LP_OK};

@@ -654,13 +654,15 @@ static void memo_grow(StemMemoTable *m) {
     m->nMiss = 0;
 }
 
-/* Replaces t's term by its stem: from the language's dictionary, else
-** through the thread's memo of the stemmer's results. Dictionary words do
-** not go into the memo: its pages are the thread's own and cost a fault
-** each on first touch, the dictionary's are the executable's, already in
-** memory, and a memo that only sees the rest stays small. */
-/* zTerm, the buffer t->z points to, has room for a dictionary stem. */
+/* A dictionary stem is made in the word's buffer (ANALYZER_MAX_TERM bytes). */
 _Static_assert(STEMDICT_MAX_WORD + STEMDICT_MAX_SUFFIX <= ANALYZER_MAX_TERM, "stem room");
+
+/* Replaces t's term by its stem: from the language's dictionary (in place
+** in zTerm, the buffer t->z points to), else through the thread's memo of
+** the stemmer's results. Dictionary words do not go into the memo: its
+** pages are the thread's own and cost a fault each on first touch, the
+** dictionary's are the executable's, already in memory, and a memo that
+** only sees the rest stays small. */
 
 static int stem_term(RunState *s, Token *t, char *zTerm) {
     uint32_t h = stemdict_hash(t->z, t->n);

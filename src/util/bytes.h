@@ -21,6 +21,11 @@
 #include <stdint.h>
 #include <string.h>
 
+#ifndef XXH_INLINE_ALL
+#define XXH_INLINE_ALL
+#endif
+#include <xxhash.h>
+
 static inline int lp_bytes_eq(const void *pa, const void *pb, size_t n) {
     const unsigned char *a = pa, *b = pb;
     while (n >= 8) {
@@ -40,35 +45,11 @@ static inline int lp_bytes_eq(const void *pa, const void *pb, size_t n) {
 }
 
 /* A 32-bit hash of a short byte string (a term, a key) for in-memory hash
-** tables: a few multiplications, no per-byte loop (FNV-1a costs four
-** instructions a byte). Every bit depends on every input bit; the low
-** and the high bits are both usable. Not stable across byte orders: never
-** store it. */
-static inline uint32_t lp_hash_short(const void *pv, size_t n) {
-    const unsigned char *p = pv;
-    uint64_t h = 0x9E3779B97F4A7C15ull * (n + 1);
-    while (n > 8) {
-        uint64_t v;
-        memcpy(&v, p, 8);
-        h = (h ^ v) * 0xff51afd7ed558ccdull;
-        h ^= h >> 29;
-        p += 8;
-        n -= 8;
-    }
-    uint64_t v = 0;
-    if (n >= 4) { /* two loads that overlap when n < 8 */
-        uint32_t a, b;
-        memcpy(&a, p, 4);
-        memcpy(&b, p + n - 4, 4);
-        v = (uint64_t)a << 32 | b;
-    } else if (n) {
-        v = (uint64_t)p[0] << 16 | (uint64_t)p[n >> 1] << 8 | p[n - 1];
-    }
-    h = (h ^ v) * 0xff51afd7ed558ccdull;
-    h ^= h >> 32;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 29;
-    return (uint32_t)h;
+** tables: XXH3 (libxxhash), compiled inline as in hashmap.c; on 1 to 16
+** bytes it is a couple of multiplications, no per-byte loop. The low and
+** the high bits are both usable. Hash tables only: never store it. */
+static inline uint32_t lp_hash_short(const void *p, size_t n) {
+    return (uint32_t)XXH3_64bits(p, n);
 }
 
 static inline uint32_t get_u32le(const uint8_t *p) {

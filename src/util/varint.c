@@ -31,12 +31,6 @@ static int vi_decode(const uint8_t *p, const uint8_t *pEnd, size_t nMax, uint8_t
     }
 }
 
-size_t varint_len_u64(uint64_t v) {
-    /* Significant bits (at least 1), seven per byte. */
-    int nBit = 64 - __builtin_clzll(v | 1);
-    return (size_t)(nBit + 6) / 7;
-}
-
 int varint_get_u64_(const uint8_t **pp, const uint8_t *pEnd, uint64_t *pv) {
     size_t len;
     if (vi_decode(*pp, pEnd, VARINT_MAX64, 0x01, pv, &len) != VI_OK) return LP_CORRUPT;

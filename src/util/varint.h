@@ -58,7 +58,11 @@ static inline size_t varint_put_u32(uint8_t *p, uint32_t v) {
 }
 
 /* Bytes varint_put_u64 writes for v (1..10); also right for uint32 values. */
-size_t varint_len_u64(uint64_t v);
+static inline size_t varint_len_u64(uint64_t v) {
+    /* Significant bits (at least 1), seven per byte. */
+    int nBit = 64 - __builtin_clzll(v | 1);
+    return (size_t)(nBit + 6) / 7;
+}
 
 /* The general decoders behind varint_get_u32/u64; call those instead. */
 int varint_get_u32_(const uint8_t **pp, const uint8_t *pEnd, uint32_t *pv);
