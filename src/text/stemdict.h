@@ -27,9 +27,11 @@
 #define STEMDICT_MAX_WORD 32   /* longer words are not in a dictionary */
 #define STEMDICT_MAX_SUFFIX 15 /* stems that replace more of the word are not either */
 
+#define STEMDICT_BUCKET_WORDS 2 /* words per bucket, on average at most */
+
 typedef struct StemDict {
-    const unsigned char *aPool; /* entries: nWord, word, nKeep, nSuffix, suffix */
-    const uint32_t *aSlot;      /* 2^nBits slots: 1 + entry offset, 0 = empty */
+    const unsigned char *aPool; /* entries: nWord, nKeep, nSuffix, word, suffix */
+    const uint32_t *aBucket;    /* 2^nBits + 1: bucket b is aPool[aBucket[b] .. aBucket[b+1]) */
     int nBits;                  /* 0: empty */
     uint32_t nWord;             /* entries */
 } StemDict;
@@ -37,15 +39,20 @@ typedef struct StemDict {
 /* The English dictionary (Snowball "english", stem_en). */
 extern const StemDict lp_stemdict_en;
 
-/* The word's hash (util/bytes.h); the slot is its top nBits after a
+/* The word's hash (util/bytes.h); its bucket is the top nBits after a
 ** multiplicative mix. The generator and the lookup run the same code in
 ** the same build. */
 static inline uint32_t stemdict_hash(const char *z, int n) {
     return lp_hash_short(z, (size_t)n);
 }
 
-static inline uint32_t stemdict_slot(uint32_t h, int nBits) {
+static inline uint32_t stemdict_bucket(uint32_t h, int nBits) {
     return (h * 0x9E3779B1u) >> (32 - nBits);
+}
+
+/* The bytes of the entry at p. */
+static inline size_t stemdict_entry_size(const unsigned char *p) {
+    return 3 + (size_t)p[0] + p[2];
 }
 
 /* When z[0..n) (hash h, from stemdict_hash) is in the dictionary, turns it
@@ -55,17 +62,16 @@ static inline uint32_t stemdict_slot(uint32_t h, int nBits) {
 ** copied. */
 static inline int stemdict_find(const StemDict *d, char *z, int n, uint32_t h) {
     if (d->nBits == 0 || n > STEMDICT_MAX_WORD) return -1;
-    uint32_t mask = ((uint32_t)1 << d->nBits) - 1;
-    for (uint32_t j = stemdict_slot(h, d->nBits);; j = (j + 1) & mask) {
-        uint32_t v = d->aSlot[j];
-        if (v == 0) return -1;
-        const unsigned char *p = d->aPool + v - 1;
-        if (p[0] == n && lp_bytes_eq(p + 1, z, (size_t)n)) {
-            int nKeep = p[1 + n], nSuf = p[2 + n];
+    uint32_t b = stemdict_bucket(h, d->nBits);
+    const unsigned char *p = d->aPool + d->aBucket[b], *pEnd = d->aPool + d->aBucket[b + 1];
+    for (; p < pEnd; p += stemdict_entry_size(p)) {
+        if (p[0] == n && lp_bytes_eq(p + 3, z, (size_t)n)) {
+            int nKeep = p[1], nSuf = p[2];
             for (int i = 0; i < nSuf; i++) z[nKeep + i] = (char)p[3 + n + i];
             return nKeep + nSuf;
         }
     }
+    return -1;
 }
 
 #endif /* LP_TEXT_STEMDICT_H */

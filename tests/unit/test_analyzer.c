@@ -789,11 +789,10 @@ static void test_stem_dictionary(void **state) {
     uint32_t nSeen = 0;
     char zText[8192];
     size_t nText = 0;
-    for (uint32_t j = 0; j < (1u << d->nBits); j++) {
-        if (!d->aSlot[j]) continue;
-        const unsigned char *p = d->aPool + d->aSlot[j] - 1;
+    const unsigned char *pEnd = d->aPool + d->aBucket[(size_t)1 << d->nBits];
+    for (const unsigned char *p = d->aPool; p < pEnd; p += stemdict_entry_size(p)) {
         int n = p[0];
-        const char *zWord = (const char *)p + 1;
+        const char *zWord = (const char *)p + 3;
         char zStem[STEMDICT_MAX_WORD + STEMDICT_MAX_SUFFIX];
         memcpy(zStem, zWord, (size_t)n);
         int nStem = stemdict_find(d, zStem, n, stemdict_hash(zWord, n));
