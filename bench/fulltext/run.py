@@ -512,6 +512,10 @@ def targets(results, names):
         t["ndcg@10"] = {"loupe": lo["quality"]["ndcg@10"], "best_peer": best,
                         "peer": E[best]["quality"]["ndcg@10"],
                         "met": lo["quality"]["ndcg@10"] >= E[best]["quality"]["ndcg@10"]}
+        # Is the difference more than the sample of queries can tell?
+        d = metrics.paired_difference(lo["quality"]["per_query_ndcg10"], E[best]["quality"]["per_query_ndcg10"])
+        t["ndcg@10"].update(mean_diff=round(d["mean_diff"], 4), ci95=[round(x, 4) for x in d["ci95"]],
+                            p_value=round(d["p_value"], 4))
         for section, prefix in (("speed_inproc", "qps/"), ("speed", "wire_qps/")):
             for ty in SPEED_TYPES:
                 have = [p for p in peers if ty in E[p].get(section, {})]
@@ -609,9 +613,13 @@ def verdict(met):
     return "n/a" if met is None else ("met" if met else "**NOT met**")
 
 
+def fmt_ndcg_diff(t):
+    return "per query %+.3f, 95%% CI %+.3f..%+.3f, p %.2f" % (t["mean_diff"], t["ci95"][0], t["ci95"][1], t["p_value"])
+
+
 def fmt_target(key, t):
     if key == "ndcg@10":
-        return "%.3f vs %s %.3f" % (t["loupe"], t["best_peer"], t["peer"])
+        return "%.3f vs %s %.3f; %s" % (t["loupe"], t["best_peer"], t["peer"], fmt_ndcg_diff(t))
     return "%.2fx %s" % (t["ratio"], t["best_peer"])
 
 
@@ -704,7 +712,12 @@ def write_report(out_dir, meta, results, tgt):
         L += ["**loupe was not part of this run** (`--engines %s`): the tables show the peers."
               % ",".join(names), ""]
     else:
-        L += ["## Targets", ""] + summary_lines(colls, tgt) + ["", "Per collection: the table at the end.", ""]
+        L += ["## Targets", ""] + summary_lines(colls, tgt) + [
+            "", "Per collection: the table at the end. For nDCG@10 it also gives loupe's mean",
+            "per-query difference from the best peer, a 95% bootstrap interval of it and the",
+            "p-value of a paired sign-flip randomisation test (`metrics.paired_difference`):",
+            "an interval that holds 0 and a large p mean these queries cannot tell the two",
+            "apart.", ""]
 
     # Quality.
     L += ["## Quality", "", "nDCG@10 (best per collection in bold):", "",
@@ -823,7 +836,8 @@ def write_report(out_dir, meta, results, tgt):
                 if x is None or x["met"] is None:
                     cells.append("n/a")
                 elif k == "ndcg@10":
-                    cells.append("%s (%.3f vs %s %.3f)" % (verdict(x["met"]), x["loupe"], x["best_peer"], x["peer"]))
+                    cells.append("%s (%.3f vs %s %.3f; %s)" % (verdict(x["met"]), x["loupe"], x["best_peer"],
+                                                              x["peer"], fmt_ndcg_diff(x)))
                 else:
                     cells.append("%s (%.2fx %s)" % (verdict(x["met"]), x["ratio"], x["best_peer"]))
             L.append("| %s | %s |" % (lab, " | ".join(cells)))

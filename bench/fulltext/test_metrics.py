@@ -67,3 +67,38 @@ def test_mean_skips_unjudged_and_counts_missing_as_zero():
 def test_duplicate_document_in_ranking_is_an_error():
     with pytest.raises(ValueError):
         metrics.mean_metrics({"q": ["a", "a"]}, {"q": {"a": 1}})
+
+
+def test_paired_difference_no_difference_and_clear_difference():
+    same = {str(i): i / 10 for i in range(10)}
+    r = metrics.paired_difference(same, dict(same), n_resamples=2000)
+    assert r["mean_diff"] == 0.0 and r["ci95"] == (0.0, 0.0)
+    assert r["p_value"] == 1.0
+    # A better on every one of 30 queries by 0.1: mean 0.1, CI around it,
+    # and only the all-positive and all-negative sign assignments are as
+    # far from 0 (2 in 2^30), so p is 1/2000 (the observed one alone).
+    a = {str(i): 0.5 for i in range(30)}
+    b = {str(i): 0.4 for i in range(30)}
+    r = metrics.paired_difference(a, b, n_resamples=2000)
+    assert r["mean_diff"] == pytest.approx(0.1)
+    assert r["ci95"][0] == pytest.approx(0.1) and r["ci95"][1] == pytest.approx(0.1)
+    assert r["p_value"] == pytest.approx(1 / 2000)
+    assert r["queries"] == 30
+
+
+def test_paired_difference_by_hand():
+    # Differences +0.3, -0.1: mean 0.1. Of the 4 sign assignments, the means
+    # are 0.1, 0.2, -0.2, -0.1: all at least 0.1 from 0, so p tends to 1.
+    a, b = {"q1": 0.5, "q2": 0.2}, {"q1": 0.2, "q2": 0.3}
+    r = metrics.paired_difference(a, b, n_resamples=4000)
+    assert r["mean_diff"] == pytest.approx(0.1)
+    assert r["p_value"] == pytest.approx(1.0)
+    # Resamples of two differences: means -0.1, 0.1 or 0.3.
+    assert r["ci95"][0] == pytest.approx(-0.1) and r["ci95"][1] == pytest.approx(0.3)
+
+
+def test_paired_difference_needs_the_same_queries():
+    with pytest.raises(ValueError):
+        metrics.paired_difference({"q1": 0.5}, {"q2": 0.5})
+    with pytest.raises(ValueError):
+        metrics.paired_difference({}, {})
