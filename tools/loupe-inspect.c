@@ -18,7 +18,9 @@
 **       of the benchmark's load, hold less than 64 KiB of text, as the
 **       server analyses a small write) and added to the index in order,
 **       and the segment is written. Also reported: page_faults, the
-**       process's minor page faults in the timed part.
+**       process's minor page faults in the timed part, and the parts of
+**       analyse_index_s: analyse_s (documents into their buffers), reserve_s
+**       and append_s (the buffers into the in-memory index).
 **   loupe-inspect fts-bench SEGMENT QUERYFILE [--k 10] [--seconds S] [--warmup N]
 **                 [--fields a,b] [--morphology M] [--stopwords S] [--hard-stop S]
 **       times full-text queries on a sealed segment in this process, for the
@@ -222,6 +224,7 @@ static int cmd_build(const char *zIn, const char *zOut, const char *zFields, con
         if (!(nThread > 1 && !pool)) lp_err_set(&err, LP_NOMEM, "out of memory");
         rc = err.code;
     }
+    int64_t nsAnalyse = 0, nsReserve = 0, nsAppend = 0;
     uint32_t iWrite = UINT32_MAX; /* the write of the current batch ... */
     int bShare = 0;               /* ... is shared out over the pool */
     long f0 = minor_faults();
@@ -242,6 +245,7 @@ static int cmd_build(const char *zIn, const char *zOut, const char *zFields, con
             bShare = pool && nText >= BUILD_PARALLEL_BYTES;
         }
         int nBatchJob = bShare ? nJob : 1;
+        int64_t ta = lp_now_ns();
         TpoolGroup g;
         if (bShare) tpool_group_init(&g, pool);
         for (int k = 0; k < nBatchJob; k++) {
@@ -251,6 +255,8 @@ static int cmd_build(const char *zIn, const char *zOut, const char *zFields, con
             if (!bShare || tpool_group_submit(&g, build_range, &aJob[k]) != LP_OK) build_range(&aJob[k]);
         }
         if (bShare) tpool_group_wait(&g);
+        int64_t tr = lp_now_ns();
+        nsAnalyse += tr - ta;
         for (int k = 0; k < nBatchJob && rc == LP_OK; k++) {
             if (aJob[k].rc != LP_OK) {
                 rc = aJob[k].rc;
@@ -267,7 +273,10 @@ static int cmd_build(const char *zIn, const char *zOut, const char *zFields, con
             if (fts_mem_reserve(m, apBatch, (int)n, iBase + n - 1)) {
                 rc = lp_err_set(&err, LP_NOMEM, "out of memory");
             } else {
+                int64_t tp = lp_now_ns();
+                nsReserve += tp - tr;
                 fts_mem_append_batch(m, aOrd, apBatch, (int)n);
+                nsAppend += lp_now_ns() - tp;
             }
             /* Freed as the server frees a write's buffers once it is
             ** applied; kept, each would grow to the largest document it
@@ -286,9 +295,11 @@ static int cmd_build(const char *zIn, const char *zOut, const char *zFields, con
         if (f) fclose(f);
         printf("{\"documents\": %u, \"text_bytes\": %zu, \"terms\": %zu, \"index_ram_bytes\": %zu, "
                "\"segment_bytes\": %ld, \"threads\": %d, \"parse_s\": %.6f, \"analyse_index_s\": %.6f, "
-               "\"write_s\": %.6f, \"page_faults\": %ld}\n",
+               "\"write_s\": %.6f, \"page_faults\": %ld, \"analyse_s\": %.6f, \"reserve_s\": %.6f, "
+               "\"append_s\": %.6f}\n",
                x.nDoc, x.nBytes, fts_mem_nterms(m), fts_mem_bytes(m), sz, nThread,
-               (double)(tp1 - tp0) / 1e9, (double)(t1 - t0) / 1e9, (double)(t2 - t1) / 1e9, f2 - f0);
+               (double)(tp1 - tp0) / 1e9, (double)(t1 - t0) / 1e9, (double)(t2 - t1) / 1e9, f2 - f0,
+               (double)nsAnalyse / 1e9, (double)nsReserve / 1e9, (double)nsAppend / 1e9);
     }
     for (int i = 0; i < BUILD_BATCH && aDoc; i++) fts_docbuf_free(&aDoc[i]);
     free(aDoc);

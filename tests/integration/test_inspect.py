@@ -32,6 +32,9 @@ def segment(tmp_path, docs):
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["documents"] == 200 and out["segment_bytes"] == seg.stat().st_size
+    # The timed parts of analyse_index_s: each measured, none counted twice.
+    parts = [out["analyse_s"], out["reserve_s"], out["append_s"]]
+    assert all(x > 0 for x in parts) and sum(parts) <= out["analyse_index_s"] + 1e-6, out
     return seg
 
 
