@@ -564,35 +564,49 @@ typedef struct ShardJob {
     int rc;
 } ShardJob;
 
-static void shard_reserve(void *arg) {
-    ShardJob *j = arg;
-    MemShard *sh = &j->m->aShard[j->iShard];
+/* Shard iShard's part of a batch, or every shard's when iShard is
+** MEM_ALL_SHARDS: documents and their terms are walked in order either
+** way (a term's key and positions follow those of the terms before it). */
+#define MEM_ALL_SHARDS (-1)
+
+static inline int in_shard(uint32_t h, int iShard) {
+    return iShard == MEM_ALL_SHARDS || (h & (MEM_SHARDS - 1)) == (uint32_t)iShard;
+}
+
+static int reserve_docs(FtsMem *m, FtsDocBuf *const *apDoc, int nDoc, int iShard, uint32_t nDeltaBytes) {
     int rc = LP_OK;
-    for (int k = 0; k < j->nDoc && rc == LP_OK; k++) {
-        FtsDocBuf *d = j->apDoc[k];
+    for (int k = 0; k < nDoc && rc == LP_OK; k++) {
+        FtsDocBuf *d = apDoc[k];
         const uint8_t *pKey = d->keys.a;
         for (size_t i = 0; i < d->terms.n && rc == LP_OK; pKey += 1 + pKey[0], i++) {
             FtsDocTerm *e = &d->terms.a[i];
-            if ((e->h & (MEM_SHARDS - 1)) == (uint32_t)j->iShard) {
-                rc = reserve_term(sh, d, e, pKey, j->nDeltaBytes);
+            if (in_shard(e->h, iShard)) {
+                rc = reserve_term(&m->aShard[e->h & (MEM_SHARDS - 1)], d, e, pKey, nDeltaBytes);
             }
         }
     }
-    j->rc = reserve_grow(sh, rc);
+    return rc;
 }
 
 static void append_term(uint32_t doc, const FtsDocBuf *d, const FtsDocTerm *e, const uint32_t *aPos);
 
+static void append_doc(uint32_t doc, const FtsDocBuf *d, int iShard) {
+    const uint32_t *aPos = d->pos.a;
+    for (size_t i = 0; i < d->terms.n; aPos += d->terms.a[i].tf, i++) {
+        const FtsDocTerm *e = &d->terms.a[i];
+        if (in_shard(e->h, iShard)) append_term(doc, d, e, aPos);
+    }
+}
+
+static void shard_reserve(void *arg) {
+    ShardJob *j = arg;
+    int rc = reserve_docs(j->m, j->apDoc, j->nDoc, j->iShard, j->nDeltaBytes);
+    j->rc = reserve_grow(&j->m->aShard[j->iShard], rc);
+}
+
 static void shard_append(void *arg) {
     ShardJob *j = arg;
-    for (int k = 0; k < j->nDoc; k++) {
-        const FtsDocBuf *d = j->apDoc[k];
-        const uint32_t *aPos = d->pos.a;
-        for (size_t i = 0; i < d->terms.n; aPos += d->terms.a[i].tf, i++) {
-            const FtsDocTerm *e = &d->terms.a[i];
-            if ((e->h & (MEM_SHARDS - 1)) == (uint32_t)j->iShard) append_term(j->aOrd[k], d, e, aPos);
-        }
-    }
+    for (int k = 0; k < j->nDoc; k++) append_doc(j->aOrd[k], j->apDoc[k], j->iShard);
 }
 
 /* Is a batch big enough to share out? Each shard task walks every term
@@ -625,14 +639,7 @@ int fts_mem_reserve(FtsMem *m, FtsDocBuf *const *apDoc, int nDoc, uint32_t lastD
         run_shards(m, shard_reserve, aJob);
         for (int i = 0; i < MEM_SHARDS && rc == LP_OK; i++) rc = aJob[i].rc;
     } else {
-        for (int k = 0; k < nDoc && rc == LP_OK; k++) {
-            FtsDocBuf *d = apDoc[k];
-            const uint8_t *pKey = d->keys.a;
-            for (size_t i = 0; i < d->terms.n && rc == LP_OK; pKey += 1 + pKey[0], i++) {
-                FtsDocTerm *e = &d->terms.a[i];
-                rc = reserve_term(&m->aShard[e->h & (MEM_SHARDS - 1)], d, e, pKey, nDeltaBytes);
-            }
-        }
+        rc = reserve_docs(m, apDoc, nDoc, MEM_ALL_SHARDS, nDeltaBytes);
         for (int i = 0; i < MEM_SHARDS; i++) rc = reserve_grow(&m->aShard[i], rc);
     }
     int bNew = 0;
@@ -700,8 +707,7 @@ static void append_lengths(FtsMem *m, uint32_t doc, const FtsDocBuf *d) {
 
 void fts_mem_append(FtsMem *m, uint32_t doc, const FtsDocBuf *d) {
     append_lengths(m, doc, d);
-    const uint32_t *aPos = d->pos.a;
-    for (size_t i = 0; i < d->terms.n; aPos += d->terms.a[i].tf, i++) append_term(doc, d, &d->terms.a[i], aPos);
+    append_doc(doc, d, MEM_ALL_SHARDS);
 }
 
 void fts_mem_append_batch(FtsMem *m, const uint32_t *aOrd, FtsDocBuf *const *apDoc, int nDoc) {

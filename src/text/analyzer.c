@@ -663,7 +663,6 @@ _Static_assert(STEMDICT_MAX_WORD + STEMDICT_MAX_SUFFIX <= ANALYZER_MAX_TERM, "st
 ** pages are the thread's own and cost a fault each on first touch, the
 ** dictionary's are the executable's, already in memory, and a memo that
 ** only sees the rest stays small. */
-
 static int stem_term(RunState *s, Token *t, char *zTerm) {
     uint32_t h = stemdict_hash(t->z, t->n);
     if (s->pDict) {
