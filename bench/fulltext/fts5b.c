@@ -18,12 +18,12 @@
 **
 ** Why a C driver when Fts5Engine already times the same statements from
 ** Python: loupe-inspect runs in a fresh process, where every page the
-** index touches is new to the process; Python's sqlite3 module runs in the
-** benchmark's long-lived process, whose heap earlier work has already
-** touched. On a small collection that difference is a large part of the
-** time (adi: 82 documents, a few ms). This driver puts FTS5 in the same
-** conditions as loupe: C, a fresh process, the same timed window. run.py
-** reports both FTS5 numbers.
+** index touches is new to the process (on some VMs a first touch costs
+** about 11 us), while Python's sqlite3 module runs in the benchmark's
+** long-lived process, after other work. This driver puts FTS5 in the
+** same conditions as loupe: C, a fresh process, the same timed window.
+** run.py reports both FTS5 numbers; in the runs so far the Python one was
+** above the C one on some collections and below on others.
 **
 ** Output, one JSON object on stdout:
 **   {"documents":82,"build_s":0.0031,"page_faults":52}

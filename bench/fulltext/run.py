@@ -481,10 +481,6 @@ def inproc_rate(e):
     return e["inproc_c"]["docs_per_s"] if "inproc_c" in e else e["docs_per_s"]
 
 
-def inproc_label(name, e):
-    return name + (" (C)" if "inproc_c" in e else "")
-
-
 def _ratio_target(lo, best, peer, higher_better=True, paired=None):
     """loupe's number against the best peer's. paired: the ratios of runs
     made side by side (speed: the same round; in-process indexing: the
@@ -542,13 +538,12 @@ def targets(results, names):
         if local and "inproc" in lo:
             # Each peer as measured in loupe's conditions where it has a C
             # driver for it (FTS5: fts5b.c), else from Python (Xapian).
-            rate = {inproc_label(p, E[p]): inproc_rate(E[p]) for p in local}
-            best = max(rate, key=rate.get)
-            peer = next(E[p] for p in local if inproc_label(p, E[p]) == best)
-            paired = None
-            if "inproc_c" in peer:  # the runs alternated: pair them (time ratio)
-                paired = [f / l for l, f in zip(lo["inproc"]["runs_s"], peer["inproc_c"]["runs_s"])]
-            t["indexing"] = _ratio_target(lo["inproc"]["docs_per_s"], best, rate[best], paired=paired)
+            best = max(local, key=lambda p: inproc_rate(E[p]))
+            c = E[best].get("inproc_c")
+            # The C driver's runs alternated with loupe's: pair them (time ratio).
+            paired = [f / l for l, f in zip(lo["inproc"]["runs_s"], c["runs_s"])] if c else None
+            t["indexing"] = _ratio_target(lo["inproc"]["docs_per_s"], best + (" (C)" if c else ""),
+                                          inproc_rate(E[best]), paired=paired)
         servers = [p for p in peers if p not in INPROC]
         if servers:
             best = max(servers, key=lambda p: E[p]["docs_per_s"])
@@ -792,12 +787,10 @@ def write_report(out_dir, meta, results, tgt):
           "the server's work pool analyses a large INSERT), the in-memory index, the sealed",
           "segment written and fsynced. FTS5 (C) is `bench/fulltext/fts5b.c`: BEGIN, one",
           "INSERT per document, optimize, COMMIT (SQLite's defaults: rollback journal,",
-          "synchronous=FULL). FTS5 (Python) is the same statements from this benchmark's",
-          "process (`executemany`), shown for reference: that process has run for a while,",
-          "so the pages SQLite allocates are mostly ones it has touched before, where a",
-          "fresh process pays a page fault for each (on this VM about 11 µs, the time of",
-          "analysing a hundred words); on a small collection that is a large part of the",
-          "time, so the target compares the C numbers. Xapian: one `replace_document` per",
+          "synchronous=FULL). The target compares the C numbers: measured as loupe's are.",
+          "FTS5 (Python) is the same statements from this benchmark's long-lived process",
+          "(`executemany`, one sample), shown for reference; it is above or below the C",
+          "number from one collection and run to the next. Xapian: one `replace_document` per",
           "document from Python, commit, compact. **Over the wire**: loupe and Sphinx from",
           "the first multi-row INSERT to the index searchable (Sphinx's `FLUSH RAMCHUNK`",
           "included; loupe keeps the index in RAM). Size: the index on disk, no text stored:",
