@@ -75,6 +75,7 @@ typedef struct MemTerm {
     uint32_t tailMinLen;
     uint32_t maxTf;         /* impact of the whole list */
     uint32_t minLen;
+    uint32_t nEarlier;      /* postings whose document holds the term in a lower field */
     uint32_t iTouch;        /* 1 + its entry in the shard's reservation, or 0 */
     uint8_t lgDoc, lgPos;   /* log2 of the heap streams' capacity; 0: inline */
     uint8_t lgSkip;         /* log2 of aSkip's capacity; 0: none */
@@ -166,7 +167,8 @@ typedef struct ScratchTerm {
     uint32_t tf;
     uint32_t iFirst, iLast; /* chain of occurrences in occ */
     uint32_t h;
-    uint32_t nKey;
+    uint32_t nKey : 8;      /* at most FTS_MAX_KEY */
+    uint32_t bEarlier : 1;  /* the document holds the term in a lower field too */
 } ScratchTerm;
 
 typedef struct ScratchOcc {
@@ -281,7 +283,7 @@ static int docbuf_token(void *ctx, const Token *t) {
         e->tf++;
         return LP_OK;
     }
-    ScratchTerm n = {(uint32_t)x->keys.n, 1, iOcc, iOcc, h, (uint32_t)nKey};
+    ScratchTerm n = {(uint32_t)x->keys.n, 1, iOcc, iOcc, h, (uint32_t)nKey, 0};
     if (VEC_PUSH(&x->terms, n)) return LP_NOMEM;
     x->aSlot[j] = (uint32_t)x->terms.n;
     x->keys.n += nKey;
@@ -299,7 +301,7 @@ static int docbuf_take(FtsDocBuf *d, const DocScratch *x) {
         const ScratchTerm *y = &x->terms.a[i];
         d->keys.a[d->keys.n++] = (uint8_t)y->nKey;
         memcpy(d->keys.a + d->keys.n, x->keys.a + y->off, y->nKey);
-        d->terms.a[d->terms.n++] = (FtsDocTerm){y->tf, y->h, NULL};
+        d->terms.a[d->terms.n++] = (FtsDocTerm){y->tf, y->bEarlier, y->h, NULL};
         d->keys.n += y->nKey;
         for (uint32_t k = y->iFirst; k != UINT32_MAX; k = x->occ.a[k].next) {
             d->pos.a[d->pos.n++] = x->occ.a[k].pos;
@@ -307,6 +309,37 @@ static int docbuf_take(FtsDocBuf *d, const DocScratch *x) {
     }
     if (x->maxPos > d->maxPos) d->maxPos = x->maxPos;
     return LP_OK;
+}
+
+/* The scratch's key equal to key[0..nKey), or NULL. */
+static ScratchTerm *scratch_find(const DocScratch *x, const uint8_t *key, uint32_t nKey) {
+    uint32_t h = key_hash(key, nKey);
+    for (uint32_t j = h & (x->nSlot - 1); x->aSlot[j]; j = (j + 1) & (x->nSlot - 1)) {
+        ScratchTerm *y = &x->terms.a[x->aSlot[j] - 1];
+        if (y->h == h && y->nKey == nKey && lp_bytes_eq(x->keys.a + y->off, key, nKey)) return y;
+    }
+    return NULL;
+}
+
+/* Field iField, analysed in x, joins the fields already in d: of every
+** term in both, the key of the higher field is marked bEarlier. Costs a
+** probe per key already in d (a title's, when the body comes second). */
+static void docbuf_mark_earlier(FtsDocBuf *d, DocScratch *x, int iField) {
+    uint8_t probe[FTS_MAX_KEY];
+    const uint8_t *p = d->keys.a;
+    for (size_t i = 0; i < d->terms.n; p += 1 + p[0], i++) {
+        uint32_t nKey = p[0];
+        if (p[1] == iField) continue;
+        probe[0] = (uint8_t)iField;
+        memcpy(probe + 1, p + 2, nKey - 1);
+        ScratchTerm *y = scratch_find(x, probe, nKey);
+        if (!y) continue;
+        if (p[1] < iField) {
+            y->bEarlier = 1;
+        } else {
+            d->terms.a[i].bEarlier = 1;
+        }
+    }
 }
 
 int fts_docbuf_field(FtsDocBuf *d, const Analyzer *an, int iField, const char *z, size_t n,
@@ -343,6 +376,7 @@ int fts_docbuf_field(FtsDocBuf *d, const Analyzer *an, int iField, const char *z
     DocBufCtx c = {x, (uint8_t)iField};
     uint32_t nWords = 0;
     int rc = analyzer_run(an, z, n, 0, docbuf_token, &c, &nWords, err);
+    if (rc == LP_OK && d->terms.n) docbuf_mark_earlier(d, x, iField);
     if (rc == LP_OK && docbuf_take(d, x) != LP_OK) rc = LP_NOMEM;
     scratch_trim(x);
     if (rc != LP_OK) {
@@ -675,6 +709,7 @@ static void append_term(uint32_t doc, const FtsDocBuf *d, const FtsDocTerm *e, c
     }
     t->df++;
     t->cf += tf;
+    t->nEarlier += e->bEarlier;
     t->lastDoc = doc;
     if (tf > t->tailMaxTf) t->tailMaxTf = tf;
     if (len < t->tailMinLen) t->tailMinLen = len;
@@ -863,9 +898,7 @@ static int mem_lookup(FtsSource *s, const uint8_t *key, int nKey, FtsTermInfo *p
     FtsMem *m = (FtsMem *)s;
     const MemTerm *t = term_lookup(m, key, nKey);
     if (!t || t->df == 0) return 0;
-    pInfo->df = t->df;
-    pInfo->cf = t->cf;
-    pInfo->aLoc[0] = (uintptr_t)t;
+    *pInfo = (FtsTermInfo){.df = t->df, .nEarlier = t->nEarlier, .cf = t->cf, .aLoc = {(uintptr_t)t}};
     return 1;
 }
 
@@ -1017,7 +1050,7 @@ static int mem_scan(FtsSource *s, const uint8_t *prefix, int nPrefix, FtsKeyFn x
         const MemTerm *t = a[i];
         if (t->nKey < nPrefix || memcmp(t->key, prefix, (size_t)nPrefix) != 0) break;
         if (t->df == 0) continue;
-        FtsTermInfo info = {t->df, t->cf, {(uintptr_t)t, 0, 0}};
+        FtsTermInfo info = {.df = t->df, .nEarlier = t->nEarlier, .cf = t->cf, .aLoc = {(uintptr_t)t}};
         int rc = xKey(ctx, t->key, t->nKey, &info);
         if (rc) return rc;
     }

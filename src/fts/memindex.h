@@ -37,7 +37,8 @@
 #define FTS_DOC_LEN_INLINE 6
 
 typedef struct FtsDocTerm {
-    uint32_t tf;            /* occurrences */
+    uint32_t tf : 31;       /* occurrences (a field holds far fewer words) */
+    uint32_t bEarlier : 1;  /* the document holds the term in a lower field too */
     uint32_t h;             /* hash of the key */
     void *pTerm;            /* the index's entry, set while the document is added */
 } FtsDocTerm;

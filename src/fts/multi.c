@@ -302,10 +302,15 @@ fail: /* the part filled err */
 /* ------------------------------------------------------------------ */
 /* The source, merge mode                                              */
 
+/* a + b for nEarlier counts, unknown when either is. */
+static uint32_t earlier_add(uint32_t a, uint32_t b) {
+    return a == FTS_EARLIER_UNKNOWN || b == FTS_EARLIER_UNKNOWN ? FTS_EARLIER_UNKNOWN : a + b;
+}
+
 static int multi_lookup(FtsSource *s, const uint8_t *key, int nKey, FtsTermInfo *pInfo,
                         LpError *err) {
     FtsMulti *m = (FtsMulti *)s;
-    uint32_t df = 0;
+    uint32_t df = 0, nEarlier = 0;
     uint64_t cf = 0, mask = 0;
     for (int i = 0; i < m->nPart; i++) {
         FtsSource *p = m->aPart[i].src;
@@ -314,11 +319,12 @@ static int multi_lookup(FtsSource *s, const uint8_t *key, int nKey, FtsTermInfo 
         if (r < 0) return r;
         if (r == 0) continue;
         df += info.df;
+        nEarlier = earlier_add(nEarlier, info.nEarlier);
         cf += info.cf;
         mask |= part_bit(i);
     }
     if (!mask) return 0;
-    *pInfo = (FtsTermInfo){df, cf, {mask, m->tag, 0}};
+    *pInfo = (FtsTermInfo){.df = df, .nEarlier = nEarlier, .cf = cf, .aLoc = {mask, m->tag, 0}};
     return 1;
 }
 
@@ -353,6 +359,7 @@ typedef struct ScanKey {
     size_t off; /* key bytes in the list's bytes */
     uint64_t cf;
     uint32_t df;
+    uint32_t nEarlier;
     uint8_t nKey;
 } ScanKey;
 
@@ -381,7 +388,7 @@ static int key_cmp(const uint8_t *a, int na, const uint8_t *b, int nb) {
 
 static int collect_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
     ScanList *l = ctx;
-    ScanKey k = {l->bytes.n, info->cf, info->df, (uint8_t)nKey}; /* nKey <= FTS_MAX_KEY */
+    ScanKey k = {l->bytes.n, info->cf, info->df, info->nEarlier, (uint8_t)nKey}; /* nKey <= FTS_MAX_KEY */
     if (VEC_RESERVE(&l->bytes, l->bytes.n + (size_t)nKey) || VEC_PUSH(&l->keys, k)) {
         return l->rc = LP_NOMEM;
     }
@@ -390,21 +397,22 @@ static int collect_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInf
     return LP_OK;
 }
 
-/* Reports key (df, cf, mask) merged with the collected heads equal to it
-** (advancing them). */
-static int scan_emit(ScanMerge *x, const uint8_t *key, int nKey, uint32_t df, uint64_t cf,
-                     uint64_t mask) {
+/* Reports key (df, nEarlier, cf, mask) merged with the collected heads
+** equal to it (advancing them). */
+static int scan_emit(ScanMerge *x, const uint8_t *key, int nKey, uint32_t df, uint32_t nEarlier,
+                     uint64_t cf, uint64_t mask) {
     for (int j = 0; j < x->nList; j++) {
         ScanList *l = &x->aList[j];
         if (l->iHead >= l->keys.n) continue;
         const ScanKey *h = &l->keys.a[l->iHead];
         if (key_cmp(l->bytes.a + h->off, h->nKey, key, nKey) != 0) continue;
         df += h->df;
+        nEarlier = earlier_add(nEarlier, h->nEarlier);
         cf += h->cf;
         mask |= part_bit(l->iPart);
         l->iHead++;
     }
-    FtsTermInfo info = {df, cf, {mask, x->m->tag, 0}};
+    FtsTermInfo info = {.df = df, .nEarlier = nEarlier, .cf = cf, .aLoc = {mask, x->m->tag, 0}};
     int r = x->xKey(x->ctx, key, nKey, &info);
     if (r) x->rcUser = r;
     return r;
@@ -430,7 +438,7 @@ static int scan_emit_below(ScanMerge *x, const uint8_t *key, int nKey) {
         const uint8_t *k = lMin->bytes.a + hMin->off;
         if (key && key_cmp(k, hMin->nKey, key, nKey) >= 0) return LP_OK;
         /* scan_emit advances lMin's head (and the equal ones) */
-        int r = scan_emit(x, k, hMin->nKey, 0, 0, 0);
+        int r = scan_emit(x, k, hMin->nKey, 0, 0, 0, 0);
         if (r) return r;
     }
 }
@@ -439,7 +447,7 @@ static int stream_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo
     ScanMerge *x = ctx;
     int r = scan_emit_below(x, key, nKey);
     if (r) return r;
-    return scan_emit(x, key, nKey, info->df, info->cf, part_bit(x->iStream));
+    return scan_emit(x, key, nKey, info->df, info->nEarlier, info->cf, part_bit(x->iStream));
 }
 
 static int multi_scan(FtsSource *s, const uint8_t *prefix, int nPrefix, FtsKeyFn xKey, void *ctx,

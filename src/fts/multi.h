@@ -11,7 +11,8 @@
 **     (a NULL part counts 0 documents), so a gap before an empty last part
 **     counts;
 **   - aSumLen[f]: the sum over the parts;
-**   - xLookup: df and cf summed over the parts; 1 when any part holds the
+**   - xLookup: df, nEarlier and cf summed over the parts (nEarlier
+**     FTS_EARLIER_UNKNOWN when a part's is); 1 when any part holds the
 **     key. The info's aLoc says which parts hold it, for xOpenFound;
 **   - xOpen / xOpenFound: a cursor that concatenates the parts' cursors in
 **     ordinal order, documents translated by the bases; df, maxTf and
@@ -23,7 +24,7 @@
 **     reports the first error of any part's cursor (a damaged sealed
 **     segment ends only that part's list early);
 **   - xScan: every key with the prefix in any part, ascending, each once
-**     with summed df and cf; a non-zero value from the callback stops it
+**     with summed df, nEarlier and cf; a non-zero value from the callback stops it
 **     and is returned;
 **   - xDocLen: the part's answer, 0 in a gap.
 ** Each answer equals that of one index holding all the documents under the

@@ -49,7 +49,7 @@ struct PlanNode {
     int nTerm;
     int nSlop;                  /* PHRASE: proximity window, 0 = exact */
     double idf;                 /* LEAF: from its field's df; PHRASE: sum over words;
-                                ** GROUP: the clause's (fields' largest df) */
+                                ** GROUP: the clause's (term_df; a phrase: its fields' smallest) */
     double fieldWeight;         /* LEAF, PHRASE: OPTION field_weights */
     double typeWeight;          /* GROUP: OPTION query_type_weights */
     int nRepeat;                /* GROUP: times an OR holds this clause (a bag of
@@ -717,11 +717,32 @@ static int lookup(FtsQuery *q, const uint8_t *key, int nKey, FtsTermInfo *info, 
     return LP_OK;
 }
 
+/* The documents holding a term in any field of fs, from its leaves
+** a[0..n) (one per field of fs that holds it). Exact when fs is fields
+** 0..k of the table and every source keeps nEarlier: each document is
+** counted in the lowest field holding the term, so the count is the sum of
+** df - nEarlier. Otherwise (another field set, a segment file from before
+** nEarlier was kept) the largest df, a bound from below. */
+static uint32_t term_df(const FtsQuery *q, const FtsFieldSet *fs, PlanNode *const *a, int n) {
+    uint32_t dfMax = 0;
+    uint64_t sum = 0;
+    int bExact = 1, top = -1;
+    for (int i = 0; i < n; i++) {
+        if (a[i]->df > dfMax) dfMax = a[i]->df;
+        if (a[i]->info.nEarlier == FTS_EARLIER_UNKNOWN) bExact = 0;
+        else sum += a[i]->df - a[i]->info.nEarlier;
+    }
+    for (int f = 0; f < q->src->nFields; f++) {
+        if (fts_fieldset_has(fs, f)) top = f;
+    }
+    for (int f = 0; f < top && bExact; f++) bExact = fts_fieldset_has(fs, f);
+    return bExact && sum > dfMax ? (uint32_t)sum : dfMax;
+}
+
 /* A group of the per-field nodes a[0..n) of one clause; its idf comes from
-** the largest df among its fields (the documents holding the clause in any
-** field, approximated from below: a term in a title is nearly always in
-** the body too). &g_none when no field has it. */
-static PlanNode *group_of(FtsQuery *q, PlanNode **a, int n, uint32_t dfMax, QType qtype) {
+** df, the documents holding the clause in any of its fields (term_df for
+** a term). &g_none when no field has it. */
+static PlanNode *group_of(FtsQuery *q, PlanNode **a, int n, uint32_t df, QType qtype) {
     if (n == 0) return &g_none;
     PlanNode *pn = new_pn(q, PN_GROUP);
     PlanNode **ac = arena_alloc(q->a, sizeof(PlanNode *) * (size_t)n);
@@ -730,7 +751,7 @@ static PlanNode *group_of(FtsQuery *q, PlanNode **a, int n, uint32_t dfMax, QTyp
     pn->aChild = ac;
     pn->nChild = n;
     pn->qtype = qtype;
-    pn->idf = idf_of(q->src->nDocs, dfMax);
+    pn->idf = idf_of(q->src->nDocs, df);
     pn->typeWeight = qtype == QT_PHRASE ? q->rank.wPhrase
                      : qtype == QT_PREFIX ? q->rank.wPrefix : q->rank.wTerm;
     pn->nRepeat = 1;
@@ -742,7 +763,7 @@ static PlanNode *plan_words(FtsQuery *q, const FtsNode *n, const TokList *l, QTy
                             int nSlop, LpError *err) {
     PlanNode *aField[FTS_MAX_FIELDS];
     int nField = 0;
-    uint32_t N = q->src->nDocs, dfMax = 0;
+    uint32_t N = q->src->nDocs;
     for (int f = 0; f < q->src->nFields; f++) {
         if (!fts_fieldset_has(&n->fields, f)) continue;
         if (l->a.n == 1) {
@@ -758,7 +779,6 @@ static PlanNode *plan_words(FtsQuery *q, const FtsNode *n, const TokList *l, QTy
             pn->df = info.df;
             pn->idf = idf_of(N, info.df);
             pn->fieldWeight = q->rank.aFieldWeight[f];
-            if (info.df > dfMax) dfMax = info.df;
             aField[nField++] = pn;
             continue;
         }
@@ -789,10 +809,13 @@ static PlanNode *plan_words(FtsQuery *q, const FtsNode *n, const TokList *l, QTy
         pn->fieldWeight = q->rank.aFieldWeight[f];
         aField[nField++] = pn;
     }
-    PlanNode *g = group_of(q, aField, nField, dfMax, qtype);
+    /* A phrase's idf is set below. */
+    PlanNode *g = group_of(q, aField, nField, l->a.n == 1 ? term_df(q, &n->fields, aField, nField) : 0,
+                           qtype);
     if (g && g->kind == PN_GROUP && qtype == QT_PHRASE) {
         /* A phrase's idf is the sum of its words'; over its fields the
-        ** smallest, as a term's comes from its largest df. */
+        ** smallest (its largest per-field df, a bound from below on the
+        ** documents holding it in any field). */
         g->idf = g->aChild[0]->idf;
         for (int i = 1; i < g->nChild; i++) {
             if (g->aChild[i]->idf < g->idf) g->idf = g->aChild[i]->idf;
@@ -897,15 +920,12 @@ static PlanNode *plan_prefix(FtsQuery *q, const FtsNode *n, LpError *err) {
             if (!best) break;
             PlanNode *aSame[FTS_MAX_FIELDS];
             int nSame = 0;
-            uint32_t dfMax = 0;
             for (int i = 0; i < nScanned; i++) {
                 if (aAt[i] < aStart[i + 1] && cmp_leaf_term(x.leaves.a[aAt[i]], best) == 0) {
-                    PlanNode *lf = x.leaves.a[aAt[i]++];
-                    aSame[nSame++] = lf;
-                    if (lf->df > dfMax) dfMax = lf->df;
+                    aSame[nSame++] = x.leaves.a[aAt[i]++];
                 }
             }
-            PlanNode *g = group_of(q, aSame, nSame, dfMax, QT_PREFIX);
+            PlanNode *g = group_of(q, aSame, nSame, term_df(q, &n->fields, aSame, nSame), QT_PREFIX);
             if (!g || VEC_PUSH(&groups, g)) rc = LP_NOMEM;
         }
         for (int i = 0; i < nScanned; i++) x.bCapped |= aAt[i] < aStart[i + 1];

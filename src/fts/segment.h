@@ -13,6 +13,10 @@
 **     a shorter key first when one is a prefix of the other); key[0] is
 **     the field (< nFields); 1 <= nKey <= FTS_MAX_KEY. A term given no
 **     postings is not written.
+**   - fts_segw_earlier(nEarlier), optionally, any time before the next
+**     key: of the current key's documents, how many hold its term in a
+**     lower field too (FtsTermInfo.nEarlier; 0 when not given; must be 0
+**     for field 0 and at most the key's df).
 **   - fts_segw_posting(doc, aPos, tf) for each document of the current
 **     term: docs strictly ascending and < nDocs, tf >= 1, aPos the tf
 **     word positions in non-decreasing order (positions are always
@@ -98,6 +102,11 @@ int fts_segw_term(FtsSegWriter *w, const uint8_t *key, int nKey);
 ** term, doc not ascending or >= nDocs, tf 0, aPos NULL or descending),
 ** LP_NOMEM, or the earlier sticky error. */
 int fts_segw_posting(FtsSegWriter *w, uint32_t doc, const uint32_t *aPos, uint32_t tf);
+
+/* Sets the current term's nEarlier (see above). LP_OK, or LP_BADINPUT (no
+** current term, non-zero in field 0; more than the term's df is reported
+** when the term ends), or the earlier sticky error. */
+int fts_segw_earlier(FtsSegWriter *w, uint32_t nEarlier);
 
 /* Gives field iField's lengths aLen[0..nDocs) (copied). LP_OK, or
 ** LP_BADINPUT (iField out of range, given twice, or after its first

@@ -15,6 +15,10 @@
 #define SEG_HEADER_SIZE 32
 #define SEG_FOOTER_SIZE 120
 #define SEG_DATA_PAD 8 /* zero bytes ending the data section */
+/* Header flags. EARLIER: dictionary entries of keys of field > 0 hold
+** nEarlier (files without it are still read: their nEarlier is unknown). */
+#define SEG_FLAG_EARLIER 1u
+#define SEG_FLAGS_KNOWN SEG_FLAG_EARLIER
 
 /* Sections, in file order. */
 enum { SEG_SEC_DATA, SEG_SEC_DICT, SEG_SEC_INDEX, SEG_SEC_DOCLENS, SEG_NSECTION };

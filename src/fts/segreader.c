@@ -65,6 +65,7 @@ struct FtsSegment {
     const uint8_t **apLen;           /* per field: its lengths */
     uint8_t *aLenW;                  /* per field: their width, 0 1 2 or 4 */
     uint64_t *aSumLen;               /* per field: sum of its lengths (src.aSumLen) */
+    int bEarlier;                    /* flag EARLIER: entries hold nEarlier */
 };
 
 /* One dictionary entry, decoded. */
@@ -73,6 +74,7 @@ typedef struct SegKey {
     int nKey;                  /* its length */
     uint32_t df;               /* documents */
     uint64_t cf;               /* occurrences */
+    uint32_t nEarlier;         /* FtsTermInfo.nEarlier */
     uint32_t doc1;             /* df == 1: the document */
     const uint8_t *pPost;      /* postings region (in the data section) ... */
     uint64_t nPost;            /* ... its length */
@@ -169,9 +171,10 @@ static int seg_verify(FtsSegment *seg, int flags, LpError *err) {
     if (seg_get32(a + 8) != SEG_VERSION) {
         return seg_corrupt(seg, err, 8, "unknown format version %" PRIu32, seg_get32(a + 8));
     }
-    if (seg_get32(a + 20) != 0 || seg_get32(a + 24) != 0) {
+    if ((seg_get32(a + 20) & ~SEG_FLAGS_KNOWN) != 0 || seg_get32(a + 24) != 0) {
         return seg_corrupt(seg, err, 20, "unknown flags");
     }
+    seg->bEarlier = (seg_get32(a + 20) & SEG_FLAG_EARLIER) != 0;
     seg->nDocs = seg_get32(a + 12);
     uint32_t nFields = seg_get32(a + 16);
     if (seg->nDocs > FTS_BEFORE_FIRST) {
@@ -503,6 +506,13 @@ static int dict_next(DictIter *it, LpError *err) {
         k->df = (uint32_t)(v >> 1) + 1;
         k->cf = (v & 1) ? k->df : k->df + 1 + x;
         k->nPost = 0;
+        k->nEarlier = k->aKey[0] == 0 ? 0 : FTS_EARLIER_UNKNOWN;
+        if (k->aKey[0] > 0 && seg->bEarlier &&
+            (dict_varint32(&p, pEnd, &k->nEarlier) || k->nEarlier > k->df)) {
+            zWhat = "bad nEarlier";
+        }
+    }
+    if (!zWhat) {
         if (k->df == 1) {
             if (dict_varint32(&p, pEnd, &k->doc1) || k->doc1 >= seg->nDocs) {
                 zWhat = "bad document";
@@ -622,6 +632,7 @@ static int dict_find(FtsSegment *seg, const uint8_t *key, int nKey, DictIter *it
 ** is, for src_open_found. */
 static void key_info(const SegKey *k, FtsTermInfo *pInfo) {
     pInfo->df = k->df;
+    pInfo->nEarlier = k->nEarlier;
     pInfo->cf = k->cf;
     pInfo->aLoc[0] = k->entryOff;
     pInfo->aLoc[1] = k->entryData;

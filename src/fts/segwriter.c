@@ -16,7 +16,9 @@
 **      8      4   format version (1)
 **     12      4   nDocs: documents, ordinals 0..nDocs-1 (at most FTS_BEFORE_FIRST)
 **     16      4   nFields: full-text fields (1..FTS_MAX_FIELDS)
-**     20      4   flags (0; a reader rejects a file with unknown flags)
+**     20      4   flags; a reader rejects a file with unknown flags:
+**                   bit 0 (EARLIER): entries carry nEarlier (always
+**                   written; files from before it was kept lack it)
 **     24      4   reserved (0)
 **     28      4   CRC32C of bytes 0..27
 **
@@ -76,6 +78,10 @@
 **     bytes   suffix
 **     varint  (df - 1) * 2 + (cf == df)    df: documents (1..nDocs)
 **     varint  cf - df - 1                  only when cf != df; cf: occurrences
+**     varint  nEarlier                     only with flag EARLIER and key
+**                                          byte 0 > 0: of the df documents,
+**                                          those holding the key's term in a
+**                                          lower field too (0..df)
 **     then, when df == 1:
 **       varint  the document (its tf is cf)
 **       varint  cf == 1: the position itself (this varint is the key's
@@ -175,6 +181,7 @@ struct FtsSegWriter {
     VEC(uint64_t) aPosMark;    /* pos.n before postings 128, 256, ... */
     StrBuf pos;                /* current key's encoded positions */
     uint64_t cf;               /* current key's sum of tf */
+    uint32_t nEarlier;         /* current key's nEarlier (fts_segw_earlier) */
 
     StrBuf head;         /* scratch: region header and skip entries */
     StrBuf blocks;       /* scratch: region block data */
@@ -300,6 +307,7 @@ FtsSegWriter *fts_segw_open(const char *zPath, uint32_t nDocs, int nFields, LpEr
     seg_put32(aHdr + 8, SEG_VERSION);
     seg_put32(aHdr + 12, nDocs);
     seg_put32(aHdr + 16, (uint32_t)nFields);
+    seg_put32(aHdr + 20, SEG_FLAG_EARLIER);
     seg_put32(aHdr + 28, crc32c_update(0, aHdr, 28));
     segw_write(w, aHdr, sizeof(aHdr));
     segw_section_begin(w, SEG_SEC_DATA);
@@ -426,6 +434,11 @@ static int segw_end_term(FtsSegWriter *w) {
         }
     }
     if (rc != LP_OK) return rc;
+    if (w->nEarlier > df) {
+        char z[200];
+        return segw_fail(w, LP_BADINPUT, "key %s: nEarlier %" PRIu32 " over its %zu documents",
+                         key_repr(w->aKey, w->nKey, z, sizeof(z)), w->nEarlier, df);
+    }
     uint64_t nPost = w->head.n + w->blocks.n;
     /* A key with one occurrence keeps its position in its dictionary
     ** entry (about 40% of the keys of a collection). */
@@ -458,6 +471,7 @@ static int segw_end_term(FtsSegWriter *w) {
     p += nSuffix;
     p += varint_put_u64(p, (uint64_t)(df - 1) * 2 + (w->cf == df));
     if (w->cf != df) p += varint_put_u64(p, w->cf - df - 1);
+    if (w->aKey[0] > 0) p += varint_put_u32(p, w->nEarlier);
     if (df == 1) {
         p += varint_put_u32(p, w->aDoc.a[0]);
     } else {
@@ -481,6 +495,7 @@ static int segw_end_term(FtsSegWriter *w) {
     w->aDoc.n = w->aTf.n = w->aPosMark.n = 0;
     strbuf_reset(&w->pos);
     w->cf = 0;
+    w->nEarlier = 0;
     return LP_OK;
 }
 
@@ -506,6 +521,18 @@ int fts_segw_term(FtsSegWriter *w, const uint8_t *key, int nKey) {
     if (segw_end_term(w) != LP_OK) return w->rc;
     memcpy(w->aKey, key, (size_t)nKey);
     w->nKey = nKey;
+    return LP_OK;
+}
+
+int fts_segw_earlier(FtsSegWriter *w, uint32_t nEarlier) {
+    if (w->rc != LP_OK) return w->rc;
+    char z[200];
+    if (w->nKey == 0) return segw_fail(w, LP_BADINPUT, "nEarlier before the first key");
+    if (w->aKey[0] == 0 && nEarlier != 0) {
+        return segw_fail(w, LP_BADINPUT, "key %s: nEarlier %" PRIu32 " in field 0",
+                         key_repr(w->aKey, w->nKey, z, sizeof(z)), nEarlier);
+    }
+    w->nEarlier = nEarlier;
     return LP_OK;
 }
 

@@ -77,8 +77,17 @@ struct FtsPostings {
     uint32_t minLen;        /* ... and smallest field length */
 };
 
+/* FtsTermInfo.nEarlier when the source cannot tell (a segment file
+** written before the count was kept). */
+#define FTS_EARLIER_UNKNOWN UINT32_MAX
+
 typedef struct FtsTermInfo {
     uint32_t df;            /* documents containing the key */
+    uint32_t nEarlier;      /* of those, the documents that also hold the
+                            ** key's term in a lower field (key byte 0 lower):
+                            ** 0 for field 0, else up to df, or
+                            ** FTS_EARLIER_UNKNOWN. A term's documents over
+                            ** fields 0..f are the sum of df - nEarlier. */
     uint64_t cf;            /* total occurrences */
     uint64_t aLoc[3];       /* where the source keeps the key (opaque to callers):
                             ** lets xOpenFound skip the dictionary search */

@@ -3,7 +3,8 @@
 ** small, valid segment files covering each kind of postings list (single
 ** document, varint tail, packed blocks of width 0 and above, tail after
 ** blocks), several fields and doc-length widths, a dictionary of several
-** blocks, and the empty segment.
+** blocks, nEarlier counts, and the empty segment. (The flag0-* seeds are
+** the same files as written before nEarlier was kept: header flags 0.)
 ** Not built by CMake; from the repository root:
 **   gcc -std=gnu11 -D_GNU_SOURCE -Isrc tests/fuzz/gen_fts_segment.c src/fts/segwriter.c \
 **       src/fts/codec.c src/util/varint.c src/util/strbuf.c src/util/crc32c.c \
@@ -69,6 +70,7 @@ static int write_seg(const char *zDir, const char *zName, uint32_t nDocs, int nF
                 aPos[k] = p += rnd(4);
             fts_segw_posting(w, d, aPos, tf);
         }
+        if (aSpec[i].f > 0) fts_segw_earlier(w, rnd(aSpec[i].df - need + 1));
     }
     int rc = fts_segw_finish(w, &err);
     if (rc != LP_OK) fprintf(stderr, "%s\n", err.zMsg);

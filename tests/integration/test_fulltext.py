@@ -117,7 +117,9 @@ class Reference:
     scope where each of its words occurs in some document. Per field it has
     tf (for a phrase: exact matches) and dl, avgdl over the N documents, and
     idf(df) = max(ln((N - df + 0.5) / (df + 0.5)), 1e-6). The clause's idf
-    (BM25F): a term's from its largest df over its fields; a phrase's is
+    (BM25F): a term's from the documents holding it in any field of its
+    scope when the scope is the table's first k fields, else from its
+    largest df over its fields; a phrase's is
     the sum of its words' idfs: docs/sql.md leaves open which df a word of a
     phrase takes, src/fts/search.c takes each field's and keeps the
     smallest sum over the fields.
@@ -161,7 +163,11 @@ class Reference:
         fields = self.fields_of(clause)
         if clause[0] == "phrase":
             return min(self.field_idf(f, clause[1]) for f in fields)
-        return self.idf(max(self.df[f][clause[1][0]] for f in fields))
+        scope, w = sorted(clause[2]), clause[1][0]
+        if scope == list(range(len(scope))):
+            # fields 0..k: the documents holding the word in any of them
+            return self.idf(sum(1 for c in self.counts.values() if any(c[f][w] for f in scope)))
+        return self.idf(max(self.df[f][w] for f in fields))
 
     def tf(self, i, f, words):
         if len(words) == 1:
@@ -582,8 +588,9 @@ def test_ties_go_to_the_smaller_id_whatever_the_insert_order(cur, uniq):
 # ---------------------------------------------------------------------------
 # Scoring
 
-# A tiny table whose weights are written out by hand below. N = 6; every
-# title is one word long (avgdl 1); body lengths 1, 2, 4, 2, 2, 3 (avgdl 7/3).
+# A tiny table whose weights are written out by hand below. N = 10; every
+# title is one word long (avgdl 1); body lengths 1, 2, 4, 2, 2, 3, 1, 1, 1, 1
+# (avgdl 9/5).
 TINY = {
     1: ("fox", "dog"),
     2: ("dog", "fox fox"),
@@ -591,6 +598,10 @@ TINY = {
     4: ("owl", "owl bat"),
     5: ("elk", "elk moose"),
     6: ("yak", "yak yak yak"),
+    7: ("emu", "emu"),
+    8: ("gnu", "gnu"),
+    9: ("ape", "ape"),
+    10: ("eel", "eel"),
 }
 
 
@@ -602,33 +613,36 @@ def tiny(server):
 def tiny_expected(query, ranker="bm25f", k1=1.2, b=0.75, fw=(1.0, 1.0), tw=1.0):
     """TINY's WEIGHT()s for query by docs/sql.md's formulas; tw is the type
     weight of the query's clauses."""
-    idf1 = math.log((6 - 1 + 0.5) / (1 + 0.5))          # df 1
-    idf2 = math.log((6 - 2 + 0.5) / (2 + 0.5))          # df 2
+    idf1 = math.log((10 - 1 + 0.5) / (1 + 0.5))         # df 1
+    idf2 = math.log((10 - 2 + 0.5) / (2 + 0.5))         # df 2
+    idf3 = math.log((10 - 3 + 0.5) / (3 + 0.5))         # df 3
     ft, fb = fw
 
     def title(tf):                  # tf normalised by length, for a title of 1 word
         return tf / (1 - b + b * 1 / 1)
 
     def body(tf, dl):
-        return tf / (1 - b + b * dl / (7 / 3))
+        return tf / (1 - b + b * dl / (9 / 5))
 
     def sat(x):
         return x * (k1 + 1) / (x + k1)
 
     def clause(idf, parts):
         """parts: (field_weight, normalised tf, the field's idf) per field
-        the clause matches in; idf: the clause's (the largest df's)."""
+        the clause matches in; idf: the clause's (from the documents
+        holding it in any field)."""
         if ranker == "bm25f":
             return tw * idf * sat(sum(w * t for w, t, _ in parts))
         return tw * sum(w * fidf * sat(t) for w, t, fidf in parts)
-    # fox: title df 1 (doc 1), body df 2 (docs 2, 3); dog: title df 1
-    # (doc 2), body df 2 (docs 1, 3); cat: df 1 in both fields (doc 3).
-    fox = {1: clause(idf2, [(ft, title(1), idf1)]),
-           2: clause(idf2, [(fb, body(2, 2), idf2)]),
-           3: clause(idf2, [(fb, body(1, 4), idf2)])}
-    dog = {1: clause(idf2, [(fb, body(1, 1), idf2)]),
-           2: clause(idf2, [(ft, title(1), idf1)]),
-           3: clause(idf2, [(fb, body(1, 4), idf2)])}
+    # fox: title df 1 (doc 1), body df 2 (docs 2, 3), 3 documents in all;
+    # dog: title df 1 (doc 2), body df 2 (docs 1, 3), 3 in all; cat: df 1
+    # in both fields (doc 3), 1 in all.
+    fox = {1: clause(idf3, [(ft, title(1), idf1)]),
+           2: clause(idf3, [(fb, body(2, 2), idf2)]),
+           3: clause(idf3, [(fb, body(1, 4), idf2)])}
+    dog = {1: clause(idf3, [(fb, body(1, 1), idf2)]),
+           2: clause(idf3, [(ft, title(1), idf1)]),
+           3: clause(idf3, [(fb, body(1, 4), idf2)])}
     if query == "fox":
         return fox
     if query == "fox | dog":
@@ -670,11 +684,14 @@ def test_weights_by_hand(cur, tiny, text, options, kw):
 
 
 def test_bm25f_differs_from_bm25(cur, tiny):
-    """The two rankers agree on a clause found in one field, and BM25F
+    """The two rankers agree on a word found in one field only, and BM25F
     scores a clause found in two fields lower (one saturation, not two)."""
+    bat = match_weights(cur, tiny, "bat")
+    assert bat[0][0] == 4 and bat[0][1] == pytest.approx(match_weights(cur, tiny, "bat", "OPTION ranker=bm25")[0][1],
+                                                         rel=1e-6)
     f, b = dict(match_weights(cur, tiny, "fox")), dict(match_weights(cur, tiny, "fox", "OPTION ranker=bm25"))
-    assert f[2] == pytest.approx(b[2], rel=1e-6)
-    assert f[1] < b[1]                  # title: BM25F takes the clause's idf (largest df), BM25 the title's
+    assert f[2] < b[2]                  # body: BM25F takes the clause's idf (df 3), BM25 the body's (df 2)
+    assert f[1] < b[1]                  # title: BM25F takes the clause's idf (df 3), BM25 the title's (df 1)
     assert dict(match_weights(cur, tiny, "cat"))[3] < dict(match_weights(cur, tiny, "cat",
                                                                           "OPTION ranker=bm25"))[3]
     assert match_weights(cur, tiny, "fox | dog", "OPTION ranker=bm25f") == match_weights(cur, tiny, "fox | dog")
@@ -776,7 +793,7 @@ def test_explain_score_by_hand(cur, corpus):
     assert ph["bm25f"] == pytest.approx(idf * x * 2.2 / (x + 1.2), rel=1e-5)
     assert ph["contribution"] == pytest.approx(1.5 * idf * x * 2.2 / (x + 1.2), rel=1e-5)
     x = 1 / (0.25 + 0.75 * 3 / 2.125)
-    idf = math.log((8 - 3 + 0.5) / 3.5)                     # quick: title df 1, body df 3
+    idf = 1e-6          # quick: title df 1, body df 3, in 4 of 8 documents: floored
     assert (pre["type"], pre["terms"], pre["type_weight"]) == ("prefix", "quick", 0.5)
     [f] = pre["fields"]
     assert (f["field"], f["tf"], f["dl"], f["field_weight"]) == (0, 1, 3, 1)
@@ -934,9 +951,9 @@ def test_explain_select(cur, corpus):
     assert col_names(cur) == ["plan"]
     plan = [r[0] for r in cur.fetchall()]
     assert plan[:2] == ["fulltext: strategy=maxscore", "OR"], plan
-    # each clause with its idf (from its largest df), then per field its df,
-    # idf and weight: "quick" is in 1 title and 3 bodies of 8
-    at = plan.index('  term "quick" idf=%.4g type_weight=1' % REF.idf(3))
+    # each clause with its idf, then per field its df, idf and weight:
+    # "quick" is in 1 title and 3 bodies, 4 documents of 8
+    at = plan.index('  term "quick" idf=%.4g type_weight=1' % REF.idf(4))
     for ln, (field, df, weight) in zip(plan[at + 1:at + 3], ((0, 1, 1), (1, 3, 2))):
         want = "    field %d: df=%d idf=%.4g weight=%d" % (field, df, REF.idf(df), weight)
         assert ln == want, plan

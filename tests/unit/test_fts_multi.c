@@ -269,6 +269,7 @@ static void check_scan(const Scenario *s, FtsSource *ref, FtsSource *mul, const 
         assert_memory_equal(a.a[i].key, b.a[i].key, (size_t)a.a[i].nKey);
         assert_int_equal(a.a[i].info.df, b.a[i].info.df);
         assert_int_equal(a.a[i].info.cf, b.a[i].info.cf);
+        assert_int_equal(a.a[i].info.nEarlier, b.a[i].info.nEarlier);
         assert_true(b.a[i].nKey >= nPrefix && memcmp(b.a[i].key, prefix, (size_t)nPrefix) == 0);
         if (i) assert_true(key_cmp(b.a[i - 1].key, b.a[i - 1].nKey, b.a[i].key, b.a[i].nKey) < 0);
     }
@@ -374,6 +375,29 @@ static FtsPostings *open_multi(FtsSource *mul, const KeyRec *k, int bPos) {
     return c;
 }
 
+/* The documents of aDoc[0..n) holding key's word in key's field and in a
+** lower field too: what FtsTermInfo.nEarlier counts. */
+static uint32_t earlier_count(const Doc *aDoc, uint32_t n, const uint8_t *key, int nKey) {
+    int w = -1;
+    for (int i = 0; i < NWORD && w < 0; i++) {
+        char buf[16];
+        word_text(i, buf);
+        if ((int)strlen(buf) == nKey - 1 && memcmp(buf, key + 1, (size_t)nKey - 1) == 0) w = i;
+    }
+    assert_true(w >= 0);
+    uint32_t c = 0;
+    for (uint32_t o = 0; o < n; o++) {
+        int aHas[NF] = {0};
+        for (int f = 0; f <= key[0]; f++) {
+            for (int k = 0; k < aDoc[o].aLen[f]; k++) aHas[f] |= aDoc[o].aaWord[f][k] == w;
+        }
+        int bLow = 0;
+        for (int f = 0; f < key[0]; f++) bLow |= aHas[f];
+        c += (uint32_t)(aDoc[o].bPresent && aHas[key[0]] && bLow);
+    }
+    return c;
+}
+
 /* Everything of one key: info, whole list, a random walk of xNext,
 ** xAdvance and xShallow. */
 static void check_key(const Scenario *s, FtsSource *ref, FtsSource *mul, const KeyRec *k) {
@@ -383,6 +407,8 @@ static void check_key(const Scenario *s, FtsSource *ref, FtsSource *mul, const K
     assert_int_equal(mul->vt->xLookup(mul, k->key, k->nKey, &mi, &err), 1);
     assert_int_equal(ri.df, mi.df);
     assert_int_equal(ri.cf, mi.cf);
+    assert_int_equal(ri.nEarlier, earlier_count(s->aDoc, s->nOrd, k->key, k->nKey));
+    assert_int_equal(mi.nEarlier, ri.nEarlier);
     List l;
     list_read(ref, k->key, k->nKey, &l);
 
@@ -724,6 +750,109 @@ static void test_merge_through_multi(void **state) {
     }
 }
 
+/* nEarlier in a segment written with documents dropped and renumbered
+** (as a merge drops deleted rows) counts the documents kept, not the
+** source's. */
+static void test_earlier_after_drops(void **state) {
+    (void)state;
+    g_rng = 5;
+    enum { N = 300 };
+    Doc *aDoc = calloc(N, sizeof(Doc)), *aKept = calloc(N, sizeof(Doc));
+    uint32_t aMap[N], nKept = 0;
+    FtsMem *m = fts_mem_new(NF);
+    FtsDocBuf buf = {0};
+    for (uint32_t d = 0; d < N; d++) {
+        random_doc(&aDoc[d]);
+        add_doc(m, d, &aDoc[d], &buf);
+        aMap[d] = rnd_below(3) == 0 ? FTS_NO_DOC : nKept;
+        if (aMap[d] != FTS_NO_DOC) aKept[nKept++] = aDoc[d];
+    }
+    fts_docbuf_free(&buf);
+    LpError err;
+    const char *zPath = tmp_path();
+    assert_int_equal(fts_seg_write_source(zPath, fts_mem_source(m), aMap, nKept, &err), LP_OK);
+    FtsSegment *seg;
+    assert_int_equal(fts_segr_open(zPath, &seg, &err), LP_OK);
+    unlink(zPath);
+    assert_int_equal(fts_segr_check(seg, &err), LP_OK);
+    FtsSource *src = fts_segr_source(seg), *msrc = fts_mem_source(m);
+    KeyVec v = {0};
+    assert_int_equal(src->vt->xScan(src, (const uint8_t *)"", 0, collect_key, &v, &err), LP_OK);
+    int nSome = 0;
+    for (int i = 0; i < v.n; i++) {
+        const KeyRec *k = &v.a[i];
+        FtsTermInfo mi;
+        assert_int_equal(k->info.nEarlier, earlier_count(aKept, nKept, k->key, k->nKey));
+        assert_int_equal(msrc->vt->xLookup(msrc, k->key, k->nKey, &mi, &err), 1);
+        assert_int_equal(mi.nEarlier, earlier_count(aDoc, N, k->key, k->nKey));
+        nSome += k->info.nEarlier > 0 && k->info.nEarlier < mi.nEarlier;
+    }
+    assert_true(nSome > 0); /* drops did lower some counts */
+    free(v.a);
+    fts_segr_close(seg);
+    fts_mem_free(m);
+    free(aDoc);
+    free(aKept);
+}
+
+/* A segment file written before nEarlier was kept (header flags 0, a fuzz
+** seed) still opens; its keys of fields > 0 report FTS_EARLIER_UNKNOWN,
+** and so does a multi holding it, which the query engine reads as "use
+** the largest field's df". */
+static void test_earlier_unknown(void **state) {
+    (void)state;
+    LpError err;
+    FtsSegment *seg;
+    const char *zPath = LP_SOURCE_DIR "/tests/fuzz/corpus/fts_segment/flag0-small";
+    if (fts_segr_open(zPath, &seg, &err) != LP_OK) fail_msg("%s", err.zMsg);
+    assert_int_equal(fts_segr_check(seg, &err), LP_OK);
+    FtsSource *src = fts_segr_source(seg);
+    FtsTermInfo info;
+    assert_int_equal(src->vt->xLookup(src, (const uint8_t *)"\x00" "ab", 3, &info, &err), 1);
+    assert_int_equal(info.nEarlier, 0);
+    assert_int_equal(src->vt->xLookup(src, (const uint8_t *)"\x01" "ab", 3, &info, &err), 1);
+    assert_int_equal(info.nEarlier, FTS_EARLIER_UNKNOWN);
+    /* with an in-memory part after it: the sum is unknown too */
+    FtsMem *m = fts_mem_new(3);
+    FtsDocBuf buf = {0};
+    assert_int_equal(fts_docbuf_field(&buf, g_an, 0, "ab", 2, &err), LP_OK);
+    assert_int_equal(fts_docbuf_field(&buf, g_an, 1, "ab", 2, &err), LP_OK);
+    assert_int_equal(fts_mem_add(m, 0, &buf), LP_OK);
+    fts_docbuf_free(&buf);
+    FtsSource *ms = fts_mem_source(m);
+    assert_int_equal(ms->vt->xLookup(ms, (const uint8_t *)"\x01" "ab", 3, &info, &err), 1);
+    assert_int_equal(info.nEarlier, 1);
+    FtsSource *aSrc[2] = {src, ms};
+    uint32_t aBase[2] = {0, src->nDocs};
+    FtsMulti *mu = fts_multi_new(aSrc, aBase, 2, &err);
+    assert_non_null(mu);
+    FtsSource *mus = fts_multi_source(mu);
+    assert_int_equal(mus->vt->xLookup(mus, (const uint8_t *)"\x01" "ab", 3, &info, &err), 1);
+    assert_int_equal(info.nEarlier, FTS_EARLIER_UNKNOWN);
+    /* Rewritten (as a merge does), the count is made from the postings:
+    ** the old file's documents with "ab" in fields 0 and 1, plus the new
+    ** one. */
+    uint32_t nBoth = 1;
+    FtsPostings *c0 = src->vt->xOpen(src, (const uint8_t *)"\x00" "ab", 3, 0, &err);
+    FtsPostings *c1 = src->vt->xOpen(src, (const uint8_t *)"\x01" "ab", 3, 0, &err);
+    c0->vt->xNext(c0);
+    for (uint32_t d = c1->vt->xNext(c1); d != FTS_NO_DOC; d = c1->vt->xNext(c1)) {
+        if (c0->doc < d) c0->vt->xAdvance(c0, d);
+        nBoth += c0->doc == d;
+    }
+    c0->vt->xClose(c0);
+    c1->vt->xClose(c1);
+    FtsSegment *seg2 = seal(mus);
+    FtsSource *s2 = fts_segr_source(seg2);
+    assert_int_equal(s2->vt->xLookup(s2, (const uint8_t *)"\x01" "ab", 3, &info, &err), 1);
+    assert_int_equal(info.nEarlier, nBoth);
+    assert_true(nBoth > 1); /* the seed has such documents */
+    fts_segr_close(seg2);
+    fts_multi_free(mu);
+    fts_mem_free(m);
+    fts_segr_close(seg);
+}
+
 /* Hand-made layouts: one part at base 0 (forward mode: the part's own
 ** cursors), one part at a base, an empty part last after a gap (counted in
 ** nDocs), only empty parts, no part at all. */
@@ -818,7 +947,7 @@ static void test_layouts(void **state) {
         c->vt->xClose(c);
     }
     /* an info from somewhere else is not trusted: every part is searched */
-    FtsTermInfo bogus = {1, 1, {0, 0, 0}};
+    FtsTermInfo bogus = {.df = 1, .cf = 1};
     c = ms->vt->xOpenFound(ms, key, 4, &bogus, 0, &err);
     assert_int_equal(ms->vt->xLookup(ms, key, 4, &mi, &err), 1);
     assert_int_equal(c->df, mi.df);
@@ -1222,6 +1351,7 @@ int main(void) {
         cmocka_unit_test(test_layouts),     cmocka_unit_test(test_bad_parts),
         cmocka_unit_test(test_part_errors), cmocka_unit_test(test_random_splits),
         cmocka_unit_test(test_many_parts),  cmocka_unit_test(test_merge_through_multi),
+        cmocka_unit_test(test_earlier_after_drops), cmocka_unit_test(test_earlier_unknown),
         cmocka_unit_test(test_bench),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

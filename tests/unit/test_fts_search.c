@@ -56,8 +56,10 @@ static void word_text(int w, char *buf) {
 }
 
 static int g_aDf[NF][NWORD];     /* df per field and word, filled by build_index */
+static int g_aDfUpTo[NF][NWORD]; /* docs with the word in any of fields 0..f */
 static double g_aAvg[NF];        /* average field lengths */
 static int df_count(int f, int w);
+static int df_count_upto(int top, int w);
 
 static int build_index(int nDoc) {
     AnalyzerConfig cfg = {NULL, NULL, 0};
@@ -96,6 +98,7 @@ static int build_index(int nDoc) {
         for (int i = 0; i < nDoc; i++) sum += g_docs[i].aLen[f];
         g_aAvg[f] = sum / nDoc;
         for (int w = 0; w < NWORD; w++) g_aDf[f][w] = df_count(f, w);
+        for (int w = 0; w < NWORD; w++) g_aDfUpTo[f][w] = df_count_upto(f, w);
     }
     return 0;
 }
@@ -141,6 +144,32 @@ static int df_count(int f, int w) {
     return n;
 }
 
+/* Documents holding word w in any of fields 0..top. */
+static int df_count_upto(int top, int w) {
+    int n = 0;
+    for (int i = 0; i < g_nDoc; i++) {
+        int bHas = 0;
+        for (int f = 0; f <= top && !bHas; f++) {
+            for (int k = 0; k < g_docs[i].aLen[f] && !bHas; k++) bHas = g_docs[i].aaWord[f][k] == w;
+        }
+        n += bHas;
+    }
+    return n;
+}
+
+/* A clause's df over the fields of fs: the documents holding w in any of
+** them when fs is fields 0..k, else the largest field's df. */
+static int df_clause(const FtsFieldSet *fs, int w) {
+    int dfMax = 0, top = -1, bPrefix = 1;
+    for (int f = 0; f < NF; f++) {
+        if (!fts_fieldset_has(fs, f)) continue;
+        if (df_of(f, w) > dfMax) dfMax = df_of(f, w);
+        top = f;
+    }
+    for (int f = 0; f < top; f++) bPrefix &= fts_fieldset_has(fs, f);
+    return top >= 0 && bPrefix ? g_aDfUpTo[top][w] : dfMax;
+}
+
 static double avglen(int f) {
     return g_aAvg[f];
 }
@@ -175,17 +204,15 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
                                           : (int)strlen(buf) >= n->n && !memcmp(buf, n->z, (size_t)n->n);
             if (!ok) continue;
             double x = 0;
-            int dfMax = 0;
             for (int f = 0; f < NF; f++) {
                 if (!fts_fieldset_has(&n->fields, f)) continue;
-                if (df_of(f, w) > dfMax) dfMax = df_of(f, w);
                 int tf = 0;
                 for (int k = 0; k < g_docs[i].aLen[f]; k++) tf += g_docs[i].aaWord[f][k] == w;
                 if (tf) x += tf / norm(g_docs[i].aLen[f], avglen(f));
             }
             if (x == 0) continue;
             any = 1;
-            *pScore += idf(dfMax) * sat(x);
+            *pScore += idf(df_clause(&n->fields, w)) * sat(x);
         }
         return any;
     }
@@ -607,16 +634,16 @@ static void test_docbuf_large_field(void **state) {
     fts_mem_free(m);
 }
 
-/* BM25F and BM25 against hand-computed values on a 3-document index with
+/* BM25F and BM25 against hand-computed values on a 5-document index with
 ** two fields. */
 static void test_bm25_by_hand(void **state) {
     (void)state;
     FtsMem *m = fts_mem_new(2);
     FtsDocBuf d = {0};
     LpError err;
-    const char *aTitle[] = {"cat", "dog", "bird"};
-    const char *aBody[] = {"cat dog", "cat cat bird fish", "fish"};
-    for (int i = 0; i < 3; i++) {
+    const char *aTitle[] = {"cat", "dog", "bird", "eel", "ant"};
+    const char *aBody[] = {"cat dog", "cat cat bird fish", "fish", "eel cat", "ant cat"};
+    for (int i = 0; i < 5; i++) {
         fts_docbuf_reset(&d);
         assert_int_equal(fts_docbuf_field(&d, g_an, 0, aTitle[i], strlen(aTitle[i]), &err), LP_OK);
         assert_int_equal(fts_docbuf_field(&d, g_an, 1, aBody[i], strlen(aBody[i]), &err), LP_OK);
@@ -634,12 +661,14 @@ static void test_bm25_by_hand(void **state) {
     FtsHit aHit[3];
     int n;
     FtsStats st;
-    /* "dog": title df 1 (doc 1), body df 1 (doc 0). N = 3, so the clause's
-    ** idf is ln((3 - 1 + 0.5)/(1 + 0.5)) = ln(5/3). avgdl: title 1, body 7/3.
+    /* "dog": title df 1 (doc 1), body df 1 (doc 0): 2 documents hold the
+    ** clause. N = 5, so its idf is ln((5 - 2 + 0.5)/(2 + 0.5)) = ln(1.4)
+    ** (the larger field's df alone would give ln(3)). avgdl: title 1, body
+    ** 11/5.
     ** doc 1: title tf 1, dl 1: x = 1/(0.25 + 0.75) = 1.
-    ** doc 0: body tf 1, dl 2: x = 1/(0.25 + 0.75*2/(7/3)) = 1/0.892857... */
-    double idf = log(5.0 / 3.0);
-    double x1 = 1.0, x0 = 1.0 / (0.25 + 0.75 * 2 / (7.0 / 3.0));
+    ** doc 0: body tf 1, dl 2: x = 1/(0.25 + 0.75*2/(11/5)) = 1/0.931818... */
+    double idf = log(1.4);
+    double x1 = 1.0, x0 = 1.0 / (0.25 + 0.75 * 2 / (11.0 / 5.0));
     double s1 = idf * x1 * 2.2 / (x1 + 1.2), s0 = idf * x0 * 2.2 / (x0 + 1.2);
     assert_int_equal(fts_query_new(&a, root, "dog", g_an, fts_mem_source(m), &rank, &q, &err), LP_OK);
     assert_int_equal(fts_query_topk(q, 3, NULL, NULL, aHit, &n, &st, &err), LP_OK);
@@ -669,21 +698,22 @@ static void test_bm25_by_hand(void **state) {
     fts_query_free(q);
 
     /* ranker=bm25: each field scored with its own idf, then weighted, summed.
-    ** Per-field idf of "dog" is ln(5/3) in both fields. */
+    ** Per-field idf of "dog" is ln(4.5/1.5) = ln(3) in both fields. */
     rank.ranker = FTS_RANK_BM25;
-    double b1 = 1.5 * 2 * idf * x1 * 2.2 / (x1 + 1.2);
+    double b1 = 1.5 * 2 * log(3.0) * x1 * 2.2 / (x1 + 1.2);
     assert_int_equal(fts_query_new(&a, root, "dog", g_an, fts_mem_source(m), &rank, &q, &err), LP_OK);
     assert_int_equal(fts_query_topk(q, 3, NULL, NULL, aHit, &n, &st, &err), LP_OK);
     assert_int_equal(aHit[0].doc, 1);
     assert_true(fabs(aHit[0].score - b1) < 1e-12);
     fts_query_free(q);
 
-    /* a term in more than half the documents keeps a tiny positive idf */
+    /* a term in more than half the documents ("cat": 4 of 5) keeps a tiny
+    ** positive idf */
     assert_int_equal(fts_match_parse(&a, "cat", 3, azF, 2, &root, &err), LP_OK);
     fts_rank_defaults(&rank);
     assert_int_equal(fts_query_new(&a, root, "cat", g_an, fts_mem_source(m), &rank, &q, &err), LP_OK);
     assert_int_equal(fts_query_topk(q, 3, NULL, NULL, aHit, &n, &st, &err), LP_OK);
-    assert_int_equal(n, 2);
+    assert_int_equal(n, 3);
     assert_true(aHit[0].score > 0 && aHit[0].score < 1e-5);
     fts_query_free(q);
     arena_free(&a);

@@ -779,6 +779,25 @@ static void test_writer_errors(void **state) {
         NEWW(2);
         expect_writer_error(w, fts_segw_term(w, kf9, 2), LP_BADINPUT, zPath, "field out of range");
     }
+    { /* nEarlier: after a key, 0 in field 0, at most the key's df */
+        NEWW(2);
+        expect_writer_error(w, fts_segw_earlier(w, 0), LP_BADINPUT, zPath, "before the first key");
+    }
+    {
+        NEWW(2);
+        assert_int_equal(fts_segw_term(w, ka, 2), LP_OK);
+        assert_int_equal(fts_segw_earlier(w, 0), LP_OK);
+        expect_writer_error(w, fts_segw_earlier(w, 1), LP_BADINPUT, zPath, "nEarlier 1 in field 0");
+    }
+    {
+        NEWW(2);
+        const uint8_t kf1b[] = {1, 'b'};
+        assert_int_equal(fts_segw_term(w, kf1, 2), LP_OK);
+        assert_int_equal(fts_segw_posting(w, 0, aPos, 1), LP_OK);
+        assert_int_equal(fts_segw_earlier(w, 2), LP_OK);
+        expect_writer_error(w, fts_segw_term(w, kf1b, 2), LP_BADINPUT, zPath,
+                            "nEarlier 2 over its 1 documents");
+    }
     { /* the field's lengths must come before its first key */
         FtsSegWriter *w = fts_segw_open(zPath, 4, 2, &err);
         assert_int_equal(fts_segw_doclens(w, 0, aLen), LP_OK);
