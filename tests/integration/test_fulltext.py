@@ -138,6 +138,7 @@ class Reference:
         self.n = len(docs)
         self.avgdl = [sum(len(tok[f]) for tok in self.tokens.values()) / self.n for f in range(nfields)]
         self.df = [collections.Counter() for _ in range(nfields)]
+        self._upto = {}                                     # holders_upto's cache
         self.holders = collections.defaultdict(set)         # word -> ids
         for i, c in self.counts.items():
             for f in range(nfields):
@@ -166,8 +167,18 @@ class Reference:
         scope, w = sorted(clause[2]), clause[1][0]
         if scope == list(range(len(scope))):
             # fields 0..k: the documents holding the word in any of them
-            return self.idf(sum(1 for c in self.counts.values() if any(c[f][w] for f in scope)))
+            return self.idf(len(self.holders_upto(len(scope) - 1)[w]))
         return self.idf(max(self.df[f][w] for f in fields))
+
+    def holders_upto(self, top):
+        """word -> ids of the documents holding it in a field 0..top."""
+        if top not in self._upto:
+            m = self._upto[top] = collections.defaultdict(set)
+            for i, c in self.counts.items():
+                for f in range(top + 1):
+                    for w in c[f]:
+                        m[w].add(i)
+        return self._upto[top]
 
     def tf(self, i, f, words):
         if len(words) == 1:
