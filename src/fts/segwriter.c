@@ -129,6 +129,10 @@
 **       the sum of tf is cf.
 **   (3) A skip entry's lastDoc, maxTf and minLen are those of its block;
 **       the list's maxTf and minLen are those of all its blocks.
+**   (4) A key's nEarlier is at most its df (checked whenever an entry is
+**       decoded). That it counts the right documents is the writer's
+**       promise: nothing reads the lower fields' lists to confirm it, and a
+**       wrong count only skews scores.
 **
 ** WRITER. Terms arrive in key order and their regions are written as each
 ** term ends (a term's postings are buffered until then, since the skip
