@@ -694,6 +694,56 @@ def test_weights_by_hand(cur, tiny, text, options, kw):
     assert_weights(match_weights(cur, tiny, text, options), want, rel=1e-6)
 
 
+def test_clause_df_in_ram_sealed_and_merged(server, cur):
+    """A word in the title of some rows and the body of others counts each
+    row once in its clause's df, wherever the rows are: the RAM segment,
+    the segment FLUSH seals it into, and the segment OPTIMIZE writes without
+    the deleted rows (which counts again over the rows kept) all weigh as
+    the reference does, and the merged table as one that never held the
+    deleted rows."""
+    rng = random.Random(11)
+    words = ["w%d" % i for i in range(30)]     # each in a fifth of the rows or so
+    docs = {i: (" ".join(rng.choice(words[:15]) for _ in range(rng.randint(1, 3))),
+                " ".join(rng.choice(words) for _ in range(rng.randint(2, 8))))
+            for i in range(1, 61)}
+    t = make_table(server, "fts_df_ram", "(title TEXT, body TEXT)", docs)
+    queries = ["w0", "w1 | w2", "w3 | w4 | w17", "@title w0", "@body w1", "@(title,body) w2 | w4"]
+
+    def weights(table):
+        return {text: match_weights(cur, table, text) for text in queries}
+
+    def expected(ref):
+        out = {}
+        for text in queries:
+            scope = (0,) if text.startswith("@title") else (1,) if text.startswith("@body") else BOTH
+            ws = [w for w in text.split() if w.startswith("w")]
+            out[text] = ref.weights([term(w, scope) for w in ws])
+        return out
+
+    ram = weights(t)
+    for text, want in expected(Reference(docs)).items():
+        assert_weights(ram[text], want)
+        assert all(w > 0.1 for w in want.values()), (text, want)   # no idf at its floor
+    # The union is what the fields' largest df is not: a word in some
+    # titles and other bodies.
+    ref = Reference(docs)
+    assert any(ref.clause_idf(term(w)) < ref.idf(max(ref.df[0][w], ref.df[1][w])) for w in words)
+    cur.execute(f"FLUSH TABLE {t}")
+    assert weights(t) == ram
+    gone = [i for i in docs if i % 3 == 0]
+    cur.execute(f"DELETE FROM {t} WHERE id IN ({', '.join(map(str, gone))})")
+    cur.execute(f"OPTIMIZE TABLE {t} OPTION sync=1")
+    kept = {i: d for i, d in docs.items() if i not in gone}
+    merged = weights(t)
+    for text, want in expected(Reference(kept)).items():
+        assert_weights(merged[text], want)
+    fresh = make_table(server, "fts_df_fresh", "(title TEXT, body TEXT)", kept)
+    for text, got in weights(fresh).items():
+        assert [i for i, _ in got] == [i for i, _ in merged[text]], text
+        for (_, a), (_, b) in zip(got, merged[text]):
+            assert a == pytest.approx(b, rel=1e-6), text
+
+
 def test_bm25f_differs_from_bm25(cur, tiny):
     """The two rankers agree on a word found in one field only, and BM25F
     scores a clause found in two fields lower (one saturation, not two)."""
