@@ -1201,16 +1201,44 @@ static int check_block(SegCursor *c, uint32_t maxTf, uint32_t minLen, LpError *e
     return LP_OK;
 }
 
-/* Decodes key k's whole list with positions and checks (2) and (3). */
+/* Decodes key k's whole list with positions and checks (2), (3) and (4):
+** a stored nEarlier is recounted from the lists of k's term in the lower
+** fields (checked before k: they come first in key order). */
 static int check_key(FtsSegment *seg, const SegKey *k, uint32_t **paPos, uint64_t *pnPos,
                      LpError *err) {
+    FtsPostings *aLow[FTS_MAX_FIELDS];
+    int nLow = 0, rc = LP_OK;
+    uint32_t nEarlier = 0;
+    int bEarlier = k->aKey[0] > 0 && k->nEarlier != FTS_EARLIER_UNKNOWN;
+    if (bEarlier) {
+        uint8_t low[FTS_MAX_KEY];
+        memcpy(low, k->aKey, (size_t)k->nKey);
+        for (int f = 0; f < k->aKey[0]; f++) {
+            low[0] = (uint8_t)f;
+            FtsPostings *l = src_open(&seg->src, low, k->nKey, 0, err);
+            if (!l) return err ? err->code : LP_CORRUPT;
+            if (l->vt->xNext(l) == FTS_NO_DOC) {
+                l->vt->xClose(l);
+            } else {
+                aLow[nLow++] = l;
+            }
+        }
+    }
     FtsPostings *p = cur_new(seg, k, err);
-    if (!p) return err ? err->code : LP_CORRUPT;
+    if (!p) {
+        for (int i = 0; i < nLow; i++) aLow[i]->vt->xClose(aLow[i]);
+        return err ? err->code : LP_CORRUPT;
+    }
     SegCursor *c = (SegCursor *)p;
     uint64_t n = 0, cf = 0;
     uint32_t maxTf = 0, minLen = UINT32_MAX, listMaxTf = 0, listMinLen = UINT32_MAX;
-    int rc = LP_OK;
     while (rc == LP_OK && p->vt->xNext(p) != FTS_NO_DOC) {
+        int bLow = 0;
+        for (int i = 0; i < nLow; i++) {
+            if (aLow[i]->doc < p->doc) aLow[i]->vt->xAdvance(aLow[i], p->doc);
+            bLow |= aLow[i]->doc == p->doc;
+        }
+        nEarlier += (uint32_t)bLow;
         if (c->i == 0) {
             maxTf = 0;
             minLen = UINT32_MAX;
@@ -1255,6 +1283,15 @@ static int check_key(FtsSegment *seg, const SegKey *k, uint32_t **paPos, uint64_
             seg_corrupt(seg, err, seg_off(seg, k->pPost),
                         "list impact (%" PRIu32 ", %" PRIu32 "), actual (%" PRIu32 ", %" PRIu32 ")",
                         p->maxTf, p->minLen, listMaxTf, listMinLen);
+    }
+    for (int i = 0; i < nLow; i++) {
+        if (rc == LP_OK) rc = fts_segr_postings_status(aLow[i], err);
+        aLow[i]->vt->xClose(aLow[i]);
+    }
+    if (rc == LP_OK && bEarlier && nEarlier != k->nEarlier) {
+        rc = seg_corrupt(seg, err, seg_off(seg, seg->pDict + k->entryOff),
+                         "nEarlier %" PRIu32 ", but lower fields hold %" PRIu32 " of its documents",
+                         k->nEarlier, nEarlier);
     }
     p->vt->xClose(p);
     return rc;

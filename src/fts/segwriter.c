@@ -130,9 +130,9 @@
 **   (3) A skip entry's lastDoc, maxTf and minLen are those of its block;
 **       the list's maxTf and minLen are those of all its blocks.
 **   (4) A key's nEarlier is at most its df (checked whenever an entry is
-**       decoded). That it counts the right documents is the writer's
-**       promise: nothing reads the lower fields' lists to confirm it, and a
-**       wrong count only skews scores.
+**       decoded) and is the number of its documents that the lists of its
+**       term in lower fields hold (checked by fts_segr_check only: a wrong
+**       count skews scores, it endangers no read).
 **
 ** WRITER. Terms arrive in key order and their regions are written as each
 ** term ends (a term's postings are buffered until then, since the skip

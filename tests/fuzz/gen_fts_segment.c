@@ -54,6 +54,8 @@ static int write_seg(const char *zDir, const char *zName, uint32_t nDocs, int nF
     }
     free(aLen);
     uint32_t aPos[8];
+    /* Each key's documents, for the nEarlier of the keys after it. */
+    uint8_t *aHas = calloc((size_t)(nSpec ? nSpec : 1) * (nDocs ? nDocs : 1), 1);
     for (int i = 0; i < nSpec; i++) {
         uint8_t key[FTS_MAX_KEY];
         int n = (int)strlen(aSpec[i].z);
@@ -69,9 +71,20 @@ static int write_seg(const char *zDir, const char *zName, uint32_t nDocs, int nF
             for (uint32_t k = 0; k < tf; k++)
                 aPos[k] = p += rnd(4);
             fts_segw_posting(w, d, aPos, tf);
+            aHas[(size_t)i * nDocs + d] = 1;
         }
-        if (aSpec[i].f > 0) fts_segw_earlier(w, rnd(aSpec[i].df - need + 1));
+        uint32_t nEarlier = 0;
+        for (uint32_t d = 0; d < nDocs; d++) {
+            int bLow = 0;
+            for (int j = 0; j < i; j++) {
+                bLow |= aSpec[j].f < aSpec[i].f && strcmp(aSpec[j].z, aSpec[i].z) == 0 &&
+                        aHas[(size_t)j * nDocs + d];
+            }
+            nEarlier += aHas[(size_t)i * nDocs + d] && bLow;
+        }
+        if (aSpec[i].f > 0) fts_segw_earlier(w, nEarlier);
     }
+    free(aHas);
     int rc = fts_segw_finish(w, &err);
     if (rc != LP_OK) fprintf(stderr, "%s\n", err.zMsg);
     return rc != LP_OK;

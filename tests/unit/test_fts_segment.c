@@ -238,6 +238,25 @@ static void ref_make(Ref *r, uint64_t seed, uint32_t nDocs, int nFields, size_t 
     if (nDocs == 0) r->nTerm = 0;
 }
 
+/* Term t's nEarlier in r: its documents that r's keys of the same term in
+** lower fields hold. */
+static uint32_t ref_earlier(const Ref *r, const RefTerm *t) {
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < t->df; k++) {
+        int bLow = 0;
+        for (size_t i = 0; i < r->nTerm && !bLow; i++) {
+            const RefTerm *l = &r->aTerm[i];
+            if (l->key[0] >= t->key[0] || l->nKey != t->nKey ||
+                memcmp(l->key + 1, t->key + 1, (size_t)t->nKey - 1) != 0) {
+                continue;
+            }
+            for (uint32_t j = 0; j < l->df && !bLow; j++) bLow = l->aDoc[j] == t->aDoc[k];
+        }
+        n += (uint32_t)bLow;
+    }
+    return n;
+}
+
 /* Writes r to zPath. Each field's lengths are given just before its
 ** first key (or at the start, when bLensFirst), to exercise both. */
 static void ref_write(const Ref *r, const char *zPath, int bLensFirst) {
@@ -260,6 +279,7 @@ static void ref_write(const Ref *r, const char *zPath, int bLensFirst) {
             assert_int_equal(fts_segw_posting(w, t->aDoc[k], t->aPos + t->aPosOff[k], t->aTf[k]),
                              LP_OK);
         }
+        if (t->key[0] > 0) assert_int_equal(fts_segw_earlier(w, ref_earlier(r, t)), LP_OK);
     }
     for (; nGiven < r->nFields; nGiven++) {
         assert_int_equal(fts_segw_doclens(w, nGiven, r->aaLen[nGiven]), LP_OK);
@@ -714,6 +734,47 @@ static void test_empty_and_single(void **state) {
     fts_segr_close(seg);
 }
 
+/* nEarlier as stored, and fts_segr_check recounting it: "a" is in the
+** title of documents 0 and 1 and the body of 1 and 2, so its body key's
+** count is 1. A file saying 0 opens and answers (the count only skews
+** scores), and the check names the key's entry. */
+static void test_earlier_checked(void **state) {
+    (void)state;
+    LpError err;
+    uint32_t aLen[3] = {2, 2, 2}, pos = 0;
+    const uint8_t kTitle[] = {0, 'a'}, kBody[] = {1, 'a'};
+    for (uint32_t nGiven = 0; nGiven <= 1; nGiven++) {
+        const char *zPath = tmp_path(nGiven ? "earlier-ok" : "earlier-bad");
+        FtsSegWriter *w = fts_segw_open(zPath, 3, 2, &err);
+        assert_non_null(w);
+        assert_int_equal(fts_segw_doclens(w, 0, aLen), LP_OK);
+        assert_int_equal(fts_segw_doclens(w, 1, aLen), LP_OK);
+        assert_int_equal(fts_segw_term(w, kTitle, 2), LP_OK);
+        assert_int_equal(fts_segw_posting(w, 0, &pos, 1), LP_OK);
+        assert_int_equal(fts_segw_posting(w, 1, &pos, 1), LP_OK);
+        assert_int_equal(fts_segw_term(w, kBody, 2), LP_OK);
+        assert_int_equal(fts_segw_posting(w, 1, &pos, 1), LP_OK);
+        assert_int_equal(fts_segw_posting(w, 2, &pos, 1), LP_OK);
+        assert_int_equal(fts_segw_earlier(w, nGiven), LP_OK);
+        assert_int_equal(fts_segw_finish(w, &err), LP_OK);
+        FtsSegment *seg = seg_open_ok(zPath);
+        FtsSource *src = fts_segr_source(seg);
+        FtsTermInfo ti;
+        assert_int_equal(src->vt->xLookup(src, kTitle, 2, &ti, &err), 1);
+        assert_int_equal(ti.nEarlier, 0);
+        assert_int_equal(src->vt->xLookup(src, kBody, 2, &ti, &err), 1);
+        assert_int_equal(ti.nEarlier, nGiven);
+        if (nGiven == 1) {
+            assert_int_equal(fts_segr_check(seg, &err), LP_OK);
+        } else {
+            assert_int_equal(fts_segr_check(seg, &err), LP_CORRUPT);
+            if (!strstr(err.zMsg, "nEarlier 0, but lower fields hold 1 of its documents"))
+                fail_msg("%s", err.zMsg);
+        }
+        fts_segr_close(seg);
+    }
+}
+
 /* Each misuse: the failing call's code, sticky afterwards, reported by
 ** finish with the file name, and no file left behind. */
 static void expect_writer_error(FtsSegWriter *w, int rc, int want, const char *zPath,
@@ -1164,6 +1225,7 @@ int main(void) {
         cmocka_unit_test(test_roundtrip_many_seeds),
         cmocka_unit_test(test_roundtrip_large),
         cmocka_unit_test(test_writer_errors),
+        cmocka_unit_test(test_earlier_checked),
         cmocka_unit_test(test_truncated),
         cmocka_unit_test(test_every_bitflip_detected),
         cmocka_unit_test(test_cursor_error_reported),
