@@ -763,7 +763,7 @@ static int parse(RowFile *f, const char *zName, const char *zTextName, int flags
     for (uint32_t i = 0; i < f->nOrd; i++) {
         uint64_t off = get_u64le(f->pOffs + 8 * (size_t)i);
         if (!off) continue;
-        if (off < prevEnd || off % 8 || off + 16 > offOffs) {
+        if (off < prevEnd || off % 8 || off > offOffs || offOffs - off < 16) {
             return corrupt(err, zName, offOffs + 8 * (uint64_t)i, "row offset out of place");
         }
         uint32_t nByte = get_u32le(a + off + 8);
