@@ -253,6 +253,19 @@ typedef struct DocBufCtx {
     uint8_t field;
 } DocBufCtx;
 
+/* The scratch's key equal to key[0..nKey) (hash h), or NULL and in *pj the
+** empty slot where it would go. */
+static inline ScratchTerm *scratch_find(const DocScratch *x, const uint8_t *key, uint32_t nKey,
+                                        uint32_t h, uint32_t *pj) {
+    uint32_t j = h & (x->nSlot - 1);
+    for (; x->aSlot[j]; j = (j + 1) & (x->nSlot - 1)) {
+        ScratchTerm *y = &x->terms.a[x->aSlot[j] - 1];
+        if (y->h == h && y->nKey == nKey && lp_bytes_eq(x->keys.a + y->off, key, nKey)) return y;
+    }
+    *pj = j;
+    return NULL;
+}
+
 static int docbuf_token(void *ctx, const Token *t) {
     DocBufCtx *c = ctx;
     DocScratch *x = c->x;
@@ -265,15 +278,8 @@ static int docbuf_token(void *ctx, const Token *t) {
     k[0] = c->field;
     memcpy(k + 1, t->z, (size_t)t->n);
     if (2 * (x->terms.n + 1) > x->nSlot && scratch_slots(x, x->nSlot * 2, 1)) return LP_NOMEM;
-    uint32_t h = key_hash(k, nKey), j = h & (x->nSlot - 1);
-    ScratchTerm *e = NULL;
-    for (; x->aSlot[j]; j = (j + 1) & (x->nSlot - 1)) {
-        ScratchTerm *y = &x->terms.a[x->aSlot[j] - 1];
-        if (y->h == h && y->nKey == nKey && lp_bytes_eq(x->keys.a + y->off, k, nKey)) {
-            e = y;
-            break;
-        }
-    }
+    uint32_t h = key_hash(k, nKey), j = 0;
+    ScratchTerm *e = scratch_find(x, k, (uint32_t)nKey, h, &j);
     uint32_t iOcc = (uint32_t)x->occ.n;
     x->occ.a[x->occ.n++] = (ScratchOcc){t->iPos, UINT32_MAX};
     if (t->iPos > x->maxPos) x->maxPos = t->iPos;
@@ -311,16 +317,6 @@ static int docbuf_take(FtsDocBuf *d, const DocScratch *x) {
     return LP_OK;
 }
 
-/* The scratch's key equal to key[0..nKey), or NULL. */
-static ScratchTerm *scratch_find(const DocScratch *x, const uint8_t *key, uint32_t nKey) {
-    uint32_t h = key_hash(key, nKey);
-    for (uint32_t j = h & (x->nSlot - 1); x->aSlot[j]; j = (j + 1) & (x->nSlot - 1)) {
-        ScratchTerm *y = &x->terms.a[x->aSlot[j] - 1];
-        if (y->h == h && y->nKey == nKey && lp_bytes_eq(x->keys.a + y->off, key, nKey)) return y;
-    }
-    return NULL;
-}
-
 /* Field iField, analysed in x, joins the fields already in d: of every
 ** term in both, the key of the higher field is marked bEarlier. Costs a
 ** probe per key already in d (a title's, when the body comes second). */
@@ -332,7 +328,8 @@ static void docbuf_mark_earlier(FtsDocBuf *d, DocScratch *x, int iField) {
         if (p[1] == iField) continue;
         probe[0] = (uint8_t)iField;
         memcpy(probe + 1, p + 2, nKey - 1);
-        ScratchTerm *y = scratch_find(x, probe, nKey);
+        uint32_t j;
+        ScratchTerm *y = scratch_find(x, probe, nKey, key_hash(probe, nKey), &j);
         if (!y) continue;
         if (p[1] < iField) {
             y->bEarlier = 1;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fts/lower.h"
 #include "fts/segment.h"
 #include "util/vec.h"
 
@@ -27,29 +28,14 @@ static int write_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo 
     WriteCtx *x = ctx;
     FtsSource *src = x->src;
     LpError *err = x->err;
-    FtsPostings *aLow[FTS_MAX_FIELDS];
-    uint8_t lowKey[FTS_MAX_KEY];
-    int nLow = 0, rc = LP_OK, bStarted = 0;
+    FtsLower lw = {.n = 0};
+    int rc = LP_OK, bStarted = 0;
     int bCount = x->aMap || info->nEarlier == FTS_EARLIER_UNKNOWN;
-    memcpy(lowKey, key, (size_t)nKey);
-    for (int f = 0; bCount && f < key[0]; f++) {
-        lowKey[0] = (uint8_t)f;
-        FtsPostings *l = src->vt->xOpen(src, lowKey, nKey, 0, err);
-        if (!l) {
-            rc = err ? err->code : LP_NOMEM;
-            break;
-        }
-        if (l->vt->xNext(l) == FTS_NO_DOC) {
-            l->vt->xClose(l);
-        } else {
-            aLow[nLow++] = l;
-        }
-    }
-    FtsPostings *c = rc == LP_OK ? src->vt->xOpenFound(src, key, nKey, info, 1, err) : NULL;
-    if (!c && rc == LP_OK) rc = err ? err->code : LP_NOMEM;
+    if (bCount && (rc = fts_lower_open(&lw, src, key, nKey, err)) != LP_OK) return rc;
+    FtsPostings *c = src->vt->xOpenFound(src, key, nKey, info, 1, err);
+    if (!c) return fts_lower_close(&lw, err && err->code != LP_OK ? err->code : LP_NOMEM, err);
     uint32_t nEarlier = 0;
-    for (uint32_t d = c ? c->vt->xNext(c) : FTS_NO_DOC; d != FTS_NO_DOC && rc == LP_OK;
-         d = c->vt->xNext(c)) {
+    for (uint32_t d = c->vt->xNext(c); d != FTS_NO_DOC && rc == LP_OK; d = c->vt->xNext(c)) {
         uint32_t to = x->aMap ? x->aMap[d] : d;
         if (to == FTS_NO_DOC) continue; /* a tombstone: dropped */
         if (VEC_RESERVE(&x->pos, c->tf)) {
@@ -61,21 +47,12 @@ static int write_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo 
         if (!bStarted && (rc = fts_segw_term(x->w, key, nKey)) != LP_OK) break;
         bStarted = 1;
         rc = fts_segw_posting(x->w, to, x->pos.a, c->tf);
-        int bLow = 0;
-        for (int i = 0; i < nLow; i++) {
-            FtsPostings *l = aLow[i];
-            if (l->doc < d) l->vt->xAdvance(l, d);
-            bLow |= l->doc == d;
-        }
-        nEarlier += (uint32_t)bLow;
+        nEarlier += (uint32_t)fts_lower_has(&lw, d);
     }
-    if (rc == LP_OK && c && c->vt->xStatus) rc = c->vt->xStatus(c, err);
-    for (int i = 0; i < nLow; i++) {
-        if (rc == LP_OK && aLow[i]->vt->xStatus) rc = aLow[i]->vt->xStatus(aLow[i], err);
-        aLow[i]->vt->xClose(aLow[i]);
-    }
+    if (rc == LP_OK && c->vt->xStatus) rc = c->vt->xStatus(c, err);
+    c->vt->xClose(c);
+    rc = fts_lower_close(&lw, rc, err);
     if (rc == LP_OK && bStarted) rc = fts_segw_earlier(x->w, bCount ? nEarlier : info->nEarlier);
-    if (c) c->vt->xClose(c);
     return rc;
 }
 

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "fts/codec.h"
+#include "fts/lower.h"
 #include "fts/segment_int.h"
 #include "util/crc32c.h"
 #include "util/varint.h"
@@ -1206,39 +1207,18 @@ static int check_block(SegCursor *c, uint32_t maxTf, uint32_t minLen, LpError *e
 ** fields (checked before k: they come first in key order). */
 static int check_key(FtsSegment *seg, const SegKey *k, uint32_t **paPos, uint64_t *pnPos,
                      LpError *err) {
-    FtsPostings *aLow[FTS_MAX_FIELDS];
-    int nLow = 0, rc = LP_OK;
+    FtsLower lw = {.n = 0};
     uint32_t nEarlier = 0;
     int bEarlier = k->aKey[0] > 0 && k->nEarlier != FTS_EARLIER_UNKNOWN;
-    if (bEarlier) {
-        uint8_t low[FTS_MAX_KEY];
-        memcpy(low, k->aKey, (size_t)k->nKey);
-        for (int f = 0; f < k->aKey[0]; f++) {
-            low[0] = (uint8_t)f;
-            FtsPostings *l = src_open(&seg->src, low, k->nKey, 0, err);
-            if (!l) return err ? err->code : LP_CORRUPT;
-            if (l->vt->xNext(l) == FTS_NO_DOC) {
-                l->vt->xClose(l);
-            } else {
-                aLow[nLow++] = l;
-            }
-        }
-    }
+    int rc = bEarlier ? fts_lower_open(&lw, &seg->src, k->aKey, k->nKey, err) : LP_OK;
+    if (rc != LP_OK) return rc;
     FtsPostings *p = cur_new(seg, k, err);
-    if (!p) {
-        for (int i = 0; i < nLow; i++) aLow[i]->vt->xClose(aLow[i]);
-        return err ? err->code : LP_CORRUPT;
-    }
+    if (!p) return fts_lower_close(&lw, err ? err->code : LP_CORRUPT, err);
     SegCursor *c = (SegCursor *)p;
     uint64_t n = 0, cf = 0;
     uint32_t maxTf = 0, minLen = UINT32_MAX, listMaxTf = 0, listMinLen = UINT32_MAX;
     while (rc == LP_OK && p->vt->xNext(p) != FTS_NO_DOC) {
-        int bLow = 0;
-        for (int i = 0; i < nLow; i++) {
-            if (aLow[i]->doc < p->doc) aLow[i]->vt->xAdvance(aLow[i], p->doc);
-            bLow |= aLow[i]->doc == p->doc;
-        }
-        nEarlier += (uint32_t)bLow;
+        nEarlier += (uint32_t)fts_lower_has(&lw, p->doc);
         if (c->i == 0) {
             maxTf = 0;
             minLen = UINT32_MAX;
@@ -1284,10 +1264,7 @@ static int check_key(FtsSegment *seg, const SegKey *k, uint32_t **paPos, uint64_
                         "list impact (%" PRIu32 ", %" PRIu32 "), actual (%" PRIu32 ", %" PRIu32 ")",
                         p->maxTf, p->minLen, listMaxTf, listMinLen);
     }
-    for (int i = 0; i < nLow; i++) {
-        if (rc == LP_OK) rc = fts_segr_postings_status(aLow[i], err);
-        aLow[i]->vt->xClose(aLow[i]);
-    }
+    rc = fts_lower_close(&lw, rc, err);
     if (rc == LP_OK && bEarlier && nEarlier != k->nEarlier) {
         rc = seg_corrupt(seg, err, seg_off(seg, seg->pDict + k->entryOff),
                          "nEarlier %" PRIu32 ", but lower fields hold %" PRIu32 " of its documents",
