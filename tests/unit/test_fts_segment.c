@@ -1160,6 +1160,51 @@ static void test_random_damage(void **state) {
     ref_free(&r);
 }
 
+
+/* A damaged count (above df) is refused when its entry is read, naming
+** the entry, and an unknown header flag at open; with checksums skipped,
+** so only these checks stand in the way. */
+static void test_earlier_damaged(void **state) {
+    (void)state;
+    LpError err;
+    const char *zPath = tmp_path("earlier-dmg");
+    uint32_t aLen[3] = {2, 2, 2}, pos = 0;
+    const uint8_t kTitle[] = {0, 'a'}, kBody[] = {1, 'a'};
+    FtsSegWriter *w = fts_segw_open(zPath, 3, 2, &err);
+    assert_non_null(w);
+    assert_int_equal(fts_segw_doclens(w, 0, aLen), LP_OK);
+    assert_int_equal(fts_segw_doclens(w, 1, aLen), LP_OK);
+    assert_int_equal(fts_segw_term(w, kTitle, 2), LP_OK);
+    assert_int_equal(fts_segw_posting(w, 0, &pos, 1), LP_OK);
+    assert_int_equal(fts_segw_posting(w, 1, &pos, 1), LP_OK);
+    assert_int_equal(fts_segw_term(w, kBody, 2), LP_OK);
+    assert_int_equal(fts_segw_posting(w, 1, &pos, 1), LP_OK);
+    assert_int_equal(fts_segw_posting(w, 2, &pos, 1), LP_OK);
+    assert_int_equal(fts_segw_earlier(w, 1), LP_OK);
+    assert_int_equal(fts_segw_finish(w, &err), LP_OK);
+    size_t n;
+    uint8_t *a = read_file(zPath, &n);
+    /* The body key's entry: nShared 0 | nSuffix 2, field 1, 'a', (df-1)*2 +
+    ** (cf == df) = 3, then nEarlier 1. */
+    static const uint8_t ent[] = {0x02, 0x01, 'a', 0x03, 0x01};
+    uint8_t *at = memmem(a, n, ent, sizeof(ent));
+    assert_non_null(at);
+    at[4] = 3; /* more than df 2 */
+    FtsSegment *seg;
+    assert_int_equal(fts_segr_open_mem(a, n, "earlier.seg", FTS_SEGR_NOCHECKSUM, &seg, &err), LP_OK);
+    FtsSource *src = fts_segr_source(seg);
+    FtsTermInfo ti;
+    assert_int_equal(src->vt->xLookup(src, kTitle, 2, &ti, &err), 1);
+    assert_int_equal(src->vt->xLookup(src, kBody, 2, &ti, &err), -LP_CORRUPT);
+    if (!strstr(err.zMsg, "bad nEarlier") || !strstr(err.zMsg, "earlier.seg")) fail_msg("%s", err.zMsg);
+    fts_segr_close(seg);
+    at[4] = 1;
+    a[20] |= 2; /* a flag this reader does not know */
+    expect_corrupt(fts_segr_open_mem(a, n, "earlier.seg", FTS_SEGR_NOCHECKSUM, &seg, &err), &err,
+                   "unknown flags");
+    free(a);
+}
+
 /* A damaged packed block found while iterating ends the list with an
 ** error that names the file and the block. Layout per segwriter.c. */
 static void test_cursor_error_reported(void **state) {
@@ -1226,6 +1271,7 @@ int main(void) {
         cmocka_unit_test(test_roundtrip_large),
         cmocka_unit_test(test_writer_errors),
         cmocka_unit_test(test_earlier_checked),
+        cmocka_unit_test(test_earlier_damaged),
         cmocka_unit_test(test_truncated),
         cmocka_unit_test(test_every_bitflip_detected),
         cmocka_unit_test(test_cursor_error_reported),
