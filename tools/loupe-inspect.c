@@ -16,9 +16,11 @@
 **       (default: one per CPU, as the server's work pool analyses a large
 **       INSERT; on one when the 1000 documents around the batch, an INSERT
 **       of the benchmark's load, hold less than 64 KiB of text, as the
-**       server analyses a small write) and added to the index in order,
-**       and the segment is written. Also reported: page_faults, the
-**       process's minor page faults in the timed part, and the parts of
+**       server analyses a small write; no thread is started when every
+**       write is that small, and threads then reports 1) and added to
+**       the index in order, and the segment is written. Also reported:
+**       page_faults, the process's minor page faults in the timed part,
+**       and the parts of
 **       analyse_index_s: analyse_s (documents into their buffers), reserve_s
 **       and append_s (the buffers into the in-memory index).
 **   loupe-inspect fts-bench SEGMENT QUERYFILE [--k 10] [--seconds S] [--warmup N]
@@ -189,6 +191,18 @@ static long minor_faults(void) {
 #define BUILD_WRITE_ROWS 1000
 #define BUILD_PARALLEL_BYTES (64 * 1024)
 
+/* Does write iWrite (documents iWrite * BUILD_WRITE_ROWS ..) hold enough
+** text to be shared out over the pool? */
+static int write_is_shared(const Docs *x, int nField, uint32_t iWrite) {
+    uint32_t iFrom = iWrite * BUILD_WRITE_ROWS;
+    uint32_t iEnd = x->nDoc - iFrom < BUILD_WRITE_ROWS ? x->nDoc : iFrom + BUILD_WRITE_ROWS;
+    size_t nText = 0;
+    for (size_t k = (size_t)iFrom * (size_t)nField; k < (size_t)iEnd * (size_t)nField; k++) {
+        if (x->azText[k]) nText += strlen(x->azText[k]);
+    }
+    return nText >= BUILD_PARALLEL_BYTES;
+}
+
 static int cmd_build(const char *zIn, const char *zOut, const char *zFields, const char *zMorph,
                      const char *zStop, int nThread) {
     LpError err;
@@ -210,7 +224,15 @@ static int cmd_build(const char *zIn, const char *zOut, const char *zFields, con
         analyzer_free(an);
         return fail(&err);
     }
-    /* The pool's workers plus this thread make nThread analysers. */
+    /* The pool's workers plus this thread make nThread analysers. Its
+    ** threads are started only when some write will be shared out: a
+    ** process with idle threads pays for them (glibc's malloc locks, a
+    ** stack), and a small collection would pay for nothing else. */
+    int bAnyShare = 0;
+    for (uint32_t iWrite = 0; nThread > 1 && !bAnyShare && iWrite * BUILD_WRITE_ROWS < x.nDoc; iWrite++) {
+        bAnyShare = write_is_shared(&x, nField, iWrite);
+    }
+    if (!bAnyShare) nThread = 1;
     Tpool *pool = nThread > 1 ? tpool_new(nThread - 1, &err) : NULL;
     FtsMem *m = fts_mem_new(nField);
     FtsDocBuf *aDoc = calloc(BUILD_BATCH, sizeof(FtsDocBuf));
@@ -236,13 +258,7 @@ static int cmd_build(const char *zIn, const char *zOut, const char *zFields, con
         ** measured once per write. */
         if (iBase / BUILD_WRITE_ROWS != iWrite) {
             iWrite = iBase / BUILD_WRITE_ROWS;
-            uint32_t iFrom = iWrite * BUILD_WRITE_ROWS;
-            uint32_t iEnd = x.nDoc - iFrom < BUILD_WRITE_ROWS ? x.nDoc : iFrom + BUILD_WRITE_ROWS;
-            size_t nText = 0;
-            for (size_t k = (size_t)iFrom * (size_t)nField; k < (size_t)iEnd * (size_t)nField; k++) {
-                if (x.azText[k]) nText += strlen(x.azText[k]);
-            }
-            bShare = pool && nText >= BUILD_PARALLEL_BYTES;
+            bShare = pool && write_is_shared(&x, nField, iWrite);
         }
         int nBatchJob = bShare ? nJob : 1;
         int64_t ta = lp_now_ns();

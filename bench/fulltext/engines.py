@@ -50,7 +50,8 @@ SETTINGS = {
         "--morphology stem_en` writes the sealed segment (the same analysis and index as the "
         "server's; JSON parsed before timing; documents taken as the load's INSERTs of "
         "%d rows and analysed as the server analyses them: on one thread per CPU, or on one "
-        "when an INSERT holds under 64 KiB of text; added in order); `loupe-inspect "
+        "when an INSERT holds under 64 KiB of text, and no thread started when every INSERT "
+        "does; added in order); `loupe-inspect "
         "fts-bench` runs the MATCH texts above on it (parse, plan, "
         "top k with the default BM25F, k1 = 1.2, b = 0.75, field weights 1)." % INSERT_ROWS,
         "Size: the segment file (`SHOW TABLE c STATUS`'s `fts_bytes` is in fulltext.json "

@@ -299,7 +299,8 @@ def inproc_builds(coll, args, seg_path, fts5_path):
     `loupe-inspect fts-build` (title and text, stem_en, no stop words):
     analysis (documents in batches on one thread per CPU, as the server's
     work pool analyses a large INSERT, or on one when the load's INSERT
-    around them holds under 64 KiB of text), added to the in-memory index
+    around them holds under 64 KiB of text; no thread is started when
+    every INSERT is that small), added to the in-memory index
     in order, then the sealed segment written and fsynced. FTS5 (when
     fts5_path is given) is bench/fulltext/fts5b.c: the statements of
     Fts5Engine.load(), BEGIN, the INSERTs, optimize, COMMIT. The two
@@ -784,7 +785,8 @@ def write_report(out_dir, meta, results, tgt):
           % BUILD_RUNS,
           "each, median (`runs_s` in the JSON has every run, `process_wall_s` the whole",
           "process). loupe is `loupe-inspect fts-build`: analysis (on one thread per CPU, as",
-          "the server's work pool analyses a large INSERT), the in-memory index, the sealed",
+          "the server's work pool analyses a large INSERT; on one, with no other thread",
+          "started, when every INSERT holds under 64 KiB of text), the in-memory index, the sealed",
           "segment written and fsynced. FTS5 (C) is `bench/fulltext/fts5b.c`: BEGIN, one",
           "INSERT per document, optimize, COMMIT (SQLite's defaults: rollback journal,",
           "synchronous=FULL). The target compares the C numbers: measured as loupe's are.",

@@ -38,6 +38,25 @@ def segment(tmp_path, docs):
     return seg
 
 
+def test_build_threads_only_when_shared(tmp_path, segment):
+    """Threads start only for a write (1000 documents) with 64 KiB of text
+    or more; the segment is the same on one thread or several."""
+    small = run("fts-build", str(tmp_path / "docs.jsonl"), str(tmp_path / "s.seg"), "--threads", "2")
+    assert small.returncode == 0 and json.loads(small.stdout)["threads"] == 1, small.stdout
+    big = tmp_path / "big.jsonl"
+    big.write_text("".join(json.dumps({"title": "doc %d" % i, "text": ("word%d alpha beta gamma " % (i % 97)) * 5})
+                           + "\n" for i in range(2500)))
+    assert big.stat().st_size > 64 * 1024 * 2
+    segs = []
+    for n in ("1", "2"):
+        seg = tmp_path / ("big%s.seg" % n)
+        r = run("fts-build", str(big), str(seg), "--threads", n)
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["threads"] == int(n)
+        segs.append(seg.read_bytes())
+    assert segs[0] == segs[1]
+
+
 def test_build_check_and_bench(tmp_path, segment):
     r = run("fts-info", str(segment))
     assert r.returncode == 0 and "documents       200" in r.stdout and "check           ok" in r.stdout
