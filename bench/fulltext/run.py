@@ -15,7 +15,7 @@ after the other:
     segment for the collection (its file is loupe's index size),
     alternating with fts5b.c, which builds FTS5's index in the same
     conditions (a fresh C process, the same timed window); medians of
-    BUILD_RUNS runs each.
+    BUILD_RUNS runs each or more (inproc_builds).
  3. Quality: each bag-of-words query as an OR of its words, top 100 by
     BM25; nDCG@10, MRR@10, Recall@100 over the judged queries (metrics.py).
  4. Speed: five query types derived from the query set (workload.py), top
@@ -276,8 +276,12 @@ def speed(runners, args):
 
 # Alternating runs of each in-process build: a fresh process each, the
 # median counts (a few ms on a small collection vary by tens of percent on a
-# shared machine).
+# shared machine). At least BUILD_RUNS each, and more while loupe's timed
+# builds add up to less than BUILD_SECONDS, up to BUILD_RUNS_MAX: a build of
+# a few ms (adi) gets dozens of runs, one of a second gets five.
 BUILD_RUNS = 5
+BUILD_SECONDS = 1.0
+BUILD_RUNS_MAX = 51
 
 
 def _run_json(argv, what):
@@ -304,12 +308,18 @@ def inproc_builds(coll, args, seg_path, fts5_path):
     in order, then the sealed segment written and fsynced. FTS5 (when
     fts5_path is given) is bench/fulltext/fts5b.c: the statements of
     Fts5Engine.load(), BEGIN, the INSERTs, optimize, COMMIT. The two
-    alternate, BUILD_RUNS times each (once with --quick), each run on a
-    fresh file; medians. Returns (loupe's, FTS5's or None)."""
+    alternate, BUILD_RUNS times each or more (until loupe's timed builds
+    add up to BUILD_SECONDS, at most BUILD_RUNS_MAX; once with --quick),
+    each run on a fresh file; medians. Returns (loupe's, FTS5's or None)."""
     docs = os.path.join(coll.path, "docs.jsonl")
     lo_argv = [args.loupe_inspect, "fts-build", docs, seg_path, "--fields", "title,text", "--morphology", "stem_en"]
     lo_runs, f5_runs = [], []
-    for _ in range(1 if args.quick else BUILD_RUNS):
+    while True:
+        n = len(lo_runs)
+        if args.quick and n >= 1:
+            break
+        if n >= BUILD_RUNS and (n >= BUILD_RUNS_MAX or sum(r[0] for r in lo_runs) >= BUILD_SECONDS):
+            break
         if os.path.exists(seg_path):
             os.remove(seg_path)
         out, wall = _run_json(lo_argv, "loupe-inspect fts-build")
@@ -781,9 +791,10 @@ def write_report(out_dir, meta, results, tgt):
     L += ["## Indexing and size", "",
           "Documents/s, wall time. **In process**, loupe and FTS5 in the same conditions: each a",
           "C program started afresh, which reads and parses docs.jsonl first, untimed, then",
-          "times the build up to an index that is durable on disk; the two alternate, %d runs"
-          % BUILD_RUNS,
-          "each, median (`runs_s` in the JSON has every run, `process_wall_s` the whole",
+          "times the build up to an index that is durable on disk; the two alternate, at least",
+          "%d runs each and more until loupe's builds add up to %g s (at most %d: a small"
+          % (BUILD_RUNS, BUILD_SECONDS, BUILD_RUNS_MAX),
+          "collection gets dozens), median (`runs_s` in the JSON has every run, `process_wall_s` the whole",
           "process). loupe is `loupe-inspect fts-build`: analysis (on one thread per CPU, as",
           "the server's work pool analyses a large INSERT; on one, with no other thread",
           "started, when every INSERT holds under 64 KiB of text), the in-memory index, the sealed",
