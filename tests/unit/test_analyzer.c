@@ -776,6 +776,79 @@ static void test_stem_memo_growth(void **state) {
 ** thousands of words: an empty one would make the test below vacuous),
 ** every entry gives libstemmer's own stem, both looked up directly and
 ** through the analyzer (stem_en), and a word it lacks gives none. */
+/* A word's analysis does not depend on its neighbours or on what the
+** thread analysed before (the stem memo, the dictionary): every word of a
+** long mixed text comes out as it does alone, with the same term, its own
+** position and byte range, stop words skipped in place; and a callback
+** that stops the run stops it at its own token. */
+static void test_words_as_alone(void **state) {
+    (void)state;
+    static const char *azWord[] = {
+        "running", "the", "libraries", "Generously", "qqqzzx", "naïve", "Straße", "漢", "字",
+        "ΑΝΘΡΩΠΟΙ", "x", "2024", "connected", "and", "happy", "loupe2", "internationalization",
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "café",
+        "of", "runners", "RUNNING", "ｆｕｌｌ", "ﬁsh"};
+    enum { N_WORD = (int)LP_ARRAY_SIZE(azWord), N_TEXT = 997 };
+    static const char *azCfg[][2] = {{"stem_en", "en"}, {"stem_en", NULL}, {"stem_de", NULL}, {NULL, NULL}};
+    for (size_t c = 0; c < LP_ARRAY_SIZE(azCfg); c++) {
+        Analyzer *a = mk(azCfg[c][0], azCfg[c][1]);
+        /* Each word alone: its term, or none (a stop word). */
+        Toks aAlone[N_WORD];
+        for (int k = 0; k < N_WORD; k++) {
+            aAlone[k] = run_full(a, azWord[k], 0, NULL);
+            assert_true(aAlone[k].n <= 1);
+        }
+        /* A text of N_TEXT words picked by a fixed sequence, separators varied. */
+        static const char *azSep[] = {" ", ", ", "\n", " -- ", "\t("};
+        char *z = malloc((size_t)N_TEXT * 96);
+        assert_non_null(z);
+        int aPick[N_TEXT];
+        uint32_t aStart[N_TEXT];
+        size_t nz = 0;
+        uint32_t x = 12345;
+        for (int i = 0; i < N_TEXT; i++) {
+            x = x * 1103515245u + 12345u;
+            aPick[i] = (int)((x >> 8) % N_WORD);
+            const char *zSep = azSep[(x >> 20) % LP_ARRAY_SIZE(azSep)];
+            memcpy(z + nz, zSep, strlen(zSep));
+            nz += strlen(zSep);
+            aStart[i] = (uint32_t)nz;
+            memcpy(z + nz, azWord[aPick[i]], strlen(azWord[aPick[i]]));
+            nz += strlen(azWord[aPick[i]]);
+        }
+        z[nz] = 0;
+        uint32_t iEnd = 0;
+        Toks t = run_full(a, z, 7, &iEnd);
+        assert_int_equal(iEnd, 7 + N_TEXT);
+        int j = 0;
+        for (int i = 0; i < N_TEXT; i++) {
+            const Toks *o = &aAlone[aPick[i]];
+            if (o->n == 0) continue;
+            assert_true(j < t.n);
+            assert_string_equal(t.a[j].z, o->a[0].z);
+            assert_int_equal(t.a[j].iPos, 7 + (uint32_t)i);
+            assert_int_equal(t.a[j].iStart, aStart[i] + o->a[0].iStart);
+            assert_int_equal(t.a[j].iEnd, aStart[i] + o->a[0].iEnd);
+            j++;
+        }
+        assert_int_equal(j, t.n);
+        /* Stopped by the callback part way: exactly that many tokens. */
+        for (int nStop = 1; nStop <= 20 && nStop <= t.n; nStop += 3) {
+            Toks u = {0};
+            u.nStopAfter = nStop;
+            LpError err;
+            assert_int_equal(analyzer_run(a, z, nz, 0, collect, &u, NULL, &err), 99);
+            assert_int_equal(u.n, nStop);
+            for (int k = 0; k < nStop; k++) assert_string_equal(u.a[k].z, t.a[k].z);
+            toks_free(&u);
+        }
+        toks_free(&t);
+        for (int k = 0; k < N_WORD; k++) toks_free(&aAlone[k]);
+        free(z);
+        analyzer_free(a);
+    }
+}
+
 static void test_stem_dictionary(void **state) {
     (void)state;
     const StemDict *d = &lp_stemdict_en;
@@ -866,6 +939,7 @@ int main(void) {
         cmocka_unit_test(test_normalise_pairs),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_stem_memo_growth),
+        cmocka_unit_test(test_words_as_alone),
         cmocka_unit_test(test_stem_dictionary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
