@@ -20,9 +20,9 @@
 **       write is that small, and threads then reports 1) and added to
 **       the index in order, and the segment is written. Also reported:
 **       page_faults, the process's minor page faults in the timed part,
-**       and the parts of
-**       analyse_index_s: analyse_s (documents into their buffers), reserve_s
-**       and append_s (the buffers into the in-memory index).
+**       and the parts of analyse_index_s: analyse_s (documents into their
+**       buffers), reserve_s and append_s (the buffers into the in-memory
+**       index).
 **   loupe-inspect fts-bench SEGMENT QUERYFILE [--k 10] [--seconds S] [--warmup N]
 **                 [--fields a,b] [--morphology M] [--stopwords S] [--hard-stop S]
 **       times full-text queries on a sealed segment in this process, for the

@@ -38,10 +38,10 @@ def segment(tmp_path, docs):
     return seg
 
 
-def test_build_threads_only_when_shared(tmp_path, segment):
+def test_build_threads_only_when_shared(tmp_path, docs):
     """Threads start only for a write (1000 documents) with 64 KiB of text
     or more; the segment is the same on one thread or several."""
-    small = run("fts-build", str(tmp_path / "docs.jsonl"), str(tmp_path / "s.seg"), "--threads", "2")
+    small = run("fts-build", str(docs), str(tmp_path / "s.seg"), "--threads", "2")
     assert small.returncode == 0 and json.loads(small.stdout)["threads"] == 1, small.stdout
     big = tmp_path / "big.jsonl"
     big.write_text("".join(json.dumps({"title": "doc %d" % i, "text": ("word%d alpha beta gamma " % (i % 97)) * 5})

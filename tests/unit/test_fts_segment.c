@@ -734,6 +734,28 @@ static void test_empty_and_single(void **state) {
     fts_segr_close(seg);
 }
 
+/* Writes a segment of three documents and two fields where "a" is in the
+** title of documents 0 and 1 and the body of 1 and 2 (true nEarlier of the
+** body key: 1), storing nEarlier as given. */
+static const uint8_t kTitle[] = {0, 'a'}, kBody[] = {1, 'a'};
+
+static void write_title_body_a(const char *zPath, uint32_t nEarlier) {
+    LpError err;
+    uint32_t aLen[3] = {2, 2, 2}, pos = 0;
+    FtsSegWriter *w = fts_segw_open(zPath, 3, 2, &err);
+    assert_non_null(w);
+    assert_int_equal(fts_segw_doclens(w, 0, aLen), LP_OK);
+    assert_int_equal(fts_segw_doclens(w, 1, aLen), LP_OK);
+    assert_int_equal(fts_segw_term(w, kTitle, 2), LP_OK);
+    assert_int_equal(fts_segw_posting(w, 0, &pos, 1), LP_OK);
+    assert_int_equal(fts_segw_posting(w, 1, &pos, 1), LP_OK);
+    assert_int_equal(fts_segw_term(w, kBody, 2), LP_OK);
+    assert_int_equal(fts_segw_posting(w, 1, &pos, 1), LP_OK);
+    assert_int_equal(fts_segw_posting(w, 2, &pos, 1), LP_OK);
+    assert_int_equal(fts_segw_earlier(w, nEarlier), LP_OK);
+    assert_int_equal(fts_segw_finish(w, &err), LP_OK);
+}
+
 /* nEarlier as stored, and fts_segr_check recounting it: "a" is in the
 ** title of documents 0 and 1 and the body of 1 and 2, so its body key's
 ** count is 1. A file saying 0 opens and answers (the count only skews
@@ -741,22 +763,9 @@ static void test_empty_and_single(void **state) {
 static void test_earlier_checked(void **state) {
     (void)state;
     LpError err;
-    uint32_t aLen[3] = {2, 2, 2}, pos = 0;
-    const uint8_t kTitle[] = {0, 'a'}, kBody[] = {1, 'a'};
     for (uint32_t nGiven = 0; nGiven <= 1; nGiven++) {
         const char *zPath = tmp_path(nGiven ? "earlier-ok" : "earlier-bad");
-        FtsSegWriter *w = fts_segw_open(zPath, 3, 2, &err);
-        assert_non_null(w);
-        assert_int_equal(fts_segw_doclens(w, 0, aLen), LP_OK);
-        assert_int_equal(fts_segw_doclens(w, 1, aLen), LP_OK);
-        assert_int_equal(fts_segw_term(w, kTitle, 2), LP_OK);
-        assert_int_equal(fts_segw_posting(w, 0, &pos, 1), LP_OK);
-        assert_int_equal(fts_segw_posting(w, 1, &pos, 1), LP_OK);
-        assert_int_equal(fts_segw_term(w, kBody, 2), LP_OK);
-        assert_int_equal(fts_segw_posting(w, 1, &pos, 1), LP_OK);
-        assert_int_equal(fts_segw_posting(w, 2, &pos, 1), LP_OK);
-        assert_int_equal(fts_segw_earlier(w, nGiven), LP_OK);
-        assert_int_equal(fts_segw_finish(w, &err), LP_OK);
+        write_title_body_a(zPath, nGiven);
         FtsSegment *seg = seg_open_ok(zPath);
         FtsSource *src = fts_segr_source(seg);
         FtsTermInfo ti;
@@ -1168,20 +1177,7 @@ static void test_earlier_damaged(void **state) {
     (void)state;
     LpError err;
     const char *zPath = tmp_path("earlier-dmg");
-    uint32_t aLen[3] = {2, 2, 2}, pos = 0;
-    const uint8_t kTitle[] = {0, 'a'}, kBody[] = {1, 'a'};
-    FtsSegWriter *w = fts_segw_open(zPath, 3, 2, &err);
-    assert_non_null(w);
-    assert_int_equal(fts_segw_doclens(w, 0, aLen), LP_OK);
-    assert_int_equal(fts_segw_doclens(w, 1, aLen), LP_OK);
-    assert_int_equal(fts_segw_term(w, kTitle, 2), LP_OK);
-    assert_int_equal(fts_segw_posting(w, 0, &pos, 1), LP_OK);
-    assert_int_equal(fts_segw_posting(w, 1, &pos, 1), LP_OK);
-    assert_int_equal(fts_segw_term(w, kBody, 2), LP_OK);
-    assert_int_equal(fts_segw_posting(w, 1, &pos, 1), LP_OK);
-    assert_int_equal(fts_segw_posting(w, 2, &pos, 1), LP_OK);
-    assert_int_equal(fts_segw_earlier(w, 1), LP_OK);
-    assert_int_equal(fts_segw_finish(w, &err), LP_OK);
+    write_title_body_a(zPath, 1);
     size_t n;
     uint8_t *a = read_file(zPath, &n);
     /* The body key's entry: nShared 0 | nSuffix 2, field 1, 'a', (df-1)*2 +
