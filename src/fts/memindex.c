@@ -23,6 +23,19 @@
 ** last phase), so each add is: reserve space for every stream it will grow,
 ** then append. See fts_mem_reserve in memindex_int.h.
 **
+** A document buffer (FtsDocBuf) holds one record per distinct key, back
+** to back, unaligned:
+**
+**   h      4 bytes: the key's hash (picks its shard), native byte order
+**   size   varint: bytes of the rest of the record, so that a shard's
+**          walk over a batch steps over the other shards' records cheaply
+**   term   8 bytes: the index's MemTerm, written by fts_mem_reserve
+**   tfe    varint(tf << 1 | bEarlier): bEarlier is bit 0 of its first
+**          byte, so it can be set in place (docbuf_mark_earlier)
+**   key    a length byte, then the key (field byte + term)
+**   pos    the rest: the posting's positions as the pos stream holds
+**          them, so appending them is a copy
+**
 ** Memory. Most keys occur in one or two documents, so a term costs what
 ** those need: one bump allocation (MemTerm, its key, and the first
 ** MEM_INLINE bytes of each stream), an 8-byte slot in its shard's table
@@ -43,6 +56,7 @@
 #include "util/threadlocal.h"
 #include "util/bytes.h"
 #include "util/varint.h"
+#include "util/vec.h"
 
 typedef struct MemSkip {
     uint32_t lastDoc;       /* last doc of the block */
@@ -132,21 +146,17 @@ struct FtsMem {
 /* Document buffers                                                    */
 
 void fts_docbuf_reset(FtsDocBuf *d) {
-    d->terms.n = 0;
-    d->keys.n = 0;
-    d->pos.n = 0;
+    d->n = 0;
+    d->nTerm = 0;
     memset(d->aLen, 0, sizeof(d->aLen));
     if (d->nFields > FTS_DOC_LEN_INLINE) {
         memset(d->aLenMore, 0, sizeof(uint32_t) * (size_t)(d->nFields - FTS_DOC_LEN_INLINE));
     }
     d->nFields = 0;
-    d->maxPos = 0;
 }
 
 void fts_docbuf_free(FtsDocBuf *d) {
-    VEC_FREE(&d->terms);
-    VEC_FREE(&d->keys);
-    VEC_FREE(&d->pos);
+    free(d->a);
     free(d->aLenMore);
     memset(d, 0, sizeof(*d));
 }
@@ -165,7 +175,8 @@ static inline uint32_t key_hash(const uint8_t *k, size_t n) {
 typedef struct ScratchTerm {
     uint32_t off;           /* key offset in keys */
     uint32_t tf;
-    uint32_t iFirst, iLast; /* chain of occurrences in occ */
+    uint32_t iFirst, iLast; /* chain of occurrences in occ; once the field is
+                            ** analysed, iLast holds its positions' bytes */
     uint32_t h;
     uint32_t nKey : 8;      /* at most FTS_MAX_KEY */
     uint32_t bEarlier : 1;  /* the document holds the term in a lower field too */
@@ -183,7 +194,6 @@ typedef struct DocScratch {
     VEC(ScratchTerm) terms; /* distinct keys, in order of first occurrence */
     VEC(uint8_t) keys;      /* concatenated keys */
     VEC(ScratchOcc) occ;    /* every occurrence */
-    uint32_t maxPos;
 } DocScratch;
 
 static __thread DocScratch *t_pScratch;
@@ -282,7 +292,6 @@ static int docbuf_token(void *ctx, const Token *t) {
     ScratchTerm *e = scratch_find(x, k, (uint32_t)nKey, h, &j);
     uint32_t iOcc = (uint32_t)x->occ.n;
     x->occ.a[x->occ.n++] = (ScratchOcc){t->iPos, UINT32_MAX};
-    if (t->iPos > x->maxPos) x->maxPos = t->iPos;
     if (e) {
         x->occ.a[e->iLast].next = iOcc;
         e->iLast = iOcc;
@@ -296,24 +305,112 @@ static int docbuf_token(void *ctx, const Token *t) {
     return LP_OK;
 }
 
-/* Appends the field analysed in x to d: its keys, each with its positions. */
-static int docbuf_take(FtsDocBuf *d, const DocScratch *x) {
-    if (VEC_RESERVE(&d->terms, d->terms.n + x->terms.n) ||
-        VEC_RESERVE(&d->keys, d->keys.n + x->keys.n + x->terms.n) ||
-        VEC_RESERVE(&d->pos, d->pos.n + x->occ.n)) {
-        return LP_NOMEM;
+/* A varint known to be well formed (the writer made it). */
+static inline uint32_t get_varint(const uint8_t **pp) {
+    const uint8_t *p = *pp;
+    uint32_t v = *p++;
+    if (v >= 0x80) {
+        v &= 0x7f;
+        int shift = 7;
+        uint32_t b;
+        do {
+            b = *p++;
+            v |= (b & 0x7f) << shift;
+            shift += 7;
+        } while (b >= 0x80);
     }
+    *pp = p;
+    return v;
+}
+
+/* A record of a document buffer, read (layout at the top of the file). */
+typedef struct DocRec {
+    uint8_t *pTerm;         /* its 8 bytes of MemTerm pointer */
+    uint8_t *pTfe;          /* its varint(tf << 1 | bEarlier) */
+    uint32_t tf;
+    uint32_t bEarlier;
+    uint32_t nKey;
+    const uint8_t *key;     /* key[0] is the field */
+    const uint8_t *pos;
+    uint32_t nPos;          /* bytes at pos */
+} DocRec;
+
+#define DOCREC_TERM_BYTES 8
+
+/* The record at p: its key's hash in *ph and where the rest of it starts
+** in *ppRest; returns the record's size. */
+static inline size_t docrec_head(uint8_t *p, uint32_t *ph, uint8_t **ppRest) {
+    const uint8_t *q = p + sizeof(uint32_t);
+    memcpy(ph, p, sizeof(uint32_t));
+    uint32_t nRest = get_varint(&q);
+    *ppRest = p + (q - p);
+    return (size_t)(q - p) + nRest;
+}
+
+/* The rest of a record, from rest to pEnd. */
+static inline void docrec_rest(uint8_t *rest, const uint8_t *pEnd, DocRec *r) {
+    const uint8_t *q = rest + DOCREC_TERM_BYTES;
+    r->pTerm = rest;
+    r->pTfe = rest + DOCREC_TERM_BYTES;
+    uint32_t tfe = get_varint(&q);
+    r->tf = tfe >> 1;
+    r->bEarlier = tfe & 1;
+    r->nKey = *q++;
+    r->key = q;
+    r->pos = q + r->nKey;
+    r->nPos = (uint32_t)(pEnd - r->pos);
+}
+
+/* A buffer's allocation is rounded up to this. Exact odd sizes, once the
+** batch's buffers are freed, are kept by glibc in caches per size that are
+** never merged, and the next large allocation (the segment writer's) then
+** touches fresh pages instead of reusing them. */
+#define DOCBUF_ROUND 256
+
+/* Appends the field analysed in x to d: a record per key, each with its
+** positions. d grows to what it holds, rounded up to DOCBUF_ROUND. */
+static int docbuf_take(FtsDocBuf *d, DocScratch *x) {
+    /* The records' size, and in each term's iLast its positions' bytes. */
+    size_t need = 0;
+    for (size_t i = 0; i < x->terms.n; i++) {
+        ScratchTerm *y = &x->terms.a[i];
+        uint32_t nPos = 0, prev = 0;
+        for (uint32_t k = y->iFirst; k != UINT32_MAX; k = x->occ.a[k].next) {
+            nPos += (uint32_t)varint_len_u64(x->occ.a[k].pos - prev);
+            prev = x->occ.a[k].pos;
+        }
+        y->iLast = nPos;
+        size_t nRest = DOCREC_TERM_BYTES + varint_len_u64((uint64_t)y->tf << 1) + 1 + y->nKey + nPos;
+        need += sizeof(uint32_t) + varint_len_u64(nRest) + nRest;
+    }
+    if (d->n + need > d->cap) {
+        size_t cap = (d->n + need + DOCBUF_ROUND - 1) & ~(size_t)(DOCBUF_ROUND - 1);
+        uint8_t *a = realloc(d->a, cap);
+        if (!a) return LP_NOMEM;
+        d->a = a;
+        d->cap = cap;
+    }
+    uint8_t *o = d->a + d->n;
     for (size_t i = 0; i < x->terms.n; i++) {
         const ScratchTerm *y = &x->terms.a[i];
-        d->keys.a[d->keys.n++] = (uint8_t)y->nKey;
-        memcpy(d->keys.a + d->keys.n, x->keys.a + y->off, y->nKey);
-        d->terms.a[d->terms.n++] = (FtsDocTerm){y->tf, y->bEarlier, y->h, NULL};
-        d->keys.n += y->nKey;
+        uint32_t nTfe = (uint32_t)varint_len_u64((uint64_t)y->tf << 1);
+        memcpy(o, &y->h, sizeof(y->h));
+        o += sizeof(y->h);
+        o += varint_put_u32(o, DOCREC_TERM_BYTES + nTfe + 1 + y->nKey + y->iLast);
+        memset(o, 0, DOCREC_TERM_BYTES);
+        o += DOCREC_TERM_BYTES;
+        o += varint_put_u32(o, y->tf << 1 | y->bEarlier);
+        *o++ = (uint8_t)y->nKey;
+        memcpy(o, x->keys.a + y->off, y->nKey);
+        o += y->nKey;
+        uint32_t prev = 0;
         for (uint32_t k = y->iFirst; k != UINT32_MAX; k = x->occ.a[k].next) {
-            d->pos.a[d->pos.n++] = x->occ.a[k].pos;
+            o += varint_put_u32(o, x->occ.a[k].pos - prev);
+            prev = x->occ.a[k].pos;
         }
     }
-    if (x->maxPos > d->maxPos) d->maxPos = x->maxPos;
+    d->n += need;
+    d->nTerm += (uint32_t)x->terms.n;
     return LP_OK;
 }
 
@@ -322,19 +419,22 @@ static int docbuf_take(FtsDocBuf *d, const DocScratch *x) {
 ** probe per key already in d (a title's, when the body comes second). */
 static void docbuf_mark_earlier(FtsDocBuf *d, DocScratch *x, int iField) {
     uint8_t probe[FTS_MAX_KEY];
-    const uint8_t *p = d->keys.a;
-    for (size_t i = 0; i < d->terms.n; p += 1 + p[0], i++) {
-        uint32_t nKey = p[0];
-        if (p[1] == iField) continue;
+    DocRec r;
+    for (uint8_t *p = d->a, *pEnd = d->a + d->n, *rest, *pNext; p < pEnd; p = pNext) {
+        uint32_t h;
+        pNext = p + docrec_head(p, &h, &rest);
+        docrec_rest(rest, pNext, &r);
+        uint32_t nKey = r.nKey;
+        if (r.key[0] == iField) continue;
         probe[0] = (uint8_t)iField;
-        memcpy(probe + 1, p + 2, nKey - 1);
+        memcpy(probe + 1, r.key + 1, nKey - 1);
         uint32_t j;
         ScratchTerm *y = scratch_find(x, probe, nKey, key_hash(probe, nKey), &j);
         if (!y) continue;
-        if (p[1] < iField) {
+        if (r.key[0] < iField) {
             y->bEarlier = 1;
         } else {
-            d->terms.a[i].bEarlier = 1;
+            *r.pTfe |= 1;
         }
     }
 }
@@ -360,7 +460,6 @@ int fts_docbuf_field(FtsDocBuf *d, const Analyzer *an, int iField, const char *z
     DocScratch *x = scratch_get();
     if (!x) return lp_err_set(err, LP_NOMEM, "out of memory analysing a document");
     x->terms.n = x->keys.n = x->occ.n = 0;
-    x->maxPos = 0;
     /* Room for the likely number of words up front (about one per six
     ** bytes of text, half of them distinct). */
     size_t nGuess = n / 6 + 1;
@@ -373,7 +472,7 @@ int fts_docbuf_field(FtsDocBuf *d, const Analyzer *an, int iField, const char *z
     DocBufCtx c = {x, (uint8_t)iField};
     uint32_t nWords = 0;
     int rc = analyzer_run(an, z, n, 0, docbuf_token, &c, &nWords, err);
-    if (rc == LP_OK && d->terms.n) docbuf_mark_earlier(d, x, iField);
+    if (rc == LP_OK && d->nTerm) docbuf_mark_earlier(d, x, iField);
     if (rc == LP_OK && docbuf_take(d, x) != LP_OK) rc = LP_NOMEM;
     scratch_trim(x);
     if (rc != LP_OK) {
@@ -537,18 +636,17 @@ static MemTerm *term_get(MemShard *sh, const uint8_t *key, int nKey, uint32_t h)
 /* Reserves for one posting of e in its shard, in a batch whose doc deltas
 ** take at most nDeltaBytes. Each bound is exact enough that a term found
 ** once or twice keeps its streams inline. */
-static int reserve_term(MemShard *sh, const FtsDocBuf *d, FtsDocTerm *e, const uint8_t *pKey,
-                        uint32_t nDeltaBytes) {
-    MemTerm *t = term_get(sh, pKey + 1, pKey[0], e->h);
+static int reserve_term(MemShard *sh, uint32_t h, const DocRec *r, uint32_t nDeltaBytes) {
+    MemTerm *t = term_get(sh, r->key, (int)r->nKey, h);
     if (!t) return LP_NOMEM;
-    e->pTerm = t;
+    memcpy(r->pTerm, &t, sizeof(t));
     if (!t->iTouch) {
         if (VEC_PUSH(&sh->touched, ((MemTouch){t, 0, 0}))) return LP_NOMEM;
         t->iTouch = (uint32_t)sh->touched.n;
     }
     MemTouch *x = &sh->touched.a[t->iTouch - 1];
-    x->needDoc += nDeltaBytes + (uint32_t)varint_len_u64(e->tf);
-    x->needPos += (uint32_t)varint_len_u64(d->maxPos) * e->tf; /* deltas are at most maxPos */
+    x->needDoc += nDeltaBytes + (uint32_t)varint_len_u64(r->tf);
+    x->needPos += r->nPos;
     return LP_OK;
 }
 
@@ -608,24 +706,32 @@ static int reserve_docs(FtsMem *m, FtsDocBuf *const *apDoc, int nDoc, int iShard
     int rc = LP_OK;
     for (int k = 0; k < nDoc && rc == LP_OK; k++) {
         FtsDocBuf *d = apDoc[k];
-        const uint8_t *pKey = d->keys.a;
-        for (size_t i = 0; i < d->terms.n && rc == LP_OK; pKey += 1 + pKey[0], i++) {
-            FtsDocTerm *e = &d->terms.a[i];
-            if (in_shard(e->h, iShard)) {
-                rc = reserve_term(&m->aShard[e->h & (MEM_SHARDS - 1)], d, e, pKey, nDeltaBytes);
+        DocRec r;
+        for (uint8_t *p = d->a, *pEnd = d->a + d->n, *rest, *pNext; p < pEnd && rc == LP_OK; p = pNext) {
+            uint32_t h;
+            pNext = p + docrec_head(p, &h, &rest);
+            if (in_shard(h, iShard)) {
+                docrec_rest(rest, pNext, &r);
+                rc = reserve_term(&m->aShard[h & (MEM_SHARDS - 1)], h, &r, nDeltaBytes);
             }
         }
     }
     return rc;
 }
 
-static void append_term(uint32_t doc, const FtsDocBuf *d, const FtsDocTerm *e, const uint32_t *aPos);
+static void append_term(uint32_t doc, const FtsDocBuf *d, MemTerm *t, const DocRec *r);
 
 static void append_doc(uint32_t doc, const FtsDocBuf *d, int iShard) {
-    const uint32_t *aPos = d->pos.a;
-    for (size_t i = 0; i < d->terms.n; aPos += d->terms.a[i].tf, i++) {
-        const FtsDocTerm *e = &d->terms.a[i];
-        if (in_shard(e->h, iShard)) append_term(doc, d, e, aPos);
+    DocRec r;
+    for (uint8_t *p = d->a, *pEnd = d->a + d->n, *rest, *pNext; p < pEnd; p = pNext) {
+        uint32_t h;
+        pNext = p + docrec_head(p, &h, &rest);
+        if (in_shard(h, iShard)) {
+            MemTerm *t;
+            docrec_rest(rest, pNext, &r);
+            memcpy(&t, r.pTerm, sizeof(t));
+            append_term(doc, d, t, &r);
+        }
     }
 }
 
@@ -645,7 +751,7 @@ static void shard_append(void *arg) {
 static int batch_parallel(const FtsMem *m, FtsDocBuf *const *apDoc, int nDoc) {
     if (!m->pPool) return 0;
     size_t nTerms = 0;
-    for (int k = 0; k < nDoc; k++) nTerms += apDoc[k]->terms.n;
+    for (int k = 0; k < nDoc; k++) nTerms += apDoc[k]->nTerm;
     return nTerms >= 4096;
 }
 
@@ -689,24 +795,20 @@ int fts_mem_reserve(FtsMem *m, FtsDocBuf *const *apDoc, int nDoc, uint32_t lastD
     return rc;
 }
 
-/* Appends the posting of e (reserved; its positions at aPos) for document
+/* Appends the posting of record r (reserved: its term is t) for document
 ** doc. */
-static void append_term(uint32_t doc, const FtsDocBuf *d, const FtsDocTerm *e, const uint32_t *aPos) {
-    MemTerm *t = e->pTerm;
-    uint32_t tf = e->tf;
+static void append_term(uint32_t doc, const FtsDocBuf *d, MemTerm *t, const DocRec *r) {
+    uint32_t tf = r->tf;
     uint32_t len = fts_docbuf_len(d, t->key[0]);
     uint32_t delta = t->df ? doc - t->lastDoc : doc + 1;
     uint8_t *pDoc = term_doc(t), *pPos = term_pos(t);
     t->nDoc += (uint32_t)varint_put_u32(pDoc + t->nDoc, delta);
     t->nDoc += (uint32_t)varint_put_u32(pDoc + t->nDoc, tf);
-    uint32_t prev = 0;
-    for (const uint32_t *p = aPos, *pEnd = p + tf; p < pEnd; p++) {
-        t->nPos += (uint32_t)varint_put_u32(pPos + t->nPos, *p - prev);
-        prev = *p;
-    }
+    memcpy(pPos + t->nPos, r->pos, r->nPos);
+    t->nPos += r->nPos;
     t->df++;
     t->cf += tf;
-    t->nEarlier += e->bEarlier;
+    t->nEarlier += r->bEarlier;
     t->lastDoc = doc;
     if (tf > t->tailMaxTf) t->tailMaxTf = tf;
     if (len < t->tailMinLen) t->tailMinLen = len;
@@ -774,23 +876,6 @@ typedef struct MemCursor {
     uint32_t prevTf;        /* tf of the current doc, to count it when moving on */
     int bPositions;
 } MemCursor;
-
-static inline uint32_t get_varint(const uint8_t **pp) {
-    const uint8_t *p = *pp;
-    uint32_t v = *p++;
-    if (v >= 0x80) {
-        v &= 0x7f;
-        int shift = 7;
-        uint32_t b;
-        do {
-            b = *p++;
-            v |= (b & 0x7f) << shift;
-            shift += 7;
-        } while (b >= 0x80);
-    }
-    *pp = p;
-    return v;
-}
 
 static uint32_t mem_next(FtsPostings *pp) {
     MemCursor *c = (MemCursor *)pp;

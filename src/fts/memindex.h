@@ -26,34 +26,25 @@
 #include "text/analyzer.h"
 #include "util/error.h"
 #include "util/threadpool.h"
-#include "util/vec.h"
 
-/* The analysed terms of one document, before it is added: its distinct
-** keys (field byte + term) in order of first occurrence per field, each
-** with its positions. A field is analysed in a per-thread scratch buffer
-** (hash table, occurrence chains) and only its result is copied here, so
-** a buffer holds about what its document will add to the index: the many
-** buffers of a large INSERT stay small. */
+/* The analysed terms of one document, before it is added: one record per
+** distinct key (field byte + term), in order of first occurrence per field,
+** each with its positions already in the form the index stores them. A
+** field is analysed in a per-thread scratch buffer (hash table, occurrence
+** chains) and only its records are copied here, into one allocation sized
+** to them exactly: the buffers of a large INSERT all live until it is
+** applied, and hold about what their documents will add to the index.
+** The record layout is described at the top of memindex.c. */
 #define FTS_DOC_LEN_INLINE 6
 
-typedef struct FtsDocTerm {
-    uint32_t tf : 31;       /* occurrences (a field holds far fewer words) */
-    uint32_t bEarlier : 1;  /* the document holds the term in a lower field too */
-    uint32_t h;             /* hash of the key */
-    void *pTerm;            /* the index's entry, set while the document is added */
-} FtsDocTerm;
-
-/* Term i's key and positions follow those of terms 0..i-1: readers walk
-** the terms in order, keeping the offsets. */
 typedef struct FtsDocBuf {
-    VEC(FtsDocTerm) terms;  /* distinct keys */
-    VEC(uint8_t) keys;      /* each key as a length byte and its bytes */
-    VEC(uint32_t) pos;      /* each key's tf positions, ascending */
+    uint8_t *a;             /* the records, back to back */
+    size_t n, cap;          /* bytes of records, bytes allocated */
+    uint32_t nTerm;         /* records */
     /* Words per field (stop words included): the first FTS_DOC_LEN_INLINE
     ** fields here, the others in aLenMore (fts_docbuf_len reads either). */
     uint32_t aLen[FTS_DOC_LEN_INLINE];
     uint32_t *aLenMore;     /* fields FTS_DOC_LEN_INLINE .. nFields-1, or NULL */
-    uint32_t maxPos;        /* largest position of a term (bounds its varints) */
     int nFields;            /* fields seen so far (highest index + 1) */
     int nLenMore;           /* entries allocated in aLenMore */
 } FtsDocBuf;

@@ -523,10 +523,12 @@ static void test_tie_key(void **state) {
 /* A document with more fields than a buffer keeps inline, filled out of
 ** order, and terms whose streams outgrow the term's inline bytes: every
 ** field's length, every posting and every position must come back from
-** the index, and a field may not be analysed twice. */
+** the index, with each key's count of documents holding its term in a
+** lower field, and a field may not be analysed twice. Frequencies reach
+** 69, so a buffer's records hold varints of one and of two bytes. */
 static void test_docbuf_fields_and_streams(void **state) {
     (void)state;
-    enum { NFLD = 10, NDOC = 40 };
+    enum { NFLD = 10, NDOC = 70 };
     static const int aOrder[NFLD] = {9, 0, 7, 3, 8, 1, 6, 2, 5, 4};
     FtsMem *m = fts_mem_new(NFLD);
     FtsDocBuf d = {0};
@@ -559,6 +561,23 @@ static void test_docbuf_fields_and_streams(void **state) {
             assert_int_equal(src->vt->xDocLen(src, f, (uint32_t)i), len);
         }
         uint8_t key[8] = {(uint8_t)f, 'x'};
+        /* "x" is in field f of doc i (i >= 1) unless (f + i) % 7 == 0; it
+        ** is in a lower field too unless every lower field is absent. */
+        uint32_t df = 0, nEarlier = 0;
+        uint64_t cf = 0;
+        for (int i = 1; i < NDOC; i++) {
+            if ((f + i) % 7 == 0) continue;
+            df++;
+            cf += (uint64_t)i;
+            int bLower = 0;
+            for (int g = 0; g < f; g++) bLower |= (g + i) % 7 != 0;
+            nEarlier += (uint32_t)bLower;
+        }
+        FtsTermInfo info;
+        assert_int_equal(src->vt->xLookup(src, key, 2, &info, &err), 1);
+        assert_int_equal(info.df, df);
+        assert_int_equal(info.nEarlier, nEarlier);
+        assert_int_equal(info.cf, cf);
         FtsPostings *c = src->vt->xOpen(src, key, 2, 1, &err);
         assert_non_null(c);
         int i = 1;
@@ -594,10 +613,10 @@ static void test_docbuf_large_field(void **state) {
         fts_docbuf_reset(&d);
         if (doc == 1) {
             assert_int_equal(fts_docbuf_field(&d, g_an, 0, z, n, &err), LP_OK);
-            assert_int_equal(d.terms.n, NW);
+            assert_int_equal(d.nTerm, NW);
         } else {
             assert_int_equal(fts_docbuf_field(&d, g_an, 0, "q7 zz q7 q59999", 15, &err), LP_OK);
-            assert_int_equal(d.terms.n, 3);
+            assert_int_equal(d.nTerm, 3);
         }
         assert_int_equal(fts_mem_add(m, (uint32_t)doc, &d), LP_OK);
     }
