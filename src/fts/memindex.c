@@ -90,7 +90,8 @@ typedef struct MemTerm {
     uint32_t maxTf;         /* impact of the whole list */
     uint32_t minLen;
     uint32_t nEarlier;      /* postings whose document holds the term in a lower field */
-    uint32_t iTouch;        /* 1 + its entry in the shard's reservation, or 0 */
+    uint32_t resDoc, resPos;/* stream bytes reserved for: at least nDoc and
+                            ** nPos; equal to them after each append */
     uint8_t lgDoc, lgPos;   /* log2 of the heap streams' capacity; 0: inline */
     uint8_t lgSkip;         /* log2 of aSkip's capacity; 0: none */
     uint8_t nKey;
@@ -103,14 +104,6 @@ static inline uint8_t *stream_bytes(MemStream *u, uint8_t lg) {
 #define term_doc(t) stream_bytes((MemStream *)&(t)->doc, (t)->lgDoc)
 #define term_pos(t) stream_bytes((MemStream *)&(t)->pos, (t)->lgPos)
 #define term_nskip(t) ((t)->df / FTS_BLOCK)
-
-/* A term being reserved for: the bytes the batch's postings may need.
-** A posting takes at least 2 doc stream bytes, so needDoc / 2 bounds the
-** postings, and with them the skip entries that may complete. */
-typedef struct MemTouch {
-    MemTerm *t;
-    uint32_t needDoc, needPos;
-} MemTouch;
 
 /* The terms are split into shards by the hash of their key, so the work of
 ** adding a batch of documents can be shared out: each shard's terms are
@@ -125,7 +118,6 @@ typedef struct MemShard {
     uint32_t nSlot;
     VEC(MemTerm *) aTerm;   /* every term, in order of creation */
     Arena termArena;        /* the MemTerm structs (long streams are malloc'd) */
-    VEC(MemTouch) touched;  /* terms of the reservation in progress */
     size_t nBytes;          /* heap bytes in its terms and streams */
     int bNewTerms;          /* the last reservation created terms */
 } MemShard;
@@ -522,7 +514,6 @@ void fts_mem_free(FtsMem *m) {
         arena_free(&sh->termArena);
         free(sh->aSlot);
         VEC_FREE(&sh->aTerm);
-        VEC_FREE(&sh->touched);
     }
     for (int i = 0; i < FTS_MAX_FIELDS; i++) VEC_FREE(&m->aLen[i]);
     free(m->aSorted);
@@ -633,53 +624,38 @@ static MemTerm *term_get(MemShard *sh, const uint8_t *key, int nKey, uint32_t h)
     return t;
 }
 
-/* Reserves for one posting of e in its shard, in a batch whose doc deltas
-** take at most nDeltaBytes. Each bound is exact enough that a term found
-** once or twice keeps its streams inline. */
+/* Reserves for one posting of r in its shard, in a batch whose doc deltas
+** take at most nDeltaBytes: grows the term's streams, and its skip entries,
+** to what its postings reserved so far may need. Each bound is exact
+** enough that a term found once or twice keeps its streams inline. A
+** reservation that fails leaves resDoc and resPos above nDoc and nPos,
+** which only makes the next one ask for more than it needs. */
 static int reserve_term(MemShard *sh, uint32_t h, const DocRec *r, uint32_t nDeltaBytes) {
     MemTerm *t = term_get(sh, r->key, (int)r->nKey, h);
     if (!t) return LP_NOMEM;
     memcpy(r->pTerm, &t, sizeof(t));
-    if (!t->iTouch) {
-        if (VEC_PUSH(&sh->touched, ((MemTouch){t, 0, 0}))) return LP_NOMEM;
-        t->iTouch = (uint32_t)sh->touched.n;
+    uint64_t resDoc = (uint64_t)t->resDoc + nDeltaBytes + varint_len_u64(r->tf);
+    uint64_t resPos = (uint64_t)t->resPos + r->nPos;
+    int rc = grow_stream(&t->doc, &t->lgDoc, t->nDoc, resDoc, &sh->nBytes);
+    if (rc == LP_OK) rc = grow_stream(&t->pos, &t->lgPos, t->nPos, resPos, &sh->nBytes);
+    if (rc != LP_OK) return rc;
+    t->resDoc = (uint32_t)resDoc;
+    t->resPos = (uint32_t)resPos;
+    /* A skip entry per completed block: none for a short list. A posting
+    ** takes at least 2 doc stream bytes, so half the bytes reserved past
+    ** nDoc bound the postings to come. */
+    uint32_t nSkipNeed = (t->df + (t->resDoc - t->nDoc) / 2) / FTS_BLOCK;
+    uint32_t capSkip = t->lgSkip ? UINT32_C(1) << t->lgSkip : 0;
+    if (nSkipNeed > capSkip) {
+        int lg = t->lgSkip ? t->lgSkip : 2;
+        while ((UINT32_C(1) << lg) < nSkipNeed) lg++;
+        MemSkip *a = realloc(t->aSkip, sizeof(MemSkip) << lg);
+        if (!a) return LP_NOMEM;
+        sh->nBytes += sizeof(MemSkip) * ((UINT32_C(1) << lg) - capSkip);
+        t->aSkip = a;
+        t->lgSkip = (uint8_t)lg;
     }
-    MemTouch *x = &sh->touched.a[t->iTouch - 1];
-    x->needDoc += nDeltaBytes + (uint32_t)varint_len_u64(r->tf);
-    x->needPos += r->nPos;
     return LP_OK;
-}
-
-/* Grows the streams of the shard's touched terms to what was counted. */
-static int reserve_grow(MemShard *sh, int rc) {
-    for (size_t i = 0; i < sh->touched.n; i++) {
-        const MemTouch *x = &sh->touched.a[i];
-        MemTerm *t = x->t;
-        if (rc == LP_OK) {
-            rc = grow_stream(&t->doc, &t->lgDoc, t->nDoc, (uint64_t)t->nDoc + x->needDoc, &sh->nBytes);
-        }
-        if (rc == LP_OK) {
-            rc = grow_stream(&t->pos, &t->lgPos, t->nPos, (uint64_t)t->nPos + x->needPos, &sh->nBytes);
-        }
-        /* A skip entry per completed block: none for a short list. */
-        uint32_t nSkipNeed = (t->df + x->needDoc / 2) / FTS_BLOCK;
-        uint32_t capSkip = t->lgSkip ? UINT32_C(1) << t->lgSkip : 0;
-        if (rc == LP_OK && nSkipNeed > capSkip) {
-            int lg = t->lgSkip ? t->lgSkip : 2;
-            while ((UINT32_C(1) << lg) < nSkipNeed) lg++;
-            MemSkip *a = realloc(t->aSkip, sizeof(MemSkip) << lg);
-            if (!a) {
-                rc = LP_NOMEM;
-            } else {
-                sh->nBytes += sizeof(MemSkip) * ((UINT32_C(1) << lg) - capSkip);
-                t->aSkip = a;
-                t->lgSkip = (uint8_t)lg;
-            }
-        }
-        t->iTouch = 0;
-    }
-    sh->touched.n = 0;
-    return rc;
 }
 
 /* One shard's part of a batch (reserve or append), as a pool task. */
@@ -737,8 +713,7 @@ static void append_doc(uint32_t doc, const FtsDocBuf *d, int iShard) {
 
 static void shard_reserve(void *arg) {
     ShardJob *j = arg;
-    int rc = reserve_docs(j->m, j->apDoc, j->nDoc, j->iShard, j->nDeltaBytes);
-    j->rc = reserve_grow(&j->m->aShard[j->iShard], rc);
+    j->rc = reserve_docs(j->m, j->apDoc, j->nDoc, j->iShard, j->nDeltaBytes);
 }
 
 static void shard_append(void *arg) {
@@ -777,7 +752,6 @@ int fts_mem_reserve(FtsMem *m, FtsDocBuf *const *apDoc, int nDoc, uint32_t lastD
         for (int i = 0; i < MEM_SHARDS && rc == LP_OK; i++) rc = aJob[i].rc;
     } else {
         rc = reserve_docs(m, apDoc, nDoc, MEM_ALL_SHARDS, nDeltaBytes);
-        for (int i = 0; i < MEM_SHARDS; i++) rc = reserve_grow(&m->aShard[i], rc);
     }
     int bNew = 0;
     for (int i = 0; i < MEM_SHARDS; i++) {
@@ -806,6 +780,8 @@ static void append_term(uint32_t doc, const FtsDocBuf *d, MemTerm *t, const DocR
     t->nDoc += (uint32_t)varint_put_u32(pDoc + t->nDoc, tf);
     memcpy(pPos + t->nPos, r->pos, r->nPos);
     t->nPos += r->nPos;
+    t->resDoc = t->nDoc;
+    t->resPos = t->nPos;
     t->df++;
     t->cf += tf;
     t->nEarlier += r->bEarlier;

@@ -16,10 +16,12 @@
 
 #include "fts/match.h"
 #include "fts/memindex.h"
+#include "fts/memindex_int.h"
 #include "fts/search.h"
 #include "fts/segflush.h"
 #include "fts/segment.h"
 #include "text/analyzer.h"
+#include "util/threadpool.h"
 
 #define NF 2
 #define NWORD 40
@@ -859,12 +861,110 @@ static void test_segment_drop_docs(void **state) {
     unlink(zPath);
 }
 
+/* Everything a source holds, as text: per key its df, nEarlier and cf,
+** then each posting (doc, tf, positions); then every document's field
+** lengths. */
+typedef struct DumpCtx {
+    FtsSource *src;
+    FILE *f;
+} DumpCtx;
+
+static int dump_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
+    DumpCtx *x = ctx;
+    LpError err;
+    fprintf(x->f, "%d:%.*s df=%u e=%u cf=%llu:", key[0], nKey - 1, (const char *)key + 1, info->df,
+            info->nEarlier, (unsigned long long)info->cf);
+    FtsPostings *c = x->src->vt->xOpen(x->src, key, nKey, 1, &err);
+    if (!c) return 1;
+    for (uint32_t doc = c->vt->xNext(c); doc != FTS_NO_DOC; doc = c->vt->xNext(c)) {
+        uint32_t aPos[MAXLEN];
+        if (c->tf > MAXLEN || c->vt->xPositions(c, aPos, &err) != LP_OK) {
+            c->vt->xClose(c);
+            return 1;
+        }
+        fprintf(x->f, " %u/%u", doc, c->tf);
+        for (uint32_t j = 0; j < c->tf; j++) fprintf(x->f, ",%u", aPos[j]);
+    }
+    c->vt->xClose(c);
+    fputc('\n', x->f);
+    return 0;
+}
+
+static char *dump_source(FtsSource *src) {
+    char *z = NULL;
+    size_t n = 0;
+    DumpCtx x = {src, open_memstream(&z, &n)};
+    assert_non_null(x.f);
+    LpError err;
+    assert_int_equal(src->vt->xScan(src, (const uint8_t *)"", 0, dump_key, &x, &err), 0);
+    fprintf(x.f, "docs %u\n", src->nDocs);
+    for (uint32_t i = 0; i < src->nDocs; i++) {
+        for (int f = 0; f < src->nFields; f++) fprintf(x.f, "%u ", src->vt->xDocLen(src, f, i));
+    }
+    fclose(x.f);
+    return z;
+}
+
+/* The documents of the shared index added again in batches of several
+** sizes, as table_apply adds an INSERT (reserve the whole batch, then
+** append it), on this thread and shared out over a pool: the index must
+** be the one that adding them one at a time built. A batch of 400 holds
+** the commonest words in nearly all its documents, so one reservation
+** covers postings across several blocks (skip entries grown for them). */
+static void test_batches_match_single_adds(void **state) {
+    (void)state;
+    static const int aBatch[] = {1, 37, 400, 2, 700};
+    char *zWant = dump_source(g_src);
+    LpError err;
+    for (int bPool = 0; bPool < 2; bPool++) {
+        Tpool *pool = bPool ? tpool_new(2, &err) : NULL;
+        assert_true(!bPool || pool);
+        FtsMem *m = fts_mem_new(NF);
+        fts_mem_set_pool(m, pool);
+        FtsDocBuf *aDoc = calloc(700, sizeof(FtsDocBuf));
+        FtsDocBuf *apDoc[700];
+        uint32_t aOrd[700];
+        int i = 0;
+        for (int b = 0; i < g_nDoc; b++) {
+            int n = aBatch[b % (int)LP_ARRAY_SIZE(aBatch)];
+            if (n > g_nDoc - i) n = g_nDoc - i;
+            for (int k = 0; k < n; k++) {
+                fts_docbuf_reset(&aDoc[k]);
+                for (int f = 0; f < NF; f++) {
+                    char text[MAXLEN * 16] = "";
+                    for (int w = 0; w < g_docs[i + k].aLen[f]; w++) {
+                        char buf[16];
+                        word_text(g_docs[i + k].aaWord[f][w], buf);
+                        strcat(text, buf);
+                        strcat(text, w % 5 == 4 ? ". " : " ");
+                    }
+                    assert_int_equal(fts_docbuf_field(&aDoc[k], g_an, f, text, strlen(text), &err), LP_OK);
+                }
+                apDoc[k] = &aDoc[k];
+                aOrd[k] = (uint32_t)(i + k);
+            }
+            assert_int_equal(fts_mem_reserve(m, apDoc, n, (uint32_t)(i + n - 1)), LP_OK);
+            fts_mem_append_batch(m, aOrd, apDoc, n);
+            i += n;
+        }
+        for (int k = 0; k < 700; k++) fts_docbuf_free(&aDoc[k]);
+        free(aDoc);
+        char *zGot = dump_source(fts_mem_source(m));
+        assert_string_equal(zGot, zWant);
+        free(zGot);
+        fts_mem_free(m);
+        tpool_free(pool);
+    }
+    free(zWant);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bm25_by_hand),
         cmocka_unit_test(test_tie_key),
         cmocka_unit_test(test_docbuf_fields_and_streams),
         cmocka_unit_test(test_docbuf_large_field),
+        cmocka_unit_test(test_batches_match_single_adds),
         cmocka_unit_test(test_cursor_blocks),
         cmocka_unit_test(test_operators_vs_reference),
         cmocka_unit_test(test_operators_on_segment),
