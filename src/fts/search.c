@@ -379,30 +379,55 @@ static uint32_t phrase_count(PhraseIt *p) {
     }
 }
 
-static uint32_t phrase_settle(PhraseIt *p, uint32_t d) {
+/* Moves p to the first document >= d that holds all its words, their
+** positions not yet compared (phrase_verify does that). */
+static uint32_t phrase_approx(PhraseIt *p, uint32_t d) {
     for (;;) {
         if (d == FTS_NO_DOC) return p->base.doc = FTS_NO_DOC;
-        int ok = 1;
-        for (int k = 0; k < p->n; k++) {
+        int k = 0;
+        for (; k < p->n; k++) {
             FtsPostings *c = p->ac[p->aOrder[k]];
             p->base.q->st.nPostings++;
             if (c->doc == FTS_BEFORE_FIRST) c->vt->xNext(c);
             if (c->doc < d) c->vt->xAdvance(c, d);
             if (c->doc != d) {
                 d = c->doc;
-                ok = 0;
                 break;
             }
         }
-        if (!ok) continue;
-        for (int i = 0; i < p->n; i++) {
-            if (pos_load(p, i) != LP_OK) {
-                p->base.q->rc = p->base.q->errIter.code;
-                return p->base.doc = FTS_NO_DOC;
-            }
+        if (k == p->n) return p->base.doc = d;
+    }
+}
+
+/* Reads the words' positions in p's document and counts the matches
+** into p->tf. LP_OK, or an error (q->rc set). */
+static int phrase_verify(PhraseIt *p) {
+    for (int i = 0; i < p->n; i++) {
+        if (pos_load(p, i) != LP_OK) {
+            p->tf = 0;
+            return p->base.q->rc = p->base.q->errIter.code;
         }
-        p->tf = phrase_count(p);
-        if (p->tf) return p->base.doc = d;
+    }
+    p->tf = phrase_count(p);
+    return LP_OK;
+}
+
+/* At most how many matches p's document can hold, before its positions
+** are read: each match takes an occurrence of every word (a proximity
+** match too), so no more than the rarest word's frequency. */
+static uint32_t phrase_tf_bound(const PhraseIt *p) {
+    uint32_t m = UINT32_MAX;
+    for (int i = 0; i < p->n; i++) {
+        if (p->ac[i]->tf < m) m = p->ac[i]->tf;
+    }
+    return m;
+}
+
+static uint32_t phrase_settle(PhraseIt *p, uint32_t d) {
+    for (;;) {
+        if ((d = phrase_approx(p, d)) == FTS_NO_DOC) return d;
+        if (phrase_verify(p) != LP_OK) return p->base.doc = FTS_NO_DOC;
+        if (p->tf) return d;
         d++;
     }
 }
@@ -1242,6 +1267,15 @@ static int is_term_group(const PlanNode *pn) {
     return 1;
 }
 
+/* Is pn a phrase or proximity clause alone, one per field it is in? */
+static int is_phrase_group(const PlanNode *pn) {
+    if (pn->kind != PN_GROUP || pn->nChild == 0) return 0;
+    for (int i = 0; i < pn->nChild; i++) {
+        if (pn->aChild[i]->kind != PN_PHRASE) return 0;
+    }
+    return 1;
+}
+
 /* Collects the term groups of a pure OR of terms (maxscore's input) into a
 ** (or just counts them when a is NULL). 0 when the plan is something else,
 ** with *pzWhy saying what. */
@@ -1279,6 +1313,7 @@ const char *fts_query_strategy(const FtsQuery *q, const char **pzWhyNot) {
     }
     int n = 0;
     if (collect_or_groups(r, NULL, &n, pzWhyNot)) return "maxscore";
+    if (is_phrase_group(r)) return "phrase_topk";
     if (r->kind == PN_AND && r->nNeg == 0) {
         int bTerms = 1;
         for (int i = 0; i < r->nChild; i++) bTerms &= is_term_group(r->aChild[i]);
@@ -1488,6 +1523,58 @@ static int maxscore_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
     return q->rc;
 }
 
+/* The top k of a query that is one phrase or proximity clause. Finding
+** the documents that hold all its words is cheap; reading and comparing
+** their positions is most of the work. So a document's score is first
+** bounded with each field's frequency taken as its rarest word's there
+** (phrase_tf_bound) and its exact lengths, and its positions are read only
+** when that bound can still enter the top k. The score of a document
+** that is read is group_score's, by the same formula. Sets bTotalExact
+** to whether every candidate was read. */
+static int phrase_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
+    GroupIt *g = (GroupIt *)instantiate(q, q->root);
+    if (!g) return q->rc;
+    const PlanNode *pn = q->root;
+    for (int i = 0; i < g->n; i++) phrase_approx((PhraseIt *)g->a[i], 0);
+    double theta = heap_threshold(h);
+    int bSkipped = 0;
+    uint32_t d;
+    while ((d = group_min(g)) != FTS_NO_DOC) {
+        double aTf[FTS_MAX_FIELDS], aNorm[FTS_MAX_FIELDS];
+        for (int i = 0; i < g->n; i++) {
+            PhraseIt *p = (PhraseIt *)g->a[i];
+            aTf[i] = p->base.doc == d ? phrase_tf_bound(p) : 0;
+            aNorm[i] = aTf[i] > 0 ? doc_norm(q, p->base.pn->iField, d) : 1;
+        }
+        int bMatch = 0;
+        if (theta >= 0 && out_of_reach(q, group_formula(q, pn, aTf, aNorm), theta)) {
+            bSkipped = 1;
+        } else {
+            for (int i = 0; i < g->n; i++) {
+                PhraseIt *p = (PhraseIt *)g->a[i];
+                if (p->base.doc != d) continue;
+                if (phrase_verify(p) != LP_OK) return q->rc;
+                aTf[i] = p->tf;
+                bMatch |= p->tf > 0;
+            }
+        }
+        if (bMatch) {
+            q->st.nCandidates++;
+            if (!xAccept || xAccept(ctx, d)) {
+                q->st.nAccepted++;
+                heap_push(q, h, d, group_formula(q, pn, aTf, aNorm));
+                theta = heap_threshold(h);
+            }
+        }
+        for (int i = 0; i < g->n; i++) {
+            PhraseIt *p = (PhraseIt *)g->a[i];
+            if (p->base.doc == d) phrase_approx(p, d + 1);
+        }
+    }
+    q->st.bTotalExact = !bSkipped;
+    return q->rc;
+}
+
 static int generic_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx, int bScore) {
     It *root = instantiate(q, q->root);
     if (!root) return q->rc;
@@ -1524,6 +1611,8 @@ int fts_query_topk(FtsQuery *q, int k, FtsAcceptFn xAccept, void *ctx, FtsHit *a
     } else if (strcmp(zStrategy, "maxscore") == 0) {
         rc = maxscore_topk(q, &h, xAccept, ctx);
         q->st.bTotalExact = 0;
+    } else if (strcmp(zStrategy, "phrase_topk") == 0) {
+        rc = phrase_topk(q, &h, xAccept, ctx);
     } else {
         rc = generic_topk(q, &h, xAccept, ctx, q->rank.ranker != FTS_RANK_NONE && q->root->kind != PN_ALL);
         q->st.bTotalExact = 1;

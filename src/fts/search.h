@@ -22,6 +22,11 @@
 **                   documents that can still enter the top k are scored,
 **                   total_found is a lower bound
 **   and_intersect   an AND of terms: leapfrog intersection, all scored
+**   phrase_topk     one phrase or proximity clause: the positions of a
+**                   document holding all its words are read only when its
+**                   score, bounded by its rarest word's frequency, can
+**                   still enter the top k; total_found is a lower bound
+**                   when some were not read
 **   bool_fallback   anything else (phrases, NOT, nested groups): every
 **                   match is enumerated and scored
 **   full_scan       MATCH('') or a query of stop words only: every document

@@ -977,7 +977,7 @@ def test_show_meta_maxscore(cur, corpus):
 
 
 @pytest.mark.parametrize("text, tail, strategy, why", [
-    ('"lazy dog"', "", "bool_fallback", "phrase"),
+    ('"lazy dog"', "", "phrase_topk", "phrase"),
     ('"the dog"~2 | fox', "", "bool_fallback", "phrase"),
     ("quick -fox", "", "bool_fallback", "NOT"),
     ("quick fox", "", {"and_intersect", "bool_fallback"}, "AND"),

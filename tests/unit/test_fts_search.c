@@ -449,7 +449,8 @@ static void test_operators_vs_reference(void **state) {
         "ab0", "ab0 | xy2", "ab0 xy2", "ab0 -xy2", "\"ab0 abc1\"", "\"ab0 abc1\"~3", "ab*",
         "abc*", "@title ab0", "@body ab0 | xy2", "(ab0 | abc1) xy2", "ab0 | abc1 | xy2 | ab3 | abc4",
         "@(title,body) xy5", "title:ab0", "+ab0 +abc1", "ab0 !abc1", "nothere", "ab0 nothere",
-        "ab0 | nothere", "",
+        "ab0 | nothere", "", "\"ab0 ab0\"", "\"abc1 ab0\"~1", "@title \"ab0 abc1\"",
+        "\"ab0 xy2 ab0\"", "\"ab0 ab3\"~5",
     };
     for (size_t i = 0; i < sizeof(aFixed) / sizeof(aFixed[0]); i++) check_query(aFixed[i]);
     char buf[512];
@@ -464,6 +465,50 @@ static void test_operators_vs_reference(void **state) {
         int rc = fts_match_parse(&a, buf, strlen(buf), g_azField, NF, &root, &err);
         arena_free(&a);
         if (rc == LP_OK) check_query(buf);
+    }
+}
+
+/* A query that is one phrase runs phrase_topk: with k = 1 on the shared
+** index most documents holding both words are passed over unread, the
+** count of matches is then a lower bound, and the hit is the best of the
+** exhaustive run (check_query compares every k and filter). */
+static void test_phrase_topk_prunes(void **state) {
+    (void)state;
+    static const char *const azQ[] = {"\"ab0 abc1\"", "\"ab0 ab3\"~2"};
+    for (size_t iq = 0; iq < LP_ARRAY_SIZE(azQ); iq++) {
+        const char *zQ = azQ[iq];
+        Arena a;
+        arena_init(&a, 0);
+        FtsNode *root;
+        LpError err;
+        assert_int_equal(fts_match_parse(&a, zQ, strlen(zQ), g_azField, NF, &root, &err), LP_OK);
+        FtsRankParams rank;
+        fts_rank_defaults(&rank);
+        FtsQuery *q;
+        assert_int_equal(fts_query_new(&a, root, zQ, g_an, g_src, &rank, &q, &err), LP_OK);
+        Collect c = {calloc((size_t)g_nDoc, sizeof(double)), 0};
+        for (int i = 0; i < g_nDoc; i++) c.aScore[i] = -1;
+        FtsStats st;
+        assert_int_equal(fts_query_all(q, collect_hit, &c, &st, &err), LP_OK);
+        fts_query_free(q);
+        assert_true(c.n > 20);
+        int iBest = -1;
+        for (int i = 0; i < g_nDoc; i++) {
+            if (c.aScore[i] >= 0 && (iBest < 0 || c.aScore[i] > c.aScore[iBest])) iBest = i;
+        }
+        assert_int_equal(fts_query_new(&a, root, zQ, g_an, g_src, &rank, &q, &err), LP_OK);
+        FtsHit hit;
+        int nHit;
+        assert_int_equal(fts_query_topk(q, 1, NULL, NULL, &hit, &nHit, &st, &err), LP_OK);
+        fts_query_free(q);
+        assert_string_equal(st.zStrategy, "phrase_topk");
+        assert_int_equal(nHit, 1);
+        assert_int_equal(hit.doc, (uint32_t)iBest);
+        assert_true(hit.score == c.aScore[iBest]);
+        assert_false(st.bTotalExact);
+        assert_true(st.nCandidates < (uint64_t)c.n / 2);
+        free(c.aScore);
+        arena_free(&a);
     }
 }
 
@@ -967,6 +1012,7 @@ int main(void) {
         cmocka_unit_test(test_batches_match_single_adds),
         cmocka_unit_test(test_cursor_blocks),
         cmocka_unit_test(test_operators_vs_reference),
+        cmocka_unit_test(test_phrase_topk_prunes),
         cmocka_unit_test(test_operators_on_segment),
         cmocka_unit_test(test_segment_drop_docs),
     };
