@@ -362,6 +362,7 @@ static inline void docrec_rest(uint8_t *rest, const uint8_t *pEnd, DocRec *r) {
 /* Appends the field analysed in x to d: a record per key, each with its
 ** positions. d grows to what it holds, rounded up to DOCBUF_ROUND. */
 static int docbuf_take(FtsDocBuf *d, DocScratch *x) {
+    if (x->terms.n == 0) return LP_OK; /* d->a may still be NULL */
     /* The records' size, and in each term's iLast its positions' bytes. */
     size_t need = 0;
     for (size_t i = 0; i < x->terms.n; i++) {
@@ -682,6 +683,7 @@ static int reserve_docs(FtsMem *m, FtsDocBuf *const *apDoc, int nDoc, int iShard
     int rc = LP_OK;
     for (int k = 0; k < nDoc && rc == LP_OK; k++) {
         FtsDocBuf *d = apDoc[k];
+        if (!d->n) continue; /* no terms; d->a may be NULL */
         DocRec r;
         for (uint8_t *p = d->a, *pEnd = d->a + d->n, *rest, *pNext; p < pEnd && rc == LP_OK; p = pNext) {
             uint32_t h;
@@ -698,6 +700,7 @@ static int reserve_docs(FtsMem *m, FtsDocBuf *const *apDoc, int nDoc, int iShard
 static void append_term(uint32_t doc, const FtsDocBuf *d, MemTerm *t, const DocRec *r);
 
 static void append_doc(uint32_t doc, const FtsDocBuf *d, int iShard) {
+    if (!d->n) return; /* no terms; d->a may be NULL */
     DocRec r;
     for (uint8_t *p = d->a, *pEnd = d->a + d->n, *rest, *pNext; p < pEnd; p = pNext) {
         uint32_t h;
