@@ -571,6 +571,9 @@ static int shard_grow(MemShard *sh) {
     if (sh->aTerm.n + 1 <= (size_t)sh->nSlot / 4 * 3) return LP_OK;
     if (sh->nSlot >= (UINT32_C(1) << 31)) return LP_NOMEM;
     uint32_t nSlot = sh->nSlot ? sh->nSlot * 2 : 256;
+    /* The term list grows with the table, to the terms it can then hold:
+    ** one copy per doubling instead of a climb from 8 entries. */
+    if (VEC_RESERVE(&sh->aTerm, (size_t)nSlot / 4 * 3)) return LP_NOMEM;
     uint64_t *a = calloc(nSlot, sizeof(uint64_t));
     if (!a) return LP_NOMEM;
     for (uint32_t j = 0; j < sh->nSlot; j++) {
