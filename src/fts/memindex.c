@@ -329,28 +329,30 @@ typedef struct DocRec {
 
 #define DOCREC_TERM_BYTES 8
 
-/* The record at p: its key's hash in *ph and where the rest of it starts
-** in *ppRest; returns the record's size. */
-static inline size_t docrec_head(uint8_t *p, uint32_t *ph, uint8_t **ppRest) {
-    const uint8_t *q = p + sizeof(uint32_t);
+/* The record of d at offset off (< d->n): its key's hash in *ph and the
+** offset of the rest of it in *pRest; returns the next record's offset.
+** Walks use offsets, not pointers: a buffer without records may have no
+** allocation. */
+static inline size_t docrec_head(const FtsDocBuf *d, size_t off, uint32_t *ph, size_t *pRest) {
+    const uint8_t *p = d->a + off, *q = p + sizeof(uint32_t);
     memcpy(ph, p, sizeof(uint32_t));
     uint32_t nRest = get_varint(&q);
-    *ppRest = p + (q - p);
-    return (size_t)(q - p) + nRest;
+    *pRest = off + (size_t)(q - p);
+    return *pRest + nRest;
 }
 
-/* The rest of a record, from rest to pEnd. */
-static inline void docrec_rest(uint8_t *rest, const uint8_t *pEnd, DocRec *r) {
-    const uint8_t *q = rest + DOCREC_TERM_BYTES;
-    r->pTerm = rest;
-    r->pTfe = rest + DOCREC_TERM_BYTES;
+/* The rest of d's record from offset rest to offset end. */
+static inline void docrec_rest(const FtsDocBuf *d, size_t rest, size_t end, DocRec *r) {
+    r->pTerm = d->a + rest;
+    r->pTfe = r->pTerm + DOCREC_TERM_BYTES;
+    const uint8_t *q = r->pTfe;
     uint32_t tfe = get_varint(&q);
     r->tf = tfe >> 1;
     r->bEarlier = tfe & 1;
     r->nKey = *q++;
     r->key = q;
     r->pos = q + r->nKey;
-    r->nPos = (uint32_t)(pEnd - r->pos);
+    r->nPos = (uint32_t)(d->a + end - r->pos);
 }
 
 /* A buffer's allocation is rounded up to this. Exact odd sizes, once the
@@ -362,7 +364,7 @@ static inline void docrec_rest(uint8_t *rest, const uint8_t *pEnd, DocRec *r) {
 /* Appends the field analysed in x to d: a record per key, each with its
 ** positions. d grows to what it holds, rounded up to DOCBUF_ROUND. */
 static int docbuf_take(FtsDocBuf *d, DocScratch *x) {
-    if (x->terms.n == 0) return LP_OK; /* d->a may still be NULL */
+    if (x->terms.n == 0) return LP_OK; /* nothing to add (d->a may be NULL) */
     /* The records' size, and in each term's iLast its positions' bytes. */
     size_t need = 0;
     for (size_t i = 0; i < x->terms.n; i++) {
@@ -413,10 +415,10 @@ static int docbuf_take(FtsDocBuf *d, DocScratch *x) {
 static void docbuf_mark_earlier(FtsDocBuf *d, DocScratch *x, int iField) {
     uint8_t probe[FTS_MAX_KEY];
     DocRec r;
-    for (uint8_t *p = d->a, *pEnd = d->a + d->n, *rest, *pNext; p < pEnd; p = pNext) {
+    for (size_t off = 0, rest, next; off < d->n; off = next) {
         uint32_t h;
-        pNext = p + docrec_head(p, &h, &rest);
-        docrec_rest(rest, pNext, &r);
+        next = docrec_head(d, off, &h, &rest);
+        docrec_rest(d, rest, next, &r);
         uint32_t nKey = r.nKey;
         if (r.key[0] == iField) continue;
         probe[0] = (uint8_t)iField;
@@ -685,14 +687,13 @@ static inline int in_shard(uint32_t h, int iShard) {
 static int reserve_docs(FtsMem *m, FtsDocBuf *const *apDoc, int nDoc, int iShard, uint32_t nDeltaBytes) {
     int rc = LP_OK;
     for (int k = 0; k < nDoc && rc == LP_OK; k++) {
-        FtsDocBuf *d = apDoc[k];
-        if (!d->n) continue; /* no terms; d->a may be NULL */
+        const FtsDocBuf *d = apDoc[k];
         DocRec r;
-        for (uint8_t *p = d->a, *pEnd = d->a + d->n, *rest, *pNext; p < pEnd && rc == LP_OK; p = pNext) {
+        for (size_t off = 0, rest, next; off < d->n && rc == LP_OK; off = next) {
             uint32_t h;
-            pNext = p + docrec_head(p, &h, &rest);
+            next = docrec_head(d, off, &h, &rest);
             if (in_shard(h, iShard)) {
-                docrec_rest(rest, pNext, &r);
+                docrec_rest(d, rest, next, &r);
                 rc = reserve_term(&m->aShard[h & (MEM_SHARDS - 1)], h, &r, nDeltaBytes);
             }
         }
@@ -703,14 +704,13 @@ static int reserve_docs(FtsMem *m, FtsDocBuf *const *apDoc, int nDoc, int iShard
 static void append_term(uint32_t doc, const FtsDocBuf *d, MemTerm *t, const DocRec *r);
 
 static void append_doc(uint32_t doc, const FtsDocBuf *d, int iShard) {
-    if (!d->n) return; /* no terms; d->a may be NULL */
     DocRec r;
-    for (uint8_t *p = d->a, *pEnd = d->a + d->n, *rest, *pNext; p < pEnd; p = pNext) {
+    for (size_t off = 0, rest, next; off < d->n; off = next) {
         uint32_t h;
-        pNext = p + docrec_head(p, &h, &rest);
+        next = docrec_head(d, off, &h, &rest);
         if (in_shard(h, iShard)) {
             MemTerm *t;
-            docrec_rest(rest, pNext, &r);
+            docrec_rest(d, rest, next, &r);
             memcpy(&t, r.pTerm, sizeof(t));
             append_term(doc, d, t, &r);
         }
