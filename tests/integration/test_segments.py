@@ -125,11 +125,15 @@ def test_rt_mem_limit_flushes_in_background(tmp_path):
     for b in range(40):
         vals = ",".join(f"({b * 100 + i + 1}, '{text} doc{b * 100 + i + 1}', {b})" for i in range(100))
         q(s, f"INSERT INTO m (id, title, batch) VALUES {vals}")
+    # The limit flushes the RAM chunk several times. The chunks on disk may
+    # then be fewer: the tiered merge counts a chunk under 1024 rows as 1024,
+    # so four small flushes and the chunk merged from them are "similar" and
+    # can end as one chunk, depending on how the flushes fell.
     deadline = time.monotonic() + 30
-    while int(status(s, "m")["disk_chunks"]) < 2 and time.monotonic() < deadline:
+    while int(status(s, "m")["flushes"]) < 2 and time.monotonic() < deadline:
         time.sleep(0.1)
     st = status(s, "m")
-    assert int(st["disk_chunks"]) >= 2, st
+    assert int(st["flushes"]) >= 2 and int(st["disk_chunks"]) >= 1, st
     assert st["mem_limit"] == str(256 * 1024)
     assert q(s, "SELECT COUNT(*) FROM m") == ((4000,),)
     assert q(s, "SELECT id FROM m WHERE MATCH('doc1234')") == ((1234,),)
