@@ -226,6 +226,14 @@ int config_set(LoupeConfig *c, const char *zKey, const char *zVal, LpError *err)
         c->rtMemLimit = n;
         return LP_OK;
     }
+    if (strcmp(zKey, "binlog_max_log_size") == 0) {
+        size_t n;
+        if (config_parse_size(zVal, &n, &e2) != LP_OK) {
+            return bad_value(err, zKey, zVal, "expected a size such as 16M (0: a new log file at every flush)");
+        }
+        c->walFileBytes = n ? n : 1;
+        return LP_OK;
+    }
     if (strcmp(zKey, "max_packet_size") == 0 || strcmp(zKey, "http_max_body") == 0) {
         size_t n;
         if (config_parse_size(zVal, &n, &e2) != LP_OK || n < 1024 || n > ((size_t)1 << 30)) {

@@ -20,7 +20,7 @@
 **      http_max_body (32M)            binlog_flush (commit)
 **      ort_lib (LOUPE_ORT_LIB, else vendor/onnxruntime/libonnxruntime.so.1)
 **      onnx_intra_threads (1)         onnx_gelu_approx (0)
-**      embed_batch (4)
+**      embed_batch (4)                binlog_max_log_size (16M)
 **    Addresses are HOST:PORT, [IPV6]:PORT, or :PORT / PORT for the default
 **    host; port 0 means any free port. Sizes take K, M, G suffixes (powers
 **    of 1024). `password` is hashed at once and not kept:
@@ -61,6 +61,8 @@ typedef struct LoupeConfig {
     int bGeluApprox;        /* onnx_gelu_approx */
     int nEmbedBatch;        /* embed_batch: rows a write embeds inline */
     size_t rtMemLimit;      /* rt_mem_limit: default RAM segment size before a flush (0: 128M) */
+    uint64_t walFileBytes;  /* binlog_max_log_size: CatalogConfig.walFileBytes (0: 16M;
+                            ** the key's 0, a new file at every flush, is stored as 1) */
 } LoupeConfig;
 
 /* Defaults. LP_NOMEM when the default strings cannot be allocated. */

@@ -282,6 +282,7 @@ static int cmd_serve(int argc, char **argv) {
                   .bGeluApprox = cfg.bGeluApprox},
         .nEmbedInline = cfg.nEmbedBatch,
         .memLimit = cfg.rtMemLimit,
+        .walFileBytes = cfg.walFileBytes,
         .zVersion = LOUPE_MYSQL_VERSION,
         .nMaxPacket = (uint32_t)cfg.nMaxPacket,
     };

@@ -40,7 +40,7 @@ SqlEngine *sql_engine_new(const SqlEngineConfig *cfg, LpError *err) {
     if (!e->zVersion || (cfg->nWorkThreads >= 0 && !(e->pPool = tpool_new(cfg->nWorkThreads, err))) ||
         !(e->pCatalog = catalog_new(&(CatalogConfig){cfg->zDataDir, (WalSync)cfg->walSync, e->pPool,
                                                      cfg->embed, cfg->nEmbedInline,
-                                                     cfg->memLimit}, err))) {
+                                                     cfg->memLimit, cfg->walFileBytes}, err))) {
         if (!e->zVersion) lp_err_set(err, LP_NOMEM, "out of memory");
         sql_engine_free(e);
         return NULL;

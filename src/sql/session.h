@@ -40,6 +40,7 @@ typedef struct SqlEngineConfig {
     EmbedOptions embed;         /* ONNX Runtime options (ort_lib, onnx_*) */
     int nEmbedInline;           /* embed_batch */
     uint64_t memLimit;          /* rt_mem_limit default (0: 128M) */
+    uint64_t walFileBytes;      /* binlog_max_log_size (CatalogConfig; 0: default) */
     const char *zVersion;       /* server version string reported to clients */
     uint32_t nMaxPacket;        /* max_allowed_packet, reported in SHOW VARIABLES */
     int nWorkThreads;           /* pool that shares out large writes' text analysis:

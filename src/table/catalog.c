@@ -38,6 +38,7 @@ struct Catalog {
     EmbedOptions embed;         /* for the tables' models */
     int nEmbedInline;
     uint64_t memLimit;          /* rt_mem_limit default */
+    uint64_t walFileBytes;      /* binlog_max_log_size (0: the table's default) */
     pthread_mutex_t muManifest; /* serialises read-modify-writes of manifests, and jobs */
     struct RebuildJob *pJobs;   /* REBUILD EMBEDDINGS jobs, running or finished */
     atomic_uint nDrop;          /* for unique .dropped-* names */
@@ -83,7 +84,7 @@ static TableStorage storage_of(Catalog *c, const Table *t, const char *zDir, con
     uint64_t lim = c->memLimit;
     const char *z = schema_option(table_schema(t), "rt_mem_limit");
     if (z) lim = schema_parse_size(z);
-    return (TableStorage){zDir, zWalName, c->sync, &c->muManifest, lim};
+    return (TableStorage){zDir, zWalName, c->sync, &c->muManifest, lim, c->walFileBytes};
 }
 
 /* Opens the stored table in folder zDir: manifest, then its log replayed. */
@@ -193,6 +194,7 @@ Catalog *catalog_new(const CatalogConfig *cfg, LpError *err) {
     c->embed = cfg->embed;
     c->nEmbedInline = cfg->nEmbedInline;
     c->memLimit = cfg->memLimit ? cfg->memLimit : CATALOG_DEFAULT_MEM_LIMIT;
+    c->walFileBytes = cfg->walFileBytes;
     if (zDataDir) {
         if (!(c->zDataDir = strdup(zDataDir)) || asprintf(&c->zTables, "%s/tables", zDataDir) < 0) {
             c->zTables = NULL;

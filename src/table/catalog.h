@@ -35,6 +35,7 @@ typedef struct CatalogConfig {
     int nEmbedInline;       /* embed_batch: rows a write embeds inline (<= 0: default) */
     uint64_t memLimit;      /* rt_mem_limit default (a table's rt_mem_limit option wins);
                             ** 0: CATALOG_DEFAULT_MEM_LIMIT */
+    uint64_t walFileBytes;  /* binlog_max_log_size (TableStorage.walFileBytes; 0: default) */
 } CatalogConfig;
 
 #define CATALOG_DEFAULT_MEM_LIMIT (128ull << 20)

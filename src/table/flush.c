@@ -298,6 +298,7 @@ int table_open_storage(Table *t, const TableStorage *st, const Manifest *m, LpEr
     if (!t->zDir) return lp_err_set(err, LP_NOMEM, "out of memory opening table '%s'", t->zName);
     t->pManifestMu = st->pManifestMu;
     t->memLimit = st->memLimit;
+    if (st->walFileBytes) t->walFileBytes = st->walFileBytes;
     t->nextSegId = m->nextSegId ? m->nextSegId : 1;
     int rc = attach_sealed(t, m->aSeg, m->nSeg, err);
     if (rc != LP_OK) return rc;
@@ -317,6 +318,7 @@ static void set_storage(Table *t, const TableStorage *st, uint64_t nextSegId) {
     t->zDir = strdup(st->zDir);
     t->pManifestMu = st->pManifestMu;
     t->memLimit = t->zDir ? st->memLimit : 0;
+    if (st->walFileBytes) t->walFileBytes = st->walFileBytes;
     if (nextSegId > t->nextSegId) t->nextSegId = nextSegId;
     if (!t->nextSegId) t->nextSegId = 1;
 }
@@ -452,8 +454,13 @@ static int freeze(Table *t, Flush *f, LpError *err) {
         }
         f->nPatch++;
     }
-    /* The log's new file starts at the first record not covered. */
-    if (rc == LP_OK && t->pWal && (t->slots.n || f->nDead || f->nPatch)) rc = wal_rotate(t->pWal, err);
+    /* The log is made durable up to here (the manifest will say every
+    ** record before lsnFirst is covered), and a large file is replaced by
+    ** a new one starting at the first record not covered, so that the old
+    ** one can go once the manifest is written. */
+    if (rc == LP_OK && t->pWal && (t->slots.n || f->nDead || f->nPatch)) {
+        rc = wal_rotate(t->pWal, t->walFileBytes, err);
+    }
     if (rc == LP_OK && t->slots.n) {
         p->nOrd = (uint32_t)t->slots.n;
         p->apRow = t->slots.a;

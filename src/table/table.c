@@ -321,6 +321,7 @@ Table *table_new_ex(const char *zName, Schema *pSchema, const TableModelEnv *env
         return NULL;
     }
     t->pSchema = pSchema;
+    t->walFileBytes = TABLE_WAL_FILE_BYTES;
     atomic_init(&t->nRef, 1);
     pthread_rwlockattr_t attr;
     pthread_rwlockattr_init(&attr);

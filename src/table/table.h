@@ -144,6 +144,9 @@ typedef struct TableStorage {
     WalSync sync;
     pthread_mutex_t *pManifestMu;   /* held around manifest read-modify-writes */
     uint64_t memLimit;              /* rt_mem_limit: RAM segment bytes that start a flush */
+    uint64_t walFileBytes;          /* binlog_max_log_size: a flush starts a new log
+                                    ** file once the current one holds this much
+                                    ** (0: TABLE_WAL_FILE_BYTES; 1: at every flush) */
 } TableStorage;
 
 /* Opens a stored table's sealed segments (those manifest m lists, every

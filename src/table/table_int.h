@@ -104,6 +104,12 @@ typedef struct Part {
     int bMerging;           /* a merge reads its rows unlocked: no change in place */
 } Part;
 
+/* A flush leaves the log's current file in place until it holds this much:
+** a new file costs a create, an fdatasync and two folder fsyncs (with the
+** removal of the old one), which would be most of a small table's FLUSH.
+** The covered records it keeps are skipped by replay (read, not applied). */
+#define TABLE_WAL_FILE_BYTES ((uint64_t)16 << 20)
+
 struct Table {
     char *zName;            /* owned */
     Schema *pSchema;        /* owned, immutable */
@@ -128,6 +134,9 @@ struct Table {
                                 ** (before the table lock) to the end; TRUNCATE,
                                 ** which swaps the graphs, exclusive */
     Wal *pWal;              /* the write-ahead log, or NULL (memory only) */
+    uint64_t walFileBytes;  /* a flush starts a new log file only once the
+                            ** current one holds this much (binlog_max_log_size;
+                            ** TABLE_WAL_FILE_BYTES when not set) */
     TableEmbed *aEmb;       /* one per vector column with a model_name */
     int nEmb;
     int nEmbedInline;       /* writes of at most this many rows embed inline */

@@ -540,15 +540,17 @@ uint64_t wal_next_lsn(Wal *w) {
     return n;
 }
 
-int wal_rotate(Wal *w, LpError *err) {
+int wal_rotate(Wal *w, uint64_t minBytes, LpError *err) {
     pthread_mutex_lock(&w->mu);
     while (w->bSyncing) pthread_cond_wait(&w->cv, &w->mu);
     if (w->syncedLsn < w->writtenLsn) do_sync(w);
     int bFailed = w->bFailed;
     uint64_t next = w->nextLsn;
+    uint64_t nCur = w->off;
     pthread_mutex_unlock(&w->mu);
     if (bFailed) return lp_err_set(err, LP_IOERR, "WAL %s failed to sync; cannot rotate", w->zFile);
     if (w->aFirst[w->nFile - 1] == next) return LP_OK; /* current file is empty */
+    if (nCur < minBytes) return LP_OK;                  /* kept, synced */
     /* Hold mu across the swap so that no sync runs on a closed fd. */
     pthread_mutex_lock(&w->mu);
     uint64_t nOld = w->off;

@@ -28,8 +28,10 @@
 ** offset, and nothing is truncated (the table must not open).
 **
 ** Records covered elsewhere (by a sealed segment) are skipped by giving
-** wal_open the first LSN still needed; wal_rotate() starts a new file and
-** wal_drop_before() removes files whose records all lie before an LSN.
+** wal_open the first LSN still needed; wal_rotate() syncs and, once the
+** current file is large enough, starts a new one, and wal_drop_before()
+** removes files whose records all lie before an LSN. A file may so keep
+** covered records ahead of the needed ones: replay reads past them.
 **
 ** Failures. An append that cannot be written (disk full, I/O error) is
 ** undone (the file is cut back to where it was) and reported as LP_IOERR;
@@ -89,9 +91,15 @@ int wal_commit_would_wait(Wal *w, uint64_t lsn);
 /* The LSN the next append will get. */
 uint64_t wal_next_lsn(Wal *w);
 
-/* Starts a new log file (after syncing the current one): the records
-** appended from now on go there. */
-int wal_rotate(Wal *w, LpError *err);
+/* Syncs what was appended (under every policy), then, when the current
+** file holds at least minBytes (header included; 0: any record), starts a
+** new file, where the records appended from now on go. A caller about to
+** record "every LSN before wal_next_lsn() is covered" calls this first:
+** whether or not a file was started, no record before that LSN can then
+** be lost in a crash while a later one survives (a gap that would make
+** the log unreadable). Costs nothing more when the file is not replaced
+** and the log was already durable (binlog_flush = commit). */
+int wal_rotate(Wal *w, uint64_t minBytes, LpError *err);
 
 /* Removes every file whose records all have lsn < lsn (never the current
 ** file). */

@@ -93,12 +93,16 @@ def test_flush_keeps_answers_and_restart_opens_segments(tmp_path):
     assert before[2] and {r[0] for r in before[2]} == {11, 350}
     st = status(s, "t")
     assert st["disk_chunks"] == "2" and st["indexed_documents"] == "896"
+    wal_before = int(st["wal_bytes"])
     q(s, "FLUSH TABLE t")
     assert snapshot(s, "t") == before
     st = status(s, "t")
     assert st["disk_chunks"] == "3"
-    # The log covered by segments is gone; tombstone files were written.
-    assert int(st["wal_bytes"]) < 1000, st
+    # A log this small stays in one file, covered records included (replay
+    # skips them); tombstone files were written.
+    assert int(st["wal_bytes"]) == wal_before, st
+    assert [os.path.basename(f) for f in glob.glob(os.path.join(data, "tables", "t", "wal", "*.wal"))] == \
+        ["0000000000000001.wal"]
     assert seg_files(data, "t", "del-*")
     # After the flush, one more change that only the log holds.
     q(s, "DELETE FROM t WHERE id = 12")
@@ -541,10 +545,12 @@ def test_full_disk_during_merge(tmp_path):
     disk: each segment and log file fits, the merged one does not) fails
     with a clear error naming the file; the table is unchanged and keeps
     taking writes, and after a restart without the limit everything is
-    there and OPTIMIZE succeeds."""
+    there and OPTIMIZE succeeds. binlog_max_log_size 0: each flush starts a
+    new log file, so that the log of both batches is never in one file."""
     data = str(tmp_path / "data")
     os.makedirs(data)
-    s = start("segfull", data_dir=data, prefix=["prlimit", "--fsize=100000"])
+    s = start("segfull", data_dir=data, prefix=["prlimit", "--fsize=100000"],
+              extra=["--binlog-max-log-size", "0"])
     q(s, DDL.format(t="f"))
     # Text that does not compress much (stored text is zstd-compressed).
     rnd = random.Random(5)
@@ -724,6 +730,18 @@ def test_bad_rt_mem_limit_refused(tmp_path):
                 cur.execute(f"CREATE TABLE b (title TEXT) rt_mem_limit='{bad}'")
             assert "rt_mem_limit expects a size" in str(ei.value), str(ei.value)
     finish(s)
+
+
+def test_bad_binlog_max_log_size_refused(tmp_path):
+    """A bad binlog_max_log_size stops the server with what was expected."""
+    import subprocess
+    from helpers import LOUPE_BIN, sanitizer_env
+    for bad in ("lots", "16Q", "-1"):
+        r = subprocess.run([LOUPE_BIN, "serve", "--data", str(tmp_path / "d"), "--binlog-max-log-size", bad,
+                            "--mysql", "127.0.0.1:0", "--http", "127.0.0.1:0"],
+                           capture_output=True, timeout=30, env=sanitizer_env())
+        assert r.returncode != 0
+        assert b"binlog_max_log_size" in r.stderr and b"expected a size such as 16M" in r.stderr, r.stderr
 
 
 def test_stored_text_compressed_in_segments(tmp_path):

@@ -93,9 +93,9 @@ static void test_round_trip_and_rotate(void **state) {
     LpError err;
     assert_int_equal(wal_open(zDir, WAL_SYNC_COMMIT, 0, NULL, NULL, &w, &err), LP_OK);
     append_n(w, 0, 100);
-    assert_int_equal(wal_rotate(w, &err), LP_OK);
+    assert_int_equal(wal_rotate(w, 0, &err), LP_OK);
     append_n(w, 100, 250);
-    assert_int_equal(wal_rotate(w, &err), LP_OK);
+    assert_int_equal(wal_rotate(w, 0, &err), LP_OK);
     append_n(w, 250, 300);
     assert_int_equal(wal_next_lsn(w), 301);
     wal_close(w);
@@ -129,6 +129,52 @@ static void test_round_trip_and_rotate(void **state) {
     assert_int_equal(g->n, 210);
     assert_int_equal(g->aLsn[0], 101);
     assert_int_equal(g->aLsn[209], 310);
+    wal_close(w);
+    free(g);
+}
+
+/* wal_rotate below its size keeps the file but still syncs it, under a
+** policy that otherwise would not; replay then skips the covered records
+** at its start, and appends continue in it. */
+static void test_rotate_keeps_small_file(void **state) {
+    (void)state;
+    char zDir[300], zPath[400];
+    sub(zDir, sizeof(zDir), "keep");
+    Wal *w = NULL;
+    LpError err;
+    assert_int_equal(wal_open(zDir, WAL_SYNC_NONE, 0, NULL, NULL, &w, &err), LP_OK);
+    append_n(w, 0, 10);
+    uint64_t nSync = wal_sync_count(w);
+    assert_int_equal(wal_rotate(w, 1 << 20, &err), LP_OK);
+    assert_int_equal(wal_sync_count(w), nSync + 1);
+    assert_int_equal(wal_rotate(w, 1 << 20, &err), LP_OK); /* nothing new: no sync */
+    assert_int_equal(wal_sync_count(w), nSync + 1);
+    assert_int_equal(wal_next_lsn(w), 11);
+    append_n(w, 10, 15);
+    uint64_t nBytes = wal_bytes(w);
+    /* Below minBytes by one: kept; at it: replaced. */
+    assert_int_equal(wal_rotate(w, nBytes + 1, &err), LP_OK);
+    snprintf(zPath, sizeof(zPath), "%s/%016llx.wal", zDir, 16ull);
+    assert_int_equal(file_size(zPath), -1);
+    assert_int_equal(wal_drop_before(w, 16, &err), LP_OK); /* the current file stays */
+    snprintf(zPath, sizeof(zPath), "%s/%016llx.wal", zDir, 1ull);
+    assert_int_equal(file_size(zPath), (off_t)nBytes);
+    append_n(w, 15, 20);
+    wal_close(w);
+
+    Got *g = calloc(1, sizeof(Got));
+    assert_int_equal(wal_open(zDir, WAL_SYNC_NONE, 11, collect, g, &w, &err), LP_OK);
+    assert_int_equal(g->n, 10);
+    assert_int_equal(g->aLsn[0], 11);
+    assert_int_equal(g->aLsn[9], 20);
+    assert_int_equal(wal_next_lsn(w), 21);
+    nBytes = wal_bytes(w);
+    assert_int_equal(wal_rotate(w, nBytes, &err), LP_OK);
+    snprintf(zPath, sizeof(zPath), "%s/%016llx.wal", zDir, 21ull);
+    assert_true(file_size(zPath) > 0);
+    assert_int_equal(wal_drop_before(w, 21, &err), LP_OK);
+    snprintf(zPath, sizeof(zPath), "%s/%016llx.wal", zDir, 1ull);
+    assert_int_equal(file_size(zPath), -1);
     wal_close(w);
     free(g);
 }
@@ -482,6 +528,7 @@ static void test_catalog_persists(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip_and_rotate),
+        cmocka_unit_test(test_rotate_keeps_small_file),
         cmocka_unit_test(test_torn_tail),
         cmocka_unit_test(test_corrupt_middle),
         cmocka_unit_test(test_full_disk),
