@@ -730,7 +730,32 @@ int table_alter_segments(Table *old, Table *t, const int *aMap, uint64_t *pNextS
     return LP_OK;
 }
 
-/* Step 2 for one frozen part: its files, as segment id. */
+static void fts_write_task(void *arg) {
+    TableFtsWrite *w = arg;
+    lp_err_clear(&w->err);
+    w->rc = fts_seg_write_source(w->zPath, w->src, w->aMap, w->nOrd, &w->err);
+}
+
+void table_fts_write_start(const Table *t, TableFtsWrite *w) {
+    w->bQueued = 0;
+    if (!t->pPool) return;
+    tpool_group_init(&w->g, t->pPool);
+    w->bQueued = tpool_group_submit(&w->g, fts_write_task, w) == LP_OK;
+}
+
+int table_fts_write_finish(TableFtsWrite *w, LpError *err) {
+    if (w->bQueued) {
+        tpool_group_wait(&w->g); /* runs it here if no worker took it yet */
+    } else {
+        fts_write_task(w);
+    }
+    if (w->rc != LP_OK && err) *err = w->err;
+    return w->rc;
+}
+
+/* Step 2 for one frozen part: its files, as segment id. The full-text
+** segment is written beside the rows file (table_fts_write_start): on a
+** small flush their fsyncs overlap, on a large one their encoding too. */
 static int write_part(Table *t, const Part *p, uint64_t id, LpError *err) {
     char zPath[4096], zSuf[32];
     uint32_t n = p->nOrd;
@@ -747,10 +772,22 @@ static int write_part(Table *t, const Part *p, uint64_t id, LpError *err) {
     for (int v = 0; v < t->nVec; v++) {
         aVm[v] = (RowFileMap){(uint32_t)t->aVec[v].iCol, p->aVec[v].nNode, p->aVec[v].aNode};
     }
+    TableFtsWrite fw;
+    if (p->pFtsMem) {
+        seg_path(fw.zPath, sizeof(fw.zPath), t, id, "fts");
+        fw.src = fts_mem_source(p->pFtsMem);
+        fw.aMap = aMap;
+        fw.nOrd = n;
+        table_fts_write_start(t, &fw);
+    }
     rc = table_write_rows(t, NULL, 0, id, n, (const MemRow *const *)p->apRow, aVm, t->nVec, err);
-    if (rc == LP_OK && p->pFtsMem) {
-        seg_path(zPath, sizeof(zPath), t, id, "fts");
-        rc = fts_seg_write_source(zPath, fts_mem_source(p->pFtsMem), aMap, n, err);
+    if (p->pFtsMem) {
+        LpError e2;
+        int rc2 = table_fts_write_finish(&fw, &e2);
+        if (rc == LP_OK && rc2 != LP_OK) {
+            rc = rc2;
+            if (err) *err = e2;
+        }
     }
     for (int v = 0; rc == LP_OK && v < t->nVec; v++) {
         vec_suffix(zSuf, sizeof(zSuf), t->aVec[v].iCol);

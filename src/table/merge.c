@@ -222,12 +222,10 @@ static int merge_write(Table *t, Part **apIn, int nIn, const Bitset *aDead, uint
                          &nNode, err);
         aVm[v] = (RowFileMap){(uint32_t)t->aVec[v].iCol, nNode, aaNode[v]};
     }
-    if (rc == LP_OK) {
-        rc = table_write_rows(t, apIn, nIn, id, nNew, apRow, aVm, t->nVec, err);
-    }
-    if (rc == LP_OK && atomic_load(&t->bNoFlush)) {
-        rc = lp_err_set(err, LP_BUSY, "merge stopped: the table is being altered, dropped or closed");
-    }
+    /* The full-text segment is written beside the rows file (as a flush
+    ** writes them: table_fts_write_start). */
+    FtsMulti *m = NULL;
+    TableFtsWrite fw;
     if (rc == LP_OK && t->nFts) {
         FtsSource *aSrc[nIn];
         uint32_t aBase[nIn];
@@ -237,14 +235,30 @@ static int merge_write(Table *t, Part **apIn, int nIn, const Bitset *aDead, uint
             aBase[k] = (uint32_t)b;
             b += apIn[k]->nOrd;
         }
-        FtsMulti *m = fts_multi_new(aSrc, aBase, nIn, err);
-        if (!m) {
+        if (!(m = fts_multi_new(aSrc, aBase, nIn, err))) {
             rc = err && err->code ? err->code : LP_NOMEM;
         } else {
-            snprintf(zPath, sizeof(zPath), "%s/seg-%" PRIu64 ".fts", t->zDir, id);
-            rc = fts_seg_write_source(zPath, fts_multi_source(m), aFtsMap, nNew, err);
-            fts_multi_free(m);
+            snprintf(fw.zPath, sizeof(fw.zPath), "%s/seg-%" PRIu64 ".fts", t->zDir, id);
+            fw.src = fts_multi_source(m);
+            fw.aMap = aFtsMap;
+            fw.nOrd = nNew;
+            table_fts_write_start(t, &fw);
         }
+    }
+    if (rc == LP_OK) {
+        rc = table_write_rows(t, apIn, nIn, id, nNew, apRow, aVm, t->nVec, err);
+    }
+    if (m) {
+        LpError e2;
+        int rc2 = table_fts_write_finish(&fw, &e2);
+        if (rc == LP_OK && rc2 != LP_OK) {
+            rc = rc2;
+            if (err) *err = e2;
+        }
+        fts_multi_free(m);
+    }
+    if (rc == LP_OK && atomic_load(&t->bNoFlush)) {
+        rc = lp_err_set(err, LP_BUSY, "merge stopped: the table is being altered, dropped or closed");
     }
     for (int v = 0; v < t->nVec && rc == LP_OK; v++) {
         snprintf(zPath, sizeof(zPath), "%s/seg-%" PRIu64 ".vec%d", t->zDir, id, t->aVec[v].iCol);

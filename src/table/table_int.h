@@ -31,6 +31,7 @@
 #include "table/table.h"
 #include "util/bitset.h"
 #include "util/hashmap.h"
+#include "util/threadpool.h"
 #include "util/vec.h"
 
 struct MemRow {
@@ -231,6 +232,25 @@ MemRow *table_row_copy(const Table *t, const MemRow *r);
 ** in. flush.c. */
 int table_write_rows(const Table *t, Part *const *apSrc, int nSrc, uint64_t segId, uint32_t nOrd,
                      const MemRow *const *apRow, const RowFileMap *aMap, int nMap, LpError *err);
+/* A segment's full-text file written beside its rows file: started on the
+** table's pool (the rows file is then written on this thread meanwhile;
+** the two read frozen data only and write different files), or, with no
+** pool, run by table_fts_write_finish. zPath, src (read by the task, kept
+** valid until finish returns), aMap and nOrd as fts_seg_write_source's.
+** flush.c. */
+typedef struct TableFtsWrite {
+    char zPath[4096];
+    FtsSource *src;
+    const uint32_t *aMap;
+    uint32_t nOrd;
+    int rc;
+    LpError err;
+    TpoolGroup g;
+    int bQueued;            /* on the pool: g to be waited for */
+} TableFtsWrite;
+void table_fts_write_start(const Table *t, TableFtsWrite *w);
+/* Waits for (or runs) the write; its result, its error copied into err. */
+int table_fts_write_finish(TableFtsWrite *w, LpError *err);
 VecHnsw *table_new_graph(const ColumnSchema *c, LpError *err);
 /* Before a graph is saved into segment segId (flush, merge), and after
 ** the log is replayed into the RAM segment (segId UINT64_MAX): links back

@@ -571,15 +571,16 @@ static int wal_has_first_file(const char *zTab) {
 /* Flushes, changes to sealed rows, a merge, a reopen: with the log's file
 ** replaced at every flush (walFileBytes 0) or kept (the default, which
 ** these few rows never reach), when replay must skip the covered
-** records still in it. */
-static void flush_and_reopen(const char *zName, uint64_t walFileBytes) {
+** records still in it; with a pool (the full-text file is written on it
+** beside the rows file) or without. */
+static void flush_and_reopen(const char *zName, uint64_t walFileBytes, Tpool *pool) {
     char zData[512], zTab[600];
     snprintf(zData, sizeof(zData), "%s/%s", g_dir, zName);
     snprintf(zTab, sizeof(zTab), "%s/tables/t", zData);
     LpError err;
     lp_err_clear(&err);
     assert_int_equal(mkdir(zData, 0755), 0);
-    Catalog *c = catalog_new(&(CatalogConfig){.zDataDir = zData}, &err);
+    Catalog *c = catalog_new(&(CatalogConfig){.zDataDir = zData, .pool = pool}, &err);
     assert_non_null(c);
     assert_int_equal(catalog_create(c, "t", make_schema(), 0, NULL, &err), LP_OK);
     Table *t = catalog_get(c, "t");
@@ -628,7 +629,7 @@ static void flush_and_reopen(const char *zName, uint64_t walFileBytes) {
     table_unref(t);
     catalog_free(c);
 
-    c = catalog_new(&(CatalogConfig){.zDataDir = zData}, &err);
+    c = catalog_new(&(CatalogConfig){.zDataDir = zData, .pool = pool}, &err);
     assert_non_null(c);
     t = catalog_get(c, "t");
     assert_non_null(t);
@@ -640,7 +641,7 @@ static void flush_and_reopen(const char *zName, uint64_t walFileBytes) {
     assert_int_equal(count_files(zTab, "seg-"), 0);
     table_unref(t);
     catalog_free(c);
-    c = catalog_new(&(CatalogConfig){.zDataDir = zData}, &err);
+    c = catalog_new(&(CatalogConfig){.zDataDir = zData, .pool = pool}, &err);
     t = catalog_get(c, "t");
     char *z5 = dump(t);
     assert_string_equal(z5, "#0");
@@ -655,8 +656,12 @@ static void flush_and_reopen(const char *zName, uint64_t walFileBytes) {
 
 static void test_flush_and_reopen(void **state) {
     (void)state;
-    flush_and_reopen("kept", TABLE_WAL_FILE_BYTES);
-    flush_and_reopen("replaced", 0);
+    LpError err;
+    Tpool *pool = tpool_new(2, &err);
+    assert_non_null(pool);
+    flush_and_reopen("kept", TABLE_WAL_FILE_BYTES, pool);
+    flush_and_reopen("replaced", 0, NULL);
+    tpool_free(pool);
 }
 
 /* ------------------------------------------------------------ id fence */
