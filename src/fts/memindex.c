@@ -896,15 +896,20 @@ static uint32_t mem_advance(FtsPostings *pp, uint32_t target) {
     return c->base.doc;
 }
 
+/* p moved past n varints. */
+static inline const uint8_t *skip_varints(const uint8_t *p, uint32_t n) {
+    for (; n; n--) {
+        while (*p++ & 0x80) {
+        }
+    }
+    return p;
+}
+
 static int mem_positions(FtsPostings *pp, uint32_t *aPos, LpError *err) {
     MemCursor *c = (MemCursor *)pp;
     if (!c->bPositions) return lp_err_set(err, LP_INTERNAL, "cursor opened without positions");
     /* Walk over the varints of the docs before this one. */
-    const uint8_t *p = c->pPos;
-    for (uint32_t n = c->nPosSkip; n; n--) {
-        while (*p++ & 0x80) {
-        }
-    }
+    const uint8_t *p = skip_varints(c->pPos, c->nPosSkip);
     uint32_t pos = 0;
     for (uint32_t i = 0; i < c->base.tf; i++) {
         pos += get_varint(&p);
@@ -913,6 +918,20 @@ static int mem_positions(FtsPostings *pp, uint32_t *aPos, LpError *err) {
     c->pPos = p;           /* now at the start of the next doc */
     c->nPosSkip = 0;
     c->prevTf = 0;         /* this doc's positions are consumed */
+    return LP_OK;
+}
+
+/* The pos stream holds a posting's positions as a segment file does. */
+static int mem_posbytes(FtsPostings *pp, const uint8_t **ppOut, size_t *pn, LpError *err) {
+    MemCursor *c = (MemCursor *)pp;
+    if (!c->bPositions) return lp_err_set(err, LP_INTERNAL, "cursor opened without positions");
+    const uint8_t *p = skip_varints(c->pPos, c->nPosSkip);
+    const uint8_t *q = skip_varints(p, c->base.tf);
+    *ppOut = p;
+    *pn = (size_t)(q - p);
+    c->pPos = q;
+    c->nPosSkip = 0;
+    c->prevTf = 0;
     return LP_OK;
 }
 
@@ -950,8 +969,8 @@ static int mem_status(FtsPostings *pp, LpError *err) {
     return LP_OK; /* memory cannot be damaged the way a file can */
 }
 
-static const FtsPostingsVt mem_cursor_vt = {mem_next, mem_advance, mem_positions, mem_shallow,
-                                            mem_close, mem_status};
+static const FtsPostingsVt mem_cursor_vt = {mem_next,  mem_advance, mem_positions, mem_shallow,
+                                            mem_close, mem_status,  mem_posbytes};
 
 /* An empty term, for keys the index does not hold. */
 static const MemTerm empty_term = {.minLen = UINT32_MAX, .tailMinLen = UINT32_MAX};

@@ -125,8 +125,8 @@ static int end_status(FtsPostings *p, LpError *err) {
     return LP_OK;
 }
 
-static const FtsPostingsVt end_vt = {end_next,    end_advance, end_positions,
-                                     end_shallow, end_close,   end_status};
+static const FtsPostingsVt end_vt = {end_next,  end_advance, end_positions, end_shallow,
+                                     end_close, end_status,  NULL};
 
 /* -- the multi cursor -- */
 
@@ -219,6 +219,15 @@ static int mc_positions(FtsPostings *p, uint32_t *aPos, LpError *err) {
     return c->pCur->vt->xPositions(c->pCur, aPos, err);
 }
 
+/* Only in mc_vt_bytes: every part's cursor has xPosBytes. */
+static int mc_posbytes(FtsPostings *p, const uint8_t **pp, size_t *pn, LpError *err) {
+    MultiCursor *c = (MultiCursor *)p;
+    if (c->iCur >= c->nSub) {
+        return lp_err_set(err, LP_INTERNAL, "positions requested past the end of a postings list");
+    }
+    return c->pCur->vt->xPosBytes(c->pCur, pp, pn, err);
+}
+
 /* The parts before iCur are done with, so the search starts at the
 ** current one (as a single source's starts at its current block). */
 static uint32_t mc_shallow(FtsPostings *p, uint32_t target, uint32_t *pMaxTf, uint32_t *pMinLen) {
@@ -252,8 +261,10 @@ static int mc_status(FtsPostings *p, LpError *err) {
     return LP_OK;
 }
 
-static const FtsPostingsVt mc_vt = {mc_next,    mc_advance, mc_positions,
-                                    mc_shallow, mc_close,   mc_status};
+static const FtsPostingsVt mc_vt = {mc_next,  mc_advance, mc_positions, mc_shallow,
+                                    mc_close, mc_status,  NULL};
+static const FtsPostingsVt mc_vt_bytes = {mc_next,  mc_advance, mc_positions, mc_shallow,
+                                          mc_close, mc_status,  mc_posbytes};
 
 /* Opens key in the parts of mask that hold it. A key that only a part at
 ** base 0 holds gets that part's cursor as it is. */
@@ -290,6 +301,9 @@ static FtsPostings *multi_open_mask(FtsMulti *m, const uint8_t *key, int nKey, u
         free(c);
         return s;
     }
+    int bBytes = 1;
+    for (int i = 0; i < c->nSub; i++) bBytes &= c->aSub[i].c->vt->xPosBytes != NULL;
+    if (bBytes) c->base.vt = &mc_vt_bytes;
     mc_select(c, 0);
     return &c->base;
 fail: /* the part filled err */

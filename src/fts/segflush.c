@@ -38,16 +38,24 @@ static int write_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo 
     for (uint32_t d = c->vt->xNext(c); d != FTS_NO_DOC && rc == LP_OK; d = c->vt->xNext(c)) {
         uint32_t to = x->aMap ? x->aMap[d] : d;
         if (to == FTS_NO_DOC) continue; /* a tombstone: dropped */
-        if (VEC_RESERVE(&x->pos, c->tf)) {
-            rc = lp_err_set(err, LP_NOMEM, "out of memory writing %s", x->zPath);
-            break;
-        }
-        if ((rc = c->vt->xPositions(c, x->pos.a, err)) != LP_OK) break;
         /* A term whose documents are all dropped is not written. */
         if (!bStarted && (rc = fts_segw_term(x->w, key, nKey)) != LP_OK) break;
         bStarted = 1;
-        rc = fts_segw_posting(x->w, to, x->pos.a, c->tf);
-        nEarlier += (uint32_t)fts_lower_has(&lw, d);
+        if (c->vt->xPosBytes) {
+            /* Stored as the new file stores them: copied. */
+            const uint8_t *pPos;
+            size_t nPos;
+            if ((rc = c->vt->xPosBytes(c, &pPos, &nPos, err)) != LP_OK) break;
+            rc = fts_segw_posting_enc(x->w, to, c->tf, pPos, nPos);
+        } else {
+            if (VEC_RESERVE(&x->pos, c->tf)) {
+                rc = lp_err_set(err, LP_NOMEM, "out of memory writing %s", x->zPath);
+                break;
+            }
+            if ((rc = c->vt->xPositions(c, x->pos.a, err)) != LP_OK) break;
+            rc = fts_segw_posting(x->w, to, x->pos.a, c->tf);
+        }
+        if (bCount) nEarlier += (uint32_t)fts_lower_has(&lw, d);
     }
     if (rc == LP_OK && c->vt->xStatus) rc = c->vt->xStatus(c, err);
     c->vt->xClose(c);

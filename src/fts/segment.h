@@ -103,6 +103,12 @@ int fts_segw_term(FtsSegWriter *w, const uint8_t *key, int nKey);
 ** LP_NOMEM, or the earlier sticky error. */
 int fts_segw_posting(FtsSegWriter *w, uint32_t doc, const uint32_t *aPos, uint32_t tf);
 
+/* fts_segw_posting with the positions already encoded as the file stores
+** them (FtsPostingsVt.xPosBytes): pPos[0..nPos) is copied after a check
+** that it holds exactly tf varints of at most VARINT_MAX32 bytes
+** (LP_BADINPUT otherwise). */
+int fts_segw_posting_enc(FtsSegWriter *w, uint32_t doc, uint32_t tf, const uint8_t *pPos, size_t nPos);
+
 /* Sets the current term's nEarlier (see above). LP_OK, or LP_BADINPUT (no
 ** current term, non-zero in field 0; more than the term's df is reported
 ** when the term ends), or the earlier sticky error. */

@@ -925,8 +925,9 @@ static uint32_t seg_shallow(FtsPostings *p, uint32_t target, uint32_t *pMaxTf, u
 ** pPosCur (posting iPosCur: the one after the last decoded) on; the last
 ** decoded one is remembered (pPosLast, iPosLast), so asking twice for the
 ** same document works. */
-static int seg_positions(FtsPostings *p, uint32_t *aPos, LpError *err) {
-    SegCursor *c = (SegCursor *)p;
+/* Sets c->pPosLast to the start of the current document's positions.
+** LP_OK, or the cursor's error. */
+static int pos_find(SegCursor *c, LpError *err) {
     if (c->rc != LP_OK) {
         if (err) *err = c->err;
         return c->rc;
@@ -943,13 +944,40 @@ static int seg_positions(FtsPostings *p, uint32_t *aPos, LpError *err) {
         const uint8_t *q = c->pPosCur;
         if (fts_codec_skip_varints(&q, c->pPosEnd, nSkip) != LP_OK) {
             cur_fail(c, seg_off(c->seg, c->pPosCur), "positions of document %" PRIu32 " truncated",
-                     p->doc);
+                     c->base.doc);
             if (err) *err = c->err;
             return c->rc;
         }
         c->pPosLast = q;
         c->iPosLast = c->i;
     }
+    return LP_OK;
+}
+
+/* FtsPostingsVt.xPosBytes: the tf varints, found but not decoded (the
+** new segment's reader decodes them). */
+static int seg_posbytes(FtsPostings *p, const uint8_t **pp, size_t *pn, LpError *err) {
+    SegCursor *c = (SegCursor *)p;
+    int rc = pos_find(c, err);
+    if (rc != LP_OK) return rc;
+    const uint8_t *q = c->pPosLast;
+    if (fts_codec_skip_varints(&q, c->pPosEnd, p->tf) != LP_OK) {
+        cur_fail(c, seg_off(c->seg, c->pPosLast), "positions of document %" PRIu32 " truncated",
+                 p->doc);
+        if (err) *err = c->err;
+        return c->rc;
+    }
+    *pp = c->pPosLast;
+    *pn = (size_t)(q - c->pPosLast);
+    c->pPosCur = c->pPosNext = q;
+    c->iPosCur = c->i + 1;
+    return LP_OK;
+}
+
+static int seg_positions(FtsPostings *p, uint32_t *aPos, LpError *err) {
+    SegCursor *c = (SegCursor *)p;
+    int rc = pos_find(c, err);
+    if (rc != LP_OK) return rc;
     const uint8_t *q = c->pPosLast;
     /* Positions are mostly one- or two-byte deltas: decoded inline; anything
     ** else (a longer varint, the block's end) goes to the checked decoder
@@ -1147,6 +1175,7 @@ static const FtsPostingsVt seg_postings_vt = {
     .xShallow = seg_shallow,
     .xClose = seg_close_cursor,
     .xStatus = seg_status,
+    .xPosBytes = seg_posbytes,
 };
 
 static const FtsSourceVt seg_source_vt = {

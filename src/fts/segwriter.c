@@ -540,12 +540,15 @@ int fts_segw_earlier(FtsSegWriter *w, uint32_t nEarlier) {
     return LP_OK;
 }
 
-int fts_segw_posting(FtsSegWriter *w, uint32_t doc, const uint32_t *aPos, uint32_t tf) {
+/* The key for messages, formatted only on the error paths. */
+#define zKey key_repr(w->aKey, w->nKey, z, sizeof(z))
+
+/* The checks every posting passes before its positions are taken, and the
+** mark of a new block's positions. LP_OK or the (sticky) error. */
+static int posting_begin(FtsSegWriter *w, uint32_t doc, uint32_t tf, int bPos) {
     if (w->rc != LP_OK) return w->rc;
     char z[200];
     if (w->nKey == 0) return segw_fail(w, LP_BADINPUT, "posting before the first key");
-/* The key for messages, formatted only on the error paths. */
-#define zKey key_repr(w->aKey, w->nKey, z, sizeof(z))
     if (doc >= w->nDocs) {
         return segw_fail(w, LP_BADINPUT,
                          "key %s: document %" PRIu32 " out of range (%" PRIu32 " documents)", zKey,
@@ -558,13 +561,27 @@ int fts_segw_posting(FtsSegWriter *w, uint32_t doc, const uint32_t *aPos, uint32
     }
     if (tf == 0)
         return segw_fail(w, LP_BADINPUT, "key %s: document %" PRIu32 " with tf 0", zKey, doc);
-    if (!aPos) {
+    if (!bPos) {
         return segw_fail(w, LP_BADINPUT, "key %s: document %" PRIu32 " without positions", zKey,
                          doc);
     }
     if (w->aDoc.n > 0 && w->aDoc.n % FTS_BLOCK == 0 && VEC_PUSH(&w->aPosMark, (uint64_t)w->pos.n)) {
         return segw_fail(w, LP_NOMEM, "out of memory");
     }
+    return LP_OK;
+}
+
+/* The end of every posting: its document and tf kept for the blocks. */
+static int posting_end(FtsSegWriter *w, uint32_t doc, uint32_t tf) {
+    if (VEC_PUSH(&w->aDoc, doc) || VEC_PUSH(&w->aTf, tf)) return segw_fail(w, LP_NOMEM, "out of memory");
+    w->cf += tf;
+    return LP_OK;
+}
+
+int fts_segw_posting(FtsSegWriter *w, uint32_t doc, const uint32_t *aPos, uint32_t tf) {
+    int rc = posting_begin(w, doc, tf, aPos != NULL);
+    if (rc != LP_OK) return rc;
+    char z[200];
     /* The positions as varint_delta_encode_u32 writes them, inline: this
     ** runs once per posting of every flush and merge. Nothing is kept of
     ** a list that is not ascending. */
@@ -584,11 +601,36 @@ int fts_segw_posting(FtsSegWriter *w, uint32_t doc, const uint32_t *aPos, uint32
         prev = v;
     }
     strbuf_commit_fast(&w->pos, n);
-    if (VEC_PUSH(&w->aDoc, doc) || VEC_PUSH(&w->aTf, tf)) return segw_fail(w, LP_NOMEM, "out of memory");
-    w->cf += tf;
-    return LP_OK;
-#undef zKey
+    return posting_end(w, doc, tf);
 }
+
+int fts_segw_posting_enc(FtsSegWriter *w, uint32_t doc, uint32_t tf, const uint8_t *pPos, size_t nPos) {
+    int rc = posting_begin(w, doc, tf, pPos != NULL);
+    if (rc != LP_OK) return rc;
+    /* Exactly tf varints, none longer than a uint32's: what the reader
+    ** will decode (it checks the values' sum when it does). */
+    uint32_t nEnd = 0, nRun = 0;
+    int bBad = nPos < tf || nPos > (size_t)tf * VARINT_MAX32;
+    for (size_t i = 0; i < nPos && !bBad; i++) {
+        if (pPos[i] & 0x80) {
+            bBad = ++nRun >= VARINT_MAX32;
+        } else {
+            nEnd++;
+            nRun = 0;
+        }
+    }
+    if (bBad || nEnd != tf || nRun) {
+        char z[200];
+        return segw_fail(w, LP_BADINPUT, "key %s: document %" PRIu32 ": positions are not %" PRIu32 " varints",
+                         zKey, doc, tf);
+    }
+    char *p = strbuf_reserve_fast(&w->pos, nPos);
+    if (!p) return segw_fail(w, LP_NOMEM, "out of memory");
+    memcpy(p, pPos, nPos);
+    strbuf_commit_fast(&w->pos, nPos);
+    return posting_end(w, doc, tf);
+}
+#undef zKey
 
 int fts_segw_doclens(FtsSegWriter *w, int iField, const uint32_t *aLen) {
     if (w->rc != LP_OK) return w->rc;

@@ -66,6 +66,14 @@ typedef struct FtsPostingsVt {
     ** sealed segment: doc became FTS_NO_DOC before the real end). Callers
     ** check it once a list is exhausted. */
     int (*xStatus)(FtsPostings *p, LpError *err);
+    /* Optional (NULL: use xPositions): the current document's positions as
+    ** a sealed segment stores them (tf varints, the first position itself,
+    ** then each one's distance from the one before: segwriter.c) in
+    ** [*pp, *pp + *pn), valid while the cursor is not moved; they then
+    ** count as read, as after xPositions. LP_OK, or as xPositions. A flush
+    ** or merge copies them into the new segment instead of decoding and
+    ** encoding them again. */
+    int (*xPosBytes)(FtsPostings *p, const uint8_t **pp, size_t *pn, LpError *err);
 } FtsPostingsVt;
 
 struct FtsPostings {

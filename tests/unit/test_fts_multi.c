@@ -1081,8 +1081,8 @@ static int fc_status(FtsPostings *p, LpError *err) {
     return lp_err_set(err, LP_CORRUPT, "fake part: damaged list");
 }
 
-static const FtsPostingsVt fail_cur_vt = {fc_next,    fc_advance, fc_positions,
-                                          fc_shallow, fc_close,   fc_status};
+static const FtsPostingsVt fail_cur_vt = {fc_next,  fc_advance, fc_positions, fc_shallow,
+                                          fc_close, fc_status,  NULL};
 
 static int fs_lookup(FtsSource *s, const uint8_t *key, int nKey, FtsTermInfo *pInfo, LpError *err) {
     FailSrc *f = (FailSrc *)s;

@@ -800,6 +800,8 @@ static void expect_writer_error(FtsSegWriter *w, int rc, int want, const char *z
     assert_int_not_equal(stat(zPath, &st), 0);
 }
 
+static uint8_t *read_file(const char *zPath, size_t *pn);
+
 static void test_writer_errors(void **state) {
     (void)state;
     LpError err;
@@ -920,6 +922,56 @@ static void test_writer_errors(void **state) {
         NEWW(1);
         assert_int_equal(fts_segw_term(w, ka, 2), LP_OK);
         expect_writer_error(w, fts_segw_posting(w, 1, aBad, 2), LP_BADINPUT, zPath, "positions");
+    }
+    { /* encoded positions: too few, too many, overlong, unfinished, none */
+        static const struct {
+            const char *z;
+            size_t n;
+            uint32_t tf;
+        } aEnc[] = {{"\x01", 1, 2},
+                    {"\x01\x02", 2, 1},
+                    {"\x81\x81\x81\x81\x81\x01", 6, 1},
+                    {"\x01\x81", 2, 1},
+                    {"\x81\x81\x81\x81\x01\x01", 6, 2}};
+        for (size_t i = 0; i < LP_ARRAY_SIZE(aEnc); i++) {
+            NEWW(1);
+            assert_int_equal(fts_segw_term(w, ka, 2), LP_OK);
+            const uint8_t *p = (const uint8_t *)aEnc[i].z;
+            int rc = fts_segw_posting_enc(w, 1, aEnc[i].tf, p, aEnc[i].n);
+            if (i == LP_ARRAY_SIZE(aEnc) - 1) { /* a 5-byte varint is a uint32's longest */
+                assert_int_equal(rc, LP_OK);
+                fts_segw_abort(w);
+                continue;
+            }
+            expect_writer_error(w, rc, LP_BADINPUT, zPath, "varints");
+        }
+        NEWW(1);
+        assert_int_equal(fts_segw_term(w, ka, 2), LP_OK);
+        expect_writer_error(w, fts_segw_posting_enc(w, 1, 1, NULL, 0), LP_BADINPUT, zPath,
+                            "without positions");
+    }
+    { /* the same positions, encoded or not, make the same file */
+        const char *zPath2 = tmp_path("w2");
+        size_t n1, n2;
+        for (int k = 0; k < 2; k++) {
+            FtsSegWriter *w = fts_segw_open(k ? zPath2 : zPath, 4, 1, &err);
+            assert_non_null(w);
+            assert_int_equal(fts_segw_doclens(w, 0, aLen), LP_OK);
+            assert_int_equal(fts_segw_term(w, ka, 2), LP_OK);
+            for (uint32_t d = 0; d < 4; d++) {
+                const uint8_t enc[3] = {1, 1, 1}; /* 1, 2, 3 */
+                assert_int_equal(k ? fts_segw_posting_enc(w, d, 3, enc, 3) : fts_segw_posting(w, d, aPos, 3),
+                                 LP_OK);
+            }
+            assert_int_equal(fts_segw_finish(w, &err), LP_OK);
+        }
+        uint8_t *a1 = read_file(zPath, &n1), *a2 = read_file(zPath2, &n2);
+        assert_int_equal(n1, n2);
+        assert_memory_equal(a1, a2, n1);
+        free(a1);
+        free(a2);
+        unlink(zPath);
+        unlink(zPath2);
     }
     { /* abort removes the partial file */
         NEWW(1);
