@@ -710,17 +710,24 @@ def test_id_lookups_over_overlapping_segments(tmp_path):
     finish(s)
 
 
-def test_bad_rt_mem_limit_refused(tmp_path):
-    """A bad rt_mem_limit is refused with what was expected: as a server key
-    (the server does not start) and as a table option (CREATE fails)."""
+def expect_start_refused(tmp_path, flag, bad_values, needles):
+    """The server, started with `flag bad` for each bad value, exits with
+    an error on stderr that holds every needle."""
     import subprocess
     from helpers import LOUPE_BIN, sanitizer_env
-    for bad in ("12", "lots", "64Q"):
-        r = subprocess.run([LOUPE_BIN, "serve", "--data", str(tmp_path / "d"), "--rt-mem-limit", bad,
+    for bad in bad_values:
+        r = subprocess.run([LOUPE_BIN, "serve", "--data", str(tmp_path / "d"), flag, bad,
                             "--mysql", "127.0.0.1:0", "--http", "127.0.0.1:0"],
                            capture_output=True, timeout=30, env=sanitizer_env())
         assert r.returncode != 0
-        assert b"rt_mem_limit" in r.stderr and b"at least 64K" in r.stderr, r.stderr
+        assert all(n in r.stderr for n in needles), r.stderr
+
+
+def test_bad_rt_mem_limit_refused(tmp_path):
+    """A bad rt_mem_limit is refused with what was expected: as a server key
+    (the server does not start) and as a table option (CREATE fails)."""
+    expect_start_refused(tmp_path, "--rt-mem-limit", ("12", "lots", "64Q"),
+                         (b"rt_mem_limit", b"at least 64K"))
     data = str(tmp_path / "data")
     os.makedirs(data)
     s = start("badlimit", data_dir=data)
@@ -734,14 +741,8 @@ def test_bad_rt_mem_limit_refused(tmp_path):
 
 def test_bad_binlog_max_log_size_refused(tmp_path):
     """A bad binlog_max_log_size stops the server with what was expected."""
-    import subprocess
-    from helpers import LOUPE_BIN, sanitizer_env
-    for bad in ("lots", "16Q", "-1"):
-        r = subprocess.run([LOUPE_BIN, "serve", "--data", str(tmp_path / "d"), "--binlog-max-log-size", bad,
-                            "--mysql", "127.0.0.1:0", "--http", "127.0.0.1:0"],
-                           capture_output=True, timeout=30, env=sanitizer_env())
-        assert r.returncode != 0
-        assert b"binlog_max_log_size" in r.stderr and b"expected a size such as 16M" in r.stderr, r.stderr
+    expect_start_refused(tmp_path, "--binlog-max-log-size", ("lots", "16Q", "-1"),
+                         (b"binlog_max_log_size", b"expected a size such as 16M"))
 
 
 def test_stored_text_compressed_in_segments(tmp_path):
