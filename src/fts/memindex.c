@@ -51,6 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fts/codec.h"
 #include "fts/memindex_int.h"
 #include "util/arena.h"
 #include "util/threadlocal.h"
@@ -896,12 +897,10 @@ static uint32_t mem_advance(FtsPostings *pp, uint32_t target) {
     return c->base.doc;
 }
 
-/* p moved past n varints. */
-static inline const uint8_t *skip_varints(const uint8_t *p, uint32_t n) {
-    for (; n; n--) {
-        while (*p++ & 0x80) {
-        }
-    }
+/* p moved past n varints of c's pos stream (codec.h's skip, which reads
+** sixteen bytes at a time; the stream holds them: memory is not damaged). */
+static inline const uint8_t *pos_skip(const MemCursor *c, const uint8_t *p, uint32_t n) {
+    fts_codec_skip_varints(&p, term_pos(c->t) + c->t->nPos, n);
     return p;
 }
 
@@ -909,7 +908,7 @@ static int mem_positions(FtsPostings *pp, uint32_t *aPos, LpError *err) {
     MemCursor *c = (MemCursor *)pp;
     if (!c->bPositions) return lp_err_set(err, LP_INTERNAL, "cursor opened without positions");
     /* Walk over the varints of the docs before this one. */
-    const uint8_t *p = skip_varints(c->pPos, c->nPosSkip);
+    const uint8_t *p = pos_skip(c, c->pPos, c->nPosSkip);
     uint32_t pos = 0;
     for (uint32_t i = 0; i < c->base.tf; i++) {
         pos += get_varint(&p);
@@ -925,8 +924,8 @@ static int mem_positions(FtsPostings *pp, uint32_t *aPos, LpError *err) {
 static int mem_posbytes(FtsPostings *pp, const uint8_t **ppOut, size_t *pn, LpError *err) {
     MemCursor *c = (MemCursor *)pp;
     if (!c->bPositions) return lp_err_set(err, LP_INTERNAL, "cursor opened without positions");
-    const uint8_t *p = skip_varints(c->pPos, c->nPosSkip);
-    const uint8_t *q = skip_varints(p, c->base.tf);
+    const uint8_t *p = pos_skip(c, c->pPos, c->nPosSkip);
+    const uint8_t *q = pos_skip(c, p, c->base.tf);
     *ppOut = p;
     *pn = (size_t)(q - p);
     c->pPos = q;

@@ -8,9 +8,11 @@
 **     type_weight * idf * x*(k1+1) / (x + k1),
 **     x = sum over the fields it matches in of
 **         field_weight * tf / (1 - b + b*dl/avgdl)
-** with idf = max(ln((N - df + 0.5)/(df + 0.5)), 1e-6), df the largest of
-** the clause's per-field document counts, dl the document's length in the
-** field and avgdl the field's average over the segment. A phrase's tf is
+** with idf = max(ln((N - df + 0.5)/(df + 0.5)), 1e-6), df the number of
+** documents holding the clause in any of its fields (exact for a field
+** set 0..k, else the largest per-field count: search.c's term_df), dl
+** the document's length in the field and avgdl the field's average over
+** the segment. A phrase's tf is
 ** its number of matches and its idf the sum of its words'. Ranker bm25
 ** instead sums per field field_weight * idf_field * the saturated tf of
 ** that field alone. A document's weight is the sum of the contributions of
@@ -27,8 +29,8 @@
 **                   score, bounded by its rarest word's frequency, can
 **                   still enter the top k; total_found is a lower bound
 **                   when some were not read
-**   bool_fallback   anything else (phrases, NOT, nested groups): every
-**                   match is enumerated and scored
+**   bool_fallback   anything else (phrases among other clauses, NOT,
+**                   nested groups): every match is enumerated and scored
 **   full_scan       MATCH('') or a query of stop words only: every document
 **   no_ranking      OPTION ranker=none: matches in ordinal order, weight 1
 ** zWhyNotFast says why maxscore was not used when it was not.

@@ -293,13 +293,19 @@ static int attach_sealed(Table *t, const ManifestSeg *aSeg, int nSeg, LpError *e
     return rc;
 }
 
-int table_open_storage(Table *t, const TableStorage *st, const Manifest *m, LpError *err) {
+static void set_storage(Table *t, const TableStorage *st, uint64_t nextSegId) {
+    free(t->zDir);
     t->zDir = strdup(st->zDir);
-    if (!t->zDir) return lp_err_set(err, LP_NOMEM, "out of memory opening table '%s'", t->zName);
     t->pManifestMu = st->pManifestMu;
-    t->memLimit = st->memLimit;
+    t->memLimit = t->zDir ? st->memLimit : 0;
     if (st->walFileBytes) t->walFileBytes = st->walFileBytes;
-    t->nextSegId = m->nextSegId ? m->nextSegId : 1;
+    if (nextSegId > t->nextSegId) t->nextSegId = nextSegId;
+    if (!t->nextSegId) t->nextSegId = 1;
+}
+
+int table_open_storage(Table *t, const TableStorage *st, const Manifest *m, LpError *err) {
+    set_storage(t, st, m->nextSegId);
+    if (!t->zDir) return lp_err_set(err, LP_NOMEM, "out of memory opening table '%s'", t->zName);
     int rc = attach_sealed(t, m->aSeg, m->nSeg, err);
     if (rc != LP_OK) return rc;
     remove_orphans(st->zDir, m->aSeg, m->nSeg, 0);
@@ -311,16 +317,6 @@ int table_open_storage(Table *t, const TableStorage *st, const Manifest *m, LpEr
     rc = table_open_wal_from(t, zWal, st->sync, m->walFirstLsn, err);
     t->memLimit = memLimit;
     return rc;
-}
-
-static void set_storage(Table *t, const TableStorage *st, uint64_t nextSegId) {
-    free(t->zDir);
-    t->zDir = strdup(st->zDir);
-    t->pManifestMu = st->pManifestMu;
-    t->memLimit = t->zDir ? st->memLimit : 0;
-    if (st->walFileBytes) t->walFileBytes = st->walFileBytes;
-    if (nextSegId > t->nextSegId) t->nextSegId = nextSegId;
-    if (!t->nextSegId) t->nextSegId = 1;
 }
 
 void table_set_storage(Table *t, const TableStorage *st, uint64_t nextSegId) {
@@ -743,12 +739,13 @@ void table_fts_write_start(const Table *t, TableFtsWrite *w) {
     w->bQueued = tpool_group_submit(&w->g, fts_write_task, w) == LP_OK;
 }
 
-int table_fts_write_finish(TableFtsWrite *w, LpError *err) {
+int table_fts_write_finish(TableFtsWrite *w, int rc, LpError *err) {
     if (w->bQueued) {
         tpool_group_wait(&w->g); /* runs it here if no worker took it yet */
     } else {
         fts_write_task(w);
     }
+    if (rc != LP_OK) return rc; /* the first failure is the one reported */
     if (w->rc != LP_OK && err) *err = w->err;
     return w->rc;
 }
@@ -781,14 +778,7 @@ static int write_part(Table *t, const Part *p, uint64_t id, LpError *err) {
         table_fts_write_start(t, &fw);
     }
     rc = table_write_rows(t, NULL, 0, id, n, (const MemRow *const *)p->apRow, aVm, t->nVec, err);
-    if (p->pFtsMem) {
-        LpError e2;
-        int rc2 = table_fts_write_finish(&fw, &e2);
-        if (rc == LP_OK && rc2 != LP_OK) {
-            rc = rc2;
-            if (err) *err = e2;
-        }
-    }
+    if (p->pFtsMem) rc = table_fts_write_finish(&fw, rc, err);
     for (int v = 0; rc == LP_OK && v < t->nVec; v++) {
         vec_suffix(zSuf, sizeof(zSuf), t->aVec[v].iCol);
         seg_path(zPath, sizeof(zPath), t, id, zSuf);

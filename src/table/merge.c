@@ -249,12 +249,7 @@ static int merge_write(Table *t, Part **apIn, int nIn, const Bitset *aDead, uint
         rc = table_write_rows(t, apIn, nIn, id, nNew, apRow, aVm, t->nVec, err);
     }
     if (m) {
-        LpError e2;
-        int rc2 = table_fts_write_finish(&fw, &e2);
-        if (rc == LP_OK && rc2 != LP_OK) {
-            rc = rc2;
-            if (err) *err = e2;
-        }
+        rc = table_fts_write_finish(&fw, rc, err);
         fts_multi_free(m);
     }
     if (rc == LP_OK && atomic_load(&t->bNoFlush)) {

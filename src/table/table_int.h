@@ -249,8 +249,10 @@ typedef struct TableFtsWrite {
     int bQueued;            /* on the pool: g to be waited for */
 } TableFtsWrite;
 void table_fts_write_start(const Table *t, TableFtsWrite *w);
-/* Waits for (or runs) the write; its result, its error copied into err. */
-int table_fts_write_finish(TableFtsWrite *w, LpError *err);
+/* Waits for (or runs) the write. Returns rc, the caller's own result so
+** far, when that is a failure (err already says it); else the write's
+** result, its error copied into err. */
+int table_fts_write_finish(TableFtsWrite *w, int rc, LpError *err);
 VecHnsw *table_new_graph(const ColumnSchema *c, LpError *err);
 /* Before a graph is saved into segment segId (flush, merge), and after
 ** the log is replayed into the RAM segment (segId UINT64_MAX): links back
