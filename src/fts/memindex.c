@@ -118,7 +118,8 @@ typedef struct MemShard {
     uint64_t *aSlot;        /* nSlot slots (a power of two), or NULL */
     uint32_t nSlot;
     VEC(MemTerm *) aTerm;   /* every term, in order of creation */
-    Arena termArena;        /* the MemTerm structs (long streams are malloc'd) */
+    Arena termArena;        /* the MemTerm structs its pool task created (long
+                            ** streams are malloc'd) */
     size_t nBytes;          /* heap bytes in its terms and streams */
     int bNewTerms;          /* the last reservation created terms */
 } MemShard;
@@ -126,6 +127,10 @@ typedef struct MemShard {
 struct FtsMem {
     FtsSource src;          /* must be first: fts_mem_source returns &src */
     MemShard aShard[MEM_SHARDS];
+    Arena termArena;        /* the MemTerm structs of terms created by a batch
+                            ** reserved on one thread: in one arena rather
+                            ** than eight, a small index has one part-filled
+                            ** page of them, not eight */
     VEC(uint32_t) aLen[FTS_MAX_FIELDS]; /* per field: length of each doc */
     uint64_t aSumLen[FTS_MAX_FIELDS];
     uint32_t nDocs;         /* highest ordinal added + 1 */
@@ -496,7 +501,10 @@ FtsMem *fts_mem_new(int nFields) {
     m->src.vt = &fts_mem_vt;
     m->src.nFields = nFields;
     m->src.aSumLen = m->aSumLen;
-    for (int i = 0; i < MEM_SHARDS; i++) arena_init(&m->aShard[i].termArena, 32 * 1024);
+    /* Term arenas fill as the index grows: their blocks are faulted in
+    ** at once (on a VM, about half the cost of a fault per page). */
+    for (int i = 0; i < MEM_SHARDS; i++) arena_init_prefault(&m->aShard[i].termArena, 32 * 1024);
+    arena_init_prefault(&m->termArena, 32 * 1024);
     pthread_mutex_init(&m->mu, NULL);
     return m;
 }
@@ -519,6 +527,7 @@ void fts_mem_free(FtsMem *m) {
         free(sh->aSlot);
         VEC_FREE(&sh->aTerm);
     }
+    arena_free(&m->termArena);
     for (int i = 0; i < FTS_MAX_FIELDS; i++) VEC_FREE(&m->aLen[i]);
     free(m->aSorted);
     pthread_mutex_destroy(&m->mu);
@@ -573,7 +582,9 @@ static void slot_put(uint64_t *aSlot, uint32_t mask, uint64_t v) {
 static int shard_grow(MemShard *sh) {
     if (sh->aTerm.n + 1 <= (size_t)sh->nSlot / 4 * 3) return LP_OK;
     if (sh->nSlot >= (UINT32_C(1) << 31)) return LP_NOMEM;
-    uint32_t nSlot = sh->nSlot ? sh->nSlot * 2 : 256;
+    /* Small at first: eight shards' tables and term lists are pages
+    ** touched even for a handful of documents. */
+    uint32_t nSlot = sh->nSlot ? sh->nSlot * 2 : 64;
     /* The term list grows with the table, to the terms it can then hold:
     ** one copy per doubling instead of a climb from 8 entries. */
     if (VEC_RESERVE(&sh->aTerm, (size_t)nSlot / 4 * 3)) return LP_NOMEM;
@@ -610,15 +621,16 @@ static int grow_stream(MemStream *u, uint8_t *plg, uint64_t used, uint64_t need,
     return LP_OK;
 }
 
-/* Finds or creates the term for key (hash h) in its shard; NULL when out
-** of memory. A new term has df 0, which readers treat as absent. */
-static MemTerm *term_get(MemShard *sh, const uint8_t *key, int nKey, uint32_t h) {
+/* Finds or creates the term for key (hash h) in its shard, a new one's
+** struct from pArena; NULL when out of memory. A new term has df 0, which
+** readers treat as absent. */
+static MemTerm *term_get(MemShard *sh, Arena *pArena, const uint8_t *key, int nKey, uint32_t h) {
     MemTerm *t = shard_find(sh, key, nKey, h);
     if (t) return t;
     if (shard_grow(sh) || VEC_RESERVE(&sh->aTerm, sh->aTerm.n + 1)) return NULL;
     /* One bump allocation, streams included while they are short. */
     size_t sz = (offsetof(MemTerm, key) + (size_t)nKey + 7) & ~(size_t)7;
-    t = arena_alloc(&sh->termArena, sz);
+    t = arena_alloc(pArena, sz);
     if (!t) return NULL;
     memset(t, 0, offsetof(MemTerm, key));
     t->nKey = (uint8_t)nKey;
@@ -637,8 +649,8 @@ static MemTerm *term_get(MemShard *sh, const uint8_t *key, int nKey, uint32_t h)
 ** enough that a term found once or twice keeps its streams inline. A
 ** reservation that fails leaves resDoc and resPos above nDoc and nPos,
 ** which only makes the next one ask for more than it needs. */
-static int reserve_term(MemShard *sh, uint32_t h, const DocRec *r, uint32_t nDeltaBytes) {
-    MemTerm *t = term_get(sh, r->key, (int)r->nKey, h);
+static int reserve_term(MemShard *sh, Arena *pArena, uint32_t h, const DocRec *r, uint32_t nDeltaBytes) {
+    MemTerm *t = term_get(sh, pArena, r->key, (int)r->nKey, h);
     if (!t) return LP_NOMEM;
     memcpy(r->pTerm, &t, sizeof(t));
     uint64_t resDoc = (uint64_t)t->resDoc + nDeltaBytes + varint_len_u64(r->tf);
@@ -687,6 +699,8 @@ static inline int in_shard(uint32_t h, int iShard) {
 
 static int reserve_docs(FtsMem *m, FtsDocBuf *const *apDoc, int nDoc, int iShard, uint32_t nDeltaBytes) {
     int rc = LP_OK;
+    /* A shard's pool task creates terms in the shard's own arena. */
+    Arena *pArena = iShard == MEM_ALL_SHARDS ? &m->termArena : &m->aShard[iShard].termArena;
     for (int k = 0; k < nDoc && rc == LP_OK; k++) {
         const FtsDocBuf *d = apDoc[k];
         DocRec r;
@@ -695,7 +709,7 @@ static int reserve_docs(FtsMem *m, FtsDocBuf *const *apDoc, int nDoc, int iShard
             next = docrec_head(d, off, &h, &rest);
             if (in_shard(h, iShard)) {
                 docrec_rest(d, rest, next, &r);
-                rc = reserve_term(&m->aShard[h & (MEM_SHARDS - 1)], h, &r, nDeltaBytes);
+                rc = reserve_term(&m->aShard[h & (MEM_SHARDS - 1)], pArena, h, &r, nDeltaBytes);
             }
         }
     }

@@ -15,6 +15,16 @@
 #ifndef LP_UTIL_MEMTUNE_H
 #define LP_UTIL_MEMTUNE_H
 
+#include <stddef.h>
+
 void lp_memtune(void);
+
+/* Faults in the whole pages of p[0..n) for writing, in one call
+** (MADV_POPULATE_WRITE, Linux 5.14 and later; elsewhere, or when the
+** kernel refuses, a no-op: the pages then fault one by one when first
+** written, as they would have anyway). Nothing in the range changes. For
+** fresh memory about to be filled: on the virtual machines measured, a
+** page faulted by its first write costs ~11 us and a page populated ~5. */
+void lp_prefault(void *p, size_t n);
 
 #endif /* LP_UTIL_MEMTUNE_H */
