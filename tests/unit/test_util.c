@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,6 +27,7 @@
 #include "util/error.h"
 #include "util/hashmap.h"
 #include "util/log.h"
+#include "util/memtune.h"
 #include "util/strbuf.h"
 #include "util/varint.h"
 #include "util/vec.h"
@@ -144,6 +146,71 @@ static void test_arena_alignment_and_contents(void **state) {
     assert_string_equal(f, "42-x");
     unsigned char *zz = arena_zalloc(&a, 100);
     for (int k = 0; k < 100; k++) assert_int_equal(zz[k], 0);
+    arena_free(&a);
+}
+
+/* Can this kernel populate pages (MADV_POPULATE_WRITE, Linux 5.14)? */
+static int kernel_populates(void) {
+    long pg = sysconf(_SC_PAGESIZE);
+    void *p = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return 0;
+    int ok = madvise(p, (size_t)pg, 23 /* MADV_POPULATE_WRITE */) == 0;
+    munmap(p, (size_t)pg);
+    return ok;
+}
+
+/* Pages of [p, p + n) that are resident. */
+static size_t resident_pages(void *p, size_t n) {
+    long pg = sysconf(_SC_PAGESIZE);
+    unsigned char v[64];
+    assert_true(n / (size_t)pg <= sizeof(v));
+    assert_int_equal(mincore(p, n, v), 0);
+    size_t k = 0;
+    for (size_t i = 0; i < n / (size_t)pg; i++) k += v[i] & 1;
+    return k;
+}
+
+static void test_prefault(void **state) {
+    (void)state;
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE), n = 16 * pg;
+    /* Memory already written keeps every byte, whatever the range's
+    ** alignment. */
+    unsigned char *buf = malloc(n);
+    assert_non_null(buf);
+    for (size_t i = 0; i < n; i++) buf[i] = (unsigned char)(i * 7 + 3);
+    lp_prefault(buf + 3, n - 7);
+    lp_prefault(buf, 0);
+    lp_prefault(buf + 1, 10); /* inside one page: no whole page, nothing to do */
+    for (size_t i = 0; i < n; i++) assert_int_equal(buf[i], (unsigned char)(i * 7 + 3));
+    free(buf);
+    /* Fresh memory: the whole pages inside the range become resident and
+    ** read as zero; the ones outside it are left alone. */
+    unsigned char *m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(m != MAP_FAILED);
+    assert_int_equal(resident_pages(m, n), 0);
+    lp_prefault(m + pg / 2, 4 * pg); /* whole pages 1, 2 and 3 */
+    if (kernel_populates()) {
+        assert_int_equal(resident_pages(m, n), 3);
+        assert_int_equal(resident_pages(m + pg, 3 * pg), 3);
+    }
+    for (size_t i = 0; i < n; i++) assert_int_equal(m[i], 0);
+    munmap(m, n);
+
+    /* An arena that prefaults: the same contract as any arena. */
+    Arena a;
+    arena_init_prefault(&a, 32 * 1024);
+    unsigned char *ap[300];
+    for (int i = 0; i < 300; i++) {
+        ap[i] = arena_alloc(&a, 200);
+        assert_non_null(ap[i]);
+        assert_int_equal((uintptr_t)ap[i] % 16, 0);
+        memset(ap[i], i & 0xff, 200);
+    }
+    for (int i = 0; i < 300; i++) {
+        for (int k = 0; k < 200; k++) assert_int_equal(ap[i][k], i & 0xff);
+    }
+    arena_reset(&a);
+    assert_non_null(arena_alloc(&a, 100));
     arena_free(&a);
 }
 
@@ -1141,6 +1208,7 @@ int main(void) {
         cmocka_unit_test(test_error_truncation),
         cmocka_unit_test(test_arena_alignment_and_contents),
         cmocka_unit_test(test_arena_big_allocations),
+        cmocka_unit_test(test_prefault),
         cmocka_unit_test(test_arena_reset_reuse),
         cmocka_unit_test(test_vec),
         cmocka_unit_test(test_strbuf),
