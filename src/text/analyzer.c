@@ -662,9 +662,8 @@ _Static_assert(STEMDICT_MAX_WORD + STEMDICT_MAX_SUFFIX <= ANALYZER_MAX_TERM, "st
 ** the stemmer's results. Dictionary words do not go into the memo: its
 ** pages are the thread's own and cost a fault each on first touch, the
 ** dictionary's are the executable's, already in memory, and a memo that
-** only sees the rest stays small. */
-static int stem_term(RunState *s, Token *t, char *zTerm) {
-    uint32_t h = stemdict_hash(t->z, t->n);
+** only sees the rest stays small. h is the word's stemdict_hash. */
+static int stem_term(RunState *s, Token *t, char *zTerm, uint32_t h) {
     if (s->pDict) {
         int n = stemdict_find(s->pDict, zTerm, t->n, h); /* in place: t->z is zTerm */
         if (n > 0) {
@@ -714,42 +713,108 @@ static int stem_term(RunState *s, Token *t, char *zTerm) {
     return LP_OK;
 }
 
-/* Normalises, filters, stems and hands over the word z[iStart..iEnd). */
-static int emit_word(RunState *s, const char *z, size_t iStart, size_t iEnd, int bAscii) {
+/* A word normalised, waiting to be filtered, stemmed and handed over. */
+typedef struct PendWord {
     char aTerm[ANALYZER_MAX_TERM];
     int nTerm;
+    uint32_t iPos, iStart, iEnd;
+    uint32_t h;                 /* stemdict_hash of the term (dictionary runs) */
+} PendWord;
+
+/* Normalises the word z[iStart..iEnd) into w and gives it the next
+** position. */
+static int word_prepare(RunState *s, const char *z, size_t iStart, size_t iEnd, int bAscii, PendWord *w) {
     if (bAscii) {
         size_t m = iEnd - iStart;
         if (m > ANALYZER_MAX_TERM) m = ANALYZER_MAX_TERM;
         for (size_t k = 0; k < m; k++) {
             unsigned c = (unsigned char)z[iStart + k];
-            aTerm[k] = (char)(c + (((c - 'A') < 26u) << 5));
+            w->aTerm[k] = (char)(c + (((c - 'A') < 26u) << 5));
         }
-        nTerm = (int)m;
+        w->nTerm = (int)m;
     } else {
-        nTerm = norm_word(z + iStart, iEnd - iStart, aTerm);
-        if (nTerm < 0) {
+        w->nTerm = norm_word(z + iStart, iEnd - iStart, w->aTerm);
+        if (w->nTerm < 0) {
             return lp_err_setpos(s->err, LP_INTERNAL, (int64_t)iStart, "normalising the word at byte %zu: %s",
-                                 iStart, utf8proc_errmsg(nTerm));
+                                 iStart, utf8proc_errmsg(w->nTerm));
         }
     }
+    w->iPos = s->iPos++;
+    w->iStart = (uint32_t)iStart;
+    w->iEnd = (uint32_t)iEnd;
+    return LP_OK;
+}
+
+/* Filters, stems and hands over a prepared word (w->h is set when
+** bHashed). */
+static int word_finish(RunState *s, PendWord *w, int bHashed) {
     Token t;
-    t.iPos = s->iPos++;
-    t.iStart = (uint32_t)iStart;
-    t.iEnd = (uint32_t)iEnd;
-    t.z = aTerm;
-    t.n = nTerm;
+    t.iPos = w->iPos;
+    t.iStart = w->iStart;
+    t.iEnd = w->iEnd;
+    t.z = w->aTerm;
+    t.n = w->nTerm;
     /* NFKC + case folding maps a letter or digit to at least one character;
     ** an empty result would be a utf8proc change: count the word, emit nothing. */
-    if (NEVER(nTerm == 0)) return LP_OK;
+    if (NEVER(w->nTerm == 0)) return LP_OK;
     if (s->bFull) {
-        if (s->a->aStop && stop_contains(s->a, aTerm, nTerm)) return LP_OK;
+        if (s->a->aStop && stop_contains(s->a, w->aTerm, w->nTerm)) return LP_OK;
         if (s->pStem) {
-            int rc = stem_term(s, &t, aTerm);
+            int rc = stem_term(s, &t, w->aTerm, bHashed ? w->h : stemdict_hash(w->aTerm, w->nTerm));
             if (rc != LP_OK) return rc;
         }
     }
     return s->xToken(s->ctx, &t);
+}
+
+/* Words wait in groups of ANALYZER_PEND when a stem dictionary is used: a
+** collection's first pass meets most words for the first time, and each
+** then costs a cache miss or two in the dictionary (its bucket offset, then
+** its entries). Looked up one at a time, the misses come one after the
+** other; a group's lookups are prefetched together (every bucket offset,
+** then every word's entries) and their misses overlap. */
+#define ANALYZER_PEND 8
+
+typedef struct PendRun {
+    PendWord a[ANALYZER_PEND];
+    int n;
+} PendRun;
+
+/* Hands over the pending words, in order. */
+static int pend_flush(RunState *s, PendRun *pr) {
+    const StemDict *d = s->pDict;
+    int n = pr->n;
+    pr->n = 0;
+    for (int k = 0; k < n; k++) {
+        uint32_t b = stemdict_bucket(pr->a[k].h, d->nBits);
+        __builtin_prefetch(d->aPool + d->aBucket[b]);
+    }
+    for (int k = 0; k < n; k++) {
+        int rc = word_finish(s, &pr->a[k], 1);
+        if (rc != LP_OK) return rc;
+    }
+    return LP_OK;
+}
+
+/* Normalises, filters, stems and hands over the word z[iStart..iEnd), or
+** with a stem dictionary (pr not NULL) queues it, handing over a full
+** group. */
+static int emit_word(RunState *s, PendRun *pr, const char *z, size_t iStart, size_t iEnd, int bAscii) {
+    if (!pr) {
+        PendWord w;
+        int rc = word_prepare(s, z, iStart, iEnd, bAscii, &w);
+        return rc == LP_OK ? word_finish(s, &w, 0) : rc;
+    }
+    PendWord *w = &pr->a[pr->n];
+    int rc = word_prepare(s, z, iStart, iEnd, bAscii, w);
+    if (rc != LP_OK) {
+        /* The words before it go out first, as they would one by one. */
+        int rc2 = pend_flush(s, pr);
+        return rc2 != LP_OK ? rc2 : rc;
+    }
+    w->h = stemdict_hash(w->aTerm, w->nTerm);
+    __builtin_prefetch(&s->pDict->aBucket[stemdict_bucket(w->h, s->pDict->nBits)]);
+    return ++pr->n == ANALYZER_PEND ? pend_flush(s, pr) : LP_OK;
 }
 
 static int run(const Analyzer *a, int bFull, const char *z, size_t n, uint32_t iPosBase, TokenFn xToken,
@@ -775,6 +840,10 @@ static int run(const Analyzer *a, int bFull, const char *z, size_t n, uint32_t i
         if (rc != LP_OK) return rc;
         s.pDict = a->pDict;
     }
+    /* Dictionary lookups are grouped (PendRun) only where a dictionary has
+    ** entries to miss in. */
+    PendRun pend, *pr = s.pDict && s.pDict->nBits ? &pend : NULL;
+    if (pr) pr->n = 0;
     const unsigned char *p = (const unsigned char *)z;
     size_t i = 0;
     while (i < n) {
@@ -798,7 +867,11 @@ static int run(const Analyzer *a, int bFull, const char *z, size_t n, uint32_t i
             bAscii = 0;
             i = cls == CC_SINGLE ? scan_marks(p, n, i) : scan_word(p, n, i, &bAscii);
         }
-        int rc = emit_word(&s, z, iStart, i, bAscii);
+        int rc = emit_word(&s, pr, z, iStart, i, bAscii);
+        if (rc != LP_OK) return rc;
+    }
+    if (pr && pr->n) {
+        int rc = pend_flush(&s, pr);
         if (rc != LP_OK) return rc;
     }
     if (piPosEnd) *piPosEnd = s.iPos;
