@@ -842,8 +842,9 @@ static int run(const Analyzer *a, int bFull, const char *z, size_t n, uint32_t i
     }
     /* Dictionary lookups are grouped (PendRun) only where a dictionary has
     ** entries to miss in. */
-    PendRun pend, *pr = s.pDict && s.pDict->nBits ? &pend : NULL;
-    if (pr) pr->n = 0;
+    PendRun pend;
+    pend.n = 0;
+    PendRun *pr = s.pDict && s.pDict->nBits ? &pend : NULL;
     const unsigned char *p = (const unsigned char *)z;
     size_t i = 0;
     while (i < n) {
