@@ -496,11 +496,19 @@ static double group_formula(const FtsQuery *q, const PlanNode *g, const double *
                             const double *aNorm) {
     double s = 0;
     if (q->rank.ranker == FTS_RANK_BM25F) {
-        double x = 0;
+        /* x = sum of weight * tf / norm, kept as the fraction num / den so
+        ** that saturate(x) = (k1 + 1) num / (num + k1 den) divides once per
+        ** document instead of once per field and again to saturate. */
+        double num = 0, den = 1;
         for (int i = 0; i < g->nChild; i++) {
-            if (aTf[i] > 0) x += g->aChild[i]->fieldWeight * aTf[i] / aNorm[i];
+            if (aTf[i] > 0) {
+                num = num * aNorm[i] + g->aChild[i]->fieldWeight * aTf[i] * den;
+                den *= aNorm[i];
+            }
         }
-        return x > 0 ? g->nRepeat * g->typeWeight * g->idf * saturate(q, x) : 0;
+        if (!(num > 0)) return 0;
+        double k1 = q->rank.k1;
+        return g->nRepeat * g->typeWeight * g->idf * (k1 + 1) * num / (num + k1 * den);
     }
     for (int i = 0; i < g->nChild; i++) {
         const PlanNode *c = g->aChild[i];
