@@ -109,9 +109,14 @@ static double norm_len(const FtsQuery *q, int iField, double dl) {
     return q->normA + q->aNormB[iField] * dl;
 }
 
-/* The BM25 saturation of a (normalised) frequency: x*(k1+1)/(x + k1). */
+/* The BM25 saturation of a (normalised) frequency x = num/den:
+** x*(k1+1)/(x + k1), with one division. */
+static double saturate_frac(const FtsQuery *q, double num, double den) {
+    return num * (q->rank.k1 + 1) / (num + q->rank.k1 * den);
+}
+
 static double saturate(const FtsQuery *q, double x) {
-    return x * (q->rank.k1 + 1) / (x + q->rank.k1);
+    return saturate_frac(q, x, 1);
 }
 
 /* Robertson-Sparck Jones idf, floored just above 0 so a term in more than
@@ -497,18 +502,22 @@ static double group_formula(const FtsQuery *q, const PlanNode *g, const double *
     double s = 0;
     if (q->rank.ranker == FTS_RANK_BM25F) {
         /* x = sum of weight * tf / norm, kept as the fraction num / den so
-        ** that saturate(x) = (k1 + 1) num / (num + k1 den) divides once per
-        ** document instead of once per field and again to saturate. */
+        ** that saturate(x) divides once per document instead of once per
+        ** field and again to saturate. den is a product of norms, each in
+        ** [2^-32, 2^64] (dl >= 1 where tf > 0, dl and nDocs < 2^32, b in
+        ** [0, 1]): eight of them stay far inside a double's range, more
+        ** could overflow or underflow, so past eight fields den is folded
+        ** back into num whenever it leaves [1e-100, 1e100]. */
         double num = 0, den = 1;
+        int bWide = g->nChild > 8;
         for (int i = 0; i < g->nChild; i++) {
             if (aTf[i] > 0) {
                 num = num * aNorm[i] + g->aChild[i]->fieldWeight * aTf[i] * den;
                 den *= aNorm[i];
+                if (bWide && (den > 1e100 || den < 1e-100)) num /= den, den = 1;
             }
         }
-        if (!(num > 0)) return 0;
-        double k1 = q->rank.k1;
-        return g->nRepeat * g->typeWeight * g->idf * (k1 + 1) * num / (num + k1 * den);
+        return num > 0 ? g->nRepeat * g->typeWeight * g->idf * saturate_frac(q, num, den) : 0;
     }
     for (int i = 0; i < g->nChild; i++) {
         const PlanNode *c = g->aChild[i];

@@ -786,6 +786,75 @@ static void test_bm25_by_hand(void **state) {
     fts_mem_free(m);
 }
 
+/* BM25F on a term in every one of FTS_MAX_FIELDS fields, at length
+** normalisations far from 1: the per-field terms are summed as a fraction
+** whose denominator is the product of the norms, which must neither
+** overflow (norm ~38 per field: 38^255 > DBL_MAX) nor underflow (norm 0.01
+** per field: 0.01^255 < DBL_MIN). Each case's score is checked against
+** idf * saturate(sum over fields of tf / norm), computed directly. */
+static void test_bm25f_many_fields(void **state) {
+    (void)state;
+    enum { NFLD = FTS_MAX_FIELDS };
+    static char z[8192];
+    char **azF = malloc(sizeof(char *) * NFLD);
+    assert_non_null(azF);
+    for (int f = 0; f < NFLD; f++) {
+        azF[f] = malloc(16);
+        assert_non_null(azF[f]);
+        snprintf(azF[f], 16, "f%d", f);
+    }
+    /* case 0: doc 0 long (z + 999 words), 39 one-word docs: norm ~38.5.
+    ** case 1: doc 0 is "z", doc 1 has 1000 words, 8 docs hold one word in
+    ** field 0 only: norm ~0.01. b = 1 in both. */
+    for (int iCase = 0; iCase < 2; iCase++) {
+        int nDoc = iCase == 0 ? 40 : 10;
+        FtsMem *m = fts_mem_new(NFLD);
+        FtsDocBuf d = {0};
+        LpError err;
+        double aSum[NFLD] = {0};
+        for (int i = 0; i < nDoc; i++) {
+            fts_docbuf_reset(&d);
+            int nWord = iCase == 0 ? (i == 0 ? 1000 : 1) : (i == 1 ? 1000 : 1);
+            size_t n = 0;
+            for (int w = 0; w < nWord; w++) {
+                n += (size_t)snprintf(z + n, sizeof(z) - n, "%s ", i == 0 && w == 0 ? "z" : "y");
+            }
+            for (int f = 0; f < NFLD; f++) {
+                if (iCase == 1 && i >= 2 && f > 0) continue;
+                assert_int_equal(fts_docbuf_field(&d, g_an, f, z, n, &err), LP_OK);
+                aSum[f] += nWord;
+            }
+            assert_int_equal(fts_mem_add(m, (uint32_t)i, &d), LP_OK);
+        }
+        fts_docbuf_free(&d);
+        double x = 0, dl0 = iCase == 0 ? 1000 : 1;
+        for (int f = 0; f < NFLD; f++) x += 1.0 / (dl0 / (aSum[f] / nDoc));
+        double want = log((nDoc - 1 + 0.5) / 1.5) * x * 2.2 / (x + 1.2);
+        Arena a;
+        arena_init(&a, 0);
+        FtsNode *root;
+        assert_int_equal(fts_match_parse(&a, "z", 1, (const char *const *)azF, NFLD, &root, &err), LP_OK);
+        FtsRankParams rank;
+        fts_rank_defaults(&rank);
+        rank.b = 1;
+        FtsQuery *q;
+        FtsHit aHit[2];
+        int nHit;
+        FtsStats st;
+        assert_int_equal(fts_query_new(&a, root, "z", g_an, fts_mem_source(m), &rank, &q, &err), LP_OK);
+        assert_int_equal(fts_query_topk(q, 2, NULL, NULL, aHit, &nHit, &st, &err), LP_OK);
+        fts_query_free(q);
+        assert_int_equal(nHit, 1);
+        assert_int_equal(aHit[0].doc, 0);
+        assert_true(isfinite(aHit[0].score));
+        assert_true(fabs(aHit[0].score - want) < 1e-12 * want);
+        arena_free(&a);
+        fts_mem_free(m);
+    }
+    for (int f = 0; f < NFLD; f++) free(azF[f]);
+    free(azF);
+}
+
 /* Cursor operations on long lists (several blocks), against the docs. */
 static void test_cursor_blocks(void **state) {
     (void)state;
@@ -1006,6 +1075,7 @@ static void test_batches_match_single_adds(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bm25_by_hand),
+        cmocka_unit_test(test_bm25f_many_fields),
         cmocka_unit_test(test_tie_key),
         cmocka_unit_test(test_docbuf_fields_and_streams),
         cmocka_unit_test(test_docbuf_large_field),
