@@ -64,6 +64,11 @@ import workload  # noqa: E402
 
 SPEED_TYPES = workload.TYPES
 QUALITY_K = 100
+# The quality metrics issue 3 sets a target on: key, label, per-query function, cutoff.
+QUALITY_METRICS = (("ndcg@10", "nDCG@10", metrics.ndcg_at, 10),
+                   ("mrr@10", "MRR@10", metrics.mrr_at, 10),
+                   ("recall@100", "Recall@100", metrics.recall_at, 100))
+QUALITY_KEYS = tuple(m[0] for m in QUALITY_METRICS)
 SPEED_K = 10
 SPEED_TARGET = 2.0
 # A pass that runs this many times past --seconds is cut short (a very slow
@@ -92,9 +97,10 @@ def quality(e, coll):
         hits += len(ids)
         rankings[q.qid] = [coll.doc_ids[i - 1] for i in ids]
     m = metrics.mean_metrics(rankings, coll.qrels)
-    per_query = {q: round(metrics.ndcg_at(rankings.get(q, []), j, 10), 4)
-                 for q, j in coll.qrels.items() if any(g > 0 for g in j.values())}
-    m.update(avg_results=round(hits / len(coll.queries), 1), per_query_ndcg10=per_query)
+    judged = {q: j for q, j in coll.qrels.items() if any(g > 0 for g in j.values())}
+    per_query = {key: {q: round(fn(rankings.get(q, []), j, cut), 4) for q, j in judged.items()}
+                 for key, _, fn, cut in QUALITY_METRICS}
+    m.update(avg_results=round(hits / len(coll.queries), 1), per_query=per_query)
     return m
 
 
@@ -475,7 +481,7 @@ def check_counts(coll, E, refs):
 # others of these, loupe's peers over the wire are the other servers.
 INPROC = ("loupe", "fts5", "xapian")
 # Target keys, in report order, with their labels.
-TARGET_KEYS = ([("ndcg@10", "nDCG@10 ≥ best peer")]
+TARGET_KEYS = ([(key, "%s ≥ best peer" % label) for key, label, _, _ in QUALITY_METRICS]
                + [("qps/" + t, "%s queries/s in process ≥ %gx best of FTS5/Xapian" % (t, SPEED_TARGET))
                   for t in SPEED_TYPES]
                + [("wire_qps/" + t, "%s queries/s over the wire ≥ %gx Sphinx" % (t, SPEED_TARGET))
@@ -527,14 +533,14 @@ def targets(results, names):
         E = res["engines"]
         lo = E["loupe"]
         t = {}
-        best = max(peers, key=lambda p: E[p]["quality"]["ndcg@10"])
-        t["ndcg@10"] = {"loupe": lo["quality"]["ndcg@10"], "best_peer": best,
-                        "peer": E[best]["quality"]["ndcg@10"],
-                        "met": lo["quality"]["ndcg@10"] >= E[best]["quality"]["ndcg@10"]}
-        # Is the difference more than the sample of queries can tell?
-        d = metrics.paired_difference(lo["quality"]["per_query_ndcg10"], E[best]["quality"]["per_query_ndcg10"])
-        t["ndcg@10"].update(mean_diff=round(d["mean_diff"], 4), ci95=[round(x, 4) for x in d["ci95"]],
-                            p_value=round(d["p_value"], 4))
+        for key in QUALITY_KEYS:
+            best = max(peers, key=lambda p: E[p]["quality"][key])
+            t[key] = {"loupe": lo["quality"][key], "best_peer": best, "peer": E[best]["quality"][key],
+                      "met": lo["quality"][key] >= E[best]["quality"][key]}
+            # Is the difference more than the sample of queries can tell?
+            d = metrics.paired_difference(lo["quality"]["per_query"][key], E[best]["quality"]["per_query"][key])
+            t[key].update(mean_diff=round(d["mean_diff"], 4), ci95=[round(x, 4) for x in d["ci95"]],
+                          p_value=round(d["p_value"], 4))
         for section, prefix in (("speed_inproc", "qps/"), ("speed", "wire_qps/")):
             for ty in SPEED_TYPES:
                 have = [p for p in peers if ty in E[p].get(section, {})]
@@ -631,13 +637,13 @@ def verdict(met):
     return "n/a" if met is None else ("met" if met else "**NOT met**")
 
 
-def fmt_ndcg_diff(t):
+def fmt_quality_diff(t):
     return "per query %+.3f, 95%% CI %+.3f..%+.3f, p %.2f" % (t["mean_diff"], t["ci95"][0], t["ci95"][1], t["p_value"])
 
 
 def fmt_target(key, t):
-    if key == "ndcg@10":
-        return "%.3f vs %s %.3f; %s" % (t["loupe"], t["best_peer"], t["peer"], fmt_ndcg_diff(t))
+    if key in QUALITY_KEYS:
+        return "%.3f vs %s %.3f; %s" % (t["loupe"], t["best_peer"], t["peer"], fmt_quality_diff(t))
     return "%.2fx %s" % (t["ratio"], t["best_peer"])
 
 
@@ -650,7 +656,7 @@ def summary_lines(colls, tgt):
             out.append("- %s: n/a" % label)
             continue
         ok = sum(1 for _, t in rows if t["met"])
-        if key == "ndcg@10":
+        if key in QUALITY_KEYS:
             worst = min(rows, key=lambda ct: ct[1]["loupe"] - ct[1]["peer"])
         elif key == "size":     # smaller is better: the largest ratio is the worst
             worst = max(rows, key=lambda ct: ct[1]["ratio"])
@@ -731,7 +737,7 @@ def write_report(out_dir, meta, results, tgt):
               % ",".join(names), ""]
     else:
         L += ["## Targets", ""] + summary_lines(colls, tgt) + [
-            "", "Per collection: the table at the end. For nDCG@10 it also gives loupe's mean",
+            "", "Per collection: the table at the end. For each quality metric it also gives loupe's mean",
             "per-query difference from the best peer, a 95% bootstrap interval of it and the",
             "p-value of a paired sign-flip randomisation test (`metrics.paired_difference`):",
             "an interval that holds 0 and a large p mean these queries cannot tell the two",
@@ -752,10 +758,11 @@ def write_report(out_dir, meta, results, tgt):
         E = results[c]["engines"]
         L += ["### %s" % c, "",
               "| engine | nDCG@10 | MRR@10 | Recall@100 | results/query |", "|---|---:|---:|---:|---:|"]
+        top = {key: max(E[n]["quality"][key] for n in names) for key in QUALITY_KEYS}
         for n in names:
             q = E[n]["quality"]
-            L.append("| %s | %.3f | %.3f | %.3f | %.1f |" % (n, q["ndcg@10"], q["mrr@10"], q["recall@100"],
-                                                          q["avg_results"]))
+            cells = [("**%.3f**" if q[key] == top[key] else "%.3f") % q[key] for key in QUALITY_KEYS]
+            L.append("| %s | %s | %.1f |" % (n, " | ".join(cells), q["avg_results"]))
         L.append("")
 
     # Speed, in process.
@@ -853,9 +860,9 @@ def write_report(out_dir, meta, results, tgt):
                 x = tgt[c].get(k)
                 if x is None or x["met"] is None:
                     cells.append("n/a")
-                elif k == "ndcg@10":
+                elif k in QUALITY_KEYS:
                     cells.append("%s (%.3f vs %s %.3f; %s)" % (verdict(x["met"]), x["loupe"], x["best_peer"],
-                                                              x["peer"], fmt_ndcg_diff(x)))
+                                                              x["peer"], fmt_quality_diff(x)))
                 else:
                     cells.append("%s (%.2fx %s)" % (verdict(x["met"]), x["ratio"], x["best_peer"]))
             L.append("| %s | %s |" % (lab, " | ".join(cells)))
