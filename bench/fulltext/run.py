@@ -903,8 +903,8 @@ def write_report(out_dir, meta, results, tgt):
                     ", ".join("%s %d" % kv for kv in r["speed_queries"].items()),
                     " Data: %s." % workload.DATA_NOTES[c] if c in workload.DATA_NOTES else "",
                     " " + "; ".join(r["notes"]) + "." if r["notes"] else ""))
-    L += ["", "Raw numbers (every round; per-query nDCG@10 for every engine, to find where one",
-          "loses): `fulltext.json` next to this file.", ""]
+    L += ["", "Raw numbers (every round; per-query nDCG@10, MRR@10 and Recall@100 for every",
+          "engine, to find where one loses): `fulltext.json` next to this file.", ""]
     with open(os.path.join(out_dir, "fulltext.md"), "w") as f:
         f.write("\n".join(L))
 
