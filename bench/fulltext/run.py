@@ -741,7 +741,9 @@ def write_report(out_dir, meta, results, tgt):
             "per-query difference from the best peer, a 95% bootstrap interval of it and the",
             "p-value of a paired sign-flip randomisation test (`metrics.paired_difference`):",
             "an interval that holds 0 and a large p mean these queries cannot tell the two",
-            "apart.", ""]
+            "apart. `bench/fulltext/variants.py` scores a ranking setting (k1, b, stemmer,",
+            "length, idf, ...) on every collection and metric against these peers offline,",
+            "with a Python copy of loupe's ranking that reproduces its numbers here.", ""]
 
     # Quality.
     L += ["## Quality", "", "nDCG@10 (best per collection in bold):", "",

@@ -1,0 +1,209 @@
+#!/usr/bin/python3
+"""Ranking variants, scored offline against the peers of the last run.
+
+    bench/fulltext/variants.py [--collections a,b] [VARIANT ...]
+
+A Python copy of loupe's default ranking for the benchmark's table (title
+and body, stem_en, BM25F with k1 = 1.2, b = 0.75, field weights 1, query
+words counted as often as the query repeats them, top 100 bag-of-words OR),
+with knobs, so that a change to the ranking can be judged on every
+collection and every quality metric before it is built. It answers "would
+this setting be >= the best peer everywhere?" without running the engines:
+the peers' numbers come from docs/benchmarks/fulltext.json (make
+bench-fulltext writes it).
+
+A VARIANT is a comma-separated list of knob=value ("" is the default):
+    k1=1.2  b=0.75      BM25's saturation and length normalisation
+    bt=0.75             b for the title field only (default: b)
+    wt=1                the title field's weight
+    stem=english        a Snowball algorithm (english = loupe's stem_en;
+                        porter = Porter's original, FTS5's and Sphinx's)
+    length=field        field: each field normalised by its own length
+                        (BM25F, loupe); row: by the document's (FTS5)
+    idf=rsj             rsj: log((N - n + .5) / (n + .5)) floored at 1e-6
+                        (loupe, FTS5); xapian: below a ratio of 2, the
+                        ratio halved plus 1; lucene: log(1 + ratio)
+    minnorm=0           length / average floored here (Xapian's 0.5)
+    k3=none             query-word saturation (k3 + 1) qtf / (k3 + qtf);
+                        none: qtf itself
+    delta=0             BM25+: delta added to each matching word's part
+
+Example: variants.py "" "stem=porter" "k1=1.0,b=0.5"
+
+For each variant it prints nDCG@10, MRR@10 and Recall@100 per collection,
+a '*' where the value is >= the best peer's, and the count of such cells.
+The default variant must reproduce loupe's own numbers from fulltext.json
+(to 0.001): the script says so, or says where it does not, and then exits
+1, as the copy has drifted from the engine (words are split at non-letter,
+non-digit characters and lower-cased; loupe's NFKC folding and its CJK
+handling are not copied, and none of these collections needs them).
+
+The prepared index of each collection is cached in the temporary folder
+(loupe-variants-*.pkl, rebuilt when the collection or this file changes).
+"""
+import argparse
+import hashlib
+import json
+import math
+import os
+import pickle
+import re
+import sys
+import tempfile
+
+import xapian
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import metrics  # noqa: E402
+import workload  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(HERE))
+DATA = os.path.join(os.path.dirname(REPO), "shared", "data")
+RESULTS = os.path.join(REPO, "docs", "benchmarks", "fulltext.json")
+WORD = re.compile(r"[^\W_]+")
+METRICS = ("ndcg@10", "mrr@10", "recall@100")
+KNOBS = {"k1": 1.2, "b": 0.75, "bt": None, "wt": 1.0, "stem": "english", "length": "field",
+         "idf": "rsj", "minnorm": 0.0, "k3": None, "delta": 0.0}
+
+
+def parse_variant(text):
+    v = dict(KNOBS)
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, _, val = part.partition("=")
+        if key not in KNOBS or not val:
+            raise SystemExit("variants.py: bad knob %r in %r (knobs: %s)" % (part, text, ", ".join(KNOBS)))
+        if key in ("stem", "length", "idf"):
+            v[key] = val
+        else:
+            try:
+                v[key] = None if val == "none" else float(val)
+            except ValueError:
+                raise SystemExit("variants.py: %s wants a number, not %r" % (key, val))
+    if v["length"] not in ("field", "row") or v["idf"] not in ("rsj", "xapian", "lucene"):
+        raise SystemExit("variants.py: bad length or idf in %r" % text)
+    return v
+
+
+def prepare(name, stem_name):
+    """Postings {stem: {doc: [tf title, tf body]}}, field lengths, the
+    queries as stems and the judgments of one collection."""
+    path = os.path.join(DATA, name)
+    h = hashlib.sha1(open(__file__, "rb").read())
+    for f in ("docs.jsonl", "queries.jsonl", "qrels.tsv"):
+        st = os.stat(os.path.join(path, f))
+        h.update(("%s %d %d" % (f, st.st_size, st.st_mtime_ns)).encode())
+    cache = os.path.join(tempfile.gettempdir(), "loupe-variants-%s-%s-%s.pkl" % (name, stem_name, h.hexdigest()[:12]))
+    if os.path.exists(cache):
+        with open(cache, "rb") as f:
+            return pickle.load(f)
+    coll = workload.load_collection(name, path)
+    stemmer = xapian.Stem(stem_name)
+    memo = {}
+
+    def stem(w):
+        s = memo.get(w)
+        if s is None:
+            s = memo[w] = stemmer(w).decode("utf-8")
+        return s
+
+    post, lens = {}, []
+    for d, fields in enumerate(coll.docs):
+        ls = []
+        for fi, text in enumerate(fields):
+            words = [stem(w) for w in WORD.findall(text.lower())]
+            ls.append(len(words))
+            for s in words:
+                post.setdefault(s, {}).setdefault(d, [0, 0])[fi] += 1
+        lens.append(ls)
+    queries = {q.qid: [stem(w) for w in q.words] for q in coll.queries}
+    r = (coll.doc_ids, coll.qrels, queries, post, lens)
+    with open(cache + ".tmp", "wb") as f:
+        pickle.dump(r, f)
+    os.replace(cache + ".tmp", cache)
+    return r
+
+
+def idf_of(kind, n_docs, df):
+    ratio = (n_docs - df + 0.5) / (df + 0.5)
+    if kind == "lucene":
+        return math.log(1 + ratio)
+    if kind == "xapian" and ratio < 2:
+        ratio = ratio * 0.5 + 1
+    v = math.log(ratio)
+    return v if v > 1e-6 else 1e-6
+
+
+def rank(name, v):
+    """The variant's top 100 for every query, scored: {metric: mean}."""
+    doc_ids, qrels, queries, post, lens = prepare(name, v["stem"])
+    n = len(lens)
+    avg = [sum(ls[i] for ls in lens) / n or 1 for i in (0, 1)]
+    b, bt, k1 = v["b"], v["b"] if v["bt"] is None else v["bt"], v["k1"]
+    if v["length"] == "row":
+        avg_row = avg[0] + avg[1]
+        norms = [[1 - b + b * max((ls[0] + ls[1]) / avg_row, v["minnorm"])] * 2 for ls in lens]
+    else:
+        norms = [[1 - bb + bb * max(ls[i] / avg[i], v["minnorm"]) for i, bb in ((0, bt), (1, b))]
+                 for ls in lens]
+    weights = (v["wt"], 1.0)
+    rankings = {}
+    for qid, words in queries.items():
+        qtf = {}
+        for w in words:
+            qtf[w] = qtf.get(w, 0) + 1
+        scores = {}
+        for w, c in qtf.items():
+            p = post.get(w)
+            if not p:
+                continue
+            idf = idf_of(v["idf"], n, len(p))
+            qw = c if v["k3"] is None else (v["k3"] + 1) * c / (v["k3"] + c)
+            for d, tf in p.items():
+                x = sum(weights[i] * tf[i] / norms[d][i] for i in (0, 1))
+                part = (k1 + 1) * x / (k1 + x) + (v["delta"] if x > 0 else 0)
+                scores[d] = scores.get(d, 0.0) + qw * idf * part
+        top = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:100]
+        rankings[qid] = [doc_ids[d] for d, _ in top]
+    return metrics.mean_metrics(rankings, qrels)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--collections", help="comma-separated (default: those of fulltext.json)")
+    ap.add_argument("variants", nargs="*", default=[""])
+    args = ap.parse_args(argv)
+    with open(RESULTS) as f:
+        res = json.load(f)["collections"]
+    colls = args.collections.split(",") if args.collections else sorted(res)
+    best, loupe = {}, {}
+    for c in colls:
+        eng = res[c]["engines"]
+        for m in METRICS:
+            best[c, m] = max(eng[e]["quality"][m] for e in eng if e != "loupe")
+            loupe[c, m] = eng["loupe"]["quality"][m]
+    variants = [(text, parse_variant(text)) for text in [""] + [x for x in args.variants if x != ""]]
+    print("%-24s %-10s %s" % ("variant", "metric", " ".join("%9s" % c for c in colls)))
+    rc = 0
+    for text, v in variants:
+        got = {c: rank(c, v) for c in colls}
+        met = sum(got[c][m] >= best[c, m] for c in colls for m in METRICS)
+        for m in METRICS:
+            cells = " ".join("%8.4f%s" % (got[c][m], "*" if got[c][m] >= best[c, m] else " ") for c in colls)
+            print("%-24s %-10s %s" % (text or "(default)" if m == METRICS[0] else "", m, cells))
+        print("%-24s %d of %d >= best peer" % ("", met, len(colls) * len(METRICS)))
+        if text == "":
+            off = ["%s %s %.4f vs %.4f" % (c, m, got[c][m], loupe[c, m])
+                   for c in colls for m in METRICS if abs(got[c][m] - loupe[c, m]) > 0.001]
+            if off:
+                print("variants.py: the default does NOT reproduce loupe's numbers in %s: %s"
+                      % (RESULTS, "; ".join(off)))
+                rc = 1
+            else:
+                print("(the default reproduces loupe's numbers in fulltext.json to 0.001)")
+        sys.stdout.flush()
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
