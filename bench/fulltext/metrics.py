@@ -46,32 +46,48 @@ def recall_at(ranking, judged, k):
     return len(relevant.intersection(ranking[:k])) / len(relevant)
 
 
-def mean_metrics(rankings, qrels):
+# The metrics reported (and targeted by issue 3): key, label, function, cutoff.
+METRICS = (("ndcg@10", "nDCG@10", ndcg_at, 10),
+           ("mrr@10", "MRR@10", mrr_at, 10),
+           ("recall@100", "Recall@100", recall_at, 100))
+KEYS = tuple(m[0] for m in METRICS)
+
+
+def per_query_metrics(rankings, qrels):
     """rankings: {query_id: [doc_id, ...]}; qrels: {query_id: {doc_id: grade}}.
 
-    Returns {"queries": n, "ndcg@10": ..., "mrr@10": ..., "recall@100": ...}
-    over the judged queries (n of them). A judged query missing from
-    rankings counts as an empty ranking.
+    Returns {metric key: {query_id: value}} over the judged queries. A
+    judged query missing from rankings counts as an empty ranking.
     """
-    judged = [q for q, j in qrels.items() if any(g > 0 for g in j.values())]
-    if not judged:
-        return {"queries": 0, "ndcg@10": 0.0, "mrr@10": 0.0, "recall@100": 0.0}
-    sums = {"ndcg@10": 0.0, "mrr@10": 0.0, "recall@100": 0.0}
-    for q in judged:
+    out = {key: {} for key in KEYS}
+    for q, judged in qrels.items():
+        if not any(g > 0 for g in judged.values()):
+            continue
         ranking = rankings.get(q, [])
         if len(set(ranking)) != len(ranking):
             raise ValueError("query %s: the ranking lists a document twice" % q)
-        sums["ndcg@10"] += ndcg_at(ranking, qrels[q], 10)
-        sums["mrr@10"] += mrr_at(ranking, qrels[q], 10)
-        sums["recall@100"] += recall_at(ranking, qrels[q], 100)
-    out = {"queries": len(judged)}
-    out.update({m: v / len(judged) for m, v in sums.items()})
+        for key, _, fn, cut in METRICS:
+            out[key][q] = fn(ranking, judged, cut)
     return out
+
+
+def means(per_query):
+    """{"queries": n, "ndcg@10": ..., ...}: per_query_metrics' values averaged."""
+    n = len(per_query[KEYS[0]])
+    out = {"queries": n}
+    out.update({key: sum(per_query[key].values()) / n if n else 0.0 for key in KEYS})
+    return out
+
+
+def mean_metrics(rankings, qrels):
+    """The means over the judged queries (n of them):
+    {"queries": n, "ndcg@10": ..., "mrr@10": ..., "recall@100": ...}."""
+    return means(per_query_metrics(rankings, qrels))
 
 
 def paired_difference(a, b, n_resamples=10000, seed=1):
     """How sure is "system A scores higher than B"? a and b map the same
-    queries to a per-query score (nDCG@10). Returns the mean difference
+    queries to a per-query score (nDCG@10, say). Returns the mean difference
     mean(a - b), a 95% bootstrap interval of it (queries resampled with
     replacement, percentile method), and the two-sided p-value of a paired
     sign-flip randomisation test (under "no difference", each query's

@@ -64,11 +64,7 @@ import workload  # noqa: E402
 
 SPEED_TYPES = workload.TYPES
 QUALITY_K = 100
-# The quality metrics issue 3 sets a target on: key, label, per-query function, cutoff.
-QUALITY_METRICS = (("ndcg@10", "nDCG@10", metrics.ndcg_at, 10),
-                   ("mrr@10", "MRR@10", metrics.mrr_at, 10),
-                   ("recall@100", "Recall@100", metrics.recall_at, 100))
-QUALITY_KEYS = tuple(m[0] for m in QUALITY_METRICS)
+QUALITY_KEYS = metrics.KEYS
 SPEED_K = 10
 SPEED_TARGET = 2.0
 # A pass that runs this many times past --seconds is cut short (a very slow
@@ -96,11 +92,10 @@ def quality(e, coll):
         check_ranking(e, coll, ids, q, QUALITY_K)
         hits += len(ids)
         rankings[q.qid] = [coll.doc_ids[i - 1] for i in ids]
-    m = metrics.mean_metrics(rankings, coll.qrels)
-    judged = {q: j for q, j in coll.qrels.items() if any(g > 0 for g in j.values())}
-    per_query = {key: {q: round(fn(rankings.get(q, []), j, cut), 4) for q, j in judged.items()}
-                 for key, _, fn, cut in QUALITY_METRICS}
-    m.update(avg_results=round(hits / len(coll.queries), 1), per_query=per_query)
+    per_query = metrics.per_query_metrics(rankings, coll.qrels)
+    m = metrics.means(per_query)
+    m.update(avg_results=round(hits / len(coll.queries), 1),
+             per_query={key: {q: round(v, 4) for q, v in pq.items()} for key, pq in per_query.items()})
     return m
 
 
@@ -481,7 +476,7 @@ def check_counts(coll, E, refs):
 # others of these, loupe's peers over the wire are the other servers.
 INPROC = ("loupe", "fts5", "xapian")
 # Target keys, in report order, with their labels.
-TARGET_KEYS = ([(key, "%s ≥ best peer" % label) for key, label, _, _ in QUALITY_METRICS]
+TARGET_KEYS = ([(key, "%s ≥ best peer" % label) for key, label, _, _ in metrics.METRICS]
                + [("qps/" + t, "%s queries/s in process ≥ %gx best of FTS5/Xapian" % (t, SPEED_TARGET))
                   for t in SPEED_TYPES]
                + [("wire_qps/" + t, "%s queries/s over the wire ≥ %gx Sphinx" % (t, SPEED_TARGET))
@@ -862,11 +857,8 @@ def write_report(out_dir, meta, results, tgt):
                 x = tgt[c].get(k)
                 if x is None or x["met"] is None:
                     cells.append("n/a")
-                elif k in QUALITY_KEYS:
-                    cells.append("%s (%.3f vs %s %.3f; %s)" % (verdict(x["met"]), x["loupe"], x["best_peer"],
-                                                              x["peer"], fmt_quality_diff(x)))
                 else:
-                    cells.append("%s (%.2fx %s)" % (verdict(x["met"]), x["ratio"], x["best_peer"]))
+                    cells.append("%s (%s)" % (verdict(x["met"]), fmt_target(k, x)))
             L.append("| %s | %s |" % (lab, " | ".join(cells)))
         L.append("")
 

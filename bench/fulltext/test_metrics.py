@@ -64,6 +64,19 @@ def test_mean_skips_unjudged_and_counts_missing_as_zero():
     assert got["recall@100"] == pytest.approx((2 / 3 + 1 + 0) / 3)
 
 
+def test_per_query_values_are_the_ones_averaged():
+    qrels = {"q1": JUDGED, "q2": {"d": 1}, "q3": {"e": 1}, "q4": {}}
+    rankings = {"q1": ["b", "x", "a", "y"], "q2": ["d"], "q4": ["z"]}
+    pq = metrics.per_query_metrics(rankings, qrels)
+    assert set(pq) == {"ndcg@10", "mrr@10", "recall@100"}
+    assert set(pq["mrr@10"]) == {"q1", "q2", "q3"}     # q4 has no judgments
+    assert pq["mrr@10"] == {"q1": 1.0, "q2": 1.0, "q3": 0.0}
+    assert pq["recall@100"]["q1"] == pytest.approx(2 / 3)
+    assert metrics.means(pq) == metrics.mean_metrics(rankings, qrels)
+    assert metrics.means(metrics.per_query_metrics({}, {"q": {}})) == {
+        "queries": 0, "ndcg@10": 0.0, "mrr@10": 0.0, "recall@100": 0.0}
+
+
 def test_duplicate_document_in_ranking_is_an_error():
     with pytest.raises(ValueError):
         metrics.mean_metrics({"q": ["a", "a"]}, {"q": {"a": 1}})

@@ -55,14 +55,15 @@ import xapian
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
+from common import REPO  # noqa: E402
 import metrics  # noqa: E402
 import workload  # noqa: E402
 
-REPO = os.path.dirname(os.path.dirname(HERE))
 DATA = os.path.join(os.path.dirname(REPO), "shared", "data")
 RESULTS = os.path.join(REPO, "docs", "benchmarks", "fulltext.json")
 WORD = re.compile(r"[^\W_]+")
-METRICS = ("ndcg@10", "mrr@10", "recall@100")
+METRICS = metrics.KEYS
 KNOBS = {"k1": 1.2, "b": 0.75, "bt": None, "wt": 1.0, "stem": "english", "length": "field",
          "idf": "rsj", "minnorm": 0.0, "k3": None, "delta": 0.0}
 
@@ -89,7 +90,8 @@ def prepare(name, stem_name):
     """Postings {stem: {doc: [tf title, tf body]}}, field lengths, the
     queries as stems and the judgments of one collection."""
     path = os.path.join(DATA, name)
-    h = hashlib.sha1(open(__file__, "rb").read())
+    with open(__file__, "rb") as f:
+        h = hashlib.sha1(f.read())
     for f in ("docs.jsonl", "queries.jsonl", "qrels.tsv"):
         st = os.stat(os.path.join(path, f))
         h.update(("%s %d %d" % (f, st.st_size, st.st_mtime_ns)).encode())
