@@ -110,6 +110,9 @@ static int walk(Builder *b, const FtsNode *x) {
         return LP_OK; /* excluded words are never marked */
     case FTSN_AND:
     case FTSN_OR:
+    case FTSN_MAYBE:
+    case FTSN_BEFORE:
+    case FTSN_NEAR:
         for (int k = 0; k < x->nChild; k++) {
             int rc = walk(b, x->aChild[k]);
             if (rc) return rc;
@@ -117,6 +120,7 @@ static int walk(Builder *b, const FtsNode *x) {
         return LP_OK;
     case FTSN_TERM:
     case FTSN_PHRASE:
+    case FTSN_QUORUM:
     case FTSN_PREFIX:
         break;
     }

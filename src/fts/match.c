@@ -4,13 +4,16 @@
 ** A hand-written recursive-descent parser straight over the bytes (no
 ** token stream). The grammar, as Sphinx's sphinxquery.y has it:
 **
-**   query   := group-body END
+**   query   := [ '@@relaxed' ] group-body END
 **   group   := '(' group-body ')'
-**   body    := { field-op | or-list }           implicit AND of the or-lists
-**   or-list := [ '-' | '!' ] operand { '|' operand }
+**   body    := { field-op | chain }             implicit AND of the chains
+**   chain   := or-list { ( '<<' | 'NEAR/' N ) or-list }
+**   or-list := [ '-' | '!' ] operand { ( '|' | 'MAYBE' ) operand }
 **   operand := { field-op } [ '+' ] primary
-**   primary := word [ '*' ] | phrase [ '~' N ] | group | field ':' primary
-**   field-op:= '@' name | '@(' name { ',' name } ')' | '@*'
+**   primary := [ '^' ] word [ '*' | '$' ] | phrase [ '~' N | '/' N ] | group
+**            | field ':' primary
+**   phrase  := '"' [ '^' ] text [ '$' ] '"'
+**   field-op:= '@' [ '!' ] name | '@' [ '!' ] '(' name { ',' name } ')' | '@*'
 **
 ** Decisions, where the header leaves room (each follows Sphinx/Manticore):
 **  1. `|` binds tighter than the implicit AND, and a leading `-`/`!` negates
@@ -36,6 +39,12 @@
 **  5. Phrase text is kept raw (only `\` escapes are undone), even when it
 **     is empty: the planner analyses it and drops what yields no term, as
 **     it does for a word made only of punctuation.
+**  6. `|` and MAYBE are one level, left to right: `a | b MAYBE c` is
+**     (a | b) MAYBE c. A chain (`<<` or NEAR/N) takes words and exact
+**     phrases only, all joined by the same operator; its field scope is
+**     what its operands share. A keyword operator (MAYBE, NEAR/N) is
+**     upper case and stands alone; where an operand is expected it is an
+**     error that says how to search the word instead.
 **
 ** Errors carry err->detail FTS_MATCH_ER_PARSE (1064) and err->pos. The
 ** query is checked for valid UTF-8 first, so error excerpts and word
@@ -67,6 +76,7 @@ typedef struct MatchParser {
     int nField;                 /* how many */
     FtsFieldSet all;            /* every field: the initial scope */
     int depth;                  /* groups open at the cursor */
+    int bRelaxed;               /* @@relaxed: unknown field names are skipped */
     LpError *err;               /* filled on failure */
 } MatchParser;
 
@@ -173,6 +183,32 @@ static int char_len(const MatchParser *p, int i) {
     return len > 0 ? len : 1;
 }
 
+/* Does z[i] start the upper-case keyword zKw standing alone (followed by
+** the end, whitespace or a byte that ends a word)? With bSlash, zKw must
+** be followed by '/' and a digit instead (NEAR/3): *pnArg gets the number
+** (capped just past FTS_MATCH_MAX_SLOP). Returns the bytes taken, or 0. */
+static int keyword_at(const MatchParser *p, int i, const char *zKw, int bSlash, int *pnArg) {
+    int n = (int)strlen(zKw);
+    if (p->n - i < n || memcmp(p->z + i, zKw, (size_t)n) != 0) return 0;
+    if (i > 0 && !(space_len(p, i - 1) > 0 || ends_word(p->z[i - 1]))) return 0;
+    int j = i + n;
+    if (bSlash) {
+        if (j + 1 >= p->n || p->z[j] != '/' || p->z[j + 1] < '0' || p->z[j + 1] > '9') return 0;
+        long v = 0;
+        for (j++; j < p->n && p->z[j] >= '0' && p->z[j] <= '9'; j++) {
+            if (v <= FTS_MATCH_MAX_SLOP) v = v * 10 + (p->z[j] - '0');
+        }
+        if (pnArg) *pnArg = (int)v;
+    }
+    if (j < p->n && !(space_len(p, j) > 0 || ends_word(p->z[j]))) return 0;
+    return j - i;
+}
+
+/* Is z[i] a binary operator keyword: MAYBE or NEAR/N? */
+static int operator_keyword_at(const MatchParser *p, int i) {
+    return keyword_at(p, i, "MAYBE", 0, NULL) || keyword_at(p, i, "NEAR", 1, NULL);
+}
+
 /* Index of the field named z[0..n) (ASCII case-insensitive), or -1. */
 static int field_lookup(const MatchParser *p, const char *z, int n) {
     if (!p->azField) return -1;
@@ -265,6 +301,15 @@ static int parse_field_op(MatchParser *p, FtsFieldSet *pScope) {
         *pScope = p->all;
         return LP_OK;
     }
+    if (c == '@') {
+        return syntax_error(p, iAt, "'@@relaxed' is the only query option, and it must come "
+                                    "first in the query");
+    }
+    int bExcept = c == '!';
+    if (bExcept) {
+        if (++p->i >= p->n) return syntax_error(p, p->n, "expected a field name or '(' after '@!'");
+        c = p->z[p->i];
+    }
     FtsFieldSet s;
     memset(&s, 0, sizeof(s));
     int bList = c == '(';
@@ -282,15 +327,18 @@ static int parse_field_op(MatchParser *p, FtsFieldSet *pScope) {
         int nName = p->i - iName;
         if (nName == 0) return syntax_error(p, iName, "expected a field name");
         int iField = field_lookup(p, p->z + iName, nName);
-        if (iField < 0) {
+        if (iField < 0 && p->bRelaxed) {
+            /* skipped: the field is not in this table */
+        } else if (iField < 0) {
             lp_err_setpos(p->err, LP_BADINPUT, iName, "MATCH: unknown field '%.*s%s' at offset %d",
                           (int)utf8_floor(p->z + iName,
                                           nName < FIELD_NAME_MAX ? (size_t)nName : FIELD_NAME_MAX),
                           p->z + iName, nName > FIELD_NAME_MAX ? "..." : "", iName);
             if (p->err) p->err->detail = FTS_MATCH_ER_PARSE;
             return LP_BADINPUT;
+        } else {
+            fieldset_add(&s, iField);
         }
-        fieldset_add(&s, iField);
         if (!bList) break;
         while (p->i < p->n && (p->z[p->i] == ' ' || p->z[p->i] == '\t'))
             p->i++;
@@ -306,6 +354,11 @@ static int parse_field_op(MatchParser *p, FtsFieldSet *pScope) {
     }
     if (!bList && p->i < p->n && p->z[p->i] == '[') {
         return syntax_error(p, p->i, "field position limits ('@field[N]') are not supported");
+    }
+    if (bExcept) {
+        FtsFieldSet t = p->all;
+        for (int k = 0; k < 4; k++) t.a[k] &= ~s.a[k];
+        s = t;
     }
     *pScope = s;
     return LP_OK;
@@ -327,6 +380,11 @@ static int read_word(MatchParser *p, char **pz, int *pn) {
             continue;
         }
         if (ends_word(c) || space_len(p, i) > 0) break;
+        if (c == '<' && i + 1 < p->n && p->z[i + 1] == '<') break; /* strict order */
+        if (c == '$' && i > iStart &&
+            (i + 1 == p->n || ends_word(p->z[i + 1]) || space_len(p, i + 1) > 0)) {
+            break; /* field end */
+        }
         i++;
         nOut++;
     }
@@ -344,7 +402,41 @@ static int read_word(MatchParser *p, char **pz, int *pn) {
     return LP_OK;
 }
 
-/* '"…"' with an optional '~N' at the cursor. */
+/* The '/N' or '/0.5' of a quorum at the cursor (on the '/'). */
+static int parse_quorum(MatchParser *p, FtsNode *x) {
+    int iSlash = p->i++;
+    int iNum = p->i;
+    long v = 0;
+    while (p->i < p->n && p->z[p->i] >= '0' && p->z[p->i] <= '9') {
+        if (v <= FTS_MATCH_MAX_QUORUM) v = v * 10 + (p->z[p->i] - '0');
+        p->i++;
+    }
+    if (p->i < p->n && p->z[p->i] == '.') {
+        /* a fraction of the words: digits '.' digits, at most 1 */
+        double f = (double)v, scale = 0.1;
+        p->i++;
+        if (p->i >= p->n || p->z[p->i] < '0' || p->z[p->i] > '9') {
+            return syntax_error(p, iSlash, "expected digits after the '.' of a quorum fraction");
+        }
+        while (p->i < p->n && p->z[p->i] >= '0' && p->z[p->i] <= '9') {
+            f += (p->z[p->i++] - '0') * scale;
+            scale /= 10;
+        }
+        if (f <= 0 || f > 1) {
+            return syntax_error(p, iNum, "a quorum fraction must be above 0 and at most 1.0");
+        }
+        x->fQuorum = f;
+        return LP_OK;
+    }
+    if (v < 1) return syntax_error(p, iNum, "a quorum threshold must be at least 1");
+    if (v > FTS_MATCH_MAX_QUORUM) {
+        return syntax_error(p, iNum, "a quorum threshold must be at most %d", FTS_MATCH_MAX_QUORUM);
+    }
+    x->nQuorum = (int)v;
+    return LP_OK;
+}
+
+/* '"…"' with an optional '~N' or '/N' at the cursor. */
 static int parse_phrase(MatchParser *p, const FtsFieldSet *pScope, int bReq, FtsNode **pp) {
     int iStart = p->i++;
     int i = p->i, nOut = 0;
@@ -368,7 +460,33 @@ static int parse_phrase(MatchParser *p, const FtsFieldSet *pScope, int bReq, Fts
     }
     z[o] = 0;
     p->i = i + 1;
+    /* '^' first and '$' last inside the quotes (unescaped) anchor it. */
+    int anchor = 0;
+    {
+        int a0 = iStart + 1, a1 = i; /* the raw text */
+        while (a0 < a1 && space_len(p, a0) > 0) a0 += space_len(p, a0);
+        if (a0 < a1 && p->z[a0] == '^') anchor |= FTS_ANCHOR_START;
+        while (a1 > a0 && (p->z[a1 - 1] == ' ' || p->z[a1 - 1] == '\t')) a1--;
+        if (a1 > a0 && p->z[a1 - 1] == '$' && !(a1 - 2 >= a0 && p->z[a1 - 2] == '\\')) {
+            anchor |= FTS_ANCHOR_END;
+        }
+        /* The same characters in the unescaped copy (only whitespace is
+        ** before the '^' and after the '$' there too): blanked. */
+        if (anchor & FTS_ANCHOR_START) {
+            char *c = memchr(z, '^', (size_t)nOut);
+            if (c) *c = ' ';
+        }
+        if (anchor & FTS_ANCHOR_END) {
+            int o1 = nOut;
+            while (o1 > 0 && (z[o1 - 1] == ' ' || z[o1 - 1] == '\t')) o1--;
+            if (o1 > 0 && z[o1 - 1] == '$') z[o1 - 1] = ' ';
+        }
+    }
     int nSlop = 0;
+    if (p->i < p->n && (p->z[p->i] == '~' || p->z[p->i] == '/') && anchor) {
+        return syntax_error(p, p->i, "'^' and '$' anchor a word or an exact phrase: they cannot "
+                                     "be used with '~N' or '/N'");
+    }
     if (p->i < p->n && p->z[p->i] == '~') {
         int iTilde = p->i++;
         if (p->i >= p->n || p->z[p->i] < '0' || p->z[p->i] > '9') {
@@ -383,31 +501,93 @@ static int parse_phrase(MatchParser *p, const FtsFieldSet *pScope, int bReq, Fts
             }
         }
         nSlop = (int)v;
-    } else if (p->i + 1 < p->n && p->z[p->i] == '/' && p->z[p->i + 1] >= '0' &&
-               p->z[p->i + 1] <= '9') {
-        return syntax_error(p, p->i, "quorum matching ('\"...\"/N') is not supported");
     }
     FtsNode *x = node_new(p, FTSN_PHRASE, iStart, p->i);
     if (!x) return nomem(p);
+    if (nSlop == 0 && p->i < p->n && p->z[p->i] == '/') {
+        if (p->i + 1 >= p->n || p->z[p->i + 1] < '0' || p->z[p->i + 1] > '9') {
+            return syntax_error(p, p->i, "expected a number after '/' (quorum: \"a b c\"/2)");
+        }
+        x->kind = FTSN_QUORUM;
+        int rc = parse_quorum(p, x);
+        if (rc) return rc;
+        x->len = p->i - iStart;
+    }
     x->fields = *pScope;
     x->z = z;
     x->n = nOut;
     x->nSlop = nSlop;
+    x->anchor = anchor;
     x->bRequired = bReq;
     *pp = x;
+    return LP_OK;
+}
+
+/* A keyword operator or an operator Sphinx has and loupe refuses, where an
+** operand should start: an error naming it. LP_OK when there is none. */
+static int refuse_keyword(MatchParser *p) {
+    int i = p->i;
+    if (keyword_at(p, i, "NOTNEAR", 1, NULL)) {
+        return syntax_error(p, i, "NOTNEAR/N is not supported (write a NEAR/N b with -b, or "
+                                  "'notnear' to search the word)");
+    }
+    if (keyword_at(p, i, "SENTENCE", 0, NULL) || keyword_at(p, i, "PARAGRAPH", 0, NULL)) {
+        return syntax_error(p, i, "SENTENCE and PARAGRAPH are not supported: loupe does not "
+                                  "index sentence or paragraph boundaries (write the word in "
+                                  "lower case to search it)");
+    }
+    if (operator_keyword_at(p, i)) {
+        return syntax_error(p, i, "%s is an operator: expected a word, phrase or '(' before it "
+                                  "(write it in lower case to search the word)",
+                            keyword_at(p, i, "MAYBE", 0, NULL) ? "MAYBE" : "NEAR/N");
+    }
+    for (int k = 0; k < 2; k++) {
+        const char *zKw = k ? "ZONESPAN" : "ZONE";
+        int n = (int)strlen(zKw);
+        if (p->n - i > n && memcmp(p->z + i, zKw, (size_t)n) == 0 && p->z[i + n] == ':' &&
+            field_lookup(p, zKw, n) < 0) {
+            return syntax_error(p, i, "%s limits are not supported: loupe does not index HTML zones",
+                                zKw);
+        }
+    }
     return LP_OK;
 }
 
 /* A word, prefix, phrase, group or `field:primary` at the cursor. */
 static int parse_primary(MatchParser *p, const FtsFieldSet *pScope, int bReq, FtsNode **pp) {
     FtsFieldSet lucene; /* the scope of a `field:` prefix */
+    int anchor = 0;     /* a '^' read */
     for (;;) {
-        skip_space(p);
+        if (!anchor) skip_space(p);
+        if (anchor && (p->i >= p->n || space_len(p, p->i) > 0 || p->z[p->i] == '"' ||
+                       p->z[p->i] == '(' || p->z[p->i] == '^')) {
+            return syntax_error(p, p->i - 1, "expected a word right after '^' (inside quotes, "
+                                             "\"^a b\" anchors a phrase)");
+        }
         if (p->i >= p->n) return syntax_error(p, p->n, EXPECT_PRIMARY);
         char c = p->z[p->i];
         switch (c) {
         case '"':
             return parse_phrase(p, pScope, bReq, pp);
+        case '^':
+            anchor = FTS_ANCHOR_START;
+            p->i++;
+            continue;
+        case '=':
+            if (p->i + 1 < p->n && space_len(p, p->i + 1) == 0 &&
+                (!ends_word(p->z[p->i + 1]) || p->z[p->i + 1] == '"')) {
+                return syntax_error(p, p->i, "the exact form operator ('=word') is not "
+                                             "supported: loupe indexes only the normalised words");
+            }
+            break; /* a lone '=' is punctuation */
+        case '<':
+            if (p->i + 1 < p->n && p->z[p->i + 1] == '<') {
+                return syntax_error(p, p->i, "expected a word or phrase before '<<'");
+            }
+            break;
+        case '$':
+            return syntax_error(p, p->i, "expected a word before '$' (the field end is written "
+                                         "'word$')");
         case '(': {
             int iOpen = p->i;
             if (p->depth >= FTS_MATCH_MAX_DEPTH) {
@@ -443,12 +623,19 @@ static int parse_primary(MatchParser *p, const FtsFieldSet *pScope, int bReq, Ft
             break;
         }
 
-        int iStart = p->i;
+        int rc = refuse_keyword(p);
+        if (rc) return rc;
+        int iStart = anchor ? p->i - 1 : p->i;
         char *z = NULL;
         int n = 0;
-        int rc = read_word(p, &z, &n);
+        rc = read_word(p, &z, &n);
         if (rc) return rc;
-        if (p->i < p->n && p->z[p->i] == ':') {
+        if (n == 0) return syntax_error(p, p->i, EXPECT_PRIMARY);
+        if (p->i < p->n && p->z[p->i] == '$') {
+            anchor |= FTS_ANCHOR_END;
+            p->i++;
+        }
+        if (p->i < p->n && p->z[p->i] == ':' && !anchor) {
             int iField = field_lookup(p, z, n);
             if (iField >= 0) {
                 /* Lucene's `title:x`: x (whatever it is) in title only. */
@@ -473,11 +660,16 @@ static int parse_primary(MatchParser *p, const FtsFieldSet *pScope, int bReq, Ft
                 }
             }
         }
+        if (kind == FTSN_PREFIX && anchor) {
+            return syntax_error(p, iStart, "'^' and '$' anchor a word or an exact phrase, not a "
+                                           "prefix");
+        }
         FtsNode *x = node_new(p, kind, iStart, p->i);
         if (!x) return nomem(p);
         x->fields = *pScope;
         x->z = z;
         x->n = n;
+        x->anchor = anchor;
         x->bRequired = bReq;
         *pp = x;
         return LP_OK;
@@ -507,7 +699,19 @@ static int parse_operand(MatchParser *p, FtsFieldSet *pScope, int bAfterBar, Fts
     return parse_primary(p, pScope, bReq, pp);
 }
 
-/* [ '-' ] operand { '|' operand }. */
+/* MAYBE(x, y) over the arena. */
+static FtsNode *maybe_new(MatchParser *p, FtsNode *x, FtsNode *y, int pos, int end) {
+    FtsNode *m = node_new(p, FTSN_MAYBE, pos, end);
+    FtsNode **a = arena_alloc(p->a, sizeof(FtsNode *) * 2);
+    if (!m || !a) return NULL;
+    a[0] = x;
+    a[1] = y;
+    m->aChild = a;
+    m->nChild = 2;
+    return m;
+}
+
+/* [ '-' ] operand { ( '|' | 'MAYBE' ) operand }, left to right. */
 static int parse_or(MatchParser *p, FtsFieldSet *pScope, FtsNode **pp) {
     int iStart = p->i; /* the caller skipped whitespace */
     int bNot = 0;
@@ -517,30 +721,49 @@ static int parse_or(MatchParser *p, FtsFieldSet *pScope, FtsNode **pp) {
     }
     NodeList l = {0};
     int iFirst = -1, iEnd = p->i;
+    int bMaybe = 0;         /* the operand read next follows MAYBE */
+    int nOperand = 0;
     for (;;) {
         skip_space(p);
         int iOp = p->i;
         if (iFirst < 0) iFirst = iOp;
         FtsNode *x = NULL;
-        int rc = parse_operand(p, pScope, l.n > 0, &x);
+        int rc = parse_operand(p, pScope, nOperand > 0, &x);
         if (rc) return rc;
+        nOperand++;
         iEnd = p->i;
+        skip_space(p);
+        int bBar = p->i < p->n && p->z[p->i] == '|';
+        int nMaybe = keyword_at(p, p->i, "MAYBE", 0, NULL);
         if (is_negative(x)) {
             /* Fine alone (the enclosing AND takes its children in), not as
             ** an alternative or under another negation. */
-            skip_space(p);
-            int bBar = p->i < p->n && p->z[p->i] == '|';
-            if (l.n > 0 || bBar) {
+            if (nOperand > 1 || bBar || nMaybe) {
+                if (bMaybe || (nMaybe && !bBar)) {
+                    return syntax_error(p, iOp, "MAYBE cannot take a negated operand (write the "
+                                                "exclusion on its own: a MAYBE b -c)");
+                }
                 return syntax_error(
                     p, iOp, "'|' cannot take a negated operand (write -(a | b) to exclude both)");
             }
             if (bNot) return syntax_error(p, iOp, "cannot negate a group of only negated terms");
         }
-        rc = list_add(p, &l, FTSN_OR, x);
+        if (bMaybe) {
+            /* everything so far is the required side */
+            FtsNode *req = NULL;
+            rc = list_finish(p, &l, FTSN_OR, iFirst, iOp, &req);
+            if (rc) return rc;
+            FtsNode *m = maybe_new(p, req, x, iFirst, iEnd);
+            if (!m) return nomem(p);
+            memset(&l, 0, sizeof(l)); /* req may own the old array */
+            rc = list_push(p, &l, m);
+        } else {
+            rc = list_add(p, &l, FTSN_OR, x);
+        }
         if (rc) return rc;
-        skip_space(p);
-        if (p->i < p->n && p->z[p->i] == '|') {
-            p->i++;
+        bMaybe = nMaybe > 0;
+        if (bBar || nMaybe) {
+            p->i += bBar ? 1 : nMaybe;
             continue;
         }
         break;
@@ -553,6 +776,95 @@ static int parse_or(MatchParser *p, FtsFieldSet *pScope, FtsNode **pp) {
     if (!x->aChild) return nomem(p);
     x->aChild[0] = *pp;
     x->nChild = 1;
+    *pp = x;
+    return LP_OK;
+}
+
+/* Can x be an operand of '<<' or NEAR/N? 0, with the error set, if not. */
+static int check_chain_operand(MatchParser *p, const FtsNode *x, const char *zOp) {
+    if (x->anchor) {
+        syntax_error(p, x->pos, "%s joins words and exact phrases; '^' and '$' cannot anchor "
+                                "them", zOp);
+        return 0;
+    }
+    if (x->kind == FTSN_TERM || (x->kind == FTSN_PHRASE && x->nSlop == 0)) return 1;
+    const char *zWhat = x->kind == FTSN_PREFIX   ? "a prefix"
+                        : x->kind == FTSN_PHRASE ? "a proximity phrase"
+                        : x->kind == FTSN_QUORUM ? "a quorum"
+                        : x->kind == FTSN_NOT || is_negative(x) ? "a negation"
+                        : p->z[x->pos] != '(' && x->kind == FTSN_OR ? "an OR ('|' binds tighter: write (a << b) | c)"
+                        : p->z[x->pos] != '(' && x->kind == FTSN_MAYBE ? "a MAYBE (it binds tighter: write (a << b) MAYBE c)"
+                                                : "a group";
+    syntax_error(p, x->pos, "%s joins words and exact phrases; this operand is %s", zOp, zWhat);
+    return 0;
+}
+
+/* or-list { ( '<<' | 'NEAR/N' ) or-list }: one operator throughout. */
+static int parse_chain(MatchParser *p, FtsFieldSet *pScope, FtsNode **pp) {
+    int iStart = p->i;
+    int rc = parse_or(p, pScope, pp);
+    if (rc) return rc;
+    NodeList l = {0};
+    FtsNodeKind kind = FTSN_AND; /* none yet */
+    int *aDist = NULL, nDist = 0, capDist = 0;
+    int iEnd = p->i;
+    for (;;) {
+        skip_space(p);
+        int iOp = p->i, nNear = 0, nTake = 0;
+        FtsNodeKind k;
+        if (p->i + 1 < p->n && p->z[p->i] == '<' && p->z[p->i + 1] == '<') {
+            k = FTSN_BEFORE;
+            nTake = 2;
+        } else if ((nTake = keyword_at(p, p->i, "NEAR", 1, &nNear)) > 0) {
+            k = FTSN_NEAR;
+            if (nNear < 1 || nNear > FTS_MATCH_MAX_SLOP) {
+                return syntax_error(p, iOp + 5, "NEAR/N takes a distance from 1 to %d",
+                                    FTS_MATCH_MAX_SLOP);
+            }
+        } else {
+            break;
+        }
+        const char *zOp = k == FTSN_BEFORE ? "'<<'" : "NEAR/N";
+        if (kind != FTSN_AND && k != kind) {
+            return syntax_error(p, iOp, "'<<' and NEAR/N cannot be mixed in one chain");
+        }
+        if (l.n == 0) {
+            if (!check_chain_operand(p, *pp, zOp)) return LP_BADINPUT;
+            if ((rc = list_push(p, &l, *pp))) return rc;
+        }
+        kind = k;
+        p->i += nTake;
+        skip_space(p);
+        if (p->i >= p->n || p->z[p->i] == ')') {
+            return syntax_error(p, p->i, "expected a word or phrase after %s", zOp);
+        }
+        FtsNode *y = NULL;
+        if ((rc = parse_or(p, pScope, &y))) return rc;
+        if (!check_chain_operand(p, y, zOp)) return LP_BADINPUT;
+        if ((rc = list_push(p, &l, y))) return rc;
+        iEnd = p->i;
+        if (k == FTSN_NEAR) {
+            if (nDist == capDist) {
+                int cap = capDist ? capDist * 2 : 4;
+                int *a = arena_alloc(p->a, sizeof(int) * (size_t)cap);
+                if (!a) return nomem(p);
+                if (nDist) memcpy(a, aDist, sizeof(int) * (size_t)nDist);
+                aDist = a;
+                capDist = cap;
+            }
+            aDist[nDist++] = nNear;
+        }
+    }
+    if (l.n == 0) return LP_OK;
+    FtsNode *x = node_new(p, kind, iStart, iEnd);
+    if (!x) return nomem(p);
+    x->aChild = l.a;
+    x->nChild = l.n;
+    x->aDist = aDist;
+    x->fields = l.a[0]->fields;
+    for (int i = 1; i < l.n; i++) {
+        for (int w = 0; w < 4; w++) x->fields.a[w] &= l.a[i]->fields.a[w];
+    }
     *pp = x;
     return LP_OK;
 }
@@ -582,7 +894,7 @@ static int parse_body(MatchParser *p, FtsFieldSet scope, int bGroup, FtsNode **p
         }
         int iItem = p->i;
         FtsNode *x = NULL;
-        rc = parse_or(p, &scope, &x);
+        rc = parse_chain(p, &scope, &x);
         if (rc) return rc;
         if (iFirst < 0) iFirst = iItem;
         iEnd = p->i;
@@ -620,6 +932,12 @@ int fts_match_parse(Arena *a, const char *z, size_t n, const char *const *azFiel
     for (int i = 0; i < nField; i++)
         fieldset_add(&p.all, i);
 
+    skip_space(&p);
+    if (p.n - p.i >= 9 && memcmp(p.z + p.i, "@@relaxed", 9) == 0 &&
+        (p.i + 9 == p.n || space_len(&p, p.i + 9) > 0)) {
+        p.bRelaxed = 1;
+        p.i += 9;
+    }
     FtsNode *root = NULL;
     int rc = parse_body(&p, p.all, 0, &root);
     if (rc) return rc;
@@ -675,9 +993,11 @@ static void dump_fields(StrBuf *sb, const FtsFieldSet *s, const char *const *azF
 }
 
 static void dump_node(const FtsNode *x, const char *const *azField, int nField, StrBuf *sb) {
+    if (x->anchor & FTS_ANCHOR_START) strbuf_appendc(sb, '^');
     switch (x->kind) {
     case FTSN_TERM:
         dump_text(sb, x->z, x->n, "\\(),{}\"*", 1);
+        if (x->anchor & FTS_ANCHOR_END) strbuf_appendc(sb, '$');
         dump_fields(sb, &x->fields, azField, nField);
         return;
     case FTSN_PREFIX:
@@ -692,14 +1012,31 @@ static void dump_node(const FtsNode *x, const char *const *azField, int nField, 
         strbuf_appendc(sb, '"');
         if (x->nSlop) strbuf_appendf(sb, "~%d", x->nSlop);
         strbuf_appendc(sb, ')');
+        if (x->anchor & FTS_ANCHOR_END) strbuf_appendc(sb, '$');
+        dump_fields(sb, &x->fields, azField, nField);
+        return;
+    case FTSN_QUORUM:
+        strbuf_appendz(sb, "QUORUM(\"");
+        dump_text(sb, x->z, x->n, "\\\"", 0);
+        if (x->nQuorum) strbuf_appendf(sb, "\"/%d)", x->nQuorum);
+        else strbuf_appendf(sb, "\"/%g)", x->fQuorum);
         dump_fields(sb, &x->fields, azField, nField);
         return;
     case FTSN_AND:
     case FTSN_OR:
     case FTSN_NOT:
-        strbuf_appendz(sb, x->kind == FTSN_AND ? "AND(" : x->kind == FTSN_OR ? "OR(" : "NOT(");
+    case FTSN_MAYBE:
+    case FTSN_BEFORE:
+    case FTSN_NEAR:
+        strbuf_appendz(sb, x->kind == FTSN_AND      ? "AND("
+                           : x->kind == FTSN_OR     ? "OR("
+                           : x->kind == FTSN_NOT    ? "NOT("
+                           : x->kind == FTSN_MAYBE  ? "MAYBE("
+                           : x->kind == FTSN_BEFORE ? "BEFORE("
+                                                    : "NEAR(");
         for (int k = 0; k < x->nChild; k++) {
             if (k) strbuf_appendz(sb, ", ");
+            if (k && x->kind == FTSN_NEAR) strbuf_appendf(sb, "/%d, ", x->aDist[k - 1]);
             dump_node(x->aChild[k], azField, nField, sb);
         }
         strbuf_appendc(sb, ')');

@@ -13,13 +13,37 @@
 **   "hello world"~3      proximity: all the words within a window of
 **                        3 + number of words positions (Sphinx semantics)
 **   hel*                 prefix: any term starting with the normalised prefix
+**   "a b c d"/3          quorum: at least 3 of the words (or /0.5: half of
+**                        them, rounded to nearest, as Sphinx does)
+**   hello MAYBE world    hello required; world only adds to the score
+**                        (binds like `|`)
+**   ^hello  world$       the word (or exact phrase) at the start / end of
+**                        a field: "^a b$" inside quotes works too
+**   a << b << "c d"      strict order: each operand after the previous
+**                        one, in one field
+**   a NEAR/3 b           generalised proximity: at most 3 positions apart,
+**                        in either order, in one field; a chain
+**                        `a NEAR/3 b NEAR/4 c` puts c within 4 of the span
+**                        a and b matched (Sphinx semantics)
+**                        (`<<` and NEAR bind looser than `|` and tighter
+**                        than the implicit AND; their operands are words
+**                        and exact phrases; one chain uses one operator)
 **   @title hello         field scope: the rest of the group matches in title
 **   @(title,body) hello  several fields; `@*` goes back to all fields
+**   @!title  @!(a,b)     every field but those
+**   @@relaxed            (first in the query) unknown field names are
+**                        ignored instead of refused
 **   title:hello          Lucene alias: field scope for one word or phrase
 **   ( … )                grouping; a group's field scope ends with it
 **   \x                   a special character taken literally
 ** Words are runs of characters that are not whitespace or one of
-**   ( ) | - ! @ " ~ * \ + :  (':' only after a field name).
+**   ( ) | - ! @ " ~ * \ + :  (':' only after a field name; '$' only at
+**   the end of a word, '<' only as `<<`).
+** Refused by name rather than misread (each with its own message): the
+** exact form `=word`, NOTNEAR/N, SENTENCE, PARAGRAPH, ZONE:, ZONESPAN:,
+** the position limit @field[N]. MAYBE, NEAR/N and the refused keywords
+** are operators only in upper case, as in Sphinx; lower case they are
+** words.
 ** The parser does not analyse words: it keeps their raw text; the planner
 ** runs them through the table's analyzer (so "e-mail" inside a word run
 ** is split there, and a word that analyses to several terms becomes a
@@ -59,7 +83,16 @@ typedef enum FtsNodeKind {
     FTSN_AND,       /* aChild[0..nChild): all (some may be FTSN_NOT) */
     FTSN_OR,        /* aChild[0..nChild): any */
     FTSN_NOT,       /* aChild[0]: must not match; only as a child of AND */
+    FTSN_MAYBE,     /* aChild[0] required, aChild[1] optional (scores only) */
+    FTSN_QUORUM,    /* z/n: the raw text of the words; nQuorum or fQuorum */
+    FTSN_BEFORE,    /* aChild[0..nChild): TERM/PHRASE operands, in order */
+    FTSN_NEAR,      /* aChild[0..nChild) as BEFORE; aDist[k]: the distance
+                    ** allowed between operands 0..k's span and k+1 */
 } FtsNodeKind;
+
+/* FtsNode.anchor bits: '^' and '$'. */
+#define FTS_ANCHOR_START 1
+#define FTS_ANCHOR_END 2
 
 typedef struct FtsNode FtsNode;
 struct FtsNode {
@@ -71,7 +104,11 @@ struct FtsNode {
     int n;                  /* its length */
     int nSlop;              /* PHRASE: proximity window (~N); 0 = exact phrase */
     int bRequired;          /* TERM/PHRASE written with a leading '+' (informational) */
-    FtsNode **aChild;       /* AND/OR/NOT children */
+    int anchor;             /* TERM/PHRASE: FTS_ANCHOR_* bits (never with nSlop) */
+    int nQuorum;            /* QUORUM: at least this many words (>= 1), or 0 ... */
+    double fQuorum;         /* ... this fraction of them, in (0, 1] */
+    int *aDist;             /* NEAR: nChild - 1 distances, each >= 1 */
+    FtsNode **aChild;       /* AND/OR/NOT/MAYBE/BEFORE/NEAR children */
     int nChild;
 };
 
@@ -90,8 +127,10 @@ void fts_match_dump(const FtsNode *root, const char *const *azField, int nField,
 
 /* err->detail of a MATCH syntax error: MySQL's errno for a parse error. */
 #define FTS_MATCH_ER_PARSE 1064
-/* Largest N accepted in "…"~N. */
+/* Largest N accepted in "…"~N and NEAR/N. */
 #define FTS_MATCH_MAX_SLOP 100000
+/* Most words a quorum counts (as Sphinx: 256). */
+#define FTS_MATCH_MAX_QUORUM 256
 
 /* The dump format, one node at a time:
 **   word              TERM (the raw word; '\' before any of \ ( ) , { } " *
@@ -99,7 +138,10 @@ void fts_match_dump(const FtsNode *root, const char *const *azField, int nField,
 **   PREFIX(hel*)      PREFIX
 **   PHRASE("a b")     PHRASE, "~N" after the closing quote when nSlop > 0
 **                     ('\' before '"' and '\' inside)
-**   AND(x, y, ...)    OR(x, y, ...)    NOT(x)
+**   AND(x, y, ...)    OR(x, y, ...)    NOT(x)    MAYBE(x, y)
+**   QUORUM("a b c"/2) QUORUM("a b c"/0.5)
+**   BEFORE(x, y, ...) NEAR(x, /3, y, /4, z)
+**   ^word  word$      anchors, on a word or a phrase
 **   EMPTY             the empty query (root NULL)
 ** A leaf whose field set is not every field is followed by its fields:
 ** `@{title,body}` in field order (a number for a field with no name).

@@ -24,7 +24,9 @@
 #include "util/hashmap.h"
 #include "util/vec.h"
 
-typedef enum PNKind { PN_LEAF, PN_PHRASE, PN_GROUP, PN_AND, PN_OR, PN_ALL, PN_NONE } PNKind;
+typedef enum PNKind {
+    PN_LEAF, PN_PHRASE, PN_GROUP, PN_AND, PN_OR, PN_MAYBE, PN_QUORUM, PN_ALL, PN_NONE
+} PNKind;
 typedef enum QType { QT_TERM, QT_PREFIX, QT_PHRASE } QType;
 
 static const char *const azQType[] = {"term", "prefix", "phrase"};
@@ -33,7 +35,16 @@ static const char *const azQType[] = {"term", "prefix", "phrase"};
 ** GROUP whose children are its LEAF (term) or PHRASE nodes, one per field
 ** it occurs in; the group is the unit of scoring: BM25F combines its
 ** fields' frequencies before saturating them, BM25 sums per-field scores.
-** Groups are combined by AND and OR. */
+** Groups are combined by AND, OR, MAYBE (aChild[0] required, aChild[1]
+** only scored) and QUORUM (at least nThreshold of its children).
+**
+** A PHRASE node is also what the other positional clauses become, all
+** matched over the words' positions in one field: a word or exact phrase
+** anchored to the field's start or end (anchor), and a chain of operands
+** joined by '<<' or NEAR/N (nOp > 0: operand o is words
+** [aOpStart[o], aOpStart[o+1]), an exact phrase; aDist holds NEAR's
+** distances, NULL for '<<'). A chain counts once per field it holds in:
+** its tf is 1. */
 typedef struct PlanNode PlanNode;
 struct PlanNode {
     PNKind kind;
@@ -48,6 +59,11 @@ struct PlanNode {
     uint32_t *aQPos;            /* PHRASE: query positions of the words (gaps = stop words) */
     int nTerm;
     int nSlop;                  /* PHRASE: proximity window, 0 = exact */
+    int anchor;                 /* PHRASE: FTS_ANCHOR_* (exact phrases only) */
+    int nOp;                    /* PHRASE: operands of a chain, 0 for a phrase */
+    int *aOpStart;              /* chain: nOp + 1 word offsets */
+    const int *aDist;           /* chain: NEAR's nOp - 1 distances; NULL: '<<' */
+    int nThreshold;             /* QUORUM: children that must match (2..nChild-1) */
     double idf;                 /* LEAF: from its field's df; PHRASE: sum over words;
                                 ** GROUP: the clause's (term_df; a phrase: its fields' smallest) */
     double fieldWeight;         /* LEAF, PHRASE: OPTION field_weights */
@@ -270,7 +286,72 @@ static double and_score(It *it) {
 
 static const ItVt and_vt = {and_next, and_advance, and_score};
 
-/* -- phrase and proximity in one field -- */
+/* -- MAYBE: the required side's documents, the optional side's score -- */
+typedef struct MaybeIt {
+    It base;
+    It *req;
+    It *opt;
+} MaybeIt;
+
+static uint32_t maybe_next(It *it) {
+    MaybeIt *m = (MaybeIt *)it;
+    return it->doc = m->req->vt->next(m->req);
+}
+
+static uint32_t maybe_advance(It *it, uint32_t target) {
+    MaybeIt *m = (MaybeIt *)it;
+    return it->doc = m->req->vt->advance(m->req, target);
+}
+
+/* Moves the optional side to the current document; does it match there? */
+static int maybe_opt_at(MaybeIt *m) {
+    It *o = m->opt;
+    if (o->doc == FTS_BEFORE_FIRST || o->doc < m->base.doc) o->vt->advance(o, m->base.doc);
+    return o->doc == m->base.doc;
+}
+
+static double maybe_score(It *it) {
+    MaybeIt *m = (MaybeIt *)it;
+    double s = m->req->vt->score(m->req);
+    return maybe_opt_at(m) ? s + m->opt->vt->score(m->opt) : s;
+}
+
+static const ItVt maybe_vt = {maybe_next, maybe_advance, maybe_score};
+
+/* -- QUORUM: an OR that needs nThreshold of its children at a document -- */
+static uint32_t quorum_settle(OrIt *o) {
+    int nThr = o->base.pn->nThreshold;
+    for (;;) {
+        uint32_t d = or_min(o);
+        if (d == FTS_NO_DOC) return d;
+        int nAt = 0;
+        for (int i = 0; i < o->n; i++) nAt += o->a[i]->doc == d;
+        if (nAt >= nThr) return d;
+        for (int i = 0; i < o->n; i++) {
+            if (o->a[i]->doc == d) o->a[i]->vt->next(o->a[i]);
+        }
+    }
+}
+
+static uint32_t quorum_next(It *it) {
+    or_next(it);
+    return quorum_settle((OrIt *)it);
+}
+
+static uint32_t quorum_advance(It *it, uint32_t target) {
+    or_advance(it, target);
+    return quorum_settle((OrIt *)it);
+}
+
+static const ItVt quorum_vt = {quorum_next, quorum_advance, or_score};
+
+/* -- phrase, proximity, anchors and chains in one field -- */
+
+/* Positions [lo, hi] that some operands of a NEAR chain occupy. */
+typedef struct Span {
+    uint32_t lo, hi;
+} Span;
+
 typedef struct PhraseIt {
     It base;
     FtsPostings **ac;
@@ -282,6 +363,12 @@ typedef struct PhraseIt {
     int *aOrder;            /* the words by ascending df: the order lists are
                             ** intersected in, the rarest leading */
     uint32_t *aLo;          /* phrase_count's scratch, one per word */
+    /* chains only (nOp > 0): */
+    uint32_t **aaStart;     /* per operand: where it starts in the document, */
+    uint32_t *anStart;      /* how many times, */
+    uint32_t *anStartCap;   /* and room for how many */
+    Span *aSpan[2];         /* NEAR: the spans so far and the next ones */
+    uint32_t anSpanCap[2];
 } PhraseIt;
 
 static int pos_load(PhraseIt *p, int i) {
@@ -318,33 +405,146 @@ static int has_pos_from(const uint32_t *a, uint32_t n, uint32_t v, uint32_t *pLo
     return lo < n && a[lo] == v;
 }
 
+/* Where words [w0, w1) of p's node occur as an exact phrase in the
+** current document (positions loaded): the position of word w0 at each
+** occurrence, increasing, into aOut unless NULL (room for anPos[w0]).
+** Returns how many; anchors apply (the node's, for a whole phrase). The
+** word with the fewest positions proposes the starts, the others are
+** looked up. */
+static uint32_t exact_starts(PhraseIt *p, int w0, int w1, uint32_t *aOut) {
+    const PlanNode *pn = p->base.pn;
+    uint32_t *aLo = p->aLo;
+    int iPiv = w0;
+    for (int i = w0; i < w1; i++) {
+        aLo[i] = 0;
+        if (p->anPos[i] < p->anPos[iPiv]) iPiv = i;
+    }
+    uint32_t offPiv = pn->aQPos[iPiv] - pn->aQPos[w0];
+    uint32_t len = pn->aQPos[w1 - 1] - pn->aQPos[w0]; /* last word's offset */
+    uint32_t wantStart = 0, wantLast = 0;
+    int bStart = (pn->anchor & FTS_ANCHOR_START) != 0, bEnd = (pn->anchor & FTS_ANCHOR_END) != 0;
+    if (bStart) wantStart = pn->aQPos[w0]; /* stop words the query put before it */
+    if (bEnd) {
+        uint32_t dl = p->base.q->src->vt->xDocLen(p->base.q->src, pn->iField, p->base.doc);
+        if (dl == 0) return 0;
+        wantLast = dl - 1;
+    }
+    uint32_t nMatch = 0;
+    for (uint32_t k = 0; k < p->anPos[iPiv]; k++) {
+        if (p->aaPos[iPiv][k] < offPiv) continue;
+        uint32_t start = p->aaPos[iPiv][k] - offPiv;
+        if ((bStart && start != wantStart) || (bEnd && start + len != wantLast)) continue;
+        int ok = 1;
+        for (int i = w0; i < w1 && ok; i++) {
+            if (i == iPiv) continue;
+            ok = has_pos_from(p->aaPos[i], p->anPos[i], start + (pn->aQPos[i] - pn->aQPos[w0]), &aLo[i]);
+        }
+        if (ok && aOut) aOut[nMatch] = start;
+        nMatch += ok;
+    }
+    return nMatch;
+}
+
+static int span_cmp(const void *x, const void *y) {
+    const Span *a = x, *b = y;
+    if (a->lo != b->lo) return a->lo < b->lo ? -1 : 1;
+    return (a->hi < b->hi) - (a->hi > b->hi); /* the widest first */
+}
+
+/* Room for n spans in p->aSpan[i]. */
+static int span_room(PhraseIt *p, int i, uint64_t n) {
+    if (n <= p->anSpanCap[i]) return LP_OK;
+    if (n > UINT32_MAX / 2) return LP_NOMEM;
+    uint32_t cap = (uint32_t)n * 2;
+    Span *a = arena_alloc(p->base.q->a, sizeof(Span) * cap);
+    if (!a) return LP_NOMEM;
+    if (p->anSpanCap[i]) memcpy(a, p->aSpan[i], sizeof(Span) * p->anSpanCap[i]);
+    p->aSpan[i] = a;
+    p->anSpanCap[i] = cap;
+    return LP_OK;
+}
+
+/* Does the current document hold p's chain (positions loaded)? 1 or 0;
+** 0 with q->rc set when out of memory.
+**   '<<': each operand starts after the previous one ends. The earliest
+**   fitting occurrence of each operand in turn is the best choice, as all
+**   of an operand's occurrences are the same length.
+**   NEAR/N: operand k+1 is at most N positions from the span [lo, hi]
+**   that operands 0..k occupy (0 when they overlap). A wider span is
+**   never worse (it is as near to everything, and what it grows into is
+**   wider too), so only the spans no other one contains are kept:
+**   sorted by lo, their hi increases. */
+static uint32_t chain_count(PhraseIt *p) {
+    const PlanNode *pn = p->base.pn;
+    FtsQuery *q = p->base.q;
+    for (int o = 0; o < pn->nOp; o++) {
+        int w0 = pn->aOpStart[o];
+        if (p->anPos[w0] > p->anStartCap[o]) {
+            uint32_t cap = p->anPos[w0] * 2;
+            uint32_t *a = arena_alloc(q->a, sizeof(uint32_t) * cap);
+            if (!a) goto nomem;
+            p->aaStart[o] = a;
+            p->anStartCap[o] = cap;
+        }
+        p->anStart[o] = exact_starts(p, w0, pn->aOpStart[o + 1], p->aaStart[o]);
+        if (p->anStart[o] == 0) return 0;
+    }
+    const uint32_t *anStart = p->anStart;
+    if (!pn->aDist) {
+        int64_t prevEnd = -1;
+        for (int o = 0; o < pn->nOp; o++) {
+            uint32_t len = pn->aQPos[pn->aOpStart[o + 1] - 1] - pn->aQPos[pn->aOpStart[o]];
+            uint32_t k = 0;
+            while (k < anStart[o] && (int64_t)p->aaStart[o][k] <= prevEnd) k++;
+            if (k == anStart[o]) return 0;
+            prevEnd = (int64_t)p->aaStart[o][k] + len;
+        }
+        return 1;
+    }
+    uint32_t len0 = pn->aQPos[pn->aOpStart[1] - 1] - pn->aQPos[pn->aOpStart[0]];
+    if (span_room(p, 0, anStart[0])) goto nomem;
+    uint32_t nSpan = anStart[0];
+    for (uint32_t k = 0; k < nSpan; k++) p->aSpan[0][k] = (Span){p->aaStart[0][k], p->aaStart[0][k] + len0};
+    for (int o = 1; o < pn->nOp; o++) {
+        uint32_t len = pn->aQPos[pn->aOpStart[o + 1] - 1] - pn->aQPos[pn->aOpStart[o]];
+        uint32_t dist = (uint32_t)pn->aDist[o - 1];
+        uint32_t nNext = 0;
+        for (uint32_t k = 0; k < anStart[o]; k++) {
+            uint32_t s = p->aaStart[o][k], e = s + len;
+            for (uint32_t j = 0; j < nSpan; j++) {
+                Span sp = p->aSpan[0][j];
+                uint32_t gap = s > sp.hi ? s - sp.hi : sp.lo > e ? sp.lo - e : 0;
+                if (gap > dist) continue;
+                if (span_room(p, 1, (uint64_t)nNext + 1)) goto nomem;
+                p->aSpan[1][nNext++] = (Span){s < sp.lo ? s : sp.lo, e > sp.hi ? e : sp.hi};
+            }
+        }
+        if (nNext == 0) return 0;
+        qsort(p->aSpan[1], nNext, sizeof(Span), span_cmp);
+        /* keep the spans no other one contains: lo ascending, hi rising */
+        nSpan = 0;
+        for (uint32_t k = 0; k < nNext; k++) {
+            Span sp = p->aSpan[1][k];
+            if (nSpan && sp.hi <= p->aSpan[1][nSpan - 1].hi) continue;
+            p->aSpan[1][nSpan++] = sp;
+        }
+        Span *t = p->aSpan[0];
+        uint32_t tc = p->anSpanCap[0];
+        p->aSpan[0] = p->aSpan[1], p->anSpanCap[0] = p->anSpanCap[1];
+        p->aSpan[1] = t, p->anSpanCap[1] = tc;
+    }
+    return 1;
+nomem:
+    q->rc = lp_err_set(&q->errIter, LP_NOMEM, "out of memory matching a NEAR or '<<' clause");
+    return 0;
+}
+
 /* Matches of the phrase in the current doc (positions loaded). */
 static uint32_t phrase_count(PhraseIt *p) {
     const PlanNode *pn = p->base.pn;
     uint32_t nMatch = 0;
-    if (pn->nSlop == 0) {
-        /* Exact: word i at start + (qpos[i] - qpos[0]). The word with the
-        ** fewest positions here proposes the starts, the others are
-        ** looked up. */
-        uint32_t *aLo = p->aLo;
-        int n = p->n, iPiv = 0;
-        memset(aLo, 0, sizeof(uint32_t) * (size_t)n);
-        for (int i = 1; i < n; i++) {
-            if (p->anPos[i] < p->anPos[iPiv]) iPiv = i;
-        }
-        uint32_t offPiv = pn->aQPos[iPiv] - pn->aQPos[0];
-        for (uint32_t k = 0; k < p->anPos[iPiv]; k++) {
-            if (p->aaPos[iPiv][k] < offPiv) continue;
-            uint32_t start = p->aaPos[iPiv][k] - offPiv;
-            int ok = 1;
-            for (int i = 0; i < n && ok; i++) {
-                if (i == iPiv) continue;
-                ok = has_pos_from(p->aaPos[i], p->anPos[i], start + (pn->aQPos[i] - pn->aQPos[0]), &aLo[i]);
-            }
-            nMatch += ok;
-        }
-        return nMatch;
-    }
+    if (pn->nOp) return chain_count(p);
+    if (pn->nSlop == 0) return exact_starts(p, 0, p->n, NULL);
     /* Proximity (Sphinx): all words within a span of fewer than
     ** nSlop + nWords positions, in any order. Slide a window over the
     ** merged positions; count windows that start a new match. A word the
@@ -416,7 +616,7 @@ static int phrase_verify(PhraseIt *p) {
         }
     }
     p->tf = phrase_count(p);
-    return LP_OK;
+    return p->base.q->rc;
 }
 
 /* At most how many matches p's document can hold, before its positions
@@ -601,6 +801,12 @@ static It *instantiate(FtsQuery *q, const PlanNode *pn) {
         p->aOrder = arena_zalloc(a, sizeof(int) * (size_t)p->n);
         p->aLo = arena_zalloc(a, sizeof(uint32_t) * (size_t)p->n);
         if (!p->ac || !p->aaPos || !p->anPos || !p->anCap || !p->aOrder || !p->aLo) break;
+        if (pn->nOp) {
+            p->aaStart = arena_zalloc(a, sizeof(uint32_t *) * (size_t)pn->nOp);
+            p->anStart = arena_zalloc(a, sizeof(uint32_t) * (size_t)pn->nOp);
+            p->anStartCap = arena_zalloc(a, sizeof(uint32_t) * (size_t)pn->nOp);
+            if (!p->aaStart || !p->anStart || !p->anStartCap) break;
+        }
         int ok = 1;
         for (int i = 0; i < p->n && ok; i++) {
             ok = (p->ac[i] = open_cursor(q, pn->aKey[i], pn->anKey[i], &pn->aInfo[i], 1)) != NULL;
@@ -645,7 +851,8 @@ static It *instantiate(FtsQuery *q, const PlanNode *pn) {
         it = &x->base;
         break;
     }
-    case PN_OR: {
+    case PN_OR:
+    case PN_QUORUM: {
         OrIt *o = arena_zalloc(a, sizeof(*o));
         if (!o) break;
         o->n = pn->nChild;
@@ -654,8 +861,17 @@ static It *instantiate(FtsQuery *q, const PlanNode *pn) {
         int ok = 1;
         for (int i = 0; i < o->n && ok; i++) ok = (o->a[i] = instantiate(q, pn->aChild[i])) != NULL;
         if (!ok) break;
-        o->base.vt = &or_vt;
+        o->base.vt = pn->kind == PN_OR ? &or_vt : &quorum_vt;
         it = &o->base;
+        break;
+    }
+    case PN_MAYBE: {
+        MaybeIt *m = arena_zalloc(a, sizeof(*m));
+        if (!m || !(m->req = instantiate(q, pn->aChild[0])) || !(m->opt = instantiate(q, pn->aChild[1]))) {
+            break;
+        }
+        m->base.vt = &maybe_vt;
+        it = &m->base;
         break;
     }
     case PN_ALL:
@@ -802,15 +1018,61 @@ static PlanNode *group_of(FtsQuery *q, PlanNode **a, int n, uint32_t df, QType q
     return pn;
 }
 
-/* The per-field nodes of one clause made of the analysed words in l. */
+/* A PHRASE node in field f over the analysed words a[0..k) (their iPos
+** are the query positions). NULL when out of memory or a lookup fails
+** (err set); *pbAll = 0 when some word is not in the field. */
+static PlanNode *phrase_pn(FtsQuery *q, int f, const Token *a, int k, int *pbAll, LpError *err) {
+    PlanNode *pn = new_pn(q, PN_PHRASE);
+    if (!pn) return NULL;
+    pn->aKey = arena_alloc(q->a, sizeof(uint8_t *) * (size_t)k);
+    pn->anKey = arena_alloc(q->a, sizeof(int) * (size_t)k);
+    pn->aQPos = arena_alloc(q->a, sizeof(uint32_t) * (size_t)k);
+    pn->aInfo = arena_alloc(q->a, sizeof(FtsTermInfo) * (size_t)k);
+    if (!pn->aKey || !pn->anKey || !pn->aQPos || !pn->aInfo) return NULL;
+    *pbAll = 1;
+    for (int i = 0; i < k; i++) {
+        if (!(pn->aKey[i] = make_key(q->a, f, a[i].z, a[i].n))) return NULL;
+        pn->anKey[i] = a[i].n + 1;
+        pn->aQPos[i] = a[i].iPos;
+        FtsTermInfo info;
+        if (lookup(q, pn->aKey[i], pn->anKey[i], &info, err)) return NULL;
+        pn->aInfo[i] = info;
+        if (info.df == 0) *pbAll = 0;
+        pn->idf += idf_of(q->src->nDocs, info.df ? info.df : 1);
+    }
+    pn->qtype = QT_PHRASE;
+    pn->iField = f;
+    pn->nTerm = k;
+    pn->fieldWeight = q->rank.aFieldWeight[f];
+    if (k == 1) {
+        /* an anchored word: a term's df, for term_df */
+        pn->info = pn->aInfo[0];
+        pn->df = pn->aInfo[0].df;
+    }
+    return pn;
+}
+
+/* A phrase's idf is the sum of its words'; over its fields the smallest
+** (its largest per-field df, a bound from below on the documents holding
+** it in any field). */
+static void phrase_group_idf(PlanNode *g) {
+    if (!g || g->kind != PN_GROUP) return;
+    g->idf = g->aChild[0]->idf;
+    for (int i = 1; i < g->nChild; i++) {
+        if (g->aChild[i]->idf < g->idf) g->idf = g->aChild[i]->idf;
+    }
+}
+
+/* The per-field nodes of one clause made of the analysed words in l
+** (anchor: FTS_ANCHOR_* for an exact phrase or a word). */
 static PlanNode *plan_words(FtsQuery *q, const FtsNode *n, const TokList *l, QType qtype,
-                            int nSlop, LpError *err) {
+                            int nSlop, int anchor, LpError *err) {
     PlanNode *aField[FTS_MAX_FIELDS];
     int nField = 0;
     uint32_t N = q->src->nDocs;
     for (int f = 0; f < q->src->nFields; f++) {
         if (!fts_fieldset_has(&n->fields, f)) continue;
-        if (l->a.n == 1) {
+        if (l->a.n == 1 && !anchor) {
             PlanNode *pn = new_pn(q, PN_LEAF);
             if (!pn || !(pn->key = make_key(q->a, f, l->a.a[0].z, l->a.a[0].n))) return NULL;
             pn->nKey = l->a.a[0].n + 1;
@@ -826,46 +1088,142 @@ static PlanNode *plan_words(FtsQuery *q, const FtsNode *n, const TokList *l, QTy
             aField[nField++] = pn;
             continue;
         }
-        PlanNode *pn = new_pn(q, PN_PHRASE);
-        int k = (int)l->a.n;
+        int bAll;
+        PlanNode *pn = phrase_pn(q, f, l->a.a, (int)l->a.n, &bAll, err);
         if (!pn) return NULL;
-        pn->aKey = arena_alloc(q->a, sizeof(uint8_t *) * (size_t)k);
-        pn->anKey = arena_alloc(q->a, sizeof(int) * (size_t)k);
-        pn->aQPos = arena_alloc(q->a, sizeof(uint32_t) * (size_t)k);
-        pn->aInfo = arena_alloc(q->a, sizeof(FtsTermInfo) * (size_t)k);
-        if (!pn->aKey || !pn->anKey || !pn->aQPos || !pn->aInfo) return NULL;
-        int bAll = 1;
-        for (int i = 0; i < k; i++) {
-            if (!(pn->aKey[i] = make_key(q->a, f, l->a.a[i].z, l->a.a[i].n))) return NULL;
-            pn->anKey[i] = l->a.a[i].n + 1;
-            pn->aQPos[i] = l->a.a[i].iPos;
-            FtsTermInfo info;
-            if (lookup(q, pn->aKey[i], pn->anKey[i], &info, err)) return NULL;
-            pn->aInfo[i] = info;
-            if (info.df == 0) bAll = 0;
-            pn->idf += idf_of(N, info.df ? info.df : 1);
-        }
         if (!bAll) continue;
-        pn->qtype = QT_PHRASE;
-        pn->iField = f;
-        pn->nTerm = k;
         pn->nSlop = nSlop;
-        pn->fieldWeight = q->rank.aFieldWeight[f];
+        pn->anchor = anchor;
         aField[nField++] = pn;
     }
-    /* A phrase's idf is set below. */
     PlanNode *g = group_of(q, aField, nField, l->a.n == 1 ? term_df(q, &n->fields, aField, nField) : 0,
                            qtype);
-    if (g && g->kind == PN_GROUP && qtype == QT_PHRASE) {
-        /* A phrase's idf is the sum of its words'; over its fields the
-        ** smallest (its largest per-field df, a bound from below on the
-        ** documents holding it in any field). */
-        g->idf = g->aChild[0]->idf;
-        for (int i = 1; i < g->nChild; i++) {
-            if (g->aChild[i]->idf < g->idf) g->idf = g->aChild[i]->idf;
-        }
-    }
+    if (qtype == QT_PHRASE) phrase_group_idf(g);
     return g;
+}
+
+/* A one-word view of a token, for plan_words. */
+static TokList toklist_one(Token *t) {
+    TokList l = {{0}, {0}};
+    l.a.a = t;
+    l.a.n = 1;
+    l.a.cap = 1;
+    return l;
+}
+
+static void sort_by_cost(Arena *ar, PlanNode **a, int n);
+
+/* "a b c"/N: a group per distinct word, of which nThreshold must match. */
+static PlanNode *plan_quorum(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *err) {
+    TokList l = {{0}, {0}};
+    PlanNode *res = NULL;
+    if (analyse(q, n, 1, &l, err)) goto done;
+    int nWord = 0;
+    for (size_t i = 0; i < l.a.n; i++) {
+        int j = 0;
+        while (j < nWord && !(l.a.a[j].n == l.a.a[i].n && !memcmp(l.a.a[j].z, l.a.a[i].z, (size_t)l.a.a[i].n))) j++;
+        if (j == nWord) l.a.a[nWord++] = l.a.a[i];
+    }
+    if (nWord == 0) {
+        *pbDropped = 1;
+        goto done;
+    }
+    int nThr = n->nQuorum ? n->nQuorum : (int)floor(n->fQuorum * nWord + 0.5);
+    if (nThr < 1) nThr = 1;
+    if (nThr > nWord) nThr = nWord;
+    PlanNode **a = arena_alloc(q->a, sizeof(PlanNode *) * (size_t)nWord);
+    if (!a) goto nomem;
+    int nPresent = 0;
+    for (int i = 0; i < nWord; i++) {
+        TokList one = toklist_one(&l.a.a[i]);
+        PlanNode *g = plan_words(q, n, &one, QT_TERM, 0, 0, err);
+        if (!g) goto nomem;
+        if (g->kind != PN_NONE) a[nPresent++] = g;
+    }
+    if (nPresent < nThr) {
+        res = &g_none;
+    } else if (nThr == 1) {
+        res = or_of(q, a, nPresent);
+    } else {
+        res = new_pn(q, nThr == nPresent ? PN_AND : PN_QUORUM);
+        if (!res) goto nomem;
+        if (nThr == nPresent) sort_by_cost(q->a, a, nPresent);
+        res->aChild = a;
+        res->nChild = nPresent;
+        res->nThreshold = nThr;
+    }
+    if (!res) goto nomem;
+done:
+    toklist_free(&l);
+    return res;
+nomem:
+    if (!err->code) lp_err_set(err, LP_NOMEM, "out of memory");
+    toklist_free(&l);
+    return NULL;
+}
+
+/* a << b << "c d", a NEAR/3 b: one PHRASE node per field (nOp operands),
+** grouped and scored as a phrase. An operand that analyses to nothing
+** (stop words) is left out with the link before it (after it, for the
+** first); a chain of one operand is that word or phrase alone. */
+static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *err) {
+    TokList *aL = arena_zalloc(q->a, sizeof(TokList) * (size_t)n->nChild);
+    int *aOpStart = arena_alloc(q->a, sizeof(int) * (size_t)(n->nChild + 1));
+    int *aDist = n->kind == FTSN_NEAR ? arena_alloc(q->a, sizeof(int) * (size_t)n->nChild) : NULL;
+    PlanNode *res = NULL;
+    if (!aL || !aOpStart || (n->kind == FTSN_NEAR && !aDist)) {
+        lp_err_set(err, LP_NOMEM, "out of memory");
+        return NULL;
+    }
+    int nOp = 0, nTok = 0;
+    for (int c = 0; c < n->nChild; c++) {
+        if (analyse(q, n->aChild[c], 1, &aL[c], err)) goto out;
+        if (aL[c].a.n == 0) continue;
+        if (aDist && nOp > 0) aDist[nOp - 1] = n->aDist[c - 1];
+        aOpStart[nOp++] = nTok;
+        nTok += (int)aL[c].a.n;
+    }
+    aOpStart[nOp] = nTok;
+    if (nOp == 0) {
+        *pbDropped = 1;
+        goto out;
+    }
+    Token *aTok = arena_alloc(q->a, sizeof(Token) * (size_t)nTok);
+    if (!aTok) goto nomem;
+    int k = 0;
+    for (int c = 0; c < n->nChild; c++) {
+        for (size_t i = 0; i < aL[c].a.n; i++) aTok[k++] = aL[c].a.a[i];
+    }
+    if (nOp == 1) {
+        TokList l = toklist_one(aTok);
+        l.a.n = (size_t)nTok;
+        res = plan_words(q, n, &l, nTok > 1 ? QT_PHRASE : QT_TERM, 0, 0, err);
+        if (!res) goto nomem;
+        goto out;
+    }
+    PlanNode *aField[FTS_MAX_FIELDS];
+    int nField = 0;
+    for (int f = 0; f < q->src->nFields; f++) {
+        if (!fts_fieldset_has(&n->fields, f)) continue;
+        int bAll;
+        PlanNode *pn = phrase_pn(q, f, aTok, nTok, &bAll, err);
+        if (!pn) goto nomem;
+        if (!bAll) continue;
+        pn->nOp = nOp;
+        pn->aOpStart = aOpStart;
+        pn->aDist = aDist;
+        aField[nField++] = pn;
+    }
+    res = group_of(q, aField, nField, 0, QT_PHRASE);
+    if (!res) goto nomem;
+    phrase_group_idf(res);
+out:
+    for (int c = 0; c < n->nChild; c++) toklist_free(&aL[c]);
+    return res;
+nomem:
+    if (!err->code) lp_err_set(err, LP_NOMEM, "out of memory");
+    res = NULL;
+    goto out;
 }
 
 typedef struct Expand {
@@ -998,6 +1356,8 @@ static uint64_t pn_cost(const PlanNode *pn) {
         return pn->df;
     case PN_PHRASE:
         return UINT32_MAX; /* its words' lists are not kept in the plan; phrases go last */
+    case PN_MAYBE:
+        return pn_cost(pn->aChild[0]);
     case PN_AND:
         c = UINT64_MAX;
         for (int i = 0; i < pn->nChild - pn->nNeg; i++) {
@@ -1087,7 +1447,7 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
             *pbDropped = 1;
         } else {
             pn = plan_words(q, n, &l, n->kind == FTSN_PHRASE && l.a.n > 1 ? QT_PHRASE : QT_TERM,
-                            n->kind == FTSN_PHRASE ? n->nSlop : 0, err);
+                            n->kind == FTSN_PHRASE ? n->nSlop : 0, n->anchor, err);
         }
         toklist_free(&l);
         if (!pn && !*pbDropped && !err->code) lp_err_set(err, LP_NOMEM, "out of memory");
@@ -1095,6 +1455,34 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
     }
     case FTSN_PREFIX:
         return plan_prefix(q, n, err);
+    case FTSN_QUORUM:
+        return plan_quorum(q, n, pbDropped, err);
+    case FTSN_BEFORE:
+    case FTSN_NEAR:
+        return plan_chain(q, n, pbDropped, err);
+    case FTSN_MAYBE: {
+        int bReqDrop, bOptDrop;
+        PlanNode *req = plan(q, n->aChild[0], &bReqDrop, err);
+        if (!req && !bReqDrop) return NULL;
+        PlanNode *opt = plan(q, n->aChild[1], &bOptDrop, err);
+        if (!opt && !bOptDrop) return NULL;
+        if (bReqDrop) { /* nothing required: the optional side alone */
+            *pbDropped = bOptDrop;
+            return opt;
+        }
+        if (bOptDrop || opt->kind == PN_NONE || req->kind == PN_NONE) return req;
+        PlanNode *pn = new_pn(q, PN_MAYBE);
+        PlanNode **ac = arena_alloc(q->a, sizeof(PlanNode *) * 2);
+        if (!pn || !ac) {
+            lp_err_set(err, LP_NOMEM, "out of memory");
+            return NULL;
+        }
+        ac[0] = req;
+        ac[1] = opt;
+        pn->aChild = ac;
+        pn->nChild = 2;
+        return pn;
+    }
     case FTSN_AND:
     case FTSN_OR: {
         int bAnd = n->kind == FTSN_AND;
@@ -1317,9 +1705,12 @@ static int collect_or_groups(const PlanNode *pn, const PlanNode **a, int *pn_,
         }
         return 1;
     }
-    *pzWhy = pn->kind == PN_GROUP ? "the query has a phrase or proximity clause"
-             : pn->kind == PN_AND ? (pn->nNeg ? "the query has NOT" : "the query has an AND")
-                                  : "the query matches all or no documents";
+    *pzWhy = pn->kind == PN_GROUP    ? "the query has a positional clause (phrase, proximity, "
+                                       "anchor, NEAR or '<<')"
+             : pn->kind == PN_AND    ? (pn->nNeg ? "the query has NOT" : "the query has an AND")
+             : pn->kind == PN_MAYBE  ? "the query has MAYBE"
+             : pn->kind == PN_QUORUM ? "the query has a quorum"
+                                     : "the query matches all or no documents";
     return 0;
 }
 
@@ -1696,10 +2087,18 @@ static void pn_text(const PlanNode *pn, StrBuf *sb) {
         return;
     }
     StrBuf t = {0};
-    for (int i = 0; i < pn->nTerm; i++) {
-        if (i) strbuf_appendc(&t, ' ');
+    if (pn->anchor & FTS_ANCHOR_START) strbuf_appendc(&t, '^');
+    for (int i = 0, o = 0; i < pn->nTerm; i++) {
+        if (pn->nOp && o + 1 < pn->nOp && i == pn->aOpStart[o + 1]) {
+            if (pn->aDist) strbuf_appendf(&t, " NEAR/%d ", pn->aDist[o]);
+            else strbuf_appendz(&t, " << ");
+            o++;
+        } else if (i) {
+            strbuf_appendc(&t, ' ');
+        }
         strbuf_append(&t, pn->aKey[i] + 1, (size_t)pn->anKey[i] - 1);
     }
+    if (pn->anchor & FTS_ANCHOR_END) strbuf_appendc(&t, '$');
     json_str(sb, t.z ? t.z : "", (int)t.n);
     strbuf_free(&t);
 }
@@ -1759,9 +2158,13 @@ static void explain_it(FtsQuery *q, It *it, uint32_t doc, StrBuf *sb, int *pnOut
         *pTotal += contrib;
         return;
     }
-    if (pn->kind == PN_OR) {
+    if (pn->kind == PN_OR || pn->kind == PN_QUORUM) {
         OrIt *o = (OrIt *)it;
         for (int i = 0; i < o->n; i++) explain_it(q, o->a[i], doc, sb, pnOut, pTotal);
+    } else if (pn->kind == PN_MAYBE) {
+        MaybeIt *m = (MaybeIt *)it;
+        explain_it(q, m->req, doc, sb, pnOut, pTotal);
+        if (maybe_opt_at(m)) explain_it(q, m->opt, doc, sb, pnOut, pTotal);
     } else if (pn->kind == PN_AND) {
         AndIt *x = (AndIt *)it;
         for (int i = 0; i < x->n; i++) explain_it(q, x->a[i], doc, sb, pnOut, pTotal);
@@ -1801,8 +2204,10 @@ static void plan_text(const FtsQuery *q, const PlanNode *pn, int depth, StrBuf *
         strbuf_appendf(sb, "field %d: idf=%.4g weight=%g\n", pn->iField, pn->idf, pn->fieldWeight);
         return;
     case PN_GROUP:
-        strbuf_appendf(sb, "%s ", pn->qtype == QT_PHRASE && pn->aChild[0]->nSlop ? "proximity"
-                                                                                 : azQType[pn->qtype]);
+        strbuf_appendf(sb, "%s ", pn->aChild[0]->nOp ? (pn->aChild[0]->aDist ? "near" : "before")
+                                  : pn->qtype == QT_PHRASE && pn->aChild[0]->nSlop ? "proximity"
+                                  : pn->aChild[0]->anchor ? "anchored"
+                                                           : azQType[pn->qtype]);
         pn_text(pn->aChild[0], sb);
         if (pn->qtype == QT_PHRASE && pn->aChild[0]->nSlop) strbuf_appendf(sb, "~%d", pn->aChild[0]->nSlop);
         strbuf_appendf(sb, " idf=%.4g type_weight=%g", pn->idf, pn->typeWeight);
@@ -1815,6 +2220,16 @@ static void plan_text(const FtsQuery *q, const PlanNode *pn, int depth, StrBuf *
         return;
     case PN_NONE:
         strbuf_appendz(sb, "no documents (terms absent or only stop words)\n");
+        return;
+    case PN_MAYBE:
+        strbuf_appendz(sb, "MAYBE\n");
+        plan_text(q, pn->aChild[0], depth + 1, sb);
+        strbuf_appendf(sb, "%*soptional\n", (depth + 1) * 2, "");
+        plan_text(q, pn->aChild[1], depth + 2, sb);
+        return;
+    case PN_QUORUM:
+        strbuf_appendf(sb, "QUORUM at least %d of %d\n", pn->nThreshold, pn->nChild);
+        for (int i = 0; i < pn->nChild; i++) plan_text(q, pn->aChild[i], depth + 1, sb);
         return;
     case PN_AND:
     case PN_OR:

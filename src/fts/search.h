@@ -4,7 +4,8 @@
 ** top-k retrieval (block-max MaxScore where the query allows it).
 **
 ** Scoring (ranker bm25f, the default). A clause (a term, an expanded
-** prefix term, a phrase or proximity clause) contributes
+** prefix term, a phrase or proximity clause, an anchored word or phrase,
+** a '<<' or NEAR chain) contributes
 **     type_weight * idf * x*(k1+1) / (x + k1),
 **     x = sum over the fields it matches in of
 **         field_weight * tf / (1 - b + b*dl/avgdl)
@@ -13,7 +14,10 @@
 ** set 0..k, else the largest per-field count: search.c's term_df), dl
 ** the document's length in the field and avgdl the field's average over
 ** the segment. A phrase's tf is
-** its number of matches and its idf the sum of its words'. Ranker bm25
+** its number of matches and its idf the sum of its words' (a chain's:
+** 1, and the sum over all its operands' words; an anchored word is a
+** term matched at one place). MAYBE adds its optional side's weight
+** where it matches; a quorum sums the words that match. Ranker bm25
 ** instead sums per field field_weight * idf_field * the saturated tf of
 ** that field alone. A document's weight is the sum of the contributions of
 ** the positive clauses it matches. Weights and k1/b are query-time
@@ -24,13 +28,15 @@
 **                   documents that can still enter the top k are scored,
 **                   total_found is a lower bound
 **   and_intersect   an AND of terms: leapfrog intersection, all scored
-**   phrase_topk     one phrase or proximity clause: the positions of a
+**   phrase_topk     one positional clause (phrase, proximity, anchor,
+**                   chain): the positions of a
 **                   document holding all its words are read only when its
 **                   score, bounded by its rarest word's frequency, can
 **                   still enter the top k; total_found is a lower bound
 **                   when some were not read
 **   bool_fallback   anything else (phrases among other clauses, NOT,
-**                   nested groups): every match is enumerated and scored
+**                   nested groups, MAYBE, quorum): every match is
+**                   enumerated and scored
 **   full_scan       MATCH('') or a query of stop words only: every document
 **   no_ranking      OPTION ranker=none: matches in ordinal order, weight 1
 ** zWhyNotFast says why maxscore was not used when it was not.

@@ -5,10 +5,19 @@
 ** tags. Beyond "no crash, no leak, no out-of-bounds read" (the
 ** sanitizers), it checks the parser's promises: success gives a tree
 ** whose every node lies inside the query, with flat AND/OR of two or more
-** children, NOT only under an AND that also holds something positive, and
-** NUL-terminated leaf text, and the dump of any tree succeeds; failure
+** children, NOT only under an AND that also holds something positive,
+** MAYBE of two, chains ('<<', NEAR/N) of words and exact phrases only,
+** quorum thresholds in range, and NUL-terminated leaf text, and the dump
+** of any tree succeeds; failure
 ** gives no tree, a message and, for a syntax error, an offset inside the
 ** query.
+**
+** A parsed query is then planned and run against a small in-memory index
+** of documents over the words a, b, c, x, y and hello (so the fuzzer's
+** words match): every match in order, the top 5, the plan text and the
+** score breakdown of the best hit. Planning may refuse a query
+** (LP_BADINPUT, with a message); running may not fail, the top 5 must be
+** matches, and their number min(5, matches).
 */
 #include <stddef.h>
 #include <stdint.h>
@@ -16,6 +25,9 @@
 #include <string.h>
 
 #include "fts/match.h"
+#include "fts/memindex.h"
+#include "fts/search.h"
+#include "text/analyzer.h"
 #include "util/strbuf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -29,8 +41,38 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
     case FTSN_TERM:
     case FTSN_PREFIX:
     case FTSN_PHRASE:
+    case FTSN_QUORUM:
         if (!x->z || x->n < 0 || x->z[x->n] != 0 || x->nChild != 0) abort();
-        if (x->kind != FTSN_PHRASE && x->n == 0) abort();
+        if (x->kind == FTSN_TERM || x->kind == FTSN_PREFIX) {
+            if (x->n == 0) abort();
+        }
+        if (x->kind == FTSN_QUORUM &&
+            !((x->nQuorum >= 1 && x->nQuorum <= FTS_MATCH_MAX_QUORUM) ||
+              (x->nQuorum == 0 && x->fQuorum > 0 && x->fQuorum <= 1))) {
+            abort();
+        }
+        if (x->anchor && (x->kind == FTSN_PREFIX || x->kind == FTSN_QUORUM || x->nSlop)) abort();
+        return;
+    case FTSN_MAYBE:
+        if (x->nChild != 2) abort();
+        for (int k = 0; k < 2; k++) {
+            if (x->aChild[k]->kind == FTSN_NOT) abort();
+            check_node(x->aChild[k], x, n);
+        }
+        return;
+    case FTSN_BEFORE:
+    case FTSN_NEAR:
+        if (x->nChild < 2) abort();
+        for (int k = 0; k < x->nChild; k++) {
+            const FtsNode *c = x->aChild[k];
+            if (!(c->kind == FTSN_TERM || (c->kind == FTSN_PHRASE && c->nSlop == 0)) || c->anchor) {
+                abort();
+            }
+            if (x->kind == FTSN_NEAR && k && (x->aDist[k - 1] < 1 || x->aDist[k - 1] > FTS_MATCH_MAX_SLOP)) {
+                abort();
+            }
+            check_node(c, x, n);
+        }
         return;
     case FTSN_NOT:
         if (x->nChild != 1 || !parent || parent->kind != FTSN_AND) abort();
@@ -53,7 +95,79 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
     abort();
 }
 
+static Analyzer *g_an;
+static FtsMem *g_mem;
+
+/* 40 documents of 0..29 words per field, from a fixed generator. */
+static void build_index(void) {
+    static const char *const azWord[] = {"a", "b", "c", "x", "y", "hello"};
+    LpError err;
+    AnalyzerConfig cfg = {NULL, NULL, 0};
+    if (analyzer_new(&cfg, &g_an, &err)) abort();
+    g_mem = fts_mem_new(3);
+    if (!g_mem) abort();
+    unsigned seed = 7;
+    FtsDocBuf d = {0};
+    for (uint32_t doc = 0; doc < 40; doc++) {
+        fts_docbuf_reset(&d);
+        for (int f = 0; f < 3; f++) {
+            char zText[256] = "";
+            seed = seed * 1103515245u + 12345u;
+            int nWord = (int)((seed >> 16) % 30);
+            for (int k = 0; k < nWord; k++) {
+                seed = seed * 1103515245u + 12345u;
+                strcat(zText, azWord[(seed >> 16) % 6]);
+                strcat(zText, " ");
+            }
+            if (fts_docbuf_field(&d, g_an, f, zText, strlen(zText), &err)) abort();
+        }
+        if (fts_mem_add(g_mem, doc, &d)) abort();
+    }
+    fts_docbuf_free(&d);
+}
+
+static int count_hit(void *ctx, uint32_t doc, double score) {
+    (void)doc;
+    if (!(score >= 0)) abort();
+    (*(int *)ctx)++;
+    return 0;
+}
+
+/* Plans and runs root (parsed from z[0..n)) against the index. */
+static void run_query(Arena *a, const FtsNode *root, const char *z, size_t n) {
+    (void)n;
+    FtsRankParams rank;
+    fts_rank_defaults(&rank);
+    FtsQuery *q;
+    LpError err;
+    lp_err_clear(&err);
+    int rc = fts_query_new(a, root, z, g_an, fts_mem_source(g_mem), &rank, &q, &err);
+    if (rc != LP_OK) {
+        if (rc != LP_BADINPUT || err.zMsg[0] == 0) abort();
+        return;
+    }
+    int nAll = 0;
+    FtsStats st;
+    if (fts_query_all(q, count_hit, &nAll, &st, &err) != LP_OK) abort();
+    fts_query_free(q);
+    if (fts_query_new(a, root, z, g_an, fts_mem_source(g_mem), &rank, &q, &err) != LP_OK) abort();
+    FtsHit aHit[5];
+    int nHit = 0;
+    if (fts_query_topk(q, 5, NULL, NULL, aHit, &nHit, &st, &err) != LP_OK) abort();
+    if (nHit != (nAll < 5 ? nAll : 5)) abort();
+    StrBuf sb = {0};
+    fts_query_plan_text(q, &sb);
+    fts_query_free(q);
+    if (nHit > 0) {
+        if (fts_query_new(a, root, z, g_an, fts_mem_source(g_mem), &rank, &q, &err) != LP_OK) abort();
+        if (fts_query_explain_doc(q, aHit[0].doc, &sb, &err) != LP_OK) abort();
+        fts_query_free(q);
+    }
+    strbuf_free(&sb);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (!g_mem) build_index();
     /* A heap copy of exactly size bytes, so ASan catches any read past the
     ** end (the fuzzer's own buffer may have slack). */
     char *z = malloc(size ? size : 1);
@@ -72,6 +186,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fts_match_dump(root, azField, 3, &sb);
         if (!sb.oom && (!sb.z || sb.n == 0)) abort();
         strbuf_free(&sb);
+        run_query(&a, root, z, size);
     } else {
         if (root || err.code != rc || err.zMsg[0] == 0) abort();
         if (rc == LP_BADINPUT &&

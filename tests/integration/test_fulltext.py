@@ -352,6 +352,52 @@ OPERATOR_CASES = [
     # the empty query matches everything
     ("", [1, 2, 3, 4, 5, 6, 7, 8]),
     ("   ", [1, 2, 3, 4, 5, 6, 7, 8]),
+    # MAYBE: the left side's documents; the right side only adds weight
+    ("fox MAYBE quick", [1, 4, 6]),
+    ("quick MAYBE nothere", [1, 3, 4, 7]),
+    ("fox | bear MAYBE quick", [1, 3, 4, 6]),
+    ("fox maybe", []),              # lower case: the word "maybe"
+    # quorum: at least N (or a fraction, rounded) of the distinct words
+    ('"quick fox dog"/2', [1, 4]),
+    ('"quick fox dog"/1', [1, 2, 3, 4, 6, 7, 8]),
+    ('"quick fox dog"/3', [1]),
+    ('"quick fox dog"/5', [1]),     # more than there are words: all of them
+    ('"quick fox dog bear"/0.5', [1, 3, 4]),
+    ('@title "quick fox dog"/2', [1]),
+    ('"the fox nope"/2', [1, 6]),
+    # field start and end
+    ("^the", [1, 2]),
+    ("fox$", [1, 4, 6]),
+    ("^dog", [8]),
+    ("dog$", [1, 2, 8]),
+    ('"^lazy dog$"', [2]),
+    ('"lazy dog$"', [1, 2]),
+    ("^hello$", []),
+    ("^news", [6]),
+    ("@title ^world", [6]),
+    # strict order, in one field
+    ("fox << dog", [1]),
+    ("dog << fox", []),
+    ("the << fox", [1, 6]),
+    ("brown << dog", [8]),
+    ('quick << "brown fox"', [1]),
+    ("quick << brown", [1]),
+    ("quick << brown << dog", []),  # title 1 has no dog, body 1 no quick
+    ("the << lazy << dog", [1]),
+    # NEAR/N: at most N positions apart, either order, in one field
+    ("fox NEAR/3 lazy", []),
+    ("fox NEAR/4 lazy", [1]),
+    ("lazy NEAR/4 fox", [1]),
+    ("dog NEAR/1 lazy", [1, 2]),
+    ("lazy NEAR/1 dog NEAR/1 over", []),
+    ("lazy NEAR/1 dog NEAR/2 over", [1]),
+    ("brown NEAR/2 quick", [1]),
+    ('"lazy dog" NEAR/3 jumps', [1]),
+    # every field but some; unknown fields ignored under @@relaxed
+    ("@!title fox", [1, 6]),
+    ("@!(body) fox", [1, 4]),
+    ("@@relaxed @(body,nope) fox", [1, 6]),
+    ("@@relaxed @nope fox", []),
 ]
 
 
@@ -380,6 +426,15 @@ SYNTAX_ERRORS = [
     ("@(title,nope) fox", r"unknown field 'nope' at offset 8"),
     ("-fox", r"negated"),
     ("-fox !dog", r"negated"),
+    ('"a b"/0', r"at offset 6: a quorum threshold must be at least 1"),
+    ("fox << dog*", r"at offset 7: '<<' joins words and exact phrases; this operand is a prefix"),
+    ("fox << dog NEAR/2 bear", r"at offset 11: '<<' and NEAR/N cannot be mixed"),
+    ("=fox", r"at offset 0: the exact form operator \('=word'\) is not supported"),
+    ("fox NOTNEAR/2 dog", r"at offset 4: NOTNEAR/N is not supported"),
+    ("MAYBE fox", r"at offset 0: MAYBE is an operator"),
+    ("fox SENTENCE dog", r"at offset 4: SENTENCE and PARAGRAPH are not supported"),
+    ("^fox*", r"at offset 0: '\^' and '\$' anchor a word or an exact phrase, not a prefix"),
+    ("fox NEAR/0 dog", r"at offset 9: NEAR/N takes a distance from 1"),
 ]
 
 
@@ -784,6 +839,49 @@ def test_weights_match_reference(cur, corpus, text, options, clauses, mode, excl
     got = match_weights(cur, corpus, text, options)
     assert_weights(got, want)
     assert [i for i, _ in got] == ranked(want)
+
+
+def test_maybe_and_quorum_weights_add_up(cur, corpus):
+    """MAYBE's optional side and a quorum's words each add the weight the
+    word has alone; anchors, '<<' and NEAR score as one clause whose
+    EXPLAIN_SCORE() adds up to WEIGHT()."""
+    alone = {w: dict(match_weights(cur, corpus, w)) for w in ("fox", "quick", "dog")}
+    got = dict(match_weights(cur, corpus, "fox MAYBE quick"))
+    assert sorted(got) == [1, 4, 6]
+    for i, w in got.items():
+        assert w == pytest.approx(alone["fox"][i] + alone["quick"].get(i, 0), rel=1e-5)
+    got = dict(match_weights(cur, corpus, '"quick fox dog"/2'))
+    assert sorted(got) == [1, 4]
+    for i, w in got.items():
+        assert w == pytest.approx(sum(alone[x].get(i, 0) for x in alone), rel=1e-5)
+    for text in ("fox MAYBE quick", '"quick fox dog"/2', "^the", '"lazy dog$"', "the << fox",
+                 "dog NEAR/1 lazy", "quick (fox << dog) MAYBE bear"):
+        scores = explain_scores(cur, corpus, text)
+        assert scores, text
+        for i, (w, e) in scores.items():
+            assert e["weight"] == pytest.approx(w, rel=1e-5), (text, i)
+            assert sum(m["contribution"] for m in e["matches"]) == pytest.approx(w, rel=1e-5)
+
+
+def test_new_operators_plan_and_highlight(cur, corpus):
+    cur.execute(f"EXPLAIN SELECT id FROM {corpus} WHERE MATCH(%s)", ('"quick fox dog"/2',))
+    plan = "\n".join(r[0] for r in cur.fetchall())
+    assert "QUORUM at least 2 of 3" in plan
+    cur.execute(f"EXPLAIN SELECT id FROM {corpus} WHERE MATCH(%s)", ("fox NEAR/4 lazy",))
+    plan = "\n".join(r[0] for r in cur.fetchall())
+    assert 'near "fox NEAR/4 lazy"' in plan and "strategy=phrase_topk" in plan
+    cur.execute(f"EXPLAIN SELECT id FROM {corpus} WHERE MATCH(%s)", ("fox MAYBE quick",))
+    plan = "\n".join(r[0] for r in cur.fetchall())
+    assert "MAYBE" in plan and "optional" in plan and "the query has MAYBE" in plan
+    cur.execute(f"EXPLAIN SELECT id FROM {corpus} WHERE MATCH(%s)", ('"^lazy dog$"',))
+    plan = "\n".join(r[0] for r in cur.fetchall())
+    assert 'anchored "^lazy dog$"' in plan
+    cur.execute(f"SELECT HIGHLIGHT() FROM {corpus} WHERE MATCH('fox MAYBE quick') AND id = 4")
+    assert cur.fetchall() == (("red <b>fox</b> | foxes are red and <b>quick</b>",),)
+    cur.execute(f"SELECT HIGHLIGHT() FROM {corpus} WHERE MATCH('fox << dog') AND id = 1")
+    assert cur.fetchall() == (("quick brown <b>fox</b> | the <b>fox</b> jumps over the lazy <b>dog</b>",),)
+    cur.execute(f"SELECT id FROM {corpus} WHERE MATCH('the << fox') ORDER BY WEIGHT() DESC LIMIT 1")
+    assert meta(cur)["strategy"] == "phrase_topk"
 
 
 def explain_scores(cur, table, text, options=""):

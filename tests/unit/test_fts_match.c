@@ -34,11 +34,35 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
     case FTSN_TERM:
     case FTSN_PREFIX:
     case FTSN_PHRASE:
+    case FTSN_QUORUM:
+        if (x->kind == FTSN_QUORUM) {
+            assert_true((x->nQuorum >= 1 && x->nQuorum <= FTS_MATCH_MAX_QUORUM) ||
+                        (x->nQuorum == 0 && x->fQuorum > 0 && x->fQuorum <= 1));
+        }
+        if (x->anchor) assert_true(x->kind != FTSN_PREFIX && x->nSlop == 0);
         assert_non_null(x->z);
         assert_int_equal(strnlen(x->z, (size_t)x->n + 1) <= (size_t)x->n, 1);
         assert_int_equal(x->z[x->n], 0);
         assert_int_equal(x->nChild, 0);
-        if (x->kind != FTSN_PHRASE) assert_true(x->n > 0);
+        if (x->kind != FTSN_PHRASE && x->kind != FTSN_QUORUM) assert_true(x->n > 0);
+        return;
+    case FTSN_MAYBE:
+        assert_int_equal(x->nChild, 2);
+        for (int k = 0; k < 2; k++) {
+            assert_int_not_equal(x->aChild[k]->kind, FTSN_NOT);
+            check_node(x->aChild[k], x, n);
+        }
+        return;
+    case FTSN_BEFORE:
+    case FTSN_NEAR:
+        assert_true(x->nChild >= 2);
+        for (int k = 0; k < x->nChild; k++) {
+            const FtsNode *c = x->aChild[k];
+            assert_true(c->kind == FTSN_TERM || (c->kind == FTSN_PHRASE && c->nSlop == 0));
+            assert_int_equal(c->anchor, 0);
+            if (x->kind == FTSN_NEAR && k) assert_true(x->aDist[k - 1] >= 1);
+            check_node(c, x, n);
+        }
         return;
     case FTSN_NOT:
         assert_int_equal(x->nChild, 1);
@@ -248,8 +272,6 @@ static void test_phrase(void **state) {
     check_error("\"a\"~100001", 4,
                 "MATCH: near '100001' at offset 4: proximity distance larger than 100000");
     check("\"a\"~100000", "PHRASE(\"a\"~100000)");
-    check_error("\"a b\"/2", 5,
-                "MATCH: near '/2' at offset 5: quorum matching ('\"...\"/N') is not supported");
     check_error("\"a\" ~2", 4,
                 "MATCH: near '~2' at offset 4: '~N' must follow a phrase (\"a b\"~N)");
     check_error("a~2", 1, "MATCH: near '~2' at offset 1: '~N' must follow a phrase (\"a b\"~N)");
@@ -345,9 +367,12 @@ static void test_field_errors(void **state) {
     check_error(
         "a @", 3,
         "MATCH: unexpected end of query at offset 3: expected a field name, '(' or '*' after '@'");
-    check_error(
-        "@@relaxed a", 0,
-        "MATCH: near '@@relaxed a' at offset 0: expected a field name, '(' or '*' after '@'");
+    check_error("a @@relaxed b", 2,
+                "MATCH: near '@@relaxed b' at offset 2: '@@relaxed' is the only query option, and "
+                "it must come first in the query");
+    check_error("@!", 2, "MATCH: unexpected end of query at offset 2: expected a field name or '(' "
+                         "after '@!'");
+    check_error("@!nope a", 2, "MATCH: unknown field 'nope' at offset 2");
     check_error(
         "@(title", 7,
         "MATCH: unexpected end of query at offset 7: expected ',' or ')' in the field list");
@@ -599,6 +624,122 @@ static void test_field_sets(void **state) {
     assert_int_equal(fts_match_parse(&gArena, "a", 1, az, 257, &root, &err), LP_INTERNAL);
 }
 
+/* Sphinx's other operators: MAYBE, quorum, anchors, '<<', NEAR/N, '@!',
+** '@@relaxed'; and the ones refused by name. */
+static void test_sphinx_operators(void **state) {
+    (void)state;
+    check("a MAYBE b", "MAYBE(a, b)");
+    check("a | b MAYBE c", "MAYBE(OR(a, b), c)");
+    check("a MAYBE b | c", "OR(MAYBE(a, b), c)");
+    check("a MAYBE b MAYBE c", "MAYBE(MAYBE(a, b), c)");
+    check("x a MAYBE (b c)", "AND(x, MAYBE(a, AND(b, c)))");
+    check("a maybe b", "AND(a, maybe, b)"); /* lower case: a word */
+    check("aMAYBE b", "AND(aMAYBE, b)");
+    check_error("MAYBE a", 0, "MATCH: near 'MAYBE a' at offset 0: MAYBE is an operator: expected a "
+                              "word, phrase or '(' before it (write it in lower case to search "
+                              "the word)");
+    check_error("a MAYBE", 7, "MATCH: unexpected end of query at offset 7: expected a word, "
+                              "phrase or '('");
+    check_error("a MAYBE (-b)", 8, "MATCH: near '(-b)' at offset 8: MAYBE cannot take a negated "
+                                   "operand (write the exclusion on its own: a MAYBE b -c)");
+    check("x -a MAYBE b", "AND(x, NOT(MAYBE(a, b)))"); /* '-' negates the or-list */
+    check_error("a MAYBE -b", 8, "MATCH: near '-b' at offset 8: '|' cannot take a negated operand "
+                                 "(write -(a | b) to exclude both)");
+
+    check("\"a b c\"/2", "QUORUM(\"a b c\"/2)");
+    check("\"a b c\"/0.5", "QUORUM(\"a b c\"/0.5)");
+    check("\"a b c\"/1.0 d", "AND(QUORUM(\"a b c\"/1), d)");
+    check("@title \"a b\"/1", "QUORUM(\"a b\"/1)@{title}");
+    FtsNode *x = parse("\"a b c\"/0.25");
+    assert_int_equal(x->kind, FTSN_QUORUM);
+    assert_int_equal(x->nQuorum, 0);
+    assert_true(x->fQuorum == 0.25);
+    check_error("\"a b\"/0", 6, "MATCH: near '0' at offset 6: a quorum threshold must be at least 1");
+    check_error("\"a b\"/257", 6, "MATCH: near '257' at offset 6: a quorum threshold must be at "
+                                   "most 256");
+    check_error("\"a b\"/1.5", 6, "MATCH: near '1.5' at offset 6: a quorum fraction must be above "
+                                   "0 and at most 1.0");
+    check_error("\"a b\"/0.0", 6, "MATCH: near '0.0' at offset 6: a quorum fraction must be above "
+                                   "0 and at most 1.0");
+    check_error("\"a b\"/1.", 5, "MATCH: near '/1.' at offset 5: expected digits after the '.' of "
+                                  "a quorum fraction");
+    check_error("\"a b\"/x", 5, "MATCH: near '/x' at offset 5: expected a number after '/' "
+                                 "(quorum: \"a b c\"/2)");
+
+    check("^a b$", "AND(^a, b$)");
+    check("^a$", "^a$");
+    check("\"^a b$\"", "^PHRASE(\" a b \")$");
+    check("\"a b\\$\"", "PHRASE(\"a b$\")"); /* escaped: a character */
+    check("a$b", "a$b");                    /* '$' inside a word is part of it */
+    check("@title ^a", "^a@{title}");
+    check_error("^ a", 0, "MATCH: near '^ a' at offset 0: expected a word right after '^' (inside "
+                          "quotes, \"^a b\" anchors a phrase)");
+    check_error("^\"a b\"", 0, "MATCH: near '^\"a b\"' at offset 0: expected a word right after "
+                                "'^' (inside quotes, \"^a b\" anchors a phrase)");
+    check_error("^ab*", 0, "MATCH: near '^ab*' at offset 0: '^' and '$' anchor a word or an exact "
+                           "phrase, not a prefix");
+    check_error("\"^a b\"~2", 6, "MATCH: near '~2' at offset 6: '^' and '$' anchor a word or an "
+                                  "exact phrase: they cannot be used with '~N' or '/N'");
+    check_error("$ a", 0, "MATCH: near '$ a' at offset 0: expected a word before '$' (the field end "
+                          "is written 'word$')");
+
+    check("a << b", "BEFORE(a, b)");
+    check("a<<b<<\"c d\"", "BEFORE(a, b, PHRASE(\"c d\"))");
+    check("x a << b y", "AND(x, BEFORE(a, b), y)");
+    check("a NEAR/3 b", "NEAR(a, /3, b)");
+    check("a NEAR/3 b NEAR/10 \"c d\"", "NEAR(a, /3, b, /10, PHRASE(\"c d\"))");
+    check("@title a << b", "BEFORE(a@{title}, b@{title})");
+    check("a near/3 b", "AND(a, near/3, b)");
+    check("a<b", "a<b");
+    x = parse("@title a << @(title,body) b");
+    assert_int_equal(x->kind, FTSN_BEFORE);
+    assert_true(fts_fieldset_has(&x->fields, 0) && !fts_fieldset_has(&x->fields, 1));
+    check_error("a << b NEAR/2 c", 7, "MATCH: near 'NEAR/2 c' at offset 7: '<<' and NEAR/N cannot be "
+                                      "mixed in one chain");
+    check_error("a* << b", 0, "MATCH: near 'a* << b' at offset 0: '<<' joins words and exact phrases; "
+                              "this operand is a prefix");
+    check_error("a << b | c", 5, "MATCH: near 'b | c' at offset 5: '<<' joins words and exact "
+                                 "phrases; this operand is an OR ('|' binds tighter: write (a << b) "
+                                 "| c)");
+    check("(a << b) | c", "OR(BEFORE(a, b), c)");
+    check_error("a << (b | c)", 5, "MATCH: near '(b | c)' at offset 5: '<<' joins words and exact "
+                                   "phrases; this operand is a group");
+    check_error("a NEAR/2 \"b c\"~3", 9, "MATCH: near '\"b c\"~3' at offset 9: NEAR/N joins words "
+                                         "and exact phrases; this operand is a proximity phrase");
+    check_error("a << ^b", 5, "MATCH: near '^b' at offset 5: '<<' joins words and exact phrases; "
+                              "'^' and '$' cannot anchor them");
+    check_error("a <<", 4, "MATCH: unexpected end of query at offset 4: expected a word or phrase "
+                           "after '<<'");
+    check_error("<< a", 0, "MATCH: near '<< a' at offset 0: expected a word or phrase before '<<'");
+    check_error("a NEAR/0 b", 7, "MATCH: near '0 b' at offset 7: NEAR/N takes a distance from 1 to "
+                                 "100000");
+    check_error("NEAR/2 b", 0, "MATCH: near 'NEAR/2 b' at offset 0: NEAR/N is an operator: expected a "
+                               "word, phrase or '(' before it (write it in lower case to search the "
+                               "word)");
+
+    check("@!title a", "a@{body,tags}");
+    check("@!(title,tags) a", "a@{body}");
+    check("@@relaxed @(title,nope) a", "a@{title}");
+    check("@@relaxed @nope a b", "AND(a@{}, b@{})");
+
+    check_error("=cats", 0, "MATCH: near '=cats' at offset 0: the exact form operator ('=word') is "
+                            "not supported: loupe indexes only the normalised words");
+    check_error("a =\"b c\"", 2, "MATCH: near '=\"b c\"' at offset 2: the exact form operator "
+                                  "('=word') is not supported: loupe indexes only the normalised "
+                                  "words");
+    check("a = b", "AND(a, =, b)"); /* a lone '=' is punctuation */
+    check_error("a NOTNEAR/3 b", 2, "MATCH: near 'NOTNEAR/3 b' at offset 2: NOTNEAR/N is not "
+                                    "supported (write a NEAR/N b with -b, or 'notnear' to search "
+                                    "the word)");
+    check_error("a SENTENCE b", 2, "MATCH: near 'SENTENCE b' at offset 2: SENTENCE and PARAGRAPH are "
+                                   "not supported: loupe does not index sentence or paragraph "
+                                   "boundaries (write the word in lower case to search it)");
+    check_error("ZONE:(h3) a", 0, "MATCH: near 'ZONE:(h3) a' at offset 0: ZONE limits are not "
+                                  "supported: loupe does not index HTML zones");
+    check_error("ZONESPAN:h2 a", 0, "MATCH: near 'ZONESPAN:h2 a' at offset 0: ZONESPAN limits are "
+                                    "not supported: loupe does not index HTML zones");
+}
+
 static void test_dump_escapes(void **state) {
     (void)state;
     /* Words holding the dump's own punctuation stay unambiguous. */
@@ -623,6 +764,7 @@ int main(void) {
         cmocka_unit_test(test_syntax_errors), cmocka_unit_test(test_offsets),
         cmocka_unit_test(test_depth),         cmocka_unit_test(test_long),
         cmocka_unit_test(test_field_sets),    cmocka_unit_test(test_dump_escapes),
+        cmocka_unit_test(test_sphinx_operators),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     arena_free(&gArena);
