@@ -1,6 +1,8 @@
 /* ftsfn.c — see ftsfn.h. */
 #include "query/ftsfn.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "query/query_int.h"
@@ -65,4 +67,62 @@ Value qfn_snippet(const QExpr *e, const QRow *row) {
     }
     strbuf_free(&sb);
     return out;
+}
+
+int qhl_option(QHighlight *h, Arena *a, const char *zName, Value v, char *zWhy, size_t nWhy) {
+    FtsHlOptions *o = &h->opt;
+    const char **pz = !strcmp(zName, "before_match")      ? &o->zBefore
+                      : !strcmp(zName, "after_match")     ? &o->zAfter
+                      : !strcmp(zName, "chunk_separator") ? &o->zChunkSep
+                      : !strcmp(zName, "field_separator") ? &h->zFieldSep
+                                                          : NULL;
+    if (pz) {
+        if (v.kind != VAL_STR) {
+            snprintf(zWhy, nWhy, "expected a string value");
+            return LP_BADINPUT;
+        }
+        char *z = arena_strndup(a, v.u.s.z, v.u.s.n);
+        if (!z) return LP_NOMEM;
+        *pz = z;
+        return LP_OK;
+    }
+    int *pi = !strcmp(zName, "limit")             ? &o->limit
+              : !strcmp(zName, "around")          ? &o->around
+              : !strcmp(zName, "limit_passages")  ? &o->limitPassages
+              : !strcmp(zName, "allow_empty")     ? &o->bAllowEmpty
+              : !strcmp(zName, "force_all_words") ? &o->bForceAllWords
+              : !strcmp(zName, "weight_order")    ? &o->bWeightOrder
+              : !strcmp(zName, "escape_html")     ? &o->bEscapeHtml
+                                                  : NULL;
+    if (!pi) {
+        snprintf(zWhy, nWhy,
+                 "unknown highlighting option '%s': expected before_match, after_match, "
+                 "chunk_separator, field_separator, limit, around, limit_passages, allow_empty, "
+                 "force_all_words, weight_order or escape_html",
+                 zName);
+        return LP_BADINPUT;
+    }
+    int64_t i;
+    if (v.kind == VAL_INT) {
+        i = v.u.i;
+    } else if (v.kind == VAL_STR && v.u.s.n > 0 && v.u.s.n < 20) {
+        char buf[24];
+        memcpy(buf, v.u.s.z, v.u.s.n);
+        buf[v.u.s.n] = 0;
+        char *end;
+        i = strtoll(buf, &end, 10);
+        if (*end) {
+            snprintf(zWhy, nWhy, "expected a number");
+            return LP_BADINPUT;
+        }
+    } else {
+        snprintf(zWhy, nWhy, "expected a number");
+        return LP_BADINPUT;
+    }
+    if (i < 0 || i > 100000000) {
+        snprintf(zWhy, nWhy, "expected a number from 0 to 100000000");
+        return LP_BADINPUT;
+    }
+    *pi = (int)i;
+    return LP_OK;
 }

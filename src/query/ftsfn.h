@@ -26,6 +26,13 @@ typedef struct QHighlight {
     const FtsHlQuery *pHlText;  /* SNIPPET: the terms */
 } QHighlight;
 
+/* Sets the highlighting option zName (Manticore's names: before_match,
+** after_match, chunk_separator, field_separator, limit, around,
+** limit_passages, allow_empty, force_all_words, weight_order, and loupe's
+** escape_html) from v; strings are copied into a, numbers may be given as
+** strings. LP_OK; LP_BADINPUT with the reason in zWhy[0..nWhy); LP_NOMEM. */
+int qhl_option(QHighlight *h, Arena *a, const char *zName, Value v, char *zWhy, size_t nWhy);
+
 /* HIGHLIGHT(): the row's fields, highlighted, joined by zFieldSep
 ** (pArg: a QHighlight). */
 Value qfn_highlight(const QExpr *e, const QRow *row);

@@ -144,7 +144,19 @@ typedef enum StmtKind {
     STMT_ROLLBACK,
     STMT_USE,                   /* USE db */
     STMT_EXPLAIN,               /* EXPLAIN SELECT …: u.select */
+    STMT_CALL,                  /* CALL name(arg [AS name], ...): u.call */
 } StmtKind;
+
+/* CALL KEYWORDS(...), CALL SNIPPETS(...): arguments as written, each with
+** the name of an `AS name` after it (NULL when none). */
+typedef struct CallStmt {
+    const char *zName;          /* lower-cased procedure name */
+    int namePos;
+    Expr **aArg;
+    const char **azAs;          /* lower-cased */
+    int *aAsPos;
+    int nArg;
+} CallStmt;
 
 typedef struct SelectItem {
     Expr *pExpr;                /* NULL for a bare '*' */
@@ -311,6 +323,7 @@ typedef struct SqlStmt {
         DropTableStmt truncate;     /* bIfExists unused */
         DropTableStmt flush;        /* bIfExists unused */
         OptimizeStmt optimize;
+        CallStmt call;
         ShowStmt show;
         SetStmt set;
         struct { const char *zName; } use;

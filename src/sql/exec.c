@@ -222,54 +222,12 @@ static int bind_column(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     return LP_OK;
 }
 
-/* One highlighting option, by its Manticore name. */
+/* One highlighting option, by its Manticore name (query/ftsfn.h). */
 static int hl_option(Binder *b, QHighlight *h, const char *zName, Value v, int pos) {
-    FtsHlOptions *o = &h->opt;
-    const char **pz = !strcmp(zName, "before_match")      ? &o->zBefore
-                      : !strcmp(zName, "after_match")     ? &o->zAfter
-                      : !strcmp(zName, "chunk_separator") ? &o->zChunkSep
-                      : !strcmp(zName, "field_separator") ? &h->zFieldSep
-                                                          : NULL;
-    if (pz) {
-        if (v.kind != VAL_STR) return bind_fail_at(b, pos, "expected a string value");
-        char *z = arena_strndup(b->a, v.u.s.z, v.u.s.n);
-        if (!z) return bind_oom(b);
-        *pz = z;
-        return LP_OK;
-    }
-    int *pi = !strcmp(zName, "limit")             ? &o->limit
-              : !strcmp(zName, "around")          ? &o->around
-              : !strcmp(zName, "limit_passages")  ? &o->limitPassages
-              : !strcmp(zName, "allow_empty")     ? &o->bAllowEmpty
-              : !strcmp(zName, "force_all_words") ? &o->bForceAllWords
-              : !strcmp(zName, "weight_order")    ? &o->bWeightOrder
-              : !strcmp(zName, "escape_html")     ? &o->bEscapeHtml
-                                                  : NULL;
-    if (!pi) {
-        char zMsg[256];
-        snprintf(zMsg, sizeof(zMsg),
-                 "unknown highlighting option '%s': expected before_match, after_match, "
-                 "chunk_separator, field_separator, limit, around, limit_passages, allow_empty, "
-                 "force_all_words, weight_order or escape_html",
-                 zName);
-        return bind_fail_at(b, pos, zMsg);
-    }
-    int64_t i;
-    if (v.kind == VAL_INT) {
-        i = v.u.i;
-    } else if (v.kind == VAL_STR && v.u.s.n > 0 && v.u.s.n < 20) {
-        char buf[24];
-        memcpy(buf, v.u.s.z, v.u.s.n);
-        buf[v.u.s.n] = 0;
-        char *end;
-        i = strtoll(buf, &end, 10);
-        if (*end) return bind_fail_at(b, pos, "expected a number");
-    } else {
-        return bind_fail_at(b, pos, "expected a number");
-    }
-    if (i < 0 || i > 100000000) return bind_fail_at(b, pos, "expected a number from 0 to 100000000");
-    *pi = (int)i;
-    return LP_OK;
+    char zWhy[256];
+    int rc = qhl_option(h, b->a, zName, v, zWhy, sizeof(zWhy));
+    if (rc == LP_NOMEM) return bind_oom(b);
+    return rc ? bind_fail_at(b, pos, zWhy) : LP_OK;
 }
 
 /* HIGHLIGHT([{options}] [, 'field,list'] [, 'query']) and

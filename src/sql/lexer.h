@@ -85,7 +85,7 @@ typedef enum SqlTokType {
 ** function or alias name (it can inside backquotes); the others can, so a
 ** column may be called `status`, `type`, `value` or `count`. */
 #define SQL_KEYWORDS(X)                                                                    \
-    X(ADD, 0) X(ALTER, 0) X(AND, 1) X(AS, 1) X(ASC, 1) X(BEGIN, 0) X(BETWEEN, 1) X(BY, 1) X(CHARACTER, 0)       \
+    X(ADD, 0) X(ALTER, 0) X(AND, 1) X(AS, 1) X(ASC, 1) X(BEGIN, 0) X(BETWEEN, 1) X(BY, 1) X(CALL, 0) X(CHARACTER, 0)       \
     X(CHARSET, 0) X(COLLATE, 0) X(COLLATION, 0) X(COLUMN, 0) X(COLUMNS, 0) X(COMMIT, 0) X(CREATE, 0)   \
     X(DATABASES, 0) X(DEFAULT, 0) X(DELETE, 0) X(DESC, 1) X(DESCRIBE, 0) X(DISTINCT, 1)   \
     X(DIV, 1) X(DROP, 0) X(EMBEDDINGS, 0) X(ENGINES, 0) X(EXISTS, 0) X(EXPLAIN, 0) X(FALSE, 1) X(FIELDS, 0) X(FLUSH, 0) X(FROM, 1)   \

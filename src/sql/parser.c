@@ -1474,6 +1474,38 @@ static int parse_set(Parser *p, SetStmt *s) {
 /* ------------------------------------------------------------------ */
 /* Entry point                                                         */
 
+/* CALL name '(' arg [AS name] {',' arg [AS name]} ')' — tok is CALL. An
+** argument is an expression or a parenthesised list (CALL SNIPPETS'
+** documents); what the arguments mean is the executor's business. */
+static int parse_call_stmt(Parser *p, CallStmt *c) {
+    advance(p);
+    if (parse_name(p, "a procedure name (KEYWORDS or SNIPPETS)", &c->zName, &c->namePos)) return p->rc;
+    if (expect(p, TK_LP, "'('")) return p->rc;
+    int n = 0, capArg = 0, capAs = 0, capPos = 0;
+    if (p->tok.type != TK_RP) {
+        do {
+            Expr *e = parse_listable(p);
+            if (!e) return p->rc;
+            const char *zAs = NULL;
+            int asPos = -1;
+            if (accept_kw(p, KW_AS)) {
+                if (!is_word(&p->tok)) return expected(p, "an option name after AS"), p->rc;
+                asPos = p->tok.pos;
+                if (!(zAs = tok_name(p, &p->tok, 1))) return p->rc;
+                advance(p);
+            }
+            int nA = n, nP = n;
+            if (PUSH(p, c->aArg, n, capArg, e) || PUSH(p, c->azAs, nA, capAs, zAs) ||
+                PUSH(p, c->aAsPos, nP, capPos, asPos)) {
+                return p->rc;
+            }
+        } while (accept(p, TK_COMMA));
+    }
+    c->nArg = n;
+    if (expect(p, TK_RP, n ? "',' or ')'" : "')'")) return p->rc;
+    return finish(p, "end of statement");
+}
+
 /* BEGIN [WORK], COMMIT [WORK], ROLLBACK [WORK]: tok is the verb. */
 static int parse_txn(Parser *p) {
     advance(p);
@@ -1583,6 +1615,10 @@ int sql_parse(Arena *a, const char *z, size_t n, SqlStmt **ppStmt, LpError *err)
     case KW_ROLLBACK:
         s->kind = STMT_ROLLBACK;
         parse_txn(&p);
+        break;
+    case KW_CALL:
+        s->kind = STMT_CALL;
+        parse_call_stmt(&p, &s->u.call);
         break;
     case KW_USE:
         s->kind = STMT_USE;

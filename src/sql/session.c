@@ -543,6 +543,9 @@ void sql_execute(SqlSession *s, const char *zSql, size_t nSql, SqlResult *r) {
             sqlx_show(s, st, r);
         }
         break;
+    case STMT_CALL:
+        sqlx_call(s, st, r);
+        break;
     case STMT_SET:
         exec_set(s, &st->u.set, r);
         break;

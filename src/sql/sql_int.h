@@ -127,6 +127,9 @@ void sqlx_show_variables(SqlSession *s, const ShowStmt *sh, SqlResult *r);
 /* show.c: SHOW statements other than VARIABLES. */
 void sqlx_show(SqlSession *s, const SqlStmt *st, SqlResult *r);
 
+/* call.c: CALL KEYWORDS and CALL SNIPPETS. */
+void sqlx_call(SqlSession *s, const SqlStmt *st, SqlResult *r);
+
 /* Helpers used across files. */
 /* A new reference to table zName, or NULL with r set to the error: 1146
 ** when there is no such table, 1105 with the reason when it exists but

@@ -516,6 +516,67 @@ def test_highlight_follows_stemming(cur, stemmed):
                               (3, "a quick <b>run</b>"))
 
 
+def test_call_keywords(cur, stemmed, corpus):
+    """CALL KEYWORDS shows each word's position, its normalised form and
+    its term; with stats, the documents and occurrences the index holds."""
+    cur.execute(f"CALL KEYWORDS('The Runners ran RUNNING', '{stemmed}')")
+    assert col_names(cur) == ["qpos", "tokenized", "normalized"]
+    assert cur.fetchall() == (("2", "runners", "runner"), ("3", "ran", "ran"), ("4", "running", "run"))
+    for stats in ("1", "1 AS stats", "1 as STATS"):
+        cur.execute(f"CALL KEYWORDS('The Runners ran RUNNING', '{stemmed}', {stats})")
+        assert col_names(cur) == ["qpos", "tokenized", "normalized", "docs", "hits"]
+        assert cur.fetchall() == (("2", "runners", "runner", "1", "1"), ("3", "ran", "ran", "0", "0"),
+                                  ("4", "running", "run", "3", "3"))
+    cur.execute(f"CALL KEYWORDS('the cat', '{stemmed}', 0)")
+    assert cur.fetchall() == (("2", "cat", "cat"),)
+    # docs counts a document once over its fields, hits every occurrence
+    cur.execute(f"CALL KEYWORDS('fox dog', '{corpus}', 1)")
+    assert cur.fetchall() == (("1", "fox", "fox", "3", "4"), ("2", "dog", "dog", "3", "5"))
+    cur.execute(f"CALL KEYWORDS('', '{corpus}')")
+    assert cur.fetchall() == ()
+    expect_error(cur, "CALL KEYWORDS('x', 'nope')", 1146, r"table 'nope' does not exist")
+    expect_error(cur, f"CALL KEYWORDS(1, '{corpus}')", 1064, r"col 15: expected the text as a string")
+    expect_error(cur, f"CALL KEYWORDS('x', '{corpus}', 2)", 1064, r"expected 0 or 1 \(stats\)")
+    expect_error(cur, f"CALL KEYWORDS('x', '{corpus}', 1 AS fold)", 1064,
+                 r"unknown CALL KEYWORDS option: expected stats")
+    expect_error(cur, "CALL KEYWORDS('x')", 1064, r"CALL KEYWORDS takes \(text, table")
+    expect_error(cur, "CALL KEYWORDS(%s, %s)", 1064, r"CALL KEYWORDS: the text: invalid UTF-8 at byte 1",
+                 args=(b"a\xff", corpus))
+    expect_error(cur, "CALL NOPE('x')", 1064, r"unknown procedure 'nope': loupe has CALL KEYWORDS and "
+                 r"CALL SNIPPETS")
+
+
+def test_call_snippets(cur, stemmed, corpus):
+    """CALL SNIPPETS highlights texts given in the statement with the
+    table's analysis (stemming here), one row per text, with HIGHLIGHT()'s
+    options written as value AS name."""
+    cur.execute(f"CALL SNIPPETS('Dogs were running home', '{stemmed}', 'run')")
+    assert col_names(cur) == ["snippet"]
+    assert cur.fetchall() == (("Dogs were <b>running</b> home",),)
+    cur.execute(f"CALL SNIPPETS(('a run', 'nothing to see', 'runs and runs'), '{stemmed}', 'run | see', "
+                f"'[' AS before_match, ']' AS after_match)")
+    assert cur.fetchall() == (("a [run]",), ("nothing to [see]",), ("[runs] and [runs]",))
+    cur.execute(f"CALL SNIPPETS(('a run', 'nothing'), '{stemmed}', 'run', 1 AS allow_empty)")
+    assert cur.fetchall() == (("a <b>run</b>",), ("",))
+    long_text = "word " * 40 + "the quick fox " + "word " * 40
+    cur.execute(f"CALL SNIPPETS(%s, '{corpus}', 'fox', 20 AS limit, 2 AS around)", (long_text,))
+    assert cur.fetchall() == ((" ... quick <b>fox</b> word word ... ",),)  # 19 characters shown
+    # field scopes do not apply to a text outside the table
+    cur.execute(f"CALL SNIPPETS('red fox', '{corpus}', '@title fox')")
+    assert cur.fetchall() == (("red <b>fox</b>",),)
+    expect_error(cur, f"CALL SNIPPETS('x', '{corpus}')", 1064, r"CALL SNIPPETS takes \(data, table, query")
+    expect_error(cur, f"CALL SNIPPETS('x', '{corpus}', 'fox', 'a')", 1064,
+                 r"col 41: expected an option as value AS name")
+    expect_error(cur, f"CALL SNIPPETS('x', '{corpus}', 'fox', 'a' AS nope)", 1064,
+                 r"unknown highlighting option 'nope'")
+    expect_error(cur, f"CALL SNIPPETS('x', '{corpus}', 'fox', 'a' AS limit)", 1064, r"expected a number")
+    expect_error(cur, f"CALL SNIPPETS(('x', 1), '{corpus}', 'fox')", 1064,
+                 r"expected the data as a string or a list of strings")
+    expect_error(cur, f"CALL SNIPPETS('x', '{corpus}', '\"fox')", 1064, r"MATCH: unexpected end of query")
+    expect_error(cur, f"CALL SNIPPETS(('ok', %s), '{corpus}', 'fox')", 1366,
+                 r"document 2: .*invalid UTF-8", args=(b"a\xff",))
+
+
 UNICODE_DOCS = {
     1: ("Straße GROSS Ünïcode",),
     2: ("ＦＵＬＬ width ｗｉｄｅ",),

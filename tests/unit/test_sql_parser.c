@@ -769,6 +769,29 @@ static void test_misc_statements(void **state) {
     assert_int_equal(s->kind, STMT_USE);
     assert_string_equal(s->u.use.zName, "manticore");
 
+    /* CALL: the arguments as written, each with its AS name. */
+    s = parse("CALL KEYWORDS('a b', 'docs', 1 AS Stats)");
+    assert_int_equal(s->kind, STMT_CALL);
+    assert_string_equal(s->u.call.zName, "keywords");
+    assert_int_equal(s->u.call.nArg, 3);
+    assert_int_equal(s->u.call.aArg[0]->kind, EXPR_STRING);
+    assert_null(s->u.call.azAs[0]);
+    assert_string_equal(s->u.call.azAs[2], "stats");
+    assert_int_equal(s->u.call.aAsPos[2], 34);
+    s = parse("call snippets(('x', 'y'), 't', 'q', '<i>' AS before_match, 5 as limit);");
+    assert_int_equal(s->u.call.nArg, 5);
+    assert_int_equal(s->u.call.aArg[0]->kind, EXPR_LIST);
+    assert_int_equal(s->u.call.aArg[0]->u.list.nItem, 2);
+    assert_string_equal(s->u.call.azAs[4], "limit");
+    assert_int_equal(parse("CALL x()")->u.call.nArg, 0);
+    check_error("CALL", 4, "unexpected end of statement at line 1 col 5: expected a procedure name "
+                           "(KEYWORDS or SNIPPETS)");
+    check_error("CALL KEYWORDS 'a'", 14, "near ''a'' at line 1 col 15: expected '('");
+    check_error("CALL KEYWORDS('a' 'b')", 18, "near ''b')' at line 1 col 19: expected ',' or ')'");
+    check_error("CALL KEYWORDS('a', 1 AS)", 23, "near ')' at line 1 col 24: expected an option name "
+                                                 "after AS");
+    check_error("CALL KEYWORDS('a') x", 19, "near 'x' at line 1 col 20: expected end of statement");
+
     /* Trailing ';', whitespace and comments are fine. */
     parse("SELECT 1;");
     parse("SELECT 1 ; ;; -- done\n");

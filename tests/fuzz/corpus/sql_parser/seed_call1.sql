@@ -1,0 +1,1 @@
+CALL SNIPPETS(('a b', 'c'), 'docs', 'a | b', '<i>' AS before_match, 10 AS limit)

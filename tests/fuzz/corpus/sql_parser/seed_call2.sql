@@ -1,0 +1,1 @@
+CALL KEYWORDS('Running fast', 'docs', 1 AS stats)
