@@ -2249,3 +2249,150 @@ static void plan_text(const FtsQuery *q, const PlanNode *pn, int depth, StrBuf *
 void fts_query_plan_text(FtsQuery *q, StrBuf *out) {
     plan_text(q, q->root, 0, out);
 }
+
+/* ------------------------------------------------------------------ */
+/* Keyword statistics (SHOW META)                                      */
+
+typedef struct KwWalk {
+    const Analyzer *an;
+    FtsSource *src;
+    int nLimit;                 /* expansion limit per field */
+    int nMax;                   /* most keywords */
+    FtsKeywordFn xKw;
+    void *ctx;
+    LpError *err;
+    StrBuf seen;                /* the keywords reported: each NUL-terminated */
+    int nSeen;
+    const FtsFieldSet *pFields; /* the scope of the leaf being counted */
+    uint64_t docs, hits;        /* a prefix's sums */
+    int nScanned;               /* keys a prefix scan took in this field */
+} KwWalk;
+
+/* Was z[0..n) reported already? Keywords are few: a linear search. */
+static int kw_seen(const KwWalk *w, const char *z, int n) {
+    const char *p = w->seen.z;
+    for (int i = 0; i < w->nSeen; i++) {
+        size_t len = strlen(p);
+        if (len == (size_t)n && memcmp(p, z, (size_t)n) == 0) return 1;
+        p += len + 1;
+    }
+    return 0;
+}
+
+#define KW_DONE (-1) /* nMax reached or xKw said stop: not an LP_* code */
+
+/* Reports keyword z[0..n) once: LP_OK, KW_DONE or LP_NOMEM. */
+static int kw_report(KwWalk *w, const char *z, int n, uint64_t docs, uint64_t hits) {
+    if (w->nSeen >= w->nMax) return KW_DONE;
+    if (kw_seen(w, z, n) || memchr(z, 0, (size_t)n)) return LP_OK;
+    strbuf_append(&w->seen, z, (size_t)n);
+    strbuf_appendc(&w->seen, 0);
+    if (w->seen.oom) return LP_NOMEM;
+    w->nSeen++;
+    return w->xKw(w->ctx, z, n, docs, hits) ? KW_DONE : LP_OK;
+}
+
+/* docs and hits of term z[0..n) over the fields of fs. */
+static int kw_term_stats(KwWalk *w, const FtsFieldSet *fs, const char *z, int n, uint64_t *pDocs,
+                         uint64_t *pHits) {
+    uint8_t key[FTS_MAX_KEY];
+    uint64_t sum = 0, hits = 0;
+    uint32_t dfMax = 0;
+    int bExact = 1, top = -1;
+    if (n + 1 > (int)sizeof(key)) return LP_OK;
+    memcpy(key + 1, z, (size_t)n);
+    for (int f = 0; f < w->src->nFields; f++) {
+        if (!fts_fieldset_has(fs, f)) continue;
+        top = f;
+        key[0] = (uint8_t)f;
+        FtsTermInfo info;
+        int r = w->src->vt->xLookup(w->src, key, n + 1, &info, w->err);
+        if (r < 0) return -r;
+        if (r == 0) continue;
+        hits += info.cf;
+        if (info.df > dfMax) dfMax = info.df;
+        if (info.nEarlier == FTS_EARLIER_UNKNOWN) bExact = 0;
+        else sum += info.df - info.nEarlier;
+    }
+    for (int f = 0; f < top && bExact; f++) bExact = fts_fieldset_has(fs, f);
+    *pDocs = bExact && sum > dfMax ? sum : dfMax;
+    *pHits = hits;
+    return LP_OK;
+}
+
+static int kw_token(void *ctx, const Token *t) {
+    KwWalk *w = ctx;
+    uint64_t docs = 0, hits = 0;
+    int rc = kw_term_stats(w, w->pFields, t->z, t->n, &docs, &hits);
+    return rc ? rc : kw_report(w, t->z, t->n, docs, hits);
+}
+
+static int kw_expand(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
+    KwWalk *w = ctx;
+    (void)key;
+    (void)nKey;
+    if (w->nScanned++ >= w->nLimit) return 1;
+    w->docs += info->df;
+    w->hits += info->cf;
+    return 0;
+}
+
+static int kw_last(void *ctx, const Token *t) {
+    StrBuf *sb = ctx;
+    strbuf_reset(sb);
+    strbuf_append(sb, t->z, (size_t)t->n);
+    return sb->oom ? LP_NOMEM : LP_OK;
+}
+
+static int kw_walk(KwWalk *w, const FtsNode *x) {
+    switch (x->kind) {
+    case FTSN_AND:
+    case FTSN_OR:
+    case FTSN_NOT:
+    case FTSN_MAYBE:
+    case FTSN_BEFORE:
+    case FTSN_NEAR:
+        for (int k = 0; k < x->nChild; k++) {
+            int rc = kw_walk(w, x->aChild[k]);
+            if (rc) return rc;
+        }
+        return LP_OK;
+    case FTSN_TERM:
+    case FTSN_PHRASE:
+    case FTSN_QUORUM:
+        w->pFields = &x->fields;
+        return analyzer_run(w->an, x->z, (size_t)x->n, 0, kw_token, w, NULL, w->err);
+    case FTSN_PREFIX: {
+        /* the prefix is the last word of the text (as the planner has it) */
+        StrBuf pre = {0};
+        int rc = analyzer_run_unstemmed(w->an, x->z, (size_t)x->n, kw_last, &pre, w->err);
+        if (rc == LP_OK && pre.n > 0 && pre.n + 1 < FTS_MAX_KEY) {
+            uint8_t key[FTS_MAX_KEY];
+            memcpy(key + 1, pre.z, pre.n);
+            w->docs = w->hits = 0;
+            for (int f = 0; f < w->src->nFields && rc == LP_OK; f++) {
+                if (!fts_fieldset_has(&x->fields, f)) continue;
+                key[0] = (uint8_t)f;
+                w->nScanned = 0;
+                rc = w->src->vt->xScan(w->src, key, (int)pre.n + 1, kw_expand, w, w->err);
+                if (rc == 1) rc = LP_OK;
+            }
+            strbuf_appendc(&pre, '*');
+            if (rc == LP_OK) rc = pre.oom ? LP_NOMEM : kw_report(w, pre.z, (int)pre.n, w->docs, w->hits);
+        }
+        strbuf_free(&pre);
+        return rc;
+    }
+    }
+    return LP_OK;
+}
+
+int fts_keywords(const FtsNode *root, const Analyzer *an, FtsSource *src, int nExpansionLimit,
+                 int nMax, FtsKeywordFn xKw, void *ctx, LpError *err) {
+    KwWalk w = {an, src, nExpansionLimit, nMax, xKw, ctx, err, {0}, 0, NULL, 0, 0, 0};
+    int rc = root ? kw_walk(&w, root) : LP_OK;
+    strbuf_free(&w.seen);
+    if (rc == KW_DONE) return LP_OK;
+    if (rc == LP_NOMEM) return lp_err_set(err, LP_NOMEM, "out of memory");
+    return rc;
+}

@@ -141,4 +141,18 @@ void fts_query_plan_text(FtsQuery *q, StrBuf *out);
 /* The strategy fts_query_topk would choose, and why not maxscore. */
 const char *fts_query_strategy(const FtsQuery *q, const char **pzWhyNot);
 
+/* The keywords of a MATCH tree with their statistics in src (SHOW META's
+** keyword[i], docs[i], hits[i]): each distinct term once, in query order,
+** negated ones included. docs: the documents holding the term in some
+** field of its scope (counted as a clause's df: exact for fields 0..k,
+** else the largest field's count); hits: its occurrences there. A prefix
+** is one keyword, its text and '*', with docs and hits summed over the
+** terms it expands to (at most nExpansionLimit per field; a document
+** holding two of them counts twice). Stops after nMax keywords or when
+** xKw returns non-zero. LP_OK, LP_NOMEM, the analyzer's error (err->pos
+** in the word), LP_CORRUPT. */
+typedef int (*FtsKeywordFn)(void *ctx, const char *z, int n, uint64_t docs, uint64_t hits);
+int fts_keywords(const FtsNode *root, const Analyzer *an, FtsSource *src, int nExpansionLimit,
+                 int nMax, FtsKeywordFn xKw, void *ctx, LpError *err);
+
 #endif /* LP_FTS_SEARCH_H */

@@ -66,6 +66,7 @@ typedef struct QSelect {
     int bMatch;                 /* a MATCH() clause: pMatch (NULL = every doc) */
     const FtsNode *pMatch;
     const char *zMatch;         /* its text, for error positions */
+    size_t nMatch;              /* its length */
     FtsRankParams rank;         /* ranker, k1, b, weights */
     int bOrderByWeight;         /* ORDER BY is WEIGHT() DESC only */
     int bKnn;                   /* a knn() clause: the rows are the knnK nearest */

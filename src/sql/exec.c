@@ -990,6 +990,7 @@ static int bind_match(Binder *b, QSelect *q, const Expr *pMatch) {
     q->bMatch = 1;
     q->pMatch = root;
     q->zMatch = v.u.s.z;
+    q->nMatch = v.u.s.n;
     b->bMatch = 1;
     b->pMatchRoot = root;
     return LP_OK;
@@ -1236,6 +1237,10 @@ static void keep_meta(SqlSession *s, const BoundSelect *bs, const QMeta *m) {
     s->meta.nTotalFound = m->nTotalFound;
     s->meta.nExamined = m->nExamined;
     s->meta.zPlan = m->zPlan;
+    /* SHOW META's keyword statistics are looked up when it asks: the
+    ** query keeps its text and table, not the counts. */
+    sqlx_meta_match(s, bs->q.bMatch && bs->q.pMatch ? table_name(bs->q.pTable) : NULL,
+                    bs->q.zMatch ? bs->q.zMatch : "", bs->q.nMatch, bs->q.rank.nExpansionLimit);
 }
 
 void sqlx_select(SqlSession *s, const SqlStmt *st, SqlResult *r) {

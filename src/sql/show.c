@@ -2,7 +2,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fts/match.h"
+#include "fts/search.h"
 #include "sql/sql_int.h"
+#include <stdlib.h>
 #include "util/clock.h"
 #include "util/strbuf.h"
 
@@ -132,6 +135,94 @@ static int show_status(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
     return LP_OK;
 }
 
+void sqlx_meta_match(SqlSession *s, const char *zTable, const char *zMatch, size_t nMatch,
+                     int nExpansionLimit) {
+    SqlMeta *m = &s->meta;
+    if (!zTable) {
+        /* forget; keep the buffers unless the session ends (zMatch NULL too) */
+        if (!zMatch) {
+            free(m->zMatchTable);
+            free(m->zMatch);
+            m->zMatchTable = m->zMatch = NULL;
+            m->nMatchCap = 0;
+        }
+        m->bMatch = 0;
+        return;
+    }
+    /* Every MATCH query passes here: the buffers are reused. */
+    if (!m->zMatchTable || strcmp(m->zMatchTable, zTable) != 0) {
+        free(m->zMatchTable);
+        m->zMatchTable = strdup(zTable);
+    }
+    if (nMatch > m->nMatchCap || !m->zMatch) {
+        free(m->zMatch);
+        m->nMatchCap = nMatch > 64 ? nMatch : 64;
+        m->zMatch = malloc(m->nMatchCap);
+    }
+    m->bMatch = m->zMatchTable && m->zMatch; /* else SHOW META leaves the keywords out */
+    if (!m->bMatch) return;
+    memcpy(m->zMatch, zMatch, nMatch);
+    m->nMatch = nMatch;
+    m->nExpansionLimit = nExpansionLimit;
+}
+
+#define META_MAX_KEYWORDS 1000 /* keyword[i] rows SHOW META lists at most */
+
+typedef struct MetaKw {
+    SqlResult *r;
+    const ShowStmt *sh;
+    int i;                      /* the next keyword's number */
+    int rc;
+} MetaKw;
+
+static int meta_keyword(void *ctx, const char *z, int n, uint64_t docs, uint64_t hits) {
+    MetaKw *m = ctx;
+    char zName[32], zWord[ANALYZER_MAX_TERM + 2];
+    snprintf(zWord, sizeof(zWord), "%.*s", n, z);
+    snprintf(zName, sizeof(zName), "keyword[%d]", m->i);
+    if (add2_like(m->r, m->sh, zName, zWord)) return m->rc = LP_NOMEM;
+    snprintf(zName, sizeof(zName), "docs[%d]", m->i);
+    if (add2i_like(m->r, m->sh, zName, docs)) return m->rc = LP_NOMEM;
+    snprintf(zName, sizeof(zName), "hits[%d]", m->i);
+    if (add2i_like(m->r, m->sh, zName, hits)) return m->rc = LP_NOMEM;
+    m->i++;
+    return 0;
+}
+
+/* keyword[i], docs[i], hits[i] of the last MATCH query, from the table as
+** it is now; nothing when the table is gone. */
+static int meta_keywords(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
+    const SqlMeta *m = &s->meta;
+    if (!m->bMatch) return LP_OK;
+    Table *t = catalog_get(s->e->pCatalog, m->zMatchTable);
+    if (!t) return LP_OK;
+    const char *const *azFts;
+    const int *aFtsCol;
+    int nFts = table_fts_fields(t, &azFts, &aFtsCol);
+    Arena a;
+    arena_init(&a, 0);
+    LpError err;
+    lp_err_clear(&err);
+    FtsNode *root = NULL;
+    TableSnap *snap = NULL;
+    MetaKw kw = {r, sh, 0, LP_OK};
+    int rc = LP_OK;
+    /* The text parsed when the query ran; a schema change since may refuse it. */
+    if (fts_match_parse(&a, m->zMatch, m->nMatch, azFts, nFts, &root, &err) == LP_OK && root) {
+        snap = table_snapshot(t);
+        FtsSource *src = snap ? table_snap_fts(snap) : NULL;
+        if (src) {
+            rc = fts_keywords(root, table_analyzer(t), src, m->nExpansionLimit, META_MAX_KEYWORDS,
+                              meta_keyword, &kw, &err);
+            if (kw.rc) rc = kw.rc;
+        }
+    }
+    if (snap) table_snapshot_release(snap);
+    arena_free(&a);
+    table_unref(t);
+    return rc == LP_NOMEM ? LP_NOMEM : LP_OK;
+}
+
 static int show_meta(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
     static const char *const azCol[] = {"Variable_name", "Value", NULL};
     if (str_columns(r, azCol)) return LP_NOMEM;
@@ -181,7 +272,8 @@ static int show_meta(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
             return LP_NOMEM;
         }
     }
-    return LP_OK;
+    /* Manticore lists the keywords after time; here after the plan's rows */
+    return meta_keywords(s, sh, r);
 }
 
 static int show_warnings(SqlSession *s, SqlResult *r) {

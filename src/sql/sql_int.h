@@ -73,6 +73,13 @@ typedef struct SqlMeta {
     uint64_t nExamined;
     int64_t nsTotal;        /* wall time of the statement */
     const char *zPlan;      /* static string */
+    int bMatch;             /* the query had a MATCH: for SHOW META's keyword
+                            ** statistics, its table and text, kept in */
+    char *zMatchTable;      /* malloc'd buffers the next query reuses */
+    char *zMatch;
+    size_t nMatch;
+    size_t nMatchCap;
+    int nExpansionLimit;
 } SqlMeta;
 
 struct SqlSession {
@@ -126,6 +133,11 @@ void sqlx_show_variables(SqlSession *s, const ShowStmt *sh, SqlResult *r);
 
 /* show.c: SHOW statements other than VARIABLES. */
 void sqlx_show(SqlSession *s, const SqlStmt *st, SqlResult *r);
+/* Keeps (a copy of) the last query's MATCH text and table for SHOW META,
+** or forgets them when zTable is NULL (and frees the buffers when zMatch
+** is NULL too: the session's end). */
+void sqlx_meta_match(SqlSession *s, const char *zTable, const char *zMatch, size_t nMatch,
+                     int nExpansionLimit);
 
 /* call.c: CALL KEYWORDS and CALL SNIPPETS. */
 void sqlx_call(SqlSession *s, const SqlStmt *st, SqlResult *r);

@@ -1152,6 +1152,36 @@ def test_show_meta_other_strategies(cur, corpus, text, tail, strategy, why):
     assert m["total_relation"] == "eq" and int(m["total_found"]) == len(got), m
 
 
+def test_show_meta_keywords(cur, corpus, stemmed, uniq):
+    """SHOW META lists each keyword of the last MATCH query once, in query
+    order, with the documents holding it in its scope and its occurrences,
+    as Manticore does."""
+    match_ids(cur, corpus, 'fox | "lazy dog" -bear fox @title qu*')
+    m = meta(cur)
+    kws = [(m[f"keyword[{i}]"], int(m[f"docs[{i}]"]), int(m[f"hits[{i}]"]))
+           for i in range(len([k for k in m if k.startswith("keyword[")]))]
+    assert kws == [("fox", 3, 4), ("lazy", 2, 2), ("dog", 3, 5), ("bear", 1, 2), ("qu*", 2, 2)]
+    # the analysed term, in the field scope given
+    match_ids(cur, stemmed, "RUNNING the runner")
+    m = meta(cur)
+    assert (m["keyword[0]"], m["docs[0]"], m["hits[0]"]) == ("run", "3", "3")
+    assert (m["keyword[1]"], m["docs[1]"]) == ("runner", "1") and "keyword[2]" not in m
+    match_ids(cur, corpus, "@body dog")
+    assert meta(cur)["docs[0]"] == "3" and meta(cur)["hits[0]"] == "3"
+    cur.execute("SHOW META LIKE 'hits%'")
+    assert cur.fetchall() == (("hits[0]", "3"),)
+    # a query without MATCH has none; nor one whose table is gone
+    cur.execute(f"SELECT id FROM {corpus} WHERE id = 1")
+    assert not [k for k in meta(cur) if k.startswith("keyword")]
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (body TEXT)")
+    cur.execute(f"INSERT INTO {t} VALUES (1, 'a b')")
+    assert match_ids(cur, t, "a") == [1]
+    assert meta(cur)["keyword[0]"] == "a"
+    cur.execute(f"DROP TABLE {t}")
+    assert not [k for k in meta(cur) if k.startswith("keyword")]
+
+
 def test_show_meta_and_intersect(cur, uniq):
     t = uniq()
     cur.execute(f"CREATE TABLE {t} (body TEXT)")
