@@ -473,7 +473,8 @@ static int span_room(PhraseIt *p, int i, uint64_t n) {
 **   that operands 0..k occupy (0 when they overlap). A wider span is
 **   never worse (it is as near to everything, and what it grows into is
 **   wider too), so only the spans no other one contains are kept:
-**   sorted by lo, their hi increases. */
+**   sorted by lo, their hi increases. A step is linear in spans and
+**   occurrences (see below) plus a sort. */
 static uint32_t chain_count(PhraseIt *p) {
     const PlanNode *pn = p->base.pn;
     FtsQuery *q = p->base.q;
@@ -501,21 +502,43 @@ static uint32_t chain_count(PhraseIt *p) {
         }
         return 1;
     }
+    /* A distance the field's length cannot exceed constrains nothing. */
+    uint32_t dl = q->src->vt->xDocLen(q->src, pn->iField, p->base.doc);
+    int bAllFar = 1;
+    for (int o = 1; o < pn->nOp && bAllFar; o++) bAllFar = (uint32_t)pn->aDist[o - 1] >= dl;
+    if (bAllFar) return 1;
     uint32_t len0 = pn->aQPos[pn->aOpStart[1] - 1] - pn->aQPos[pn->aOpStart[0]];
     if (span_room(p, 0, anStart[0])) goto nomem;
     uint32_t nSpan = anStart[0];
     for (uint32_t k = 0; k < nSpan; k++) p->aSpan[0][k] = (Span){p->aaStart[0][k], p->aaStart[0][k] + len0};
     for (int o = 1; o < pn->nOp; o++) {
         uint32_t len = pn->aQPos[pn->aOpStart[o + 1] - 1] - pn->aQPos[pn->aOpStart[o]];
-        uint32_t dist = (uint32_t)pn->aDist[o - 1];
+        uint64_t dist = (uint64_t)pn->aDist[o - 1];
+        /* The spans are sorted by lo with hi rising, the occurrences by
+        ** start, all of one length. A span within reach of occurrence
+        ** [s, e] (hi + dist >= s, lo <= e + dist) either contains it (and
+        ** stays as it is) or grows by it; those in reach are a window
+        ** [j0, j1) that only moves right, and the grown ones are contained
+        ** in what the window's first span (for those ending by e) or its
+        ** last (for those starting at s or later) grows into. So a step
+        ** keeps the spans that contain an occurrence and adds two per
+        ** occurrence: linear, where pairing them all is quadratic. */
+        if (span_room(p, 1, (uint64_t)nSpan + 2 * (uint64_t)anStart[o])) goto nomem;
         uint32_t nNext = 0;
+        const uint32_t *aS = p->aaStart[o];
+        for (uint32_t j = 0, k = 0; j < nSpan; j++) {
+            Span sp = p->aSpan[0][j];
+            while (k < anStart[o] && aS[k] <= sp.lo) k++;
+            if (k < anStart[o] && aS[k] + len < sp.hi) p->aSpan[1][nNext++] = sp;
+        }
+        uint32_t j0 = 0, j1 = 0;
         for (uint32_t k = 0; k < anStart[o]; k++) {
-            uint32_t s = p->aaStart[o][k], e = s + len;
-            for (uint32_t j = 0; j < nSpan; j++) {
+            uint32_t s = aS[k], e = s + len;
+            while (j0 < nSpan && p->aSpan[0][j0].hi + dist < s) j0++;
+            if (j1 < j0) j1 = j0;
+            while (j1 < nSpan && p->aSpan[0][j1].lo <= e + dist) j1++;
+            for (uint32_t j = j0; j < j1; j = j + 1 < j1 - 1 ? j1 - 1 : j + 1) {
                 Span sp = p->aSpan[0][j];
-                uint32_t gap = s > sp.hi ? s - sp.hi : sp.lo > e ? sp.lo - e : 0;
-                if (gap > dist) continue;
-                if (span_room(p, 1, (uint64_t)nNext + 1)) goto nomem;
                 p->aSpan[1][nNext++] = (Span){s < sp.lo ? s : sp.lo, e > sp.hi ? e : sp.hi};
             }
         }

@@ -556,7 +556,12 @@ static void rand_query(char *buf) {
             sprintf(buf + strlen(buf), "%s << %s", w, w2);
             break;
         case 12:
-            sprintf(buf + strlen(buf), "%s NEAR/%u %s", w, 1 + rnd() % 6, w2);
+            if (rnd() % 2) {
+                sprintf(buf + strlen(buf), "%s NEAR/%u %s", w, 1 + rnd() % 6, w2);
+            } else {
+                unsigned d1 = 1 + rnd() % 8, d2 = 1 + rnd() % 8;
+                sprintf(buf + strlen(buf), "%s NEAR/%u %s NEAR/%u %s", w, d1, w2, d2, w3);
+            }
             break;
         case 13:
             if (rnd() % 2) {
@@ -608,6 +613,9 @@ static void test_operators_vs_reference(void **state) {
         "ab0 NEAR/1 abc1", "ab0 NEAR/3 abc1", "ab0 NEAR/2 abc1 NEAR/2 xy2", "xy5 NEAR/8 ab0",
         "\"ab0 abc1\" NEAR/4 xy2", "@title ab0 << abc1", "ab0 NEAR/3 nothere", "xy2 (ab0 << abc1) | ab3",
         "@!title ab0", "@@relaxed @(body,nope) ab0",
+        /* NEAR chains of frequent words: many spans per document */
+        "ab0 NEAR/2 abc1 NEAR/1 ab0 NEAR/3 abc1", "abc1 NEAR/5 ab0 NEAR/1 xy2 NEAR/2 ab0",
+        "ab0 NEAR/1 ab0 NEAR/1 ab0", "xy2 NEAR/7 abc1 NEAR/1 ab0 NEAR/9 xy2", "ab0 NEAR/300 xy5",
     };
     for (size_t i = 0; i < sizeof(aFixed) / sizeof(aFixed[0]); i++) check_query(aFixed[i]);
     char buf[512];
