@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/clock.h"
 #include "util/hashmap.h"
 #include "util/vec.h"
 
@@ -111,6 +112,8 @@ struct FtsQuery {
     uint32_t aNormDoc[FTS_MAX_FIELDS]; /* doc_norm's cache: the document ... */
     double aNorm[FTS_MAX_FIELDS];      /* ... and its norm_len, per field */
     FtsStats st;
+    int64_t nsDeadline;         /* fts_query_set_deadline, or 0 */
+    uint32_t nTick;             /* out_of_time's counter */
     int rc;                     /* sticky error from iteration */
     LpError *err;               /* where iteration errors go */
     LpError errIter;
@@ -1647,6 +1650,21 @@ void fts_query_set_tie_key(FtsQuery *q, FtsTieKeyFn xKey, void *ctx) {
     q->pTieCtx = ctx;
 }
 
+void fts_query_set_deadline(FtsQuery *q, int64_t nsDeadline) {
+    q->nsDeadline = nsDeadline;
+}
+
+/* Has the query run past its deadline? Asked once per candidate, it reads
+** the clock every 64th time; once past, it stays past. */
+static inline int out_of_time(FtsQuery *q) {
+    if (!q->nsDeadline) return 0;
+    if (q->st.bTimedOut) return 1;
+    if (++q->nTick & 63) return 0;
+    if (lp_now_ns() < q->nsDeadline) return 0;
+    q->st.bTimedOut = 1;
+    return 1;
+}
+
 void fts_query_set_accept_first(FtsQuery *q, int bFirst) {
     q->bAcceptFirst = bFirst;
 }
@@ -1868,7 +1886,7 @@ static int maxscore_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
     /* With a cheap accept check, asking it first pays when it rejects
     ** most candidates: decided (and revised) from the rates so far. */
     int bCheap = q->bAcceptFirst && xAccept, bFirst = 0;
-    while (e < n && d != FTS_NO_DOC && q->rc == LP_OK) {
+    while (e < n && d != FTS_NO_DOC && q->rc == LP_OK && !out_of_time(q)) {
         if (bCheap) bFirst = q->st.nCandidates >= 32 && 2 * q->st.nAccepted < q->st.nCandidates;
         if (theta >= 0) {
             /* Block-max: bound every document from d to the end of the
@@ -1974,7 +1992,7 @@ static int phrase_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
     double theta = heap_threshold(h);
     int bSkipped = 0;
     uint32_t d;
-    while ((d = group_min(g)) != FTS_NO_DOC) {
+    while ((d = group_min(g)) != FTS_NO_DOC && !out_of_time(q)) {
         double aTf[FTS_MAX_FIELDS], aNorm[FTS_MAX_FIELDS];
         for (int i = 0; i < g->n; i++) {
             PhraseIt *p = (PhraseIt *)g->a[i];
@@ -2013,7 +2031,7 @@ static int phrase_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
 static int generic_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx, int bScore) {
     It *root = instantiate(q, q->root);
     if (!root) return q->rc;
-    while (root->vt->next(root) != FTS_NO_DOC) {
+    while (!out_of_time(q) && root->vt->next(root) != FTS_NO_DOC) {
         uint32_t d = root->doc;
         q->st.nCandidates++;
         if (xAccept && !xAccept(ctx, d)) continue;
@@ -2057,6 +2075,7 @@ int fts_query_topk(FtsQuery *q, int k, FtsAcceptFn xAccept, void *ctx, FtsHit *a
         *err = q->errIter;
         return rc;
     }
+    if (q->st.bTimedOut) q->st.bTotalExact = 0;
     qsort(aHit, (size_t)h.n, sizeof(FtsHit), cmp_hit);
     *pnHit = h.n;
     if (pStats) *pStats = q->st;
@@ -2072,10 +2091,11 @@ int fts_query_all(FtsQuery *q, FtsHitFn xHit, void *ctx, FtsStats *pStats, LpErr
     It *root = instantiate(q, q->root);
     int rc = root ? LP_OK : q->rc;
     int bScore = q->rank.ranker != FTS_RANK_NONE && q->root->kind != PN_ALL;
-    while (rc == LP_OK && root->vt->next(root) != FTS_NO_DOC) {
+    while (rc == LP_OK && !out_of_time(q) && root->vt->next(root) != FTS_NO_DOC) {
         q->st.nCandidates++;
         rc = xHit(ctx, root->doc, bScore ? root->vt->score(root) : 1.0);
     }
+    if (q->st.bTimedOut) q->st.bTotalExact = 0;
     if (rc == LP_OK && cursors_status(q)) {
         rc = q->rc;
         *err = q->errIter;

@@ -110,6 +110,12 @@ void fts_query_set_tie_key(FtsQuery *q, FtsTieKeyFn xKey, void *ctx);
 ** the documents it rejects. The answer is the same either way. */
 void fts_query_set_accept_first(FtsQuery *q, int bFirst);
 
+/* Stops the search once lp_now_ns() passes nsDeadline (0: never), as
+** OPTION max_query_time asks: the documents found by then are the answer
+** (the best among them for top-k), FtsStats.bTimedOut says so and
+** bTotalExact is 0. The clock is read every 64 candidates. */
+void fts_query_set_deadline(FtsQuery *q, int64_t nsDeadline);
+
 typedef struct FtsStats {
     const char *zStrategy;      /* static string, see above */
     const char *zWhyNotFast;    /* static string or NULL */
@@ -119,6 +125,7 @@ typedef struct FtsStats {
     int bTotalExact;            /* nAccepted counts every match */
     int nExpanded;              /* terms prefixes expanded to */
     int bExpansionCapped;       /* some prefix hit nExpansionLimit */
+    int bTimedOut;              /* stopped at the deadline: results are partial */
 } FtsStats;
 
 /* The k best accepted documents, best first (score descending, then tie

@@ -158,6 +158,7 @@ typedef struct Exec {
     size_t keyLo, keyHi;
     int bKeyArrays;
     int rc;
+    int64_t t0;                 /* when query_select started (max_query_time) */
 } Exec;
 
 static void eval_keys(Exec *x, const QRow *row) {
@@ -614,9 +615,10 @@ static int run_match(Exec *x, Arena *a, LpError *err) {
     if (key_init(a, q, x->s, &x->ckDoc) != LP_OK) return lp_err_set(err, LP_NOMEM, "out of memory");
     x->keyLo = x->keyHi = 0;
     int64_t t0 = lp_now_ns();
+    if (q->nsMaxTime > 0) fts_query_set_deadline(fq, x->t0 + q->nsMaxTime);
     if (q->bCountOnly) {
         rc = fts_query_all(fq, count_hit, x, &x->meta.fts, err);
-        x->meta.bTotalExact = 1;
+        x->meta.bTotalExact = !x->meta.fts.bTimedOut;
     } else if (q->nOrder == 0 || q->bOrderByWeight) {
         uint64_t k = (uint64_t)q->iOffset + (uint64_t)q->iLimit;
         uint64_t nDocs = table_snap_nslot(x->snap);
@@ -646,7 +648,7 @@ static int run_match(Exec *x, Arena *a, LpError *err) {
     } else {
         if ((rc = topk_init(x, table_snap_count(x->snap), err)) != LP_OK) return rc;
         rc = fts_query_all(fq, order_hit, x, &x->meta.fts, err);
-        x->meta.bTotalExact = 1;
+        x->meta.bTotalExact = !x->meta.fts.bTimedOut;
     }
     x->meta.nsMatch = lp_now_ns() - t0;
     return rc;
@@ -1030,6 +1032,7 @@ int query_select(const QSelect *q, QRowFn xRow, void *ctx, QMeta *pMeta, LpError
     struct QFtsCtx fc = {0};
     int rc = LP_OK;
     int64_t t0 = lp_now_ns();
+    x.t0 = t0;
     Value aKeyStack[16];
     x.aKey = q->nOrder <= 16 ? aKeyStack : malloc(sizeof(Value) * (size_t)q->nOrder);
     if (!x.aKey || !(x.snap = table_snapshot(q->pTable))) {

@@ -67,6 +67,9 @@ typedef struct QSelect {
     const FtsNode *pMatch;
     const char *zMatch;         /* its text, for error positions */
     size_t nMatch;              /* its length */
+    int64_t nsMaxTime;          /* OPTION max_query_time: the full-text search
+                                ** stops this long after the query started
+                                ** (0: no limit); QMeta.fts.bTimedOut */
     FtsRankParams rank;         /* ranker, k1, b, weights */
     int bOrderByWeight;         /* ORDER BY is WEIGHT() DESC only */
     int bKnn;                   /* a knn() clause: the rows are the knnK nearest */

@@ -762,6 +762,8 @@ static int apply_rank_options(Binder *b, const SqlMapItem *aOpt, int nOpt, int n
         double d;
         if (strcmp(z, "rank_profile") == 0) {
             if (bProfile) return bind_fail_at(b, o->pos, "a rank profile cannot name another");
+        } else if (strcmp(z, "max_query_time") == 0 && !bProfile) {
+            /* read by bind_select (it is not a ranking parameter) */
         } else if (strcmp(z, "max_matches") == 0 && !bProfile) {
             /* Accepted for Manticore compatibility: loupe keeps exactly
             ** offset+limit rows, so there is no buffer to size. */
@@ -1123,6 +1125,14 @@ static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
                            schema_option(sc, "rank_profile"), 0, &q->rank)) {
         return b->rc;
     }
+    for (int i = 0; i < sel->nOption; i++) {
+        const SqlMapItem *o = &sel->aOption[i];
+        double ms;
+        if (strcmp(o->zName, "max_query_time") != 0) continue;
+        /* milliseconds, as Manticore; 0: no limit */
+        if (opt_number(b, o, o->pValue, 0, 86400000, &ms)) return b->rc;
+        q->nsMaxTime = (int64_t)ms * 1000000;
+    }
 
     /* Select list: '*' expands to id and every stored column. */
     int nCap = 0;
@@ -1289,6 +1299,10 @@ void sqlx_select(SqlSession *s, const SqlStmt *st, SqlResult *r) {
         if (bs.aB[i].iCol != SCHEMA_NO_COL) r->aCol[i].zTable = zTab;
     }
     keep_meta(s, &bs, &meta);
+    if (meta.fts.bTimedOut) {
+        sqlx_warn(s, ER_UNKNOWN_ERROR, "query time exceeded max_query_time=%lld ms: the results "
+                  "are the matches found by then", (long long)(bs.q.nsMaxTime / 1000000));
+    }
     table_unref(bs.t);
     return;
 oom:

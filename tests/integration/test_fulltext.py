@@ -1064,6 +1064,8 @@ def test_ranker_none(cur, tiny, corpus):
     ("OPTION b=2", r"'b' expects a number from 0 to 1"),
     ("OPTION expansion_limit=0", r"expansion_limit"),
     ("OPTION rank_profile='nope'", r"rank_profile 'nope'"),
+    ("OPTION max_query_time=-1", r"'max_query_time' expects a number from 0"),
+    ("OPTION max_query_time='x'", r"max_query_time"),
 ])
 def test_bad_rank_options(cur, corpus, options, pattern):
     expect_error(cur, f"SELECT id FROM {corpus} WHERE MATCH('fox') {options}", 1064, pattern)
@@ -1180,6 +1182,41 @@ def test_show_meta_keywords(cur, corpus, stemmed, uniq):
     assert meta(cur)["keyword[0]"] == "a"
     cur.execute(f"DROP TABLE {t}")
     assert not [k for k in meta(cur) if k.startswith("keyword")]
+
+
+def test_max_query_time(cur, uniq):
+    """OPTION max_query_time=N (milliseconds, 0: no limit) stops the
+    full-text search N ms after the query starts: what was found by then is
+    the answer, total_found a lower bound, with a warning. 2,000 documents
+    of 600 words and a NEAR chain over all of them take tens of ms here;
+    1 ms stops it early."""
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (body TEXT)")
+    text = " ".join(["a b"] * 300)
+    for base in range(0, 2000, 500):
+        cur.execute(f"INSERT INTO {t} VALUES " + ",".join(f"({base + i + 1}, '{text}')" for i in range(500)))
+    q = "a NEAR/200 b NEAR/3 a"
+    cur.execute(f"SELECT COUNT(*) FROM {t} WHERE MATCH(%s)", (q,))
+    assert cur.fetchone()[0] == 2000
+    cur.execute(f"SELECT COUNT(*) FROM {t} WHERE MATCH(%s) OPTION max_query_time=0", (q,))
+    assert cur.fetchone()[0] == 2000
+    cur.execute(f"SELECT COUNT(*) FROM {t} WHERE MATCH(%s) OPTION max_query_time=1", (q,))
+    assert cur.fetchone()[0] < 2000
+    cur.execute("SHOW WARNINGS")
+    assert cur.fetchall() == (("Warning", "1105", "query time exceeded max_query_time=1 ms: the results "
+                               "are the matches found by then"),)
+    cur.execute(f"SELECT id FROM {t} WHERE MATCH(%s) LIMIT 3 OPTION max_query_time=1", (q,))
+    assert len(cur.fetchall()) == 3
+    m = meta(cur)
+    assert m["total_relation"] == "gte" and int(m["total_found"]) < 2000, m
+    # a generous limit changes nothing, and no warning
+    cur.execute(f"SELECT COUNT(*) FROM {t} WHERE MATCH(%s) OPTION max_query_time=600000", (q,))
+    assert cur.fetchone()[0] == 2000
+    cur.execute("SHOW WARNINGS")
+    assert cur.fetchall() == ()
+    # it bounds the full-text search only: a query without MATCH refuses it
+    expect_error(cur, f"SELECT id FROM {t} OPTION max_query_time=10", 1064,
+                 r"option 'max_query_time' needs a MATCH\(\) query")
 
 
 def test_show_meta_and_intersect(cur, uniq):

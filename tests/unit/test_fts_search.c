@@ -1238,6 +1238,56 @@ static void test_batches_match_single_adds(void **state) {
     free(zWant);
 }
 
+static int count_doc(void *ctx, uint32_t doc, double score) {
+    (void)doc;
+    (void)score;
+    (*(int *)ctx)++;
+    return 0;
+}
+
+/* A deadline already past stops every strategy within 64 candidates,
+** says so, and makes the total a lower bound; none (0) changes nothing. */
+static void test_deadline(void **state) {
+    (void)state;
+    static const char *const azQuery[] = {"ab0", "ab0 | abc1", "ab0 abc1", "\"ab0 abc1\"",
+                                          "ab0 -abc1", "ab0 NEAR/3 abc1"};
+    for (size_t iq = 0; iq < sizeof(azQuery) / sizeof(azQuery[0]); iq++) {
+        const char *z = azQuery[iq];
+        Arena a;
+        arena_init(&a, 0);
+        FtsNode *root;
+        LpError err;
+        assert_int_equal(fts_match_parse(&a, z, strlen(z), g_azField, NF, &root, &err), LP_OK);
+        FtsRankParams rank;
+        fts_rank_defaults(&rank);
+        int aAll[2];
+        for (int bLate = 0; bLate < 2; bLate++) {
+            FtsQuery *q;
+            FtsStats st;
+            assert_int_equal(fts_query_new(&a, root, z, g_an, g_src, &rank, &q, &err), LP_OK);
+            fts_query_set_deadline(q, bLate ? 1 : 0);
+            aAll[bLate] = 0;
+            assert_int_equal(fts_query_all(q, count_doc, &aAll[bLate], &st, &err), LP_OK);
+            assert_int_equal(st.bTimedOut, bLate);
+            assert_int_equal(st.bTotalExact, !bLate);
+            fts_query_free(q);
+            /* top-k through whatever strategy the query gets */
+            FtsHit aHit[10];
+            int nHit;
+            assert_int_equal(fts_query_new(&a, root, z, g_an, g_src, &rank, &q, &err), LP_OK);
+            fts_query_set_deadline(q, bLate ? 1 : 0);
+            assert_int_equal(fts_query_topk(q, 10, NULL, NULL, aHit, &nHit, &st, &err), LP_OK);
+            assert_int_equal(st.bTimedOut, bLate);
+            if (bLate) assert_int_equal(st.bTotalExact, 0);
+            assert_true(nHit <= 10);
+            fts_query_free(q);
+        }
+        assert_true(aAll[0] > 64); /* enough matches to be cut */
+        assert_true(aAll[1] < 64);
+        arena_free(&a);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bm25_by_hand),
@@ -1251,6 +1301,7 @@ int main(void) {
         cmocka_unit_test(test_phrase_topk_prunes),
         cmocka_unit_test(test_operators_on_segment),
         cmocka_unit_test(test_segment_drop_docs),
+        cmocka_unit_test(test_deadline),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
