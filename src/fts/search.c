@@ -2335,21 +2335,21 @@ static int kw_report(KwWalk *w, const char *z, int n, uint64_t docs, uint64_t hi
     return w->xKw(w->ctx, z, n, docs, hits) ? KW_DONE : LP_OK;
 }
 
-/* docs and hits of term z[0..n) over the fields of fs. */
-static int kw_term_stats(KwWalk *w, const FtsFieldSet *fs, const char *z, int n, uint64_t *pDocs,
-                         uint64_t *pHits) {
+int fts_term_stats(FtsSource *src, const FtsFieldSet *fs, const char *z, int n, uint64_t *pDocs,
+                   uint64_t *pHits, LpError *err) {
     uint8_t key[FTS_MAX_KEY];
     uint64_t sum = 0, hits = 0;
     uint32_t dfMax = 0;
     int bExact = 1, top = -1;
+    *pDocs = *pHits = 0;
     if (n + 1 > (int)sizeof(key)) return LP_OK;
     memcpy(key + 1, z, (size_t)n);
-    for (int f = 0; f < w->src->nFields; f++) {
-        if (!fts_fieldset_has(fs, f)) continue;
+    for (int f = 0; f < src->nFields; f++) {
+        if (fs && !fts_fieldset_has(fs, f)) continue;
         top = f;
         key[0] = (uint8_t)f;
         FtsTermInfo info;
-        int r = w->src->vt->xLookup(w->src, key, n + 1, &info, w->err);
+        int r = src->vt->xLookup(src, key, n + 1, &info, err);
         if (r < 0) return -r;
         if (r == 0) continue;
         hits += info.cf;
@@ -2357,7 +2357,7 @@ static int kw_term_stats(KwWalk *w, const FtsFieldSet *fs, const char *z, int n,
         if (info.nEarlier == FTS_EARLIER_UNKNOWN) bExact = 0;
         else sum += info.df - info.nEarlier;
     }
-    for (int f = 0; f < top && bExact; f++) bExact = fts_fieldset_has(fs, f);
+    for (int f = 0; f < top && bExact && fs; f++) bExact = fts_fieldset_has(fs, f);
     *pDocs = bExact && sum > dfMax ? sum : dfMax;
     *pHits = hits;
     return LP_OK;
@@ -2366,7 +2366,7 @@ static int kw_term_stats(KwWalk *w, const FtsFieldSet *fs, const char *z, int n,
 static int kw_token(void *ctx, const Token *t) {
     KwWalk *w = ctx;
     uint64_t docs = 0, hits = 0;
-    int rc = kw_term_stats(w, w->pFields, t->z, t->n, &docs, &hits);
+    int rc = fts_term_stats(w->src, w->pFields, t->z, t->n, &docs, &hits, w->err);
     return rc ? rc : kw_report(w, t->z, t->n, docs, hits);
 }
 

@@ -159,6 +159,12 @@ const char *fts_query_strategy(const FtsQuery *q, const char **pzWhyNot);
 ** xKw returns non-zero. LP_OK, LP_NOMEM, the analyzer's error (err->pos
 ** in the word), LP_CORRUPT. */
 typedef int (*FtsKeywordFn)(void *ctx, const char *z, int n, uint64_t docs, uint64_t hits);
+
+/* One term's docs and hits as fts_keywords counts them, over the fields
+** of fs (NULL: every field). LP_OK (0 and 0 for an absent term) or the
+** source's error. */
+int fts_term_stats(FtsSource *src, const FtsFieldSet *fs, const char *z, int n, uint64_t *pDocs,
+                   uint64_t *pHits, LpError *err);
 int fts_keywords(const FtsNode *root, const Analyzer *an, FtsSource *src, int nExpansionLimit,
                  int nMax, FtsKeywordFn xKw, void *ctx, LpError *err);
 

@@ -22,6 +22,7 @@
 
 #include "fts/highlight.h"
 #include "fts/match.h"
+#include "fts/search.h"
 #include "query/ftsfn.h"
 #include "sql/parser.h"
 #include "sql/sql_int.h"
@@ -88,31 +89,6 @@ static void kw_free(KwList *l) {
     strbuf_free(&l->buf);
 }
 
-/* docs and hits of a term over the table's full-text fields. */
-static int kw_stats(FtsSource *src, int nField, const char *zTerm, int nTerm, uint64_t *pDocs,
-                    uint64_t *pHits, LpError *err) {
-    uint8_t key[FTS_MAX_KEY];
-    uint64_t docs = 0, hits = 0;
-    uint32_t dfMax = 0;
-    int bExact = 1;
-    if (nTerm + 1 > (int)sizeof(key)) return LP_OK;
-    memcpy(key + 1, zTerm, (size_t)nTerm);
-    for (int f = 0; f < nField; f++) {
-        key[0] = (uint8_t)f;
-        FtsTermInfo info;
-        int rc = src->vt->xLookup(src, key, nTerm + 1, &info, err);
-        if (rc < 0) return -rc;
-        if (rc == 0) continue;
-        hits += info.cf;
-        if (info.df > dfMax) dfMax = info.df;
-        if (info.nEarlier == FTS_EARLIER_UNKNOWN) bExact = 0;
-        else docs += info.df - info.nEarlier;
-    }
-    *pDocs = bExact ? docs : dfMax;
-    *pHits = hits;
-    return LP_OK;
-}
-
 static void call_keywords(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const CallStmt *c = &st->u.call;
     if (c->nArg < 2 || c->nArg > 3) {
@@ -162,9 +138,6 @@ static void call_keywords(SqlSession *s, const SqlStmt *st, SqlResult *r) {
         if (sql_result_column(r, i, azCol[i], SQLCOL_STRING, 0)) goto oom;
     }
     FtsSource *src = NULL;
-    const char *const *azFts;
-    const int *aFtsCol;
-    int nFts = table_fts_fields(t, &azFts, &aFtsCol);
     if (bStats) {
         snap = table_snapshot(t);
         if (!snap) goto oom;
@@ -185,7 +158,7 @@ static void call_keywords(SqlSession *s, const SqlStmt *st, SqlResult *r) {
         }
         if (bStats) {
             uint64_t docs = 0, hits = 0;
-            if (src && (rc = kw_stats(src, nFts, stem.buf.z + (uintptr_t)x->z, x->n, &docs, &hits, &err))) {
+            if (src && (rc = fts_term_stats(src, NULL, stem.buf.z + (uintptr_t)x->z, x->n, &docs, &hits, &err))) {
                 sqlx_report(r, &err, ER_UNKNOWN_ERROR);
                 goto done;
             }
