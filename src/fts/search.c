@@ -114,6 +114,7 @@ struct FtsQuery {
     FtsStats st;
     int64_t nsDeadline;         /* fts_query_set_deadline, or 0 */
     uint32_t nTick;             /* out_of_time's counter */
+    uint64_t nCutoff;           /* fts_query_set_cutoff, or 0 */
     int rc;                     /* sticky error from iteration */
     LpError *err;               /* where iteration errors go */
     LpError errIter;
@@ -1654,9 +1655,18 @@ void fts_query_set_deadline(FtsQuery *q, int64_t nsDeadline) {
     q->nsDeadline = nsDeadline;
 }
 
-/* Has the query run past its deadline? Asked once per candidate, it reads
-** the clock every 64th time; once past, it stays past. */
+void fts_query_set_cutoff(FtsQuery *q, uint64_t nCutoff) {
+    q->nCutoff = nCutoff;
+}
+
+/* Should the search stop: has it run past its deadline, or accepted its
+** cutoff's number of matches? Asked once per candidate, it reads the clock
+** every 64th time; once it says stop, it keeps saying it. */
 static inline int out_of_time(FtsQuery *q) {
+    if (q->nCutoff && q->st.nAccepted >= q->nCutoff) {
+        q->st.bCutoff = 1;
+        return 1;
+    }
     if (!q->nsDeadline) return 0;
     if (q->st.bTimedOut) return 1;
     if (++q->nTick & 63) return 0;
@@ -2075,7 +2085,7 @@ int fts_query_topk(FtsQuery *q, int k, FtsAcceptFn xAccept, void *ctx, FtsHit *a
         *err = q->errIter;
         return rc;
     }
-    if (q->st.bTimedOut) q->st.bTotalExact = 0;
+    if (q->st.bTimedOut || q->st.bCutoff) q->st.bTotalExact = 0;
     qsort(aHit, (size_t)h.n, sizeof(FtsHit), cmp_hit);
     *pnHit = h.n;
     if (pStats) *pStats = q->st;

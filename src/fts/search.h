@@ -116,6 +116,12 @@ void fts_query_set_accept_first(FtsQuery *q, int bFirst);
 ** bTotalExact is 0. The clock is read every 64 candidates. */
 void fts_query_set_deadline(FtsQuery *q, int64_t nsDeadline);
 
+/* Stops fts_query_topk once nCutoff matches were accepted (0: never), as
+** OPTION cutoff asks: the top k of those, FtsStats.bCutoff set and
+** bTotalExact 0. (fts_query_all leaves accepting to its caller, which
+** stops it by returning non-zero from xHit.) */
+void fts_query_set_cutoff(FtsQuery *q, uint64_t nCutoff);
+
 typedef struct FtsStats {
     const char *zStrategy;      /* static string, see above */
     const char *zWhyNotFast;    /* static string or NULL */
@@ -126,6 +132,7 @@ typedef struct FtsStats {
     int nExpanded;              /* terms prefixes expanded to */
     int bExpansionCapped;       /* some prefix hit nExpansionLimit */
     int bTimedOut;              /* stopped at the deadline: results are partial */
+    int bCutoff;                /* stopped at the cutoff: results are partial */
 } FtsStats;
 
 /* The k best accepted documents, best first (score descending, then tie

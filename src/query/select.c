@@ -559,16 +559,21 @@ static int64_t tie_id(void *ctx, uint32_t doc) {
     return r ? row_id(r) : INT64_MAX;
 }
 
+/* What count_hit and order_hit return to stop fts_query_all at the
+** cutoff (not an LP_* code). */
+#define HIT_CUTOFF (-2)
+
 static int count_hit(void *ctx, uint32_t doc, double score) {
     Exec *x = ctx;
     (void)score;
     if (accept_doc(x, doc)) x->meta.nTotalFound++;
-    return LP_OK;
+    return x->q->nCutoff && x->meta.nTotalFound >= x->q->nCutoff ? HIT_CUTOFF : LP_OK;
 }
 
 static int order_hit(void *ctx, uint32_t doc, double score) {
     Exec *x = ctx;
     if (!accept_doc(x, doc)) return LP_OK;
+    if (x->q->nCutoff && x->meta.nTotalFound >= x->q->nCutoff) return HIT_CUTOFF;
     x->meta.nTotalFound++;
     if (x->ckDoc.n && x->h.cap && x->h.n == x->h.cap) {
         /* Keys in the arrays: a match that cannot enter is not read. */
@@ -616,9 +621,11 @@ static int run_match(Exec *x, Arena *a, LpError *err) {
     x->keyLo = x->keyHi = 0;
     int64_t t0 = lp_now_ns();
     if (q->nsMaxTime > 0) fts_query_set_deadline(fq, x->t0 + q->nsMaxTime);
+    if (q->nCutoff) fts_query_set_cutoff(fq, q->nCutoff);
     if (q->bCountOnly) {
         rc = fts_query_all(fq, count_hit, x, &x->meta.fts, err);
-        x->meta.bTotalExact = !x->meta.fts.bTimedOut;
+        if (rc == HIT_CUTOFF) rc = LP_OK, x->meta.fts.bCutoff = 1;
+        x->meta.bTotalExact = !x->meta.fts.bTimedOut && !x->meta.fts.bCutoff;
     } else if (q->nOrder == 0 || q->bOrderByWeight) {
         uint64_t k = (uint64_t)q->iOffset + (uint64_t)q->iLimit;
         uint64_t nDocs = table_snap_nslot(x->snap);
@@ -648,7 +655,8 @@ static int run_match(Exec *x, Arena *a, LpError *err) {
     } else {
         if ((rc = topk_init(x, table_snap_count(x->snap), err)) != LP_OK) return rc;
         rc = fts_query_all(fq, order_hit, x, &x->meta.fts, err);
-        x->meta.bTotalExact = !x->meta.fts.bTimedOut;
+        if (rc == HIT_CUTOFF) rc = LP_OK, x->meta.fts.bCutoff = 1;
+        x->meta.bTotalExact = !x->meta.fts.bTimedOut && !x->meta.fts.bCutoff;
     }
     x->meta.nsMatch = lp_now_ns() - t0;
     return rc;

@@ -70,6 +70,9 @@ typedef struct QSelect {
     int64_t nsMaxTime;          /* OPTION max_query_time: the full-text search
                                 ** stops this long after the query started
                                 ** (0: no limit); QMeta.fts.bTimedOut */
+    uint64_t nCutoff;           /* OPTION cutoff: the full-text search stops
+                                ** after this many accepted matches (0: no
+                                ** limit); QMeta.fts.bCutoff */
     FtsRankParams rank;         /* ranker, k1, b, weights */
     int bOrderByWeight;         /* ORDER BY is WEIGHT() DESC only */
     int bKnn;                   /* a knn() clause: the rows are the knnK nearest */

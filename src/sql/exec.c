@@ -762,8 +762,8 @@ static int apply_rank_options(Binder *b, const SqlMapItem *aOpt, int nOpt, int n
         double d;
         if (strcmp(z, "rank_profile") == 0) {
             if (bProfile) return bind_fail_at(b, o->pos, "a rank profile cannot name another");
-        } else if (strcmp(z, "max_query_time") == 0 && !bProfile) {
-            /* read by bind_select (it is not a ranking parameter) */
+        } else if ((strcmp(z, "max_query_time") == 0 || strcmp(z, "cutoff") == 0) && !bProfile) {
+            /* read by bind_select (not ranking parameters) */
         } else if (strcmp(z, "max_matches") == 0 && !bProfile) {
             /* Accepted for Manticore compatibility: loupe keeps exactly
             ** offset+limit rows, so there is no buffer to size. */
@@ -1128,6 +1128,16 @@ static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
     for (int i = 0; i < sel->nOption; i++) {
         const SqlMapItem *o = &sel->aOption[i];
         double ms;
+        if (strcmp(o->zName, "cutoff") == 0) {
+            /* matches found before the search stops; 0: no limit */
+            if (!o->pValue || o->pValue->kind != EXPR_INT || o->pValue->u.i < 0) {
+                return bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos,
+                                    "cutoff expects an integer from 0 (no limit) up");
+            }
+            if (opt_number(b, o, o->pValue, 0, 1e15, &ms)) return b->rc;
+            q->nCutoff = (uint64_t)ms;
+            continue;
+        }
         if (strcmp(o->zName, "max_query_time") != 0) continue;
         /* milliseconds, as Manticore; 0: no limit */
         if (opt_number(b, o, o->pValue, 0, 86400000, &ms)) return b->rc;

@@ -1219,6 +1219,33 @@ def test_max_query_time(cur, uniq):
                  r"option 'max_query_time' needs a MATCH\(\) query")
 
 
+def test_cutoff(cur, uniq):
+    """OPTION cutoff=N stops the full-text search once N matches passed the
+    filters: COUNT(*) says N, the rows are the best of those N (here the
+    first N in id order), total_relation is gte; 0 means no limit."""
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (body TEXT, n INT)")
+    cur.execute(f"INSERT INTO {t} VALUES " + ",".join(f"({i}, 'a b', {i % 2})" for i in range(1, 201)))
+    cur.execute(f"SELECT COUNT(*) FROM {t} WHERE MATCH('a') OPTION cutoff=10")
+    assert cur.fetchone()[0] == 10
+    assert meta(cur)["total_relation"] == "gte"
+    cur.execute(f"SELECT id FROM {t} WHERE MATCH('a') ORDER BY id DESC LIMIT 3 OPTION cutoff=10")
+    assert cur.fetchall() == ((10,), (9,), (8,))
+    cur.execute(f"SELECT id FROM {t} WHERE MATCH('a') AND n = 1 ORDER BY id DESC LIMIT 2 OPTION cutoff=4")
+    assert cur.fetchall() == ((7,), (5,))
+    cur.execute(f"SELECT id FROM {t} WHERE MATCH('a b') LIMIT 3 OPTION cutoff=5")
+    assert cur.fetchall() == ((1,), (2,), (3,))
+    m = meta(cur)
+    assert m["total_found"] == "5" and m["total_relation"] == "gte", m
+    cur.execute(f"SELECT COUNT(*) FROM {t} WHERE MATCH('a') OPTION cutoff=0")
+    assert cur.fetchone()[0] == 200
+    assert meta(cur)["total_relation"] == "eq"
+    for bad in ("-1", "1.5", "'x'"):
+        expect_error(cur, f"SELECT id FROM {t} WHERE MATCH('a') OPTION cutoff={bad}", 1064,
+                     r"cutoff expects an integer from 0")
+    expect_error(cur, f"SELECT id FROM {t} OPTION cutoff=3", 1064, r"option 'cutoff' needs a MATCH\(\) query")
+
+
 def test_show_meta_and_intersect(cur, uniq):
     t = uniq()
     cur.execute(f"CREATE TABLE {t} (body TEXT)")

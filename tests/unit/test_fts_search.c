@@ -1245,6 +1245,18 @@ static int count_doc(void *ctx, uint32_t doc, double score) {
     return 0;
 }
 
+/* z parsed and planned with the default ranking, in a. */
+static FtsQuery *plan_query(Arena *a, const char *z) {
+    FtsNode *root;
+    LpError err;
+    FtsRankParams rank;
+    FtsQuery *q;
+    fts_rank_defaults(&rank);
+    assert_int_equal(fts_match_parse(a, z, strlen(z), g_azField, NF, &root, &err), LP_OK);
+    assert_int_equal(fts_query_new(a, root, z, g_an, g_src, &rank, &q, &err), LP_OK);
+    return q;
+}
+
 /* A deadline already past stops every strategy within 64 candidates,
 ** says so, and makes the total a lower bound; none (0) changes nothing. */
 static void test_deadline(void **state) {
@@ -1252,19 +1264,13 @@ static void test_deadline(void **state) {
     static const char *const azQuery[] = {"ab0", "ab0 | abc1", "ab0 abc1", "\"ab0 abc1\"",
                                           "ab0 -abc1", "ab0 NEAR/3 abc1"};
     for (size_t iq = 0; iq < sizeof(azQuery) / sizeof(azQuery[0]); iq++) {
-        const char *z = azQuery[iq];
         Arena a;
         arena_init(&a, 0);
-        FtsNode *root;
         LpError err;
-        assert_int_equal(fts_match_parse(&a, z, strlen(z), g_azField, NF, &root, &err), LP_OK);
-        FtsRankParams rank;
-        fts_rank_defaults(&rank);
+        FtsStats st;
         int aAll[2];
         for (int bLate = 0; bLate < 2; bLate++) {
-            FtsQuery *q;
-            FtsStats st;
-            assert_int_equal(fts_query_new(&a, root, z, g_an, g_src, &rank, &q, &err), LP_OK);
+            FtsQuery *q = plan_query(&a, azQuery[iq]);
             fts_query_set_deadline(q, bLate ? 1 : 0);
             aAll[bLate] = 0;
             assert_int_equal(fts_query_all(q, count_doc, &aAll[bLate], &st, &err), LP_OK);
@@ -1274,7 +1280,7 @@ static void test_deadline(void **state) {
             /* top-k through whatever strategy the query gets */
             FtsHit aHit[10];
             int nHit;
-            assert_int_equal(fts_query_new(&a, root, z, g_an, g_src, &rank, &q, &err), LP_OK);
+            q = plan_query(&a, azQuery[iq]);
             fts_query_set_deadline(q, bLate ? 1 : 0);
             assert_int_equal(fts_query_topk(q, 10, NULL, NULL, aHit, &nHit, &st, &err), LP_OK);
             assert_int_equal(st.bTimedOut, bLate);
@@ -1284,6 +1290,50 @@ static void test_deadline(void **state) {
         }
         assert_true(aAll[0] > 64); /* enough matches to be cut */
         assert_true(aAll[1] < 64);
+        arena_free(&a);
+    }
+}
+
+/* A cutoff stops top-k once that many matches were accepted, says so,
+** and keeps the best of those found. */
+static void test_cutoff(void **state) {
+    (void)state;
+    static const char *const azQuery[] = {"ab0 abc1", "\"ab0 abc1\"", "ab0 -abc1", "ab0 MAYBE xy2"};
+    for (size_t iq = 0; iq < sizeof(azQuery) / sizeof(azQuery[0]); iq++) {
+        Arena a;
+        arena_init(&a, 0);
+        LpError err;
+        FtsStats st;
+        FtsHit aHit[5];
+        int nHit;
+        /* every match and its score, in document order */
+        Collect c = {calloc((size_t)g_nDoc, sizeof(double)), 0};
+        for (int i = 0; i < g_nDoc; i++) c.aScore[i] = -1;
+        FtsQuery *q = plan_query(&a, azQuery[iq]);
+        assert_int_equal(fts_query_all(q, collect_hit, &c, &st, &err), LP_OK);
+        fts_query_free(q);
+        assert_true(c.n > 40);
+        q = plan_query(&a, azQuery[iq]);
+        fts_query_set_cutoff(q, 40);
+        assert_int_equal(fts_query_topk(q, 5, NULL, NULL, aHit, &nHit, &st, &err), LP_OK);
+        fts_query_free(q);
+        assert_int_equal(st.bCutoff, 1);
+        assert_int_equal(st.bTotalExact, 0);
+        assert_int_equal(st.nAccepted, 40);
+        assert_int_equal(nHit, 5);
+        /* the hits are the best of the first 40 matches in document order */
+        int nSeen = 0;
+        uint32_t lastOf40 = 0;
+        for (int i = 0; i < g_nDoc && nSeen < 40; i++) {
+            if (c.aScore[i] >= 0) nSeen++, lastOf40 = (uint32_t)i;
+        }
+        for (int h = 0; h < nHit; h++) assert_true(aHit[h].doc <= lastOf40);
+        for (uint32_t i = 0; i <= lastOf40; i++) {
+            int in = 0;
+            for (int j = 0; j < nHit; j++) in |= aHit[j].doc == i;
+            if (!in && c.aScore[i] >= 0) assert_true(c.aScore[i] <= aHit[nHit - 1].score);
+        }
+        free(c.aScore);
         arena_free(&a);
     }
 }
@@ -1302,6 +1352,7 @@ int main(void) {
         cmocka_unit_test(test_operators_on_segment),
         cmocka_unit_test(test_segment_drop_docs),
         cmocka_unit_test(test_deadline),
+        cmocka_unit_test(test_cutoff),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
