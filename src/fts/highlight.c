@@ -103,27 +103,11 @@ static int on_last(void *ctx, const Token *t) {
     return LP_OK;
 }
 
-/* Adds the positive leaves of x that may match in b->iField. */
-static int walk(Builder *b, const FtsNode *x) {
-    switch (x->kind) {
-    case FTSN_NOT:
-        return LP_OK; /* excluded words are never marked */
-    case FTSN_AND:
-    case FTSN_OR:
-    case FTSN_MAYBE:
-    case FTSN_BEFORE:
-    case FTSN_NEAR:
-        for (int k = 0; k < x->nChild; k++) {
-            int rc = walk(b, x->aChild[k]);
-            if (rc) return rc;
-        }
-        return LP_OK;
-    case FTSN_TERM:
-    case FTSN_PHRASE:
-    case FTSN_QUORUM:
-    case FTSN_PREFIX:
-        break;
-    }
+/* Adds leaf x's terms when it is positive and may match in b->iField
+** (excluded words are never marked). */
+static int add_leaf(void *ctx, const FtsNode *x, int bNegated) {
+    Builder *b = ctx;
+    if (bNegated) return LP_OK;
     if (b->iField >= 0 && !fts_fieldset_has(&x->fields, b->iField)) return LP_OK;
     if (x->kind != FTSN_PREFIX) {
         b->iPosLimit = UINT32_MAX;
@@ -171,10 +155,8 @@ int fts_hl_query_build(Arena *a, const Analyzer *an, const FtsNode *root, int iF
     b.an = an;
     b.iField = iField;
     b.err = err;
-    if (root) {
-        int rc = walk(&b, root);
-        if (rc) return rc;
-    }
+    int rc = fts_match_leaves(root, add_leaf, &b);
+    if (rc) return rc;
     termlist_unique(&b.terms);
     termlist_unique(&b.prefixes);
     FtsHlQuery *q = arena_zalloc(a, sizeof(FtsHlQuery));

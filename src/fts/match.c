@@ -953,6 +953,35 @@ int fts_match_parse(Arena *a, const char *z, size_t n, const char *const *azFiel
 }
 
 /* ------------------------------------------------------------------ */
+/* Walking                                                             */
+
+static int leaves(const FtsNode *x, int bNegated, FtsLeafFn xLeaf, void *ctx) {
+    switch (x->kind) {
+    case FTSN_TERM:
+    case FTSN_PREFIX:
+    case FTSN_PHRASE:
+    case FTSN_QUORUM:
+        return xLeaf(ctx, x, bNegated);
+    case FTSN_AND:
+    case FTSN_OR:
+    case FTSN_NOT:
+    case FTSN_MAYBE:
+    case FTSN_BEFORE:
+    case FTSN_NEAR:
+        for (int k = 0; k < x->nChild; k++) {
+            int rc = leaves(x->aChild[k], bNegated || x->kind == FTSN_NOT, xLeaf, ctx);
+            if (rc) return rc;
+        }
+        return LP_OK;
+    }
+    return LP_OK;
+}
+
+int fts_match_leaves(const FtsNode *root, FtsLeafFn xLeaf, void *ctx) {
+    return root ? leaves(root, 0, xLeaf, ctx) : LP_OK;
+}
+
+/* ------------------------------------------------------------------ */
 /* Dump                                                                */
 
 /* z[0..n) with a backslash before each byte of zSpecial (and before

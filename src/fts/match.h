@@ -117,6 +117,13 @@ struct FtsNode {
 int fts_match_parse(Arena *a, const char *z, size_t n, const char *const *azField, int nField,
                     FtsNode **ppRoot, LpError *err);
 
+/* Calls xLeaf(ctx, leaf, bNegated) for every leaf of the tree (TERM,
+** PREFIX, PHRASE, QUORUM), in query order; bNegated: the leaf is under a
+** NOT. A non-zero return stops the walk and is returned; else LP_OK. The
+** one place that knows which node kinds hold children. */
+typedef int (*FtsLeafFn)(void *ctx, const FtsNode *leaf, int bNegated);
+int fts_match_leaves(const FtsNode *root, FtsLeafFn xLeaf, void *ctx);
+
 /* Appends a canonical text form of the tree (for EXPLAIN and tests):
 ** AND(a, OR(b, c)), PHRASE("a b"~2)@{title}, PREFIX(hel*), NOT(x). */
 struct StrBuf;

@@ -113,7 +113,7 @@ struct FtsQuery {
     double aNorm[FTS_MAX_FIELDS];      /* ... and its norm_len, per field */
     FtsStats st;
     int64_t nsDeadline;         /* fts_query_set_deadline, or 0 */
-    uint32_t nTick;             /* out_of_time's counter */
+    uint32_t nTick;             /* must_stop's counter */
     uint64_t nCutoff;           /* fts_query_set_cutoff, or 0 */
     int rc;                     /* sticky error from iteration */
     LpError *err;               /* where iteration errors go */
@@ -920,37 +920,16 @@ static It *instantiate(FtsQuery *q, const PlanNode *pn) {
 /* ------------------------------------------------------------------ */
 /* Planning                                                            */
 
-typedef struct TokList {
-    VEC(Token) a;               /* z points into buf */
-    StrBuf buf;                 /* the terms, back to back */
-} TokList;
-
-static int toklist_add(void *ctx, const Token *t) {
-    TokList *l = ctx;
-    Token c = *t;
-    c.z = (const char *)(uintptr_t)l->buf.n; /* an offset until the list is complete */
-    strbuf_append(&l->buf, t->z, (size_t)t->n);
-    if (l->buf.oom || VEC_PUSH(&l->a, c)) return LP_NOMEM;
-    return LP_OK;
-}
-
-static void toklist_free(TokList *l) {
-    VEC_FREE(&l->a);
-    strbuf_free(&l->buf);
-}
-
 /* Analyses a query word or phrase; on error err->pos is made relative to
 ** the MATCH text. */
-static int analyse(FtsQuery *q, const FtsNode *n, int bStem, TokList *l, LpError *err) {
-    int rc = bStem ? analyzer_run(q->an, n->z, (size_t)n->n, 0, toklist_add, l, NULL, err)
-                   : analyzer_run_unstemmed(q->an, n->z, (size_t)n->n, toklist_add, l, err);
+static int analyse(FtsQuery *q, const FtsNode *n, int bStem, TokenList *l, LpError *err) {
+    int rc = analyzer_collect(q->an, n->z, (size_t)n->n, bStem, l, err);
     if (rc == LP_NOMEM) return lp_err_set(err, LP_NOMEM, "out of memory analysing the query");
     if (rc != LP_OK) {
         int64_t off = n->pos + (err->pos >= 0 ? err->pos : 0);
         return lp_err_setpos(err, rc, off, "MATCH: %s (in '%.*s' at offset %d)", err->zMsg,
                              n->n > 40 ? 40 : n->n, n->z, n->pos);
     }
-    for (size_t i = 0; i < l->a.n; i++) l->a.a[i].z = l->buf.z + (uintptr_t)l->a.a[i].z;
     return LP_OK;
 }
 
@@ -1092,7 +1071,7 @@ static void phrase_group_idf(PlanNode *g) {
 
 /* The per-field nodes of one clause made of the analysed words in l
 ** (anchor: FTS_ANCHOR_* for an exact phrase or a word). */
-static PlanNode *plan_words(FtsQuery *q, const FtsNode *n, const TokList *l, QType qtype,
+static PlanNode *plan_words(FtsQuery *q, const FtsNode *n, const TokenList *l, QType qtype,
                             int nSlop, int anchor, LpError *err) {
     PlanNode *aField[FTS_MAX_FIELDS];
     int nField = 0;
@@ -1130,8 +1109,8 @@ static PlanNode *plan_words(FtsQuery *q, const FtsNode *n, const TokList *l, QTy
 }
 
 /* A one-word view of a token, for plan_words. */
-static TokList toklist_one(Token *t) {
-    TokList l = {{0}, {0}};
+static TokenList token_list_one(Token *t) {
+    TokenList l = {{0}, {0}};
     l.a.a = t;
     l.a.n = 1;
     l.a.cap = 1;
@@ -1142,7 +1121,7 @@ static void sort_by_cost(Arena *ar, PlanNode **a, int n);
 
 /* "a b c"/N: a group per distinct word, of which nThreshold must match. */
 static PlanNode *plan_quorum(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *err) {
-    TokList l = {{0}, {0}};
+    TokenList l = {{0}, {0}};
     PlanNode *res = NULL;
     if (analyse(q, n, 1, &l, err)) goto done;
     int nWord = 0;
@@ -1162,7 +1141,7 @@ static PlanNode *plan_quorum(FtsQuery *q, const FtsNode *n, int *pbDropped, LpEr
     if (!a) goto nomem;
     int nPresent = 0;
     for (int i = 0; i < nWord; i++) {
-        TokList one = toklist_one(&l.a.a[i]);
+        TokenList one = token_list_one(&l.a.a[i]);
         PlanNode *g = plan_words(q, n, &one, QT_TERM, 0, 0, err);
         if (!g) goto nomem;
         if (g->kind != PN_NONE) a[nPresent++] = g;
@@ -1181,11 +1160,11 @@ static PlanNode *plan_quorum(FtsQuery *q, const FtsNode *n, int *pbDropped, LpEr
     }
     if (!res) goto nomem;
 done:
-    toklist_free(&l);
+    token_list_free(&l);
     return res;
 nomem:
     if (!err->code) lp_err_set(err, LP_NOMEM, "out of memory");
-    toklist_free(&l);
+    token_list_free(&l);
     return NULL;
 }
 
@@ -1194,7 +1173,7 @@ nomem:
 ** (stop words) is left out with the link before it (after it, for the
 ** first); a chain of one operand is that word or phrase alone. */
 static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *err) {
-    TokList *aL = arena_zalloc(q->a, sizeof(TokList) * (size_t)n->nChild);
+    TokenList *aL = arena_zalloc(q->a, sizeof(TokenList) * (size_t)n->nChild);
     int *aOpStart = arena_alloc(q->a, sizeof(int) * (size_t)(n->nChild + 1));
     int *aDist = n->kind == FTSN_NEAR ? arena_alloc(q->a, sizeof(int) * (size_t)n->nChild) : NULL;
     PlanNode *res = NULL;
@@ -1222,7 +1201,7 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
         for (size_t i = 0; i < aL[c].a.n; i++) aTok[k++] = aL[c].a.a[i];
     }
     if (nOp == 1) {
-        TokList l = toklist_one(aTok);
+        TokenList l = token_list_one(aTok);
         l.a.n = (size_t)nTok;
         res = plan_words(q, n, &l, nTok > 1 ? QT_PHRASE : QT_TERM, 0, 0, err);
         if (!res) goto nomem;
@@ -1245,7 +1224,7 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
     if (!res) goto nomem;
     phrase_group_idf(res);
 out:
-    for (int c = 0; c < n->nChild; c++) toklist_free(&aL[c]);
+    for (int c = 0; c < n->nChild; c++) token_list_free(&aL[c]);
     return res;
 nomem:
     if (!err->code) lp_err_set(err, LP_NOMEM, "out of memory");
@@ -1292,13 +1271,13 @@ static int cmp_leaf_term(const PlanNode *a, const PlanNode *b) {
 }
 
 static PlanNode *plan_prefix(FtsQuery *q, const FtsNode *n, LpError *err) {
-    TokList l = {{0}, {0}};
+    TokenList l = {{0}, {0}};
     if (analyse(q, n, 0, &l, err)) {
-        toklist_free(&l);
+        token_list_free(&l);
         return NULL;
     }
     if (l.a.n != 1) {
-        toklist_free(&l);
+        token_list_free(&l);
         lp_err_setpos(err, LP_BADINPUT, n->pos,
                       "MATCH: prefix '%.*s*' at offset %d must be one word", n->n > 40 ? 40 : n->n,
                       n->z, n->pos);
@@ -1308,7 +1287,7 @@ static PlanNode *plan_prefix(FtsQuery *q, const FtsNode *n, LpError *err) {
     int nChars = 0;
     for (int i = 0; i < l.a.a[0].n; i++) nChars += (l.a.a[0].z[i] & 0xC0) != 0x80;
     if (minLen > 0 && nChars < minLen) {
-        toklist_free(&l);
+        token_list_free(&l);
         lp_err_setpos(err, LP_BADINPUT, n->pos,
                       "MATCH: prefix '%.*s*' at offset %d is shorter than min_prefix_len=%d",
                       n->n > 40 ? 40 : n->n, n->z, n->pos, minLen);
@@ -1369,7 +1348,7 @@ static PlanNode *plan_prefix(FtsQuery *q, const FtsNode *n, LpError *err) {
     }
     VEC_FREE(&groups);
     VEC_FREE(&x.leaves);
-    toklist_free(&l);
+    token_list_free(&l);
     return res;
 }
 
@@ -1464,9 +1443,9 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
     switch (n->kind) {
     case FTSN_TERM:
     case FTSN_PHRASE: {
-        TokList l = {{0}, {0}};
+        TokenList l = {{0}, {0}};
         if (analyse(q, n, 1, &l, err)) {
-            toklist_free(&l);
+            token_list_free(&l);
             return NULL;
         }
         PlanNode *pn = NULL;
@@ -1476,7 +1455,7 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
             pn = plan_words(q, n, &l, n->kind == FTSN_PHRASE && l.a.n > 1 ? QT_PHRASE : QT_TERM,
                             n->kind == FTSN_PHRASE ? n->nSlop : 0, n->anchor, err);
         }
-        toklist_free(&l);
+        token_list_free(&l);
         if (!pn && !*pbDropped && !err->code) lp_err_set(err, LP_NOMEM, "out of memory");
         return pn;
     }
@@ -1662,7 +1641,7 @@ void fts_query_set_cutoff(FtsQuery *q, uint64_t nCutoff) {
 /* Should the search stop: has it run past its deadline, or accepted its
 ** cutoff's number of matches? Asked once per candidate, it reads the clock
 ** every 64th time; once it says stop, it keeps saying it. */
-static inline int out_of_time(FtsQuery *q) {
+static inline int must_stop(FtsQuery *q) {
     if (q->nCutoff && q->st.nAccepted >= q->nCutoff) {
         q->st.bCutoff = 1;
         return 1;
@@ -1896,7 +1875,7 @@ static int maxscore_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
     /* With a cheap accept check, asking it first pays when it rejects
     ** most candidates: decided (and revised) from the rates so far. */
     int bCheap = q->bAcceptFirst && xAccept, bFirst = 0;
-    while (e < n && d != FTS_NO_DOC && q->rc == LP_OK && !out_of_time(q)) {
+    while (e < n && d != FTS_NO_DOC && q->rc == LP_OK && !must_stop(q)) {
         if (bCheap) bFirst = q->st.nCandidates >= 32 && 2 * q->st.nAccepted < q->st.nCandidates;
         if (theta >= 0) {
             /* Block-max: bound every document from d to the end of the
@@ -2002,7 +1981,7 @@ static int phrase_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
     double theta = heap_threshold(h);
     int bSkipped = 0;
     uint32_t d;
-    while ((d = group_min(g)) != FTS_NO_DOC && !out_of_time(q)) {
+    while ((d = group_min(g)) != FTS_NO_DOC && !must_stop(q)) {
         double aTf[FTS_MAX_FIELDS], aNorm[FTS_MAX_FIELDS];
         for (int i = 0; i < g->n; i++) {
             PhraseIt *p = (PhraseIt *)g->a[i];
@@ -2041,7 +2020,7 @@ static int phrase_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
 static int generic_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx, int bScore) {
     It *root = instantiate(q, q->root);
     if (!root) return q->rc;
-    while (!out_of_time(q) && root->vt->next(root) != FTS_NO_DOC) {
+    while (!must_stop(q) && root->vt->next(root) != FTS_NO_DOC) {
         uint32_t d = root->doc;
         q->st.nCandidates++;
         if (xAccept && !xAccept(ctx, d)) continue;
@@ -2101,7 +2080,7 @@ int fts_query_all(FtsQuery *q, FtsHitFn xHit, void *ctx, FtsStats *pStats, LpErr
     It *root = instantiate(q, q->root);
     int rc = root ? LP_OK : q->rc;
     int bScore = q->rank.ranker != FTS_RANK_NONE && q->root->kind != PN_ALL;
-    while (rc == LP_OK && !out_of_time(q) && root->vt->next(root) != FTS_NO_DOC) {
+    while (rc == LP_OK && !must_stop(q) && root->vt->next(root) != FTS_NO_DOC) {
         q->st.nCandidates++;
         rc = xHit(ctx, root->doc, bScore ? root->vt->score(root) : 1.0);
     }
@@ -2397,53 +2376,39 @@ static int kw_last(void *ctx, const Token *t) {
     return sb->oom ? LP_NOMEM : LP_OK;
 }
 
-static int kw_walk(KwWalk *w, const FtsNode *x) {
-    switch (x->kind) {
-    case FTSN_AND:
-    case FTSN_OR:
-    case FTSN_NOT:
-    case FTSN_MAYBE:
-    case FTSN_BEFORE:
-    case FTSN_NEAR:
-        for (int k = 0; k < x->nChild; k++) {
-            int rc = kw_walk(w, x->aChild[k]);
-            if (rc) return rc;
-        }
-        return LP_OK;
-    case FTSN_TERM:
-    case FTSN_PHRASE:
-    case FTSN_QUORUM:
+/* Reports leaf x's keywords (negated ones too). */
+static int kw_leaf(void *ctx, const FtsNode *x, int bNegated) {
+    KwWalk *w = ctx;
+    (void)bNegated;
+    if (x->kind != FTSN_PREFIX) {
         w->pFields = &x->fields;
         return analyzer_run(w->an, x->z, (size_t)x->n, 0, kw_token, w, NULL, w->err);
-    case FTSN_PREFIX: {
-        /* the prefix is the last word of the text (as the planner has it) */
-        StrBuf pre = {0};
-        int rc = analyzer_run_unstemmed(w->an, x->z, (size_t)x->n, kw_last, &pre, w->err);
-        if (rc == LP_OK && pre.n > 0 && pre.n + 1 < FTS_MAX_KEY) {
-            uint8_t key[FTS_MAX_KEY];
-            memcpy(key + 1, pre.z, pre.n);
-            w->docs = w->hits = 0;
-            for (int f = 0; f < w->src->nFields && rc == LP_OK; f++) {
-                if (!fts_fieldset_has(&x->fields, f)) continue;
-                key[0] = (uint8_t)f;
-                w->nScanned = 0;
-                rc = w->src->vt->xScan(w->src, key, (int)pre.n + 1, kw_expand, w, w->err);
-                if (rc == 1) rc = LP_OK;
-            }
-            strbuf_appendc(&pre, '*');
-            if (rc == LP_OK) rc = pre.oom ? LP_NOMEM : kw_report(w, pre.z, (int)pre.n, w->docs, w->hits);
+    }
+    /* the prefix is the last word of the text (as the planner has it) */
+    StrBuf pre = {0};
+    int rc = analyzer_run_unstemmed(w->an, x->z, (size_t)x->n, kw_last, &pre, w->err);
+    if (rc == LP_OK && pre.n > 0 && pre.n + 1 < FTS_MAX_KEY) {
+        uint8_t key[FTS_MAX_KEY];
+        memcpy(key + 1, pre.z, pre.n);
+        w->docs = w->hits = 0;
+        for (int f = 0; f < w->src->nFields && rc == LP_OK; f++) {
+            if (!fts_fieldset_has(&x->fields, f)) continue;
+            key[0] = (uint8_t)f;
+            w->nScanned = 0;
+            rc = w->src->vt->xScan(w->src, key, (int)pre.n + 1, kw_expand, w, w->err);
+            if (rc == 1) rc = LP_OK;
         }
-        strbuf_free(&pre);
-        return rc;
+        strbuf_appendc(&pre, '*');
+        if (rc == LP_OK) rc = pre.oom ? LP_NOMEM : kw_report(w, pre.z, (int)pre.n, w->docs, w->hits);
     }
-    }
-    return LP_OK;
+    strbuf_free(&pre);
+    return rc;
 }
 
 int fts_keywords(const FtsNode *root, const Analyzer *an, FtsSource *src, int nExpansionLimit,
                  int nMax, FtsKeywordFn xKw, void *ctx, LpError *err) {
     KwWalk w = {an, src, nExpansionLimit, nMax, xKw, ctx, err, {0}, 0, NULL, 0, 0, 0};
-    int rc = root ? kw_walk(&w, root) : LP_OK;
+    int rc = fts_match_leaves(root, kw_leaf, &w);
     strbuf_free(&w.seen);
     if (rc == KW_DONE) return LP_OK;
     if (rc == LP_NOMEM) return lp_err_set(err, LP_NOMEM, "out of memory");

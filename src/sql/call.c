@@ -27,7 +27,6 @@
 #include "sql/parser.h"
 #include "sql/sql_int.h"
 #include "util/strbuf.h"
-#include "util/vec.h"
 
 /* A positioned error about the statement (1064, as a parse error). */
 static void call_error(SqlResult *r, const SqlStmt *st, int pos, const char *zWhat) {
@@ -70,25 +69,6 @@ static Table *arg_table(SqlSession *s, const SqlStmt *st, int i, SqlResult *r) {
 /* ------------------------------------------------------------------ */
 /* CALL KEYWORDS                                                       */
 
-typedef struct KwList {
-    VEC(Token) a;               /* z: an offset into buf until the run ends */
-    StrBuf buf;
-} KwList;
-
-static int kw_add(void *ctx, const Token *t) {
-    KwList *l = ctx;
-    Token c = *t;
-    c.z = (const char *)(uintptr_t)l->buf.n;
-    strbuf_append(&l->buf, t->z, (size_t)t->n);
-    strbuf_appendc(&l->buf, 0);
-    return l->buf.oom || VEC_PUSH(&l->a, c) ? LP_NOMEM : LP_OK;
-}
-
-static void kw_free(KwList *l) {
-    VEC_FREE(&l->a);
-    strbuf_free(&l->buf);
-}
-
 static void call_keywords(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const CallStmt *c = &st->u.call;
     if (c->nArg < 2 || c->nArg > 3) {
@@ -120,12 +100,12 @@ static void call_keywords(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     Table *t = arg_table(s, st, 1, r);
     if (!t) return;
     const Analyzer *an = table_analyzer(t);
-    KwList raw = {{0}, {0}}, stem = {{0}, {0}};
+    TokenList raw = {{0}, {0}}, stem = {{0}, {0}};
     LpError err;
     lp_err_clear(&err);
     TableSnap *snap = NULL;
-    int rc = analyzer_run_unstemmed(an, zText, nText, kw_add, &raw, &err);
-    if (rc == LP_OK) rc = analyzer_run(an, zText, nText, 0, kw_add, &stem, NULL, &err);
+    int rc = analyzer_collect(an, zText, nText, 0, &raw, &err);
+    if (rc == LP_OK) rc = analyzer_collect(an, zText, nText, 1, &stem, &err);
     if (rc == LP_NOMEM) goto oom;
     if (rc != LP_OK) {
         sqlx_error(r, ER_PARSE, "CALL KEYWORDS: the text: %.400s", err.zMsg);
@@ -152,13 +132,13 @@ static void call_keywords(SqlSession *s, const SqlStmt *st, SqlResult *r) {
         const Token *x = &stem.a.a[k];
         SqlCell *row = sql_result_row(r);
         if (!row || sql_result_cell_int(r, &row[0], (int64_t)w->iPos + 1) ||
-            sql_result_cell_str(r, &row[1], raw.buf.z + (uintptr_t)w->z) ||
-            sql_result_cell_str(r, &row[2], stem.buf.z + (uintptr_t)x->z)) {
+            sql_result_cell_str(r, &row[1], w->z) ||
+            sql_result_cell_str(r, &row[2], x->z)) {
             goto oom;
         }
         if (bStats) {
             uint64_t docs = 0, hits = 0;
-            if (src && (rc = fts_term_stats(src, NULL, stem.buf.z + (uintptr_t)x->z, x->n, &docs, &hits, &err))) {
+            if (src && (rc = fts_term_stats(src, NULL, x->z, x->n, &docs, &hits, &err))) {
                 sqlx_report(r, &err, ER_UNKNOWN_ERROR);
                 goto done;
             }
@@ -173,8 +153,8 @@ oom:
     sqlx_error(r, ER_OUTOFMEMORY, "out of memory");
 done:
     if (snap) table_snapshot_release(snap);
-    kw_free(&raw);
-    kw_free(&stem);
+    token_list_free(&raw);
+    token_list_free(&stem);
     table_unref(t);
 }
 

@@ -1260,7 +1260,7 @@ static void keep_meta(SqlSession *s, const BoundSelect *bs, const QMeta *m) {
     /* SHOW META's keyword statistics are looked up when it asks: the
     ** query keeps its text and table, not the counts. */
     sqlx_meta_match(s, bs->q.bMatch && bs->q.pMatch ? table_name(bs->q.pTable) : NULL,
-                    bs->q.zMatch ? bs->q.zMatch : "", bs->q.nMatch, bs->q.rank.nExpansionLimit);
+                    bs->q.zMatch, bs->q.nMatch, bs->q.rank.nExpansionLimit);
 }
 
 void sqlx_select(SqlSession *s, const SqlStmt *st, SqlResult *r) {

@@ -95,7 +95,7 @@ void sql_session_free(SqlSession *s) {
     arena_free(&s->stmt);
     warnings_clear(s);
     VEC_FREE(&s->warnings);
-    sqlx_meta_match(s, NULL, NULL, 0, 0);
+    sqlx_meta_free(s);
     sqlx_varlist_free(&s->vars);
     free(s->zUser);
     free(s->zDb);

@@ -138,17 +138,8 @@ static int show_status(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
 void sqlx_meta_match(SqlSession *s, const char *zTable, const char *zMatch, size_t nMatch,
                      int nExpansionLimit) {
     SqlMeta *m = &s->meta;
-    if (!zTable) {
-        /* forget; keep the buffers unless the session ends (zMatch NULL too) */
-        if (!zMatch) {
-            free(m->zMatchTable);
-            free(m->zMatch);
-            m->zMatchTable = m->zMatch = NULL;
-            m->nMatchCap = 0;
-        }
-        m->bMatch = 0;
-        return;
-    }
+    m->bMatch = 0;
+    if (!zTable) return; /* the buffers stay for the next MATCH query */
     /* Every MATCH query passes here: the buffers are reused. */
     if (!m->zMatchTable || strcmp(m->zMatchTable, zTable) != 0) {
         free(m->zMatchTable);
@@ -164,6 +155,14 @@ void sqlx_meta_match(SqlSession *s, const char *zTable, const char *zMatch, size
     memcpy(m->zMatch, zMatch, nMatch);
     m->nMatch = nMatch;
     m->nExpansionLimit = nExpansionLimit;
+}
+
+void sqlx_meta_free(SqlSession *s) {
+    free(s->meta.zMatchTable);
+    free(s->meta.zMatch);
+    s->meta.zMatchTable = s->meta.zMatch = NULL;
+    s->meta.nMatchCap = 0;
+    s->meta.bMatch = 0;
 }
 
 #define META_MAX_KEYWORDS 1000 /* keyword[i] rows SHOW META lists at most */

@@ -134,10 +134,11 @@ void sqlx_show_variables(SqlSession *s, const ShowStmt *sh, SqlResult *r);
 /* show.c: SHOW statements other than VARIABLES. */
 void sqlx_show(SqlSession *s, const SqlStmt *st, SqlResult *r);
 /* Keeps (a copy of) the last query's MATCH text and table for SHOW META,
-** or forgets them when zTable is NULL (and frees the buffers when zMatch
-** is NULL too: the session's end). */
+** or forgets them when zTable is NULL; sqlx_meta_free frees the buffers
+** (the session's end). */
 void sqlx_meta_match(SqlSession *s, const char *zTable, const char *zMatch, size_t nMatch,
                      int nExpansionLimit);
+void sqlx_meta_free(SqlSession *s);
 
 /* call.c: CALL KEYWORDS and CALL SNIPPETS. */
 void sqlx_call(SqlSession *s, const SqlStmt *st, SqlResult *r);

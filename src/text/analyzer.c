@@ -888,3 +888,25 @@ int analyzer_run_unstemmed(const Analyzer *a, const char *z, size_t n, TokenFn x
                            LpError *err) {
     return run(a, 0, z, n, 0, xToken, ctx, NULL, err);
 }
+
+static int collect_token(void *ctx, const Token *t) {
+    TokenList *l = ctx;
+    Token c = *t;
+    c.z = (const char *)(uintptr_t)l->buf.n; /* an offset until the run ends */
+    strbuf_append(&l->buf, t->z, (size_t)t->n);
+    strbuf_appendc(&l->buf, 0);
+    return l->buf.oom || VEC_PUSH(&l->a, c) ? LP_NOMEM : LP_OK;
+}
+
+int analyzer_collect(const Analyzer *a, const char *z, size_t n, int bStem, TokenList *l,
+                     LpError *err) {
+    int rc = run(a, bStem != 0, z, n, 0, collect_token, l, NULL, err);
+    if (rc != LP_OK) return rc;
+    for (size_t i = 0; i < l->a.n; i++) l->a.a[i].z = l->buf.z + (uintptr_t)l->a.a[i].z;
+    return LP_OK;
+}
+
+void token_list_free(TokenList *l) {
+    VEC_FREE(&l->a);
+    strbuf_free(&l->buf);
+}

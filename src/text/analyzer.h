@@ -32,6 +32,8 @@
 #include <stdint.h>
 
 #include "util/error.h"
+#include "util/strbuf.h"
+#include "util/vec.h"
 
 #define ANALYZER_MAX_TERM 64
 
@@ -70,6 +72,20 @@ int analyzer_run(const Analyzer *a, const char *z, size_t n, uint32_t iPosBase, 
 ** checking a word in the query language. */
 int analyzer_run_unstemmed(const Analyzer *a, const char *z, size_t n, TokenFn xToken, void *ctx,
                            LpError *err);
+
+/* A run's tokens, kept: after analyzer_collect, a.a[i].z points into buf
+** (each term followed by a NUL), valid until token_list_free. */
+typedef struct TokenList {
+    VEC(Token) a;
+    StrBuf buf;
+} TokenList;
+
+/* Fills the empty *l with the tokens of z[0..n): analyzer_run's when bStem, else
+** analyzer_run_unstemmed's. LP_OK, LP_NOMEM, or the analyzer's error
+** (err->pos in z). *l is freed by token_list_free either way. */
+int analyzer_collect(const Analyzer *a, const char *z, size_t n, int bStem, TokenList *l,
+                     LpError *err);
+void token_list_free(TokenList *l);
 
 /* The configuration as given (for SHOW CREATE TABLE / explain). */
 int analyzer_min_prefix_len(const Analyzer *a);

@@ -260,6 +260,34 @@ static void test_offsets_original(void **state) {
 
 /* ---------------------------------------------- stop words and stemming */
 
+/* analyzer_collect keeps a run's tokens, each NUL-terminated in the list's
+** buffer: stemmed and without stop words, or neither. */
+static void test_collect(void **state) {
+    (void)state;
+    Analyzer *a = mk("stem_en", "en");
+    const char *z = "The Runners ran";
+    for (int bStem = 0; bStem < 2; bStem++) {
+        TokenList l = {{0}, {0}};
+        LpError err;
+        assert_int_equal(analyzer_collect(a, z, strlen(z), bStem, &l, &err), LP_OK);
+        static const char *const azWant[2][3] = {{"the", "runners", "ran"}, {"runner", "ran", NULL}};
+        size_t nWant = bStem ? 2 : 3;
+        assert_int_equal(l.a.n, nWant);
+        for (size_t i = 0; i < nWant; i++) {
+            assert_string_equal(l.a.a[i].z, azWant[bStem][i]);
+            assert_int_equal(l.a.a[i].n, (int)strlen(azWant[bStem][i]));
+            assert_int_equal(l.a.a[i].iPos, bStem ? i + 1 : i);
+        }
+        token_list_free(&l);
+    }
+    TokenList l = {{0}, {0}};
+    LpError err;
+    assert_int_equal(analyzer_collect(a, "ab\xff", 3, 1, &l, &err), LP_BADINPUT);
+    assert_int_equal(err.pos, 2);
+    token_list_free(&l);
+    analyzer_free(a);
+}
+
 static void test_stopwords(void **state) {
     Analyzer *a = mk(NULL, "en");
     uint32_t iEnd;
@@ -926,6 +954,7 @@ int main(void) {
         cmocka_unit_test(test_cjk),
         cmocka_unit_test(test_offsets_original),
         cmocka_unit_test(test_stopwords),
+        cmocka_unit_test(test_collect),
         cmocka_unit_test(test_stemming),
         cmocka_unit_test(test_unstemmed),
         cmocka_unit_test(test_invalid_utf8),
