@@ -13,7 +13,8 @@
 **   primary := [ '^' ] word [ '*' | '$' ] | phrase [ '~' N | '/' N ] | group
 **            | field ':' primary
 **   phrase  := '"' [ '^' ] text [ '$' ] '"'
-**   field-op:= '@' [ '!' ] name | '@' [ '!' ] '(' name { ',' name } ')' | '@*'
+**   field-op:= '@' [ '!' ] ( name | '(' name { ',' name } ')' ) [ '[' N ']' ]
+**            | '@*'
 **
 ** Decisions, where the header leaves room (each follows Sphinx/Manticore):
 **  1. `|` binds tighter than the implicit AND, and a leading `-`/`!` negates
@@ -34,8 +35,7 @@
 **     `\` takes the next character literally.
 **  4. `*` ends a prefix; repeated stars are one (`ab**` = `ab*`); a star
 **     anywhere else (alone, leading, mid-word) is an error, as is `~`
-**     anywhere but right after a phrase. `"…"/N` (quorum) and `@f[N]`
-**     (position limit) are refused by name rather than misread.
+**     anywhere but right after a phrase.
 **  5. Phrase text is kept raw (only `\` escapes are undone), even when it
 **     is empty: the planner analyses it and drops what yields no term, as
 **     it does for a word made only of punctuation.
@@ -79,6 +79,13 @@ typedef struct MatchParser {
     int bRelaxed;               /* @@relaxed: unknown field names are skipped */
     LpError *err;               /* filled on failure */
 } MatchParser;
+
+/* What a field operator sets for the rest of its group: the fields, and
+** how many leading positions of each count (@title[50]; 0: all). */
+typedef struct Scope {
+    FtsFieldSet fields;
+    uint32_t nPosLimit;
+} Scope;
 
 /* A growable array of children in the arena (old arrays are abandoned
 ** there: at most twice the final size is wasted). */
@@ -289,16 +296,17 @@ static int is_negative(const FtsNode *x) {
 /* ------------------------------------------------------------------ */
 /* Parsing                                                             */
 
-static int parse_body(MatchParser *p, FtsFieldSet scope, int bGroup, FtsNode **pp);
+static int parse_body(MatchParser *p, Scope scope, int bGroup, FtsNode **pp);
 
 /* '@name', '@(a,b)' or '@*' at the cursor: sets *pScope. */
-static int parse_field_op(MatchParser *p, FtsFieldSet *pScope) {
+static int parse_field_op(MatchParser *p, Scope *pScope) {
     int iAt = p->i++;
     if (p->i >= p->n) return syntax_error(p, p->n, "expected a field name, '(' or '*' after '@'");
     char c = p->z[p->i];
     if (c == '*') {
         p->i++;
-        *pScope = p->all;
+        pScope->fields = p->all;
+        pScope->nPosLimit = 0;
         return LP_OK;
     }
     if (c == '@') {
@@ -352,15 +360,39 @@ static int parse_field_op(MatchParser *p, FtsFieldSet *pScope) {
         }
         return syntax_error(p, p->i, "expected ',' or ')' in the field list");
     }
-    if (!bList && p->i < p->n && p->z[p->i] == '[') {
-        return syntax_error(p, p->i, "field position limits ('@field[N]') are not supported");
+    /* '[N]', after optional spaces: only the first N positions of each
+    ** field count (Sphinx's field position limit). */
+    uint32_t nLimit = 0;
+    int iLimit = p->i;
+    while (iLimit < p->n && (p->z[iLimit] == ' ' || p->z[iLimit] == '\t'))
+        iLimit++;
+    if (iLimit < p->n && p->z[iLimit] == '[') {
+        p->i = iLimit + 1;
+        skip_space(p);
+        int iNum = p->i;
+        uint64_t v = 0;
+        while (p->i < p->n && p->z[p->i] >= '0' && p->z[p->i] <= '9') {
+            if (v <= FTS_MATCH_MAX_POS_LIMIT) v = v * 10 + (uint64_t)(p->z[p->i] - '0');
+            p->i++;
+        }
+        if (p->i == iNum || v == 0 || v > FTS_MATCH_MAX_POS_LIMIT) {
+            return syntax_error(p, iNum, "a field position limit is a number of positions from 1 "
+                                         "to %d ('@title[50]')", FTS_MATCH_MAX_POS_LIMIT);
+        }
+        skip_space(p);
+        if (p->i >= p->n || p->z[p->i] != ']') {
+            return syntax_error(p, p->i, "expected ']' after the field position limit");
+        }
+        p->i++;
+        nLimit = (uint32_t)v;
     }
     if (bExcept) {
         FtsFieldSet t = p->all;
         for (int k = 0; k < 4; k++) t.a[k] &= ~s.a[k];
         s = t;
     }
-    *pScope = s;
+    pScope->fields = s;
+    pScope->nPosLimit = nLimit;
     return LP_OK;
 }
 
@@ -437,7 +469,7 @@ static int parse_quorum(MatchParser *p, FtsNode *x) {
 }
 
 /* '"…"' with an optional '~N' or '/N' at the cursor. */
-static int parse_phrase(MatchParser *p, const FtsFieldSet *pScope, int bReq, FtsNode **pp) {
+static int parse_phrase(MatchParser *p, const Scope *pScope, int bReq, FtsNode **pp) {
     int iStart = p->i++;
     int i = p->i, nOut = 0;
     while (i < p->n && p->z[i] != '"') {
@@ -513,7 +545,8 @@ static int parse_phrase(MatchParser *p, const FtsFieldSet *pScope, int bReq, Fts
         if (rc) return rc;
         x->len = p->i - iStart;
     }
-    x->fields = *pScope;
+    x->fields = pScope->fields;
+    x->nPosLimit = pScope->nPosLimit;
     x->z = z;
     x->n = nOut;
     x->nSlop = nSlop;
@@ -554,8 +587,8 @@ static int refuse_keyword(MatchParser *p) {
 }
 
 /* A word, prefix, phrase, group or `field:primary` at the cursor. */
-static int parse_primary(MatchParser *p, const FtsFieldSet *pScope, int bReq, FtsNode **pp) {
-    FtsFieldSet lucene; /* the scope of a `field:` prefix */
+static int parse_primary(MatchParser *p, const Scope *pScope, int bReq, FtsNode **pp) {
+    Scope lucene; /* the scope of a `field:` prefix */
     int anchor = 0;     /* a '^' read */
     for (;;) {
         if (!anchor) skip_space(p);
@@ -641,7 +674,7 @@ static int parse_primary(MatchParser *p, const FtsFieldSet *pScope, int bReq, Ft
                 /* Lucene's `title:x`: x (whatever it is) in title only. */
                 p->i++;
                 memset(&lucene, 0, sizeof(lucene));
-                fieldset_add(&lucene, iField);
+                fieldset_add(&lucene.fields, iField);
                 pScope = &lucene;
                 continue;
             }
@@ -666,7 +699,8 @@ static int parse_primary(MatchParser *p, const FtsFieldSet *pScope, int bReq, Ft
         }
         FtsNode *x = node_new(p, kind, iStart, p->i);
         if (!x) return nomem(p);
-        x->fields = *pScope;
+        x->fields = pScope->fields;
+    x->nPosLimit = pScope->nPosLimit;
         x->z = z;
         x->n = n;
         x->anchor = anchor;
@@ -678,7 +712,7 @@ static int parse_primary(MatchParser *p, const FtsFieldSet *pScope, int bReq, Ft
 
 /* Field operators, then an optional '+', then a primary. bAfterBar: the
 ** operand follows '|' (where a negation is refused with a clear message). */
-static int parse_operand(MatchParser *p, FtsFieldSet *pScope, int bAfterBar, FtsNode **pp) {
+static int parse_operand(MatchParser *p, Scope *pScope, int bAfterBar, FtsNode **pp) {
     for (;;) {
         skip_space(p);
         if (p->i >= p->n || p->z[p->i] != '@') break;
@@ -712,7 +746,7 @@ static FtsNode *maybe_new(MatchParser *p, FtsNode *x, FtsNode *y, int pos, int e
 }
 
 /* [ '-' ] operand { ( '|' | 'MAYBE' ) operand }, left to right. */
-static int parse_or(MatchParser *p, FtsFieldSet *pScope, FtsNode **pp) {
+static int parse_or(MatchParser *p, Scope *pScope, FtsNode **pp) {
     int iStart = p->i; /* the caller skipped whitespace */
     int bNot = 0;
     if (p->z[p->i] == '-' || p->z[p->i] == '!') {
@@ -800,7 +834,7 @@ static int check_chain_operand(MatchParser *p, const FtsNode *x, const char *zOp
 }
 
 /* or-list { ( '<<' | 'NEAR/N' ) or-list }: one operator throughout. */
-static int parse_chain(MatchParser *p, FtsFieldSet *pScope, FtsNode **pp) {
+static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
     int iStart = p->i;
     int rc = parse_or(p, pScope, pp);
     if (rc) return rc;
@@ -871,7 +905,7 @@ static int parse_chain(MatchParser *p, FtsFieldSet *pScope, FtsNode **pp) {
 
 /* The items of a group (bGroup: stops on ')', which it leaves unread) or
 ** of the whole query (stops at the end; *pp NULL when empty). */
-static int parse_body(MatchParser *p, FtsFieldSet scope, int bGroup, FtsNode **pp) {
+static int parse_body(MatchParser *p, Scope scope, int bGroup, FtsNode **pp) {
     NodeList l = {0};
     int iFirst = -1, iEnd = 0;
     *pp = NULL;
@@ -939,7 +973,8 @@ int fts_match_parse(Arena *a, const char *z, size_t n, const char *const *azFiel
         p.i += 9;
     }
     FtsNode *root = NULL;
-    int rc = parse_body(&p, p.all, 0, &root);
+    Scope all = {p.all, 0};
+    int rc = parse_body(&p, all, 0, &root);
     if (rc) return rc;
     if (root && is_negative(root)) {
         lp_err_setpos(err, LP_BADINPUT, root->pos,
@@ -998,7 +1033,7 @@ static void dump_text(StrBuf *sb, const char *z, int n, const char *zSpecial, in
 }
 
 /* "@{title,body}" unless the set is every field. */
-static void dump_fields(StrBuf *sb, const FtsFieldSet *s, const char *const *azField, int nField) {
+static void dump_fieldset(StrBuf *sb, const FtsFieldSet *s, const char *const *azField, int nField) {
     int bAll = 1, bExtra = 0;
     for (int i = 0; i < MAX_FIELDSET; i++) {
         int b = fts_fieldset_has(s, i);
@@ -1021,19 +1056,25 @@ static void dump_fields(StrBuf *sb, const FtsFieldSet *s, const char *const *azF
     strbuf_appendc(sb, '}');
 }
 
+/* A leaf's fields, then "[N]" for a position limit. */
+static void dump_fields(StrBuf *sb, const FtsNode *x, const char *const *azField, int nField) {
+    dump_fieldset(sb, &x->fields, azField, nField);
+    if (x->nPosLimit) strbuf_appendf(sb, "[%u]", x->nPosLimit);
+}
+
 static void dump_node(const FtsNode *x, const char *const *azField, int nField, StrBuf *sb) {
     if (x->anchor & FTS_ANCHOR_START) strbuf_appendc(sb, '^');
     switch (x->kind) {
     case FTSN_TERM:
         dump_text(sb, x->z, x->n, "\\(),{}\"*", 1);
         if (x->anchor & FTS_ANCHOR_END) strbuf_appendc(sb, '$');
-        dump_fields(sb, &x->fields, azField, nField);
+        dump_fields(sb, x, azField, nField);
         return;
     case FTSN_PREFIX:
         strbuf_appendz(sb, "PREFIX(");
         dump_text(sb, x->z, x->n, "\\(),{}\"*", 1);
         strbuf_appendz(sb, "*)");
-        dump_fields(sb, &x->fields, azField, nField);
+        dump_fields(sb, x, azField, nField);
         return;
     case FTSN_PHRASE:
         strbuf_appendz(sb, "PHRASE(\"");
@@ -1042,14 +1083,14 @@ static void dump_node(const FtsNode *x, const char *const *azField, int nField, 
         if (x->nSlop) strbuf_appendf(sb, "~%d", x->nSlop);
         strbuf_appendc(sb, ')');
         if (x->anchor & FTS_ANCHOR_END) strbuf_appendc(sb, '$');
-        dump_fields(sb, &x->fields, azField, nField);
+        dump_fields(sb, x, azField, nField);
         return;
     case FTSN_QUORUM:
         strbuf_appendz(sb, "QUORUM(\"");
         dump_text(sb, x->z, x->n, "\\\"", 0);
         if (x->nQuorum) strbuf_appendf(sb, "\"/%d)", x->nQuorum);
         else strbuf_appendf(sb, "\"/%g)", x->fQuorum);
-        dump_fields(sb, &x->fields, azField, nField);
+        dump_fields(sb, x, azField, nField);
         return;
     case FTSN_AND:
     case FTSN_OR:

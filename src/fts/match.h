@@ -31,6 +31,11 @@
 **   @title hello         field scope: the rest of the group matches in title
 **   @(title,body) hello  several fields; `@*` goes back to all fields
 **   @!title  @!(a,b)     every field but those
+**   @title[50] hello     position limit (after any field operator but @*):
+**                        only the first 50 positions of the field count,
+**                        for every word of the scope (a phrase's words
+**                        all within them); `@*` or another field
+**                        operator ends it
 **   @@relaxed            (first in the query) unknown field names are
 **                        ignored instead of refused
 **   title:hello          Lucene alias: field scope for one word or phrase
@@ -40,8 +45,8 @@
 **   ( ) | - ! @ " ~ * \ + :  (':' only after a field name; '$' only at
 **   the end of a word, '<' only as `<<`).
 ** Refused by name rather than misread (each with its own message): the
-** exact form `=word`, NOTNEAR/N, SENTENCE, PARAGRAPH, ZONE:, ZONESPAN:,
-** the position limit @field[N]. MAYBE, NEAR/N and the refused keywords
+** exact form `=word`, NOTNEAR/N, SENTENCE, PARAGRAPH, ZONE:, ZONESPAN:.
+** MAYBE, NEAR/N and the refused keywords
 ** are operators only in upper case, as in Sphinx; lower case they are
 ** words.
 ** The parser does not analyse words: it keeps their raw text; the planner
@@ -105,6 +110,8 @@ struct FtsNode {
     int nSlop;              /* PHRASE: proximity window (~N); 0 = exact phrase */
     int bRequired;          /* TERM/PHRASE written with a leading '+' (informational) */
     int anchor;             /* TERM/PHRASE: FTS_ANCHOR_* bits (never with nSlop) */
+    uint32_t nPosLimit;     /* TERM/PREFIX/PHRASE/QUORUM: only positions
+                            ** 0..nPosLimit-1 of a field count (@f[N]); 0: all */
     int nQuorum;            /* QUORUM: at least this many words (>= 1), or 0 ... */
     double fQuorum;         /* ... this fraction of them, in (0, 1] */
     int *aDist;             /* NEAR: nChild - 1 distances, each >= 1 */
@@ -134,6 +141,8 @@ void fts_match_dump(const FtsNode *root, const char *const *azField, int nField,
 
 /* err->detail of a MATCH syntax error: MySQL's errno for a parse error. */
 #define FTS_MATCH_ER_PARSE 1064
+/* Largest N accepted in @field[N]. */
+#define FTS_MATCH_MAX_POS_LIMIT 1000000000
 /* Largest N accepted in "…"~N and NEAR/N. */
 #define FTS_MATCH_MAX_SLOP 100000
 /* Most words a quorum counts (as Sphinx: 256). */
@@ -151,7 +160,8 @@ void fts_match_dump(const FtsNode *root, const char *const *azField, int nField,
 **   ^word  word$      anchors, on a word or a phrase
 **   EMPTY             the empty query (root NULL)
 ** A leaf whose field set is not every field is followed by its fields:
-** `@{title,body}` in field order (a number for a field with no name).
+** `@{title,body}` in field order (a number for a field with no name), and
+** a leaf with a position limit by `[N]` (after its fields, if shown).
 ** The '+' of a required word is not shown: it changes nothing. */
 
 #endif /* LP_FTS_MATCH_H */

@@ -45,7 +45,10 @@ static const char *const azQType[] = {"term", "prefix", "phrase"};
 ** joined by '<<' or NEAR/N (nOp > 0: operand o is words
 ** [aOpStart[o], aOpStart[o+1]), an exact phrase; aDist holds NEAR's
 ** distances, NULL for '<<'). A chain counts once per field it holds in:
-** its tf is 1. */
+** its tf is 1. Under a position limit (@field[N]: aPosLimit) every clause
+** is a PHRASE node, a word or an expanded prefix term too (of one word),
+** and each word's positions past its limit are dropped as they are read,
+** so the limited word or phrase counts only the matches before it. */
 typedef struct PlanNode PlanNode;
 struct PlanNode {
     PNKind kind;
@@ -64,6 +67,8 @@ struct PlanNode {
     int nOp;                    /* PHRASE: operands of a chain, 0 for a phrase */
     int *aOpStart;              /* chain: nOp + 1 word offsets */
     const int *aDist;           /* chain: NEAR's nOp - 1 distances; NULL: '<<' */
+    const uint32_t *aPosLimit;  /* per word: only its positions below this count
+                                ** (@field[N]; 0: all); NULL: no word is limited */
     int nThreshold;             /* QUORUM: children that must match (2..nChild-1) */
     double idf;                 /* LEAF: from its field's df; PHRASE: sum over words;
                                 ** GROUP: the clause's (term_df; a phrase: its fields' smallest) */
@@ -385,7 +390,19 @@ static int pos_load(PhraseIt *p, int i) {
         p->anCap[i] = cap;
     }
     p->anPos[i] = c->tf;
-    return c->vt->xPositions(c, p->aaPos[i], &p->base.q->errIter);
+    int rc = c->vt->xPositions(c, p->aaPos[i], &p->base.q->errIter);
+    const uint32_t *aLim = p->base.pn->aPosLimit;
+    if (rc == LP_OK && aLim && aLim[i]) {
+        /* @field[N]: the positions past the limit do not exist for this
+        ** word (they come sorted: keep those below it) */
+        uint32_t lo = 0, hi = p->anPos[i];
+        while (lo < hi) {
+            uint32_t mid = (lo + hi) / 2;
+            if (p->aaPos[i][mid] < aLim[i]) lo = mid + 1; else hi = mid;
+        }
+        p->anPos[i] = lo;
+    }
+    return rc;
 }
 
 /* Is v in a[*pLo..n)? The targets of one word come in increasing order,
@@ -1058,6 +1075,17 @@ static PlanNode *phrase_pn(FtsQuery *q, int f, const Token *a, int k, int *pbAll
     return pn;
 }
 
+/* Limits every word of pn to the first nLimit positions of its field
+** (@field[N]); nLimit 0 leaves it as it is. LP_OK or LP_NOMEM. */
+static int limit_positions(FtsQuery *q, PlanNode *pn, uint32_t nLimit) {
+    if (!nLimit) return LP_OK;
+    uint32_t *a = arena_alloc(q->a, sizeof(uint32_t) * (size_t)pn->nTerm);
+    if (!a) return LP_NOMEM;
+    for (int i = 0; i < pn->nTerm; i++) a[i] = nLimit;
+    pn->aPosLimit = a;
+    return LP_OK;
+}
+
 /* A phrase's idf is the sum of its words'; over its fields the smallest
 ** (its largest per-field df, a bound from below on the documents holding
 ** it in any field). */
@@ -1070,15 +1098,18 @@ static void phrase_group_idf(PlanNode *g) {
 }
 
 /* The per-field nodes of one clause made of the analysed words in l
-** (anchor: FTS_ANCHOR_* for an exact phrase or a word). */
+** (anchor: FTS_ANCHOR_* for an exact phrase or a word; nPosLimit: the
+** position limit of @field[N], 0 for none). A word alone is a term
+** leaf, unless anchored or limited: then a phrase of one word, whose
+** positions are read. */
 static PlanNode *plan_words(FtsQuery *q, const FtsNode *n, const TokenList *l, QType qtype,
-                            int nSlop, int anchor, LpError *err) {
+                            int nSlop, int anchor, uint32_t nPosLimit, LpError *err) {
     PlanNode *aField[FTS_MAX_FIELDS];
     int nField = 0;
     uint32_t N = q->src->nDocs;
     for (int f = 0; f < q->src->nFields; f++) {
         if (!fts_fieldset_has(&n->fields, f)) continue;
-        if (l->a.n == 1 && !anchor) {
+        if (l->a.n == 1 && !anchor && !nPosLimit) {
             PlanNode *pn = new_pn(q, PN_LEAF);
             if (!pn || !(pn->key = make_key(q->a, f, l->a.a[0].z, l->a.a[0].n))) return NULL;
             pn->nKey = l->a.a[0].n + 1;
@@ -1100,6 +1131,7 @@ static PlanNode *plan_words(FtsQuery *q, const FtsNode *n, const TokenList *l, Q
         if (!bAll) continue;
         pn->nSlop = nSlop;
         pn->anchor = anchor;
+        if (limit_positions(q, pn, nPosLimit)) return NULL;
         aField[nField++] = pn;
     }
     PlanNode *g = group_of(q, aField, nField, l->a.n == 1 ? term_df(q, &n->fields, aField, nField) : 0,
@@ -1142,7 +1174,7 @@ static PlanNode *plan_quorum(FtsQuery *q, const FtsNode *n, int *pbDropped, LpEr
     int nPresent = 0;
     for (int i = 0; i < nWord; i++) {
         TokenList one = token_list_one(&l.a.a[i]);
-        PlanNode *g = plan_words(q, n, &one, QT_TERM, 0, 0, err);
+        PlanNode *g = plan_words(q, n, &one, QT_TERM, 0, 0, n->nPosLimit, err);
         if (!g) goto nomem;
         if (g->kind != PN_NONE) a[nPresent++] = g;
     }
@@ -1182,9 +1214,13 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
         return NULL;
     }
     int nOp = 0, nTok = 0;
+    uint32_t nOneLimit = 0; /* the position limit of the last operand kept */
+    int bLimited = 0;       /* some operand has one */
     for (int c = 0; c < n->nChild; c++) {
         if (analyse(q, n->aChild[c], 1, &aL[c], err)) goto out;
         if (aL[c].a.n == 0) continue;
+        nOneLimit = n->aChild[c]->nPosLimit;
+        bLimited |= nOneLimit != 0;
         if (aDist && nOp > 0) aDist[nOp - 1] = n->aDist[c - 1];
         aOpStart[nOp++] = nTok;
         nTok += (int)aL[c].a.n;
@@ -1203,7 +1239,7 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
     if (nOp == 1) {
         TokenList l = token_list_one(aTok);
         l.a.n = (size_t)nTok;
-        res = plan_words(q, n, &l, nTok > 1 ? QT_PHRASE : QT_TERM, 0, 0, err);
+        res = plan_words(q, n, &l, nTok > 1 ? QT_PHRASE : QT_TERM, 0, 0, nOneLimit, err);
         if (!res) goto nomem;
         goto out;
     }
@@ -1218,6 +1254,15 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
         pn->nOp = nOp;
         pn->aOpStart = aOpStart;
         pn->aDist = aDist;
+        if (bLimited) {
+            /* each operand's words take its own limit */
+            uint32_t *aLim = arena_alloc(q->a, sizeof(uint32_t) * (size_t)nTok);
+            if (!aLim) goto nomem;
+            for (int c = 0, w = 0; c < n->nChild; c++) {
+                for (size_t i = 0; i < aL[c].a.n; i++) aLim[w++] = n->aChild[c]->nPosLimit;
+            }
+            pn->aPosLimit = aLim;
+        }
         aField[nField++] = pn;
     }
     res = group_of(q, aField, nField, 0, QT_PHRASE);
@@ -1235,6 +1280,7 @@ nomem:
 typedef struct Expand {
     FtsQuery *q;
     int iField;
+    uint32_t nPosLimit;         /* @field[N], or 0: each term a phrase of one word */
     VEC(PlanNode *) leaves;     /* of the field being scanned, in key order */
     int nLimit;                 /* most distinct terms over all fields */
     int bCapped;
@@ -1247,12 +1293,25 @@ static int expand_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo
         x->bCapped = 1;
         return 1; /* stop the scan */
     }
-    PlanNode *pn = new_pn(q, PN_LEAF);
+    PlanNode *pn = new_pn(q, x->nPosLimit ? PN_PHRASE : PN_LEAF);
     uint8_t *k = arena_alloc(q->a, (size_t)nKey);
     if (!pn || !k) return LP_NOMEM;
     memcpy(k, key, (size_t)nKey);
     pn->key = k;
     pn->nKey = nKey;
+    if (x->nPosLimit) {
+        /* positions must be read: a phrase of this one word */
+        pn->aKey = arena_alloc(q->a, sizeof(uint8_t *));
+        pn->anKey = arena_alloc(q->a, sizeof(int));
+        pn->aQPos = arena_zalloc(q->a, sizeof(uint32_t));
+        pn->aInfo = arena_alloc(q->a, sizeof(FtsTermInfo));
+        if (!pn->aKey || !pn->anKey || !pn->aQPos || !pn->aInfo) return LP_NOMEM;
+        pn->aKey[0] = k;
+        pn->anKey[0] = nKey;
+        pn->aInfo[0] = *info;
+        pn->nTerm = 1;
+        if (limit_positions(q, pn, x->nPosLimit)) return LP_NOMEM;
+    }
     pn->qtype = QT_PREFIX;
     pn->iField = x->iField;
     pn->info = *info;
@@ -1295,7 +1354,7 @@ static PlanNode *plan_prefix(FtsQuery *q, const FtsNode *n, LpError *err) {
     }
     /* Scan each field; then merge the fields' sorted lists into one group
     ** per distinct term. */
-    Expand x = {q, 0, {0}, q->rank.nExpansionLimit, 0};
+    Expand x = {q, 0, n->nPosLimit, {0}, q->rank.nExpansionLimit, 0};
     int aStart[FTS_MAX_FIELDS + 1];
     int nScanned = 0;
     uint8_t key[FTS_MAX_KEY];
@@ -1453,7 +1512,7 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
             *pbDropped = 1;
         } else {
             pn = plan_words(q, n, &l, n->kind == FTSN_PHRASE && l.a.n > 1 ? QT_PHRASE : QT_TERM,
-                            n->kind == FTSN_PHRASE ? n->nSlop : 0, n->anchor, err);
+                            n->kind == FTSN_PHRASE ? n->nSlop : 0, n->anchor, n->nPosLimit, err);
         }
         token_list_free(&l);
         if (!pn && !*pbDropped && !err->code) lp_err_set(err, LP_NOMEM, "out of memory");
@@ -1736,7 +1795,7 @@ static int collect_or_groups(const PlanNode *pn, const PlanNode **a, int *pn_,
         return 1;
     }
     *pzWhy = pn->kind == PN_GROUP    ? "the query has a positional clause (phrase, proximity, "
-                                       "anchor, NEAR or '<<')"
+                                       "anchor, position limit, NEAR or '<<')"
              : pn->kind == PN_AND    ? (pn->nNeg ? "the query has NOT" : "the query has an AND")
              : pn->kind == PN_MAYBE  ? "the query has MAYBE"
              : pn->kind == PN_QUORUM ? "the query has a quorum"
@@ -2135,6 +2194,21 @@ static void pn_text(const PlanNode *pn, StrBuf *sb) {
     strbuf_free(&t);
 }
 
+/* ,"first_positions":N for a clause under a position limit (an array,
+** 0 for none, when a chain's operands have different ones). */
+static void limit_json(const PlanNode *pn, StrBuf *sb) {
+    if (pn->kind != PN_PHRASE || !pn->aPosLimit) return;
+    int bSame = 1;
+    for (int i = 1; i < pn->nTerm; i++) bSame &= pn->aPosLimit[i] == pn->aPosLimit[0];
+    if (bSame) {
+        strbuf_appendf(sb, ",\"first_positions\":%u", pn->aPosLimit[0]);
+        return;
+    }
+    strbuf_appendz(sb, ",\"first_positions\":[");
+    for (int i = 0; i < pn->nTerm; i++) strbuf_appendf(sb, "%s%u", i ? "," : "", pn->aPosLimit[i]);
+    strbuf_appendc(sb, ']');
+}
+
 static void explain_it(FtsQuery *q, It *it, uint32_t doc, StrBuf *sb, int *pnOut, double *pTotal) {
     const PlanNode *pn = it->pn;
     if (it->doc != doc) return;
@@ -2153,7 +2227,9 @@ static void explain_it(FtsQuery *q, It *it, uint32_t doc, StrBuf *sb, int *pnOut
                 const It *c = g->a[i];
                 if (c->doc != doc) continue;
                 if (nf++) strbuf_appendc(sb, ',');
-                strbuf_appendf(sb, "{\"field\":%d,\"tf\":%u}", c->pn->iField, child_tf(c));
+                strbuf_appendf(sb, "{\"field\":%d,\"tf\":%u", c->pn->iField, child_tf(c));
+                limit_json(c->pn, sb);
+                strbuf_appendc(sb, '}');
             }
             strbuf_appendz(sb, "]}");
             return;
@@ -2172,6 +2248,7 @@ static void explain_it(FtsQuery *q, It *it, uint32_t doc, StrBuf *sb, int *pnOut
             strbuf_appendf(sb, "{\"field\":%d,\"tf\":%.0f,\"dl\":%.0f,\"avgdl\":%.4g,"
                                "\"field_weight\":%g",
                            f, tf, dl, q->aAvgLen[f], c->pn->fieldWeight);
+            limit_json(c->pn, sb);
             if (bF) {
                 x += c->pn->fieldWeight * nt;
                 strbuf_appendf(sb, ",\"weighted_norm_tf\":%.6g}", c->pn->fieldWeight * nt);
@@ -2233,7 +2310,19 @@ static void plan_text(const FtsQuery *q, const PlanNode *pn, int depth, StrBuf *
                        pn->fieldWeight);
         return;
     case PN_PHRASE:
-        strbuf_appendf(sb, "field %d: idf=%.4g weight=%g\n", pn->iField, pn->idf, pn->fieldWeight);
+        strbuf_appendf(sb, "field %d: idf=%.4g weight=%g", pn->iField, pn->idf, pn->fieldWeight);
+        if (pn->aPosLimit) {
+            /* @field[N]: one number when every word has the same limit */
+            int bSame = 1;
+            for (int i = 1; i < pn->nTerm; i++) bSame &= pn->aPosLimit[i] == pn->aPosLimit[0];
+            strbuf_appendz(sb, " first_positions=");
+            for (int i = 0; i < (bSame ? 1 : pn->nTerm); i++) {
+                if (i) strbuf_appendc(sb, ',');
+                if (pn->aPosLimit[i]) strbuf_appendf(sb, "%u", pn->aPosLimit[i]);
+                else strbuf_appendz(sb, "all");
+            }
+        }
+        strbuf_appendc(sb, '\n');
         return;
     case PN_GROUP:
         strbuf_appendf(sb, "%s ", pn->aChild[0]->nOp ? (pn->aChild[0]->aDist ? "near" : "before")

@@ -16,7 +16,9 @@
 ** the segment. A phrase's tf is
 ** its number of matches and its idf the sum of its words' (a chain's:
 ** 1, and the sum over all its operands' words; an anchored word is a
-** term matched at one place). MAYBE adds its optional side's weight
+** term matched at one place; under a position limit, @title[50], a word,
+** phrase or chain counts only its matches in the field's first 50
+** positions, with the idf it has without the limit). MAYBE adds its optional side's weight
 ** where it matches; a quorum sums the words that match. Ranker bm25
 ** instead sums per field field_weight * idf_field * the saturated tf of
 ** that field alone. A document's weight is the sum of the contributions of
@@ -29,7 +31,7 @@
 **                   total_found is a lower bound
 **   and_intersect   an AND of terms: leapfrog intersection, all scored
 **   phrase_topk     one positional clause (phrase, proximity, anchor,
-**                   chain): the positions of a
+**                   chain, a word under a position limit): the positions of a
 **                   document holding all its words are read only when its
 **                   score, bounded by its rarest word's frequency, can
 **                   still enter the top k; total_found is a lower bound

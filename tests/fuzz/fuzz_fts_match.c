@@ -52,6 +52,7 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
             abort();
         }
         if (x->anchor && (x->kind == FTSN_PREFIX || x->kind == FTSN_QUORUM || x->nSlop)) abort();
+        if (x->nPosLimit > FTS_MATCH_MAX_POS_LIMIT) abort();
         return;
     case FTSN_MAYBE:
         if (x->nChild != 2) abort();

@@ -398,6 +398,31 @@ OPERATOR_CASES = [
     ("@!(body) fox", [1, 4]),
     ("@@relaxed @(body,nope) fox", [1, 6]),
     ("@@relaxed @nope fox", []),
+    # position limits: only the first N positions of the field count
+    ("@body[2] fox", [1]),
+    ("@title[2] fox", [4]),
+    ("@title[3] fox", [1, 4]),
+    ("@title [3] fox", [1, 4]),
+    ("@(title,body)[2] dog", [2, 8]),
+    ("@!title[2] dog", [2]),
+    ("@body[5] quick", [4, 7]),
+    ("@body[5] quick*", [4, 7]),
+    ('@body[6] "lazy dog"', []),
+    ('@body[7] "lazy dog"', [1]),
+    ('@body[7] "fox lazy"~4', [1]),
+    ('@body[5] "fox lazy"~4', []),
+    ("@body[4] the << fox", [1]),
+    ("@body[4] fox NEAR/3 @body the", [1]),
+    ("@body[7] fox NEAR/3 @body the", [1, 6]),
+    ("@body[3] fox$", []),
+    ("@body[7] fox$", [6]),
+    ("@body[1] ^the", [1, 2]),
+    ('@body[4] "quick fox the"/2', [1]),
+    ("@title[1] brown | @body[1] hot", [3, 8]),
+    ("@body[2] dog @* lazy", [2]),
+    ("(@body[2] dog) lazy", [2]),
+    ("@body[2] dog -lazy", [2]),     # -lazy is scoped too: not in body 2
+    ("lazy @body[2] -dog", [1]),
 ]
 
 
@@ -435,6 +460,10 @@ SYNTAX_ERRORS = [
     ("fox SENTENCE dog", r"at offset 4: SENTENCE and PARAGRAPH are not supported"),
     ("^fox*", r"at offset 0: '\^' and '\$' anchor a word or an exact phrase, not a prefix"),
     ("fox NEAR/0 dog", r"at offset 9: NEAR/N takes a distance from 1"),
+    ("@title[0] fox", r"at offset 7: a field position limit is a number of positions from 1 to "
+                      r"1000000000 \('@title\[50\]'\)"),
+    ("@title[x] fox", r"at offset 7: a field position limit is a number of positions"),
+    ("@title[3 fox", r"at offset 9: expected '\]' after the field position limit"),
 ]
 
 
@@ -942,6 +971,43 @@ def test_new_operators_plan_and_highlight(cur, corpus):
     cur.execute(f"SELECT HIGHLIGHT() FROM {corpus} WHERE MATCH('fox << dog') AND id = 1")
     assert cur.fetchall() == (("quick brown <b>fox</b> | the <b>fox</b> jumps over the lazy <b>dog</b>",),)
     cur.execute(f"SELECT id FROM {corpus} WHERE MATCH('the << fox') ORDER BY WEIGHT() DESC LIMIT 1")
+    assert meta(cur)["strategy"] == "phrase_topk"
+
+
+def test_position_limit_weights_plan_and_meta(cur, corpus):
+    """@field[N]: a word keeps its idf and counts only its occurrences
+    before the limit; EXPLAIN and EXPLAIN_SCORE() say so."""
+    fox = dict(match_weights(cur, corpus, "fox"))
+    got = dict(match_weights(cur, corpus, "@(title,body)[3] fox"))
+    assert sorted(got) == [1, 4]  # 6 holds fox in body at position 6 only
+    for i, w in got.items():
+        assert w == pytest.approx(fox[i], rel=1e-6)
+    # "the" is at 0 and 4 in body 1: under [3] it counts once
+    scores = explain_scores(cur, corpus, "@body[3] the")
+    assert sorted(scores) == [1, 2, 6]
+    (w, e), = [scores[1]]
+    (m,) = e["matches"]
+    assert m["fields"][0]["tf"] == 1 and m["fields"][0]["first_positions"] == 3
+    assert e["weight"] == pytest.approx(w, rel=1e-5)
+    full = explain_scores(cur, corpus, "@body the")
+    assert full[1][1]["matches"][0]["fields"][0]["tf"] == 2
+    assert full[1][1]["matches"][0]["idf"] == pytest.approx(m["idf"], rel=1e-6)
+    assert w < full[1][0]
+    # every limited clause adds up in EXPLAIN_SCORE()
+    for text in ("@body[5] quick* | fox", '@body[7] "lazy dog" | quick', "@body[4] fox NEAR/3 @body the",
+                 '@body[4] "quick fox the"/2'):
+        scores = explain_scores(cur, corpus, text)
+        assert scores, text
+        for i, (w, e) in scores.items():
+            assert sum(x["contribution"] for x in e["matches"]) == pytest.approx(w, rel=1e-5), (text, i)
+    chain = explain_scores(cur, corpus, "@body[4] fox NEAR/3 @body the")
+    assert chain[1][1]["matches"][0]["fields"][0]["first_positions"] == [4, 0]
+    cur.execute(f"EXPLAIN SELECT id FROM {corpus} WHERE MATCH(%s)", ("@body[5] quick",))
+    plan = "\n".join(r[0] for r in cur.fetchall())
+    assert "first_positions=5" in plan and "strategy=phrase_topk" in plan
+    assert "position limit" in plan  # why maxscore was not used
+    cur.execute(f"SELECT id FROM {corpus} WHERE MATCH('@body[5] quick') ORDER BY WEIGHT() DESC LIMIT 1")
+    assert cur.fetchall() == ((4,),)  # tf 1 in both 4 and 7; body 4 is shorter
     assert meta(cur)["strategy"] == "phrase_topk"
 
 

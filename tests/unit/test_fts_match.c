@@ -40,6 +40,7 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
                         (x->nQuorum == 0 && x->fQuorum > 0 && x->fQuorum <= 1));
         }
         if (x->anchor) assert_true(x->kind != FTSN_PREFIX && x->nSlop == 0);
+        assert_true(x->nPosLimit <= FTS_MATCH_MAX_POS_LIMIT);
         assert_non_null(x->z);
         assert_int_equal(strnlen(x->z, (size_t)x->n + 1) <= (size_t)x->n, 1);
         assert_int_equal(x->z[x->n], 0);
@@ -380,9 +381,6 @@ static void test_field_errors(void **state) {
                 "MATCH: near 'body) a' at offset 8: expected ',' or ')' in the field list");
     check_error("@(title,) a", 8, "MATCH: near ') a' at offset 8: expected a field name");
     check_error("@() a", 2, "MATCH: near ') a' at offset 2: expected a field name");
-    check_error(
-        "@title[50] a", 6,
-        "MATCH: near '[50] a' at offset 6: field position limits ('@field[N]') are not supported");
     /* A long unknown name is cut in the message. */
     char z[200];
     memset(z, 'x', sizeof(z));
@@ -719,6 +717,36 @@ static void test_sphinx_operators(void **state) {
 
     check("@!title a", "a@{body,tags}");
     check("@!(title,tags) a", "a@{body}");
+
+    /* Position limits: on every leaf of the scope, until the next field
+    ** operator or the group's end; '@*' ends it too. */
+    check("@title[50] a", "a@{title}[50]");
+    check("@title [50] a b*", "AND(a@{title}[50], PREFIX(b*)@{title}[50])");
+    check("@title[ 3 ] \"a b\"~2 | \"c d e\"/2", "OR(PHRASE(\"a b\"~2)@{title}[3], "
+                                                  "QUORUM(\"c d e\"/2)@{title}[3])");
+    check("@(title,body)[7] ^a$", "^a$@{title,body}[7]");
+    check("@!title[2] a", "a@{body,tags}[2]");
+    check("@title[5] a @body b @* c", "AND(a@{title}[5], b@{body}, c)");
+    check("(@title[5] a) b", "AND(a@{title}[5], b)");
+    check("@body[4] a << @body[9] b", "BEFORE(a@{body}[4], b@{body}[9])");
+    check("@title[1000000000] a", "a@{title}[1000000000]");
+    check("title:a @title[2] b", "AND(a@{title}, b@{title}[2])");
+    check_error("@title[0] a", 7, "MATCH: near '0] a' at offset 7: a field position limit is a "
+                                  "number of positions from 1 to 1000000000 ('@title[50]')");
+    check_error("@title[1000000001] a", 7, "MATCH: near '1000000001] a' at offset 7: a field "
+                                           "position limit is a number of positions from 1 to "
+                                           "1000000000 ('@title[50]')");
+    check_error("@title[99999999999999999999999] a", 7,
+                "MATCH: near '99999999999999999999999] a' at offset 7: a field position limit is a "
+                "number of positions from 1 to 1000000000 ('@title[50]')");
+    check_error("@title[] a", 7, "MATCH: near '] a' at offset 7: a field position limit is a number "
+                                 "of positions from 1 to 1000000000 ('@title[50]')");
+    check_error("@title[-1] a", 7, "MATCH: near '-1] a' at offset 7: a field position limit is a "
+                                   "number of positions from 1 to 1000000000 ('@title[50]')");
+    check_error("@title[5 a", 9, "MATCH: near 'a' at offset 9: expected ']' after the field "
+                                 "position limit");
+    check_error("@title[5", 8, "MATCH: unexpected end of query at offset 8: expected ']' after the "
+                               "field position limit");
     check("@@relaxed @(title,nope) a", "a@{title}");
     check("@@relaxed @nope a b", "AND(a@{}, b@{})");
 

@@ -206,6 +206,14 @@ static int split_words(const char *z, int *aw, int nMax) {
     return nw;
 }
 
+/* How many leading positions of doc i's field f a leaf limited to nLimit
+** (@field[N]; 0: none) can match in. Lengths for BM25 and the field's
+** end ('$') stay the whole field's. */
+static int scan_len(uint32_t nLimit, int i, int f) {
+    int len = g_docs[i].aLen[f];
+    return nLimit && (int64_t)nLimit < len ? (int)nLimit : len;
+}
+
 /* The words of a chain operand (a TERM or an exact PHRASE). */
 static int operand_words(const FtsNode *x, int *aw) {
     return split_words(x->z, aw, 8);
@@ -219,7 +227,8 @@ static int chain_holds(const FtsNode *n, int i, int f, int o, int lo, int hi) {
     int aw[8];
     int nw = operand_words(n->aChild[o], aw);
     const int *d = g_docs[i].aaWord[f];
-    for (int s = 0; s + nw <= g_docs[i].aLen[f]; s++) {
+    int scan = scan_len(n->aChild[o]->nPosLimit, i, f);
+    for (int s = 0; s + nw <= scan; s++) {
         int ok = 1;
         for (int j = 0; j < nw && ok; j++) ok = d[s + j] == aw[j];
         if (!ok) continue;
@@ -254,7 +263,7 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
                 if (!fts_fieldset_has(&n->fields, f) || len == 0) continue;
                 /* one occurrence at the start and/or the end */
                 int ok = 0;
-                for (int k = 0; k < len && !ok; k++) {
+                for (int k = 0; k < scan_len(n->nPosLimit, i, f) && !ok; k++) {
                     ok = g_docs[i].aaWord[f][k] == w &&
                          (!(n->anchor & FTS_ANCHOR_START) || k == 0) &&
                          (!(n->anchor & FTS_ANCHOR_END) || k == len - 1);
@@ -278,7 +287,7 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
             for (int f = 0; f < NF; f++) {
                 if (!fts_fieldset_has(&n->fields, f)) continue;
                 int tf = 0;
-                for (int k = 0; k < g_docs[i].aLen[f]; k++) tf += g_docs[i].aaWord[f][k] == w;
+                for (int k = 0; k < scan_len(n->nPosLimit, i, f); k++) tf += g_docs[i].aaWord[f][k] == w;
                 if (tf) x += tf / norm(g_docs[i].aLen[f], avglen(f));
             }
             if (x == 0) continue;
@@ -306,9 +315,9 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
             }
             if (!bAll) continue;
             if (gidf < 0 || sidf < gidf) gidf = sidf;
-            int tf = 0;
+            int tf = 0, scan = scan_len(n->nPosLimit, i, f);
             if (n->nSlop == 0) {
-                for (int k = 0; k + nw <= g_docs[i].aLen[f]; k++) {
+                for (int k = 0; k + nw <= scan; k++) {
                     int ok = 1;
                     for (int j = 0; j < nw && ok; j++) ok = g_docs[i].aaWord[f][k + j] == aw[j];
                     if ((n->anchor & FTS_ANCHOR_START) && k != 0) ok = 0;
@@ -320,9 +329,9 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
                 ** word (a word the query repeats m times: m occurrences), each
                 ** starting at an occurrence, not overlapping */
                 int lastEnd = -1;
-                for (int s = 0; s < g_docs[i].aLen[f]; s++) {
+                for (int s = 0; s < scan; s++) {
                     int limit = n->nSlop + nw, e = s + limit - 2;
-                    if (e >= g_docs[i].aLen[f]) e = g_docs[i].aLen[f] - 1;
+                    if (e >= scan) e = scan - 1;
                     int ok = 1, hi = s;
                     for (int j = 0; j < nw && ok; j++) {
                         int need = 0, found = -1;
@@ -538,7 +547,25 @@ static void rand_query(char *buf) {
         word_text(rnd_word(), w);
         word_text(rnd_word(), w2);
         word_text(rnd_word(), w3);
-        switch (rnd() % 14) {
+        switch (rnd() % 16) {
+        case 14: {
+            /* a position limit: the rest of the query is in its scope */
+            static const char *const aScope[] = {"@title", "@body", "@(title,body)", "@!title"};
+            sprintf(buf + strlen(buf), "%s[%u] ", aScope[rnd() % 4], 1 + rnd() % 12);
+            switch (rnd() % 5) {
+            case 0: sprintf(buf + strlen(buf), "\"%s %s\"", w, w2); break;
+            case 1: sprintf(buf + strlen(buf), "%.*s*", 2 + (int)(rnd() % 2), w); break;
+            case 2: sprintf(buf + strlen(buf), "\"%s %s\"~%u", w, w2, rnd() % 4); break;
+            case 3: sprintf(buf + strlen(buf), "%s$", w); break;
+            default: strcat(buf, w);
+            }
+            break;
+        }
+        case 15:
+            /* operands of one chain, each with its own limit */
+            sprintf(buf + strlen(buf), "@body[%u] %s %s @body[%u] %s @*", 1 + rnd() % 10, w,
+                    rnd() % 2 ? "<<" : "NEAR/3", 1 + rnd() % 10, w2);
+            break;
         case 8:
             if (rnd() % 2) {
                 sprintf(buf + strlen(buf), "\"%s %s %s\"/%u", w, w2, w3, 1 + rnd() % 3);
@@ -616,6 +643,12 @@ static void test_operators_vs_reference(void **state) {
         /* NEAR chains of frequent words: many spans per document */
         "ab0 NEAR/2 abc1 NEAR/1 ab0 NEAR/3 abc1", "abc1 NEAR/5 ab0 NEAR/1 xy2 NEAR/2 ab0",
         "ab0 NEAR/1 ab0 NEAR/1 ab0", "xy2 NEAR/7 abc1 NEAR/1 ab0 NEAR/9 xy2", "ab0 NEAR/300 xy5",
+        /* position limits (@field[N]) on every kind of clause */
+        "@title[1] ab0", "@body[3] ab0", "@body[3] ab0 | xy2", "@(title,body)[2] ab0 abc1",
+        "@body[4] \"ab0 abc1\"", "@body[6] \"ab0 abc1\"~2", "@body[2] ab*", "@title[1] ab0$",
+        "@body[5] ^ab0", "@body[5] \"ab0 abc1 xy2\"/2", "@body[3] ab0 << abc1",
+        "@body[4] ab0 NEAR/2 @body abc1", "ab0 @body[2] -abc1", "@body[1] ab0 MAYBE xy2",
+        "(@title[2] ab0) abc1", "@body[1000000000] ab0", "@!title[3] xy2",
     };
     for (size_t i = 0; i < sizeof(aFixed) / sizeof(aFixed[0]); i++) check_query(aFixed[i]);
     char buf[512];

@@ -350,7 +350,7 @@ static void test_fulltext(void **state) {
     run(s, "SELECT id FROM f WHERE MATCH('insulin | breathing')");
     assert_string_equal(run(s, "SHOW META LIKE 'strategy'"), "strategy|maxscore");
     assert_string_equal(run(s, "EXPLAIN SELECT id FROM f WHERE MATCH('\"deliver insulin\" | breathing')"),
-                        "fulltext: strategy=bool_fallback (not maxscore: the query has a positional clause (phrase, proximity, anchor, NEAR or '<<'))\n"
+                        "fulltext: strategy=bool_fallback (not maxscore: the query has a positional clause (phrase, proximity, anchor, position limit, NEAR or '<<'))\n"
                         "OR\n  phrase \"deliv insulin\" idf=0.8473 type_weight=1\n"
                         "    field 1: idf=0.8473 weight=1\n"
                         "  term \"breath\" idf=0.8473 type_weight=1\n"
