@@ -27,6 +27,16 @@ A VARIANT is a comma-separated list of knob=value ("" is the default):
     k3=none             query-word saturation (k3 + 1) qtf / (k3 + qtf);
                         none: qtf itself
     delta=0             BM25+: delta added to each matching word's part
+    lmix=0              length normalised by (1 - lmix) * the field's
+                        length + lmix * the document's (each over its
+                        average): between length=field (0) and row (1)
+    prox=0              term proximity (Buettcher, Clarke and Lushman,
+                        2006), this much of it added: per field, adjacent
+                        occurrences of two different query words d apart
+                        add idf(other) / d^2 to each word's accumulator,
+                        saturated as a tf; the top `rerank` of the BM25
+                        ranking are rescored
+    rerank=300          how many documents prox rescores
 
 Example: variants.py "" "stem=porter" "k1=1.0,b=0.5"
 
@@ -65,7 +75,7 @@ RESULTS = os.path.join(REPO, "docs", "benchmarks", "fulltext.json")
 WORD = re.compile(r"[^\W_]+")
 METRICS = metrics.KEYS
 KNOBS = {"k1": 1.2, "b": 0.75, "bt": None, "wt": 1.0, "stem": "english", "length": "field",
-         "idf": "rsj", "minnorm": 0.0, "k3": None, "delta": 0.0}
+         "idf": "rsj", "minnorm": 0.0, "k3": None, "delta": 0.0, "prox": 0.0, "rerank": 300.0, "lmix": 0.0}
 
 
 def parse_variant(text):
@@ -109,17 +119,19 @@ def prepare(name, stem_name):
             s = memo[w] = stemmer(w).decode("utf-8")
         return s
 
-    post, lens = {}, []
+    post, lens, seqs = {}, [], []
     for d, fields in enumerate(coll.docs):
-        ls = []
+        ls, sq = [], []
         for fi, text in enumerate(fields):
             words = [stem(w) for w in WORD.findall(text.lower())]
             ls.append(len(words))
+            sq.append(words)
             for s in words:
                 post.setdefault(s, {}).setdefault(d, [0, 0])[fi] += 1
         lens.append(ls)
+        seqs.append(sq)
     queries = {q.qid: [stem(w) for w in q.words] for q in coll.queries}
-    r = (coll.doc_ids, coll.qrels, queries, post, lens)
+    r = (coll.doc_ids, coll.qrels, queries, post, lens, seqs)
     with open(cache + ".tmp", "wb") as f:
         pickle.dump(r, f)
     os.replace(cache + ".tmp", cache)
@@ -138,11 +150,16 @@ def idf_of(kind, n_docs, df):
 
 def rank(name, v):
     """The variant's top 100 for every query, scored: {metric: mean}."""
-    doc_ids, qrels, queries, post, lens = prepare(name, v["stem"])
+    doc_ids, qrels, queries, post, lens, seqs = prepare(name, v["stem"])
     n = len(lens)
     avg = [sum(ls[i] for ls in lens) / n or 1 for i in (0, 1)]
     b, bt, k1 = v["b"], v["b"] if v["bt"] is None else v["bt"], v["k1"]
-    if v["length"] == "row":
+    if v["lmix"]:
+        avg_row = avg[0] + avg[1]
+        a = v["lmix"]
+        norms = [[1 - bb + bb * ((1 - a) * ls[i] / avg[i] + a * (ls[0] + ls[1]) / avg_row)
+                  for i, bb in ((0, bt), (1, b))] for ls in lens]
+    elif v["length"] == "row":
         avg_row = avg[0] + avg[1]
         norms = [[1 - b + b * max((ls[0] + ls[1]) / avg_row, v["minnorm"])] * 2 for ls in lens]
     else:
@@ -165,6 +182,26 @@ def rank(name, v):
                 x = sum(weights[i] * tf[i] / norms[d][i] for i in (0, 1))
                 part = (k1 + 1) * x / (k1 + x) + (v["delta"] if x > 0 else 0)
                 scores[d] = scores.get(d, 0.0) + qw * idf * part
+        if v["prox"]:
+            idfs = {w: idf_of(v["idf"], n, len(post[w])) for w in qtf if w in post}
+            cand = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:int(v["rerank"])]
+            for d, _ in cand:
+                extra = 0.0
+                for fi in (0, 1):
+                    acc = {}
+                    last, lastpos = None, 0
+                    for pos, w in enumerate(seqs[d][fi]):
+                        if w not in idfs:
+                            continue
+                        if last is not None and w != last:
+                            dd = (pos - lastpos) ** 2
+                            acc[w] = acc.get(w, 0.0) + idfs[last] / dd
+                            acc[last] = acc.get(last, 0.0) + idfs[w] / dd
+                        last, lastpos = w, pos
+                    kd = k1 * norms[d][fi]
+                    for w, a in acc.items():
+                        extra += weights[fi] * min(1.0, idfs[w]) * a * (k1 + 1) / (a + kd)
+                scores[d] += v["prox"] * extra
         top = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:100]
         rankings[qid] = [doc_ids[d] for d, _ in top]
     return metrics.mean_metrics(rankings, qrels)
