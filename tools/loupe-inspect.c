@@ -25,13 +25,14 @@
 **       index).
 **   loupe-inspect fts-bench SEGMENT QUERYFILE [--k 10] [--seconds S] [--warmup N]
 **                 [--fields a,b] [--morphology M] [--stopwords S] [--hard-stop S]
+**                 [--ranker NAME]
 **       times full-text queries on a sealed segment in this process, for the
 **       benchmark's in-process table (bench/fulltext/run.py): each line of
 **       QUERYFILE is a MATCH expression, parsed, planned and run for the top
 **       k as the server runs `SELECT ... WHERE MATCH('<line>') ORDER BY
 **       WEIGHT() DESC LIMIT k` (src/query/select.c), with the analyzer
 **       fts-build used (same --morphology/--stopwords) and the default rank
-**       parameters (BM25F). The loop is the one of bench/fulltext/passes.h
+**       parameters (BM25F, or the --ranker OPTION ranker= names). The loop is the one of bench/fulltext/passes.h
 **       (warm-up, whole passes for at least --seconds, a pass cut at
 **       --hard-stop, default 10 x seconds); markers "loupe-inspect:
 **       measuring" / "loupe-inspect: done" on stderr; on stdout
@@ -67,7 +68,8 @@ static int usage(void) {
             "       loupe-inspect fts-build JSONL OUT [--fields a,b] [--morphology M] "
             "[--stopwords S] [--threads N]\n"
             "       loupe-inspect fts-bench SEGMENT QUERYFILE [--k 10] [--seconds S] [--warmup N]\n"
-            "                     [--fields a,b] [--morphology M] [--stopwords S] [--hard-stop S]\n");
+            "                     [--fields a,b] [--morphology M] [--stopwords S] [--hard-stop S]\n"
+            "                     [--ranker NAME]\n");
     return 2;
 }
 
@@ -336,6 +338,7 @@ typedef struct BenchCfg {
     double seconds;             /* minimum measured seconds (whole passes) */
     double hardStop;            /* a pass is cut after this many seconds */
     int nWarmup;                /* queries run before measuring */
+    int ranker;                 /* FtsRanker (--ranker NAME), default BM25F */
 } BenchCfg;
 
 /* What one query needs: the segment's source, the analyzer, the field
@@ -434,6 +437,7 @@ static int cmd_bench(const char *zSeg, const char *zQueries, const BenchCfg *c) 
         /* As the server: k is LIMIT capped at the documents there are. */
         if ((uint32_t)x.k > info.nDocs) x.k = (int)info.nDocs;
         fts_rank_defaults(&x.rank);
+        x.rank.ranker = (FtsRanker)c->ranker;
         if (!(x.aHit = malloc(sizeof(FtsHit) * (size_t)(x.k ? x.k : 1)))) {
             rc = lp_err_set(&err, LP_NOMEM, "out of memory");
         }
@@ -510,7 +514,7 @@ int main(int argc, char **argv) {
         return cmd_build(argv[2], argv[3], zFields, zMorph, zStop, (int)nThread);
     }
     if (argc >= 4 && strcmp(argv[1], "fts-bench") == 0) {
-        BenchCfg c = {"title,text", NULL, NULL, 10, 1.0, 0, 0};
+        BenchCfg c = {"title,text", NULL, NULL, 10, 1.0, 0, 0, FTS_RANK_BM25F};
         for (int i = 4; i < argc; i++) {
             if (i + 1 >= argc) return usage();
             const char *zOpt = argv[i], *zVal = argv[++i];
@@ -521,7 +525,9 @@ int main(int argc, char **argv) {
             else if (strcmp(zOpt, "--seconds") == 0) c.seconds = strtod(zVal, NULL);
             else if (strcmp(zOpt, "--hard-stop") == 0) c.hardStop = strtod(zVal, NULL);
             else if (strcmp(zOpt, "--warmup") == 0) c.nWarmup = atoi(zVal);
-            else return usage();
+            else if (strcmp(zOpt, "--ranker") == 0) {
+                if ((c.ranker = fts_ranker_from_name(zVal)) < 0) return usage();
+            } else return usage();
         }
         if (c.hardStop == 0) c.hardStop = 10 * c.seconds;
         if (c.k < 1 || c.k > 100000 || c.seconds <= 0 || c.hardStop < c.seconds || c.nWarmup < 0) {

@@ -20,6 +20,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "util/clock.h"
 #include "util/hashmap.h"
@@ -60,7 +61,11 @@ struct PlanNode {
     const uint8_t **aKey;       /* PHRASE: one key per word */
     FtsTermInfo *aInfo;         /* PHRASE: per word, as info */
     int *anKey;
-    uint32_t *aQPos;            /* PHRASE: query positions of the words (gaps = stop words) */
+    uint32_t *aQPos;            /* PHRASE: query positions of the words (gaps = stop
+                                ** words), from the clause's first word */
+    uint32_t qpos;              /* LEAF: the word's position in the whole query ... */
+    uint32_t *aGQPos;           /* PHRASE: ... and each word's (the proximity
+                                ** rankers compare query and document order) */
     int nTerm;
     int nSlop;                  /* PHRASE: proximity window, 0 = exact */
     int anchor;                 /* PHRASE: FTS_ANCHOR_* (exact phrases only) */
@@ -81,6 +86,9 @@ struct PlanNode {
     int nChild;
     int nNeg;                   /* AND: the last nNeg children are NOT */
 };
+
+typedef struct FtsFactors FtsFactors; /* the proximity rankers' state */
+static void factors_free(FtsFactors *fx);
 
 typedef struct It It;
 typedef struct ItVt {
@@ -120,6 +128,14 @@ struct FtsQuery {
     int64_t nsDeadline;         /* fts_query_set_deadline, or 0 */
     uint32_t nTick;             /* must_stop's counter */
     uint64_t nCutoff;           /* fts_query_set_cutoff, or 0 */
+    uint32_t nQPos;             /* while planning: the next word's query position */
+    int nNotDepth;              /* while planning: NOTs around the clause */
+    PlanNode **apMerged;        /* clauses merge_repeats folded into an earlier one (their */
+    int nMerged, capMerged;     /* words' query positions are keywords too), in the arena */
+    uint8_t *aQWord;            /* per query position < nQPos (in the arena): 1 where a
+                                ** word not under NOT stands, found in the index or not */
+    uint32_t nQWordCap;         /* room in aQWord */
+    FtsFactors *fx;             /* proximity rankers: built by the first run */
     int rc;                     /* sticky error from iteration */
     LpError *err;               /* where iteration errors go */
     LpError errIter;
@@ -744,7 +760,7 @@ static uint32_t group_advance(It *it, uint32_t target) {
 static double group_formula(const FtsQuery *q, const PlanNode *g, const double *aTf,
                             const double *aNorm) {
     double s = 0;
-    if (q->rank.ranker == FTS_RANK_BM25F) {
+    if (q->rank.ranker != FTS_RANK_BM25) {
         /* x = sum of weight * tf / norm, kept as the fraction num / den so
         ** that saturate(x) divides once per document instead of once per
         ** field and again to saturate. den is a product of norms, each in
@@ -1086,6 +1102,31 @@ static int limit_positions(FtsQuery *q, PlanNode *pn, uint32_t nLimit) {
     return LP_OK;
 }
 
+/* Sets pn's words' positions in the whole query: qBase, where the clause
+** starts, plus their offsets in it. LP_OK or LP_NOMEM. */
+static int global_qpos(FtsQuery *q, PlanNode *pn, uint32_t qBase) {
+    if (!(pn->aGQPos = arena_alloc(q->a, sizeof(uint32_t) * (size_t)pn->nTerm))) return LP_NOMEM;
+    for (int i = 0; i < pn->nTerm; i++) pn->aGQPos[i] = qBase + pn->aQPos[i];
+    return LP_OK;
+}
+
+/* Takes the query positions of a clause of the words in l (whose iPos
+** count from 0): returns where it starts. */
+static uint32_t take_qpos(FtsQuery *q, const TokenList *l) {
+    uint32_t base = q->nQPos;
+    if (l->a.n) q->nQPos += l->a.a[l->a.n - 1].iPos + 1;
+    if (q->nQPos > q->nQWordCap) {
+        uint32_t cap = q->nQPos < 32 ? 64 : q->nQPos * 2;
+        uint8_t *a = arena_zalloc(q->a, cap);
+        if (!a) return base; /* out of memory: the proximity rankers miss these words */
+        if (q->nQWordCap) memcpy(a, q->aQWord, q->nQWordCap);
+        q->aQWord = a;
+        q->nQWordCap = cap;
+    }
+    for (size_t i = 0; i < l->a.n && !q->nNotDepth; i++) q->aQWord[base + l->a.a[i].iPos] = 1;
+    return base;
+}
+
 /* A phrase's idf is the sum of its words'; over its fields the smallest
 ** (its largest per-field df, a bound from below on the documents holding
 ** it in any field). */
@@ -1103,7 +1144,8 @@ static void phrase_group_idf(PlanNode *g) {
 ** leaf, unless anchored or limited: then a phrase of one word, whose
 ** positions are read. */
 static PlanNode *plan_words(FtsQuery *q, const FtsNode *n, const TokenList *l, QType qtype,
-                            int nSlop, int anchor, uint32_t nPosLimit, LpError *err) {
+                            int nSlop, int anchor, uint32_t nPosLimit, uint32_t qBase,
+                            LpError *err) {
     PlanNode *aField[FTS_MAX_FIELDS];
     int nField = 0;
     uint32_t N = q->src->nDocs;
@@ -1118,6 +1160,7 @@ static PlanNode *plan_words(FtsQuery *q, const FtsNode *n, const TokenList *l, Q
             if (info.df == 0) continue; /* matches nothing in this field */
             pn->qtype = QT_TERM;
             pn->iField = f;
+            pn->qpos = qBase + l->a.a[0].iPos;
             pn->info = info;
             pn->df = info.df;
             pn->idf = idf_of(N, info.df);
@@ -1131,7 +1174,7 @@ static PlanNode *plan_words(FtsQuery *q, const FtsNode *n, const TokenList *l, Q
         if (!bAll) continue;
         pn->nSlop = nSlop;
         pn->anchor = anchor;
-        if (limit_positions(q, pn, nPosLimit)) return NULL;
+        if (limit_positions(q, pn, nPosLimit) || global_qpos(q, pn, qBase)) return NULL;
         aField[nField++] = pn;
     }
     PlanNode *g = group_of(q, aField, nField, l->a.n == 1 ? term_df(q, &n->fields, aField, nField) : 0,
@@ -1156,6 +1199,7 @@ static PlanNode *plan_quorum(FtsQuery *q, const FtsNode *n, int *pbDropped, LpEr
     TokenList l = {{0}, {0}};
     PlanNode *res = NULL;
     if (analyse(q, n, 1, &l, err)) goto done;
+    uint32_t qBase = take_qpos(q, &l);
     int nWord = 0;
     for (size_t i = 0; i < l.a.n; i++) {
         int j = 0;
@@ -1174,7 +1218,7 @@ static PlanNode *plan_quorum(FtsQuery *q, const FtsNode *n, int *pbDropped, LpEr
     int nPresent = 0;
     for (int i = 0; i < nWord; i++) {
         TokenList one = token_list_one(&l.a.a[i]);
-        PlanNode *g = plan_words(q, n, &one, QT_TERM, 0, 0, n->nPosLimit, err);
+        PlanNode *g = plan_words(q, n, &one, QT_TERM, 0, 0, n->nPosLimit, qBase, err);
         if (!g) goto nomem;
         if (g->kind != PN_NONE) a[nPresent++] = g;
     }
@@ -1214,10 +1258,16 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
         return NULL;
     }
     int nOp = 0, nTok = 0;
+    uint32_t *aOpBase = arena_alloc(q->a, sizeof(uint32_t) * (size_t)n->nChild);
+    if (!aOpBase) {
+        lp_err_set(err, LP_NOMEM, "out of memory");
+        return NULL;
+    }
     uint32_t nOneLimit = 0; /* the position limit of the last operand kept */
     int bLimited = 0;       /* some operand has one */
     for (int c = 0; c < n->nChild; c++) {
         if (analyse(q, n->aChild[c], 1, &aL[c], err)) goto out;
+        aOpBase[c] = take_qpos(q, &aL[c]);
         if (aL[c].a.n == 0) continue;
         nOneLimit = n->aChild[c]->nPosLimit;
         bLimited |= nOneLimit != 0;
@@ -1239,7 +1289,11 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
     if (nOp == 1) {
         TokenList l = token_list_one(aTok);
         l.a.n = (size_t)nTok;
-        res = plan_words(q, n, &l, nTok > 1 ? QT_PHRASE : QT_TERM, 0, 0, nOneLimit, err);
+        uint32_t qBase = 0;
+        for (int c = 0; c < n->nChild; c++) {
+            if (aL[c].a.n) qBase = aOpBase[c];
+        }
+        res = plan_words(q, n, &l, nTok > 1 ? QT_PHRASE : QT_TERM, 0, 0, nOneLimit, qBase, err);
         if (!res) goto nomem;
         goto out;
     }
@@ -1263,6 +1317,11 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
             }
             pn->aPosLimit = aLim;
         }
+        /* each operand's words from where it starts in the query */
+        if (!(pn->aGQPos = arena_alloc(q->a, sizeof(uint32_t) * (size_t)nTok))) goto nomem;
+        for (int c = 0, w = 0; c < n->nChild; c++) {
+            for (size_t i = 0; i < aL[c].a.n; i++) pn->aGQPos[w++] = aOpBase[c] + aL[c].a.a[i].iPos;
+        }
         aField[nField++] = pn;
     }
     res = group_of(q, aField, nField, 0, QT_PHRASE);
@@ -1281,6 +1340,7 @@ typedef struct Expand {
     FtsQuery *q;
     int iField;
     uint32_t nPosLimit;         /* @field[N], or 0: each term a phrase of one word */
+    uint32_t qpos;              /* the prefix's position in the query */
     VEC(PlanNode *) leaves;     /* of the field being scanned, in key order */
     int nLimit;                 /* most distinct terms over all fields */
     int bCapped;
@@ -1310,8 +1370,9 @@ static int expand_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo
         pn->anKey[0] = nKey;
         pn->aInfo[0] = *info;
         pn->nTerm = 1;
-        if (limit_positions(q, pn, x->nPosLimit)) return LP_NOMEM;
+        if (limit_positions(q, pn, x->nPosLimit) || global_qpos(q, pn, x->qpos)) return LP_NOMEM;
     }
+    pn->qpos = x->qpos;
     pn->qtype = QT_PREFIX;
     pn->iField = x->iField;
     pn->info = *info;
@@ -1354,7 +1415,10 @@ static PlanNode *plan_prefix(FtsQuery *q, const FtsNode *n, LpError *err) {
     }
     /* Scan each field; then merge the fields' sorted lists into one group
     ** per distinct term. */
-    Expand x = {q, 0, n->nPosLimit, {0}, q->rank.nExpansionLimit, 0};
+    Token t0 = l.a.a[0];
+    t0.iPos = 0;
+    TokenList one = token_list_one(&t0);
+    Expand x = {q, 0, n->nPosLimit, take_qpos(q, &one), {0}, q->rank.nExpansionLimit, 0};
     int aStart[FTS_MAX_FIELDS + 1];
     int nScanned = 0;
     uint8_t key[FTS_MAX_KEY];
@@ -1477,7 +1541,7 @@ static int same_term_group(const PlanNode *a, const PlanNode *b) {
 ** its first occurrence (nRepeat counts them: the score is the same sum,
 ** computed once); returns the new count. Quadratic in the distinct terms,
 ** which a query has at most a few hundred of. */
-static int merge_repeats(PlanNode **a, int n) {
+static int merge_repeats(FtsQuery *q, PlanNode **a, int n) {
     int m = 0;
     for (int i = 0; i < n; i++) {
         int j = 0;
@@ -1488,6 +1552,19 @@ static int merge_repeats(PlanNode **a, int n) {
         }
         if (j < m) {
             a[j]->nRepeat += a[i]->nRepeat;
+            /* its query positions still count for the proximity rankers */
+            if (!q->nNotDepth) {
+                if (q->nMerged == q->capMerged) {
+                    int cap = q->capMerged ? q->capMerged * 2 : 8;
+                    PlanNode **ap = arena_alloc(q->a, sizeof(PlanNode *) * (size_t)cap);
+                    if (ap) {
+                        if (q->nMerged) memcpy(ap, q->apMerged, sizeof(PlanNode *) * (size_t)q->nMerged);
+                        q->apMerged = ap;
+                        q->capMerged = cap;
+                    }
+                }
+                if (q->nMerged < q->capMerged) q->apMerged[q->nMerged++] = a[i];
+            }
         } else {
             a[m++] = a[i];
         }
@@ -1511,8 +1588,10 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
         if (l.a.n == 0) {
             *pbDropped = 1;
         } else {
+            uint32_t qBase = take_qpos(q, &l);
             pn = plan_words(q, n, &l, n->kind == FTSN_PHRASE && l.a.n > 1 ? QT_PHRASE : QT_TERM,
-                            n->kind == FTSN_PHRASE ? n->nSlop : 0, n->anchor, n->nPosLimit, err);
+                            n->kind == FTSN_PHRASE ? n->nSlop : 0, n->anchor, n->nPosLimit, qBase,
+                            err);
         }
         token_list_free(&l);
         if (!pn && !*pbDropped && !err->code) lp_err_set(err, LP_NOMEM, "out of memory");
@@ -1562,7 +1641,9 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
             const FtsNode *c = n->aChild[i];
             int bNot = c->kind == FTSN_NOT;
             int bDrop;
+            q->nNotDepth += bNot;
             PlanNode *pc = plan(q, bNot ? c->aChild[0] : c, &bDrop, err);
+            q->nNotDepth -= bNot;
             if (!pc && !bDrop) return NULL;
             if (bDrop) continue;
             if (bNot) {
@@ -1592,7 +1673,7 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
             return NULL;
         }
         if (bNone || nPos == 0) return &g_none;
-        if (!bAnd) nPos = merge_repeats(aPos, nPos);
+        if (!bAnd) nPos = merge_repeats(q, aPos, nPos);
         if (bAnd) sort_by_cost(q->a, aPos, nPos);
         if (nPos == 1 && nNeg == 0) return aPos[0];
         PlanNode *pn = new_pn(q, bAnd ? PN_AND : PN_OR);
@@ -1613,6 +1694,21 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
     }
     lp_err_set(err, LP_INTERNAL, "MATCH: NOT outside of an AND");
     return NULL;
+}
+
+static const char *const azRanker[] = {"bm25f",     "bm25",      "none",      "proximity_bm25",
+                                       "sph04",     "proximity", "wordcount", "matchany",
+                                       "fieldmask"};
+
+int fts_ranker_from_name(const char *z) {
+    for (int i = 0; i < (int)(sizeof(azRanker) / sizeof(azRanker[0])); i++) {
+        if (strcasecmp(z, azRanker[i]) == 0) return i;
+    }
+    return -1;
+}
+
+const char *fts_ranker_name(FtsRanker r) {
+    return (int)r >= 0 && (int)r < (int)(sizeof(azRanker) / sizeof(azRanker[0])) ? azRanker[r] : "?";
 }
 
 void fts_rank_defaults(FtsRankParams *p) {
@@ -1669,6 +1765,306 @@ void fts_query_free(FtsQuery *q) {
     if (!q) return;
     for (size_t i = 0; i < q->cursors.n; i++) q->cursors.a[i]->vt->xClose(q->cursors.a[i]);
     VEC_FREE(&q->cursors);
+    factors_free(q->fx);
+}
+
+/* ------------------------------------------------------------------ */
+/* Proximity rankers                                                   */
+
+/* Manticore's rankers other than BM25 weigh, per field, how the query's
+** keywords occur in it (Sphinx's "factors"):
+**   lcs          the longest run of keyword occurrences that follows the
+**                query: each one a keyword at the query position after
+**                the previous one's, as many positions on in the
+**                document as in the query (a stop word skipped in both)
+**   hit_count    keyword occurrences
+**   word_count   distinct query positions matched
+**   min_hit_pos  the first occurrence's position, from 1
+**   exact_hit    the field is the whole query: a run of every query
+**                position that starts at the field's first position and
+**                ends at its last
+** The keywords are every positive word of the query (under NOT: not), a
+** phrase's or chain's words each at its own query position, a prefix's
+** expansions all at the prefix's; a position limit (@f[N]) drops the
+** occurrences past it here too. Each (field, term, limit) has its own
+** cursor with positions, moved forward with the documents scored. */
+
+typedef struct FKey {
+    const uint8_t *key;         /* field byte + term */
+    int nKey;
+    int iField;
+    uint32_t nPosLimit;         /* @field[N], or 0 */
+    FtsTermInfo info;
+    uint32_t *aQ;               /* the query positions it stands at, distinct */
+    int nQ;
+    FtsPostings *c;             /* this run's cursor */
+} FKey;
+
+typedef struct FHit {
+    uint32_t pos, qpos;
+} FHit;
+
+/* A run of the lcs so far: where it reached and where it started. */
+typedef struct FRun {
+    uint32_t qpos, len, pos0, q0;
+} FRun;
+typedef VEC(FRun) FRunVec;
+
+typedef struct FtsFieldFactors {
+    uint32_t lcs, hitCount, wordCount, minHitPos, exactHit;
+} FtsFieldFactors;
+
+struct FtsFactors {
+    VEC(FKey) keys;
+    uint32_t nQWords;           /* distinct query positions of all keys */
+    uint32_t qMin, qMax;        /* the smallest and largest of them */
+    VEC(FHit) hits;             /* scratch for one field */
+    VEC(uint32_t) pos;          /* scratch: one key's positions */
+    FRunVec prev, cur;          /* scratch: the runs at two positions */
+    uint8_t *aSeen;             /* scratch: per query position, matched in this field */
+};
+
+static void factors_free(FtsFactors *fx) {
+    if (!fx) return; /* the rest is in the query's arena */
+    VEC_FREE(&fx->keys);
+    VEC_FREE(&fx->hits);
+    VEC_FREE(&fx->pos);
+    VEC_FREE(&fx->prev);
+    VEC_FREE(&fx->cur);
+}
+
+static int is_factor_ranker(FtsRanker r) {
+    return r >= FTS_RANK_PROXIMITY_BM25;
+}
+
+static int fkey_add(FtsQuery *q, FtsFactors *fx, int iField, const uint8_t *key, int nKey,
+                    const FtsTermInfo *info, uint32_t nLimit, uint32_t qpos) {
+    FKey *k = NULL;
+    for (size_t i = 0; i < fx->keys.n && !k; i++) {
+        FKey *x = &fx->keys.a[i];
+        if (x->iField == iField && x->nPosLimit == nLimit && x->nKey == nKey &&
+            memcmp(x->key, key, (size_t)nKey) == 0) {
+            k = x;
+        }
+    }
+    if (!k) {
+        FKey z = {key, nKey, iField, nLimit, *info, NULL, 0, NULL};
+        if (VEC_PUSH(&fx->keys, z)) return LP_NOMEM;
+        k = &fx->keys.a[fx->keys.n - 1];
+    }
+    for (int i = 0; i < k->nQ; i++) {
+        if (k->aQ[i] == qpos) return LP_OK;
+    }
+    uint32_t *a = arena_alloc(q->a, sizeof(uint32_t) * (size_t)(k->nQ + 1));
+    if (!a) return LP_NOMEM;
+    if (k->nQ) memcpy(a, k->aQ, sizeof(uint32_t) * (size_t)k->nQ);
+    a[k->nQ++] = qpos;
+    k->aQ = a;
+    return LP_OK;
+}
+
+/* The keywords of pn's positive parts. */
+static int fkeys_collect(FtsQuery *q, FtsFactors *fx, const PlanNode *pn) {
+    int rc = LP_OK;
+    switch (pn->kind) {
+    case PN_LEAF:
+        return fkey_add(q, fx, pn->iField, pn->key, pn->nKey, &pn->info, 0, pn->qpos);
+    case PN_PHRASE:
+        for (int i = 0; i < pn->nTerm && rc == LP_OK; i++) {
+            rc = fkey_add(q, fx, pn->iField, pn->aKey[i], pn->anKey[i], &pn->aInfo[i],
+                          pn->aPosLimit ? pn->aPosLimit[i] : 0, pn->aGQPos[i]);
+        }
+        return rc;
+    case PN_GROUP:
+    case PN_OR:
+    case PN_MAYBE:
+    case PN_QUORUM:
+    case PN_AND:
+        for (int i = 0; i < pn->nChild - (pn->kind == PN_AND ? pn->nNeg : 0) && rc == LP_OK; i++) {
+            rc = fkeys_collect(q, fx, pn->aChild[i]);
+        }
+        return rc;
+    case PN_ALL:
+    case PN_NONE:
+        break;
+    }
+    return LP_OK;
+}
+
+/* Readies q's factors for a run over increasing documents: the keywords
+** (once per query) and a fresh cursor for each. */
+static int factors_open(FtsQuery *q) {
+    FtsFactors *fx = q->fx;
+    if (!fx) {
+        if (!(fx = arena_zalloc(q->a, sizeof(*fx)))) goto nomem;
+        q->fx = fx;
+        if (fkeys_collect(q, fx, q->root)) goto nomem;
+        for (int i = 0; i < q->nMerged; i++) {
+            if (fkeys_collect(q, fx, q->apMerged[i])) goto nomem;
+        }
+        if (!(fx->aSeen = arena_zalloc(q->a, q->nQPos ? q->nQPos : 1))) goto nomem;
+        /* the query's words, those the index lacks included */
+        fx->qMin = UINT32_MAX;
+        for (uint32_t v = 0; v < q->nQPos && v < q->nQWordCap; v++) {
+            if (!q->aQWord[v]) continue;
+            fx->nQWords++;
+            if (v < fx->qMin) fx->qMin = v;
+            fx->qMax = v;
+        }
+    }
+    for (size_t i = 0; i < fx->keys.n; i++) {
+        FKey *k = &fx->keys.a[i];
+        if (!(k->c = open_cursor(q, k->key, k->nKey, &k->info, 1))) return q->rc;
+    }
+    return LP_OK;
+nomem:
+    return q->rc = lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
+}
+
+static int fhit_cmp(const void *x, const void *y) {
+    const FHit *a = x, *b = y;
+    if (a->pos != b->pos) return a->pos < b->pos ? -1 : 1;
+    return (a->qpos > b->qpos) - (a->qpos < b->qpos);
+}
+
+/* Field f's factors in doc (the keys' cursors moved to it). LP_OK or an
+** error (q->rc set). */
+static int field_factors(FtsQuery *q, int f, uint32_t doc, FtsFieldFactors *out) {
+    FtsFactors *fx = q->fx;
+    memset(out, 0, sizeof(*out));
+    fx->hits.n = 0;
+    for (size_t i = 0; i < fx->keys.n; i++) {
+        FKey *k = &fx->keys.a[i];
+        FtsPostings *c = k->c;
+        if (k->iField != f) continue;
+        if (c->doc == FTS_BEFORE_FIRST) c->vt->xNext(c);
+        if (c->doc < doc) c->vt->xAdvance(c, doc);
+        if (c->doc != doc) continue;
+        if (VEC_RESERVE(&fx->pos, c->tf)) goto nomem;
+        if (c->vt->xPositions(c, fx->pos.a, &q->errIter) != LP_OK) return q->rc = q->errIter.code;
+        uint32_t n = c->tf;
+        while (k->nPosLimit && n > 0 && fx->pos.a[n - 1] >= k->nPosLimit) n--;
+        out->hitCount += n;
+        if (VEC_RESERVE(&fx->hits, fx->hits.n + (size_t)n * (size_t)k->nQ)) goto nomem;
+        for (uint32_t p = 0; p < n; p++) {
+            for (int j = 0; j < k->nQ; j++) fx->hits.a[fx->hits.n++] = (FHit){fx->pos.a[p], k->aQ[j]};
+        }
+    }
+    if (fx->hits.n == 0) return LP_OK;
+    FHit *a = fx->hits.a;
+    size_t n = fx->hits.n;
+    qsort(a, n, sizeof(FHit), fhit_cmp);
+    out->minHitPos = a[0].pos + 1;
+    uint32_t dl = q->src->vt->xDocLen(q->src, f, doc);
+    uint32_t prevPos = 0;
+    fx->prev.n = 0;
+    for (size_t i = 0; i < n;) {
+        uint32_t p = a[i].pos;
+        fx->cur.n = 0;
+        for (; i < n && a[i].pos == p; i++) {
+            uint32_t j = a[i].qpos;
+            if (!fx->aSeen[j]) fx->aSeen[j] = 1, out->wordCount++;
+            /* continues the run at the previous position whose query
+            ** position is as far behind as its document position */
+            FRun r = {j, 1, p, j};
+            uint32_t d = p - prevPos;
+            for (size_t m = 0; j >= d && m < fx->prev.n; m++) {
+                if (fx->prev.a[m].qpos == j - d) {
+                    r.len = fx->prev.a[m].len + 1;
+                    r.pos0 = fx->prev.a[m].pos0;
+                    r.q0 = fx->prev.a[m].q0;
+                    break;
+                }
+            }
+            if (r.len > out->lcs) out->lcs = r.len;
+            if (r.len == fx->nQWords && r.pos0 == 0 && r.q0 == fx->qMin && j == fx->qMax &&
+                p + 1 == dl) {
+                out->exactHit = 1;
+            }
+            if (VEC_PUSH(&fx->cur, r)) goto nomem;
+        }
+        FRunVec t = fx->prev;
+        fx->prev = fx->cur;
+        fx->cur = t;
+        prevPos = p;
+    }
+    for (size_t i = 0; i < n; i++) fx->aSeen[a[i].qpos] = 0;
+    return LP_OK;
+nomem:
+    return q->rc = lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
+}
+
+/* Can field f hold a keyword? */
+static int key_in_field(const FtsFactors *fx, int f) {
+    for (size_t i = 0; i < fx->keys.n; i++) {
+        if (fx->keys.a[i].iField == f) return 1;
+    }
+    return 0;
+}
+
+/* The BM25F weight W squeezed into [0, 999), in the same order. */
+static double bm25_part(double W) {
+    return W > 0 ? 999 * W / (W + 1) : 0;
+}
+
+/* The weight of doc by a proximity ranker, from W, its BM25F weight:
+**   proximity_bm25  1000 * sum(lcs * w) + bm25
+**   sph04           1000 * sum((4 * lcs + 2 * (min_hit_pos == 1) + exact_hit) * w) + bm25
+**   proximity       sum(lcs * w)
+**   wordcount       sum(hit_count * w)
+**   matchany        sum((word_count + (lcs - 1) * max_lcs) * w) over matched fields
+**   fieldmask       the fields matched, bit f for field f < 32
+** w a field's weight (OPTION field_weights), max_lcs the query's distinct
+** positions, bm25 = 999 * W / (W + 1): BM25F squeezed under 1000, in the
+** same order, so the proximity part decides first (Manticore's bm25 is
+** likewise a 0..999 integer). aOut (may be NULL) receives each field's
+** factors. LP_OK or an error (q->rc). */
+static int factor_weight(FtsQuery *q, uint32_t doc, double W, double *pWeight,
+                         FtsFieldFactors *aOut) {
+    FtsFactors *fx = q->fx;
+    FtsRanker r = q->rank.ranker;
+    double sum = 0, mask = 0;
+    for (int f = 0; f < q->src->nFields; f++) {
+        FtsFieldFactors ff;
+        memset(&ff, 0, sizeof(ff));
+        if (key_in_field(fx, f) && field_factors(q, f, doc, &ff) != LP_OK) return q->rc;
+        if (aOut) aOut[f] = ff;
+        if (ff.hitCount == 0) continue;
+        double w = q->rank.aFieldWeight[f];
+        switch (r) {
+        case FTS_RANK_PROXIMITY_BM25:
+        case FTS_RANK_PROXIMITY:
+            sum += ff.lcs * w;
+            break;
+        case FTS_RANK_SPH04:
+            sum += (4.0 * ff.lcs + 2.0 * (ff.minHitPos == 1) + ff.exactHit) * w;
+            break;
+        case FTS_RANK_WORDCOUNT:
+            sum += ff.hitCount * w;
+            break;
+        case FTS_RANK_MATCHANY:
+            sum += (ff.wordCount + ((double)ff.lcs - 1) * fx->nQWords) * w;
+            break;
+        case FTS_RANK_FIELDMASK:
+            if (f < 32) mask += (double)(1u << f);
+            break;
+        default:
+            break;
+        }
+    }
+    double bm25 = bm25_part(W);
+    *pWeight = r == FTS_RANK_FIELDMASK                                 ? mask
+               : r == FTS_RANK_PROXIMITY_BM25 || r == FTS_RANK_SPH04 ? 1000 * sum + bm25
+                                                                       : sum;
+    return LP_OK;
+}
+
+/* A matched document's weight: the tree's, or a proximity ranker's. */
+static double doc_weight(FtsQuery *q, It *root) {
+    double w = root->vt->score(root);
+    if (!is_factor_ranker(q->rank.ranker)) return w;
+    double v = 0;
+    return factor_weight(q, root->doc, w, &v, NULL) == LP_OK ? v : 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1813,8 +2209,12 @@ const char *fts_query_strategy(const FtsQuery *q, const char **pzWhyNot) {
         return "no_ranking";
     }
     int n = 0;
-    if (collect_or_groups(r, NULL, &n, pzWhyNot)) return "maxscore";
-    if (is_phrase_group(r)) return "phrase_topk";
+    if (is_factor_ranker(q->rank.ranker)) {
+        *pzWhyNot = "the ranker weighs the keywords' positions in every match";
+    } else {
+        if (collect_or_groups(r, NULL, &n, pzWhyNot)) return "maxscore";
+        if (is_phrase_group(r)) return "phrase_topk";
+    }
     if (r->kind == PN_AND && r->nNeg == 0) {
         int bTerms = 1;
         for (int i = 0; i < r->nChild; i++) bTerms &= is_term_group(r->aChild[i]);
@@ -2079,6 +2479,7 @@ static int phrase_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
 static int generic_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx, int bScore) {
     It *root = instantiate(q, q->root);
     if (!root) return q->rc;
+    if (bScore && is_factor_ranker(q->rank.ranker) && factors_open(q) != LP_OK) return q->rc;
     while (!must_stop(q) && root->vt->next(root) != FTS_NO_DOC) {
         uint32_t d = root->doc;
         q->st.nCandidates++;
@@ -2094,7 +2495,7 @@ static int generic_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx, in
             }
             continue;
         }
-        heap_push(q, h, d, root->vt->score(root));
+        heap_push(q, h, d, doc_weight(q, root));
     }
     return q->rc;
 }
@@ -2139,9 +2540,11 @@ int fts_query_all(FtsQuery *q, FtsHitFn xHit, void *ctx, FtsStats *pStats, LpErr
     It *root = instantiate(q, q->root);
     int rc = root ? LP_OK : q->rc;
     int bScore = q->rank.ranker != FTS_RANK_NONE && q->root->kind != PN_ALL;
+    if (rc == LP_OK && bScore && is_factor_ranker(q->rank.ranker)) rc = factors_open(q);
     while (rc == LP_OK && !must_stop(q) && root->vt->next(root) != FTS_NO_DOC) {
         q->st.nCandidates++;
-        rc = xHit(ctx, root->doc, bScore ? root->vt->score(root) : 1.0);
+        double w = bScore ? doc_weight(q, root) : 1.0;
+        rc = q->rc ? q->rc : xHit(ctx, root->doc, w);
     }
     if (q->st.bTimedOut) q->st.bTotalExact = 0;
     if (rc == LP_OK && cursors_status(q)) {
@@ -2214,7 +2617,7 @@ static void explain_it(FtsQuery *q, It *it, uint32_t doc, StrBuf *sb, int *pnOut
     if (it->doc != doc) return;
     if (pn->kind == PN_GROUP) {
         GroupIt *g = (GroupIt *)it;
-        int bF = q->rank.ranker == FTS_RANK_BM25F;
+        int bF = q->rank.ranker != FTS_RANK_BM25; /* the proximity rankers' clauses too */
         int bNone = q->rank.ranker == FTS_RANK_NONE;
         if ((*pnOut)++) strbuf_appendc(sb, ',');
         strbuf_appendf(sb, "{\"type\":\"%s\",\"terms\":", azQType[pn->qtype]);
@@ -2292,9 +2695,29 @@ int fts_query_explain_doc(FtsQuery *q, uint32_t doc, StrBuf *out, LpError *err) 
     strbuf_appendz(out, "{\"matches\":[");
     if (root->doc == doc && q->root->kind != PN_ALL) explain_it(q, root, doc, out, &nOut, &total);
     if ((q->root->kind == PN_ALL || q->rank.ranker == FTS_RANK_NONE) && root->doc == doc) total = 1;
-    strbuf_appendf(out, "],\"ranker\":\"%s\",\"k1\":%g,\"b\":%g,\"weight\":%.6g}",
-                   q->rank.ranker == FTS_RANK_BM25F ? "bm25f" : q->rank.ranker == FTS_RANK_NONE ? "none" : "bm25",
-                   q->rank.k1, q->rank.b, total);
+    strbuf_appendc(out, ']');
+    if (is_factor_ranker(q->rank.ranker) && q->root->kind != PN_ALL && root->doc == doc) {
+        /* the clauses above make the BM25F weight; the ranker's own
+        ** weight is from each field's factors */
+        FtsFieldFactors aFF[FTS_MAX_FIELDS];
+        double w = 0;
+        if (factors_open(q) == LP_OK && factor_weight(q, doc, total, &w, aFF) == LP_OK) {
+            strbuf_appendz(out, ",\"factors\":[");
+            for (int f = 0, nf = 0; f < q->src->nFields; f++) {
+                const FtsFieldFactors *x = &aFF[f];
+                if (!x->hitCount) continue;
+                strbuf_appendf(out, "%s{\"field\":%d,\"lcs\":%u,\"hit_count\":%u,\"word_count\":%u,"
+                                    "\"min_hit_pos\":%u,\"exact_hit\":%u,\"field_weight\":%g}",
+                               nf++ ? "," : "", f, x->lcs, x->hitCount, x->wordCount, x->minHitPos,
+                               x->exactHit, q->rank.aFieldWeight[f]);
+            }
+            strbuf_appendf(out, "],\"max_lcs\":%u,\"bm25f\":%.6g,\"bm25\":%.6g", q->fx->nQWords,
+                           total, bm25_part(total));
+        }
+        total = w;
+    }
+    strbuf_appendf(out, ",\"ranker\":\"%s\",\"k1\":%g,\"b\":%g,\"weight\":%.6g}",
+                   fts_ranker_name(q->rank.ranker), q->rank.k1, q->rank.b, total);
     if (q->rc) {
         *err = q->errIter;
         return q->rc;

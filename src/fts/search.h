@@ -21,7 +21,10 @@
 ** positions, with the idf it has without the limit). MAYBE adds its optional side's weight
 ** where it matches; a quorum sums the words that match. Ranker bm25
 ** instead sums per field field_weight * idf_field * the saturated tf of
-** that field alone. A document's weight is the sum of the contributions of
+** that field alone. Manticore's proximity rankers (proximity_bm25, sph04,
+** proximity, wordcount, matchany, fieldmask) weigh each field's keyword
+** positions (lcs, hit and word counts, first position, exact field) with
+** the BM25F weight squeezed under 1000: search.c's factor_weight. A document's weight is the sum of the contributions of
 ** the positive clauses it matches. Weights and k1/b are query-time
 ** parameters: nothing stored depends on them.
 **
@@ -37,8 +40,8 @@
 **                   still enter the top k; total_found is a lower bound
 **                   when some were not read
 **   bool_fallback   anything else (phrases among other clauses, NOT,
-**                   nested groups, MAYBE, quorum): every match is
-**                   enumerated and scored
+**                   nested groups, MAYBE, quorum), and any query under a
+**                   proximity ranker: every match is enumerated and scored
 **   full_scan       MATCH('') or a query of stop words only: every document
 **   no_ranking      OPTION ranker=none: matches in ordinal order, weight 1
 ** zWhyNotFast says why maxscore was not used when it was not.
@@ -59,7 +62,16 @@
 #include "util/error.h"
 #include "util/strbuf.h"
 
-typedef enum FtsRanker { FTS_RANK_BM25F = 0, FTS_RANK_BM25, FTS_RANK_NONE } FtsRanker;
+/* The rankers after NONE are Manticore's proximity rankers (search.c's
+** factor_weight has their formulas): every match is scored. */
+typedef enum FtsRanker {
+    FTS_RANK_BM25F = 0, FTS_RANK_BM25, FTS_RANK_NONE, FTS_RANK_PROXIMITY_BM25, FTS_RANK_SPH04,
+    FTS_RANK_PROXIMITY, FTS_RANK_WORDCOUNT, FTS_RANK_MATCHANY, FTS_RANK_FIELDMASK
+} FtsRanker;
+
+/* The ranker named z (OPTION ranker=..., any case), or -1; and back. */
+int fts_ranker_from_name(const char *z);
+const char *fts_ranker_name(FtsRanker r);
 
 typedef struct FtsRankParams {
     FtsRanker ranker;

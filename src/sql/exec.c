@@ -771,19 +771,27 @@ static int apply_rank_options(Binder *b, const SqlMapItem *aOpt, int nOpt, int n
                 return bind_fail_at(b, o->pos, "max_matches expects a positive integer");
             }
         } else if (strcmp(z, "ranker") == 0) {
+            if (o->pValue && o->pValue->kind == EXPR_FUNC &&
+                (strcmp(o->pValue->u.func.zName, "expr") == 0 ||
+                 strcmp(o->pValue->u.func.zName, "export") == 0)) {
+                return bind_fail_at(b, o->pValue->pos,
+                                    "ranker=expr(...) is not supported: loupe has no ranking "
+                                    "expressions (use a built-in ranker: bm25f, bm25, none, "
+                                    "proximity_bm25, sph04, proximity, wordcount, matchany or "
+                                    "fieldmask)");
+            }
             const char *zr = opt_word(b, o);
             if (!zr) return b->rc;
-            if (strcasecmp(zr, "bm25f") == 0) {
-                rank->ranker = FTS_RANK_BM25F;
-            } else if (strcasecmp(zr, "bm25") == 0) {
-                rank->ranker = FTS_RANK_BM25;
-            } else if (strcasecmp(zr, "none") == 0) {
-                rank->ranker = FTS_RANK_NONE;
-            } else {
-                char zMsg[160];
-                snprintf(zMsg, sizeof(zMsg), "ranker '%s' is not supported: use bm25f, bm25 or none", zr);
+            int r = fts_ranker_from_name(zr);
+            if (r < 0) {
+                char zMsg[300];
+                snprintf(zMsg, sizeof(zMsg),
+                         "ranker '%.64s' is not supported: use bm25f, bm25, none, proximity_bm25, "
+                         "sph04, proximity, wordcount, matchany or fieldmask",
+                         zr);
                 return bind_fail_at(b, o->pValue->pos, zMsg);
             }
+            rank->ranker = (FtsRanker)r;
         } else if (strcmp(z, "k1") == 0) {
             if (opt_number(b, o, o->pValue, 0, 100, &rank->k1)) return b->rc;
         } else if (strcmp(z, "b") == 0) {

@@ -17,7 +17,8 @@
 ** words match): every match in order, the top 5, the plan text and the
 ** score breakdown of the best hit. Planning may refuse a query
 ** (LP_BADINPUT, with a message); running may not fail, the top 5 must be
-** matches, and their number min(5, matches).
+** matches, and their number min(5, matches). The ranker (each of them,
+** proximity rankers included) is chosen by the query's length.
 */
 #include <stddef.h>
 #include <stdint.h>
@@ -136,9 +137,11 @@ static int count_hit(void *ctx, uint32_t doc, double score) {
 
 /* Plans and runs root (parsed from z[0..n)) against the index. */
 static void run_query(Arena *a, const FtsNode *root, const char *z, size_t n) {
-    (void)n;
     FtsRankParams rank;
     fts_rank_defaults(&rank);
+    /* every ranker, by the query's length: the proximity rankers read
+    ** positions on paths of their own */
+    rank.ranker = (FtsRanker)(n % (FTS_RANK_FIELDMASK + 1));
     FtsQuery *q;
     LpError err;
     lp_err_clear(&err);

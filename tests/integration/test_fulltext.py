@@ -1011,6 +1011,99 @@ def test_position_limit_weights_plan_and_meta(cur, corpus):
     assert meta(cur)["strategy"] == "phrase_topk"
 
 
+# Per field, for "quick | brown | fox" on CORPUS (title, body):
+# (lcs, hit_count, word_count, min_hit_pos, exact_hit); None: no keyword there.
+QBF_FACTORS = {
+    1: ((3, 3, 3, 1, 1), (1, 1, 1, 2, 0)),   # title "quick brown fox" is the query
+    3: ((1, 1, 1, 1, 0), (1, 2, 2, 4, 0)),
+    4: ((1, 1, 1, 2, 0), (1, 1, 1, 5, 0)),
+    6: (None, (1, 1, 1, 7, 0)),
+    7: (None, (1, 1, 1, 5, 0)),               # "quickly" is another word
+    8: (None, (1, 1, 1, 5, 0)),
+}
+
+
+def qbf_expected(ranker, w_bm25f, fw=(1.0, 1.0)):
+    """Manticore's formulas over QBF_FACTORS (max_lcs 3: three words)."""
+    out = {}
+    for i, fields in QBF_FACTORS.items():
+        s = mask = 0
+        for f, x in enumerate(fields):
+            if x is None:
+                continue
+            lcs, hits, words, minpos, exact = x
+            s += fw[f] * {"proximity_bm25": lcs, "proximity": lcs, "wordcount": hits,
+                          "sph04": 4 * lcs + 2 * (minpos == 1) + exact,
+                          "matchany": words + (lcs - 1) * 3, "fieldmask": 0}[ranker]
+            mask |= 1 << f
+        bm25 = 999 * w_bm25f[i] / (w_bm25f[i] + 1)
+        out[i] = (mask if ranker == "fieldmask" else 1000 * s + bm25 if ranker in ("proximity_bm25", "sph04")
+                  else s)
+    return out
+
+
+@pytest.mark.parametrize("ranker", ["proximity_bm25", "sph04", "proximity", "wordcount", "matchany",
+                                    "fieldmask"])
+def test_proximity_rankers(cur, corpus, ranker):
+    """Manticore's proximity rankers, by hand: the weights of the best-first
+    list, of the every-match path (ORDER BY id) and of a rank profile, and
+    EXPLAIN_SCORE()'s factors."""
+    text = "quick | brown | fox"
+    w = dict(match_weights(cur, corpus, text))
+    for fw, opt in (((1.0, 1.0), ""), ((2.0, 1.0), ", field_weights=(title=2)")):
+        want = qbf_expected(ranker, dict(match_weights(cur, corpus, text, "OPTION " + opt.lstrip(", ")))
+                            if opt else w, fw)
+        got = match_weights(cur, corpus, text, f"OPTION ranker={ranker}{opt}")
+        assert sorted(i for i, _ in got) == sorted(want)
+        for i, x in got:
+            assert x == pytest.approx(want[i], rel=1e-6), (ranker, opt, i)
+        # best first, ties to the smaller id
+        assert [i for i, _ in got] == sorted(want, key=lambda i: (-want[i], i))
+        cur.execute(f"SELECT id, WEIGHT() FROM {corpus} WHERE MATCH(%s) ORDER BY id ASC LIMIT 100 "
+                    f"OPTION ranker={ranker}{opt}", (text,))
+        assert [(i, pytest.approx(want[i], rel=1e-6)) for i in sorted(want)] == list(cur.fetchall())
+    cur.execute(f"SELECT id FROM {corpus} WHERE MATCH(%s) LIMIT 3 OPTION ranker={ranker}", (text,))
+    cur.fetchall()
+    m = meta(cur)
+    assert m["strategy"] == "bool_fallback"
+    scores = explain_scores(cur, corpus, text, f"OPTION ranker={ranker}")
+    for i, (weight, e) in scores.items():
+        assert e["ranker"] == ranker and e["weight"] == pytest.approx(weight, rel=1e-5)
+        assert e["max_lcs"] == 3
+        assert e["bm25f"] == pytest.approx(w[i], rel=1e-5)
+        got = {x["field"]: (x["lcs"], x["hit_count"], x["word_count"], x["min_hit_pos"], x["exact_hit"])
+               for x in e["factors"]}
+        assert got == {f: x for f, x in enumerate(QBF_FACTORS[i]) if x is not None}, i
+
+
+def test_proximity_ranker_details(cur, corpus, uniq):
+    """Phrases and chains give their words' query positions; NOT adds no
+    keyword; a position limit drops occurrences; profiles hold the ranker."""
+    def weights(text, ranker="proximity"):
+        return dict(match_weights(cur, corpus, text, "OPTION ranker=" + ranker))
+    # the, lazy, dog at query positions 0, 1, 2: body 1 holds them verbatim
+    # (lcs 3); title 2 "lazy dog" runs 2, body 2 "the dog" skips lazy (1)
+    assert weights("the lazy dog") == {1: 3, 2: 3}
+    # lazy 0, dog 1 (the phrase), the 2: body 1 runs "lazy dog" (2); title 2
+    # the same, body 2's "the dog" is the at 2 before dog at 1 (1)
+    assert weights('"lazy dog" the') == {1: 2, 2: 3}
+    # a NOT's word is no keyword: the title of 1 is the whole query, so
+    # sph04's exact_hit holds, and max_lcs counts three words
+    (w, e), = explain_scores(cur, corpus, "quick brown fox -bear", "OPTION ranker=sph04").values()
+    assert e["max_lcs"] == 3
+    assert [(x["field"], x["lcs"], x["exact_hit"]) for x in e["factors"]] == [(0, 3, 1), (1, 1, 0)]
+    assert w == pytest.approx(1000 * (4 * 3 + 2 + 1 + 4 * 1) + e["bm25"], rel=1e-6)
+    # the limit: body 1's fox (position 1) counts, body 6's (position 6) does not
+    assert weights("@body[3] fox") == {1: 1}
+    assert weights("@body[3] the", "wordcount") == {1: 1, 2: 1, 6: 1}
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (title TEXT, body TEXT) rank_profile='prox: ranker=sph04'")
+    cur.execute(f"INSERT INTO {t} VALUES (1, 'a b', 'x'), (2, 'b a', 'x')")
+    got = dict(match_weights(cur, t, "a b", "OPTION rank_profile='prox'"))
+    # title 1 is the query: 4*2 + 2 + 1; title 2 reversed: 4*1 + 2 + 0
+    assert 11000 < got[1] < 12000 and 6000 < got[2] < 7000
+
+
 def explain_scores(cur, table, text, options=""):
     """{id: (WEIGHT(), parsed EXPLAIN_SCORE())}."""
     cur.execute(f"SELECT id, WEIGHT(), EXPLAIN_SCORE() FROM {table} WHERE MATCH(%s) LIMIT 1000 {options}",
@@ -1125,7 +1218,10 @@ def test_ranker_none(cur, tiny, corpus):
     ("OPTION field_weights=(title=-1)", r"title"),
     ("OPTION query_type_weights=(bogus=1)", r"query type"),
     ("OPTION query_type_weights=(term=-1)", r"'term' expects a number from 0"),
-    ("OPTION ranker=bogus", r"ranker 'bogus'"),
+    ("OPTION ranker=bogus", r"ranker 'bogus' is not supported: use bm25f, bm25, none, proximity_bm25, "
+                            r"sph04, proximity, wordcount, matchany or fieldmask"),
+    ("OPTION ranker=expr('sum(lcs*user_weight)*1000+bm25')",
+     r"ranker=expr\(\.\.\.\) is not supported: loupe has no ranking expressions"),
     ("OPTION k1=-1", r"'k1' expects a number from 0"),
     ("OPTION b=2", r"'b' expects a number from 0 to 1"),
     ("OPTION expansion_limit=0", r"expansion_limit"),

@@ -441,6 +441,197 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
     }
 }
 
+/* ---- the reference of the proximity rankers ---- */
+
+/* A keyword in one field: a word (under a position limit or not) and the
+** query positions it stands at. */
+typedef struct RefKey {
+    int f, w;
+    uint32_t lim;
+    int aQ[32];
+    int nQ;
+} RefKey;
+
+typedef struct RefKeys {
+    RefKey a[1024];
+    int n;
+    uint8_t aWord[256];     /* per query position: a positive word stands there */
+    int nPos;               /* query positions taken */
+} RefKeys;
+
+static void ref_key(RefKeys *k, int f, int w, uint32_t lim, int qpos) {
+    RefKey *x = NULL;
+    for (int i = 0; i < k->n && !x; i++) {
+        if (k->a[i].f == f && k->a[i].w == w && k->a[i].lim == lim) x = &k->a[i];
+    }
+    if (!x) {
+        assert_true(k->n < 1024);
+        x = &k->a[k->n++];
+        memset(x, 0, sizeof(*x));
+        x->f = f, x->w = w, x->lim = lim;
+    }
+    for (int i = 0; i < x->nQ; i++) {
+        if (x->aQ[i] == qpos) return;
+    }
+    assert_true(x->nQ < 32);
+    x->aQ[x->nQ++] = qpos;
+}
+
+/* Words aw[0..nw) from query position base: keys in each field of fs
+** where all of them occur in the table (bAll; else, a word alone, where
+** it occurs), aLim[j] each one's limit. */
+static void ref_words(RefKeys *k, const FtsFieldSet *fs, const int *aw, int nw, const uint32_t *aLim,
+                      int base, int bNeg) {
+    for (int j = 0; j < nw; j++) {
+        if (!bNeg) k->aWord[base + j] = 1;
+    }
+    if (bNeg) return;
+    for (int f = 0; f < NF; f++) {
+        if (!fts_fieldset_has(fs, f)) continue;
+        int bAll = 1;
+        for (int j = 0; j < nw; j++) bAll &= aw[j] >= 0 && df_of(f, aw[j]) > 0;
+        if (!bAll) continue;
+        for (int j = 0; j < nw; j++) ref_key(k, f, aw[j], aLim[j], base + j);
+    }
+}
+
+/* The keywords of x in query order, as the planner numbers them. */
+static void ref_keys(RefKeys *k, const FtsNode *x, int bNeg) {
+    int aw[16];
+    uint32_t aLim[16];
+    switch (x->kind) {
+    case FTSN_TERM:
+    case FTSN_PHRASE: {
+        int nw = split_words(x->z, aw, 16);
+        for (int j = 0; j < nw; j++) aLim[j] = x->nPosLimit;
+        ref_words(k, &x->fields, aw, nw, aLim, k->nPos, bNeg);
+        k->nPos += nw;
+        return;
+    }
+    case FTSN_QUORUM: {
+        /* every word takes a position; a repeated word is a key once */
+        int nw = split_words(x->z, aw, 16);
+        for (int j = 0; j < nw; j++) {
+            int r = 0;
+            while (r < j && aw[r] != aw[j]) r++;
+            aLim[0] = x->nPosLimit;
+            if (r == j) ref_words(k, &x->fields, &aw[j], 1, aLim, k->nPos + j, bNeg);
+            else if (!bNeg) k->aWord[k->nPos + j] = 1;
+        }
+        k->nPos += nw;
+        return;
+    }
+    case FTSN_PREFIX: {
+        if (!bNeg) k->aWord[k->nPos] = 1;
+        for (int w = 0; w < NWORD && !bNeg; w++) {
+            char buf[16];
+            word_text(w, buf);
+            if ((int)strlen(buf) < x->n || memcmp(buf, x->z, (size_t)x->n)) continue;
+            for (int f = 0; f < NF; f++) {
+                if (fts_fieldset_has(&x->fields, f) && df_of(f, w) > 0) ref_key(k, f, w, x->nPosLimit, k->nPos);
+            }
+        }
+        k->nPos++;
+        return;
+    }
+    case FTSN_BEFORE:
+    case FTSN_NEAR: {
+        /* all operands' words, each with its operand's limit, in the
+        ** fields the chain is in */
+        int nw = 0;
+        for (int c = 0; c < x->nChild; c++) {
+            int m = split_words(x->aChild[c]->z, aw + nw, 16 - nw);
+            for (int j = 0; j < m; j++) aLim[nw + j] = x->aChild[c]->nPosLimit;
+            nw += m;
+        }
+        ref_words(k, &x->fields, aw, nw, aLim, k->nPos, bNeg);
+        k->nPos += nw;
+        return;
+    }
+    case FTSN_AND:
+    case FTSN_OR:
+    case FTSN_MAYBE:
+    case FTSN_NOT:
+        for (int c = 0; c < x->nChild; c++) ref_keys(k, x->aChild[c], bNeg || x->kind == FTSN_NOT);
+        return;
+    }
+}
+
+typedef struct RefHit {
+    int pos, q;
+} RefHit;
+
+static int refhit_cmp(const void *x, const void *y) {
+    const RefHit *a = x, *b = y;
+    return a->pos != b->pos ? a->pos - b->pos : a->q - b->q;
+}
+
+/* Doc i's weight by ranker r, bm25f its BM25F weight. */
+static double ref_factor_weight(const RefKeys *k, int i, FtsRanker r, double bm25f) {
+    int nQW = 0, qMin = -1, qMax = -1;
+    for (int v = 0; v < k->nPos; v++) {
+        if (!k->aWord[v]) continue;
+        nQW++;
+        if (qMin < 0) qMin = v;
+        qMax = v;
+    }
+    double sum = 0, mask = 0;
+    for (int f = 0; f < NF; f++) {
+        static RefHit aHit[MAXLEN * 32];
+        int nHit = 0, hitCount = 0;
+        for (int j = 0; j < k->n; j++) {
+            const RefKey *x = &k->a[j];
+            if (x->f != f) continue;
+            for (int p = 0; p < scan_len(x->lim, i, f); p++) {
+                if (g_docs[i].aaWord[f][p] != x->w) continue;
+                hitCount++;
+                for (int m = 0; m < x->nQ; m++) aHit[nHit++] = (RefHit){p, x->aQ[m]};
+            }
+        }
+        if (!hitCount) continue;
+        qsort(aHit, (size_t)nHit, sizeof(RefHit), refhit_cmp);
+        /* each hit as the start of a run: the next hit position must hold
+        ** the query position as far on */
+        int lcs = 0, exact = 0, wordCount = 0;
+        for (int h = 0; h < nHit; h++) {
+            int len = 1, cur = h;
+            for (;;) {
+                int nx = cur + 1;
+                while (nx < nHit && aHit[nx].pos == aHit[cur].pos) nx++;
+                if (nx == nHit) break;
+                int want = aHit[cur].q + (aHit[nx].pos - aHit[cur].pos), found = -1;
+                for (int t = nx; t < nHit && aHit[t].pos == aHit[nx].pos; t++) {
+                    if (aHit[t].q == want) found = t;
+                }
+                if (found < 0) break;
+                cur = found;
+                len++;
+            }
+            if (len > lcs) lcs = len;
+            if (len == nQW && aHit[h].pos == 0 && aHit[h].q == qMin && aHit[cur].q == qMax &&
+                aHit[cur].pos == g_docs[i].aLen[f] - 1) {
+                exact = 1;
+            }
+            int seen = 0;
+            for (int t = 0; t < h && !seen; t++) seen = aHit[t].q == aHit[h].q;
+            wordCount += !seen;
+        }
+        int minHitPos = aHit[0].pos + 1;
+        switch (r) {
+        case FTS_RANK_PROXIMITY_BM25:
+        case FTS_RANK_PROXIMITY: sum += lcs; break;
+        case FTS_RANK_SPH04: sum += 4 * lcs + 2 * (minHitPos == 1) + exact; break;
+        case FTS_RANK_WORDCOUNT: sum += hitCount; break;
+        case FTS_RANK_MATCHANY: sum += wordCount + (lcs - 1) * nQW; break;
+        case FTS_RANK_FIELDMASK: mask += 1 << f; break;
+        default: break;
+        }
+    }
+    double bm25 = bm25f > 0 ? 999 * bm25f / (bm25f + 1) : 0;
+    return r == FTS_RANK_FIELDMASK ? mask
+           : r == FTS_RANK_PROXIMITY_BM25 || r == FTS_RANK_SPH04 ? 1000 * sum + bm25 : sum;
+}
+
 typedef struct Collect {
     double *aScore;         /* per doc, -1 = not matched */
     int n;
@@ -466,7 +657,9 @@ static int accept_rare_filter(void *ctx, uint32_t doc) {
 }
 
 /* Runs zQuery through the engine and checks it against the reference. */
-static void check_query(const char *zQuery) {
+/* Runs zQuery with ranker r (every match, then top-k) and compares both
+** with the reference. */
+static void check_query_ranked(const char *zQuery, FtsRanker r) {
     Arena a;
     arena_init(&a, 0);
     FtsNode *root;
@@ -476,6 +669,10 @@ static void check_query(const char *zQuery) {
     }
     FtsRankParams rank;
     fts_rank_defaults(&rank);
+    rank.ranker = r;
+    static RefKeys keys;
+    memset(&keys, 0, sizeof(keys));
+    if (root && r != FTS_RANK_BM25F) ref_keys(&keys, root, 0);
     FtsQuery *q;
     assert_int_equal(fts_query_new(&a, root, zQuery, g_an, g_src, &rank, &q, &err),
                      LP_OK);
@@ -487,12 +684,14 @@ static void check_query(const char *zQuery) {
     for (int i = 0; i < g_nDoc; i++) {
         double ref;
         int m = root ? ref_eval(root, i, &ref) : 1;
+        if (m && root && r != FTS_RANK_BM25F) ref = ref_factor_weight(&keys, i, r, ref);
         if (m != (c.aScore[i] >= 0)) {
             fail_msg("query %s doc %d: reference %s, engine %s", zQuery, i, m ? "matches" : "no",
                      c.aScore[i] >= 0 ? "matches" : "no");
         }
         if (m && root && fabs(ref - c.aScore[i]) > 1e-9 * (1 + ref)) {
-            fail_msg("query %s doc %d: score %.12g, reference %.12g", zQuery, i, c.aScore[i], ref);
+            fail_msg("query %s ranker %s doc %d: score %.12g, reference %.12g", zQuery,
+                     fts_ranker_name(r), i, c.aScore[i], ref);
         }
     }
     /* top-k (maxscore where the engine chooses it) against the exhaustive
@@ -535,6 +734,10 @@ static void check_query(const char *zQuery) {
     }
     free(c.aScore);
     arena_free(&a);
+}
+
+static void check_query(const char *zQuery) {
+    check_query_ranked(zQuery, FTS_RANK_BM25F);
 }
 
 static void rand_query(char *buf) {
@@ -624,6 +827,20 @@ static void rand_query(char *buf) {
     }
 }
 
+/* A random query into buf (room for 512): 1 when the parser takes it
+** (a query of only NOTs, or one starting with an operator, it refuses). */
+static int rand_valid_query(char *buf) {
+    rand_query(buf);
+    if (buf[0] == ' ' || buf[1] == '-' || strncmp(buf, " MAYBE", 6) == 0) return 0;
+    Arena a;
+    arena_init(&a, 0);
+    FtsNode *root;
+    LpError err;
+    int rc = fts_match_parse(&a, buf, strlen(buf), g_azField, NF, &root, &err);
+    arena_free(&a);
+    return rc == LP_OK;
+}
+
 static void test_operators_vs_reference(void **state) {
     (void)state;
     static const char *const aFixed[] = {
@@ -653,17 +870,29 @@ static void test_operators_vs_reference(void **state) {
     for (size_t i = 0; i < sizeof(aFixed) / sizeof(aFixed[0]); i++) check_query(aFixed[i]);
     char buf[512];
     for (int i = 0; i < 200; i++) {
-        rand_query(buf);
-        /* a query of only NOTs is refused by the parser: skip those */
-        if (buf[0] == ' ' || buf[1] == '-') continue;
-        if (strncmp(buf, " MAYBE", 6) == 0) continue;
-        Arena a;
-        arena_init(&a, 0);
-        FtsNode *root;
-        LpError err;
-        int rc = fts_match_parse(&a, buf, strlen(buf), g_azField, NF, &root, &err);
-        arena_free(&a);
-        if (rc == LP_OK) check_query(buf);
+        if (rand_valid_query(buf)) check_query(buf);
+    }
+}
+
+/* Manticore's proximity rankers: each against the reference's factors
+** (lcs, hit and word counts, first position, exact field) on fixed and
+** random queries, every match and top-k. */
+static void test_proximity_rankers_vs_reference(void **state) {
+    (void)state;
+    static const char *const aFixed[] = {
+        "ab0", "ab0 abc1", "ab0 | abc1 | xy2", "\"ab0 abc1\"", "ab0 abc1 xy2 ab3", "ab0 -abc1",
+        "ab* xy2", "\"ab0 ab0\" abc1", "ab0 nothere | abc1", "\"ab0 abc1 ab0\"/2", "@title ab0 abc1",
+        "ab0 MAYBE abc1", "abc1 << ab0 xy2", "(ab0 NEAR/3 abc1) | xy5", "^ab0 abc1$", "@body[5] ab0 abc1",
+        "@body[4] ab0 NEAR/2 @body abc1", "ab0 (abc1 | xy2) -xy5", "\"abc1 ab0\"~2 ab3",
+    };
+    static const FtsRanker aR[] = {FTS_RANK_PROXIMITY_BM25, FTS_RANK_SPH04, FTS_RANK_PROXIMITY,
+                                   FTS_RANK_WORDCOUNT, FTS_RANK_MATCHANY, FTS_RANK_FIELDMASK};
+    for (size_t r = 0; r < sizeof(aR) / sizeof(aR[0]); r++) {
+        for (size_t i = 0; i < sizeof(aFixed) / sizeof(aFixed[0]); i++) check_query_ranked(aFixed[i], aR[r]);
+    }
+    char buf[512];
+    for (int i = 0; i < 60; i++) {
+        if (rand_valid_query(buf)) check_query_ranked(buf, aR[i % 6]);
     }
 }
 
@@ -1126,6 +1355,7 @@ static void test_operators_on_segment(void **state) {
     g_src = fts_segr_source(seg);
     g_seed = 777;
     test_operators_vs_reference(state);
+    test_proximity_rankers_vs_reference(state);
     g_src = fts_mem_source(g_mem);
     fts_segr_close(seg);
     unlink(zPath);
@@ -1381,6 +1611,7 @@ int main(void) {
         cmocka_unit_test(test_batches_match_single_adds),
         cmocka_unit_test(test_cursor_blocks),
         cmocka_unit_test(test_operators_vs_reference),
+        cmocka_unit_test(test_proximity_rankers_vs_reference),
         cmocka_unit_test(test_phrase_topk_prunes),
         cmocka_unit_test(test_operators_on_segment),
         cmocka_unit_test(test_segment_drop_docs),
