@@ -1800,9 +1800,6 @@ typedef struct FKey {
     FtsPostings *c;             /* this run's cursor */
 } FKey;
 
-typedef struct FHit {
-    uint32_t pos, qpos;
-} FHit;
 
 /* A run of the lcs so far: where it reached and where it started. */
 typedef struct FRun {
@@ -1815,10 +1812,13 @@ typedef struct FtsFieldFactors {
 } FtsFieldFactors;
 
 struct FtsFactors {
-    VEC(FKey) keys;
+    VEC(FKey) keys;             /* by field: field f's are aFieldStart[f] .. [f+1] */
+    size_t *aFieldStart;
     uint32_t nQWords;           /* distinct query positions of all keys */
     uint32_t qMin, qMax;        /* the smallest and largest of them */
-    VEC(FHit) hits;             /* scratch for one field */
+    VEC(uint64_t) hits;         /* scratch for one field: position << 32 | query position, */
+    VEC(uint64_t) tmp;          /* in runs sorted each (one per key), merged via tmp */
+    VEC(size_t) runs;           /* where each run starts, then the end */
     VEC(uint32_t) pos;          /* scratch: one key's positions */
     FRunVec prev, cur;          /* scratch: the runs at two positions */
     uint8_t *aSeen;             /* scratch: per query position, matched in this field */
@@ -1828,6 +1828,8 @@ static void factors_free(FtsFactors *fx) {
     if (!fx) return; /* the rest is in the query's arena */
     VEC_FREE(&fx->keys);
     VEC_FREE(&fx->hits);
+    VEC_FREE(&fx->tmp);
+    VEC_FREE(&fx->runs);
     VEC_FREE(&fx->pos);
     VEC_FREE(&fx->prev);
     VEC_FREE(&fx->cur);
@@ -1891,6 +1893,11 @@ static int fkeys_collect(FtsQuery *q, FtsFactors *fx, const PlanNode *pn) {
     return LP_OK;
 }
 
+static int fkey_cmp(const void *x, const void *y) {
+    const FKey *a = x, *b = y;
+    return (a->iField > b->iField) - (a->iField < b->iField);
+}
+
 /* Readies q's factors for a run over increasing documents: the keywords
 ** (once per query) and a fresh cursor for each. */
 static int factors_open(FtsQuery *q) {
@@ -1903,6 +1910,22 @@ static int factors_open(FtsQuery *q) {
             if (fkeys_collect(q, fx, q->apMerged[i])) goto nomem;
         }
         if (!(fx->aSeen = arena_zalloc(q->a, q->nQPos ? q->nQPos : 1))) goto nomem;
+        if (fx->keys.n > 1) qsort(fx->keys.a, fx->keys.n, sizeof(FKey), fkey_cmp);
+        if (!(fx->aFieldStart = arena_alloc(q->a, sizeof(size_t) * (size_t)(q->src->nFields + 1)))) goto nomem;
+        for (int f = 0, i = 0; f <= q->src->nFields; f++) {
+            while (i < (int)fx->keys.n && fx->keys.a[i].iField < f) i++;
+            fx->aFieldStart[f] = (size_t)i;
+        }
+        for (size_t i = 0; i < fx->keys.n; i++) {
+            /* each key's query positions ascending: its hits make a sorted run */
+            uint32_t *aQ = fx->keys.a[i].aQ;
+            for (int j = 1; j < fx->keys.a[i].nQ; j++) {
+                uint32_t v = aQ[j];
+                int m = j;
+                while (m > 0 && aQ[m - 1] > v) aQ[m] = aQ[m - 1], m--;
+                aQ[m] = v;
+            }
+        }
         /* the query's words, those the index lacks included */
         fx->qMin = UINT32_MAX;
         for (uint32_t v = 0; v < q->nQPos && v < q->nQWordCap; v++) {
@@ -1921,10 +1944,29 @@ nomem:
     return q->rc = lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
 }
 
-static int fhit_cmp(const void *x, const void *y) {
-    const FHit *a = x, *b = y;
-    if (a->pos != b->pos) return a->pos < b->pos ? -1 : 1;
-    return (a->qpos > b->qpos) - (a->qpos < b->qpos);
+/* Merges fx->hits' sorted runs (fx->runs: their starts and the end) pairwise
+** until one is left; returns it (fx->hits.a or fx->tmp.a, which has room). A
+** document holds few keywords, so few runs: cheaper than sorting. */
+static uint64_t *merge_runs(FtsFactors *fx) {
+    uint64_t *src = fx->hits.a, *dst = fx->tmp.a;
+    size_t *s = fx->runs.a, nRun = fx->runs.n - 1;
+    while (nRun > 1) {
+        size_t k = 0;
+        for (size_t r = 0; r < nRun; r += 2) {
+            size_t i = s[r], j = r + 1 < nRun ? s[r + 1] : s[nRun], mid = j, end = s[r + 2 <= nRun ? r + 2 : nRun];
+            size_t o = i;
+            while (i < mid && j < end) dst[o++] = src[i] <= src[j] ? src[i++] : src[j++];
+            while (i < mid) dst[o++] = src[i++];
+            while (j < end) dst[o++] = src[j++];
+            s[k++] = s[r];
+        }
+        s[k] = s[nRun];
+        nRun = k;
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    return src;
 }
 
 /* Field f's factors in doc (the keys' cursors moved to it). LP_OK or an
@@ -1933,10 +1975,10 @@ static int field_factors(FtsQuery *q, int f, uint32_t doc, FtsFieldFactors *out)
     FtsFactors *fx = q->fx;
     memset(out, 0, sizeof(*out));
     fx->hits.n = 0;
-    for (size_t i = 0; i < fx->keys.n; i++) {
+    fx->runs.n = 0;
+    for (size_t i = fx->aFieldStart[f]; i < fx->aFieldStart[f + 1]; i++) {
         FKey *k = &fx->keys.a[i];
         FtsPostings *c = k->c;
-        if (k->iField != f) continue;
         if (c->doc == FTS_BEFORE_FIRST) c->vt->xNext(c);
         if (c->doc < doc) c->vt->xAdvance(c, doc);
         if (c->doc != doc) continue;
@@ -1944,25 +1986,33 @@ static int field_factors(FtsQuery *q, int f, uint32_t doc, FtsFieldFactors *out)
         if (c->vt->xPositions(c, fx->pos.a, &q->errIter) != LP_OK) return q->rc = q->errIter.code;
         uint32_t n = c->tf;
         while (k->nPosLimit && n > 0 && fx->pos.a[n - 1] >= k->nPosLimit) n--;
+        if (n == 0) continue;
         out->hitCount += n;
-        if (VEC_RESERVE(&fx->hits, fx->hits.n + (size_t)n * (size_t)k->nQ)) goto nomem;
+        if (VEC_RESERVE(&fx->hits, fx->hits.n + (size_t)n * (size_t)k->nQ) ||
+            VEC_PUSH(&fx->runs, fx->hits.n)) {
+            goto nomem;
+        }
+        /* a run: positions ascending, and at each the query positions (aQ
+        ** is sorted) */
         for (uint32_t p = 0; p < n; p++) {
-            for (int j = 0; j < k->nQ; j++) fx->hits.a[fx->hits.n++] = (FHit){fx->pos.a[p], k->aQ[j]};
+            for (int j = 0; j < k->nQ; j++) {
+                fx->hits.a[fx->hits.n++] = (uint64_t)fx->pos.a[p] << 32 | k->aQ[j];
+            }
         }
     }
     if (fx->hits.n == 0) return LP_OK;
-    FHit *a = fx->hits.a;
     size_t n = fx->hits.n;
-    qsort(a, n, sizeof(FHit), fhit_cmp);
-    out->minHitPos = a[0].pos + 1;
+    if (VEC_PUSH(&fx->runs, n) || VEC_RESERVE(&fx->tmp, n)) goto nomem;
+    const uint64_t *a = merge_runs(fx);
+    out->minHitPos = (uint32_t)(a[0] >> 32) + 1;
     uint32_t dl = q->src->vt->xDocLen(q->src, f, doc);
     uint32_t prevPos = 0;
     fx->prev.n = 0;
     for (size_t i = 0; i < n;) {
-        uint32_t p = a[i].pos;
+        uint32_t p = (uint32_t)(a[i] >> 32);
         fx->cur.n = 0;
-        for (; i < n && a[i].pos == p; i++) {
-            uint32_t j = a[i].qpos;
+        for (; i < n && (uint32_t)(a[i] >> 32) == p; i++) {
+            uint32_t j = (uint32_t)a[i];
             if (!fx->aSeen[j]) fx->aSeen[j] = 1, out->wordCount++;
             /* continues the run at the previous position whose query
             ** position is as far behind as its document position */
@@ -1988,19 +2038,12 @@ static int field_factors(FtsQuery *q, int f, uint32_t doc, FtsFieldFactors *out)
         fx->cur = t;
         prevPos = p;
     }
-    for (size_t i = 0; i < n; i++) fx->aSeen[a[i].qpos] = 0;
+    for (size_t i = 0; i < n; i++) fx->aSeen[(uint32_t)a[i]] = 0;
     return LP_OK;
 nomem:
     return q->rc = lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
 }
 
-/* Can field f hold a keyword? */
-static int key_in_field(const FtsFactors *fx, int f) {
-    for (size_t i = 0; i < fx->keys.n; i++) {
-        if (fx->keys.a[i].iField == f) return 1;
-    }
-    return 0;
-}
 
 /* The BM25F weight W squeezed into [0, 999), in the same order. */
 static double bm25_part(double W) {
@@ -2027,7 +2070,9 @@ static int factor_weight(FtsQuery *q, uint32_t doc, double W, double *pWeight,
     for (int f = 0; f < q->src->nFields; f++) {
         FtsFieldFactors ff;
         memset(&ff, 0, sizeof(ff));
-        if (key_in_field(fx, f) && field_factors(q, f, doc, &ff) != LP_OK) return q->rc;
+        if (fx->aFieldStart[f] < fx->aFieldStart[f + 1] && field_factors(q, f, doc, &ff) != LP_OK) {
+            return q->rc;
+        }
         if (aOut) aOut[f] = ff;
         if (ff.hitCount == 0) continue;
         double w = q->rank.aFieldWeight[f];
