@@ -213,11 +213,65 @@ static uint32_t leaf_advance(It *it, uint32_t target) {
 static const ItVt leaf_vt = {leaf_next, leaf_advance, NULL};
 
 /* -- OR: union -- */
+/* A min-heap of small integers (children, keys) by the document each is
+** at, ties by the integer; xDoc(ctx, i) says where i is. Used where a
+** scan of every element per document would be quadratic. */
+typedef uint32_t (*DocOfFn)(const void *ctx, int i);
+
+static int dh_less(DocOfFn xDoc, const void *ctx, int x, int y) {
+    uint32_t a = xDoc(ctx, x), b = xDoc(ctx, y);
+    return a < b || (a == b && x < y);
+}
+
+/* Adds c to the heap a[0..*pn), unless it is exhausted (at FTS_NO_DOC). */
+static void dh_push(int *a, int *pn, DocOfFn xDoc, const void *ctx, int c) {
+    if (xDoc(ctx, c) == FTS_NO_DOC) return;
+    int i = (*pn)++;
+    while (i > 0 && dh_less(xDoc, ctx, c, a[(i - 1) / 2])) {
+        a[i] = a[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    a[i] = c;
+}
+
+/* Takes the smallest out of the heap a[0..*pn), *pn > 0. */
+static int dh_pop(int *a, int *pn, DocOfFn xDoc, const void *ctx) {
+    int top = a[0], c = a[--*pn], i = 0, n = *pn;
+    for (;;) {
+        int l = 2 * i + 1, m = l;
+        if (l >= n) break;
+        if (l + 1 < n && dh_less(xDoc, ctx, a[l + 1], a[l])) m = l + 1;
+        if (!dh_less(xDoc, ctx, a[m], c)) break;
+        a[i] = a[m];
+        i = m;
+    }
+    if (n) a[i] = c;
+    return top;
+}
+
+/* Inserts c into the sorted a[0..*pn). */
+static void sorted_add(int *a, int *pn, int c) {
+    int k = (*pn)++;
+    while (k > 0 && a[k - 1] > c) a[k] = a[k - 1], k--;
+    a[k] = c;
+}
+
 typedef struct OrIt {
     It base;
     It **a;
     int n;
+    /* a large OR (OR_HEAP_MIN children or more): */
+    int *aHeap;             /* the children not at base.doc, a min-heap by doc */
+    int nHeap;              /* (exhausted ones left out) */
+    int *aAt;               /* the children at base.doc, by index */
+    int nAt;
+    int bStarted;           /* the children were first moved */
 } OrIt;
+
+/* From this many children on, an OR keeps them in a heap: a prefix may
+** expand to thousands of terms, and a scan of all of them per document
+** made such a query quadratic. */
+#define OR_HEAP_MIN 32
 
 static uint32_t or_min(OrIt *o) {
     uint32_t d = FTS_NO_DOC;
@@ -256,6 +310,79 @@ static double or_score(It *it) {
 }
 
 static const ItVt or_vt = {or_next, or_advance, or_score};
+
+static uint32_t orh_doc(const void *ctx, int i) {
+    return ((const OrIt *)ctx)->a[i]->doc;
+}
+
+static void orh_push(OrIt *o, int c) {
+    dh_push(o->aHeap, &o->nHeap, orh_doc, o, c);
+}
+
+static int orh_pop(OrIt *o) {
+    return dh_pop(o->aHeap, &o->nHeap, orh_doc, o);
+}
+
+/* Takes the children at the smallest document out of the heap into aAt,
+** in index order (so their scores add up as the scan adds them). */
+static uint32_t orh_gather(OrIt *o) {
+    o->nAt = 0;
+    if (o->nHeap == 0) return o->base.doc = FTS_NO_DOC;
+    uint32_t d = o->a[o->aHeap[0]]->doc;
+    while (o->nHeap && o->a[o->aHeap[0]]->doc == d) sorted_add(o->aAt, &o->nAt, orh_pop(o));
+    return o->base.doc = d;
+}
+
+/* Moves every child first (next, or advance to target), then heaps them. */
+static void orh_start(OrIt *o, int bAdvance, uint32_t target) {
+    o->bStarted = 1;
+    for (int i = 0; i < o->n; i++) {
+        It *c = o->a[i];
+        if (bAdvance) c->vt->advance(c, target); else c->vt->next(c);
+        orh_push(o, i);
+    }
+}
+
+static uint32_t orh_next(It *it) {
+    OrIt *o = (OrIt *)it;
+    if (!o->bStarted) {
+        orh_start(o, 0, 0);
+    } else {
+        for (int k = 0; k < o->nAt; k++) {
+            o->a[o->aAt[k]]->vt->next(o->a[o->aAt[k]]);
+            orh_push(o, o->aAt[k]);
+        }
+    }
+    return orh_gather(o);
+}
+
+static uint32_t orh_advance(It *it, uint32_t target) {
+    OrIt *o = (OrIt *)it;
+    if (!o->bStarted) {
+        orh_start(o, 1, target);
+    } else {
+        for (int k = 0; k < o->nAt; k++) {
+            It *c = o->a[o->aAt[k]];
+            if (c->doc < target) c->vt->advance(c, target);
+            orh_push(o, o->aAt[k]);
+        }
+        while (o->nHeap && o->a[o->aHeap[0]]->doc < target) {
+            int i = orh_pop(o);
+            o->a[i]->vt->advance(o->a[i], target);
+            orh_push(o, i);
+        }
+    }
+    return orh_gather(o);
+}
+
+static double orh_score(It *it) {
+    OrIt *o = (OrIt *)it;
+    double s = 0;
+    for (int k = 0; k < o->nAt; k++) s += o->a[o->aAt[k]]->vt->score(o->a[o->aAt[k]]);
+    return s;
+}
+
+static const ItVt orh_vt = {orh_next, orh_advance, orh_score};
 
 /* -- AND with optional NOTs: leapfrog -- */
 typedef struct AndIt {
@@ -369,6 +496,24 @@ static uint32_t quorum_advance(It *it, uint32_t target) {
 }
 
 static const ItVt quorum_vt = {quorum_next, quorum_advance, or_score};
+
+/* quorum_settle over a heaped OR: the children at the document are aAt. */
+static uint32_t quorumh_settle(OrIt *o) {
+    while (o->base.doc != FTS_NO_DOC && o->nAt < o->base.pn->nThreshold) orh_next(&o->base);
+    return o->base.doc;
+}
+
+static uint32_t quorumh_next(It *it) {
+    orh_next(it);
+    return quorumh_settle((OrIt *)it);
+}
+
+static uint32_t quorumh_advance(It *it, uint32_t target) {
+    orh_advance(it, target);
+    return quorumh_settle((OrIt *)it);
+}
+
+static const ItVt quorumh_vt = {quorumh_next, quorumh_advance, orh_score};
 
 /* -- phrase, proximity, anchors and chains in one field -- */
 
@@ -922,6 +1067,12 @@ static It *instantiate(FtsQuery *q, const PlanNode *pn) {
         for (int i = 0; i < o->n && ok; i++) ok = (o->a[i] = instantiate(q, pn->aChild[i])) != NULL;
         if (!ok) break;
         o->base.vt = pn->kind == PN_OR ? &or_vt : &quorum_vt;
+        if (o->n >= OR_HEAP_MIN) {
+            o->aHeap = arena_alloc(a, sizeof(int) * (size_t)o->n);
+            o->aAt = arena_alloc(a, sizeof(int) * (size_t)o->n);
+            if (!o->aHeap || !o->aAt) break;
+            o->base.vt = pn->kind == PN_OR ? &orh_vt : &quorumh_vt;
+        }
         it = &o->base;
         break;
     }
@@ -1812,8 +1963,15 @@ typedef struct FtsFieldFactors {
 } FtsFieldFactors;
 
 struct FtsFactors {
-    VEC(FKey) keys;             /* by field: field f's are aFieldStart[f] .. [f+1] */
-    size_t *aFieldStart;
+    VEC(FKey) keys;             /* sorted by field */
+    HashMap byKey;              /* while collecting: key + limit -> index in keys + 1 */
+    int *aHeap;                 /* the keys whose cursor is not exhausted, a min-heap by
+                                ** its doc (a prefix may expand to thousands: a scan of
+                                ** every key per document would be quadratic) */
+    int nHeap;
+    int *aAt;                   /* the keys at the scored document, by index (so by field) */
+    int nAt;
+    int bHeap;                  /* OR_HEAP_MIN keys or more: the heap; fewer: a scan */
     uint32_t nQWords;           /* distinct query positions of all keys */
     uint32_t qMin, qMax;        /* the smallest and largest of them */
     VEC(uint64_t) hits;         /* scratch for one field: position << 32 | query position, */
@@ -1826,6 +1984,7 @@ struct FtsFactors {
 
 static void factors_free(FtsFactors *fx) {
     if (!fx) return; /* the rest is in the query's arena */
+    hmap_free(&fx->byKey);
     VEC_FREE(&fx->keys);
     VEC_FREE(&fx->hits);
     VEC_FREE(&fx->tmp);
@@ -1841,17 +2000,21 @@ static int is_factor_ranker(FtsRanker r) {
 
 static int fkey_add(FtsQuery *q, FtsFactors *fx, int iField, const uint8_t *key, int nKey,
                     const FtsTermInfo *info, uint32_t nLimit, uint32_t qpos) {
-    FKey *k = NULL;
-    for (size_t i = 0; i < fx->keys.n && !k; i++) {
-        FKey *x = &fx->keys.a[i];
-        if (x->iField == iField && x->nPosLimit == nLimit && x->nKey == nKey &&
-            memcmp(x->key, key, (size_t)nKey) == 0) {
-            k = x;
-        }
-    }
-    if (!k) {
+    /* a prefix can expand to thousands of keys: found by hash, not by scan
+    ** (key holds the field byte; the limit is appended) */
+    uint8_t *id = arena_alloc(q->a, (size_t)nKey + sizeof(nLimit));
+    if (!id) return LP_NOMEM;
+    memcpy(id, key, (size_t)nKey);
+    memcpy(id + nKey, &nLimit, sizeof(nLimit));
+    size_t nId = (size_t)nKey + sizeof(nLimit);
+    uintptr_t at = (uintptr_t)hmap_get(&fx->byKey, id, nId);
+    FKey *k;
+    if (at) {
+        k = &fx->keys.a[at - 1];
+    } else {
         FKey z = {key, nKey, iField, nLimit, *info, NULL, 0, NULL};
         if (VEC_PUSH(&fx->keys, z)) return LP_NOMEM;
+        if (hmap_put(&fx->byKey, id, nId, (void *)(uintptr_t)fx->keys.n, NULL)) return LP_NOMEM;
         k = &fx->keys.a[fx->keys.n - 1];
     }
     for (int i = 0; i < k->nQ; i++) {
@@ -1893,6 +2056,41 @@ static int fkeys_collect(FtsQuery *q, FtsFactors *fx, const PlanNode *pn) {
     return LP_OK;
 }
 
+static uint32_t fkh_doc(const void *ctx, int i) {
+    return ((const FtsFactors *)ctx)->keys.a[i].c->doc;
+}
+
+/* Puts key i in the heap, unless its cursor is exhausted. */
+static void fkh_push(FtsFactors *fx, int c) {
+    dh_push(fx->aHeap, &fx->nHeap, fkh_doc, fx, c);
+}
+
+static int fkh_pop(FtsFactors *fx) {
+    return dh_pop(fx->aHeap, &fx->nHeap, fkh_doc, fx);
+}
+
+/* Moves the keys' cursors to doc (documents come in increasing order)
+** and takes those there out of the heap into aAt, sorted. */
+static void fkh_gather(FtsFactors *fx, uint32_t doc) {
+    if (!fx->bHeap) {
+        fx->nAt = 0;
+        for (size_t i = 0; i < fx->keys.n; i++) {
+            FtsPostings *c = fx->keys.a[i].c;
+            if (c->doc < doc) c->vt->xAdvance(c, doc);
+            if (c->doc == doc) fx->aAt[fx->nAt++] = (int)i;
+        }
+        return;
+    }
+    while (fx->nHeap && fx->keys.a[fx->aHeap[0]].c->doc < doc) {
+        int i = fkh_pop(fx);
+        FtsPostings *c = fx->keys.a[i].c;
+        c->vt->xAdvance(c, doc);
+        fkh_push(fx, i);
+    }
+    fx->nAt = 0;
+    while (fx->nHeap && fx->keys.a[fx->aHeap[0]].c->doc == doc) sorted_add(fx->aAt, &fx->nAt, fkh_pop(fx));
+}
+
 static int fkey_cmp(const void *x, const void *y) {
     const FKey *a = x, *b = y;
     return (a->iField > b->iField) - (a->iField < b->iField);
@@ -1905,17 +2103,16 @@ static int factors_open(FtsQuery *q) {
     if (!fx) {
         if (!(fx = arena_zalloc(q->a, sizeof(*fx)))) goto nomem;
         q->fx = fx;
-        if (fkeys_collect(q, fx, q->root)) goto nomem;
-        for (int i = 0; i < q->nMerged; i++) {
-            if (fkeys_collect(q, fx, q->apMerged[i])) goto nomem;
-        }
+        int rc = fkeys_collect(q, fx, q->root);
+        for (int i = 0; i < q->nMerged && rc == LP_OK; i++) rc = fkeys_collect(q, fx, q->apMerged[i]);
+        hmap_free(&fx->byKey);
+        if (rc) goto nomem;
         if (!(fx->aSeen = arena_zalloc(q->a, q->nQPos ? q->nQPos : 1))) goto nomem;
         if (fx->keys.n > 1) qsort(fx->keys.a, fx->keys.n, sizeof(FKey), fkey_cmp);
-        if (!(fx->aFieldStart = arena_alloc(q->a, sizeof(size_t) * (size_t)(q->src->nFields + 1)))) goto nomem;
-        for (int f = 0, i = 0; f <= q->src->nFields; f++) {
-            while (i < (int)fx->keys.n && fx->keys.a[i].iField < f) i++;
-            fx->aFieldStart[f] = (size_t)i;
-        }
+        fx->bHeap = fx->keys.n >= OR_HEAP_MIN;
+        fx->aHeap = arena_alloc(q->a, sizeof(int) * (fx->keys.n + 1));
+        fx->aAt = arena_alloc(q->a, sizeof(int) * (fx->keys.n + 1));
+        if (!fx->aHeap || !fx->aAt) goto nomem;
         for (size_t i = 0; i < fx->keys.n; i++) {
             /* each key's query positions ascending: its hits make a sorted run */
             uint32_t *aQ = fx->keys.a[i].aQ;
@@ -1935,9 +2132,12 @@ static int factors_open(FtsQuery *q) {
             fx->qMax = v;
         }
     }
+    fx->nHeap = 0;
     for (size_t i = 0; i < fx->keys.n; i++) {
         FKey *k = &fx->keys.a[i];
         if (!(k->c = open_cursor(q, k->key, k->nKey, &k->info, 1))) return q->rc;
+        k->c->vt->xNext(k->c);
+        if (fx->bHeap) fkh_push(fx, (int)i);
     }
     return LP_OK;
 nomem:
@@ -1969,19 +2169,16 @@ static uint64_t *merge_runs(FtsFactors *fx) {
     return src;
 }
 
-/* Field f's factors in doc (the keys' cursors moved to it). LP_OK or an
-** error (q->rc set). */
-static int field_factors(FtsQuery *q, int f, uint32_t doc, FtsFieldFactors *out) {
+/* Field f's factors in doc from the keys aAt[*pAt ..] of field f, whose
+** cursors are at doc (*pAt moves past them). LP_OK or an error (q->rc). */
+static int field_factors(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFactors *out) {
     FtsFactors *fx = q->fx;
     memset(out, 0, sizeof(*out));
     fx->hits.n = 0;
     fx->runs.n = 0;
-    for (size_t i = fx->aFieldStart[f]; i < fx->aFieldStart[f + 1]; i++) {
-        FKey *k = &fx->keys.a[i];
+    for (; *pAt < fx->nAt && fx->keys.a[fx->aAt[*pAt]].iField == f; (*pAt)++) {
+        FKey *k = &fx->keys.a[fx->aAt[*pAt]];
         FtsPostings *c = k->c;
-        if (c->doc == FTS_BEFORE_FIRST) c->vt->xNext(c);
-        if (c->doc < doc) c->vt->xAdvance(c, doc);
-        if (c->doc != doc) continue;
         if (VEC_RESERVE(&fx->pos, c->tf)) goto nomem;
         if (c->vt->xPositions(c, fx->pos.a, &q->errIter) != LP_OK) return q->rc = q->errIter.code;
         uint32_t n = c->tf;
@@ -2067,12 +2264,14 @@ static int factor_weight(FtsQuery *q, uint32_t doc, double W, double *pWeight,
     FtsFactors *fx = q->fx;
     FtsRanker r = q->rank.ranker;
     double sum = 0, mask = 0;
+    fkh_gather(fx, doc);
+    int iAt = 0;
     for (int f = 0; f < q->src->nFields; f++) {
         FtsFieldFactors ff;
         memset(&ff, 0, sizeof(ff));
-        if (fx->aFieldStart[f] < fx->aFieldStart[f + 1] && field_factors(q, f, doc, &ff) != LP_OK) {
-            return q->rc;
-        }
+        int rc = iAt < fx->nAt && fx->keys.a[fx->aAt[iAt]].iField == f ? field_factors(q, f, doc, &iAt, &ff)
+                                                                       : LP_OK;
+        if (rc != LP_OK) return q->rc;
         if (aOut) aOut[f] = ff;
         if (ff.hitCount == 0) continue;
         double w = q->rank.aFieldWeight[f];
@@ -2097,6 +2296,9 @@ static int factor_weight(FtsQuery *q, uint32_t doc, double W, double *pWeight,
             break;
         }
     }
+    /* back into the heap: moved on when a later document is scored */
+    for (int k = 0; k < fx->nAt && fx->bHeap; k++) fkh_push(fx, fx->aAt[k]);
+    fx->nAt = 0;
     double bm25 = bm25_part(W);
     *pWeight = r == FTS_RANK_FIELDMASK                                 ? mask
                : r == FTS_RANK_PROXIMITY_BM25 || r == FTS_RANK_SPH04 ? 1000 * sum + bm25

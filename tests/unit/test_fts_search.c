@@ -53,8 +53,11 @@ static int rnd_word(void) {
 }
 
 static void word_text(int w, char *buf) {
-    /* distinct words; some share prefixes (ab0, ab1, ...) */
-    snprintf(buf, 16, "%s%d", w % 3 == 0 ? "ab" : w % 3 == 1 ? "abc" : "xy", w);
+    /* distinct words; some share prefixes (ab0, ab1, ...); made once (the
+    ** reference asks for them in its inner loops) */
+    static char aText[NWORD][16];
+    if (!aText[w][0]) snprintf(aText[w], 16, "%s%d", w % 3 == 0 ? "ab" : w % 3 == 1 ? "abc" : "xy", w);
+    memcpy(buf, aText[w], 16);
 }
 
 static int g_aDf[NF][NWORD];     /* df per field and word, filled by build_index */
@@ -389,7 +392,7 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
     }
     case FTSN_QUORUM: {
         /* at least the threshold of the distinct words, each scored as a term */
-        int aw[16], nw = split_words(n->z, aw, 16), nDistinct = 0, nHit = 0;
+        int aw[64], nw = split_words(n->z, aw, 64), nDistinct = 0, nHit = 0;
         for (int j = 0; j < nw; j++) {
             int k = 0;
             while (k < j && aw[k] != aw[j]) k++;
@@ -497,12 +500,12 @@ static void ref_words(RefKeys *k, const FtsFieldSet *fs, const int *aw, int nw, 
 
 /* The keywords of x in query order, as the planner numbers them. */
 static void ref_keys(RefKeys *k, const FtsNode *x, int bNeg) {
-    int aw[16];
-    uint32_t aLim[16];
+    int aw[64];
+    uint32_t aLim[64];
     switch (x->kind) {
     case FTSN_TERM:
     case FTSN_PHRASE: {
-        int nw = split_words(x->z, aw, 16);
+        int nw = split_words(x->z, aw, 64);
         for (int j = 0; j < nw; j++) aLim[j] = x->nPosLimit;
         ref_words(k, &x->fields, aw, nw, aLim, k->nPos, bNeg);
         k->nPos += nw;
@@ -510,7 +513,7 @@ static void ref_keys(RefKeys *k, const FtsNode *x, int bNeg) {
     }
     case FTSN_QUORUM: {
         /* every word takes a position; a repeated word is a key once */
-        int nw = split_words(x->z, aw, 16);
+        int nw = split_words(x->z, aw, 64);
         for (int j = 0; j < nw; j++) {
             int r = 0;
             while (r < j && aw[r] != aw[j]) r++;
@@ -540,7 +543,7 @@ static void ref_keys(RefKeys *k, const FtsNode *x, int bNeg) {
         ** fields the chain is in */
         int nw = 0;
         for (int c = 0; c < x->nChild; c++) {
-            int m = split_words(x->aChild[c]->z, aw + nw, 16 - nw);
+            int m = split_words(x->aChild[c]->z, aw + nw, 64 - nw);
             for (int j = 0; j < m; j++) aLim[nw + j] = x->aChild[c]->nPosLimit;
             nw += m;
         }
@@ -827,6 +830,32 @@ static void rand_query(char *buf) {
     }
 }
 
+/* ORs and quorums of every word, by ranker r: more children than
+** OR_HEAP_MIN, so their iterators keep them in a heap (and a proximity
+** ranker its keys). bFew: four of them (the reference is slow on these). */
+static void check_large_queries(FtsRanker r, int bFew) {
+    char zAll[1024] = "", zWords[1024] = "", zq[1200];
+    for (int w = 0; w < NWORD; w++) {
+        char t[16];
+        word_text(w, t);
+        if (w) strcat(zAll, " | "), strcat(zWords, " ");
+        strcat(zAll, t);
+        strcat(zWords, t);
+    }
+    static const char *const aLarge[] = {"%s", "(%s) ab3", "(%s) -xy2", "ab0 MAYBE (%s)",
+                                         "(%s) \"ab0 abc1\"", "@title (%s) | nothere"};
+    for (size_t i = 0; i < (bFew ? 2 : sizeof(aLarge) / sizeof(aLarge[0])); i++) {
+        snprintf(zq, sizeof(zq), aLarge[i], zAll);
+        check_query_ranked(zq, r);
+    }
+    for (int nThr = bFew ? 5 : 1; nThr <= (bFew ? 5 : 9); nThr += 4) {
+        snprintf(zq, sizeof(zq), "\"%s\"/%d", zWords, nThr);
+        check_query_ranked(zq, r);
+        snprintf(zq, sizeof(zq), "\"%s\"/%d -ab0", zWords, nThr);
+        check_query_ranked(zq, r);
+    }
+}
+
 /* A random query into buf (room for 512): 1 when the parser takes it
 ** (a query of only NOTs, or one starting with an operator, it refuses). */
 static int rand_valid_query(char *buf) {
@@ -868,6 +897,7 @@ static void test_operators_vs_reference(void **state) {
         "(@title[2] ab0) abc1", "@body[1000000000] ab0", "@!title[3] xy2",
     };
     for (size_t i = 0; i < sizeof(aFixed) / sizeof(aFixed[0]); i++) check_query(aFixed[i]);
+    check_large_queries(FTS_RANK_BM25F, 0);
     char buf[512];
     for (int i = 0; i < 200; i++) {
         if (rand_valid_query(buf)) check_query(buf);
@@ -889,6 +919,9 @@ static void test_proximity_rankers_vs_reference(void **state) {
                                    FTS_RANK_WORDCOUNT, FTS_RANK_MATCHANY, FTS_RANK_FIELDMASK};
     for (size_t r = 0; r < sizeof(aR) / sizeof(aR[0]); r++) {
         for (size_t i = 0; i < sizeof(aFixed) / sizeof(aFixed[0]); i++) check_query_ranked(aFixed[i], aR[r]);
+        /* the keys' heap (a ranker's keys past OR_HEAP_MIN) on two of them:
+        ** the reference is slow on queries of every word */
+        if (r == 0 || r == 4) check_large_queries(aR[r], 1);
     }
     char buf[512];
     for (int i = 0; i < 60; i++) {
