@@ -1344,6 +1344,7 @@ static TokenList token_list_one(Token *t) {
 }
 
 static void sort_by_cost(Arena *ar, PlanNode **a, int n);
+static void keep_keywords(FtsQuery *q, PlanNode *pn);
 
 /* "a b c"/N: a group per distinct word, of which nThreshold must match. */
 static PlanNode *plan_quorum(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *err) {
@@ -1355,7 +1356,16 @@ static PlanNode *plan_quorum(FtsQuery *q, const FtsNode *n, int *pbDropped, LpEr
     for (size_t i = 0; i < l.a.n; i++) {
         int j = 0;
         while (j < nWord && !(l.a.a[j].n == l.a.a[i].n && !memcmp(l.a.a[j].z, l.a.a[i].z, (size_t)l.a.a[i].n))) j++;
-        if (j == nWord) l.a.a[nWord++] = l.a.a[i];
+        if (j == nWord) {
+            l.a.a[nWord++] = l.a.a[i];
+        } else {
+            /* a repeat counts once, but its place in the query is a keyword's */
+            Token t = l.a.a[i];
+            TokenList one = token_list_one(&t);
+            PlanNode *g = plan_words(q, n, &one, QT_TERM, 0, 0, n->nPosLimit, qBase, err);
+            if (!g) goto nomem;
+            keep_keywords(q, g);
+        }
     }
     if (nWord == 0) {
         *pbDropped = 1;
@@ -1688,6 +1698,22 @@ static int same_term_group(const PlanNode *a, const PlanNode *b) {
     return 1;
 }
 
+/* Keeps pn, a clause planning folded into another, for the proximity
+** rankers: its words' query positions are keywords too (unless under a
+** NOT). Out of memory, they are left out. */
+static void keep_keywords(FtsQuery *q, PlanNode *pn) {
+    if (q->nNotDepth || pn->kind == PN_NONE) return;
+    if (q->nMerged == q->capMerged) {
+        int cap = q->capMerged ? q->capMerged * 2 : 8;
+        PlanNode **ap = arena_alloc(q->a, sizeof(PlanNode *) * (size_t)cap);
+        if (!ap) return;
+        if (q->nMerged) memcpy(ap, q->apMerged, sizeof(PlanNode *) * (size_t)q->nMerged);
+        q->apMerged = ap;
+        q->capMerged = cap;
+    }
+    q->apMerged[q->nMerged++] = pn;
+}
+
 /* Folds the repeats of a term clause among an OR's children a[0..n) into
 ** its first occurrence (nRepeat counts them: the score is the same sum,
 ** computed once); returns the new count. Quadratic in the distinct terms,
@@ -1703,19 +1729,7 @@ static int merge_repeats(FtsQuery *q, PlanNode **a, int n) {
         }
         if (j < m) {
             a[j]->nRepeat += a[i]->nRepeat;
-            /* its query positions still count for the proximity rankers */
-            if (!q->nNotDepth) {
-                if (q->nMerged == q->capMerged) {
-                    int cap = q->capMerged ? q->capMerged * 2 : 8;
-                    PlanNode **ap = arena_alloc(q->a, sizeof(PlanNode *) * (size_t)cap);
-                    if (ap) {
-                        if (q->nMerged) memcpy(ap, q->apMerged, sizeof(PlanNode *) * (size_t)q->nMerged);
-                        q->apMerged = ap;
-                        q->capMerged = cap;
-                    }
-                }
-                if (q->nMerged < q->capMerged) q->apMerged[q->nMerged++] = a[i];
-            }
+            keep_keywords(q, a[i]); /* its query positions still count */
         } else {
             a[m++] = a[i];
         }

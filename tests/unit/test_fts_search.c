@@ -512,14 +512,12 @@ static void ref_keys(RefKeys *k, const FtsNode *x, int bNeg) {
         return;
     }
     case FTSN_QUORUM: {
-        /* every word takes a position; a repeated word is a key once */
+        /* every word a keyword at its place, a repeated one too (it counts
+        ** once towards the threshold, ref_eval's business) */
         int nw = split_words(x->z, aw, 64);
         for (int j = 0; j < nw; j++) {
-            int r = 0;
-            while (r < j && aw[r] != aw[j]) r++;
             aLim[0] = x->nPosLimit;
-            if (r == j) ref_words(k, &x->fields, &aw[j], 1, aLim, k->nPos + j, bNeg);
-            else if (!bNeg) k->aWord[k->nPos + j] = 1;
+            ref_words(k, &x->fields, &aw[j], 1, aLim, k->nPos + j, bNeg);
         }
         k->nPos += nw;
         return;
