@@ -64,8 +64,8 @@ struct PlanNode {
     uint32_t *aQPos;            /* PHRASE: query positions of the words (gaps = stop
                                 ** words), from the clause's first word */
     uint32_t qpos;              /* LEAF: the word's position in the whole query ... */
-    uint32_t *aGQPos;           /* PHRASE: ... and each word's (the proximity
-                                ** rankers compare query and document order) */
+    uint32_t *aGQPos;           /* PHRASE: ... and each word's (set for the proximity
+                                ** rankers only, which compare query and document order) */
     int nTerm;
     int nSlop;                  /* PHRASE: proximity window, 0 = exact */
     int anchor;                 /* PHRASE: FTS_ANCHOR_* (exact phrases only) */
@@ -89,6 +89,12 @@ struct PlanNode {
 
 typedef struct FtsFactors FtsFactors; /* the proximity rankers' state */
 static void factors_free(FtsFactors *fx);
+
+/* Does r weigh keyword positions (Manticore's proximity rankers)? Only
+** then does planning note each word's query position. */
+static int is_factor_ranker(FtsRanker r) {
+    return r >= FTS_RANK_PROXIMITY_BM25;
+}
 
 typedef struct It It;
 typedef struct ItVt {
@@ -1256,16 +1262,19 @@ static int limit_positions(FtsQuery *q, PlanNode *pn, uint32_t nLimit) {
 /* Sets pn's words' positions in the whole query: qBase, where the clause
 ** starts, plus their offsets in it. LP_OK or LP_NOMEM. */
 static int global_qpos(FtsQuery *q, PlanNode *pn, uint32_t qBase) {
+    if (!is_factor_ranker(q->rank.ranker)) return LP_OK;
     if (!(pn->aGQPos = arena_alloc(q->a, sizeof(uint32_t) * (size_t)pn->nTerm))) return LP_NOMEM;
     for (int i = 0; i < pn->nTerm; i++) pn->aGQPos[i] = qBase + pn->aQPos[i];
     return LP_OK;
 }
 
 /* Takes the query positions of a clause of the words in l (whose iPos
-** count from 0): returns where it starts. */
+** count from 0): returns where it starts. For a proximity ranker, also
+** marks them in aQWord. */
 static uint32_t take_qpos(FtsQuery *q, const TokenList *l) {
     uint32_t base = q->nQPos;
     if (l->a.n) q->nQPos += l->a.a[l->a.n - 1].iPos + 1;
+    if (!is_factor_ranker(q->rank.ranker)) return base;
     if (q->nQPos > q->nQWordCap) {
         uint32_t cap = q->nQPos < 32 ? 64 : q->nQPos * 2;
         uint8_t *a = arena_zalloc(q->a, cap);
@@ -1358,7 +1367,7 @@ static PlanNode *plan_quorum(FtsQuery *q, const FtsNode *n, int *pbDropped, LpEr
         while (j < nWord && !(l.a.a[j].n == l.a.a[i].n && !memcmp(l.a.a[j].z, l.a.a[i].z, (size_t)l.a.a[i].n))) j++;
         if (j == nWord) {
             l.a.a[nWord++] = l.a.a[i];
-        } else {
+        } else if (is_factor_ranker(q->rank.ranker)) {
             /* a repeat counts once, but its place in the query is a keyword's */
             Token t = l.a.a[i];
             TokenList one = token_list_one(&t);
@@ -1479,9 +1488,11 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
             pn->aPosLimit = aLim;
         }
         /* each operand's words from where it starts in the query */
-        if (!(pn->aGQPos = arena_alloc(q->a, sizeof(uint32_t) * (size_t)nTok))) goto nomem;
-        for (int c = 0, w = 0; c < n->nChild; c++) {
-            for (size_t i = 0; i < aL[c].a.n; i++) pn->aGQPos[w++] = aOpBase[c] + aL[c].a.a[i].iPos;
+        if (is_factor_ranker(q->rank.ranker)) {
+            if (!(pn->aGQPos = arena_alloc(q->a, sizeof(uint32_t) * (size_t)nTok))) goto nomem;
+            for (int c = 0, w = 0; c < n->nChild; c++) {
+                for (size_t i = 0; i < aL[c].a.n; i++) pn->aGQPos[w++] = aOpBase[c] + aL[c].a.a[i].iPos;
+            }
         }
         aField[nField++] = pn;
     }
@@ -1702,7 +1713,7 @@ static int same_term_group(const PlanNode *a, const PlanNode *b) {
 ** rankers: its words' query positions are keywords too (unless under a
 ** NOT). Out of memory, they are left out. */
 static void keep_keywords(FtsQuery *q, PlanNode *pn) {
-    if (q->nNotDepth || pn->kind == PN_NONE) return;
+    if (!is_factor_ranker(q->rank.ranker) || q->nNotDepth || pn->kind == PN_NONE) return;
     if (q->nMerged == q->capMerged) {
         int cap = q->capMerged ? q->capMerged * 2 : 8;
         PlanNode **ap = arena_alloc(q->a, sizeof(PlanNode *) * (size_t)cap);
@@ -1986,8 +1997,9 @@ struct FtsFactors {
     int *aAt;                   /* the keys at the scored document, by index (so by field) */
     int nAt;
     int bHeap;                  /* OR_HEAP_MIN keys or more: the heap; fewer: a scan */
-    uint32_t nQWords;           /* distinct query positions of all keys */
-    uint32_t qMin, qMax;        /* the smallest and largest of them */
+    uint32_t nQWords;           /* the query's words not under NOT (aQWord), found in
+                                ** the index or not: max_lcs */
+    uint32_t qMin, qMax;        /* the smallest and largest of their positions */
     VEC(uint64_t) hits;         /* scratch for one field: position << 32 | query position, */
     VEC(uint64_t) tmp;          /* in runs sorted each (one per key), merged via tmp */
     VEC(size_t) runs;           /* where each run starts, then the end */
@@ -2008,16 +2020,12 @@ static void factors_free(FtsFactors *fx) {
     VEC_FREE(&fx->cur);
 }
 
-static int is_factor_ranker(FtsRanker r) {
-    return r >= FTS_RANK_PROXIMITY_BM25;
-}
-
 static int fkey_add(FtsQuery *q, FtsFactors *fx, int iField, const uint8_t *key, int nKey,
                     const FtsTermInfo *info, uint32_t nLimit, uint32_t qpos) {
     /* a prefix can expand to thousands of keys: found by hash, not by scan
-    ** (key holds the field byte; the limit is appended) */
-    uint8_t *id = arena_alloc(q->a, (size_t)nKey + sizeof(nLimit));
-    if (!id) return LP_NOMEM;
+    ** (key holds the field byte; the limit is appended; the map borrows
+    ** its keys, so a new one is copied to the arena) */
+    uint8_t id[FTS_MAX_KEY + sizeof(nLimit)];
     memcpy(id, key, (size_t)nKey);
     memcpy(id + nKey, &nLimit, sizeof(nLimit));
     size_t nId = (size_t)nKey + sizeof(nLimit);
@@ -2026,9 +2034,11 @@ static int fkey_add(FtsQuery *q, FtsFactors *fx, int iField, const uint8_t *key,
     if (at) {
         k = &fx->keys.a[at - 1];
     } else {
+        uint8_t *idKept = arena_alloc(q->a, nId);
         FKey z = {key, nKey, iField, nLimit, *info, NULL, 0, NULL};
-        if (VEC_PUSH(&fx->keys, z)) return LP_NOMEM;
-        if (hmap_put(&fx->byKey, id, nId, (void *)(uintptr_t)fx->keys.n, NULL)) return LP_NOMEM;
+        if (!idKept || VEC_PUSH(&fx->keys, z)) return LP_NOMEM;
+        memcpy(idKept, id, nId);
+        if (hmap_put(&fx->byKey, idKept, nId, (void *)(uintptr_t)fx->keys.n, NULL)) return LP_NOMEM;
         k = &fx->keys.a[fx->keys.n - 1];
     }
     for (int i = 0; i < k->nQ; i++) {
@@ -2858,19 +2868,30 @@ static void pn_text(const PlanNode *pn, StrBuf *sb) {
     strbuf_free(&t);
 }
 
-/* ,"first_positions":N for a clause under a position limit (an array,
-** 0 for none, when a chain's operands have different ones). */
-static void limit_json(const PlanNode *pn, StrBuf *sb) {
-    if (pn->kind != PN_PHRASE || !pn->aPosLimit) return;
+/* A PHRASE node's position limits: one number when every word has the
+** same, else one per word (a chain's operands may differ), as a JSON
+** array with 0 for none or (bJson 0) a list with "all". */
+static void limits_text(const PlanNode *pn, StrBuf *sb, int bJson) {
     int bSame = 1;
     for (int i = 1; i < pn->nTerm; i++) bSame &= pn->aPosLimit[i] == pn->aPosLimit[0];
     if (bSame) {
-        strbuf_appendf(sb, ",\"first_positions\":%u", pn->aPosLimit[0]);
+        strbuf_appendf(sb, "%u", pn->aPosLimit[0]);
         return;
     }
-    strbuf_appendz(sb, ",\"first_positions\":[");
-    for (int i = 0; i < pn->nTerm; i++) strbuf_appendf(sb, "%s%u", i ? "," : "", pn->aPosLimit[i]);
-    strbuf_appendc(sb, ']');
+    if (bJson) strbuf_appendc(sb, '[');
+    for (int i = 0; i < pn->nTerm; i++) {
+        if (i) strbuf_appendc(sb, ',');
+        if (pn->aPosLimit[i] || bJson) strbuf_appendf(sb, "%u", pn->aPosLimit[i]);
+        else strbuf_appendz(sb, "all");
+    }
+    if (bJson) strbuf_appendc(sb, ']');
+}
+
+/* ,"first_positions":… for a clause under a position limit. */
+static void limit_json(const PlanNode *pn, StrBuf *sb) {
+    if (pn->kind != PN_PHRASE || !pn->aPosLimit) return;
+    strbuf_appendz(sb, ",\"first_positions\":");
+    limits_text(pn, sb, 1);
 }
 
 static void explain_it(FtsQuery *q, It *it, uint32_t doc, StrBuf *sb, int *pnOut, double *pTotal) {
@@ -2996,15 +3017,8 @@ static void plan_text(const FtsQuery *q, const PlanNode *pn, int depth, StrBuf *
     case PN_PHRASE:
         strbuf_appendf(sb, "field %d: idf=%.4g weight=%g", pn->iField, pn->idf, pn->fieldWeight);
         if (pn->aPosLimit) {
-            /* @field[N]: one number when every word has the same limit */
-            int bSame = 1;
-            for (int i = 1; i < pn->nTerm; i++) bSame &= pn->aPosLimit[i] == pn->aPosLimit[0];
             strbuf_appendz(sb, " first_positions=");
-            for (int i = 0; i < (bSame ? 1 : pn->nTerm); i++) {
-                if (i) strbuf_appendc(sb, ',');
-                if (pn->aPosLimit[i]) strbuf_appendf(sb, "%u", pn->aPosLimit[i]);
-                else strbuf_appendz(sb, "all");
-            }
+            limits_text(pn, sb, 0);
         }
         strbuf_appendc(sb, '\n');
         return;

@@ -69,6 +69,10 @@ typedef enum FtsRanker {
     FTS_RANK_PROXIMITY, FTS_RANK_WORDCOUNT, FTS_RANK_MATCHANY, FTS_RANK_FIELDMASK
 } FtsRanker;
 
+/* The names fts_ranker_from_name takes, for messages. */
+#define FTS_RANKER_NAMES \
+    "bm25f, bm25, none, proximity_bm25, sph04, proximity, wordcount, matchany or fieldmask"
+
 /* The ranker named z (OPTION ranker=..., any case), or -1; and back. */
 int fts_ranker_from_name(const char *z);
 const char *fts_ranker_name(FtsRanker r);

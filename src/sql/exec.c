@@ -776,9 +776,7 @@ static int apply_rank_options(Binder *b, const SqlMapItem *aOpt, int nOpt, int n
                  strcmp(o->pValue->u.func.zName, "export") == 0)) {
                 return bind_fail_at(b, o->pValue->pos,
                                     "ranker=expr(...) is not supported: loupe has no ranking "
-                                    "expressions (use a built-in ranker: bm25f, bm25, none, "
-                                    "proximity_bm25, sph04, proximity, wordcount, matchany or "
-                                    "fieldmask)");
+                                    "expressions (use a built-in ranker: " FTS_RANKER_NAMES ")");
             }
             const char *zr = opt_word(b, o);
             if (!zr) return b->rc;
@@ -786,9 +784,7 @@ static int apply_rank_options(Binder *b, const SqlMapItem *aOpt, int nOpt, int n
             if (r < 0) {
                 char zMsg[300];
                 snprintf(zMsg, sizeof(zMsg),
-                         "ranker '%.64s' is not supported: use bm25f, bm25, none, proximity_bm25, "
-                         "sph04, proximity, wordcount, matchany or fieldmask",
-                         zr);
+                         "ranker '%.64s' is not supported: use " FTS_RANKER_NAMES, zr);
                 return bind_fail_at(b, o->pValue->pos, zMsg);
             }
             rank->ranker = (FtsRanker)r;
