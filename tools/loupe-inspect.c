@@ -67,6 +67,7 @@ static int usage(void) {
             "usage: loupe-inspect fts-info FILE\n"
             "       loupe-inspect fts-build JSONL OUT [--fields a,b] [--morphology M] "
             "[--stopwords S] [--threads N]\n"
+            "                     [--exact-words 0|1]\n"
             "       loupe-inspect fts-bench SEGMENT QUERYFILE [--k 10] [--seconds S] [--warmup N]\n"
             "                     [--fields a,b] [--morphology M] [--stopwords S] [--hard-stop S]\n"
             "                     [--ranker NAME]\n");
@@ -206,9 +207,9 @@ static int write_is_shared(const Docs *x, int nField, uint32_t iWrite) {
 }
 
 static int cmd_build(const char *zIn, const char *zOut, const char *zFields, const char *zMorph,
-                     const char *zStop, int nThread) {
+                     const char *zStop, int bExact, int nThread) {
     LpError err;
-    AnalyzerConfig cfg = {zMorph, zStop, 0};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact};
     Analyzer *an;
     if (analyzer_new(&cfg, &an, &err)) return fail(&err);
     char *azField[FTS_MAX_FIELDS];
@@ -420,7 +421,7 @@ static int cmd_bench(const char *zSeg, const char *zQueries, const BenchCfg *c) 
 
     FtsSegment *seg = NULL;
     Analyzer *an = NULL;
-    AnalyzerConfig acfg = {c->zMorph, c->zStop, 0};
+    AnalyzerConfig acfg = {c->zMorph, c->zStop, 0, 0};
     BenchCtx x = {.azField = (const char *const *)azField, .nField = nField, .k = c->k};
     FtsSegInfo info;
     if (rc == LP_OK) rc = fts_segr_open(zSeg, &seg, &err);
@@ -501,17 +502,18 @@ int main(int argc, char **argv) {
     if (argc == 3 && strcmp(argv[1], "fts-info") == 0) return cmd_info(argv[2]);
     if (argc >= 4 && strcmp(argv[1], "fts-build") == 0) {
         const char *zFields = "title,text", *zMorph = NULL, *zStop = NULL;
-        long nThread = sysconf(_SC_NPROCESSORS_ONLN);
+        long nThread = sysconf(_SC_NPROCESSORS_ONLN), bExact = 0;
         for (int i = 4; i < argc; i++) {
             if (i + 1 >= argc) return usage();
             if (strcmp(argv[i], "--fields") == 0) zFields = argv[++i];
             else if (strcmp(argv[i], "--morphology") == 0) zMorph = argv[++i];
             else if (strcmp(argv[i], "--stopwords") == 0) zStop = argv[++i];
             else if (strcmp(argv[i], "--threads") == 0) nThread = strtol(argv[++i], NULL, 10);
+            else if (strcmp(argv[i], "--exact-words") == 0) bExact = strtol(argv[++i], NULL, 10);
             else return usage();
         }
-        if (nThread < 1 || nThread > TPOOL_MAX_THREADS) return usage();
-        return cmd_build(argv[2], argv[3], zFields, zMorph, zStop, (int)nThread);
+        if (nThread < 1 || nThread > TPOOL_MAX_THREADS || bExact < 0 || bExact > 1) return usage();
+        return cmd_build(argv[2], argv[3], zFields, zMorph, zStop, (int)bExact, (int)nThread);
     }
     if (argc >= 4 && strcmp(argv[1], "fts-bench") == 0) {
         BenchCfg c = {"title,text", NULL, NULL, 10, 1.0, 0, 0, FTS_RANK_BM25F};

@@ -424,8 +424,11 @@ static int read_word(MatchParser *p, char **pz, int *pn) {
     if (!z) return nomem(p);
     int o = 0;
     for (int j = iStart; j < i; j++) {
-        if (p->z[j] == '\\') j++; /* the escaped character's bytes follow */
-        z[o++] = p->z[j];
+        int bEsc = p->z[j] == '\\';
+        j += bEsc; /* the escaped character's bytes follow */
+        /* '\\=' separates words as '=' does, without making the next
+        ** one an exact form */
+        z[o++] = bEsc && p->z[j] == '=' ? ' ' : p->z[j];
     }
     z[o] = 0;
     p->i = i;
@@ -487,8 +490,9 @@ static int parse_phrase(MatchParser *p, const Scope *pScope, int bReq, FtsNode *
     if (!z) return nomem(p);
     int o = 0;
     for (int j = p->i; j < i; j++) {
-        if (p->z[j] == '\\') j++;
-        z[o++] = p->z[j];
+        int bEsc = p->z[j] == '\\';
+        j += bEsc;
+        z[o++] = bEsc && p->z[j] == '=' ? ' ' : p->z[j]; /* as in read_word */
     }
     z[o] = 0;
     p->i = i + 1;
@@ -607,12 +611,13 @@ static int parse_primary(MatchParser *p, const Scope *pScope, int bReq, FtsNode 
             p->i++;
             continue;
         case '=':
-            if (p->i + 1 < p->n && space_len(p, p->i + 1) == 0 &&
-                (!ends_word(p->z[p->i + 1]) || p->z[p->i + 1] == '"')) {
-                return syntax_error(p, p->i, "the exact form operator ('=word') is not "
-                                             "supported: loupe indexes only the normalised words");
+            /* '=word' is the word's exact form: the '=' stays in the
+            ** word's text, where the analyzer's query side reads it. */
+            if (p->i + 1 < p->n && p->z[p->i + 1] == '"') {
+                return syntax_error(p, p->i, "the exact form operator '=' applies to a word; "
+                                             "inside a phrase, mark each word (\"=a =b\")");
             }
-            break; /* a lone '=' is punctuation */
+            break;
         case '<':
             if (p->i + 1 < p->n && p->z[p->i + 1] == '<') {
                 return syntax_error(p, p->i, "expected a word or phrase before '<<'");
@@ -692,6 +697,10 @@ static int parse_primary(MatchParser *p, const Scope *pScope, int bReq, FtsNode 
                         p, iStar, "'*' is only supported at the end of a word (prefix search)");
                 }
             }
+        }
+        if (kind == FTSN_PREFIX && z[0] == '=') {
+            return syntax_error(p, iStart, "the exact form operator '=' does not apply to a "
+                                           "prefix ('=word*')");
         }
         if (kind == FTSN_PREFIX && anchor) {
             return syntax_error(p, iStart, "'^' and '$' anchor a word or an exact phrase, not a "

@@ -39,13 +39,18 @@
 **   @@relaxed            (first in the query) unknown field names are
 **                        ignored instead of refused
 **   title:hello          Lucene alias: field scope for one word or phrase
+**   =running             exact form: the word as written, not stemmed
+**                        ("=a =b" inside a phrase); not on a prefix or
+**                        before a quote. The '=' stays in the word's raw
+**                        text: the analyzer's query side reads it
+**                        (analyzer_run_query); '\=' becomes a space there
 **   ( … )                grouping; a group's field scope ends with it
 **   \x                   a special character taken literally
 ** Words are runs of characters that are not whitespace or one of
 **   ( ) | - ! @ " ~ * \ + :  (':' only after a field name; '$' only at
 **   the end of a word, '<' only as `<<`).
-** Refused by name rather than misread (each with its own message): the
-** exact form `=word`, NOTNEAR/N, SENTENCE, PARAGRAPH, ZONE:, ZONESPAN:.
+** Refused by name rather than misread (each with its own message):
+** NOTNEAR/N, SENTENCE, PARAGRAPH, ZONE:, ZONESPAN:.
 ** MAYBE, NEAR/N and the refused keywords
 ** are operators only in upper case, as in Sphinx; lower case they are
 ** words.

@@ -3169,7 +3169,7 @@ static int kw_leaf(void *ctx, const FtsNode *x, int bNegated) {
     (void)bNegated;
     if (x->kind != FTSN_PREFIX) {
         w->pFields = &x->fields;
-        return analyzer_run(w->an, x->z, (size_t)x->n, 0, kw_token, w, NULL, w->err);
+        return analyzer_run_query(w->an, x->z, (size_t)x->n, kw_token, w, w->err);
     }
     /* the prefix is the last word of the text (as the planner has it) */
     StrBuf pre = {0};

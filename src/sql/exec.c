@@ -1750,7 +1750,7 @@ static int build_column(Binder *b, const ColumnDef *d, ColumnSchema *c) {
 
 static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
     static const char *const azKnown[] = {"morphology", "stopwords", "min_prefix_len",
-                                          "rt_mem_limit", "rank_profile",
+                                          "index_exact_words", "rt_mem_limit", "rank_profile",
                                           "type"};
     if (strcmp(o->zName, "min_infix_len") == 0) {
         return bind_fail_at(b, o->pos, "min_infix_len: infix search (*abc*) is not supported; "
@@ -1762,7 +1762,7 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
         char zMsg[256];
         snprintf(zMsg, sizeof(zMsg),
                  "unknown table option '%s': expected morphology, stopwords, min_prefix_len, "
-                 "rt_mem_limit, rank_profile or type",
+                 "index_exact_words, rt_mem_limit, rank_profile or type",
                  o->zName);
         return bind_fail_at(b, o->pos, zMsg);
     }
@@ -1771,6 +1771,7 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
         opt_int(b, o, 0, 100, &iv)) {
         return b->rc;
     }
+    if (strcmp(o->zName, "index_exact_words") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;
     if (strcmp(o->zName, "type") == 0 && strcasecmp(z, "rt") != 0) {
         return bind_fail_at(b, o->pValue->pos, "type must be 'rt'");
     }

@@ -145,6 +145,7 @@ struct Analyzer {
     StopKey *aStop;             /* open-addressing table of stop words, or NULL */
     uint32_t stopMask;          /* its size (a power of two) minus one */
     int nStopMax;               /* longest stop word in bytes: longer terms skip the lookup */
+    int bExactWords;            /* index_exact_words: documents also get exact forms */
 };
 
 static void stop_key(const char *z, int n, StopKey *k) {
@@ -361,7 +362,7 @@ static pthread_once_t g_fold2Once = PTHREAD_ONCE_INIT;
 static void fold2_build(void); /* the folding table (below) */
 
 int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
-    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0};
+    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0};
     if (!cfg) cfg = &cfgDefault;
     *ppOut = NULL;
     if (cfg->minPrefixLen < 0 || cfg->minPrefixLen > ANALYZER_MAX_TERM) {
@@ -374,6 +375,7 @@ int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
     ** first document analysed. */
     pthread_once(&g_fold2Once, fold2_build);
     a->minPrefixLen = cfg->minPrefixLen;
+    a->bExactWords = cfg->bExactWords != 0;
     int rc = morphology_parse(a, cfg->zMorphology, err);
     if (rc == LP_OK) rc = stopwords_parse(a, cfg->zStopwords, err);
     if (rc == LP_OK && a->iStem >= 0) {
@@ -403,6 +405,10 @@ int analyzer_min_prefix_len(const Analyzer *a) {
 
 int analyzer_is_stemmed(const Analyzer *a) {
     return a->iStem >= 0;
+}
+
+int analyzer_exact_words(const Analyzer *a) {
+    return a->bExactWords;
 }
 
 /* --------------------------------------------------------- word scanner */
@@ -611,15 +617,23 @@ static int norm_word(const char *z, size_t n, char *zOut) {
 
 /* --------------------------------------------------------------- runner */
 
+/* What a run is for (RunState.mode). */
+enum {
+    RUN_UNSTEMMED = 0,          /* normalised words only */
+    RUN_INDEX,                  /* a document: stop words, stems, exact forms */
+    RUN_QUERY                   /* a query: stop words, stems; '=word' exact */
+};
+
 typedef struct RunState {
     const Analyzer *a;          /* configuration */
-    int bFull;                  /* apply stop words and stemming */
+    int mode;                   /* RUN_*; not RUN_UNSTEMMED: stop words and stemming */
     struct sb_stemmer *pStem;   /* this thread's stemmer, or NULL */
     StemMemoTable *pMemo;       /* its memo */
     const StemDict *pDict;      /* the language's dictionary, or NULL */
     TokenFn xToken;             /* the caller's callback and its context */
     void *ctx;
     uint32_t iPos;              /* position of the next word */
+    const char *zText;          /* the text analysed (for error messages) */
     LpError *err;
 } RunState;
 
@@ -719,7 +733,27 @@ typedef struct PendWord {
     int nTerm;
     uint32_t iPos, iStart, iEnd;
     uint32_t h;                 /* stemdict_hash of the term (dictionary runs) */
+    int bExact;                 /* RUN_QUERY: written '=word' */
 } PendWord;
+
+/* '=' right before z[iStart], itself at the start or after a byte that
+** cannot end a word: the query's exact form operator ('a=b' is two words). */
+static int exact_mark_before(const char *z, size_t iStart) {
+    if (iStart == 0 || z[iStart - 1] != '=') return 0;
+    if (iStart == 1) return 1;
+    unsigned char c = (unsigned char)z[iStart - 2];
+    return c < 0x80 && !aAsciiWord[c];
+}
+
+/* The exact-form term of the normalised word z[0..n): ANALYZER_EXACT_MARK
+** and the word, cut to ANALYZER_MAX_TERM bytes at a character boundary.
+** Returns its length. */
+static int exact_term(const char *z, int n, char *zOut) {
+    if (n > ANALYZER_MAX_TERM - 1) n = (int)utf8_floor(z, ANALYZER_MAX_TERM - 1);
+    zOut[0] = ANALYZER_EXACT_MARK;
+    memcpy(zOut + 1, z, (size_t)n);
+    return n + 1;
+}
 
 /* Normalises the word z[iStart..iEnd) into w and gives it the next
 ** position. */
@@ -742,6 +776,7 @@ static int word_prepare(RunState *s, const char *z, size_t iStart, size_t iEnd, 
     w->iPos = s->iPos++;
     w->iStart = (uint32_t)iStart;
     w->iEnd = (uint32_t)iEnd;
+    w->bExact = s->mode == RUN_QUERY && exact_mark_before(z, iStart);
     return LP_OK;
 }
 
@@ -757,8 +792,25 @@ static int word_finish(RunState *s, PendWord *w, int bHashed) {
     /* NFKC + case folding maps a letter or digit to at least one character;
     ** an empty result would be a utf8proc change: count the word, emit nothing. */
     if (NEVER(w->nTerm == 0)) return LP_OK;
-    if (s->bFull) {
+    if (s->mode != RUN_UNSTEMMED) {
         if (s->a->aStop && stop_contains(s->a, w->aTerm, w->nTerm)) return LP_OK;
+        /* Exact forms exist only where words are stemmed: unstemmed, the
+        ** word is its own exact form. The exact form goes first, as the
+        ** stemmer may rewrite aTerm in place. */
+        if (s->pStem && (w->bExact || (s->mode == RUN_INDEX && s->a->bExactWords))) {
+            if (!s->a->bExactWords) {
+                return lp_err_setpos(s->err, LP_BADINPUT, (int64_t)w->iStart - 1,
+                                     "the exact form '=%.*s' needs the table option "
+                                     "index_exact_words='1' (words are indexed stemmed only)",
+                                     (int)(w->iEnd - w->iStart), s->zText + w->iStart);
+            }
+            char aExact[ANALYZER_MAX_TERM];
+            Token e = t;
+            e.z = aExact;
+            e.n = exact_term(w->aTerm, w->nTerm, aExact);
+            int rc = s->xToken(s->ctx, &e);
+            if (rc != LP_OK || w->bExact) return rc;
+        }
         if (s->pStem) {
             int rc = stem_term(s, &t, w->aTerm, bHashed ? w->h : stemdict_hash(w->aTerm, w->nTerm));
             if (rc != LP_OK) return rc;
@@ -817,7 +869,7 @@ static int emit_word(RunState *s, PendRun *pr, const char *z, size_t iStart, siz
     return ++pr->n == ANALYZER_PEND ? pend_flush(s, pr) : LP_OK;
 }
 
-static int run(const Analyzer *a, int bFull, const char *z, size_t n, uint32_t iPosBase, TokenFn xToken,
+static int run(const Analyzer *a, int mode, const char *z, size_t n, uint32_t iPosBase, TokenFn xToken,
                void *ctx, uint32_t *piPosEnd, LpError *err) {
     /* Offsets are uint32_t. A text of n bytes holds at most (n+1)/2 words (a
     ** one-byte word is followed by a separator byte or by a CJK letter of at
@@ -834,8 +886,8 @@ static int run(const Analyzer *a, int bFull, const char *z, size_t n, uint32_t i
     int64_t iBad = utf8_check(z, n);
     if (iBad >= 0) return lp_err_setpos(err, LP_BADINPUT, iBad, "invalid UTF-8 at byte %lld", (long long)iBad);
 
-    RunState s = {a, bFull, NULL, NULL, NULL, xToken, ctx, iPosBase, err};
-    if (bFull && a->iStem >= 0) {
+    RunState s = {a, mode, NULL, NULL, NULL, xToken, ctx, iPosBase, z, err};
+    if (mode != RUN_UNSTEMMED && a->iStem >= 0) {
         int rc = stem_get(a->iStem, &s.pStem, &s.pMemo, err);
         if (rc != LP_OK) return rc;
         s.pDict = a->pDict;
@@ -881,12 +933,17 @@ static int run(const Analyzer *a, int bFull, const char *z, size_t n, uint32_t i
 
 int analyzer_run(const Analyzer *a, const char *z, size_t n, uint32_t iPosBase, TokenFn xToken, void *ctx,
                  uint32_t *piPosEnd, LpError *err) {
-    return run(a, 1, z, n, iPosBase, xToken, ctx, piPosEnd, err);
+    return run(a, RUN_INDEX, z, n, iPosBase, xToken, ctx, piPosEnd, err);
+}
+
+int analyzer_run_query(const Analyzer *a, const char *z, size_t n, TokenFn xToken, void *ctx,
+                       LpError *err) {
+    return run(a, RUN_QUERY, z, n, 0, xToken, ctx, NULL, err);
 }
 
 int analyzer_run_unstemmed(const Analyzer *a, const char *z, size_t n, TokenFn xToken, void *ctx,
                            LpError *err) {
-    return run(a, 0, z, n, 0, xToken, ctx, NULL, err);
+    return run(a, RUN_UNSTEMMED, z, n, 0, xToken, ctx, NULL, err);
 }
 
 static int collect_token(void *ctx, const Token *t) {
@@ -900,7 +957,7 @@ static int collect_token(void *ctx, const Token *t) {
 
 int analyzer_collect(const Analyzer *a, const char *z, size_t n, int bStem, TokenList *l,
                      LpError *err) {
-    int rc = run(a, bStem != 0, z, n, 0, collect_token, l, NULL, err);
+    int rc = run(a, bStem ? RUN_QUERY : RUN_UNSTEMMED, z, n, 0, collect_token, l, NULL, err);
     if (rc != LP_OK) return rc;
     for (size_t i = 0; i < l->a.n; i++) l->a.a[i].z = l->buf.z + (uintptr_t)l->a.a[i].z;
     return LP_OK;

@@ -21,6 +21,12 @@
 **    the stored text exactly around a match.
 **  - Terms are at most ANALYZER_MAX_TERM bytes; a longer word is cut at a
 **    character boundary (still indexed, as its prefix).
+**  - Exact forms (index_exact_words, with stemming only): a document's word
+**    is also indexed, at the same position, as ANALYZER_EXACT_MARK followed
+**    by its normalised, unstemmed form ("=running" beside "run"), so the
+**    query '=running' finds that form only. No word's term starts with the
+**    mark ('=' separates words), so the two never collide and a prefix
+**    query never expands to an exact form. Stop words get neither.
 **
 ** Thread safety: an Analyzer is immutable after analyzer_new() and may be
 ** used from any number of threads at once (stemmers are per thread inside).
@@ -42,7 +48,10 @@ typedef struct AnalyzerConfig {
                                 ** (a comma-separated list is refused for now) */
     const char *zStopwords;     /* NULL/"none", or a language code: "en", ... */
     int minPrefixLen;           /* shortest prefix a prefix query may use (0 = 1) */
+    int bExactWords;            /* index_exact_words: index exact forms too */
 } AnalyzerConfig;
+
+#define ANALYZER_EXACT_MARK '='  /* first byte of an exact form's term */
 
 typedef struct Analyzer Analyzer; /* opaque */
 
@@ -62,10 +71,22 @@ typedef struct Token {
 /* Called for each term; a non-zero return stops the run and is returned. */
 typedef int (*TokenFn)(void *ctx, const Token *t);
 
-/* Analyses z[0..n). *piPosEnd (may be NULL) receives the position after
-** the last word, so a caller can continue numbering (multi-valued fields). */
+/* Analyses a document's text z[0..n) into the terms it is indexed under:
+** each word's term and, with exact forms on, its exact form first (same
+** position and offsets). *piPosEnd (may be NULL) receives the position
+** after the last word, so a caller can continue numbering (multi-valued
+** fields). */
 int analyzer_run(const Analyzer *a, const char *z, size_t n, uint32_t iPosBase, TokenFn xToken,
                  void *ctx, uint32_t *piPosEnd, LpError *err);
+
+/* Analyses a query's text z[0..n) into the terms it looks up: as
+** analyzer_run without exact forms, except that a word written right after
+** an '=' that does not follow a letter or digit ('=running', "=a b") is
+** looked up by its exact form alone. With stemming and exact forms off,
+** such a word is LP_BADINPUT (err->pos: the '='), as no index holds it;
+** without stemming the word is its own exact form. */
+int analyzer_run_query(const Analyzer *a, const char *z, size_t n, TokenFn xToken, void *ctx,
+                       LpError *err);
 
 /* As analyzer_run, without stop words and stemming: for prefix queries
 ** (`pre*` matches terms that start with the normalised prefix) and for
@@ -80,8 +101,8 @@ typedef struct TokenList {
     StrBuf buf;
 } TokenList;
 
-/* Fills the empty *l with the tokens of z[0..n): analyzer_run's when bStem, else
-** analyzer_run_unstemmed's. LP_OK, LP_NOMEM, or the analyzer's error
+/* Fills the empty *l with the tokens of z[0..n): analyzer_run_query's when
+** bStem, else analyzer_run_unstemmed's. LP_OK, LP_NOMEM, or the analyzer's error
 ** (err->pos in z). *l is freed by token_list_free either way. */
 int analyzer_collect(const Analyzer *a, const char *z, size_t n, int bStem, TokenList *l,
                      LpError *err);
@@ -90,5 +111,6 @@ void token_list_free(TokenList *l);
 /* The configuration as given (for SHOW CREATE TABLE / explain). */
 int analyzer_min_prefix_len(const Analyzer *a);
 int analyzer_is_stemmed(const Analyzer *a);
+int analyzer_exact_words(const Analyzer *a);
 
 #endif /* LP_TEXT_ANALYZER_H */

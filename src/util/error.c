@@ -13,10 +13,14 @@ void lp_err_clear(LpError *err) {
 }
 
 static void err_vset(LpError *err, int code, int64_t pos, const char *zFmt, va_list ap) {
+    /* Formatted aside first: an argument may be err->zMsg itself (a
+    ** message rewritten with more context). */
+    char z[LP_ERRMSG_MAX];
+    vsnprintf(z, sizeof(z), zFmt, ap);
+    memcpy(err->zMsg, z, sizeof(err->zMsg));
     err->code = code;
     err->detail = 0;
     err->pos = pos;
-    vsnprintf(err->zMsg, sizeof(err->zMsg), zFmt, ap);
 }
 
 int lp_err_set(LpError *err, int code, const char *zFmt, ...) {

@@ -14,7 +14,13 @@
 **     the end position reported;
 **   - the unstemmed run numbers words 0, 1, 2... and yields exactly the
 **     plain analyzer's terms and offsets, and the position count of the run
-**     with stop words equals the number of words.
+**     with stop words equals the number of words;
+**   - a fourth analyzer, the second with exact forms (index_exact_words),
+**     gives each of the second's terms preceded by an exact form: the mark
+**     and the unstemmed word, cut, at the same position and offsets; no
+**     other term starts with the mark;
+**   - its query side (analyzer_run_query) gives, word for word, the
+**     second's term or, where an '=' marks the word, the exact form.
 */
 #include <stddef.h>
 #include <stdint.h>
@@ -33,6 +39,7 @@ typedef struct Tok {
 } Tok;
 
 typedef struct Run {
+    int bExact;         /* an exact form and its word's term share a place */
     size_t nInput;      /* input length, for the offset checks */
     uint32_t iPosBase;  /* first position allowed */
     Tok *a;             /* tokens so far */
@@ -47,7 +54,11 @@ static int on_token(void *ctx, const Token *t) {
     if (t->iPos < r->iPosBase) abort();
     if (r->n > 0) {
         const Tok *p = &r->a[r->n - 1];
-        if (t->iStart < p->iEnd || t->iPos <= p->iPos) abort();
+        if (r->bExact && p->z[0] == ANALYZER_EXACT_MARK && t->z[0] != ANALYZER_EXACT_MARK) {
+            if (t->iStart != p->iStart || t->iEnd != p->iEnd || t->iPos != p->iPos) abort();
+        } else if (t->iStart < p->iEnd || t->iPos <= p->iPos) {
+            abort();
+        }
     }
     if (r->n == r->nAlloc) {
         size_t nNew = r->nAlloc ? 2 * r->nAlloc : 64;
@@ -65,8 +76,8 @@ static int on_token(void *ctx, const Token *t) {
     return 0;
 }
 
-static Analyzer *make(const char *zMorph, const char *zStop) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0};
+static Analyzer *make(const char *zMorph, const char *zStop, int bExact) {
+    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact};
     Analyzer *a = NULL;
     if (analyzer_new(&cfg, &a, NULL) != LP_OK) abort();
     return a;
@@ -75,11 +86,12 @@ static Analyzer *make(const char *zMorph, const char *zStop) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* Created once, kept for the process: they are immutable and reachable,
     ** so neither a leak nor state carried between inputs. */
-    static Analyzer *aAn[3];
+    static Analyzer *aAn[4];
     if (!aAn[0]) {
-        aAn[0] = make(NULL, NULL);
-        aAn[1] = make("stem_en", "en");
-        aAn[2] = make("stem_ru", NULL);
+        aAn[0] = make(NULL, NULL, 0);
+        aAn[1] = make("stem_en", "en", 0);
+        aAn[2] = make("stem_ru", NULL, 0);
+        aAn[3] = make("stem_en", "en", 1);
     }
     /* A heap copy of exactly size bytes, so ASan catches any read past the
     ** end (the fuzzer's own buffer may have slack). */
@@ -89,23 +101,49 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     int64_t iBad = utf8_check(z, size);
     const uint32_t iBase = 3;
 
-    Run aRun[4];
-    uint32_t aPosEnd[3];
-    int aRc[4];
-    for (int i = 0; i < 4; i++) {
-        aRun[i] = (Run){size, i < 3 ? iBase : 0, NULL, 0, 0};
+    /* Runs 0-2: analyzers 0-2; 3: unstemmed; 4: exact forms; 5: its query side. */
+    Run aRun[6];
+    uint32_t aPosEnd[6];
+    int aRc[6];
+    for (int i = 0; i < 6; i++) {
+        aRun[i] = (Run){i == 4, size, i < 3 || i == 4 ? iBase : 0, NULL, 0, 0};
         LpError err;
         lp_err_clear(&err);
-        aRc[i] = i < 3 ? analyzer_run(aAn[i], z, size, iBase, on_token, &aRun[i], &aPosEnd[i], &err)
-                       : analyzer_run_unstemmed(aAn[1], z, size, on_token, &aRun[i], &err);
+        if (i < 3 || i == 4) {
+            aRc[i] = analyzer_run(aAn[i < 3 ? i : 3], z, size, iBase, on_token, &aRun[i], &aPosEnd[i], &err);
+        } else {
+            aRc[i] = i == 3 ? analyzer_run_unstemmed(aAn[1], z, size, on_token, &aRun[i], &err)
+                            : analyzer_run_query(aAn[3], z, size, on_token, &aRun[i], &err);
+        }
         if (iBad >= 0) {
             if (aRc[i] != LP_BADINPUT || err.code != LP_BADINPUT || err.pos != iBad || aRun[i].n != 0) abort();
         } else if (aRc[i] == 1) {
             continue; /* our realloc failed */
         } else if (aRc[i] != LP_OK) {
             abort();
-        } else if (i < 3 && aRun[i].n > 0 && aPosEnd[i] <= aRun[i].a[aRun[i].n - 1].iPos) {
+        } else if ((i < 3 || i == 4) && aRun[i].n > 0 && aPosEnd[i] <= aRun[i].a[aRun[i].n - 1].iPos) {
             abort();
+        }
+    }
+    if (iBad < 0 && aRc[1] == LP_OK && aRc[3] == LP_OK && aRc[4] == LP_OK && aRc[5] == LP_OK) {
+        const Run *pStem = &aRun[1], *pUnstem = &aRun[3], *pEx = &aRun[4], *pQuery = &aRun[5];
+        if (pEx->n != 2 * pStem->n || pQuery->n != pStem->n || aPosEnd[4] != aPosEnd[1]) abort();
+        size_t u = 0; /* the unstemmed word at the same offset */
+        for (size_t k = 0; k < pStem->n; k++) {
+            const Tok *s = &pStem->a[k], *e = &pEx->a[2 * k], *t = &pEx->a[2 * k + 1], *q = &pQuery->a[k];
+            if (s->z[0] == ANALYZER_EXACT_MARK) abort();
+            if (t->n != s->n || memcmp(t->z, s->z, (size_t)s->n) || t->iPos != s->iPos) abort();
+            while (u < pUnstem->n && pUnstem->a[u].iStart < s->iStart) u++;
+            if (u == pUnstem->n || pUnstem->a[u].iStart != s->iStart) abort();
+            const Tok *w = &pUnstem->a[u];
+            size_t nCut = w->n < ANALYZER_MAX_TERM ? (size_t)w->n : utf8_floor(w->z, ANALYZER_MAX_TERM - 1);
+            if (e->z[0] != ANALYZER_EXACT_MARK || (size_t)e->n != nCut + 1 || memcmp(e->z + 1, w->z, nCut)) {
+                abort();
+            }
+            int bMarked = s->iStart > 0 && z[s->iStart - 1] == '=';
+            const Tok *pWant = q->z[0] == ANALYZER_EXACT_MARK ? e : s;
+            if (!bMarked && pWant == e) abort();
+            if (q->n != pWant->n || memcmp(q->z, pWant->z, (size_t)q->n) || q->iStart != s->iStart) abort();
         }
     }
     if (iBad < 0 && aRc[0] == LP_OK && aRc[1] == LP_OK && aRc[3] == LP_OK) {
@@ -119,7 +157,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         if (aPosEnd[0] != iBase + pUnstem->n || aPosEnd[1] != aPosEnd[0]) abort();
     }
-    for (int i = 0; i < 4; i++) free(aRun[i].a);
+    for (int i = 0; i < 6; i++) free(aRun[i].a);
     free(z);
     return 0;
 }

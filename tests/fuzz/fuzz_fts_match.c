@@ -14,7 +14,7 @@
 **
 ** A parsed query is then planned and run against a small in-memory index
 ** of documents over the words a, b, c, x, y and hello (so the fuzzer's
-** words match): every match in order, the top 5, the plan text and the
+** words match; stemmed, with exact forms): every match in order, the top 5, the plan text and the
 ** score breakdown of the best hit. Planning may refuse a query
 ** (LP_BADINPUT, with a message); running may not fail, the top 5 must be
 ** matches, and their number min(5, matches). The ranker (each of them,
@@ -104,7 +104,9 @@ static FtsMem *g_mem;
 static void build_index(void) {
     static const char *const azWord[] = {"a", "b", "c", "x", "y", "hello"};
     LpError err;
-    AnalyzerConfig cfg = {NULL, NULL, 0};
+    /* Stemmed, with exact forms, so '=word' is planned too (the stems of
+    ** these words are the words). */
+    AnalyzerConfig cfg = {"stem_en", NULL, 0, 1};
     if (analyzer_new(&cfg, &g_an, &err)) abort();
     g_mem = fts_mem_new(3);
     if (!g_mem) abort();

@@ -454,7 +454,8 @@ SYNTAX_ERRORS = [
     ('"a b"/0', r"at offset 6: a quorum threshold must be at least 1"),
     ("fox << dog*", r"at offset 7: '<<' joins words and exact phrases; this operand is a prefix"),
     ("fox << dog NEAR/2 bear", r"at offset 11: '<<' and NEAR/N cannot be mixed"),
-    ("=fox", r"at offset 0: the exact form operator \('=word'\) is not supported"),
+    ("=fox*", r"at offset 0: the exact form operator '=' does not apply to a prefix"),
+    ('fox ="a b"', r"at offset 4: the exact form operator '=' applies to a word; inside a phrase"),
     ("fox NOTNEAR/2 dog", r"at offset 4: NOTNEAR/N is not supported"),
     ("MAYBE fox", r"at offset 0: MAYBE is an operator"),
     ("fox SENTENCE dog", r"at offset 4: SENTENCE and PARAGRAPH are not supported"),
@@ -573,6 +574,96 @@ def test_call_keywords(cur, stemmed, corpus):
                  args=(b"a\xff", corpus))
     expect_error(cur, "CALL NOPE('x')", 1064, r"unknown procedure 'nope': loupe has CALL KEYWORDS and "
                  r"CALL SNIPPETS")
+
+
+# Exact forms: index_exact_words='1' indexes each word's unstemmed form
+# beside its stem, and '=word' finds that form only.
+
+EXACT_VOCAB = ["run", "runs", "running", "runner", "cat", "cats", "dog", "dogs", "house", "houses",
+               "quick", "quickly", "jump", "jumped", "jumping"]
+
+
+def exact_query(text):
+    """text with '=' before each word (not before operators and numbers)."""
+    return re.sub(r"(?<![\w/=@])([a-z]+)", r"=\1", text)
+
+
+def test_exact_forms_weigh_as_unstemmed_words(server, cur):
+    """On a stemmed table with exact forms, a query of '=word's matches and
+    weighs exactly as the same query without '=' on a table that does not
+    stem: an exact form is indexed at its word's position, so df, tf and
+    field lengths are the unstemmed table's. Checked in the RAM segment,
+    after FLUSH and after OPTIMIZE, for every operator, with BM25F and a
+    proximity ranker."""
+    rng = random.Random(7)
+    docs = {i: (" ".join(rng.choice(EXACT_VOCAB) for _ in range(rng.randint(1, 4))),
+                " ".join(rng.choice(EXACT_VOCAB) for _ in range(rng.randint(3, 12))))
+            for i in range(1, 121)}
+    ex = make_table(server, "fts_exact_forms", "(title TEXT, body TEXT) morphology='stem_en' "
+                    "index_exact_words='1'", docs)
+    plain = make_table(server, "fts_exact_plain", "(title TEXT, body TEXT)", docs)
+    queries = ["running", "cats | dogs", "running cats", "running -cats", '"quick running"',
+               '"running cat"~3', '"run runs running runner"/2', "running NEAR/2 cats",
+               "running << cats", "@title running | @body cats", "^running", "cats$",
+               "running MAYBE cats", "@body[4] runs"]
+    for tail in ("", "OPTION ranker=sph04"):
+        want = {text: match_weights(cur, plain, text, tail) for text in queries}
+        assert sum(len(w) for w in want.values()) > 300
+        for step in ("ram", "flush", "optimize"):
+            if step == "flush" and not tail:
+                cur.execute(f"FLUSH TABLE {ex}")
+            if step == "optimize" and not tail:
+                cur.execute(f"DELETE FROM {ex} WHERE id > 200")  # nothing: only a merge
+                cur.execute(f"OPTIMIZE TABLE {ex} OPTION sync=1")
+            for text in queries:
+                got = match_weights(cur, ex, exact_query(text), tail)
+                assert [i for i, _ in got] == [i for i, _ in want[text]], (step, text, tail)
+                for (_, a), (_, b) in zip(got, want[text]):
+                    assert a == pytest.approx(b, rel=1e-6), (step, text, tail)
+    # The stems are still there: 'running' finds every form of run.
+    stems = sorted(i for i, (t, b) in docs.items()
+                   if re.search(r"\b(run|runs|running)\b", t + " " + b))
+    assert sorted(match_ids(cur, ex, "running")) == stems
+    assert len(stems) > len(match_ids(cur, ex, "=running"))
+
+
+def test_exact_forms_by_hand(server, cur, uniq):
+    t = make_table(server, uniq(), "(body TEXT) morphology='stem_en' stopwords='en' "
+                   "index_exact_words='1'", {
+                       1: ("he was running fast",), 2: ("she runs daily",), 3: ("a quick run",),
+                       4: ("raining cats and dogs",), 5: ("a cat and a dog",)})
+    for text, want in [("running", [1, 2, 3]), ("=running", [1]), ("=runs | =run", [2, 3]),
+                       ("=Running", [1]),                  # folded like any word
+                       ("raining =cats and =dogs", [4]), ("cats dogs", [4, 5]),
+                       ('"=cats and =dogs"', [4]), ('"=cat and a dog"', [5]),
+                       ("=the =cat", [5]),                 # a stop word is dropped either way
+                       ("@body =running", [1]), ("^=raining", [4]), ("=dogs$", [4]),
+                       ("=quick << run", [3]), ("=cats NEAR/3 dog", [4]),
+                       ("x=cats", []),                     # 'x' and 'cats': no '=' operator
+                       ("\\=cats", [4, 5]),               # escaped: a plain word
+                       ("run* -=running", [2, 3])]:
+        assert sorted(match_ids(cur, t, text)) == want, text
+    cur.execute(f"SELECT id, HIGHLIGHT() FROM {t} WHERE MATCH('=cats | dog') ORDER BY id ASC")
+    assert cur.fetchall() == ((4, "raining <b>cats</b> and <b>dogs</b>"),
+                              (5, "a cat and a <b>dog</b>"))
+    cur.execute(f"CALL KEYWORDS('=Running runs', '{t}', 1 AS stats)")
+    assert cur.fetchall() == (("1", "running", "=running", "1", "1"), ("2", "runs", "run", "3", "3"))
+    cur.execute(f"EXPLAIN SELECT id FROM {t} WHERE MATCH('=running')")
+    plan = "\n".join(r[0] for r in cur.fetchall())
+    assert 'term "=running"' in plan and "df=1" in plan, plan
+    cur.execute(f"SHOW CREATE TABLE {t}")
+    assert "index_exact_words='1'" in cur.fetchall()[0][1]
+    # A stemmed table without exact forms, and the option's values.
+    u = make_table(server, uniq(), "(body TEXT) morphology='stem_en'", {1: ("running",)})
+    expect_error(cur, f"SELECT id FROM {u} WHERE MATCH('a =running')", 1064,
+                 r"the exact form '=running' needs the table option index_exact_words='1' "
+                 r"\(words are indexed stemmed only\) \(in '=running' at offset 2\)")
+    # Without stemming a word is its own exact form.
+    v = make_table(server, uniq(), "(body TEXT)", {1: ("running",), 2: ("run",)})
+    assert match_ids(cur, v, "=running") == [1]
+    for bad in ("2", "-1", "yes"):
+        expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) index_exact_words='{bad}'", 1064,
+                     r"option 'index_exact_words' expects an integer from 0 to 1")
 
 
 def test_call_snippets(cur, stemmed, corpus):

@@ -66,7 +66,7 @@ static void toks_free(Toks *p) {
 }
 
 static Analyzer *mk(const char *zMorph, const char *zStop) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, 0};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -601,7 +601,7 @@ static void test_config(void **state) {
         {NULL, NULL, -1, "min_prefix_len -1"},
     };
     for (size_t i = 0; i < LP_ARRAY_SIZE(aBad); i++) {
-        AnalyzerConfig cfg = {aBad[i].zMorph, aBad[i].zStop, aBad[i].minPrefix};
+        AnalyzerConfig cfg = {aBad[i].zMorph, aBad[i].zStop, aBad[i].minPrefix, 0};
         Analyzer *a = (Analyzer *)&cfg; /* must be reset to NULL */
         LpError err;
         lp_err_clear(&err);
@@ -610,7 +610,7 @@ static void test_config(void **state) {
         assert_int_equal(err.code, LP_BADINPUT);
         if (!strstr(err.zMsg, aBad[i].zNeedle)) fail_msg("message \"%s\" lacks \"%s\"", err.zMsg, aBad[i].zNeedle);
     }
-    AnalyzerConfig cfg = {"", "NONE", 64};
+    AnalyzerConfig cfg = {"", "NONE", 64, 0};
     Analyzer *a = NULL;
     LpError err;
     assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
@@ -944,6 +944,100 @@ static void test_stem_dictionary(void **state) {
     sb_stemmer_delete(pRef);
 }
 
+/* ------------------------------------------------------------ exact forms */
+
+static Analyzer *mk_exact(const char *zMorph, const char *zStop) {
+    AnalyzerConfig cfg = {zMorph, zStop, 0, 1};
+    Analyzer *a = NULL;
+    LpError err;
+    lp_err_clear(&err);
+    if (analyzer_new(&cfg, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
+    assert_true(analyzer_exact_words(a));
+    return a;
+}
+
+/* "term@pos" for each token of the query side's run over z, space-separated. */
+static void check_query(const Analyzer *a, const char *z, const char *zWant) {
+    Toks t = {0};
+    LpError err;
+    lp_err_clear(&err);
+    if (analyzer_run_query(a, z, strlen(z), collect, &t, &err) != LP_OK) {
+        fail_msg("analyzer_run_query(\"%s\"): %s", z, err.zMsg);
+    }
+    char zGot[512] = "";
+    for (int i = 0; i < t.n; i++) {
+        size_t k = strlen(zGot);
+        snprintf(zGot + k, sizeof(zGot) - k, "%s%s@%u", i ? " " : "", t.a[i].z, t.a[i].iPos);
+    }
+    toks_free(&t);
+    if (strcmp(zGot, zWant) != 0) fail_msg("query \"%s\" → \"%s\", want \"%s\"", z, zGot, zWant);
+}
+
+static void test_exact_forms(void **state) {
+    (void)state;
+    Analyzer *a = mk_exact("stem_en", "en");
+    /* Documents: the exact form first, at the word's position and offsets;
+    ** stop words get neither; positions still count them. */
+    uint32_t iEnd = 0;
+    Toks t = run_full(a, "The Running cats", 0, &iEnd);
+    assert_int_equal(iEnd, 3);
+    assert_int_equal(t.n, 4);
+    const char *azWant[] = {"=running", "run", "=cats", "cat"};
+    const uint32_t aPos[] = {1, 1, 2, 2}, aStart[] = {4, 4, 12, 12};
+    for (int i = 0; i < 4; i++) {
+        assert_string_equal(t.a[i].z, azWant[i]);
+        assert_int_equal(t.a[i].iPos, aPos[i]);
+        assert_int_equal(t.a[i].iStart, aStart[i]);
+    }
+    toks_free(&t);
+    /* NFKC and folding apply to the exact form; the mark plus the word
+    ** stays within ANALYZER_MAX_TERM, cut at a character boundary. */
+    check_terms(a, "ﬁnding", "=finding find");
+    char zLong[80], zWant[80];
+    memset(zLong, 'x', 62);
+    memcpy(zLong + 62, "\xc3\xa9s", 4); /* 62 x, é (2 bytes), s: 65 bytes */
+    snprintf(zWant, sizeof(zWant), "=%.62s", zLong);
+    t = run_full(a, zLong, 0, NULL);
+    assert_int_equal(t.n, 2);
+    assert_string_equal(t.a[0].z, zWant); /* "=" + 62 x is 63 bytes: é does not fit */
+    toks_free(&t);
+
+    /* Queries: '=word' looks up the exact form alone; other words as ever. */
+    check_query(a, "running =running", "run@0 =running@1");
+    check_query(a, "raining =Cats and =dogs", "rain@0 =cats@1 =dogs@3");
+    /* '=' after a letter or digit separates two plain words. */
+    check_query(a, "x=running 5=cats", "x@0 run@1 5@2 cat@3");
+    check_query(a, "(=running) \"=cats\" ==dogs", "=running@0 =cats@1 =dogs@2");
+    check_query(a, "=the cats", "cat@1"); /* a stop word is dropped either way */
+    analyzer_free(a);
+
+    /* Unstemmed, a word is its own exact form: '=' changes nothing, and
+    ** documents get no second term. */
+    a = mk_exact(NULL, NULL);
+    check_terms(a, "Running cats", "running cats");
+    check_query(a, "=Running cats", "running@0 cats@1");
+    analyzer_free(a);
+
+    /* Stemmed without exact forms: '=word' is an error at the '='. */
+    a = mk("stem_en", NULL);
+    assert_false(analyzer_exact_words(a));
+    check_terms(a, "Running cats", "run cat");
+    Toks u = {0};
+    LpError err;
+    lp_err_clear(&err);
+    const char *z = "cats =running";
+    assert_int_equal(analyzer_run_query(a, z, strlen(z), collect, &u, &err), LP_BADINPUT);
+    assert_int_equal(err.pos, 5);
+    assert_string_equal(err.zMsg, "the exact form '=running' needs the table option "
+                                  "index_exact_words='1' (words are indexed stemmed only)");
+    toks_free(&u);
+    /* analyzer_collect's stemmed side is the query side. */
+    TokenList l = {0};
+    assert_int_equal(analyzer_collect(a, z, strlen(z), 1, &l, &err), LP_BADINPUT);
+    token_list_free(&l);
+    analyzer_free(a);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ascii),
@@ -970,6 +1064,7 @@ int main(void) {
         cmocka_unit_test(test_stem_memo_growth),
         cmocka_unit_test(test_words_as_alone),
         cmocka_unit_test(test_stem_dictionary),
+        cmocka_unit_test(test_exact_forms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -750,11 +750,18 @@ static void test_sphinx_operators(void **state) {
     check("@@relaxed @(title,nope) a", "a@{title}");
     check("@@relaxed @nope a b", "AND(a@{}, b@{})");
 
-    check_error("=cats", 0, "MATCH: near '=cats' at offset 0: the exact form operator ('=word') is "
-                            "not supported: loupe indexes only the normalised words");
-    check_error("a =\"b c\"", 2, "MATCH: near '=\"b c\"' at offset 2: the exact form operator "
-                                  "('=word') is not supported: loupe indexes only the normalised "
-                                  "words");
+    /* The exact form: the '=' stays in the word's text, where the
+    ** analyzer's query side reads it (tested in test_analyzer). */
+    check("=cats", "=cats");
+    check("raining =cats and =dogs", "AND(raining, =cats, and, =dogs)");
+    check("@title =cats | ^=dogs$", "OR(=cats@{title}, ^=dogs$@{title})");
+    check("\"=cats and =dogs\"", "PHRASE(\"=cats and =dogs\")");
+    check("\\=cats", "\\ cats");   /* escaped: a separator, not the operator */
+    check("\"a \\=b\"", "PHRASE(\"a  b\")");
+    check_error("=cats*", 0, "MATCH: near '=cats*' at offset 0: the exact form operator '=' does "
+                             "not apply to a prefix ('=word*')");
+    check_error("a =\"b c\"", 2, "MATCH: near '=\"b c\"' at offset 2: the exact form operator '=' "
+                                  "applies to a word; inside a phrase, mark each word (\"=a =b\")");
     check("a = b", "AND(a, =, b)"); /* a lone '=' is punctuation */
     check_error("a NOTNEAR/3 b", 2, "MATCH: near 'NOTNEAR/3 b' at offset 2: NOTNEAR/N is not "
                                     "supported (write a NEAR/N b with -b, or 'notnear' to search "

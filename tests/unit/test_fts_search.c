@@ -67,7 +67,7 @@ static int df_count(int f, int w);
 static int df_count_upto(int top, int w);
 
 static int build_index(int nDoc) {
-    AnalyzerConfig cfg = {NULL, NULL, 0};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0};
     LpError err;
     if (analyzer_new(&cfg, &g_an, &err)) return -1;
     g_docs = calloc((size_t)nDoc, sizeof(Doc));
