@@ -70,7 +70,8 @@ static int usage(void) {
             "                     [--exact-words 0|1]\n"
             "       loupe-inspect fts-bench SEGMENT QUERYFILE [--k 10] [--seconds S] [--warmup N]\n"
             "                     [--fields a,b] [--morphology M] [--stopwords S] [--hard-stop S]\n"
-            "                     [--ranker NAME]\n");
+            "                     [--ranker NAME] [--expand-keywords 0|1|exact|star]\n"
+            "                     (--expand-keywords exact: build with --exact-words 1)\n");
     return 2;
 }
 
@@ -340,6 +341,7 @@ typedef struct BenchCfg {
     double hardStop;            /* a pass is cut after this many seconds */
     int nWarmup;                /* queries run before measuring */
     int ranker;                 /* FtsRanker (--ranker NAME), default BM25F */
+    int expand;                 /* FTS_EXPAND_* (--expand-keywords), default 0 */
 } BenchCfg;
 
 /* What one query needs: the segment's source, the analyzer, the field
@@ -421,7 +423,9 @@ static int cmd_bench(const char *zSeg, const char *zQueries, const BenchCfg *c) 
 
     FtsSegment *seg = NULL;
     Analyzer *an = NULL;
-    AnalyzerConfig acfg = {c->zMorph, c->zStop, 0, 0};
+    /* exact forms on: '=word' and expand_keywords=exact look them up (a
+    ** segment built without them simply has none) */
+    AnalyzerConfig acfg = {c->zMorph, c->zStop, 0, 1};
     BenchCtx x = {.azField = (const char *const *)azField, .nField = nField, .k = c->k};
     FtsSegInfo info;
     if (rc == LP_OK) rc = fts_segr_open(zSeg, &seg, &err);
@@ -439,6 +443,7 @@ static int cmd_bench(const char *zSeg, const char *zQueries, const BenchCfg *c) 
         if ((uint32_t)x.k > info.nDocs) x.k = (int)info.nDocs;
         fts_rank_defaults(&x.rank);
         x.rank.ranker = (FtsRanker)c->ranker;
+        x.rank.expand = c->expand;
         if (!(x.aHit = malloc(sizeof(FtsHit) * (size_t)(x.k ? x.k : 1)))) {
             rc = lp_err_set(&err, LP_NOMEM, "out of memory");
         }
@@ -516,7 +521,7 @@ int main(int argc, char **argv) {
         return cmd_build(argv[2], argv[3], zFields, zMorph, zStop, (int)bExact, (int)nThread);
     }
     if (argc >= 4 && strcmp(argv[1], "fts-bench") == 0) {
-        BenchCfg c = {"title,text", NULL, NULL, 10, 1.0, 0, 0, FTS_RANK_BM25F};
+        BenchCfg c = {"title,text", NULL, NULL, 10, 1.0, 0, 0, FTS_RANK_BM25F, 0};
         for (int i = 4; i < argc; i++) {
             if (i + 1 >= argc) return usage();
             const char *zOpt = argv[i], *zVal = argv[++i];
@@ -529,6 +534,8 @@ int main(int argc, char **argv) {
             else if (strcmp(zOpt, "--warmup") == 0) c.nWarmup = atoi(zVal);
             else if (strcmp(zOpt, "--ranker") == 0) {
                 if ((c.ranker = fts_ranker_from_name(zVal)) < 0) return usage();
+            } else if (strcmp(zOpt, "--expand-keywords") == 0) {
+                if ((c.expand = fts_expand_from_name(zVal)) < 0) return usage();
             } else return usage();
         }
         if (c.hardStop == 0) c.hardStop = 10 * c.seconds;

@@ -136,6 +136,8 @@ struct FtsQuery {
     uint64_t nCutoff;           /* fts_query_set_cutoff, or 0 */
     uint32_t nQPos;             /* while planning: the next word's query position */
     int nNotDepth;              /* while planning: NOTs around the clause */
+    uint32_t qposExpand;        /* while planning a word's star expansion: its query
+                                ** position (plan_prefix takes none); else UINT32_MAX */
     PlanNode **apMerged;        /* clauses merge_repeats folded into an earlier one (their */
     int nMerged, capMerged;     /* words' query positions are keywords too), in the arena */
     uint8_t *aQWord;            /* per query position < nQPos (in the arena): 1 where a
@@ -1590,7 +1592,8 @@ static PlanNode *plan_prefix(FtsQuery *q, const FtsNode *n, LpError *err) {
     Token t0 = l.a.a[0];
     t0.iPos = 0;
     TokenList one = token_list_one(&t0);
-    Expand x = {q, 0, n->nPosLimit, take_qpos(q, &one), {0}, q->rank.nExpansionLimit, 0};
+    uint32_t qpos = q->qposExpand != UINT32_MAX ? q->qposExpand : take_qpos(q, &one);
+    Expand x = {q, 0, n->nPosLimit, qpos, {0}, q->rank.nExpansionLimit, 0};
     int aStart[FTS_MAX_FIELDS + 1];
     int nScanned = 0;
     uint8_t key[FTS_MAX_KEY];
@@ -1748,6 +1751,58 @@ static int merge_repeats(FtsQuery *q, PlanNode **a, int n) {
     return m;
 }
 
+/* expand_keywords: the word n (analysed to the single term in l, at query
+** position qBase) as OR(term, its exact form, its expansions as a prefix),
+** each part where the table and the word allow it (search.h). */
+static PlanNode *plan_expanded(FtsQuery *q, const FtsNode *n, const TokenList *l, uint32_t qBase,
+                               LpError *err) {
+    PlanNode *a[3];
+    int k = 0;
+    PlanNode *pn = plan_words(q, n, l, QT_TERM, 0, 0, n->nPosLimit, qBase, err);
+    if (!pn) return NULL;
+    if (pn->kind != PN_NONE) a[k++] = pn;
+    if ((q->rank.expand & FTS_EXPAND_EXACT) && analyzer_is_stemmed(q->an) &&
+        analyzer_exact_words(q->an)) {
+        /* "=" + the word's text: the analyzer's query side makes the exact
+        ** form (unless the text starts with a separator: then no '=word'). */
+        FtsNode x = *n;
+        char *z = arena_alloc(q->a, (size_t)n->n + 2);
+        if (!z) return NULL;
+        z[0] = '=';
+        memcpy(z + 1, n->z, (size_t)n->n + 1);
+        x.z = z;
+        x.n = n->n + 1;
+        TokenList lx = {{0}, {0}};
+        int rc = analyse(q, &x, 1, &lx, err);
+        if (rc == LP_OK && lx.a.n == 1 && lx.a.a[0].z[0] == ANALYZER_EXACT_MARK) {
+            pn = plan_words(q, n, &lx, QT_TERM, 0, 0, n->nPosLimit, qBase, err);
+            if (pn && pn->kind != PN_NONE) a[k++] = pn;
+        }
+        token_list_free(&lx);
+        if (rc != LP_OK || !pn) return NULL;
+    }
+    if (q->rank.expand & FTS_EXPAND_STAR) {
+        TokenList lu = {{0}, {0}};
+        int rc = analyse(q, n, 0, &lu, err);
+        int nChars = 0;
+        for (int i = 0; rc == LP_OK && lu.a.n == 1 && i < lu.a.a[0].n; i++) {
+            nChars += (lu.a.a[0].z[i] & 0xC0) != 0x80;
+        }
+        token_list_free(&lu);
+        if (rc != LP_OK) return NULL;
+        if (nChars > 0 && nChars >= analyzer_min_prefix_len(q->an)) {
+            FtsNode x = *n;
+            x.kind = FTSN_PREFIX;
+            q->qposExpand = qBase;
+            pn = plan_prefix(q, &x, err);
+            q->qposExpand = UINT32_MAX;
+            if (!pn) return NULL;
+            if (pn->kind != PN_NONE) a[k++] = pn;
+        }
+    }
+    return or_of(q, a, k);
+}
+
 /* Plans n. Returns NULL with err set on error; a clause that analyses to
 ** nothing (stop words) gives *pbDropped = 1 and NULL with no error. */
 static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *err) {
@@ -1765,9 +1820,14 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
             *pbDropped = 1;
         } else {
             uint32_t qBase = take_qpos(q, &l);
-            pn = plan_words(q, n, &l, n->kind == FTSN_PHRASE && l.a.n > 1 ? QT_PHRASE : QT_TERM,
-                            n->kind == FTSN_PHRASE ? n->nSlop : 0, n->anchor, n->nPosLimit, qBase,
-                            err);
+            if (q->rank.expand && n->kind == FTSN_TERM && l.a.n == 1 && !n->anchor &&
+                !q->nNotDepth && l.a.a[0].z[0] != ANALYZER_EXACT_MARK) {
+                pn = plan_expanded(q, n, &l, qBase, err);
+            } else {
+                pn = plan_words(q, n, &l, n->kind == FTSN_PHRASE && l.a.n > 1 ? QT_PHRASE : QT_TERM,
+                                n->kind == FTSN_PHRASE ? n->nSlop : 0, n->anchor, n->nPosLimit,
+                                qBase, err);
+            }
         }
         token_list_free(&l);
         if (!pn && !*pbDropped && !err->code) lp_err_set(err, LP_NOMEM, "out of memory");
@@ -1894,6 +1954,21 @@ void fts_rank_defaults(FtsRankParams *p) {
     for (int i = 0; i < FTS_MAX_FIELDS; i++) p->aFieldWeight[i] = 1.0;
     p->wTerm = p->wPhrase = p->wPrefix = 1.0;
     p->nExpansionLimit = FTS_DEFAULT_EXPANSION_LIMIT;
+    p->expand = 0;
+}
+
+int fts_expand_from_name(const char *z) {
+    if (strcmp(z, "0") == 0) return 0;
+    if (strcmp(z, "1") == 0) return FTS_EXPAND_EXACT | FTS_EXPAND_STAR;
+    int bits = 0;
+    for (;;) {
+        size_t n = strcspn(z, ",");
+        if (n == 5 && strncasecmp(z, "exact", 5) == 0) bits |= FTS_EXPAND_EXACT;
+        else if (n == 4 && strncasecmp(z, "star", 4) == 0) bits |= FTS_EXPAND_STAR;
+        else return -1;
+        if (!z[n]) return bits;
+        z += n + 1;
+    }
 }
 
 int fts_query_new(Arena *a, const FtsNode *root, const char *zMatch, const Analyzer *an,
@@ -1903,6 +1978,7 @@ int fts_query_new(Arena *a, const FtsNode *root, const char *zMatch, const Analy
     if (!q) return lp_err_set(err, LP_NOMEM, "out of memory");
     q->a = a;
     q->zMatch = zMatch;
+    q->qposExpand = UINT32_MAX;
     q->an = an;
     q->src = src;
     q->rank = *rank;

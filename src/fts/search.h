@@ -84,7 +84,24 @@ typedef struct FtsRankParams {
     double aFieldWeight[FTS_MAX_FIELDS];    /* default 1 */
     double wTerm, wPhrase, wPrefix;         /* query-type weights, default 1 */
     int nExpansionLimit;                    /* most terms one prefix expands to */
+    int expand;                             /* FTS_EXPAND_* bits (expand_keywords) */
 } FtsRankParams;
+
+/* expand_keywords, as in Manticore: each plain word of the query (not in a
+** phrase, quorum or chain, not anchored, not under NOT, not itself '=word')
+** also matches, in an OR at the same query position,
+**   FTS_EXPAND_EXACT  its exact form '=word' (tables with
+**                     index_exact_words='1' and stemming; else nothing),
+**   FTS_EXPAND_STAR   the terms it begins, as 'word*' would (when the word
+**                     is at least min_prefix_len long; else nothing).
+** A document holding the word as written so scores above one holding only
+** another form of it. */
+#define FTS_EXPAND_EXACT 1
+#define FTS_EXPAND_STAR 2
+
+/* The FTS_EXPAND_* bits of an expand_keywords value ("0", "1" = both,
+** "exact", "star", or "exact,star"; any case), or -1. */
+int fts_expand_from_name(const char *z);
 
 #define FTS_DEFAULT_EXPANSION_LIMIT 1000
 

@@ -738,6 +738,16 @@ static const char *opt_word(Binder *b, const SqlMapItem *o) {
 static int apply_profile(Binder *b, const char *zProfiles, const char *zWant, int nFts,
                          const char *const *azFts, FtsRankParams *rank);
 
+/* The table's expand_keywords (checked at CREATE TABLE): the default of
+** its MATCH queries. */
+static int table_expand_keywords(const Schema *sc) {
+    const char *z = schema_option(sc, "expand_keywords");
+    int bits = z ? fts_expand_from_name(z) : 0;
+    return bits > 0 ? bits : 0;
+}
+
+#define EXPAND_KEYWORDS_EXPECTS "expand_keywords expects 0, 1, 'exact', 'star' or 'exact,star'"
+
 /* Applies the ranking options of a SELECT (or of a stored profile) to
 ** rank. bProfile: the options come from a stored profile, which may not
 ** name another profile. */
@@ -795,6 +805,19 @@ static int apply_rank_options(Binder *b, const SqlMapItem *aOpt, int nOpt, int n
         } else if (strcmp(z, "expansion_limit") == 0) {
             if (opt_number(b, o, o->pValue, 1, 1000000, &d)) return b->rc;
             rank->nExpansionLimit = (int)d;
+        } else if (strcmp(z, "expand_keywords") == 0) {
+            const Expr *v = o->pValue;
+            char zNum[24];
+            const char *zv = NULL;
+            if (v && v->kind == EXPR_INT) {
+                snprintf(zNum, sizeof(zNum), "%lld", (long long)v->u.i);
+                zv = zNum;
+            } else if (v && (v->kind == EXPR_STRING || v->kind == EXPR_COLUMN)) {
+                zv = opt_word(b, o);
+            }
+            int bits = zv ? fts_expand_from_name(zv) : -1;
+            if (bits < 0) return bind_fail_at(b, v ? v->pos : o->pos, EXPAND_KEYWORDS_EXPECTS);
+            rank->expand = bits;
         } else if (strcmp(z, "field_weights") == 0 || strcmp(z, "query_type_weights") == 0) {
             const Expr *m = o->pValue;
             int bField = z[0] == 'f';
@@ -1125,6 +1148,7 @@ static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
             return bind_fail_at(b, sel->aOption[i].pos, zMsg);
         }
     }
+    q->rank.expand = table_expand_keywords(sc);
     if (apply_rank_options(b, sel->aOption, sel->nOption, nFts, azFts,
                            schema_option(sc, "rank_profile"), 0, &q->rank)) {
         return b->rc;
@@ -1500,6 +1524,7 @@ static int write_matching(Binder *b, Table *t, const Expr *pWhere, TableOpKind k
     q.pTable = t;
     fts_rank_defaults(&q.rank);
     q.rank.ranker = FTS_RANK_NONE; /* matching only: no scores needed */
+    q.rank.expand = table_expand_keywords(b->pSchema); /* the rows a SELECT would match */
     const Expr *pMatch = NULL;
     pWhere = split_call(b, pWhere, "match", &pMatch);
     if (pMatch && bind_match(b, &q, pMatch)) return b->rc;
@@ -1750,7 +1775,8 @@ static int build_column(Binder *b, const ColumnDef *d, ColumnSchema *c) {
 
 static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
     static const char *const azKnown[] = {"morphology", "stopwords", "min_prefix_len",
-                                          "index_exact_words", "rt_mem_limit", "rank_profile",
+                                          "index_exact_words", "expand_keywords", "rt_mem_limit",
+                                          "rank_profile",
                                           "type"};
     if (strcmp(o->zName, "min_infix_len") == 0) {
         return bind_fail_at(b, o->pos, "min_infix_len: infix search (*abc*) is not supported; "
@@ -1762,7 +1788,7 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
         char zMsg[256];
         snprintf(zMsg, sizeof(zMsg),
                  "unknown table option '%s': expected morphology, stopwords, min_prefix_len, "
-                 "index_exact_words, rt_mem_limit, rank_profile or type",
+                 "index_exact_words, expand_keywords, rt_mem_limit, rank_profile or type",
                  o->zName);
         return bind_fail_at(b, o->pos, zMsg);
     }
@@ -1772,6 +1798,9 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
         return b->rc;
     }
     if (strcmp(o->zName, "index_exact_words") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;
+    if (strcmp(o->zName, "expand_keywords") == 0 && fts_expand_from_name(z) < 0) {
+        return bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos, EXPAND_KEYWORDS_EXPECTS);
+    }
     if (strcmp(o->zName, "type") == 0 && strcasecmp(z, "rt") != 0) {
         return bind_fail_at(b, o->pValue->pos, "type must be 'rt'");
     }

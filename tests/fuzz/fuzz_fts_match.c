@@ -18,7 +18,8 @@
 ** score breakdown of the best hit. Planning may refuse a query
 ** (LP_BADINPUT, with a message); running may not fail, the top 5 must be
 ** matches, and their number min(5, matches). The ranker (each of them,
-** proximity rankers included) is chosen by the query's length.
+** proximity rankers included) is chosen by the query's length, and
+** expand_keywords by its first byte.
 */
 #include <stddef.h>
 #include <stdint.h>
@@ -144,6 +145,8 @@ static void run_query(Arena *a, const FtsNode *root, const char *z, size_t n) {
     /* every ranker, by the query's length: the proximity rankers read
     ** positions on paths of their own */
     rank.ranker = (FtsRanker)(n % (FTS_RANK_FIELDMASK + 1));
+    /* and every expand_keywords, by the query's first byte */
+    rank.expand = n ? (unsigned char)z[0] % 4 : 0;
     FtsQuery *q;
     LpError err;
     lp_err_clear(&err);

@@ -666,6 +666,93 @@ def test_exact_forms_by_hand(server, cur, uniq):
                      r"option 'index_exact_words' expects an integer from 0 to 1")
 
 
+def hand_expanded(text, mode):
+    """text with each plain word (not in quotes, not after - ! ^ = or @,
+    not a prefix, not before $) written out as expand_keywords=mode
+    expands it: (w | =w), (w | w*) or (w | =w | w*)."""
+    parts = {"exact": "({0} | ={0})", "star": "({0} | {0}*)", "1": "({0} | ={0} | {0}*)"}[mode]
+    out, quoted = [], False
+    for tok in re.split(r'(")', text):
+        if tok == '"':
+            quoted = not quoted
+            out.append(tok)
+        elif quoted:
+            out.append(tok)
+        else:
+            out.append(re.sub(r"(?<![\w\-!^=@*])([a-z]+)(?![\w*$])",
+                              lambda m: parts.format(m.group(1)), tok))
+    return "".join(out)
+
+
+EXPAND_QUERIES = ["running", "cats | dogs", "running cats", "running -cats", '"quick running" cats',
+                  "run* jump", "^running cats", "=running cats", "@title running | @body cats",
+                  "running MAYBE cats", "jumping dogs$", "@body[5] houses", "run | jump", "dog quick"]
+
+
+def test_expand_keywords_is_the_written_out_or(server, cur):
+    """OPTION expand_keywords (and the table option) weighs and matches as
+    the query with each plain word written out as the OR it stands for;
+    words in phrases, anchored, negated or already exact stay as they are.
+    Without exact forms in the table, 'exact' adds nothing."""
+    rng = random.Random(9)
+    docs = {i: (" ".join(rng.choice(EXACT_VOCAB) for _ in range(rng.randint(1, 4))),
+                " ".join(rng.choice(EXACT_VOCAB) for _ in range(rng.randint(3, 12))))
+            for i in range(1, 81)}
+    ex = make_table(server, "fts_expand", "(title TEXT, body TEXT) morphology='stem_en' "
+                    "index_exact_words='1'", docs)
+    dflt = make_table(server, "fts_expand_dflt", "(title TEXT, body TEXT) morphology='stem_en' "
+                      "index_exact_words='1' expand_keywords='exact'", docs)
+    noex = make_table(server, "fts_expand_noex", "(title TEXT, body TEXT) morphology='stem_en'", docs)
+
+    def same(got, want, what):
+        assert [i for i, _ in got] == [i for i, _ in want], what
+        for (_, a), (_, b) in zip(got, want):
+            assert a == pytest.approx(b, rel=1e-6), what
+
+    assert hand_expanded('run* "a b" -c ^d e$ =f g', "exact") == 'run* "a b" -c ^d e$ =f (g | =g)'
+    for mode, opt in (("exact", "'exact'"), ("star", "star"), ("1", "1")):
+        changed = 0
+        for text in EXPAND_QUERIES:
+            want = match_weights(cur, ex, hand_expanded(text, mode))
+            got = match_weights(cur, ex, text, f"OPTION expand_keywords={opt}")
+            same(got, want, (mode, text))
+            changed += got != match_weights(cur, ex, text)
+            if mode == "exact":
+                same(match_weights(cur, dflt, text), want, ("table default", text))
+                same(match_weights(cur, dflt, text, "OPTION expand_keywords=0"),
+                     match_weights(cur, ex, text), ("option over the table", text))
+                if "=" not in text:
+                    same(match_weights(cur, noex, text, "OPTION expand_keywords='exact'"),
+                         match_weights(cur, noex, text), ("no exact forms", text))
+        # stems rarely begin other terms ('run*' does: runner), exact forms often differ
+        assert changed >= (3 if mode == "star" else len(EXPAND_QUERIES) - 3), (mode, changed)
+    # A proximity ranker sees the word and its exact form at one query
+    # position: 'running cats' can still be a run of 2.
+    cur.execute(f"SELECT id, EXPLAIN_SCORE() FROM {ex} WHERE MATCH('running cats') LIMIT 1 "
+                "OPTION ranker=sph04, expand_keywords='exact'")
+    assert json.loads(cur.fetchall()[0][1])["max_lcs"] == 2
+
+
+def test_expand_keywords_in_writes_and_errors(server, cur, uniq):
+    t = make_table(server, uniq(), "(body TEXT) morphology='stem_en' index_exact_words='1' "
+                   "expand_keywords='star'", {1: ("catalog",), 2: ("cats",), 3: ("dog",)})
+    assert sorted(match_ids(cur, t, "cat")) == [1, 2]
+    cur.execute(f"DELETE FROM {t} WHERE MATCH('cat')")   # what the SELECT matched
+    assert sorted(match_ids(cur, t, "")) == [3]
+    cur.execute(f"SHOW CREATE TABLE {t}")
+    assert "expand_keywords='star'" in cur.fetchall()[0][1]
+    for bad in ("2", "'exactly'", "'exact,'", "-1"):
+        expect_error(cur, f"SELECT id FROM {t} WHERE MATCH('dog') OPTION expand_keywords={bad}", 1064,
+                     r"expand_keywords expects 0, 1, 'exact', 'star' or 'exact,star'")
+    expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) expand_keywords='yes'", 1064,
+                 r"near ''yes''.*expand_keywords expects")
+    # A stored rank profile may set it too.
+    p = make_table(server, uniq(), "(body TEXT) morphology='stem_en' index_exact_words='1' "
+                   "rank_profile='x: expand_keywords=exact'", {1: ("running",), 2: ("runs",)})
+    assert match_weights(cur, p, "running", "OPTION rank_profile='x'") == \
+        match_weights(cur, p, "(running | =running)")
+
+
 def test_call_snippets(cur, stemmed, corpus):
     """CALL SNIPPETS highlights texts given in the statement with the
     table's analysis (stemming here), one row per text, with HIGHLIGHT()'s

@@ -1632,6 +1632,24 @@ static void test_cutoff(void **state) {
     }
 }
 
+/* expand_keywords values: Manticore's 0, 1, exact and star, in any case
+** and as a list; nothing else. */
+static void test_expand_names(void **state) {
+    (void)state;
+    assert_int_equal(fts_expand_from_name("0"), 0);
+    assert_int_equal(fts_expand_from_name("1"), FTS_EXPAND_EXACT | FTS_EXPAND_STAR);
+    assert_int_equal(fts_expand_from_name("exact"), FTS_EXPAND_EXACT);
+    assert_int_equal(fts_expand_from_name("STAR"), FTS_EXPAND_STAR);
+    assert_int_equal(fts_expand_from_name("star,Exact"), FTS_EXPAND_EXACT | FTS_EXPAND_STAR);
+    const char *azBad[] = {"", "2", "-1", "01", "exactly", "exact,", ",star", "exact,,star", "star exact"};
+    for (size_t i = 0; i < sizeof(azBad) / sizeof(azBad[0]); i++) {
+        if (fts_expand_from_name(azBad[i]) != -1) fail_msg("'%s' was accepted", azBad[i]);
+    }
+    FtsRankParams p;
+    fts_rank_defaults(&p);
+    assert_int_equal(p.expand, 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bm25_by_hand),
@@ -1648,6 +1666,7 @@ int main(void) {
         cmocka_unit_test(test_segment_drop_docs),
         cmocka_unit_test(test_deadline),
         cmocka_unit_test(test_cutoff),
+        cmocka_unit_test(test_expand_names),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
