@@ -37,6 +37,20 @@ A VARIANT is a comma-separated list of knob=value ("" is the default):
                         saturated as a tf; the top `rerank` of the BM25
                         ranking are rescored
     rerank=300          how many documents prox rescores
+    fb=0                pseudo-relevance feedback (RM3-like), this weight
+                        of the expanded query: the top `fbdocs` of the
+                        first ranking give each of their words the sum of
+                        doc score * tf / doc length; the `fbterms` best
+                        (by that, or by that * idf with fbsel=1) join the
+                        query, mixed (1 - fb) * qtf / |query| + fb * share;
+                        the query is then ranked again
+    fbdocs=10  fbterms=10  fbsel=0
+    fbdf=1              words in more than this fraction of documents are
+                        never added
+    exact=0             exact forms (index_exact_words with Manticore's
+                        expand_keywords): each query word also matches its
+                        unstemmed form, as a term of its own whose BM25F
+                        score, times this, is added
 
 Example: variants.py "" "stem=porter" "k1=1.0,b=0.5"
 
@@ -75,7 +89,8 @@ RESULTS = os.path.join(REPO, "docs", "benchmarks", "fulltext.json")
 WORD = re.compile(r"[^\W_]+")
 METRICS = metrics.KEYS
 KNOBS = {"k1": 1.2, "b": 0.75, "bt": None, "wt": 1.0, "stem": "english", "length": "field",
-         "idf": "rsj", "minnorm": 0.0, "k3": None, "delta": 0.0, "prox": 0.0, "rerank": 300.0, "lmix": 0.0}
+         "idf": "rsj", "minnorm": 0.0, "k3": None, "delta": 0.0, "prox": 0.0, "rerank": 300.0, "lmix": 0.0,
+         "fb": 0.0, "fbdocs": 10.0, "fbterms": 10.0, "fbdf": 1.0, "fbsel": 0.0, "exact": 0.0}
 
 
 def parse_variant(text):
@@ -96,9 +111,19 @@ def parse_variant(text):
     return v
 
 
+_PREPARED = {}
+
+
 def prepare(name, stem_name):
     """Postings {stem: {doc: [tf title, tf body]}}, field lengths, the
-    queries as stems and the judgments of one collection."""
+    queries as stems and the judgments of one collection (kept in memory
+    once loaded)."""
+    if (name, stem_name) not in _PREPARED:
+        _PREPARED[name, stem_name] = _prepare(name, stem_name)
+    return _PREPARED[name, stem_name]
+
+
+def _prepare(name, stem_name):
     path = os.path.join(DATA, name)
     with open(__file__, "rb") as f:
         h = hashlib.sha1(f.read())
@@ -202,6 +227,51 @@ def rank(name, v):
                     for w, a in acc.items():
                         extra += weights[fi] * min(1.0, idfs[w]) * a * (k1 + 1) / (a + kd)
                 scores[d] += v["prox"] * extra
+        if v["fb"]:
+            top = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:int(v["fbdocs"])]
+            rel = {}
+            for d, s in top:
+                dl = (lens[d][0] + lens[d][1]) or 1
+                for fi in (0, 1):
+                    for w in seqs[d][fi]:
+                        rel[w] = rel.get(w, 0.0) + s / dl
+            cand = []
+            for w, r in rel.items():
+                df = len(post[w])
+                if df > v["fbdf"] * n:
+                    continue
+                key = r * (idf_of(v["idf"], n, df) if v["fbsel"] else 1.0)
+                cand.append((-key, w, r))
+            cand.sort()
+            cand = cand[:int(v["fbterms"])]
+            tot = sum(r for _, _, r in cand) or 1.0
+            ql = float(len(words))
+            qmodel = {w: (1 - v["fb"]) * c / ql for w, c in qtf.items()}
+            for _, w, r in cand:
+                qmodel[w] = qmodel.get(w, 0.0) + v["fb"] * r / tot
+            scores = {}
+            for w, qw in qmodel.items():
+                p = post.get(w)
+                if not p:
+                    continue
+                idf = idf_of(v["idf"], n, len(p))
+                for d, tf in p.items():
+                    x = sum(weights[i] * tf[i] / norms[d][i] for i in (0, 1))
+                    part = (k1 + 1) * x / (k1 + x) + (v["delta"] if x > 0 else 0)
+                    scores[d] = scores.get(d, 0.0) + qw * idf * part
+        if v["exact"]:
+            ex = prepare(name, "none")
+            eq = {}
+            for w in ex[2][qid]:
+                eq[w] = eq.get(w, 0) + 1
+            for w, c in eq.items():
+                p = ex[3].get(w)
+                if not p:
+                    continue
+                idf = idf_of(v["idf"], n, len(p))
+                for d, tf in p.items():
+                    x = sum(weights[i] * tf[i] / norms[d][i] for i in (0, 1))
+                    scores[d] = scores.get(d, 0.0) + v["exact"] * c * idf * (k1 + 1) * x / (k1 + x)
         top = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:100]
         rankings[qid] = [doc_ids[d] for d, _ in top]
     return metrics.mean_metrics(rankings, qrels)
