@@ -191,22 +191,27 @@ def rank(name, v):
         norms = [[1 - bb + bb * max(ls[i] / avg[i], v["minnorm"]) for i, bb in ((0, bt), (1, b))]
                  for ls in lens]
     weights = (v["wt"], 1.0)
+
+    def add_scores(scores, qweights, postings):
+        """Adds each word's BM25F part, times its weight, to scores."""
+        for w, qw in qweights.items():
+            p = postings.get(w)
+            if not p:
+                continue
+            idf = idf_of(v["idf"], n, len(p))
+            for d, tf in p.items():
+                x = sum(weights[i] * tf[i] / norms[d][i] for i in (0, 1))
+                part = (k1 + 1) * x / (k1 + x) + (v["delta"] if x > 0 else 0)
+                scores[d] = scores.get(d, 0.0) + qw * idf * part
+
     rankings = {}
     for qid, words in queries.items():
         qtf = {}
         for w in words:
             qtf[w] = qtf.get(w, 0) + 1
         scores = {}
-        for w, c in qtf.items():
-            p = post.get(w)
-            if not p:
-                continue
-            idf = idf_of(v["idf"], n, len(p))
-            qw = c if v["k3"] is None else (v["k3"] + 1) * c / (v["k3"] + c)
-            for d, tf in p.items():
-                x = sum(weights[i] * tf[i] / norms[d][i] for i in (0, 1))
-                part = (k1 + 1) * x / (k1 + x) + (v["delta"] if x > 0 else 0)
-                scores[d] = scores.get(d, 0.0) + qw * idf * part
+        add_scores(scores, {w: c if v["k3"] is None else (v["k3"] + 1) * c / (v["k3"] + c)
+                            for w, c in qtf.items()}, post)
         if v["prox"]:
             idfs = {w: idf_of(v["idf"], n, len(post[w])) for w in qtf if w in post}
             cand = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:int(v["rerank"])]
@@ -250,28 +255,13 @@ def rank(name, v):
             for _, w, r in cand:
                 qmodel[w] = qmodel.get(w, 0.0) + v["fb"] * r / tot
             scores = {}
-            for w, qw in qmodel.items():
-                p = post.get(w)
-                if not p:
-                    continue
-                idf = idf_of(v["idf"], n, len(p))
-                for d, tf in p.items():
-                    x = sum(weights[i] * tf[i] / norms[d][i] for i in (0, 1))
-                    part = (k1 + 1) * x / (k1 + x) + (v["delta"] if x > 0 else 0)
-                    scores[d] = scores.get(d, 0.0) + qw * idf * part
+            add_scores(scores, qmodel, post)
         if v["exact"]:
             ex = prepare(name, "none")
             eq = {}
             for w in ex[2][qid]:
-                eq[w] = eq.get(w, 0) + 1
-            for w, c in eq.items():
-                p = ex[3].get(w)
-                if not p:
-                    continue
-                idf = idf_of(v["idf"], n, len(p))
-                for d, tf in p.items():
-                    x = sum(weights[i] * tf[i] / norms[d][i] for i in (0, 1))
-                    scores[d] = scores.get(d, 0.0) + v["exact"] * c * idf * (k1 + 1) * x / (k1 + x)
+                eq[w] = eq.get(w, 0) + v["exact"]
+            add_scores(scores, eq, ex[3])
         top = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:100]
         rankings[qid] = [doc_ids[d] for d, _ in top]
     return metrics.mean_metrics(rankings, qrels)

@@ -111,7 +111,7 @@ static int add_leaf(void *ctx, const FtsNode *x, int bNegated) {
     if (b->iField >= 0 && !fts_fieldset_has(&x->fields, b->iField)) return LP_OK;
     if (x->kind != FTSN_PREFIX) {
         b->iPosLimit = UINT32_MAX;
-        return analyzer_run_query(b->an, x->z, (size_t)x->n, on_term, b, b->err);
+        return analyzer_run_query(b->an, x->z, (size_t)x->n, x->bExact, on_term, b, b->err);
     }
     /* A prefix may analyse to several words ("e-ma*"): the last one is the
     ** prefix, the ones before it are plain terms. */
@@ -120,7 +120,7 @@ static int add_leaf(void *ctx, const FtsNode *x, int bNegated) {
     if (rc || b->nLast == 0) return rc;
     if (b->iLastPos > 0) {
         b->iPosLimit = b->iLastPos;
-        rc = analyzer_run_query(b->an, x->z, (size_t)x->n, on_term, b, b->err);
+        rc = analyzer_run_query(b->an, x->z, (size_t)x->n, x->bExact, on_term, b, b->err);
         if (rc) return rc;
     }
     return termlist_add(b, &b->prefixes, b->aLast, b->nLast);

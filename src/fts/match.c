@@ -612,10 +612,16 @@ static int parse_primary(MatchParser *p, const Scope *pScope, int bReq, FtsNode 
             continue;
         case '=':
             /* '=word' is the word's exact form: the '=' stays in the
-            ** word's text, where the analyzer's query side reads it. */
+            ** word's text, where the analyzer's query side reads it.
+            ** ="a b" makes every word of the phrase (or quorum) exact. */
             if (p->i + 1 < p->n && p->z[p->i + 1] == '"') {
-                return syntax_error(p, p->i, "the exact form operator '=' applies to a word; "
-                                             "inside a phrase, mark each word (\"=a =b\")");
+                int iEq = p->i++;
+                int rc = parse_phrase(p, pScope, bReq, pp);
+                if (rc) return rc;
+                (*pp)->bExact = 1;
+                (*pp)->pos = iEq;
+                (*pp)->len++;
+                return LP_OK;
             }
             break;
         case '<':
@@ -1086,7 +1092,7 @@ static void dump_node(const FtsNode *x, const char *const *azField, int nField, 
         dump_fields(sb, x, azField, nField);
         return;
     case FTSN_PHRASE:
-        strbuf_appendz(sb, "PHRASE(\"");
+        strbuf_appendz(sb, x->bExact ? "=PHRASE(\"" : "PHRASE(\"");
         dump_text(sb, x->z, x->n, "\\\"", 0);
         strbuf_appendc(sb, '"');
         if (x->nSlop) strbuf_appendf(sb, "~%d", x->nSlop);
@@ -1095,7 +1101,7 @@ static void dump_node(const FtsNode *x, const char *const *azField, int nField, 
         dump_fields(sb, x, azField, nField);
         return;
     case FTSN_QUORUM:
-        strbuf_appendz(sb, "QUORUM(\"");
+        strbuf_appendz(sb, x->bExact ? "=QUORUM(\"" : "QUORUM(\"");
         dump_text(sb, x->z, x->n, "\\\"", 0);
         if (x->nQuorum) strbuf_appendf(sb, "\"/%d)", x->nQuorum);
         else strbuf_appendf(sb, "\"/%g)", x->fQuorum);

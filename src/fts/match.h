@@ -40,9 +40,10 @@
 **                        ignored instead of refused
 **   title:hello          Lucene alias: field scope for one word or phrase
 **   =running             exact form: the word as written, not stemmed
-**                        ("=a =b" inside a phrase); not on a prefix or
-**                        before a quote. The '=' stays in the word's raw
-**                        text: the analyzer's query side reads it
+**                        ("=a =b" inside a phrase, ="a b" for all its
+**                        words, also with ~N and /N); not on a prefix.
+**                        The '=' stays in the word's raw text: the
+**                        analyzer's query side reads it
 **                        (analyzer_run_query); '\=' becomes a space there
 **   ( … )                grouping; a group's field scope ends with it
 **   \x                   a special character taken literally
@@ -115,6 +116,8 @@ struct FtsNode {
     int nSlop;              /* PHRASE: proximity window (~N); 0 = exact phrase */
     int bRequired;          /* TERM/PHRASE written with a leading '+' (informational) */
     int anchor;             /* TERM/PHRASE: FTS_ANCHOR_* bits (never with nSlop) */
+    int bExact;             /* PHRASE/QUORUM written ="...": every word is exact
+                            ** (a TERM's '=word' keeps its '=' in z instead) */
     uint32_t nPosLimit;     /* TERM/PREFIX/PHRASE/QUORUM: only positions
                             ** 0..nPosLimit-1 of a field count (@f[N]); 0: all */
     int nQuorum;            /* QUORUM: at least this many words (>= 1), or 0 ... */

@@ -1115,7 +1115,9 @@ static It *instantiate(FtsQuery *q, const PlanNode *pn) {
 /* Analyses a query word or phrase; on error err->pos is made relative to
 ** the MATCH text. */
 static int analyse(FtsQuery *q, const FtsNode *n, int bStem, TokenList *l, LpError *err) {
-    int rc = analyzer_collect(q->an, n->z, (size_t)n->n, bStem, l, err);
+    int rc = analyzer_collect(q->an, n->z, (size_t)n->n,
+                              !bStem ? ANALYZE_UNSTEMMED : n->bExact ? ANALYZE_QUERY_EXACT : ANALYZE_QUERY,
+                              l, err);
     if (rc == LP_NOMEM) return lp_err_set(err, LP_NOMEM, "out of memory analysing the query");
     if (rc != LP_OK) {
         int64_t off = n->pos + (err->pos >= 0 ? err->pos : 0);
@@ -3245,7 +3247,7 @@ static int kw_leaf(void *ctx, const FtsNode *x, int bNegated) {
     (void)bNegated;
     if (x->kind != FTSN_PREFIX) {
         w->pFields = &x->fields;
-        return analyzer_run_query(w->an, x->z, (size_t)x->n, kw_token, w, w->err);
+        return analyzer_run_query(w->an, x->z, (size_t)x->n, x->bExact, kw_token, w, w->err);
     }
     /* the prefix is the last word of the text (as the planner has it) */
     StrBuf pre = {0};

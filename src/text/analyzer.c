@@ -621,7 +621,8 @@ static int norm_word(const char *z, size_t n, char *zOut) {
 enum {
     RUN_UNSTEMMED = 0,          /* normalised words only */
     RUN_INDEX,                  /* a document: stop words, stems, exact forms */
-    RUN_QUERY                   /* a query: stop words, stems; '=word' exact */
+    RUN_QUERY,                  /* a query: stop words, stems; '=word' exact */
+    RUN_QUERY_EXACT             /* a query whose every word is exact (="a b") */
 };
 
 typedef struct RunState {
@@ -776,7 +777,7 @@ static int word_prepare(RunState *s, const char *z, size_t iStart, size_t iEnd, 
     w->iPos = s->iPos++;
     w->iStart = (uint32_t)iStart;
     w->iEnd = (uint32_t)iEnd;
-    w->bExact = s->mode == RUN_QUERY && exact_mark_before(z, iStart);
+    w->bExact = s->mode == RUN_QUERY_EXACT || (s->mode == RUN_QUERY && exact_mark_before(z, iStart));
     return LP_OK;
 }
 
@@ -799,7 +800,8 @@ static int word_finish(RunState *s, PendWord *w, int bHashed) {
         ** stemmer may rewrite aTerm in place. */
         if (s->pStem && (w->bExact || (s->mode == RUN_INDEX && s->a->bExactWords))) {
             if (!s->a->bExactWords) {
-                return lp_err_setpos(s->err, LP_BADINPUT, (int64_t)w->iStart - 1,
+                return lp_err_setpos(s->err, LP_BADINPUT,
+                                     (int64_t)w->iStart - (s->mode == RUN_QUERY),
                                      "the exact form '=%.*s' needs the table option "
                                      "index_exact_words='1' (words are indexed stemmed only)",
                                      (int)(w->iEnd - w->iStart), s->zText + w->iStart);
@@ -936,9 +938,9 @@ int analyzer_run(const Analyzer *a, const char *z, size_t n, uint32_t iPosBase, 
     return run(a, RUN_INDEX, z, n, iPosBase, xToken, ctx, piPosEnd, err);
 }
 
-int analyzer_run_query(const Analyzer *a, const char *z, size_t n, TokenFn xToken, void *ctx,
-                       LpError *err) {
-    return run(a, RUN_QUERY, z, n, 0, xToken, ctx, NULL, err);
+int analyzer_run_query(const Analyzer *a, const char *z, size_t n, int bAllExact, TokenFn xToken,
+                       void *ctx, LpError *err) {
+    return run(a, bAllExact ? RUN_QUERY_EXACT : RUN_QUERY, z, n, 0, xToken, ctx, NULL, err);
 }
 
 int analyzer_run_unstemmed(const Analyzer *a, const char *z, size_t n, TokenFn xToken, void *ctx,
@@ -955,9 +957,10 @@ static int collect_token(void *ctx, const Token *t) {
     return l->buf.oom || VEC_PUSH(&l->a, c) ? LP_NOMEM : LP_OK;
 }
 
-int analyzer_collect(const Analyzer *a, const char *z, size_t n, int bStem, TokenList *l,
+int analyzer_collect(const Analyzer *a, const char *z, size_t n, int mode, TokenList *l,
                      LpError *err) {
-    int rc = run(a, bStem ? RUN_QUERY : RUN_UNSTEMMED, z, n, 0, collect_token, l, NULL, err);
+    int rc = run(a, mode == ANALYZE_QUERY_EXACT ? RUN_QUERY_EXACT : mode ? RUN_QUERY : RUN_UNSTEMMED, z, n,
+                 0, collect_token, l, NULL, err);
     if (rc != LP_OK) return rc;
     for (size_t i = 0; i < l->a.n; i++) l->a.a[i].z = l->buf.z + (uintptr_t)l->a.a[i].z;
     return LP_OK;

@@ -81,12 +81,13 @@ int analyzer_run(const Analyzer *a, const char *z, size_t n, uint32_t iPosBase, 
 
 /* Analyses a query's text z[0..n) into the terms it looks up: as
 ** analyzer_run without exact forms, except that a word written right after
-** an '=' that does not follow a letter or digit ('=running', "=a b") is
-** looked up by its exact form alone. With stemming and exact forms off,
-** such a word is LP_BADINPUT (err->pos: the '='), as no index holds it;
+** an '=' that does not follow a letter or digit ('=running', "=a b"), or
+** every word when bAllExact (the query's ="a b"), is looked up by its
+** exact form alone. With stemming and exact forms off, such a word is
+** LP_BADINPUT (err->pos: the '=', or the word), as no index holds it;
 ** without stemming the word is its own exact form. */
-int analyzer_run_query(const Analyzer *a, const char *z, size_t n, TokenFn xToken, void *ctx,
-                       LpError *err);
+int analyzer_run_query(const Analyzer *a, const char *z, size_t n, int bAllExact, TokenFn xToken,
+                       void *ctx, LpError *err);
 
 /* As analyzer_run, without stop words and stemming: for prefix queries
 ** (`pre*` matches terms that start with the normalised prefix) and for
@@ -101,10 +102,15 @@ typedef struct TokenList {
     StrBuf buf;
 } TokenList;
 
-/* Fills the empty *l with the tokens of z[0..n): analyzer_run_query's when
-** bStem, else analyzer_run_unstemmed's. LP_OK, LP_NOMEM, or the analyzer's error
+/* How analyzer_collect analyses. */
+#define ANALYZE_UNSTEMMED 0   /* analyzer_run_unstemmed */
+#define ANALYZE_QUERY 1       /* analyzer_run_query */
+#define ANALYZE_QUERY_EXACT 2 /* analyzer_run_query, every word exact */
+
+/* Fills the empty *l with the tokens of z[0..n), analysed as mode
+** (ANALYZE_*) says. LP_OK, LP_NOMEM, or the analyzer's error
 ** (err->pos in z). *l is freed by token_list_free either way. */
-int analyzer_collect(const Analyzer *a, const char *z, size_t n, int bStem, TokenList *l,
+int analyzer_collect(const Analyzer *a, const char *z, size_t n, int mode, TokenList *l,
                      LpError *err);
 void token_list_free(TokenList *l);
 

@@ -20,7 +20,8 @@
 **     and the unstemmed word, cut, at the same position and offsets; no
 **     other term starts with the mark;
 **   - its query side (analyzer_run_query) gives, word for word, the
-**     second's term or, where an '=' marks the word, the exact form.
+**     second's term or, where an '=' marks the word, the exact form; with
+**     every word exact (="..."), the exact forms alone.
 */
 #include <stddef.h>
 #include <stdint.h>
@@ -101,11 +102,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     int64_t iBad = utf8_check(z, size);
     const uint32_t iBase = 3;
 
-    /* Runs 0-2: analyzers 0-2; 3: unstemmed; 4: exact forms; 5: its query side. */
-    Run aRun[6];
-    uint32_t aPosEnd[6];
-    int aRc[6];
-    for (int i = 0; i < 6; i++) {
+    /* Runs 0-2: analyzers 0-2; 3: unstemmed; 4: exact forms; 5: its query
+    ** side; 6: the same, every word exact. */
+    Run aRun[7];
+    uint32_t aPosEnd[7];
+    int aRc[7];
+    for (int i = 0; i < 7; i++) {
         aRun[i] = (Run){i == 4, size, i < 3 || i == 4 ? iBase : 0, NULL, 0, 0};
         LpError err;
         lp_err_clear(&err);
@@ -113,7 +115,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             aRc[i] = analyzer_run(aAn[i < 3 ? i : 3], z, size, iBase, on_token, &aRun[i], &aPosEnd[i], &err);
         } else {
             aRc[i] = i == 3 ? analyzer_run_unstemmed(aAn[1], z, size, on_token, &aRun[i], &err)
-                            : analyzer_run_query(aAn[3], z, size, on_token, &aRun[i], &err);
+                            : analyzer_run_query(aAn[3], z, size, i == 6, on_token, &aRun[i], &err);
         }
         if (iBad >= 0) {
             if (aRc[i] != LP_BADINPUT || err.code != LP_BADINPUT || err.pos != iBad || aRun[i].n != 0) abort();
@@ -125,9 +127,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             abort();
         }
     }
-    if (iBad < 0 && aRc[1] == LP_OK && aRc[3] == LP_OK && aRc[4] == LP_OK && aRc[5] == LP_OK) {
+    if (iBad < 0 && aRc[1] == LP_OK && aRc[3] == LP_OK && aRc[4] == LP_OK && aRc[5] == LP_OK &&
+        aRc[6] == LP_OK) {
         const Run *pStem = &aRun[1], *pUnstem = &aRun[3], *pEx = &aRun[4], *pQuery = &aRun[5];
         if (pEx->n != 2 * pStem->n || pQuery->n != pStem->n || aPosEnd[4] != aPosEnd[1]) abort();
+        if (aRun[6].n != pStem->n) abort();
         size_t u = 0; /* the unstemmed word at the same offset */
         for (size_t k = 0; k < pStem->n; k++) {
             const Tok *s = &pStem->a[k], *e = &pEx->a[2 * k], *t = &pEx->a[2 * k + 1], *q = &pQuery->a[k];
@@ -144,6 +148,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             const Tok *pWant = q->z[0] == ANALYZER_EXACT_MARK ? e : s;
             if (!bMarked && pWant == e) abort();
             if (q->n != pWant->n || memcmp(q->z, pWant->z, (size_t)q->n) || q->iStart != s->iStart) abort();
+            const Tok *a = &aRun[6].a[k];
+            if (a->n != e->n || memcmp(a->z, e->z, (size_t)e->n) || a->iStart != s->iStart) abort();
         }
     }
     if (iBad < 0 && aRc[0] == LP_OK && aRc[1] == LP_OK && aRc[3] == LP_OK) {
@@ -157,7 +163,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         if (aPosEnd[0] != iBase + pUnstem->n || aPosEnd[1] != aPosEnd[0]) abort();
     }
-    for (int i = 0; i < 6; i++) free(aRun[i].a);
+    for (int i = 0; i < 7; i++) free(aRun[i].a);
     free(z);
     return 0;
 }

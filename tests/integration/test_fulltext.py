@@ -455,7 +455,6 @@ SYNTAX_ERRORS = [
     ("fox << dog*", r"at offset 7: '<<' joins words and exact phrases; this operand is a prefix"),
     ("fox << dog NEAR/2 bear", r"at offset 11: '<<' and NEAR/N cannot be mixed"),
     ("=fox*", r"at offset 0: the exact form operator '=' does not apply to a prefix"),
-    ('fox ="a b"', r"at offset 4: the exact form operator '=' applies to a word; inside a phrase"),
     ("fox NOTNEAR/2 dog", r"at offset 4: NOTNEAR/N is not supported"),
     ("MAYBE fox", r"at offset 0: MAYBE is an operator"),
     ("fox SENTENCE dog", r"at offset 4: SENTENCE and PARAGRAPH are not supported"),
@@ -583,6 +582,14 @@ EXACT_VOCAB = ["run", "runs", "running", "runner", "cat", "cats", "dog", "dogs",
                "quick", "quickly", "jump", "jumped", "jumping"]
 
 
+def exact_vocab_docs(seed, n):
+    """n random (title, body) documents over EXACT_VOCAB, ids from 1."""
+    rng = random.Random(seed)
+    return {i: (" ".join(rng.choice(EXACT_VOCAB) for _ in range(rng.randint(1, 4))),
+                " ".join(rng.choice(EXACT_VOCAB) for _ in range(rng.randint(3, 12))))
+            for i in range(1, n + 1)}
+
+
 def exact_query(text):
     """text with '=' before each word (not before operators and numbers)."""
     return re.sub(r"(?<![\w/=@])([a-z]+)", r"=\1", text)
@@ -595,10 +602,7 @@ def test_exact_forms_weigh_as_unstemmed_words(server, cur):
     field lengths are the unstemmed table's. Checked in the RAM segment,
     after FLUSH and after OPTIMIZE, for every operator, with BM25F and a
     proximity ranker."""
-    rng = random.Random(7)
-    docs = {i: (" ".join(rng.choice(EXACT_VOCAB) for _ in range(rng.randint(1, 4))),
-                " ".join(rng.choice(EXACT_VOCAB) for _ in range(rng.randint(3, 12))))
-            for i in range(1, 121)}
+    docs = exact_vocab_docs(7, 120)
     ex = make_table(server, "fts_exact_forms", "(title TEXT, body TEXT) morphology='stem_en' "
                     "index_exact_words='1'", docs)
     plain = make_table(server, "fts_exact_plain", "(title TEXT, body TEXT)", docs)
@@ -620,6 +624,11 @@ def test_exact_forms_weigh_as_unstemmed_words(server, cur):
                 assert [i for i, _ in got] == [i for i, _ in want[text]], (step, text, tail)
                 for (_, a), (_, b) in zip(got, want[text]):
                     assert a == pytest.approx(b, rel=1e-6), (step, text, tail)
+    # ="..." makes every word of a phrase, a proximity or a quorum exact.
+    for text in ['"quick running"', '"running cat"~3', '"run runs running runner"/2']:
+        same = match_weights(cur, ex, "=" + text)
+        assert same == match_weights(cur, ex, exact_query(text)), text
+        assert [i for i, _ in same] == [i for i, _ in match_weights(cur, plain, text)], text
     # The stems are still there: 'running' finds every form of run.
     stems = sorted(i for i, (t, b) in docs.items()
                    if re.search(r"\b(run|runs|running)\b", t + " " + b))
@@ -636,6 +645,8 @@ def test_exact_forms_by_hand(server, cur, uniq):
                        ("=Running", [1]),                  # folded like any word
                        ("raining =cats and =dogs", [4]), ("cats dogs", [4, 5]),
                        ('"=cats and =dogs"', [4]), ('"=cat and a dog"', [5]),
+                       ('="cats and dogs"', [4]), ('="cat and a dogs"', []),
+                       ('="cats dogs"~3', [4]), ('="raining cats dogs"/2', [4]),
                        ("=the =cat", [5]),                 # a stop word is dropped either way
                        ("@body =running", [1]), ("^=raining", [4]), ("=dogs$", [4]),
                        ("=quick << run", [3]), ("=cats NEAR/3 dog", [4]),
@@ -694,10 +705,7 @@ def test_expand_keywords_is_the_written_out_or(server, cur):
     the query with each plain word written out as the OR it stands for;
     words in phrases, anchored, negated or already exact stay as they are.
     Without exact forms in the table, 'exact' adds nothing."""
-    rng = random.Random(9)
-    docs = {i: (" ".join(rng.choice(EXACT_VOCAB) for _ in range(rng.randint(1, 4))),
-                " ".join(rng.choice(EXACT_VOCAB) for _ in range(rng.randint(3, 12))))
-            for i in range(1, 81)}
+    docs = exact_vocab_docs(9, 80)
     ex = make_table(server, "fts_expand", "(title TEXT, body TEXT) morphology='stem_en' "
                     "index_exact_words='1'", docs)
     dflt = make_table(server, "fts_expand_dflt", "(title TEXT, body TEXT) morphology='stem_en' "

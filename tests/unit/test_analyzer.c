@@ -961,7 +961,7 @@ static void check_query(const Analyzer *a, const char *z, const char *zWant) {
     Toks t = {0};
     LpError err;
     lp_err_clear(&err);
-    if (analyzer_run_query(a, z, strlen(z), collect, &t, &err) != LP_OK) {
+    if (analyzer_run_query(a, z, strlen(z), 0, collect, &t, &err) != LP_OK) {
         fail_msg("analyzer_run_query(\"%s\"): %s", z, err.zMsg);
     }
     char zGot[512] = "";
@@ -1009,6 +1009,16 @@ static void test_exact_forms(void **state) {
     check_query(a, "x=running 5=cats", "x@0 run@1 5@2 cat@3");
     check_query(a, "(=running) \"=cats\" ==dogs", "=running@0 =cats@1 =dogs@2");
     check_query(a, "=the cats", "cat@1"); /* a stop word is dropped either way */
+    /* ="…": every word exact (the query side of a phrase written so). */
+    Toks e = {0};
+    LpError err0;
+    lp_err_clear(&err0);
+    assert_int_equal(analyzer_run_query(a, "Running the cats", 16, 1, collect, &e, &err0), LP_OK);
+    assert_int_equal(e.n, 2);
+    assert_string_equal(e.a[0].z, "=running");
+    assert_string_equal(e.a[1].z, "=cats");
+    assert_int_equal(e.a[1].iPos, 2);
+    toks_free(&e);
     analyzer_free(a);
 
     /* Unstemmed, a word is its own exact form: '=' changes nothing, and
@@ -1026,10 +1036,13 @@ static void test_exact_forms(void **state) {
     LpError err;
     lp_err_clear(&err);
     const char *z = "cats =running";
-    assert_int_equal(analyzer_run_query(a, z, strlen(z), collect, &u, &err), LP_BADINPUT);
+    assert_int_equal(analyzer_run_query(a, z, strlen(z), 0, collect, &u, &err), LP_BADINPUT);
     assert_int_equal(err.pos, 5);
     assert_string_equal(err.zMsg, "the exact form '=running' needs the table option "
                                   "index_exact_words='1' (words are indexed stemmed only)");
+    toks_free(&u);
+    assert_int_equal(analyzer_run_query(a, z, strlen(z), 1, collect, &u, &err), LP_BADINPUT);
+    assert_int_equal(err.pos, 0); /* every word is exact: the first one fails */
     toks_free(&u);
     /* analyzer_collect's stemmed side is the query side. */
     TokenList l = {0};

@@ -760,8 +760,10 @@ static void test_sphinx_operators(void **state) {
     check("\"a \\=b\"", "PHRASE(\"a  b\")");
     check_error("=cats*", 0, "MATCH: near '=cats*' at offset 0: the exact form operator '=' does "
                              "not apply to a prefix ('=word*')");
-    check_error("a =\"b c\"", 2, "MATCH: near '=\"b c\"' at offset 2: the exact form operator '=' "
-                                  "applies to a word; inside a phrase, mark each word (\"=a =b\")");
+    check("a =\"b c\"", "AND(a, =PHRASE(\"b c\"))");
+    check("=\"b c\"~3 | =\"a b c\"/2", "OR(=PHRASE(\"b c\"~3), =QUORUM(\"a b c\"/2))");
+    check("@title =\"^b c$\"", "^=PHRASE(\" b c \")$@{title}"); /* anchors blanked */
+    check_error("=\"b c", 5, "MATCH: unexpected end of query at offset 5: expected closing '\"'");
     check("a = b", "AND(a, =, b)"); /* a lone '=' is punctuation */
     check_error("a NOTNEAR/3 b", 2, "MATCH: near 'NOTNEAR/3 b' at offset 2: NOTNEAR/N is not "
                                     "supported (write a NEAR/N b with -b, or 'notnear' to search "
