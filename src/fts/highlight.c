@@ -24,6 +24,7 @@
 ** and wrapping marked words in the tags.
 */
 #include "fts/highlight.h"
+#include "fts/search.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -69,6 +70,7 @@ typedef struct Builder {
     char aLast[ANALYZER_MAX_TERM]; /* on_last: the last unstemmed token ... */
     int nLast;                     /* ... its length (0: none) */
     uint32_t iLastPos;             /* ... and position */
+    int bStar;                     /* expand_keywords' star: a plain word is a prefix too */
     LpError *err;                  /* filled on failure */
 } Builder;
 
@@ -111,7 +113,19 @@ static int add_leaf(void *ctx, const FtsNode *x, int bNegated) {
     if (b->iField >= 0 && !fts_fieldset_has(&x->fields, b->iField)) return LP_OK;
     if (x->kind != FTSN_PREFIX) {
         b->iPosLimit = UINT32_MAX;
-        return analyzer_run_query(b->an, x->z, (size_t)x->n, x->bExact, on_term, b, b->err);
+        int rc = analyzer_run_query(b->an, x->z, (size_t)x->n, x->bExact, on_term, b, b->err);
+        if (rc || !b->bStar || x->kind != FTSN_TERM || x->anchor || x->z[0] == ANALYZER_EXACT_MARK) {
+            return rc;
+        }
+        /* expand_keywords: the word also matched as a prefix (search.c's
+        ** plan_expanded: one word, at least min_prefix_len long) */
+        b->nLast = 0;
+        rc = analyzer_run_unstemmed(b->an, x->z, (size_t)x->n, on_last, b, b->err);
+        if (rc || b->nLast == 0 || b->iLastPos > 0) return rc;
+        int nChars = 0;
+        for (int i = 0; i < b->nLast; i++) nChars += (b->aLast[i] & 0xC0) != 0x80;
+        if (nChars < analyzer_min_prefix_len(b->an)) return LP_OK;
+        return termlist_add(b, &b->prefixes, b->aLast, b->nLast);
     }
     /* A prefix may analyse to several words ("e-ma*"): the last one is the
     ** prefix, the ones before it are plain terms. */
@@ -143,7 +157,7 @@ static void termlist_unique(TermList *l) {
     l->n = o;
 }
 
-int fts_hl_query_build(Arena *a, const Analyzer *an, const FtsNode *root, int iField,
+int fts_hl_query_build(Arena *a, const Analyzer *an, const FtsNode *root, int iField, int expand,
                        FtsHlQuery **pp, LpError *err) {
     *pp = NULL;
     if (iField < -1 || iField >= 256) {
@@ -154,6 +168,7 @@ int fts_hl_query_build(Arena *a, const Analyzer *an, const FtsNode *root, int iF
     b.a = a;
     b.an = an;
     b.iField = iField;
+    b.bStar = (expand & FTS_EXPAND_STAR) != 0;
     b.err = err;
     int rc = fts_match_leaves(root, add_leaf, &b);
     if (rc) return rc;

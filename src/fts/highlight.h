@@ -76,9 +76,11 @@ typedef struct FtsHlQuery FtsHlQuery; /* opaque; lives in the arena it was built
 /* The terms to mark in field iField (the table's TEXT fields in
 ** declaration order, as in the MATCH tree's field sets), or in any field
 ** when iField is -1 (SNIPPET over an arbitrary text ignores scopes). root
-** may be NULL (the empty query: nothing to mark). LP_OK, LP_NOMEM, or the
-** analyzer's error for a query word. */
-int fts_hl_query_build(Arena *a, const Analyzer *an, const FtsNode *root, int iField,
+** may be NULL (the empty query: nothing to mark). expand: the query's
+** FTS_EXPAND_* bits (expand_keywords), so the words its star part finds
+** are marked too (its exact part finds nothing the words' stems do not).
+** LP_OK, LP_NOMEM, or the analyzer's error for a query word. */
+int fts_hl_query_build(Arena *a, const Analyzer *an, const FtsNode *root, int iField, int expand,
                        FtsHlQuery **pp, LpError *err);
 
 /* Appends the highlighted text z[0..n) to *out (see the top of this file).

@@ -230,7 +230,7 @@ static void call_snippets(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     FtsNode *root = NULL;
     FtsHlQuery *pHl = NULL;
     if (fts_match_parse(a, zQuery, nQuery, azFts, nFts, &root, &err) ||
-        fts_hl_query_build(a, an, root, -1, &pHl, &err)) {
+        fts_hl_query_build(a, an, root, -1, sqlx_table_expand(table_schema(t)), &pHl, &err)) {
         sqlx_report(r, &err, ER_PARSE);
         goto done;
     }

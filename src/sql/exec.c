@@ -55,6 +55,7 @@ typedef struct Binder {
     int bKnn;               /* the statement has a knn(): KNN_DIST() makes sense */
     const FtsNode *pMatchRoot; /* its tree (NULL: MATCH('')) */
     Table *pTable;          /* the table (for its full-text fields), or NULL */
+    int expand;             /* the MATCH's FTS_EXPAND_* bits (expand_keywords), for HIGHLIGHT() */
 } Binder;
 
 /* A bound expression with what the binder knows statically. */
@@ -274,7 +275,7 @@ static int bind_highlight(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
         }
         h->pText = t.q;
         FtsHlQuery *pHl;
-        if (fts_hl_query_build(b->a, h->an, root, -1, &pHl, b->err)) return b->rc = b->err->code;
+        if (fts_hl_query_build(b->a, h->an, root, -1, b->expand, &pHl, b->err)) return b->rc = b->err->code;
         h->pHlText = pHl;
         out->q = qexpr_call(b->a, qfn_snippet, h, NULL, 0);
     } else {
@@ -335,7 +336,7 @@ static int bind_highlight(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
                 continue;
             }
             FtsHlQuery *pHl;
-            if (fts_hl_query_build(b->a, h->an, root, f, &pHl, b->err)) return b->rc = b->err->code;
+            if (fts_hl_query_build(b->a, h->an, root, f, b->expand, &pHl, b->err)) return b->rc = b->err->code;
             aCol[h->nField] = c;
             apHl[h->nField++] = pHl;
         }
@@ -738,9 +739,7 @@ static const char *opt_word(Binder *b, const SqlMapItem *o) {
 static int apply_profile(Binder *b, const char *zProfiles, const char *zWant, int nFts,
                          const char *const *azFts, FtsRankParams *rank);
 
-/* The table's expand_keywords (checked at CREATE TABLE): the default of
-** its MATCH queries. */
-static int table_expand_keywords(const Schema *sc) {
+int sqlx_table_expand(const Schema *sc) {
     const char *z = schema_option(sc, "expand_keywords");
     int bits = z ? fts_expand_from_name(z) : 0;
     return bits > 0 ? bits : 0;
@@ -1148,11 +1147,12 @@ static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
             return bind_fail_at(b, sel->aOption[i].pos, zMsg);
         }
     }
-    q->rank.expand = table_expand_keywords(sc);
+    q->rank.expand = sqlx_table_expand(sc);
     if (apply_rank_options(b, sel->aOption, sel->nOption, nFts, azFts,
                            schema_option(sc, "rank_profile"), 0, &q->rank)) {
         return b->rc;
     }
+    b->expand = q->rank.expand;
     for (int i = 0; i < sel->nOption; i++) {
         const SqlMapItem *o = &sel->aOption[i];
         double ms;
@@ -1295,7 +1295,7 @@ void sqlx_select(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const SelectStmt *sel = &st->u.select;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, 0, NULL, NULL};
+    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0};
     BoundSelect bs = {0};
     s->meta.bValid = 0;
     if (!sel->zTable) {
@@ -1354,7 +1354,7 @@ void sqlx_explain(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const SelectStmt *sel = &st->u.select;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, 0, NULL, NULL};
+    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0};
     BoundSelect bs = {0};
     StrBuf sb = {0};
     if (!sel->zTable) {
@@ -1435,7 +1435,7 @@ void sqlx_insert(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const InsertStmt *ins = &st->u.insert;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, ins->zTable, &err, LP_OK, 0, 0, NULL, NULL};
+    Binder b = {s, &s->stmt, st, NULL, ins->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0};
     Table *t = bind_table(&b, ins->zTable);
     if (!t) goto fail;
     const Schema *sc = b.pSchema;
@@ -1524,7 +1524,7 @@ static int write_matching(Binder *b, Table *t, const Expr *pWhere, TableOpKind k
     q.pTable = t;
     fts_rank_defaults(&q.rank);
     q.rank.ranker = FTS_RANK_NONE; /* matching only: no scores needed */
-    q.rank.expand = table_expand_keywords(b->pSchema); /* the rows a SELECT would match */
+    q.rank.expand = sqlx_table_expand(b->pSchema); /* the rows a SELECT would match */
     const Expr *pMatch = NULL;
     pWhere = split_call(b, pWhere, "match", &pMatch);
     if (pMatch && bind_match(b, &q, pMatch)) return b->rc;
@@ -1557,7 +1557,7 @@ void sqlx_update(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const UpdateStmt *up = &st->u.update;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, up->zTable, &err, LP_OK, 0, 0, NULL, NULL};
+    Binder b = {s, &s->stmt, st, NULL, up->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0};
     Table *t = bind_table(&b, up->zTable);
     if (!t) goto fail;
     const Schema *sc = b.pSchema;
@@ -1610,7 +1610,7 @@ void sqlx_delete(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const DeleteStmt *del = &st->u.del;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, del->zTable, &err, LP_OK, 0, 0, NULL, NULL};
+    Binder b = {s, &s->stmt, st, NULL, del->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0};
     Table *t = bind_table(&b, del->zTable);
     if (!t) goto fail;
     if (!del->pWhere) {
@@ -1840,7 +1840,7 @@ void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const CreateTableStmt *ct = &st->u.create;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, ct->zTable, &err, LP_OK, 0, 0, NULL, NULL};
+    Binder b = {s, &s->stmt, st, NULL, ct->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0};
     Schema *sc = calloc(1, sizeof(Schema));
     if (!sc) goto oom;
     sc->aCol = calloc((size_t)(ct->nCol ? ct->nCol : 1), sizeof(ColumnSchema));
@@ -1976,7 +1976,7 @@ void sqlx_alter_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     if (!t) return;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, at->zTable, &err, LP_OK, 0, 0, NULL, NULL};
+    Binder b = {s, &s->stmt, st, NULL, at->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0};
     const Schema *so = table_schema(t);
     ColumnSchema col = {0};
     Schema *sn = NULL;

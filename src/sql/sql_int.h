@@ -109,6 +109,9 @@ void sqlx_update(SqlSession *s, const SqlStmt *st, SqlResult *r);
 void sqlx_delete(SqlSession *s, const SqlStmt *st, SqlResult *r);
 void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r);
 void sqlx_alter_table(SqlSession *s, const SqlStmt *st, SqlResult *r);
+/* The table's expand_keywords option (checked at CREATE TABLE) as
+** FTS_EXPAND_* bits: the default of its MATCH queries and snippets. */
+int sqlx_table_expand(const Schema *sc);
 
 /* session.c: transactions. */
 /* Commits the open transaction (if any). LP_OK, or an error in err. */

@@ -745,6 +745,14 @@ def test_expand_keywords_in_writes_and_errors(server, cur, uniq):
     t = make_table(server, uniq(), "(body TEXT) morphology='stem_en' index_exact_words='1' "
                    "expand_keywords='star'", {1: ("catalog",), 2: ("cats",), 3: ("dog",)})
     assert sorted(match_ids(cur, t, "cat")) == [1, 2]
+    # HIGHLIGHT() and CALL SNIPPETS mark what the star part found
+    cur.execute(f"SELECT id, HIGHLIGHT() FROM {t} WHERE MATCH('cat') ORDER BY id ASC")
+    assert cur.fetchall() == ((1, "<b>catalog</b>"), (2, "<b>cats</b>"))
+    cur.execute(f"SELECT id, HIGHLIGHT() FROM {t} WHERE MATCH('cat') ORDER BY id ASC "
+                "OPTION expand_keywords=0")
+    assert cur.fetchall() == ((2, "<b>cats</b>"),)
+    cur.execute(f"CALL SNIPPETS('a catalog of cats', '{t}', 'cat')")
+    assert cur.fetchall() == (("a <b>catalog</b> of <b>cats</b>",),)
     cur.execute(f"DELETE FROM {t} WHERE MATCH('cat')")   # what the SELECT matched
     assert sorted(match_ids(cur, t, "")) == [3]
     cur.execute(f"SHOW CREATE TABLE {t}")

@@ -43,7 +43,7 @@ static const char *hl_an(const Analyzer *an, const char *zQuery, int iField, con
         fail_msg("parse of %s: %s", zQuery, err.zMsg);
     }
     FtsHlQuery *q;
-    if (fts_hl_query_build(&gArena, an, root, iField, &q, &err) != LP_OK)
+    if (fts_hl_query_build(&gArena, an, root, iField, 0, &q, &err) != LP_OK)
         fail_msg("build: %s", err.zMsg);
     StrBuf sb = {0};
     int rc = fts_highlight(an, q, zText, nText, o, &sb, &err);
@@ -371,7 +371,7 @@ static void test_edge_cases(void **state) {
     arena_reset(&gArena);
     LpError err;
     FtsHlQuery *q;
-    assert_int_equal(fts_hl_query_build(&gArena, gStem, NULL, F_BODY, &q, &err), LP_OK);
+    assert_int_equal(fts_hl_query_build(&gArena, gStem, NULL, F_BODY, 0, &q, &err), LP_OK);
     StrBuf sb = {0};
     assert_int_equal(fts_highlight(gStem, q, "ab\xff", 3, NULL, &sb, &err), LP_BADINPUT);
     assert_int_equal(err.pos, 2);
@@ -384,7 +384,7 @@ static void test_edge_cases(void **state) {
     /* The output is appended to what the buffer holds. */
     FtsNode *root;
     assert_int_equal(fts_match_parse(&gArena, "b", 1, azField, NFIELD, &root, &err), LP_OK);
-    assert_int_equal(fts_hl_query_build(&gArena, gStem, root, F_BODY, &q, &err), LP_OK);
+    assert_int_equal(fts_hl_query_build(&gArena, gStem, root, F_BODY, 0, &q, &err), LP_OK);
     strbuf_appendz(&sb, "x:");
     assert_int_equal(fts_highlight(gStem, q, "a b", 3, NULL, &sb, &err), LP_OK);
     assert_string_equal(sb.z, "x:a <b>b</b>");
