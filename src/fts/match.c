@@ -7,7 +7,7 @@
 **   query   := [ '@@relaxed' ] group-body END
 **   group   := '(' group-body ')'
 **   body    := { field-op | chain }             implicit AND of the chains
-**   chain   := or-list { ( '<<' | 'NEAR/' N ) or-list }
+**   chain   := or-list { ( '<<' | 'NEAR/' N ) or-list } | or-list 'NOTNEAR/' N or-list
 **   or-list := [ '-' | '!' ] operand { ( '|' | 'MAYBE' ) operand }
 **   operand := { field-op } [ '+' ] primary
 **   primary := [ '^' ] word [ '*' | '$' ] | phrase [ '~' N | '/' N ] | group
@@ -211,9 +211,10 @@ static int keyword_at(const MatchParser *p, int i, const char *zKw, int bSlash, 
     return j - i;
 }
 
-/* Is z[i] a binary operator keyword: MAYBE or NEAR/N? */
+/* Is z[i] a binary operator keyword: MAYBE, NEAR/N or NOTNEAR/N? */
 static int operator_keyword_at(const MatchParser *p, int i) {
-    return keyword_at(p, i, "MAYBE", 0, NULL) || keyword_at(p, i, "NEAR", 1, NULL);
+    return keyword_at(p, i, "MAYBE", 0, NULL) || keyword_at(p, i, "NEAR", 1, NULL) ||
+           keyword_at(p, i, "NOTNEAR", 1, NULL);
 }
 
 /* Index of the field named z[0..n) (ASCII case-insensitive), or -1. */
@@ -564,10 +565,6 @@ static int parse_phrase(MatchParser *p, const Scope *pScope, int bReq, FtsNode *
 ** operand should start: an error naming it. LP_OK when there is none. */
 static int refuse_keyword(MatchParser *p) {
     int i = p->i;
-    if (keyword_at(p, i, "NOTNEAR", 1, NULL)) {
-        return syntax_error(p, i, "NOTNEAR/N is not supported (write a NEAR/N b with -b, or "
-                                  "'notnear' to search the word)");
-    }
     if (keyword_at(p, i, "SENTENCE", 0, NULL) || keyword_at(p, i, "PARAGRAPH", 0, NULL)) {
         return syntax_error(p, i, "SENTENCE and PARAGRAPH are not supported: loupe does not "
                                   "index sentence or paragraph boundaries (write the word in "
@@ -576,7 +573,9 @@ static int refuse_keyword(MatchParser *p) {
     if (operator_keyword_at(p, i)) {
         return syntax_error(p, i, "%s is an operator: expected a word, phrase or '(' before it "
                                   "(write it in lower case to search the word)",
-                            keyword_at(p, i, "MAYBE", 0, NULL) ? "MAYBE" : "NEAR/N");
+                            keyword_at(p, i, "MAYBE", 0, NULL)  ? "MAYBE"
+                            : keyword_at(p, i, "NEAR", 1, NULL) ? "NEAR/N"
+                                                                : "NOTNEAR/N");
     }
     for (int k = 0; k < 2; k++) {
         const char *zKw = k ? "ZONESPAN" : "ZONE";
@@ -855,28 +854,34 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
     if (rc) return rc;
     NodeList l = {0};
     FtsNodeKind kind = FTSN_AND; /* none yet */
+    int bNot = 0;                /* the chain's operator is NOTNEAR/N */
     int *aDist = NULL, nDist = 0, capDist = 0;
     int iEnd = p->i;
     for (;;) {
         skip_space(p);
-        int iOp = p->i, nNear = 0, nTake = 0;
+        int iOp = p->i, nNear = 0, nTake = 0, bNotOp = 0;
         FtsNodeKind k;
         if (p->i + 1 < p->n && p->z[p->i] == '<' && p->z[p->i + 1] == '<') {
             k = FTSN_BEFORE;
             nTake = 2;
-        } else if ((nTake = keyword_at(p, p->i, "NEAR", 1, &nNear)) > 0) {
+        } else if ((nTake = keyword_at(p, p->i, "NEAR", 1, &nNear)) > 0 ||
+                   (bNotOp = (nTake = keyword_at(p, p->i, "NOTNEAR", 1, &nNear)) > 0)) {
             k = FTSN_NEAR;
             if (nNear < 1 || nNear > FTS_MATCH_MAX_SLOP) {
-                return syntax_error(p, iOp + 5, "NEAR/N takes a distance from 1 to %d",
-                                    FTS_MATCH_MAX_SLOP);
+                return syntax_error(p, iOp + (bNotOp ? 8 : 5), "%s takes a distance from 1 to %d",
+                                    bNotOp ? "NOTNEAR/N" : "NEAR/N", FTS_MATCH_MAX_SLOP);
             }
         } else {
             break;
         }
-        const char *zOp = k == FTSN_BEFORE ? "'<<'" : "NEAR/N";
-        if (kind != FTSN_AND && k != kind) {
-            return syntax_error(p, iOp, "'<<' and NEAR/N cannot be mixed in one chain");
+        const char *zOp = k == FTSN_BEFORE ? "'<<'" : bNotOp ? "NOTNEAR/N" : "NEAR/N";
+        if (kind != FTSN_AND && (k != kind || bNotOp != bNot)) {
+            return syntax_error(p, iOp, "'<<', NEAR/N and NOTNEAR/N cannot be mixed in one chain");
         }
+        if (bNot) {
+            return syntax_error(p, iOp, "NOTNEAR/N takes two operands (a NOTNEAR/N b)");
+        }
+        bNot = bNotOp;
         if (l.n == 0) {
             if (!check_chain_operand(p, *pp, zOp)) return LP_BADINPUT;
             if ((rc = list_push(p, &l, *pp))) return rc;
@@ -910,6 +915,7 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
     x->aChild = l.a;
     x->nChild = l.n;
     x->aDist = aDist;
+    x->bNotNear = bNot;
     x->fields = l.a[0]->fields;
     for (int i = 1; i < l.n; i++) {
         for (int w = 0; w < 4; w++) x->fields.a[w] &= l.a[i]->fields.a[w];
@@ -1019,7 +1025,9 @@ static int leaves(const FtsNode *x, int bNegated, FtsLeafFn xLeaf, void *ctx) {
     case FTSN_BEFORE:
     case FTSN_NEAR:
         for (int k = 0; k < x->nChild; k++) {
-            int rc = leaves(x->aChild[k], bNegated || x->kind == FTSN_NOT, xLeaf, ctx);
+            /* NOTNEAR's second operand is a negation */
+            int rc = leaves(x->aChild[k], bNegated || x->kind == FTSN_NOT || (x->bNotNear && k == 1),
+                            xLeaf, ctx);
             if (rc) return rc;
         }
         return LP_OK;
@@ -1118,6 +1126,7 @@ static void dump_node(const FtsNode *x, const char *const *azField, int nField, 
                            : x->kind == FTSN_NOT    ? "NOT("
                            : x->kind == FTSN_MAYBE  ? "MAYBE("
                            : x->kind == FTSN_BEFORE ? "BEFORE("
+                           : x->bNotNear            ? "NOTNEAR("
                                                     : "NEAR(");
         for (int k = 0; k < x->nChild; k++) {
             if (k) strbuf_appendz(sb, ", ");

@@ -25,6 +25,8 @@
 **                        in either order, in one field; a chain
 **                        `a NEAR/3 b NEAR/4 c` puts c within 4 of the span
 **                        a and b matched (Sphinx semantics)
+**   a NOTNEAR/3 b        a where no b is within 3 positions, either side,
+**                        in one field (two operands; b counts as negated)
 **                        (`<<` and NEAR bind looser than `|` and tighter
 **                        than the implicit AND; their operands are words
 **                        and exact phrases; one chain uses one operator)
@@ -51,7 +53,7 @@
 **   ( ) | - ! @ " ~ * \ + :  (':' only after a field name; '$' only at
 **   the end of a word, '<' only as `<<`).
 ** Refused by name rather than misread (each with its own message):
-** NOTNEAR/N, SENTENCE, PARAGRAPH, ZONE:, ZONESPAN:.
+** SENTENCE, PARAGRAPH, ZONE:, ZONESPAN:.
 ** MAYBE, NEAR/N and the refused keywords
 ** are operators only in upper case, as in Sphinx; lower case they are
 ** words.
@@ -123,6 +125,8 @@ struct FtsNode {
     int nQuorum;            /* QUORUM: at least this many words (>= 1), or 0 ... */
     double fQuorum;         /* ... this fraction of them, in (0, 1] */
     int *aDist;             /* NEAR: nChild - 1 distances, each >= 1 */
+    int bNotNear;           /* NEAR written NOTNEAR/N: two children, the first
+                            ** where the second is not within aDist[0] */
     FtsNode **aChild;       /* AND/OR/NOT/MAYBE/BEFORE/NEAR children */
     int nChild;
 };

@@ -51,6 +51,7 @@ static const char *const azQType[] = {"term", "prefix", "phrase"};
 ** and each word's positions past its limit are dropped as they are read,
 ** so the limited word or phrase counts only the matches before it. */
 typedef struct PlanNode PlanNode;
+static int phrase_required(const PlanNode *pn);
 struct PlanNode {
     PNKind kind;
     QType qtype;                /* GROUP, LEAF, PHRASE */
@@ -72,6 +73,8 @@ struct PlanNode {
     int nOp;                    /* PHRASE: operands of a chain, 0 for a phrase */
     int *aOpStart;              /* chain: nOp + 1 word offsets */
     const int *aDist;           /* chain: NEAR's nOp - 1 distances; NULL: '<<' */
+    int bNotNear;               /* chain of two: NOTNEAR/aDist[0], the second operand's
+                                ** words optional (absent or far: the first matches) */
     const uint32_t *aPosLimit;  /* per word: only its positions below this count
                                 ** (@field[N]; 0: all); NULL: no word is limited */
     int nThreshold;             /* QUORUM: children that must match (2..nChild-1) */
@@ -525,6 +528,12 @@ static const ItVt quorumh_vt = {quorumh_next, quorumh_advance, orh_score};
 
 /* -- phrase, proximity, anchors and chains in one field -- */
 
+/* The words a PHRASE node's documents must hold: all, but for NOTNEAR
+** those of its first operand (they come first). */
+static int phrase_required(const PlanNode *pn) {
+    return pn->bNotNear ? pn->aOpStart[1] : pn->nTerm;
+}
+
 /* Positions [lo, hi] that some operands of a NEAR chain occupy. */
 typedef struct Span {
     uint32_t lo, hi;
@@ -670,6 +679,13 @@ static uint32_t chain_count(PhraseIt *p) {
     FtsQuery *q = p->base.q;
     for (int o = 0; o < pn->nOp; o++) {
         int w0 = pn->aOpStart[o];
+        if (pn->bNotNear && o == 1) {
+            /* absent words: no start; else where it occurs */
+            p->anStart[1] = 0;
+            int bAll = 1;
+            for (int i = w0; i < pn->aOpStart[2]; i++) bAll &= p->anPos[i] > 0;
+            if (!bAll) break;
+        }
         if (p->anPos[w0] > p->anStartCap[o]) {
             uint32_t cap = p->anPos[w0] * 2;
             uint32_t *a = arena_alloc(q->a, sizeof(uint32_t) * cap);
@@ -678,9 +694,25 @@ static uint32_t chain_count(PhraseIt *p) {
             p->anStartCap[o] = cap;
         }
         p->anStart[o] = exact_starts(p, w0, pn->aOpStart[o + 1], p->aaStart[o]);
-        if (p->anStart[o] == 0) return 0;
+        if (p->anStart[o] == 0 && !(pn->bNotNear && o == 1)) return 0;
     }
     const uint32_t *anStart = p->anStart;
+    if (pn->bNotNear) {
+        /* the first operand's occurrences with no occurrence of the second
+        ** within the distance, on either side (NEAR's test, negated) */
+        uint32_t len0 = pn->aQPos[pn->aOpStart[1] - 1] - pn->aQPos[pn->aOpStart[0]];
+        uint32_t len1 = pn->aQPos[pn->aOpStart[2] - 1] - pn->aQPos[pn->aOpStart[1]];
+        uint64_t dist = (uint64_t)pn->aDist[0];
+        uint32_t nKeep = 0, j = 0;
+        for (uint32_t k = 0; k < anStart[0]; k++) {
+            uint64_t t = p->aaStart[0][k];
+            /* the second's starts that end before t - dist are far for
+            ** this and every later first-operand start */
+            while (j < anStart[1] && (uint64_t)p->aaStart[1][j] + len1 + dist < t) j++;
+            nKeep += !(j < anStart[1] && (uint64_t)p->aaStart[1][j] <= t + len0 + dist);
+        }
+        return nKeep;
+    }
     if (!pn->aDist) {
         int64_t prevEnd = -1;
         for (int o = 0; o < pn->nOp; o++) {
@@ -802,10 +834,12 @@ static uint32_t phrase_count(PhraseIt *p) {
 /* Moves p to the first document >= d that holds all its words, their
 ** positions not yet compared (phrase_verify does that). */
 static uint32_t phrase_approx(PhraseIt *p, uint32_t d) {
+    int nReq = phrase_required(p->base.pn);
     for (;;) {
         if (d == FTS_NO_DOC) return p->base.doc = FTS_NO_DOC;
         int k = 0;
         for (; k < p->n; k++) {
+            if (p->aOrder[k] >= nReq) continue; /* NOTNEAR's second operand */
             FtsPostings *c = p->ac[p->aOrder[k]];
             p->base.q->st.nPostings++;
             if (c->doc == FTS_BEFORE_FIRST) c->vt->xNext(c);
@@ -822,7 +856,18 @@ static uint32_t phrase_approx(PhraseIt *p, uint32_t d) {
 /* Reads the words' positions in p's document and counts the matches
 ** into p->tf. LP_OK, or an error (q->rc set). */
 static int phrase_verify(PhraseIt *p) {
+    int nReq = phrase_required(p->base.pn);
     for (int i = 0; i < p->n; i++) {
+        if (i >= nReq) {
+            /* NOTNEAR's second operand: its positions where it occurs */
+            FtsPostings *c = p->ac[i];
+            if (c->doc == FTS_BEFORE_FIRST) c->vt->xNext(c);
+            if (c->doc < p->base.doc) c->vt->xAdvance(c, p->base.doc);
+            if (c->doc != p->base.doc) {
+                p->anPos[i] = 0;
+                continue;
+            }
+        }
         if (pos_load(p, i) != LP_OK) {
             p->tf = 0;
             return p->base.q->rc = p->base.q->errIter.code;
@@ -837,7 +882,7 @@ static int phrase_verify(PhraseIt *p) {
 ** match too), so no more than the rarest word's frequency. */
 static uint32_t phrase_tf_bound(const PhraseIt *p) {
     uint32_t m = UINT32_MAX;
-    for (int i = 0; i < p->n; i++) {
+    for (int i = 0; i < phrase_required(p->base.pn); i++) {
         if (p->ac[i]->tf < m) m = p->ac[i]->tf;
     }
     return m;
@@ -1441,7 +1486,14 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
     int bLimited = 0;       /* some operand has one */
     for (int c = 0; c < n->nChild; c++) {
         if (analyse(q, n->aChild[c], 1, &aL[c], err)) goto out;
+        int bNeg = n->bNotNear && c == 1; /* NOTNEAR's second operand is no keyword */
+        q->nNotDepth += bNeg;
         aOpBase[c] = take_qpos(q, &aL[c]);
+        q->nNotDepth -= bNeg;
+        if (aL[c].a.n == 0 && n->bNotNear && c == 0) {
+            *pbDropped = 1; /* nothing to match near or far from */
+            goto out;
+        }
         if (aL[c].a.n == 0) continue;
         nOneLimit = n->aChild[c]->nPosLimit;
         bLimited |= nOneLimit != 0;
@@ -1478,10 +1530,20 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
         int bAll;
         PlanNode *pn = phrase_pn(q, f, aTok, nTok, &bAll, err);
         if (!pn) goto nomem;
+        if (n->bNotNear) {
+            /* only the first operand must be in the field; the idf is its */
+            bAll = 1;
+            pn->idf = 0;
+            for (int i = 0; i < aOpStart[1]; i++) {
+                bAll &= pn->aInfo[i].df > 0;
+                pn->idf += idf_of(q->src->nDocs, pn->aInfo[i].df ? pn->aInfo[i].df : 1);
+            }
+        }
         if (!bAll) continue;
         pn->nOp = nOp;
         pn->aOpStart = aOpStart;
         pn->aDist = aDist;
+        pn->bNotNear = n->bNotNear;
         if (bLimited) {
             /* each operand's words take its own limit */
             uint32_t *aLim = arena_alloc(q->a, sizeof(uint32_t) * (size_t)nTok);
@@ -2137,7 +2199,7 @@ static int fkeys_collect(FtsQuery *q, FtsFactors *fx, const PlanNode *pn) {
     case PN_LEAF:
         return fkey_add(q, fx, pn->iField, pn->key, pn->nKey, &pn->info, 0, pn->qpos);
     case PN_PHRASE:
-        for (int i = 0; i < pn->nTerm && rc == LP_OK; i++) {
+        for (int i = 0; i < phrase_required(pn) && rc == LP_OK; i++) {
             rc = fkey_add(q, fx, pn->iField, pn->aKey[i], pn->anKey[i], &pn->aInfo[i],
                           pn->aPosLimit ? pn->aPosLimit[i] : 0, pn->aGQPos[i]);
         }
@@ -2933,7 +2995,7 @@ static void pn_text(const PlanNode *pn, StrBuf *sb) {
     if (pn->anchor & FTS_ANCHOR_START) strbuf_appendc(&t, '^');
     for (int i = 0, o = 0; i < pn->nTerm; i++) {
         if (pn->nOp && o + 1 < pn->nOp && i == pn->aOpStart[o + 1]) {
-            if (pn->aDist) strbuf_appendf(&t, " NEAR/%d ", pn->aDist[o]);
+            if (pn->aDist) strbuf_appendf(&t, pn->bNotNear ? " NOTNEAR/%d " : " NEAR/%d ", pn->aDist[o]);
             else strbuf_appendz(&t, " << ");
             o++;
         } else if (i) {
@@ -3101,7 +3163,8 @@ static void plan_text(const FtsQuery *q, const PlanNode *pn, int depth, StrBuf *
         strbuf_appendc(sb, '\n');
         return;
     case PN_GROUP:
-        strbuf_appendf(sb, "%s ", pn->aChild[0]->nOp ? (pn->aChild[0]->aDist ? "near" : "before")
+        strbuf_appendf(sb, "%s ", pn->aChild[0]->nOp ? (pn->aChild[0]->bNotNear ? "notnear"
+                                                        : pn->aChild[0]->aDist ? "near" : "before")
                                   : pn->qtype == QT_PHRASE && pn->aChild[0]->nSlop ? "proximity"
                                   : pn->aChild[0]->anchor ? "anchored"
                                                            : azQType[pn->qtype]);

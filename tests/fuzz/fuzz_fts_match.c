@@ -6,7 +6,8 @@
 ** sanitizers), it checks the parser's promises: success gives a tree
 ** whose every node lies inside the query, with flat AND/OR of two or more
 ** children, NOT only under an AND that also holds something positive,
-** MAYBE of two, chains ('<<', NEAR/N) of words and exact phrases only,
+** MAYBE of two, chains ('<<', NEAR/N; NOTNEAR/N of two) of words and
+** exact phrases only,
 ** quorum thresholds in range, and NUL-terminated leaf text, and the dump
 ** of any tree succeeds; failure
 ** gives no tree, a message and, for a syntax error, an offset inside the
@@ -66,6 +67,7 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
     case FTSN_BEFORE:
     case FTSN_NEAR:
         if (x->nChild < 2) abort();
+        if (x->bNotNear && (x->kind != FTSN_NEAR || x->nChild != 2)) abort(); /* a NOTNEAR/N b */
         for (int k = 0; k < x->nChild; k++) {
             const FtsNode *c = x->aChild[k];
             if (!(c->kind == FTSN_TERM || (c->kind == FTSN_PHRASE && c->nSlop == 0)) || c->anchor) {

@@ -393,6 +393,21 @@ OPERATOR_CASES = [
     ("lazy NEAR/1 dog NEAR/2 over", [1]),
     ("brown NEAR/2 quick", [1]),
     ('"lazy dog" NEAR/3 jumps', [1]),
+    # NOTNEAR/N: the first operand where the second is absent or more than
+    # N positions away (either side), in one field; any one occurrence
+    ("fox NOTNEAR/2 dog", [1, 4, 6]),          # title 1 has no dog at all
+    ("@body fox NOTNEAR/5 dog", [6]),          # body 1: fox 1, dog 6: 5 apart
+    ("@body fox NOTNEAR/4 dog", [1, 6]),
+    ("@body dog NOTNEAR/5 fox", [2, 8]),       # either side
+    ("brown NOTNEAR/1 dog", [1, 3]),           # body 8: "brown dog"
+    ("@body quick NOTNEAR/3 brown", [3, 4, 7]),
+    ("@body quick NOTNEAR/4 brown", [4, 7]),
+    ('@body "lazy dog" NOTNEAR/3 jumps', []),
+    ('@body "lazy dog" NOTNEAR/1 jumps', [1]),
+    ("fox NOTNEAR/3 nothere", [1, 4, 6]),
+    ("nothere NOTNEAR/3 fox", []),
+    ("quick (fox NOTNEAR/1 brown)", [1, 4]),   # title 1 "brown fox"; body 1 has no brown
+    ("quick (@title fox NOTNEAR/1 brown)", [4]),
     # every field but some; unknown fields ignored under @@relaxed
     ("@!title fox", [1, 6]),
     ("@!(body) fox", [1, 4]),
@@ -453,9 +468,9 @@ SYNTAX_ERRORS = [
     ("-fox !dog", r"negated"),
     ('"a b"/0', r"at offset 6: a quorum threshold must be at least 1"),
     ("fox << dog*", r"at offset 7: '<<' joins words and exact phrases; this operand is a prefix"),
-    ("fox << dog NEAR/2 bear", r"at offset 11: '<<' and NEAR/N cannot be mixed"),
+    ("fox << dog NEAR/2 bear", r"at offset 11: '<<', NEAR/N and NOTNEAR/N cannot be mixed"),
     ("=fox*", r"at offset 0: the exact form operator '=' does not apply to a prefix"),
-    ("fox NOTNEAR/2 dog", r"at offset 4: NOTNEAR/N is not supported"),
+    ("fox NOTNEAR/2 dog NOTNEAR/1 bear", r"at offset 18: NOTNEAR/N takes two operands"),
     ("MAYBE fox", r"at offset 0: MAYBE is an operator"),
     ("fox SENTENCE dog", r"at offset 4: SENTENCE and PARAGRAPH are not supported"),
     ("^fox*", r"at offset 0: '\^' and '\$' anchor a word or an exact phrase, not a prefix"),
@@ -1154,6 +1169,13 @@ def test_new_operators_plan_and_highlight(cur, corpus):
     cur.execute(f"EXPLAIN SELECT id FROM {corpus} WHERE MATCH(%s)", ("fox NEAR/4 lazy",))
     plan = "\n".join(r[0] for r in cur.fetchall())
     assert 'near "fox NEAR/4 lazy"' in plan and "strategy=phrase_topk" in plan
+    cur.execute(f"EXPLAIN SELECT id FROM {corpus} WHERE MATCH(%s)", ("fox NOTNEAR/2 dog",))
+    plan = "\n".join(r[0] for r in cur.fetchall())
+    assert 'notnear "fox NOTNEAR/2 dog"' in plan, plan
+    # NOTNEAR's second operand is not highlighted (nor a keyword)
+    cur.execute(f"SELECT id, HIGHLIGHT() FROM {corpus} WHERE MATCH(%s) ORDER BY id ASC",
+                ("@body fox NOTNEAR/4 dog",))
+    assert cur.fetchall()[0] == (1, "quick brown fox | the <b>fox</b> jumps over the lazy dog")
     cur.execute(f"EXPLAIN SELECT id FROM {corpus} WHERE MATCH(%s)", ("fox MAYBE quick",))
     plan = "\n".join(r[0] for r in cur.fetchall())
     assert "MAYBE" in plan and "optional" in plan and "the query has MAYBE" in plan

@@ -692,8 +692,8 @@ static void test_sphinx_operators(void **state) {
     x = parse("@title a << @(title,body) b");
     assert_int_equal(x->kind, FTSN_BEFORE);
     assert_true(fts_fieldset_has(&x->fields, 0) && !fts_fieldset_has(&x->fields, 1));
-    check_error("a << b NEAR/2 c", 7, "MATCH: near 'NEAR/2 c' at offset 7: '<<' and NEAR/N cannot be "
-                                      "mixed in one chain");
+    check_error("a << b NEAR/2 c", 7, "MATCH: near 'NEAR/2 c' at offset 7: '<<', NEAR/N and NOTNEAR/N "
+                                      "cannot be mixed in one chain");
     check_error("a* << b", 0, "MATCH: near 'a* << b' at offset 0: '<<' joins words and exact phrases; "
                               "this operand is a prefix");
     check_error("a << b | c", 5, "MATCH: near 'b | c' at offset 5: '<<' joins words and exact "
@@ -765,9 +765,21 @@ static void test_sphinx_operators(void **state) {
     check("@title =\"^b c$\"", "^=PHRASE(\" b c \")$@{title}"); /* anchors blanked */
     check_error("=\"b c", 5, "MATCH: unexpected end of query at offset 5: expected closing '\"'");
     check("a = b", "AND(a, =, b)"); /* a lone '=' is punctuation */
-    check_error("a NOTNEAR/3 b", 2, "MATCH: near 'NOTNEAR/3 b' at offset 2: NOTNEAR/N is not "
-                                    "supported (write a NEAR/N b with -b, or 'notnear' to search "
-                                    "the word)");
+    /* NOTNEAR/N: two operands; its second is reported as negated */
+    check("a NOTNEAR/3 b", "NOTNEAR(a, /3, b)");
+    check("x \"a b\" NOTNEAR/1 c", "AND(x, NOTNEAR(PHRASE(\"a b\"), /1, c))");
+    check("a notnear/3 b", "AND(a, notnear/3, b)");
+    check_error("a NOTNEAR/3 b NOTNEAR/2 c", 14, "MATCH: near 'NOTNEAR/2 c' at offset 14: NOTNEAR/N "
+                                                 "takes two operands (a NOTNEAR/N b)");
+    check_error("a NEAR/3 b NOTNEAR/2 c", 11, "MATCH: near 'NOTNEAR/2 c' at offset 11: '<<', NEAR/N "
+                                              "and NOTNEAR/N cannot be mixed in one chain");
+    check_error("a NOTNEAR/0 b", 10, "MATCH: near '0 b' at offset 10: NOTNEAR/N takes a distance from "
+                                     "1 to 100000");
+    check_error("NOTNEAR/3 b", 0, "MATCH: near 'NOTNEAR/3 b' at offset 0: NOTNEAR/N is an operator: "
+                                  "expected a word, phrase or '(' before it (write it in lower case to "
+                                  "search the word)");
+    check_error("a NOTNEAR/3 b*", 12, "MATCH: near 'b*' at offset 12: NOTNEAR/N joins words and exact "
+                                      "phrases; this operand is a prefix");
     check_error("a SENTENCE b", 2, "MATCH: near 'SENTENCE b' at offset 2: SENTENCE and PARAGRAPH are "
                                    "not supported: loupe does not index sentence or paragraph "
                                    "boundaries (write the word in lower case to search it)");

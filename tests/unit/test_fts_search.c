@@ -251,6 +251,32 @@ static int chain_holds(const FtsNode *n, int i, int f, int o, int lo, int hi) {
     return 0;
 }
 
+/* Occurrences of a NOTNEAR's first operand in doc i's field f with no
+** occurrence of the second within the distance (the gap NEAR measures),
+** every pair compared. */
+static int notnear_count(const FtsNode *n, int i, int f) {
+    int aw0[8], aw1[8];
+    int nw0 = operand_words(n->aChild[0], aw0), nw1 = operand_words(n->aChild[1], aw1);
+    const int *d = g_docs[i].aaWord[f];
+    int scan0 = scan_len(n->aChild[0]->nPosLimit, i, f), scan1 = scan_len(n->aChild[1]->nPosLimit, i, f);
+    int nKeep = 0;
+    for (int s = 0; s + nw0 <= scan0; s++) {
+        int ok = 1;
+        for (int j = 0; j < nw0 && ok; j++) ok = d[s + j] == aw0[j];
+        if (!ok) continue;
+        int lo = s, hi = s + nw0 - 1, bNear = 0;
+        for (int t = 0; t + nw1 <= scan1 && !bNear; t++) {
+            int m = 1;
+            for (int j = 0; j < nw1 && m; j++) m = d[t + j] == aw1[j];
+            int e = t + nw1 - 1;
+            int gap = t > hi ? t - hi : lo > e ? lo - e : 0;
+            bNear = m && gap <= n->aDist[0];
+        }
+        nKeep += !bNear;
+    }
+    return nKeep;
+}
+
 /* Does doc i match node n; *pScore = its contribution. */
 static int ref_eval(const FtsNode *n, int i, double *pScore) {
     *pScore = 0;
@@ -418,13 +444,15 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
     }
     case FTSN_BEFORE:
     case FTSN_NEAR: {
-        /* scored as a phrase of all the operands' words, tf 1 per field */
+        /* scored as a phrase of all the operands' words, tf 1 per field;
+        ** NOTNEAR as a phrase of its first operand's, tf its occurrences
+        ** that no occurrence of the second is near */
         double x = 0, gidf = -1;
         for (int f = 0; f < NF; f++) {
             if (!fts_fieldset_has(&n->fields, f)) continue;
             double sidf = 0;
             int bAll = 1;
-            for (int c = 0; c < n->nChild; c++) {
+            for (int c = 0; c < (n->bNotNear ? 1 : n->nChild); c++) {
                 int aw[8], nw = operand_words(n->aChild[c], aw);
                 for (int j = 0; j < nw; j++) {
                     bAll &= aw[j] >= 0 && df_of(f, aw[j]) > 0;
@@ -433,7 +461,11 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
             }
             if (!bAll) continue;
             if (gidf < 0 || sidf < gidf) gidf = sidf;
-            if (chain_holds(n, i, f, 0, 0, -1)) x += 1 / norm(g_docs[i].aLen[f], avglen(f));
+            if (n->bNotNear) {
+                x += notnear_count(n, i, f) / norm(g_docs[i].aLen[f], avglen(f));
+            } else if (chain_holds(n, i, f, 0, 0, -1)) {
+                x += 1 / norm(g_docs[i].aLen[f], avglen(f));
+            }
         }
         if (x == 0) return 0;
         *pScore = gidf * sat(x);
@@ -543,9 +575,13 @@ static void ref_keys(RefKeys *k, const FtsNode *x, int bNeg) {
         for (int c = 0; c < x->nChild; c++) {
             int m = split_words(x->aChild[c]->z, aw + nw, 64 - nw);
             for (int j = 0; j < m; j++) aLim[nw + j] = x->aChild[c]->nPosLimit;
+            if (x->bNotNear) {
+                /* NOTNEAR: its second operand's words are no keywords */
+                ref_words(k, &x->fields, aw + nw, m, aLim + nw, k->nPos + nw, bNeg || c == 1);
+            }
             nw += m;
         }
-        ref_words(k, &x->fields, aw, nw, aLim, k->nPos, bNeg);
+        if (!x->bNotNear) ref_words(k, &x->fields, aw, nw, aLim, k->nPos, bNeg);
         k->nPos += nw;
         return;
     }
@@ -787,7 +823,9 @@ static void rand_query(char *buf) {
             sprintf(buf + strlen(buf), "%s << %s", w, w2);
             break;
         case 12:
-            if (rnd() % 2) {
+            if (rnd() % 3 == 0) {
+                sprintf(buf + strlen(buf), "%s NOTNEAR/%u %s", w, 1 + rnd() % 6, w2);
+            } else if (rnd() % 2) {
                 sprintf(buf + strlen(buf), "%s NEAR/%u %s", w, 1 + rnd() % 6, w2);
             } else {
                 unsigned d1 = 1 + rnd() % 8, d2 = 1 + rnd() % 8;
@@ -798,7 +836,8 @@ static void rand_query(char *buf) {
             if (rnd() % 2) {
                 sprintf(buf + strlen(buf), "%s << \"%s %s\"", w, w2, rnd() % 2 ? w3 : w);
             } else {
-                sprintf(buf + strlen(buf), "\"%s %s\" NEAR/%u %s", w, w2, 1 + rnd() % 4, w3);
+                sprintf(buf + strlen(buf), "\"%s %s\" %s/%u %s", w, w2, rnd() % 2 ? "NEAR" : "NOTNEAR",
+                        1 + rnd() % 4, w3);
             }
             break;
         case 0: {
@@ -882,6 +921,9 @@ static void test_operators_vs_reference(void **state) {
         "^ab0", "ab0$", "^ab0$", "\"^ab0 abc1\"", "\"ab0 abc1$\"", "@title ^abc1", "^ab0 xy2",
         "ab0 << abc1", "abc1 << ab0", "ab0 << ab0", "ab0 << abc1 << xy2", "ab0 << \"abc1 xy2\"",
         "ab0 NEAR/1 abc1", "ab0 NEAR/3 abc1", "ab0 NEAR/2 abc1 NEAR/2 xy2", "xy5 NEAR/8 ab0",
+        "ab0 NOTNEAR/1 abc1", "ab0 NOTNEAR/5 abc1", "abc1 NOTNEAR/2 ab0", "ab0 NOTNEAR/3 nothere",
+        "\"ab0 abc1\" NOTNEAR/2 \"xy2 ab3\"", "@body ab0 NOTNEAR/4 xy2", "ab0 NOTNEAR/1 ab0",
+        "xy2 (ab0 NOTNEAR/2 abc1) | ab3", "@body[6] ab0 NOTNEAR/2 @body[3] abc1",
         "\"ab0 abc1\" NEAR/4 xy2", "@title ab0 << abc1", "ab0 NEAR/3 nothere", "xy2 (ab0 << abc1) | ab3",
         "@!title ab0", "@@relaxed @(body,nope) ab0",
         /* NEAR chains of frequent words: many spans per document */
