@@ -114,17 +114,14 @@ static int add_leaf(void *ctx, const FtsNode *x, int bNegated) {
     if (x->kind != FTSN_PREFIX) {
         b->iPosLimit = UINT32_MAX;
         int rc = analyzer_run_query(b->an, x->z, (size_t)x->n, x->bExact, on_term, b, b->err);
-        if (rc || !b->bStar || x->kind != FTSN_TERM || x->anchor || x->z[0] == ANALYZER_EXACT_MARK) {
-            return rc;
-        }
-        /* expand_keywords: the word also matched as a prefix (search.c's
-        ** plan_expanded: one word, at least min_prefix_len long) */
+        if (rc || !b->bStar || !fts_expand_applies(x)) return rc;
+        /* expand_keywords: the word also matched as a prefix (where the
+        ** planner expands it: one word that 'word*' may search) */
         b->nLast = 0;
         rc = analyzer_run_unstemmed(b->an, x->z, (size_t)x->n, on_last, b, b->err);
-        if (rc || b->nLast == 0 || b->iLastPos > 0) return rc;
-        int nChars = 0;
-        for (int i = 0; i < b->nLast; i++) nChars += (b->aLast[i] & 0xC0) != 0x80;
-        if (nChars < analyzer_min_prefix_len(b->an)) return LP_OK;
+        if (rc || b->nLast == 0 || b->iLastPos > 0 || !analyzer_prefix_ok(b->an, b->aLast, b->nLast)) {
+            return rc;
+        }
         return termlist_add(b, &b->prefixes, b->aLast, b->nLast);
     }
     /* A prefix may analyse to several words ("e-ma*"): the last one is the

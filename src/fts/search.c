@@ -1641,14 +1641,11 @@ static PlanNode *plan_prefix(FtsQuery *q, const FtsNode *n, LpError *err) {
                       n->z, n->pos);
         return NULL;
     }
-    int minLen = analyzer_min_prefix_len(q->an);
-    int nChars = 0;
-    for (int i = 0; i < l.a.a[0].n; i++) nChars += (l.a.a[0].z[i] & 0xC0) != 0x80;
-    if (minLen > 0 && nChars < minLen) {
+    if (!analyzer_prefix_ok(q->an, l.a.a[0].z, l.a.a[0].n)) {
         token_list_free(&l);
         lp_err_setpos(err, LP_BADINPUT, n->pos,
                       "MATCH: prefix '%.*s*' at offset %d is shorter than min_prefix_len=%d",
-                      n->n > 40 ? 40 : n->n, n->z, n->pos, minLen);
+                      n->n > 40 ? 40 : n->n, n->z, n->pos, analyzer_min_prefix_len(q->an));
         return NULL;
     }
     /* Scan each field; then merge the fields' sorted lists into one group
@@ -1846,15 +1843,13 @@ static PlanNode *plan_expanded(FtsQuery *q, const FtsNode *n, const TokenList *l
         if (rc != LP_OK || !pn) return NULL;
     }
     if (q->rank.expand & FTS_EXPAND_STAR) {
+        /* only where 'word*' is allowed: plan_prefix refuses the rest */
         TokenList lu = {{0}, {0}};
         int rc = analyse(q, n, 0, &lu, err);
-        int nChars = 0;
-        for (int i = 0; rc == LP_OK && lu.a.n == 1 && i < lu.a.a[0].n; i++) {
-            nChars += (lu.a.a[0].z[i] & 0xC0) != 0x80;
-        }
+        int bOk = rc == LP_OK && lu.a.n == 1 && analyzer_prefix_ok(q->an, lu.a.a[0].z, lu.a.a[0].n);
         token_list_free(&lu);
         if (rc != LP_OK) return NULL;
-        if (nChars > 0 && nChars >= analyzer_min_prefix_len(q->an)) {
+        if (bOk) {
             FtsNode x = *n;
             x.kind = FTSN_PREFIX;
             q->qposExpand = qBase;
@@ -1884,8 +1879,7 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
             *pbDropped = 1;
         } else {
             uint32_t qBase = take_qpos(q, &l);
-            if (q->rank.expand && n->kind == FTSN_TERM && l.a.n == 1 && !n->anchor &&
-                !q->nNotDepth && l.a.a[0].z[0] != ANALYZER_EXACT_MARK) {
+            if (q->rank.expand && fts_expand_applies(n) && l.a.n == 1 && !q->nNotDepth) {
                 pn = plan_expanded(q, n, &l, qBase, err);
             } else {
                 pn = plan_words(q, n, &l, n->kind == FTSN_PHRASE && l.a.n > 1 ? QT_PHRASE : QT_TERM,
@@ -2019,6 +2013,10 @@ void fts_rank_defaults(FtsRankParams *p) {
     p->wTerm = p->wPhrase = p->wPrefix = 1.0;
     p->nExpansionLimit = FTS_DEFAULT_EXPANSION_LIMIT;
     p->expand = 0;
+}
+
+int fts_expand_applies(const FtsNode *x) {
+    return x->kind == FTSN_TERM && !x->anchor && x->z[0] != ANALYZER_EXACT_MARK;
 }
 
 int fts_expand_from_name(const char *z) {

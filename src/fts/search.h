@@ -99,6 +99,12 @@ typedef struct FtsRankParams {
 #define FTS_EXPAND_EXACT 1
 #define FTS_EXPAND_STAR 2
 
+/* Does expand_keywords apply to leaf x: a plain word, not anchored, not
+** written '=word' (phrases, quorums and chain operands are other kinds or
+** not leaves of their own)? The planner also needs it to analyse to one
+** term and stand outside any NOT; HIGHLIGHT() skips negated leaves. */
+int fts_expand_applies(const FtsNode *x);
+
 /* The FTS_EXPAND_* bits of an expand_keywords value ("0", "1" = both,
 ** "exact", "star", or "exact,star"; any case), or -1. */
 int fts_expand_from_name(const char *z);

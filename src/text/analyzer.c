@@ -403,6 +403,12 @@ int analyzer_min_prefix_len(const Analyzer *a) {
     return a->minPrefixLen;
 }
 
+int analyzer_prefix_ok(const Analyzer *a, const char *z, int n) {
+    int nChars = 0;
+    for (int i = 0; i < n; i++) nChars += (z[i] & 0xC0) != 0x80;
+    return nChars > 0 && nChars >= a->minPrefixLen;
+}
+
 int analyzer_is_stemmed(const Analyzer *a) {
     return a->iStem >= 0;
 }
@@ -617,12 +623,13 @@ static int norm_word(const char *z, size_t n, char *zOut) {
 
 /* --------------------------------------------------------------- runner */
 
-/* What a run is for (RunState.mode). */
+/* What a run is for (RunState.mode); the first three are analyzer_collect's
+** ANALYZE_* modes. */
 enum {
-    RUN_UNSTEMMED = 0,          /* normalised words only */
-    RUN_INDEX,                  /* a document: stop words, stems, exact forms */
-    RUN_QUERY,                  /* a query: stop words, stems; '=word' exact */
-    RUN_QUERY_EXACT             /* a query whose every word is exact (="a b") */
+    RUN_UNSTEMMED = ANALYZE_UNSTEMMED,  /* normalised words only */
+    RUN_QUERY = ANALYZE_QUERY,          /* a query: stop words, stems; '=word' exact */
+    RUN_QUERY_EXACT = ANALYZE_QUERY_EXACT, /* a query whose every word is exact (="a b") */
+    RUN_INDEX                           /* a document: stop words, stems, exact forms */
 };
 
 typedef struct RunState {
@@ -959,8 +966,10 @@ static int collect_token(void *ctx, const Token *t) {
 
 int analyzer_collect(const Analyzer *a, const char *z, size_t n, int mode, TokenList *l,
                      LpError *err) {
-    int rc = run(a, mode == ANALYZE_QUERY_EXACT ? RUN_QUERY_EXACT : mode ? RUN_QUERY : RUN_UNSTEMMED, z, n,
-                 0, collect_token, l, NULL, err);
+    if (mode < ANALYZE_UNSTEMMED || mode > ANALYZE_QUERY_EXACT) {
+        return lp_err_set(err, LP_INTERNAL, "analyzer_collect: unknown mode %d", mode);
+    }
+    int rc = run(a, mode, z, n, 0, collect_token, l, NULL, err);
     if (rc != LP_OK) return rc;
     for (size_t i = 0; i < l->a.n; i++) l->a.a[i].z = l->buf.z + (uintptr_t)l->a.a[i].z;
     return LP_OK;

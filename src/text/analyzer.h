@@ -116,6 +116,9 @@ void token_list_free(TokenList *l);
 
 /* The configuration as given (for SHOW CREATE TABLE / explain). */
 int analyzer_min_prefix_len(const Analyzer *a);
+/* May the normalised prefix z[0..n) be searched (at least min_prefix_len
+** characters, and not empty)? */
+int analyzer_prefix_ok(const Analyzer *a, const char *z, int n);
 int analyzer_is_stemmed(const Analyzer *a);
 int analyzer_exact_words(const Analyzer *a);
 

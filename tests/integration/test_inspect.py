@@ -68,11 +68,32 @@ def test_build_check_and_bench(tmp_path, segment):
     assert out["queries"] >= 4 and out["queries"] % 4 == 0 and out["rows"] == out["queries"] * 10
 
 
+def test_exact_words_and_expand_keywords(tmp_path, docs):
+    """--exact-words 1 indexes an exact form beside each stem (more terms);
+    '=word' and --expand-keywords then run against it."""
+    seg = tmp_path / "x.seg"
+    r = run("fts-build", str(docs), str(seg), "--morphology", "stem_en", "--exact-words", "1")
+    assert r.returncode == 0, r.stderr
+    plain = json.loads(run("fts-build", str(docs), str(tmp_path / "p.seg"), "--morphology", "stem_en").stdout)
+    assert json.loads(r.stdout)["terms"] > plain["terms"]
+    q = tmp_path / "q.txt"
+    q.write_text("=jumps\njumping\n")
+    for mode in ("0", "exact", "1"):
+        r = run("fts-bench", str(seg), str(q), "--seconds", "0.05", "--morphology", "stem_en",
+                "--expand-keywords", mode)
+        assert r.returncode == 0, r.stderr
+        out = json.loads(r.stdout)
+        # '=jumps' finds all 200, 'jumping' (stem jump) too
+        assert out["rows"] == out["queries"] * 10, (mode, out)
+
+
 @pytest.mark.parametrize("args", [
     ["fts-build"],
     ["fts-build", "a", "b", "--threads", "0"],
     ["fts-build", "a", "b", "--nope", "1"],
     ["fts-bench", "a", "b", "--k", "0"],
+    ["fts-build", "a", "b", "--exact-words", "2"],
+    ["fts-bench", "a", "b", "--expand-keywords", "exactly"],
     ["frobnicate", "x"],
 ])
 def test_bad_arguments(args):

@@ -1028,6 +1028,16 @@ static void test_exact_forms(void **state) {
     check_query(a, "=Running cats", "running@0 cats@1");
     analyzer_free(a);
 
+    /* analyzer_prefix_ok counts characters, not bytes */
+    AnalyzerConfig pc = {NULL, NULL, 3, 0};
+    Analyzer *ap = NULL;
+    assert_int_equal(analyzer_new(&pc, &ap, &err0), LP_OK);
+    assert_false(analyzer_prefix_ok(ap, "ab", 2));
+    assert_false(analyzer_prefix_ok(ap, "\xc3\xa9\xc3\xa9", 4)); /* "éé": 2 characters */
+    assert_true(analyzer_prefix_ok(ap, "\xc3\xa9\xc3\xa9" "a", 5));
+    assert_false(analyzer_prefix_ok(ap, "", 0));
+    analyzer_free(ap);
+
     /* Stemmed without exact forms: '=word' is an error at the '='. */
     a = mk("stem_en", NULL);
     assert_false(analyzer_exact_words(a));
