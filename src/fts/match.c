@@ -190,6 +190,15 @@ static int char_len(const MatchParser *p, int i) {
     return len > 0 ? len : 1;
 }
 
+/* Does z[i] start a keyword IDF boost, '^' and a number ('^2', '^1.5',
+** '^.5')? */
+static int boost_at(const MatchParser *p, int i) {
+    if (i + 1 >= p->n || p->z[i] != '^') return 0;
+    char c = p->z[i + 1];
+    if (c >= '0' && c <= '9') return 1;
+    return c == '.' && i + 2 < p->n && p->z[i + 2] >= '0' && p->z[i + 2] <= '9';
+}
+
 /* Does z[i] start the upper-case keyword zKw standing alone (followed by
 ** the end, whitespace or a byte that ends a word)? With bSlash, zKw must
 ** be followed by '/' and a digit instead (NEAR/3): *pnArg gets the number
@@ -415,9 +424,11 @@ static int read_word(MatchParser *p, char **pz, int *pn) {
         if (ends_word(c) || space_len(p, i) > 0) break;
         if (c == '<' && i + 1 < p->n && p->z[i + 1] == '<') break; /* strict order */
         if (c == '$' && i > iStart &&
-            (i + 1 == p->n || ends_word(p->z[i + 1]) || space_len(p, i + 1) > 0)) {
+            (i + 1 == p->n || ends_word(p->z[i + 1]) || space_len(p, i + 1) > 0 ||
+             boost_at(p, i + 1))) {
             break; /* field end */
         }
+        if (i > iStart && boost_at(p, i)) break; /* word^1.5 */
         i++;
         nOut++;
     }
@@ -438,30 +449,102 @@ static int read_word(MatchParser *p, char **pz, int *pn) {
     return LP_OK;
 }
 
-/* The '/N' or '/0.5' of a quorum at the cursor (on the '/'). */
-static int parse_quorum(MatchParser *p, FtsNode *x) {
-    int iSlash = p->i++;
-    int iNum = p->i;
-    long v = 0;
+/* A number at the cursor: digits, then optionally '.' and digits (the
+** integer part stops growing once past cap, so it cannot overflow).
+** *pbDot: a '.' was read. Returns 0, or -1 for a '.' with no digit after
+** it. */
+static int read_number(MatchParser *p, double cap, double *pv, int *pbDot) {
+    double v = 0, scale = 0.1;
+    *pbDot = 0;
     while (p->i < p->n && p->z[p->i] >= '0' && p->z[p->i] <= '9') {
-        if (v <= FTS_MATCH_MAX_QUORUM) v = v * 10 + (p->z[p->i] - '0');
+        if (v <= cap) v = v * 10 + (p->z[p->i] - '0');
         p->i++;
     }
     if (p->i < p->n && p->z[p->i] == '.') {
-        /* a fraction of the words: digits '.' digits, at most 1 */
-        double f = (double)v, scale = 0.1;
+        *pbDot = 1;
         p->i++;
-        if (p->i >= p->n || p->z[p->i] < '0' || p->z[p->i] > '9') {
-            return syntax_error(p, iSlash, "expected digits after the '.' of a quorum fraction");
-        }
+        if (p->i >= p->n || p->z[p->i] < '0' || p->z[p->i] > '9') return -1;
         while (p->i < p->n && p->z[p->i] >= '0' && p->z[p->i] <= '9') {
-            f += (p->z[p->i++] - '0') * scale;
+            v += (p->z[p->i++] - '0') * scale;
             scale /= 10;
         }
-        if (f <= 0 || f > 1) {
+    }
+    *pv = v;
+    return 0;
+}
+
+/* The '^N' of a keyword IDF boost at the cursor (boost_at holds): digits,
+** optionally '.' and digits, above 0 and at most FTS_MATCH_MAX_BOOST,
+** followed by the end, whitespace or a byte that ends a word. */
+static int parse_boost(MatchParser *p, double *pf) {
+    int iCaret = p->i++, bDot;
+    double v;
+    if (read_number(p, FTS_MATCH_MAX_BOOST, &v, &bDot)) {
+        return syntax_error(p, iCaret, "expected digits after the '.' of a boost (word^1.5)");
+    }
+    if (p->i < p->n && !(space_len(p, p->i) > 0 || ends_word(p->z[p->i]) ||
+                         (p->z[p->i] == '<' && p->i + 1 < p->n && p->z[p->i + 1] == '<'))) {
+        return syntax_error(p, p->i, "expected a space or an operator after the boost '%.*s'",
+                            p->i - iCaret, p->z + iCaret);
+    }
+    if (!(v > 0) || v > FTS_MATCH_MAX_BOOST) {
+        return syntax_error(p, iCaret + 1, "a boost must be above 0 and at most %d",
+                            FTS_MATCH_MAX_BOOST);
+    }
+    *pf = v;
+    return LP_OK;
+}
+
+/* '^N' right after a phrase, group or prefix: an error that says what a
+** boost applies to. LP_OK when there is none. */
+static int refuse_boost(MatchParser *p, const char *zWhat) {
+    if (!boost_at(p, p->i)) return LP_OK;
+    return syntax_error(p, p->i, "a boost (^N) applies to a word (word^1.5), not %s", zWhat);
+}
+
+/* The '*'s of a phrase's raw text z[i0..i1): each must stand alone (a word
+** position that any word fills: "a * b"), and only in an exact phrase
+** (bPositional). LP_OK or a syntax error at the star. */
+static int check_phrase_stars(MatchParser *p, int i0, int i1, int bPositional) {
+    for (int j = i0; j < i1; j++) {
+        if (p->z[j] == '\\') {
+            j += char_len(p, j + 1); /* an escaped '*' is a literal: a separator */
+            continue;
+        }
+        if (p->z[j] != '*') continue;
+        /* after whitespace or a star (escaped or not: both separate), or
+        ** first (after the '^' that anchors the phrase) */
+        char c0 = j > i0 ? p->z[j - 1] : ' ';
+        int bAlone = (c0 == ' ' || c0 == '\t' || c0 == '\n' || c0 == '\r' || c0 == '*' ||
+                      (c0 == '^' && j - 1 == i0)) &&
+                     (j + 1 >= i1 || space_len(p, j + 1) > 0 || p->z[j + 1] == '*' ||
+                      (p->z[j + 1] == '$' && j + 2 >= i1));
+        if (!bAlone) {
+            return syntax_error(p, j, "'*' inside a phrase stands alone for any one word "
+                                      "(\"a * b\"); prefix search is not supported inside a phrase");
+        }
+        if (!bPositional) {
+            return syntax_error(p, j, "'*' stands for one word of an exact phrase; a proximity "
+                                      "(~N) or quorum (/N) has no word order for it to keep");
+        }
+    }
+    return LP_OK;
+}
+
+/* The '/N' or '/0.5' of a quorum at the cursor (on the '/'). */
+static int parse_quorum(MatchParser *p, FtsNode *x) {
+    int iSlash = p->i++;
+    int iNum = p->i, bDot;
+    double v;
+    if (read_number(p, FTS_MATCH_MAX_QUORUM, &v, &bDot)) {
+        return syntax_error(p, iSlash, "expected digits after the '.' of a quorum fraction");
+    }
+    if (bDot) {
+        /* a fraction of the words: digits '.' digits, at most 1 */
+        if (v <= 0 || v > 1) {
             return syntax_error(p, iNum, "a quorum fraction must be above 0 and at most 1.0");
         }
-        x->fQuorum = f;
+        x->fQuorum = v;
         return LP_OK;
     }
     if (v < 1) return syntax_error(p, iNum, "a quorum threshold must be at least 1");
@@ -493,7 +576,9 @@ static int parse_phrase(MatchParser *p, const Scope *pScope, int bReq, FtsNode *
     for (int j = p->i; j < i; j++) {
         int bEsc = p->z[j] == '\\';
         j += bEsc;
-        z[o++] = bEsc && p->z[j] == '=' ? ' ' : p->z[j]; /* as in read_word */
+        /* as in read_word; '\\*' is a literal star, which separates words
+        ** (a star standing alone is a word position) */
+        z[o++] = bEsc && (p->z[j] == '=' || p->z[j] == '*') ? ' ' : p->z[j];
     }
     z[o] = 0;
     p->i = i + 1;
@@ -550,6 +635,9 @@ static int parse_phrase(MatchParser *p, const Scope *pScope, int bReq, FtsNode *
         if (rc) return rc;
         x->len = p->i - iStart;
     }
+    int rc = check_phrase_stars(p, iStart + 1, i, x->kind == FTSN_PHRASE && nSlop == 0);
+    if (rc) return rc;
+    if ((rc = refuse_boost(p, "a phrase"))) return rc;
     x->fields = pScope->fields;
     x->nPosLimit = pScope->nPosLimit;
     x->z = z;
@@ -643,6 +731,7 @@ static int parse_primary(MatchParser *p, const Scope *pScope, int bReq, FtsNode 
             if (rc) return rc;
             p->depth--;
             p->i++; /* ')' (parse_body stopped on it) */
+            if ((rc = refuse_boost(p, "a group"))) return rc;
             FtsNode *x = *pp;
             if (x->kind == FTSN_AND || x->kind == FTSN_OR) {
                 /* The group's own node: its text includes the parentheses. */
@@ -697,6 +786,7 @@ static int parse_primary(MatchParser *p, const Scope *pScope, int bReq, FtsNode 
                 p->i++;
             if (p->i < p->n) {
                 char d = p->z[p->i];
+                if ((rc = refuse_boost(p, "a prefix"))) return rc;
                 if (!(space_len(p, p->i) > 0 || d == ')' || d == '(' || d == '|' || d == '"')) {
                     return syntax_error(
                         p, iStar, "'*' is only supported at the end of a word (prefix search)");
@@ -711,10 +801,13 @@ static int parse_primary(MatchParser *p, const Scope *pScope, int bReq, FtsNode 
             return syntax_error(p, iStart, "'^' and '$' anchor a word or an exact phrase, not a "
                                            "prefix");
         }
+        double fBoost = 0;
+        if (kind == FTSN_TERM && boost_at(p, p->i) && (rc = parse_boost(p, &fBoost))) return rc;
         FtsNode *x = node_new(p, kind, iStart, p->i);
         if (!x) return nomem(p);
         x->fields = pScope->fields;
-    x->nPosLimit = pScope->nPosLimit;
+        x->nPosLimit = pScope->nPosLimit;
+        x->fBoost = fBoost;
         x->z = z;
         x->n = n;
         x->anchor = anchor;
@@ -832,6 +925,11 @@ static int parse_or(MatchParser *p, Scope *pScope, FtsNode **pp) {
 static int check_chain_operand(MatchParser *p, const FtsNode *x, const char *zOp) {
     if (x->anchor) {
         syntax_error(p, x->pos, "%s joins words and exact phrases; '^' and '$' cannot anchor "
+                                "them", zOp);
+        return 0;
+    }
+    if (x->fBoost) {
+        syntax_error(p, x->pos, "%s joins words and exact phrases; a boost (^N) cannot apply to "
                                 "them", zOp);
         return 0;
     }
@@ -1091,6 +1189,7 @@ static void dump_node(const FtsNode *x, const char *const *azField, int nField, 
     case FTSN_TERM:
         dump_text(sb, x->z, x->n, "\\(),{}\"*", 1);
         if (x->anchor & FTS_ANCHOR_END) strbuf_appendc(sb, '$');
+        if (x->fBoost) strbuf_appendf(sb, "^%g", x->fBoost);
         dump_fields(sb, x, azField, nField);
         return;
     case FTSN_PREFIX:

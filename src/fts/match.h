@@ -13,6 +13,17 @@
 **   "hello world"~3      proximity: all the words within a window of
 **                        3 + number of words positions (Sphinx semantics)
 **   hel*                 prefix: any term starting with the normalised prefix
+**   "exact * phrase"     inside an exact phrase, a '*' standing alone is one
+**                        word position any word fills ("a * * b": two words
+**                        between a and b); '\*' is a literal star (which
+**                        separates words); a star joined to a word, or in a
+**                        proximity or quorum, is an error
+**   word^1.5             keyword IDF boost (Manticore): the word's idf is
+**                        multiplied by the number (above 0, at most
+**                        FTS_MATCH_MAX_BOOST) wherever the ranking uses it;
+**                        matching is unchanged. On words only (also
+**                        `^word^2`, `word$^2`), not on phrases, prefixes,
+**                        groups or the operands of `<<`/NEAR
 **   "a b c d"/3          quorum: at least 3 of the words (or /0.5: half of
 **                        them, rounded to nearest, as Sphinx does)
 **   hello MAYBE world    hello required; world only adds to the score
@@ -118,6 +129,7 @@ struct FtsNode {
     int nSlop;              /* PHRASE: proximity window (~N); 0 = exact phrase */
     int bRequired;          /* TERM/PHRASE written with a leading '+' (informational) */
     int anchor;             /* TERM/PHRASE: FTS_ANCHOR_* bits (never with nSlop) */
+    double fBoost;          /* TERM written word^N: its idf times N; 0: none */
     int bExact;             /* PHRASE/QUORUM written ="...": every word is exact
                             ** (a TERM's '=word' keeps its '=' in z instead) */
     uint32_t nPosLimit;     /* TERM/PREFIX/PHRASE/QUORUM: only positions
@@ -157,6 +169,8 @@ void fts_match_dump(const FtsNode *root, const char *const *azField, int nField,
 #define FTS_MATCH_MAX_POS_LIMIT 1000000000
 /* Largest N accepted in "…"~N and NEAR/N. */
 #define FTS_MATCH_MAX_SLOP 100000
+/* Largest N accepted in word^N. */
+#define FTS_MATCH_MAX_BOOST 1000
 /* Most words a quorum counts (as Sphinx: 256). */
 #define FTS_MATCH_MAX_QUORUM 256
 
@@ -170,6 +184,7 @@ void fts_match_dump(const FtsNode *root, const char *const *azField, int nField,
 **   QUORUM("a b c"/2) QUORUM("a b c"/0.5)
 **   BEFORE(x, y, ...) NEAR(x, /3, y, /4, z)
 **   ^word  word$      anchors, on a word or a phrase
+**   word^1.5          a boosted word (after its '$', before its fields)
 **   EMPTY             the empty query (root NULL)
 ** A leaf whose field set is not every field is followed by its fields:
 ** `@{title,body}` in field order (a number for a field with no name), and

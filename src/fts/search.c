@@ -80,6 +80,8 @@ struct PlanNode {
     int nThreshold;             /* QUORUM: children that must match (2..nChild-1) */
     double idf;                 /* LEAF: from its field's df; PHRASE: sum over words;
                                 ** GROUP: the clause's (term_df; a phrase: its fields' smallest) */
+    double boost;               /* GROUP: word^N's N, already in idf (and in its
+                                ** fields'); 0: none */
     double fieldWeight;         /* LEAF, PHRASE: OPTION field_weights */
     double typeWeight;          /* GROUP: OPTION query_type_weights */
     int nRepeat;                /* GROUP: times an OR holds this clause (a bag of
@@ -1757,10 +1759,11 @@ static void sort_by_cost(Arena *ar, PlanNode **a, int n) {
     }
 }
 
-/* Are a and b the same term clause (same words in the same fields)? */
+/* Are a and b the same term clause (same words in the same fields, with
+** the same boost)? */
 static int same_term_group(const PlanNode *a, const PlanNode *b) {
     if (a->kind != PN_GROUP || b->kind != PN_GROUP || a->qtype != b->qtype ||
-        a->nChild != b->nChild || a->typeWeight != b->typeWeight) {
+        a->nChild != b->nChild || a->typeWeight != b->typeWeight || a->boost != b->boost) {
         return 0;
     }
     for (int i = 0; i < a->nChild; i++) {
@@ -1862,6 +1865,23 @@ static PlanNode *plan_expanded(FtsQuery *q, const FtsNode *n, const TokenList *l
     return or_of(q, a, k);
 }
 
+/* word^N: the idf of each clause planned for the word (its group's and its
+** fields', and those of every part an expand_keywords OR made) times N,
+** so that every formula and bound that reads idf sees the boost. */
+static void boost_idf(PlanNode *pn, double f) {
+    if (pn->kind == PN_LEAF || pn->kind == PN_PHRASE) {
+        pn->idf *= f;
+        return;
+    }
+    if (pn->kind == PN_GROUP) {
+        pn->idf *= f;
+        pn->boost = f;
+    } else if (pn->kind != PN_OR) {
+        return; /* PN_NONE (shared) */
+    }
+    for (int i = 0; i < pn->nChild; i++) boost_idf(pn->aChild[i], f);
+}
+
 /* Plans n. Returns NULL with err set on error; a clause that analyses to
 ** nothing (stop words) gives *pbDropped = 1 and NULL with no error. */
 static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *err) {
@@ -1886,6 +1906,7 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
                                 n->kind == FTSN_PHRASE ? n->nSlop : 0, n->anchor, n->nPosLimit,
                                 qBase, err);
             }
+            if (pn && n->fBoost) boost_idf(pn, n->fBoost);
         }
         token_list_free(&l);
         if (!pn && !*pbDropped && !err->code) lp_err_set(err, LP_NOMEM, "out of memory");
@@ -3084,6 +3105,7 @@ static void explain_it(FtsQuery *q, It *it, uint32_t doc, StrBuf *sb, int *pnOut
         if (bF) {
             strbuf_appendf(sb, ",\"idf\":%.6g,\"bm25f\":%.6g", pn->idf, pn->idf * saturate(q, x));
         }
+        if (pn->boost) strbuf_appendf(sb, ",\"boost\":%g", pn->boost);
         strbuf_appendf(sb, ",\"type_weight\":%g", pn->typeWeight);
         if (pn->nRepeat > 1) strbuf_appendf(sb, ",\"repeat\":%d", pn->nRepeat);
         strbuf_appendf(sb, ",\"contribution\":%.6g}", contrib);
@@ -3168,7 +3190,9 @@ static void plan_text(const FtsQuery *q, const PlanNode *pn, int depth, StrBuf *
                                                            : azQType[pn->qtype]);
         pn_text(pn->aChild[0], sb);
         if (pn->qtype == QT_PHRASE && pn->aChild[0]->nSlop) strbuf_appendf(sb, "~%d", pn->aChild[0]->nSlop);
-        strbuf_appendf(sb, " idf=%.4g type_weight=%g", pn->idf, pn->typeWeight);
+        strbuf_appendf(sb, " idf=%.4g", pn->idf);
+        if (pn->boost) strbuf_appendf(sb, " boost=%g", pn->boost);
+        strbuf_appendf(sb, " type_weight=%g", pn->typeWeight);
         if (pn->nRepeat > 1) strbuf_appendf(sb, " repeat=%d", pn->nRepeat);
         strbuf_appendc(sb, '\n');
         for (int i = 0; i < pn->nChild; i++) plan_text(q, pn->aChild[i], depth + 1, sb);

@@ -123,15 +123,18 @@ static void call_keywords(SqlSession *s, const SqlStmt *st, SqlResult *r) {
         if (!snap) goto oom;
         src = table_snap_fts(snap);
     }
-    /* Pair each word with the term at its position (none: a stop word). */
+    /* Pair each word with the term of the same word (none: a stop word).
+    ** Both runs split the text alike, so a word starts at the same byte in
+    ** both; its position is the query side's, where a '*' standing alone
+    ** takes one ("a * b": 1 and 3). */
     size_t k = 0;
     for (size_t i = 0; i < raw.a.n; i++) {
         const Token *w = &raw.a.a[i];
-        while (k < stem.a.n && stem.a.a[k].iPos < w->iPos) k++;
-        if (k == stem.a.n || stem.a.a[k].iPos != w->iPos) continue;
+        while (k < stem.a.n && stem.a.a[k].iStart < w->iStart) k++;
+        if (k == stem.a.n || stem.a.a[k].iStart != w->iStart) continue;
         const Token *x = &stem.a.a[k];
         SqlCell *row = sql_result_row(r);
-        if (!row || sql_result_cell_int(r, &row[0], (int64_t)w->iPos + 1) ||
+        if (!row || sql_result_cell_int(r, &row[0], (int64_t)x->iPos + 1) ||
             sql_result_cell_str(r, &row[1], w->z) ||
             sql_result_cell_str(r, &row[2], x->z)) {
             goto oom;

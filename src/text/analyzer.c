@@ -908,12 +908,18 @@ static int run(const Analyzer *a, int mode, const char *z, size_t n, uint32_t iP
     PendRun *pr = s.pDict && s.pDict->nBits ? &pend : NULL;
     const unsigned char *p = (const unsigned char *)z;
     size_t i = 0;
+    /* In a query, a '*' that does not end a word ("a * b", the query
+    ** language's any-word position) takes a position; a query's positions
+    ** stay within n. */
+    int bStars = mode == RUN_QUERY || mode == RUN_QUERY_EXACT;
+    size_t iWordEnd = SIZE_MAX;
     while (i < n) {
         size_t iStart = i;
         int bAscii = 1;
         if (p[i] < 0x80) {
             /* The hot loop: runs of ASCII separators and letters. */
             if (!aAsciiWord[p[i]]) {
+                if (p[i] == '*' && bStars && i != iWordEnd) s.iPos++;
                 i++;
                 continue;
             }
@@ -931,6 +937,7 @@ static int run(const Analyzer *a, int mode, const char *z, size_t n, uint32_t iP
         }
         int rc = emit_word(&s, pr, z, iStart, i, bAscii);
         if (rc != LP_OK) return rc;
+        iWordEnd = i;
     }
     if (pr && pr->n) {
         int rc = pend_flush(&s, pr);

@@ -85,7 +85,9 @@ int analyzer_run(const Analyzer *a, const char *z, size_t n, uint32_t iPosBase, 
 ** every word when bAllExact (the query's ="a b"), is looked up by its
 ** exact form alone. With stemming and exact forms off, such a word is
 ** LP_BADINPUT (err->pos: the '=', or the word), as no index holds it;
-** without stemming the word is its own exact form. */
+** without stemming the word is its own exact form. A '*' that does not
+** end a word takes a position ("a * b": b at 2), the query language's
+** any-word place in a phrase. */
 int analyzer_run_query(const Analyzer *a, const char *z, size_t n, int bAllExact, TokenFn xToken,
                        void *ctx, LpError *err);
 

@@ -56,6 +56,10 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
         }
         if (x->anchor && (x->kind == FTSN_PREFIX || x->kind == FTSN_QUORUM || x->nSlop)) abort();
         if (x->nPosLimit > FTS_MATCH_MAX_POS_LIMIT) abort();
+        /* a boost only on a word, in (0, FTS_MATCH_MAX_BOOST] */
+        if (x->fBoost != 0 && (x->kind != FTSN_TERM || !(x->fBoost > 0) || x->fBoost > FTS_MATCH_MAX_BOOST)) {
+            abort();
+        }
         return;
     case FTSN_MAYBE:
         if (x->nChild != 2) abort();
@@ -70,7 +74,7 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
         if (x->bNotNear && (x->kind != FTSN_NEAR || x->nChild != 2)) abort(); /* a NOTNEAR/N b */
         for (int k = 0; k < x->nChild; k++) {
             const FtsNode *c = x->aChild[k];
-            if (!(c->kind == FTSN_TERM || (c->kind == FTSN_PHRASE && c->nSlop == 0)) || c->anchor) {
+            if (!(c->kind == FTSN_TERM || (c->kind == FTSN_PHRASE && c->nSlop == 0)) || c->anchor || c->fBoost) {
                 abort();
             }
             if (x->kind == FTSN_NEAR && k && (x->aDist[k - 1] < 1 || x->aDist[k - 1] > FTS_MATCH_MAX_SLOP)) {

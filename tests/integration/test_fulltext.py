@@ -438,6 +438,25 @@ OPERATOR_CASES = [
     ("(@body[2] dog) lazy", [2]),
     ("@body[2] dog -lazy", [2]),     # -lazy is scoped too: not in body 2
     ("lazy @body[2] -dog", [1]),
+    # '*' standing alone in an exact phrase: one word position, any word
+    ('"quick * fox"', [1]),
+    ('"quick fox"', []),
+    ('"the * jumps"', [1]),
+    ('"fox * * the"', [1]),                   # body 1: fox jumps over the
+    ('"fox * the"', []),
+    ('"hello * big"', [5]),
+    ('"^* fox"', [1, 4]),                     # fox second in a field
+    ('"* fox"', [1, 4, 6]),                   # a star first or last requires nothing
+    ('"quick \\* fox"', []),                  # a literal star separates: "quick fox"
+    ('quick << "fox * over"', []),
+    ('"the * jumps" << dog', [1]),
+    # word^N boosts the word's idf; it matches as the word does
+    ("fox^2 | bear", [1, 3, 4, 6]),
+    ("fox^0.5 dog", [1]),
+    ("^the^3", [1, 2]),
+    ("fox$^1.5", [1, 4, 6]),
+    ("-fox^2 dog", [2, 8]),
+    ("a^b", []),                              # no number: '^' is part of the word
 ]
 
 
@@ -479,6 +498,15 @@ SYNTAX_ERRORS = [
                       r"1000000000 \('@title\[50\]'\)"),
     ("@title[x] fox", r"at offset 7: a field position limit is a number of positions"),
     ("@title[3 fox", r"at offset 9: expected '\]' after the field position limit"),
+    ('"quick fox*"', r"at offset 10: '\*' inside a phrase stands alone for any one word"),
+    ('"quick * fox"~2', r"at offset 7: '\*' stands for one word of an exact phrase; a proximity"),
+    ('"quick * fox"/1', r"at offset 7: '\*' stands for one word of an exact phrase"),
+    ("fox^0", r"at offset 4: a boost must be above 0 and at most 1000"),
+    ("fox^2.5.1", r"at offset 7: expected a space or an operator after the boost '\^2.5'"),
+    ('"fox dog"^2', r"at offset 9: a boost \(\^N\) applies to a word \(word\^1.5\), not a phrase"),
+    ("(fox dog)^2", r"at offset 9: a boost \(\^N\) applies to a word \(word\^1.5\), not a group"),
+    ("fo*^2", r"at offset 3: a boost \(\^N\) applies to a word \(word\^1.5\), not a prefix"),
+    ("fox^2 NEAR/3 dog", r"at offset 0: NEAR/N joins words and exact phrases; a boost"),
 ]
 
 
@@ -1188,6 +1216,69 @@ def test_new_operators_plan_and_highlight(cur, corpus):
     assert cur.fetchall() == (("quick brown <b>fox</b> | the <b>fox</b> jumps over the lazy <b>dog</b>",),)
     cur.execute(f"SELECT id FROM {corpus} WHERE MATCH('the << fox') ORDER BY WEIGHT() DESC LIMIT 1")
     assert meta(cur)["strategy"] == "phrase_topk"
+
+
+def weights(cur, table, text, options=""):
+    """{id: WEIGHT()} of every match."""
+    return dict(select_match(cur, "id, WEIGHT()", table, text, options))
+
+
+@pytest.mark.parametrize("ranker", ["bm25f", "bm25"])
+def test_boost_weights(cur, corpus, ranker):
+    """word^N multiplies the word's idf: BM25F and BM25 are linear in it,
+    so each document's weight is N times the word's part plus the rest's,
+    read from the same queries without the boost."""
+    opt = f"OPTION ranker={ranker}"
+    fox, dog = weights(cur, corpus, "fox", opt), weights(cur, corpus, "dog", opt)
+    assert fox and dog
+    for text, want in [("fox^3", {i: 3 * w for i, w in fox.items()}),
+                       ("fox^0.25", {i: 0.25 * w for i, w in fox.items()}),
+                       ("fox^3 | dog", {i: 3 * fox.get(i, 0) + dog.get(i, 0) for i in set(fox) | set(dog)}),
+                       ("fox | dog^2.5", {i: fox.get(i, 0) + 2.5 * dog.get(i, 0) for i in set(fox) | set(dog)}),
+                       ("fox^2 dog", {1: 2 * fox[1] + dog[1]}),
+                       # a repeated word with another boost is a clause of its own
+                       ("fox^2 | fox", {i: 3 * w for i, w in fox.items()}),
+                       ("fox | fox", {i: 2 * w for i, w in fox.items()})]:
+        got = weights(cur, corpus, text, opt)
+        assert set(got) == set(want), text
+        for i in want:
+            assert got[i] == pytest.approx(want[i], rel=2e-6), (text, i)
+    # the order follows: fox outweighs dog once boosted enough
+    ids = match_ids(cur, corpus, "fox^50 | dog", opt)
+    assert set(ids[:3]) == {1, 4, 6}
+
+
+def test_boost_plan_and_explain_score(cur, corpus):
+    cur.execute(f"EXPLAIN SELECT id FROM {corpus} WHERE MATCH(%s)", ("fox^3 | dog",))
+    plan = "\n".join(r[0] for r in cur.fetchall())
+    m = re.search(r'term "fox" idf=(\S+) boost=3 ', plan)
+    assert m, plan
+    cur.execute(f"EXPLAIN SELECT id FROM {corpus} WHERE MATCH(%s)", ("fox | dog",))
+    plain = "\n".join(r[0] for r in cur.fetchall())
+    m0 = re.search(r'term "fox" idf=(\S+) type_weight', plain)
+    assert float(m.group(1)) == pytest.approx(3 * float(m0.group(1)), rel=1e-3)
+    assert "boost" not in plain
+    sc = explain_scores(cur, corpus, "fox^3 | dog")
+    plain = explain_scores(cur, corpus, "fox | dog")
+    fox = [c for c in sc[1][1]["matches"] if c["terms"] == "fox"][0]
+    fox0 = [c for c in plain[1][1]["matches"] if c["terms"] == "fox"][0]
+    assert fox["boost"] == 3 and "boost" not in fox0
+    assert fox["idf"] == pytest.approx(3 * fox0["idf"], rel=1e-5)
+    assert sum(c["contribution"] for c in sc[1][1]["matches"]) == pytest.approx(sc[1][0], rel=1e-5)
+    cur.execute(f"SELECT id, WEIGHT() FROM {corpus} WHERE MATCH(%s) OPTION ranker=sph04", ("fox^3 | dog",))
+    assert len(cur.fetchall()) == 5
+
+
+def test_phrase_star_highlight_and_keywords(cur, corpus):
+    cur.execute(f"SELECT id, HIGHLIGHT() FROM {corpus} WHERE MATCH(%s)", ('"the * jumps"',))
+    assert cur.fetchall() == ((1, "quick brown fox | <b>the</b> fox <b>jumps</b> over <b>the</b> lazy dog"),)
+    # CALL KEYWORDS numbers the words as the query does: a star takes a place
+    cur.execute(f"CALL KEYWORDS('quick * * fox', '{corpus}')")
+    assert [tuple(r) for r in cur.fetchall()] == [("1", "quick", "quick"), ("4", "fox", "fox")]
+    cur.execute(f"SELECT id FROM {corpus} WHERE MATCH(%s)", ('"quick * fox"',))
+    cur.execute("SHOW META")
+    m = {r[0]: r[1] for r in cur.fetchall()}
+    assert m.get("keyword[0]") == "quick" and m.get("keyword[1]") == "fox", m
 
 
 def test_position_limit_weights_plan_and_meta(cur, corpus):

@@ -1061,8 +1061,53 @@ static void test_exact_forms(void **state) {
     analyzer_free(a);
 }
 
+/* The query side's any-word place: a '*' that does not end a word takes a
+** position; documents, the unstemmed run and a '*' ending a word do not. */
+static void test_query_stars(void **state) {
+    (void)state;
+    Analyzer *a = mk("stem_en", "en");
+    check_query(a, "exact * phrase", "exact@0 phrase@2");
+    check_query(a, "x * * y", "x@0 y@3");
+    check_query(a, "x ** y", "x@0 y@3");
+    check_query(a, "* cats *", "cat@1");
+    check_query(a, "the * cats", "cat@2");          /* a stop word's place counts too */
+    check_query(a, "cats* dogs", "cat@0 dog@1");     /* ends a word: no place */
+    check_query(a, "cats *dogs", "cat@0 dog@2");
+    check_query(a, "caf\xc3\xa9 * x", "caf\xc3\xa9@0 x@2");
+    check_query(a, "\xe7\x8c\xab * \xe7\x8b\x97", "\xe7\x8c\xab@0 \xe7\x8b\x97@2"); /* CJK */
+    /* ="…" (every word exact) counts them alike */
+    Analyzer *e = mk_exact("stem_en", NULL);
+    Toks t = {0};
+    LpError err;
+    lp_err_clear(&err);
+    assert_int_equal(analyzer_run_query(e, "Running * cats", 14, 1, collect, &t, &err), LP_OK);
+    assert_int_equal(t.n, 2);
+    assert_string_equal(t.a[1].z, "=cats");
+    assert_int_equal(t.a[1].iPos, 2);
+    toks_free(&t);
+    analyzer_free(e);
+    /* a document's stars are separators */
+    uint32_t iEnd = 0;
+    t = run_full(a, "exact * phrase", 0, &iEnd);
+    assert_int_equal(t.n, 2);
+    assert_int_equal(t.a[1].iPos, 1);
+    assert_int_equal(iEnd, 2);
+    toks_free(&t);
+    assert_int_equal(analyzer_run_unstemmed(a, "exact * phrase", 14, collect, &t, &err), LP_OK);
+    assert_int_equal(t.a[1].iPos, 1);
+    toks_free(&t);
+    /* as is analyzer_collect's query mode */
+    TokenList l = {0};
+    assert_int_equal(analyzer_collect(a, "x * y", 5, ANALYZE_QUERY, &l, &err), LP_OK);
+    assert_int_equal(l.a.n, 2);
+    assert_int_equal(l.a.a[1].iPos, 2);
+    token_list_free(&l);
+    analyzer_free(a);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_query_stars),
         cmocka_unit_test(test_ascii),
         cmocka_unit_test(test_separators),
         cmocka_unit_test(test_case_folding),

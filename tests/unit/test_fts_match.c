@@ -255,7 +255,7 @@ static void test_phrase(void **state) {
     check("\"hello world\"~0", "PHRASE(\"hello world\")");
     check("\"a b\"~10 c", "AND(PHRASE(\"a b\"~10), c)");
     /* Operators inside quotes are plain text for the analyzer. */
-    check("\"a (b) | -c @title d*\"", "PHRASE(\"a (b) | -c @title d*\")");
+    check("\"a (b) | -c @title d\"", "PHRASE(\"a (b) | -c @title d\")");
     check("\"\"", "PHRASE(\"\")");
     check("a\"b c\"d", "AND(a, PHRASE(\"b c\"), d)");
     check("\"a \\\" b\"", "PHRASE(\"a \\\" b\")");
@@ -789,6 +789,91 @@ static void test_sphinx_operators(void **state) {
                                     "not supported: loupe does not index HTML zones");
 }
 
+/* A '*' standing alone inside an exact phrase is one any-word position
+** (the analyzer's query side counts it); joined to a word, or in a
+** proximity or quorum, it is refused rather than silently dropped. */
+static void test_phrase_stars(void **state) {
+    (void)state;
+    check("\"exact * phrase\"", "PHRASE(\"exact * phrase\")");
+    check("\"a * * b\"", "PHRASE(\"a * * b\")");
+    check("\"a ** b\"", "PHRASE(\"a ** b\")");
+    check("\"* a\" \"a *\" \"*\"", "AND(PHRASE(\"* a\"), PHRASE(\"a *\"), PHRASE(\"*\"))");
+    check("\"^* a\"", "^PHRASE(\" * a\")");
+    check("\"a *$\"", "PHRASE(\"a * \")$");
+    check("=\"a * b\"", "=PHRASE(\"a * b\")");
+    check("@title \"a\t*\nb\"", "PHRASE(\"a\t*\nb\")@{title}");
+    /* '\*' is a literal star: a separator, so the text holds a space */
+    FtsNode *x = parse("\"a \\* b\"");
+    assert_string_equal(x->z, "a   b");
+    x = parse("\"a\\*\"");
+    assert_string_equal(x->z, "a ");
+    x = parse("\"a\\\\ * b\""); /* an escaped backslash, then a star alone */
+    assert_string_equal(x->z, "a\\ * b");
+    x = parse("\"a \\** b\""); /* a literal star, then a star alone */
+    assert_string_equal(x->z, "a  * b");
+    check_error("\"exact phrase*\"", 13,
+                "MATCH: near '*\"' at offset 13: '*' inside a phrase stands alone for any one word "
+                "(\"a * b\"); prefix search is not supported inside a phrase");
+    check_error("\"a *b\"", 3,
+                "MATCH: near '*b\"' at offset 3: '*' inside a phrase stands alone for any one word "
+                "(\"a * b\"); prefix search is not supported inside a phrase");
+    check_error("\"a\\x* b\"", 4,
+                "MATCH: near '* b\"' at offset 4: '*' inside a phrase stands alone for any one word "
+                "(\"a * b\"); prefix search is not supported inside a phrase");
+    check_error("\"a * b\"~2", 3,
+                "MATCH: near '* b\"~2' at offset 3: '*' stands for one word of an exact phrase; a "
+                "proximity (~N) or quorum (/N) has no word order for it to keep");
+    check_error("\"a * b c\"/2", 3,
+                "MATCH: near '* b c\"/2' at offset 3: '*' stands for one word of an exact phrase; a "
+                "proximity (~N) or quorum (/N) has no word order for it to keep");
+}
+
+/* word^N: Manticore's keyword IDF boost, on words only. */
+static void test_boost(void **state) {
+    (void)state;
+    check("a^2", "a^2");
+    check("a^1.5 b", "AND(a^1.5, b)");
+    check("a^.25 | b^10", "OR(a^0.25, b^10)");
+    check("^a^2 b$^3", "AND(^a^2, b$^3)");
+    check("@title a^2", "a^2@{title}");
+    check("title:a^2", "a^2@{title}");
+    check("-a^2 b", "AND(NOT(a^2), b)");
+    check("a^1000", "a^1000");
+    check("(a^2)", "a^2");
+    check("a^2|b", "OR(a^2, b)");
+    FtsNode *x = parse("abc^1.5");
+    assert_int_equal(x->kind, FTSN_TERM);
+    assert_string_equal(x->z, "abc");
+    assert_true(x->fBoost == 1.5);
+    assert_int_equal(x->len, 7);
+    x = parse("abc");
+    assert_true(x->fBoost == 0);
+    /* '^' not followed by a number stays part of the word, as before */
+    check("a^b", "a^b");
+    check("a^", "a^");
+    check_error("a^0", 2, "MATCH: near '0' at offset 2: a boost must be above 0 and at most 1000");
+    check_error("a^0.0", 2, "MATCH: near '0.0' at offset 2: a boost must be above 0 and at most 1000");
+    check_error("a^1001", 2, "MATCH: near '1001' at offset 2: a boost must be above 0 and at most 1000");
+    check_error("a^99999999999999999999", 2, "MATCH: near '99999999999999999999' at offset 2: a boost "
+                                             "must be above 0 and at most 1000");
+    check_error("a^2.", 1, "MATCH: near '^2.' at offset 1: expected digits after the '.' of a boost "
+                           "(word^1.5)");
+    check_error("a^2x", 3, "MATCH: near 'x' at offset 3: expected a space or an operator after the "
+                           "boost '^2'");
+    check_error("\"a b\"^2", 5, "MATCH: near '^2' at offset 5: a boost (^N) applies to a word "
+                                 "(word^1.5), not a phrase");
+    check_error("\"a b c\"/2^2", 9, "MATCH: near '^2' at offset 9: a boost (^N) applies to a word "
+                                     "(word^1.5), not a phrase");
+    check_error("(a b)^2", 5, "MATCH: near '^2' at offset 5: a boost (^N) applies to a word "
+                              "(word^1.5), not a group");
+    check_error("ab*^2", 3, "MATCH: near '^2' at offset 3: a boost (^N) applies to a word "
+                            "(word^1.5), not a prefix");
+    check_error("a^2 << b", 0, "MATCH: near 'a^2 << b' at offset 0: '<<' joins words and exact "
+                               "phrases; a boost (^N) cannot apply to them");
+    check_error("a NEAR/2 b^2", 9, "MATCH: near 'b^2' at offset 9: NEAR/N joins words and exact "
+                                   "phrases; a boost (^N) cannot apply to them");
+}
+
 static void test_dump_escapes(void **state) {
     (void)state;
     /* Words holding the dump's own punctuation stay unambiguous. */
@@ -813,7 +898,8 @@ int main(void) {
         cmocka_unit_test(test_syntax_errors), cmocka_unit_test(test_offsets),
         cmocka_unit_test(test_depth),         cmocka_unit_test(test_long),
         cmocka_unit_test(test_field_sets),    cmocka_unit_test(test_dump_escapes),
-        cmocka_unit_test(test_sphinx_operators),
+        cmocka_unit_test(test_sphinx_operators), cmocka_unit_test(test_phrase_stars),
+        cmocka_unit_test(test_boost),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     arena_free(&gArena);

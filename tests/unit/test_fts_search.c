@@ -195,7 +195,11 @@ static double idf(int df) {
     return v > 1e-6 ? v : 1e-6;
 }
 
-/* The words of a phrase's text, split on spaces (-1: not a vocabulary word). */
+/* A phrase's '*': a place any word fills. */
+#define WILD (-2)
+
+/* The words of a phrase's text, split on spaces (-1: not a vocabulary
+** word; WILD: a '*'). */
 static int split_words(const char *z, int *aw, int nMax) {
     int nw = 0;
     const char *p = z;
@@ -203,10 +207,15 @@ static int split_words(const char *z, int *aw, int nMax) {
         while (*p == ' ') p++;
         const char *e = p;
         while (*e && *e != ' ') e++;
-        if (e > p) aw[nw++] = word_of(p, (int)(e - p));
+        if (e > p) aw[nw++] = e - p == 1 && *p == '*' ? WILD : word_of(p, (int)(e - p));
         p = e;
     }
     return nw;
+}
+
+/* Does word d fill the place of query word w? */
+static int word_fits(int d, int w) {
+    return w == WILD || d == w;
 }
 
 /* How many leading positions of doc i's field f a leaf limited to nLimit
@@ -233,7 +242,7 @@ static int chain_holds(const FtsNode *n, int i, int f, int o, int lo, int hi) {
     int scan = scan_len(n->aChild[o]->nPosLimit, i, f);
     for (int s = 0; s + nw <= scan; s++) {
         int ok = 1;
-        for (int j = 0; j < nw && ok; j++) ok = d[s + j] == aw[j];
+        for (int j = 0; j < nw && ok; j++) ok = word_fits(d[s + j], aw[j]);
         if (!ok) continue;
         int e = s + nw - 1, nlo = s, nhi = e;
         if (o > 0) {
@@ -300,7 +309,7 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
                 if (ok) x += 1 / norm(len, avglen(f));
             }
             if (x == 0) return 0;
-            *pScore = idf(df_clause(&n->fields, w)) * sat(x);
+            *pScore = idf(df_clause(&n->fields, w)) * sat(x) * (n->fBoost ? n->fBoost : 1);
             return 1;
         }
         /* fall through */
@@ -321,7 +330,7 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
             }
             if (x == 0) continue;
             any = 1;
-            *pScore += idf(df_clause(&n->fields, w)) * sat(x);
+            *pScore += idf(df_clause(&n->fields, w)) * sat(x) * (n->fBoost ? n->fBoost : 1);
         }
         return any;
     }
@@ -329,7 +338,7 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
         int aw[8];
         int nw = split_words(n->z, aw, 8);
         for (int j = 0; j < nw; j++) {
-            if (aw[j] < 0) return 0;
+            if (aw[j] == -1) return 0;
         }
         int any = 0;
         double x = 0, gidf = -1;
@@ -339,6 +348,7 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
             double sidf = 0;
             int bAll = 1;
             for (int j = 0; j < nw; j++) {
+                if (aw[j] == WILD) continue;
                 bAll &= df_of(f, aw[j]) > 0;
                 sidf += idf(df_of(f, aw[j]) ? df_of(f, aw[j]) : 1);
             }
@@ -348,7 +358,7 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
             if (n->nSlop == 0) {
                 for (int k = 0; k + nw <= scan; k++) {
                     int ok = 1;
-                    for (int j = 0; j < nw && ok; j++) ok = g_docs[i].aaWord[f][k + j] == aw[j];
+                    for (int j = 0; j < nw && ok; j++) ok = word_fits(g_docs[i].aaWord[f][k + j], aw[j]);
                     if ((n->anchor & FTS_ANCHOR_START) && k != 0) ok = 0;
                     if ((n->anchor & FTS_ANCHOR_END) && k + nw != g_docs[i].aLen[f]) ok = 0;
                     tf += ok;
@@ -455,6 +465,7 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
             for (int c = 0; c < (n->bNotNear ? 1 : n->nChild); c++) {
                 int aw[8], nw = operand_words(n->aChild[c], aw);
                 for (int j = 0; j < nw; j++) {
+                    if (aw[j] == WILD) continue;
                     bAll &= aw[j] >= 0 && df_of(f, aw[j]) > 0;
                     if (aw[j] >= 0) sidf += idf(df_of(f, aw[j]) ? df_of(f, aw[j]) : 1);
                 }
@@ -517,16 +528,19 @@ static void ref_key(RefKeys *k, int f, int w, uint32_t lim, int qpos) {
 ** it occurs), aLim[j] each one's limit. */
 static void ref_words(RefKeys *k, const FtsFieldSet *fs, const int *aw, int nw, const uint32_t *aLim,
                       int base, int bNeg) {
+    /* a '*' takes a place, as a stop word does, and is no keyword */
     for (int j = 0; j < nw; j++) {
-        if (!bNeg) k->aWord[base + j] = 1;
+        if (!bNeg && aw[j] != WILD) k->aWord[base + j] = 1;
     }
     if (bNeg) return;
     for (int f = 0; f < NF; f++) {
         if (!fts_fieldset_has(fs, f)) continue;
         int bAll = 1;
-        for (int j = 0; j < nw; j++) bAll &= aw[j] >= 0 && df_of(f, aw[j]) > 0;
+        for (int j = 0; j < nw; j++) bAll &= aw[j] == WILD || (aw[j] >= 0 && df_of(f, aw[j]) > 0);
         if (!bAll) continue;
-        for (int j = 0; j < nw; j++) ref_key(k, f, aw[j], aLim[j], base + j);
+        for (int j = 0; j < nw; j++) {
+            if (aw[j] != WILD) ref_key(k, f, aw[j], aLim[j], base + j);
+        }
     }
 }
 
@@ -843,7 +857,9 @@ static void rand_query(char *buf) {
         case 0: {
             char w2[16];
             word_text(rnd_word(), w2);
-            sprintf(buf + strlen(buf), "\"%s %s\"", w, w2);
+            /* '*' places between the words, now and then */
+            static const char *const aGap[] = {" ", " ", " * ", " * * "};
+            sprintf(buf + strlen(buf), "\"%s%s%s\"", w, aGap[rnd() % 4], w2);
             break;
         }
         case 1: {
@@ -860,6 +876,11 @@ static void rand_query(char *buf) {
             break;
         case 4:
             sprintf(buf + strlen(buf), "(%s | abc%d)", w, (int)(rnd() % NWORD));
+            break;
+        case 5:
+            /* a boosted word */
+            if (rnd() % 2) sprintf(buf + strlen(buf), "%s^%u", w, 1 + rnd() % 5);
+            else sprintf(buf + strlen(buf), "%s^0.%u", w, 1 + rnd() % 9);
             break;
         default:
             strcat(buf, w);
@@ -935,6 +956,11 @@ static void test_operators_vs_reference(void **state) {
         "@body[5] ^ab0", "@body[5] \"ab0 abc1 xy2\"/2", "@body[3] ab0 << abc1",
         "@body[4] ab0 NEAR/2 @body abc1", "ab0 @body[2] -abc1", "@body[1] ab0 MAYBE xy2",
         "(@title[2] ab0) abc1", "@body[1000000000] ab0", "@!title[3] xy2",
+        /* '*' places in phrases; boosts */
+        "\"ab0 * abc1\"", "\"ab0 * * xy2\"", "\"ab0 * ab0\"", "\"^* ab0 abc1\"", "\"ab0 * abc1$\"",
+        "@body \"xy2 * ab0 abc1\"", "ab0 << \"abc1 * xy2\"", "\"ab0 * abc1\" NEAR/3 xy2",
+        "ab0^2", "ab0^0.5 | abc1", "ab0^3 ab0", "ab0^2 | ab0 | ab0^2", "^ab0^2", "ab0$^1.5 | xy2",
+        "@title ab0^4 | @body abc1^0.25", "ab0 -abc1^2", "ab0 MAYBE xy2^3", "nothere^2 | ab0",
     };
     for (size_t i = 0; i < sizeof(aFixed) / sizeof(aFixed[0]); i++) check_query(aFixed[i]);
     check_large_queries(FTS_RANK_BM25F, 0);
@@ -954,6 +980,7 @@ static void test_proximity_rankers_vs_reference(void **state) {
         "ab* xy2", "\"ab0 ab0\" abc1", "ab0 nothere | abc1", "\"ab0 abc1 ab0\"/2", "@title ab0 abc1",
         "ab0 MAYBE abc1", "abc1 << ab0 xy2", "(ab0 NEAR/3 abc1) | xy5", "^ab0 abc1$", "@body[5] ab0 abc1",
         "@body[4] ab0 NEAR/2 @body abc1", "ab0 (abc1 | xy2) -xy5", "\"abc1 ab0\"~2 ab3",
+        "\"ab0 * abc1\" xy2", "ab0^2 abc1", "\"ab0 * * abc1\" | ab0^0.5",
     };
     static const FtsRanker aR[] = {FTS_RANK_PROXIMITY_BM25, FTS_RANK_SPH04, FTS_RANK_PROXIMITY,
                                    FTS_RANK_WORDCOUNT, FTS_RANK_MATCHANY, FTS_RANK_FIELDMASK};
