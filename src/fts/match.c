@@ -45,6 +45,11 @@
 **     what its operands share. A keyword operator (MAYBE, NEAR/N) is
 **     upper case and stands alone; where an operand is expected it is an
 **     error that says how to search the word instead.
+**  7. Inside a phrase the text stays raw, with three exceptions Manticore
+**     has: a '*' standing alone is a word position (checked here, counted
+**     by the analyzer's query side); '(a | b)' groups make the phrase an OR
+**     of one phrase per alternative (phrase_alternatives); and '^' first,
+**     '$' last anchor it.
 **
 ** Errors carry err->detail FTS_MATCH_ER_PARSE (1064) and err->pos. The
 ** query is checked for valid UTF-8 first, so error excerpts and word
@@ -555,6 +560,246 @@ static int parse_quorum(MatchParser *p, FtsNode *x) {
     return LP_OK;
 }
 
+/* The unescaped copy of phrase text zRaw[0..nRaw) (nOut bytes once
+** unescaped), in the arena; NULL when out of memory. As in read_word;
+** '\\*' is a literal star, which separates words (a star standing alone
+** is a word position). */
+static char *phrase_unescape(MatchParser *p, const char *zRaw, int nRaw, int nOut) {
+    char *z = arena_alloc(p->a, (size_t)nOut + 1);
+    if (!z) return NULL;
+    int o = 0;
+    for (int j = 0; j < nRaw && o < nOut; j++) {
+        int bEsc = zRaw[j] == '\\';
+        j += bEsc;
+        z[o++] = bEsc && (zRaw[j] == '=' || zRaw[j] == '*') ? ' ' : zRaw[j];
+    }
+    z[o] = 0;
+    return z;
+}
+
+/* ---- a phrase's alternatives: "(a | b) c" ----
+** As in Manticore, a group in a phrase whose parts '|' separates stands
+** for each part in turn: "(a | b) c" is the phrases "a c" and "b c", and a
+** part may be several words or hold groups of its own ("((a b) | c) d").
+** A group without '|' only groups; a '(' or ')' that pairs with nothing,
+** and a '|' outside a group, stay plain text (separators). The phrases are
+** built as raw text (escapes kept) and unescaped at the end. */
+
+/* Raw texts under construction, in the arena; each grows by doubling, so
+** appending to them costs what it copies. */
+typedef struct RawText {
+    char *z;
+    int n, cap;
+} RawText;
+
+typedef struct RawList {
+    RawText *a;
+    int n;
+} RawList;
+
+typedef struct AltCtx {
+    MatchParser *p;
+    const int *aClose; /* per raw offset from r0: the ')' pairing a '(' there, else -1 */
+    int r0;
+    int iErr;          /* where an error points */
+} AltCtx;
+
+static int rawlist_one(MatchParser *p, RawList *l) {
+    if (!(l->a = arena_zalloc(p->a, sizeof(RawText)))) return nomem(p);
+    l->n = 1;
+    return LP_OK;
+}
+
+/* Appends z[0..n) to t. */
+static int rawtext_append(MatchParser *p, RawText *t, const char *z, int n) {
+    if (t->n + n + 1 > t->cap) {
+        int cap = (t->n + n + 1) * 2;
+        char *a = arena_alloc(p->a, (size_t)cap);
+        if (!a) return nomem(p);
+        if (t->n) memcpy(a, t->z, (size_t)t->n);
+        t->z = a;
+        t->cap = cap;
+    }
+    memcpy(t->z + t->n, z, (size_t)n);
+    t->n += n;
+    t->z[t->n] = 0;
+    return LP_OK;
+}
+
+/* Appends raw bytes z[0..n) to every text of l. */
+static int rawlist_append(MatchParser *p, RawList *l, const char *z, int n) {
+    for (int i = 0; i < l->n; i++) {
+        int rc = rawtext_append(p, &l->a[i], z, n);
+        if (rc) return rc;
+    }
+    return LP_OK;
+}
+
+/* l, each text followed by each of b's, with a space either side (the
+** group's parentheses separate words). */
+static int rawlist_product(AltCtx *c, RawList *l, const RawList *b) {
+    MatchParser *p = c->p;
+    int64_t n = (int64_t)l->n * b->n;
+    if (n > FTS_MATCH_MAX_PHRASES) {
+        return syntax_error(p, c->iErr, "a phrase's alternatives make more than %d phrases",
+                            FTS_MATCH_MAX_PHRASES);
+    }
+    RawText *a = l->a;
+    if (b->n > 1) { /* at most log2(FTS_MATCH_MAX_PHRASES) times a phrase */
+        if (!(a = arena_zalloc(p->a, sizeof(RawText) * (size_t)n))) return nomem(p);
+        for (int i = 0, k = 0; i < l->n; i++) {
+            for (int j = 0; j < b->n; j++, k++) {
+                int rc = rawtext_append(p, &a[k], l->a[i].z, l->a[i].n);
+                if (rc) return rc;
+            }
+        }
+    }
+    for (int k = 0; k < n; k++) {
+        const RawText *t = &b->a[k % b->n];
+        int rc;
+        if ((rc = rawtext_append(p, &a[k], " ", 1)) || (rc = rawtext_append(p, &a[k], t->z, t->n)) ||
+            (rc = rawtext_append(p, &a[k], " ", 1))) {
+            return rc;
+        }
+    }
+    l->a = a;
+    l->n = (int)n;
+    return LP_OK;
+}
+
+static int alt_seq(AltCtx *c, int i, int end, int depth, RawList *out);
+
+/* The texts a group (its content raw[i..end)) stands for: each part
+** between top-level '|'s in turn. */
+static int alt_group(AltCtx *c, int i, int end, int depth, RawList *out) {
+    MatchParser *p = c->p;
+    RawList all = {0};
+    int iPart = i;
+    for (int j = i; j <= end; j++) {
+        if (j < end && p->z[j] == '\\') {
+            j += char_len(p, j + 1);
+            continue;
+        }
+        if (j < end && p->z[j] == '(' && c->aClose[j - c->r0] >= 0) {
+            j = c->aClose[j - c->r0];
+            continue;
+        }
+        if (j < end && p->z[j] != '|') continue;
+        RawList part = {0};
+        int rc = alt_seq(c, iPart, j, depth, &part);
+        if (rc) return rc;
+        if (all.n + part.n > FTS_MATCH_MAX_PHRASES) {
+            return syntax_error(p, c->iErr, "a phrase's alternatives make more than %d phrases",
+                                FTS_MATCH_MAX_PHRASES);
+        }
+        RawText *a = part.a;
+        if (all.n) {
+            if (!(a = arena_alloc(p->a, sizeof(RawText) * (size_t)(all.n + part.n)))) return nomem(p);
+            memcpy(a, all.a, sizeof(RawText) * (size_t)all.n);
+            memcpy(a + all.n, part.a, sizeof(RawText) * (size_t)part.n);
+        }
+        all.a = a;
+        all.n += part.n;
+        iPart = j + 1;
+    }
+    *out = all;
+    return LP_OK;
+}
+
+/* The texts raw[i..end) stands for. */
+static int alt_seq(AltCtx *c, int i, int end, int depth, RawList *out) {
+    MatchParser *p = c->p;
+    int rc = rawlist_one(p, out);
+    int iRun = i; /* plain bytes since here are yet to be appended */
+    for (int j = i; j < end && rc == LP_OK; j++) {
+        if (p->z[j] == '\\') {
+            j += char_len(p, j + 1);
+            continue;
+        }
+        int k = p->z[j] == '(' ? c->aClose[j - c->r0] : -1;
+        if (k < 0) continue;
+        if (depth >= FTS_MATCH_MAX_DEPTH) {
+            return syntax_error(p, j, "groups nested deeper than %d levels", FTS_MATCH_MAX_DEPTH);
+        }
+        RawList g = {0};
+        if ((rc = rawlist_append(p, out, p->z + iRun, j - iRun)) != LP_OK ||
+            (rc = alt_group(c, j + 1, k, depth + 1, &g)) != LP_OK) {
+            return rc;
+        }
+        rc = rawlist_product(c, out, &g);
+        j = k;
+        iRun = k + 1;
+    }
+    return rc ? rc : rawlist_append(p, out, p->z + iRun, end - iRun);
+}
+
+/* x, the phrase whose words are raw[r0..r1) (anchors left out), as the
+** OR of the phrases its alternatives make, into *pp; x itself when it has
+** none. */
+static int phrase_alternatives(MatchParser *p, FtsNode *x, int r0, int r1, FtsNode **pp) {
+    *pp = x;
+    if (!memchr(p->z + r0, '|', (size_t)(r1 - r0))) return LP_OK;
+    /* Pair the parentheses (escapes skipped), in one pass. */
+    int *aClose = arena_alloc(p->a, sizeof(int) * (size_t)(r1 - r0 + 1));
+    int *aStack = arena_alloc(p->a, sizeof(int) * (size_t)(r1 - r0 + 1));
+    if (!aClose || !aStack) return nomem(p);
+    int nStack = 0;
+    for (int j = r0; j < r1; j++) {
+        aClose[j - r0] = -1;
+        if (p->z[j] == '\\') {
+            for (int k = 1; k <= char_len(p, j + 1) && j + k < r1; k++) aClose[j + k - r0] = -1;
+            j += char_len(p, j + 1);
+        } else if (p->z[j] == '(') {
+            aStack[nStack++] = j;
+        } else if (p->z[j] == ')' && nStack > 0) {
+            aClose[aStack[--nStack] - r0] = j;
+        }
+    }
+    AltCtx c = {p, aClose, r0, x->pos};
+    RawList l;
+    int rc = alt_seq(&c, r0, r1, 0, &l);
+    if (rc || l.n < 2) return rc;
+    if (x->kind == FTSN_QUORUM) {
+        return syntax_error(p, x->pos, "alternatives ('(a | b)') are for phrases; a quorum takes "
+                                       "its words in any order");
+    }
+    FtsNode **a = arena_alloc(p->a, sizeof(FtsNode *) * (size_t)l.n);
+    if (!a) return nomem(p);
+    int n = 0;
+    for (int i = 0; i < l.n; i++) {
+        char *z = phrase_unescape(p, l.a[i].z ? l.a[i].z : "", l.a[i].n, l.a[i].n);
+        if (!z) return nomem(p);
+        /* runs of ASCII whitespace as one space, none at either end (the
+        ** groups' parentheses left spaces) */
+        int m = 0, bDup = 0;
+        for (int j = 0; z[j]; j++) {
+            int bSpace = z[j] == ' ' || (z[j] >= '\t' && z[j] <= '\r');
+            if (!bSpace) z[m++] = z[j];
+            else if (m > 0 && z[m - 1] != ' ') z[m++] = ' ';
+        }
+        if (m > 0 && z[m - 1] == ' ') m--;
+        z[m] = 0;
+        for (int k = 0; k < n && !bDup; k++) bDup = a[k]->n == m && memcmp(a[k]->z, z, (size_t)m) == 0;
+        if (bDup) continue; /* "(a | a) b" is one phrase */
+        FtsNode *y = node_new(p, FTSN_PHRASE, x->pos, x->pos + x->len);
+        if (!y) return nomem(p);
+        *y = *x;
+        y->z = z;
+        y->n = m;
+        a[n++] = y;
+    }
+    if (n == 1) {
+        *pp = a[0];
+        return LP_OK;
+    }
+    FtsNode *o = node_new(p, FTSN_OR, x->pos, x->pos + x->len);
+    if (!o) return nomem(p);
+    o->aChild = a;
+    o->nChild = n;
+    *pp = o;
+    return LP_OK;
+}
+
 /* '"…"' with an optional '~N' or '/N' at the cursor. */
 static int parse_phrase(MatchParser *p, const Scope *pScope, int bReq, FtsNode **pp) {
     int iStart = p->i++;
@@ -570,20 +815,12 @@ static int parse_phrase(MatchParser *p, const Scope *pScope, int bReq, FtsNode *
         }
     }
     if (i >= p->n) return syntax_error(p, p->n, "expected closing '\"'");
-    char *z = arena_alloc(p->a, (size_t)nOut + 1);
+    char *z = phrase_unescape(p, p->z + p->i, i - p->i, nOut);
     if (!z) return nomem(p);
-    int o = 0;
-    for (int j = p->i; j < i; j++) {
-        int bEsc = p->z[j] == '\\';
-        j += bEsc;
-        /* as in read_word; '\\*' is a literal star, which separates words
-        ** (a star standing alone is a word position) */
-        z[o++] = bEsc && (p->z[j] == '=' || p->z[j] == '*') ? ' ' : p->z[j];
-    }
-    z[o] = 0;
     p->i = i + 1;
     /* '^' first and '$' last inside the quotes (unescaped) anchor it. */
     int anchor = 0;
+    int r0 = iStart + 1, r1 = i; /* the raw text of the words */
     {
         int a0 = iStart + 1, a1 = i; /* the raw text */
         while (a0 < a1 && space_len(p, a0) > 0) a0 += space_len(p, a0);
@@ -592,6 +829,9 @@ static int parse_phrase(MatchParser *p, const Scope *pScope, int bReq, FtsNode *
         if (a1 > a0 && p->z[a1 - 1] == '$' && !(a1 - 2 >= a0 && p->z[a1 - 2] == '\\')) {
             anchor |= FTS_ANCHOR_END;
         }
+        if (anchor & FTS_ANCHOR_START) r0 = a0 + 1;
+        if (anchor & FTS_ANCHOR_END) r1 = a1 - 1;
+        if (r1 < r0) r1 = r0; /* "^$" */
         /* The same characters in the unescaped copy (only whitespace is
         ** before the '^' and after the '$' there too): blanked. */
         if (anchor & FTS_ANCHOR_START) {
@@ -645,8 +885,16 @@ static int parse_phrase(MatchParser *p, const Scope *pScope, int bReq, FtsNode *
     x->nSlop = nSlop;
     x->anchor = anchor;
     x->bRequired = bReq;
-    *pp = x;
-    return LP_OK;
+    return phrase_alternatives(p, x, r0, r1, pp);
+}
+
+/* ="…": every word of the phrase or quorum x (or of each phrase its
+** alternatives make) is exact. */
+static void set_exact(FtsNode *x, int iEq) {
+    x->bExact = 1;
+    x->pos = iEq;
+    x->len++;
+    for (int k = 0; k < x->nChild; k++) set_exact(x->aChild[k], iEq);
 }
 
 /* A keyword operator or an operator Sphinx has and loupe refuses, where an
@@ -705,9 +953,7 @@ static int parse_primary(MatchParser *p, const Scope *pScope, int bReq, FtsNode 
                 int iEq = p->i++;
                 int rc = parse_phrase(p, pScope, bReq, pp);
                 if (rc) return rc;
-                (*pp)->bExact = 1;
-                (*pp)->pos = iEq;
-                (*pp)->len++;
+                set_exact(*pp, iEq);
                 return LP_OK;
             }
             break;
@@ -934,7 +1180,9 @@ static int check_chain_operand(MatchParser *p, const FtsNode *x, const char *zOp
         return 0;
     }
     if (x->kind == FTSN_TERM || (x->kind == FTSN_PHRASE && x->nSlop == 0)) return 1;
-    const char *zWhat = x->kind == FTSN_PREFIX   ? "a prefix"
+    const char *zWhat = x->kind == FTSN_OR && (p->z[x->pos] == '"' || p->z[x->pos] == '=')
+                            ? "a phrase with alternatives"
+                        : x->kind == FTSN_PREFIX ? "a prefix"
                         : x->kind == FTSN_PHRASE ? "a proximity phrase"
                         : x->kind == FTSN_QUORUM ? "a quorum"
                         : x->kind == FTSN_NOT || is_negative(x) ? "a negation"

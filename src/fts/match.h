@@ -18,6 +18,13 @@
 **                        between a and b); '\*' is a literal star (which
 **                        separates words); a star joined to a word, or in a
 **                        proximity or quorum, is an error
+**   "(a | b) c"          alternatives (Manticore): a group inside a phrase
+**                        whose parts '|' separates stands for each in turn,
+**                        so this is the OR of "a c" and "b c"; a part may be
+**                        several words or hold groups ("((a b) | c) d");
+**                        at most FTS_MATCH_MAX_PHRASES phrases; not in a
+**                        quorum. Parentheses with no '|' in them only group,
+**                        and a '|' outside parentheses separates words
 **   word^1.5             keyword IDF boost (Manticore): the word's idf is
 **                        multiplied by the number (above 0, at most
 **                        FTS_MATCH_MAX_BOOST) wherever the ranking uses it;
@@ -171,6 +178,8 @@ void fts_match_dump(const FtsNode *root, const char *const *azField, int nField,
 #define FTS_MATCH_MAX_SLOP 100000
 /* Largest N accepted in word^N. */
 #define FTS_MATCH_MAX_BOOST 1000
+/* Most phrases a phrase's alternatives may make ("(a | b) (c | d)": 4). */
+#define FTS_MATCH_MAX_PHRASES 256
 /* Most words a quorum counts (as Sphinx: 256). */
 #define FTS_MATCH_MAX_QUORUM 256
 

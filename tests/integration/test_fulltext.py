@@ -450,6 +450,15 @@ OPERATOR_CASES = [
     ('"quick \\* fox"', []),                  # a literal star separates: "quick fox"
     ('quick << "fox * over"', []),
     ('"the * jumps" << dog', [1]),
+    # alternatives in a phrase: each in turn (an OR of phrases)
+    ('"(brown | red) fox"', [1, 4]),
+    ('"the (fox | dog) (jumps | sleeps)"', [1, 2]),
+    ('"((lazy dog) | bear) is"', [3]),
+    ('"^(lazy | hot) (dog | days)"', [2, 8]),
+    ('"(brown | red) fox" -lazy', [4]),
+    ('@body "(brown | red) (fox | dog)"', [8]),
+    ('"brown | red fox"', []),                # no parentheses: '|' separates: "brown red fox"
+    ('"(brown) fox"', [1]),
     # word^N boosts the word's idf; it matches as the word does
     ("fox^2 | bear", [1, 3, 4, 6]),
     ("fox^0.5 dog", [1]),
@@ -507,6 +516,10 @@ SYNTAX_ERRORS = [
     ("(fox dog)^2", r"at offset 9: a boost \(\^N\) applies to a word \(word\^1.5\), not a group"),
     ("fo*^2", r"at offset 3: a boost \(\^N\) applies to a word \(word\^1.5\), not a prefix"),
     ("fox^2 NEAR/3 dog", r"at offset 0: NEAR/N joins words and exact phrases; a boost"),
+    ('"(fox | dog) lazy"/2', r"at offset 0: alternatives \('\(a \| b\)'\) are for phrases; a quorum"),
+    ('fox << "(lazy | big) dog"', r"at offset 7: '<<' joins words and exact phrases; this operand is "
+                                  r"a phrase with alternatives"),
+    ('"' + "(a|b) " * 9 + '"', r"at offset 0: a phrase's alternatives make more than 256 phrases"),
 ]
 
 

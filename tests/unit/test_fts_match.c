@@ -828,6 +828,70 @@ static void test_phrase_stars(void **state) {
                 "proximity (~N) or quorum (/N) has no word order for it to keep");
 }
 
+/* "(a | b) c": each alternative in turn, as an OR of phrases. */
+static void test_phrase_alternatives(void **state) {
+    (void)state;
+    check("\"(a | b) c\"", "OR(PHRASE(\"a c\"), PHRASE(\"b c\"))");
+    check("\"(a|b)c\"", "OR(PHRASE(\"a c\"), PHRASE(\"b c\"))");
+    check("\"((a b c) | d) e\"", "OR(PHRASE(\"a b c e\"), PHRASE(\"d e\"))");
+    check("\"x (a | b) y (c | d)\"",
+          "OR(PHRASE(\"x a y c\"), PHRASE(\"x a y d\"), PHRASE(\"x b y c\"), "
+          "PHRASE(\"x b y d\"))");
+    check("\"man (happy | sad) but all ((as good) | (as fast))\"",
+          "OR(PHRASE(\"man happy but all as good\"), PHRASE(\"man happy but all as fast\"), "
+          "PHRASE(\"man sad but all as good\"), PHRASE(\"man sad but all as fast\"))");
+    /* the phrase's scope, slop, anchors and exactness go to each */
+    check("@title \"(a | b) c\"~2", "OR(PHRASE(\"a c\"~2)@{title}, PHRASE(\"b c\"~2)@{title})");
+    check("\"^(a | b) c$\"", "OR(^PHRASE(\"a c\")$, ^PHRASE(\"b c\")$)");
+    check("=\"(a | b) c\"", "OR(=PHRASE(\"a c\"), =PHRASE(\"b c\"))");
+    FtsNode *x = parse("=\"(a|b) c\" d");
+    assert_int_equal(x->aChild[0]->kind, FTSN_OR);
+    assert_int_equal(x->aChild[0]->pos, 0);
+    assert_int_equal(x->aChild[0]->aChild[1]->pos, 0);
+    assert_int_equal(x->aChild[0]->aChild[1]->len, 10);
+    /* an OR of such phrases and words is one flat OR */
+    check("\"(a | b) c\" | d", "OR(PHRASE(\"a c\"), PHRASE(\"b c\"), d)");
+    check("-\"(a | b) c\" d", "AND(NOT(OR(PHRASE(\"a c\"), PHRASE(\"b c\"))), d)");
+    /* a repeated alternative is one phrase; so is a single one */
+    check("\"(a | a) b\"", "PHRASE(\"a b\")");
+    check("\"(a | ) b\"", "OR(PHRASE(\"a b\"), PHRASE(\"b\"))");
+    /* no '|' inside parentheses: text as before */
+    check("\"a (b) c\"", "PHRASE(\"a (b) c\")");
+    check("\"a | b c\"", "PHRASE(\"a | b c\")");
+    check("\"(a | b c\"", "PHRASE(\"(a | b c\")");
+    check("\"a) | (b\"", "PHRASE(\"a) | (b\")");
+    check("\"\\(a | b\\) c\"", "PHRASE(\"(a | b) c\")");
+    check("\"(a \\| b) c\"", "PHRASE(\"(a | b) c\")");
+    /* 2^8 phrases are allowed, 2^9 are not */
+    char z[200] = "\"";
+    for (int i = 0; i < 8; i++) strcat(z, "(a|b) ");
+    strcat(z, "\"");
+    x = parse(z);
+    assert_int_equal(x->kind, FTSN_OR);
+    assert_int_equal(x->nChild, 256);
+    z[strlen(z) - 1] = 0;
+    strcat(z, "(c|d)\"");
+    check_error(z, 0, "MATCH: near '\"(a|b) (a|b) (a|b) (a|b) (a|b) (...' at offset 0: "
+                      "a phrase's alternatives make more than 256 phrases");
+    check_error("\"(a | b) c\"/2", 0, "MATCH: near '\"(a | b) c\"/2' at offset 0: alternatives "
+                                       "('(a | b)') are for phrases; a quorum takes its words in any order");
+    check_error("x << \"(a | b) c\"", 5, "MATCH: near '\"(a | b) c\"' at offset 5: '<<' joins words "
+                                          "and exact phrases; this operand is a phrase with alternatives");
+    /* nesting is limited as groups outside phrases are */
+    char zDeep[400];
+    strcpy(zDeep, "\"");
+    for (int i = 0; i < 101; i++) strcat(zDeep, "(");
+    strcat(zDeep, "a|b");
+    for (int i = 0; i < 101; i++) strcat(zDeep, ")");
+    strcat(zDeep, "\"");
+    FtsNode *root = (FtsNode *)1;
+    LpError err;
+    arena_reset(&gArena);
+    assert_int_equal(fts_match_parse(&gArena, zDeep, strlen(zDeep), azField, NFIELD, &root, &err), LP_BADINPUT);
+    assert_int_equal(err.pos, 101);
+    assert_non_null(strstr(err.zMsg, "groups nested deeper than 100 levels"));
+}
+
 /* word^N: Manticore's keyword IDF boost, on words only. */
 static void test_boost(void **state) {
     (void)state;
@@ -899,7 +963,7 @@ int main(void) {
         cmocka_unit_test(test_depth),         cmocka_unit_test(test_long),
         cmocka_unit_test(test_field_sets),    cmocka_unit_test(test_dump_escapes),
         cmocka_unit_test(test_sphinx_operators), cmocka_unit_test(test_phrase_stars),
-        cmocka_unit_test(test_boost),
+        cmocka_unit_test(test_boost),         cmocka_unit_test(test_phrase_alternatives),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     arena_free(&gArena);

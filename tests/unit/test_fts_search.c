@@ -859,7 +859,11 @@ static void rand_query(char *buf) {
             word_text(rnd_word(), w2);
             /* '*' places between the words, now and then */
             static const char *const aGap[] = {" ", " ", " * ", " * * "};
-            sprintf(buf + strlen(buf), "\"%s%s%s\"", w, aGap[rnd() % 4], w2);
+            if (rnd() % 4 == 0) { /* alternatives */
+                sprintf(buf + strlen(buf), "\"(%s | %s) %s\"", w, w3, w2);
+            } else {
+                sprintf(buf + strlen(buf), "\"%s%s%s\"", w, aGap[rnd() % 4], w2);
+            }
             break;
         }
         case 1: {
@@ -961,6 +965,7 @@ static void test_operators_vs_reference(void **state) {
         "@body \"xy2 * ab0 abc1\"", "ab0 << \"abc1 * xy2\"", "\"ab0 * abc1\" NEAR/3 xy2",
         "ab0^2", "ab0^0.5 | abc1", "ab0^3 ab0", "ab0^2 | ab0 | ab0^2", "^ab0^2", "ab0$^1.5 | xy2",
         "@title ab0^4 | @body abc1^0.25", "ab0 -abc1^2", "ab0 MAYBE xy2^3", "nothere^2 | ab0",
+        "\"(ab0 | xy2) abc1\"", "\"ab0 ((abc1 xy2) | ab3)\"", "\"^(ab0 | abc1) xy2\" ab3",
     };
     for (size_t i = 0; i < sizeof(aFixed) / sizeof(aFixed[0]); i++) check_query(aFixed[i]);
     check_large_queries(FTS_RANK_BM25F, 0);
