@@ -25,14 +25,15 @@
 **       index).
 **   loupe-inspect fts-bench SEGMENT QUERYFILE [--k 10] [--seconds S] [--warmup N]
 **                 [--fields a,b] [--morphology M] [--stopwords S] [--hard-stop S]
-**                 [--ranker NAME]
+**                 [--ranker NAME | --ranker-expr EXPR]
 **       times full-text queries on a sealed segment in this process, for the
 **       benchmark's in-process table (bench/fulltext/run.py): each line of
 **       QUERYFILE is a MATCH expression, parsed, planned and run for the top
 **       k as the server runs `SELECT ... WHERE MATCH('<line>') ORDER BY
 **       WEIGHT() DESC LIMIT k` (src/query/select.c), with the analyzer
 **       fts-build used (same --morphology/--stopwords) and the default rank
-**       parameters (BM25F, or the --ranker OPTION ranker= names). The loop is the one of bench/fulltext/passes.h
+**       parameters (BM25F, or the --ranker OPTION ranker= names, or
+**       --ranker-expr as OPTION ranker=expr('EXPR')). The loop is the one of bench/fulltext/passes.h
 **       (warm-up, whole passes for at least --seconds, a pass cut at
 **       --hard-stop, default 10 x seconds); markers "loupe-inspect:
 **       measuring" / "loupe-inspect: done" on stderr; on stdout
@@ -53,6 +54,7 @@
 #include "fts/match.h"
 #include "fts/memindex.h"
 #include "fts/memindex_int.h"
+#include "fts/rankexpr.h"
 #include "fts/search.h"
 #include "fts/segflush.h"
 #include "fts/segment.h"
@@ -70,7 +72,7 @@ static int usage(void) {
             "                     [--exact-words 0|1]\n"
             "       loupe-inspect fts-bench SEGMENT QUERYFILE [--k 10] [--seconds S] [--warmup N]\n"
             "                     [--fields a,b] [--morphology M] [--stopwords S] [--hard-stop S]\n"
-            "                     [--ranker NAME] [--expand-keywords 0|1|exact|star]\n"
+            "                     [--ranker NAME | --ranker-expr EXPR] [--expand-keywords 0|1|exact|star]\n"
             "                     (--expand-keywords exact: build with --exact-words 1)\n");
     return 2;
 }
@@ -342,6 +344,7 @@ typedef struct BenchCfg {
     int nWarmup;                /* queries run before measuring */
     int ranker;                 /* FtsRanker (--ranker NAME), default BM25F */
     int expand;                 /* FTS_EXPAND_* (--expand-keywords), default 0 */
+    const char *zExpr;          /* --ranker-expr, or NULL */
 } BenchCfg;
 
 /* What one query needs: the segment's source, the analyzer, the field
@@ -355,6 +358,7 @@ typedef struct BenchCtx {
     FtsRankParams rank;
     int k;
     FtsHit *aHit;
+    Arena exprArena;            /* the compiled --ranker-expr */
 } BenchCtx;
 
 /* The server's accept check (select.c accept_doc) minus what a segment
@@ -427,6 +431,7 @@ static int cmd_bench(const char *zSeg, const char *zQueries, const BenchCfg *c) 
     ** segment built without them simply has none) */
     AnalyzerConfig acfg = {c->zMorph, c->zStop, 0, 1};
     BenchCtx x = {.azField = (const char *const *)azField, .nField = nField, .k = c->k};
+    arena_init(&x.exprArena, 0);
     FtsSegInfo info;
     if (rc == LP_OK) rc = fts_segr_open(zSeg, &seg, &err);
     if (rc == LP_OK) rc = fts_segr_info(seg, &info, &err);
@@ -444,6 +449,12 @@ static int cmd_bench(const char *zSeg, const char *zQueries, const BenchCfg *c) 
         fts_rank_defaults(&x.rank);
         x.rank.ranker = (FtsRanker)c->ranker;
         x.rank.expand = c->expand;
+        if (c->zExpr) {
+            FtsRankExpr *e;
+            rc = fts_rankexpr_compile(&x.exprArena, c->zExpr, strlen(c->zExpr), &e, &err);
+            x.rank.ranker = FTS_RANK_EXPR;
+            x.rank.pExpr = e;
+        }
         if (!(x.aHit = malloc(sizeof(FtsHit) * (size_t)(x.k ? x.k : 1)))) {
             rc = lp_err_set(&err, LP_NOMEM, "out of memory");
         }
@@ -493,6 +504,7 @@ static int cmd_bench(const char *zSeg, const char *zQueries, const BenchCfg *c) 
         fprintf(stderr, "loupe-inspect: query %d: %.300s\n", iFail + 1, azQ[iFail]);
     }
     free(x.aHit);
+    arena_free(&x.exprArena);
     analyzer_free(an);
     fts_segr_close(seg);
     for (int i = 0; i < nQ; i++) free(azQ[i]);
@@ -521,7 +533,7 @@ int main(int argc, char **argv) {
         return cmd_build(argv[2], argv[3], zFields, zMorph, zStop, (int)bExact, (int)nThread);
     }
     if (argc >= 4 && strcmp(argv[1], "fts-bench") == 0) {
-        BenchCfg c = {"title,text", NULL, NULL, 10, 1.0, 0, 0, FTS_RANK_BM25F, 0};
+        BenchCfg c = {"title,text", NULL, NULL, 10, 1.0, 0, 0, FTS_RANK_BM25F, 0, NULL};
         for (int i = 4; i < argc; i++) {
             if (i + 1 >= argc) return usage();
             const char *zOpt = argv[i], *zVal = argv[++i];
@@ -534,6 +546,8 @@ int main(int argc, char **argv) {
             else if (strcmp(zOpt, "--warmup") == 0) c.nWarmup = atoi(zVal);
             else if (strcmp(zOpt, "--ranker") == 0) {
                 if ((c.ranker = fts_ranker_from_name(zVal)) < 0) return usage();
+            } else if (strcmp(zOpt, "--ranker-expr") == 0) {
+                c.zExpr = zVal;
             } else if (strcmp(zOpt, "--expand-keywords") == 0) {
                 if ((c.expand = fts_expand_from_name(zVal)) < 0) return usage();
             } else return usage();

@@ -17,6 +17,8 @@
 */
 #include "fts/search.h"
 
+#include "fts/rankexpr.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -2013,11 +2015,11 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
 
 static const char *const azRanker[] = {"bm25f",     "bm25",      "none",      "proximity_bm25",
                                        "sph04",     "proximity", "wordcount", "matchany",
-                                       "fieldmask"};
+                                       "fieldmask", "expr"};
 
 int fts_ranker_from_name(const char *z) {
     for (int i = 0; i < (int)(sizeof(azRanker) / sizeof(azRanker[0])); i++) {
-        if (strcasecmp(z, azRanker[i]) == 0) return i;
+        if (strcasecmp(z, azRanker[i]) == 0) return i == FTS_RANK_EXPR ? -1 : i;
     }
     return -1;
 }
@@ -2034,6 +2036,7 @@ void fts_rank_defaults(FtsRankParams *p) {
     p->wTerm = p->wPhrase = p->wPrefix = 1.0;
     p->nExpansionLimit = FTS_DEFAULT_EXPANSION_LIMIT;
     p->expand = 0;
+    p->pExpr = NULL;
 }
 
 int fts_expand_applies(const FtsNode *x) {
@@ -2057,6 +2060,9 @@ int fts_expand_from_name(const char *z) {
 int fts_query_new(Arena *a, const FtsNode *root, const char *zMatch, const Analyzer *an,
                   FtsSource *src, const FtsRankParams *rank, FtsQuery **ppQuery, LpError *err) {
     *ppQuery = NULL;
+    if (rank->ranker == FTS_RANK_EXPR && !rank->pExpr) {
+        return lp_err_set(err, LP_INTERNAL, "ranker=expr without a compiled expression");
+    }
     FtsQuery *q = arena_zalloc(a, sizeof(FtsQuery));
     if (!q) return lp_err_set(err, LP_NOMEM, "out of memory");
     q->a = a;
@@ -2142,9 +2148,6 @@ typedef struct FRun {
 } FRun;
 typedef VEC(FRun) FRunVec;
 
-typedef struct FtsFieldFactors {
-    uint32_t lcs, hitCount, wordCount, minHitPos, exactHit;
-} FtsFieldFactors;
 
 struct FtsFactors {
     VEC(FKey) keys;             /* sorted by field */
@@ -2449,6 +2452,7 @@ static int factor_weight(FtsQuery *q, uint32_t doc, double W, double *pWeight,
     double sum = 0, mask = 0;
     fkh_gather(fx, doc);
     int iAt = 0;
+    FtsFieldFactors aAll[FTS_MAX_FIELDS]; /* ranker=expr reads them all at the end */
     for (int f = 0; f < q->src->nFields; f++) {
         FtsFieldFactors ff;
         memset(&ff, 0, sizeof(ff));
@@ -2456,6 +2460,7 @@ static int factor_weight(FtsQuery *q, uint32_t doc, double W, double *pWeight,
                                                                        : LP_OK;
         if (rc != LP_OK) return q->rc;
         if (aOut) aOut[f] = ff;
+        if (r == FTS_RANK_EXPR) aAll[f] = ff;
         if (ff.hitCount == 0) continue;
         double w = q->rank.aFieldWeight[f];
         switch (r) {
@@ -2482,6 +2487,11 @@ static int factor_weight(FtsQuery *q, uint32_t doc, double W, double *pWeight,
     /* back into the heap: moved on when a later document is scored */
     for (int k = 0; k < fx->nAt && fx->bHeap; k++) fkh_push(fx, fx->aAt[k]);
     fx->nAt = 0;
+    if (r == FTS_RANK_EXPR) {
+        FtsDocFactors d = {aAll, q->rank.aFieldWeight, q->src->nFields, W, fx->nQWords};
+        *pWeight = fts_rankexpr_eval(q->rank.pExpr, &d);
+        return LP_OK;
+    }
     double bm25 = bm25_part(W);
     *pWeight = r == FTS_RANK_FIELDMASK                                 ? mask
                : r == FTS_RANK_PROXIMITY_BM25 || r == FTS_RANK_SPH04 ? 1000 * sum + bm25

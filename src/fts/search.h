@@ -66,14 +66,16 @@
 ** factor_weight has their formulas): every match is scored. */
 typedef enum FtsRanker {
     FTS_RANK_BM25F = 0, FTS_RANK_BM25, FTS_RANK_NONE, FTS_RANK_PROXIMITY_BM25, FTS_RANK_SPH04,
-    FTS_RANK_PROXIMITY, FTS_RANK_WORDCOUNT, FTS_RANK_MATCHANY, FTS_RANK_FIELDMASK
+    FTS_RANK_PROXIMITY, FTS_RANK_WORDCOUNT, FTS_RANK_MATCHANY, FTS_RANK_FIELDMASK,
+    FTS_RANK_EXPR /* OPTION ranker=expr('...'): FtsRankParams.pExpr (rankexpr.h) */
 } FtsRanker;
 
 /* The names fts_ranker_from_name takes, for messages. */
 #define FTS_RANKER_NAMES \
-    "bm25f, bm25, none, proximity_bm25, sph04, proximity, wordcount, matchany or fieldmask"
+    "bm25f, bm25, none, proximity_bm25, sph04, proximity, wordcount, matchany, fieldmask or expr('...')"
 
-/* The ranker named z (OPTION ranker=..., any case), or -1; and back. */
+/* The ranker named z (OPTION ranker=..., any case), or -1 (also for
+** "expr", which needs its expression); and back ("expr" for FTS_RANK_EXPR). */
 int fts_ranker_from_name(const char *z);
 const char *fts_ranker_name(FtsRanker r);
 
@@ -85,6 +87,8 @@ typedef struct FtsRankParams {
     double wTerm, wPhrase, wPrefix;         /* query-type weights, default 1 */
     int nExpansionLimit;                    /* most terms one prefix expands to */
     int expand;                             /* FTS_EXPAND_* bits (expand_keywords) */
+    const struct FtsRankExpr *pExpr;        /* FTS_RANK_EXPR: compiled (fts_rankexpr_compile),
+                                            ** living as long as the query */
 } FtsRankParams;
 
 /* expand_keywords, as in Manticore: each plain word of the query (not in a

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "fts/rankexpr.h"
 #include "query/ftsfn.h"
 #include "query/select.h"
 #include "sql/parser.h"
@@ -780,12 +781,30 @@ static int apply_rank_options(Binder *b, const SqlMapItem *aOpt, int nOpt, int n
                 return bind_fail_at(b, o->pos, "max_matches expects a positive integer");
             }
         } else if (strcmp(z, "ranker") == 0) {
-            if (o->pValue && o->pValue->kind == EXPR_FUNC &&
-                (strcmp(o->pValue->u.func.zName, "expr") == 0 ||
-                 strcmp(o->pValue->u.func.zName, "export") == 0)) {
-                return bind_fail_at(b, o->pValue->pos,
-                                    "ranker=expr(...) is not supported: loupe has no ranking "
-                                    "expressions (use a built-in ranker: " FTS_RANKER_NAMES ")");
+            const Expr *v = o->pValue;
+            if (v && v->kind == EXPR_FUNC && strcmp(v->u.func.zName, "export") == 0) {
+                return bind_fail_at(b, v->pos,
+                                    "ranker=export(...) is not supported: use ranker=expr('...') and "
+                                    "EXPLAIN_SCORE() for the factors");
+            }
+            if (v && v->kind == EXPR_FUNC && strcmp(v->u.func.zName, "expr") == 0) {
+                /* Manticore's ranking expression: compiled once, here */
+                const Expr *arg = v->u.func.nArg == 1 ? v->u.func.aArg[0] : NULL;
+                if (!arg || arg->kind != EXPR_STRING) {
+                    return bind_fail_at(b, v->pos, "ranker=expr() takes one string: the expression, "
+                                                   "e.g. expr('sum(lcs*user_weight)*1000+bm25')");
+                }
+                LpError e;
+                lp_err_clear(&e);
+                FtsRankExpr *pExpr;
+                if (fts_rankexpr_compile(b->a, arg->u.s.z, arg->u.s.n, &pExpr, &e) != LP_OK) {
+                    if (e.code == LP_NOMEM) return bind_fail(b, ER_UNKNOWN_ERROR, LP_NOMEM, "%s", e.zMsg);
+                    return bProfile ? bind_fail(b, ER_PARSE, LP_BADINPUT, "%s", e.zMsg)
+                                    : bind_fail_at(b, arg->pos, e.zMsg);
+                }
+                rank->ranker = FTS_RANK_EXPR;
+                rank->pExpr = pExpr;
+                continue;
             }
             const char *zr = opt_word(b, o);
             if (!zr) return b->rc;

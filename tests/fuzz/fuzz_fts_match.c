@@ -19,7 +19,8 @@
 ** score breakdown of the best hit. Planning may refuse a query
 ** (LP_BADINPUT, with a message); running may not fail, the top 5 must be
 ** matches, and their number min(5, matches). The ranker (each of them,
-** proximity rankers included) is chosen by the query's length, and
+** proximity rankers and a ranking expression included) is chosen by the
+** query's length, and
 ** expand_keywords by its first byte.
 */
 #include <stddef.h>
@@ -28,6 +29,7 @@
 #include <string.h>
 
 #include "fts/match.h"
+#include "fts/rankexpr.h"
 #include "fts/memindex.h"
 #include "fts/search.h"
 #include "text/analyzer.h"
@@ -150,7 +152,16 @@ static void run_query(Arena *a, const FtsNode *root, const char *z, size_t n) {
     fts_rank_defaults(&rank);
     /* every ranker, by the query's length: the proximity rankers read
     ** positions on paths of their own */
-    rank.ranker = (FtsRanker)(n % (FTS_RANK_FIELDMASK + 1));
+    rank.ranker = (FtsRanker)(n % (FTS_RANK_EXPR + 1));
+    if (rank.ranker == FTS_RANK_EXPR) {
+        /* a ranking expression reading every factor */
+        static const char zExpr[] = "sum((4*lcs+2*(min_hit_pos==1)+exact_hit)*user_weight)*1000+bm25"
+                                    "+top(word_count+hit_count)/max_lcs+field_mask+bm25f";
+        FtsRankExpr *e;
+        LpError ex;
+        if (fts_rankexpr_compile(a, zExpr, sizeof(zExpr) - 1, &e, &ex) != LP_OK) abort();
+        rank.pExpr = e;
+    }
     /* and every expand_keywords, by the query's first byte */
     rank.expand = n ? (unsigned char)z[0] % 4 : 0;
     FtsQuery *q;

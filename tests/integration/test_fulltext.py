@@ -1539,9 +1539,16 @@ def test_ranker_none(cur, tiny, corpus):
     ("OPTION query_type_weights=(bogus=1)", r"query type"),
     ("OPTION query_type_weights=(term=-1)", r"'term' expects a number from 0"),
     ("OPTION ranker=bogus", r"ranker 'bogus' is not supported: use bm25f, bm25, none, proximity_bm25, "
-                            r"sph04, proximity, wordcount, matchany or fieldmask"),
-    ("OPTION ranker=expr('sum(lcs*user_weight)*1000+bm25')",
-     r"ranker=expr\(\.\.\.\) is not supported: loupe has no ranking expressions"),
+                            r"sph04, proximity, wordcount, matchany, fieldmask or expr\('\.\.\.'\)"),
+    ("OPTION ranker=expr", r"ranker 'expr' is not supported"),
+    ("OPTION ranker=expr(1)", r"ranker=expr\(\) takes one string: the expression"),
+    ("OPTION ranker=expr('sum(lcs', 'x')", r"ranker=expr\(\) takes one string"),
+    ("OPTION ranker=expr('sum(lcs')", r"ranker expression: unexpected end at offset 7: expected ',' or "
+                                      r"'\)' in the arguments of sum\(\)"),
+    ("OPTION ranker=expr('lcs*1000')", r"near 'lcs\*1000' at offset 0: lcs is a per-field factor: use it "
+                                       r"inside sum\(\) or top\(\)"),
+    ("OPTION ranker=expr('bm25 + tf_idf')", r"at offset 7: unknown factor 'tf_idf'"),
+    ("OPTION ranker=export('sum(lcs)')", r"ranker=export\(\.\.\.\) is not supported"),
     ("OPTION k1=-1", r"'k1' expects a number from 0"),
     ("OPTION b=2", r"'b' expects a number from 0 to 1"),
     ("OPTION expansion_limit=0", r"expansion_limit"),
@@ -1583,6 +1590,58 @@ def test_rank_profiles(cur, uniq):
     assert w("OPTION rank_profile='flat', ranker=bm25f") == plain
     expect_error(cur, f"SELECT id FROM {t} WHERE MATCH('fox') OPTION rank_profile='nope'", 1064,
                  r"rank_profile 'nope'")
+
+
+# Each built-in proximity ranker as a ranking expression (docs/sql.md)
+RANKER_FORMULAS = [
+    ("proximity_bm25", "sum(lcs*user_weight)*1000+bm25"),
+    ("sph04", "sum((4*lcs+2*(min_hit_pos==1)+exact_hit)*user_weight)*1000+bm25"),
+    ("proximity", "sum(lcs*user_weight)"),
+    ("wordcount", "sum(hit_count*user_weight)"),
+    ("matchany", "sum((word_count+(lcs-1)*max_lcs)*user_weight)"),
+    ("fieldmask", "field_mask"),
+    ("bm25f", "bm25f"),
+]
+
+
+@pytest.mark.parametrize("ranker, formula", RANKER_FORMULAS)
+def test_ranker_expressions_match_the_builtin_rankers(cur, corpus, ranker, formula):
+    for text in ["quick fox", "fox | dog | bear", '"lazy dog" quick', "brown << dog", "the fox"]:
+        for fw in ["", ", field_weights=(title=3, body=0.5)"]:
+            want = weights(cur, corpus, text, f"OPTION ranker={ranker}{fw}")
+            got = weights(cur, corpus, text, f"OPTION ranker=expr('{formula}'){fw}")
+            assert set(got) == set(want), (text, fw)
+            for i in want:
+                assert got[i] == pytest.approx(want[i], rel=1e-6), (text, fw, i)
+
+
+def test_ranker_expression_by_hand(cur, corpus):
+    """Factors read from EXPLAIN_SCORE() give each weight by hand; the order
+    follows the expression; a stored profile may hold one."""
+    expr = "top(hit_count) * 10 + if(sum(exact_hit) > 0, 1000, 0) - max_lcs"
+    sc = explain_scores(cur, corpus, "quick fox", f"OPTION ranker=expr('{expr}')")
+    assert set(sc) == {1, 4}
+    for i, (w, e) in sc.items():
+        assert e["ranker"] == "expr"
+        f = e["factors"]
+        want = max(x["hit_count"] for x in f) * 10 + (1000 if any(x["exact_hit"] for x in f) else 0) - e["max_lcs"]
+        assert w == pytest.approx(want), (i, e)
+    ids = match_ids(cur, corpus, "fox", "OPTION ranker=expr('sum(min_hit_pos)')")
+    cur.execute(f"SELECT id, EXPLAIN_SCORE() FROM {corpus} WHERE MATCH('fox') OPTION ranker=sph04")
+    first = {i: sum(x["min_hit_pos"] for x in json.loads(e)["factors"]) for i, e in cur.fetchall()}
+    assert ids == sorted(first, key=lambda i: (-first[i], i))
+    assert weights(cur, corpus, "fox", "OPTION ranker=expr('1/0 + ln(0)')") == {1: 0.0, 4: 0.0, 6: 0.0}
+
+
+def test_ranker_expression_profiles(cur, uniq):
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (title TEXT, body TEXT) "
+                f"rank_profile='e: ranker=expr(\\'sum(lcs*user_weight)*1000+bm25\\'), field_weights=(title=2)'")
+    cur.execute(f"INSERT INTO {t} VALUES (1, 'quick fox', 'the fox'), (2, 'fox', 'quick red fox')")
+    assert weights(cur, t, "quick fox", "OPTION rank_profile='e'") == \
+        weights(cur, t, "quick fox", "OPTION ranker=proximity_bm25, field_weights=(title=2)")
+    expect_error(cur, f"CREATE TABLE {uniq()} (title TEXT) rank_profile='b: ranker=expr(\\'lcs\\')'", 1064,
+                 r"rank_profile 'b': ranker expression: near 'lcs' at offset 0: lcs is a per-field factor")
 
 
 def test_prefix_expansion_cap(cur, uniq):

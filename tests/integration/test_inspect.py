@@ -87,6 +87,20 @@ def test_exact_words_and_expand_keywords(tmp_path, docs):
         assert out["rows"] == out["queries"] * 10, (mode, out)
 
 
+def test_ranker_expression(tmp_path, segment):
+    """--ranker-expr times OPTION ranker=expr('...'); a bad one is refused
+    with the expression's message."""
+    q = tmp_path / "q.txt"
+    q.write_text("quick fox\nbrown | jumps\n")
+    r = run("fts-bench", str(segment), str(q), "--seconds", "0.05", "--morphology", "stem_en",
+            "--ranker-expr", "sum(lcs*user_weight)*1000+bm25")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["rows"] == out["queries"] * 10
+    r = run("fts-bench", str(segment), str(q), "--seconds", "0.05", "--ranker-expr", "lcs")
+    assert r.returncode == 1 and "lcs is a per-field factor" in r.stderr, r.stderr
+
+
 @pytest.mark.parametrize("args", [
     ["fts-build"],
     ["fts-build", "a", "b", "--threads", "0"],

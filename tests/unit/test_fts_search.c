@@ -17,6 +17,7 @@
 #include "fts/match.h"
 #include "fts/memindex.h"
 #include "fts/memindex_int.h"
+#include "fts/rankexpr.h"
 #include "fts/search.h"
 #include "fts/segflush.h"
 #include "fts/segment.h"
@@ -975,6 +976,89 @@ static void test_operators_vs_reference(void **state) {
     }
 }
 
+/* Every match's weight of zQuery with rank (all documents, -1 = none). */
+static double *all_weights(const char *zQuery, const FtsRankParams *rank) {
+    Arena a;
+    arena_init(&a, 0);
+    FtsNode *root;
+    LpError err;
+    assert_int_equal(fts_match_parse(&a, zQuery, strlen(zQuery), g_azField, NF, &root, &err), LP_OK);
+    FtsQuery *q;
+    assert_int_equal(fts_query_new(&a, root, zQuery, g_an, g_src, rank, &q, &err), LP_OK);
+    Collect c = {calloc((size_t)g_nDoc, sizeof(double)), 0};
+    for (int i = 0; i < g_nDoc; i++) c.aScore[i] = -1;
+    FtsStats st;
+    assert_int_equal(fts_query_all(q, collect_hit, &c, &st, &err), LP_OK);
+    fts_query_free(q);
+    arena_free(&a);
+    return c.aScore;
+}
+
+/* ranker=expr with each built-in ranker's formula (rankexpr.h) gives that
+** ranker's weights, which test_proximity_rankers_vs_reference checks
+** against the reference; with field weights, on fixed and random queries. */
+static void test_rank_expressions(void **state) {
+    (void)state;
+    static const struct {
+        FtsRanker r;
+        const char *zExpr;
+    } aCase[] = {
+        {FTS_RANK_PROXIMITY_BM25, "sum(lcs*user_weight)*1000+bm25"},
+        {FTS_RANK_SPH04, "sum((4*lcs+2*(min_hit_pos==1)+exact_hit)*user_weight)*1000+bm25"},
+        {FTS_RANK_PROXIMITY, "sum(lcs*user_weight)"},
+        {FTS_RANK_WORDCOUNT, "sum(hit_count*user_weight)"},
+        {FTS_RANK_MATCHANY, "sum((word_count+(lcs-1)*max_lcs)*user_weight)"},
+        {FTS_RANK_FIELDMASK, "field_mask"},
+        {FTS_RANK_BM25F, "bm25f"},
+    };
+    static const char *const aFixed[] = {
+        "ab0", "ab0 abc1", "ab0 | abc1 | xy2", "\"ab0 abc1\"", "ab* xy2", "\"ab0 abc1 ab0\"/2",
+        "@title ab0 abc1", "ab0 MAYBE abc1", "abc1 << ab0 xy2", "^ab0 abc1$", "ab0 -abc1", "ab0^2 xy2",
+    };
+    char buf[512];
+    for (int it = 0; it < 40 + (int)(sizeof(aFixed) / sizeof(aFixed[0])); it++) {
+        const char *zq = it < (int)(sizeof(aFixed) / sizeof(aFixed[0])) ? aFixed[it] : buf;
+        if (zq == buf && !rand_valid_query(buf)) continue;
+        for (size_t k = 0; k < sizeof(aCase) / sizeof(aCase[0]); k++) {
+            FtsRankParams rank;
+            fts_rank_defaults(&rank);
+            rank.aFieldWeight[0] = it % 2 ? 3 : 1;
+            rank.aFieldWeight[1] = it % 3 ? 0.5 : 1;
+            rank.ranker = aCase[k].r;
+            double *aWant = all_weights(zq, &rank);
+            Arena a;
+            arena_init(&a, 0);
+            LpError err;
+            FtsRankExpr *e;
+            assert_int_equal(fts_rankexpr_compile(&a, aCase[k].zExpr, strlen(aCase[k].zExpr), &e, &err), LP_OK);
+            rank.ranker = FTS_RANK_EXPR;
+            rank.pExpr = e;
+            double *aGot = all_weights(zq, &rank);
+            for (int i = 0; i < g_nDoc; i++) {
+                if ((aWant[i] < 0) != (aGot[i] < 0) || fabs(aWant[i] - aGot[i]) > 1e-9 * (1 + fabs(aWant[i]))) {
+                    fail_msg("query %s, %s vs expr('%s'), doc %d: %.12g vs %.12g", zq, fts_ranker_name(aCase[k].r),
+                             aCase[k].zExpr, i, aWant[i], aGot[i]);
+                }
+            }
+            free(aWant);
+            free(aGot);
+            arena_free(&a);
+        }
+    }
+    /* a ranker=expr query without its expression is refused */
+    FtsRankParams rank;
+    fts_rank_defaults(&rank);
+    rank.ranker = FTS_RANK_EXPR;
+    Arena a;
+    arena_init(&a, 0);
+    FtsQuery *q;
+    LpError err;
+    assert_int_equal(fts_query_new(&a, NULL, "", g_an, g_src, &rank, &q, &err), LP_INTERNAL);
+    arena_free(&a);
+    assert_int_equal(fts_ranker_from_name("expr"), -1);
+    assert_string_equal(fts_ranker_name(FTS_RANK_EXPR), "expr");
+}
+
 /* Manticore's proximity rankers: each against the reference's factors
 ** (lcs, hit and word counts, first position, exact field) on fixed and
 ** random queries, every match and top-k. */
@@ -1735,6 +1819,7 @@ int main(void) {
         cmocka_unit_test(test_cursor_blocks),
         cmocka_unit_test(test_operators_vs_reference),
         cmocka_unit_test(test_proximity_rankers_vs_reference),
+        cmocka_unit_test(test_rank_expressions),
         cmocka_unit_test(test_phrase_topk_prunes),
         cmocka_unit_test(test_operators_on_segment),
         cmocka_unit_test(test_segment_drop_docs),

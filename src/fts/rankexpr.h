@@ -1,0 +1,68 @@
+/*
+** rankexpr.h — ranking expressions: OPTION ranker=expr('...'), as in
+** Manticore, computed from the factors the proximity rankers gather.
+**
+** The language (case-insensitive names, numbers as in C: 12, 0.5, 1e3):
+**   arithmetic   + - * /  and unary -; parentheses
+**   comparisons  < <= > >= = == != <>   (1 or 0)
+**   logic        AND OR NOT              (on non-zero / zero)
+**   functions    abs ln log2 log10 sqrt exp floor ceil (one argument);
+**                min(a,b) max(a,b) pow(a,b); if(cond, a, b)
+**   aggregates   sum(x)  the sum of x over the fields the document matches
+**                top(x)  its largest value over them (0 when none)
+** Field factors (only inside an aggregate, per matched field):
+**   lcs          the longest run of query keywords matched in query order
+**   user_weight  the field's weight (OPTION field_weights, default 1)
+**   hit_count    keyword occurrences in the field
+**   word_count   distinct keywords matched in the field
+**   min_hit_pos  first matched position, from 1
+**   exact_hit    1 when the field equals the query (all its words, in order)
+** Document factors (anywhere):
+**   bm25         the BM25F weight squeezed into [0, 999), as the built-in
+**                proximity rankers add it
+**   bm25f        the BM25F weight itself (k1, b, field_weights, query
+**                type weights of the query)
+**   max_lcs      the largest lcs a field can have: the query's keyword count
+**   field_mask   the matched fields, bit f for field f < 32
+** So `sum(lcs*user_weight)*1000+bm25` is ranker=proximity_bm25.
+** A division by zero, the log or square root of a number out of range and
+** any result that is not finite give 0, so a weight is always a number.
+**
+** Contract. fts_rankexpr_compile() parses z[0..n) into a tree in the
+** caller's arena; errors are LP_BADINPUT with err->pos the byte offset in
+** z and a message `ranker expression: near 'xyz' at offset 4: ...`.
+** fts_rankexpr_eval() is pure: it reads only the expression and the
+** factors it is given (safe on any thread).
+*/
+#ifndef LP_FTS_RANKEXPR_H
+#define LP_FTS_RANKEXPR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/arena.h"
+#include "util/error.h"
+
+/* One field's factors for the scored document (all 0: no match there). */
+typedef struct FtsFieldFactors {
+    uint32_t lcs, hitCount, wordCount, minHitPos, exactHit;
+} FtsFieldFactors;
+
+/* What an expression reads for one document. */
+typedef struct FtsDocFactors {
+    const FtsFieldFactors *aField;  /* per field */
+    const double *aWeight;          /* per field: user_weight */
+    int nField;
+    double bm25f;                   /* the BM25F weight */
+    uint32_t maxLcs;
+} FtsDocFactors;
+
+#define FTS_RANKEXPR_MAX_LEN 4096   /* bytes of expression text */
+#define FTS_RANKEXPR_MAX_DEPTH 64   /* nesting */
+
+typedef struct FtsRankExpr FtsRankExpr;
+
+int fts_rankexpr_compile(Arena *a, const char *z, size_t n, FtsRankExpr **pp, LpError *err);
+double fts_rankexpr_eval(const FtsRankExpr *e, const FtsDocFactors *d);
+
+#endif /* LP_FTS_RANKEXPR_H */
