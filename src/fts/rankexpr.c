@@ -26,12 +26,15 @@ typedef enum RxKind {
 } RxKind;
 
 /* Field factors (RX_FIELD) and document factors (RX_DOC). */
-enum { F_LCS, F_USER_WEIGHT, F_HIT_COUNT, F_WORD_COUNT, F_MIN_HIT_POS, F_EXACT_HIT };
-enum { D_BM25, D_BM25F, D_MAX_LCS, D_FIELD_MASK };
+enum {
+    F_LCS, F_USER_WEIGHT, F_HIT_COUNT, F_WORD_COUNT, F_MIN_HIT_POS, F_EXACT_HIT, F_SUM_IDF, F_MIN_IDF,
+    F_MAX_IDF, F_TF_IDF
+};
+enum { D_BM25, D_BM25F, D_MAX_LCS, D_FIELD_MASK, D_DOC_WORD_COUNT };
 
-static const char *const azField[] = {"lcs", "user_weight", "hit_count", "word_count", "min_hit_pos",
-                                      "exact_hit"};
-static const char *const azDoc[] = {"bm25", "bm25f", "max_lcs", "field_mask"};
+static const char *const azField[] = {"lcs",       "user_weight", "hit_count", "word_count", "min_hit_pos",
+                                      "exact_hit", "sum_idf",     "min_idf",   "max_idf",    "tf_idf"};
+static const char *const azDoc[] = {"bm25", "bm25f", "max_lcs", "field_mask", "doc_word_count"};
 static const char *const azFunc1[] = {"abs", "ln", "log2", "log10", "sqrt", "exp", "floor", "ceil"};
 static const char *const azFunc2[] = {"min", "max", "pow"};
 
@@ -240,7 +243,8 @@ static RxNode *rx_prim(RxParser *p) {
         return x;
     }
     return rx_error(p, iName, "unknown factor '%.*s' (per field: lcs, user_weight, hit_count, word_count, "
-                              "min_hit_pos, exact_hit; per document: bm25, bm25f, max_lcs, field_mask)",
+                              "min_hit_pos, exact_hit, sum_idf, min_idf, max_idf, tf_idf; per document: "
+                              "bm25, bm25f, max_lcs, field_mask, doc_word_count)",
                     nName > 32 ? 32 : nName, zName), NULL;
 }
 
@@ -382,13 +386,18 @@ static double eval(const RxNode *x, const FtsDocFactors *d, const FtsFieldFactor
         case F_HIT_COUNT: return ff->hitCount;
         case F_WORD_COUNT: return ff->wordCount;
         case F_MIN_HIT_POS: return ff->minHitPos;
-        default: return ff->exactHit;
+        case F_EXACT_HIT: return ff->exactHit;
+        case F_SUM_IDF: return ff->sumIdf;
+        case F_MIN_IDF: return ff->minIdf;
+        case F_MAX_IDF: return ff->maxIdf;
+        default: return ff->tfIdf;
         }
     case RX_DOC:
         switch (x->op) {
         case D_BM25: return d->bm25f > 0 ? 999 * d->bm25f / (d->bm25f + 1) : 0;
         case D_BM25F: return d->bm25f;
         case D_MAX_LCS: return d->maxLcs;
+        case D_DOC_WORD_COUNT: return d->docWordCount;
         default: {
             double m = 0;
             for (int f = 0; f < d->nField && f < 32; f++) {

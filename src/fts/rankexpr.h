@@ -17,12 +17,19 @@
 **   word_count   distinct keywords matched in the field
 **   min_hit_pos  first matched position, from 1
 **   exact_hit    1 when the field equals the query (all its words, in order)
+**   sum_idf      the idf of each term matched in the field, added (each term
+**                once; a prefix's expansions are terms of their own)
+**   min_idf, max_idf   the smallest and largest of them
+**   tf_idf       each matched term's occurrences times its idf, added
+**                (idf is the field's BM25 idf, log((N - df + 0.5) / (df + 0.5))
+**                floored just above 0: ranker=bm25's, not Manticore's scale)
 ** Document factors (anywhere):
 **   bm25         the BM25F weight squeezed into [0, 999), as the built-in
 **                proximity rankers add it
 **   bm25f        the BM25F weight itself (k1, b, field_weights, query
 **                type weights of the query)
 **   max_lcs      the largest lcs a field can have: the query's keyword count
+**   doc_word_count  the query's keywords matched in some field
 **   field_mask   the matched fields, bit f for field f < 32
 ** So `sum(lcs*user_weight)*1000+bm25` is ranker=proximity_bm25.
 ** A division by zero, the log or square root of a number out of range and
@@ -46,6 +53,8 @@
 /* One field's factors for the scored document (all 0: no match there). */
 typedef struct FtsFieldFactors {
     uint32_t lcs, hitCount, wordCount, minHitPos, exactHit;
+    double sumIdf, minIdf, maxIdf;  /* over the terms matched in the field */
+    double tfIdf;                   /* sum of each matched term's tf * idf */
 } FtsFieldFactors;
 
 /* What an expression reads for one document. */
@@ -55,6 +64,7 @@ typedef struct FtsDocFactors {
     int nField;
     double bm25f;                   /* the BM25F weight */
     uint32_t maxLcs;
+    uint32_t docWordCount;          /* query positions matched in some field */
 } FtsDocFactors;
 
 #define FTS_RANKEXPR_MAX_LEN 4096   /* bytes of expression text */

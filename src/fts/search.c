@@ -2139,6 +2139,7 @@ typedef struct FKey {
     uint32_t *aQ;               /* the query positions it stands at, distinct */
     int nQ;
     FtsPostings *c;             /* this run's cursor */
+    double idf;                 /* from its field's df: ranker=expr's idf factors */
 } FKey;
 
 
@@ -2168,6 +2169,8 @@ struct FtsFactors {
     VEC(uint32_t) pos;          /* scratch: one key's positions */
     FRunVec prev, cur;          /* scratch: the runs at two positions */
     uint8_t *aSeen;             /* scratch: per query position, matched in this field */
+    uint8_t *aSeenDoc;          /* ... and in some field of the scored document, */
+    VEC(uint32_t) seenDoc;      /* those positions (doc_word_count) */
 };
 
 static void factors_free(FtsFactors *fx) {
@@ -2180,6 +2183,7 @@ static void factors_free(FtsFactors *fx) {
     VEC_FREE(&fx->pos);
     VEC_FREE(&fx->prev);
     VEC_FREE(&fx->cur);
+    VEC_FREE(&fx->seenDoc);
 }
 
 static int fkey_add(FtsQuery *q, FtsFactors *fx, int iField, const uint8_t *key, int nKey,
@@ -2197,7 +2201,8 @@ static int fkey_add(FtsQuery *q, FtsFactors *fx, int iField, const uint8_t *key,
         k = &fx->keys.a[at - 1];
     } else {
         uint8_t *idKept = arena_alloc(q->a, nId);
-        FKey z = {key, nKey, iField, nLimit, *info, NULL, 0, NULL};
+        FKey z = {key, nKey, iField, nLimit, *info, NULL, 0, NULL,
+                  idf_of(q->src->nDocs, info->df ? info->df : 1)};
         if (!idKept || VEC_PUSH(&fx->keys, z)) return LP_NOMEM;
         memcpy(idKept, id, nId);
         if (hmap_put(&fx->byKey, idKept, nId, (void *)(uintptr_t)fx->keys.n, NULL)) return LP_NOMEM;
@@ -2293,7 +2298,10 @@ static int factors_open(FtsQuery *q) {
         for (int i = 0; i < q->nMerged && rc == LP_OK; i++) rc = fkeys_collect(q, fx, q->apMerged[i]);
         hmap_free(&fx->byKey);
         if (rc) goto nomem;
-        if (!(fx->aSeen = arena_zalloc(q->a, q->nQPos ? q->nQPos : 1))) goto nomem;
+        if (!(fx->aSeen = arena_zalloc(q->a, q->nQPos ? q->nQPos : 1)) ||
+            !(fx->aSeenDoc = arena_zalloc(q->a, q->nQPos ? q->nQPos : 1))) {
+            goto nomem;
+        }
         if (fx->keys.n > 1) qsort(fx->keys.a, fx->keys.n, sizeof(FKey), fkey_cmp);
         fx->bHeap = fx->keys.n >= OR_HEAP_MIN;
         fx->aHeap = arena_alloc(q->a, sizeof(int) * (fx->keys.n + 1));
@@ -2371,6 +2379,10 @@ static int field_factors(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFac
         while (k->nPosLimit && n > 0 && fx->pos.a[n - 1] >= k->nPosLimit) n--;
         if (n == 0) continue;
         out->hitCount += n;
+        out->sumIdf += k->idf;
+        out->tfIdf += n * k->idf;
+        if (out->maxIdf == 0 || k->idf < out->minIdf) out->minIdf = k->idf;
+        if (k->idf > out->maxIdf) out->maxIdf = k->idf;
         if (VEC_RESERVE(&fx->hits, fx->hits.n + (size_t)n * (size_t)k->nQ) ||
             VEC_PUSH(&fx->runs, fx->hits.n)) {
             goto nomem;
@@ -2397,6 +2409,10 @@ static int field_factors(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFac
         for (; i < n && (uint32_t)(a[i] >> 32) == p; i++) {
             uint32_t j = (uint32_t)a[i];
             if (!fx->aSeen[j]) fx->aSeen[j] = 1, out->wordCount++;
+            if (!fx->aSeenDoc[j]) {
+                fx->aSeenDoc[j] = 1;
+                if (VEC_PUSH(&fx->seenDoc, j)) goto nomem;
+            }
             /* continues the run at the previous position whose query
             ** position is as far behind as its document position */
             FRun r = {j, 1, p, j};
@@ -2443,10 +2459,11 @@ static double bm25_part(double W) {
 ** w a field's weight (OPTION field_weights), max_lcs the query's distinct
 ** positions, bm25 = 999 * W / (W + 1): BM25F squeezed under 1000, in the
 ** same order, so the proximity part decides first (Manticore's bm25 is
-** likewise a 0..999 integer). aOut (may be NULL) receives each field's
+** likewise a 0..999 integer). *pnDocWords (may be NULL) receives the query
+** positions matched in some field. aOut (may be NULL) receives each field's
 ** factors. LP_OK or an error (q->rc). */
 static int factor_weight(FtsQuery *q, uint32_t doc, double W, double *pWeight,
-                         FtsFieldFactors *aOut) {
+                         FtsFieldFactors *aOut, uint32_t *pnDocWords) {
     FtsFactors *fx = q->fx;
     FtsRanker r = q->rank.ranker;
     double sum = 0, mask = 0;
@@ -2487,8 +2504,12 @@ static int factor_weight(FtsQuery *q, uint32_t doc, double W, double *pWeight,
     /* back into the heap: moved on when a later document is scored */
     for (int k = 0; k < fx->nAt && fx->bHeap; k++) fkh_push(fx, fx->aAt[k]);
     fx->nAt = 0;
+    uint32_t nDocWords = (uint32_t)fx->seenDoc.n;
+    for (size_t i = 0; i < fx->seenDoc.n; i++) fx->aSeenDoc[fx->seenDoc.a[i]] = 0;
+    fx->seenDoc.n = 0;
+    if (pnDocWords) *pnDocWords = nDocWords;
     if (r == FTS_RANK_EXPR) {
-        FtsDocFactors d = {aAll, q->rank.aFieldWeight, q->src->nFields, W, fx->nQWords};
+        FtsDocFactors d = {aAll, q->rank.aFieldWeight, q->src->nFields, W, fx->nQWords, nDocWords};
         *pWeight = fts_rankexpr_eval(q->rank.pExpr, &d);
         return LP_OK;
     }
@@ -2504,7 +2525,7 @@ static double doc_weight(FtsQuery *q, It *root) {
     double w = root->vt->score(root);
     if (!is_factor_ranker(q->rank.ranker)) return w;
     double v = 0;
-    return factor_weight(q, root->doc, w, &v, NULL) == LP_OK ? v : 0;
+    return factor_weight(q, root->doc, w, &v, NULL, NULL) == LP_OK ? v : 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -3153,18 +3174,21 @@ int fts_query_explain_doc(FtsQuery *q, uint32_t doc, StrBuf *out, LpError *err) 
         ** weight is from each field's factors */
         FtsFieldFactors aFF[FTS_MAX_FIELDS];
         double w = 0;
-        if (factors_open(q) == LP_OK && factor_weight(q, doc, total, &w, aFF) == LP_OK) {
+        uint32_t nDocWords = 0;
+        if (factors_open(q) == LP_OK && factor_weight(q, doc, total, &w, aFF, &nDocWords) == LP_OK) {
             strbuf_appendz(out, ",\"factors\":[");
             for (int f = 0, nf = 0; f < q->src->nFields; f++) {
                 const FtsFieldFactors *x = &aFF[f];
                 if (!x->hitCount) continue;
                 strbuf_appendf(out, "%s{\"field\":%d,\"lcs\":%u,\"hit_count\":%u,\"word_count\":%u,"
-                                    "\"min_hit_pos\":%u,\"exact_hit\":%u,\"field_weight\":%g}",
+                                    "\"min_hit_pos\":%u,\"exact_hit\":%u,\"field_weight\":%g,"
+                                    "\"sum_idf\":%.6g,\"min_idf\":%.6g,\"max_idf\":%.6g,\"tf_idf\":%.6g}",
                                nf++ ? "," : "", f, x->lcs, x->hitCount, x->wordCount, x->minHitPos,
-                               x->exactHit, q->rank.aFieldWeight[f]);
+                               x->exactHit, q->rank.aFieldWeight[f], x->sumIdf, x->minIdf, x->maxIdf,
+                               x->tfIdf);
             }
-            strbuf_appendf(out, "],\"max_lcs\":%u,\"bm25f\":%.6g,\"bm25\":%.6g", q->fx->nQWords,
-                           total, bm25_part(total));
+            strbuf_appendf(out, "],\"max_lcs\":%u,\"doc_word_count\":%u,\"bm25f\":%.6g,\"bm25\":%.6g",
+                           q->fx->nQWords, nDocWords, total, bm25_part(total));
         }
         total = w;
     }

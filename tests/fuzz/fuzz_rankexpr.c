@@ -36,15 +36,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     if (!e) abort();
     static const FtsFieldFactors aFF[4][3] = {
-        {{0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}},
-        {{2, 3, 2, 1, 1}, {0, 0, 0, 0, 0}, {1, 1, 1, 4, 0}},
-        {{1, 1, 1, 1, 0}, {3, 9, 3, 2, 0}, {1, 2, 1, 7, 1}},
-        {{UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX, 1}, {1, 1, 1, 1, 1}, {7, 7, 7, 7, 0}},
+        {{0, 0, 0, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 0, 0, 0}},
+        {{2, 3, 2, 1, 1, 2, 0.5, 1.5, 3.5}, {0, 0, 0, 0, 0, 0, 0, 0, 0}, {1, 1, 1, 4, 0, 2, 2, 2, 2}},
+        {{1, 1, 1, 1, 0, 1e-6, 1e-6, 1e-6, 1e-6}, {3, 9, 3, 2, 0, 9, 1, 5, 40}, {1, 2, 1, 7, 1, 3, 3, 3, 6}},
+        {{UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX, 1, 1e300, 1e300, 1e300, 1e300},
+         {1, 1, 1, 1, 1, 1, 1, 1, 1},
+         {7, 7, 7, 7, 0, 20, 20, 20, 140}},
     };
     static const double aW[3] = {1, 1e6, 0};
     static const double aBm25f[4] = {0, 2.5, 1e-9, 1e300};
     for (int k = 0; k < 4; k++) {
-        FtsDocFactors d = {aFF[k], aW, 3, aBm25f[k], (uint32_t)k * 1000};
+        FtsDocFactors d = {aFF[k], aW, 3, aBm25f[k], (uint32_t)k * 1000, (uint32_t)k};
         double v = fts_rankexpr_eval(e, &d);
         if (!isfinite(v)) abort();
     }

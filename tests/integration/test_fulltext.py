@@ -1547,7 +1547,8 @@ def test_ranker_none(cur, tiny, corpus):
                                       r"'\)' in the arguments of sum\(\)"),
     ("OPTION ranker=expr('lcs*1000')", r"near 'lcs\*1000' at offset 0: lcs is a per-field factor: use it "
                                        r"inside sum\(\) or top\(\)"),
-    ("OPTION ranker=expr('bm25 + tf_idf')", r"at offset 7: unknown factor 'tf_idf'"),
+    ("OPTION ranker=expr('bm25 + atc')", r"at offset 7: unknown factor 'atc'"),
+    ("OPTION ranker=expr('bm25 + tf_idf')", r"at offset 7: tf_idf is a per-field factor"),
     ("OPTION ranker=export('sum(lcs)')", r"ranker=export\(\.\.\.\) is not supported"),
     ("OPTION k1=-1", r"'k1' expects a number from 0"),
     ("OPTION b=2", r"'b' expects a number from 0 to 1"),
@@ -1631,6 +1632,25 @@ def test_ranker_expression_by_hand(cur, corpus):
     first = {i: sum(x["min_hit_pos"] for x in json.loads(e)["factors"]) for i, e in cur.fetchall()}
     assert ids == sorted(first, key=lambda i: (-first[i], i))
     assert weights(cur, corpus, "fox", "OPTION ranker=expr('1/0 + ln(0)')") == {1: 0.0, 4: 0.0, 6: 0.0}
+    # the idf factors and doc_word_count, as EXPLAIN_SCORE() shows them
+    expr = "sum(tf_idf) + 10*top(max_idf) + 100*sum(min_idf) + 1000*sum(sum_idf) + 1e4*doc_word_count"
+    sc = explain_scores(cur, corpus, "fox | lazy | nothere", f"OPTION ranker=expr('{expr}')")
+    assert set(sc) == {1, 2, 4, 6}
+    for i, (w, e) in sc.items():
+        f = e["factors"]
+        want = (sum(x["tf_idf"] for x in f) + 10 * max(x["max_idf"] for x in f) +
+                100 * sum(x["min_idf"] for x in f) + 1000 * sum(x["sum_idf"] for x in f) +
+                1e4 * e["doc_word_count"])
+        assert w == pytest.approx(want, rel=1e-5), (i, e)
+    # by hand: doc 1 holds fox in both fields (title once, body once) and
+    # lazy in the body: 2 keywords; in the title only fox
+    e = sc[1][1]
+    assert e["doc_word_count"] == 2
+    title = [x for x in e["factors"] if x["field"] == 0][0]
+    assert title["sum_idf"] == title["min_idf"] == title["max_idf"] == pytest.approx(title["tf_idf"])
+    body = [x for x in e["factors"] if x["field"] == 1][0]
+    assert body["sum_idf"] == pytest.approx(body["min_idf"] + body["max_idf"], rel=1e-5)
+    assert body["tf_idf"] == pytest.approx(body["sum_idf"], rel=1e-5)
 
 
 def test_ranker_expression_profiles(cur, uniq):

@@ -19,11 +19,14 @@
 
 static Arena gArena;
 
-/* Three fields: 0 matched (lcs 2, 3 hits, 2 words, first at 1, exact), 1
-** not matched, 2 matched (lcs 1, 1 hit, 1 word, first at 4). */
-static const FtsFieldFactors aFF[3] = {{2, 3, 2, 1, 1}, {0, 0, 0, 0, 0}, {1, 1, 1, 4, 0}};
+/* Three fields: 0 matched (lcs 2, 3 hits, 2 words, first at 1, exact; two
+** terms of idf 0.5 and 1.5, one twice), 1 not matched, 2 matched (lcs 1, 1
+** hit, 1 word, first at 4; a term of idf 2). */
+static const FtsFieldFactors aFF[3] = {{2, 3, 2, 1, 1, 2.0, 0.5, 1.5, 3.5},
+                                       {0, 0, 0, 0, 0, 0, 0, 0, 0},
+                                       {1, 1, 1, 4, 0, 2.0, 2.0, 2.0, 2.0}};
 static const double aW[3] = {2, 5, 0.5};
-static const FtsDocFactors gDoc = {aFF, aW, 3, 3.0, 3};
+static const FtsDocFactors gDoc = {aFF, aW, 3, 3.0, 3, 2};
 
 static double ev(const char *z) {
     FtsRankExpr *e;
@@ -117,6 +120,11 @@ static void test_factors(void **state) {
     check("top(-lcs)", -1);
     check("sum(1)", 2);
     check("top(user_weight)", 2);
+    check("sum(sum_idf)", 4);
+    check("top(min_idf)", 2);
+    check("sum(max_idf*user_weight)", 1.5 * 2 + 2 * 0.5);
+    check("sum(tf_idf)", 5.5);
+    check("doc_word_count", 2);
     check("sum(bm25f)", 6); /* a document factor inside: the same in each field */
     /* document factors */
     check("bm25f", 3);
@@ -130,7 +138,7 @@ static void test_factors(void **state) {
     check("sum((word_count+(lcs-1)*max_lcs)*user_weight)", (2 + 1 * 3) * 2 + (1 + 0) * 0.5);
     /* no matched field: aggregates are 0 */
     static const FtsFieldFactors aNone[1];
-    FtsDocFactors d = {aNone, aW, 1, 0, 1};
+    FtsDocFactors d = {aNone, aW, 1, 0, 1, 0};
     FtsRankExpr *e;
     LpError err;
     arena_reset(&gArena);
@@ -152,8 +160,9 @@ static void test_errors(void **state) {
     check_error("bm25 + hit_count", 7, "ranker expression: near 'hit_count' at offset 7: hit_count is a "
                                        "per-field factor: use it inside sum() or top()");
     check_error("foo", 0, "ranker expression: near 'foo' at offset 0: unknown factor 'foo' (per field: "
-                          "lcs, user_weight, hit_count, word_count, min_hit_pos, exact_hit; per document: "
-                          "bm25, bm25f, max_lcs, field_mask)");
+                          "lcs, user_weight, hit_count, word_count, min_hit_pos, exact_hit, sum_idf, "
+                          "min_idf, max_idf, tf_idf; per document: bm25, bm25f, max_lcs, field_mask, "
+                          "doc_word_count)");
     check_error("bogus(1)", 0, "ranker expression: near 'bogus(1)' at offset 0: unknown function 'bogus' "
                                "(there are sum, top, if, abs, ln, log2, log10, sqrt, exp, floor, ceil, "
                                "min, max and pow)");

@@ -684,6 +684,42 @@ static double ref_factor_weight(const RefKeys *k, int i, FtsRanker r, double bm2
            : r == FTS_RANK_PROXIMITY_BM25 || r == FTS_RANK_SPH04 ? 1000 * sum + bm25 : sum;
 }
 
+/* The expression IDF_EXPR (ranker=expr's idf factors and doc_word_count)
+** for doc i, from the keys: per field, each key (word and limit) with
+** occurrences counts once, its idf from the field's df. */
+#define IDF_EXPR "sum(tf_idf) + 3*top(sum_idf) + 5*sum(min_idf) + 7*sum(max_idf) + 11*doc_word_count"
+static double ref_idf_expr(const RefKeys *k, int i) {
+    double tfIdf = 0, topSum = 0, mins = 0, maxs = 0;
+    static int aQSeen[256];
+    memset(aQSeen, 0, sizeof(aQSeen));
+    int nDocWords = 0;
+    for (int f = 0; f < NF; f++) {
+        double sum = 0, mn = 0, mx = 0;
+        int any = 0;
+        for (int j = 0; j < k->n; j++) {
+            const RefKey *x = &k->a[j];
+            if (x->f != f) continue;
+            int tf = 0;
+            for (int p = 0; p < scan_len(x->lim, i, f); p++) tf += g_docs[i].aaWord[f][p] == x->w;
+            if (!tf) continue;
+            double v = idf(df_of(f, x->w));
+            sum += v;
+            tfIdf += tf * v;
+            if (!any || v < mn) mn = v;
+            if (!any || v > mx) mx = v;
+            any = 1;
+            for (int m = 0; m < x->nQ; m++) {
+                if (!aQSeen[x->aQ[m]]) aQSeen[x->aQ[m]] = 1, nDocWords++;
+            }
+        }
+        if (!any) continue;
+        if (sum > topSum) topSum = sum;
+        mins += mn;
+        maxs += mx;
+    }
+    return tfIdf + 3 * topSum + 5 * mins + 7 * maxs + 11 * nDocWords;
+}
+
 typedef struct Collect {
     double *aScore;         /* per doc, -1 = not matched */
     int n;
@@ -1044,6 +1080,35 @@ static void test_rank_expressions(void **state) {
             free(aGot);
             arena_free(&a);
         }
+    }
+    /* the idf factors and doc_word_count against the reference */
+    for (int it = 0; it < 60; it++) {
+        const char *zq = it < (int)(sizeof(aFixed) / sizeof(aFixed[0])) ? aFixed[it] : buf;
+        if (zq == buf && !rand_valid_query(buf)) continue;
+        Arena a;
+        arena_init(&a, 0);
+        LpError err;
+        FtsRankExpr *e;
+        assert_int_equal(fts_rankexpr_compile(&a, IDF_EXPR, strlen(IDF_EXPR), &e, &err), LP_OK);
+        FtsRankParams rank;
+        fts_rank_defaults(&rank);
+        rank.ranker = FTS_RANK_EXPR;
+        rank.pExpr = e;
+        double *aGot = all_weights(zq, &rank);
+        FtsNode *root;
+        assert_int_equal(fts_match_parse(&a, zq, strlen(zq), g_azField, NF, &root, &err), LP_OK);
+        static RefKeys keys;
+        memset(&keys, 0, sizeof(keys));
+        if (root) ref_keys(&keys, root, 0);
+        for (int i = 0; i < g_nDoc; i++) {
+            if (aGot[i] < 0) continue;
+            double want = ref_idf_expr(&keys, i);
+            if (fabs(want - aGot[i]) > 1e-9 * (1 + want)) {
+                fail_msg("query %s, expr('%s'), doc %d: %.12g, reference %.12g", zq, IDF_EXPR, i, aGot[i], want);
+            }
+        }
+        free(aGot);
+        arena_free(&a);
     }
     /* a ranker=expr query without its expression is refused */
     FtsRankParams rank;
