@@ -124,9 +124,12 @@ struct FtsQuery {
     FtsSource *src;
     FtsRankParams rank;
     PlanNode *root;
-    double aAvgLen[FTS_MAX_FIELDS];
+    /* The per-field arrays below hold src->nFields entries, in the arena:
+    ** a query zeroes what it uses, not FTS_MAX_FIELDS of each (about 7 KB,
+    ** a tenth of a term query's time on a small collection). */
+    double *aAvgLen;
     double normA;               /* norm_len = normA + aNormB[f] * dl: 1 - b ... */
-    double aNormB[FTS_MAX_FIELDS]; /* ... and b / avgdl, so scoring a document
+    double *aNormB;             /* ... and b / avgdl, so scoring a document
                                 ** divides once fewer (a division's latency was
                                 ** a fifth of a term query's time) */
     VEC(FtsPostings *) cursors; /* every cursor opened, closed by fts_query_free */
@@ -135,8 +138,8 @@ struct FtsQuery {
     int bAcceptFirst;           /* fts_query_set_accept_first */
     HashMap lookups;            /* while planning: key -> FtsTermInfo* (arena), so each
                                 ** key is looked up once */
-    uint32_t aNormDoc[FTS_MAX_FIELDS]; /* doc_norm's cache: the document ... */
-    double aNorm[FTS_MAX_FIELDS];      /* ... and its norm_len, per field */
+    uint32_t *aNormDoc;         /* doc_norm's cache: the document ... */
+    double *aNorm;              /* ... and its norm_len, per field */
     FtsStats st;
     int64_t nsDeadline;         /* fts_query_set_deadline, or 0 */
     uint32_t nTick;             /* must_stop's counter */
@@ -2072,6 +2075,12 @@ int fts_query_new(Arena *a, const FtsNode *root, const char *zMatch, const Analy
     q->src = src;
     q->rank = *rank;
     lp_err_clear(&q->errIter);
+    size_t nf = src->nFields > 0 ? (size_t)src->nFields : 1;
+    q->aAvgLen = arena_alloc(a, sizeof(double) * nf);
+    q->aNormB = arena_alloc(a, sizeof(double) * nf);
+    q->aNorm = arena_zalloc(a, sizeof(double) * nf);
+    q->aNormDoc = arena_alloc(a, sizeof(uint32_t) * nf);
+    if (!q->aAvgLen || !q->aNormB || !q->aNorm || !q->aNormDoc) return lp_err_set(err, LP_NOMEM, "out of memory");
     for (int f = 0; f < src->nFields; f++) {
         q->aAvgLen[f] = src->nDocs ? (double)src->aSumLen[f] / src->nDocs : 0;
         q->aNormB[f] = rank->b / (q->aAvgLen[f] > 0 ? q->aAvgLen[f] : 1);
