@@ -2178,6 +2178,8 @@ struct FtsFactors {
     VEC(uint32_t) pos;          /* scratch: one key's positions */
     FRunVec prev, cur;          /* scratch: the runs at two positions */
     uint8_t *aSeen;             /* scratch: per query position, matched in this field */
+    FtsFieldFactors *aFF;       /* per field of the scored document, for ranker=expr
+                                ** when the caller keeps none (nFields entries) */
     uint8_t *aSeenDoc;          /* ... and in some field of the scored document, */
     VEC(uint32_t) seenDoc;      /* those positions (doc_word_count) */
 };
@@ -2308,7 +2310,9 @@ static int factors_open(FtsQuery *q) {
         hmap_free(&fx->byKey);
         if (rc) goto nomem;
         if (!(fx->aSeen = arena_zalloc(q->a, q->nQPos ? q->nQPos : 1)) ||
-            !(fx->aSeenDoc = arena_zalloc(q->a, q->nQPos ? q->nQPos : 1))) {
+            !(fx->aSeenDoc = arena_zalloc(q->a, q->nQPos ? q->nQPos : 1)) ||
+            !(fx->aFF = arena_alloc(q->a, sizeof(FtsFieldFactors) *
+                                              (size_t)(q->src->nFields > 0 ? q->src->nFields : 1)))) {
             goto nomem;
         }
         if (fx->keys.n > 1) qsort(fx->keys.a, fx->keys.n, sizeof(FKey), fkey_cmp);
@@ -2478,15 +2482,15 @@ static int factor_weight(FtsQuery *q, uint32_t doc, double W, double *pWeight,
     double sum = 0, mask = 0;
     fkh_gather(fx, doc);
     int iAt = 0;
-    FtsFieldFactors aAll[FTS_MAX_FIELDS]; /* ranker=expr reads them all at the end */
+    /* ranker=expr reads every field's factors at the end */
+    FtsFieldFactors *aKeep = aOut ? aOut : r == FTS_RANK_EXPR ? fx->aFF : NULL;
     for (int f = 0; f < q->src->nFields; f++) {
         FtsFieldFactors ff;
         memset(&ff, 0, sizeof(ff));
         int rc = iAt < fx->nAt && fx->keys.a[fx->aAt[iAt]].iField == f ? field_factors(q, f, doc, &iAt, &ff)
                                                                        : LP_OK;
         if (rc != LP_OK) return q->rc;
-        if (aOut) aOut[f] = ff;
-        if (r == FTS_RANK_EXPR) aAll[f] = ff;
+        if (aKeep) aKeep[f] = ff;
         if (ff.hitCount == 0) continue;
         double w = q->rank.aFieldWeight[f];
         switch (r) {
@@ -2518,7 +2522,7 @@ static int factor_weight(FtsQuery *q, uint32_t doc, double W, double *pWeight,
     fx->seenDoc.n = 0;
     if (pnDocWords) *pnDocWords = nDocWords;
     if (r == FTS_RANK_EXPR) {
-        FtsDocFactors d = {aAll, q->rank.aFieldWeight, q->src->nFields, W, fx->nQWords, nDocWords};
+        FtsDocFactors d = {aKeep, q->rank.aFieldWeight, q->src->nFields, W, fx->nQWords, nDocWords};
         *pWeight = fts_rankexpr_eval(q->rank.pExpr, &d);
         return LP_OK;
     }
