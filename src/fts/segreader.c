@@ -67,6 +67,12 @@ struct FtsSegment {
     uint8_t *aLenW;                  /* per field: their width, 0 1 2 or 4 */
     uint64_t *aSumLen;               /* per field: sum of its lengths (src.aSumLen) */
     int bEarlier;                    /* flag EARLIER: entries hold nEarlier */
+    uint64_t *aFirst8;               /* per dictionary block: its first key's first 8
+                                     ** bytes, big-endian, zero-padded (seg_first8),
+                                     ** so dict_seek's binary search compares integers
+                                     ** in memory; NULL when a block start is
+                                     ** malformed (dict_seek then decodes, and says
+                                     ** how) or memory ran out */
 };
 
 /* One dictionary entry, decoded. */
@@ -94,6 +100,7 @@ typedef struct DictIter {
     uint64_t iBlk;           /* current block */
     const uint8_t *p, *pEnd; /* unread bytes of the block */
     uint32_t iKey, nKeyBlk;  /* keys read from the block, keys in it */
+    uint32_t nShared;        /* bytes the key last read shares with the one before */
     uint64_t dataOff;        /* data offset of the next key's regions */
     int bStrict;             /* fts_segr_check: also verify tiling */
     SegKey k;                /* the key last read */
@@ -157,6 +164,42 @@ static uint64_t seg_off(const FtsSegment *seg, const uint8_t *p) {
 /* ------------------------------------------------------------------ open */
 
 /* Verifies header, footer and sections and fills seg. */
+static const uint8_t *block_first_key(const FtsSegment *seg, uint64_t b, int *pnKey);
+
+/* A key's first 8 bytes as a big-endian integer, zero-padded. Padding
+** with the smallest byte keeps key order: seg_first8(a) < seg_first8(b)
+** implies a < b, so only equal values need the keys' bytes compared. */
+static inline uint64_t seg_first8(const uint8_t *key, int nKey) {
+    uint64_t v = 0;
+    if (nKey >= 8) {
+        memcpy(&v, key, 8);
+        return __builtin_bswap64(v);
+    }
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | (i < nKey ? key[i] : 0);
+    return v;
+}
+
+/* Fills seg->aFirst8 (8 bytes a dictionary block, read once at open, when
+** the checksums have just read every byte anyway). Left NULL when memory
+** runs out or a block's start is malformed: dict_seek then reads the
+** blocks' first keys from the file, and reports the damage. */
+static void seg_first8_build(FtsSegment *seg) {
+    if (seg->nBlk == 0) return;
+    uint64_t *a = malloc(sizeof(uint64_t) * seg->nBlk);
+    if (!a) return;
+    for (uint64_t b = 0; b < seg->nBlk; b++) {
+        int n;
+        const uint8_t *p = block_first_key(seg, b, &n);
+        if (!p) {
+            free(a);
+            return;
+        }
+        a[b] = seg_first8(p, n);
+    }
+    seg->aFirst8 = a;
+}
+
 static int seg_verify(FtsSegment *seg, int flags, LpError *err) {
     const uint8_t *a = seg->a;
     size_t n = seg->n;
@@ -258,6 +301,8 @@ static int seg_verify(FtsSegment *seg, int flags, LpError *err) {
                                "dictionary block %" PRIu64 " at bad offset %" PRIu32, b, o);
         }
     }
+
+    seg_first8_build(seg);
 
     /* Doc lengths: widths, then exactly nDocs lengths of each. */
     const uint8_t *pLen = ap[SEG_SEC_DOCLENS];
@@ -376,6 +421,7 @@ void fts_segr_close(FtsSegment *seg) {
     free(seg->apLen);
     free(seg->aLenW);
     free(seg->aSumLen);
+    free(seg->aFirst8);
     free(seg->zName);
     free(seg);
 }
@@ -401,6 +447,35 @@ static uint32_t seg_doclen(const FtsSegment *seg, int iField, uint32_t doc) {
     default:
         return 0;
     }
+}
+
+/* The smallest length in field iField (valid) of the documents a[0..n)
+** (each below nDocs): one loop per width, as opening a short list takes
+** the minimum over all of its documents. UINT32_MAX when n is 0. */
+static uint32_t seg_minlen(const FtsSegment *seg, int iField, const uint32_t *a, int n) {
+    const uint8_t *p = seg->apLen[iField];
+    uint32_t m = UINT32_MAX;
+    switch (seg->aLenW[iField]) {
+    case 1:
+        for (int i = 0; i < n; i++)
+            if (p[a[i]] < m) m = p[a[i]];
+        break;
+    case 2:
+        for (int i = 0; i < n; i++) {
+            uint32_t v = (uint32_t)p[2 * (size_t)a[i]] | (uint32_t)p[2 * (size_t)a[i] + 1] << 8;
+            if (v < m) m = v;
+        }
+        break;
+    case 4:
+        for (int i = 0; i < n; i++) {
+            uint32_t v = seg_get32(p + 4 * (size_t)a[i]);
+            if (v < m) m = v;
+        }
+        break;
+    default:
+        m = n ? 0 : UINT32_MAX;
+    }
+    return m;
 }
 
 static uint32_t src_doclen(FtsSource *s, int iField, uint32_t doc) {
@@ -458,107 +533,130 @@ static int dict_block(DictIter *it, uint64_t b, LpError *err) {
     return LP_OK;
 }
 
-/* Reads the next key into it->k: 1, 0 at the end, or -LP_CORRUPT. */
-static int dict_next(DictIter *it, LpError *err) {
+/* Before reading an entry: moves to the next block when the current one
+** has been read. 1 when there is an entry to read, 0 at the end of the
+** dictionary, or -LP_CORRUPT. */
+static int dict_more(DictIter *it, LpError *err) {
     FtsSegment *seg = it->seg;
-    if (it->iKey == it->nKeyBlk) {
-        if (it->bStrict && it->p != it->pEnd) {
-            return -seg_corrupt(seg, err, seg_off(seg, it->p),
-                                "dictionary block %" PRIu64 ": %td bytes after its last key",
-                                it->iBlk, it->pEnd - it->p);
-        }
-        if (it->iBlk + 1 >= seg->nBlk) return 0;
-        int rc = dict_block(it, it->iBlk + 1, err);
-        if (rc != LP_OK) return -rc;
+    if (it->iKey < it->nKeyBlk) return 1;
+    if (it->bStrict && it->p != it->pEnd) {
+        return -seg_corrupt(seg, err, seg_off(seg, it->p),
+                            "dictionary block %" PRIu64 ": %td bytes after its last key", it->iBlk,
+                            it->pEnd - it->p);
     }
-    /* The key is rebuilt in place: its first nShared bytes are still those
-    ** of the previous key of the block. */
-    const uint8_t *p = it->p, *pEnd = it->pEnd, *p0 = p;
-    SegKey *k = &it->k;
-    uint32_t nShared = 0, nSuffix = 0;
-    uint64_t v, x = 0;
-    const char *zWhat = NULL;
-    if (p < pEnd) {
-        nShared = *p >> 4;
-        nSuffix = *p++ & 15;
-    }
-    if (p == p0 || (nShared == 15 && dict_varint32(&p, pEnd, &nShared)) ||
+    if (it->iBlk + 1 >= seg->nBlk) return 0;
+    int rc = dict_block(it, it->iBlk + 1, err);
+    return rc == LP_OK ? 1 : -rc;
+}
+
+/* An entry's key lengths, at *pp: NULL, or what is wrong. nPrev is the
+** length of the block's previous key. */
+static const char *entry_head(const DictIter *it, const uint8_t **pp, uint32_t nPrev,
+                              uint32_t *pnShared, uint32_t *pnSuffix) {
+    const uint8_t *p = *pp, *pEnd = it->pEnd;
+    if (p >= pEnd) return "truncated key lengths";
+    uint32_t nShared = *p >> 4, nSuffix = *p++ & 15;
+    if ((nShared == 15 && dict_varint32(&p, pEnd, &nShared)) ||
         (nSuffix == 15 && dict_varint32(&p, pEnd, &nSuffix))) {
-        zWhat = "truncated key lengths";
-    } else if (it->iKey == 0 ? nShared != 0 : nShared > (uint32_t)k->nKey) {
-        zWhat = "bad shared prefix length";
-    } else if (nSuffix > FTS_MAX_KEY - nShared || nSuffix == 0 ||
-               nSuffix > (uint64_t)(pEnd - p)) {
-        zWhat = "bad key length";
+        return "truncated key lengths";
     }
-    if (!zWhat) {
-        memcpy(k->aKey + nShared, p, nSuffix);
-        k->nKey = (int)(nShared + nSuffix);
-        p += nSuffix;
-        /* (df-1)*2 + (cf == df), then cf-df-1 when cf != df. */
-        if (dict_varint(&p, pEnd, &v) || (v >> 1) >= seg->nDocs) {
-            zWhat = "bad df";
-        } else if (!(v & 1) && (dict_varint(&p, pEnd, &x) || x > UINT64_MAX - (v >> 1) - 2)) {
-            zWhat = "bad cf";
-        }
+    if (it->iKey == 0 ? nShared != 0 : nShared > nPrev) return "bad shared prefix length";
+    if (nSuffix > FTS_MAX_KEY - nShared || nSuffix == 0 || nSuffix > (uint64_t)(pEnd - p)) {
+        return "bad key length";
+    }
+    *pp = p;
+    *pnShared = nShared;
+    *pnSuffix = nSuffix;
+    return NULL;
+}
+
+/* The rest of an entry, after its key's bytes, at *pp: fills k's counts
+** and regions (not its key) and moves it->dataOff past them. iField is
+** the key's first byte. NULL, or what is wrong. */
+static const char *entry_body(DictIter *it, const uint8_t **pp, int iField, SegKey *k) {
+    FtsSegment *seg = it->seg;
+    const uint8_t *p = *pp, *pEnd = it->pEnd;
+    uint64_t v, x = 0;
+    /* (df-1)*2 + (cf == df), then cf-df-1 when cf != df. */
+    if (dict_varint(&p, pEnd, &v) || (v >> 1) >= seg->nDocs) return "bad df";
+    if (!(v & 1) && (dict_varint(&p, pEnd, &x) || x > UINT64_MAX - (v >> 1) - 2)) return "bad cf";
+    k->df = (uint32_t)(v >> 1) + 1;
+    k->cf = (v & 1) ? k->df : k->df + 1 + x;
+    k->nPost = 0;
+    k->nEarlier = iField == 0 ? 0 : FTS_EARLIER_UNKNOWN;
+    if (iField > 0 && seg->bEarlier &&
+        (dict_varint32(&p, pEnd, &k->nEarlier) || k->nEarlier > k->df)) {
+        return "bad nEarlier";
     }
     int bInline = 0;
-    if (!zWhat) {
-        k->df = (uint32_t)(v >> 1) + 1;
-        k->cf = (v & 1) ? k->df : k->df + 1 + x;
-        k->nPost = 0;
-        k->nEarlier = k->aKey[0] == 0 ? 0 : FTS_EARLIER_UNKNOWN;
-        if (k->aKey[0] > 0 && seg->bEarlier &&
-            (dict_varint32(&p, pEnd, &k->nEarlier) || k->nEarlier > k->df)) {
-            zWhat = "bad nEarlier";
+    if (k->df == 1) {
+        if (dict_varint32(&p, pEnd, &k->doc1) || k->doc1 >= seg->nDocs) return "bad document";
+        if (k->cf > UINT32_MAX) return "bad cf";
+        if (k->cf == 1) {
+            /* The single position, inline: the entry's varint is the
+            ** positions region. */
+            uint32_t pos;
+            bInline = 1;
+            k->pPos = p;
+            if (dict_varint32(&p, pEnd, &pos)) return "bad inline position";
+            k->nPos = (uint64_t)(p - k->pPos);
         }
-    }
-    if (!zWhat) {
-        if (k->df == 1) {
-            if (dict_varint32(&p, pEnd, &k->doc1) || k->doc1 >= seg->nDocs) {
-                zWhat = "bad document";
-            } else if (k->cf > UINT32_MAX) {
-                zWhat = "bad cf";
-            } else if (k->cf == 1) {
-                /* The single position, inline: the entry's varint is the
-                ** positions region. */
-                uint32_t pos;
-                bInline = 1;
-                k->pPos = p;
-                if (dict_varint32(&p, pEnd, &pos)) zWhat = "bad inline position";
-                k->nPos = (uint64_t)(p - k->pPos);
-            }
-        } else if (dict_varint(&p, pEnd, &k->nPost)) {
-            zWhat = "bad postings length";
-        }
+    } else if (dict_varint(&p, pEnd, &k->nPost)) {
+        return "bad postings length";
     }
     k->bInline = bInline;
-    if (!zWhat && !bInline && dict_varint(&p, pEnd, &k->nPos)) zWhat = "bad positions length";
-    if (!zWhat) {
-        /* The regions must stay inside the data section; every position
-        ** takes at least one byte. */
-        uint64_t off = it->dataOff, nPosData = bInline ? 0 : k->nPos;
-        if (k->nPost > seg->nData - off || nPosData > seg->nData - off - k->nPost) {
-            zWhat = "regions past the data section";
-        } else if (k->nPos < k->cf) {
-            zWhat = "positions region shorter than cf";
-        } else {
-            k->pPost = seg->pData + off;
-            if (!bInline) k->pPos = k->pPost + k->nPost;
-            it->dataOff = off + k->nPost + nPosData;
-        }
+    if (!bInline && dict_varint(&p, pEnd, &k->nPos)) return "bad positions length";
+    /* The regions must stay inside the data section; every position
+    ** takes at least one byte. */
+    uint64_t off = it->dataOff, nPosData = bInline ? 0 : k->nPos;
+    if (k->nPost > seg->nData - off || nPosData > seg->nData - off - k->nPost) {
+        return "regions past the data section";
     }
-    if (zWhat) {
-        return -seg_corrupt(seg, err, seg_off(seg, p0),
-                            "dictionary block %" PRIu64 " key %" PRIu32 ": %s", it->iBlk, it->iKey,
-                            zWhat);
-    }
-    k->entryOff = (uint64_t)(p0 - seg->pDict);
-    k->entryData = it->dataOff - k->nPost - (bInline ? 0 : k->nPos);
+    if (k->nPos < k->cf) return "positions region shorter than cf";
+    k->pPost = seg->pData + off;
+    if (!bInline) k->pPos = k->pPost + k->nPost;
+    it->dataOff = off + k->nPost + nPosData;
+    *pp = p;
+    return NULL;
+}
+
+/* After entry_body: records where the entry read from p0 is and moves past
+** it (its body ended at p). */
+static void entry_done(DictIter *it, const uint8_t *p0, const uint8_t *p) {
+    SegKey *k = &it->k;
+    k->entryOff = (uint64_t)(p0 - it->seg->pDict);
+    k->entryData = it->dataOff - k->nPost - (k->bInline ? 0 : k->nPos);
     k->entryBlk = it->iBlk;
     k->entryKey = it->iKey;
     it->p = p;
     it->iKey++;
+}
+
+static int entry_corrupt(const DictIter *it, const uint8_t *p0, const char *zWhat, LpError *err) {
+    return -seg_corrupt(it->seg, err, seg_off(it->seg, p0),
+                        "dictionary block %" PRIu64 " key %" PRIu32 ": %s", it->iBlk, it->iKey,
+                        zWhat);
+}
+
+/* Reads the next key into it->k: 1, 0 at the end, or -LP_CORRUPT. */
+static int dict_next(DictIter *it, LpError *err) {
+    int rc = dict_more(it, err);
+    if (rc != 1) return rc;
+    /* The key is rebuilt in place: its first nShared bytes are still those
+    ** of the previous key of the block. */
+    const uint8_t *p = it->p, *p0 = p;
+    SegKey *k = &it->k;
+    uint32_t nShared, nSuffix;
+    const char *zWhat = entry_head(it, &p, (uint32_t)k->nKey, &nShared, &nSuffix);
+    if (!zWhat) {
+        it->nShared = nShared;
+        memcpy(k->aKey + nShared, p, nSuffix);
+        k->nKey = (int)(nShared + nSuffix);
+        p += nSuffix;
+        zWhat = entry_body(it, &p, k->aKey[0], k);
+    }
+    if (zWhat) return entry_corrupt(it, p0, zWhat, err);
+    entry_done(it, p0, p);
     return 1;
 }
 
@@ -591,23 +689,30 @@ static const uint8_t *block_first_key(const FtsSegment *seg, uint64_t b, int *pn
 ** none is), so that the first key >= key is found by reading forward.
 ** The dictionary must not be empty. */
 static int dict_seek(FtsSegment *seg, const uint8_t *key, int nKey, DictIter *it, LpError *err) {
-    memset(it, 0, sizeof(*it));
     it->seg = seg;
-    uint64_t lo = 0, hi = seg->nBlk - 1;
+    it->bStrict = 0;
+    it->nShared = 0;
+    uint64_t lo = 0, hi = seg->nBlk - 1, kFirst8 = seg_first8(key, nKey);
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo + 1) / 2;
-        int nFirst;
-        const uint8_t *pFirst = block_first_key(seg, mid, &nFirst);
-        if (!pFirst) {
-            /* Damaged: decode the entry for the error message. */
-            int rc = dict_block(it, mid, err);
-            if (rc != LP_OK) return rc;
-            rc = dict_next(it, err);
-            if (rc < 0) return -rc;
-            pFirst = it->k.aKey;
-            nFirst = it->k.nKey;
+        int c;
+        if (seg->aFirst8 && seg->aFirst8[mid] != kFirst8) {
+            c = seg->aFirst8[mid] < kFirst8 ? -1 : 1;
+        } else {
+            int nFirst;
+            const uint8_t *pFirst = block_first_key(seg, mid, &nFirst);
+            if (!pFirst) {
+                /* Damaged: decode the entry for the error message. */
+                int rc = dict_block(it, mid, err);
+                if (rc != LP_OK) return rc;
+                rc = dict_next(it, err);
+                if (rc < 0) return -rc;
+                pFirst = it->k.aKey;
+                nFirst = it->k.nKey;
+            }
+            c = key_cmp(pFirst, nFirst, key, nKey);
         }
-        if (key_cmp(pFirst, nFirst, key, nKey) <= 0) {
+        if (c <= 0) {
             lo = mid;
         } else {
             hi = mid - 1;
@@ -616,15 +721,54 @@ static int dict_seek(FtsSegment *seg, const uint8_t *key, int nKey, DictIter *it
     return dict_block(it, lo, err);
 }
 
-/* Finds key: 1 with it->k filled, 0 when absent, -LP_* on error. */
+/* Finds key: 1 with it->k filled, 0 when absent, -LP_* on error. On 0 or
+** an error, it->k's key bytes are not those of any key. */
 static int dict_find(FtsSegment *seg, const uint8_t *key, int nKey, DictIter *it, LpError *err) {
     if (nKey < 1 || nKey > FTS_MAX_KEY || seg->nTerms == 0) return 0;
     int rc = dict_seek(seg, key, nKey, it, err);
     if (rc != LP_OK) return -rc;
-    while ((rc = dict_next(it, err)) == 1) {
-        int c = key_cmp(it->k.aKey, it->k.nKey, key, nKey);
-        if (c == 0) return 1;
+    /* Keys are read in ascending order, each below key until one is not,
+    ** and compared where they lie in the file: only the key found is
+    ** copied out. m is how many bytes the last key read shares with key,
+    ** exactly; at byte m it is below key's. The next key repeats its
+    ** first nShared bytes: when that is more than m, it repeats the byte
+    ** that is below key's, so it is below too; otherwise it agrees with
+    ** key on nShared bytes and is compared from there. A block's first
+    ** key shares nothing (nShared is 0 there). iField is the first byte
+    ** of the last key read, which entry_body needs. */
+    uint32_t m = 0, nPrev = 0;
+    int iField = 0;
+    SegKey *k = &it->k;
+    while ((rc = dict_more(it, err)) == 1) {
+        const uint8_t *p = it->p, *p0 = p;
+        uint32_t nShared, nSuffix;
+        if (it->iKey == 0) nPrev = 0;
+        const char *zWhat = entry_head(it, &p, nPrev, &nShared, &nSuffix);
+        if (zWhat) return entry_corrupt(it, p0, zWhat, err);
+        const uint8_t *pSuffix = p;
+        uint32_t nThis = nShared + nSuffix;
+        if (nShared == 0) iField = pSuffix[0];
+        int c = -1; /* this key against key */
+        if (nShared <= m) {
+            uint32_t nMin = nThis < (uint32_t)nKey ? nThis : (uint32_t)nKey;
+            m = nShared;
+            while (m < nMin && pSuffix[m - nShared] == key[m])
+                m++;
+            c = m < nMin ? (pSuffix[m - nShared] < key[m] ? -1 : 1)
+                         : (nThis == (uint32_t)nKey ? 0 : nThis < (uint32_t)nKey ? -1 : 1);
+        }
         if (c > 0) return 0;
+        p += nSuffix;
+        zWhat = entry_body(it, &p, iField, k);
+        if (zWhat) return entry_corrupt(it, p0, zWhat, err);
+        entry_done(it, p0, p);
+        nPrev = nThis;
+        if (c == 0) {
+            memcpy(k->aKey, key, (size_t)nKey);
+            k->nKey = nKey;
+            it->nShared = nShared;
+            return 1;
+        }
     }
     return rc;
 }
@@ -1063,14 +1207,11 @@ static FtsPostings *cur_new(FtsSegment *seg, const SegKey *k, LpError *err) {
             c->iPosCur = 0;
             c->iPosLast = -1;
             c->pPosEnd = c->pPos + c->nPos;
-            uint32_t maxTf = 0, minLen = UINT32_MAX;
-            for (int i = 0; i < c->n; i++) {
-                uint32_t len = seg_doclen(seg, c->iField, c->aDoc[i]);
+            uint32_t maxTf = 0;
+            for (int i = 0; i < c->n; i++)
                 if (c->aTf[i] > maxTf) maxTf = c->aTf[i];
-                if (len < minLen) minLen = len;
-            }
             c->base.maxTf = maxTf;
-            c->base.minLen = minLen;
+            c->base.minLen = seg_minlen(seg, c->iField, c->aDoc, c->n);
         }
     } else {
         uint32_t maxTf, minLen;

@@ -37,7 +37,10 @@ static void expect_corrupt(int rc, const LpError *err) {
 typedef struct Keys {
     uint8_t a[MAX_KEYS][FTS_MAX_KEY];
     int an[MAX_KEYS];
+    uint32_t adf[MAX_KEYS];
+    uint64_t acf[MAX_KEYS];
     int n;
+    int nAll; /* keys the scan met, collected or not */
     uint32_t nDocs;
 } Keys;
 
@@ -46,9 +49,52 @@ static int collect(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *i
     if (nKey < 1 || nKey > FTS_MAX_KEY || info->df == 0 || info->df > k->nDocs) abort();
     if (k->n < MAX_KEYS) {
         memcpy(k->a[k->n], key, (size_t)nKey);
+        k->adf[k->n] = info->df;
+        k->acf[k->n] = info->cf;
         k->an[k->n++] = nKey;
     }
+    k->nAll++;
     return 0;
+}
+
+/* Is key among the keys collected? */
+static int has_key(const Keys *k, const uint8_t *key, int nKey) {
+    for (int i = 0; i < k->n; i++) {
+        if (k->an[i] == nKey && memcmp(k->a[i], key, (size_t)nKey) == 0) return 1;
+    }
+    return 0;
+}
+
+/* On a segment the deep check passed, holding keys (all of them
+** collected): a lookup of a key next to each one (its last byte moved up
+** or down, one byte dropped or added) finds it exactly when the scan met
+** it. The dictionary search takes shortcuts from the keys' shared
+** prefixes and an in-memory table of the blocks' first bytes: this is
+** what must not change under them. */
+static void probe_neighbours(FtsSource *src, const Keys *k) {
+    static const int aDelta[] = {-1, 1, 0x40};
+    for (int i = 0; i < k->n; i++) {
+        uint8_t b[FTS_MAX_KEY + 1];
+        int n = k->an[i];
+        memcpy(b, k->a[i], (size_t)n);
+        for (int j = 0; j < 5; j++) {
+            int m = n;
+            memcpy(b, k->a[i], (size_t)n);
+            if (j < 3) {
+                b[n - 1] = (uint8_t)(b[n - 1] + aDelta[j]);
+            } else if (j == 3) {
+                m = n - 1;
+            } else {
+                if (n == FTS_MAX_KEY) continue;
+                b[m++] = 'a';
+            }
+            if (m < 1) continue;
+            FtsTermInfo ti;
+            LpError err;
+            int found = src->vt->xLookup(src, b, m, &ti, &err);
+            if (found != has_key(k, b, m)) abort();
+        }
+    }
 }
 
 static int count(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
@@ -122,7 +168,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         return 0;
     }
     FtsSource *src = fts_segr_source(seg);
-    rc = fts_segr_check(seg, &err);
+    int rcCheck = rc = fts_segr_check(seg, &err);
     if (rc != LP_OK && rc != LP_NOMEM) expect_corrupt(rc, &err);
     FtsSegInfo info;
     rc = fts_segr_info(seg, &info, &err);
@@ -134,15 +180,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
 
     static Keys keys;
-    keys.n = 0;
+    keys.n = keys.nAll = 0;
     keys.nDocs = src->nDocs;
-    rc = src->vt->xScan(src, NULL, 0, collect, &keys, &err);
+    int rcScan = rc = src->vt->xScan(src, NULL, 0, collect, &keys, &err);
     if (rc != LP_OK) expect_corrupt(rc, &err);
     static uint32_t aPos[MAX_TF];
     for (int i = 0; i < keys.n; i++) {
         FtsTermInfo ti;
         int found = src->vt->xLookup(src, keys.a[i], keys.an[i], &ti, &err);
         if (found < 0) expect_corrupt(-found, &err);
+        /* A sound segment: every key the scan met is found, as the scan
+        ** saw it. */
+        if (rcCheck == LP_OK && (found != 1 || ti.df != keys.adf[i] || ti.cf != keys.acf[i])) abort();
         /* A prefix scan from each key's first two bytes. */
         int n = 0;
         rc = src->vt->xScan(src, keys.a[i], keys.an[i] < 2 ? keys.an[i] : 2, count, &n, &err);
@@ -150,6 +199,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         walk(src, keys.a[i], keys.an[i], 0, data, size, aPos);
         walk(src, keys.a[i], keys.an[i], 1, data, size, aPos);
     }
+    if (rcCheck == LP_OK && rcScan == LP_OK && keys.nAll == keys.n) probe_neighbours(src, &keys);
     fts_segr_close(seg);
     free(a);
     return 0;

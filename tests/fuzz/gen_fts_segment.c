@@ -3,6 +3,7 @@
 ** small, valid segment files covering each kind of postings list (single
 ** document, varint tail, packed blocks of width 0 and above, tail after
 ** blocks), several fields and doc-length widths, a dictionary of several
+** blocks, keys longer than 8 bytes that agree on their first 8 across
 ** blocks, nEarlier counts, and the empty segment. (The flag0-* seeds are
 ** the same files as written before nEarlier was kept: header flags 0.)
 ** Not built by CMake; from the repository root:
@@ -114,7 +115,16 @@ int main(int argc, char **argv) {
         snprintf(azMany[i], sizeof(azMany[i]), "k%02d", i % 45);
         aMany[i] = (Spec){i / 45, azMany[i], 1 + (uint32_t)(i % 3), 0};
     }
+    /* 40 keys whose first 11 bytes agree: the blocks' first 8 bytes tie,
+    ** so a lookup must compare the whole keys to pick a block. */
+    static char azLong[40][16];
+    static Spec aLong[40];
+    for (int i = 0; i < 40; i++) {
+        snprintf(azLong[i], sizeof(azLong[i]), "longprefix%c%02d", i < 20 ? 'a' : 'b', i % 20);
+        aLong[i] = (Spec){0, azLong[i], 1 + (uint32_t)(i % 2), 0};
+    }
     int rc = 0;
+    rc |= write_seg(zDir, "longkeys", 12, 1, aLong, 40);
     rc |= write_seg(zDir, "empty", 0, 1, NULL, 0);
     rc |= write_seg(zDir, "nokeys", 5, 2, NULL, 0);
     rc |= write_seg(zDir, "one", 1, 1, aOne, 1);
