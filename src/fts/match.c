@@ -209,6 +209,9 @@ static int boost_at(const MatchParser *p, int i) {
 ** be followed by '/' and a digit instead (NEAR/3): *pnArg gets the number
 ** (capped just past FTS_MATCH_MAX_SLOP). Returns the bytes taken, or 0. */
 static int keyword_at(const MatchParser *p, int i, const char *zKw, int bSlash, int *pnArg) {
+    /* Every keyword is upper case: most words are ruled out by their first
+    ** byte, before the length and comparison. */
+    if (i >= p->n || p->z[i] != zKw[0]) return 0;
     int n = (int)strlen(zKw);
     if (p->n - i < n || memcmp(p->z + i, zKw, (size_t)n) != 0) return 0;
     if (i > 0 && !(space_len(p, i - 1) > 0 || ends_word(p->z[i - 1]))) return 0;
@@ -419,6 +422,13 @@ static int read_word(MatchParser *p, char **pz, int *pn) {
     int i = p->i;
     while (i < p->n) {
         char c = p->z[i];
+        /* ASCII letters and digits never end a word nor start an operator
+        ** inside one: most of a query's bytes are taken here. */
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
+            i++;
+            nOut++;
+            continue;
+        }
         if (c == '\\') {
             if (i + 1 >= p->n) return syntax_error(p, p->n, "expected a character after '\\'");
             int k = char_len(p, i + 1);

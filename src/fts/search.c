@@ -122,7 +122,6 @@ struct FtsQuery {
     const char *zMatch;
     const Analyzer *an;
     FtsSource *src;
-    FtsRankParams rank;
     PlanNode *root;
     /* The per-field arrays below hold src->nFields entries, in the arena:
     ** a query zeroes what it uses, not FTS_MAX_FIELDS of each (about 7 KB,
@@ -157,6 +156,10 @@ struct FtsQuery {
     int rc;                     /* sticky error from iteration */
     LpError *err;               /* where iteration errors go */
     LpError errIter;
+    /* Last, and copied in part: the scalars and the weights of the
+    ** source's fields (a whole FtsRankParams is 2 KB, most of it the
+    ** weights of fields no table has). */
+    FtsRankParams rank;
 };
 
 /* ------------------------------------------------------------------ */
@@ -947,11 +950,21 @@ static uint32_t group_next(It *it) {
 
 static uint32_t group_advance(It *it, uint32_t target) {
     GroupIt *g = (GroupIt *)it;
+    uint32_t d = FTS_NO_DOC;
     for (int i = 0; i < g->n; i++) {
         It *c = g->a[i];
-        if (c->doc == FTS_BEFORE_FIRST || c->doc < target) c->vt->advance(c, target);
+        if (c->doc == FTS_BEFORE_FIRST || c->doc < target) {
+            /* A term's leaf is called directly: an AND of groups moves
+            ** them once per candidate document. */
+            if (c->vt == &leaf_vt) {
+                leaf_advance(c, target);
+            } else {
+                c->vt->advance(c, target);
+            }
+        }
+        if (c->doc < d) d = c->doc;
     }
-    return group_min(g);
+    return it->doc = d;
 }
 
 /* The group's score from per-field frequencies and length normalisations
@@ -2066,16 +2079,18 @@ int fts_query_new(Arena *a, const FtsNode *root, const char *zMatch, const Analy
     if (rank->ranker == FTS_RANK_EXPR && !rank->pExpr) {
         return lp_err_set(err, LP_INTERNAL, "ranker=expr without a compiled expression");
     }
-    FtsQuery *q = arena_zalloc(a, sizeof(FtsQuery));
+    size_t nf = src->nFields > 0 ? (size_t)src->nFields : 1;
+    if (nf > FTS_MAX_FIELDS) return lp_err_set(err, LP_INTERNAL, "%zu fields", nf);
+    FtsQuery *q = arena_alloc(a, sizeof(FtsQuery));
     if (!q) return lp_err_set(err, LP_NOMEM, "out of memory");
+    memset(q, 0, offsetof(FtsQuery, rank));
+    memcpy(&q->rank, rank, offsetof(FtsRankParams, aFieldWeight) + sizeof(double) * nf);
     q->a = a;
     q->zMatch = zMatch;
     q->qposExpand = UINT32_MAX;
     q->an = an;
     q->src = src;
-    q->rank = *rank;
     lp_err_clear(&q->errIter);
-    size_t nf = src->nFields > 0 ? (size_t)src->nFields : 1;
     q->aAvgLen = arena_alloc(a, sizeof(double) * nf);
     q->aNormB = arena_alloc(a, sizeof(double) * nf);
     q->aNorm = arena_zalloc(a, sizeof(double) * nf);
@@ -2626,6 +2641,30 @@ static int cmp_hit(const void *x, const void *y) {
     return (a->tie > b->tie) - (a->tie < b->tie);
 }
 
+/* Below this many elements, an insertion sort: a top 10 or a query's
+** handful of clauses sort in a few dozen comparisons, where qsort's set-up
+** and indirect calls cost more than the sorting. */
+#define SMALL_SORT 24
+#define SMALL_SORT_ELEM 64 /* largest element sort_small takes */
+
+/* Sorts a[0..n) of sz-byte elements by cmp, stable. */
+static void sort_small(void *a, size_t n, size_t sz, int (*cmp)(const void *, const void *)) {
+    if (n >= SMALL_SORT) {
+        qsort(a, n, sz, cmp);
+        return;
+    }
+    uint8_t *p = a, tmp[SMALL_SORT_ELEM];
+    for (size_t i = 1; i < n; i++) {
+        size_t j = i;
+        memcpy(tmp, p + i * sz, sz);
+        while (j > 0 && cmp(p + (j - 1) * sz, tmp) > 0) {
+            memcpy(p + j * sz, p + (j - 1) * sz, sz);
+            j--;
+        }
+        if (j != i) memcpy(p + j * sz, tmp, sz);
+    }
+}
+
 /* Is pn a group of plain terms (one leaf per field)? MaxScore's unit. */
 static int is_term_group(const PlanNode *pn) {
     if (pn->kind != PN_GROUP) return 0;
@@ -2799,7 +2838,8 @@ static int maxscore_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
         L[i] = (MLeaf){g, group_bound(q, g, 0, 0, NULL), i, 0, 0, 0};
         group_next(&g->base);
     }
-    qsort(L, (size_t)n, sizeof(MLeaf), cmp_mleaf);
+    _Static_assert(sizeof(MLeaf) <= SMALL_SORT_ELEM, "MLeaf too large for sort_small");
+    sort_small(L, (size_t)n, sizeof(MLeaf), cmp_mleaf);
     for (int i = 0; i < n; i++) aCum[i] = (i ? aCum[i - 1] : 0) + L[i].ub;
     double theta = heap_threshold(h);
     int e = 0; /* L[e..n) are essential */
@@ -2999,7 +3039,8 @@ int fts_query_topk(FtsQuery *q, int k, FtsAcceptFn xAccept, void *ctx, FtsHit *a
         return rc;
     }
     if (q->st.bTimedOut || q->st.bCutoff) q->st.bTotalExact = 0;
-    qsort(aHit, (size_t)h.n, sizeof(FtsHit), cmp_hit);
+    _Static_assert(sizeof(FtsHit) <= SMALL_SORT_ELEM, "FtsHit too large for sort_small");
+    sort_small(aHit, (size_t)h.n, sizeof(FtsHit), cmp_hit);
     *pnHit = h.n;
     if (pStats) *pStats = q->st;
     return LP_OK;

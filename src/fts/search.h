@@ -83,12 +83,13 @@ typedef struct FtsRankParams {
     FtsRanker ranker;
     double k1;                              /* default 1.2 */
     double b;                               /* default 0.75 */
-    double aFieldWeight[FTS_MAX_FIELDS];    /* default 1 */
     double wTerm, wPhrase, wPrefix;         /* query-type weights, default 1 */
     int nExpansionLimit;                    /* most terms one prefix expands to */
     int expand;                             /* FTS_EXPAND_* bits (expand_keywords) */
     const struct FtsRankExpr *pExpr;        /* FTS_RANK_EXPR: compiled (fts_rankexpr_compile),
                                             ** living as long as the query */
+    double aFieldWeight[FTS_MAX_FIELDS];    /* default 1; last, as fts_query_new copies
+                                            ** only the source's fields' weights */
 } FtsRankParams;
 
 /* expand_keywords, as in Manticore: each plain word of the query (not in a
