@@ -940,12 +940,20 @@ static uint32_t group_min(GroupIt *g) {
 
 static uint32_t group_next(It *it) {
     GroupIt *g = (GroupIt *)it;
-    uint32_t cur = it->doc;
+    uint32_t cur = it->doc, d = FTS_NO_DOC;
     for (int i = 0; i < g->n; i++) {
         It *c = g->a[i];
-        if (cur == FTS_BEFORE_FIRST || c->doc == cur) c->vt->next(c);
+        if (cur == FTS_BEFORE_FIRST || c->doc == cur) {
+            /* A term's leaf directly: a term query moves it per document. */
+            if (c->vt == &leaf_vt) {
+                leaf_next(c);
+            } else {
+                c->vt->next(c);
+            }
+        }
+        if (c->doc < d) d = c->doc;
     }
-    return group_min(g);
+    return it->doc = d;
 }
 
 static uint32_t group_advance(It *it, uint32_t target) {
@@ -2938,6 +2946,99 @@ static int maxscore_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
     return q->rc;
 }
 
+/* maxscore_topk for a query of one term (one group of a leaf per field):
+** the most common query, and one where the general loop's bookkeeping (the
+** essential set, each group's iterator calls, the sum in query order) was
+** most of the work per document. The same algorithm, specialised: the
+** fields' cursors are read directly, each document scored by
+** group_formula from its frequencies and lengths, whole blocks skipped by
+** their bound, and the search ends when the list's bound falls to theta.
+** The weights, stats and order are maxscore_topk's. */
+static int term_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
+    GroupIt *g = (GroupIt *)instantiate(q, q->root);
+    if (!g) return q->rc;
+    const PlanNode *pn = q->root;
+    int n = g->n;
+    FtsPostings **ac = arena_alloc(q->a, sizeof(FtsPostings *) * (size_t)n);
+    int *aField = arena_alloc(q->a, sizeof(int) * (size_t)n);
+    double *aTf = arena_alloc(q->a, sizeof(double) * (size_t)n);
+    double *aNorm = arena_alloc(q->a, sizeof(double) * (size_t)n);
+    if (!ac || !aField || !aTf || !aNorm) return lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
+    uint32_t d = FTS_NO_DOC;
+    for (int i = 0; i < n; i++) {
+        ac[i] = ((LeafIt *)g->a[i])->c;
+        aField[i] = g->a[i]->pn->iField;
+        q->st.nPostings++;
+        g->a[i]->doc = ac[i]->vt->xNext(ac[i]);
+        if (g->a[i]->doc < d) d = g->a[i]->doc;
+    }
+    g->base.doc = d;
+    double ub = group_bound(q, g, 0, 0, NULL), ubBlock = 0;
+    double theta = heap_threshold(h);
+    uint32_t blockEnd = 0;
+    int bBlock = 0, bCheap = q->bAcceptFirst && xAccept;
+    while (d != FTS_NO_DOC && q->rc == LP_OK && !must_stop(q)) {
+        if (theta >= 0) {
+            /* Every document up to the end of the current blocks is
+            ** bounded at once (group_bound reads the leaves' documents,
+            ** kept in step with their cursors). */
+            if (!bBlock || d > blockEnd) {
+                ubBlock = group_bound(q, g, 1, d, &blockEnd);
+                bBlock = 1;
+            }
+            if (out_of_reach(q, ubBlock, theta)) {
+                if (blockEnd == FTS_NO_DOC) break;
+                d = FTS_NO_DOC;
+                for (int i = 0; i < n; i++) {
+                    if (g->a[i]->doc <= blockEnd) {
+                        q->st.nPostings++;
+                        g->a[i]->doc = ac[i]->vt->xAdvance(ac[i], blockEnd + 1);
+                    }
+                    if (g->a[i]->doc < d) d = g->a[i]->doc;
+                }
+                continue;
+            }
+        }
+        int bAsked = 0;
+        if (bCheap && q->st.nCandidates >= 32 && 2 * q->st.nAccepted < q->st.nCandidates) {
+            q->st.nCandidates++;
+            bAsked = 1;
+            if (!xAccept(ctx, d)) bAsked = -1;
+            else q->st.nAccepted++;
+        }
+        /* Score d (unless rejected) and move the fields holding it on,
+        ** finding the next document in the same pass. */
+        uint32_t dNext = FTS_NO_DOC;
+        for (int i = 0; i < n; i++) {
+            uint32_t di = g->a[i]->doc;
+            if (di == d) {
+                if (bAsked >= 0) {
+                    aTf[i] = ac[i]->tf;
+                    aNorm[i] = norm_len(q, aField[i], q->src->vt->xDocLen(q->src, aField[i], d));
+                }
+                q->st.nPostings++;
+                di = g->a[i]->doc = ac[i]->vt->xNext(ac[i]);
+            } else {
+                aTf[i] = 0;
+                aNorm[i] = 1;
+            }
+            if (di < dNext) dNext = di;
+        }
+        if (bAsked >= 0) {
+            if (!bAsked) q->st.nCandidates++;
+            if (bAsked || !xAccept || xAccept(ctx, d)) {
+                if (!bAsked) q->st.nAccepted++;
+                heap_push(q, h, d, group_formula(q, pn, aTf, aNorm));
+                theta = heap_threshold(h);
+                if (out_of_reach(q, ub, theta)) break;
+            }
+        }
+        d = dNext;
+    }
+    g->base.doc = d;
+    return q->rc;
+}
+
 /* The top k of a query that is one phrase or proximity clause. Finding
 ** the documents that hold all its words is cheap; reading and comparing
 ** their positions is most of the work. So a document's score is first
@@ -3025,7 +3126,7 @@ int fts_query_topk(FtsQuery *q, int k, FtsAcceptFn xAccept, void *ctx, FtsHit *a
     if (k <= 0) {
         rc = LP_OK;
     } else if (strcmp(zStrategy, "maxscore") == 0) {
-        rc = maxscore_topk(q, &h, xAccept, ctx);
+        rc = is_term_group(q->root) ? term_topk(q, &h, xAccept, ctx) : maxscore_topk(q, &h, xAccept, ctx);
         q->st.bTotalExact = 0;
     } else if (strcmp(zStrategy, "phrase_topk") == 0) {
         rc = phrase_topk(q, &h, xAccept, ctx);

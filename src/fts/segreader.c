@@ -37,6 +37,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "fts/codec.h"
 #include "fts/lower.h"
@@ -1004,8 +1007,15 @@ static inline int cur_find(const SegCursor *c, int i, uint32_t target) {
         v4u v;
         memcpy(&v, c->aDoc + i, 16);
         v4i lt = (v4i)(v < t); /* -1 where below target */
+#ifdef __SSE2__
+        /* The lanes below target come first (sorted): their sign bits
+        ** are a run of ones from bit 0, and its length is the count. */
+        unsigned m = (unsigned)_mm_movemask_ps(_mm_castsi128_ps((__m128i)lt));
+        if (m != 15) return i + __builtin_ctz(~m);
+#else
         int nBelow = -(lt[0] + lt[1] + lt[2] + lt[3]);
         if (nBelow < 4) return i + nBelow;
+#endif
         i += 4;
     }
 }
