@@ -844,23 +844,28 @@ static uint32_t phrase_count(PhraseIt *p) {
 /* Moves p to the first document >= d that holds all its words, their
 ** positions not yet compared (phrase_verify does that). */
 static uint32_t phrase_approx(PhraseIt *p, uint32_t d) {
-    int nReq = phrase_required(p->base.pn);
-    for (;;) {
-        if (d == FTS_NO_DOC) return p->base.doc = FTS_NO_DOC;
+    const int nReq = phrase_required(p->base.pn), n = p->n;
+    FtsPostings *const *ac = p->ac;
+    const int *aOrder = p->aOrder;
+    uint64_t nPost = 0; /* counted here, added once: no store per step */
+    while (d != FTS_NO_DOC) {
         int k = 0;
-        for (; k < p->n; k++) {
-            if (p->aOrder[k] >= nReq) continue; /* NOTNEAR's second operand */
-            FtsPostings *c = p->ac[p->aOrder[k]];
-            p->base.q->st.nPostings++;
-            if (c->doc == FTS_BEFORE_FIRST) c->vt->xNext(c);
-            if (c->doc < d) c->vt->xAdvance(c, d);
-            if (c->doc != d) {
-                d = c->doc;
+        for (; k < n; k++) {
+            if (aOrder[k] >= nReq) continue; /* NOTNEAR's second operand */
+            FtsPostings *c = ac[aOrder[k]];
+            nPost++;
+            uint32_t cd = c->doc;
+            if (cd == FTS_BEFORE_FIRST) cd = c->vt->xNext(c);
+            if (cd < d) cd = c->vt->xAdvance(c, d);
+            if (cd != d) {
+                d = cd;
                 break;
             }
         }
-        if (k == p->n) return p->base.doc = d;
+        if (k == n) break;
     }
+    p->base.q->st.nPostings += nPost;
+    return p->base.doc = d;
 }
 
 /* Reads the words' positions in p's document and counts the matches
