@@ -28,13 +28,16 @@ typedef enum RxKind {
 /* Field factors (RX_FIELD) and document factors (RX_DOC). */
 enum {
     F_LCS, F_USER_WEIGHT, F_HIT_COUNT, F_WORD_COUNT, F_MIN_HIT_POS, F_EXACT_HIT, F_SUM_IDF, F_MIN_IDF,
-    F_MAX_IDF, F_TF_IDF
+    F_MAX_IDF, F_TF_IDF, F_LCCS, F_WLCCS, F_MIN_BEST_SPAN_POS, F_EXACT_ORDER
 };
-enum { D_BM25, D_BM25F, D_MAX_LCS, D_FIELD_MASK, D_DOC_WORD_COUNT };
+enum { D_BM25, D_BM25F, D_MAX_LCS, D_FIELD_MASK, D_DOC_WORD_COUNT, D_QUERY_WORD_COUNT };
 
-static const char *const azField[] = {"lcs",       "user_weight", "hit_count", "word_count", "min_hit_pos",
-                                      "exact_hit", "sum_idf",     "min_idf",   "max_idf",    "tf_idf"};
-static const char *const azDoc[] = {"bm25", "bm25f", "max_lcs", "field_mask", "doc_word_count"};
+static const char *const azField[] = {
+    "lcs",     "user_weight", "hit_count", "word_count", "min_hit_pos",       "exact_hit", "sum_idf",
+    "min_idf", "max_idf",     "tf_idf",    "lccs",       "wlccs",             "min_best_span_pos",
+    "exact_order"};
+static const char *const azDoc[] = {"bm25",           "bm25f",           "max_lcs", "field_mask",
+                                    "doc_word_count", "query_word_count"};
 static const char *const azFunc1[] = {"abs", "ln", "log2", "log10", "sqrt", "exp", "floor", "ceil"};
 static const char *const azFunc2[] = {"min", "max", "pow"};
 
@@ -64,7 +67,7 @@ typedef struct RxParser {
 
 static int rx_error(RxParser *p, int pos, const char *zFmt, ...) __attribute__((format(printf, 3, 4)));
 static int rx_error(RxParser *p, int pos, const char *zFmt, ...) {
-    char zWhat[256];
+    char zWhat[384]; /* the unknown-factor message lists every factor */
     va_list ap;
     va_start(ap, zFmt);
     vsnprintf(zWhat, sizeof(zWhat), zFmt, ap);
@@ -243,8 +246,9 @@ static RxNode *rx_prim(RxParser *p) {
         return x;
     }
     return rx_error(p, iName, "unknown factor '%.*s' (per field: lcs, user_weight, hit_count, word_count, "
-                              "min_hit_pos, exact_hit, sum_idf, min_idf, max_idf, tf_idf; per document: "
-                              "bm25, bm25f, max_lcs, field_mask, doc_word_count)",
+                              "min_hit_pos, exact_hit, sum_idf, min_idf, max_idf, tf_idf, lccs, wlccs, "
+                              "min_best_span_pos, exact_order; per document: bm25, bm25f, max_lcs, "
+                              "field_mask, doc_word_count, query_word_count)",
                     nName > 32 ? 32 : nName, zName), NULL;
 }
 
@@ -390,6 +394,10 @@ static double eval(const RxNode *x, const FtsDocFactors *d, const FtsFieldFactor
         case F_SUM_IDF: return ff->sumIdf;
         case F_MIN_IDF: return ff->minIdf;
         case F_MAX_IDF: return ff->maxIdf;
+        case F_LCCS: return ff->lccs;
+        case F_WLCCS: return ff->wlccs;
+        case F_MIN_BEST_SPAN_POS: return ff->minBestSpanPos;
+        case F_EXACT_ORDER: return ff->exactOrder;
         default: return ff->tfIdf;
         }
     case RX_DOC:
@@ -398,6 +406,7 @@ static double eval(const RxNode *x, const FtsDocFactors *d, const FtsFieldFactor
         case D_BM25F: return d->bm25f;
         case D_MAX_LCS: return d->maxLcs;
         case D_DOC_WORD_COUNT: return d->docWordCount;
+        case D_QUERY_WORD_COUNT: return d->queryWordCount;
         default: {
             double m = 0;
             for (int f = 0; f < d->nField && f < 32; f++) {

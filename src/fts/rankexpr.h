@@ -55,6 +55,11 @@ typedef struct FtsFieldFactors {
     uint32_t lcs, hitCount, wordCount, minHitPos, exactHit;
     double sumIdf, minIdf, maxIdf;  /* over the terms matched in the field */
     double tfIdf;                   /* sum of each matched term's tf * idf */
+    uint32_t lccs;                  /* longest run of keywords next to each other in
+                                    ** both the query and the field */
+    double wlccs;                   /* the largest sum of idfs of such a run */
+    uint32_t minBestSpanPos;        /* where (from 1) the first run of lcs keywords starts */
+    uint32_t exactOrder;            /* 1: every keyword occurs, in the query's order */
 } FtsFieldFactors;
 
 /* What an expression reads for one document. */
@@ -65,6 +70,7 @@ typedef struct FtsDocFactors {
     double bm25f;                   /* the BM25F weight */
     uint32_t maxLcs;
     uint32_t docWordCount;          /* query positions matched in some field */
+    uint32_t queryWordCount;        /* distinct keywords of the query (not under NOT) */
 } FtsDocFactors;
 
 #define FTS_RANKEXPR_MAX_LEN 4096   /* bytes of expression text */

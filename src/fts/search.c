@@ -152,6 +152,9 @@ struct FtsQuery {
     uint8_t *aQWord;            /* per query position < nQPos (in the arena): 1 where a
                                 ** word not under NOT stands, found in the index or not */
     uint32_t nQWordCap;         /* room in aQWord */
+    HashMap qwords;             /* while planning, for a proximity ranker: the distinct
+                                ** terms of those words (arena copies) ... */
+    uint32_t nQWordUniq;        /* ... and their count (query_word_count) */
     FtsFactors *fx;             /* proximity rankers: built by the first run */
     int rc;                     /* sticky error from iteration */
     LpError *err;               /* where iteration errors go */
@@ -1365,7 +1368,17 @@ static uint32_t take_qpos(FtsQuery *q, const TokenList *l) {
         q->aQWord = a;
         q->nQWordCap = cap;
     }
-    for (size_t i = 0; i < l->a.n && !q->nNotDepth; i++) q->aQWord[base + l->a.a[i].iPos] = 1;
+    for (size_t i = 0; i < l->a.n && !q->nNotDepth; i++) {
+        const Token *t = &l->a.a[i];
+        q->aQWord[base + t->iPos] = 1;
+        if (hmap_get(&q->qwords, t->z, (size_t)t->n)) continue;
+        char *z = arena_alloc(q->a, (size_t)t->n + 1);
+        /* out of memory: query_word_count misses the word */
+        if (!z) continue;
+        memcpy(z, t->z, (size_t)t->n);
+        z[t->n] = 0;
+        if (hmap_put(&q->qwords, z, (size_t)t->n, z, NULL) == LP_OK) q->nQWordUniq++;
+    }
     return base;
 }
 
@@ -2123,6 +2136,7 @@ int fts_query_new(Arena *a, const FtsNode *root, const char *zMatch, const Analy
         lp_err_clear(err);
         q->root = plan(q, root, &bDrop, err);
         hmap_free(&q->lookups); /* the plan keeps what it needs of each lookup */
+        hmap_free(&q->qwords);
         if (!q->root && !bDrop) return err->code ? err->code : LP_NOMEM;
         if (!q->root) q->root = &g_none; /* only stop words */
     }
@@ -2183,6 +2197,8 @@ typedef struct FKey {
 /* A run of the lcs so far: where it reached and where it started. */
 typedef struct FRun {
     uint32_t qpos, len, pos0, q0;
+    uint32_t lenC;              /* the contiguous run (lccs) ending here ... */
+    double idfC;                /* ... and its keywords' idfs added (wlccs) */
 } FRun;
 typedef VEC(FRun) FRunVec;
 
@@ -2208,6 +2224,12 @@ struct FtsFactors {
     uint8_t *aSeen;             /* scratch: per query position, matched in this field */
     FtsFieldFactors *aFF;       /* per field of the scored document, for ranker=expr
                                 ** when the caller keeps none (nFields entries) */
+    uint32_t *aPrevKw;          /* per query position: the keyword position before it, or
+                                ** UINT32_MAX (lccs: keywords next to each other, only
+                                ** stop words between them in the query) */
+    uint32_t *aKw;              /* the keyword positions ascending (exact_order) */
+    double *aQIdf;              /* scratch, per query position: the largest idf of the
+                                ** keys standing there found in the field (wlccs) */
     uint8_t *aSeenDoc;          /* ... and in some field of the scored document, */
     VEC(uint32_t) seenDoc;      /* those positions (doc_word_count) */
 };
@@ -2359,12 +2381,21 @@ static int factors_open(FtsQuery *q) {
             }
         }
         /* the query's words, those the index lacks included */
+        size_t nq = q->nQPos ? q->nQPos : 1;
+        if (!(fx->aPrevKw = arena_alloc(q->a, sizeof(uint32_t) * nq)) ||
+            !(fx->aKw = arena_alloc(q->a, sizeof(uint32_t) * nq)) ||
+            !(fx->aQIdf = arena_zalloc(q->a, sizeof(double) * nq))) {
+            goto nomem;
+        }
         fx->qMin = UINT32_MAX;
-        for (uint32_t v = 0; v < q->nQPos && v < q->nQWordCap; v++) {
-            if (!q->aQWord[v]) continue;
-            fx->nQWords++;
+        uint32_t prev = UINT32_MAX;
+        for (uint32_t v = 0; v < q->nQPos; v++) {
+            fx->aPrevKw[v] = prev;
+            if (v >= q->nQWordCap || !q->aQWord[v]) continue;
+            fx->aKw[fx->nQWords++] = v;
             if (v < fx->qMin) fx->qMin = v;
             fx->qMax = v;
+            prev = v;
         }
     }
     fx->nHeap = 0;
@@ -2428,6 +2459,9 @@ static int field_factors(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFac
             VEC_PUSH(&fx->runs, fx->hits.n)) {
             goto nomem;
         }
+        for (int j = 0; j < k->nQ; j++) {
+            if (k->idf > fx->aQIdf[k->aQ[j]]) fx->aQIdf[k->aQ[j]] = k->idf;
+        }
         /* a run: positions ascending, and at each the query positions (aQ
         ** is sorted) */
         for (uint32_t p = 0; p < n; p++) {
@@ -2443,6 +2477,8 @@ static int field_factors(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFac
     out->minHitPos = (uint32_t)(a[0] >> 32) + 1;
     uint32_t dl = q->src->vt->xDocLen(q->src, f, doc);
     uint32_t prevPos = 0;
+    uint32_t nOrder = 0;            /* keywords met in query order so far (exact_order) */
+    uint32_t posOrder = UINT32_MAX; /* the document position that met the last one */
     fx->prev.n = 0;
     for (size_t i = 0; i < n;) {
         uint32_t p = (uint32_t)(a[i] >> 32);
@@ -2454,19 +2490,36 @@ static int field_factors(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFac
                 fx->aSeenDoc[j] = 1;
                 if (VEC_PUSH(&fx->seenDoc, j)) goto nomem;
             }
+            /* exact_order: each keyword in turn, each from a later
+            ** occurrence than the one before it (the earliest such
+            ** choice finds an order whenever there is one) */
+            if (nOrder < fx->nQWords && j == fx->aKw[nOrder] && p != posOrder) {
+                nOrder++;
+                posOrder = p;
+            }
             /* continues the run at the previous position whose query
-            ** position is as far behind as its document position */
-            FRun r = {j, 1, p, j};
+            ** position is as far behind as its document position; the
+            ** contiguous run too when that is the keyword just before */
+            FRun r = {j, 1, p, j, 1, fx->aQIdf[j]};
             uint32_t d = p - prevPos;
             for (size_t m = 0; j >= d && m < fx->prev.n; m++) {
                 if (fx->prev.a[m].qpos == j - d) {
                     r.len = fx->prev.a[m].len + 1;
                     r.pos0 = fx->prev.a[m].pos0;
                     r.q0 = fx->prev.a[m].q0;
+                    if (j - d == fx->aPrevKw[j]) {
+                        r.lenC = fx->prev.a[m].lenC + 1;
+                        r.idfC = fx->prev.a[m].idfC + fx->aQIdf[j];
+                    }
                     break;
                 }
             }
-            if (r.len > out->lcs) out->lcs = r.len;
+            if (r.len > out->lcs) {
+                out->lcs = r.len;
+                out->minBestSpanPos = r.pos0 + 1;
+            }
+            if (r.lenC > out->lccs) out->lccs = r.lenC;
+            if (r.idfC > out->wlccs) out->wlccs = r.idfC;
             if (r.len == fx->nQWords && r.pos0 == 0 && r.q0 == fx->qMin && j == fx->qMax &&
                 p + 1 == dl) {
                 out->exactHit = 1;
@@ -2478,7 +2531,8 @@ static int field_factors(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFac
         fx->cur = t;
         prevPos = p;
     }
-    for (size_t i = 0; i < n; i++) fx->aSeen[(uint32_t)a[i]] = 0;
+    out->exactOrder = fx->nQWords > 0 && nOrder == fx->nQWords;
+    for (size_t i = 0; i < n; i++) fx->aSeen[(uint32_t)a[i]] = 0, fx->aQIdf[(uint32_t)a[i]] = 0;
     return LP_OK;
 nomem:
     return q->rc = lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
@@ -2550,7 +2604,8 @@ static int factor_weight(FtsQuery *q, uint32_t doc, double W, double *pWeight,
     fx->seenDoc.n = 0;
     if (pnDocWords) *pnDocWords = nDocWords;
     if (r == FTS_RANK_EXPR) {
-        FtsDocFactors d = {aKeep, q->rank.aFieldWeight, q->src->nFields, W, fx->nQWords, nDocWords};
+        FtsDocFactors d = {aKeep, q->rank.aFieldWeight, q->src->nFields, W, fx->nQWords, nDocWords,
+                           q->nQWordUniq};
         *pWeight = fts_rankexpr_eval(q->rank.pExpr, &d);
         return LP_OK;
     }
@@ -3342,13 +3397,16 @@ int fts_query_explain_doc(FtsQuery *q, uint32_t doc, StrBuf *out, LpError *err) 
                 if (!x->hitCount) continue;
                 strbuf_appendf(out, "%s{\"field\":%d,\"lcs\":%u,\"hit_count\":%u,\"word_count\":%u,"
                                     "\"min_hit_pos\":%u,\"exact_hit\":%u,\"field_weight\":%g,"
-                                    "\"sum_idf\":%.6g,\"min_idf\":%.6g,\"max_idf\":%.6g,\"tf_idf\":%.6g}",
+                                    "\"sum_idf\":%.6g,\"min_idf\":%.6g,\"max_idf\":%.6g,\"tf_idf\":%.6g,"
+                                    "\"lccs\":%u,\"wlccs\":%.6g,\"min_best_span_pos\":%u,"
+                                    "\"exact_order\":%u}",
                                nf++ ? "," : "", f, x->lcs, x->hitCount, x->wordCount, x->minHitPos,
                                x->exactHit, q->rank.aFieldWeight[f], x->sumIdf, x->minIdf, x->maxIdf,
-                               x->tfIdf);
+                               x->tfIdf, x->lccs, x->wlccs, x->minBestSpanPos, x->exactOrder);
             }
-            strbuf_appendf(out, "],\"max_lcs\":%u,\"doc_word_count\":%u,\"bm25f\":%.6g,\"bm25\":%.6g",
-                           q->fx->nQWords, nDocWords, total, bm25_part(total));
+            strbuf_appendf(out, "],\"max_lcs\":%u,\"doc_word_count\":%u,\"query_word_count\":%u,"
+                                "\"bm25f\":%.6g,\"bm25\":%.6g",
+                           q->fx->nQWords, nDocWords, q->nQWordUniq, total, bm25_part(total));
         }
         total = w;
     }

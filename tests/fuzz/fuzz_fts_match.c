@@ -156,7 +156,10 @@ static void run_query(Arena *a, const FtsNode *root, const char *z, size_t n) {
     if (rank.ranker == FTS_RANK_EXPR) {
         /* a ranking expression reading every factor */
         static const char zExpr[] = "sum((4*lcs+2*(min_hit_pos==1)+exact_hit)*user_weight)*1000+bm25"
-                                    "+top(word_count+hit_count)/max_lcs+field_mask+bm25f";
+                                    "+top(word_count+hit_count)/max_lcs+field_mask+bm25f"
+                                    "+sum(tf_idf+sum_idf*min_idf/max_idf+lccs*wlccs)"
+                                    "+top(min_best_span_pos+exact_order)+doc_word_count"
+                                    "*query_word_count";
         FtsRankExpr *e;
         LpError ex;
         if (fts_rankexpr_compile(a, zExpr, sizeof(zExpr) - 1, &e, &ex) != LP_OK) abort();

@@ -1653,6 +1653,46 @@ def test_ranker_expression_by_hand(cur, corpus):
     assert body["tf_idf"] == pytest.approx(body["sum_idf"], rel=1e-5)
 
 
+def test_ranker_expression_span_factors(cur, uniq):
+    """lccs, wlccs, min_best_span_pos, exact_order and query_word_count,
+    by hand on documents made for them."""
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (title TEXT, body TEXT)")
+    cur.execute(f"INSERT INTO {t} VALUES (1, 'one two three', 'three two one'), (2, 'one hundred two', 'x'), "
+                f"(3, 'two one', 'one two three four'), (4, 'x', 'four one two three')")
+    expr = "sum(lccs*10 + exact_order*100 + min_best_span_pos) + top(wlccs) + query_word_count*1000"
+    sc = explain_scores(cur, t, "one | two | three", f"OPTION ranker=expr('{expr}')")
+    assert set(sc) == {1, 2, 3, 4}
+    # per document and field: lccs, exact_order, min_best_span_pos
+    want = {1: {0: (3, 1, 1), 1: (1, 0, 1)}, 2: {0: (1, 0, 1)}, 3: {0: (1, 0, 1), 1: (3, 1, 1)},
+            4: {1: (3, 1, 2)}}
+    for i, (w, e) in sc.items():
+        f = {x["field"]: x for x in e["factors"]}
+        assert {k: (x["lccs"], x["exact_order"], x["min_best_span_pos"]) for k, x in f.items()} == want[i], i
+        assert e["query_word_count"] == 3
+        top = max(x["wlccs"] for x in f.values())
+        assert w == pytest.approx(sum(x["lccs"] * 10 + x["exact_order"] * 100 + x["min_best_span_pos"]
+                                      for x in f.values()) + top + 3000, rel=1e-6), i
+    # a whole run weighs its words' idfs; a run of one, its word's
+    title = {x["field"]: x for x in sc[1][1]["factors"]}[0]
+    body = {x["field"]: x for x in sc[1][1]["factors"]}[1]
+    assert title["wlccs"] == pytest.approx(title["sum_idf"], rel=1e-5)
+    assert body["wlccs"] == pytest.approx(body["max_idf"], rel=1e-5)
+    # as far apart in the query as in the field counts for lcs; for lccs
+    # only next to each other: 'one x two' against 'one hundred two' (doc 2's
+    # title, lcs 2, lccs 1; its body 'x' 1 and 1) and 'four one two three'
+    # (doc 4's body, 1 and 1; its title 'x' 1 and 1)
+    assert weights(cur, t, "one hundred two", "OPTION ranker=expr('sum(lccs)*10 + sum(lcs)')") == {2: 33.0}
+    assert weights(cur, t, "one x two", "OPTION ranker=expr('sum(lccs)*10 + sum(lcs)')") == \
+        {2: 23.0, 4: 22.0}
+    # query_word_count: distinct keywords, not those under NOT, found or not
+    assert weights(cur, t, "one | two | one", "OPTION ranker=expr('query_word_count')") == \
+        {1: 2.0, 2: 2.0, 3: 2.0, 4: 2.0}
+    assert weights(cur, t, "one -hundred", "OPTION ranker=expr('query_word_count')") == {1: 1.0, 3: 1.0, 4: 1.0}
+    assert weights(cur, t, "one | nothere", "OPTION ranker=expr('query_word_count')") == \
+        {1: 2.0, 2: 2.0, 3: 2.0, 4: 2.0}
+
+
 def test_ranker_expression_profiles(cur, uniq):
     t = uniq()
     cur.execute(f"CREATE TABLE {t} (title TEXT, body TEXT) "

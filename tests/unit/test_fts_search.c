@@ -503,6 +503,7 @@ typedef struct RefKeys {
     RefKey a[1024];
     int n;
     uint8_t aWord[256];     /* per query position: a positive word stands there */
+    int aWordId[256];       /* ... which (word_of: -1 unknown), or WILD for a prefix */
     int nPos;               /* query positions taken */
 } RefKeys;
 
@@ -531,7 +532,7 @@ static void ref_words(RefKeys *k, const FtsFieldSet *fs, const int *aw, int nw, 
                       int base, int bNeg) {
     /* a '*' takes a place, as a stop word does, and is no keyword */
     for (int j = 0; j < nw; j++) {
-        if (!bNeg && aw[j] != WILD) k->aWord[base + j] = 1;
+        if (!bNeg && aw[j] != WILD) k->aWord[base + j] = 1, k->aWordId[base + j] = aw[j];
     }
     if (bNeg) return;
     for (int f = 0; f < NF; f++) {
@@ -570,7 +571,7 @@ static void ref_keys(RefKeys *k, const FtsNode *x, int bNeg) {
         return;
     }
     case FTSN_PREFIX: {
-        if (!bNeg) k->aWord[k->nPos] = 1;
+        if (!bNeg) k->aWord[k->nPos] = 1, k->aWordId[k->nPos] = WILD;
         for (int w = 0; w < NWORD && !bNeg; w++) {
             char buf[16];
             word_text(w, buf);
@@ -718,6 +719,122 @@ static double ref_idf_expr(const RefKeys *k, int i) {
         maxs += mx;
     }
     return tfIdf + 3 * topSum + 5 * mins + 7 * maxs + 11 * nDocWords;
+}
+
+/* The expression SPAN_EXPR (ranker=expr's lccs, wlccs, min_best_span_pos
+** and exact_order) for doc i, from the keys, computed from each hit
+** forward rather than as the engine does (each hit from the one before):
+**   lccs   a run steps from a hit to one at the next position holding hits,
+**          whose query position is the next keyword's and as far on as
+**          the document position; wlccs the largest sum of a run's idfs,
+**          a query position's idf the largest of its field's keys there
+**          that occur in the document;
+**   min_best_span_pos  the start (from 1) of the run of lcs hits (steps
+**          as far on in both, any query position) that ends first;
+**   exact_order  every keyword position in query order, each at a later
+**          document position than the one before. */
+#define SPAN_EXPR "sum(lccs) + 3*top(wlccs) + 5*sum(min_best_span_pos) + 7*sum(exact_order)"
+static double ref_span_expr(const RefKeys *k, int i) {
+    int aKw[256], nKw = 0;
+    for (int v = 0; v < k->nPos; v++) {
+        if (k->aWord[v]) aKw[nKw++] = v;
+    }
+    double sumLccs = 0, topW = 0, sumSpan = 0, sumOrder = 0;
+    for (int f = 0; f < NF; f++) {
+        static RefHit aHit[MAXLEN * 32];
+        static double aIdf[256];
+        memset(aIdf, 0, sizeof(aIdf));
+        int nHit = 0;
+        for (int j = 0; j < k->n; j++) {
+            const RefKey *x = &k->a[j];
+            if (x->f != f) continue;
+            int tf = 0;
+            for (int p = 0; p < scan_len(x->lim, i, f); p++) {
+                if (g_docs[i].aaWord[f][p] != x->w) continue;
+                tf++;
+                for (int m = 0; m < x->nQ; m++) aHit[nHit++] = (RefHit){p, x->aQ[m]};
+            }
+            double v = idf(df_of(f, x->w));
+            for (int m = 0; tf && m < x->nQ; m++) {
+                if (v > aIdf[x->aQ[m]]) aIdf[x->aQ[m]] = v;
+            }
+        }
+        if (!nHit) continue;
+        qsort(aHit, (size_t)nHit, sizeof(RefHit), refhit_cmp);
+        int lccs = 0, lcs = 0, lcsEnd = nHit, span = 0;
+        double wlccs = 0;
+        for (int h = 0; h < nHit; h++) {
+            /* the contiguous run from h */
+            int len = 1, cur = h;
+            double w = aIdf[aHit[h].q];
+            if (w > wlccs) wlccs = w;
+            for (;;) {
+                int nx = cur + 1;
+                while (nx < nHit && aHit[nx].pos == aHit[cur].pos) nx++;
+                if (nx == nHit) break;
+                int want = -1;
+                for (int t = 0; t < nKw && want < 0; t++) {
+                    if (aKw[t] > aHit[cur].q) want = aKw[t];
+                }
+                if (want < 0 || want - aHit[cur].q != aHit[nx].pos - aHit[cur].pos) break;
+                int found = -1;
+                for (int t = nx; t < nHit && aHit[t].pos == aHit[nx].pos && found < 0; t++) {
+                    if (aHit[t].q == want) found = t;
+                }
+                if (found < 0) break;
+                cur = found;
+                len++;
+                w += aIdf[want];
+                if (w > wlccs) wlccs = w;
+            }
+            if (len > lccs) lccs = len;
+            /* the lcs run from h (steps as far on in both) */
+            len = 1, cur = h;
+            for (;;) {
+                int nx = cur + 1;
+                while (nx < nHit && aHit[nx].pos == aHit[cur].pos) nx++;
+                if (nx == nHit) break;
+                int want = aHit[cur].q + (aHit[nx].pos - aHit[cur].pos), found = -1;
+                for (int t = nx; t < nHit && aHit[t].pos == aHit[nx].pos && found < 0; t++) {
+                    if (aHit[t].q == want) found = t;
+                }
+                if (found < 0) break;
+                cur = found;
+                len++;
+            }
+            if (len > lcs || (len == lcs && cur < lcsEnd)) lcs = len, lcsEnd = cur, span = aHit[h].pos + 1;
+        }
+        /* exact_order: the earliest fitting occurrence of each keyword */
+        int last = -1, t = 0;
+        for (; t < nKw; t++) {
+            int at = -1;
+            for (int h = 0; h < nHit && at < 0; h++) {
+                if (aHit[h].q == aKw[t] && aHit[h].pos > last) at = aHit[h].pos;
+            }
+            if (at < 0) break;
+            last = at;
+        }
+        sumLccs += lccs;
+        if (wlccs > topW) topW = wlccs;
+        sumSpan += span;
+        sumOrder += nKw > 0 && t == nKw;
+    }
+    return sumLccs + 3 * topW + 5 * sumSpan + 7 * sumOrder;
+}
+
+/* The query's distinct keywords (query_word_count), or -1 when the
+** reference cannot tell (a prefix, or a word outside the vocabulary,
+** whose text it does not keep). */
+static int ref_query_word_count(const RefKeys *k) {
+    int n = 0;
+    for (int v = 0; v < k->nPos; v++) {
+        if (!k->aWord[v]) continue;
+        if (k->aWordId[v] < 0) return -1;
+        int seen = 0;
+        for (int u = 0; u < v && !seen; u++) seen = k->aWord[u] && k->aWordId[u] == k->aWordId[v];
+        n += !seen;
+    }
+    return n;
 }
 
 typedef struct Collect {
@@ -1108,6 +1225,42 @@ static void test_rank_expressions(void **state) {
             }
         }
         free(aGot);
+        arena_free(&a);
+    }
+    /* lccs, wlccs, min_best_span_pos, exact_order and query_word_count
+    ** against the reference */
+    for (int it = 0; it < 80; it++) {
+        const char *zq = it < (int)(sizeof(aFixed) / sizeof(aFixed[0])) ? aFixed[it] : buf;
+        if (zq == buf && !rand_valid_query(buf)) continue;
+        Arena a;
+        arena_init(&a, 0);
+        LpError err;
+        FtsNode *root;
+        assert_int_equal(fts_match_parse(&a, zq, strlen(zq), g_azField, NF, &root, &err), LP_OK);
+        static RefKeys keys;
+        memset(&keys, 0, sizeof(keys));
+        if (root) ref_keys(&keys, root, 0);
+        static const char *const azExpr[] = {SPAN_EXPR, "query_word_count"};
+        for (int x = 0; x < 2; x++) {
+            int nQwc = ref_query_word_count(&keys);
+            if (x == 1 && nQwc < 0) continue;
+            FtsRankExpr *e;
+            assert_int_equal(fts_rankexpr_compile(&a, azExpr[x], strlen(azExpr[x]), &e, &err), LP_OK);
+            FtsRankParams rank;
+            fts_rank_defaults(&rank);
+            rank.ranker = FTS_RANK_EXPR;
+            rank.pExpr = e;
+            double *aGot = all_weights(zq, &rank);
+            for (int i = 0; i < g_nDoc; i++) {
+                if (aGot[i] < 0) continue;
+                double want = x == 0 ? ref_span_expr(&keys, i) : nQwc;
+                if (fabs(want - aGot[i]) > 1e-9 * (1 + want)) {
+                    fail_msg("query %s, expr('%s'), doc %d: %.12g, reference %.12g", zq, azExpr[x], i,
+                             aGot[i], want);
+                }
+            }
+            free(aGot);
+        }
         arena_free(&a);
     }
     /* a ranker=expr query without its expression is refused */
