@@ -451,7 +451,8 @@ static int cmd_bench(const char *zSeg, const char *zQueries, const BenchCfg *c) 
         x.rank.expand = c->expand;
         if (c->zExpr) {
             FtsRankExpr *e;
-            rc = fts_rankexpr_compile(&x.exprArena, c->zExpr, strlen(c->zExpr), &e, &err);
+            rc = fts_rankexpr_compile_fields(&x.exprArena, c->zExpr, strlen(c->zExpr), x.azField, x.nField, &e,
+                                             &err);
             x.rank.ranker = FTS_RANK_EXPR;
             x.rank.pExpr = e;
         }

@@ -22,7 +22,7 @@
 #include <strings.h>
 
 typedef enum RxKind {
-    RX_NUM, RX_FIELD, RX_DOC, RX_NEG, RX_NOT, RX_BIN, RX_FUNC1, RX_FUNC2, RX_IF, RX_SUM, RX_TOP
+    RX_NUM, RX_FIELD, RX_DOC, RX_NEG, RX_NOT, RX_BIN, RX_FUNC1, RX_FUNC2, RX_IF, RX_SUM, RX_TOP, RX_BM25
 } RxKind;
 
 /* Field factors (RX_FIELD) and document factors (RX_DOC). */
@@ -44,8 +44,12 @@ static const char *const azFunc2[] = {"min", "max", "pow"};
 typedef struct RxNode RxNode;
 struct RxNode {
     RxKind kind;
-    int op;           /* RX_BIN: OP_*; RX_FUNC1/2: index in azFunc1/2; RX_FIELD: F_*; RX_DOC: D_* */
-    double v;         /* RX_NUM */
+    int op;           /* RX_BIN: OP_*; RX_FUNC1/2: index in azFunc1/2; RX_FIELD: F_*; RX_DOC: D_*;
+                      ** RX_BM25: 1 for bm25f, 0 for bm25a */
+    double v;         /* RX_NUM; RX_BM25: k1 */
+    double bParam;    /* RX_BM25: b */
+    const double *aW; /* RX_BM25: the field weights ... */
+    int nW;           /* ... of the fields known at compile time (0: none) */
     RxNode *a, *b, *c;
 };
 
@@ -62,6 +66,8 @@ typedef struct RxParser {
     int n, i;
     int depth;
     int bAgg;         /* inside sum()/top(): field factors allowed */
+    const char *const *azField; /* the table's full-text fields (bm25f's weights) */
+    int nField;
     LpError *err;
 } RxParser;
 
@@ -161,6 +167,108 @@ static int rx_args(RxParser *p, const char *zFn, int nWant, RxNode **aArg) {
     return LP_OK;
 }
 
+/* A number written out at the cursor (digits, '.', an exponent): LP_OK
+** with *pv, or the error. */
+static int rx_number(RxParser *p, double *pv) {
+    char zNum[64];
+    int k = p->i, m = 0;
+    while (k < p->n && m < 63 &&
+           ((p->z[k] >= '0' && p->z[k] <= '9') || p->z[k] == '.' ||
+            ((p->z[k] == 'e' || p->z[k] == 'E') && k > p->i) ||
+            ((p->z[k] == '+' || p->z[k] == '-') && k > p->i && (p->z[k - 1] == 'e' || p->z[k - 1] == 'E')))) {
+        zNum[m++] = p->z[k++];
+    }
+    zNum[m] = 0;
+    char *zEnd;
+    double v = strtod(zNum, &zEnd);
+    if (m == 0 || zEnd != zNum + m || !isfinite(v)) return rx_error(p, p->i, "not a number");
+    *pv = v;
+    p->i = k;
+    return LP_OK;
+}
+
+/* Expects byte c at the cursor (after spaces), then skips it. */
+static int rx_expect(RxParser *p, char c, const char *zWhat) {
+    rx_space(p);
+    if (p->i >= p->n || p->z[p->i] != c) return rx_error(p, p->i, "expected %s", zWhat);
+    p->i++;
+    return LP_OK;
+}
+
+/* A number from lo to hi at the cursor (after spaces), or the error
+** naming what it is. */
+static int rx_param(RxParser *p, const char *zFn, const char *zWhat, double lo, double hi, double *pv) {
+    rx_space(p);
+    int iNum = p->i;
+    if (p->i >= p->n || !((p->z[p->i] >= '0' && p->z[p->i] <= '9') || p->z[p->i] == '.')) {
+        return rx_error(p, iNum, "%s() takes %s as a number written out", zFn, zWhat);
+    }
+    if (rx_number(p, pv)) return p->err->code;
+    if (*pv < lo || *pv > hi) return rx_error(p, iNum, "%s in %s() is a number from %g to %g", zWhat, zFn, lo, hi);
+    return LP_OK;
+}
+
+/* bm25a(k1, b) or bm25f(k1, b [, {field=weight, ...}]) (bF), the cursor
+** on the '(': numbers written out, as Manticore takes them; the weights
+** by the table's field names, a field not named weighing 1. */
+static RxNode *rx_bm25(RxParser *p, const char *zFn, int bF) {
+    p->i++;
+    double k1, b;
+    if (rx_param(p, zFn, "k1", 0, 100, &k1) || rx_expect(p, ',', "',' after k1") ||
+        rx_param(p, zFn, "b", 0, 1, &b)) {
+        return NULL;
+    }
+    int nf = p->nField > 0 ? p->nField : 1;
+    double *aW = arena_alloc(p->a, sizeof(double) * (size_t)nf);
+    if (!aW) return lp_err_set(p->err, LP_NOMEM, "out of memory compiling a ranker expression"), NULL;
+    for (int f = 0; f < nf; f++) aW[f] = 1;
+    rx_space(p);
+    if (bF && p->i < p->n && p->z[p->i] == ',') {
+        p->i++;
+        if (rx_expect(p, '{', "'{' to open the field weights ({title=2, body=1})")) return NULL;
+        for (;;) {
+            rx_space(p);
+            int iName = p->i, nName = rx_name(p), f = -1;
+            if (nName == 0) return rx_error(p, iName, "expected a field name"), NULL;
+            for (int k = 0; k < p->nField && f < 0; k++) {
+                if ((int)strlen(p->azField[k]) == nName && strncasecmp(p->azField[k], p->z + iName, (size_t)nName) == 0) {
+                    f = k;
+                }
+            }
+            if (f < 0) {
+                char zList[200] = "";
+                for (int k = 0, o = 0; k < p->nField && o < (int)sizeof(zList) - 1; k++) {
+                    o += snprintf(zList + o, sizeof(zList) - (size_t)o, "%s%s", k ? ", " : "", p->azField[k]);
+                }
+                return rx_error(p, iName, "%s(): '%.*s' is not a full-text field (%s%s)", zFn,
+                                nName > 64 ? 64 : nName, p->z + iName,
+                                p->nField ? "the table's: " : "no fields are known here", zList), NULL;
+            }
+            p->i += nName;
+            if (rx_expect(p, '=', "'=' after the field name") ||
+                rx_param(p, zFn, "a field weight", 0, 1e6, &aW[f])) {
+                return NULL;
+            }
+            rx_space(p);
+            if (p->i < p->n && p->z[p->i] == ',') {
+                p->i++;
+                continue;
+            }
+            if (rx_expect(p, '}', "',' or '}' in the field weights")) return NULL;
+            break;
+        }
+    }
+    if (rx_expect(p, ')', bF ? "')' or ', {field=weight, ...}' to end bm25f()" : "')' to end bm25a()")) return NULL;
+    RxNode *x = rx_node(p, RX_BM25);
+    if (!x) return NULL;
+    x->op = bF;
+    x->v = k1;
+    x->bParam = b;
+    x->aW = aW;
+    x->nW = p->nField > 0 ? p->nField : 0;
+    return x;
+}
+
 static RxNode *rx_prim(RxParser *p) {
     rx_space(p);
     if (p->i >= p->n) return rx_error(p, p->i, "expected a number, a factor, a function or '('"), NULL;
@@ -177,22 +285,10 @@ static RxNode *rx_prim(RxParser *p) {
         return x;
     }
     if ((c >= '0' && c <= '9') || c == '.') {
-        char zNum[64];
-        int k = p->i, m = 0;
-        while (k < p->n && m < 63 &&
-               ((p->z[k] >= '0' && p->z[k] <= '9') || p->z[k] == '.' ||
-                ((p->z[k] == 'e' || p->z[k] == 'E') && k > p->i) ||
-                ((p->z[k] == '+' || p->z[k] == '-') && (p->z[k - 1] == 'e' || p->z[k - 1] == 'E')))) {
-            zNum[m++] = p->z[k++];
-        }
-        zNum[m] = 0;
-        char *zEnd;
-        double v = strtod(zNum, &zEnd);
-        if (zEnd != zNum + m || !isfinite(v)) return rx_error(p, p->i, "not a number"), NULL;
+        double v;
+        if (rx_number(p, &v)) return NULL;
         RxNode *x = rx_node(p, RX_NUM);
-        if (!x) return NULL;
-        x->v = v;
-        p->i = k;
+        if (x) x->v = v;
         return x;
     }
     int nName = rx_name(p);
@@ -208,6 +304,9 @@ static RxNode *rx_prim(RxParser *p) {
         RxNode *aArg[3] = {NULL, NULL, NULL};
         int k;
         RxNode *x = NULL;
+        if (strcmp(zFn, "bm25a") == 0 || strcmp(zFn, "bm25f") == 0) {
+            return rx_bm25(p, zFn, zFn[4] == 'f');
+        }
         if (strcmp(zFn, "sum") == 0 || strcmp(zFn, "top") == 0) {
             if (p->bAgg) return rx_error(p, iName, "%s() cannot be inside another sum() or top()", zFn), NULL;
             p->bAgg = 1;
@@ -224,7 +323,7 @@ static RxNode *rx_prim(RxParser *p) {
             x->op = k;
         } else {
             return rx_error(p, iName, "unknown function '%s' (there are sum, top, if, abs, ln, log2, log10, "
-                                      "sqrt, exp, floor, ceil, min, max and pow)", zFn), NULL;
+                                      "sqrt, exp, floor, ceil, min, max, pow, bm25a and bm25f)", zFn), NULL;
         }
         x->a = aArg[0];
         x->b = aArg[1];
@@ -353,8 +452,13 @@ static RxNode *rx_or(RxParser *p) {
 }
 
 int fts_rankexpr_compile(Arena *a, const char *z, size_t n, FtsRankExpr **pp, LpError *err) {
+    return fts_rankexpr_compile_fields(a, z, n, NULL, 0, pp, err);
+}
+
+int fts_rankexpr_compile_fields(Arena *a, const char *z, size_t n, const char *const *azField,
+                                int nField, FtsRankExpr **pp, LpError *err) {
     *pp = NULL;
-    RxParser p = {a, z, (int)n, 0, 0, 0, err};
+    RxParser p = {a, z, (int)n, 0, 0, 0, azField, nField, err};
     if (n > FTS_RANKEXPR_MAX_LEN) {
         return lp_err_setpos(err, LP_BADINPUT, FTS_RANKEXPR_MAX_LEN,
                              "ranker expression: longer than %d bytes", FTS_RANKEXPR_MAX_LEN);
@@ -457,6 +561,8 @@ static double eval(const RxNode *x, const FtsDocFactors *d, const FtsFieldFactor
     }
     case RX_IF:
         return eval(x->a, d, ff, iField) != 0 ? eval(x->b, d, ff, iField) : eval(x->c, d, ff, iField);
+    case RX_BM25:
+        return d->xBm25 ? finite_or_0(d->xBm25(d->pBm25Ctx, x->op, x->v, x->bParam, x->aW, x->nW)) : 0;
     case RX_SUM:
     case RX_TOP: {
         double s = 0;

@@ -23,6 +23,11 @@
 **   tf_idf       each matched term's occurrences times its idf, added
 **                (idf is the field's BM25 idf, log((N - df + 0.5) / (df + 0.5))
 **                floored just above 0: ranker=bm25's, not Manticore's scale)
+**   lccs         the longest run of keywords next to each other in both the
+**                query (only stop words between) and the field
+**   wlccs        the largest sum of the idfs of such a run
+**   min_best_span_pos  where (from 1) the first run of lcs keywords starts
+**   exact_order  1 when every keyword occurs in the field in query order
 ** Document factors (anywhere):
 **   bm25         the BM25F weight squeezed into [0, 999), as the built-in
 **                proximity rankers add it
@@ -31,6 +36,13 @@
 **   max_lcs      the largest lcs a field can have: the query's keyword count
 **   doc_word_count  the query's keywords matched in some field
 **   field_mask   the matched fields, bit f for field f < 32
+**   query_word_count  the query's distinct keywords
+**   bm25a(k1, b) the document's weight by ranker=bm25 (per-field BM25)
+**                with these k1 and b, every field weighing 1
+**   bm25f(k1, b) and bm25f(k1, b, {field=weight, ...})  by BM25F with
+**                these k1, b and field weights (a field not named: 1);
+**                k1 from 0 to 100, b from 0 to 1, weights from 0 to 1e6,
+**                all numbers written out, fields by the table's names
 ** So `sum(lcs*user_weight)*1000+bm25` is ranker=proximity_bm25.
 ** A division by zero, the log or square root of a number out of range and
 ** any result that is not finite give 0, so a weight is always a number.
@@ -62,6 +74,11 @@ typedef struct FtsFieldFactors {
     uint32_t exactOrder;            /* 1: every keyword occurs, in the query's order */
 } FtsFieldFactors;
 
+/* bm25a(k1, b) and bm25f(k1, b, {...}): the document's weight by the
+** query's clauses, rescored with k1 and b: per-field BM25 (bF 0) or BM25F
+** (bF 1), field f weighing aW[f] when f < nW, else 1. */
+typedef double (*FtsBm25Fn)(void *pCtx, int bF, double k1, double b, const double *aW, int nW);
+
 /* What an expression reads for one document. */
 typedef struct FtsDocFactors {
     const FtsFieldFactors *aField;  /* per field */
@@ -71,6 +88,8 @@ typedef struct FtsDocFactors {
     uint32_t maxLcs;
     uint32_t docWordCount;          /* query positions matched in some field */
     uint32_t queryWordCount;        /* distinct keywords of the query (not under NOT) */
+    FtsBm25Fn xBm25;                /* bm25a()/bm25f(); NULL: they are 0 */
+    void *pBm25Ctx;
 } FtsDocFactors;
 
 #define FTS_RANKEXPR_MAX_LEN 4096   /* bytes of expression text */
@@ -79,6 +98,10 @@ typedef struct FtsDocFactors {
 typedef struct FtsRankExpr FtsRankExpr;
 
 int fts_rankexpr_compile(Arena *a, const char *z, size_t n, FtsRankExpr **pp, LpError *err);
+/* The same for a table whose full-text fields are azField[0..nField)
+** (bm25f's weights name them); fts_rankexpr_compile knows no field. */
+int fts_rankexpr_compile_fields(Arena *a, const char *z, size_t n, const char *const *azField,
+                                int nField, FtsRankExpr **pp, LpError *err);
 double fts_rankexpr_eval(const FtsRankExpr *e, const FtsDocFactors *d);
 
 #endif /* LP_FTS_RANKEXPR_H */

@@ -139,6 +139,9 @@ struct FtsQuery {
                                 ** key is looked up once */
     uint32_t *aNormDoc;         /* doc_norm's cache: the document ... */
     double *aNorm;              /* ... and its norm_len, per field */
+    const double *aFw;          /* each field's weight as scored: rank.aFieldWeight (the
+                                ** plan's fieldWeight), or bm25a()/bm25f()'s while they
+                                ** rescore */
     FtsStats st;
     int64_t nsDeadline;         /* fts_query_set_deadline, or 0 */
     uint32_t nTick;             /* must_stop's counter */
@@ -1006,7 +1009,7 @@ static double group_formula(const FtsQuery *q, const PlanNode *g, const double *
         int bWide = g->nChild > 8;
         for (int i = 0; i < g->nChild; i++) {
             if (aTf[i] > 0) {
-                num = num * aNorm[i] + g->aChild[i]->fieldWeight * aTf[i] * den;
+                num = num * aNorm[i] + q->aFw[g->aChild[i]->iField] * aTf[i] * den;
                 den *= aNorm[i];
                 if (bWide && (den > 1e100 || den < 1e-100)) num /= den, den = 1;
             }
@@ -1015,7 +1018,7 @@ static double group_formula(const FtsQuery *q, const PlanNode *g, const double *
     }
     for (int i = 0; i < g->nChild; i++) {
         const PlanNode *c = g->aChild[i];
-        if (aTf[i] > 0) s += c->fieldWeight * c->idf * saturate(q, aTf[i] / aNorm[i]);
+        if (aTf[i] > 0) s += q->aFw[c->iField] * c->idf * saturate(q, aTf[i] / aNorm[i]);
     }
     return g->nRepeat * g->typeWeight * s;
 }
@@ -2112,6 +2115,7 @@ int fts_query_new(Arena *a, const FtsNode *root, const char *zMatch, const Analy
     memset(q, 0, offsetof(FtsQuery, rank));
     memcpy(&q->rank, rank, offsetof(FtsRankParams, aFieldWeight) + sizeof(double) * nf);
     q->a = a;
+    q->aFw = q->rank.aFieldWeight;
     q->zMatch = zMatch;
     q->qposExpand = UINT32_MAX;
     q->an = an;
@@ -2228,6 +2232,8 @@ struct FtsFactors {
                                 ** UINT32_MAX (lccs: keywords next to each other, only
                                 ** stop words between them in the query) */
     uint32_t *aKw;              /* the keyword positions ascending (exact_order) */
+    double *aFwAlt, *aNormBAlt, *aNormAlt; /* rescore()'s parameters, per field */
+    uint32_t *aNormDocAlt;
     double *aQIdf;              /* scratch, per query position: the largest idf of the
                                 ** keys standing there found in the field (wlccs) */
     uint8_t *aSeenDoc;          /* ... and in some field of the scored document, */
@@ -2359,10 +2365,14 @@ static int factors_open(FtsQuery *q) {
         for (int i = 0; i < q->nMerged && rc == LP_OK; i++) rc = fkeys_collect(q, fx, q->apMerged[i]);
         hmap_free(&fx->byKey);
         if (rc) goto nomem;
+        size_t nf = q->src->nFields > 0 ? (size_t)q->src->nFields : 1;
         if (!(fx->aSeen = arena_zalloc(q->a, q->nQPos ? q->nQPos : 1)) ||
             !(fx->aSeenDoc = arena_zalloc(q->a, q->nQPos ? q->nQPos : 1)) ||
-            !(fx->aFF = arena_alloc(q->a, sizeof(FtsFieldFactors) *
-                                              (size_t)(q->src->nFields > 0 ? q->src->nFields : 1)))) {
+            !(fx->aFF = arena_alloc(q->a, sizeof(FtsFieldFactors) * nf)) ||
+            !(fx->aFwAlt = arena_alloc(q->a, sizeof(double) * nf)) ||
+            !(fx->aNormBAlt = arena_alloc(q->a, sizeof(double) * nf)) ||
+            !(fx->aNormAlt = arena_zalloc(q->a, sizeof(double) * nf)) ||
+            !(fx->aNormDocAlt = arena_alloc(q->a, sizeof(uint32_t) * nf))) {
             goto nomem;
         }
         if (fx->keys.n > 1) qsort(fx->keys.a, fx->keys.n, sizeof(FKey), fkey_cmp);
@@ -2557,8 +2567,50 @@ static double bm25_part(double W) {
 ** likewise a 0..999 integer). *pnDocWords (may be NULL) receives the query
 ** positions matched in some field. aOut (may be NULL) receives each field's
 ** factors. LP_OK or an error (q->rc). */
-static int factor_weight(FtsQuery *q, uint32_t doc, double W, double *pWeight,
-                         FtsFieldFactors *aOut, uint32_t *pnDocWords) {
+/* bm25a()/bm25f(): the query's clauses at root's document scored again
+** with k1, b and the field weights aW (f < nW; the others 1), by per-field
+** BM25 or BM25F (bF). Every parameter the scoring reads is swapped in and
+** back: the ranker, k1, the length normalisation and its per-document
+** cache, and the field weights (aFw). */
+typedef struct Rescore {
+    FtsQuery *q;
+    It *root;
+} Rescore;
+
+static double rescore(void *pCtx, int bF, double k1, double b, const double *aW, int nW) {
+    Rescore *r = pCtx;
+    FtsQuery *q = r->q;
+    FtsFactors *fx = q->fx;
+    int nf = q->src->nFields;
+    for (int f = 0; f < nf; f++) {
+        fx->aFwAlt[f] = f < nW ? aW[f] : 1;
+        fx->aNormBAlt[f] = b / (q->aAvgLen[f] > 0 ? q->aAvgLen[f] : 1);
+        fx->aNormDocAlt[f] = FTS_NO_DOC;
+    }
+    FtsRanker r0 = q->rank.ranker;
+    double k10 = q->rank.k1, a0 = q->normA, *pB0 = q->aNormB, *pN0 = q->aNorm;
+    uint32_t *pD0 = q->aNormDoc;
+    q->rank.ranker = bF ? FTS_RANK_BM25F : FTS_RANK_BM25;
+    q->rank.k1 = k1;
+    q->normA = 1 - b;
+    q->aNormB = fx->aNormBAlt;
+    q->aNorm = fx->aNormAlt;
+    q->aNormDoc = fx->aNormDocAlt;
+    q->aFw = fx->aFwAlt;
+    double w = r->root->vt->score(r->root);
+    q->rank.ranker = r0;
+    q->rank.k1 = k10;
+    q->normA = a0;
+    q->aNormB = pB0;
+    q->aNorm = pN0;
+    q->aNormDoc = pD0;
+    q->aFw = q->rank.aFieldWeight;
+    return w;
+}
+
+static int factor_weight(FtsQuery *q, It *root, double W, double *pWeight, FtsFieldFactors *aOut,
+                         uint32_t *pnDocWords) {
+    uint32_t doc = root->doc;
     FtsFactors *fx = q->fx;
     FtsRanker r = q->rank.ranker;
     double sum = 0, mask = 0;
@@ -2604,8 +2656,9 @@ static int factor_weight(FtsQuery *q, uint32_t doc, double W, double *pWeight,
     fx->seenDoc.n = 0;
     if (pnDocWords) *pnDocWords = nDocWords;
     if (r == FTS_RANK_EXPR) {
+        Rescore rs = {q, root};
         FtsDocFactors d = {aKeep, q->rank.aFieldWeight, q->src->nFields, W, fx->nQWords, nDocWords,
-                           q->nQWordUniq};
+                           q->nQWordUniq, rescore, &rs};
         *pWeight = fts_rankexpr_eval(q->rank.pExpr, &d);
         return LP_OK;
     }
@@ -2621,7 +2674,7 @@ static double doc_weight(FtsQuery *q, It *root) {
     double w = root->vt->score(root);
     if (!is_factor_ranker(q->rank.ranker)) return w;
     double v = 0;
-    return factor_weight(q, root->doc, w, &v, NULL, NULL) == LP_OK ? v : 0;
+    return factor_weight(q, root, w, &v, NULL, NULL) == LP_OK ? v : 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -3390,7 +3443,7 @@ int fts_query_explain_doc(FtsQuery *q, uint32_t doc, StrBuf *out, LpError *err) 
         FtsFieldFactors aFF[FTS_MAX_FIELDS];
         double w = 0;
         uint32_t nDocWords = 0;
-        if (factors_open(q) == LP_OK && factor_weight(q, doc, total, &w, aFF, &nDocWords) == LP_OK) {
+        if (factors_open(q) == LP_OK && factor_weight(q, root, total, &w, aFF, &nDocWords) == LP_OK) {
             strbuf_appendz(out, ",\"factors\":[");
             for (int f = 0, nf = 0; f < q->src->nFields; f++) {
                 const FtsFieldFactors *x = &aFF[f];

@@ -797,7 +797,8 @@ static int apply_rank_options(Binder *b, const SqlMapItem *aOpt, int nOpt, int n
                 LpError e;
                 lp_err_clear(&e);
                 FtsRankExpr *pExpr;
-                if (fts_rankexpr_compile(b->a, arg->u.s.z, arg->u.s.n, &pExpr, &e) != LP_OK) {
+                if (fts_rankexpr_compile_fields(b->a, arg->u.s.z, arg->u.s.n, azFts, nFts, &pExpr, &e) !=
+                    LP_OK) {
                     if (e.code == LP_NOMEM) return bind_fail(b, ER_UNKNOWN_ERROR, LP_NOMEM, "%s", e.zMsg);
                     return bProfile ? bind_fail(b, ER_PARSE, LP_BADINPUT, "%s", e.zMsg)
                                     : bind_fail_at(b, arg->pos, e.zMsg);

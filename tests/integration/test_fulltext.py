@@ -1693,6 +1693,33 @@ def test_ranker_expression_span_factors(cur, uniq):
         {1: 2.0, 2: 2.0, 3: 2.0, 4: 2.0}
 
 
+def test_ranker_expression_bm25_functions(cur, corpus):
+    """bm25a(k1, b) weighs as ranker=bm25 with that k1 and b; bm25f(k1, b,
+    {field=weight}) as the default BM25F with those weights, whatever the
+    query's own k1, b and field_weights."""
+    for text in ["quick fox", "fox | dog | bear", '"lazy dog" quick']:
+        want = weights(cur, corpus, text, "OPTION ranker=bm25, k1=0.9, b=0.4")
+        got = weights(cur, corpus, text, "OPTION ranker=expr('bm25a(0.9, 0.4)'), k1=2, b=0.1, "
+                                         "field_weights=(title=5)")
+        assert set(got) == set(want) and want, text
+        for i in want:
+            assert got[i] == pytest.approx(want[i], rel=1e-9), (text, i)
+        want = weights(cur, corpus, text, "OPTION k1=1.5, b=0.3, field_weights=(title=3)")
+        got = weights(cur, corpus, text, "OPTION ranker=expr('bm25f(1.5, 0.3, {TITLE=3})')")
+        assert set(got) == set(want)
+        for i in want:
+            assert got[i] == pytest.approx(want[i], rel=1e-9), (text, i)
+    # with the other factors: 1000 * the lcs sum + bm25a, by hand from EXPLAIN_SCORE()
+    sc = explain_scores(cur, corpus, "quick fox", "OPTION ranker=expr('sum(lcs)*1000 + bm25a(1.2, 0.75)')")
+    plain = weights(cur, corpus, "quick fox", "OPTION ranker=bm25")
+    for i, (w, e) in sc.items():
+        assert w == pytest.approx(1000 * sum(x["lcs"] for x in e["factors"]) + plain[i], rel=1e-6), i
+    expect_error(cur, f"SELECT id FROM {corpus} WHERE MATCH('fox') OPTION ranker=expr('bm25f(1, 0.5, {{nope=2}})')",
+                 1064, r"bm25f\(\): 'nope' is not a full-text field \(the table's: title, body\)")
+    expect_error(cur, f"SELECT id FROM {corpus} WHERE MATCH('fox') OPTION ranker=expr('bm25a(2, 3)')",
+                 1064, r"near '3\)' at offset 9: b in bm25a\(\) is a number from 0 to 1")
+
+
 def test_ranker_expression_profiles(cur, uniq):
     t = uniq()
     cur.execute(f"CREATE TABLE {t} (title TEXT, body TEXT) "

@@ -28,7 +28,7 @@ static const FtsFieldFactors aFF[3] = {{2, 3, 2, 1, 1, 2.0, 0.5, 1.5, 3.5, 2, 2.
                                        {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
                                        {1, 1, 1, 4, 0, 2.0, 2.0, 2.0, 2.0, 1, 2.0, 4, 0}};
 static const double aW[3] = {2, 5, 0.5};
-static const FtsDocFactors gDoc = {aFF, aW, 3, 3.0, 3, 2, 2};
+static const FtsDocFactors gDoc = {aFF, aW, 3, 3.0, 3, 2, 2, NULL, NULL};
 
 static double ev(const char *z) {
     FtsRankExpr *e;
@@ -48,17 +48,26 @@ static void check(const char *z, double want) {
     }
 }
 
-static void check_error(const char *z, int pos, const char *zMsg) {
+/* A table's fields, for bm25f()'s weights. */
+static const char *const azFields[] = {"title", "body", "tags"};
+
+/* z (compiled knowing the first nField of azFields) is refused at pos
+** with zMsg. */
+static void check_fields_error(const char *z, int nField, int pos, const char *zMsg) {
     FtsRankExpr *e = (FtsRankExpr *)1;
     LpError err;
     lp_err_clear(&err);
     arena_reset(&gArena);
-    int rc = fts_rankexpr_compile(&gArena, z, strlen(z), &e, &err);
+    int rc = fts_rankexpr_compile_fields(&gArena, z, strlen(z), azFields, nField, &e, &err);
     if (rc == LP_OK) fail_msg("compile of \"%s\" succeeded", z);
     assert_int_equal(rc, LP_BADINPUT);
     assert_null(e);
     if (strcmp(err.zMsg, zMsg) != 0) fail_msg("%s:\n got  %s\n want %s", z, err.zMsg, zMsg);
     if (err.pos != pos) fail_msg("%s: pos %d, want %d", z, (int)err.pos, pos);
+}
+
+static void check_error(const char *z, int pos, const char *zMsg) {
+    check_fields_error(z, 0, pos, zMsg);
 }
 
 static void test_arithmetic(void **state) {
@@ -145,7 +154,7 @@ static void test_factors(void **state) {
     check("sum((word_count+(lcs-1)*max_lcs)*user_weight)", (2 + 1 * 3) * 2 + (1 + 0) * 0.5);
     /* no matched field: aggregates are 0 */
     static const FtsFieldFactors aNone[1];
-    FtsDocFactors d = {aNone, aW, 1, 0, 1, 0, 0};
+    FtsDocFactors d = {aNone, aW, 1, 0, 1, 0, 0, NULL, NULL};
     FtsRankExpr *e;
     LpError err;
     arena_reset(&gArena);
@@ -174,7 +183,7 @@ static void test_errors(void **state) {
                            "it inside sum() or top()");
     check_error("bogus(1)", 0, "ranker expression: near 'bogus(1)' at offset 0: unknown function 'bogus' "
                                "(there are sum, top, if, abs, ln, log2, log10, sqrt, exp, floor, ceil, "
-                               "min, max and pow)");
+                               "min, max, pow, bm25a and bm25f)");
     check_error("sum(top(lcs))", 4, "ranker expression: near 'top(lcs))' at offset 4: top() cannot be "
                                     "inside another sum() or top()");
     check_error("max(1)", 3, "ranker expression: near '(1)' at offset 3: max() takes 2 arguments, not 1");
@@ -212,6 +221,80 @@ static void test_errors(void **state) {
     assert_int_equal(err.pos, 1);
 }
 
+/* bm25a()/bm25f(): what the expression hands the rescoring callback. The
+** fake encodes its arguments: bF*1000 + k1*100 + b*10 + sum of each of
+** the three fields' weight times (field + 1), a field past nW weighing 1. */
+static double fake_bm25(void *pCtx, int bF, double k1, double b, const double *aW, int nW) {
+    (*(int *)pCtx)++;
+    double w = 0;
+    for (int f = 0; f < 3; f++) w += (f < nW ? aW[f] : 1) * (f + 1);
+    return bF * 1000 + k1 * 100 + b * 10 + w;
+}
+
+static double ev_fields(const char *z, int nField, int *pnCalls) {
+    FtsRankExpr *e;
+    LpError err;
+    arena_reset(&gArena);
+    if (fts_rankexpr_compile_fields(&gArena, z, strlen(z), azFields, nField, &e, &err) != LP_OK) {
+        fail_msg("compile of \"%s\": %s", z, err.zMsg);
+    }
+    FtsDocFactors d = gDoc;
+    d.xBm25 = fake_bm25;
+    d.pBm25Ctx = pnCalls;
+    return fts_rankexpr_eval(e, &d);
+}
+
+static void test_bm25_functions(void **state) {
+    (void)state;
+    int n = 0;
+    assert_true(ev_fields("bm25a(1.2, 0.75)", 3, &n) == 120 + 7.5 + 6);
+    assert_true(ev_fields("BM25F(2, 0.5, {title=3, TAGS=0.5})", 3, &n) == 1000 + 200 + 5 + (3 + 2 + 1.5));
+    assert_true(ev_fields("bm25f(0,0)", 3, &n) == 1000 + 6);
+    assert_true(ev_fields("bm25f(1, 1, { body = 0 })", 3, &n) == 1000 + 100 + 10 + (1 + 0 + 3));
+    /* called per evaluation, wherever it stands; in an aggregate too */
+    n = 0;
+    assert_true(ev_fields("bm25a(1,0) + sum(bm25a(1,0))", 3, &n) == 3 * (100 + 6));
+    assert_int_equal(n, 3); /* once, then once per matched field (two) */
+    /* compiled without fields: every field weighs 1 */
+    n = 0;
+    assert_true(ev_fields("bm25f(1, 0.5)", 0, &n) == 1000 + 100 + 5 + 6);
+    /* no callback: 0 */
+    arena_reset(&gArena);
+    FtsRankExpr *e;
+    LpError err;
+    assert_int_equal(fts_rankexpr_compile(&gArena, "bm25a(1,1) + 2", 14, &e, &err), LP_OK);
+    assert_true(fts_rankexpr_eval(e, &gDoc) == 2);
+    /* the errors */
+    check_fields_error("bm25a(k1, 0.5)", 3, 6, "ranker expression: near 'k1, 0.5)' at offset 6: bm25a() takes "
+                                                "k1 as a number written out");
+    check_fields_error("bm25a(101, 0.5)", 3, 6, "ranker expression: near '101, 0.5)' at offset 6: k1 in "
+                                                 "bm25a() is a number from 0 to 100");
+    check_fields_error("bm25a(1, 2)", 3, 9, "ranker expression: near '2)' at offset 9: b in bm25a() is a "
+                                             "number from 0 to 1");
+    check_fields_error("bm25a(1)", 3, 7, "ranker expression: near ')' at offset 7: expected ',' after k1");
+    check_fields_error("bm25a(1, 0.5, {title=1})", 3, 12, "ranker expression: near ', {title=1})' at offset "
+                                                           "12: expected ')' to end bm25a()");
+    check_fields_error("bm25f(1, 0.5, {nope=1})", 3, 15, "ranker expression: near 'nope=1})' at offset 15: "
+                                                          "bm25f(): 'nope' is not a full-text field (the "
+                                                          "table's: title, body, tags)");
+    check_fields_error("bm25f(1, 0.5, {title=1})", 0, 15, "ranker expression: near 'title=1})' at offset 15: "
+                                                           "bm25f(): 'title' is not a full-text field (no "
+                                                           "fields are known here)");
+    check_fields_error("bm25f(1, 0.5, {title 1})", 3, 21, "ranker expression: near '1})' at offset 21: "
+                                                           "expected '=' after the field name");
+    check_fields_error("bm25f(1, 0.5, {title=2 body=1})", 3, 23, "ranker expression: near 'body=1})' at "
+                                                                  "offset 23: expected ',' or '}' in the "
+                                                                  "field weights");
+    check_fields_error("bm25f(1, 0.5, {title=-1})", 3, 21, "ranker expression: near '-1})' at offset 21: "
+                                                            "bm25f() takes a field weight as a number "
+                                                            "written out");
+    check_fields_error("bm25f(1, 0.5, title)", 3, 14, "ranker expression: near 'title)' at offset 14: "
+                                                       "expected '{' to open the field weights ({title=2, "
+                                                       "body=1})");
+    check_fields_error("bm25f(1, 0.5, {})", 3, 15, "ranker expression: near '})' at offset 15: expected a "
+                                                    "field name");
+}
+
 int main(void) {
     arena_init(&gArena, 0);
     const struct CMUnitTest tests[] = {
@@ -219,6 +302,7 @@ int main(void) {
         cmocka_unit_test(test_functions),
         cmocka_unit_test(test_factors),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_bm25_functions),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     arena_free(&gArena);

@@ -1263,6 +1263,53 @@ static void test_rank_expressions(void **state) {
         }
         arena_free(&a);
     }
+    /* bm25a(k1, b) is ranker=bm25 with that k1 and b and every field
+    ** weighing 1; bm25f(k1, b, {...}) is ranker=bm25f with those field
+    ** weights: the same weights, whatever the query's own k1, b and
+    ** field_weights */
+    for (int it = 0; it < 50; it++) {
+        const char *zq = it < (int)(sizeof(aFixed) / sizeof(aFixed[0])) ? aFixed[it] : buf;
+        if (zq == buf && !rand_valid_query(buf)) continue;
+        static const struct {
+            const char *zExpr;
+            FtsRanker r;
+            double k1, b, w1;
+        } aBm[] = {{"bm25a(0.9, 0.4)", FTS_RANK_BM25, 0.9, 0.4, 1},
+                   {"bm25f(1.5, 0.3, {body=2.5})", FTS_RANK_BM25F, 1.5, 0.3, 2.5},
+                   {"bm25f(0, 1)", FTS_RANK_BM25F, 0, 1, 1}};
+        for (size_t x = 0; x < sizeof(aBm) / sizeof(aBm[0]); x++) {
+            Arena a;
+            arena_init(&a, 0);
+            LpError err;
+            FtsRankExpr *e;
+            assert_int_equal(fts_rankexpr_compile_fields(&a, aBm[x].zExpr, strlen(aBm[x].zExpr), g_azField, NF, &e,
+                                                         &err),
+                             LP_OK);
+            FtsRankParams rank;
+            fts_rank_defaults(&rank);
+            rank.ranker = FTS_RANK_EXPR;
+            rank.pExpr = e;
+            rank.k1 = 2.0; /* the query's own, which bm25a/bm25f do not use */
+            rank.b = 0.1;
+            rank.aFieldWeight[0] = 7;
+            double *aGot = all_weights(zq, &rank);
+            fts_rank_defaults(&rank);
+            rank.ranker = aBm[x].r;
+            rank.k1 = aBm[x].k1;
+            rank.b = aBm[x].b;
+            rank.aFieldWeight[1] = aBm[x].w1;
+            double *aWant = all_weights(zq, &rank);
+            for (int i = 0; i < g_nDoc; i++) {
+                if ((aGot[i] < 0) != (aWant[i] < 0) || fabs(aGot[i] - aWant[i]) > 1e-9 * (1 + fabs(aWant[i]))) {
+                    fail_msg("query %s, expr('%s') doc %d: %.12g, ranker %s %.12g", zq, aBm[x].zExpr, i,
+                             aGot[i], fts_ranker_name(aBm[x].r), aWant[i]);
+                }
+            }
+            free(aGot);
+            free(aWant);
+            arena_free(&a);
+        }
+    }
     /* a ranker=expr query without its expression is refused */
     FtsRankParams rank;
     fts_rank_defaults(&rank);
