@@ -28,14 +28,14 @@ typedef enum RxKind {
 /* Field factors (RX_FIELD) and document factors (RX_DOC). */
 enum {
     F_LCS, F_USER_WEIGHT, F_HIT_COUNT, F_WORD_COUNT, F_MIN_HIT_POS, F_EXACT_HIT, F_SUM_IDF, F_MIN_IDF,
-    F_MAX_IDF, F_TF_IDF, F_LCCS, F_WLCCS, F_MIN_BEST_SPAN_POS, F_EXACT_ORDER
+    F_MAX_IDF, F_TF_IDF, F_LCCS, F_WLCCS, F_MIN_BEST_SPAN_POS, F_EXACT_ORDER, F_ATC
 };
 enum { D_BM25, D_BM25F, D_MAX_LCS, D_FIELD_MASK, D_DOC_WORD_COUNT, D_QUERY_WORD_COUNT };
 
 static const char *const azField[] = {
     "lcs",     "user_weight", "hit_count", "word_count", "min_hit_pos",       "exact_hit", "sum_idf",
     "min_idf", "max_idf",     "tf_idf",    "lccs",       "wlccs",             "min_best_span_pos",
-    "exact_order"};
+    "exact_order", "atc"};
 static const char *const azDoc[] = {"bm25",           "bm25f",           "max_lcs", "field_mask",
                                     "doc_word_count", "query_word_count"};
 static const char *const azFunc1[] = {"abs", "ln", "log2", "log10", "sqrt", "exp", "floor", "ceil"};
@@ -58,6 +58,7 @@ enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_LT, OP_LE, OP_GT, OP_GE, OP_EQ, OP_NE,
 
 struct FtsRankExpr {
     RxNode *root;
+    int bAtc;         /* reads atc */
 };
 
 typedef struct RxParser {
@@ -68,6 +69,7 @@ typedef struct RxParser {
     int bAgg;         /* inside sum()/top(): field factors allowed */
     const char *const *azField; /* the table's full-text fields (bm25f's weights) */
     int nField;
+    int bAtc;         /* atc was read */
     LpError *err;
 } RxParser;
 
@@ -337,6 +339,7 @@ static RxNode *rx_prim(RxParser *p) {
         }
         RxNode *x = rx_node(p, RX_FIELD);
         if (x) x->op = k;
+        if (k == F_ATC) p->bAtc = 1;
         return x;
     }
     if ((k = lookup(azDoc, COUNT(azDoc), zName, nName)) >= 0) {
@@ -346,7 +349,7 @@ static RxNode *rx_prim(RxParser *p) {
     }
     return rx_error(p, iName, "unknown factor '%.*s' (per field: lcs, user_weight, hit_count, word_count, "
                               "min_hit_pos, exact_hit, sum_idf, min_idf, max_idf, tf_idf, lccs, wlccs, "
-                              "min_best_span_pos, exact_order; per document: bm25, bm25f, max_lcs, "
+                              "min_best_span_pos, exact_order, atc; per document: bm25, bm25f, max_lcs, "
                               "field_mask, doc_word_count, query_word_count)",
                     nName > 32 ? 32 : nName, zName), NULL;
 }
@@ -458,7 +461,7 @@ int fts_rankexpr_compile(Arena *a, const char *z, size_t n, FtsRankExpr **pp, Lp
 int fts_rankexpr_compile_fields(Arena *a, const char *z, size_t n, const char *const *azField,
                                 int nField, FtsRankExpr **pp, LpError *err) {
     *pp = NULL;
-    RxParser p = {a, z, (int)n, 0, 0, 0, azField, nField, err};
+    RxParser p = {a, z, (int)n, 0, 0, 0, azField, nField, 0, err};
     if (n > FTS_RANKEXPR_MAX_LEN) {
         return lp_err_setpos(err, LP_BADINPUT, FTS_RANKEXPR_MAX_LEN,
                              "ranker expression: longer than %d bytes", FTS_RANKEXPR_MAX_LEN);
@@ -473,6 +476,7 @@ int fts_rankexpr_compile_fields(Arena *a, const char *z, size_t n, const char *c
     FtsRankExpr *e = arena_alloc(a, sizeof(FtsRankExpr));
     if (!e) return lp_err_set(err, LP_NOMEM, "out of memory compiling a ranker expression");
     e->root = root;
+    e->bAtc = p.bAtc;
     *pp = e;
     return LP_OK;
 }
@@ -502,6 +506,7 @@ static double eval(const RxNode *x, const FtsDocFactors *d, const FtsFieldFactor
         case F_WLCCS: return ff->wlccs;
         case F_MIN_BEST_SPAN_POS: return ff->minBestSpanPos;
         case F_EXACT_ORDER: return ff->exactOrder;
+        case F_ATC: return ff->atc;
         default: return ff->tfIdf;
         }
     case RX_DOC:
@@ -582,4 +587,8 @@ static double eval(const RxNode *x, const FtsDocFactors *d, const FtsFieldFactor
 double fts_rankexpr_eval(const FtsRankExpr *e, const FtsDocFactors *d) {
     static const FtsFieldFactors none;
     return finite_or_0(eval(e->root, d, &none, 0));
+}
+
+int fts_rankexpr_uses_atc(const FtsRankExpr *e) {
+    return e->bAtc;
 }

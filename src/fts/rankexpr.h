@@ -28,6 +28,11 @@
 **   wlccs        the largest sum of the idfs of such a run
 **   min_best_span_pos  where (from 1) the first run of lcs keywords starts
 **   exact_order  1 when every keyword occurs in the field in query order
+**   atc          aggregate term closeness, log(1 + sum over each keyword
+**                occurrence o of idf(o) * sum over each keyword term t of
+**                idf(t) * d^-1.75 for d the distance from o to t's nearest
+**                other occurrence on each side): higher when rare keywords
+**                stand close together
 ** Document factors (anywhere):
 **   bm25         the BM25F weight squeezed into [0, 999), as the built-in
 **                proximity rankers add it
@@ -72,6 +77,7 @@ typedef struct FtsFieldFactors {
     double wlccs;                   /* the largest sum of idfs of such a run */
     uint32_t minBestSpanPos;        /* where (from 1) the first run of lcs keywords starts */
     uint32_t exactOrder;            /* 1: every keyword occurs, in the query's order */
+    double atc;                     /* aggregate term closeness (see atc below) */
 } FtsFieldFactors;
 
 /* bm25a(k1, b) and bm25f(k1, b, {...}): the document's weight by the
@@ -103,5 +109,8 @@ int fts_rankexpr_compile(Arena *a, const char *z, size_t n, FtsRankExpr **pp, Lp
 int fts_rankexpr_compile_fields(Arena *a, const char *z, size_t n, const char *const *azField,
                                 int nField, FtsRankExpr **pp, LpError *err);
 double fts_rankexpr_eval(const FtsRankExpr *e, const FtsDocFactors *d);
+/* Does e read atc? (It is the one factor whose cost grows with a field's
+** keyword occurrences times its terms: computed only when read.) */
+int fts_rankexpr_uses_atc(const FtsRankExpr *e);
 
 #endif /* LP_FTS_RANKEXPR_H */

@@ -2220,6 +2220,9 @@ struct FtsFactors {
     uint32_t nQWords;           /* the query's words not under NOT (aQWord), found in
                                 ** the index or not: max_lcs */
     uint32_t qMin, qMax;        /* the smallest and largest of their positions */
+    VEC(uint64_t) occ;          /* scratch for atc, one field: position << 32 | the key's */
+    VEC(double) occIdf;         /* index among the field's keys found; those keys' idfs */
+    VEC(uint32_t) near;         /* and their nearest positions on one side */
     VEC(uint64_t) hits;         /* scratch for one field: position << 32 | query position, */
     VEC(uint64_t) tmp;          /* in runs sorted each (one per key), merged via tmp */
     VEC(size_t) runs;           /* where each run starts, then the end */
@@ -2251,6 +2254,9 @@ static void factors_free(FtsFactors *fx) {
     VEC_FREE(&fx->prev);
     VEC_FREE(&fx->cur);
     VEC_FREE(&fx->seenDoc);
+    VEC_FREE(&fx->occ);
+    VEC_FREE(&fx->occIdf);
+    VEC_FREE(&fx->near);
 }
 
 static int fkey_add(FtsQuery *q, FtsFactors *fx, int iField, const uint8_t *key, int nKey,
@@ -2447,11 +2453,58 @@ static uint64_t *merge_runs(FtsFactors *fx) {
 
 /* Field f's factors in doc from the keys aAt[*pAt ..] of field f, whose
 ** cursors are at doc (*pAt moves past them). LP_OK or an error (q->rc). */
-static int field_factors(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFactors *out) {
+static int u64_cmp(const void *x, const void *y) {
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* One side's part of atc: for each occurrence of fx->occ (sorted), from
+** the first (bRight 0) or the last, each key's idf times d^-1.75 for d
+** the distance to its nearest occurrence before (after) on that side;
+** occurrences at one position do not see each other. Each occurrence's
+** sum times its own key's idf is added to *pSum. */
+static void atc_side(FtsFactors *fx, int bRight, double *pSum) {
+    size_t n = fx->occ.n, nk = fx->occIdf.n;
+    uint32_t *aNear = fx->near.a;
+    for (size_t k = 0; k < nk; k++) aNear[k] = UINT32_MAX;
+    for (size_t g = 0; g < n;) {
+        /* the group of occurrences at one position */
+        size_t e = g;
+        uint32_t p = (uint32_t)(fx->occ.a[bRight ? n - 1 - g : g] >> 32);
+        while (e < n && (uint32_t)(fx->occ.a[bRight ? n - 1 - e : e] >> 32) == p) e++;
+        double s = 0;
+        for (size_t k = 0; k < nk; k++) {
+            if (aNear[k] == UINT32_MAX) continue;
+            double d = bRight ? (double)aNear[k] - p : (double)p - aNear[k];
+            s += fx->occIdf.a[k] * pow(d, -1.75);
+        }
+        for (size_t i = g; i < e; i++) {
+            uint32_t k = (uint32_t)fx->occ.a[bRight ? n - 1 - i : i];
+            *pSum += fx->occIdf.a[k] * s;
+        }
+        for (size_t i = g; i < e; i++) aNear[(uint32_t)fx->occ.a[bRight ? n - 1 - i : i]] = p;
+        g = e;
+    }
+}
+
+/* atc from fx->occ and fx->occIdf (see rankexpr.h). */
+static int field_atc(FtsFactors *fx, double *pAtc) {
+    if (VEC_RESERVE(&fx->near, fx->occIdf.n)) return LP_NOMEM;
+    qsort(fx->occ.a, fx->occ.n, sizeof(uint64_t), u64_cmp);
+    double sum = 0;
+    atc_side(fx, 0, &sum);
+    atc_side(fx, 1, &sum);
+    *pAtc = log(1 + sum);
+    return LP_OK;
+}
+
+static int field_factors(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFactors *out, int bAtc) {
     FtsFactors *fx = q->fx;
     memset(out, 0, sizeof(*out));
     fx->hits.n = 0;
     fx->runs.n = 0;
+    fx->occ.n = 0;
+    fx->occIdf.n = 0;
     for (; *pAt < fx->nAt && fx->keys.a[fx->aAt[*pAt]].iField == f; (*pAt)++) {
         FKey *k = &fx->keys.a[fx->aAt[*pAt]];
         FtsPostings *c = k->c;
@@ -2471,6 +2524,12 @@ static int field_factors(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFac
         }
         for (int j = 0; j < k->nQ; j++) {
             if (k->idf > fx->aQIdf[k->aQ[j]]) fx->aQIdf[k->aQ[j]] = k->idf;
+        }
+        if (bAtc) {
+            /* the key's occurrences, once each whatever its query positions */
+            uint64_t iKey = fx->occIdf.n;
+            if (VEC_PUSH(&fx->occIdf, k->idf) || VEC_RESERVE(&fx->occ, fx->occ.n + n)) goto nomem;
+            for (uint32_t p = 0; p < n; p++) fx->occ.a[fx->occ.n++] = (uint64_t)fx->pos.a[p] << 32 | iKey;
         }
         /* a run: positions ascending, and at each the query positions (aQ
         ** is sorted) */
@@ -2542,6 +2601,7 @@ static int field_factors(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFac
         prevPos = p;
     }
     out->exactOrder = fx->nQWords > 0 && nOrder == fx->nQWords;
+    if (bAtc && field_atc(fx, &out->atc) != LP_OK) goto nomem;
     for (size_t i = 0; i < n; i++) fx->aSeen[(uint32_t)a[i]] = 0, fx->aQIdf[(uint32_t)a[i]] = 0;
     return LP_OK;
 nomem:
@@ -2618,10 +2678,12 @@ static int factor_weight(FtsQuery *q, It *root, double W, double *pWeight, FtsFi
     int iAt = 0;
     /* ranker=expr reads every field's factors at the end */
     FtsFieldFactors *aKeep = aOut ? aOut : r == FTS_RANK_EXPR ? fx->aFF : NULL;
+    /* atc only when it is read (EXPLAIN_SCORE() shows it) */
+    int bAtc = aOut || (r == FTS_RANK_EXPR && fts_rankexpr_uses_atc(q->rank.pExpr));
     for (int f = 0; f < q->src->nFields; f++) {
         FtsFieldFactors ff;
         memset(&ff, 0, sizeof(ff));
-        int rc = iAt < fx->nAt && fx->keys.a[fx->aAt[iAt]].iField == f ? field_factors(q, f, doc, &iAt, &ff)
+        int rc = iAt < fx->nAt && fx->keys.a[fx->aAt[iAt]].iField == f ? field_factors(q, f, doc, &iAt, &ff, bAtc)
                                                                        : LP_OK;
         if (rc != LP_OK) return q->rc;
         if (aKeep) aKeep[f] = ff;
@@ -3452,10 +3514,10 @@ int fts_query_explain_doc(FtsQuery *q, uint32_t doc, StrBuf *out, LpError *err) 
                                     "\"min_hit_pos\":%u,\"exact_hit\":%u,\"field_weight\":%g,"
                                     "\"sum_idf\":%.6g,\"min_idf\":%.6g,\"max_idf\":%.6g,\"tf_idf\":%.6g,"
                                     "\"lccs\":%u,\"wlccs\":%.6g,\"min_best_span_pos\":%u,"
-                                    "\"exact_order\":%u}",
+                                    "\"exact_order\":%u,\"atc\":%.6g}",
                                nf++ ? "," : "", f, x->lcs, x->hitCount, x->wordCount, x->minHitPos,
                                x->exactHit, q->rank.aFieldWeight[f], x->sumIdf, x->minIdf, x->maxIdf,
-                               x->tfIdf, x->lccs, x->wlccs, x->minBestSpanPos, x->exactOrder);
+                               x->tfIdf, x->lccs, x->wlccs, x->minBestSpanPos, x->exactOrder, x->atc);
             }
             strbuf_appendf(out, "],\"max_lcs\":%u,\"doc_word_count\":%u,\"query_word_count\":%u,"
                                 "\"bm25f\":%.6g,\"bm25\":%.6g",

@@ -1547,7 +1547,8 @@ def test_ranker_none(cur, tiny, corpus):
                                       r"'\)' in the arguments of sum\(\)"),
     ("OPTION ranker=expr('lcs*1000')", r"near 'lcs\*1000' at offset 0: lcs is a per-field factor: use it "
                                        r"inside sum\(\) or top\(\)"),
-    ("OPTION ranker=expr('bm25 + atc')", r"at offset 7: unknown factor 'atc'"),
+    ("OPTION ranker=expr('bm25 + min_gaps')", r"at offset 7: unknown factor 'min_gaps'"),
+    ("OPTION ranker=expr('bm25 + atc')", r"at offset 7: atc is a per-field factor"),
     ("OPTION ranker=expr('bm25 + tf_idf')", r"at offset 7: tf_idf is a per-field factor"),
     ("OPTION ranker=export('sum(lcs)')", r"ranker=export\(\.\.\.\) is not supported"),
     ("OPTION k1=-1", r"'k1' expects a number from 0"),
@@ -1685,6 +1686,23 @@ def test_ranker_expression_span_factors(cur, uniq):
     assert weights(cur, t, "one hundred two", "OPTION ranker=expr('sum(lccs)*10 + sum(lcs)')") == {2: 33.0}
     assert weights(cur, t, "one x two", "OPTION ranker=expr('sum(lccs)*10 + sum(lcs)')") == \
         {2: 23.0, 4: 22.0}
+    # atc, on a table where the three words are rare (one idf each, i): in
+    # doc 1's title 'alpha beta gamma' alpha sees beta at 1 and gamma at 2,
+    # beta both at 1, gamma beta at 1 and alpha at 2; doc 2's 'delta x x x
+    # epsilon' one pair at 4, seen from both ends
+    t2 = uniq()
+    cur.execute(f"CREATE TABLE {t2} (title TEXT)")
+    cur.execute(f"INSERT INTO {t2} VALUES (1, 'alpha beta gamma'), (2, 'delta x x x epsilon'), (3, 'x'), "
+                f"(4, 'y'), (5, 'z'), (6, 'w'), (7, 'v')")
+    sc2 = explain_scores(cur, t2, "alpha | beta | gamma | delta | epsilon", "OPTION ranker=expr('top(atc)')")
+    f1 = sc2[1][1]["factors"][0]
+    i = f1["max_idf"]
+    assert f1["min_idf"] == pytest.approx(i, rel=1e-5)
+    assert f1["atc"] == pytest.approx(math.log(1 + i * i * (2 * (1 + 2 ** -1.75) + 2)), rel=1e-5)
+    assert sc2[1][0] == pytest.approx(f1["atc"], rel=1e-5)
+    f2 = sc2[2][1]["factors"][0]
+    assert f2["max_idf"] == pytest.approx(i, rel=1e-5) and f2["min_idf"] == pytest.approx(i, rel=1e-5)
+    assert f2["atc"] == pytest.approx(math.log(1 + 2 * i * i * 4 ** -1.75), rel=1e-5)
     # query_word_count: distinct keywords, not those under NOT, found or not
     assert weights(cur, t, "one | two | one", "OPTION ranker=expr('query_word_count')") == \
         {1: 2.0, 2: 2.0, 3: 2.0, 4: 2.0}

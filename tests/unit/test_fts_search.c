@@ -822,6 +822,43 @@ static double ref_span_expr(const RefKeys *k, int i) {
     return sumLccs + 3 * topW + 5 * sumSpan + 7 * sumOrder;
 }
 
+/* sum(atc) for doc i: per field, every occurrence of every key (a key
+** once, whatever query positions it stands at), and for it each key's
+** nearest other occurrence on each side by a scan of the field. */
+static double ref_atc(const RefKeys *k, int i) {
+    double total = 0;
+    for (int f = 0; f < NF; f++) {
+        double sum = 0;
+        int any = 0;
+        for (int a = 0; a < k->n; a++) {
+            const RefKey *x = &k->a[a];
+            if (x->f != f) continue;
+            int len = scan_len(x->lim, i, f);
+            for (int p = 0; p < len; p++) {
+                if (g_docs[i].aaWord[f][p] != x->w) continue;
+                any = 1;
+                double s = 0;
+                for (int b = 0; b < k->n; b++) {
+                    const RefKey *y = &k->a[b];
+                    if (y->f != f) continue;
+                    int ylen = scan_len(y->lim, i, f), l = -1, r = -1;
+                    for (int t = 0; t < ylen; t++) {
+                        if (g_docs[i].aaWord[f][t] != y->w) continue;
+                        if (t < p) l = t;
+                        if (t > p && r < 0) r = t;
+                    }
+                    double v = idf(df_of(f, y->w));
+                    if (l >= 0) s += v * pow(p - l, -1.75);
+                    if (r >= 0) s += v * pow(r - p, -1.75);
+                }
+                sum += idf(df_of(f, x->w)) * s;
+            }
+        }
+        if (any) total += log(1 + sum);
+    }
+    return total;
+}
+
 /* The query's distinct keywords (query_word_count), or -1 when the
 ** reference cannot tell (a prefix, or a word outside the vocabulary,
 ** whose text it does not keep). */
@@ -1240,8 +1277,8 @@ static void test_rank_expressions(void **state) {
         static RefKeys keys;
         memset(&keys, 0, sizeof(keys));
         if (root) ref_keys(&keys, root, 0);
-        static const char *const azExpr[] = {SPAN_EXPR, "query_word_count"};
-        for (int x = 0; x < 2; x++) {
+        static const char *const azExpr[] = {SPAN_EXPR, "query_word_count", "sum(atc)"};
+        for (int x = 0; x < 3; x++) {
             int nQwc = ref_query_word_count(&keys);
             if (x == 1 && nQwc < 0) continue;
             FtsRankExpr *e;
@@ -1253,7 +1290,7 @@ static void test_rank_expressions(void **state) {
             double *aGot = all_weights(zq, &rank);
             for (int i = 0; i < g_nDoc; i++) {
                 if (aGot[i] < 0) continue;
-                double want = x == 0 ? ref_span_expr(&keys, i) : nQwc;
+                double want = x == 0 ? ref_span_expr(&keys, i) : x == 1 ? nQwc : ref_atc(&keys, i);
                 if (fabs(want - aGot[i]) > 1e-9 * (1 + want)) {
                     fail_msg("query %s, expr('%s'), doc %d: %.12g, reference %.12g", zq, azExpr[x], i,
                              aGot[i], want);
