@@ -28,14 +28,14 @@ typedef enum RxKind {
 /* Field factors (RX_FIELD) and document factors (RX_DOC). */
 enum {
     F_LCS, F_USER_WEIGHT, F_HIT_COUNT, F_WORD_COUNT, F_MIN_HIT_POS, F_EXACT_HIT, F_SUM_IDF, F_MIN_IDF,
-    F_MAX_IDF, F_TF_IDF, F_LCCS, F_WLCCS, F_MIN_BEST_SPAN_POS, F_EXACT_ORDER, F_ATC
+    F_MAX_IDF, F_TF_IDF, F_LCCS, F_WLCCS, F_MIN_BEST_SPAN_POS, F_EXACT_ORDER, F_ATC, F_MIN_GAPS
 };
 enum { D_BM25, D_BM25F, D_MAX_LCS, D_FIELD_MASK, D_DOC_WORD_COUNT, D_QUERY_WORD_COUNT };
 
 static const char *const azField[] = {
     "lcs",     "user_weight", "hit_count", "word_count", "min_hit_pos",       "exact_hit", "sum_idf",
     "min_idf", "max_idf",     "tf_idf",    "lccs",       "wlccs",             "min_best_span_pos",
-    "exact_order", "atc"};
+    "exact_order", "atc", "min_gaps"};
 static const char *const azDoc[] = {"bm25",           "bm25f",           "max_lcs", "field_mask",
                                     "doc_word_count", "query_word_count"};
 static const char *const azFunc1[] = {"abs", "ln", "log2", "log10", "sqrt", "exp", "floor", "ceil"};
@@ -58,7 +58,7 @@ enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_LT, OP_LE, OP_GT, OP_GE, OP_EQ, OP_NE,
 
 struct FtsRankExpr {
     RxNode *root;
-    int bAtc;         /* reads atc */
+    int bOcc;         /* reads atc or min_gaps */
 };
 
 typedef struct RxParser {
@@ -69,7 +69,7 @@ typedef struct RxParser {
     int bAgg;         /* inside sum()/top(): field factors allowed */
     const char *const *azField; /* the table's full-text fields (bm25f's weights) */
     int nField;
-    int bAtc;         /* atc was read */
+    int bOcc;         /* atc or min_gaps was read */
     LpError *err;
 } RxParser;
 
@@ -339,7 +339,7 @@ static RxNode *rx_prim(RxParser *p) {
         }
         RxNode *x = rx_node(p, RX_FIELD);
         if (x) x->op = k;
-        if (k == F_ATC) p->bAtc = 1;
+        if (k == F_ATC || k == F_MIN_GAPS) p->bOcc = 1;
         return x;
     }
     if ((k = lookup(azDoc, COUNT(azDoc), zName, nName)) >= 0) {
@@ -349,7 +349,7 @@ static RxNode *rx_prim(RxParser *p) {
     }
     return rx_error(p, iName, "unknown factor '%.*s' (per field: lcs, user_weight, hit_count, word_count, "
                               "min_hit_pos, exact_hit, sum_idf, min_idf, max_idf, tf_idf, lccs, wlccs, "
-                              "min_best_span_pos, exact_order, atc; per document: bm25, bm25f, max_lcs, "
+                              "min_best_span_pos, exact_order, atc, min_gaps; per document: bm25, bm25f, max_lcs, "
                               "field_mask, doc_word_count, query_word_count)",
                     nName > 32 ? 32 : nName, zName), NULL;
 }
@@ -476,7 +476,7 @@ int fts_rankexpr_compile_fields(Arena *a, const char *z, size_t n, const char *c
     FtsRankExpr *e = arena_alloc(a, sizeof(FtsRankExpr));
     if (!e) return lp_err_set(err, LP_NOMEM, "out of memory compiling a ranker expression");
     e->root = root;
-    e->bAtc = p.bAtc;
+    e->bOcc = p.bOcc;
     *pp = e;
     return LP_OK;
 }
@@ -507,6 +507,7 @@ static double eval(const RxNode *x, const FtsDocFactors *d, const FtsFieldFactor
         case F_MIN_BEST_SPAN_POS: return ff->minBestSpanPos;
         case F_EXACT_ORDER: return ff->exactOrder;
         case F_ATC: return ff->atc;
+        case F_MIN_GAPS: return ff->minGaps;
         default: return ff->tfIdf;
         }
     case RX_DOC:
@@ -589,6 +590,6 @@ double fts_rankexpr_eval(const FtsRankExpr *e, const FtsDocFactors *d) {
     return finite_or_0(eval(e->root, d, &none, 0));
 }
 
-int fts_rankexpr_uses_atc(const FtsRankExpr *e) {
-    return e->bAtc;
+int fts_rankexpr_uses_occurrences(const FtsRankExpr *e) {
+    return e->bOcc;
 }

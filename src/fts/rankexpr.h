@@ -33,6 +33,10 @@
 **                idf(t) * d^-1.75 for d the distance from o to t's nearest
 **                other occurrence on each side): higher when rare keywords
 **                stand close together
+**   min_gaps     the fewest positions not holding a keyword in a stretch
+**                of the field that holds every keyword the field matches
+**                (a keyword: a query word, with its expansions); 0 when
+**                fewer than two match
 ** Document factors (anywhere):
 **   bm25         the BM25F weight squeezed into [0, 999), as the built-in
 **                proximity rankers add it
@@ -78,6 +82,7 @@ typedef struct FtsFieldFactors {
     uint32_t minBestSpanPos;        /* where (from 1) the first run of lcs keywords starts */
     uint32_t exactOrder;            /* 1: every keyword occurs, in the query's order */
     double atc;                     /* aggregate term closeness (see atc below) */
+    uint32_t minGaps;               /* see min_gaps below */
 } FtsFieldFactors;
 
 /* bm25a(k1, b) and bm25f(k1, b, {...}): the document's weight by the
@@ -109,8 +114,9 @@ int fts_rankexpr_compile(Arena *a, const char *z, size_t n, FtsRankExpr **pp, Lp
 int fts_rankexpr_compile_fields(Arena *a, const char *z, size_t n, const char *const *azField,
                                 int nField, FtsRankExpr **pp, LpError *err);
 double fts_rankexpr_eval(const FtsRankExpr *e, const FtsDocFactors *d);
-/* Does e read atc? (It is the one factor whose cost grows with a field's
-** keyword occurrences times its terms: computed only when read.) */
-int fts_rankexpr_uses_atc(const FtsRankExpr *e);
+/* Does e read atc or min_gaps? (They need a field's keyword occurrences
+** sorted, atc's cost growing with occurrences times terms: computed only
+** when read.) */
+int fts_rankexpr_uses_occurrences(const FtsRankExpr *e);
 
 #endif /* LP_FTS_RANKEXPR_H */

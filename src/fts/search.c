@@ -2220,8 +2220,11 @@ struct FtsFactors {
     uint32_t nQWords;           /* the query's words not under NOT (aQWord), found in
                                 ** the index or not: max_lcs */
     uint32_t qMin, qMax;        /* the smallest and largest of their positions */
-    VEC(uint64_t) occ;          /* scratch for atc, one field: position << 32 | the key's */
-    VEC(double) occIdf;         /* index among the field's keys found; those keys' idfs */
+    VEC(uint64_t) occ;          /* scratch for atc and min_gaps, one field: position << 32 |
+                                ** the key's index among the field's keys found; */
+    VEC(double) occIdf;         /* those keys' idfs, */
+    VEC(uint32_t) occWord;      /* and their query words (first query position), */
+    VEC(uint32_t) wordCnt;      /* min_gaps' count per query position in its window */
     VEC(uint32_t) near;         /* and their nearest positions on one side */
     VEC(uint64_t) hits;         /* scratch for one field: position << 32 | query position, */
     VEC(uint64_t) tmp;          /* in runs sorted each (one per key), merged via tmp */
@@ -2256,6 +2259,8 @@ static void factors_free(FtsFactors *fx) {
     VEC_FREE(&fx->seenDoc);
     VEC_FREE(&fx->occ);
     VEC_FREE(&fx->occIdf);
+    VEC_FREE(&fx->occWord);
+    VEC_FREE(&fx->wordCnt);
     VEC_FREE(&fx->near);
 }
 
@@ -2487,24 +2492,54 @@ static void atc_side(FtsFactors *fx, int bRight, double *pSum) {
     }
 }
 
-/* atc from fx->occ and fx->occIdf (see rankexpr.h). */
-static int field_atc(FtsFactors *fx, double *pAtc) {
+/* min_gaps from fx->occ (sorted) and fx->occWord: the shortest stretch
+** holding an occurrence of every query word the field matches, less
+** those words; the window's right end moves on, its left end as far as it
+** can while it still holds them all. nQPos: the query's positions. */
+static int field_min_gaps(FtsFactors *fx, uint32_t nQPos, uint32_t *pGaps) {
+    if (VEC_RESERVE(&fx->wordCnt, nQPos ? nQPos : 1)) return LP_NOMEM;
+    uint32_t *aCnt = fx->wordCnt.a, nWord = 0, nIn = 0, best = UINT32_MAX;
+    memset(aCnt, 0, sizeof(uint32_t) * (nQPos ? nQPos : 1));
+    for (size_t i = 0; i < fx->occ.n; i++) {
+        uint32_t w = fx->occWord.a[(uint32_t)fx->occ.a[i]];
+        nWord += aCnt[w]++ == 0;
+    }
+    *pGaps = 0;
+    if (nWord < 2) return LP_OK;
+    memset(aCnt, 0, sizeof(uint32_t) * nQPos);
+    for (size_t l = 0, r = 0; r < fx->occ.n; r++) {
+        nIn += aCnt[fx->occWord.a[(uint32_t)fx->occ.a[r]]]++ == 0;
+        while (nIn == nWord) {
+            uint32_t span = (uint32_t)(fx->occ.a[r] >> 32) - (uint32_t)(fx->occ.a[l] >> 32) + 1;
+            if (span < best) best = span;
+            nIn -= --aCnt[fx->occWord.a[(uint32_t)fx->occ.a[l++]]] == 0;
+        }
+    }
+    *pGaps = best > nWord ? best - nWord : 0;
+    return LP_OK;
+}
+
+/* atc and min_gaps from fx->occ, fx->occIdf and fx->occWord (see
+** rankexpr.h). */
+static int field_occurrences(FtsQuery *q, FtsFieldFactors *out) {
+    FtsFactors *fx = q->fx;
     if (VEC_RESERVE(&fx->near, fx->occIdf.n)) return LP_NOMEM;
     qsort(fx->occ.a, fx->occ.n, sizeof(uint64_t), u64_cmp);
     double sum = 0;
     atc_side(fx, 0, &sum);
     atc_side(fx, 1, &sum);
-    *pAtc = log(1 + sum);
-    return LP_OK;
+    out->atc = log(1 + sum);
+    return field_min_gaps(fx, q->nQPos, &out->minGaps);
 }
 
-static int field_factors(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFactors *out, int bAtc) {
+static int field_factors(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFactors *out, int bOcc) {
     FtsFactors *fx = q->fx;
     memset(out, 0, sizeof(*out));
     fx->hits.n = 0;
     fx->runs.n = 0;
     fx->occ.n = 0;
     fx->occIdf.n = 0;
+    fx->occWord.n = 0;
     for (; *pAt < fx->nAt && fx->keys.a[fx->aAt[*pAt]].iField == f; (*pAt)++) {
         FKey *k = &fx->keys.a[fx->aAt[*pAt]];
         FtsPostings *c = k->c;
@@ -2525,10 +2560,13 @@ static int field_factors(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFac
         for (int j = 0; j < k->nQ; j++) {
             if (k->idf > fx->aQIdf[k->aQ[j]]) fx->aQIdf[k->aQ[j]] = k->idf;
         }
-        if (bAtc) {
+        if (bOcc) {
             /* the key's occurrences, once each whatever its query positions */
             uint64_t iKey = fx->occIdf.n;
-            if (VEC_PUSH(&fx->occIdf, k->idf) || VEC_RESERVE(&fx->occ, fx->occ.n + n)) goto nomem;
+            if (VEC_PUSH(&fx->occIdf, k->idf) || VEC_PUSH(&fx->occWord, k->aQ[0]) ||
+                VEC_RESERVE(&fx->occ, fx->occ.n + n)) {
+                goto nomem;
+            }
             for (uint32_t p = 0; p < n; p++) fx->occ.a[fx->occ.n++] = (uint64_t)fx->pos.a[p] << 32 | iKey;
         }
         /* a run: positions ascending, and at each the query positions (aQ
@@ -2601,7 +2639,7 @@ static int field_factors(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFac
         prevPos = p;
     }
     out->exactOrder = fx->nQWords > 0 && nOrder == fx->nQWords;
-    if (bAtc && field_atc(fx, &out->atc) != LP_OK) goto nomem;
+    if (bOcc && field_occurrences(q, out) != LP_OK) goto nomem;
     for (size_t i = 0; i < n; i++) fx->aSeen[(uint32_t)a[i]] = 0, fx->aQIdf[(uint32_t)a[i]] = 0;
     return LP_OK;
 nomem:
@@ -2678,12 +2716,12 @@ static int factor_weight(FtsQuery *q, It *root, double W, double *pWeight, FtsFi
     int iAt = 0;
     /* ranker=expr reads every field's factors at the end */
     FtsFieldFactors *aKeep = aOut ? aOut : r == FTS_RANK_EXPR ? fx->aFF : NULL;
-    /* atc only when it is read (EXPLAIN_SCORE() shows it) */
-    int bAtc = aOut || (r == FTS_RANK_EXPR && fts_rankexpr_uses_atc(q->rank.pExpr));
+    /* atc and min_gaps only when read (EXPLAIN_SCORE() shows them) */
+    int bOcc = aOut || (r == FTS_RANK_EXPR && fts_rankexpr_uses_occurrences(q->rank.pExpr));
     for (int f = 0; f < q->src->nFields; f++) {
         FtsFieldFactors ff;
         memset(&ff, 0, sizeof(ff));
-        int rc = iAt < fx->nAt && fx->keys.a[fx->aAt[iAt]].iField == f ? field_factors(q, f, doc, &iAt, &ff, bAtc)
+        int rc = iAt < fx->nAt && fx->keys.a[fx->aAt[iAt]].iField == f ? field_factors(q, f, doc, &iAt, &ff, bOcc)
                                                                        : LP_OK;
         if (rc != LP_OK) return q->rc;
         if (aKeep) aKeep[f] = ff;
@@ -3514,10 +3552,11 @@ int fts_query_explain_doc(FtsQuery *q, uint32_t doc, StrBuf *out, LpError *err) 
                                     "\"min_hit_pos\":%u,\"exact_hit\":%u,\"field_weight\":%g,"
                                     "\"sum_idf\":%.6g,\"min_idf\":%.6g,\"max_idf\":%.6g,\"tf_idf\":%.6g,"
                                     "\"lccs\":%u,\"wlccs\":%.6g,\"min_best_span_pos\":%u,"
-                                    "\"exact_order\":%u,\"atc\":%.6g}",
+                                    "\"exact_order\":%u,\"atc\":%.6g,\"min_gaps\":%u}",
                                nf++ ? "," : "", f, x->lcs, x->hitCount, x->wordCount, x->minHitPos,
                                x->exactHit, q->rank.aFieldWeight[f], x->sumIdf, x->minIdf, x->maxIdf,
-                               x->tfIdf, x->lccs, x->wlccs, x->minBestSpanPos, x->exactOrder, x->atc);
+                               x->tfIdf, x->lccs, x->wlccs, x->minBestSpanPos, x->exactOrder, x->atc,
+                               x->minGaps);
             }
             strbuf_appendf(out, "],\"max_lcs\":%u,\"doc_word_count\":%u,\"query_word_count\":%u,"
                                 "\"bm25f\":%.6g,\"bm25\":%.6g",

@@ -159,7 +159,7 @@ static void run_query(Arena *a, const FtsNode *root, const char *z, size_t n) {
                                     "+top(word_count+hit_count)/max_lcs+field_mask+bm25f"
                                     "+sum(tf_idf+sum_idf*min_idf/max_idf+lccs*wlccs)"
                                     "+top(min_best_span_pos+exact_order)+doc_word_count"
-                                    "*query_word_count+bm25a(1.2,0.75)+bm25f(0.5,1)+top(atc)";
+                                    "*query_word_count+bm25a(1.2,0.75)+bm25f(0.5,1)+top(atc)+sum(min_gaps)";
         FtsRankExpr *e;
         LpError ex;
         if (fts_rankexpr_compile(a, zExpr, sizeof(zExpr) - 1, &e, &ex) != LP_OK) abort();

@@ -1547,7 +1547,7 @@ def test_ranker_none(cur, tiny, corpus):
                                       r"'\)' in the arguments of sum\(\)"),
     ("OPTION ranker=expr('lcs*1000')", r"near 'lcs\*1000' at offset 0: lcs is a per-field factor: use it "
                                        r"inside sum\(\) or top\(\)"),
-    ("OPTION ranker=expr('bm25 + min_gaps')", r"at offset 7: unknown factor 'min_gaps'"),
+    ("OPTION ranker=expr('bm25 + min_gap')", r"at offset 7: unknown factor 'min_gap'"),
     ("OPTION ranker=expr('bm25 + atc')", r"at offset 7: atc is a per-field factor"),
     ("OPTION ranker=expr('bm25 + tf_idf')", r"at offset 7: tf_idf is a per-field factor"),
     ("OPTION ranker=export('sum(lcs)')", r"ranker=export\(\.\.\.\) is not supported"),
@@ -1703,6 +1703,13 @@ def test_ranker_expression_span_factors(cur, uniq):
     f2 = sc2[2][1]["factors"][0]
     assert f2["max_idf"] == pytest.approx(i, rel=1e-5) and f2["min_idf"] == pytest.approx(i, rel=1e-5)
     assert f2["atc"] == pytest.approx(math.log(1 + 2 * i * i * 4 ** -1.75), rel=1e-5)
+    # min_gaps, Manticore's own examples for 'big wolf'
+    t3 = uniq()
+    cur.execute(f"CREATE TABLE {t3} (body TEXT)")
+    cur.execute(f"INSERT INTO {t3} VALUES (1, 'big bad wolf'), (2, 'big bad hairy wolf'), "
+                f"(3, 'the wolf was scary and big'), (4, 'i heard a wolf howl'), (5, 'big wolf and a big bad wolf')")
+    assert weights(cur, t3, "big | wolf", "OPTION ranker=expr('sum(min_gaps)')") == \
+        {1: 1.0, 2: 2.0, 3: 3.0, 4: 0.0, 5: 0.0}
     # query_word_count: distinct keywords, not those under NOT, found or not
     assert weights(cur, t, "one | two | one", "OPTION ranker=expr('query_word_count')") == \
         {1: 2.0, 2: 2.0, 3: 2.0, 4: 2.0}

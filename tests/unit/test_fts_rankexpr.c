@@ -23,11 +23,12 @@ static Arena gArena;
 ** terms of idf 0.5 and 1.5, one twice; lccs 2 of idfs 2 in all, its best
 ** span at 1, in query order), 1 not matched, 2 matched (lcs 1, 1 hit, 1
 ** word, first at 4; a term of idf 2; lccs 1, wlccs 2, span at 4, not in
-** order). Field 0's atc is 0.25, field 2's 0 (one occurrence). The query
+** order). Field 0's atc is 0.25 and min_gaps 3, field 2's 0 and 0 (one
+** occurrence). The query
 ** has 3 positions, 2 distinct words. */
-static const FtsFieldFactors aFF[3] = {{2, 3, 2, 1, 1, 2.0, 0.5, 1.5, 3.5, 2, 2.0, 1, 1, 0.25},
-                                       {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-                                       {1, 1, 1, 4, 0, 2.0, 2.0, 2.0, 2.0, 1, 2.0, 4, 0, 0}};
+static const FtsFieldFactors aFF[3] = {{2, 3, 2, 1, 1, 2.0, 0.5, 1.5, 3.5, 2, 2.0, 1, 1, 0.25, 3},
+                                       {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+                                       {1, 1, 1, 4, 0, 2.0, 2.0, 2.0, 2.0, 1, 2.0, 4, 0, 0, 0}};
 static const double aW[3] = {2, 5, 0.5};
 static const FtsDocFactors gDoc = {aFF, aW, 3, 3.0, 3, 2, 2, NULL, NULL};
 
@@ -143,6 +144,7 @@ static void test_factors(void **state) {
     check("sum(exact_order)", 1);
     check("query_word_count", 2);
     check("sum(atc) + top(atc)", 0.5);
+    check("sum(min_gaps) * 2", 6);
     check("sum(bm25f)", 6); /* a document factor inside: the same in each field */
     /* document factors */
     check("bm25f", 3);
@@ -179,8 +181,8 @@ static void test_errors(void **state) {
                                        "per-field factor: use it inside sum() or top()");
     check_error("foo", 0, "ranker expression: near 'foo' at offset 0: unknown factor 'foo' (per field: "
                           "lcs, user_weight, hit_count, word_count, min_hit_pos, exact_hit, sum_idf, "
-                          "min_idf, max_idf, tf_idf, lccs, wlccs, min_best_span_pos, exact_order, atc; "
-                          "per document: bm25, bm25f, max_lcs, field_mask, doc_word_count, "
+                          "min_idf, max_idf, tf_idf, lccs, wlccs, min_best_span_pos, exact_order, atc, "
+                          "min_gaps; per document: bm25, bm25f, max_lcs, field_mask, doc_word_count, "
                           "query_word_count)");
     check_error("lccs", 0, "ranker expression: near 'lccs' at offset 0: lccs is a per-field factor: use "
                            "it inside sum() or top()");

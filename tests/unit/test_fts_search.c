@@ -859,6 +859,52 @@ static double ref_atc(const RefKeys *k, int i) {
     return total;
 }
 
+/* sum(min_gaps) for doc i: per field, the query words it holds (a key's
+** word is its first query position) and every stretch [l, r] of the field
+** tried for holding them all. */
+static double ref_min_gaps(const RefKeys *k, int i) {
+    double total = 0;
+    for (int f = 0; f < NF; f++) {
+        static int aWordAt[MAXLEN][8];
+        static int anAt[MAXLEN];
+        int len = g_docs[i].aLen[f], aWord[256], nWord = 0;
+        memset(anAt, 0, sizeof(anAt));
+        for (int a = 0; a < k->n; a++) {
+            const RefKey *x = &k->a[a];
+            if (x->f != f) continue;
+            int w = x->aQ[0];
+            for (int m = 1; m < x->nQ; m++) if (x->aQ[m] < w) w = x->aQ[m];
+            for (int p = 0; p < scan_len(x->lim, i, f); p++) {
+                if (g_docs[i].aaWord[f][p] != x->w) continue;
+                if (anAt[p] < 8) aWordAt[p][anAt[p]++] = w;
+                int seen = 0;
+                for (int t = 0; t < nWord && !seen; t++) seen = aWord[t] == w;
+                if (!seen) aWord[nWord++] = w;
+            }
+        }
+        if (nWord < 2) continue;
+        int best = -1;
+        for (int l = 0; l < len && best != 0; l++) {
+            /* the shortest stretch from l holding every word */
+            static uint8_t aHave[256];
+            memset(aHave, 0, sizeof(aHave));
+            int nHave = 0;
+            for (int r = l; r < len && nHave < nWord; r++) {
+                for (int j = 0; j < anAt[r]; j++) {
+                    if (!aHave[aWordAt[r][j]]) aHave[aWordAt[r][j]] = 1, nHave++;
+                }
+                if (nHave == nWord) {
+                    int gaps = r - l + 1 - nWord;
+                    if (gaps < 0) gaps = 0;
+                    if (best < 0 || gaps < best) best = gaps;
+                }
+            }
+        }
+        total += best;
+    }
+    return total;
+}
+
 /* The query's distinct keywords (query_word_count), or -1 when the
 ** reference cannot tell (a prefix, or a word outside the vocabulary,
 ** whose text it does not keep). */
@@ -1266,7 +1312,7 @@ static void test_rank_expressions(void **state) {
     }
     /* lccs, wlccs, min_best_span_pos, exact_order and query_word_count
     ** against the reference */
-    for (int it = 0; it < 80; it++) {
+    for (int it = 0; it < 40; it++) {
         const char *zq = it < (int)(sizeof(aFixed) / sizeof(aFixed[0])) ? aFixed[it] : buf;
         if (zq == buf && !rand_valid_query(buf)) continue;
         Arena a;
@@ -1277,8 +1323,8 @@ static void test_rank_expressions(void **state) {
         static RefKeys keys;
         memset(&keys, 0, sizeof(keys));
         if (root) ref_keys(&keys, root, 0);
-        static const char *const azExpr[] = {SPAN_EXPR, "query_word_count", "sum(atc)"};
-        for (int x = 0; x < 3; x++) {
+        static const char *const azExpr[] = {SPAN_EXPR, "query_word_count", "sum(atc)", "sum(min_gaps)"};
+        for (int x = 0; x < 4; x++) {
             int nQwc = ref_query_word_count(&keys);
             if (x == 1 && nQwc < 0) continue;
             FtsRankExpr *e;
@@ -1290,7 +1336,8 @@ static void test_rank_expressions(void **state) {
             double *aGot = all_weights(zq, &rank);
             for (int i = 0; i < g_nDoc; i++) {
                 if (aGot[i] < 0) continue;
-                double want = x == 0 ? ref_span_expr(&keys, i) : x == 1 ? nQwc : ref_atc(&keys, i);
+                double want = x == 0 ? ref_span_expr(&keys, i) : x == 1 ? nQwc
+                                                                 : x == 2 ? ref_atc(&keys, i) : ref_min_gaps(&keys, i);
                 if (fabs(want - aGot[i]) > 1e-9 * (1 + want)) {
                     fail_msg("query %s, expr('%s'), doc %d: %.12g, reference %.12g", zq, azExpr[x], i,
                              aGot[i], want);
@@ -1304,7 +1351,7 @@ static void test_rank_expressions(void **state) {
     ** weighing 1; bm25f(k1, b, {...}) is ranker=bm25f with those field
     ** weights: the same weights, whatever the query's own k1, b and
     ** field_weights */
-    for (int it = 0; it < 50; it++) {
+    for (int it = 0; it < 30; it++) {
         const char *zq = it < (int)(sizeof(aFixed) / sizeof(aFixed[0])) ? aFixed[it] : buf;
         if (zq == buf && !rand_valid_query(buf)) continue;
         static const struct {
