@@ -84,7 +84,6 @@ struct PlanNode {
                                 ** GROUP: the clause's (term_df; a phrase: its fields' smallest) */
     double boost;               /* GROUP: word^N's N, already in idf (and in its
                                 ** fields'); 0: none */
-    double fieldWeight;         /* LEAF, PHRASE: OPTION field_weights */
     double typeWeight;          /* GROUP: OPTION query_type_weights */
     int nRepeat;                /* GROUP: times an OR holds this clause (a bag of
                                 ** words repeating a word counts it each time) */
@@ -139,9 +138,8 @@ struct FtsQuery {
                                 ** key is looked up once */
     uint32_t *aNormDoc;         /* doc_norm's cache: the document ... */
     double *aNorm;              /* ... and its norm_len, per field */
-    const double *aFw;          /* each field's weight as scored: rank.aFieldWeight (the
-                                ** plan's fieldWeight), or bm25a()/bm25f()'s while they
-                                ** rescore */
+    const double *aFw;          /* each field's weight as scored: rank.aFieldWeight, or
+                                ** bm25a()/bm25f()'s while they rescore */
     FtsStats st;
     int64_t nsDeadline;         /* fts_query_set_deadline, or 0 */
     uint32_t nTick;             /* must_stop's counter */
@@ -1327,7 +1325,6 @@ static PlanNode *phrase_pn(FtsQuery *q, int f, const Token *a, int k, int *pbAll
     pn->qtype = QT_PHRASE;
     pn->iField = f;
     pn->nTerm = k;
-    pn->fieldWeight = q->rank.aFieldWeight[f];
     if (k == 1) {
         /* an anchored word: a term's df, for term_df */
         pn->info = pn->aInfo[0];
@@ -1422,7 +1419,6 @@ static PlanNode *plan_words(FtsQuery *q, const FtsNode *n, const TokenList *l, Q
             pn->info = info;
             pn->df = info.df;
             pn->idf = idf_of(N, info.df);
-            pn->fieldWeight = q->rank.aFieldWeight[f];
             aField[nField++] = pn;
             continue;
         }
@@ -1665,7 +1661,6 @@ static int expand_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo
     pn->info = *info;
     pn->df = info->df;
     pn->idf = idf_of(q->src->nDocs, info->df);
-    pn->fieldWeight = q->rank.aFieldWeight[x->iField];
     return VEC_PUSH(&x->leaves, pn) ? LP_NOMEM : LP_OK;
 }
 
@@ -2456,8 +2451,6 @@ static uint64_t *merge_runs(FtsFactors *fx) {
     return src;
 }
 
-/* Field f's factors in doc from the keys aAt[*pAt ..] of field f, whose
-** cursors are at doc (*pAt moves past them). LP_OK or an error (q->rc). */
 static int u64_cmp(const void *x, const void *y) {
     uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
     return (a > b) - (a < b);
@@ -2532,8 +2525,17 @@ static int field_occurrences(FtsQuery *q, FtsFieldFactors *out) {
     return field_min_gaps(fx, q->nQPos, &out->minGaps);
 }
 
-static int field_factors(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFactors *out, int bOcc) {
+/* What field_factors computes beyond what the built-in rankers read (lcs,
+** hit_count, word_count, min_hit_pos, exact_hit and the idf sums). */
+#define FF_EXPR 1 /* ranker=expr's other factors, doc_word_count among them */
+#define FF_OCC 2  /* atc and min_gaps (FF_EXPR too) */
+
+/* Field f's factors in doc from the keys aAt[*pAt ..] of field f, whose
+** cursors are at doc (*pAt moves past them); more with the FF_* bits of
+** mode. LP_OK or an error (q->rc). */
+static int field_factors(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFactors *out, int mode) {
     FtsFactors *fx = q->fx;
+    const int bExpr = (mode & FF_EXPR) != 0;
     memset(out, 0, sizeof(*out));
     fx->hits.n = 0;
     fx->runs.n = 0;
@@ -2557,10 +2559,10 @@ static int field_factors(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFac
             VEC_PUSH(&fx->runs, fx->hits.n)) {
             goto nomem;
         }
-        for (int j = 0; j < k->nQ; j++) {
+        for (int j = 0; j < k->nQ && bExpr; j++) {
             if (k->idf > fx->aQIdf[k->aQ[j]]) fx->aQIdf[k->aQ[j]] = k->idf;
         }
-        if (bOcc) {
+        if (mode & FF_OCC) {
             /* the key's occurrences, once each whatever its query positions */
             uint64_t iKey = fx->occIdf.n;
             if (VEC_PUSH(&fx->occIdf, k->idf) || VEC_PUSH(&fx->occWord, k->aQ[0]) ||
@@ -2593,16 +2595,18 @@ static int field_factors(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFac
         for (; i < n && (uint32_t)(a[i] >> 32) == p; i++) {
             uint32_t j = (uint32_t)a[i];
             if (!fx->aSeen[j]) fx->aSeen[j] = 1, out->wordCount++;
-            if (!fx->aSeenDoc[j]) {
-                fx->aSeenDoc[j] = 1;
-                if (VEC_PUSH(&fx->seenDoc, j)) goto nomem;
-            }
-            /* exact_order: each keyword in turn, each from a later
-            ** occurrence than the one before it (the earliest such
-            ** choice finds an order whenever there is one) */
-            if (nOrder < fx->nQWords && j == fx->aKw[nOrder] && p != posOrder) {
-                nOrder++;
-                posOrder = p;
+            if (bExpr) {
+                if (!fx->aSeenDoc[j]) {
+                    fx->aSeenDoc[j] = 1;
+                    if (VEC_PUSH(&fx->seenDoc, j)) goto nomem;
+                }
+                /* exact_order: each keyword in turn, each from a later
+                ** occurrence than the one before it (the earliest such
+                ** choice finds an order whenever there is one) */
+                if (nOrder < fx->nQWords && j == fx->aKw[nOrder] && p != posOrder) {
+                    nOrder++;
+                    posOrder = p;
+                }
             }
             /* continues the run at the previous position whose query
             ** position is as far behind as its document position; the
@@ -2614,7 +2618,7 @@ static int field_factors(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFac
                     r.len = fx->prev.a[m].len + 1;
                     r.pos0 = fx->prev.a[m].pos0;
                     r.q0 = fx->prev.a[m].q0;
-                    if (j - d == fx->aPrevKw[j]) {
+                    if (bExpr && j - d == fx->aPrevKw[j]) {
                         r.lenC = fx->prev.a[m].lenC + 1;
                         r.idfC = fx->prev.a[m].idfC + fx->aQIdf[j];
                     }
@@ -2639,8 +2643,9 @@ static int field_factors(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFac
         prevPos = p;
     }
     out->exactOrder = fx->nQWords > 0 && nOrder == fx->nQWords;
-    if (bOcc && field_occurrences(q, out) != LP_OK) goto nomem;
-    for (size_t i = 0; i < n; i++) fx->aSeen[(uint32_t)a[i]] = 0, fx->aQIdf[(uint32_t)a[i]] = 0;
+    if ((mode & FF_OCC) && field_occurrences(q, out) != LP_OK) goto nomem;
+    for (size_t i = 0; i < n; i++) fx->aSeen[(uint32_t)a[i]] = 0;
+    for (size_t i = 0; i < n && bExpr; i++) fx->aQIdf[(uint32_t)a[i]] = 0;
     return LP_OK;
 nomem:
     return q->rc = lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
@@ -2652,19 +2657,6 @@ static double bm25_part(double W) {
     return W > 0 ? 999 * W / (W + 1) : 0;
 }
 
-/* The weight of doc by a proximity ranker, from W, its BM25F weight:
-**   proximity_bm25  1000 * sum(lcs * w) + bm25
-**   sph04           1000 * sum((4 * lcs + 2 * (min_hit_pos == 1) + exact_hit) * w) + bm25
-**   proximity       sum(lcs * w)
-**   wordcount       sum(hit_count * w)
-**   matchany        sum((word_count + (lcs - 1) * max_lcs) * w) over matched fields
-**   fieldmask       the fields matched, bit f for field f < 32
-** w a field's weight (OPTION field_weights), max_lcs the query's distinct
-** positions, bm25 = 999 * W / (W + 1): BM25F squeezed under 1000, in the
-** same order, so the proximity part decides first (Manticore's bm25 is
-** likewise a 0..999 integer). *pnDocWords (may be NULL) receives the query
-** positions matched in some field. aOut (may be NULL) receives each field's
-** factors. LP_OK or an error (q->rc). */
 /* bm25a()/bm25f(): the query's clauses at root's document scored again
 ** with k1, b and the field weights aW (f < nW; the others 1), by per-field
 ** BM25 or BM25F (bF). Every parameter the scoring reads is swapped in and
@@ -2706,6 +2698,20 @@ static double rescore(void *pCtx, int bF, double k1, double b, const double *aW,
     return w;
 }
 
+/* The weight of root's document by a proximity ranker or ranker=expr,
+** from W, its BM25F weight:
+**   proximity_bm25  1000 * sum(lcs * w) + bm25
+**   sph04           1000 * sum((4 * lcs + 2 * (min_hit_pos == 1) + exact_hit) * w) + bm25
+**   proximity       sum(lcs * w)
+**   wordcount       sum(hit_count * w)
+**   matchany        sum((word_count + (lcs - 1) * max_lcs) * w) over matched fields
+**   fieldmask       the fields matched, bit f for field f < 32
+** w a field's weight (OPTION field_weights), max_lcs the query's distinct
+** positions, bm25 = 999 * W / (W + 1): BM25F squeezed under 1000, in the
+** same order, so the proximity part decides first (Manticore's bm25 is
+** likewise a 0..999 integer). *pnDocWords (may be NULL) receives the query
+** positions matched in some field. aOut (may be NULL) receives each field's
+** factors. LP_OK or an error (q->rc). */
 static int factor_weight(FtsQuery *q, It *root, double W, double *pWeight, FtsFieldFactors *aOut,
                          uint32_t *pnDocWords) {
     uint32_t doc = root->doc;
@@ -2716,12 +2722,15 @@ static int factor_weight(FtsQuery *q, It *root, double W, double *pWeight, FtsFi
     int iAt = 0;
     /* ranker=expr reads every field's factors at the end */
     FtsFieldFactors *aKeep = aOut ? aOut : r == FTS_RANK_EXPR ? fx->aFF : NULL;
-    /* atc and min_gaps only when read (EXPLAIN_SCORE() shows them) */
-    int bOcc = aOut || (r == FTS_RANK_EXPR && fts_rankexpr_uses_occurrences(q->rank.pExpr));
+    /* the built-in rankers' factors only, unless an expression or
+    ** EXPLAIN_SCORE() reads the rest; atc and min_gaps only when read */
+    int mode = aOut ? FF_EXPR | FF_OCC
+               : r != FTS_RANK_EXPR ? 0
+               : fts_rankexpr_uses_occurrences(q->rank.pExpr) ? FF_EXPR | FF_OCC : FF_EXPR;
     for (int f = 0; f < q->src->nFields; f++) {
         FtsFieldFactors ff;
         memset(&ff, 0, sizeof(ff));
-        int rc = iAt < fx->nAt && fx->keys.a[fx->aAt[iAt]].iField == f ? field_factors(q, f, doc, &iAt, &ff, bOcc)
+        int rc = iAt < fx->nAt && fx->keys.a[fx->aAt[iAt]].iField == f ? field_factors(q, f, doc, &iAt, &ff, mode)
                                                                        : LP_OK;
         if (rc != LP_OK) return q->rc;
         if (aKeep) aKeep[f] = ff;
@@ -3193,8 +3202,8 @@ static int term_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
     while (d != FTS_NO_DOC && q->rc == LP_OK && !must_stop(q)) {
         if (theta >= 0) {
             /* Every document up to the end of the current blocks is
-            ** bounded at once (group_bound reads the leaves' documents,
-            ** kept in step with their cursors). */
+            ** bounded at once (group_bound asks the cursors for their
+            ** blocks' largest tf and smallest length). */
             if (!bBlock || d > blockEnd) {
                 ubBlock = group_bound(q, g, 1, d, &blockEnd);
                 bBlock = 1;
@@ -3490,14 +3499,14 @@ static void explain_it(FtsQuery *q, It *it, uint32_t doc, StrBuf *sb, int *pnOut
             if (nf++) strbuf_appendc(sb, ',');
             strbuf_appendf(sb, "{\"field\":%d,\"tf\":%.0f,\"dl\":%.0f,\"avgdl\":%.4g,"
                                "\"field_weight\":%g",
-                           f, tf, dl, q->aAvgLen[f], c->pn->fieldWeight);
+                           f, tf, dl, q->aAvgLen[f], q->rank.aFieldWeight[f]);
             limit_json(c->pn, sb);
             if (bF) {
-                x += c->pn->fieldWeight * nt;
-                strbuf_appendf(sb, ",\"weighted_norm_tf\":%.6g}", c->pn->fieldWeight * nt);
+                x += q->rank.aFieldWeight[f] * nt;
+                strbuf_appendf(sb, ",\"weighted_norm_tf\":%.6g}", q->rank.aFieldWeight[f] * nt);
             } else {
                 strbuf_appendf(sb, ",\"idf\":%.6g,\"bm25\":%.6g}", c->pn->idf,
-                               c->pn->fieldWeight * c->pn->idf * saturate(q, nt));
+                               q->rank.aFieldWeight[f] * c->pn->idf * saturate(q, nt));
             }
         }
         strbuf_appendz(sb, "]");
@@ -3540,9 +3549,10 @@ int fts_query_explain_doc(FtsQuery *q, uint32_t doc, StrBuf *out, LpError *err) 
     if (is_factor_ranker(q->rank.ranker) && q->root->kind != PN_ALL && root->doc == doc) {
         /* the clauses above make the BM25F weight; the ranker's own
         ** weight is from each field's factors */
-        FtsFieldFactors aFF[FTS_MAX_FIELDS];
+        FtsFieldFactors *aFF = arena_alloc(q->a, sizeof(FtsFieldFactors) * (size_t)q->src->nFields);
         double w = 0;
         uint32_t nDocWords = 0;
+        if (!aFF) return lp_err_set(err, LP_NOMEM, "out of memory");
         if (factors_open(q) == LP_OK && factor_weight(q, root, total, &w, aFF, &nDocWords) == LP_OK) {
             strbuf_appendz(out, ",\"factors\":[");
             for (int f = 0, nf = 0; f < q->src->nFields; f++) {
@@ -3578,10 +3588,11 @@ static void plan_text(const FtsQuery *q, const PlanNode *pn, int depth, StrBuf *
     switch (pn->kind) {
     case PN_LEAF:
         strbuf_appendf(sb, "field %d: df=%u idf=%.4g weight=%g\n", pn->iField, pn->df, pn->idf,
-                       pn->fieldWeight);
+                       q->rank.aFieldWeight[pn->iField]);
         return;
     case PN_PHRASE:
-        strbuf_appendf(sb, "field %d: idf=%.4g weight=%g", pn->iField, pn->idf, pn->fieldWeight);
+        strbuf_appendf(sb, "field %d: idf=%.4g weight=%g", pn->iField, pn->idf,
+                       q->rank.aFieldWeight[pn->iField]);
         if (pn->aPosLimit) {
             strbuf_appendz(sb, " first_positions=");
             limits_text(pn, sb, 0);

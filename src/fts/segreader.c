@@ -103,7 +103,6 @@ typedef struct DictIter {
     uint64_t iBlk;           /* current block */
     const uint8_t *p, *pEnd; /* unread bytes of the block */
     uint32_t iKey, nKeyBlk;  /* keys read from the block, keys in it */
-    uint32_t nShared;        /* bytes the key last read shares with the one before */
     uint64_t dataOff;        /* data offset of the next key's regions */
     int bStrict;             /* fts_segr_check: also verify tiling */
     SegKey k;                /* the key last read */
@@ -166,7 +165,6 @@ static uint64_t seg_off(const FtsSegment *seg, const uint8_t *p) {
 
 /* ------------------------------------------------------------------ open */
 
-/* Verifies header, footer and sections and fills seg. */
 static const uint8_t *block_first_key(const FtsSegment *seg, uint64_t b, int *pnKey);
 
 /* A key's first 8 bytes as a big-endian integer, zero-padded. Padding
@@ -203,6 +201,7 @@ static void seg_first8_build(FtsSegment *seg) {
     seg->aFirst8 = a;
 }
 
+/* Verifies header, footer and sections and fills seg. */
 static int seg_verify(FtsSegment *seg, int flags, LpError *err) {
     const uint8_t *a = seg->a;
     size_t n = seg->n;
@@ -652,7 +651,6 @@ static int dict_next(DictIter *it, LpError *err) {
     uint32_t nShared, nSuffix;
     const char *zWhat = entry_head(it, &p, (uint32_t)k->nKey, &nShared, &nSuffix);
     if (!zWhat) {
-        it->nShared = nShared;
         memcpy(k->aKey + nShared, p, nSuffix);
         k->nKey = (int)(nShared + nSuffix);
         p += nSuffix;
@@ -694,7 +692,6 @@ static const uint8_t *block_first_key(const FtsSegment *seg, uint64_t b, int *pn
 static int dict_seek(FtsSegment *seg, const uint8_t *key, int nKey, DictIter *it, LpError *err) {
     it->seg = seg;
     it->bStrict = 0;
-    it->nShared = 0;
     uint64_t lo = 0, hi = seg->nBlk - 1, kFirst8 = seg_first8(key, nKey);
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo + 1) / 2;
@@ -769,7 +766,6 @@ static int dict_find(FtsSegment *seg, const uint8_t *key, int nKey, DictIter *it
         if (c == 0) {
             memcpy(k->aKey, key, (size_t)nKey);
             k->nKey = nKey;
-            it->nShared = nShared;
             return 1;
         }
     }
