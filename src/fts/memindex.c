@@ -948,6 +948,42 @@ static int mem_posbytes(FtsPostings *pp, const uint8_t **ppOut, size_t *pn, LpEr
     return LP_OK;
 }
 
+/* The doc stream decoded a block at a time; the block's positions are the
+** pos stream up to the skip entry's offset (the stream's end for the last
+** block). */
+static int mem_block(FtsPostings *pp, uint32_t *aDoc, uint32_t *aTf, const uint8_t **ppPos, size_t *pn,
+                     LpError *err) {
+    MemCursor *c = (MemCursor *)pp;
+    const MemTerm *t = c->t;
+    uint32_t i0 = c->iNext;
+    if (i0 >= t->df) {
+        c->base.doc = FTS_NO_DOC;
+        return 0;
+    }
+    if (!c->bPositions || i0 % FTS_BLOCK != 0 || c->nPosSkip != 0 || c->prevTf != 0) {
+        return -lp_err_set(err, LP_INTERNAL,
+                           "a postings block read from a cursor opened without positions or moved otherwise");
+    }
+    uint32_t n = t->df - i0 < FTS_BLOCK ? t->df - i0 : FTS_BLOCK;
+    const uint8_t *p = c->p;
+    /* The first delta is doc + 1: from UINT32_MAX it wraps to doc. */
+    uint32_t doc = i0 == 0 ? UINT32_MAX : c->base.doc;
+    for (uint32_t k = 0; k < n; k++) {
+        doc += get_varint(&p);
+        aDoc[k] = doc;
+        aTf[k] = get_varint(&p);
+    }
+    c->p = p;
+    c->iNext = i0 + n;
+    c->base.doc = doc;
+    c->base.tf = aTf[n - 1];
+    const uint8_t *pEnd = term_pos(t) + (c->iNext % FTS_BLOCK ? t->nPos : t->aSkip[c->iNext / FTS_BLOCK - 1].posOff);
+    *ppPos = c->pPos;
+    *pn = (size_t)(pEnd - c->pPos);
+    c->pPos = pEnd;
+    return (int)n;
+}
+
 static uint32_t mem_shallow(FtsPostings *pp, uint32_t target, uint32_t *pMaxTf, uint32_t *pMinLen) {
     MemCursor *c = (MemCursor *)pp;
     const MemTerm *t = c->t;
@@ -983,7 +1019,7 @@ static int mem_status(FtsPostings *pp, LpError *err) {
 }
 
 static const FtsPostingsVt mem_cursor_vt = {mem_next,  mem_advance, mem_positions, mem_shallow,
-                                            mem_close, mem_status,  mem_posbytes};
+                                            mem_close, mem_status,  mem_posbytes, mem_block};
 
 /* An empty term, for keys the index does not hold. */
 static const MemTerm empty_term = {.minLen = UINT32_MAX, .tailMinLen = UINT32_MAX};

@@ -126,7 +126,7 @@ static int end_status(FtsPostings *p, LpError *err) {
 }
 
 static const FtsPostingsVt end_vt = {end_next,  end_advance, end_positions, end_shallow,
-                                     end_close, end_status,  NULL};
+                                     end_close, end_status,  NULL, NULL};
 
 /* -- the multi cursor -- */
 
@@ -262,9 +262,9 @@ static int mc_status(FtsPostings *p, LpError *err) {
 }
 
 static const FtsPostingsVt mc_vt = {mc_next,  mc_advance, mc_positions, mc_shallow,
-                                    mc_close, mc_status,  NULL};
+                                    mc_close, mc_status,  NULL, NULL};
 static const FtsPostingsVt mc_vt_bytes = {mc_next,  mc_advance, mc_positions, mc_shallow,
-                                          mc_close, mc_status,  mc_posbytes};
+                                          mc_close, mc_status,  mc_posbytes, NULL};
 
 /* Opens key in the parts of mask that hold it. A key that only a part at
 ** base 0 holds gets that part's cursor as it is. */

@@ -111,6 +111,14 @@ int fts_segw_posting(FtsSegWriter *w, uint32_t doc, const uint32_t *aPos, uint32
 ** (LP_BADINPUT otherwise). */
 int fts_segw_posting_enc(FtsSegWriter *w, uint32_t doc, uint32_t tf, const uint8_t *pPos, size_t nPos);
 
+/* fts_segw_posting_enc for n postings at once: documents aDoc[0..n) with
+** tfs aTf[0..n), their positions back to back in pPos[0..nPos) (as
+** FtsPostingsVt.xBlock gives them), checked as fts_segw_posting_enc checks
+** each posting's. LP_OK (nothing to do when n is 0), or as
+** fts_segw_posting_enc. */
+int fts_segw_postings(FtsSegWriter *w, const uint32_t *aDoc, const uint32_t *aTf, uint32_t n,
+                      const uint8_t *pPos, size_t nPos);
+
 /* Sets the current term's nEarlier (see above). LP_OK, or LP_BADINPUT (no
 ** current term, non-zero in field 0; more than the term's df is reported
 ** when the term ends), or the earlier sticky error. */

@@ -630,6 +630,66 @@ int fts_segw_posting_enc(FtsSegWriter *w, uint32_t doc, uint32_t tf, const uint8
     strbuf_commit_fast(&w->pos, nPos);
     return posting_end(w, doc, tf);
 }
+int fts_segw_postings(FtsSegWriter *w, const uint32_t *aDoc, const uint32_t *aTf, uint32_t n,
+                      const uint8_t *pPos, size_t nPos) {
+    if (w->rc != LP_OK) return w->rc;
+    char z[200];
+    if (w->nKey == 0) return segw_fail(w, LP_BADINPUT, "posting before the first key");
+    if (n == 0) return LP_OK;
+    if (!pPos) return segw_fail(w, LP_BADINPUT, "key %s: document %" PRIu32 " without positions", zKey, aDoc[0]);
+    size_t nHad = w->aDoc.n;
+    if (VEC_RESERVE(&w->aDoc, nHad + n) || VEC_RESERVE(&w->aTf, nHad + n)) {
+        return segw_fail(w, LP_NOMEM, "out of memory");
+    }
+    /* Each posting checked as fts_segw_posting_enc checks it, walking its
+    ** tf varints, which also finds where each block's positions start. */
+    uint32_t prev = nHad ? w->aDoc.a[nHad - 1] : 0;
+    const uint8_t *p = pPos, *pEnd = pPos + nPos;
+    uint64_t cf = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t doc = aDoc[i], tf = aTf[i];
+        if (doc >= w->nDocs) {
+            return segw_fail(w, LP_BADINPUT,
+                             "key %s: document %" PRIu32 " out of range (%" PRIu32 " documents)", zKey,
+                             doc, w->nDocs);
+        }
+        if ((nHad > 0 || i > 0) && doc <= prev) {
+            return segw_fail(w, LP_BADINPUT,
+                             "key %s: document %" PRIu32 " does not come after %" PRIu32, zKey, doc, prev);
+        }
+        if (tf == 0)
+            return segw_fail(w, LP_BADINPUT, "key %s: document %" PRIu32 " with tf 0", zKey, doc);
+        if ((nHad + i) % FTS_BLOCK == 0 && nHad + i > 0 &&
+            VEC_PUSH(&w->aPosMark, (uint64_t)(w->pos.n + (size_t)(p - pPos)))) {
+            return segw_fail(w, LP_NOMEM, "out of memory");
+        }
+        for (uint32_t k = 0; k < tf; k++) {
+            /* At most VARINT_MAX32 - 1 continuation bytes, then the last. */
+            size_t nLeft = (size_t)(pEnd - p), len = 0;
+            while (len < nLeft && len < VARINT_MAX32 - 1 && (p[len] & 0x80)) len++;
+            if (len >= nLeft || (p[len] & 0x80)) {
+                return segw_fail(w, LP_BADINPUT, "key %s: document %" PRIu32 ": positions are not %" PRIu32
+                                 " varints", zKey, doc, tf);
+            }
+            p += len + 1;
+        }
+        cf += tf;
+        prev = doc;
+    }
+    if (p != pEnd) {
+        return segw_fail(w, LP_BADINPUT, "key %s: document %" PRIu32 ": positions are not %" PRIu32 " varints",
+                         zKey, aDoc[n - 1], aTf[n - 1]);
+    }
+    char *o = strbuf_reserve_fast(&w->pos, nPos);
+    if (!o) return segw_fail(w, LP_NOMEM, "out of memory");
+    memcpy(o, pPos, nPos);
+    strbuf_commit_fast(&w->pos, nPos);
+    memcpy(w->aDoc.a + nHad, aDoc, sizeof(uint32_t) * n);
+    memcpy(w->aTf.a + nHad, aTf, sizeof(uint32_t) * n);
+    w->aDoc.n = w->aTf.n = nHad + n;
+    w->cf += cf;
+    return LP_OK;
+}
 #undef zKey
 
 int fts_segw_doclens(FtsSegWriter *w, int iField, const uint32_t *aLen) {

@@ -74,6 +74,17 @@ typedef struct FtsPostingsVt {
     ** or merge copies them into the new segment instead of decoding and
     ** encoding them again. */
     int (*xPosBytes)(FtsPostings *p, const uint8_t **pp, size_t *pn, LpError *err);
+    /* Optional (NULL: use xNext and xPosBytes): the list's next block, for
+    ** a flush that copies whole lists. Only on a cursor opened with
+    ** positions that nothing but xBlock has moved: the next FTS_BLOCK
+    ** postings (fewer only at the end of the list), their documents into
+    ** aDoc and tfs into aTf (room for FTS_BLOCK each), their positions as
+    ** xPosBytes gives them, back to back, in [*pp, *pp + *pn) (valid while
+    ** the cursor is not moved). doc and tf become the block's last.
+    ** Returns the postings (0 at the end), or -LP_INTERNAL when the cursor
+    ** was moved otherwise, with err. */
+    int (*xBlock)(FtsPostings *p, uint32_t *aDoc, uint32_t *aTf, const uint8_t **pp, size_t *pn,
+                  LpError *err);
 } FtsPostingsVt;
 
 struct FtsPostings {

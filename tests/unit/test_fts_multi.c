@@ -795,6 +795,142 @@ static void test_earlier_after_drops(void **state) {
     free(aKept);
 }
 
+/* The in-memory index with its cursors' xBlock hidden: a flush of it
+** copies posting by posting, as before xBlock existed. */
+typedef struct NoBlockSrc {
+    FtsSource base;
+    FtsSource *inner;
+} NoBlockSrc;
+
+static FtsPostingsVt g_noBlockVt;
+
+static FtsPostings *nb_strip(FtsPostings *c) {
+    if (c) {
+        g_noBlockVt = *c->vt;
+        g_noBlockVt.xBlock = NULL;
+        c->vt = &g_noBlockVt;
+    }
+    return c;
+}
+
+static int nb_lookup(FtsSource *s, const uint8_t *key, int nKey, FtsTermInfo *pInfo, LpError *err) {
+    FtsSource *in = ((NoBlockSrc *)s)->inner;
+    return in->vt->xLookup(in, key, nKey, pInfo, err);
+}
+
+static FtsPostings *nb_open(FtsSource *s, const uint8_t *key, int nKey, int bPos, LpError *err) {
+    FtsSource *in = ((NoBlockSrc *)s)->inner;
+    return nb_strip(in->vt->xOpen(in, key, nKey, bPos, err));
+}
+
+static int nb_scan(FtsSource *s, const uint8_t *prefix, int nPrefix, FtsKeyFn xKey, void *ctx, LpError *err) {
+    FtsSource *in = ((NoBlockSrc *)s)->inner;
+    return in->vt->xScan(in, prefix, nPrefix, xKey, ctx, err);
+}
+
+static uint32_t nb_doclen(FtsSource *s, int iField, uint32_t doc) {
+    FtsSource *in = ((NoBlockSrc *)s)->inner;
+    return in->vt->xDocLen(in, iField, doc);
+}
+
+static FtsPostings *nb_open_found(FtsSource *s, const uint8_t *key, int nKey, const FtsTermInfo *info,
+                                  int bPos, LpError *err) {
+    FtsSource *in = ((NoBlockSrc *)s)->inner;
+    return nb_strip(in->vt->xOpenFound(in, key, nKey, info, bPos, err));
+}
+
+static const FtsSourceVt no_block_vt = {nb_lookup, nb_open, nb_scan, nb_doclen, nb_open_found};
+
+static uint8_t *slurp(const char *zPath, size_t *pn) {
+    FILE *f = fopen(zPath, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    *pn = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *a = malloc(*pn ? *pn : 1);
+    assert_non_null(a);
+    assert_int_equal(fread(a, 1, *pn, f), *pn);
+    fclose(f);
+    unlink(zPath);
+    return a;
+}
+
+/* A flush copies the in-memory index's lists a block at a time (xBlock),
+** with no map or with a map that keeps every document where it is; the
+** file is the one posting-by-posting copying writes. Lists of several
+** blocks. */
+static void test_flush_blocks(void **state) {
+    (void)state;
+    g_rng = 11;
+    enum { N = 1000 };
+    FtsMem *m = fts_mem_new(NF);
+    FtsDocBuf buf = {0};
+    Doc d;
+    uint32_t aMap[N + 5];
+    for (uint32_t i = 0; i < N; i++) {
+        random_doc(&d);
+        add_doc(m, i, &d, &buf);
+        aMap[i] = i;
+    }
+    fts_docbuf_free(&buf);
+    NoBlockSrc nb = {*fts_mem_source(m), fts_mem_source(m)};
+    nb.base.vt = &no_block_vt;
+    LpError err;
+    char azPath[4][128];
+    size_t an[4];
+    uint8_t *aa[4];
+    for (int k = 0; k < 4; k++) {
+        snprintf(azPath[k], sizeof(azPath[k]), "%s", tmp_path());
+        FtsSource *src = k == 0 ? &nb.base : fts_mem_source(m);
+        const uint32_t *map = k == 2 ? aMap : NULL;
+        /* k == 3: the map keeps every document and adds 5 without text */
+        uint32_t nOut = k == 3 ? N + 5 : N;
+        if (k == 3) map = aMap;
+        for (uint32_t i = N; i < N + 5; i++) aMap[i] = FTS_NO_DOC;
+        assert_int_equal(fts_seg_write_source(azPath[k], src, map, nOut, &err), LP_OK);
+        if (k == 3) {
+            FtsSegment *seg;
+            assert_int_equal(fts_segr_open(azPath[k], &seg, &err), LP_OK);
+            assert_int_equal(fts_segr_check(seg, &err), LP_OK);
+            assert_int_equal(fts_segr_source(seg)->nDocs, N + 5);
+            fts_segr_close(seg);
+        }
+        aa[k] = slurp(azPath[k], &an[k]);
+    }
+    for (int k = 1; k < 3; k++) {
+        assert_int_equal(an[k], an[0]);
+        assert_memory_equal(aa[k], aa[0], an[0]);
+    }
+    /* Some list has more than one block, and one ends in a full block. */
+    FtsSource *msrc = fts_mem_source(m);
+    int nMulti = 0;
+    for (int w = 0; w < NWORD; w++) {
+        uint8_t key[20];
+        char z[16];
+        word_text(w, z);
+        key[0] = 1;
+        memcpy(key + 1, z, strlen(z));
+        FtsTermInfo info;
+        if (msrc->vt->xLookup(msrc, key, 1 + (int)strlen(z), &info, &err) == 1) nMulti += info.df > FTS_BLOCK;
+    }
+    assert_true(nMulti > 3);
+    /* xBlock refuses a cursor xNext has moved, or one without positions */
+    const uint8_t key0[] = {1, 'a', 'b', '0'};
+    uint32_t aD[FTS_BLOCK], aT[FTS_BLOCK];
+    const uint8_t *pPos;
+    size_t nPos;
+    for (int bPos = 0; bPos < 2; bPos++) {
+        FtsPostings *c = msrc->vt->xOpen(msrc, key0, 4, bPos, &err);
+        assert_true(c->df > FTS_BLOCK);
+        if (bPos) c->vt->xNext(c);
+        assert_int_equal(c->vt->xBlock(c, aD, aT, &pPos, &nPos, &err), -LP_INTERNAL);
+        assert_non_null(strstr(err.zMsg, "moved otherwise"));
+        c->vt->xClose(c);
+    }
+    for (int k = 0; k < 4; k++) free(aa[k]);
+    fts_mem_free(m);
+}
+
 /* A segment file written before nEarlier was kept (header flags 0, a fuzz
 ** seed) still opens; its keys of fields > 0 report FTS_EARLIER_UNKNOWN,
 ** and so does a multi holding it, which the query engine reads as "use
@@ -1082,7 +1218,7 @@ static int fc_status(FtsPostings *p, LpError *err) {
 }
 
 static const FtsPostingsVt fail_cur_vt = {fc_next,  fc_advance, fc_positions, fc_shallow,
-                                          fc_close, fc_status,  NULL};
+                                          fc_close, fc_status,  NULL, NULL};
 
 static int fs_lookup(FtsSource *s, const uint8_t *key, int nKey, FtsTermInfo *pInfo, LpError *err) {
     FailSrc *f = (FailSrc *)s;
@@ -1352,6 +1488,7 @@ int main(void) {
         cmocka_unit_test(test_part_errors), cmocka_unit_test(test_random_splits),
         cmocka_unit_test(test_many_parts),  cmocka_unit_test(test_merge_through_multi),
         cmocka_unit_test(test_earlier_after_drops), cmocka_unit_test(test_earlier_unknown),
+        cmocka_unit_test(test_flush_blocks),
         cmocka_unit_test(test_bench),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

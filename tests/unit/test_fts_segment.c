@@ -257,9 +257,31 @@ static uint32_t ref_earlier(const Ref *r, const RefTerm *t) {
     return n;
 }
 
+/* Writes t's postings k..k+n as one fts_segw_postings call, positions
+** encoded as the file stores them. */
+static int write_batch(FtsSegWriter *w, const RefTerm *t, uint32_t k, uint32_t n) {
+    size_t nPos = 0;
+    uint8_t *aEnc = malloc((size_t)(t->aPosOff[k + n] - t->aPosOff[k]) * 5 + 1);
+    assert_non_null(aEnc);
+    for (uint32_t i = k; i < k + n; i++) {
+        uint32_t prev = 0;
+        for (uint64_t j = t->aPosOff[i]; j < t->aPosOff[i + 1]; j++) {
+            uint32_t v = t->aPos[j] - prev;
+            prev = t->aPos[j];
+            for (; v >= 0x80; v >>= 7) aEnc[nPos++] = (uint8_t)(v | 0x80);
+            aEnc[nPos++] = (uint8_t)v;
+        }
+    }
+    int rc = fts_segw_postings(w, t->aDoc + k, t->aTf + k, n, aEnc, nPos);
+    free(aEnc);
+    return rc;
+}
+
 /* Writes r to zPath. Each field's lengths are given just before its
-** first key (or at the start, when bLensFirst), to exercise both. */
-static void ref_write(const Ref *r, const char *zPath, int bLensFirst) {
+** first key (or at the start, when bLensFirst), to exercise both. With
+** seed non-zero, postings go in batches of random sizes (0 to 300, across
+** blocks or not) through fts_segw_postings; the file must be the same. */
+static void ref_write_batched(const Ref *r, const char *zPath, int bLensFirst, uint64_t seed) {
     LpError err;
     FtsSegWriter *w = fts_segw_open(zPath, r->nDocs, r->nFields, &err);
     assert_non_null(w);
@@ -275,9 +297,15 @@ static void ref_write(const Ref *r, const char *zPath, int bLensFirst) {
             assert_int_equal(fts_segw_doclens(w, nGiven, r->aaLen[nGiven]), LP_OK);
         }
         assert_int_equal(fts_segw_term(w, t->key, t->nKey), LP_OK);
-        for (uint32_t k = 0; k < t->df; k++) {
+        for (uint32_t k = 0; k < t->df && !seed; k++) {
             assert_int_equal(fts_segw_posting(w, t->aDoc[k], t->aPos + t->aPosOff[k], t->aTf[k]),
                              LP_OK);
+        }
+        for (uint32_t k = 0, n; k < t->df && seed; k += n) {
+            seed = seed * 6364136223846793005u + 1442695040888963407u;
+            n = (uint32_t)(seed >> 33) % 301;
+            if (n > t->df - k) n = t->df - k;
+            assert_int_equal(write_batch(w, t, k, n), LP_OK);
         }
         if (t->key[0] > 0) assert_int_equal(fts_segw_earlier(w, ref_earlier(r, t)), LP_OK);
     }
@@ -286,6 +314,10 @@ static void ref_write(const Ref *r, const char *zPath, int bLensFirst) {
     }
     int rc = fts_segw_finish(w, &err);
     if (rc != LP_OK) fail_msg("finish: %s", err.zMsg);
+}
+
+static void ref_write(const Ref *r, const char *zPath, int bLensFirst) {
+    ref_write_batched(r, zPath, bLensFirst, 0);
 }
 
 static FtsSegment *seg_open_ok(const char *zPath) {
@@ -652,11 +684,28 @@ static int teardown(void **state) {
     return 0;
 }
 
+static uint8_t *read_file(const char *zPath, size_t *pn);
+
+/* Postings given in batches (fts_segw_postings) make the file that
+** postings given one by one make. */
+static void expect_batched_same(const Ref *r, const char *zPath, uint64_t seed) {
+    const char *zPath2 = tmp_path("w2");
+    ref_write_batched(r, zPath2, 0, seed);
+    size_t n1, n2;
+    uint8_t *a1 = read_file(zPath, &n1), *a2 = read_file(zPath2, &n2);
+    assert_int_equal(n1, n2);
+    assert_memory_equal(a1, a2, n1);
+    free(a1);
+    free(a2);
+    unlink(zPath2);
+}
+
 static void test_roundtrip_large(void **state) {
     (void)state;
     Ref r;
     ref_make(&r, 42, 20000, 6, 1500, 10000);
     ref_write(&r, tmp_path("big"), 0);
+    expect_batched_same(&r, tmp_path("big"), 7);
     FtsSegment *seg = seg_open_ok(tmp_path("big"));
     check_all(seg, &r, 0);
     fts_segr_close(seg);
@@ -670,6 +719,7 @@ static void test_roundtrip_many_seeds(void **state) {
         uint32_t nDocs = 1 + (uint32_t)(seed * 97 % 3000);
         ref_make(&r, seed, nDocs, 1 + (int)(seed % 5), 50 + seed * 20, 2000);
         ref_write(&r, tmp_path("small"), (int)(seed & 1));
+        expect_batched_same(&r, tmp_path("small"), seed);
         FtsSegment *seg = seg_open_ok(tmp_path("small"));
         check_all(seg, &r, 1);
         fts_segr_close(seg);
@@ -949,6 +999,65 @@ static void test_writer_errors(void **state) {
         assert_int_equal(fts_segw_term(w, ka, 2), LP_OK);
         expect_writer_error(w, fts_segw_posting_enc(w, 1, 1, NULL, 0), LP_BADINPUT, zPath,
                             "without positions");
+        /* the same through fts_segw_postings, alone and after a good posting */
+        for (size_t i = 0; i < 2 * LP_ARRAY_SIZE(aEnc); i++) {
+            size_t e = i % LP_ARRAY_SIZE(aEnc);
+            int bAfter = i >= LP_ARRAY_SIZE(aEnc);
+            uint8_t aBuf[8] = {7};
+            memcpy(aBuf + bAfter, aEnc[e].z, aEnc[e].n);
+            uint32_t aD[2] = {0, 1}, aT[2] = {1, aEnc[e].tf};
+            NEWW(1);
+            assert_int_equal(fts_segw_term(w, ka, 2), LP_OK);
+            int rc = fts_segw_postings(w, aD + !bAfter, aT + !bAfter, 1 + (uint32_t)bAfter, aBuf,
+                                       aEnc[e].n + (size_t)bAfter);
+            if (e == LP_ARRAY_SIZE(aEnc) - 1) {
+                assert_int_equal(rc, LP_OK);
+                fts_segw_abort(w);
+                continue;
+            }
+            expect_writer_error(w, rc, LP_BADINPUT, zPath, "varints");
+        }
+    }
+    { /* fts_segw_postings: each posting checked as fts_segw_posting checks it */
+        const uint8_t enc[3] = {1, 1, 1};
+        uint32_t aD[3] = {0, 2, 2}, aT[3] = {1, 1, 1}, aD4[2] = {1, 4}, aT0[2] = {1, 0};
+        {
+            NEWW(1);
+            expect_writer_error(w, fts_segw_postings(w, aD, aT, 1, enc, 1), LP_BADINPUT, zPath,
+                                "before the first key");
+        }
+        {
+            NEWW(1);
+            assert_int_equal(fts_segw_term(w, ka, 2), LP_OK);
+            assert_int_equal(fts_segw_postings(w, aD, aT, 0, NULL, 0), LP_OK);
+            expect_writer_error(w, fts_segw_postings(w, aD, aT, 3, enc, 3), LP_BADINPUT, zPath,
+                                "document 2 does not come after 2");
+        }
+        {
+            NEWW(1);
+            assert_int_equal(fts_segw_term(w, ka, 2), LP_OK);
+            assert_int_equal(fts_segw_postings(w, aD + 1, aT, 1, enc, 1), LP_OK);
+            expect_writer_error(w, fts_segw_postings(w, aD + 2, aT, 1, enc, 1), LP_BADINPUT, zPath,
+                                "does not come after");
+        }
+        {
+            NEWW(1);
+            assert_int_equal(fts_segw_term(w, ka, 2), LP_OK);
+            expect_writer_error(w, fts_segw_postings(w, aD4, aT, 2, enc, 2), LP_BADINPUT, zPath,
+                                "document 4 out of range");
+        }
+        {
+            NEWW(1);
+            assert_int_equal(fts_segw_term(w, ka, 2), LP_OK);
+            expect_writer_error(w, fts_segw_postings(w, aD, aT0, 2, enc, 1), LP_BADINPUT, zPath,
+                                "document 2 with tf 0");
+        }
+        {
+            NEWW(1);
+            assert_int_equal(fts_segw_term(w, ka, 2), LP_OK);
+            expect_writer_error(w, fts_segw_postings(w, aD, aT, 1, NULL, 0), LP_BADINPUT, zPath,
+                                "without positions");
+        }
     }
     { /* the same positions, encoded or not, make the same file */
         const char *zPath2 = tmp_path("w2");
