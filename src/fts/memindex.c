@@ -601,10 +601,10 @@ static int shard_grow(MemShard *sh) {
 }
 
 /* Grows a stream to hold need bytes: from its inline start (lg 0, cap
-** MEM_INLINE) to the heap, then by doubling. */
-static int grow_stream(MemStream *u, uint8_t *plg, uint64_t used, uint64_t need, size_t *pnBytes) {
+** MEM_INLINE) to the heap, then by doubling. Most postings fit in what
+** their stream has: that test is inline (grow_stream), the rest is not. */
+static int grow_stream_slow(MemStream *u, uint8_t *plg, uint64_t used, uint64_t need, size_t *pnBytes) {
     uint64_t cap = *plg ? (uint64_t)1 << *plg : MEM_INLINE;
-    if (need <= cap) return LP_OK;
     if (need > UINT32_MAX) return LP_NOMEM;
     int lg = *plg ? *plg : 5;
     while (((uint64_t)1 << lg) < need) lg++;
@@ -619,6 +619,11 @@ static int grow_stream(MemStream *u, uint8_t *plg, uint64_t used, uint64_t need,
     u->p = a;
     *plg = (uint8_t)lg;
     return LP_OK;
+}
+
+static inline int grow_stream(MemStream *u, uint8_t *plg, uint64_t used, uint64_t need, size_t *pnBytes) {
+    uint64_t cap = *plg ? (uint64_t)1 << *plg : MEM_INLINE;
+    return need <= cap ? LP_OK : grow_stream_slow(u, plg, used, need, pnBytes);
 }
 
 /* Finds or creates the term for key (hash h) in its shard, a new one's
@@ -677,10 +682,10 @@ static int reserve_term(MemShard *sh, Arena *pArena, uint32_t h, const DocRec *r
     return LP_OK;
 }
 
-/* One shard's part of a batch (reserve or append), as a pool task. */
+/* Some shards' part of a batch (reserve or append), as a pool task. */
 typedef struct ShardJob {
     FtsMem *m;
-    int iShard;
+    unsigned mask;          /* the shards: bit i for shard i */
     uint32_t nDeltaBytes;   /* reserve: bound on a doc delta's varint */
     FtsDocBuf *const *apDoc;
     const uint32_t *aOrd;   /* append: the documents' ordinals */
@@ -688,28 +693,30 @@ typedef struct ShardJob {
     int rc;
 } ShardJob;
 
-/* Shard iShard's part of a batch, or every shard's when iShard is
-** MEM_ALL_SHARDS: documents and their terms are walked in order either
-** way (a term's key and positions follow those of the terms before it). */
-#define MEM_ALL_SHARDS (-1)
+/* The shards of mask's part of a batch, or every shard's when mask is
+** MEM_ALL_SHARDS (on one thread): documents and their terms are walked in
+** order either way (a term's key and positions follow those of the terms
+** before it). */
+#define MEM_ALL_SHARDS ((1u << MEM_SHARDS) - 1)
 
-static inline int in_shard(uint32_t h, int iShard) {
-    return iShard == MEM_ALL_SHARDS || (h & (MEM_SHARDS - 1)) == (uint32_t)iShard;
+static inline int in_shard(uint32_t h, unsigned mask) {
+    return (mask >> (h & (MEM_SHARDS - 1))) & 1;
 }
 
-static int reserve_docs(FtsMem *m, FtsDocBuf *const *apDoc, int nDoc, int iShard, uint32_t nDeltaBytes) {
+static int reserve_docs(FtsMem *m, FtsDocBuf *const *apDoc, int nDoc, unsigned mask, int bShared,
+                        uint32_t nDeltaBytes) {
     int rc = LP_OK;
-    /* A shard's pool task creates terms in the shard's own arena. */
-    Arena *pArena = iShard == MEM_ALL_SHARDS ? &m->termArena : &m->aShard[iShard].termArena;
     for (int k = 0; k < nDoc && rc == LP_OK; k++) {
         const FtsDocBuf *d = apDoc[k];
         DocRec r;
         for (size_t off = 0, rest, next; off < d->n && rc == LP_OK; off = next) {
             uint32_t h;
             next = docrec_head(d, off, &h, &rest);
-            if (in_shard(h, iShard)) {
+            if (in_shard(h, mask)) {
+                MemShard *sh = &m->aShard[h & (MEM_SHARDS - 1)];
+                /* Pool tasks create terms in their shard's own arena. */
                 docrec_rest(d, rest, next, &r);
-                rc = reserve_term(&m->aShard[h & (MEM_SHARDS - 1)], pArena, h, &r, nDeltaBytes);
+                rc = reserve_term(sh, bShared ? &sh->termArena : &m->termArena, h, &r, nDeltaBytes);
             }
         }
     }
@@ -718,12 +725,12 @@ static int reserve_docs(FtsMem *m, FtsDocBuf *const *apDoc, int nDoc, int iShard
 
 static void append_term(uint32_t doc, const FtsDocBuf *d, MemTerm *t, const DocRec *r);
 
-static void append_doc(uint32_t doc, const FtsDocBuf *d, int iShard) {
+static void append_doc(uint32_t doc, const FtsDocBuf *d, unsigned mask) {
     DocRec r;
     for (size_t off = 0, rest, next; off < d->n; off = next) {
         uint32_t h;
         next = docrec_head(d, off, &h, &rest);
-        if (in_shard(h, iShard)) {
+        if (in_shard(h, mask)) {
             MemTerm *t;
             docrec_rest(d, rest, next, &r);
             memcpy(&t, r.pTerm, sizeof(t));
@@ -734,16 +741,16 @@ static void append_doc(uint32_t doc, const FtsDocBuf *d, int iShard) {
 
 static void shard_reserve(void *arg) {
     ShardJob *j = arg;
-    j->rc = reserve_docs(j->m, j->apDoc, j->nDoc, j->iShard, j->nDeltaBytes);
+    j->rc = reserve_docs(j->m, j->apDoc, j->nDoc, j->mask, 1, j->nDeltaBytes);
 }
 
 static void shard_append(void *arg) {
     ShardJob *j = arg;
-    for (int k = 0; k < j->nDoc; k++) append_doc(j->aOrd[k], j->apDoc[k], j->iShard);
+    for (int k = 0; k < j->nDoc; k++) append_doc(j->aOrd[k], j->apDoc[k], j->mask);
 }
 
-/* Is a batch big enough to share out? Each shard task walks every term
-** of the batch to pick its own, so small batches stay on this thread. */
+/* Is a batch big enough to share out? Each task walks every term of the
+** batch to pick its shards' own, so small batches stay on this thread. */
 static int batch_parallel(const FtsMem *m, FtsDocBuf *const *apDoc, int nDoc) {
     if (!m->pPool) return 0;
     size_t nTerms = 0;
@@ -751,12 +758,27 @@ static int batch_parallel(const FtsMem *m, FtsDocBuf *const *apDoc, int nDoc) {
     return nTerms >= 4096;
 }
 
-/* Runs xJob for every shard on the pool and this thread. A task the pool
+/* Shares the shards out as tasks, one per thread that can run them (the
+** pool's and this one), at most one per shard: shard i goes to task
+** i % nJob. Every task walks the whole batch, so fewer tasks walk it
+** fewer times. Fills aJob from proto; returns the task count. */
+static int shard_jobs(const FtsMem *m, ShardJob *aJob, ShardJob proto) {
+    int nJob = tpool_size(m->pPool) + 1;
+    if (nJob > MEM_SHARDS) nJob = MEM_SHARDS;
+    for (int i = 0; i < nJob; i++) {
+        aJob[i] = proto;
+        aJob[i].mask = 0;
+    }
+    for (int i = 0; i < MEM_SHARDS; i++) aJob[i % nJob].mask |= 1u << i;
+    return nJob;
+}
+
+/* Runs the nJob tasks of aJob on the pool and this thread. A task the pool
 ** cannot queue runs here. */
-static void run_shards(FtsMem *m, TpoolFn xJob, ShardJob *aJob) {
+static void run_shards(FtsMem *m, TpoolFn xJob, ShardJob *aJob, int nJob) {
     TpoolGroup g;
     tpool_group_init(&g, m->pPool);
-    for (int i = 0; i < MEM_SHARDS; i++) {
+    for (int i = 0; i < nJob; i++) {
         if (tpool_group_submit(&g, xJob, &aJob[i]) != LP_OK) xJob(&aJob[i]);
     }
     tpool_group_wait(&g);
@@ -768,11 +790,11 @@ int fts_mem_reserve(FtsMem *m, FtsDocBuf *const *apDoc, int nDoc, uint32_t lastD
     uint32_t nDeltaBytes = (uint32_t)varint_len_u64((uint64_t)lastDoc + 1);
     if (batch_parallel(m, apDoc, nDoc)) {
         ShardJob aJob[MEM_SHARDS];
-        for (int i = 0; i < MEM_SHARDS; i++) aJob[i] = (ShardJob){m, i, nDeltaBytes, apDoc, NULL, nDoc, LP_OK};
-        run_shards(m, shard_reserve, aJob);
-        for (int i = 0; i < MEM_SHARDS && rc == LP_OK; i++) rc = aJob[i].rc;
+        int nJob = shard_jobs(m, aJob, (ShardJob){m, 0, nDeltaBytes, apDoc, NULL, nDoc, LP_OK});
+        run_shards(m, shard_reserve, aJob, nJob);
+        for (int i = 0; i < nJob && rc == LP_OK; i++) rc = aJob[i].rc;
     } else {
-        rc = reserve_docs(m, apDoc, nDoc, MEM_ALL_SHARDS, nDeltaBytes);
+        rc = reserve_docs(m, apDoc, nDoc, MEM_ALL_SHARDS, 0, nDeltaBytes);
     }
     int bNew = 0;
     for (int i = 0; i < MEM_SHARDS; i++) {
@@ -848,8 +870,8 @@ void fts_mem_append_batch(FtsMem *m, const uint32_t *aOrd, FtsDocBuf *const *apD
     }
     for (int k = 0; k < nDoc; k++) append_lengths(m, aOrd[k], apDoc[k]);
     ShardJob aJob[MEM_SHARDS];
-    for (int i = 0; i < MEM_SHARDS; i++) aJob[i] = (ShardJob){m, i, 0, apDoc, aOrd, nDoc, LP_OK};
-    run_shards(m, shard_append, aJob);
+    int nJob = shard_jobs(m, aJob, (ShardJob){m, 0, 0, apDoc, aOrd, nDoc, LP_OK});
+    run_shards(m, shard_append, aJob, nJob);
 }
 
 int fts_mem_add(FtsMem *m, uint32_t doc, FtsDocBuf *d) {

@@ -58,6 +58,9 @@
 #include <sys/mman.h>
 #include <strings.h>
 #include <utf8proc.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "text/stemdict.h"
 #include "text/utf8.h"
@@ -643,6 +646,7 @@ typedef struct RunState {
     uint32_t iPos;              /* position of the next word */
     const char *zText;          /* the text analysed (for error messages) */
     LpError *err;
+    size_t nText;               /* its bytes */
 } RunState;
 
 /* Set i of the memo is entries 2i (the one used last) and 2i+1, picked by
@@ -763,16 +767,38 @@ static int exact_term(const char *z, int n, char *zOut) {
     return n + 1;
 }
 
+/* Lower-cases the ASCII word z[0..m) into zOut (ANALYZER_MAX_TERM bytes;
+** m at most that), where z has nAvail bytes readable. Sixteen at a time
+** while the text holds sixteen more: the bytes past the word are written
+** too, within zOut, and ignored. */
+static inline void lower_ascii(const char *z, size_t m, size_t nAvail, char *zOut) {
+    size_t k = 0;
+#ifdef __SSE2__
+    _Static_assert(ANALYZER_MAX_TERM % 16 == 0, "whole vectors");
+    /* c + (128 - 'A') is below -128 + 26, as a signed byte, for 'A'..'Z'. */
+    const __m128i vShift = _mm_set1_epi8((char)(128 - 'A')), vLimit = _mm_set1_epi8(-128 + 26);
+    const __m128i vCase = _mm_set1_epi8(0x20);
+    for (; k < m && nAvail - k >= 16; k += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(z + k));
+        __m128i bUpper = _mm_cmplt_epi8(_mm_add_epi8(v, vShift), vLimit);
+        _mm_storeu_si128((__m128i *)(void *)(zOut + k), _mm_or_si128(v, _mm_and_si128(bUpper, vCase)));
+    }
+#else
+    (void)nAvail;
+#endif
+    for (; k < m; k++) {
+        unsigned c = (unsigned char)z[k];
+        zOut[k] = (char)(c + (((c - 'A') < 26u) << 5));
+    }
+}
+
 /* Normalises the word z[iStart..iEnd) into w and gives it the next
 ** position. */
 static int word_prepare(RunState *s, const char *z, size_t iStart, size_t iEnd, int bAscii, PendWord *w) {
     if (bAscii) {
         size_t m = iEnd - iStart;
         if (m > ANALYZER_MAX_TERM) m = ANALYZER_MAX_TERM;
-        for (size_t k = 0; k < m; k++) {
-            unsigned c = (unsigned char)z[iStart + k];
-            w->aTerm[k] = (char)(c + (((c - 'A') < 26u) << 5));
-        }
+        lower_ascii(z + iStart, m, s->nText - iStart, w->aTerm);
         w->nTerm = (int)m;
     } else {
         w->nTerm = norm_word(z + iStart, iEnd - iStart, w->aTerm);
@@ -895,7 +921,7 @@ static int run(const Analyzer *a, int mode, const char *z, size_t n, uint32_t iP
     int64_t iBad = utf8_check(z, n);
     if (iBad >= 0) return lp_err_setpos(err, LP_BADINPUT, iBad, "invalid UTF-8 at byte %lld", (long long)iBad);
 
-    RunState s = {a, mode, NULL, NULL, NULL, xToken, ctx, iPosBase, z, err};
+    RunState s = {a, mode, NULL, NULL, NULL, xToken, ctx, iPosBase, z, err, n};
     if (mode != RUN_UNSTEMMED && a->iStem >= 0) {
         int rc = stem_get(a->iStem, &s.pStem, &s.pMemo, err);
         if (rc != LP_OK) return rc;

@@ -488,7 +488,8 @@ static int is_alnum(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
 
-/* A megabyte-size text of random ASCII words against a naive splitter. */
+/* A megabyte-size text of random ASCII words against a naive splitter;
+** in its second half words are long (many over 16 bytes, some over 64). */
 static void test_long_input(void **state) {
     Analyzer *a = mk(NULL, NULL);
     const size_t n = 2u << 20;
@@ -499,6 +500,7 @@ static void test_long_input(void **state) {
     for (size_t i = 0; i < n; i++) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         unsigned r = (unsigned)(x >> 32) % 100;
+        if (i >= n / 2 && r >= 85 && (x & 0xF00) != 0) r %= 85; /* one separator in 100 */
         z[i] = r < 70 ? (char)('a' + r % 26) : r < 80 ? (char)('A' + r % 26) : r < 85 ? (char)('0' + r % 10)
                                                                                 : sep[r % (sizeof(sep) - 1)];
     }
@@ -529,6 +531,12 @@ static void test_long_input(void **state) {
     }
     assert_int_equal(k, t.n);
     assert_int_equal(iEnd, (uint32_t)k);
+    int nLong = 0, nCut = 0;
+    for (int i = 0; i < t.n; i++) {
+        nLong += t.a[i].iEnd - t.a[i].iStart > 16;
+        nCut += t.a[i].iEnd - t.a[i].iStart > ANALYZER_MAX_TERM;
+    }
+    assert_true(nLong > 1000 && nCut > 100);
     toks_free(&t);
     free(z);
     analyzer_free(a);
