@@ -794,7 +794,8 @@ static inline void lower_ascii(const char *z, size_t m, size_t nAvail, char *zOu
 
 /* Normalises the word z[iStart..iEnd) into w and gives it the next
 ** position. */
-static int word_prepare(RunState *s, const char *z, size_t iStart, size_t iEnd, int bAscii, PendWord *w) {
+static inline __attribute__((always_inline)) int word_prepare(RunState *s, const char *z, size_t iStart,
+                                                              size_t iEnd, int bAscii, PendWord *w) {
     if (bAscii) {
         size_t m = iEnd - iStart;
         if (m > ANALYZER_MAX_TERM) m = ANALYZER_MAX_TERM;

@@ -44,12 +44,38 @@ static inline int lp_bytes_eq(const void *pa, const void *pb, size_t n) {
     return 1;
 }
 
+/* 64 x 64 -> 128-bit multiplication folded to 64 bits (wyhash's mix). */
+static inline uint64_t lp_mum(uint64_t a, uint64_t b) {
+    __uint128_t r = (__uint128_t)a * b;
+    return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
 /* A 32-bit hash of a short byte string (a term, a key) for in-memory hash
-** tables: XXH3 (libxxhash), compiled inline as in hashmap.c; on 1 to 16
-** bytes it is a couple of multiplications, no per-byte loop. The low and
-** the high bits are both usable. Hash tables only: never store it. */
+** tables; indexing computes two per word. Up to 16 bytes: two loads that
+** cover the string (overlapping, never past its end) and two folded
+** multiplications, as wyhash does, all inline; longer strings: XXH3
+** (libxxhash), compiled inline as in hashmap.c. The low and the high bits
+** are both usable. Hash tables only: never store it (it may change). */
 static inline uint32_t lp_hash_short(const void *p, size_t n) {
-    return (uint32_t)XXH3_64bits(p, n);
+    const unsigned char *b = p;
+    uint64_t lo, hi;
+    if (n > 16) return (uint32_t)XXH3_64bits(p, n);
+    if (n >= 8) {
+        memcpy(&lo, b, 8);
+        memcpy(&hi, b + n - 8, 8);
+    } else if (n >= 4) {
+        uint32_t x, y;
+        memcpy(&x, b, 4);
+        memcpy(&y, b + n - 4, 4);
+        lo = x;
+        hi = y;
+    } else {
+        lo = n ? (uint64_t)b[0] << 16 | (uint64_t)b[n >> 1] << 8 | b[n - 1] : 0;
+        hi = 0;
+    }
+    uint64_t h = lp_mum(lo ^ 0xa0761d6478bd642full, hi ^ 0xe7037ed1a0b428dbull);
+    h = lp_mum(h ^ 0x8ebc6af09c88c6e3ull, (uint64_t)n ^ 0x589965cc75374cc3ull);
+    return (uint32_t)(h ^ (h >> 32));
 }
 
 static inline uint32_t get_u32le(const uint8_t *p) {

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "util/arena.h"
+#include "util/bytes.h"
 #include "util/bitset.h"
 #include "util/clock.h"
 #include "util/crc32c.h"
@@ -717,6 +718,62 @@ static void test_hmap_keys(void **state) {
 
 /* -------------------------------------------------------------- varint */
 
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* lp_hash_short reads nothing past the string (it ends at an unreadable
+** page here), and spreads words over its low and high bits. */
+static void test_hash_short(void **state) {
+    (void)state;
+    long pg = sysconf(_SC_PAGESIZE);
+    unsigned char *a = mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(a != MAP_FAILED);
+    assert_int_equal(mprotect(a + pg, (size_t)pg, PROT_NONE), 0);
+    uint32_t aSeen[40];
+    for (size_t n = 0; n < 40; n++) {
+        unsigned char *z = a + pg - n;
+        for (size_t i = 0; i < n; i++) z[i] = (unsigned char)('a' + i % 26);
+        aSeen[n] = lp_hash_short(z, n); /* faults if it reads past z + n */
+        for (size_t m = 0; m < n; m++) assert_int_not_equal(aSeen[m], aSeen[n]); /* prefixes differ */
+    }
+    munmap(a, (size_t)pg * 2);
+
+    /* Every word of 1 to 3 letters and "w0".."w99999": ~118k keys. */
+    enum { N = 26 + 26 * 26 + 26 * 26 * 26 + 100000 };
+    uint32_t *aH = malloc(sizeof(uint32_t) * N);
+    assert_non_null(aH);
+    size_t k = 0;
+    char z[16];
+    for (int len = 1; len <= 3; len++) {
+        int nAll = len == 1 ? 26 : len == 2 ? 676 : 17576;
+        for (int v = 0; v < nAll; v++) {
+            for (int i = 0, x = v; i < len; i++, x /= 26) z[i] = (char)('a' + x % 26);
+            aH[k++] = lp_hash_short(z, (size_t)len);
+        }
+    }
+    for (int v = 0; v < 100000; v++) {
+        int len = snprintf(z, sizeof(z), "w%d", v);
+        aH[k++] = lp_hash_short(z, (size_t)len);
+    }
+    assert_int_equal(k, N);
+    uint32_t aLow[256] = {0}, aHigh[256] = {0};
+    for (size_t i = 0; i < k; i++) {
+        aLow[aH[i] & 255]++;
+        aHigh[aH[i] >> 24]++;
+    }
+    for (int b = 0; b < 256; b++) { /* mean 462, sd about 21 */
+        assert_true(aLow[b] > 462 - 120 && aLow[b] < 462 + 120);
+        assert_true(aHigh[b] > 462 - 120 && aHigh[b] < 462 + 120);
+    }
+    qsort(aH, k, sizeof(uint32_t), cmp_u32);
+    int nSame = 0;
+    for (size_t i = 1; i < k; i++) nSame += aH[i] == aH[i - 1];
+    assert_true(nSame <= 10); /* about 1.6 expected */
+    free(aH);
+}
+
 static void test_varint_edges(void **state) {
     (void)state;
     static const struct {
@@ -1217,6 +1274,7 @@ int main(void) {
         cmocka_unit_test(test_idmap_growth_and_reserve),
         cmocka_unit_test(test_hmap_random),
         cmocka_unit_test(test_hmap_keys),
+        cmocka_unit_test(test_hash_short),
         cmocka_unit_test(test_varint_edges),
         cmocka_unit_test(test_varint_overlong),
         cmocka_unit_test(test_varint_stream_and_zigzag),
