@@ -159,6 +159,8 @@ typedef struct Exec {
     int bKeyArrays;
     int rc;
     int64_t t0;                 /* when query_select started (max_query_time) */
+    int bStop;                  /* a scan reached OPTION cutoff or max_query_time
+                                ** (meta.fts.bCutoff or bTimedOut says which) */
 } Exec;
 
 static void eval_keys(Exec *x, const QRow *row) {
@@ -198,6 +200,28 @@ static int topk_init(Exec *x, uint64_t nRows, LpError *err) {
 
 /* ------------------------------------------------------------------ */
 /* Without MATCH                                                       */
+
+/* OPTION cutoff and max_query_time in a scan, as under MATCH: the scan
+** stops once it has counted cutoff matches, or once the query has run
+** max_query_time (checked every SCAN_CHUNK slots); the rows are the best
+** of the matches found by then. */
+
+/* Stops the scan when the matches counted reach the cutoff. */
+static inline void scan_cutoff(Exec *x) {
+    if (x->q->nCutoff && x->meta.nTotalFound >= x->q->nCutoff) {
+        x->meta.fts.bCutoff = 1;
+        x->bStop = 1;
+    }
+}
+
+/* Stops the scan past max_query_time; returns x->bStop. */
+static int scan_deadline(Exec *x) {
+    if (x->q->nsMaxTime > 0 && lp_now_ns() - x->t0 >= x->q->nsMaxTime) {
+        x->meta.fts.bTimedOut = 1;
+        x->bStop = 1;
+    }
+    return x->bStop;
+}
 
 static void consider(Exec *x, const MemRow *r, uint32_t ord) {
     const QSelect *q = x->q;
@@ -355,12 +379,33 @@ static void key_threshold(const Exec *x, const ColKeys *ck, size_t j0, size_t n,
     }
 }
 
-/* Counts the live rows of aBits (n slots from slot c) as matches. */
+/* Keeps the first k set bits of a[0..n) bits (k below their count). */
+static void bits_keep_first(uint64_t *a, size_t n, uint64_t k) {
+    size_t nw = (n + 63) / 64, w = 0;
+    for (; w < nw; w++) {
+        uint64_t c = (uint64_t)__builtin_popcountll(a[w]);
+        if (c > k) break;
+        k -= c;
+    }
+    if (w == nw) return;
+    uint64_t m = a[w];
+    while ((uint64_t)__builtin_popcountll(m) > k) m &= ~(1ull << (63 - __builtin_clzll(m)));
+    a[w++] = m;
+    for (; w < nw; w++) a[w] = 0;
+}
+
+/* Counts the live rows of aBits (n slots from slot c) as matches; at the
+** cutoff only the first ones, the rest cleared. */
 static void count_matches(Exec *x, size_t c, size_t n, uint64_t *aBits) {
     table_snap_keep_live(x->snap, c, n, aBits);
     uint64_t nPass = bits_count(aBits, n);
+    if (x->q->nCutoff && x->meta.nTotalFound + nPass >= x->q->nCutoff) {
+        nPass = x->q->nCutoff - x->meta.nTotalFound;
+        bits_keep_first(aBits, n, nPass);
+    }
     x->meta.nExamined += nPass;
     x->meta.nTotalFound += nPass;
+    scan_cutoff(x);
 }
 
 /* Slots [lo, hi) of one segment through its column arrays apVal/apNull
@@ -370,15 +415,16 @@ static void count_matches(Exec *x, size_t c, size_t n, uint64_t *aBits) {
 static void scan_columns(Exec *x, const ColFilter *cf, const uint64_t *const *apVal,
                          const uint64_t *const *apNull, const ColKeys *ck, size_t lo, size_t hi, int bEarly) {
     uint64_t aBits[SCAN_CHUNK / 64];
-    x->meta.nColumnTested += hi - lo;
-    for (size_t c = lo; c < hi; c += SCAN_CHUNK) {
+    for (size_t c = lo; c < hi && !scan_deadline(x); c += SCAN_CHUNK) {
         size_t n = hi - c < SCAN_CHUNK ? hi - c : SCAN_CHUNK, nw = (n + 63) / 64;
+        x->meta.nColumnTested += n;
         bits_fill(aBits, n);
         for (int k = 0; k < cf->n; k++) {
             colscan_eval(&cf->a[k], apVal[k] + (c - lo), apNull[k] + (c - lo) / 64, n, aBits);
         }
         if (cf->bExact && (x->q->bCountOnly || (bEarly && x->h.n == x->h.cap))) {
             count_matches(x, c, n, aBits); /* only counting: no row is read */
+            if (x->bStop) break;
             continue;
         }
         if (ck->n && cf->bExact) {
@@ -399,11 +445,13 @@ static void scan_columns(Exec *x, const ColFilter *cf, const uint64_t *const *ap
                     topk_offer(&x->h, r, (uint32_t)slot, 1.0, 0, x->aKey);
                 }
             }
+            if (x->bStop) break;
             continue;
         }
-        for (size_t w = 0; w < nw; w++) {
-            for (uint64_t m = aBits[w]; m; m &= m - 1) {
+        for (size_t w = 0; w < nw && !x->bStop; w++) {
+            for (uint64_t m = aBits[w]; m && !x->bStop; m &= m - 1) {
                 scan_slot(x, c + 64 * w + (size_t)__builtin_ctzll(m), bEarly, cf->bExact);
+                scan_cutoff(x);
             }
         }
     }
@@ -474,6 +522,8 @@ static int run_plain(Exec *x, LpError *err) {
             rc = idmap_put(&seen, (uint64_t)q->aId[i], 1);
             const MemRow *r = table_snap_get(x->snap, q->aId[i]);
             if (r) consider(x, r, 0);
+            scan_cutoff(x);
+            if (x->bStop) break;
         }
         idmap_free(&seen);
         if (rc != LP_OK) return lp_err_set(err, LP_NOMEM, "out of memory");
@@ -482,6 +532,11 @@ static int run_plain(Exec *x, LpError *err) {
     x->meta.zPlan = "full_scan";
     if (q->bCountOnly && !q->pWhere) { /* COUNT(*) of the whole table */
         x->meta.nTotalFound = table_snap_count(x->snap);
+        if (q->nCutoff && x->meta.nTotalFound > q->nCutoff) {
+            x->meta.nTotalFound = q->nCutoff;
+            x->meta.fts.bCutoff = 1;
+            x->meta.bTotalExact = 0;
+        }
         return LP_OK;
     }
     size_t nSlot = table_snap_nslot(x->snap);
@@ -496,11 +551,12 @@ static int run_plain(Exec *x, LpError *err) {
     }
     ColKeys ck;
     if (key_init(a, q, x->s, &ck) != LP_OK) return lp_err_set(err, LP_NOMEM, "out of memory");
-    for (size_t i = 0; i < nSlot;) {
+    for (size_t i = 0; i < nSlot && !scan_deadline(x);) {
         size_t lo = i, hi = nSlot;
         int bCols = (cf.n > 0 || ck.n > 0) & filter_arrays(x, &cf, i, apVal, apNull, &lo, &hi) &
                     key_arrays(x, &ck, i, &lo, &hi);
-        if (!q->nOrder && !bEarly && !q->bCountOnly && cf.bExact && (bCols || !cf.n) &&
+        /* (a whole segment's matches at once: not under a cutoff) */
+        if (!q->nOrder && !bEarly && !q->bCountOnly && cf.bExact && (bCols || !cf.n) && !q->nCutoff &&
             scan_by_id(x, &cf, i, &hi)) {
             i = hi;
             continue;
@@ -510,10 +566,16 @@ static int run_plain(Exec *x, LpError *err) {
         if (bCols && lo == i) {
             scan_columns(x, &cf, apVal, apNull, &ck, lo, hi, bEarly);
         } else {
-            for (; i < hi; i++) scan_slot(x, i, bEarly, 0);
+            for (; i < hi && !x->bStop; i++) {
+                if (i % SCAN_CHUNK == 0 && scan_deadline(x)) break;
+                scan_slot(x, i, bEarly, 0);
+                scan_cutoff(x);
+            }
         }
+        if (x->bStop) break;
         i = hi;
     }
+    x->meta.bTotalExact = !x->bStop;
     return LP_OK;
 }
 

@@ -67,12 +67,12 @@ typedef struct QSelect {
     const FtsNode *pMatch;
     const char *zMatch;         /* its text, for error positions */
     size_t nMatch;              /* its length */
-    int64_t nsMaxTime;          /* OPTION max_query_time: the full-text search
-                                ** stops this long after the query started
-                                ** (0: no limit); QMeta.fts.bTimedOut */
-    uint64_t nCutoff;           /* OPTION cutoff: the full-text search stops
-                                ** after this many accepted matches (0: no
-                                ** limit); QMeta.fts.bCutoff */
+    int64_t nsMaxTime;          /* OPTION max_query_time: the search (MATCH
+                                ** or scan) stops this long after the query
+                                ** started (0: no limit); QMeta.fts.bTimedOut */
+    uint64_t nCutoff;           /* OPTION cutoff: the search (MATCH or scan)
+                                ** stops after this many accepted matches (0:
+                                ** no limit); QMeta.fts.bCutoff */
     FtsRankParams rank;         /* ranker, k1, b, weights */
     int bOrderByWeight;         /* ORDER BY is WEIGHT() DESC only */
     int bKnn;                   /* a knn() clause: the rows are the knnK nearest */
@@ -92,7 +92,8 @@ typedef struct QMeta {
     uint64_t nTotalFound;       /* rows that matched */
     int bTotalExact;            /* nTotalFound counts every match (else a lower bound) */
     uint64_t nReturned;         /* rows handed to xRow */
-    FtsStats fts;               /* full-text counters, when bMatch */
+    FtsStats fts;               /* full-text counters, when bMatch; a scan sets
+                                ** only bCutoff and bTimedOut */
     uint64_t nKnnDist;          /* vector distances computed, when bKnn */
     int64_t nsPlan;             /* planning the full-text query */
     int64_t nsMatch;            /* finding (and scoring) the rows */

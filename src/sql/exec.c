@@ -1160,10 +1160,15 @@ static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
     if (pKnn && bind_knn(b, q, pKnn)) return b->rc;
     const char *const *azFts;
     int nFts = table_fts_fields(bs->t, &azFts, NULL);
+    /* Without MATCH: a scan stops at cutoff and max_query_time as a
+    ** search does; the other options are about ranking. */
     for (int i = 0; i < sel->nOption && !pMatch; i++) {
-        if (strcmp(sel->aOption[i].zName, "max_matches") != 0) {
+        const char *z = sel->aOption[i].zName;
+        int bLimit = strcmp(z, "cutoff") == 0 || strcmp(z, "max_query_time") == 0;
+        if (strcmp(z, "max_matches") != 0 && (!bLimit || pKnn)) {
             char zMsg[160];
-            snprintf(zMsg, sizeof(zMsg), "option '%s' needs a MATCH() query", sel->aOption[i].zName);
+            snprintf(zMsg, sizeof(zMsg), pKnn && bLimit ? "option '%s' is not supported with knn()"
+                                                        : "option '%s' needs a MATCH() query", z);
             return bind_fail_at(b, sel->aOption[i].pos, zMsg);
         }
     }

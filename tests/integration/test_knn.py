@@ -190,6 +190,8 @@ def test_meta_and_paths(cur, table):
     ("knn(v, 3, 1) OR id = 1", 1064, r"condition of its own"),
     ("NOT knn(v, 3, 1)", 1064, r"condition of its own"),
     ("id = 1 AND knn_dist() < 1", 1064, r"knn_dist\(\) needs a knn\(\)"),
+    ("knn(v, 3, 1) OPTION cutoff=2", 1064, r"option 'cutoff' is not supported with knn\(\)"),
+    ("knn(v, 3, 1) OPTION max_query_time=5", 1064, r"option 'max_query_time' is not supported with knn\(\)"),
 ])
 def test_errors(cur, table, sql, code, pattern):
     name, _, _ = table

@@ -228,3 +228,75 @@ def test_select_without_from_names_and_functions(cur, conn):
     (db, ver, cid, user, lid), = cur.fetchall()
     assert ver == conn.get_server_info() and cid == conn.thread_id() and user.startswith("root")
     assert lid == 0
+
+
+def scan_table(cur, uniq, n=3000):
+    """n rows: id i, a = i % 3, k = (n - i) (a descending key); the first
+    half flushed to a sealed segment (column arrays), the rest in RAM."""
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (a INT, k INT, body TEXT)")
+    half = n // 2
+    for lo, hi in ((1, half + 1), (half + 1, n + 1)):
+        for base in range(lo, hi, 500):
+            cur.execute(f"INSERT INTO {t} (id, a, k, body) VALUES " + ",".join(
+                f"({i}, {i % 3}, {n - i}, 'x')" for i in range(base, min(base + 500, hi))))
+        if lo == 1:
+            cur.execute(f"FLUSH RAMCHUNK {t}")
+    return t
+
+
+def test_scan_cutoff(cur, uniq):
+    """OPTION cutoff=N without MATCH stops the scan once N rows passed the
+    WHERE, as it stops a full-text search: COUNT(*) says N, the rows are
+    the best of those N (the first N in id order), total_relation is gte.
+    Through column arrays (sealed rows), row by row (RAM rows) and across
+    the two; 0 means no limit."""
+    t = scan_table(cur, uniq)
+    for cut, where, want in ((10, "", 10), (1600, "", 1600), (2999, "", 2999), (100, "WHERE a = 1", 100),
+                             (1200, "WHERE a = 1", 1000), (0, "WHERE a = 1", 1000), (5000, "", 3000)):
+        cur.execute(f"SELECT COUNT(*) FROM {t} {where} OPTION cutoff={cut}")
+        assert cur.fetchone()[0] == want, (cut, where)
+        assert show_meta(cur)["total_relation"] == ("gte" if 0 < cut <= want else "eq"), (cut, where)
+    # the best of the first N matches: ids 1..10 (a = 1: 1, 4, ... 28)
+    assert rows(cur, f"SELECT id FROM {t} ORDER BY k ASC LIMIT 3 OPTION cutoff=10") == [(10,), (9,), (8,)]
+    assert rows(cur, f"SELECT id FROM {t} WHERE a = 1 ORDER BY k ASC LIMIT 2 OPTION cutoff=10") == [(28,), (25,)]
+    assert rows(cur, f"SELECT id FROM {t} WHERE a = 1 LIMIT 3 OPTION cutoff=5") == [(1,), (4,), (7,)]
+    m = show_meta(cur)
+    assert m["total_found"] == "5" and m["total_relation"] == "gte", m
+    # the cutoff falls among the RAM rows, past the sealed ones
+    assert rows(cur, f"SELECT id FROM {t} WHERE a = 0 ORDER BY k ASC LIMIT 1 OPTION cutoff=600") == [(1800,)]
+    # a filter the column arrays cannot decide (rows read one by one) stops too
+    assert rows(cur, f"SELECT COUNT(*) FROM {t} WHERE a * 2 = 4 OPTION cutoff=7") == [(7,)]
+    assert rows(cur, f"SELECT id FROM {t} WHERE a * 2 = 4 ORDER BY k DESC LIMIT 1 OPTION cutoff=7") == [(2,)]
+    # by ids
+    assert rows(cur, f"SELECT id FROM {t} WHERE id IN (5, 6, 7, 8) OPTION cutoff=2") == [(5,), (6,)]
+    for bad in ("-1", "1.5", "'x'"):
+        expect_error(cur, f"SELECT id FROM {t} OPTION cutoff={bad}", 1064, r"cutoff expects an integer from 0")
+
+
+def test_scan_max_query_time(cur, uniq):
+    """OPTION max_query_time=N (ms) without MATCH stops a scan N ms after
+    the query starts, with a warning: the rows are the best found by then.
+    A filter the column arrays cannot decide, on each of 300,000 rows,
+    takes far more than 1 ms; a generous limit changes nothing."""
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (a INT, body TEXT)")
+    for base in range(0, 300000, 10000):
+        cur.execute(f"INSERT INTO {t} (id, a) VALUES " + ",".join(f"({base + i + 1}, {i % 7})"
+                                                                 for i in range(10000)))
+    where = "WHERE a * 2 + 1 > 0"
+    cur.execute(f"SELECT COUNT(*) FROM {t} {where}")
+    assert cur.fetchone()[0] == 300000
+    cur.execute(f"SELECT COUNT(*) FROM {t} {where} OPTION max_query_time=1")
+    assert cur.fetchone()[0] < 300000
+    cur.execute("SHOW WARNINGS")
+    assert cur.fetchall() == (("Warning", "1105", "query time exceeded max_query_time=1 ms: the results "
+                               "are the matches found by then"),)
+    assert len(rows(cur, f"SELECT id FROM {t} {where} ORDER BY a DESC LIMIT 2 OPTION max_query_time=1")) == 2
+    m = show_meta(cur)
+    assert m["total_relation"] == "gte" and int(m["total_found"]) < 300000, m
+    cur.execute(f"SELECT COUNT(*) FROM {t} {where} OPTION max_query_time=600000")
+    assert cur.fetchone()[0] == 300000
+    cur.execute("SHOW WARNINGS")
+    assert cur.fetchall() == ()
+    expect_error(cur, f"SELECT id FROM {t} OPTION max_query_time=-1", 1064, r"'max_query_time' expects a number")
