@@ -626,6 +626,22 @@ static int has_pos_from(const uint32_t *a, uint32_t n, uint32_t v, uint32_t *pLo
 ** looked up. */
 static uint32_t exact_starts(PhraseIt *p, int w0, int w1, uint32_t *aOut) {
     const PlanNode *pn = p->base.pn;
+    if (w1 - w0 == 2 && !pn->anchor) {
+        /* Two words, the most common phrase: one merge of the two lists,
+        ** the second word's positions sought delta after the first's. */
+        const uint32_t *a = p->aaPos[w0], *b = p->aaPos[w0 + 1];
+        uint32_t na = p->anPos[w0], nb = p->anPos[w0 + 1], j = 0, nMatch = 0;
+        uint64_t delta = pn->aQPos[w0 + 1] - pn->aQPos[w0];
+        for (uint32_t k = 0; k < na && j < nb; k++) {
+            uint64_t want = a[k] + delta;
+            while (j < nb && b[j] < want) j++;
+            if (j < nb && b[j] == want) {
+                if (aOut) aOut[nMatch] = a[k];
+                nMatch++;
+            }
+        }
+        return nMatch;
+    }
     uint32_t *aLo = p->aLo;
     int iPiv = w0;
     for (int i = w0; i < w1; i++) {
@@ -852,6 +868,28 @@ static uint32_t phrase_approx(PhraseIt *p, uint32_t d) {
     FtsPostings *const *ac = p->ac;
     const int *aOrder = p->aOrder;
     uint64_t nPost = 0; /* counted here, added once: no store per step */
+    if (n == 2 && nReq == 2) {
+        /* The loop below for two words, the most common phrase. */
+        FtsPostings *c0 = ac[aOrder[0]], *c1 = ac[aOrder[1]];
+        while (d != FTS_NO_DOC) {
+            nPost++;
+            uint32_t cd = c0->doc;
+            if (cd == FTS_BEFORE_FIRST) cd = c0->vt->xNext(c0);
+            if (cd < d) cd = c0->vt->xAdvance(c0, d);
+            if (cd != d) {
+                d = cd;
+                continue;
+            }
+            nPost++;
+            cd = c1->doc;
+            if (cd == FTS_BEFORE_FIRST) cd = c1->vt->xNext(c1);
+            if (cd < d) cd = c1->vt->xAdvance(c1, d);
+            if (cd == d) break;
+            d = cd;
+        }
+        p->base.q->st.nPostings += nPost;
+        return p->base.doc = d;
+    }
     while (d != FTS_NO_DOC) {
         int k = 0;
         for (; k < n; k++) {
