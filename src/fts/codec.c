@@ -242,13 +242,11 @@ int fts_codec_tail_get(const uint8_t **pp, const uint8_t *pEnd, uint32_t base, u
     return LP_OK;
 }
 
-static inline unsigned popcount16(unsigned x) {
-    x = x - ((x >> 1) & 0x5555u);
-    x = (x & 0x3333u) + ((x >> 2) & 0x3333u);
-    x = (x + (x >> 4)) & 0x0F0Fu;
-    return (x + (x >> 8)) & 0x1Fu;
-}
-
+/* Built twice, for CPUs with and without POPCNT (x86-64's baseline lacks
+** it), the right one picked when the program loads. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("popcnt", "default")))
+#endif
 int fts_codec_skip_varints(const uint8_t **pp, const uint8_t *pEnd, uint64_t n) {
     const uint8_t *p = *pp;
     if (n == 0) return LP_OK;
@@ -259,7 +257,7 @@ int fts_codec_skip_varints(const uint8_t **pp, const uint8_t *pEnd, uint64_t n) 
     while (pEnd - p >= 16) {
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
         unsigned ends = ~(unsigned)_mm_movemask_epi8(v) & 0xFFFFu;
-        unsigned c = popcount16(ends);
+        unsigned c = (unsigned)__builtin_popcount(ends);
         if (c >= n) {
             while (--n) ends &= ends - 1;
             *pp = p + __builtin_ctz(ends) + 1;
