@@ -242,6 +242,41 @@ int fts_codec_tail_get(const uint8_t **pp, const uint8_t *pEnd, uint32_t base, u
     return LP_OK;
 }
 
+/* Sixteen bytes at a time: the bytes that end a varint are counted, and
+** the continuation bytes (bit 7 set) may not run five long, across chunk
+** boundaries too (the last four bits of each chunk's mask are carried).
+** Built twice, as fts_codec_skip_varints is. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("popcnt", "default")))
+#endif
+int fts_codec_varints_exact(const uint8_t *p, size_t n, uint64_t count) {
+    _Static_assert(VARINT_MAX32 == 5, "the run test below is for five bytes");
+    if (n == 0) return count == 0;
+    if (p[n - 1] >= 0x80) return 0; /* the last varint unfinished */
+    uint64_t nEnd = 0;
+    uint32_t carry = 0; /* continuation bits of the 4 bytes before */
+    size_t i = 0;
+#ifdef __SSE2__
+    for (; n - i >= 16; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+        uint32_t m = (uint32_t)_mm_movemask_epi8(v);
+        nEnd += 16 - (unsigned)__builtin_popcount(m);
+        uint32_t x = m << 4 | carry;
+        if (x & x >> 1 & x >> 2 & x >> 3 & x >> 4) return 0;
+        carry = m >> 12;
+    }
+#endif
+    for (int nRun = (carry & 8) ? (carry & 4) ? (carry & 2) ? (carry & 1) ? 4 : 3 : 2 : 1 : 0; i < n; i++) {
+        if (p[i] >= 0x80) {
+            if (++nRun >= VARINT_MAX32) return 0;
+        } else {
+            nEnd++;
+            nRun = 0;
+        }
+    }
+    return nEnd == count;
+}
+
 /* Built twice, for CPUs with and without POPCNT (x86-64's baseline lacks
 ** it), the right one picked when the program loads. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)

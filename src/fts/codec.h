@@ -98,6 +98,10 @@ int fts_codec_tail_get(const uint8_t **pp, const uint8_t *pEnd, uint32_t base, u
 ** check for overlong encodings (the decoder of the values does). */
 int fts_codec_skip_varints(const uint8_t **pp, const uint8_t *pEnd, uint64_t n);
 
+/* 1 when p[0..n) is exactly count varints, none longer than VARINT_MAX32
+** bytes (a uint32's): what a segment's positions must be. Else 0. */
+int fts_codec_varints_exact(const uint8_t *p, size_t n, uint64_t count);
+
 /* The w-bit field (w 0..32) at bit position bit of the LSB-first bit
 ** string at p. Reads the 8 bytes at p + bit/8. */
 static inline uint32_t fts_codec_bits_get(const uint8_t *p, uint64_t bit, int w) {

@@ -641,11 +641,29 @@ int fts_segw_postings(FtsSegWriter *w, const uint32_t *aDoc, const uint32_t *aTf
     if (VEC_RESERVE(&w->aDoc, nHad + n) || VEC_RESERVE(&w->aTf, nHad + n)) {
         return segw_fail(w, LP_NOMEM, "out of memory");
     }
+    uint32_t prev = nHad ? w->aDoc.a[nHad - 1] : 0;
+    uint64_t cf = 0;
+    if (nHad % FTS_BLOCK == 0 && n <= FTS_BLOCK) {
+        /* A block (a flush's xBlock gives them): its positions start at
+        ** the block's, so they need no walk, only the checks, at once. A
+        ** failed check is left to the walk below, which names it. */
+        uint32_t i = 0, d = prev;
+        for (; i < n; i++) {
+            if (aDoc[i] >= w->nDocs || ((nHad > 0 || i > 0) && aDoc[i] <= d) || aTf[i] == 0) break;
+            d = aDoc[i];
+            cf += aTf[i];
+        }
+        if (i == n && fts_codec_varints_exact(pPos, nPos, cf)) {
+            if (nHad > 0 && VEC_PUSH(&w->aPosMark, (uint64_t)w->pos.n)) {
+                return segw_fail(w, LP_NOMEM, "out of memory");
+            }
+            goto copy;
+        }
+        cf = 0;
+    }
     /* Each posting checked as fts_segw_posting_enc checks it, walking its
     ** tf varints, which also finds where each block's positions start. */
-    uint32_t prev = nHad ? w->aDoc.a[nHad - 1] : 0;
     const uint8_t *p = pPos, *pEnd = pPos + nPos;
-    uint64_t cf = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t doc = aDoc[i], tf = aTf[i];
         if (doc >= w->nDocs) {
@@ -680,6 +698,7 @@ int fts_segw_postings(FtsSegWriter *w, const uint32_t *aDoc, const uint32_t *aTf
         return segw_fail(w, LP_BADINPUT, "key %s: document %" PRIu32 ": positions are not %" PRIu32 " varints",
                          zKey, aDoc[n - 1], aTf[n - 1]);
     }
+copy:;
     char *o = strbuf_reserve_fast(&w->pos, nPos);
     if (!o) return segw_fail(w, LP_NOMEM, "out of memory");
     memcpy(o, pPos, nPos);

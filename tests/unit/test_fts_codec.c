@@ -265,6 +265,51 @@ static void test_tail_format_and_errors(void **state) {
     assert_int_equal(fts_codec_tail_get(&p, one + 1, 10, 10, bDoc, bTf, 1), LP_CORRUPT);
 }
 
+/* fts_codec_varints_exact's answer, a byte at a time. */
+static int varints_exact_ref(const uint8_t *p, size_t n, uint64_t count) {
+    uint64_t nEnd = 0;
+    int nRun = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] >= 0x80) {
+            if (++nRun >= 5) return 0;
+        } else {
+            nEnd++;
+            nRun = 0;
+        }
+    }
+    return nRun == 0 && nEnd == count;
+}
+
+/* Random streams of bytes mostly below 0x80, or mostly above (long runs
+** of continuation bytes, across the sixteen-byte chunks), each length to
+** 100, against the reference, with the count right and one off. */
+static void test_varints_exact(void **state) {
+    (void)state;
+    uint8_t buf[100];
+    int nYes = 0, nNo = 0;
+    for (int rep = 0; rep < 20000; rep++) {
+        size_t n = (size_t)(rnd() % 101);
+        unsigned pct = (unsigned)(rnd() % 100);
+        uint64_t nEnd = 0;
+        for (size_t i = 0; i < n; i++) {
+            buf[i] = (uint8_t)(rnd() % 100 < pct ? 0x80 | (rnd() & 0x7f) : rnd() & 0x7f);
+            nEnd += buf[i] < 0x80;
+        }
+        for (uint64_t c = nEnd ? nEnd - 1 : 0; c <= nEnd + 1; c++) {
+            int want = varints_exact_ref(buf, n, c);
+            assert_int_equal(fts_codec_varints_exact(buf, n, c), want);
+            nYes += want;
+            nNo += !want;
+        }
+    }
+    assert_true(nYes > 1000 && nNo > 1000);
+    /* four continuation bytes then the last: five bytes, allowed */
+    const uint8_t a5[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 0x81, 0x82, 0x83, 0x84, 0x05};
+    assert_int_equal(fts_codec_varints_exact(a5, sizeof(a5), 13), 1);
+    const uint8_t a6[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0x80, 0x81, 0x82, 0x83, 0x84, 0x05};
+    assert_int_equal(fts_codec_varints_exact(a6, sizeof(a6), 12), 0);
+}
+
 static void test_skip_varints(void **state) {
     (void)state;
     for (int rep = 0; rep < 200; rep++) {
@@ -329,6 +374,7 @@ int main(void) {
         cmocka_unit_test(test_tail_roundtrip),
         cmocka_unit_test(test_tail_format_and_errors),
         cmocka_unit_test(test_skip_varints),
+        cmocka_unit_test(test_varints_exact),
         cmocka_unit_test(test_bit_fields),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
