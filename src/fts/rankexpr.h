@@ -83,7 +83,12 @@ typedef struct FtsFieldFactors {
     uint32_t exactOrder;            /* 1: every keyword occurs, in the query's order */
     double atc;                     /* aggregate term closeness (see atc below) */
     uint32_t minGaps;               /* see min_gaps below */
+    uint32_t maxWindowHits;         /* most keyword occurrences in FTS_WINDOW_HITS
+                                    ** positions running (PACKEDFACTORS()'s
+                                    ** max_window_hits; not an expression factor) */
 } FtsFieldFactors;
+
+#define FTS_WINDOW_HITS 10
 
 /* bm25a(k1, b) and bm25f(k1, b, {...}): the document's weight by the
 ** query's clauses, rescored with k1 and b: per-field BM25 (bF 0) or BM25F

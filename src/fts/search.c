@@ -2277,6 +2277,9 @@ struct FtsFactors {
                                 ** keys standing there found in the field (wlccs) */
     uint8_t *aSeenDoc;          /* ... and in some field of the scored document, */
     VEC(uint32_t) seenDoc;      /* those positions (doc_word_count) */
+    uint32_t *aWordTf;          /* PACKEDFACTORS(), per query position: occurrences
+                                ** in the document over its fields (when not NULL), */
+    double *aWordIdf;           /* and the largest idf among its keys found there */
 };
 
 static void factors_free(FtsFactors *fx) {
@@ -2560,6 +2563,12 @@ static int field_occurrences(FtsQuery *q, FtsFieldFactors *out) {
     atc_side(fx, 0, &sum);
     atc_side(fx, 1, &sum);
     out->atc = log(1 + sum);
+    /* max_window_hits: the occurrences, sorted, in a window sliding over them */
+    for (size_t i = 0, j = 0; j < fx->occ.n; j++) {
+        uint32_t pj = (uint32_t)(fx->occ.a[j] >> 32);
+        while ((uint32_t)(fx->occ.a[i] >> 32) + FTS_WINDOW_HITS <= pj) i++;
+        if (j - i + 1 > out->maxWindowHits) out->maxWindowHits = (uint32_t)(j - i + 1);
+    }
     return field_min_gaps(fx, q->nQPos, &out->minGaps);
 }
 
@@ -2599,6 +2608,10 @@ static int field_factors(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFac
         }
         for (int j = 0; j < k->nQ && bExpr; j++) {
             if (k->idf > fx->aQIdf[k->aQ[j]]) fx->aQIdf[k->aQ[j]] = k->idf;
+        }
+        for (int j = 0; j < k->nQ && fx->aWordTf; j++) {
+            fx->aWordTf[k->aQ[j]] += n;
+            if (k->idf > fx->aWordIdf[k->aQ[j]]) fx->aWordIdf[k->aQ[j]] = k->idf;
         }
         if (mode & FF_OCC) {
             /* the key's occurrences, once each whatever its query positions */
@@ -3619,6 +3632,64 @@ int fts_query_explain_doc(FtsQuery *q, uint32_t doc, StrBuf *out, LpError *err) 
         return q->rc;
     }
     return out->oom ? lp_err_set(err, LP_NOMEM, "out of memory") : LP_OK;
+}
+
+int fts_query_packed_factors(FtsQuery *q, uint32_t doc, int bNoAtc, StrBuf *out, LpError *err) {
+    if (!is_factor_ranker(q->rank.ranker)) {
+        return lp_err_set(err, LP_BADINPUT, "PACKEDFACTORS() needs ranker=expr('...') or ranker=export('...')");
+    }
+    It *root = instantiate(q, q->root);
+    if (!root) {
+        *err = q->errIter;
+        return q->rc;
+    }
+    root->vt->advance(root, doc);
+    if (root->doc != doc || q->root->kind == PN_ALL) return LP_OK; /* not a match: nothing to say */
+    int nf = q->src->nFields;
+    size_t nq = q->nQPos ? q->nQPos : 1;
+    FtsFieldFactors *aFF = arena_alloc(q->a, sizeof(FtsFieldFactors) * (size_t)nf);
+    if (!aFF || factors_open(q) != LP_OK) goto fail;
+    FtsFactors *fx = q->fx;
+    if (!(fx->aWordTf = arena_zalloc(q->a, sizeof(uint32_t) * nq)) ||
+        !(fx->aWordIdf = arena_zalloc(q->a, sizeof(double) * nq))) {
+        fx->aWordTf = NULL;
+        goto fail;
+    }
+    double W = root->vt->score(root), w = 0;
+    uint32_t nDocWords = 0;
+    int rc = factor_weight(q, root, W, &w, aFF, &nDocWords);
+    uint32_t *aWordTf = fx->aWordTf;
+    fx->aWordTf = NULL;
+    if (rc != LP_OK) goto fail;
+    Rescore rs = {q, root};
+    static const double aNoWeight[1] = {1}; /* nW 0: every field weighs 1 */
+    double bm25a = rescore(&rs, 0, q->rank.k1, q->rank.b, aNoWeight, 0);
+    uint32_t mask = 0;
+    for (int f = 0; f < nf && f < 32; f++) mask |= aFF[f].hitCount ? 1u << f : 0;
+    strbuf_appendf(out, "bm25=%d, bm25a=%.8f, field_mask=%u, doc_word_count=%u", (int)bm25_part(W), bm25a,
+                   mask, nDocWords);
+    for (int f = 0; f < nf; f++) {
+        const FtsFieldFactors *x = &aFF[f];
+        if (!x->hitCount) continue;
+        strbuf_appendf(out, ", field%d=(lcs=%u, hit_count=%u, word_count=%u, tf_idf=%.8f, min_idf=%.8f, "
+                            "max_idf=%.8f, sum_idf=%.8f, min_hit_pos=%u, min_best_span_pos=%u, exact_hit=%u, "
+                            "max_window_hits=%u, min_gaps=%u, exact_order=%u, lccs=%u, wlccs=%.8f, atc=%.6f)",
+                       f, x->lcs, x->hitCount, x->wordCount, x->tfIdf, x->minIdf, x->maxIdf, x->sumIdf,
+                       x->minHitPos, x->minBestSpanPos, x->exactHit, x->maxWindowHits, x->minGaps,
+                       x->exactOrder, x->lccs, x->wlccs, bNoAtc ? 0.0 : x->atc);
+    }
+    for (uint32_t k = 0; k < fx->nQWords; k++) {
+        uint32_t v = fx->aKw[k];
+        if (aWordTf[v]) strbuf_appendf(out, ", word%u=(tf=%u, idf=%.8f)", k, aWordTf[v], fx->aWordIdf[v]);
+    }
+    if (q->rc) goto fail;
+    return out->oom ? lp_err_set(err, LP_NOMEM, "out of memory") : LP_OK;
+fail:
+    if (q->rc) {
+        *err = q->errIter;
+        return q->rc;
+    }
+    return lp_err_set(err, LP_NOMEM, "out of memory");
 }
 
 static void plan_text(const FtsQuery *q, const PlanNode *pn, int depth, StrBuf *sb) {

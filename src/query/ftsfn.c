@@ -26,6 +26,19 @@ Value qfn_explain_score(const QExpr *e, const QRow *row) {
     return v;
 }
 
+Value qfn_packed_factors(const QExpr *e, const QRow *row) {
+    if (!row || !row->fts || !row->fts->q) return value_null();
+    StrBuf sb = {0};
+    LpError err;
+    Value v = value_null();
+    int bNoAtc = e->u.call.pArg != NULL;
+    if (fts_query_packed_factors(row->fts->q, row->ord, bNoAtc, &sb, &err) == LP_OK && sb.n) {
+        v = scratch_str(row, &sb);
+    }
+    strbuf_free(&sb);
+    return v;
+}
+
 Value qfn_highlight(const QExpr *e, const QRow *row) {
     const QHighlight *h = e->u.call.pArg;
     if (!row || !row->r) return value_null();

@@ -11,6 +11,10 @@
 /* EXPLAIN_SCORE(): the JSON breakdown of the row's WEIGHT() (fts/search.h). */
 Value qfn_explain_score(const QExpr *e, const QRow *row);
 
+/* PACKEDFACTORS(): fts_query_packed_factors' text for the row's document
+** (pArg non-NULL: {no_atc=1}), NULL when it is not a match. */
+Value qfn_packed_factors(const QExpr *e, const QRow *row);
+
 
 #include "fts/highlight.h"
 

@@ -57,6 +57,7 @@ typedef struct Binder {
     const FtsNode *pMatchRoot; /* its tree (NULL: MATCH('')) */
     Table *pTable;          /* the table (for its full-text fields), or NULL */
     int expand;             /* the MATCH's FTS_EXPAND_* bits (expand_keywords), for HIGHLIGHT() */
+    int bExprRanker;        /* OPTION ranker=expr(...) or export(...): PACKEDFACTORS() makes sense */
 } Binder;
 
 /* A bound expression with what the binder knows statically. */
@@ -391,6 +392,38 @@ static int bind_func(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
         out->q = z[0] == 'w' ? qexpr_weight(b->a) : qexpr_call(b->a, qfn_explain_score, NULL, NULL, 0);
         if (!out->q) return bind_oom(b);
         out->type = z[0] == 'w' ? SQLCOL_FLOAT : SQLCOL_JSON;
+        out->iCol = SCHEMA_NO_COL;
+        out->bConst = 0;
+        out->bNull = 0;
+        return LP_OK;
+    }
+    if (k < 0 && !strcmp(z, "packedfactors")) {
+        /* PACKEDFACTORS() or PACKEDFACTORS({no_atc=1}), as Manticore: under
+        ** the expression ranker only */
+        const void *pNoAtc = NULL;
+        if (e->u.func.nArg > 1 || (e->u.func.nArg == 1 && e->u.func.aArg[0]->kind != EXPR_MAP)) {
+            return bind_fail_at(b, e->pos, "PACKEDFACTORS() takes no argument, or {no_atc=1}");
+        }
+        for (int i = 0; e->u.func.nArg == 1 && i < e->u.func.aArg[0]->u.map.nItem; i++) {
+            const SqlMapItem *it = &e->u.func.aArg[0]->u.map.aItem[i];
+            if (strcmp(it->zName, "no_atc") != 0) {
+                return bind_fail_at(b, it->pos, "PACKEDFACTORS(): unknown option: expected no_atc");
+            }
+            if (it->pValue->kind != EXPR_INT || (it->pValue->u.i != 0 && it->pValue->u.i != 1)) {
+                return bind_fail_at(b, it->pValue->pos, "PACKEDFACTORS(): no_atc must be 0 or 1");
+            }
+            pNoAtc = it->pValue->u.i ? b : NULL;
+        }
+        if (ctx != CTX_SELECT) {
+            return bind_fail_at(b, e->pos, "PACKEDFACTORS() can only be used in the select list");
+        }
+        if (!b->bMatch) return bind_fail_at(b, e->pos, "PACKEDFACTORS() needs a MATCH() in the WHERE clause");
+        if (!b->bExprRanker) {
+            return bind_fail_at(b, e->pos, "PACKEDFACTORS() needs OPTION ranker=expr('...') or ranker=export('...')");
+        }
+        out->q = qexpr_call(b->a, qfn_packed_factors, pNoAtc, NULL, 0);
+        if (!out->q) return bind_oom(b);
+        out->type = SQLCOL_STRING;
         out->iCol = SCHEMA_NO_COL;
         out->bConst = 0;
         out->bNull = 0;
@@ -782,17 +815,17 @@ static int apply_rank_options(Binder *b, const SqlMapItem *aOpt, int nOpt, int n
             }
         } else if (strcmp(z, "ranker") == 0) {
             const Expr *v = o->pValue;
-            if (v && v->kind == EXPR_FUNC && strcmp(v->u.func.zName, "export") == 0) {
-                return bind_fail_at(b, v->pos,
-                                    "ranker=export(...) is not supported: use ranker=expr('...') and "
-                                    "EXPLAIN_SCORE() for the factors");
-            }
-            if (v && v->kind == EXPR_FUNC && strcmp(v->u.func.zName, "expr") == 0) {
-                /* Manticore's ranking expression: compiled once, here */
+            /* Manticore's ranking expression, compiled once, here; export()
+            ** ranks the same way (PACKEDFACTORS() reads the factors under
+            ** either) */
+            if (v && v->kind == EXPR_FUNC &&
+                (strcmp(v->u.func.zName, "expr") == 0 || strcmp(v->u.func.zName, "export") == 0)) {
                 const Expr *arg = v->u.func.nArg == 1 ? v->u.func.aArg[0] : NULL;
                 if (!arg || arg->kind != EXPR_STRING) {
-                    return bind_fail_at(b, v->pos, "ranker=expr() takes one string: the expression, "
-                                                   "e.g. expr('sum(lcs*user_weight)*1000+bm25')");
+                    char zMsg[200];
+                    snprintf(zMsg, sizeof(zMsg), "ranker=%s() takes one string: the expression, "
+                             "e.g. %s('sum(lcs*user_weight)*1000+bm25')", v->u.func.zName, v->u.func.zName);
+                    return bind_fail_at(b, v->pos, zMsg);
                 }
                 LpError e;
                 lp_err_clear(&e);
@@ -1178,6 +1211,7 @@ static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
         return b->rc;
     }
     b->expand = q->rank.expand;
+    b->bExprRanker = q->rank.ranker == FTS_RANK_EXPR;
     for (int i = 0; i < sel->nOption; i++) {
         const SqlMapItem *o = &sel->aOption[i];
         double ms;
@@ -1320,7 +1354,7 @@ void sqlx_select(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const SelectStmt *sel = &st->u.select;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0};
+    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0};
     BoundSelect bs = {0};
     s->meta.bValid = 0;
     if (!sel->zTable) {
@@ -1379,7 +1413,7 @@ void sqlx_explain(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const SelectStmt *sel = &st->u.select;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0};
+    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0};
     BoundSelect bs = {0};
     StrBuf sb = {0};
     if (!sel->zTable) {
@@ -1460,7 +1494,7 @@ void sqlx_insert(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const InsertStmt *ins = &st->u.insert;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, ins->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0};
+    Binder b = {s, &s->stmt, st, NULL, ins->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0};
     Table *t = bind_table(&b, ins->zTable);
     if (!t) goto fail;
     const Schema *sc = b.pSchema;
@@ -1582,7 +1616,7 @@ void sqlx_update(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const UpdateStmt *up = &st->u.update;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, up->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0};
+    Binder b = {s, &s->stmt, st, NULL, up->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0};
     Table *t = bind_table(&b, up->zTable);
     if (!t) goto fail;
     const Schema *sc = b.pSchema;
@@ -1635,7 +1669,7 @@ void sqlx_delete(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const DeleteStmt *del = &st->u.del;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, del->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0};
+    Binder b = {s, &s->stmt, st, NULL, del->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0};
     Table *t = bind_table(&b, del->zTable);
     if (!t) goto fail;
     if (!del->pWhere) {
@@ -1865,7 +1899,7 @@ void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const CreateTableStmt *ct = &st->u.create;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, ct->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0};
+    Binder b = {s, &s->stmt, st, NULL, ct->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0};
     Schema *sc = calloc(1, sizeof(Schema));
     if (!sc) goto oom;
     sc->aCol = calloc((size_t)(ct->nCol ? ct->nCol : 1), sizeof(ColumnSchema));
@@ -2001,7 +2035,7 @@ void sqlx_alter_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     if (!t) return;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, at->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0};
+    Binder b = {s, &s->stmt, st, NULL, at->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0};
     const Schema *so = table_schema(t);
     ColumnSchema col = {0};
     Schema *sn = NULL;

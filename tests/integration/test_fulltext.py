@@ -1550,7 +1550,7 @@ def test_ranker_none(cur, tiny, corpus):
     ("OPTION ranker=expr('bm25 + min_gap')", r"at offset 7: unknown factor 'min_gap'"),
     ("OPTION ranker=expr('bm25 + atc')", r"at offset 7: atc is a per-field factor"),
     ("OPTION ranker=expr('bm25 + tf_idf')", r"at offset 7: tf_idf is a per-field factor"),
-    ("OPTION ranker=export('sum(lcs)')", r"ranker=export\(\.\.\.\) is not supported"),
+    ("OPTION ranker=export(1)", r"ranker=export\(\) takes one string: the expression"),
     ("OPTION k1=-1", r"'k1' expects a number from 0"),
     ("OPTION b=2", r"'b' expects a number from 0 to 1"),
     ("OPTION expansion_limit=0", r"expansion_limit"),
@@ -1716,6 +1716,80 @@ def test_ranker_expression_span_factors(cur, uniq):
     assert weights(cur, t, "one -hundred", "OPTION ranker=expr('query_word_count')") == {1: 1.0, 3: 1.0, 4: 1.0}
     assert weights(cur, t, "one | nothere", "OPTION ranker=expr('query_word_count')") == \
         {1: 2.0, 2: 2.0, 3: 2.0, 4: 2.0}
+
+
+def packed(z):
+    """PACKEDFACTORS() text as a dict: 'fieldN' and 'wordN' map to dicts."""
+    out, i = {}, 0
+    for m in re.finditer(r"(\w+)=(\(([^)]*)\)|[^,]+)(, |$)", z):
+        if m.group(3) is not None:
+            out[m.group(1)] = {k: float(v) for k, v in (kv.split("=") for kv in m.group(3).split(", "))}
+        else:
+            out[m.group(1)] = float(m.group(2))
+        i = m.end()
+    assert i == len(z), z
+    return out
+
+
+def test_packed_factors(cur, uniq):
+    """PACKEDFACTORS() (Manticore's text form) under ranker=expr or export:
+    the document's factors, those of each field it matches and of each
+    keyword it holds, by hand; max_window_hits over 10 positions; {no_atc=1}
+    reports atc 0. export() ranks as expr() does. The errors Manticore
+    gives."""
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (title TEXT, body TEXT)")
+    # body positions: big 0, wolf 1, ... big 10 (a window of 10 holds two
+    # of the three hits at most); filler documents give the words an idf
+    cur.execute(f"INSERT INTO {t} VALUES (1, 'big bad wolf', 'big wolf a b c d e f g h big'), "
+                f"(2, 'x', 'wolf'), (3, 'wolf', 'z'), " + ", ".join(f"({i}, 'y', 'z')" for i in range(4, 12)))
+    cur.execute(f"SELECT id, PACKEDFACTORS(), WEIGHT() FROM {t} WHERE MATCH('big wolf') "
+                f"OPTION ranker=export('sum(lcs)*1000+bm25')")
+    rows_ = cur.fetchall()
+    assert [r[0] for r in rows_] == [1]
+    f = packed(rows_[0][1])
+    assert f["field_mask"] == 3 and f["doc_word_count"] == 2
+    assert 0 < f["bm25"] < 1000 and f["bm25"] == int(f["bm25"]) and f["bm25a"] > 0
+    t0, b0 = f["field0"], f["field1"]
+    assert (t0["lcs"], t0["hit_count"], t0["word_count"], t0["min_hit_pos"], t0["exact_hit"]) == (1, 2, 2, 1, 0)
+    assert (t0["max_window_hits"], t0["min_gaps"], t0["exact_order"], t0["lccs"]) == (2, 1, 1, 1)
+    assert (b0["lcs"], b0["hit_count"], b0["word_count"], b0["min_hit_pos"], b0["min_best_span_pos"]) == \
+        (2, 3, 2, 1, 1)
+    assert (b0["max_window_hits"], b0["min_gaps"], b0["exact_order"], b0["lccs"]) == (2, 0, 1, 2)
+    assert t0["atc"] > 0 and b0["atc"] > 0
+    # 'big' is in one title and one body of 11 documents, 'wolf' in two of
+    # each: big's idf is larger
+    assert f["word0"]["tf"] == 3 and f["word1"]["tf"] == 2
+    assert f["word0"]["idf"] > f["word1"]["idf"] > 0
+    assert b0["tf_idf"] == pytest.approx(2 * f["word0"]["idf"] + f["word1"]["idf"], rel=1e-6)
+    assert b0["sum_idf"] == pytest.approx(f["word0"]["idf"] + f["word1"]["idf"], rel=1e-6)
+    # the weight is the expression's, as under expr()
+    assert rows_[0][2] == pytest.approx(3000 + f["bm25"], abs=1)
+    assert weights(cur, t, "big wolf", "OPTION ranker=expr('sum(lcs)*1000+bm25')") == {1: rows_[0][2]}
+    # no_atc: the same, atc 0
+    cur.execute(f"SELECT PACKEDFACTORS({{no_atc=1}}) FROM {t} WHERE MATCH('big wolf') OPTION ranker=expr('1')")
+    g = packed(cur.fetchone()[0])
+    assert g["field0"]["atc"] == 0 and g["field1"]["atc"] == 0
+    assert {k: v for k, v in g["field1"].items() if k != "atc"} == {k: v for k, v in b0.items() if k != "atc"}
+    # a field the document does not match is not listed; a keyword it lacks neither
+    cur.execute(f"SELECT id, PACKEDFACTORS() FROM {t} WHERE MATCH('wolf | nothere') ORDER BY id ASC "
+                f"OPTION ranker=expr('1')")
+    r = cur.fetchall()
+    assert [x[0] for x in r] == [1, 2, 3]
+    g = packed(r[1][1])
+    assert g["field_mask"] == 2 and "field0" not in g and "field1" in g and "word1" not in g
+    assert g["word0"]["tf"] == 1
+    for sql, pat in [
+        (f"SELECT PACKEDFACTORS() FROM {t} WHERE MATCH('wolf')", r"needs OPTION ranker=expr"),
+        (f"SELECT PACKEDFACTORS() FROM {t} WHERE MATCH('wolf') OPTION ranker=sph04", r"needs OPTION ranker=expr"),
+        (f"SELECT PACKEDFACTORS() FROM {t}", r"needs a MATCH\(\)"),
+        (f"SELECT PACKEDFACTORS({{x=1}}) FROM {t} WHERE MATCH('a') OPTION ranker=expr('1')", r"expected no_atc"),
+        (f"SELECT PACKEDFACTORS({{no_atc=2}}) FROM {t} WHERE MATCH('a') OPTION ranker=expr('1')", r"0 or 1"),
+        (f"SELECT PACKEDFACTORS(1) FROM {t} WHERE MATCH('a') OPTION ranker=expr('1')", r"no argument, or"),
+        (f"SELECT id FROM {t} WHERE MATCH('a') ORDER BY PACKEDFACTORS() OPTION ranker=expr('1')",
+         r"only be used in the select list"),
+    ]:
+        expect_error(cur, sql, 1064, pat)
 
 
 def test_ranker_expression_bm25_functions(cur, corpus):

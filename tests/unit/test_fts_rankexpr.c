@@ -26,9 +26,9 @@ static Arena gArena;
 ** order). Field 0's atc is 0.25 and min_gaps 3, field 2's 0 and 0 (one
 ** occurrence). The query
 ** has 3 positions, 2 distinct words. */
-static const FtsFieldFactors aFF[3] = {{2, 3, 2, 1, 1, 2.0, 0.5, 1.5, 3.5, 2, 2.0, 1, 1, 0.25, 3},
-                                       {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-                                       {1, 1, 1, 4, 0, 2.0, 2.0, 2.0, 2.0, 1, 2.0, 4, 0, 0, 0}};
+static const FtsFieldFactors aFF[3] = {{2, 3, 2, 1, 1, 2.0, 0.5, 1.5, 3.5, 2, 2.0, 1, 1, 0.25, 3, 3},
+                                       {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+                                       {1, 1, 1, 4, 0, 2.0, 2.0, 2.0, 2.0, 1, 2.0, 4, 0, 0, 0, 1}};
 static const double aW[3] = {2, 5, 0.5};
 static const FtsDocFactors gDoc = {aFF, aW, 3, 3.0, 3, 2, 2, NULL, NULL};
 
