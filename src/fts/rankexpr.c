@@ -28,7 +28,8 @@ typedef enum RxKind {
 /* Field factors (RX_FIELD) and document factors (RX_DOC). */
 enum {
     F_LCS, F_USER_WEIGHT, F_HIT_COUNT, F_WORD_COUNT, F_MIN_HIT_POS, F_EXACT_HIT, F_SUM_IDF, F_MIN_IDF,
-    F_MAX_IDF, F_TF_IDF, F_LCCS, F_WLCCS, F_MIN_BEST_SPAN_POS, F_EXACT_ORDER, F_ATC, F_MIN_GAPS
+    F_MAX_IDF, F_TF_IDF, F_LCCS, F_WLCCS, F_MIN_BEST_SPAN_POS, F_EXACT_ORDER, F_ATC, F_MIN_GAPS,
+    F_MAX_WINDOW_HITS /* max_window_hits(n): a function, not in azField */
 };
 enum { D_BM25, D_BM25F, D_MAX_LCS, D_FIELD_MASK, D_DOC_WORD_COUNT, D_QUERY_WORD_COUNT };
 
@@ -58,7 +59,8 @@ enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_LT, OP_LE, OP_GT, OP_GE, OP_EQ, OP_NE,
 
 struct FtsRankExpr {
     RxNode *root;
-    int bOcc;         /* reads atc or min_gaps */
+    int bOcc;         /* reads atc, min_gaps or max_window_hits(n) */
+    uint32_t nWindow; /* max_window_hits(n)'s n, or 0 */
 };
 
 typedef struct RxParser {
@@ -69,7 +71,8 @@ typedef struct RxParser {
     int bAgg;         /* inside sum()/top(): field factors allowed */
     const char *const *azField; /* the table's full-text fields (bm25f's weights) */
     int nField;
-    int bOcc;         /* atc or min_gaps was read */
+    int bOcc;         /* atc, min_gaps or max_window_hits(n) was read */
+    uint32_t nWindow; /* max_window_hits(n)'s n so far, or 0 */
     LpError *err;
 } RxParser;
 
@@ -309,6 +312,29 @@ static RxNode *rx_prim(RxParser *p) {
         if (strcmp(zFn, "bm25a") == 0 || strcmp(zFn, "bm25f") == 0) {
             return rx_bm25(p, zFn, zFn[4] == 'f');
         }
+        if (strcmp(zFn, "max_window_hits") == 0) {
+            /* a field factor with its window: one window per query, as in
+            ** Manticore (the ranker keeps one) */
+            if (!p->bAgg) {
+                return rx_error(p, iName, "max_window_hits() is a per-field factor: use it inside sum() or top()"),
+                       NULL;
+            }
+            p->i++;
+            double w;
+            int iNum = p->i;
+            if (rx_param(p, zFn, "the window (in positions)", 1, 1e6, &w)) return NULL;
+            if (w != floor(w)) return rx_error(p, iNum, "max_window_hits() takes a whole number of positions"), NULL;
+            if (p->nWindow && p->nWindow != (uint32_t)w) {
+                return rx_error(p, iNum, "max_window_hits(): one window per expression (%u already)", p->nWindow),
+                       NULL;
+            }
+            if (rx_expect(p, ')', "')' to end max_window_hits()")) return NULL;
+            p->nWindow = (uint32_t)w;
+            p->bOcc = 1;
+            RxNode *x = rx_node(p, RX_FIELD);
+            if (x) x->op = F_MAX_WINDOW_HITS;
+            return x;
+        }
         if (strcmp(zFn, "sum") == 0 || strcmp(zFn, "top") == 0) {
             if (p->bAgg) return rx_error(p, iName, "%s() cannot be inside another sum() or top()", zFn), NULL;
             p->bAgg = 1;
@@ -325,7 +351,8 @@ static RxNode *rx_prim(RxParser *p) {
             x->op = k;
         } else {
             return rx_error(p, iName, "unknown function '%s' (there are sum, top, if, abs, ln, log2, log10, "
-                                      "sqrt, exp, floor, ceil, min, max, pow, bm25a and bm25f)", zFn), NULL;
+                                      "sqrt, exp, floor, ceil, min, max, pow, bm25a, bm25f and "
+                                      "max_window_hits)", zFn), NULL;
         }
         x->a = aArg[0];
         x->b = aArg[1];
@@ -349,7 +376,8 @@ static RxNode *rx_prim(RxParser *p) {
     }
     return rx_error(p, iName, "unknown factor '%.*s' (per field: lcs, user_weight, hit_count, word_count, "
                               "min_hit_pos, exact_hit, sum_idf, min_idf, max_idf, tf_idf, lccs, wlccs, "
-                              "min_best_span_pos, exact_order, atc, min_gaps; per document: bm25, bm25f, max_lcs, "
+                              "min_best_span_pos, exact_order, atc, min_gaps, max_window_hits(n); per document: "
+                              "bm25, bm25f, max_lcs, "
                               "field_mask, doc_word_count, query_word_count)",
                     nName > 32 ? 32 : nName, zName), NULL;
 }
@@ -461,7 +489,7 @@ int fts_rankexpr_compile(Arena *a, const char *z, size_t n, FtsRankExpr **pp, Lp
 int fts_rankexpr_compile_fields(Arena *a, const char *z, size_t n, const char *const *azField,
                                 int nField, FtsRankExpr **pp, LpError *err) {
     *pp = NULL;
-    RxParser p = {a, z, (int)n, 0, 0, 0, azField, nField, 0, err};
+    RxParser p = {a, z, (int)n, 0, 0, 0, azField, nField, 0, 0, err};
     if (n > FTS_RANKEXPR_MAX_LEN) {
         return lp_err_setpos(err, LP_BADINPUT, FTS_RANKEXPR_MAX_LEN,
                              "ranker expression: longer than %d bytes", FTS_RANKEXPR_MAX_LEN);
@@ -477,6 +505,7 @@ int fts_rankexpr_compile_fields(Arena *a, const char *z, size_t n, const char *c
     if (!e) return lp_err_set(err, LP_NOMEM, "out of memory compiling a ranker expression");
     e->root = root;
     e->bOcc = p.bOcc;
+    e->nWindow = p.nWindow;
     *pp = e;
     return LP_OK;
 }
@@ -508,6 +537,7 @@ static double eval(const RxNode *x, const FtsDocFactors *d, const FtsFieldFactor
         case F_EXACT_ORDER: return ff->exactOrder;
         case F_ATC: return ff->atc;
         case F_MIN_GAPS: return ff->minGaps;
+        case F_MAX_WINDOW_HITS: return ff->maxWindowHits;
         default: return ff->tfIdf;
         }
     case RX_DOC:
@@ -592,4 +622,8 @@ double fts_rankexpr_eval(const FtsRankExpr *e, const FtsDocFactors *d) {
 
 int fts_rankexpr_uses_occurrences(const FtsRankExpr *e) {
     return e->bOcc;
+}
+
+uint32_t fts_rankexpr_window(const FtsRankExpr *e) {
+    return e->nWindow;
 }

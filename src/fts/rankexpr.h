@@ -37,6 +37,9 @@
 **                of the field that holds every keyword the field matches
 **                (a keyword: a query word, with its expansions); 0 when
 **                fewer than two match
+**   max_window_hits(n)  the most keyword occurrences in n positions
+**                running (n a whole number written out, one n per
+**                expression)
 ** Document factors (anywhere):
 **   bm25         the BM25F weight squeezed into [0, 999), as the built-in
 **                proximity rankers add it
@@ -83,12 +86,10 @@ typedef struct FtsFieldFactors {
     uint32_t exactOrder;            /* 1: every keyword occurs, in the query's order */
     double atc;                     /* aggregate term closeness (see atc below) */
     uint32_t minGaps;               /* see min_gaps below */
-    uint32_t maxWindowHits;         /* most keyword occurrences in FTS_WINDOW_HITS
-                                    ** positions running (PACKEDFACTORS()'s
-                                    ** max_window_hits; not an expression factor) */
+    uint32_t maxWindowHits;         /* most keyword occurrences in n positions
+                                    ** running: max_window_hits(n), n the
+                                    ** expression's (1 when it has none) */
 } FtsFieldFactors;
-
-#define FTS_WINDOW_HITS 10
 
 /* bm25a(k1, b) and bm25f(k1, b, {...}): the document's weight by the
 ** query's clauses, rescored with k1 and b: per-field BM25 (bF 0) or BM25F
@@ -119,9 +120,11 @@ int fts_rankexpr_compile(Arena *a, const char *z, size_t n, FtsRankExpr **pp, Lp
 int fts_rankexpr_compile_fields(Arena *a, const char *z, size_t n, const char *const *azField,
                                 int nField, FtsRankExpr **pp, LpError *err);
 double fts_rankexpr_eval(const FtsRankExpr *e, const FtsDocFactors *d);
-/* Does e read atc or min_gaps? (They need a field's keyword occurrences
-** sorted, atc's cost growing with occurrences times terms: computed only
-** when read.) */
+/* Does e read atc, min_gaps or max_window_hits(n)? (They need a field's
+** keyword occurrences sorted, atc's cost growing with occurrences times
+** terms: computed only when read.) */
 int fts_rankexpr_uses_occurrences(const FtsRankExpr *e);
+/* The n of e's max_window_hits(n) (one per expression), or 0. */
+uint32_t fts_rankexpr_window(const FtsRankExpr *e);
 
 #endif /* LP_FTS_RANKEXPR_H */

@@ -2563,10 +2563,13 @@ static int field_occurrences(FtsQuery *q, FtsFieldFactors *out) {
     atc_side(fx, 0, &sum);
     atc_side(fx, 1, &sum);
     out->atc = log(1 + sum);
-    /* max_window_hits: the occurrences, sorted, in a window sliding over them */
+    /* max_window_hits(n): the occurrences, sorted, in a window of the
+    ** expression's n positions sliding over them (1 without one, as in
+    ** Manticore) */
+    uint64_t nWin = q->rank.pExpr && fts_rankexpr_window(q->rank.pExpr) ? fts_rankexpr_window(q->rank.pExpr) : 1;
     for (size_t i = 0, j = 0; j < fx->occ.n; j++) {
-        uint32_t pj = (uint32_t)(fx->occ.a[j] >> 32);
-        while ((uint32_t)(fx->occ.a[i] >> 32) + FTS_WINDOW_HITS <= pj) i++;
+        uint64_t pj = fx->occ.a[j] >> 32;
+        while ((fx->occ.a[i] >> 32) + nWin <= pj) i++;
         if (j - i + 1 > out->maxWindowHits) out->maxWindowHits = (uint32_t)(j - i + 1);
     }
     return field_min_gaps(fx, q->nQPos, &out->minGaps);

@@ -198,8 +198,8 @@ int fts_query_explain_doc(FtsQuery *q, uint32_t doc, StrBuf *out, LpError *err);
 /* Manticore's PACKEDFACTORS() text for doc: the document's factors (bm25
 ** as a 0..999 integer, bm25a with the query's k1 and b, field_mask,
 ** doc_word_count), then fieldN=(...) for each field it matches (every
-** field factor of ranker=expr, and max_window_hits over FTS_WINDOW_HITS
-** positions; atc 0 when bNoAtc), then wordN=(tf, idf) for each keyword it
+** field factor of ranker=expr, max_window_hits over the expression's
+** window or 1; atc 0 when bNoAtc), then wordN=(tf, idf) for each keyword it
 ** holds, N counting the query's keywords from 0. Nothing for a document
 ** the query does not match. LP_BADINPUT unless the ranker weighs factors
 ** (expr, export or a proximity ranker); LP_NOMEM, LP_CORRUPT. */

@@ -159,7 +159,8 @@ static void run_query(Arena *a, const FtsNode *root, const char *z, size_t n) {
                                     "+top(word_count+hit_count)/max_lcs+field_mask+bm25f"
                                     "+sum(tf_idf+sum_idf*min_idf/max_idf+lccs*wlccs)"
                                     "+top(min_best_span_pos+exact_order)+doc_word_count"
-                                    "*query_word_count+bm25a(1.2,0.75)+bm25f(0.5,1)+top(atc)+sum(min_gaps)";
+                                    "*query_word_count+bm25a(1.2,0.75)+bm25f(0.5,1)+top(atc)+sum(min_gaps)"
+                                    "+sum(max_window_hits(3))";
         FtsRankExpr *e;
         LpError ex;
         if (fts_rankexpr_compile(a, zExpr, sizeof(zExpr) - 1, &e, &ex) != LP_OK) abort();
@@ -190,6 +191,11 @@ static void run_query(Arena *a, const FtsNode *root, const char *z, size_t n) {
     if (nHit > 0) {
         if (fts_query_new(a, root, z, g_an, fts_mem_source(g_mem), &rank, &q, &err) != LP_OK) abort();
         if (fts_query_explain_doc(q, aHit[0].doc, &sb, &err) != LP_OK) abort();
+        fts_query_free(q);
+        /* PACKEDFACTORS(): refused unless the ranker weighs factors */
+        if (fts_query_new(a, root, z, g_an, fts_mem_source(g_mem), &rank, &q, &err) != LP_OK) abort();
+        int rc = fts_query_packed_factors(q, aHit[nHit - 1].doc, (int)(n & 1), &sb, &err);
+        if (rank.ranker >= FTS_RANK_PROXIMITY_BM25 ? rc != LP_OK : rc != LP_BADINPUT) abort();
         fts_query_free(q);
     }
     strbuf_free(&sb);

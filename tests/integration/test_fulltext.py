@@ -1734,9 +1734,10 @@ def packed(z):
 def test_packed_factors(cur, uniq):
     """PACKEDFACTORS() (Manticore's text form) under ranker=expr or export:
     the document's factors, those of each field it matches and of each
-    keyword it holds, by hand; max_window_hits over 10 positions; {no_atc=1}
-    reports atc 0. export() ranks as expr() does. The errors Manticore
-    gives."""
+    keyword it holds, by hand; max_window_hits over the window of the
+    expression's max_window_hits(n), 1 without one, as in Manticore;
+    {no_atc=1} reports atc 0. export() ranks as expr() does. The errors
+    Manticore gives."""
     t = uniq()
     cur.execute(f"CREATE TABLE {t} (title TEXT, body TEXT)")
     # body positions: big 0, wolf 1, ... big 10 (a window of 10 holds two
@@ -1752,10 +1753,10 @@ def test_packed_factors(cur, uniq):
     assert 0 < f["bm25"] < 1000 and f["bm25"] == int(f["bm25"]) and f["bm25a"] > 0
     t0, b0 = f["field0"], f["field1"]
     assert (t0["lcs"], t0["hit_count"], t0["word_count"], t0["min_hit_pos"], t0["exact_hit"]) == (1, 2, 2, 1, 0)
-    assert (t0["max_window_hits"], t0["min_gaps"], t0["exact_order"], t0["lccs"]) == (2, 1, 1, 1)
+    assert (t0["max_window_hits"], t0["min_gaps"], t0["exact_order"], t0["lccs"]) == (1, 1, 1, 1)
     assert (b0["lcs"], b0["hit_count"], b0["word_count"], b0["min_hit_pos"], b0["min_best_span_pos"]) == \
         (2, 3, 2, 1, 1)
-    assert (b0["max_window_hits"], b0["min_gaps"], b0["exact_order"], b0["lccs"]) == (2, 0, 1, 2)
+    assert (b0["max_window_hits"], b0["min_gaps"], b0["exact_order"], b0["lccs"]) == (1, 0, 1, 2)
     assert t0["atc"] > 0 and b0["atc"] > 0
     # 'big' is in one title and one body of 11 documents, 'wolf' in two of
     # each: big's idf is larger
@@ -1766,6 +1767,17 @@ def test_packed_factors(cur, uniq):
     # the weight is the expression's, as under expr()
     assert rows_[0][2] == pytest.approx(3000 + f["bm25"], abs=1)
     assert weights(cur, t, "big wolf", "OPTION ranker=expr('sum(lcs)*1000+bm25')") == {1: rows_[0][2]}
+    # max_window_hits(n): body 'big wolf ... big' holds two keywords in 10
+    # positions running, three in 11; the title two in either
+    for n, want in ((10, (2, 2)), (11, (2, 3)), (1, (1, 1))):
+        cur.execute(f"SELECT PACKEDFACTORS(), WEIGHT() FROM {t} WHERE MATCH('big wolf') "
+                    f"OPTION ranker=expr('sum(max_window_hits({n}))')")
+        z, w = cur.fetchone()
+        g = packed(z)
+        assert (g["field0"]["max_window_hits"], g["field1"]["max_window_hits"]) == want, n
+        assert w == sum(want), n
+    expect_error(cur, f"SELECT id FROM {t} WHERE MATCH('big') OPTION ranker=expr('max_window_hits(3)')", 1064,
+                 r"max_window_hits\(\) is a per-field factor")
     # no_atc: the same, atc 0
     cur.execute(f"SELECT PACKEDFACTORS({{no_atc=1}}) FROM {t} WHERE MATCH('big wolf') OPTION ranker=expr('1')")
     g = packed(cur.fetchone()[0])

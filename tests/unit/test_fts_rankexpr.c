@@ -145,6 +145,7 @@ static void test_factors(void **state) {
     check("query_word_count", 2);
     check("sum(atc) + top(atc)", 0.5);
     check("sum(min_gaps) * 2", 6);
+    check("sum(max_window_hits(3)) + top(max_window_hits(3))", 3 + 1 + 3);
     check("sum(bm25f)", 6); /* a document factor inside: the same in each field */
     /* document factors */
     check("bm25f", 3);
@@ -182,13 +183,28 @@ static void test_errors(void **state) {
     check_error("foo", 0, "ranker expression: near 'foo' at offset 0: unknown factor 'foo' (per field: "
                           "lcs, user_weight, hit_count, word_count, min_hit_pos, exact_hit, sum_idf, "
                           "min_idf, max_idf, tf_idf, lccs, wlccs, min_best_span_pos, exact_order, atc, "
-                          "min_gaps; per document: bm25, bm25f, max_lcs, field_mask, doc_word_count, "
+                          "min_gaps, max_window_hits(n); per document: bm25, bm25f, max_lcs, field_mask, "
+                          "doc_word_count, "
                           "query_word_count)");
     check_error("lccs", 0, "ranker expression: near 'lccs' at offset 0: lccs is a per-field factor: use "
                            "it inside sum() or top()");
     check_error("bogus(1)", 0, "ranker expression: near 'bogus(1)' at offset 0: unknown function 'bogus' "
                                "(there are sum, top, if, abs, ln, log2, log10, sqrt, exp, floor, ceil, "
-                               "min, max, pow, bm25a and bm25f)");
+                               "min, max, pow, bm25a, bm25f and max_window_hits)");
+    check_error("max_window_hits(3)", 0, "ranker expression: near 'max_window_hits(3)' at offset 0: "
+                                         "max_window_hits() is a per-field factor: use it inside sum() or top()");
+    check_error("sum(max_window_hits(2.5))", 20, "ranker expression: near '2.5))' at offset 20: "
+                                                 "max_window_hits() takes a whole number of positions");
+    check_error("sum(max_window_hits(0))", 20, "ranker expression: near '0))' at offset 20: the window (in "
+                                               "positions) in max_window_hits() is a number from 1 to 1e+06");
+    check_error("sum(max_window_hits(lcs))", 20, "ranker expression: near 'lcs))' at offset 20: "
+                                                 "max_window_hits() takes the window (in positions) as a number "
+                                                 "written out");
+    check_error("sum(max_window_hits(3)) + top(max_window_hits(4))", 46,
+                "ranker expression: near '4))' at offset 46: max_window_hits(): one window per expression "
+                "(3 already)");
+    check_error("sum(max_window_hits(3 4))", 22, "ranker expression: near '4))' at offset 22: expected ')' "
+                                                 "to end max_window_hits()");
     check_error("sum(top(lcs))", 4, "ranker expression: near 'top(lcs))' at offset 4: top() cannot be "
                                     "inside another sum() or top()");
     check_error("max(1)", 3, "ranker expression: near '(1)' at offset 3: max() takes 2 arguments, not 1");
