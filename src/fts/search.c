@@ -861,6 +861,14 @@ static uint32_t phrase_count(PhraseIt *p) {
     }
 }
 
+/* c moved to its first document >= d (from before its first too). */
+static inline uint32_t cursor_to(FtsPostings *c, uint32_t d) {
+    uint32_t cd = c->doc;
+    if (cd == FTS_BEFORE_FIRST) cd = c->vt->xNext(c);
+    if (cd < d) cd = c->vt->xAdvance(c, d);
+    return cd;
+}
+
 /* Moves p to the first document >= d that holds all its words, their
 ** positions not yet compared (phrase_verify does that). */
 static uint32_t phrase_approx(PhraseIt *p, uint32_t d) {
@@ -873,18 +881,13 @@ static uint32_t phrase_approx(PhraseIt *p, uint32_t d) {
         FtsPostings *c0 = ac[aOrder[0]], *c1 = ac[aOrder[1]];
         while (d != FTS_NO_DOC) {
             nPost++;
-            uint32_t cd = c0->doc;
-            if (cd == FTS_BEFORE_FIRST) cd = c0->vt->xNext(c0);
-            if (cd < d) cd = c0->vt->xAdvance(c0, d);
+            uint32_t cd = cursor_to(c0, d);
             if (cd != d) {
                 d = cd;
                 continue;
             }
             nPost++;
-            cd = c1->doc;
-            if (cd == FTS_BEFORE_FIRST) cd = c1->vt->xNext(c1);
-            if (cd < d) cd = c1->vt->xAdvance(c1, d);
-            if (cd == d) break;
+            if ((cd = cursor_to(c1, d)) == d) break;
             d = cd;
         }
         p->base.q->st.nPostings += nPost;
@@ -894,11 +897,8 @@ static uint32_t phrase_approx(PhraseIt *p, uint32_t d) {
         int k = 0;
         for (; k < n; k++) {
             if (aOrder[k] >= nReq) continue; /* NOTNEAR's second operand */
-            FtsPostings *c = ac[aOrder[k]];
             nPost++;
-            uint32_t cd = c->doc;
-            if (cd == FTS_BEFORE_FIRST) cd = c->vt->xNext(c);
-            if (cd < d) cd = c->vt->xAdvance(c, d);
+            uint32_t cd = cursor_to(ac[aOrder[k]], d);
             if (cd != d) {
                 d = cd;
                 break;

@@ -233,6 +233,17 @@ static int hl_option(Binder *b, QHighlight *h, const char *zName, Value v, int p
     return rc ? bind_fail_at(b, pos, zWhy) : LP_OK;
 }
 
+/* out: the per-row value q (NULL: out of memory), of type t. */
+static int bind_row_value(Binder *b, BExpr *out, QExpr *q, SqlColType t) {
+    if (!q) return bind_oom(b);
+    out->q = q;
+    out->type = t;
+    out->iCol = SCHEMA_NO_COL;
+    out->bConst = 0;
+    out->bNull = 0;
+    return LP_OK;
+}
+
 /* HIGHLIGHT([{options}] [, 'field,list'] [, 'query']) and
 ** SNIPPET(text, 'query' [, 'option=value' ...]), as Manticore spells them. */
 static int bind_highlight(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
@@ -351,12 +362,7 @@ static int bind_highlight(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
         h->apHl = apHl;
         out->q = qexpr_call(b->a, qfn_highlight, h, NULL, 0);
     }
-    if (!out->q) return bind_oom(b);
-    out->type = SQLCOL_STRING;
-    out->iCol = SCHEMA_NO_COL;
-    out->bConst = 0;
-    out->bNull = 0;
-    return LP_OK;
+    return bind_row_value(b, out, out->q, SQLCOL_STRING);
 }
 
 /* Functions that are constants for the statement. */
@@ -389,13 +395,8 @@ static int bind_func(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
             return bind_fail(b, ER_PARSE, LP_BADINPUT,
                              "EXPLAIN_SCORE() needs a MATCH() in the WHERE clause");
         }
-        out->q = z[0] == 'w' ? qexpr_weight(b->a) : qexpr_call(b->a, qfn_explain_score, NULL, NULL, 0);
-        if (!out->q) return bind_oom(b);
-        out->type = z[0] == 'w' ? SQLCOL_FLOAT : SQLCOL_JSON;
-        out->iCol = SCHEMA_NO_COL;
-        out->bConst = 0;
-        out->bNull = 0;
-        return LP_OK;
+        return z[0] == 'w' ? bind_row_value(b, out, qexpr_weight(b->a), SQLCOL_FLOAT)
+                           : bind_row_value(b, out, qexpr_call(b->a, qfn_explain_score, NULL, NULL, 0), SQLCOL_JSON);
     }
     if (k < 0 && !strcmp(z, "packedfactors")) {
         /* PACKEDFACTORS() or PACKEDFACTORS({no_atc=1}), as Manticore: under
@@ -421,13 +422,7 @@ static int bind_func(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
         if (!b->bExprRanker) {
             return bind_fail_at(b, e->pos, "PACKEDFACTORS() needs OPTION ranker=expr('...') or ranker=export('...')");
         }
-        out->q = qexpr_call(b->a, qfn_packed_factors, pNoAtc, NULL, 0);
-        if (!out->q) return bind_oom(b);
-        out->type = SQLCOL_STRING;
-        out->iCol = SCHEMA_NO_COL;
-        out->bConst = 0;
-        out->bNull = 0;
-        return LP_OK;
+        return bind_row_value(b, out, qexpr_call(b->a, qfn_packed_factors, pNoAtc, NULL, 0), SQLCOL_STRING);
     }
     if (k < 0 && (!strcmp(z, "match") || !strcmp(z, "knn"))) {
         return bind_fail(b, ER_PARSE, LP_BADINPUT,
