@@ -307,7 +307,7 @@ static int cmd_build(const char *zIn, const char *zOut, const char *zFields, con
         }
     }
     int64_t t1 = lp_now_ns();
-    if (rc == LP_OK) rc = fts_seg_write_source(zOut, fts_mem_source(m), NULL, 0, &err);
+    if (rc == LP_OK) rc = fts_seg_write_source_pool(zOut, fts_mem_source(m), NULL, 0, pool, &err);
     int64_t t2 = lp_now_ns();
     long f2 = minor_faults();
     if (rc == LP_OK) {

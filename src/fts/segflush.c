@@ -6,6 +6,7 @@
 
 #include "fts/lower.h"
 #include "fts/segment.h"
+#include "util/strbuf.h"
 #include "util/vec.h"
 
 /* The state of one write, for the scan's callback. */
@@ -96,8 +97,119 @@ static int write_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo 
     return rc;
 }
 
+/* ---- in parts, on a pool ---- */
+
+/* A key the scan reported: its bytes at off in the keys' buffer. */
+typedef struct ScanKey {
+    size_t off;
+    int nKey;
+    FtsTermInfo info;
+} ScanKey;
+
+typedef struct KeyList {
+    StrBuf bytes;
+    VEC(ScanKey) a;
+    uint64_t nPostings;
+} KeyList;
+
+static int collect_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
+    KeyList *l = ctx;
+    ScanKey k = {l->bytes.n, nKey, *info};
+    strbuf_append(&l->bytes, key, (size_t)nKey);
+    l->nPostings += info->df;
+    return l->bytes.oom || VEC_PUSH(&l->a, k) ? LP_NOMEM : LP_OK;
+}
+
+/* One part: keys [i0, i1) of the list into its own writer. */
+typedef struct PartJob {
+    WriteCtx x;
+    const KeyList *l;
+    size_t i0, i1;
+    int rc;
+    LpError err;
+} PartJob;
+
+static void part_run(void *arg) {
+    PartJob *j = arg;
+    for (size_t i = j->i0; i < j->i1 && j->rc == LP_OK; i++) {
+        const ScanKey *k = &j->l->a.a[i];
+        j->rc = write_key(&j->x, (const uint8_t *)j->l->bytes.z + k->off, k->nKey, &k->info);
+    }
+    VEC_FREE(&j->x.pos);
+}
+
+/* A write of at least this many postings is shared out over the pool;
+** below this many documents its keys are not even gathered to count. */
+#define WRITE_PARALLEL_POSTINGS 32768
+#define WRITE_PARALLEL_DOCS 512
+
+/* Writes src's keys (every document kept where it is) to w as parts, one
+** per thread, cut between dictionary blocks where the postings before
+** reach each thread's share. Returns LP_OK, an error, or -1 when the
+** source is too small to share out (nothing written). */
+static int write_parts(FtsSegWriter *w, FtsSource *src, Tpool *pool, const char *zPath, LpError *err) {
+    KeyList l = {{0}, {0}, 0};
+    int rc = src->vt->xScan(src, (const uint8_t *)"", 0, collect_key, &l, err);
+    int nPart = tpool_size(pool) + 1;
+    if (nPart > 8) nPart = 8;
+    if (rc == LP_OK && (l.nPostings < WRITE_PARALLEL_POSTINGS || l.a.n < (size_t)(2 * nPart * FTS_SEG_DICT_BLOCK))) {
+        rc = -1;
+    }
+    PartJob aJob[8];
+    int nJob = 0;
+    if (rc == LP_OK) {
+        uint64_t nSeen = 0;
+        size_t i0 = 0;
+        for (size_t i = 0; i < l.a.n && nJob < nPart - 1; i++) {
+            nSeen += l.a.a[i].info.df;
+            size_t iCut = (i + 1) / FTS_SEG_DICT_BLOCK * FTS_SEG_DICT_BLOCK;
+            if (nSeen * (uint64_t)nPart >= l.nPostings * (uint64_t)(nJob + 1) && iCut > i0) {
+                aJob[nJob++] = (PartJob){{src, NULL, NULL, {0}, zPath, NULL}, &l, i0, iCut, LP_OK, {0}};
+                i0 = iCut;
+            }
+        }
+        aJob[nJob++] = (PartJob){{src, NULL, NULL, {0}, zPath, NULL}, &l, i0, l.a.n, LP_OK, {0}};
+        for (int k = 0; k < nJob; k++) {
+            aJob[k].x.err = &aJob[k].err;
+            lp_err_clear(&aJob[k].err);
+            if (!(aJob[k].x.w = fts_segw_open_part(w, err))) rc = LP_NOMEM;
+        }
+    }
+    if (rc == LP_OK) {
+        TpoolGroup g;
+        tpool_group_init(&g, pool);
+        for (int k = 0; k < nJob; k++) {
+            if (tpool_group_submit(&g, part_run, &aJob[k]) != LP_OK) part_run(&aJob[k]);
+        }
+        tpool_group_wait(&g);
+        for (int k = 0; k < nJob && rc == LP_OK; k++) {
+            if (aJob[k].rc != LP_OK) {
+                rc = aJob[k].rc;
+                if (err) *err = aJob[k].err;
+            }
+        }
+    }
+    /* Appended in order (each frees its part), the rest freed. */
+    for (int k = 0; k < nJob; k++) {
+        if (!aJob[k].x.w) continue;
+        if (rc == LP_OK) {
+            rc = fts_segw_append_part(w, aJob[k].x.w);
+        } else {
+            fts_segw_abort(aJob[k].x.w);
+        }
+    }
+    strbuf_free(&l.bytes);
+    VEC_FREE(&l.a);
+    return rc;
+}
+
 int fts_seg_write_source(const char *zPath, FtsSource *src, const uint32_t *aMap,
                          uint32_t nDocsOut, LpError *err) {
+    return fts_seg_write_source_pool(zPath, src, aMap, nDocsOut, NULL, err);
+}
+
+int fts_seg_write_source_pool(const char *zPath, FtsSource *src, const uint32_t *aMap,
+                              uint32_t nDocsOut, Tpool *pool, LpError *err) {
     uint32_t nIn = src->nDocs;
     uint32_t nOut = aMap ? nDocsOut : nIn;
     uint32_t *aLen = calloc(nOut ? nOut : 1, sizeof(uint32_t)); /* docs past the source: 0 */
@@ -122,12 +234,18 @@ int fts_seg_write_source(const char *zPath, FtsSource *src, const uint32_t *aMap
     ** deleted) is no map: the lists are copied as they are. */
     uint32_t d = 0;
     while (aMap && d < nIn && aMap[d] == d) d++;
-    /* Each key is written as the scan reaches it, in key order. */
-    WriteCtx x = {src, w, aMap && d == nIn ? NULL : aMap, {0}, zPath, err};
-    if (rc == LP_OK) {
+    if (aMap && d == nIn) aMap = NULL;
+    /* Each key is written as the scan reaches it, in key order; a large
+    ** source with nothing to renumber, in parts on the pool's threads. */
+    int bParts = rc == LP_OK && pool && tpool_size(pool) > 0 && !aMap && nIn >= WRITE_PARALLEL_DOCS;
+    int rcPart = bParts ? write_parts(w, src, pool, zPath, err) : -1;
+    WriteCtx x = {src, w, aMap, {0}, zPath, err};
+    if (rc == LP_OK && rcPart != -1) {
+        rc = rcPart;
+    } else if (rc == LP_OK) {
         rc = src->vt->xScan(src, (const uint8_t *)"", 0, write_key, &x, err);
-        if (rc == LP_NOMEM) lp_err_set(err, LP_NOMEM, "out of memory writing %s", zPath);
     }
+    if (rc == LP_NOMEM) lp_err_set(err, LP_NOMEM, "out of memory writing %s", zPath);
     VEC_FREE(&x.pos);
     if (rc == LP_OK) {
         rc = fts_segw_finish(w, err);

@@ -16,8 +16,16 @@
 
 #include "fts/source.h"
 #include "util/error.h"
+#include "util/threadpool.h"
 
 int fts_seg_write_source(const char *zPath, FtsSource *src, const uint32_t *aMap,
                          uint32_t nDocsOut, LpError *err);
+
+/* The same, a large source whose documents all stay where they are (no
+** map, or one that keeps every document) encoded in parts on pool's
+** threads and this one (segment.h's fts_segw_open_part): the same file.
+** pool NULL: on this thread alone. */
+int fts_seg_write_source_pool(const char *zPath, FtsSource *src, const uint32_t *aMap,
+                              uint32_t nDocsOut, Tpool *pool, LpError *err);
 
 #endif /* LP_FTS_SEGFLUSH_H */

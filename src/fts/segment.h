@@ -119,6 +119,21 @@ int fts_segw_posting_enc(FtsSegWriter *w, uint32_t doc, uint32_t tf, const uint8
 int fts_segw_postings(FtsSegWriter *w, const uint32_t *aDoc, const uint32_t *aTf, uint32_t n,
                       const uint8_t *pPos, size_t nPos);
 
+/* Writing in parts, on several threads. fts_segw_open_part(pMain) makes a
+** writer of pMain's documents and fields whose data section and
+** dictionary are kept in memory; it reads pMain's doc lengths, so every
+** field's must be given to pMain first, and pMain must outlive it. Terms
+** and postings go to it as to any writer (one thread per writer).
+** fts_segw_append_part(w, part) then appends the part's keys to w, as if
+** they had been given to w (the file is byte for byte the same), and frees
+** the part: parts are appended in key order, each after the keys before
+** it, and every part but the last must hold a multiple of
+** FTS_SEG_DICT_BLOCK keys (a dictionary block is not split). A part's
+** error becomes w's. LP_OK, the part's error, LP_INTERNAL (a block would
+** be split), LP_NOMEM, LP_IOERR. */
+FtsSegWriter *fts_segw_open_part(const FtsSegWriter *pMain, LpError *err);
+int fts_segw_append_part(FtsSegWriter *w, FtsSegWriter *part);
+
 /* Sets the current term's nEarlier (see above). LP_OK, or LP_BADINPUT (no
 ** current term, non-zero in field 0; more than the term's df is reported
 ** when the term ends), or the earlier sticky error. */

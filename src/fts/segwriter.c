@@ -199,6 +199,10 @@ struct FtsSegWriter {
     uint64_t dataOff;           /* data section offset of the next region */
     uint64_t nPostings;         /* sum of df written */
     uint64_t nPositions;        /* sum of cf written */
+
+    int bPart;                  /* a part (fts_segw_open_part): its data section
+                                ** goes to mem, its doc lengths are its main's */
+    StrBuf mem;
 };
 
 /* ------------------------------------------------------------- errors */
@@ -235,10 +239,16 @@ static int segw_flush(FtsSegWriter *w) {
     return LP_OK;
 }
 
-/* Appends n bytes to the file and to the current section's checksum. */
+/* Appends n bytes to the file and to the current section's checksum (a
+** part's to its memory). */
 static int segw_write(FtsSegWriter *w, const void *p, size_t n) {
     if (w->rc != LP_OK) return w->rc;
     if (n == 0) return LP_OK;
+    if (w->bPart) {
+        strbuf_append(&w->mem, p, n);
+        w->off += n;
+        return w->mem.oom ? segw_fail(w, LP_NOMEM, "out of memory") : LP_OK;
+    }
     w->crc = crc32c_update(w->crc, p, n);
     const uint8_t *s = (const uint8_t *)p;
     while (n > 0) {
@@ -730,9 +740,10 @@ int fts_segw_doclens(FtsSegWriter *w, int iField, const uint32_t *aLen) {
 
 static void segw_free(FtsSegWriter *w) {
     if (w->fd >= 0) close(w->fd);
-    for (int f = 0; f < w->nFields; f++)
+    for (int f = 0; f < w->nFields && !w->bPart; f++)
         free(w->aaLen[f]);
-    free(w->aaLen);
+    if (!w->bPart) free(w->aaLen);
+    strbuf_free(&w->mem);
     free(w->aBuf);
     VEC_FREE(&w->aDoc);
     VEC_FREE(&w->aTf);
@@ -749,8 +760,77 @@ static void segw_free(FtsSegWriter *w) {
 
 void fts_segw_abort(FtsSegWriter *w) {
     if (!w) return;
-    unlink(w->zPath);
+    if (!w->bPart) unlink(w->zPath);
     segw_free(w);
+}
+
+FtsSegWriter *fts_segw_open_part(const FtsSegWriter *pMain, LpError *err) {
+    FtsSegWriter *w = calloc(1, sizeof(*w));
+    if (w && !(w->zPath = strdup(pMain->zPath))) {
+        free(w);
+        w = NULL;
+    }
+    if (!w) {
+        lp_err_set(err, LP_NOMEM, "fts segment writer %s: out of memory", pMain->zPath);
+        return NULL;
+    }
+    w->fd = -1;
+    w->bPart = 1;
+    w->nDocs = pMain->nDocs;
+    w->nFields = pMain->nFields;
+    w->aaLen = pMain->aaLen; /* borrowed: given before the parts start */
+    lp_err_clear(&w->err);
+    return w;
+}
+
+int fts_segw_append_part(FtsSegWriter *w, FtsSegWriter *part) {
+    segw_end_term(part);
+    if (w->rc == LP_OK && part->rc != LP_OK) {
+        w->rc = part->rc;
+        w->err = part->err;
+    }
+    if (w->rc == LP_OK && (w->bPart || w->aDoc.n || w->nTerms % FTS_SEG_DICT_BLOCK != 0)) {
+        segw_fail(w, LP_INTERNAL, "a part appended where a dictionary block is half written");
+    }
+    segw_write(w, part->mem.z, part->mem.n);
+    /* Its dictionary blocks, each one's data offset moved past the data
+    ** before the part. */
+    for (size_t b = 0; b < part->aIdx.n && w->rc == LP_OK; b++) {
+        const uint8_t *p = (const uint8_t *)part->dict.z + part->aIdx.a[b];
+        const uint8_t *pEnd = (const uint8_t *)part->dict.z +
+                              (b + 1 < part->aIdx.n ? part->aIdx.a[b + 1] : part->dict.n);
+        uint64_t off;
+        if (varint_get_u64(&p, pEnd, &off) != LP_OK) {
+            segw_fail(w, LP_INTERNAL, "a part's dictionary block %zu is damaged", b);
+            break;
+        }
+        if (w->dict.n > UINT32_MAX) {
+            segw_fail(w, LP_LIMIT, "dictionary over 4 GiB");
+            break;
+        }
+        if (VEC_PUSH(&w->aIdx, (uint32_t)w->dict.n)) {
+            segw_fail(w, LP_NOMEM, "out of memory");
+            break;
+        }
+        uint8_t aOff[VARINT_MAX64];
+        strbuf_append(&w->dict, aOff, varint_put_u64(aOff, w->dataOff + off));
+        strbuf_append(&w->dict, p, (size_t)(pEnd - p));
+    }
+    if (w->rc == LP_OK && w->dict.oom) segw_fail(w, LP_NOMEM, "out of memory");
+    if (w->rc == LP_OK) {
+        w->nTerms += part->nTerms;
+        w->nPostings += part->nPostings;
+        w->nPositions += part->nPositions;
+        w->dataOff += part->dataOff;
+        if (part->nKey > 0) {
+            memcpy(w->aKey, part->aKey, (size_t)part->nKey);
+            w->nKey = part->nKey;
+            memcpy(w->aPrev, part->aPrev, (size_t)part->nPrev);
+            w->nPrev = part->nPrev;
+        }
+    }
+    segw_free(part);
+    return w->rc;
 }
 
 /* The doc lengths section: widths, then the arrays. */

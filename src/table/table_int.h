@@ -247,6 +247,8 @@ typedef struct TableFtsWrite {
     LpError err;
     TpoolGroup g;
     int bQueued;            /* on the pool: g to be waited for */
+    Tpool *pPool;           /* the table's pool: a large write is encoded in
+                            ** parts on it too (set by table_fts_write_start) */
 } TableFtsWrite;
 void table_fts_write_start(const Table *t, TableFtsWrite *w);
 /* Waits for (or runs) the write. Returns rc, the caller's own result so

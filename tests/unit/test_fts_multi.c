@@ -1264,6 +1264,66 @@ static FtsPostings *fs_open_found(FtsSource *s, const uint8_t *key, int nKey,
 
 static const FtsSourceVt fail_src_vt = {fs_lookup, fs_open, fs_scan, fs_doclen, fs_open_found};
 
+/* A large write in parts on a pool (fts_seg_write_source_pool) is the
+** file the write on one thread makes: from the in-memory index (blocks
+** copied), from a multi of two indexes with a map keeping every document
+** (a merge with nothing deleted: postings one by one), and a part that
+** fails fails the write and leaves no file. */
+static void test_flush_in_parts(void **state) {
+    (void)state;
+    g_rng = 13;
+    enum { N = 3000 };
+    FtsMem *m = fts_mem_new(NF), *a = fts_mem_new(NF), *b = fts_mem_new(NF);
+    FtsDocBuf buf = {0};
+    Doc d;
+    static uint32_t aMap[N];
+    for (uint32_t i = 0; i < N; i++) {
+        random_doc(&d);
+        add_doc(m, i, &d, &buf);
+        add_doc(i < N / 2 ? a : b, i < N / 2 ? i : i - N / 2, &d, &buf);
+        aMap[i] = i;
+    }
+    fts_docbuf_free(&buf);
+    LpError err;
+    Tpool *pool = tpool_new(2, &err);
+    assert_non_null(pool);
+    FtsSource *aSrc[2] = {fts_mem_source(a), fts_mem_source(b)};
+    uint32_t aBase[2] = {0, N / 2};
+    FtsMulti *mu = fts_multi_new(aSrc, aBase, 2, &err);
+    assert_non_null(mu);
+    for (int k = 0; k < 2; k++) {
+        FtsSource *src = k ? fts_multi_source(mu) : fts_mem_source(m);
+        const uint32_t *map = k ? aMap : NULL;
+        char z1[128], z2[128];
+        snprintf(z1, sizeof(z1), "%s", tmp_path());
+        snprintf(z2, sizeof(z2), "%s", tmp_path());
+        assert_int_equal(fts_seg_write_source(z1, src, map, N, &err), LP_OK);
+        assert_int_equal(fts_seg_write_source_pool(z2, src, map, N, pool, &err), LP_OK);
+        size_t n1, n2;
+        uint8_t *a1 = slurp(z1, &n1), *a2 = slurp(z2, &n2);
+        assert_int_equal(n1, n2);
+        assert_memory_equal(a1, a2, n1);
+        free(a1);
+        free(a2);
+    }
+    /* every list's status fails: so does the write, and the file is gone */
+    FailSrc f = {*fts_mem_source(m), fts_mem_source(m), 0, 0};
+    f.src.vt = &fail_src_vt;
+    const char *zPath = tmp_path();
+    lp_err_clear(&err);
+    assert_int_equal(fts_seg_write_source_pool(zPath, &f.src, NULL, 0, pool, &err), LP_CORRUPT);
+    assert_non_null(strstr(err.zMsg, "damaged list"));
+    assert_int_not_equal(access(zPath, F_OK), 0);
+    f.bFailScan = 1;
+    assert_int_equal(fts_seg_write_source_pool(zPath, &f.src, NULL, 0, pool, &err), LP_CORRUPT);
+    assert_int_not_equal(access(zPath, F_OK), 0);
+    fts_multi_free(mu);
+    tpool_free(pool);
+    fts_mem_free(m);
+    fts_mem_free(a);
+    fts_mem_free(b);
+}
+
 static void test_part_errors(void **state) {
     (void)state;
     g_rng = 4;
@@ -1488,7 +1548,7 @@ int main(void) {
         cmocka_unit_test(test_part_errors), cmocka_unit_test(test_random_splits),
         cmocka_unit_test(test_many_parts),  cmocka_unit_test(test_merge_through_multi),
         cmocka_unit_test(test_earlier_after_drops), cmocka_unit_test(test_earlier_unknown),
-        cmocka_unit_test(test_flush_blocks),
+        cmocka_unit_test(test_flush_blocks),     cmocka_unit_test(test_flush_in_parts),
         cmocka_unit_test(test_bench),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
