@@ -18,7 +18,8 @@
 **       of the benchmark's load, hold less than 64 KiB of text, as the
 **       server analyses a small write; no thread is started when every
 **       write is that small, and threads then reports 1) and added to
-**       the index in order, and the segment is written. Also reported:
+**       the index in order, and the segment is written (a large one
+**       encoded in parts on the same threads, as the server flushes). Also reported:
 **       page_faults, the process's minor page faults in the timed part,
 **       and the parts of analyse_index_s: analyse_s (documents into their
 **       buffers), reserve_s and append_s (the buffers into the in-memory

@@ -242,13 +242,20 @@ int fts_codec_tail_get(const uint8_t **pp, const uint8_t *pEnd, uint32_t base, u
     return LP_OK;
 }
 
+/* A function built twice, for CPUs with and without POPCNT (x86-64's
+** baseline lacks it), the right one picked when the program loads (GCC's
+** target_clones; clang builds, the fuzzers', keep the portable one). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define POPCNT_CLONES __attribute__((target_clones("popcnt", "default")))
+#else
+#define POPCNT_CLONES
+#endif
+
 /* Sixteen bytes at a time: the bytes that end a varint are counted, and
 ** the continuation bytes (bit 7 set) may not run five long, across chunk
 ** boundaries too (the last four bits of each chunk's mask are carried).
-** Built twice, as fts_codec_skip_varints is. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("popcnt", "default")))
-#endif
+** POPCNT_CLONES, as fts_codec_skip_varints. */
+POPCNT_CLONES
 int fts_codec_varints_exact(const uint8_t *p, size_t n, uint64_t count) {
     _Static_assert(VARINT_MAX32 == 5, "the run test below is for five bytes");
     if (n == 0) return count == 0;
@@ -277,11 +284,7 @@ int fts_codec_varints_exact(const uint8_t *p, size_t n, uint64_t count) {
     return nEnd == count;
 }
 
-/* Built twice, for CPUs with and without POPCNT (x86-64's baseline lacks
-** it), the right one picked when the program loads. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("popcnt", "default")))
-#endif
+POPCNT_CLONES
 int fts_codec_skip_varints(const uint8_t **pp, const uint8_t *pEnd, uint64_t n) {
     const uint8_t *p = *pp;
     if (n == 0) return LP_OK;

@@ -145,19 +145,21 @@ static void part_run(void *arg) {
 
 /* Writes src's keys (every document kept where it is) to w as parts, one
 ** per thread, cut between dictionary blocks where the postings before
-** reach each thread's share. Returns LP_OK, an error, or -1 when the
-** source is too small to share out (nothing written). */
+** reach each thread's share; a source too small to share out, on this
+** thread. LP_OK or an error. */
 static int write_parts(FtsSegWriter *w, FtsSource *src, Tpool *pool, const char *zPath, LpError *err) {
     KeyList l = {{0}, {0}, 0};
     int rc = src->vt->xScan(src, (const uint8_t *)"", 0, collect_key, &l, err);
     int nPart = tpool_size(pool) + 1;
     if (nPart > 8) nPart = 8;
-    if (rc == LP_OK && (l.nPostings < WRITE_PARALLEL_POSTINGS || l.a.n < (size_t)(2 * nPart * FTS_SEG_DICT_BLOCK))) {
-        rc = -1;
-    }
     PartJob aJob[8];
     int nJob = 0;
-    if (rc == LP_OK) {
+    if (rc == LP_OK && (l.nPostings < WRITE_PARALLEL_POSTINGS || l.a.n < (size_t)(2 * nPart * FTS_SEG_DICT_BLOCK))) {
+        /* too small to share out: the keys gathered go to w here */
+        PartJob one = {{src, w, NULL, {0}, zPath, err}, &l, 0, l.a.n, LP_OK, {0}};
+        part_run(&one);
+        rc = one.rc;
+    } else if (rc == LP_OK) {
         uint64_t nSeen = 0;
         size_t i0 = 0;
         for (size_t i = 0; i < l.a.n && nJob < nPart - 1; i++) {
@@ -237,11 +239,9 @@ int fts_seg_write_source_pool(const char *zPath, FtsSource *src, const uint32_t 
     if (aMap && d == nIn) aMap = NULL;
     /* Each key is written as the scan reaches it, in key order; a large
     ** source with nothing to renumber, in parts on the pool's threads. */
-    int bParts = rc == LP_OK && pool && tpool_size(pool) > 0 && !aMap && nIn >= WRITE_PARALLEL_DOCS;
-    int rcPart = bParts ? write_parts(w, src, pool, zPath, err) : -1;
     WriteCtx x = {src, w, aMap, {0}, zPath, err};
-    if (rc == LP_OK && rcPart != -1) {
-        rc = rcPart;
+    if (rc == LP_OK && pool && tpool_size(pool) > 0 && !aMap && nIn >= WRITE_PARALLEL_DOCS) {
+        rc = write_parts(w, src, pool, zPath, err);
     } else if (rc == LP_OK) {
         rc = src->vt->xScan(src, (const uint8_t *)"", 0, write_key, &x, err);
     }

@@ -619,17 +619,7 @@ int fts_segw_posting_enc(FtsSegWriter *w, uint32_t doc, uint32_t tf, const uint8
     if (rc != LP_OK) return rc;
     /* Exactly tf varints, none longer than a uint32's: what the reader
     ** will decode (it checks the values' sum when it does). */
-    uint32_t nEnd = 0, nRun = 0;
-    int bBad = nPos < tf || nPos > (size_t)tf * VARINT_MAX32;
-    for (size_t i = 0; i < nPos && !bBad; i++) {
-        if (pPos[i] & 0x80) {
-            bBad = ++nRun >= VARINT_MAX32;
-        } else {
-            nEnd++;
-            nRun = 0;
-        }
-    }
-    if (bBad || nEnd != tf || nRun) {
+    if (!fts_codec_varints_exact(pPos, nPos, tf)) {
         char z[200];
         return segw_fail(w, LP_BADINPUT, "key %s: document %" PRIu32 ": positions are not %" PRIu32 " varints",
                          zKey, doc, tf);
@@ -640,40 +630,32 @@ int fts_segw_posting_enc(FtsSegWriter *w, uint32_t doc, uint32_t tf, const uint8
     strbuf_commit_fast(&w->pos, nPos);
     return posting_end(w, doc, tf);
 }
-int fts_segw_postings(FtsSegWriter *w, const uint32_t *aDoc, const uint32_t *aTf, uint32_t n,
-                      const uint8_t *pPos, size_t nPos) {
-    if (w->rc != LP_OK) return w->rc;
-    char z[200];
-    if (w->nKey == 0) return segw_fail(w, LP_BADINPUT, "posting before the first key");
-    if (n == 0) return LP_OK;
-    if (!pPos) return segw_fail(w, LP_BADINPUT, "key %s: document %" PRIu32 " without positions", zKey, aDoc[0]);
-    size_t nHad = w->aDoc.n;
-    if (VEC_RESERVE(&w->aDoc, nHad + n) || VEC_RESERVE(&w->aTf, nHad + n)) {
-        return segw_fail(w, LP_NOMEM, "out of memory");
-    }
-    uint32_t prev = nHad ? w->aDoc.a[nHad - 1] : 0;
+/* Is a call of fts_segw_postings one whole block (what a flush's xBlock
+** gives) that passes every check? Its positions start at the block's, so
+** they need no walk: the documents and tfs are checked in one loop, the
+** positions' bytes at once. Sets *pcf to the tfs' sum when it does. */
+static int block_checks_out(const FtsSegWriter *w, const uint32_t *aDoc, const uint32_t *aTf, uint32_t n,
+                            size_t nHad, uint32_t prev, const uint8_t *pPos, size_t nPos, uint64_t *pcf) {
+    if (nHad % FTS_BLOCK != 0 || n > FTS_BLOCK) return 0;
     uint64_t cf = 0;
-    if (nHad % FTS_BLOCK == 0 && n <= FTS_BLOCK) {
-        /* A block (a flush's xBlock gives them): its positions start at
-        ** the block's, so they need no walk, only the checks, at once. A
-        ** failed check is left to the walk below, which names it. */
-        uint32_t i = 0, d = prev;
-        for (; i < n; i++) {
-            if (aDoc[i] >= w->nDocs || ((nHad > 0 || i > 0) && aDoc[i] <= d) || aTf[i] == 0) break;
-            d = aDoc[i];
-            cf += aTf[i];
-        }
-        if (i == n && fts_codec_varints_exact(pPos, nPos, cf)) {
-            if (nHad > 0 && VEC_PUSH(&w->aPosMark, (uint64_t)w->pos.n)) {
-                return segw_fail(w, LP_NOMEM, "out of memory");
-            }
-            goto copy;
-        }
-        cf = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (aDoc[i] >= w->nDocs || ((nHad > 0 || i > 0) && aDoc[i] <= prev) || aTf[i] == 0) return 0;
+        prev = aDoc[i];
+        cf += aTf[i];
     }
-    /* Each posting checked as fts_segw_posting_enc checks it, walking its
-    ** tf varints, which also finds where each block's positions start. */
+    *pcf = cf;
+    return fts_codec_varints_exact(pPos, nPos, cf);
+}
+
+/* Checks the postings one by one as fts_segw_posting_enc does, walking
+** each one's tf varints, which finds where each block's positions start
+** (pushed to aPosMark) and names the posting that fails. Sets *pcf to the
+** tfs' sum. LP_OK or the (sticky) error. */
+static int postings_walk(FtsSegWriter *w, const uint32_t *aDoc, const uint32_t *aTf, uint32_t n, size_t nHad,
+                         uint32_t prev, const uint8_t *pPos, size_t nPos, uint64_t *pcf) {
+    char z[200];
     const uint8_t *p = pPos, *pEnd = pPos + nPos;
+    uint64_t cf = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t doc = aDoc[i], tf = aTf[i];
         if (doc >= w->nDocs) {
@@ -708,7 +690,28 @@ int fts_segw_postings(FtsSegWriter *w, const uint32_t *aDoc, const uint32_t *aTf
         return segw_fail(w, LP_BADINPUT, "key %s: document %" PRIu32 ": positions are not %" PRIu32 " varints",
                          zKey, aDoc[n - 1], aTf[n - 1]);
     }
-copy:;
+    *pcf = cf;
+    return LP_OK;
+}
+
+int fts_segw_postings(FtsSegWriter *w, const uint32_t *aDoc, const uint32_t *aTf, uint32_t n,
+                      const uint8_t *pPos, size_t nPos) {
+    if (w->rc != LP_OK) return w->rc;
+    char z[200];
+    if (w->nKey == 0) return segw_fail(w, LP_BADINPUT, "posting before the first key");
+    if (n == 0) return LP_OK;
+    if (!pPos) return segw_fail(w, LP_BADINPUT, "key %s: document %" PRIu32 " without positions", zKey, aDoc[0]);
+    size_t nHad = w->aDoc.n;
+    if (VEC_RESERVE(&w->aDoc, nHad + n) || VEC_RESERVE(&w->aTf, nHad + n)) {
+        return segw_fail(w, LP_NOMEM, "out of memory");
+    }
+    uint32_t prev = nHad ? w->aDoc.a[nHad - 1] : 0;
+    uint64_t cf = 0;
+    if (block_checks_out(w, aDoc, aTf, n, nHad, prev, pPos, nPos, &cf)) {
+        if (nHad > 0 && VEC_PUSH(&w->aPosMark, (uint64_t)w->pos.n)) return segw_fail(w, LP_NOMEM, "out of memory");
+    } else if (postings_walk(w, aDoc, aTf, n, nHad, prev, pPos, nPos, &cf) != LP_OK) {
+        return w->rc;
+    }
     char *o = strbuf_reserve_fast(&w->pos, nPos);
     if (!o) return segw_fail(w, LP_NOMEM, "out of memory");
     memcpy(o, pPos, nPos);
