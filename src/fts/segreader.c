@@ -860,6 +860,9 @@ static uint32_t cur_end(SegCursor *c) {
 
 /* Decodes block j (lists of >= 128) into aDoc/aTf. LP_OK or LP_CORRUPT
 ** (the cursor has failed). */
+typedef uint32_t v4u __attribute__((vector_size(16)));
+typedef int32_t v4i __attribute__((vector_size(16)));
+
 static int cur_load(SegCursor *c, uint32_t j) {
     FtsSegment *seg = c->seg;
     uint32_t last = skip_get(c, j, SEG_SKIP_LAST), base = 0;
@@ -989,9 +992,6 @@ static uint32_t seg_next(FtsPostings *p) {
     return cur_next_block(c);
 }
 
-typedef uint32_t v4u __attribute__((vector_size(16)));
-typedef int32_t v4i __attribute__((vector_size(16)));
-
 /* The first i' >= i with aDoc[i'] >= target, four documents per step:
 ** the number below target among four sorted values is where the first
 ** one not below is. The caller knows that some aDoc[k] >= target for k
@@ -1077,6 +1077,29 @@ static uint32_t seg_shallow(FtsPostings *p, uint32_t target, uint32_t *pMaxTf, u
 ** same document works. */
 /* Sets c->pPosLast to the start of the current document's positions.
 ** LP_OK, or the cursor's error. */
+/* The sum of a[k] for lo <= k < hi, four at a time (a phrase check skips
+** the positions of the postings between two candidates: their tfs say how
+** many varints). A block's tfs are below 2^32 and at most 128 of them are
+** summed: the lanes are 64 bits wide, so no sum can wrap. */
+static uint64_t tf_sum(const uint32_t *a, int lo, int hi) {
+    uint64_t n = 0;
+    int k = lo;
+#ifdef __SSE2__
+    if (k + 4 <= hi) {
+        const __m128i z = _mm_setzero_si128();
+        __m128i s = z;
+        for (; k + 4 <= hi; k += 4) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(a + k));
+            s = _mm_add_epi64(s, _mm_add_epi64(_mm_unpacklo_epi32(v, z), _mm_unpackhi_epi32(v, z)));
+        }
+        n = (uint64_t)_mm_cvtsi128_si64(s) + (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(s, s));
+    }
+#endif
+    for (; k < hi; k++)
+        n += a[k];
+    return n;
+}
+
 static int pos_find(SegCursor *c, LpError *err) {
     if (c->rc != LP_OK) {
         if (err) *err = c->err;
@@ -1088,9 +1111,7 @@ static int pos_find(SegCursor *c, LpError *err) {
     }
     if (c->i != c->iPosLast) {
         /* Skip the positions of the postings before the current one. */
-        uint64_t nSkip = 0;
-        for (int k = c->iPosCur; k < c->i; k++)
-            nSkip += c->aTf[k];
+        uint64_t nSkip = tf_sum(c->aTf, c->iPosCur, c->i);
         const uint8_t *q = c->pPosCur;
         if (fts_codec_skip_varints(&q, c->pPosEnd, nSkip) != LP_OK) {
             cur_fail(c, seg_off(c->seg, c->pPosCur), "positions of document %" PRIu32 " truncated",
