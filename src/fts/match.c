@@ -40,9 +40,11 @@
 **     is empty: the planner analyses it and drops what yields no term, as
 **     it does for a word made only of punctuation.
 **  6. `|` and MAYBE are one level, left to right: `a | b MAYBE c` is
-**     (a | b) MAYBE c. A chain (`<<` or NEAR/N) takes words and exact
-**     phrases only, all joined by the same operator; its field scope is
-**     what its operands share. A keyword operator (MAYBE, NEAR/N) is
+**     (a | b) MAYBE c. A chain (`<<` or NEAR/N) takes words, exact
+**     phrases and OR lists of them (Sphinx's `red|green << car`), all
+**     joined by the same operator; its field scope is what its operands
+**     share. A chain with OR lists becomes the OR of its choices
+**     (chain_expand), so the planner sees plain chains only. A keyword operator (MAYBE, NEAR/N) is
 **     upper case and stands alone; where an operand is expected it is an
 **     error that says how to search the word instead.
 **  7. Inside a phrase the text stays raw, with three exceptions Manticore
@@ -1177,8 +1179,10 @@ static int parse_or(MatchParser *p, Scope *pScope, FtsNode **pp) {
     return LP_OK;
 }
 
-/* Can x be an operand of '<<' or NEAR/N? 0, with the error set, if not. */
-static int check_chain_operand(MatchParser *p, const FtsNode *x, const char *zOp) {
+/* Can x be an operand of '<<' or NEAR/N? 0, with the error set, if not.
+** A word or an exact phrase can; so can an OR list of them (bOr), which
+** parse_chain expands into one chain per choice (chain_expand). */
+static int check_chain_operand(MatchParser *p, const FtsNode *x, const char *zOp, int bOr) {
     if (x->anchor) {
         syntax_error(p, x->pos, "%s joins words and exact phrases; '^' and '$' cannot anchor "
                                 "them", zOp);
@@ -1190,17 +1194,84 @@ static int check_chain_operand(MatchParser *p, const FtsNode *x, const char *zOp
         return 0;
     }
     if (x->kind == FTSN_TERM || (x->kind == FTSN_PHRASE && x->nSlop == 0)) return 1;
-    const char *zWhat = x->kind == FTSN_OR && (p->z[x->pos] == '"' || p->z[x->pos] == '=')
-                            ? "a phrase with alternatives"
+    if (x->kind == FTSN_OR && bOr) {
+        for (int k = 0; k < x->nChild; k++) {
+            if (!check_chain_operand(p, x->aChild[k], zOp, 1)) return 0;
+        }
+        return 1;
+    }
+    const char *zWhat = x->kind == FTSN_OR       ? "an OR list"
                         : x->kind == FTSN_PREFIX ? "a prefix"
                         : x->kind == FTSN_PHRASE ? "a proximity phrase"
                         : x->kind == FTSN_QUORUM ? "a quorum"
                         : x->kind == FTSN_NOT || is_negative(x) ? "a negation"
-                        : p->z[x->pos] != '(' && x->kind == FTSN_OR ? "an OR ('|' binds tighter: write (a << b) | c)"
                         : p->z[x->pos] != '(' && x->kind == FTSN_MAYBE ? "a MAYBE (it binds tighter: write (a << b) MAYBE c)"
                                                 : "a group";
-    syntax_error(p, x->pos, "%s joins words and exact phrases; this operand is %s", zOp, zWhat);
+    if (bOr) {
+        syntax_error(p, x->pos, "%s joins words, exact phrases and OR lists of them; this operand "
+                                "is %s", zOp, zWhat);
+    } else {
+        syntax_error(p, x->pos, "%s's second operand is a word or exact phrase; this operand is %s",
+                     zOp, zWhat);
+    }
     return 0;
+}
+
+/* Appends the words and exact phrases x stands for as a chain operand to
+** l: x itself, or the leaves of its OR list in order. */
+static int chain_choices(MatchParser *p, FtsNode *x, NodeList *l) {
+    if (x->kind != FTSN_OR) return list_push(p, l, x);
+    for (int k = 0; k < x->nChild; k++) {
+        int rc = chain_choices(p, x->aChild[k], l);
+        if (rc) return rc;
+    }
+    return LP_OK;
+}
+
+/* A chain with OR lists among its operands, (a | b) << c, as the OR of one
+** chain per choice of an alternative from each list: a << c | b << c. A
+** document holds the first exactly when it holds one of the others, and
+** each chain it holds is a clause of its own, as each phrase of a phrase's
+** alternatives is. *pp is x itself when it has no OR list. */
+static int chain_expand(MatchParser *p, FtsNode *x, FtsNode **pp) {
+    *pp = x;
+    NodeList *aAlt = arena_zalloc(p->a, sizeof(NodeList) * (size_t)x->nChild);
+    if (!aAlt) return nomem(p);
+    int64_t nChain = 1;
+    for (int c = 0; c < x->nChild; c++) {
+        int rc = chain_choices(p, x->aChild[c], &aAlt[c]);
+        if (rc) return rc;
+        nChain *= aAlt[c].n;
+        if (nChain > FTS_MATCH_MAX_PHRASES) {
+            return syntax_error(p, x->pos, "the OR lists of this chain make more than %d chains",
+                                FTS_MATCH_MAX_PHRASES);
+        }
+    }
+    if (nChain == 1) return LP_OK;
+    FtsNode *y = node_new(p, FTSN_OR, x->pos, x->pos + x->len);
+    FtsNode **aChain = arena_alloc(p->a, sizeof(FtsNode *) * (size_t)nChain);
+    int *aPick = arena_zalloc(p->a, sizeof(int) * (size_t)x->nChild);
+    if (!y || !aChain || !aPick) return nomem(p);
+    for (int i = 0; i < nChain; i++) {
+        FtsNode *z = arena_alloc(p->a, sizeof(FtsNode));
+        FtsNode **aOp = arena_alloc(p->a, sizeof(FtsNode *) * (size_t)x->nChild);
+        if (!z || !aOp) return nomem(p);
+        *z = *x;
+        z->aChild = aOp;
+        for (int c = 0; c < x->nChild; c++) {
+            aOp[c] = aAlt[c].a[aPick[c]];
+            for (int w = 0; w < 4; w++) {
+                z->fields.a[w] = c ? z->fields.a[w] & aOp[c]->fields.a[w] : aOp[c]->fields.a[w];
+            }
+        }
+        aChain[i] = z;
+        /* the next choice: the last operand's alternative first */
+        for (int c = x->nChild - 1; c >= 0 && ++aPick[c] == aAlt[c].n; c--) aPick[c] = 0;
+    }
+    y->aChild = aChain;
+    y->nChild = (int)nChain;
+    *pp = y;
+    return LP_OK;
 }
 
 /* or-list { ( '<<' | 'NEAR/N' ) or-list }: one operator throughout. */
@@ -1239,7 +1310,7 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
         }
         bNot = bNotOp;
         if (l.n == 0) {
-            if (!check_chain_operand(p, *pp, zOp)) return LP_BADINPUT;
+            if (!check_chain_operand(p, *pp, zOp, 1)) return LP_BADINPUT;
             if ((rc = list_push(p, &l, *pp))) return rc;
         }
         kind = k;
@@ -1250,7 +1321,7 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
         }
         FtsNode *y = NULL;
         if ((rc = parse_or(p, pScope, &y))) return rc;
-        if (!check_chain_operand(p, y, zOp)) return LP_BADINPUT;
+        if (!check_chain_operand(p, y, zOp, !bNotOp)) return LP_BADINPUT;
         if ((rc = list_push(p, &l, y))) return rc;
         iEnd = p->i;
         if (k == FTSN_NEAR) {
@@ -1276,8 +1347,7 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
     for (int i = 1; i < l.n; i++) {
         for (int w = 0; w < 4; w++) x->fields.a[w] &= l.a[i]->fields.a[w];
     }
-    *pp = x;
-    return LP_OK;
+    return chain_expand(p, x, pp);
 }
 
 /* The items of a group (bGroup: stops on ')', which it leaves unread) or

@@ -46,8 +46,12 @@
 **   a NOTNEAR/3 b        a where no b is within 3 positions, either side,
 **                        in one field (two operands; b counts as negated)
 **                        (`<<` and NEAR bind looser than `|` and tighter
-**                        than the implicit AND; their operands are words
-**                        and exact phrases; one chain uses one operator)
+**                        than the implicit AND; their operands are words,
+**                        exact phrases and OR lists of them; a chain with
+**                        OR lists is parsed as the OR of one chain per
+**                        choice, at most FTS_MATCH_MAX_PHRASES; NOTNEAR's
+**                        second operand takes no list; one chain uses one
+**                        operator)
 **   @title hello         field scope: the rest of the group matches in title
 **   @(title,body) hello  several fields; `@*` goes back to all fields
 **   @!title  @!(a,b)     every field but those

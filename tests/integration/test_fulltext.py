@@ -384,6 +384,12 @@ OPERATOR_CASES = [
     ("quick << brown", [1]),
     ("quick << brown << dog", []),  # title 1 has no dog, body 1 no quick
     ("the << lazy << dog", [1]),
+    # an OR list as an operand: a chain for each choice (Sphinx's red|blue << car)
+    ("(fox | bear) << dog", [1]),
+    ("the << fox | dog", [1, 2, 6]),
+    ("quick << (fox | dog | bear)", [1]),
+    ('(bear | "lazy dog") << sleeps', []),
+    ('the << (bear | "lazy dog")', [1]),
     # NEAR/N: at most N positions apart, either order, in one field
     ("fox NEAR/3 lazy", []),
     ("fox NEAR/4 lazy", [1]),
@@ -393,6 +399,8 @@ OPERATOR_CASES = [
     ("lazy NEAR/1 dog NEAR/2 over", [1]),
     ("brown NEAR/2 quick", [1]),
     ('"lazy dog" NEAR/3 jumps', [1]),
+    ("(red | brown) NEAR/1 (fox | dog)", [1, 4, 8]),
+    ('(quick | "lazy dog") NOTNEAR/2 fox', [1, 2, 3, 4, 7]),
     # NOTNEAR/N: the first operand where the second is absent or more than
     # N positions away (either side), in one field; any one occurrence
     ("fox NOTNEAR/2 dog", [1, 4, 6]),          # title 1 has no dog at all
@@ -495,7 +503,16 @@ SYNTAX_ERRORS = [
     ("-fox", r"negated"),
     ("-fox !dog", r"negated"),
     ('"a b"/0', r"at offset 6: a quorum threshold must be at least 1"),
-    ("fox << dog*", r"at offset 7: '<<' joins words and exact phrases; this operand is a prefix"),
+    ("fox << dog*", r"at offset 7: '<<' joins words, exact phrases and OR lists of them; this "
+                    r"operand is a prefix"),
+    ("fox << (dog | bear*)", r"at offset 14: '<<' joins words, exact phrases and OR lists of them; "
+                             r"this operand is a prefix"),
+    ("fox NOTNEAR/2 (dog | bear)", r"at offset 14: NOTNEAR/N's second operand is a word or exact "
+                                   r"phrase; this operand is an OR list"),
+    ("fox << (dog bear)", r"at offset 7: '<<' joins words, exact phrases and OR lists of them; this "
+                          r"operand is a group"),
+    ("fox << (a|b) << (c|d) << (e|f) << (g|h) << (i|j) << (k|l) << (m|n) << (o|p) << (q|r)",
+     r"at offset 0: the OR lists of this chain make more than 256 chains"),
     ("fox << dog NEAR/2 bear", r"at offset 11: '<<', NEAR/N and NOTNEAR/N cannot be mixed"),
     ("=fox*", r"at offset 0: the exact form operator '=' does not apply to a prefix"),
     ("fox NOTNEAR/2 dog NOTNEAR/1 bear", r"at offset 18: NOTNEAR/N takes two operands"),
@@ -517,8 +534,6 @@ SYNTAX_ERRORS = [
     ("fo*^2", r"at offset 3: a boost \(\^N\) applies to a word \(word\^1.5\), not a prefix"),
     ("fox^2 NEAR/3 dog", r"at offset 0: NEAR/N joins words and exact phrases; a boost"),
     ('"(fox | dog) lazy"/2', r"at offset 0: alternatives \('\(a \| b\)'\) are for phrases; a quorum"),
-    ('fox << "(lazy | big) dog"', r"at offset 7: '<<' joins words and exact phrases; this operand is "
-                                  r"a phrase with alternatives"),
     ('"' + "(a|b) " * 9 + '"', r"at offset 0: a phrase's alternatives make more than 256 phrases"),
 ]
 

@@ -694,16 +694,47 @@ static void test_sphinx_operators(void **state) {
     assert_true(fts_fieldset_has(&x->fields, 0) && !fts_fieldset_has(&x->fields, 1));
     check_error("a << b NEAR/2 c", 7, "MATCH: near 'NEAR/2 c' at offset 7: '<<', NEAR/N and NOTNEAR/N "
                                       "cannot be mixed in one chain");
-    check_error("a* << b", 0, "MATCH: near 'a* << b' at offset 0: '<<' joins words and exact phrases; "
-                              "this operand is a prefix");
-    check_error("a << b | c", 5, "MATCH: near 'b | c' at offset 5: '<<' joins words and exact "
-                                 "phrases; this operand is an OR ('|' binds tighter: write (a << b) "
-                                 "| c)");
+    check_error("a* << b", 0, "MATCH: near 'a* << b' at offset 0: '<<' joins words, exact phrases "
+                              "and OR lists of them; this operand is a prefix");
     check("(a << b) | c", "OR(BEFORE(a, b), c)");
-    check_error("a << (b | c)", 5, "MATCH: near '(b | c)' at offset 5: '<<' joins words and exact "
-                                   "phrases; this operand is a group");
-    check_error("a NEAR/2 \"b c\"~3", 9, "MATCH: near '\"b c\"~3' at offset 9: NEAR/N joins words "
-                                         "and exact phrases; this operand is a proximity phrase");
+    /* OR lists as operands (Sphinx's "red|green|blue << car"): '|' binds
+    ** tighter, and the chain becomes one chain per choice, the first
+    ** operand's choice varying slowest; nested lists are flattened */
+    check("a << b | c", "OR(BEFORE(a, b), BEFORE(a, c))");
+    check("(a | b) << c", "OR(BEFORE(a, c), BEFORE(b, c))");
+    check("(a | b) NEAR/2 (c | \"d e\") NEAR/1 f",
+          "OR(NEAR(a, /2, c, /1, f), NEAR(a, /2, PHRASE(\"d e\"), /1, f), NEAR(b, /2, c, /1, f), "
+          "NEAR(b, /2, PHRASE(\"d e\"), /1, f))");
+    check("(a | (b | (c | d))) << e",
+          "OR(BEFORE(a, e), BEFORE(b, e), BEFORE(c, e), BEFORE(d, e))");
+    check("(a | b) NOTNEAR/3 c", "OR(NOTNEAR(a, /3, c), NOTNEAR(b, /3, c))");
+    check("x (a | b) << c y", "AND(x, OR(BEFORE(a, c), BEFORE(b, c)), y)");
+    /* each chain's field scope is what its own operands share */
+    x = parse("(@title a | @body b) << @(title,body) c");
+    assert_int_equal(x->kind, FTSN_OR);
+    assert_int_equal(x->nChild, 2);
+    assert_true(fts_fieldset_has(&x->aChild[0]->fields, 0) && !fts_fieldset_has(&x->aChild[0]->fields, 1));
+    assert_true(!fts_fieldset_has(&x->aChild[1]->fields, 0) && fts_fieldset_has(&x->aChild[1]->fields, 1));
+    /* 2^8 chains are allowed, 2^9 are not */
+    x = parse("(a|b) << (a|b) << (a|b) << (a|b) << (a|b) << (a|b) << (a|b) << (a|b)");
+    assert_int_equal(x->kind, FTSN_OR);
+    assert_int_equal(x->nChild, 256);
+    check_error("x << (a|b) << (a|b) << (a|b) << (a|b) << (a|b) << (a|b) << (a|b) << (a|b) << (a|b)", 0,
+                "MATCH: near 'x << (a|b) << (a|b) << (a|b) <<...' at offset 0: the OR lists of this "
+                "chain make more than 256 chains");
+    check_error("a NOTNEAR/3 (b | c)", 12, "MATCH: near '(b | c)' at offset 12: NOTNEAR/N's second "
+                                           "operand is a word or exact phrase; this operand is an OR "
+                                           "list");
+    check_error("a << (b | c*)", 10, "MATCH: near 'c*)' at offset 10: '<<' joins words, exact phrases "
+                                     "and OR lists of them; this operand is a prefix");
+    check_error("a << b MAYBE c", 5, "MATCH: near 'b MAYBE c' at offset 5: '<<' joins words, exact "
+                                     "phrases and OR lists of them; this operand is a MAYBE (it binds "
+                                     "tighter: write (a << b) MAYBE c)");
+    check_error("a << (b c)", 5, "MATCH: near '(b c)' at offset 5: '<<' joins words, exact phrases "
+                                 "and OR lists of them; this operand is a group");
+    check_error("a NEAR/2 \"b c\"~3", 9, "MATCH: near '\"b c\"~3' at offset 9: NEAR/N joins words, "
+                                         "exact phrases and OR lists of them; this operand is a "
+                                         "proximity phrase");
     check_error("a << ^b", 5, "MATCH: near '^b' at offset 5: '<<' joins words and exact phrases; "
                               "'^' and '$' cannot anchor them");
     check_error("a <<", 4, "MATCH: unexpected end of query at offset 4: expected a word or phrase "
@@ -778,8 +809,10 @@ static void test_sphinx_operators(void **state) {
     check_error("NOTNEAR/3 b", 0, "MATCH: near 'NOTNEAR/3 b' at offset 0: NOTNEAR/N is an operator: "
                                   "expected a word, phrase or '(' before it (write it in lower case to "
                                   "search the word)");
-    check_error("a NOTNEAR/3 b*", 12, "MATCH: near 'b*' at offset 12: NOTNEAR/N joins words and exact "
-                                      "phrases; this operand is a prefix");
+    check_error("a NOTNEAR/3 b*", 12, "MATCH: near 'b*' at offset 12: NOTNEAR/N's second operand is "
+                                      "a word or exact phrase; this operand is a prefix");
+    check_error("a* NOTNEAR/3 b", 0, "MATCH: near 'a* NOTNEAR/3 b' at offset 0: NOTNEAR/N joins words, "
+                                     "exact phrases and OR lists of them; this operand is a prefix");
     check_error("a SENTENCE b", 2, "MATCH: near 'SENTENCE b' at offset 2: SENTENCE and PARAGRAPH are "
                                    "not supported: loupe does not index sentence or paragraph "
                                    "boundaries (write the word in lower case to search it)");
@@ -875,8 +908,11 @@ static void test_phrase_alternatives(void **state) {
                       "a phrase's alternatives make more than 256 phrases");
     check_error("\"(a | b) c\"/2", 0, "MATCH: near '\"(a | b) c\"/2' at offset 0: alternatives "
                                        "('(a | b)') are for phrases; a quorum takes its words in any order");
-    check_error("x << \"(a | b) c\"", 5, "MATCH: near '\"(a | b) c\"' at offset 5: '<<' joins words "
-                                          "and exact phrases; this operand is a phrase with alternatives");
+    /* a phrase's alternatives are an OR list: as a chain operand, one chain each */
+    check("x << \"(a | b) c\"", "OR(BEFORE(x, PHRASE(\"a c\")), BEFORE(x, PHRASE(\"b c\")))");
+    check_error("x << \"(a | b) c\"~2", 5, "MATCH: near '\"(a | b) c\"~2' at offset 5: '<<' joins "
+                                            "words, exact phrases and OR lists of them; this operand "
+                                            "is a proximity phrase");
     /* nesting is limited as groups outside phrases are */
     char zDeep[400];
     strcpy(zDeep, "\"");

@@ -1071,7 +1071,13 @@ static void rand_query(char *buf) {
             sprintf(buf + strlen(buf), rnd() % 2 ? "\"^%s %s\"" : "\"%s %s$\"", w, w2);
             break;
         case 11:
-            sprintf(buf + strlen(buf), "%s << %s", w, w2);
+            if (rnd() % 3 == 0) { /* OR lists as operands: one chain per choice */
+                static const char *const aOp[] = {"<<", "NEAR/2", "NOTNEAR/2"};
+                sprintf(buf + strlen(buf), "(%s | \"%s %s\") %s %s", w, w3, w2, aOp[rnd() % 3], w2);
+                if (rnd() % 2 && !strstr(buf, "NOTNEAR")) sprintf(buf + strlen(buf), " | %s", w3);
+            } else {
+                sprintf(buf + strlen(buf), "%s << %s", w, w2);
+            }
             break;
         case 12:
             if (rnd() % 3 == 0) {
@@ -1186,7 +1192,9 @@ static void test_operators_vs_reference(void **state) {
         "ab0 NOTNEAR/1 abc1", "ab0 NOTNEAR/5 abc1", "abc1 NOTNEAR/2 ab0", "ab0 NOTNEAR/3 nothere",
         "\"ab0 abc1\" NOTNEAR/2 \"xy2 ab3\"", "@body ab0 NOTNEAR/4 xy2", "ab0 NOTNEAR/1 ab0",
         "xy2 (ab0 NOTNEAR/2 abc1) | ab3", "@body[6] ab0 NOTNEAR/2 @body[3] abc1",
-        "\"ab0 abc1\" NEAR/4 xy2", "@title ab0 << abc1", "ab0 NEAR/3 nothere", "xy2 (ab0 << abc1) | ab3",
+        "\"ab0 abc1\" NEAR/4 xy2", "@title ab0 << abc1", "(ab0 | xy2) << abc1", "abc1 << ab0 | xy2",
+        "(ab0 | \"xy2 ab3\") NEAR/2 abc1 NEAR/3 (xy5 | ab0)", "(ab0 | abc1) NOTNEAR/2 xy2",
+        "@title (ab0 | abc1) << @body xy2 | ab0", "ab0 NEAR/3 nothere", "xy2 (ab0 << abc1) | ab3",
         "@!title ab0", "@@relaxed @(body,nope) ab0",
         /* NEAR chains of frequent words: many spans per document */
         "ab0 NEAR/2 abc1 NEAR/1 ab0 NEAR/3 abc1", "abc1 NEAR/5 ab0 NEAR/1 xy2 NEAR/2 ab0",
