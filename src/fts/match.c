@@ -7,7 +7,8 @@
 **   query   := [ '@@relaxed' ] group-body END
 **   group   := '(' group-body ')'
 **   body    := { field-op | chain }             implicit AND of the chains
-**   chain   := or-list { ( '<<' | 'NEAR/' N ) or-list } | or-list 'NOTNEAR/' N or-list
+**   chain   := or-list { chain-op or-list } | or-list 'NOTNEAR/' N or-list
+**   chain-op:= '<<' | 'NEAR/' N | 'SENTENCE' | 'PARAGRAPH'   (one per chain)
 **   or-list := [ '-' | '!' ] operand { ( '|' | 'MAYBE' ) operand }
 **   operand := { field-op } [ '+' ] primary
 **   primary := [ '^' ] word [ '*' | '$' ] | phrase [ '~' N | '/' N ] | group
@@ -230,10 +231,12 @@ static int keyword_at(const MatchParser *p, int i, const char *zKw, int bSlash, 
     return j - i;
 }
 
-/* Is z[i] a binary operator keyword: MAYBE, NEAR/N or NOTNEAR/N? */
+/* Is z[i] a binary operator keyword: MAYBE, NEAR/N, NOTNEAR/N, SENTENCE or
+** PARAGRAPH? */
 static int operator_keyword_at(const MatchParser *p, int i) {
     return keyword_at(p, i, "MAYBE", 0, NULL) || keyword_at(p, i, "NEAR", 1, NULL) ||
-           keyword_at(p, i, "NOTNEAR", 1, NULL);
+           keyword_at(p, i, "NOTNEAR", 1, NULL) || keyword_at(p, i, "SENTENCE", 0, NULL) ||
+           keyword_at(p, i, "PARAGRAPH", 0, NULL);
 }
 
 /* Index of the field named z[0..n) (ASCII case-insensitive), or -1. */
@@ -913,17 +916,14 @@ static void set_exact(FtsNode *x, int iEq) {
 ** operand should start: an error naming it. LP_OK when there is none. */
 static int refuse_keyword(MatchParser *p) {
     int i = p->i;
-    if (keyword_at(p, i, "SENTENCE", 0, NULL) || keyword_at(p, i, "PARAGRAPH", 0, NULL)) {
-        return syntax_error(p, i, "SENTENCE and PARAGRAPH are not supported: loupe does not "
-                                  "index sentence or paragraph boundaries (write the word in "
-                                  "lower case to search it)");
-    }
     if (operator_keyword_at(p, i)) {
         return syntax_error(p, i, "%s is an operator: expected a word, phrase or '(' before it "
                                   "(write it in lower case to search the word)",
-                            keyword_at(p, i, "MAYBE", 0, NULL)  ? "MAYBE"
-                            : keyword_at(p, i, "NEAR", 1, NULL) ? "NEAR/N"
-                                                                : "NOTNEAR/N");
+                            keyword_at(p, i, "MAYBE", 0, NULL)       ? "MAYBE"
+                            : keyword_at(p, i, "NEAR", 1, NULL)     ? "NEAR/N"
+                            : keyword_at(p, i, "NOTNEAR", 1, NULL)  ? "NOTNEAR/N"
+                            : keyword_at(p, i, "SENTENCE", 0, NULL) ? "SENTENCE"
+                                                                    : "PARAGRAPH");
     }
     for (int k = 0; k < 2; k++) {
         const char *zKw = k ? "ZONESPAN" : "ZONE";
@@ -1298,12 +1298,21 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
                 return syntax_error(p, iOp + (bNotOp ? 8 : 5), "%s takes a distance from 1 to %d",
                                     bNotOp ? "NOTNEAR/N" : "NEAR/N", FTS_MATCH_MAX_SLOP);
             }
+        } else if ((nTake = keyword_at(p, p->i, "SENTENCE", 0, NULL)) > 0) {
+            k = FTSN_SENTENCE;
+        } else if ((nTake = keyword_at(p, p->i, "PARAGRAPH", 0, NULL)) > 0) {
+            k = FTSN_PARAGRAPH;
         } else {
             break;
         }
-        const char *zOp = k == FTSN_BEFORE ? "'<<'" : bNotOp ? "NOTNEAR/N" : "NEAR/N";
+        const char *zOp = k == FTSN_BEFORE     ? "'<<'"
+                          : k == FTSN_SENTENCE  ? "SENTENCE"
+                          : k == FTSN_PARAGRAPH ? "PARAGRAPH"
+                          : bNotOp              ? "NOTNEAR/N"
+                                                : "NEAR/N";
         if (kind != FTSN_AND && (k != kind || bNotOp != bNot)) {
-            return syntax_error(p, iOp, "'<<', NEAR/N and NOTNEAR/N cannot be mixed in one chain");
+            return syntax_error(p, iOp, "'<<', NEAR/N, NOTNEAR/N, SENTENCE and PARAGRAPH cannot be "
+                                        "mixed in one chain");
         }
         if (bNot) {
             return syntax_error(p, iOp, "NOTNEAR/N takes two operands (a NOTNEAR/N b)");
@@ -1450,6 +1459,8 @@ static int leaves(const FtsNode *x, int bNegated, FtsLeafFn xLeaf, void *ctx) {
     case FTSN_MAYBE:
     case FTSN_BEFORE:
     case FTSN_NEAR:
+    case FTSN_SENTENCE:
+    case FTSN_PARAGRAPH:
         for (int k = 0; k < x->nChild; k++) {
             /* NOTNEAR's second operand is a negation */
             int rc = leaves(x->aChild[k], bNegated || x->kind == FTSN_NOT || (x->bNotNear && k == 1),
@@ -1548,13 +1559,17 @@ static void dump_node(const FtsNode *x, const char *const *azField, int nField, 
     case FTSN_MAYBE:
     case FTSN_BEFORE:
     case FTSN_NEAR:
-        strbuf_appendz(sb, x->kind == FTSN_AND      ? "AND("
-                           : x->kind == FTSN_OR     ? "OR("
-                           : x->kind == FTSN_NOT    ? "NOT("
-                           : x->kind == FTSN_MAYBE  ? "MAYBE("
-                           : x->kind == FTSN_BEFORE ? "BEFORE("
-                           : x->bNotNear            ? "NOTNEAR("
-                                                    : "NEAR(");
+    case FTSN_SENTENCE:
+    case FTSN_PARAGRAPH:
+        strbuf_appendz(sb, x->kind == FTSN_AND         ? "AND("
+                           : x->kind == FTSN_OR        ? "OR("
+                           : x->kind == FTSN_NOT       ? "NOT("
+                           : x->kind == FTSN_MAYBE     ? "MAYBE("
+                           : x->kind == FTSN_BEFORE    ? "BEFORE("
+                           : x->kind == FTSN_SENTENCE  ? "SENTENCE("
+                           : x->kind == FTSN_PARAGRAPH ? "PARAGRAPH("
+                           : x->bNotNear               ? "NOTNEAR("
+                                                       : "NEAR(");
         for (int k = 0; k < x->nChild; k++) {
             if (k) strbuf_appendz(sb, ", ");
             if (k && x->kind == FTSN_NEAR) strbuf_appendf(sb, "/%d, ", x->aDist[k - 1]);

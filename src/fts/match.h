@@ -45,7 +45,11 @@
 **                        a and b matched (Sphinx semantics)
 **   a NOTNEAR/3 b        a where no b is within 3 positions, either side,
 **                        in one field (two operands; b counts as negated)
-**                        (`<<` and NEAR bind looser than `|` and tighter
+**   a SENTENCE b         a and b in one sentence, any order; PARAGRAPH: in
+**                        one paragraph (boundaries come from the table's
+**                        index_sp; without it, in one field)
+**                        (`<<`, NEAR, SENTENCE and PARAGRAPH bind looser
+**                        than `|` and tighter
 **                        than the implicit AND; their operands are words,
 **                        exact phrases and OR lists of them; a chain with
 **                        OR lists is parsed as the OR of one chain per
@@ -123,6 +127,8 @@ typedef enum FtsNodeKind {
     FTSN_BEFORE,    /* aChild[0..nChild): TERM/PHRASE operands, in order */
     FTSN_NEAR,      /* aChild[0..nChild) as BEFORE; aDist[k]: the distance
                     ** allowed between operands 0..k's span and k+1 */
+    FTSN_SENTENCE,  /* aChild[0..nChild) as BEFORE, in one sentence, any order */
+    FTSN_PARAGRAPH, /* aChild[0..nChild) as BEFORE, in one paragraph, any order */
 } FtsNodeKind;
 
 /* FtsNode.anchor bits: '^' and '$'. */

@@ -77,6 +77,9 @@ struct PlanNode {
     const int *aDist;           /* chain: NEAR's nOp - 1 distances; NULL: '<<' */
     int bNotNear;               /* chain of two: NOTNEAR/aDist[0], the second operand's
                                 ** words optional (absent or far: the first matches) */
+    int iSp;                    /* chain: SP_SENTENCE or SP_PARAGRAPH (any order, in one
+                                ** part); words [aOpStart[nOp], nTerm) are the
+                                ** boundaries' terms, optional; 0: neither */
     const uint32_t *aPosLimit;  /* per word: only its positions below this count
                                 ** (@field[N]; 0: all); NULL: no word is limited */
     int nThreshold;             /* QUORUM: children that must match (2..nChild-1) */
@@ -92,6 +95,9 @@ struct PlanNode {
     int nChild;
     int nNeg;                   /* AND: the last nNeg children are NOT */
 };
+
+/* PlanNode.iSp */
+enum { SP_NONE = 0, SP_SENTENCE, SP_PARAGRAPH };
 
 typedef struct FtsFactors FtsFactors; /* the proximity rankers' state */
 static void factors_free(FtsFactors *fx);
@@ -543,9 +549,10 @@ static const ItVt quorumh_vt = {quorumh_next, quorumh_advance, orh_score};
 /* -- phrase, proximity, anchors and chains in one field -- */
 
 /* The words a PHRASE node's documents must hold: all, but for NOTNEAR
-** those of its first operand (they come first). */
+** those of its first operand, and for SENTENCE and PARAGRAPH those of
+** its operands (they come first, the boundaries' terms after them). */
 static int phrase_required(const PlanNode *pn) {
-    return pn->bNotNear ? pn->aOpStart[1] : pn->nTerm;
+    return pn->bNotNear ? pn->aOpStart[1] : pn->iSp ? pn->aOpStart[pn->nOp] : pn->nTerm;
 }
 
 /* Positions [lo, hi] that some operands of a NEAR chain occupy. */
@@ -693,6 +700,49 @@ static int span_room(PhraseIt *p, int i, uint64_t n) {
     return LP_OK;
 }
 
+/* SENTENCE and PARAGRAPH: does one part of the field hold an occurrence
+** of every operand (their starts in aaStart)? The boundaries' positions
+** (the words after the operands': a paragraph's term, and for SENTENCE a
+** sentence's too) cut the field into parts, and an occurrence's part is
+** the number of boundaries before it. An occurrence never spans a
+** boundary, whose position holds no word. Rewrites aaStart: each
+** operand's starts become their parts (rising, as the starts do), and
+** aaStart[0] keeps the parts every operand so far has. */
+static uint32_t sp_holds(PhraseIt *p) {
+    const PlanNode *pn = p->base.pn;
+    int b0 = pn->aOpStart[pn->nOp];
+    uint32_t nCommon = 0;
+    for (int o = 0; o < pn->nOp; o++) {
+        uint32_t *a = p->aaStart[o], n = p->anStart[o];
+        uint32_t aj[2] = {0, 0}; /* per boundary word: how many lie before a[k] */
+        for (uint32_t k = 0; k < n; k++) {
+            uint32_t part = 0;
+            for (int b = b0; b < p->n; b++) {
+                uint32_t j = aj[b - b0];
+                while (j < p->anPos[b] && p->aaPos[b][j] < a[k]) j++;
+                aj[b - b0] = j;
+                part += j;
+            }
+            a[k] = part;
+        }
+        uint32_t m = 0;
+        if (o == 0) {
+            for (uint32_t k = 0; k < n; k++) {
+                if (m == 0 || a[k] != a[m - 1]) a[m++] = a[k];
+            }
+        } else {
+            uint32_t *c = p->aaStart[0];
+            for (uint32_t k = 0, j = 0; k < nCommon; k++) {
+                while (j < n && a[j] < c[k]) j++;
+                if (j < n && a[j] == c[k]) c[m++] = c[k];
+            }
+        }
+        nCommon = m;
+        if (nCommon == 0) return 0;
+    }
+    return 1;
+}
+
 /* Does the current document hold p's chain (positions loaded)? 1 or 0;
 ** 0 with q->rc set when out of memory.
 **   '<<': each operand starts after the previous one ends. The earliest
@@ -726,6 +776,7 @@ static uint32_t chain_count(PhraseIt *p) {
         p->anStart[o] = exact_starts(p, w0, pn->aOpStart[o + 1], p->aaStart[o]);
         if (p->anStart[o] == 0 && !(pn->bNotNear && o == 1)) return 0;
     }
+    if (pn->iSp) return sp_holds(p);
     const uint32_t *anStart = p->anStart;
     if (pn->bNotNear) {
         /* the first operand's occurrences with no occurrence of the second
@@ -1546,10 +1597,13 @@ nomem:
     return NULL;
 }
 
-/* a << b << "c d", a NEAR/3 b: one PHRASE node per field (nOp operands),
-** grouped and scored as a phrase. An operand that analyses to nothing
-** (stop words) is left out with the link before it (after it, for the
-** first); a chain of one operand is that word or phrase alone. */
+/* a << b << "c d", a NEAR/3 b, a SENTENCE b: one PHRASE node per field
+** (nOp operands), grouped and scored as a phrase. An operand that analyses
+** to nothing (stop words) is left out with the link before it (after it,
+** for the first); a chain of one operand is that word or phrase alone.
+** SENTENCE and PARAGRAPH add the boundaries' terms after the operands'
+** words, as words a document need not hold (where it has none, the whole
+** field is one part). */
 static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *err) {
     TokenList *aL = arena_zalloc(q->a, sizeof(TokenList) * (size_t)n->nChild);
     int *aOpStart = arena_alloc(q->a, sizeof(int) * (size_t)(n->nChild + 1));
@@ -1589,11 +1643,18 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
         *pbDropped = 1;
         goto out;
     }
-    Token *aTok = arena_alloc(q->a, sizeof(Token) * (size_t)nTok);
+    int iSp = n->kind == FTSN_SENTENCE ? SP_SENTENCE : n->kind == FTSN_PARAGRAPH ? SP_PARAGRAPH : SP_NONE;
+    int nBound = nOp == 1 ? 0 : iSp == SP_SENTENCE ? 2 : iSp == SP_PARAGRAPH ? 1 : 0;
+    Token *aTok = arena_alloc(q->a, sizeof(Token) * (size_t)(nTok + nBound));
     if (!aTok) goto nomem;
     int k = 0;
     for (int c = 0; c < n->nChild; c++) {
         for (size_t i = 0; i < aL[c].a.n; i++) aTok[k++] = aL[c].a.a[i];
+    }
+    /* the boundaries' terms: a paragraph's ends a sentence too */
+    for (int b = 0; b < nBound; b++) {
+        const char *z = b == 0 ? ANALYZER_PARAGRAPH : ANALYZER_SENTENCE;
+        aTok[k++] = (Token){z, (int)strlen(z), 0, 0, 0};
     }
     if (nOp == 1) {
         TokenList l = token_list_one(aTok);
@@ -1611,13 +1672,15 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
     for (int f = 0; f < q->src->nFields; f++) {
         if (!fts_fieldset_has(&n->fields, f)) continue;
         int bAll;
-        PlanNode *pn = phrase_pn(q, f, aTok, nTok, &bAll, err);
+        PlanNode *pn = phrase_pn(q, f, aTok, nTok + nBound, &bAll, err);
         if (!pn) goto nomem;
-        if (n->bNotNear) {
-            /* only the first operand must be in the field; the idf is its */
+        if (n->bNotNear || iSp) {
+            /* only the first operand (NOTNEAR), or the operands and not
+            ** the boundaries (SENTENCE, PARAGRAPH), must be in the field;
+            ** the idf is theirs */
             bAll = 1;
             pn->idf = 0;
-            for (int i = 0; i < aOpStart[1]; i++) {
+            for (int i = 0; i < (iSp ? nTok : aOpStart[1]); i++) {
                 bAll &= pn->aInfo[i].df > 0;
                 pn->idf += idf_of(q->src->nDocs, pn->aInfo[i].df ? pn->aInfo[i].df : 1);
             }
@@ -1627,9 +1690,10 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
         pn->aOpStart = aOpStart;
         pn->aDist = aDist;
         pn->bNotNear = n->bNotNear;
+        pn->iSp = iSp;
         if (bLimited) {
             /* each operand's words take its own limit */
-            uint32_t *aLim = arena_alloc(q->a, sizeof(uint32_t) * (size_t)nTok);
+            uint32_t *aLim = arena_zalloc(q->a, sizeof(uint32_t) * (size_t)(nTok + nBound));
             if (!aLim) goto nomem;
             for (int c = 0, w = 0; c < n->nChild; c++) {
                 for (size_t i = 0; i < aL[c].a.n; i++) aLim[w++] = n->aChild[c]->nPosLimit;
@@ -1638,7 +1702,7 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
         }
         /* each operand's words from where it starts in the query */
         if (is_factor_ranker(q->rank.ranker)) {
-            if (!(pn->aGQPos = arena_alloc(q->a, sizeof(uint32_t) * (size_t)nTok))) goto nomem;
+            if (!(pn->aGQPos = arena_zalloc(q->a, sizeof(uint32_t) * (size_t)(nTok + nBound)))) goto nomem;
             for (int c = 0, w = 0; c < n->nChild; c++) {
                 for (size_t i = 0; i < aL[c].a.n; i++) pn->aGQPos[w++] = aOpBase[c] + aL[c].a.a[i].iPos;
             }
@@ -1998,6 +2062,8 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
         return plan_quorum(q, n, pbDropped, err);
     case FTSN_BEFORE:
     case FTSN_NEAR:
+    case FTSN_SENTENCE:
+    case FTSN_PARAGRAPH:
         return plan_chain(q, n, pbDropped, err);
     case FTSN_MAYBE: {
         int bReqDrop, bOptDrop;
@@ -3474,9 +3540,11 @@ static void pn_text(const PlanNode *pn, StrBuf *sb) {
     }
     StrBuf t = {0};
     if (pn->anchor & FTS_ANCHOR_START) strbuf_appendc(&t, '^');
-    for (int i = 0, o = 0; i < pn->nTerm; i++) {
+    int nShow = pn->iSp ? pn->aOpStart[pn->nOp] : pn->nTerm; /* not the boundaries */
+    for (int i = 0, o = 0; i < nShow; i++) {
         if (pn->nOp && o + 1 < pn->nOp && i == pn->aOpStart[o + 1]) {
             if (pn->aDist) strbuf_appendf(&t, pn->bNotNear ? " NOTNEAR/%d " : " NEAR/%d ", pn->aDist[o]);
+            else if (pn->iSp) strbuf_appendz(&t, pn->iSp == SP_SENTENCE ? " SENTENCE " : " PARAGRAPH ");
             else strbuf_appendz(&t, " << ");
             o++;
         } else if (i) {
@@ -3713,7 +3781,10 @@ static void plan_text(const FtsQuery *q, const PlanNode *pn, int depth, StrBuf *
         return;
     case PN_GROUP:
         strbuf_appendf(sb, "%s ", pn->aChild[0]->nOp ? (pn->aChild[0]->bNotNear ? "notnear"
-                                                        : pn->aChild[0]->aDist ? "near" : "before")
+                                                        : pn->aChild[0]->aDist ? "near"
+                                                        : pn->aChild[0]->iSp == SP_SENTENCE ? "sentence"
+                                                        : pn->aChild[0]->iSp == SP_PARAGRAPH ? "paragraph"
+                                                                                : "before")
                                   : pn->qtype == QT_PHRASE && pn->aChild[0]->nSlop ? "proximity"
                                   : pn->aChild[0]->anchor ? "anchored"
                                                            : azQType[pn->qtype]);

@@ -1829,9 +1829,8 @@ static int build_column(Binder *b, const ColumnDef *d, ColumnSchema *c) {
 
 static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
     static const char *const azKnown[] = {"morphology", "stopwords", "min_prefix_len",
-                                          "index_exact_words", "expand_keywords", "rt_mem_limit",
-                                          "rank_profile",
-                                          "type"};
+                                          "index_exact_words", "index_sp", "expand_keywords",
+                                          "rt_mem_limit", "rank_profile", "type"};
     if (strcmp(o->zName, "min_infix_len") == 0) {
         return bind_fail_at(b, o->pos, "min_infix_len: infix search (*abc*) is not supported; "
                                        "prefix search works with min_prefix_len");
@@ -1842,7 +1841,8 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
         char zMsg[256];
         snprintf(zMsg, sizeof(zMsg),
                  "unknown table option '%s': expected morphology, stopwords, min_prefix_len, "
-                 "index_exact_words, expand_keywords, rt_mem_limit, rank_profile or type",
+                 "index_exact_words, index_sp, expand_keywords, rt_mem_limit, rank_profile or "
+                 "type",
                  o->zName);
         return bind_fail_at(b, o->pos, zMsg);
     }
@@ -1852,6 +1852,7 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
         return b->rc;
     }
     if (strcmp(o->zName, "index_exact_words") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;
+    if (strcmp(o->zName, "index_sp") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;
     if (strcmp(o->zName, "expand_keywords") == 0 && fts_expand_from_name(z) < 0) {
         return bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos, EXPAND_KEYWORDS_EXPECTS);
     }

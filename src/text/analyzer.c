@@ -149,6 +149,7 @@ struct Analyzer {
     uint32_t stopMask;          /* its size (a power of two) minus one */
     int nStopMax;               /* longest stop word in bytes: longer terms skip the lookup */
     int bExactWords;            /* index_exact_words: documents also get exact forms */
+    int bIndexSp;               /* index_sp: documents also get their boundaries */
 };
 
 static void stop_key(const char *z, int n, StopKey *k) {
@@ -365,7 +366,7 @@ static pthread_once_t g_fold2Once = PTHREAD_ONCE_INIT;
 static void fold2_build(void); /* the folding table (below) */
 
 int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
-    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0};
+    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0};
     if (!cfg) cfg = &cfgDefault;
     *ppOut = NULL;
     if (cfg->minPrefixLen < 0 || cfg->minPrefixLen > ANALYZER_MAX_TERM) {
@@ -379,6 +380,7 @@ int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
     pthread_once(&g_fold2Once, fold2_build);
     a->minPrefixLen = cfg->minPrefixLen;
     a->bExactWords = cfg->bExactWords != 0;
+    a->bIndexSp = cfg->bIndexSp != 0;
     int rc = morphology_parse(a, cfg->zMorphology, err);
     if (rc == LP_OK) rc = stopwords_parse(a, cfg->zStopwords, err);
     if (rc == LP_OK && a->iStem >= 0) {
@@ -427,6 +429,11 @@ enum { CC_SEP = 0, CC_WORD, CC_MARK, CC_SINGLE };
 /* ASCII letters and digits; every byte >= 0x80 is 0 here and takes the
 ** Unicode path. */
 static const uint8_t aAsciiWord[256] = {['0' ... '9'] = 1, ['A' ... 'Z'] = 1, ['a' ... 'z'] = 1};
+
+/* ASCII separators a run may have to look at: a query's '*', and what
+** ends a sentence or a paragraph (index_sp). Any other separator is
+** skipped with one test. */
+static const uint8_t aAsciiAttn[256] = {['*'] = 1, ['.'] = 1, ['?'] = 1, ['!'] = 1, ['\n'] = 1};
 
 /* Letters of scripts written without spaces between words: each is a word
 ** by itself. Han (unified, extensions A..H, compatibility), Hiragana,
@@ -647,6 +654,8 @@ typedef struct RunState {
     const char *zText;          /* the text analysed (for error messages) */
     LpError *err;
     size_t nText;               /* its bytes */
+    int spKind;                 /* index_sp: SP_* boundary seen since the last word */
+    uint32_t spStart, spEnd;    /* its terminator's bytes */
 } RunState;
 
 /* Set i of the memo is entries 2i (the one used last) and 2i+1, picked by
@@ -887,7 +896,8 @@ static int pend_flush(RunState *s, PendRun *pr) {
 /* Normalises, filters, stems and hands over the word z[iStart..iEnd), or
 ** with a stem dictionary (pr not NULL) queues it, handing over a full
 ** group. */
-static int emit_word(RunState *s, PendRun *pr, const char *z, size_t iStart, size_t iEnd, int bAscii) {
+static inline __attribute__((always_inline)) int emit_word(RunState *s, PendRun *pr, const char *z,
+                                                           size_t iStart, size_t iEnd, int bAscii) {
     if (!pr) {
         PendWord w;
         int rc = word_prepare(s, z, iStart, iEnd, bAscii, &w);
@@ -905,48 +915,129 @@ static int emit_word(RunState *s, PendRun *pr, const char *z, size_t iStart, siz
     return ++pr->n == ANALYZER_PEND ? pend_flush(s, pr) : LP_OK;
 }
 
-static int run(const Analyzer *a, int mode, const char *z, size_t n, uint32_t iPosBase, TokenFn xToken,
-               void *ctx, uint32_t *piPosEnd, LpError *err) {
-    /* Offsets are uint32_t. A text of n bytes holds at most (n+1)/2 words (a
-    ** one-byte word is followed by a separator byte or by a CJK letter of at
-    ** least three bytes), so checking both limits up front means a limit
-    ** never stops a run half way. */
-    if (n > UINT32_MAX) {
-        return lp_err_set(err, LP_LIMIT, "text of %zu bytes is longer than the 4 GiB a field may hold", n);
-    }
-    if ((uint64_t)iPosBase + (n + 1) / 2 > UINT32_MAX) {
-        return lp_err_set(err, LP_LIMIT, "text of %zu bytes starting at word position %u would overflow positions",
-                          n, iPosBase);
-    }
-    pthread_once(&g_fold2Once, fold2_build);
-    int64_t iBad = utf8_check(z, n);
-    if (iBad >= 0) return lp_err_setpos(err, LP_BADINPUT, iBad, "invalid UTF-8 at byte %lld", (long long)iBad);
+/* ---------------------------------------- sentences and paragraphs */
 
-    RunState s = {a, mode, NULL, NULL, NULL, xToken, ctx, iPosBase, z, err, n};
-    if (mode != RUN_UNSTEMMED && a->iStem >= 0) {
-        int rc = stem_get(a->iStem, &s.pStem, &s.pMemo, err);
-        if (rc != LP_OK) return rc;
-        s.pDict = a->pDict;
+enum { SP_NONE = 0, SP_SENTENCE, SP_PARAGRAPH }; /* a paragraph's end outranks a sentence's */
+
+static int is_space_byte(unsigned char c) {
+    return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+/* The character at p[j] (j < n): its code point, and its length. */
+static int char_at(const unsigned char *p, size_t n, size_t j, uint32_t *pCp) {
+    if (p[j] < 0x80) {
+        *pCp = p[j];
+        return 1;
     }
-    /* Dictionary lookups are grouped (PendRun) only where a dictionary has
-    ** entries to miss in. */
-    PendRun pend;
-    pend.n = 0;
-    PendRun *pr = s.pDict && s.pDict->nBits ? &pend : NULL;
+    return decode_valid(p + j, n - j, pCp);
+}
+
+static int is_word_char(uint32_t cp) {
+    if (cp < 0x80) return aAsciiWord[cp];
+    int cls = char_class(cp);
+    return cls == CC_WORD || cls == CC_SINGLE;
+}
+
+/* Does the '.' at p[i] end a sentence? [iWord, iWordEnd) is the last word
+** before it. Sphinx's exceptions: a letter or digit right after it
+** ("S.p.A.", "3.14"), a comma right after it ("S.p.A., founded"), a space
+** and a lower-case letter after it ("Corp. announced"), and a one-letter
+** capital word between a space and it, a space following ("John D.
+** Doe"). */
+static int dot_ends_sentence(const unsigned char *p, size_t n, size_t i, size_t iWord, size_t iWordEnd) {
+    if (i + 1 >= n) return 1;
+    uint32_t cp;
+    char_at(p, n, i + 1, &cp);
+    if (is_word_char(cp) || cp == ',') return 0;
+    if (!is_space_byte(p[i + 1])) return 1;
+    if (i + 2 < n) {
+        char_at(p, n, i + 2, &cp);
+        if (utf8proc_category((utf8proc_int32_t)cp) == UTF8PROC_CATEGORY_LL) return 0;
+    }
+    if (iWordEnd == i && (iWord == 0 || is_space_byte(p[iWord - 1]))) {
+        int len = char_at(p, n, iWord, &cp);
+        if ((size_t)len == i - iWord && utf8proc_category((utf8proc_int32_t)cp) == UTF8PROC_CATEGORY_LU) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Is the line break at p[i] followed by another, with only spaces, tabs
+** and '\r' between them (a blank line)? */
+static int blank_line_at(const unsigned char *p, size_t n, size_t i) {
+    for (size_t j = i + 1; j < n; j++) {
+        if (p[j] == '\n') return 1;
+        if (p[j] != ' ' && p[j] != '\t' && p[j] != '\r') return 0;
+    }
+    return 0;
+}
+
+/* The separator cp at p[i..i+len), after the word [iWord, iWordEnd): a
+** boundary, if it is one, joins the one pending in s. */
+static void sp_note(RunState *s, const unsigned char *p, size_t n, size_t i, int len, uint32_t cp,
+                    size_t iWord, size_t iWordEnd) {
+    int kind = SP_NONE;
+    switch (cp) {
+    case '?':
+    case '!':
+    case 0x3002: /* 。 */
+    case 0xFF01: /* ！ */
+    case 0xFF1F: /* ？ */
+        kind = SP_SENTENCE;
+        break;
+    case '.':
+        kind = dot_ends_sentence(p, n, i, iWord, iWordEnd) ? SP_SENTENCE : SP_NONE;
+        break;
+    case '\n':
+        kind = blank_line_at(p, n, i) ? SP_PARAGRAPH : SP_NONE;
+        break;
+    case 0x2029: /* PARAGRAPH SEPARATOR */
+        kind = SP_PARAGRAPH;
+        break;
+    }
+    if (kind > s->spKind) {
+        s->spKind = kind;
+        s->spStart = (uint32_t)i;
+        s->spEnd = (uint32_t)(i + (size_t)len);
+    }
+}
+
+/* Hands over the pending boundary, after the words queued before it, at
+** a position of its own. */
+static int sp_emit(RunState *s, PendRun *pr) {
+    if (pr && pr->n) {
+        int rc = pend_flush(s, pr);
+        if (rc != LP_OK) return rc;
+    }
+    const char *z = s->spKind == SP_PARAGRAPH ? ANALYZER_PARAGRAPH : ANALYZER_SENTENCE;
+    Token t = {z, (int)strlen(z), s->iPos++, s->spStart, s->spEnd};
+    s->spKind = SP_NONE;
+    return s->xToken(s->ctx, &t);
+}
+
+/* The words (and, with bSp, the boundaries) of s's text, handed over in
+** order. Inlined twice: with bStars and bSp constant 0, the common case
+** (a document without index_sp) tests no separator beyond the word table. */
+static inline __attribute__((always_inline)) int scan(RunState *s, PendRun *pr, const int bStars,
+                                                      const int bSp) {
+    const char *z = s->zText;
     const unsigned char *p = (const unsigned char *)z;
-    size_t i = 0;
-    /* In a query, a '*' that does not end a word ("a * b", the query
-    ** language's any-word position) takes a position; a query's positions
-    ** stay within n. */
-    int bStars = mode == RUN_QUERY || mode == RUN_QUERY_EXACT;
-    size_t iWordEnd = SIZE_MAX;
+    size_t n = s->nText, i = 0;
+    size_t iWord = 0, iWordEnd = SIZE_MAX; /* the last word's bytes (none yet) */
     while (i < n) {
         size_t iStart = i;
         int bAscii = 1;
         if (p[i] < 0x80) {
             /* The hot loop: runs of ASCII separators and letters. */
             if (!aAsciiWord[p[i]]) {
-                if (p[i] == '*' && bStars && i != iWordEnd) s.iPos++;
+                if (aAsciiAttn[p[i]]) {
+                    if (p[i] == '*') {
+                        if (bStars && i != iWordEnd) s->iPos++;
+                    } else if (bSp && iWordEnd != SIZE_MAX) {
+                        sp_note(s, p, n, i, 1, p[i], iWord, iWordEnd);
+                    }
+                }
                 i++;
                 continue;
             }
@@ -957,15 +1048,61 @@ static int run(const Analyzer *a, int mode, const char *z, size_t n, uint32_t iP
             uint32_t cp;
             int len = decode_valid(p + i, n - i, &cp);
             int cls = char_class(cp);
+            if (cls == CC_SEP && bSp && iWordEnd != SIZE_MAX) sp_note(s, p, n, i, len, cp, iWord, iWordEnd);
             i += (size_t)len;
             if (cls == CC_SEP || cls == CC_MARK) continue; /* a mark with nothing to attach to */
             bAscii = 0;
             i = cls == CC_SINGLE ? scan_marks(p, n, i) : scan_word(p, n, i, &bAscii);
         }
-        int rc = emit_word(&s, pr, z, iStart, i, bAscii);
+        if (bSp && s->spKind) {
+            int rc = sp_emit(s, pr);
+            if (rc != LP_OK) return rc;
+        }
+        int rc = emit_word(s, pr, z, iStart, i, bAscii);
         if (rc != LP_OK) return rc;
+        iWord = iStart;
         iWordEnd = i;
     }
+    return LP_OK;
+}
+
+static int run(const Analyzer *a, int mode, const char *z, size_t n, uint32_t iPosBase, TokenFn xToken,
+               void *ctx, uint32_t *piPosEnd, LpError *err) {
+    /* Offsets are uint32_t. A text of n bytes holds at most (n+1)/2 words (a
+    ** one-byte word is followed by a separator byte or by a CJK letter of at
+    ** least three bytes), so checking both limits up front means a limit
+    ** never stops a run half way. */
+    if (n > UINT32_MAX) {
+        return lp_err_set(err, LP_LIMIT, "text of %zu bytes is longer than the 4 GiB a field may hold", n);
+    }
+    /* With boundaries, each takes a position between two words: at most n
+    ** positions in all. */
+    int bSp = mode == RUN_INDEX && a->bIndexSp;
+    if ((uint64_t)iPosBase + (bSp ? n : (n + 1) / 2) > UINT32_MAX) {
+        return lp_err_set(err, LP_LIMIT, "text of %zu bytes starting at word position %u would overflow positions",
+                          n, iPosBase);
+    }
+    pthread_once(&g_fold2Once, fold2_build);
+    int64_t iBad = utf8_check(z, n);
+    if (iBad >= 0) return lp_err_setpos(err, LP_BADINPUT, iBad, "invalid UTF-8 at byte %lld", (long long)iBad);
+
+    RunState s = {a, mode, NULL, NULL, NULL, xToken, ctx, iPosBase, z, err, n, SP_NONE, 0, 0};
+    if (mode != RUN_UNSTEMMED && a->iStem >= 0) {
+        int rc = stem_get(a->iStem, &s.pStem, &s.pMemo, err);
+        if (rc != LP_OK) return rc;
+        s.pDict = a->pDict;
+    }
+    /* Dictionary lookups are grouped (PendRun) only where a dictionary has
+    ** entries to miss in. */
+    PendRun pend;
+    pend.n = 0;
+    PendRun *pr = s.pDict && s.pDict->nBits ? &pend : NULL;
+    /* In a query, a '*' that does not end a word ("a * b", the query
+    ** language's any-word position) takes a position; a query's positions
+    ** stay within n. */
+    int bStars = mode == RUN_QUERY || mode == RUN_QUERY_EXACT;
+    int rc = bStars || bSp ? scan(&s, pr, bStars, bSp) : scan(&s, pr, 0, 0);
+    if (rc != LP_OK) return rc;
     if (pr && pr->n) {
         int rc = pend_flush(&s, pr);
         if (rc != LP_OK) return rc;

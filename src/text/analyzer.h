@@ -27,6 +27,19 @@
 **    query '=running' finds that form only. No word's term starts with the
 **    mark ('=' separates words), so the two never collide and a prefix
 **    query never expands to an exact form. Stop words get neither.
+**  - Sentence and paragraph boundaries (index_sp, documents only): where a
+**    sentence or a paragraph ends and another word follows, the boundary
+**    takes a position of its own, as in Sphinx, and is indexed there as the
+**    term ANALYZER_SENTENCE or ANALYZER_PARAGRAPH (a paragraph's end is
+**    not also a sentence's), with the terminator's byte offsets. '.' is not
+**    a word character, so no word's term is either. Sentences end at '?',
+**    '!', the CJK '。', '！', '？', and at '.' except (Sphinx's rules) where
+**    a letter or digit follows it ("S.p.A.", "3.14"), a comma follows it,
+**    a space and a lower-case letter follow it ("Corp. announced"), or it
+**    ends a one-letter capital word between spaces ("John D. Doe").
+**    Paragraphs end at a blank line (two line breaks with only spaces,
+**    tabs or '\r' between them) and at U+2029; loupe has no HTML stripper,
+**    so Sphinx's block-level tags are plain text here.
 **
 ** Thread safety: an Analyzer is immutable after analyzer_new() and may be
 ** used from any number of threads at once (stemmers are per thread inside).
@@ -49,9 +62,12 @@ typedef struct AnalyzerConfig {
     const char *zStopwords;     /* NULL/"none", or a language code: "en", ... */
     int minPrefixLen;           /* shortest prefix a prefix query may use (0 = 1) */
     int bExactWords;            /* index_exact_words: index exact forms too */
+    int bIndexSp;               /* index_sp: index sentence and paragraph boundaries */
 } AnalyzerConfig;
 
 #define ANALYZER_EXACT_MARK '='  /* first byte of an exact form's term */
+#define ANALYZER_SENTENCE "."    /* the term of a sentence boundary (index_sp) */
+#define ANALYZER_PARAGRAPH ".."  /* the term of a paragraph boundary (index_sp) */
 
 typedef struct Analyzer Analyzer; /* opaque */
 

@@ -21,7 +21,12 @@
 **     other term starts with the mark;
 **   - its query side (analyzer_run_query) gives, word for word, the
 **     second's term or, where an '=' marks the word, the exact form; with
-**     every word exact (="..."), the exact forms alone.
+**     every word exact (="..."), the exact forms alone;
+**   - a fifth, the plain one with index_sp, gives the plain run's terms and
+**     offsets with boundaries ('.' or '..') between some of them: never
+**     first, last or two in a row, each on a terminator ('.', '?', '!',
+**     '\n' or a non-ASCII one) and taking a position, so each word's
+**     position is the plain one plus the boundaries before it.
 */
 #include <stddef.h>
 #include <stdint.h>
@@ -77,8 +82,8 @@ static int on_token(void *ctx, const Token *t) {
     return 0;
 }
 
-static Analyzer *make(const char *zMorph, const char *zStop, int bExact) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact};
+static Analyzer *make(const char *zMorph, const char *zStop, int bExact, int bSp) {
+    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, bSp};
     Analyzer *a = NULL;
     if (analyzer_new(&cfg, &a, NULL) != LP_OK) abort();
     return a;
@@ -87,12 +92,13 @@ static Analyzer *make(const char *zMorph, const char *zStop, int bExact) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* Created once, kept for the process: they are immutable and reachable,
     ** so neither a leak nor state carried between inputs. */
-    static Analyzer *aAn[4];
+    static Analyzer *aAn[5];
     if (!aAn[0]) {
-        aAn[0] = make(NULL, NULL, 0);
-        aAn[1] = make("stem_en", "en", 0);
-        aAn[2] = make("stem_ru", NULL, 0);
-        aAn[3] = make("stem_en", "en", 1);
+        aAn[0] = make(NULL, NULL, 0, 0);
+        aAn[1] = make("stem_en", "en", 0, 0);
+        aAn[2] = make("stem_ru", NULL, 0, 0);
+        aAn[3] = make("stem_en", "en", 1, 0);
+        aAn[4] = make(NULL, NULL, 0, 1);
     }
     /* A heap copy of exactly size bytes, so ASan catches any read past the
     ** end (the fuzzer's own buffer may have slack). */
@@ -103,16 +109,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const uint32_t iBase = 3;
 
     /* Runs 0-2: analyzers 0-2; 3: unstemmed; 4: exact forms; 5: its query
-    ** side; 6: the same, every word exact. */
-    Run aRun[7];
-    uint32_t aPosEnd[7];
-    int aRc[7];
-    for (int i = 0; i < 7; i++) {
-        aRun[i] = (Run){i == 4, size, i < 3 || i == 4 ? iBase : 0, NULL, 0, 0};
+    ** side; 6: the same, every word exact; 7: boundaries. */
+    Run aRun[8];
+    uint32_t aPosEnd[8];
+    int aRc[8];
+    for (int i = 0; i < 8; i++) {
+        int bDoc = i < 3 || i == 4 || i == 7;
+        aRun[i] = (Run){i == 4, size, bDoc ? iBase : 0, NULL, 0, 0};
         LpError err;
         lp_err_clear(&err);
-        if (i < 3 || i == 4) {
-            aRc[i] = analyzer_run(aAn[i < 3 ? i : 3], z, size, iBase, on_token, &aRun[i], &aPosEnd[i], &err);
+        if (bDoc) {
+            aRc[i] = analyzer_run(aAn[i < 3 ? i : i == 4 ? 3 : 4], z, size, iBase, on_token, &aRun[i],
+                                  &aPosEnd[i], &err);
         } else {
             aRc[i] = i == 3 ? analyzer_run_unstemmed(aAn[1], z, size, on_token, &aRun[i], &err)
                             : analyzer_run_query(aAn[3], z, size, i == 6, on_token, &aRun[i], &err);
@@ -123,7 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             continue; /* our realloc failed */
         } else if (aRc[i] != LP_OK) {
             abort();
-        } else if ((i < 3 || i == 4) && aRun[i].n > 0 && aPosEnd[i] <= aRun[i].a[aRun[i].n - 1].iPos) {
+        } else if (bDoc && aRun[i].n > 0 && aPosEnd[i] <= aRun[i].a[aRun[i].n - 1].iPos) {
             abort();
         }
     }
@@ -163,7 +171,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         if (aPosEnd[0] != iBase + pUnstem->n || aPosEnd[1] != aPosEnd[0]) abort();
     }
-    for (int i = 0; i < 7; i++) free(aRun[i].a);
+    if (iBad < 0 && aRc[0] == LP_OK && aRc[7] == LP_OK) {
+        const Run *pPlain = &aRun[0], *pSp = &aRun[7];
+        size_t k = 0;     /* the plain run's next word */
+        uint32_t nB = 0;  /* boundaries so far */
+        int bPrevB = 1;   /* the last token was a boundary (or none yet) */
+        for (size_t j = 0; j < pSp->n; j++) {
+            const Tok *t = &pSp->a[j];
+            int bB = (t->n == 1 && t->z[0] == '.') || (t->n == 2 && t->z[0] == '.' && t->z[1] == '.');
+            if (bB) {
+                unsigned char c = (unsigned char)z[t->iStart];
+                if (bPrevB || j + 1 == pSp->n) abort();
+                if (!(c == '.' || c == '?' || c == '!' || c == '\n' || c >= 0x80)) abort();
+                nB++;
+            } else {
+                if (k == pPlain->n) abort();
+                const Tok *p = &pPlain->a[k++];
+                if (p->n != t->n || memcmp(p->z, t->z, (size_t)t->n) || p->iStart != t->iStart ||
+                    p->iEnd != t->iEnd || t->iPos != p->iPos + nB) {
+                    abort();
+                }
+            }
+            bPrevB = bB;
+        }
+        if (k != pPlain->n || aPosEnd[7] != aPosEnd[0] + nB) abort();
+    }
+    for (int i = 0; i < 8; i++) free(aRun[i].a);
     free(z);
     return 0;
 }

@@ -72,6 +72,8 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
         return;
     case FTSN_BEFORE:
     case FTSN_NEAR:
+    case FTSN_SENTENCE:
+    case FTSN_PARAGRAPH:
         if (x->nChild < 2) abort();
         if (x->bNotNear && (x->kind != FTSN_NEAR || x->nChild != 2)) abort(); /* a NOTNEAR/N b */
         for (int k = 0; k < x->nChild; k++) {
@@ -114,8 +116,8 @@ static void build_index(void) {
     static const char *const azWord[] = {"a", "b", "c", "x", "y", "hello"};
     LpError err;
     /* Stemmed, with exact forms, so '=word' is planned too (the stems of
-    ** these words are the words). */
-    AnalyzerConfig cfg = {"stem_en", NULL, 0, 1};
+    ** these words are the words), and with sentences and paragraphs. */
+    AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 1};
     if (analyzer_new(&cfg, &g_an, &err)) abort();
     g_mem = fts_mem_new(3);
     if (!g_mem) abort();
@@ -130,7 +132,7 @@ static void build_index(void) {
             for (int k = 0; k < nWord; k++) {
                 seed = seed * 1103515245u + 12345u;
                 strcat(zText, azWord[(seed >> 16) % 6]);
-                strcat(zText, " ");
+                strcat(zText, k % 9 == 8 ? "\n\n" : k % 4 == 3 ? "? " : " ");
             }
             if (fts_docbuf_field(&d, g_an, f, zText, strlen(zText), &err)) abort();
         }

@@ -20,12 +20,13 @@ import json
 import math
 import random
 import re
+import signal
 import urllib.parse
 
 import pytest
 
 from conftest import pymysql_connect
-from helpers import col_names, expect_error, parse_batch, rows
+from helpers import LoupeServer, col_names, expect_error, parse_batch, rows
 
 FIELDS = ("title", "body")
 
@@ -513,11 +514,14 @@ SYNTAX_ERRORS = [
                           r"operand is a group"),
     ("fox << (a|b) << (c|d) << (e|f) << (g|h) << (i|j) << (k|l) << (m|n) << (o|p) << (q|r)",
      r"at offset 0: the OR lists of this chain make more than 256 chains"),
-    ("fox << dog NEAR/2 bear", r"at offset 11: '<<', NEAR/N and NOTNEAR/N cannot be mixed"),
+    ("fox << dog NEAR/2 bear", r"at offset 11: '<<', NEAR/N, NOTNEAR/N, SENTENCE and PARAGRAPH "
+                               r"cannot be mixed"),
+    ("fox SENTENCE dog* ", r"at offset 13: SENTENCE joins words, exact phrases and OR lists of them; "
+                           r"this operand is a prefix"),
+    ("SENTENCE dog", r"at offset 0: SENTENCE is an operator"),
     ("=fox*", r"at offset 0: the exact form operator '=' does not apply to a prefix"),
     ("fox NOTNEAR/2 dog NOTNEAR/1 bear", r"at offset 18: NOTNEAR/N takes two operands"),
     ("MAYBE fox", r"at offset 0: MAYBE is an operator"),
-    ("fox SENTENCE dog", r"at offset 4: SENTENCE and PARAGRAPH are not supported"),
     ("^fox*", r"at offset 0: '\^' and '\$' anchor a word or an exact phrase, not a prefix"),
     ("fox NEAR/0 dog", r"at offset 9: NEAR/N takes a distance from 1"),
     ("@title[0] fox", r"at offset 7: a field position limit is a number of positions from 1 to "
@@ -746,6 +750,107 @@ def test_exact_forms_by_hand(server, cur, uniq):
     for bad in ("2", "-1", "yes"):
         expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) index_exact_words='{bad}'", 1064,
                      r"option 'index_exact_words' expects an integer from 0 to 1")
+
+
+SP_DOCS = {
+    1: ("The cat sat. The dog ran.",),
+    2: ("The cat and the dog sat.",),
+    3: ("A cat here.\n\nA dog there.",),
+    4: ("Dog first! Cat later? Then dog and cat",),
+    5: ("News Corp. announced a cat and a dog",),       # "Corp." is no sentence end
+    6: ("John D. Doe owns a cat. Mary owns a dog",),   # nor is a middle initial
+}
+
+SP_CASES = [
+    ("cat SENTENCE dog", [2, 4, 5]),
+    ("dog SENTENCE cat", [2, 4, 5]),                    # any order
+    ("cat PARAGRAPH dog", [1, 2, 4, 5, 6]),
+    ('"the cat" SENTENCE dog', [2]),
+    ("(cat | sat) SENTENCE ran", []),
+    ("(dog | sat) SENTENCE ran", [1]),
+    ("cat SENTENCE dog SENTENCE sat", [2]),
+    ("john SENTENCE doe SENTENCE cat", [6]),
+    ("news SENTENCE announced", [5]),
+    ('"cat sat"', [1]),
+    ('"sat the"', []),                                 # a boundary takes a position
+    ('"here a"', []),
+    ("sat << the", [1]),                               # across sentences, as before
+    ("sat NEAR/1 the", []),                            # the boundary counts in the gap
+    ("sat NEAR/2 the", [1, 2]),
+    ("ran$", [1]),                                     # '$' is still the last word
+    ("there$", [3]),
+]
+
+
+def test_sentence_and_paragraph(server, cur, uniq):
+    """index_sp='1' indexes sentence and paragraph boundaries; SENTENCE and
+    PARAGRAPH need their operands in one of them, in any order. A boundary
+    takes a position, as in Sphinx, so phrases and distances do not cross it
+    unnoticed. The same answers from the RAM segment and after FLUSH; a
+    table without index_sp takes each field as one sentence."""
+    t = make_table(server, uniq(), "(body TEXT) index_sp='1'",
+                   {i: (v[0],) for i, v in SP_DOCS.items()})
+    want_flat = {}
+    for step in ("ram", "flush"):
+        if step == "flush":
+            cur.execute(f"FLUSH TABLE {t}")
+        for text, want in SP_CASES:
+            assert sorted(match_ids(cur, t, text)) == want, (step, text)
+        cur.execute(f"SELECT id, HIGHLIGHT() FROM {t} WHERE MATCH('cat SENTENCE dog') ORDER BY id ASC")
+        assert cur.fetchall()[0] == (2, "The <b>cat</b> and the <b>dog</b> sat.")
+    cur.execute(f"EXPLAIN SELECT id FROM {t} WHERE MATCH('cat SENTENCE \"the dog\"')")
+    plan = "\n".join(r[0] for r in cur.fetchall())
+    assert 'sentence "cat SENTENCE the dog"' in plan, plan
+    cur.execute(f"SELECT EXPLAIN_SCORE() FROM {t} WHERE MATCH('cat PARAGRAPH dog') AND id = 2")
+    assert '"terms":"cat PARAGRAPH dog"' in cur.fetchone()[0]
+    cur.execute(f"SHOW CREATE TABLE {t}")
+    assert "index_sp='1'" in cur.fetchall()[0][1]
+    # The operands' words weigh as a phrase of them does; the boundaries'
+    # terms add nothing.
+    w = dict(match_weights(cur, t, "cat SENTENCE dog"))
+    w2 = dict(match_weights(cur, t, "cat PARAGRAPH dog"))
+    assert w[2] == pytest.approx(w2[2])
+    # Without index_sp: a field is one sentence and one paragraph.
+    u = make_table(server, uniq(), "(body TEXT)", {i: (v[0],) for i, v in SP_DOCS.items()})
+    assert sorted(match_ids(cur, u, "cat SENTENCE dog")) == [1, 2, 3, 4, 5, 6]
+    assert sorted(match_ids(cur, u, "cat PARAGRAPH dog")) == [1, 2, 3, 4, 5, 6]
+    assert sorted(match_ids(cur, u, '"sat the"')) == [1]
+    # Two fields: each holds its own sentences; a chain is in one field.
+    v = make_table(server, uniq(), "(title TEXT, body TEXT) index_sp='1'",
+                   {1: ("Cat", "dog"), 2: ("Cat. Dog", "cat dog")})
+    assert match_ids(cur, v, "cat SENTENCE dog") == [2]
+    assert match_ids(cur, v, "@title cat SENTENCE dog") == []
+    for bad in ("2", "-1", "yes"):
+        expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) index_sp='{bad}'", 1064,
+                     r"option 'index_sp' expects an integer from 0 to 1")
+
+
+def test_sentence_boundaries_survive_restart(tmp_path):
+    """A table's index_sp holds after a restart: the log replays with the
+    same boundaries, and new rows get them too."""
+    data = tmp_path / "data"
+    data.mkdir()
+    s = LoupeServer(name="sprestart", data_dir=str(data))
+    s.start()
+    try:
+        conn = lambda: pymysql_connect(s.mysql_port)  # noqa: E731
+        with conn() as c, c.cursor() as cur:
+            cur.execute("CREATE TABLE sp (body TEXT) index_sp='1'")
+            vals = ",".join(f"({i}, {q(v[0].replace(chr(10), ' '))})" for i, v in SP_DOCS.items()
+                            if "\n" not in v[0])
+            cur.execute(f"INSERT INTO sp (id, body) VALUES {vals}")
+            before = {text: sorted(match_ids(cur, "sp", text)) for text, _ in SP_CASES}
+        s.proc.send_signal(signal.SIGKILL)
+        s.proc.wait()
+        s.restart()
+        with conn() as c, c.cursor() as cur:
+            for text, _ in SP_CASES:
+                assert sorted(match_ids(cur, "sp", text)) == before[text], text
+            assert before["cat SENTENCE dog"] == [2, 4, 5]
+            cur.execute("INSERT INTO sp (id, body) VALUES (10, 'A cat. A dog.'), (11, 'A cat, a dog.')")
+            assert sorted(match_ids(cur, "sp", "cat SENTENCE dog")) == [2, 4, 5, 11]
+    finally:
+        s.stop()
 
 
 def hand_expanded(text, mode):

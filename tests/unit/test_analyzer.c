@@ -66,7 +66,7 @@ static void toks_free(Toks *p) {
 }
 
 static Analyzer *mk(const char *zMorph, const char *zStop) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, 0};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, 0, 0};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -609,7 +609,7 @@ static void test_config(void **state) {
         {NULL, NULL, -1, "min_prefix_len -1"},
     };
     for (size_t i = 0; i < LP_ARRAY_SIZE(aBad); i++) {
-        AnalyzerConfig cfg = {aBad[i].zMorph, aBad[i].zStop, aBad[i].minPrefix, 0};
+        AnalyzerConfig cfg = {aBad[i].zMorph, aBad[i].zStop, aBad[i].minPrefix, 0, 0};
         Analyzer *a = (Analyzer *)&cfg; /* must be reset to NULL */
         LpError err;
         lp_err_clear(&err);
@@ -618,7 +618,7 @@ static void test_config(void **state) {
         assert_int_equal(err.code, LP_BADINPUT);
         if (!strstr(err.zMsg, aBad[i].zNeedle)) fail_msg("message \"%s\" lacks \"%s\"", err.zMsg, aBad[i].zNeedle);
     }
-    AnalyzerConfig cfg = {"", "NONE", 64, 0};
+    AnalyzerConfig cfg = {"", "NONE", 64, 0, 0};
     Analyzer *a = NULL;
     LpError err;
     assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
@@ -955,7 +955,7 @@ static void test_stem_dictionary(void **state) {
 /* ------------------------------------------------------------ exact forms */
 
 static Analyzer *mk_exact(const char *zMorph, const char *zStop) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, 1};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, 1, 0};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1037,7 +1037,7 @@ static void test_exact_forms(void **state) {
     analyzer_free(a);
 
     /* analyzer_prefix_ok counts characters, not bytes */
-    AnalyzerConfig pc = {NULL, NULL, 3, 0};
+    AnalyzerConfig pc = {NULL, NULL, 3, 0, 0};
     Analyzer *ap = NULL;
     assert_int_equal(analyzer_new(&pc, &ap, &err0), LP_OK);
     assert_false(analyzer_prefix_ok(ap, "ab", 2));
@@ -1071,6 +1071,76 @@ static void test_exact_forms(void **state) {
 
 /* The query side's any-word place: a '*' that does not end a word takes a
 ** position; documents, the unstemmed run and a '*' ending a word do not. */
+/* ------------------------------------------------ sentences, paragraphs */
+
+/* "term@pos" for each token analyzer_run gives z, space-separated. */
+static void check_doc(const Analyzer *a, const char *z, const char *zWant) {
+    uint32_t iEnd = 0;
+    Toks t = run_full(a, z, 0, &iEnd);
+    char zGot[512] = "";
+    for (int i = 0; i < t.n; i++) {
+        size_t k = strlen(zGot);
+        snprintf(zGot + k, sizeof(zGot) - k, "%s%s@%u", i ? " " : "", t.a[i].z, t.a[i].iPos);
+    }
+    /* the field ends with a word: its length is the last position + 1 */
+    if (t.n) assert_int_equal(iEnd, t.a[t.n - 1].iPos + 1);
+    toks_free(&t);
+    if (strcmp(zGot, zWant) != 0) fail_msg("\"%s\" → \"%s\", want \"%s\"", z, zGot, zWant);
+}
+
+static void test_index_sp(void **state) {
+    (void)state;
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1};
+    Analyzer *a = NULL;
+    LpError err;
+    lp_err_clear(&err);
+    if (analyzer_new(&cfg, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
+    /* a boundary takes a position of its own, between two words only */
+    check_doc(a, "One two. Three!", "one@0 two@1 .@2 three@3");
+    check_doc(a, ". One? Two?! Three...", "one@0 .@1 two@2 .@3 three@4");
+    check_doc(a, "Why? Because", "why@0 .@1 because@2");
+    /* Sphinx's exceptions for '.' */
+    check_doc(a, "Goldman Sachs S.p.A. Next", "goldman@0 sachs@1 s@2 p@3 a@4 .@5 next@6");
+    check_doc(a, "pi is 3.14 Next", "pi@0 is@1 3@2 14@3 next@4");
+    check_doc(a, "S.p.A., founded", "s@0 p@1 a@2 founded@3");
+    check_doc(a, "News Corp. announced it", "news@0 corp@1 announced@2 it@3");
+    check_doc(a, "News Corp. Announced", "news@0 corp@1 .@2 announced@3");
+    check_doc(a, "John D. Doe", "john@0 d@1 doe@2");
+    check_doc(a, "It was D. Then", "it@0 was@1 d@2 then@3");      /* a middle initial, as Sphinx has it */
+    check_doc(a, "Plan B.\nThen", "plan@0 b@1 then@2");            /* any white space counts */
+    check_doc(a, "Plan BB. Then", "plan@0 bb@1 .@2 then@3");
+    check_doc(a, "x.D. Then", "x@0 d@1 .@2 then@3");               /* "D" does not follow a space */
+    check_doc(a, "Ends in É. Then", "ends@0 in@1 é@2 then@3");      /* a capital letter beyond ASCII */
+    check_doc(a, "Ein Satz. übrigens", "ein@0 satz@1 übrigens@2"); /* a lower-case letter beyond ASCII */
+    /* paragraphs: a blank line; it outranks the sentence's end before it */
+    check_doc(a, "One.\n\nTwo\n \t\r\nThree\nfour", "one@0 ..@1 two@2 ..@3 three@4 four@5");
+    check_doc(a, "One\xe2\x80\xa9Two", "one@0 ..@1 two@2");
+    check_doc(a, "一个句子\xe3\x80\x82第二", "一@0 个@1 句@2 子@3 .@4 第@5 二@6");
+    check_doc(a, "Full\xef\xbc\x81width\xef\xbc\x9fmarks", "full@0 .@1 width@2 .@3 marks@4");
+    /* the terminator's bytes are the boundary's offsets */
+    Toks t = run_full(a, "ab. Cd", 0, NULL);
+    assert_int_equal(t.n, 3);
+    assert_int_equal(t.a[1].iStart, 2);
+    assert_int_equal(t.a[1].iEnd, 3);
+    toks_free(&t);
+    /* a base position carries on; queries and unstemmed runs have no boundaries */
+    t = run_full(a, "Aa. B", 10, NULL);
+    assert_int_equal(t.a[2].iPos, 12);
+    toks_free(&t);
+    check_query(a, "One. Two", "one@0 two@1");
+    Toks u = {0};
+    assert_int_equal(analyzer_run_unstemmed(a, "One. Two", 8, collect, &u, &err), LP_OK);
+    assert_int_equal(u.n, 2);
+    toks_free(&u);
+    analyzer_free(a);
+    /* without index_sp, nothing changes */
+    a = NULL;
+    cfg.bIndexSp = 0;
+    assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
+    check_doc(a, "One two. Three!\n\nFour", "one@0 two@1 three@2 four@3");
+    analyzer_free(a);
+}
+
 static void test_query_stars(void **state) {
     (void)state;
     Analyzer *a = mk("stem_en", "en");
@@ -1141,6 +1211,7 @@ int main(void) {
         cmocka_unit_test(test_words_as_alone),
         cmocka_unit_test(test_stem_dictionary),
         cmocka_unit_test(test_exact_forms),
+        cmocka_unit_test(test_index_sp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

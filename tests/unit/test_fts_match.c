@@ -56,6 +56,8 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
         return;
     case FTSN_BEFORE:
     case FTSN_NEAR:
+    case FTSN_SENTENCE:
+    case FTSN_PARAGRAPH:
         assert_true(x->nChild >= 2);
         for (int k = 0; k < x->nChild; k++) {
             const FtsNode *c = x->aChild[k];
@@ -692,8 +694,8 @@ static void test_sphinx_operators(void **state) {
     x = parse("@title a << @(title,body) b");
     assert_int_equal(x->kind, FTSN_BEFORE);
     assert_true(fts_fieldset_has(&x->fields, 0) && !fts_fieldset_has(&x->fields, 1));
-    check_error("a << b NEAR/2 c", 7, "MATCH: near 'NEAR/2 c' at offset 7: '<<', NEAR/N and NOTNEAR/N "
-                                      "cannot be mixed in one chain");
+    check_error("a << b NEAR/2 c", 7, "MATCH: near 'NEAR/2 c' at offset 7: '<<', NEAR/N, NOTNEAR/N, "
+                                      "SENTENCE and PARAGRAPH cannot be mixed in one chain");
     check_error("a* << b", 0, "MATCH: near 'a* << b' at offset 0: '<<' joins words, exact phrases "
                               "and OR lists of them; this operand is a prefix");
     check("(a << b) | c", "OR(BEFORE(a, b), c)");
@@ -802,8 +804,9 @@ static void test_sphinx_operators(void **state) {
     check("a notnear/3 b", "AND(a, notnear/3, b)");
     check_error("a NOTNEAR/3 b NOTNEAR/2 c", 14, "MATCH: near 'NOTNEAR/2 c' at offset 14: NOTNEAR/N "
                                                  "takes two operands (a NOTNEAR/N b)");
-    check_error("a NEAR/3 b NOTNEAR/2 c", 11, "MATCH: near 'NOTNEAR/2 c' at offset 11: '<<', NEAR/N "
-                                              "and NOTNEAR/N cannot be mixed in one chain");
+    check_error("a NEAR/3 b NOTNEAR/2 c", 11, "MATCH: near 'NOTNEAR/2 c' at offset 11: '<<', NEAR/N, "
+                                              "NOTNEAR/N, SENTENCE and PARAGRAPH cannot be mixed in one "
+                                              "chain");
     check_error("a NOTNEAR/0 b", 10, "MATCH: near '0 b' at offset 10: NOTNEAR/N takes a distance from "
                                      "1 to 100000");
     check_error("NOTNEAR/3 b", 0, "MATCH: near 'NOTNEAR/3 b' at offset 0: NOTNEAR/N is an operator: "
@@ -813,9 +816,22 @@ static void test_sphinx_operators(void **state) {
                                       "a word or exact phrase; this operand is a prefix");
     check_error("a* NOTNEAR/3 b", 0, "MATCH: near 'a* NOTNEAR/3 b' at offset 0: NOTNEAR/N joins words, "
                                      "exact phrases and OR lists of them; this operand is a prefix");
-    check_error("a SENTENCE b", 2, "MATCH: near 'SENTENCE b' at offset 2: SENTENCE and PARAGRAPH are "
-                                   "not supported: loupe does not index sentence or paragraph "
-                                   "boundaries (write the word in lower case to search it)");
+    /* SENTENCE and PARAGRAPH: chains whose operands share a sentence or a
+    ** paragraph, in any order */
+    check("a SENTENCE b", "SENTENCE(a, b)");
+    check("x a PARAGRAPH \"b c\" PARAGRAPH d y", "AND(x, PARAGRAPH(a, PHRASE(\"b c\"), d), y)");
+    check("(a | b) SENTENCE c", "OR(SENTENCE(a, c), SENTENCE(b, c))");
+    check("a sentence b", "AND(a, sentence, b)");
+    check_error("a SENTENCE b PARAGRAPH c", 13, "MATCH: near 'PARAGRAPH c' at offset 13: '<<', NEAR/N, "
+                                                "NOTNEAR/N, SENTENCE and PARAGRAPH cannot be mixed in "
+                                                "one chain");
+    check_error("SENTENCE b", 0, "MATCH: near 'SENTENCE b' at offset 0: SENTENCE is an operator: "
+                                 "expected a word, phrase or '(' before it (write it in lower case to "
+                                 "search the word)");
+    check_error("a PARAGRAPH", 11, "MATCH: unexpected end of query at offset 11: expected a word or "
+                                   "phrase after PARAGRAPH");
+    check_error("a PARAGRAPH b*", 12, "MATCH: near 'b*' at offset 12: PARAGRAPH joins words, exact "
+                                      "phrases and OR lists of them; this operand is a prefix");
     check_error("ZONE:(h3) a", 0, "MATCH: near 'ZONE:(h3) a' at offset 0: ZONE limits are not "
                                   "supported: loupe does not index HTML zones");
     check_error("ZONESPAN:h2 a", 0, "MATCH: near 'ZONESPAN:h2 a' at offset 0: ZONESPAN limits are "

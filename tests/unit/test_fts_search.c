@@ -68,7 +68,7 @@ static int df_count(int f, int w);
 static int df_count_upto(int top, int w);
 
 static int build_index(int nDoc) {
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0};
     LpError err;
     if (analyzer_new(&cfg, &g_an, &err)) return -1;
     g_docs = calloc((size_t)nDoc, sizeof(Doc));
@@ -249,7 +249,7 @@ static int chain_holds(const FtsNode *n, int i, int f, int o, int lo, int hi) {
         if (o > 0) {
             if (n->kind == FTSN_BEFORE) {
                 if (s <= hi) continue;
-            } else {
+            } else if (n->kind == FTSN_NEAR) {
                 int gap = s > hi ? s - hi : lo > e ? lo - e : 0;
                 if (gap > n->aDist[o - 1]) continue;
                 nlo = s < lo ? s : lo;
@@ -454,8 +454,12 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
         return nHit >= nThr;
     }
     case FTSN_BEFORE:
-    case FTSN_NEAR: {
+    case FTSN_NEAR:
+    case FTSN_SENTENCE:
+    case FTSN_PARAGRAPH: {
         /* scored as a phrase of all the operands' words, tf 1 per field;
+        ** SENTENCE and PARAGRAPH: this index has no boundaries, so every
+        ** operand in the field (test_sentences has them);
         ** NOTNEAR as a phrase of its first operand's, tf its occurrences
         ** that no occurrence of the second is near */
         double x = 0, gidf = -1;
@@ -584,7 +588,9 @@ static void ref_keys(RefKeys *k, const FtsNode *x, int bNeg) {
         return;
     }
     case FTSN_BEFORE:
-    case FTSN_NEAR: {
+    case FTSN_NEAR:
+    case FTSN_SENTENCE:
+    case FTSN_PARAGRAPH: {
         /* all operands' words, each with its operand's limit, in the
         ** fields the chain is in */
         int nw = 0;
@@ -1194,7 +1200,8 @@ static void test_operators_vs_reference(void **state) {
         "xy2 (ab0 NOTNEAR/2 abc1) | ab3", "@body[6] ab0 NOTNEAR/2 @body[3] abc1",
         "\"ab0 abc1\" NEAR/4 xy2", "@title ab0 << abc1", "(ab0 | xy2) << abc1", "abc1 << ab0 | xy2",
         "(ab0 | \"xy2 ab3\") NEAR/2 abc1 NEAR/3 (xy5 | ab0)", "(ab0 | abc1) NOTNEAR/2 xy2",
-        "@title (ab0 | abc1) << @body xy2 | ab0", "ab0 NEAR/3 nothere", "xy2 (ab0 << abc1) | ab3",
+        "@title (ab0 | abc1) << @body xy2 | ab0", "ab0 SENTENCE abc1", "ab0 PARAGRAPH \"abc1 xy2\"",
+        "(ab0 | xy2) SENTENCE abc1 SENTENCE ab3", "@body[5] ab0 SENTENCE abc1", "ab0 NEAR/3 nothere", "xy2 (ab0 << abc1) | ab3",
         "@!title ab0", "@@relaxed @(body,nope) ab0",
         /* NEAR chains of frequent words: many spans per document */
         "ab0 NEAR/2 abc1 NEAR/1 ab0 NEAR/3 abc1", "abc1 NEAR/5 ab0 NEAR/1 xy2 NEAR/2 ab0",
@@ -1907,6 +1914,188 @@ static void test_operators_on_segment(void **state) {
     unlink(zPath);
 }
 
+/* ---- SENTENCE and PARAGRAPH on an index_sp index ---- */
+
+#define SP_DOCS 600
+#define SP_MAXW 40
+#define SP_VOCAB 6
+
+typedef struct SpDoc {
+    int n;             /* words */
+    int aw[SP_MAXW];   /* each word, 0..SP_VOCAB-1 */
+    int aSent[SP_MAXW]; /* its sentence, counted over the field */
+    int aPara[SP_MAXW]; /* its paragraph */
+} SpDoc;
+
+static const char *const azSpWord[SP_VOCAB] = {"red", "fox", "big", "dog", "sun", "sky"};
+
+/* A text of random words, joined by what ends a sentence ("? ", "! ",
+** ". " before a capital), a paragraph ("\n\n", ".\n \n"), or neither (" ",
+** ", ", ". " before a lower-case word, which Sphinx reads as an
+** abbreviation). The reference numbers sentences and paragraphs from
+** these choices, not from the analyzer. */
+static void sp_doc_make(SpDoc *d, char *z) {
+    d->n = 1 + (int)(rnd() % SP_MAXW);
+    int sent = 0, para = 0;
+    z[0] = 0;
+    for (int k = 0; k < d->n; k++) {
+        d->aw[k] = (int)(rnd() % SP_VOCAB);
+        int bCap = 0;
+        if (k) {
+            switch (rnd() % 10) {
+            case 0: strcat(z, "? "); sent++; break;
+            case 1: strcat(z, "! "); sent++; break;
+            case 2: strcat(z, ". "); sent++; bCap = 1; break;
+            case 3: strcat(z, "\n\n"); sent++; para++; break;
+            case 4: strcat(z, ".\n \n"); sent++; para++; break;
+            case 5: strcat(z, ". "); break; /* "x. dog": an abbreviation */
+            case 6: strcat(z, ", "); break;
+            default: strcat(z, " "); break;
+            }
+        }
+        d->aSent[k] = sent;
+        d->aPara[k] = para;
+        size_t at = strlen(z);
+        strcat(z, azSpWord[d->aw[k]]);
+        if (bCap) z[at] = (char)(z[at] - 'a' + 'A');
+    }
+    if (rnd() % 2) strcat(z, ".");
+}
+
+/* Does d hold operand words aw[0..nw) as a phrase starting at s, and in
+** which part (aPart: aSent or aPara)? -1 if not; the words must share
+** their sentence, as a boundary takes a position. */
+static int sp_phrase_at(const SpDoc *d, const int *aw, int nw, int s) {
+    if (s + nw > d->n) return -1;
+    for (int j = 0; j < nw; j++) {
+        if (d->aw[s + j] != aw[j] || d->aSent[s + j] != d->aSent[s]) return -1;
+    }
+    return s;
+}
+
+/* The reference: does d hold every operand in one part? */
+static int sp_holds_ref(const SpDoc *d, int aaw[][3], const int *anw, int nOp, int bPara) {
+    const int *aPart = bPara ? d->aPara : d->aSent;
+    int nPart = aPart[d->n - 1] + 1;
+    for (int part = 0; part < nPart; part++) {
+        int bAll = 1;
+        for (int o = 0; o < nOp && bAll; o++) {
+            int bHas = 0;
+            for (int s = 0; s < d->n && !bHas; s++) {
+                bHas = sp_phrase_at(d, aaw[o], anw[o], s) >= 0 && aPart[s] == part;
+            }
+            bAll = bHas;
+        }
+        if (bAll) return 1;
+    }
+    return 0;
+}
+
+static void sp_check(FtsSource *src, const Analyzer *an, const SpDoc *aDoc, const char *zQuery,
+                     int aaw[][3], const int *anw, int nOp, int bPara, int bPhrase) {
+    static const char *const azF[] = {"body"};
+    Arena a;
+    arena_init(&a, 0);
+    FtsNode *root;
+    LpError err;
+    FtsRankParams rank;
+    FtsQuery *q;
+    fts_rank_defaults(&rank);
+    if (fts_match_parse(&a, zQuery, strlen(zQuery), azF, 1, &root, &err) != LP_OK) {
+        fail_msg("%s: %s", zQuery, err.zMsg);
+    }
+    assert_int_equal(fts_query_new(&a, root, zQuery, an, src, &rank, &q, &err), LP_OK);
+    double aScore[SP_DOCS];
+    for (int i = 0; i < SP_DOCS; i++) aScore[i] = -1;
+    Collect c = {aScore, 0};
+    FtsStats st;
+    int saveN = g_nDoc;
+    g_nDoc = SP_DOCS; /* collect_hit checks the range */
+    assert_int_equal(fts_query_all(q, collect_hit, &c, &st, &err), LP_OK);
+    g_nDoc = saveN;
+    int nWant = 0;
+    for (int i = 0; i < SP_DOCS; i++) {
+        int bWant;
+        if (bPhrase) {
+            bWant = 0;
+            for (int s = 0; s < aDoc[i].n && !bWant; s++) bWant = sp_phrase_at(&aDoc[i], aaw[0], anw[0], s) >= 0;
+        } else {
+            bWant = sp_holds_ref(&aDoc[i], aaw, anw, nOp, bPara);
+        }
+        nWant += bWant;
+        if (bWant != (aScore[i] >= 0)) {
+            fail_msg("%s: doc %d: engine %s, reference %s", zQuery, i, aScore[i] >= 0 ? "matches" : "does not",
+                     bWant ? "matches" : "does not");
+        }
+    }
+    assert_int_equal(c.n, nWant);
+    fts_query_free(q);
+    arena_free(&a);
+}
+
+static void sp_run_queries(FtsSource *src, const Analyzer *an, const SpDoc *aDoc) {
+    for (int t = 0; t < 300; t++) {
+        int nOp = 2 + (int)(rnd() % 2), bPara = rnd() % 3 == 0;
+        int aaw[3][3], anw[3];
+        char z[256] = "";
+        for (int o = 0; o < nOp; o++) {
+            anw[o] = rnd() % 4 == 0 ? 2 : 1;
+            if (o) strcat(z, bPara ? " PARAGRAPH " : " SENTENCE ");
+            if (anw[o] == 2) strcat(z, "\"");
+            for (int j = 0; j < anw[o]; j++) {
+                aaw[o][j] = (int)(rnd() % SP_VOCAB);
+                if (j) strcat(z, " ");
+                strcat(z, azSpWord[aaw[o][j]]);
+            }
+            if (anw[o] == 2) strcat(z, "\"");
+        }
+        sp_check(src, an, aDoc, z, aaw, anw, nOp, bPara, 0);
+        /* a phrase never spans a boundary */
+        char zp[64];
+        int aw2[1][3] = {{aaw[0][0], aaw[1][0], 0}}, n2[1] = {2};
+        snprintf(zp, sizeof(zp), "\"%s %s\"", azSpWord[aw2[0][0]], azSpWord[aw2[0][1]]);
+        sp_check(src, an, aDoc, zp, aw2, n2, 1, 0, 1);
+    }
+}
+
+static void test_sentences(void **state) {
+    (void)state;
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1};
+    Analyzer *an;
+    LpError err;
+    assert_int_equal(analyzer_new(&cfg, &an, &err), LP_OK);
+    SpDoc *aDoc = calloc(SP_DOCS, sizeof(SpDoc));
+    assert_non_null(aDoc);
+    FtsMem *m = fts_mem_new(1);
+    FtsDocBuf d = {0};
+    g_seed = 4242;
+    for (int i = 0; i < SP_DOCS; i++) {
+        char z[SP_MAXW * 16];
+        sp_doc_make(&aDoc[i], z);
+        fts_docbuf_reset(&d);
+        assert_int_equal(fts_docbuf_field(&d, an, 0, z, strlen(z), &err), LP_OK);
+        assert_int_equal(fts_mem_add(m, (uint32_t)i, &d), LP_OK);
+    }
+    fts_docbuf_free(&d);
+    sp_run_queries(fts_mem_source(m), an, aDoc);
+    /* the same through a sealed segment */
+    char zPath[] = "/tmp/loupe-test-spXXXXXX";
+    int fd = mkstemp(zPath);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(fts_seg_write_source(zPath, fts_mem_source(m), NULL, 0, &err), LP_OK);
+    FtsSegment *seg;
+    assert_int_equal(fts_segr_open(zPath, &seg, &err), LP_OK);
+    assert_int_equal(fts_segr_check(seg, &err), LP_OK);
+    g_seed = 4343;
+    sp_run_queries(fts_segr_source(seg), an, aDoc);
+    fts_segr_close(seg);
+    unlink(zPath);
+    fts_mem_free(m);
+    free(aDoc);
+    analyzer_free(an);
+}
+
 /* Dropping documents while writing renumbers them. */
 static void test_segment_drop_docs(void **state) {
     (void)state;
@@ -2179,6 +2368,7 @@ int main(void) {
         cmocka_unit_test(test_rank_expressions),
         cmocka_unit_test(test_phrase_topk_prunes),
         cmocka_unit_test(test_operators_on_segment),
+        cmocka_unit_test(test_sentences),
         cmocka_unit_test(test_segment_drop_docs),
         cmocka_unit_test(test_deadline),
         cmocka_unit_test(test_cutoff),
