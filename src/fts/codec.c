@@ -224,7 +224,15 @@ int fts_codec_tail_get(const uint8_t **pp, const uint8_t *pEnd, uint32_t base, u
     const uint8_t *p = *pp;
     for (int i = 0; i < n; i++) {
         uint64_t v;
-        if (varint_get_u64(&p, pEnd, &v) != LP_OK) return LP_CORRUPT;
+        /* Gaps of 64 documents or more take two bytes: inline, as one
+        ** byte is (a zero second byte would be overlong: the general
+        ** decoder refuses it). */
+        if (pEnd - p >= 2 && p[0] >= 0x80 && p[1] < 0x80 && p[1] != 0) {
+            v = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+            p += 2;
+        } else if (varint_get_u64(&p, pEnd, &v) != LP_OK) {
+            return LP_CORRUPT;
+        }
         /* base <= docLimit always holds here (it starts at the caller's
         ** value, checked, and is then a valid doc + 1). */
         if (base >= docLimit || (v >> 1) >= (uint64_t)(docLimit - base)) return LP_CORRUPT;
