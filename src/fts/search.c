@@ -2097,7 +2097,7 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
             lp_err_set(err, LP_NOMEM, "out of memory");
             return NULL;
         }
-        int nPos = 0, nNeg = 0, bNone = 0;
+        int nPos = 0, nNeg = 0, bNone = 0, cap = n->nChild;
         for (int i = 0; i < n->nChild; i++) {
             const FtsNode *c = n->aChild[i];
             int bNot = c->kind == FTSN_NOT;
@@ -2116,15 +2116,16 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
                 continue;
             }
             if (!bAnd && pc->kind == PN_OR) { /* flatten */
-                for (int j = 0; j < pc->nChild; j++) {
-                    if (nPos + j >= n->nChild) {
-                        PlanNode **a2 = arena_alloc(q->a, sizeof(PlanNode *) * (size_t)(nPos + pc->nChild + n->nChild));
-                        if (!a2) return lp_err_set(err, LP_NOMEM, "out of memory"), NULL;
-                        memcpy(a2, aPos, sizeof(PlanNode *) * (size_t)nPos);
-                        aPos = a2;
-                    }
-                    aPos[nPos++] = pc->aChild[j];
+                /* room for its children and one slot per child of n
+                ** still to come (cap >= nPos + n->nChild - i always) */
+                if (nPos + pc->nChild + (n->nChild - i - 1) > cap) {
+                    cap = nPos + pc->nChild + n->nChild;
+                    PlanNode **a2 = arena_alloc(q->a, sizeof(PlanNode *) * (size_t)cap);
+                    if (!a2) return lp_err_set(err, LP_NOMEM, "out of memory"), NULL;
+                    memcpy(a2, aPos, sizeof(PlanNode *) * (size_t)nPos);
+                    aPos = a2;
                 }
+                for (int j = 0; j < pc->nChild; j++) aPos[nPos++] = pc->aChild[j];
                 continue;
             }
             aPos[nPos++] = pc;
