@@ -593,7 +593,13 @@ int fts_highlight(const Analyzer *an, const FtsHlQuery *q, const char *zText, si
         return lp_err_set(err, LP_BADINPUT,
                           "highlight: before_match, after_match and chunk_separator must be set");
     }
-    if (nText == 0) return LP_OK;
+    /* With html_strip, the text shown is the text indexed: no markup. */
+    StrBuf html = {0};
+    int rcText = analyzer_doc_text(an, zText, nText, &html, &zText, &nText, err);
+    if (rcText != LP_OK || nText == 0) {
+        strbuf_free(&html);
+        return rcText;
+    }
 
     Hl h;
     memset(&h, 0, sizeof(h));
@@ -638,6 +644,7 @@ int fts_highlight(const Analyzer *an, const FtsHlQuery *q, const char *zText, si
     if (rc == LP_OK && out->oom) rc = hl_nomem(&h);
 
 done:
+    strbuf_free(&html);
     free(h.aW);
     free(h.aMatch);
     free(h.aCand);

@@ -1829,7 +1829,8 @@ static int build_column(Binder *b, const ColumnDef *d, ColumnSchema *c) {
 
 static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
     static const char *const azKnown[] = {"morphology", "stopwords", "min_prefix_len",
-                                          "index_exact_words", "index_sp", "expand_keywords",
+                                          "index_exact_words", "index_sp", "html_strip",
+                                          "html_remove_elements", "expand_keywords",
                                           "rt_mem_limit", "rank_profile", "type"};
     if (strcmp(o->zName, "min_infix_len") == 0) {
         return bind_fail_at(b, o->pos, "min_infix_len: infix search (*abc*) is not supported; "
@@ -1841,8 +1842,8 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
         char zMsg[256];
         snprintf(zMsg, sizeof(zMsg),
                  "unknown table option '%s': expected morphology, stopwords, min_prefix_len, "
-                 "index_exact_words, index_sp, expand_keywords, rt_mem_limit, rank_profile or "
-                 "type",
+                 "index_exact_words, index_sp, html_strip, html_remove_elements, expand_keywords, "
+                 "rt_mem_limit, rank_profile or type",
                  o->zName);
         return bind_fail_at(b, o->pos, zMsg);
     }
@@ -1853,6 +1854,7 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
     }
     if (strcmp(o->zName, "index_exact_words") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;
     if (strcmp(o->zName, "index_sp") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;
+    if (strcmp(o->zName, "html_strip") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;
     if (strcmp(o->zName, "expand_keywords") == 0 && fts_expand_from_name(z) < 0) {
         return bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos, EXPAND_KEYWORDS_EXPECTS);
     }

@@ -49,6 +49,7 @@
 ** code, so they agree in any case.
 */
 #include "text/analyzer.h"
+#include "text/html.h"
 
 #include <libstemmer.h>
 #include <pthread.h>
@@ -150,6 +151,8 @@ struct Analyzer {
     int nStopMax;               /* longest stop word in bytes: longer terms skip the lookup */
     int bExactWords;            /* index_exact_words: documents also get exact forms */
     int bIndexSp;               /* index_sp: documents also get their boundaries */
+    int bHtmlStrip;             /* html_strip: documents are stripped of markup */
+    char **azHtmlRemove;        /* html_remove_elements, lower case, NULL-terminated; or NULL */
 };
 
 static void stop_key(const char *z, int n, StopKey *k) {
@@ -362,11 +365,45 @@ static int stopwords_parse(Analyzer *a, const char *zStop, LpError *err) {
     return lp_err_set(err, LP_BADINPUT, "unknown stop-word list '%s' (supported: %s)", zStop, zList);
 }
 
+/* "script, style": element names (letters and digits, the first a letter)
+** separated by commas and spaces, kept in lower case. */
+static int html_remove_parse(Analyzer *a, const char *z, LpError *err) {
+    if (!z) return LP_OK;
+    size_t n = strlen(z), nName = 0;
+    for (size_t i = 0; i < n; i++) nName += (i == 0 || z[i - 1] == ',' || z[i - 1] == ' ') && z[i] != ',' && z[i] != ' ';
+    if (nName == 0) return LP_OK;
+    a->azHtmlRemove = calloc(nName + 1, sizeof(char *));
+    if (!a->azHtmlRemove) return lp_err_set(err, LP_NOMEM, "out of memory creating an analyzer");
+    size_t k = 0;
+    for (size_t i = 0; i < n;) {
+        if (z[i] == ',' || z[i] == ' ') {
+            i++;
+            continue;
+        }
+        size_t j = i;
+        while (j < n && z[j] != ',' && z[j] != ' ') j++;
+        int bOk = j - i <= 32 && ((z[i] | 0x20) >= 'a' && (z[i] | 0x20) <= 'z');
+        for (size_t t = i; t < j && bOk; t++) bOk = (z[t] >= '0' && z[t] <= '9') || ((z[t] | 0x20) >= 'a' && (z[t] | 0x20) <= 'z');
+        if (!bOk) {
+            return lp_err_set(err, LP_BADINPUT, "html_remove_elements: '%.*s' is not an element name "
+                                                "(expected names such as 'script, style')",
+                              (int)(j - i), z + i);
+        }
+        char *zName = malloc(j - i + 1);
+        if (!zName) return lp_err_set(err, LP_NOMEM, "out of memory creating an analyzer");
+        for (size_t t = i; t < j; t++) zName[t - i] = (char)(z[t] >= 'A' && z[t] <= 'Z' ? z[t] | 0x20 : z[t]);
+        zName[j - i] = 0;
+        a->azHtmlRemove[k++] = zName;
+        i = j;
+    }
+    return LP_OK;
+}
+
 static pthread_once_t g_fold2Once = PTHREAD_ONCE_INIT;
 static void fold2_build(void); /* the folding table (below) */
 
 int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
-    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0};
+    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL};
     if (!cfg) cfg = &cfgDefault;
     *ppOut = NULL;
     if (cfg->minPrefixLen < 0 || cfg->minPrefixLen > ANALYZER_MAX_TERM) {
@@ -381,8 +418,10 @@ int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
     a->minPrefixLen = cfg->minPrefixLen;
     a->bExactWords = cfg->bExactWords != 0;
     a->bIndexSp = cfg->bIndexSp != 0;
+    a->bHtmlStrip = cfg->bHtmlStrip != 0;
     int rc = morphology_parse(a, cfg->zMorphology, err);
     if (rc == LP_OK) rc = stopwords_parse(a, cfg->zStopwords, err);
+    if (rc == LP_OK) rc = html_remove_parse(a, cfg->zHtmlRemove, err);
     if (rc == LP_OK && a->iStem >= 0) {
         /* Create this thread's stemmer now, so an allocation failure or a
         ** broken libstemmer shows here rather than on the first document. */
@@ -401,6 +440,8 @@ int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
 void analyzer_free(Analyzer *a) {
     if (!a) return;
     free(a->aStop);
+    for (char **pz = a->azHtmlRemove; pz && *pz; pz++) free(*pz);
+    free(a->azHtmlRemove);
     free(a);
 }
 
@@ -420,6 +461,25 @@ int analyzer_is_stemmed(const Analyzer *a) {
 
 int analyzer_exact_words(const Analyzer *a) {
     return a->bExactWords;
+}
+
+int analyzer_html_strip(const Analyzer *a) {
+    return a->bHtmlStrip;
+}
+
+int analyzer_doc_text(const Analyzer *a, const char *z, size_t n, StrBuf *buf, const char **pz,
+                      size_t *pn, LpError *err) {
+    *pz = z;
+    *pn = n;
+    if (!a->bHtmlStrip) return LP_OK;
+    int64_t iBad = utf8_check(z, n);
+    if (iBad >= 0) return lp_err_setpos(err, LP_BADINPUT, iBad, "invalid UTF-8 at byte %lld", (long long)iBad);
+    strbuf_reset(buf);
+    html_strip(z, n, (const char *const *)a->azHtmlRemove, buf);
+    if (buf->oom) return lp_err_set(err, LP_NOMEM, "out of memory stripping HTML");
+    *pz = buf->z ? buf->z : "";
+    *pn = buf->n;
+    return LP_OK;
 }
 
 /* --------------------------------------------------------- word scanner */

@@ -38,8 +38,8 @@
 **    a space and a lower-case letter follow it ("Corp. announced"), or it
 **    ends a one-letter capital word between spaces ("John D. Doe").
 **    Paragraphs end at a blank line (two line breaks with only spaces,
-**    tabs or '\r' between them) and at U+2029; loupe has no HTML stripper,
-**    so Sphinx's block-level tags are plain text here.
+**    tabs or '\r' between them) and at U+2029 (html_strip turns Sphinx's
+**    block-level tags into blank lines: analyzer_doc_text).
 **
 ** Thread safety: an Analyzer is immutable after analyzer_new() and may be
 ** used from any number of threads at once (stemmers are per thread inside).
@@ -63,6 +63,8 @@ typedef struct AnalyzerConfig {
     int minPrefixLen;           /* shortest prefix a prefix query may use (0 = 1) */
     int bExactWords;            /* index_exact_words: index exact forms too */
     int bIndexSp;               /* index_sp: index sentence and paragraph boundaries */
+    int bHtmlStrip;             /* html_strip: documents are HTML (analyzer_doc_text) */
+    const char *zHtmlRemove;    /* html_remove_elements: "script, style"; NULL: none */
 } AnalyzerConfig;
 
 #define ANALYZER_EXACT_MARK '='  /* first byte of an exact form's term */
@@ -72,7 +74,8 @@ typedef struct AnalyzerConfig {
 typedef struct Analyzer Analyzer; /* opaque */
 
 /* Creates an analyzer. LP_BADINPUT for an unknown morphology or stop-word
-** list (the message lists the supported ones), LP_NOMEM. */
+** list (the message lists the supported ones), for html_remove_elements
+** that is not a list of element names, LP_NOMEM. */
 int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err);
 void analyzer_free(Analyzer *a);
 
@@ -132,6 +135,14 @@ int analyzer_collect(const Analyzer *a, const char *z, size_t n, int mode, Token
                      LpError *err);
 void token_list_free(TokenList *l);
 
+/* The text of a document's field as the index (and the highlighter) reads
+** it: with html_strip, z[0..n) with its markup stripped (text/html.h)
+** into buf, else z itself; in *pz, *pn. Invalid UTF-8 is refused first,
+** as analyzer_run refuses it (err->pos in z), so markup never hides it.
+** LP_OK, LP_BADINPUT, LP_NOMEM; buf is the caller's to free either way. */
+int analyzer_doc_text(const Analyzer *a, const char *z, size_t n, StrBuf *buf, const char **pz,
+                      size_t *pn, LpError *err);
+
 /* The configuration as given (for SHOW CREATE TABLE / explain). */
 int analyzer_min_prefix_len(const Analyzer *a);
 /* May the normalised prefix z[0..n) be searched (at least min_prefix_len
@@ -139,5 +150,6 @@ int analyzer_min_prefix_len(const Analyzer *a);
 int analyzer_prefix_ok(const Analyzer *a, const char *z, int n);
 int analyzer_is_stemmed(const Analyzer *a);
 int analyzer_exact_words(const Analyzer *a);
+int analyzer_html_strip(const Analyzer *a);
 
 #endif /* LP_TEXT_ANALYZER_H */

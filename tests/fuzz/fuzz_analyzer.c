@@ -26,7 +26,8 @@
 **     offsets with boundaries ('.' or '..') between some of them: never
 **     first, last or two in a row, each on a terminator ('.', '?', '!',
 **     '\n' or a non-ASCII one) and taking a position, so each word's
-**     position is the plain one plus the boundaries before it.
+**     position is the plain one plus the boundaries before it;
+**   - html_strip() never lengthens the text and keeps valid UTF-8 valid.
 */
 #include <stddef.h>
 #include <stdint.h>
@@ -34,6 +35,7 @@
 #include <string.h>
 
 #include "text/analyzer.h"
+#include "text/html.h"
 #include "text/utf8.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -83,7 +85,7 @@ static int on_token(void *ctx, const Token *t) {
 }
 
 static Analyzer *make(const char *zMorph, const char *zStop, int bExact, int bSp) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, bSp};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, bSp, 0, NULL};
     Analyzer *a = NULL;
     if (analyzer_new(&cfg, &a, NULL) != LP_OK) abort();
     return a;
@@ -196,6 +198,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         if (k != pPlain->n || aPosEnd[7] != aPosEnd[0] + nB) abort();
     }
+    static const char *const azRemove[] = {"script", "style", NULL};
+    StrBuf sb = {0};
+    html_strip(z, size, azRemove, &sb);
+    if (!sb.oom) {
+        if (sb.n > size) abort();
+        if (iBad < 0 && sb.n && utf8_check(sb.z, sb.n) != -1) abort();
+    }
+    strbuf_free(&sb);
     for (int i = 0; i < 8; i++) free(aRun[i].a);
     free(z);
     return 0;

@@ -853,6 +853,51 @@ def test_sentence_boundaries_survive_restart(tmp_path):
         s.stop()
 
 
+def test_html_strip(server, cur, uniq):
+    """html_strip='1' indexes a field's text without its markup: inline tags
+    join a word's parts, other tags and comments separate words, block-level
+    tags end a paragraph, references are decoded, html_remove_elements drops
+    whole elements. The stored text keeps its markup; HIGHLIGHT() shows the
+    text without it."""
+    html = ('<h1>Caf&eacute; <b>te</b>st</h1><p>First <a href="http://example.com/secret" '
+            'title="tip">link</a> &amp; more.</p><!-- note --><p>Second para</p>'
+            '<script>var hidden = "x<y";</script><style>p { color: red }</style>')
+    t = make_table(server, uniq(), "(body TEXT) html_strip='1' html_remove_elements='script, style' "
+                   "index_sp='1'", {1: (html,), 2: ("<div>cat</div><div>dog</div>",),
+                                    3: ("cat <span>and</span> dog",), 4: ("a &lt;b&gt; tag",)})
+    for step in ("ram", "flush"):
+        if step == "flush":
+            cur.execute(f"FLUSH TABLE {t}")
+        for text, want in [("café", [1]), ("test", [1]), ("te | st", []), ("link", [1]), ("more", [1]),
+                           ("secret | href | tip | example", []), ("note", []), ("hidden | var | color", []),
+                           ("h1 | p | div | span | script", []), ("b", [4]), ("tag", [4]),
+                           ("first PARAGRAPH more", [1]), ("first PARAGRAPH second", []),
+                           ("cat PARAGRAPH dog", [3]), ("cat SENTENCE dog", [3]), ('"test first"', [])]:
+            assert sorted(match_ids(cur, t, text)) == want, (step, text)
+    cur.execute(f"SELECT body FROM {t} WHERE id = 1")
+    assert cur.fetchone()[0] == html
+    cur.execute(f"SELECT HIGHLIGHT() FROM {t} WHERE MATCH('test | second') AND id = 1")
+    assert cur.fetchone()[0] == ("\n\nCafé <b>test</b>\n\n\n\nFirst link & more.\n\n \n\n<b>Second</b> "
+                                 "para\n\n  ")
+    cur.execute(f"CALL SNIPPETS('<p>a <i>test</i> here</p>', '{t}', 'test')")
+    assert cur.fetchone()[0] == "\n\na <b>test</b> here\n\n"
+    cur.execute(f"SHOW CREATE TABLE {t}")
+    assert "html_strip='1' html_remove_elements='script, style'" in cur.fetchone()[1]
+    # Without the option, markup is text: its names are words.
+    u = make_table(server, uniq(), "(body TEXT)", {1: (html,)})
+    assert match_ids(cur, u, "secret") == [1]
+    assert match_ids(cur, u, "test") == []
+    # Invalid UTF-8 inside a tag is still refused, at its offset.
+    msg = expect_error(cur, f"INSERT INTO {t} (id, body) VALUES (9, %s)", {1064, 1366},
+                       args=(b"ab<b \xff>",))
+    assert "invalid UTF-8" in msg, msg
+    assert match_ids(cur, t, "ab") == []
+    expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) html_strip='1' html_remove_elements='1x'",
+                 1064, r"html_remove_elements: '1x' is not an element name")
+    expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) html_strip='2'", 1064,
+                 r"option 'html_strip' expects an integer from 0 to 1")
+
+
 def hand_expanded(text, mode):
     """text with each plain word (not in quotes, not after - ! ^ = or @,
     not a prefix, not before $) written out as expand_keywords=mode

@@ -24,6 +24,7 @@
 #include <utf8proc.h>
 
 #include "text/analyzer.h"
+#include "text/html.h"
 #include "text/stemdict.h"
 #include "text/utf8.h"
 
@@ -66,7 +67,7 @@ static void toks_free(Toks *p) {
 }
 
 static Analyzer *mk(const char *zMorph, const char *zStop) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, 0, 0};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, 0, 0, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -609,7 +610,7 @@ static void test_config(void **state) {
         {NULL, NULL, -1, "min_prefix_len -1"},
     };
     for (size_t i = 0; i < LP_ARRAY_SIZE(aBad); i++) {
-        AnalyzerConfig cfg = {aBad[i].zMorph, aBad[i].zStop, aBad[i].minPrefix, 0, 0};
+        AnalyzerConfig cfg = {aBad[i].zMorph, aBad[i].zStop, aBad[i].minPrefix, 0, 0, 0, NULL};
         Analyzer *a = (Analyzer *)&cfg; /* must be reset to NULL */
         LpError err;
         lp_err_clear(&err);
@@ -618,7 +619,7 @@ static void test_config(void **state) {
         assert_int_equal(err.code, LP_BADINPUT);
         if (!strstr(err.zMsg, aBad[i].zNeedle)) fail_msg("message \"%s\" lacks \"%s\"", err.zMsg, aBad[i].zNeedle);
     }
-    AnalyzerConfig cfg = {"", "NONE", 64, 0, 0};
+    AnalyzerConfig cfg = {"", "NONE", 64, 0, 0, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
@@ -955,7 +956,7 @@ static void test_stem_dictionary(void **state) {
 /* ------------------------------------------------------------ exact forms */
 
 static Analyzer *mk_exact(const char *zMorph, const char *zStop) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, 1, 0};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, 1, 0, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1037,7 +1038,7 @@ static void test_exact_forms(void **state) {
     analyzer_free(a);
 
     /* analyzer_prefix_ok counts characters, not bytes */
-    AnalyzerConfig pc = {NULL, NULL, 3, 0, 0};
+    AnalyzerConfig pc = {NULL, NULL, 3, 0, 0, 0, NULL};
     Analyzer *ap = NULL;
     assert_int_equal(analyzer_new(&pc, &ap, &err0), LP_OK);
     assert_false(analyzer_prefix_ok(ap, "ab", 2));
@@ -1090,7 +1091,7 @@ static void check_doc(const Analyzer *a, const char *z, const char *zWant) {
 
 static void test_index_sp(void **state) {
     (void)state;
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1139,6 +1140,85 @@ static void test_index_sp(void **state) {
     assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
     check_doc(a, "One two. Three!\n\nFour", "one@0 two@1 three@2 four@3");
     analyzer_free(a);
+}
+
+/* ------------------------------------------------------------ html_strip */
+
+static void check_strip(const char *z, const char *const *azRemove, const char *zWant) {
+    StrBuf sb = {0};
+    html_strip(z, strlen(z), azRemove, &sb);
+    assert_false(sb.oom);
+    const char *zGot = sb.z ? sb.z : "";
+    assert_true(sb.n <= strlen(z)); /* never longer than the input */
+    if (strcmp(zGot, zWant) != 0) {
+        char zCopy[512];
+        snprintf(zCopy, sizeof(zCopy), "%s", zGot);
+        strbuf_free(&sb);
+        fail_msg("strip(\"%s\") → \"%s\", want \"%s\"", z, zCopy, zWant);
+    }
+    strbuf_free(&sb);
+}
+
+static void test_html_strip(void **state) {
+    (void)state;
+    static const char *const azRemove[] = {"script", "style", NULL};
+    /* inline tags vanish, others leave a space, block-level ones a blank line */
+    check_strip("te<b>st</b> text", NULL, "test text");
+    check_strip("te<p>st</p>", NULL, "te\n\nst\n\n");
+    check_strip("a<br>b<BR/>c", NULL, "a b c");
+    check_strip("<A HREF=\"x>y\" title='a>b'>link</a>", NULL, "link");
+    check_strip("x<!-- a <b> comment -->y<!DOCTYPE html>z<?xml v?>w", NULL, "x y z w");
+    /* what is not markup stays */
+    check_strip("a < b > c", NULL, "a < b > c");
+    check_strip("1<2 and x<y", NULL, "1<2 and x<y"); /* "<y" has no '>': text */
+    check_strip("x <unfinished tag", NULL, "x <unfinished tag");
+    check_strip("<!-- no end", NULL, "<!-- no end");
+    check_strip("</ b>", NULL, "</ b>");
+    /* references */
+    check_strip("caf&eacute; &amp; &lt;b&gt; &#233;&#xE9;&#XE9; &nbsp;", NULL,
+                "caf\xc3\xa9 & <b> \xc3\xa9\xc3\xa9\xc3\xa9 \xc2\xa0");
+    check_strip("&Mu;&ne;&#0;&#x10FFFF;", NULL, "\xce\x9c\xe2\x89\xa0\xef\xbf\xbd\xf4\x8f\xbf\xbf");
+    check_strip("&bogus; &amp &#xD800; &#x110000; &#; &", NULL, "&bogus; &amp &#xD800; &#x110000; &#; &");
+    /* removed elements, with their content */
+    check_strip("a<script type=x>if (a<b) x();</script>b<STYLE>p{}</Style >c", azRemove, "a b c");
+    check_strip("a<script>never closed", azRemove, "a ");
+    check_strip("a<scripts>kept</scripts>b", azRemove, "a kept b");
+    check_strip("a<script>x</script>b", NULL, "a x b");
+    /* through the analyzer: the words of the stripped text */
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 1, "script, STYLE"};
+    Analyzer *a = NULL;
+    LpError err;
+    lp_err_clear(&err);
+    if (analyzer_new(&cfg, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
+    assert_true(analyzer_html_strip(a));
+    StrBuf buf = {0};
+    const char *z;
+    size_t n;
+    const char *zDoc = "<p>One <i>t</i>wo.</p><p>Three</p><script>four</script>";
+    assert_int_equal(analyzer_doc_text(a, zDoc, strlen(zDoc), &buf, &z, &n, &err), LP_OK);
+    Toks t = {0};
+    assert_int_equal(analyzer_run(a, z, n, 0, collect, &t, NULL, &err), LP_OK);
+    assert_int_equal(t.n, 4); /* one two .. three */
+    assert_string_equal(t.a[1].z, "two");
+    assert_string_equal(t.a[2].z, "..");
+    assert_string_equal(t.a[3].z, "three");
+    toks_free(&t);
+    /* invalid UTF-8 is refused at its offset in the original, even in a tag */
+    assert_int_equal(analyzer_doc_text(a, "ab<b \xff>", 7, &buf, &z, &n, &err), LP_BADINPUT);
+    assert_int_equal(err.pos, 5);
+    strbuf_free(&buf);
+    analyzer_free(a);
+    /* without the option the text is the text */
+    cfg.bHtmlStrip = 0;
+    assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
+    assert_int_equal(analyzer_doc_text(a, "<b>x", 4, &buf, &z, &n, &err), LP_OK);
+    assert_true(z[0] == '<' && n == 4);
+    analyzer_free(a);
+    /* html_remove_elements must name elements */
+    cfg.zHtmlRemove = "script, 1x";
+    assert_int_equal(analyzer_new(&cfg, &a, &err), LP_BADINPUT);
+    assert_string_equal(err.zMsg, "html_remove_elements: '1x' is not an element name (expected names "
+                                  "such as 'script, style')");
 }
 
 static void test_query_stars(void **state) {
@@ -1212,6 +1292,7 @@ int main(void) {
         cmocka_unit_test(test_stem_dictionary),
         cmocka_unit_test(test_exact_forms),
         cmocka_unit_test(test_index_sp),
+        cmocka_unit_test(test_html_strip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -68,7 +68,7 @@ static int df_count(int f, int w);
 static int df_count_upto(int top, int w);
 
 static int build_index(int nDoc) {
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL};
     LpError err;
     if (analyzer_new(&cfg, &g_an, &err)) return -1;
     g_docs = calloc((size_t)nDoc, sizeof(Doc));
@@ -1201,7 +1201,9 @@ static void test_operators_vs_reference(void **state) {
         "\"ab0 abc1\" NEAR/4 xy2", "@title ab0 << abc1", "(ab0 | xy2) << abc1", "abc1 << ab0 | xy2",
         "(ab0 | \"xy2 ab3\") NEAR/2 abc1 NEAR/3 (xy5 | ab0)", "(ab0 | abc1) NOTNEAR/2 xy2",
         "@title (ab0 | abc1) << @body xy2 | ab0", "ab0 SENTENCE abc1", "ab0 PARAGRAPH \"abc1 xy2\"",
-        "(ab0 | xy2) SENTENCE abc1 SENTENCE ab3", "@body[5] ab0 SENTENCE abc1", "ab0 NEAR/3 nothere", "xy2 (ab0 << abc1) | ab3",
+        "(ab0 | xy2) SENTENCE abc1 SENTENCE ab3", "@body[5] ab0 SENTENCE abc1",
+        /* an OR whose first part plans to an OR, more parts after it */
+        "\"(ab0 | xy2) abc1\" | ab3 | xy5", "(ab0 << abc1 | xy2) | ab3 | xy5 | abc4", "ab0 NEAR/3 nothere", "xy2 (ab0 << abc1) | ab3",
         "@!title ab0", "@@relaxed @(body,nope) ab0",
         /* NEAR chains of frequent words: many spans per document */
         "ab0 NEAR/2 abc1 NEAR/1 ab0 NEAR/3 abc1", "abc1 NEAR/5 ab0 NEAR/1 xy2 NEAR/2 ab0",
@@ -2060,7 +2062,7 @@ static void sp_run_queries(FtsSource *src, const Analyzer *an, const SpDoc *aDoc
 
 static void test_sentences(void **state) {
     (void)state;
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 0, NULL};
     Analyzer *an;
     LpError err;
     assert_int_equal(analyzer_new(&cfg, &an, &err), LP_OK);

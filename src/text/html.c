@@ -1,0 +1,207 @@
+/*
+** html.c — see html.h. One pass over the bytes: text is copied in runs,
+** markup is recognised at '<' and '&' only.
+*/
+#include "text/html.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "text/html_entities.h"
+
+static int is_alpha(unsigned char c) {
+    return (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
+}
+
+static int is_alnum(unsigned char c) {
+    return is_alpha(c) || (c >= '0' && c <= '9');
+}
+
+/* Is the element name z[0..n) (any case) one of the NULL-terminated list? */
+static int name_in(const char *z, size_t n, const char *const *az) {
+    for (int i = 0; az[i]; i++) {
+        if (strlen(az[i]) == n && strncasecmp(az[i], z, n) == 0) return 1;
+    }
+    return 0;
+}
+
+static const char *const azInline[] = {"a",     "b",      "i",     "s",      "u",   "basefont",
+                                       "big",   "em",     "font",  "img",    "label", "small",
+                                       "span",  "strike", "strong", "sub",   "sup", "tt",
+                                       NULL};
+static const char *const azBlock[] = {"address", "blockquote", "caption", "center", "dd",  "div",
+                                      "dl",      "dt",         "h1",      "h2",     "h3",  "h4",
+                                      "h5",      "h6",         "li",      "menu",   "ol",  "p",
+                                      "pre",     "table",      "tbody",   "td",     "tfoot", "th",
+                                      "thead",   "tr",         "ul",      NULL};
+
+/* The end of the tag whose '<' is at z[i] (just past its '>'), or 0 when
+** it has none. Quoted attribute values may hold '>'. */
+static size_t tag_end(const char *z, size_t n, size_t i) {
+    char q = 0;
+    for (size_t j = i + 1; j < n; j++) {
+        if (q) {
+            if (z[j] == q) q = 0;
+        } else if (z[j] == '"' || z[j] == '\'') {
+            q = z[j];
+        } else if (z[j] == '>') {
+            return j + 1;
+        }
+    }
+    return 0;
+}
+
+/* Where "</name" (any case) followed by '>', white space or '/' first
+** occurs in z[i..n), or n. */
+static size_t closing_tag(const char *z, size_t n, size_t i, const char *zName, size_t nName) {
+    for (; i + 2 + nName <= n; i++) {
+        if (z[i] != '<' || z[i + 1] != '/' || strncasecmp(z + i + 2, zName, nName) != 0) continue;
+        size_t k = i + 2 + nName;
+        if (k == n || z[k] == '>' || z[k] == '/' || z[k] == ' ' || (z[k] >= '\t' && z[k] <= '\r')) {
+            return i;
+        }
+    }
+    return n;
+}
+
+static size_t put_utf8(char *o, uint32_t cp) {
+    if (cp < 0x80) {
+        o[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        o[0] = (char)(0xC0 | cp >> 6);
+        o[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        o[0] = (char)(0xE0 | cp >> 12);
+        o[1] = (char)(0x80 | (cp >> 6 & 0x3F));
+        o[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    o[0] = (char)(0xF0 | cp >> 18);
+    o[1] = (char)(0x80 | (cp >> 12 & 0x3F));
+    o[2] = (char)(0x80 | (cp >> 6 & 0x3F));
+    o[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+static int entity_cmp(const void *pKey, const void *pEnt) {
+    const char *zKey = pKey;
+    const HtmlEntity *e = pEnt;
+    return strcmp(zKey, e->zName);
+}
+
+/* The character reference at z[i] ('&'): its code point, with *pEnd just
+** past its ';'; or -1 when it is none. */
+static int64_t reference_at(const char *z, size_t n, size_t i, size_t *pEnd) {
+    size_t j = i + 1;
+    if (j < n && z[j] == '#') {
+        int bHex = j + 1 < n && (z[j + 1] | 0x20) == 'x';
+        j += 1 + (size_t)bHex;
+        size_t j0 = j;
+        uint32_t v = 0;
+        for (; j < n && j - j0 < 8; j++) {
+            unsigned char c = (unsigned char)z[j];
+            int d = c >= '0' && c <= '9'                   ? c - '0'
+                    : bHex && (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10
+                                                               : -1;
+            if (d < 0) break;
+            v = v * (bHex ? 16 : 10) + (uint32_t)d;
+        }
+        if (j == j0 || j >= n || z[j] != ';') return -1;
+        if (v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return -1;
+        *pEnd = j + 1;
+        return v == 0 ? 0xFFFD : v;
+    }
+    char zName[16];
+    size_t k = 0;
+    while (j < n && k < sizeof(zName) - 1 && is_alnum((unsigned char)z[j])) zName[k++] = z[j++];
+    if (k == 0 || j >= n || z[j] != ';') return -1;
+    zName[k] = 0;
+    const HtmlEntity *e = bsearch(zName, aHtmlEntity, sizeof(aHtmlEntity) / sizeof(aHtmlEntity[0]),
+                                  sizeof(aHtmlEntity[0]), entity_cmp);
+    if (!e) return -1;
+    *pEnd = j + 1;
+    return e->cp;
+}
+
+void html_strip(const char *z, size_t n, const char *const *azRemove, StrBuf *out) {
+    char *o = strbuf_reserve(out, n);
+    if (!o) return;
+    size_t m = 0, i = 0;
+    while (i < n) {
+        /* text up to the next markup */
+        size_t j = i;
+        while (j < n && z[j] != '<' && z[j] != '&') j++;
+        memcpy(o + m, z + i, j - i);
+        m += j - i;
+        i = j;
+        if (i == n) break;
+        size_t end = 0;
+        if (z[i] == '&') {
+            int64_t cp = reference_at(z, n, i, &end);
+            if (cp < 0) {
+                o[m++] = '&';
+                i++;
+            } else {
+                m += put_utf8(o + m, (uint32_t)cp);
+                i = end;
+            }
+            continue;
+        }
+        /* '<': a comment, a declaration, a tag, or text */
+        if (i + 3 < n && memcmp(z + i, "<!--", 4) == 0) {
+            const char *zEnd = NULL;
+            for (size_t k = i + 4; k + 3 <= n; k++) {
+                if (memcmp(z + k, "-->", 3) == 0) {
+                    zEnd = z + k + 3;
+                    break;
+                }
+            }
+            if (zEnd) {
+                o[m++] = ' ';
+                i = (size_t)(zEnd - z);
+                continue;
+            }
+        } else if (i + 1 < n && (z[i + 1] == '!' || z[i + 1] == '?')) {
+            if ((end = tag_end(z, n, i)) != 0) {
+                o[m++] = ' ';
+                i = end;
+                continue;
+            }
+        } else {
+            size_t k = i + 1 + (i + 1 < n && z[i + 1] == '/');
+            size_t k0 = k;
+            while (k < n && is_alnum((unsigned char)z[k])) k++;
+            if (k > k0 && is_alpha((unsigned char)z[k0]) && (end = tag_end(z, n, i)) != 0) {
+                size_t nName = k - k0;
+                int bClose = k0 > i + 1;
+                if (!bClose && azRemove && name_in(z + k0, nName, azRemove)) {
+                    /* the element and its content, up to its closing tag */
+                    size_t c = closing_tag(z, n, end, z + k0, nName);
+                    size_t e2 = c < n ? tag_end(z, n, c) : 0;
+                    o[m++] = ' ';
+                    i = e2 ? e2 : n;
+                    continue;
+                }
+                if (name_in(z + k0, nName, azInline)) {
+                    /* nothing in its place */
+                } else if (name_in(z + k0, nName, azBlock)) {
+                    o[m++] = '\n'; /* a blank line: a paragraph's end */
+                    o[m++] = '\n';
+                } else {
+                    o[m++] = ' ';
+                }
+                i = end;
+                continue;
+            }
+        }
+        o[m++] = '<';
+        i++;
+    }
+    strbuf_commit(out, m);
+}

@@ -1,0 +1,42 @@
+/*
+** html.h — HTML markup stripped from a document's text before analysis
+** (the table option html_strip, as Manticore's).
+**
+** Contract of html_strip():
+**  - A tag is '<' then a letter, or '/' and a letter, up to the next '>'
+**    outside quotes ('"' or '\''); a comment is '<!--' up to '-->'; a
+**    declaration or processing instruction is '<!' or '<?' up to '>'. A
+**    '<' that starts none of these, or whose end never comes, is text.
+**  - A tag of the inline elements (A B I S U BASEFONT BIG EM FONT IMG
+**    LABEL SMALL SPAN STRIKE STRONG SUB SUP TT, Sphinx's list) leaves
+**    nothing, so "te<b>st</b>" is the word "test". A tag of a block-level
+**    element (ADDRESS BLOCKQUOTE CAPTION CENTER DD DIV DL DT H1..H6 LI
+**    MENU OL P PRE TABLE TBODY TD TFOOT TH THEAD TR UL) leaves a blank
+**    line, "\n\n" (a paragraph's end with index_sp, white space otherwise,
+**    and a line break where HIGHLIGHT() shows the text). Any other tag, a
+**    comment or a declaration leaves a space.
+**  - An element named in azRemove (ASCII case-insensitive: "script",
+**    "style") is removed with its content, up to its closing tag (or the
+**    end of the text), leaving a space.
+**  - Character references are decoded: the 252 named ones of HTML 4
+**    ("&eacute;", with the ';') and numeric ones ("&#233;", "&#xE9;") of a
+**    code point that UTF-8 can hold (not a surrogate; 0 becomes U+FFFD).
+**    Anything else after '&' is text.
+**  - Everything else is copied byte for byte, so valid UTF-8 stays valid:
+**    markup is ASCII and is removed whole.
+** The output is appended to out and is never longer than the input: a tag
+** is at least three bytes ("<p>") and leaves at most two, a reference at
+** least four ("&lt;") and leaves at most four.
+*/
+#ifndef LP_TEXT_HTML_H
+#define LP_TEXT_HTML_H
+
+#include <stddef.h>
+
+#include "util/strbuf.h"
+
+/* Appends z[0..n) with its markup stripped to out (check out->oom).
+** azRemove: NULL, or a NULL-terminated list of element names. */
+void html_strip(const char *z, size_t n, const char *const *azRemove, StrBuf *out);
+
+#endif /* LP_TEXT_HTML_H */
