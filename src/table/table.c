@@ -290,27 +290,36 @@ int table_column_model(const Table *t, int iCol) {
 
 /* The text embedding e computes for a row with values aVal: the source
 ** fields, each cut to EMBED_MAX_FIELD_BYTES, joined by single spaces, in
-** the malloc'd *pz (*pn bytes). */
-static int embed_source(const TableEmbed *e, const Value *aVal, char **pz, size_t *pn) {
-    size_t n = 0;
-    for (int f = 0; f < e->nFrom; f++) {
-        const Value *v = &aVal[e->aFrom[f]];
-        if (v->kind == VAL_STR) n += (v->u.s.n < EMBED_MAX_FIELD_BYTES ? v->u.s.n : EMBED_MAX_FIELD_BYTES) + 1;
-    }
-    char *z = malloc(n + 1);
-    if (!z) return LP_NOMEM;
-    size_t k = 0;
-    for (int f = 0; f < e->nFrom; f++) {
+** the malloc'd *pz (*pn bytes). A full-text field of a table with
+** html_strip is read as the index reads it, without its markup (stripped
+** before the cut, so the cut keeps the text's first bytes, not its tags).
+** LP_OK; LP_NOMEM, or analyzer_doc_text's LP_BADINPUT (invalid UTF-8),
+** with err. */
+static int embed_source(const Table *t, const TableEmbed *e, const Value *aVal, char **pz, size_t *pn,
+                        LpError *err) {
+    StrBuf out = {0}, html = {0};
+    int rc = LP_OK;
+    for (int f = 0; f < e->nFrom && rc == LP_OK; f++) {
         const Value *v = &aVal[e->aFrom[f]];
         if (v->kind != VAL_STR || v->u.s.n == 0) continue;
-        size_t m = field_cut(v->u.s.z, v->u.s.n);
-        if (k) z[k++] = ' ';
-        memcpy(z + k, v->u.s.z, m);
-        k += m;
+        const char *z = v->u.s.z;
+        size_t n = v->u.s.n;
+        if (t->pSchema->aCol[e->aFrom[f]].type == COL_TEXT &&
+            (rc = analyzer_doc_text(t->pAnalyzer, z, n, &html, &z, &n, err)) != LP_OK) {
+            break;
+        }
+        if (out.n) strbuf_appendc(&out, ' ');
+        strbuf_append(&out, z, field_cut(z, n));
     }
-    z[k] = 0;
-    *pz = z;
-    *pn = k;
+    strbuf_appendc(&out, 0);
+    strbuf_free(&html);
+    if (rc == LP_OK && out.oom) rc = lp_err_set(err, LP_NOMEM, "out of memory");
+    if (rc != LP_OK) {
+        strbuf_free(&out);
+        return rc;
+    }
+    *pz = strbuf_detach(&out, pn);
+    (*pn)--;
     return LP_OK;
 }
 
@@ -1480,12 +1489,10 @@ static int embed_row(const Table *t, const TableOp *op, size_t k, const Value **
         }
         char *z = NULL;
         size_t n = 0;
-        if (embed_source(e, op->aVal, &z, &n) != LP_OK) {
-            return lp_err_set(err, LP_NOMEM, "out of memory embedding a row of table '%s'", t->zName);
-        }
         LpError e2;
         lp_err_clear(&e2);
-        int rc = embed_text(m, z, n, *paVec + off, &e2);
+        int rc = embed_source(t, e, op->aVal, &z, &n, &e2);
+        if (rc == LP_OK) rc = embed_text(m, z, n, *paVec + off, &e2);
         free(z);
         if (rc != LP_OK) {
             return lp_err_set(err, rc, "column '%s' of row %zu: %s", t->pSchema->aCol[e->iCol].zName,
@@ -2344,8 +2351,10 @@ int table_fill_embeddings(Table *t, int iCol, const int64_t *aId, size_t nId, si
     for (size_t k = 0; k < n; k++) {
         Value *a = aVal + k * nCol;
         for (size_t i = 0; i < nCol; i++) a[i] = row_get(s, apRow[k], (int)i);
-        if (embed_source(e, a, &azSrc[k], &anSrc[k]) != LP_OK) {
-            rc = lp_err_set(err, LP_NOMEM, "out of memory rebuilding embeddings of table '%s'", t->zName);
+        LpError e2;
+        lp_err_clear(&e2);
+        if ((rc = embed_source(t, e, a, &azSrc[k], &anSrc[k], &e2)) != LP_OK) {
+            rc = lp_err_set(err, rc, "rebuilding embeddings of table '%s': %s", t->zName, e2.zMsg);
             goto done;
         }
     }

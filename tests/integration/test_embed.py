@@ -133,6 +133,45 @@ def test_from_concatenates_fields(connect, uniq):
         assert maxdiff(vs[0], vs[2]) < 1e-6
 
 
+def test_html_strip_embeds_text_without_markup(connect, uniq):
+    """With html_strip='1', a full-text field is embedded as the index reads
+    it: markup, comments and html_remove_elements gone, entities decoded,
+    so '<p>Red <b>app</b>les</p>' embeds as 'Red apples'. A STRING
+    attribute in FROM is embedded as stored. REBUILD EMBEDDINGS reads the
+    same text. Without the option the markup is embedded too."""
+    plain, html, raw = uniq("plain"), uniq("html"), uniq("raw")
+    page = ("<h1>Red <b>app</b>les</h1><!-- aside --><p>&amp; green pears</p>"
+            "<script>var x = 1;</script>")
+    with connect() as c, c.cursor() as cur:
+        cur.execute(ddl(plain, src="title,tag"))
+        cur.execute(ddl(html, src="title,tag") + " html_strip='1' html_remove_elements='script'")
+        cur.execute(ddl(raw, src="title,tag"))
+        cur.execute(f"INSERT INTO {plain} (id, title, tag) VALUES (1, 'Red apples & green pears', '<i>x</i>')")
+        cur.execute(f"INSERT INTO {html} (id, title, tag) VALUES (1, %s, '<i>x</i>')", (page,))
+        cur.execute(f"INSERT INTO {raw} (id, title, tag) VALUES (1, %s, '<i>x</i>')", (page,))
+        vs = []
+        for t in (plain, html, raw):
+            cur.execute(f"SELECT v FROM {t}")
+            vs.append(parse_vec(cur.fetchone()[0]))
+        assert maxdiff(vs[0], vs[1]) < 1e-6
+        assert maxdiff(vs[0], vs[2]) > 1e-3
+        cur.execute(f"ALTER TABLE {html} ADD COLUMN v2 FLOAT_VECTOR KNN_TYPE='hnsw' "
+                    f"HNSW_SIMILARITY='cosine' MODEL_NAME='{L6}' FROM='title,tag'")
+        cur.execute(f"ALTER TABLE {html} REBUILD EMBEDDINGS v2")
+        deadline = time.monotonic() + 120
+        state = ""
+        while not state.startswith(("done", "failed", "stopped")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+            cur.execute(f"SHOW TABLE {html} STATUS")
+            state = dict(cur.fetchall()).get("rebuild_embeddings", "")
+        assert state.startswith("done"), state
+        cur.execute(f"SELECT v2 FROM {html}")
+        assert maxdiff(vs[0], parse_vec(cur.fetchone()[0])) < 1e-6
+        # Invalid UTF-8 hidden in a tag is refused, not embedded.
+        expect_error(cur, f"INSERT INTO {html} (id, title) VALUES (2, %s)", {1064, 1366},
+                     "invalid UTF-8", args=(b"ok <b \xff>",))
+
+
 def test_explicit_vector_is_kept(connect, uniq):
     """A row that gives the vector keeps it (documented): only rows that
     leave the column out are embedded."""
