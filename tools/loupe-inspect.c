@@ -26,7 +26,7 @@
 **       index).
 **   loupe-inspect fts-bench SEGMENT QUERYFILE [--k 10] [--seconds S] [--warmup N]
 **                 [--fields a,b] [--morphology M] [--stopwords S] [--hard-stop S]
-**                 [--ranker NAME | --ranker-expr EXPR]
+**                 [--ranker NAME | --ranker-expr EXPR] [--min-infix-len N]
 **       times full-text queries on a sealed segment in this process, for the
 **       benchmark's in-process table (bench/fulltext/run.py): each line of
 **       QUERYFILE is a MATCH expression, parsed, planned and run for the top
@@ -74,7 +74,7 @@ static int usage(void) {
             "       loupe-inspect fts-bench SEGMENT QUERYFILE [--k 10] [--seconds S] [--warmup N]\n"
             "                     [--fields a,b] [--morphology M] [--stopwords S] [--hard-stop S]\n"
             "                     [--ranker NAME | --ranker-expr EXPR] [--expand-keywords 0|1|exact|star]\n"
-            "                     (--expand-keywords exact: build with --exact-words 1)\n");
+            "                     [--min-infix-len N] (--expand-keywords exact: build with --exact-words 1)\n");
     return 2;
 }
 
@@ -213,7 +213,7 @@ static int write_is_shared(const Docs *x, int nField, uint32_t iWrite) {
 static int cmd_build(const char *zIn, const char *zOut, const char *zFields, const char *zMorph,
                      const char *zStop, int bExact, int nThread) {
     LpError err;
-    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, 0, 0, NULL};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, 0, 0, NULL, 0};
     Analyzer *an;
     if (analyzer_new(&cfg, &an, &err)) return fail(&err);
     char *azField[FTS_MAX_FIELDS];
@@ -346,6 +346,7 @@ typedef struct BenchCfg {
     int ranker;                 /* FtsRanker (--ranker NAME), default BM25F */
     int expand;                 /* FTS_EXPAND_* (--expand-keywords), default 0 */
     const char *zExpr;          /* --ranker-expr, or NULL */
+    int minInfixLen;            /* --min-infix-len: wildcard queries ('*abc*'), default 0 */
 } BenchCfg;
 
 /* What one query needs: the segment's source, the analyzer, the field
@@ -430,7 +431,7 @@ static int cmd_bench(const char *zSeg, const char *zQueries, const BenchCfg *c) 
     Analyzer *an = NULL;
     /* exact forms on: '=word' and expand_keywords=exact look them up (a
     ** segment built without them simply has none) */
-    AnalyzerConfig acfg = {c->zMorph, c->zStop, 0, 1, 0, 0, NULL};
+    AnalyzerConfig acfg = {c->zMorph, c->zStop, 0, 1, 0, 0, NULL, c->minInfixLen};
     BenchCtx x = {.azField = (const char *const *)azField, .nField = nField, .k = c->k};
     arena_init(&x.exprArena, 0);
     FtsSegInfo info;
@@ -535,7 +536,7 @@ int main(int argc, char **argv) {
         return cmd_build(argv[2], argv[3], zFields, zMorph, zStop, (int)bExact, (int)nThread);
     }
     if (argc >= 4 && strcmp(argv[1], "fts-bench") == 0) {
-        BenchCfg c = {"title,text", NULL, NULL, 10, 1.0, 0, 0, FTS_RANK_BM25F, 0, NULL};
+        BenchCfg c = {"title,text", NULL, NULL, 10, 1.0, 0, 0, FTS_RANK_BM25F, 0, NULL, 0};
         for (int i = 4; i < argc; i++) {
             if (i + 1 >= argc) return usage();
             const char *zOpt = argv[i], *zVal = argv[++i];
@@ -552,6 +553,8 @@ int main(int argc, char **argv) {
                 c.zExpr = zVal;
             } else if (strcmp(zOpt, "--expand-keywords") == 0) {
                 if ((c.expand = fts_expand_from_name(zVal)) < 0) return usage();
+            } else if (strcmp(zOpt, "--min-infix-len") == 0) {
+                c.minInfixLen = atoi(zVal);
             } else return usage();
         }
         if (c.hardStop == 0) c.hardStop = 10 * c.seconds;

@@ -3,7 +3,7 @@
 **
 ** Query side. The positive leaves of the tree are analysed once into two
 ** sorted, de-duplicated arrays: analysed terms (binary search) and
-** normalised prefixes (scanned: queries hold few). A term's index in the
+** normalised prefixes and wildcard patterns (scanned: queries hold few). A term's index in the
 ** first array, or nTerm + a prefix's index, is its id.
 **
 ** Text side, in three steps:
@@ -111,6 +111,13 @@ static int add_leaf(void *ctx, const FtsNode *x, int bNegated) {
     Builder *b = ctx;
     if (bNegated) return LP_OK;
     if (b->iField >= 0 && !fts_fieldset_has(&x->fields, b->iField)) return LP_OK;
+    if (x->kind == FTSN_WILDCARD) {
+        /* kept with the prefixes: a pattern has a '*', a prefix none */
+        const char *z;
+        int n;
+        int rc = fts_wildcard_pattern(b->a, b->an, x, &z, &n, NULL, b->err);
+        return rc ? rc : termlist_add(b, &b->prefixes, z, n);
+    }
     if (x->kind != FTSN_PREFIX) {
         b->iPosLimit = UINT32_MAX;
         int rc = analyzer_run_query(b->an, x->z, (size_t)x->n, x->bExact, on_term, b, b->err);
@@ -189,11 +196,15 @@ static int term_find(const FtsHlQuery *q, const char *z, int n) {
     return p ? (int)(p - q->aTerm) : -1;
 }
 
-/* Id of the first prefix that z[0..n) starts with, or -1. */
+/* Id of the first prefix that z[0..n) starts with, or wildcard pattern
+** it matches, or -1. */
 static int prefix_find(const FtsHlQuery *q, const char *z, int n) {
     for (int i = 0; i < q->nPrefix; i++) {
         const HlTerm *p = &q->aPrefix[i];
-        if (p->n <= n && memcmp(p->z, z, (size_t)p->n) == 0) return q->nTerm + i;
+        if (memchr(p->z, '*', (size_t)p->n) ? fts_glob_match(p->z, p->n, (const uint8_t *)z, n)
+                                            : p->n <= n && memcmp(p->z, z, (size_t)p->n) == 0) {
+            return q->nTerm + i;
+        }
     }
     return -1;
 }

@@ -937,6 +937,63 @@ static int refuse_keyword(MatchParser *p) {
     return LP_OK;
 }
 
+/* Does a word start at byte i (after a wildcard's '*': "*abc", "ab*c")? */
+static int word_starts_at(const MatchParser *p, int i) {
+    return i < p->n && !ends_word(p->z[i]) && space_len(p, i) == 0 && p->z[i] != '$' &&
+           !boost_at(p, i) && !(p->z[i] == '<' && i + 1 < p->n && p->z[i + 1] == '<');
+}
+
+/* The rest of a wildcard word (infix search, "*abc*", "ab*cd") from the
+** cursor, which is at a '*' or at a word right after one: its pattern
+** appended to z[0..*pn) in place of the text read so far. Each run of '*'s
+** becomes one '*'; an escaped '*' is a literal, that is a separator (the
+** planner then finds two words where it wants one). z has room for the
+** rest of the query. */
+static int read_wildcard(MatchParser *p, char *z, int *pn) {
+    int o = *pn;
+    for (;;) {
+        if (p->i < p->n && p->z[p->i] == '*') {
+            while (p->i < p->n && p->z[p->i] == '*') p->i++;
+            z[o++] = '*';
+            continue;
+        }
+        if (!word_starts_at(p, p->i)) break;
+        char *w;
+        int n, rc = read_word(p, &w, &n);
+        if (rc) return rc;
+        if (n == 0) break;
+        for (int k = 0; k < n; k++) z[o++] = w[k] == '*' ? ' ' : w[k];
+    }
+    z[o] = 0;
+    *pn = o;
+    return LP_OK;
+}
+
+/* A wildcard word's node (FTSN_WILDCARD): z[0..n) its pattern, read from
+** iStart to the cursor. */
+static int wildcard_node(MatchParser *p, const Scope *pScope, int bReq, int anchor, int iStart,
+                         char *z, int n, FtsNode **pp) {
+    if (anchor) {
+        return syntax_error(p, iStart, "'^' and '$' anchor a word or an exact phrase, not a "
+                                       "wildcard");
+    }
+    if (z[0] == '=') {
+        return syntax_error(p, iStart, "the exact form operator '=' does not apply to a "
+                                       "wildcard ('=ab*c')");
+    }
+    int rc = refuse_boost(p, "a wildcard");
+    if (rc) return rc;
+    FtsNode *x = node_new(p, FTSN_WILDCARD, iStart, p->i);
+    if (!x) return nomem(p);
+    x->fields = pScope->fields;
+    x->nPosLimit = pScope->nPosLimit;
+    x->z = z;
+    x->n = n;
+    x->bRequired = bReq;
+    *pp = x;
+    return LP_OK;
+}
+
 /* A word, prefix, phrase, group or `field:primary` at the cursor. */
 static int parse_primary(MatchParser *p, const Scope *pScope, int bReq, FtsNode **pp) {
     Scope lucene; /* the scope of a `field:` prefix */
@@ -998,8 +1055,19 @@ static int parse_primary(MatchParser *p, const Scope *pScope, int bReq, FtsNode 
             }
             return LP_OK;
         }
-        case '*':
-            return syntax_error(p, p->i, "expected a word before '*' (a prefix is written 'abc*')");
+        case '*': {
+            int j = p->i;
+            while (j < p->n && p->z[j] == '*') j++;
+            if (!word_starts_at(p, j)) {
+                return syntax_error(p, p->i, "expected a word before '*' (a prefix is written 'abc*')");
+            }
+            int iStart = anchor ? p->i - 1 : p->i, n = 0;
+            char *z = arena_alloc(p->a, (size_t)(p->n - p->i) + 1);
+            if (!z) return nomem(p);
+            int rc = read_wildcard(p, z, &n);
+            if (rc) return rc;
+            return wildcard_node(p, pScope, bReq, anchor, iStart, z, n, pp);
+        }
         case '~':
             return syntax_error(p, p->i, "'~N' must follow a phrase (\"a b\"~N)");
         case ')':
@@ -1038,6 +1106,17 @@ static int parse_primary(MatchParser *p, const Scope *pScope, int bReq, FtsNode 
         }
         FtsNodeKind kind = FTSN_TERM;
         if (p->i < p->n && p->z[p->i] == '*') {
+            int j = p->i;
+            while (j < p->n && p->z[j] == '*') j++;
+            if (word_starts_at(p, j)) {
+                /* "ab*cd": a wildcard, not a prefix */
+                char *zw = arena_alloc(p->a, (size_t)(n + p->n - p->i) + 1);
+                if (!zw) return nomem(p);
+                /* an escaped '*' read so far is a literal: a separator */
+                for (int k = 0; k < n; k++) zw[k] = z[k] == '*' ? ' ' : z[k];
+                if ((rc = read_wildcard(p, zw, &n))) return rc;
+                return wildcard_node(p, pScope, bReq, anchor, iStart, zw, n, pp);
+            }
             kind = FTSN_PREFIX;
             int iStar = p->i;
             while (p->i < p->n && p->z[p->i] == '*')
@@ -1202,6 +1281,7 @@ static int check_chain_operand(MatchParser *p, const FtsNode *x, const char *zOp
     }
     const char *zWhat = x->kind == FTSN_OR       ? "an OR list"
                         : x->kind == FTSN_PREFIX ? "a prefix"
+                        : x->kind == FTSN_WILDCARD ? "a wildcard"
                         : x->kind == FTSN_PHRASE ? "a proximity phrase"
                         : x->kind == FTSN_QUORUM ? "a quorum"
                         : x->kind == FTSN_NOT || is_negative(x) ? "a negation"
@@ -1450,6 +1530,7 @@ static int leaves(const FtsNode *x, int bNegated, FtsLeafFn xLeaf, void *ctx) {
     switch (x->kind) {
     case FTSN_TERM:
     case FTSN_PREFIX:
+    case FTSN_WILDCARD:
     case FTSN_PHRASE:
     case FTSN_QUORUM:
         return xLeaf(ctx, x, bNegated);
@@ -1535,6 +1616,12 @@ static void dump_node(const FtsNode *x, const char *const *azField, int nField, 
         strbuf_appendz(sb, "PREFIX(");
         dump_text(sb, x->z, x->n, "\\(),{}\"*", 1);
         strbuf_appendz(sb, "*)");
+        dump_fields(sb, x, azField, nField);
+        return;
+    case FTSN_WILDCARD:
+        strbuf_appendz(sb, "WILDCARD(");
+        dump_text(sb, x->z, x->n, "\\(),{}\"", 1);
+        strbuf_appendc(sb, ')');
         dump_fields(sb, x, azField, nField);
         return;
     case FTSN_PHRASE:

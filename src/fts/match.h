@@ -129,6 +129,8 @@ typedef enum FtsNodeKind {
                     ** allowed between operands 0..k's span and k+1 */
     FTSN_SENTENCE,  /* aChild[0..nChild) as BEFORE, in one sentence, any order */
     FTSN_PARAGRAPH, /* aChild[0..nChild) as BEFORE, in one paragraph, any order */
+    FTSN_WILDCARD,  /* z/n: a word with '*'s not only at its end ("*abc*", "ab*c"):
+                    ** the raw text, each run of '*'s one '*' (infix search) */
 } FtsNodeKind;
 
 /* FtsNode.anchor bits: '^' and '$'. */

@@ -1729,11 +1729,46 @@ typedef struct Expand {
     VEC(PlanNode *) leaves;     /* of the field being scanned, in key order */
     int nLimit;                 /* most distinct terms over all fields */
     int bCapped;
+    const char *zGlob;          /* a wildcard's normalised pattern (terms that do not
+                                ** match it are skipped), or NULL: a prefix */
+    int nGlob;
 } Expand;
+
+/* Each middle part is taken where it first occurs: with '*' the only
+** wildcard, a leftmost match never loses one a later match would find. */
+int fts_glob_match(const char *p, int np, const uint8_t *t, int nt) {
+    int i = 0;
+    while (i < np && p[i] != '*') i++;
+    if (i == np) return np == nt && memcmp(p, t, (size_t)nt) == 0;
+    if (i > nt || memcmp(p, t, (size_t)i) != 0) return 0;
+    int j = i; /* t[0..j) is consumed */
+    for (;;) {
+        int b = ++i; /* past the '*' */
+        while (i < np && p[i] != '*') i++;
+        int m = i - b;
+        if (i == np) return m <= nt - j && memcmp(t + nt - m, p + b, (size_t)m) == 0;
+        if (m) {
+            /* terms are short: a byte loop beats memmem's set-up */
+            int k = j;
+            while (k + m <= nt && (t[k] != (uint8_t)p[b] || memcmp(t + k + 1, p + b + 1, (size_t)m - 1) != 0)) {
+                k++;
+            }
+            if (k + m > nt) return 0;
+            j = k + m;
+        }
+    }
+}
 
 static int expand_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
     Expand *x = ctx;
     FtsQuery *q = x->q;
+    if (x->zGlob) {
+        /* exact forms ('=') and sentence marks ('.') are no words' terms */
+        if (nKey < 2 || key[1] == ANALYZER_EXACT_MARK || key[1] == '.' ||
+            !fts_glob_match(x->zGlob, x->nGlob, key + 1, nKey - 1)) {
+            return 0;
+        }
+    }
     if ((int)x->leaves.n >= x->nLimit) {
         x->bCapped = 1;
         return 1; /* stop the scan */
@@ -1774,33 +1809,13 @@ static int cmp_leaf_term(const PlanNode *a, const PlanNode *b) {
     return c ? c : (a->nKey > b->nKey) - (a->nKey < b->nKey);
 }
 
-static PlanNode *plan_prefix(FtsQuery *q, const FtsNode *n, LpError *err) {
-    TokenList l = {{0}, {0}};
-    if (analyse(q, n, 0, &l, err)) {
-        token_list_free(&l);
-        return NULL;
-    }
-    if (l.a.n != 1) {
-        token_list_free(&l);
-        lp_err_setpos(err, LP_BADINPUT, n->pos,
-                      "MATCH: prefix '%.*s*' at offset %d must be one word", n->n > 40 ? 40 : n->n,
-                      n->z, n->pos);
-        return NULL;
-    }
-    if (!analyzer_prefix_ok(q->an, l.a.a[0].z, l.a.a[0].n)) {
-        token_list_free(&l);
-        lp_err_setpos(err, LP_BADINPUT, n->pos,
-                      "MATCH: prefix '%.*s*' at offset %d is shorter than min_prefix_len=%d",
-                      n->n > 40 ? 40 : n->n, n->z, n->pos, analyzer_min_prefix_len(q->an));
-        return NULL;
-    }
-    /* Scan each field; then merge the fields' sorted lists into one group
-    ** per distinct term. */
-    Token t0 = l.a.a[0];
-    t0.iPos = 0;
-    TokenList one = token_list_one(&t0);
-    uint32_t qpos = q->qposExpand != UINT32_MAX ? q->qposExpand : take_qpos(q, &one);
-    Expand x = {q, 0, n->nPosLimit, qpos, {0}, q->rank.nExpansionLimit, 0};
+/* The OR of the terms of n's fields that start with pre[0..nPre) and, with
+** zGlob, match that pattern: each field scanned, then the fields' sorted
+** lists merged into one group per distinct term, at most
+** nExpansionLimit of them (a cut is reported in the query's stats). */
+static PlanNode *expand_terms(FtsQuery *q, const FtsNode *n, uint32_t qpos, const uint8_t *pre,
+                              int nPre, const char *zGlob, int nGlob, LpError *err) {
+    Expand x = {q, 0, n->nPosLimit, qpos, {0}, q->rank.nExpansionLimit, 0, zGlob, nGlob};
     int aStart[FTS_MAX_FIELDS + 1];
     int nScanned = 0;
     uint8_t key[FTS_MAX_KEY];
@@ -1810,10 +1825,10 @@ static PlanNode *plan_prefix(FtsQuery *q, const FtsNode *n, LpError *err) {
         if (!fts_fieldset_has(&n->fields, f)) continue;
         aStart[nScanned++] = (int)x.leaves.n;
         key[0] = (uint8_t)f;
-        memcpy(key + 1, l.a.a[0].z, (size_t)l.a.a[0].n);
+        memcpy(key + 1, pre, (size_t)nPre);
         x.iField = f;
         x.nLimit = (int)x.leaves.n + q->rank.nExpansionLimit;
-        rc = q->src->vt->xScan(q->src, key, l.a.a[0].n + 1, expand_key, &x, err);
+        rc = q->src->vt->xScan(q->src, key, nPre + 1, expand_key, &x, err);
         if (rc == 1) rc = LP_OK; /* stopped at the cap */
     }
     aStart[nScanned] = (int)x.leaves.n;
@@ -1847,14 +1862,118 @@ static PlanNode *plan_prefix(FtsQuery *q, const FtsNode *n, LpError *err) {
         q->st.nExpanded += (int)groups.n;
         q->st.bExpansionCapped |= x.bCapped;
         res = or_of(q, groups.a, (int)groups.n);
-        if (!res) lp_err_set(err, LP_NOMEM, "out of memory expanding a prefix");
-    } else if (rc == LP_NOMEM) {
-        lp_err_set(err, LP_NOMEM, "out of memory expanding a prefix");
+        if (!res) rc = LP_NOMEM;
+    }
+    if (rc == LP_NOMEM) {
+        lp_err_set(err, LP_NOMEM, "out of memory expanding a %s", zGlob ? "wildcard" : "prefix");
     }
     VEC_FREE(&groups);
     VEC_FREE(&x.leaves);
+    return res;
+}
+
+static PlanNode *plan_prefix(FtsQuery *q, const FtsNode *n, LpError *err) {
+    TokenList l = {{0}, {0}};
+    if (analyse(q, n, 0, &l, err)) {
+        token_list_free(&l);
+        return NULL;
+    }
+    if (l.a.n != 1) {
+        token_list_free(&l);
+        lp_err_setpos(err, LP_BADINPUT, n->pos,
+                      "MATCH: prefix '%.*s*' at offset %d must be one word", n->n > 40 ? 40 : n->n,
+                      n->z, n->pos);
+        return NULL;
+    }
+    if (!analyzer_prefix_ok(q->an, l.a.a[0].z, l.a.a[0].n)) {
+        token_list_free(&l);
+        lp_err_setpos(err, LP_BADINPUT, n->pos,
+                      "MATCH: prefix '%.*s*' at offset %d is shorter than min_prefix_len=%d",
+                      n->n > 40 ? 40 : n->n, n->z, n->pos, analyzer_min_prefix_len(q->an));
+        return NULL;
+    }
+    Token t0 = l.a.a[0];
+    t0.iPos = 0;
+    TokenList one = token_list_one(&t0);
+    uint32_t qpos = q->qposExpand != UINT32_MAX ? q->qposExpand : take_qpos(q, &one);
+    PlanNode *res = expand_terms(q, n, qpos, (const uint8_t *)l.a.a[0].z, l.a.a[0].n, NULL, 0, err);
     token_list_free(&l);
     return res;
+}
+
+int fts_wildcard_pattern(Arena *a, const Analyzer *an, const FtsNode *n, const char **pz, int *pn,
+                         int *pnFirst, LpError *err) {
+    int nMin = analyzer_min_infix_len(an);
+    int nShow = n->n > 40 ? 40 : n->n;
+    if (nMin == 0) {
+        return lp_err_setpos(err, LP_BADINPUT, n->pos,
+                             "MATCH: wildcard '%.*s' at offset %d: a '*' before or inside a word "
+                             "(infix search) needs the table option min_infix_len",
+                             nShow, n->z, n->pos);
+    }
+    /* each part analyses to one term of at most ANALYZER_MAX_TERM bytes */
+    size_t cap = (size_t)n->n * (ANALYZER_MAX_TERM + 1) + 2;
+    char *zGlob = arena_alloc(a, cap);
+    if (!zGlob) return lp_err_set(err, LP_NOMEM, "out of memory expanding a wildcard");
+    int nGlob = 0, nLongest = 0, nFirst = 0;
+    for (int i = 0; i <= n->n; i++) {
+        int e = i;
+        while (e < n->n && n->z[e] != '*') e++;
+        if (e > i) {
+            TokenList l = {{0}, {0}};
+            int rc = analyzer_collect(an, n->z + i, (size_t)(e - i), ANALYZE_UNSTEMMED, &l, err);
+            if (rc == LP_OK && (l.a.n != 1 || (size_t)(nGlob + l.a.a[0].n) + 2 > cap)) {
+                rc = lp_err_setpos(err, LP_BADINPUT, n->pos,
+                                   "MATCH: wildcard '%.*s' at offset %d: each part between '*'s "
+                                   "must be one word",
+                                   nShow, n->z, n->pos);
+            } else if (rc != LP_OK && rc != LP_NOMEM) {
+                rc = lp_err_setpos(err, rc, n->pos + i + (err->pos >= 0 ? err->pos : 0),
+                                   "MATCH: %s (in '%.*s' at offset %d)", err->zMsg, nShow, n->z,
+                                   n->pos);
+            }
+            if (rc != LP_OK) {
+                token_list_free(&l);
+                return rc == LP_NOMEM ? lp_err_set(err, LP_NOMEM, "out of memory analysing the query")
+                                      : rc;
+            }
+            int nChars = 0;
+            for (int k = 0; k < l.a.a[0].n; k++) nChars += (l.a.a[0].z[k] & 0xC0) != 0x80;
+            if (nChars > nLongest) nLongest = nChars;
+            if (i == 0) nFirst = l.a.a[0].n;
+            memcpy(zGlob + nGlob, l.a.a[0].z, (size_t)l.a.a[0].n);
+            nGlob += l.a.a[0].n;
+            token_list_free(&l);
+        }
+        if (e < n->n) zGlob[nGlob++] = '*';
+        i = e;
+    }
+    zGlob[nGlob] = 0;
+    if (nLongest < nMin) {
+        return lp_err_setpos(err, LP_BADINPUT, n->pos,
+                             "MATCH: wildcard '%.*s' at offset %d: its longest part without '*' is "
+                             "shorter than min_infix_len=%d",
+                             nShow, n->z, n->pos, nMin);
+    }
+    *pz = zGlob;
+    *pn = nGlob;
+    if (pnFirst) *pnFirst = nFirst;
+    return LP_OK;
+}
+
+/* A wildcard ("*abc*", "ab*cd", "*ing"; tables with min_infix_len): the OR
+** of the terms of its fields that match its pattern (fts_wildcard_pattern),
+** as the index holds them (stemmed where the table stems). A pattern that
+** starts with a literal part scans that prefix's range of the dictionary;
+** one that starts with '*' scans every term of each field. */
+static PlanNode *plan_wildcard(FtsQuery *q, const FtsNode *n, LpError *err) {
+    const char *zGlob;
+    int nGlob, nFirst;
+    if (fts_wildcard_pattern(q->a, q->an, n, &zGlob, &nGlob, &nFirst, err)) return NULL;
+    Token t0 = {zGlob, nGlob, 0, 0, (uint32_t)n->n};
+    TokenList one = token_list_one(&t0);
+    uint32_t qpos = take_qpos(q, &one);
+    return expand_terms(q, n, qpos, (const uint8_t *)zGlob, nFirst, zGlob, nGlob, err);
 }
 
 /* About how many postings iterating pn visits: what an AND orders its
@@ -2058,6 +2177,8 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
     }
     case FTSN_PREFIX:
         return plan_prefix(q, n, err);
+    case FTSN_WILDCARD:
+        return plan_wildcard(q, n, err);
     case FTSN_QUORUM:
         return plan_quorum(q, n, pbDropped, err);
     case FTSN_BEFORE:
@@ -3849,6 +3970,8 @@ typedef struct KwWalk {
     const FtsFieldSet *pFields; /* the scope of the leaf being counted */
     uint64_t docs, hits;        /* a prefix's sums */
     int nScanned;               /* keys a prefix scan took in this field */
+    const char *zGlob;          /* a wildcard's pattern: keys that fail it are skipped */
+    int nGlob;
 } KwWalk;
 
 /* Was z[0..n) reported already? Keywords are few: a linear search. */
@@ -3912,8 +4035,10 @@ static int kw_token(void *ctx, const Token *t) {
 
 static int kw_expand(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
     KwWalk *w = ctx;
-    (void)key;
-    (void)nKey;
+    if (w->zGlob && (nKey < 2 || key[1] == ANALYZER_EXACT_MARK || key[1] == '.' ||
+                     !fts_glob_match(w->zGlob, w->nGlob, key + 1, nKey - 1))) {
+        return 0;
+    }
     if (w->nScanned++ >= w->nLimit) return 1;
     w->docs += info->df;
     w->hits += info->cf;
@@ -3931,6 +4056,28 @@ static int kw_last(void *ctx, const Token *t) {
 static int kw_leaf(void *ctx, const FtsNode *x, int bNegated) {
     KwWalk *w = ctx;
     (void)bNegated;
+    if (x->kind == FTSN_WILDCARD) {
+        /* the pattern, its terms counted as the planner finds them */
+        Arena a;
+        arena_init(&a, 0);
+        int nFirst, rc = fts_wildcard_pattern(&a, w->an, x, &w->zGlob, &w->nGlob, &nFirst, w->err);
+        if (rc == LP_OK && nFirst + 1 < FTS_MAX_KEY) {
+            uint8_t key[FTS_MAX_KEY];
+            memcpy(key + 1, w->zGlob, (size_t)nFirst);
+            w->docs = w->hits = 0;
+            for (int f = 0; f < w->src->nFields && rc == LP_OK; f++) {
+                if (!fts_fieldset_has(&x->fields, f)) continue;
+                key[0] = (uint8_t)f;
+                w->nScanned = 0;
+                rc = w->src->vt->xScan(w->src, key, nFirst + 1, kw_expand, w, w->err);
+                if (rc == 1) rc = LP_OK;
+            }
+            if (rc == LP_OK) rc = kw_report(w, w->zGlob, w->nGlob, w->docs, w->hits);
+        }
+        w->zGlob = NULL;
+        arena_free(&a);
+        return rc;
+    }
     if (x->kind != FTSN_PREFIX) {
         w->pFields = &x->fields;
         return analyzer_run_query(w->an, x->z, (size_t)x->n, x->bExact, kw_token, w, w->err);
@@ -3958,7 +4105,7 @@ static int kw_leaf(void *ctx, const FtsNode *x, int bNegated) {
 
 int fts_keywords(const FtsNode *root, const Analyzer *an, FtsSource *src, int nExpansionLimit,
                  int nMax, FtsKeywordFn xKw, void *ctx, LpError *err) {
-    KwWalk w = {an, src, nExpansionLimit, nMax, xKw, ctx, err, {0}, 0, NULL, 0, 0, 0};
+    KwWalk w = {an, src, nExpansionLimit, nMax, xKw, ctx, err, {0}, 0, NULL, 0, 0, 0, NULL, 0};
     int rc = fts_match_leaves(root, kw_leaf, &w);
     strbuf_free(&w.seen);
     if (rc == KW_DONE) return LP_OK;

@@ -114,6 +114,21 @@ int fts_expand_applies(const FtsNode *x);
 ** "exact", "star", or "exact,star"; any case), or -1. */
 int fts_expand_from_name(const char *z);
 
+/* Wildcards (FTSN_WILDCARD: "*abc*", "ab*cd"; tables with min_infix_len).
+** fts_wildcard_pattern gives leaf n's pattern: each part between '*'s
+** normalised as a prefix is (folded, not stemmed), the parts joined by
+** single '*'s, in *pz (in a, NUL-terminated; *pn bytes); *pnFirst (may be
+** NULL) is the length of its first part (0 when it starts with '*').
+** LP_BADINPUT (err->pos: the leaf) when the table has no min_infix_len, a
+** part is not one word, or the longest part is shorter than
+** min_infix_len; LP_NOMEM. The planner, HIGHLIGHT() and CALL KEYWORDS
+** all read a wildcard through it.
+** fts_glob_match: does t[0..nt) match pattern p[0..np), each '*' any bytes
+** (none too)? Terms never hold a '*'. */
+int fts_wildcard_pattern(Arena *a, const Analyzer *an, const FtsNode *n, const char **pz, int *pn,
+                         int *pnFirst, LpError *err);
+int fts_glob_match(const char *p, int np, const uint8_t *t, int nt);
+
 #define FTS_DEFAULT_EXPANSION_LIMIT 1000
 
 void fts_rank_defaults(FtsRankParams *p);
@@ -121,8 +136,9 @@ void fts_rank_defaults(FtsRankParams *p);
 typedef struct FtsQuery FtsQuery; /* opaque */
 
 /* Plans root (NULL: every document) against src. Words are analysed with
-** an; prefixes expanded (at most nExpansionLimit terms per prefix).
-** Errors: LP_BADINPUT (a prefix shorter than min_prefix_len, invalid
+** an; prefixes and wildcards expanded (at most nExpansionLimit terms
+** each). Errors: LP_BADINPUT (a prefix shorter than min_prefix_len, a
+** wildcard fts_wildcard_pattern refuses, invalid
 ** UTF-8 in the query: err->pos is the offset in the MATCH text), LP_NOMEM,
 ** LP_CORRUPT (a sealed segment). */
 int fts_query_new(Arena *a, const FtsNode *root, const char *zMatch, const Analyzer *an,

@@ -146,6 +146,7 @@ struct Analyzer {
     int iStem;                  /* index in aStemLang, or -1: no stemming */
     const StemDict *pDict;      /* precomputed stems of its language, or NULL */
     int minPrefixLen;           /* as configured (0..ANALYZER_MAX_TERM) */
+    int minInfixLen;            /* as configured (0..ANALYZER_MAX_TERM) */
     StopKey *aStop;             /* open-addressing table of stop words, or NULL */
     uint32_t stopMask;          /* its size (a power of two) minus one */
     int nStopMax;               /* longest stop word in bytes: longer terms skip the lookup */
@@ -403,11 +404,15 @@ static pthread_once_t g_fold2Once = PTHREAD_ONCE_INIT;
 static void fold2_build(void); /* the folding table (below) */
 
 int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
-    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL};
+    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL, 0};
     if (!cfg) cfg = &cfgDefault;
     *ppOut = NULL;
     if (cfg->minPrefixLen < 0 || cfg->minPrefixLen > ANALYZER_MAX_TERM) {
         return lp_err_set(err, LP_BADINPUT, "min_prefix_len %d is out of range 0..%d", cfg->minPrefixLen,
+                          ANALYZER_MAX_TERM);
+    }
+    if (cfg->minInfixLen < 0 || cfg->minInfixLen > ANALYZER_MAX_TERM) {
+        return lp_err_set(err, LP_BADINPUT, "min_infix_len %d is out of range 0..%d", cfg->minInfixLen,
                           ANALYZER_MAX_TERM);
     }
     Analyzer *a = calloc(1, sizeof(*a));
@@ -416,6 +421,7 @@ int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
     ** first document analysed. */
     pthread_once(&g_fold2Once, fold2_build);
     a->minPrefixLen = cfg->minPrefixLen;
+    a->minInfixLen = cfg->minInfixLen;
     a->bExactWords = cfg->bExactWords != 0;
     a->bIndexSp = cfg->bIndexSp != 0;
     a->bHtmlStrip = cfg->bHtmlStrip != 0;
@@ -447,6 +453,10 @@ void analyzer_free(Analyzer *a) {
 
 int analyzer_min_prefix_len(const Analyzer *a) {
     return a->minPrefixLen;
+}
+
+int analyzer_min_infix_len(const Analyzer *a) {
+    return a->minInfixLen;
 }
 
 int analyzer_prefix_ok(const Analyzer *a, const char *z, int n) {

@@ -65,6 +65,8 @@ typedef struct AnalyzerConfig {
     int bIndexSp;               /* index_sp: index sentence and paragraph boundaries */
     int bHtmlStrip;             /* html_strip: documents are HTML (analyzer_doc_text) */
     const char *zHtmlRemove;    /* html_remove_elements: "script, style"; NULL: none */
+    int minInfixLen;            /* min_infix_len: shortest literal part of a wildcard
+                                ** query ("*abc*"); 0: wildcard queries refused */
 } AnalyzerConfig;
 
 #define ANALYZER_EXACT_MARK '='  /* first byte of an exact form's term */
@@ -145,6 +147,7 @@ int analyzer_doc_text(const Analyzer *a, const char *z, size_t n, StrBuf *buf, c
 
 /* The configuration as given (for SHOW CREATE TABLE / explain). */
 int analyzer_min_prefix_len(const Analyzer *a);
+int analyzer_min_infix_len(const Analyzer *a);
 /* May the normalised prefix z[0..n) be searched (at least min_prefix_len
 ** characters, and not empty)? */
 int analyzer_prefix_ok(const Analyzer *a, const char *z, int n);

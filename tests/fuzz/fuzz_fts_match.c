@@ -45,18 +45,27 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
     switch (x->kind) {
     case FTSN_TERM:
     case FTSN_PREFIX:
+    case FTSN_WILDCARD:
     case FTSN_PHRASE:
     case FTSN_QUORUM:
         if (!x->z || x->n < 0 || x->z[x->n] != 0 || x->nChild != 0) abort();
-        if (x->kind == FTSN_TERM || x->kind == FTSN_PREFIX) {
+        if (x->kind == FTSN_TERM || x->kind == FTSN_PREFIX || x->kind == FTSN_WILDCARD) {
             if (x->n == 0) abort();
+        }
+        /* a wildcard has a '*' and a part without one; no run of '*'s */
+        if (x->kind == FTSN_WILDCARD &&
+            (!memchr(x->z, '*', (size_t)x->n) || strspn(x->z, "*") == (size_t)x->n || strstr(x->z, "**"))) {
+            abort();
         }
         if (x->kind == FTSN_QUORUM &&
             !((x->nQuorum >= 1 && x->nQuorum <= FTS_MATCH_MAX_QUORUM) ||
               (x->nQuorum == 0 && x->fQuorum > 0 && x->fQuorum <= 1))) {
             abort();
         }
-        if (x->anchor && (x->kind == FTSN_PREFIX || x->kind == FTSN_QUORUM || x->nSlop)) abort();
+        if (x->anchor && (x->kind == FTSN_PREFIX || x->kind == FTSN_WILDCARD || x->kind == FTSN_QUORUM ||
+                          x->nSlop)) {
+            abort();
+        }
         if (x->nPosLimit > FTS_MATCH_MAX_POS_LIMIT) abort();
         /* a boost only on a word, in (0, FTS_MATCH_MAX_BOOST] */
         if (x->fBoost != 0 && (x->kind != FTSN_TERM || !(x->fBoost > 0) || x->fBoost > FTS_MATCH_MAX_BOOST)) {
@@ -117,7 +126,7 @@ static void build_index(void) {
     LpError err;
     /* Stemmed, with exact forms, so '=word' is planned too (the stems of
     ** these words are the words), and with sentences and paragraphs. */
-    AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 1, 0, NULL};
+    AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 1, 0, NULL, 1}; /* wildcards planned too */
     if (analyzer_new(&cfg, &g_an, &err)) abort();
     g_mem = fts_mem_new(3);
     if (!g_mem) abort();

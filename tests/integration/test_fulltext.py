@@ -496,7 +496,9 @@ SYNTAX_ERRORS = [
     ("quick ~ fox", r"at offset 6"),
     ('"a b"~', r"at offset 5: expected a number"),
     ("*", r"near '\*' at offset 0"),
-    ("qu*ck", r"near '\*ck' at offset 2"),
+    ("qu*ck", r"wildcard 'qu\*ck' at offset 0: a '\*' before or inside a word \(infix search\) "
+              r"needs the table option min_infix_len"),
+    ("qu*~", r"near '\*~' at offset 2: '\*' is only supported at the end of a word"),
     ("fox | -dog", r"at offset 6"),
     ("@", r"unexpected end of query at offset 1"),
     ("fox @nope dog", r"unknown field 'nope' at offset 5"),
@@ -2515,3 +2517,67 @@ def test_highlight_field_scope_and_prefix(cur, corpus):
                               (4, "red <b>fox</b> | foxes are red and quick"))
     cur.execute(f"SELECT HIGHLIGHT() FROM {corpus} WHERE MATCH('quick*') AND id = 7")
     assert cur.fetchall() == (("<b>quickly</b> done | done <b>quickly</b> by a <b>quick</b> worker",),)
+
+
+def test_wildcards_with_min_infix_len(server, cur, uniq):
+    """min_infix_len='2' (Manticore's option) lets '*' stand before and
+    inside a word: '*cat*', '*ing', 'ab*cd'. Each '*' is any run of
+    characters (none too); the matches are those of the table's terms that
+    fit, checked here against Python's fnmatch over every word, in the RAM
+    segment and in a sealed one."""
+    import fnmatch
+    import random
+    rng = random.Random(7)
+    syll = ["ca", "t", "do", "g", "bo", "b", "an", "ing", "re", "la", "x", "ion"]
+    vocab = sorted({"".join(rng.choice(syll) for _ in range(rng.randint(1, 4))) for _ in range(300)})
+    docs = {i: (" ".join(rng.choice(vocab) for _ in range(rng.randint(0, 3))),
+                " ".join(rng.choice(vocab) for _ in range(rng.randint(1, 12)))) for i in range(1, 401)}
+    t = make_table(server, uniq(), "(title TEXT, body TEXT) min_infix_len='2'", docs)
+    patterns = ["*cat*", "*ing", "ca*", "*ion*", "do*g", "*an*ing", "re*la*", "*bo*b*", "*ing*ca*",
+                "*xx*", "ca*t*do", "*ta*", "la*ion"]
+    for step in ("ram", "flush"):
+        if step == "flush":
+            cur.execute(f"FLUSH TABLE {t}")
+        for p in patterns:
+            want = sorted(i for i, (a, b) in docs.items()
+                          if any(fnmatch.fnmatchcase(w, p) for w in (a + " " + b).split()))
+            got = sorted(match_ids(cur, t, p))
+            assert got == want, (step, p)
+            want_title = sorted(i for i, (a, b) in docs.items() if any(fnmatch.fnmatchcase(w, p) for w in a.split()))
+            assert sorted(match_ids(cur, t, "@title " + p)) == want_title, (step, p)
+        # combined with other operators, and negated
+        want = sorted(i for i, (a, b) in docs.items()
+                      if any(fnmatch.fnmatchcase(w, "*ing") for w in (a + " " + b).split())
+                      and not any(fnmatch.fnmatchcase(w, "ca*") for w in (a + " " + b).split()))
+        assert sorted(match_ids(cur, t, "*ing -ca*")) == want, step
+    # the words a wildcard found are highlighted; SHOW META counts them
+    u = make_table(server, uniq(), "(body TEXT) min_infix_len='3' morphology='stem_en'",
+                   {1: ("the cat sat",), 2: ("Concatenate strings",), 3: ("bobcats everywhere",),
+                    4: ("dogs only",)})
+    assert sorted(match_ids(cur, u, "*CAT*")) == [1, 2, 3]
+    assert sorted(match_ids(cur, u, "*cat")) == [1, 3]  # stemmed: bobcats is bobcat
+    cur.execute(f"SELECT id, HIGHLIGHT() FROM {u} WHERE MATCH('*cat*') ORDER BY id ASC")
+    assert cur.fetchall() == ((1, "the <b>cat</b> sat"), (2, "<b>Concatenate</b> strings"),
+                              (3, "<b>bobcats</b> everywhere"))
+    m = meta(cur)
+    assert m["keyword[0]"] == "*cat*" and m["docs[0]"] == "3", m
+    assert m["prefix_expansions"] == "3", m
+    cur.execute(f"SELECT id FROM {u} WHERE MATCH('*cat*') OPTION expansion_limit=2")
+    assert len(cur.fetchall()) == 2
+    assert meta(cur).get("prefix_expansion_capped", "").startswith("yes")
+    cur.execute(f"SHOW CREATE TABLE {u}")
+    assert "min_infix_len='3'" in cur.fetchone()[1]
+    # errors: no min_infix_len, parts too short, a part of two words
+    v = make_table(server, uniq(), "(body TEXT)", {1: ("cat",)})
+    expect_error(cur, f"SELECT id FROM {v} WHERE MATCH('dog | *at')", 1064,
+                 r"wildcard '\*at' at offset 6: a '\*' before or inside a word \(infix search\) "
+                 r"needs the table option min_infix_len")
+    expect_error(cur, f"SELECT id FROM {u} WHERE MATCH('*ca*')", 1064,
+                 r"wildcard '\*ca\*' at offset 0: its longest part without '\*' is shorter than "
+                 r"min_infix_len=3")
+    expect_error(cur, f"SELECT id FROM {u} WHERE MATCH('*cat-dog*')", 1064,
+                 r"each part between '\*'s must be one word")
+    expect_error(cur, f"SELECT id FROM {u} WHERE MATCH('^*cat')", 1064, r"not a wildcard")
+    expect_error(cur, f"SELECT id FROM {u} WHERE MATCH('\"a *cat*\"')", 1064)
+    expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) min_infix_len='65'", 1064, r"min_infix_len")
+    expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) min_infix_len='x'", 1064, r"min_infix_len")

@@ -67,7 +67,7 @@ static void toks_free(Toks *p) {
 }
 
 static Analyzer *mk(const char *zMorph, const char *zStop) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, 0, 0, 0, NULL};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, 0, 0, 0, NULL, 0};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -610,7 +610,7 @@ static void test_config(void **state) {
         {NULL, NULL, -1, "min_prefix_len -1"},
     };
     for (size_t i = 0; i < LP_ARRAY_SIZE(aBad); i++) {
-        AnalyzerConfig cfg = {aBad[i].zMorph, aBad[i].zStop, aBad[i].minPrefix, 0, 0, 0, NULL};
+        AnalyzerConfig cfg = {aBad[i].zMorph, aBad[i].zStop, aBad[i].minPrefix, 0, 0, 0, NULL, 0};
         Analyzer *a = (Analyzer *)&cfg; /* must be reset to NULL */
         LpError err;
         lp_err_clear(&err);
@@ -619,7 +619,7 @@ static void test_config(void **state) {
         assert_int_equal(err.code, LP_BADINPUT);
         if (!strstr(err.zMsg, aBad[i].zNeedle)) fail_msg("message \"%s\" lacks \"%s\"", err.zMsg, aBad[i].zNeedle);
     }
-    AnalyzerConfig cfg = {"", "NONE", 64, 0, 0, 0, NULL};
+    AnalyzerConfig cfg = {"", "NONE", 64, 0, 0, 0, NULL, 0};
     Analyzer *a = NULL;
     LpError err;
     assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
@@ -956,7 +956,7 @@ static void test_stem_dictionary(void **state) {
 /* ------------------------------------------------------------ exact forms */
 
 static Analyzer *mk_exact(const char *zMorph, const char *zStop) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, 1, 0, 0, NULL};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, 1, 0, 0, NULL, 0};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1038,7 +1038,7 @@ static void test_exact_forms(void **state) {
     analyzer_free(a);
 
     /* analyzer_prefix_ok counts characters, not bytes */
-    AnalyzerConfig pc = {NULL, NULL, 3, 0, 0, 0, NULL};
+    AnalyzerConfig pc = {NULL, NULL, 3, 0, 0, 0, NULL, 0};
     Analyzer *ap = NULL;
     assert_int_equal(analyzer_new(&pc, &ap, &err0), LP_OK);
     assert_false(analyzer_prefix_ok(ap, "ab", 2));
@@ -1091,7 +1091,7 @@ static void check_doc(const Analyzer *a, const char *z, const char *zWant) {
 
 static void test_index_sp(void **state) {
     (void)state;
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 0, NULL};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 0, NULL, 0};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1185,7 +1185,7 @@ static void test_html_strip(void **state) {
     check_strip("a<scripts>kept</scripts>b", azRemove, "a kept b");
     check_strip("a<script>x</script>b", NULL, "a x b");
     /* through the analyzer: the words of the stripped text */
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 1, "script, STYLE"};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 1, "script, STYLE", 0};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);

@@ -148,6 +148,18 @@ static void test_prefix(void **state) {
           "l'<b>\xc3\xa9t\xc3\xa9</b> \xc3\xa9ternel");
 }
 
+static void test_wildcard(void **state) {
+    (void)state;
+    /* Words the pattern fits, folded and unstemmed, as prefixes are. */
+    check("*SUL*", F_BODY, "Insulin, sulk; rest. Sul", NULL,
+          "<b>Insulin</b>, <b>sulk</b>; rest. <b>Sul</b>");
+    check("*ing", F_BODY, "running ingot sing", NULL, "<b>running</b> ingot <b>sing</b>");
+    check("r*in*g", F_BODY, "running rang ring rig", NULL,
+          "<b>running</b> rang <b>ring</b> rig");
+    check("cat *og* -*ird", F_BODY, "cat dogs bird", NULL, "<b>cat</b> <b>dogs</b> bird");
+    check("@title *og*", F_BODY, "dogs", NULL, "dogs");
+}
+
 static void test_phrase(void **state) {
     (void)state;
     check("\"type 1\" diabetes", F_BODY, "Type 1 diabetes differs from type 2.", NULL,
@@ -424,9 +436,9 @@ static void test_large(void **state) {
 static int setup(void **state) {
     (void)state;
     LpError err;
-    AnalyzerConfig cfg = {"stem_en", "en", 0, 0, 0, 0, NULL};
+    AnalyzerConfig cfg = {"stem_en", "en", 0, 0, 0, 0, NULL, 2}; /* min_infix_len 2 */
     if (analyzer_new(&cfg, &gStem, &err) != LP_OK) return -1;
-    AnalyzerConfig plain = {NULL, NULL, 0, 0, 0, 0, NULL};
+    AnalyzerConfig plain = {NULL, NULL, 0, 0, 0, 0, NULL, 0};
     if (analyzer_new(&plain, &gPlain, &err) != LP_OK) return -1;
     arena_init(&gArena, 0);
     return 0;
@@ -444,6 +456,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),       cmocka_unit_test(test_terms),
         cmocka_unit_test(test_stemming),       cmocka_unit_test(test_prefix),
+        cmocka_unit_test(test_wildcard),
         cmocka_unit_test(test_phrase),         cmocka_unit_test(test_not),
         cmocka_unit_test(test_fields),         cmocka_unit_test(test_passages),
         cmocka_unit_test(test_passage_choice), cmocka_unit_test(test_no_match),

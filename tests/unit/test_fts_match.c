@@ -33,13 +33,15 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
     switch (x->kind) {
     case FTSN_TERM:
     case FTSN_PREFIX:
+    case FTSN_WILDCARD:
     case FTSN_PHRASE:
     case FTSN_QUORUM:
         if (x->kind == FTSN_QUORUM) {
             assert_true((x->nQuorum >= 1 && x->nQuorum <= FTS_MATCH_MAX_QUORUM) ||
                         (x->nQuorum == 0 && x->fQuorum > 0 && x->fQuorum <= 1));
         }
-        if (x->anchor) assert_true(x->kind != FTSN_PREFIX && x->nSlop == 0);
+        if (x->anchor) assert_true(x->kind != FTSN_PREFIX && x->kind != FTSN_WILDCARD && x->nSlop == 0);
+        if (x->kind == FTSN_WILDCARD) assert_non_null(memchr(x->z, '*', (size_t)x->n));
         assert_true(x->nPosLimit <= FTS_MATCH_MAX_POS_LIMIT);
         assert_non_null(x->z);
         assert_int_equal(strnlen(x->z, (size_t)x->n + 1) <= (size_t)x->n, 1);
@@ -298,12 +300,27 @@ static void test_prefix(void **state) {
     check_error(
         "a *", 2,
         "MATCH: near '*' at offset 2: expected a word before '*' (a prefix is written 'abc*')");
-    check_error(
-        "*abc", 0,
-        "MATCH: near '*abc' at offset 0: expected a word before '*' (a prefix is written 'abc*')");
-    check_error("ab*cd", 2,
-                "MATCH: near '*cd' at offset 2: '*' is only supported at the end of a word (prefix "
-                "search)");
+    /* '*' before or inside a word: a wildcard (the planner checks
+    ** min_infix_len) */
+    check("*abc", "WILDCARD(*abc)");
+    check("ab*cd", "WILDCARD(ab*cd)");
+    check("**ab**c*** x", "AND(WILDCARD(*ab*c*), x)");
+    check("@title a*b* | c", "OR(WILDCARD(a*b*)@{title}, c@{title})");
+    check("*ab\\*c", "WILDCARD(*ab\\ c)");
+    check("\\**c2", "WILDCARD(\\ *c2)"); /* an escaped star then a wildcard */
+    x = parse("*ab*");
+    assert_int_equal(x->kind, FTSN_WILDCARD);
+    assert_string_equal(x->z, "*ab*");
+    assert_int_equal(x->len, 4);
+    check_error("=ab*c", 0,
+                "MATCH: near '=ab*c' at offset 0: the exact form operator '=' does not apply to a "
+                "wildcard ('=ab*c')");
+    check_error("^*ab", 0,
+                "MATCH: near '^*ab' at offset 0: '^' and '$' anchor a word or an exact phrase, not a "
+                "wildcard");
+    check_error("a << *b*", 5,
+                "MATCH: near '*b*' at offset 5: '<<' joins words, exact phrases and OR lists of them; "
+                "this operand is a wildcard");
     check_error(
         "ab*~", 2,
         "MATCH: near '*~' at offset 2: '*' is only supported at the end of a word (prefix search)");

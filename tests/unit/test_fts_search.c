@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <fnmatch.h>
 
 #include "fts/match.h"
 #include "fts/memindex.h"
@@ -68,7 +69,7 @@ static int df_count(int f, int w);
 static int df_count_upto(int top, int w);
 
 static int build_index(int nDoc) {
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 2}; /* min_infix_len 2 */
     LpError err;
     if (analyzer_new(&cfg, &g_an, &err)) return -1;
     g_docs = calloc((size_t)nDoc, sizeof(Doc));
@@ -314,13 +315,15 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
             return 1;
         }
         /* fall through */
-    case FTSN_PREFIX: {
+    case FTSN_PREFIX:
+    case FTSN_WILDCARD: {
         int any = 0;
         for (int w = 0; w < NWORD; w++) {
             char buf[16];
             word_text(w, buf);
-            int ok = n->kind == FTSN_TERM ? (int)strlen(buf) == n->n && !memcmp(buf, n->z, (size_t)n->n)
-                                          : (int)strlen(buf) >= n->n && !memcmp(buf, n->z, (size_t)n->n);
+            int ok = n->kind == FTSN_TERM     ? (int)strlen(buf) == n->n && !memcmp(buf, n->z, (size_t)n->n)
+                     : n->kind == FTSN_WILDCARD ? fnmatch(n->z, buf, 0) == 0
+                                                : (int)strlen(buf) >= n->n && !memcmp(buf, n->z, (size_t)n->n);
             if (!ok) continue;
             double x = 0;
             for (int f = 0; f < NF; f++) {
@@ -574,12 +577,16 @@ static void ref_keys(RefKeys *k, const FtsNode *x, int bNeg) {
         k->nPos += nw;
         return;
     }
-    case FTSN_PREFIX: {
+    case FTSN_PREFIX:
+    case FTSN_WILDCARD: {
         if (!bNeg) k->aWord[k->nPos] = 1, k->aWordId[k->nPos] = WILD;
         for (int w = 0; w < NWORD && !bNeg; w++) {
             char buf[16];
             word_text(w, buf);
-            if ((int)strlen(buf) < x->n || memcmp(buf, x->z, (size_t)x->n)) continue;
+            if (x->kind == FTSN_WILDCARD ? fnmatch(x->z, buf, 0) != 0
+                                         : (int)strlen(buf) < x->n || memcmp(buf, x->z, (size_t)x->n)) {
+                continue;
+            }
             for (int f = 0; f < NF; f++) {
                 if (fts_fieldset_has(&x->fields, f) && df_of(f, w) > 0) ref_key(k, f, w, x->nPosLimit, k->nPos);
             }
@@ -968,8 +975,9 @@ static void check_query_ranked(const char *zQuery, FtsRanker r) {
     memset(&keys, 0, sizeof(keys));
     if (root && r != FTS_RANK_BM25F) ref_keys(&keys, root, 0);
     FtsQuery *q;
-    assert_int_equal(fts_query_new(&a, root, zQuery, g_an, g_src, &rank, &q, &err),
-                     LP_OK);
+    if (fts_query_new(&a, root, zQuery, g_an, g_src, &rank, &q, &err) != LP_OK) {
+        fail_msg("query %s: %s", zQuery, err.zMsg);
+    }
     Collect c = {calloc((size_t)g_nDoc, sizeof(double)), 0};
     for (int i = 0; i < g_nDoc; i++) c.aScore[i] = -1;
     FtsStats st;
@@ -1122,7 +1130,14 @@ static void rand_query(char *buf) {
             break;
         }
         case 2:
-            sprintf(buf + strlen(buf), "%.*s*", 2 + (int)(rnd() % 2), w);
+            switch (rnd() % 6) {
+            /* wildcards (infix search, min_infix_len 2) */
+            case 0: sprintf(buf + strlen(buf), "*%s", w + 1); break;
+            case 1: sprintf(buf + strlen(buf), "*%.2s*", w + 1); break;
+            case 2: sprintf(buf + strlen(buf), "%.1s*%s", w, w + 1); break;
+            case 3: sprintf(buf + strlen(buf), "*%.2s*%s", w + 1, w + strlen(w) - 1); break;
+            default: sprintf(buf + strlen(buf), "%.*s*", 2 + (int)(rnd() % 2), w);
+            }
             break;
         case 3:
             sprintf(buf + strlen(buf), "@title %s", w);
@@ -1185,6 +1200,8 @@ static void test_operators_vs_reference(void **state) {
     (void)state;
     static const char *const aFixed[] = {
         "ab0", "ab0 | xy2", "ab0 xy2", "ab0 -xy2", "\"ab0 abc1\"", "\"ab0 abc1\"~3", "ab*",
+        "*c1", "*bc*", "a*c1", "*bc*1*", "ab*c*13", "@title *c1*", "ab0 -*y2", "*y3* | ab0", "*bc1*",
+        "ab*1", "xy*", "*nothere*", "(*b1 | xy*) MAYBE *c4",
         "abc*", "@title ab0", "@body ab0 | xy2", "(ab0 | abc1) xy2", "ab0 | abc1 | xy2 | ab3 | abc4",
         "@(title,body) xy5", "title:ab0", "+ab0 +abc1", "ab0 !abc1", "nothere", "ab0 nothere",
         "ab0 | nothere", "", "\"ab0 ab0\"", "\"abc1 ab0\"~1", "@title \"ab0 abc1\"",
@@ -2062,7 +2079,7 @@ static void sp_run_queries(FtsSource *src, const Analyzer *an, const SpDoc *aDoc
 
 static void test_sentences(void **state) {
     (void)state;
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 0, NULL};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 0, NULL, 0};
     Analyzer *an;
     LpError err;
     assert_int_equal(analyzer_new(&cfg, &an, &err), LP_OK);
