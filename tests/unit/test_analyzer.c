@@ -608,9 +608,13 @@ static void test_config(void **state) {
         {NULL, "/etc/stopwords.txt", 0, "unknown stop-word list"},
         {NULL, NULL, 65, "min_prefix_len 65 is out of range 0..64"},
         {NULL, NULL, -1, "min_prefix_len -1"},
+        {NULL, NULL, -65, "min_infix_len 65 is out of range 0..64"}, /* minPrefix < -64: infix */
     };
     for (size_t i = 0; i < LP_ARRAY_SIZE(aBad); i++) {
-        AnalyzerConfig cfg = {aBad[i].zMorph, aBad[i].zStop, aBad[i].minPrefix, 0, 0, 0, NULL, 0};
+        /* minPrefix below -64 stands for min_infix_len -minPrefix */
+        int bInfix = aBad[i].minPrefix < -64;
+        AnalyzerConfig cfg = {aBad[i].zMorph, aBad[i].zStop, bInfix ? 0 : aBad[i].minPrefix, 0, 0, 0, NULL,
+                              bInfix ? -aBad[i].minPrefix : 0};
         Analyzer *a = (Analyzer *)&cfg; /* must be reset to NULL */
         LpError err;
         lp_err_clear(&err);
@@ -619,11 +623,12 @@ static void test_config(void **state) {
         assert_int_equal(err.code, LP_BADINPUT);
         if (!strstr(err.zMsg, aBad[i].zNeedle)) fail_msg("message \"%s\" lacks \"%s\"", err.zMsg, aBad[i].zNeedle);
     }
-    AnalyzerConfig cfg = {"", "NONE", 64, 0, 0, 0, NULL, 0};
+    AnalyzerConfig cfg = {"", "NONE", 64, 0, 0, 0, NULL, 64};
     Analyzer *a = NULL;
     LpError err;
     assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
     assert_int_equal(analyzer_min_prefix_len(a), 64);
+    assert_int_equal(analyzer_min_infix_len(a), 64);
     assert_false(analyzer_is_stemmed(a));
     analyzer_free(a);
     assert_int_equal(analyzer_new(NULL, &a, &err), LP_OK);
