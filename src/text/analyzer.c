@@ -154,6 +154,8 @@ struct Analyzer {
     int bIndexSp;               /* index_sp: documents also get their boundaries */
     int bHtmlStrip;             /* html_strip: documents are stripped of markup */
     char **azHtmlRemove;        /* html_remove_elements, lower case, NULL-terminated; or NULL */
+    char **azHtmlAttr;          /* html_index_attrs: pairs (element, attribute), lower case,
+                                ** NULL-terminated; or NULL */
 };
 
 static void stop_key(const char *z, int n, StopKey *k) {
@@ -368,6 +370,28 @@ static int stopwords_parse(Analyzer *a, const char *zStop, LpError *err) {
 
 /* "script, style": element names (letters and digits, the first a letter)
 ** separated by commas and spaces, kept in lower case. */
+/* An element or attribute name: a letter, then letters, digits, '-' or
+** '_' (at most 32 bytes). */
+static int name_ok(const char *z, size_t n) {
+    if (n == 0 || n > 32 || !((z[0] | 0x20) >= 'a' && (z[0] | 0x20) <= 'z')) return 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!((z[i] >= '0' && z[i] <= '9') || ((z[i] | 0x20) >= 'a' && (z[i] | 0x20) <= 'z') ||
+              z[i] == '-' || z[i] == '_')) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* z[0..n), ASCII lower-cased, malloc'd; NULL when out of memory. */
+static char *lower_dup(const char *z, size_t n) {
+    char *p = malloc(n + 1);
+    if (!p) return NULL;
+    for (size_t i = 0; i < n; i++) p[i] = (char)(z[i] >= 'A' && z[i] <= 'Z' ? z[i] | 0x20 : z[i]);
+    p[n] = 0;
+    return p;
+}
+
 static int html_remove_parse(Analyzer *a, const char *z, LpError *err) {
     if (!z) return LP_OK;
     size_t n = strlen(z), nName = 0;
@@ -400,11 +424,65 @@ static int html_remove_parse(Analyzer *a, const char *z, LpError *err) {
     return LP_OK;
 }
 
+/* html_index_attrs: "img=alt,title; a=title" into a->azHtmlAttr, pairs of
+** lower-cased names (element, attribute), NULL-terminated. */
+static int html_attrs_parse(Analyzer *a, const char *z, LpError *err) {
+    if (!z) return LP_OK;
+    size_t n = strlen(z), cap = 1;
+    for (size_t i = 0; i < n; i++) cap += z[i] == ',' || z[i] == ';' || z[i] == '=';
+    if (!(a->azHtmlAttr = calloc(2 * cap + 1, sizeof(char *)))) {
+        return lp_err_set(err, LP_NOMEM, "out of memory creating an analyzer");
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n;) {
+        /* one entry: tag '=' attr {',' attr} */
+        size_t e = i;
+        while (e < n && z[e] != ';') e++;
+        size_t t0 = i;
+        while (t0 < e && z[t0] == ' ') t0++;
+        if (t0 == e) { /* an empty entry ("a=b;") */
+            i = e + 1;
+            continue;
+        }
+        size_t t1 = t0;
+        while (t1 < e && z[t1] != '=' && z[t1] != ' ') t1++;
+        size_t q = t1;
+        while (q < e && z[q] == ' ') q++;
+        int bOk = q < e && z[q] == '=' && name_ok(z + t0, t1 - t0);
+        size_t nAttr = 0;
+        for (size_t j = q + 1; bOk && j <= e;) {
+            while (j < e && (z[j] == ' ' || z[j] == ',')) j++;
+            if (j == e) break;
+            size_t j1 = j;
+            while (j1 < e && z[j1] != ' ' && z[j1] != ',') j1++;
+            if (!(bOk = name_ok(z + j, j1 - j))) break;
+            char *zTag = lower_dup(z + t0, t1 - t0), *zAttr = lower_dup(z + j, j1 - j);
+            if (!zTag || !zAttr) {
+                free(zTag);
+                free(zAttr);
+                return lp_err_set(err, LP_NOMEM, "out of memory creating an analyzer");
+            }
+            a->azHtmlAttr[k++] = zTag;
+            a->azHtmlAttr[k++] = zAttr;
+            nAttr++;
+            j = j1;
+        }
+        if (!bOk || nAttr == 0) {
+            return lp_err_set(err, LP_BADINPUT, "html_index_attrs: '%.*s' is not "
+                                                "element=attribute[,attribute] (expected such as "
+                                                "'img=alt,title; a=title')",
+                              (int)(e - i), z + i);
+        }
+        i = e + 1;
+    }
+    return LP_OK;
+}
+
 static pthread_once_t g_fold2Once = PTHREAD_ONCE_INIT;
 static void fold2_build(void); /* the folding table (below) */
 
 int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
-    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL, 0};
+    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL};
     if (!cfg) cfg = &cfgDefault;
     *ppOut = NULL;
     if (cfg->minPrefixLen < 0 || cfg->minPrefixLen > ANALYZER_MAX_TERM) {
@@ -428,6 +506,7 @@ int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
     int rc = morphology_parse(a, cfg->zMorphology, err);
     if (rc == LP_OK) rc = stopwords_parse(a, cfg->zStopwords, err);
     if (rc == LP_OK) rc = html_remove_parse(a, cfg->zHtmlRemove, err);
+    if (rc == LP_OK) rc = html_attrs_parse(a, cfg->zHtmlIndexAttrs, err);
     if (rc == LP_OK && a->iStem >= 0) {
         /* Create this thread's stemmer now, so an allocation failure or a
         ** broken libstemmer shows here rather than on the first document. */
@@ -448,6 +527,8 @@ void analyzer_free(Analyzer *a) {
     free(a->aStop);
     for (char **pz = a->azHtmlRemove; pz && *pz; pz++) free(*pz);
     free(a->azHtmlRemove);
+    for (char **pz = a->azHtmlAttr; pz && *pz; pz++) free(*pz);
+    free(a->azHtmlAttr);
     free(a);
 }
 
@@ -485,7 +566,7 @@ int analyzer_doc_text(const Analyzer *a, const char *z, size_t n, StrBuf *buf, c
     int64_t iBad = utf8_check(z, n);
     if (iBad >= 0) return lp_err_setpos(err, LP_BADINPUT, iBad, "invalid UTF-8 at byte %lld", (long long)iBad);
     strbuf_reset(buf);
-    html_strip(z, n, (const char *const *)a->azHtmlRemove, buf);
+    html_strip(z, n, (const char *const *)a->azHtmlRemove, (const char *const *)a->azHtmlAttr, buf);
     if (buf->oom) return lp_err_set(err, LP_NOMEM, "out of memory stripping HTML");
     *pz = buf->z ? buf->z : "";
     *pn = buf->n;

@@ -67,6 +67,7 @@ typedef struct AnalyzerConfig {
     const char *zHtmlRemove;    /* html_remove_elements: "script, style"; NULL: none */
     int minInfixLen;            /* min_infix_len: shortest literal part of a wildcard
                                 ** query ("*abc*"); 0: wildcard queries refused */
+    const char *zHtmlIndexAttrs;/* html_index_attrs: "img=alt,title; a=title"; NULL: none */
 } AnalyzerConfig;
 
 #define ANALYZER_EXACT_MARK '='  /* first byte of an exact form's term */

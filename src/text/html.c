@@ -129,7 +129,70 @@ static int64_t reference_at(const char *z, size_t n, size_t i, size_t *pEnd) {
     return e->cp;
 }
 
-void html_strip(const char *z, size_t n, const char *const *azRemove, StrBuf *out) {
+/* Appends the decoded value z[i..e) to o at *pm, after a space. */
+static void put_value(const char *z, size_t i, size_t e, char *o, size_t *pm) {
+    size_t m = *pm;
+    o[m++] = ' ';
+    while (i < e) {
+        size_t end = 0;
+        int64_t cp = z[i] == '&' ? reference_at(z, e, i, &end) : -1;
+        if (cp >= 0) {
+            m += put_utf8(o + m, (uint32_t)cp);
+            i = end;
+        } else {
+            o[m++] = z[i++];
+        }
+    }
+    *pm = m;
+}
+
+/* The attributes of the tag z[k..end) (k just past its name) that
+** azAttr's pairs name for element zTag[0..nTag): each value appended to o
+** at *pm after a space. Returns how many were. */
+static int put_attrs(const char *z, size_t k, size_t end, const char *zTag, size_t nTag,
+                     const char *const *azAttr, char *o, size_t *pm) {
+    int nPut = 0;
+    end--; /* the '>' */
+    while (k < end) {
+        unsigned char c = (unsigned char)z[k];
+        if (c == ' ' || c == '/' || (c >= '\t' && c <= '\r')) {
+            k++;
+            continue;
+        }
+        size_t a0 = k;
+        while (k < end && z[k] != '=' && z[k] != ' ' && z[k] != '/' && !(z[k] >= '\t' && z[k] <= '\r')) {
+            k++;
+        }
+        size_t nName = k - a0;
+        while (k < end && (z[k] == ' ' || (z[k] >= '\t' && z[k] <= '\r'))) k++;
+        if (k >= end || z[k] != '=') continue; /* an attribute without a value */
+        k++;
+        while (k < end && (z[k] == ' ' || (z[k] >= '\t' && z[k] <= '\r'))) k++;
+        size_t v0 = k, v1;
+        if (k < end && (z[k] == '"' || z[k] == '\'')) {
+            char q = z[k];
+            v0 = ++k;
+            while (k < end && z[k] != q) k++;
+            v1 = k;
+            if (k < end) k++;
+        } else {
+            while (k < end && z[k] != ' ' && !(z[k] >= '\t' && z[k] <= '\r')) k++;
+            v1 = k;
+        }
+        for (int i = 0; azAttr[i]; i += 2) {
+            if (strlen(azAttr[i]) == nTag && strncasecmp(azAttr[i], zTag, nTag) == 0 &&
+                strlen(azAttr[i + 1]) == nName && strncasecmp(azAttr[i + 1], z + a0, nName) == 0) {
+                put_value(z, v0, v1, o, pm);
+                nPut++;
+                break;
+            }
+        }
+    }
+    return nPut;
+}
+
+void html_strip(const char *z, size_t n, const char *const *azRemove, const char *const *azAttr,
+                StrBuf *out) {
     char *o = strbuf_reserve(out, n);
     if (!o) return;
     size_t m = 0, i = 0;
@@ -188,13 +251,17 @@ void html_strip(const char *z, size_t n, const char *const *azRemove, StrBuf *ou
                     i = e2 ? e2 : n;
                     continue;
                 }
-                if (name_in(z + k0, nName, azInline)) {
+                int bInline = name_in(z + k0, nName, azInline);
+                if (bInline) {
                     /* nothing in its place */
                 } else if (name_in(z + k0, nName, azBlock)) {
                     o[m++] = '\n'; /* a blank line: a paragraph's end */
                     o[m++] = '\n';
                 } else {
                     o[m++] = ' ';
+                }
+                if (!bClose && azAttr && put_attrs(z, k, end, z + k0, nName, azAttr, o, &m)) {
+                    o[m++] = ' '; /* the values are words of their own */
                 }
                 i = end;
                 continue;

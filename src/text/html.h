@@ -25,8 +25,10 @@
 **  - Everything else is copied byte for byte, so valid UTF-8 stays valid:
 **    markup is ASCII and is removed whole.
 ** The output is appended to out and is never longer than the input: a tag
-** is at least three bytes ("<p>") and leaves at most two, a reference at
-** least four ("&lt;") and leaves at most four.
+** is at least three bytes ("<p>") and leaves at most two, plus a space and
+** the value for each attribute kept (whose name and '=' are at least two
+** bytes) and a space after them all, a reference at least four ("&lt;")
+** and leaves at most four.
 */
 #ifndef LP_TEXT_HTML_H
 #define LP_TEXT_HTML_H
@@ -36,7 +38,13 @@
 #include "util/strbuf.h"
 
 /* Appends z[0..n) with its markup stripped to out (check out->oom).
-** azRemove: NULL, or a NULL-terminated list of element names. */
-void html_strip(const char *z, size_t n, const char *const *azRemove, StrBuf *out);
+** azRemove: NULL, or a NULL-terminated list of element names. azAttr:
+** NULL, or NULL-terminated pairs of names, element then attribute
+** ("img", "alt", "img", "title", NULL: html_index_attrs): the values of
+** those attributes in an opening tag are kept as text, each after a space
+** (references decoded), after what the tag leaves, and a space after them,
+** so a value is never joined to a word. */
+void html_strip(const char *z, size_t n, const char *const *azRemove, const char *const *azAttr,
+                StrBuf *out);
 
 #endif /* LP_TEXT_HTML_H */

@@ -85,7 +85,7 @@ static int on_token(void *ctx, const Token *t) {
 }
 
 static Analyzer *make(const char *zMorph, const char *zStop, int bExact, int bSp) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, bSp, 0, NULL, 0};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, bSp, 0, NULL, 0, NULL};
     Analyzer *a = NULL;
     if (analyzer_new(&cfg, &a, NULL) != LP_OK) abort();
     return a;
@@ -199,8 +199,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (k != pPlain->n || aPosEnd[7] != aPosEnd[0] + nB) abort();
     }
     static const char *const azRemove[] = {"script", "style", NULL};
+    static const char *const azAttr[] = {"img", "alt", "a", "title", "p", "title", NULL};
     StrBuf sb = {0};
-    html_strip(z, size, azRemove, &sb);
+    html_strip(z, size, azRemove, azAttr, &sb);
     if (!sb.oom) {
         if (sb.n > size) abort();
         if (iBad < 0 && sb.n && utf8_check(sb.z, sb.n) != -1) abort();

@@ -2519,6 +2519,26 @@ def test_highlight_field_scope_and_prefix(cur, corpus):
     assert cur.fetchall() == (("<b>quickly</b> done | done <b>quickly</b> by a <b>quick</b> worker",),)
 
 
+def test_html_index_attrs(server, cur, uniq):
+    """html_index_attrs='img=alt,title; a=title' (with html_strip) indexes
+    those attributes' values as words of their own; others stay out."""
+    page = ('<p>See <a href="http://example.com/secret" title="Home &amp; garden">our'
+            '</a><img src="logo.png" alt="Company logo" title="Big">site</p>')
+    t = make_table(server, uniq(), "(body TEXT) html_strip='1' html_index_attrs='img=alt,title; a=title'",
+                   {1: (page,), 2: ("<img alt=cat>dog",)})
+    for step in ("ram", "flush"):
+        if step == "flush":
+            cur.execute(f"FLUSH TABLE {t}")
+        for text, want in [("garden", [1]), ("company logo", [1]), ("big", [1]), ("oursite", []),
+                           ("our site", [1]), ("secret | png | example", []), ("cat", [2]),
+                           ("dog", [2]), ("catdog", []), ('"home garden our"', [1])]:
+            assert sorted(match_ids(cur, t, text)) == want, (step, text)
+    cur.execute(f"SHOW CREATE TABLE {t}")
+    assert "html_index_attrs='img=alt,title; a=title'" in cur.fetchone()[1]
+    expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) html_strip='1' html_index_attrs='img'", 1064,
+                 r"html_index_attrs: 'img' is not element=attribute\[,attribute\]")
+
+
 def test_wildcards_with_min_infix_len(server, cur, uniq):
     """min_infix_len='2' (Manticore's option) lets '*' stand before and
     inside a word: '*cat*', '*ing', 'ab*cd'. Each '*' is any run of

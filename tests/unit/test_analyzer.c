@@ -67,7 +67,7 @@ static void toks_free(Toks *p) {
 }
 
 static Analyzer *mk(const char *zMorph, const char *zStop) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, 0, 0, 0, NULL, 0};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, 0, 0, 0, NULL, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -614,7 +614,7 @@ static void test_config(void **state) {
         /* minPrefix below -64 stands for min_infix_len -minPrefix */
         int bInfix = aBad[i].minPrefix < -64;
         AnalyzerConfig cfg = {aBad[i].zMorph, aBad[i].zStop, bInfix ? 0 : aBad[i].minPrefix, 0, 0, 0, NULL,
-                              bInfix ? -aBad[i].minPrefix : 0};
+                              bInfix ? -aBad[i].minPrefix : 0, NULL};
         Analyzer *a = (Analyzer *)&cfg; /* must be reset to NULL */
         LpError err;
         lp_err_clear(&err);
@@ -623,7 +623,7 @@ static void test_config(void **state) {
         assert_int_equal(err.code, LP_BADINPUT);
         if (!strstr(err.zMsg, aBad[i].zNeedle)) fail_msg("message \"%s\" lacks \"%s\"", err.zMsg, aBad[i].zNeedle);
     }
-    AnalyzerConfig cfg = {"", "NONE", 64, 0, 0, 0, NULL, 64};
+    AnalyzerConfig cfg = {"", "NONE", 64, 0, 0, 0, NULL, 64, NULL};
     Analyzer *a = NULL;
     LpError err;
     assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
@@ -961,7 +961,7 @@ static void test_stem_dictionary(void **state) {
 /* ------------------------------------------------------------ exact forms */
 
 static Analyzer *mk_exact(const char *zMorph, const char *zStop) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, 1, 0, 0, NULL, 0};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, 1, 0, 0, NULL, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1043,7 +1043,7 @@ static void test_exact_forms(void **state) {
     analyzer_free(a);
 
     /* analyzer_prefix_ok counts characters, not bytes */
-    AnalyzerConfig pc = {NULL, NULL, 3, 0, 0, 0, NULL, 0};
+    AnalyzerConfig pc = {NULL, NULL, 3, 0, 0, 0, NULL, 0, NULL};
     Analyzer *ap = NULL;
     assert_int_equal(analyzer_new(&pc, &ap, &err0), LP_OK);
     assert_false(analyzer_prefix_ok(ap, "ab", 2));
@@ -1096,7 +1096,7 @@ static void check_doc(const Analyzer *a, const char *z, const char *zWant) {
 
 static void test_index_sp(void **state) {
     (void)state;
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 0, NULL, 0};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 0, NULL, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1149,9 +1149,10 @@ static void test_index_sp(void **state) {
 
 /* ------------------------------------------------------------ html_strip */
 
-static void check_strip(const char *z, const char *const *azRemove, const char *zWant) {
+static void check_strip_attrs(const char *z, const char *const *azRemove, const char *const *azAttr,
+                              const char *zWant) {
     StrBuf sb = {0};
-    html_strip(z, strlen(z), azRemove, &sb);
+    html_strip(z, strlen(z), azRemove, azAttr, &sb);
     assert_false(sb.oom);
     const char *zGot = sb.z ? sb.z : "";
     assert_true(sb.n <= strlen(z)); /* never longer than the input */
@@ -1162,6 +1163,10 @@ static void check_strip(const char *z, const char *const *azRemove, const char *
         fail_msg("strip(\"%s\") → \"%s\", want \"%s\"", z, zCopy, zWant);
     }
     strbuf_free(&sb);
+}
+
+static void check_strip(const char *z, const char *const *azRemove, const char *zWant) {
+    check_strip_attrs(z, azRemove, NULL, zWant);
 }
 
 static void test_html_strip(void **state) {
@@ -1189,8 +1194,18 @@ static void test_html_strip(void **state) {
     check_strip("a<script>never closed", azRemove, "a ");
     check_strip("a<scripts>kept</scripts>b", azRemove, "a kept b");
     check_strip("a<script>x</script>b", NULL, "a x b");
+    /* html_index_attrs: listed attributes of opening tags are text */
+    static const char *const azAttr[] = {"img", "alt", "img", "title", "a", "title", "td", "abbr", NULL};
+    check_strip_attrs("pre<img src=x.png alt=\"A &amp; B\" title='t'>post", NULL, azAttr,
+                      "pre A & B t post");
+    check_strip_attrs("<A HREF=\"u\" TITLE = spaced>link</a>", NULL, azAttr, " spaced link");
+    check_strip_attrs("<td abbr=\"x>y\">c</td>", NULL, azAttr, "\n\n x>y c\n\n");
+    check_strip_attrs("<img alt>x<img alt=''>y<p title=no>z", NULL, azAttr, "x  y\n\nz");
+    check_strip_attrs("<img alt=a/>", NULL, azAttr, " a/ ");
+    check_strip_attrs("te<b title=x>st", NULL, azAttr, "test"); /* b is not listed */
+    check_strip_attrs("<img alt=x>", NULL, NULL, "");
     /* through the analyzer: the words of the stripped text */
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 1, "script, STYLE", 0};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 1, "script, STYLE", 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1224,6 +1239,28 @@ static void test_html_strip(void **state) {
     assert_int_equal(analyzer_new(&cfg, &a, &err), LP_BADINPUT);
     assert_string_equal(err.zMsg, "html_remove_elements: '1x' is not an element name (expected names "
                                   "such as 'script, style')");
+    /* html_index_attrs: element=attribute[,attribute]; ... */
+    cfg.zHtmlRemove = NULL;
+    cfg.bHtmlStrip = 1;
+    cfg.zHtmlIndexAttrs = " IMG = alt , Title ;a=title; ";
+    if (analyzer_new(&cfg, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
+    zDoc = "<a title=\"Go home\" href=x>link</a><img alt=Logo title='The &quot;logo&quot;'>";
+    assert_int_equal(analyzer_doc_text(a, zDoc, strlen(zDoc), &buf, &z, &n, &err), LP_OK);
+    assert_int_equal(analyzer_run(a, z, n, 0, collect, &t, NULL, &err), LP_OK);
+    const char *const azWant[] = {"go", "home", "link", "logo", "the", "logo"};
+    assert_int_equal(t.n, 6);
+    for (int i = 0; i < 6; i++) assert_string_equal(t.a[i].z, azWant[i]);
+    toks_free(&t);
+    strbuf_free(&buf);
+    analyzer_free(a);
+    static const char *const azBad[] = {"img", "img=", "=alt", "1mg=alt", "img=alt; a", "img=al t$"};
+    for (size_t i = 0; i < LP_ARRAY_SIZE(azBad); i++) {
+        cfg.zHtmlIndexAttrs = azBad[i];
+        assert_int_equal(analyzer_new(&cfg, &a, &err), LP_BADINPUT);
+        if (!strstr(err.zMsg, "html_index_attrs: '") || !strstr(err.zMsg, "is not element=attribute")) {
+            fail_msg("%s: %s", azBad[i], err.zMsg);
+        }
+    }
 }
 
 static void test_query_stars(void **state) {
