@@ -31,9 +31,9 @@
 typedef enum PNKind {
     PN_LEAF, PN_PHRASE, PN_GROUP, PN_AND, PN_OR, PN_MAYBE, PN_QUORUM, PN_ALL, PN_NONE
 } PNKind;
-typedef enum QType { QT_TERM, QT_PREFIX, QT_PHRASE } QType;
+typedef enum QType { QT_TERM, QT_PREFIX, QT_PHRASE, QT_WILDCARD } QType;
 
-static const char *const azQType[] = {"term", "prefix", "phrase"};
+static const char *const azQType[] = {"term", "prefix", "phrase", "wildcard"};
 
 /* Plan nodes. A clause (a term, an expanded prefix term, a phrase) is a
 ** GROUP whose children are its LEAF (term) or PHRASE nodes, one per field
@@ -1384,7 +1384,7 @@ static PlanNode *group_of(FtsQuery *q, PlanNode **a, int n, uint32_t df, QType q
     pn->qtype = qtype;
     pn->idf = idf_of(q->src->nDocs, df);
     pn->typeWeight = qtype == QT_PHRASE ? q->rank.wPhrase
-                     : qtype == QT_PREFIX ? q->rank.wPrefix : q->rank.wTerm;
+                     : qtype == QT_PREFIX || qtype == QT_WILDCARD ? q->rank.wPrefix : q->rank.wTerm;
     pn->nRepeat = 1;
     return pn;
 }
@@ -1793,7 +1793,7 @@ static int expand_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo
         if (limit_positions(q, pn, x->nPosLimit) || global_qpos(q, pn, x->qpos)) return LP_NOMEM;
     }
     pn->qpos = x->qpos;
-    pn->qtype = QT_PREFIX;
+    pn->qtype = x->zGlob ? QT_WILDCARD : QT_PREFIX;
     pn->iField = x->iField;
     pn->info = *info;
     pn->df = info->df;
@@ -1853,7 +1853,8 @@ static PlanNode *expand_terms(FtsQuery *q, const FtsNode *n, uint32_t qpos, cons
                     aSame[nSame++] = x.leaves.a[aAt[i]++];
                 }
             }
-            PlanNode *g = group_of(q, aSame, nSame, term_df(q, &n->fields, aSame, nSame), QT_PREFIX);
+            PlanNode *g = group_of(q, aSame, nSame, term_df(q, &n->fields, aSame, nSame),
+                                   zGlob ? QT_WILDCARD : QT_PREFIX);
             if (!g || VEC_PUSH(&groups, g)) rc = LP_NOMEM;
         }
         for (int i = 0; i < nScanned; i++) x.bCapped |= aAt[i] < aStart[i + 1];

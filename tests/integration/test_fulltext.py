@@ -2582,6 +2582,13 @@ def test_wildcards_with_min_infix_len(server, cur, uniq):
     m = meta(cur)
     assert m["keyword[0]"] == "*cat*" and m["docs[0]"] == "3", m
     assert m["prefix_expansions"] == "3", m
+    cur.execute(f"EXPLAIN SELECT id FROM {u} WHERE MATCH('*cat*')")
+    plan = "\n".join(r[0] for r in cur.fetchall())
+    assert 'wildcard "bobcat"' in plan and 'wildcard "cat"' in plan, plan
+    cur.execute(f"SELECT EXPLAIN_SCORE() FROM {u} WHERE MATCH('*cat*') AND id = 3 "
+                f"OPTION query_type_weights=(prefix=2)")
+    score = json.loads(cur.fetchone()[0])
+    assert score["matches"][0]["type"] == "wildcard" and score["matches"][0]["type_weight"] == 2, score
     cur.execute(f"SELECT id FROM {u} WHERE MATCH('*cat*') OPTION expansion_limit=2")
     assert len(cur.fetchall()) == 2
     assert meta(cur).get("prefix_expansion_capped", "").startswith("yes")
