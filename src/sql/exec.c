@@ -1829,7 +1829,7 @@ static int build_column(Binder *b, const ColumnDef *d, ColumnSchema *c) {
 
 static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
     static const char *const azKnown[] = {"morphology", "stopwords", "min_prefix_len",
-                                          "min_infix_len", "index_exact_words", "index_sp", "html_strip",
+                                          "min_infix_len", "min_word_len", "index_exact_words", "index_sp", "html_strip",
                                           "html_remove_elements", "html_index_attrs", "expand_keywords",
                                           "rt_mem_limit", "rank_profile", "type"};
     size_t k = 0;
@@ -1838,7 +1838,7 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
         char zMsg[256];
         snprintf(zMsg, sizeof(zMsg),
                  "unknown table option '%s': expected morphology, stopwords, min_prefix_len, "
-                 "min_infix_len, index_exact_words, index_sp, html_strip, html_remove_elements, html_index_attrs, expand_keywords, "
+                 "min_infix_len, min_word_len, index_exact_words, index_sp, html_strip, html_remove_elements, html_index_attrs, expand_keywords, "
                  "rt_mem_limit, rank_profile or type",
                  o->zName);
         return bind_fail_at(b, o->pos, zMsg);
@@ -1846,6 +1846,7 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
     int iv;
     if (strcmp(o->zName, "min_prefix_len") == 0 && opt_int(b, o, 0, 100, &iv)) return b->rc;
     if (strcmp(o->zName, "min_infix_len") == 0 && opt_int(b, o, 0, 64, &iv)) return b->rc;
+    if (strcmp(o->zName, "min_word_len") == 0 && opt_int(b, o, 0, 64, &iv)) return b->rc;
     if (strcmp(o->zName, "index_exact_words") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;
     if (strcmp(o->zName, "index_sp") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;
     if (strcmp(o->zName, "html_strip") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;

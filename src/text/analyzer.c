@@ -147,6 +147,7 @@ struct Analyzer {
     const StemDict *pDict;      /* precomputed stems of its language, or NULL */
     int minPrefixLen;           /* as configured (0..ANALYZER_MAX_TERM) */
     int minInfixLen;            /* as configured (0..ANALYZER_MAX_TERM) */
+    int minWordLen;             /* as configured (0..ANALYZER_MAX_TERM); 0, 1: off */
     StopKey *aStop;             /* open-addressing table of stop words, or NULL */
     uint32_t stopMask;          /* its size (a power of two) minus one */
     int nStopMax;               /* longest stop word in bytes: longer terms skip the lookup */
@@ -482,11 +483,15 @@ static pthread_once_t g_fold2Once = PTHREAD_ONCE_INIT;
 static void fold2_build(void); /* the folding table (below) */
 
 int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
-    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL};
+    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0};
     if (!cfg) cfg = &cfgDefault;
     *ppOut = NULL;
     if (cfg->minPrefixLen < 0 || cfg->minPrefixLen > ANALYZER_MAX_TERM) {
         return lp_err_set(err, LP_BADINPUT, "min_prefix_len %d is out of range 0..%d", cfg->minPrefixLen,
+                          ANALYZER_MAX_TERM);
+    }
+    if (cfg->minWordLen < 0 || cfg->minWordLen > ANALYZER_MAX_TERM) {
+        return lp_err_set(err, LP_BADINPUT, "min_word_len %d is out of range 0..%d", cfg->minWordLen,
                           ANALYZER_MAX_TERM);
     }
     if (cfg->minInfixLen < 0 || cfg->minInfixLen > ANALYZER_MAX_TERM) {
@@ -500,6 +505,7 @@ int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
     pthread_once(&g_fold2Once, fold2_build);
     a->minPrefixLen = cfg->minPrefixLen;
     a->minInfixLen = cfg->minInfixLen;
+    a->minWordLen = cfg->minWordLen;
     a->bExactWords = cfg->bExactWords != 0;
     a->bIndexSp = cfg->bIndexSp != 0;
     a->bHtmlStrip = cfg->bHtmlStrip != 0;
@@ -989,6 +995,12 @@ static int word_finish(RunState *s, PendWord *w, int bHashed) {
     if (NEVER(w->nTerm == 0)) return LP_OK;
     if (s->mode != RUN_UNSTEMMED) {
         if (s->a->aStop && stop_contains(s->a, w->aTerm, w->nTerm)) return LP_OK;
+        if (s->a->minWordLen > 1 && w->nTerm < 4 * s->a->minWordLen) {
+            /* fewer bytes than 4 x the minimum: count the characters */
+            int nChars = 0;
+            for (int i = 0; i < w->nTerm; i++) nChars += (w->aTerm[i] & 0xC0) != 0x80;
+            if (nChars < s->a->minWordLen) return LP_OK;
+        }
         /* Exact forms exist only where words are stemmed: unstemmed, the
         ** word is its own exact form. The exact form goes first, as the
         ** stemmer may rewrite aTerm in place. */

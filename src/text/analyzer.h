@@ -13,9 +13,10 @@
 **    Hiragana/Katakana/Hangul syllable) is a word of its own. Everything
 **    else separates words.
 **  - Each word is normalised: NFKC, then Unicode case folding (utf8proc).
-**    Then, per the configuration, stop words are dropped (their position is
-**    still counted, so a phrase does not match across a removed word) and
-**    the Snowball stemmer of the language is applied.
+**    Then, per the configuration, stop words and words of fewer than
+**    min_word_len characters are dropped (their position is still
+**    counted, so a phrase does not match across a removed word) and the
+**    Snowball stemmer of the language is applied.
 **  - Positions count words from iPosBase (0, 1, 2, ...). Byte offsets
 **    [iStart, iEnd) point into the ORIGINAL input, so highlighting can cut
 **    the stored text exactly around a match.
@@ -68,6 +69,8 @@ typedef struct AnalyzerConfig {
     int minInfixLen;            /* min_infix_len: shortest literal part of a wildcard
                                 ** query ("*abc*"); 0: wildcard queries refused */
     const char *zHtmlIndexAttrs;/* html_index_attrs: "img=alt,title; a=title"; NULL: none */
+    int minWordLen;             /* min_word_len: shorter words are not indexed nor
+                                ** searched (as stop words); 0 or 1: every word */
 } AnalyzerConfig;
 
 #define ANALYZER_EXACT_MARK '='  /* first byte of an exact form's term */

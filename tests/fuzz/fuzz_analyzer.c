@@ -85,7 +85,7 @@ static int on_token(void *ctx, const Token *t) {
 }
 
 static Analyzer *make(const char *zMorph, const char *zStop, int bExact, int bSp) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, bSp, 0, NULL, 0, NULL};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, bSp, 0, NULL, 0, NULL, 0};
     Analyzer *a = NULL;
     if (analyzer_new(&cfg, &a, NULL) != LP_OK) abort();
     return a;

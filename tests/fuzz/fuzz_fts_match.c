@@ -126,7 +126,7 @@ static void build_index(void) {
     LpError err;
     /* Stemmed, with exact forms, so '=word' is planned too (the stems of
     ** these words are the words), and with sentences and paragraphs. */
-    AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 1, 0, NULL, 1, NULL}; /* wildcards planned too */
+    AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 1, 0, NULL, 1, NULL, 0}; /* wildcards planned too */
     if (analyzer_new(&cfg, &g_an, &err)) abort();
     g_mem = fts_mem_new(3);
     if (!g_mem) abort();

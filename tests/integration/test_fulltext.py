@@ -2539,6 +2539,22 @@ def test_html_index_attrs(server, cur, uniq):
                  r"html_index_attrs: 'img' is not element=attribute\[,attribute\]")
 
 
+def test_min_word_len(server, cur, uniq):
+    """min_word_len='3' (Manticore's option): shorter words are neither
+    indexed nor searched, as stop words; their positions still count."""
+    t = make_table(server, uniq(), "(body TEXT) min_word_len='3'",
+                   {1: ("an ox ran far",), 2: ("the ox is big",), 3: ("ran to sea",)})
+    for step in ("ram", "flush"):
+        if step == "flush":
+            cur.execute(f"FLUSH TABLE {t}")
+        for text, want in [("ran", [1, 3]), ("ox ran", [1, 3]), ("the", [2]), ("far | sea", [1, 3]),
+                           ('"ran far"', [1]), ('"ox ran"', [1, 3]), ('"ran sea"', []), ("ox", [])]:
+            assert sorted(match_ids(cur, t, text)) == want, (step, text)
+    cur.execute(f"SHOW CREATE TABLE {t}")
+    assert "min_word_len='3'" in cur.fetchone()[1]
+    expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) min_word_len='65'", 1064, r"min_word_len")
+
+
 def test_wildcards_with_min_infix_len(server, cur, uniq):
     """min_infix_len='2' (Manticore's option) lets '*' stand before and
     inside a word: '*cat*', '*ing', 'ab*cd'. Each '*' is any run of

@@ -67,7 +67,7 @@ static void toks_free(Toks *p) {
 }
 
 static Analyzer *mk(const char *zMorph, const char *zStop) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, 0, 0, 0, NULL, 0, NULL};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, 0, 0, 0, NULL, 0, NULL, 0};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -614,7 +614,7 @@ static void test_config(void **state) {
         /* minPrefix below -64 stands for min_infix_len -minPrefix */
         int bInfix = aBad[i].minPrefix < -64;
         AnalyzerConfig cfg = {aBad[i].zMorph, aBad[i].zStop, bInfix ? 0 : aBad[i].minPrefix, 0, 0, 0, NULL,
-                              bInfix ? -aBad[i].minPrefix : 0, NULL};
+                              bInfix ? -aBad[i].minPrefix : 0, NULL, 0};
         Analyzer *a = (Analyzer *)&cfg; /* must be reset to NULL */
         LpError err;
         lp_err_clear(&err);
@@ -623,7 +623,7 @@ static void test_config(void **state) {
         assert_int_equal(err.code, LP_BADINPUT);
         if (!strstr(err.zMsg, aBad[i].zNeedle)) fail_msg("message \"%s\" lacks \"%s\"", err.zMsg, aBad[i].zNeedle);
     }
-    AnalyzerConfig cfg = {"", "NONE", 64, 0, 0, 0, NULL, 64, NULL};
+    AnalyzerConfig cfg = {"", "NONE", 64, 0, 0, 0, NULL, 64, NULL, 0};
     Analyzer *a = NULL;
     LpError err;
     assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
@@ -961,7 +961,7 @@ static void test_stem_dictionary(void **state) {
 /* ------------------------------------------------------------ exact forms */
 
 static Analyzer *mk_exact(const char *zMorph, const char *zStop) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, 1, 0, 0, NULL, 0, NULL};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, 1, 0, 0, NULL, 0, NULL, 0};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1043,7 +1043,7 @@ static void test_exact_forms(void **state) {
     analyzer_free(a);
 
     /* analyzer_prefix_ok counts characters, not bytes */
-    AnalyzerConfig pc = {NULL, NULL, 3, 0, 0, 0, NULL, 0, NULL};
+    AnalyzerConfig pc = {NULL, NULL, 3, 0, 0, 0, NULL, 0, NULL, 0};
     Analyzer *ap = NULL;
     assert_int_equal(analyzer_new(&pc, &ap, &err0), LP_OK);
     assert_false(analyzer_prefix_ok(ap, "ab", 2));
@@ -1094,9 +1094,34 @@ static void check_doc(const Analyzer *a, const char *z, const char *zWant) {
     if (strcmp(zGot, zWant) != 0) fail_msg("\"%s\" → \"%s\", want \"%s\"", z, zGot, zWant);
 }
 
+static void test_min_word_len(void **state) {
+    (void)state;
+    AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 0, 0, NULL, 0, NULL, 3};
+    Analyzer *a = NULL;
+    LpError err;
+    if (analyzer_new(&cfg, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
+    /* shorter words are dropped, their positions counted; characters, not
+    ** bytes, are counted ("été" is three), and exact forms go with them */
+    check_doc(a, "An ox ran to the big été fields", "=ran@2 ran@2 =the@4 the@4 =big@5 big@5 =été@6 été@6 "
+                                                      "=fields@7 field@7");
+    check_query(a, "an ox RUNS été", "run@2 été@3");
+    check_query(a, "to =ox", "");
+    analyzer_free(a);
+    /* 0 and 1: every word */
+    for (int m = 0; m <= 1; m++) {
+        AnalyzerConfig c1 = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, m};
+        if (analyzer_new(&c1, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
+        check_doc(a, "a b c", "a@0 b@1 c@2");
+        analyzer_free(a);
+    }
+    AnalyzerConfig bad = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 65};
+    assert_int_equal(analyzer_new(&bad, &a, &err), LP_BADINPUT);
+    assert_string_equal(err.zMsg, "min_word_len 65 is out of range 0..64");
+}
+
 static void test_index_sp(void **state) {
     (void)state;
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 0, NULL, 0, NULL};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 0, NULL, 0, NULL, 0};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1205,7 +1230,7 @@ static void test_html_strip(void **state) {
     check_strip_attrs("te<b title=x>st", NULL, azAttr, "test"); /* b is not listed */
     check_strip_attrs("<img alt=x>", NULL, NULL, "");
     /* through the analyzer: the words of the stripped text */
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 1, "script, STYLE", 0, NULL};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 1, "script, STYLE", 0, NULL, 0};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1316,6 +1341,7 @@ int main(void) {
         cmocka_unit_test(test_cjk),
         cmocka_unit_test(test_offsets_original),
         cmocka_unit_test(test_stopwords),
+        cmocka_unit_test(test_min_word_len),
         cmocka_unit_test(test_collect),
         cmocka_unit_test(test_stemming),
         cmocka_unit_test(test_unstemmed),
