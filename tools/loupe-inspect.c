@@ -213,7 +213,7 @@ static int write_is_shared(const Docs *x, int nField, uint32_t iWrite) {
 static int cmd_build(const char *zIn, const char *zOut, const char *zFields, const char *zMorph,
                      const char *zStop, int bExact, int nThread) {
     LpError err;
-    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, 0, 0, NULL, 0, NULL, 0};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, 0, 0, NULL, 0, NULL, 0, NULL};
     Analyzer *an;
     if (analyzer_new(&cfg, &an, &err)) return fail(&err);
     char *azField[FTS_MAX_FIELDS];
@@ -431,7 +431,7 @@ static int cmd_bench(const char *zSeg, const char *zQueries, const BenchCfg *c) 
     Analyzer *an = NULL;
     /* exact forms on: '=word' and expand_keywords=exact look them up (a
     ** segment built without them simply has none) */
-    AnalyzerConfig acfg = {c->zMorph, c->zStop, 0, 1, 0, 0, NULL, c->minInfixLen, NULL, 0};
+    AnalyzerConfig acfg = {c->zMorph, c->zStop, 0, 1, 0, 0, NULL, c->minInfixLen, NULL, 0, NULL};
     BenchCtx x = {.azField = (const char *const *)azField, .nField = nField, .k = c->k};
     arena_init(&x.exprArena, 0);
     FtsSegInfo info;

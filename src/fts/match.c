@@ -93,6 +93,7 @@ typedef struct MatchParser {
 typedef struct Scope {
     FtsFieldSet fields;
     uint32_t nPosLimit;
+    const FtsZones *pZones;     /* ZONE:(…), or NULL */
 } Scope;
 
 /* A growable array of children in the arena (old arrays are abandoned
@@ -330,6 +331,7 @@ static int parse_field_op(MatchParser *p, Scope *pScope) {
         p->i++;
         pScope->fields = p->all;
         pScope->nPosLimit = 0;
+        pScope->pZones = NULL;
         return LP_OK;
     }
     if (c == '@') {
@@ -416,6 +418,80 @@ static int parse_field_op(MatchParser *p, Scope *pScope) {
     }
     pScope->fields = s;
     pScope->nPosLimit = nLimit;
+    pScope->pZones = NULL;
+    return LP_OK;
+}
+
+/* Is "ZONE:" (1) or "ZONESPAN:" (2) at byte i, and not a Lucene field
+** scope (a field named so)? 0: neither. */
+static int zone_op_at(const MatchParser *p, int i) {
+    for (int k = 2; k >= 1; k--) {
+        const char *zKw = k == 2 ? "ZONESPAN" : "ZONE";
+        int n = (int)strlen(zKw);
+        if (p->n - i > n && memcmp(p->z + i, zKw, (size_t)n) == 0 && p->z[i + n] == ':' &&
+            field_lookup(p, zKw, n) < 0) {
+            return k;
+        }
+    }
+    return 0;
+}
+
+/* 'ZONE:' then a zone name or '(' names ')' at the cursor: sets *pScope's
+** zones (its fields stay). */
+static int parse_zone_op(MatchParser *p, Scope *pScope) {
+    int iOp = p->i, bSpan = zone_op_at(p, p->i) == 2;
+    if (bSpan) {
+        return syntax_error(p, iOp, "ZONESPAN limits are not supported (ZONE: limits are: "
+                                    "each word inside a span of the zones, not all in one)");
+    }
+    p->i += 5;
+    skip_space(p);
+    int bList = p->i < p->n && p->z[p->i] == '(';
+    if (bList) p->i++;
+    NodeList l = {0}; /* the names, as nodes' text (a growable list) */
+    for (;;) {
+        if (bList) skip_space(p);
+        int iName = p->i;
+        while (p->i < p->n && is_name_byte(p->z[p->i])) p->i++;
+        int nName = p->i - iName;
+        if (nName == 0) return syntax_error(p, iName, "expected a zone name (an HTML element such as h3)");
+        if (nName > FTS_MATCH_MAX_ZONE_NAME) {
+            return syntax_error(p, iName, "a zone name is at most %d bytes", FTS_MATCH_MAX_ZONE_NAME);
+        }
+        FtsNode *x = node_new(p, FTSN_TERM, iName, p->i);
+        char *z = arena_alloc(p->a, (size_t)nName + 1);
+        if (!x || !z) return nomem(p);
+        for (int k = 0; k < nName; k++) {
+            char c = p->z[iName + k];
+            z[k] = (char)(c >= 'A' && c <= 'Z' ? c | 0x20 : c);
+        }
+        z[nName] = 0;
+        x->z = z;
+        x->n = nName;
+        int rc = list_add(p, &l, FTSN_OR, x);
+        if (rc) return rc;
+        if (!bList) break;
+        skip_space(p);
+        if (p->i < p->n && p->z[p->i] == ',') {
+            p->i++;
+            continue;
+        }
+        if (p->i < p->n && p->z[p->i] == ')') {
+            p->i++;
+            break;
+        }
+        return syntax_error(p, p->i, "expected ',' or ')' in the zone list");
+    }
+    FtsZones *zs = arena_zalloc(p->a, sizeof(*zs));
+    const char **az = arena_alloc(p->a, sizeof(char *) * (size_t)l.n);
+    if (!zs || !az) return nomem(p);
+    for (int k = 0; k < l.n; k++) az[k] = l.a[k]->z;
+    zs->pos = iOp;
+    zs->len = p->i - iOp;
+    zs->bSpan = bSpan;
+    zs->nName = l.n;
+    zs->azName = az;
+    pScope->pZones = zs;
     return LP_OK;
 }
 
@@ -895,6 +971,7 @@ static int parse_phrase(MatchParser *p, const Scope *pScope, int bReq, FtsNode *
     if ((rc = refuse_boost(p, "a phrase"))) return rc;
     x->fields = pScope->fields;
     x->nPosLimit = pScope->nPosLimit;
+    x->pZones = pScope->pZones;
     x->z = z;
     x->n = nOut;
     x->nSlop = nSlop;
@@ -924,15 +1001,6 @@ static int refuse_keyword(MatchParser *p) {
                             : keyword_at(p, i, "NOTNEAR", 1, NULL)  ? "NOTNEAR/N"
                             : keyword_at(p, i, "SENTENCE", 0, NULL) ? "SENTENCE"
                                                                     : "PARAGRAPH");
-    }
-    for (int k = 0; k < 2; k++) {
-        const char *zKw = k ? "ZONESPAN" : "ZONE";
-        int n = (int)strlen(zKw);
-        if (p->n - i > n && memcmp(p->z + i, zKw, (size_t)n) == 0 && p->z[i + n] == ':' &&
-            field_lookup(p, zKw, n) < 0) {
-            return syntax_error(p, i, "%s limits are not supported: loupe does not index HTML zones",
-                                zKw);
-        }
     }
     return LP_OK;
 }
@@ -987,6 +1055,7 @@ static int wildcard_node(MatchParser *p, const Scope *pScope, int bReq, int anch
     if (!x) return nomem(p);
     x->fields = pScope->fields;
     x->nPosLimit = pScope->nPosLimit;
+    x->pZones = pScope->pZones;
     x->z = z;
     x->n = n;
     x->bRequired = bReq;
@@ -1144,6 +1213,7 @@ static int parse_primary(MatchParser *p, const Scope *pScope, int bReq, FtsNode 
         if (!x) return nomem(p);
         x->fields = pScope->fields;
         x->nPosLimit = pScope->nPosLimit;
+        x->pZones = pScope->pZones;
         x->fBoost = fBoost;
         x->z = z;
         x->n = n;
@@ -1159,8 +1229,14 @@ static int parse_primary(MatchParser *p, const Scope *pScope, int bReq, FtsNode 
 static int parse_operand(MatchParser *p, Scope *pScope, int bAfterBar, FtsNode **pp) {
     for (;;) {
         skip_space(p);
-        if (p->i >= p->n || p->z[p->i] != '@') break;
-        int rc = parse_field_op(p, pScope);
+        int rc;
+        if (p->i < p->n && p->z[p->i] == '@') {
+            rc = parse_field_op(p, pScope);
+        } else if (zone_op_at(p, p->i)) {
+            rc = parse_zone_op(p, pScope);
+        } else {
+            break;
+        }
         if (rc) return rc;
     }
     int bReq = 0;
@@ -1462,6 +1538,10 @@ static int parse_body(MatchParser *p, Scope scope, int bGroup, FtsNode **pp) {
             if (rc) return rc;
             continue;
         }
+        if (zone_op_at(p, p->i)) {
+            if ((rc = parse_zone_op(p, &scope))) return rc;
+            continue;
+        }
         int iItem = p->i;
         FtsNode *x = NULL;
         rc = parse_chain(p, &scope, &x);
@@ -1509,7 +1589,7 @@ int fts_match_parse(Arena *a, const char *z, size_t n, const char *const *azFiel
         p.i += 9;
     }
     FtsNode *root = NULL;
-    Scope all = {p.all, 0};
+    Scope all = {p.all, 0, NULL};
     int rc = parse_body(&p, all, 0, &root);
     if (rc) return rc;
     if (root && is_negative(root)) {
@@ -1601,6 +1681,14 @@ static void dump_fieldset(StrBuf *sb, const FtsFieldSet *s, const char *const *a
 static void dump_fields(StrBuf *sb, const FtsNode *x, const char *const *azField, int nField) {
     dump_fieldset(sb, &x->fields, azField, nField);
     if (x->nPosLimit) strbuf_appendf(sb, "[%u]", x->nPosLimit);
+    if (x->pZones) {
+        strbuf_appendc(sb, '<');
+        for (int k = 0; k < x->pZones->nName; k++) {
+            if (k) strbuf_appendc(sb, ',');
+            strbuf_appendz(sb, x->pZones->azName[k]);
+        }
+        strbuf_appendc(sb, '>');
+    }
 }
 
 static void dump_node(const FtsNode *x, const char *const *azField, int nField, StrBuf *sb) {

@@ -64,6 +64,13 @@
 **                        for every word of the scope (a phrase's words
 **                        all within them); `@*` or another field
 **                        operator ends it
+**   ZONE:(h3,h4) hello   zone limit (Sphinx): the rest of the group's words
+**   ZONE:h3 hello        count only inside spans of these zones (HTML
+**                        elements of the table's index_zones), each word
+**                        in any of them (a phrase's words each inside
+**                        one); a field operator, another ZONE: or the
+**                        group's end ends it, and a field operator keeps
+**                        it out of its scope
 **   @@relaxed            (first in the query) unknown field names are
 **                        ignored instead of refused
 **   title:hello          Lucene alias: field scope for one word or phrase
@@ -78,8 +85,7 @@
 ** Words are runs of characters that are not whitespace or one of
 **   ( ) | - ! @ " ~ * \ + :  (':' only after a field name; '$' only at
 **   the end of a word, '<' only as `<<`).
-** Refused by name rather than misread (each with its own message):
-** SENTENCE, PARAGRAPH, ZONE:, ZONESPAN:.
+** Refused by name rather than misread (with its own message): ZONESPAN:.
 ** MAYBE, NEAR/N and the refused keywords
 ** are operators only in upper case, as in Sphinx; lower case they are
 ** words.
@@ -114,6 +120,17 @@ typedef struct FtsFieldSet {
 static inline int fts_fieldset_has(const FtsFieldSet *s, int i) {
     return (int)((s->a[i >> 6] >> (i & 63)) & 1);
 }
+
+/* A zone limit (ZONE:(h3,h4), ZONESPAN:(h2)): the words of its scope
+** count only where they lie inside a span of one of the named zones
+** (HTML elements the table's index_zones lists). */
+typedef struct FtsZones {
+    int pos;                    /* byte offset of ZONE: / ZONESPAN: in the query */
+    int len;                    /* length of the operator with its names */
+    int bSpan;                  /* ZONESPAN (refused by the parser for now) */
+    int nName;
+    const char *const *azName;  /* lower case, NUL-terminated */
+} FtsZones;
 
 typedef enum FtsNodeKind {
     FTSN_TERM,      /* z/n: one raw word */
@@ -153,6 +170,8 @@ struct FtsNode {
                             ** (a TERM's '=word' keeps its '=' in z instead) */
     uint32_t nPosLimit;     /* TERM/PREFIX/PHRASE/QUORUM: only positions
                             ** 0..nPosLimit-1 of a field count (@f[N]); 0: all */
+    const FtsZones *pZones; /* TERM/PREFIX/PHRASE/QUORUM/WILDCARD: only positions
+                            ** inside these zones count; NULL: all */
     int nQuorum;            /* QUORUM: at least this many words (>= 1), or 0 ... */
     double fQuorum;         /* ... this fraction of them, in (0, 1] */
     int *aDist;             /* NEAR: nChild - 1 distances, each >= 1 */
@@ -194,6 +213,8 @@ void fts_match_dump(const FtsNode *root, const char *const *azField, int nField,
 #define FTS_MATCH_MAX_PHRASES 256
 /* Most words a quorum counts (as Sphinx: 256). */
 #define FTS_MATCH_MAX_QUORUM 256
+/* Longest zone name in ZONE:(…), in bytes (the index keeps no longer ones). */
+#define FTS_MATCH_MAX_ZONE_NAME 32
 
 /* The dump format, one node at a time:
 **   word              TERM (the raw word; '\' before any of \ ( ) , { } " *
@@ -209,7 +230,8 @@ void fts_match_dump(const FtsNode *root, const char *const *azField, int nField,
 **   EMPTY             the empty query (root NULL)
 ** A leaf whose field set is not every field is followed by its fields:
 ** `@{title,body}` in field order (a number for a field with no name), and
-** a leaf with a position limit by `[N]` (after its fields, if shown).
+** a leaf with a position limit by `[N]` (after its fields, if shown), a
+** leaf with a zone limit by `<h3,h4>` (after those).
 ** The '+' of a required word is not shown: it changes nothing. */
 
 #endif /* LP_FTS_MATCH_H */

@@ -458,19 +458,8 @@ int fts_docbuf_field(FtsDocBuf *d, const Analyzer *an, int iField, const char *z
         d->aLenMore = a;
         d->nLenMore = nMore;
     }
-    /* With html_strip, the words are those of the text without its markup. */
-    StrBuf html = {0};
-    int rcText = analyzer_doc_text(an, z, n, &html, &z, &n, err);
-    if (rcText != LP_OK) {
-        strbuf_free(&html);
-        fts_docbuf_reset(d);
-        return rcText;
-    }
     DocScratch *x = scratch_get();
-    if (!x) {
-        strbuf_free(&html);
-        return lp_err_set(err, LP_NOMEM, "out of memory analysing a document");
-    }
+    if (!x) return lp_err_set(err, LP_NOMEM, "out of memory analysing a document");
     x->terms.n = x->keys.n = x->occ.n = 0;
     /* Room for the likely number of words up front (about one per six
     ** bytes of text, half of them distinct). */
@@ -479,13 +468,13 @@ int fts_docbuf_field(FtsDocBuf *d, const Analyzer *an, int iField, const char *z
     while (nSlot < nGuess && nSlot < (UINT32_C(1) << 20)) nSlot *= 2;
     if (scratch_slots(x, nSlot, 0) || VEC_RESERVE(&x->occ, nGuess) || VEC_RESERVE(&x->keys, n + 1) ||
         VEC_RESERVE(&x->terms, nGuess / 2 + 1)) {
-        strbuf_free(&html);
         return lp_err_set(err, LP_NOMEM, "out of memory analysing a document");
     }
     DocBufCtx c = {x, (uint8_t)iField};
     uint32_t nWords = 0;
-    int rc = analyzer_run(an, z, n, 0, docbuf_token, &c, &nWords, err);
-    strbuf_free(&html);
+    /* With html_strip, the words of the text without its markup (and its
+    ** zones' terms, with index_zones). */
+    int rc = analyzer_run_doc(an, z, n, 0, docbuf_token, &c, &nWords, err);
     if (rc == LP_OK && d->nTerm) docbuf_mark_earlier(d, x, iField);
     if (rc == LP_OK && docbuf_take(d, x) != LP_OK) rc = LP_NOMEM;
     scratch_trim(x);

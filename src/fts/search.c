@@ -25,6 +25,8 @@
 #include <strings.h>
 
 #include "util/clock.h"
+
+_Static_assert(FTS_MATCH_MAX_ZONE_NAME == ANALYZER_ZONE_NAME_MAX, "zone names: one limit");
 #include "util/hashmap.h"
 #include "util/vec.h"
 
@@ -82,6 +84,12 @@ struct PlanNode {
                                 ** boundaries' terms, optional; 0: neither */
     const uint32_t *aPosLimit;  /* per word: only its positions below this count
                                 ** (@field[N]; 0: all); NULL: no word is limited */
+    const FtsZones *pZones;     /* PHRASE: ZONE:(…): its words count only inside spans
+                                ** of these zones (boundaries' terms always); NULL: all */
+    int nZone;                  /* PHRASE: how many of them have spans in the field ... */
+    const uint8_t **aZoneKey;   /* ... and their terms: [2z] '<name', [2z+1] '</name' */
+    int *anZoneKey;
+    FtsTermInfo *aZoneInfo;
     int nThreshold;             /* QUORUM: children that must match (2..nChild-1) */
     double idf;                 /* LEAF: from its field's df; PHRASE: sum over words;
                                 ** GROUP: the clause's (term_df; a phrase: its fields' smallest) */
@@ -577,7 +585,16 @@ typedef struct PhraseIt {
     uint32_t *anStartCap;   /* and room for how many */
     Span *aSpan[2];         /* NEAR: the spans so far and the next ones */
     uint32_t anSpanCap[2];
+    /* zone limits only (pn->nZone > 0): */
+    FtsPostings **acZone;   /* the zones' terms (PlanNode.aZoneKey) */
+    uint32_t zoneDoc;       /* the document aZone holds the spans of */
+    Span *aZone;            /* its spans in the field, sorted, disjoint */
+    uint32_t nZone, nZoneCap;
+    uint32_t *aZonePos;     /* scratch: one zone term's positions */
+    uint32_t nZonePosCap;
 } PhraseIt;
+
+static int zone_load(PhraseIt *p);
 
 static int pos_load(PhraseIt *p, int i) {
     FtsPostings *c = p->ac[i];
@@ -590,6 +607,19 @@ static int pos_load(PhraseIt *p, int i) {
     }
     p->anPos[i] = c->tf;
     int rc = c->vt->xPositions(c, p->aaPos[i], &p->base.q->errIter);
+    const PlanNode *pn = p->base.pn;
+    if (rc == LP_OK && pn->nZone && !(pn->iSp && i >= pn->aOpStart[pn->nOp])) {
+        /* ZONE:(…): the positions outside the zones' spans do not exist
+        ** for this word (a chain's boundaries are not limited) */
+        if (p->zoneDoc != p->base.doc && (rc = zone_load(p)) != LP_OK) return rc;
+        uint32_t *a = p->aaPos[i], m = 0, z = 0;
+        for (uint32_t k = 0; k < p->anPos[i]; k++) {
+            while (z < p->nZone && p->aZone[z].hi < a[k]) z++;
+            if (z == p->nZone) break;
+            if (a[k] >= p->aZone[z].lo) a[m++] = a[k];
+        }
+        p->anPos[i] = m;
+    }
     const uint32_t *aLim = p->base.pn->aPosLimit;
     if (rc == LP_OK && aLim && aLim[i]) {
         /* @field[N]: the positions past the limit do not exist for this
@@ -920,6 +950,56 @@ static inline uint32_t cursor_to(FtsPostings *c, uint32_t d) {
     return cd;
 }
 
+/* Reads the spans of p's zones in its field of the current document into
+** p->aZone: each zone's k-th opening term and k-th closing term bound its
+** k-th span (text/analyzer.h); several zones' spans are merged. LP_OK or
+** an error (q->rc set). */
+static int zone_load(PhraseIt *p) {
+    const PlanNode *pn = p->base.pn;
+    FtsQuery *q = p->base.q;
+    uint32_t d = p->base.doc;
+    p->zoneDoc = d;
+    p->nZone = 0;
+    for (int z = 0; z < pn->nZone; z++) {
+        FtsPostings *co = p->acZone[2 * z], *cc = p->acZone[2 * z + 1];
+        if (cursor_to(co, d) != d || cursor_to(cc, d) != d) continue;
+        uint32_t nOpen = co->tf, nClose = cc->tf, n = nOpen < nClose ? nOpen : nClose;
+        uint32_t nMax = nOpen > nClose ? nOpen : nClose;
+        if (nMax > p->nZonePosCap) {
+            uint32_t *a = arena_alloc(q->a, sizeof(uint32_t) * 2 * (size_t)nMax);
+            if (!a) return q->rc = lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
+            p->aZonePos = a;
+            p->nZonePosCap = 2 * nMax;
+        }
+        if ((uint64_t)p->nZone + n > p->nZoneCap) {
+            uint64_t cap = 2 * ((uint64_t)p->nZone + n);
+            Span *a = cap <= UINT32_MAX ? arena_alloc(q->a, sizeof(Span) * (size_t)cap) : NULL;
+            if (!a) return q->rc = lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
+            if (p->nZone) memcpy(a, p->aZone, sizeof(Span) * p->nZone);
+            p->aZone = a;
+            p->nZoneCap = (uint32_t)cap;
+        }
+        if (co->vt->xPositions(co, p->aZonePos, &q->errIter) != LP_OK) return q->rc = q->errIter.code;
+        for (uint32_t k = 0; k < n; k++) p->aZone[p->nZone + k].lo = p->aZonePos[k];
+        if (cc->vt->xPositions(cc, p->aZonePos, &q->errIter) != LP_OK) return q->rc = q->errIter.code;
+        for (uint32_t k = 0; k < n; k++) p->aZone[p->nZone + k].hi = p->aZonePos[k];
+        p->nZone += n;
+    }
+    if (pn->nZone > 1 && p->nZone > 1) {
+        qsort(p->aZone, p->nZone, sizeof(Span), span_cmp);
+        uint32_t m = 0;
+        for (uint32_t k = 1; k < p->nZone; k++) {
+            if (p->aZone[k].lo <= p->aZone[m].hi) {
+                if (p->aZone[k].hi > p->aZone[m].hi) p->aZone[m].hi = p->aZone[k].hi;
+            } else {
+                p->aZone[++m] = p->aZone[k];
+            }
+        }
+        p->nZone = m + 1;
+    }
+    return LP_OK;
+}
+
 /* Moves p to the first document >= d that holds all its words, their
 ** positions not yet compared (phrase_verify does that). */
 static uint32_t phrase_approx(PhraseIt *p, uint32_t d) {
@@ -1202,6 +1282,14 @@ static It *instantiate(FtsQuery *q, const PlanNode *pn) {
             }
             p->aOrder[j + 1] = i;
         }
+        if (ok && pn->nZone) {
+            p->zoneDoc = FTS_NO_DOC;
+            p->acZone = arena_zalloc(a, sizeof(FtsPostings *) * 2 * (size_t)pn->nZone);
+            ok = p->acZone != NULL;
+            for (int k = 0; k < 2 * pn->nZone && ok; k++) {
+                ok = (p->acZone[k] = open_cursor(q, pn->aZoneKey[k], pn->anZoneKey[k], &pn->aZoneInfo[k], 1)) != NULL;
+            }
+        }
         if (!ok) break;
         p->base.vt = &phrase_vt;
         it = &p->base;
@@ -1433,6 +1521,41 @@ static int limit_positions(FtsQuery *q, PlanNode *pn, uint32_t nLimit) {
     return LP_OK;
 }
 
+/* Limits pn's words to the spans of the zones z (ZONE:(…); NULL leaves it
+** as it is): finds the zones' terms in its field. Returns 1, 0 when none
+** of the zones has a span in the field (pn then matches nothing there),
+** or -1 with err set. */
+static int zone_pn(FtsQuery *q, PlanNode *pn, const FtsZones *z, LpError *err) {
+    if (!z) return 1;
+    pn->pZones = z;
+    pn->aZoneKey = arena_alloc(q->a, sizeof(uint8_t *) * 2 * (size_t)z->nName);
+    pn->anZoneKey = arena_alloc(q->a, sizeof(int) * 2 * (size_t)z->nName);
+    pn->aZoneInfo = arena_alloc(q->a, sizeof(FtsTermInfo) * 2 * (size_t)z->nName);
+    if (!pn->aZoneKey || !pn->anZoneKey || !pn->aZoneInfo) goto nomem;
+    for (int k = 0; k < z->nName; k++) {
+        char zTerm[FTS_MATCH_MAX_ZONE_NAME + 2];
+        size_t nName = strlen(z->azName[k]);
+        int nz = pn->nZone;
+        for (int bEnd = 0; bEnd < 2; bEnd++) {
+            zTerm[0] = ANALYZER_ZONE_MARK;
+            zTerm[1] = '/';
+            memcpy(zTerm + 1 + bEnd, z->azName[k], nName);
+            int nTerm = (int)nName + 1 + bEnd;
+            const uint8_t *key = make_key(q->a, pn->iField, zTerm, nTerm);
+            if (!key) goto nomem;
+            pn->aZoneKey[2 * nz + bEnd] = key;
+            pn->anZoneKey[2 * nz + bEnd] = nTerm + 1;
+            if (lookup(q, key, nTerm + 1, &pn->aZoneInfo[2 * nz + bEnd], err)) return -1;
+        }
+        /* a zone without spans in this field has no terms here */
+        if (pn->aZoneInfo[2 * nz].df && pn->aZoneInfo[2 * nz + 1].df) pn->nZone++;
+    }
+    return pn->nZone > 0;
+nomem:
+    lp_err_set(err, LP_NOMEM, "out of memory");
+    return -1;
+}
+
 /* Sets pn's words' positions in the whole query: qBase, where the clause
 ** starts, plus their offsets in it. LP_OK or LP_NOMEM. */
 static int global_qpos(FtsQuery *q, PlanNode *pn, uint32_t qBase) {
@@ -1488,14 +1611,14 @@ static void phrase_group_idf(PlanNode *g) {
 ** leaf, unless anchored or limited: then a phrase of one word, whose
 ** positions are read. */
 static PlanNode *plan_words(FtsQuery *q, const FtsNode *n, const TokenList *l, QType qtype,
-                            int nSlop, int anchor, uint32_t nPosLimit, uint32_t qBase,
-                            LpError *err) {
+                            int nSlop, int anchor, uint32_t nPosLimit, const FtsZones *pZones,
+                            uint32_t qBase, LpError *err) {
     PlanNode *aField[FTS_MAX_FIELDS];
     int nField = 0;
     uint32_t N = q->src->nDocs;
     for (int f = 0; f < q->src->nFields; f++) {
         if (!fts_fieldset_has(&n->fields, f)) continue;
-        if (l->a.n == 1 && !anchor && !nPosLimit) {
+        if (l->a.n == 1 && !anchor && !nPosLimit && !pZones) {
             PlanNode *pn = new_pn(q, PN_LEAF);
             if (!pn || !(pn->key = make_key(q->a, f, l->a.a[0].z, l->a.a[0].n))) return NULL;
             pn->nKey = l->a.a[0].n + 1;
@@ -1518,6 +1641,9 @@ static PlanNode *plan_words(FtsQuery *q, const FtsNode *n, const TokenList *l, Q
         pn->nSlop = nSlop;
         pn->anchor = anchor;
         if (limit_positions(q, pn, nPosLimit) || global_qpos(q, pn, qBase)) return NULL;
+        int rz = zone_pn(q, pn, pZones, err);
+        if (rz < 0) return NULL;
+        if (rz == 0) continue;
         aField[nField++] = pn;
     }
     PlanNode *g = group_of(q, aField, nField, l->a.n == 1 ? term_df(q, &n->fields, aField, nField) : 0,
@@ -1554,7 +1680,7 @@ static PlanNode *plan_quorum(FtsQuery *q, const FtsNode *n, int *pbDropped, LpEr
             /* a repeat counts once, but its place in the query is a keyword's */
             Token t = l.a.a[i];
             TokenList one = token_list_one(&t);
-            PlanNode *g = plan_words(q, n, &one, QT_TERM, 0, 0, n->nPosLimit, qBase, err);
+            PlanNode *g = plan_words(q, n, &one, QT_TERM, 0, 0, n->nPosLimit, n->pZones, qBase, err);
             if (!g) goto nomem;
             keep_keywords(q, g);
         }
@@ -1571,7 +1697,7 @@ static PlanNode *plan_quorum(FtsQuery *q, const FtsNode *n, int *pbDropped, LpEr
     int nPresent = 0;
     for (int i = 0; i < nWord; i++) {
         TokenList one = token_list_one(&l.a.a[i]);
-        PlanNode *g = plan_words(q, n, &one, QT_TERM, 0, 0, n->nPosLimit, qBase, err);
+        PlanNode *g = plan_words(q, n, &one, QT_TERM, 0, 0, n->nPosLimit, n->pZones, qBase, err);
         if (!g) goto nomem;
         if (g->kind != PN_NONE) a[nPresent++] = g;
     }
@@ -1621,6 +1747,8 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
     }
     uint32_t nOneLimit = 0; /* the position limit of the last operand kept */
     int bLimited = 0;       /* some operand has one */
+    const FtsZones *pZones = NULL; /* the operands' zone limit (one for all) */
+    int bZoned = 0;
     for (int c = 0; c < n->nChild; c++) {
         if (analyse(q, n->aChild[c], 1, &aL[c], err)) goto out;
         int bNeg = n->bNotNear && c == 1; /* NOTNEAR's second operand is no keyword */
@@ -1634,6 +1762,15 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
         if (aL[c].a.n == 0) continue;
         nOneLimit = n->aChild[c]->nPosLimit;
         bLimited |= nOneLimit != 0;
+        if (bZoned && n->aChild[c]->pZones != pZones) {
+            const FtsNode *x = n->aChild[c];
+            lp_err_setpos(err, LP_BADINPUT, x->pos, "MATCH: the operands of '<<', NEAR, NOTNEAR, SENTENCE "
+                          "and PARAGRAPH take one ZONE limit: the operand at offset %d has another", x->pos);
+            err->detail = FTS_MATCH_ER_PARSE;
+            goto out;
+        }
+        pZones = n->aChild[c]->pZones;
+        bZoned = 1;
         if (aDist && nOp > 0) aDist[nOp - 1] = n->aDist[c - 1];
         aOpStart[nOp++] = nTok;
         nTok += (int)aL[c].a.n;
@@ -1663,7 +1800,7 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
         for (int c = 0; c < n->nChild; c++) {
             if (aL[c].a.n) qBase = aOpBase[c];
         }
-        res = plan_words(q, n, &l, nTok > 1 ? QT_PHRASE : QT_TERM, 0, 0, nOneLimit, qBase, err);
+        res = plan_words(q, n, &l, nTok > 1 ? QT_PHRASE : QT_TERM, 0, 0, nOneLimit, pZones, qBase, err);
         if (!res) goto nomem;
         goto out;
     }
@@ -1686,6 +1823,9 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
             }
         }
         if (!bAll) continue;
+        int rz = zone_pn(q, pn, pZones, err);
+        if (rz < 0) goto nomem;
+        if (rz == 0) continue;
         pn->nOp = nOp;
         pn->aOpStart = aOpStart;
         pn->aDist = aDist;
@@ -1725,6 +1865,7 @@ typedef struct Expand {
     FtsQuery *q;
     int iField;
     uint32_t nPosLimit;         /* @field[N], or 0: each term a phrase of one word */
+    const FtsZones *pZones;     /* ZONE:(…), or NULL: as nPosLimit */
     uint32_t qpos;              /* the prefix's position in the query */
     VEC(PlanNode *) leaves;     /* of the field being scanned, in key order */
     int nLimit;                 /* most distinct terms over all fields */
@@ -1732,6 +1873,7 @@ typedef struct Expand {
     const char *zGlob;          /* a wildcard's normalised pattern (terms that do not
                                 ** match it are skipped), or NULL: a prefix */
     int nGlob;
+    LpError *err;
 } Expand;
 
 /* Each middle part is taken where it first occurs: with '*' the only
@@ -1759,13 +1901,18 @@ int fts_glob_match(const char *p, int np, const uint8_t *t, int nt) {
     }
 }
 
+/* Is key (field byte + term) a word's term? Exact forms ('='), sentence
+** marks ('.') and zones' terms ('<') are not. */
+static int is_word_key(const uint8_t *key, int nKey) {
+    return nKey >= 2 && key[1] != ANALYZER_EXACT_MARK && key[1] != '.' && key[1] != ANALYZER_ZONE_MARK;
+}
+
 static int expand_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
     Expand *x = ctx;
     FtsQuery *q = x->q;
     if (x->zGlob) {
         /* exact forms ('=') and sentence marks ('.') are no words' terms */
-        if (nKey < 2 || key[1] == ANALYZER_EXACT_MARK || key[1] == '.' ||
-            !fts_glob_match(x->zGlob, x->nGlob, key + 1, nKey - 1)) {
+        if (!is_word_key(key, nKey) || !fts_glob_match(x->zGlob, x->nGlob, key + 1, nKey - 1)) {
             return 0;
         }
     }
@@ -1773,13 +1920,13 @@ static int expand_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo
         x->bCapped = 1;
         return 1; /* stop the scan */
     }
-    PlanNode *pn = new_pn(q, x->nPosLimit ? PN_PHRASE : PN_LEAF);
+    PlanNode *pn = new_pn(q, x->nPosLimit || x->pZones ? PN_PHRASE : PN_LEAF);
     uint8_t *k = arena_alloc(q->a, (size_t)nKey);
     if (!pn || !k) return LP_NOMEM;
     memcpy(k, key, (size_t)nKey);
     pn->key = k;
     pn->nKey = nKey;
-    if (x->nPosLimit) {
+    if (x->nPosLimit || x->pZones) {
         /* positions must be read: a phrase of this one word */
         pn->aKey = arena_alloc(q->a, sizeof(uint8_t *));
         pn->anKey = arena_alloc(q->a, sizeof(int));
@@ -1791,6 +1938,9 @@ static int expand_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo
         pn->aInfo[0] = *info;
         pn->nTerm = 1;
         if (limit_positions(q, pn, x->nPosLimit) || global_qpos(q, pn, x->qpos)) return LP_NOMEM;
+        pn->iField = x->iField;
+        int rz = zone_pn(q, pn, x->pZones, x->err);
+        if (rz <= 0) return rz < 0 ? x->err->code : LP_OK; /* no span of the zones: no leaf */
     }
     pn->qpos = x->qpos;
     pn->qtype = x->zGlob ? QT_WILDCARD : QT_PREFIX;
@@ -1815,7 +1965,7 @@ static int cmp_leaf_term(const PlanNode *a, const PlanNode *b) {
 ** nExpansionLimit of them (a cut is reported in the query's stats). */
 static PlanNode *expand_terms(FtsQuery *q, const FtsNode *n, uint32_t qpos, const uint8_t *pre,
                               int nPre, const char *zGlob, int nGlob, LpError *err) {
-    Expand x = {q, 0, n->nPosLimit, qpos, {0}, q->rank.nExpansionLimit, 0, zGlob, nGlob};
+    Expand x = {q, 0, n->nPosLimit, n->pZones, qpos, {0}, q->rank.nExpansionLimit, 0, zGlob, nGlob, err};
     int aStart[FTS_MAX_FIELDS + 1];
     int nScanned = 0;
     uint8_t key[FTS_MAX_KEY];
@@ -2086,7 +2236,7 @@ static PlanNode *plan_expanded(FtsQuery *q, const FtsNode *n, const TokenList *l
                                LpError *err) {
     PlanNode *a[3];
     int k = 0;
-    PlanNode *pn = plan_words(q, n, l, QT_TERM, 0, 0, n->nPosLimit, qBase, err);
+    PlanNode *pn = plan_words(q, n, l, QT_TERM, 0, 0, n->nPosLimit, n->pZones, qBase, err);
     if (!pn) return NULL;
     if (pn->kind != PN_NONE) a[k++] = pn;
     if ((q->rank.expand & FTS_EXPAND_EXACT) && analyzer_is_stemmed(q->an) &&
@@ -2103,7 +2253,7 @@ static PlanNode *plan_expanded(FtsQuery *q, const FtsNode *n, const TokenList *l
         TokenList lx = {{0}, {0}};
         int rc = analyse(q, &x, 1, &lx, err);
         if (rc == LP_OK && lx.a.n == 1 && lx.a.a[0].z[0] == ANALYZER_EXACT_MARK) {
-            pn = plan_words(q, n, &lx, QT_TERM, 0, 0, n->nPosLimit, qBase, err);
+            pn = plan_words(q, n, &lx, QT_TERM, 0, 0, n->nPosLimit, n->pZones, qBase, err);
             if (pn && pn->kind != PN_NONE) a[k++] = pn;
         }
         token_list_free(&lx);
@@ -2168,7 +2318,7 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
             } else {
                 pn = plan_words(q, n, &l, n->kind == FTSN_PHRASE && l.a.n > 1 ? QT_PHRASE : QT_TERM,
                                 n->kind == FTSN_PHRASE ? n->nSlop : 0, n->anchor, n->nPosLimit,
-                                qBase, err);
+                                n->pZones, qBase, err);
             }
             if (pn && n->fBoost) boost_idf(pn, n->fBoost);
         }
@@ -2324,6 +2474,37 @@ int fts_expand_from_name(const char *z) {
     }
 }
 
+/* The zone limits of a query's leaves, checked against the table's zones
+** before planning (so the answer does not depend on what is indexed). */
+typedef struct ZoneCheck {
+    const Analyzer *an;
+    LpError *err;
+    const FtsZones *pLast;      /* checked already */
+} ZoneCheck;
+
+static int zone_check(void *ctx, const FtsNode *leaf, int bNegated) {
+    ZoneCheck *zc = ctx;
+    const FtsZones *z = leaf->pZones;
+    (void)bNegated;
+    if (!z || z == zc->pLast) return LP_OK;
+    zc->pLast = z;
+    if (!analyzer_has_zones(zc->an)) {
+        lp_err_setpos(zc->err, LP_BADINPUT, z->pos, "MATCH: ZONE: at offset %d needs the table option "
+                      "index_zones (with html_strip='1'): this table indexes no zones", z->pos);
+        zc->err->detail = FTS_MATCH_ER_PARSE;
+        return LP_BADINPUT;
+    }
+    for (int k = 0; k < z->nName; k++) {
+        if (!analyzer_zone_indexed(zc->an, z->azName[k], strlen(z->azName[k]))) {
+            lp_err_setpos(zc->err, LP_BADINPUT, z->pos, "MATCH: zone '%s' of the ZONE: at offset %d is "
+                          "not one of the table's index_zones", z->azName[k], z->pos);
+            zc->err->detail = FTS_MATCH_ER_PARSE;
+            return LP_BADINPUT;
+        }
+    }
+    return LP_OK;
+}
+
 int fts_query_new(Arena *a, const FtsNode *root, const char *zMatch, const Analyzer *an,
                   FtsSource *src, const FtsRankParams *rank, FtsQuery **ppQuery, LpError *err) {
     *ppQuery = NULL;
@@ -2360,6 +2541,9 @@ int fts_query_new(Arena *a, const FtsNode *root, const char *zMatch, const Analy
     } else {
         int bDrop;
         lp_err_clear(err);
+        ZoneCheck zc = {an, err, NULL};
+        int rc = fts_match_leaves(root, zone_check, &zc);
+        if (rc != LP_OK) return rc;
         q->root = plan(q, root, &bDrop, err);
         hmap_free(&q->lookups); /* the plan keeps what it needs of each lookup */
         hmap_free(&q->qwords);
@@ -3177,7 +3361,7 @@ static int collect_or_groups(const PlanNode *pn, const PlanNode **a, int *pn_,
         return 1;
     }
     *pzWhy = pn->kind == PN_GROUP    ? "the query has a positional clause (phrase, proximity, "
-                                       "anchor, position limit, NEAR or '<<')"
+                                       "anchor, position limit, zone limit, NEAR or '<<')"
              : pn->kind == PN_AND    ? (pn->nNeg ? "the query has NOT" : "the query has an AND")
              : pn->kind == PN_MAYBE  ? "the query has MAYBE"
              : pn->kind == PN_QUORUM ? "the query has a quorum"
@@ -3699,11 +3883,22 @@ static void limits_text(const PlanNode *pn, StrBuf *sb, int bJson) {
     if (bJson) strbuf_appendc(sb, ']');
 }
 
-/* ,"first_positions":… for a clause under a position limit. */
+/* ,"first_positions":… for a clause under a position limit, ,"zones":[…]
+** for one under a zone limit. */
 static void limit_json(const PlanNode *pn, StrBuf *sb) {
-    if (pn->kind != PN_PHRASE || !pn->aPosLimit) return;
-    strbuf_appendz(sb, ",\"first_positions\":");
-    limits_text(pn, sb, 1);
+    if (pn->kind != PN_PHRASE) return;
+    if (pn->aPosLimit) {
+        strbuf_appendz(sb, ",\"first_positions\":");
+        limits_text(pn, sb, 1);
+    }
+    if (pn->pZones) {
+        strbuf_appendz(sb, ",\"zones\":[");
+        for (int k = 0; k < pn->pZones->nName; k++) {
+            if (k) strbuf_appendc(sb, ',');
+            json_str(sb, pn->pZones->azName[k], (int)strlen(pn->pZones->azName[k]));
+        }
+        strbuf_appendc(sb, ']');
+    }
 }
 
 static void explain_it(FtsQuery *q, It *it, uint32_t doc, StrBuf *sb, int *pnOut, double *pTotal) {
@@ -3900,6 +4095,13 @@ static void plan_text(const FtsQuery *q, const PlanNode *pn, int depth, StrBuf *
             strbuf_appendz(sb, " first_positions=");
             limits_text(pn, sb, 0);
         }
+        if (pn->pZones) {
+            /* the zones asked for: those with spans in the field are read */
+            strbuf_appendz(sb, " zones=");
+            for (int k = 0; k < pn->pZones->nName; k++) {
+                strbuf_appendf(sb, "%s%s", k ? "," : "", pn->pZones->azName[k]);
+            }
+        }
         strbuf_appendc(sb, '\n');
         return;
     case PN_GROUP:
@@ -4036,8 +4238,7 @@ static int kw_token(void *ctx, const Token *t) {
 
 static int kw_expand(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
     KwWalk *w = ctx;
-    if (w->zGlob && (nKey < 2 || key[1] == ANALYZER_EXACT_MARK || key[1] == '.' ||
-                     !fts_glob_match(w->zGlob, w->nGlob, key + 1, nKey - 1))) {
+    if (w->zGlob && (!is_word_key(key, nKey) || !fts_glob_match(w->zGlob, w->nGlob, key + 1, nKey - 1))) {
         return 0;
     }
     if (w->nScanned++ >= w->nLimit) return 1;

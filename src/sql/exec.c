@@ -1830,7 +1830,7 @@ static int build_column(Binder *b, const ColumnDef *d, ColumnSchema *c) {
 static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
     static const char *const azKnown[] = {"morphology", "stopwords", "min_prefix_len",
                                           "min_infix_len", "min_word_len", "index_exact_words", "index_sp", "html_strip",
-                                          "html_remove_elements", "html_index_attrs", "expand_keywords",
+                                          "html_remove_elements", "html_index_attrs", "index_zones", "expand_keywords",
                                           "rt_mem_limit", "rank_profile", "type"};
     size_t k = 0;
     while (k < LP_ARRAY_SIZE(azKnown) && strcmp(o->zName, azKnown[k]) != 0) k++;
@@ -1838,7 +1838,7 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
         char zMsg[256];
         snprintf(zMsg, sizeof(zMsg),
                  "unknown table option '%s': expected morphology, stopwords, min_prefix_len, "
-                 "min_infix_len, min_word_len, index_exact_words, index_sp, html_strip, html_remove_elements, html_index_attrs, expand_keywords, "
+                 "min_infix_len, min_word_len, index_exact_words, index_sp, html_strip, html_remove_elements, html_index_attrs, index_zones, expand_keywords, "
                  "rt_mem_limit, rank_profile or type",
                  o->zName);
         return bind_fail_at(b, o->pos, zMsg);

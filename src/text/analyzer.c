@@ -157,6 +157,8 @@ struct Analyzer {
     char **azHtmlRemove;        /* html_remove_elements, lower case, NULL-terminated; or NULL */
     char **azHtmlAttr;          /* html_index_attrs: pairs (element, attribute), lower case,
                                 ** NULL-terminated; or NULL */
+    char **azZone;              /* index_zones: names or "prefix*", lower case,
+                                ** NULL-terminated; or NULL */
 };
 
 static void stop_key(const char *z, int n, StopKey *k) {
@@ -479,11 +481,48 @@ static int html_attrs_parse(Analyzer *a, const char *z, LpError *err) {
     return LP_OK;
 }
 
+/* index_zones: "h*, th, title" into a->azZone (lower case). Each entry is
+** an element name or a prefix of one followed by '*'. */
+static int zones_parse(Analyzer *a, const char *z, LpError *err) {
+    if (!z) return LP_OK;
+    size_t n = strlen(z), nName = 0;
+    for (size_t i = 0; i < n; i++) nName += (i == 0 || z[i - 1] == ',' || z[i - 1] == ' ') && z[i] != ',' && z[i] != ' ';
+    if (nName == 0) return LP_OK;
+    if (!a->bHtmlStrip) {
+        return lp_err_set(err, LP_BADINPUT, "index_zones needs html_strip='1': zones are HTML elements");
+    }
+    if (!(a->azZone = calloc(nName + 1, sizeof(char *)))) {
+        return lp_err_set(err, LP_NOMEM, "out of memory creating an analyzer");
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n;) {
+        if (z[i] == ',' || z[i] == ' ') {
+            i++;
+            continue;
+        }
+        size_t j = i;
+        while (j < n && z[j] != ',' && z[j] != ' ') j++;
+        size_t m = j - i - (z[j - 1] == '*');
+        int bOk = m >= 1 && m <= ANALYZER_ZONE_NAME_MAX && ((z[i] | 0x20) >= 'a' && (z[i] | 0x20) <= 'z');
+        for (size_t t = i; t < i + m && bOk; t++) bOk = (z[t] >= '0' && z[t] <= '9') || ((z[t] | 0x20) >= 'a' && (z[t] | 0x20) <= 'z');
+        if (!bOk) {
+            return lp_err_set(err, LP_BADINPUT, "index_zones: '%.*s' is not an element name or a "
+                                                "prefix ending in '*' (expected such as 'h*, th, title')",
+                              (int)(j - i), z + i);
+        }
+        if (!(a->azZone[k++] = lower_dup(z + i, j - i))) {
+            return lp_err_set(err, LP_NOMEM, "out of memory creating an analyzer");
+        }
+        i = j;
+    }
+    return LP_OK;
+}
+
 static pthread_once_t g_fold2Once = PTHREAD_ONCE_INIT;
 static void fold2_build(void); /* the folding table (below) */
 
 int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
-    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0};
+    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL};
     if (!cfg) cfg = &cfgDefault;
     *ppOut = NULL;
     if (cfg->minPrefixLen < 0 || cfg->minPrefixLen > ANALYZER_MAX_TERM) {
@@ -513,6 +552,7 @@ int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
     if (rc == LP_OK) rc = stopwords_parse(a, cfg->zStopwords, err);
     if (rc == LP_OK) rc = html_remove_parse(a, cfg->zHtmlRemove, err);
     if (rc == LP_OK) rc = html_attrs_parse(a, cfg->zHtmlIndexAttrs, err);
+    if (rc == LP_OK) rc = zones_parse(a, cfg->zIndexZones, err);
     if (rc == LP_OK && a->iStem >= 0) {
         /* Create this thread's stemmer now, so an allocation failure or a
         ** broken libstemmer shows here rather than on the first document. */
@@ -535,6 +575,8 @@ void analyzer_free(Analyzer *a) {
     free(a->azHtmlRemove);
     for (char **pz = a->azHtmlAttr; pz && *pz; pz++) free(*pz);
     free(a->azHtmlAttr);
+    for (char **pz = a->azZone; pz && *pz; pz++) free(*pz);
+    free(a->azZone);
     free(a);
 }
 
@@ -562,6 +604,20 @@ int analyzer_exact_words(const Analyzer *a) {
 
 int analyzer_html_strip(const Analyzer *a) {
     return a->bHtmlStrip;
+}
+
+int analyzer_has_zones(const Analyzer *a) {
+    return a->azZone != NULL;
+}
+
+int analyzer_zone_indexed(const Analyzer *a, const char *z, size_t n) {
+    for (char **pz = a->azZone; pz && *pz; pz++) {
+        size_t m = strlen(*pz);
+        if ((*pz)[m - 1] == '*' ? n >= m - 1 && memcmp(*pz, z, m - 1) == 0 : m == n && memcmp(*pz, z, n) == 0) {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 int analyzer_doc_text(const Analyzer *a, const char *z, size_t n, StrBuf *buf, const char **pz,
@@ -1312,4 +1368,179 @@ int analyzer_collect(const Analyzer *a, const char *z, size_t n, int mode, Token
 void token_list_free(TokenList *l) {
     VEC_FREE(&l->a);
     strbuf_free(&l->buf);
+}
+
+/* ------------------------------------------------------------ zones */
+
+/* A zone tag html_strip_zones met. */
+typedef struct ZoneTag {
+    uint32_t iOut;              /* offset in the stripped text */
+    uint32_t iSeq;              /* order met */
+    uint8_t bClose;
+    uint8_t nName;
+    char zName[ANALYZER_ZONE_NAME_MAX];  /* lower case, not NUL-terminated */
+} ZoneTag;
+
+/* A span, in word positions, first and last inclusive. */
+typedef struct ZoneSpan {
+    uint32_t lo, hi;
+} ZoneSpan;
+
+typedef struct ZoneRun {
+    VEC(ZoneTag) tags;
+    VEC(Token) words;           /* the run's tokens (z unused): offsets, positions */
+    VEC(ZoneSpan) spans;        /* of one name at a time */
+    TokenFn xToken;             /* the caller's */
+    void *ctx;
+    int bOom;
+} ZoneRun;
+
+static void zone_tag(void *ctx, const char *zName, size_t nName, size_t iOut, int bClose) {
+    ZoneRun *r = ctx;
+    if (nName > ANALYZER_ZONE_NAME_MAX || r->bOom) return;
+    ZoneTag t = {(uint32_t)iOut, (uint32_t)r->tags.n, (uint8_t)(bClose != 0), (uint8_t)nName, {0}};
+    for (size_t i = 0; i < nName; i++) t.zName[i] = (char)(zName[i] >= 'A' && zName[i] <= 'Z' ? zName[i] | 0x20 : zName[i]);
+    if (VEC_PUSH(&r->tags, t)) r->bOom = 1;
+}
+
+/* Each token is passed on, and its offsets and position kept. */
+static int zone_word(void *ctx, const Token *t) {
+    ZoneRun *r = ctx;
+    if (VEC_PUSH(&r->words, *t)) return LP_NOMEM;
+    return r->xToken(r->ctx, t);
+}
+
+static int tag_cmp(const void *x, const void *y) {
+    const ZoneTag *a = x, *b = y;
+    int c = memcmp(a->zName, b->zName, a->nName < b->nName ? a->nName : b->nName);
+    if (c || a->nName != b->nName) return c ? c : a->nName < b->nName ? -1 : 1;
+    return a->iSeq < b->iSeq ? -1 : 1;
+}
+
+static int word_cmp(const void *x, const void *y) {
+    const Token *a = x, *b = y;
+    if (a->iStart != b->iStart) return a->iStart < b->iStart ? -1 : 1;
+    return (a->iPos > b->iPos) - (a->iPos < b->iPos);
+}
+
+static int span_cmp(const void *x, const void *y) {
+    const ZoneSpan *a = x, *b = y;
+    if (a->lo != b->lo) return a->lo < b->lo ? -1 : 1;
+    return (a->hi > b->hi) - (a->hi < b->hi);
+}
+
+/* The span of the words whose text lies in [iOpen, iClose) of the
+** stripped text, into r->spans (none when it holds no word). */
+static int zone_span(ZoneRun *r, uint32_t iOpen, uint32_t iClose) {
+    const Token *w = r->words.a;
+    size_t lo = 0, hi = r->words.n;
+    while (lo < hi) { /* the first word starting at or after iOpen */
+        size_t mid = (lo + hi) / 2;
+        if (w[mid].iStart < iOpen) lo = mid + 1; else hi = mid;
+    }
+    size_t first = lo;
+    hi = r->words.n;
+    while (lo < hi) { /* the first word ending after iClose */
+        size_t mid = (lo + hi) / 2;
+        if (w[mid].iEnd <= iClose) lo = mid + 1; else hi = mid;
+    }
+    if (lo == first) return LP_OK;
+    /* sorted by offset, the words' positions grow too */
+    uint32_t a = w[first].iPos, b = w[lo - 1].iPos;
+    ZoneSpan s = {a, b};
+    return VEC_PUSH(&r->spans, s) ? LP_NOMEM : LP_OK;
+}
+
+/* Emits the terms of the spans of the tags t[0..n), all of one name:
+** opening and closing tags paired as a stack, an opening tag left open
+** closed at nText; overlapping spans merged. */
+static int zone_emit(ZoneRun *r, const ZoneTag *t, size_t n, uint32_t nText) {
+    r->spans.n = 0;
+    size_t nOpen = 0; /* the open tags are the first nOpen of stack */
+    uint32_t *aStack = malloc(sizeof(uint32_t) * (n ? n : 1));
+    if (!aStack) return LP_NOMEM;
+    int rc = LP_OK;
+    for (size_t i = 0; i < n && rc == LP_OK; i++) {
+        if (!t[i].bClose) {
+            aStack[nOpen++] = t[i].iOut;
+        } else if (nOpen) { /* a closing tag with nothing open is ignored */
+            rc = zone_span(r, aStack[--nOpen], t[i].iOut);
+        }
+    }
+    while (nOpen && rc == LP_OK) rc = zone_span(r, aStack[--nOpen], nText);
+    free(aStack);
+    if (rc != LP_OK || r->spans.n == 0) return rc;
+    ZoneSpan *s = r->spans.a;
+    qsort(s, r->spans.n, sizeof(*s), span_cmp);
+    size_t m = 0;
+    for (size_t i = 1; i < r->spans.n; i++) {
+        if (s[i].lo <= s[m].hi) {
+            if (s[i].hi > s[m].hi) s[m].hi = s[i].hi;
+        } else {
+            s[++m] = s[i];
+        }
+    }
+    r->spans.n = m + 1;
+    char zOpen[ANALYZER_ZONE_NAME_MAX + 1], zClose[ANALYZER_ZONE_NAME_MAX + 2];
+    zOpen[0] = zClose[0] = ANALYZER_ZONE_MARK;
+    zClose[1] = '/';
+    memcpy(zOpen + 1, t[0].zName, t[0].nName);
+    memcpy(zClose + 2, t[0].zName, t[0].nName);
+    for (size_t i = 0; i < r->spans.n && rc == LP_OK; i++) {
+        Token k = {zOpen, t[0].nName + 1, s[i].lo, 0, 0};
+        rc = r->xToken(r->ctx, &k);
+    }
+    for (size_t i = 0; i < r->spans.n && rc == LP_OK; i++) {
+        Token k = {zClose, t[0].nName + 2, s[i].hi, 0, 0};
+        rc = r->xToken(r->ctx, &k);
+    }
+    return rc;
+}
+
+int analyzer_run_doc(const Analyzer *a, const char *z, size_t n, uint32_t iPosBase, TokenFn xToken,
+                     void *ctx, uint32_t *piPosEnd, LpError *err) {
+    StrBuf html = {0};
+    int rc;
+    if (!a->azZone) {
+        rc = analyzer_doc_text(a, z, n, &html, &z, &n, err);
+        if (rc == LP_OK) rc = analyzer_run(a, z, n, iPosBase, xToken, ctx, piPosEnd, err);
+        strbuf_free(&html);
+        return rc;
+    }
+    int64_t iBad = utf8_check(z, n);
+    if (iBad >= 0) return lp_err_setpos(err, LP_BADINPUT, iBad, "invalid UTF-8 at byte %lld", (long long)iBad);
+    if (n > UINT32_MAX) {
+        return lp_err_set(err, LP_LIMIT, "text of %zu bytes is longer than the 4 GiB a field may hold", n);
+    }
+    ZoneRun r;
+    memset(&r, 0, sizeof(r));
+    r.xToken = xToken;
+    r.ctx = ctx;
+    HtmlZones hz = {(const char *const *)a->azZone, zone_tag, &r};
+    html_strip_zones(z, n, (const char *const *)a->azHtmlRemove, (const char *const *)a->azHtmlAttr, &hz,
+                     &html);
+    if (html.oom || r.bOom) {
+        rc = lp_err_set(err, LP_NOMEM, "out of memory stripping HTML");
+        goto done;
+    }
+    rc = analyzer_run(a, html.z ? html.z : "", html.n, iPosBase, zone_word, &r, piPosEnd, err);
+    if (rc != LP_OK || r.tags.n == 0) goto done;
+    if (r.words.n) qsort(r.words.a, r.words.n, sizeof(Token), word_cmp);
+    qsort(r.tags.a, r.tags.n, sizeof(ZoneTag), tag_cmp);
+    for (size_t i = 0; i < r.tags.n && rc == LP_OK;) {
+        size_t j = i + 1;
+        while (j < r.tags.n && r.tags.a[j].nName == r.tags.a[i].nName &&
+               memcmp(r.tags.a[j].zName, r.tags.a[i].zName, r.tags.a[i].nName) == 0) {
+            j++;
+        }
+        rc = zone_emit(&r, r.tags.a + i, j - i, (uint32_t)html.n);
+        i = j;
+    }
+    if (rc == LP_NOMEM) lp_err_set(err, LP_NOMEM, "out of memory indexing zones");
+done:
+    VEC_FREE(&r.tags);
+    VEC_FREE(&r.words);
+    VEC_FREE(&r.spans);
+    strbuf_free(&html);
+    return rc;
 }

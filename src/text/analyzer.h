@@ -41,6 +41,19 @@
 **    Paragraphs end at a blank line (two line breaks with only spaces,
 **    tabs or '\r' between them) and at U+2029 (html_strip turns Sphinx's
 **    block-level tags into blank lines: analyzer_doc_text).
+**  - Zones (index_zones, with html_strip; analyzer_run_doc only): a zone is
+**    an element the option lists ("h*, th, title": a name, or a prefix
+**    ending in '*'), a span one instance of it, from its opening tag to
+**    its closing tag (tags paired per name, nested ones innermost first; an
+**    opening tag never closed ends at the end of the field). A span that
+**    holds words is indexed as two terms: '<' + the element's lower-cased
+**    name at the position of its first word and "</" + the name at its
+**    last's. They take no position of their own, so phrases, lengths and
+**    BM25 do not see them. Spans of one name that overlap or nest are
+**    indexed as one (their union), so each term's positions pair up in
+**    order: the k-th '<h3' and the k-th '</h3' bound the k-th span. '<' is
+**    not a word character, so no word's term starts with it. Names longer
+**    than ANALYZER_ZONE_NAME_MAX bytes are not zones.
 **
 ** Thread safety: an Analyzer is immutable after analyzer_new() and may be
 ** used from any number of threads at once (stemmers are per thread inside).
@@ -71,11 +84,15 @@ typedef struct AnalyzerConfig {
     const char *zHtmlIndexAttrs;/* html_index_attrs: "img=alt,title; a=title"; NULL: none */
     int minWordLen;             /* min_word_len: shorter words are not indexed nor
                                 ** searched (as stop words); 0 or 1: every word */
+    const char *zIndexZones;    /* index_zones: "h*, th, title" (needs bHtmlStrip);
+                                ** NULL: no zones */
 } AnalyzerConfig;
 
 #define ANALYZER_EXACT_MARK '='  /* first byte of an exact form's term */
 #define ANALYZER_SENTENCE "."    /* the term of a sentence boundary (index_sp) */
 #define ANALYZER_PARAGRAPH ".."  /* the term of a paragraph boundary (index_sp) */
+#define ANALYZER_ZONE_MARK '<'   /* first byte of a zone's terms (index_zones) */
+#define ANALYZER_ZONE_NAME_MAX 32 /* longest zone name indexed, in bytes */
 
 typedef struct Analyzer Analyzer; /* opaque */
 
@@ -103,6 +120,13 @@ typedef int (*TokenFn)(void *ctx, const Token *t);
 ** fields). */
 int analyzer_run(const Analyzer *a, const char *z, size_t n, uint32_t iPosBase, TokenFn xToken,
                  void *ctx, uint32_t *piPosEnd, LpError *err);
+
+/* Analyses a document field's stored text z[0..n) as the index stores
+** it: analyzer_doc_text's text run through analyzer_run (the same tokens,
+** offsets into that text) and, with index_zones, each zone span's two
+** terms after the words (offsets: where the span starts and ends). */
+int analyzer_run_doc(const Analyzer *a, const char *z, size_t n, uint32_t iPosBase, TokenFn xToken,
+                     void *ctx, uint32_t *piPosEnd, LpError *err);
 
 /* Analyses a query's text z[0..n) into the terms it looks up: as
 ** analyzer_run without exact forms, except that a word written right after
@@ -158,5 +182,9 @@ int analyzer_prefix_ok(const Analyzer *a, const char *z, int n);
 int analyzer_is_stemmed(const Analyzer *a);
 int analyzer_exact_words(const Analyzer *a);
 int analyzer_html_strip(const Analyzer *a);
+/* Does the table index zones (index_zones)? Is the lower-case element name
+** z[0..n) one of them? */
+int analyzer_has_zones(const Analyzer *a);
+int analyzer_zone_indexed(const Analyzer *a, const char *z, size_t n);
 
 #endif /* LP_TEXT_ANALYZER_H */

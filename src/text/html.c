@@ -191,8 +191,27 @@ static int put_attrs(const char *z, size_t k, size_t end, const char *zTag, size
     return nPut;
 }
 
+/* Is the element name z[0..n) (any case) one of the zones az lists (a name,
+** or a prefix ending in '*')? */
+static int zone_listed(const char *z, size_t n, const char *const *az) {
+    for (int i = 0; az[i]; i++) {
+        size_t m = strlen(az[i]);
+        if (m && az[i][m - 1] == '*') {
+            if (n >= m - 1 && strncasecmp(az[i], z, m - 1) == 0) return 1;
+        } else if (m == n && strncasecmp(az[i], z, n) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 void html_strip(const char *z, size_t n, const char *const *azRemove, const char *const *azAttr,
                 StrBuf *out) {
+    html_strip_zones(z, n, azRemove, azAttr, NULL, out);
+}
+
+void html_strip_zones(const char *z, size_t n, const char *const *azRemove,
+                      const char *const *azAttr, const HtmlZones *pZones, StrBuf *out) {
     char *o = strbuf_reserve(out, n);
     if (!o) return;
     size_t m = 0, i = 0;
@@ -250,6 +269,11 @@ void html_strip(const char *z, size_t n, const char *const *azRemove, const char
                     o[m++] = ' ';
                     i = e2 ? e2 : n;
                     continue;
+                }
+                if (pZones && zone_listed(z + k0, nName, pZones->azZone) && z[end - 2] != '/') {
+                    /* before what the tag leaves: an opening tag's kept
+                    ** attribute values are inside its zone */
+                    pZones->xZone(pZones->ctx, z + k0, nName, m, bClose);
                 }
                 int bInline = name_in(z + k0, nName, azInline);
                 if (bInline) {

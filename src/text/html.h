@@ -47,4 +47,22 @@
 void html_strip(const char *z, size_t n, const char *const *azRemove, const char *const *azAttr,
                 StrBuf *out);
 
+/* Zones (index_zones): the tags of listed elements, reported as they are
+** met. azZone: NULL-terminated names, or prefixes ending in '*' ("h*":
+** h1..h6, hr, ...), matched in any case. xZone is called for each opening
+** and closing tag of such an element (not for a self-closing "<x/>", nor
+** inside a removed element) with its name as written and iOut, the
+** length of the output before what the tag leaves: the zone's text starts
+** (bClose 0) or ends (bClose 1) there. Opening and closing tags are not
+** paired here: the caller does that. */
+typedef struct HtmlZones {
+    const char *const *azZone;
+    void (*xZone)(void *ctx, const char *zName, size_t nName, size_t iOut, int bClose);
+    void *ctx;
+} HtmlZones;
+
+/* html_strip, reporting zones to pZones (NULL: none). */
+void html_strip_zones(const char *z, size_t n, const char *const *azRemove,
+                      const char *const *azAttr, const HtmlZones *pZones, StrBuf *out);
+
 #endif /* LP_TEXT_HTML_H */

@@ -27,7 +27,12 @@
 **     first, last or two in a row, each on a terminator ('.', '?', '!',
 **     '\n' or a non-ASCII one) and taking a position, so each word's
 **     position is the plain one plus the boundaries before it;
-**   - html_strip() never lengthens the text and keeps valid UTF-8 valid.
+**   - html_strip() never lengthens the text and keeps valid UTF-8 valid;
+**   - with html_strip and index_zones, analyzer_run_doc() gives the words
+**     analyzer_doc_text() + analyzer_run() give, then zones' terms: per
+**     zone, as many '<z' as '</z', each list increasing, the k-th span
+**     [open, close] ending before the next one starts, each end on a
+**     word's position (below the end position).
 */
 #include <stddef.h>
 #include <stdint.h>
@@ -84,8 +89,86 @@ static int on_token(void *ctx, const Token *t) {
     return 0;
 }
 
+/* Keeps every token, unchecked (the zones' run: its terms break
+** on_token's order). */
+static int on_any(void *ctx, const Token *t) {
+    Run *r = ctx;
+    if (r->n == r->nAlloc) {
+        size_t nNew = r->nAlloc ? 2 * r->nAlloc : 64;
+        Tok *aNew = realloc(r->a, nNew * sizeof(Tok));
+        if (!aNew) return 1;
+        r->a = aNew;
+        r->nAlloc = nNew;
+    }
+    if (t->n < 1 || t->n > ANALYZER_MAX_TERM) abort();
+    Tok *k = &r->a[r->n++];
+    memcpy(k->z, t->z, (size_t)t->n);
+    k->n = t->n;
+    k->iPos = t->iPos;
+    k->iStart = t->iStart;
+    k->iEnd = t->iEnd;
+    return 0;
+}
+
+/* The zones' promises (see the top), for the input z[0..n). */
+static void check_zones(const Analyzer *a, const char *z, size_t n, int64_t iBad) {
+    Run doc = {0, 0, 0, NULL, 0, 0}, plain = {0, 0, 0, NULL, 0, 0};
+    uint32_t nEndDoc = 0, nEndPlain = 0;
+    LpError err;
+    int rc = analyzer_run_doc(a, z, n, 0, on_any, &doc, &nEndDoc, &err);
+    if (iBad >= 0) {
+        if (rc != LP_BADINPUT || err.pos != iBad) abort();
+        free(doc.a);
+        return;
+    }
+    StrBuf buf = {0};
+    const char *zt;
+    size_t nt;
+    int rc2 = analyzer_doc_text(a, z, n, &buf, &zt, &nt, &err);
+    if (rc2 == LP_OK) rc2 = analyzer_run(a, zt, nt, 0, on_any, &plain, &nEndPlain, &err);
+    if (rc == LP_OK && rc2 == LP_OK) {
+        size_t nWord = 0;
+        while (nWord < doc.n && doc.a[nWord].z[0] != ANALYZER_ZONE_MARK) nWord++;
+        if (nWord != plain.n || nEndDoc != nEndPlain) abort();
+        for (size_t i = 0; i < nWord; i++) {
+            const Tok *x = &doc.a[i], *y = &plain.a[i];
+            if (x->n != y->n || memcmp(x->z, y->z, (size_t)x->n) || x->iPos != y->iPos ||
+                x->iStart != y->iStart || x->iEnd != y->iEnd) {
+                abort();
+            }
+        }
+        /* per zone: its opening terms, then its closing ones */
+        for (size_t i = nWord; i < doc.n;) {
+            const Tok *o = &doc.a[i];
+            if (o->z[0] != ANALYZER_ZONE_MARK || o->n < 2 || o->z[1] == '/') abort();
+            size_t nOpen = 0;
+            while (i + nOpen < doc.n && doc.a[i + nOpen].n == o->n && !memcmp(doc.a[i + nOpen].z, o->z, (size_t)o->n)) nOpen++;
+            if (i + 2 * nOpen > doc.n) abort();
+            for (size_t k = 0; k < nOpen; k++) {
+                const Tok *b = &doc.a[i + k], *e = &doc.a[i + nOpen + k];
+                if (e->n != o->n + 1 || e->z[0] != ANALYZER_ZONE_MARK || e->z[1] != '/' ||
+                    memcmp(e->z + 2, o->z + 1, (size_t)o->n - 1)) {
+                    abort();
+                }
+                if (b->iPos > e->iPos || e->iPos >= nEndDoc) abort();
+                if (k + 1 < nOpen && e->iPos >= doc.a[i + k + 1].iPos) abort();
+                int bAtB = 0, bAtE = 0;
+                for (size_t w = 0; w < nWord; w++) {
+                    bAtB |= doc.a[w].iPos == b->iPos;
+                    bAtE |= doc.a[w].iPos == e->iPos;
+                }
+                if (!bAtB || !bAtE) abort();
+            }
+            i += 2 * nOpen;
+        }
+    }
+    strbuf_free(&buf);
+    free(doc.a);
+    free(plain.a);
+}
+
 static Analyzer *make(const char *zMorph, const char *zStop, int bExact, int bSp) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, bSp, 0, NULL, 0, NULL, 0};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, bSp, 0, NULL, 0, NULL, 0, NULL};
     Analyzer *a = NULL;
     if (analyzer_new(&cfg, &a, NULL) != LP_OK) abort();
     return a;
@@ -94,7 +177,11 @@ static Analyzer *make(const char *zMorph, const char *zStop, int bExact, int bSp
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* Created once, kept for the process: they are immutable and reachable,
     ** so neither a leak nor state carried between inputs. */
-    static Analyzer *aAn[5];
+    static Analyzer *aAn[5], *pZones;
+    if (!pZones) {
+        AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 1, 1, "script", 0, "img=alt", 0, "h*, th, b"};
+        if (analyzer_new(&cfg, &pZones, NULL) != LP_OK) abort();
+    }
     if (!aAn[0]) {
         aAn[0] = make(NULL, NULL, 0, 0);
         aAn[1] = make("stem_en", "en", 0, 0);
@@ -207,6 +294,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (iBad < 0 && sb.n && utf8_check(sb.z, sb.n) != -1) abort();
     }
     strbuf_free(&sb);
+    check_zones(pZones, z, size, iBad);
     for (int i = 0; i < 8; i++) free(aRun[i].a);
     free(z);
     return 0;

@@ -57,6 +57,10 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
             (!memchr(x->z, '*', (size_t)x->n) || strspn(x->z, "*") == (size_t)x->n || strstr(x->z, "**"))) {
             abort();
         }
+        if (x->pZones && (x->pZones->nName < 1 || x->pZones->pos < 0 ||
+                          (size_t)x->pZones->pos + (size_t)x->pZones->len > n)) {
+            abort();
+        }
         if (x->kind == FTSN_QUORUM &&
             !((x->nQuorum >= 1 && x->nQuorum <= FTS_MATCH_MAX_QUORUM) ||
               (x->nQuorum == 0 && x->fQuorum > 0 && x->fQuorum <= 1))) {
@@ -125,8 +129,9 @@ static void build_index(void) {
     static const char *const azWord[] = {"a", "b", "c", "x", "y", "hello"};
     LpError err;
     /* Stemmed, with exact forms, so '=word' is planned too (the stems of
-    ** these words are the words), and with sentences and paragraphs. */
-    AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 1, 0, NULL, 1, NULL, 0}; /* wildcards planned too */
+    ** these words are the words), with sentences and paragraphs, and HTML
+    ** zones h1.. and th (ZONE:). */
+    AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 1, 1, NULL, 1, NULL, 0, "h*, th"}; /* wildcards planned too */
     if (analyzer_new(&cfg, &g_an, &err)) abort();
     g_mem = fts_mem_new(3);
     if (!g_mem) abort();
@@ -135,12 +140,16 @@ static void build_index(void) {
     for (uint32_t doc = 0; doc < 40; doc++) {
         fts_docbuf_reset(&d);
         for (int f = 0; f < 3; f++) {
-            char zText[256] = "";
+            char zText[1024] = "";
             seed = seed * 1103515245u + 12345u;
             int nWord = (int)((seed >> 16) % 30);
             for (int k = 0; k < nWord; k++) {
                 seed = seed * 1103515245u + 12345u;
+                if (k % 5 == 1) strcat(zText, "<h1>");
+                if (k % 11 == 3) strcat(zText, "<th>");
                 strcat(zText, azWord[(seed >> 16) % 6]);
+                if (k % 7 == 5) strcat(zText, "</h1>");
+                if (k % 13 == 6) strcat(zText, " </th>");
                 strcat(zText, k % 9 == 8 ? "\n\n" : k % 4 == 3 ? "? " : " ");
             }
             if (fts_docbuf_field(&d, g_an, f, zText, strlen(zText), &err)) abort();

@@ -2624,3 +2624,117 @@ def test_wildcards_with_min_infix_len(server, cur, uniq):
     expect_error(cur, f"SELECT id FROM {u} WHERE MATCH('\"a *cat*\"')", 1064)
     expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) min_infix_len='65'", 1064, r"min_infix_len")
     expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) min_infix_len='x'", 1064, r"min_infix_len")
+
+
+def test_zone_limits(server, cur, uniq):
+    """index_zones='h*, th' (with html_strip='1', Manticore's options)
+    indexes where those elements' spans are, and ZONE:(h1,th) in MATCH
+    limits the rest of its group to words inside them (each word in any
+    span of any of the zones, a phrase's words too). Checked against a
+    reference over random HTML: a word is inside zone z where more z tags
+    are open than closed (opening and closing tags paired per name, a stray
+    closing tag ignored), in the RAM segment and in a sealed one."""
+    rng = random.Random(11)
+    vocab = ["ant", "bee", "cat", "cow", "dog", "eel", "elk", "fox", "gnu", "hen"]
+    zones = ["h1", "h2", "th"]
+
+    def make_doc():
+        parts, words, depth = [], [], {z: 0 for z in zones}
+        open_stack = []
+        for _ in range(rng.randint(1, 25)):
+            r = rng.random()
+            if r < 0.15:
+                z = rng.choice(zones + ["p", "b"])  # p: block, b: inline; neither a zone
+                parts.append(f"<{z.upper() if rng.random() < 0.2 else z}>")
+                open_stack.append(z)
+                if z in depth:
+                    depth[z] += 1
+            elif r < 0.27:
+                z = rng.choice(open_stack) if open_stack and rng.random() < 0.8 else rng.choice(zones)
+                parts.append(f"</{z}>")
+                if z in open_stack:
+                    open_stack.remove(z)
+                if z in depth and depth[z] > 0:
+                    depth[z] -= 1
+            else:
+                w = rng.choice(vocab)
+                parts.append(w)
+                words.append((w, frozenset(z for z in zones if depth[z] > 0)))
+        return " ".join(parts), words
+
+    docs, ref = {}, {}
+    for i in range(1, 301):
+        docs[i], ref[i] = make_doc()
+    t = make_table(server, uniq(), "(body TEXT) html_strip='1' index_zones='h*, th'",
+                   {i: (d,) for i, d in docs.items()})
+
+    def has(i, w, zs):
+        return any(x == w and (zs is None or a & zs) for x, a in ref[i])
+
+    def has_phrase(i, w1, w2, zs):
+        ws = ref[i]
+        return any(ws[k][0] == w1 and ws[k + 1][0] == w2 and ws[k][1] & zs and ws[k + 1][1] & zs
+                   for k in range(len(ws) - 1))
+
+    def has_prefix(i, pre, zs):
+        return any(x.startswith(pre) and a & zs for x, a in ref[i])
+
+    cases = []
+    for _ in range(40):
+        zs = frozenset(rng.sample(zones, rng.randint(1, 3)))
+        spec = "ZONE:(" + ",".join(sorted(zs)) + ")" if len(zs) > 1 or rng.random() < 0.5 else "ZONE:" + next(iter(zs))
+        w1, w2 = rng.sample(vocab, 2)
+        cases += [
+            (f"{spec} {w1}", lambda i, zs=zs, w1=w1: has(i, w1, zs)),
+            (f"{spec} {w1} {w2}", lambda i, zs=zs, w1=w1, w2=w2: has(i, w1, zs) and has(i, w2, zs)),
+            (f"{spec} {w1} | {w2}", lambda i, zs=zs, w1=w1, w2=w2: has(i, w1, zs) or has(i, w2, zs)),
+            (f"{w1} {spec} {w2}", lambda i, zs=zs, w1=w1, w2=w2: has(i, w1, None) and has(i, w2, zs)),
+            (f"{spec} {w1} -{w2}", lambda i, zs=zs, w1=w1, w2=w2: has(i, w1, zs) and not has(i, w2, zs)),
+            (f'{spec} "{w1} {w2}"', lambda i, zs=zs, w1=w1, w2=w2: has_phrase(i, w1, w2, zs)),
+            (f"{spec} {w1[:2]}*", lambda i, zs=zs, p=w1[:2]: has_prefix(i, p, zs)),
+            (f"({spec} {w1}) | {w2}", lambda i, zs=zs, w1=w1, w2=w2: has(i, w1, zs) or has(i, w2, None)),
+            (f"{spec} {w1} @body {w2}", lambda i, zs=zs, w1=w1, w2=w2: has(i, w1, zs) and has(i, w2, None)),
+        ]
+    for step in ("ram", "flush"):
+        if step == "flush":
+            cur.execute(f"FLUSH TABLE {t}")
+        for text, pred in cases:
+            want = sorted(i for i in docs if pred(i))
+            assert sorted(match_ids(cur, t, text)) == want, (step, text)
+    # a weight counts the words inside the zones only
+    u = make_table(server, uniq(), "(body TEXT) html_strip='1' index_zones='th'",
+                   {1: ("<th>cat</th> cat cat dog",), 2: ("<th>cat</th> dog dog dog",),
+                    3: ("eel eel eel eel",), 4: ("eel eel eel eel",), 5: ("eel eel eel eel",)})
+    w = dict(match_weights(cur, u, "ZONE:th cat"))
+    assert w[1] == w[2] > 0, w  # one cat in a zone each, in fields of one length
+    assert dict(match_weights(cur, u, "cat"))[1] > w[1]
+    # EXPLAIN names the zones; SHOW CREATE TABLE keeps the option
+    cur.execute(f"EXPLAIN SELECT id FROM {t} WHERE MATCH('ZONE:(h1,th) cat')")
+    plan = "\n".join(r[0] for r in cur.fetchall())
+    assert "zones=h1,th" in plan, plan
+    cur.execute(f"SHOW CREATE TABLE {t}")
+    assert "index_zones='h*, th'" in cur.fetchone()[1]
+    # zone terms are no words: a wildcard over every term does not see them
+    v = make_table(server, uniq(), "(body TEXT) html_strip='1' index_zones='h1' min_infix_len='2'",
+                   {1: ("<h1>x</h1>",), 2: ("h1",)})
+    assert sorted(match_ids(cur, v, "*h1*")) == [2]
+    # errors: a table without zones, a zone it does not index, the option without html_strip
+    expect_error(cur, f"SELECT id FROM {v} WHERE MATCH('a ZONE:(h1,h2) b')", 1064,
+                 r"zone 'h2' of the ZONE: at offset 2 is not one of the table's index_zones")
+    n = make_table(server, uniq(), "(body TEXT)", {1: ("cat",)})
+    expect_error(cur, f"SELECT id FROM {n} WHERE MATCH('ZONE:th cat')", 1064,
+                 r"ZONE: at offset 0 needs the table option index_zones \(with html_strip='1'\)")
+    expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) index_zones='h1'", 1064,
+                 r"index_zones needs html_strip='1'")
+    expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) html_strip='1' index_zones='h1, 2x'", 1064,
+                 r"index_zones: '2x' is not an element name")
+    expect_error(cur, f"SELECT id FROM {t} WHERE MATCH('ZONESPAN:th cat')", 1064,
+                 r"ZONESPAN limits are not supported")
+    # a chain's operands share one limit
+    w = make_table(server, uniq(), "(body TEXT) html_strip='1' index_zones='th'",
+                   {1: ("<th>cat dog</th>",), 2: ("<th>cat</th> dog",), 3: ("cat <th>dog</th>",)})
+    assert sorted(match_ids(cur, w, "ZONE:th cat << dog")) == [1]
+    assert sorted(match_ids(cur, w, "ZONE:th cat NEAR/2 dog")) == [1]
+    expect_error(cur, f"SELECT id FROM {w} WHERE MATCH('cat << ZONE:th dog')", 1064,
+                 r"the operands of '<<', NEAR, NOTNEAR, SENTENCE and PARAGRAPH take one ZONE limit: "
+                 r"the operand at offset 15 has another")

@@ -67,7 +67,7 @@ static void toks_free(Toks *p) {
 }
 
 static Analyzer *mk(const char *zMorph, const char *zStop) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, 0, 0, 0, NULL, 0, NULL, 0};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -614,7 +614,7 @@ static void test_config(void **state) {
         /* minPrefix below -64 stands for min_infix_len -minPrefix */
         int bInfix = aBad[i].minPrefix < -64;
         AnalyzerConfig cfg = {aBad[i].zMorph, aBad[i].zStop, bInfix ? 0 : aBad[i].minPrefix, 0, 0, 0, NULL,
-                              bInfix ? -aBad[i].minPrefix : 0, NULL, 0};
+                              bInfix ? -aBad[i].minPrefix : 0, NULL, 0, NULL};
         Analyzer *a = (Analyzer *)&cfg; /* must be reset to NULL */
         LpError err;
         lp_err_clear(&err);
@@ -623,7 +623,7 @@ static void test_config(void **state) {
         assert_int_equal(err.code, LP_BADINPUT);
         if (!strstr(err.zMsg, aBad[i].zNeedle)) fail_msg("message \"%s\" lacks \"%s\"", err.zMsg, aBad[i].zNeedle);
     }
-    AnalyzerConfig cfg = {"", "NONE", 64, 0, 0, 0, NULL, 64, NULL, 0};
+    AnalyzerConfig cfg = {"", "NONE", 64, 0, 0, 0, NULL, 64, NULL, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
@@ -961,7 +961,7 @@ static void test_stem_dictionary(void **state) {
 /* ------------------------------------------------------------ exact forms */
 
 static Analyzer *mk_exact(const char *zMorph, const char *zStop) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, 1, 0, 0, NULL, 0, NULL, 0};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, 1, 0, 0, NULL, 0, NULL, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1043,7 +1043,7 @@ static void test_exact_forms(void **state) {
     analyzer_free(a);
 
     /* analyzer_prefix_ok counts characters, not bytes */
-    AnalyzerConfig pc = {NULL, NULL, 3, 0, 0, 0, NULL, 0, NULL, 0};
+    AnalyzerConfig pc = {NULL, NULL, 3, 0, 0, 0, NULL, 0, NULL, 0, NULL};
     Analyzer *ap = NULL;
     assert_int_equal(analyzer_new(&pc, &ap, &err0), LP_OK);
     assert_false(analyzer_prefix_ok(ap, "ab", 2));
@@ -1096,7 +1096,7 @@ static void check_doc(const Analyzer *a, const char *z, const char *zWant) {
 
 static void test_min_word_len(void **state) {
     (void)state;
-    AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 0, 0, NULL, 0, NULL, 3};
+    AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 0, 0, NULL, 0, NULL, 3, NULL};
     Analyzer *a = NULL;
     LpError err;
     if (analyzer_new(&cfg, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
@@ -1109,19 +1109,19 @@ static void test_min_word_len(void **state) {
     analyzer_free(a);
     /* 0 and 1: every word */
     for (int m = 0; m <= 1; m++) {
-        AnalyzerConfig c1 = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, m};
+        AnalyzerConfig c1 = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, m, NULL};
         if (analyzer_new(&c1, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
         check_doc(a, "a b c", "a@0 b@1 c@2");
         analyzer_free(a);
     }
-    AnalyzerConfig bad = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 65};
+    AnalyzerConfig bad = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 65, NULL};
     assert_int_equal(analyzer_new(&bad, &a, &err), LP_BADINPUT);
     assert_string_equal(err.zMsg, "min_word_len 65 is out of range 0..64");
 }
 
 static void test_index_sp(void **state) {
     (void)state;
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 0, NULL, 0, NULL, 0};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 0, NULL, 0, NULL, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1230,7 +1230,7 @@ static void test_html_strip(void **state) {
     check_strip_attrs("te<b title=x>st", NULL, azAttr, "test"); /* b is not listed */
     check_strip_attrs("<img alt=x>", NULL, NULL, "");
     /* through the analyzer: the words of the stripped text */
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 1, "script, STYLE", 0, NULL, 0};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 1, "script, STYLE", 0, NULL, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1286,6 +1286,115 @@ static void test_html_strip(void **state) {
             fail_msg("%s: %s", azBad[i], err.zMsg);
         }
     }
+}
+
+/* ---------------------------------------------------------- index_zones */
+
+/* The tokens analyzer_run_doc gives for z, "term@pos ...". */
+static void check_zones(const Analyzer *a, const char *z, const char *zWant) {
+    Toks t = {0};
+    LpError err;
+    lp_err_clear(&err);
+    uint32_t iEnd = 0;
+    if (analyzer_run_doc(a, z, strlen(z), 0, collect, &t, &iEnd, &err) != LP_OK) {
+        fail_msg("analyzer_run_doc(\"%s\"): %s", z, err.zMsg);
+    }
+    char zGot[1024] = "";
+    uint32_t nWordEnd = 0;
+    for (int i = 0; i < t.n; i++) {
+        size_t k = strlen(zGot);
+        snprintf(zGot + k, sizeof(zGot) - k, "%s%s@%u", i ? " " : "", t.a[i].z, t.a[i].iPos);
+        if (t.a[i].z[0] != ANALYZER_ZONE_MARK && t.a[i].iPos + 1 > nWordEnd) nWordEnd = t.a[i].iPos + 1;
+    }
+    /* zones' terms take no position: the length is the words' */
+    assert_int_equal(iEnd, nWordEnd);
+    toks_free(&t);
+    if (strcmp(zGot, zWant) != 0) fail_msg("\"%s\" → \"%s\", want \"%s\"", z, zGot, zWant);
+}
+
+typedef struct ZoneLog {
+    char z[512];
+} ZoneLog;
+
+static void zone_log(void *ctx, const char *zName, size_t nName, size_t iOut, int bClose) {
+    ZoneLog *l = ctx;
+    size_t k = strlen(l->z);
+    snprintf(l->z + k, sizeof(l->z) - k, "%s%s%.*s@%zu", k ? " " : "", bClose ? "/" : "", (int)nName, zName, iOut);
+}
+
+static void test_index_zones(void **state) {
+    (void)state;
+    /* html_strip_zones reports the listed elements' tags where they are */
+    static const char *const azZone[] = {"h*", "th", NULL};
+    ZoneLog log = {""};
+    HtmlZones hz = {azZone, zone_log, &log};
+    StrBuf sb = {0};
+    const char *zDoc = "a<H2 class=x>b</h2><th>c<hr/>d</TH><thead>e</thead><b>f</b><hr>g";
+    html_strip_zones(zDoc, strlen(zDoc), NULL, NULL, &hz, &sb);
+    /* "a\n\nb\n\n\n\nc d\n\n\n\ne\n\nf g": <hr/> closes itself (no span),
+    ** thead is neither th nor h* */
+    assert_string_equal(log.z, "H2@1 /h2@4 th@6 /TH@11 hr@19");
+    strbuf_free(&sb);
+
+    AnalyzerConfig cfg = {"stem_en", NULL, 0, 0, 0, 1, "script", 0, NULL, 0, " H*,th , title,B"};
+    Analyzer *a = NULL;
+    LpError err;
+    lp_err_clear(&err);
+    if (analyzer_new(&cfg, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
+    assert_true(analyzer_has_zones(a));
+    assert_true(analyzer_zone_indexed(a, "h1", 2) && analyzer_zone_indexed(a, "h", 1) &&
+                analyzer_zone_indexed(a, "th", 2) && analyzer_zone_indexed(a, "title", 5));
+    assert_false(analyzer_zone_indexed(a, "t", 1) || analyzer_zone_indexed(a, "thead", 5) ||
+                 analyzer_zone_indexed(a, "bb", 2));
+    /* a span's terms at its first and last word; words after the markers */
+    check_zones(a, "<title>Running cats</title> and <b>dogs</b>",
+                "run@0 cat@1 and@2 dog@3 <b@3 </b@3 <title@0 </title@1");
+    /* one word; spans of one name in order; names lower-cased */
+    check_zones(a, "<TH>one</TH> two <th>three four</th>", "one@0 two@1 three@2 four@3 <th@0 <th@2 </th@0 </th@3");
+    /* nested and overlapping spans of one name are one; other names apart */
+    check_zones(a, "<h1>a <h1>b</h1> c</h1> <h2>d <h1>e</h1></h2>",
+                "a@0 b@1 c@2 d@3 e@4 <h1@0 <h1@4 </h1@2 </h1@4 <h2@3 </h2@4");
+    /* a span with no word is not indexed; an unclosed one ends with the
+    ** field; a stray closing tag is ignored */
+    check_zones(a, "x <th></th> <th> </th> </h3> <h4>y z", "x@0 y@1 z@2 <h4@1 </h4@2");
+    /* a span holds the words wholly inside it: an inline tag inside a word
+    ** does not split it, and the word is in no span; a block-level tag
+    ** splits it; a removed element holds no zone */
+    check_zones(a, "ca<b>t</b>s <script><th>x</th></script>", "cat@0");
+    check_zones(a, "ca<h5>t</h5>s", "ca@0 t@1 s@2 <h5@1 </h5@1");
+    /* no zones: the words only, as analyzer_doc_text + analyzer_run */
+    check_zones(a, "no markup at all", "no@0 markup@1 at@2 all@3");
+    /* invalid UTF-8 is refused where it is */
+    Toks t = {0};
+    assert_int_equal(analyzer_run_doc(a, "<th>\xff</th>", 9, 0, collect, &t, NULL, &err), LP_BADINPUT);
+    assert_int_equal(err.pos, 4);
+    toks_free(&t);
+    analyzer_free(a);
+
+    /* index_sp: boundaries take positions inside spans too */
+    cfg.bIndexSp = 1;
+    cfg.zMorphology = NULL;
+    if (analyzer_new(&cfg, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
+    check_zones(a, "<h1>One. Two</h1> three", "one@0 .@1 two@2 ..@3 three@4 <h1@0 </h1@2");
+    analyzer_free(a);
+
+    /* the option's errors */
+    cfg.bHtmlStrip = 0;
+    assert_int_equal(analyzer_new(&cfg, &a, &err), LP_BADINPUT);
+    assert_string_equal(err.zMsg, "index_zones needs html_strip='1': zones are HTML elements");
+    cfg.bHtmlStrip = 1;
+    static const char *const azBad[] = {"h1, 2x", "*", "h-1", "t*t", "abcdefghijklmnopqrstuvwxyzabcdefg"};
+    for (size_t i = 0; i < LP_ARRAY_SIZE(azBad); i++) {
+        cfg.zIndexZones = azBad[i];
+        assert_int_equal(analyzer_new(&cfg, &a, &err), LP_BADINPUT);
+        if (!strstr(err.zMsg, "index_zones: '") || !strstr(err.zMsg, "is not an element name")) {
+            fail_msg("%s: %s", azBad[i], err.zMsg);
+        }
+    }
+    cfg.zIndexZones = " , ";
+    assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK); /* an empty list: no zones */
+    assert_false(analyzer_has_zones(a));
+    analyzer_free(a);
 }
 
 static void test_query_stars(void **state) {
@@ -1361,6 +1470,7 @@ int main(void) {
         cmocka_unit_test(test_exact_forms),
         cmocka_unit_test(test_index_sp),
         cmocka_unit_test(test_html_strip),
+        cmocka_unit_test(test_index_zones),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

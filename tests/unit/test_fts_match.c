@@ -43,6 +43,15 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
         if (x->anchor) assert_true(x->kind != FTSN_PREFIX && x->kind != FTSN_WILDCARD && x->nSlop == 0);
         if (x->kind == FTSN_WILDCARD) assert_non_null(memchr(x->z, '*', (size_t)x->n));
         assert_true(x->nPosLimit <= FTS_MATCH_MAX_POS_LIMIT);
+        if (x->pZones) {
+            const FtsZones *zs = x->pZones;
+            assert_true(zs->nName >= 1 && !zs->bSpan && zs->pos >= 0 && (size_t)(zs->pos + zs->len) <= n);
+            for (int k = 0; k < zs->nName; k++) {
+                size_t m = strlen(zs->azName[k]);
+                assert_true(m >= 1 && m <= FTS_MATCH_MAX_ZONE_NAME);
+                for (size_t i = 0; i < m; i++) assert_false(zs->azName[k][i] >= 'A' && zs->azName[k][i] <= 'Z');
+            }
+        }
         assert_non_null(x->z);
         assert_int_equal(strnlen(x->z, (size_t)x->n + 1) <= (size_t)x->n, 1);
         assert_int_equal(x->z[x->n], 0);
@@ -849,10 +858,34 @@ static void test_sphinx_operators(void **state) {
                                    "phrase after PARAGRAPH");
     check_error("a PARAGRAPH b*", 12, "MATCH: near 'b*' at offset 12: PARAGRAPH joins words, exact "
                                       "phrases and OR lists of them; this operand is a prefix");
-    check_error("ZONE:(h3) a", 0, "MATCH: near 'ZONE:(h3) a' at offset 0: ZONE limits are not "
-                                  "supported: loupe does not index HTML zones");
-    check_error("ZONESPAN:h2 a", 0, "MATCH: near 'ZONESPAN:h2 a' at offset 0: ZONESPAN limits are "
-                                    "not supported: loupe does not index HTML zones");
+}
+
+/* ZONE:(…): the rest of the group's leaves carry the zones, until a field
+** operator or another ZONE:; ZONESPAN: is refused by name. */
+static void test_zones(void **state) {
+    (void)state;
+    check("ZONE:(h3, H4) a \"b c\" d* @title e", "AND(a<h3,h4>, PHRASE(\"b c\")<h3,h4>, PREFIX(d*)<h3,h4>, e@{title})");
+    check("ZONE:th a | b", "OR(a<th>, b<th>)");
+    check("ZONE: th a", "a<th>");
+    check("x (ZONE:th a) b", "AND(x, a<th>, b)");
+    check("ZONE:th a ZONE:td b", "AND(a<th>, b<td>)");
+    check("@title ZONE:th a", "a@{title}<th>");
+    check("ZONE:th a -b", "AND(a<th>, NOT(b<th>))");
+    check("ZONE:th a << b", "BEFORE(a<th>, b<th>)");
+    check("ZONE:th \"a b c\"/2 *ab*", "AND(QUORUM(\"a b c\"/2)<th>, WILDCARD(*ab*)<th>)");
+    check("ZONE:th title:a b", "AND(a@{title}, b<th>)"); /* a Lucene field scope is a field operator */
+    check("zone:th a", "AND(zone, th, a)");                 /* lower case: words */
+    check_error("ZONE:", 5, "MATCH: unexpected end of query at offset 5: expected a zone name (an "
+                            "HTML element such as h3)");
+    check_error("ZONE:(h3,) a", 9, "MATCH: near ') a' at offset 9: expected a zone name (an HTML "
+                                   "element such as h3)");
+    check_error("ZONE:(h3 h4) a", 9, "MATCH: near 'h4) a' at offset 9: expected ',' or ')' in the zone list");
+    check_error("ZONE:abcdefghijklmnopqrstuvwxyzabcdefg a", 5,
+                "MATCH: near 'abcdefghijklmnopqrstuvwxyzabcdef...' at offset 5: a zone name is at most "
+                "32 bytes");
+    check_error("a ZONESPAN:h2 a", 2, "MATCH: near 'ZONESPAN:h2 a' at offset 2: ZONESPAN limits are not "
+                                      "supported (ZONE: limits are: each word inside a span of the "
+                                      "zones, not all in one)");
 }
 
 /* A '*' standing alone inside an exact phrase is one any-word position
@@ -1031,7 +1064,8 @@ int main(void) {
         cmocka_unit_test(test_syntax_errors), cmocka_unit_test(test_offsets),
         cmocka_unit_test(test_depth),         cmocka_unit_test(test_long),
         cmocka_unit_test(test_field_sets),    cmocka_unit_test(test_dump_escapes),
-        cmocka_unit_test(test_sphinx_operators), cmocka_unit_test(test_phrase_stars),
+        cmocka_unit_test(test_sphinx_operators), cmocka_unit_test(test_zones),
+        cmocka_unit_test(test_phrase_stars),
         cmocka_unit_test(test_boost),         cmocka_unit_test(test_phrase_alternatives),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

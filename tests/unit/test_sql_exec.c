@@ -99,7 +99,7 @@ static void test_ddl(void **state) {
     assert_string_equal(run(s, "CREATE TABLE t2 (a INT) colour='red'"),
                         "ERR 1064 near 'colour='red'' at line 1 col 25: unknown table option 'colour': "
                         "expected morphology, stopwords, min_prefix_len, min_infix_len, min_word_len, index_exact_words, index_sp, "
-                        "html_strip, html_remove_elements, html_index_attrs, expand_keywords, rt_mem_limit, rank_profile "
+                        "html_strip, html_remove_elements, html_index_attrs, index_zones, expand_keywords, rt_mem_limit, rank_profile "
                         "or type");
     assert_string_equal(run(s, "CREATE TABLE t2 (v FLOAT_VECTOR knn_type='hnsw')"),
                         "ERR 1064 column 'v': knn_type='hnsw' needs knn_dims (or model_name)");
@@ -352,7 +352,7 @@ static void test_fulltext(void **state) {
     run(s, "SELECT id FROM f WHERE MATCH('insulin | breathing')");
     assert_string_equal(run(s, "SHOW META LIKE 'strategy'"), "strategy|maxscore");
     assert_string_equal(run(s, "EXPLAIN SELECT id FROM f WHERE MATCH('\"deliver insulin\" | breathing')"),
-                        "fulltext: strategy=bool_fallback (not maxscore: the query has a positional clause (phrase, proximity, anchor, position limit, NEAR or '<<'))\n"
+                        "fulltext: strategy=bool_fallback (not maxscore: the query has a positional clause (phrase, proximity, anchor, position limit, zone limit, NEAR or '<<'))\n"
                         "OR\n  phrase \"deliv insulin\" idf=0.8473 type_weight=1\n"
                         "    field 1: idf=0.8473 weight=1\n"
                         "  term \"breath\" idf=0.8473 type_weight=1\n"
