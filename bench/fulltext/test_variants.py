@@ -36,3 +36,21 @@ def test_idf_forms():
     assert variants.idf_of("xapian", n, df2) == pytest.approx(math.log(2))
     assert variants.idf_of("xapian", n, 900) == pytest.approx(math.log(100.5 / 900.5 * 0.5 + 1))
     assert variants.idf_of("lucene", n, 900) == pytest.approx(math.log(1 + 100.5 / 900.5))
+
+
+def test_model_and_feedback_knobs_parse():
+    v = variants.parse_variant("")
+    assert (v["model"], v["fbmode"], v["fbw"], v["fbmin"], v["fbqmax"]) == ("bm25", "mix", "score", 1.0, 0.0)
+    v = variants.parse_variant("model=lmdir,mu=300,fb=0.2,fbmode=add,fbw=exp,fbmin=2,fbqmax=20")
+    assert (v["model"], v["mu"], v["fbmode"], v["fbw"], v["fbmin"], v["fbqmax"]) == ("lmdir", 300.0, "add", "exp", 2.0, 20.0)
+    assert variants.parse_variant("fbw=exp,fbtemp=2")["fbtemp"] == 2.0
+    v = variants.parse_variant("model=pl2,c=4")
+    assert (v["model"], v["c"]) == ("pl2", 4.0)
+    for m in ("dph", "inl2"):
+        assert variants.parse_variant("model=" + m)["model"] == m
+
+
+@pytest.mark.parametrize("bad", ["model=bm11", "fbmode=both", "fbw=rank", "mu=x", "c="])
+def test_bad_model_and_feedback_knobs_are_refused(bad):
+    with pytest.raises(SystemExit):
+        variants.parse_variant(bad)

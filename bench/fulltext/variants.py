@@ -47,6 +47,34 @@ A VARIANT is a comma-separated list of knob=value ("" is the default):
     fbdocs=10  fbterms=10  fbsel=0
     fbdf=1              words in more than this fraction of documents are
                         never added
+    fbmode=mix          mix: as above, the original words reweighted too;
+                        add: the original query keeps its qtf weights and
+                        only words not in it are added, each with
+                        fb * |query| * its share among them (score =
+                        BM25F(q) + fb * |q| * BM25F(expansion))
+    fbw=score           a feedback document's weight: score (its first
+                        score, as above); exp: exp((score - the top
+                        score) / fbtemp) (RM3's P(q|d) when the model is
+                        lmdir and fbtemp is 1)
+    fbtemp=1
+    fbmin=1             a word joins only if it occurs in at least this
+                        many of the feedback documents
+    fbqmax=0            no feedback for queries of more than this many
+                        words (0: no limit)
+    model=bm25          bm25: loupe's BM25F (the knobs above); lmdir:
+                        query likelihood with Dirichlet smoothing, qtf *
+                        log(1 + tf / (mu P(w|C))) per word plus |q| *
+                        log(mu / (dl + mu)) (Zhai and Lafferty, 2001);
+                        dph: DFR's parameter-free DPH (Amati, 2006, as
+                        Terrier computes it); pl2, inl2: DFR's PL2F and
+                        InL2F (Macdonald et al., 2005): each field's tf
+                        normalised by log2(1 + c avg length / length),
+                        then summed with the field weights. lmdir and dph
+                        see a document as one field, title tf times wt
+                        (k1, b, bt, length, lmix, idf, minnorm, delta, k3
+                        and prox are BM25's only; exact is not for them)
+    mu=1000             lmdir's Dirichlet prior
+    c=1                 pl2's and inl2's length normalisation
     exact=0             exact forms (index_exact_words with Manticore's
                         expand_keywords): each query word also matches its
                         unstemmed form, as a term of its own whose BM25F
@@ -90,7 +118,10 @@ WORD = re.compile(r"[^\W_]+")
 METRICS = metrics.KEYS
 KNOBS = {"k1": 1.2, "b": 0.75, "bt": None, "wt": 1.0, "stem": "english", "length": "field",
          "idf": "rsj", "minnorm": 0.0, "k3": None, "delta": 0.0, "prox": 0.0, "rerank": 300.0, "lmix": 0.0,
-         "fb": 0.0, "fbdocs": 10.0, "fbterms": 10.0, "fbdf": 1.0, "fbsel": 0.0, "exact": 0.0}
+         "fb": 0.0, "fbdocs": 10.0, "fbterms": 10.0, "fbdf": 1.0, "fbsel": 0.0, "exact": 0.0,
+         "fbmode": "mix", "fbw": "score", "fbmin": 1.0, "fbqmax": 0.0, "fbtemp": 1.0, "model": "bm25", "mu": 1000.0, "c": 1.0}
+WORDS = {"stem": None, "length": ("field", "row"), "idf": ("rsj", "xapian", "lucene"), "fbmode": ("mix", "add"),
+         "fbw": ("score", "exp"), "model": ("bm25", "lmdir", "dph", "pl2", "inl2")}
 
 
 def parse_variant(text):
@@ -99,7 +130,9 @@ def parse_variant(text):
         key, _, val = part.partition("=")
         if key not in KNOBS or not val:
             raise SystemExit("variants.py: bad knob %r in %r (knobs: %s)" % (part, text, ", ".join(KNOBS)))
-        if key in ("stem", "length", "idf"):
+        if key in WORDS:
+            if WORDS[key] is not None and val not in WORDS[key]:
+                raise SystemExit("variants.py: %s is one of %s, not %r" % (key, ", ".join(WORDS[key]), val))
             v[key] = val
         else:
             try:
@@ -191,9 +224,18 @@ def rank(name, v):
         norms = [[1 - bb + bb * max(ls[i] / avg[i], v["minnorm"]) for i, bb in ((0, bt), (1, b))]
                  for ls in lens]
     weights = (v["wt"], 1.0)
+    model = v["model"]
+    if model != "bm25":
+        dls = [ls[0] + ls[1] for ls in lens]
+        avg_dl = sum(dls) / n or 1.0
+        if model in ("pl2", "inl2"):
+            # PL2F's per-field normalisation: log2(1 + c avg / length)
+            tfnorm = [[math.log2(1 + v["c"] * avg[i] / ls[i]) if ls[i] else 0.0 for i in (0, 1)] for ls in lens]
 
     def add_scores(scores, qweights, postings):
-        """Adds each word's BM25F part, times its weight, to scores."""
+        """Adds each word's part, times its weight, to scores."""
+        if model != "bm25":
+            return add_scores_other(scores, qweights, postings)
         for w, qw in qweights.items():
             p = postings.get(w)
             if not p:
@@ -203,6 +245,52 @@ def rank(name, v):
                 x = sum(weights[i] * tf[i] / norms[d][i] for i in (0, 1))
                 part = (k1 + 1) * x / (k1 + x) + (v["delta"] if x > 0 else 0)
                 scores[d] = scores.get(d, 0.0) + qw * idf * part
+
+    def add_scores_other(scores, qweights, postings):
+        """add_scores for the models other than BM25F."""
+        qtot = 0.0
+        for w, qw in qweights.items():
+            p = postings.get(w)
+            if not p:
+                continue
+            qtot += qw
+            cf = float(sum(tf[0] + tf[1] for tf in p.values()))
+            if model == "lmdir":
+                mp = v["mu"] * cf / total_len
+                for d, tf in p.items():
+                    x = weights[0] * tf[0] + tf[1]
+                    scores[d] = scores.get(d, 0.0) + qw * math.log(1 + x / mp)
+            elif model == "dph":
+                for d, tf in p.items():
+                    x = weights[0] * tf[0] + tf[1]
+                    dl = dls[d]
+                    f = x / dl
+                    if x <= 0 or f >= 1:
+                        scores.setdefault(d, 0.0)
+                        continue
+                    norm = (1 - f) * (1 - f) / (x + 1)
+                    part = norm * (x * math.log2(x * avg_dl / dl * n / cf) + 0.5 * math.log2(2 * math.pi * x * (1 - f)))
+                    scores[d] = scores.get(d, 0.0) + qw * part
+            else:
+                lam = cf / n
+                inl = math.log2((n + 1) / (len(p) + 0.5))
+                for d, tf in p.items():
+                    x = sum(weights[i] * tf[i] * tfnorm[d][i] for i in (0, 1))
+                    if x <= 0:
+                        scores.setdefault(d, 0.0)
+                        continue
+                    if model == "inl2":
+                        part = x * inl / (x + 1)
+                    else:
+                        part = (x * math.log2(x / lam) + (lam - x) / math.log(2)
+                                + 0.5 * math.log2(2 * math.pi * x)) / (x + 1)
+                    scores[d] = scores.get(d, 0.0) + qw * part
+        if model == "lmdir":
+            for d in scores:
+                scores[d] += qtot * math.log(v["mu"] / (dls[d] + v["mu"]))
+
+    if model == "lmdir":
+        total_len = float(sum(weights[0] * ls[0] + ls[1] for ls in lens)) or 1.0
 
     rankings = {}
     for qid, words in queries.items():
@@ -232,18 +320,24 @@ def rank(name, v):
                     for w, a in acc.items():
                         extra += weights[fi] * min(1.0, idfs[w]) * a * (k1 + 1) / (a + kd)
                 scores[d] += v["prox"] * extra
-        if v["fb"]:
+        if v["fb"] and not (v["fbqmax"] and len(words) > v["fbqmax"]):
             top = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:int(v["fbdocs"])]
-            rel = {}
+            rel, seen = {}, {}
             for d, s in top:
                 dl = (lens[d][0] + lens[d][1]) or 1
+                if v["fbw"] == "exp":
+                    s = math.exp((s - top[0][1]) / v["fbtemp"])
                 for fi in (0, 1):
                     for w in seqs[d][fi]:
                         rel[w] = rel.get(w, 0.0) + s / dl
+                for w in set(seqs[d][0]).union(seqs[d][1]):
+                    seen[w] = seen.get(w, 0) + 1
             cand = []
             for w, r in rel.items():
                 df = len(post[w])
-                if df > v["fbdf"] * n:
+                if df > v["fbdf"] * n or seen[w] < v["fbmin"]:
+                    continue
+                if v["fbmode"] == "add" and w in qtf:
                     continue
                 key = r * (idf_of(v["idf"], n, df) if v["fbsel"] else 1.0)
                 cand.append((-key, w, r))
@@ -251,9 +345,14 @@ def rank(name, v):
             cand = cand[:int(v["fbterms"])]
             tot = sum(r for _, _, r in cand) or 1.0
             ql = float(len(words))
-            qmodel = {w: (1 - v["fb"]) * c / ql for w, c in qtf.items()}
-            for _, w, r in cand:
-                qmodel[w] = qmodel.get(w, 0.0) + v["fb"] * r / tot
+            if v["fbmode"] == "add":
+                qmodel = dict(qtf)
+                for _, w, r in cand:
+                    qmodel[w] = v["fb"] * ql * r / tot
+            else:
+                qmodel = {w: (1 - v["fb"]) * c / ql for w, c in qtf.items()}
+                for _, w, r in cand:
+                    qmodel[w] = qmodel.get(w, 0.0) + v["fb"] * r / tot
             scores = {}
             add_scores(scores, qmodel, post)
         if v["exact"]:
