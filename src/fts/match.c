@@ -282,7 +282,7 @@ static int list_push(MatchParser *p, NodeList *l, FtsNode *x) {
 /* Appends x to a list of `kind` (AND or OR), taking in the children of an
 ** x of the same kind, so nested ANDs and ORs come out flat. */
 static int list_add(MatchParser *p, NodeList *l, FtsNodeKind kind, FtsNode *x) {
-    if (x->kind != kind) return list_push(p, l, x);
+    if (x->kind != kind || x->pSpan) return list_push(p, l, x);
     for (int k = 0; k < x->nChild; k++) {
         int rc = list_push(p, l, x->aChild[k]);
         if (rc) return rc;
@@ -440,11 +440,7 @@ static int zone_op_at(const MatchParser *p, int i) {
 ** zones (its fields stay). */
 static int parse_zone_op(MatchParser *p, Scope *pScope) {
     int iOp = p->i, bSpan = zone_op_at(p, p->i) == 2;
-    if (bSpan) {
-        return syntax_error(p, iOp, "ZONESPAN limits are not supported (ZONE: limits are: "
-                                    "each word inside a span of the zones, not all in one)");
-    }
-    p->i += 5;
+    p->i += bSpan ? 9 : 5;
     skip_space(p);
     int bList = p->i < p->n && p->z[p->i] == '(';
     if (bList) p->i++;
@@ -1232,6 +1228,9 @@ static int parse_operand(MatchParser *p, Scope *pScope, int bAfterBar, FtsNode *
         int rc;
         if (p->i < p->n && p->z[p->i] == '@') {
             rc = parse_field_op(p, pScope);
+        } else if (zone_op_at(p, p->i) == 2) {
+            return syntax_error(p, p->i, "ZONESPAN: starts an item of its group: not after '|', "
+                                         "MAYBE or a chain operator (write (ZONESPAN:… a b) there)");
         } else if (zone_op_at(p, p->i)) {
             rc = parse_zone_op(p, pScope);
         } else {
@@ -1515,10 +1514,36 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
     return chain_expand(p, x, pp);
 }
 
+/* The items of a ZONESPAN: scope (*pScope's zones), from the cursor up to a
+** field or zone operator, or the end of the group (bGroup: a ')') or of
+** the query, none of which it reads: one item, or an AND of them with
+** pSpan (unless none is positive). */
+static int parse_span_items(MatchParser *p, Scope *pScope, int bGroup, FtsNode **pp) {
+    NodeList l = {0};
+    int iFirst = p->i, iEnd = p->i;
+    for (;;) {
+        skip_space(p);
+        if (p->i >= p->n || p->z[p->i] == '@' || zone_op_at(p, p->i) || (bGroup && p->z[p->i] == ')')) {
+            break;
+        }
+        if (p->z[p->i] == ')') return syntax_error(p, p->i, "unmatched ')'");
+        FtsNode *x = NULL;
+        int rc = parse_chain(p, pScope, &x);
+        if (rc) return rc;
+        iEnd = p->i;
+        if ((rc = list_add(p, &l, FTSN_AND, x))) return rc;
+    }
+    if (l.n == 0) return syntax_error(p, p->i, "expected a word, phrase or '(' after ZONESPAN:");
+    int rc = list_finish(p, &l, FTSN_AND, iFirst, iEnd, pp);
+    if (rc == LP_OK && (*pp)->kind == FTSN_AND && !is_negative(*pp)) (*pp)->pSpan = pScope->pZones;
+    return rc;
+}
+
 /* The items of a group (bGroup: stops on ')', which it leaves unread) or
 ** of the whole query (stops at the end; *pp NULL when empty). */
 static int parse_body(MatchParser *p, Scope scope, int bGroup, FtsNode **pp) {
     NodeList l = {0};
+    const FtsZones *pSpan = scope.pZones && scope.pZones->bSpan ? scope.pZones : NULL;
     int iFirst = -1, iEnd = 0;
     *pp = NULL;
     for (;;) {
@@ -1538,8 +1563,18 @@ static int parse_body(MatchParser *p, Scope scope, int bGroup, FtsNode **pp) {
             if (rc) return rc;
             continue;
         }
+        int bSpanOp = zone_op_at(p, p->i) == 2;
         if (zone_op_at(p, p->i)) {
             if ((rc = parse_zone_op(p, &scope))) return rc;
+            if (!bSpanOp) continue;
+            /* ZONESPAN: the items up to the next field or zone operator
+            ** (or the group's end) are one AND that matches in one span */
+            FtsNode *x = NULL;
+            int iItem = p->i;
+            if ((rc = parse_span_items(p, &scope, bGroup, &x))) return rc;
+            if (iFirst < 0) iFirst = iItem;
+            iEnd = p->i;
+            if ((rc = list_add(p, &l, FTSN_AND, x))) return rc;
             continue;
         }
         int iItem = p->i;
@@ -1552,7 +1587,11 @@ static int parse_body(MatchParser *p, Scope scope, int bGroup, FtsNode **pp) {
         if (rc) return rc;
     }
     if (l.n == 0) return bGroup ? syntax_error(p, p->i, EXPECT_PRIMARY) : LP_OK;
-    return list_finish(p, &l, FTSN_AND, iFirst, iEnd, pp);
+    int rc = list_finish(p, &l, FTSN_AND, iFirst, iEnd, pp);
+    if (rc == LP_OK && pSpan && (*pp)->kind == FTSN_AND && !(*pp)->pSpan && !is_negative(*pp)) {
+        (*pp)->pSpan = pSpan; /* a group inside a ZONESPAN: scope */
+    }
+    return rc;
 }
 
 int fts_match_parse(Arena *a, const char *z, size_t n, const char *const *azField, int nField,
@@ -1682,12 +1721,12 @@ static void dump_fields(StrBuf *sb, const FtsNode *x, const char *const *azField
     dump_fieldset(sb, &x->fields, azField, nField);
     if (x->nPosLimit) strbuf_appendf(sb, "[%u]", x->nPosLimit);
     if (x->pZones) {
-        strbuf_appendc(sb, '<');
+        strbuf_appendz(sb, x->pZones->bSpan ? "<<" : "<");
         for (int k = 0; k < x->pZones->nName; k++) {
             if (k) strbuf_appendc(sb, ',');
             strbuf_appendz(sb, x->pZones->azName[k]);
         }
-        strbuf_appendc(sb, '>');
+        strbuf_appendz(sb, x->pZones->bSpan ? ">>" : ">");
     }
 }
 
@@ -1736,7 +1775,7 @@ static void dump_node(const FtsNode *x, const char *const *azField, int nField, 
     case FTSN_NEAR:
     case FTSN_SENTENCE:
     case FTSN_PARAGRAPH:
-        strbuf_appendz(sb, x->kind == FTSN_AND         ? "AND("
+        strbuf_appendz(sb, x->kind == FTSN_AND         ? (x->pSpan ? "SPAN(" : "AND(")
                            : x->kind == FTSN_OR        ? "OR("
                            : x->kind == FTSN_NOT       ? "NOT("
                            : x->kind == FTSN_MAYBE     ? "MAYBE("

@@ -71,6 +71,11 @@
 **                        one); a field operator, another ZONE: or the
 **                        group's end ends it, and a field operator keeps
 **                        it out of its scope
+**   ZONESPAN:(h2) a b    as ZONE:, and the scope's words (its implicit AND,
+**                        and every AND inside it) match inside one span,
+**                        a phrase's words too; ZONESPAN: starts an item
+**                        of its group (not after '|', MAYBE or a chain
+**                        operator)
 **   @@relaxed            (first in the query) unknown field names are
 **                        ignored instead of refused
 **   title:hello          Lucene alias: field scope for one word or phrase
@@ -85,7 +90,6 @@
 ** Words are runs of characters that are not whitespace or one of
 **   ( ) | - ! @ " ~ * \ + :  (':' only after a field name; '$' only at
 **   the end of a word, '<' only as `<<`).
-** Refused by name rather than misread (with its own message): ZONESPAN:.
 ** MAYBE, NEAR/N and the refused keywords
 ** are operators only in upper case, as in Sphinx; lower case they are
 ** words.
@@ -127,7 +131,7 @@ static inline int fts_fieldset_has(const FtsFieldSet *s, int i) {
 typedef struct FtsZones {
     int pos;                    /* byte offset of ZONE: / ZONESPAN: in the query */
     int len;                    /* length of the operator with its names */
-    int bSpan;                  /* ZONESPAN (refused by the parser for now) */
+    int bSpan;                  /* ZONESPAN: also, see FtsNode.pSpan */
     int nName;
     const char *const *azName;  /* lower case, NUL-terminated */
 } FtsZones;
@@ -136,7 +140,8 @@ typedef enum FtsNodeKind {
     FTSN_TERM,      /* z/n: one raw word */
     FTSN_PREFIX,    /* z/n: the raw prefix, without the '*' */
     FTSN_PHRASE,    /* z/n: the raw text between the quotes; nSlop */
-    FTSN_AND,       /* aChild[0..nChild): all (some may be FTSN_NOT) */
+    FTSN_AND,       /* aChild[0..nChild): all (some may be FTSN_NOT); with pSpan,
+                    ** the positive ones in one span */
     FTSN_OR,        /* aChild[0..nChild): any */
     FTSN_NOT,       /* aChild[0]: must not match; only as a child of AND */
     FTSN_MAYBE,     /* aChild[0] required, aChild[1] optional (scores only) */
@@ -172,6 +177,10 @@ struct FtsNode {
                             ** 0..nPosLimit-1 of a field count (@f[N]); 0: all */
     const FtsZones *pZones; /* TERM/PREFIX/PHRASE/QUORUM/WILDCARD: only positions
                             ** inside these zones count; NULL: all */
+    const FtsZones *pSpan;  /* AND (ZONESPAN): its positive children match inside
+                            ** one span of these zones (each where its own
+                            ** children do: ANDs inside intersect, ORs unite);
+                            ** such an AND is not flattened into its parent */
     int nQuorum;            /* QUORUM: at least this many words (>= 1), or 0 ... */
     double fQuorum;         /* ... this fraction of them, in (0, 1] */
     int *aDist;             /* NEAR: nChild - 1 distances, each >= 1 */
@@ -231,7 +240,8 @@ void fts_match_dump(const FtsNode *root, const char *const *azField, int nField,
 ** A leaf whose field set is not every field is followed by its fields:
 ** `@{title,body}` in field order (a number for a field with no name), and
 ** a leaf with a position limit by `[N]` (after its fields, if shown), a
-** leaf with a zone limit by `<h3,h4>` (after those).
+** leaf with a zone limit by `<h3,h4>` (after those; `<<h3,h4>>` for
+** ZONESPAN), and an AND with pSpan is written SPAN(x, y, ...).
 ** The '+' of a required word is not shown: it changes nothing. */
 
 #endif /* LP_FTS_MATCH_H */

@@ -102,6 +102,7 @@ struct PlanNode {
     PlanNode **aChild;          /* GROUP: per field; AND (positives then negatives); OR */
     int nChild;
     int nNeg;                   /* AND: the last nNeg children are NOT */
+    const FtsZones *pSpan;      /* AND: ZONESPAN: its positive children match in one span */
 };
 
 /* PlanNode.iSp */
@@ -171,6 +172,8 @@ struct FtsQuery {
                                 ** terms of those words (arena copies) ... */
     uint32_t nQWordUniq;        /* ... and their count (query_word_count) */
     FtsFactors *fx;             /* proximity rankers: built by the first run */
+    uint64_t *aSpanKey;         /* ZONESPAN: scratch of span sets (span_of), in the arena */
+    size_t nSpanKey, nSpanKeyCap;
     int rc;                     /* sticky error from iteration */
     LpError *err;               /* where iteration errors go */
     LpError errIter;
@@ -592,6 +595,12 @@ typedef struct PhraseIt {
     uint32_t nZone, nZoneCap;
     uint32_t *aZonePos;     /* scratch: one zone term's positions */
     uint32_t nZonePosCap;
+    /* ZONESPAN (pn->pZones->bSpan): */
+    uint32_t hitDoc;        /* the document aHit is of */
+    uint32_t *aHit;         /* the first positions of the spans it matches in */
+    uint32_t nHit, nHitCap;
+    uint32_t **aaAll;       /* scratch: each word's positions in all the spans */
+    uint32_t *anAll, *aCur;
 } PhraseIt;
 
 static int zone_load(PhraseIt *p);
@@ -1041,6 +1050,54 @@ static uint32_t phrase_approx(PhraseIt *p, uint32_t d) {
     return p->base.doc = d;
 }
 
+/* ZONESPAN: the matches of the phrase inside one span at a time, summed;
+** the spans with one are kept in p->aHit (positions loaded, limited to
+** the spans). */
+static uint32_t phrase_count_spans(PhraseIt *p) {
+    FtsQuery *q = p->base.q;
+    const int n = p->n, nReq = phrase_required(p->base.pn);
+    p->hitDoc = p->base.doc;
+    p->nHit = 0;
+    if (p->zoneDoc != p->base.doc && zone_load(p) != LP_OK) return 0;
+    if (p->nZone > p->nHitCap) {
+        uint32_t *a = arena_alloc(q->a, sizeof(uint32_t) * 2 * (size_t)p->nZone);
+        if (!a) {
+            q->rc = lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
+            return 0;
+        }
+        p->aHit = a;
+        p->nHitCap = 2 * p->nZone;
+    }
+    for (int i = 0; i < n; i++) {
+        p->aaAll[i] = p->aaPos[i];
+        p->anAll[i] = p->anPos[i];
+        p->aCur[i] = 0;
+    }
+    uint32_t tf = 0;
+    for (uint32_t z = 0; z < p->nZone; z++) {
+        int ok = 1;
+        for (int i = 0; i < n; i++) {
+            uint32_t lo = p->aCur[i], hi;
+            while (lo < p->anAll[i] && p->aaAll[i][lo] < p->aZone[z].lo) lo++;
+            for (hi = lo; hi < p->anAll[i] && p->aaAll[i][hi] <= p->aZone[z].hi; hi++) {}
+            p->aaPos[i] = p->aaAll[i] + lo;
+            p->anPos[i] = hi - lo;
+            p->aCur[i] = hi;
+            if (i < nReq && hi == lo) ok = 0;
+        }
+        uint32_t c = ok ? phrase_count(p) : 0;
+        if (c) {
+            tf += c;
+            p->aHit[p->nHit++] = p->aZone[z].lo;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        p->aaPos[i] = p->aaAll[i];
+        p->anPos[i] = p->anAll[i];
+    }
+    return tf;
+}
+
 /* Reads the words' positions in p's document and counts the matches
 ** into p->tf. LP_OK, or an error (q->rc set). */
 static int phrase_verify(PhraseIt *p) {
@@ -1061,7 +1118,8 @@ static int phrase_verify(PhraseIt *p) {
             return p->base.q->rc = p->base.q->errIter.code;
         }
     }
-    p->tf = phrase_count(p);
+    const FtsZones *z = p->base.pn->pZones;
+    p->tf = z && z->bSpan ? phrase_count_spans(p) : phrase_count(p);
     return p->base.q->rc;
 }
 
@@ -1214,6 +1272,151 @@ static double group_score(It *it) {
 
 static const ItVt group_vt = {group_next, group_advance, group_score};
 
+/* -- ZONESPAN: an AND whose positive parts match inside one span -- */
+
+/* Spans where a subtree matches at a document: keys (field << 32 | the
+** span's first position), sorted and distinct, q->aSpanKey[off..off+n);
+** bAny: any span will do (nothing below is limited to spans). */
+typedef struct SpanSet {
+    int bAny;
+    size_t off, n;
+} SpanSet;
+
+static int span_key_push(FtsQuery *q, uint64_t k) {
+    if (q->nSpanKey == q->nSpanKeyCap) {
+        size_t cap = q->nSpanKeyCap ? 2 * q->nSpanKeyCap : 64;
+        uint64_t *a = arena_alloc(q->a, sizeof(uint64_t) * cap);
+        if (!a) return q->rc = lp_err_set(&q->errIter, LP_NOMEM, "out of memory matching ZONESPAN");
+        if (q->nSpanKey) memcpy(a, q->aSpanKey, sizeof(uint64_t) * q->nSpanKey);
+        q->aSpanKey = a;
+        q->nSpanKeyCap = cap;
+    }
+    q->aSpanKey[q->nSpanKey++] = k;
+    return LP_OK;
+}
+
+static int key_cmp(const void *x, const void *y) {
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* Sorts q->aSpanKey[off..) and keeps the keys that occur at least nMin
+** times there, once each: the set's size. */
+static size_t span_keep(FtsQuery *q, size_t off, int nMin) {
+    uint64_t *a = q->aSpanKey + off;
+    size_t n = q->nSpanKey - off, m = 0;
+    if (n > 1) qsort(a, n, sizeof(uint64_t), key_cmp);
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && a[j] == a[i]) j++;
+        if ((int)(j - i) >= nMin) a[m++] = a[i];
+        i = j;
+    }
+    q->nSpanKey = off + m;
+    return m;
+}
+
+static SpanSet span_of(FtsQuery *q, It *it, uint32_t d) {
+    const PlanNode *pn = it->pn;
+    SpanSet r = {0, q->nSpanKey, 0};
+    switch (pn->kind) {
+    case PN_PHRASE: {
+        const PhraseIt *p = (const PhraseIt *)it;
+        if (!pn->pZones || !pn->pZones->bSpan) {
+            r.bAny = 1;
+        } else if (it->doc == d && p->hitDoc == d) {
+            for (uint32_t k = 0; k < p->nHit && q->rc == LP_OK; k++) {
+                span_key_push(q, (uint64_t)pn->iField << 32 | p->aHit[k]);
+            }
+            r.n = q->nSpanKey - r.off;
+        }
+        return r;
+    }
+    case PN_GROUP:
+    case PN_OR:
+    case PN_QUORUM: {
+        /* the children's sets one after another, then the keys enough of
+        ** them hold: one (a union), or nThreshold for a quorum */
+        It **a = pn->kind == PN_GROUP ? ((GroupIt *)it)->a : ((OrIt *)it)->a;
+        int n = pn->kind == PN_GROUP ? ((GroupIt *)it)->n : ((OrIt *)it)->n, nAny = 0;
+        for (int i = 0; i < n; i++) {
+            if (a[i]->doc != d) continue;
+            SpanSet c = span_of(q, a[i], d);
+            nAny += c.bAny;
+        }
+        int nMin = pn->kind == PN_QUORUM ? pn->nThreshold - nAny : 1 - nAny;
+        if (nMin <= 0) {
+            q->nSpanKey = r.off;
+            r.bAny = 1;
+        } else {
+            r.n = span_keep(q, r.off, nMin);
+        }
+        return r;
+    }
+    case PN_AND: {
+        /* the positive parts' sets intersected, in place */
+        AndIt *x = (AndIt *)it;
+        int bFirst = 1;
+        for (int i = 0; i < x->n && q->rc == LP_OK; i++) {
+            SpanSet c = span_of(q, x->a[i], d);
+            if (c.bAny) continue;
+            if (bFirst) {
+                bFirst = 0;
+                r.n = c.n;
+                continue;
+            }
+            const uint64_t *b = q->aSpanKey + c.off;
+            uint64_t *o = q->aSpanKey + r.off;
+            size_t m = 0, j = 0;
+            for (size_t k = 0; k < r.n; k++) {
+                while (j < c.n && b[j] < o[k]) j++;
+                if (j < c.n && b[j] == o[k]) o[m++] = o[k];
+            }
+            r.n = m;
+            q->nSpanKey = r.off + m;
+        }
+        r.bAny = bFirst;
+        return r;
+    }
+    case PN_MAYBE:
+        return span_of(q, ((MaybeIt *)it)->req, d);
+    case PN_NONE:
+        return r;
+    default: /* LEAF, ALL: not limited to spans */
+        r.bAny = 1;
+        return r;
+    }
+}
+
+/* Is the AND x, at its document, inside one span? */
+static int span_and_ok(AndIt *x) {
+    FtsQuery *q = x->base.q;
+    size_t mark = q->nSpanKey;
+    SpanSet s = span_of(q, &x->base, x->base.doc);
+    q->nSpanKey = mark;
+    return q->rc == LP_OK && (s.bAny || s.n > 0);
+}
+
+static uint32_t span_and_settle(AndIt *x) {
+    while (x->base.doc != FTS_NO_DOC && !span_and_ok(x)) {
+        if (x->base.q->rc != LP_OK) return x->base.doc = FTS_NO_DOC;
+        and_next(&x->base);
+    }
+    return x->base.doc;
+}
+
+static uint32_t span_and_next(It *it) {
+    and_next(it);
+    return span_and_settle((AndIt *)it);
+}
+
+static uint32_t span_and_advance(It *it, uint32_t target) {
+    and_advance(it, target);
+    return span_and_settle((AndIt *)it);
+}
+
+static const ItVt span_and_vt = {span_and_next, span_and_advance, and_score};
+
 /* -- every document / no document -- */
 static uint32_t all_next(It *it) {
     uint32_t d = it->doc == FTS_BEFORE_FIRST ? 0 : it->doc + 1;
@@ -1282,6 +1485,13 @@ static It *instantiate(FtsQuery *q, const PlanNode *pn) {
             }
             p->aOrder[j + 1] = i;
         }
+        if (ok && pn->nZone && pn->pZones->bSpan) {
+            p->hitDoc = FTS_NO_DOC;
+            p->aaAll = arena_zalloc(a, sizeof(uint32_t *) * (size_t)p->n);
+            p->anAll = arena_zalloc(a, sizeof(uint32_t) * (size_t)p->n);
+            p->aCur = arena_zalloc(a, sizeof(uint32_t) * (size_t)p->n);
+            ok = p->aaAll && p->anAll && p->aCur;
+        }
         if (ok && pn->nZone) {
             p->zoneDoc = FTS_NO_DOC;
             p->acZone = arena_zalloc(a, sizeof(FtsPostings *) * 2 * (size_t)pn->nZone);
@@ -1319,7 +1529,7 @@ static It *instantiate(FtsQuery *q, const PlanNode *pn) {
         int ok = 1;
         for (int i = 0; i < pn->nChild && ok; i++) ok = (x->a[i] = instantiate(q, pn->aChild[i])) != NULL;
         if (!ok) break;
-        x->base.vt = &and_vt;
+        x->base.vt = pn->pSpan ? &span_and_vt : &and_vt;
         it = &x->base;
         break;
     }
@@ -2421,6 +2631,7 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
         pn->aChild = ac;
         pn->nChild = nPos + nNeg;
         pn->nNeg = bAnd ? nNeg : 0;
+        if (bAnd && nPos > 1) pn->pSpan = n->pSpan;
         return pn;
     }
     case FTSN_NOT:
@@ -2489,15 +2700,17 @@ static int zone_check(void *ctx, const FtsNode *leaf, int bNegated) {
     if (!z || z == zc->pLast) return LP_OK;
     zc->pLast = z;
     if (!analyzer_has_zones(zc->an)) {
-        lp_err_setpos(zc->err, LP_BADINPUT, z->pos, "MATCH: ZONE: at offset %d needs the table option "
-                      "index_zones (with html_strip='1'): this table indexes no zones", z->pos);
+        lp_err_setpos(zc->err, LP_BADINPUT, z->pos, "MATCH: %s at offset %d needs the table option "
+                      "index_zones (with html_strip='1'): this table indexes no zones",
+                      z->bSpan ? "ZONESPAN:" : "ZONE:", z->pos);
         zc->err->detail = FTS_MATCH_ER_PARSE;
         return LP_BADINPUT;
     }
     for (int k = 0; k < z->nName; k++) {
         if (!analyzer_zone_indexed(zc->an, z->azName[k], strlen(z->azName[k]))) {
-            lp_err_setpos(zc->err, LP_BADINPUT, z->pos, "MATCH: zone '%s' of the ZONE: at offset %d is "
-                          "not one of the table's index_zones", z->azName[k], z->pos);
+            lp_err_setpos(zc->err, LP_BADINPUT, z->pos, "MATCH: zone '%s' of the %s at offset %d is "
+                          "not one of the table's index_zones", z->azName[k], z->bSpan ? "ZONESPAN:" : "ZONE:",
+                          z->pos);
             zc->err->detail = FTS_MATCH_ER_PARSE;
             return LP_BADINPUT;
         }
@@ -4140,7 +4353,15 @@ static void plan_text(const FtsQuery *q, const PlanNode *pn, int depth, StrBuf *
         return;
     case PN_AND:
     case PN_OR:
-        strbuf_appendz(sb, pn->kind == PN_AND ? "AND\n" : "OR\n");
+        strbuf_appendz(sb, pn->kind == PN_AND ? "AND" : "OR");
+        if (pn->pSpan) {
+            /* ZONESPAN: the positive parts in one span of these zones */
+            strbuf_appendz(sb, " zonespan=");
+            for (int k = 0; k < pn->pSpan->nName; k++) {
+                strbuf_appendf(sb, "%s%s", k ? "," : "", pn->pSpan->azName[k]);
+            }
+        }
+        strbuf_appendc(sb, '\n');
         for (int i = 0; i < pn->nChild; i++) {
             if (pn->kind == PN_AND && i >= pn->nChild - pn->nNeg) {
                 strbuf_appendf(sb, "%*sNOT\n", (depth + 1) * 2, "");

@@ -109,8 +109,9 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
     case FTSN_OR: {
         if (x->nChild < 2) abort();
         int nPos = 0;
+        if (x->pSpan && (x->kind != FTSN_AND || !x->pSpan->bSpan)) abort();
         for (int k = 0; k < x->nChild; k++) {
-            if (x->aChild[k]->kind == x->kind) abort();
+            if (x->aChild[k]->kind == x->kind && !x->aChild[k]->pSpan) abort();
             if (x->aChild[k]->kind != FTSN_NOT) nPos++;
             check_node(x->aChild[k], x, n);
         }

@@ -2630,37 +2630,50 @@ def test_zone_limits(server, cur, uniq):
     """index_zones='h*, th' (with html_strip='1', Manticore's options)
     indexes where those elements' spans are, and ZONE:(h1,th) in MATCH
     limits the rest of its group to words inside them (each word in any
-    span of any of the zones, a phrase's words too). Checked against a
-    reference over random HTML: a word is inside zone z where more z tags
-    are open than closed (opening and closing tags paired per name, a stray
-    closing tag ignored), in the RAM segment and in a sealed one."""
+    span of any of the zones, a phrase's words too); ZONESPAN:(…) also
+    puts the scope's words (its AND) and a phrase's in one span. Checked
+    against a reference over random HTML, in the RAM segment and in a
+    sealed one: a span is the words between an opening tag and its closing
+    tag (paired per name, innermost first; a stray closing tag ignored, an
+    unclosed one closed by the field's end), spans of one name that overlap
+    are one, and so are those of the zones a query names."""
     rng = random.Random(11)
     vocab = ["ant", "bee", "cat", "cow", "dog", "eel", "elk", "fox", "gnu", "hen"]
     zones = ["h1", "h2", "th"]
 
+    def merge(iv):
+        out = []
+        for lo, hi in sorted(iv):
+            if out and lo <= out[-1][1]:
+                out[-1][1] = max(out[-1][1], hi)
+            else:
+                out.append([lo, hi])
+        return out
+
     def make_doc():
-        parts, words, depth = [], [], {z: 0 for z in zones}
-        open_stack = []
+        parts, words, stacks, spans = [], [], {z: [] for z in zones}, {z: [] for z in zones}
         for _ in range(rng.randint(1, 25)):
             r = rng.random()
             if r < 0.15:
                 z = rng.choice(zones + ["p", "b"])  # p: block, b: inline; neither a zone
                 parts.append(f"<{z.upper() if rng.random() < 0.2 else z}>")
-                open_stack.append(z)
-                if z in depth:
-                    depth[z] += 1
+                if z in stacks:
+                    stacks[z].append(len(words))
             elif r < 0.27:
-                z = rng.choice(open_stack) if open_stack and rng.random() < 0.8 else rng.choice(zones)
+                z = rng.choice(zones + ["p"])
                 parts.append(f"</{z}>")
-                if z in open_stack:
-                    open_stack.remove(z)
-                if z in depth and depth[z] > 0:
-                    depth[z] -= 1
+                if z in stacks and stacks[z]:
+                    lo = stacks[z].pop()
+                    if lo < len(words):
+                        spans[z].append((lo, len(words) - 1))
             else:
                 w = rng.choice(vocab)
                 parts.append(w)
-                words.append((w, frozenset(z for z in zones if depth[z] > 0)))
-        return " ".join(parts), words
+                words.append(w)
+        for z in zones:
+            spans[z] += [(lo, len(words) - 1) for lo in stacks[z] if lo < len(words)]
+            spans[z] = merge(spans[z])
+        return " ".join(parts), (words, spans)
 
     docs, ref = {}, {}
     for i in range(1, 301):
@@ -2668,32 +2681,84 @@ def test_zone_limits(server, cur, uniq):
     t = make_table(server, uniq(), "(body TEXT) html_strip='1' index_zones='h*, th'",
                    {i: (d,) for i, d in docs.items()})
 
-    def has(i, w, zs):
-        return any(x == w and (zs is None or a & zs) for x, a in ref[i])
+    def places(i, test, zs):
+        """Span indexes (of the zones zs, merged) holding a match of test (at
+        word k, test.length words long, all in the span); None for one
+        outside every span; zs None: every match."""
+        words, spans = ref[i]
+        iv = merge([s for z in (zs or ()) for s in spans[z]])
+        n = getattr(test, "length", 1)
+        out = set()
+        for k, w in enumerate(words):
+            if test(k, words):
+                where = [j for j, (lo, hi) in enumerate(iv) if lo <= k and k + n - 1 <= hi]
+                out.add(where[0] if where else None)
+        if zs is None:
+            return {None} if out else set()
+        out.discard(None)
+        return out
 
-    def has_phrase(i, w1, w2, zs):
-        ws = ref[i]
-        return any(ws[k][0] == w1 and ws[k + 1][0] == w2 and ws[k][1] & zs and ws[k + 1][1] & zs
-                   for k in range(len(ws) - 1))
+    def word(w):
+        return lambda k, ws: ws[k] == w
+
+    def pair(w1, w2):  # "w1 w2" at word k
+        def test(k, ws):
+            return k + 1 < len(ws) and ws[k] == w1 and ws[k + 1] == w2
+        test.length = 2
+        return test
+
+    def has(i, w, zs):
+        return bool(places(i, word(w), zs))
+
+    def has_phrase(i, w1, w2, zs, one_span):
+        words, spans = ref[i]
+        iv = merge([s for z in zs for s in spans[z]])
+        for k in range(len(words) - 1):
+            if words[k] == w1 and words[k + 1] == w2:
+                a = [j for j, (lo, hi) in enumerate(iv) if lo <= k <= hi]
+                b = [j for j, (lo, hi) in enumerate(iv) if lo <= k + 1 <= hi]
+                if a and b and (not one_span or a == b):
+                    return True
+        return False
 
     def has_prefix(i, pre, zs):
-        return any(x.startswith(pre) and a & zs for x, a in ref[i])
+        return bool(places(i, lambda k, ws: ws[k].startswith(pre), zs))
+
+    def together(i, zs, *tests):
+        sets = [places(i, f, zs) for f in tests]
+        return bool(set.intersection(*sets))
 
     cases = []
     for _ in range(40):
-        zs = frozenset(rng.sample(zones, rng.randint(1, 3)))
-        spec = "ZONE:(" + ",".join(sorted(zs)) + ")" if len(zs) > 1 or rng.random() < 0.5 else "ZONE:" + next(iter(zs))
-        w1, w2 = rng.sample(vocab, 2)
+        zs = tuple(sorted(rng.sample(zones, rng.randint(1, 3))))
+        names = "(" + ",".join(zs) + ")" if len(zs) > 1 or rng.random() < 0.5 else zs[0]
+        spec, span = "ZONE:" + names, "ZONESPAN:" + names
+        w1, w2, w3 = rng.sample(vocab, 3)
         cases += [
             (f"{spec} {w1}", lambda i, zs=zs, w1=w1: has(i, w1, zs)),
             (f"{spec} {w1} {w2}", lambda i, zs=zs, w1=w1, w2=w2: has(i, w1, zs) and has(i, w2, zs)),
             (f"{spec} {w1} | {w2}", lambda i, zs=zs, w1=w1, w2=w2: has(i, w1, zs) or has(i, w2, zs)),
             (f"{w1} {spec} {w2}", lambda i, zs=zs, w1=w1, w2=w2: has(i, w1, None) and has(i, w2, zs)),
             (f"{spec} {w1} -{w2}", lambda i, zs=zs, w1=w1, w2=w2: has(i, w1, zs) and not has(i, w2, zs)),
-            (f'{spec} "{w1} {w2}"', lambda i, zs=zs, w1=w1, w2=w2: has_phrase(i, w1, w2, zs)),
+            (f'{spec} "{w1} {w2}"', lambda i, zs=zs, w1=w1, w2=w2: has_phrase(i, w1, w2, zs, False)),
             (f"{spec} {w1[:2]}*", lambda i, zs=zs, p=w1[:2]: has_prefix(i, p, zs)),
             (f"({spec} {w1}) | {w2}", lambda i, zs=zs, w1=w1, w2=w2: has(i, w1, zs) or has(i, w2, None)),
             (f"{spec} {w1} @body {w2}", lambda i, zs=zs, w1=w1, w2=w2: has(i, w1, zs) and has(i, w2, None)),
+            # ZONESPAN: the scope's words in one span
+            (f"{span} {w1} {w2}", lambda i, zs=zs, w1=w1, w2=w2: together(i, zs, word(w1), word(w2))),
+            (f"{span} {w1} {w2} {w3}",
+             lambda i, zs=zs, w1=w1, w2=w2, w3=w3: together(i, zs, word(w1), word(w2), word(w3))),
+            (f"{w3} {span} {w1} {w2}",
+             lambda i, zs=zs, w1=w1, w2=w2, w3=w3: has(i, w3, None) and together(i, zs, word(w1), word(w2))),
+            (f"{span} {w1} | {w2}", lambda i, zs=zs, w1=w1, w2=w2: has(i, w1, zs) or has(i, w2, zs)),
+            (f"{span} {w1} ({w2} | {w3})",
+             lambda i, zs=zs, w1=w1, w2=w2, w3=w3: together(i, zs, word(w1), lambda k, ws: ws[k] in (w2, w3))),
+            (f"{span} {w1} -{w2}", lambda i, zs=zs, w1=w1, w2=w2: has(i, w1, zs) and not has(i, w2, zs)),
+            (f'{span} "{w1} {w2}"', lambda i, zs=zs, w1=w1, w2=w2: has_phrase(i, w1, w2, zs, True)),
+            (f'{span} "{w1} {w2}" {w3}',
+             lambda i, zs=zs, w1=w1, w2=w2, w3=w3: together(i, zs, pair(w1, w2), word(w3))),
+            (f"{span} {w1} {w2[:2]}*",
+             lambda i, zs=zs, w1=w1, p=w2[:2]: together(i, zs, word(w1), lambda k, ws: ws[k].startswith(p))),
         ]
     for step in ("ram", "flush"):
         if step == "flush":
@@ -2728,8 +2793,13 @@ def test_zone_limits(server, cur, uniq):
                  r"index_zones needs html_strip='1'")
     expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) html_strip='1' index_zones='h1, 2x'", 1064,
                  r"index_zones: '2x' is not an element name")
-    expect_error(cur, f"SELECT id FROM {t} WHERE MATCH('ZONESPAN:th cat')", 1064,
-                 r"ZONESPAN limits are not supported")
+    expect_error(cur, f"SELECT id FROM {n} WHERE MATCH('cat ZONESPAN:th cat')", 1064,
+                 r"ZONESPAN: at offset 4 needs the table option index_zones")
+    expect_error(cur, f"SELECT id FROM {t} WHERE MATCH('cat | ZONESPAN:th dog')", 1064,
+                 r"ZONESPAN: starts an item of its group")
+    cur.execute(f"EXPLAIN SELECT id FROM {t} WHERE MATCH('ZONESPAN:(th,h1) cat dog')")
+    plan = "\n".join(r[0] for r in cur.fetchall())
+    assert "AND zonespan=th,h1" in plan, plan
     # a chain's operands share one limit
     w = make_table(server, uniq(), "(body TEXT) html_strip='1' index_zones='th'",
                    {1: ("<th>cat dog</th>",), 2: ("<th>cat</th> dog",), 3: ("cat <th>dog</th>",)})

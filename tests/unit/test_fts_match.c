@@ -45,7 +45,7 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
         assert_true(x->nPosLimit <= FTS_MATCH_MAX_POS_LIMIT);
         if (x->pZones) {
             const FtsZones *zs = x->pZones;
-            assert_true(zs->nName >= 1 && !zs->bSpan && zs->pos >= 0 && (size_t)(zs->pos + zs->len) <= n);
+            assert_true(zs->nName >= 1 && zs->pos >= 0 && (size_t)(zs->pos + zs->len) <= n);
             for (int k = 0; k < zs->nName; k++) {
                 size_t m = strlen(zs->azName[k]);
                 assert_true(m >= 1 && m <= FTS_MATCH_MAX_ZONE_NAME);
@@ -89,8 +89,10 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
     case FTSN_OR: {
         assert_true(x->nChild >= 2);
         int nPos = 0;
+        /* flat, but for a ZONESPAN's AND (one span for its parts) */
+        assert_true(!x->pSpan || (x->kind == FTSN_AND && x->pSpan->bSpan));
         for (int k = 0; k < x->nChild; k++) {
-            assert_int_not_equal(x->aChild[k]->kind, x->kind);
+            if (!x->aChild[k]->pSpan) assert_int_not_equal(x->aChild[k]->kind, x->kind);
             if (x->aChild[k]->kind != FTSN_NOT) nPos++;
             check_node(x->aChild[k], x, n);
         }
@@ -883,9 +885,25 @@ static void test_zones(void **state) {
     check_error("ZONE:abcdefghijklmnopqrstuvwxyzabcdefg a", 5,
                 "MATCH: near 'abcdefghijklmnopqrstuvwxyzabcdef...' at offset 5: a zone name is at most "
                 "32 bytes");
-    check_error("a ZONESPAN:h2 a", 2, "MATCH: near 'ZONESPAN:h2 a' at offset 2: ZONESPAN limits are not "
-                                      "supported (ZONE: limits are: each word inside a span of the "
-                                      "zones, not all in one)");
+    /* ZONESPAN: the scope's items are one AND, in one span; a group
+    ** inside it too */
+    check("ZONESPAN:th a b", "SPAN(a<<th>>, b<<th>>)");
+    check("x ZONESPAN:(th,h1) a \"b c\" @title d", "AND(x, SPAN(a<<th,h1>>, PHRASE(\"b c\")<<th,h1>>), d@{title})");
+    check("ZONESPAN:th a", "a<<th>>");
+    check("ZONESPAN:th (a b) | c", "OR(SPAN(a<<th>>, b<<th>>), c<<th>>)");
+    check("ZONESPAN:th a b ZONE:h1 c", "AND(SPAN(a<<th>>, b<<th>>), c<h1>)");
+    check("(ZONESPAN:th a b) (c d)", "AND(SPAN(a<<th>>, b<<th>>), c, d)");
+    check("ZONESPAN:th -a x", "SPAN(NOT(a<<th>>), x<<th>>)");
+    check("x ZONESPAN:th -a -b", "AND(x, NOT(a<<th>>), NOT(b<<th>>))"); /* nothing positive: no span */
+    check("ZONESPAN:th a << b c", "SPAN(BEFORE(a<<th>>, b<<th>>), c<<th>>)");
+    check_error("x | ZONESPAN:th a", 4, "MATCH: near 'ZONESPAN:th a' at offset 4: ZONESPAN: starts an item "
+                                        "of its group: not after '|', MAYBE or a chain operator (write "
+                                        "(ZONESPAN:… a b) there)");
+    check_error("ZONESPAN:th", 11, "MATCH: unexpected end of query at offset 11: expected a word, "
+                                   "phrase or '(' after ZONESPAN:");
+    check_error("ZONESPAN:th @title a", 12, "MATCH: near '@title a' at offset 12: expected a word, "
+                                            "phrase or '(' after ZONESPAN:");
+    check_error("(ZONESPAN:th a))", 15, "MATCH: near ')' at offset 15: unmatched ')'");
 }
 
 /* A '*' standing alone inside an exact phrase is one any-word position
