@@ -322,6 +322,16 @@ static int is_negative(const FtsNode *x) {
 
 static int parse_body(MatchParser *p, Scope scope, int bGroup, FtsNode **pp);
 
+/* After an item of a "(a, b)" list of zWhat names, spaces skipped: 1 at a
+** ',' (read: another item follows), 0 at a ')' (read: the list ends), -1
+** with a syntax error otherwise. */
+static int list_sep(MatchParser *p, const char *zWhat) {
+    while (p->i < p->n && (p->z[p->i] == ' ' || p->z[p->i] == '\t')) p->i++;
+    if (p->i < p->n && (p->z[p->i] == ',' || p->z[p->i] == ')')) return p->z[p->i++] == ',';
+    syntax_error(p, p->i, "expected ',' or ')' in the %s list", zWhat);
+    return -1;
+}
+
 /* '@name', '@(a,b)' or '@*' at the cursor: sets *pScope. */
 static int parse_field_op(MatchParser *p, Scope *pScope) {
     int iAt = p->i++;
@@ -373,17 +383,9 @@ static int parse_field_op(MatchParser *p, Scope *pScope) {
             fieldset_add(&s, iField);
         }
         if (!bList) break;
-        while (p->i < p->n && (p->z[p->i] == ' ' || p->z[p->i] == '\t'))
-            p->i++;
-        if (p->i < p->n && p->z[p->i] == ',') {
-            p->i++;
-            continue;
-        }
-        if (p->i < p->n && p->z[p->i] == ')') {
-            p->i++;
-            break;
-        }
-        return syntax_error(p, p->i, "expected ',' or ')' in the field list");
+        int r = list_sep(p, "field");
+        if (r < 0) return LP_BADINPUT;
+        if (r == 0) break;
     }
     /* '[N]', after optional spaces: only the first N positions of each
     ** field count (Sphinx's field position limit). */
@@ -467,16 +469,9 @@ static int parse_zone_op(MatchParser *p, Scope *pScope) {
         int rc = list_add(p, &l, FTSN_OR, x);
         if (rc) return rc;
         if (!bList) break;
-        skip_space(p);
-        if (p->i < p->n && p->z[p->i] == ',') {
-            p->i++;
-            continue;
-        }
-        if (p->i < p->n && p->z[p->i] == ')') {
-            p->i++;
-            break;
-        }
-        return syntax_error(p, p->i, "expected ',' or ')' in the zone list");
+        int r = list_sep(p, "zone");
+        if (r < 0) return LP_BADINPUT;
+        if (r == 0) break;
     }
     FtsZones *zs = arena_zalloc(p->a, sizeof(*zs));
     const char **az = arena_alloc(p->a, sizeof(char *) * (size_t)l.n);

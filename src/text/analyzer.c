@@ -395,13 +395,17 @@ static char *lower_dup(const char *z, size_t n) {
     return p;
 }
 
-static int html_remove_parse(Analyzer *a, const char *z, LpError *err) {
-    if (!z) return LP_OK;
+/* A list of element names, separated by commas or spaces ("script,
+** style"), into *pazOut: malloc'd, lower case, NULL-terminated; NULL for
+** an empty list. bStar: a name may end in '*' (a prefix: index_zones).
+** zOption and zExample name the option in an error. */
+static int elements_parse(const char *z, int bStar, const char *zOption, const char *zExample,
+                          char ***pazOut, LpError *err) {
     size_t n = strlen(z), nName = 0;
     for (size_t i = 0; i < n; i++) nName += (i == 0 || z[i - 1] == ',' || z[i - 1] == ' ') && z[i] != ',' && z[i] != ' ';
     if (nName == 0) return LP_OK;
-    a->azHtmlRemove = calloc(nName + 1, sizeof(char *));
-    if (!a->azHtmlRemove) return lp_err_set(err, LP_NOMEM, "out of memory creating an analyzer");
+    char **az = calloc(nName + 1, sizeof(char *));
+    if (!(*pazOut = az)) return lp_err_set(err, LP_NOMEM, "out of memory creating an analyzer");
     size_t k = 0;
     for (size_t i = 0; i < n;) {
         if (z[i] == ',' || z[i] == ' ') {
@@ -410,21 +414,22 @@ static int html_remove_parse(Analyzer *a, const char *z, LpError *err) {
         }
         size_t j = i;
         while (j < n && z[j] != ',' && z[j] != ' ') j++;
-        int bOk = j - i <= 32 && ((z[i] | 0x20) >= 'a' && (z[i] | 0x20) <= 'z');
-        for (size_t t = i; t < j && bOk; t++) bOk = (z[t] >= '0' && z[t] <= '9') || ((z[t] | 0x20) >= 'a' && (z[t] | 0x20) <= 'z');
+        size_t m = j - i - (bStar && z[j - 1] == '*'); /* the name, without a star */
+        int bOk = m >= 1 && m <= ANALYZER_ZONE_NAME_MAX && ((z[i] | 0x20) >= 'a' && (z[i] | 0x20) <= 'z');
+        for (size_t t = i; t < i + m && bOk; t++) bOk = (z[t] >= '0' && z[t] <= '9') || ((z[t] | 0x20) >= 'a' && (z[t] | 0x20) <= 'z');
         if (!bOk) {
-            return lp_err_set(err, LP_BADINPUT, "html_remove_elements: '%.*s' is not an element name "
-                                                "(expected names such as 'script, style')",
-                              (int)(j - i), z + i);
+            return lp_err_set(err, LP_BADINPUT, "%s: '%.*s' is not an element name%s (expected %s)", zOption,
+                              (int)(j - i), z + i, bStar ? " or a prefix ending in '*'" : "", zExample);
         }
-        char *zName = malloc(j - i + 1);
-        if (!zName) return lp_err_set(err, LP_NOMEM, "out of memory creating an analyzer");
-        for (size_t t = i; t < j; t++) zName[t - i] = (char)(z[t] >= 'A' && z[t] <= 'Z' ? z[t] | 0x20 : z[t]);
-        zName[j - i] = 0;
-        a->azHtmlRemove[k++] = zName;
+        if (!(az[k++] = lower_dup(z + i, j - i))) return lp_err_set(err, LP_NOMEM, "out of memory creating an analyzer");
         i = j;
     }
     return LP_OK;
+}
+
+static int html_remove_parse(Analyzer *a, const char *z, LpError *err) {
+    if (!z) return LP_OK;
+    return elements_parse(z, 0, "html_remove_elements", "names such as 'script, style'", &a->azHtmlRemove, err);
 }
 
 /* html_index_attrs: "img=alt,title; a=title" into a->azHtmlAttr, pairs of
@@ -485,37 +490,11 @@ static int html_attrs_parse(Analyzer *a, const char *z, LpError *err) {
 ** an element name or a prefix of one followed by '*'. */
 static int zones_parse(Analyzer *a, const char *z, LpError *err) {
     if (!z) return LP_OK;
-    size_t n = strlen(z), nName = 0;
-    for (size_t i = 0; i < n; i++) nName += (i == 0 || z[i - 1] == ',' || z[i - 1] == ' ') && z[i] != ',' && z[i] != ' ';
-    if (nName == 0) return LP_OK;
-    if (!a->bHtmlStrip) {
-        return lp_err_set(err, LP_BADINPUT, "index_zones needs html_strip='1': zones are HTML elements");
+    int rc = elements_parse(z, 1, "index_zones", "such as 'h*, th, title'", &a->azZone, err);
+    if (rc == LP_OK && a->azZone && !a->bHtmlStrip) {
+        rc = lp_err_set(err, LP_BADINPUT, "index_zones needs html_strip='1': zones are HTML elements");
     }
-    if (!(a->azZone = calloc(nName + 1, sizeof(char *)))) {
-        return lp_err_set(err, LP_NOMEM, "out of memory creating an analyzer");
-    }
-    size_t k = 0;
-    for (size_t i = 0; i < n;) {
-        if (z[i] == ',' || z[i] == ' ') {
-            i++;
-            continue;
-        }
-        size_t j = i;
-        while (j < n && z[j] != ',' && z[j] != ' ') j++;
-        size_t m = j - i - (z[j - 1] == '*');
-        int bOk = m >= 1 && m <= ANALYZER_ZONE_NAME_MAX && ((z[i] | 0x20) >= 'a' && (z[i] | 0x20) <= 'z');
-        for (size_t t = i; t < i + m && bOk; t++) bOk = (z[t] >= '0' && z[t] <= '9') || ((z[t] | 0x20) >= 'a' && (z[t] | 0x20) <= 'z');
-        if (!bOk) {
-            return lp_err_set(err, LP_BADINPUT, "index_zones: '%.*s' is not an element name or a "
-                                                "prefix ending in '*' (expected such as 'h*, th, title')",
-                              (int)(j - i), z + i);
-        }
-        if (!(a->azZone[k++] = lower_dup(z + i, j - i))) {
-            return lp_err_set(err, LP_NOMEM, "out of memory creating an analyzer");
-        }
-        i = j;
-    }
-    return LP_OK;
+    return rc;
 }
 
 static pthread_once_t g_fold2Once = PTHREAD_ONCE_INIT;

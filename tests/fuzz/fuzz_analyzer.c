@@ -59,38 +59,8 @@ typedef struct Run {
     size_t n, nAlloc;
 } Run;
 
-static int on_token(void *ctx, const Token *t) {
-    Run *r = ctx;
-    if (t->n < 1 || t->n > ANALYZER_MAX_TERM) abort();
-    if (utf8_check(t->z, (size_t)t->n) != -1) abort();
-    if (t->iStart >= t->iEnd || t->iEnd > r->nInput) abort();
-    if (t->iPos < r->iPosBase) abort();
-    if (r->n > 0) {
-        const Tok *p = &r->a[r->n - 1];
-        if (r->bExact && p->z[0] == ANALYZER_EXACT_MARK && t->z[0] != ANALYZER_EXACT_MARK) {
-            if (t->iStart != p->iStart || t->iEnd != p->iEnd || t->iPos != p->iPos) abort();
-        } else if (t->iStart < p->iEnd || t->iPos <= p->iPos) {
-            abort();
-        }
-    }
-    if (r->n == r->nAlloc) {
-        size_t nNew = r->nAlloc ? 2 * r->nAlloc : 64;
-        Tok *aNew = realloc(r->a, nNew * sizeof(Tok));
-        if (!aNew) return 1; /* stops the run; the caller skips the checks */
-        r->a = aNew;
-        r->nAlloc = nNew;
-    }
-    Tok *k = &r->a[r->n++];
-    memcpy(k->z, t->z, (size_t)t->n);
-    k->n = t->n;
-    k->iPos = t->iPos;
-    k->iStart = t->iStart;
-    k->iEnd = t->iEnd;
-    return 0;
-}
-
-/* Keeps every token, unchecked (the zones' run: its terms break
-** on_token's order). */
+/* Keeps every token, unchecked (on_token after its checks; the zones'
+** run, whose terms break on_token's order, directly). */
 static int on_any(void *ctx, const Token *t) {
     Run *r = ctx;
     if (r->n == r->nAlloc) {
@@ -108,6 +78,23 @@ static int on_any(void *ctx, const Token *t) {
     k->iStart = t->iStart;
     k->iEnd = t->iEnd;
     return 0;
+}
+
+static int on_token(void *ctx, const Token *t) {
+    Run *r = ctx;
+    if (t->n < 1 || t->n > ANALYZER_MAX_TERM) abort();
+    if (utf8_check(t->z, (size_t)t->n) != -1) abort();
+    if (t->iStart >= t->iEnd || t->iEnd > r->nInput) abort();
+    if (t->iPos < r->iPosBase) abort();
+    if (r->n > 0) {
+        const Tok *p = &r->a[r->n - 1];
+        if (r->bExact && p->z[0] == ANALYZER_EXACT_MARK && t->z[0] != ANALYZER_EXACT_MARK) {
+            if (t->iStart != p->iStart || t->iEnd != p->iEnd || t->iPos != p->iPos) abort();
+        } else if (t->iStart < p->iEnd || t->iPos <= p->iPos) {
+            abort();
+        }
+    }
+    return on_any(ctx, t);
 }
 
 /* The zones' promises (see the top), for the input z[0..n). */
