@@ -33,6 +33,7 @@
 typedef struct HlTerm {
     const char *z; /* bytes (in the query's arena) */
     int n;         /* their length */
+    int bGlob;     /* a prefix entry that is a wildcard's pattern ('*', '?', '%') */
 } HlTerm;
 
 struct FtsHlQuery {
@@ -87,6 +88,8 @@ static int termlist_add(Builder *b, TermList *l, const char *z, int n) {
     if (!zCopy) return lp_err_set(b->err, LP_NOMEM, "out of memory building the highlight terms");
     l->a[l->n].z = zCopy;
     l->a[l->n].n = n;
+    l->a[l->n].bGlob = 0;
+    for (int i = 0; i < n; i++) l->a[l->n].bGlob |= fts_is_wild_char(z[i]);
     l->n++;
     return LP_OK;
 }
@@ -191,7 +194,7 @@ int fts_hl_query_build(Arena *a, const Analyzer *an, const FtsNode *root, int iF
 /* Id of the term z[0..n), or -1. */
 static int term_find(const FtsHlQuery *q, const char *z, int n) {
     if (q->nTerm == 0) return -1; /* bsearch may not be given a NULL array */
-    HlTerm key = {z, n};
+    HlTerm key = {z, n, 0};
     const HlTerm *p = bsearch(&key, q->aTerm, (size_t)q->nTerm, sizeof(HlTerm), term_cmp);
     return p ? (int)(p - q->aTerm) : -1;
 }
@@ -201,8 +204,8 @@ static int term_find(const FtsHlQuery *q, const char *z, int n) {
 static int prefix_find(const FtsHlQuery *q, const char *z, int n) {
     for (int i = 0; i < q->nPrefix; i++) {
         const HlTerm *p = &q->aPrefix[i];
-        if (memchr(p->z, '*', (size_t)p->n) ? fts_glob_match(p->z, p->n, (const uint8_t *)z, n)
-                                            : p->n <= n && memcmp(p->z, z, (size_t)p->n) == 0) {
+        if (p->bGlob ? fts_glob_match(p->z, p->n, (const uint8_t *)z, n)
+                     : p->n <= n && memcmp(p->z, z, (size_t)p->n) == 0) {
             return q->nTerm + i;
         }
     }

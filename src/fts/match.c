@@ -85,6 +85,9 @@ typedef struct MatchParser {
     FtsFieldSet all;            /* every field: the initial scope */
     int depth;                  /* groups open at the cursor */
     int bRelaxed;               /* @@relaxed: unknown field names are skipped */
+    int bInlineWild;            /* FTS_MATCH_INLINE_WILDCARDS */
+    int nWordWild;              /* the last word read_word read: its '?' and '%' ... */
+    int nWordLit;               /* ... and its other characters (with bInlineWild) */
     LpError *err;               /* filled on failure */
 } MatchParser;
 
@@ -522,12 +525,19 @@ static int read_word(MatchParser *p, char **pz, int *pn) {
     char *z = arena_alloc(p->a, (size_t)nOut + 1);
     if (!z) return nomem(p);
     int o = 0;
+    p->nWordWild = p->nWordLit = 0;
     for (int j = iStart; j < i; j++) {
         int bEsc = p->z[j] == '\\';
         j += bEsc; /* the escaped character's bytes follow */
+        char c = p->z[j];
+        int bWild = p->bInlineWild && (c == '?' || c == '%');
         /* '\\=' separates words as '=' does, without making the next
-        ** one an exact form */
-        z[o++] = bEsc && p->z[j] == '=' ? ' ' : p->z[j];
+        ** one an exact form; with inline wildcards, '\\?' and '\\%' are
+        ** separators too */
+        z[o++] = bEsc && (c == '=' || bWild) ? ' ' : c;
+        p->nWordWild += bWild && !bEsc;
+        p->nWordLit += !bWild && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                                  (c >= '0' && c <= '9') || (unsigned char)c >= 0x80);
     }
     z[o] = 0;
     p->i = i;
@@ -1040,6 +1050,9 @@ static int wildcard_node(MatchParser *p, const Scope *pScope, int bReq, int anch
         return syntax_error(p, iStart, "the exact form operator '=' does not apply to a "
                                        "wildcard ('=ab*c')");
     }
+    if (strspn(z, "*?% ") == (size_t)n) {
+        return syntax_error(p, iStart, "a wildcard needs a word beside its '*', '?' or '%%' ('*ab*', 't?st')");
+    }
     int rc = refuse_boost(p, "a wildcard");
     if (rc) return rc;
     FtsNode *x = node_new(p, FTSN_WILDCARD, iStart, p->i);
@@ -1149,6 +1162,7 @@ static int parse_primary(MatchParser *p, const Scope *pScope, int bReq, FtsNode 
         rc = read_word(p, &z, &n);
         if (rc) return rc;
         if (n == 0) return syntax_error(p, p->i, EXPECT_PRIMARY);
+        int nWild = p->nWordWild, nLit = p->nWordLit; /* inline wildcards and the rest */
         if (p->i < p->n && p->z[p->i] == '$') {
             anchor |= FTS_ANCHOR_END;
             p->i++;
@@ -1189,6 +1203,18 @@ static int parse_primary(MatchParser *p, const Scope *pScope, int bReq, FtsNode 
                         p, iStar, "'*' is only supported at the end of a word (prefix search)");
                 }
             }
+        }
+        if (nWild && nLit) {
+            /* "t?st", "c?t*": a wildcard (its pattern as written, a
+            ** prefix's star after it) */
+            char *zw = z;
+            if (kind == FTSN_PREFIX) {
+                if (!(zw = arena_alloc(p->a, (size_t)n + 2))) return nomem(p);
+                memcpy(zw, z, (size_t)n);
+                zw[n++] = '*';
+                zw[n] = 0;
+            }
+            return wildcard_node(p, pScope, bReq, anchor, iStart, zw, n, pp);
         }
         if (kind == FTSN_PREFIX && z[0] == '=') {
             return syntax_error(p, iStart, "the exact form operator '=' does not apply to a "
@@ -1591,6 +1617,11 @@ static int parse_body(MatchParser *p, Scope scope, int bGroup, FtsNode **pp) {
 
 int fts_match_parse(Arena *a, const char *z, size_t n, const char *const *azField, int nField,
                     FtsNode **ppRoot, LpError *err) {
+    return fts_match_parse_opts(a, z, n, azField, nField, 0, ppRoot, err);
+}
+
+int fts_match_parse_opts(Arena *a, const char *z, size_t n, const char *const *azField, int nField,
+                         unsigned flags, FtsNode **ppRoot, LpError *err) {
     *ppRoot = NULL;
     if (n > (size_t)INT_MAX / 2)
         return lp_err_set(err, LP_LIMIT, "MATCH: query longer than %d bytes", INT_MAX / 2);
@@ -1613,6 +1644,7 @@ int fts_match_parse(Arena *a, const char *z, size_t n, const char *const *azFiel
     p.azField = azField;
     p.nField = nField;
     p.err = err;
+    p.bInlineWild = (flags & FTS_MATCH_INLINE_WILDCARDS) != 0;
     for (int i = 0; i < nField; i++)
         fieldset_add(&p.all, i);
 

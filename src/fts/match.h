@@ -56,6 +56,13 @@
 **                        choice, at most FTS_MATCH_MAX_PHRASES; NOTNEAR's
 **                        second operand takes no list; one chain uses one
 **                        operator)
+**   t?st  tes%  c?t*     with FTS_MATCH_INLINE_WILDCARDS (min_infix_len tables,
+**                        as in Manticore): in a word, '?' is any one
+**                        character and '%' any one or none, so the word is
+**                        a wildcard (FTSN_WILDCARD, its pattern keeping
+**                        them); '\?' and '\%' are separators, and a '?' or
+**                        '%' alone (no letter or digit in its word) is
+**                        nothing. Without the flag they separate words
 **   @title hello         field scope: the rest of the group matches in title
 **   @(title,body) hello  several fields; `@*` goes back to all fields
 **   @!title  @!(a,b)     every field but those
@@ -151,8 +158,9 @@ typedef enum FtsNodeKind {
                     ** allowed between operands 0..k's span and k+1 */
     FTSN_SENTENCE,  /* aChild[0..nChild) as BEFORE, in one sentence, any order */
     FTSN_PARAGRAPH, /* aChild[0..nChild) as BEFORE, in one paragraph, any order */
-    FTSN_WILDCARD,  /* z/n: a word with '*'s not only at its end ("*abc*", "ab*c"):
-                    ** the raw text, each run of '*'s one '*' (infix search) */
+    FTSN_WILDCARD,  /* z/n: a word with '*'s not only at its end ("*abc*", "ab*c"),
+                    ** or with '?' or '%' (FTS_MATCH_INLINE_WILDCARDS): the raw
+                    ** text, each run of '*'s one '*' (infix search) */
 } FtsNodeKind;
 
 /* FtsNode.anchor bits: '^' and '$'. */
@@ -194,6 +202,14 @@ struct FtsNode {
 ** LP_OK (*ppRoot may be NULL for an empty query), LP_BADINPUT, LP_NOMEM. */
 int fts_match_parse(Arena *a, const char *z, size_t n, const char *const *azField, int nField,
                     FtsNode **ppRoot, LpError *err);
+
+/* fts_match_parse_opts' flags. */
+#define FTS_MATCH_INLINE_WILDCARDS 1 /* '?' and '%' in a word are wildcards (tables
+                                     ** with min_infix_len, as Manticore's): see above */
+
+/* fts_match_parse with flags (FTS_MATCH_*). fts_match_parse is flags 0. */
+int fts_match_parse_opts(Arena *a, const char *z, size_t n, const char *const *azField, int nField,
+                         unsigned flags, FtsNode **ppRoot, LpError *err);
 
 /* Calls xLeaf(ctx, leaf, bNegated) for every leaf of the tree (TERM,
 ** PREFIX, PHRASE, QUORUM), in query order; bNegated: the leaf is under a

@@ -2086,9 +2086,57 @@ typedef struct Expand {
     LpError *err;
 } Expand;
 
+int fts_is_wild_char(char c) {
+    return c == '*' || c == '?' || c == '%';
+}
+
+static int is_wild_char(char c) {
+    return c == '*' || c == '?' || c == '%';
+}
+
+/* fts_glob_match for a pattern with '?' or '%': the set of pattern
+** places reached, moved one character of t at a time (an NFA). */
+static int glob_match_chars(const char *p, int np, const uint8_t *t, int nt) {
+    enum { MAXP = FTS_GLOB_MAX };
+    uint8_t aCur[MAXP + 1], aNext[MAXP + 1];
+    if (np > MAXP) return 0;
+    memset(aCur, 0, (size_t)np + 1);
+    aCur[0] = 1;
+    for (int i = 0; i < np; i++) { /* '*' and '%' may match nothing */
+        if (aCur[i] && (p[i] == '*' || p[i] == '%')) aCur[i + 1] = 1;
+    }
+    for (int j = 0; j < nt;) {
+        /* the character at j: its bytes (a stray byte is one) */
+        int len = t[j] < 0xC0 ? 1 : t[j] < 0xE0 ? 2 : t[j] < 0xF0 ? 3 : 4;
+        if (j + len > nt) len = nt - j;
+        memset(aNext, 0, (size_t)np + 1);
+        int bAny = 0;
+        for (int i = 0; i < np; i++) {
+            if (!aCur[i]) continue;
+            if (p[i] == '*') {
+                aNext[i] = bAny = 1;
+            } else if (p[i] == '?' || p[i] == '%') {
+                aNext[i + 1] = bAny = 1;
+            } else if (i + len <= np && memcmp(p + i, t + j, (size_t)len) == 0) {
+                aNext[i + len] = bAny = 1;
+            }
+        }
+        if (!bAny) return 0;
+        for (int i = 0; i < np; i++) {
+            if (aNext[i] && (p[i] == '*' || p[i] == '%')) aNext[i + 1] = 1;
+        }
+        memcpy(aCur, aNext, (size_t)np + 1);
+        j += len;
+    }
+    return aCur[np];
+}
+
 /* Each middle part is taken where it first occurs: with '*' the only
 ** wildcard, a leftmost match never loses one a later match would find. */
 int fts_glob_match(const char *p, int np, const uint8_t *t, int nt) {
+    for (int k = 0; k < np; k++) {
+        if (p[k] == '?' || p[k] == '%') return glob_match_chars(p, np, t, nt);
+    }
     int i = 0;
     while (i < np && p[i] != '*') i++;
     if (i == np) return np == nt && memcmp(p, t, (size_t)nt) == 0;
@@ -2279,14 +2327,14 @@ int fts_wildcard_pattern(Arena *a, const Analyzer *an, const FtsNode *n, const c
     int nGlob = 0, nLongest = 0, nFirst = 0;
     for (int i = 0; i <= n->n; i++) {
         int e = i;
-        while (e < n->n && n->z[e] != '*') e++;
+        while (e < n->n && !is_wild_char(n->z[e])) e++;
         if (e > i) {
             TokenList l = {{0}, {0}};
             int rc = analyzer_collect(an, n->z + i, (size_t)(e - i), ANALYZE_UNSTEMMED, &l, err);
             if (rc == LP_OK && (l.a.n != 1 || (size_t)(nGlob + l.a.a[0].n) + 2 > cap)) {
                 rc = lp_err_setpos(err, LP_BADINPUT, n->pos,
-                                   "MATCH: wildcard '%.*s' at offset %d: each part between '*'s "
-                                   "must be one word",
+                                   "MATCH: wildcard '%.*s' at offset %d: each part between "
+                                   "wildcards ('*', '?', '%%') must be one word",
                                    nShow, n->z, n->pos);
             } else if (rc != LP_OK && rc != LP_NOMEM) {
                 rc = lp_err_setpos(err, rc, n->pos + i + (err->pos >= 0 ? err->pos : 0),
@@ -2306,14 +2354,19 @@ int fts_wildcard_pattern(Arena *a, const Analyzer *an, const FtsNode *n, const c
             nGlob += l.a.a[0].n;
             token_list_free(&l);
         }
-        if (e < n->n) zGlob[nGlob++] = '*';
+        if (e < n->n) zGlob[nGlob++] = n->z[e];
         i = e;
     }
     zGlob[nGlob] = 0;
+    if (nGlob > FTS_GLOB_MAX && (memchr(zGlob, '?', (size_t)nGlob) || memchr(zGlob, '%', (size_t)nGlob))) {
+        return lp_err_setpos(err, LP_BADINPUT, n->pos,
+                             "MATCH: wildcard '%.*s' at offset %d: a pattern with '?' or '%%' is at "
+                             "most %d bytes", nShow, n->z, n->pos, FTS_GLOB_MAX);
+    }
     if (nLongest < nMin) {
         return lp_err_setpos(err, LP_BADINPUT, n->pos,
-                             "MATCH: wildcard '%.*s' at offset %d: its longest part without '*' is "
-                             "shorter than min_infix_len=%d",
+                             "MATCH: wildcard '%.*s' at offset %d: its longest part without a "
+                             "wildcard is shorter than min_infix_len=%d",
                              nShow, n->z, n->pos, nMin);
     }
     *pz = zGlob;

@@ -114,20 +114,25 @@ int fts_expand_applies(const FtsNode *x);
 ** "exact", "star", or "exact,star"; any case), or -1. */
 int fts_expand_from_name(const char *z);
 
-/* Wildcards (FTSN_WILDCARD: "*abc*", "ab*cd"; tables with min_infix_len).
-** fts_wildcard_pattern gives leaf n's pattern: each part between '*'s
-** normalised as a prefix is (folded, not stemmed), the parts joined by
-** single '*'s, in *pz (in a, NUL-terminated; *pn bytes); *pnFirst (may be
-** NULL) is the length of its first part (0 when it starts with '*').
-** LP_BADINPUT (err->pos: the leaf) when the table has no min_infix_len, a
-** part is not one word, or the longest part is shorter than
-** min_infix_len; LP_NOMEM. The planner, HIGHLIGHT() and CALL KEYWORDS
-** all read a wildcard through it.
+/* Wildcards (FTSN_WILDCARD: "*abc*", "ab*cd", "t?st", "tes%"; tables with
+** min_infix_len).
+** fts_wildcard_pattern gives leaf n's pattern: each part between wildcard
+** characters ('*', '?', '%') normalised as a prefix is (folded, not
+** stemmed), the parts joined by those characters (a run of '*'s as one),
+** in *pz (in a, NUL-terminated; *pn bytes); *pnFirst (may be NULL) is the
+** length of its first part (0 when it starts with a wildcard). LP_BADINPUT
+** (err->pos: the leaf) when the table has no min_infix_len, a part is not
+** one word, the longest part is shorter than min_infix_len, or a pattern
+** with '?' or '%' is longer than FTS_GLOB_MAX bytes; LP_NOMEM. The
+** planner, HIGHLIGHT() and CALL KEYWORDS all read a wildcard through it.
 ** fts_glob_match: does t[0..nt) match pattern p[0..np), each '*' any bytes
-** (none too)? Terms never hold a '*'. */
+** (none too), each '?' one character, each '%' one or none? Terms hold
+** none of them (fts_is_wild_char). */
+#define FTS_GLOB_MAX 256
 int fts_wildcard_pattern(Arena *a, const Analyzer *an, const FtsNode *n, const char **pz, int *pn,
                          int *pnFirst, LpError *err);
 int fts_glob_match(const char *p, int np, const uint8_t *t, int nt);
+int fts_is_wild_char(char c);
 
 #define FTS_DEFAULT_EXPANSION_LIMIT 1000
 

@@ -224,15 +224,12 @@ static void call_snippets(SqlSession *s, const SqlStmt *st, SqlResult *r) {
             goto done;
         }
     }
-    const char *const *azFts;
-    const int *aFtsCol;
-    int nFts = table_fts_fields(t, &azFts, &aFtsCol);
     const Analyzer *an = table_analyzer(t);
     LpError err;
     lp_err_clear(&err);
     FtsNode *root = NULL;
     FtsHlQuery *pHl = NULL;
-    if (fts_match_parse(a, zQuery, nQuery, azFts, nFts, &root, &err) ||
+    if (sqlx_match_parse(a, t, zQuery, nQuery, &root, &err) ||
         fts_hl_query_build(a, an, root, -1, sqlx_table_expand(table_schema(t)), &pHl, &err)) {
         sqlx_report(r, &err, ER_PARSE);
         goto done;

@@ -272,7 +272,7 @@ static int bind_highlight(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
         }
         Value qv = qexpr_eval(qx.q, NULL);
         if (qv.kind != VAL_STR) return bind_fail_at(b, aArg[1]->pos, "SNIPPET() expects the query as a string");
-        if (fts_match_parse(b->a, qv.u.s.z, qv.u.s.n, azFts, nFts, (FtsNode **)&root, b->err)) {
+        if (sqlx_match_parse(b->a, b->pTable, qv.u.s.z, qv.u.s.n, (FtsNode **)&root, b->err)) {
             return b->rc = b->err->code;
         }
         for (int i = 2; i < nArg; i++) {
@@ -312,7 +312,7 @@ static int bind_highlight(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
             if (!zFields && !bQuery) {
                 zFields = sv.u.s.z;
             } else if (!bQuery) {
-                if (fts_match_parse(b->a, sv.u.s.z, sv.u.s.n, azFts, nFts, (FtsNode **)&root, b->err)) {
+                if (sqlx_match_parse(b->a, b->pTable, sv.u.s.z, sv.u.s.n, (FtsNode **)&root, b->err)) {
                     return b->rc = b->err->code;
                 }
                 bQuery = 1;
@@ -768,6 +768,13 @@ static const char *opt_word(Binder *b, const SqlMapItem *o) {
 static int apply_profile(Binder *b, const char *zProfiles, const char *zWant, int nFts,
                          const char *const *azFts, FtsRankParams *rank);
 
+int sqlx_match_parse(Arena *a, const Table *t, const char *z, size_t n, FtsNode **ppRoot, LpError *err) {
+    const char *const *azFts;
+    int nFts = table_fts_fields(t, &azFts, NULL);
+    unsigned flags = analyzer_min_infix_len(table_analyzer(t)) > 0 ? FTS_MATCH_INLINE_WILDCARDS : 0;
+    return fts_match_parse_opts(a, z, n, azFts, nFts, flags, ppRoot, err);
+}
+
 int sqlx_table_expand(const Schema *sc) {
     const char *z = schema_option(sc, "expand_keywords");
     int bits = z ? fts_expand_from_name(z) : 0;
@@ -1058,7 +1065,7 @@ static int bind_match(Binder *b, QSelect *q, const Expr *pMatch) {
         return bind_fail_at(b, pMatch->u.func.aArg[0]->pos, "MATCH() expects a string");
     }
     const FtsNode *root = NULL;
-    if (fts_match_parse(b->a, v.u.s.z, v.u.s.n, azFts, nFts, (FtsNode **)&root, b->err)) {
+    if (sqlx_match_parse(b->a, q->pTable, v.u.s.z, v.u.s.n, (FtsNode **)&root, b->err)) {
         b->rc = b->err->code;
         if (!b->err->detail) b->err->detail = b->rc == LP_NOMEM ? ER_OUTOFMEMORY : ER_PARSE;
         return b->rc;

@@ -195,9 +195,6 @@ static int meta_keywords(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
     if (!m->bMatch) return LP_OK;
     Table *t = catalog_get(s->e->pCatalog, m->zMatchTable);
     if (!t) return LP_OK;
-    const char *const *azFts;
-    const int *aFtsCol;
-    int nFts = table_fts_fields(t, &azFts, &aFtsCol);
     Arena a;
     arena_init(&a, 0);
     LpError err;
@@ -207,7 +204,7 @@ static int meta_keywords(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
     MetaKw kw = {r, sh, 0, LP_OK};
     int rc = LP_OK;
     /* The text parsed when the query ran; a schema change since may refuse it. */
-    if (fts_match_parse(&a, m->zMatch, m->nMatch, azFts, nFts, &root, &err) == LP_OK && root) {
+    if (sqlx_match_parse(&a, t, m->zMatch, m->nMatch, &root, &err) == LP_OK && root) {
         snap = table_snapshot(t);
         FtsSource *src = snap ? table_snap_fts(snap) : NULL;
         if (src) {

@@ -112,6 +112,11 @@ void sqlx_alter_table(SqlSession *s, const SqlStmt *st, SqlResult *r);
 /* The table's expand_keywords option (checked at CREATE TABLE) as
 ** FTS_EXPAND_* bits: the default of its MATCH queries and snippets. */
 int sqlx_table_expand(const Schema *sc);
+/* Parses a MATCH text for table t (fts_match_parse_opts with the flags its
+** options call for: inline wildcards where it has min_infix_len). */
+struct FtsNode;
+int sqlx_match_parse(Arena *a, const Table *t, const char *z, size_t n, struct FtsNode **ppRoot,
+                     LpError *err);
 
 /* session.c: transactions. */
 /* Commits the open transaction (if any). LP_OK, or an error in err. */

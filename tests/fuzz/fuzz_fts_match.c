@@ -8,7 +8,8 @@
 ** children, NOT only under an AND that also holds something positive,
 ** MAYBE of two, chains ('<<', NEAR/N; NOTNEAR/N of two) of words and
 ** exact phrases only,
-** quorum thresholds in range, and NUL-terminated leaf text, and the dump
+** quorum thresholds in range, and NUL-terminated leaf text ('?' and '%'
+** are inline wildcards for inputs of odd length), and the dump
 ** of any tree succeeds; failure
 ** gives no tree, a message and, for a syntax error, an offset inside the
 ** query.
@@ -52,9 +53,10 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
         if (x->kind == FTSN_TERM || x->kind == FTSN_PREFIX || x->kind == FTSN_WILDCARD) {
             if (x->n == 0) abort();
         }
-        /* a wildcard has a '*' and a part without one; no run of '*'s */
+        /* a wildcard has a wildcard character and a part without one; no
+        ** run of '*'s */
         if (x->kind == FTSN_WILDCARD &&
-            (!memchr(x->z, '*', (size_t)x->n) || strspn(x->z, "*") == (size_t)x->n || strstr(x->z, "**"))) {
+            (strcspn(x->z, "*?%") == (size_t)x->n || strspn(x->z, "*?%") == (size_t)x->n || strstr(x->z, "**"))) {
             abort();
         }
         if (x->pZones && (x->pZones->nName < 1 || x->pZones->pos < 0 ||
@@ -234,7 +236,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FtsNode *root = (FtsNode *)1;
     LpError err;
     lp_err_clear(&err);
-    int rc = fts_match_parse(&a, z, size, azField, 3, &root, &err);
+    /* '?' and '%' are wildcards (the index has min_infix_len) for inputs of
+    ** odd length, words for the others */
+    int rc = fts_match_parse_opts(&a, z, size, azField, 3, size % 2 ? FTS_MATCH_INLINE_WILDCARDS : 0, &root, &err);
     if (rc == LP_OK) {
         if (err.code != LP_OK) abort();
         if (root) check_node(root, NULL, size);

@@ -2616,10 +2616,10 @@ def test_wildcards_with_min_infix_len(server, cur, uniq):
                  r"wildcard '\*at' at offset 6: a '\*' before or inside a word \(infix search\) "
                  r"needs the table option min_infix_len")
     expect_error(cur, f"SELECT id FROM {u} WHERE MATCH('*ca*')", 1064,
-                 r"wildcard '\*ca\*' at offset 0: its longest part without '\*' is shorter than "
+                 r"wildcard '\*ca\*' at offset 0: its longest part without a wildcard is shorter than "
                  r"min_infix_len=3")
     expect_error(cur, f"SELECT id FROM {u} WHERE MATCH('*cat-dog*')", 1064,
-                 r"each part between '\*'s must be one word")
+                 r"each part between wildcards \('\*', '\?', '%'\) must be one word")
     expect_error(cur, f"SELECT id FROM {u} WHERE MATCH('^*cat')", 1064, r"not a wildcard")
     expect_error(cur, f"SELECT id FROM {u} WHERE MATCH('\"a *cat*\"')", 1064)
     expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) min_infix_len='65'", 1064, r"min_infix_len")
@@ -2808,3 +2808,50 @@ def test_zone_limits(server, cur, uniq):
     expect_error(cur, f"SELECT id FROM {w} WHERE MATCH('cat << ZONE:th dog')", 1064,
                  r"the operands of '<<', NEAR, NOTNEAR, SENTENCE and PARAGRAPH take one ZONE limit: "
                  r"the operand at offset 15 has another")
+
+
+def test_inline_wildcards_question_mark_and_percent(server, cur, uniq):
+    """On a table with min_infix_len (as in Manticore), '?' in a word is any
+    one character and '%' any one or none, with '*' too; checked against a
+    regular expression over every word, before and after FLUSH. '\\?' is a
+    separator, a '?' alone is nothing, and a table without min_infix_len
+    reads '?' as a separator, as before."""
+    rng = random.Random(3)
+    alphabet = ["a", "b", "c", "é"]
+    vocab = sorted({"".join(rng.choice(alphabet) for _ in range(rng.randint(1, 5))) for _ in range(200)})
+    docs = {i: (" ".join(rng.choice(vocab) for _ in range(rng.randint(1, 6))),) for i in range(1, 301)}
+    t = make_table(server, uniq(), "(body TEXT) min_infix_len='1'", docs)
+
+    def to_re(p):
+        return re.compile("".join(".*" if c == "*" else "." if c == "?" else ".?" if c == "%" else re.escape(c)
+                                  for c in p) + r"\Z")
+
+    patterns = ["ab?", "a?c", "ab%", "a%c", "?ab", "%ab", "ab??", "ab*c?", "?bc*", "a?b%c", "*é?", "ca%%",
+                "ab%*", "é?a"]
+    for step in ("ram", "flush"):
+        if step == "flush":
+            cur.execute(f"FLUSH TABLE {t}")
+        for p in patterns:
+            rx = to_re(p)
+            want = sorted(i for i, (b,) in docs.items() if any(rx.match(w) for w in b.split()))
+            assert sorted(match_ids(cur, t, p)) == want, (step, p)
+    u = make_table(server, uniq(), "(body TEXT) min_infix_len='2'",
+                   {1: ("test",), 2: ("teast",), 3: ("tes",), 4: ("testing",), 5: ("this is it",)})
+    assert sorted(match_ids(cur, u, "t?st")) == [1]
+    assert sorted(match_ids(cur, u, "tes%")) == [1, 3]
+    assert sorted(match_ids(cur, u, "t??st")) == [2]
+    assert sorted(match_ids(cur, u, "te?t*")) == [1, 4]
+    assert sorted(match_ids(cur, u, "this?")) == []          # Manticore's reading: one more character
+    assert sorted(match_ids(cur, u, r"this\? is")) == [5]     # escaped: a separator
+    assert sorted(match_ids(cur, u, "is ?")) == [5]           # alone: nothing
+    cur.execute(f"SELECT id, HIGHLIGHT() FROM {u} WHERE MATCH('tes%') ORDER BY id ASC")
+    assert cur.fetchall() == ((1, "<b>test</b>"), (3, "<b>tes</b>"))
+    m = meta(cur)
+    assert m["keyword[0]"] == "tes%" and m["docs[0]"] == "2", m
+    expect_error(cur, f"SELECT id FROM {u} WHERE MATCH('t?s')", 1064,
+                 r"wildcard 't\?s' at offset 0: its longest part without a wildcard is shorter than "
+                 r"min_infix_len=2")
+    # without min_infix_len, '?' and '%' separate words
+    v = make_table(server, uniq(), "(body TEXT)", {1: ("what is this",), 2: ("100% cotton",)})
+    assert sorted(match_ids(cur, v, "this?")) == [1]
+    assert sorted(match_ids(cur, v, "100% cotton")) == [2]

@@ -41,7 +41,7 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
                         (x->nQuorum == 0 && x->fQuorum > 0 && x->fQuorum <= 1));
         }
         if (x->anchor) assert_true(x->kind != FTSN_PREFIX && x->kind != FTSN_WILDCARD && x->nSlop == 0);
-        if (x->kind == FTSN_WILDCARD) assert_non_null(memchr(x->z, '*', (size_t)x->n));
+        if (x->kind == FTSN_WILDCARD) assert_true(strcspn(x->z, "*?%") < (size_t)x->n);
         assert_true(x->nPosLimit <= FTS_MATCH_MAX_POS_LIMIT);
         if (x->pZones) {
             const FtsZones *zs = x->pZones;
@@ -1070,6 +1070,50 @@ static void test_dump_escapes(void **state) {
     strbuf_free(&sb);
 }
 
+/* '?' and '%' (FTS_MATCH_INLINE_WILDCARDS: min_infix_len tables) */
+static void check_inline(const char *z, const char *zWant) {
+    FtsNode *root = NULL;
+    LpError err;
+    lp_err_clear(&err);
+    arena_reset(&gArena);
+    if (fts_match_parse_opts(&gArena, z, strlen(z), azField, NFIELD, FTS_MATCH_INLINE_WILDCARDS, &root, &err)) {
+        fail_msg("parse of \"%s\" failed: %s", z, err.zMsg);
+    }
+    if (root) check_node(root, NULL, strlen(z));
+    StrBuf sb = {0};
+    fts_match_dump(root, azField, NFIELD, &sb);
+    static char zGot[512];
+    snprintf(zGot, sizeof(zGot), "%s", sb.z);
+    strbuf_free(&sb);
+    if (strcmp(zGot, zWant) != 0) fail_msg("%s:\n got  %s\n want %s", z, zGot, zWant);
+}
+
+static void test_inline_wildcards(void **state) {
+    (void)state;
+    check_inline("t?st tes% c?t* \xc3\xa9?", "AND(WILDCARD(t?st), WILDCARD(tes%), WILDCARD(c?t*), WILDCARD(\xc3\xa9?))");
+    check_inline("a?b*c *x%", "AND(WILDCARD(a?b*c), WILDCARD(*x%))");
+    check_inline("what? ? %% x", "AND(WILDCARD(what?), ?, %%, x)"); /* alone: a word of nothing */
+    check_inline("te\\?st \\%x", "AND(te\\ st, \\ x)"); /* escaped: separators */
+    check_inline("@title t?st", "WILDCARD(t?st)@{title}");
+    check("t?st tes%", "AND(t?st, tes%)");                           /* without the flag: words */
+    FtsNode *root = NULL; /* a wildcard of no word */
+    LpError err;
+    lp_err_clear(&err);
+    arena_reset(&gArena);
+    assert_int_equal(fts_match_parse_opts(&gArena, "x *%*", 5, azField, NFIELD, FTS_MATCH_INLINE_WILDCARDS,
+                                          &root, &err), LP_BADINPUT);
+    assert_string_equal(err.zMsg, "MATCH: near '*%*' at offset 2: a wildcard needs a word beside its '*', "
+                                  "'?' or '%' ('*ab*', 't?st')");
+    lp_err_clear(&err);
+    arena_reset(&gArena);
+    assert_int_equal(fts_match_parse_opts(&gArena, "^t?st", 5, azField, NFIELD, FTS_MATCH_INLINE_WILDCARDS,
+                                          &root, &err), LP_BADINPUT);
+    assert_string_equal(err.zMsg, "MATCH: near '^t?st' at offset 0: '^' and '$' anchor a word or an exact "
+                                  "phrase, not a wildcard");
+    assert_int_equal(fts_match_parse_opts(&gArena, "t?st^2", 6, azField, NFIELD, FTS_MATCH_INLINE_WILDCARDS,
+                                          &root, &err), LP_BADINPUT);
+}
+
 int main(void) {
     arena_init(&gArena, 0);
     const struct CMUnitTest tests[] = {
@@ -1082,7 +1126,7 @@ int main(void) {
         cmocka_unit_test(test_syntax_errors), cmocka_unit_test(test_offsets),
         cmocka_unit_test(test_depth),         cmocka_unit_test(test_long),
         cmocka_unit_test(test_field_sets),    cmocka_unit_test(test_dump_escapes),
-        cmocka_unit_test(test_sphinx_operators), cmocka_unit_test(test_zones),
+        cmocka_unit_test(test_sphinx_operators), cmocka_unit_test(test_zones), cmocka_unit_test(test_inline_wildcards),
         cmocka_unit_test(test_phrase_stars),
         cmocka_unit_test(test_boost),         cmocka_unit_test(test_phrase_alternatives),
     };

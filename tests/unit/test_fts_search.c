@@ -2373,6 +2373,49 @@ static void test_expand_names(void **state) {
     assert_int_equal(p.expand, 0);
 }
 
+/* A reference glob: '*' any characters, '?' one, '%' one or none
+** (characters of UTF-8), by plain recursion. */
+static int ref_glob(const char *p, const char *t) {
+    if (!*p) return !*t;
+    int len = *t ? ((unsigned char)*t < 0xC0 ? 1 : (unsigned char)*t < 0xE0 ? 2 : 3) : 0;
+    if (*p == '*') return ref_glob(p + 1, t) || (*t && ref_glob(p, t + len));
+    if (*p == '%') return ref_glob(p + 1, t) || (*t && ref_glob(p + 1, t + len));
+    if (*p == '?') return *t && ref_glob(p + 1, t + len);
+    return *p == *t && ref_glob(p + 1, t + 1);
+}
+
+/* fts_glob_match with '?' and '%' (Manticore's inline wildcards) against
+** the reference on random patterns and terms, multi-byte characters too. */
+static void test_glob_inline(void **state) {
+    (void)state;
+    static const char *const azChar[] = {"a", "b", "\xc3\xa9"}; /* é: two bytes */
+    static const char *const azPat[] = {"a", "b", "\xc3\xa9", "*", "?", "%"};
+    unsigned seed = 5;
+    int nMatch = 0;
+    for (int iter = 0; iter < 20000; iter++) {
+        char zP[32] = "", zT[32] = "";
+        seed = seed * 1103515245u + 12345u;
+        int np = (int)((seed >> 16) % 6), nt = (int)((seed >> 8) % 6);
+        for (int k = 0; k < np; k++) {
+            seed = seed * 1103515245u + 12345u;
+            strcat(zP, azPat[(seed >> 16) % 6]);
+        }
+        for (int k = 0; k < nt; k++) {
+            seed = seed * 1103515245u + 12345u;
+            strcat(zT, azChar[(seed >> 16) % 3]);
+        }
+        int want = ref_glob(zP, zT);
+        int got = fts_glob_match(zP, (int)strlen(zP), (const uint8_t *)zT, (int)strlen(zT));
+        if (got != want) fail_msg("glob '%s' on '%s': %d, want %d", zP, zT, got, want);
+        nMatch += want;
+    }
+    assert_true(nMatch > 1000); /* both answers are exercised */
+    assert_true(fts_glob_match("t?st", 4, (const uint8_t *)"t\xc3\xa9st", 5));
+    assert_false(fts_glob_match("t?st", 4, (const uint8_t *)"teast", 5));
+    assert_true(fts_glob_match("tes%", 4, (const uint8_t *)"tes", 3));
+    assert_false(fts_glob_match("tes%", 4, (const uint8_t *)"testing", 7));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bm25_by_hand),
@@ -2392,6 +2435,7 @@ int main(void) {
         cmocka_unit_test(test_deadline),
         cmocka_unit_test(test_cutoff),
         cmocka_unit_test(test_expand_names),
+        cmocka_unit_test(test_glob_inline),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
