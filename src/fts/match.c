@@ -1207,13 +1207,12 @@ static int parse_primary(MatchParser *p, const Scope *pScope, int bReq, FtsNode 
         if (nWild && nLit) {
             /* "t?st", "c?t*": a wildcard (its pattern as written, a
             ** prefix's star after it) */
-            char *zw = z;
-            if (kind == FTSN_PREFIX) {
-                if (!(zw = arena_alloc(p->a, (size_t)n + 2))) return nomem(p);
-                memcpy(zw, z, (size_t)n);
-                zw[n++] = '*';
-                zw[n] = 0;
-            }
+            char *zw = arena_alloc(p->a, (size_t)n + 2);
+            if (!zw) return nomem(p);
+            /* a '*' read so far was escaped: a literal, that is a separator */
+            for (int k = 0; k < n; k++) zw[k] = z[k] == '*' ? ' ' : z[k];
+            if (kind == FTSN_PREFIX) zw[n++] = '*';
+            zw[n] = 0;
             return wildcard_node(p, pScope, bReq, anchor, iStart, zw, n, pp);
         }
         if (kind == FTSN_PREFIX && z[0] == '=') {

@@ -1094,6 +1094,7 @@ static void test_inline_wildcards(void **state) {
     check_inline("a?b*c *x%", "AND(WILDCARD(a?b*c), WILDCARD(*x%))");
     check_inline("what? ? %% x", "AND(WILDCARD(what?), ?, %%, x)"); /* alone: a word of nothing */
     check_inline("te\\?st \\%x", "AND(te\\ st, \\ x)"); /* escaped: separators */
+    check_inline("a?\\*\\*b c%\\**", "AND(WILDCARD(a?\\ \\ b), WILDCARD(c%\\ *))"); /* an escaped '*' too */
     check_inline("@title t?st", "WILDCARD(t?st)@{title}");
     check("t?st tes%", "AND(t?st, tes%)");                           /* without the flag: words */
     FtsNode *root = NULL; /* a wildcard of no word */
