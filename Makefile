@@ -19,7 +19,7 @@ CMAKE_FLAGS  ?=
 
 .PHONY: all deps build build-asan build-fuzz run test unit integration \
         fuzz-smoke fuzz bench-server bench-fulltext bench-vector clean help lint \
-        ort models bench-embed bench-storage bench-scan tsan
+        ort models bench-embed bench-storage bench-scan bench-zones tsan
 
 all: build
 
@@ -99,6 +99,11 @@ bench-server: build
 bench-fulltext: build
 	@scripts/install-deps.sh bench
 	@$(PYTHON) bench/fulltext/run.py
+
+# What ZONE: and ZONESPAN: cost a query (SciFact as HTML, one server).
+bench-zones: build
+	@scripts/install-deps.sh bench
+	@$(PYTHON) bench/fulltext/zones.py
 
 # loupe's HNSW next to hnswlib (native -march=native build), python3-hnswlib
 # and faiss on clustered 100k x 128 / 384 sets and ../shared/data/vectors.
