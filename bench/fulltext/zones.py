@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """What a zone limit costs a query (make bench-zones).
 
-    bench/fulltext/zones.py [--loupe build/loupe] [--rounds 3] [--seconds 1]
+    bench/fulltext/zones.py [--loupe build/loupe] [--rounds 7] [--seconds 1]
 
 SciFact loaded into one loupe server as HTML, each document's title in an
 <h1> ahead of its text (`<h1>title</h1> <p>text</p>`, html_strip='1',
@@ -40,7 +40,7 @@ def esc(s):
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--loupe", default=os.path.join(REPO, "build", "loupe"))
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--seconds", type=float, default=1.0)
     args = ap.parse_args(argv)
     tmp = tempfile.mkdtemp(prefix="loupe-zones-")
