@@ -1540,6 +1540,7 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
 ** pSpan (unless none is positive). */
 static int parse_span_items(MatchParser *p, Scope *pScope, int bGroup, FtsNode **pp) {
     NodeList l = {0};
+    const FtsZones *pSpan = pScope->pZones; /* an operand's ZONE: may change the scope's */
     int iFirst = p->i, iEnd = p->i;
     for (;;) {
         skip_space(p);
@@ -1555,7 +1556,7 @@ static int parse_span_items(MatchParser *p, Scope *pScope, int bGroup, FtsNode *
     }
     if (l.n == 0) return syntax_error(p, p->i, "expected a word, phrase or '(' after ZONESPAN:");
     int rc = list_finish(p, &l, FTSN_AND, iFirst, iEnd, pp);
-    if (rc == LP_OK && (*pp)->kind == FTSN_AND && !is_negative(*pp)) (*pp)->pSpan = pScope->pZones;
+    if (rc == LP_OK && (*pp)->kind == FTSN_AND && !is_negative(*pp)) (*pp)->pSpan = pSpan;
     return rc;
 }
 

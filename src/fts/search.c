@@ -1080,7 +1080,7 @@ static uint32_t phrase_count_spans(PhraseIt *p) {
             uint32_t lo = p->aCur[i], hi;
             while (lo < p->anAll[i] && p->aaAll[i][lo] < p->aZone[z].lo) lo++;
             for (hi = lo; hi < p->anAll[i] && p->aaAll[i][hi] <= p->aZone[z].hi; hi++) {}
-            p->aaPos[i] = p->aaAll[i] + lo;
+            p->aaPos[i] = p->aaAll[i] ? p->aaAll[i] + lo : NULL; /* NULL: never loaded (NOTNEAR) */
             p->anPos[i] = hi - lo;
             p->aCur[i] = hi;
             if (i < nReq && hi == lo) ok = 0;

@@ -2805,6 +2805,10 @@ def test_zone_limits(server, cur, uniq):
                    {1: ("<th>cat dog</th>",), 2: ("<th>cat</th> dog",), 3: ("cat <th>dog</th>",)})
     assert sorted(match_ids(cur, w, "ZONE:th cat << dog")) == [1]
     assert sorted(match_ids(cur, w, "ZONE:th cat NEAR/2 dog")) == [1]
+    # NOTNEAR inside one span: a word outside the zones does not exist there,
+    # and a word absent everywhere is far
+    assert sorted(match_ids(cur, w, "ZONESPAN:th cat NOTNEAR/1 dog")) == [2]
+    assert sorted(match_ids(cur, w, "ZONESPAN:th cat NOTNEAR/1 eel")) == [1, 2]
     expect_error(cur, f"SELECT id FROM {w} WHERE MATCH('cat << ZONE:th dog')", 1064,
                  r"the operands of '<<', NEAR, NOTNEAR, SENTENCE and PARAGRAPH take one ZONE limit: "
                  r"the operand at offset 15 has another")

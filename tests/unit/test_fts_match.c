@@ -896,6 +896,7 @@ static void test_zones(void **state) {
     check("ZONESPAN:th -a x", "SPAN(NOT(a<<th>>), x<<th>>)");
     check("x ZONESPAN:th -a -b", "AND(x, NOT(a<<th>>), NOT(b<<th>>))"); /* nothing positive: no span */
     check("ZONESPAN:th a << b c", "SPAN(BEFORE(a<<th>>, b<<th>>), c<<th>>)");
+    check("ZONESPAN:th a << ZONE:h1 b c", "SPAN(BEFORE(a<<th>>, b<h1>), c<h1>)"); /* an operand's ZONE: */
     check_error("x | ZONESPAN:th a", 4, "MATCH: near 'ZONESPAN:th a' at offset 4: ZONESPAN: starts an item "
                                         "of its group: not after '|', MAYBE or a chain operator (write "
                                         "(ZONESPAN:… a b) there)");
