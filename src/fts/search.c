@@ -2090,10 +2090,6 @@ int fts_is_wild_char(char c) {
     return c == '*' || c == '?' || c == '%';
 }
 
-static int is_wild_char(char c) {
-    return c == '*' || c == '?' || c == '%';
-}
-
 /* fts_glob_match for a pattern with '?' or '%': the set of pattern
 ** places reached, moved one character of t at a time (an NFA). */
 static int glob_match_chars(const char *p, int np, const uint8_t *t, int nt) {
@@ -2327,7 +2323,7 @@ int fts_wildcard_pattern(Arena *a, const Analyzer *an, const FtsNode *n, const c
     int nGlob = 0, nLongest = 0, nFirst = 0;
     for (int i = 0; i <= n->n; i++) {
         int e = i;
-        while (e < n->n && !is_wild_char(n->z[e])) e++;
+        while (e < n->n && !fts_is_wild_char(n->z[e])) e++;
         if (e > i) {
             TokenList l = {{0}, {0}};
             int rc = analyzer_collect(an, n->z + i, (size_t)(e - i), ANALYZE_UNSTEMMED, &l, err);

@@ -133,13 +133,14 @@ static void check(const char *z, const char *zWant) {
     if (!bSame) fail_msg("%s:\n got  %s\n want %s", z, zGot, zWant);
 }
 
-/* Asserts the syntax error of z[0..n): message, offset, codes. */
-static void check_error_n(const char *z, size_t n, int pos, const char *zMsg) {
+/* Asserts the syntax error of z[0..n) parsed with flags (FTS_MATCH_*):
+** message, offset, codes. */
+static void check_error_flags(const char *z, size_t n, unsigned flags, int pos, const char *zMsg) {
     FtsNode *root = (FtsNode *)1;
     LpError err;
     lp_err_clear(&err);
     arena_reset(&gArena);
-    int rc = fts_match_parse(&gArena, z, n, azField, NFIELD, &root, &err);
+    int rc = fts_match_parse_opts(&gArena, z, n, azField, NFIELD, flags, &root, &err);
     if (rc == LP_OK) fail_msg("parse of \"%s\" succeeded", z);
     assert_null(root);
     assert_int_equal(rc, LP_BADINPUT);
@@ -147,6 +148,10 @@ static void check_error_n(const char *z, size_t n, int pos, const char *zMsg) {
     assert_int_equal(err.detail, FTS_MATCH_ER_PARSE);
     if (strcmp(err.zMsg, zMsg) != 0) fail_msg("%s:\n got  %s\n want %s", z, err.zMsg, zMsg);
     if (err.pos != pos) fail_msg("%s: pos %d, want %d", z, (int)err.pos, pos);
+}
+
+static void check_error_n(const char *z, size_t n, int pos, const char *zMsg) {
+    check_error_flags(z, n, 0, pos, zMsg);
 }
 
 static void check_error(const char *z, int pos, const char *zMsg) {
@@ -1098,22 +1103,13 @@ static void test_inline_wildcards(void **state) {
     check_inline("a?\\*\\*b c%\\**", "AND(WILDCARD(a?\\ \\ b), WILDCARD(c%\\ *))"); /* an escaped '*' too */
     check_inline("@title t?st", "WILDCARD(t?st)@{title}");
     check("t?st tes%", "AND(t?st, tes%)");                           /* without the flag: words */
-    FtsNode *root = NULL; /* a wildcard of no word */
-    LpError err;
-    lp_err_clear(&err);
-    arena_reset(&gArena);
-    assert_int_equal(fts_match_parse_opts(&gArena, "x *%*", 5, azField, NFIELD, FTS_MATCH_INLINE_WILDCARDS,
-                                          &root, &err), LP_BADINPUT);
-    assert_string_equal(err.zMsg, "MATCH: near '*%*' at offset 2: a wildcard needs a word beside its '*', "
-                                  "'?' or '%' ('*ab*', 't?st')");
-    lp_err_clear(&err);
-    arena_reset(&gArena);
-    assert_int_equal(fts_match_parse_opts(&gArena, "^t?st", 5, azField, NFIELD, FTS_MATCH_INLINE_WILDCARDS,
-                                          &root, &err), LP_BADINPUT);
-    assert_string_equal(err.zMsg, "MATCH: near '^t?st' at offset 0: '^' and '$' anchor a word or an exact "
-                                  "phrase, not a wildcard");
-    assert_int_equal(fts_match_parse_opts(&gArena, "t?st^2", 6, azField, NFIELD, FTS_MATCH_INLINE_WILDCARDS,
-                                          &root, &err), LP_BADINPUT);
+    const unsigned f = FTS_MATCH_INLINE_WILDCARDS;
+    check_error_flags("x *%*", 5, f, 2, "MATCH: near '*%*' at offset 2: a wildcard needs a word beside its "
+                                        "'*', '?' or '%' ('*ab*', 't?st')"); /* a wildcard of no word */
+    check_error_flags("^t?st", 5, f, 0, "MATCH: near '^t?st' at offset 0: '^' and '$' anchor a word or an "
+                                        "exact phrase, not a wildcard");
+    check_error_flags("t?st^2", 6, f, 4, "MATCH: near '^2' at offset 4: a boost (^N) applies to a word "
+                                         "(word^1.5), not a wildcard");
 }
 
 int main(void) {
