@@ -1245,13 +1245,13 @@ static int parse_primary(MatchParser *p, const Scope *pScope, int bReq, FtsNode 
 static int parse_operand(MatchParser *p, Scope *pScope, int bAfterBar, FtsNode **pp) {
     for (;;) {
         skip_space(p);
-        int rc;
+        int rc, kZone = zone_op_at(p, p->i);
         if (p->i < p->n && p->z[p->i] == '@') {
             rc = parse_field_op(p, pScope);
-        } else if (zone_op_at(p, p->i) == 2) {
+        } else if (kZone == 2) {
             return syntax_error(p, p->i, "ZONESPAN: starts an item of its group: not after '|', "
                                          "MAYBE or a chain operator (write (ZONESPAN:… a b) there)");
-        } else if (zone_op_at(p, p->i)) {
+        } else if (kZone) {
             rc = parse_zone_op(p, pScope);
         } else {
             break;
@@ -1584,10 +1584,10 @@ static int parse_body(MatchParser *p, Scope scope, int bGroup, FtsNode **pp) {
             if (rc) return rc;
             continue;
         }
-        int bSpanOp = zone_op_at(p, p->i) == 2;
-        if (zone_op_at(p, p->i)) {
+        int kZone = zone_op_at(p, p->i);
+        if (kZone) {
             if ((rc = parse_zone_op(p, &scope))) return rc;
-            if (!bSpanOp) continue;
+            if (kZone == 1) continue;
             /* ZONESPAN: the items up to the next field or zone operator
             ** (or the group's end) are one AND that matches in one span */
             FtsNode *x = NULL;
