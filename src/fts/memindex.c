@@ -1219,4 +1219,4 @@ static uint32_t mem_doclen(FtsSource *s, int iField, uint32_t doc) {
     return m->aLen[iField].a[doc];
 }
 
-const FtsSourceVt fts_mem_vt = {mem_lookup, mem_open, mem_scan, mem_doclen, mem_open_found};
+const FtsSourceVt fts_mem_vt = {mem_lookup, mem_open, mem_scan, mem_doclen, mem_open_found, NULL};

@@ -464,8 +464,9 @@ static int stream_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo
     return scan_emit(x, key, nKey, info->df, info->nEarlier, info->cf, part_bit(x->iStream));
 }
 
-static int multi_scan(FtsSource *s, const uint8_t *prefix, int nPrefix, FtsKeyFn xKey, void *ctx,
-                      LpError *err) {
+/* xScan (pHas NULL) and xScanHas: each part scanned with pHas. */
+static int multi_scan_has(FtsSource *s, const uint8_t *prefix, int nPrefix, const FtsScanHas *pHas,
+                          FtsKeyFn xKey, void *ctx, LpError *err) {
     FtsMulti *m = (FtsMulti *)s;
     if (m->nPart == 0) return LP_OK;
     ScanMerge x = {m, NULL, 0, xKey, ctx, 0, 0};
@@ -485,12 +486,12 @@ static int multi_scan(FtsSource *s, const uint8_t *prefix, int nPrefix, FtsKeyFn
         ScanList *l = &x.aList[x.nList++];
         l->iPart = i;
         FtsSource *p = m->aPart[i].src;
-        rc = p->vt->xScan(p, prefix, nPrefix, collect_key, l, err);
+        rc = fts_source_scan_has(p, prefix, nPrefix, pHas, collect_key, l, err);
         if (l->rc) rc = lp_err_set(err, LP_NOMEM, "out of memory merging term dictionaries");
     }
     if (rc == LP_OK) {
         FtsSource *p = m->aPart[x.iStream].src;
-        rc = p->vt->xScan(p, prefix, nPrefix, stream_key, &x, err);
+        rc = fts_source_scan_has(p, prefix, nPrefix, pHas, stream_key, &x, err);
         if (x.rcUser) {
             rc = x.rcUser; /* the caller stopped the scan */
         } else if (rc == LP_OK) {
@@ -505,8 +506,13 @@ static int multi_scan(FtsSource *s, const uint8_t *prefix, int nPrefix, FtsKeyFn
     return rc;
 }
 
-static const FtsSourceVt multi_vt = {multi_lookup, multi_open, multi_scan, multi_doclen,
-                                     multi_open_found};
+static int multi_scan(FtsSource *s, const uint8_t *prefix, int nPrefix, FtsKeyFn xKey, void *ctx,
+                      LpError *err) {
+    return multi_scan_has(s, prefix, nPrefix, NULL, xKey, ctx, err);
+}
+
+static const FtsSourceVt multi_vt = {multi_lookup,     multi_open,      multi_scan, multi_doclen,
+                                     multi_open_found, multi_scan_has};
 
 /* ------------------------------------------------------------------ */
 /* The source, forward mode: one part at base 0                        */
@@ -533,6 +539,11 @@ static int fwd_scan(FtsSource *s, const uint8_t *prefix, int nPrefix, FtsKeyFn x
     return p->vt->xScan(p, prefix, nPrefix, xKey, ctx, err);
 }
 
+static int fwd_scan_has(FtsSource *s, const uint8_t *prefix, int nPrefix, const FtsScanHas *pHas,
+                        FtsKeyFn xKey, void *ctx, LpError *err) {
+    return fts_source_scan_has(only_part(s), prefix, nPrefix, pHas, xKey, ctx, err);
+}
+
 static uint32_t fwd_doclen(FtsSource *s, int iField, uint32_t doc) {
     FtsMulti *m = (FtsMulti *)s;
     FtsSource *p = m->aPart[0].src;
@@ -545,7 +556,8 @@ static FtsPostings *fwd_open_found(FtsSource *s, const uint8_t *key, int nKey,
     return p->vt->xOpenFound(p, key, nKey, info, bPositions, err);
 }
 
-static const FtsSourceVt fwd_vt = {fwd_lookup, fwd_open, fwd_scan, fwd_doclen, fwd_open_found};
+static const FtsSourceVt fwd_vt = {fwd_lookup, fwd_open,       fwd_scan,
+                                   fwd_doclen, fwd_open_found, fwd_scan_has};
 
 /* ------------------------------------------------------------------ */
 /* Making one                                                          */

@@ -25,7 +25,9 @@
 **     segment ends only that part's list early);
 **   - xScan: every key with the prefix in any part, ascending, each once
 **     with summed df, nEarlier and cf; a non-zero value from the callback stops it
-**     and is returned;
+**     and is returned; xScanHas the same, each part asked with the
+**     strings: a key holding them all comes with every part's counts; one
+**     that lacks one may come with only some parts' (or not at all);
 **   - xDocLen: the part's answer, 0 in a gap.
 ** Each answer equals that of one index holding all the documents under the
 ** same ordinals, so BM25 scores are identical too (tested).

@@ -2155,6 +2155,33 @@ int fts_glob_match(const char *p, int np, const uint8_t *t, int nt) {
     }
 }
 
+/* The literal parts of a wildcard's pattern z[0..n), the strings between
+** its wildcard characters, for xScanHas: a source may then skip keys
+** without them (fts_source_scan_has). At most GLOB_HAS_MAX are passed:
+** any of them narrows the scan. */
+#define GLOB_HAS_MAX 16
+typedef struct GlobHas {
+    const uint8_t *aPart[GLOB_HAS_MAX];
+    int anPart[GLOB_HAS_MAX];
+    FtsScanHas has;
+} GlobHas;
+
+static const FtsScanHas *glob_has(GlobHas *g, const char *z, int n) {
+    int k = 0;
+    for (int i = 0; i < n && k < GLOB_HAS_MAX;) {
+        if (fts_is_wild_char(z[i])) {
+            i++;
+            continue;
+        }
+        int b = i;
+        while (i < n && !fts_is_wild_char(z[i])) i++;
+        g->aPart[k] = (const uint8_t *)z + b;
+        g->anPart[k++] = i - b;
+    }
+    g->has = (FtsScanHas){g->aPart, g->anPart, k};
+    return &g->has;
+}
+
 /* Is key (field byte + term) a word's term? Exact forms ('='), sentence
 ** marks ('.') and zones' terms ('<') are not. */
 static int is_word_key(const uint8_t *key, int nKey) {
@@ -2225,6 +2252,8 @@ static PlanNode *expand_terms(FtsQuery *q, const FtsNode *n, uint32_t qpos, cons
     uint8_t key[FTS_MAX_KEY];
     PlanNode *res = NULL;
     int rc = LP_OK;
+    GlobHas gh;
+    const FtsScanHas *pHas = zGlob ? glob_has(&gh, zGlob, nGlob) : NULL;
     for (int f = 0; f < q->src->nFields && rc == LP_OK; f++) {
         if (!fts_fieldset_has(&n->fields, f)) continue;
         aStart[nScanned++] = (int)x.leaves.n;
@@ -2232,7 +2261,7 @@ static PlanNode *expand_terms(FtsQuery *q, const FtsNode *n, uint32_t qpos, cons
         memcpy(key + 1, pre, (size_t)nPre);
         x.iField = f;
         x.nLimit = (int)x.leaves.n + q->rank.nExpansionLimit;
-        rc = q->src->vt->xScan(q->src, key, nPre + 1, expand_key, &x, err);
+        rc = fts_source_scan_has(q->src, key, nPre + 1, pHas, expand_key, &x, err);
         if (rc == 1) rc = LP_OK; /* stopped at the cap */
     }
     aStart[nScanned] = (int)x.leaves.n;
@@ -4536,12 +4565,14 @@ static int kw_leaf(void *ctx, const FtsNode *x, int bNegated) {
         if (rc == LP_OK && nFirst + 1 < FTS_MAX_KEY) {
             uint8_t key[FTS_MAX_KEY];
             memcpy(key + 1, w->zGlob, (size_t)nFirst);
+            GlobHas gh;
+            const FtsScanHas *pHas = glob_has(&gh, w->zGlob, w->nGlob);
             w->docs = w->hits = 0;
             for (int f = 0; f < w->src->nFields && rc == LP_OK; f++) {
                 if (!fts_fieldset_has(&x->fields, f)) continue;
                 key[0] = (uint8_t)f;
                 w->nScanned = 0;
-                rc = w->src->vt->xScan(w->src, key, nFirst + 1, kw_expand, w, w->err);
+                rc = fts_source_scan_has(w->src, key, nFirst + 1, pHas, kw_expand, w, w->err);
                 if (rc == 1) rc = LP_OK;
             }
             if (rc == LP_OK) rc = kw_report(w, w->zGlob, w->nGlob, w->docs, w->hits);

@@ -190,6 +190,8 @@ typedef struct FtsSegInfo {
     uint64_t szDict;      /* dictionary blocks */
     uint64_t szDictIndex; /* sparse index of the blocks */
     uint64_t szDocLens;   /* doc lengths */
+    uint64_t szInfix;     /* the infix filter in memory (segreader.c), 0
+                          ** until a wildcard scan has built it */
 } FtsSegInfo;
 
 /* Fills *pInfo. szPositions needs a walk of the dictionary: LP_OK, or

@@ -116,6 +116,18 @@ typedef struct FtsTermInfo {
 ** the scan and is returned. */
 typedef int (*FtsKeyFn)(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info);
 
+/* Byte strings that every key a scan is after holds in its term (the
+** bytes after the field byte): the literal parts of a wildcard such as
+** `*cat*ing`. A source may leave out keys that lack one of them; it need
+** not (the in-memory index does not), so the callback still checks each
+** key it is given. */
+typedef struct FtsScanHas {
+    const uint8_t *const *aPart; /* the strings ... */
+    const int *anPart;           /* ... their lengths (a string shorter
+                                 ** than a source can use is ignored) */
+    int nPart;
+} FtsScanHas;
+
 typedef struct FtsSource FtsSource;
 
 typedef struct FtsSourceVt {
@@ -136,6 +148,11 @@ typedef struct FtsSourceVt {
     ** searched for again (a query looks every key up while planning). */
     FtsPostings *(*xOpenFound)(FtsSource *s, const uint8_t *key, int nKey, const FtsTermInfo *info,
                                int bPositions, LpError *err);
+    /* Optional (NULL: xScan): as xScan, but keys whose term lacks one of
+    ** pHas's strings may be left out (see FtsScanHas); what it reports is
+    ** in xScan's order. fts_source_scan_has() picks the call. */
+    int (*xScanHas)(FtsSource *s, const uint8_t *prefix, int nPrefix, const FtsScanHas *pHas,
+                    FtsKeyFn xKey, void *ctx, LpError *err);
 } FtsSourceVt;
 
 struct FtsSource {
@@ -144,5 +161,15 @@ struct FtsSource {
     int nFields;                        /* full-text fields */
     const uint64_t *aSumLen;            /* per field: total length of all documents */
 };
+
+/* s's xScanHas, or its xScan when it has none or pHas is NULL. */
+static inline int fts_source_scan_has(FtsSource *s, const uint8_t *prefix, int nPrefix,
+                                      const FtsScanHas *pHas, FtsKeyFn xKey, void *ctx,
+                                      LpError *err) {
+    if (pHas && pHas->nPart > 0 && s->vt->xScanHas) {
+        return s->vt->xScanHas(s, prefix, nPrefix, pHas, xKey, ctx, err);
+    }
+    return s->vt->xScan(s, prefix, nPrefix, xKey, ctx, err);
+}
 
 #endif /* LP_FTS_SOURCE_H */

@@ -288,6 +288,45 @@ static void check_scan(const Scenario *s, FtsSource *ref, FtsSource *mul, const 
     free(b.a);
 }
 
+/* Does the key's term (after the field byte) hold part[0..nPart)? */
+static int key_has(const KeyRec *k, const uint8_t *part, int nPart) {
+    return k->nKey > 1 && memmem(k->key + 1, (size_t)k->nKey - 1, part, (size_t)nPart) != NULL;
+}
+
+/* xScanHas of the multi (through fts_source_scan_has, as the engine asks):
+** of the keys it reports, those holding the part are exactly the
+** reference's, with the reference's counts; every key reported has the
+** prefix. */
+static void check_scan_has(const Scenario *s, FtsSource *ref, FtsSource *mul, const uint8_t *prefix,
+                           int nPrefix, const uint8_t *part, int nPart) {
+    LpError err;
+    KeyVec a = {0}, b = {0};
+    const uint8_t *aPart[1] = {part};
+    int anPart[1] = {nPart};
+    FtsScanHas has = {aPart, anPart, 1};
+    assert_int_equal(ref->vt->xScan(ref, prefix, nPrefix, collect_key, &a, &err), LP_OK);
+    assert_int_equal(fts_source_scan_has(mul, prefix, nPrefix, &has, collect_key, &b, &err), LP_OK);
+    int j = 0;
+    for (int i = 0; i < a.n; i++) {
+        if (!key_has(&a.a[i], part, nPart)) continue;
+        while (j < b.n && !key_has(&b.a[j], part, nPart)) j++;
+        if (j == b.n) fail_msg("%s: xScanHas left out a key", s->zDesc);
+        assert_int_equal(a.a[i].nKey, b.a[j].nKey);
+        assert_memory_equal(a.a[i].key, b.a[j].key, (size_t)a.a[i].nKey);
+        assert_int_equal(a.a[i].info.df, b.a[j].info.df);
+        assert_int_equal(a.a[i].info.cf, b.a[j].info.cf);
+        assert_int_equal(a.a[i].info.nEarlier, b.a[j].info.nEarlier);
+        j++;
+    }
+    for (; j < b.n; j++) assert_false(key_has(&b.a[j], part, nPart));
+    for (int i = 0; i < b.n; i++) {
+        assert_true(b.a[i].nKey >= nPrefix && memcmp(b.a[i].key, prefix, (size_t)nPrefix) == 0);
+        if (i) assert_true(key_cmp(b.a[i - 1].key, b.a[i - 1].nKey, b.a[i].key, b.a[i].nKey) < 0);
+    }
+    free(a.a);
+    free(b.a);
+}
+
 /* A list read whole from the reference. */
 typedef struct List {
     uint32_t *aDoc, *aTf, *aLen;
@@ -503,6 +542,13 @@ static void check_source(const Scenario *s, FtsSource *mul) {
     for (int i = 0; i < allm.n; i++)
         check_key(s, ref, mul, &allm.a[i]);
     check_scan(s, ref, mul, (const uint8_t *)"", 0);
+    /* infix scans: the last 3 bytes of some keys, everywhere and in the key's field */
+    for (int i = 0; i < allm.n; i += 1 + allm.n / 8) {
+        const KeyRec *k = &allm.a[i];
+        if (k->nKey < 4) continue;
+        check_scan_has(s, ref, mul, (const uint8_t *)"", 0, k->key + k->nKey - 3, 3);
+        check_scan_has(s, ref, mul, k->key, 1, k->key + k->nKey - 3, 3);
+    }
     /* prefixes: each field, and the first bytes of words */
     for (int f = 0; f < NF; f++) {
         uint8_t p[8] = {(uint8_t)f};
@@ -839,7 +885,7 @@ static FtsPostings *nb_open_found(FtsSource *s, const uint8_t *key, int nKey, co
     return nb_strip(in->vt->xOpenFound(in, key, nKey, info, bPos, err));
 }
 
-static const FtsSourceVt no_block_vt = {nb_lookup, nb_open, nb_scan, nb_doclen, nb_open_found};
+static const FtsSourceVt no_block_vt = {nb_lookup, nb_open, nb_scan, nb_doclen, nb_open_found, NULL};
 
 static uint8_t *slurp(const char *zPath, size_t *pn) {
     FILE *f = fopen(zPath, "rb");
@@ -1272,7 +1318,7 @@ static FtsPostings *fs_open_found(FtsSource *s, const uint8_t *key, int nKey,
     return fs_wrap(f->inner->vt->xOpenFound(f->inner, key, nKey, info, bPos, err));
 }
 
-static const FtsSourceVt fail_src_vt = {fs_lookup, fs_open, fs_scan, fs_doclen, fs_open_found};
+static const FtsSourceVt fail_src_vt = {fs_lookup, fs_open, fs_scan, fs_doclen, fs_open_found, NULL};
 
 /* A large write in parts on a pool (fts_seg_write_source_pool) is the
 ** file the write on one thread makes: from the in-memory index (blocks

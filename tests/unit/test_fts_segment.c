@@ -110,10 +110,17 @@ static void ref_free(Ref *r) {
     memset(r, 0, sizeof(*r));
 }
 
+static int g_bWords; /* random_key makes words of 3-12 letters a-z */
+
 static void random_key(Ref *r, RefTerm *t) {
     t->key[0] = (uint8_t)rnd_below((uint64_t)r->nFields);
     int n;
-    switch (rnd_below(10)) {
+    switch (g_bWords ? 10 : rnd_below(10)) {
+    case 10:
+        n = 3 + (int)rnd_below(10);
+        for (int i = 0; i < n; i++)
+            t->key[1 + i] = (uint8_t)('a' + rnd_below(26));
+        break;
     case 0: /* arbitrary bytes */
         n = (int)rnd_below(12);
         for (int i = 0; i < n; i++)
@@ -545,6 +552,114 @@ static void check_prefix(FtsSource *src, const Ref *r, const uint8_t *pre, int n
     }
 }
 
+/* Does t's term (its bytes after the field byte) hold every part? */
+static int term_has(const uint8_t *key, int nKey, const uint8_t *const *aPart, const int *anPart,
+                    int nPart) {
+    for (int i = 0; i < nPart; i++) {
+        if (nKey < 1 || !memmem(key + 1, (size_t)nKey - 1, aPart[i], (size_t)anPart[i])) return 0;
+    }
+    return 1;
+}
+
+/* xScanHas(pre, parts): every key with the prefix holding the parts, in
+** order, with its counts (other keys may come too, but only keys with the
+** prefix); the stop value comes back. Returns how many keys it reported. */
+typedef struct HasCheck {
+    const Ref *r;
+    const uint8_t *pre;
+    int nPre;
+    const uint8_t *const *aPart;
+    const int *anPart;
+    int nPart;
+    size_t i;   /* reference keys passed */
+    int n;      /* keys reported */
+    int nStop;  /* return 7 after this many keys; 0: never */
+    int bWrong; /* a key out of order, not in r, without the prefix, with
+                ** wrong counts, or a key holding the parts left out */
+} HasCheck;
+
+static int has_pre(const HasCheck *h, const RefTerm *t) {
+    return t->nKey >= h->nPre && memcmp(t->key, h->pre, (size_t)h->nPre) == 0;
+}
+
+static int has_cb(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
+    HasCheck *h = ctx;
+    h->n++;
+    for (;; h->i++) {
+        if (h->i >= h->r->nTerm) {
+            h->bWrong = 1;
+            return 1;
+        }
+        const RefTerm *t = &h->r->aTerm[h->i];
+        if (t->nKey == nKey && memcmp(t->key, key, (size_t)nKey) == 0) {
+            h->i++;
+            if (!has_pre(h, t) || info->df != t->df || info->cf != t->cf) h->bWrong = 1;
+            break;
+        }
+        if (has_pre(h, t) && term_has(t->key, t->nKey, h->aPart, h->anPart, h->nPart)) {
+            h->bWrong = 1; /* left out */
+            return 1;
+        }
+    }
+    return h->nStop && h->n == h->nStop ? 7 : 0;
+}
+
+static int check_has(FtsSource *src, const Ref *r, const uint8_t *pre, int nPre,
+                     const uint8_t *const *aPart, const int *anPart, int nPart) {
+    static const uint8_t aNone[1];
+    HasCheck h = {r, pre ? pre : aNone, nPre, aPart, anPart, nPart, 0, 0, 0, 0};
+    LpError err;
+    FtsScanHas has = {aPart, anPart, nPart};
+    assert_int_equal(src->vt->xScanHas(src, pre, nPre, &has, has_cb, &h, &err), LP_OK);
+    assert_false(h.bWrong);
+    for (; h.i < r->nTerm; h.i++) { /* none left out after the last */
+        const RefTerm *t = &r->aTerm[h.i];
+        assert_false(has_pre(&h, t) && term_has(t->key, t->nKey, aPart, anPart, nPart));
+    }
+    int nGot = h.n;
+    if (nGot >= 2) {
+        HasCheck h2 = {r, h.pre, nPre, aPart, anPart, nPart, 0, 0, 1, 0};
+        assert_int_equal(src->vt->xScanHas(src, pre, nPre, &has, has_cb, &h2, &err), 7);
+        assert_int_equal(h2.n, 1);
+        assert_false(h2.bWrong);
+    }
+    return nGot;
+}
+
+/* xScanHas with parts cut from random keys (so that keys hold them),
+** random bytes, a part missing from every key, and parts too short to
+** narrow anything; returns the keys reported over all of them. Also
+** checks that the infix filter's size is reported once built. */
+static uint64_t check_has_all(FtsSegment *seg, const Ref *r) {
+    FtsSource *src = fts_segr_source(seg);
+    uint64_t nGot = 0;
+    for (int q = 0; q < 120 && r->nTerm > 0; q++) {
+        const uint8_t *aPart[3];
+        int anPart[3], nPart = 1 + (int)rnd_below(3);
+        uint8_t aBuf[3][8];
+        for (int i = 0; i < nPart; i++) {
+            const RefTerm *t = &r->aTerm[rnd_below(r->nTerm)];
+            int nTerm = t->nKey - 1, n = 1 + (int)rnd_below(6);
+            if (rnd_below(8) == 0 || nTerm < 1) {
+                for (int j = 0; j < n; j++) aBuf[i][j] = (uint8_t)rnd();
+                aPart[i] = aBuf[i];
+            } else {
+                if (n > nTerm) n = nTerm;
+                aPart[i] = t->key + 1 + rnd_below((uint64_t)(nTerm - n + 1));
+            }
+            anPart[i] = n;
+        }
+        uint8_t pre[2] = {(uint8_t)rnd_below((uint64_t)r->nFields), 'a'};
+        int nPre = (int)rnd_below(3);
+        nGot += (uint64_t)check_has(src, r, pre, nPre, aPart, anPart, nPart);
+    }
+    FtsSegInfo info;
+    LpError err;
+    assert_int_equal(fts_segr_info(seg, &info, &err), LP_OK);
+    assert_true(r->nTerm == 0 || info.szInfix > 0);
+    return nGot;
+}
+
 /* A key-checking scan callback: compares each key with the reference. */
 typedef struct KeyCheck {
     const Ref *r;
@@ -662,6 +777,7 @@ static void check_all(FtsSegment *seg, const Ref *r, int bFull) {
         if (n > t->nKey) pre[n - 1] = (uint8_t)('a' + rnd_below(4));
         check_prefix(src, r, pre, n);
     }
+    (void)check_has_all(seg, r);
 }
 
 /* ----------------------------------------------------------- the tests */
@@ -730,6 +846,36 @@ static void test_roundtrip_many_seeds(void **state) {
         fts_segr_close(seg);
         ref_free(&r);
     }
+}
+
+/* On words over 26 letters, a part cut from one key is in few of them:
+** xScanHas must report every key holding it (check_has) and, reading only
+** the blocks whose trigrams allow it, far fewer keys than a scan. */
+static void test_scan_has_narrows(void **state) {
+    (void)state;
+    Ref r;
+    g_bWords = 1;
+    ref_make(&r, 99, 500, 2, 20000, 20);
+    g_bWords = 0;
+    ref_write(&r, tmp_path("words"), 0);
+    FtsSegment *seg = seg_open_ok(tmp_path("words"));
+    FtsSource *src = fts_segr_source(seg);
+    uint64_t nGot = 0;
+    int nQuery = 0;
+    for (size_t i = 0; i < r.nTerm; i += 97, nQuery++) {
+        const RefTerm *t = &r.aTerm[i];
+        const uint8_t *aPart[2] = {t->key + 1, t->key + t->nKey - 3};
+        int anPart[2] = {3, 3};
+        nGot += (uint64_t)check_has(src, &r, NULL, 0, aPart, anPart, 2);
+        uint8_t f = t->key[0];
+        nGot += (uint64_t)check_has(src, &r, &f, 1, aPart + 1, anPart + 1, 1);
+    }
+    /* Each part is held by about 20,000 * 10 / 26^3 = 11 keys, in as many
+    ** blocks of 8. */
+    assert_true(nGot < (uint64_t)nQuery * 2 * 200);
+    nGot += check_has_all(seg, &r);
+    fts_segr_close(seg);
+    ref_free(&r);
 }
 
 static void test_empty_and_single(void **state) {
@@ -1426,6 +1572,7 @@ int main(void) {
         cmocka_unit_test(test_empty_and_single),
         cmocka_unit_test(test_roundtrip_many_seeds),
         cmocka_unit_test(test_roundtrip_large),
+        cmocka_unit_test(test_scan_has_narrows),
         cmocka_unit_test(test_writer_errors),
         cmocka_unit_test(test_earlier_checked),
         cmocka_unit_test(test_earlier_damaged),
