@@ -75,6 +75,9 @@ A VARIANT is a comma-separated list of knob=value ("" is the default):
                         and prox are BM25's only; exact is not for them)
     mu=1000             lmdir's Dirichlet prior
     c=1                 pl2's and inl2's length normalisation
+    coord=0             coordination: each score times (m / |q|)^coord, m
+                        the distinct query words the document holds
+                        (Lucene's classic coord factor at 1)
     exact=0             exact forms (index_exact_words with Manticore's
                         expand_keywords): each query word also matches its
                         unstemmed form, as a term of its own whose BM25F
@@ -119,7 +122,7 @@ METRICS = metrics.KEYS
 KNOBS = {"k1": 1.2, "b": 0.75, "bt": None, "wt": 1.0, "stem": "english", "length": "field",
          "idf": "rsj", "minnorm": 0.0, "k3": None, "delta": 0.0, "prox": 0.0, "rerank": 300.0, "lmix": 0.0,
          "fb": 0.0, "fbdocs": 10.0, "fbterms": 10.0, "fbdf": 1.0, "fbsel": 0.0, "exact": 0.0,
-         "fbmode": "mix", "fbw": "score", "fbmin": 1.0, "fbqmax": 0.0, "fbtemp": 1.0, "model": "bm25", "mu": 1000.0, "c": 1.0}
+         "fbmode": "mix", "fbw": "score", "coord": 0.0, "fbmin": 1.0, "fbqmax": 0.0, "fbtemp": 1.0, "model": "bm25", "mu": 1000.0, "c": 1.0}
 WORDS = {"stem": None, "length": ("field", "row"), "idf": ("rsj", "xapian", "lucene"), "fbmode": ("mix", "add"),
          "fbw": ("score", "exp"), "model": ("bm25", "lmdir", "dph", "pl2", "inl2")}
 
@@ -300,6 +303,11 @@ def rank(name, v):
         scores = {}
         add_scores(scores, {w: c if v["k3"] is None else (v["k3"] + 1) * c / (v["k3"] + c)
                             for w, c in qtf.items()}, post)
+        if v["coord"]:
+            nq = float(len(qtf))
+            for d in scores:
+                m = sum(1 for w in qtf if d in post.get(w, ()))
+                scores[d] *= (m / nq) ** v["coord"]
         if v["prox"]:
             idfs = {w: idf_of(v["idf"], n, len(post[w])) for w in qtf if w in post}
             cand = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:int(v["rerank"])]

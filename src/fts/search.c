@@ -3578,6 +3578,14 @@ static void heap_push(FtsQuery *q, Heap *h, uint32_t doc, double score) {
 }
 
 #define OR_MAX_GROUPS 4096
+/* From this many groups on, at least half of them a prefix's or a
+** wildcard's terms, an OR runs term at a time (taat_topk), in windows of
+** TAAT_WINDOW documents. A long query of words keeps maxscore_topk: its
+** common words' small bounds let MaxScore pass over most of their
+** documents (taat_topk was 4% slower on CISI's 35 queries of 64 words or
+** more), where an expansion's terms are all rare and bound alike. */
+#define TAAT_MIN_GROUPS 64
+#define TAAT_WINDOW 16384
 
 static double heap_threshold(const Heap *h) {
     return h->n < h->k ? -1.0 : h->a[0].score;
@@ -3660,6 +3668,16 @@ static int collect_or_groups(const PlanNode *pn, const PlanNode **a, int *pn_,
     return 0;
 }
 
+/* The term groups of a pure OR that a prefix or a wildcard expanded to. */
+static int expanded_groups(const PlanNode *pn) {
+    if (pn->kind == PN_OR) {
+        int n = 0;
+        for (int i = 0; i < pn->nChild; i++) n += expanded_groups(pn->aChild[i]);
+        return n;
+    }
+    return pn->qtype == QT_PREFIX || pn->qtype == QT_WILDCARD;
+}
+
 const char *fts_query_strategy(const FtsQuery *q, const char **pzWhyNot) {
     const PlanNode *r = q->root;
     *pzWhyNot = NULL;
@@ -3673,7 +3691,7 @@ const char *fts_query_strategy(const FtsQuery *q, const char **pzWhyNot) {
     if (is_factor_ranker(q->rank.ranker)) {
         *pzWhyNot = "the ranker weighs the keywords' positions in every match";
     } else {
-        if (collect_or_groups(r, NULL, &n, pzWhyNot)) return "maxscore";
+        if (collect_or_groups(r, NULL, &n, pzWhyNot)) return n >= TAAT_MIN_GROUPS && expanded_groups(r) * 2 >= n ? "taat" : "maxscore";
         if (is_phrase_group(r)) return "phrase_topk";
     }
     if (r->kind == PN_AND && r->nNeg == 0) {
@@ -3886,6 +3904,79 @@ static int maxscore_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
     return q->rc;
 }
 
+/* Term at a time, for an OR of many groups (a wildcard's or a prefix's
+** hundreds of terms; see TAAT_MIN_GROUPS): maxscore_topk finds each candidate by looking at
+** every essential group, so its work grows with the groups times the
+** candidates, 17 ms for `*ation`'s 1,000 terms on SciFact. Here the
+** documents are taken in windows of TAAT_WINDOW ordinals: each group in
+** query order adds its scores at its documents in the window to an array,
+** then the window's matches, ascending, are pushed to the heap, so the
+** work is the postings read plus a test per group and window. Weights,
+** order and ties are maxscore_topk's: a document's weight is its groups'
+** scores summed in query order (the first sets the sum, as 0 + x is x)
+** and documents are offered in ordinal order. Every match is a candidate
+** and goes through the accept callback, so the total and a cutoff are
+** exact (a cutoff stops at the N-th accepted match in ordinal order). */
+
+static int taat_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
+    int n = 0;
+    const char *zWhy;
+    collect_or_groups(q->root, NULL, &n, &zWhy);
+    const PlanNode **aPn = arena_alloc(q->a, sizeof(PlanNode *) * (size_t)(n ? n : 1));
+    GroupIt **aG = arena_alloc(q->a, sizeof(GroupIt *) * (size_t)(n ? n : 1));
+    double *aAcc = arena_alloc(q->a, sizeof(double) * TAAT_WINDOW);
+    uint64_t *aSeen = arena_alloc(q->a, sizeof(uint64_t) * (TAAT_WINDOW / 64));
+    if (!aPn || !aG || !aAcc || !aSeen) return lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
+    n = 0;
+    collect_or_groups(q->root, aPn, &n, &zWhy);
+    uint32_t first = FTS_NO_DOC;
+    for (int i = 0; i < n; i++) {
+        if (!(aG[i] = (GroupIt *)instantiate(q, aPn[i]))) return q->rc;
+        uint32_t d = group_next(&aG[i]->base);
+        if (d < first) first = d;
+    }
+    double theta = heap_threshold(h);
+    uint64_t base = first - first % TAAT_WINDOW; /* 64 bits: base + TAAT_WINDOW never wraps */
+    while (first != FTS_NO_DOC && base < q->src->nDocs) {
+        uint64_t end = base + TAAT_WINDOW;
+        uint32_t next = FTS_NO_DOC;
+        memset(aSeen, 0, sizeof(uint64_t) * (TAAT_WINDOW / 64));
+        for (int i = 0; i < n && q->rc == LP_OK; i++) {
+            GroupIt *g = aG[i];
+            uint32_t d = g->base.doc;
+            for (; d < end; d = group_next(&g->base)) {
+                uint32_t j = (uint32_t)(d - base);
+                double x = group_score(&g->base);
+                uint64_t bit = (uint64_t)1 << (j & 63);
+                if (aSeen[j >> 6] & bit) {
+                    aAcc[j] += x;
+                } else {
+                    aSeen[j >> 6] |= bit;
+                    aAcc[j] = x;
+                }
+            }
+            if (d < next) next = d;
+        }
+        for (uint32_t w = 0; w < TAAT_WINDOW / 64 && q->rc == LP_OK; w++) {
+            for (uint64_t m = aSeen[w]; m; m &= m - 1) {
+                if (must_stop(q)) return q->rc;
+                uint32_t j = w * 64 + (uint32_t)__builtin_ctzll(m);
+                uint32_t doc = (uint32_t)base + j;
+                q->st.nCandidates++;
+                if (xAccept && !xAccept(ctx, doc)) continue;
+                q->st.nAccepted++;
+                if (!out_of_reach(q, aAcc[j], theta)) {
+                    heap_push(q, h, doc, aAcc[j]);
+                    theta = heap_threshold(h);
+                }
+            }
+        }
+        if (next == FTS_NO_DOC) break;
+        base = next - next % TAAT_WINDOW; /* the next window holding a document */
+    }
+    return q->rc;
+}
+
 /* maxscore_topk for a query of one term (one group of a leaf per field):
 ** the most common query, and one where the general loop's bookkeeping (the
 ** essential set, each group's iterator calls, the sum in query order) was
@@ -4068,6 +4159,9 @@ int fts_query_topk(FtsQuery *q, int k, FtsAcceptFn xAccept, void *ctx, FtsHit *a
     } else if (strcmp(zStrategy, "maxscore") == 0) {
         rc = is_term_group(q->root) ? term_topk(q, &h, xAccept, ctx) : maxscore_topk(q, &h, xAccept, ctx);
         q->st.bTotalExact = 0;
+    } else if (strcmp(zStrategy, "taat") == 0) {
+        rc = taat_topk(q, &h, xAccept, ctx);
+        q->st.bTotalExact = 1;
     } else if (strcmp(zStrategy, "phrase_topk") == 0) {
         rc = phrase_topk(q, &h, xAccept, ctx);
     } else {

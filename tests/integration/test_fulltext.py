@@ -2626,6 +2626,43 @@ def test_wildcards_with_min_infix_len(server, cur, uniq):
     expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) min_infix_len='x'", 1064, r"min_infix_len")
 
 
+def test_expansions_of_many_terms_run_term_at_a_time(server, cur, uniq):
+    """A prefix or a wildcard that expands to 64 terms or more runs term at
+    a time (strategy taat, docs/sql.md "Top-k"): its top k is the best of
+    every match's weight (ties by id), its total_found is exact, a filter
+    and LIMIT/OFFSET apply, in the RAM segment and after FLUSH (where a
+    wildcard also reads only the dictionary blocks its parts allow); a
+    few words with the same prefix stay on maxscore."""
+    rng = random.Random(5)
+    vocab = ["pre%03dfix" % i for i in range(150)] + ["other%d" % i for i in range(20)]
+    docs = {i: (" ".join(rng.choice(vocab) for _ in range(rng.randint(1, 6))), i % 7)
+            for i in range(1, 1201)}
+    t = make_table(server, uniq(), "(body TEXT, g INT) min_infix_len='3'", docs)
+    for step in ("ram", "flush"):
+        if step == "flush":
+            cur.execute(f"FLUSH TABLE {t}")
+        for p, where in (("pre*", ""), ("*fix", ""), ("*e0*fix", ""), ("pre*", " AND g = 3"),
+                         ("*0*fix", " AND g < 5")):
+            cur.execute(f"SELECT id, WEIGHT() FROM {t} WHERE MATCH('{p}'){where} ORDER BY id ASC LIMIT 100000")
+            every = cur.fetchall()
+            assert len(every) > 50, (step, p)
+            best = sorted(every, key=lambda r: (-r[1], r[0]))
+            cur.execute(f"SELECT id, WEIGHT() FROM {t} WHERE MATCH('{p}'){where} LIMIT 20")
+            got = cur.fetchall()
+            m = meta(cur)
+            assert m["strategy"] == "taat", (step, p, m)
+            assert m["total_found"] == str(len(every)) and m["total_relation"] == "eq", (step, p, m)
+            assert [r[0] for r in got] == [r[0] for r in best[:20]], (step, p)
+            assert all(abs(a[1] - b[1]) <= 1e-4 * abs(b[1]) for a, b in zip(got, best)), (step, p)
+            cur.execute(f"SELECT id FROM {t} WHERE MATCH('{p}'){where} LIMIT 10, 5")
+            assert [r[0] for r in cur.fetchall()] == [r[0] for r in best[10:15]], (step, p)
+        cur.execute(f"SELECT id FROM {t} WHERE MATCH('other1*') LIMIT 5")
+        cur.fetchall()
+        assert meta(cur)["strategy"] == "maxscore", step
+    cur.execute(f"EXPLAIN SELECT id FROM {t} WHERE MATCH('pre*')")
+    assert "strategy=taat" in "\n".join(r[0] for r in cur.fetchall())
+
+
 def test_zone_limits(server, cur, uniq):
     """index_zones='h*, th' (with html_strip='1', Manticore's options)
     indexes where those elements' spans are, and ZONE:(h1,th) in MATCH

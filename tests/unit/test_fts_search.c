@@ -1159,8 +1159,22 @@ static void rand_query(char *buf) {
 /* ORs and quorums of every word, by ranker r: more children than
 ** OR_HEAP_MIN, so their iterators keep them in a heap (and a proximity
 ** ranker its keys). bFew: four of them (the reference is slow on these). */
+/* Every word in each field on its own, ORed: 2 * NWORD clauses for
+** maxscore_topk (words, not a prefix's terms: see test_taat). Into buf
+** (room for 1200). */
+static const char *or_per_field(char *buf) {
+    buf[0] = 0;
+    for (int w = 0; w < NWORD; w++) {
+        char t[16];
+        word_text(w, t);
+        sprintf(buf + strlen(buf), "%s@title %s | @body %s", w ? " | " : "", t, t);
+    }
+    return buf;
+}
+
 static void check_large_queries(FtsRanker r, int bFew) {
-    char zAll[1024] = "", zWords[1024] = "", zq[1200];
+    char zAll[1024] = "", zWords[1024] = "", zq[1200], zPer[1200];
+    check_query_ranked(or_per_field(zPer), r);
     for (int w = 0; w < NWORD; w++) {
         char t[16];
         word_text(w, t);
@@ -1514,6 +1528,136 @@ static void test_phrase_topk_prunes(void **state) {
 
 static int64_t reversed(void *ctx, uint32_t doc) {
     return *(const int *)ctx - (int64_t)doc;
+}
+
+/* The hits of a top-k cut off at nCut matches are the best of the first
+** nCut matches in document order (aScore: every document's weight, -1
+** for none; within 1e-9, as the top-k may sum in another order). */
+static void check_cutoff_hits(const double *aScore, int nDoc, int nCut, const FtsHit *aHit, int nHit) {
+    int nSeen = 0;
+    uint32_t last = 0;
+    for (int i = 0; i < nDoc && nSeen < nCut; i++) {
+        if (aScore[i] >= 0) nSeen++, last = (uint32_t)i;
+    }
+    for (int h = 0; h < nHit; h++) assert_true(aHit[h].doc <= last);
+    for (uint32_t i = 0; i <= last; i++) {
+        int in = 0;
+        for (int j = 0; j < nHit; j++) in |= aHit[j].doc == i;
+        if (!in && aScore[i] >= 0) assert_true(aScore[i] <= aHit[nHit - 1].score + 1e-9);
+    }
+}
+
+/* A prefix of 100 words over 40,000 documents runs term at a time, in
+** windows of 16,384 documents, with a gap of documents none of its words
+** holds (a window with nothing is skipped): its top k, with and without a
+** filter, are the best of every match's weight (fts_query_all), ties by
+** ordinal, and equal scores are equal bit for bit; a cutoff keeps the
+** best of the first matches, a deadline stops it. */
+static void test_taat(void **state) {
+    (void)state;
+    enum { N = 40000, NW = 100, K = 50 };
+    FtsMem *m = fts_mem_new(1);
+    FtsDocBuf d = {0};
+    LpError err;
+    unsigned seed = 7;
+    for (int i = 0; i < N; i++) {
+        char z[64] = "filler";
+        if (i < 17000 || i >= 35000) {
+            /* a few words, often the same few: equal scores to order */
+            int n = 1 + (int)((seed = seed * 1103515245u + 12345u) >> 16) % 3;
+            z[0] = 0;
+            for (int k = 0; k < n; k++) {
+                unsigned x = (seed = seed * 1103515245u + 12345u) >> 16;
+                sprintf(z + strlen(z), "w%u ", i % 5 == 0 ? (unsigned)k : x % NW);
+            }
+        }
+        fts_docbuf_reset(&d);
+        assert_int_equal(fts_docbuf_field(&d, g_an, 0, z, strlen(z), &err), LP_OK);
+        assert_int_equal(fts_mem_add(m, (uint32_t)i, &d), LP_OK);
+    }
+    fts_docbuf_free(&d);
+    const char *zQ = "w*";
+    const char *const azF[] = {"body"};
+    Arena a;
+    arena_init(&a, 0);
+    FtsNode *root;
+    assert_int_equal(fts_match_parse(&a, zQ, strlen(zQ), azF, 1, &root, &err), LP_OK);
+    FtsRankParams rank;
+    fts_rank_defaults(&rank);
+    FtsQuery *q;
+    assert_int_equal(fts_query_new(&a, root, zQ, g_an, fts_mem_source(m), &rank, &q, &err), LP_OK);
+    Collect c = {calloc(N, sizeof(double)), 0};
+    for (int i = 0; i < N; i++) c.aScore[i] = -1;
+    FtsStats st;
+    int saveN = g_nDoc;
+    g_nDoc = N; /* collect_hit checks the range */
+    assert_int_equal(fts_query_all(q, collect_hit, &c, &st, &err), LP_OK);
+    g_nDoc = saveN;
+    fts_query_free(q);
+    for (int bFilter = 0; bFilter < 2; bFilter++) {
+        FtsAcceptFn xAcc = bFilter ? accept_odd_filter : NULL;
+        assert_int_equal(fts_query_new(&a, root, zQ, g_an, fts_mem_source(m), &rank, &q, &err), LP_OK);
+        FtsHit aHit[K];
+        int nHit;
+        assert_int_equal(fts_query_topk(q, K, xAcc, NULL, aHit, &nHit, &st, &err), LP_OK);
+        fts_query_free(q);
+        assert_string_equal(st.zStrategy, "taat");
+        assert_int_equal(nHit, K);
+        /* the reference: accepted matches by weight (as fts_query_all
+        ** summed it, which may differ in the last bits), then ordinal */
+        int nRank = 0;
+        for (int h = 0; h < nHit; h++) {
+            uint32_t dh = aHit[h].doc;
+            assert_true(dh < 17000 || dh >= 35000);
+            assert_true(!xAcc || xAcc(NULL, dh));
+            assert_true(fabs(aHit[h].score - c.aScore[dh]) < 1e-9 * (1 + c.aScore[dh]));
+            if (h) {
+                assert_true(aHit[h].score < aHit[h - 1].score ||
+                            (aHit[h].score == aHit[h - 1].score && dh > aHit[h - 1].doc));
+            }
+        }
+        for (int i = 0; i < N; i++) {
+            if (c.aScore[i] < 0 || (xAcc && !xAcc(NULL, (uint32_t)i))) continue;
+            int in = 0;
+            for (int h = 0; h < nHit; h++) in |= aHit[h].doc == (uint32_t)i;
+            const FtsHit *last = &aHit[nHit - 1];
+            if (!in && (c.aScore[i] > last->score + 1e-9 * (1 + last->score) ||
+                        (fabs(c.aScore[i] - last->score) <= 1e-9 * (1 + last->score) && (uint32_t)i < last->doc))) {
+                fail_msg("doc %d (%.17g) should be in the top %d (last %u, %.17g)", i, c.aScore[i], K,
+                         last->doc, last->score);
+            }
+            nRank++;
+        }
+        assert_true(nRank > 3 * K);
+        /* every match was a candidate: the total is exact */
+        assert_true(st.bTotalExact);
+        assert_int_equal(st.nAccepted, nRank);
+        /* documents of the same words (every fifth: w0 .. w(n-1)) score the same */
+        int nSame = 0;
+        for (int h = 1; h < nHit; h++) nSame += aHit[h].score == aHit[h - 1].score;
+        assert_true(nSame > 0);
+    }
+    /* a cutoff of 40: the best of the first 40 matches in ordinal order */
+    assert_int_equal(fts_query_new(&a, root, zQ, g_an, fts_mem_source(m), &rank, &q, &err), LP_OK);
+    fts_query_set_cutoff(q, 40);
+    FtsHit aHit[5];
+    int nHit;
+    assert_int_equal(fts_query_topk(q, 5, NULL, NULL, aHit, &nHit, &st, &err), LP_OK);
+    fts_query_free(q);
+    assert_true(st.bCutoff && !st.bTotalExact);
+    assert_int_equal(st.nAccepted, 40);
+    assert_int_equal(nHit, 5);
+    check_cutoff_hits(c.aScore, N, 40, aHit, nHit);
+    /* a deadline already past: stopped within 64 candidates */
+    assert_int_equal(fts_query_new(&a, root, zQ, g_an, fts_mem_source(m), &rank, &q, &err), LP_OK);
+    fts_query_set_deadline(q, 1);
+    assert_int_equal(fts_query_topk(q, 5, NULL, NULL, aHit, &nHit, &st, &err), LP_OK);
+    fts_query_free(q);
+    assert_true(st.bTimedOut && !st.bTotalExact);
+    assert_true(st.nCandidates <= 64);
+    free(c.aScore);
+    arena_free(&a);
+    fts_mem_free(m);
 }
 
 /* Equal scores come back by ordinal, or by the tie key when one is set,
@@ -2278,8 +2422,9 @@ static FtsQuery *plan_query(Arena *a, const char *z) {
 ** says so, and makes the total a lower bound; none (0) changes nothing. */
 static void test_deadline(void **state) {
     (void)state;
-    static const char *const azQuery[] = {"ab0", "ab0 | abc1", "ab0 abc1", "\"ab0 abc1\"",
-                                          "ab0 -abc1", "ab0 NEAR/3 abc1"};
+    char zPer[1200];
+    const char *const azQuery[] = {"ab0", "ab0 | abc1", "ab0 abc1", "\"ab0 abc1\"",
+                                   "ab0 -abc1", "ab0 NEAR/3 abc1", or_per_field(zPer)};
     for (size_t iq = 0; iq < sizeof(azQuery) / sizeof(azQuery[0]); iq++) {
         Arena a;
         arena_init(&a, 0);
@@ -2338,18 +2483,7 @@ static void test_cutoff(void **state) {
         assert_int_equal(st.bTotalExact, 0);
         assert_int_equal(st.nAccepted, 40);
         assert_int_equal(nHit, 5);
-        /* the hits are the best of the first 40 matches in document order */
-        int nSeen = 0;
-        uint32_t lastOf40 = 0;
-        for (int i = 0; i < g_nDoc && nSeen < 40; i++) {
-            if (c.aScore[i] >= 0) nSeen++, lastOf40 = (uint32_t)i;
-        }
-        for (int h = 0; h < nHit; h++) assert_true(aHit[h].doc <= lastOf40);
-        for (uint32_t i = 0; i <= lastOf40; i++) {
-            int in = 0;
-            for (int j = 0; j < nHit; j++) in |= aHit[j].doc == i;
-            if (!in && c.aScore[i] >= 0) assert_true(c.aScore[i] <= aHit[nHit - 1].score);
-        }
+        check_cutoff_hits(c.aScore, g_nDoc, 40, aHit, nHit);
         free(c.aScore);
         arena_free(&a);
     }
@@ -2421,6 +2555,7 @@ int main(void) {
         cmocka_unit_test(test_bm25_by_hand),
         cmocka_unit_test(test_bm25f_many_fields),
         cmocka_unit_test(test_tie_key),
+        cmocka_unit_test(test_taat),
         cmocka_unit_test(test_docbuf_fields_and_streams),
         cmocka_unit_test(test_docbuf_large_field),
         cmocka_unit_test(test_batches_match_single_adds),
