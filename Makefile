@@ -19,7 +19,7 @@ CMAKE_FLAGS  ?=
 
 .PHONY: all deps build build-asan build-fuzz run test unit integration \
         fuzz-smoke fuzz bench-server bench-fulltext bench-vector clean help lint \
-        ort models bench-embed bench-storage bench-scan bench-zones tsan
+        ort models bench-embed bench-storage bench-scan bench-zones bench-wildcards tsan
 
 all: build
 
@@ -104,6 +104,12 @@ bench-fulltext: build
 bench-zones: build
 	@scripts/install-deps.sh bench
 	@$(PYTHON) bench/fulltext/zones.py
+
+# Infix wildcards (`*abcd*`, `*abcde`) on SciFact, loupe next to Sphinx's
+# dict=keywords infix index, over the MySQL protocol.
+bench-wildcards: build
+	@scripts/install-deps.sh bench
+	@$(PYTHON) bench/fulltext/wildcards.py
 
 # loupe's HNSW next to hnswlib (native -march=native build), python3-hnswlib
 # and faiss on clustered 100k x 128 / 384 sets and ../shared/data/vectors.

@@ -1,0 +1,176 @@
+#!/usr/bin/python3
+"""Infix wildcards, loupe next to Sphinx 2.2.11 (make bench-wildcards).
+
+    bench/fulltext/wildcards.py [--loupe build/loupe] [--searchd searchd]
+                                [--rounds 5] [--seconds 1]
+
+SciFact (title and text, no stemming) loaded into a loupe table with
+min_infix_len='3' and into a Sphinx RT index with dict = keywords and
+min_infix_len = 3, both sealed (FLUSH TABLE, FLUSH RAMCHUNK). Then 200
+infix patterns drawn from the collection's words of 8 letters or more
+(seed 1): `*abcd*` (4 letters from inside a word, 100 of them) and
+`*abcde` (a word's last 5 letters, 100); each engine gets the same
+statements, `SELECT id FROM t WHERE MATCH('…') LIMIT 10 OPTION
+ranker=bm25`, timed by bench/fulltext/ftq.c (one libmariadb connection,
+whole passes over the list for at least --seconds a round, rounds
+interleaved, the median round counts). Each pattern's matches (SELECT
+COUNT(*)) are compared between the engines: the two split words and cap
+expansions differently, so the report counts the patterns on which they
+agree rather than requiring all. Writes docs/benchmarks/wildcards.md.
+"""
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
+from common import (REPO, LoupeServer, SphinxServer, command_line, connect, git_revision,  # noqa: E402
+                    machine, utc_now)
+from run import build_drivers, driver_passes  # noqa: E402
+
+DATA = os.path.join(os.path.dirname(REPO), "shared", "data", "scifact", "docs.jsonl")
+OUT = os.path.join(REPO, "docs", "benchmarks", "wildcards.md")
+
+SPHINX_INDEX = """\
+index w
+{{
+    type            = rt
+    path            = {dir}/data/w
+    rt_mem_limit    = 1024M
+    rt_field        = title
+    rt_field        = body
+    rt_attr_uint    = pad
+    dict            = keywords
+    min_infix_len   = 3
+}}
+"""
+
+
+def esc(s):
+    return s.replace("\\", "\\\\").replace("'", "\\'")
+
+
+class Side:
+    """One engine: its server and the name under which it is measured."""
+
+    def __init__(self, name, server):
+        self.name = name
+        self.server = server
+        self.server_pid = None
+
+    def start(self):
+        self.server.start()
+        self.server_pid = self.server.pid
+        self.conn = connect(self.server.port)
+        return self.conn.cursor()
+
+
+def load(cur, table, docs):
+    for i in range(0, len(docs), 200):
+        cur.execute("INSERT INTO %s (id, title, body) VALUES " % table + ",".join(
+            "(%d,'%s','%s')" % (i + k + 1, esc(d.get("title", "")), esc(d.get("text", "")))
+            for k, d in enumerate(docs[i:i + 200])))
+
+
+def count(cur, table, pattern):
+    cur.execute("SELECT COUNT(*) FROM %s WHERE MATCH('%s')" % (table, pattern))
+    return int(cur.fetchone()[0])
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--loupe", default=os.path.join(REPO, "build", "loupe"))
+    ap.add_argument("--searchd", default=shutil.which("searchd") or "/usr/bin/searchd")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--seconds", type=float, default=1.0)
+    args = ap.parse_args(argv)
+    tmp = tempfile.mkdtemp(prefix="loupe-wildcards-")
+    drivers = build_drivers(os.path.join(REPO, "build"), ["ftq"])
+    docs = [json.loads(line) for line in open(DATA)]
+    rng = random.Random(1)
+    words = sorted({w for d in docs for w in re.findall(r"[a-z]+", (d.get("title", "") + " " + d.get("text", "")).lower())
+                    if len(w) >= 8})
+    patterns = []
+    for w in rng.sample(words, 100):
+        at = rng.randint(1, len(w) - 5)
+        patterns.append("*%s*" % w[at:at + 4])
+    for w in rng.sample(words, 100):
+        patterns.append("*%s" % w[-5:])
+    os.makedirs(os.path.join(tmp, "loupe"))
+    os.makedirs(os.path.join(tmp, "sphinx"))
+    sides = [Side("loupe", LoupeServer(os.path.join(tmp, "loupe"), args.loupe)),
+             Side("sphinx", SphinxServer(os.path.join(tmp, "sphinx"), args.searchd, "sphinx", SPHINX_INDEX))]
+    try:
+        tables = {}
+        for s in sides:
+            cur = s.start()
+            if s.name == "loupe":
+                cur.execute("CREATE TABLE w (title TEXT, body TEXT) min_infix_len='3'")
+                load(cur, "w", docs)
+                cur.execute("FLUSH TABLE w")
+            else:
+                load(cur, "w", docs)
+                cur.execute("FLUSH RAMCHUNK w")
+            tables[s.name] = cur
+        agree, found = 0, {}
+        for p in patterns:
+            n = [count(tables[s.name], "w", p) for s in sides]
+            found[p] = n
+            agree += n[0] == n[1]
+        path = os.path.join(tmp, "statements.sql")
+        with open(path, "w") as f:
+            for p in patterns:
+                f.write("SELECT id FROM w WHERE MATCH('%s') LIMIT 10 OPTION ranker=bm25\n" % p)
+        runs = {s.name: [] for s in sides}
+        cpu = {s.name: [] for s in sides}
+        for _ in range(args.rounds):
+            for s in sides:
+                q, sec, _, c, cut = driver_passes([drivers["ftq"], "--port", str(s.server.port), "--file", path,
+                                                   "--seconds", str(args.seconds), "--warmup", str(len(patterns)),
+                                                   "--hard-stop", str(args.seconds * 20)], "ftq", s)
+                runs[s.name].append(q / sec)
+                cpu[s.name].append(c / q * 1e6)
+        versions = {"loupe": s.server.version() for s in sides if s.name == "loupe"}
+        versions["sphinx"] = sides[1].server.version()
+    finally:
+        for s in sides:
+            s.server.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    med = {k: statistics.median(v) for k, v in runs.items()}
+    med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
+    m = machine()
+    lines = ["# Infix wildcards: loupe and Sphinx", "",
+             "Run %s at %s on %s (%d cores, kernel %s):" % (utc_now(), git_revision(), m["cpu"], m["cores"],
+                                                             m["kernel"]), "",
+             "    " + command_line(__file__, argv), "",
+             __doc__.split("\n\n")[2].strip().replace("\n", " "), "",
+             "Versions: %s; %s." % (versions["loupe"], versions["sphinx"]), "",
+             "| engine | queries/s (median of %d rounds) | server CPU per query (µs) | vs Sphinx |" % args.rounds,
+             "|---|---:|---:|---:|"]
+    for s in sides:
+        lines.append("| %s | %.0f | %.0f | %.2fx |" % (s.name, med[s.name], med_cpu[s.name],
+                                                      med[s.name] / med["sphinx"]))
+    lines += ["", "Rounds (queries/s): " + "; ".join("%s %s" % (k, ", ".join("%.0f" % x for x in v))
+                                                  for k, v in runs.items()), "",
+              "The engines count the same matches for %d of %d patterns." % (agree, len(patterns))]
+    differ = [(p, n) for p, n in found.items() if n[0] != n[1]]
+    if differ:
+        lines.append("Where they differ (pattern: loupe, Sphinx): " + "; ".join(
+            "`%s`: %d, %d" % (p, n[0], n[1]) for p, n in differ[:10]) + ("; …" if len(differ) > 10 else "") + ".")
+    lines.append("")
+    with open(OUT, "w") as f:
+        f.write("\n".join(lines))
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
