@@ -2663,6 +2663,45 @@ def test_expansions_of_many_terms_run_term_at_a_time(server, cur, uniq):
     assert "strategy=taat" in "\n".join(r[0] for r in cur.fetchall())
 
 
+def test_wildcards_from_many_connections_at_once(server, cur, uniq):
+    """A sealed segment builds its infix filter on the first wildcard that
+    needs it: eight connections sending wildcards at once to a freshly
+    flushed table (so that several ask for the filter together) each get
+    what one connection alone gets afterwards."""
+    import threading
+    rng = random.Random(9)
+    syll = ["ka", "lo", "min", "tre", "su", "vex", "dor", "pa", "qui", "zen"]
+    vocab = sorted({"".join(rng.choice(syll) for _ in range(rng.randint(2, 4))) for _ in range(400)})
+    docs = {i: (" ".join(rng.choice(vocab) for _ in range(rng.randint(1, 8))),) for i in range(1, 801)}
+    t = make_table(server, uniq(), "(body TEXT) min_infix_len='3'", docs)
+    cur.execute(f"FLUSH TABLE {t}")
+    patterns = ["*%s*" % s for s in syll if len(s) >= 3] + ["*%s%s" % (a, b) for a in syll[:4] for b in syll[4:8]]
+    got, errors = {}, []
+
+    def worker(k):
+        try:
+            c = pymysql_connect(server.mysql_port)
+            with c.cursor() as wc:
+                for p in patterns[k % len(patterns):] + patterns[:k % len(patterns)]:
+                    wc.execute(f"SELECT id FROM {t} WHERE MATCH('{p}') ORDER BY id ASC LIMIT 1000")
+                    got.setdefault(p, []).append([r[0] for r in wc.fetchall()])
+            c.close()
+        except Exception as e:  # reported below
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors
+    for p in patterns:
+        cur.execute(f"SELECT id FROM {t} WHERE MATCH('{p}') ORDER BY id ASC LIMIT 1000")
+        want = [r[0] for r in cur.fetchall()]
+        assert got[p] == [want] * 8, p
+    assert sum(1 for p in patterns if got[p][0]) > len(patterns) // 2
+
+
 def test_zone_limits(server, cur, uniq):
     """index_zones='h*, th' (with html_strip='1', Manticore's options)
     indexes where those elements' spans are, and ZONE:(h1,th) in MATCH
