@@ -34,6 +34,9 @@ typedef struct HlTerm {
     const char *z; /* bytes (in the query's arena) */
     int n;         /* their length */
     int bGlob;     /* a prefix entry that is a wildcard's pattern ('*', '?', '%') */
+    const char *const *azZone; /* ZONE:/ZONESPAN: limits: the word is marked only
+                               ** inside a span of one of these (lower case) ... */
+    int nZone;                 /* ... 0: anywhere (some leaf has no limit) */
 } HlTerm;
 
 struct FtsHlQuery {
@@ -41,6 +44,7 @@ struct FtsHlQuery {
     int nTerm;       /* how many */
     HlTerm *aPrefix; /* normalised prefixes, unique */
     int nPrefix;     /* how many */
+    int bZones;      /* some term has zones (nZone > 0) */
 };
 
 void fts_hl_options_init(FtsHlOptions *o) {
@@ -67,6 +71,7 @@ typedef struct Builder {
     int iField;                    /* the field, or -1 for any */
     TermList terms;                /* analysed terms */
     TermList prefixes;             /* normalised prefixes */
+    const FtsZones *pZones;        /* the zones of the leaf being added, or NULL */
     uint32_t iPosLimit;            /* on_term keeps tokens before this position */
     char aLast[ANALYZER_MAX_TERM]; /* on_last: the last unstemmed token ... */
     int nLast;                     /* ... its length (0: none) */
@@ -90,6 +95,8 @@ static int termlist_add(Builder *b, TermList *l, const char *z, int n) {
     l->a[l->n].n = n;
     l->a[l->n].bGlob = 0;
     for (int i = 0; i < n; i++) l->a[l->n].bGlob |= fts_is_wild_char(z[i]);
+    l->a[l->n].azZone = b->pZones ? b->pZones->azName : NULL;
+    l->a[l->n].nZone = b->pZones ? b->pZones->nName : 0;
     l->n++;
     return LP_OK;
 }
@@ -114,6 +121,7 @@ static int add_leaf(void *ctx, const FtsNode *x, int bNegated) {
     Builder *b = ctx;
     if (bNegated) return LP_OK;
     if (b->iField >= 0 && !fts_fieldset_has(&x->fields, b->iField)) return LP_OK;
+    b->pZones = x->pZones && x->pZones->nName > 0 ? x->pZones : NULL;
     if (x->kind == FTSN_WILDCARD) {
         /* kept with the prefixes: a pattern has a '*', a prefix none */
         const char *z;
@@ -153,15 +161,30 @@ static int term_cmp(const void *pa, const void *pb) {
     return c ? c : (a->n > b->n) - (a->n < b->n);
 }
 
-/* Sorts l and drops duplicates. */
-static void termlist_unique(TermList *l) {
-    if (l->n < 2) return;
+/* Sorts l and drops duplicates; a term kept for several leaves is marked
+** anywhere when one of them has no zone limit, else in the zones of all. */
+static int termlist_unique(Builder *b, TermList *l) {
+    if (l->n < 2) return LP_OK;
     qsort(l->a, (size_t)l->n, sizeof(HlTerm), term_cmp);
     int o = 1;
     for (int i = 1; i < l->n; i++) {
-        if (term_cmp(&l->a[i], &l->a[o - 1]) != 0) l->a[o++] = l->a[i];
+        HlTerm *k = &l->a[o - 1], *t = &l->a[i];
+        if (term_cmp(t, k) != 0) {
+            l->a[o++] = *t;
+        } else if (k->nZone == 0 || t->nZone == 0) {
+            k->nZone = 0;
+            k->azZone = NULL;
+        } else {
+            const char **az = arena_alloc(b->a, sizeof(char *) * (size_t)(k->nZone + t->nZone));
+            if (!az) return lp_err_set(b->err, LP_NOMEM, "out of memory building the highlight terms");
+            memcpy(az, k->azZone, sizeof(char *) * (size_t)k->nZone);
+            memcpy(az + k->nZone, t->azZone, sizeof(char *) * (size_t)t->nZone);
+            k->azZone = az;
+            k->nZone += t->nZone;
+        }
     }
     l->n = o;
+    return LP_OK;
 }
 
 int fts_hl_query_build(Arena *a, const Analyzer *an, const FtsNode *root, int iField, int expand,
@@ -178,15 +201,17 @@ int fts_hl_query_build(Arena *a, const Analyzer *an, const FtsNode *root, int iF
     b.bStar = (expand & FTS_EXPAND_STAR) != 0;
     b.err = err;
     int rc = fts_match_leaves(root, add_leaf, &b);
+    if (rc == LP_OK) rc = termlist_unique(&b, &b.terms);
+    if (rc == LP_OK) rc = termlist_unique(&b, &b.prefixes);
     if (rc) return rc;
-    termlist_unique(&b.terms);
-    termlist_unique(&b.prefixes);
     FtsHlQuery *q = arena_zalloc(a, sizeof(FtsHlQuery));
     if (!q) return lp_err_set(err, LP_NOMEM, "out of memory building the highlight terms");
     q->aTerm = b.terms.a;
     q->nTerm = b.terms.n;
     q->aPrefix = b.prefixes.a;
     q->nPrefix = b.prefixes.n;
+    for (int i = 0; i < q->nTerm; i++) q->bZones |= q->aTerm[i].nZone > 0;
+    for (int i = 0; i < q->nPrefix; i++) q->bZones |= q->aPrefix[i].nZone > 0;
     *pp = q;
     return LP_OK;
 }
@@ -194,7 +219,7 @@ int fts_hl_query_build(Arena *a, const Analyzer *an, const FtsNode *root, int iF
 /* Id of the term z[0..n), or -1. */
 static int term_find(const FtsHlQuery *q, const char *z, int n) {
     if (q->nTerm == 0) return -1; /* bsearch may not be given a NULL array */
-    HlTerm key = {z, n, 0};
+    HlTerm key = {z, n, 0, NULL, 0};
     const HlTerm *p = bsearch(&key, q->aTerm, (size_t)q->nTerm, sizeof(HlTerm), term_cmp);
     return p ? (int)(p - q->aTerm) : -1;
 }
@@ -218,8 +243,17 @@ static int prefix_find(const FtsHlQuery *q, const char *z, int n) {
 typedef struct HlWord {
     uint32_t iStart, iEnd; /* bytes of the word in the text */
     uint32_t cStart, cEnd; /* the same in characters */
+    uint32_t iPos;         /* its position (as the index numbers it) */
     int id;                /* the query term it matches, or -1 */
 } HlWord;
+
+/* A zone's span in the text: words at positions first..last (the
+** analyzer's span terms, analyzer_run_doc). */
+typedef struct HlSpan {
+    const char *zName; /* the element's name, lower case (in aName) */
+    int nName;
+    uint32_t first, last;
+} HlSpan;
 
 /* A passage: words lo..hi, or (cut) bytes [iStart, iEnd). */
 typedef struct Cand {
@@ -252,6 +286,9 @@ typedef struct Hl {
     uint32_t iStamp;       /* the last stamp used */
     StrBuf *out;           /* the result is appended here */
     LpError *err;          /* filled on failure */
+    HlSpan *aSpan;         /* zone spans (only when the query has zone limits) */
+    int nSpan, capSpan;
+    StrBuf spanNames;      /* their names, back to back */
 } Hl;
 
 static int hl_nomem(Hl *h) {
@@ -290,6 +327,7 @@ static int on_word(void *ctx, const Token *t) {
     HlWord *w = &h->aW[h->nW++];
     w->iStart = t->iStart;
     w->iEnd = t->iEnd;
+    w->iPos = t->iPos;
     h->cScan += count_chars(h->z, h->iScan, t->iStart);
     w->cStart = h->cScan;
     h->cScan += count_chars(h->z, t->iStart, t->iEnd);
@@ -309,6 +347,80 @@ static int on_stemmed(void *ctx, const Token *t) {
         if (id >= 0) h->aW[h->iCur].id = id;
     }
     return LP_OK;
+}
+
+/* analyzer_run_doc's tokens: keeps the zones' span terms ('<h1' at the
+** span's first word, '</h1' at its last; a name's spans come in order and
+** do not overlap, so the k-th end closes the k-th start). */
+static int on_zone_term(void *ctx, const Token *t) {
+    Hl *h = ctx;
+    if (t->n < 2 || t->z[0] != ANALYZER_ZONE_MARK) return LP_OK;
+    if (t->z[1] != '/') {
+        if (h->nSpan == h->capSpan) {
+            int cap = h->capSpan ? h->capSpan * 2 : 16;
+            HlSpan *a = realloc(h->aSpan, sizeof(HlSpan) * (size_t)cap);
+            if (!a) return hl_nomem(h);
+            h->aSpan = a;
+            h->capSpan = cap;
+        }
+        HlSpan *sp = &h->aSpan[h->nSpan++];
+        sp->zName = NULL; /* set once every name is in spanNames (it may move) */
+        sp->nName = t->n - 1;
+        sp->first = t->iPos;
+        sp->last = UINT32_MAX;
+        strbuf_append(&h->spanNames, t->z + 1, (size_t)t->n - 1);
+        return h->spanNames.oom ? hl_nomem(h) : LP_OK;
+    }
+    return LP_OK;
+}
+
+/* The ends ('</h1'), in a second pass over the same tokens: each closes
+** the first span of its name still open. */
+static int on_zone_end(void *ctx, const Token *t) {
+    Hl *h = ctx;
+    if (t->n < 3 || t->z[0] != ANALYZER_ZONE_MARK || t->z[1] != '/') return LP_OK;
+    for (int i = 0; i < h->nSpan; i++) {
+        HlSpan *sp = &h->aSpan[i];
+        if (sp->last == UINT32_MAX && sp->nName == t->n - 2 && memcmp(sp->zName, t->z + 2, (size_t)sp->nName) == 0) {
+            sp->last = t->iPos;
+            break;
+        }
+    }
+    return LP_OK;
+}
+
+/* Is position iPos inside a span of one of term t's zones? */
+static int in_zones(const Hl *h, const HlTerm *t, uint32_t iPos) {
+    for (int i = 0; i < h->nSpan; i++) {
+        const HlSpan *sp = &h->aSpan[i];
+        if (iPos < sp->first || iPos > sp->last) continue;
+        for (int z = 0; z < t->nZone; z++) {
+            if ((int)strlen(t->azZone[z]) == sp->nName && memcmp(t->azZone[z], sp->zName, (size_t)sp->nName) == 0) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* With zone limits in the query: reads the zones' spans from the text as
+** stored (zOrig, markup and all) and unmarks each word that a limited term
+** marked outside its zones. */
+static int apply_zones(Hl *h, const Analyzer *an, const char *zOrig, size_t nOrig) {
+    int rc = analyzer_run_doc(an, zOrig, nOrig, 0, on_zone_term, h, NULL, h->err);
+    const char *zNames = h->spanNames.z;
+    for (int i = 0; rc == LP_OK && i < h->nSpan; i++) {
+        h->aSpan[i].zName = zNames;
+        zNames += h->aSpan[i].nName;
+    }
+    if (rc == LP_OK) rc = analyzer_run_doc(an, zOrig, nOrig, 0, on_zone_end, h, NULL, h->err);
+    for (int k = 0; rc == LP_OK && k < h->nW; k++) {
+        HlWord *w = &h->aW[k];
+        if (w->id < 0) continue;
+        const HlTerm *t = w->id < h->q->nTerm ? &h->q->aTerm[w->id] : &h->q->aPrefix[w->id - h->q->nTerm];
+        if (t->nZone > 0 && !in_zones(h, t, w->iPos)) w->id = -1;
+    }
+    return rc;
 }
 
 /* Bytes and characters of the passage lo..hi: the first word's start (the
@@ -609,6 +721,8 @@ int fts_highlight(const Analyzer *an, const FtsHlQuery *q, const char *zText, si
     }
     /* With html_strip, the text shown is the text indexed: no markup. */
     StrBuf html = {0};
+    const char *zOrig = zText;
+    size_t nOrig = nText;
     int rcText = analyzer_doc_text(an, zText, nText, &html, &zText, &nText, err);
     if (rcText != LP_OK || nText == 0) {
         strbuf_free(&html);
@@ -630,6 +744,7 @@ int fts_highlight(const Analyzer *an, const FtsHlQuery *q, const char *zText, si
     int rc = analyzer_run_unstemmed(an, zText, nText, on_word, &h, err);
     if (rc == LP_OK && h.bStemmed && q->nTerm > 0)
         rc = analyzer_run(an, zText, nText, 0, on_stemmed, &h, NULL, err);
+    if (rc == LP_OK && q->bZones) rc = apply_zones(&h, an, zOrig, nOrig);
     if (rc) goto done;
     h.nChars = h.cScan + count_chars(zText, h.iScan, h.n);
     for (int k = 0; k < h.nW; k++)
@@ -659,6 +774,8 @@ int fts_highlight(const Analyzer *an, const FtsHlQuery *q, const char *zText, si
 
 done:
     strbuf_free(&html);
+    strbuf_free(&h.spanNames);
+    free(h.aSpan);
     free(h.aW);
     free(h.aMatch);
     free(h.aCand);

@@ -2842,6 +2842,27 @@ def test_zone_limits(server, cur, uniq):
         for text, pred in cases:
             want = sorted(i for i in docs if pred(i))
             assert sorted(match_ids(cur, t, text)) == want, (step, text)
+    # HIGHLIGHT() marks a zone-limited word inside its zones' spans only,
+    # an unlimited one everywhere (the text shown has no markup)
+    for n in range(40):
+        zs = tuple(sorted(rng.sample(zones, rng.randint(1, 2))))
+        w1, w2 = rng.sample(vocab, 2)
+        if n % 4 == 3:
+            w2 = w1  # limited and unlimited at once: everywhere
+        p1 = w1[:2] + "*" if n % 2 else w1
+        q = f"(ZONE:({','.join(zs)}) {p1}) | {w2}"
+        cur.execute(f"SELECT id, HIGHLIGHT({{limit=0}}) FROM {t} WHERE MATCH(%s) LIMIT 1000", (q,))
+        rows = cur.fetchall()
+        assert rows, q
+        for i, text in rows:
+            words, spans = ref[i]
+            iv = merge([sp for z in zs for sp in spans[z]])
+            got = [(m, a or b) for a, b, m in
+                   ((a, b, bool(a)) for a, b in re.findall(r"<b>(\w+)</b>|(\w+)", text))]
+            assert [w for _, w in got] == words, (q, i, text)
+            want = [w == w2 or ((w.startswith(w1[:2]) if n % 2 else w == w1) and any(lo <= k <= hi for lo, hi in iv))
+                    for k, w in enumerate(words)]
+            assert [m for m, _ in got] == want, (q, i, text)
     # a weight counts the words inside the zones only
     u = make_table(server, uniq(), "(body TEXT) html_strip='1' index_zones='th'",
                    {1: ("<th>cat</th> cat cat dog",), 2: ("<th>cat</th> dog dog dog",),
