@@ -4709,3 +4709,99 @@ int fts_keywords(const FtsNode *root, const Analyzer *an, FtsSource *src, int nE
     if (rc == LP_NOMEM) return lp_err_set(err, LP_NOMEM, "out of memory");
     return rc;
 }
+
+/* fts_expansions: keys of one field's scan, their terms kept. */
+typedef struct ExpWalk {
+    const char *zGlob; /* the wildcard's pattern, or NULL: a prefix */
+    int nGlob;
+    int nLimit;        /* most terms per field */
+    int nTaken;        /* taken from this field */
+    VEC(char *) terms; /* NUL-terminated copies (malloc'd) */
+    int bNoMem;
+} ExpWalk;
+
+static int exp_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
+    ExpWalk *w = ctx;
+    (void)info;
+    if (!is_word_key(key, nKey)) return 0;
+    if (w->zGlob && !fts_glob_match(w->zGlob, w->nGlob, key + 1, nKey - 1)) return 0;
+    if (w->nTaken++ >= w->nLimit) return 1;
+    char *z = VEC_RESERVE(&w->terms, w->terms.n + 1) ? NULL : malloc((size_t)nKey);
+    if (!z) {
+        w->bNoMem = 1;
+        return 1;
+    }
+    memcpy(z, key + 1, (size_t)nKey - 1);
+    z[nKey - 1] = 0;
+    w->terms.a[w->terms.n++] = z;
+    return 0;
+}
+
+static int cmp_cstr(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int fts_expansions(Arena *a, const FtsNode *x, const Analyzer *an, FtsSource *src, int nLimit,
+                   const char **pzPattern, FtsKeywordFn xTerm, void *ctx, LpError *err) {
+    ExpWalk w = {NULL, 0, nLimit > 0 ? nLimit : FTS_DEFAULT_EXPANSION_LIMIT, 0, {0}, 0};
+    const char *zPre;
+    int nPre, rc = LP_OK;
+    if (x->kind == FTSN_WILDCARD) {
+        rc = fts_wildcard_pattern(a, an, x, &w.zGlob, &w.nGlob, &nPre, err);
+        if (rc) return rc;
+        zPre = w.zGlob;
+        *pzPattern = w.zGlob;
+    } else if (x->kind == FTSN_PREFIX) {
+        TokenList l = {{0}, {0}};
+        rc = analyzer_collect(an, x->z, (size_t)x->n, ANALYZE_UNSTEMMED, &l, err);
+        if (rc == LP_OK && l.a.n != 1) {
+            rc = lp_err_setpos(err, LP_BADINPUT, x->pos, "prefix '%.*s*' at offset %d must be one word",
+                               x->n > 40 ? 40 : x->n, x->z, x->pos);
+        } else if (rc == LP_OK && !analyzer_prefix_ok(an, l.a.a[0].z, l.a.a[0].n)) {
+            rc = lp_err_setpos(err, LP_BADINPUT, x->pos,
+                               "prefix '%.*s*' at offset %d is shorter than min_prefix_len=%d",
+                               x->n > 40 ? 40 : x->n, x->z, x->pos, analyzer_min_prefix_len(an));
+        }
+        char *z = rc == LP_OK ? arena_alloc(a, (size_t)l.a.a[0].n + 2) : NULL;
+        if (rc == LP_OK && !z) rc = lp_err_set(err, LP_NOMEM, "out of memory");
+        if (rc == LP_OK) {
+            memcpy(z, l.a.a[0].z, (size_t)l.a.a[0].n);
+            z[l.a.a[0].n] = '*';
+            z[l.a.a[0].n + 1] = 0;
+            nPre = l.a.a[0].n;
+        }
+        token_list_free(&l);
+        if (rc) return rc;
+        zPre = z;
+        *pzPattern = z;
+    } else {
+        return lp_err_set(err, LP_INTERNAL, "fts_expansions: not a prefix or a wildcard");
+    }
+    if (nPre + 1 >= FTS_MAX_KEY) return LP_OK; /* no key is that long */
+    GlobHas gh;
+    const FtsScanHas *pHas = w.zGlob ? glob_has(&gh, w.zGlob, w.nGlob) : NULL;
+    uint8_t key[FTS_MAX_KEY];
+    memcpy(key + 1, zPre, (size_t)nPre);
+    for (int f = 0; f < src->nFields && rc == LP_OK && !w.bNoMem; f++) {
+        if (!fts_fieldset_has(&x->fields, f)) continue;
+        key[0] = (uint8_t)f;
+        w.nTaken = 0;
+        rc = fts_source_scan_has(src, key, nPre + 1, pHas, exp_key, &w, err);
+        if (rc == 1) rc = LP_OK;
+    }
+    if (rc == LP_OK && w.bNoMem) rc = lp_err_set(err, LP_NOMEM, "out of memory");
+    /* the fields' terms, each once, in order, at most nLimit */
+    if (w.terms.n > 1) qsort(w.terms.a, w.terms.n, sizeof(char *), cmp_cstr);
+    int nOut = 0;
+    for (size_t i = 0; i < w.terms.n && rc == LP_OK && nOut < w.nLimit; i++) {
+        if (i > 0 && strcmp(w.terms.a[i], w.terms.a[i - 1]) == 0) continue;
+        uint64_t docs, hits;
+        int n = (int)strlen(w.terms.a[i]);
+        rc = fts_term_stats(src, &x->fields, w.terms.a[i], n, &docs, &hits, err);
+        if (rc == LP_OK) rc = xTerm(ctx, w.terms.a[i], n, docs, hits);
+        nOut++;
+    }
+    for (size_t i = 0; i < w.terms.n; i++) free(w.terms.a[i]);
+    VEC_FREE(&w.terms);
+    return rc;
+}

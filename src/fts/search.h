@@ -252,4 +252,15 @@ int fts_term_stats(FtsSource *src, const FtsFieldSet *fs, const char *z, int n, 
 int fts_keywords(const FtsNode *root, const Analyzer *an, FtsSource *src, int nExpansionLimit,
                  int nMax, FtsKeywordFn xKw, void *ctx, LpError *err);
 
+/* The terms prefix or wildcard leaf x (FTSN_PREFIX, FTSN_WILDCARD) expands
+** to in src, as the planner expands it (with its checks and errors: a
+** prefix of several words or under min_prefix_len, fts_wildcard_pattern's):
+** at most nLimit distinct terms over x's fields (0: the default), each
+** once, in byte order, with fts_term_stats' docs and hits, to xTerm (a
+** non-zero return stops and is returned). *pzPattern: the normalised
+** pattern ("cat*", "*cat*"), in a. CALL KEYWORDS lists them. LP_OK,
+** LP_BADINPUT (err->pos: the leaf), LP_NOMEM, LP_CORRUPT. */
+int fts_expansions(Arena *a, const FtsNode *x, const Analyzer *an, FtsSource *src, int nLimit,
+                   const char **pzPattern, FtsKeywordFn xTerm, void *ctx, LpError *err);
+
 #endif /* LP_FTS_SEARCH_H */

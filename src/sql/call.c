@@ -3,13 +3,17 @@
 ** looking at a table's text analysis and highlighting a text outside the
 ** table.
 **
-**   CALL KEYWORDS(text, table [, 1 | 1 AS stats])
+**   CALL KEYWORDS(text, table [, 1 | value AS option ...])
 **     One row per word of text, in order (stop words left out):
 **     qpos (1-based word position), tokenized (the word normalised and
 **     case folded), normalized (the term the index keeps: stemmed); with
 **     stats, docs (documents holding the term in some full-text field)
 **     and hits (its occurrences), counted over the table's index
-**     (deleted documents count until a merge drops them).
+**     (deleted documents count until a merge drops them). A prefix or
+**     wildcard ('cat*', '*cat*') is a row per term it expands to
+**     (tokenized: the pattern), or one row with fold_wildcards; options
+**     stats, fold_wildcards, fold_lemmas, fold_blended (no effect: there
+**     is nothing to fold), expansion_limit, sort_mode ('docs' | 'hits').
 **   CALL SNIPPETS(data, table, query [, value AS option ...])
 **     data is a string or a parenthesised list of strings: one row per
 **     string, column `snippet`, the text highlighted for the query as
@@ -69,34 +73,205 @@ static Table *arg_table(SqlSession *s, const SqlStmt *st, int i, SqlResult *r) {
 /* ------------------------------------------------------------------ */
 /* CALL KEYWORDS                                                       */
 
+/* CALL KEYWORDS' options (Manticore's names). */
+typedef struct KwOpts {
+    int bStats;       /* docs and hits columns */
+    int bFold;        /* fold_wildcards: a wildcard is one row, its terms summed */
+    int nLimit;       /* expansion_limit (0: the default) */
+    int sortMode;     /* 0: term order, 1: docs, 2: hits (descending) */
+} KwOpts;
+
+/* Arguments 2.. into *o; 0 with r set on a bad one. The third argument may
+** be a bare 0 or 1 (stats, as before Manticore named it). */
+static int kw_options(const SqlStmt *st, KwOpts *o, SqlResult *r) {
+    const CallStmt *c = &st->u.call;
+    memset(o, 0, sizeof(*o));
+    for (int i = 0; i < 2; i++) {
+        if (c->azAs[i]) {
+            call_error(r, st, c->aAsPos[i], "CALL KEYWORDS takes AS only on its options, after the table");
+            return 0;
+        }
+    }
+    for (int i = 2; i < c->nArg; i++) {
+        const Expr *e = c->aArg[i];
+        const char *zName = c->azAs[i] ? c->azAs[i] : i == 2 ? "stats" : NULL;
+        if (!zName) {
+            call_error(r, st, e->pos, "expected an option as 'value AS name' (stats, fold_wildcards, "
+                                      "fold_lemmas, fold_blended, expansion_limit, sort_mode)");
+            return 0;
+        }
+        int pos = c->azAs[i] ? c->aAsPos[i] : e->pos;
+        if (strcmp(zName, "sort_mode") == 0) {
+            if (e->kind != EXPR_STRING || !((e->u.s.n == 4 && memcmp(e->u.s.z, "docs", 4) == 0) ||
+                                            (e->u.s.n == 4 && memcmp(e->u.s.z, "hits", 4) == 0))) {
+                call_error(r, st, e->pos, "expected 'docs' or 'hits' (sort_mode)");
+                return 0;
+            }
+            o->sortMode = e->u.s.z[0] == 'd' ? 1 : 2;
+            continue;
+        }
+        int bLimit = strcmp(zName, "expansion_limit") == 0;
+        int bFlag = strcmp(zName, "stats") == 0 || strcmp(zName, "fold_wildcards") == 0 ||
+                    strcmp(zName, "fold_lemmas") == 0 || strcmp(zName, "fold_blended") == 0;
+        if (!bLimit && !bFlag) {
+            call_error(r, st, pos, "unknown CALL KEYWORDS option: expected stats, fold_wildcards, "
+                                   "fold_lemmas, fold_blended, expansion_limit or sort_mode");
+            return 0;
+        }
+        if (e->kind != EXPR_INT || e->u.i < 0 || (bFlag && e->u.i > 1) || (bLimit && e->u.i > 1000000)) {
+            char zMsg[96];
+            snprintf(zMsg, sizeof(zMsg), bFlag ? "expected 0 or 1 (%s)" : "expected a count from 0 to 1000000 (%s)",
+                     zName);
+            call_error(r, st, e->pos, zMsg);
+            return 0;
+        }
+        if (strcmp(zName, "stats") == 0) o->bStats = (int)e->u.i;
+        if (strcmp(zName, "fold_wildcards") == 0) o->bFold = (int)e->u.i;
+        if (bLimit) o->nLimit = (int)e->u.i;
+        /* fold_lemmas, fold_blended: loupe has no lemmatizers and no blended
+        ** characters, so there is nothing to fold */
+    }
+    return 1;
+}
+
+/* A wildcard of the text: a run of non-blank bytes the MATCH parser reads
+** as one prefix or wildcard ('cat*', '*cat*', 't?st' on min_infix_len
+** tables). */
+typedef struct KwWild {
+    size_t iStart, iEnd; /* bytes of the run */
+    const FtsNode *x;    /* its leaf */
+} KwWild;
+
+static int is_blank(char ch) {
+    return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v';
+}
+
+/* The text's wildcards into *pa (in the session's statement arena). */
+static int kw_find_wild(Arena *a, const Table *t, const char *z, size_t n, KwWild **pa, int *pn) {
+    int bInline = analyzer_min_infix_len(table_analyzer(t)) > 0, nWild = 0, cap = 0;
+    KwWild *aw = NULL;
+    for (size_t i = 0; i < n;) {
+        while (i < n && is_blank(z[i])) i++;
+        size_t b = i;
+        int bStar = 0;
+        while (i < n && !is_blank(z[i])) {
+            bStar |= z[i] == '*' || (bInline && (z[i] == '?' || z[i] == '%'));
+            i++;
+        }
+        if (!bStar) continue;
+        /* parsed behind b blanks, so that offsets in messages are the text's */
+        char *zRun = arena_alloc(a, i);
+        if (!zRun) return LP_NOMEM;
+        memset(zRun, ' ', b);
+        memcpy(zRun + b, z + b, i - b);
+        FtsNode *root = NULL;
+        LpError err;
+        lp_err_clear(&err);
+        if (sqlx_match_parse(a, t, zRun, i, &root, &err) != LP_OK || !root ||
+            (root->kind != FTSN_PREFIX && root->kind != FTSN_WILDCARD)) {
+            continue; /* not one wildcard: its words are words */
+        }
+        if (nWild == cap) {
+            cap = cap ? 2 * cap : 4;
+            KwWild *an = arena_alloc(a, sizeof(KwWild) * (size_t)cap);
+            if (!an) return LP_NOMEM;
+            if (nWild) memcpy(an, aw, sizeof(KwWild) * (size_t)nWild);
+            aw = an;
+        }
+        aw[nWild++] = (KwWild){b, i, root};
+    }
+    *pa = aw;
+    *pn = nWild;
+    return LP_OK;
+}
+
+/* A wildcard's terms, collected for sorting. */
+typedef struct KwTerm {
+    const char *z;
+    uint64_t docs, hits;
+} KwTerm;
+
+typedef struct KwTerms {
+    Arena *a;
+    KwTerm *aT;
+    int n, cap;
+} KwTerms;
+
+static int kw_term(void *ctx, const char *z, int n, uint64_t docs, uint64_t hits) {
+    KwTerms *l = ctx;
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 16;
+        KwTerm *an = arena_alloc(l->a, sizeof(KwTerm) * (size_t)cap);
+        if (!an) return LP_NOMEM;
+        if (l->n) memcpy(an, l->aT, sizeof(KwTerm) * (size_t)l->n);
+        l->aT = an;
+        l->cap = cap;
+    }
+    char *zc = arena_strndup(l->a, z, (size_t)n);
+    if (!zc) return LP_NOMEM;
+    l->aT[l->n++] = (KwTerm){zc, docs, hits};
+    return LP_OK;
+}
+
+/* One row: qpos, tokenized, normalized [, docs, hits]. */
+static int kw_row(SqlResult *r, int bStats, int64_t qpos, const char *zTok, const char *zNorm, uint64_t docs,
+                  uint64_t hits) {
+    SqlCell *row = sql_result_row(r);
+    if (!row || sql_result_cell_int(r, &row[0], qpos) || sql_result_cell_str(r, &row[1], zTok) ||
+        sql_result_cell_str(r, &row[2], zNorm)) {
+        return LP_NOMEM;
+    }
+    if (bStats && (sql_result_cell_int(r, &row[3], (int64_t)docs) || sql_result_cell_int(r, &row[4], (int64_t)hits))) {
+        return LP_NOMEM;
+    }
+    return LP_OK;
+}
+
+/* A wildcard's rows: one per term it expands to (tokenized: the pattern),
+** sorted as asked, or with fold_wildcards one row for the pattern, its
+** terms' counts summed; a wildcard that finds no term is one row of the
+** pattern itself. */
+static int kw_wild_rows(SqlSession *s, const Table *t, FtsSource *src, const KwOpts *o, const KwWild *w,
+                        int64_t qpos, SqlResult *r, LpError *err) {
+    KwTerms l = {&s->stmt, NULL, 0, 0};
+    const char *zPat = NULL;
+    int rc = fts_expansions(&s->stmt, w->x, table_analyzer(t), src, o->nLimit, &zPat, kw_term, &l, err);
+    if (rc == LP_NOMEM) lp_err_set(err, LP_NOMEM, "out of memory");
+    if (rc) return rc;
+    if (o->bFold || l.n == 0) {
+        uint64_t docs = 0, hits = 0;
+        for (int i = 0; i < l.n; i++) docs += l.aT[i].docs, hits += l.aT[i].hits;
+        return kw_row(r, o->bStats, qpos, zPat, zPat, docs, hits) ? lp_err_set(err, LP_NOMEM, "out of memory") : LP_OK;
+    }
+    for (int i = 1; i < l.n && o->sortMode; i++) { /* stable: ties keep term order */
+        KwTerm x = l.aT[i];
+        uint64_t v = o->sortMode == 1 ? x.docs : x.hits;
+        int j = i;
+        while (j > 0 && (o->sortMode == 1 ? l.aT[j - 1].docs : l.aT[j - 1].hits) < v) {
+            l.aT[j] = l.aT[j - 1];
+            j--;
+        }
+        l.aT[j] = x;
+    }
+    for (int i = 0; i < l.n; i++) {
+        if (kw_row(r, o->bStats, qpos, zPat, l.aT[i].z, l.aT[i].docs, l.aT[i].hits)) {
+            return lp_err_set(err, LP_NOMEM, "out of memory");
+        }
+    }
+    return LP_OK;
+}
+
 static void call_keywords(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const CallStmt *c = &st->u.call;
-    if (c->nArg < 2 || c->nArg > 3) {
-        call_error(r, st, c->namePos, "CALL KEYWORDS takes (text, table [, 1 AS stats])");
+    if (c->nArg < 2) {
+        call_error(r, st, c->namePos, "CALL KEYWORDS takes (text, table [, value AS option ...])");
         return;
     }
     const char *zText;
     size_t nText;
     if (!arg_str(st, 0, "the text", &zText, &nText, r)) return;
-    int bStats = 0;
-    if (c->nArg == 3) {
-        const Expr *e = c->aArg[2];
-        if (c->azAs[2] && strcmp(c->azAs[2], "stats") != 0) {
-            call_error(r, st, c->aAsPos[2], "unknown CALL KEYWORDS option: expected stats");
-            return;
-        }
-        if (e->kind != EXPR_INT || (e->u.i != 0 && e->u.i != 1)) {
-            call_error(r, st, e->pos, "expected 0 or 1 (stats)");
-            return;
-        }
-        bStats = (int)e->u.i;
-    }
-    for (int i = 0; i < 2; i++) {
-        if (c->azAs[i]) {
-            call_error(r, st, c->aAsPos[i], "CALL KEYWORDS takes AS only after its third argument");
-            return;
-        }
-    }
+    KwOpts o;
+    if (!kw_options(st, &o, r)) return;
     Table *t = arg_table(s, st, 1, r);
     if (!t) return;
     const Analyzer *an = table_analyzer(t);
@@ -104,7 +279,24 @@ static void call_keywords(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     LpError err;
     lp_err_clear(&err);
     TableSnap *snap = NULL;
-    int rc = analyzer_collect(an, zText, nText, 0, &raw, &err);
+    KwWild *aWild = NULL;
+    int nWild = 0;
+    int rc = kw_find_wild(&s->stmt, t, zText, nText, &aWild, &nWild);
+    if (rc == LP_OK && nWild > 0) {
+        /* each wildcard made one plain word (its '*', '?' and '%' made
+        ** letters), so that it takes one position, as in a query, and no
+        ** '*' takes one as the query language's any-word '*' would */
+        char *zCopy = arena_alloc(&s->stmt, nText ? nText : 1);
+        if (!zCopy) goto oom;
+        memcpy(zCopy, zText, nText);
+        for (int i = 0; i < nWild; i++) {
+            for (size_t j = aWild[i].iStart; j < aWild[i].iEnd; j++) {
+                if (fts_is_wild_char(zCopy[j])) zCopy[j] = 'x';
+            }
+        }
+        zText = zCopy;
+    }
+    if (rc == LP_OK) rc = analyzer_collect(an, zText, nText, 0, &raw, &err);
     if (rc == LP_OK) rc = analyzer_collect(an, zText, nText, 1, &stem, &err);
     if (rc == LP_NOMEM) goto oom;
     if (rc != LP_OK) {
@@ -112,13 +304,13 @@ static void call_keywords(SqlSession *s, const SqlStmt *st, SqlResult *r) {
         goto done;
     }
     static const char *const azCol[] = {"qpos", "tokenized", "normalized", "docs", "hits"};
-    int nCol = bStats ? 5 : 3;
+    int nCol = o.bStats ? 5 : 3;
     if (sql_result_columns(r, nCol)) goto oom;
     for (int i = 0; i < nCol; i++) {
         if (sql_result_column(r, i, azCol[i], SQLCOL_STRING, 0)) goto oom;
     }
     FtsSource *src = NULL;
-    if (bStats) {
+    if (o.bStats || nWild > 0) {
         snap = table_snapshot(t);
         if (!snap) goto oom;
         src = table_snap_fts(snap);
@@ -126,30 +318,43 @@ static void call_keywords(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     /* Pair each word with the term of the same word (none: a stop word).
     ** Both runs split the text alike, so a word starts at the same byte in
     ** both; its position is the query side's, where a '*' standing alone
-    ** takes one ("a * b": 1 and 3). */
+    ** takes one ("a * b": 1 and 3). A wildcard's words are one keyword,
+    ** at its first word's position. */
     size_t k = 0;
+    int iWild = 0;
+    int64_t delta = 0;
     for (size_t i = 0; i < raw.a.n; i++) {
         const Token *w = &raw.a.a[i];
         while (k < stem.a.n && stem.a.a[k].iStart < w->iStart) k++;
-        if (k == stem.a.n || stem.a.a[k].iStart != w->iStart) continue;
-        const Token *x = &stem.a.a[k];
-        SqlCell *row = sql_result_row(r);
-        if (!row || sql_result_cell_int(r, &row[0], (int64_t)x->iPos + 1) ||
-            sql_result_cell_str(r, &row[1], w->z) ||
-            sql_result_cell_str(r, &row[2], x->z)) {
-            goto oom;
-        }
-        if (bStats) {
-            uint64_t docs = 0, hits = 0;
-            if (src && (rc = fts_term_stats(src, NULL, x->z, x->n, &docs, &hits, &err))) {
-                sqlx_report(r, &err, ER_UNKNOWN_ERROR);
+        while (iWild < nWild && aWild[iWild].iEnd <= w->iStart) iWild++;
+        if (iWild < nWild && aWild[iWild].iStart <= w->iStart) {
+            /* the query's position: the stem run's, or for a stop word
+            ** the raw one shifted as the last word paired in both was */
+            int64_t qpos = (int64_t)w->iPos + delta + 1;
+            if (k < stem.a.n && stem.a.a[k].iStart == w->iStart) qpos = (int64_t)stem.a.a[k].iPos + 1;
+            if (!src || (rc = kw_wild_rows(s, t, src, &o, &aWild[iWild], qpos, r, &err)) != LP_OK) {
+                if (!src || rc == LP_NOMEM) goto oom;
+                if (rc == LP_BADINPUT) {
+                    const char *zMsg = strncmp(err.zMsg, "MATCH: ", 7) == 0 ? err.zMsg + 7 : err.zMsg;
+                    sqlx_error(r, ER_PARSE, "CALL KEYWORDS: the text: %.400s", zMsg);
+                } else {
+                    sqlx_report(r, &err, ER_UNKNOWN_ERROR);
+                }
                 goto done;
             }
-            if (sql_result_cell_int(r, &row[3], (int64_t)docs) ||
-                sql_result_cell_int(r, &row[4], (int64_t)hits)) {
-                goto oom;
-            }
+            while (i + 1 < raw.a.n && raw.a.a[i + 1].iStart < aWild[iWild].iEnd) i++;
+            iWild++;
+            continue;
         }
+        if (k == stem.a.n || stem.a.a[k].iStart != w->iStart) continue;
+        const Token *x = &stem.a.a[k];
+        delta = (int64_t)x->iPos - (int64_t)w->iPos;
+        uint64_t docs = 0, hits = 0;
+        if (o.bStats && src && (rc = fts_term_stats(src, NULL, x->z, x->n, &docs, &hits, &err))) {
+            sqlx_report(r, &err, ER_UNKNOWN_ERROR);
+            goto done;
+        }
+        if (kw_row(r, o.bStats, (int64_t)x->iPos + 1, w->z, x->z, docs, hits)) goto oom;
     }
     goto done;
 oom:

@@ -652,6 +652,65 @@ def test_call_keywords(cur, stemmed, corpus):
                  r"CALL SNIPPETS")
 
 
+def test_call_keywords_wildcards(server, cur, uniq):
+    """CALL KEYWORDS lists the terms a prefix or a wildcard expands to, one
+    row each with the pattern as tokenized (Manticore's autocomplete
+    recipe), with fold_wildcards one row of summed counts; expansion_limit
+    and sort_mode apply; checked against the table's words."""
+    rng = random.Random(13)
+    syll = ["ca", "t", "do", "g", "mi", "ne", "ral", "s", "ox"]
+    vocab = sorted({"".join(rng.choice(syll) for _ in range(rng.randint(1, 3))) for _ in range(80)})
+    docs = {i: (" ".join(rng.choice(vocab) for _ in range(rng.randint(1, 6))),) for i in range(1, 201)}
+    t = make_table(server, uniq(), "(body TEXT) min_infix_len='2'", docs)
+    import fnmatch
+
+    def stats(word):
+        ids = [i for i, (b,) in docs.items() if word in b.split()]
+        return len(ids), sum(b.split().count(word) for (b,) in docs.values())
+
+    for step in ("ram", "flush"):
+        if step == "flush":
+            cur.execute(f"FLUSH TABLE {t}")
+        for pat in ("ca*", "*ne*", "*ox", "do?", "mi*al", "*zz*"):
+            want = sorted({w for w in vocab if fnmatch.fnmatchcase(w, pat.replace("?", "[!-]"))
+                           and any(w in b.split() for (b,) in docs.values())})
+            cur.execute(f"CALL KEYWORDS('x {pat} y', '{t}', 1 AS stats)")
+            rows = cur.fetchall()
+            assert rows[0][:3] == ("1", "x", "x") and rows[-1][:3] == ("3", "y", "y"), (step, pat, rows)
+            mid = rows[1:-1]
+            if not want:
+                assert mid == (("2", pat, pat, "0", "0"),), (step, pat, mid)
+                continue
+            assert [r[2] for r in mid] == want, (step, pat)
+            assert all(r[0] == "2" and r[1] == pat for r in mid), (step, pat)
+            assert all((int(r[3]), int(r[4])) == stats(r[2]) for r in mid), (step, pat)
+            cur.execute(f"CALL KEYWORDS('{pat}', '{t}', 1 AS stats, 1 AS fold_wildcards)")
+            assert cur.fetchall() == (("1", pat, pat, str(sum(stats(w)[0] for w in want)),
+                                       str(sum(stats(w)[1] for w in want))),), (step, pat)
+            cur.execute(f"CALL KEYWORDS('{pat}', '{t}', 'hits' AS sort_mode, 1 AS stats)")
+            by_hits = sorted(want, key=lambda w: (-stats(w)[1], w))
+            assert [r[2] for r in cur.fetchall()] == by_hits, (step, pat)
+            cur.execute(f"CALL KEYWORDS('{pat}', '{t}', 'docs' AS sort_mode)")
+            got = cur.fetchall()
+            assert col_names(cur) == ["qpos", "tokenized", "normalized"]
+            assert [r[2] for r in got] == sorted(want, key=lambda w: (-stats(w)[0], w)), (step, pat)
+            cur.execute(f"CALL KEYWORDS('{pat}', '{t}', 2 AS expansion_limit, 1 AS fold_lemmas, 0 AS fold_blended)")
+            assert [r[2] for r in cur.fetchall()] == want[:2], (step, pat)
+    # the query language's errors, with the word's offset in the text
+    expect_error(cur, f"CALL KEYWORDS('cat *a*', '{t}')", 1064,
+                 r"CALL KEYWORDS: the text: wildcard '\*a\*' at offset 4: its longest part without a wildcard "
+                 r"is shorter than min_infix_len=2")
+    expect_error(cur, f"CALL KEYWORDS('x', '{t}', 'x' AS sort_mode)", 1064, r"expected 'docs' or 'hits' \(sort_mode\)")
+    expect_error(cur, f"CALL KEYWORDS('x', '{t}', 1 AS stats, 1)", 1064, r"expected an option as 'value AS name'")
+    expect_error(cur, f"CALL KEYWORDS('x', '{t}', -1 AS expansion_limit)", 1064, r"expansion_limit")
+    expect_error(cur, f"CALL KEYWORDS('x' AS a, '{t}')", 1064, r"CALL KEYWORDS takes AS only on its options")
+    # a '*' that is no wildcard (a table without min_infix_len) leaves its words words
+    u = make_table(server, uniq(), "(body TEXT)", {1: ("cat dog",)})
+    cur.execute(f"CALL KEYWORDS('a * b cat*', '{u}', 1 AS stats)")
+    assert cur.fetchall() == (("1", "a", "a", "0", "0"), ("3", "b", "b", "0", "0"), ("4", "cat*", "cat", "1", "1"))
+    expect_error(cur, f"CALL KEYWORDS('*dog', '{u}')", 1064, r"needs the table option min_infix_len")
+
+
 # Exact forms: index_exact_words='1' indexes each word's unstemmed form
 # beside its stem, and '=word' finds that form only.
 
