@@ -159,18 +159,14 @@ static int kw_find_wild(Arena *a, const Table *t, const char *z, size_t n, KwWil
             i++;
         }
         if (!bStar) continue;
-        /* parsed behind b blanks, so that offsets in messages are the text's */
-        char *zRun = arena_alloc(a, i);
-        if (!zRun) return LP_NOMEM;
-        memset(zRun, ' ', b);
-        memcpy(zRun + b, z + b, i - b);
         FtsNode *root = NULL;
         LpError err;
         lp_err_clear(&err);
-        if (sqlx_match_parse(a, t, zRun, i, &root, &err) != LP_OK || !root ||
+        if (sqlx_match_parse(a, t, z + b, i - b, &root, &err) != LP_OK || !root ||
             (root->kind != FTSN_PREFIX && root->kind != FTSN_WILDCARD)) {
             continue; /* not one wildcard: its words are words */
         }
+        root->pos += (int)b; /* messages name the offset in the text */
         if (nWild == cap) {
             cap = cap ? 2 * cap : 4;
             KwWild *an = arena_alloc(a, sizeof(KwWild) * (size_t)cap);
