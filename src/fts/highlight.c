@@ -250,9 +250,9 @@ typedef struct HlWord {
 /* A zone's span in the text: words at positions first..last (the
 ** analyzer's span terms, analyzer_run_doc). */
 typedef struct HlSpan {
-    const char *zName; /* the element's name, lower case (in aName) */
-    int nName;
-    uint32_t first, last;
+    size_t iName;         /* the element's name, lower case: Hl.spanNames at iName ... */
+    int nName;            /* ... this many bytes */
+    uint32_t first, last; /* last: UINT32_MAX until its end is read */
 } HlSpan;
 
 /* A passage: words lo..hi, or (cut) bytes [iStart, iEnd). */
@@ -349,44 +349,35 @@ static int on_stemmed(void *ctx, const Token *t) {
     return LP_OK;
 }
 
-/* analyzer_run_doc's tokens: keeps the zones' span terms ('<h1' at the
-** span's first word, '</h1' at its last; a name's spans come in order and
-** do not overlap, so the k-th end closes the k-th start). */
+/* analyzer_run_doc's tokens: keeps the zones' span terms, '<h1' at a
+** span's first word and '</h1' at its last. It gives each name's starts,
+** then its ends, both in order, and a name's spans do not overlap, so an
+** end closes the first span of its name still open (the k-th end the k-th
+** start). */
 static int on_zone_term(void *ctx, const Token *t) {
     Hl *h = ctx;
     if (t->n < 2 || t->z[0] != ANALYZER_ZONE_MARK) return LP_OK;
-    if (t->z[1] != '/') {
-        if (h->nSpan == h->capSpan) {
-            int cap = h->capSpan ? h->capSpan * 2 : 16;
-            HlSpan *a = realloc(h->aSpan, sizeof(HlSpan) * (size_t)cap);
-            if (!a) return hl_nomem(h);
-            h->aSpan = a;
-            h->capSpan = cap;
+    if (t->z[1] == '/') {
+        for (int i = 0; i < h->nSpan; i++) {
+            HlSpan *sp = &h->aSpan[i];
+            if (sp->last == UINT32_MAX && sp->nName == t->n - 2 &&
+                memcmp(h->spanNames.z + sp->iName, t->z + 2, (size_t)sp->nName) == 0) {
+                sp->last = t->iPos;
+                break;
+            }
         }
-        HlSpan *sp = &h->aSpan[h->nSpan++];
-        sp->zName = NULL; /* set once every name is in spanNames (it may move) */
-        sp->nName = t->n - 1;
-        sp->first = t->iPos;
-        sp->last = UINT32_MAX;
-        strbuf_append(&h->spanNames, t->z + 1, (size_t)t->n - 1);
-        return h->spanNames.oom ? hl_nomem(h) : LP_OK;
+        return LP_OK;
     }
-    return LP_OK;
-}
-
-/* The ends ('</h1'), in a second pass over the same tokens: each closes
-** the first span of its name still open. */
-static int on_zone_end(void *ctx, const Token *t) {
-    Hl *h = ctx;
-    if (t->n < 3 || t->z[0] != ANALYZER_ZONE_MARK || t->z[1] != '/') return LP_OK;
-    for (int i = 0; i < h->nSpan; i++) {
-        HlSpan *sp = &h->aSpan[i];
-        if (sp->last == UINT32_MAX && sp->nName == t->n - 2 && memcmp(sp->zName, t->z + 2, (size_t)sp->nName) == 0) {
-            sp->last = t->iPos;
-            break;
-        }
+    if (h->nSpan == h->capSpan) {
+        int cap = h->capSpan ? h->capSpan * 2 : 16;
+        HlSpan *a = realloc(h->aSpan, sizeof(HlSpan) * (size_t)cap);
+        if (!a) return hl_nomem(h);
+        h->aSpan = a;
+        h->capSpan = cap;
     }
-    return LP_OK;
+    h->aSpan[h->nSpan++] = (HlSpan){h->spanNames.n, t->n - 1, t->iPos, UINT32_MAX};
+    strbuf_append(&h->spanNames, t->z + 1, (size_t)t->n - 1);
+    return h->spanNames.oom ? hl_nomem(h) : LP_OK;
 }
 
 /* Is position iPos inside a span of one of term t's zones? */
@@ -395,7 +386,8 @@ static int in_zones(const Hl *h, const HlTerm *t, uint32_t iPos) {
         const HlSpan *sp = &h->aSpan[i];
         if (iPos < sp->first || iPos > sp->last) continue;
         for (int z = 0; z < t->nZone; z++) {
-            if ((int)strlen(t->azZone[z]) == sp->nName && memcmp(t->azZone[z], sp->zName, (size_t)sp->nName) == 0) {
+            if ((int)strlen(t->azZone[z]) == sp->nName &&
+                memcmp(t->azZone[z], h->spanNames.z + sp->iName, (size_t)sp->nName) == 0) {
                 return 1;
             }
         }
@@ -408,12 +400,6 @@ static int in_zones(const Hl *h, const HlTerm *t, uint32_t iPos) {
 ** marked outside its zones. */
 static int apply_zones(Hl *h, const Analyzer *an, const char *zOrig, size_t nOrig) {
     int rc = analyzer_run_doc(an, zOrig, nOrig, 0, on_zone_term, h, NULL, h->err);
-    const char *zNames = h->spanNames.z;
-    for (int i = 0; rc == LP_OK && i < h->nSpan; i++) {
-        h->aSpan[i].zName = zNames;
-        zNames += h->aSpan[i].nName;
-    }
-    if (rc == LP_OK) rc = analyzer_run_doc(an, zOrig, nOrig, 0, on_zone_end, h, NULL, h->err);
     for (int k = 0; rc == LP_OK && k < h->nW; k++) {
         HlWord *w = &h->aW[k];
         if (w->id < 0) continue;

@@ -2306,24 +2306,26 @@ static PlanNode *expand_terms(FtsQuery *q, const FtsNode *n, uint32_t qpos, cons
     return res;
 }
 
+/* Prefix leaf n's analysed (unstemmed) tokens l: LP_OK when they are one
+** word that min_prefix_len allows, else LP_BADINPUT naming the leaf. The
+** planner and fts_expansions ask the same. */
+static int prefix_word(const Analyzer *an, const FtsNode *n, const TokenList *l, LpError *err) {
+    if (l->a.n != 1) {
+        return lp_err_setpos(err, LP_BADINPUT, n->pos, "MATCH: prefix '%.*s*' at offset %d must be one word",
+                             n->n > 40 ? 40 : n->n, n->z, n->pos);
+    }
+    if (!analyzer_prefix_ok(an, l->a.a[0].z, l->a.a[0].n)) {
+        return lp_err_setpos(err, LP_BADINPUT, n->pos,
+                             "MATCH: prefix '%.*s*' at offset %d is shorter than min_prefix_len=%d",
+                             n->n > 40 ? 40 : n->n, n->z, n->pos, analyzer_min_prefix_len(an));
+    }
+    return LP_OK;
+}
+
 static PlanNode *plan_prefix(FtsQuery *q, const FtsNode *n, LpError *err) {
     TokenList l = {{0}, {0}};
-    if (analyse(q, n, 0, &l, err)) {
+    if (analyse(q, n, 0, &l, err) || prefix_word(q->an, n, &l, err)) {
         token_list_free(&l);
-        return NULL;
-    }
-    if (l.a.n != 1) {
-        token_list_free(&l);
-        lp_err_setpos(err, LP_BADINPUT, n->pos,
-                      "MATCH: prefix '%.*s*' at offset %d must be one word", n->n > 40 ? 40 : n->n,
-                      n->z, n->pos);
-        return NULL;
-    }
-    if (!analyzer_prefix_ok(q->an, l.a.a[0].z, l.a.a[0].n)) {
-        token_list_free(&l);
-        lp_err_setpos(err, LP_BADINPUT, n->pos,
-                      "MATCH: prefix '%.*s*' at offset %d is shorter than min_prefix_len=%d",
-                      n->n > 40 ? 40 : n->n, n->z, n->pos, analyzer_min_prefix_len(q->an));
         return NULL;
     }
     Token t0 = l.a.a[0];
@@ -3691,7 +3693,9 @@ const char *fts_query_strategy(const FtsQuery *q, const char **pzWhyNot) {
     if (is_factor_ranker(q->rank.ranker)) {
         *pzWhyNot = "the ranker weighs the keywords' positions in every match";
     } else {
-        if (collect_or_groups(r, NULL, &n, pzWhyNot)) return n >= TAAT_MIN_GROUPS && expanded_groups(r) * 2 >= n ? "taat" : "maxscore";
+        if (collect_or_groups(r, NULL, &n, pzWhyNot)) {
+            return n >= TAAT_MIN_GROUPS && expanded_groups(r) * 2 >= n ? "taat" : "maxscore";
+        }
         if (is_phrase_group(r)) return "phrase_topk";
     }
     if (r->kind == PN_AND && r->nNeg == 0) {
@@ -4754,14 +4758,7 @@ int fts_expansions(Arena *a, const FtsNode *x, const Analyzer *an, FtsSource *sr
     } else if (x->kind == FTSN_PREFIX) {
         TokenList l = {{0}, {0}};
         rc = analyzer_collect(an, x->z, (size_t)x->n, ANALYZE_UNSTEMMED, &l, err);
-        if (rc == LP_OK && l.a.n != 1) {
-            rc = lp_err_setpos(err, LP_BADINPUT, x->pos, "prefix '%.*s*' at offset %d must be one word",
-                               x->n > 40 ? 40 : x->n, x->z, x->pos);
-        } else if (rc == LP_OK && !analyzer_prefix_ok(an, l.a.a[0].z, l.a.a[0].n)) {
-            rc = lp_err_setpos(err, LP_BADINPUT, x->pos,
-                               "prefix '%.*s*' at offset %d is shorter than min_prefix_len=%d",
-                               x->n > 40 ? 40 : x->n, x->z, x->pos, analyzer_min_prefix_len(an));
-        }
+        if (rc == LP_OK) rc = prefix_word(an, x, &l, err);
         char *z = rc == LP_OK ? arena_alloc(a, (size_t)l.a.a[0].n + 2) : NULL;
         if (rc == LP_OK && !z) rc = lp_err_set(err, LP_NOMEM, "out of memory");
         if (rc == LP_OK) {

@@ -209,6 +209,21 @@ static int kw_term(void *ctx, const char *z, int n, uint64_t docs, uint64_t hits
     return LP_OK;
 }
 
+/* sort_mode: largest count first; terms are distinct, so ties go by
+** term (byte order, as listed) and the order is fully determined. */
+static int kw_by_count(const KwTerm *a, const KwTerm *b, uint64_t va, uint64_t vb) {
+    if (va != vb) return va > vb ? -1 : 1;
+    return strcmp(a->z, b->z);
+}
+static int kw_by_docs(const void *x, const void *y) {
+    const KwTerm *a = x, *b = y;
+    return kw_by_count(a, b, a->docs, b->docs);
+}
+static int kw_by_hits(const void *x, const void *y) {
+    const KwTerm *a = x, *b = y;
+    return kw_by_count(a, b, a->hits, b->hits);
+}
+
 /* One row: qpos, tokenized, normalized [, docs, hits]. */
 static int kw_row(SqlResult *r, int bStats, int64_t qpos, const char *zTok, const char *zNorm, uint64_t docs,
                   uint64_t hits) {
@@ -239,16 +254,8 @@ static int kw_wild_rows(SqlSession *s, const Table *t, FtsSource *src, const KwO
         for (int i = 0; i < l.n; i++) docs += l.aT[i].docs, hits += l.aT[i].hits;
         return kw_row(r, o->bStats, qpos, zPat, zPat, docs, hits) ? lp_err_set(err, LP_NOMEM, "out of memory") : LP_OK;
     }
-    for (int i = 1; i < l.n && o->sortMode; i++) { /* stable: ties keep term order */
-        KwTerm x = l.aT[i];
-        uint64_t v = o->sortMode == 1 ? x.docs : x.hits;
-        int j = i;
-        while (j > 0 && (o->sortMode == 1 ? l.aT[j - 1].docs : l.aT[j - 1].hits) < v) {
-            l.aT[j] = l.aT[j - 1];
-            j--;
-        }
-        l.aT[j] = x;
-    }
+    if (o->sortMode == 1) qsort(l.aT, (size_t)l.n, sizeof(KwTerm), kw_by_docs);
+    if (o->sortMode == 2) qsort(l.aT, (size_t)l.n, sizeof(KwTerm), kw_by_hits);
     for (int i = 0; i < l.n; i++) {
         if (kw_row(r, o->bStats, qpos, zPat, l.aT[i].z, l.aT[i].docs, l.aT[i].hits)) {
             return lp_err_set(err, LP_NOMEM, "out of memory");
