@@ -54,3 +54,9 @@ def test_model_and_feedback_knobs_parse():
 def test_bad_model_and_feedback_knobs_are_refused(bad):
     with pytest.raises(SystemExit):
         variants.parse_variant(bad)
+
+
+def test_fusion_knobs_parse():
+    v = variants.parse_variant("fb=0.2,fuse=60,fusew=0.4")
+    assert (v["fb"], v["fuse"], v["fusew"]) == (0.2, 60.0, 0.4)
+    assert variants.parse_variant("")["fuse"] == 0.0

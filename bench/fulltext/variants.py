@@ -75,6 +75,13 @@ A VARIANT is a comma-separated list of knob=value ("" is the default):
                         and prox are BM25's only; exact is not for them)
     mu=1000             lmdir's Dirichlet prior
     c=1                 pl2's and inl2's length normalisation
+    fuse=0              with fb: the final ranking fuses the first ranking
+                        and the feedback one by reciprocal rank fusion
+                        (Cormack et al., 2009), this constant k: each
+                        document scores the sum over the two rankings of
+                        weight / (k + its rank), weights 1 - fusew and
+                        fusew (0: the feedback ranking alone)
+    fusew=0.5
     coord=0             coordination: each score times (m / |q|)^coord, m
                         the distinct query words the document holds
                         (Lucene's classic coord factor at 1)
@@ -122,7 +129,7 @@ METRICS = metrics.KEYS
 KNOBS = {"k1": 1.2, "b": 0.75, "bt": None, "wt": 1.0, "stem": "english", "length": "field",
          "idf": "rsj", "minnorm": 0.0, "k3": None, "delta": 0.0, "prox": 0.0, "rerank": 300.0, "lmix": 0.0,
          "fb": 0.0, "fbdocs": 10.0, "fbterms": 10.0, "fbdf": 1.0, "fbsel": 0.0, "exact": 0.0,
-         "fbmode": "mix", "fbw": "score", "coord": 0.0, "fbmin": 1.0, "fbqmax": 0.0, "fbtemp": 1.0, "model": "bm25", "mu": 1000.0, "c": 1.0}
+         "fbmode": "mix", "fbw": "score", "coord": 0.0, "fbmin": 1.0, "fbqmax": 0.0, "fbtemp": 1.0, "model": "bm25", "mu": 1000.0, "c": 1.0, "fuse": 0.0, "fusew": 0.5}
 WORDS = {"stem": None, "length": ("field", "row"), "idf": ("rsj", "xapian", "lucene"), "fbmode": ("mix", "add"),
          "fbw": ("score", "exp"), "model": ("bm25", "lmdir", "dph", "pl2", "inl2")}
 
@@ -328,6 +335,7 @@ def rank(name, v):
                     for w, a in acc.items():
                         extra += weights[fi] * min(1.0, idfs[w]) * a * (k1 + 1) / (a + kd)
                 scores[d] += v["prox"] * extra
+        first = scores
         if v["fb"] and not (v["fbqmax"] and len(words) > v["fbqmax"]):
             top = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:int(v["fbdocs"])]
             rel, seen = {}, {}
@@ -363,6 +371,13 @@ def rank(name, v):
                     qmodel[w] = qmodel.get(w, 0.0) + v["fb"] * r / tot
             scores = {}
             add_scores(scores, qmodel, post)
+            if v["fuse"]:
+                fused = {}
+                for wgt, sc in ((1 - v["fusew"], first), (v["fusew"], scores)):
+                    order = sorted(sc.items(), key=lambda kv: (-kv[1], kv[0]))
+                    for r, (d, _) in enumerate(order):
+                        fused[d] = fused.get(d, 0.0) + wgt / (v["fuse"] + r + 1)
+                scores = fused
         if v["exact"]:
             ex = prepare(name, "none")
             eq = {}
