@@ -571,6 +571,19 @@ typedef struct Span {
     uint32_t lo, hi;
 } Span;
 
+/* The spans of some zones (ZONE:(…)) in one field of one document: a
+** zone-limited phrase's, or the keys of the proximity rankers' factors
+** that share its zones and field. */
+typedef struct ZoneSpans {
+    FtsPostings **ac;       /* the zones' terms: [2z] '<name', [2z+1] '</name' */
+    int nZone;
+    uint32_t doc;           /* the document a holds the spans of (FTS_NO_DOC: none) */
+    Span *a;                /* its spans in the field, sorted, disjoint */
+    uint32_t n, cap;
+    uint32_t *aPos;         /* scratch: one zone term's positions */
+    uint32_t nPosCap;
+} ZoneSpans;
+
 typedef struct PhraseIt {
     It base;
     FtsPostings **ac;
@@ -588,13 +601,7 @@ typedef struct PhraseIt {
     uint32_t *anStartCap;   /* and room for how many */
     Span *aSpan[2];         /* NEAR: the spans so far and the next ones */
     uint32_t anSpanCap[2];
-    /* zone limits only (pn->nZone > 0): */
-    FtsPostings **acZone;   /* the zones' terms (PlanNode.aZoneKey) */
-    uint32_t zoneDoc;       /* the document aZone holds the spans of */
-    Span *aZone;            /* its spans in the field, sorted, disjoint */
-    uint32_t nZone, nZoneCap;
-    uint32_t *aZonePos;     /* scratch: one zone term's positions */
-    uint32_t nZonePosCap;
+    ZoneSpans zs;           /* zone limits only (pn->nZone > 0) */
     /* ZONESPAN (pn->pZones->bSpan): */
     uint32_t hitDoc;        /* the document aHit is of */
     uint32_t *aHit;         /* the first positions of the spans it matches in */
@@ -603,7 +610,8 @@ typedef struct PhraseIt {
     uint32_t *anAll, *aCur;
 } PhraseIt;
 
-static int zone_load(PhraseIt *p);
+static int zones_load(FtsQuery *q, ZoneSpans *zs, uint32_t d);
+static uint32_t zones_keep(const ZoneSpans *zs, uint32_t *a, uint32_t n);
 
 static int pos_load(PhraseIt *p, int i) {
     FtsPostings *c = p->ac[i];
@@ -620,14 +628,8 @@ static int pos_load(PhraseIt *p, int i) {
     if (rc == LP_OK && pn->nZone && !(pn->iSp && i >= pn->aOpStart[pn->nOp])) {
         /* ZONE:(…): the positions outside the zones' spans do not exist
         ** for this word (a chain's boundaries are not limited) */
-        if (p->zoneDoc != p->base.doc && (rc = zone_load(p)) != LP_OK) return rc;
-        uint32_t *a = p->aaPos[i], m = 0, z = 0;
-        for (uint32_t k = 0; k < p->anPos[i]; k++) {
-            while (z < p->nZone && p->aZone[z].hi < a[k]) z++;
-            if (z == p->nZone) break;
-            if (a[k] >= p->aZone[z].lo) a[m++] = a[k];
-        }
-        p->anPos[i] = m;
+        if ((rc = zones_load(p->base.q, &p->zs, p->base.doc)) != LP_OK) return rc;
+        p->anPos[i] = zones_keep(&p->zs, p->aaPos[i], p->anPos[i]);
     }
     const uint32_t *aLim = p->base.pn->aPosLimit;
     if (rc == LP_OK && aLim && aLim[i]) {
@@ -959,54 +961,81 @@ static inline uint32_t cursor_to(FtsPostings *c, uint32_t d) {
     return cd;
 }
 
-/* Reads the spans of p's zones in its field of the current document into
-** p->aZone: each zone's k-th opening term and k-th closing term bound its
-** k-th span (text/analyzer.h); several zones' spans are merged. LP_OK or
-** an error (q->rc set). */
-static int zone_load(PhraseIt *p) {
-    const PlanNode *pn = p->base.pn;
-    FtsQuery *q = p->base.q;
-    uint32_t d = p->base.doc;
-    p->zoneDoc = d;
-    p->nZone = 0;
-    for (int z = 0; z < pn->nZone; z++) {
-        FtsPostings *co = p->acZone[2 * z], *cc = p->acZone[2 * z + 1];
+/* Reads the spans of zs's zones in its field of document d into zs->a
+** (unless they are there already): each zone's k-th opening term and k-th
+** closing term bound its k-th span (text/analyzer.h); several zones' spans
+** are merged. Documents come in increasing order. LP_OK or an error (q->rc
+** set). */
+static int zones_load(FtsQuery *q, ZoneSpans *zs, uint32_t d) {
+    if (zs->doc == d) return LP_OK;
+    zs->doc = d;
+    zs->n = 0;
+    for (int z = 0; z < zs->nZone; z++) {
+        FtsPostings *co = zs->ac[2 * z], *cc = zs->ac[2 * z + 1];
         if (cursor_to(co, d) != d || cursor_to(cc, d) != d) continue;
         uint32_t nOpen = co->tf, nClose = cc->tf, n = nOpen < nClose ? nOpen : nClose;
         uint32_t nMax = nOpen > nClose ? nOpen : nClose;
-        if (nMax > p->nZonePosCap) {
+        if (nMax > zs->nPosCap) {
             uint32_t *a = arena_alloc(q->a, sizeof(uint32_t) * 2 * (size_t)nMax);
             if (!a) return q->rc = lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
-            p->aZonePos = a;
-            p->nZonePosCap = 2 * nMax;
+            zs->aPos = a;
+            zs->nPosCap = 2 * nMax;
         }
-        if ((uint64_t)p->nZone + n > p->nZoneCap) {
-            uint64_t cap = 2 * ((uint64_t)p->nZone + n);
+        if ((uint64_t)zs->n + n > zs->cap) {
+            uint64_t cap = 2 * ((uint64_t)zs->n + n);
             Span *a = cap <= UINT32_MAX ? arena_alloc(q->a, sizeof(Span) * (size_t)cap) : NULL;
             if (!a) return q->rc = lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
-            if (p->nZone) memcpy(a, p->aZone, sizeof(Span) * p->nZone);
-            p->aZone = a;
-            p->nZoneCap = (uint32_t)cap;
+            if (zs->n) memcpy(a, zs->a, sizeof(Span) * zs->n);
+            zs->a = a;
+            zs->cap = (uint32_t)cap;
         }
-        if (co->vt->xPositions(co, p->aZonePos, &q->errIter) != LP_OK) return q->rc = q->errIter.code;
-        for (uint32_t k = 0; k < n; k++) p->aZone[p->nZone + k].lo = p->aZonePos[k];
-        if (cc->vt->xPositions(cc, p->aZonePos, &q->errIter) != LP_OK) return q->rc = q->errIter.code;
-        for (uint32_t k = 0; k < n; k++) p->aZone[p->nZone + k].hi = p->aZonePos[k];
-        p->nZone += n;
+        if (co->vt->xPositions(co, zs->aPos, &q->errIter) != LP_OK) return q->rc = q->errIter.code;
+        for (uint32_t k = 0; k < n; k++) zs->a[zs->n + k].lo = zs->aPos[k];
+        if (cc->vt->xPositions(cc, zs->aPos, &q->errIter) != LP_OK) return q->rc = q->errIter.code;
+        for (uint32_t k = 0; k < n; k++) zs->a[zs->n + k].hi = zs->aPos[k];
+        zs->n += n;
     }
-    if (pn->nZone > 1 && p->nZone > 1) {
-        qsort(p->aZone, p->nZone, sizeof(Span), span_cmp);
+    if (zs->nZone > 1 && zs->n > 1) {
+        qsort(zs->a, zs->n, sizeof(Span), span_cmp);
         uint32_t m = 0;
-        for (uint32_t k = 1; k < p->nZone; k++) {
-            if (p->aZone[k].lo <= p->aZone[m].hi) {
-                if (p->aZone[k].hi > p->aZone[m].hi) p->aZone[m].hi = p->aZone[k].hi;
+        for (uint32_t k = 1; k < zs->n; k++) {
+            if (zs->a[k].lo <= zs->a[m].hi) {
+                if (zs->a[k].hi > zs->a[m].hi) zs->a[m].hi = zs->a[k].hi;
             } else {
-                p->aZone[++m] = p->aZone[k];
+                zs->a[++m] = zs->a[k];
             }
         }
-        p->nZone = m + 1;
+        zs->n = m + 1;
     }
     return LP_OK;
+}
+
+/* Keeps the positions a[0..n) (ascending) that lie in zs's spans, in
+** place; returns how many. */
+static uint32_t zones_keep(const ZoneSpans *zs, uint32_t *a, uint32_t n) {
+    uint32_t m = 0, z = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        while (z < zs->n && zs->a[z].hi < a[k]) z++;
+        if (z == zs->n) break;
+        if (a[k] >= zs->a[z].lo) a[m++] = a[k];
+    }
+    return m;
+}
+
+/* Opens the cursors of pn's zones' terms into zs. Returns 1, or 0 with
+** q->rc set. */
+static int zones_open(FtsQuery *q, const PlanNode *pn, ZoneSpans *zs) {
+    zs->doc = FTS_NO_DOC;
+    zs->nZone = pn->nZone;
+    zs->ac = arena_zalloc(q->a, sizeof(FtsPostings *) * 2 * (size_t)pn->nZone);
+    if (!zs->ac) {
+        q->rc = lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
+        return 0;
+    }
+    for (int k = 0; k < 2 * pn->nZone; k++) {
+        if (!(zs->ac[k] = open_cursor(q, pn->aZoneKey[k], pn->anZoneKey[k], &pn->aZoneInfo[k], 1))) return 0;
+    }
+    return 1;
 }
 
 /* Moves p to the first document >= d that holds all its words, their
@@ -1058,15 +1087,15 @@ static uint32_t phrase_count_spans(PhraseIt *p) {
     const int n = p->n, nReq = phrase_required(p->base.pn);
     p->hitDoc = p->base.doc;
     p->nHit = 0;
-    if (p->zoneDoc != p->base.doc && zone_load(p) != LP_OK) return 0;
-    if (p->nZone > p->nHitCap) {
-        uint32_t *a = arena_alloc(q->a, sizeof(uint32_t) * 2 * (size_t)p->nZone);
+    if (zones_load(q, &p->zs, p->base.doc) != LP_OK) return 0;
+    if (p->zs.n > p->nHitCap) {
+        uint32_t *a = arena_alloc(q->a, sizeof(uint32_t) * 2 * (size_t)p->zs.n);
         if (!a) {
             q->rc = lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
             return 0;
         }
         p->aHit = a;
-        p->nHitCap = 2 * p->nZone;
+        p->nHitCap = 2 * p->zs.n;
     }
     for (int i = 0; i < n; i++) {
         p->aaAll[i] = p->aaPos[i];
@@ -1074,12 +1103,12 @@ static uint32_t phrase_count_spans(PhraseIt *p) {
         p->aCur[i] = 0;
     }
     uint32_t tf = 0;
-    for (uint32_t z = 0; z < p->nZone; z++) {
+    for (uint32_t z = 0; z < p->zs.n; z++) {
         int ok = 1;
         for (int i = 0; i < n; i++) {
             uint32_t lo = p->aCur[i], hi;
-            while (lo < p->anAll[i] && p->aaAll[i][lo] < p->aZone[z].lo) lo++;
-            for (hi = lo; hi < p->anAll[i] && p->aaAll[i][hi] <= p->aZone[z].hi; hi++) {}
+            while (lo < p->anAll[i] && p->aaAll[i][lo] < p->zs.a[z].lo) lo++;
+            for (hi = lo; hi < p->anAll[i] && p->aaAll[i][hi] <= p->zs.a[z].hi; hi++) {}
             p->aaPos[i] = p->aaAll[i] ? p->aaAll[i] + lo : NULL; /* NULL: never loaded (NOTNEAR) */
             p->anPos[i] = hi - lo;
             p->aCur[i] = hi;
@@ -1088,7 +1117,7 @@ static uint32_t phrase_count_spans(PhraseIt *p) {
         uint32_t c = ok ? phrase_count(p) : 0;
         if (c) {
             tf += c;
-            p->aHit[p->nHit++] = p->aZone[z].lo;
+            p->aHit[p->nHit++] = p->zs.a[z].lo;
         }
     }
     for (int i = 0; i < n; i++) {
@@ -1492,14 +1521,7 @@ static It *instantiate(FtsQuery *q, const PlanNode *pn) {
             p->aCur = arena_zalloc(a, sizeof(uint32_t) * (size_t)p->n);
             ok = p->aaAll && p->anAll && p->aCur;
         }
-        if (ok && pn->nZone) {
-            p->zoneDoc = FTS_NO_DOC;
-            p->acZone = arena_zalloc(a, sizeof(FtsPostings *) * 2 * (size_t)pn->nZone);
-            ok = p->acZone != NULL;
-            for (int k = 0; k < 2 * pn->nZone && ok; k++) {
-                ok = (p->acZone[k] = open_cursor(q, pn->aZoneKey[k], pn->anZoneKey[k], &pn->aZoneInfo[k], 1)) != NULL;
-            }
-        }
+        if (ok && pn->nZone) ok = zones_open(q, pn, &p->zs);
         if (!ok) break;
         p->base.vt = &phrase_vt;
         it = &p->base;
@@ -2881,14 +2903,17 @@ void fts_query_free(FtsQuery *q) {
 ** The keywords are every positive word of the query (under NOT: not), a
 ** phrase's or chain's words each at its own query position, a prefix's
 ** expansions all at the prefix's; a position limit (@f[N]) drops the
-** occurrences past it here too. Each (field, term, limit) has its own
-** cursor with positions, moved forward with the documents scored. */
+** occurrences past it here too, and a zone limit (ZONE:, ZONESPAN:) those
+** outside every span of its zones. Each (field, term, limit, zones) has
+** its own cursor with positions, moved forward with the documents scored;
+** the keys of one field limited to the same zones share their spans. */
 
 typedef struct FKey {
     const uint8_t *key;         /* field byte + term */
     int nKey;
     int iField;
     uint32_t nPosLimit;         /* @field[N], or 0 */
+    int iZone;                  /* ZONE: its spans are fx->zones.a[iZone - 1]; 0: none */
     FtsTermInfo info;
     uint32_t *aQ;               /* the query positions it stands at, distinct */
     int nQ;
@@ -2906,8 +2931,16 @@ typedef struct FRun {
 typedef VEC(FRun) FRunVec;
 
 
+/* The zones a key is limited to: the phrase they come from (its field's
+** zone terms) and their spans in the scored document. */
+typedef struct FZone {
+    const PlanNode *pn;
+    ZoneSpans zs;
+} FZone;
+
 struct FtsFactors {
     VEC(FKey) keys;             /* sorted by field */
+    VEC(FZone) zones;           /* the distinct zone limits of keys */
     HashMap byKey;              /* while collecting: key + limit -> index in keys + 1 */
     int *aHeap;                 /* the keys whose cursor is not exhausted, a min-heap by
                                 ** its doc (a prefix may expand to thousands: a scan of
@@ -2952,6 +2985,7 @@ static void factors_free(FtsFactors *fx) {
     if (!fx) return; /* the rest is in the query's arena */
     hmap_free(&fx->byKey);
     VEC_FREE(&fx->keys);
+    VEC_FREE(&fx->zones);
     VEC_FREE(&fx->hits);
     VEC_FREE(&fx->tmp);
     VEC_FREE(&fx->runs);
@@ -2966,22 +3000,42 @@ static void factors_free(FtsFactors *fx) {
     VEC_FREE(&fx->near);
 }
 
+/* The zone limit of phrase pn (0: none) as an index into fx->zones plus
+** one: the first entry with the same zone terms (so the same field), or a
+** new one. -1 out of memory. */
+static int fzone_of(FtsFactors *fx, const PlanNode *pn) {
+    if (!pn->nZone) return 0;
+    for (size_t i = 0; i < fx->zones.n; i++) {
+        const PlanNode *o = fx->zones.a[i].pn;
+        int k = 0;
+        if (o->nZone != pn->nZone) continue;
+        while (k < 2 * pn->nZone && o->anZoneKey[k] == pn->anZoneKey[k] &&
+               memcmp(o->aZoneKey[k], pn->aZoneKey[k], (size_t)pn->anZoneKey[k]) == 0) {
+            k++;
+        }
+        if (k == 2 * pn->nZone) return (int)i + 1;
+    }
+    FZone z = {pn, {0}};
+    return VEC_PUSH(&fx->zones, z) ? -1 : (int)fx->zones.n;
+}
+
 static int fkey_add(FtsQuery *q, FtsFactors *fx, int iField, const uint8_t *key, int nKey,
-                    const FtsTermInfo *info, uint32_t nLimit, uint32_t qpos) {
+                    const FtsTermInfo *info, uint32_t nLimit, int iZone, uint32_t qpos) {
     /* a prefix can expand to thousands of keys: found by hash, not by scan
-    ** (key holds the field byte; the limit is appended; the map borrows
+    ** (key holds the field byte; the limits are appended; the map borrows
     ** its keys, so a new one is copied to the arena) */
-    uint8_t id[FTS_MAX_KEY + sizeof(nLimit)];
+    uint8_t id[FTS_MAX_KEY + sizeof(nLimit) + sizeof(iZone)];
     memcpy(id, key, (size_t)nKey);
     memcpy(id + nKey, &nLimit, sizeof(nLimit));
-    size_t nId = (size_t)nKey + sizeof(nLimit);
+    memcpy(id + nKey + sizeof(nLimit), &iZone, sizeof(iZone));
+    size_t nId = (size_t)nKey + sizeof(nLimit) + sizeof(iZone);
     uintptr_t at = (uintptr_t)hmap_get(&fx->byKey, id, nId);
     FKey *k;
     if (at) {
         k = &fx->keys.a[at - 1];
     } else {
         uint8_t *idKept = arena_alloc(q->a, nId);
-        FKey z = {key, nKey, iField, nLimit, *info, NULL, 0, NULL,
+        FKey z = {key, nKey, iField, nLimit, iZone, *info, NULL, 0, NULL,
                   idf_of(q->src->nDocs, info->df ? info->df : 1)};
         if (!idKept || VEC_PUSH(&fx->keys, z)) return LP_NOMEM;
         memcpy(idKept, id, nId);
@@ -3004,13 +3058,18 @@ static int fkeys_collect(FtsQuery *q, FtsFactors *fx, const PlanNode *pn) {
     int rc = LP_OK;
     switch (pn->kind) {
     case PN_LEAF:
-        return fkey_add(q, fx, pn->iField, pn->key, pn->nKey, &pn->info, 0, pn->qpos);
-    case PN_PHRASE:
+        return fkey_add(q, fx, pn->iField, pn->key, pn->nKey, &pn->info, 0, 0, pn->qpos);
+    case PN_PHRASE: {
+        int iZone = fzone_of(fx, pn);
+        if (iZone < 0) return LP_NOMEM;
+        /* (a chain's boundaries' terms, the words past phrase_required,
+        ** are not keywords) */
         for (int i = 0; i < phrase_required(pn) && rc == LP_OK; i++) {
             rc = fkey_add(q, fx, pn->iField, pn->aKey[i], pn->anKey[i], &pn->aInfo[i],
-                          pn->aPosLimit ? pn->aPosLimit[i] : 0, pn->aGQPos[i]);
+                          pn->aPosLimit ? pn->aPosLimit[i] : 0, iZone, pn->aGQPos[i]);
         }
         return rc;
+    }
     case PN_GROUP:
     case PN_OR:
     case PN_MAYBE:
@@ -3122,6 +3181,9 @@ static int factors_open(FtsQuery *q) {
         }
     }
     fx->nHeap = 0;
+    for (size_t i = 0; i < fx->zones.n; i++) {
+        if (!zones_open(q, fx->zones.a[i].pn, &fx->zones.a[i].zs)) return q->rc;
+    }
     for (size_t i = 0; i < fx->keys.n; i++) {
         FKey *k = &fx->keys.a[i];
         if (!(k->c = open_cursor(q, k->key, k->nKey, &k->info, 1))) return q->rc;
@@ -3265,6 +3327,11 @@ static int field_factors(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFac
         if (c->vt->xPositions(c, fx->pos.a, &q->errIter) != LP_OK) return q->rc = q->errIter.code;
         uint32_t n = c->tf;
         while (k->nPosLimit && n > 0 && fx->pos.a[n - 1] >= k->nPosLimit) n--;
+        if (k->iZone) {
+            ZoneSpans *zs = &fx->zones.a[k->iZone - 1].zs;
+            if (zones_load(q, zs, doc) != LP_OK) return q->rc;
+            n = zones_keep(zs, fx->pos.a, n);
+        }
         if (n == 0) continue;
         out->hitCount += n;
         out->sumIdf += k->idf;

@@ -2922,6 +2922,42 @@ def test_zone_limits(server, cur, uniq):
             want = [w == w2 or ((w.startswith(w1[:2]) if n % 2 else w == w1) and any(lo <= k <= hi for lo, hi in iv))
                     for k, w in enumerate(words)]
             assert [m for m, _ in got] == want, (q, i, text)
+    # the proximity rankers' factors see a limited word's occurrences inside
+    # its zones' spans only (any span, under ZONESPAN: too), an unlimited
+    # one's everywhere: hit_count, min_hit_pos and lcs against the reference
+    expr = "ranker=expr('sum(hit_count)*1000000+sum(min_hit_pos)*100+sum(lcs)')"
+    for n in range(30):
+        zs = tuple(sorted(rng.sample(zones, rng.randint(1, 2))))
+        names = "(" + ",".join(zs) + ")"
+        w1, w2 = rng.sample(vocab, 2)
+        kind = n % 5
+        q = {0: f"ZONE:{names} {w1} {w2}", 1: f"ZONE:{names} {w1} | {w2}", 2: f"ZONESPAN:{names} {w1} {w2}",
+             3: f"(ZONE:{names} {w1}) | {w2}", 4: f"ZONE:{names} {w1[:2]}*"}[kind]
+        cur.execute(f"SELECT id, WEIGHT() FROM {t} WHERE MATCH(%s) LIMIT 1000 OPTION {expr}", (q,))
+        rows = cur.fetchall()
+        assert rows or kind in (0, 2), q
+        for i, weight in rows:
+            words, spans = ref[i]
+            iv = merge([sp for z in zs for sp in spans[z]])
+
+            def inside(k):
+                return any(lo <= k <= hi for lo, hi in iv)
+
+            def hit(k):  # is word k a keyword occurrence the factors count?
+                w = words[k]
+                if kind == 4:
+                    return w.startswith(w1[:2]) and inside(k)
+                if kind == 3 and w == w2:
+                    return True
+                return w in (w1, w2) and inside(k)
+            hits = [k for k in range(len(words)) if hit(k)]
+            if kind == 4:
+                lcs = 1 if hits else 0
+            else:
+                lcs = 2 if any(words[k] == w1 and words[k + 1] == w2 and hit(k) and hit(k + 1)
+                               for k in range(len(words) - 1)) else 1 if hits else 0
+            want = len(hits) * 1000000 + (hits[0] + 1 if hits else 0) * 100 + lcs
+            assert weight == want, (q, i, words, iv, weight, want)
     # a weight counts the words inside the zones only
     u = make_table(server, uniq(), "(body TEXT) html_strip='1' index_zones='th'",
                    {1: ("<th>cat</th> cat cat dog",), 2: ("<th>cat</th> dog dog dog",),
