@@ -3976,18 +3976,19 @@ static int maxscore_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
 }
 
 /* Term at a time, for an OR of many groups (a wildcard's or a prefix's
-** hundreds of terms; see TAAT_MIN_GROUPS): maxscore_topk finds each candidate by looking at
-** every essential group, so its work grows with the groups times the
-** candidates, 17 ms for `*ation`'s 1,000 terms on SciFact. Here the
-** documents are taken in windows of TAAT_WINDOW ordinals: each group in
-** query order adds its scores at its documents in the window to an array,
-** then the window's matches, ascending, are pushed to the heap, so the
-** work is the postings read plus a test per group and window. Weights,
-** order and ties are maxscore_topk's: a document's weight is its groups'
-** scores summed in query order (the first sets the sum, as 0 + x is x)
-** and documents are offered in ordinal order. Every match is a candidate
-** and goes through the accept callback, so the total and a cutoff are
-** exact (a cutoff stops at the N-th accepted match in ordinal order). */
+** hundreds of terms; see TAAT_MIN_GROUPS): maxscore_topk finds each
+** candidate by looking at every essential group, so its work grows with
+** the groups times the candidates, 17 ms for `*ation`'s 1,000 terms on
+** SciFact. Here the documents are taken in windows of TAAT_WINDOW
+** ordinals (fewer for a smaller table): each group in query order adds
+** its scores at its documents in the window to an array, then the
+** window's matches, ascending, are pushed to the heap, so the work is the
+** postings read plus a test per group and window. Weights, order and ties
+** are maxscore_topk's: a document's weight is its groups' scores summed in
+** query order (the first sets the sum, as 0 + x is x) and documents are
+** offered in ordinal order. Every match is a candidate and goes through
+** the accept callback, so the total and a cutoff are exact (a cutoff
+** stops at the N-th accepted match in ordinal order). */
 
 static int taat_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
     int n = 0;
@@ -3995,8 +3996,13 @@ static int taat_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
     collect_or_groups(q->root, NULL, &n, &zWhy);
     const PlanNode **aPn = arena_alloc(q->a, sizeof(PlanNode *) * (size_t)(n ? n : 1));
     GroupIt **aG = arena_alloc(q->a, sizeof(GroupIt *) * (size_t)(n ? n : 1));
-    double *aAcc = arena_alloc(q->a, sizeof(double) * TAAT_WINDOW);
-    uint64_t *aSeen = arena_alloc(q->a, sizeof(uint64_t) * (TAAT_WINDOW / 64));
+    /* a table smaller than a window takes a window of its size (a multiple
+    ** of 64 ordinals, as aSeen's words) */
+    uint64_t nDocs = q->src->nDocs;
+    uint32_t nWin = nDocs < TAAT_WINDOW ? (uint32_t)((nDocs + 63) & ~(uint64_t)63) : TAAT_WINDOW;
+    if (nWin == 0) nWin = 64;
+    double *aAcc = arena_alloc(q->a, sizeof(double) * nWin);
+    uint64_t *aSeen = arena_alloc(q->a, sizeof(uint64_t) * (nWin / 64));
     if (!aPn || !aG || !aAcc || !aSeen) return lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
     n = 0;
     collect_or_groups(q->root, aPn, &n, &zWhy);
@@ -4007,11 +4013,11 @@ static int taat_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
         if (d < first) first = d;
     }
     double theta = heap_threshold(h);
-    uint64_t base = first - first % TAAT_WINDOW; /* 64 bits: base + TAAT_WINDOW never wraps */
+    uint64_t base = first - first % nWin; /* 64 bits: base + nWin never wraps */
     while (first != FTS_NO_DOC && base < q->src->nDocs) {
-        uint64_t end = base + TAAT_WINDOW;
+        uint64_t end = base + nWin;
         uint32_t next = FTS_NO_DOC;
-        memset(aSeen, 0, sizeof(uint64_t) * (TAAT_WINDOW / 64));
+        memset(aSeen, 0, sizeof(uint64_t) * (nWin / 64));
         for (int i = 0; i < n && q->rc == LP_OK; i++) {
             GroupIt *g = aG[i];
             uint32_t d = g->base.doc;
@@ -4028,7 +4034,7 @@ static int taat_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
             }
             if (d < next) next = d;
         }
-        for (uint32_t w = 0; w < TAAT_WINDOW / 64 && q->rc == LP_OK; w++) {
+        for (uint32_t w = 0; w < nWin / 64 && q->rc == LP_OK; w++) {
             for (uint64_t m = aSeen[w]; m; m &= m - 1) {
                 if (must_stop(q)) return q->rc;
                 uint32_t j = w * 64 + (uint32_t)__builtin_ctzll(m);
@@ -4043,7 +4049,7 @@ static int taat_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
             }
         }
         if (next == FTS_NO_DOC) break;
-        base = next - next % TAAT_WINDOW; /* the next window holding a document */
+        base = next - next % nWin; /* the next window holding a document */
     }
     return q->rc;
 }
