@@ -2093,6 +2093,30 @@ nomem:
     goto out;
 }
 
+/* Hands xKey the keys of each field of fields whose term starts with
+** pre[0..nPre) and, with pHas, may hold its parts (fts_source_scan_has).
+** Before each field's scan, xField(ctx, f) (may be NULL) readies xKey's
+** state for it; non-zero stops. A scan that xKey stopped (1: a cap)
+** goes on with the next field. The planner, CALL KEYWORDS and
+** fts_expansions read prefixes and wildcards through it. LP_OK or an
+** error. */
+static int scan_fields(FtsSource *src, const FtsFieldSet *fields, const char *pre, int nPre,
+                       const FtsScanHas *pHas, int (*xField)(void *ctx, int f), FtsKeyFn xKey,
+                       void *ctx, LpError *err) {
+    uint8_t key[FTS_MAX_KEY];
+    if (nPre + 1 > FTS_MAX_KEY) return LP_OK; /* no key is that long */
+    memcpy(key + 1, pre, (size_t)nPre);
+    int rc = LP_OK;
+    for (int f = 0; f < src->nFields && rc == LP_OK; f++) {
+        if (!fts_fieldset_has(fields, f)) continue;
+        if (xField && xField(ctx, f)) break;
+        key[0] = (uint8_t)f;
+        rc = fts_source_scan_has(src, key, nPre + 1, pHas, xKey, ctx, err);
+        if (rc == 1) rc = LP_OK;
+    }
+    return rc;
+}
+
 typedef struct Expand {
     FtsQuery *q;
     int iField;
@@ -2106,6 +2130,8 @@ typedef struct Expand {
                                 ** match it are skipped), or NULL: a prefix */
     int nGlob;
     LpError *err;
+    int aStart[FTS_MAX_FIELDS + 1]; /* where each field scanned starts in leaves */
+    int nScanned;
 } Expand;
 
 int fts_is_wild_char(char c) {
@@ -2266,26 +2292,24 @@ static int cmp_leaf_term(const PlanNode *a, const PlanNode *b) {
 ** zGlob, match that pattern: each field scanned, then the fields' sorted
 ** lists merged into one group per distinct term, at most
 ** nExpansionLimit of them (a cut is reported in the query's stats). */
+/* scan_fields' xField for expand_terms. */
+static int expand_field(void *ctx, int f) {
+    Expand *x = ctx;
+    x->aStart[x->nScanned++] = (int)x->leaves.n;
+    x->iField = f;
+    x->nLimit = (int)x->leaves.n + x->q->rank.nExpansionLimit;
+    return 0;
+}
+
 static PlanNode *expand_terms(FtsQuery *q, const FtsNode *n, uint32_t qpos, const uint8_t *pre,
                               int nPre, const char *zGlob, int nGlob, LpError *err) {
-    Expand x = {q, 0, n->nPosLimit, n->pZones, qpos, {0}, q->rank.nExpansionLimit, 0, zGlob, nGlob, err};
-    int aStart[FTS_MAX_FIELDS + 1];
-    int nScanned = 0;
-    uint8_t key[FTS_MAX_KEY];
+    Expand x = {q, 0, n->nPosLimit, n->pZones, qpos, {0}, q->rank.nExpansionLimit, 0, zGlob, nGlob, err,
+                {0}, 0};
     PlanNode *res = NULL;
-    int rc = LP_OK;
     GlobHas gh;
     const FtsScanHas *pHas = zGlob ? glob_has(&gh, zGlob, nGlob) : NULL;
-    for (int f = 0; f < q->src->nFields && rc == LP_OK; f++) {
-        if (!fts_fieldset_has(&n->fields, f)) continue;
-        aStart[nScanned++] = (int)x.leaves.n;
-        key[0] = (uint8_t)f;
-        memcpy(key + 1, pre, (size_t)nPre);
-        x.iField = f;
-        x.nLimit = (int)x.leaves.n + q->rank.nExpansionLimit;
-        rc = fts_source_scan_has(q->src, key, nPre + 1, pHas, expand_key, &x, err);
-        if (rc == 1) rc = LP_OK; /* stopped at the cap */
-    }
+    int rc = scan_fields(q->src, &n->fields, (const char *)pre, nPre, pHas, expand_field, expand_key, &x, err);
+    int *aStart = x.aStart, nScanned = x.nScanned;
     aStart[nScanned] = (int)x.leaves.n;
     VEC(PlanNode *) groups = {0};
     if (rc == LP_OK) {
@@ -4724,6 +4748,13 @@ static int kw_last(void *ctx, const Token *t) {
     return sb->oom ? LP_NOMEM : LP_OK;
 }
 
+/* scan_fields' xField for kw_leaf. */
+static int kw_field(void *ctx, int f) {
+    (void)f;
+    ((KwWalk *)ctx)->nScanned = 0;
+    return 0;
+}
+
 /* Reports leaf x's keywords (negated ones too). */
 static int kw_leaf(void *ctx, const FtsNode *x, int bNegated) {
     KwWalk *w = ctx;
@@ -4733,19 +4764,11 @@ static int kw_leaf(void *ctx, const FtsNode *x, int bNegated) {
         Arena a;
         arena_init(&a, 0);
         int nFirst, rc = fts_wildcard_pattern(&a, w->an, x, &w->zGlob, &w->nGlob, &nFirst, w->err);
-        if (rc == LP_OK && nFirst + 1 < FTS_MAX_KEY) {
-            uint8_t key[FTS_MAX_KEY];
-            memcpy(key + 1, w->zGlob, (size_t)nFirst);
+        if (rc == LP_OK) {
             GlobHas gh;
             const FtsScanHas *pHas = glob_has(&gh, w->zGlob, w->nGlob);
             w->docs = w->hits = 0;
-            for (int f = 0; f < w->src->nFields && rc == LP_OK; f++) {
-                if (!fts_fieldset_has(&x->fields, f)) continue;
-                key[0] = (uint8_t)f;
-                w->nScanned = 0;
-                rc = fts_source_scan_has(w->src, key, nFirst + 1, pHas, kw_expand, w, w->err);
-                if (rc == 1) rc = LP_OK;
-            }
+            rc = scan_fields(w->src, &x->fields, w->zGlob, nFirst, pHas, kw_field, kw_expand, w, w->err);
             if (rc == LP_OK) rc = kw_report(w, w->zGlob, w->nGlob, w->docs, w->hits);
         }
         w->zGlob = NULL;
@@ -4759,17 +4782,9 @@ static int kw_leaf(void *ctx, const FtsNode *x, int bNegated) {
     /* the prefix is the last word of the text (as the planner has it) */
     StrBuf pre = {0};
     int rc = analyzer_run_unstemmed(w->an, x->z, (size_t)x->n, kw_last, &pre, w->err);
-    if (rc == LP_OK && pre.n > 0 && pre.n + 1 < FTS_MAX_KEY) {
-        uint8_t key[FTS_MAX_KEY];
-        memcpy(key + 1, pre.z, pre.n);
+    if (rc == LP_OK && pre.n > 0) {
         w->docs = w->hits = 0;
-        for (int f = 0; f < w->src->nFields && rc == LP_OK; f++) {
-            if (!fts_fieldset_has(&x->fields, f)) continue;
-            key[0] = (uint8_t)f;
-            w->nScanned = 0;
-            rc = w->src->vt->xScan(w->src, key, (int)pre.n + 1, kw_expand, w, w->err);
-            if (rc == 1) rc = LP_OK;
-        }
+        rc = scan_fields(w->src, &x->fields, pre.z, (int)pre.n, NULL, kw_field, kw_expand, w, w->err);
         strbuf_appendc(&pre, '*');
         if (rc == LP_OK) rc = pre.oom ? LP_NOMEM : kw_report(w, pre.z, (int)pre.n, w->docs, w->hits);
     }
@@ -4796,6 +4811,14 @@ typedef struct ExpWalk {
     VEC(char *) terms; /* NUL-terminated copies (malloc'd) */
     int bNoMem;
 } ExpWalk;
+
+/* scan_fields' xField for fts_expansions: stops once memory ran out. */
+static int exp_field(void *ctx, int f) {
+    ExpWalk *w = ctx;
+    (void)f;
+    w->nTaken = 0;
+    return w->bNoMem;
+}
 
 static int exp_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
     ExpWalk *w = ctx;
@@ -4847,18 +4870,9 @@ int fts_expansions(Arena *a, const FtsNode *x, const Analyzer *an, FtsSource *sr
     } else {
         return lp_err_set(err, LP_INTERNAL, "fts_expansions: not a prefix or a wildcard");
     }
-    if (nPre + 1 >= FTS_MAX_KEY) return LP_OK; /* no key is that long */
     GlobHas gh;
     const FtsScanHas *pHas = w.zGlob ? glob_has(&gh, w.zGlob, w.nGlob) : NULL;
-    uint8_t key[FTS_MAX_KEY];
-    memcpy(key + 1, zPre, (size_t)nPre);
-    for (int f = 0; f < src->nFields && rc == LP_OK && !w.bNoMem; f++) {
-        if (!fts_fieldset_has(&x->fields, f)) continue;
-        key[0] = (uint8_t)f;
-        w.nTaken = 0;
-        rc = fts_source_scan_has(src, key, nPre + 1, pHas, exp_key, &w, err);
-        if (rc == 1) rc = LP_OK;
-    }
+    rc = scan_fields(src, &x->fields, zPre, nPre, pHas, exp_field, exp_key, &w, err);
     if (rc == LP_OK && w.bNoMem) rc = lp_err_set(err, LP_NOMEM, "out of memory");
     /* the fields' terms, each once, in order, at most nLimit */
     if (w.terms.n > 1) qsort(w.terms.a, w.terms.n, sizeof(char *), cmp_cstr);
