@@ -5,12 +5,13 @@
 **       checks a sealed full-text segment (every checksum, block, position
 **       list) and prints its counts and section sizes.
 **   loupe-inspect fts-build JSONL OUT [--fields a,b] [--morphology M] [--stopwords S]
-**                 [--threads N]
+**                 [--threads N] [--exact-words 0|1] [--infix 0|1]
 **       analyses the documents of a JSON-lines file ({"title": ..., "text": ...}
 **       per line; --fields names the keys, default title,text) the way a
 **       table with those options would, and writes the sealed segment the
 **       server would write for them: the on-disk size of the full-text
-**       index for a collection (make bench-fulltext reports it). The file is
+**       index for a collection (make bench-fulltext reports it); --infix 1
+**       stores the infix filter, as for a table with min_infix_len. The file is
 **       read and parsed first (parse_s); then, timed (analyse_index_s,
 **       write_s), batches of 128 documents are analysed on N threads
 **       (default: one per CPU, as the server's work pool analyses a large
@@ -70,7 +71,7 @@ static int usage(void) {
             "usage: loupe-inspect fts-info FILE\n"
             "       loupe-inspect fts-build JSONL OUT [--fields a,b] [--morphology M] "
             "[--stopwords S] [--threads N]\n"
-            "                     [--exact-words 0|1]\n"
+            "                     [--exact-words 0|1] [--infix 0|1]\n"
             "       loupe-inspect fts-bench SEGMENT QUERYFILE [--k 10] [--seconds S] [--warmup N]\n"
             "                     [--fields a,b] [--morphology M] [--stopwords S] [--hard-stop S]\n"
             "                     [--ranker NAME | --ranker-expr EXPR] [--expand-keywords 0|1|exact|star]\n"
@@ -102,6 +103,7 @@ static int cmd_info(const char *zPath) {
         printf("  positions     %llu\n", (unsigned long long)info.szPositions);
         printf("  dictionary    %llu\n", (unsigned long long)(info.szDict + info.szDictIndex));
         printf("  doc lengths   %llu\n", (unsigned long long)info.szDocLens);
+        if (info.szInfix) printf("  infix         %llu\n", (unsigned long long)info.szInfix);
         printf("check           ok\n");
     }
     fts_segr_close(seg);
@@ -211,7 +213,7 @@ static int write_is_shared(const Docs *x, int nField, uint32_t iWrite) {
 }
 
 static int cmd_build(const char *zIn, const char *zOut, const char *zFields, const char *zMorph,
-                     const char *zStop, int bExact, int nThread) {
+                     const char *zStop, int bExact, unsigned writeFlags, int nThread) {
     LpError err;
     AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, 0, 0, NULL, 0, NULL, 0, NULL};
     Analyzer *an;
@@ -308,7 +310,7 @@ static int cmd_build(const char *zIn, const char *zOut, const char *zFields, con
         }
     }
     int64_t t1 = lp_now_ns();
-    if (rc == LP_OK) rc = fts_seg_write_source_pool(zOut, fts_mem_source(m), NULL, 0, pool, &err);
+    if (rc == LP_OK) rc = fts_seg_write_source_flags(zOut, fts_mem_source(m), NULL, 0, pool, writeFlags, &err);
     int64_t t2 = lp_now_ns();
     long f2 = minor_faults();
     if (rc == LP_OK) {
@@ -522,7 +524,7 @@ int main(int argc, char **argv) {
     if (argc == 3 && strcmp(argv[1], "fts-info") == 0) return cmd_info(argv[2]);
     if (argc >= 4 && strcmp(argv[1], "fts-build") == 0) {
         const char *zFields = "title,text", *zMorph = NULL, *zStop = NULL;
-        long nThread = sysconf(_SC_NPROCESSORS_ONLN), bExact = 0;
+        long nThread = sysconf(_SC_NPROCESSORS_ONLN), bExact = 0, bInfix = 0;
         for (int i = 4; i < argc; i++) {
             if (i + 1 >= argc) return usage();
             if (strcmp(argv[i], "--fields") == 0) zFields = argv[++i];
@@ -530,10 +532,14 @@ int main(int argc, char **argv) {
             else if (strcmp(argv[i], "--stopwords") == 0) zStop = argv[++i];
             else if (strcmp(argv[i], "--threads") == 0) nThread = strtol(argv[++i], NULL, 10);
             else if (strcmp(argv[i], "--exact-words") == 0) bExact = strtol(argv[++i], NULL, 10);
+            else if (strcmp(argv[i], "--infix") == 0) bInfix = strtol(argv[++i], NULL, 10);
             else return usage();
         }
-        if (nThread < 1 || nThread > TPOOL_MAX_THREADS || bExact < 0 || bExact > 1) return usage();
-        return cmd_build(argv[2], argv[3], zFields, zMorph, zStop, (int)bExact, (int)nThread);
+        if (nThread < 1 || nThread > TPOOL_MAX_THREADS || bExact < 0 || bExact > 1 || bInfix < 0 || bInfix > 1) {
+            return usage();
+        }
+        return cmd_build(argv[2], argv[3], zFields, zMorph, zStop, (int)bExact, bInfix ? FTS_SEGW_INFIX : 0,
+                         (int)nThread);
     }
     if (argc >= 4 && strcmp(argv[1], "fts-bench") == 0) {
         BenchCfg c = {"title,text", NULL, NULL, 10, 1.0, 0, 0, FTS_RANK_BM25F, 0, NULL, 0};

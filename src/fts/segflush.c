@@ -212,6 +212,11 @@ int fts_seg_write_source(const char *zPath, FtsSource *src, const uint32_t *aMap
 
 int fts_seg_write_source_pool(const char *zPath, FtsSource *src, const uint32_t *aMap,
                               uint32_t nDocsOut, Tpool *pool, LpError *err) {
+    return fts_seg_write_source_flags(zPath, src, aMap, nDocsOut, pool, 0, err);
+}
+
+int fts_seg_write_source_flags(const char *zPath, FtsSource *src, const uint32_t *aMap,
+                               uint32_t nDocsOut, Tpool *pool, unsigned flags, LpError *err) {
     uint32_t nIn = src->nDocs;
     uint32_t nOut = aMap ? nDocsOut : nIn;
     uint32_t *aLen = calloc(nOut ? nOut : 1, sizeof(uint32_t)); /* docs past the source: 0 */
@@ -221,7 +226,7 @@ int fts_seg_write_source_pool(const char *zPath, FtsSource *src, const uint32_t 
         rc = lp_err_set(err, LP_NOMEM, "out of memory writing %s", zPath);
         goto done;
     }
-    if (!(w = fts_segw_open(zPath, nOut, src->nFields, err))) {
+    if (!(w = fts_segw_open_flags(zPath, nOut, src->nFields, flags, err))) {
         rc = err ? err->code : LP_IOERR;
         goto done;
     }

@@ -28,4 +28,8 @@ int fts_seg_write_source(const char *zPath, FtsSource *src, const uint32_t *aMap
 int fts_seg_write_source_pool(const char *zPath, FtsSource *src, const uint32_t *aMap,
                               uint32_t nDocsOut, Tpool *pool, LpError *err);
 
+/* The same, with fts_segw_open_flags' flags (FTS_SEGW_INFIX). */
+int fts_seg_write_source_flags(const char *zPath, FtsSource *src, const uint32_t *aMap,
+                               uint32_t nDocsOut, Tpool *pool, unsigned flags, LpError *err);
+
 #endif /* LP_FTS_SEGFLUSH_H */

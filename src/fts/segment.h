@@ -95,6 +95,13 @@ typedef struct FtsSegment FtsSegment;     /* opaque */
 ** NULL + err on error: LP_BADINPUT (counts out of range), LP_IOERR, LP_NOMEM. */
 FtsSegWriter *fts_segw_open(const char *zPath, uint32_t nDocs, int nFields, LpError *err);
 
+/* fts_segw_open with options: FTS_SEGW_INFIX also stores the infix filter
+** (fts/infix.h) for the table's wildcards, so that no reader has to build
+** it from the dictionary (tables with min_infix_len). */
+#define FTS_SEGW_INFIX 1u
+FtsSegWriter *fts_segw_open_flags(const char *zPath, uint32_t nDocs, int nFields, unsigned flags,
+                                  LpError *err);
+
 /* Starts key[0..nKey). LP_OK, or LP_BADINPUT (not ascending, bad length or
 ** field, field lengths not given yet), LP_NOMEM, LP_IOERR, or the earlier
 ** sticky error. */
@@ -190,8 +197,9 @@ typedef struct FtsSegInfo {
     uint64_t szDict;      /* dictionary blocks */
     uint64_t szDictIndex; /* sparse index of the blocks */
     uint64_t szDocLens;   /* doc lengths */
-    uint64_t szInfix;     /* the infix filter in memory (segreader.c), 0
-                          ** until a wildcard scan has built it */
+    uint64_t szInfix;     /* the infix filter: its INFIX section in the file,
+                          ** or in memory once a wildcard scan has built it
+                          ** (a file without it); else 0 */
 } FtsSegInfo;
 
 /* Fills *pInfo. szPositions needs a walk of the dictionary: LP_OK, or

@@ -18,7 +18,10 @@
 /* Header flags. EARLIER: dictionary entries of keys of field > 0 hold
 ** nEarlier (files without it are still read: their nEarlier is unknown). */
 #define SEG_FLAG_EARLIER 1u
-#define SEG_FLAGS_KNOWN SEG_FLAG_EARLIER
+/* INFIX: the INFIX section (the infix filter, fts/infix.h) lies between
+** the doc lengths section and the footer. */
+#define SEG_FLAG_INFIX 2u
+#define SEG_FLAGS_KNOWN (SEG_FLAG_EARLIER | SEG_FLAG_INFIX)
 
 /* Sections, in file order. */
 enum { SEG_SEC_DATA, SEG_SEC_DICT, SEG_SEC_INDEX, SEG_SEC_DOCLENS, SEG_NSECTION };

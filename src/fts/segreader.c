@@ -27,15 +27,18 @@
 **
 ** Infix filter. A wildcard that does not start with its literal part
 ** (`*cat*`, `?at`) cannot be a range of the sorted dictionary: xScanHas
-** reads only the dictionary blocks that may hold its keys. On the first
-** such scan the segment builds, in memory, for every 3-byte string
-** (trigram) found in some key's term, the ascending list of the blocks
-** whose keys hold it; a scan then intersects the lists of its strings'
-** trigrams and decodes only the blocks left. This is the file's own
-** dictionary read once (about 17 scans' time), kept for the segment's
-** life: 4 bytes per distinct trigram of each block (FtsSegInfo.szInfix),
-** 0.7 MB and 25 ms for unstemmed SciFact's 46,000 keys. A key is never left out unless it
-** lacks one of the strings, so the callers' own check stays exact.
+** reads only the dictionary blocks that may hold its keys, by the infix
+** filter (infix.h): for every 3-byte string (trigram) found in some key's
+** term, the ascending list of the blocks whose keys hold it; a scan
+** intersects the lists of its strings' trigrams and decodes only the
+** blocks left. A file written with it (flag INFIX: tables with
+** min_infix_len) holds it in its INFIX section, checked at open and read
+** in place. Without it, the first such scan builds it in memory from the
+** dictionary (about 17 scans' time: 25 ms and 0.7 MB for unstemmed
+** SciFact's 46,000 keys) and keeps it for the segment's life. Either way
+** it is 4 bytes per distinct trigram of each block (FtsSegInfo.szInfix).
+** A key is never left out unless it lacks one of the strings, so the
+** callers' own check stays exact.
 */
 #include "fts/segment.h"
 
@@ -55,6 +58,7 @@
 #endif
 
 #include "fts/codec.h"
+#include "fts/infix.h"
 #include "fts/lower.h"
 #include "fts/segment_int.h"
 #include "util/crc32c.h"
@@ -90,9 +94,10 @@ struct FtsSegment {
                                      ** in memory; NULL when a block start is
                                      ** malformed (dict_seek then decodes, and says
                                      ** how) or memory ran out */
-    pthread_mutex_t muInfix;         /* guards pInfix's building */
-    struct SegInfix *pInfix;         /* the infix filter, NULL until a
-                                     ** scan needs it (see the top) */
+    pthread_mutex_t muInfix;         /* guards infix's building */
+    FtsInfix infix;                  /* the infix filter (see the top) ... */
+    int bInfix;                      /* ... once read from the file or built */
+    uint64_t szInfixSec;             /* the INFIX section's size, or 0 */
 };
 
 /* One dictionary entry, decoded. */
@@ -159,7 +164,6 @@ typedef struct SegCursor {
 
 static const FtsPostingsVt seg_postings_vt;
 static const FtsSourceVt seg_source_vt;
-static void infix_free(struct SegInfix *x);
 
 /* -------------------------------------------------------------- errors */
 
@@ -279,10 +283,12 @@ static int seg_verify(FtsSegment *seg, int flags, LpError *err) {
         seg->aSecSize[s] = size;
         next = off + size;
     }
-    if (next != offFoot) {
+    int bInfix = (seg_get32(a + 20) & SEG_FLAG_INFIX) != 0;
+    if (next != offFoot && !bInfix) {
         return seg_corrupt(seg, err, next, "%" PRIu64 " unaccounted bytes before the footer",
                            offFoot - next);
     }
+    uint64_t offInfix = next; /* with INFIX: [offInfix, offFoot) */
     seg->nTerms = seg_get64(f + 80);
     seg->nPostings = seg_get64(f + 88);
     seg->nPositions = seg_get64(f + 96);
@@ -320,6 +326,17 @@ static int seg_verify(FtsSegment *seg, int flags, LpError *err) {
             return seg_corrupt(seg, err, seg_off(seg, seg->pIdx + 4 * b),
                                "dictionary block %" PRIu64 " at bad offset %" PRIu32, b, o);
         }
+    }
+
+    if (bInfix) {
+        const char *zWhy;
+        uint64_t at;
+        if (fts_infix_decode(a + offInfix, offFoot - offInfix, offInfix, seg->nBlk, bCrc, &seg->infix, &zWhy,
+                             &at) != 0) {
+            return seg_corrupt(seg, err, offInfix + at, "%s", zWhy);
+        }
+        seg->bInfix = 1;
+        seg->szInfixSec = offFoot - offInfix;
     }
 
     seg_first8_build(seg);
@@ -443,7 +460,7 @@ void fts_segr_close(FtsSegment *seg) {
     free(seg->aLenW);
     free(seg->aSumLen);
     free(seg->aFirst8);
-    infix_free(seg->pInfix);
+    fts_infix_free(&seg->infix);
     pthread_mutex_destroy(&seg->muInfix);
     free(seg->zName);
     free(seg);
@@ -854,129 +871,33 @@ static int src_scan(FtsSource *s, const uint8_t *prefix, int nPrefix, FtsKeyFn x
 
 /* ---------------------------------------------------------- infix filter */
 
-/* The blocks holding each trigram (see the top). A trigram is its 3 bytes
-** as one number, b0 << 16 | b1 << 8 | b2. */
-typedef struct SegInfix {
-    uint32_t nGram;  /* distinct trigrams */
-    uint32_t *aGram; /* ascending */
-    uint32_t *aStart; /* nGram + 1: trigram i's blocks are aBlk[aStart[i] .. aStart[i+1]) */
-    uint32_t *aBlk;   /* block numbers, ascending per trigram */
-    uint64_t nByte;   /* memory held, for fts_segr_info */
-} SegInfix;
-
-static void infix_free(SegInfix *x) {
-    if (!x) return;
-    free(x->aGram);
-    free(x->aStart);
-    free(x->aBlk);
-    free(x);
-}
-
-static inline uint32_t gram_of(const uint8_t *p) {
-    return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
-}
-
-typedef VEC(uint64_t) PairVec;
-
-/* Appends (trigram << 32 | block) for each distinct trigram of the block's
-** keys, aGram[0..n), and empties it. */
-static int infix_flush_block(PairVec *pairs, uint32_t *aGram, size_t n, uint64_t blk) {
-    for (size_t i = 1; i < n; i++) { /* a block's few dozen: insertion sort */
-        uint32_t v = aGram[i];
-        size_t j = i;
-        for (; j > 0 && aGram[j - 1] > v; j--) aGram[j] = aGram[j - 1];
-        aGram[j] = v;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (i > 0 && aGram[i] == aGram[i - 1]) continue;
-        if (VEC_PUSH(pairs, (uint64_t)aGram[i] << 32 | blk)) return LP_NOMEM;
-    }
-    return LP_OK;
-}
-
-/* Reads the whole dictionary into a new filter: LP_OK and *pp, LP_NOMEM or
+/* Reads the whole dictionary into a filter, *x: LP_OK, LP_NOMEM or
 ** LP_CORRUPT, with err. */
-static int infix_build(FtsSegment *seg, SegInfix **pp, LpError *err) {
-    PairVec pairs = {0};
-    VEC(uint32_t) blk = {0}; /* the current block's trigrams */
-    uint64_t *aTmp = NULL;
-    SegInfix *x = calloc(1, sizeof(*x));
+static int infix_build(FtsSegment *seg, FtsInfix *x, LpError *err) {
+    FtsInfixBuild b = {0};
     DictIter it = {.seg = seg};
-    int rc = x ? LP_OK : LP_NOMEM, r = 0;
-    uint64_t cur = 0;
-    if (rc == LP_OK && seg->nTerms > 0 && (rc = dict_block(&it, 0, err)) == LP_OK) {
-        while ((r = dict_next(&it, err)) == 1) {
-            const SegKey *k = &it.k;
-            if (k->entryBlk != cur) {
-                if (infix_flush_block(&pairs, blk.a, blk.n, cur)) break;
-                blk.n = 0;
-                cur = k->entryBlk;
-            }
-            if (VEC_RESERVE(&blk, blk.n + (size_t)k->nKey)) break;
-            for (int j = 1; j + 3 <= k->nKey; j++) blk.a[blk.n++] = gram_of(k->aKey + j);
-        }
-        if (r < 0) {
-            rc = -r;
-        } else if (r == 1 || infix_flush_block(&pairs, blk.a, blk.n, cur)) {
-            rc = LP_NOMEM;
-        }
+    int rc = LP_OK, r = 0;
+    if (seg->nTerms > 0 && (rc = dict_block(&it, 0, err)) == LP_OK) {
+        while ((r = dict_next(&it, err)) == 1) fts_infix_key(&b, it.k.aKey, it.k.nKey, it.k.entryBlk);
+        if (r < 0) rc = -r;
     }
-    VEC_FREE(&blk);
-    /* Sorted by trigram, stable (LSD radix, 8 bits a pass), so that each
-    ** trigram's blocks stay ascending. */
-    size_t n = pairs.n;
-    if (rc == LP_OK && n > 0 && !(aTmp = malloc(n * sizeof(uint64_t)))) rc = LP_NOMEM;
-    for (int shift = 32; rc == LP_OK && shift < 56; shift += 8) {
-        size_t aCount[257] = {0};
-        for (size_t i = 0; i < n; i++) aCount[((pairs.a[i] >> shift) & 0xFF) + 1]++;
-        for (int d = 0; d < 256; d++) aCount[d + 1] += aCount[d];
-        for (size_t i = 0; i < n; i++) aTmp[aCount[(pairs.a[i] >> shift) & 0xFF]++] = pairs.a[i];
-        uint64_t *t = pairs.a;
-        pairs.a = aTmp;
-        aTmp = t;
-    }
-    free(aTmp);
-    uint32_t nGram = 0;
-    for (size_t i = 0; rc == LP_OK && i < n; i++) {
-        nGram += i == 0 || (pairs.a[i] >> 32) != (pairs.a[i - 1] >> 32);
-    }
-    if (rc == LP_OK) {
-        x->aGram = malloc(((size_t)nGram + 1) * sizeof(uint32_t));
-        x->aStart = malloc(((size_t)nGram + 1) * sizeof(uint32_t));
-        x->aBlk = malloc((n + 1) * sizeof(uint32_t));
-        if (!x->aGram || !x->aStart || !x->aBlk) rc = LP_NOMEM;
-    }
-    if (rc == LP_OK) {
-        uint32_t g = 0;
-        for (size_t i = 0; i < n; i++) {
-            uint32_t gram = (uint32_t)(pairs.a[i] >> 32);
-            if (i == 0 || gram != x->aGram[g - 1]) {
-                x->aGram[g] = gram;
-                x->aStart[g++] = (uint32_t)i;
-            }
-            x->aBlk[i] = (uint32_t)pairs.a[i]; /* nBlk < 2^32: the dictionary is < 4 GiB */
-        }
-        x->aStart[g] = (uint32_t)n;
-        x->nGram = nGram;
-        x->nByte = sizeof(*x) + (2 * (uint64_t)nGram + 2 + n) * sizeof(uint32_t);
-    }
-    VEC_FREE(&pairs);
     if (rc != LP_OK) {
-        infix_free(x);
-        if (rc == LP_NOMEM) lp_err_set(err, LP_NOMEM, "fts segment %s: out of memory building its infix filter", seg->zName);
+        fts_infix_build_free(&b);
         return rc;
     }
-    *pp = x;
+    if (fts_infix_finish(&b, x) != LP_OK) {
+        return lp_err_set(err, LP_NOMEM, "fts segment %s: out of memory building its infix filter", seg->zName);
+    }
     return LP_OK;
 }
 
 /* The segment's filter, built on first use: NULL with err on error. */
-static const SegInfix *seg_infix(FtsSegment *seg, LpError *err) {
+static const FtsInfix *seg_infix(FtsSegment *seg, LpError *err) {
     pthread_mutex_lock(&seg->muInfix);
-    int rc = seg->pInfix ? LP_OK : infix_build(seg, &seg->pInfix, err);
-    const SegInfix *x = seg->pInfix;
+    int rc = seg->bInfix ? LP_OK : infix_build(seg, &seg->infix, err);
+    if (rc == LP_OK) seg->bInfix = 1;
     pthread_mutex_unlock(&seg->muInfix);
-    return rc == LP_OK ? x : NULL;
+    return rc == LP_OK ? &seg->infix : NULL;
 }
 
 /* One trigram's blocks. */
@@ -986,18 +907,9 @@ typedef struct GramList {
 } GramList;
 
 /* Trigram g's blocks in *pl: 1, or 0 when no key holds it. */
-static int infix_list(const SegInfix *x, uint32_t g, GramList *pl) {
-    uint32_t lo = 0, hi = x->nGram;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (x->aGram[mid] < g) lo = mid + 1;
-        else hi = mid;
-    }
-    if (lo == x->nGram || x->aGram[lo] != g) return 0;
-    pl->a = x->aBlk + x->aStart[lo];
-    pl->n = x->aStart[lo + 1] - x->aStart[lo];
+static int infix_list(const FtsInfix *x, uint32_t g, GramList *pl) {
     pl->i = 0;
-    return 1;
+    return fts_infix_list(x, g, &pl->a, &pl->n);
 }
 
 /* Most trigram lists one scan intersects: the shortest of them decide. */
@@ -1013,7 +925,7 @@ static int src_scan_has(FtsSource *s, const uint8_t *prefix, int nPrefix, const 
     if (nUsable == 0 || seg->nTerms == 0 || nPrefix > FTS_MAX_KEY) {
         return src_scan(s, prefix, nPrefix, xKey, ctx, err);
     }
-    const SegInfix *x = seg_infix(seg, err);
+    const FtsInfix *x = seg_infix(seg, err);
     if (!x) return err->code;
     /* The lists, the shortest INFIX_MAX_LISTS kept (any of them bound
     ** the blocks; the shortest bound them most tightly). */
@@ -1022,7 +934,10 @@ static int src_scan_has(FtsSource *s, const uint8_t *prefix, int nPrefix, const 
     for (int i = 0; i < pHas->nPart; i++) {
         for (int j = 0; j + 3 <= pHas->anPart[i]; j++) {
             GramList l;
-            if (!infix_list(x, gram_of(pHas->aPart[i] + j), &l)) return LP_OK; /* no key holds it */
+            const uint8_t *g = pHas->aPart[i] + j;
+            if (!infix_list(x, (uint32_t)g[0] << 16 | (uint32_t)g[1] << 8 | g[2], &l)) {
+                return LP_OK; /* no key holds it */
+            }
             int at;
             if (nL < INFIX_MAX_LISTS) {
                 at = nL++;
@@ -1619,7 +1534,7 @@ int fts_segr_info(FtsSegment *seg, FtsSegInfo *pInfo, LpError *err) {
     pInfo->szDictIndex = seg->aSecSize[SEG_SEC_INDEX];
     pInfo->szDocLens = seg->aSecSize[SEG_SEC_DOCLENS];
     pthread_mutex_lock(&seg->muInfix);
-    pInfo->szInfix = seg->pInfix ? seg->pInfix->nByte : 0;
+    pInfo->szInfix = seg->szInfixSec ? seg->szInfixSec : fts_infix_bytes(&seg->infix);
     pthread_mutex_unlock(&seg->muInfix);
     if (seg->nTerms == 0) return LP_OK;
     DictIter it = {.seg = seg};
@@ -1770,6 +1685,21 @@ int fts_segr_check(FtsSegment *seg, LpError *err) {
         if (seg->pData[seg->nData + i] != 0) {
             return seg_corrupt(seg, err, seg_off(seg, seg->pData + seg->nData + i),
                                "non-zero padding");
+        }
+    }
+    if (seg->szInfixSec) {
+        /* (5): the stored filter is the dictionary's */
+        FtsInfix x;
+        if ((rc = infix_build(seg, &x, err)) != LP_OK) return rc;
+        const FtsInfix *y = &seg->infix;
+        int bSame = x.nGram == y->nGram && x.nEntry == y->nEntry &&
+                    memcmp(x.aGram, y->aGram, 4 * (size_t)x.nGram) == 0 &&
+                    memcmp(x.aStart, y->aStart, 4 * ((size_t)x.nGram + 1)) == 0 &&
+                    memcmp(x.aBlk, y->aBlk, 4 * (size_t)x.nEntry) == 0;
+        fts_infix_free(&x);
+        if (!bSame) {
+            return seg_corrupt(seg, err, offFoot - seg->szInfixSec,
+                               "infix section does not match the dictionary");
         }
     }
     return LP_OK;

@@ -4,7 +4,7 @@
 **
 ** FILE LAYOUT
 **
-**     header | data | dictionary | dictionary index | doc lengths | footer
+**     header | data | dictionary | dictionary index | doc lengths | [infix] | footer
 **
 ** The sections follow each other without gaps. Fixed-width integers are
 ** little-endian; "varint" is the LEB128 of util/varint.h; "codec block"
@@ -19,6 +19,8 @@
 **     20      4   flags; a reader rejects a file with unknown flags:
 **                   bit 0 (EARLIER): entries carry nEarlier (always
 **                   written; files from before it was kept lack it)
+**                   bit 1 (INFIX): the INFIX section is present (written
+**                   with FTS_SEGW_INFIX, for tables with min_infix_len)
 **     24      4   reserved (0)
 **     28      4   CRC32C of bytes 0..27
 **
@@ -106,6 +108,24 @@
 **     per field       nDocs lengths of that width (none for width 0)
 ** so a length is one load at a computed offset.
 **
+** INFIX SECTION (flag INFIX only; it is the bytes between the doc lengths
+** section and the footer, so the footer does not list it)
+** The infix filter of fts/infix.h: for every trigram (3 bytes b0 b1 b2 as
+** the number b0 << 16 | b1 << 8 | b2) found in the term of some key (the
+** key past its field byte), the dictionary blocks holding such a key.
+**     0..3 bytes  zero padding, so that what follows starts at a file
+**                 offset that is a multiple of 4 (read in place from the
+**                 mapping)
+**     uint32      nGram: distinct trigrams
+**     uint32      nEntry: block numbers in all the lists
+**     uint32      nGram trigrams, strictly ascending, each < 2^24
+**     uint32      nGram + 1 list starts: trigram i's blocks are entries
+**                 [start i, start i+1); start 0 is 0, starts strictly
+**                 increase, start nGram is nEntry
+**     uint32      nEntry block numbers, strictly ascending within each list,
+**                 each < the number of dictionary blocks
+**     uint32      CRC32C of the section's bytes before it (padding included)
+**
 ** FOOTER (120 bytes, at the end of the file)
 **     OFFSET SIZE DESCRIPTION
 **      0     16   data section: file offset (8), size (8), including the padding
@@ -133,6 +153,10 @@
 **       decoded) and is the number of its documents that the lists of its
 **       term in lower fields hold (checked by fts_segr_check only: a wrong
 **       count skews scores, it endangers no read).
+**   (5) The INFIX section's layout holds (checked at open) and its lists
+**       are exactly those of the dictionary's keys (checked by
+**       fts_segr_check only: a missing block loses wildcard matches, it
+**       endangers no read).
 **
 ** WRITER. Terms arrive in key order and their regions are written as each
 ** term ends (a term's postings are buffered until then, since the skip
@@ -152,6 +176,7 @@
 #include <unistd.h>
 
 #include "fts/codec.h"
+#include "fts/infix.h"
 #include "fts/segment_int.h"
 #include "util/crc32c.h"
 #include "util/strbuf.h"
@@ -203,6 +228,9 @@ struct FtsSegWriter {
     int bPart;                  /* a part (fts_segw_open_part): its data section
                                 ** goes to mem, its doc lengths are its main's */
     StrBuf mem;
+
+    int bInfix;                 /* FTS_SEGW_INFIX: the INFIX section is written ... */
+    FtsInfixBuild infix;        /* ... from the keys' trigrams, gathered as they come */
 };
 
 /* ------------------------------------------------------------- errors */
@@ -277,6 +305,11 @@ static void segw_section_end(FtsSegWriter *w, int iSec) {
 /* ---------------------------------------------------------------- open */
 
 FtsSegWriter *fts_segw_open(const char *zPath, uint32_t nDocs, int nFields, LpError *err) {
+    return fts_segw_open_flags(zPath, nDocs, nFields, 0, err);
+}
+
+FtsSegWriter *fts_segw_open_flags(const char *zPath, uint32_t nDocs, int nFields, unsigned flags,
+                                  LpError *err) {
     if (nFields < 1 || nFields > FTS_MAX_FIELDS) {
         lp_err_set(err, LP_BADINPUT, "fts segment writer %s: %d fields (1..%d allowed)", zPath,
                    nFields, FTS_MAX_FIELDS);
@@ -305,6 +338,7 @@ FtsSegWriter *fts_segw_open(const char *zPath, uint32_t nDocs, int nFields, LpEr
     }
     w->nDocs = nDocs;
     w->nFields = nFields;
+    w->bInfix = (flags & FTS_SEGW_INFIX) != 0;
     lp_err_clear(&w->err);
     w->fd = open(zPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (w->fd < 0) {
@@ -321,7 +355,7 @@ FtsSegWriter *fts_segw_open(const char *zPath, uint32_t nDocs, int nFields, LpEr
     seg_put32(aHdr + 8, SEG_VERSION);
     seg_put32(aHdr + 12, nDocs);
     seg_put32(aHdr + 16, (uint32_t)nFields);
-    seg_put32(aHdr + 20, SEG_FLAG_EARLIER);
+    seg_put32(aHdr + 20, SEG_FLAG_EARLIER | (w->bInfix ? SEG_FLAG_INFIX : 0));
     seg_put32(aHdr + 28, crc32c_update(0, aHdr, 28));
     segw_write(w, aHdr, sizeof(aHdr));
     segw_section_begin(w, SEG_SEC_DATA);
@@ -499,6 +533,7 @@ static int segw_end_term(FtsSegWriter *w) {
     }
     strbuf_append(&w->dict, aEnt, (size_t)(p - aEnt));
     if (w->dict.oom) return segw_fail(w, LP_NOMEM, "out of memory");
+    if (w->bInfix) fts_infix_key(&w->infix, w->aKey, w->nKey, w->aIdx.n - 1);
     memcpy(w->aPrev, w->aKey, (size_t)w->nKey);
     w->nPrev = w->nKey;
     w->nTerms++;
@@ -753,6 +788,7 @@ static void segw_free(FtsSegWriter *w) {
     VEC_FREE(&w->aPosMark);
     VEC_FREE(&w->aSkip);
     VEC_FREE(&w->aIdx);
+    fts_infix_build_free(&w->infix);
     strbuf_free(&w->pos);
     strbuf_free(&w->head);
     strbuf_free(&w->blocks);
@@ -782,6 +818,7 @@ FtsSegWriter *fts_segw_open_part(const FtsSegWriter *pMain, LpError *err) {
     w->nDocs = pMain->nDocs;
     w->nFields = pMain->nFields;
     w->aaLen = pMain->aaLen; /* borrowed: given before the parts start */
+    w->bInfix = pMain->bInfix;
     lp_err_clear(&w->err);
     return w;
 }
@@ -796,6 +833,9 @@ int fts_segw_append_part(FtsSegWriter *w, FtsSegWriter *part) {
         segw_fail(w, LP_INTERNAL, "a part appended where a dictionary block is half written");
     }
     segw_write(w, part->mem.z, part->mem.n);
+    if (w->rc == LP_OK && w->bInfix && fts_infix_append(&w->infix, &part->infix, w->aIdx.n) != LP_OK) {
+        segw_fail(w, LP_NOMEM, "out of memory");
+    }
     /* Its dictionary blocks, each one's data offset moved past the data
     ** before the part. */
     for (size_t b = 0; b < part->aIdx.n && w->rc == LP_OK; b++) {
@@ -863,6 +903,25 @@ static void segw_write_doclens(FtsSegWriter *w) {
     }
 }
 
+/* The INFIX section, after the doc lengths (its own checksum inside). */
+static void segw_write_infix(FtsSegWriter *w) {
+    FtsInfix x;
+    if (fts_infix_finish(&w->infix, &x) != LP_OK) {
+        segw_fail(w, LP_NOMEM, "out of memory");
+        return;
+    }
+    uint64_t n = fts_infix_size(&x, w->off);
+    uint8_t *p = n <= SIZE_MAX ? malloc((size_t)n) : NULL;
+    if (!p) {
+        segw_fail(w, LP_NOMEM, "out of memory");
+    } else {
+        fts_infix_encode(&x, w->off, p);
+        segw_write(w, p, (size_t)n);
+    }
+    free(p);
+    fts_infix_free(&x);
+}
+
 int fts_segw_finish(FtsSegWriter *w, LpError *err) {
     segw_end_term(w);
     for (int f = 0; f < w->nFields && w->rc == LP_OK; f++) {
@@ -887,6 +946,8 @@ int fts_segw_finish(FtsSegWriter *w, LpError *err) {
     segw_section_begin(w, SEG_SEC_DOCLENS);
     if (w->rc == LP_OK) segw_write_doclens(w);
     segw_section_end(w, SEG_SEC_DOCLENS);
+
+    if (w->bInfix && w->rc == LP_OK) segw_write_infix(w);
 
     uint8_t aFoot[SEG_FOOTER_SIZE] = {0};
     for (int s = 0; s < SEG_NSECTION; s++) {

@@ -729,12 +729,13 @@ int table_alter_segments(Table *old, Table *t, const int *aMap, uint64_t *pNextS
 static void fts_write_task(void *arg) {
     TableFtsWrite *w = arg;
     lp_err_clear(&w->err);
-    w->rc = fts_seg_write_source_pool(w->zPath, w->src, w->aMap, w->nOrd, w->pPool, &w->err);
+    w->rc = fts_seg_write_source_flags(w->zPath, w->src, w->aMap, w->nOrd, w->pPool, w->flags, &w->err);
 }
 
 void table_fts_write_start(const Table *t, TableFtsWrite *w) {
     w->bQueued = 0;
     w->pPool = t->pPool;
+    w->flags = t->pAnalyzer && analyzer_min_infix_len(t->pAnalyzer) > 0 ? FTS_SEGW_INFIX : 0;
     if (!t->pPool) return;
     tpool_group_init(&w->g, t->pPool);
     w->bQueued = tpool_group_submit(&w->g, fts_write_task, w) == LP_OK;

@@ -249,6 +249,8 @@ typedef struct TableFtsWrite {
     int bQueued;            /* on the pool: g to be waited for */
     Tpool *pPool;           /* the table's pool: a large write is encoded in
                             ** parts on it too (set by table_fts_write_start) */
+    unsigned flags;         /* fts_segw_open_flags': the infix filter stored for a
+                            ** table with min_infix_len (set there too) */
 } TableFtsWrite;
 void table_fts_write_start(const Table *t, TableFtsWrite *w);
 /* Waits for (or runs) the write. Returns rc, the caller's own result so

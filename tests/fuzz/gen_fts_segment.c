@@ -5,10 +5,11 @@
 ** blocks), several fields and doc-length widths, a dictionary of several
 ** blocks, keys longer than 8 bytes that agree on their first 8 across
 ** blocks, nEarlier counts, and the empty segment. (The flag0-* seeds are
-** the same files as written before nEarlier was kept: header flags 0.)
+** the same files as written before nEarlier was kept: header flags 0; the
+** infix-* seeds hold the INFIX section, FTS_SEGW_INFIX.)
 ** Not built by CMake; from the repository root:
 **   gcc -std=gnu11 -D_GNU_SOURCE -Isrc tests/fuzz/gen_fts_segment.c src/fts/segwriter.c \
-**       src/fts/codec.c src/util/varint.c src/util/strbuf.c src/util/crc32c.c \
+**       src/fts/infix.c src/fts/codec.c src/util/varint.c src/util/strbuf.c src/util/crc32c.c \
 **       src/util/error.c src/util/vec.c -o /tmp/gen_fts_segment &&
 **   /tmp/gen_fts_segment tests/fuzz/corpus/fts_segment
 ** The output is deterministic (a fixed PRNG seed).
@@ -35,12 +36,14 @@ typedef struct Spec {
     int bDense;  /* consecutive documents from 0 */
 } Spec;
 
+static unsigned g_flags; /* fts_segw_open_flags' */
+
 static int write_seg(const char *zDir, const char *zName, uint32_t nDocs, int nFields,
                      const Spec *aSpec, int nSpec) {
     char zPath[512];
     snprintf(zPath, sizeof(zPath), "%s/%s", zDir, zName);
     LpError err;
-    FtsSegWriter *w = fts_segw_open(zPath, nDocs, nFields, &err);
+    FtsSegWriter *w = fts_segw_open_flags(zPath, nDocs, nFields, g_flags, &err);
     if (!w) {
         fprintf(stderr, "%s\n", err.zMsg);
         return 1;
@@ -131,5 +134,10 @@ int main(int argc, char **argv) {
     rc |= write_seg(zDir, "small", 40, 3, aSmall, (int)(sizeof(aSmall) / sizeof(aSmall[0])));
     rc |= write_seg(zDir, "blocks", 400, 2, aBlocks, (int)(sizeof(aBlocks) / sizeof(aBlocks[0])));
     rc |= write_seg(zDir, "manykeys", 20, 2, aMany, 90);
+    g_flags = FTS_SEGW_INFIX;
+    rc |= write_seg(zDir, "infix-longkeys", 12, 1, aLong, 40);
+    rc |= write_seg(zDir, "infix-small", 40, 3, aSmall, (int)(sizeof(aSmall) / sizeof(aSmall[0])));
+    rc |= write_seg(zDir, "infix-manykeys", 20, 2, aMany, 90);
+    rc |= write_seg(zDir, "infix-nokeys", 5, 2, NULL, 0);
     return rc;
 }

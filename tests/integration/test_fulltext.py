@@ -2722,6 +2722,63 @@ def test_expansions_of_many_terms_run_term_at_a_time(server, cur, uniq):
     assert "strategy=taat" in "\n".join(r[0] for r in cur.fetchall())
 
 
+def test_infix_filter_stored_in_segments(tmp_path):
+    """A table with min_infix_len stores each sealed segment's infix filter
+    in the segment file (loupe-inspect fts-info lists it; a table without
+    the option stores none), from a flush and from a merge, and its
+    wildcards find the same rows before and after a restart."""
+    import fnmatch
+    import glob
+    import os
+    import subprocess
+    from helpers import LOUPE_BIN
+    inspect = os.path.join(os.path.dirname(LOUPE_BIN), "loupe-inspect")
+    rng = random.Random(21)
+    syll = ["ka", "n", "ase", "pro", "te", "in", "ox", "id", "ation", "mi"]
+    vocab = sorted({"".join(rng.choice(syll) for _ in range(rng.randint(1, 4))) for _ in range(400)})
+    docs = {i: " ".join(rng.choice(vocab) for _ in range(rng.randint(1, 10))) for i in range(1, 601)}
+    patterns = ["*kin*", "*ase", "*prot*", "pro*in", "*ation*", "*oxid*", "*zzz*", "*ase*ation*"]
+    data = tmp_path / "data"
+    data.mkdir()
+    s = LoupeServer(name="infixstore", data_dir=str(data))
+    s.start()
+
+    def infix_lines(table):
+        out = []
+        for f in sorted(glob.glob(str(data / "tables" / table / "**" / "*fts*"), recursive=True)):
+            r = subprocess.run([inspect, "fts-info", f], capture_output=True, text=True, timeout=60)
+            assert r.returncode == 0 and "check           ok" in r.stdout, (f, r.stdout, r.stderr)
+            out.append([ln for ln in r.stdout.splitlines() if ln.strip().startswith("infix")])
+        return out
+
+    try:
+        conn = lambda: pymysql_connect(s.mysql_port)  # noqa: E731
+        with conn() as c, c.cursor() as cur:
+            cur.execute("CREATE TABLE wi (body TEXT) min_infix_len='3'")
+            cur.execute("CREATE TABLE wp (body TEXT)")
+            for t in ("wi", "wp"):
+                for lo in (1, 301):
+                    vals = ",".join(f"({i}, {q(docs[i])})" for i in range(lo, lo + 300))
+                    cur.execute(f"INSERT INTO {t} (id, body) VALUES {vals}")
+                    cur.execute(f"FLUSH TABLE {t}")
+            stored = infix_lines("wi")
+            assert len(stored) == 2 and all(len(x) == 1 for x in stored), stored
+            assert infix_lines("wp") == [[], []]
+            before = {p: sorted(match_ids(cur, "wi", p)) for p in patterns}
+            for p in patterns:
+                assert before[p] == sorted(i for i, d in docs.items()
+                                           if any(fnmatch.fnmatchcase(w, p) for w in d.split())), p
+            cur.execute("OPTIMIZE TABLE wi OPTION sync=1")
+            merged = infix_lines("wi")
+            assert len(merged) == 1 and len(merged[0]) == 1, merged
+        s.restart()
+        with conn() as c, c.cursor() as cur:
+            for p in patterns:
+                assert sorted(match_ids(cur, "wi", p)) == before[p], p
+    finally:
+        s.stop()
+
+
 def test_wildcards_from_many_connections_at_once(server, cur, uniq):
     """A sealed segment builds its infix filter on the first wildcard that
     needs it: eight connections sending wildcards at once to a freshly

@@ -1360,6 +1360,19 @@ static void test_flush_in_parts(void **state) {
         assert_int_equal(fts_seg_write_source(z1, src, map, nOut, &err), LP_OK);
         assert_int_equal(fts_seg_write_source_pool(z2, src, map, nOut, pool, &err), LP_OK);
         expect_same_bytes(z1, z2);
+        /* with the infix filter stored, the parts' trigram lists are
+        ** joined as their blocks are: the same file again, and its
+        ** filter the dictionary's (fts_segr_check) */
+        assert_int_equal(fts_seg_write_source_flags(z1, src, map, nOut, NULL, FTS_SEGW_INFIX, &err), LP_OK);
+        assert_int_equal(fts_seg_write_source_flags(z2, src, map, nOut, pool, FTS_SEGW_INFIX, &err), LP_OK);
+        FtsSegment *seg;
+        if (fts_segr_open(z2, &seg, &err) != LP_OK) fail_msg("open: %s", err.zMsg);
+        expect_same_bytes(z1, z2); /* (removes them: the mapping stays) */
+        if (fts_segr_check(seg, &err) != LP_OK) fail_msg("check: %s", err.zMsg);
+        FtsSegInfo info;
+        assert_int_equal(fts_segr_info(seg, &info, &err), LP_OK);
+        assert_true(info.szInfix > 100); /* lists, not only the counts */
+        fts_segr_close(seg);
     }
     /* every list's status fails: so does the write, and the file is gone */
     FailSrc f = {*fts_mem_source(m), fts_mem_source(m), 0, 0};

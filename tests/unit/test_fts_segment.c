@@ -288,9 +288,11 @@ static int write_batch(FtsSegWriter *w, const RefTerm *t, uint32_t k, uint32_t n
 ** first key (or at the start, when bLensFirst), to exercise both. With
 ** seed non-zero, postings go in batches of random sizes (0 to 300, across
 ** blocks or not) through fts_segw_postings; the file must be the same. */
+static unsigned g_writeFlags; /* fts_segw_open_flags' flags for ref_write */
+
 static void ref_write_batched(const Ref *r, const char *zPath, int bLensFirst, uint64_t seed) {
     LpError err;
-    FtsSegWriter *w = fts_segw_open(zPath, r->nDocs, r->nFields, &err);
+    FtsSegWriter *w = fts_segw_open_flags(zPath, r->nDocs, r->nFields, g_writeFlags, &err);
     assert_non_null(w);
     int nGiven = 0;
     if (bLensFirst) {
@@ -708,8 +710,9 @@ static void check_all(FtsSegment *seg, const Ref *r, int bFull) {
     assert_int_equal(info.nPostings, nPost);
     assert_int_equal(info.nPositions, nPos);
     assert_true(info.szPositions <= info.szData);
-    assert_int_equal(info.szFile,
-                     32 + info.szData + info.szDict + info.szDictIndex + info.szDocLens + 120);
+    /* (a filter built in memory takes no file bytes; a stored one does) */
+    assert_int_equal(info.szFile, 32 + info.szData + info.szDict + info.szDictIndex + info.szDocLens + 120 +
+                                      (g_writeFlags & FTS_SEGW_INFIX ? info.szInfix : 0));
 
     /* Every key, in order, through a scan of everything. */
     KeyCheck kc = {r, 0};
@@ -1313,6 +1316,94 @@ static void test_truncated(void **state) {
 
 /* With checksums on, every single-bit flip and every truncation of a small
 ** file is refused at open. */
+/* With FTS_SEGW_INFIX the file holds the infix filter: read at open (its
+** size reported before any scan), the same lists a scan would build from
+** the dictionary (fts_segr_check), so xScanHas finds what the reference
+** says; the rest of the file is what it is without it. */
+static void test_infix_stored(void **state) {
+    (void)state;
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        Ref r;
+        g_bWords = seed % 2;
+        ref_make(&r, 300 + seed, 1 + (uint32_t)(seed * 131 % 2000), 1 + (int)(seed % 3),
+                 seed == 8 ? 0 : 200 + seed * 300, 300);
+        g_bWords = 0;
+        g_writeFlags = FTS_SEGW_INFIX;
+        ref_write(&r, tmp_path("ix"), (int)(seed & 1));
+        expect_batched_same(&r, tmp_path("ix"), seed);
+        g_writeFlags = 0;
+        ref_write(&r, tmp_path("plain"), (int)(seed & 1));
+        FtsSegment *seg = seg_open_ok(tmp_path("ix"));
+        FtsSegInfo info, plain;
+        LpError err;
+        assert_int_equal(fts_segr_info(seg, &info, &err), LP_OK);
+        FtsSegment *segPlain = seg_open_ok(tmp_path("plain"));
+        assert_int_equal(fts_segr_info(segPlain, &plain, &err), LP_OK);
+        fts_segr_close(segPlain);
+        assert_int_equal(plain.szInfix, 0); /* not built before a scan */
+        assert_true(info.szInfix >= 12);
+        assert_int_equal(info.szFile, plain.szFile + info.szInfix);
+        g_writeFlags = FTS_SEGW_INFIX;
+        check_all(seg, &r, 1);
+        g_writeFlags = 0;
+        fts_segr_close(seg);
+        ref_free(&r);
+    }
+}
+
+/* Damage to a stored infix filter: any bit flipped is refused at open
+** (its checksum); with checksums skipped, at open (its layout) or by
+** fts_segr_check (lists that are not the dictionary's), except in the
+** checksum itself. */
+static void test_infix_damaged(void **state) {
+    (void)state;
+    Ref r;
+    g_bWords = 1;
+    ref_make(&r, 77, 300, 2, 60, 100);
+    g_bWords = 0;
+    g_writeFlags = FTS_SEGW_INFIX;
+    ref_write(&r, tmp_path("ixd"), 1);
+    g_writeFlags = 0;
+    size_t n;
+    uint8_t *a = read_file(tmp_path("ixd"), &n);
+    uint8_t *b = malloc(n);
+    assert_non_null(b);
+    FtsSegment *seg = seg_open_ok(tmp_path("ixd"));
+    FtsSegInfo info;
+    LpError err;
+    assert_int_equal(fts_segr_info(seg, &info, &err), LP_OK);
+    fts_segr_close(seg);
+    size_t end = n - 120, start = end - (size_t)info.szInfix;
+    int nOpen = 0, nCheck = 0;
+    for (size_t i = start; i < end; i++) {
+        for (int bit = 0; bit < 8; bit++) {
+            memcpy(b, a, n);
+            b[i] ^= (uint8_t)(1 << bit);
+            expect_corrupt(fts_segr_open_mem(b, n, "ixd.seg", 0, &seg, &err), &err, "ixd.seg");
+            int rc = fts_segr_open_mem(b, n, "ixd.seg", FTS_SEGR_NOCHECKSUM, &seg, &err);
+            if (rc != LP_OK) {
+                expect_corrupt(rc, &err, "ixd.seg");
+                nOpen++;
+                continue;
+            }
+            rc = fts_segr_check(seg, &err);
+            fts_segr_close(seg);
+            if (i >= end - 4) {
+                assert_int_equal(rc, LP_OK); /* the checksum, unread */
+                continue;
+            }
+            expect_corrupt(rc, &err, "ixd.seg");
+            assert_non_null(strstr(err.zMsg, "infix"));
+            nCheck++;
+        }
+    }
+    print_message("infix damage: %d refused at open, %d by check\n", nOpen, nCheck);
+    assert_true(nOpen > 0 && nCheck > 0);
+    free(b);
+    free(a);
+    ref_free(&r);
+}
+
 static void test_every_bitflip_detected(void **state) {
     (void)state;
     Ref r;
@@ -1502,7 +1593,7 @@ static void test_earlier_damaged(void **state) {
     if (!strstr(err.zMsg, "bad nEarlier") || !strstr(err.zMsg, "earlier.seg")) fail_msg("%s", err.zMsg);
     fts_segr_close(seg);
     at[4] = 1;
-    a[20] |= 2; /* a flag this reader does not know */
+    a[20] |= 4; /* a flag this reader does not know */
     expect_corrupt(fts_segr_open_mem(a, n, "earlier.seg", FTS_SEGR_NOCHECKSUM, &seg, &err), &err,
                    "unknown flags");
     free(a);
@@ -1573,6 +1664,8 @@ int main(void) {
         cmocka_unit_test(test_roundtrip_many_seeds),
         cmocka_unit_test(test_roundtrip_large),
         cmocka_unit_test(test_scan_has_narrows),
+        cmocka_unit_test(test_infix_stored),
+        cmocka_unit_test(test_infix_damaged),
         cmocka_unit_test(test_writer_errors),
         cmocka_unit_test(test_earlier_checked),
         cmocka_unit_test(test_earlier_damaged),

@@ -1,0 +1,77 @@
+/*
+** infix.h — a sealed segment's infix filter: for every 3-byte string
+** found in some term, the ascending list of the dictionary blocks that
+** hold such a term. A wildcard's scan (FtsSourceVt.xScanHas) intersects
+** the lists of its literal parts' trigrams and reads only the blocks left.
+** Internal to fts/: the segment writer stores the filter in the file
+** (segwriter.c describes the INFIX section), and the reader uses the
+** stored one or builds it from the dictionary on first use (a file written
+** without it).
+**
+** A trigram is its 3 bytes as one number, b0 << 16 | b1 << 8 | b2. The
+** trigrams of a key are those of its term (the key past its field byte).
+**
+** Building: fts_infix_key() for each key in key order with its block
+** number (ascending), fts_infix_append() to add a part built the same way
+** over later blocks, then fts_infix_finish(). A builder is zero-initialised.
+*/
+#ifndef LP_FTS_INFIX_H
+#define LP_FTS_INFIX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/vec.h"
+
+typedef struct FtsInfix {
+    uint32_t nGram;         /* distinct trigrams */
+    uint32_t nEntry;        /* block numbers over all of them */
+    const uint32_t *aGram;  /* nGram, ascending */
+    const uint32_t *aStart; /* nGram + 1: trigram i's blocks are aBlk[aStart[i] ..
+                            ** aStart[i + 1]) */
+    const uint32_t *aBlk;   /* nEntry: ascending per trigram */
+    uint32_t *pOwn;         /* the arrays when built in memory (freed by
+                            ** fts_infix_free); NULL when they lie in a file */
+} FtsInfix;
+
+typedef struct FtsInfixBuild {
+    VEC(uint64_t) pairs;    /* trigram << 32 | block, per block each once */
+    VEC(uint32_t) cur;      /* the current block's trigrams */
+    uint64_t blk;           /* the current block */
+    int bNoMem;
+} FtsInfixBuild;
+
+/* Adds key[0..nKey) (field byte first) of dictionary block blk. */
+void fts_infix_key(FtsInfixBuild *b, const uint8_t *key, int nKey, uint64_t blk);
+
+/* Adds part's keys, whose block numbers are moved on by blkOff (part's
+** blocks follow b's), and empties part. LP_OK or LP_NOMEM. */
+int fts_infix_append(FtsInfixBuild *b, FtsInfixBuild *part, uint64_t blkOff);
+
+/* The filter of the keys given (b is emptied): LP_OK, or LP_NOMEM (also
+** when an earlier call ran out of memory). */
+int fts_infix_finish(FtsInfixBuild *b, FtsInfix *x);
+void fts_infix_build_free(FtsInfixBuild *b);
+void fts_infix_free(FtsInfix *x);
+
+/* Bytes of memory x holds (0 for a filter in a file). */
+uint64_t fts_infix_bytes(const FtsInfix *x);
+
+/* Trigram g's blocks: *pa and *pn, 1; or 0 when no key holds it. */
+int fts_infix_list(const FtsInfix *x, uint32_t g, const uint32_t **pa, uint32_t *pn);
+
+/* The INFIX section of x for a file where it starts at offset off: its
+** size, and its bytes written to out (fts_infix_size bytes). */
+uint64_t fts_infix_size(const FtsInfix *x, uint64_t off);
+void fts_infix_encode(const FtsInfix *x, uint64_t off, uint8_t *out);
+
+/* Reads the INFIX section p[0..n) found at file offset off of a file of
+** nBlk dictionary blocks into *x (pointing into p, which must stay mapped;
+** the host is little-endian, as codec.h checks), its checksum verified
+** when bCrc. 0, or -1 with *pzWhy (a static string) and *pBad (the offset
+** in p of the damage): every invariant is checked, so a scan never reads
+** outside the dictionary. */
+int fts_infix_decode(const uint8_t *p, uint64_t n, uint64_t off, uint64_t nBlk, int bCrc, FtsInfix *x,
+                     const char **pzWhy, uint64_t *pBad);
+
+#endif /* LP_FTS_INFIX_H */
