@@ -143,6 +143,58 @@ int fts_infix_list(const FtsInfix *x, uint32_t g, const uint32_t **pa, uint32_t 
     return 1;
 }
 
+int fts_infix_usable(const FtsScanHas *pHas) {
+    for (int i = 0; pHas && i < pHas->nPart; i++) {
+        if (pHas->anPart[i] >= 3) return 1;
+    }
+    return 0;
+}
+
+int fts_infix_iter_init(FtsInfixIter *it, const FtsInfix *x, const FtsScanHas *pHas) {
+    it->nL = 0;
+    for (int i = 0; i < pHas->nPart; i++) {
+        for (int j = 0; j + 3 <= pHas->anPart[i]; j++) {
+            const uint32_t *a;
+            uint32_t n;
+            if (!fts_infix_list(x, gram_of(pHas->aPart[i] + j), &a, &n)) return 0; /* no key holds it */
+            int at;
+            if (it->nL < FTS_INFIX_MAX_LISTS) {
+                at = it->nL++;
+            } else if (n < it->aL[it->nL - 1].n) {
+                at = it->nL - 1; /* replaces the longest */
+            } else {
+                continue;
+            }
+            while (at > 0 && it->aL[at - 1].n > n) {
+                it->aL[at] = it->aL[at - 1];
+                at--;
+            }
+            it->aL[at].a = a;
+            it->aL[at].n = n;
+            it->aL[at].i = 0;
+        }
+    }
+    return 1;
+}
+
+uint64_t fts_infix_iter_next(FtsInfixIter *it, uint64_t bMin) {
+    if (it->nL == 0) return UINT64_MAX;
+    for (; it->aL[0].i < it->aL[0].n; it->aL[0].i++) {
+        uint32_t b = it->aL[0].a[it->aL[0].i];
+        if (b < bMin) continue;
+        int bAll = 1;
+        for (int l = 1; l < it->nL && bAll; l++) {
+            while (it->aL[l].i < it->aL[l].n && it->aL[l].a[it->aL[l].i] < b) it->aL[l].i++;
+            bAll = it->aL[l].i < it->aL[l].n && it->aL[l].a[it->aL[l].i] == b;
+        }
+        if (bAll) {
+            it->aL[0].i++;
+            return b;
+        }
+    }
+    return UINT64_MAX;
+}
+
 /* Zero bytes before the counts, so that the arrays start at a multiple of
 ** 4 in the file (the mapping starts on a page). */
 static uint64_t pad_at(uint64_t off) {

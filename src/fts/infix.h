@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fts/source.h"
 #include "util/vec.h"
 
 typedef struct FtsInfix {
@@ -59,6 +60,27 @@ uint64_t fts_infix_bytes(const FtsInfix *x);
 
 /* Trigram g's blocks: *pa and *pn, 1; or 0 when no key holds it. */
 int fts_infix_list(const FtsInfix *x, uint32_t g, const uint32_t **pa, uint32_t *pn);
+
+/* Does some string of pHas have 3 bytes or more (so the filter can
+** narrow a scan for it)? */
+int fts_infix_usable(const FtsScanHas *pHas);
+
+/* The blocks that may hold a key with every string of pHas: those in the
+** lists of all their trigrams (of the shortest FTS_INFIX_MAX_LISTS, which
+** bound them most tightly). fts_infix_iter_init returns 0 when no key
+** holds one of the trigrams (no block then), else 1; fts_infix_iter_next
+** gives the blocks >= bMin in ascending order (bMin never decreasing from
+** call to call), then UINT64_MAX. */
+#define FTS_INFIX_MAX_LISTS 16
+typedef struct FtsInfixIter {
+    struct {
+        const uint32_t *a;
+        uint32_t n, i;      /* count, and the next one not yet passed */
+    } aL[FTS_INFIX_MAX_LISTS];
+    int nL;
+} FtsInfixIter;
+int fts_infix_iter_init(FtsInfixIter *it, const FtsInfix *x, const FtsScanHas *pHas);
+uint64_t fts_infix_iter_next(FtsInfixIter *it, uint64_t bMin);
 
 /* The INFIX section of x for a file where it starts at offset off: its
 ** size, and its bytes written to out (fts_infix_size bytes). */

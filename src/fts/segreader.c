@@ -900,79 +900,28 @@ static const FtsInfix *seg_infix(FtsSegment *seg, LpError *err) {
     return rc == LP_OK ? &seg->infix : NULL;
 }
 
-/* One trigram's blocks. */
-typedef struct GramList {
-    const uint32_t *a;
-    uint32_t n, i; /* count, and the next one not yet passed */
-} GramList;
-
-/* Trigram g's blocks in *pl: 1, or 0 when no key holds it. */
-static int infix_list(const FtsInfix *x, uint32_t g, GramList *pl) {
-    pl->i = 0;
-    return fts_infix_list(x, g, &pl->a, &pl->n);
-}
-
-/* Most trigram lists one scan intersects: the shortest of them decide. */
-#define INFIX_MAX_LISTS 16
-
 /* FtsSourceVt.xScanHas: the blocks holding every trigram of pHas's
 ** strings, from the one the prefix's keys start in, read in order. */
 static int src_scan_has(FtsSource *s, const uint8_t *prefix, int nPrefix, const FtsScanHas *pHas,
                         FtsKeyFn xKey, void *ctx, LpError *err) {
     FtsSegment *seg = (FtsSegment *)s;
-    int nUsable = 0;
-    for (int i = 0; i < pHas->nPart; i++) nUsable += pHas->anPart[i] >= 3;
-    if (nUsable == 0 || seg->nTerms == 0 || nPrefix > FTS_MAX_KEY) {
+    if (!fts_infix_usable(pHas) || seg->nTerms == 0 || nPrefix > FTS_MAX_KEY) {
         return src_scan(s, prefix, nPrefix, xKey, ctx, err);
     }
     const FtsInfix *x = seg_infix(seg, err);
     if (!x) return err->code;
-    /* The lists, the shortest INFIX_MAX_LISTS kept (any of them bound
-    ** the blocks; the shortest bound them most tightly). */
-    GramList aL[INFIX_MAX_LISTS];
-    int nL = 0;
-    for (int i = 0; i < pHas->nPart; i++) {
-        for (int j = 0; j + 3 <= pHas->anPart[i]; j++) {
-            GramList l;
-            const uint8_t *g = pHas->aPart[i] + j;
-            if (!infix_list(x, (uint32_t)g[0] << 16 | (uint32_t)g[1] << 8 | g[2], &l)) {
-                return LP_OK; /* no key holds it */
-            }
-            int at;
-            if (nL < INFIX_MAX_LISTS) {
-                at = nL++;
-            } else if (l.n < aL[nL - 1].n) {
-                at = nL - 1; /* replaces the longest */
-            } else {
-                continue;
-            }
-            while (at > 0 && aL[at - 1].n > l.n) {
-                aL[at] = aL[at - 1];
-                at--;
-            }
-            aL[at] = l;
-        }
-    }
+    FtsInfixIter ii;
+    if (!fts_infix_iter_init(&ii, x, pHas)) return LP_OK; /* no key holds one of its trigrams */
     static const uint8_t aNone[1];
     if (nPrefix <= 0) {
         prefix = aNone;
         nPrefix = 0;
     }
-    /* The prefix's keys start in block b0 or later. */
+    /* The prefix's keys start in block it.iBlk or later. */
     DictIter it;
     int rc = dict_seek(seg, prefix, nPrefix, &it, err);
     if (rc != LP_OK) return rc;
-    uint64_t b0 = it.iBlk;
-    for (uint32_t i = 0; i < aL[0].n; i++) {
-        uint32_t b = aL[0].a[i];
-        if (b < b0) continue;
-        int bAll = 1;
-        for (int l = 1; l < nL && bAll; l++) {
-            GramList *o = &aL[l];
-            while (o->i < o->n && o->a[o->i] < b) o->i++;
-            bAll = o->i < o->n && o->a[o->i] == b;
-        }
-        if (!bAll) continue;
+    for (uint64_t b = fts_infix_iter_next(&ii, it.iBlk); b != UINT64_MAX; b = fts_infix_iter_next(&ii, b)) {
         if ((rc = dict_block(&it, b, err)) != LP_OK) return rc;
         int bPast = 0;
         while (it.iKey < it.nKeyBlk) {

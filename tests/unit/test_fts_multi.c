@@ -1593,6 +1593,114 @@ static void test_bench(void **state) {
     fts_mem_free(all);
 }
 
+/* Adds document ord to m: field f's text is z[f] (NF fields). */
+static void add_text(FtsMem *m, uint32_t ord, const char *const *az) {
+    FtsDocBuf buf = {0};
+    LpError err;
+    for (int f = 0; f < NF; f++) {
+        assert_int_equal(fts_docbuf_field(&buf, g_an, f, az[f], strlen(az[f]), &err), LP_OK);
+    }
+    assert_int_equal(fts_mem_add(m, ord, &buf), LP_OK);
+    fts_docbuf_free(&buf);
+}
+
+/* The in-memory index's xScanHas: once the same dictionary has served a
+** few wildcard scans it builds an infix filter over its sorted terms, and
+** then reports far fewer keys than a scan while still every key holding
+** the part (checked against a scan of everything); a document with new
+** terms makes it stale, and its terms are found at once. */
+static void test_mem_scan_has(void **state) {
+    (void)state;
+    g_rng = 77;
+    enum { NDOC = 2000, NVOC = 4000 };
+    static char az[NVOC][12];
+    for (int i = 0; i < NVOC; i++) {
+        int n = 5 + (int)rnd_below(6);
+        for (int j = 0; j < n; j++) az[i][j] = (char)('a' + rnd_below(26));
+        az[i][n] = 0;
+    }
+    FtsMem *m = fts_mem_new(NF);
+    for (uint32_t d = 0; d < NDOC; d++) {
+        char aText[NF][200];
+        const char *ap[NF];
+        for (int f = 0; f < NF; f++) {
+            size_t k = 0;
+            for (int w = (int)rnd_below(12); w > 0; w--) {
+                k += (size_t)snprintf(aText[f] + k, sizeof(aText[f]) - k, "%s ", az[rnd_below(NVOC)]);
+            }
+            aText[f][k] = 0;
+            ap[f] = aText[f];
+        }
+        add_text(m, d, ap);
+    }
+    FtsSource *src = fts_mem_source(m);
+    LpError err;
+    KeyVec all = {0};
+    assert_int_equal(src->vt->xScan(src, (const uint8_t *)"", 0, collect_key, &all, &err), LP_OK);
+    uint64_t nLate = 0, nLateQ = 0;
+    for (int q = 0; q < 40; q++) {
+        const char *w = az[rnd_below(NVOC)];
+        const uint8_t *part = (const uint8_t *)w + rnd_below(strlen(w) - 2);
+        const uint8_t *aPart[1] = {part};
+        int anPart[1] = {3};
+        FtsScanHas has = {aPart, anPart, 1};
+        uint8_t pre[1] = {(uint8_t)rnd_below(NF)};
+        int nPre = (int)rnd_below(2);
+        KeyVec b = {0};
+        assert_int_equal(src->vt->xScanHas(src, pre, nPre, &has, collect_key, &b, &err), LP_OK);
+        int j = 0;
+        for (int i = 0; i < all.n; i++) {
+            const KeyRec *k = &all.a[i];
+            if ((nPre && k->key[0] != pre[0]) || !key_has(k, part, 3)) continue;
+            while (j < b.n && !key_has(&b.a[j], part, 3)) j++;
+            if (j == b.n) fail_msg("scan %d left out a key", q);
+            assert_int_equal(k->nKey, b.a[j].nKey);
+            assert_memory_equal(k->key, b.a[j].key, (size_t)k->nKey);
+            assert_int_equal(k->info.df, b.a[j].info.df);
+            j++;
+        }
+        for (int i = 0; i < b.n; i++) {
+            assert_true(!nPre || b.a[i].key[0] == pre[0]);
+            if (i) assert_true(key_cmp(b.a[i - 1].key, b.a[i - 1].nKey, b.a[i].key, b.a[i].nKey) < 0);
+        }
+        if (q >= 8) {
+            nLate += (uint64_t)b.n;
+            nLateQ++;
+        }
+        free(b.a);
+    }
+    /* with the filter a 3-byte part narrows the keys to a few blocks of 8 */
+    print_message("mem scan_has: %.1f keys reported per scan of %d\n", (double)nLate / (double)nLateQ, all.n);
+    assert_true(nLate < nLateQ * (uint64_t)all.n / 10);
+    /* new terms: the filter is stale and rebuilt later; each is found */
+    for (uint32_t d = NDOC; d < NDOC + 30; d++) {
+        char aNew[NF][32];
+        const char *ap[NF];
+        for (int f = 0; f < NF; f++) {
+            snprintf(aNew[f], sizeof(aNew[f]), "qqj%04uzzv", (unsigned)d * NF + (unsigned)f);
+            ap[f] = aNew[f];
+        }
+        add_text(m, d, ap);
+        for (int f = 0; f < NF; f++) {
+            const uint8_t *aPart[1] = {(const uint8_t *)aNew[f] + 3};
+            int anPart[1] = {4};
+            FtsScanHas has = {aPart, anPart, 1};
+            KeyVec b = {0};
+            uint8_t pre[1] = {(uint8_t)f};
+            assert_int_equal(src->vt->xScanHas(src, pre, 1, &has, collect_key, &b, &err), LP_OK);
+            int bSeen = 0;
+            for (int i = 0; i < b.n; i++) {
+                bSeen |= b.a[i].nKey == (int)strlen(aNew[f]) + 1 &&
+                         memcmp(b.a[i].key + 1, aNew[f], strlen(aNew[f])) == 0;
+            }
+            assert_true(bSeen);
+            free(b.a);
+        }
+    }
+    free(all.a);
+    fts_mem_free(m);
+}
+
 static int setup(void **state) {
     (void)state;
     AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL};
@@ -1617,6 +1725,7 @@ int main(void) {
         cmocka_unit_test(test_many_parts),  cmocka_unit_test(test_merge_through_multi),
         cmocka_unit_test(test_earlier_after_drops), cmocka_unit_test(test_earlier_unknown),
         cmocka_unit_test(test_flush_blocks),     cmocka_unit_test(test_flush_in_parts),
+        cmocka_unit_test(test_mem_scan_has),
         cmocka_unit_test(test_bench),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
