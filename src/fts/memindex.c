@@ -123,6 +123,7 @@ typedef struct MemShard {
                             ** streams are malloc'd) */
     size_t nBytes;          /* heap bytes in its terms and streams */
     int bNewTerms;          /* the last reservation created terms */
+    size_t nSorted;         /* its first terms (of aTerm) in FtsMem.aSorted */
 } MemShard;
 
 struct FtsMem {
@@ -137,8 +138,10 @@ struct FtsMem {
     uint32_t nDocs;         /* highest ordinal added + 1 */
     Tpool *pPool;           /* shares out large batches, or NULL */
     pthread_mutex_t mu;     /* guards the sorted-key cache below */
-    MemTerm **aSorted;      /* every term in key order, or NULL when stale */
+    MemTerm **aSorted;      /* the terms in key order (NULL: none yet): every
+                            ** shard's first nSorted */
     size_t nSorted;
+    int bSortedStale;       /* some shard has terms past its nSorted */
     /* The infix filter of aSorted (see mem_scan_has), stale with it: */
     uint32_t nHasScans;     /* wildcard scans aSorted has served */
     int bInfix;             /* infix holds the filter */
@@ -810,9 +813,9 @@ int fts_mem_reserve(FtsMem *m, FtsDocBuf *const *apDoc, int nDoc, uint32_t lastD
         m->aShard[i].bNewTerms = 0;
     }
     if (bNew) {
-        /* The sorted cache is rebuilt on the next scan; no reader runs now. */
-        free(m->aSorted);
-        m->aSorted = NULL;
+        /* The next scan merges the new terms into the sorted cache; no
+        ** reader runs now (none holds the old array). */
+        m->bSortedStale = 1;
         fts_infix_free(&m->infix);
         m->bInfix = 0;
         m->nHasScans = 0;
@@ -1160,39 +1163,44 @@ static void sort_terms(SortTerm *a, size_t n) {
     }
 }
 
-/* Every term of m in key order, in a malloc'd array of *pn, or NULL. */
-static MemTerm **sorted_terms(const FtsMem *m, size_t *pn) {
-    size_t n = fts_mem_nterms(m);
-    SortTerm *a = malloc(sizeof(SortTerm) * (n ? n : 1));
-    if (!a) return NULL;
+/* Readies m->aSorted (the caller holds m->mu): the terms created since
+** it was made are sorted alone and merged in, so a write that adds a few
+** terms to a large dictionary costs a merge, not a sort of everything.
+** LP_OK or LP_NOMEM (the cache is then as it was). */
+static int mem_sorted(FtsMem *m, LpError *err) {
+    if (m->aSorted && !m->bSortedStale) return LP_OK;
+    size_t nNew = 0, nOld = m->aSorted ? m->nSorted : 0;
+    for (int i = 0; i < MEM_SHARDS; i++) nNew += m->aShard[i].aTerm.n - m->aShard[i].nSorted;
+    SortTerm *aNew = malloc(sizeof(SortTerm) * (nNew ? nNew : 1));
+    MemTerm **a = malloc(sizeof(MemTerm *) * (nOld + nNew ? nOld + nNew : 1));
+    if (!aNew || !a) {
+        free(aNew);
+        free(a);
+        return lp_err_set(err, LP_NOMEM, "out of memory sorting the term dictionary");
+    }
     size_t k = 0;
     for (int i = 0; i < MEM_SHARDS; i++) {
         const MemShard *sh = &m->aShard[i];
-        for (size_t j = 0; j < sh->aTerm.n; j++) {
+        for (size_t j = sh->nSorted; j < sh->aTerm.n; j++) {
             MemTerm *t = sh->aTerm.a[j];
             uint64_t k8 = 0;
             for (int b = 0; b < 8; b++) k8 = k8 << 8 | (b < t->nKey ? t->key[b] : 0);
-            a[k++] = (SortTerm){k8, t};
+            aNew[k++] = (SortTerm){k8, t};
         }
     }
-    sort_terms(a, k);
-    /* The pointers, packed to the front (element i moves from byte 16i
-    ** to 8i, never over one not yet moved). */
-    MemTerm **ap = (MemTerm **)(void *)a;
-    for (size_t i = 0; i < k; i++) ap[i] = a[i].t;
-    MemTerm **aShrunk = realloc(ap, sizeof(MemTerm *) * (k ? k : 1));
-    *pn = k;
-    return aShrunk ? aShrunk : ap;
-}
-
-/* Readies m->aSorted (the caller holds m->mu): LP_OK or LP_NOMEM. */
-static int mem_sorted(FtsMem *m, LpError *err) {
-    if (m->aSorted) return LP_OK;
-    size_t k = 0;
-    MemTerm **a = sorted_terms(m, &k);
-    if (!a) return lp_err_set(err, LP_NOMEM, "out of memory sorting the term dictionary");
+    sort_terms(aNew, nNew);
+    size_t i = 0, j = 0, o = 0;
+    while (i < nOld && j < nNew) {
+        a[o++] = cmp_term_key(m->aSorted[i], aNew[j].t) < 0 ? m->aSorted[i++] : aNew[j++].t;
+    }
+    while (i < nOld) a[o++] = m->aSorted[i++];
+    while (j < nNew) a[o++] = aNew[j++].t;
+    free(aNew);
+    free(m->aSorted);
     m->aSorted = a;
-    m->nSorted = k;
+    m->nSorted = o;
+    for (int s = 0; s < MEM_SHARDS; s++) m->aShard[s].nSorted = m->aShard[s].aTerm.n;
+    m->bSortedStale = 0;
     return LP_OK;
 }
 

@@ -1608,7 +1608,8 @@ static void add_text(FtsMem *m, uint32_t ord, const char *const *az) {
 ** few wildcard scans it builds an infix filter over its sorted terms, and
 ** then reports far fewer keys than a scan while still every key holding
 ** the part (checked against a scan of everything); a document with new
-** terms makes it stale, and its terms are found at once. */
+** terms makes it stale, and its terms are found at once, merged into the
+** sorted terms in their place. */
 static void test_mem_scan_has(void **state) {
     (void)state;
     g_rng = 77;
@@ -1696,6 +1697,14 @@ static void test_mem_scan_has(void **state) {
             assert_true(bSeen);
             free(b.a);
         }
+        /* the sorted cache, merged with the new terms: every key once, in order */
+        KeyVec now = {0};
+        assert_int_equal(src->vt->xScan(src, (const uint8_t *)"", 0, collect_key, &now, &err), LP_OK);
+        assert_int_equal(now.n, all.n + (int)(d - NDOC + 1) * NF);
+        for (int i = 1; i < now.n; i++) {
+            assert_true(key_cmp(now.a[i - 1].key, now.a[i - 1].nKey, now.a[i].key, now.a[i].nKey) < 0);
+        }
+        free(now.a);
     }
     free(all.a);
     fts_mem_free(m);
