@@ -1189,12 +1189,30 @@ static int mem_sorted(FtsMem *m, LpError *err) {
         }
     }
     sort_terms(aNew, nNew);
-    size_t i = 0, j = 0, o = 0;
-    while (i < nOld && j < nNew) {
-        a[o++] = cmp_term_key(m->aSorted[i], aNew[j].t) < 0 ? m->aSorted[i++] : aNew[j++].t;
+    /* Few new terms (a write's): each one's place in the old array by
+    ** binary search, the old runs between them copied whole, as a merge
+    ** that compared every old term would read each one's key (a cache
+    ** miss apiece: 2 ms for 46,000 terms). Many: that merge. */
+    const int bSearch = nNew * 32 <= nOld;
+    size_t i = 0, o = 0;
+    for (size_t j = 0; j < nNew; j++) {
+        size_t at = i;
+        if (bSearch) {
+            size_t hi = nOld;
+            while (at < hi) {
+                size_t mid = at + (hi - at) / 2;
+                if (cmp_term_key(m->aSorted[mid], aNew[j].t) < 0) at = mid + 1; else hi = mid;
+            }
+        } else {
+            while (at < nOld && cmp_term_key(m->aSorted[at], aNew[j].t) < 0) at++;
+        }
+        if (at > i) memcpy(a + o, m->aSorted + i, sizeof(MemTerm *) * (at - i));
+        o += at - i;
+        i = at;
+        a[o++] = aNew[j].t;
     }
-    while (i < nOld) a[o++] = m->aSorted[i++];
-    while (j < nNew) a[o++] = aNew[j++].t;
+    if (nOld > i) memcpy(a + o, m->aSorted + i, sizeof(MemTerm *) * (nOld - i));
+    o += nOld - i;
     free(aNew);
     free(m->aSorted);
     m->aSorted = a;

@@ -1706,6 +1706,24 @@ static void test_mem_scan_has(void **state) {
         }
         free(now.a);
     }
+    /* many new terms at once (merged by a walk, not searched for one by one) */
+    uint32_t d0 = NDOC + 30;
+    for (uint32_t d = d0; d < d0 + 500; d++) {
+        char aNew[NF][32];
+        const char *ap[NF];
+        for (int f = 0; f < NF; f++) {
+            snprintf(aNew[f], sizeof(aNew[f]), "%c%05ux", 'a' + (int)rnd_below(26), (unsigned)d * NF + (unsigned)f);
+            ap[f] = aNew[f];
+        }
+        add_text(m, d, ap);
+    }
+    KeyVec now = {0};
+    assert_int_equal(src->vt->xScan(src, (const uint8_t *)"", 0, collect_key, &now, &err), LP_OK);
+    assert_int_equal(now.n, all.n + (30 + 500) * NF);
+    for (int i = 1; i < now.n; i++) {
+        assert_true(key_cmp(now.a[i - 1].key, now.a[i - 1].nKey, now.a[i].key, now.a[i].nKey) < 0);
+    }
+    free(now.a);
     free(all.a);
     fts_mem_free(m);
 }
