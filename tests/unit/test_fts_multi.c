@@ -1604,12 +1604,12 @@ static void add_text(FtsMem *m, uint32_t ord, const char *const *az) {
     fts_docbuf_free(&buf);
 }
 
-/* The in-memory index's xScanHas: once the same dictionary has served a
-** few wildcard scans it builds an infix filter over its sorted terms, and
-** then reports far fewer keys than a scan while still every key holding
-** the part (checked against a scan of everything); a document with new
-** terms makes it stale, and its terms are found at once, merged into the
-** sorted terms in their place. */
+/* The in-memory index's xScanHas: after a few wildcard scans it indexes
+** its terms by trigram, and then reports far fewer keys than a scan while
+** still every key holding the part (checked against a scan of
+** everything); a document's new terms join the index on the next scan
+** and are found at once, and the sorted terms (prefix scans) take them in
+** their place, a few by search, many by a merge. */
 static void test_mem_scan_has(void **state) {
     (void)state;
     g_rng = 77;
