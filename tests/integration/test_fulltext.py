@@ -2818,6 +2818,69 @@ def test_wildcards_from_many_connections_at_once(server, cur, uniq):
     assert sum(1 for p in patterns if got[p][0]) > len(patterns) // 2
 
 
+def test_ram_wildcards_while_writing(server, cur, uniq):
+    """The RAM segment indexes its terms by trigram once it has served a few
+    wildcards, and each later wildcard adds the terms written since: eight
+    connections sending wildcards while another inserts rows of new words
+    each see at least the rows there before the writes began and at most
+    those there after they ended (fnmatch over every word), and once the
+    writes stop every connection gets exactly the reference."""
+    import fnmatch
+    import threading
+    rng = random.Random(19)
+    syll = ["ka", "lo", "min", "tre", "su", "vex", "dor", "pa", "qui", "zen"]
+    vocab = sorted({"".join(rng.choice(syll) for _ in range(rng.randint(2, 4))) for _ in range(400)})
+    docs = {i: " ".join(rng.choice(vocab) for _ in range(rng.randint(1, 8))) for i in range(1, 601)}
+    t = make_table(server, uniq(), "(body TEXT) min_infix_len='3'", {i: (d,) for i, d in docs.items()})
+    more = {i: " ".join(rng.choice(syll) + rng.choice(syll) + "x%d" % i for _ in range(3)) for i in range(601, 801)}
+    patterns = ["*%s*" % x for x in syll if len(x) >= 3] + ["*%s%s*" % (a, b) for a in syll[:3] for b in syll[3:6]]
+
+    def ref(ds, p):
+        return sorted(i for i, d in ds.items() if any(fnmatch.fnmatchcase(w, p) for w in d.split()))
+    before = {p: ref(docs, p) for p in patterns}
+    after_docs = {**docs, **more}
+    after = {p: ref(after_docs, p) for p in patterns}
+    errors, done = [], threading.Event()
+
+    def writer():
+        try:
+            c = pymysql_connect(server.mysql_port)
+            with c.cursor() as wc:
+                for i, d in more.items():
+                    wc.execute(f"INSERT INTO {t} (id, body) VALUES (%s, %s)", (i, d))
+            c.close()
+        except Exception as e:  # reported below
+            errors.append(repr(e))
+        finally:
+            done.set()
+
+    def reader(k):
+        try:
+            c = pymysql_connect(server.mysql_port)
+            with c.cursor() as wc:
+                n = 0
+                while not done.is_set() or n < len(patterns):
+                    p = patterns[(k + n) % len(patterns)]
+                    n += 1
+                    wc.execute(f"SELECT id FROM {t} WHERE MATCH('{p}') ORDER BY id ASC LIMIT 1000")
+                    got = set(r[0] for r in wc.fetchall())
+                    if not (set(before[p]) <= got <= set(after[p])):
+                        errors.append((p, sorted(got - set(after[p])), sorted(set(before[p]) - got)))
+            c.close()
+        except Exception as e:  # reported below
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=writer)] + [threading.Thread(target=reader, args=(k,)) for k in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors[:5]
+    for p in patterns:
+        assert sorted(match_ids(cur, t, p)) == after[p], p
+    assert any(after[p] != before[p] for p in patterns)
+
+
 def test_zone_limits(server, cur, uniq):
     """index_zones='h*, th' (with html_strip='1', Manticore's options)
     indexes where those elements' spans are, and ZONE:(h1,th) in MATCH
