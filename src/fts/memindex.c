@@ -47,6 +47,7 @@
 #include "fts/memindex.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +143,7 @@ typedef struct MemInfix {
     MemGram *aSlot;         /* open addressing by trigram, nSlot a power of two */
     uint32_t nSlot, nUsed;
     VEC(MemTerm *) byId;
+    size_t nListBytes;      /* allocated in the lists */
 } MemInfix;
 
 struct FtsMem {
@@ -163,6 +165,7 @@ struct FtsMem {
     uint32_t nHasScans;     /* wildcard scans served (guarded by mu) */
     int bInfix;             /* infix is kept (from the MEM_INFIX_AFTER-th) */
     MemInfix infix;         /* guarded by mu */
+    atomic_size_t nInfixBytes; /* its memory, for fts_mem_bytes (read unlocked) */
 };
 
 static void infix_free(MemInfix *x);
@@ -572,7 +575,8 @@ size_t fts_mem_bytes(const FtsMem *m) {
     size_t n = 0;
     for (int i = 0; i < MEM_SHARDS; i++) n += m->aShard[i].nBytes;
     for (int i = 0; i < m->src.nFields; i++) n += m->aLen[i].cap * sizeof(uint32_t);
-    return n;
+    /* the wildcards' trigram index (mem_scan_has), once built */
+    return n + atomic_load_explicit(&m->nInfixBytes, memory_order_relaxed);
 }
 
 size_t fts_mem_nterms(const FtsMem *m) {
@@ -1315,7 +1319,7 @@ static int infix_add(MemInfix *x, uint32_t g, uint32_t id) {
         uint32_t n = x->nSlot ? x->nSlot * 2 : 1024;
         MemGram *a = calloc(n, sizeof(MemGram));
         if (!a) return LP_NOMEM;
-        MemInfix y = {a, n, x->nUsed, {0}};
+        MemInfix y = {a, n, x->nUsed, {0}, 0};
         for (uint32_t i = 0; i < x->nSlot; i++) {
             if (x->aSlot[i].gram) *infix_slot(&y, x->aSlot[i].gram) = x->aSlot[i];
         }
@@ -1333,6 +1337,7 @@ static int infix_add(MemInfix *x, uint32_t g, uint32_t id) {
         uint32_t cap = e->cap ? e->cap * 2 : 2;
         uint32_t *a = realloc(e->a, sizeof(uint32_t) * cap);
         if (!a) return LP_NOMEM;
+        x->nListBytes += sizeof(uint32_t) * (cap - e->cap);
         e->a = a;
         e->cap = cap;
     }
@@ -1356,9 +1361,13 @@ static int infix_update(FtsMem *m) {
             }
         }
     }
+    atomic_store_explicit(&m->nInfixBytes,
+                          x->nListBytes + sizeof(MemGram) * x->nSlot + sizeof(MemTerm *) * x->byId.cap,
+                          memory_order_relaxed);
     return LP_OK;
 nomem:
     infix_free(x);
+    atomic_store_explicit(&m->nInfixBytes, 0, memory_order_relaxed);
     for (int i = 0; i < MEM_SHARDS; i++) m->aShard[i].nInfix = 0;
     m->bInfix = 0;
     m->nHasScans = 0; /* tried again MEM_INFIX_AFTER scans on */

@@ -81,7 +81,8 @@ int fts_mem_add(FtsMem *m, uint32_t doc, FtsDocBuf *d);
 /* Reads through the FtsSource interface (valid until fts_mem_free). */
 FtsSource *fts_mem_source(FtsMem *m);
 
-/* Heap bytes used (SHOW TABLE STATUS). */
+/* Heap bytes used (SHOW TABLE STATUS; the RAM segment's flush limit), the
+** wildcards' trigram index included once built. */
 size_t fts_mem_bytes(const FtsMem *m);
 /* Distinct keys. */
 size_t fts_mem_nterms(const FtsMem *m);

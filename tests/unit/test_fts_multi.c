@@ -1639,6 +1639,7 @@ static void test_mem_scan_has(void **state) {
     KeyVec all = {0};
     assert_int_equal(src->vt->xScan(src, (const uint8_t *)"", 0, collect_key, &all, &err), LP_OK);
     uint64_t nLate = 0, nLateQ = 0;
+    size_t nBytes0 = fts_mem_bytes(m);
     for (int q = 0; q < 40; q++) {
         const char *w = az[rnd_below(NVOC)];
         const uint8_t *part = (const uint8_t *)w + rnd_below(strlen(w) - 2);
@@ -1673,6 +1674,8 @@ static void test_mem_scan_has(void **state) {
     /* with the filter a 3-byte part narrows the keys to a few blocks of 8 */
     print_message("mem scan_has: %.1f keys reported per scan of %d\n", (double)nLate / (double)nLateQ, all.n);
     assert_true(nLate < nLateQ * (uint64_t)all.n / 10);
+    /* the index counts in the segment's memory: a few trigram ids per term */
+    assert_true(fts_mem_bytes(m) >= nBytes0 + 4 * (size_t)all.n);
     /* new terms: the filter is stale and rebuilt later; each is found */
     for (uint32_t d = NDOC; d < NDOC + 30; d++) {
         char aNew[NF][32];
