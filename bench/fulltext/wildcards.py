@@ -6,17 +6,22 @@
 
 SciFact (title and text, no stemming) loaded into a loupe table with
 min_infix_len='3' and into a Sphinx RT index with dict = keywords and
-min_infix_len = 3, both sealed (FLUSH TABLE, FLUSH RAMCHUNK). Then 200
-infix patterns drawn from the collection's words of 8 letters or more
-(seed 1): `*abcd*` (4 letters from inside a word, 100 of them) and
-`*abcde` (a word's last 5 letters, 100); each engine gets the same
-statements, `SELECT id FROM t WHERE MATCH('…') LIMIT 10 OPTION
-ranker=bm25`, timed by bench/fulltext/ftq.c (one libmariadb connection,
-whole passes over the list for at least --seconds a round, rounds
-interleaved, the median round counts). Each pattern's matches (SELECT
-COUNT(*)) are compared between the engines: the two split words and cap
-expansions differently, so the report counts the patterns on which they
-agree rather than requiring all. Writes docs/benchmarks/wildcards.md.
+min_infix_len = 3. Then 200 infix patterns drawn from the collection's
+words of 8 letters or more (seed 1): `*abcd*` (4 letters from inside a
+word, 100 of them) and `*abcde` (a word's last 5 letters, 100); each
+engine gets the same statements, `SELECT id FROM t WHERE MATCH('…')
+LIMIT 10 OPTION ranker=bm25`, timed by bench/fulltext/ftq.c (one
+libmariadb connection, whole passes over the list for at least --seconds
+a round, rounds interleaved, the median round counts). Three phases: the
+rows still in memory (loupe's RAM segment, Sphinx's RAM chunk); then,
+--writes times, one new row of new words inserted and one pattern run
+(the patterns in turn; the SELECT's latency timed from Python, the same
+client for both engines; median); then sealed (FLUSH TABLE, FLUSH
+RAMCHUNK) and timed as the first. In the first and last phases each
+pattern's matches (SELECT COUNT(*)) are compared between the engines: the
+two split words and cap expansions differently, so the report counts the
+patterns on which they agree rather than requiring all. Writes
+docs/benchmarks/wildcards.md.
 """
 import argparse
 import json
@@ -28,6 +33,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -91,6 +97,7 @@ def main(argv):
     ap.add_argument("--searchd", default=shutil.which("searchd") or "/usr/bin/searchd")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seconds", type=float, default=1.0)
+    ap.add_argument("--writes", type=int, default=200)
     args = ap.parse_args(argv)
     tmp = tempfile.mkdtemp(prefix="loupe-wildcards-")
     drivers = build_drivers(os.path.join(REPO, "build"), ["ftq"])
@@ -108,27 +115,18 @@ def main(argv):
     os.makedirs(os.path.join(tmp, "sphinx"))
     sides = [Side("loupe", LoupeServer(os.path.join(tmp, "loupe"), args.loupe)),
              Side("sphinx", SphinxServer(os.path.join(tmp, "sphinx"), args.searchd, "sphinx", SPHINX_INDEX))]
-    try:
-        tables = {}
-        for s in sides:
-            cur = s.start()
-            if s.name == "loupe":
-                cur.execute("CREATE TABLE w (title TEXT, body TEXT) min_infix_len='3'")
-                load(cur, "w", docs)
-                cur.execute("FLUSH TABLE w")
-            else:
-                load(cur, "w", docs)
-                cur.execute("FLUSH RAMCHUNK w")
-            tables[s.name] = cur
+    path = os.path.join(tmp, "statements.sql")
+    with open(path, "w") as f:
+        for p in patterns:
+            f.write("SELECT id FROM w WHERE MATCH('%s') LIMIT 10 OPTION ranker=bm25\n" % p)
+
+    def timed(phase):
+        """Counts compared, then the timed rounds: phase's results."""
         agree, found = 0, {}
         for p in patterns:
             n = [count(tables[s.name], "w", p) for s in sides]
             found[p] = n
             agree += n[0] == n[1]
-        path = os.path.join(tmp, "statements.sql")
-        with open(path, "w") as f:
-            for p in patterns:
-                f.write("SELECT id FROM w WHERE MATCH('%s') LIMIT 10 OPTION ranker=bm25\n" % p)
         runs = {s.name: [] for s in sides}
         cpu = {s.name: [] for s in sides}
         for _ in range(args.rounds):
@@ -138,34 +136,73 @@ def main(argv):
                                                    "--hard-stop", str(args.seconds * 20)], "ftq", s)
                 runs[s.name].append(q / sec)
                 cpu[s.name].append(c / q * 1e6)
+        return {"phase": phase, "agree": agree, "found": found, "runs": runs,
+                "med": {k: statistics.median(v) for k, v in runs.items()},
+                "cpu": {k: statistics.median(v) for k, v in cpu.items()}}
+
+    try:
+        tables = {}
+        for s in sides:
+            cur = s.start()
+            if s.name == "loupe":
+                cur.execute("CREATE TABLE w (title TEXT, body TEXT) min_infix_len='3'")
+            load(cur, "w", docs)
+            tables[s.name] = cur
+        phases = [timed("in memory (RAM segment, RAM chunk)")]
+        # writes between wildcards: each new row's words are new terms
+        lat = {s.name: [] for s in sides}
+        wrng = random.Random(2)
+        for k in range(args.writes):
+            text = " ".join("".join(wrng.choice("abcdefghij") for _ in range(9)) for _ in range(5))
+            for s in sides:
+                cur = tables[s.name]
+                cur.execute("INSERT INTO w (id, title, body) VALUES (%d, 'new', '%s')" % (900000 + k, text))
+                t0 = time.perf_counter()
+                cur.execute("SELECT id FROM w WHERE MATCH('%s') LIMIT 10 OPTION ranker=bm25"
+                            % patterns[k % len(patterns)])
+                cur.fetchall()
+                lat[s.name].append((time.perf_counter() - t0) * 1e6)
+        tables["loupe"].execute("FLUSH TABLE w")
+        tables["sphinx"].execute("FLUSH RAMCHUNK w")
+        phases.append(timed("sealed (FLUSH TABLE, FLUSH RAMCHUNK)"))
         versions = {"loupe": s.server.version() for s in sides if s.name == "loupe"}
         versions["sphinx"] = sides[1].server.version()
     finally:
         for s in sides:
             s.server.stop()
         shutil.rmtree(tmp, ignore_errors=True)
-    med = {k: statistics.median(v) for k, v in runs.items()}
-    med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
     m = machine()
     lines = ["# Infix wildcards: loupe and Sphinx", "",
              "Run %s at %s on %s (%d cores, kernel %s):" % (utc_now(), git_revision(), m["cpu"], m["cores"],
                                                              m["kernel"]), "",
              "    " + command_line(__file__, argv), "",
              __doc__.split("\n\n")[2].strip().replace("\n", " "), "",
-             "Versions: %s; %s." % (versions["loupe"], versions["sphinx"]), "",
-             "| engine | queries/s (median of %d rounds) | server CPU per query (µs) | vs Sphinx |" % args.rounds,
-             "|---|---:|---:|---:|"]
-    for s in sides:
-        lines.append("| %s | %.0f | %.0f | %.2fx |" % (s.name, med[s.name], med_cpu[s.name],
-                                                      med[s.name] / med["sphinx"]))
-    lines += ["", "Rounds (queries/s): " + "; ".join("%s %s" % (k, ", ".join("%.0f" % x for x in v))
-                                                  for k, v in runs.items()), "",
-              "The engines count the same matches for %d of %d patterns." % (agree, len(patterns))]
-    differ = [(p, n) for p, n in found.items() if n[0] != n[1]]
-    if differ:
-        lines.append("Where they differ (pattern: loupe, Sphinx): " + "; ".join(
-            "`%s`: %d, %d" % (p, n[0], n[1]) for p, n in differ[:10]) + ("; …" if len(differ) > 10 else "") + ".")
-    lines.append("")
+             "Versions: %s; %s." % (versions["loupe"], versions["sphinx"]), ""]
+    for ph in phases:
+        med, med_cpu = ph["med"], ph["cpu"]
+        lines += ["## %s" % ph["phase"], "",
+                  "| engine | queries/s (median of %d rounds) | server CPU per query (µs) | vs Sphinx |" % args.rounds,
+                  "|---|---:|---:|---:|"]
+        for s in sides:
+            lines.append("| %s | %.0f | %.0f | %.2fx |" % (s.name, med[s.name], med_cpu[s.name],
+                                                          med[s.name] / med["sphinx"]))
+        lines += ["", "Rounds (queries/s): " + "; ".join("%s %s" % (k, ", ".join("%.0f" % x for x in v))
+                                                      for k, v in ph["runs"].items()), "",
+                  "The engines count the same matches for %d of %d patterns." % (ph["agree"], len(patterns))]
+        differ = [(p, n) for p, n in ph["found"].items() if n[0] != n[1]]
+        if differ:
+            lines.append("Where they differ (pattern: loupe, Sphinx): " + "; ".join(
+                "`%s`: %d, %d" % (p, n[0], n[1]) for p, n in differ[:10]) + ("; …" if len(differ) > 10 else "") + ".")
+        lines.append("")
+        if ph is phases[0]:
+            lines += ["## A write before each wildcard", "",
+                      "%d times: one row of 5 new 9-letter words inserted, then one pattern run; the "
+                      "SELECT's latency from Python (µs):" % args.writes, "",
+                      "| engine | median | 90th percentile |", "|---|---:|---:|"]
+            for s in sides:
+                v = sorted(lat[s.name])
+                lines.append("| %s | %.0f | %.0f |" % (s.name, statistics.median(v), v[int(len(v) * 0.9)]))
+            lines.append("")
     with open(OUT, "w") as f:
         f.write("\n".join(lines))
     print("\n".join(lines))
