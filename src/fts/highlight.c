@@ -81,14 +81,9 @@ typedef struct Builder {
 } Builder;
 
 static int termlist_add(Builder *b, TermList *l, const char *z, int n) {
-    if (l->n == l->cap) {
-        int cap = l->cap ? l->cap * 2 : 16;
-        HlTerm *a = arena_alloc(b->a, sizeof(HlTerm) * (size_t)cap);
-        if (!a) return lp_err_set(b->err, LP_NOMEM, "out of memory building the highlight terms");
-        if (l->n) memcpy(a, l->a, sizeof(HlTerm) * (size_t)l->n);
-        l->a = a;
-        l->cap = cap;
-    }
+    HlTerm *a = arena_grow(b->a, l->a, l->n, &l->cap, sizeof(HlTerm), 16);
+    if (!a) return lp_err_set(b->err, LP_NOMEM, "out of memory building the highlight terms");
+    l->a = a;
     char *zCopy = arena_strndup(b->a, z, (size_t)n);
     if (!zCopy) return lp_err_set(b->err, LP_NOMEM, "out of memory building the highlight terms");
     l->a[l->n].z = zCopy;

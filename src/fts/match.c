@@ -270,14 +270,9 @@ static FtsNode *node_new(MatchParser *p, FtsNodeKind kind, int pos, int end) {
 }
 
 static int list_push(MatchParser *p, NodeList *l, FtsNode *x) {
-    if (l->n == l->cap) {
-        int cap = l->cap ? l->cap * 2 : 4;
-        FtsNode **a = arena_alloc(p->a, sizeof(FtsNode *) * (size_t)cap);
-        if (!a) return nomem(p);
-        if (l->n) memcpy(a, l->a, sizeof(FtsNode *) * (size_t)l->n);
-        l->a = a;
-        l->cap = cap;
-    }
+    FtsNode **a = arena_grow(p->a, l->a, l->n, &l->cap, sizeof(FtsNode *), 4);
+    if (!a) return nomem(p);
+    l->a = a;
     l->a[l->n++] = x;
     return LP_OK;
 }

@@ -167,13 +167,9 @@ static int kw_find_wild(Arena *a, const Table *t, const char *z, size_t n, KwWil
             continue; /* not one wildcard: its words are words */
         }
         root->pos += (int)b; /* messages name the offset in the text */
-        if (nWild == cap) {
-            cap = cap ? 2 * cap : 4;
-            KwWild *an = arena_alloc(a, sizeof(KwWild) * (size_t)cap);
-            if (!an) return LP_NOMEM;
-            if (nWild) memcpy(an, aw, sizeof(KwWild) * (size_t)nWild);
-            aw = an;
-        }
+        KwWild *an = arena_grow(a, aw, nWild, &cap, sizeof(KwWild), 4);
+        if (!an) return LP_NOMEM;
+        aw = an;
         aw[nWild++] = (KwWild){b, i, root};
     }
     *pa = aw;
@@ -195,14 +191,9 @@ typedef struct KwTerms {
 
 static int kw_term(void *ctx, const char *z, int n, uint64_t docs, uint64_t hits) {
     KwTerms *l = ctx;
-    if (l->n == l->cap) {
-        int cap = l->cap ? 2 * l->cap : 16;
-        KwTerm *an = arena_alloc(l->a, sizeof(KwTerm) * (size_t)cap);
-        if (!an) return LP_NOMEM;
-        if (l->n) memcpy(an, l->aT, sizeof(KwTerm) * (size_t)l->n);
-        l->aT = an;
-        l->cap = cap;
-    }
+    KwTerm *an = arena_grow(l->a, l->aT, l->n, &l->cap, sizeof(KwTerm), 16);
+    if (!an) return LP_NOMEM;
+    l->aT = an;
     char *zc = arena_strndup(l->a, z, (size_t)n);
     if (!zc) return LP_NOMEM;
     l->aT[l->n++] = (KwTerm){zc, docs, hits};

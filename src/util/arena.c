@@ -89,6 +89,16 @@ char *arena_strndup(Arena *a, const char *z, size_t n) {
     return p;
 }
 
+void *arena_grow(Arena *a, void *p, int n, int *pcap, size_t elsz, int nFirst) {
+    if (n < *pcap) return p;
+    int cap = *pcap ? 2 * *pcap : nFirst;
+    void *q = arena_alloc(a, elsz * (size_t)cap);
+    if (!q) return NULL;
+    if (n) memcpy(q, p, elsz * (size_t)n);
+    *pcap = cap;
+    return q;
+}
+
 char *arena_printf(Arena *a, const char *zFmt, ...) {
     va_list ap;
     va_start(ap, zFmt);

@@ -49,6 +49,13 @@ void *arena_zalloc(Arena *a, size_t n);
 /* A NUL-terminated copy of the n bytes at z (which need not be terminated). */
 char *arena_strndup(Arena *a, const char *z, size_t n);
 
+/* Room for one more element in array p (n elements of elsz bytes used, room
+** for *pcap) that lives in the arena: p itself while n < *pcap, else a new
+** array of twice the room (nFirst the first time) holding p's n elements
+** (p is abandoned in the arena), *pcap updated. NULL out of memory (p and
+** *pcap unchanged). */
+void *arena_grow(Arena *a, void *p, int n, int *pcap, size_t elsz, int nFirst);
+
 /* printf into the arena. */
 char *arena_printf(Arena *a, const char *zFmt, ...) __attribute__((format(printf, 2, 3)));
 

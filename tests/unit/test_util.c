@@ -147,6 +147,21 @@ static void test_arena_alignment_and_contents(void **state) {
     assert_string_equal(f, "42-x");
     unsigned char *zz = arena_zalloc(&a, 100);
     for (int k = 0; k < 100; k++) assert_int_equal(zz[k], 0);
+    /* arena_grow: the same array while there is room, then twice the room
+    ** with the elements kept */
+    int *v = NULL, n = 0, cap = 0;
+    for (int k = 0; k < 1000; k++) {
+        int had = cap;
+        int *w = arena_grow(&a, v, n, &cap, sizeof(int), 4);
+        assert_non_null(w);
+        if (n < had) assert_ptr_equal(w, v);
+        if (n == had) assert_int_equal(cap, had ? 2 * had : 4);
+        v = w;
+        v[n++] = k * 3;
+        assert_true(n <= cap);
+    }
+    assert_int_equal(cap, 1024);
+    for (int k = 0; k < 1000; k++) assert_int_equal(v[k], k * 3);
     arena_free(&a);
 }
 
