@@ -11,10 +11,6 @@
 #include "util/crc32c.h"
 #include "util/error.h"
 
-static inline uint32_t gram_of(const uint8_t *p) {
-    return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
-}
-
 /* Moves the current block's distinct trigrams into the pairs. */
 static void flush_block(FtsInfixBuild *b) {
     uint32_t *a = b->cur.a;
@@ -43,7 +39,7 @@ void fts_infix_key(FtsInfixBuild *b, const uint8_t *key, int nKey, uint64_t blk)
         b->bNoMem = 1;
         return;
     }
-    for (int j = 1; j + 3 <= nKey; j++) b->cur.a[b->cur.n++] = gram_of(key + j);
+    for (int j = 1; j + 3 <= nKey; j++) b->cur.a[b->cur.n++] = fts_infix_gram(key + j);
 }
 
 int fts_infix_append(FtsInfixBuild *b, FtsInfixBuild *part, uint64_t blkOff) {
@@ -150,13 +146,13 @@ int fts_infix_usable(const FtsScanHas *pHas) {
     return 0;
 }
 
-int fts_infix_iter_init(FtsInfixIter *it, const FtsInfix *x, const FtsScanHas *pHas) {
+int fts_infix_iter_init(FtsInfixIter *it, const FtsScanHas *pHas, FtsInfixListFn xList, void *ctx) {
     it->nL = 0;
     for (int i = 0; i < pHas->nPart; i++) {
         for (int j = 0; j + 3 <= pHas->anPart[i]; j++) {
             const uint32_t *a;
             uint32_t n;
-            if (!fts_infix_list(x, gram_of(pHas->aPart[i] + j), &a, &n)) return 0; /* no key holds it */
+            if (!xList(ctx, fts_infix_gram(pHas->aPart[i] + j), &a, &n)) return 0; /* no key holds it */
             int at;
             if (it->nL < FTS_INFIX_MAX_LISTS) {
                 at = it->nL++;

@@ -65,12 +65,19 @@ int fts_infix_list(const FtsInfix *x, uint32_t g, const uint32_t **pa, uint32_t 
 ** narrow a scan for it)? */
 int fts_infix_usable(const FtsScanHas *pHas);
 
-/* The blocks that may hold a key with every string of pHas: those in the
-** lists of all their trigrams (of the shortest FTS_INFIX_MAX_LISTS, which
-** bound them most tightly). fts_infix_iter_init returns 0 when no key
-** holds one of the trigrams (no block then), else 1; fts_infix_iter_next
-** gives the blocks >= bMin in ascending order (bMin never decreasing from
-** call to call), then UINT64_MAX. */
+/* Trigram p[0..3) as a number. */
+static inline uint32_t fts_infix_gram(const uint8_t *p) {
+    return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
+}
+
+/* The numbers in all the lists of pHas's strings' trigrams (of the
+** shortest FTS_INFIX_MAX_LISTS, which bound them most tightly): the blocks
+** that may hold a key with every string, for a segment's filter; the
+** terms, for the RAM segment's index (memindex.c). xList gives trigram
+** g's ascending list (1), or 0 when it has none. fts_infix_iter_init
+** returns 0 when some trigram has none (no number then), else 1;
+** fts_infix_iter_next gives the numbers >= bMin in ascending order (bMin
+** never decreasing from call to call), then UINT64_MAX. */
 #define FTS_INFIX_MAX_LISTS 16
 typedef struct FtsInfixIter {
     struct {
@@ -79,7 +86,8 @@ typedef struct FtsInfixIter {
     } aL[FTS_INFIX_MAX_LISTS];
     int nL;
 } FtsInfixIter;
-int fts_infix_iter_init(FtsInfixIter *it, const FtsInfix *x, const FtsScanHas *pHas);
+typedef int (*FtsInfixListFn)(void *ctx, uint32_t g, const uint32_t **pa, uint32_t *pn);
+int fts_infix_iter_init(FtsInfixIter *it, const FtsScanHas *pHas, FtsInfixListFn xList, void *ctx);
 uint64_t fts_infix_iter_next(FtsInfixIter *it, uint64_t bMin);
 
 /* The INFIX section of x for a file where it starts at offset off: its

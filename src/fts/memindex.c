@@ -1356,8 +1356,7 @@ static int infix_update(FtsMem *m) {
             uint32_t id = (uint32_t)x->byId.n;
             if (VEC_PUSH(&x->byId, t)) goto nomem;
             for (int j = 1; j + 3 <= t->nKey; j++) {
-                uint32_t g = (uint32_t)t->key[j] << 16 | (uint32_t)t->key[j + 1] << 8 | t->key[j + 2];
-                if (infix_add(x, g, id)) goto nomem;
+                if (infix_add(x, fts_infix_gram(t->key + j), id)) goto nomem;
             }
         }
     }
@@ -1378,52 +1377,32 @@ static int cmp_term_ptr(const void *a, const void *b) {
     return cmp_term_key(*(MemTerm *const *)a, *(MemTerm *const *)b);
 }
 
+/* FtsInfixListFn over the index: trigram g's term ids. */
+static int infix_ids(void *ctx, uint32_t g, const uint32_t **pa, uint32_t *pn) {
+    const MemInfix *x = ctx;
+    const MemGram *e = x->nSlot ? infix_slot(x, g + 1) : NULL;
+    if (!e || !e->gram) return 0;
+    *pa = e->a;
+    *pn = e->n;
+    return 1;
+}
+
 /* The terms holding every trigram of pHas's strings and starting with
 ** prefix, in a malloc'd array (*pa, *pn; NULL and 0 when there are none),
 ** from the index (the caller holds m->mu). LP_OK or LP_NOMEM. */
 static int infix_candidates(const FtsMem *m, const uint8_t *prefix, int nPrefix, const FtsScanHas *pHas,
                             MemTerm ***pa, size_t *pn) {
     const MemInfix *x = &m->infix;
-    const MemGram *aL[FTS_INFIX_MAX_LISTS];
-    uint32_t aAt[FTS_INFIX_MAX_LISTS];
-    int nL = 0;
+    FtsInfixIter ii;
     *pa = NULL;
     *pn = 0;
-    for (int i = 0; i < pHas->nPart; i++) {
-        for (int j = 0; j + 3 <= pHas->anPart[i]; j++) {
-            const uint8_t *p = pHas->aPart[i] + j;
-            uint32_t g = (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
-            const MemGram *e = x->nSlot ? infix_slot(x, g + 1) : NULL;
-            if (!e || !e->gram) return LP_OK; /* no term holds it */
-            /* the shortest FTS_INFIX_MAX_LISTS, ascending by length */
-            int at;
-            if (nL < FTS_INFIX_MAX_LISTS) {
-                at = nL++;
-            } else if (e->n < aL[nL - 1]->n) {
-                at = nL - 1;
-            } else {
-                continue;
-            }
-            while (at > 0 && aL[at - 1]->n > e->n) {
-                aL[at] = aL[at - 1];
-                at--;
-            }
-            aL[at] = e;
-        }
-    }
-    MemTerm **a = malloc(sizeof(MemTerm *) * (nL ? aL[0]->n : 1));
+    if (!fts_infix_iter_init(&ii, pHas, infix_ids, (void *)x) || ii.nL == 0) return LP_OK;
+    MemTerm **a = malloc(sizeof(MemTerm *) * ii.aL[0].n); /* the shortest list bounds them */
     if (!a) return LP_NOMEM;
     size_t n = 0;
-    for (int l = 0; l < nL; l++) aAt[l] = 0;
-    for (uint32_t k = 0; nL > 0 && k < aL[0]->n; k++) {
-        uint32_t id = aL[0]->a[k];
-        int bAll = 1;
-        for (int l = 1; l < nL && bAll; l++) {
-            while (aAt[l] < aL[l]->n && aL[l]->a[aAt[l]] < id) aAt[l]++;
-            bAll = aAt[l] < aL[l]->n && aL[l]->a[aAt[l]] == id;
-        }
+    for (uint64_t id = fts_infix_iter_next(&ii, 0); id != UINT64_MAX; id = fts_infix_iter_next(&ii, id)) {
         MemTerm *t = x->byId.a[id];
-        if (bAll && t->nKey >= nPrefix && memcmp(t->key, prefix, (size_t)nPrefix) == 0) a[n++] = t;
+        if (t->nKey >= nPrefix && memcmp(t->key, prefix, (size_t)nPrefix) == 0) a[n++] = t;
     }
     *pa = a;
     *pn = n;

@@ -900,6 +900,11 @@ static const FtsInfix *seg_infix(FtsSegment *seg, LpError *err) {
     return rc == LP_OK ? &seg->infix : NULL;
 }
 
+/* FtsInfixListFn over a segment's filter. */
+static int infix_list(void *ctx, uint32_t g, const uint32_t **pa, uint32_t *pn) {
+    return fts_infix_list(ctx, g, pa, pn);
+}
+
 /* FtsSourceVt.xScanHas: the blocks holding every trigram of pHas's
 ** strings, from the one the prefix's keys start in, read in order. */
 static int src_scan_has(FtsSource *s, const uint8_t *prefix, int nPrefix, const FtsScanHas *pHas,
@@ -911,7 +916,7 @@ static int src_scan_has(FtsSource *s, const uint8_t *prefix, int nPrefix, const 
     const FtsInfix *x = seg_infix(seg, err);
     if (!x) return err->code;
     FtsInfixIter ii;
-    if (!fts_infix_iter_init(&ii, x, pHas)) return LP_OK; /* no key holds one of its trigrams */
+    if (!fts_infix_iter_init(&ii, pHas, infix_list, (void *)x)) return LP_OK; /* no key holds one of its trigrams */
     static const uint8_t aNone[1];
     if (nPrefix <= 0) {
         prefix = aNone;
