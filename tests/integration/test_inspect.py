@@ -87,6 +87,18 @@ def test_exact_words_and_expand_keywords(tmp_path, docs):
         assert out["rows"] == out["queries"] * 10, (mode, out)
 
 
+def test_infix_section(tmp_path, docs):
+    """--infix 1 stores the wildcards' infix filter: fts-info lists it and
+    the check passes; without it, no filter line."""
+    for flag, want in (("1", True), ("0", False)):
+        seg = tmp_path / ("i%s.seg" % flag)
+        r = run("fts-build", str(docs), str(seg), "--infix", flag)
+        assert r.returncode == 0, r.stderr
+        info = run("fts-info", str(seg))
+        assert info.returncode == 0 and "check           ok" in info.stdout, info.stdout
+        assert ("  infix " in info.stdout) == want, info.stdout
+
+
 def test_ranker_expression(tmp_path, segment):
     """--ranker-expr times OPTION ranker=expr('...'); a bad one is refused
     with the expression's message."""
@@ -107,6 +119,7 @@ def test_ranker_expression(tmp_path, segment):
     ["fts-build", "a", "b", "--nope", "1"],
     ["fts-bench", "a", "b", "--k", "0"],
     ["fts-build", "a", "b", "--exact-words", "2"],
+    ["fts-build", "a", "b", "--infix", "2"],
     ["fts-bench", "a", "b", "--expand-keywords", "exactly"],
     ["frobnicate", "x"],
 ])
