@@ -27,4 +27,10 @@ void lp_memtune(void);
 ** page faulted by its first write costs ~11 us and a page populated ~5. */
 void lp_prefault(void *p, size_t n);
 
+/* Maps every page of p[0..n) for reading, in one call
+** (MADV_POPULATE_READ; the same fallback): for a read-only table in the
+** executable that is read at random, whose pages would otherwise be
+** mapped by a fault apiece (16 at a time) on first reads. */
+void lp_prefault_read(const void *p, size_t n);
+
 #endif /* LP_UTIL_MEMTUNE_H */
