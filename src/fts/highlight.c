@@ -30,22 +30,45 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/vec.h"
+
 typedef struct HlTerm {
     const char *z; /* bytes (in the query's arena) */
     int n;         /* their length */
     int bGlob;     /* a prefix entry that is a wildcard's pattern ('*', '?', '%') */
-    const char *const *azZone; /* ZONE:/ZONESPAN: limits: the word is marked only
-                               ** inside a span of one of these (lower case) ... */
-    int nZone;                 /* ... 0: anywhere (some leaf has no limit) */
+    /* Where a word is marked, when some leaf limits it (each of its
+    ** leaves adds a place; none: anywhere, as is a leaf without a limit): */
+    const char *const *azZone; /* inside a span of one of these zones (lower case) */
+    int nZone;
+    const int *aGroup;         /* inside a span where one of these ZONESPAN groups
+                               ** (FtsHlQuery.apGroup) holds */
+    int nGroup;
 } HlTerm;
+
+/* A leaf under a ZONESPAN group, with the ids of the words it asks for
+** (its terms and its prefix, ascending, once each): what the group's
+** test needs to know of it. */
+typedef struct HlLeaf {
+    const FtsNode *x;
+    const int *aId;
+    int nId;
+} HlLeaf;
 
 struct FtsHlQuery {
     HlTerm *aTerm;   /* analysed terms, sorted by bytes, unique */
     int nTerm;       /* how many */
     HlTerm *aPrefix; /* normalised prefixes, unique */
     int nPrefix;     /* how many */
-    int bZones;      /* some term has zones (nZone > 0) */
+    int bZones;      /* some term has a place (nZone or nGroup > 0) */
+    const FtsNode **apGroup; /* the ZONESPAN groups (ANDs with pSpan) of marked leaves */
+    int nGroup;
+    HlLeaf *aLeaf;   /* the leaves under them that may match in the field */
+    int nLeaf;
 };
+
+static int term_anywhere(const HlTerm *t) {
+    return t->nZone == 0 && t->nGroup == 0;
+}
 
 void fts_hl_options_init(FtsHlOptions *o) {
     memset(o, 0, sizeof(*o));
@@ -65,13 +88,26 @@ typedef struct TermList {
     int cap;   /* allocated */
 } TermList;
 
+/* A group leaf's words before the lists are sorted: its entries of the
+** term and prefix lists, by their bytes. */
+typedef struct LeafWords {
+    const char *z;
+    int n;
+    int bPrefix;
+} LeafWords;
+
 typedef struct Builder {
     Arena *a;                      /* where the terms go */
     const Analyzer *an;            /* the table's analyzer */
     int iField;                    /* the field, or -1 for any */
     TermList terms;                /* analysed terms */
     TermList prefixes;             /* normalised prefixes */
-    const FtsZones *pZones;        /* the zones of the leaf being added, or NULL */
+    const FtsZones *pZones;        /* the zones of the leaf being added, or NULL ... */
+    const int *pGroup;             /* ... or its ZONESPAN group (an apGroup index), or NULL */
+    VEC(const FtsNode *) groups;   /* the ZONESPAN groups met */
+    VEC(LeafWords) leafWords;      /* the group leaves' words, leaf after leaf ... */
+    VEC(int) leafEnd;              /* ... each one's end in leafWords */
+    VEC(const FtsNode *) leaves;   /* ... and the leaves */
     uint32_t iPosLimit;            /* on_term keeps tokens before this position */
     char aLast[ANALYZER_MAX_TERM]; /* on_last: the last unstemmed token ... */
     int nLast;                     /* ... its length (0: none) */
@@ -92,6 +128,8 @@ static int termlist_add(Builder *b, TermList *l, const char *z, int n) {
     for (int i = 0; i < n; i++) l->a[l->n].bGlob |= fts_is_wild_char(z[i]);
     l->a[l->n].azZone = b->pZones ? b->pZones->azName : NULL;
     l->a[l->n].nZone = b->pZones ? b->pZones->nName : 0;
+    l->a[l->n].aGroup = b->pGroup;
+    l->a[l->n].nGroup = b->pGroup != NULL;
     l->n++;
     return LP_OK;
 }
@@ -110,13 +148,8 @@ static int on_last(void *ctx, const Token *t) {
     return LP_OK;
 }
 
-/* Adds leaf x's terms when it is positive and may match in b->iField
-** (excluded words are never marked). */
-static int add_leaf(void *ctx, const FtsNode *x, int bNegated) {
-    Builder *b = ctx;
-    if (bNegated) return LP_OK;
-    if (b->iField >= 0 && !fts_fieldset_has(&x->fields, b->iField)) return LP_OK;
-    b->pZones = x->pZones && x->pZones->nName > 0 ? x->pZones : NULL;
+/* Adds leaf x's terms (see add_leaf). */
+static int add_leaf_words(Builder *b, const FtsNode *x) {
     if (x->kind == FTSN_WILDCARD) {
         /* kept with the prefixes: a pattern has a '*', a prefix none */
         const char *z;
@@ -150,14 +183,68 @@ static int add_leaf(void *ctx, const FtsNode *x, int bNegated) {
     return termlist_add(b, &b->prefixes, b->aLast, b->nLast);
 }
 
+/* The index of group g in b->groups, added if new; -1 when out of memory. */
+static int group_index(Builder *b, const FtsNode *g) {
+    for (size_t i = 0; i < b->groups.n; i++) {
+        if (b->groups.a[i] == g) return (int)i;
+    }
+    if (VEC_PUSH(&b->groups, g)) return -1;
+    return (int)b->groups.n - 1;
+}
+
+/* Adds leaf x's terms when it is positive and may match in b->iField
+** (excluded words are never marked). A leaf of a ZONESPAN group whose
+** limit is the group's (not a ZONE: of its own) is marked only inside
+** spans where the whole group holds; the group's test is made of its
+** leaves' words, noted here. */
+static int add_leaf(void *ctx, const FtsNode *x, int bNegated, const FtsNode *pGroup) {
+    Builder *b = ctx;
+    if (bNegated) return LP_OK;
+    if (b->iField >= 0 && !fts_fieldset_has(&x->fields, b->iField)) return LP_OK;
+    b->pZones = x->pZones && x->pZones->nName > 0 ? x->pZones : NULL;
+    b->pGroup = NULL;
+    size_t iTerm = (size_t)b->terms.n, iPrefix = (size_t)b->prefixes.n;
+    if (pGroup) {
+        int g = group_index(b, pGroup);
+        int *pg = g < 0 ? NULL : arena_alloc(b->a, sizeof(int));
+        if (!pg) return lp_err_set(b->err, LP_NOMEM, "out of memory building the highlight terms");
+        *pg = g;
+        if (!b->pZones || b->pZones == pGroup->pSpan) {
+            b->pGroup = pg;
+            b->pZones = NULL;
+        }
+    }
+    int rc = add_leaf_words(b, x);
+    if (rc || !pGroup) return rc;
+    for (size_t i = iTerm; i < (size_t)b->terms.n; i++) {
+        if (VEC_PUSH(&b->leafWords, ((LeafWords){b->terms.a[i].z, b->terms.a[i].n, 0}))) goto nomem;
+    }
+    for (size_t i = iPrefix; i < (size_t)b->prefixes.n; i++) {
+        if (VEC_PUSH(&b->leafWords, ((LeafWords){b->prefixes.a[i].z, b->prefixes.a[i].n, 1}))) goto nomem;
+    }
+    if (VEC_PUSH(&b->leaves, x) || VEC_PUSH(&b->leafEnd, (int)b->leafWords.n)) goto nomem;
+    return LP_OK;
+nomem:
+    return lp_err_set(b->err, LP_NOMEM, "out of memory building the highlight terms");
+}
+
 static int term_cmp(const void *pa, const void *pb) {
     const HlTerm *a = pa, *b = pb;
     int c = memcmp(a->z, b->z, (size_t)(a->n < b->n ? a->n : b->n));
     return c ? c : (a->n > b->n) - (a->n < b->n);
 }
 
+/* Appends b[0..nb) to a[0..na) in the arena (a new array). */
+static const void *arena_concat(Arena *ar, const void *a, int na, const void *b, int nb, size_t sz) {
+    char *z = arena_alloc(ar, sz * (size_t)(na + nb));
+    if (!z) return NULL;
+    if (na) memcpy(z, a, sz * (size_t)na);
+    if (nb) memcpy(z + sz * (size_t)na, b, sz * (size_t)nb);
+    return z;
+}
+
 /* Sorts l and drops duplicates; a term kept for several leaves is marked
-** anywhere when one of them has no zone limit, else in the zones of all. */
+** anywhere when one of them has no limit, else in the places of all. */
 static int termlist_unique(Builder *b, TermList *l) {
     if (l->n < 2) return LP_OK;
     qsort(l->a, (size_t)l->n, sizeof(HlTerm), term_cmp);
@@ -166,19 +253,71 @@ static int termlist_unique(Builder *b, TermList *l) {
         HlTerm *k = &l->a[o - 1], *t = &l->a[i];
         if (term_cmp(t, k) != 0) {
             l->a[o++] = *t;
-        } else if (k->nZone == 0 || t->nZone == 0) {
-            k->nZone = 0;
+        } else if (term_anywhere(k) || term_anywhere(t)) {
+            k->nZone = k->nGroup = 0;
             k->azZone = NULL;
+            k->aGroup = NULL;
         } else {
-            const char **az = arena_alloc(b->a, sizeof(char *) * (size_t)(k->nZone + t->nZone));
-            if (!az) return lp_err_set(b->err, LP_NOMEM, "out of memory building the highlight terms");
-            memcpy(az, k->azZone, sizeof(char *) * (size_t)k->nZone);
-            memcpy(az + k->nZone, t->azZone, sizeof(char *) * (size_t)t->nZone);
-            k->azZone = az;
-            k->nZone += t->nZone;
+            if (t->nZone) {
+                k->azZone = arena_concat(b->a, k->azZone, k->nZone, t->azZone, t->nZone, sizeof(char *));
+                if (!k->azZone) goto nomem;
+                k->nZone += t->nZone;
+            }
+            if (t->nGroup) {
+                k->aGroup = arena_concat(b->a, k->aGroup, k->nGroup, t->aGroup, t->nGroup, sizeof(int));
+                if (!k->aGroup) goto nomem;
+                k->nGroup += t->nGroup;
+            }
         }
     }
     l->n = o;
+    return LP_OK;
+nomem:
+    return lp_err_set(b->err, LP_NOMEM, "out of memory building the highlight terms");
+}
+
+static int term_find(const FtsHlQuery *q, const char *z, int n);
+
+static int int_cmp(const void *pa, const void *pb) {
+    int a = *(const int *)pa, b = *(const int *)pb;
+    return (a > b) - (a < b);
+}
+
+/* Gives q the groups and their leaves, each leaf's words as ids of the
+** sorted lists. */
+static int groups_finish(Builder *b, FtsHlQuery *q) {
+    if (b->groups.n == 0) return LP_OK;
+    q->apGroup = arena_alloc(b->a, sizeof(FtsNode *) * b->groups.n);
+    q->aLeaf = arena_alloc(b->a, sizeof(HlLeaf) * (b->leaves.n ? b->leaves.n : 1));
+    int *aId = arena_alloc(b->a, sizeof(int) * (b->leafWords.n ? b->leafWords.n : 1));
+    if (!q->apGroup || !q->aLeaf || !aId) {
+        return lp_err_set(b->err, LP_NOMEM, "out of memory building the highlight terms");
+    }
+    memcpy(q->apGroup, b->groups.a, sizeof(FtsNode *) * b->groups.n);
+    q->nGroup = (int)b->groups.n;
+    int iWord = 0;
+    for (size_t i = 0; i < b->leaves.n; i++) {
+        int *a = aId + iWord, n = 0;
+        for (; iWord < b->leafEnd.a[i]; iWord++) {
+            const LeafWords *w = &b->leafWords.a[iWord];
+            int id = -1;
+            if (!w->bPrefix) {
+                id = term_find(q, w->z, w->n);
+            } else {
+                for (int k = 0; k < q->nPrefix && id < 0; k++) {
+                    const HlTerm *p = &q->aPrefix[k];
+                    if (p->n == w->n && memcmp(p->z, w->z, (size_t)w->n) == 0) id = q->nTerm + k;
+                }
+            }
+            if (id >= 0) a[n++] = id; /* always found: the lists hold every leaf's words */
+        }
+        qsort(a, (size_t)n, sizeof(int), int_cmp);
+        int o = 0;
+        for (int k = 0; k < n; k++) {
+            if (o == 0 || a[o - 1] != a[k]) a[o++] = a[k];
+        }
+        q->aLeaf[q->nLeaf++] = (HlLeaf){b->leaves.a[i], a, o};
+    }
     return LP_OK;
 }
 
@@ -195,26 +334,34 @@ int fts_hl_query_build(Arena *a, const Analyzer *an, const FtsNode *root, int iF
     b.iField = iField;
     b.bStar = (expand & FTS_EXPAND_STAR) != 0;
     b.err = err;
-    int rc = fts_match_leaves(root, add_leaf, &b);
+    int rc = fts_match_leaves_grouped(root, add_leaf, &b);
     if (rc == LP_OK) rc = termlist_unique(&b, &b.terms);
     if (rc == LP_OK) rc = termlist_unique(&b, &b.prefixes);
-    if (rc) return rc;
-    FtsHlQuery *q = arena_zalloc(a, sizeof(FtsHlQuery));
-    if (!q) return lp_err_set(err, LP_NOMEM, "out of memory building the highlight terms");
-    q->aTerm = b.terms.a;
-    q->nTerm = b.terms.n;
-    q->aPrefix = b.prefixes.a;
-    q->nPrefix = b.prefixes.n;
-    for (int i = 0; i < q->nTerm; i++) q->bZones |= q->aTerm[i].nZone > 0;
-    for (int i = 0; i < q->nPrefix; i++) q->bZones |= q->aPrefix[i].nZone > 0;
-    *pp = q;
-    return LP_OK;
+    FtsHlQuery *q = NULL;
+    if (rc == LP_OK && !(q = arena_zalloc(a, sizeof(FtsHlQuery)))) {
+        rc = lp_err_set(err, LP_NOMEM, "out of memory building the highlight terms");
+    }
+    if (rc == LP_OK) {
+        q->aTerm = b.terms.a;
+        q->nTerm = b.terms.n;
+        q->aPrefix = b.prefixes.a;
+        q->nPrefix = b.prefixes.n;
+        for (int i = 0; i < q->nTerm; i++) q->bZones |= !term_anywhere(&q->aTerm[i]);
+        for (int i = 0; i < q->nPrefix; i++) q->bZones |= !term_anywhere(&q->aPrefix[i]);
+        rc = groups_finish(&b, q);
+    }
+    VEC_FREE(&b.groups);
+    VEC_FREE(&b.leafWords);
+    VEC_FREE(&b.leafEnd);
+    VEC_FREE(&b.leaves);
+    if (rc == LP_OK) *pp = q;
+    return rc;
 }
 
 /* Id of the term z[0..n), or -1. */
 static int term_find(const FtsHlQuery *q, const char *z, int n) {
     if (q->nTerm == 0) return -1; /* bsearch may not be given a NULL array */
-    HlTerm key = {z, n, 0, NULL, 0};
+    HlTerm key = {z, n, 0, NULL, 0, NULL, 0};
     const HlTerm *p = bsearch(&key, q->aTerm, (size_t)q->nTerm, sizeof(HlTerm), term_cmp);
     return p ? (int)(p - q->aTerm) : -1;
 }
@@ -240,6 +387,7 @@ typedef struct HlWord {
     uint32_t cStart, cEnd; /* the same in characters */
     uint32_t iPos;         /* its position (as the index numbers it) */
     int id;                /* the query term it matches, or -1 */
+    int pid;               /* with ZONESPAN groups: the prefix it matches (an id), or -1 */
 } HlWord;
 
 /* A zone's span in the text: words at positions first..last (the
@@ -249,6 +397,12 @@ typedef struct HlSpan {
     int nName;            /* ... this many bytes */
     uint32_t first, last; /* last: UINT32_MAX until its end is read */
 } HlSpan;
+
+/* Positions lo..hi: a span of the zones a ZONESPAN names (overlapping
+** spans of those zones joined into one, as the search joins them). */
+typedef struct HlInterval {
+    uint32_t lo, hi;
+} HlInterval;
 
 /* A passage: words lo..hi, or (cut) bytes [iStart, iEnd). */
 typedef struct Cand {
@@ -266,10 +420,9 @@ typedef struct Hl {
     uint32_t n;            /* its length in bytes */
     uint32_t nChars;       /* ... and in characters */
     int bStemmed;          /* the analyzer stems: step 1 needs two runs */
-    HlWord *aW;            /* every word, in text order */
-    int nW, capW;          /* used, allocated */
+    VEC(HlWord) words;     /* every word, in text order */
     uint32_t iScan, cScan; /* counting characters: byte iScan is character cScan */
-    int iCur;              /* the second run's position in aW */
+    int iCur;              /* the second run's position in words */
     int *aMatch;           /* indices of the marked words, ascending */
     int nMatch;            /* how many */
     Cand *aCand;           /* candidate passages */
@@ -281,9 +434,10 @@ typedef struct Hl {
     uint32_t iStamp;       /* the last stamp used */
     StrBuf *out;           /* the result is appended here */
     LpError *err;          /* filled on failure */
-    HlSpan *aSpan;         /* zone spans (only when the query has zone limits) */
-    int nSpan, capSpan;
+    VEC(HlSpan) spans;     /* zone spans (only when the query has zone limits) */
     StrBuf spanNames;      /* their names, back to back */
+    VEC(HlInterval) held;  /* with ZONESPAN groups: the spans where each holds, ... */
+    int *aHeldEnd;         /* ... group g's at held.a[g ? aHeldEnd[g-1] : 0 .. aHeldEnd[g]) */
 } Hl;
 
 static int hl_nomem(Hl *h) {
@@ -312,14 +466,8 @@ static uint32_t skip_chars(const Hl *h, uint32_t from, uint32_t k) {
 
 static int on_word(void *ctx, const Token *t) {
     Hl *h = ctx;
-    if (h->nW == h->capW) {
-        int cap = h->capW ? h->capW * 2 : 64;
-        HlWord *a = realloc(h->aW, sizeof(HlWord) * (size_t)cap);
-        if (!a) return hl_nomem(h);
-        h->aW = a;
-        h->capW = cap;
-    }
-    HlWord *w = &h->aW[h->nW++];
+    if (VEC_RESERVE(&h->words, h->words.n + 1)) return hl_nomem(h);
+    HlWord *w = &h->words.a[h->words.n++];
     w->iStart = t->iStart;
     w->iEnd = t->iEnd;
     w->iPos = t->iPos;
@@ -328,18 +476,19 @@ static int on_word(void *ctx, const Token *t) {
     h->cScan += count_chars(h->z, t->iStart, t->iEnd);
     w->cEnd = h->cScan;
     h->iScan = t->iEnd;
+    w->pid = h->q->nPrefix ? prefix_find(h->q, t->z, t->n) : -1;
     w->id = h->bStemmed ? -1 : term_find(h->q, t->z, t->n);
-    if (w->id < 0 && h->q->nPrefix) w->id = prefix_find(h->q, t->z, t->n);
+    if (w->id < 0) w->id = w->pid;
     return LP_OK;
 }
 
 static int on_stemmed(void *ctx, const Token *t) {
     Hl *h = ctx;
-    while (h->iCur < h->nW && h->aW[h->iCur].iStart < t->iStart)
+    while (h->iCur < (int)h->words.n && h->words.a[h->iCur].iStart < t->iStart)
         h->iCur++;
-    if (h->iCur < h->nW && h->aW[h->iCur].iStart == t->iStart) {
+    if (h->iCur < (int)h->words.n && h->words.a[h->iCur].iStart == t->iStart) {
         int id = term_find(h->q, t->z, t->n);
-        if (id >= 0) h->aW[h->iCur].id = id;
+        if (id >= 0) h->words.a[h->iCur].id = id;
     }
     return LP_OK;
 }
@@ -353,8 +502,8 @@ static int on_zone_term(void *ctx, const Token *t) {
     Hl *h = ctx;
     if (t->n < 2 || t->z[0] != ANALYZER_ZONE_MARK) return LP_OK;
     if (t->z[1] == '/') {
-        for (int i = 0; i < h->nSpan; i++) {
-            HlSpan *sp = &h->aSpan[i];
+        for (int i = 0; i < (int)h->spans.n; i++) {
+            HlSpan *sp = &h->spans.a[i];
             if (sp->last == UINT32_MAX && sp->nName == t->n - 2 &&
                 memcmp(h->spanNames.z + sp->iName, t->z + 2, (size_t)sp->nName) == 0) {
                 sp->last = t->iPos;
@@ -363,43 +512,163 @@ static int on_zone_term(void *ctx, const Token *t) {
         }
         return LP_OK;
     }
-    if (h->nSpan == h->capSpan) {
-        int cap = h->capSpan ? h->capSpan * 2 : 16;
-        HlSpan *a = realloc(h->aSpan, sizeof(HlSpan) * (size_t)cap);
-        if (!a) return hl_nomem(h);
-        h->aSpan = a;
-        h->capSpan = cap;
-    }
-    h->aSpan[h->nSpan++] = (HlSpan){h->spanNames.n, t->n - 1, t->iPos, UINT32_MAX};
+    if (VEC_PUSH(&h->spans, ((HlSpan){h->spanNames.n, t->n - 1, t->iPos, UINT32_MAX}))) return hl_nomem(h);
     strbuf_append(&h->spanNames, t->z + 1, (size_t)t->n - 1);
     return h->spanNames.oom ? hl_nomem(h) : LP_OK;
 }
 
-/* Is position iPos inside a span of one of term t's zones? */
-static int in_zones(const Hl *h, const HlTerm *t, uint32_t iPos) {
-    for (int i = 0; i < h->nSpan; i++) {
-        const HlSpan *sp = &h->aSpan[i];
-        if (iPos < sp->first || iPos > sp->last) continue;
-        for (int z = 0; z < t->nZone; z++) {
-            if ((int)strlen(t->azZone[z]) == sp->nName &&
-                memcmp(t->azZone[z], h->spanNames.z + sp->iName, (size_t)sp->nName) == 0) {
-                return 1;
-            }
+/* Is span sp (of h) a span of one of the zones azName[0..nName)? */
+static int span_named(const Hl *h, const HlSpan *sp, const char *const *azName, int nName) {
+    for (int z = 0; z < nName; z++) {
+        if ((int)strlen(azName[z]) == sp->nName &&
+            memcmp(azName[z], h->spanNames.z + sp->iName, (size_t)sp->nName) == 0) {
+            return 1;
         }
     }
     return 0;
 }
 
-/* With zone limits in the query: reads the zones' spans from the text as
-** stored (zOrig, markup and all) and unmarks each word that a limited term
-** marked outside its zones. */
+/* Is position iPos inside a span of one of term t's zones? */
+static int in_zones(const Hl *h, const HlTerm *t, uint32_t iPos) {
+    for (int i = 0; i < (int)h->spans.n; i++) {
+        const HlSpan *sp = &h->spans.a[i];
+        if (iPos >= sp->first && iPos <= sp->last && span_named(h, sp, t->azZone, t->nZone)) return 1;
+    }
+    return 0;
+}
+
+/* The leaf x of a group, or NULL (it cannot match in this field). */
+static const HlLeaf *leaf_of(const FtsHlQuery *q, const FtsNode *x) {
+    for (int i = 0; i < q->nLeaf; i++) {
+        if (q->aLeaf[i].x == x) return &q->aLeaf[i];
+    }
+    return NULL;
+}
+
+/* Does x (a group or a node inside one) hold in a span whose words'
+** ids have aStamp[id] == iStamp? As the highlighter compares words, not
+** positions: a phrase or NEAR holds where all its words are, a quorum
+** where enough of its distinct words are; negations are not tested. */
+static int group_holds(const Hl *h, const FtsNode *x) {
+    switch (x->kind) {
+    case FTSN_TERM:
+    case FTSN_PREFIX:
+    case FTSN_WILDCARD:
+    case FTSN_PHRASE:
+    case FTSN_QUORUM: {
+        const HlLeaf *l = leaf_of(h->q, x);
+        if (!l) return 0;
+        int nIn = 0;
+        for (int k = 0; k < l->nId; k++) nIn += h->aStamp[l->aId[k]] == h->iStamp;
+        int nNeed = l->nId;
+        if (x->kind == FTSN_QUORUM && l->nId > 0) {
+            nNeed = x->nQuorum ? x->nQuorum : (int)(x->fQuorum * l->nId + 0.5);
+            if (nNeed < 1) nNeed = 1;
+            if (nNeed > l->nId) nNeed = l->nId;
+        }
+        return nIn >= nNeed;
+    }
+    case FTSN_NOT:
+        return 1;
+    case FTSN_OR:
+        for (int k = 0; k < x->nChild; k++) {
+            if (group_holds(h, x->aChild[k])) return 1;
+        }
+        return 0;
+    case FTSN_MAYBE:
+        return group_holds(h, x->aChild[0]);
+    default: /* AND, BEFORE, NEAR (NOTNEAR: its first operand), SENTENCE, PARAGRAPH */
+        for (int k = 0; k < x->nChild; k++) {
+            if (!(x->bNotNear && k == 1) && !group_holds(h, x->aChild[k])) return 0;
+        }
+        return 1;
+    }
+}
+
+static int interval_cmp(const void *pa, const void *pb) {
+    const HlInterval *a = pa, *b = pb;
+    return (a->lo > b->lo) - (a->lo < b->lo);
+}
+
+/* For each ZONESPAN group, the spans of its zones (overlapping ones
+** joined) where it holds, into h->held. */
+static int groups_held(Hl *h) {
+    const FtsHlQuery *q = h->q;
+    h->aHeldEnd = malloc(sizeof(int) * (size_t)q->nGroup);
+    h->aStamp = calloc((size_t)(q->nTerm + q->nPrefix), sizeof(uint32_t));
+    if (!h->aHeldEnd || !h->aStamp) return hl_nomem(h);
+    for (int g = 0; g < q->nGroup; g++) {
+        const FtsZones *zs = q->apGroup[g]->pSpan;
+        size_t iFirst = h->held.n;
+        for (int i = 0; i < (int)h->spans.n; i++) {
+            const HlSpan *sp = &h->spans.a[i];
+            if (span_named(h, sp, zs->azName, zs->nName) &&
+                VEC_PUSH(&h->held, ((HlInterval){sp->first, sp->last}))) {
+                return hl_nomem(h);
+            }
+        }
+        size_t n = h->held.n - iFirst, o = 0;
+        if (n == 0) { /* no span of its zones: it holds nowhere */
+            h->aHeldEnd[g] = (int)h->held.n;
+            continue;
+        }
+        HlInterval *a = h->held.a + iFirst;
+        qsort(a, n, sizeof(HlInterval), interval_cmp);
+        for (size_t i = 0; i < n; i++) {
+            if (o > 0 && a[i].lo <= a[o - 1].hi) {
+                if (a[i].hi > a[o - 1].hi) a[o - 1].hi = a[i].hi;
+            } else {
+                a[o++] = a[i];
+            }
+        }
+        /* Keep the joined spans where the group holds: stamp the ids of
+        ** the words inside (words is in position order), then test. */
+        size_t kept = 0;
+        int k = 0;
+        for (size_t i = 0; i < o; i++) {
+            h->iStamp++;
+            while (k < (int)h->words.n && h->words.a[k].iPos < a[i].lo) k++;
+            for (int j = k; j < (int)h->words.n && h->words.a[j].iPos <= a[i].hi; j++) {
+                if (h->words.a[j].id >= 0) h->aStamp[h->words.a[j].id] = h->iStamp;
+                if (h->words.a[j].pid >= 0) h->aStamp[h->words.a[j].pid] = h->iStamp;
+            }
+            if (group_holds(h, q->apGroup[g])) a[kept++] = a[i];
+        }
+        h->held.n = iFirst + kept;
+        h->aHeldEnd[g] = (int)h->held.n;
+    }
+    /* emit_passages starts its own stamps from zero */
+    free(h->aStamp);
+    h->aStamp = NULL;
+    h->iStamp = 0;
+    return LP_OK;
+}
+
+/* Is position iPos inside a span where one of term t's groups holds? */
+static int in_groups(const Hl *h, const HlTerm *t, uint32_t iPos) {
+    for (int i = 0; i < t->nGroup; i++) {
+        int g = t->aGroup[i];
+        for (int j = g ? h->aHeldEnd[g - 1] : 0; j < h->aHeldEnd[g]; j++) {
+            if (h->held.a[j].lo <= iPos && iPos <= h->held.a[j].hi) return 1;
+        }
+    }
+    return 0;
+}
+
+/* With limits in the query: reads the zones' spans from the text as
+** stored (zOrig, markup and all) and unmarks each word that a limited
+** term marked outside its places. */
 static int apply_zones(Hl *h, const Analyzer *an, const char *zOrig, size_t nOrig) {
     int rc = analyzer_run_doc(an, zOrig, nOrig, 0, on_zone_term, h, NULL, h->err);
-    for (int k = 0; rc == LP_OK && k < h->nW; k++) {
-        HlWord *w = &h->aW[k];
+    if (rc == LP_OK && h->q->nGroup) rc = groups_held(h);
+    for (int k = 0; rc == LP_OK && k < (int)h->words.n; k++) {
+        HlWord *w = &h->words.a[k];
         if (w->id < 0) continue;
         const HlTerm *t = w->id < h->q->nTerm ? &h->q->aTerm[w->id] : &h->q->aPrefix[w->id - h->q->nTerm];
-        if (t->nZone > 0 && !in_zones(h, t, w->iPos)) w->id = -1;
+        if (!term_anywhere(t) && !(t->nZone > 0 && in_zones(h, t, w->iPos)) &&
+            !(t->nGroup > 0 && in_groups(h, t, w->iPos))) {
+            w->id = -1;
+        }
     }
     return rc;
 }
@@ -408,14 +677,14 @@ static int apply_zones(Hl *h, const Analyzer *an, const char *zOrig, size_t nOri
 ** text's start for word 0) to the last word's end (the text's end for the
 ** last word), so edge punctuation is kept. */
 static uint32_t span_start(const Hl *h, int lo) {
-    return lo == 0 ? 0 : h->aW[lo].iStart;
+    return lo == 0 ? 0 : h->words.a[lo].iStart;
 }
 static uint32_t span_end(const Hl *h, int hi) {
-    return hi == h->nW - 1 ? h->n : h->aW[hi].iEnd;
+    return hi == (int)h->words.n - 1 ? h->n : h->words.a[hi].iEnd;
 }
 static uint32_t span_chars(const Hl *h, int lo, int hi) {
-    uint32_t c0 = lo == 0 ? 0 : h->aW[lo].cStart;
-    uint32_t c1 = hi == h->nW - 1 ? h->nChars : h->aW[hi].cEnd;
+    uint32_t c0 = lo == 0 ? 0 : h->words.a[lo].cStart;
+    uint32_t c1 = hi == (int)h->words.n - 1 ? h->nChars : h->words.a[hi].cEnd;
     return c1 - c0;
 }
 
@@ -427,7 +696,7 @@ static int count_terms(Hl *h, const Cand *c, int bNew) {
     for (int j = c->m0; j < c->m1; j++) {
         int iw = h->aMatch[j];
         if (iw < c->lo || iw > c->hi) continue;
-        int id = h->aW[iw].id;
+        int id = h->words.a[iw].id;
         if (h->aStamp[id] == stamp || (bNew && h->aShown[id])) continue;
         h->aStamp[id] = stamp;
         n++;
@@ -481,7 +750,7 @@ static int build_candidates(Hl *h) {
     for (int j = 0; j < h->nMatch; j++) {
         int m = h->aMatch[j];
         int lo = (int)(m - around < 0 ? 0 : m - around);
-        int hi = (int)(m + around > h->nW - 1 ? h->nW - 1 : m + around);
+        int hi = (int)(m + around > (int)h->words.n - 1 ? (int)h->words.n - 1 : m + around);
         Cand *c = h->nCand ? &h->aCand[h->nCand - 1] : NULL;
         if (c && lo <= c->hi + 1 && span_chars(h, c->lo, hi) <= (uint32_t)h->o->limit) {
             if (hi > c->hi) c->hi = hi;
@@ -509,7 +778,7 @@ static int build_candidates(Hl *h) {
 static int shrink(Hl *h, Cand *c, uint32_t budget, int bCut) {
     int a = h->aMatch[c->m0];
     for (int j = c->m0; j < c->m1; j++) {
-        if (!h->aShown[h->aW[h->aMatch[j]].id]) {
+        if (!h->aShown[h->words.a[h->aMatch[j]].id]) {
             a = h->aMatch[j];
             break;
         }
@@ -517,7 +786,7 @@ static int shrink(Hl *h, Cand *c, uint32_t budget, int bCut) {
     if (span_chars(h, a, a) > budget) {
         if (!bCut) return 0;
         c->lo = c->hi = a;
-        c->iStart = h->aW[a].iStart;
+        c->iStart = h->words.a[a].iStart;
         c->iEnd = skip_chars(h, c->iStart, budget);
         return 1;
     }
@@ -572,18 +841,18 @@ static void emit_text(Hl *h, uint32_t from, uint32_t to) {
 /* Copies bytes [from, to) with the marked words in it wrapped in tags. */
 static void emit_range(Hl *h, uint32_t from, uint32_t to) {
     /* The first word ending after `from` (binary search). */
-    int lo = 0, hi = h->nW;
+    int lo = 0, hi = (int)h->words.n;
     while (lo < hi) {
         int mid = (lo + hi) / 2;
-        if (h->aW[mid].iEnd <= from) {
+        if (h->words.a[mid].iEnd <= from) {
             lo = mid + 1;
         } else {
             hi = mid;
         }
     }
     uint32_t i = from;
-    for (int k = lo; k < h->nW && h->aW[k].iStart < to; k++) {
-        const HlWord *w = &h->aW[k];
+    for (int k = lo; k < (int)h->words.n && h->words.a[k].iStart < to; k++) {
+        const HlWord *w = &h->words.a[k];
         if (w->id < 0) continue;
         uint32_t s = w->iStart > from ? w->iStart : from;
         uint32_t e = w->iEnd < to ? w->iEnd : to;
@@ -644,7 +913,7 @@ static int emit_passages(Hl *h) {
         }
         for (int j = c->m0; j < c->m1; j++) {
             int iw = h->aMatch[j];
-            if (iw >= c->lo && iw <= c->hi) h->aShown[h->aW[iw].id] = 1;
+            if (iw >= c->lo && iw <= c->hi) h->aShown[h->words.a[iw].id] = 1;
         }
         remaining -= len;
         aChosen[nChosen++] = *c;
@@ -678,8 +947,8 @@ static int emit_passages(Hl *h) {
 static void emit_start(Hl *h) {
     uint32_t cut = skip_chars(h, 0, (uint32_t)h->o->limit);
     uint32_t end = 0;
-    for (int k = 0; k < h->nW && h->aW[k].iEnd <= cut; k++)
-        end = h->aW[k].iEnd;
+    for (int k = 0; k < (int)h->words.n && h->words.a[k].iEnd <= cut; k++)
+        end = h->words.a[k].iEnd;
     if (end == 0) end = cut; /* even the first word is too long: cut inside it */
     emit_text(h, 0, end);
     strbuf_appendz(h->out, h->o->zChunkSep);
@@ -728,8 +997,8 @@ int fts_highlight(const Analyzer *an, const FtsHlQuery *q, const char *zText, si
     if (rc == LP_OK && q->bZones) rc = apply_zones(&h, an, zOrig, nOrig);
     if (rc) goto done;
     h.nChars = h.cScan + count_chars(zText, h.iScan, h.n);
-    for (int k = 0; k < h.nW; k++)
-        h.nMatch += h.aW[k].id >= 0;
+    for (int k = 0; k < (int)h.words.n; k++)
+        h.nMatch += h.words.a[k].id >= 0;
 
     if (h.nMatch == 0 && opt->bAllowEmpty) goto done;
     if (opt->limit == 0 || h.nChars <= (uint32_t)opt->limit) {
@@ -746,8 +1015,8 @@ int fts_highlight(const Analyzer *an, const FtsHlQuery *q, const char *zText, si
             goto done;
         }
         int j = 0;
-        for (int k = 0; k < h.nW; k++) {
-            if (h.aW[k].id >= 0) h.aMatch[j++] = k;
+        for (int k = 0; k < (int)h.words.n; k++) {
+            if (h.words.a[k].id >= 0) h.aMatch[j++] = k;
         }
         rc = emit_passages(&h);
     }
@@ -756,8 +1025,10 @@ int fts_highlight(const Analyzer *an, const FtsHlQuery *q, const char *zText, si
 done:
     strbuf_free(&html);
     strbuf_free(&h.spanNames);
-    free(h.aSpan);
-    free(h.aW);
+    VEC_FREE(&h.spans);
+    VEC_FREE(&h.held);
+    free(h.aHeldEnd);
+    VEC_FREE(&h.words);
     free(h.aMatch);
     free(h.aCand);
     free(h.aHeap);

@@ -12,7 +12,10 @@
 ** leaves whose field scope excludes the field. fts_highlight() then
 ** analyses the text the same way and marks each word whose term is one of
 ** those (words are compared, not phrases: each word of a phrase is marked
-** wherever it occurs, as Manticore does with exact_phrase off).
+** wherever it occurs, as Manticore does with exact_phrase off). A word
+** under ZONE: is marked only inside a span of its zones; under a
+** ZONESPAN: group, only inside a span (of its zones, overlapping ones
+** joined) where the whole group holds, words compared as above.
 **
 ** Output. The original bytes of the text (never normalised), with
 ** before_match/after_match around each marked word: one tag pair per word,

@@ -1667,14 +1667,21 @@ int fts_match_parse_opts(Arena *a, const char *z, size_t n, const char *const *a
 /* ------------------------------------------------------------------ */
 /* Walking                                                             */
 
-static int leaves(const FtsNode *x, int bNegated, FtsLeafFn xLeaf, void *ctx) {
+/* A walk's callback: one of the two kinds. */
+typedef struct LeafWalk {
+    FtsLeafFn xLeaf;
+    FtsGroupLeafFn xGroupLeaf;
+    void *ctx;
+} LeafWalk;
+
+static int leaves(const FtsNode *x, int bNegated, const FtsNode *pGroup, const LeafWalk *w) {
     switch (x->kind) {
     case FTSN_TERM:
     case FTSN_PREFIX:
     case FTSN_WILDCARD:
     case FTSN_PHRASE:
     case FTSN_QUORUM:
-        return xLeaf(ctx, x, bNegated);
+        return w->xLeaf ? w->xLeaf(w->ctx, x, bNegated) : w->xGroupLeaf(w->ctx, x, bNegated, pGroup);
     case FTSN_AND:
     case FTSN_OR:
     case FTSN_NOT:
@@ -1686,7 +1693,7 @@ static int leaves(const FtsNode *x, int bNegated, FtsLeafFn xLeaf, void *ctx) {
         for (int k = 0; k < x->nChild; k++) {
             /* NOTNEAR's second operand is a negation */
             int rc = leaves(x->aChild[k], bNegated || x->kind == FTSN_NOT || (x->bNotNear && k == 1),
-                            xLeaf, ctx);
+                            x->pSpan ? x : pGroup, w);
             if (rc) return rc;
         }
         return LP_OK;
@@ -1695,7 +1702,13 @@ static int leaves(const FtsNode *x, int bNegated, FtsLeafFn xLeaf, void *ctx) {
 }
 
 int fts_match_leaves(const FtsNode *root, FtsLeafFn xLeaf, void *ctx) {
-    return root ? leaves(root, 0, xLeaf, ctx) : LP_OK;
+    LeafWalk w = {xLeaf, NULL, ctx};
+    return root ? leaves(root, 0, NULL, &w) : LP_OK;
+}
+
+int fts_match_leaves_grouped(const FtsNode *root, FtsGroupLeafFn xLeaf, void *ctx) {
+    LeafWalk w = {NULL, xLeaf, ctx};
+    return root ? leaves(root, 0, NULL, &w) : LP_OK;
 }
 
 /* ------------------------------------------------------------------ */

@@ -218,6 +218,11 @@ int fts_match_parse_opts(Arena *a, const char *z, size_t n, const char *const *a
 typedef int (*FtsLeafFn)(void *ctx, const FtsNode *leaf, int bNegated);
 int fts_match_leaves(const FtsNode *root, FtsLeafFn xLeaf, void *ctx);
 
+/* The same walk, also handing each leaf its ZONESPAN group: the nearest
+** AND with pSpan above it, or NULL. */
+typedef int (*FtsGroupLeafFn)(void *ctx, const FtsNode *leaf, int bNegated, const FtsNode *pGroup);
+int fts_match_leaves_grouped(const FtsNode *root, FtsGroupLeafFn xLeaf, void *ctx);
+
 /* Appends a canonical text form of the tree (for EXPLAIN and tests):
 ** AND(a, OR(b, c)), PHRASE("a b"~2)@{title}, PREFIX(hel*), NOT(x). */
 struct StrBuf;

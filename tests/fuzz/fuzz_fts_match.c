@@ -23,12 +23,20 @@
 ** proximity rankers and a ranking expression included) is chosen by the
 ** query's length, and
 ** expand_keywords by its first byte.
+**
+** Then HIGHLIGHT(): the query's words are marked in each field's text of
+** the first documents (markup, zones and all), whole (limit 0) and cut to
+** passages. Building the marked words may refuse what the planner
+** refuses (with a message); highlighting may not fail, and with tags that cannot occur
+** in a text, the whole text with the tags taken out must be the text the
+** analyzer indexes.
 */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fts/highlight.h"
 #include "fts/match.h"
 #include "fts/rankexpr.h"
 #include "fts/memindex.h"
@@ -127,6 +135,9 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
 static Analyzer *g_an;
 static FtsMem *g_mem;
 
+#define HL_DOCS 4
+static char g_azText[HL_DOCS][3][1024]; /* the fields of the first documents, as indexed */
+
 /* 40 documents of 0..29 words per field, from a fixed generator. */
 static void build_index(void) {
     static const char *const azWord[] = {"a", "b", "c", "x", "y", "hello"};
@@ -155,6 +166,7 @@ static void build_index(void) {
                 if (k % 13 == 6) strcat(zText, " </th>");
                 strcat(zText, k % 9 == 8 ? "\n\n" : k % 4 == 3 ? "? " : " ");
             }
+            if (doc < HL_DOCS) memcpy(g_azText[doc][f], zText, sizeof(zText));
             if (fts_docbuf_field(&d, g_an, f, zText, strlen(zText), &err)) abort();
         }
         if (fts_mem_add(g_mem, doc, &d)) abort();
@@ -224,6 +236,49 @@ static void run_query(Arena *a, const FtsNode *root, const char *z, size_t n) {
     strbuf_free(&sb);
 }
 
+/* Removes every \x01 and \x02 (the tags) from sb. */
+static void drop_tags(StrBuf *sb) {
+    size_t o = 0;
+    for (size_t i = 0; i < sb->n; i++) {
+        if (sb->z[i] != 1 && sb->z[i] != 2) sb->z[o++] = sb->z[i];
+    }
+    sb->n = o;
+}
+
+/* HIGHLIGHT() of root in each field of the first documents. */
+static void run_highlight(Arena *a, const FtsNode *root, size_t n) {
+    FtsHlOptions o;
+    fts_hl_options_init(&o);
+    o.zBefore = "\x01";
+    o.zAfter = "\x02";
+    for (int f = 0; f < 3; f++) {
+        FtsHlQuery *hq;
+        LpError err;
+        /* field f, or any field (SNIPPET()) for odd lengths */
+        /* refused as the planner refuses (a wildcard too short): with a message */
+        int rc = fts_hl_query_build(a, g_an, root, n % 2 ? -1 : f, (int)(n % 4), &hq, &err);
+        if (rc == LP_BADINPUT && err.zMsg[0]) return;
+        if (rc != LP_OK) abort();
+        for (int d = 0; d < HL_DOCS; d++) {
+            const char *z = g_azText[d][f];
+            StrBuf out = {0}, ref = {0};
+            o.limit = 0;
+            if (fts_highlight(g_an, hq, z, strlen(z), &o, &out, &err) != LP_OK) abort();
+            const char *zDoc;
+            size_t nDoc;
+            if (analyzer_doc_text(g_an, z, strlen(z), &ref, &zDoc, &nDoc, &err) != LP_OK) abort();
+            drop_tags(&out);
+            if (!out.oom && (out.n != nDoc || (nDoc && memcmp(out.z, zDoc, nDoc) != 0))) abort();
+            out.n = 0;
+            o.limit = 20 + (int)(n % 40);
+            o.around = (int)(n % 5);
+            if (fts_highlight(g_an, hq, z, strlen(z), &o, &out, &err) != LP_OK) abort();
+            strbuf_free(&out);
+            strbuf_free(&ref);
+        }
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!g_mem) build_index();
     /* A heap copy of exactly size bytes, so ASan catches any read past the
@@ -247,6 +302,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (!sb.oom && (!sb.z || sb.n == 0)) abort();
         strbuf_free(&sb);
         run_query(&a, root, z, size);
+        run_highlight(&a, root, size);
     } else {
         if (root || err.code != rc || err.zMsg[0] == 0) abort();
         if (rc == LP_BADINPUT &&

@@ -3042,6 +3042,43 @@ def test_zone_limits(server, cur, uniq):
             want = [w == w2 or ((w.startswith(w1[:2]) if n % 2 else w == w1) and any(lo <= k <= hi for lo, hi in iv))
                     for k, w in enumerate(words)]
             assert [m for m, _ in got] == want, (q, i, text)
+    # under ZONESPAN:, a group's words are marked only inside the spans
+    # (of its zones, overlapping ones joined) where the whole group holds;
+    # a word outside the group, everywhere
+    nspan = 0
+    for n in range(60):
+        zs = tuple(sorted(rng.sample(zones, rng.randint(1, 2))))
+        names = "(" + ",".join(zs) + ")"
+        w1, w2, w3 = rng.sample(vocab, 3)
+        p = w2[:2]
+        kind = n % 4
+        q = {0: f"ZONESPAN:{names} {w1} {w2}", 1: f"{w3} ZONESPAN:{names} {w1} {w2}",
+             2: f"ZONESPAN:{names} {w1} ({w2} | {w3})", 3: f"ZONESPAN:{names} {w1} {p}*"}[kind]
+
+        def grouped(w):  # is w one of the group's words?
+            return w == w1 or (w.startswith(p) if kind == 3 else w == w2 or (kind == 2 and w == w3))
+
+        def holds(ws):  # does the group hold in a span of these words?
+            if kind == 2:
+                return w1 in ws and (w2 in ws or w3 in ws)
+            if kind == 3:
+                return w1 in ws and any(w.startswith(p) for w in ws)
+            return w1 in ws and w2 in ws
+
+        cur.execute(f"SELECT id, HIGHLIGHT({{limit=0}}) FROM {t} WHERE MATCH(%s) LIMIT 1000", (q,))
+        for i, text in cur.fetchall():
+            words, spans = ref[i]
+            held = [(lo, hi) for lo, hi in merge([sp for z in zs for sp in spans[z]])
+                    if holds(words[lo:hi + 1])]
+            assert held, (q, i)
+            got = [bool(a) for a, b in re.findall(r"<b>(\w+)</b>|(\w+)", text)]
+            want = [(kind == 1 and w == w3) or (grouped(w) and any(lo <= k <= hi for lo, hi in held))
+                    for k, w in enumerate(words)]
+            assert got == want, (q, i, text, held)
+            nspan += any(grouped(w) and not any(lo <= k <= hi for lo, hi in held)
+                         and any(lo <= k <= hi for lo, hi in merge([sp for z in zs for sp in spans[z]]))
+                         for k, w in enumerate(words))
+    assert nspan > 0  # some group word inside a span where the group does not hold was left unmarked
     # the proximity rankers' factors see a limited word's occurrences inside
     # its zones' spans only (any span, under ZONESPAN: too), an unlimited
     # one's everywhere: hit_count, min_hit_pos and lcs against the reference
