@@ -476,8 +476,8 @@ static int on_word(void *ctx, const Token *t) {
     h->cScan += count_chars(h->z, t->iStart, t->iEnd);
     w->cEnd = h->cScan;
     h->iScan = t->iEnd;
-    w->pid = h->q->nPrefix ? prefix_find(h->q, t->z, t->n) : -1;
     w->id = h->bStemmed ? -1 : term_find(h->q, t->z, t->n);
+    w->pid = h->q->nPrefix && (w->id < 0 || h->q->nGroup) ? prefix_find(h->q, t->z, t->n) : -1;
     if (w->id < 0) w->id = w->pid;
     return LP_OK;
 }
