@@ -390,11 +390,17 @@ typedef struct HlWord {
     int pid;               /* with ZONESPAN groups: the prefix it matches (an id), or -1 */
 } HlWord;
 
+/* A zone met in the text: its name, and its first span still open. */
+typedef struct HlZone {
+    size_t iName;         /* the element's name, lower case: Hl.spanNames at iName ... */
+    int nName;            /* ... this many bytes */
+    int iOpen;            /* the first of its spans not closed yet, or -1 */
+} HlZone;
+
 /* A zone's span in the text: words at positions first..last (the
 ** analyzer's span terms, analyzer_run_doc). */
 typedef struct HlSpan {
-    size_t iName;         /* the element's name, lower case: Hl.spanNames at iName ... */
-    int nName;            /* ... this many bytes */
+    int iZone;            /* its zone: Hl.zones.a[iZone] */
     uint32_t first, last; /* last: UINT32_MAX until its end is read */
 } HlSpan;
 
@@ -403,6 +409,11 @@ typedef struct HlSpan {
 typedef struct HlInterval {
     uint32_t lo, hi;
 } HlInterval;
+
+/* A range of Hl.held: held.a[from .. to). */
+typedef struct HlRange {
+    int from, to;
+} HlRange;
 
 /* A passage: words lo..hi, or (cut) bytes [iStart, iEnd). */
 typedef struct Cand {
@@ -435,9 +446,11 @@ typedef struct Hl {
     StrBuf *out;           /* the result is appended here */
     LpError *err;          /* filled on failure */
     VEC(HlSpan) spans;     /* zone spans (only when the query has zone limits) */
-    StrBuf spanNames;      /* their names, back to back */
-    VEC(HlInterval) held;  /* with ZONESPAN groups: the spans where each holds, ... */
-    int *aHeldEnd;         /* ... group g's at held.a[g ? aHeldEnd[g-1] : 0 .. aHeldEnd[g]) */
+    VEC(HlZone) zones;     /* their zones */
+    StrBuf spanNames;      /* the zones' names, back to back */
+    VEC(HlInterval) held;  /* the places of limited words (places_build) ... */
+    HlRange *aGroupPlace;  /* ... each ZONESPAN group's: held.a[from .. to) */
+    HlRange *aZonePlace;   /* ... and each term id's zones' */
 } Hl;
 
 static int hl_nomem(Hl *h) {
@@ -501,38 +514,41 @@ static int on_stemmed(void *ctx, const Token *t) {
 static int on_zone_term(void *ctx, const Token *t) {
     Hl *h = ctx;
     if (t->n < 2 || t->z[0] != ANALYZER_ZONE_MARK) return LP_OK;
-    if (t->z[1] == '/') {
-        for (int i = 0; i < (int)h->spans.n; i++) {
-            HlSpan *sp = &h->spans.a[i];
-            if (sp->last == UINT32_MAX && sp->nName == t->n - 2 &&
-                memcmp(h->spanNames.z + sp->iName, t->z + 2, (size_t)sp->nName) == 0) {
-                sp->last = t->iPos;
-                break;
-            }
-        }
+    int bClose = t->z[1] == '/';
+    const char *zName = t->z + 1 + bClose;
+    int nName = t->n - 1 - bClose, iz = 0;
+    for (; iz < (int)h->zones.n; iz++) {
+        const HlZone *zn = &h->zones.a[iz];
+        if (zn->nName == nName && memcmp(h->spanNames.z + zn->iName, zName, (size_t)nName) == 0) break;
+    }
+    if (bClose) {
+        HlZone *zn = iz < (int)h->zones.n ? &h->zones.a[iz] : NULL;
+        if (!zn || zn->iOpen < 0) return LP_OK;
+        h->spans.a[zn->iOpen].last = t->iPos;
+        /* its spans end in the order they start: the next one is open */
+        int j = zn->iOpen + 1;
+        while (j < (int)h->spans.n && h->spans.a[j].iZone != iz) j++;
+        zn->iOpen = j < (int)h->spans.n ? j : -1;
         return LP_OK;
     }
-    if (VEC_PUSH(&h->spans, ((HlSpan){h->spanNames.n, t->n - 1, t->iPos, UINT32_MAX}))) return hl_nomem(h);
-    strbuf_append(&h->spanNames, t->z + 1, (size_t)t->n - 1);
-    return h->spanNames.oom ? hl_nomem(h) : LP_OK;
+    if (iz == (int)h->zones.n) {
+        if (VEC_PUSH(&h->zones, ((HlZone){h->spanNames.n, nName, -1}))) return hl_nomem(h);
+        strbuf_append(&h->spanNames, zName, (size_t)nName);
+        if (h->spanNames.oom) return hl_nomem(h);
+    }
+    if (VEC_PUSH(&h->spans, ((HlSpan){iz, t->iPos, UINT32_MAX}))) return hl_nomem(h);
+    if (h->zones.a[iz].iOpen < 0) h->zones.a[iz].iOpen = (int)h->spans.n - 1;
+    return LP_OK;
 }
 
 /* Is span sp (of h) a span of one of the zones azName[0..nName)? */
 static int span_named(const Hl *h, const HlSpan *sp, const char *const *azName, int nName) {
+    const HlZone *zn = &h->zones.a[sp->iZone];
     for (int z = 0; z < nName; z++) {
-        if ((int)strlen(azName[z]) == sp->nName &&
-            memcmp(azName[z], h->spanNames.z + sp->iName, (size_t)sp->nName) == 0) {
+        if ((int)strlen(azName[z]) == zn->nName &&
+            memcmp(azName[z], h->spanNames.z + zn->iName, (size_t)zn->nName) == 0) {
             return 1;
         }
-    }
-    return 0;
-}
-
-/* Is position iPos inside a span of one of term t's zones? */
-static int in_zones(const Hl *h, const HlTerm *t, uint32_t iPos) {
-    for (int i = 0; i < (int)h->spans.n; i++) {
-        const HlSpan *sp = &h->spans.a[i];
-        if (iPos >= sp->first && iPos <= sp->last && span_named(h, sp, t->azZone, t->nZone)) return 1;
     }
     return 0;
 }
@@ -590,42 +606,69 @@ static int interval_cmp(const void *pa, const void *pb) {
     return (a->lo > b->lo) - (a->lo < b->lo);
 }
 
-/* For each ZONESPAN group, the spans of its zones (overlapping ones
-** joined) where it holds, into h->held. */
-static int groups_held(Hl *h) {
+/* Appends to h->held the spans of the zones azName[0..nName), ascending,
+** overlapping ones joined (as the search joins them); returns how many,
+** or -1 when out of memory. */
+static int join_spans(Hl *h, const char *const *azName, int nName) {
+    size_t iFirst = h->held.n;
+    for (size_t i = 0; i < h->spans.n; i++) {
+        const HlSpan *sp = &h->spans.a[i];
+        if (span_named(h, sp, azName, nName) && VEC_PUSH(&h->held, ((HlInterval){sp->first, sp->last}))) {
+            return -1;
+        }
+    }
+    size_t n = h->held.n - iFirst, o = 0;
+    if (n == 0) return 0;
+    HlInterval *a = h->held.a + iFirst;
+    qsort(a, n, sizeof(HlInterval), interval_cmp);
+    for (size_t i = 0; i < n; i++) {
+        if (o > 0 && a[i].lo <= a[o - 1].hi) {
+            if (a[i].hi > a[o - 1].hi) a[o - 1].hi = a[i].hi;
+        } else {
+            a[o++] = a[i];
+        }
+    }
+    h->held.n = iFirst + o;
+    return (int)o;
+}
+
+/* Is iPos inside one of the ascending, disjoint spans a[0..n)? */
+static int in_spans(const HlInterval *a, int n, uint32_t iPos) {
+    int lo = 0, hi = n;
+    while (lo < hi) { /* the first span ending at or after iPos */
+        int mid = lo + (hi - lo) / 2;
+        if (a[mid].hi < iPos) lo = mid + 1; else hi = mid;
+    }
+    return lo < n && a[lo].lo <= iPos;
+}
+
+/* The term (or prefix) of id. */
+static const HlTerm *term_of(const FtsHlQuery *q, int id) {
+    return id < q->nTerm ? &q->aTerm[id] : &q->aPrefix[id - q->nTerm];
+}
+
+/* The places of the query's limited words, into h->held: for each
+** ZONESPAN group, the joined spans of its zones where the whole group
+** holds (h->aGroupPlace[g]); for each term id with zones, the joined spans
+** of them (h->aZonePlace[id]; ids whose terms share a zone list share its
+** spans). */
+static int places_build(Hl *h) {
     const FtsHlQuery *q = h->q;
-    h->aHeldEnd = malloc(sizeof(int) * (size_t)q->nGroup);
-    h->aStamp = calloc((size_t)(q->nTerm + q->nPrefix), sizeof(uint32_t));
-    if (!h->aHeldEnd || !h->aStamp) return hl_nomem(h);
+    int nId = q->nTerm + q->nPrefix;
+    h->aGroupPlace = malloc(sizeof(HlRange) * (size_t)(q->nGroup ? q->nGroup : 1));
+    h->aZonePlace = malloc(sizeof(HlRange) * (size_t)(nId ? nId : 1));
+    h->aStamp = calloc((size_t)(nId ? nId : 1), sizeof(uint32_t));
+    if (!h->aGroupPlace || !h->aZonePlace || !h->aStamp) return hl_nomem(h);
     for (int g = 0; g < q->nGroup; g++) {
         const FtsZones *zs = q->apGroup[g]->pSpan;
-        size_t iFirst = h->held.n;
-        for (int i = 0; i < (int)h->spans.n; i++) {
-            const HlSpan *sp = &h->spans.a[i];
-            if (span_named(h, sp, zs->azName, zs->nName) &&
-                VEC_PUSH(&h->held, ((HlInterval){sp->first, sp->last}))) {
-                return hl_nomem(h);
-            }
-        }
-        size_t n = h->held.n - iFirst, o = 0;
-        if (n == 0) { /* no span of its zones: it holds nowhere */
-            h->aHeldEnd[g] = (int)h->held.n;
-            continue;
-        }
-        HlInterval *a = h->held.a + iFirst;
-        qsort(a, n, sizeof(HlInterval), interval_cmp);
-        for (size_t i = 0; i < n; i++) {
-            if (o > 0 && a[i].lo <= a[o - 1].hi) {
-                if (a[i].hi > a[o - 1].hi) a[o - 1].hi = a[i].hi;
-            } else {
-                a[o++] = a[i];
-            }
-        }
+        int iFirst = (int)h->held.n;
+        int n = join_spans(h, zs->azName, zs->nName);
+        if (n < 0) return hl_nomem(h);
         /* Keep the joined spans where the group holds: stamp the ids of
         ** the words inside (words is in position order), then test. */
-        size_t kept = 0;
-        int k = 0;
-        for (size_t i = 0; i < o; i++) {
+        HlInterval *a = h->held.a + iFirst;
+        int kept = 0, k = 0;
+        for (int i = 0; i < n; i++) {
             h->iStamp++;
             while (k < (int)h->words.n && h->words.a[k].iPos < a[i].lo) k++;
             for (int j = k; j < (int)h->words.n && h->words.a[j].iPos <= a[i].hi; j++) {
@@ -634,8 +677,21 @@ static int groups_held(Hl *h) {
             }
             if (group_holds(h, q->apGroup[g])) a[kept++] = a[i];
         }
-        h->held.n = iFirst + kept;
-        h->aHeldEnd[g] = (int)h->held.n;
+        h->held.n = (size_t)(iFirst + kept);
+        h->aGroupPlace[g] = (HlRange){iFirst, iFirst + kept};
+    }
+    for (int id = 0; id < nId; id++) {
+        const HlTerm *t = term_of(q, id);
+        int j = 0;
+        while (j < id && !(term_of(q, j)->azZone == t->azZone && term_of(q, j)->nZone == t->nZone)) j++;
+        if (t->nZone == 0 || j < id) {
+            h->aZonePlace[id] = t->nZone ? h->aZonePlace[j] : (HlRange){0, 0};
+            continue;
+        }
+        int iFirst = (int)h->held.n;
+        int n = join_spans(h, t->azZone, t->nZone);
+        if (n < 0) return hl_nomem(h);
+        h->aZonePlace[id] = (HlRange){iFirst, iFirst + n};
     }
     /* emit_passages starts its own stamps from zero */
     free(h->aStamp);
@@ -644,13 +700,14 @@ static int groups_held(Hl *h) {
     return LP_OK;
 }
 
-/* Is position iPos inside a span where one of term t's groups holds? */
-static int in_groups(const Hl *h, const HlTerm *t, uint32_t iPos) {
+/* Is position iPos inside one of the places of word id? */
+static int in_place(const Hl *h, int id, uint32_t iPos) {
+    const HlTerm *t = term_of(h->q, id);
+    HlRange r = h->aZonePlace[id];
+    if (in_spans(h->held.a + r.from, r.to - r.from, iPos)) return 1;
     for (int i = 0; i < t->nGroup; i++) {
-        int g = t->aGroup[i];
-        for (int j = g ? h->aHeldEnd[g - 1] : 0; j < h->aHeldEnd[g]; j++) {
-            if (h->held.a[j].lo <= iPos && iPos <= h->held.a[j].hi) return 1;
-        }
+        r = h->aGroupPlace[t->aGroup[i]];
+        if (in_spans(h->held.a + r.from, r.to - r.from, iPos)) return 1;
     }
     return 0;
 }
@@ -660,15 +717,10 @@ static int in_groups(const Hl *h, const HlTerm *t, uint32_t iPos) {
 ** term marked outside its places. */
 static int apply_zones(Hl *h, const Analyzer *an, const char *zOrig, size_t nOrig) {
     int rc = analyzer_run_doc(an, zOrig, nOrig, 0, on_zone_term, h, NULL, h->err);
-    if (rc == LP_OK && h->q->nGroup) rc = groups_held(h);
+    if (rc == LP_OK) rc = places_build(h);
     for (int k = 0; rc == LP_OK && k < (int)h->words.n; k++) {
         HlWord *w = &h->words.a[k];
-        if (w->id < 0) continue;
-        const HlTerm *t = w->id < h->q->nTerm ? &h->q->aTerm[w->id] : &h->q->aPrefix[w->id - h->q->nTerm];
-        if (!term_anywhere(t) && !(t->nZone > 0 && in_zones(h, t, w->iPos)) &&
-            !(t->nGroup > 0 && in_groups(h, t, w->iPos))) {
-            w->id = -1;
-        }
+        if (w->id >= 0 && !term_anywhere(term_of(h->q, w->id)) && !in_place(h, w->id, w->iPos)) w->id = -1;
     }
     return rc;
 }
@@ -1026,8 +1078,10 @@ done:
     strbuf_free(&html);
     strbuf_free(&h.spanNames);
     VEC_FREE(&h.spans);
+    VEC_FREE(&h.zones);
     VEC_FREE(&h.held);
-    free(h.aHeldEnd);
+    free(h.aGroupPlace);
+    free(h.aZonePlace);
     VEC_FREE(&h.words);
     free(h.aMatch);
     free(h.aCand);
