@@ -26,6 +26,7 @@ static const char *const azField[] = {"title", "body"};
 
 static Analyzer *gStem;  /* stem_en + stopwords en */
 static Analyzer *gPlain; /* no morphology, no stop words */
+static Analyzer *gZones; /* html_strip, index_zones 'z*' */
 static Arena gArena;
 static char gOut[1 << 16]; /* the last result, copied out of its StrBuf */
 
@@ -433,6 +434,60 @@ static void test_large(void **state) {
     free(z);
 }
 
+/* ZONE: marks a word inside its zones' spans; a ZONESPAN: group's words
+** are marked only inside the spans (of its zones, overlapping ones
+** joined) where the whole group holds, words compared as everywhere. */
+static void test_zones(void **state) {
+    (void)state;
+    static const struct {
+        const char *zQuery, *zText, *zWant;
+    } aCase[] = {
+        {"ZONE:za cat", "<za>cat dog</za> cat", "<b>cat</b> dog cat"},
+        {"ZONESPAN:za cat dog", "<za>cat dog</za> cat <za>cat eel</za> dog",
+         "<b>cat</b> <b>dog</b> cat cat eel dog"},
+        /* a phrase holds where its words are */
+        {"ZONESPAN:za \"cat dog\" eel", "<za>dog eel cat</za> <za>cat dog</za>",
+         "<b>dog</b> <b>eel</b> <b>cat</b> cat dog"},
+        /* a quorum where enough of its words are */
+        {"ZONESPAN:za \"cat dog eel\"/2 ant", "<za>cat ant</za> <za>cat dog ant</za>",
+         "cat ant <b>cat</b> <b>dog</b> <b>ant</b>"},
+        /* an OR where one of its parts is */
+        {"ZONESPAN:za cat (dog | eel)", "<za>cat eel</za> <za>cat</za> <za>dog</za>",
+         "<b>cat</b> <b>eel</b> cat dog"},
+        /* spans of the group's zones that overlap are one */
+        {"ZONESPAN:(za,zb) cat dog", "<za>cat <zb>x</za> dog</zb> cat", "<b>cat</b> x <b>dog</b> cat"},
+        {"ZONESPAN:za cat dog", "<za>cat <zb>x</za> dog</zb> cat", "cat x dog cat"},
+        /* a word outside the group is marked anywhere */
+        {"cat ZONESPAN:za dog eel", "<za>dog</za> cat <za>dog eel</za>", "dog <b>cat</b> <b>dog</b> <b>eel</b>"},
+        /* ... even when the group names it too */
+        {"dog ZONESPAN:za dog eel", "<za>dog</za> cat <za>dog eel</za>", "<b>dog</b> cat <b>dog</b> <b>eel</b>"},
+        /* a negation is not tested */
+        {"ZONESPAN:za cat -dog", "<za>cat</za> eel", "<b>cat</b> eel"},
+        /* a prefix takes part in the group's test */
+        {"ZONESPAN:za cat do*", "<za>cat doe</za> <za>cat</za> dove", "<b>cat</b> <b>doe</b> cat dove"},
+        /* no span of the zones: nothing of the group */
+        {"ZONESPAN:zc cat dog", "<za>cat dog</za>", "cat dog"},
+        /* a span never closed ends with the text */
+        {"ZONESPAN:za cat dog", "eel <za>cat x dog", "eel <b>cat</b> x <b>dog</b>"},
+    };
+    FtsHlOptions o = opts(0, 5);
+    for (size_t i = 0; i < sizeof(aCase) / sizeof(aCase[0]); i++) {
+        hl_an(gZones, aCase[i].zQuery, F_BODY, aCase[i].zText, strlen(aCase[i].zText), &o);
+        /* the tags stripped leave spaces: compare with runs of them as one */
+        char *zGot = gOut;
+        size_t k = 0;
+        for (size_t j = 0; gOut[j]; j++) {
+            if (gOut[j] != ' ' || (k > 0 && zGot[k - 1] != ' ')) zGot[k++] = gOut[j];
+        }
+        while (k > 0 && zGot[k - 1] == ' ') k--;
+        zGot[k] = 0;
+        if (strcmp(zGot, aCase[i].zWant) != 0) {
+            fail_msg("query %s on \"%s\":\n got  \"%s\"\n want \"%s\"", aCase[i].zQuery, aCase[i].zText,
+                     zGot, aCase[i].zWant);
+        }
+    }
+}
+
 static int setup(void **state) {
     (void)state;
     LpError err;
@@ -440,6 +495,8 @@ static int setup(void **state) {
     if (analyzer_new(&cfg, &gStem, &err) != LP_OK) return -1;
     AnalyzerConfig plain = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL};
     if (analyzer_new(&plain, &gPlain, &err) != LP_OK) return -1;
+    AnalyzerConfig zones = {NULL, NULL, 0, 0, 0, 1, NULL, 0, NULL, 0, "z*"};
+    if (analyzer_new(&zones, &gZones, &err) != LP_OK) return -1;
     arena_init(&gArena, 0);
     return 0;
 }
@@ -448,6 +505,7 @@ static int teardown(void **state) {
     (void)state;
     analyzer_free(gStem);
     analyzer_free(gPlain);
+    analyzer_free(gZones);
     arena_free(&gArena);
     return 0;
 }
@@ -462,7 +520,7 @@ int main(void) {
         cmocka_unit_test(test_passage_choice), cmocka_unit_test(test_no_match),
         cmocka_unit_test(test_limit_zero),     cmocka_unit_test(test_utf8),
         cmocka_unit_test(test_options),        cmocka_unit_test(test_edge_cases),
-        cmocka_unit_test(test_large),
+        cmocka_unit_test(test_large),          cmocka_unit_test(test_zones),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
