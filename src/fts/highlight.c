@@ -387,7 +387,8 @@ typedef struct HlWord {
     uint32_t cStart, cEnd; /* the same in characters */
     uint32_t iPos;         /* its position (as the index numbers it) */
     int id;                /* the query term it matches, or -1 */
-    int pid;               /* with ZONESPAN groups: the prefix it matches (an id), or -1 */
+    int pid;               /* the prefix it matches (an id), or -1; looked up only
+                           ** when no term matches it or for ZONESPAN groups */
 } HlWord;
 
 /* A zone met in the text: its name, and its first span still open. */
@@ -404,8 +405,8 @@ typedef struct HlSpan {
     uint32_t first, last; /* last: UINT32_MAX until its end is read */
 } HlSpan;
 
-/* Positions lo..hi: a span of the zones a ZONESPAN names (overlapping
-** spans of those zones joined into one, as the search joins them). */
+/* Positions lo..hi: a span of the zones a limit names (overlapping spans
+** of those zones joined into one, as the search joins them). */
 typedef struct HlInterval {
     uint32_t lo, hi;
 } HlInterval;
