@@ -252,8 +252,11 @@ int fts_codec_tail_get(const uint8_t **pp, const uint8_t *pEnd, uint32_t base, u
 
 /* A function built twice, for CPUs with and without POPCNT (x86-64's
 ** baseline lacks it), the right one picked when the program loads (GCC's
-** target_clones; clang builds, the fuzzers', keep the portable one). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+** target_clones; clang builds, the fuzzers', keep the portable one, and
+** so does a ThreadSanitizer build: the resolver runs while the dynamic
+** loader relocates the program, before TSan's runtime is set up, and its
+** instrumented code crashes there). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 #define POPCNT_CLONES __attribute__((target_clones("popcnt", "default")))
 #else
 #define POPCNT_CLONES

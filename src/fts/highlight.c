@@ -633,9 +633,12 @@ static int join_spans(Hl *h, const char *const *azName, int nName) {
     return (int)o;
 }
 
-/* Is iPos inside one of the ascending, disjoint spans a[0..n)? */
-static int in_spans(const HlInterval *a, int n, uint32_t iPos) {
-    int lo = 0, hi = n;
+/* Is iPos inside one of the spans h->held.a[r.from .. r.to) (ascending,
+** disjoint)? */
+static int in_spans(const Hl *h, HlRange r, uint32_t iPos) {
+    if (r.from == r.to) return 0; /* (held.a may be NULL) */
+    const HlInterval *a = h->held.a + r.from;
+    int n = r.to - r.from, lo = 0, hi = n;
     while (lo < hi) { /* the first span ending at or after iPos */
         int mid = lo + (hi - lo) / 2;
         if (a[mid].hi < iPos) lo = mid + 1; else hi = mid;
@@ -667,7 +670,7 @@ static int places_build(Hl *h) {
         if (n < 0) return hl_nomem(h);
         /* Keep the joined spans where the group holds: stamp the ids of
         ** the words inside (words is in position order), then test. */
-        HlInterval *a = h->held.a + iFirst;
+        HlInterval *a = n ? h->held.a + iFirst : NULL;
         int kept = 0, k = 0;
         for (int i = 0; i < n; i++) {
             h->iStamp++;
@@ -704,11 +707,9 @@ static int places_build(Hl *h) {
 /* Is position iPos inside one of the places of word id? */
 static int in_place(const Hl *h, int id, uint32_t iPos) {
     const HlTerm *t = term_of(h->q, id);
-    HlRange r = h->aZonePlace[id];
-    if (in_spans(h->held.a + r.from, r.to - r.from, iPos)) return 1;
+    if (in_spans(h, h->aZonePlace[id], iPos)) return 1;
     for (int i = 0; i < t->nGroup; i++) {
-        r = h->aGroupPlace[t->aGroup[i]];
-        if (in_spans(h->held.a + r.from, r.to - r.from, iPos)) return 1;
+        if (in_spans(h, h->aGroupPlace[t->aGroup[i]], iPos)) return 1;
     }
     return 0;
 }
