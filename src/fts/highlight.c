@@ -52,6 +52,8 @@ typedef struct HlLeaf {
     const FtsNode *x;
     const int *aId;
     int nId;
+    int iStar;      /* the id of the word's star expansion (expand_keywords),
+                    ** which matches instead of it; -1: none */
 } HlLeaf;
 
 struct FtsHlQuery {
@@ -93,8 +95,11 @@ typedef struct TermList {
 typedef struct LeafWords {
     const char *z;
     int n;
-    int bPrefix;
+    int kind;               /* LW_TERM, LW_PREFIX, or LW_STAR: a word's star
+                            ** expansion (expand_keywords), an alternative */
 } LeafWords;
+
+enum { LW_TERM, LW_PREFIX, LW_STAR };
 
 typedef struct Builder {
     Arena *a;                      /* where the terms go */
@@ -219,8 +224,11 @@ static int add_leaf(void *ctx, const FtsNode *x, int bNegated, const FtsNode *pG
     for (size_t i = iTerm; i < (size_t)b->terms.n; i++) {
         if (VEC_PUSH(&b->leafWords, ((LeafWords){b->terms.a[i].z, b->terms.a[i].n, 0}))) goto nomem;
     }
+    /* a word's prefix entry is its star expansion, which it may match
+    ** instead (a prefix leaf's is the prefix itself) */
+    int kind = x->kind == FTSN_TERM || x->kind == FTSN_PHRASE ? LW_STAR : LW_PREFIX;
     for (size_t i = iPrefix; i < (size_t)b->prefixes.n; i++) {
-        if (VEC_PUSH(&b->leafWords, ((LeafWords){b->prefixes.a[i].z, b->prefixes.a[i].n, 1}))) goto nomem;
+        if (VEC_PUSH(&b->leafWords, ((LeafWords){b->prefixes.a[i].z, b->prefixes.a[i].n, kind}))) goto nomem;
     }
     if (VEC_PUSH(&b->leaves, x) || VEC_PUSH(&b->leafEnd, (int)b->leafWords.n)) goto nomem;
     return LP_OK;
@@ -297,11 +305,11 @@ static int groups_finish(Builder *b, FtsHlQuery *q) {
     q->nGroup = (int)b->groups.n;
     int iWord = 0;
     for (size_t i = 0; i < b->leaves.n; i++) {
-        int *a = aId + iWord, n = 0;
+        int *a = aId + iWord, n = 0, iStar = -1;
         for (; iWord < b->leafEnd.a[i]; iWord++) {
             const LeafWords *w = &b->leafWords.a[iWord];
             int id = -1;
-            if (!w->bPrefix) {
+            if (w->kind == LW_TERM) {
                 id = term_find(q, w->z, w->n);
             } else {
                 for (int k = 0; k < q->nPrefix && id < 0; k++) {
@@ -309,14 +317,19 @@ static int groups_finish(Builder *b, FtsHlQuery *q) {
                     if (p->n == w->n && memcmp(p->z, w->z, (size_t)w->n) == 0) id = q->nTerm + k;
                 }
             }
-            if (id >= 0) a[n++] = id; /* always found: the lists hold every leaf's words */
+            /* always found: the lists hold every leaf's words */
+            if (id >= 0 && w->kind == LW_STAR) {
+                iStar = id;
+            } else if (id >= 0) {
+                a[n++] = id;
+            }
         }
         qsort(a, (size_t)n, sizeof(int), int_cmp);
         int o = 0;
         for (int k = 0; k < n; k++) {
             if (o == 0 || a[o - 1] != a[k]) a[o++] = a[k];
         }
-        q->aLeaf[q->nLeaf++] = (HlLeaf){b->leaves.a[i], a, o};
+        q->aLeaf[q->nLeaf++] = (HlLeaf){b->leaves.a[i], a, o, iStar};
     }
     return LP_OK;
 }
@@ -575,6 +588,7 @@ static int group_holds(const Hl *h, const FtsNode *x) {
     case FTSN_QUORUM: {
         const HlLeaf *l = leaf_of(h->q, x);
         if (!l) return 0;
+        if (l->iStar >= 0 && h->aStamp[l->iStar] == h->iStamp) return 1;
         int nIn = 0;
         for (int k = 0; k < l->nId; k++) nIn += h->aStamp[l->aId[k]] == h->iStamp;
         int nNeed = l->nId;

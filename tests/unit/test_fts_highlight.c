@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "fts/highlight.h"
+#include "fts/search.h"
 #include "text/utf8.h"
 
 static const char *const azField[] = {"title", "body"};
@@ -29,6 +30,7 @@ static Analyzer *gPlain; /* no morphology, no stop words */
 static Analyzer *gZones; /* html_strip, index_zones 'z*' */
 static Arena gArena;
 static char gOut[1 << 16]; /* the last result, copied out of its StrBuf */
+static int gExpand;        /* expand_keywords bits for hl_an (FTS_EXPAND_*) */
 
 /* ------------------------------------------------------------- helpers */
 
@@ -44,7 +46,7 @@ static const char *hl_an(const Analyzer *an, const char *zQuery, int iField, con
         fail_msg("parse of %s: %s", zQuery, err.zMsg);
     }
     FtsHlQuery *q;
-    if (fts_hl_query_build(&gArena, an, root, iField, 0, &q, &err) != LP_OK)
+    if (fts_hl_query_build(&gArena, an, root, iField, gExpand, &q, &err) != LP_OK)
         fail_msg("build: %s", err.zMsg);
     StrBuf sb = {0};
     int rc = fts_highlight(an, q, zText, nText, o, &sb, &err);
@@ -469,10 +471,18 @@ static void test_zones(void **state) {
         {"ZONESPAN:zc cat dog", "<za>cat dog</za>", "cat dog"},
         /* a span never closed ends with the text */
         {"ZONESPAN:za cat dog", "eel <za>cat x dog", "eel <b>cat</b> x <b>dog</b>"},
+        /* with expand_keywords (the last two, below), a word holds where
+        ** it or its star expansion is */
+        {"ZONESPAN:za cat dog", "<za>category dog</za> <za>cat</za>", "category dog cat"},
+        {"ZONESPAN:za cat dog", "<za>category dog</za> <za>cat</za>", "<b>category</b> <b>dog</b> cat"},
+        {"ZONESPAN:za cat dog", "<za>cats dog</za> <za>dog</za>", "<b>cats</b> <b>dog</b> dog"},
     };
+    const size_t nCase = sizeof(aCase) / sizeof(aCase[0]);
     FtsHlOptions o = opts(0, 5);
-    for (size_t i = 0; i < sizeof(aCase) / sizeof(aCase[0]); i++) {
+    for (size_t i = 0; i < nCase; i++) {
+        gExpand = i + 2 >= nCase ? FTS_EXPAND_STAR : 0;
         hl_an(gZones, aCase[i].zQuery, F_BODY, aCase[i].zText, strlen(aCase[i].zText), &o);
+        gExpand = 0;
         /* the tags stripped leave spaces: compare with runs of them as one */
         char *zGot = gOut;
         size_t k = 0;
