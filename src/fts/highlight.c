@@ -222,7 +222,7 @@ static int add_leaf(void *ctx, const FtsNode *x, int bNegated, const FtsNode *pG
     int rc = add_leaf_words(b, x);
     if (rc || !pGroup) return rc;
     for (size_t i = iTerm; i < (size_t)b->terms.n; i++) {
-        if (VEC_PUSH(&b->leafWords, ((LeafWords){b->terms.a[i].z, b->terms.a[i].n, 0}))) goto nomem;
+        if (VEC_PUSH(&b->leafWords, ((LeafWords){b->terms.a[i].z, b->terms.a[i].n, LW_TERM}))) goto nomem;
     }
     /* a word's prefix entry is its star expansion, which it may match
     ** instead (a prefix leaf's is the prefix itself) */
@@ -675,8 +675,9 @@ static int places_build(Hl *h) {
     int nId = q->nTerm + q->nPrefix;
     h->aGroupPlace = malloc(sizeof(HlRange) * (size_t)(q->nGroup ? q->nGroup : 1));
     h->aZonePlace = malloc(sizeof(HlRange) * (size_t)(nId ? nId : 1));
-    h->aStamp = calloc((size_t)(nId ? nId : 1), sizeof(uint32_t));
-    if (!h->aGroupPlace || !h->aZonePlace || !h->aStamp) return hl_nomem(h);
+    /* the groups' test stamps the ids present in a span */
+    h->aStamp = q->nGroup ? calloc((size_t)(nId ? nId : 1), sizeof(uint32_t)) : NULL;
+    if (!h->aGroupPlace || !h->aZonePlace || (q->nGroup && !h->aStamp)) return hl_nomem(h);
     for (int g = 0; g < q->nGroup; g++) {
         const FtsZones *zs = q->apGroup[g]->pSpan;
         int iFirst = (int)h->held.n;
