@@ -2928,9 +2928,14 @@ void fts_query_free(FtsQuery *q) {
 ** phrase's or chain's words each at its own query position, a prefix's
 ** expansions all at the prefix's; a position limit (@f[N]) drops the
 ** occurrences past it here too, and a zone limit (ZONE:, ZONESPAN:) those
-** outside every span of its zones. Each (field, term, limit, zones) has
-** its own cursor with positions, moved forward with the documents scored;
-** the keys of one field limited to the same zones share their spans. */
+** outside every span of its zones. A word of a ZONESPAN group (an AND
+** whose words must all be in one span) counts only in the spans where the
+** whole group holds in the scored document, the spans the search found
+** (span_of), as Sphinx's zonespan AND passes on only the hits that share
+** a span; where the group does not hold, nowhere. Each (field, term,
+** limit, zones, group) has its own cursor with positions, moved forward
+** with the documents scored; the keys of one field limited to the same
+** zones share their spans. */
 
 typedef struct FKey {
     const uint8_t *key;         /* field byte + term */
@@ -2943,7 +2948,19 @@ typedef struct FKey {
     int nQ;
     FtsPostings *c;             /* this run's cursor */
     double idf;                 /* from its field's df: ranker=expr's idf factors */
+    int iGroup;                 /* its ZONESPAN group is fx->groups.a[iGroup - 1]; 0: none */
 } FKey;
+
+/* A ZONESPAN group some keys belong to, and the spans where it holds in
+** the scored document: q->aSpanKey[off, off + n) (field << 32 | the
+** span's first position, sorted), valid while factor_weight runs. */
+typedef struct FGroup {
+    const PlanNode *pn;         /* the AND with pSpan */
+    It *it;                     /* its iterator in this run, or NULL (not found) */
+    int bAny;                   /* holds without a span (no limited part): no limit */
+    int bAt;                    /* matches the scored document */
+    size_t off, n;
+} FGroup;
 
 
 /* A run of the lcs so far: where it reached and where it started. */
@@ -2965,6 +2982,8 @@ typedef struct FZone {
 struct FtsFactors {
     VEC(FKey) keys;             /* sorted by field */
     VEC(FZone) zones;           /* the distinct zone limits of keys */
+    VEC(FGroup) groups;         /* the ZONESPAN groups of keys */
+    It *pGroupRoot;             /* the run's tree groups[].it were found in */
     HashMap byKey;              /* while collecting: key + limit -> index in keys + 1 */
     int *aHeap;                 /* the keys whose cursor is not exhausted, a min-heap by
                                 ** its doc (a prefix may expand to thousands: a scan of
@@ -3010,6 +3029,7 @@ static void factors_free(FtsFactors *fx) {
     hmap_free(&fx->byKey);
     VEC_FREE(&fx->keys);
     VEC_FREE(&fx->zones);
+    VEC_FREE(&fx->groups);
     VEC_FREE(&fx->hits);
     VEC_FREE(&fx->tmp);
     VEC_FREE(&fx->runs);
@@ -3044,15 +3064,16 @@ static int fzone_of(FtsFactors *fx, const PlanNode *pn) {
 }
 
 static int fkey_add(FtsQuery *q, FtsFactors *fx, int iField, const uint8_t *key, int nKey,
-                    const FtsTermInfo *info, uint32_t nLimit, int iZone, uint32_t qpos) {
+                    const FtsTermInfo *info, uint32_t nLimit, int iZone, int iGroup, uint32_t qpos) {
     /* a prefix can expand to thousands of keys: found by hash, not by scan
     ** (key holds the field byte; the limits are appended; the map borrows
     ** its keys, so a new one is copied to the arena) */
-    uint8_t id[FTS_MAX_KEY + sizeof(nLimit) + sizeof(iZone)];
+    uint8_t id[FTS_MAX_KEY + sizeof(nLimit) + sizeof(iZone) + sizeof(iGroup)];
     memcpy(id, key, (size_t)nKey);
     memcpy(id + nKey, &nLimit, sizeof(nLimit));
     memcpy(id + nKey + sizeof(nLimit), &iZone, sizeof(iZone));
-    size_t nId = (size_t)nKey + sizeof(nLimit) + sizeof(iZone);
+    memcpy(id + nKey + sizeof(nLimit) + sizeof(iZone), &iGroup, sizeof(iGroup));
+    size_t nId = (size_t)nKey + sizeof(nLimit) + sizeof(iZone) + sizeof(iGroup);
     uintptr_t at = (uintptr_t)hmap_get(&fx->byKey, id, nId);
     FKey *k;
     if (at) {
@@ -3060,7 +3081,7 @@ static int fkey_add(FtsQuery *q, FtsFactors *fx, int iField, const uint8_t *key,
     } else {
         uint8_t *idKept = arena_alloc(q->a, nId);
         FKey z = {key, nKey, iField, nLimit, iZone, *info, NULL, 0, NULL,
-                  idf_of(q->src->nDocs, info->df ? info->df : 1)};
+                  idf_of(q->src->nDocs, info->df ? info->df : 1), iGroup};
         if (!idKept || VEC_PUSH(&fx->keys, z)) return LP_NOMEM;
         memcpy(idKept, id, nId);
         if (hmap_put(&fx->byKey, idKept, nId, (void *)(uintptr_t)fx->keys.n, NULL)) return LP_NOMEM;
@@ -3077,30 +3098,40 @@ static int fkey_add(FtsQuery *q, FtsFactors *fx, int iField, const uint8_t *key,
     return LP_OK;
 }
 
-/* The keywords of pn's positive parts. */
-static int fkeys_collect(FtsQuery *q, FtsFactors *fx, const PlanNode *pn) {
+/* The keywords of pn's positive parts; iGroup is the innermost ZONESPAN
+** group around pn (fx->groups, from 1), 0 for none. */
+static int fkeys_collect(FtsQuery *q, FtsFactors *fx, const PlanNode *pn, int iGroup) {
     int rc = LP_OK;
     switch (pn->kind) {
     case PN_LEAF:
-        return fkey_add(q, fx, pn->iField, pn->key, pn->nKey, &pn->info, 0, 0, pn->qpos);
+        return fkey_add(q, fx, pn->iField, pn->key, pn->nKey, &pn->info, 0, 0, 0, pn->qpos);
     case PN_PHRASE: {
         int iZone = fzone_of(fx, pn);
         if (iZone < 0) return LP_NOMEM;
+        /* the group limits the words its zones limit (one with a ZONE: of
+        ** its own keeps that) */
+        if (iGroup && pn->pZones != fx->groups.a[iGroup - 1].pn->pSpan) iGroup = 0;
         /* (a chain's boundaries' terms, the words past phrase_required,
         ** are not keywords) */
         for (int i = 0; i < phrase_required(pn) && rc == LP_OK; i++) {
             rc = fkey_add(q, fx, pn->iField, pn->aKey[i], pn->anKey[i], &pn->aInfo[i],
-                          pn->aPosLimit ? pn->aPosLimit[i] : 0, iZone, pn->aGQPos[i]);
+                          pn->aPosLimit ? pn->aPosLimit[i] : 0, iZone, iGroup, pn->aGQPos[i]);
         }
         return rc;
     }
+    case PN_AND:
+        if (pn->pSpan) {
+            FGroup g = {pn, NULL, 0, 0, 0, 0};
+            if (VEC_PUSH(&fx->groups, g)) return LP_NOMEM;
+            iGroup = (int)fx->groups.n;
+        }
+        /* fall through */
     case PN_GROUP:
     case PN_OR:
     case PN_MAYBE:
     case PN_QUORUM:
-    case PN_AND:
         for (int i = 0; i < pn->nChild - (pn->kind == PN_AND ? pn->nNeg : 0) && rc == LP_OK; i++) {
-            rc = fkeys_collect(q, fx, pn->aChild[i]);
+            rc = fkeys_collect(q, fx, pn->aChild[i], iGroup);
         }
         return rc;
     case PN_ALL:
@@ -3157,8 +3188,8 @@ static int factors_open(FtsQuery *q) {
     if (!fx) {
         if (!(fx = arena_zalloc(q->a, sizeof(*fx)))) goto nomem;
         q->fx = fx;
-        int rc = fkeys_collect(q, fx, q->root);
-        for (int i = 0; i < q->nMerged && rc == LP_OK; i++) rc = fkeys_collect(q, fx, q->apMerged[i]);
+        int rc = fkeys_collect(q, fx, q->root, 0);
+        for (int i = 0; i < q->nMerged && rc == LP_OK; i++) rc = fkeys_collect(q, fx, q->apMerged[i], 0);
         hmap_free(&fx->byKey);
         if (rc) goto nomem;
         size_t nf = q->src->nFields > 0 ? (size_t)q->src->nFields : 1;
@@ -3205,6 +3236,7 @@ static int factors_open(FtsQuery *q) {
         }
     }
     fx->nHeap = 0;
+    fx->pGroupRoot = NULL; /* this run's iterators are found on its first document */
     for (size_t i = 0; i < fx->zones.n; i++) {
         if (!zones_open(q, fx->zones.a[i].pn, &fx->zones.a[i].zs)) return q->rc;
     }
@@ -3327,6 +3359,81 @@ static int field_occurrences(FtsQuery *q, FtsFieldFactors *out) {
     return field_min_gaps(fx, q->nQPos, &out->minGaps);
 }
 
+/* The iterator of plan node pn in the tree under it (its positive
+** parts), or NULL. */
+static It *it_find(It *it, const PlanNode *pn) {
+    if (it->pn == pn) return it;
+    It **a;
+    int n;
+    switch (it->pn->kind) {
+    case PN_GROUP:
+        a = ((GroupIt *)it)->a, n = ((GroupIt *)it)->n;
+        break;
+    case PN_AND:
+        a = ((AndIt *)it)->a, n = ((AndIt *)it)->n;
+        break;
+    case PN_OR:
+    case PN_QUORUM:
+        a = ((OrIt *)it)->a, n = ((OrIt *)it)->n;
+        break;
+    case PN_MAYBE: {
+        It *r = it_find(((MaybeIt *)it)->req, pn);
+        return r ? r : it_find(((MaybeIt *)it)->opt, pn);
+    }
+    default:
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        It *r = it_find(a[i], pn);
+        if (r) return r;
+    }
+    return NULL;
+}
+
+/* Where each ZONESPAN group of the keys holds in doc, root's document:
+** its spans pushed onto q->aSpanKey, which the caller resets. A group
+** whose iterator is not in the tree (a clause planning folded into
+** another) limits nothing. */
+static void groups_at(FtsQuery *q, It *root, uint32_t doc) {
+    FtsFactors *fx = q->fx;
+    if (fx->pGroupRoot != root) {
+        for (size_t i = 0; i < fx->groups.n; i++) fx->groups.a[i].it = it_find(root, fx->groups.a[i].pn);
+        fx->pGroupRoot = root;
+    }
+    for (size_t i = 0; i < fx->groups.n && q->rc == LP_OK; i++) {
+        FGroup *g = &fx->groups.a[i];
+        g->bAt = g->it && g->it->doc == doc;
+        g->bAny = !g->it;
+        g->n = 0;
+        if (!g->bAt) continue;
+        SpanSet st = span_of(q, g->it, doc);
+        g->bAny = st.bAny;
+        g->off = st.off;
+        g->n = st.n;
+    }
+}
+
+/* Keeps the positions a[0..n) (ascending, each in a span of zs; zs NULL:
+** no span) that lie in the spans where group g holds in field f, in
+** place; returns how many. */
+static uint32_t group_keep(const FtsQuery *q, const FGroup *g, const ZoneSpans *zs, int f, uint32_t *a,
+                           uint32_t n) {
+    if (g->bAny) return n;
+    if (!g->bAt || !zs) return 0;
+    const uint64_t *aKey = q->aSpanKey + g->off;
+    size_t j = 0;
+    uint32_t m = 0, z = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        while (z < zs->n && zs->a[z].hi < a[k]) z++;
+        if (z == zs->n) break;
+        if (a[k] < zs->a[z].lo) continue;
+        uint64_t key = (uint64_t)(uint32_t)f << 32 | zs->a[z].lo;
+        while (j < g->n && aKey[j] < key) j++;
+        if (j < g->n && aKey[j] == key) a[m++] = a[k];
+    }
+    return m;
+}
+
 /* What field_factors computes beyond what the built-in rankers read (lcs,
 ** hit_count, word_count, min_hit_pos, exact_hit and the idf sums). */
 #define FF_EXPR 1 /* ranker=expr's other factors, doc_word_count among them */
@@ -3351,11 +3458,12 @@ static int field_factors(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFac
         if (c->vt->xPositions(c, fx->pos.a, &q->errIter) != LP_OK) return q->rc = q->errIter.code;
         uint32_t n = c->tf;
         while (k->nPosLimit && n > 0 && fx->pos.a[n - 1] >= k->nPosLimit) n--;
-        if (k->iZone) {
-            ZoneSpans *zs = &fx->zones.a[k->iZone - 1].zs;
+        ZoneSpans *zs = k->iZone ? &fx->zones.a[k->iZone - 1].zs : NULL;
+        if (zs) {
             if (zones_load(q, zs, doc) != LP_OK) return q->rc;
             n = zones_keep(zs, fx->pos.a, n);
         }
+        if (k->iGroup) n = group_keep(q, &fx->groups.a[k->iGroup - 1], zs, f, fx->pos.a, n);
         if (n == 0) continue;
         out->hitCount += n;
         out->sumIdf += k->idf;
@@ -3523,8 +3631,8 @@ static double rescore(void *pCtx, int bF, double k1, double b, const double *aW,
 ** likewise a 0..999 integer). *pnDocWords (may be NULL) receives the query
 ** positions matched in some field. aOut (may be NULL) receives each field's
 ** factors. LP_OK or an error (q->rc). */
-static int factor_weight(FtsQuery *q, It *root, double W, double *pWeight, FtsFieldFactors *aOut,
-                         uint32_t *pnDocWords) {
+static int factor_weight_at(FtsQuery *q, It *root, double W, double *pWeight, FtsFieldFactors *aOut,
+                            uint32_t *pnDocWords) {
     uint32_t doc = root->doc;
     FtsFactors *fx = q->fx;
     FtsRanker r = q->rank.ranker;
@@ -3587,6 +3695,17 @@ static int factor_weight(FtsQuery *q, It *root, double W, double *pWeight, FtsFi
                : r == FTS_RANK_PROXIMITY_BM25 || r == FTS_RANK_SPH04 ? 1000 * sum + bm25
                                                                        : sum;
     return LP_OK;
+}
+
+/* factor_weight_at, with the ZONESPAN groups' spans found first (kept in
+** q->aSpanKey while it runs). */
+static int factor_weight(FtsQuery *q, It *root, double W, double *pWeight, FtsFieldFactors *aOut,
+                         uint32_t *pnDocWords) {
+    size_t mark = q->nSpanKey;
+    if (q->fx->groups.n) groups_at(q, root, root->doc);
+    int rc = q->rc != LP_OK ? q->rc : factor_weight_at(q, root, W, pWeight, aOut, pnDocWords);
+    q->nSpanKey = mark;
+    return rc;
 }
 
 /* A matched document's weight: the tree's, or a proximity ranker's. */

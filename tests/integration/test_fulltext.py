@@ -3080,14 +3080,16 @@ def test_zone_limits(server, cur, uniq):
                          for k, w in enumerate(words))
     assert nspan > 0  # some group word inside a span where the group does not hold was left unmarked
     # the proximity rankers' factors see a limited word's occurrences inside
-    # its zones' spans only (any span, under ZONESPAN: too), an unlimited
-    # one's everywhere: hit_count, min_hit_pos and lcs against the reference
+    # its zones' spans only (under ZONESPAN: inside the joined spans that
+    # hold the whole group), an unlimited one's everywhere: hit_count,
+    # min_hit_pos and lcs against the reference
     expr = "ranker=expr('sum(hit_count)*1000000+sum(min_hit_pos)*100+sum(lcs)')"
-    for n in range(30):
+    nOutside = 0  # ZONESPAN rows with a word in a span where the group fails
+    for n in range(60):
         zs = tuple(sorted(rng.sample(zones, rng.randint(1, 2))))
         names = "(" + ",".join(zs) + ")"
         w1, w2 = rng.sample(vocab, 2)
-        kind = n % 5
+        kind = n % 5 if n < 30 else 2
         q = {0: f"ZONE:{names} {w1} {w2}", 1: f"ZONE:{names} {w1} | {w2}", 2: f"ZONESPAN:{names} {w1} {w2}",
              3: f"(ZONE:{names} {w1}) | {w2}", 4: f"ZONE:{names} {w1[:2]}*"}[kind]
         cur.execute(f"SELECT id, WEIGHT() FROM {t} WHERE MATCH(%s) LIMIT 1000 OPTION {expr}", (q,))
@@ -3100,14 +3102,21 @@ def test_zone_limits(server, cur, uniq):
             def inside(k):
                 return any(lo <= k <= hi for lo, hi in iv)
 
+            def held(k):  # in a joined span that holds both words
+                return any(lo <= k <= hi and {w1, w2} <= set(words[lo:hi + 1]) for lo, hi in iv)
+
             def hit(k):  # is word k a keyword occurrence the factors count?
                 w = words[k]
                 if kind == 4:
                     return w.startswith(w1[:2]) and inside(k)
                 if kind == 3 and w == w2:
                     return True
+                if kind == 2:
+                    return w in (w1, w2) and held(k)
                 return w in (w1, w2) and inside(k)
             hits = [k for k in range(len(words)) if hit(k)]
+            if kind == 2:
+                nOutside += any(w in (w1, w2) and inside(k) and not held(k) for k, w in enumerate(words))
             if kind == 4:
                 lcs = 1 if hits else 0
             else:
@@ -3115,6 +3124,7 @@ def test_zone_limits(server, cur, uniq):
                                for k in range(len(words) - 1)) else 1 if hits else 0
             want = len(hits) * 1000000 + (hits[0] + 1 if hits else 0) * 100 + lcs
             assert weight == want, (q, i, words, iv, weight, want)
+    assert nOutside > 0  # the test tells the group's spans from any span
     # a weight counts the words inside the zones only
     u = make_table(server, uniq(), "(body TEXT) html_strip='1' index_zones='th'",
                    {1: ("<th>cat</th> cat cat dog",), 2: ("<th>cat</th> dog dog dog",),
