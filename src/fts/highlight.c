@@ -608,7 +608,7 @@ static int group_holds(const Hl *h, const FtsNode *x) {
         return 0;
     case FTSN_MAYBE:
         return group_holds(h, x->aChild[0]);
-    default: /* AND, BEFORE, NEAR (NOTNEAR: its first operand), SENTENCE, PARAGRAPH */
+    default: /* AND, BEFORE, ORDER, NEAR (NOTNEAR: its first operand), SENTENCE, PARAGRAPH */
         for (int k = 0; k < x->nChild; k++) {
             if (!(x->bNotNear && k == 1) && !group_holds(h, x->aChild[k])) return 0;
         }

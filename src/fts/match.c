@@ -1116,8 +1116,9 @@ static int parse_primary(MatchParser *p, const Scope *pScope, int bReq, FtsNode 
             p->i++; /* ')' (parse_body stopped on it) */
             if ((rc = refuse_boost(p, "a group"))) return rc;
             FtsNode *x = *pp;
-            if (x->kind == FTSN_AND || x->kind == FTSN_OR) {
-                /* The group's own node: its text includes the parentheses. */
+            if (x->kind == FTSN_AND || x->kind == FTSN_OR || x->kind == FTSN_MAYBE) {
+                /* The group's own node: its text includes the parentheses
+                ** (so '<<' tells "(a MAYBE b) << c" from "a MAYBE b << c"). */
                 x->pos = iOpen;
                 x->len = p->i - iOpen;
             }
@@ -1387,6 +1388,40 @@ static int check_chain_operand(MatchParser *p, const FtsNode *x, const char *zOp
     return 0;
 }
 
+/* Is x an operand a chain plans as words (a word, an exact phrase, an OR
+** list of them), without anchor or boost? No error is set. */
+static int is_chain_operand(const FtsNode *x) {
+    if (x->anchor || x->fBoost) return 0;
+    if (x->kind == FTSN_TERM || (x->kind == FTSN_PHRASE && x->nSlop == 0)) return 1;
+    if (x->kind != FTSN_OR) return 0;
+    for (int k = 0; k < x->nChild; k++) {
+        if (!is_chain_operand(x->aChild[k])) return 0;
+    }
+    return 1;
+}
+
+/* Can x be an operand of '<<'? A chain's operands can (is_chain_operand);
+** so can a group (anchors, boosts and negations inside it too), a
+** prefix, a wildcard, a quorum or a proximity phrase, which make the chain
+** an FTSN_ORDER (*pbOrder set). An operand that is itself anchored,
+** boosted or a negation cannot, nor an unbracketed MAYBE: 0, with the
+** error set. */
+static int check_order_operand(MatchParser *p, const FtsNode *x, int *pbOrder) {
+    if (is_chain_operand(x)) return 1;
+    const char *zWhy = x->anchor ? "'^' and '$' cannot anchor an operand itself (they can a word in a group)"
+                       : x->fBoost ? "a boost (^N) cannot apply to an operand itself (it can to a word in a group)"
+                       : x->kind == FTSN_NOT || is_negative(x) ? "this operand is a negation"
+                       : p->z[x->pos] != '(' && x->kind == FTSN_MAYBE
+                           ? "this operand is a MAYBE (it binds tighter: write (a << b) MAYBE c, or (a MAYBE b) << c)"
+                           : NULL;
+    if (zWhy) {
+        syntax_error(p, x->pos, "'<<' orders words, phrases, prefixes, wildcards, quorums and groups; %s", zWhy);
+        return 0;
+    }
+    *pbOrder = 1;
+    return 1;
+}
+
 /* Appends the words and exact phrases x stands for as a chain operand to
 ** l: x itself, or the leaves of its OR list in order. */
 static int chain_choices(MatchParser *p, FtsNode *x, NodeList *l) {
@@ -1452,6 +1487,7 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
     NodeList l = {0};
     FtsNodeKind kind = FTSN_AND; /* none yet */
     int bNot = 0;                /* the chain's operator is NOTNEAR/N */
+    int bOrder = 0;              /* a '<<' operand is more than words: FTSN_ORDER */
     int *aDist = NULL, nDist = 0, capDist = 0;
     int iEnd = p->i;
     for (;;) {
@@ -1489,7 +1525,9 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
         }
         bNot = bNotOp;
         if (l.n == 0) {
-            if (!check_chain_operand(p, *pp, zOp, 1)) return LP_BADINPUT;
+            if (k == FTSN_BEFORE ? !check_order_operand(p, *pp, &bOrder) : !check_chain_operand(p, *pp, zOp, 1)) {
+                return LP_BADINPUT;
+            }
             if ((rc = list_push(p, &l, *pp))) return rc;
         }
         kind = k;
@@ -1500,7 +1538,9 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
         }
         FtsNode *y = NULL;
         if ((rc = parse_or(p, pScope, &y))) return rc;
-        if (!check_chain_operand(p, y, zOp, !bNotOp)) return LP_BADINPUT;
+        if (k == FTSN_BEFORE ? !check_order_operand(p, y, &bOrder) : !check_chain_operand(p, y, zOp, !bNotOp)) {
+            return LP_BADINPUT;
+        }
         if ((rc = list_push(p, &l, y))) return rc;
         iEnd = p->i;
         if (k == FTSN_NEAR) {
@@ -1516,7 +1556,7 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
         }
     }
     if (l.n == 0) return LP_OK;
-    FtsNode *x = node_new(p, kind, iStart, iEnd);
+    FtsNode *x = node_new(p, bOrder ? FTSN_ORDER : kind, iStart, iEnd);
     if (!x) return nomem(p);
     x->aChild = l.a;
     x->nChild = l.n;
@@ -1525,6 +1565,10 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
     x->fields = l.a[0]->fields;
     for (int i = 1; i < l.n; i++) {
         for (int w = 0; w < 4; w++) x->fields.a[w] &= l.a[i]->fields.a[w];
+    }
+    if (bOrder) {
+        *pp = x;
+        return LP_OK;
     }
     return chain_expand(p, x, pp);
 }
@@ -1690,6 +1734,7 @@ static int leaves(const FtsNode *x, int bNegated, const FtsNode *pGroup, const L
     case FTSN_NEAR:
     case FTSN_SENTENCE:
     case FTSN_PARAGRAPH:
+    case FTSN_ORDER:
         for (int k = 0; k < x->nChild; k++) {
             /* NOTNEAR's second operand is a negation */
             int rc = leaves(x->aChild[k], bNegated || x->kind == FTSN_NOT || (x->bNotNear && k == 1),
@@ -1810,7 +1855,9 @@ static void dump_node(const FtsNode *x, const char *const *azField, int nField, 
     case FTSN_NEAR:
     case FTSN_SENTENCE:
     case FTSN_PARAGRAPH:
+    case FTSN_ORDER:
         strbuf_appendz(sb, x->kind == FTSN_AND         ? (x->pSpan ? "SPAN(" : "AND(")
+                           : x->kind == FTSN_ORDER     ? "ORDER("
                            : x->kind == FTSN_OR        ? "OR("
                            : x->kind == FTSN_NOT       ? "NOT("
                            : x->kind == FTSN_MAYBE     ? "MAYBE("

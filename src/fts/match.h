@@ -38,7 +38,10 @@
 **   ^hello  world$       the word (or exact phrase) at the start / end of
 **                        a field: "^a b$" inside quotes works too
 **   a << b << "c d"      strict order: each operand after the previous
-**                        one, in one field
+**                        one, in one field; with an operand that is not
+**                        a word, an exact phrase or an OR list of them
+**                        ((bag of words) << "exact phrase" << red|green,
+**                        as in Manticore) the chain is an FTSN_ORDER
 **   a NEAR/3 b           generalised proximity: at most 3 positions apart,
 **                        in either order, in one field; a chain
 **                        `a NEAR/3 b NEAR/4 c` puts c within 4 of the span
@@ -51,7 +54,9 @@
 **                        (`<<`, NEAR, SENTENCE and PARAGRAPH bind looser
 **                        than `|` and tighter
 **                        than the implicit AND; their operands are words,
-**                        exact phrases and OR lists of them; a chain with
+**                        exact phrases and OR lists of them (`<<`'s may
+**                        also be groups, prefixes, wildcards, quorums and
+**                        proximity phrases, not negations); a chain with
 **                        OR lists is parsed as the OR of one chain per
 **                        choice, at most FTS_MATCH_MAX_PHRASES; NOTNEAR's
 **                        second operand takes no list; one chain uses one
@@ -161,6 +166,11 @@ typedef enum FtsNodeKind {
     FTSN_WILDCARD,  /* z/n: a word with '*'s not only at its end ("*abc*", "ab*c"),
                     ** or with '?' or '%' (FTS_MATCH_INLINE_WILDCARDS): the raw
                     ** text, each run of '*'s one '*' (infix search) */
+    FTSN_ORDER,     /* aChild[0..nChild): '<<' with an operand BEFORE cannot take
+                    ** (a group, a prefix, ...): every child matches, and in one
+                    ** field an occurrence of each comes after one of the
+                    ** previous child's ends (Sphinx's ORDER node); OR lists of
+                    ** words stay ORs, not expanded into chains */
 } FtsNodeKind;
 
 /* FtsNode.anchor bits: '^' and '$'. */
@@ -194,7 +204,7 @@ struct FtsNode {
     int *aDist;             /* NEAR: nChild - 1 distances, each >= 1 */
     int bNotNear;           /* NEAR written NOTNEAR/N: two children, the first
                             ** where the second is not within aDist[0] */
-    FtsNode **aChild;       /* AND/OR/NOT/MAYBE/BEFORE/NEAR children */
+    FtsNode **aChild;       /* AND/OR/NOT/MAYBE/BEFORE/NEAR/ORDER children */
     int nChild;
 };
 

@@ -103,6 +103,9 @@ struct PlanNode {
     int nChild;
     int nNeg;                   /* AND: the last nNeg children are NOT */
     const FtsZones *pSpan;      /* AND: ZONESPAN: its positive children match in one span */
+    int bOrder;                 /* AND: '<<' over any operands (FTSN_ORDER): its children,
+                                ** in this order, hold occurrences each after the
+                                ** previous one's end in one field (order_holds) */
 };
 
 /* PlanNode.iSp */
@@ -173,6 +176,8 @@ struct FtsQuery {
     uint32_t nQWordUniq;        /* ... and their count (query_word_count) */
     FtsFactors *fx;             /* proximity rankers: built by the first run */
     uint64_t *aSpanKey;         /* ZONESPAN: scratch of span sets (span_of), in the arena */
+    int nOrderInst;             /* while instantiating: ORDERs around the node (its
+                                ** leaves' cursors then read positions) */
     size_t nSpanKey, nSpanKeyCap;
     int rc;                     /* sticky error from iteration */
     LpError *err;               /* where iteration errors go */
@@ -1426,8 +1431,10 @@ static int span_and_ok(AndIt *x) {
     return q->rc == LP_OK && (s.bAny || s.n > 0);
 }
 
-static uint32_t span_and_settle(AndIt *x) {
-    while (x->base.doc != FTS_NO_DOC && !span_and_ok(x)) {
+/* Moves the AND x on from its document to the first that xOk accepts
+** (ZONESPAN's one span, ORDER's order). */
+static uint32_t and_settle_test(AndIt *x, int (*xOk)(AndIt *)) {
+    while (x->base.doc != FTS_NO_DOC && !xOk(x)) {
         if (x->base.q->rc != LP_OK) return x->base.doc = FTS_NO_DOC;
         and_next(&x->base);
     }
@@ -1436,15 +1443,185 @@ static uint32_t span_and_settle(AndIt *x) {
 
 static uint32_t span_and_next(It *it) {
     and_next(it);
-    return span_and_settle((AndIt *)it);
+    return and_settle_test((AndIt *)it, span_and_ok);
 }
 
 static uint32_t span_and_advance(It *it, uint32_t target) {
     and_advance(it, target);
-    return span_and_settle((AndIt *)it);
+    return and_settle_test((AndIt *)it, span_and_ok);
 }
 
 static const ItVt span_and_vt = {span_and_next, span_and_advance, and_score};
+
+/* -- ORDER: '<<' over any operands, an AND whose children's occurrences
+** must come in order -- */
+
+/* An occurrence of an ORDER operand: [pos, end) in field f. */
+typedef struct OHit {
+    uint32_t f, pos, end;
+} OHit;
+
+typedef struct OrderIt {
+    AndIt and;              /* must be first: an AND, its score included */
+    OHit *aHit;             /* the children's occurrences at the document, */
+    uint32_t nHit, nHitCap;
+    uint32_t *aStart;       /* child i's from aStart[i], sorted (n + 1 entries) */
+    uint32_t *aPos;         /* scratch: one cursor's positions, or a phrase's starts */
+    uint32_t nPosCap;
+} OrderIt;
+
+static uint32_t exact_starts(PhraseIt *p, int w0, int w1, uint32_t *aOut);
+
+static int ohit_push(OrderIt *o, uint32_t f, uint32_t pos, uint32_t end) {
+    if (o->nHit == o->nHitCap) {
+        uint64_t cap = o->nHitCap ? 2 * (uint64_t)o->nHitCap : 64;
+        OHit *a = cap <= UINT32_MAX ? arena_alloc(o->and.base.q->a, sizeof(OHit) * (size_t)cap) : NULL;
+        if (!a) return LP_NOMEM;
+        if (o->nHit) memcpy(a, o->aHit, sizeof(OHit) * o->nHit);
+        o->aHit = a;
+        o->nHitCap = (uint32_t)cap;
+    }
+    o->aHit[o->nHit++] = (OHit){f, pos, pos < end ? end : pos + 1};
+    return LP_OK;
+}
+
+/* Room for n entries in o->aPos. */
+static int opos_room(OrderIt *o, uint32_t n) {
+    if (n <= o->nPosCap) return LP_OK;
+    uint32_t *a = arena_alloc(o->and.base.q->a, sizeof(uint32_t) * 2 * (size_t)n);
+    if (!a) return LP_NOMEM;
+    o->aPos = a;
+    o->nPosCap = 2 * n;
+    return LP_OK;
+}
+
+/* Appends the occurrences of it, at document d, to o->aHit: a word's
+** positions; an exact phrase's matches (an anchored one's only where it
+** is anchored), each from its first word to past its last; a proximity
+** phrase's, a chain's or a quorum's words where they are; a group's, an
+** AND's, an OR's and a quorum's parts' that match d; a MAYBE's required
+** side's (its optional side is not moved while matching). Negations add
+** nothing. LP_OK or LP_NOMEM. */
+static int order_collect(OrderIt *o, It *it, uint32_t d) {
+    if (it->doc != d) return LP_OK;
+    const PlanNode *pn = it->pn;
+    FtsQuery *q = it->q;
+    switch (pn->kind) {
+    case PN_LEAF: {
+        FtsPostings *c = ((LeafIt *)it)->c;
+        if (opos_room(o, c->tf)) return LP_NOMEM;
+        if (c->vt->xPositions(c, o->aPos, &q->errIter) != LP_OK) {
+            q->rc = q->errIter.code;
+            return LP_OK; /* reported by the query */
+        }
+        for (uint32_t k = 0, n = c->tf; k < n; k++) {
+            if (ohit_push(o, (uint32_t)pn->iField, o->aPos[k], o->aPos[k] + 1)) return LP_NOMEM;
+        }
+        return LP_OK;
+    }
+    case PN_PHRASE: {
+        PhraseIt *p = (PhraseIt *)it;
+        if (!pn->nOp && !pn->nSlop) {
+            uint32_t nMax = 0;
+            for (int i = 0; i < p->n; i++) nMax = p->anPos[i] > nMax ? p->anPos[i] : nMax;
+            if (opos_room(o, nMax + 1)) return LP_NOMEM;
+            uint32_t n = exact_starts(p, 0, p->n, o->aPos), len = pn->aQPos[p->n - 1] - pn->aQPos[0] + 1;
+            for (uint32_t k = 0; k < n; k++) {
+                if (ohit_push(o, (uint32_t)pn->iField, o->aPos[k], o->aPos[k] + len)) return LP_NOMEM;
+            }
+            return LP_OK;
+        }
+        for (int i = 0; i < phrase_required(pn); i++) {
+            for (uint32_t k = 0; k < p->anPos[i]; k++) {
+                if (ohit_push(o, (uint32_t)pn->iField, p->aaPos[i][k], p->aaPos[i][k] + 1)) return LP_NOMEM;
+            }
+        }
+        return LP_OK;
+    }
+    case PN_GROUP: {
+        GroupIt *g = (GroupIt *)it;
+        for (int i = 0; i < g->n; i++) {
+            if (order_collect(o, g->a[i], d)) return LP_NOMEM;
+        }
+        return LP_OK;
+    }
+    case PN_AND: {
+        AndIt *x = (AndIt *)it;
+        for (int i = 0; i < x->n; i++) {
+            if (order_collect(o, x->a[i], d)) return LP_NOMEM;
+        }
+        return LP_OK;
+    }
+    case PN_OR:
+    case PN_QUORUM: {
+        OrIt *x = (OrIt *)it;
+        for (int i = 0; i < x->n; i++) {
+            if (order_collect(o, x->a[i], d)) return LP_NOMEM;
+        }
+        return LP_OK;
+    }
+    case PN_MAYBE:
+        return order_collect(o, ((MaybeIt *)it)->req, d);
+    case PN_ALL:
+    case PN_NONE:
+        break;
+    }
+    return LP_OK;
+}
+
+static int ohit_cmp(const void *x, const void *y) {
+    const OHit *a = x, *b = y;
+    if (a->f != b->f) return a->f < b->f ? -1 : 1;
+    return (a->pos > b->pos) - (a->pos < b->pos);
+}
+
+/* Does o's document hold, in one field, an occurrence of each child, each
+** starting at or after the end of the one before (Sphinx's ORDER)? Per
+** field, the earliest end of a chain of the first children is enough to
+** know (greedy): a later child only needs an occurrence past it. */
+static int order_holds(AndIt *x) {
+    OrderIt *o = (OrderIt *)x;
+    uint32_t d = x->base.doc;
+    o->nHit = 0;
+    for (int i = 0; i < x->n; i++) {
+        o->aStart[i] = o->nHit;
+        if (order_collect(o, x->a[i], d)) {
+            x->base.q->rc = lp_err_set(&x->base.q->errIter, LP_NOMEM, "out of memory");
+            return 0;
+        }
+        if (o->nHit - o->aStart[i] > 1) qsort(o->aHit + o->aStart[i], o->nHit - o->aStart[i], sizeof(OHit), ohit_cmp);
+    }
+    o->aStart[x->n] = o->nHit;
+    for (uint32_t k = o->aStart[0]; k < o->aStart[1]; k++) {
+        uint32_t f = o->aHit[k].f;
+        if (k > o->aStart[0] && o->aHit[k - 1].f == f) continue; /* one try per field */
+        uint32_t end = 0;
+        int i = 0;
+        for (; i < x->n; i++) {
+            uint32_t best = UINT32_MAX;
+            for (uint32_t j = o->aStart[i]; j < o->aStart[i + 1]; j++) {
+                const OHit *h = &o->aHit[j];
+                if (h->f == f && h->pos >= end && h->end < best) best = h->end;
+            }
+            if (best == UINT32_MAX) break;
+            end = best;
+        }
+        if (i == x->n) return 1;
+    }
+    return 0;
+}
+
+static uint32_t order_next(It *it) {
+    and_next(it);
+    return and_settle_test((AndIt *)it, order_holds);
+}
+
+static uint32_t order_advance(It *it, uint32_t target) {
+    and_advance(it, target);
+    return and_settle_test((AndIt *)it, order_holds);
+}
+
+static const ItVt order_vt = {order_next, order_advance, and_score};
 
 /* -- every document / no document -- */
 static uint32_t all_next(It *it) {
@@ -1481,7 +1658,8 @@ static It *instantiate(FtsQuery *q, const PlanNode *pn) {
     switch (pn->kind) {
     case PN_LEAF: {
         LeafIt *l = arena_zalloc(a, sizeof(*l));
-        if (!l || !(l->c = open_cursor(q, pn->key, pn->nKey, &pn->info, 0))) break;
+        /* (an ORDER reads its operands' positions) */
+        if (!l || !(l->c = open_cursor(q, pn->key, pn->nKey, &pn->info, q->nOrderInst > 0))) break;
         l->base.vt = &leaf_vt;
         it = &l->base;
         break;
@@ -1541,7 +1719,7 @@ static It *instantiate(FtsQuery *q, const PlanNode *pn) {
         break;
     }
     case PN_AND: {
-        AndIt *x = arena_zalloc(a, sizeof(*x));
+        AndIt *x = arena_zalloc(a, pn->bOrder ? sizeof(OrderIt) : sizeof(AndIt));
         if (!x) break;
         x->n = pn->nChild - pn->nNeg;
         x->nNeg = pn->nNeg;
@@ -1549,9 +1727,14 @@ static It *instantiate(FtsQuery *q, const PlanNode *pn) {
         if (!x->a) break;
         x->aNeg = x->a + x->n;
         int ok = 1;
+        q->nOrderInst += pn->bOrder;
         for (int i = 0; i < pn->nChild && ok; i++) ok = (x->a[i] = instantiate(q, pn->aChild[i])) != NULL;
+        q->nOrderInst -= pn->bOrder;
         if (!ok) break;
-        x->base.vt = pn->pSpan ? &span_and_vt : &and_vt;
+        x->base.vt = pn->pSpan ? &span_and_vt : pn->bOrder ? &order_vt : &and_vt;
+        if (pn->bOrder && !(((OrderIt *)x)->aStart = arena_alloc(a, sizeof(uint32_t) * (size_t)(x->n + 1)))) {
+            break;
+        }
         it = &x->base;
         break;
     }
@@ -2673,6 +2856,34 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
     case FTSN_SENTENCE:
     case FTSN_PARAGRAPH:
         return plan_chain(q, n, pbDropped, err);
+    case FTSN_ORDER: {
+        /* an AND of the operands in the query's order (see bOrder); an
+        ** operand of stop words only is left out, one that matches
+        ** nothing makes the whole match nothing */
+        PlanNode **a = arena_alloc(q->a, sizeof(PlanNode *) * (size_t)n->nChild);
+        if (!a) return lp_err_set(err, LP_NOMEM, "out of memory"), NULL;
+        int m = 0, bNone = 0;
+        for (int i = 0; i < n->nChild; i++) {
+            int bDrop;
+            PlanNode *pc = plan(q, n->aChild[i], &bDrop, err);
+            if (!pc && !bDrop) return NULL;
+            if (bDrop) continue;
+            bNone |= pc->kind == PN_NONE;
+            a[m++] = pc;
+        }
+        if (m == 0) {
+            *pbDropped = 1;
+            return NULL;
+        }
+        if (bNone) return &g_none;
+        if (m == 1) return a[0];
+        PlanNode *pn = new_pn(q, PN_AND);
+        if (!pn) return lp_err_set(err, LP_NOMEM, "out of memory"), NULL;
+        pn->aChild = a;
+        pn->nChild = m;
+        pn->bOrder = 1;
+        return pn;
+    }
     case FTSN_MAYBE: {
         int bReqDrop, bOptDrop;
         PlanNode *req = plan(q, n->aChild[0], &bReqDrop, err);
@@ -3908,7 +4119,7 @@ const char *fts_query_strategy(const FtsQuery *q, const char **pzWhyNot) {
         }
         if (is_phrase_group(r)) return "phrase_topk";
     }
-    if (r->kind == PN_AND && r->nNeg == 0) {
+    if (r->kind == PN_AND && r->nNeg == 0 && !r->bOrder) {
         int bTerms = 1;
         for (int i = 0; i < r->nChild; i++) bTerms &= is_term_group(r->aChild[i]);
         if (bTerms) return "and_intersect";
@@ -4745,7 +4956,8 @@ static void plan_text(const FtsQuery *q, const PlanNode *pn, int depth, StrBuf *
         return;
     case PN_AND:
     case PN_OR:
-        strbuf_appendz(sb, pn->kind == PN_AND ? "AND" : "OR");
+        strbuf_appendz(sb, pn->bOrder ? "ORDER (each after the one before, in one field)"
+                           : pn->kind == PN_AND ? "AND" : "OR");
         if (pn->pSpan) {
             /* ZONESPAN: the positive parts in one span of these zones */
             strbuf_appendz(sb, " zonespan=");

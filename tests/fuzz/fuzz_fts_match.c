@@ -7,7 +7,8 @@
 ** whose every node lies inside the query, with flat AND/OR of two or more
 ** children, NOT only under an AND that also holds something positive,
 ** MAYBE of two, chains ('<<', NEAR/N; NOTNEAR/N of two) of words and
-** exact phrases only,
+** exact phrases only, ORDERs ('<<' over more) of two or more operands
+** none of them negated, anchored or boosted,
 ** quorum thresholds in range, and NUL-terminated leaf text ('?' and '%'
 ** are inline wildcards for inputs of odd length), and the dump
 ** of any tree succeeds; failure
@@ -91,6 +92,14 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
         for (int k = 0; k < 2; k++) {
             if (x->aChild[k]->kind == FTSN_NOT) abort();
             check_node(x->aChild[k], x, n);
+        }
+        return;
+    case FTSN_ORDER:
+        if (x->nChild < 2) abort();
+        for (int k = 0; k < x->nChild; k++) {
+            const FtsNode *c = x->aChild[k];
+            if (c->kind == FTSN_NOT || c->anchor || c->fBoost) abort();
+            check_node(c, x, n);
         }
         return;
     case FTSN_BEFORE:

@@ -391,6 +391,24 @@ OPERATOR_CASES = [
     ("quick << (fox | dog | bear)", [1]),
     ('(bear | "lazy dog") << sleeps', []),
     ('the << (bear | "lazy dog")', [1]),
+    # '<<' over groups, prefixes and quorums (Manticore's "(bag of words) <<
+    # "exact phrase" << red|green|blue"): every operand matches, and in one
+    # field an occurrence of each (a group's: any of its words) comes after
+    # one of the operand before it
+    ("fox << dog*", [1]),
+    ("(quick brown) << fox", [1]),
+    ("(lazy dog) << sleeps", [2]),  # the group holds in the row; its dog is in the body
+    ("fox << (dog | bear*)", [1]),
+    ("(fox dog) << (quick | lazy)", [1]),
+    ("@title (brown | red) << fox", [1, 4]),
+    ('"quick fox dog"/2 << lazy', [1]),
+    ("(dog -lazy) << brown", []),
+    ("brown << (dog -lazy)", [8]),
+    ('(quick fox) << "lazy dog" << dog*', []),
+    ('(the fox) << "lazy dog"', [1]),
+    ("(fox MAYBE nothere) << dog", [1]),
+    ("(big | quick) << (brown | bear)", [1]),  # words only: chains, as before
+    ("(a bear) << (brown big)", [3]),
     # NEAR/N: at most N positions apart, either order, in one field
     ("fox NEAR/3 lazy", []),
     ("fox NEAR/4 lazy", [1]),
@@ -506,14 +524,16 @@ SYNTAX_ERRORS = [
     ("-fox", r"negated"),
     ("-fox !dog", r"negated"),
     ('"a b"/0', r"at offset 6: a quorum threshold must be at least 1"),
-    ("fox << dog*", r"at offset 7: '<<' joins words, exact phrases and OR lists of them; this "
-                    r"operand is a prefix"),
-    ("fox << (dog | bear*)", r"at offset 14: '<<' joins words, exact phrases and OR lists of them; "
-                             r"this operand is a prefix"),
+    ("fox << -dog", r"at offset 7: '<<' orders words, phrases, prefixes, wildcards, quorums and "
+                    r"groups; this operand is a negation"),
+    ("fox NEAR/2 (dog | bear*)", r"at offset 18: NEAR/N joins words, exact phrases and OR lists of "
+                                 r"them; this operand is a prefix"),
     ("fox NOTNEAR/2 (dog | bear)", r"at offset 14: NOTNEAR/N's second operand is a word or exact "
                                    r"phrase; this operand is an OR list"),
-    ("fox << (dog bear)", r"at offset 7: '<<' joins words, exact phrases and OR lists of them; this "
-                          r"operand is a group"),
+    ("fox NEAR/2 (dog bear)", r"at offset 11: NEAR/N joins words, exact phrases and OR lists of "
+                              r"them; this operand is a group"),
+    ("fox << ^dog", r"at offset 7: '<<' orders words, phrases, prefixes, wildcards, quorums and "
+                    r"groups; '\^' and '\$' cannot anchor an operand itself"),
     ("fox << (a|b) << (c|d) << (e|f) << (g|h) << (i|j) << (k|l) << (m|n) << (o|p) << (q|r)",
      r"at offset 0: the OR lists of this chain make more than 256 chains"),
     ("fox << dog NEAR/2 bear", r"at offset 11: '<<', NEAR/N, NOTNEAR/N, SENTENCE and PARAGRAPH "

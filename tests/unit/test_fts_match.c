@@ -78,6 +78,17 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
             check_node(c, x, n);
         }
         return;
+    case FTSN_ORDER:
+        /* '<<' with an operand a chain cannot take: positive, unanchored,
+        ** unboosted operands, in the query's order */
+        assert_true(x->nChild >= 2);
+        for (int k = 0; k < x->nChild; k++) {
+            const FtsNode *c = x->aChild[k];
+            assert_true(c->kind != FTSN_NOT && c->anchor == 0 && c->fBoost == 0);
+            if (k) assert_true(c->pos >= x->aChild[k - 1]->pos + x->aChild[k - 1]->len);
+            check_node(c, x, n);
+        }
+        return;
     case FTSN_NOT:
         assert_int_equal(x->nChild, 1);
         assert_non_null(parent);
@@ -334,8 +345,9 @@ static void test_prefix(void **state) {
     check_error("^*ab", 0,
                 "MATCH: near '^*ab' at offset 0: '^' and '$' anchor a word or an exact phrase, not a "
                 "wildcard");
-    check_error("a << *b*", 5,
-                "MATCH: near '*b*' at offset 5: '<<' joins words, exact phrases and OR lists of them; "
+    check("a << *b*", "ORDER(a, WILDCARD(*b*))");
+    check_error("a NEAR/2 *b*", 9,
+                "MATCH: near '*b*' at offset 9: NEAR/N joins words, exact phrases and OR lists of them; "
                 "this operand is a wildcard");
     check_error(
         "ab*~", 2,
@@ -729,8 +741,23 @@ static void test_sphinx_operators(void **state) {
     assert_true(fts_fieldset_has(&x->fields, 0) && !fts_fieldset_has(&x->fields, 1));
     check_error("a << b NEAR/2 c", 7, "MATCH: near 'NEAR/2 c' at offset 7: '<<', NEAR/N, NOTNEAR/N, "
                                       "SENTENCE and PARAGRAPH cannot be mixed in one chain");
-    check_error("a* << b", 0, "MATCH: near 'a* << b' at offset 0: '<<' joins words, exact phrases "
-                              "and OR lists of them; this operand is a prefix");
+    /* '<<' over more than words (Manticore's "(bag of words) << "exact
+    ** phrase" << red|green|blue"): an ORDER, its OR lists kept whole */
+    check("a* << b", "ORDER(PREFIX(a*), b)");
+    check("(bag of words) << \"exact phrase\" << red|green|blue",
+          "ORDER(AND(bag, of, words), PHRASE(\"exact phrase\"), OR(red, green, blue))");
+    check("a << (b c) << d", "ORDER(a, AND(b, c), d)");
+    check("(a MAYBE b) << c", "ORDER(MAYBE(a, b), c)");
+    check("(a -b) << \"c d\"~2 << \"e f g\"/2", "ORDER(AND(a, NOT(b)), PHRASE(\"c d\"~2), QUORUM(\"e f g\"/2))");
+    check("(a << b) << (c d)", "ORDER(BEFORE(a, b), AND(c, d))");
+    check("(^a b) << c", "ORDER(AND(^a, b), c)");
+    check("x (a b) << c y", "AND(x, ORDER(AND(a, b), c), y)");
+    check("(a b) << c | d", "ORDER(AND(a, b), OR(c, d))");
+    check_error("a << -b", 5, "MATCH: near '-b' at offset 5: '<<' orders words, phrases, prefixes, "
+                              "wildcards, quorums and groups; this operand is a negation");
+    check_error("(a b) << (-c -d)", 9, "MATCH: near '(-c -d)' at offset 9: '<<' orders words, phrases, "
+                                        "prefixes, wildcards, quorums and groups; this operand is a "
+                                        "negation");
     check("(a << b) | c", "OR(BEFORE(a, b), c)");
     /* OR lists as operands (Sphinx's "red|green|blue << car"): '|' binds
     ** tighter, and the chain becomes one chain per choice, the first
@@ -760,18 +787,18 @@ static void test_sphinx_operators(void **state) {
     check_error("a NOTNEAR/3 (b | c)", 12, "MATCH: near '(b | c)' at offset 12: NOTNEAR/N's second "
                                            "operand is a word or exact phrase; this operand is an OR "
                                            "list");
-    check_error("a << (b | c*)", 10, "MATCH: near 'c*)' at offset 10: '<<' joins words, exact phrases "
-                                     "and OR lists of them; this operand is a prefix");
-    check_error("a << b MAYBE c", 5, "MATCH: near 'b MAYBE c' at offset 5: '<<' joins words, exact "
-                                     "phrases and OR lists of them; this operand is a MAYBE (it binds "
-                                     "tighter: write (a << b) MAYBE c)");
-    check_error("a << (b c)", 5, "MATCH: near '(b c)' at offset 5: '<<' joins words, exact phrases "
-                                 "and OR lists of them; this operand is a group");
+    check("a << (b | c*)", "ORDER(a, OR(b, PREFIX(c*)))");
+    check_error("a << b MAYBE c", 5, "MATCH: near 'b MAYBE c' at offset 5: '<<' orders words, phrases, "
+                                     "prefixes, wildcards, quorums and groups; this operand is a MAYBE "
+                                     "(it binds tighter: write (a << b) MAYBE c, or (a MAYBE b) << c)");
+    check_error("a NEAR/1 (b c)", 9, "MATCH: near '(b c)' at offset 9: NEAR/N joins words, exact "
+                                     "phrases and OR lists of them; this operand is a group");
     check_error("a NEAR/2 \"b c\"~3", 9, "MATCH: near '\"b c\"~3' at offset 9: NEAR/N joins words, "
                                          "exact phrases and OR lists of them; this operand is a "
                                          "proximity phrase");
-    check_error("a << ^b", 5, "MATCH: near '^b' at offset 5: '<<' joins words and exact phrases; "
-                              "'^' and '$' cannot anchor them");
+    check_error("a << ^b", 5, "MATCH: near '^b' at offset 5: '<<' orders words, phrases, prefixes, "
+                              "wildcards, quorums and groups; '^' and '$' cannot anchor an operand "
+                              "itself (they can a word in a group)");
     check_error("a <<", 4, "MATCH: unexpected end of query at offset 4: expected a word or phrase "
                            "after '<<'");
     check_error("<< a", 0, "MATCH: near '<< a' at offset 0: expected a word or phrase before '<<'");
@@ -1000,9 +1027,10 @@ static void test_phrase_alternatives(void **state) {
                                        "('(a | b)') are for phrases; a quorum takes its words in any order");
     /* a phrase's alternatives are an OR list: as a chain operand, one chain each */
     check("x << \"(a | b) c\"", "OR(BEFORE(x, PHRASE(\"a c\")), BEFORE(x, PHRASE(\"b c\")))");
-    check_error("x << \"(a | b) c\"~2", 5, "MATCH: near '\"(a | b) c\"~2' at offset 5: '<<' joins "
-                                            "words, exact phrases and OR lists of them; this operand "
-                                            "is a proximity phrase");
+    check("x << \"(a | b) c\"~2", "ORDER(x, OR(PHRASE(\"a c\"~2), PHRASE(\"b c\"~2)))");
+    check_error("x NEAR/2 \"(a | b) c\"~2", 9, "MATCH: near '\"(a | b) c\"~2' at offset 9: NEAR/N joins "
+                                                "words, exact phrases and OR lists of them; this operand "
+                                                "is a proximity phrase");
     /* nesting is limited as groups outside phrases are */
     char zDeep[400];
     strcpy(zDeep, "\"");
@@ -1058,8 +1086,9 @@ static void test_boost(void **state) {
                               "(word^1.5), not a group");
     check_error("ab*^2", 3, "MATCH: near '^2' at offset 3: a boost (^N) applies to a word "
                             "(word^1.5), not a prefix");
-    check_error("a^2 << b", 0, "MATCH: near 'a^2 << b' at offset 0: '<<' joins words and exact "
-                               "phrases; a boost (^N) cannot apply to them");
+    check_error("a^2 << b", 0, "MATCH: near 'a^2 << b' at offset 0: '<<' orders words, phrases, "
+                               "prefixes, wildcards, quorums and groups; a boost (^N) cannot apply "
+                               "to an operand itself (it can to a word in a group)");
     check_error("a NEAR/2 b^2", 9, "MATCH: near 'b^2' at offset 9: NEAR/N joins words and exact "
                                    "phrases; a boost (^N) cannot apply to them");
 }
