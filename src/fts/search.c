@@ -1500,8 +1500,9 @@ static int opos_room(OrderIt *o, uint32_t n) {
 ** is anchored), each from its first word to past its last; a proximity
 ** phrase's, a chain's or a quorum's words where they are; a group's, an
 ** AND's, an OR's and a quorum's parts' that match d; a MAYBE's required
-** side's (its optional side is not moved while matching). Negations add
-** nothing. LP_OK or LP_NOMEM. */
+** side's (its optional side is not moved while matching), an ORDER's
+** inside (read from what it collected at d). Negations add nothing.
+** LP_OK or LP_NOMEM. */
 static int order_collect(OrderIt *o, It *it, uint32_t d) {
     if (it->doc != d) return LP_OK;
     const PlanNode *pn = it->pn;
@@ -1547,6 +1548,15 @@ static int order_collect(OrderIt *o, It *it, uint32_t d) {
     }
     case PN_AND: {
         AndIt *x = (AndIt *)it;
+        if (pn->bOrder) {
+            /* an ORDER inside: the occurrences its own test collected at d
+            ** (a cursor's positions are read once per document) */
+            const OrderIt *in = (const OrderIt *)it;
+            for (uint32_t k = 0; k < in->nHit; k++) {
+                if (ohit_push(o, in->aHit[k].f, in->aHit[k].pos, in->aHit[k].end)) return LP_NOMEM;
+            }
+            return LP_OK;
+        }
         for (int i = 0; i < x->n; i++) {
             if (order_collect(o, x->a[i], d)) return LP_NOMEM;
         }

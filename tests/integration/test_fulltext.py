@@ -409,6 +409,8 @@ OPERATOR_CASES = [
     ("(fox MAYBE nothere) << dog", [1]),
     ("(big | quick) << (brown | bear)", [1]),  # words only: chains, as before
     ("(a bear) << (brown big)", [3]),
+    ("((quick brown) << fox) << lazy", [1]),  # an inner ORDER's: its operands' occurrences
+    ("((quick brown) << fox) << quick", []),
     # NEAR/N: at most N positions apart, either order, in one field
     ("fox NEAR/3 lazy", []),
     ("fox NEAR/4 lazy", [1]),

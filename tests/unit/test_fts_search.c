@@ -1243,8 +1243,8 @@ static void rand_query(char *buf) {
                 static const char *const aOrd[] = {"(%s %s) << %s", "%s << (%s | %.2s*)", "%s << %.2s* << %s",
                                                    "(%s -%s) << \"%s %s\"", "\"%s %s %s\"/1 << %s",
                                                    "@title (%s | %s) << %s", "(%s MAYBE %s) << %s",
-                                                   "(%s << %s) << (%s %s)"};
-                int k = (int)(rnd() % 8);
+                                                   "(%s << %s) << (%s %s)", "((%s %s) << %s) << %s*"};
+                int k = (int)(rnd() % 9);
                 sprintf(buf + strlen(buf), aOrd[k], w, w2, k == 1 ? w : w3, w);
             } else if (rnd() % 2) {
                 sprintf(buf + strlen(buf), "%s << \"%s %s\"", w, w2, rnd() % 2 ? w3 : w);
@@ -1371,6 +1371,7 @@ static void test_operators_vs_reference(void **state) {
         "(ab0 << abc1) << xy2", "@title (ab0 | abc1) << xy2", "(ab0 -abc1) << xy2", "(ab0 xy2) << ab0",
         "\"ab0 abc1 xy2\"/2 << ab3", "(ab0 MAYBE xy2) << abc1", "(^ab0 xy2) << abc1", "*c1 << (ab0 | xy2)",
         "(ab0 abc1) << \"xy2 ab3\" << (abc4 | xy5)", "ab0 << (nothere abc1)", "(ab0 | nothere) << abc1",
+        "((ab0 abc1) << xy2) << ab*", "(ab* << (abc1 xy2)) << (ab3 | xy5)", "xy2 << (ab0 << (abc1 ab3))",
         "ab0 NEAR/1 abc1", "ab0 NEAR/3 abc1", "ab0 NEAR/2 abc1 NEAR/2 xy2", "xy5 NEAR/8 ab0",
         "ab0 NOTNEAR/1 abc1", "ab0 NOTNEAR/5 abc1", "abc1 NOTNEAR/2 ab0", "ab0 NOTNEAR/3 nothere",
         "\"ab0 abc1\" NOTNEAR/2 \"xy2 ab3\"", "@body ab0 NOTNEAR/4 xy2", "ab0 NOTNEAR/1 ab0",
