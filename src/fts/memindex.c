@@ -165,6 +165,7 @@ struct FtsMem {
     int bSortedStale;       /* some shard has terms past its nSorted */
     uint32_t nHasScans;     /* wildcard scans served (guarded by mu) */
     int bInfix;             /* infix is kept (from the MEM_INFIX_AFTER-th) */
+    int bInfixBuilding;     /* a scan is building it, outside mu (guarded by mu) */
     MemInfix infix;         /* guarded by mu */
     atomic_size_t nInfixBytes; /* its memory, for fts_mem_bytes (read unlocked) */
 };
@@ -1312,7 +1313,8 @@ static int mem_scan(FtsSource *s, const uint8_t *prefix, int nPrefix, FtsKeyFn x
 ** (sorted: they are few), rather than reading every key of the field. The
 ** index is built on the MEM_INFIX_AFTER-th wildcard scan of the segment
 ** (building it costs about as much as that many scans of every key: 15 ms
-** for SciFact's 46,000 terms), then each scan adds the terms created
+** for SciFact's 46,000 terms; it is built outside the segment's mutex, and
+** the scans meanwhile read every key), then each scan adds the terms created
 ** since the last one, so a table written to between its wildcards pays
 ** for its new terms only. It lives until the segment is freed. */
 #define MEM_INFIX_AFTER 8
@@ -1363,32 +1365,73 @@ static int infix_add(MemInfix *x, uint32_t g, uint32_t id) {
     return LP_OK;
 }
 
+/* Adds to x each shard's terms from aNext[i] on, moving aNext[i] past
+** them (no writer runs: the caller is a reader). LP_OK or LP_NOMEM. */
+static int infix_add_terms(const FtsMem *m, MemInfix *x, size_t *aNext) {
+    for (int i = 0; i < MEM_SHARDS; i++) {
+        const MemShard *sh = &m->aShard[i];
+        for (; aNext[i] < sh->aTerm.n; aNext[i]++) {
+            MemTerm *t = sh->aTerm.a[aNext[i]];
+            uint32_t id = (uint32_t)x->byId.n;
+            if (VEC_PUSH(&x->byId, t)) return LP_NOMEM;
+            for (int j = 1; j + 3 <= t->nKey; j++) {
+                if (infix_add(x, fts_infix_gram(t->key + j), id)) return LP_NOMEM;
+            }
+        }
+    }
+    return LP_OK;
+}
+
+/* Drops m's index (it is tried again MEM_INFIX_AFTER scans on); the
+** caller holds m->mu. */
+static void infix_drop(FtsMem *m) {
+    infix_free(&m->infix);
+    atomic_store_explicit(&m->nInfixBytes, 0, memory_order_relaxed);
+    for (int i = 0; i < MEM_SHARDS; i++) m->aShard[i].nInfix = 0;
+    m->bInfix = 0;
+    m->nHasScans = 0;
+}
+
 /* Adds the terms created since the last call (the caller holds m->mu; no
 ** writer runs). LP_OK or LP_NOMEM (the index is then dropped). */
 static int infix_update(FtsMem *m) {
     MemInfix *x = &m->infix;
-    for (int i = 0; i < MEM_SHARDS; i++) {
-        MemShard *sh = &m->aShard[i];
-        for (; sh->nInfix < sh->aTerm.n; sh->nInfix++) {
-            MemTerm *t = sh->aTerm.a[sh->nInfix];
-            uint32_t id = (uint32_t)x->byId.n;
-            if (VEC_PUSH(&x->byId, t)) goto nomem;
-            for (int j = 1; j + 3 <= t->nKey; j++) {
-                if (infix_add(x, fts_infix_gram(t->key + j), id)) goto nomem;
-            }
-        }
+    size_t aNext[MEM_SHARDS];
+    for (int i = 0; i < MEM_SHARDS; i++) aNext[i] = m->aShard[i].nInfix;
+    int rc = infix_add_terms(m, x, aNext);
+    if (rc != LP_OK) {
+        infix_drop(m);
+        return rc;
     }
+    for (int i = 0; i < MEM_SHARDS; i++) m->aShard[i].nInfix = aNext[i];
     atomic_store_explicit(&m->nInfixBytes,
                           x->nListBytes + sizeof(MemGram) * x->nSlot + sizeof(MemTerm *) * x->byId.cap,
                           memory_order_relaxed);
     return LP_OK;
-nomem:
-    infix_free(x);
-    atomic_store_explicit(&m->nInfixBytes, 0, memory_order_relaxed);
-    for (int i = 0; i < MEM_SHARDS; i++) m->aShard[i].nInfix = 0;
-    m->bInfix = 0;
-    m->nHasScans = 0; /* tried again MEM_INFIX_AFTER scans on */
-    return LP_NOMEM;
+}
+
+/* Builds m's index from every term, outside m->mu, which the caller
+** holds on entry and on return, having set bInfixBuilding: the first build
+** takes about 15 ms for 46,000 terms, and prefix scans (the sorted-key
+** cache) and other wildcards, which read every key meanwhile, need not
+** wait for it. No writer runs while the caller, a reader, holds the
+** table's read lock, so the terms stay as they are. */
+static void infix_build(FtsMem *m) {
+    pthread_mutex_unlock(&m->mu);
+    MemInfix x;
+    memset(&x, 0, sizeof(x));
+    size_t aNext[MEM_SHARDS] = {0};
+    int rc = infix_add_terms(m, &x, aNext);
+    pthread_mutex_lock(&m->mu);
+    m->bInfixBuilding = 0;
+    if (rc != LP_OK) {
+        infix_free(&x);
+        m->nHasScans = 0; /* tried again MEM_INFIX_AFTER scans on */
+        return;
+    }
+    m->infix = x;
+    for (int i = 0; i < MEM_SHARDS; i++) m->aShard[i].nInfix = aNext[i];
+    m->bInfix = 1;
 }
 
 static int cmp_term_ptr(const void *a, const void *b) {
@@ -1436,8 +1479,11 @@ static int mem_scan_has(FtsSource *s, const uint8_t *prefix, int nPrefix, const 
     if (!fts_infix_usable(pHas)) return mem_scan(s, prefix, nPrefix, xKey, ctx, err);
     pthread_mutex_lock(&m->mu);
     int rc = LP_OK;
-    if (!m->bInfix && ++m->nHasScans >= MEM_INFIX_AFTER) m->bInfix = 1;
-    if (m->bInfix) rc = infix_update(m); /* out of memory: this scan reads every key */
+    if (!m->bInfix && !m->bInfixBuilding && ++m->nHasScans >= MEM_INFIX_AFTER) {
+        m->bInfixBuilding = 1;
+        infix_build(m); /* out of memory: this scan reads every key */
+    }
+    if (m->bInfix) rc = infix_update(m); /* the same */
     MemTerm **a = NULL;
     size_t n = 0;
     int bIndexed = m->bInfix && rc == LP_OK;
