@@ -126,17 +126,44 @@ uint64_t fts_infix_bytes(const FtsInfix *x) {
     return x->pOwn ? (2 * (uint64_t)x->nGram + 1 + x->nEntry) * sizeof(uint32_t) : 0;
 }
 
-int fts_infix_list(const FtsInfix *x, uint32_t g, const uint32_t **pa, uint32_t *pn) {
+/* The first index of x->aGram holding a trigram >= g. */
+static uint32_t gram_lower(const FtsInfix *x, uint32_t g) {
     uint32_t lo = 0, hi = x->nGram;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
         if (x->aGram[mid] < g) lo = mid + 1;
         else hi = mid;
     }
+    return lo;
+}
+
+int fts_infix_list(const FtsInfix *x, uint32_t g, const uint32_t **pa, uint32_t *pn) {
+    uint32_t lo = gram_lower(x, g);
     if (lo == x->nGram || x->aGram[lo] != g) return 0;
     *pa = x->aBlk + x->aStart[lo];
     *pn = x->aStart[lo + 1] - x->aStart[lo];
     return 1;
+}
+
+/* Sets the bits of trigram index i's blocks. */
+static void gram_blocks(const FtsInfix *x, uint32_t i, uint8_t *aBit, uint64_t nBlk) {
+    for (uint32_t k = x->aStart[i]; k < x->aStart[i + 1]; k++) {
+        uint32_t b = x->aBlk[k];
+        if (b < nBlk) aBit[b >> 3] |= (uint8_t)(1u << (b & 7));
+    }
+}
+
+void fts_infix_pair_blocks(const FtsInfix *x, const uint8_t *p, uint8_t *aBit, uint64_t nBlk) {
+    uint32_t pair = (uint32_t)p[0] << 8 | p[1];
+    /* "ab?": one run of the sorted list */
+    for (uint32_t i = gram_lower(x, pair << 8); i < x->nGram && x->aGram[i] >> 8 == pair; i++) {
+        gram_blocks(x, i, aBit, nBlk);
+    }
+    /* "?ab": one search per first byte */
+    for (uint32_t c = 0; c < 256; c++) {
+        uint32_t g = c << 16 | pair, i = gram_lower(x, g);
+        if (i < x->nGram && x->aGram[i] == g) gram_blocks(x, i, aBit, nBlk);
+    }
 }
 
 int fts_infix_usable(const FtsScanHas *pHas) {

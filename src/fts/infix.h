@@ -65,6 +65,13 @@ int fts_infix_list(const FtsInfix *x, uint32_t g, const uint32_t **pa, uint32_t 
 ** narrow a scan for it)? */
 int fts_infix_usable(const FtsScanHas *pHas);
 
+/* Sets, in the bitmap aBit of nBlk blocks, the blocks of every trigram
+** that begins or ends with the 2 bytes p[0..2): a term of 3 bytes or more
+** holding them holds such a trigram, so these blocks and the one where a
+** term of just those 2 bytes would be are all the blocks a wildcard with
+** that part (`*ab*`) must read. About 260 searches of the trigram list. */
+void fts_infix_pair_blocks(const FtsInfix *x, const uint8_t *p, uint8_t *aBit, uint64_t nBlk);
+
 /* Trigram p[0..3) as a number. */
 static inline uint32_t fts_infix_gram(const uint8_t *p) {
     return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];

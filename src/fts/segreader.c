@@ -905,11 +905,71 @@ static int infix_list(void *ctx, uint32_t g, const uint32_t **pa, uint32_t *pn) 
     return fts_infix_list(ctx, g, pa, pn);
 }
 
+/* Reads the keys of the prefix in block b and on (it positioned by
+** dict_seek), handing them over; *pbPast when past the prefix. */
+static int scan_block(DictIter *it, uint64_t b, const uint8_t *prefix, int nPrefix, FtsKeyFn xKey, void *ctx,
+                      int *pbPast, LpError *err) {
+    int rc = dict_block(it, b, err);
+    if (rc != LP_OK) return rc;
+    while (it->iKey < it->nKeyBlk) {
+        int r = dict_next(it, err);
+        if (r < 0) return -r;
+        if ((r = scan_key(&it->k, prefix, nPrefix, xKey, ctx, pbPast)) != 0) return r;
+        if (*pbPast) return LP_OK;
+    }
+    return LP_OK;
+}
+
+/* Has pHas a string of 2 bytes (and none longer: fts_infix_usable)? */
+static int has_pair(const FtsScanHas *pHas) {
+    for (int i = 0; pHas && i < pHas->nPart; i++) {
+        if (pHas->anPart[i] == 2) return 1;
+    }
+    return 0;
+}
+
+/* xScanHas for a wildcard whose longest literal parts have 2 bytes
+** (`*ab*`, `*ab*cd`): for each such part, the blocks of the trigrams
+** that begin or end with it and the block where the key of just those 2
+** bytes would be (fts_infix_pair_blocks); the blocks every part allows are
+** read in order, from the one the prefix's keys start in. prefix[0] is
+** the field byte. */
+static int scan_has_pairs(FtsSegment *seg, const FtsInfix *x, const uint8_t *prefix, int nPrefix,
+                          const FtsScanHas *pHas, FtsKeyFn xKey, void *ctx, LpError *err) {
+    uint64_t nBlk = seg->nBlk, nByte = (nBlk + 7) / 8;
+    uint8_t *aAll = calloc(2, (size_t)nByte), *aPart = aAll + nByte;
+    if (!aAll) return lp_err_set(err, LP_NOMEM, "fts segment %s: out of memory reading its infix filter", seg->zName);
+    int rc = LP_OK, bFirst = 1;
+    DictIter it;
+    for (int i = 0; i < pHas->nPart && rc == LP_OK; i++) {
+        if (pHas->anPart[i] != 2) continue;
+        memset(aPart, 0, (size_t)nByte);
+        fts_infix_pair_blocks(x, pHas->aPart[i], aPart, nBlk);
+        uint8_t key[3] = {prefix[0], pHas->aPart[i][0], pHas->aPart[i][1]};
+        if ((rc = dict_seek(seg, key, 3, &it, err)) != LP_OK) break;
+        aPart[it.iBlk >> 3] |= (uint8_t)(1u << (it.iBlk & 7));
+        for (uint64_t k = 0; k < nByte; k++) aAll[k] = bFirst ? aPart[k] : aAll[k] & aPart[k];
+        bFirst = 0;
+    }
+    if (rc == LP_OK) rc = dict_seek(seg, prefix, nPrefix, &it, err);
+    int bPast = 0;
+    for (uint64_t b = it.iBlk; rc == LP_OK && !bPast && b < nBlk; b++) {
+        if (aAll[b >> 3] >> (b & 7) & 1) rc = scan_block(&it, b, prefix, nPrefix, xKey, ctx, &bPast, err);
+    }
+    free(aAll);
+    return rc;
+}
+
 /* FtsSourceVt.xScanHas: the blocks holding every trigram of pHas's
-** strings, from the one the prefix's keys start in, read in order. */
+** strings, from the one the prefix's keys start in, read in order (for
+** strings of 2 bytes at most: scan_has_pairs). */
 static int src_scan_has(FtsSource *s, const uint8_t *prefix, int nPrefix, const FtsScanHas *pHas,
                         FtsKeyFn xKey, void *ctx, LpError *err) {
     FtsSegment *seg = (FtsSegment *)s;
+    if (!fts_infix_usable(pHas) && has_pair(pHas) && seg->nTerms > 0 && nPrefix >= 1 && nPrefix <= FTS_MAX_KEY) {
+        const FtsInfix *x = seg_infix(seg, err);
+        return x ? scan_has_pairs(seg, x, prefix, nPrefix, pHas, xKey, ctx, err) : err->code;
+    }
     if (!fts_infix_usable(pHas) || seg->nTerms == 0 || nPrefix > FTS_MAX_KEY) {
         return src_scan(s, prefix, nPrefix, xKey, ctx, err);
     }
@@ -926,15 +986,9 @@ static int src_scan_has(FtsSource *s, const uint8_t *prefix, int nPrefix, const 
     DictIter it;
     int rc = dict_seek(seg, prefix, nPrefix, &it, err);
     if (rc != LP_OK) return rc;
-    for (uint64_t b = fts_infix_iter_next(&ii, it.iBlk); b != UINT64_MAX; b = fts_infix_iter_next(&ii, b)) {
-        if ((rc = dict_block(&it, b, err)) != LP_OK) return rc;
-        int bPast = 0;
-        while (it.iKey < it.nKeyBlk) {
-            int r = dict_next(&it, err);
-            if (r < 0) return -r;
-            if ((r = scan_key(&it.k, prefix, nPrefix, xKey, ctx, &bPast)) != 0) return r;
-            if (bPast) return LP_OK;
-        }
+    int bPast = 0;
+    for (uint64_t b = fts_infix_iter_next(&ii, it.iBlk); b != UINT64_MAX && !bPast; b = fts_infix_iter_next(&ii, b)) {
+        if ((rc = scan_block(&it, b, prefix, nPrefix, xKey, ctx, &bPast, err)) != LP_OK) return rc;
     }
     return LP_OK;
 }

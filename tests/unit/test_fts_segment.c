@@ -876,6 +876,19 @@ static void test_scan_has_narrows(void **state) {
     /* Each part is held by about 20,000 * 10 / 26^3 = 11 keys, in as many
     ** blocks of 8. */
     assert_true(nGot < (uint64_t)nQuery * 2 * 200);
+    /* A part of 2 bytes (`*ab*`) is held by about 20,000 * 10 / 26^2 = 300
+    ** keys: the blocks of the trigrams that begin or end with it are read,
+    ** about a third of the field's (a scan of every key without them). */
+    uint64_t nPair = 0, nField = 0;
+    for (size_t i = 0; i < r.nTerm; i += 997) {
+        const RefTerm *t = &r.aTerm[i];
+        const uint8_t *aPart[1] = {t->key + 1 + (t->nKey - 3) / 2};
+        int anPart[1] = {2};
+        uint8_t f = t->key[0];
+        nPair += (uint64_t)check_has(src, &r, &f, 1, aPart, anPart, 1);
+        for (size_t j = 0; j < r.nTerm; j++) nField += r.aTerm[j].key[0] == f;
+    }
+    assert_true(nPair * 2 < nField);
     nGot += check_has_all(seg, &r);
     fts_segr_close(seg);
     ref_free(&r);
