@@ -222,6 +222,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if (rc != LP_OK && rc != LP_NOMEM) expect_corrupt(rc, &err);
             if (rcCheck == LP_OK && rc == LP_OK && !w.bSeen) abort();
         }
+        /* And for its last 2 bytes (the blocks of the trigrams that begin
+        ** or end with them, and of the 2-byte term): reported too. */
+        if (keys.an[i] >= 3) {
+            const uint8_t *aPart[1] = {keys.a[i] + keys.an[i] - 2};
+            int anPart[1] = {2};
+            FtsScanHas has = {aPart, anPart, 1};
+            Want w = {keys.a[i], keys.an[i], 0};
+            rc = src->vt->xScanHas(src, keys.a[i], 1, &has, want_key, &w, &err);
+            if (rc != LP_OK && rc != LP_NOMEM) expect_corrupt(rc, &err);
+            if (rcCheck == LP_OK && rc == LP_OK && !w.bSeen) abort();
+        }
         walk(src, keys.a[i], keys.an[i], 0, data, size, aPos);
         walk(src, keys.a[i], keys.an[i], 1, data, size, aPos);
     }
