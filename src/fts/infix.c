@@ -173,6 +173,15 @@ int fts_infix_usable(const FtsScanHas *pHas) {
     return 0;
 }
 
+int fts_infix_pair_usable(const FtsScanHas *pHas) {
+    int bPair = 0;
+    for (int i = 0; pHas && i < pHas->nPart; i++) {
+        if (pHas->anPart[i] >= 3) return 0;
+        bPair |= pHas->anPart[i] == 2;
+    }
+    return bPair;
+}
+
 int fts_infix_iter_init(FtsInfixIter *it, const FtsScanHas *pHas, FtsInfixListFn xList, void *ctx) {
     it->nL = 0;
     for (int i = 0; i < pHas->nPart; i++) {

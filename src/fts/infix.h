@@ -65,6 +65,11 @@ int fts_infix_list(const FtsInfix *x, uint32_t g, const uint32_t **pa, uint32_t 
 ** narrow a scan for it)? */
 int fts_infix_usable(const FtsScanHas *pHas);
 
+/* Has pHas a string of 2 bytes, and none of 3 or more (fts_infix_usable
+** then says no)? Then a term holding it either is those 2 bytes or holds
+** a trigram that begins or ends with them. */
+int fts_infix_pair_usable(const FtsScanHas *pHas);
+
 /* Sets, in the bitmap aBit of nBlk blocks, the blocks of every trigram
 ** that begins or ends with the 2 bytes p[0..2): a term of 3 bytes or more
 ** holding them holds such a trigram, so these blocks and the one where a

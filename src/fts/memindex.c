@@ -1470,13 +1470,88 @@ static int infix_candidates(const FtsMem *m, const uint8_t *prefix, int nPrefix,
     return LP_OK;
 }
 
+static int cmp_ptr(const void *a, const void *b) {
+    uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
+    return (x > y) - (x < y);
+}
+
+typedef VEC(MemTerm *) TermVec;
+
+/* Appends to v the terms of trigram g (+ 1) in the index. */
+static int pair_gram_terms(const MemInfix *x, uint32_t g1, TermVec *v) {
+    const MemGram *e = infix_slot(x, g1);
+    if (!e->gram) return LP_OK;
+    if (VEC_RESERVE(v, v->n + e->n)) return LP_NOMEM;
+    for (uint32_t k = 0; k < e->n; k++) v->a[v->n++] = x->byId.a[e->a[k]];
+    return LP_OK;
+}
+
+/* infix_candidates for pHas's strings of 2 bytes (fts_infix_pair_usable):
+** per string, the terms of the trigrams that begin or end with it and the
+** term of just those 2 bytes in the prefix's field (prefix[0]); the terms
+** every string allows. */
+static int pair_candidates(const FtsMem *m, const uint8_t *prefix, int nPrefix, const FtsScanHas *pHas,
+                           MemTerm ***pa, size_t *pn) {
+    const MemInfix *x = &m->infix;
+    TermVec all = {0}, part = {0};
+    int rc = LP_OK, bFirst = 1;
+    for (int i = 0; i < pHas->nPart && rc == LP_OK; i++) {
+        if (pHas->anPart[i] != 2) continue;
+        const uint8_t *p = pHas->aPart[i];
+        uint32_t pair = (uint32_t)p[0] << 8 | p[1];
+        part.n = 0;
+        for (uint32_t c = 0; c < 256 && rc == LP_OK && x->nSlot; c++) {
+            rc = pair_gram_terms(x, (pair << 8 | c) + 1, &part);
+            if (rc == LP_OK) rc = pair_gram_terms(x, (c << 16 | pair) + 1, &part);
+        }
+        uint8_t key[3] = {prefix[0], p[0], p[1]};
+        const MemTerm *t = term_lookup(m, key, 3);
+        if (rc == LP_OK && t && VEC_PUSH(&part, (MemTerm *)t)) rc = LP_NOMEM;
+        if (rc != LP_OK) break;
+        if (part.n > 1) qsort(part.a, part.n, sizeof(MemTerm *), cmp_ptr);
+        size_t nu = 0;
+        for (size_t k = 0; k < part.n; k++) {
+            if (k == 0 || part.a[k] != part.a[k - 1]) part.a[nu++] = part.a[k];
+        }
+        part.n = nu;
+        if (bFirst) {
+            TermVec tmp = all;
+            all = part;
+            part = tmp;
+            bFirst = 0;
+            continue;
+        }
+        size_t o = 0, j = 0; /* all &= part, both ascending */
+        for (size_t k = 0; k < all.n; k++) {
+            while (j < part.n && (uintptr_t)part.a[j] < (uintptr_t)all.a[k]) j++;
+            if (j < part.n && part.a[j] == all.a[k]) all.a[o++] = all.a[k];
+        }
+        all.n = o;
+    }
+    VEC_FREE(&part);
+    if (rc != LP_OK) {
+        VEC_FREE(&all);
+        return rc;
+    }
+    size_t n = 0;
+    for (size_t k = 0; k < all.n; k++) {
+        MemTerm *t = all.a[k];
+        if (t->df && t->nKey >= nPrefix && memcmp(t->key, prefix, (size_t)nPrefix) == 0) all.a[n++] = t;
+    }
+    *pa = all.a; /* malloc'd by the VEC, freed by the caller */
+    *pn = n;
+    return LP_OK;
+}
+
 /* FtsSourceVt.xScanHas: once the segment keeps its infix index, the terms
-** that hold every trigram of pHas's strings, in key order; before, every
-** key of the prefix, as mem_scan. */
+** that hold every trigram of pHas's strings (or, when its longest strings
+** have 2 bytes, a trigram beginning or ending with each: pair_candidates),
+** in key order; before, every key of the prefix, as mem_scan. */
 static int mem_scan_has(FtsSource *s, const uint8_t *prefix, int nPrefix, const FtsScanHas *pHas,
                         FtsKeyFn xKey, void *ctx, LpError *err) {
     FtsMem *m = (FtsMem *)s;
-    if (!fts_infix_usable(pHas)) return mem_scan(s, prefix, nPrefix, xKey, ctx, err);
+    int bPairs = fts_infix_pair_usable(pHas) && nPrefix >= 1;
+    if (!fts_infix_usable(pHas) && !bPairs) return mem_scan(s, prefix, nPrefix, xKey, ctx, err);
     pthread_mutex_lock(&m->mu);
     int rc = LP_OK;
     if (!m->bInfix && !m->bInfixBuilding && ++m->nHasScans >= MEM_INFIX_AFTER) {
@@ -1487,7 +1562,10 @@ static int mem_scan_has(FtsSource *s, const uint8_t *prefix, int nPrefix, const 
     MemTerm **a = NULL;
     size_t n = 0;
     int bIndexed = m->bInfix && rc == LP_OK;
-    if (bIndexed) rc = infix_candidates(m, prefix, nPrefix, pHas, &a, &n);
+    if (bIndexed) {
+        rc = bPairs ? pair_candidates(m, prefix, nPrefix, pHas, &a, &n)
+                    : infix_candidates(m, prefix, nPrefix, pHas, &a, &n);
+    }
     pthread_mutex_unlock(&m->mu);
     if (!bIndexed) return mem_scan(s, prefix, nPrefix, xKey, ctx, err);
     if (rc != LP_OK) return lp_err_set(err, LP_NOMEM, "out of memory reading the infix index");

@@ -920,14 +920,6 @@ static int scan_block(DictIter *it, uint64_t b, const uint8_t *prefix, int nPref
     return LP_OK;
 }
 
-/* Has pHas a string of 2 bytes (and none longer: fts_infix_usable)? */
-static int has_pair(const FtsScanHas *pHas) {
-    for (int i = 0; pHas && i < pHas->nPart; i++) {
-        if (pHas->anPart[i] == 2) return 1;
-    }
-    return 0;
-}
-
 /* xScanHas for a wildcard whose longest literal parts have 2 bytes
 ** (`*ab*`, `*ab*cd`): for each such part, the blocks of the trigrams
 ** that begin or end with it and the block where the key of just those 2
@@ -966,7 +958,7 @@ static int scan_has_pairs(FtsSegment *seg, const FtsInfix *x, const uint8_t *pre
 static int src_scan_has(FtsSource *s, const uint8_t *prefix, int nPrefix, const FtsScanHas *pHas,
                         FtsKeyFn xKey, void *ctx, LpError *err) {
     FtsSegment *seg = (FtsSegment *)s;
-    if (!fts_infix_usable(pHas) && has_pair(pHas) && seg->nTerms > 0 && nPrefix >= 1 && nPrefix <= FTS_MAX_KEY) {
+    if (fts_infix_pair_usable(pHas) && seg->nTerms > 0 && nPrefix >= 1 && nPrefix <= FTS_MAX_KEY) {
         const FtsInfix *x = seg_infix(seg, err);
         return x ? scan_has_pairs(seg, x, prefix, nPrefix, pHas, xKey, ctx, err) : err->code;
     }

@@ -548,6 +548,9 @@ static void check_source(const Scenario *s, FtsSource *mul) {
         if (k->nKey < 4) continue;
         check_scan_has(s, ref, mul, (const uint8_t *)"", 0, k->key + k->nKey - 3, 3);
         check_scan_has(s, ref, mul, k->key, 1, k->key + k->nKey - 3, 3);
+        /* and 2 bytes (`*ab*`: the trigrams beginning or ending with them) */
+        check_scan_has(s, ref, mul, k->key, 1, k->key + k->nKey - 2, 2);
+        check_scan_has(s, ref, mul, k->key, 1, k->key + 1, 2);
     }
     /* prefixes: each field, and the first bytes of words */
     for (int f = 0; f < NF; f++) {
@@ -1616,7 +1619,7 @@ static void test_mem_scan_has(void **state) {
     enum { NDOC = 2000, NVOC = 4000 };
     static char az[NVOC][12];
     for (int i = 0; i < NVOC; i++) {
-        int n = 5 + (int)rnd_below(6);
+        int n = i % 100 == 0 ? 2 : 5 + (int)rnd_below(6); /* a few 2-letter words */
         for (int j = 0; j < n; j++) az[i][j] = (char)('a' + rnd_below(26));
         az[i][n] = 0;
     }
@@ -1638,23 +1641,26 @@ static void test_mem_scan_has(void **state) {
     LpError err;
     KeyVec all = {0};
     assert_int_equal(src->vt->xScan(src, (const uint8_t *)"", 0, collect_key, &all, &err), LP_OK);
-    uint64_t nLate = 0, nLateQ = 0;
+    uint64_t nLate = 0, nLateQ = 0, nLate2 = 0, nLateQ2 = 0;
     size_t nBytes0 = fts_mem_bytes(m);
-    for (int q = 0; q < 40; q++) {
-        const char *w = az[rnd_below(NVOC)];
-        const uint8_t *part = (const uint8_t *)w + rnd_below(strlen(w) - 2);
+    for (int q = 0; q < 60; q++) {
+        /* every third a part of 2 bytes (`*ab*`), in one field, sometimes
+        ** a whole 2-letter word */
+        int nPart = q % 3 == 2 ? 2 : 3;
+        const char *w = az[nPart == 2 && q % 2 ? 100 * rnd_below(NVOC / 100) : rnd_below(NVOC)];
+        const uint8_t *part = (const uint8_t *)w + rnd_below(strlen(w) - (size_t)nPart + 1);
         const uint8_t *aPart[1] = {part};
-        int anPart[1] = {3};
+        int anPart[1] = {nPart};
         FtsScanHas has = {aPart, anPart, 1};
         uint8_t pre[1] = {(uint8_t)rnd_below(NF)};
-        int nPre = (int)rnd_below(2);
+        int nPre = nPart == 2 ? 1 : (int)rnd_below(2);
         KeyVec b = {0};
         assert_int_equal(src->vt->xScanHas(src, pre, nPre, &has, collect_key, &b, &err), LP_OK);
         int j = 0;
         for (int i = 0; i < all.n; i++) {
             const KeyRec *k = &all.a[i];
-            if ((nPre && k->key[0] != pre[0]) || !key_has(k, part, 3)) continue;
-            while (j < b.n && !key_has(&b.a[j], part, 3)) j++;
+            if ((nPre && k->key[0] != pre[0]) || !key_has(k, part, nPart)) continue;
+            while (j < b.n && !key_has(&b.a[j], part, nPart)) j++;
             if (j == b.n) fail_msg("scan %d left out a key", q);
             assert_int_equal(k->nKey, b.a[j].nKey);
             assert_memory_equal(k->key, b.a[j].key, (size_t)k->nKey);
@@ -1665,15 +1671,23 @@ static void test_mem_scan_has(void **state) {
             assert_true(!nPre || b.a[i].key[0] == pre[0]);
             if (i) assert_true(key_cmp(b.a[i - 1].key, b.a[i - 1].nKey, b.a[i].key, b.a[i].nKey) < 0);
         }
-        if (q >= 8) {
+        if (q >= 8 && nPart == 3) {
             nLate += (uint64_t)b.n;
             nLateQ++;
+        } else if (q >= 8) {
+            nLate2 += (uint64_t)b.n;
+            nLateQ2++;
         }
         free(b.a);
     }
     /* with the filter a 3-byte part narrows the keys to a few blocks of 8 */
     print_message("mem scan_has: %.1f keys reported per scan of %d\n", (double)nLate / (double)nLateQ, all.n);
     assert_true(nLate < nLateQ * (uint64_t)all.n / 10);
+    /* a 2-byte part in one field, to the terms of the trigrams that begin
+    ** or end with it: a few dozen of a third of the keys */
+    print_message("mem scan_has, 2 bytes: %.1f keys reported per scan of %d\n", (double)nLate2 / (double)nLateQ2,
+                  all.n);
+    assert_true(nLate2 < nLateQ2 * (uint64_t)all.n / 30);
     /* the index counts in the segment's memory: a few trigram ids per term */
     assert_true(fts_mem_bytes(m) >= nBytes0 + 4 * (size_t)all.n);
     /* new terms: the filter is stale and rebuilt later; each is found */
