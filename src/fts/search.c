@@ -438,6 +438,8 @@ typedef struct AndIt {
     int n;
     It **aNeg;
     int nNeg;
+    int (*xOk)(struct AndIt *); /* ZONESPAN's and ORDER's further test of a
+                                ** document all the parts match, or NULL */
 } AndIt;
 
 static uint32_t and_settle(AndIt *x, uint32_t d) {
@@ -1441,17 +1443,18 @@ static uint32_t and_settle_test(AndIt *x, int (*xOk)(AndIt *)) {
     return x->base.doc;
 }
 
-static uint32_t span_and_next(It *it) {
+static uint32_t tested_and_next(It *it) {
     and_next(it);
-    return and_settle_test((AndIt *)it, span_and_ok);
+    return and_settle_test((AndIt *)it, ((AndIt *)it)->xOk);
 }
 
-static uint32_t span_and_advance(It *it, uint32_t target) {
+static uint32_t tested_and_advance(It *it, uint32_t target) {
     and_advance(it, target);
-    return and_settle_test((AndIt *)it, span_and_ok);
+    return and_settle_test((AndIt *)it, ((AndIt *)it)->xOk);
 }
 
-static const ItVt span_and_vt = {span_and_next, span_and_advance, and_score};
+/* An AND with xOk (ZONESPAN: span_and_ok; ORDER: order_holds). */
+static const ItVt tested_and_vt = {tested_and_next, tested_and_advance, and_score};
 
 /* -- ORDER: '<<' over any operands, an AND whose children's occurrences
 ** must come in order -- */
@@ -1621,17 +1624,6 @@ static int order_holds(AndIt *x) {
     return 0;
 }
 
-static uint32_t order_next(It *it) {
-    and_next(it);
-    return and_settle_test((AndIt *)it, order_holds);
-}
-
-static uint32_t order_advance(It *it, uint32_t target) {
-    and_advance(it, target);
-    return and_settle_test((AndIt *)it, order_holds);
-}
-
-static const ItVt order_vt = {order_next, order_advance, and_score};
 
 /* -- every document / no document -- */
 static uint32_t all_next(It *it) {
@@ -1741,7 +1733,8 @@ static It *instantiate(FtsQuery *q, const PlanNode *pn) {
         for (int i = 0; i < pn->nChild && ok; i++) ok = (x->a[i] = instantiate(q, pn->aChild[i])) != NULL;
         q->nOrderInst -= pn->bOrder;
         if (!ok) break;
-        x->base.vt = pn->pSpan ? &span_and_vt : pn->bOrder ? &order_vt : &and_vt;
+        x->xOk = pn->pSpan ? span_and_ok : pn->bOrder ? order_holds : NULL;
+        x->base.vt = x->xOk ? &tested_and_vt : &and_vt;
         if (pn->bOrder && !(((OrderIt *)x)->aStart = arena_alloc(a, sizeof(uint32_t) * (size_t)(x->n + 1)))) {
             break;
         }
