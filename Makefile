@@ -19,7 +19,7 @@ CMAKE_FLAGS  ?=
 
 .PHONY: all deps build build-asan build-fuzz run test unit integration \
         fuzz-smoke fuzz bench-server bench-fulltext bench-vector clean help lint \
-        ort models bench-embed bench-storage bench-scan bench-zones bench-wildcards tsan
+        ort models bench-embed bench-storage bench-scan bench-zones bench-wildcards bench-wildcards2 tsan
 
 all: build
 
@@ -110,6 +110,11 @@ bench-zones: build
 bench-wildcards: build
 	@scripts/install-deps.sh bench
 	@$(PYTHON) bench/fulltext/wildcards.py
+
+# The same with min_infix_len 2 and 2-letter patterns (*ab*).
+bench-wildcards2: build
+	@scripts/install-deps.sh bench
+	@$(PYTHON) bench/fulltext/wildcards.py --infix 2
 
 # loupe's HNSW next to hnswlib (native -march=native build), python3-hnswlib
 # and faiss on clustered 100k x 128 / 384 sets and ../shared/data/vectors.

@@ -2,7 +2,7 @@
 """Infix wildcards, loupe next to Sphinx 2.2.11 (make bench-wildcards).
 
     bench/fulltext/wildcards.py [--loupe build/loupe] [--searchd searchd]
-                                [--rounds 5] [--seconds 1]
+                                [--rounds 5] [--seconds 1] [--infix 3]
 
 SciFact (title and text, no stemming) loaded into a loupe table with
 min_infix_len='3' and into a Sphinx RT index with dict = keywords and
@@ -22,6 +22,11 @@ pattern's matches (SELECT COUNT(*)) are compared between the engines: the
 two split words and cap expansions differently, so the report counts the
 patterns on which they agree rather than requiring all. Writes
 docs/benchmarks/wildcards.md.
+
+With --infix 2 (make bench-wildcards2) both engines get min_infix_len 2
+and the patterns are `*ab*` (2 letters from inside a word) and `*ab` (a
+word's last 2), the same number of each; it writes
+docs/benchmarks/wildcards-2.md.
 """
 import argparse
 import json
@@ -44,6 +49,7 @@ from run import build_drivers, driver_passes  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(REPO), "shared", "data", "scifact", "docs.jsonl")
 OUT = os.path.join(REPO, "docs", "benchmarks", "wildcards.md")
+OUT2 = os.path.join(REPO, "docs", "benchmarks", "wildcards-2.md")
 
 SPHINX_INDEX = """\
 index w
@@ -55,7 +61,7 @@ index w
     rt_field        = body
     rt_attr_uint    = pad
     dict            = keywords
-    min_infix_len   = 3
+    min_infix_len   = {infix}
 }}
 """
 
@@ -86,6 +92,18 @@ def load(cur, table, docs):
             for k, d in enumerate(docs[i:i + 200])))
 
 
+def describe(infix, nPattern):
+    """The setup paragraph of the docstring, for min_infix_len infix."""
+    text = __doc__.split("\n\n")[2].strip().replace("\n", " ")
+    if infix == 2:
+        text = (text.replace("min_infix_len='3'", "min_infix_len='2'").replace("min_infix_len = 3", "min_infix_len = 2")
+                .replace("Then 200 infix patterns", "Then %d distinct infix patterns" % nPattern)
+                .replace("`*abcd*` (4 letters from inside a word, 100 of them) and `*abcde` (a word's last 5 letters, 100)",
+                         "`*ab*` (2 letters from inside a word, of 100 drawn) and `*ab` (a word's last 2 letters, "
+                         "of 100)"))
+    return text
+
+
 def count(cur, table, pattern):
     cur.execute("SELECT COUNT(*) FROM %s WHERE MATCH('%s')" % (table, pattern))
     return int(cur.fetchone()[0])
@@ -98,7 +116,10 @@ def main(argv):
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seconds", type=float, default=1.0)
     ap.add_argument("--writes", type=int, default=200)
+    ap.add_argument("--infix", type=int, default=3, choices=(2, 3),
+                    help="min_infix_len of both engines; 2: patterns of 2 letters")
     args = ap.parse_args(argv)
+    nIn, nEnd = (4, 5) if args.infix == 3 else (2, 2)
     tmp = tempfile.mkdtemp(prefix="loupe-wildcards-")
     drivers = build_drivers(os.path.join(REPO, "build"), ["ftq"])
     docs = [json.loads(line) for line in open(DATA)]
@@ -107,14 +128,16 @@ def main(argv):
                     if len(w) >= 8})
     patterns = []
     for w in rng.sample(words, 100):
-        at = rng.randint(1, len(w) - 5)
-        patterns.append("*%s*" % w[at:at + 4])
+        at = rng.randint(1, len(w) - nIn - 1)
+        patterns.append("*%s*" % w[at:at + nIn])
     for w in rng.sample(words, 100):
-        patterns.append("*%s" % w[-5:])
+        patterns.append("*%s" % w[-nEnd:])
+    patterns = list(dict.fromkeys(patterns))  # 2 letters repeat: each once
     os.makedirs(os.path.join(tmp, "loupe"))
     os.makedirs(os.path.join(tmp, "sphinx"))
     sides = [Side("loupe", LoupeServer(os.path.join(tmp, "loupe"), args.loupe)),
-             Side("sphinx", SphinxServer(os.path.join(tmp, "sphinx"), args.searchd, "sphinx", SPHINX_INDEX))]
+             Side("sphinx", SphinxServer(os.path.join(tmp, "sphinx"), args.searchd, "sphinx",
+                                         SPHINX_INDEX.replace("{infix}", str(args.infix))))]
     path = os.path.join(tmp, "statements.sql")
     with open(path, "w") as f:
         for p in patterns:
@@ -145,7 +168,7 @@ def main(argv):
         for s in sides:
             cur = s.start()
             if s.name == "loupe":
-                cur.execute("CREATE TABLE w (title TEXT, body TEXT) min_infix_len='3'")
+                cur.execute("CREATE TABLE w (title TEXT, body TEXT) min_infix_len='%d'" % args.infix)
             load(cur, "w", docs)
             tables[s.name] = cur
         phases = [timed("in memory (RAM segment, RAM chunk)")]
@@ -176,7 +199,7 @@ def main(argv):
              "Run %s at %s on %s (%d cores, kernel %s):" % (utc_now(), git_revision(), m["cpu"], m["cores"],
                                                              m["kernel"]), "",
              "    " + command_line(__file__, argv), "",
-             __doc__.split("\n\n")[2].strip().replace("\n", " "), "",
+             describe(args.infix, len(patterns)), "",
              "Versions: %s; %s." % (versions["loupe"], versions["sphinx"]), ""]
     for ph in phases:
         med, med_cpu = ph["med"], ph["cpu"]
@@ -203,7 +226,7 @@ def main(argv):
                 v = sorted(lat[s.name])
                 lines.append("| %s | %.0f | %.0f |" % (s.name, statistics.median(v), v[int(len(v) * 0.9)]))
             lines.append("")
-    with open(OUT, "w") as f:
+    with open(OUT if args.infix == 3 else OUT2, "w") as f:
         f.write("\n".join(lines))
     print("\n".join(lines))
     return 0
