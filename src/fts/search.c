@@ -4087,7 +4087,9 @@ static int collect_or_groups(const PlanNode *pn, const PlanNode **a, int *pn_,
     }
     *pzWhy = pn->kind == PN_GROUP    ? "the query has a positional clause (phrase, proximity, "
                                        "anchor, position limit, zone limit, NEAR or '<<')"
-             : pn->kind == PN_AND    ? (pn->nNeg ? "the query has NOT" : "the query has an AND")
+             : pn->kind == PN_AND    ? (pn->nNeg     ? "the query has NOT"
+                                        : pn->bOrder ? "the query has '<<' over a group, prefix or quorum"
+                                                     : "the query has an AND")
              : pn->kind == PN_MAYBE  ? "the query has MAYBE"
              : pn->kind == PN_QUORUM ? "the query has a quorum"
                                      : "the query matches all or no documents";

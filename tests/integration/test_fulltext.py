@@ -2129,6 +2129,7 @@ def test_show_meta_maxscore(cur, corpus):
     ('"the dog"~2 | fox', "", "bool_fallback", "phrase"),
     ("quick -fox", "", "bool_fallback", "NOT"),
     ("quick fox", "", {"and_intersect", "bool_fallback"}, "AND"),
+    ("(quick brown) << fox", "", "bool_fallback", "'<<' over a group"),
     ("quick | fox", "ORDER BY price ASC", "bool_fallback", "ORDER BY"),
     ("quick | fox", "ORDER BY WEIGHT() DESC, id ASC", "bool_fallback", "ORDER BY"),
 ])
