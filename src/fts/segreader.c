@@ -929,8 +929,9 @@ static int scan_block(DictIter *it, uint64_t b, const uint8_t *prefix, int nPref
 static int scan_has_pairs(FtsSegment *seg, const FtsInfix *x, const uint8_t *prefix, int nPrefix,
                           const FtsScanHas *pHas, FtsKeyFn xKey, void *ctx, LpError *err) {
     uint64_t nBlk = seg->nBlk, nByte = (nBlk + 7) / 8;
-    uint8_t *aAll = calloc(2, (size_t)nByte), *aPart = aAll + nByte;
+    uint8_t *aAll = calloc(2, (size_t)nByte);
     if (!aAll) return lp_err_set(err, LP_NOMEM, "fts segment %s: out of memory reading its infix filter", seg->zName);
+    uint8_t *aPart = aAll + nByte;
     int rc = LP_OK, bFirst = 1;
     DictIter it;
     for (int i = 0; i < pHas->nPart && rc == LP_OK; i++) {
