@@ -154,14 +154,8 @@ static void gram_blocks(const FtsInfix *x, uint32_t i, uint8_t *aBit, uint64_t n
 }
 
 void fts_infix_pair_blocks(const FtsInfix *x, const uint8_t *p, uint8_t *aBit, uint64_t nBlk) {
-    uint32_t pair = (uint32_t)p[0] << 8 | p[1];
-    /* "ab?": one run of the sorted list */
-    for (uint32_t i = gram_lower(x, pair << 8); i < x->nGram && x->aGram[i] >> 8 == pair; i++) {
-        gram_blocks(x, i, aBit, nBlk);
-    }
-    /* "?ab": one search per first byte */
-    for (uint32_t c = 0; c < 256; c++) {
-        uint32_t g = c << 16 | pair, i = gram_lower(x, g);
+    for (uint32_t k = 0; k < FTS_INFIX_PAIR_GRAMS; k++) {
+        uint32_t g = fts_infix_pair_gram(p, k), i = gram_lower(x, g);
         if (i < x->nGram && x->aGram[i] == g) gram_blocks(x, i, aBit, nBlk);
     }
 }

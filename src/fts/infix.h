@@ -70,11 +70,19 @@ int fts_infix_usable(const FtsScanHas *pHas);
 ** a trigram that begins or ends with them. */
 int fts_infix_pair_usable(const FtsScanHas *pHas);
 
+/* Trigram k (< FTS_INFIX_PAIR_GRAMS) of those that begin ("ab?", k <
+** 256) or end ("?ab") with the 2 bytes p[0..2): a term of 3 bytes or more
+** holding them holds one of these. */
+#define FTS_INFIX_PAIR_GRAMS 512
+static inline uint32_t fts_infix_pair_gram(const uint8_t *p, uint32_t k) {
+    uint32_t pair = (uint32_t)p[0] << 8 | p[1];
+    return k < 256 ? pair << 8 | k : (k - 256) << 16 | pair;
+}
+
 /* Sets, in the bitmap aBit of nBlk blocks, the blocks of every trigram
-** that begins or ends with the 2 bytes p[0..2): a term of 3 bytes or more
-** holding them holds such a trigram, so these blocks and the one where a
-** term of just those 2 bytes would be are all the blocks a wildcard with
-** that part (`*ab*`) must read. About 260 searches of the trigram list. */
+** fts_infix_pair_gram names for p: with the block where a term of just
+** those 2 bytes would be, all the blocks a wildcard with that part
+** (`*ab*`) must read. */
 void fts_infix_pair_blocks(const FtsInfix *x, const uint8_t *p, uint8_t *aBit, uint64_t nBlk);
 
 /* Trigram p[0..3) as a number. */

@@ -1498,11 +1498,9 @@ static int pair_candidates(const FtsMem *m, const uint8_t *prefix, int nPrefix, 
     for (int i = 0; i < pHas->nPart && rc == LP_OK; i++) {
         if (pHas->anPart[i] != 2) continue;
         const uint8_t *p = pHas->aPart[i];
-        uint32_t pair = (uint32_t)p[0] << 8 | p[1];
         part.n = 0;
-        for (uint32_t c = 0; c < 256 && rc == LP_OK && x->nSlot; c++) {
-            rc = pair_gram_terms(x, (pair << 8 | c) + 1, &part);
-            if (rc == LP_OK) rc = pair_gram_terms(x, (c << 16 | pair) + 1, &part);
+        for (uint32_t k = 0; k < FTS_INFIX_PAIR_GRAMS && rc == LP_OK && x->nSlot; k++) {
+            rc = pair_gram_terms(x, fts_infix_pair_gram(p, k) + 1, &part);
         }
         uint8_t key[3] = {prefix[0], p[0], p[1]};
         const MemTerm *t = term_lookup(m, key, 3);

@@ -176,9 +176,9 @@ struct FtsQuery {
     uint32_t nQWordUniq;        /* ... and their count (query_word_count) */
     FtsFactors *fx;             /* proximity rankers: built by the first run */
     uint64_t *aSpanKey;         /* ZONESPAN: scratch of span sets (span_of), in the arena */
+    size_t nSpanKey, nSpanKeyCap;
     int nOrderInst;             /* while instantiating: ORDERs around the node (its
                                 ** leaves' cursors then read positions) */
-    size_t nSpanKey, nSpanKeyCap;
     int rc;                     /* sticky error from iteration */
     LpError *err;               /* where iteration errors go */
     LpError errIter;
@@ -1467,8 +1467,8 @@ typedef struct OHit {
 typedef struct OrderIt {
     AndIt and;              /* must be first: an AND, its score included */
     OHit *aHit;             /* the children's occurrences at the document, */
-    uint32_t nHit, nHitCap;
-    uint32_t *aStart;       /* child i's from aStart[i], sorted (n + 1 entries) */
+    int nHit, nHitCap;
+    int *aStart;            /* child i's from aStart[i], sorted (n + 1 entries) */
     uint32_t *aPos;         /* scratch: one cursor's positions, or a phrase's starts */
     uint32_t nPosCap;
 } OrderIt;
@@ -1476,14 +1476,9 @@ typedef struct OrderIt {
 static uint32_t exact_starts(PhraseIt *p, int w0, int w1, uint32_t *aOut);
 
 static int ohit_push(OrderIt *o, uint32_t f, uint32_t pos, uint32_t end) {
-    if (o->nHit == o->nHitCap) {
-        uint64_t cap = o->nHitCap ? 2 * (uint64_t)o->nHitCap : 64;
-        OHit *a = cap <= UINT32_MAX ? arena_alloc(o->and.base.q->a, sizeof(OHit) * (size_t)cap) : NULL;
-        if (!a) return LP_NOMEM;
-        if (o->nHit) memcpy(a, o->aHit, sizeof(OHit) * o->nHit);
-        o->aHit = a;
-        o->nHitCap = (uint32_t)cap;
-    }
+    OHit *a = arena_grow(o->and.base.q->a, o->aHit, o->nHit, &o->nHitCap, sizeof(OHit), 64);
+    if (!a) return LP_NOMEM;
+    o->aHit = a;
     o->aHit[o->nHit++] = (OHit){f, pos, pos < end ? end : pos + 1};
     return LP_OK;
 }
@@ -1555,7 +1550,7 @@ static int order_collect(OrderIt *o, It *it, uint32_t d) {
             /* an ORDER inside: the occurrences its own test collected at d
             ** (a cursor's positions are read once per document) */
             const OrderIt *in = (const OrderIt *)it;
-            for (uint32_t k = 0; k < in->nHit; k++) {
+            for (int k = 0; k < in->nHit; k++) {
                 if (ohit_push(o, in->aHit[k].f, in->aHit[k].pos, in->aHit[k].end)) return LP_NOMEM;
             }
             return LP_OK;
@@ -1602,17 +1597,19 @@ static int order_holds(AndIt *x) {
             x->base.q->rc = lp_err_set(&x->base.q->errIter, LP_NOMEM, "out of memory");
             return 0;
         }
-        if (o->nHit - o->aStart[i] > 1) qsort(o->aHit + o->aStart[i], o->nHit - o->aStart[i], sizeof(OHit), ohit_cmp);
+        if (o->nHit - o->aStart[i] > 1) {
+            qsort(o->aHit + o->aStart[i], (size_t)(o->nHit - o->aStart[i]), sizeof(OHit), ohit_cmp);
+        }
     }
     o->aStart[x->n] = o->nHit;
-    for (uint32_t k = o->aStart[0]; k < o->aStart[1]; k++) {
+    for (int k = o->aStart[0]; k < o->aStart[1]; k++) {
         uint32_t f = o->aHit[k].f;
         if (k > o->aStart[0] && o->aHit[k - 1].f == f) continue; /* one try per field */
         uint32_t end = 0;
         int i = 0;
         for (; i < x->n; i++) {
             uint32_t best = UINT32_MAX;
-            for (uint32_t j = o->aStart[i]; j < o->aStart[i + 1]; j++) {
+            for (int j = o->aStart[i]; j < o->aStart[i + 1]; j++) {
                 const OHit *h = &o->aHit[j];
                 if (h->f == f && h->pos >= end && h->end < best) best = h->end;
             }
@@ -1735,7 +1732,7 @@ static It *instantiate(FtsQuery *q, const PlanNode *pn) {
         if (!ok) break;
         x->xOk = pn->pSpan ? span_and_ok : pn->bOrder ? order_holds : NULL;
         x->base.vt = x->xOk ? &tested_and_vt : &and_vt;
-        if (pn->bOrder && !(((OrderIt *)x)->aStart = arena_alloc(a, sizeof(uint32_t) * (size_t)(x->n + 1)))) {
+        if (pn->bOrder && !(((OrderIt *)x)->aStart = arena_alloc(a, sizeof(int) * (size_t)(x->n + 1)))) {
             break;
         }
         it = &x->base;
