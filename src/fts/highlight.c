@@ -118,6 +118,7 @@ typedef struct Builder {
     int nLast;                     /* ... its length (0: none) */
     uint32_t iLastPos;             /* ... and position */
     int bStar;                     /* expand_keywords' star: a plain word is a prefix too */
+    const FtsNode *pPhrase;        /* on_term: the phrase being added (its prefixes: "a wor*") */
     LpError *err;                  /* filled on failure */
 } Builder;
 
@@ -139,18 +140,25 @@ static int termlist_add(Builder *b, TermList *l, const char *z, int n) {
     return LP_OK;
 }
 
-static int on_term(void *ctx, const Token *t) {
-    Builder *b = ctx;
-    if (t->iPos >= b->iPosLimit) return LP_OK;
-    return termlist_add(b, &b->terms, t->z, t->n);
-}
-
 static int on_last(void *ctx, const Token *t) {
     Builder *b = ctx;
     memcpy(b->aLast, t->z, (size_t)t->n);
     b->nLast = t->n;
     b->iLastPos = t->iPos;
     return LP_OK;
+}
+
+static int on_term(void *ctx, const Token *t) {
+    Builder *b = ctx;
+    if (t->iPos >= b->iPosLimit) return LP_OK;
+    const FtsNode *x = b->pPhrase;
+    if (x && t->iEnd < (uint32_t)x->n && x->z[t->iEnd] == '*') {
+        /* a prefix in a phrase: its unstemmed text, as the planner has it */
+        b->nLast = 0;
+        int rc = analyzer_run_unstemmed(b->an, x->z + t->iStart, t->iEnd - t->iStart, on_last, b, b->err);
+        return rc || b->nLast == 0 ? rc : termlist_add(b, &b->prefixes, b->aLast, b->nLast);
+    }
+    return termlist_add(b, &b->terms, t->z, t->n);
 }
 
 /* Adds leaf x's terms (see add_leaf). */
@@ -164,7 +172,9 @@ static int add_leaf_words(Builder *b, const FtsNode *x) {
     }
     if (x->kind != FTSN_PREFIX) {
         b->iPosLimit = UINT32_MAX;
+        b->pPhrase = x->kind == FTSN_PHRASE ? x : NULL;
         int rc = analyzer_run_query(b->an, x->z, (size_t)x->n, x->bExact, on_term, b, b->err);
+        b->pPhrase = NULL;
         if (rc || !b->bStar || !fts_expand_applies(x)) return rc;
         /* expand_keywords: the word also matched as a prefix (where the
         ** planner expands it: one word that 'word*' may search) */

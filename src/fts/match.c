@@ -42,15 +42,18 @@
 **     it does for a word made only of punctuation.
 **  6. `|` and MAYBE are one level, left to right: `a | b MAYBE c` is
 **     (a | b) MAYBE c. A chain (`<<` or NEAR/N) takes words, exact
-**     phrases and OR lists of them (Sphinx's `red|green << car`), all
+**     phrases and OR lists of them (Sphinx's `red|green << car`), and but
+**     for `<<` (an FTSN_ORDER then) prefixes and wildcards too, all
 **     joined by the same operator; its field scope is what its operands
 **     share. A chain with OR lists becomes the OR of its choices
 **     (chain_expand), so the planner sees plain chains only. A keyword operator (MAYBE, NEAR/N) is
 **     upper case and stands alone; where an operand is expected it is an
 **     error that says how to search the word instead.
-**  7. Inside a phrase the text stays raw, with three exceptions Manticore
-**     has: a '*' standing alone is a word position (checked here, counted
-**     by the analyzer's query side); '(a | b)' groups make the phrase an OR
+**  7. Inside a phrase the text stays raw, with four exceptions Sphinx and
+**     Manticore have: a '*' standing alone is a word position (checked here,
+**     counted by the analyzer's query side); a '*' that ends a word makes it
+**     a prefix ("hello wor*": checked here, expanded by the planner);
+**     '(a | b)' groups make the phrase an OR
 **     of one phrase per alternative (phrase_alternatives); and '^' first,
 **     '$' last anchor it.
 **
@@ -594,9 +597,16 @@ static int refuse_boost(MatchParser *p, const char *zWhat) {
     return syntax_error(p, p->i, "a boost (^N) applies to a word (word^1.5), not %s", zWhat);
 }
 
-/* The '*'s of a phrase's raw text z[i0..i1): each must stand alone (a word
-** position that any word fills: "a * b"), and only in an exact phrase
-** (bPositional). LP_OK or a syntax error at the star. */
+/* Can byte c be part of a word (an ASCII letter or digit, or a byte of a
+** multi-byte character)? */
+static int is_word_byte(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || (unsigned char)c >= 0x80;
+}
+
+/* The '*'s of a phrase's raw text z[i0..i1): each must end a word (a
+** prefix: "hello wor*", in any phrase) or stand alone (a word position
+** that any word fills: "a * b", only in an exact phrase: bPositional).
+** LP_OK or a syntax error at the star. */
 static int check_phrase_stars(MatchParser *p, int i0, int i1, int bPositional) {
     for (int j = i0; j < i1; j++) {
         if (p->z[j] == '\\') {
@@ -611,9 +621,17 @@ static int check_phrase_stars(MatchParser *p, int i0, int i1, int bPositional) {
                       (c0 == '^' && j - 1 == i0)) &&
                      (j + 1 >= i1 || space_len(p, j + 1) > 0 || p->z[j + 1] == '*' ||
                       (p->z[j + 1] == '$' && j + 2 >= i1));
+        /* right after a word, before anything that is not a word: a prefix */
+        if (j > i0 && is_word_byte(c0) && (j + 1 >= i1 || !is_word_byte(p->z[j + 1]))) {
+            if (j + 1 < i1 && p->z[j + 1] == '*') {
+                return syntax_error(p, j, "a prefix inside a phrase ends in one '*' (\"hello wor*\")");
+            }
+            continue;
+        }
         if (!bAlone) {
-            return syntax_error(p, j, "'*' inside a phrase stands alone for any one word "
-                                      "(\"a * b\"); prefix search is not supported inside a phrase");
+            return syntax_error(p, j, "'*' inside a phrase ends a prefix (\"hello wor*\") or stands alone "
+                                      "for any one word (\"a * b\"); a '*' before or inside a word is not "
+                                      "supported in a phrase");
         }
         if (!bPositional) {
             return syntax_error(p, j, "'*' stands for one word of an exact phrase; a proximity "
@@ -1363,7 +1381,10 @@ static int check_chain_operand(MatchParser *p, const FtsNode *x, const char *zOp
                                 "them", zOp);
         return 0;
     }
-    if (x->kind == FTSN_TERM || (x->kind == FTSN_PHRASE && x->nSlop == 0)) return 1;
+    if (x->kind == FTSN_TERM || (x->kind == FTSN_PHRASE && x->nSlop == 0) || x->kind == FTSN_PREFIX ||
+        x->kind == FTSN_WILDCARD) {
+        return 1;
+    }
     if (x->kind == FTSN_OR && bOr) {
         for (int k = 0; k < x->nChild; k++) {
             if (!check_chain_operand(p, x->aChild[k], zOp, 1)) return 0;
@@ -1371,19 +1392,17 @@ static int check_chain_operand(MatchParser *p, const FtsNode *x, const char *zOp
         return 1;
     }
     const char *zWhat = x->kind == FTSN_OR       ? "an OR list"
-                        : x->kind == FTSN_PREFIX ? "a prefix"
-                        : x->kind == FTSN_WILDCARD ? "a wildcard"
                         : x->kind == FTSN_PHRASE ? "a proximity phrase"
                         : x->kind == FTSN_QUORUM ? "a quorum"
                         : x->kind == FTSN_NOT || is_negative(x) ? "a negation"
                         : p->z[x->pos] != '(' && x->kind == FTSN_MAYBE ? "a MAYBE (it binds tighter: write (a << b) MAYBE c)"
                                                 : "a group";
     if (bOr) {
-        syntax_error(p, x->pos, "%s joins words, exact phrases and OR lists of them; this operand "
-                                "is %s", zOp, zWhat);
+        syntax_error(p, x->pos, "%s joins words, prefixes, wildcards, exact phrases and OR lists of them; "
+                                "this operand is %s", zOp, zWhat);
     } else {
-        syntax_error(p, x->pos, "%s's second operand is a word or exact phrase; this operand is %s",
-                     zOp, zWhat);
+        syntax_error(p, x->pos, "%s's second operand is a word, prefix, wildcard or exact phrase; this "
+                                "operand is %s", zOp, zWhat);
     }
     return 0;
 }

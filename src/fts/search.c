@@ -63,7 +63,8 @@ struct PlanNode {
     const uint8_t *key;         /* LEAF: field byte + term */
     int nKey;
     FtsTermInfo info;           /* LEAF: what the dictionary said of the key */
-    const uint8_t **aKey;       /* PHRASE: one key per word */
+    const uint8_t **aKey;       /* PHRASE: one key per word (a prefix's or wildcard's:
+                                ** the pattern, "wor*", which no term is) */
     FtsTermInfo *aInfo;         /* PHRASE: per word, as info */
     int *anKey;
     uint32_t *aQPos;            /* PHRASE: query positions of the words (gaps = stop
@@ -103,10 +104,34 @@ struct PlanNode {
     int nChild;
     int nNeg;                   /* AND: the last nNeg children are NOT */
     const FtsZones *pSpan;      /* AND: ZONESPAN: its positive children match in one span */
+    const struct PhraseAlt *aAlt; /* PHRASE: NULL, or per word the terms it stands for
+                                ** (n 0: the word's own key) */
     int bOrder;                 /* AND: '<<' over any operands (FTSN_ORDER): its children,
                                 ** in this order, hold occurrences each after the
                                 ** previous one's end in one field (order_holds) */
 };
+
+/* The terms a word of a phrase or chain stands for when it is a prefix or
+** a wildcard ("hello wor*", a NEAR/3 *ing): their keys in the node's
+** field, found when planning (at most nExpansionLimit), read as one list
+** (UnionPostings). */
+typedef struct PhraseAlt {
+    int n;
+    const uint8_t **aKey;
+    int *anKey;
+    FtsTermInfo *aInfo;
+} PhraseAlt;
+
+/* A word of a phrase or chain that is a prefix ("hello wor*") or a
+** wildcard (a NEAR/3 *ing): what phrase_pn expands it from. */
+typedef struct WordExp {
+    const char *zPre;   /* the terms' literal start, normalised, unstemmed;
+                        ** NULL: a plain word */
+    int nPre;
+    const char *zGlob;  /* a wildcard's pattern (fts_wildcard_pattern), or
+                        ** NULL: a prefix */
+    int nGlob;
+} WordExp;
 
 /* PlanNode.iSp */
 enum { SP_NONE = 0, SP_SENTENCE, SP_PARAGRAPH };
@@ -233,6 +258,194 @@ static FtsPostings *open_cursor(FtsQuery *q, const uint8_t *key, int nKey, const
         return NULL;
     }
     return c;
+}
+
+/* -- a word that stands for several terms: one list of theirs --
+** What a PhraseIt reads for a prefix or wildcard word (PhraseAlt): a
+** document is on the list when some term's list holds it, its tf the sum
+** of theirs, its positions theirs merged. xPositions sets tf to how many
+** positions it gave: two terms at one position (a word indexed under
+** both) count once. The terms' cursors are open_cursor's, closed with the
+** query. They are kept in a min-heap by document, the exhausted ones
+** dropped, so a move touches only the cursors behind the target (a
+** prefix may have a thousand terms, most of them rare). */
+typedef struct UnionPostings {
+    FtsPostings base;
+    FtsPostings **ac;   /* the heap: ac[0] has the smallest doc */
+    int n;              /* cursors in it */
+    int bStarted;       /* each cursor has been moved once */
+    FtsPostings **aAll; /* every cursor, for xStatus */
+    int nAll;
+} UnionPostings;
+
+/* Restores the heap below slot i, ac[i] having moved on; drops it when
+** it is exhausted. */
+static void union_sift(UnionPostings *u, int i) {
+    FtsPostings **a = u->ac;
+    if (a[i]->doc == FTS_NO_DOC) {
+        a[i] = a[--u->n];
+        if (i >= u->n) return;
+        /* the last one, moved up here, may be smaller than i's parent */
+        while (i > 0 && a[(i - 1) / 2]->doc > a[i]->doc) {
+            FtsPostings *t = a[i];
+            a[i] = a[(i - 1) / 2];
+            a[(i - 1) / 2] = t;
+            i = (i - 1) / 2;
+        }
+    }
+    for (;;) {
+        int l = 2 * i + 1, m = i;
+        if (l < u->n && a[l]->doc < a[m]->doc) m = l;
+        if (l + 1 < u->n && a[l + 1]->doc < a[m]->doc) m = l + 1;
+        if (m == i) return;
+        FtsPostings *t = a[i];
+        a[i] = a[m];
+        a[m] = t;
+        i = m;
+    }
+}
+
+/* The tf of the cursors on document d in the heap below slot i. */
+static uint32_t union_tf(const UnionPostings *u, int i, uint32_t d) {
+    if (i >= u->n || u->ac[i]->doc != d) return 0;
+    return u->ac[i]->tf + union_tf(u, 2 * i + 1, d) + union_tf(u, 2 * i + 2, d);
+}
+
+static uint32_t union_settle(UnionPostings *u) {
+    uint32_t d = u->n ? u->ac[0]->doc : FTS_NO_DOC;
+    u->base.tf = d == FTS_NO_DOC ? 0 : union_tf(u, 0, d);
+    return u->base.doc = d;
+}
+
+/* Moves every cursor to its first document >= target (0: its first) and
+** makes the heap. */
+static uint32_t union_start(UnionPostings *u, uint32_t target) {
+    u->bStarted = 1;
+    for (int i = 0; i < u->n;) {
+        FtsPostings *c = u->ac[i];
+        c->vt->xNext(c);
+        if (c->doc < target) c->vt->xAdvance(c, target);
+        if (c->doc == FTS_NO_DOC) {
+            u->ac[i] = u->ac[--u->n];
+        } else {
+            i++;
+        }
+    }
+    for (int i = u->n / 2 - 1; i >= 0; i--) union_sift(u, i);
+    return union_settle(u);
+}
+
+static uint32_t union_next(FtsPostings *p) {
+    UnionPostings *u = (UnionPostings *)p;
+    if (!u->bStarted) return union_start(u, 0);
+    uint32_t d = p->doc;
+    while (u->n && u->ac[0]->doc == d) {
+        u->ac[0]->vt->xNext(u->ac[0]);
+        union_sift(u, 0);
+    }
+    return union_settle(u);
+}
+
+static uint32_t union_advance(FtsPostings *p, uint32_t target) {
+    UnionPostings *u = (UnionPostings *)p;
+    if (!u->bStarted) return union_start(u, target);
+    while (u->n && u->ac[0]->doc < target) {
+        u->ac[0]->vt->xAdvance(u->ac[0], target);
+        union_sift(u, 0);
+    }
+    return union_settle(u);
+}
+
+static int u32_cmp(const void *pa, const void *pb) {
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    return (a > b) - (a < b);
+}
+
+/* Appends the positions of the cursors on document d below slot i to
+** aPos + *pn; *pnList counts the cursors. */
+static int union_pos(UnionPostings *u, int i, uint32_t d, uint32_t *aPos, uint32_t *pn, int *pnList,
+                     LpError *err) {
+    if (i >= u->n || u->ac[i]->doc != d) return LP_OK;
+    FtsPostings *c = u->ac[i];
+    int rc = c->vt->xPositions(c, aPos + *pn, err);
+    if (rc != LP_OK) return rc;
+    *pn += c->tf;
+    (*pnList)++;
+    rc = union_pos(u, 2 * i + 1, d, aPos, pn, pnList, err);
+    return rc != LP_OK ? rc : union_pos(u, 2 * i + 2, d, aPos, pn, pnList, err);
+}
+
+static int union_positions(FtsPostings *p, uint32_t *aPos, LpError *err) {
+    UnionPostings *u = (UnionPostings *)p;
+    uint32_t n = 0;
+    int nList = 0;
+    int rc = union_pos(u, 0, p->doc, aPos, &n, &nList, err);
+    if (rc != LP_OK) return rc;
+    if (nList > 1) {
+        qsort(aPos, n, sizeof(uint32_t), u32_cmp);
+        uint32_t o = 1;
+        for (uint32_t k = 1; k < n; k++) {
+            if (aPos[k] != aPos[o - 1]) aPos[o++] = aPos[k];
+        }
+        n = o;
+    }
+    p->tf = n;
+    return LP_OK;
+}
+
+/* No block impacts: one block, as large as any. */
+static uint32_t union_shallow(FtsPostings *p, uint32_t target, uint32_t *pMaxTf, uint32_t *pMinLen) {
+    (void)target;
+    *pMaxTf = p->maxTf;
+    *pMinLen = p->minLen;
+    return FTS_NO_DOC;
+}
+
+static void union_close(FtsPostings *p) {
+    (void)p; /* the terms' cursors are the query's */
+}
+
+static int union_status(FtsPostings *p, LpError *err) {
+    UnionPostings *u = (UnionPostings *)p;
+    /* (an exhausted cursor left the heap: all of them are in aAll) */
+    for (int i = 0; i < u->nAll; i++) {
+        int rc = u->aAll[i]->vt->xStatus(u->aAll[i], err);
+        if (rc != LP_OK) return rc;
+    }
+    return LP_OK;
+}
+
+static const FtsPostingsVt union_vt = {union_next, union_advance, union_positions, union_shallow,
+                                       union_close, union_status, NULL, NULL};
+
+/* The list of alt's terms, with positions; NULL on error (q->rc set). */
+static FtsPostings *open_union(FtsQuery *q, const PhraseAlt *alt) {
+    UnionPostings *u = arena_zalloc(q->a, sizeof(*u));
+    FtsPostings **ac = arena_alloc(q->a, sizeof(FtsPostings *) * (size_t)alt->n);
+    if (!u || !ac) {
+        q->rc = lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
+        return NULL;
+    }
+    FtsPostings **aAll = arena_alloc(q->a, sizeof(FtsPostings *) * (size_t)alt->n);
+    if (!aAll) {
+        q->rc = lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
+        return NULL;
+    }
+    u->base.vt = &union_vt;
+    u->base.doc = FTS_BEFORE_FIRST;
+    u->ac = ac;
+    u->n = alt->n;
+    u->aAll = aAll;
+    u->nAll = alt->n;
+    for (int i = 0; i < alt->n; i++) {
+        if (!(ac[i] = aAll[i] = open_cursor(q, alt->aKey[i], alt->anKey[i], &alt->aInfo[i], 1))) return NULL;
+        uint64_t df = (uint64_t)u->base.df + ac[i]->df;
+        u->base.df = df < q->src->nDocs ? (uint32_t)df : q->src->nDocs;
+        uint64_t mtf = (uint64_t)u->base.maxTf + ac[i]->maxTf;
+        u->base.maxTf = mtf < UINT32_MAX ? (uint32_t)mtf : UINT32_MAX;
+        if (i == 0 || ac[i]->minLen < u->base.minLen) u->base.minLen = ac[i]->minLen;
+    }
+    return &u->base;
 }
 
 /* -- leaf: one term in one field -- */
@@ -629,8 +842,8 @@ static int pos_load(PhraseIt *p, int i) {
         p->aaPos[i] = a;
         p->anCap[i] = cap;
     }
-    p->anPos[i] = c->tf;
     int rc = c->vt->xPositions(c, p->aaPos[i], &p->base.q->errIter);
+    p->anPos[i] = c->tf; /* (after: a union of terms counts a position once) */
     const PlanNode *pn = p->base.pn;
     if (rc == LP_OK && pn->nZone && !(pn->iSp && i >= pn->aOpStart[pn->nOp])) {
         /* ZONE:(…): the positions outside the zones' spans do not exist
@@ -1682,7 +1895,9 @@ static It *instantiate(FtsQuery *q, const PlanNode *pn) {
         }
         int ok = 1;
         for (int i = 0; i < p->n && ok; i++) {
-            ok = (p->ac[i] = open_cursor(q, pn->aKey[i], pn->anKey[i], &pn->aInfo[i], 1)) != NULL;
+            ok = (p->ac[i] = pn->aAlt && pn->aAlt[i].n
+                                 ? open_union(q, &pn->aAlt[i])
+                                 : open_cursor(q, pn->aKey[i], pn->anKey[i], &pn->aInfo[i], 1)) != NULL;
             /* insertion into aOrder by df */
             int j = i - 1;
             while (ok && j >= 0 && p->ac[p->aOrder[j]]->df > p->ac[i]->df) {
@@ -1892,10 +2107,16 @@ static PlanNode *group_of(FtsQuery *q, PlanNode **a, int n, uint32_t df, QType q
     return pn;
 }
 
+static int expand_word(FtsQuery *q, int f, const WordExp *e, PhraseAlt *alt, FtsTermInfo *pInfo,
+                       LpError *err);
+
 /* A PHRASE node in field f over the analysed words a[0..k) (their iPos
-** are the query positions). NULL when out of memory or a lookup fails
-** (err set); *pbAll = 0 when some word is not in the field. */
-static PlanNode *phrase_pn(FtsQuery *q, int f, const Token *a, int k, int *pbAll, LpError *err) {
+** are the query positions); aExp, unless NULL, says which of them are
+** prefixes or wildcards (their terms in the field are found now). NULL
+** when out of memory or a lookup fails (err set); *pbAll = 0 when some
+** word is not in the field. */
+static PlanNode *phrase_pn(FtsQuery *q, int f, const Token *a, const WordExp *aExp, int k, int *pbAll,
+                           LpError *err) {
     PlanNode *pn = new_pn(q, PN_PHRASE);
     if (!pn) return NULL;
     pn->aKey = arena_alloc(q->a, sizeof(uint8_t *) * (size_t)k);
@@ -1905,10 +2126,28 @@ static PlanNode *phrase_pn(FtsQuery *q, int f, const Token *a, int k, int *pbAll
     if (!pn->aKey || !pn->anKey || !pn->aQPos || !pn->aInfo) return NULL;
     *pbAll = 1;
     for (int i = 0; i < k; i++) {
+        const WordExp *e = aExp && aExp[i].zPre ? &aExp[i] : NULL;
+        FtsTermInfo info;
+        pn->aQPos[i] = a[i].iPos;
+        if (e) {
+            /* its key is its pattern ("wor*"), which no term is: words
+            ** compare by key (a proximity phrase's repeats) */
+            PhraseAlt *aAlt = (PhraseAlt *)pn->aAlt;
+            if (!aAlt && !(pn->aAlt = aAlt = arena_zalloc(q->a, sizeof(PhraseAlt) * (size_t)k))) return NULL;
+            int nId = e->zGlob ? e->nGlob : e->nPre + 1;
+            uint8_t *key = make_key(q->a, f, e->zGlob ? e->zGlob : e->zPre, nId);
+            if (!key) return NULL;
+            if (!e->zGlob) key[nId] = '*';
+            pn->aKey[i] = key;
+            pn->anKey[i] = nId + 1;
+            if (expand_word(q, f, e, &aAlt[i], &info, err)) return NULL;
+            pn->aInfo[i] = info;
+            if (info.df == 0) *pbAll = 0;
+            pn->idf += idf_of(q->src->nDocs, info.df ? info.df : 1);
+            continue;
+        }
         if (!(pn->aKey[i] = make_key(q->a, f, a[i].z, a[i].n))) return NULL;
         pn->anKey[i] = a[i].n + 1;
-        pn->aQPos[i] = a[i].iPos;
-        FtsTermInfo info;
         if (lookup(q, pn->aKey[i], pn->anKey[i], &info, err)) return NULL;
         pn->aInfo[i] = info;
         if (info.df == 0) *pbAll = 0;
@@ -2025,15 +2264,15 @@ static void phrase_group_idf(PlanNode *g) {
 ** position limit of @field[N], 0 for none). A word alone is a term
 ** leaf, unless anchored or limited: then a phrase of one word, whose
 ** positions are read. */
-static PlanNode *plan_words(FtsQuery *q, const FtsNode *n, const TokenList *l, QType qtype,
-                            int nSlop, int anchor, uint32_t nPosLimit, const FtsZones *pZones,
-                            uint32_t qBase, LpError *err) {
+static PlanNode *plan_words(FtsQuery *q, const FtsNode *n, const TokenList *l, const WordExp *aExp,
+                            QType qtype, int nSlop, int anchor, uint32_t nPosLimit,
+                            const FtsZones *pZones, uint32_t qBase, LpError *err) {
     PlanNode *aField[FTS_MAX_FIELDS];
     int nField = 0;
     uint32_t N = q->src->nDocs;
     for (int f = 0; f < q->src->nFields; f++) {
         if (!fts_fieldset_has(&n->fields, f)) continue;
-        if (l->a.n == 1 && !anchor && !nPosLimit && !pZones) {
+        if (l->a.n == 1 && !anchor && !nPosLimit && !pZones && !(aExp && aExp[0].zPre)) {
             PlanNode *pn = new_pn(q, PN_LEAF);
             if (!pn || !(pn->key = make_key(q->a, f, l->a.a[0].z, l->a.a[0].n))) return NULL;
             pn->nKey = l->a.a[0].n + 1;
@@ -2050,7 +2289,7 @@ static PlanNode *plan_words(FtsQuery *q, const FtsNode *n, const TokenList *l, Q
             continue;
         }
         int bAll;
-        PlanNode *pn = phrase_pn(q, f, l->a.a, (int)l->a.n, &bAll, err);
+        PlanNode *pn = phrase_pn(q, f, l->a.a, aExp, (int)l->a.n, &bAll, err);
         if (!pn) return NULL;
         if (!bAll) continue;
         pn->nSlop = nSlop;
@@ -2078,24 +2317,34 @@ static TokenList token_list_one(Token *t) {
 
 static void sort_by_cost(Arena *ar, PlanNode **a, int n);
 static void keep_keywords(FtsQuery *q, PlanNode *pn);
+static int phrase_prefixes(FtsQuery *q, const FtsNode *n, const TokenList *l, WordExp **paExp,
+                           LpError *err);
+static int operand_words(FtsQuery *q, const FtsNode *x, TokenList *l, WordExp **paExp, LpError *err);
+static PlanNode *expand_terms(FtsQuery *q, const FtsNode *n, uint32_t qpos, const uint8_t *pre,
+                              int nPre, const char *zGlob, int nGlob, LpError *err);
 
 /* "a b c"/N: a group per distinct word, of which nThreshold must match. */
 static PlanNode *plan_quorum(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *err) {
     TokenList l = {{0}, {0}};
     PlanNode *res = NULL;
-    if (analyse(q, n, 1, &l, err)) goto done;
+    WordExp *aExp; /* its prefixes ("a b*"/1), or NULL */
+    if (analyse(q, n, 1, &l, err) || phrase_prefixes(q, n, &l, &aExp, err)) goto done;
     uint32_t qBase = take_qpos(q, &l);
     int nWord = 0;
     for (size_t i = 0; i < l.a.n; i++) {
-        int j = 0;
-        while (j < nWord && !(l.a.a[j].n == l.a.a[i].n && !memcmp(l.a.a[j].z, l.a.a[i].z, (size_t)l.a.a[i].n))) j++;
+        int j = 0, bPre = aExp && aExp[i].zPre;
+        while (j < nWord && !(l.a.a[j].n == l.a.a[i].n && !memcmp(l.a.a[j].z, l.a.a[i].z, (size_t)l.a.a[i].n) &&
+                              (aExp && aExp[j].zPre) == bPre)) {
+            j++;
+        }
         if (j == nWord) {
+            if (aExp) aExp[nWord] = aExp[i];
             l.a.a[nWord++] = l.a.a[i];
-        } else if (is_factor_ranker(q->rank.ranker)) {
+        } else if (is_factor_ranker(q->rank.ranker) && !bPre) {
             /* a repeat counts once, but its place in the query is a keyword's */
             Token t = l.a.a[i];
             TokenList one = token_list_one(&t);
-            PlanNode *g = plan_words(q, n, &one, QT_TERM, 0, 0, n->nPosLimit, n->pZones, qBase, err);
+            PlanNode *g = plan_words(q, n, &one, NULL, QT_TERM, 0, 0, n->nPosLimit, n->pZones, qBase, err);
             if (!g) goto nomem;
             keep_keywords(q, g);
         }
@@ -2112,7 +2361,9 @@ static PlanNode *plan_quorum(FtsQuery *q, const FtsNode *n, int *pbDropped, LpEr
     int nPresent = 0;
     for (int i = 0; i < nWord; i++) {
         TokenList one = token_list_one(&l.a.a[i]);
-        PlanNode *g = plan_words(q, n, &one, QT_TERM, 0, 0, n->nPosLimit, n->pZones, qBase, err);
+        const WordExp *e = aExp && aExp[i].zPre ? &aExp[i] : NULL;
+        PlanNode *g = e ? expand_terms(q, n, qBase + l.a.a[i].iPos, (const uint8_t *)e->zPre, e->nPre, NULL, 0, err)
+                        : plan_words(q, n, &one, NULL, QT_TERM, 0, 0, n->nPosLimit, n->pZones, qBase, err);
         if (!g) goto nomem;
         if (g->kind != PN_NONE) a[nPresent++] = g;
     }
@@ -2164,8 +2415,14 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
     int bLimited = 0;       /* some operand has one */
     const FtsZones *pZones = NULL; /* the operands' zone limit (one for all) */
     int bZoned = 0;
+    WordExp **aaExp = arena_zalloc(q->a, sizeof(WordExp *) * (size_t)n->nChild);
+    WordExp *aExp = NULL; /* per word of all operands, when some is a prefix or wildcard */
+    if (!aaExp) {
+        lp_err_set(err, LP_NOMEM, "out of memory");
+        return NULL;
+    }
     for (int c = 0; c < n->nChild; c++) {
-        if (analyse(q, n->aChild[c], 1, &aL[c], err)) goto out;
+        if (operand_words(q, n->aChild[c], &aL[c], &aaExp[c], err)) goto out;
         int bNeg = n->bNotNear && c == 1; /* NOTNEAR's second operand is no keyword */
         q->nNotDepth += bNeg;
         aOpBase[c] = take_qpos(q, &aL[c]);
@@ -2201,7 +2458,13 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
     if (!aTok) goto nomem;
     int k = 0;
     for (int c = 0; c < n->nChild; c++) {
-        for (size_t i = 0; i < aL[c].a.n; i++) aTok[k++] = aL[c].a.a[i];
+        if (aaExp[c] && !aExp && !(aExp = arena_zalloc(q->a, sizeof(WordExp) * (size_t)(nTok + nBound)))) {
+            goto nomem;
+        }
+        for (size_t i = 0; i < aL[c].a.n; i++) {
+            if (aaExp[c]) aExp[k] = aaExp[c][i];
+            aTok[k++] = aL[c].a.a[i];
+        }
     }
     /* the boundaries' terms: a paragraph's ends a sentence too */
     for (int b = 0; b < nBound; b++) {
@@ -2215,7 +2478,14 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
         for (int c = 0; c < n->nChild; c++) {
             if (aL[c].a.n) qBase = aOpBase[c];
         }
-        res = plan_words(q, n, &l, nTok > 1 ? QT_PHRASE : QT_TERM, 0, 0, nOneLimit, pZones, qBase, err);
+        if (nTok == 1 && aExp && !nOneLimit && !pZones) {
+            /* a prefix or wildcard alone: as it is outside a chain */
+            res = expand_terms(q, n, qBase, (const uint8_t *)aExp[0].zPre, aExp[0].nPre, aExp[0].zGlob,
+                               aExp[0].nGlob, err);
+        } else {
+            res = plan_words(q, n, &l, aExp, nTok > 1 ? QT_PHRASE : QT_TERM, 0, 0, nOneLimit, pZones, qBase,
+                             err);
+        }
         if (!res) goto nomem;
         goto out;
     }
@@ -2224,7 +2494,7 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
     for (int f = 0; f < q->src->nFields; f++) {
         if (!fts_fieldset_has(&n->fields, f)) continue;
         int bAll;
-        PlanNode *pn = phrase_pn(q, f, aTok, nTok + nBound, &bAll, err);
+        PlanNode *pn = phrase_pn(q, f, aTok, aExp, nTok + nBound, &bAll, err);
         if (!pn) goto nomem;
         if (n->bNotNear || iSp) {
             /* only the first operand (NOTNEAR), or the operands and not
@@ -2646,6 +2916,151 @@ static PlanNode *plan_wildcard(FtsQuery *q, const FtsNode *n, LpError *err) {
     return expand_terms(q, n, qpos, (const uint8_t *)zGlob, nFirst, zGlob, nGlob, err);
 }
 
+/* expand_word's scan: the keys of one field that a prefix or wildcard
+** word stands for. */
+typedef struct AltScan {
+    FtsQuery *q;
+    const WordExp *e;
+    PhraseAlt *alt;
+    int anCap[3];
+    int bCapped;
+} AltScan;
+
+static int alt_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
+    AltScan *x = ctx;
+    FtsQuery *q = x->q;
+    PhraseAlt *alt = x->alt;
+    if (!is_word_key(key, nKey)) return 0;
+    if (x->e->zGlob && !fts_glob_match(x->e->zGlob, x->e->nGlob, key + 1, nKey - 1)) return 0;
+    if (alt->n >= q->rank.nExpansionLimit) {
+        x->bCapped = 1;
+        return 1; /* stop the scan */
+    }
+    const uint8_t **aKey = arena_grow(q->a, alt->aKey, alt->n, &x->anCap[0], sizeof(uint8_t *), 8);
+    if (aKey) alt->aKey = aKey;
+    int *anKey = arena_grow(q->a, alt->anKey, alt->n, &x->anCap[1], sizeof(int), 8);
+    if (anKey) alt->anKey = anKey;
+    FtsTermInfo *aInfo = arena_grow(q->a, alt->aInfo, alt->n, &x->anCap[2], sizeof(FtsTermInfo), 8);
+    if (aInfo) alt->aInfo = aInfo;
+    uint8_t *k = arena_alloc(q->a, (size_t)nKey);
+    if (!aKey || !anKey || !aInfo || !k) return LP_NOMEM;
+    memcpy(k, key, (size_t)nKey);
+    aKey[alt->n] = k;
+    anKey[alt->n] = nKey;
+    aInfo[alt->n++] = *info;
+    return 0;
+}
+
+/* The terms of field f that the prefix or wildcard word e stands for, at
+** most nExpansionLimit (a cut is reported in the query's stats), into
+** *alt; *pInfo: what a list of all of them would hold (df at most the
+** documents). LP_OK or an error. */
+static int expand_word(FtsQuery *q, int f, const WordExp *e, PhraseAlt *alt, FtsTermInfo *pInfo,
+                       LpError *err) {
+    FtsFieldSet one;
+    memset(&one, 0, sizeof(one));
+    one.a[f >> 6] = (uint64_t)1 << (f & 63);
+    GlobHas gh;
+    const FtsScanHas *pHas = e->zGlob ? glob_has(&gh, e->zGlob, e->nGlob) : NULL;
+    AltScan x = {q, e, alt, {0, 0, 0}, 0};
+    int rc = scan_fields(q->src, &one, e->zPre, e->nPre, pHas, NULL, alt_key, &x, err);
+    if (rc != LP_OK) {
+        return rc == LP_NOMEM ? lp_err_set(err, LP_NOMEM, "out of memory expanding a %s",
+                                           e->zGlob ? "wildcard" : "prefix")
+                              : rc;
+    }
+    q->st.nExpanded += alt->n;
+    q->st.bExpansionCapped |= x.bCapped;
+    memset(pInfo, 0, sizeof(*pInfo));
+    uint64_t df = 0;
+    for (int i = 0; i < alt->n; i++) {
+        df += alt->aInfo[i].df;
+        pInfo->cf += alt->aInfo[i].cf;
+    }
+    pInfo->df = df < q->src->nDocs ? (uint32_t)df : q->src->nDocs;
+    pInfo->nEarlier = FTS_EARLIER_UNKNOWN;
+    return LP_OK;
+}
+
+/* The prefixes among the words l of phrase n (a word whose text a '*'
+** ends: "hello wor*"), as phrase_pn takes them: *paExp NULL when there are
+** none, else one entry per word. LP_OK, or an error naming a prefix that
+** min_prefix_len refuses. */
+static int phrase_prefixes(FtsQuery *q, const FtsNode *n, const TokenList *l, WordExp **paExp,
+                           LpError *err) {
+    *paExp = NULL;
+    for (size_t i = 0; i < l->a.n; i++) {
+        const Token *t = &l->a.a[i];
+        if (t->iEnd >= (uint32_t)n->n || n->z[t->iEnd] != '*') continue;
+        if (!*paExp && !(*paExp = arena_zalloc(q->a, sizeof(WordExp) * l->a.n))) {
+            return lp_err_set(err, LP_NOMEM, "out of memory");
+        }
+        /* the prefix as a prefix search takes it: normalised, unstemmed */
+        TokenList lu = {{0}, {0}};
+        int rc = analyzer_collect(q->an, n->z + t->iStart, t->iEnd - t->iStart, ANALYZE_UNSTEMMED, &lu, err);
+        if (rc != LP_OK || lu.a.n != 1) {
+            token_list_free(&lu);
+            return rc == LP_NOMEM  ? lp_err_set(err, LP_NOMEM, "out of memory analysing the query")
+                   : rc != LP_OK ? rc
+                                 : lp_err_set(err, LP_INTERNAL, "a phrase's word did not analyse to one word");
+        }
+        const Token *u = &lu.a.a[0];
+        if (!analyzer_prefix_ok(q->an, u->z, u->n)) {
+            int64_t off = n->pos + 1 + (int64_t)t->iStart;
+            token_list_free(&lu);
+            lp_err_setpos(err, LP_BADINPUT, off, "MATCH: prefix '%.*s*' at offset %lld (in a phrase) is "
+                          "shorter than min_prefix_len=%d", (int)(t->iEnd - t->iStart), n->z + t->iStart,
+                          (long long)off, analyzer_min_prefix_len(q->an));
+            err->detail = FTS_MATCH_ER_PARSE;
+            return LP_BADINPUT;
+        }
+        char *z = arena_alloc(q->a, (size_t)u->n + 1);
+        if (!z) {
+            token_list_free(&lu);
+            return lp_err_set(err, LP_NOMEM, "out of memory");
+        }
+        memcpy(z, u->z, (size_t)u->n);
+        z[u->n] = 0;
+        (*paExp)[i] = (WordExp){z, u->n, NULL, 0};
+        token_list_free(&lu);
+    }
+    return LP_OK;
+}
+
+/* The words of x as an operand of a chain (NEAR/N, NOTNEAR/N, SENTENCE,
+** PARAGRAPH, '<<' over words) into the empty *l, and which of them are
+** prefixes or wildcards into *paExp (NULL: none): a prefix or a wildcard
+** is one such word; a word or exact phrase is its words, prefixes among
+** them ("hello wor*"). LP_OK or an error. */
+static int operand_words(FtsQuery *q, const FtsNode *x, TokenList *l, WordExp **paExp, LpError *err) {
+    *paExp = NULL;
+    if (x->kind == FTSN_PREFIX || x->kind == FTSN_WILDCARD) {
+        const char *zPre, *zGlob = NULL;
+        int nPre, nGlob = 0;
+        if (x->kind == FTSN_PREFIX) {
+            if (analyse(q, x, 0, l, err) || prefix_word(q->an, x, l, err)) return err->code;
+            char *z = arena_alloc(q->a, (size_t)l->a.a[0].n + 1);
+            if (!z) return lp_err_set(err, LP_NOMEM, "out of memory");
+            memcpy(z, l->a.a[0].z, (size_t)l->a.a[0].n);
+            z[l->a.a[0].n] = 0;
+            zPre = z;
+            nPre = l->a.a[0].n;
+            l->a.a[0].z = z;
+        } else {
+            if (fts_wildcard_pattern(q->a, q->an, x, &zGlob, &nGlob, &nPre, err)) return err->code;
+            zPre = zGlob;
+            Token t = {zGlob, nGlob, 0, 0, (uint32_t)x->n};
+            if (VEC_PUSH(&l->a, t)) return lp_err_set(err, LP_NOMEM, "out of memory");
+        }
+        l->a.a[0].iPos = 0;
+        if (!(*paExp = arena_alloc(q->a, sizeof(WordExp)))) return lp_err_set(err, LP_NOMEM, "out of memory");
+        **paExp = (WordExp){zPre, nPre, zGlob, nGlob};
+        return LP_OK;
+    }
+    if (analyse(q, x, 1, l, err)) return err->code;
+    return x->kind == FTSN_PHRASE ? phrase_prefixes(q, x, l, paExp, err) : LP_OK;
+}
+
 /* About how many postings iterating pn visits: what an AND orders its
 ** parts by, so the rarest part leads the intersection and the others
 ** only skip to its documents. */
@@ -2755,7 +3170,7 @@ static PlanNode *plan_expanded(FtsQuery *q, const FtsNode *n, const TokenList *l
                                LpError *err) {
     PlanNode *a[3];
     int k = 0;
-    PlanNode *pn = plan_words(q, n, l, QT_TERM, 0, 0, n->nPosLimit, n->pZones, qBase, err);
+    PlanNode *pn = plan_words(q, n, l, NULL, QT_TERM, 0, 0, n->nPosLimit, n->pZones, qBase, err);
     if (!pn) return NULL;
     if (pn->kind != PN_NONE) a[k++] = pn;
     if ((q->rank.expand & FTS_EXPAND_EXACT) && analyzer_is_stemmed(q->an) &&
@@ -2772,7 +3187,7 @@ static PlanNode *plan_expanded(FtsQuery *q, const FtsNode *n, const TokenList *l
         TokenList lx = {{0}, {0}};
         int rc = analyse(q, &x, 1, &lx, err);
         if (rc == LP_OK && lx.a.n == 1 && lx.a.a[0].z[0] == ANALYZER_EXACT_MARK) {
-            pn = plan_words(q, n, &lx, QT_TERM, 0, 0, n->nPosLimit, n->pZones, qBase, err);
+            pn = plan_words(q, n, &lx, NULL, QT_TERM, 0, 0, n->nPosLimit, n->pZones, qBase, err);
             if (pn && pn->kind != PN_NONE) a[k++] = pn;
         }
         token_list_free(&lx);
@@ -2828,14 +3243,22 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
             return NULL;
         }
         PlanNode *pn = NULL;
+        WordExp *aExp = NULL; /* a phrase's prefixes ("hello wor*") */
+        if (n->kind == FTSN_PHRASE && phrase_prefixes(q, n, &l, &aExp, err)) {
+            token_list_free(&l);
+            return NULL;
+        }
         if (l.a.n == 0) {
             *pbDropped = 1;
         } else {
             uint32_t qBase = take_qpos(q, &l);
-            if (q->rank.expand && fts_expand_applies(n) && l.a.n == 1 && !q->nNotDepth) {
+            if (aExp && l.a.n == 1 && !n->anchor) {
+                /* "wor*": the prefix, as outside quotes */
+                pn = expand_terms(q, n, qBase, (const uint8_t *)aExp[0].zPre, aExp[0].nPre, NULL, 0, err);
+            } else if (q->rank.expand && fts_expand_applies(n) && l.a.n == 1 && !q->nNotDepth) {
                 pn = plan_expanded(q, n, &l, qBase, err);
             } else {
-                pn = plan_words(q, n, &l, n->kind == FTSN_PHRASE && l.a.n > 1 ? QT_PHRASE : QT_TERM,
+                pn = plan_words(q, n, &l, aExp, n->kind == FTSN_PHRASE && l.a.n > 1 ? QT_PHRASE : QT_TERM,
                                 n->kind == FTSN_PHRASE ? n->nSlop : 0, n->anchor, n->nPosLimit,
                                 n->pZones, qBase, err);
             }
@@ -3325,8 +3748,17 @@ static int fkeys_collect(FtsQuery *q, FtsFactors *fx, const PlanNode *pn, int iG
         /* (a chain's boundaries' terms, the words past phrase_required,
         ** are not keywords) */
         for (int i = 0; i < phrase_required(pn) && rc == LP_OK; i++) {
-            rc = fkey_add(q, fx, pn->iField, pn->aKey[i], pn->anKey[i], &pn->aInfo[i],
-                          pn->aPosLimit ? pn->aPosLimit[i] : 0, iZone, iGroup, pn->aGQPos[i]);
+            uint32_t lim = pn->aPosLimit ? pn->aPosLimit[i] : 0;
+            const PhraseAlt *alt = pn->aAlt && pn->aAlt[i].n ? &pn->aAlt[i] : NULL;
+            if (!alt) {
+                rc = fkey_add(q, fx, pn->iField, pn->aKey[i], pn->anKey[i], &pn->aInfo[i], lim, iZone, iGroup,
+                              pn->aGQPos[i]);
+            }
+            /* a prefix's or wildcard's: each of its terms, as outside a phrase */
+            for (int k = 0; alt && k < alt->n && rc == LP_OK; k++) {
+                rc = fkey_add(q, fx, pn->iField, alt->aKey[k], alt->anKey[k], &alt->aInfo[k], lim, iZone,
+                              iGroup, pn->aGQPos[i]);
+            }
         }
         return rc;
     }
@@ -5002,6 +5434,7 @@ typedef struct KwWalk {
     int nScanned;               /* keys a prefix scan took in this field */
     const char *zGlob;          /* a wildcard's pattern: keys that fail it are skipped */
     int nGlob;
+    const FtsNode *pPhrase;     /* the phrase being counted (its prefixes: "a wor*"), or NULL */
 } KwWalk;
 
 /* Was z[0..n) reported already? Keywords are few: a linear search. */
@@ -5056,8 +5489,30 @@ int fts_term_stats(FtsSource *src, const FtsFieldSet *fs, const char *z, int n, 
     return LP_OK;
 }
 
+static int kw_field(void *ctx, int f);
+static int kw_expand(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info);
+static int kw_last(void *ctx, const Token *t);
+
+/* Reports the prefix pre[0..n) ("wor" of wor*) with its terms' sums. */
+static int kw_prefix(KwWalk *w, StrBuf *pre) {
+    w->docs = w->hits = 0;
+    int rc = scan_fields(w->src, w->pFields, pre->z, (int)pre->n, NULL, kw_field, kw_expand, w, w->err);
+    strbuf_appendc(pre, '*');
+    if (rc == LP_OK) rc = pre->oom ? LP_NOMEM : kw_report(w, pre->z, (int)pre->n, w->docs, w->hits);
+    return rc;
+}
+
 static int kw_token(void *ctx, const Token *t) {
     KwWalk *w = ctx;
+    const FtsNode *x = w->pPhrase;
+    if (x && t->iEnd < (uint32_t)x->n && x->z[t->iEnd] == '*') {
+        /* a prefix in a phrase: its unstemmed text, as the planner has it */
+        StrBuf pre = {0};
+        int rc = analyzer_run_unstemmed(w->an, x->z + t->iStart, t->iEnd - t->iStart, kw_last, &pre, w->err);
+        if (rc == LP_OK && pre.n > 0) rc = kw_prefix(w, &pre);
+        strbuf_free(&pre);
+        return rc;
+    }
     uint64_t docs = 0, hits = 0;
     int rc = fts_term_stats(w->src, w->pFields, t->z, t->n, &docs, &hits, w->err);
     return rc ? rc : kw_report(w, t->z, t->n, docs, hits);
@@ -5108,26 +5563,24 @@ static int kw_leaf(void *ctx, const FtsNode *x, int bNegated) {
         arena_free(&a);
         return rc;
     }
+    w->pFields = &x->fields;
     if (x->kind != FTSN_PREFIX) {
-        w->pFields = &x->fields;
-        return analyzer_run_query(w->an, x->z, (size_t)x->n, x->bExact, kw_token, w, w->err);
+        w->pPhrase = x->kind == FTSN_PHRASE ? x : NULL;
+        int rc = analyzer_run_query(w->an, x->z, (size_t)x->n, x->bExact, kw_token, w, w->err);
+        w->pPhrase = NULL;
+        return rc;
     }
     /* the prefix is the last word of the text (as the planner has it) */
     StrBuf pre = {0};
     int rc = analyzer_run_unstemmed(w->an, x->z, (size_t)x->n, kw_last, &pre, w->err);
-    if (rc == LP_OK && pre.n > 0) {
-        w->docs = w->hits = 0;
-        rc = scan_fields(w->src, &x->fields, pre.z, (int)pre.n, NULL, kw_field, kw_expand, w, w->err);
-        strbuf_appendc(&pre, '*');
-        if (rc == LP_OK) rc = pre.oom ? LP_NOMEM : kw_report(w, pre.z, (int)pre.n, w->docs, w->hits);
-    }
+    if (rc == LP_OK && pre.n > 0) rc = kw_prefix(w, &pre);
     strbuf_free(&pre);
     return rc;
 }
 
 int fts_keywords(const FtsNode *root, const Analyzer *an, FtsSource *src, int nExpansionLimit,
                  int nMax, FtsKeywordFn xKw, void *ctx, LpError *err) {
-    KwWalk w = {an, src, nExpansionLimit, nMax, xKw, ctx, err, {0}, 0, NULL, 0, 0, 0, NULL, 0};
+    KwWalk w = {an, src, nExpansionLimit, nMax, xKw, ctx, err, {0}, 0, NULL, 0, 0, 0, NULL, 0, NULL};
     int rc = fts_match_leaves(root, kw_leaf, &w);
     strbuf_free(&w.seen);
     if (rc == KW_DONE) return LP_OK;

@@ -7,7 +7,8 @@
 ** whose every node lies inside the query, with flat AND/OR of two or more
 ** children, NOT only under an AND that also holds something positive,
 ** MAYBE of two, chains ('<<', NEAR/N; NOTNEAR/N of two) of words and
-** exact phrases only, ORDERs ('<<' over more) of two or more operands
+** exact phrases (but for '<<', prefixes and wildcards too), ORDERs ('<<'
+** over more) of two or more operands
 ** none of them negated, anchored or boosted,
 ** quorum thresholds in range, and NUL-terminated leaf text ('?' and '%'
 ** are inline wildcards for inputs of odd length), and the dump
@@ -110,9 +111,10 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
         if (x->bNotNear && (x->kind != FTSN_NEAR || x->nChild != 2)) abort(); /* a NOTNEAR/N b */
         for (int k = 0; k < x->nChild; k++) {
             const FtsNode *c = x->aChild[k];
-            if (!(c->kind == FTSN_TERM || (c->kind == FTSN_PHRASE && c->nSlop == 0)) || c->anchor || c->fBoost) {
-                abort();
-            }
+            /* words, exact phrases, and (but for '<<', an ORDER then) prefixes and wildcards */
+            int bWords = c->kind == FTSN_TERM || (c->kind == FTSN_PHRASE && c->nSlop == 0);
+            int bExpand = x->kind != FTSN_BEFORE && (c->kind == FTSN_PREFIX || c->kind == FTSN_WILDCARD);
+            if (!(bWords || bExpand) || c->anchor || c->fBoost) abort();
             if (x->kind == FTSN_NEAR && k && (x->aDist[k - 1] < 1 || x->aDist[k - 1] > FTS_MATCH_MAX_SLOP)) {
                 abort();
             }

@@ -421,6 +421,18 @@ OPERATOR_CASES = [
     ("brown NEAR/2 quick", [1]),
     ('"lazy dog" NEAR/3 jumps', [1]),
     ("(red | brown) NEAR/1 (fox | dog)", [1, 4, 8]),
+    # a prefix (or, with min_infix_len, a wildcard) as an operand: any of its
+    # terms (Sphinx's hello NEAR/3 wor*)
+    ("dog NEAR/2 sl*", [2]),
+    ("fox* NEAR/1 red", [4]),
+    ("hel* NEAR/3 wor*", [5]),
+    ("fox NEAR/2 (dog | bear*)", []),
+    ("dog NEAR/1 (lazy | bro*)", [1, 2, 8]),
+    ("fox* NOTNEAR/1 red", [1, 4, 6]),         # body 4: "foxes are red", 2 apart
+    ("quick NOTNEAR/3 bro*", [3, 4, 7]),
+    ("fox NOTNEAR/2 zzz*", [1, 4, 6]),         # a prefix with no terms is far from everything
+    ("zzz* NEAR/2 fox", []),
+    ("quick SENTENCE bro*", [1, 3]),           # no boundaries indexed: a field is one part
     ('(quick | "lazy dog") NOTNEAR/2 fox', [1, 2, 3, 4, 7]),
     # NOTNEAR/N: the first operand where the second is absent or more than
     # N positions away (either side), in one field; any one occurrence
@@ -467,6 +479,21 @@ OPERATOR_CASES = [
     ("(@body[2] dog) lazy", [2]),
     ("@body[2] dog -lazy", [2]),     # -lazy is scoped too: not in body 2
     ("lazy @body[2] -dog", [1]),
+    # a prefix inside a phrase: that word of the phrase is any of its terms
+    ('"brown fo*"', [1]),
+    ('"quick*"', [1, 3, 4, 7]),                # one word: the prefix itself
+    ('"the fox*"', [1, 6]),
+    ('"qui* br*"', [1]),
+    ('"lazy d*"', [1, 2]),
+    ('"d* lazy"', []),
+    ('"^d* days$"', [8]),
+    ('"fox* are"', [4]),
+    ('"fox* the"~3', [1, 6]),
+    ('"quickl* done nothere"/2', [7]),
+    ('"(fox* | bear) is"', [3]),
+    ('@title "quick br*"', [1]),
+    ('"brown fo*" << jumps', []),              # one field: "brown fox" is the title's
+    ('"the fo*" << lazy', [1]),
     # '*' standing alone in an exact phrase: one word position, any word
     ('"quick * fox"', [1]),
     ('"quick fox"', []),
@@ -528,20 +555,22 @@ SYNTAX_ERRORS = [
     ('"a b"/0', r"at offset 6: a quorum threshold must be at least 1"),
     ("fox << -dog", r"at offset 7: '<<' orders words, phrases, prefixes, wildcards, quorums and "
                     r"groups; this operand is a negation"),
-    ("fox NEAR/2 (dog | bear*)", r"at offset 18: NEAR/N joins words, exact phrases and OR lists of "
-                                 r"them; this operand is a prefix"),
-    ("fox NOTNEAR/2 (dog | bear)", r"at offset 14: NOTNEAR/N's second operand is a word or exact "
-                                   r"phrase; this operand is an OR list"),
-    ("fox NEAR/2 (dog bear)", r"at offset 11: NEAR/N joins words, exact phrases and OR lists of "
-                              r"them; this operand is a group"),
+    ("fox NOTNEAR/2 (dog | bear)", r"at offset 14: NOTNEAR/N's second operand is a word, prefix, "
+                                   r"wildcard or exact phrase; this operand is an OR list"),
+    ("fox NEAR/2 (dog bear)", r"at offset 11: NEAR/N joins words, prefixes, wildcards, exact phrases "
+                              r"and OR lists of them; this operand is a group"),
+    ('"brown *ox"', r"at offset 7: '\*' inside a phrase ends a prefix \(\"hello wor\*\"\) or stands "
+                    r"alone for any one word"),
+    ('"brown f*x"', r"at offset 8: '\*' inside a phrase ends a prefix"),
+    ('"bro** fox"', r"at offset 4: a prefix inside a phrase ends in one '\*'"),
     ("fox << ^dog", r"at offset 7: '<<' orders words, phrases, prefixes, wildcards, quorums and "
                     r"groups; '\^' and '\$' cannot anchor an operand itself"),
     ("fox << (a|b) << (c|d) << (e|f) << (g|h) << (i|j) << (k|l) << (m|n) << (o|p) << (q|r)",
      r"at offset 0: the OR lists of this chain make more than 256 chains"),
     ("fox << dog NEAR/2 bear", r"at offset 11: '<<', NEAR/N, NOTNEAR/N, SENTENCE and PARAGRAPH "
                                r"cannot be mixed"),
-    ("fox SENTENCE dog* ", r"at offset 13: SENTENCE joins words, exact phrases and OR lists of them; "
-                           r"this operand is a prefix"),
+    ("fox SENTENCE (dog bear)", r"at offset 13: SENTENCE joins words, prefixes, wildcards, exact "
+                                r"phrases and OR lists of them; this operand is a group"),
     ("SENTENCE dog", r"at offset 0: SENTENCE is an operator"),
     ("=fox*", r"at offset 0: the exact form operator '=' does not apply to a prefix"),
     ("fox NOTNEAR/2 dog NOTNEAR/1 bear", r"at offset 18: NOTNEAR/N takes two operands"),
@@ -552,7 +581,6 @@ SYNTAX_ERRORS = [
                       r"1000000000 \('@title\[50\]'\)"),
     ("@title[x] fox", r"at offset 7: a field position limit is a number of positions"),
     ("@title[3 fox", r"at offset 9: expected '\]' after the field position limit"),
-    ('"quick fox*"', r"at offset 10: '\*' inside a phrase stands alone for any one word"),
     ('"quick * fox"~2', r"at offset 7: '\*' stands for one word of an exact phrase; a proximity"),
     ('"quick * fox"/1', r"at offset 7: '\*' stands for one word of an exact phrase"),
     ("fox^0", r"at offset 4: a boost must be above 0 and at most 1000"),
@@ -628,6 +656,46 @@ def stemmed(server):
 ])
 def test_stemming_and_stop_words(cur, stemmed, text, want):
     assert sorted(match_ids(cur, stemmed, text)) == want
+
+
+def test_prefixes_in_phrases_and_near(server, cur, stemmed, uniq):
+    """A word of a phrase that a '*' ends is a prefix ("hello wor*", as in
+    Sphinx): that place of the phrase is any term it expands to, in the
+    RAM segment and in a sealed one; NEAR/N, NOTNEAR/N, SENTENCE and
+    PARAGRAPH take prefixes and wildcards as operands. HIGHLIGHT(), SHOW
+    META and EXPLAIN show the prefix; min_prefix_len and expansion_limit
+    apply as outside quotes."""
+    # stemmed: terms are stems, a prefix matches the stems ("runner", "run")
+    assert sorted(match_ids(cur, stemmed, '"quick run*"')) == [3]
+    assert sorted(match_ids(cur, stemmed, '"running fas*"')) == [1]
+    assert sorted(match_ids(cur, stemmed, '"the runn*"')) == [4]   # "the" a stop word: a gap
+    expect_error(cur, f"SELECT id FROM {stemmed} WHERE MATCH('\"was ru* fast\"')", 1064,
+                 r"prefix 'ru\*' at offset 5 \(in a phrase\) is shorter than min_prefix_len=3")
+    docs = {1: ("new york city", "the big apple"), 2: ("new yorkshire pudding", "york and new"),
+            3: ("newer yorks", "new jersey"), 4: ("york new", "brand new yoghurt")}
+    t = make_table(server, uniq(), "(title TEXT, body TEXT) min_infix_len='2' index_sp='1'", docs)
+    cases = [('"new yor*"', [1, 2]), ('"new* york*"', [1, 2, 3]), ('"new y*"', [1, 2, 4]),
+             ('"new yo*"~2', [1, 2, 4]), ('"^york* new$"', [4]), ('"new yor* cit*"', [1]),
+             ("new NEAR/1 *ork*", [1, 2, 4]), ("*ork NEAR/2 *ew", [1, 2, 4]),
+             ("new NOTNEAR/1 yo*", [2, 3]), ("@body new NEAR/2 yog*", [4]), ("new SENTENCE *rsey", [3]),
+             ("new PARAGRAPH pud*", [2])]
+    for step in ("ram", "flush"):
+        if step == "flush":
+            cur.execute(f"FLUSH TABLE {t}")
+        for text, want in cases:
+            assert sorted(match_ids(cur, t, text)) == want, (step, text)
+    cur.execute(f"SELECT id, HIGHLIGHT() FROM {t} WHERE MATCH('@title \"new yor*\"') ORDER BY id ASC")
+    assert cur.fetchall() == ((1, "<b>new</b> <b>york</b> city | the big apple"),
+                              (2, "<b>new</b> <b>yorkshire</b> pudding | york and new"))
+    m = meta(cur)
+    assert (m["keyword[0]"], m["keyword[1]"], m["docs[1]"]) == ("new", "yor*", "4"), m
+    cur.execute(f"EXPLAIN SELECT id FROM {t} WHERE MATCH('\"new yor*\"')")
+    plan = "\n".join(r[0] for r in cur.fetchall())
+    assert 'phrase "new yor*"' in plan, plan
+    # expansion_limit cuts each field's terms, and says so
+    cur.execute(f"SELECT id FROM {t} WHERE MATCH('\"new yor*\"') OPTION expansion_limit=1")
+    assert sorted(r[0] for r in cur.fetchall()) == [1]  # "york" only: "yorkshire" cut
+    assert meta(cur).get("prefix_expansion_capped", "").startswith("yes")
 
 
 def test_min_prefix_len(cur, stemmed, corpus):

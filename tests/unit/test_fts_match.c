@@ -72,7 +72,9 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
         assert_true(x->nChild >= 2);
         for (int k = 0; k < x->nChild; k++) {
             const FtsNode *c = x->aChild[k];
-            assert_true(c->kind == FTSN_TERM || (c->kind == FTSN_PHRASE && c->nSlop == 0));
+            /* '<<' over prefixes and wildcards is an ORDER */
+            assert_true(c->kind == FTSN_TERM || (c->kind == FTSN_PHRASE && c->nSlop == 0) ||
+                        (x->kind != FTSN_BEFORE && (c->kind == FTSN_PREFIX || c->kind == FTSN_WILDCARD)));
             assert_int_equal(c->anchor, 0);
             if (x->kind == FTSN_NEAR && k) assert_true(x->aDist[k - 1] >= 1);
             check_node(c, x, n);
@@ -346,9 +348,7 @@ static void test_prefix(void **state) {
                 "MATCH: near '^*ab' at offset 0: '^' and '$' anchor a word or an exact phrase, not a "
                 "wildcard");
     check("a << *b*", "ORDER(a, WILDCARD(*b*))");
-    check_error("a NEAR/2 *b*", 9,
-                "MATCH: near '*b*' at offset 9: NEAR/N joins words, exact phrases and OR lists of them; "
-                "this operand is a wildcard");
+    check("a NEAR/2 *b*", "NEAR(a, /2, WILDCARD(*b*))");
     check_error(
         "ab*~", 2,
         "MATCH: near '*~' at offset 2: '*' is only supported at the end of a word (prefix search)");
@@ -785,17 +785,20 @@ static void test_sphinx_operators(void **state) {
                 "MATCH: near 'x << (a|b) << (a|b) << (a|b) <<...' at offset 0: the OR lists of this "
                 "chain make more than 256 chains");
     check_error("a NOTNEAR/3 (b | c)", 12, "MATCH: near '(b | c)' at offset 12: NOTNEAR/N's second "
-                                           "operand is a word or exact phrase; this operand is an OR "
-                                           "list");
+                                           "operand is a word, prefix, wildcard or exact phrase; this "
+                                           "operand is an OR list");
+    check("a NOTNEAR/3 b*", "NOTNEAR(a, /3, PREFIX(b*))");
     check("a << (b | c*)", "ORDER(a, OR(b, PREFIX(c*)))");
     check_error("a << b MAYBE c", 5, "MATCH: near 'b MAYBE c' at offset 5: '<<' orders words, phrases, "
                                      "prefixes, wildcards, quorums and groups; this operand is a MAYBE "
                                      "(it binds tighter: write (a << b) MAYBE c, or (a MAYBE b) << c)");
-    check_error("a NEAR/1 (b c)", 9, "MATCH: near '(b c)' at offset 9: NEAR/N joins words, exact "
-                                     "phrases and OR lists of them; this operand is a group");
+    check_error("a NEAR/1 (b c)", 9, "MATCH: near '(b c)' at offset 9: NEAR/N joins words, prefixes, "
+                                     "wildcards, exact phrases and OR lists of them; this operand is a "
+                                     "group");
     check_error("a NEAR/2 \"b c\"~3", 9, "MATCH: near '\"b c\"~3' at offset 9: NEAR/N joins words, "
-                                         "exact phrases and OR lists of them; this operand is a "
-                                         "proximity phrase");
+                                         "prefixes, wildcards, exact phrases and OR lists of them; this "
+                                         "operand is a proximity phrase");
+    check("a NEAR/1 (b* | \"c d*\")", "OR(NEAR(a, /1, PREFIX(b*)), NEAR(a, /1, PHRASE(\"c d*\")))");
     check_error("a << ^b", 5, "MATCH: near '^b' at offset 5: '<<' orders words, phrases, prefixes, "
                               "wildcards, quorums and groups; '^' and '$' cannot anchor an operand "
                               "itself (they can a word in a group)");
@@ -872,10 +875,10 @@ static void test_sphinx_operators(void **state) {
     check_error("NOTNEAR/3 b", 0, "MATCH: near 'NOTNEAR/3 b' at offset 0: NOTNEAR/N is an operator: "
                                   "expected a word, phrase or '(' before it (write it in lower case to "
                                   "search the word)");
-    check_error("a NOTNEAR/3 b*", 12, "MATCH: near 'b*' at offset 12: NOTNEAR/N's second operand is "
-                                      "a word or exact phrase; this operand is a prefix");
-    check_error("a* NOTNEAR/3 b", 0, "MATCH: near 'a* NOTNEAR/3 b' at offset 0: NOTNEAR/N joins words, "
-                                     "exact phrases and OR lists of them; this operand is a prefix");
+    check("a* NOTNEAR/3 *b", "NOTNEAR(PREFIX(a*), /3, WILDCARD(*b))");
+    check_error("a NOTNEAR/3 (b c)", 12, "MATCH: near '(b c)' at offset 12: NOTNEAR/N's second operand "
+                                         "is a word, prefix, wildcard or exact phrase; this operand is a "
+                                         "group");
     /* SENTENCE and PARAGRAPH: chains whose operands share a sentence or a
     ** paragraph, in any order */
     check("a SENTENCE b", "SENTENCE(a, b)");
@@ -890,8 +893,8 @@ static void test_sphinx_operators(void **state) {
                                  "search the word)");
     check_error("a PARAGRAPH", 11, "MATCH: unexpected end of query at offset 11: expected a word or "
                                    "phrase after PARAGRAPH");
-    check_error("a PARAGRAPH b*", 12, "MATCH: near 'b*' at offset 12: PARAGRAPH joins words, exact "
-                                      "phrases and OR lists of them; this operand is a prefix");
+    check("a PARAGRAPH b*", "PARAGRAPH(a, PREFIX(b*))");
+    check("*a* SENTENCE \"b c*\"", "SENTENCE(WILDCARD(*a*), PHRASE(\"b c*\"))");
 }
 
 /* ZONE:(…): the rest of the group's leaves carry the zones, until a field
@@ -961,15 +964,24 @@ static void test_phrase_stars(void **state) {
     assert_string_equal(x->z, "a\\ * b");
     x = parse("\"a \\** b\""); /* a literal star, then a star alone */
     assert_string_equal(x->z, "a  * b");
-    check_error("\"exact phrase*\"", 13,
-                "MATCH: near '*\"' at offset 13: '*' inside a phrase stands alone for any one word "
-                "(\"a * b\"); prefix search is not supported inside a phrase");
+    /* a star that ends a word: a prefix, in any phrase */
+    check("\"exact phrase*\"", "PHRASE(\"exact phrase*\")");
+    check("\"a\\x* b\"", "PHRASE(\"ax* b\")");
+    check("\"^ab* c$\"", "^PHRASE(\" ab* c \")$");
+    check("\"ab* c\"~3", "PHRASE(\"ab* c\"~3)");
+    check("\"ab* c d\"/2", "QUORUM(\"ab* c d\"/2)");
+    check("\"(a* | b) c\"", "OR(PHRASE(\"a* c\"), PHRASE(\"b c\"))");
     check_error("\"a *b\"", 3,
-                "MATCH: near '*b\"' at offset 3: '*' inside a phrase stands alone for any one word "
-                "(\"a * b\"); prefix search is not supported inside a phrase");
-    check_error("\"a\\x* b\"", 4,
-                "MATCH: near '* b\"' at offset 4: '*' inside a phrase stands alone for any one word "
-                "(\"a * b\"); prefix search is not supported inside a phrase");
+                "MATCH: near '*b\"' at offset 3: '*' inside a phrase ends a prefix (\"hello wor*\") or "
+                "stands alone for any one word (\"a * b\"); a '*' before or inside a word is not "
+                "supported in a phrase");
+    check_error("\"a b*c\"", 4,
+                "MATCH: near '*c\"' at offset 4: '*' inside a phrase ends a prefix (\"hello wor*\") or "
+                "stands alone for any one word (\"a * b\"); a '*' before or inside a word is not "
+                "supported in a phrase");
+    check_error("\"ab** c\"", 3,
+                "MATCH: near '** c\"' at offset 3: a prefix inside a phrase ends in one '*' "
+                "(\"hello wor*\")");
     check_error("\"a * b\"~2", 3,
                 "MATCH: near '* b\"~2' at offset 3: '*' stands for one word of an exact phrase; a "
                 "proximity (~N) or quorum (/N) has no word order for it to keep");
@@ -1029,8 +1041,8 @@ static void test_phrase_alternatives(void **state) {
     check("x << \"(a | b) c\"", "OR(BEFORE(x, PHRASE(\"a c\")), BEFORE(x, PHRASE(\"b c\")))");
     check("x << \"(a | b) c\"~2", "ORDER(x, OR(PHRASE(\"a c\"~2), PHRASE(\"b c\"~2)))");
     check_error("x NEAR/2 \"(a | b) c\"~2", 9, "MATCH: near '\"(a | b) c\"~2' at offset 9: NEAR/N joins "
-                                                "words, exact phrases and OR lists of them; this operand "
-                                                "is a proximity phrase");
+                                                "words, prefixes, wildcards, exact phrases and OR lists of "
+                                                "them; this operand is a proximity phrase");
     /* nesting is limited as groups outside phrases are */
     char zDeep[400];
     strcpy(zDeep, "\"");

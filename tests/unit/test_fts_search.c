@@ -200,8 +200,25 @@ static double idf(int df) {
 /* A phrase's '*': a place any word fills. */
 #define WILD (-2)
 
+/* A word of a phrase or chain that is a prefix ("ab*") or a wildcard
+** ("*b1*"): PAT - i stands for the fnmatch pattern g_azPat[i]. */
+#define PAT (-1000)
+#define PAT_MAX 256
+static char g_azPat[PAT_MAX][24];
+static int g_nPat;
+
+static int pat_id(const char *z, int n) {
+    for (int i = 0; i < g_nPat; i++) {
+        if ((int)strlen(g_azPat[i]) == n && memcmp(g_azPat[i], z, (size_t)n) == 0) return PAT - i;
+    }
+    assert_true(g_nPat < PAT_MAX && n < 24);
+    memcpy(g_azPat[g_nPat], z, (size_t)n);
+    g_azPat[g_nPat][n] = 0;
+    return PAT - g_nPat++;
+}
+
 /* The words of a phrase's text, split on spaces (-1: not a vocabulary
-** word; WILD: a '*'). */
+** word; WILD: a '*'; PAT - i: a prefix, "ab*"). */
 static int split_words(const char *z, int *aw, int nMax) {
     int nw = 0;
     const char *p = z;
@@ -209,7 +226,9 @@ static int split_words(const char *z, int *aw, int nMax) {
         while (*p == ' ') p++;
         const char *e = p;
         while (*e && *e != ' ') e++;
-        if (e > p) aw[nw++] = e - p == 1 && *p == '*' ? WILD : word_of(p, (int)(e - p));
+        if (e > p) {
+            aw[nw++] = e - p == 1 && *p == '*' ? WILD : e[-1] == '*' ? pat_id(p, (int)(e - p)) : word_of(p, (int)(e - p));
+        }
         p = e;
     }
     return nw;
@@ -217,7 +236,27 @@ static int split_words(const char *z, int *aw, int nMax) {
 
 /* Does word d fill the place of query word w? */
 static int word_fits(int d, int w) {
+    if (w <= PAT) {
+        char buf[16];
+        word_text(d, buf);
+        return fnmatch(g_azPat[PAT - w], buf, 0) == 0;
+    }
     return w == WILD || d == w;
+}
+
+/* Is w a word a document can hold (a vocabulary word or a pattern)? */
+static int is_real_word(int w) {
+    return w >= 0 || w <= PAT;
+}
+
+/* Field f's df of query word w: a pattern's is its words' summed (at
+** most the documents), as the engine reads them as one list. */
+static int df_word(int f, int w) {
+    if (w >= 0) return df_of(f, w);
+    if (w > PAT) return 0;
+    int df = 0;
+    for (int t = 0; t < NWORD; t++) df += word_fits(t, w) ? df_of(f, t) : 0;
+    return df < g_nDoc ? df : g_nDoc;
 }
 
 /* How many leading positions of doc i's field f a leaf limited to nLimit
@@ -228,8 +267,19 @@ static int scan_len(uint32_t nLimit, int i, int f) {
     return nLimit && (int64_t)nLimit < len ? (int)nLimit : len;
 }
 
-/* The words of a chain operand (a TERM or an exact PHRASE). */
+/* The words of a chain operand (a TERM, an exact PHRASE, a PREFIX or a
+** WILDCARD: one pattern). */
 static int operand_words(const FtsNode *x, int *aw) {
+    if (x->kind == FTSN_PREFIX) {
+        char z[24];
+        snprintf(z, sizeof(z), "%.*s*", x->n, x->z);
+        aw[0] = pat_id(z, (int)strlen(z));
+        return 1;
+    }
+    if (x->kind == FTSN_WILDCARD) {
+        aw[0] = pat_id(x->z, x->n);
+        return 1;
+    }
     return split_words(x->z, aw, 8);
 }
 
@@ -273,12 +323,12 @@ static int notnear_count(const FtsNode *n, int i, int f) {
     int nKeep = 0;
     for (int s = 0; s + nw0 <= scan0; s++) {
         int ok = 1;
-        for (int j = 0; j < nw0 && ok; j++) ok = d[s + j] == aw0[j];
+        for (int j = 0; j < nw0 && ok; j++) ok = word_fits(d[s + j], aw0[j]);
         if (!ok) continue;
         int lo = s, hi = s + nw0 - 1, bNear = 0;
         for (int t = 0; t + nw1 <= scan1 && !bNear; t++) {
             int m = 1;
-            for (int j = 0; j < nw1 && m; j++) m = d[t + j] == aw1[j];
+            for (int j = 0; j < nw1 && m; j++) m = word_fits(d[t + j], aw1[j]);
             int e = t + nw1 - 1;
             int gap = t > hi ? t - hi : lo > e ? lo - e : 0;
             bNear = m && gap <= n->aDist[0];
@@ -311,7 +361,7 @@ static void ref_word_places(const int *aw, int nw, int i, int f, int scan, ROcc 
     const int *d = g_docs[i].aaWord[f];
     for (int k = 0; k < scan; k++) {
         int bIn = 0;
-        for (int j = 0; j < nw; j++) bIn |= aw[j] >= 0 && d[k] == aw[j];
+        for (int j = 0; j < nw; j++) bIn |= is_real_word(aw[j]) && word_fits(d[k], aw[j]);
         if (!bIn) continue;
         assert_true(*pn < ROCC_MAX);
         a[(*pn)++] = (ROcc){k, k + 1};
@@ -464,6 +514,14 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
         for (int j = 0; j < nw; j++) {
             if (aw[j] == -1) return 0;
         }
+        if (nw == 1 && aw[0] <= PAT && !n->anchor) {
+            /* "ab*": the prefix, as outside quotes */
+            FtsNode t = *n;
+            t.kind = FTSN_PREFIX;
+            t.z = g_azPat[PAT - aw[0]];
+            t.n = (int)strlen(t.z) - 1;
+            return ref_eval(&t, i, pScore);
+        }
         int any = 0;
         double x = 0, gidf = -1;
         for (int f = 0; f < NF; f++) {
@@ -473,8 +531,8 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
             int bAll = 1;
             for (int j = 0; j < nw; j++) {
                 if (aw[j] == WILD) continue;
-                bAll &= df_of(f, aw[j]) > 0;
-                sidf += idf(df_of(f, aw[j]) ? df_of(f, aw[j]) : 1);
+                bAll &= df_word(f, aw[j]) > 0;
+                sidf += idf(df_word(f, aw[j]) ? df_word(f, aw[j]) : 1);
             }
             if (!bAll) continue;
             if (gidf < 0 || sidf < gidf) gidf = sidf;
@@ -500,13 +558,13 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
                         int need = 0, found = -1;
                         for (int m = 0; m < nw; m++) need += aw[m] == aw[j];
                         for (int k = s; k <= e && found < 0; k++) {
-                            if (g_docs[i].aaWord[f][k] == aw[j] && --need == 0) found = k;
+                            if (word_fits(g_docs[i].aaWord[f][k], aw[j]) && --need == 0) found = k;
                         }
                         ok = found >= 0;
                         if (found > hi) hi = found;
                     }
                     int first = 0;
-                    for (int j = 0; j < nw && ok; j++) first |= g_docs[i].aaWord[f][s] == aw[j];
+                    for (int j = 0; j < nw && ok; j++) first |= word_fits(g_docs[i].aaWord[f][s], aw[j]);
                     if (ok && first && s > lastEnd) {
                         tf++;
                         lastEnd = hi;
@@ -571,13 +629,20 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
             while (k < j && aw[k] != aw[j]) k++;
             if (k < j) continue;
             nDistinct++;
-            if (aw[j] < 0) continue;
-            char buf[16];
-            word_text(aw[j], buf);
+            if (!is_real_word(aw[j])) continue;
+            char buf[24];
             FtsNode t = *n;
-            t.kind = FTSN_TERM;
+            if (aw[j] <= PAT) {
+                /* a prefix: as outside quotes */
+                snprintf(buf, sizeof(buf), "%s", g_azPat[PAT - aw[j]]);
+                t.kind = FTSN_PREFIX;
+                t.n = (int)strlen(buf) - 1;
+            } else {
+                word_text(aw[j], buf);
+                t.kind = FTSN_TERM;
+                t.n = (int)strlen(buf);
+            }
             t.z = buf;
-            t.n = (int)strlen(buf);
             double sc;
             if (ref_eval(&t, i, &sc)) {
                 nHit++;
@@ -607,8 +672,8 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
                 int aw[8], nw = operand_words(n->aChild[c], aw);
                 for (int j = 0; j < nw; j++) {
                     if (aw[j] == WILD) continue;
-                    bAll &= aw[j] >= 0 && df_of(f, aw[j]) > 0;
-                    if (aw[j] >= 0) sidf += idf(df_of(f, aw[j]) ? df_of(f, aw[j]) : 1);
+                    bAll &= is_real_word(aw[j]) && df_word(f, aw[j]) > 0;
+                    if (is_real_word(aw[j])) sidf += idf(df_word(f, aw[j]) ? df_word(f, aw[j]) : 1);
                 }
             }
             if (!bAll) continue;
@@ -672,16 +737,20 @@ static void ref_words(RefKeys *k, const FtsFieldSet *fs, const int *aw, int nw, 
                       int base, int bNeg) {
     /* a '*' takes a place, as a stop word does, and is no keyword */
     for (int j = 0; j < nw; j++) {
-        if (!bNeg && aw[j] != WILD) k->aWord[base + j] = 1, k->aWordId[base + j] = aw[j];
+        if (!bNeg && aw[j] != WILD) k->aWord[base + j] = 1, k->aWordId[base + j] = aw[j] <= PAT ? WILD : aw[j];
     }
     if (bNeg) return;
     for (int f = 0; f < NF; f++) {
         if (!fts_fieldset_has(fs, f)) continue;
         int bAll = 1;
-        for (int j = 0; j < nw; j++) bAll &= aw[j] == WILD || (aw[j] >= 0 && df_of(f, aw[j]) > 0);
+        for (int j = 0; j < nw; j++) bAll &= aw[j] == WILD || (is_real_word(aw[j]) && df_word(f, aw[j]) > 0);
         if (!bAll) continue;
         for (int j = 0; j < nw; j++) {
-            if (aw[j] != WILD) ref_key(k, f, aw[j], aLim[j], base + j);
+            if (aw[j] >= 0) ref_key(k, f, aw[j], aLim[j], base + j);
+            /* a prefix: each of its words the field holds */
+            for (int t = 0; aw[j] <= PAT && t < NWORD; t++) {
+                if (word_fits(t, aw[j]) && df_of(f, t) > 0) ref_key(k, f, t, aLim[j], base + j);
+            }
         }
     }
 }
@@ -735,7 +804,7 @@ static void ref_keys(RefKeys *k, const FtsNode *x, int bNeg) {
         ** fields the chain is in */
         int nw = 0;
         for (int c = 0; c < x->nChild; c++) {
-            int m = split_words(x->aChild[c]->z, aw + nw, 64 - nw);
+            int m = operand_words(x->aChild[c], aw + nw);
             for (int j = 0; j < m; j++) aLim[nw + j] = x->aChild[c]->nPosLimit;
             if (x->bNotNear) {
                 /* NOTNEAR: its second operand's words are no keywords */
@@ -1206,7 +1275,9 @@ static void rand_query(char *buf) {
                     rnd() % 2 ? "<<" : "NEAR/3", 1 + rnd() % 10, w2);
             break;
         case 8:
-            if (rnd() % 2) {
+            if (rnd() % 4 == 0) {
+                sprintf(buf + strlen(buf), "\"%s %.2s* %s\"/%u", w, w2, w3, 1 + rnd() % 3);
+            } else if (rnd() % 2) {
                 sprintf(buf + strlen(buf), "\"%s %s %s\"/%u", w, w2, w3, 1 + rnd() % 3);
             } else {
                 sprintf(buf + strlen(buf), "\"%s %s %s\"/0.%u", w, w2, w3, 1 + rnd() % 9);
@@ -1228,7 +1299,15 @@ static void rand_query(char *buf) {
             }
             break;
         case 12:
-            if (rnd() % 3 == 0) {
+            if (rnd() % 4 == 0) {
+                /* prefixes and wildcards as operands */
+                static const char *const aPre[] = {"%s NEAR/%u %.2s*", "%.3s* NEAR/%u %s", "%s NOTNEAR/%u %.2s*",
+                                                   "%.2s* NOTNEAR/%u %s", "%s NEAR/%u *%.2s*",
+                                                   "\"%s %.2s*\" NEAR/%u %s"};
+                int k = (int)(rnd() % 6);
+                if (k == 5) sprintf(buf + strlen(buf), aPre[k], w, w2, 1 + rnd() % 6, w3);
+                else sprintf(buf + strlen(buf), aPre[k], w, 1 + rnd() % 6, k == 4 ? w2 + 1 : w2);
+            } else if (rnd() % 3 == 0) {
                 sprintf(buf + strlen(buf), "%s NOTNEAR/%u %s", w, 1 + rnd() % 6, w2);
             } else if (rnd() % 2) {
                 sprintf(buf + strlen(buf), "%s NEAR/%u %s", w, 1 + rnd() % 6, w2);
@@ -1260,6 +1339,10 @@ static void rand_query(char *buf) {
             static const char *const aGap[] = {" ", " ", " * ", " * * "};
             if (rnd() % 4 == 0) { /* alternatives */
                 sprintf(buf + strlen(buf), "\"(%s | %s) %s\"", w, w3, w2);
+            } else if (rnd() % 3 == 0) { /* prefixes */
+                static const char *const aPre[] = {"\"%s %.2s*\"", "\"%.3s* %s\"", "\"%.2s* %.2s*\"",
+                                                   "\"^%.2s* %s\"", "\"%s * %.3s*\"", "\"%.2s*\""};
+                sprintf(buf + strlen(buf), aPre[rnd() % 6], w, w2);
             } else {
                 sprintf(buf + strlen(buf), "\"%s%s%s\"", w, aGap[rnd() % 4], w2);
             }
@@ -1268,7 +1351,11 @@ static void rand_query(char *buf) {
         case 1: {
             char w2[16];
             word_text(rnd_word(), w2);
-            sprintf(buf + strlen(buf), "\"%s %s\"~%u", w, w2, rnd() % 4);
+            if (rnd() % 3 == 0) {
+                sprintf(buf + strlen(buf), rnd() % 2 ? "\"%.2s* %s\"~%u" : "\"%s %.3s*\"~%u", w, w2, rnd() % 4);
+            } else {
+                sprintf(buf + strlen(buf), "\"%s %s\"~%u", w, w2, rnd() % 4);
+            }
             break;
         }
         case 2:
