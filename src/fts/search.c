@@ -269,50 +269,58 @@ static FtsPostings *open_cursor(FtsQuery *q, const uint8_t *key, int nKey, const
 ** query. They are kept in a min-heap by document, the exhausted ones
 ** dropped, so a move touches only the cursors behind the target (a
 ** prefix may have a thousand terms, most of them rare). */
+/* A heap entry: a cursor and, beside it, its document (the heap compares
+** without touching the cursor). */
+typedef struct UnionSlot {
+    uint32_t doc;
+    FtsPostings *c;
+} UnionSlot;
+
 typedef struct UnionPostings {
     FtsPostings base;
-    FtsPostings **ac;   /* the heap: ac[0] has the smallest doc */
+    UnionSlot *a;       /* the heap: a[0] has the smallest doc */
     int n;              /* cursors in it */
     int bStarted;       /* each cursor has been moved once */
     FtsPostings **aAll; /* every cursor, for xStatus */
     int nAll;
 } UnionPostings;
 
-/* Restores the heap below slot i, ac[i] having moved on; drops it when
-** it is exhausted. */
+/* Restores the heap below slot i, whose cursor has moved on (its doc is
+** read again); drops it when it is exhausted. */
 static void union_sift(UnionPostings *u, int i) {
-    FtsPostings **a = u->ac;
-    if (a[i]->doc == FTS_NO_DOC) {
+    UnionSlot *a = u->a;
+    a[i].doc = a[i].c->doc;
+    if (a[i].doc == FTS_NO_DOC) {
         a[i] = a[--u->n];
         if (i >= u->n) return;
         /* the last one, moved up here, may be smaller than i's parent */
-        while (i > 0 && a[(i - 1) / 2]->doc > a[i]->doc) {
-            FtsPostings *t = a[i];
+        while (i > 0 && a[(i - 1) / 2].doc > a[i].doc) {
+            UnionSlot t = a[i];
             a[i] = a[(i - 1) / 2];
             a[(i - 1) / 2] = t;
             i = (i - 1) / 2;
         }
     }
+    UnionSlot x = a[i];
     for (;;) {
-        int l = 2 * i + 1, m = i;
-        if (l < u->n && a[l]->doc < a[m]->doc) m = l;
-        if (l + 1 < u->n && a[l + 1]->doc < a[m]->doc) m = l + 1;
-        if (m == i) return;
-        FtsPostings *t = a[i];
+        int l = 2 * i + 1, m = l;
+        if (l >= u->n) break;
+        if (l + 1 < u->n && a[l + 1].doc < a[l].doc) m = l + 1;
+        if (a[m].doc >= x.doc) break;
         a[i] = a[m];
-        a[m] = t;
         i = m;
     }
+    a[i] = x;
 }
 
 /* The tf of the cursors on document d in the heap below slot i. */
 static uint32_t union_tf(const UnionPostings *u, int i, uint32_t d) {
-    if (i >= u->n || u->ac[i]->doc != d) return 0;
-    return u->ac[i]->tf + union_tf(u, 2 * i + 1, d) + union_tf(u, 2 * i + 2, d);
+    if (i >= u->n || u->a[i].doc != d) return 0;
+    return u->a[i].c->tf + union_tf(u, 2 * i + 1, d) + union_tf(u, 2 * i + 2, d);
 }
 
 static uint32_t union_settle(UnionPostings *u) {
-    uint32_t d = u->n ? u->ac[0]->doc : FTS_NO_DOC;
+    uint32_t d = u->n ? u->a[0].doc : FTS_NO_DOC;
     u->base.tf = d == FTS_NO_DOC ? 0 : union_tf(u, 0, d);
     return u->base.doc = d;
 }
@@ -322,13 +330,13 @@ static uint32_t union_settle(UnionPostings *u) {
 static uint32_t union_start(UnionPostings *u, uint32_t target) {
     u->bStarted = 1;
     for (int i = 0; i < u->n;) {
-        FtsPostings *c = u->ac[i];
+        FtsPostings *c = u->a[i].c;
         c->vt->xNext(c);
         if (c->doc < target) c->vt->xAdvance(c, target);
         if (c->doc == FTS_NO_DOC) {
-            u->ac[i] = u->ac[--u->n];
+            u->a[i] = u->a[--u->n];
         } else {
-            i++;
+            u->a[i++].doc = c->doc;
         }
     }
     for (int i = u->n / 2 - 1; i >= 0; i--) union_sift(u, i);
@@ -339,8 +347,8 @@ static uint32_t union_next(FtsPostings *p) {
     UnionPostings *u = (UnionPostings *)p;
     if (!u->bStarted) return union_start(u, 0);
     uint32_t d = p->doc;
-    while (u->n && u->ac[0]->doc == d) {
-        u->ac[0]->vt->xNext(u->ac[0]);
+    while (u->n && u->a[0].doc == d) {
+        u->a[0].c->vt->xNext(u->a[0].c);
         union_sift(u, 0);
     }
     return union_settle(u);
@@ -349,8 +357,8 @@ static uint32_t union_next(FtsPostings *p) {
 static uint32_t union_advance(FtsPostings *p, uint32_t target) {
     UnionPostings *u = (UnionPostings *)p;
     if (!u->bStarted) return union_start(u, target);
-    while (u->n && u->ac[0]->doc < target) {
-        u->ac[0]->vt->xAdvance(u->ac[0], target);
+    while (u->n && u->a[0].doc < target) {
+        u->a[0].c->vt->xAdvance(u->a[0].c, target);
         union_sift(u, 0);
     }
     return union_settle(u);
@@ -365,8 +373,8 @@ static int u32_cmp(const void *pa, const void *pb) {
 ** aPos + *pn; *pnList counts the cursors. */
 static int union_pos(UnionPostings *u, int i, uint32_t d, uint32_t *aPos, uint32_t *pn, int *pnList,
                      LpError *err) {
-    if (i >= u->n || u->ac[i]->doc != d) return LP_OK;
-    FtsPostings *c = u->ac[i];
+    if (i >= u->n || u->a[i].doc != d) return LP_OK;
+    FtsPostings *c = u->a[i].c;
     int rc = c->vt->xPositions(c, aPos + *pn, err);
     if (rc != LP_OK) return rc;
     *pn += c->tf;
@@ -382,7 +390,19 @@ static int union_positions(FtsPostings *p, uint32_t *aPos, LpError *err) {
     int rc = union_pos(u, 0, p->doc, aPos, &n, &nList, err);
     if (rc != LP_OK) return rc;
     if (nList > 1) {
-        qsort(aPos, n, sizeof(uint32_t), u32_cmp);
+        /* a few sorted runs: insertion sort, unless they are long */
+        if (n > 64) {
+            qsort(aPos, n, sizeof(uint32_t), u32_cmp);
+        } else {
+            for (uint32_t k = 1; k < n; k++) {
+                uint32_t v = aPos[k], j = k;
+                while (j > 0 && aPos[j - 1] > v) {
+                    aPos[j] = aPos[j - 1];
+                    j--;
+                }
+                aPos[j] = v;
+            }
+        }
         uint32_t o = 1;
         for (uint32_t k = 1; k < n; k++) {
             if (aPos[k] != aPos[o - 1]) aPos[o++] = aPos[k];
@@ -421,7 +441,7 @@ static const FtsPostingsVt union_vt = {union_next, union_advance, union_position
 /* The list of alt's terms, with positions; NULL on error (q->rc set). */
 static FtsPostings *open_union(FtsQuery *q, const PhraseAlt *alt) {
     UnionPostings *u = arena_zalloc(q->a, sizeof(*u));
-    FtsPostings **ac = arena_alloc(q->a, sizeof(FtsPostings *) * (size_t)alt->n);
+    UnionSlot *ac = arena_alloc(q->a, sizeof(UnionSlot) * (size_t)alt->n);
     if (!u || !ac) {
         q->rc = lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
         return NULL;
@@ -433,17 +453,20 @@ static FtsPostings *open_union(FtsQuery *q, const PhraseAlt *alt) {
     }
     u->base.vt = &union_vt;
     u->base.doc = FTS_BEFORE_FIRST;
-    u->ac = ac;
+    u->a = ac;
     u->n = alt->n;
     u->aAll = aAll;
     u->nAll = alt->n;
     for (int i = 0; i < alt->n; i++) {
-        if (!(ac[i] = aAll[i] = open_cursor(q, alt->aKey[i], alt->anKey[i], &alt->aInfo[i], 1))) return NULL;
-        uint64_t df = (uint64_t)u->base.df + ac[i]->df;
+        FtsPostings *c = open_cursor(q, alt->aKey[i], alt->anKey[i], &alt->aInfo[i], 1);
+        if (!c) return NULL;
+        ac[i] = (UnionSlot){FTS_BEFORE_FIRST, c};
+        aAll[i] = c;
+        uint64_t df = (uint64_t)u->base.df + c->df;
         u->base.df = df < q->src->nDocs ? (uint32_t)df : q->src->nDocs;
-        uint64_t mtf = (uint64_t)u->base.maxTf + ac[i]->maxTf;
+        uint64_t mtf = (uint64_t)u->base.maxTf + c->maxTf;
         u->base.maxTf = mtf < UINT32_MAX ? (uint32_t)mtf : UINT32_MAX;
-        if (i == 0 || ac[i]->minLen < u->base.minLen) u->base.minLen = ac[i]->minLen;
+        if (i == 0 || c->minLen < u->base.minLen) u->base.minLen = c->minLen;
     }
     return &u->base;
 }
