@@ -81,6 +81,16 @@ def match_ids(cur, table, text, tail=""):
     return [r[0] for r in select_match(cur, "id", table, text, tail)]
 
 
+def assert_ids_ram_and_flushed(cur, table, cases):
+    """Each (text, ids) of cases matches those ids (in any order), first
+    from the RAM segment, then after FLUSH TABLE from a sealed one."""
+    for step in ("ram", "flush"):
+        if step == "flush":
+            cur.execute(f"FLUSH TABLE {table}")
+        for text, want in cases:
+            assert sorted(match_ids(cur, table, text)) == want, (step, text)
+
+
 def match_weights(cur, table, text, tail=""):
     """[(id, WEIGHT())] of the matches, in the server's order."""
     return select_match(cur, "id, WEIGHT()", table, text, tail)
@@ -679,11 +689,7 @@ def test_prefixes_in_phrases_and_near(server, cur, stemmed, uniq):
              ("new NEAR/1 *ork*", [1, 2, 4]), ("*ork NEAR/2 *ew", [1, 2, 4]),
              ("new NOTNEAR/1 yo*", [2, 3]), ("@body new NEAR/2 yog*", [4]), ("new SENTENCE *rsey", [3]),
              ("new PARAGRAPH pud*", [2])]
-    for step in ("ram", "flush"):
-        if step == "flush":
-            cur.execute(f"FLUSH TABLE {t}")
-        for text, want in cases:
-            assert sorted(match_ids(cur, t, text)) == want, (step, text)
+    assert_ids_ram_and_flushed(cur, t, cases)
     cur.execute(f"SELECT id, HIGHLIGHT() FROM {t} WHERE MATCH('@title \"new yor*\"') ORDER BY id ASC")
     assert cur.fetchall() == ((1, "<b>new</b> <b>york</b> city | the big apple"),
                               (2, "<b>new</b> <b>yorkshire</b> pudding | york and new"))
@@ -1016,15 +1022,12 @@ def test_html_strip(server, cur, uniq):
     t = make_table(server, uniq(), "(body TEXT) html_strip='1' html_remove_elements='script, style' "
                    "index_sp='1'", {1: (html,), 2: ("<div>cat</div><div>dog</div>",),
                                     3: ("cat <span>and</span> dog",), 4: ("a &lt;b&gt; tag",)})
-    for step in ("ram", "flush"):
-        if step == "flush":
-            cur.execute(f"FLUSH TABLE {t}")
-        for text, want in [("café", [1]), ("test", [1]), ("te | st", []), ("link", [1]), ("more", [1]),
-                           ("secret | href | tip | example", []), ("note", []), ("hidden | var | color", []),
-                           ("h1 | p | div | span | script", []), ("b", [4]), ("tag", [4]),
-                           ("first PARAGRAPH more", [1]), ("first PARAGRAPH second", []),
-                           ("cat PARAGRAPH dog", [3]), ("cat SENTENCE dog", [3]), ('"test first"', [])]:
-            assert sorted(match_ids(cur, t, text)) == want, (step, text)
+    assert_ids_ram_and_flushed(cur, t, [
+        ("café", [1]), ("test", [1]), ("te | st", []), ("link", [1]), ("more", [1]),
+        ("secret | href | tip | example", []), ("note", []), ("hidden | var | color", []),
+        ("h1 | p | div | span | script", []), ("b", [4]), ("tag", [4]),
+        ("first PARAGRAPH more", [1]), ("first PARAGRAPH second", []),
+        ("cat PARAGRAPH dog", [3]), ("cat SENTENCE dog", [3]), ('"test first"', [])])
     cur.execute(f"SELECT body FROM {t} WHERE id = 1")
     assert cur.fetchone()[0] == html
     cur.execute(f"SELECT HIGHLIGHT() FROM {t} WHERE MATCH('test | second') AND id = 1")
