@@ -78,6 +78,8 @@ struct PlanNode {
     int nOp;                    /* PHRASE: operands of a chain, 0 for a phrase */
     int *aOpStart;              /* chain: nOp + 1 word offsets */
     const int *aDist;           /* chain: NEAR's nOp - 1 distances; NULL: '<<' */
+    const int *aOpSame;         /* chain: per operand, the first operand with the same
+                                ** words (itself if none); NULL: no operand repeats */
     int bNotNear;               /* chain of two: NOTNEAR/aDist[0], the second operand's
                                 ** words optional (absent or far: the first matches) */
     int iSp;                    /* chain: SP_SENTENCE or SP_PARAGRAPH (any order, in one
@@ -1038,6 +1040,46 @@ static uint32_t sp_holds(PhraseIt *p) {
 **   wider too), so only the spans no other one contains are kept:
 **   sorted by lo, their hi increases. A step is linear in spans and
 **   occurrences (see below) plus a sort. */
+/* How many steps near_distinct takes at most in one field of one
+** document: past it, the chain is taken not to hold there. */
+#define NEAR_DISTINCT_MAX_STEPS 100000
+
+/* A NEAR chain that repeats an operand ("big NEAR/3 big", a NEAR/1 b
+** NEAR/1 a): does it hold from operand o on, given the span [lo, hi] the
+** ones before took and their starts aPick? As in Sphinx, each repeat takes
+** an occurrence of its own (different operands may share positions, as a
+** phrase and one of its words do). Depth first over the operands' starts,
+** each within its distance of the span before it, as the span algorithm of
+** chain_count would, which cannot tell the occurrences apart; such chains
+** are rare and their operands' lists short. */
+static int near_distinct(const PhraseIt *p, int o, uint32_t lo, uint32_t hi, uint32_t *aPick, uint64_t *pnStep) {
+    const PlanNode *pn = p->base.pn;
+    if (o == pn->nOp) return 1;
+    uint32_t len = pn->aQPos[pn->aOpStart[o + 1] - 1] - pn->aQPos[pn->aOpStart[o]];
+    uint64_t dist = o ? (uint64_t)pn->aDist[o - 1] : 0;
+    const uint32_t *a = p->aaStart[o];
+    uint32_t n = p->anStart[o], k = 0;
+    if (o) {
+        /* the first start whose occurrence can reach the span */
+        uint32_t hiK = n;
+        while (k < hiK) {
+            uint32_t mid = (k + hiK) / 2;
+            if ((uint64_t)a[mid] + len + dist < lo) k = mid + 1; else hiK = mid;
+        }
+    }
+    for (; k < n; k++) {
+        uint32_t s = a[k], e = s + len;
+        if (o && (uint64_t)s > (uint64_t)hi + dist) break;
+        if (++*pnStep > NEAR_DISTINCT_MAX_STEPS) return 0;
+        int bTaken = 0;
+        for (int r = 0; r < o && !bTaken; r++) bTaken = pn->aOpSame[r] == pn->aOpSame[o] && aPick[r] == s;
+        if (bTaken) continue;
+        aPick[o] = s;
+        if (near_distinct(p, o + 1, o && lo < s ? lo : s, o && hi > e ? hi : e, aPick, pnStep)) return 1;
+    }
+    return 0;
+}
+
 static uint32_t chain_count(PhraseIt *p) {
     const PlanNode *pn = p->base.pn;
     FtsQuery *q = p->base.q;
@@ -1069,12 +1111,15 @@ static uint32_t chain_count(PhraseIt *p) {
         uint32_t len1 = pn->aQPos[pn->aOpStart[2] - 1] - pn->aQPos[pn->aOpStart[1]];
         uint64_t dist = (uint64_t)pn->aDist[0];
         uint32_t nKeep = 0, j = 0;
+        int bSame = pn->aOpSame && pn->aOpSame[1] == 0; /* "a NOTNEAR/3 a": another a */
         for (uint32_t k = 0; k < anStart[0]; k++) {
             uint64_t t = p->aaStart[0][k];
             /* the second's starts that end before t - dist are far for
             ** this and every later first-operand start */
             while (j < anStart[1] && (uint64_t)p->aaStart[1][j] + len1 + dist < t) j++;
-            nKeep += !(j < anStart[1] && (uint64_t)p->aaStart[1][j] <= t + len0 + dist);
+            uint32_t i = j;
+            if (bSame && i < anStart[1] && p->aaStart[1][i] == t) i++;
+            nKeep += !(i < anStart[1] && (uint64_t)p->aaStart[1][i] <= t + len0 + dist);
         }
         return nKeep;
     }
@@ -1088,6 +1133,12 @@ static uint32_t chain_count(PhraseIt *p) {
             prevEnd = (int64_t)p->aaStart[o][k] + len;
         }
         return 1;
+    }
+    if (pn->aOpSame) {
+        /* a repeated operand ("a NEAR/3 a"): each repeat another occurrence
+        ** (aLo: phrase_count's scratch, of nTerm >= nOp entries) */
+        uint64_t nStep = 0;
+        return near_distinct(p, 0, 0, 0, p->aLo, &nStep);
     }
     /* A distance the field's length cannot exceed constrains nothing. */
     uint32_t dl = q->src->vt->xDocLen(q->src, pn->iField, p->base.doc);
@@ -2412,6 +2463,25 @@ nomem:
     return NULL;
 }
 
+/* Are operands r and o of a chain (words aTok[aOpStart[r]..], each a
+** prefix or wildcard where aExp says so) the same words, at the same
+** distances? */
+static int same_operand(const Token *aTok, const WordExp *aExp, const int *aOpStart, int r, int o) {
+    int n = aOpStart[r + 1] - aOpStart[r];
+    if (aOpStart[o + 1] - aOpStart[o] != n) return 0;
+    for (int i = 0; i < n; i++) {
+        const Token *a = &aTok[aOpStart[r] + i], *b = &aTok[aOpStart[o] + i];
+        if (a->n != b->n || memcmp(a->z, b->z, (size_t)a->n) != 0 || a->iPos - aTok[aOpStart[r]].iPos !=
+                                                                        b->iPos - aTok[aOpStart[o]].iPos) {
+            return 0;
+        }
+        const WordExp *ea = aExp ? &aExp[aOpStart[r] + i] : NULL, *eb = aExp ? &aExp[aOpStart[o] + i] : NULL;
+        int bA = ea && ea->zPre, bB = eb && eb->zPre;
+        if (bA != bB || (bA && ((ea->zGlob != NULL) != (eb->zGlob != NULL)))) return 0;
+    }
+    return 1;
+}
+
 /* a << b << "c d", a NEAR/3 b, a SENTENCE b: one PHRASE node per field
 ** (nOp operands), grouped and scored as a phrase. An operand that analyses
 ** to nothing (stop words) is left out with the link before it (after it,
@@ -2489,6 +2559,20 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
             aTok[k++] = aL[c].a.a[i];
         }
     }
+    /* NEAR and NOTNEAR: the operands a chain repeats take occurrences of
+    ** their own (near_distinct); aOpSame[o]: the first operand like o */
+    int *aOpSame = NULL, bRepeat = 0;
+    for (int o = 1; aDist && o < nOp && !bRepeat; o++) {
+        for (int r = 0; r < o && !bRepeat; r++) bRepeat = same_operand(aTok, aExp, aOpStart, r, o);
+    }
+    if (bRepeat) {
+        if (!(aOpSame = arena_alloc(q->a, sizeof(int) * (size_t)nOp))) goto nomem;
+        for (int o = 0; o < nOp; o++) {
+            int r = 0;
+            while (r < o && !same_operand(aTok, aExp, aOpStart, r, o)) r++;
+            aOpSame[o] = r;
+        }
+    }
     /* the boundaries' terms: a paragraph's ends a sentence too */
     for (int b = 0; b < nBound; b++) {
         const char *z = b == 0 ? ANALYZER_PARAGRAPH : ANALYZER_SENTENCE;
@@ -2537,6 +2621,7 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
         pn->nOp = nOp;
         pn->aOpStart = aOpStart;
         pn->aDist = aDist;
+        pn->aOpSame = aOpSame;
         pn->bNotNear = n->bNotNear;
         pn->iSp = iSp;
         if (bLimited) {

@@ -441,6 +441,12 @@ OPERATOR_CASES = [
     ("fox* NOTNEAR/1 red", [1, 4, 6]),         # body 4: "foxes are red", 2 apart
     ("quick NOTNEAR/3 bro*", [3, 4, 7]),
     ("fox NOTNEAR/2 zzz*", [1, 4, 6]),         # a prefix with no terms is far from everything
+    # a repeated operand takes another occurrence (Sphinx's big NEAR/3 big)
+    ("the NEAR/3 the", [6]),                   # body 6: the 2, the 5; body 1: the 0, the 4
+    ("the NEAR/4 the", [1, 6]),
+    ("fox NEAR/9 fox", []),                    # doc 1 has one fox per field
+    ("the NEAR/1 fox NEAR/3 the", [1, 6]),
+    ("the NOTNEAR/3 the", [1, 2]),             # a "the" with no other within 3
     ("zzz* NEAR/2 fox", []),
     ("quick SENTENCE bro*", [1, 3]),           # no boundaries indexed: a field is one part
     ('(quick | "lazy dog") NOTNEAR/2 fox', [1, 2, 3, 4, 7]),

@@ -283,19 +283,35 @@ static int operand_words(const FtsNode *x, int *aw) {
     return split_words(x->z, aw, 8);
 }
 
+/* Are operands r and o of chain n the same words (a NEAR's repeat, which
+** takes an occurrence of its own, as in Sphinx)? */
+static int same_operand(const FtsNode *n, int r, int o) {
+    int ar[8], ao[8];
+    int nr = operand_words(n->aChild[r], ar), no = operand_words(n->aChild[o], ao);
+    return nr == no && memcmp(ar, ao, sizeof(int) * (size_t)nr) == 0;
+}
+
+static int g_aPick[16]; /* chain_holds: each operand's start so far */
+
 /* Does doc i's field f hold the chain n from operand o on, given the span
 ** [lo, hi] the operands before o took? Depth-first over every choice of
-** occurrence: independent of the engine's greedy and span pruning. */
+** occurrence: independent of the engine's greedy and span pruning. A
+** NEAR's repeated operand ("a NEAR/3 a") takes another occurrence. */
 static int chain_holds(const FtsNode *n, int i, int f, int o, int lo, int hi) {
     if (o == n->nChild) return 1;
     int aw[8];
     int nw = operand_words(n->aChild[o], aw);
+    assert_true(o < 16);
     const int *d = g_docs[i].aaWord[f];
     int scan = scan_len(n->aChild[o]->nPosLimit, i, f);
     for (int s = 0; s + nw <= scan; s++) {
         int ok = 1;
         for (int j = 0; j < nw && ok; j++) ok = word_fits(d[s + j], aw[j]);
         if (!ok) continue;
+        int bTaken = 0;
+        for (int r = 0; r < o && n->kind == FTSN_NEAR && !bTaken; r++) bTaken = g_aPick[r] == s && same_operand(n, r, o);
+        if (bTaken) continue;
+        g_aPick[o] = s;
         int e = s + nw - 1, nlo = s, nhi = e;
         if (o > 0) {
             if (n->kind == FTSN_BEFORE) {
@@ -325,9 +341,9 @@ static int notnear_count(const FtsNode *n, int i, int f) {
         int ok = 1;
         for (int j = 0; j < nw0 && ok; j++) ok = word_fits(d[s + j], aw0[j]);
         if (!ok) continue;
-        int lo = s, hi = s + nw0 - 1, bNear = 0;
+        int lo = s, hi = s + nw0 - 1, bNear = 0, bSame = same_operand(n, 0, 1);
         for (int t = 0; t + nw1 <= scan1 && !bNear; t++) {
-            int m = 1;
+            int m = !(bSame && t == s);
             for (int j = 0; j < nw1 && m; j++) m = word_fits(d[t + j], aw1[j]);
             int e = t + nw1 - 1;
             int gap = t > hi ? t - hi : lo > e ? lo - e : 0;
@@ -1307,6 +1323,15 @@ static void rand_query(char *buf) {
                 int k = (int)(rnd() % 6);
                 if (k == 5) sprintf(buf + strlen(buf), aPre[k], w, w2, 1 + rnd() % 6, w3);
                 else sprintf(buf + strlen(buf), aPre[k], w, 1 + rnd() % 6, k == 4 ? w2 + 1 : w2);
+            } else if (rnd() % 5 == 0) {
+                /* an operand repeated: another occurrence of it */
+                static const char *const aRep[] = {"%s NEAR/%u %s", "%s NOTNEAR/%u %s", "%.2s* NEAR/%u %.2s*",
+                                                   "\"%s %s\" NEAR/%u \"%s %s\""};
+                int k = (int)(rnd() % 5);
+                unsigned d = 1 + rnd() % 6;
+                if (k == 4) sprintf(buf + strlen(buf), "%s NEAR/%u %s NEAR/%u %s", w, d, w2, 1 + rnd() % 6, w);
+                else if (k == 3) sprintf(buf + strlen(buf), aRep[k], w, w2, d, w, w2);
+                else sprintf(buf + strlen(buf), aRep[k], w, d, w);
             } else if (rnd() % 3 == 0) {
                 sprintf(buf + strlen(buf), "%s NOTNEAR/%u %s", w, 1 + rnd() % 6, w2);
             } else if (rnd() % 2) {
