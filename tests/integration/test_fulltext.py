@@ -704,6 +704,17 @@ def test_prefixes_in_phrases_and_near(server, cur, stemmed, uniq):
     cur.execute(f"EXPLAIN SELECT id FROM {t} WHERE MATCH('\"new yor*\"')")
     plan = "\n".join(r[0] for r in cur.fetchall())
     assert 'phrase "new yor*"' in plan, plan
+    # a prefix's terms spread over two sealed segments and the RAM one, a
+    # deleted row among them
+    m = make_table(server, uniq(), "(body TEXT) min_infix_len='2'", {1: ("new york",), 2: ("new yorkshire",)})
+    cur.execute(f"FLUSH TABLE {m}")
+    cur.execute(f"INSERT INTO {m} (id, body) VALUES (3, 'new yoke'), (4, 'new yorker')")
+    cur.execute(f"FLUSH TABLE {m}")
+    cur.execute(f"INSERT INTO {m} (id, body) VALUES (5, 'new yogurt'), (6, 'old york')")
+    cur.execute(f"DELETE FROM {m} WHERE id = 2")
+    for text, want in [('"new yo*"', [1, 3, 4, 5]), ('"new yor*"', [1, 4]), ("new NEAR/1 *ork*", [1, 4]),
+                       ("yo* NOTNEAR/1 new", [6])]:
+        assert sorted(match_ids(cur, m, text)) == want, text
     # expansion_limit cuts each field's terms, and says so
     cur.execute(f"SELECT id FROM {t} WHERE MATCH('\"new yor*\"') OPTION expansion_limit=1")
     assert sorted(r[0] for r in cur.fetchall()) == [1]  # "york" only: "yorkshire" cut
