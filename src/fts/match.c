@@ -1543,7 +1543,14 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
             return syntax_error(p, iOp, "NOTNEAR/N takes two operands (a NOTNEAR/N b)");
         }
         bNot = bNotOp;
-        if (l.n == 0) {
+        if (l.n == 0 && k == FTSN_BEFORE && ((*pp)->kind == FTSN_BEFORE || (*pp)->kind == FTSN_ORDER)) {
+            /* (a << b) << c is a << b << c, as in Sphinx, whose parser
+            ** cannot tell them apart (an ORDER on the right stays one) */
+            for (int c = 0; c < (*pp)->nChild; c++) {
+                if (!check_order_operand(p, (*pp)->aChild[c], &bOrder)) return LP_BADINPUT;
+                if ((rc = list_push(p, &l, (*pp)->aChild[c]))) return rc;
+            }
+        } else if (l.n == 0) {
             if (k == FTSN_BEFORE ? !check_order_operand(p, *pp, &bOrder) : !check_chain_operand(p, *pp, zOp, 1)) {
                 return LP_BADINPUT;
             }

@@ -1758,16 +1758,31 @@ typedef struct OrderIt {
     int *aStart;            /* child i's from aStart[i], sorted (n + 1 entries) */
     uint32_t *aPos;         /* scratch: one cursor's positions, or a phrase's starts */
     uint32_t nPosCap;
+    int bNested;            /* inside another ORDER, which reads aOut: */
+    OHit *aOut;             /* the occurrences of the chains order_scan finds */
+    int nOut, nOutCap;
+    struct OScan *aScan;    /* order_scan's scratch */
+    int nScanCap;
+    OHit *aChain;           /* ... and order_collect's, for a '<<' chain of words */
+    int nChain, nChainCap;
+    int *aChainStart;
+    int nChainStartCap;
 } OrderIt;
 
 static uint32_t exact_starts(PhraseIt *p, int w0, int w1, uint32_t *aOut);
 
-static int ohit_push(OrderIt *o, uint32_t f, uint32_t pos, uint32_t end) {
-    OHit *a = arena_grow(o->and.base.q->a, o->aHit, o->nHit, &o->nHitCap, sizeof(OHit), 64);
+/* Appends the occurrence [pos, end) in field f to *pa (*pn used, room
+** for *pcap). LP_OK or LP_NOMEM. */
+static int ohit_append(Arena *ar, OHit **pa, int *pn, int *pcap, uint32_t f, uint32_t pos, uint32_t end) {
+    OHit *a = arena_grow(ar, *pa, *pn, pcap, sizeof(OHit), 64);
     if (!a) return LP_NOMEM;
-    o->aHit = a;
-    o->aHit[o->nHit++] = (OHit){f, pos, pos < end ? end : pos + 1};
+    *pa = a;
+    a[(*pn)++] = (OHit){f, pos, pos < end ? end : pos + 1};
     return LP_OK;
+}
+
+static int ohit_push(OrderIt *o, uint32_t f, uint32_t pos, uint32_t end) {
+    return ohit_append(o->and.base.q->a, &o->aHit, &o->nHit, &o->nHitCap, f, pos, end);
 }
 
 /* Room for n entries in o->aPos. */
@@ -1788,6 +1803,8 @@ static int opos_room(OrderIt *o, uint32_t n) {
 ** side's (its optional side is not moved while matching), an ORDER's
 ** inside (read from what it collected at d). Negations add nothing.
 ** LP_OK or LP_NOMEM. */
+static int order_scan(OrderIt *o, const OHit *aHit, const int *aStart, int n, OHit **pa, int *pn, int *pcap);
+
 static int order_collect(OrderIt *o, It *it, uint32_t d) {
     if (it->doc != d) return LP_OK;
     const PlanNode *pn = it->pn;
@@ -1817,6 +1834,30 @@ static int order_collect(OrderIt *o, It *it, uint32_t d) {
             }
             return LP_OK;
         }
+        if (pn->nOp && !pn->aDist && !pn->iSp) {
+            /* a '<<' chain of words and phrases is an ORDER too: the chains
+            ** Sphinx's scan finds over its operands' starts (chain_count
+            ** found them at d) */
+            if (pn->nOp + 1 > o->nChainStartCap) {
+                int *a = arena_alloc(q->a, sizeof(int) * 2 * (size_t)(pn->nOp + 1));
+                if (!a) return LP_NOMEM;
+                o->aChainStart = a;
+                o->nChainStartCap = 2 * (pn->nOp + 1);
+            }
+            o->nChain = 0;
+            for (int op = 0; op < pn->nOp; op++) {
+                uint32_t len = pn->aQPos[pn->aOpStart[op + 1] - 1] - pn->aQPos[pn->aOpStart[op]] + 1;
+                o->aChainStart[op] = o->nChain;
+                for (uint32_t k = 0; k < p->anStart[op]; k++) {
+                    uint32_t s = p->aaStart[op][k];
+                    if (ohit_append(q->a, &o->aChain, &o->nChain, &o->nChainCap, (uint32_t)pn->iField, s, s + len)) {
+                        return LP_NOMEM;
+                    }
+                }
+            }
+            o->aChainStart[pn->nOp] = o->nChain;
+            return order_scan(o, o->aChain, o->aChainStart, pn->nOp, &o->aHit, &o->nHit, &o->nHitCap);
+        }
         for (int i = 0; i < phrase_required(pn); i++) {
             for (uint32_t k = 0; k < p->anPos[i]; k++) {
                 if (ohit_push(o, (uint32_t)pn->iField, p->aaPos[i][k], p->aaPos[i][k] + 1)) return LP_NOMEM;
@@ -1834,11 +1875,12 @@ static int order_collect(OrderIt *o, It *it, uint32_t d) {
     case PN_AND: {
         AndIt *x = (AndIt *)it;
         if (pn->bOrder) {
-            /* an ORDER inside: the occurrences its own test collected at d
-            ** (a cursor's positions are read once per document) */
+            /* an ORDER inside: the occurrences on its chains, which its own
+            ** test collected at d (a cursor's positions are read once per
+            ** document) */
             const OrderIt *in = (const OrderIt *)it;
-            for (int k = 0; k < in->nHit; k++) {
-                if (ohit_push(o, in->aHit[k].f, in->aHit[k].pos, in->aHit[k].end)) return LP_NOMEM;
+            for (int k = 0; k < in->nOut; k++) {
+                if (ohit_push(o, in->aOut[k].f, in->aOut[k].pos, in->aOut[k].end)) return LP_NOMEM;
             }
             return LP_OK;
         }
@@ -1870,10 +1912,93 @@ static int ohit_cmp(const void *x, const void *y) {
     return (a->pos > b->pos) - (a->pos < b->pos);
 }
 
+/* An occurrence in order_scan's stream: whose it is. */
+typedef struct OScan {
+    OHit h;
+    int i;
+} OScan;
+
+static int oscan_cmp(const void *x, const void *y) {
+    const OScan *a = x, *b = y;
+    if (a->h.f != b->h.f) return a->h.f < b->h.f ? -1 : 1;
+    if (a->h.pos != b->h.pos) return a->h.pos < b->h.pos ? -1 : 1;
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+/* Sphinx's ORDER hands an ORDER around it the occurrences of the chains
+** one pass finds (ExtOrder's GetMatchingHits), one per operand: the n
+** operands' occurrences aHit[aStart[i] .. aStart[i + 1]) are read in
+** (field, position) order, the earlier operand first at one place,
+** keeping the longest chain begun so far and the most recent one; a
+** chain complete is appended to *pa (*pn used, *pcap room) and both
+** start over. Its scratch grows in o. LP_OK or LP_NOMEM. */
+static int order_scan(OrderIt *o, const OHit *aHit, const int *aStart, int n, OHit **pa, int *pn, int *pcap) {
+    Arena *ar = o->and.base.q->a;
+    int nAll = aStart[n] - aStart[0];
+    /* the stream, then the two chains (n entries each) */
+    if (nAll + 2 * n > o->nScanCap) {
+        int cap = 2 * (nAll + 2 * n);
+        OScan *a = arena_alloc(ar, sizeof(OScan) * (size_t)cap);
+        if (!a) return LP_NOMEM;
+        o->aScan = a;
+        o->nScanCap = cap;
+    }
+    OScan *aS = o->aScan, *aLong = aS + nAll, *aRecent = aLong + n;
+    for (int i = 0, k = 0; i < n; i++) {
+        for (int j = aStart[i]; j < aStart[i + 1]; j++) aS[k++] = (OScan){aHit[j], i};
+    }
+    qsort(aS, (size_t)nAll, sizeof(OScan), oscan_cmp);
+    int nLong = 0, nRecent = 0;
+    uint32_t posLong = 0, posRecent = 0, f = UINT32_MAX;
+    for (int k = 0; k < nAll; k++) {
+        const OScan *x = &aS[k];
+        uint32_t end = x->h.end;
+        if (x->h.f != f) {
+            /* a new field: only the first operand starts a chain there */
+            nLong = nRecent = 0;
+            if (x->i == 0) {
+                aLong[nLong++] = *x;
+                posLong = end;
+                f = x->h.f;
+            }
+        } else if (x->i == nLong && x->h.pos >= posLong) {
+            aLong[nLong++] = *x;
+            posLong = end;
+            if (nLong == n) {
+                for (int i = 0; i < n; i++) {
+                    if (ohit_append(ar, pa, pn, pcap, aLong[i].h.f, aLong[i].h.pos, aLong[i].h.end)) return LP_NOMEM;
+                }
+                nLong = nRecent = 0;
+                posRecent = posLong;
+            }
+        } else if (x->i == 0) {
+            aRecent[0] = *x;
+            nRecent = 1;
+            posRecent = end;
+            if (nLong == 0) {
+                aLong[nLong++] = *x;
+                posLong = end;
+            }
+        } else if (x->i == nRecent && x->h.pos >= posRecent) {
+            aRecent[nRecent++] = *x;
+            posRecent = end;
+            if (nRecent == nLong) {
+                /* the most recent chain is as long: it takes over */
+                memcpy(aLong, aRecent, sizeof(OScan) * (size_t)nRecent);
+                nRecent = 0;
+                posLong = posRecent;
+            }
+        }
+    }
+    return LP_OK;
+}
+
 /* Does o's document hold, in one field, an occurrence of each child, each
 ** starting at or after the end of the one before (Sphinx's ORDER)? Per
 ** field, the earliest end of a chain of the first children is enough to
-** know (greedy): a later child only needs an occurrence past it. */
+** know (greedy): a later child only needs an occurrence past it. Inside
+** another ORDER, the occurrences of the chains Sphinx's scan finds are
+** kept for that one (order_scan). */
 static int order_holds(AndIt *x) {
     OrderIt *o = (OrderIt *)x;
     uint32_t d = x->base.doc;
@@ -1889,6 +2014,8 @@ static int order_holds(AndIt *x) {
         }
     }
     o->aStart[x->n] = o->nHit;
+    o->nOut = 0;
+    int bHolds = 0;
     for (int k = o->aStart[0]; k < o->aStart[1]; k++) {
         uint32_t f = o->aHit[k].f;
         if (k > o->aStart[0] && o->aHit[k - 1].f == f) continue; /* one try per field */
@@ -1903,9 +2030,16 @@ static int order_holds(AndIt *x) {
             if (best == UINT32_MAX) break;
             end = best;
         }
-        if (i == x->n) return 1;
+        if (i < x->n) continue;
+        if (!o->bNested) return 1;
+        bHolds = 1;
+        break;
     }
-    return 0;
+    if (bHolds && order_scan(o, o->aHit, o->aStart, x->n, &o->aOut, &o->nOut, &o->nOutCap)) {
+        x->base.q->rc = lp_err_set(&x->base.q->errIter, LP_NOMEM, "out of memory");
+        return 0;
+    }
+    return bHolds;
 }
 
 
@@ -2021,8 +2155,10 @@ static It *instantiate(FtsQuery *q, const PlanNode *pn) {
         if (!ok) break;
         x->xOk = pn->pSpan ? span_and_ok : pn->bOrder ? order_holds : NULL;
         x->base.vt = x->xOk ? &tested_and_vt : &and_vt;
-        if (pn->bOrder && !(((OrderIt *)x)->aStart = arena_alloc(a, sizeof(int) * (size_t)(x->n + 1)))) {
-            break;
+        if (pn->bOrder) {
+            OrderIt *o = (OrderIt *)x;
+            o->bNested = q->nOrderInst > 0;
+            if (!(o->aStart = arena_alloc(a, sizeof(int) * (size_t)(x->n + 1)))) break;
         }
         it = &x->base;
         break;

@@ -419,7 +419,15 @@ OPERATOR_CASES = [
     ("(fox MAYBE nothere) << dog", [1]),
     ("(big | quick) << (brown | bear)", [1]),  # words only: chains, as before
     ("(a bear) << (brown big)", [3]),
-    ("((quick brown) << fox) << lazy", [1]),  # an inner ORDER's: its operands' occurrences
+    # an ORDER first in another is one chain with it, as in Sphinx (the
+    # group's quick and brown are the title's, lazy the body's)
+    ("((quick brown) << fox) << lazy", []),
+    ("(fox << lazy) << dog", [1]),
+    # one elsewhere passes on the occurrences of the chains it finds: the
+    # body's fox and lazy here, and quick is the title's
+    ("fox << (lazy << dog)", [1]),
+    ("quick << (fox << lazy)", []),
+    ("the << (fox << lazy)", [1]),
     ("((quick brown) << fox) << quick", []),
     # NEAR/N: at most N positions apart, either order, in one field
     ("fox NEAR/3 lazy", []),

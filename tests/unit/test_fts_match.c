@@ -749,7 +749,9 @@ static void test_sphinx_operators(void **state) {
     check("a << (b c) << d", "ORDER(a, AND(b, c), d)");
     check("(a MAYBE b) << c", "ORDER(MAYBE(a, b), c)");
     check("(a -b) << \"c d\"~2 << \"e f g\"/2", "ORDER(AND(a, NOT(b)), PHRASE(\"c d\"~2), QUORUM(\"e f g\"/2))");
-    check("(a << b) << (c d)", "ORDER(BEFORE(a, b), AND(c, d))");
+    check("(a << b) << (c d)", "ORDER(a, b, AND(c, d))"); /* left-nested: one chain, as in Sphinx */
+    check("c << (a << b)", "ORDER(c, BEFORE(a, b))");
+    check("(a << (b c)) << d", "ORDER(a, AND(b, c), d)");
     check("(^a b) << c", "ORDER(AND(^a, b), c)");
     check("x (a b) << c y", "AND(x, ORDER(AND(a, b), c), y)");
     check("(a b) << c | d", "ORDER(AND(a, b), OR(c, d))");

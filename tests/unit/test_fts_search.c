@@ -2,6 +2,7 @@
 ** every operator against a brute-force reference evaluator on random
 ** documents, BM25 against hand-computed values, block-max MaxScore against
 ** exhaustive top-k. */
+#include <limits.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -384,6 +385,8 @@ static void ref_word_places(const int *aw, int nw, int i, int f, int scan, ROcc 
     }
 }
 
+static void ref_order_scan(const FtsNode *x, int i, int f, ROcc *a, int *pn);
+
 /* Appends to a (room for ROCC_MAX) the occurrences of x, a part of an ORDER
 ** that matches doc i, in field f: a word's, prefix's or wildcard's
 ** places; an exact phrase's matches; a chain's words where it holds in
@@ -434,6 +437,9 @@ static void ref_occ(const FtsNode *x, int i, int f, ROcc *a, int *pn) {
         return;
     }
     case FTSN_BEFORE:
+        /* '<<' over words is an ORDER too */
+        if (fts_fieldset_has(&x->fields, f)) ref_order_scan(x, i, f, a, pn);
+        return;
     case FTSN_NEAR:
         assert_false(x->bNotNear);
         if (!fts_fieldset_has(&x->fields, f) || !chain_holds(x, i, f, 0, 0, -1)) return;
@@ -443,10 +449,12 @@ static void ref_occ(const FtsNode *x, int i, int f, ROcc *a, int *pn) {
         }
         return;
     case FTSN_AND:
-    case FTSN_ORDER:
         for (int c = 0; c < x->nChild; c++) {
             if (x->aChild[c]->kind != FTSN_NOT) ref_occ(x->aChild[c], i, f, a, pn);
         }
+        return;
+    case FTSN_ORDER:
+        ref_order_scan(x, i, f, a, pn);
         return;
     case FTSN_OR:
         for (int c = 0; c < x->nChild; c++) {
@@ -459,6 +467,72 @@ static void ref_occ(const FtsNode *x, int i, int f, ROcc *a, int *pn) {
     default:
         fail_msg("ref_occ: node kind %d", (int)x->kind);
     }
+}
+
+/* An ORDER (or '<<' chain) x inside an ORDER hands it, in doc i's field
+** f, the occurrences of the chains Sphinx's scan finds (ExtOrder's
+** GetMatchingHits): every operand's occurrences in position order (the
+** earlier operand first at one place), a longest chain and a most recent
+** one kept; a complete chain's occurrences are appended to a and both
+** chains start over. */
+static void ref_order_scan(const FtsNode *x, int i, int f, ROcc *a, int *pn) {
+    int n = x->nChild, nAll = 0;
+    ROcc *occ = malloc(sizeof(ROcc) * ROCC_MAX);
+    int *who = malloc(sizeof(int) * ROCC_MAX);
+    assert_true(occ && who && n <= 16);
+    for (int c = 0; c < n; c++) {
+        int n0 = nAll;
+        ref_occ(x->aChild[c], i, f, occ, &nAll);
+        for (int k = n0; k < nAll; k++) who[k] = c;
+    }
+    /* position order, ties by operand: a selection sort will do */
+    for (int k = 0; k < nAll; k++) {
+        int m = k;
+        for (int j = k + 1; j < nAll; j++) {
+            if (occ[j].s < occ[m].s || (occ[j].s == occ[m].s && who[j] < who[m])) m = j;
+        }
+        ROcc t = occ[k];
+        occ[k] = occ[m], occ[m] = t;
+        int w = who[k];
+        who[k] = who[m], who[m] = w;
+    }
+    ROcc aLong[16], aRecent[16];
+    int nLong = 0, nRecent = 0, posLong = 0, posRecent = 0, bStarted = 0;
+    for (int k = 0; k < nAll; k++) {
+        int c = who[k];
+        if (!bStarted) {
+            if (c != 0) continue;
+            bStarted = 1;
+            aLong[nLong++] = occ[k];
+            posLong = occ[k].e;
+        } else if (c == nLong && occ[k].s >= posLong) {
+            aLong[nLong++] = occ[k];
+            posLong = occ[k].e;
+            if (nLong == n) {
+                for (int j = 0; j < n; j++) {
+                    assert_true(*pn < ROCC_MAX);
+                    a[(*pn)++] = aLong[j];
+                }
+                nLong = nRecent = 0;
+                posRecent = posLong;
+            }
+        } else if (c == 0) {
+            aRecent[0] = occ[k];
+            nRecent = 1;
+            posRecent = occ[k].e;
+            if (nLong == 0) aLong[nLong++] = occ[k], posLong = occ[k].e;
+        } else if (c == nRecent && occ[k].s >= posRecent) {
+            aRecent[nRecent++] = occ[k];
+            posRecent = occ[k].e;
+            if (nRecent == nLong) {
+                memcpy(aLong, aRecent, sizeof(ROcc) * (size_t)nRecent);
+                nRecent = 0;
+                posLong = posRecent;
+            }
+        }
+    }
+    free(occ);
+    free(who);
 }
 
 /* Does doc i's field f hold ORDER n's operands from o on, each starting at
@@ -1347,8 +1421,9 @@ static void rand_query(char *buf) {
                 static const char *const aOrd[] = {"(%s %s) << %s", "%s << (%s | %.2s*)", "%s << %.2s* << %s",
                                                    "(%s -%s) << \"%s %s\"", "\"%s %s %s\"/1 << %s",
                                                    "@title (%s | %s) << %s", "(%s MAYBE %s) << %s",
-                                                   "(%s << %s) << (%s %s)", "((%s %s) << %s) << %s*"};
-                int k = (int)(rnd() % 9);
+                                                   "(%s << %s) << (%s %s)", "((%s %s) << %s) << %s*",
+                                                   "%s << (%s << %s) << %s", "%s << ((%s %s) << %s)"};
+                int k = (int)(rnd() % 11);
                 sprintf(buf + strlen(buf), aOrd[k], w, w2, k == 1 ? w : w3, w);
             } else if (rnd() % 2) {
                 sprintf(buf + strlen(buf), "%s << \"%s %s\"", w, w2, rnd() % 2 ? w3 : w);
