@@ -60,3 +60,30 @@ def test_fusion_knobs_parse():
     v = variants.parse_variant("fb=0.2,fuse=60,fusew=0.4")
     assert (v["fb"], v["fuse"], v["fusew"]) == (0.2, 60.0, 0.4)
     assert variants.parse_variant("")["fuse"] == 0.0
+
+
+def test_ensemble_knobs_parse():
+    v = variants.parse_variant("")
+    assert (v["ens"], v["ensstem"], v["enslength"], v["ensk1"], v["ensb"], v["ensmode"], v["ensk"]) == \
+        (0.0, "porter", "row", 1.2, 0.75, "sum", 60.0)
+    v = variants.parse_variant("ens=2,ensstem=english,enslength=field,ensk1=1.0,ensb=0.5,ensmode=rrf,ensk=30")
+    assert (v["ens"], v["ensstem"], v["enslength"], v["ensk1"], v["ensb"], v["ensmode"], v["ensk"]) == \
+        (2.0, "english", "field", 1.0, 0.5, "rrf", 30.0)
+
+
+@pytest.mark.parametrize("bad", ["enslength=doc", "ensmode=combmnz", "ens=x", "ensk="])
+def test_bad_ensemble_knobs_are_refused(bad):
+    with pytest.raises(SystemExit):
+        variants.parse_variant(bad)
+
+
+def test_ensemble_fusions():
+    first, second = {0: 4.0, 1: 2.0}, {1: 3.0, 2: 1.0}
+    v = variants.parse_variant("ens=0.5")
+    assert variants.ensemble(first, second, v) == pytest.approx({0: 4.0, 1: 3.5, 2: 0.5})
+    v = variants.parse_variant("ens=0.5,ensmode=max")
+    assert variants.ensemble(first, second, v) == pytest.approx({0: 1.0, 1: 0.5 + 0.5, 2: 0.5 / 3})
+    v = variants.parse_variant("ens=1,ensmode=minmax")
+    assert variants.ensemble(first, second, v) == pytest.approx({0: 1.0, 1: 1.0, 2: 0.0})
+    v = variants.parse_variant("ens=2,ensmode=rrf,ensk=60")
+    assert variants.ensemble(first, second, v) == pytest.approx({0: 1 / 61, 1: 1 / 62 + 2 / 61, 2: 2 / 62})

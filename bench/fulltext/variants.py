@@ -89,6 +89,28 @@ A VARIANT is a comma-separated list of knob=value ("" is the default):
                         expand_keywords): each query word also matches its
                         unstemmed form, as a term of its own whose BM25F
                         score, times this, is added
+    ens=0               an ensemble of two rankings (CombSUM): the
+                        variant's score (all the knobs above) plus ens
+                        times a second, plain BM25 score of the same
+                        query from another prepared index (stemmer
+                        ensstem, length normalisation enslength, ensk1,
+                        ensb; field weights 1, rsj idf, none of the other
+                        knobs), combined as ensmode says (0: no second
+                        ranking)
+    ensstem=porter      the second ranking's stemmer (as stem)
+    enslength=row       the second ranking's length normalisation (as
+                        length; porter and row are FTS5's bm25())
+    ensk1=1.2           the second ranking's k1 and b (FTS5's constants)
+    ensb=0.75
+    ensmode=sum         sum: score + ens * second score; max: each score
+                        first divided by its query's top score (so both
+                        sides reach 1); minmax: each mapped onto [0, 1]
+                        between its query's lowest and top scores (a
+                        document the side does not match adds 0); rrf:
+                        reciprocal rank fusion, 1 / (ensk + rank) + ens /
+                        (ensk + rank in the second ranking), over every
+                        document each side matches
+    ensk=60             rrf's constant
 
 Example: variants.py "" "stem=porter" "k1=1.0,b=0.5"
 
@@ -129,9 +151,12 @@ METRICS = metrics.KEYS
 KNOBS = {"k1": 1.2, "b": 0.75, "bt": None, "wt": 1.0, "stem": "english", "length": "field",
          "idf": "rsj", "minnorm": 0.0, "k3": None, "delta": 0.0, "prox": 0.0, "rerank": 300.0, "lmix": 0.0,
          "fb": 0.0, "fbdocs": 10.0, "fbterms": 10.0, "fbdf": 1.0, "fbsel": 0.0, "exact": 0.0,
-         "fbmode": "mix", "fbw": "score", "coord": 0.0, "fbmin": 1.0, "fbqmax": 0.0, "fbtemp": 1.0, "model": "bm25", "mu": 1000.0, "c": 1.0, "fuse": 0.0, "fusew": 0.5}
+         "fbmode": "mix", "fbw": "score", "coord": 0.0, "fbmin": 1.0, "fbqmax": 0.0, "fbtemp": 1.0, "model": "bm25", "mu": 1000.0, "c": 1.0, "fuse": 0.0, "fusew": 0.5,
+         "ens": 0.0, "ensstem": "porter", "enslength": "row", "ensk1": 1.2, "ensb": 0.75, "ensmode": "sum",
+         "ensk": 60.0}
 WORDS = {"stem": None, "length": ("field", "row"), "idf": ("rsj", "xapian", "lucene"), "fbmode": ("mix", "add"),
-         "fbw": ("score", "exp"), "model": ("bm25", "lmdir", "dph", "pl2", "inl2")}
+         "fbw": ("score", "exp"), "model": ("bm25", "lmdir", "dph", "pl2", "inl2"),
+         "ensstem": None, "enslength": ("field", "row"), "ensmode": ("sum", "max", "minmax", "rrf")}
 
 
 def parse_variant(text):
@@ -149,7 +174,8 @@ def parse_variant(text):
                 v[key] = None if val == "none" else float(val)
             except ValueError:
                 raise SystemExit("variants.py: %s wants a number, not %r" % (key, val))
-    if v["length"] not in ("field", "row") or v["idf"] not in ("rsj", "xapian", "lucene"):
+    if v["length"] not in ("field", "row") or v["idf"] not in ("rsj", "xapian", "lucene") \
+            or v["enslength"] not in ("field", "row"):
         raise SystemExit("variants.py: bad length or idf in %r" % text)
     return v
 
@@ -216,8 +242,64 @@ def idf_of(kind, n_docs, df):
     return v if v > 1e-6 else 1e-6
 
 
+_SCORES = {}
+
+
+def scores_of(name, v):
+    """{qid: {doc: score}} of the variant, its ens* knobs aside (the last
+    few kept in memory, so that ensembles sharing a side reuse it)."""
+    key = (name, tuple((k, v[k]) for k in sorted(KNOBS) if not k.startswith("ens")))
+    r = _SCORES.pop(key, None)
+    if r is None:
+        if len(_SCORES) >= 32:
+            del _SCORES[next(iter(_SCORES))]
+        r = _scores(name, v)
+    _SCORES[key] = r
+    return r
+
+
+def ensemble(first, second, v):
+    """The fusion of two rankings' scores for one query, as ensmode says."""
+    mode, w = v["ensmode"], v["ens"]
+    if mode == "rrf":
+        fused = {}
+        for wgt, sc in ((1.0, first), (w, second)):
+            order = sorted(sc.items(), key=lambda kv: (-kv[1], kv[0]))
+            for r, (d, _) in enumerate(order):
+                fused[d] = fused.get(d, 0.0) + wgt / (v["ensk"] + r + 1)
+        return fused
+    sides = []
+    for sc in (first, second):
+        if mode == "sum" or not sc:
+            sides.append((0.0, 1.0))
+            continue
+        hi = max(sc.values())
+        lo = min(sc.values()) if mode == "minmax" else 0.0
+        sides.append((lo, (hi - lo) or 1.0))
+    (lo1, sp1), (lo2, sp2) = sides
+    fused = {d: (s - lo1) / sp1 for d, s in first.items()}
+    for d, s in second.items():
+        fused[d] = fused.get(d, 0.0) + w * (s - lo2) / sp2
+    return fused
+
+
 def rank(name, v):
     """The variant's top 100 for every query, scored: {metric: mean}."""
+    doc_ids, qrels = prepare(name, v["stem"])[:2]
+    scores = scores_of(name, v)
+    if v["ens"]:
+        v2 = dict(KNOBS, stem=v["ensstem"], length=v["enslength"], k1=v["ensk1"], b=v["ensb"])
+        second = scores_of(name, v2)
+        scores = {qid: ensemble(sc, second[qid], v) for qid, sc in scores.items()}
+    rankings = {}
+    for qid, sc in scores.items():
+        top = sorted(sc.items(), key=lambda kv: (-kv[1], kv[0]))[:100]
+        rankings[qid] = [doc_ids[d] for d, _ in top]
+    return metrics.mean_metrics(rankings, qrels)
+
+
+def _scores(name, v):
+    """The scores of every document each query matches: {qid: {doc: score}}."""
     doc_ids, qrels, queries, post, lens, seqs = prepare(name, v["stem"])
     n = len(lens)
     avg = [sum(ls[i] for ls in lens) / n or 1 for i in (0, 1)]
@@ -302,7 +384,7 @@ def rank(name, v):
     if model == "lmdir":
         total_len = float(sum(weights[0] * ls[0] + ls[1] for ls in lens)) or 1.0
 
-    rankings = {}
+    result = {}
     for qid, words in queries.items():
         qtf = {}
         for w in words:
@@ -384,9 +466,8 @@ def rank(name, v):
             for w in ex[2][qid]:
                 eq[w] = eq.get(w, 0) + v["exact"]
             add_scores(scores, eq, ex[3])
-        top = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:100]
-        rankings[qid] = [doc_ids[d] for d, _ in top]
-    return metrics.mean_metrics(rankings, qrels)
+        result[qid] = scores
+    return result
 
 
 def main(argv):
