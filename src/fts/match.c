@@ -42,8 +42,8 @@
 **     it does for a word made only of punctuation.
 **  6. `|` and MAYBE are one level, left to right: `a | b MAYBE c` is
 **     (a | b) MAYBE c. A chain (`<<` or NEAR/N) takes words, exact
-**     phrases and OR lists of them (Sphinx's `red|green << car`), and but
-**     for `<<` (an FTSN_ORDER then) prefixes and wildcards too, all
+**     phrases and OR lists of them (Sphinx's `red|green << car`), and
+**     prefixes and wildcards too (under `<<` they make an FTSN_ORDER), all
 **     joined by the same operator; its field scope is what its operands
 **     share. A chain with OR lists becomes the OR of its choices
 **     (chain_expand), so the planner sees plain chains only. A keyword operator (MAYBE, NEAR/N) is
