@@ -19,7 +19,7 @@ CMAKE_FLAGS  ?=
 
 .PHONY: all deps build build-asan build-fuzz run test unit integration \
         fuzz-smoke fuzz bench-server bench-fulltext bench-vector clean help lint \
-        ort models bench-embed bench-storage bench-scan bench-zones bench-wildcards bench-wildcards2 tsan
+        ort models bench-embed bench-storage bench-scan bench-zones bench-wildcards bench-wildcards2 bench-parity tsan
 
 all: build
 
@@ -115,6 +115,12 @@ bench-wildcards: build
 bench-wildcards2: build
 	@scripts/install-deps.sh bench
 	@$(PYTHON) bench/fulltext/wildcards.py --infix 2
+
+# MATCH syntax: the same query to loupe and to Sphinx 2.2.11 over one small
+# table; the rows each returns compared (docs/benchmarks/parity.md).
+bench-parity: build
+	@scripts/install-deps.sh bench
+	@$(PYTHON) bench/fulltext/parity.py
 
 # loupe's HNSW next to hnswlib (native -march=native build), python3-hnswlib
 # and faiss on clustered 100k x 128 / 384 sets and ../shared/data/vectors.

@@ -1,0 +1,316 @@
+#!/usr/bin/python3
+"""MATCH syntax, loupe next to Sphinx 2.2.11: the same rows? (make bench-parity)
+
+    bench/fulltext/parity.py [--loupe build/loupe] [--searchd searchd]
+
+loupe's query language follows Sphinx's and Manticore's. This loads the
+same small table (two full-text fields, 13 rows: phrases, repeats, HTML
+zones, sentences, accents, e-mail and C++) into loupe and into a Sphinx RT
+index with the same options (min_infix_len 2, index_sp, index_zones 'h*',
+html_strip), then sends both every query of QUERIES and compares the ids
+each returns (or that each refuses it). The queries cover every operator:
+words, phrases, proximity, quorum, field scopes and limits, anchors,
+exact forms, prefixes and wildcards (also inside phrases and as NEAR
+operands), MAYBE, NOT, '<<' (nested ones too), NEAR, SENTENCE, PARAGRAPH
+and zones. A second set runs on rows made for nested '<<'.
+
+A difference is listed with the reason when loupe differs on purpose
+(EXPECTED: where Sphinx warns and returns nothing, loupe names the error;
+Manticore's and Lucene's syntax Sphinx 2.2.11 lacks; a Sphinx scan that
+misses a chain that exists); any other difference is a finding. Writes
+docs/benchmarks/parity.md; exits 1 when some difference is not expected.
+Not a speed test: nothing is timed.
+"""
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from common import (REPO, LoupeServer, SphinxServer, command_line, connect, git_revision,  # noqa: E402
+                    machine, run_cli, utc_now)
+
+OUT = os.path.join(REPO, "docs", "benchmarks", "parity.md")
+
+OPTIONS = "min_infix_len='2' index_sp='1' index_zones='h*' html_strip='1'"
+
+SPHINX_INDEX = """\
+index t
+{{
+    type            = rt
+    path            = {dir}/data/t
+    rt_field        = title
+    rt_field        = body
+    rt_attr_uint    = pad
+    min_infix_len   = 2
+    index_sp        = 1
+    index_zones     = h*
+    html_strip      = 1
+}}
+index n
+{{
+    type            = rt
+    path            = {dir}/data/n
+    rt_field        = title
+    rt_field        = body
+    rt_attr_uint    = pad
+    min_infix_len   = 2
+}}
+"""
+
+ROWS = [("hello world", "what's up doc. Next sentence here"),
+        ("hello there big world", "nothing at all"),
+        ("world big hello", "x y z"),
+        ("new york city", "the big apple is big"),
+        ("new yorkshire pudding", "york and new"),
+        ("quick brown fox", "the fox jumps over the lazy dog"),
+        ("lazy dog", "the dog sleeps all day"),
+        ("brown bear", "a bear is brown and big and quick"),
+        ("red fox", "foxes are red and quick"),
+        ("e-mail me", "send an email to me@host.com now"),
+        ("c++ and c#", "programming in c++ is fun"),
+        ("<h1>title here</h1>", "<h2>sub</h2> body text"),
+        ("über café", "naïve résumé")]
+
+# Rows for nested '<<' (table n).
+NESTED_ROWS = [("b c a b", ""), ("a b c", ""), ("c a b", ""), ("a c b c", ""), ("b a x c", ""),
+               ("a b", "b x c"), ("a x b c b", "c a b"), ("a b a b c", "c b a"), ("b a b c a b c", ""),
+               ("a a b b c c", ""), ("a x b", ""), ("x a b", "")]
+
+QUERIES = """\
+hello
+"hello world"
+"hello world"~2
+hello -world
+hello | nothing
+@title hello
+@(title,body) big
+@!title big
+hello << world
+hello NEAR/2 big
+"hello big world"/2
+^hello
+world$
+=hello
+hel*
+*orl*
+w?rld
+hello MAYBE big
+"what's up"
+what's
+e-mail
+email
+me@host.com
+c++
+c#
+"new yor*"
+new NEAR/1 yor*
+hello NEAR/3 *orl*
+"hello wo*"~3
+"hello wor*"/1
+hello SENTENCE wor*
+ZONE:h1 title
+ZONE:(h1,h2) sub
+ZONESPAN:h1 title here
+"lazy dog" << sleeps
+(lazy dog) << sleeps
+hello SENTENCE doc
+what SENTENCE next
+up PARAGRAPH sentence
+über
+uber
+cafe
+café
+naive
+@title[2] big
+@body[3] bear
+"the * fox"
+"brown fox"~1
+"fox brown"~1
+!hello
+-hello
+hello -"big world"
+(hello | fox) (world | dog)
+"hello|world"
+hello\\|world
+big^2 world
+@title ^big
+"^hello world$"
+hello world | big
+quick*
+qu*ck
+*ick
+x y z
+"x y z"/1
+"x z"~1
+title:hello
+@title (hello | new) big
+new york
+"new york"
+big NEAR/3 apple
+big NEAR/3 big
+big NEAR/2 big
+big NEAR/1 big
+the NEAR/3 the
+the NEAR/4 the
+"big apple" NEAR/2 apple
+big NEAR/1 apple NEAR/3 big
+big SENTENCE big
+big << big
+fox NEAR/9 fox
+"the big" NEAR/5 big
+"big apple"/1
+"big apple is"/0.5
+hello MAYBE (world | big)
+(hello MAYBE world) big
+hello world MAYBE big
+@title big @body big
+@title -big
+@(title) "hello world"
+"hello" "world"
+(("hello"))
+hello (world (big))
+hello | world | big -x
+(big | apple) -(is | x)
+"big * big"
+"big * * big"
+"^the big"
+"big$"
+"is big$"
+^the
+^"the big"
+big apple$
+=big
+"=big apple"
+="big apple"
+@title hel* wor*
+hel* | app*
+h*o
+*l*o
+"hello world"~0
+"big apple"~10 is
+hello -world | big
+-(hello) big
+big !apple
+big -apple -is
+(big -apple) | hello
+@title[1] hello
+@body[2] big
+big NEAR/2 apple NEAR/2 is
+big << apple << is
+"big apple" << is << big
+the << the
+hello world -"world big"
+"new york"/2
+new | york | city
+"""
+
+NESTED_QUERIES = """\
+(a << b) << c
+a << b << c
+c << (a << b)
+((a b) << c) << b
+(b << c) << (a << b)
+(a << (b c)) << c
+(a << b) << (b << c)
+a << (b << c) << b
+((a << b) << c) << b
+(a | c) << (b << c)
+(a b) << c
+x << (a << b)
+a << (x << b)
+"""
+
+# Queries where loupe differs from Sphinx 2.2.11 on purpose, and why.
+EXPECTED = {
+    "w?rld": "'?' in a word is one character (Manticore's inline wildcard); Sphinx 2.2.11 takes "
+             "it as a too-short prefix",
+    "me@host.com": "'@' inside a word is part of it (docs/sql.md); Sphinx reads a field operator",
+    "hello SENTENCE doc": "SENTENCE holds in one field; Sphinx pairs 'hello' of the title with "
+                          "'doc' of the body",
+    "hello\\|world": "an escaped '|' joins the text into one word, searched as the phrase "
+                     "\"hello world\"; Sphinx ANDs two words",
+    "title:hello": "Lucene's field alias (issue 3); Sphinx searches the words 'title' and 'hello'",
+    "^\"the big\"": "'^' before a phrase is an error that says where the anchor goes (\"^the big\"); "
+                    "Sphinx warns and drops it",
+    "h*o": "a wildcard part under min_infix_len is an error naming it; Sphinx warns and matches "
+           "nothing",
+    "*l*o": "a wildcard part under min_infix_len is an error naming it; Sphinx warns and matches "
+            "nothing",
+    "\"hello world\"~0": "~0 is an exact phrase; Sphinx refuses it",
+    "a << (b << c) << b": "the ORDER holds wherever a chain exists; Sphinx's one-pass scan misses "
+                          "the chain a 1, (b 2, c 3), b 5 in 'b a b c a b c'",
+}
+
+
+def ids(cur, table, text):
+    """Sorted ids, or 'error' when the engine refuses the query."""
+    try:
+        cur.execute("SELECT id FROM %s WHERE MATCH(%%s) LIMIT 1000" % table, (text,))
+        return sorted(r[0] for r in cur.fetchall())
+    except Exception:  # a refusal: compared as such
+        return "error"
+
+
+def load(cur, table, rows):
+    for i, (a, b) in enumerate(rows):
+        cur.execute("INSERT INTO %s (id, title, body, pad) VALUES (%%s, %%s, %%s, 0)" % table, (i + 1, a, b))
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--loupe", default=os.path.join(REPO, "build", "loupe"))
+    ap.add_argument("--searchd", default=shutil.which("searchd") or "/usr/bin/searchd")
+    args = ap.parse_args(argv)
+    tmp = tempfile.mkdtemp(prefix="loupe-parity-")
+    os.makedirs(os.path.join(tmp, "loupe"))
+    os.makedirs(os.path.join(tmp, "sphinx"))
+    servers = {"loupe": LoupeServer(os.path.join(tmp, "loupe"), args.loupe),
+               "sphinx": SphinxServer(os.path.join(tmp, "sphinx"), args.searchd, "sphinx", SPHINX_INDEX)}
+    sets = [("t", ROWS, [q for q in QUERIES.splitlines() if q.strip()]),
+            ("n", NESTED_ROWS, [q for q in NESTED_QUERIES.splitlines() if q.strip()])]
+    results = []
+    try:
+        curs = {}
+        for name, srv in servers.items():
+            srv.start()
+            curs[name] = connect(srv.port).cursor()
+        for table, rows, queries in sets:
+            curs["loupe"].execute("CREATE TABLE %s (title TEXT, body TEXT, pad INT) %s"
+                                  % (table, OPTIONS if table == "t" else "min_infix_len='2'"))
+            for cur in curs.values():
+                load(cur, table, rows)
+            for q in queries:
+                results.append((table, q, ids(curs["loupe"], table, q), ids(curs["sphinx"], table, q)))
+        versions = {name: srv.version() for name, srv in servers.items()}
+    finally:
+        for srv in servers.values():
+            srv.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    same = [r for r in results if r[2] == r[3]]
+    differ = [r for r in results if r[2] != r[3]]
+    unexpected = [r for r in differ if r[1] not in EXPECTED]
+    m = machine()
+    lines = ["# MATCH syntax: loupe and Sphinx, the same rows?", "",
+             "Run %s at %s on %s (%d cores):" % (utc_now(), git_revision(), m["cpu"], m["cores"]), "",
+             "    " + command_line(__file__, argv), "",
+             "Versions: %s; %s." % (versions["loupe"], versions["sphinx"]), "",
+             "%d queries over two small tables (bench/fulltext/parity.py has the rows and the "
+             "queries): the same rows (or both refuse) for **%d**, different for %d, of which %d "
+             "on purpose and **%d** not." % (len(results), len(same), len(differ),
+                                              len(differ) - len(unexpected), len(unexpected)), "",
+             "| query | loupe | Sphinx | why |", "|---|---|---|---|"]
+    for table, q, a, b in differ:
+        why = EXPECTED.get(q, "**not expected**")
+        lines.append("| `%s` | %s | %s | %s |" % (q.replace("|", "\\|"), a, b, why.replace("|", "\\|")))
+    lines.append("")
+    with open(OUT, "w") as f:
+        f.write("\n".join(lines))
+    print("\n".join(lines))
+    return 1 if unexpected else 0
+
+
+if __name__ == "__main__":
+    run_cli(main, "parity.py")
