@@ -36,29 +36,22 @@ OUT = os.path.join(REPO, "docs", "benchmarks", "parity.md")
 
 OPTIONS = "min_infix_len='2' index_sp='1' index_zones='h*' html_strip='1'"
 
-SPHINX_INDEX = """\
-index t
-{{
+# Each table's Sphinx section: the same fields, its own options ({{dir}}
+# stays for SphinxServer's str.format).
+SPHINX_SECTION = """\
+index {name}
+{{{{
     type            = rt
-    path            = {dir}/data/t
+    path            = {{dir}}/data/{name}
     rt_field        = title
     rt_field        = body
     rt_attr_uint    = pad
     min_infix_len   = 2
-    index_sp        = 1
-    index_zones     = h*
-    html_strip      = 1
-}}
-index n
-{{
-    type            = rt
-    path            = {dir}/data/n
-    rt_field        = title
-    rt_field        = body
-    rt_attr_uint    = pad
-    min_infix_len   = 2
-}}
+{extra}}}}}
 """
+SPHINX_INDEX = (SPHINX_SECTION.format(name="t", extra="    index_sp        = 1\n    index_zones     = h*\n"
+                                                       "    html_strip      = 1\n")
+                + SPHINX_SECTION.format(name="n", extra=""))
 
 ROWS = [("hello world", "what's up doc. Next sentence here"),
         ("hello there big world", "nothing at all"),

@@ -118,7 +118,8 @@ typedef struct Builder {
     int nLast;                     /* ... its length (0: none) */
     uint32_t iLastPos;             /* ... and position */
     int bStar;                     /* expand_keywords' star: a plain word is a prefix too */
-    const FtsNode *pPhrase;        /* on_term: the phrase being added (its prefixes: "a wor*") */
+    const FtsNode *pPhrase;        /* on_term: the leaf being added (a phrase's or quorum's
+                                   ** prefixes: "a wor*") */
     LpError *err;                  /* filled on failure */
 } Builder;
 
@@ -152,7 +153,7 @@ static int on_term(void *ctx, const Token *t) {
     Builder *b = ctx;
     if (t->iPos >= b->iPosLimit) return LP_OK;
     const FtsNode *x = b->pPhrase;
-    if (x && t->iEnd < (uint32_t)x->n && x->z[t->iEnd] == '*') {
+    if (x && fts_phrase_word_is_prefix(x, t)) {
         /* a prefix in a phrase: its unstemmed text, as the planner has it */
         b->nLast = 0;
         int rc = analyzer_run_unstemmed(b->an, x->z + t->iStart, t->iEnd - t->iStart, on_last, b, b->err);
@@ -172,7 +173,7 @@ static int add_leaf_words(Builder *b, const FtsNode *x) {
     }
     if (x->kind != FTSN_PREFIX) {
         b->iPosLimit = UINT32_MAX;
-        b->pPhrase = x->kind == FTSN_PHRASE ? x : NULL;
+        b->pPhrase = x;
         int rc = analyzer_run_query(b->an, x->z, (size_t)x->n, x->bExact, on_term, b, b->err);
         b->pPhrase = NULL;
         if (rc || !b->bStar || !fts_expand_applies(x)) return rc;

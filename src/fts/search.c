@@ -117,11 +117,15 @@ struct PlanNode {
 ** a wildcard ("hello wor*", a NEAR/3 *ing): their keys in the node's
 ** field, found when planning (at most nExpansionLimit), read as one list
 ** (UnionPostings). */
+typedef struct AltTerm {
+    const uint8_t *key;
+    int nKey;
+    FtsTermInfo info;
+} AltTerm;
+
 typedef struct PhraseAlt {
-    int n;
-    const uint8_t **aKey;
-    int *anKey;
-    FtsTermInfo *aInfo;
+    int n, cap;
+    AltTerm *a;
 } PhraseAlt;
 
 /* A word of a phrase or chain that is a prefix ("hello wor*") or a
@@ -269,8 +273,8 @@ static FtsPostings *open_cursor(FtsQuery *q, const uint8_t *key, int nKey, const
 ** positions it gave: two terms at one position (a word indexed under
 ** both) count once. The terms' cursors are open_cursor's, closed with the
 ** query. They are kept in a min-heap by document, the exhausted ones
-** dropped, so a move touches only the cursors behind the target (a
-** prefix may have a thousand terms, most of them rare). */
+** moved past its end, so a move touches only the cursors behind the
+** target (a prefix may have a thousand terms, most of them rare). */
 /* A heap entry: a cursor and, beside it, its document (the heap compares
 ** without touching the cursor). */
 typedef struct UnionSlot {
@@ -280,12 +284,20 @@ typedef struct UnionSlot {
 
 typedef struct UnionPostings {
     FtsPostings base;
-    UnionSlot *a;       /* the heap: a[0] has the smallest doc */
-    int n;              /* cursors in it */
+    UnionSlot *a;       /* every cursor: the heap a[0..n) (a[0] has the smallest
+                        ** doc), then the exhausted ones */
+    int n;              /* cursors in the heap */
+    int nAll;           /* cursors in all */
     int bStarted;       /* each cursor has been moved once */
-    FtsPostings **aAll; /* every cursor, for xStatus */
-    int nAll;
 } UnionPostings;
+
+/* Moves slot i's exhausted cursor past the heap's end (the last slot of
+** the heap takes its place). */
+static void union_drop(UnionPostings *u, int i) {
+    UnionSlot t = u->a[i];
+    u->a[i] = u->a[--u->n];
+    u->a[u->n] = t;
+}
 
 /* Restores the heap below slot i, whose cursor has moved on (its doc is
 ** read again); drops it when it is exhausted. */
@@ -293,7 +305,7 @@ static void union_sift(UnionPostings *u, int i) {
     UnionSlot *a = u->a;
     a[i].doc = a[i].c->doc;
     if (a[i].doc == FTS_NO_DOC) {
-        a[i] = a[--u->n];
+        union_drop(u, i);
         if (i >= u->n) return;
         /* the last one, moved up here, may be smaller than i's parent */
         while (i > 0 && a[(i - 1) / 2].doc > a[i].doc) {
@@ -336,7 +348,7 @@ static uint32_t union_start(UnionPostings *u, uint32_t target) {
         c->vt->xNext(c);
         if (c->doc < target) c->vt->xAdvance(c, target);
         if (c->doc == FTS_NO_DOC) {
-            u->a[i] = u->a[--u->n];
+            union_drop(u, i);
         } else {
             u->a[i++].doc = c->doc;
         }
@@ -429,9 +441,8 @@ static void union_close(FtsPostings *p) {
 
 static int union_status(FtsPostings *p, LpError *err) {
     UnionPostings *u = (UnionPostings *)p;
-    /* (an exhausted cursor left the heap: all of them are in aAll) */
     for (int i = 0; i < u->nAll; i++) {
-        int rc = u->aAll[i]->vt->xStatus(u->aAll[i], err);
+        int rc = u->a[i].c->vt->xStatus(u->a[i].c, err);
         if (rc != LP_OK) return rc;
     }
     return LP_OK;
@@ -448,22 +459,14 @@ static FtsPostings *open_union(FtsQuery *q, const PhraseAlt *alt) {
         q->rc = lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
         return NULL;
     }
-    FtsPostings **aAll = arena_alloc(q->a, sizeof(FtsPostings *) * (size_t)alt->n);
-    if (!aAll) {
-        q->rc = lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
-        return NULL;
-    }
     u->base.vt = &union_vt;
     u->base.doc = FTS_BEFORE_FIRST;
     u->a = ac;
-    u->n = alt->n;
-    u->aAll = aAll;
-    u->nAll = alt->n;
+    u->n = u->nAll = alt->n;
     for (int i = 0; i < alt->n; i++) {
-        FtsPostings *c = open_cursor(q, alt->aKey[i], alt->anKey[i], &alt->aInfo[i], 1);
+        FtsPostings *c = open_cursor(q, alt->a[i].key, alt->a[i].nKey, &alt->a[i].info, 1);
         if (!c) return NULL;
         ac[i] = (UnionSlot){FTS_BEFORE_FIRST, c};
-        aAll[i] = c;
         uint64_t df = (uint64_t)u->base.df + c->df;
         u->base.df = df < q->src->nDocs ? (uint32_t)df : q->src->nDocs;
         uint64_t mtf = (uint64_t)u->base.maxTf + c->maxTf;
@@ -2030,12 +2033,12 @@ static int order_holds(AndIt *x) {
             if (best == UINT32_MAX) break;
             end = best;
         }
-        if (i < x->n) continue;
-        if (!o->bNested) return 1;
-        bHolds = 1;
-        break;
+        if (i == x->n) {
+            bHolds = 1;
+            break;
+        }
     }
-    if (bHolds && order_scan(o, o->aHit, o->aStart, x->n, &o->aOut, &o->nOut, &o->nOutCap)) {
+    if (bHolds && o->bNested && order_scan(o, o->aHit, o->aStart, x->n, &o->aOut, &o->nOut, &o->nOutCap)) {
         x->base.q->rc = lp_err_set(&x->base.q->errIter, LP_NOMEM, "out of memory");
         return 0;
     }
@@ -2697,18 +2700,15 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
     }
     /* NEAR and NOTNEAR: the operands a chain repeats take occurrences of
     ** their own (near_distinct); aOpSame[o]: the first operand like o */
-    int *aOpSame = NULL, bRepeat = 0;
-    for (int o = 1; aDist && o < nOp && !bRepeat; o++) {
-        for (int r = 0; r < o && !bRepeat; r++) bRepeat = same_operand(aTok, aExp, aOpStart, r, o);
+    int *aOpSame = aDist ? arena_alloc(q->a, sizeof(int) * (size_t)nOp) : NULL, bRepeat = 0;
+    if (aDist && !aOpSame) goto nomem;
+    for (int o = 0; aDist && o < nOp; o++) {
+        int r = 0;
+        while (r < o && !same_operand(aTok, aExp, aOpStart, r, o)) r++;
+        aOpSame[o] = r;
+        bRepeat |= r < o;
     }
-    if (bRepeat) {
-        if (!(aOpSame = arena_alloc(q->a, sizeof(int) * (size_t)nOp))) goto nomem;
-        for (int o = 0; o < nOp; o++) {
-            int r = 0;
-            while (r < o && !same_operand(aTok, aExp, aOpStart, r, o)) r++;
-            aOpSame[o] = r;
-        }
-    }
+    if (!bRepeat) aOpSame = NULL;
     /* the boundaries' terms: a paragraph's ends a sentence too */
     for (int b = 0; b < nBound; b++) {
         const char *z = b == 0 ? ANALYZER_PARAGRAPH : ANALYZER_SENTENCE;
@@ -2933,15 +2933,17 @@ static int is_word_key(const uint8_t *key, int nKey) {
     return nKey >= 2 && key[1] != ANALYZER_EXACT_MARK && key[1] != '.' && key[1] != ANALYZER_ZONE_MARK;
 }
 
+/* Is key a term a prefix or wildcard expands to: a word's term (exact
+** forms, sentence marks and zones' terms are not) that fits the pattern
+** zGlob (NULL: a prefix, which the scan's range already fits)? */
+static int key_fits(const char *zGlob, int nGlob, const uint8_t *key, int nKey) {
+    return is_word_key(key, nKey) && (!zGlob || fts_glob_match(zGlob, nGlob, key + 1, nKey - 1));
+}
+
 static int expand_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
     Expand *x = ctx;
     FtsQuery *q = x->q;
-    if (x->zGlob) {
-        /* exact forms ('=') and sentence marks ('.') are no words' terms */
-        if (!is_word_key(key, nKey) || !fts_glob_match(x->zGlob, x->nGlob, key + 1, nKey - 1)) {
-            return 0;
-        }
-    }
+    if (!key_fits(x->zGlob, x->nGlob, key, nKey)) return 0;
     if ((int)x->leaves.n >= x->nLimit) {
         x->bCapped = 1;
         return 1; /* stop the scan */
@@ -3166,7 +3168,6 @@ typedef struct AltScan {
     FtsQuery *q;
     const WordExp *e;
     PhraseAlt *alt;
-    int anCap[3];
     int bCapped;
 } AltScan;
 
@@ -3174,24 +3175,17 @@ static int alt_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *i
     AltScan *x = ctx;
     FtsQuery *q = x->q;
     PhraseAlt *alt = x->alt;
-    if (!is_word_key(key, nKey)) return 0;
-    if (x->e->zGlob && !fts_glob_match(x->e->zGlob, x->e->nGlob, key + 1, nKey - 1)) return 0;
+    if (!key_fits(x->e->zGlob, x->e->nGlob, key, nKey)) return 0;
     if (alt->n >= q->rank.nExpansionLimit) {
         x->bCapped = 1;
         return 1; /* stop the scan */
     }
-    const uint8_t **aKey = arena_grow(q->a, alt->aKey, alt->n, &x->anCap[0], sizeof(uint8_t *), 8);
-    if (aKey) alt->aKey = aKey;
-    int *anKey = arena_grow(q->a, alt->anKey, alt->n, &x->anCap[1], sizeof(int), 8);
-    if (anKey) alt->anKey = anKey;
-    FtsTermInfo *aInfo = arena_grow(q->a, alt->aInfo, alt->n, &x->anCap[2], sizeof(FtsTermInfo), 8);
-    if (aInfo) alt->aInfo = aInfo;
+    AltTerm *a = arena_grow(q->a, alt->a, alt->n, &alt->cap, sizeof(AltTerm), 8);
     uint8_t *k = arena_alloc(q->a, (size_t)nKey);
-    if (!aKey || !anKey || !aInfo || !k) return LP_NOMEM;
+    if (!a || !k) return LP_NOMEM;
     memcpy(k, key, (size_t)nKey);
-    aKey[alt->n] = k;
-    anKey[alt->n] = nKey;
-    aInfo[alt->n++] = *info;
+    alt->a = a;
+    a[alt->n++] = (AltTerm){k, nKey, *info};
     return 0;
 }
 
@@ -3206,7 +3200,7 @@ static int expand_word(FtsQuery *q, int f, const WordExp *e, PhraseAlt *alt, Fts
     one.a[f >> 6] = (uint64_t)1 << (f & 63);
     GlobHas gh;
     const FtsScanHas *pHas = e->zGlob ? glob_has(&gh, e->zGlob, e->nGlob) : NULL;
-    AltScan x = {q, e, alt, {0, 0, 0}, 0};
+    AltScan x = {q, e, alt, 0};
     int rc = scan_fields(q->src, &one, e->zPre, e->nPre, pHas, NULL, alt_key, &x, err);
     if (rc != LP_OK) {
         return rc == LP_NOMEM ? lp_err_set(err, LP_NOMEM, "out of memory expanding a %s",
@@ -3218,8 +3212,8 @@ static int expand_word(FtsQuery *q, int f, const WordExp *e, PhraseAlt *alt, Fts
     memset(pInfo, 0, sizeof(*pInfo));
     uint64_t df = 0;
     for (int i = 0; i < alt->n; i++) {
-        df += alt->aInfo[i].df;
-        pInfo->cf += alt->aInfo[i].cf;
+        df += alt->a[i].info.df;
+        pInfo->cf += alt->a[i].info.cf;
     }
     pInfo->df = df < q->src->nDocs ? (uint32_t)df : q->src->nDocs;
     pInfo->nEarlier = FTS_EARLIER_UNKNOWN;
@@ -3235,7 +3229,7 @@ static int phrase_prefixes(FtsQuery *q, const FtsNode *n, const TokenList *l, Wo
     *paExp = NULL;
     for (size_t i = 0; i < l->a.n; i++) {
         const Token *t = &l->a.a[i];
-        if (t->iEnd >= (uint32_t)n->n || n->z[t->iEnd] != '*') continue;
+        if (!fts_phrase_word_is_prefix(n, t)) continue;
         if (!*paExp && !(*paExp = arena_zalloc(q->a, sizeof(WordExp) * l->a.n))) {
             return lp_err_set(err, LP_NOMEM, "out of memory");
         }
@@ -3671,6 +3665,11 @@ void fts_rank_defaults(FtsRankParams *p) {
     p->pExpr = NULL;
 }
 
+int fts_phrase_word_is_prefix(const FtsNode *x, const Token *t) {
+    return (x->kind == FTSN_PHRASE || x->kind == FTSN_QUORUM) && t->iEnd < (uint32_t)x->n &&
+           x->z[t->iEnd] == '*';
+}
+
 int fts_expand_applies(const FtsNode *x) {
     return x->kind == FTSN_TERM && !x->anchor && x->z[0] != ANALYZER_EXACT_MARK;
 }
@@ -4000,7 +3999,7 @@ static int fkeys_collect(FtsQuery *q, FtsFactors *fx, const PlanNode *pn, int iG
             }
             /* a prefix's or wildcard's: each of its terms, as outside a phrase */
             for (int k = 0; alt && k < alt->n && rc == LP_OK; k++) {
-                rc = fkey_add(q, fx, pn->iField, alt->aKey[k], alt->anKey[k], &alt->aInfo[k], lim, iZone,
+                rc = fkey_add(q, fx, pn->iField, alt->a[k].key, alt->a[k].nKey, &alt->a[k].info, lim, iZone,
                               iGroup, pn->aGQPos[i]);
             }
         }
@@ -5678,7 +5677,8 @@ typedef struct KwWalk {
     int nScanned;               /* keys a prefix scan took in this field */
     const char *zGlob;          /* a wildcard's pattern: keys that fail it are skipped */
     int nGlob;
-    const FtsNode *pPhrase;     /* the phrase being counted (its prefixes: "a wor*"), or NULL */
+    const FtsNode *pPhrase;     /* the leaf being counted (a phrase's or quorum's prefixes:
+                                ** "a wor*"), or NULL */
 } KwWalk;
 
 /* Was z[0..n) reported already? Keywords are few: a linear search. */
@@ -5749,7 +5749,7 @@ static int kw_prefix(KwWalk *w, StrBuf *pre) {
 static int kw_token(void *ctx, const Token *t) {
     KwWalk *w = ctx;
     const FtsNode *x = w->pPhrase;
-    if (x && t->iEnd < (uint32_t)x->n && x->z[t->iEnd] == '*') {
+    if (x && fts_phrase_word_is_prefix(x, t)) {
         /* a prefix in a phrase: its unstemmed text, as the planner has it */
         StrBuf pre = {0};
         int rc = analyzer_run_unstemmed(w->an, x->z + t->iStart, t->iEnd - t->iStart, kw_last, &pre, w->err);
@@ -5764,9 +5764,7 @@ static int kw_token(void *ctx, const Token *t) {
 
 static int kw_expand(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
     KwWalk *w = ctx;
-    if (w->zGlob && (!is_word_key(key, nKey) || !fts_glob_match(w->zGlob, w->nGlob, key + 1, nKey - 1))) {
-        return 0;
-    }
+    if (!key_fits(w->zGlob, w->nGlob, key, nKey)) return 0;
     if (w->nScanned++ >= w->nLimit) return 1;
     w->docs += info->df;
     w->hits += info->cf;
@@ -5809,7 +5807,7 @@ static int kw_leaf(void *ctx, const FtsNode *x, int bNegated) {
     }
     w->pFields = &x->fields;
     if (x->kind != FTSN_PREFIX) {
-        w->pPhrase = x->kind == FTSN_PHRASE ? x : NULL;
+        w->pPhrase = x;
         int rc = analyzer_run_query(w->an, x->z, (size_t)x->n, x->bExact, kw_token, w, w->err);
         w->pPhrase = NULL;
         return rc;
@@ -5853,8 +5851,7 @@ static int exp_field(void *ctx, int f) {
 static int exp_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
     ExpWalk *w = ctx;
     (void)info;
-    if (!is_word_key(key, nKey)) return 0;
-    if (w->zGlob && !fts_glob_match(w->zGlob, w->nGlob, key + 1, nKey - 1)) return 0;
+    if (!key_fits(w->zGlob, w->nGlob, key, nKey)) return 0;
     if (w->nTaken++ >= w->nLimit) return 1;
     char *z = VEC_RESERVE(&w->terms, w->terms.n + 1) ? NULL : malloc((size_t)nKey);
     if (!z) {

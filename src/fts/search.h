@@ -110,6 +110,11 @@ typedef struct FtsRankParams {
 ** term and stand outside any NOT; HIGHLIGHT() skips negated leaves. */
 int fts_expand_applies(const FtsNode *x);
 
+/* Is the word t of phrase or quorum x (a token of x->z's analysis; any
+** other leaf: no) a prefix, one that a '*' ends ("hello wor*")? The planner, HIGHLIGHT() and SHOW META's
+** keywords ask the same; its terms are those of its unstemmed text. */
+int fts_phrase_word_is_prefix(const FtsNode *x, const Token *t);
+
 /* The FTS_EXPAND_* bits of an expand_keywords value ("0", "1" = both,
 ** "exact", "star", or "exact,star"; any case), or -1. */
 int fts_expand_from_name(const char *z);

@@ -709,6 +709,13 @@ def test_prefixes_in_phrases_and_near(server, cur, stemmed, uniq):
                               (2, "<b>new</b> <b>yorkshire</b> pudding | york and new"))
     m = meta(cur)
     assert (m["keyword[0]"], m["keyword[1]"], m["docs[1]"]) == ("new", "yor*", "4"), m
+    # a quorum's prefix too (2 of its 3 words, in any order)
+    cur.execute(f"SELECT id, HIGHLIGHT() FROM {t} WHERE MATCH('@title \"new yor* zzz\"/2') ORDER BY id ASC")
+    assert cur.fetchall() == ((1, "<b>new</b> <b>york</b> city | the big apple"),
+                              (2, "<b>new</b> <b>yorkshire</b> pudding | york and new"),
+                              (4, "<b>york</b> <b>new</b> | brand new yoghurt"))
+    m = meta(cur)
+    assert (m["keyword[1]"], m["docs[1]"]) == ("yor*", "4"), m
     cur.execute(f"EXPLAIN SELECT id FROM {t} WHERE MATCH('\"new yor*\"')")
     plan = "\n".join(r[0] for r in cur.fetchall())
     assert 'phrase "new yor*"' in plan, plan
