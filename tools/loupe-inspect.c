@@ -28,12 +28,14 @@
 **   loupe-inspect fts-bench SEGMENT QUERYFILE [--k 10] [--seconds S] [--warmup N]
 **                 [--fields a,b] [--morphology M] [--stopwords S] [--hard-stop S]
 **                 [--ranker NAME | --ranker-expr EXPR] [--min-infix-len N]
+**                 [--exact-words 0|1] [--expand-keywords 0|1|exact|star]
 **       times full-text queries on a sealed segment in this process, for the
 **       benchmark's in-process table (bench/fulltext/run.py): each line of
 **       QUERYFILE is a MATCH expression, parsed, planned and run for the top
 **       k as the server runs `SELECT ... WHERE MATCH('<line>') ORDER BY
 **       WEIGHT() DESC LIMIT k` (src/query/select.c), with the analyzer
-**       fts-build used (same --morphology/--stopwords) and the default rank
+**       fts-build used (same --morphology/--stopwords/--exact-words: with
+**       exact forms, prefixes expand over them) and the default rank
 **       parameters (BM25F, or the --ranker OPTION ranker= names, or
 **       --ranker-expr as OPTION ranker=expr('EXPR')). The loop is the one of bench/fulltext/passes.h
 **       (warm-up, whole passes for at least --seconds, a pass cut at
@@ -75,7 +77,7 @@ static int usage(void) {
             "       loupe-inspect fts-bench SEGMENT QUERYFILE [--k 10] [--seconds S] [--warmup N]\n"
             "                     [--fields a,b] [--morphology M] [--stopwords S] [--hard-stop S]\n"
             "                     [--ranker NAME | --ranker-expr EXPR] [--expand-keywords 0|1|exact|star]\n"
-            "                     [--min-infix-len N] (--expand-keywords exact: build with --exact-words 1)\n");
+            "                     [--min-infix-len N] [--exact-words 0|1] (as fts-build's)\n");
     return 2;
 }
 
@@ -349,6 +351,7 @@ typedef struct BenchCfg {
     int expand;                 /* FTS_EXPAND_* (--expand-keywords), default 0 */
     const char *zExpr;          /* --ranker-expr, or NULL */
     int minInfixLen;            /* --min-infix-len: wildcard queries ('*abc*'), default 0 */
+    int bExact;                 /* --exact-words: the segment holds exact forms */
 } BenchCfg;
 
 /* What one query needs: the segment's source, the analyzer, the field
@@ -431,9 +434,9 @@ static int cmd_bench(const char *zSeg, const char *zQueries, const BenchCfg *c) 
 
     FtsSegment *seg = NULL;
     Analyzer *an = NULL;
-    /* exact forms on: '=word' and expand_keywords=exact look them up (a
-    ** segment built without them simply has none) */
-    AnalyzerConfig acfg = {c->zMorph, c->zStop, 0, 1, 0, 0, NULL, c->minInfixLen, NULL, 0, NULL};
+    /* as the segment was built: with exact forms, '=word' and
+    ** expand_keywords=exact look them up and prefixes expand over them */
+    AnalyzerConfig acfg = {c->zMorph, c->zStop, 0, c->bExact, 0, 0, NULL, c->minInfixLen, NULL, 0, NULL};
     BenchCtx x = {.azField = (const char *const *)azField, .nField = nField, .k = c->k};
     arena_init(&x.exprArena, 0);
     FtsSegInfo info;
@@ -542,7 +545,7 @@ int main(int argc, char **argv) {
                          (int)nThread);
     }
     if (argc >= 4 && strcmp(argv[1], "fts-bench") == 0) {
-        BenchCfg c = {"title,text", NULL, NULL, 10, 1.0, 0, 0, FTS_RANK_BM25F, 0, NULL, 0};
+        BenchCfg c = {"title,text", NULL, NULL, 10, 1.0, 0, 0, FTS_RANK_BM25F, 0, NULL, 0, 0};
         for (int i = 4; i < argc; i++) {
             if (i + 1 >= argc) return usage();
             const char *zOpt = argv[i], *zVal = argv[++i];
@@ -561,8 +564,11 @@ int main(int argc, char **argv) {
                 if ((c.expand = fts_expand_from_name(zVal)) < 0) return usage();
             } else if (strcmp(zOpt, "--min-infix-len") == 0) {
                 c.minInfixLen = atoi(zVal);
+            } else if (strcmp(zOpt, "--exact-words") == 0) {
+                c.bExact = atoi(zVal);
             } else return usage();
         }
+        if (c.bExact < 0 || c.bExact > 1) return usage();
         if (c.hardStop == 0) c.hardStop = 10 * c.seconds;
         if (c.k < 1 || c.k > 100000 || c.seconds <= 0 || c.hardStop < c.seconds || c.nWarmup < 0) {
             return usage();

@@ -2791,18 +2791,23 @@ nomem:
 }
 
 /* Hands xKey the keys of each field of fields whose term starts with
-** pre[0..nPre) and, with pHas, may hold its parts (fts_source_scan_has).
+** pre[0..nPre) and, with pHas, may hold its parts (fts_source_scan_has);
+** with bExact (analyzer_has_exact_forms), the exact forms that do: the
+** keys that start with ANALYZER_EXACT_MARK and pre.
 ** Before each field's scan, xField(ctx, f) (may be NULL) readies xKey's
 ** state for it; non-zero stops. A scan that xKey stopped (1: a cap)
 ** goes on with the next field. The planner, CALL KEYWORDS and
 ** fts_expansions read prefixes and wildcards through it. LP_OK or an
 ** error. */
-static int scan_fields(FtsSource *src, const FtsFieldSet *fields, const char *pre, int nPre,
-                       const FtsScanHas *pHas, int (*xField)(void *ctx, int f), FtsKeyFn xKey,
-                       void *ctx, LpError *err) {
+static int scan_fields(FtsSource *src, int bExact, const FtsFieldSet *fields, const char *pre,
+                       int nPre, const FtsScanHas *pHas, int (*xField)(void *ctx, int f),
+                       FtsKeyFn xKey, void *ctx, LpError *err) {
     uint8_t key[FTS_MAX_KEY];
-    if (nPre + 1 > FTS_MAX_KEY) return LP_OK; /* no key is that long */
-    memcpy(key + 1, pre, (size_t)nPre);
+    bExact = bExact != 0;
+    if (bExact + nPre + 1 > FTS_MAX_KEY) return LP_OK; /* no key is that long */
+    key[1] = ANALYZER_EXACT_MARK;
+    memcpy(key + 1 + bExact, pre, (size_t)nPre);
+    nPre += bExact;
     int rc = LP_OK;
     for (int f = 0; f < src->nFields && rc == LP_OK; f++) {
         if (!fts_fieldset_has(fields, f)) continue;
@@ -2934,16 +2939,21 @@ static int is_word_key(const uint8_t *key, int nKey) {
 }
 
 /* Is key a term a prefix or wildcard expands to: a word's term (exact
-** forms, sentence marks and zones' terms are not) that fits the pattern
-** zGlob (NULL: a prefix, which the scan's range already fits)? */
-static int key_fits(const char *zGlob, int nGlob, const uint8_t *key, int nKey) {
+** forms, sentence marks and zones' terms are not; with bExact, only exact
+** forms are, and the pattern applies past their mark) that fits the
+** pattern zGlob (NULL: a prefix, which the scan's range already fits)? */
+static int key_fits(int bExact, const char *zGlob, int nGlob, const uint8_t *key, int nKey) {
+    if (bExact) {
+        return nKey >= 3 && key[1] == ANALYZER_EXACT_MARK &&
+               (!zGlob || fts_glob_match(zGlob, nGlob, key + 2, nKey - 2));
+    }
     return is_word_key(key, nKey) && (!zGlob || fts_glob_match(zGlob, nGlob, key + 1, nKey - 1));
 }
 
 static int expand_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
     Expand *x = ctx;
     FtsQuery *q = x->q;
-    if (!key_fits(x->zGlob, x->nGlob, key, nKey)) return 0;
+    if (!key_fits(analyzer_has_exact_forms(q->an), x->zGlob, x->nGlob, key, nKey)) return 0;
     if ((int)x->leaves.n >= x->nLimit) {
         x->bCapped = 1;
         return 1; /* stop the scan */
@@ -3007,7 +3017,8 @@ static PlanNode *expand_terms(FtsQuery *q, const FtsNode *n, uint32_t qpos, cons
     PlanNode *res = NULL;
     GlobHas gh;
     const FtsScanHas *pHas = zGlob ? glob_has(&gh, zGlob, nGlob) : NULL;
-    int rc = scan_fields(q->src, &n->fields, (const char *)pre, nPre, pHas, expand_field, expand_key, &x, err);
+    int rc = scan_fields(q->src, analyzer_has_exact_forms(q->an), &n->fields, (const char *)pre, nPre, pHas,
+                         expand_field, expand_key, &x, err);
     int *aStart = x.aStart, nScanned = x.nScanned;
     aStart[nScanned] = (int)x.leaves.n;
     VEC(PlanNode *) groups = {0};
@@ -3149,7 +3160,8 @@ int fts_wildcard_pattern(Arena *a, const Analyzer *an, const FtsNode *n, const c
 
 /* A wildcard ("*abc*", "ab*cd", "*ing"; tables with min_infix_len): the OR
 ** of the terms of its fields that match its pattern (fts_wildcard_pattern),
-** as the index holds them (stemmed where the table stems). A pattern that
+** as the index holds them: the exact forms where the table has them
+** (analyzer_has_exact_forms), else the stems where it stems. A pattern that
 ** starts with a literal part scans that prefix's range of the dictionary;
 ** one that starts with '*' scans every term of each field. */
 static PlanNode *plan_wildcard(FtsQuery *q, const FtsNode *n, LpError *err) {
@@ -3175,7 +3187,7 @@ static int alt_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *i
     AltScan *x = ctx;
     FtsQuery *q = x->q;
     PhraseAlt *alt = x->alt;
-    if (!key_fits(x->e->zGlob, x->e->nGlob, key, nKey)) return 0;
+    if (!key_fits(analyzer_has_exact_forms(q->an), x->e->zGlob, x->e->nGlob, key, nKey)) return 0;
     if (alt->n >= q->rank.nExpansionLimit) {
         x->bCapped = 1;
         return 1; /* stop the scan */
@@ -3201,7 +3213,8 @@ static int expand_word(FtsQuery *q, int f, const WordExp *e, PhraseAlt *alt, Fts
     GlobHas gh;
     const FtsScanHas *pHas = e->zGlob ? glob_has(&gh, e->zGlob, e->nGlob) : NULL;
     AltScan x = {q, e, alt, 0};
-    int rc = scan_fields(q->src, &one, e->zPre, e->nPre, pHas, NULL, alt_key, &x, err);
+    int rc = scan_fields(q->src, analyzer_has_exact_forms(q->an), &one, e->zPre, e->nPre, pHas, NULL, alt_key,
+                         &x, err);
     if (rc != LP_OK) {
         return rc == LP_NOMEM ? lp_err_set(err, LP_NOMEM, "out of memory expanding a %s",
                                            e->zGlob ? "wildcard" : "prefix")
@@ -5740,7 +5753,8 @@ static int kw_last(void *ctx, const Token *t);
 /* Reports the prefix pre[0..n) ("wor" of wor*) with its terms' sums. */
 static int kw_prefix(KwWalk *w, StrBuf *pre) {
     w->docs = w->hits = 0;
-    int rc = scan_fields(w->src, w->pFields, pre->z, (int)pre->n, NULL, kw_field, kw_expand, w, w->err);
+    int rc = scan_fields(w->src, analyzer_has_exact_forms(w->an), w->pFields, pre->z, (int)pre->n, NULL, kw_field,
+                         kw_expand, w, w->err);
     strbuf_appendc(pre, '*');
     if (rc == LP_OK) rc = pre->oom ? LP_NOMEM : kw_report(w, pre->z, (int)pre->n, w->docs, w->hits);
     return rc;
@@ -5764,7 +5778,7 @@ static int kw_token(void *ctx, const Token *t) {
 
 static int kw_expand(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
     KwWalk *w = ctx;
-    if (!key_fits(w->zGlob, w->nGlob, key, nKey)) return 0;
+    if (!key_fits(analyzer_has_exact_forms(w->an), w->zGlob, w->nGlob, key, nKey)) return 0;
     if (w->nScanned++ >= w->nLimit) return 1;
     w->docs += info->df;
     w->hits += info->cf;
@@ -5798,7 +5812,8 @@ static int kw_leaf(void *ctx, const FtsNode *x, int bNegated) {
             GlobHas gh;
             const FtsScanHas *pHas = glob_has(&gh, w->zGlob, w->nGlob);
             w->docs = w->hits = 0;
-            rc = scan_fields(w->src, &x->fields, w->zGlob, nFirst, pHas, kw_field, kw_expand, w, w->err);
+            rc = scan_fields(w->src, analyzer_has_exact_forms(w->an), &x->fields, w->zGlob, nFirst, pHas, kw_field,
+                             kw_expand, w, w->err);
             if (rc == LP_OK) rc = kw_report(w, w->zGlob, w->nGlob, w->docs, w->hits);
         }
         w->zGlob = NULL;
@@ -5832,6 +5847,7 @@ int fts_keywords(const FtsNode *root, const Analyzer *an, FtsSource *src, int nE
 
 /* fts_expansions: keys of one field's scan, their terms kept. */
 typedef struct ExpWalk {
+    int bExact;        /* analyzer_has_exact_forms: exact forms are expanded */
     const char *zGlob; /* the wildcard's pattern, or NULL: a prefix */
     int nGlob;
     int nLimit;        /* most terms per field */
@@ -5851,7 +5867,7 @@ static int exp_field(void *ctx, int f) {
 static int exp_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
     ExpWalk *w = ctx;
     (void)info;
-    if (!key_fits(w->zGlob, w->nGlob, key, nKey)) return 0;
+    if (!key_fits(w->bExact, w->zGlob, w->nGlob, key, nKey)) return 0;
     if (w->nTaken++ >= w->nLimit) return 1;
     char *z = VEC_RESERVE(&w->terms, w->terms.n + 1) ? NULL : malloc((size_t)nKey);
     if (!z) {
@@ -5870,7 +5886,8 @@ static int cmp_cstr(const void *a, const void *b) {
 
 int fts_expansions(Arena *a, const FtsNode *x, const Analyzer *an, FtsSource *src, int nLimit,
                    const char **pzPattern, FtsKeywordFn xTerm, void *ctx, LpError *err) {
-    ExpWalk w = {NULL, 0, nLimit > 0 ? nLimit : FTS_DEFAULT_EXPANSION_LIMIT, 0, {0}, 0};
+    ExpWalk w = {analyzer_has_exact_forms(an), NULL, 0, nLimit > 0 ? nLimit : FTS_DEFAULT_EXPANSION_LIMIT, 0,
+                 {0}, 0};
     const char *zPre;
     int nPre, rc = LP_OK;
     if (x->kind == FTSN_WILDCARD) {
@@ -5899,7 +5916,7 @@ int fts_expansions(Arena *a, const FtsNode *x, const Analyzer *an, FtsSource *sr
     }
     GlobHas gh;
     const FtsScanHas *pHas = w.zGlob ? glob_has(&gh, w.zGlob, w.nGlob) : NULL;
-    rc = scan_fields(src, &x->fields, zPre, nPre, pHas, exp_field, exp_key, &w, err);
+    rc = scan_fields(src, w.bExact, &x->fields, zPre, nPre, pHas, exp_field, exp_key, &w, err);
     if (rc == LP_OK && w.bNoMem) rc = lp_err_set(err, LP_NOMEM, "out of memory");
     /* the fields' terms, each once, in order, at most nLimit */
     if (w.terms.n > 1) qsort(w.terms.a, w.terms.n, sizeof(char *), cmp_cstr);

@@ -1895,6 +1895,42 @@ static int check_embedding_sources(Binder *b, const Schema *sc) {
     return LP_OK;
 }
 
+/* As Manticore: a stemmed table with prefixes or infixes configured
+** (min_prefix_len or min_infix_len above 0) indexes exact forms too, so
+** that its prefixes and wildcards can match the words as written
+** ('runn*' finds "running"; no stem starts with "runn"). Sets the option
+** in sc (which has room for one more) where the statement left it off or
+** at '0': 1 when it did, 0 when nothing changed, -1 out of memory. */
+static int force_exact_words(Schema *sc) {
+    const char *zMorph = schema_option(sc, "morphology");
+    const char *zPre = schema_option(sc, "min_prefix_len");
+    const char *zInf = schema_option(sc, "min_infix_len");
+    const char *zExact = schema_option(sc, "index_exact_words");
+    if (!zMorph || !zMorph[0] || strcasecmp(zMorph, "none") == 0) return 0;
+    if ((!zPre || atoi(zPre) == 0) && (!zInf || atoi(zInf) == 0)) return 0;
+    if (zExact && atoi(zExact) == 1) return 0;
+    for (int i = 0; i < sc->nOpt; i++) {
+        if (strcmp(sc->aOpt[i].zName, "index_exact_words") == 0) {
+            char *z = strdup("1");
+            if (!z) return -1;
+            free(sc->aOpt[i].zValue);
+            sc->aOpt[i].zValue = z;
+            return 1;
+        }
+    }
+    TableOpt *to = &sc->aOpt[sc->nOpt];
+    to->zName = strdup("index_exact_words");
+    to->zValue = strdup("1");
+    if (!to->zName || !to->zValue) {
+        free(to->zName);
+        free(to->zValue);
+        to->zName = to->zValue = NULL;
+        return -1;
+    }
+    sc->nOpt++;
+    return 1;
+}
+
 void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const CreateTableStmt *ct = &st->u.create;
     LpError err;
@@ -1903,7 +1939,7 @@ void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     Schema *sc = calloc(1, sizeof(Schema));
     if (!sc) goto oom;
     sc->aCol = calloc((size_t)(ct->nCol ? ct->nCol : 1), sizeof(ColumnSchema));
-    sc->aOpt = calloc((size_t)(ct->nOpt ? ct->nOpt : 1), sizeof(TableOpt));
+    sc->aOpt = calloc((size_t)ct->nOpt + 1, sizeof(TableOpt)); /* + index_exact_words */
     if (!sc->aCol || !sc->aOpt) goto oom;
     if (catalog_check_name(ct->zTable, &err)) {
         err.detail = ER_PARSE;
@@ -1953,6 +1989,8 @@ void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
         sc->nOpt++;
         if (!to->zName || !to->zValue) goto oom;
     }
+    int bForcedExact = force_exact_words(sc);
+    if (bForcedExact < 0) goto oom;
     const char *zProfiles = schema_option(sc, "rank_profile");
     if (zProfiles) {
         /* Check every stored profile now, against the indexed text fields. */
@@ -1975,7 +2013,12 @@ void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
                                                  : ER_UNKNOWN_ERROR);
         return;
     }
-    if (bExisted) sqlx_warn(s, ER_TABLE_EXISTS, "table '%s' already exists", ct->zTable);
+    if (bExisted) {
+        sqlx_warn(s, ER_TABLE_EXISTS, "table '%s' already exists", ct->zTable);
+    } else if (bForcedExact) {
+        sqlx_warn(s, ER_UNKNOWN_ERROR, "morphology and min_prefix_len or min_infix_len are set: "
+                  "forcing index_exact_words=1 (prefixes and wildcards match words as written)");
+    }
     r->kind = SQLRES_OK;
     return;
 oom:

@@ -596,6 +596,10 @@ int analyzer_exact_words(const Analyzer *a) {
     return a->bExactWords;
 }
 
+int analyzer_has_exact_forms(const Analyzer *a) {
+    return a->bExactWords && a->iStem >= 0;
+}
+
 int analyzer_html_strip(const Analyzer *a) {
     return a->bHtmlStrip;
 }

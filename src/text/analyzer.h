@@ -26,8 +26,9 @@
 **    is also indexed, at the same position, as ANALYZER_EXACT_MARK followed
 **    by its normalised, unstemmed form ("=running" beside "run"), so the
 **    query '=running' finds that form only. No word's term starts with the
-**    mark ('=' separates words), so the two never collide and a prefix
-**    query never expands to an exact form. Stop words get neither.
+**    mark ('=' separates words), so the two never collide; prefixes and
+**    wildcards expand over one kind only (analyzer_has_exact_forms). Stop
+**    words get neither.
 **  - Sentence and paragraph boundaries (index_sp, documents only): where a
 **    sentence or a paragraph ends and another word follows, the boundary
 **    takes a position of its own, as in Sphinx, and is indexed there as the
@@ -181,6 +182,11 @@ int analyzer_min_infix_len(const Analyzer *a);
 int analyzer_prefix_ok(const Analyzer *a, const char *z, int n);
 int analyzer_is_stemmed(const Analyzer *a);
 int analyzer_exact_words(const Analyzer *a);
+/* Do documents get exact forms ('=running' beside 'run'): index_exact_words
+** on a stemmed table? Then prefixes and wildcards expand over the exact
+** forms, as Sphinx's and Manticore's do, so 'runn*' finds "running" though
+** no stem starts with "runn". */
+int analyzer_has_exact_forms(const Analyzer *a);
 int analyzer_html_strip(const Analyzer *a);
 /* Does the table index zones (index_zones)? Is the lower-case element name
 ** z[0..n) one of them? */

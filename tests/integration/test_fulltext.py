@@ -666,9 +666,11 @@ def stemmed(server):
     ("running", [1, 2, 3]),
     ("RUNS", [1, 2, 3]),
     ('"quick running"', [3]),
-    # prefixes match indexed terms: "running" is indexed as "run"
-    ("runn*", [4]),
+    # prefixes match the words as written: min_prefix_len on a stemmed
+    # table indexes exact forms too (index_exact_words, as Manticore forces)
+    ("runn*", [1, 4]),
     ("run*", [1, 2, 3, 4]),
+    ("runs*", [2]),
     # stop words are dropped, and keep their positions in phrases
     ("the cat", [6, 7]),
     ("cat -the", [6, 7]),
@@ -689,10 +691,11 @@ def test_prefixes_in_phrases_and_near(server, cur, stemmed, uniq):
     PARAGRAPH take prefixes and wildcards as operands. HIGHLIGHT(), SHOW
     META and EXPLAIN show the prefix; min_prefix_len and expansion_limit
     apply as outside quotes."""
-    # stemmed: terms are stems, a prefix matches the stems ("runner", "run")
+    # stemmed, with exact forms: a prefix matches the words as written
     assert sorted(match_ids(cur, stemmed, '"quick run*"')) == [3]
     assert sorted(match_ids(cur, stemmed, '"running fas*"')) == [1]
-    assert sorted(match_ids(cur, stemmed, '"the runn*"')) == [4]   # "the" a stop word: a gap
+    assert sorted(match_ids(cur, stemmed, '"the runn*"')) == [1, 4]   # "the" a stop word: a gap
+    assert sorted(match_ids(cur, stemmed, '"runn* fast"')) == [1]
     expect_error(cur, f"SELECT id FROM {stemmed} WHERE MATCH('\"was ru* fast\"')", 1064,
                  r"prefix 'ru\*' at offset 5 \(in a phrase\) is shorter than min_prefix_len=3")
     docs = {1: ("new york city", "the big apple"), 2: ("new yorkshire pudding", "york and new"),
@@ -734,6 +737,69 @@ def test_prefixes_in_phrases_and_near(server, cur, stemmed, uniq):
     cur.execute(f"SELECT id FROM {t} WHERE MATCH('\"new yor*\"') OPTION expansion_limit=1")
     assert sorted(r[0] for r in cur.fetchall()) == [1]  # "york" only: "yorkshire" cut
     assert meta(cur).get("prefix_expansion_capped", "").startswith("yes")
+
+
+def test_stemmed_prefixes_match_words_as_written(server, cur, uniq):
+    """On a stemmed table, min_prefix_len or min_infix_len indexes each
+    word's exact form beside its stem (Manticore forces index_exact_words
+    there, with a warning), and prefixes and wildcards expand over the
+    exact forms: 'runn*' finds "running", whose stem "run" does not start
+    with "runn", and '*kinase' finds "kinase", stemmed "kinas". A stemmed
+    table without either option keeps expanding over its stems."""
+    docs = {1: ("running fast", "the runner runs"), 2: ("kinases", "protein kinase activity"),
+            3: ("run", "walking"), 4: ("Tiling", "a tiled floor")}
+    name = uniq()
+    cur.execute(f"CREATE TABLE {name} (title TEXT, body TEXT) morphology='stem_en' min_infix_len='3'")
+    cur.execute("SHOW WARNINGS")
+    assert [r[2] for r in cur.fetchall()] == [
+        "morphology and min_prefix_len or min_infix_len are set: forcing index_exact_words=1 "
+        "(prefixes and wildcards match words as written)"]
+    cur.execute(f"SHOW CREATE TABLE {name}")
+    assert "index_exact_words='1'" in cur.fetchone()[1]
+    values = ", ".join(f"({i}, '{a}', '{b}')" for i, (a, b) in docs.items())
+    cur.execute(f"INSERT INTO {name} (id, title, body) VALUES {values}")
+    assert_ids_ram_and_flushed(cur, name, [
+        ("runn*", [1]), ("run*", [1, 3]), ("runs*", [1]), ("*ing", [1, 3, 4]), ("@title *ing", [1, 4]),
+        ("*kinase", [2]), ("kinase*", [2]), ("*nase*", [2]), ("r?nning", [1]), ("*unne*", [1]),
+        ('"the runn*"', [1]), ('"runn* fast"', [1]), ("runn* NEAR/2 fast", [1]), ("til*", [4]),
+        ("tile*", [4]), ("=running", [1]), ("running", [1, 3]), ("runn* -fast", []),
+        ("kinase", [2]), ('"protein kin*"', [2])])
+    # what was found is what HIGHLIGHT() marks, SHOW META counts and
+    # CALL KEYWORDS lists (an exact form with its '=')
+    cur.execute(f"SELECT id, HIGHLIGHT() FROM {name} WHERE MATCH('*ing') ORDER BY id ASC")
+    assert cur.fetchall() == ((1, "<b>running</b> fast | the runner runs"), (3, "run | <b>walking</b>"),
+                              (4, "<b>Tiling</b> | a tiled floor"))
+    m = meta(cur)
+    assert (m["keyword[0]"], m["docs[0]"], m["hits[0]"]) == ("*ing", "3", "3"), m
+    cur.execute(f"CALL KEYWORDS('runn* tile*', '{name}', 1 AS stats)")
+    assert cur.fetchall() == (("1", "runn*", "=runner", "1", "1"), ("1", "runn*", "=running", "1", "1"),
+                              ("2", "tile*", "=tiled", "1", "1"))
+    cur.execute(f"EXPLAIN SELECT id FROM {name} WHERE MATCH('runn*')")
+    plan = "\n".join(r[0] for r in cur.fetchall())
+    assert 'prefix "=running"' in plan and 'prefix "=runner"' in plan, plan
+    # min_prefix_len forces it too, even over an explicit '0'
+    for opts in ("min_prefix_len='2'", "min_prefix_len='2' index_exact_words='0'"):
+        other = uniq()
+        cur.execute(f"CREATE TABLE {other} (body TEXT) morphology='stem_en' {opts}")
+        cur.execute("SHOW WARNINGS")
+        assert len(cur.fetchall()) == 1, opts
+        cur.execute(f"SHOW CREATE TABLE {other}")
+        create = cur.fetchone()[1]
+        assert create.count("index_exact_words") == 1 and "index_exact_words='1'" in create, create
+    # no stemming, or no prefix option: nothing forced; a stemmed table
+    # without the options expands its prefixes over the stems
+    for opts in ("min_infix_len='3'", "morphology='stem_en'", "morphology='stem_en' min_prefix_len='0'",
+                 "morphology='none' min_infix_len='2'"):
+        other = uniq()
+        cur.execute(f"CREATE TABLE {other} (title TEXT, body TEXT) {opts}")
+        cur.execute("SHOW WARNINGS")
+        assert cur.fetchall() == (), opts
+        cur.execute(f"SHOW CREATE TABLE {other}")
+        assert "index_exact_words" not in cur.fetchone()[1], opts
+        if opts == "morphology='stem_en'":
+            cur.execute(f"INSERT INTO {other} (id, title, body) VALUES {values}")
+            assert_ids_ram_and_flushed(cur, other, [("runn*", [1]), ("run*", [1, 3]), ("kinase*", []),
+                                                    ("kinas*", [2])])
 
 
 def test_min_prefix_len(cur, stemmed, corpus):
@@ -2745,7 +2811,9 @@ def test_wildcards_with_min_infix_len(server, cur, uniq):
     inside a word: '*cat*', '*ing', 'ab*cd'. Each '*' is any run of
     characters (none too); the matches are those of the table's terms that
     fit, checked here against Python's fnmatch over every word, in the RAM
-    segment and in a sealed one."""
+    segment and in a sealed one. A stemmed table with min_infix_len indexes
+    each word's exact form too (as Manticore forces index_exact_words), and
+    its patterns match the words as written: the same check holds."""
     import fnmatch
     import random
     rng = random.Random(7)
@@ -2753,30 +2821,35 @@ def test_wildcards_with_min_infix_len(server, cur, uniq):
     vocab = sorted({"".join(rng.choice(syll) for _ in range(rng.randint(1, 4))) for _ in range(300)})
     docs = {i: (" ".join(rng.choice(vocab) for _ in range(rng.randint(0, 3))),
                 " ".join(rng.choice(vocab) for _ in range(rng.randint(1, 12)))) for i in range(1, 401)}
-    t = make_table(server, uniq(), "(title TEXT, body TEXT) min_infix_len='2'", docs)
     patterns = ["*cat*", "*ing", "ca*", "*ion*", "do*g", "*an*ing", "re*la*", "*bo*b*", "*ing*ca*",
-                "*xx*", "ca*t*do", "*ta*", "la*ion"]
-    for step in ("ram", "flush"):
-        if step == "flush":
-            cur.execute(f"FLUSH TABLE {t}")
-        for p in patterns:
+                "*xx*", "ca*t*do", "*ta*", "la*ion", "bob*", "ing*"]
+    plain = make_table(server, uniq(), "(title TEXT, body TEXT) min_infix_len='2'", docs)
+    stemmed = make_table(server, uniq(), "(title TEXT, body TEXT) min_infix_len='2' morphology='stem_en'", docs)
+    for t in (plain, stemmed):
+        for step in ("ram", "flush"):
+            if step == "flush":
+                cur.execute(f"FLUSH TABLE {t}")
+            for p in patterns:
+                want = sorted(i for i, (a, b) in docs.items()
+                              if any(fnmatch.fnmatchcase(w, p) for w in (a + " " + b).split()))
+                got = sorted(match_ids(cur, t, p))
+                assert got == want, (t, step, p)
+                want_title = sorted(i for i, (a, b) in docs.items() if any(fnmatch.fnmatchcase(w, p) for w in a.split()))
+                assert sorted(match_ids(cur, t, "@title " + p)) == want_title, (step, p)
+            # combined with other operators, and negated
             want = sorted(i for i, (a, b) in docs.items()
-                          if any(fnmatch.fnmatchcase(w, p) for w in (a + " " + b).split()))
-            got = sorted(match_ids(cur, t, p))
-            assert got == want, (step, p)
-            want_title = sorted(i for i, (a, b) in docs.items() if any(fnmatch.fnmatchcase(w, p) for w in a.split()))
-            assert sorted(match_ids(cur, t, "@title " + p)) == want_title, (step, p)
-        # combined with other operators, and negated
-        want = sorted(i for i, (a, b) in docs.items()
-                      if any(fnmatch.fnmatchcase(w, "*ing") for w in (a + " " + b).split())
-                      and not any(fnmatch.fnmatchcase(w, "ca*") for w in (a + " " + b).split()))
-        assert sorted(match_ids(cur, t, "*ing -ca*")) == want, step
+                          if any(fnmatch.fnmatchcase(w, "*ing") for w in (a + " " + b).split())
+                          and not any(fnmatch.fnmatchcase(w, "ca*") for w in (a + " " + b).split()))
+            assert sorted(match_ids(cur, t, "*ing -ca*")) == want, step
     # the words a wildcard found are highlighted; SHOW META counts them
     u = make_table(server, uniq(), "(body TEXT) min_infix_len='3' morphology='stem_en'",
                    {1: ("the cat sat",), 2: ("Concatenate strings",), 3: ("bobcats everywhere",),
                     4: ("dogs only",)})
     assert sorted(match_ids(cur, u, "*CAT*")) == [1, 2, 3]
-    assert sorted(match_ids(cur, u, "*cat")) == [1, 3]  # stemmed: bobcats is bobcat
+    # stemmed, but min_infix_len indexes exact forms: a pattern matches the
+    # words as written ("bobcats" does not end in "cat")
+    assert sorted(match_ids(cur, u, "*cat")) == [1]
+    assert sorted(match_ids(cur, u, "*cats")) == [3]
     cur.execute(f"SELECT id, HIGHLIGHT() FROM {u} WHERE MATCH('*cat*') ORDER BY id ASC")
     assert cur.fetchall() == ((1, "the <b>cat</b> sat"), (2, "<b>Concatenate</b> strings"),
                               (3, "<b>bobcats</b> everywhere"))
@@ -2785,7 +2858,7 @@ def test_wildcards_with_min_infix_len(server, cur, uniq):
     assert m["prefix_expansions"] == "3", m
     cur.execute(f"EXPLAIN SELECT id FROM {u} WHERE MATCH('*cat*')")
     plan = "\n".join(r[0] for r in cur.fetchall())
-    assert 'wildcard "bobcat"' in plan and 'wildcard "cat"' in plan, plan
+    assert 'wildcard "=bobcats"' in plan and 'wildcard "=cat"' in plan, plan
     cur.execute(f"SELECT EXPLAIN_SCORE() FROM {u} WHERE MATCH('*cat*') AND id = 3 "
                 f"OPTION query_type_weights=(prefix=2)")
     score = json.loads(cur.fetchone()[0])

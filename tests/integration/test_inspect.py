@@ -77,14 +77,27 @@ def test_exact_words_and_expand_keywords(tmp_path, docs):
     plain = json.loads(run("fts-build", str(docs), str(tmp_path / "p.seg"), "--morphology", "stem_en").stdout)
     assert json.loads(r.stdout)["terms"] > plain["terms"]
     q = tmp_path / "q.txt"
-    q.write_text("=jumps\njumping\n")
+    q.write_text("=jumps\njumping\njump*\n")
     for mode in ("0", "exact", "1"):
         r = run("fts-bench", str(seg), str(q), "--seconds", "0.05", "--morphology", "stem_en",
-                "--expand-keywords", mode)
+                "--expand-keywords", mode, "--exact-words", "1")
         assert r.returncode == 0, r.stderr
         out = json.loads(r.stdout)
-        # '=jumps' finds all 200, 'jumping' (stem jump) too
+        # '=jumps' finds all 200, 'jumping' (stem jump) too, 'jump*' the
+        # exact form "jumps"
         assert out["rows"] == out["queries"] * 10, (mode, out)
+    # a prefix no stem starts with but a word does: found by the exact forms only
+    q.write_text("jumps*\n")
+    for path, flag, rows in ((seg, "1", 10), (tmp_path / "p.seg", "0", 0)):
+        r = run("fts-bench", str(path), str(q), "--seconds", "0.05", "--morphology", "stem_en",
+                "--exact-words", flag)
+        assert r.returncode == 0, r.stderr
+        out = json.loads(r.stdout)
+        assert out["rows"] == out["queries"] * rows, (flag, out)
+    # '=word' needs exact forms
+    q.write_text("=jumps\n")
+    r = run("fts-bench", str(seg), str(q), "--seconds", "0.05", "--morphology", "stem_en")
+    assert r.returncode == 1 and "index_exact_words" in r.stderr, r.stderr
 
 
 def test_infix_section(tmp_path, docs):
