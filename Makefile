@@ -19,7 +19,7 @@ CMAKE_FLAGS  ?=
 
 .PHONY: all deps build build-asan build-fuzz run test unit integration \
         fuzz-smoke fuzz bench-server bench-fulltext bench-vector clean help lint \
-        ort models bench-embed bench-storage bench-scan bench-zones bench-wildcards bench-wildcards2 bench-parity tsan
+        ort models bench-embed bench-storage bench-scan bench-zones bench-wildcards bench-wildcards2 bench-wildcards-stem bench-parity tsan
 
 all: build
 
@@ -115,6 +115,10 @@ bench-wildcards: build
 bench-wildcards2: build
 	@scripts/install-deps.sh bench
 	@$(PYTHON) bench/fulltext/wildcards.py --infix 2
+
+bench-wildcards-stem: build
+	@scripts/install-deps.sh bench
+	@$(PYTHON) bench/fulltext/wildcards.py --stem
 
 # MATCH syntax: the same query to loupe and to Sphinx 2.2.11 over one small
 # table; the rows each returns compared (docs/benchmarks/parity.md).

@@ -12,7 +12,10 @@ each returns (or that each refuses it). The queries cover every operator:
 words, phrases, proximity, quorum, field scopes and limits, anchors,
 exact forms, prefixes and wildcards (also inside phrases and as NEAR
 operands), MAYBE, NOT, '<<' (nested ones too), NEAR, SENTENCE, PARAGRAPH
-and zones. A second set runs on rows made for nested '<<'.
+and zones. A second set runs on rows made for nested '<<', a third on a
+stemmed table (morphology stem_en and min_infix_len 2, where both engines
+index exact forms: Sphinx forces index_exact_words there, and so does
+loupe), whose prefixes and wildcards match the words as written.
 
 A difference is listed with the reason when loupe differs on purpose
 (EXPECTED: where Sphinx warns and returns nothing, loupe names the error;
@@ -34,7 +37,10 @@ from common import (REPO, LoupeServer, SphinxServer, command_line, connect, git_
 
 OUT = os.path.join(REPO, "docs", "benchmarks", "parity.md")
 
-OPTIONS = "min_infix_len='2' index_sp='1' index_zones='h*' html_strip='1'"
+# Each table's options in loupe.
+OPTIONS = {"t": "min_infix_len='2' index_sp='1' index_zones='h*' html_strip='1'",
+           "n": "min_infix_len='2'",
+           "s": "min_infix_len='2' morphology='stem_en'"}
 
 # Each table's Sphinx section: the same fields, its own options ({{dir}}
 # stays for SphinxServer's str.format).
@@ -51,7 +57,8 @@ index {name}
 """
 SPHINX_INDEX = (SPHINX_SECTION.format(name="t", extra="    index_sp        = 1\n    index_zones     = h*\n"
                                                        "    html_strip      = 1\n")
-                + SPHINX_SECTION.format(name="n", extra=""))
+                + SPHINX_SECTION.format(name="n", extra="")
+                + SPHINX_SECTION.format(name="s", extra="    morphology      = stem_en\n"))
 
 ROWS = [("hello world", "what's up doc. Next sentence here"),
         ("hello there big world", "nothing at all"),
@@ -71,6 +78,11 @@ ROWS = [("hello world", "what's up doc. Next sentence here"),
 NESTED_ROWS = [("b c a b", ""), ("a b c", ""), ("c a b", ""), ("a c b c", ""), ("b a x c", ""),
                ("a b", "b x c"), ("a x b c b", "c a b"), ("a b a b c", "c b a"), ("b a b c a b c", ""),
                ("a a b b c c", ""), ("a x b", ""), ("x a b", "")]
+
+# Rows for stemmed prefixes and wildcards (table s).
+STEMMED_ROWS = [("running fast", "the runner runs"), ("kinases", "protein kinase activity"),
+                ("run", "walking"), ("Tiling", "a tiled floor"), ("studies", "studying the studied"),
+                ("connection", "connected connecting")]
 
 QUERIES = """\
 hello
@@ -216,6 +228,35 @@ x << (a << b)
 a << (x << b)
 """
 
+STEMMED_QUERIES = """\
+runn*
+run*
+runs*
+*ing
+@title *ing
+*kinase
+kinase*
+kinas*
+*nase*
+*unne*
+"the runn*"
+"runn* fast"
+runn* NEAR/2 fast
+til*
+tile*
+=running
+running
+runn* -fast
+"protein kin*"
+stud*
+studi*
+*ied
+connect*
+*ect*
+*ection
+studies
+"""
+
 # Queries where loupe differs from Sphinx 2.2.11 on purpose, and why.
 EXPECTED = {
     "w?rld": "'?' in a word is one character (Manticore's inline wildcard); Sphinx 2.2.11 takes "
@@ -263,7 +304,8 @@ def main(argv):
     servers = {"loupe": LoupeServer(os.path.join(tmp, "loupe"), args.loupe),
                "sphinx": SphinxServer(os.path.join(tmp, "sphinx"), args.searchd, "sphinx", SPHINX_INDEX)}
     sets = [("t", ROWS, [q for q in QUERIES.splitlines() if q.strip()]),
-            ("n", NESTED_ROWS, [q for q in NESTED_QUERIES.splitlines() if q.strip()])]
+            ("n", NESTED_ROWS, [q for q in NESTED_QUERIES.splitlines() if q.strip()]),
+            ("s", STEMMED_ROWS, [q for q in STEMMED_QUERIES.splitlines() if q.strip()])]
     results = []
     try:
         curs = {}
@@ -272,7 +314,7 @@ def main(argv):
             curs[name] = connect(srv.port).cursor()
         for table, rows, queries in sets:
             curs["loupe"].execute("CREATE TABLE %s (title TEXT, body TEXT, pad INT) %s"
-                                  % (table, OPTIONS if table == "t" else "min_infix_len='2'"))
+                                  % (table, OPTIONS[table]))
             for cur in curs.values():
                 load(cur, table, rows)
             for q in queries:
@@ -290,7 +332,7 @@ def main(argv):
              "Run %s at %s on %s (%d cores):" % (utc_now(), git_revision(), m["cpu"], m["cores"]), "",
              "    " + command_line(__file__, argv), "",
              "Versions: %s; %s." % (versions["loupe"], versions["sphinx"]), "",
-             "%d queries over two small tables (bench/fulltext/parity.py has the rows and the "
+             "%d queries over three small tables (bench/fulltext/parity.py has the rows and the "
              "queries): the same rows (or both refuse) for **%d**, different for %d, of which %d "
              "on purpose and **%d** not." % (len(results), len(same), len(differ),
                                               len(differ) - len(unexpected), len(unexpected)), "",

@@ -2,7 +2,7 @@
 """Infix wildcards, loupe next to Sphinx 2.2.11 (make bench-wildcards).
 
     bench/fulltext/wildcards.py [--loupe build/loupe] [--searchd searchd]
-                                [--rounds 5] [--seconds 1] [--infix 3]
+                                [--rounds 5] [--seconds 1] [--infix 3] [--stem]
 
 SciFact (title and text, no stemming) loaded into a loupe table with
 min_infix_len='3' and into a Sphinx RT index with dict = keywords and
@@ -29,6 +29,13 @@ With --infix 2 (make bench-wildcards2) both engines get min_infix_len 2
 and the patterns are `*ab*` (2 letters from inside a word) and `*ab` (a
 word's last 2), the same number of each; it writes
 docs/benchmarks/wildcards-2.md.
+
+With --stem (make bench-wildcards-stem) both engines stem English too
+(loupe morphology='stem_en', Sphinx morphology = stem_en): each then
+indexes every word's exact form beside its stem (Sphinx forces
+index_exact_words with prefixes or infixes, and so does loupe), and the
+patterns match the words as written; it writes
+docs/benchmarks/wildcards-stem.md.
 """
 import argparse
 import json
@@ -52,6 +59,7 @@ from run import build_drivers, driver_passes  # noqa: E402
 DATA = os.path.join(os.path.dirname(REPO), "shared", "data", "scifact", "docs.jsonl")
 OUT = os.path.join(REPO, "docs", "benchmarks", "wildcards.md")
 OUT2 = os.path.join(REPO, "docs", "benchmarks", "wildcards-2.md")
+OUT_STEM = os.path.join(REPO, "docs", "benchmarks", "wildcards-stem.md")
 
 SPHINX_INDEX = """\
 index w
@@ -64,7 +72,7 @@ index w
     rt_attr_uint    = pad
     dict            = keywords
     min_infix_len   = {infix}
-}}
+{morphology}}}
 """
 
 
@@ -94,12 +102,20 @@ def load(cur, table, docs):
             for k, d in enumerate(docs[i:i + 200])))
 
 
-def describe(infix, nPattern):
-    """The setup paragraph of the docstring, for min_infix_len infix."""
+def describe(infix, nPattern, bStem):
+    """The setup paragraph of the docstring, for min_infix_len infix (and
+    stemming with bStem)."""
     text = __doc__.split("\n\n")[2].strip().replace("\n", " ")
+    text = text.replace("Then 200 infix patterns", "Then %d distinct infix patterns" % nPattern)
+    if bStem:
+        text = (text.replace("(title and text, no stemming)", "(title and text, stemmed)")
+                .replace("min_infix_len='3'", "morphology='stem_en' min_infix_len='3'")
+                .replace("min_infix_len = 3.", "min_infix_len = 3 and morphology = stem_en (both then "
+                         "index each word's exact form beside its stem, and patterns match the words as "
+                         "written).")
+                .replace("Writes docs/benchmarks/wildcards.md.", "Writes docs/benchmarks/wildcards-stem.md."))
     if infix == 2:
         text = (text.replace("min_infix_len='3'", "min_infix_len='2'").replace("min_infix_len = 3", "min_infix_len = 2")
-                .replace("Then 200 infix patterns", "Then %d distinct infix patterns" % nPattern)
                 .replace("`*abcd*` (4 letters from inside a word, 100 of them) and `*abcde` (a word's last 5 letters, 100)",
                          "`*ab*` (2 letters from inside a word, of 100 drawn) and `*ab` (a word's last 2 letters, "
                          "of 100)")
@@ -128,7 +144,10 @@ def main(argv):
     ap.add_argument("--writes", type=int, default=200)
     ap.add_argument("--infix", type=int, default=3, choices=(2, 3),
                     help="min_infix_len of both engines; 2: patterns of 2 letters")
+    ap.add_argument("--stem", action="store_true", help="both engines stem English (and index exact forms)")
     args = ap.parse_args(argv)
+    if args.stem and args.infix != 3:
+        ap.error("--stem runs with --infix 3")
     nIn, nEnd = (4, 5) if args.infix == 3 else (2, 2)
     tmp = tempfile.mkdtemp(prefix="loupe-wildcards-")
     drivers = build_drivers(os.path.join(REPO, "build"), ["ftq"])
@@ -147,7 +166,9 @@ def main(argv):
     os.makedirs(os.path.join(tmp, "sphinx"))
     sides = [Side("loupe", LoupeServer(os.path.join(tmp, "loupe"), args.loupe)),
              Side("sphinx", SphinxServer(os.path.join(tmp, "sphinx"), args.searchd, "sphinx",
-                                         SPHINX_INDEX.replace("{infix}", str(args.infix))))]
+                                         SPHINX_INDEX.replace("{infix}", str(args.infix)).replace(
+                                             "{morphology}",
+                                             "    morphology      = stem_en\n" if args.stem else "")))]
     paths = {}
     for s in sides:
         paths[s.name] = os.path.join(tmp, "statements-%s.sql" % s.name)
@@ -180,7 +201,8 @@ def main(argv):
         for s in sides:
             cur = s.start()
             if s.name == "loupe":
-                cur.execute("CREATE TABLE w (title TEXT, body TEXT) min_infix_len='%d'" % args.infix)
+                cur.execute("CREATE TABLE w (title TEXT, body TEXT) min_infix_len='%d'%s"
+                            % (args.infix, " morphology='stem_en'" if args.stem else ""))
             load(cur, "w", docs)
             tables[s.name] = cur
         phases = [timed("in memory (RAM segment, RAM chunk)")]
@@ -211,7 +233,7 @@ def main(argv):
              "Run %s at %s on %s (%d cores, kernel %s):" % (utc_now(), git_revision(), m["cpu"], m["cores"],
                                                              m["kernel"]), "",
              "    " + command_line(__file__, argv), "",
-             describe(args.infix, len(patterns)), "",
+             describe(args.infix, len(patterns), args.stem), "",
              "Versions: %s; %s." % (versions["loupe"], versions["sphinx"]), ""]
     for ph in phases:
         med, med_cpu = ph["med"], ph["cpu"]
@@ -238,7 +260,7 @@ def main(argv):
                 v = sorted(lat[s.name])
                 lines.append("| %s | %.0f | %.0f |" % (s.name, statistics.median(v), v[int(len(v) * 0.9)]))
             lines.append("")
-    with open(OUT if args.infix == 3 else OUT2, "w") as f:
+    with open(OUT_STEM if args.stem else OUT if args.infix == 3 else OUT2, "w") as f:
         f.write("\n".join(lines))
     print("\n".join(lines))
     return 0
