@@ -220,6 +220,9 @@ static int cmd_build(const char *zIn, const char *zOut, const char *zFields, con
     AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, 0, 0, NULL, 0, NULL, 0, NULL};
     Analyzer *an;
     if (analyzer_new(&cfg, &an, &err)) return fail(&err);
+    /* as a table's flush: exact forms only in the filter where wildcards
+    ** expand over them */
+    if ((writeFlags & FTS_SEGW_INFIX) && analyzer_has_exact_forms(an)) writeFlags |= FTS_SEGW_INFIX_EXACT;
     char *azField[FTS_MAX_FIELDS];
     int nField = 0;
     char *zCopy = strdup(zFields);

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "fts/source.h"
+#include "text/analyzer.h"
 #include "util/vec.h"
 
 typedef struct FtsInfix {
@@ -41,6 +42,13 @@ typedef struct FtsInfixBuild {
     uint64_t blk;           /* the current block */
     int bNoMem;
 } FtsInfixBuild;
+
+/* Is key[0..nKey) (field byte first) an exact form's ('=running')? A
+** segment written with FTS_SEGW_INFIX_EXACT puts only these in its
+** filter. */
+static inline int fts_infix_key_is_exact(const uint8_t *key, int nKey) {
+    return nKey >= 2 && key[1] == ANALYZER_EXACT_MARK;
+}
 
 /* Adds key[0..nKey) (field byte first) of dictionary block blk. */
 void fts_infix_key(FtsInfixBuild *b, const uint8_t *key, int nKey, uint64_t blk);

@@ -21,7 +21,11 @@
 /* INFIX: the INFIX section (the infix filter, fts/infix.h) lies between
 ** the doc lengths section and the footer. */
 #define SEG_FLAG_INFIX 2u
-#define SEG_FLAGS_KNOWN (SEG_FLAG_EARLIER | SEG_FLAG_INFIX)
+/* INFIX_EXACT (with INFIX): the filter holds the exact forms' keys only
+** (fts_infix_key_is_exact): a table whose prefixes and wildcards expand
+** over exact forms (analyzer_has_exact_forms) scans no other key. */
+#define SEG_FLAG_INFIX_EXACT 4u
+#define SEG_FLAGS_KNOWN (SEG_FLAG_EARLIER | SEG_FLAG_INFIX | SEG_FLAG_INFIX_EXACT)
 
 /* Sections, in file order. */
 enum { SEG_SEC_DATA, SEG_SEC_DICT, SEG_SEC_INDEX, SEG_SEC_DOCLENS, SEG_NSECTION };

@@ -37,6 +37,8 @@
 ** dictionary (about 17 scans' time: 25 ms and 0.7 MB for unstemmed
 ** SciFact's 46,000 keys) and keeps it for the segment's life. Either way
 ** it is 4 bytes per distinct trigram of each block (FtsSegInfo.szInfix).
+** With flag INFIX_EXACT the filter holds the exact forms' keys only: a
+** scan of a range of other keys reads it whole.
 ** A key is never left out unless it lacks one of the strings, so the
 ** callers' own check stays exact.
 */
@@ -97,6 +99,8 @@ struct FtsSegment {
     pthread_mutex_t muInfix;         /* guards infix's building */
     FtsInfix infix;                  /* the infix filter (see the top) ... */
     int bInfix;                      /* ... once read from the file or built */
+    int bInfixExact;                 /* the file's filter holds the exact forms'
+                                     ** keys only (SEG_FLAG_INFIX_EXACT) */
     uint64_t szInfixSec;             /* the INFIX section's size, or 0 */
 };
 
@@ -284,6 +288,10 @@ static int seg_verify(FtsSegment *seg, int flags, LpError *err) {
         next = off + size;
     }
     int bInfix = (seg_get32(a + 20) & SEG_FLAG_INFIX) != 0;
+    if ((seg_get32(a + 20) & SEG_FLAG_INFIX_EXACT) && !bInfix) {
+        return seg_corrupt(seg, err, 20, "flag INFIX_EXACT without INFIX");
+    }
+    seg->bInfixExact = (seg_get32(a + 20) & SEG_FLAG_INFIX_EXACT) != 0;
     if (next != offFoot && !bInfix) {
         return seg_corrupt(seg, err, next, "%" PRIu64 " unaccounted bytes before the footer",
                            offFoot - next);
@@ -878,7 +886,10 @@ static int infix_build(FtsSegment *seg, FtsInfix *x, LpError *err) {
     DictIter it = {.seg = seg};
     int rc = LP_OK, r = 0;
     if (seg->nTerms > 0 && (rc = dict_block(&it, 0, err)) == LP_OK) {
-        while ((r = dict_next(&it, err)) == 1) fts_infix_key(&b, it.k.aKey, it.k.nKey, it.k.entryBlk);
+        while ((r = dict_next(&it, err)) == 1) {
+            if (seg->bInfixExact && !fts_infix_key_is_exact(it.k.aKey, it.k.nKey)) continue;
+            fts_infix_key(&b, it.k.aKey, it.k.nKey, it.k.entryBlk);
+        }
         if (r < 0) rc = -r;
     }
     if (rc != LP_OK) {
@@ -959,6 +970,10 @@ static int scan_has_pairs(FtsSegment *seg, const FtsInfix *x, const uint8_t *pre
 static int src_scan_has(FtsSource *s, const uint8_t *prefix, int nPrefix, const FtsScanHas *pHas,
                         FtsKeyFn xKey, void *ctx, LpError *err) {
     FtsSegment *seg = (FtsSegment *)s;
+    if (seg->bInfixExact && !fts_infix_key_is_exact(prefix, nPrefix)) {
+        /* keys the filter leaves out: their range, read whole */
+        return src_scan(s, prefix, nPrefix, xKey, ctx, err);
+    }
     if (fts_infix_pair_usable(pHas) && seg->nTerms > 0 && nPrefix >= 1 && nPrefix <= FTS_MAX_KEY) {
         const FtsInfix *x = seg_infix(seg, err);
         return x ? scan_has_pairs(seg, x, prefix, nPrefix, pHas, xKey, ctx, err) : err->code;

@@ -21,6 +21,9 @@
 **                   written; files from before it was kept lack it)
 **                   bit 1 (INFIX): the INFIX section is present (written
 **                   with FTS_SEGW_INFIX, for tables with min_infix_len)
+**                   bit 2 (INFIX_EXACT, with INFIX): the filter holds the
+**                   exact forms' keys only (FTS_SEGW_INFIX_EXACT: tables
+**                   whose wildcards expand over exact forms)
 **     24      4   reserved (0)
 **     28      4   CRC32C of bytes 0..27
 **
@@ -112,7 +115,8 @@
 ** section and the footer, so the footer does not list it)
 ** The infix filter of fts/infix.h: for every trigram (3 bytes b0 b1 b2 as
 ** the number b0 << 16 | b1 << 8 | b2) found in the term of some key (the
-** key past its field byte), the dictionary blocks holding such a key.
+** key past its field byte; with flag INFIX_EXACT, of some exact form's
+** key), the dictionary blocks holding such a key.
 **     0..3 bytes  zero padding, so that what follows starts at a file
 **                 offset that is a multiple of 4 (read in place from the
 **                 mapping)
@@ -230,6 +234,7 @@ struct FtsSegWriter {
     StrBuf mem;
 
     int bInfix;                 /* FTS_SEGW_INFIX: the INFIX section is written ... */
+    int bInfixExact;            /* (FTS_SEGW_INFIX_EXACT: of the exact forms' keys only) */
     FtsInfixBuild infix;        /* ... from the keys' trigrams, gathered as they come */
 };
 
@@ -339,6 +344,7 @@ FtsSegWriter *fts_segw_open_flags(const char *zPath, uint32_t nDocs, int nFields
     w->nDocs = nDocs;
     w->nFields = nFields;
     w->bInfix = (flags & FTS_SEGW_INFIX) != 0;
+    w->bInfixExact = w->bInfix && (flags & FTS_SEGW_INFIX_EXACT) != 0;
     lp_err_clear(&w->err);
     w->fd = open(zPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (w->fd < 0) {
@@ -355,7 +361,8 @@ FtsSegWriter *fts_segw_open_flags(const char *zPath, uint32_t nDocs, int nFields
     seg_put32(aHdr + 8, SEG_VERSION);
     seg_put32(aHdr + 12, nDocs);
     seg_put32(aHdr + 16, (uint32_t)nFields);
-    seg_put32(aHdr + 20, SEG_FLAG_EARLIER | (w->bInfix ? SEG_FLAG_INFIX : 0));
+    seg_put32(aHdr + 20, SEG_FLAG_EARLIER | (w->bInfix ? SEG_FLAG_INFIX : 0) |
+                             (w->bInfixExact ? SEG_FLAG_INFIX_EXACT : 0));
     seg_put32(aHdr + 28, crc32c_update(0, aHdr, 28));
     segw_write(w, aHdr, sizeof(aHdr));
     segw_section_begin(w, SEG_SEC_DATA);
@@ -533,7 +540,9 @@ static int segw_end_term(FtsSegWriter *w) {
     }
     strbuf_append(&w->dict, aEnt, (size_t)(p - aEnt));
     if (w->dict.oom) return segw_fail(w, LP_NOMEM, "out of memory");
-    if (w->bInfix) fts_infix_key(&w->infix, w->aKey, w->nKey, w->aIdx.n - 1);
+    if (w->bInfix && (!w->bInfixExact || fts_infix_key_is_exact(w->aKey, w->nKey))) {
+        fts_infix_key(&w->infix, w->aKey, w->nKey, w->aIdx.n - 1);
+    }
     memcpy(w->aPrev, w->aKey, (size_t)w->nKey);
     w->nPrev = w->nKey;
     w->nTerms++;
@@ -819,6 +828,7 @@ FtsSegWriter *fts_segw_open_part(const FtsSegWriter *pMain, LpError *err) {
     w->nFields = pMain->nFields;
     w->aaLen = pMain->aaLen; /* borrowed: given before the parts start */
     w->bInfix = pMain->bInfix;
+    w->bInfixExact = pMain->bInfixExact;
     lp_err_clear(&w->err);
     return w;
 }

@@ -736,6 +736,9 @@ void table_fts_write_start(const Table *t, TableFtsWrite *w) {
     w->bQueued = 0;
     w->pPool = t->pPool;
     w->flags = t->pAnalyzer && analyzer_min_infix_len(t->pAnalyzer) > 0 ? FTS_SEGW_INFIX : 0;
+    /* its wildcards expand over exact forms only: the filter need not
+    ** hold the stems */
+    if (w->flags && analyzer_has_exact_forms(t->pAnalyzer)) w->flags |= FTS_SEGW_INFIX_EXACT;
     if (!t->pPool) return;
     tpool_group_init(&w->g, t->pPool);
     w->bQueued = tpool_group_submit(&w->g, fts_write_task, w) == LP_OK;

@@ -6,7 +6,8 @@
 ** blocks, keys longer than 8 bytes that agree on their first 8 across
 ** blocks, nEarlier counts, and the empty segment. (The flag0-* seeds are
 ** the same files as written before nEarlier was kept: header flags 0; the
-** infix-* seeds hold the INFIX section, FTS_SEGW_INFIX.)
+** infix-* seeds hold the INFIX section, FTS_SEGW_INFIX; infix-exact, of
+** exact forms' keys only, FTS_SEGW_INFIX_EXACT.)
 ** Not built by CMake; from the repository root:
 **   gcc -std=gnu11 -D_GNU_SOURCE -Isrc tests/fuzz/gen_fts_segment.c src/fts/segwriter.c \
 **       src/fts/infix.c src/fts/codec.c src/util/varint.c src/util/strbuf.c src/util/crc32c.c \
@@ -139,5 +140,12 @@ int main(int argc, char **argv) {
     rc |= write_seg(zDir, "infix-small", 40, 3, aSmall, (int)(sizeof(aSmall) / sizeof(aSmall[0])));
     rc |= write_seg(zDir, "infix-manykeys", 20, 2, aMany, 90);
     rc |= write_seg(zDir, "infix-nokeys", 5, 2, NULL, 0);
+    /* exact forms ('=' after the field byte) beside stems */
+    static const Spec aExact[] = {
+        {0, "=ab", 2, 0}, {0, "=abc", 1, 0}, {0, "=running", 3, 0}, {0, "ab", 3, 0},
+        {0, "run", 4, 0}, {1, "=zz", 1, 0},  {1, "zz", 1, 0},
+    };
+    g_flags = FTS_SEGW_INFIX | FTS_SEGW_INFIX_EXACT;
+    rc |= write_seg(zDir, "infix-exact", 30, 2, aExact, (int)(sizeof(aExact) / sizeof(aExact[0])));
     return rc;
 }

@@ -30,6 +30,8 @@
 
 #include "fts/segment.h"
 #include "fts/source.h"
+#include "text/analyzer.h"
+#include "util/crc32c.h"
 #include "util/error.h"
 
 /* ------------------------------------------------------------- helpers */
@@ -1364,6 +1366,75 @@ static void test_infix_stored(void **state) {
     }
 }
 
+/* With FTS_SEGW_INFIX_EXACT the stored filter holds the exact forms' keys
+** only ('=' after the field byte, as a table with exact forms writes
+** them): the check accepts it, it is smaller than the filter of every key,
+** and xScanHas still reports every key holding the parts, within the exact
+** forms' ranges (narrowed by the filter) and outside them (read whole).
+** The flag without INFIX is refused. */
+static void test_infix_exact(void **state) {
+    (void)state;
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        Ref r;
+        g_bWords = 1;
+        ref_make(&r, 900 + seed, 400 + (uint32_t)seed * 50, 1 + (int)(seed % 2), 700, 150);
+        g_bWords = 0;
+        /* every other key becomes an exact form: no word holds '=', so
+        ** none collides with a key left as it was */
+        for (size_t i = 1; i < r.nTerm; i += 2) {
+            RefTerm *t = &r.aTerm[i];
+            memmove(t->key + 2, t->key + 1, (size_t)t->nKey - 1);
+            t->key[1] = ANALYZER_EXACT_MARK;
+            t->nKey++;
+        }
+        qsort(r.aTerm, r.nTerm, sizeof(RefTerm), refterm_cmp);
+        g_writeFlags = FTS_SEGW_INFIX;
+        ref_write(&r, tmp_path("ixa"), 1);
+        g_writeFlags = FTS_SEGW_INFIX | FTS_SEGW_INFIX_EXACT;
+        ref_write(&r, tmp_path("ixe"), 1);
+        FtsSegment *segAll = seg_open_ok(tmp_path("ixa"));
+        FtsSegment *seg = seg_open_ok(tmp_path("ixe"));
+        FtsSegInfo all, exact;
+        LpError err;
+        assert_int_equal(fts_segr_info(segAll, &all, &err), LP_OK);
+        assert_int_equal(fts_segr_info(seg, &exact, &err), LP_OK);
+        fts_segr_close(segAll);
+        assert_true(exact.szInfix >= 12 && exact.szInfix < all.szInfix);
+        check_all(seg, &r, 1); /* fts_segr_check, and scans outside the exact forms */
+        FtsSource *src = fts_segr_source(seg);
+        int nGot = 0;
+        for (int q = 0; q < 80; q++) {
+            const RefTerm *t = &r.aTerm[rnd_below(r.nTerm)];
+            if (t->nKey < 3 || t->key[1] != ANALYZER_EXACT_MARK) continue;
+            int nTerm = t->nKey - 2, n = 1 + (int)rnd_below(4);
+            if (n > nTerm) n = nTerm;
+            const uint8_t *aPart[1] = {t->key + 2 + rnd_below((uint64_t)(nTerm - n + 1))};
+            int anPart[1] = {n};
+            uint8_t pre[2] = {t->key[0], ANALYZER_EXACT_MARK};
+            nGot += check_has(src, &r, pre, 2, aPart, anPart, 1);
+        }
+        assert_true(nGot > 0);
+        g_writeFlags = 0;
+        fts_segr_close(seg);
+        ref_free(&r);
+    }
+    /* INFIX_EXACT (bit 2) without INFIX (bit 1) */
+    Ref r;
+    ref_make(&r, 77, 50, 1, 30, 20);
+    ref_write(&r, tmp_path("ixn"), 1);
+    size_t n;
+    uint8_t *a = read_file(tmp_path("ixn"), &n);
+    a[20] |= 4;
+    uint32_t crc = crc32c_update(0, a, 28);
+    for (int i = 0; i < 4; i++) a[28 + i] = (uint8_t)(crc >> (8 * i)); /* little-endian */
+    FtsSegment *seg;
+    LpError err;
+    expect_corrupt(fts_segr_open_mem(a, n, "ixn.seg", 0, &seg, &err), &err, "ixn.seg");
+    assert_non_null(strstr(err.zMsg, "INFIX_EXACT without INFIX"));
+    free(a);
+    ref_free(&r);
+}
+
 /* Damage to a stored infix filter: any bit flipped is refused at open
 ** (its checksum); with checksums skipped, at open (its layout) or by
 ** fts_segr_check (lists that are not the dictionary's), except in the
@@ -1606,7 +1677,7 @@ static void test_earlier_damaged(void **state) {
     if (!strstr(err.zMsg, "bad nEarlier") || !strstr(err.zMsg, "earlier.seg")) fail_msg("%s", err.zMsg);
     fts_segr_close(seg);
     at[4] = 1;
-    a[20] |= 4; /* a flag this reader does not know */
+    a[20] |= 8; /* a flag this reader does not know */
     expect_corrupt(fts_segr_open_mem(a, n, "earlier.seg", FTS_SEGR_NOCHECKSUM, &seg, &err), &err,
                    "unknown flags");
     free(a);
@@ -1677,6 +1748,7 @@ int main(void) {
         cmocka_unit_test(test_roundtrip_many_seeds),
         cmocka_unit_test(test_roundtrip_large),
         cmocka_unit_test(test_scan_has_narrows),
+        cmocka_unit_test(test_infix_exact),
         cmocka_unit_test(test_infix_stored),
         cmocka_unit_test(test_infix_damaged),
         cmocka_unit_test(test_writer_errors),
