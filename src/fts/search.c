@@ -24,6 +24,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "text/utf8.h"
 #include "util/clock.h"
 
 _Static_assert(FTS_MATCH_MAX_ZONE_NAME == ANALYZER_ZONE_NAME_MAX, "zone names: one limit");
@@ -2793,7 +2794,9 @@ nomem:
 /* Hands xKey the keys of each field of fields whose term starts with
 ** pre[0..nPre) and, with pHas, may hold its parts (fts_source_scan_has);
 ** with bExact (analyzer_has_exact_forms), the exact forms that do: the
-** keys that start with ANALYZER_EXACT_MARK and pre.
+** keys that start with ANALYZER_EXACT_MARK and pre, pre cut as the index
+** cuts an exact form's word (to ANALYZER_MAX_TERM - 1 bytes, at a
+** character boundary), so a prefix as long as a long word still finds it.
 ** Before each field's scan, xField(ctx, f) (may be NULL) readies xKey's
 ** state for it; non-zero stops. A scan that xKey stopped (1: a cap)
 ** goes on with the next field. The planner, CALL KEYWORDS and
@@ -2804,6 +2807,7 @@ static int scan_fields(FtsSource *src, int bExact, const FtsFieldSet *fields, co
                        FtsKeyFn xKey, void *ctx, LpError *err) {
     uint8_t key[FTS_MAX_KEY];
     bExact = bExact != 0;
+    if (bExact && nPre > ANALYZER_MAX_TERM - 1) nPre = (int)utf8_floor(pre, ANALYZER_MAX_TERM - 1);
     if (bExact + nPre + 1 > FTS_MAX_KEY) return LP_OK; /* no key is that long */
     key[1] = ANALYZER_EXACT_MARK;
     memcpy(key + 1 + bExact, pre, (size_t)nPre);
@@ -3424,8 +3428,7 @@ static PlanNode *plan_expanded(FtsQuery *q, const FtsNode *n, const TokenList *l
     PlanNode *pn = plan_words(q, n, l, NULL, QT_TERM, 0, 0, n->nPosLimit, n->pZones, qBase, err);
     if (!pn) return NULL;
     if (pn->kind != PN_NONE) a[k++] = pn;
-    if ((q->rank.expand & FTS_EXPAND_EXACT) && analyzer_is_stemmed(q->an) &&
-        analyzer_exact_words(q->an)) {
+    if ((q->rank.expand & FTS_EXPAND_EXACT) && analyzer_has_exact_forms(q->an)) {
         /* "=" + the word's text: the analyzer's query side makes the exact
         ** form (unless the text starts with a separator: then no '=word'). */
         FtsNode x = *n;
@@ -3454,6 +3457,8 @@ static PlanNode *plan_expanded(FtsQuery *q, const FtsNode *n, const TokenList *l
         if (bOk) {
             FtsNode x = *n;
             x.kind = FTSN_PREFIX;
+            /* with exact forms the star part's terms are exact forms, the
+            ** word's own among them, as in the OR written out */
             q->qposExpand = qBase;
             pn = plan_prefix(q, &x, err);
             q->qposExpand = UINT32_MAX;

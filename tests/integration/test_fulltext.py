@@ -777,6 +777,18 @@ def test_stemmed_prefixes_match_words_as_written(server, cur, uniq):
     cur.execute(f"EXPLAIN SELECT id FROM {name} WHERE MATCH('runn*')")
     plan = "\n".join(r[0] for r in cur.fetchall())
     assert 'prefix "=running"' in plan and 'prefix "=runner"' in plan, plan
+    # expand_keywords' star part expands over the exact forms too
+    cur.execute(f"EXPLAIN SELECT id FROM {name} WHERE MATCH('runn') OPTION expand_keywords='star'")
+    plan = "\n".join(r[0] for r in cur.fetchall())
+    assert 'prefix "=running"' in plan and 'prefix "=runner"' in plan, plan
+    # a word longer than a term: its exact form is cut as the index cuts
+    # it, so a prefix as long as the word still finds it
+    cur.execute(f"INSERT INTO {name} (id, title, body) VALUES (9, '{'a' * 64}', '{'b' * 70}')")
+    for step in ("ram", "flush"):
+        if step == "flush":
+            cur.execute(f"FLUSH TABLE {name}")
+        for text in ("a" * 64 + "*", "a" * 63 + "*", "b" * 64 + "*", "b" * 70 + "*", "=" + "a" * 64):
+            assert match_ids(cur, name, text) == [9], (step, text)
     # min_prefix_len forces it too, even over an explicit '0'
     for opts in ("min_prefix_len='2'", "min_prefix_len='2' index_exact_words='0'"):
         other = uniq()
