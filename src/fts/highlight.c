@@ -455,6 +455,7 @@ typedef struct Hl {
     const char *z;         /* the text */
     uint32_t n;            /* its length in bytes */
     uint32_t nChars;       /* ... and in characters */
+    const Analyzer *an;    /* the table's */
     int bStemmed;          /* the analyzer stems: step 1 needs two runs */
     VEC(HlWord) words;     /* every word, in text order */
     uint32_t iScan, cScan; /* counting characters: byte iScan is character cScan */
@@ -516,6 +517,8 @@ static int on_word(void *ctx, const Token *t) {
     h->iScan = t->iEnd;
     w->id = h->bStemmed ? -1 : term_find(h->q, t->z, t->n);
     w->pid = h->q->nPrefix && (w->id < 0 || h->q->nGroup) ? prefix_find(h->q, t->z, t->n) : -1;
+    /* a stop word (or one under min_word_len) fits no prefix: not indexed */
+    if (w->pid >= 0 && !analyzer_word_indexed(h->an, t->z, t->n)) w->pid = -1;
     if (w->id < 0) w->id = w->pid;
     return LP_OK;
 }
@@ -1065,6 +1068,7 @@ int fts_highlight(const Analyzer *an, const FtsHlQuery *q, const char *zText, si
     h.o = opt;
     h.z = zText;
     h.n = (uint32_t)nText;
+    h.an = an;
     h.bStemmed = analyzer_is_stemmed(an);
     h.out = out;
     h.err = err;

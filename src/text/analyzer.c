@@ -1035,6 +1035,23 @@ static inline __attribute__((always_inline)) int word_prepare(RunState *s, const
     return LP_OK;
 }
 
+/* Is the normalised word z[0..n) dropped: a stop word, or shorter than
+** min_word_len characters? */
+static int word_dropped(const Analyzer *a, const char *z, int n) {
+    if (a->aStop && stop_contains(a, z, n)) return 1;
+    if (a->minWordLen > 1 && n < 4 * a->minWordLen) {
+        /* fewer bytes than 4 x the minimum: count the characters */
+        int nChars = 0;
+        for (int i = 0; i < n; i++) nChars += (z[i] & 0xC0) != 0x80;
+        if (nChars < a->minWordLen) return 1;
+    }
+    return 0;
+}
+
+int analyzer_word_indexed(const Analyzer *a, const char *z, int n) {
+    return n > 0 && !word_dropped(a, z, n);
+}
+
 /* Filters, stems and hands over a prepared word (w->h is set when
 ** bHashed). */
 static int word_finish(RunState *s, PendWord *w, int bHashed) {
@@ -1048,13 +1065,7 @@ static int word_finish(RunState *s, PendWord *w, int bHashed) {
     ** an empty result would be a utf8proc change: count the word, emit nothing. */
     if (NEVER(w->nTerm == 0)) return LP_OK;
     if (s->mode != RUN_UNSTEMMED) {
-        if (s->a->aStop && stop_contains(s->a, w->aTerm, w->nTerm)) return LP_OK;
-        if (s->a->minWordLen > 1 && w->nTerm < 4 * s->a->minWordLen) {
-            /* fewer bytes than 4 x the minimum: count the characters */
-            int nChars = 0;
-            for (int i = 0; i < w->nTerm; i++) nChars += (w->aTerm[i] & 0xC0) != 0x80;
-            if (nChars < s->a->minWordLen) return LP_OK;
-        }
+        if (word_dropped(s->a, w->aTerm, w->nTerm)) return LP_OK;
         /* Exact forms exist only where words are stemmed: unstemmed, the
         ** word is its own exact form. The exact form goes first, as the
         ** stemmer may rewrite aTerm in place. */

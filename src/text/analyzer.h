@@ -187,6 +187,9 @@ int analyzer_exact_words(const Analyzer *a);
 ** forms, as Sphinx's and Manticore's do, so 'runn*' finds "running" though
 ** no stem starts with "runn". */
 int analyzer_has_exact_forms(const Analyzer *a);
+/* Is the normalised (unstemmed) word z[0..n) indexed: not a stop word and
+** not under min_word_len? (analyzer_run_unstemmed lists every word.) */
+int analyzer_word_indexed(const Analyzer *a, const char *z, int n);
 int analyzer_html_strip(const Analyzer *a);
 /* Does the table index zones (index_zones)? Is the lower-case element name
 ** z[0..n) one of them? */

@@ -814,6 +814,25 @@ def test_stemmed_prefixes_match_words_as_written(server, cur, uniq):
                                                     ("kinas*", [2])])
 
 
+def test_highlight_prefix_skips_unindexed_words(server, cur, uniq):
+    """A prefix or wildcard marks only words the index holds: a stop word
+    or a word under min_word_len that fits the pattern was never indexed,
+    so it did not match, and HIGHLIGHT() and CALL SNIPPETS leave it
+    unmarked."""
+    text = "the theory of them and thermal"
+    for opts, want in (("stopwords='en'", "the <b>theory</b> of them and <b>thermal</b>"),
+                       ("stopwords='en' morphology='stem_en' min_infix_len='2'",
+                        "the <b>theory</b> of them and <b>thermal</b>"),
+                       ("min_word_len='4'", "the <b>theory</b> of <b>them</b> and <b>thermal</b>"),
+                       ("", "<b>the</b> <b>theory</b> of <b>them</b> and <b>thermal</b>")):
+        t = make_table(server, uniq(), f"(body TEXT) {opts}", {1: (text,)})
+        for q in ("th*", "the* theory") + (("*he*",) if "infix" in opts else ()):
+            cur.execute(f"SELECT id, HIGHLIGHT() FROM {t} WHERE MATCH('{q}')")
+            assert cur.fetchall() == ((1, want),), (opts, q)
+        cur.execute(f"CALL SNIPPETS('{text}', '{t}', 'th*')")
+        assert cur.fetchall() == ((want,),), opts
+
+
 def test_min_prefix_len(cur, stemmed, corpus):
     expect_error(cur, f"SELECT id FROM {stemmed} WHERE MATCH('ru*')", 1064,
                  r"prefix 'ru\*' at offset 0 is shorter than min_prefix_len=3")
