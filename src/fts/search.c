@@ -2791,38 +2791,6 @@ nomem:
     goto out;
 }
 
-/* Hands xKey the keys of each field of fields whose term starts with
-** pre[0..nPre) and, with pHas, may hold its parts (fts_source_scan_has);
-** with bExact (analyzer_has_exact_forms), the exact forms that do: the
-** keys that start with ANALYZER_EXACT_MARK and pre, pre cut as the index
-** cuts an exact form's word (to ANALYZER_MAX_TERM - 1 bytes, at a
-** character boundary), so a prefix as long as a long word still finds it.
-** Before each field's scan, xField(ctx, f) (may be NULL) readies xKey's
-** state for it; non-zero stops. A scan that xKey stopped (1: a cap)
-** goes on with the next field. The planner, CALL KEYWORDS and
-** fts_expansions read prefixes and wildcards through it. LP_OK or an
-** error. */
-static int scan_fields(FtsSource *src, int bExact, const FtsFieldSet *fields, const char *pre,
-                       int nPre, const FtsScanHas *pHas, int (*xField)(void *ctx, int f),
-                       FtsKeyFn xKey, void *ctx, LpError *err) {
-    uint8_t key[FTS_MAX_KEY];
-    bExact = bExact != 0;
-    if (bExact && nPre > ANALYZER_MAX_TERM - 1) nPre = (int)utf8_floor(pre, ANALYZER_MAX_TERM - 1);
-    if (bExact + nPre + 1 > FTS_MAX_KEY) return LP_OK; /* no key is that long */
-    key[1] = ANALYZER_EXACT_MARK;
-    memcpy(key + 1 + bExact, pre, (size_t)nPre);
-    nPre += bExact;
-    int rc = LP_OK;
-    for (int f = 0; f < src->nFields && rc == LP_OK; f++) {
-        if (!fts_fieldset_has(fields, f)) continue;
-        if (xField && xField(ctx, f)) break;
-        key[0] = (uint8_t)f;
-        rc = fts_source_scan_has(src, key, nPre + 1, pHas, xKey, ctx, err);
-        if (rc == 1) rc = LP_OK;
-    }
-    return rc;
-}
-
 typedef struct Expand {
     FtsQuery *q;
     int iField;
@@ -2832,9 +2800,7 @@ typedef struct Expand {
     VEC(PlanNode *) leaves;     /* of the field being scanned, in key order */
     int nLimit;                 /* most distinct terms over all fields */
     int bCapped;
-    const char *zGlob;          /* a wildcard's normalised pattern (terms that do not
-                                ** match it are skipped), or NULL: a prefix */
-    int nGlob;
+    int bWildcard;              /* its terms are a wildcard's (QT_WILDCARD), not a prefix's */
     LpError *err;
     int aStart[FTS_MAX_FIELDS + 1]; /* where each field scanned starts in leaves */
     int nScanned;
@@ -2954,10 +2920,61 @@ static int key_fits(int bExact, const char *zGlob, int nGlob, const uint8_t *key
     return is_word_key(key, nKey) && (!zGlob || fts_glob_match(zGlob, nGlob, key + 1, nKey - 1));
 }
 
+/* scan_fields' filter in front of its caller's xKey: keys key_fits
+** takes. */
+typedef struct ScanFit {
+    int bExact;
+    const char *zGlob;
+    int nGlob;
+    FtsKeyFn xKey;
+    void *ctx;
+} ScanFit;
+
+static int scan_fit(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
+    ScanFit *s = ctx;
+    return key_fits(s->bExact, s->zGlob, s->nGlob, key, nKey) ? s->xKey(s->ctx, key, nKey, info) : 0;
+}
+
+/* Hands xKey the keys of each field of fields that a prefix or wildcard
+** expands to (key_fits): the terms starting with pre[0..nPre) and, with
+** zGlob (a wildcard's pattern, of which pre is the literal start), fitting
+** it, the scan narrowed to keys that may hold its parts
+** (fts_source_scan_has). On a table with exact forms
+** (analyzer_has_exact_forms) they are exact forms: the keys that start
+** with ANALYZER_EXACT_MARK and pre, pre cut as the index cuts an exact
+** form's word (to ANALYZER_MAX_TERM - 1 bytes, at a character boundary),
+** so a prefix as long as a long word still finds it. Before each field's
+** scan, xField(ctx, f) (may be NULL) readies xKey's state for it; non-zero
+** stops. A scan that xKey stopped (1: a cap) goes on with the next field.
+** The planner, CALL KEYWORDS and fts_expansions read prefixes and
+** wildcards through it. LP_OK or an error. */
+static int scan_fields(FtsSource *src, const Analyzer *an, const FtsFieldSet *fields, const char *pre,
+                       int nPre, const char *zGlob, int nGlob, int (*xField)(void *ctx, int f),
+                       FtsKeyFn xKey, void *ctx, LpError *err) {
+    uint8_t key[FTS_MAX_KEY];
+    int bExact = analyzer_has_exact_forms(an);
+    if (bExact && nPre > ANALYZER_MAX_TERM - 1) nPre = (int)utf8_floor(pre, ANALYZER_MAX_TERM - 1);
+    if (bExact + nPre + 1 > FTS_MAX_KEY) return LP_OK; /* no key is that long */
+    key[1] = ANALYZER_EXACT_MARK;
+    memcpy(key + 1 + bExact, pre, (size_t)nPre);
+    nPre += bExact;
+    GlobHas gh;
+    const FtsScanHas *pHas = zGlob ? glob_has(&gh, zGlob, nGlob) : NULL;
+    ScanFit fit = {bExact, zGlob, nGlob, xKey, ctx};
+    int rc = LP_OK;
+    for (int f = 0; f < src->nFields && rc == LP_OK; f++) {
+        if (!fts_fieldset_has(fields, f)) continue;
+        if (xField && xField(ctx, f)) break;
+        key[0] = (uint8_t)f;
+        rc = fts_source_scan_has(src, key, nPre + 1, pHas, scan_fit, &fit, err);
+        if (rc == 1) rc = LP_OK;
+    }
+    return rc;
+}
+
 static int expand_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
     Expand *x = ctx;
     FtsQuery *q = x->q;
-    if (!key_fits(analyzer_has_exact_forms(q->an), x->zGlob, x->nGlob, key, nKey)) return 0;
     if ((int)x->leaves.n >= x->nLimit) {
         x->bCapped = 1;
         return 1; /* stop the scan */
@@ -2985,7 +3002,7 @@ static int expand_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo
         if (rz <= 0) return rz < 0 ? x->err->code : LP_OK; /* no span of the zones: no leaf */
     }
     pn->qpos = x->qpos;
-    pn->qtype = x->zGlob ? QT_WILDCARD : QT_PREFIX;
+    pn->qtype = x->bWildcard ? QT_WILDCARD : QT_PREFIX;
     pn->iField = x->iField;
     pn->info = *info;
     pn->df = info->df;
@@ -3016,13 +3033,11 @@ static int expand_field(void *ctx, int f) {
 
 static PlanNode *expand_terms(FtsQuery *q, const FtsNode *n, uint32_t qpos, const uint8_t *pre,
                               int nPre, const char *zGlob, int nGlob, LpError *err) {
-    Expand x = {q, 0, n->nPosLimit, n->pZones, qpos, {0}, q->rank.nExpansionLimit, 0, zGlob, nGlob, err,
+    Expand x = {q, 0, n->nPosLimit, n->pZones, qpos, {0}, q->rank.nExpansionLimit, 0, zGlob != NULL, err,
                 {0}, 0};
     PlanNode *res = NULL;
-    GlobHas gh;
-    const FtsScanHas *pHas = zGlob ? glob_has(&gh, zGlob, nGlob) : NULL;
-    int rc = scan_fields(q->src, analyzer_has_exact_forms(q->an), &n->fields, (const char *)pre, nPre, pHas,
-                         expand_field, expand_key, &x, err);
+    int rc = scan_fields(q->src, q->an, &n->fields, (const char *)pre, nPre, zGlob, nGlob, expand_field,
+                         expand_key, &x, err);
     int *aStart = x.aStart, nScanned = x.nScanned;
     aStart[nScanned] = (int)x.leaves.n;
     VEC(PlanNode *) groups = {0};
@@ -3191,7 +3206,6 @@ static int alt_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *i
     AltScan *x = ctx;
     FtsQuery *q = x->q;
     PhraseAlt *alt = x->alt;
-    if (!key_fits(analyzer_has_exact_forms(q->an), x->e->zGlob, x->e->nGlob, key, nKey)) return 0;
     if (alt->n >= q->rank.nExpansionLimit) {
         x->bCapped = 1;
         return 1; /* stop the scan */
@@ -3214,11 +3228,8 @@ static int expand_word(FtsQuery *q, int f, const WordExp *e, PhraseAlt *alt, Fts
     FtsFieldSet one;
     memset(&one, 0, sizeof(one));
     one.a[f >> 6] = (uint64_t)1 << (f & 63);
-    GlobHas gh;
-    const FtsScanHas *pHas = e->zGlob ? glob_has(&gh, e->zGlob, e->nGlob) : NULL;
     AltScan x = {q, e, alt, 0};
-    int rc = scan_fields(q->src, analyzer_has_exact_forms(q->an), &one, e->zPre, e->nPre, pHas, NULL, alt_key,
-                         &x, err);
+    int rc = scan_fields(q->src, q->an, &one, e->zPre, e->nPre, e->zGlob, e->nGlob, NULL, alt_key, &x, err);
     if (rc != LP_OK) {
         return rc == LP_NOMEM ? lp_err_set(err, LP_NOMEM, "out of memory expanding a %s",
                                            e->zGlob ? "wildcard" : "prefix")
@@ -5693,8 +5704,6 @@ typedef struct KwWalk {
     const FtsFieldSet *pFields; /* the scope of the leaf being counted */
     uint64_t docs, hits;        /* a prefix's sums */
     int nScanned;               /* keys a prefix scan took in this field */
-    const char *zGlob;          /* a wildcard's pattern: keys that fail it are skipped */
-    int nGlob;
     const FtsNode *pPhrase;     /* the leaf being counted (a phrase's or quorum's prefixes:
                                 ** "a wor*"), or NULL */
 } KwWalk;
@@ -5758,8 +5767,7 @@ static int kw_last(void *ctx, const Token *t);
 /* Reports the prefix pre[0..n) ("wor" of wor*) with its terms' sums. */
 static int kw_prefix(KwWalk *w, StrBuf *pre) {
     w->docs = w->hits = 0;
-    int rc = scan_fields(w->src, analyzer_has_exact_forms(w->an), w->pFields, pre->z, (int)pre->n, NULL, kw_field,
-                         kw_expand, w, w->err);
+    int rc = scan_fields(w->src, w->an, w->pFields, pre->z, (int)pre->n, NULL, 0, kw_field, kw_expand, w, w->err);
     strbuf_appendc(pre, '*');
     if (rc == LP_OK) rc = pre->oom ? LP_NOMEM : kw_report(w, pre->z, (int)pre->n, w->docs, w->hits);
     return rc;
@@ -5783,7 +5791,6 @@ static int kw_token(void *ctx, const Token *t) {
 
 static int kw_expand(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
     KwWalk *w = ctx;
-    if (!key_fits(analyzer_has_exact_forms(w->an), w->zGlob, w->nGlob, key, nKey)) return 0;
     if (w->nScanned++ >= w->nLimit) return 1;
     w->docs += info->df;
     w->hits += info->cf;
@@ -5812,16 +5819,13 @@ static int kw_leaf(void *ctx, const FtsNode *x, int bNegated) {
         /* the pattern, its terms counted as the planner finds them */
         Arena a;
         arena_init(&a, 0);
-        int nFirst, rc = fts_wildcard_pattern(&a, w->an, x, &w->zGlob, &w->nGlob, &nFirst, w->err);
+        const char *zGlob;
+        int nGlob, nFirst, rc = fts_wildcard_pattern(&a, w->an, x, &zGlob, &nGlob, &nFirst, w->err);
         if (rc == LP_OK) {
-            GlobHas gh;
-            const FtsScanHas *pHas = glob_has(&gh, w->zGlob, w->nGlob);
             w->docs = w->hits = 0;
-            rc = scan_fields(w->src, analyzer_has_exact_forms(w->an), &x->fields, w->zGlob, nFirst, pHas, kw_field,
-                             kw_expand, w, w->err);
-            if (rc == LP_OK) rc = kw_report(w, w->zGlob, w->nGlob, w->docs, w->hits);
+            rc = scan_fields(w->src, w->an, &x->fields, zGlob, nFirst, zGlob, nGlob, kw_field, kw_expand, w, w->err);
+            if (rc == LP_OK) rc = kw_report(w, zGlob, nGlob, w->docs, w->hits);
         }
-        w->zGlob = NULL;
         arena_free(&a);
         return rc;
     }
@@ -5842,7 +5846,7 @@ static int kw_leaf(void *ctx, const FtsNode *x, int bNegated) {
 
 int fts_keywords(const FtsNode *root, const Analyzer *an, FtsSource *src, int nExpansionLimit,
                  int nMax, FtsKeywordFn xKw, void *ctx, LpError *err) {
-    KwWalk w = {an, src, nExpansionLimit, nMax, xKw, ctx, err, {0}, 0, NULL, 0, 0, 0, NULL, 0, NULL};
+    KwWalk w = {an, src, nExpansionLimit, nMax, xKw, ctx, err, {0}, 0, NULL, 0, 0, 0, NULL};
     int rc = fts_match_leaves(root, kw_leaf, &w);
     strbuf_free(&w.seen);
     if (rc == KW_DONE) return LP_OK;
@@ -5852,9 +5856,6 @@ int fts_keywords(const FtsNode *root, const Analyzer *an, FtsSource *src, int nE
 
 /* fts_expansions: keys of one field's scan, their terms kept. */
 typedef struct ExpWalk {
-    int bExact;        /* analyzer_has_exact_forms: exact forms are expanded */
-    const char *zGlob; /* the wildcard's pattern, or NULL: a prefix */
-    int nGlob;
     int nLimit;        /* most terms per field */
     int nTaken;        /* taken from this field */
     VEC(char *) terms; /* NUL-terminated copies (malloc'd) */
@@ -5872,7 +5873,6 @@ static int exp_field(void *ctx, int f) {
 static int exp_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
     ExpWalk *w = ctx;
     (void)info;
-    if (!key_fits(w->bExact, w->zGlob, w->nGlob, key, nKey)) return 0;
     if (w->nTaken++ >= w->nLimit) return 1;
     char *z = VEC_RESERVE(&w->terms, w->terms.n + 1) ? NULL : malloc((size_t)nKey);
     if (!z) {
@@ -5891,15 +5891,14 @@ static int cmp_cstr(const void *a, const void *b) {
 
 int fts_expansions(Arena *a, const FtsNode *x, const Analyzer *an, FtsSource *src, int nLimit,
                    const char **pzPattern, FtsKeywordFn xTerm, void *ctx, LpError *err) {
-    ExpWalk w = {analyzer_has_exact_forms(an), NULL, 0, nLimit > 0 ? nLimit : FTS_DEFAULT_EXPANSION_LIMIT, 0,
-                 {0}, 0};
-    const char *zPre;
-    int nPre, rc = LP_OK;
+    ExpWalk w = {nLimit > 0 ? nLimit : FTS_DEFAULT_EXPANSION_LIMIT, 0, {0}, 0};
+    const char *zPre, *zGlob = NULL; /* the wildcard's pattern, or NULL: a prefix */
+    int nPre, nGlob = 0, rc = LP_OK;
     if (x->kind == FTSN_WILDCARD) {
-        rc = fts_wildcard_pattern(a, an, x, &w.zGlob, &w.nGlob, &nPre, err);
+        rc = fts_wildcard_pattern(a, an, x, &zGlob, &nGlob, &nPre, err);
         if (rc) return rc;
-        zPre = w.zGlob;
-        *pzPattern = w.zGlob;
+        zPre = zGlob;
+        *pzPattern = zGlob;
     } else if (x->kind == FTSN_PREFIX) {
         TokenList l = {{0}, {0}};
         rc = analyzer_collect(an, x->z, (size_t)x->n, ANALYZE_UNSTEMMED, &l, err);
@@ -5919,9 +5918,7 @@ int fts_expansions(Arena *a, const FtsNode *x, const Analyzer *an, FtsSource *sr
     } else {
         return lp_err_set(err, LP_INTERNAL, "fts_expansions: not a prefix or a wildcard");
     }
-    GlobHas gh;
-    const FtsScanHas *pHas = w.zGlob ? glob_has(&gh, w.zGlob, w.nGlob) : NULL;
-    rc = scan_fields(src, w.bExact, &x->fields, zPre, nPre, pHas, exp_field, exp_key, &w, err);
+    rc = scan_fields(src, an, &x->fields, zPre, nPre, zGlob, nGlob, exp_field, exp_key, &w, err);
     if (rc == LP_OK && w.bNoMem) rc = lp_err_set(err, LP_NOMEM, "out of memory");
     /* the fields' terms, each once, in order, at most nLimit */
     if (w.terms.n > 1) qsort(w.terms.a, w.terms.n, sizeof(char *), cmp_cstr);
