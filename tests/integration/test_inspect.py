@@ -94,6 +94,10 @@ def test_exact_words_and_expand_keywords(tmp_path, docs):
         assert r.returncode == 0, r.stderr
         out = json.loads(r.stdout)
         assert out["rows"] == out["queries"] * rows, (flag, out)
+    # --exact-words takes 0 or 1
+    for bad in ("2", "-1"):
+        r = run("fts-bench", str(seg), str(q), "--exact-words", bad)
+        assert r.returncode == 2 and "usage" in r.stderr, (bad, r.stderr)
     # '=word' needs exact forms
     q.write_text("=jumps\n")
     r = run("fts-bench", str(seg), str(q), "--seconds", "0.05", "--morphology", "stem_en")
