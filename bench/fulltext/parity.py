@@ -15,7 +15,10 @@ operands), MAYBE, NOT, '<<' (nested ones too), NEAR, SENTENCE, PARAGRAPH
 and zones. A second set runs on rows made for nested '<<', a third on a
 stemmed table (morphology stem_en and min_infix_len 2, where both engines
 index exact forms: Sphinx forces index_exact_words there, and so does
-loupe), whose prefixes and wildcards match the words as written.
+loupe), whose prefixes and wildcards match the words as written. A
+fourth (near_set) draws rows and NEAR/N chains of two to five operands at
+random, with one distance or several and with groups, for the automaton
+Sphinx matches chains with.
 
 A difference is listed with the reason when loupe differs on purpose
 (EXPECTED: where Sphinx warns and returns nothing, loupe names the error;
@@ -26,6 +29,7 @@ Not a speed test: nothing is timed.
 """
 import argparse
 import os
+import random
 import shutil
 import sys
 import tempfile
@@ -40,7 +44,8 @@ OUT = os.path.join(REPO, "docs", "benchmarks", "parity.md")
 # Each table's options in loupe.
 OPTIONS = {"t": "min_infix_len='2' index_sp='1' index_zones='h*' html_strip='1'",
            "n": "min_infix_len='2'",
-           "s": "min_infix_len='2' morphology='stem_en'"}
+           "s": "min_infix_len='2' morphology='stem_en'",
+           "r": "min_infix_len='2'"}
 
 # Each table's Sphinx section: the same fields, its own options ({{dir}}
 # stays for SphinxServer's str.format).
@@ -58,7 +63,8 @@ index {name}
 SPHINX_INDEX = (SPHINX_SECTION.format(name="t", extra="    index_sp        = 1\n    index_zones     = h*\n"
                                                        "    html_strip      = 1\n")
                 + SPHINX_SECTION.format(name="n", extra="")
-                + SPHINX_SECTION.format(name="s", extra="    morphology      = stem_en\n"))
+                + SPHINX_SECTION.format(name="s", extra="    morphology      = stem_en\n")
+                + SPHINX_SECTION.format(name="r", extra=""))
 
 ROWS = [("hello world", "what's up doc. Next sentence here"),
         ("hello there big world", "nothing at all"),
@@ -279,6 +285,53 @@ EXPECTED = {
 }
 
 
+def near_set(seed=2026, n_rows=120, n_chains=70, n_groups=40):
+    """Rows and NEAR/N chains drawn at random (table r), for the automaton
+    Sphinx matches chains of three or more operands with: rows of letters
+    (a-e, and x and y that no chain asks for), chains of 2 to 5 distinct
+    letters, one distance or several, and chains with groups: of two
+    letters, or of one and a negation. Seeded: the same every run."""
+    rnd = random.Random(seed)
+    rows = [(" ".join(rnd.choice("abcdexxyy") for _ in range(rnd.randint(3, 16))), "")
+            for _ in range(n_rows)]
+    queries = []
+
+    def chain(ops, dists):
+        q = ops[0]
+        for d, o in zip(dists, ops[1:]):
+            q += " NEAR/%d %s" % (d, o)
+        return q
+
+    while len(queries) < n_chains:
+        ops = rnd.sample("abcde", rnd.randint(2, 5))
+        d = [rnd.choice([1, 2, 3, 4, 6])] * (len(ops) - 1)
+        if rnd.random() < 0.5:
+            d = [rnd.choice([1, 2, 3, 4, 6]) for _ in d]
+        q = chain(ops, d)
+        if q not in queries:
+            queries.append(q)
+    while len(queries) < n_chains + n_groups:
+        letters = rnd.sample("abcde", 5)
+        k = rnd.randint(2, 4)
+        ops, i = [], 0
+        for j in range(k):
+            if rnd.random() < 0.4 and i + 2 <= 5 - (k - j - 1):
+                ops.append("(%s %s)" % (letters[i], letters[i + 1]))
+                i += 2
+            elif rnd.random() < 0.15:
+                ops.append("(%s -x)" % letters[i])
+                i += 1
+            else:
+                ops.append(letters[i])
+                i += 1
+        if all(o[0] != "(" for o in ops):
+            continue
+        q = chain(ops, [rnd.choice([1, 2, 3, 4, 6]) for _ in range(k - 1)])
+        if q not in queries:
+            queries.append(q)
+    return rows, queries
+
+
 def ids(cur, table, text):
     """Sorted ids, or 'error' when the engine refuses the query."""
     try:
@@ -305,7 +358,8 @@ def main(argv):
                "sphinx": SphinxServer(os.path.join(tmp, "sphinx"), args.searchd, "sphinx", SPHINX_INDEX)}
     sets = [("t", ROWS, [q for q in QUERIES.splitlines() if q.strip()]),
             ("n", NESTED_ROWS, [q for q in NESTED_QUERIES.splitlines() if q.strip()]),
-            ("s", STEMMED_ROWS, [q for q in STEMMED_QUERIES.splitlines() if q.strip()])]
+            ("s", STEMMED_ROWS, [q for q in STEMMED_QUERIES.splitlines() if q.strip()]),
+            ("r",) + near_set()]
     results = []
     try:
         curs = {}
@@ -332,7 +386,7 @@ def main(argv):
              "Run %s at %s on %s (%d cores):" % (utc_now(), git_revision(), m["cpu"], m["cores"]), "",
              "    " + command_line(__file__, argv), "",
              "Versions: %s; %s." % (versions["loupe"], versions["sphinx"]), "",
-             "%d queries over three small tables (bench/fulltext/parity.py has the rows and the "
+             "%d queries over four small tables (bench/fulltext/parity.py has the rows and the "
              "queries): the same rows (or both refuse) for **%d**, different for %d, of which %d "
              "on purpose and **%d** not." % (len(results), len(same), len(differ),
                                               len(differ) - len(unexpected), len(unexpected)), "",

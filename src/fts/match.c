@@ -1367,9 +1367,11 @@ static int parse_or(MatchParser *p, Scope *pScope, FtsNode **pp) {
     return LP_OK;
 }
 
-/* Can x be an operand of '<<' or NEAR/N? 0, with the error set, if not.
-** A word or an exact phrase can; so can an OR list of them (bOr), which
-** parse_chain expands into one chain per choice (chain_expand). */
+/* Can x be an operand of a chain (zOp names its operator)? 0, with the
+** error set, if not. A word, a prefix, a wildcard or an exact phrase can;
+** so can an OR list of them (bOr; 2: x is in one), which parse_chain
+** expands into one chain per choice (chain_expand). NEAR/N takes groups
+** of them too, which near_take splices in before asking. */
 static int check_chain_operand(MatchParser *p, const FtsNode *x, const char *zOp, int bOr) {
     if (x->anchor) {
         syntax_error(p, x->pos, "%s joins words and exact phrases; '^' and '$' cannot anchor "
@@ -1387,19 +1389,29 @@ static int check_chain_operand(MatchParser *p, const FtsNode *x, const char *zOp
     }
     if (x->kind == FTSN_OR && bOr) {
         for (int k = 0; k < x->nChild; k++) {
-            if (!check_chain_operand(p, x->aChild[k], zOp, 1)) return 0;
+            if (!check_chain_operand(p, x->aChild[k], zOp, 2)) return 0;
         }
         return 1;
     }
+    int bNear = strcmp(zOp, "NEAR/N") == 0;
     const char *zWhat = x->kind == FTSN_OR       ? "an OR list"
                         : x->kind == FTSN_PHRASE ? "a proximity phrase"
                         : x->kind == FTSN_QUORUM ? "a quorum"
                         : x->kind == FTSN_NOT || is_negative(x) ? "a negation"
                         : p->z[x->pos] != '(' && x->kind == FTSN_MAYBE ? "a MAYBE (it binds tighter: write (a << b) MAYBE c)"
+                        : x->kind == FTSN_MAYBE ? "a MAYBE"
+                        : x->kind == FTSN_BEFORE || x->kind == FTSN_ORDER ? "a '<<' chain"
+                        : x->kind == FTSN_NEAR && x->bNotNear ? "a NOTNEAR/N"
+                        : x->kind == FTSN_NEAR && bNear ? "a NEAR/N chain (one in parentheses comes first: "
+                                                          "(a NEAR/1 b) NEAR/3 c)"
+                        : x->kind == FTSN_NEAR ? "a NEAR/N chain"
+                        : x->kind == FTSN_SENTENCE ? "a SENTENCE chain"
+                        : x->kind == FTSN_PARAGRAPH ? "a PARAGRAPH chain"
+                        : bNear && bOr == 2 ? "a group in an OR list"
                                                 : "a group";
     if (bOr) {
-        syntax_error(p, x->pos, "%s joins words, prefixes, wildcards, exact phrases and OR lists of them; "
-                                "this operand is %s", zOp, zWhat);
+        syntax_error(p, x->pos, "%s joins words, prefixes, wildcards, exact phrases%s; this operand is %s", zOp,
+                     bNear ? ", OR lists of them and groups of these" : " and OR lists of them", zWhat);
     } else {
         syntax_error(p, x->pos, "%s's second operand is a word, prefix, wildcard or exact phrase; this "
                                 "operand is %s", zOp, zWhat);
@@ -1498,6 +1510,78 @@ static int chain_expand(MatchParser *p, FtsNode *x, FtsNode **pp) {
     return LP_OK;
 }
 
+/* A NEAR/N chain's operands as parse_chain gathers them: the operands,
+** the distance of each link between two of them, and the negations of
+** groups spliced in (near_take). */
+typedef struct NearList {
+    NodeList l;
+    int *aDist;             /* aDist[k] links l.a[k] and l.a[k + 1] */
+    int nDist, capDist;
+    NodeList neg;
+} NearList;
+
+/* Appends x to c, linked to the operand before it (if any) by distance
+** nDist. */
+static int near_push(MatchParser *p, NearList *c, FtsNode *x, int nDist) {
+    if (c->l.n > 0) {
+        int *a = arena_grow(p->a, c->aDist, c->nDist, &c->capDist, sizeof(int), 4);
+        if (!a) return nomem(p);
+        c->aDist = a;
+        c->aDist[c->nDist++] = nDist;
+    }
+    return list_push(p, &c->l, x);
+}
+
+/* Is x a group NEAR/N splices into its chain: an AND of operands that is
+** not all negations and not a ZONESPAN? */
+static int is_near_group(const FtsNode *x) {
+    return x->kind == FTSN_AND && !x->pSpan && !x->anchor && !x->fBoost && !is_negative(x);
+}
+
+/* Takes operand x into NEAR/N chain c, linked by distance nDist, as Sphinx
+** and Manticore do: a group's operands join the chain in its place, each
+** linked to the one before by the same distance (`(a b) NEAR/3 c` is `a
+** NEAR/3 b NEAR/3 c`), and the negations of a group around one operand
+** exclude rows from the whole chain (`(a -x) NEAR/3 c` is `(a NEAR/3 c)
+** -x`); a chain in parentheses
+** first in another (bFirst) keeps its own distances (`(a NEAR/1 b) NEAR/3
+** c` is `a NEAR/1 b NEAR/3 c`, as Sphinx nests them). Anything else must
+** be a chain operand. LP_OK, or an error naming the offending operand. */
+static int near_take(MatchParser *p, NearList *c, FtsNode *x, int nDist, int bFirst) {
+    if (is_near_group(x)) {
+        /* Sphinx splices a group of words only: one with a negation is an
+        ** operand of its own there, whose occurrences are its words' (as
+        ** for a MAYBE), which loupe does not do */
+        int nPos = 0, nNeg = 0, bGroup = 0;
+        for (int k = 0; k < x->nChild; k++) {
+            nNeg += x->aChild[k]->kind == FTSN_NOT;
+            nPos += x->aChild[k]->kind != FTSN_NOT;
+            bGroup |= x->aChild[k]->kind != FTSN_NOT && !is_chain_operand(x->aChild[k]) &&
+                      x->aChild[k]->kind != FTSN_PREFIX && x->aChild[k]->kind != FTSN_WILDCARD;
+        }
+        if (nNeg && (nPos > 1 || bGroup)) {
+            return syntax_error(p, x->pos, "NEAR/N takes a group with a negation only around one word, "
+                                           "prefix, wildcard or exact phrase (`(a -x) NEAR/3 c`); this "
+                                           "group has more");
+        }
+        for (int k = 0; k < x->nChild; k++) {
+            FtsNode *y = x->aChild[k];
+            int rc = y->kind == FTSN_NOT ? list_push(p, &c->neg, y) : near_take(p, c, y, nDist, bFirst && c->l.n == 0);
+            if (rc) return rc;
+        }
+        return LP_OK;
+    }
+    if (x->kind == FTSN_NEAR && !x->bNotNear && bFirst && c->l.n == 0) {
+        for (int k = 0; k < x->nChild; k++) {
+            int rc = near_push(p, c, x->aChild[k], k ? x->aDist[k - 1] : 0);
+            if (rc) return rc;
+        }
+        return LP_OK;
+    }
+    if (!check_chain_operand(p, x, "NEAR/N", 1)) return LP_BADINPUT;
+    return near_push(p, c, x, nDist);
+}
+
 /* or-list { ( '<<' | 'NEAR/N' ) or-list }: one operator throughout. */
 static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
     int iStart = p->i;
@@ -1508,6 +1592,8 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
     int bNot = 0;                /* the chain's operator is NOTNEAR/N */
     int bOrder = 0;              /* a '<<' operand is more than words: FTSN_ORDER */
     int *aDist = NULL, nDist = 0, capDist = 0;
+    NearList nl = {0};           /* NEAR/N: its operands, groups spliced in */
+    int bNearList = 0;
     int iEnd = p->i;
     for (;;) {
         skip_space(p);
@@ -1550,11 +1636,16 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
                 if (!check_order_operand(p, (*pp)->aChild[c], &bOrder)) return LP_BADINPUT;
                 if ((rc = list_push(p, &l, (*pp)->aChild[c]))) return rc;
             }
-        } else if (l.n == 0) {
-            if (k == FTSN_BEFORE ? !check_order_operand(p, *pp, &bOrder) : !check_chain_operand(p, *pp, zOp, 1)) {
-                return LP_BADINPUT;
+        } else if (l.n == 0 && !bNearList) {
+            if (k == FTSN_NEAR && !bNotOp) {
+                bNearList = 1;
+                if ((rc = near_take(p, &nl, *pp, nNear, 1))) return rc;
+            } else {
+                if (k == FTSN_BEFORE ? !check_order_operand(p, *pp, &bOrder) : !check_chain_operand(p, *pp, zOp, 1)) {
+                    return LP_BADINPUT;
+                }
+                if ((rc = list_push(p, &l, *pp))) return rc;
             }
-            if ((rc = list_push(p, &l, *pp))) return rc;
         }
         kind = k;
         p->i += nTake;
@@ -1564,11 +1655,15 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
         }
         FtsNode *y = NULL;
         if ((rc = parse_or(p, pScope, &y))) return rc;
+        iEnd = p->i;
+        if (bNearList) {
+            if ((rc = near_take(p, &nl, y, nNear, 0))) return rc;
+            continue;
+        }
         if (k == FTSN_BEFORE ? !check_order_operand(p, y, &bOrder) : !check_chain_operand(p, y, zOp, !bNotOp)) {
             return LP_BADINPUT;
         }
         if ((rc = list_push(p, &l, y))) return rc;
-        iEnd = p->i;
         if (k == FTSN_NEAR) {
             if (nDist == capDist) {
                 int cap = capDist ? capDist * 2 : 4;
@@ -1580,6 +1675,10 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
             }
             aDist[nDist++] = nNear;
         }
+    }
+    if (bNearList) {
+        l = nl.l;
+        aDist = nl.aDist;
     }
     if (l.n == 0) return LP_OK;
     FtsNode *x = node_new(p, bOrder ? FTSN_ORDER : kind, iStart, iEnd);
@@ -1596,7 +1695,18 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
         *pp = x;
         return LP_OK;
     }
-    return chain_expand(p, x, pp);
+    if ((rc = chain_expand(p, x, pp)) || nl.neg.n == 0) return rc;
+    /* the negations of the groups spliced in: the chain AND NOT them */
+    if ((rc = list_push(p, &nl.neg, *pp))) return rc;
+    FtsNode *y = node_new(p, FTSN_AND, iStart, iEnd);
+    if (!y) return nomem(p);
+    y->aChild = nl.neg.a;
+    y->nChild = nl.neg.n;
+    /* positives first, as parse_body lists them */
+    memmove(y->aChild + 1, y->aChild, sizeof(FtsNode *) * (size_t)(y->nChild - 1));
+    y->aChild[0] = *pp;
+    *pp = y;
+    return LP_OK;
 }
 
 /* The items of a ZONESPAN: scope (*pScope's zones), from the cursor up to a

@@ -43,9 +43,14 @@
 **                        ((bag of words) << "exact phrase" << red|green,
 **                        as in Manticore) the chain is an FTSN_ORDER
 **   a NEAR/3 b           generalised proximity: at most 3 positions apart,
-**                        in either order, in one field; a chain
-**                        `a NEAR/3 b NEAR/4 c` puts c within 4 of the span
-**                        a and b matched (Sphinx semantics)
+**                        in either order, in one field; a longer chain is
+**                        matched as Sphinx's automaton matches it (the
+**                        planner's business: search.c, near_scan); a
+**                        group operand's items join the chain in its
+**                        place with its distance and its negations are
+**                        ANDed around it (`(a -x) NEAR/3 c` parses as
+**                        AND(NEAR(a, /3, c), NOT(x))), and a NEAR chain in
+**                        parentheses first in another is spliced in too
 **   a NOTNEAR/3 b        a where no b is within 3 positions, either side,
 **                        in one field (two operands; b counts as negated)
 **   a SENTENCE b         a and b in one sentence, any order; PARAGRAPH: in
@@ -56,7 +61,8 @@
 **                        than the implicit AND; their operands are words,
 **                        exact phrases and OR lists of them (`<<`'s may
 **                        also be groups, prefixes, wildcards, quorums and
-**                        proximity phrases, not negations); a chain with
+**                        proximity phrases, not negations; NEAR's, groups
+**                        of them, as above); a chain with
 **                        OR lists is parsed as the OR of one chain per
 **                        choice, at most FTS_MATCH_MAX_PHRASES; NOTNEAR's
 **                        second operand takes no list; one chain uses one

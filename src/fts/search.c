@@ -815,7 +815,7 @@ static int phrase_required(const PlanNode *pn) {
     return pn->bNotNear ? pn->aOpStart[1] : pn->iSp ? pn->aOpStart[pn->nOp] : pn->nTerm;
 }
 
-/* Positions [lo, hi] that some operands of a NEAR chain occupy. */
+/* Positions [lo, hi]: a zone's span. */
 typedef struct Span {
     uint32_t lo, hi;
 } Span;
@@ -848,8 +848,12 @@ typedef struct PhraseIt {
     uint32_t **aaStart;     /* per operand: where it starts in the document, */
     uint32_t *anStart;      /* how many times, */
     uint32_t *anStartCap;   /* and room for how many */
-    Span *aSpan[2];         /* NEAR: the spans so far and the next ones */
-    uint32_t anSpanCap[2];
+    struct NearHit *aNear[2]; /* NEAR: near_scan's chains of the level before
+                            ** and of this level, */
+    uint32_t anNearCap[2];
+    struct NearRun *aNearRun; /* its children, */
+    int *aFsmWho;           /* and its automaton's scratch (nOp + 1 each) */
+    struct NearHit *aFsmRing;
     ZoneSpans zs;           /* zone limits only (pn->nZone > 0) */
     /* ZONESPAN (pn->pZones->bSpan): */
     uint32_t hitDoc;        /* the document aHit is of */
@@ -977,19 +981,6 @@ static int span_cmp(const void *x, const void *y) {
     return (a->hi < b->hi) - (a->hi > b->hi); /* the widest first */
 }
 
-/* Room for n spans in p->aSpan[i]. */
-static int span_room(PhraseIt *p, int i, uint64_t n) {
-    if (n <= p->anSpanCap[i]) return LP_OK;
-    if (n > UINT32_MAX / 2) return LP_NOMEM;
-    uint32_t cap = (uint32_t)n * 2;
-    Span *a = arena_alloc(p->base.q->a, sizeof(Span) * cap);
-    if (!a) return LP_NOMEM;
-    if (p->anSpanCap[i]) memcpy(a, p->aSpan[i], sizeof(Span) * p->anSpanCap[i]);
-    p->aSpan[i] = a;
-    p->anSpanCap[i] = cap;
-    return LP_OK;
-}
-
 /* SENTENCE and PARAGRAPH: does one part of the field hold an occurrence
 ** of every operand (their starts in aaStart)? The boundaries' positions
 ** (the words after the operands': a paragraph's term, and for SENTENCE a
@@ -1038,12 +1029,9 @@ static uint32_t sp_holds(PhraseIt *p) {
 **   '<<': each operand starts after the previous one ends. The earliest
 **   fitting occurrence of each operand in turn is the best choice, as all
 **   of an operand's occurrences are the same length.
-**   NEAR/N: operand k+1 is at most N positions from the span [lo, hi]
-**   that operands 0..k occupy (0 when they overlap). A wider span is
-**   never worse (it is as near to everything, and what it grows into is
-**   wider too), so only the spans no other one contains are kept:
-**   sorted by lo, their hi increases. A step is linear in spans and
-**   occurrences (see below) plus a sort. */
+**   NEAR/N: as Sphinx and Manticore find it (near_scan), or, when the
+**   chain repeats an operand, each repeat at its own place
+**   (near_distinct). */
 /* How many steps near_distinct takes at most in one field of one
 ** document: past it, the chain is taken not to hold there. */
 #define NEAR_DISTINCT_MAX_STEPS 100000
@@ -1082,6 +1070,246 @@ static int near_distinct(const PhraseIt *p, int o, uint32_t lo, uint32_t hi, uin
         if (near_distinct(p, o + 1, o && lo < s ? lo : s, o && hi > e ? hi : e, aPick, pnStep)) return 1;
     }
     return 0;
+}
+
+/* An occurrence in near_scan's stream: where it starts (its position
+** plus 1: 0 is "none", as in Sphinx, whose positions start at 1), its
+** length in positions, and which child of the level it is of. */
+typedef struct NearHit {
+    uint32_t pos, len;
+    int who;
+    uint32_t tie;           /* at one position, the higher first */
+} NearHit;
+
+static int nearhit_cmp(const void *x, const void *y) {
+    const NearHit *a = x, *b = y;
+    if (a->pos != b->pos) return a->pos < b->pos ? -1 : 1;
+    if (a->tie != b->tie) return a->tie > b->tie ? -1 : 1;
+    return (a->who < b->who) - (a->who > b->who);
+}
+
+/* A child of a level of near_scan: its occurrences, sorted (the chains
+** of the level before, or an operand's starts, all len long), the next
+** one to read (i) and its tie (NearHit). */
+typedef struct NearRun {
+    const uint32_t *aStart;
+    const NearHit *aHit;
+    uint32_t n, i, len, tie;
+} NearRun;
+
+/* Room for n hits in p->aNear[i] (its content kept). */
+static int near_room(PhraseIt *p, int i, uint64_t n) {
+    if (n <= p->anNearCap[i]) return LP_OK;
+    if (n > UINT32_MAX / 2) return LP_NOMEM;
+    uint32_t cap = (uint32_t)n * 2;
+    NearHit *a = arena_alloc(p->base.q->a, sizeof(NearHit) * cap);
+    if (!a) return LP_NOMEM;
+    if (p->anNearCap[i]) memcpy(a, p->aNear[i], sizeof(NearHit) * p->anNearCap[i]);
+    p->aNear[i] = a;
+    p->anNearCap[i] = cap;
+    return LP_OK;
+}
+
+/* The state of Sphinx's NEAR automaton (sphinxsearch.cpp, FSMmultinear)
+** over one level's stream of nChild children: the chain it is building. */
+typedef struct NearFsm {
+    int nChild;
+    uint32_t near;          /* N */
+    uint32_t lastP, lastLen, preP, preLen, firstP;
+    int firstWho;           /* two children: the first hit's child */
+    int nWho;               /* more: the children the chain holds, ascending, */
+    int *aWho;              /* (room for nChild) */
+    NearHit *aRing;         /* and its hits, oldest first from iRing (nChild) */
+    int iRing;
+} NearFsm;
+
+static int fsm_tail(const NearFsm *m) {
+    return (m->iRing + m->nWho - 1) % m->nChild;
+}
+
+/* Feeds hit h to m; 1 when it completes a chain, whose start and length
+** are then in *pOut. The automaton is Sphinx's, step for step, so that a
+** query finds the rows it finds there: a chain grows while each hit
+** starts fewer than N positions after the end of the one before; a hit
+** of a child it already holds replaces the oldest hit when that is the
+** same child's, or the newest, and is otherwise passed over; two children
+** chain pairwise, each hit pairing with the one before. */
+static int fsm_step(NearFsm *m, const NearHit *h, NearHit *pOut) {
+    uint32_t p = h->pos;
+    int who = h->who;
+    if (m->lastP == p) {
+        /* another hit at the same place: only a longer one replaces it */
+        if (m->preP && m->lastLen < h->len) {
+            m->lastLen = m->preLen;
+            m->firstP = m->lastP = m->preP;
+        } else {
+            return 0;
+        }
+    }
+    if (m->lastP == 0 || (uint64_t)m->lastP + m->lastLen + m->near <= p) {
+        /* too far from the chain: a new one starts here */
+        m->firstP = m->lastP = p;
+        m->lastLen = h->len;
+        if (m->nChild == 2) {
+            m->firstWho = who;
+        } else {
+            m->nWho = 1;
+            m->aWho[0] = who;
+            m->aRing[fsm_tail(m)] = *h;
+        }
+        return 0;
+    }
+    if (m->nChild == 2) {
+        uint64_t firstEnd = (uint64_t)m->firstP + m->lastLen;
+        if (firstEnd > p && firstEnd < (uint64_t)p + h->len && m->lastLen != h->len) {
+            /* overlapping the first hit, and of another length: it is the
+            ** first now */
+            m->firstP = m->lastP = p;
+            m->lastLen = h->len;
+            m->firstWho = who;
+            return 0;
+        }
+        if (who == m->firstWho) {
+            if (m->lastP < p) {
+                m->preLen = m->lastLen;
+                m->preP = m->lastP;
+                m->firstP = m->lastP = p;
+                m->lastLen = h->len;
+            }
+            return 0;
+        }
+    } else {
+        int n = m->nWho, *a = m->aWho;
+        if (who < a[0] || who > a[n - 1]) {
+            int at = who < a[0] ? 0 : n;
+            memmove(a + at + 1, a + at, sizeof(int) * (size_t)(n - at));
+            a[at] = who;
+            m->nWho++;
+        } else if (who != a[0] && who != a[n - 1]) {
+            /* between: a binary search, which takes the hit (and adds the
+            ** child once more, as Sphinx's does) when it finds the child
+            ** oldest or newest in the chain */
+            int iStart = 0, iEnd = n;
+            while (iEnd - iStart > 1) {
+                int iMid = (iStart + iEnd) / 2;
+                if (who == a[iMid]) {
+                    if (who == m->aRing[m->iRing].who) {
+                        m->firstP = m->aRing[m->iRing].pos;
+                        m->iRing = (m->iRing + 1) % m->nChild;
+                    } else if (who != m->aRing[fsm_tail(m)].who) {
+                        return 0;
+                    }
+                }
+                if (who < a[iMid]) iEnd = iMid; else iStart = iMid;
+            }
+            memmove(a + iEnd + 1, a + iEnd, sizeof(int) * (size_t)(n - iEnd));
+            a[iEnd] = who;
+            m->nWho++;
+        } else if (who == m->aRing[m->iRing].who) {
+            m->firstP = m->aRing[m->iRing].pos;
+            m->iRing = (m->iRing + 1) % m->nChild;
+        } else if (who != m->aRing[fsm_tail(m)].who) {
+            return 0;
+        }
+    }
+    m->lastLen = h->len;
+    if (m->nChild != 2) m->aRing[fsm_tail(m)] = *h;
+    if (m->nChild == 2 || m->nWho == m->nChild) {
+        pOut->pos = m->firstP;
+        pOut->len = p - m->firstP + m->lastLen;
+        m->preP = 0;
+        if (m->nChild == 2) {
+            m->firstP = m->lastP = p; /* the pair slides on (firstWho stays) */
+        } else {
+            m->lastP = 0;
+        }
+        return 1;
+    }
+    m->lastP = p;
+    return 0;
+}
+
+/* NEAR/N, the way Sphinx and Manticore match it. Their parser makes
+** `a NEAR/3 b NEAR/3 c NEAR/2 d` the node NEAR/2((a NEAR/3 b NEAR/3 c), d):
+** a run of links of one distance is one level, and a level's first child
+** is the level before it. A level reads its children's occurrences in the
+** field in position order (at one position, the rarer word last, as their
+** AND of the children hands them over), merging the children's sorted
+** lists, through their automaton (fsm_step), and the chains it completes
+** are the next level's occurrences of its first child. The chain holds
+** when the last level completes one. Occurrences times children per
+** level. 1 or 0 in *pbHolds; LP_OK or LP_NOMEM. */
+static int near_scan(PhraseIt *p, uint32_t *pbHolds) {
+    const PlanNode *pn = p->base.pn;
+    uint32_t nPrev = 0;
+    *pbHolds = 0;
+    if (!p->aFsmWho) {
+        p->aFsmWho = arena_alloc(p->base.q->a, sizeof(int) * (size_t)(pn->nOp + 1));
+        p->aFsmRing = arena_alloc(p->base.q->a, sizeof(NearHit) * (size_t)(pn->nOp + 1));
+        p->aNearRun = arena_alloc(p->base.q->a, sizeof(NearRun) * (size_t)(pn->nOp + 1));
+        if (!p->aFsmWho || !p->aFsmRing || !p->aNearRun) return LP_NOMEM;
+    }
+    for (int o0 = 0; o0 < pn->nOp;) {
+        uint32_t near = (uint32_t)pn->aDist[o0 ? o0 - 1 : 0];
+        int o1 = o0 + 1; /* the level's operands: [o0, o1) */
+        while (o1 < pn->nOp && (uint32_t)pn->aDist[o1 - 1] == near) o1++;
+        /* The level's children, each's occurrences sorted: the chains of
+        ** the level before (in the order it completed them, which is by
+        ** start; sorted if not), then the operands' starts. */
+        NearRun *aRun = p->aNearRun;
+        int nRun = 0;
+        uint64_t nAll = nPrev;
+        if (o0) {
+            NearHit *a = p->aNear[0];
+            uint32_t k = 1;
+            while (k < nPrev && a[k - 1].pos <= a[k].pos) k++;
+            if (k < nPrev) qsort(a, nPrev, sizeof(NearHit), nearhit_cmp);
+            aRun[nRun++] = (NearRun){NULL, a, nPrev, 0, 0, UINT32_MAX};
+        }
+        for (int o = o0; o < o1; o++) {
+            int w0 = pn->aOpStart[o], w1 = pn->aOpStart[o + 1];
+            /* Sphinx sorts its children by documents: a word's df, any
+            ** other operand's as many as can be */
+            uint32_t tie = w1 - w0 == 1 && !(pn->aAlt && pn->aAlt[w0].n) ? p->ac[w0]->df : UINT32_MAX;
+            aRun[nRun++] = (NearRun){p->aaStart[o], NULL, p->anStart[o], 0,
+                                     pn->aQPos[w1 - 1] - pn->aQPos[w0] + 1, tie};
+            nAll += p->anStart[o];
+        }
+        if (near_room(p, 1, nAll)) return LP_NOMEM;
+        NearFsm m;
+        memset(&m, 0, sizeof(m));
+        m.nChild = nRun;
+        m.near = near;
+        m.aWho = p->aFsmWho;
+        m.aRing = p->aFsmRing;
+        uint32_t nOut = 0;
+        for (;;) {
+            /* the next occurrence: the least start; at one start, the
+            ** higher tie, then the later child (nearhit_cmp's order) */
+            NearHit h = {0, 0, -1, 0};
+            for (int r = 0; r < nRun; r++) {
+                const NearRun *x = &aRun[r];
+                if (x->i == x->n) continue;
+                uint32_t pos = x->aHit ? x->aHit[x->i].pos : x->aStart[x->i] + 1;
+                if (h.who < 0 || pos < h.pos || (pos == h.pos && x->tie >= h.tie)) {
+                    h = (NearHit){pos, x->aHit ? x->aHit[x->i].len : x->len, r, x->tie};
+                }
+            }
+            if (h.who < 0) break;
+            aRun[h.who].i++;
+            NearHit out;
+            if (fsm_step(&m, &h, &out)) p->aNear[1][nOut++] = out;
+        }
+        if (nOut == 0) return LP_OK;
+        NearHit *t = p->aNear[0];
+        uint32_t tc = p->anNearCap[0];
+        p->aNear[0] = p->aNear[1], p->anNearCap[0] = p->anNearCap[1];
+        p->aNear[1] = t, p->anNearCap[1] = tc;
+        nPrev = nOut;
+        o0 = o1;
+    }
+    *pbHolds = 1;
+    return LP_OK;
 }
 
 static uint32_t chain_count(PhraseIt *p) {
@@ -1144,61 +1372,9 @@ static uint32_t chain_count(PhraseIt *p) {
         uint64_t nStep = 0;
         return near_distinct(p, 0, 0, 0, p->aLo, &nStep);
     }
-    /* A distance the field's length cannot exceed constrains nothing. */
-    uint32_t dl = q->src->vt->xDocLen(q->src, pn->iField, p->base.doc);
-    int bAllFar = 1;
-    for (int o = 1; o < pn->nOp && bAllFar; o++) bAllFar = (uint32_t)pn->aDist[o - 1] >= dl;
-    if (bAllFar) return 1;
-    uint32_t len0 = pn->aQPos[pn->aOpStart[1] - 1] - pn->aQPos[pn->aOpStart[0]];
-    if (span_room(p, 0, anStart[0])) goto nomem;
-    uint32_t nSpan = anStart[0];
-    for (uint32_t k = 0; k < nSpan; k++) p->aSpan[0][k] = (Span){p->aaStart[0][k], p->aaStart[0][k] + len0};
-    for (int o = 1; o < pn->nOp; o++) {
-        uint32_t len = pn->aQPos[pn->aOpStart[o + 1] - 1] - pn->aQPos[pn->aOpStart[o]];
-        uint64_t dist = (uint64_t)pn->aDist[o - 1];
-        /* The spans are sorted by lo with hi rising, the occurrences by
-        ** start, all of one length. A span within reach of occurrence
-        ** [s, e] (hi + dist >= s, lo <= e + dist) either contains it (and
-        ** stays as it is) or grows by it; those in reach are a window
-        ** [j0, j1) that only moves right, and the grown ones are contained
-        ** in what the window's first span (for those ending by e) or its
-        ** last (for those starting at s or later) grows into. So a step
-        ** keeps the spans that contain an occurrence and adds two per
-        ** occurrence: linear, where pairing them all is quadratic. */
-        if (span_room(p, 1, (uint64_t)nSpan + 2 * (uint64_t)anStart[o])) goto nomem;
-        uint32_t nNext = 0;
-        const uint32_t *aS = p->aaStart[o];
-        for (uint32_t j = 0, k = 0; j < nSpan; j++) {
-            Span sp = p->aSpan[0][j];
-            while (k < anStart[o] && aS[k] <= sp.lo) k++;
-            if (k < anStart[o] && aS[k] + len < sp.hi) p->aSpan[1][nNext++] = sp;
-        }
-        uint32_t j0 = 0, j1 = 0;
-        for (uint32_t k = 0; k < anStart[o]; k++) {
-            uint32_t s = aS[k], e = s + len;
-            while (j0 < nSpan && p->aSpan[0][j0].hi + dist < s) j0++;
-            if (j1 < j0) j1 = j0;
-            while (j1 < nSpan && p->aSpan[0][j1].lo <= e + dist) j1++;
-            for (uint32_t j = j0; j < j1; j = j + 1 < j1 - 1 ? j1 - 1 : j + 1) {
-                Span sp = p->aSpan[0][j];
-                p->aSpan[1][nNext++] = (Span){s < sp.lo ? s : sp.lo, e > sp.hi ? e : sp.hi};
-            }
-        }
-        if (nNext == 0) return 0;
-        qsort(p->aSpan[1], nNext, sizeof(Span), span_cmp);
-        /* keep the spans no other one contains: lo ascending, hi rising */
-        nSpan = 0;
-        for (uint32_t k = 0; k < nNext; k++) {
-            Span sp = p->aSpan[1][k];
-            if (nSpan && sp.hi <= p->aSpan[1][nSpan - 1].hi) continue;
-            p->aSpan[1][nSpan++] = sp;
-        }
-        Span *t = p->aSpan[0];
-        uint32_t tc = p->anSpanCap[0];
-        p->aSpan[0] = p->aSpan[1], p->anSpanCap[0] = p->anSpanCap[1];
-        p->aSpan[1] = t, p->anSpanCap[1] = tc;
-    }
-    return 1;
+    uint32_t bHolds;
+    if (near_scan(p, &bHolds) != LP_OK) goto nomem;
+    return bHolds;
 nomem:
     q->rc = lp_err_set(&q->errIter, LP_NOMEM, "out of memory matching a NEAR or '<<' clause");
     return 0;

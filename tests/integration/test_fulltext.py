@@ -581,8 +581,8 @@ SYNTAX_ERRORS = [
                     r"groups; this operand is a negation"),
     ("fox NOTNEAR/2 (dog | bear)", r"at offset 14: NOTNEAR/N's second operand is a word, prefix, "
                                    r"wildcard or exact phrase; this operand is an OR list"),
-    ("fox NEAR/2 (dog bear)", r"at offset 11: NEAR/N joins words, prefixes, wildcards, exact phrases "
-                              r"and OR lists of them; this operand is a group"),
+    ("fox NEAR/2 (dog MAYBE bear)", r"at offset 11: NEAR/N joins words, prefixes, wildcards, exact "
+                                    r"phrases, OR lists of them and groups of these; this operand is a MAYBE"),
     ('"brown *ox"', r"at offset 7: '\*' inside a phrase ends a prefix \(\"hello wor\*\"\) or stands "
                     r"alone for any one word"),
     ('"brown f*x"', r"at offset 8: '\*' inside a phrase ends a prefix"),
@@ -737,6 +737,67 @@ def test_prefixes_in_phrases_and_near(server, cur, stemmed, uniq):
     cur.execute(f"SELECT id FROM {t} WHERE MATCH('\"new yor*\"') OPTION expansion_limit=1")
     assert sorted(r[0] for r in cur.fetchall()) == [1]  # "york" only: "yorkshire" cut
     assert meta(cur).get("prefix_expansion_capped", "").startswith("yes")
+
+
+# Rows and queries for test_near_chains_match_as_in_sphinx: every expected
+# id list is what searchd 2.2.11 returned for the same rows (an RT index,
+# title and body fields; bench/fulltext/parity.py checks many more, drawn
+# at random, against a live searchd). Under loupe's former rule (each
+# operand within N of the span the ones before it took) each of the chains
+# of words below gave other rows.
+NEAR_ROWS = ['a c d y e a', 'x y e d a y b y c d', 'e x a a b d y e b b c', 'x y c y d d e a d x x y', 'y e e x y b y d e c', 'e c b y b y y b y a', 'a b b c y d c a e x a', 'x y c b x y e y x b', 'd e e b', 'a c y e d c x b c']
+
+NEAR_CASES = [
+    # one distance: one automaton over every operand
+    ("a NEAR/1 b NEAR/3 d", [3, 7]),
+    ("a NEAR/4 c NEAR/4 e", [1, 2, 3, 4, 7, 10]),
+    ("b NEAR/2 c NEAR/2 d", [2, 5, 7, 10]),
+    ("c NEAR/1 b NEAR/1 a", [7]),
+    ("c NEAR/4 a NEAR/4 b", [2, 3, 6, 7, 10]),
+    ("e NEAR/1 d NEAR/1 a NEAR/1 c", [4, 7]),
+    ("c NEAR/2 a NEAR/2 b NEAR/2 d", [2, 7]),
+    # mixed distances: a NEAR/3 d NEAR/1 e is (a NEAR/3 d) NEAR/1 e
+    ("a NEAR/3 d NEAR/1 e", [2, 4, 7]),
+    ("a NEAR/6 e NEAR/3 c", [1, 7, 10]),
+    ("b NEAR/2 c NEAR/3 d", [2, 7, 10]),
+    ("a NEAR/6 e NEAR/1 b NEAR/2 c", []),
+    ("c NEAR/6 d NEAR/3 a NEAR/1 b", [3, 7]),
+    # groups: their words join the chain with the group's distance
+    ("(a b) NEAR/1 d", [3]),
+    ("c NEAR/4 (a b)", [2, 3, 6, 7, 10]),
+    ("(b c) NEAR/2 d NEAR/2 e", [3, 5, 10]),
+    ("(c e) NEAR/2 (a d)", [1, 4, 7, 10]),
+    ("(c (e a)) NEAR/4 b", [2, 3, 6, 7, 10]),
+    ("(a NEAR/1 b) NEAR/3 d", [3, 7]),
+    ('a NEAR/4 (e "b y")', [2, 6]),
+    ("(a -x) NEAR/3 e", [1]),
+    ("(c -x) NEAR/4 (a b)", [6]),
+]
+
+
+def test_near_chains_match_as_in_sphinx(server, cur, uniq):
+    """NEAR/N chains of three or more operands find the rows Sphinx and
+    Manticore find: their automaton reads the operands' occurrences in
+    position order, and a run of links of one distance is one level of it.
+    A group is an operand too: its words join the chain with its distance
+    and its negations exclude rows. In the RAM segment and sealed."""
+    t = make_table(server, uniq(), "(title TEXT, body TEXT)",
+                   {i + 1: (r, "") for i, r in enumerate(NEAR_ROWS)})
+    assert_ids_ram_and_flushed(cur, t, NEAR_CASES)
+    # the group spelled out finds the same rows
+    assert sorted(match_ids(cur, t, "(b c) NEAR/2 d NEAR/2 e")) == \
+        sorted(match_ids(cur, t, "b NEAR/2 c NEAR/2 d NEAR/2 e"))
+    # what a NEAR chain cannot take is an error naming the operand
+    for text, what in [("(a MAYBE b) NEAR/3 c", "a MAYBE"), ('("a b"~3) NEAR/3 c', "a proximity phrase"),
+                       ("c NEAR/3 (a NEAR/1 b)", r"a NEAR/N chain \(one in parentheses comes first"),
+                       ("(a << b) NEAR/3 c", "a '<<' chain"), ("(-a -b) NEAR/3 c", "a negation"),
+                       ('("a b c"/2) NEAR/3 c', "a quorum"), ("((a b) | d) NEAR/3 c", "a group in an OR list"),
+                       ("(a b) SENTENCE c", "a group")]:
+        expect_error(cur, f"SELECT id FROM {t} WHERE MATCH(%s)", 1064, "this operand is " + what, args=(text,))
+    # Sphinx reads a group with a negation and more words as one operand
+    expect_error(cur, f"SELECT id FROM {t} WHERE MATCH('(a b -x) NEAR/3 c')", 1064,
+                 r"offset 0: NEAR/N takes a group with a negation only around one word")
+
 
 
 def test_stemmed_prefixes_match_words_as_written(server, cur, uniq):

@@ -794,12 +794,30 @@ static void test_sphinx_operators(void **state) {
     check_error("a << b MAYBE c", 5, "MATCH: near 'b MAYBE c' at offset 5: '<<' orders words, phrases, "
                                      "prefixes, wildcards, quorums and groups; this operand is a MAYBE "
                                      "(it binds tighter: write (a << b) MAYBE c, or (a MAYBE b) << c)");
-    check_error("a NEAR/1 (b c)", 9, "MATCH: near '(b c)' at offset 9: NEAR/N joins words, prefixes, "
-                                     "wildcards, exact phrases and OR lists of them; this operand is a "
-                                     "group");
+    /* a group's operands join a NEAR chain with its distance, its negations
+    ** apply to the chain, and a chain in parentheses first keeps its own */
+    check("a NEAR/1 (b c)", "NEAR(a, /1, b, /1, c)");
+    check("(a (b \"c d\")) NEAR/2 e NEAR/3 f", "NEAR(a, /2, b, /2, PHRASE(\"c d\"), /2, e, /3, f)");
+    check("x NEAR/2 (a -b) NEAR/4 d", "AND(NEAR(x, /2, a, /4, d), NOT(b))");
+    check("(a NEAR/1 b) NEAR/3 c", "NEAR(a, /1, b, /3, c)");
+    check("(a (b | c)) NEAR/2 d", "OR(NEAR(a, /2, b, /2, d), NEAR(a, /2, c, /2, d))");
+    check("(a* -b) NEAR/2 c", "AND(NEAR(PREFIX(a*), /2, c), NOT(b))");
+    check_error("(a b -c) NEAR/2 d", 0, "MATCH: near '(a b -c) NEAR/2 d' at offset 0: NEAR/N takes a group "
+                                       "with a negation only around one word, prefix, wildcard or exact "
+                                       "phrase (`(a -x) NEAR/3 c`); this group has more");
+    check_error("a NEAR/1 (b MAYBE c)", 9, "MATCH: near '(b MAYBE c)' at offset 9: NEAR/N joins words, "
+                                          "prefixes, wildcards, exact phrases, OR lists of them and "
+                                          "groups of these; this operand is a MAYBE");
+    check_error("c NEAR/3 (a NEAR/1 b)", 10, "MATCH: near 'a NEAR/1 b)' at offset 10: NEAR/N joins words, "
+                                            "prefixes, wildcards, exact phrases, OR lists of them and "
+                                            "groups of these; this operand is a NEAR/N chain (one in "
+                                            "parentheses comes first: (a NEAR/1 b) NEAR/3 c)");
+    check_error("a SENTENCE (b c)", 11, "MATCH: near '(b c)' at offset 11: SENTENCE joins words, prefixes, "
+                                       "wildcards, exact phrases and OR lists of them; this operand is a "
+                                       "group");
     check_error("a NEAR/2 \"b c\"~3", 9, "MATCH: near '\"b c\"~3' at offset 9: NEAR/N joins words, "
-                                         "prefixes, wildcards, exact phrases and OR lists of them; this "
-                                         "operand is a proximity phrase");
+                                         "prefixes, wildcards, exact phrases, OR lists of them and groups "
+                                         "of these; this operand is a proximity phrase");
     check("a NEAR/1 (b* | \"c d*\")", "OR(NEAR(a, /1, PREFIX(b*)), NEAR(a, /1, PHRASE(\"c d*\")))");
     check_error("a << ^b", 5, "MATCH: near '^b' at offset 5: '<<' orders words, phrases, prefixes, "
                               "wildcards, quorums and groups; '^' and '$' cannot anchor an operand "
@@ -1043,8 +1061,9 @@ static void test_phrase_alternatives(void **state) {
     check("x << \"(a | b) c\"", "OR(BEFORE(x, PHRASE(\"a c\")), BEFORE(x, PHRASE(\"b c\")))");
     check("x << \"(a | b) c\"~2", "ORDER(x, OR(PHRASE(\"a c\"~2), PHRASE(\"b c\"~2)))");
     check_error("x NEAR/2 \"(a | b) c\"~2", 9, "MATCH: near '\"(a | b) c\"~2' at offset 9: NEAR/N joins "
-                                                "words, prefixes, wildcards, exact phrases and OR lists of "
-                                                "them; this operand is a proximity phrase");
+                                                "words, prefixes, wildcards, exact phrases, OR lists of "
+                                                "them and groups of these; this operand is a proximity "
+                                                "phrase");
     /* nesting is limited as groups outside phrases are */
     char zDeep[400];
     strcpy(zDeep, "\"");

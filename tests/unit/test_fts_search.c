@@ -329,6 +329,154 @@ static int chain_holds(const FtsNode *n, int i, int f, int o, int lo, int hi) {
     return 0;
 }
 
+/* NEAR/N as Sphinx and Manticore match it: their automaton (sphinxsearch's
+** FSMmultinear), written out here from its description, for chains that
+** repeat no operand. A run of links of one distance is a level whose
+** first child is the level before; a level reads its children's
+** occurrences in position order (at one position: the child with more
+** documents first, a phrase or prefix before any word, then the later
+** child) and the chains it completes are the next level's first child's. */
+typedef struct RHit {
+    int pos, len, who;
+    unsigned tie;
+} RHit;
+
+static int rhit_cmp(const void *x, const void *y) {
+    const RHit *a = x, *b = y;
+    if (a->pos != b->pos) return a->pos - b->pos;
+    if (a->tie != b->tie) return a->tie > b->tie ? -1 : 1;
+    return b->who - a->who;
+}
+
+/* Runs one level over its sorted stream a[0..n); its chains into out. */
+static int ref_near_level(const RHit *a, int n, int nChild, int near, RHit *out) {
+    int nOut = 0, lastP = 0, lastLen = 0, preP = 0, preLen = 0, firstP = 0, firstWho = -1;
+    int aHeld[32], nHeld = 0, iRing = 0;
+    RHit aRing[32];
+    assert_true(nChild <= 32);
+    for (int k = 0; k < n; k++) {
+        RHit h = a[k];
+        int p = h.pos;
+        if (lastP == p) {
+            if (!(preP && lastLen < h.len)) continue;
+            lastLen = preLen;
+            firstP = lastP = preP;
+        }
+        if (lastP == 0 || lastP + lastLen + near <= p) {
+            firstP = lastP = p;
+            lastLen = h.len;
+            firstWho = h.who;
+            nHeld = 1;
+            aHeld[0] = h.who;
+            aRing[iRing] = h;
+            continue;
+        }
+        int tail = (iRing + nHeld - 1) % nChild;
+        if (nChild == 2) {
+            if (firstP + lastLen > p && firstP + lastLen < p + h.len && lastLen != h.len) {
+                firstP = lastP = p;
+                lastLen = h.len;
+                firstWho = h.who;
+                continue;
+            }
+            if (h.who == firstWho) {
+                if (lastP < p) {
+                    preLen = lastLen, preP = lastP;
+                    firstP = lastP = p;
+                    lastLen = h.len;
+                }
+                continue;
+            }
+        } else if (h.who < aHeld[0] || h.who > aHeld[nHeld - 1]) {
+            int at = h.who < aHeld[0] ? 0 : nHeld;
+            for (int j = nHeld; j > at; j--) aHeld[j] = aHeld[j - 1];
+            aHeld[at] = h.who;
+            nHeld++;
+        } else if (h.who != aHeld[0] && h.who != aHeld[nHeld - 1]) {
+            int lo = 0, hi = nHeld, bSkip = 0;
+            while (hi - lo > 1 && !bSkip) {
+                int mid = (lo + hi) / 2;
+                if (h.who == aHeld[mid]) {
+                    if (h.who == aRing[iRing].who) {
+                        firstP = aRing[iRing].pos;
+                        iRing = (iRing + 1) % nChild;
+                    } else if (h.who != aRing[tail].who) {
+                        bSkip = 1;
+                    }
+                }
+                if (h.who < aHeld[mid]) hi = mid; else lo = mid;
+            }
+            if (bSkip) continue;
+            for (int j = nHeld; j > hi; j--) aHeld[j] = aHeld[j - 1];
+            aHeld[hi] = h.who;
+            nHeld++;
+        } else if (h.who == aRing[iRing].who) {
+            firstP = aRing[iRing].pos;
+            iRing = (iRing + 1) % nChild;
+        } else if (h.who != aRing[tail].who) {
+            continue;
+        }
+        lastLen = h.len;
+        if (nChild != 2) aRing[(iRing + nHeld - 1) % nChild] = h;
+        if (nChild == 2 || nHeld == nChild) {
+            out[nOut++] = (RHit){firstP, p - firstP + lastLen, 0, 0};
+            preP = 0;
+            if (nChild == 2) firstP = lastP = p; else lastP = 0;
+            continue;
+        }
+        lastP = p;
+    }
+    return nOut;
+}
+
+/* Does doc i's field f hold the NEAR chain n (no operand repeated)? */
+static int near_sphinx(const FtsNode *n, int i, int f) {
+    enum { CAP = 4 * MAXLEN };
+    static RHit aS[CAP], aPrev[CAP], aOut[CAP];
+    int nPrev = 0;
+    for (int o0 = 0; o0 < n->nChild;) {
+        int near = n->aDist[o0 ? o0 - 1 : 0], o1 = o0 + 1;
+        while (o1 < n->nChild && n->aDist[o1 - 1] == near) o1++;
+        int m = 0, who = 0;
+        if (o0) {
+            for (int k = 0; k < nPrev; k++) aS[m++] = (RHit){aPrev[k].pos, aPrev[k].len, 0, UINT_MAX};
+            who = 1;
+        }
+        for (int o = o0; o < o1; o++, who++) {
+            int aw[8], nw = operand_words(n->aChild[o], aw);
+            int bWord = nw == 1 && n->aChild[o]->kind != FTSN_PREFIX && n->aChild[o]->kind != FTSN_WILDCARD;
+            unsigned tie = bWord ? (unsigned)df_word(f, aw[0]) : UINT_MAX;
+            const int *d = g_docs[i].aaWord[f];
+            int scan = scan_len(n->aChild[o]->nPosLimit, i, f);
+            for (int s = 0; s + nw <= scan; s++) {
+                int ok = 1;
+                for (int j = 0; j < nw && ok; j++) ok = word_fits(d[s + j], aw[j]);
+                if (ok) {
+                    assert_true(m < CAP);
+                    aS[m++] = (RHit){s + 1, nw, who, tie};
+                }
+            }
+        }
+        qsort(aS, (size_t)m, sizeof(RHit), rhit_cmp);
+        nPrev = ref_near_level(aS, m, who, near, aOut);
+        if (nPrev == 0) return 0;
+        memcpy(aPrev, aOut, sizeof(RHit) * (size_t)nPrev);
+        o0 = o1;
+    }
+    return 1;
+}
+
+/* Does doc i's field f hold the chain n (NEAR: see near_sphinx; NEAR with
+** a repeated operand: below)? */
+static int chain_holds_near(const FtsNode *n, int i, int f) {
+    for (int o = 1; o < n->nChild; o++) {
+        for (int r = 0; r < o; r++) {
+            if (same_operand(n, r, o)) return chain_holds(n, i, f, 0, 0, -1);
+        }
+    }
+    return near_sphinx(n, i, f);
+}
+
 /* Occurrences of a NOTNEAR's first operand in doc i's field f with no
 ** occurrence of the second within the distance (the gap NEAR measures),
 ** every pair compared. */
@@ -442,7 +590,7 @@ static void ref_occ(const FtsNode *x, int i, int f, ROcc *a, int *pn) {
         return;
     case FTSN_NEAR:
         assert_false(x->bNotNear);
-        if (!fts_fieldset_has(&x->fields, f) || !chain_holds(x, i, f, 0, 0, -1)) return;
+        if (!fts_fieldset_has(&x->fields, f) || !chain_holds_near(x, i, f)) return;
         for (int c = 0; c < x->nChild; c++) {
             int aw[8], nw = operand_words(x->aChild[c], aw);
             ref_word_places(aw, nw, i, f, scan_len(x->aChild[c]->nPosLimit, i, f), a, pn);
@@ -770,7 +918,7 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
             if (gidf < 0 || sidf < gidf) gidf = sidf;
             if (n->bNotNear) {
                 x += notnear_count(n, i, f) / norm(g_docs[i].aLen[f], avglen(f));
-            } else if (chain_holds(n, i, f, 0, 0, -1)) {
+            } else if (n->kind == FTSN_NEAR ? chain_holds_near(n, i, f) : chain_holds(n, i, f, 0, 0, -1)) {
                 x += 1 / norm(g_docs[i].aLen[f], avglen(f));
             }
         }
