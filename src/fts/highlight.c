@@ -43,7 +43,18 @@ typedef struct HlTerm {
     const int *aGroup;         /* inside a span where one of these ZONESPAN groups
                                ** (FtsHlQuery.apGroup) holds */
     int nGroup;
+    const int *aPhrase;        /* inside a match of one of these exact phrases
+                               ** (FtsHlQuery.aPhrase) */
+    int nPhrase;
 } HlTerm;
+
+/* An exact phrase of the query whose words are marked only where it
+** matches: its terms (ids) and their places after the first's. */
+typedef struct HlPhrase {
+    const int *aId;
+    const uint32_t *aOff;
+    int n;
+} HlPhrase;
 
 /* A leaf under a ZONESPAN group, with the ids of the words it asks for
 ** (its terms and its prefix, ascending, once each): what the group's
@@ -66,10 +77,13 @@ struct FtsHlQuery {
     int nGroup;
     HlLeaf *aLeaf;   /* the leaves under them that may match in the field */
     int nLeaf;
+    int bSpans;      /* some term has zones or groups (the text's zones are read) */
+    HlPhrase *aPhrase; /* the exact phrases of phrase-limited terms */
+    int nPhrase;
 };
 
 static int term_anywhere(const HlTerm *t) {
-    return t->nZone == 0 && t->nGroup == 0;
+    return t->nZone == 0 && t->nGroup == 0 && t->nPhrase == 0;
 }
 
 void fts_hl_options_init(FtsHlOptions *o) {
@@ -101,6 +115,15 @@ typedef struct LeafWords {
 
 enum { LW_TERM, LW_PREFIX, LW_STAR };
 
+/* A word of an exact phrase whose words are marked only where it matches:
+** its term, its place in the phrase, and the phrase's index. */
+typedef struct PhraseWord {
+    const char *z;
+    int n;
+    uint32_t iPos;
+    int iPhrase;
+} PhraseWord;
+
 typedef struct Builder {
     Arena *a;                      /* where the terms go */
     const Analyzer *an;            /* the table's analyzer */
@@ -120,6 +143,11 @@ typedef struct Builder {
     int bStar;                     /* expand_keywords' star: a plain word is a prefix too */
     const FtsNode *pPhrase;        /* on_term: the leaf being added (a phrase's or quorum's
                                    ** prefixes: "a wor*") */
+    int bExactPhrase;              /* exact_phrase: phrases' words only where they match */
+    const int *pPhrasePlace;       /* on_term: the exact phrase (its index) whose words
+                                   ** are being added, or NULL */
+    VEC(PhraseWord) phraseWords;   /* the exact phrases' words, phrase after phrase */
+    int nPhrase;                   /* how many phrases */
     LpError *err;                  /* filled on failure */
 } Builder;
 
@@ -137,6 +165,8 @@ static int termlist_add(Builder *b, TermList *l, const char *z, int n) {
     l->a[l->n].nZone = b->pZones ? b->pZones->nName : 0;
     l->a[l->n].aGroup = b->pGroup;
     l->a[l->n].nGroup = b->pGroup != NULL;
+    l->a[l->n].aPhrase = b->pPhrasePlace;
+    l->a[l->n].nPhrase = b->pPhrasePlace != NULL;
     l->n++;
     return LP_OK;
 }
@@ -159,7 +189,25 @@ static int on_term(void *ctx, const Token *t) {
         int rc = analyzer_run_unstemmed(b->an, x->z + t->iStart, t->iEnd - t->iStart, on_last, b, b->err);
         return rc || b->nLast == 0 ? rc : termlist_add(b, &b->prefixes, b->aLast, b->nLast);
     }
+    if (b->pPhrasePlace &&
+        VEC_PUSH(&b->phraseWords, ((PhraseWord){arena_strndup(b->a, t->z, (size_t)t->n), t->n, t->iPos,
+                                                *b->pPhrasePlace}))) {
+        return lp_err_set(b->err, LP_NOMEM, "out of memory building the highlight terms");
+    }
     return termlist_add(b, &b->terms, t->z, t->n);
+}
+
+/* Is x an exact phrase whose words are marked only where it matches
+** (exact_phrase, as in Manticore, and Sphinx's query_mode): words only (no
+** prefix, '*' or alternatives), no anchor, no zone or ZONESPAN limit? */
+static int phrase_is_placed(const Builder *b, const FtsNode *x) {
+    if (!b->bExactPhrase || x->kind != FTSN_PHRASE || x->nSlop != 0 || x->anchor || b->pZones || b->pGroup) {
+        return 0;
+    }
+    for (int i = 0; i < x->n; i++) {
+        if (x->z[i] == '*' || x->z[i] == '(' || x->z[i] == '|') return 0;
+    }
+    return 1;
 }
 
 /* Adds leaf x's terms (see add_leaf). */
@@ -174,8 +222,25 @@ static int add_leaf_words(Builder *b, const FtsNode *x) {
     if (x->kind != FTSN_PREFIX) {
         b->iPosLimit = UINT32_MAX;
         b->pPhrase = x;
+        size_t iTerm = (size_t)b->terms.n, iWord = b->phraseWords.n;
+        if (phrase_is_placed(b, x)) {
+            int *pi = arena_alloc(b->a, sizeof(int));
+            if (!pi) return lp_err_set(b->err, LP_NOMEM, "out of memory building the highlight terms");
+            *pi = b->nPhrase;
+            b->pPhrasePlace = pi;
+        }
         int rc = analyzer_run_query(b->an, x->z, (size_t)x->n, x->bExact, on_term, b, b->err);
         b->pPhrase = NULL;
+        if (b->pPhrasePlace) {
+            if (b->phraseWords.n - iWord >= 2) {
+                b->nPhrase++;
+            } else {
+                /* one word: marked wherever it is */
+                for (size_t i = iTerm; i < (size_t)b->terms.n; i++) b->terms.a[i].aPhrase = NULL, b->terms.a[i].nPhrase = 0;
+                b->phraseWords.n = iWord;
+            }
+            b->pPhrasePlace = NULL;
+        }
         if (rc || !b->bStar || !fts_expand_applies(x)) return rc;
         /* expand_keywords: the word also matched as a prefix (where the
         ** planner expands it: one word that 'word*' may search) */
@@ -273,10 +338,16 @@ static int termlist_unique(Builder *b, TermList *l) {
         if (term_cmp(t, k) != 0) {
             l->a[o++] = *t;
         } else if (term_anywhere(k) || term_anywhere(t)) {
-            k->nZone = k->nGroup = 0;
+            k->nZone = k->nGroup = k->nPhrase = 0;
             k->azZone = NULL;
             k->aGroup = NULL;
+            k->aPhrase = NULL;
         } else {
+            if (t->nPhrase) {
+                k->aPhrase = arena_concat(b->a, k->aPhrase, k->nPhrase, t->aPhrase, t->nPhrase, sizeof(int));
+                if (!k->aPhrase) goto nomem;
+                k->nPhrase += t->nPhrase;
+            }
             if (t->nZone) {
                 k->azZone = arena_concat(b->a, k->azZone, k->nZone, t->azZone, t->nZone, sizeof(char *));
                 if (!k->azZone) goto nomem;
@@ -345,8 +416,35 @@ static int groups_finish(Builder *b, FtsHlQuery *q) {
     return LP_OK;
 }
 
+/* Gives q the exact phrases of phrase-limited terms, each word as an id
+** of the sorted term list and its place after the phrase's first word. */
+static int phrases_finish(Builder *b, FtsHlQuery *q) {
+    if (b->nPhrase == 0) return LP_OK;
+    q->aPhrase = arena_alloc(b->a, sizeof(HlPhrase) * (size_t)b->nPhrase);
+    int *aId = arena_alloc(b->a, sizeof(int) * b->phraseWords.n);
+    uint32_t *aOff = arena_alloc(b->a, sizeof(uint32_t) * b->phraseWords.n);
+    if (!q->aPhrase || !aId || !aOff) {
+        return lp_err_set(b->err, LP_NOMEM, "out of memory building the highlight terms");
+    }
+    for (size_t i = 0; i < b->phraseWords.n;) {
+        const PhraseWord *w0 = &b->phraseWords.a[i];
+        HlPhrase *ph = &q->aPhrase[w0->iPhrase];
+        ph->aId = aId + i;
+        ph->aOff = aOff + i;
+        ph->n = 0;
+        for (; i < b->phraseWords.n && b->phraseWords.a[i].iPhrase == w0->iPhrase; i++) {
+            const PhraseWord *w = &b->phraseWords.a[i];
+            aId[i] = term_find(q, w->z, w->n); /* always found: its leaf added it */
+            aOff[i] = w->iPos - w0->iPos;
+            ph->n++;
+        }
+    }
+    q->nPhrase = b->nPhrase;
+    return LP_OK;
+}
+
 int fts_hl_query_build(Arena *a, const Analyzer *an, const FtsNode *root, int iField, int expand,
-                       FtsHlQuery **pp, LpError *err) {
+                       int bExactPhrase, FtsHlQuery **pp, LpError *err) {
     *pp = NULL;
     if (iField < -1 || iField >= 256) {
         return lp_err_set(err, LP_INTERNAL, "highlight: field %d is out of range", iField);
@@ -357,6 +455,7 @@ int fts_hl_query_build(Arena *a, const Analyzer *an, const FtsNode *root, int iF
     b.an = an;
     b.iField = iField;
     b.bStar = (expand & FTS_EXPAND_STAR) != 0;
+    b.bExactPhrase = bExactPhrase;
     b.err = err;
     int rc = fts_match_leaves_grouped(root, add_leaf, &b);
     if (rc == LP_OK) rc = termlist_unique(&b, &b.terms);
@@ -370,10 +469,15 @@ int fts_hl_query_build(Arena *a, const Analyzer *an, const FtsNode *root, int iF
         q->nTerm = b.terms.n;
         q->aPrefix = b.prefixes.a;
         q->nPrefix = b.prefixes.n;
-        for (int i = 0; i < q->nTerm; i++) q->bZones |= !term_anywhere(&q->aTerm[i]);
-        for (int i = 0; i < q->nPrefix; i++) q->bZones |= !term_anywhere(&q->aPrefix[i]);
+        for (int i = 0; i < q->nTerm + q->nPrefix; i++) {
+            const HlTerm *t = i < q->nTerm ? &q->aTerm[i] : &q->aPrefix[i - q->nTerm];
+            q->bZones |= !term_anywhere(t);
+            q->bSpans |= t->nZone > 0 || t->nGroup > 0;
+        }
         rc = groups_finish(&b, q);
     }
+    if (rc == LP_OK) rc = phrases_finish(&b, q);
+    VEC_FREE(&b.phraseWords);
     VEC_FREE(&b.groups);
     VEC_FREE(&b.leafWords);
     VEC_FREE(&b.leafEnd);
@@ -385,7 +489,7 @@ int fts_hl_query_build(Arena *a, const Analyzer *an, const FtsNode *root, int iF
 /* Id of the term z[0..n), or -1. */
 static int term_find(const FtsHlQuery *q, const char *z, int n) {
     if (q->nTerm == 0) return -1; /* bsearch may not be given a NULL array */
-    HlTerm key = {z, n, 0, NULL, 0, NULL, 0};
+    HlTerm key = {z, n, 0, NULL, 0, NULL, 0, NULL, 0};
     const HlTerm *p = bsearch(&key, q->aTerm, (size_t)q->nTerm, sizeof(HlTerm), term_cmp);
     return p ? (int)(p - q->aTerm) : -1;
 }
@@ -477,6 +581,7 @@ typedef struct Hl {
     VEC(HlInterval) held;  /* the places of limited words (places_build) ... */
     HlRange *aGroupPlace;  /* ... each ZONESPAN group's: held.a[from .. to) */
     HlRange *aZonePlace;   /* ... and each term id's zones' */
+    HlRange *aPhrasePlace; /* ... and each exact phrase's matches */
 } Hl;
 
 static int hl_nomem(Hl *h) {
@@ -726,6 +831,25 @@ static int places_build(Hl *h) {
         if (n < 0) return hl_nomem(h);
         h->aZonePlace[id] = (HlRange){iFirst, iFirst + n};
     }
+    /* each placed phrase's matches: where its first word is, and each
+    ** other word at its place after it (words is in position order) */
+    if (q->nPhrase && !(h->aPhrasePlace = malloc(sizeof(HlRange) * (size_t)q->nPhrase))) return hl_nomem(h);
+    for (int p = 0; p < q->nPhrase; p++) {
+        const HlPhrase *ph = &q->aPhrase[p];
+        int iFirst = (int)h->held.n;
+        for (int k = 0; k < (int)h->words.n; k++) {
+            if (h->words.a[k].id != ph->aId[0]) continue;
+            uint32_t start = h->words.a[k].iPos;
+            int ok = 1, j = k;
+            for (int w = 1; w < ph->n && ok; w++) {
+                uint32_t want = start + ph->aOff[w];
+                while (j < (int)h->words.n && h->words.a[j].iPos < want) j++;
+                ok = j < (int)h->words.n && h->words.a[j].iPos == want && h->words.a[j].id == ph->aId[w];
+            }
+            if (ok && VEC_PUSH(&h->held, ((HlInterval){start, start + ph->aOff[ph->n - 1]}))) return hl_nomem(h);
+        }
+        h->aPhrasePlace[p] = (HlRange){iFirst, (int)h->held.n};
+    }
     /* emit_passages starts its own stamps from zero */
     free(h->aStamp);
     h->aStamp = NULL;
@@ -740,6 +864,9 @@ static int in_place(const Hl *h, int id, uint32_t iPos) {
     for (int i = 0; i < t->nGroup; i++) {
         if (in_spans(h, h->aGroupPlace[t->aGroup[i]], iPos)) return 1;
     }
+    for (int i = 0; i < t->nPhrase; i++) {
+        if (in_spans(h, h->aPhrasePlace[t->aPhrase[i]], iPos)) return 1;
+    }
     return 0;
 }
 
@@ -747,7 +874,7 @@ static int in_place(const Hl *h, int id, uint32_t iPos) {
 ** stored (zOrig, markup and all) and unmarks each word that a limited
 ** term marked outside its places. */
 static int apply_zones(Hl *h, const Analyzer *an, const char *zOrig, size_t nOrig) {
-    int rc = analyzer_run_doc(an, zOrig, nOrig, 0, on_zone_term, h, NULL, h->err);
+    int rc = h->q->bSpans ? analyzer_run_doc(an, zOrig, nOrig, 0, on_zone_term, h, NULL, h->err) : LP_OK;
     if (rc == LP_OK) rc = places_build(h);
     for (int k = 0; rc == LP_OK && k < (int)h->words.n; k++) {
         HlWord *w = &h->words.a[k];
@@ -1114,6 +1241,7 @@ done:
     VEC_FREE(&h.held);
     free(h.aGroupPlace);
     free(h.aZonePlace);
+    free(h.aPhrasePlace);
     VEC_FREE(&h.words);
     free(h.aMatch);
     free(h.aCand);

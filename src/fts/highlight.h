@@ -12,7 +12,9 @@
 ** leaves whose field scope excludes the field. fts_highlight() then
 ** analyses the text the same way and marks each word whose term is one of
 ** those (words are compared, not phrases: each word of a phrase is marked
-** wherever it occurs, as Manticore does with exact_phrase off). A word
+** wherever it occurs, as Manticore does with exact_phrase off; with it on,
+** the words of an exact phrase of words are marked where it matches, its
+** words found in the text at their places after its first). A word
 ** under ZONE: is marked only inside a span of its zones; under a
 ** ZONESPAN: group, only inside a span (of its zones, overlapping ones
 ** joined) where the whole group holds, words compared as above.
@@ -69,6 +71,8 @@ typedef struct FtsHlOptions {
     int bForceAllWords;    /* force_all_words: exceed limit until every term is shown */
     int bWeightOrder;      /* weight_order: passages best first instead of in text order */
     int bEscapeHtml;       /* escape & < > " ' in the text (loupe's own option) */
+    int bExactPhrase;      /* exact_phrase: an exact phrase's words only where it
+                           ** matches (read by fts_hl_query_build) */
 } FtsHlOptions;
 
 /* Fills *o with the defaults above. */
@@ -82,9 +86,11 @@ typedef struct FtsHlQuery FtsHlQuery; /* opaque; lives in the arena it was built
 ** may be NULL (the empty query: nothing to mark). expand: the query's
 ** FTS_EXPAND_* bits (expand_keywords), so the words its star part finds
 ** are marked too (its exact part finds nothing the words' stems do not).
+** bExactPhrase (the exact_phrase option): the words of an exact phrase of
+** words only are marked only where the phrase matches in the text.
 ** LP_OK, LP_NOMEM, or the analyzer's error for a query word. */
 int fts_hl_query_build(Arena *a, const Analyzer *an, const FtsNode *root, int iField, int expand,
-                       FtsHlQuery **pp, LpError *err);
+                       int bExactPhrase, FtsHlQuery **pp, LpError *err);
 
 /* Appends the highlighted text z[0..n) to *out (see the top of this file).
 ** opt NULL means the defaults. On failure *out may hold part of the result

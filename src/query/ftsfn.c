@@ -106,12 +106,13 @@ int qhl_option(QHighlight *h, Arena *a, const char *zName, Value v, char *zWhy, 
               : !strcmp(zName, "force_all_words") ? &o->bForceAllWords
               : !strcmp(zName, "weight_order")    ? &o->bWeightOrder
               : !strcmp(zName, "escape_html")     ? &o->bEscapeHtml
+              : !strcmp(zName, "exact_phrase")    ? &o->bExactPhrase
                                                   : NULL;
     if (!pi) {
         snprintf(zWhy, nWhy,
                  "unknown highlighting option '%s': expected before_match, after_match, "
                  "chunk_separator, field_separator, limit, around, limit_passages, allow_empty, "
-                 "force_all_words, weight_order or escape_html",
+                 "force_all_words, weight_order, exact_phrase or escape_html",
                  zName);
         return LP_BADINPUT;
     }

@@ -32,7 +32,7 @@ typedef struct QHighlight {
 
 /* Sets the highlighting option zName (Manticore's names: before_match,
 ** after_match, chunk_separator, field_separator, limit, around,
-** limit_passages, allow_empty, force_all_words, weight_order, and loupe's
+** limit_passages, allow_empty, force_all_words, weight_order, exact_phrase, and loupe's
 ** escape_html) from v; strings are copied into a, numbers may be given as
 ** strings. LP_OK; LP_BADINPUT with the reason in zWhy[0..nWhy); LP_NOMEM. */
 int qhl_option(QHighlight *h, Arena *a, const char *zName, Value v, char *zWhy, size_t nWhy);

@@ -429,7 +429,7 @@ static void call_snippets(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     FtsNode *root = NULL;
     FtsHlQuery *pHl = NULL;
     if (sqlx_match_parse(a, t, zQuery, nQuery, &root, &err) ||
-        fts_hl_query_build(a, an, root, -1, sqlx_table_expand(table_schema(t)), &pHl, &err)) {
+        fts_hl_query_build(a, an, root, -1, sqlx_table_expand(table_schema(t)), h.opt.bExactPhrase, &pHl, &err)) {
         sqlx_report(r, &err, ER_PARSE);
         goto done;
     }

@@ -288,7 +288,9 @@ static int bind_highlight(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
         }
         h->pText = t.q;
         FtsHlQuery *pHl;
-        if (fts_hl_query_build(b->a, h->an, root, -1, b->expand, &pHl, b->err)) return b->rc = b->err->code;
+        if (fts_hl_query_build(b->a, h->an, root, -1, b->expand, h->opt.bExactPhrase, &pHl, b->err)) {
+            return b->rc = b->err->code;
+        }
         h->pHlText = pHl;
         out->q = qexpr_call(b->a, qfn_snippet, h, NULL, 0);
     } else {
@@ -349,7 +351,9 @@ static int bind_highlight(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
                 continue;
             }
             FtsHlQuery *pHl;
-            if (fts_hl_query_build(b->a, h->an, root, f, b->expand, &pHl, b->err)) return b->rc = b->err->code;
+            if (fts_hl_query_build(b->a, h->an, root, f, b->expand, h->opt.bExactPhrase, &pHl, b->err)) {
+                return b->rc = b->err->code;
+            }
             aCol[h->nField] = c;
             apHl[h->nField++] = pHl;
         }

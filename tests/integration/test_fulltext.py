@@ -2564,6 +2564,31 @@ def test_highlight_defaults_and_options(cur, corpus):
     assert cur.fetchall() == (("lazy <b>dog</b> | the <b>dog</b> sleeps all day",),)
 
 
+def test_highlight_exact_phrase(server, cur, uniq):
+    """exact_phrase (Manticore's option): the words of an exact phrase are
+    marked only where the phrase matches, in HIGHLIGHT(), SNIPPET() and
+    CALL SNIPPETS; off (the default), each word wherever it is."""
+    text = "apple one two banana then apple banana cherry and more apple"
+    t = make_table(server, uniq(), "(title TEXT)", {1: (text,)})
+    marked = "apple one two banana then <b>apple</b> <b>banana</b> cherry and more apple"
+    cur.execute(f"SELECT HIGHLIGHT() FROM {t} WHERE MATCH('\"apple banana\"')")
+    assert cur.fetchall() == ((text.replace("apple", "<b>apple</b>").replace("banana", "<b>banana</b>"),),)
+    cur.execute(f"SELECT HIGHLIGHT({{exact_phrase=1}}) FROM {t} WHERE MATCH('\"apple banana\"')")
+    assert cur.fetchall() == ((marked,),)
+    # the word asked for alone too is marked everywhere
+    cur.execute(f"SELECT HIGHLIGHT({{exact_phrase=1}}) FROM {t} WHERE MATCH('\"apple banana\" | cherry | more')")
+    assert cur.fetchall() == ((marked.replace("cherry", "<b>cherry</b>").replace("more", "<b>more</b>"),),)
+    cur.execute(f"SELECT HIGHLIGHT({{exact_phrase=1}}, 'title', 'apple \"apple banana\"') FROM {t}")
+    assert cur.fetchall() == ((marked.replace("apple one", "<b>apple</b> one")
+                               .replace("more apple", "more <b>apple</b>"),),)
+    assert snippet(cur, t, text, '"apple banana"', "exact_phrase=1") == marked
+    assert snippet(cur, t, text, '"apple banana"', "exact_phrase=0").count("<b>") == 5
+    cur.execute(f"CALL SNIPPETS(%s, '{t}', '\"apple banana\"', 1 AS exact_phrase)", (text,))
+    assert cur.fetchall() == ((marked,),)
+    expect_error(cur, f"SELECT HIGHLIGHT({{exact_phrase='x'}}) FROM {t} WHERE MATCH('apple')", 1064,
+                 r"exact_phrase")
+
+
 def test_highlight_errors(cur, corpus):
     expect_error(cur, f"SELECT HIGHLIGHT({{bogus=1}}) FROM {corpus} WHERE MATCH('fox')", 1064,
                  r"unknown highlighting option 'bogus'")

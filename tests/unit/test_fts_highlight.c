@@ -46,7 +46,7 @@ static const char *hl_an(const Analyzer *an, const char *zQuery, int iField, con
         fail_msg("parse of %s: %s", zQuery, err.zMsg);
     }
     FtsHlQuery *q;
-    if (fts_hl_query_build(&gArena, an, root, iField, gExpand, &q, &err) != LP_OK)
+    if (fts_hl_query_build(&gArena, an, root, iField, gExpand, o && o->bExactPhrase, &q, &err) != LP_OK)
         fail_msg("build: %s", err.zMsg);
     StrBuf sb = {0};
     int rc = fts_highlight(an, q, zText, nText, o, &sb, &err);
@@ -165,10 +165,43 @@ static void test_wildcard(void **state) {
 
 static void test_phrase(void **state) {
     (void)state;
+    /* by default each word of a phrase is marked wherever it is, as
+    ** Manticore does with exact_phrase off */
     check("\"type 1\" diabetes", F_BODY, "Type 1 diabetes differs from type 2.", NULL,
           "<b>Type</b> <b>1</b> <b>diabetes</b> differs from <b>type</b> 2.");
     check("\"quick foxes\"~3", F_BODY, "the quick brown fox", NULL,
           "the <b>quick</b> brown <b>fox</b>");
+    /* exact_phrase: an exact phrase's words only where it matches, as
+    ** Sphinx's excerpts with query_mode mark them ... */
+    FtsHlOptions o;
+    fts_hl_options_init(&o);
+    o.bExactPhrase = 1;
+    check("\"type 1\" diabetes", F_BODY, "Type 1 diabetes differs from type 2.", &o,
+          "<b>Type</b> <b>1</b> <b>diabetes</b> differs from type 2.");
+    check("\"cat sat\"", F_BODY, "the cat sat on the mat with a cat", &o,
+          "the <b>cat</b> <b>sat</b> on the mat with a cat");
+    /* ... unless the query also asks for the word alone */
+    check("\"type 1\" type", F_BODY, "Type 1 diabetes differs from type 2.", &o,
+          "<b>Type</b> <b>1</b> diabetes differs from <b>type</b> 2.");
+    check("\"diabetes differs\" | type", F_BODY, "Type 1 diabetes differs from type 2.", &o,
+          "<b>Type</b> 1 <b>diabetes</b> <b>differs</b> from <b>type</b> 2.");
+    /* stemmed, and across a stop word the query leaves a gap for */
+    check("\"cats sitting\"", F_BODY, "a cat sits; the cats sit.", &o,
+          "a <b>cat</b> <b>sits</b>; the <b>cats</b> <b>sit</b>.");
+    check("\"cat the mat\"", F_BODY, "cat on mat, cat the mat, the mat", &o,
+          "<b>cat</b> on <b>mat</b>, <b>cat</b> the <b>mat</b>, the mat");
+    check("\"mat cat\"", F_BODY, "cat mat mat", &o, "cat mat mat");
+    /* overlapping matches; a phrase of one word after analysis */
+    check("\"ho ho\"", F_BODY, "ho ho ho, hey ho", &o, "<b>ho</b> <b>ho</b> <b>ho</b>, hey ho");
+    check("\"the ho\"", F_BODY, "ho hey ho", &o, "<b>ho</b> hey <b>ho</b>");
+    /* proximity phrases, phrases with a prefix and anchored ones are
+    ** marked word by word still */
+    check("\"quick foxes\"~3", F_BODY, "the quick brown fox", &o, "the <b>quick</b> brown <b>fox</b>");
+    check("\"type 1*\"", F_BODY, "Type 1 diabetes differs from type 2.", &o,
+          "<b>Type</b> <b>1</b> diabetes differs from <b>type</b> 2.");
+    /* inside a chain, a phrase operand is a phrase too */
+    check("\"type 1\" NEAR/3 diabetes", F_BODY, "Type 1 diabetes differs from type 2.", &o,
+          "<b>Type</b> <b>1</b> <b>diabetes</b> differs from type 2.");
 }
 
 static void test_not(void **state) {
@@ -386,7 +419,7 @@ static void test_edge_cases(void **state) {
     arena_reset(&gArena);
     LpError err;
     FtsHlQuery *q;
-    assert_int_equal(fts_hl_query_build(&gArena, gStem, NULL, F_BODY, 0, &q, &err), LP_OK);
+    assert_int_equal(fts_hl_query_build(&gArena, gStem, NULL, F_BODY, 0, 0, &q, &err), LP_OK);
     StrBuf sb = {0};
     assert_int_equal(fts_highlight(gStem, q, "ab\xff", 3, NULL, &sb, &err), LP_BADINPUT);
     assert_int_equal(err.pos, 2);
@@ -399,7 +432,7 @@ static void test_edge_cases(void **state) {
     /* The output is appended to what the buffer holds. */
     FtsNode *root;
     assert_int_equal(fts_match_parse(&gArena, "b", 1, azField, NFIELD, &root, &err), LP_OK);
-    assert_int_equal(fts_hl_query_build(&gArena, gStem, root, F_BODY, 0, &q, &err), LP_OK);
+    assert_int_equal(fts_hl_query_build(&gArena, gStem, root, F_BODY, 0, 0, &q, &err), LP_OK);
     strbuf_appendz(&sb, "x:");
     assert_int_equal(fts_highlight(gStem, q, "a b", 3, NULL, &sb, &err), LP_OK);
     assert_string_equal(sb.z, "x:a <b>b</b>");
