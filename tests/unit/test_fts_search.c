@@ -1554,6 +1554,16 @@ static void rand_query(char *buf) {
                 if (k == 4) sprintf(buf + strlen(buf), "%s NEAR/%u %s NEAR/%u %s", w, d, w2, 1 + rnd() % 6, w);
                 else if (k == 3) sprintf(buf + strlen(buf), aRep[k], w, w2, d, w, w2);
                 else sprintf(buf + strlen(buf), aRep[k], w, d, w);
+            } else if (rnd() % 4 == 0) {
+                /* groups: their operands join the chain (Sphinx's) */
+                static const char *const aGrp[] = {"(%s %s) NEAR/%u %s", "(%s NEAR/2 %s) NEAR/%u %s",
+                                                   "(%s -%s) NEAR/%u %s", "(%s %s*) NEAR/%u %s",
+                                                   "(%s \"%s %s\") NEAR/%u %s"};
+                int k = (int)(rnd() % 6);
+                unsigned d = 1 + rnd() % 6;
+                if (k == 5) sprintf(buf + strlen(buf), "%s NEAR/%u (%s %s) NEAR/%u %s", w, d, w2, w3, 1 + rnd() % 6, w);
+                else if (k == 4) sprintf(buf + strlen(buf), aGrp[k], w, w2, w3, d, w);
+                else sprintf(buf + strlen(buf), aGrp[k], w, w2, d, w3);
             } else if (rnd() % 3 == 0) {
                 sprintf(buf + strlen(buf), "%s NOTNEAR/%u %s", w, 1 + rnd() % 6, w2);
             } else if (rnd() % 2) {
