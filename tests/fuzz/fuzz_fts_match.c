@@ -266,8 +266,9 @@ static void run_highlight(Arena *a, const FtsNode *root, size_t n) {
         FtsHlQuery *hq;
         LpError err;
         /* field f, or any field (SNIPPET()) for odd lengths */
-        /* refused as the planner refuses (a wildcard too short): with a message */
-        int rc = fts_hl_query_build(a, g_an, root, n % 2 ? -1 : f, (int)(n % 4), &hq, &err);
+        /* refused as the planner refuses (a wildcard too short): with a message;
+        ** exact_phrase on for half the lengths */
+        int rc = fts_hl_query_build(a, g_an, root, n % 2 ? -1 : f, (int)(n % 4), (int)(n / 4 % 2), &hq, &err);
         if (rc == LP_BADINPUT && err.zMsg[0]) return;
         if (rc != LP_OK) abort();
         for (int d = 0; d < HL_DOCS; d++) {
