@@ -1298,7 +1298,13 @@ static int near_scan(PhraseIt *p, uint32_t *pbHolds) {
             if (h.who < 0) break;
             aRun[h.who].i++;
             NearHit out;
-            if (fsm_step(&m, &h, &out)) p->aNear[1][nOut++] = out;
+            if (!fsm_step(&m, &h, &out)) continue;
+            if (o1 == pn->nOp) {
+                /* the last level: one chain is enough */
+                *pbHolds = 1;
+                return LP_OK;
+            }
+            p->aNear[1][nOut++] = out;
         }
         if (nOut == 0) return LP_OK;
         NearHit *t = p->aNear[0];
@@ -1308,8 +1314,7 @@ static int near_scan(PhraseIt *p, uint32_t *pbHolds) {
         nPrev = nOut;
         o0 = o1;
     }
-    *pbHolds = 1;
-    return LP_OK;
+    return LP_OK; /* (not reached: the last level returns) */
 }
 
 static uint32_t chain_count(PhraseIt *p) {
