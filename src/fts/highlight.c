@@ -189,12 +189,15 @@ static int on_term(void *ctx, const Token *t) {
         int rc = analyzer_run_unstemmed(b->an, x->z + t->iStart, t->iEnd - t->iStart, on_last, b, b->err);
         return rc || b->nLast == 0 ? rc : termlist_add(b, &b->prefixes, b->aLast, b->nLast);
     }
-    if (b->pPhrasePlace &&
-        VEC_PUSH(&b->phraseWords, ((PhraseWord){arena_strndup(b->a, t->z, (size_t)t->n), t->n, t->iPos,
-                                                *b->pPhrasePlace}))) {
-        return lp_err_set(b->err, LP_NOMEM, "out of memory building the highlight terms");
+    int rc = termlist_add(b, &b->terms, t->z, t->n);
+    if (rc == LP_OK && b->pPhrasePlace) {
+        /* the term's copy, and where it is in the phrase */
+        const HlTerm *k = &b->terms.a[b->terms.n - 1];
+        if (VEC_PUSH(&b->phraseWords, ((PhraseWord){k->z, k->n, t->iPos, *b->pPhrasePlace}))) {
+            rc = lp_err_set(b->err, LP_NOMEM, "out of memory building the highlight terms");
+        }
     }
-    return termlist_add(b, &b->terms, t->z, t->n);
+    return rc;
 }
 
 /* Is x an exact phrase whose words are marked only where it matches

@@ -1554,10 +1554,10 @@ static int near_take(MatchParser *p, NearList *c, FtsNode *x, int nDist, int bFi
         ** for a MAYBE), which loupe does not do */
         int nPos = 0, nNeg = 0, bGroup = 0;
         for (int k = 0; k < x->nChild; k++) {
-            nNeg += x->aChild[k]->kind == FTSN_NOT;
-            nPos += x->aChild[k]->kind != FTSN_NOT;
-            bGroup |= x->aChild[k]->kind != FTSN_NOT && !is_chain_operand(x->aChild[k]) &&
-                      x->aChild[k]->kind != FTSN_PREFIX && x->aChild[k]->kind != FTSN_WILDCARD;
+            const FtsNode *y = x->aChild[k];
+            nNeg += y->kind == FTSN_NOT;
+            nPos += y->kind != FTSN_NOT;
+            bGroup |= y->kind == FTSN_AND || y->kind == FTSN_NEAR;
         }
         if (nNeg && (nPos > 1 || bGroup)) {
             return syntax_error(p, x->pos, "NEAR/N takes a group with a negation only around one word, "
@@ -1591,9 +1591,8 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
     FtsNodeKind kind = FTSN_AND; /* none yet */
     int bNot = 0;                /* the chain's operator is NOTNEAR/N */
     int bOrder = 0;              /* a '<<' operand is more than words: FTSN_ORDER */
-    int *aDist = NULL, nDist = 0, capDist = 0;
-    NearList nl = {0};           /* NEAR/N: its operands, groups spliced in */
-    int bNearList = 0;
+    NearList nl = {0};           /* NEAR/N, NOTNEAR/N: the operands (groups spliced
+                                 ** in) and distances; l: the other chains' */
     int iEnd = p->i;
     for (;;) {
         skip_space(p);
@@ -1636,16 +1635,15 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
                 if (!check_order_operand(p, (*pp)->aChild[c], &bOrder)) return LP_BADINPUT;
                 if ((rc = list_push(p, &l, (*pp)->aChild[c]))) return rc;
             }
-        } else if (l.n == 0 && !bNearList) {
+        } else if (l.n == 0 && nl.l.n == 0) {
             if (k == FTSN_NEAR && !bNotOp) {
-                bNearList = 1;
-                if ((rc = near_take(p, &nl, *pp, nNear, 1))) return rc;
+                rc = near_take(p, &nl, *pp, nNear, 1);
+            } else if (k == FTSN_BEFORE ? !check_order_operand(p, *pp, &bOrder) : !check_chain_operand(p, *pp, zOp, 1)) {
+                return LP_BADINPUT;
             } else {
-                if (k == FTSN_BEFORE ? !check_order_operand(p, *pp, &bOrder) : !check_chain_operand(p, *pp, zOp, 1)) {
-                    return LP_BADINPUT;
-                }
-                if ((rc = list_push(p, &l, *pp))) return rc;
+                rc = k == FTSN_NEAR ? near_push(p, &nl, *pp, 0) : list_push(p, &l, *pp);
             }
+            if (rc) return rc;
         }
         kind = k;
         p->i += nTake;
@@ -1656,36 +1654,22 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
         FtsNode *y = NULL;
         if ((rc = parse_or(p, pScope, &y))) return rc;
         iEnd = p->i;
-        if (bNearList) {
-            if ((rc = near_take(p, &nl, y, nNear, 0))) return rc;
-            continue;
-        }
-        if (k == FTSN_BEFORE ? !check_order_operand(p, y, &bOrder) : !check_chain_operand(p, y, zOp, !bNotOp)) {
+        if (k == FTSN_NEAR && !bNotOp) {
+            rc = near_take(p, &nl, y, nNear, 0);
+        } else if (k == FTSN_BEFORE ? !check_order_operand(p, y, &bOrder) : !check_chain_operand(p, y, zOp, !bNotOp)) {
             return LP_BADINPUT;
+        } else {
+            rc = k == FTSN_NEAR ? near_push(p, &nl, y, nNear) : list_push(p, &l, y);
         }
-        if ((rc = list_push(p, &l, y))) return rc;
-        if (k == FTSN_NEAR) {
-            if (nDist == capDist) {
-                int cap = capDist ? capDist * 2 : 4;
-                int *a = arena_alloc(p->a, sizeof(int) * (size_t)cap);
-                if (!a) return nomem(p);
-                if (nDist) memcpy(a, aDist, sizeof(int) * (size_t)nDist);
-                aDist = a;
-                capDist = cap;
-            }
-            aDist[nDist++] = nNear;
-        }
+        if (rc) return rc;
     }
-    if (bNearList) {
-        l = nl.l;
-        aDist = nl.aDist;
-    }
+    if (kind == FTSN_NEAR) l = nl.l;
     if (l.n == 0) return LP_OK;
     FtsNode *x = node_new(p, bOrder ? FTSN_ORDER : kind, iStart, iEnd);
     if (!x) return nomem(p);
     x->aChild = l.a;
     x->nChild = l.n;
-    x->aDist = aDist;
+    x->aDist = nl.aDist;
     x->bNotNear = bNot;
     x->fields = l.a[0]->fields;
     for (int i = 1; i < l.n; i++) {
@@ -1696,17 +1680,14 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
         return LP_OK;
     }
     if ((rc = chain_expand(p, x, pp)) || nl.neg.n == 0) return rc;
-    /* the negations of the groups spliced in: the chain AND NOT them */
-    if ((rc = list_push(p, &nl.neg, *pp))) return rc;
-    FtsNode *y = node_new(p, FTSN_AND, iStart, iEnd);
-    if (!y) return nomem(p);
-    y->aChild = nl.neg.a;
-    y->nChild = nl.neg.n;
-    /* positives first, as parse_body lists them */
-    memmove(y->aChild + 1, y->aChild, sizeof(FtsNode *) * (size_t)(y->nChild - 1));
-    y->aChild[0] = *pp;
-    *pp = y;
-    return LP_OK;
+    /* the negations of the groups spliced in: the chain AND NOT them
+    ** (positives first, as parse_body lists them) */
+    NodeList w = {0};
+    if ((rc = list_push(p, &w, *pp))) return rc;
+    for (int i = 0; i < nl.neg.n; i++) {
+        if ((rc = list_push(p, &w, nl.neg.a[i]))) return rc;
+    }
+    return list_finish(p, &w, FTSN_AND, iStart, iEnd, pp);
 }
 
 /* The items of a ZONESPAN: scope (*pScope's zones), from the cursor up to a

@@ -1081,13 +1081,6 @@ typedef struct NearHit {
     uint32_t tie;           /* at one position, the higher first */
 } NearHit;
 
-static int nearhit_cmp(const void *x, const void *y) {
-    const NearHit *a = x, *b = y;
-    if (a->pos != b->pos) return a->pos < b->pos ? -1 : 1;
-    if (a->tie != b->tie) return a->tie > b->tie ? -1 : 1;
-    return (a->who < b->who) - (a->who > b->who);
-}
-
 /* A child of a level of near_scan: its occurrences, sorted (the chains
 ** of the level before, or an operand's starts, all len long), the next
 ** one to read (i) and its tie (NearHit). */
@@ -1254,18 +1247,14 @@ static int near_scan(PhraseIt *p, uint32_t *pbHolds) {
         int o1 = o0 + 1; /* the level's operands: [o0, o1) */
         while (o1 < pn->nOp && (uint32_t)pn->aDist[o1 - 1] == near) o1++;
         /* The level's children, each's occurrences sorted: the chains of
-        ** the level before (in the order it completed them, which is by
-        ** start; sorted if not), then the operands' starts. */
+        ** the level before, in the order it completed them (by start: a
+        ** chain starts where the one before ended or later, and fsm_step's
+        ** roll-back to preP never reaches past a chain completed), then
+        ** the operands' starts. */
         NearRun *aRun = p->aNearRun;
         int nRun = 0;
         uint64_t nAll = nPrev;
-        if (o0) {
-            NearHit *a = p->aNear[0];
-            uint32_t k = 1;
-            while (k < nPrev && a[k - 1].pos <= a[k].pos) k++;
-            if (k < nPrev) qsort(a, nPrev, sizeof(NearHit), nearhit_cmp);
-            aRun[nRun++] = (NearRun){NULL, a, nPrev, 0, 0, UINT32_MAX};
-        }
+        if (o0) aRun[nRun++] = (NearRun){NULL, p->aNear[0], nPrev, 0, 0, UINT32_MAX};
         for (int o = o0; o < o1; o++) {
             int w0 = pn->aOpStart[o], w1 = pn->aOpStart[o + 1];
             /* Sphinx sorts its children by documents: a word's df, any
@@ -1275,7 +1264,7 @@ static int near_scan(PhraseIt *p, uint32_t *pbHolds) {
                                      pn->aQPos[w1 - 1] - pn->aQPos[w0] + 1, tie};
             nAll += p->anStart[o];
         }
-        if (near_room(p, 1, nAll)) return LP_NOMEM;
+        if (o1 < pn->nOp && near_room(p, 1, nAll)) return LP_NOMEM;
         NearFsm m;
         memset(&m, 0, sizeof(m));
         m.nChild = nRun;
@@ -1285,7 +1274,7 @@ static int near_scan(PhraseIt *p, uint32_t *pbHolds) {
         uint32_t nOut = 0;
         for (;;) {
             /* the next occurrence: the least start; at one start, the
-            ** higher tie, then the later child (nearhit_cmp's order) */
+            ** higher tie, then the later child */
             NearHit h = {0, 0, -1, 0};
             for (int r = 0; r < nRun; r++) {
                 const NearRun *x = &aRun[r];
