@@ -6,10 +6,12 @@
 **       list) and prints its counts and section sizes.
 **   loupe-inspect fts-build JSONL OUT [--fields a,b] [--morphology M] [--stopwords S]
 **                 [--threads N] [--exact-words 0|1] [--infix 0|1]
+**                 [--remove-diacritics 0|1]
 **       analyses the documents of a JSON-lines file ({"title": ..., "text": ...}
 **       per line; --fields names the keys, default title,text) the way a
 **       table with those options would, and writes the sealed segment the
-**       server would write for them: the on-disk size of the full-text
+**       server would write for them (--remove-diacritics: default 1, as a
+**       table created without the option): the on-disk size of the full-text
 **       index for a collection (make bench-fulltext reports it); --infix 1
 **       stores the infix filter, as for a table with min_infix_len. The file is
 **       read and parsed first (parse_s); then, timed (analyse_index_s,
@@ -29,12 +31,14 @@
 **                 [--fields a,b] [--morphology M] [--stopwords S] [--hard-stop S]
 **                 [--ranker NAME | --ranker-expr EXPR] [--min-infix-len N]
 **                 [--exact-words 0|1] [--expand-keywords 0|1|exact|star]
+**                 [--remove-diacritics 0|1]
 **       times full-text queries on a sealed segment in this process, for the
 **       benchmark's in-process table (bench/fulltext/run.py): each line of
 **       QUERYFILE is a MATCH expression, parsed, planned and run for the top
 **       k as the server runs `SELECT ... WHERE MATCH('<line>') ORDER BY
 **       WEIGHT() DESC LIMIT k` (src/query/select.c), with the analyzer
-**       fts-build used (same --morphology/--stopwords/--exact-words: with
+**       fts-build used (same --morphology/--stopwords/--exact-words/
+**       --remove-diacritics: with
 **       exact forms, prefixes expand over them) and the default rank
 **       parameters (BM25F, or the --ranker OPTION ranker= names, or
 **       --ranker-expr as OPTION ranker=expr('EXPR')). The loop is the one of bench/fulltext/passes.h
@@ -73,11 +77,12 @@ static int usage(void) {
             "usage: loupe-inspect fts-info FILE\n"
             "       loupe-inspect fts-build JSONL OUT [--fields a,b] [--morphology M] "
             "[--stopwords S] [--threads N]\n"
-            "                     [--exact-words 0|1] [--infix 0|1]\n"
+            "                     [--exact-words 0|1] [--infix 0|1] [--remove-diacritics 0|1]\n"
             "       loupe-inspect fts-bench SEGMENT QUERYFILE [--k 10] [--seconds S] [--warmup N]\n"
             "                     [--fields a,b] [--morphology M] [--stopwords S] [--hard-stop S]\n"
             "                     [--ranker NAME | --ranker-expr EXPR] [--expand-keywords 0|1|exact|star]\n"
-            "                     [--min-infix-len N] [--exact-words 0|1] (as fts-build's)\n");
+            "                     [--min-infix-len N] [--exact-words 0|1] [--remove-diacritics 0|1]\n"
+            "                     (as fts-build's)\n");
     return 2;
 }
 
@@ -215,9 +220,9 @@ static int write_is_shared(const Docs *x, int nField, uint32_t iWrite) {
 }
 
 static int cmd_build(const char *zIn, const char *zOut, const char *zFields, const char *zMorph,
-                     const char *zStop, int bExact, unsigned writeFlags, int nThread) {
+                     const char *zStop, int bExact, int bStrip, unsigned writeFlags, int nThread) {
     LpError err;
-    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, 0, 0, NULL, 0, NULL, 0, NULL};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, 0, 0, NULL, 0, NULL, 0, NULL, bStrip};
     Analyzer *an;
     if (analyzer_new(&cfg, &an, &err)) return fail(&err);
     /* as a table's flush: exact forms only in the filter where wildcards
@@ -355,6 +360,7 @@ typedef struct BenchCfg {
     const char *zExpr;          /* --ranker-expr, or NULL */
     int minInfixLen;            /* --min-infix-len: wildcard queries ('*abc*'), default 0 */
     int bExact;                 /* --exact-words: the segment holds exact forms */
+    int bStrip;                 /* --remove-diacritics, default 1 */
 } BenchCfg;
 
 /* What one query needs: the segment's source, the analyzer, the field
@@ -439,7 +445,7 @@ static int cmd_bench(const char *zSeg, const char *zQueries, const BenchCfg *c) 
     Analyzer *an = NULL;
     /* as the segment was built: with exact forms, '=word' and
     ** expand_keywords=exact look them up and prefixes expand over them */
-    AnalyzerConfig acfg = {c->zMorph, c->zStop, 0, c->bExact, 0, 0, NULL, c->minInfixLen, NULL, 0, NULL};
+    AnalyzerConfig acfg = {c->zMorph, c->zStop, 0, c->bExact, 0, 0, NULL, c->minInfixLen, NULL, 0, NULL, c->bStrip};
     BenchCtx x = {.azField = (const char *const *)azField, .nField = nField, .k = c->k};
     arena_init(&x.exprArena, 0);
     FtsSegInfo info;
@@ -530,7 +536,7 @@ int main(int argc, char **argv) {
     if (argc == 3 && strcmp(argv[1], "fts-info") == 0) return cmd_info(argv[2]);
     if (argc >= 4 && strcmp(argv[1], "fts-build") == 0) {
         const char *zFields = "title,text", *zMorph = NULL, *zStop = NULL;
-        long nThread = sysconf(_SC_NPROCESSORS_ONLN), bExact = 0, bInfix = 0;
+        long nThread = sysconf(_SC_NPROCESSORS_ONLN), bExact = 0, bInfix = 0, bStrip = 1;
         for (int i = 4; i < argc; i++) {
             if (i + 1 >= argc) return usage();
             if (strcmp(argv[i], "--fields") == 0) zFields = argv[++i];
@@ -539,16 +545,18 @@ int main(int argc, char **argv) {
             else if (strcmp(argv[i], "--threads") == 0) nThread = strtol(argv[++i], NULL, 10);
             else if (strcmp(argv[i], "--exact-words") == 0) bExact = strtol(argv[++i], NULL, 10);
             else if (strcmp(argv[i], "--infix") == 0) bInfix = strtol(argv[++i], NULL, 10);
+            else if (strcmp(argv[i], "--remove-diacritics") == 0) bStrip = strtol(argv[++i], NULL, 10);
             else return usage();
         }
-        if (nThread < 1 || nThread > TPOOL_MAX_THREADS || bExact < 0 || bExact > 1 || bInfix < 0 || bInfix > 1) {
+        if (nThread < 1 || nThread > TPOOL_MAX_THREADS || bExact < 0 || bExact > 1 || bInfix < 0 || bInfix > 1 ||
+            bStrip < 0 || bStrip > 1) {
             return usage();
         }
-        return cmd_build(argv[2], argv[3], zFields, zMorph, zStop, (int)bExact, bInfix ? FTS_SEGW_INFIX : 0,
+        return cmd_build(argv[2], argv[3], zFields, zMorph, zStop, (int)bExact, (int)bStrip, bInfix ? FTS_SEGW_INFIX : 0,
                          (int)nThread);
     }
     if (argc >= 4 && strcmp(argv[1], "fts-bench") == 0) {
-        BenchCfg c = {"title,text", NULL, NULL, 10, 1.0, 0, 0, FTS_RANK_BM25F, 0, NULL, 0, 0};
+        BenchCfg c = {"title,text", NULL, NULL, 10, 1.0, 0, 0, FTS_RANK_BM25F, 0, NULL, 0, 0, 1};
         for (int i = 4; i < argc; i++) {
             if (i + 1 >= argc) return usage();
             const char *zOpt = argv[i], *zVal = argv[++i];
@@ -569,9 +577,11 @@ int main(int argc, char **argv) {
                 c.minInfixLen = atoi(zVal);
             } else if (strcmp(zOpt, "--exact-words") == 0) {
                 c.bExact = atoi(zVal);
+            } else if (strcmp(zOpt, "--remove-diacritics") == 0) {
+                c.bStrip = atoi(zVal);
             } else return usage();
         }
-        if (c.bExact < 0 || c.bExact > 1) return usage();
+        if (c.bExact < 0 || c.bExact > 1 || c.bStrip < 0 || c.bStrip > 1) return usage();
         if (c.hardStop == 0) c.hardStop = 10 * c.seconds;
         if (c.k < 1 || c.k > 100000 || c.seconds <= 0 || c.hardStop < c.seconds || c.nWarmup < 0) {
             return usage();

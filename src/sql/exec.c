@@ -1841,15 +1841,16 @@ static int build_column(Binder *b, const ColumnDef *d, ColumnSchema *c) {
 static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
     static const char *const azKnown[] = {"morphology", "stopwords", "min_prefix_len",
                                           "min_infix_len", "min_word_len", "index_exact_words", "index_sp", "html_strip",
-                                          "html_remove_elements", "html_index_attrs", "index_zones", "expand_keywords",
+                                          "remove_diacritics", "html_remove_elements", "html_index_attrs", "index_zones", "expand_keywords",
                                           "rt_mem_limit", "rank_profile", "type"};
     size_t k = 0;
     while (k < LP_ARRAY_SIZE(azKnown) && strcmp(o->zName, azKnown[k]) != 0) k++;
     if (k == LP_ARRAY_SIZE(azKnown)) {
-        char zMsg[256];
+        char zMsg[512];
         snprintf(zMsg, sizeof(zMsg),
-                 "unknown table option '%s': expected morphology, stopwords, min_prefix_len, "
-                 "min_infix_len, min_word_len, index_exact_words, index_sp, html_strip, html_remove_elements, html_index_attrs, index_zones, expand_keywords, "
+                 "unknown table option '%.64s': expected morphology, stopwords, min_prefix_len, "
+                 "min_infix_len, min_word_len, index_exact_words, index_sp, html_strip, remove_diacritics, "
+                 "html_remove_elements, html_index_attrs, index_zones, expand_keywords, "
                  "rt_mem_limit, rank_profile or type",
                  o->zName);
         return bind_fail_at(b, o->pos, zMsg);
@@ -1861,6 +1862,7 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
     if (strcmp(o->zName, "index_exact_words") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;
     if (strcmp(o->zName, "index_sp") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;
     if (strcmp(o->zName, "html_strip") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;
+    if (strcmp(o->zName, "remove_diacritics") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;
     if (strcmp(o->zName, "expand_keywords") == 0 && fts_expand_from_name(z) < 0) {
         return bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos, EXPAND_KEYWORDS_EXPECTS);
     }
@@ -1899,6 +1901,28 @@ static int check_embedding_sources(Binder *b, const Schema *sc) {
     return LP_OK;
 }
 
+/* Sets option zName of sc to zValue, replacing its value or appending it
+** (sc has room for it). LP_OK or LP_NOMEM. */
+static int schema_set_option(Schema *sc, const char *zName, const char *zValue) {
+    char *zV = strdup(zValue);
+    if (!zV) return LP_NOMEM;
+    for (int i = 0; i < sc->nOpt; i++) {
+        if (strcmp(sc->aOpt[i].zName, zName) == 0) {
+            free(sc->aOpt[i].zValue);
+            sc->aOpt[i].zValue = zV;
+            return LP_OK;
+        }
+    }
+    TableOpt *to = &sc->aOpt[sc->nOpt];
+    if (!(to->zName = strdup(zName))) {
+        free(zV);
+        return LP_NOMEM;
+    }
+    to->zValue = zV;
+    sc->nOpt++;
+    return LP_OK;
+}
+
 /* As Manticore: a stemmed table with prefixes or infixes configured
 ** (min_prefix_len or min_infix_len above 0) indexes exact forms too, so
 ** that its prefixes and wildcards can match the words as written
@@ -1913,26 +1937,7 @@ static int force_exact_words(Schema *sc) {
     if (!zMorph || !zMorph[0] || strcasecmp(zMorph, "none") == 0) return 0;
     if ((!zPre || atoi(zPre) == 0) && (!zInf || atoi(zInf) == 0)) return 0;
     if (zExact && atoi(zExact) == 1) return 0;
-    for (int i = 0; i < sc->nOpt; i++) {
-        if (strcmp(sc->aOpt[i].zName, "index_exact_words") == 0) {
-            char *z = strdup("1");
-            if (!z) return -1;
-            free(sc->aOpt[i].zValue);
-            sc->aOpt[i].zValue = z;
-            return 1;
-        }
-    }
-    TableOpt *to = &sc->aOpt[sc->nOpt];
-    to->zName = strdup("index_exact_words");
-    to->zValue = strdup("1");
-    if (!to->zName || !to->zValue) {
-        free(to->zName);
-        free(to->zValue);
-        to->zName = to->zValue = NULL;
-        return -1;
-    }
-    sc->nOpt++;
-    return 1;
+    return schema_set_option(sc, "index_exact_words", "1") == LP_OK ? 1 : -1;
 }
 
 void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
@@ -1943,7 +1948,8 @@ void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     Schema *sc = calloc(1, sizeof(Schema));
     if (!sc) goto oom;
     sc->aCol = calloc((size_t)(ct->nCol ? ct->nCol : 1), sizeof(ColumnSchema));
-    sc->aOpt = calloc((size_t)ct->nOpt + 1, sizeof(TableOpt)); /* + index_exact_words */
+    /* + index_exact_words, remove_diacritics */
+    sc->aOpt = calloc((size_t)ct->nOpt + 2, sizeof(TableOpt));
     if (!sc->aCol || !sc->aOpt) goto oom;
     if (catalog_check_name(ct->zTable, &err)) {
         err.detail = ER_PARSE;
@@ -1995,6 +2001,11 @@ void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     }
     int bForcedExact = force_exact_words(sc);
     if (bForcedExact < 0) goto oom;
+    /* A new table folds accents unless told not to, as Manticore's default
+    ** charset_table and FTS5's tokenizer do. The option is stored, so a
+    ** table created before it existed (no option: no folding) keeps
+    ** analysing as it did. */
+    if (!schema_option(sc, "remove_diacritics") && schema_set_option(sc, "remove_diacritics", "1")) goto oom;
     const char *zProfiles = schema_option(sc, "rank_profile");
     if (zProfiles) {
         /* Check every stored profile now, against the indexed text fields. */

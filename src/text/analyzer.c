@@ -160,6 +160,7 @@ struct Analyzer {
                                 ** NULL-terminated; or NULL */
     char **azZone;              /* index_zones: names or "prefix*", lower case,
                                 ** NULL-terminated; or NULL */
+    int bStrip;                 /* remove_diacritics: marks of Latin and Greek letters go */
 };
 
 static void stop_key(const char *z, int n, StopKey *k) {
@@ -515,7 +516,7 @@ static void dict_en_map(void) {
 }
 
 int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
-    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL};
+    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0};
     if (!cfg) cfg = &cfgDefault;
     *ppOut = NULL;
     if (cfg->minPrefixLen < 0 || cfg->minPrefixLen > ANALYZER_MAX_TERM) {
@@ -541,6 +542,7 @@ int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
     a->bExactWords = cfg->bExactWords != 0;
     a->bIndexSp = cfg->bIndexSp != 0;
     a->bHtmlStrip = cfg->bHtmlStrip != 0;
+    a->bStrip = cfg->bRemoveDiacritics != 0;
     int rc = morphology_parse(a, cfg->zMorphology, err);
     if (rc == LP_OK) rc = stopwords_parse(a, cfg->zStopwords, err);
     if (rc == LP_OK) rc = html_remove_parse(a, cfg->zHtmlRemove, err);
@@ -730,11 +732,57 @@ static size_t scan_marks(const unsigned char *p, size_t n, size_t i) {
 
 #define NORM_OPTIONS (UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_COMPAT | UTF8PROC_CASEFOLD)
 
-/* NFKC + case folding of the word z[0..n) through utf8proc, into zOut (at
-** least ANALYZER_MAX_TERM bytes), cut at a character boundary. Returns the
-** length, or a negative utf8proc error code (none is expected: the input
-** is valid and the buffer is large enough). */
-static int norm_utf8proc(const char *z, size_t n, char *zOut) {
+/* Is cp, a base letter, in a Latin or Greek block (remove_diacritics drops
+** the marks on such letters)? */
+static int is_latin_greek(uint32_t cp) {
+    return cp < 0x0250                          /* Basic Latin .. Latin Extended-B */
+           || (cp >= 0x0370 && cp <= 0x03FF)    /* Greek and Coptic */
+           || (cp >= 0x1E00 && cp <= 0x1FFF)    /* Latin Extended Additional, Greek Extended */
+           || (cp >= 0x2C60 && cp <= 0x2C7F)    /* Latin Extended-C */
+           || (cp >= 0xA720 && cp <= 0xA7FF)    /* Latin Extended-D */
+           || (cp >= 0xAB30 && cp <= 0xAB6F);   /* Latin Extended-E */
+}
+
+/* The letter a Latin letter with a stroke (no decomposition: its stroke is
+** not a mark) stands for under remove_diacritics, or cp itself. Lower case
+** only: it runs after case folding. */
+static uint32_t strip_stroke(uint32_t cp) {
+    switch (cp) {
+    case 0x00F8: return 'o'; /* ø */
+    case 0x0111: return 'd'; /* đ */
+    case 0x0127: return 'h'; /* ħ */
+    case 0x0142: return 'l'; /* ł */
+    case 0x0167: return 't'; /* ŧ */
+    default: return cp;
+    }
+}
+
+/* remove_diacritics over the decomposed, case-folded code points a[0..n),
+** in place: drops the marks whose base is Latin or Greek, maps the stroke
+** letters. Returns the new count. */
+static utf8proc_ssize_t strip_marks(utf8proc_int32_t *a, utf8proc_ssize_t n) {
+    utf8proc_ssize_t k = 0;
+    int bBase = 0; /* the last base letter is Latin or Greek */
+    for (utf8proc_ssize_t i = 0; i < n; i++) {
+        uint32_t cp = (uint32_t)a[i];
+        utf8proc_category_t cat = utf8proc_category(a[i]);
+        if (cat == UTF8PROC_CATEGORY_MN || cat == UTF8PROC_CATEGORY_MC || cat == UTF8PROC_CATEGORY_ME) {
+            if (bBase) continue;
+        } else {
+            bBase = is_latin_greek(cp);
+            cp = strip_stroke(cp);
+        }
+        a[k++] = (utf8proc_int32_t)cp;
+    }
+    return k;
+}
+
+/* NFKC + case folding of the word z[0..n) through utf8proc (and, when
+** bStrip, remove_diacritics), into zOut (at least ANALYZER_MAX_TERM bytes),
+** cut at a character boundary. Returns the length, or a negative utf8proc
+** error code (none is expected: the input is valid and the buffer is
+** large enough). */
+static int norm_utf8proc(const char *z, size_t n, int bStrip, char *zOut) {
     utf8proc_int32_t aCp[NORM_BUF_CP];
     if (n > NORM_MAX_IN) n = utf8_floor(z, NORM_MAX_IN);
     utf8proc_ssize_t nCp;
@@ -747,6 +795,7 @@ static int norm_utf8proc(const char *z, size_t n, char *zOut) {
         ** the buffer bounded should a later Unicode version do it. */
         n = utf8_floor(z, n / 2);
     }
+    if (bStrip) nCp = strip_marks(aCp, nCp);
     /* utf8proc_reencode composes, then writes UTF-8 over the code points
     ** (it never overtakes its reading position) and a NUL after them. */
     utf8proc_ssize_t nByte = utf8proc_reencode(aCp, nCp, NORM_OPTIONS);
@@ -765,22 +814,27 @@ static int norm_utf8proc(const char *z, size_t n, char *zOut) {
 **    is normalised character by character: no two of these characters
 **    compose with each other (compositions need a combining mark, or Hangul
 **    or Indic vowels, none of which qualify), so the result is exactly
-**    utf8proc's. The table is built once from utf8proc itself.
+**    utf8proc's. aFold2[1] is the same under remove_diacritics (é → e):
+**    what it drops are marks, which a word of these characters has none
+**    of once each is folded. The tables are built once from utf8proc
+**    itself.
 **  - A CJK ideograph, Hangul syllable or kana letter standing alone is its
 **    own normal form (the ranges in norm_is_identity() hold no compatibility
 **    or case mappings).
 ** test_analyzer checks both against utf8proc for every such code point. */
-static uint16_t aFold2[0x800 - 0x80];
+static uint16_t aFold2[2][0x800 - 0x80];
 static void fold2_build(void) {
-    for (uint32_t cp = 0x80; cp < 0x800; cp++) {
-        if (char_class(cp) != CC_WORD) continue;
-        char zIn[2] = {(char)(0xC0 | (cp >> 6)), (char)(0x80 | (cp & 0x3F))};
-        char zOut[ANALYZER_MAX_TERM];
-        int n = norm_utf8proc(zIn, 2, zOut);
-        uint32_t r;
-        if (n <= 0 || utf8_decode((const unsigned char *)zOut, (size_t)n, &r) != n) continue;
-        if (r > 0xFFFF || utf8proc_get_property((utf8proc_int32_t)r)->combining_class != 0) continue;
-        aFold2[cp - 0x80] = (uint16_t)r;
+    for (int bStrip = 0; bStrip < 2; bStrip++) {
+        for (uint32_t cp = 0x80; cp < 0x800; cp++) {
+            if (char_class(cp) != CC_WORD) continue;
+            char zIn[2] = {(char)(0xC0 | (cp >> 6)), (char)(0x80 | (cp & 0x3F))};
+            char zOut[ANALYZER_MAX_TERM];
+            int n = norm_utf8proc(zIn, 2, bStrip, zOut);
+            uint32_t r;
+            if (n <= 0 || utf8_decode((const unsigned char *)zOut, (size_t)n, &r) != n) continue;
+            if (r > 0xFFFF || utf8proc_get_property((utf8proc_int32_t)r)->combining_class != 0) continue;
+            aFold2[bStrip][cp - 0x80] = (uint16_t)r;
+        }
     }
 }
 
@@ -792,9 +846,10 @@ static int norm_is_identity(uint32_t cp) {
            || (cp >= 0xAC00 && cp <= 0xD7A3);  /* Hangul syllables */
 }
 
-/* The aFold2 path: the term's length, or -1 when the word has a character
-** the table does not cover. */
-static int norm_fold2(const unsigned char *p, size_t n, char *zOut) {
+/* The aFold2[bStrip] path: the term's length, or -1 when the word has a
+** character the table does not cover. */
+static int norm_fold2(const unsigned char *p, size_t n, int bStrip, char *zOut) {
+    const uint16_t *aFold = aFold2[bStrip];
     int k = 0;
     for (size_t i = 0; i < n;) {
         uint32_t c = p[i];
@@ -805,7 +860,7 @@ static int norm_fold2(const unsigned char *p, size_t n, char *zOut) {
             continue;
         }
         if (c >= 0xE0) return -1;
-        uint32_t r = aFold2[(((c & 0x1F) << 6) | (p[i + 1] & 0x3F)) - 0x80];
+        uint32_t r = aFold[(((c & 0x1F) << 6) | (p[i + 1] & 0x3F)) - 0x80];
         /* Look the character up before testing the space left: a character
         ** outside the table might compose with the one before. */
         if (r == 0) return -1;
@@ -827,9 +882,10 @@ static int norm_fold2(const unsigned char *p, size_t n, char *zOut) {
     return k;
 }
 
-/* NFKC + case folding of a word with at least one non-ASCII character:
-** as norm_utf8proc(), through a fast path where one applies. */
-static int norm_word(const char *z, size_t n, char *zOut) {
+/* NFKC + case folding (and, when bStrip, remove_diacritics) of a word with
+** at least one non-ASCII character: as norm_utf8proc(), through a fast
+** path where one applies. */
+static int norm_word(const char *z, size_t n, int bStrip, char *zOut) {
     const unsigned char *p = (const unsigned char *)z;
     if (n == 3 && p[0] >= 0xE0) {
         uint32_t cp;
@@ -838,8 +894,8 @@ static int norm_word(const char *z, size_t n, char *zOut) {
             return 3;
         }
     }
-    int k = norm_fold2(p, n, zOut);
-    return k >= 0 ? k : norm_utf8proc(z, n, zOut);
+    int k = norm_fold2(p, n, bStrip, zOut);
+    return k >= 0 ? k : norm_utf8proc(z, n, bStrip, zOut);
 }
 
 /* --------------------------------------------------------------- runner */
@@ -1022,7 +1078,7 @@ static inline __attribute__((always_inline)) int word_prepare(RunState *s, const
         lower_ascii(z + iStart, m, s->nText - iStart, w->aTerm);
         w->nTerm = (int)m;
     } else {
-        w->nTerm = norm_word(z + iStart, iEnd - iStart, w->aTerm);
+        w->nTerm = norm_word(z + iStart, iEnd - iStart, s->a->bStrip, w->aTerm);
         if (w->nTerm < 0) {
             return lp_err_setpos(s->err, LP_INTERNAL, (int64_t)iStart, "normalising the word at byte %zu: %s",
                                  iStart, utf8proc_errmsg(w->nTerm));

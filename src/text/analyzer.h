@@ -13,6 +13,15 @@
 **    Hiragana/Katakana/Hangul syllable) is a word of its own. Everything
 **    else separates words.
 **  - Each word is normalised: NFKC, then Unicode case folding (utf8proc).
+**    With remove_diacritics (bRemoveDiacritics), the marks on Latin and
+**    Greek letters go too: "Café" → "cafe", "ΆΓΙΟΣ" → "αγιοσ", "Ærøskøbing"
+**    → "æroskobing". Precisely: after the canonical and compatibility
+**    decomposition and case folding, each combining mark (Unicode M*)
+**    whose base letter (the last non-mark before it) is in a Latin or
+**    Greek block is dropped, and the Latin letters with a stroke ø, ł, đ,
+**    ħ, ŧ become o, l, d, h, t; what is left is composed again (NFC).
+**    Other scripts keep their marks (Cyrillic й and ё, Devanagari vowel
+**    signs), and so do the ligatures æ and œ and the dotless ı.
 **    Then, per the configuration, stop words and words of fewer than
 **    min_word_len characters are dropped (their position is still
 **    counted, so a phrase does not match across a removed word) and the
@@ -87,6 +96,7 @@ typedef struct AnalyzerConfig {
                                 ** searched (as stop words); 0 or 1: every word */
     const char *zIndexZones;    /* index_zones: "h*, th, title" (needs bHtmlStrip);
                                 ** NULL: no zones */
+    int bRemoveDiacritics;      /* remove_diacritics: "café" is "cafe" (above) */
 } AnalyzerConfig;
 
 #define ANALYZER_EXACT_MARK '='  /* first byte of an exact form's term */

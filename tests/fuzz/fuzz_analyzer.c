@@ -27,6 +27,9 @@
 **     first, last or two in a row, each on a terminator ('.', '?', '!',
 **     '\n' or a non-ASCII one) and taking a position, so each word's
 **     position is the plain one plus the boundaries before it;
+**   - a sixth, the plain one with remove_diacritics, gives the plain
+**     run's words at the same positions and offsets, ASCII terms
+**     unchanged, each term its own folding (check_strip);
 **   - html_strip() never lengthens the text and keeps valid UTF-8 valid;
 **   - with html_strip and index_zones, analyzer_run_doc() gives the words
 **     analyzer_doc_text() + analyzer_run() give, then zones' terms: per
@@ -154,8 +157,37 @@ static void check_zones(const Analyzer *a, const char *z, size_t n, int64_t iBad
     free(plain.a);
 }
 
-static Analyzer *make(const char *zMorph, const char *zStop, int bExact, int bSp) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, bSp, 0, NULL, 0, NULL, 0, NULL};
+/* The plain analyzer with remove_diacritics (a) against the plain run
+** pPlain of the valid text z[0..n): the same words at the same places (a
+** word is folded, never split or merged), an ASCII term unchanged, and
+** folding is idempotent: a term analysed again, where it is one word
+** from end to end, gives itself. */
+static void check_strip(const Analyzer *a, const Run *pPlain, const char *z, size_t n, uint32_t iBase) {
+    Run r = {0, n, iBase, NULL, 0, 0};
+    uint32_t iEnd;
+    int rc = analyzer_run(a, z, n, iBase, on_token, &r, &iEnd, NULL);
+    if (rc == 1) goto done; /* our realloc failed */
+    if (rc != LP_OK || r.n != pPlain->n) abort();
+    for (size_t k = 0; k < r.n; k++) {
+        const Tok *t = &r.a[k], *p = &pPlain->a[k];
+        if (t->iPos != p->iPos || t->iStart != p->iStart || t->iEnd != p->iEnd) abort();
+        int bAscii = 1;
+        for (int i = 0; i < p->n; i++) bAscii &= (unsigned char)p->z[i] < 0x80;
+        if (bAscii && (t->n != p->n || memcmp(t->z, p->z, (size_t)t->n))) abort();
+        Run again = {0, (size_t)t->n, 0, NULL, 0, 0};
+        rc = analyzer_run_unstemmed(a, t->z, (size_t)t->n, on_any, &again, NULL);
+        /* (NFKC may leave separators in a term: "⑿" is "(12)") */
+        int bWhole = rc == LP_OK && again.n == 1 && again.a[0].iStart == 0 && again.a[0].iEnd == (uint32_t)t->n;
+        if (bWhole && (again.a[0].n != t->n || memcmp(again.a[0].z, t->z, (size_t)t->n))) abort();
+        if (rc != LP_OK && rc != 1) abort();
+        free(again.a);
+    }
+done:
+    free(r.a);
+}
+
+static Analyzer *make(const char *zMorph, const char *zStop, int bExact, int bSp, int bStrip) {
+    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, bSp, 0, NULL, 0, NULL, 0, NULL, bStrip};
     Analyzer *a = NULL;
     if (analyzer_new(&cfg, &a, NULL) != LP_OK) abort();
     return a;
@@ -164,17 +196,18 @@ static Analyzer *make(const char *zMorph, const char *zStop, int bExact, int bSp
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* Created once, kept for the process: they are immutable and reachable,
     ** so neither a leak nor state carried between inputs. */
-    static Analyzer *aAn[5], *pZones;
+    static Analyzer *aAn[6], *pZones;
     if (!pZones) {
-        AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 1, 1, "script", 0, "img=alt", 0, "h*, th, b"};
+        AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 1, 1, "script", 0, "img=alt", 0, "h*, th, b", 0};
         if (analyzer_new(&cfg, &pZones, NULL) != LP_OK) abort();
     }
     if (!aAn[0]) {
-        aAn[0] = make(NULL, NULL, 0, 0);
-        aAn[1] = make("stem_en", "en", 0, 0);
-        aAn[2] = make("stem_ru", NULL, 0, 0);
-        aAn[3] = make("stem_en", "en", 1, 0);
-        aAn[4] = make(NULL, NULL, 0, 1);
+        aAn[0] = make(NULL, NULL, 0, 0, 0);
+        aAn[1] = make("stem_en", "en", 0, 0, 0);
+        aAn[2] = make("stem_ru", NULL, 0, 0, 0);
+        aAn[3] = make("stem_en", "en", 1, 0, 0);
+        aAn[4] = make(NULL, NULL, 0, 1, 0);
+        aAn[5] = make(NULL, NULL, 0, 0, 1);
     }
     /* A heap copy of exactly size bytes, so ASan catches any read past the
     ** end (the fuzzer's own buffer may have slack). */
@@ -282,6 +315,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     strbuf_free(&sb);
     check_zones(pZones, z, size, iBad);
+    if (iBad < 0 && aRc[0] == LP_OK) check_strip(aAn[5], &aRun[0], z, size, iBase);
     for (int i = 0; i < 8; i++) free(aRun[i].a);
     free(z);
     return 0;

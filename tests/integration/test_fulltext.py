@@ -1395,6 +1395,91 @@ def test_unicode_analysis(cur, unicode_table, text, want):
     assert sorted(match_ids(cur, unicode_table, text)) == want
 
 
+ACCENT_DOCS = {
+    1: ("Café crème", "Une tarte Tatin au café"),
+    2: ("Łódź", "naïve ΆΓΙΟΣ résumés"),
+    3: ("йогурт", "ёж"),
+    4: ("cafe", "plain resume"),
+}
+
+
+def test_remove_diacritics(cur, uniq):
+    """A new table folds accents (remove_diacritics='1' by default, as
+    Manticore's default charset_table and FTS5's tokenizer do): 'cafe' finds
+    "Café", in documents and queries, phrases, prefixes, exact forms,
+    HIGHLIGHT() and CALL KEYWORDS, in RAM and sealed. Cyrillic keeps its
+    й and ё. remove_diacritics='0' keeps accents apart."""
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (title TEXT, body TEXT) morphology='stem_en' min_prefix_len='2'")
+    cur.execute(f"SHOW CREATE TABLE {t}")
+    assert "remove_diacritics='1'" in cur.fetchone()[1]
+    cur.execute(f"INSERT INTO {t} VALUES " + ", ".join(
+        f"({i}, {q(a)}, {q(b)})" for i, (a, b) in ACCENT_DOCS.items()))
+    assert_ids_ram_and_flushed(cur, t, [
+        ("cafe", [1, 4]), ("CAFÉ", [1, 4]), ("cafe\u0301", [1, 4]), ("creme", [1]), ("caf*", [1, 4]),
+        ('"cafe creme"', [1]), ('"café crème"', [1]), ("=cafe", [1, 4]), ("lodz", [2]), ("LÓDŹ", [2]),
+        ("naive", [2]), ("αγιος", [2]), ("resume", [2, 4]), ("résumé", [2, 4]),
+        ("йогурт", [3]), ("иогурт", []), ("ёж", [3]), ("еж", []),
+    ])
+    cur.execute(f"SELECT HIGHLIGHT({{}}, 'title') FROM {t} WHERE MATCH('cafe creme') AND id = 1")
+    assert cur.fetchone()[0] == "<b>Café</b> <b>crème</b>"
+    cur.execute(f"CALL KEYWORDS('Crème Brûlée', '{t}')")
+    assert [r[1:] for r in cur.fetchall()] == [("creme", "creme"), ("brulee", "brule")]
+
+    off = uniq()
+    cur.execute(f"CREATE TABLE {off} (title TEXT, body TEXT) remove_diacritics='0'")
+    cur.execute(f"SHOW CREATE TABLE {off}")
+    assert "remove_diacritics='0'" in cur.fetchone()[1]
+    cur.execute(f"INSERT INTO {off} VALUES " + ", ".join(
+        f"({i}, {q(a)}, {q(b)})" for i, (a, b) in ACCENT_DOCS.items()))
+    assert_ids_ram_and_flushed(cur, off, [
+        ("cafe", [4]), ("café", [1]), ("CAFÉ", [1]), ("lodz", []), ("łódź", [2]), ("resume", [4]),
+    ])
+    expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) remove_diacritics='2'", 1064,
+                 r"option 'remove_diacritics' expects an integer from 0 to 1")
+
+
+def _crc32c(data):
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def test_table_without_remove_diacritics_keeps_accents(tmp_path):
+    """A table created before remove_diacritics existed has no such option
+    in its manifest: it keeps analysing as it did (accents kept), across a
+    restart and for new rows, and SHOW CREATE TABLE does not claim it."""
+    data = tmp_path / "data"
+    data.mkdir()
+    s = LoupeServer(name="noaccentopt", data_dir=str(data))
+    s.start()
+    try:
+        with pymysql_connect(s.mysql_port) as c, c.cursor() as cur:
+            cur.execute("CREATE TABLE old (body TEXT)")
+        s.proc.send_signal(signal.SIGTERM)
+        s.proc.wait()
+        # The manifest as an older server wrote it: no remove_diacritics.
+        path = data / "tables" / "old" / "manifest"
+        line = path.read_bytes().split(b"\n")[0]
+        m = json.loads(line)
+        opts = m["schema"]["options"]
+        assert {"name": "remove_diacritics", "value": "1"} in opts
+        m["schema"]["options"] = [o for o in opts if o["name"] != "remove_diacritics"]
+        line = json.dumps(m, separators=(",", ":")).encode()
+        path.write_bytes(line + b"\n" + b"crc32c %08x\n" % _crc32c(line))
+        s.restart()
+        with pymysql_connect(s.mysql_port) as c, c.cursor() as cur:
+            cur.execute("SHOW CREATE TABLE old")
+            assert "remove_diacritics" not in cur.fetchone()[1]
+            cur.execute("INSERT INTO old VALUES (1, 'Café'), (2, 'cafe')")
+            assert_ids_ram_and_flushed(cur, "old", [("cafe", [2]), ("café", [1])])
+    finally:
+        s.stop()
+
+
 @pytest.mark.parametrize("raw, offset", [
     (b"abc \xff def", 4),
     (b"\xc3", 0),

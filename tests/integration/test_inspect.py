@@ -130,6 +130,26 @@ def test_ranker_expression(tmp_path, segment):
     assert r.returncode == 1 and "lcs is a per-field factor" in r.stderr, r.stderr
 
 
+def test_build_and_bench_remove_diacritics(tmp_path):
+    """fts-build folds accents by default, as a table created without the
+    option does; --remove-diacritics 0 keeps them, and fts-bench analyses
+    its queries the same way."""
+    docs = tmp_path / "acc.jsonl"
+    docs.write_text("".join(json.dumps({"title": t, "text": "x"}) + "\n" for t in ["Café", "cafe", "CAFÉ au lait"]))
+    qf = tmp_path / "q.txt"
+    qf.write_text("cafe\n")
+    rows = {}
+    for flag in ("1", "0"):
+        seg = tmp_path / f"acc{flag}.seg"
+        r = run("fts-build", str(docs), str(seg), "--remove-diacritics", flag)
+        assert r.returncode == 0, r.stderr
+        r = run("fts-bench", str(seg), str(qf), "--seconds", "0.05", "--remove-diacritics", flag)
+        assert r.returncode == 0, r.stderr
+        out = json.loads(r.stdout)
+        rows[flag] = out["rows"] / out["queries"]
+    assert rows == {"1": 3, "0": 1}, rows
+
+
 @pytest.mark.parametrize("args", [
     ["fts-build"],
     ["fts-build", "a", "b", "--threads", "0"],
@@ -137,6 +157,8 @@ def test_ranker_expression(tmp_path, segment):
     ["fts-bench", "a", "b", "--k", "0"],
     ["fts-build", "a", "b", "--exact-words", "2"],
     ["fts-build", "a", "b", "--infix", "2"],
+    ["fts-build", "a", "b", "--remove-diacritics", "2"],
+    ["fts-bench", "a", "b", "--remove-diacritics", "-1"],
     ["fts-bench", "a", "b", "--expand-keywords", "exactly"],
     ["frobnicate", "x"],
 ])

@@ -67,7 +67,7 @@ static void toks_free(Toks *p) {
 }
 
 static Analyzer *mk(const char *zMorph, const char *zStop) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -109,14 +109,67 @@ static void check_terms(const Analyzer *a, const char *z, const char *zWant) {
     free(zGot);
 }
 
-/* utf8proc's NFKC + case folding of z[0..n), cut as the analyzer cuts. */
-static char *ref_fold(const char *z, size_t n, int *pn) {
+/* An analyzer with remove_diacritics on or off, and nothing else. */
+static Analyzer *mk_strip(int bStrip) {
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, bStrip};
+    Analyzer *a = NULL;
+    LpError err;
+    if (analyzer_new(&cfg, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
+    return a;
+}
+
+/* remove_diacritics as analyzer.h words it, over the decomposed, case
+** folded code points a[0..n): marks after a Latin or Greek base letter
+** dropped, ø ł đ ħ ŧ turned into o l d h t. */
+static utf8proc_ssize_t ref_strip(utf8proc_int32_t *a, utf8proc_ssize_t n) {
+    static const uint32_t aStroke[][2] = {{0xF8, 'o'}, {0x142, 'l'}, {0x111, 'd'}, {0x127, 'h'}, {0x167, 't'}};
+    utf8proc_ssize_t k = 0;
+    int bLatin = 0;
+    for (utf8proc_ssize_t i = 0; i < n; i++) {
+        uint32_t c = (uint32_t)a[i];
+        utf8proc_category_t cat = utf8proc_category(a[i]);
+        if (cat >= UTF8PROC_CATEGORY_MN && cat <= UTF8PROC_CATEGORY_ME) {
+            if (bLatin) continue;
+        } else {
+            /* the Latin and Greek blocks */
+            bLatin = c <= 0x24F || (c >= 0x370 && c <= 0x3FF) || (c >= 0x1E00 && c <= 0x1FFF) ||
+                     (c >= 0x2C60 && c <= 0x2C7F) || (c >= 0xA720 && c <= 0xA7FF) || (c >= 0xAB30 && c <= 0xAB6F);
+            for (size_t j = 0; j < sizeof(aStroke) / sizeof(aStroke[0]); j++) {
+                if (c == aStroke[j][0]) c = aStroke[j][1];
+            }
+        }
+        a[k++] = (utf8proc_int32_t)c;
+    }
+    return k;
+}
+
+/* utf8proc's NFKC + case folding of z[0..n) (and remove_diacritics when
+** bStrip), cut as the analyzer cuts. */
+static char *ref_fold_ex(const char *z, size_t n, int bStrip, int *pn) {
     utf8proc_uint8_t *zOut = NULL;
-    utf8proc_ssize_t m = utf8proc_map((const utf8proc_uint8_t *)z, (utf8proc_ssize_t)n, &zOut,
-                                      UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_COMPAT | UTF8PROC_CASEFOLD);
+    utf8proc_ssize_t m;
+    if (!bStrip) {
+        m = utf8proc_map((const utf8proc_uint8_t *)z, (utf8proc_ssize_t)n, &zOut,
+                         UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_COMPAT | UTF8PROC_CASEFOLD);
+    } else {
+        /* NFKD + case folding, the marks dropped, then NFC */
+        utf8proc_int32_t a[256];
+        const int opt = UTF8PROC_STABLE | UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT | UTF8PROC_CASEFOLD;
+        utf8proc_ssize_t nCp = utf8proc_decompose((const utf8proc_uint8_t *)z, (utf8proc_ssize_t)n, a, 255, opt);
+        assert_true(nCp >= 0 && nCp <= 255);
+        nCp = ref_strip(a, nCp);
+        char zMid[1024];
+        size_t k = 0;
+        for (utf8proc_ssize_t i = 0; i < nCp; i++) k += (size_t)utf8proc_encode_char(a[i], (utf8proc_uint8_t *)zMid + k);
+        m = utf8proc_map((const utf8proc_uint8_t *)zMid, (utf8proc_ssize_t)k, &zOut, UTF8PROC_STABLE | UTF8PROC_COMPOSE);
+    }
     assert_true(m >= 0);
     *pn = (int)utf8_floor((const char *)zOut, m > ANALYZER_MAX_TERM ? ANALYZER_MAX_TERM : (size_t)m);
     return (char *)zOut;
+}
+
+static char *ref_fold(const char *z, size_t n, int *pn) {
+    return ref_fold_ex(z, n, 0, pn);
 }
 
 static size_t put_cp(char *z, uint32_t cp) {
@@ -614,7 +667,7 @@ static void test_config(void **state) {
         /* minPrefix below -64 stands for min_infix_len -minPrefix */
         int bInfix = aBad[i].minPrefix < -64;
         AnalyzerConfig cfg = {aBad[i].zMorph, aBad[i].zStop, bInfix ? 0 : aBad[i].minPrefix, 0, 0, 0, NULL,
-                              bInfix ? -aBad[i].minPrefix : 0, NULL, 0, NULL};
+                              bInfix ? -aBad[i].minPrefix : 0, NULL, 0, NULL, 0};
         Analyzer *a = (Analyzer *)&cfg; /* must be reset to NULL */
         LpError err;
         lp_err_clear(&err);
@@ -623,7 +676,7 @@ static void test_config(void **state) {
         assert_int_equal(err.code, LP_BADINPUT);
         if (!strstr(err.zMsg, aBad[i].zNeedle)) fail_msg("message \"%s\" lacks \"%s\"", err.zMsg, aBad[i].zNeedle);
     }
-    AnalyzerConfig cfg = {"", "NONE", 64, 0, 0, 0, NULL, 64, NULL, 0, NULL};
+    AnalyzerConfig cfg = {"", "NONE", 64, 0, 0, 0, NULL, 64, NULL, 0, NULL, 0};
     Analyzer *a = NULL;
     LpError err;
     assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
@@ -642,8 +695,8 @@ static void test_config(void **state) {
 /* Every word character, alone and after an ASCII letter, against utf8proc.
 ** Exercises the ASCII path, the two-byte table, the CJK identity ranges
 ** and the general path. */
-static void test_normalise_exhaustive(void **state) {
-    Analyzer *a = mk(NULL, NULL);
+static void normalise_exhaustive(int bStrip) {
+    Analyzer *a = mk_strip(bStrip);
     int nWord = 0;
     for (uint32_t cp = 0x80; cp <= 0x10FFFF; cp++) {
         if (cp >= 0xD800 && cp <= 0xDFFF) continue;
@@ -664,7 +717,7 @@ static void test_normalise_exhaustive(void **state) {
         nWord++;
         if (t.n != 1) fail_msg("U+%04X: %d words", cp, t.n);
         int nRef;
-        char *zRef = ref_fold(z, n, &nRef);
+        char *zRef = ref_fold_ex(z, n, bStrip, &nRef);
         if (t.a[0].n != nRef || memcmp(t.a[0].z, zRef, (size_t)nRef) != 0) {
             fail_msg("U+%04X: got \"%s\", utf8proc says \"%.*s\"", cp, t.a[0].z, nRef, zRef);
         }
@@ -676,7 +729,7 @@ static void test_normalise_exhaustive(void **state) {
         memcpy(z2 + 1, z, n);
         assert_int_equal(analyzer_run_unstemmed(a, z2, n + 1, collect, &t, &err), LP_OK);
         if (t.n == 1) {
-            zRef = ref_fold(z2, n + 1, &nRef);
+            zRef = ref_fold_ex(z2, n + 1, bStrip, &nRef);
             if (t.a[0].n != nRef || memcmp(t.a[0].z, zRef, (size_t)nRef) != 0) {
                 fail_msg("Q U+%04X: got \"%s\", utf8proc says \"%.*s\"", cp, t.a[0].z, nRef, zRef);
             }
@@ -692,11 +745,23 @@ static void test_normalise_exhaustive(void **state) {
     analyzer_free(a);
 }
 
+static void test_normalise_exhaustive(void **state) {
+    (void)state;
+    normalise_exhaustive(0);
+}
+
+/* The same under remove_diacritics: its table (aFold2[1]) and its general
+** path against the rule. */
+static void test_normalise_exhaustive_strip(void **state) {
+    (void)state;
+    normalise_exhaustive(1);
+}
+
 /* Pairs of two-byte letters (the table path) against utf8proc: no pair
 ** composes, so folding them one by one is exact. A stride keeps it quick
 ** while every character appears on both sides of a pair. */
-static void test_normalise_pairs(void **state) {
-    Analyzer *a = mk(NULL, NULL);
+static void normalise_pairs(int bStrip) {
+    Analyzer *a = mk_strip(bStrip);
     for (uint32_t c1 = 0xC0; c1 < 0x800; c1 += 1) {
         for (uint32_t c2 = 0xC0 + (c1 % 37); c2 < 0x800; c2 += 37) {
             char z[8];
@@ -710,7 +775,7 @@ static void test_normalise_pairs(void **state) {
                 continue;
             }
             int nRef;
-            char *zRef = ref_fold(z, n, &nRef);
+            char *zRef = ref_fold_ex(z, n, bStrip, &nRef);
             if (t.a[0].n != nRef || memcmp(t.a[0].z, zRef, (size_t)nRef) != 0) {
                 fail_msg("U+%04X U+%04X: got \"%s\", utf8proc says \"%.*s\"", c1, c2, t.a[0].z, nRef, zRef);
             }
@@ -718,6 +783,46 @@ static void test_normalise_pairs(void **state) {
             toks_free(&t);
         }
     }
+    analyzer_free(a);
+}
+
+static void test_normalise_pairs(void **state) {
+    (void)state;
+    normalise_pairs(0);
+    normalise_pairs(1);
+}
+
+/* remove_diacritics by example: Latin and Greek marks go, whether the text
+** has them composed or not, other scripts keep theirs; index and query
+** sides agree. */
+static void test_remove_diacritics(void **state) {
+    (void)state;
+    Analyzer *a = mk_strip(1);
+    LpError err;
+    check_terms(a, "Café NAÏVE crème brûlée", "cafe naive creme brulee");
+    check_terms(a, "Cafe\xcc\x81 Re\xcc\x81sume\xcc\x81", "cafe resume");   /* combining acute */
+    check_terms(a, "Ærøskøbing Łódź Đakovo Ħamrun", "æroskobing lodz dakovo hamrun");
+    check_terms(a, "Straße ﬁancé", "strasse fiance");                            /* folds still apply */
+    check_terms(a, "Tiếng Việt", "tieng viet");                                   /* stacked marks */
+    check_terms(a, "ΆΓΙΟΣ Ἀθῆναι ὄνομα", "αγιοσ αθηναι ονομα");
+    check_terms(a, "йогурт Ёж Її", "йогурт ёж її");                                /* Cyrillic keeps them */
+    check_terms(a, "हिन्दी", "हिन्दी");                                              /* so does Devanagari */
+    check_terms(a, "œuvre ıspanak", "œuvre ıspanak");                              /* no marks to drop */
+    check_terms(a, "x\xcc\x81", "x");                                            /* any Latin base */
+    analyzer_free(a);
+    /* off: as before */
+    Analyzer *b = mk(NULL, NULL);
+    check_terms(b, "Café Łódź ΆΓΙΟΣ", "café łódź άγιοσ");
+    analyzer_free(b);
+    /* with stemming, before the stemmer; and prefixes on the query side */
+    AnalyzerConfig cs = {"stem_en", NULL, 2, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1};
+    assert_int_equal(analyzer_new(&cs, &a, &err), LP_OK);
+    check_terms(a, "Cafés façades", "cafe facad");
+    Toks t = {0};
+    assert_int_equal(analyzer_run_query(a, "FAÇADES", strlen("FAÇADES"), 0, collect, &t, &err), LP_OK);
+    assert_int_equal(t.n, 1);
+    assert_string_equal(t.a[0].z, "facad");
+    toks_free(&t);
     analyzer_free(a);
 }
 
@@ -961,7 +1066,7 @@ static void test_stem_dictionary(void **state) {
 /* ------------------------------------------------------------ exact forms */
 
 static Analyzer *mk_exact(const char *zMorph, const char *zStop) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, 1, 0, 0, NULL, 0, NULL, 0, NULL};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, 1, 0, 0, NULL, 0, NULL, 0, NULL, 0};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1043,7 +1148,7 @@ static void test_exact_forms(void **state) {
     analyzer_free(a);
 
     /* analyzer_prefix_ok counts characters, not bytes */
-    AnalyzerConfig pc = {NULL, NULL, 3, 0, 0, 0, NULL, 0, NULL, 0, NULL};
+    AnalyzerConfig pc = {NULL, NULL, 3, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0};
     Analyzer *ap = NULL;
     assert_int_equal(analyzer_new(&pc, &ap, &err0), LP_OK);
     assert_false(analyzer_prefix_ok(ap, "ab", 2));
@@ -1096,7 +1201,7 @@ static void check_doc(const Analyzer *a, const char *z, const char *zWant) {
 
 static void test_min_word_len(void **state) {
     (void)state;
-    AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 0, 0, NULL, 0, NULL, 3, NULL};
+    AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 0, 0, NULL, 0, NULL, 3, NULL, 0};
     Analyzer *a = NULL;
     LpError err;
     if (analyzer_new(&cfg, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
@@ -1109,19 +1214,19 @@ static void test_min_word_len(void **state) {
     analyzer_free(a);
     /* 0 and 1: every word */
     for (int m = 0; m <= 1; m++) {
-        AnalyzerConfig c1 = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, m, NULL};
+        AnalyzerConfig c1 = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, m, NULL, 0};
         if (analyzer_new(&c1, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
         check_doc(a, "a b c", "a@0 b@1 c@2");
         analyzer_free(a);
     }
-    AnalyzerConfig bad = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 65, NULL};
+    AnalyzerConfig bad = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 65, NULL, 0};
     assert_int_equal(analyzer_new(&bad, &a, &err), LP_BADINPUT);
     assert_string_equal(err.zMsg, "min_word_len 65 is out of range 0..64");
 }
 
 static void test_index_sp(void **state) {
     (void)state;
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 0, NULL, 0, NULL, 0, NULL};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 0, NULL, 0, NULL, 0, NULL, 0};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1230,7 +1335,7 @@ static void test_html_strip(void **state) {
     check_strip_attrs("te<b title=x>st", NULL, azAttr, "test"); /* b is not listed */
     check_strip_attrs("<img alt=x>", NULL, NULL, "");
     /* through the analyzer: the words of the stripped text */
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 1, "script, STYLE", 0, NULL, 0, NULL};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 1, "script, STYLE", 0, NULL, 0, NULL, 0};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1336,7 +1441,7 @@ static void test_index_zones(void **state) {
     assert_string_equal(log.z, "H2@1 /h2@4 th@6 /TH@11 hr@19");
     strbuf_free(&sb);
 
-    AnalyzerConfig cfg = {"stem_en", NULL, 0, 0, 0, 1, "script", 0, NULL, 0, " H*,th , title,B"};
+    AnalyzerConfig cfg = {"stem_en", NULL, 0, 0, 0, 1, "script", 0, NULL, 0, " H*,th , title,B", 0};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1462,7 +1567,9 @@ int main(void) {
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_config),
         cmocka_unit_test(test_normalise_exhaustive),
+        cmocka_unit_test(test_normalise_exhaustive_strip),
         cmocka_unit_test(test_normalise_pairs),
+        cmocka_unit_test(test_remove_diacritics),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_stem_memo_growth),
         cmocka_unit_test(test_words_as_alone),
