@@ -40,7 +40,8 @@ INSERT_BYTES = 4 << 20
 
 SETTINGS = {
     "loupe": [
-        "`%s`; no stop words (the table has no `stopwords` option)." % LOUPE_DDL,
+        "`%s`; no stop words (the table has no `stopwords` option); accents folded "
+        "(`remove_diacritics`, on by default, as FTS5's `unicode61` does)." % LOUPE_DDL,
         "Load: multi-row `INSERT INTO c (id, title, body) VALUES ...` (up to %d rows, "
         "%d MiB a statement) over one pymysql connection, then `FLUSH TABLE c` (the RAM "
         "segment sealed to disk)." % (INSERT_ROWS, INSERT_BYTES >> 20),
