@@ -194,6 +194,8 @@ struct FtsQuery {
     int64_t nsDeadline;         /* fts_query_set_deadline, or 0 */
     uint32_t nTick;             /* must_stop's counter */
     uint64_t nCutoff;           /* fts_query_set_cutoff, or 0 */
+    const char *const *azFieldName; /* fts_query_set_field_names, or NULL */
+    int nFieldName;
     uint32_t nQPos;             /* while planning: the next word's query position */
     int nNotDepth;              /* while planning: NOTs around the clause */
     uint32_t qposExpand;        /* while planning a word's star expansion: its query
@@ -4827,6 +4829,11 @@ void fts_query_set_cutoff(FtsQuery *q, uint64_t nCutoff) {
     q->nCutoff = nCutoff;
 }
 
+void fts_query_set_field_names(FtsQuery *q, const char *const *azName, int nName) {
+    q->azFieldName = azName;
+    q->nFieldName = nName;
+}
+
 /* Should the search stop: has it run past its deadline, or accepted its
 ** cutoff's number of matches? Asked once per candidate, it reads the clock
 ** every 64th time; once it says stop, it keeps saying it. */
@@ -5531,6 +5538,24 @@ static void json_str(StrBuf *sb, const char *z, int n) {
     strbuf_appendc(sb, '"');
 }
 
+/* Field f as EXPLAIN names it: by name where the caller gave the names
+** (fts_query_set_field_names), else by number. */
+static void field_label(const FtsQuery *q, int f, StrBuf *sb) {
+    if (f >= 0 && f < q->nFieldName) strbuf_appendz(sb, q->azFieldName[f]);
+    else strbuf_appendf(sb, "%d", f);
+}
+
+/* {"field":f, and its name where known ("field_name":"title",), opening
+** EXPLAIN_SCORE()'s object for field f. */
+static void field_json(const FtsQuery *q, int f, StrBuf *sb) {
+    strbuf_appendf(sb, "{\"field\":%d,", f);
+    if (f >= 0 && f < q->nFieldName) {
+        strbuf_appendz(sb, "\"field_name\":");
+        json_str(sb, q->azFieldName[f], (int)strlen(q->azFieldName[f]));
+        strbuf_appendc(sb, ',');
+    }
+}
+
 /* The text of a plan node's words, for humans. */
 static void pn_text(const PlanNode *pn, StrBuf *sb) {
     if (pn->kind == PN_LEAF) {
@@ -5611,7 +5636,8 @@ static void explain_it(FtsQuery *q, It *it, uint32_t doc, StrBuf *sb, int *pnOut
                 const It *c = g->a[i];
                 if (c->doc != doc) continue;
                 if (nf++) strbuf_appendc(sb, ',');
-                strbuf_appendf(sb, "{\"field\":%d,\"tf\":%u", c->pn->iField, child_tf(c));
+                field_json(q, c->pn->iField, sb);
+                strbuf_appendf(sb, "\"tf\":%u", child_tf(c));
                 limit_json(c->pn, sb);
                 strbuf_appendc(sb, '}');
             }
@@ -5629,9 +5655,9 @@ static void explain_it(FtsQuery *q, It *it, uint32_t doc, StrBuf *sb, int *pnOut
             double dl = q->src->vt->xDocLen(q->src, f, doc);
             double nt = tf / norm_len(q, f, dl);
             if (nf++) strbuf_appendc(sb, ',');
-            strbuf_appendf(sb, "{\"field\":%d,\"tf\":%.0f,\"dl\":%.0f,\"avgdl\":%.4g,"
-                               "\"field_weight\":%g",
-                           f, tf, dl, q->aAvgLen[f], q->rank.aFieldWeight[f]);
+            field_json(q, f, sb);
+            strbuf_appendf(sb, "\"tf\":%.0f,\"dl\":%.0f,\"avgdl\":%.4g,\"field_weight\":%g", tf, dl,
+                           q->aAvgLen[f], q->rank.aFieldWeight[f]);
             limit_json(c->pn, sb);
             if (bF) {
                 x += q->rank.aFieldWeight[f] * nt;
@@ -5690,12 +5716,14 @@ int fts_query_explain_doc(FtsQuery *q, uint32_t doc, StrBuf *out, LpError *err) 
             for (int f = 0, nf = 0; f < q->src->nFields; f++) {
                 const FtsFieldFactors *x = &aFF[f];
                 if (!x->hitCount) continue;
-                strbuf_appendf(out, "%s{\"field\":%d,\"lcs\":%u,\"hit_count\":%u,\"word_count\":%u,"
+                if (nf++) strbuf_appendc(out, ',');
+                field_json(q, f, out);
+                strbuf_appendf(out, "\"lcs\":%u,\"hit_count\":%u,\"word_count\":%u,"
                                     "\"min_hit_pos\":%u,\"exact_hit\":%u,\"field_weight\":%g,"
                                     "\"sum_idf\":%.6g,\"min_idf\":%.6g,\"max_idf\":%.6g,\"tf_idf\":%.6g,"
                                     "\"lccs\":%u,\"wlccs\":%.6g,\"min_best_span_pos\":%u,"
                                     "\"exact_order\":%u,\"atc\":%.6g,\"min_gaps\":%u}",
-                               nf++ ? "," : "", f, x->lcs, x->hitCount, x->wordCount, x->minHitPos,
+                               x->lcs, x->hitCount, x->wordCount, x->minHitPos,
                                x->exactHit, q->rank.aFieldWeight[f], x->sumIdf, x->minIdf, x->maxIdf,
                                x->tfIdf, x->lccs, x->wlccs, x->minBestSpanPos, x->exactOrder, x->atc,
                                x->minGaps);
@@ -5777,12 +5805,14 @@ static void plan_text(const FtsQuery *q, const PlanNode *pn, int depth, StrBuf *
     strbuf_appendf(sb, "%*s", depth * 2, "");
     switch (pn->kind) {
     case PN_LEAF:
-        strbuf_appendf(sb, "field %d: df=%u idf=%.4g weight=%g\n", pn->iField, pn->df, pn->idf,
-                       q->rank.aFieldWeight[pn->iField]);
+        strbuf_appendz(sb, "field ");
+        field_label(q, pn->iField, sb);
+        strbuf_appendf(sb, ": df=%u idf=%.4g weight=%g\n", pn->df, pn->idf, q->rank.aFieldWeight[pn->iField]);
         return;
     case PN_PHRASE:
-        strbuf_appendf(sb, "field %d: idf=%.4g weight=%g", pn->iField, pn->idf,
-                       q->rank.aFieldWeight[pn->iField]);
+        strbuf_appendz(sb, "field ");
+        field_label(q, pn->iField, sb);
+        strbuf_appendf(sb, ": idf=%.4g weight=%g", pn->idf, q->rank.aFieldWeight[pn->iField]);
         if (pn->aPosLimit) {
             strbuf_appendz(sb, " first_positions=");
             limits_text(pn, sb, 0);

@@ -194,6 +194,11 @@ void fts_query_set_deadline(FtsQuery *q, int64_t nsDeadline);
 ** stops it by returning non-zero from xHit.) */
 void fts_query_set_cutoff(FtsQuery *q, uint64_t nCutoff);
 
+/* Names the fields (azName[f] for field f, nName of them; the array must
+** outlive q) in what EXPLAIN and EXPLAIN_SCORE() print: "field title:"
+** instead of "field 0:", "field_name":"title" beside "field":0. */
+void fts_query_set_field_names(FtsQuery *q, const char *const *azName, int nName);
+
 typedef struct FtsStats {
     const char *zStrategy;      /* static string, see above */
     const char *zWhyNotFast;    /* static string or NULL */

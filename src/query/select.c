@@ -659,6 +659,13 @@ static int plan_match(Exec *x, Arena *a, FtsQuery **ppQ, LpError *err) {
     int64_t t0 = lp_now_ns();
     int rc = fts_query_new(a, q->pMatch, q->zMatch, table_analyzer(q->pTable), src, &q->rank, ppQ,
                            err);
+    if (rc == LP_OK) {
+        /* EXPLAIN and EXPLAIN_SCORE() name the fields: the table's names,
+        ** held as long as the table (the MATCH text was parsed with them) */
+        const char *const *azName;
+        int nName = table_fts_fields(q->pTable, &azName, NULL);
+        fts_query_set_field_names(*ppQ, azName, nName);
+    }
     x->meta.nsPlan = lp_now_ns() - t0;
     return rc;
 }

@@ -1855,6 +1855,24 @@ def test_boost_weights(cur, corpus, ranker):
     assert set(ids[:3]) == {1, 4, 6}
 
 
+def test_explain_names_fields(cur, corpus):
+    """EXPLAIN says "field title:" / "field body:", EXPLAIN_SCORE() gives
+    each field's name beside its number, in clauses and in factors, also
+    with ranker=none."""
+    cur.execute(f"EXPLAIN SELECT id FROM {corpus} WHERE MATCH(%s)", ('(@title quick) | "lazy dog"',))
+    plan = "\n".join(r[0] for r in cur.fetchall())
+    assert re.search(r'term "quick".*\n\s+field title: df=', plan), plan
+    assert re.search(r'phrase "lazy dog".*\n\s+field title: idf=.*\n\s+field body: idf=', plan), plan
+    assert not re.search(r"field \d", plan), plan
+    for opts in ("", "OPTION ranker=sph04", "OPTION ranker=none"):
+        got = explain_scores(cur, corpus, "quick | fox", opts)
+        fields = [x for _, e in got.values() for m in e["matches"] for x in m["fields"]]
+        fields += [x for _, e in got.values() for x in e.get("factors", [])]
+        assert {(x["field"], x["field_name"]) for x in fields} == {(0, "title"), (1, "body")}, (opts, fields)
+        if "sph04" in opts:
+            assert any(e.get("factors") for _, e in got.values())
+
+
 def test_boost_plan_and_explain_score(cur, corpus):
     cur.execute(f"EXPLAIN SELECT id FROM {corpus} WHERE MATCH(%s)", ("fox^3 | dog",))
     plan = "\n".join(r[0] for r in cur.fetchall())
@@ -2048,6 +2066,7 @@ def test_explain_score_matches_weight(cur, corpus, text, options, clauses, mode,
             s = 0.0
             for x in m["fields"]:
                 f = x["field"]
+                assert x["field_name"] == ("title", "body")[f], x
                 assert x["avgdl"] == pytest.approx(REF.avgdl[f], rel=1e-3), x
                 assert x["field_weight"] == fw.get(f, 1.0), x
                 ntf = x["tf"] / REF.norm(f, x["dl"], b)
@@ -2606,8 +2625,8 @@ def test_explain_select(cur, corpus):
     # each clause with its idf, then per field its df, idf and weight:
     # "quick" is in 1 title and 3 bodies, 4 documents of 8
     at = plan.index('  term "quick" idf=%.4g type_weight=1' % REF.idf(4))
-    for ln, (field, df, weight) in zip(plan[at + 1:at + 3], ((0, 1, 1), (1, 3, 2))):
-        want = "    field %d: df=%d idf=%.4g weight=%d" % (field, df, REF.idf(df), weight)
+    for ln, (field, df, weight) in zip(plan[at + 1:at + 3], (("title", 1, 1), ("body", 3, 2))):
+        want = "    field %s: df=%d idf=%.4g weight=%d" % (field, df, REF.idf(df), weight)
         assert ln == want, plan
     assert meta(cur)["strategy"] == "maxscore"
     cur.execute(f"EXPLAIN SELECT id FROM {corpus} WHERE MATCH('\"lazy dog\" -fox') AND cat = 1 "

@@ -354,9 +354,9 @@ static void test_fulltext(void **state) {
     assert_string_equal(run(s, "EXPLAIN SELECT id FROM f WHERE MATCH('\"deliver insulin\" | breathing')"),
                         "fulltext: strategy=bool_fallback (not maxscore: the query has a positional clause (phrase, proximity, anchor, position limit, zone limit, NEAR or '<<'))\n"
                         "OR\n  phrase \"deliv insulin\" idf=0.8473 type_weight=1\n"
-                        "    field 1: idf=0.8473 weight=1\n"
+                        "    field body: idf=0.8473 weight=1\n"
                         "  term \"breath\" idf=0.8473 type_weight=1\n"
-                        "    field 1: df=1 idf=0.8473 weight=1");
+                        "    field body: df=1 idf=0.8473 weight=1");
     assert_string_equal(run(s, "EXPLAIN SELECT id FROM f WHERE MATCH('insulin | lungs x')"),
                         "fulltext: strategy=empty\n"
                         "no documents (terms absent or only stop words)");
