@@ -64,6 +64,7 @@
 #endif
 
 #include "text/stemdict.h"
+#include "text/stoplists.h"
 #include "text/utf8.h"
 #include "util/bytes.h"
 #include "util/memtune.h"
@@ -116,15 +117,23 @@ static const char *const azStopEn[] = {
     "your",    "yours",   "yourself",   "yourselves",
 };
 
-/* A stop-word list per language code; another language is one more row. */
+/* A stop-word list per language code; another language is one more row.
+** Codes are ISO 639-1, as stem_<code>'s; the lists besides English are
+** Snowball's (stoplists.h). */
 typedef struct StopList {
-    const char *zLang;              /* the zStopwords value that selects it */
-    const char *const *azWord;      /* sorted, normalised (NFKC + case folded), <= STOP_MAX bytes */
+    const char *zLang;              /* the code that selects it in zStopwords */
+    const char *const *azWord;      /* lower case, as written: normalised with the
+                                    ** analyzer's options when its table is built */
     int nWord;                      /* entries in azWord */
 } StopList;
 
+#define STOP_LIST(code, a) {code, a, (int)LP_ARRAY_SIZE(a)}
 static const StopList aStopList[] = {
-    {"en", azStopEn, (int)LP_ARRAY_SIZE(azStopEn)},
+    STOP_LIST("en", azStopEn),  STOP_LIST("da", azStop_da), STOP_LIST("de", azStop_de),
+    STOP_LIST("es", azStop_es), STOP_LIST("fi", azStop_fi), STOP_LIST("fr", azStop_fr),
+    STOP_LIST("hu", azStop_hu), STOP_LIST("it", azStop_it), STOP_LIST("ne", azStop_ne),
+    STOP_LIST("nl", azStop_nl), STOP_LIST("no", azStop_no), STOP_LIST("pt", azStop_pt),
+    STOP_LIST("ru", azStop_ru), STOP_LIST("sv", azStop_sv), STOP_LIST("tr", azStop_tr),
 };
 
 /* ------------------------------------------------------------- analyzer */
@@ -135,9 +144,10 @@ static const StopList aStopList[] = {
 /* Stop words are looked up as fixed-size keys: the word's bytes,
 ** zero-padded to STOP_MAX (a term never contains a NUL, so the padding also
 ** encodes the length). A lookup is a memcpy, three multiplies and a
-** compare of three words, where a byte-wise hash and strcmp cost as much
-** as the rest of the analysis of an English word. */
-#define STOP_MAX 24
+** compare of six words, where a byte-wise hash and strcmp cost as much
+** as the rest of the analysis of an English word. 48 bytes hold the
+** longest word of every list (Nepali's: 33). */
+#define STOP_MAX 48
 
 typedef struct StopKey {
     uint64_t aw[STOP_MAX / 8];      /* all zero: an empty slot */
@@ -179,27 +189,44 @@ static StopKey *stop_slot(const Analyzer *a, const StopKey *k) {
     uint32_t h = stop_hash(k) & a->stopMask;
     for (;; h = (h + 1) & a->stopMask) {
         StopKey *p = &a->aStop[h];
-        if ((p->aw[0] == k->aw[0] && p->aw[1] == k->aw[1] && p->aw[2] == k->aw[2]) || p->aw[0] == 0) return p;
+        if (p->aw[0] == 0 || memcmp(p->aw, k->aw, sizeof(k->aw)) == 0) return p;
     }
 }
 
-/* LP_NOMEM, or LP_INTERNAL for a list entry longer than STOP_MAX. */
-static int stop_build(Analyzer *a, const StopList *pList, LpError *err) {
+static int norm_word(const char *z, size_t n, int bStrip, char *zOut);
+
+/* Builds a's stop-word table from the nList lists of apList: each word
+** normalised as a's analysis normalises a text's words (so, with
+** remove_diacritics, "für" is "fur"). LP_NOMEM, or LP_INTERNAL for a list
+** entry that is empty or longer than STOP_MAX once normalised. */
+static int stop_build(Analyzer *a, const StopList *const *apList, int nList, LpError *err) {
+    uint32_t nWord = 0;
+    for (int i = 0; i < nList; i++) nWord += (uint32_t)apList[i]->nWord;
     uint32_t nSlot = 16;
-    while (nSlot < 4 * (uint32_t)pList->nWord) nSlot *= 2; /* load <= 1/4: short probes */
+    while (nSlot < 4 * nWord) nSlot *= 2; /* load <= 1/4: short probes */
     a->aStop = calloc(nSlot, sizeof(StopKey));
     if (!a->aStop) return lp_err_set(err, LP_NOMEM, "out of memory building the stop-word table");
     a->stopMask = nSlot - 1;
-    for (int i = 0; i < pList->nWord; i++) {
-        int n = (int)strlen(pList->azWord[i]);
-        if (NEVER(n < 1 || n > STOP_MAX)) {
-            return lp_err_set(err, LP_INTERNAL, "stop word '%s' of list '%s' is empty or longer than %d bytes",
-                              pList->azWord[i], pList->zLang, STOP_MAX);
+    for (int i = 0; i < nList; i++) {
+        const StopList *pList = apList[i];
+        for (int j = 0; j < pList->nWord; j++) {
+            const char *zWord = pList->azWord[j];
+            char zNorm[ANALYZER_MAX_TERM];
+            int n = (int)strlen(zWord), bAscii = 1;
+            for (int k = 0; k < n; k++) bAscii &= (unsigned char)zWord[k] < 0x80;
+            if (!bAscii) {
+                n = norm_word(zWord, (size_t)n, a->bStrip, zNorm);
+                zWord = zNorm;
+            }
+            if (NEVER(n < 1 || n > STOP_MAX)) {
+                return lp_err_set(err, LP_INTERNAL, "stop word '%s' of list '%s' is empty or longer than %d bytes",
+                                  pList->azWord[j], pList->zLang, STOP_MAX);
+            }
+            if (n > a->nStopMax) a->nStopMax = n;
+            StopKey k;
+            stop_key(zWord, n, &k);
+            *stop_slot(a, &k) = k;
         }
-        if (n > a->nStopMax) a->nStopMax = n;
-        StopKey k;
-        stop_key(pList->azWord[i], n, &k);
-        *stop_slot(a, &k) = k;
     }
     return LP_OK;
 }
@@ -358,19 +385,37 @@ static int morphology_parse(Analyzer *a, const char *zMorph, LpError *err) {
     return lp_err_set(err, LP_BADINPUT, "unknown morphology '%s' (supported: %s)", zMorph, zList);
 }
 
+/* stopwords: "none", or language codes separated by commas or spaces
+** ("en, de"): the union of their lists. */
 static int stopwords_parse(Analyzer *a, const char *zStop, LpError *err) {
     if (is_none(zStop)) return LP_OK;
-    for (size_t i = 0; i < LP_ARRAY_SIZE(aStopList); i++) {
-        if (strcasecmp(zStop, aStopList[i].zLang) == 0) {
-            return stop_build(a, &aStopList[i], err);
+    const StopList *apList[LP_ARRAY_SIZE(aStopList)];
+    int nList = 0;
+    for (const char *p = zStop;;) {
+        p += strspn(p, ", \t");
+        size_t n = strcspn(p, ", \t");
+        if (n == 0) break;
+        size_t i = 0;
+        while (i < LP_ARRAY_SIZE(aStopList) &&
+               !(strlen(aStopList[i].zLang) == n && strncasecmp(p, aStopList[i].zLang, n) == 0)) {
+            i++;
         }
+        if (i == LP_ARRAY_SIZE(aStopList)) {
+            char zList[256];
+            size_t k = (size_t)snprintf(zList, sizeof(zList), "none");
+            for (size_t j = 0; j < LP_ARRAY_SIZE(aStopList) && k < sizeof(zList); j++) {
+                k += (size_t)snprintf(zList + k, sizeof(zList) - k, ", %s", aStopList[j].zLang);
+            }
+            return lp_err_set(err, LP_BADINPUT, "unknown stop-word list '%.*s' (supported: %s; several "
+                              "separated by commas: 'en, de')", (int)(n > 64 ? 64 : n), p, zList);
+        }
+        int bHave = 0;
+        for (int j = 0; j < nList; j++) bHave |= apList[j] == &aStopList[i];
+        if (!bHave) apList[nList++] = &aStopList[i];
+        p += n;
     }
-    char zList[256];
-    size_t k = (size_t)snprintf(zList, sizeof(zList), "none");
-    for (size_t i = 0; i < LP_ARRAY_SIZE(aStopList) && k < sizeof(zList); i++) {
-        k += (size_t)snprintf(zList + k, sizeof(zList) - k, ", %s", aStopList[i].zLang);
-    }
-    return lp_err_set(err, LP_BADINPUT, "unknown stop-word list '%s' (supported: %s)", zStop, zList);
+    if (nList == 0) return lp_err_set(err, LP_BADINPUT, "stopwords '%s' names no list", zStop);
+    return stop_build(a, apList, nList, err);
 }
 
 /* "script, style": element names (letters and digits, the first a letter)

@@ -83,7 +83,8 @@
 typedef struct AnalyzerConfig {
     const char *zMorphology;    /* NULL/"none", or "stem_<lang>": stem_en, stem_ru, ...
                                 ** (a comma-separated list is refused for now) */
-    const char *zStopwords;     /* NULL/"none", or a language code: "en", ... */
+    const char *zStopwords;     /* NULL/"none", or language codes, "en" or "de, en": the
+                                ** union of their Snowball stop-word lists */
     int minPrefixLen;           /* shortest prefix a prefix query may use (0 = 1) */
     int bExactWords;            /* index_exact_words: index exact forms too */
     int bIndexSp;               /* index_sp: index sentence and paragraph boundaries */

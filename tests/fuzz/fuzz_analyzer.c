@@ -2,7 +2,8 @@
 ** fuzz_analyzer.c — libFuzzer target for the text analyzer.
 **
 ** Each input is analysed as a whole by three analyzers (plain; English
-** stemming with English stop words; Russian stemming) through
+** stemming with English stop words; Russian stemming with the Russian,
+** German and Nepali stop words) through
 ** analyzer_run(), and by the second through analyzer_run_unstemmed().
 ** Beyond the sanitizers' "no crash, no leak, no out-of-bounds read" it
 ** checks the analyzer's promises:
@@ -204,7 +205,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!aAn[0]) {
         aAn[0] = make(NULL, NULL, 0, 0, 0);
         aAn[1] = make("stem_en", "en", 0, 0, 0);
-        aAn[2] = make("stem_ru", NULL, 0, 0, 0);
+        aAn[2] = make("stem_ru", "ru, de, ne", 0, 0, 0);
         aAn[3] = make("stem_en", "en", 1, 0, 0);
         aAn[4] = make(NULL, NULL, 0, 1, 0);
         aAn[5] = make(NULL, NULL, 0, 0, 1);

@@ -1439,6 +1439,27 @@ def test_remove_diacritics(cur, uniq):
                  r"option 'remove_diacritics' expects an integer from 0 to 1")
 
 
+def test_stopwords_languages(cur, uniq):
+    """stopwords takes Snowball's lists of other languages, several at
+    once; their words are dropped as the text is folded (with accents
+    folded, the list's "für" drops "FUR" too), positions still count, and a
+    query of stop words only finds nothing."""
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (body TEXT) morphology='stem_de' stopwords='de, en'")
+    cur.execute(f"SHOW CREATE TABLE {t}")
+    assert "stopwords='de, en'" in cur.fetchone()[1]
+    cur.execute(f"INSERT INTO {t} VALUES (1, 'Für die Häuser und the Bücher'), (2, 'Das Haus am See'), "
+                "(3, 'häuser bücher')")
+    assert_ids_ram_and_flushed(cur, t, [
+        ("haus", [1, 2, 3]), ("Bücher", [1, 3]), ('"häuser bücher"', [3]), ('"häuser und the bücher"', [1]),
+        ("see", [2]), ("die", []), ("the | und", []),
+    ])
+    cur.execute(f"CALL KEYWORDS('FUR die Häuser', '{t}')")
+    assert [r[1:] for r in cur.fetchall()] == [("hauser", "haus")]
+    expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) stopwords='de, xx'", 1064,
+                 r"unknown stop-word list 'xx' \(supported: none, en, da, de, .*\)")
+
+
 def _crc32c(data):
     crc = 0xFFFFFFFF
     for b in data:

@@ -10,6 +10,7 @@
 ** folding of the same bytes, so the analyzer's fast paths cannot drift
 ** from utf8proc.
 */
+#include <ctype.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,6 +25,7 @@
 #include <utf8proc.h>
 
 #include "text/analyzer.h"
+#include "text/stoplists.h"
 #include "text/html.h"
 #include "text/stemdict.h"
 #include "text/utf8.h"
@@ -374,6 +376,72 @@ static void test_stopwords(void **state) {
     analyzer_free(a);
 }
 
+/* Snowball's lists of other languages, several at once, and their words
+** normalised as the text is: with remove_diacritics a list's "für" drops
+** the text's "FÜR" and "fur"; without it, only the first. Every word of
+** every list is a stop word of an analyzer that loads them all. */
+static void test_stopwords_languages(void **state) {
+    (void)state;
+    Analyzer *a = mk(NULL, "DE, en");
+    check_terms(a, "Für die Häuser und the Bücher", "häuser bücher");
+    check_terms(a, "FÜR fur über", "fur");
+    analyzer_free(a);
+    AnalyzerConfig cfg = {"stem_de", "de", 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1};
+    LpError err;
+    assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
+    check_terms(a, "FÜR fur Über Häuser", "haus");
+    analyzer_free(a);
+    a = mk(NULL, "ru");
+    check_terms(a, "Он был в ДОМЕ", "доме");
+    analyzer_free(a);
+    a = mk(NULL, "fr es it pt nl sv no da fi hu tr ne");
+    check_terms(a, "nous avons été heureux", "heureux");
+    check_terms(a, "zij hebben het gedaan", "gedaan");
+    analyzer_free(a);
+    /* each list whole, folded or not: every word it holds is dropped,
+    ** written as in the list or in upper case */
+    static const struct {
+        const char *zLang;
+        const char *const *az;
+        size_t n;
+    } aList[] = {
+#define L(code) {#code, azStop_##code, LP_ARRAY_SIZE(azStop_##code)}
+        L(da), L(de), L(es), L(fi), L(fr), L(hu), L(it), L(ne), L(nl), L(no), L(pt), L(ru), L(sv), L(tr),
+#undef L
+    };
+    size_t nWord = 0;
+    for (int strip = 0; strip < 2; strip++) {
+        for (size_t i = 0; i < LP_ARRAY_SIZE(aList); i++) {
+            AnalyzerConfig c = {NULL, aList[i].zLang, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, strip};
+            assert_int_equal(analyzer_new(&c, &a, &err), LP_OK);
+            for (size_t k = 0; k < aList[i].n; k++) {
+                const char *z = aList[i].az[k];
+                char *zUp = NULL;
+                utf8proc_map((const utf8proc_uint8_t *)z, (utf8proc_ssize_t)strlen(z), (utf8proc_uint8_t **)&zUp,
+                             UTF8PROC_STABLE | UTF8PROC_COMPOSE);
+                assert_non_null(zUp);
+                for (char *p = zUp; *p; p++) *p = (char)((unsigned char)*p < 0x80 ? toupper((unsigned char)*p) : *p);
+                Toks t = {0};
+                assert_int_equal(analyzer_run_unstemmed(a, z, strlen(z), collect, &t, &err), LP_OK);
+                int nWords = t.n;
+                toks_free(&t);
+                uint32_t iEnd;
+                t = run_full(a, z, 0, &iEnd);
+                if (t.n != 0) fail_msg("%s%s: '%s' is not dropped", aList[i].zLang, strip ? " (folded)" : "", z);
+                toks_free(&t);
+                t = run_full(a, zUp, 0, &iEnd);
+                if (t.n != 0) fail_msg("%s: '%s' is not dropped", aList[i].zLang, zUp);
+                toks_free(&t);
+                assert_int_equal(nWords, 1);
+                free(zUp);
+                nWord++;
+            }
+            analyzer_free(a);
+        }
+    }
+    assert_int_equal(nWord, 2 * 2597); /* the lists of stoplists.h */
+}
+
 static void test_stemming(void **state) {
     Analyzer *a = mk("stem_en", NULL);
     assert_true(analyzer_is_stemmed(a));
@@ -657,7 +725,9 @@ static void test_config(void **state) {
         {"stem_en,stem_ru", NULL, 0, "only one morphology"},
         {"libstemmer_de", NULL, 0, "write stem_<language code>"},
         {"soundex", NULL, 0, "unknown morphology 'soundex'"},
-        {NULL, "fr", 0, "unknown stop-word list 'fr' (supported: none, en)"},
+        {NULL, "xx", 0, "unknown stop-word list 'xx' (supported: none, en, da, de, es"},
+        {NULL, "en, de xx", 0, "unknown stop-word list 'xx'"},
+        {NULL, " , ", 0, "names no list"},
         {NULL, "/etc/stopwords.txt", 0, "unknown stop-word list"},
         {NULL, NULL, 65, "min_prefix_len 65 is out of range 0..64"},
         {NULL, NULL, -1, "min_prefix_len -1"},
@@ -1555,6 +1625,7 @@ int main(void) {
         cmocka_unit_test(test_cjk),
         cmocka_unit_test(test_offsets_original),
         cmocka_unit_test(test_stopwords),
+        cmocka_unit_test(test_stopwords_languages),
         cmocka_unit_test(test_min_word_len),
         cmocka_unit_test(test_collect),
         cmocka_unit_test(test_stemming),
