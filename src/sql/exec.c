@@ -1840,7 +1840,7 @@ static int build_column(Binder *b, const ColumnDef *d, ColumnSchema *c) {
 
 static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
     static const char *const azKnown[] = {"morphology", "stopwords", "min_prefix_len",
-                                          "min_infix_len", "min_word_len", "index_exact_words", "index_sp", "html_strip",
+                                          "min_infix_len", "min_word_len", "min_stemming_len", "index_exact_words", "index_sp", "html_strip",
                                           "remove_diacritics", "html_remove_elements", "html_index_attrs", "index_zones", "expand_keywords",
                                           "rt_mem_limit", "rank_profile", "type"};
     size_t k = 0;
@@ -1849,7 +1849,7 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
         char zMsg[512];
         snprintf(zMsg, sizeof(zMsg),
                  "unknown table option '%.64s': expected morphology, stopwords, min_prefix_len, "
-                 "min_infix_len, min_word_len, index_exact_words, index_sp, html_strip, remove_diacritics, "
+                 "min_infix_len, min_word_len, min_stemming_len, index_exact_words, index_sp, html_strip, remove_diacritics, "
                  "html_remove_elements, html_index_attrs, index_zones, expand_keywords, "
                  "rt_mem_limit, rank_profile or type",
                  o->zName);
@@ -1859,6 +1859,7 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
     if (strcmp(o->zName, "min_prefix_len") == 0 && opt_int(b, o, 0, 100, &iv)) return b->rc;
     if (strcmp(o->zName, "min_infix_len") == 0 && opt_int(b, o, 0, 64, &iv)) return b->rc;
     if (strcmp(o->zName, "min_word_len") == 0 && opt_int(b, o, 0, 64, &iv)) return b->rc;
+    if (strcmp(o->zName, "min_stemming_len") == 0 && opt_int(b, o, 0, 64, &iv)) return b->rc;
     if (strcmp(o->zName, "index_exact_words") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;
     if (strcmp(o->zName, "index_sp") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;
     if (strcmp(o->zName, "html_strip") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;

@@ -154,8 +154,12 @@ typedef struct StopKey {
 } StopKey;
 
 struct Analyzer {
-    int iStem;                  /* index in aStemLang, or -1: no stemming */
-    const StemDict *pDict;      /* precomputed stems of its language, or NULL */
+    int iStem;                  /* index in aStemLang, or -1: no stemming ... */
+    const StemDict *pDict;      /* ... and the precomputed stems of its language, or NULL */
+    int nStem;                  /* stemmers, in order (0: none; aStem[0] is iStem): each */
+    int aStem[ANALYZER_MAX_STEMMERS]; /* word goes through them until one changes it */
+    const StemDict *apDict[ANALYZER_MAX_STEMMERS];
+    int minStemLen;             /* min_stemming_len: shorter words are not stemmed */
     int minPrefixLen;           /* as configured (0..ANALYZER_MAX_TERM) */
     int minInfixLen;            /* as configured (0..ANALYZER_MAX_TERM) */
     int minWordLen;             /* as configured (0..ANALYZER_MAX_TERM); 0, 1: off */
@@ -349,40 +353,77 @@ static int is_none(const char *z) {
     return z == NULL || z[0] == 0 || strcasecmp(z, "none") == 0;
 }
 
-/* Resolves cfg->zMorphology into a->iStem. */
+/* Adds the stemmer of "stem_<code>" z[0..n) to a (once): 1, or 0 when
+** there is no such stemmer. Manticore's stem_enru is stem_en, stem_ru. */
+static int stem_add(Analyzer *a, const char *z, size_t n) {
+    if (n == 9 && strncasecmp(z, "stem_enru", 9) == 0) return stem_add(a, "stem_en", 7) && stem_add(a, "stem_ru", 7);
+    if (n <= 5 || strncasecmp(z, "stem_", 5) != 0) return 0;
+    for (int i = 0; i < N_STEM_LANG; i++) {
+        if (strlen(aStemLang[i].zCode) != n - 5 || strncasecmp(z + 5, aStemLang[i].zCode, n - 5) != 0 ||
+            !stem_lang_available(i)) {
+            continue;
+        }
+        for (int k = 0; k < a->nStem; k++) {
+            if (a->aStem[k] == i) return 1;
+        }
+        if (a->nStem == ANALYZER_MAX_STEMMERS) return 0;
+        a->aStem[a->nStem] = i;
+        /* Snowball's English: stems of common words are built in. */
+        a->apDict[a->nStem++] = strcmp(aStemLang[i].zAlgo, "english") == 0 ? &lp_stemdict_en : NULL;
+        return 1;
+    }
+    return 0;
+}
+
+static int morphology_fail(const char *zMorph, const char *z, size_t n, const char *zList, LpError *err);
+
+/* Resolves cfg->zMorphology, one processor or several separated by commas
+** ("stem_en, stem_ru"), into a->aStem; a->iStem and a->pDict are the
+** first's. */
 static int morphology_parse(Analyzer *a, const char *zMorph, LpError *err) {
     a->iStem = -1;
     if (is_none(zMorph)) return LP_OK;
     char zList[512];
     stem_supported(zList, sizeof(zList));
-    if (strchr(zMorph, ',')) {
-        return lp_err_set(err, LP_BADINPUT,
-                          "morphology '%s': only one morphology processor per table is supported "
-                          "(supported: %s)",
-                          zMorph, zList);
-    }
-    if (strncasecmp(zMorph, "stem_", 5) == 0) {
-        for (int i = 0; i < N_STEM_LANG; i++) {
-            if (strcasecmp(zMorph + 5, aStemLang[i].zCode) == 0 && stem_lang_available(i)) {
-                a->iStem = i;
-                /* Snowball's English: stems of common words are built in. */
-                a->pDict = strcmp(aStemLang[i].zAlgo, "english") == 0 ? &lp_stemdict_en : NULL;
-                return LP_OK;
+    for (const char *p = zMorph;;) {
+        p += strspn(p, ", \t");
+        size_t n = strcspn(p, ", \t");
+        if (n == 0) break;
+        if (!stem_add(a, p, n)) {
+            if (a->nStem == ANALYZER_MAX_STEMMERS && n > 5 && strncasecmp(p, "stem_", 5) == 0) {
+                return lp_err_set(err, LP_BADINPUT, "morphology '%s': at most %d stemmers", zMorph,
+                                  ANALYZER_MAX_STEMMERS);
             }
+            return morphology_fail(zMorph, p, n, zList, err);
         }
+        p += n;
     }
-    if (strncasecmp(zMorph, "lemmatize_", 10) == 0) {
+    if (a->nStem == 0) return lp_err_set(err, LP_BADINPUT, "morphology '%s' names no processor (supported: %s)",
+                                         zMorph, zList);
+    a->iStem = a->aStem[0];
+    a->pDict = a->apDict[0];
+    return LP_OK;
+}
+
+/* The error for the processor z[0..n) of zMorph, which is none loupe has. */
+static int morphology_fail(const char *zMorph, const char *z, size_t n, const char *zList, LpError *err) {
+    int m = (int)(n > 64 ? 64 : n);
+    if (n >= 10 && strncasecmp(z, "lemmatize_", 10) == 0) {
         return lp_err_set(err, LP_BADINPUT,
                           "morphology '%s': lemmatizers are not supported (they need dictionaries "
                           "loupe does not ship); use a stemmer instead (supported: %s)",
                           zMorph, zList);
     }
-    if (strncasecmp(zMorph, "libstemmer_", 11) == 0) {
+    if (n >= 11 && strncasecmp(z, "libstemmer_", 11) == 0) {
         return lp_err_set(err, LP_BADINPUT,
-                          "morphology '%s': write stem_<language code> instead (supported: %s)", zMorph,
-                          zList);
+                          "morphology '%s': write stem_<language code> instead of '%.*s' (supported: %s)", zMorph,
+                          m, z, zList);
     }
-    return lp_err_set(err, LP_BADINPUT, "unknown morphology '%s' (supported: %s)", zMorph, zList);
+    if (m == (int)strlen(zMorph)) {
+        return lp_err_set(err, LP_BADINPUT, "unknown morphology '%s' (supported: %s)", zMorph, zList);
+    }
+    return lp_err_set(err, LP_BADINPUT, "morphology '%s': unknown processor '%.*s' (supported: %s)", zMorph, m, z,
+                      zList);
 }
 
 /* stopwords: "none", or language codes separated by commas or spaces
@@ -561,7 +602,7 @@ static void dict_en_map(void) {
 }
 
 int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
-    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0};
+    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0};
     if (!cfg) cfg = &cfgDefault;
     *ppOut = NULL;
     if (cfg->minPrefixLen < 0 || cfg->minPrefixLen > ANALYZER_MAX_TERM) {
@@ -570,6 +611,10 @@ int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
     }
     if (cfg->minWordLen < 0 || cfg->minWordLen > ANALYZER_MAX_TERM) {
         return lp_err_set(err, LP_BADINPUT, "min_word_len %d is out of range 0..%d", cfg->minWordLen,
+                          ANALYZER_MAX_TERM);
+    }
+    if (cfg->minStemmingLen < 0 || cfg->minStemmingLen > ANALYZER_MAX_TERM) {
+        return lp_err_set(err, LP_BADINPUT, "min_stemming_len %d is out of range 0..%d", cfg->minStemmingLen,
                           ANALYZER_MAX_TERM);
     }
     if (cfg->minInfixLen < 0 || cfg->minInfixLen > ANALYZER_MAX_TERM) {
@@ -584,6 +629,7 @@ int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
     a->minPrefixLen = cfg->minPrefixLen;
     a->minInfixLen = cfg->minInfixLen;
     a->minWordLen = cfg->minWordLen;
+    a->minStemLen = cfg->minStemmingLen;
     a->bExactWords = cfg->bExactWords != 0;
     a->bIndexSp = cfg->bIndexSp != 0;
     a->bHtmlStrip = cfg->bHtmlStrip != 0;
@@ -593,13 +639,13 @@ int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
     if (rc == LP_OK) rc = html_remove_parse(a, cfg->zHtmlRemove, err);
     if (rc == LP_OK) rc = html_attrs_parse(a, cfg->zHtmlIndexAttrs, err);
     if (rc == LP_OK) rc = zones_parse(a, cfg->zIndexZones, err);
-    if (rc == LP_OK && a->pDict == &lp_stemdict_en) pthread_once(&g_dictEnOnce, dict_en_map);
-    if (rc == LP_OK && a->iStem >= 0) {
-        /* Create this thread's stemmer now, so an allocation failure or a
+    for (int k = 0; rc == LP_OK && k < a->nStem; k++) {
+        if (a->apDict[k] == &lp_stemdict_en) pthread_once(&g_dictEnOnce, dict_en_map);
+        /* Create this thread's stemmers now, so an allocation failure or a
         ** broken libstemmer shows here rather than on the first document. */
         struct sb_stemmer *pStem;
         StemMemoTable *pMemo;
-        rc = stem_get(a->iStem, &pStem, &pMemo, err);
+        rc = stem_get(a->aStem[k], &pStem, &pMemo, err);
     }
     if (rc != LP_OK) {
         analyzer_free(a);
@@ -960,6 +1006,9 @@ typedef struct RunState {
     struct sb_stemmer *pStem;   /* this thread's stemmer, or NULL */
     StemMemoTable *pMemo;       /* its memo */
     const StemDict *pDict;      /* the language's dictionary, or NULL */
+    int nMore;                  /* the stemmers after it (morphology='stem_en, stem_ru') */
+    struct sb_stemmer *apMore[ANALYZER_MAX_STEMMERS - 1];
+    StemMemoTable *apMoreMemo[ANALYZER_MAX_STEMMERS - 1];
     TokenFn xToken;             /* the caller's callback and its context */
     void *ctx;
     uint32_t iPos;              /* position of the next word */
@@ -1004,21 +1053,22 @@ static void memo_grow(StemMemoTable *m) {
 /* A dictionary stem is made in the word's buffer (ANALYZER_MAX_TERM bytes). */
 _Static_assert(STEMDICT_MAX_WORD + STEMDICT_MAX_SUFFIX <= ANALYZER_MAX_TERM, "stem room");
 
-/* Replaces t's term by its stem: from the language's dictionary (in place
-** in zTerm, the buffer t->z points to), else through the thread's memo of
-** the stemmer's results. Dictionary words do not go into the memo: its
-** pages are the thread's own and cost a fault each on first touch, the
-** dictionary's are the executable's, already in memory, and a memo that
-** only sees the rest stays small. h is the word's stemdict_hash. */
-static int stem_term(RunState *s, Token *t, char *zTerm, uint32_t h) {
-    if (s->pDict) {
-        int n = stemdict_find(s->pDict, zTerm, t->n, h); /* in place: t->z is zTerm */
+/* Replaces t's term by its stem by pStem: from its language's dictionary
+** pDict (in place in zTerm, the buffer t->z points to), else through the
+** thread's memo pm of the stemmer's results. Dictionary words do not go
+** into the memo: its pages are the thread's own and cost a fault each on
+** first touch, the dictionary's are the executable's, already in memory,
+** and a memo that only sees the rest stays small. h is the word's
+** stemdict_hash. */
+static int stem_with(RunState *s, struct sb_stemmer *pStem, StemMemoTable *pm, const StemDict *pDict, Token *t,
+                     char *zTerm, uint32_t h) {
+    if (pDict) {
+        int n = stemdict_find(pDict, zTerm, t->n, h); /* in place: t->z is zTerm */
         if (n > 0) {
             t->n = n;
             return LP_OK;
         }
     }
-    StemMemoTable *pm = s->pMemo;
     StemMemo *w = NULL;
     if (t->n <= STEM_MEMO_MAX) {
         w = &pm->a[2 * (size_t)memo_set(h, pm->nBits)];
@@ -1035,10 +1085,10 @@ static int stem_term(RunState *s, Token *t, char *zTerm, uint32_t h) {
             return LP_OK;
         }
     }
-    const sb_symbol *zOut = sb_stemmer_stem(s->pStem, (const sb_symbol *)t->z, t->n);
+    const sb_symbol *zOut = sb_stemmer_stem(pStem, (const sb_symbol *)t->z, t->n);
     if (!zOut) return lp_err_set(s->err, LP_NOMEM, "out of memory stemming a word");
     const char *zStem = (const char *)zOut;
-    int nStem = sb_stemmer_length(s->pStem);
+    int nStem = sb_stemmer_length(pStem);
     if (nStem > ANALYZER_MAX_TERM) nStem = (int)utf8_floor(zStem, ANALYZER_MAX_TERM);
     /* A stemmer never empties a word in practice; keep the word if one did. */
     if (nStem == 0) return LP_OK;
@@ -1058,6 +1108,23 @@ static int stem_term(RunState *s, Token *t, char *zTerm, uint32_t h) {
     t->z = zStem;
     t->n = nStem;
     return LP_OK;
+}
+
+/* Replaces t's term (in zTerm) by its stem: the first stemmer's, else,
+** where it leaves the word as it is, the next one's, and so on (Sphinx's
+** and Manticore's rule for several stemmers). */
+static int stem_term(RunState *s, Token *t, char *zTerm, uint32_t h) {
+    if (!s->nMore) return stem_with(s, s->pStem, s->pMemo, s->pDict, t, zTerm, h);
+    char zWord[ANALYZER_MAX_TERM];
+    int nWord = t->n;
+    memcpy(zWord, zTerm, (size_t)nWord);
+    int rc = stem_with(s, s->pStem, s->pMemo, s->pDict, t, zTerm, h);
+    for (int k = 0; k < s->nMore && rc == LP_OK && t->n == nWord && memcmp(t->z, zWord, (size_t)nWord) == 0; k++) {
+        memcpy(zTerm, zWord, (size_t)nWord); /* a dictionary stems in place */
+        t->z = zTerm;
+        rc = stem_with(s, s->apMore[k], s->apMoreMemo[k], s->a->apDict[k + 1], t, zTerm, h);
+    }
+    return rc;
 }
 
 /* A word normalised, waiting to be filtered, stemmed and handed over. */
@@ -1138,15 +1205,17 @@ static inline __attribute__((always_inline)) int word_prepare(RunState *s, const
 
 /* Is the normalised word z[0..n) dropped: a stop word, or shorter than
 ** min_word_len characters? */
+/* Has the UTF-8 word z[0..n) fewer than nMin characters? */
+static int chars_below(const char *z, int n, int nMin) {
+    if (n >= 4 * nMin) return 0; /* no character takes more than 4 bytes */
+    int nChars = 0;
+    for (int i = 0; i < n; i++) nChars += (z[i] & 0xC0) != 0x80;
+    return nChars < nMin;
+}
+
 static int word_dropped(const Analyzer *a, const char *z, int n) {
     if (a->aStop && stop_contains(a, z, n)) return 1;
-    if (a->minWordLen > 1 && n < 4 * a->minWordLen) {
-        /* fewer bytes than 4 x the minimum: count the characters */
-        int nChars = 0;
-        for (int i = 0; i < n; i++) nChars += (z[i] & 0xC0) != 0x80;
-        if (nChars < a->minWordLen) return 1;
-    }
-    return 0;
+    return a->minWordLen > 1 && chars_below(z, n, a->minWordLen);
 }
 
 int analyzer_word_indexed(const Analyzer *a, const char *z, int n) {
@@ -1185,7 +1254,7 @@ static int word_finish(RunState *s, PendWord *w, int bHashed) {
             int rc = s->xToken(s->ctx, &e);
             if (rc != LP_OK || w->bExact) return rc;
         }
-        if (s->pStem) {
+        if (s->pStem && !(s->a->minStemLen > 1 && chars_below(w->aTerm, w->nTerm, s->a->minStemLen))) {
             int rc = stem_term(s, &t, w->aTerm, bHashed ? w->h : stemdict_hash(w->aTerm, w->nTerm));
             if (rc != LP_OK) return rc;
         }
@@ -1415,11 +1484,17 @@ static int run(const Analyzer *a, int mode, const char *z, size_t n, uint32_t iP
     int64_t iBad = utf8_check(z, n);
     if (iBad >= 0) return lp_err_setpos(err, LP_BADINPUT, iBad, "invalid UTF-8 at byte %lld", (long long)iBad);
 
-    RunState s = {a, mode, NULL, NULL, NULL, xToken, ctx, iPosBase, z, err, n, SP_NONE, 0, 0};
+    RunState s = {.a = a, .mode = mode, .xToken = xToken, .ctx = ctx, .iPos = iPosBase, .zText = z,
+                  .err = err, .nText = n, .spKind = SP_NONE};
     if (mode != RUN_UNSTEMMED && a->iStem >= 0) {
         int rc = stem_get(a->iStem, &s.pStem, &s.pMemo, err);
         if (rc != LP_OK) return rc;
         s.pDict = a->pDict;
+        for (int k = 1; k < a->nStem; k++) {
+            rc = stem_get(a->aStem[k], &s.apMore[s.nMore], &s.apMoreMemo[s.nMore], err);
+            if (rc != LP_OK) return rc;
+            s.nMore++;
+        }
     }
     /* Dictionary lookups are grouped (PendRun) only where a dictionary has
     ** entries to miss in. */

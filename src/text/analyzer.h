@@ -25,7 +25,9 @@
 **    Then, per the configuration, stop words and words of fewer than
 **    min_word_len characters are dropped (their position is still
 **    counted, so a phrase does not match across a removed word) and the
-**    Snowball stemmer of the language is applied.
+**    Snowball stemmer of the language is applied (of several languages,
+**    the first that changes the word; none to a word of fewer than
+**    min_stemming_len characters).
 **  - Positions count words from iPosBase (0, 1, 2, ...). Byte offsets
 **    [iStart, iEnd) point into the ORIGINAL input, so highlighting can cut
 **    the stored text exactly around a match.
@@ -81,8 +83,10 @@
 #define ANALYZER_MAX_TERM 64
 
 typedef struct AnalyzerConfig {
-    const char *zMorphology;    /* NULL/"none", or "stem_<lang>": stem_en, stem_ru, ...
-                                ** (a comma-separated list is refused for now) */
+    const char *zMorphology;    /* NULL/"none", or "stem_<lang>": stem_en, stem_ru, ...; or
+                                ** several, "stem_en, stem_ru" (stem_enru is those two):
+                                ** a word goes through them in order until one changes
+                                ** it; at most ANALYZER_MAX_STEMMERS */
     const char *zStopwords;     /* NULL/"none", or language codes, "en" or "de, en": the
                                 ** union of their Snowball stop-word lists */
     int minPrefixLen;           /* shortest prefix a prefix query may use (0 = 1) */
@@ -98,7 +102,11 @@ typedef struct AnalyzerConfig {
     const char *zIndexZones;    /* index_zones: "h*, th, title" (needs bHtmlStrip);
                                 ** NULL: no zones */
     int bRemoveDiacritics;      /* remove_diacritics: "café" is "cafe" (above) */
+    int minStemmingLen;         /* min_stemming_len: words of fewer characters are not
+                                ** stemmed; 0 or 1: every word */
 } AnalyzerConfig;
+
+#define ANALYZER_MAX_STEMMERS 4
 
 #define ANALYZER_EXACT_MARK '='  /* first byte of an exact form's term */
 #define ANALYZER_SENTENCE "."    /* the term of a sentence boundary (index_sp) */

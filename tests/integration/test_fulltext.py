@@ -1460,6 +1460,32 @@ def test_stopwords_languages(cur, uniq):
                  r"unknown stop-word list 'xx' \(supported: none, en, da, de, .*\)")
 
 
+def test_several_stemmers_and_min_stemming_len(cur, uniq):
+    """morphology takes several stemmers (Manticore's 'stem_en, stem_ru' and
+    stem_enru): each word is stemmed by the first that changes it, on both
+    sides; min_stemming_len leaves shorter words unstemmed."""
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (body TEXT) morphology='stem_en, stem_ru' min_stemming_len='5'")
+    cur.execute(f"SHOW CREATE TABLE {t}")
+    ddl = cur.fetchone()[1]
+    assert "morphology='stem_en, stem_ru'" in ddl and "min_stemming_len='5'" in ddl, ddl
+    cur.execute(f"INSERT INTO {t} VALUES (1, 'running books'), (2, 'книги и журналы'), (3, 'runs cats')")
+    assert_ids_ram_and_flushed(cur, t, [
+        ("run", [1]), ("runner", []), ("book", [1]), ("книга", [2]), ("журналов", [2]),
+        ("runs", [3]), ("run*", [1, 3]), ("cat", []), ("cats", [3]),
+    ])
+    cur.execute(f"CALL KEYWORDS('running книги runs', '{t}')")
+    assert [r[2] for r in cur.fetchall()] == ["run", "книг", "runs"]
+    u = uniq()
+    cur.execute(f"CREATE TABLE {u} (body TEXT) morphology='stem_enru'")
+    cur.execute(f"INSERT INTO {u} VALUES (1, 'книги runs')")
+    assert sorted(match_ids(cur, u, "книга run")) == [1]
+    expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) morphology='stem_en, stem_zz'", 1064,
+                 r"morphology 'stem_en, stem_zz': unknown processor 'stem_zz' \(supported: none, stem_ar")
+    expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) min_stemming_len='65'", 1064,
+                 r"option 'min_stemming_len' expects an integer from 0 to 64")
+
+
 def _crc32c(data):
     crc = 0xFFFFFFFF
     for b in data:

@@ -69,7 +69,7 @@ static void toks_free(Toks *p) {
 }
 
 static Analyzer *mk(const char *zMorph, const char *zStop) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -113,7 +113,7 @@ static void check_terms(const Analyzer *a, const char *z, const char *zWant) {
 
 /* An analyzer with remove_diacritics on or off, and nothing else. */
 static Analyzer *mk_strip(int bStrip) {
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, bStrip};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, bStrip, 0};
     Analyzer *a = NULL;
     LpError err;
     if (analyzer_new(&cfg, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
@@ -386,7 +386,7 @@ static void test_stopwords_languages(void **state) {
     check_terms(a, "Für die Häuser und the Bücher", "häuser bücher");
     check_terms(a, "FÜR fur über", "fur");
     analyzer_free(a);
-    AnalyzerConfig cfg = {"stem_de", "de", 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1};
+    AnalyzerConfig cfg = {"stem_de", "de", 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0};
     LpError err;
     assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
     check_terms(a, "FÜR fur Über Häuser", "haus");
@@ -412,7 +412,7 @@ static void test_stopwords_languages(void **state) {
     size_t nWord = 0;
     for (int strip = 0; strip < 2; strip++) {
         for (size_t i = 0; i < LP_ARRAY_SIZE(aList); i++) {
-            AnalyzerConfig c = {NULL, aList[i].zLang, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, strip};
+            AnalyzerConfig c = {NULL, aList[i].zLang, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, strip, 0};
             assert_int_equal(analyzer_new(&c, &a, &err), LP_OK);
             for (size_t k = 0; k < aList[i].n; k++) {
                 const char *z = aList[i].az[k];
@@ -440,6 +440,47 @@ static void test_stopwords_languages(void **state) {
         }
     }
     assert_int_equal(nWord, 2 * 2597); /* the lists of stoplists.h */
+}
+
+/* Several stemmers: a word goes through them in order until one changes
+** it, so the order decides where both would ("gardens": English "garden",
+** German "gard"); stem_enru is stem_en, stem_ru. min_stemming_len leaves
+** shorter words as they are. */
+static void test_stemming_several(void **state) {
+    (void)state;
+    Analyzer *a = mk("stem_en, stem_de", NULL);
+    assert_true(analyzer_is_stemmed(a));
+    check_terms(a, "gardens kindern running", "garden kind run");
+    check_terms(a, "gardens kindern running", "garden kind run"); /* through the memos */
+    analyzer_free(a);
+    a = mk("STEM_DE,stem_en", NULL);
+    check_terms(a, "gardens kindern running", "gard kind run");
+    analyzer_free(a);
+    a = mk("stem_enru", NULL);
+    check_terms(a, "running книги", "run книг");
+    analyzer_free(a);
+    a = mk("stem_ru stem_en stem_ru", NULL); /* spaces, and a repeat taken once */
+    check_terms(a, "running книги", "run книг");
+    analyzer_free(a);
+    /* with the English dictionary second, and exact forms */
+    AnalyzerConfig cfg = {"stem_ru, stem_en", NULL, 0, 1, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0};
+    LpError err;
+    assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
+    check_terms(a, "generously книги", "=generously generous =книги книг");
+    analyzer_free(a);
+    AnalyzerConfig ml = {"stem_en", NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 5};
+    assert_int_equal(analyzer_new(&ml, &a, &err), LP_OK);
+    check_terms(a, "runs running cats kittens", "runs run cats kitten");
+    Toks t = {0};
+    assert_int_equal(analyzer_run_query(a, "runs running", 12, 0, collect, &t, &err), LP_OK);
+    assert_int_equal(t.n, 2);
+    assert_string_equal(t.a[0].z, "runs");
+    assert_string_equal(t.a[1].z, "run");
+    toks_free(&t);
+    analyzer_free(a);
+    ml.minStemmingLen = 65;
+    assert_int_equal(analyzer_new(&ml, &a, &err), LP_BADINPUT);
+    assert_non_null(strstr(err.zMsg, "min_stemming_len 65 is out of range"));
 }
 
 static void test_stemming(void **state) {
@@ -722,7 +763,9 @@ static void test_config(void **state) {
         {"stem_xx", NULL, 0, "unknown morphology 'stem_xx' (supported: none, stem_ar"},
         {"stem_cz", NULL, 0, "stem_en"},
         {"lemmatize_en", NULL, 0, "lemmatizers are not supported"},
-        {"stem_en,stem_ru", NULL, 0, "only one morphology"},
+        {"stem_en, stem_xx", NULL, 0, "morphology 'stem_en, stem_xx': unknown processor 'stem_xx'"},
+        {"stem_en,stem_ru,stem_de,stem_fr,stem_es", NULL, 0, "at most 4 stemmers"},
+        {" , ", NULL, 0, "names no processor"},
         {"libstemmer_de", NULL, 0, "write stem_<language code>"},
         {"soundex", NULL, 0, "unknown morphology 'soundex'"},
         {NULL, "xx", 0, "unknown stop-word list 'xx' (supported: none, en, da, de, es"},
@@ -737,7 +780,7 @@ static void test_config(void **state) {
         /* minPrefix below -64 stands for min_infix_len -minPrefix */
         int bInfix = aBad[i].minPrefix < -64;
         AnalyzerConfig cfg = {aBad[i].zMorph, aBad[i].zStop, bInfix ? 0 : aBad[i].minPrefix, 0, 0, 0, NULL,
-                              bInfix ? -aBad[i].minPrefix : 0, NULL, 0, NULL, 0};
+                              bInfix ? -aBad[i].minPrefix : 0, NULL, 0, NULL, 0, 0};
         Analyzer *a = (Analyzer *)&cfg; /* must be reset to NULL */
         LpError err;
         lp_err_clear(&err);
@@ -746,7 +789,7 @@ static void test_config(void **state) {
         assert_int_equal(err.code, LP_BADINPUT);
         if (!strstr(err.zMsg, aBad[i].zNeedle)) fail_msg("message \"%s\" lacks \"%s\"", err.zMsg, aBad[i].zNeedle);
     }
-    AnalyzerConfig cfg = {"", "NONE", 64, 0, 0, 0, NULL, 64, NULL, 0, NULL, 0};
+    AnalyzerConfig cfg = {"", "NONE", 64, 0, 0, 0, NULL, 64, NULL, 0, NULL, 0, 0};
     Analyzer *a = NULL;
     LpError err;
     assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
@@ -885,7 +928,7 @@ static void test_remove_diacritics(void **state) {
     check_terms(b, "Café Łódź ΆΓΙΟΣ", "café łódź άγιοσ");
     analyzer_free(b);
     /* with stemming, before the stemmer; and prefixes on the query side */
-    AnalyzerConfig cs = {"stem_en", NULL, 2, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1};
+    AnalyzerConfig cs = {"stem_en", NULL, 2, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0};
     assert_int_equal(analyzer_new(&cs, &a, &err), LP_OK);
     check_terms(a, "Cafés façades", "cafe facad");
     Toks t = {0};
@@ -1136,7 +1179,7 @@ static void test_stem_dictionary(void **state) {
 /* ------------------------------------------------------------ exact forms */
 
 static Analyzer *mk_exact(const char *zMorph, const char *zStop) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, 1, 0, 0, NULL, 0, NULL, 0, NULL, 0};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, 1, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1218,7 +1261,7 @@ static void test_exact_forms(void **state) {
     analyzer_free(a);
 
     /* analyzer_prefix_ok counts characters, not bytes */
-    AnalyzerConfig pc = {NULL, NULL, 3, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0};
+    AnalyzerConfig pc = {NULL, NULL, 3, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0};
     Analyzer *ap = NULL;
     assert_int_equal(analyzer_new(&pc, &ap, &err0), LP_OK);
     assert_false(analyzer_prefix_ok(ap, "ab", 2));
@@ -1271,7 +1314,7 @@ static void check_doc(const Analyzer *a, const char *z, const char *zWant) {
 
 static void test_min_word_len(void **state) {
     (void)state;
-    AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 0, 0, NULL, 0, NULL, 3, NULL, 0};
+    AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 0, 0, NULL, 0, NULL, 3, NULL, 0, 0};
     Analyzer *a = NULL;
     LpError err;
     if (analyzer_new(&cfg, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
@@ -1284,19 +1327,19 @@ static void test_min_word_len(void **state) {
     analyzer_free(a);
     /* 0 and 1: every word */
     for (int m = 0; m <= 1; m++) {
-        AnalyzerConfig c1 = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, m, NULL, 0};
+        AnalyzerConfig c1 = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, m, NULL, 0, 0};
         if (analyzer_new(&c1, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
         check_doc(a, "a b c", "a@0 b@1 c@2");
         analyzer_free(a);
     }
-    AnalyzerConfig bad = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 65, NULL, 0};
+    AnalyzerConfig bad = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 65, NULL, 0, 0};
     assert_int_equal(analyzer_new(&bad, &a, &err), LP_BADINPUT);
     assert_string_equal(err.zMsg, "min_word_len 65 is out of range 0..64");
 }
 
 static void test_index_sp(void **state) {
     (void)state;
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 0, NULL, 0, NULL, 0, NULL, 0};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 0, NULL, 0, NULL, 0, NULL, 0, 0};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1405,7 +1448,7 @@ static void test_html_strip(void **state) {
     check_strip_attrs("te<b title=x>st", NULL, azAttr, "test"); /* b is not listed */
     check_strip_attrs("<img alt=x>", NULL, NULL, "");
     /* through the analyzer: the words of the stripped text */
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 1, "script, STYLE", 0, NULL, 0, NULL, 0};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 1, "script, STYLE", 0, NULL, 0, NULL, 0, 0};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1511,7 +1554,7 @@ static void test_index_zones(void **state) {
     assert_string_equal(log.z, "H2@1 /h2@4 th@6 /TH@11 hr@19");
     strbuf_free(&sb);
 
-    AnalyzerConfig cfg = {"stem_en", NULL, 0, 0, 0, 1, "script", 0, NULL, 0, " H*,th , title,B", 0};
+    AnalyzerConfig cfg = {"stem_en", NULL, 0, 0, 0, 1, "script", 0, NULL, 0, " H*,th , title,B", 0, 0};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1626,6 +1669,7 @@ int main(void) {
         cmocka_unit_test(test_offsets_original),
         cmocka_unit_test(test_stopwords),
         cmocka_unit_test(test_stopwords_languages),
+        cmocka_unit_test(test_stemming_several),
         cmocka_unit_test(test_min_word_len),
         cmocka_unit_test(test_collect),
         cmocka_unit_test(test_stemming),
