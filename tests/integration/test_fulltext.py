@@ -1403,18 +1403,24 @@ ACCENT_DOCS = {
 }
 
 
+def accent_table(cur, name, options, want_option):
+    """Creates name (title, body) with options, checks that SHOW CREATE
+    TABLE lists want_option, and inserts ACCENT_DOCS."""
+    cur.execute(f"CREATE TABLE {name} (title TEXT, body TEXT) {options}")
+    cur.execute(f"SHOW CREATE TABLE {name}")
+    assert want_option in cur.fetchone()[1]
+    cur.execute(f"INSERT INTO {name} VALUES " + ", ".join(
+        f"({i}, {q(a)}, {q(b)})" for i, (a, b) in ACCENT_DOCS.items()))
+    return name
+
+
 def test_remove_diacritics(cur, uniq):
     """A new table folds accents (remove_diacritics='1' by default, as
     Manticore's default charset_table and FTS5's tokenizer do): 'cafe' finds
     "Café", in documents and queries, phrases, prefixes, exact forms,
     HIGHLIGHT() and CALL KEYWORDS, in RAM and sealed. Cyrillic keeps its
     й and ё. remove_diacritics='0' keeps accents apart."""
-    t = uniq()
-    cur.execute(f"CREATE TABLE {t} (title TEXT, body TEXT) morphology='stem_en' min_prefix_len='2'")
-    cur.execute(f"SHOW CREATE TABLE {t}")
-    assert "remove_diacritics='1'" in cur.fetchone()[1]
-    cur.execute(f"INSERT INTO {t} VALUES " + ", ".join(
-        f"({i}, {q(a)}, {q(b)})" for i, (a, b) in ACCENT_DOCS.items()))
+    t = accent_table(cur, uniq(), "morphology='stem_en' min_prefix_len='2'", "remove_diacritics='1'")
     assert_ids_ram_and_flushed(cur, t, [
         ("cafe", [1, 4]), ("CAFÉ", [1, 4]), ("cafe\u0301", [1, 4]), ("creme", [1]), ("caf*", [1, 4]),
         ('"cafe creme"', [1]), ('"café crème"', [1]), ("=cafe", [1, 4]), ("lodz", [2]), ("LÓDŹ", [2]),
@@ -1426,12 +1432,7 @@ def test_remove_diacritics(cur, uniq):
     cur.execute(f"CALL KEYWORDS('Crème Brûlée', '{t}')")
     assert [r[1:] for r in cur.fetchall()] == [("creme", "creme"), ("brulee", "brule")]
 
-    off = uniq()
-    cur.execute(f"CREATE TABLE {off} (title TEXT, body TEXT) remove_diacritics='0'")
-    cur.execute(f"SHOW CREATE TABLE {off}")
-    assert "remove_diacritics='0'" in cur.fetchone()[1]
-    cur.execute(f"INSERT INTO {off} VALUES " + ", ".join(
-        f"({i}, {q(a)}, {q(b)})" for i, (a, b) in ACCENT_DOCS.items()))
+    off = accent_table(cur, uniq(), "remove_diacritics='0'", "remove_diacritics='0'")
     assert_ids_ram_and_flushed(cur, off, [
         ("cafe", [4]), ("café", [1]), ("CAFÉ", [1]), ("lodz", []), ("łódź", [2]), ("resume", [4]),
     ])
