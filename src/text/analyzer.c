@@ -789,9 +789,19 @@ static int decode_valid(const unsigned char *p, size_t n, uint32_t *pCp) {
     return len;
 }
 
+/* Is cp an invisible character that joins the letters around it rather
+** than separating them: SOFT HYPHEN, ZERO WIDTH JOINER, WORD JOINER, ZERO
+** WIDTH NO-BREAK SPACE? Under remove_diacritics (bJoin) a word runs
+** through them and its term leaves them out ("re­sume" is "resume");
+** otherwise, as every format character, they separate words. */
+static int is_joiner(uint32_t cp) {
+    return cp == 0x00AD || cp == 0x200D || cp == 0x2060 || cp == 0xFEFF;
+}
+
 /* The end of the word whose characters so far end at p[i]: extends it over
-** letters, digits and marks. Clears *pbAscii if it takes a non-ASCII one. */
-static size_t scan_word(const unsigned char *p, size_t n, size_t i, int *pbAscii) {
+** letters, digits and marks (and, when bJoin, joiners). Clears *pbAscii if
+** it takes a non-ASCII one. */
+static size_t scan_word(const unsigned char *p, size_t n, size_t i, int bJoin, int *pbAscii) {
     while (i < n) {
         if (p[i] < 0x80) {
             if (!aAsciiWord[p[i]]) break;
@@ -801,7 +811,7 @@ static size_t scan_word(const unsigned char *p, size_t n, size_t i, int *pbAscii
         uint32_t cp;
         int len = decode_valid(p + i, n - i, &cp);
         int cls = char_class(cp);
-        if (cls != CC_WORD && cls != CC_MARK) break;
+        if (cls != CC_WORD && cls != CC_MARK && !(bJoin && is_joiner(cp))) break;
         *pbAscii = 0;
         i += (size_t)len;
     }
@@ -859,6 +869,8 @@ static utf8proc_ssize_t strip_marks(utf8proc_int32_t *a, utf8proc_ssize_t n) {
         utf8proc_category_t cat = utf8proc_category(a[i]);
         if (cat == UTF8PROC_CATEGORY_MN || cat == UTF8PROC_CATEGORY_MC || cat == UTF8PROC_CATEGORY_ME) {
             if (bBase) continue;
+        } else if (is_joiner(cp)) {
+            continue; /* inside a word only where scan_word let it in */
         } else {
             bBase = is_latin_greek(cp);
             cp = strip_stroke(cp);
@@ -1441,7 +1453,7 @@ static inline __attribute__((always_inline)) int scan(RunState *s, PendRun *pr, 
             }
             i++;
             while (i < n && aAsciiWord[p[i]]) i++;
-            if (i < n && p[i] >= 0x80) i = scan_word(p, n, i, &bAscii);
+            if (i < n && p[i] >= 0x80) i = scan_word(p, n, i, s->a->bStrip, &bAscii);
         } else {
             uint32_t cp;
             int len = decode_valid(p + i, n - i, &cp);
@@ -1450,7 +1462,7 @@ static inline __attribute__((always_inline)) int scan(RunState *s, PendRun *pr, 
             i += (size_t)len;
             if (cls == CC_SEP || cls == CC_MARK) continue; /* a mark with nothing to attach to */
             bAscii = 0;
-            i = cls == CC_SINGLE ? scan_marks(p, n, i) : scan_word(p, n, i, &bAscii);
+            i = cls == CC_SINGLE ? scan_marks(p, n, i) : scan_word(p, n, i, s->a->bStrip, &bAscii);
         }
         if (bSp && s->spKind) {
             int rc = sp_emit(s, pr);

@@ -21,7 +21,11 @@
 **    Greek block is dropped, and the Latin letters with a stroke ø, ł, đ,
 **    ħ, ŧ become o, l, d, h, t; what is left is composed again (NFC).
 **    Other scripts keep their marks (Cyrillic й and ё, Devanagari vowel
-**    signs), and so do the ligatures æ and œ and the dotless ı.
+**    signs), and so do the ligatures æ and œ and the dotless ı. It also
+**    lets a word run through the invisible joiners SOFT HYPHEN, ZERO WIDTH
+**    JOINER, WORD JOINER and ZERO WIDTH NO-BREAK SPACE, which its term
+**    leaves out ("re<U+00AD>sume" is one word, "resume"); without it they
+**    separate words, as every format character does.
 **    Then, per the configuration, stop words and words of fewer than
 **    min_word_len characters are dropped (their position is still
 **    counted, so a phrase does not match across a removed word) and the

@@ -1400,6 +1400,7 @@ ACCENT_DOCS = {
     2: ("Łódź", "naïve ΆΓΙΟΣ résumés"),
     3: ("йогурт", "ёж"),
     4: ("cafe", "plain resume"),
+    5: ("Infor\u00admation", "x"),
 }
 
 
@@ -1419,14 +1420,19 @@ def test_remove_diacritics(cur, uniq):
     Manticore's default charset_table and FTS5's tokenizer do): 'cafe' finds
     "Café", in documents and queries, phrases, prefixes, exact forms,
     HIGHLIGHT() and CALL KEYWORDS, in RAM and sealed. Cyrillic keeps its
-    й and ё. remove_diacritics='0' keeps accents apart."""
+    й and ё. A soft hyphen no longer splits a word. remove_diacritics='0'
+    keeps accents apart, and splits at the soft hyphen."""
     t = accent_table(cur, uniq(), "morphology='stem_en' min_prefix_len='2'", "remove_diacritics='1'")
     assert_ids_ram_and_flushed(cur, t, [
         ("cafe", [1, 4]), ("CAFÉ", [1, 4]), ("cafe\u0301", [1, 4]), ("creme", [1]), ("caf*", [1, 4]),
         ('"cafe creme"', [1]), ('"café crème"', [1]), ("=cafe", [1, 4]), ("lodz", [2]), ("LÓDŹ", [2]),
         ("naive", [2]), ("αγιος", [2]), ("resume", [2, 4]), ("résumé", [2, 4]),
         ("йогурт", [3]), ("иогурт", []), ("ёж", [3]), ("еж", []),
+        ("information", [5]), ("infor", []),
     ])
+    # a soft hyphen joins the word it is in; HIGHLIGHT() marks the word as stored
+    cur.execute(f"SELECT HIGHLIGHT({{}}, 'title') FROM {t} WHERE MATCH('information')")
+    assert cur.fetchone()[0] == "<b>Infor\u00admation</b>"
     cur.execute(f"SELECT HIGHLIGHT({{}}, 'title') FROM {t} WHERE MATCH('cafe creme') AND id = 1")
     assert cur.fetchone()[0] == "<b>Café</b> <b>crème</b>"
     cur.execute(f"CALL KEYWORDS('Crème Brûlée', '{t}')")
@@ -1435,6 +1441,7 @@ def test_remove_diacritics(cur, uniq):
     off = accent_table(cur, uniq(), "remove_diacritics='0'", "remove_diacritics='0'")
     assert_ids_ram_and_flushed(cur, off, [
         ("cafe", [4]), ("café", [1]), ("CAFÉ", [1]), ("lodz", []), ("łódź", [2]), ("resume", [4]),
+        ("information", []), ("infor", [5]),
     ])
     expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) remove_diacritics='2'", 1064,
                  r"option 'remove_diacritics' expects an integer from 0 to 1")

@@ -922,10 +922,23 @@ static void test_remove_diacritics(void **state) {
     check_terms(a, "हिन्दी", "हिन्दी");                                              /* so does Devanagari */
     check_terms(a, "œuvre ıspanak", "œuvre ıspanak");                              /* no marks to drop */
     check_terms(a, "x\xcc\x81", "x");                                            /* any Latin base */
+    /* joiners inside a word (soft hyphen, ZWJ, word joiner, ZWNBSP) join */
+    check_terms(a, "Re\xc2\xadsu\xc2\xadme Wort\xe2\x81\xa0teil a\xef\xbb\xbf" "b \xc2\xadlead trail\xc2\xad",
+                "resume wortteil ab lead trail");
+    Toks tj = {0};
+    uint32_t iEndJ;
+    tj = run_full(a, "re\xc2\xadsume \xc2\xadx", 0, &iEndJ);
+    assert_int_equal(tj.n, 2);
+    assert_int_equal(tj.a[0].iStart, 0);
+    assert_int_equal(tj.a[0].iEnd, 8);           /* the whole word, its soft hyphen too */
+    assert_int_equal(tj.a[1].iStart, 11);        /* a leading joiner is not part of it */
+    assert_int_equal(tj.a[1].iPos, 1);
+    toks_free(&tj);
     analyzer_free(a);
     /* off: as before */
     Analyzer *b = mk(NULL, NULL);
     check_terms(b, "Café Łódź ΆΓΙΟΣ", "café łódź άγιοσ");
+    check_terms(b, "re\xc2\xadsume", "re sume"); /* off: a joiner separates */
     analyzer_free(b);
     /* with stemming, before the stemmer; and prefixes on the query side */
     AnalyzerConfig cs = {"stem_en", NULL, 2, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0};
