@@ -154,11 +154,9 @@ typedef struct StopKey {
 } StopKey;
 
 struct Analyzer {
-    int iStem;                  /* index in aStemLang, or -1: no stemming ... */
-    const StemDict *pDict;      /* ... and the precomputed stems of its language, or NULL */
-    int nStem;                  /* stemmers, in order (0: none; aStem[0] is iStem): each */
-    int aStem[ANALYZER_MAX_STEMMERS]; /* word goes through them until one changes it */
-    const StemDict *apDict[ANALYZER_MAX_STEMMERS];
+    int nStem;                  /* stemmers (0: no stemming), in order: a word goes */
+    int aStem[ANALYZER_MAX_STEMMERS]; /* through them until one changes it; aStemLang indexes */
+    const StemDict *apDict[ANALYZER_MAX_STEMMERS]; /* each's precomputed stems, or NULL */
     int minStemLen;             /* min_stemming_len: shorter words are not stemmed */
     int minPrefixLen;           /* as configured (0..ANALYZER_MAX_TERM) */
     int minInfixLen;            /* as configured (0..ANALYZER_MAX_TERM) */
@@ -353,10 +351,22 @@ static int is_none(const char *z) {
     return z == NULL || z[0] == 0 || strcasecmp(z, "none") == 0;
 }
 
-/* Adds the stemmer of "stem_<code>" z[0..n) to a (once): 1, or 0 when
-** there is no such stemmer. Manticore's stem_enru is stem_en, stem_ru. */
+/* The next item of a list of names separated by commas or blanks
+** ("stem_en, stem_ru"): skips to it from *pz, sets *pz to its start and
+** returns its length (0: the list ended). */
+static size_t list_item(const char **pz) {
+    *pz += strspn(*pz, ", \t");
+    return strcspn(*pz, ", \t");
+}
+
+/* Adds the stemmer of "stem_<code>" z[0..n) to a (once): 1; 0 when there
+** is no such stemmer; -1 when a has ANALYZER_MAX_STEMMERS already.
+** Manticore's stem_enru is stem_en, stem_ru. */
 static int stem_add(Analyzer *a, const char *z, size_t n) {
-    if (n == 9 && strncasecmp(z, "stem_enru", 9) == 0) return stem_add(a, "stem_en", 7) && stem_add(a, "stem_ru", 7);
+    if (n == 9 && strncasecmp(z, "stem_enru", 9) == 0) {
+        int rc = stem_add(a, "stem_en", 7);
+        return rc == 1 ? stem_add(a, "stem_ru", 7) : rc;
+    }
     if (n <= 5 || strncasecmp(z, "stem_", 5) != 0) return 0;
     for (int i = 0; i < N_STEM_LANG; i++) {
         if (strlen(aStemLang[i].zCode) != n - 5 || strncasecmp(z + 5, aStemLang[i].zCode, n - 5) != 0 ||
@@ -366,7 +376,7 @@ static int stem_add(Analyzer *a, const char *z, size_t n) {
         for (int k = 0; k < a->nStem; k++) {
             if (a->aStem[k] == i) return 1;
         }
-        if (a->nStem == ANALYZER_MAX_STEMMERS) return 0;
+        if (a->nStem == ANALYZER_MAX_STEMMERS) return -1;
         a->aStem[a->nStem] = i;
         /* Snowball's English: stems of common words are built in. */
         a->apDict[a->nStem++] = strcmp(aStemLang[i].zAlgo, "english") == 0 ? &lp_stemdict_en : NULL;
@@ -378,30 +388,22 @@ static int stem_add(Analyzer *a, const char *z, size_t n) {
 static int morphology_fail(const char *zMorph, const char *z, size_t n, const char *zList, LpError *err);
 
 /* Resolves cfg->zMorphology, one processor or several separated by commas
-** ("stem_en, stem_ru"), into a->aStem; a->iStem and a->pDict are the
-** first's. */
+** ("stem_en, stem_ru"), into a->aStem. */
 static int morphology_parse(Analyzer *a, const char *zMorph, LpError *err) {
-    a->iStem = -1;
     if (is_none(zMorph)) return LP_OK;
     char zList[512];
     stem_supported(zList, sizeof(zList));
-    for (const char *p = zMorph;;) {
-        p += strspn(p, ", \t");
-        size_t n = strcspn(p, ", \t");
-        if (n == 0) break;
-        if (!stem_add(a, p, n)) {
-            if (a->nStem == ANALYZER_MAX_STEMMERS && n > 5 && strncasecmp(p, "stem_", 5) == 0) {
-                return lp_err_set(err, LP_BADINPUT, "morphology '%s': at most %d stemmers", zMorph,
-                                  ANALYZER_MAX_STEMMERS);
-            }
-            return morphology_fail(zMorph, p, n, zList, err);
+    const char *p = zMorph;
+    for (size_t n; (n = list_item(&p)) != 0; p += n) {
+        int rc = stem_add(a, p, n);
+        if (rc < 0) {
+            return lp_err_set(err, LP_BADINPUT, "morphology '%s': at most %d stemmers", zMorph,
+                              ANALYZER_MAX_STEMMERS);
         }
-        p += n;
+        if (rc == 0) return morphology_fail(zMorph, p, n, zList, err);
     }
     if (a->nStem == 0) return lp_err_set(err, LP_BADINPUT, "morphology '%s' names no processor (supported: %s)",
                                          zMorph, zList);
-    a->iStem = a->aStem[0];
-    a->pDict = a->apDict[0];
     return LP_OK;
 }
 
@@ -432,10 +434,8 @@ static int stopwords_parse(Analyzer *a, const char *zStop, LpError *err) {
     if (is_none(zStop)) return LP_OK;
     const StopList *apList[LP_ARRAY_SIZE(aStopList)];
     int nList = 0;
-    for (const char *p = zStop;;) {
-        p += strspn(p, ", \t");
-        size_t n = strcspn(p, ", \t");
-        if (n == 0) break;
+    const char *p = zStop;
+    for (size_t n; (n = list_item(&p)) != 0; p += n) {
         size_t i = 0;
         while (i < LP_ARRAY_SIZE(aStopList) &&
                !(strlen(aStopList[i].zLang) == n && strncasecmp(p, aStopList[i].zLang, n) == 0)) {
@@ -453,7 +453,6 @@ static int stopwords_parse(Analyzer *a, const char *zStop, LpError *err) {
         int bHave = 0;
         for (int j = 0; j < nList; j++) bHave |= apList[j] == &aStopList[i];
         if (!bHave) apList[nList++] = &aStopList[i];
-        p += n;
     }
     if (nList == 0) return lp_err_set(err, LP_BADINPUT, "stopwords '%s' names no list", zStop);
     return stop_build(a, apList, nList, err);
@@ -682,7 +681,7 @@ int analyzer_prefix_ok(const Analyzer *a, const char *z, int n) {
 }
 
 int analyzer_is_stemmed(const Analyzer *a) {
-    return a->iStem >= 0;
+    return a->nStem > 0;
 }
 
 int analyzer_exact_words(const Analyzer *a) {
@@ -690,7 +689,7 @@ int analyzer_exact_words(const Analyzer *a) {
 }
 
 int analyzer_has_exact_forms(const Analyzer *a) {
-    return a->bExactWords && a->iStem >= 0;
+    return a->bExactWords && a->nStem > 0;
 }
 
 int analyzer_html_strip(const Analyzer *a) {
@@ -1015,12 +1014,10 @@ enum {
 typedef struct RunState {
     const Analyzer *a;          /* configuration */
     int mode;                   /* RUN_*; not RUN_UNSTEMMED: stop words and stemming */
-    struct sb_stemmer *pStem;   /* this thread's stemmer, or NULL */
-    StemMemoTable *pMemo;       /* its memo */
-    const StemDict *pDict;      /* the language's dictionary, or NULL */
-    int nMore;                  /* the stemmers after it (morphology='stem_en, stem_ru') */
-    struct sb_stemmer *apMore[ANALYZER_MAX_STEMMERS - 1];
-    StemMemoTable *apMoreMemo[ANALYZER_MAX_STEMMERS - 1];
+    int nStem;                  /* stemmers (the analyzer's; 0 when not stemming) ... */
+    struct sb_stemmer *apStem[ANALYZER_MAX_STEMMERS]; /* ... this thread's ... */
+    StemMemoTable *apMemo[ANALYZER_MAX_STEMMERS];      /* ... and their memos */
+    const StemDict *pDict;      /* the first's dictionary (grouped lookups), or NULL */
     TokenFn xToken;             /* the caller's callback and its context */
     void *ctx;
     uint32_t iPos;              /* position of the next word */
@@ -1126,15 +1123,16 @@ static int stem_with(RunState *s, struct sb_stemmer *pStem, StemMemoTable *pm, c
 ** where it leaves the word as it is, the next one's, and so on (Sphinx's
 ** and Manticore's rule for several stemmers). */
 static int stem_term(RunState *s, Token *t, char *zTerm, uint32_t h) {
-    if (!s->nMore) return stem_with(s, s->pStem, s->pMemo, s->pDict, t, zTerm, h);
+    const StemDict *const *apDict = s->a->apDict;
+    if (s->nStem == 1) return stem_with(s, s->apStem[0], s->apMemo[0], apDict[0], t, zTerm, h);
     char zWord[ANALYZER_MAX_TERM];
     int nWord = t->n;
     memcpy(zWord, zTerm, (size_t)nWord);
-    int rc = stem_with(s, s->pStem, s->pMemo, s->pDict, t, zTerm, h);
-    for (int k = 0; k < s->nMore && rc == LP_OK && t->n == nWord && memcmp(t->z, zWord, (size_t)nWord) == 0; k++) {
+    int rc = stem_with(s, s->apStem[0], s->apMemo[0], apDict[0], t, zTerm, h);
+    for (int k = 1; k < s->nStem && rc == LP_OK && t->n == nWord && memcmp(t->z, zWord, (size_t)nWord) == 0; k++) {
         memcpy(zTerm, zWord, (size_t)nWord); /* a dictionary stems in place */
         t->z = zTerm;
-        rc = stem_with(s, s->apMore[k], s->apMoreMemo[k], s->a->apDict[k + 1], t, zTerm, h);
+        rc = stem_with(s, s->apStem[k], s->apMemo[k], apDict[k], t, zTerm, h);
     }
     return rc;
 }
@@ -1215,8 +1213,6 @@ static inline __attribute__((always_inline)) int word_prepare(RunState *s, const
     return LP_OK;
 }
 
-/* Is the normalised word z[0..n) dropped: a stop word, or shorter than
-** min_word_len characters? */
 /* Has the UTF-8 word z[0..n) fewer than nMin characters? */
 static int chars_below(const char *z, int n, int nMin) {
     if (n >= 4 * nMin) return 0; /* no character takes more than 4 bytes */
@@ -1225,6 +1221,8 @@ static int chars_below(const char *z, int n, int nMin) {
     return nChars < nMin;
 }
 
+/* Is the normalised word z[0..n) dropped: a stop word, or shorter than
+** min_word_len characters? */
 static int word_dropped(const Analyzer *a, const char *z, int n) {
     if (a->aStop && stop_contains(a, z, n)) return 1;
     return a->minWordLen > 1 && chars_below(z, n, a->minWordLen);
@@ -1251,7 +1249,7 @@ static int word_finish(RunState *s, PendWord *w, int bHashed) {
         /* Exact forms exist only where words are stemmed: unstemmed, the
         ** word is its own exact form. The exact form goes first, as the
         ** stemmer may rewrite aTerm in place. */
-        if (s->pStem && (w->bExact || (s->mode == RUN_INDEX && s->a->bExactWords))) {
+        if (s->nStem && (w->bExact || (s->mode == RUN_INDEX && s->a->bExactWords))) {
             if (!s->a->bExactWords) {
                 return lp_err_setpos(s->err, LP_BADINPUT,
                                      (int64_t)w->iStart - (s->mode == RUN_QUERY),
@@ -1266,7 +1264,7 @@ static int word_finish(RunState *s, PendWord *w, int bHashed) {
             int rc = s->xToken(s->ctx, &e);
             if (rc != LP_OK || w->bExact) return rc;
         }
-        if (s->pStem && !(s->a->minStemLen > 1 && chars_below(w->aTerm, w->nTerm, s->a->minStemLen))) {
+        if (s->nStem && !(s->a->minStemLen > 1 && chars_below(w->aTerm, w->nTerm, s->a->minStemLen))) {
             int rc = stem_term(s, &t, w->aTerm, bHashed ? w->h : stemdict_hash(w->aTerm, w->nTerm));
             if (rc != LP_OK) return rc;
         }
@@ -1498,15 +1496,13 @@ static int run(const Analyzer *a, int mode, const char *z, size_t n, uint32_t iP
 
     RunState s = {.a = a, .mode = mode, .xToken = xToken, .ctx = ctx, .iPos = iPosBase, .zText = z,
                   .err = err, .nText = n, .spKind = SP_NONE};
-    if (mode != RUN_UNSTEMMED && a->iStem >= 0) {
-        int rc = stem_get(a->iStem, &s.pStem, &s.pMemo, err);
-        if (rc != LP_OK) return rc;
-        s.pDict = a->pDict;
-        for (int k = 1; k < a->nStem; k++) {
-            rc = stem_get(a->aStem[k], &s.apMore[s.nMore], &s.apMoreMemo[s.nMore], err);
+    if (mode != RUN_UNSTEMMED && a->nStem > 0) {
+        for (int k = 0; k < a->nStem; k++) {
+            int rc = stem_get(a->aStem[k], &s.apStem[k], &s.apMemo[k], err);
             if (rc != LP_OK) return rc;
-            s.nMore++;
         }
+        s.nStem = a->nStem;
+        s.pDict = a->apDict[0];
     }
     /* Dictionary lookups are grouped (PendRun) only where a dictionary has
     ** entries to miss in. */

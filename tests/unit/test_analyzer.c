@@ -765,6 +765,7 @@ static void test_config(void **state) {
         {"lemmatize_en", NULL, 0, "lemmatizers are not supported"},
         {"stem_en, stem_xx", NULL, 0, "morphology 'stem_en, stem_xx': unknown processor 'stem_xx'"},
         {"stem_en,stem_ru,stem_de,stem_fr,stem_es", NULL, 0, "at most 4 stemmers"},
+        {"stem_en,stem_ru,stem_de,stem_fr,stem_zz", NULL, 0, "unknown processor 'stem_zz'"},
         {" , ", NULL, 0, "names no processor"},
         {"libstemmer_de", NULL, 0, "write stem_<language code>"},
         {"soundex", NULL, 0, "unknown morphology 'soundex'"},
