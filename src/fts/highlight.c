@@ -9,9 +9,10 @@
 ** Text side, in three steps:
 **   1. Words. analyzer_run_unstemmed() lists every word of the text with
 **      its byte and character offsets, and marks the ones a prefix (or,
-**      for an unstemmed analyzer, a term) matches. With stemming, a second
-**      run, analyzer_run(), gives the stemmed terms of the same words (the
-**      stop words left out), matched to the list by start offset. Stop
+**      for an unstemmed analyzer, a term) matches. With stemming or word
+**      forms, a second run, analyzer_run(), gives the terms of the same
+**      words (the stop words left out), matched to the list by start
+**      offset; a word form's term marks every word of its source. Stop
 **      words cannot match: the query side dropped them too.
 **   2. Candidates. Each marked word opens a window of `around` words on
 **      both sides; a window that touches the previous one joins it while
@@ -563,7 +564,8 @@ typedef struct Hl {
     uint32_t n;            /* its length in bytes */
     uint32_t nChars;       /* ... and in characters */
     const Analyzer *an;    /* the table's */
-    int bStemmed;          /* the analyzer stems: step 1 needs two runs */
+    int bStemmed;          /* the analyzer stems or has word forms: step 1
+                           ** needs two runs */
     VEC(HlWord) words;     /* every word, in text order */
     uint32_t iScan, cScan; /* counting characters: byte iScan is character cScan */
     int iCur;              /* the second run's position in words */
@@ -637,7 +639,9 @@ static int on_stemmed(void *ctx, const Token *t) {
         h->iCur++;
     if (h->iCur < (int)h->words.n && h->words.a[h->iCur].iStart == t->iStart) {
         int id = term_find(h->q, t->z, t->n);
-        if (id >= 0) h->words.a[h->iCur].id = id;
+        /* a word form's term stands for every word of its source */
+        for (int k = h->iCur; id >= 0 && k < (int)h->words.n && h->words.a[k].iStart < t->iEnd; k++)
+            h->words.a[k].id = id;
     }
     return LP_OK;
 }
@@ -1199,7 +1203,7 @@ int fts_highlight(const Analyzer *an, const FtsHlQuery *q, const char *zText, si
     h.z = zText;
     h.n = (uint32_t)nText;
     h.an = an;
-    h.bStemmed = analyzer_is_stemmed(an);
+    h.bStemmed = analyzer_is_stemmed(an) || analyzer_has_wordforms(an);
     h.out = out;
     h.err = err;
 

@@ -69,6 +69,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "text/analyzer.h"
 #include "text/utf8.h"
 #include "util/strbuf.h"
 
@@ -1871,6 +1872,125 @@ int fts_match_leaves(const FtsNode *root, FtsLeafFn xLeaf, void *ctx) {
 int fts_match_leaves_grouped(const FtsNode *root, FtsGroupLeafFn xLeaf, void *ctx) {
     LeafWalk w = {NULL, xLeaf, ctx};
     return root ? leaves(root, 0, NULL, &w) : LP_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Word forms over bare words                                          */
+
+/* Can a bare word x join its neighbours in a word form's source? A plain
+** word, no exact mark, weight, anchor or limit of its own. */
+static int wf_joinable(const FtsNode *x) {
+    return x->kind == FTSN_TERM && !x->fBoost && !x->anchor && x->z[0] != '=';
+}
+
+/* Do x and y (after it) read as one run of words: the same scope, and only
+** white space between them in the query text zQuery? */
+static int wf_adjacent(const char *zQuery, const FtsNode *x, const FtsNode *y) {
+    if (memcmp(&x->fields, &y->fields, sizeof(x->fields)) != 0 || x->nPosLimit != y->nPosLimit ||
+        x->pZones != y->pZones) {
+        return 0;
+    }
+    for (int i = x->pos + x->len; i < y->pos; i++) {
+        char c = zQuery[i];
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\r') return 0;
+    }
+    return y->pos >= x->pos + x->len;
+}
+
+/* Merges the run a[0..n) of bare words (n >= 2) where a word form's
+** source spans several of them; the new children go to *pOut (room for
+** n), their count to *pnOut. */
+static int wf_merge_run(Arena *a, const Analyzer *an, FtsNode **aRun, int n, FtsNode **aOut, int *pnOut,
+                        LpError *err) {
+    StrBuf sb = {0};
+    int *aStart = arena_alloc(a, sizeof(int) * (size_t)(n + 1));
+    char *bJoin = arena_zalloc(a, (size_t)n); /* bJoin[k]: word k joins word k + 1 */
+    if (!aStart || !bJoin) return lp_err_set(err, LP_NOMEM, "out of memory");
+    for (int k = 0; k < n; k++) {
+        if (k) strbuf_appendc(&sb, ' ');
+        aStart[k] = (int)sb.n;
+        strbuf_append(&sb, aRun[k]->z, (size_t)aRun[k]->n);
+    }
+    aStart[n] = (int)sb.n + 1;
+    if (sb.oom) {
+        strbuf_free(&sb);
+        return lp_err_set(err, LP_NOMEM, "out of memory");
+    }
+    TokenList l = {{0}, {0}};
+    LpError e;
+    lp_err_clear(&e);
+    int rc = analyzer_collect(an, sb.z, sb.n, ANALYZE_QUERY, &l, &e);
+    for (size_t i = 0; rc == LP_OK && i < l.a.n; i++) {
+        const Token *t = &l.a.a[i];
+        int k = 0;
+        while (k + 1 < n && aStart[k + 1] <= (int)t->iStart) k++;
+        for (; k + 1 < n && aStart[k + 1] < (int)t->iEnd; k++) bJoin[k] = 1;
+    }
+    token_list_free(&l);
+    if (rc == LP_NOMEM) {
+        strbuf_free(&sb);
+        return lp_err_set(err, LP_NOMEM, "out of memory");
+    }
+    /* An error (a word the analyzer refuses) is left to the planner, which
+    ** reports it for the word itself: the words then stay apart. */
+    int nOut = 0;
+    for (int k = 0; k < n;) {
+        int j = k;
+        while (rc == LP_OK && j + 1 < n && bJoin[j]) j++;
+        if (j == k) {
+            aOut[nOut++] = aRun[k++];
+            continue;
+        }
+        FtsNode *x = arena_alloc(a, sizeof(FtsNode));
+        char *z = arena_strndup(a, sb.z + aStart[k], (size_t)(aStart[j + 1] - 1 - aStart[k]));
+        if (!x || !z) {
+            strbuf_free(&sb);
+            return lp_err_set(err, LP_NOMEM, "out of memory");
+        }
+        *x = *aRun[k];
+        x->z = z;
+        x->n = (int)strlen(z);
+        x->len = aRun[j]->pos + aRun[j]->len - x->pos;
+        for (int m = k; m <= j; m++) x->bRequired |= aRun[m]->bRequired;
+        aOut[nOut++] = x;
+        k = j + 1;
+    }
+    strbuf_free(&sb);
+    *pnOut = nOut;
+    return LP_OK;
+}
+
+static int wf_walk(Arena *a, const char *zQuery, FtsNode *x, const Analyzer *an, LpError *err) {
+    for (int k = 0; k < x->nChild; k++) {
+        int rc = wf_walk(a, zQuery, x->aChild[k], an, err);
+        if (rc) return rc;
+    }
+    if (x->kind != FTSN_AND || x->pSpan || x->nChild < 2) return LP_OK;
+    int nNew = 0;
+    for (int i = 0; i < x->nChild;) {
+        int j = i + 1;
+        if (wf_joinable(x->aChild[i])) {
+            while (j < x->nChild && wf_joinable(x->aChild[j]) && wf_adjacent(zQuery, x->aChild[j - 1], x->aChild[j]))
+                j++;
+        }
+        int nOut = 1;
+        if (j - i >= 2) {
+            int rc = wf_merge_run(a, an, x->aChild + i, j - i, x->aChild + nNew, &nOut, err);
+            if (rc) return rc;
+        } else {
+            x->aChild[nNew] = x->aChild[i];
+        }
+        nNew += nOut;
+        i = j;
+    }
+    x->nChild = nNew;
+    if (nNew == 1 && x->aChild[0]->kind == FTSN_TERM) *x = *x->aChild[0]; /* AND of one word: the word */
+    return LP_OK;
+}
+
+int fts_match_wordforms(Arena *a, const char *zQuery, FtsNode *root, const Analyzer *an, LpError *err) {
+    if (!root || !analyzer_has_wordforms(an)) return LP_OK;
+    return wf_walk(a, zQuery, root, an, err);
 }
 
 /* ------------------------------------------------------------------ */

@@ -340,15 +340,29 @@ static void call_keywords(SqlSession *s, const SqlStmt *st, SqlResult *r) {
             iWild++;
             continue;
         }
-        if (k == stem.a.n || stem.a.a[k].iStart != w->iStart) continue;
-        const Token *x = &stem.a.a[k];
-        delta = (int64_t)x->iPos - (int64_t)w->iPos;
-        uint64_t docs = 0, hits = 0;
-        if (o.bStats && src && (rc = fts_term_stats(src, NULL, x->z, x->n, &docs, &hits, &err))) {
-            sqlx_report(r, &err, ER_UNKNOWN_ERROR);
-            goto done;
+        /* Every term that starts at the word: one, or a word form's
+        ** destination words, tokenized as its source's words. */
+        for (; k < stem.a.n && stem.a.a[k].iStart == w->iStart; k++) {
+            const Token *x = &stem.a.a[k];
+            delta = (int64_t)x->iPos - (int64_t)w->iPos;
+            const char *zTok = w->z;
+            if (i + 1 < raw.a.n && raw.a.a[i + 1].iStart < x->iEnd) {
+                StrBuf sb = {0};
+                for (size_t j = i; j < raw.a.n && raw.a.a[j].iStart < x->iEnd; j++) {
+                    if (j > i) strbuf_appendc(&sb, ' ');
+                    strbuf_appendz(&sb, raw.a.a[j].z);
+                }
+                zTok = sb.oom ? NULL : arena_strndup(&s->stmt, sb.z, sb.n);
+                strbuf_free(&sb);
+                if (!zTok) goto oom;
+            }
+            uint64_t docs = 0, hits = 0;
+            if (o.bStats && src && (rc = fts_term_stats(src, NULL, x->z, x->n, &docs, &hits, &err))) {
+                sqlx_report(r, &err, ER_UNKNOWN_ERROR);
+                goto done;
+            }
+            if (kw_row(r, o.bStats, (int64_t)x->iPos + 1, zTok, x->z, docs, hits)) goto oom;
         }
-        if (kw_row(r, o.bStats, (int64_t)x->iPos + 1, w->z, x->z, docs, hits)) goto oom;
     }
     goto done;
 oom:

@@ -66,6 +66,7 @@
 #include "text/stemdict.h"
 #include "text/stoplists.h"
 #include "text/utf8.h"
+#include "text/wordforms.h"
 #include "util/bytes.h"
 #include "util/memtune.h"
 #include "util/threadlocal.h"
@@ -173,6 +174,7 @@ struct Analyzer {
     char **azZone;              /* index_zones: names or "prefix*", lower case,
                                 ** NULL-terminated; or NULL */
     int bStrip;                 /* remove_diacritics: marks of Latin and Greek letters go */
+    Wordforms *pWf;             /* word forms, or NULL */
 };
 
 static void stop_key(const char *z, int n, StopKey *k) {
@@ -600,8 +602,10 @@ static void dict_en_map(void) {
     lp_prefault_read(d->aPool, d->aBucket[(size_t)1 << d->nBits]);
 }
 
+static int wordforms_build(Analyzer *a, const char *z, LpError *err);
+
 int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
-    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0};
+    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL};
     if (!cfg) cfg = &cfgDefault;
     *ppOut = NULL;
     if (cfg->minPrefixLen < 0 || cfg->minPrefixLen > ANALYZER_MAX_TERM) {
@@ -638,6 +642,7 @@ int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
     if (rc == LP_OK) rc = html_remove_parse(a, cfg->zHtmlRemove, err);
     if (rc == LP_OK) rc = html_attrs_parse(a, cfg->zHtmlIndexAttrs, err);
     if (rc == LP_OK) rc = zones_parse(a, cfg->zIndexZones, err);
+    if (rc == LP_OK) rc = wordforms_build(a, cfg->zWordforms, err);
     for (int k = 0; rc == LP_OK && k < a->nStem; k++) {
         if (a->apDict[k] == &lp_stemdict_en) pthread_once(&g_dictEnOnce, dict_en_map);
         /* Create this thread's stemmers now, so an allocation failure or a
@@ -663,6 +668,7 @@ void analyzer_free(Analyzer *a) {
     free(a->azHtmlAttr);
     for (char **pz = a->azZone; pz && *pz; pz++) free(*pz);
     free(a->azZone);
+    wordforms_free(a->pWf);
     free(a);
 }
 
@@ -682,6 +688,10 @@ int analyzer_prefix_ok(const Analyzer *a, const char *z, int n) {
 
 int analyzer_is_stemmed(const Analyzer *a) {
     return a->nStem > 0;
+}
+
+int analyzer_has_wordforms(const Analyzer *a) {
+    return a->pWf != NULL;
 }
 
 int analyzer_exact_words(const Analyzer *a) {
@@ -1011,6 +1021,22 @@ enum {
     RUN_INDEX                           /* a document: stop words, stems, exact forms */
 };
 
+/* A word normalised, waiting to be filtered, stemmed and handed over. */
+typedef struct PendWord {
+    char aTerm[ANALYZER_MAX_TERM];
+    int nTerm;
+    uint32_t iPos, iStart, iEnd;
+    uint32_t h;                 /* stemdict_hash of the term (dictionary runs) */
+    int bExact;                 /* RUN_QUERY: written '=word' */
+} PendWord;
+
+/* The words of a run that may start a multi-word source of a word-forms
+** rule, waiting for the words after them. */
+typedef struct WfRun {
+    PendWord a[WF_MAX_WORDS];
+    int n;
+} WfRun;
+
 typedef struct RunState {
     const Analyzer *a;          /* configuration */
     int mode;                   /* RUN_*; not RUN_UNSTEMMED: stop words and stemming */
@@ -1026,6 +1052,12 @@ typedef struct RunState {
     size_t nText;               /* its bytes */
     int spKind;                 /* index_sp: SP_* boundary seen since the last word */
     uint32_t spStart, spEnd;    /* its terminator's bytes */
+    const Wordforms *pWf;       /* word forms (not RUN_UNSTEMMED), or NULL */
+    int bWfPost;                /* some of them are matched after stemming */
+    WfRun *pWfRun;              /* with pWf: the words waiting */
+    int64_t posAdj;             /* added to every position handed over: what word
+                                ** forms' destinations took more (or fewer) than
+                                ** their sources */
 } RunState;
 
 /* Set i of the memo is entries 2i (the one used last) and 2i+1, picked by
@@ -1137,15 +1169,6 @@ static int stem_term(RunState *s, Token *t, char *zTerm, uint32_t h) {
     return rc;
 }
 
-/* A word normalised, waiting to be filtered, stemmed and handed over. */
-typedef struct PendWord {
-    char aTerm[ANALYZER_MAX_TERM];
-    int nTerm;
-    uint32_t iPos, iStart, iEnd;
-    uint32_t h;                 /* stemdict_hash of the term (dictionary runs) */
-    int bExact;                 /* RUN_QUERY: written '=word' */
-} PendWord;
-
 /* '=' right before z[iStart], itself at the start or after a byte that
 ** cannot end a word: the query's exact form operator ('a=b' is two words). */
 static int exact_mark_before(const char *z, size_t iStart) {
@@ -1234,9 +1257,9 @@ int analyzer_word_indexed(const Analyzer *a, const char *z, int n) {
 
 /* Filters, stems and hands over a prepared word (w->h is set when
 ** bHashed). */
-static int word_finish(RunState *s, PendWord *w, int bHashed) {
+static int word_out(RunState *s, PendWord *w, int bHashed) {
     Token t;
-    t.iPos = w->iPos;
+    t.iPos = (uint32_t)(w->iPos + s->posAdj);
     t.iStart = w->iStart;
     t.iEnd = w->iEnd;
     t.z = w->aTerm;
@@ -1268,8 +1291,134 @@ static int word_finish(RunState *s, PendWord *w, int bHashed) {
             int rc = stem_term(s, &t, w->aTerm, bHashed ? w->h : stemdict_hash(w->aTerm, w->nTerm));
             if (rc != LP_OK) return rc;
         }
+        if (s->bWfPost) {
+            const WfEntry *e = wordforms_find(s->pWf, 1, t.z, (size_t)t.n);
+            if (e && e->zDst) {
+                t.z = e->zDst;
+                t.n = e->nDst;
+            }
+        }
     }
     return s->xToken(s->ctx, &t);
+}
+
+static int wf_feed(RunState *s, const PendWord *w);
+
+/* Filters, stems and hands over a prepared word, or with word forms
+** feeds it to them. */
+static inline int word_finish(RunState *s, PendWord *w, int bHashed) {
+    return s->pWf ? wf_feed(s, w) : word_out(s, w, bHashed);
+}
+
+/* Hands over the destination of entry e for the source words
+** w[0..nSrc) (consecutive positions): its words at consecutive positions
+** from the first source word's, each with the whole run's bytes, not
+** dropped and not stemmed; exact forms as for any word. */
+static int wf_emit(RunState *s, const PendWord *w, int nSrc, const WfEntry *e) {
+    int64_t iPos = (int64_t)w[0].iPos + s->posAdj;
+    if (iPos + e->nDstWords > (int64_t)UINT32_MAX) {
+        return lp_err_set(s->err, LP_LIMIT, "word forms would take the text past %u word positions", UINT32_MAX);
+    }
+    int bExact = w[0].bExact;
+    if (s->nStem && bExact && !s->a->bExactWords) {
+        return lp_err_setpos(s->err, LP_BADINPUT, (int64_t)w[0].iStart - (s->mode == RUN_QUERY),
+                             "the exact form '=%.*s' needs the table option index_exact_words='1' (words are "
+                             "indexed stemmed only)",
+                             (int)(w[0].iEnd - w[0].iStart), s->zText + w[0].iStart);
+    }
+    int bExactForm = s->nStem && (bExact || (s->mode == RUN_INDEX && s->a->bExactWords));
+    const char *z = e->zDst, *zEnd = e->zDst + e->nDst;
+    for (int k = 0; k < e->nDstWords; k++) {
+        const char *p = memchr(z, ' ', (size_t)(zEnd - z));
+        if (!p) p = zEnd;
+        Token t = {z, (int)(p - z), (uint32_t)(iPos + k), w[0].iStart, w[nSrc - 1].iEnd};
+        int rc = LP_OK;
+        if (bExactForm) {
+            char aExact[ANALYZER_MAX_TERM];
+            Token x = t;
+            x.z = aExact;
+            x.n = exact_term(t.z, t.n, aExact);
+            rc = s->xToken(s->ctx, &x);
+        }
+        if (rc == LP_OK && !bExact) rc = s->xToken(s->ctx, &t);
+        if (rc != LP_OK) return rc;
+        z = p + 1;
+    }
+    s->posAdj += e->nDstWords - nSrc;
+    return LP_OK;
+}
+
+/* The key of words w[0..n) (terms joined by spaces) into zKey; its length. */
+static size_t wf_key(const PendWord *w, int n, char *zKey) {
+    size_t m = 0;
+    for (int k = 0; k < n; k++) {
+        if (k) zKey[m++] = ' ';
+        memcpy(zKey + m, w[k].aTerm, (size_t)w[k].nTerm);
+        m += (size_t)w[k].nTerm;
+    }
+    return m;
+}
+
+/* Resolves the first of the waiting words: the longest run of them from
+** the first that is a rule's source is replaced; none: the first goes out
+** as it is. The words after are fed again. */
+static int wf_resolve(RunState *s) {
+    WfRun *r = s->pWfRun;
+    PendWord aw[WF_MAX_WORDS];
+    int n = r->n;
+    memcpy(aw, r->a, sizeof(PendWord) * (size_t)n);
+    r->n = 0;
+    char zKey[WF_MAX_WORDS * (ANALYZER_MAX_TERM + 1)];
+    int k = n, rc = LP_OK;
+    const WfEntry *e = NULL;
+    for (; k > 0; k--) {
+        e = wordforms_find(s->pWf, 0, zKey, wf_key(aw, k, zKey));
+        if (e && e->zDst) break;
+    }
+    if (k > 0) {
+        rc = wf_emit(s, aw, k, e);
+    } else {
+        rc = word_out(s, &aw[0], 0);
+        k = 1;
+    }
+    for (; k < n && rc == LP_OK; k++) rc = wf_feed(s, &aw[k]);
+    return rc;
+}
+
+/* Hands over every waiting word. */
+static int wf_drain(RunState *s) {
+    int rc = LP_OK;
+    while (rc == LP_OK && s->pWfRun->n > 0) rc = wf_resolve(s);
+    return rc;
+}
+
+/* Takes the next word w through the word forms: it joins the waiting
+** words while they and it start some rule's source, else they are
+** resolved; a word that starts none goes out at once. */
+static int wf_feed(RunState *s, const PendWord *w) {
+    WfRun *r = s->pWfRun;
+    /* A query's prefix (a '*' right after the word) takes part in none. */
+    int bPrefix = s->mode != RUN_INDEX && w->iEnd < s->nText && s->zText[w->iEnd] == '*';
+    char zKey[WF_MAX_WORDS * (ANALYZER_MAX_TERM + 1)];
+    while (r->n > 0) {
+        if (!bPrefix && r->n < WF_MAX_WORDS && w->iPos == r->a[r->n - 1].iPos + 1) {
+            r->a[r->n] = *w;
+            const WfEntry *e = wordforms_find(s->pWf, 0, zKey, wf_key(r->a, r->n + 1, zKey));
+            if (e) {
+                r->n++;
+                return e->bPrefix ? LP_OK : wf_resolve(s);
+            }
+        }
+        int rc = wf_resolve(s);
+        if (rc != LP_OK) return rc;
+    }
+    const WfEntry *e = bPrefix ? NULL : wordforms_find(s->pWf, 0, w->aTerm, (size_t)w->nTerm);
+    if (!e) return word_out(s, (PendWord *)w, 0);
+    if (e->bPrefix) {
+        r->a[r->n++] = *w;
+        return LP_OK;
+    }
+    return wf_emit(s, w, 1, e);
 }
 
 /* Words wait in groups of ANALYZER_PEND when a stem dictionary is used: a
@@ -1418,8 +1567,12 @@ static int sp_emit(RunState *s, PendRun *pr) {
         int rc = pend_flush(s, pr);
         if (rc != LP_OK) return rc;
     }
+    if (s->pWf) {
+        int rc = wf_drain(s);
+        if (rc != LP_OK) return rc;
+    }
     const char *z = s->spKind == SP_PARAGRAPH ? ANALYZER_PARAGRAPH : ANALYZER_SENTENCE;
-    Token t = {z, (int)strlen(z), s->iPos++, s->spStart, s->spEnd};
+    Token t = {z, (int)strlen(z), (uint32_t)(s->iPos++ + s->posAdj), s->spStart, s->spEnd};
     s->spKind = SP_NONE;
     return s->xToken(s->ctx, &t);
 }
@@ -1496,6 +1649,13 @@ static int run(const Analyzer *a, int mode, const char *z, size_t n, uint32_t iP
 
     RunState s = {.a = a, .mode = mode, .xToken = xToken, .ctx = ctx, .iPos = iPosBase, .zText = z,
                   .err = err, .nText = n, .spKind = SP_NONE};
+    WfRun wfRun;
+    if (mode != RUN_UNSTEMMED && a->pWf) {
+        s.pWf = a->pWf;
+        s.bWfPost = wordforms_has_post(a->pWf);
+        s.pWfRun = &wfRun;
+        wfRun.n = 0;
+    }
     if (mode != RUN_UNSTEMMED && a->nStem > 0) {
         for (int k = 0; k < a->nStem; k++) {
             int rc = stem_get(a->aStem[k], &s.apStem[k], &s.apMemo[k], err);
@@ -1519,7 +1679,8 @@ static int run(const Analyzer *a, int mode, const char *z, size_t n, uint32_t iP
         int rc = pend_flush(&s, pr);
         if (rc != LP_OK) return rc;
     }
-    if (piPosEnd) *piPosEnd = s.iPos;
+    if (s.pWf && (rc = wf_drain(&s)) != LP_OK) return rc;
+    if (piPosEnd) *piPosEnd = (uint32_t)(s.iPos + s.posAdj);
     return LP_OK;
 }
 
@@ -1561,6 +1722,79 @@ int analyzer_collect(const Analyzer *a, const char *z, size_t n, int mode, Token
 void token_list_free(TokenList *l) {
     VEC_FREE(&l->a);
     strbuf_free(&l->buf);
+}
+
+/* ---------------------------------------------------------- word forms */
+
+/* A side of a word-forms rule as words: normalised, joined by spaces. */
+typedef struct WfSide {
+    StrBuf sb;
+    int nWord;
+} WfSide;
+
+static int wf_side_word(void *ctx, const Token *t) {
+    WfSide *w = ctx;
+    if (w->nWord) strbuf_appendc(&w->sb, ' ');
+    strbuf_append(&w->sb, t->z, (size_t)t->n);
+    w->nWord++;
+    return w->sb.oom ? LP_NOMEM : LP_OK;
+}
+
+typedef struct WfBuild {
+    Analyzer *a;
+    WfSide side[2];
+    LpError *err;
+} WfBuild;
+
+/* wordforms_split's xRule: the rule's sides analysed as words (without
+** stop words or stemming) and added. */
+static int wf_rule(void *ctx, int iRule, int iLine, size_t iOff, int bPost, const char *zSrc, size_t nSrc, const char *zDst,
+                   size_t nDst) {
+    WfBuild *b = ctx;
+    static const char *const azSide[2] = {"source", "destination"};
+    const char *az[2] = {zSrc, zDst};
+    size_t an[2] = {nSrc, nDst};
+    for (int k = 0; k < 2; k++) {
+        WfSide *w = &b->side[k];
+        strbuf_reset(&w->sb);
+        w->nWord = 0;
+        LpError e;
+        lp_err_clear(&e);
+        int rc = run(b->a, RUN_UNSTEMMED, az[k], an[k], 0, wf_side_word, w, NULL, &e);
+        if (rc == LP_NOMEM || w->sb.oom) return lp_err_set(b->err, LP_NOMEM, "out of memory reading wordforms");
+        if (rc != LP_OK) {
+            return lp_err_setpos(b->err, rc, (int64_t)iOff, "wordforms rule %d (line %d, byte %zu): its %s: %s",
+                                 iRule, iLine, iOff, azSide[k], e.zMsg);
+        }
+        if (w->nWord == 0 || w->nWord > WF_MAX_WORDS || (bPost && w->nWord > 1)) {
+            return lp_err_setpos(b->err, LP_BADINPUT, (int64_t)iOff,
+                                 "wordforms rule %d (line %d, byte %zu): its %s has %s", iRule, iLine, iOff, azSide[k],
+                                 w->nWord == 0 ? "no word"
+                                 : bPost       ? "more than one word (a '~' rule maps one word to one)"
+                                               : "more than " WF_MAX_WORDS_TEXT " words");
+        }
+    }
+    if (wordforms_add(b->a->pWf, bPost, b->side[0].sb.z, b->side[0].sb.n, b->side[0].nWord, b->side[1].sb.z,
+                      b->side[1].sb.n, b->side[1].nWord) != LP_OK) {
+        return lp_err_set(b->err, LP_NOMEM, "out of memory reading wordforms");
+    }
+    return LP_OK;
+}
+
+/* Reads the word-forms rules z (NULL or blank: none) into a->pWf, each
+** side analysed as a's documents are (the rest of a is set up). */
+static int wordforms_build(Analyzer *a, const char *z, LpError *err) {
+    if (!z) return LP_OK;
+    if (!(a->pWf = wordforms_new())) return lp_err_set(err, LP_NOMEM, "out of memory reading wordforms");
+    WfBuild b = {a, {{{0}, 0}, {{0}, 0}}, err};
+    int rc = wordforms_split(z, strlen(z), wf_rule, &b, err);
+    strbuf_free(&b.side[0].sb);
+    strbuf_free(&b.side[1].sb);
+    if (rc == LP_OK && wordforms_count(a->pWf) == 0) {
+        wordforms_free(a->pWf); /* nothing but blanks and comments */
+        a->pWf = NULL;
+    }
+    return rc;
 }
 
 /* ------------------------------------------------------------ zones */

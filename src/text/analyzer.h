@@ -32,6 +32,18 @@
 **    Snowball stemmer of the language is applied (of several languages,
 **    the first that changes the word; none to a word of fewer than
 **    min_stemming_len characters).
+**  - Word forms (zWordforms; not in analyzer_run_unstemmed): before stop
+**    words and stemming, a word or a run of consecutive words (positions
+**    one apart) that is a rule's source is replaced by the rule's
+**    destination words, which are neither dropped nor stemmed. The
+**    longest source wins; sources do not overlap (read left to right).
+**    The destination words take consecutive positions from the first
+**    source word's, and the words after move up or down by the
+**    difference (so "core 2 duo x" with "core 2 duo > c2d" gives c2d at 0
+**    and x at 1); each has the byte offsets of the whole source run. A
+**    rule written '~' is matched after stemming, against the stem, one
+**    word for one. In a query, a word written right before a '*' (a
+**    prefix) takes part in no rule.
 **  - Positions count words from iPosBase (0, 1, 2, ...). Byte offsets
 **    [iStart, iEnd) point into the ORIGINAL input, so highlighting can cut
 **    the stored text exactly around a match.
@@ -108,6 +120,8 @@ typedef struct AnalyzerConfig {
     int bRemoveDiacritics;      /* remove_diacritics: "café" is "cafe" (above) */
     int minStemmingLen;         /* min_stemming_len: words of fewer characters are not
                                 ** stemmed; 0 or 1: every word */
+    const char *zWordforms;     /* wordforms rules (text/wordforms.h: "walks > walk;
+                                ** core 2 duo > c2d; ~run > walk"); NULL: none */
 } AnalyzerConfig;
 
 #define ANALYZER_MAX_STEMMERS 4
@@ -204,6 +218,9 @@ int analyzer_min_infix_len(const Analyzer *a);
 ** characters, and not empty)? */
 int analyzer_prefix_ok(const Analyzer *a, const char *z, int n);
 int analyzer_is_stemmed(const Analyzer *a);
+/* Does the table have word forms? Then, as with stemming, a word's term
+** can differ from the word (analyzer_run_unstemmed). */
+int analyzer_has_wordforms(const Analyzer *a);
 int analyzer_exact_words(const Analyzer *a);
 /* Do documents get exact forms ('=running' beside 'run'): index_exact_words
 ** on a stemmed table? Then prefixes and wildcards expand over the exact

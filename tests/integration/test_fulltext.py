@@ -1494,6 +1494,88 @@ def test_several_stemmers_and_min_stemming_len(cur, uniq):
                  r"option 'min_stemming_len' expects an integer from 0 to 64")
 
 
+def test_wordforms(cur, uniq, tmp_path):
+    """Word forms (Manticore's wordforms files and wordforms_list): a word,
+    or a run of words, is indexed and searched as the rule's destination,
+    which is not stemmed; '~' rules match the stem. The files are read when
+    the table is created and kept in it (SHOW CREATE TABLE lists the rules
+    as one wordforms_list), so a later change to them changes nothing."""
+    (tmp_path / "wf1.txt").write_text("geese > goose\ncore 2 duo > c2d  # cpus\na;b > ab\n")
+    (tmp_path / "wf2a.txt").write_text("s02e02 > season 2 episode 2\n")
+    (tmp_path / "wf2b.txt").write_text("walked > strolled\n")
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (title TEXT, body TEXT) morphology='stem_en' "
+                f"wordforms='{tmp_path}/wf1.txt, {tmp_path}/wf2*' wordforms_list='walked > walk; ~run > sprint'")
+    cur.execute(f"SHOW CREATE TABLE {t}")
+    ddl = cur.fetchone()[1]
+    assert "wordforms=" not in ddl, ddl
+    assert ("wordforms_list='geese > goose\ncore 2 duo > c2d  # cpus\na\\\\;b > ab\n"
+            "s02e02 > season 2 episode 2\nwalked > strolled\nwalked > walk; ~run > sprint\n'") in ddl, ddl
+    (tmp_path / "wf1.txt").write_text("geese > gander\n")
+    cur.execute(f"INSERT INTO {t} VALUES (1, 'Geese on a Core 2 Duo', 'running in S02E02'), "
+                f"(2, 'a goose', 'core duo 2, a;b and walked')")
+    assert_ids_ram_and_flushed(cur, t, [
+        ("geese", [1]), ("goose", [2]), ("gander", []),
+        ("core 2 duo", [1]), ('"core 2 duo"', [1]), ("c2d", [1]), ("@title core 2 duo", [1]),
+        ("@body core 2 duo", []), ("core duo", [2]), ("core (2 duo)", [2]), ("core -2 duo", []),
+        ("s02e02", [1]), ('"season 2"', [1]), ("runs", [1]), ("sprint", [1]), ("run", [1]),
+        ("walk", [2]), ("strolled", []), ("ab", [2]), ("a;b", [2]), ("core 2 duo*", [2]),
+    ])
+    cur.execute(f"SELECT id, HIGHLIGHT() FROM {t} WHERE MATCH('(core 2 duo) | s02e02')")
+    assert cur.fetchall() == ((1, "Geese on a <b>Core</b> <b>2</b> <b>Duo</b> | running in <b>S02E02</b>"),)
+    cur.execute(f"CALL KEYWORDS('Core 2 Duo runs s02e02', '{t}')")
+    assert [(int(r[0]), r[1], r[2]) for r in cur.fetchall()] == [
+        (1, "core 2 duo", "c2d"), (2, "runs", "sprint"), (3, "s02e02", "season"), (4, "s02e02", "2"),
+        (5, "s02e02", "episode"), (6, "s02e02", "2")]
+    # a table without word forms: none of it
+    u = uniq()
+    cur.execute(f"CREATE TABLE {u} (body TEXT) wordforms_list='# nothing yet'")
+    cur.execute(f"INSERT INTO {u} VALUES (1, 'geese')")
+    assert match_ids(cur, u, "geese") == [1]
+
+
+def test_wordforms_errors(cur, uniq, tmp_path):
+    (tmp_path / "bad.txt").write_text("a > b\n\nc d\n")
+    cases = [
+        (f"wordforms='{tmp_path}/bad.txt'",
+         rf"file '{tmp_path}/bad.txt': wordforms rule 2 \(line 3, byte 7\) 'c d': expected 'source > destination'"),
+        ("wordforms='relative/wf.txt'", r"wordforms: 'relative/wf.txt' is not an absolute path"),
+        (f"wordforms='{tmp_path}/none*'", rf"wordforms: no file matches '{tmp_path}/none\*'"),
+        (f"wordforms='{tmp_path}'", rf"wordforms: '{tmp_path}' is not a file"),
+        ("wordforms=''", r"wordforms: expected one or more absolute file paths"),
+        ("wordforms_list='a > b; > c'", r"wordforms rule 2 \(line 1, byte 6\): its source has no word"),
+        ("wordforms_list='a > b > c'", r"wordforms rule 1 \(line 1, byte 0\): more than one '>'"),
+        ("wordforms_list='~a b > c'", r"its source has more than one word \(a '~' rule maps one word to one\)"),
+    ]
+    for opt, msg in cases:
+        expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) {opt}", 1064, msg)
+
+
+def test_wordforms_kept_across_restart(tmp_path):
+    """The rules live in the table: its files may go, a restart keeps them."""
+    data = tmp_path / "data"
+    data.mkdir()
+    wf = tmp_path / "wf.txt"
+    wf.write_text("core 2 duo > c2d\n")
+    s = LoupeServer(name="wordforms", data_dir=str(data))
+    s.start()
+    try:
+        with pymysql_connect(s.mysql_port) as c, c.cursor() as cur:
+            cur.execute(f"CREATE TABLE w (body TEXT) wordforms='{wf}'")
+            cur.execute("INSERT INTO w VALUES (1, 'a Core 2 Duo')")
+            cur.execute("FLUSH TABLE w")
+            cur.execute("INSERT INTO w VALUES (2, 'another core 2 duo')")
+        wf.unlink()
+        s.restart()
+        with pymysql_connect(s.mysql_port) as c, c.cursor() as cur:
+            cur.execute("INSERT INTO w VALUES (3, 'core 2 duo too')")
+            assert sorted(match_ids(cur, "w", "core 2 duo")) == [1, 2, 3]
+            assert sorted(match_ids(cur, "w", "c2d")) == [1, 2, 3]
+            assert match_ids(cur, "w", "core") == []
+    finally:
+        s.stop()
+
+
 def _crc32c(data):
     crc = 0xFFFFFFFF
     for b in data:

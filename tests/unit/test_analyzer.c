@@ -69,7 +69,7 @@ static void toks_free(Toks *p) {
 }
 
 static Analyzer *mk(const char *zMorph, const char *zStop) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -113,7 +113,7 @@ static void check_terms(const Analyzer *a, const char *z, const char *zWant) {
 
 /* An analyzer with remove_diacritics on or off, and nothing else. */
 static Analyzer *mk_strip(int bStrip) {
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, bStrip, 0};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, bStrip, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     if (analyzer_new(&cfg, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
@@ -386,7 +386,7 @@ static void test_stopwords_languages(void **state) {
     check_terms(a, "Für die Häuser und the Bücher", "häuser bücher");
     check_terms(a, "FÜR fur über", "fur");
     analyzer_free(a);
-    AnalyzerConfig cfg = {"stem_de", "de", 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0};
+    AnalyzerConfig cfg = {"stem_de", "de", 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL};
     LpError err;
     assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
     check_terms(a, "FÜR fur Über Häuser", "haus");
@@ -412,7 +412,7 @@ static void test_stopwords_languages(void **state) {
     size_t nWord = 0;
     for (int strip = 0; strip < 2; strip++) {
         for (size_t i = 0; i < LP_ARRAY_SIZE(aList); i++) {
-            AnalyzerConfig c = {NULL, aList[i].zLang, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, strip, 0};
+            AnalyzerConfig c = {NULL, aList[i].zLang, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, strip, 0, NULL};
             assert_int_equal(analyzer_new(&c, &a, &err), LP_OK);
             for (size_t k = 0; k < aList[i].n; k++) {
                 const char *z = aList[i].az[k];
@@ -463,12 +463,12 @@ static void test_stemming_several(void **state) {
     check_terms(a, "running книги", "run книг");
     analyzer_free(a);
     /* with the English dictionary second, and exact forms */
-    AnalyzerConfig cfg = {"stem_ru, stem_en", NULL, 0, 1, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0};
+    AnalyzerConfig cfg = {"stem_ru, stem_en", NULL, 0, 1, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL};
     LpError err;
     assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
     check_terms(a, "generously книги", "=generously generous =книги книг");
     analyzer_free(a);
-    AnalyzerConfig ml = {"stem_en", NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 5};
+    AnalyzerConfig ml = {"stem_en", NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 5, NULL};
     assert_int_equal(analyzer_new(&ml, &a, &err), LP_OK);
     check_terms(a, "runs running cats kittens", "runs run cats kitten");
     Toks t = {0};
@@ -781,7 +781,7 @@ static void test_config(void **state) {
         /* minPrefix below -64 stands for min_infix_len -minPrefix */
         int bInfix = aBad[i].minPrefix < -64;
         AnalyzerConfig cfg = {aBad[i].zMorph, aBad[i].zStop, bInfix ? 0 : aBad[i].minPrefix, 0, 0, 0, NULL,
-                              bInfix ? -aBad[i].minPrefix : 0, NULL, 0, NULL, 0, 0};
+                              bInfix ? -aBad[i].minPrefix : 0, NULL, 0, NULL, 0, 0, NULL};
         Analyzer *a = (Analyzer *)&cfg; /* must be reset to NULL */
         LpError err;
         lp_err_clear(&err);
@@ -790,7 +790,7 @@ static void test_config(void **state) {
         assert_int_equal(err.code, LP_BADINPUT);
         if (!strstr(err.zMsg, aBad[i].zNeedle)) fail_msg("message \"%s\" lacks \"%s\"", err.zMsg, aBad[i].zNeedle);
     }
-    AnalyzerConfig cfg = {"", "NONE", 64, 0, 0, 0, NULL, 64, NULL, 0, NULL, 0, 0};
+    AnalyzerConfig cfg = {"", "NONE", 64, 0, 0, 0, NULL, 64, NULL, 0, NULL, 0, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
@@ -942,7 +942,7 @@ static void test_remove_diacritics(void **state) {
     check_terms(b, "re\xc2\xadsume", "re sume"); /* off: a joiner separates */
     analyzer_free(b);
     /* with stemming, before the stemmer; and prefixes on the query side */
-    AnalyzerConfig cs = {"stem_en", NULL, 2, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0};
+    AnalyzerConfig cs = {"stem_en", NULL, 2, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL};
     assert_int_equal(analyzer_new(&cs, &a, &err), LP_OK);
     check_terms(a, "Cafés façades", "cafe facad");
     Toks t = {0};
@@ -1193,7 +1193,7 @@ static void test_stem_dictionary(void **state) {
 /* ------------------------------------------------------------ exact forms */
 
 static Analyzer *mk_exact(const char *zMorph, const char *zStop) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, 1, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, 1, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1275,7 +1275,7 @@ static void test_exact_forms(void **state) {
     analyzer_free(a);
 
     /* analyzer_prefix_ok counts characters, not bytes */
-    AnalyzerConfig pc = {NULL, NULL, 3, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0};
+    AnalyzerConfig pc = {NULL, NULL, 3, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL};
     Analyzer *ap = NULL;
     assert_int_equal(analyzer_new(&pc, &ap, &err0), LP_OK);
     assert_false(analyzer_prefix_ok(ap, "ab", 2));
@@ -1328,7 +1328,7 @@ static void check_doc(const Analyzer *a, const char *z, const char *zWant) {
 
 static void test_min_word_len(void **state) {
     (void)state;
-    AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 0, 0, NULL, 0, NULL, 3, NULL, 0, 0};
+    AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 0, 0, NULL, 0, NULL, 3, NULL, 0, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     if (analyzer_new(&cfg, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
@@ -1341,19 +1341,135 @@ static void test_min_word_len(void **state) {
     analyzer_free(a);
     /* 0 and 1: every word */
     for (int m = 0; m <= 1; m++) {
-        AnalyzerConfig c1 = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, m, NULL, 0, 0};
+        AnalyzerConfig c1 = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, m, NULL, 0, 0, NULL};
         if (analyzer_new(&c1, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
         check_doc(a, "a b c", "a@0 b@1 c@2");
         analyzer_free(a);
     }
-    AnalyzerConfig bad = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 65, NULL, 0, 0};
+    AnalyzerConfig bad = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 65, NULL, 0, 0, NULL};
     assert_int_equal(analyzer_new(&bad, &a, &err), LP_BADINPUT);
     assert_string_equal(err.zMsg, "min_word_len 65 is out of range 0..64");
 }
 
+/* An analyzer with word forms zRules (and the morphology, stop words and
+** exact forms given), or the error analyzer_new gave (*pErr). */
+static Analyzer *mk_wf(const char *zMorph, const char *zStop, int bExact, int bSp, const char *zRules) {
+    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, bSp, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules};
+    Analyzer *a = NULL;
+    LpError err;
+    lp_err_clear(&err);
+    if (analyzer_new(&cfg, &a, &err) != LP_OK) fail_msg("analyzer_new(wordforms \"%s\"): %s", zRules, err.zMsg);
+    return a;
+}
+
+static void check_wf_error(const char *zRules, const char *zWant) {
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules};
+    Analyzer *a = NULL;
+    LpError err;
+    lp_err_clear(&err);
+    if (analyzer_new(&cfg, &a, &err) != LP_BADINPUT) fail_msg("wordforms \"%s\" was accepted", zRules);
+    assert_null(a);
+    if (strcmp(err.zMsg, zWant) != 0) fail_msg("wordforms \"%s\": \"%s\", want \"%s\"", zRules, err.zMsg, zWant);
+}
+
+static void test_wordforms(void **state) {
+    (void)state;
+    /* One word for one: not stemmed after (the stem of "goose" is
+    ** "goos"), not dropped; other words as before. */
+    Analyzer *a = mk_wf("stem_en", "en", 0, 0, "geese > goose\nwalked => walk; The > tHe");
+    assert_true(analyzer_has_wordforms(a));
+    check_doc(a, "The geese walked, geese running", "the@0 goose@1 walk@2 goose@3 run@4");
+    check_doc(a, "a goose", "goos@1");
+    check_query(a, "GEESE runs", "goose@0 run@1");
+    /* a query's prefix takes part in no rule */
+    check_query(a, "geese* walked", "gees@0 walk@1");
+    /* the unstemmed run (prefixes, highlighting) sees the words themselves */
+    {
+        Toks t = {0};
+        LpError err;
+        assert_int_equal(analyzer_run_unstemmed(a, "geese walked", 12, collect, &t, &err), LP_OK);
+        assert_int_equal(t.n, 2);
+        assert_string_equal(t.a[0].z, "geese");
+        assert_string_equal(t.a[1].z, "walked");
+        toks_free(&t);
+    }
+    analyzer_free(a);
+
+    /* Several words for one, one for several: positions close up or open
+    ** out; each destination word has the whole source's bytes. */
+    a = mk_wf(NULL, NULL, 0, 0, "core 2 duo > c2d; s02e02 > season 2 episode 2; core > kernel");
+    check_doc(a, "my Core 2 Duo cpu", "my@0 c2d@1 cpu@2");
+    check_doc(a, "see S02E02 now", "see@0 season@1 2@2 episode@3 2@4 now@5");
+    check_doc(a, "core 2 duo, core 2 duo", "c2d@0 c2d@1");
+    /* separators between the words do not matter, positions do */
+    check_doc(a, "core-2 (duo)", "c2d@0");
+    /* the longest source that matches wins; the rest is read again */
+    check_doc(a, "core 2 quad", "kernel@0 2@1 quad@2");
+    check_doc(a, "a core 2", "a@0 kernel@1 2@2");
+    check_doc(a, "core core 2 duo core", "kernel@0 c2d@1 kernel@2");
+    {
+        uint32_t iEnd = 0;
+        Toks t = run_full(a, "x core 2 duo y", 10, &iEnd);
+        assert_int_equal(t.n, 3);
+        assert_int_equal(t.a[1].iPos, 11);
+        assert_int_equal(t.a[1].iStart, 2);
+        assert_int_equal(t.a[1].iEnd, 12);
+        assert_int_equal(t.a[2].iPos, 12);
+        assert_int_equal(iEnd, 13);
+        toks_free(&t);
+    }
+    /* in a query too; a '*' standing alone takes a position, so the words
+    ** around it are not consecutive */
+    check_query(a, "\"core 2 duo\" s02e02", "c2d@0 season@1 2@2 episode@3 2@4");
+    check_query(a, "core * duo", "kernel@0 duo@2");
+    check_query(a, "core 2 duo*", "kernel@0 2@1 duo@2");
+    analyzer_free(a);
+
+    /* Sources that overlap are read left to right; stop words inside a
+    ** source are part of it; a sentence boundary breaks a run. */
+    a = mk_wf(NULL, "en", 0, 1, "a b > x; b c > y; the who > thewho");
+    check_doc(a, "a b c", "x@0 c@1");
+    check_doc(a, "b c", "y@0");
+    check_doc(a, "The Who sang, the band", "thewho@0 sang@1 band@3");
+    check_doc(a, "Ask a. B c", "ask@0 .@2 y@3");
+    analyzer_free(a);
+
+    /* '~': after stemming, against the stem. */
+    a = mk_wf("stem_en", NULL, 0, 0, "~run > walk");
+    check_doc(a, "running runs ran run", "walk@0 walk@1 ran@2 walk@3");
+    check_query(a, "runner RUNS", "runner@0 walk@1");
+    analyzer_free(a);
+
+    /* Exact forms: the destination's, on both sides. */
+    a = mk_wf("stem_en", NULL, 1, 0, "geese > goose; core 2 duo > c2d");
+    check_doc(a, "geese Core 2 duo", "=goose@0 goose@0 =c2d@1 c2d@1");
+    check_query(a, "=geese geese =core 2 duo", "=goose@0 goose@1 =c2d@2");
+    analyzer_free(a);
+
+    /* Escapes, comments, blanks; a later rule replaces an earlier one. */
+    a = mk_wf(NULL, NULL, 0, 0,
+              "# a comment\n\n  x\\;y > xy  # joined\r\n\\~tilde > t; a\\> > abc ; \\#hash > h; one > 1; one > uno;;");
+    check_doc(a, "x;y ~tilde a> #hash one", "xy@0 t@1 abc@2 h@3 uno@4");
+    analyzer_free(a);
+    a = mk_wf(NULL, NULL, 0, 0, "  # nothing but a comment ; \n ");
+    assert_false(analyzer_has_wordforms(a));
+    analyzer_free(a);
+
+    /* Errors name the rule and where it starts. */
+    check_wf_error("a > b\nc d", "wordforms rule 2 (line 2, byte 6) 'c d': expected 'source > destination'");
+    check_wf_error("a > b > c", "wordforms rule 1 (line 1, byte 0): more than one '>' (write '\\>' for the character itself)");
+    check_wf_error("x > y; > b", "wordforms rule 2 (line 1, byte 6): its source has no word");
+    check_wf_error("a > ...", "wordforms rule 1 (line 1, byte 0): its destination has no word");
+    check_wf_error("~a b > c", "wordforms rule 1 (line 1, byte 0): its source has more than one word (a '~' rule "
+                                "maps one word to one)");
+    check_wf_error("a b c d e f g h i j k l m n o p q > x",
+                   "wordforms rule 1 (line 1, byte 0): its source has more than 16 words");
+    check_wf_error("a > \xff", "wordforms rule 1 (line 1, byte 0): its destination: invalid UTF-8 at byte 1");
+}
+
 static void test_index_sp(void **state) {
     (void)state;
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 0, NULL, 0, NULL, 0, NULL, 0, 0};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1462,7 +1578,7 @@ static void test_html_strip(void **state) {
     check_strip_attrs("te<b title=x>st", NULL, azAttr, "test"); /* b is not listed */
     check_strip_attrs("<img alt=x>", NULL, NULL, "");
     /* through the analyzer: the words of the stripped text */
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 1, "script, STYLE", 0, NULL, 0, NULL, 0, 0};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 1, "script, STYLE", 0, NULL, 0, NULL, 0, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1568,7 +1684,7 @@ static void test_index_zones(void **state) {
     assert_string_equal(log.z, "H2@1 /h2@4 th@6 /TH@11 hr@19");
     strbuf_free(&sb);
 
-    AnalyzerConfig cfg = {"stem_en", NULL, 0, 0, 0, 1, "script", 0, NULL, 0, " H*,th , title,B", 0, 0};
+    AnalyzerConfig cfg = {"stem_en", NULL, 0, 0, 0, 1, "script", 0, NULL, 0, " H*,th , title,B", 0, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1704,6 +1820,7 @@ int main(void) {
         cmocka_unit_test(test_words_as_alone),
         cmocka_unit_test(test_stem_dictionary),
         cmocka_unit_test(test_exact_forms),
+        cmocka_unit_test(test_wordforms),
         cmocka_unit_test(test_index_sp),
         cmocka_unit_test(test_html_strip),
         cmocka_unit_test(test_index_zones),
