@@ -30,6 +30,7 @@
 #include "query/select.h"
 #include "sql/parser.h"
 #include "sql/sql_int.h"
+#include "text/charset.h"
 #include "util/clock.h"
 #include "util/strbuf.h"
 
@@ -1845,7 +1846,7 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
     static const char *const azKnown[] = {"morphology", "stopwords", "min_prefix_len",
                                           "min_infix_len", "min_word_len", "min_stemming_len", "index_exact_words", "index_sp", "html_strip",
                                           "remove_diacritics", "html_remove_elements", "html_index_attrs", "index_zones", "expand_keywords",
-                                          "wordforms", "wordforms_list", "rt_mem_limit", "rank_profile", "type"};
+                                          "wordforms", "wordforms_list", "ignore_chars", "rt_mem_limit", "rank_profile", "type"};
     size_t k = 0;
     while (k < LP_ARRAY_SIZE(azKnown) && strcmp(o->zName, azKnown[k]) != 0) k++;
     if (k == LP_ARRAY_SIZE(azKnown)) {
@@ -1854,7 +1855,7 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
                  "unknown table option '%.64s': expected morphology, stopwords, min_prefix_len, "
                  "min_infix_len, min_word_len, min_stemming_len, index_exact_words, index_sp, html_strip, remove_diacritics, "
                  "html_remove_elements, html_index_attrs, index_zones, expand_keywords, wordforms, "
-                 "wordforms_list, rt_mem_limit, rank_profile or type",
+                 "wordforms_list, ignore_chars, rt_mem_limit, rank_profile or type",
                  o->zName);
         return bind_fail_at(b, o->pos, zMsg);
     }
@@ -1867,6 +1868,15 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
     if (strcmp(o->zName, "index_sp") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;
     if (strcmp(o->zName, "html_strip") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;
     if (strcmp(o->zName, "remove_diacritics") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;
+    if (strcmp(o->zName, "ignore_chars") == 0) {
+        Charset cs;
+        LpError e;
+        lp_err_clear(&e);
+        int rc = charset_parse(z, "ignore_chars", &cs, &e);
+        charset_free(&cs);
+        if (rc == LP_NOMEM) return bind_oom(b);
+        if (rc != LP_OK) return bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos, e.zMsg);
+    }
     if (strcmp(o->zName, "expand_keywords") == 0 && fts_expand_from_name(z) < 0) {
         return bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos, EXPAND_KEYWORDS_EXPECTS);
     }
@@ -1962,7 +1972,9 @@ static int create_wordforms(Binder *b, const CreateTableStmt *ct, Schema *sc) {
         if (!z) break;
         LpError e;
         lp_err_clear(&e);
-        rc = bFiles ? sqlx_wordforms_files(z, bStrip, &rules, &e) : sqlx_wordforms_list(z, bStrip, &rules, &e);
+        const char *zIgnore = schema_option(sc, "ignore_chars");
+        rc = bFiles ? sqlx_wordforms_files(z, bStrip, zIgnore, &rules, &e)
+                    : sqlx_wordforms_list(z, bStrip, zIgnore, &rules, &e);
         if (rc == LP_NOMEM) {
             bind_oom(b);
         } else if (rc != LP_OK) {

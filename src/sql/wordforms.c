@@ -59,10 +59,10 @@ static int read_file(const char *zPath, StrBuf *out, LpError *err) {
 }
 
 /* Checks the rules z[0..) as the table's analyzer will read them
-** (bStrip: remove_diacritics), the errors prefixed with zWhat (NULL:
+** (bStrip: remove_diacritics; zIgnore: ignore_chars), the errors prefixed with zWhat (NULL:
 ** none). */
-static int check_rules(const char *z, int bStrip, const char *zWhat, LpError *err) {
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, bStrip, 0, z};
+static int check_rules(const char *z, int bStrip, const char *zIgnore, const char *zWhat, LpError *err) {
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, bStrip, 0, z, zIgnore};
     Analyzer *an = NULL;
     LpError e;
     lp_err_clear(&e);
@@ -73,7 +73,7 @@ static int check_rules(const char *z, int bStrip, const char *zWhat, LpError *er
     return zWhat ? lp_err_set(err, rc, "%s: %s", zWhat, e.zMsg) : lp_err_set(err, rc, "%s", e.zMsg);
 }
 
-int sqlx_wordforms_files(const char *zPaths, int bStrip, StrBuf *out, LpError *err) {
+int sqlx_wordforms_files(const char *zPaths, int bStrip, const char *zIgnore, StrBuf *out, LpError *err) {
     const char *p = zPaths;
     int nFile = 0;
     while (*p) {
@@ -107,7 +107,7 @@ int sqlx_wordforms_files(const char *zPaths, int bStrip, StrBuf *out, LpError *e
             if (rc == LP_OK) {
                 char zWhat[4200];
                 snprintf(zWhat, sizeof(zWhat), "file '%s'", g.gl_pathv[i]);
-                rc = check_rules(one.z ? one.z : "", bStrip, zWhat, err);
+                rc = check_rules(one.z ? one.z : "", bStrip, zIgnore, zWhat, err);
             }
             if (rc == LP_OK) {
                 strbuf_append(out, one.z, one.n);
@@ -126,8 +126,8 @@ int sqlx_wordforms_files(const char *zPaths, int bStrip, StrBuf *out, LpError *e
     return LP_OK;
 }
 
-int sqlx_wordforms_list(const char *zList, int bStrip, StrBuf *out, LpError *err) {
-    int rc = check_rules(zList, bStrip, NULL, err);
+int sqlx_wordforms_list(const char *zList, int bStrip, const char *zIgnore, StrBuf *out, LpError *err) {
+    int rc = check_rules(zList, bStrip, zIgnore, NULL, err);
     if (rc != LP_OK) return rc;
     strbuf_appendz(out, zList);
     strbuf_appendc(out, '\n');

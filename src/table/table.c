@@ -149,7 +149,7 @@ static void free_graphs(Table *t) {
 
 /* The analyzer the table's options ask for. */
 static int make_analyzer(const Schema *s, Analyzer **pp, LpError *err) {
-    AnalyzerConfig cfg = {schema_option(s, "morphology"), schema_option(s, "stopwords"), 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {schema_option(s, "morphology"), schema_option(s, "stopwords"), 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL};
     const char *z = schema_option(s, "min_prefix_len");
     if (z) cfg.minPrefixLen = atoi(z);
     z = schema_option(s, "min_infix_len");
@@ -170,6 +170,7 @@ static int make_analyzer(const Schema *s, Analyzer **pp, LpError *err) {
     cfg.zHtmlIndexAttrs = schema_option(s, "html_index_attrs");
     cfg.zIndexZones = schema_option(s, "index_zones");
     cfg.zWordforms = schema_option(s, "wordforms_list");
+    cfg.zIgnoreChars = schema_option(s, "ignore_chars");
     return analyzer_new(&cfg, pp, err);
 }
 

@@ -63,6 +63,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "text/charset.h"
 #include "text/stemdict.h"
 #include "text/stoplists.h"
 #include "text/utf8.h"
@@ -175,6 +176,7 @@ struct Analyzer {
                                 ** NULL-terminated; or NULL */
     int bStrip;                 /* remove_diacritics: marks of Latin and Greek letters go */
     Wordforms *pWf;             /* word forms, or NULL */
+    Charset ignore;             /* ignore_chars: dropped from the text before anything */
 };
 
 static void stop_key(const char *z, int n, StopKey *k) {
@@ -605,7 +607,7 @@ static void dict_en_map(void) {
 static int wordforms_build(Analyzer *a, const char *z, LpError *err);
 
 int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
-    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL};
+    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL};
     if (!cfg) cfg = &cfgDefault;
     *ppOut = NULL;
     if (cfg->minPrefixLen < 0 || cfg->minPrefixLen > ANALYZER_MAX_TERM) {
@@ -642,6 +644,7 @@ int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
     if (rc == LP_OK) rc = html_remove_parse(a, cfg->zHtmlRemove, err);
     if (rc == LP_OK) rc = html_attrs_parse(a, cfg->zHtmlIndexAttrs, err);
     if (rc == LP_OK) rc = zones_parse(a, cfg->zIndexZones, err);
+    if (rc == LP_OK && cfg->zIgnoreChars) rc = charset_parse(cfg->zIgnoreChars, "ignore_chars", &a->ignore, err);
     if (rc == LP_OK) rc = wordforms_build(a, cfg->zWordforms, err);
     for (int k = 0; rc == LP_OK && k < a->nStem; k++) {
         if (a->apDict[k] == &lp_stemdict_en) pthread_once(&g_dictEnOnce, dict_en_map);
@@ -669,6 +672,7 @@ void analyzer_free(Analyzer *a) {
     for (char **pz = a->azZone; pz && *pz; pz++) free(*pz);
     free(a->azZone);
     wordforms_free(a->pWf);
+    charset_free(&a->ignore);
     free(a);
 }
 
@@ -1627,6 +1631,62 @@ static inline __attribute__((always_inline)) int scan(RunState *s, PendRun *pr, 
     return LP_OK;
 }
 
+/* ignore_chars: a text's characters in the set are dropped before it is
+** read (so "e-mail" is one word, "email", when '-' is ignored), and the
+** tokens of what is left get the bytes of the text as given. */
+typedef struct IgnoreMap {
+    TokenFn xToken;      /* the caller's callback */
+    void *ctx;
+    uint32_t *aOrig;     /* aOrig[i]: where byte i of the kept text was */
+} IgnoreMap;
+
+static int ignore_token(void *ctx, const Token *t) {
+    const IgnoreMap *m = ctx;
+    Token u = *t;
+    u.iStart = m->aOrig[t->iStart];
+    u.iEnd = m->aOrig[t->iEnd - 1] + 1;
+    return m->xToken(m->ctx, &u);
+}
+
+/* The valid UTF-8 text z[0..n) without the characters of set: in *pzKept
+** (malloc'd; *pnKept bytes) with *paOrig, or *pzKept NULL when it has
+** none of them. LP_OK or LP_NOMEM. */
+static int ignore_filter(const Charset *set, const char *z, size_t n, char **pzKept, size_t *pnKept,
+                         uint32_t **paOrig) {
+    *pzKept = NULL;
+    const unsigned char *p = (const unsigned char *)z;
+    size_t i = 0;
+    uint32_t cp = 0;
+    int len = 0;
+    for (; i < n; i += (size_t)len) {
+        len = p[i] < 0x80 ? 1 : decode_valid(p + i, n - i, &cp);
+        if (charset_has(set, p[i] < 0x80 ? p[i] : cp)) break;
+    }
+    if (i == n) return LP_OK;
+    char *zKept = malloc(n ? n : 1);
+    uint32_t *aOrig = malloc(sizeof(uint32_t) * (n ? n : 1));
+    if (!zKept || !aOrig) {
+        free(zKept);
+        free(aOrig);
+        return LP_NOMEM;
+    }
+    memcpy(zKept, z, i);
+    for (size_t k = 0; k < i; k++) aOrig[k] = (uint32_t)k;
+    size_t m = i;
+    for (; i < n; i += (size_t)len) {
+        len = p[i] < 0x80 ? 1 : decode_valid(p + i, n - i, &cp);
+        if (charset_has(set, p[i] < 0x80 ? p[i] : cp)) continue;
+        for (int k = 0; k < len; k++) {
+            zKept[m] = z[i + (size_t)k];
+            aOrig[m++] = (uint32_t)(i + (size_t)k);
+        }
+    }
+    *pzKept = zKept;
+    *pnKept = m;
+    *paOrig = aOrig;
+    return LP_OK;
+}
+
 static int run(const Analyzer *a, int mode, const char *z, size_t n, uint32_t iPosBase, TokenFn xToken,
                void *ctx, uint32_t *piPosEnd, LpError *err) {
     /* Offsets are uint32_t. A text of n bytes holds at most (n+1)/2 words (a
@@ -1646,6 +1706,23 @@ static int run(const Analyzer *a, int mode, const char *z, size_t n, uint32_t iP
     pthread_once(&g_fold2Once, fold2_build);
     int64_t iBad = utf8_check(z, n);
     if (iBad >= 0) return lp_err_setpos(err, LP_BADINPUT, iBad, "invalid UTF-8 at byte %lld", (long long)iBad);
+    if (!charset_empty(&a->ignore)) {
+        IgnoreMap m = {xToken, ctx, NULL};
+        char *zKept = NULL;
+        size_t nKept = 0;
+        if (ignore_filter(&a->ignore, z, n, &zKept, &nKept, &m.aOrig) != LP_OK) {
+            return lp_err_set(err, LP_NOMEM, "out of memory analysing a text of %zu bytes", n);
+        }
+        if (zKept) {
+            /* the text without its ignored characters, its tokens' bytes
+            ** mapped back (it holds none now, so this run filters nothing) */
+            int rc = run(a, mode, zKept, nKept, iPosBase, ignore_token, &m, piPosEnd, err);
+            if (rc != LP_OK && err->pos >= 0 && (size_t)err->pos < nKept) err->pos = m.aOrig[err->pos];
+            free(zKept);
+            free(m.aOrig);
+            return rc;
+        }
+    }
 
     RunState s = {.a = a, .mode = mode, .xToken = xToken, .ctx = ctx, .iPos = iPosBase, .zText = z,
                   .err = err, .nText = n, .spKind = SP_NONE};

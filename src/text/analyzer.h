@@ -32,6 +32,10 @@
 **    Snowball stemmer of the language is applied (of several languages,
 **    the first that changes the word; none to a word of fewer than
 **    min_stemming_len characters).
+**  - Ignored characters (ignore_chars): before anything else, the
+**    characters of the set are taken out of the text, so the letters
+**    around one join ("e-mail" is "email" with '-' ignored, "и́" is "и"
+**    with U+301); tokens keep the byte offsets of the text as given.
 **  - Word forms (zWordforms; not in analyzer_run_unstemmed): before stop
 **    words and stemming, a word or a run of consecutive words (positions
 **    one apart) that is a rule's source is replaced by the rule's
@@ -122,6 +126,7 @@ typedef struct AnalyzerConfig {
                                 ** stemmed; 0 or 1: every word */
     const char *zWordforms;     /* wordforms rules (text/wordforms.h: "walks > walk;
                                 ** core 2 duo > c2d; ~run > walk"); NULL: none */
+    const char *zIgnoreChars;   /* ignore_chars: "U+AD, -" (text/charset.h); NULL: none */
 } AnalyzerConfig;
 
 #define ANALYZER_MAX_STEMMERS 4

@@ -3,9 +3,11 @@
 ** (text/wordforms.c), the analyzer's run over rules (text/analyzer.c) and
 ** the query's joining of bare words (fts_match_wordforms, fts/match.c).
 **
-** An input is rules, a NUL byte, then a text (no NUL: rules only). The
+** An input is rules, a NUL byte, then a text (no NUL: rules only), and
+** optionally a second NUL and an ignore_chars list (text/charset.c). The
 ** rules build two analyzers: plain, and English stemming with stop words,
-** exact forms and sentence boundaries. Beyond the sanitizers it checks:
+** exact forms, sentence boundaries and ignore_chars (so the characters
+** the text loses move its tokens' offsets). Beyond the sanitizers it checks:
 **   - building succeeds, or fails with LP_BADINPUT naming a byte of the
 **     rules (err->pos inside them) and a message; nothing else;
 **   - a document's tokens: terms 1..ANALYZER_MAX_TERM bytes of valid
@@ -119,10 +121,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     zRules[nRules] = 0;
     const char *zText = pNul ? (const char *)pNul + 1 : "";
     size_t nText = pNul ? size - nRules - 1 : 0;
+    /* a second NUL: what follows is the second analyzer's ignore_chars */
+    const char *pNul2 = pNul ? memchr(zText, 0, nText) : NULL;
+    char *zIgnore = NULL;
+    if (pNul2) {
+        size_t nIgnore = nText - (size_t)(pNul2 - zText) - 1;
+        nText = (size_t)(pNul2 - zText);
+        zIgnore = malloc(nIgnore + 1);
+        if (!zIgnore) {
+            free(zRules);
+            return 0;
+        }
+        memcpy(zIgnore, pNul2 + 1, nIgnore);
+        zIgnore[nIgnore] = 0;
+        if (memchr(zIgnore, 0, nIgnore)) zIgnore[strlen(zIgnore)] = 0; /* up to a third NUL */
+    }
 
     const AnalyzerConfig aCfg[2] = {
-        {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules},
-        {"stem_en", "en", 0, 1, 1, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules},
+        {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL},
+        {"stem_en", "en", 0, 1, 1, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, zIgnore ? zIgnore : "U+AD, -, U+301, a..c"},
     };
     for (int k = 0; k < 2; k++) {
         Analyzer *a = NULL;
@@ -130,7 +147,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         lp_err_clear(&err);
         int rc = analyzer_new(&aCfg[k], &a, &err);
         if (rc != LP_OK) {
-            if (rc != LP_BADINPUT || a || !err.zMsg[0] || err.pos < 0 || (size_t)err.pos > nRules) abort();
+            int bCharset = strncmp(err.zMsg, "ignore_chars: ", 14) == 0;
+            if (rc != LP_BADINPUT || a || !err.zMsg[0] || (!bCharset && (err.pos < 0 || (size_t)err.pos > nRules))) {
+                abort();
+            }
             continue;
         }
         Run doc = run_doc(a, zText, nText);
@@ -164,5 +184,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         analyzer_free(a);
     }
     free(zRules);
+    free(zIgnore);
     return 0;
 }

@@ -1576,6 +1576,34 @@ def test_wordforms_kept_across_restart(tmp_path):
         s.stop()
 
 
+def test_ignore_chars(cur, uniq):
+    """ignore_chars (Manticore's): the characters are taken out of the text
+    before it is split, so the letters around one join; HIGHLIGHT marks the
+    text as stored, word forms see the text without them."""
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (body TEXT) ignore_chars='U+AD, -' morphology='stem_en' "
+                f"wordforms_list='co-op > cooperative'")
+    cur.execute(f"SHOW CREATE TABLE {t}")
+    assert "ignore_chars='U+AD, -'" in cur.fetchone()[1]
+    cur.execute(f"INSERT INTO {t} VALUES (1, 'Send an e-mail to the co-op'), (2, 'emails and coops'), "
+                f"(3, 'e mail, in\u00adformation')")
+    assert_ids_ram_and_flushed(cur, t, [
+        ("email", [1, 2]), ("e-mail", [1, 2]), ('"e-mail to"', [1]), ("e -mail", []), ("mail", [3]),
+        # a destination is not stemmed (as in Manticore), the query's word is: "cooper"
+        ("cooperative", []), ("coop", [1]), ("coops", [2]), ("co-op", [1]), ("information", [3]),
+    ])
+    cur.execute(f"SELECT id, HIGHLIGHT() FROM {t} WHERE MATCH('email co-op') ORDER BY id ASC")
+    assert cur.fetchall() == ((1, "Send an <b>e-mail</b> to the <b>co-op</b>"),)
+    cur.execute(f"CALL KEYWORDS('e-mails', '{t}')")
+    assert [r[1:3] for r in cur.fetchall()] == [("emails", "email")]
+    expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) ignore_chars='a->b'", 1064,
+                 r"ignore_chars: 'a->b': maps a character: only characters and ranges are allowed here")
+    expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) ignore_chars='z..a'", 1064,
+                 r"ignore_chars: 'z..a': a range must not end before it starts")
+    expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) ignore_chars='-' wordforms_list='- > x'", 1064,
+                 r"wordforms rule 1 \(line 1, byte 0\): its source has no word")
+
+
 def _crc32c(data):
     crc = 0xFFFFFFFF
     for b in data:
