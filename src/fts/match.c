@@ -1875,42 +1875,62 @@ int fts_match_leaves_grouped(const FtsNode *root, FtsGroupLeafFn xLeaf, void *ct
 }
 
 /* ------------------------------------------------------------------ */
-/* Word forms over bare words                                          */
+/* Word forms and exceptions over bare words                           */
 
-/* Can a bare word x join its neighbours in a word form's source? A plain
-** word, no exact mark, weight, anchor or limit of its own. */
-static int wf_joinable(const FtsNode *x) {
+/* Can a bare word x join its neighbours in a word form's or an
+** exception's source? A plain word, no exact mark, weight, anchor or
+** limit of its own. */
+static int join_candidate(const FtsNode *x) {
     return x->kind == FTSN_TERM && !x->fBoost && !x->anchor && x->z[0] != '=';
 }
 
+/* Is c, between two bare words, a separator the parser skipped, not an
+** operator or part of one? */
+static int join_gap_char(char c) {
+    unsigned char u = (unsigned char)c;
+    if (u >= 0x80 || (u >= '0' && u <= '9') || (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z')) return 0;
+    return strchr("()\"|!@~^$=*<>/\\-", c) == NULL;
+}
+
 /* Do x and y (after it) read as one run of words: the same scope, and only
-** white space between them in the query text zQuery? */
-static int wf_adjacent(const char *zQuery, const FtsNode *x, const FtsNode *y) {
+** white space and plain punctuation between them in the query zQuery? */
+static int join_adjacent(const char *zQuery, const FtsNode *x, const FtsNode *y) {
     if (memcmp(&x->fields, &y->fields, sizeof(x->fields)) != 0 || x->nPosLimit != y->nPosLimit ||
-        x->pZones != y->pZones) {
+        x->pZones != y->pZones || y->pos < x->pos + x->len) {
         return 0;
     }
     for (int i = x->pos + x->len; i < y->pos; i++) {
-        char c = zQuery[i];
-        if (c != ' ' && c != '\t' && c != '\n' && c != '\r') return 0;
+        if (!join_gap_char(zQuery[i])) return 0;
     }
-    return y->pos >= x->pos + x->len;
+    return 1;
 }
 
-/* Merges the run a[0..n) of bare words (n >= 2) where a word form's
-** source spans several of them; the new children go to *pOut (room for
-** n), their count to *pnOut. */
-static int wf_merge_run(Arena *a, const Analyzer *an, FtsNode **aRun, int n, FtsNode **aOut, int *pnOut,
-                        LpError *err) {
+/* Merges the run aRun[0..n) of bare words (n >= 2) where one token of the
+** analyzer (a word form's destination, an exception's keyword) spans
+** several of them; the new children go to aOut (room for n), their count
+** to *pnOut. The run is analysed as the query has it (zQuery from the
+** first word to the last), or, where a word was written with escapes, as
+** its words joined by spaces (exceptions then cannot span them). */
+static int join_run(Arena *a, const char *zQuery, const Analyzer *an, FtsNode **aRun, int n, FtsNode **aOut,
+                    int *pnOut, LpError *err) {
+    int bRaw = 1;
+    for (int k = 0; k < n && bRaw; k++) {
+        bRaw = aRun[k]->n == aRun[k]->len && memcmp(aRun[k]->z, zQuery + aRun[k]->pos, (size_t)aRun[k]->n) == 0;
+    }
     StrBuf sb = {0};
     int *aStart = arena_alloc(a, sizeof(int) * (size_t)(n + 1));
     char *bJoin = arena_zalloc(a, (size_t)n); /* bJoin[k]: word k joins word k + 1 */
     if (!aStart || !bJoin) return lp_err_set(err, LP_NOMEM, "out of memory");
     for (int k = 0; k < n; k++) {
-        if (k) strbuf_appendc(&sb, ' ');
-        aStart[k] = (int)sb.n;
-        strbuf_append(&sb, aRun[k]->z, (size_t)aRun[k]->n);
+        if (bRaw) {
+            aStart[k] = aRun[k]->pos - aRun[0]->pos;
+        } else {
+            if (k) strbuf_appendc(&sb, ' ');
+            aStart[k] = (int)sb.n;
+            strbuf_append(&sb, aRun[k]->z, (size_t)aRun[k]->n);
+        }
     }
+    if (bRaw) strbuf_append(&sb, zQuery + aRun[0]->pos, (size_t)(aRun[n - 1]->pos + aRun[n - 1]->len - aRun[0]->pos));
     aStart[n] = (int)sb.n + 1;
     if (sb.oom) {
         strbuf_free(&sb);
@@ -1941,15 +1961,17 @@ static int wf_merge_run(Arena *a, const Analyzer *an, FtsNode **aRun, int n, Fts
             aOut[nOut++] = aRun[k++];
             continue;
         }
+        /* the joined words' text: up to the end of the last */
+        int iEnd = bRaw ? aStart[j] + aRun[j]->n : aStart[j + 1] - 1;
         FtsNode *x = arena_alloc(a, sizeof(FtsNode));
-        char *z = arena_strndup(a, sb.z + aStart[k], (size_t)(aStart[j + 1] - 1 - aStart[k]));
+        char *z = arena_strndup(a, sb.z + aStart[k], (size_t)(iEnd - aStart[k]));
         if (!x || !z) {
             strbuf_free(&sb);
             return lp_err_set(err, LP_NOMEM, "out of memory");
         }
         *x = *aRun[k];
         x->z = z;
-        x->n = (int)strlen(z);
+        x->n = iEnd - aStart[k];
         x->len = aRun[j]->pos + aRun[j]->len - x->pos;
         for (int m = k; m <= j; m++) x->bRequired |= aRun[m]->bRequired;
         aOut[nOut++] = x;
@@ -1960,22 +1982,22 @@ static int wf_merge_run(Arena *a, const Analyzer *an, FtsNode **aRun, int n, Fts
     return LP_OK;
 }
 
-static int wf_walk(Arena *a, const char *zQuery, FtsNode *x, const Analyzer *an, LpError *err) {
+static int join_walk(Arena *a, const char *zQuery, FtsNode *x, const Analyzer *an, LpError *err) {
     for (int k = 0; k < x->nChild; k++) {
-        int rc = wf_walk(a, zQuery, x->aChild[k], an, err);
+        int rc = join_walk(a, zQuery, x->aChild[k], an, err);
         if (rc) return rc;
     }
     if (x->kind != FTSN_AND || x->pSpan || x->nChild < 2) return LP_OK;
     int nNew = 0;
     for (int i = 0; i < x->nChild;) {
         int j = i + 1;
-        if (wf_joinable(x->aChild[i])) {
-            while (j < x->nChild && wf_joinable(x->aChild[j]) && wf_adjacent(zQuery, x->aChild[j - 1], x->aChild[j]))
+        if (join_candidate(x->aChild[i])) {
+            while (j < x->nChild && join_candidate(x->aChild[j]) && join_adjacent(zQuery, x->aChild[j - 1], x->aChild[j]))
                 j++;
         }
         int nOut = 1;
         if (j - i >= 2) {
-            int rc = wf_merge_run(a, an, x->aChild + i, j - i, x->aChild + nNew, &nOut, err);
+            int rc = join_run(a, zQuery, an, x->aChild + i, j - i, x->aChild + nNew, &nOut, err);
             if (rc) return rc;
         } else {
             x->aChild[nNew] = x->aChild[i];
@@ -1988,9 +2010,9 @@ static int wf_walk(Arena *a, const char *zQuery, FtsNode *x, const Analyzer *an,
     return LP_OK;
 }
 
-int fts_match_wordforms(Arena *a, const char *zQuery, FtsNode *root, const Analyzer *an, LpError *err) {
-    if (!root || !analyzer_has_wordforms(an)) return LP_OK;
-    return wf_walk(a, zQuery, root, an, err);
+int fts_match_join_words(Arena *a, const char *zQuery, FtsNode *root, const Analyzer *an, LpError *err) {
+    if (!root || !(analyzer_has_wordforms(an) || analyzer_has_exceptions(an))) return LP_OK;
+    return join_walk(a, zQuery, root, an, err);
 }
 
 /* ------------------------------------------------------------------ */

@@ -155,8 +155,8 @@ typedef struct FtsZones {
 } FtsZones;
 
 typedef enum FtsNodeKind {
-    FTSN_TERM,      /* z/n: one raw word (or, fts_match_wordforms, the words of
-                    ** a word form's source) */
+    FTSN_TERM,      /* z/n: one raw word (or, fts_match_join_words, the words of
+                    ** a word form's or an exception's source) */
     FTSN_PREFIX,    /* z/n: the raw prefix, without the '*' */
     FTSN_PHRASE,    /* z/n: the raw text between the quotes; nSlop */
     FTSN_AND,       /* aChild[0..nChild): all (some may be FTSN_NOT); with pSpan,
@@ -228,15 +228,17 @@ int fts_match_parse(Arena *a, const char *z, size_t n, const char *const *azFiel
 int fts_match_parse_opts(Arena *a, const char *z, size_t n, const char *const *azField, int nField,
                          unsigned flags, FtsNode **ppRoot, LpError *err);
 
-/* Where the table has word forms (text/analyzer.h), joins the bare words
-** of an AND that a word form's source spans ("core 2 duo" written without
-** quotes, "core 2 duo > c2d") into one TERM, whose text is those words,
-** so the query finds what the documents were indexed as, as in
-** Manticore. Bare words are plain words one after the other in one scope,
-** only white space between them in the query text zQuery (the text
-** parsed). LP_OK or LP_NOMEM. */
+/* Where the table has word forms or exceptions (text/analyzer.h), joins
+** the bare words of an AND that one of their sources spans ("core 2 duo"
+** written without quotes, with "core 2 duo > c2d"; AT & T, with the
+** exception "AT & T => AT&T") into one TERM, whose text is those words as
+** the query has them, so the query finds what the documents were indexed
+** as, as in Manticore. Bare words are plain words one after the other in
+** one scope, with only white space and punctuation that is no operator
+** between them in the query text zQuery (the text parsed). LP_OK or
+** LP_NOMEM. */
 struct Analyzer;
-int fts_match_wordforms(Arena *a, const char *zQuery, FtsNode *root, const struct Analyzer *an, LpError *err);
+int fts_match_join_words(Arena *a, const char *zQuery, FtsNode *root, const struct Analyzer *an, LpError *err);
 
 /* Calls xLeaf(ctx, leaf, bNegated) for every leaf of the tree (TERM,
 ** PREFIX, PHRASE, QUORUM), in query order; bNegated: the leaf is under a

@@ -779,7 +779,7 @@ int sqlx_match_parse(Arena *a, const Table *t, const char *z, size_t n, FtsNode 
     const Analyzer *an = table_analyzer(t);
     unsigned flags = analyzer_min_infix_len(an) > 0 ? FTS_MATCH_INLINE_WILDCARDS : 0;
     int rc = fts_match_parse_opts(a, z, n, azFts, nFts, flags, ppRoot, err);
-    if (rc == LP_OK) rc = fts_match_wordforms(a, z, *ppRoot, an, err);
+    if (rc == LP_OK) rc = fts_match_join_words(a, z, *ppRoot, an, err);
     return rc;
 }
 
@@ -1846,7 +1846,8 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
     static const char *const azKnown[] = {"morphology", "stopwords", "min_prefix_len",
                                           "min_infix_len", "min_word_len", "min_stemming_len", "index_exact_words", "index_sp", "html_strip",
                                           "remove_diacritics", "html_remove_elements", "html_index_attrs", "index_zones", "expand_keywords",
-                                          "wordforms", "wordforms_list", "ignore_chars", "rt_mem_limit", "rank_profile", "type"};
+                                          "wordforms", "wordforms_list", "exceptions", "exceptions_list", "ignore_chars",
+                                          "rt_mem_limit", "rank_profile", "type"};
     size_t k = 0;
     while (k < LP_ARRAY_SIZE(azKnown) && strcmp(o->zName, azKnown[k]) != 0) k++;
     if (k == LP_ARRAY_SIZE(azKnown)) {
@@ -1855,7 +1856,7 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
                  "unknown table option '%.64s': expected morphology, stopwords, min_prefix_len, "
                  "min_infix_len, min_word_len, min_stemming_len, index_exact_words, index_sp, html_strip, remove_diacritics, "
                  "html_remove_elements, html_index_attrs, index_zones, expand_keywords, wordforms, "
-                 "wordforms_list, ignore_chars, rt_mem_limit, rank_profile or type",
+                 "wordforms_list, exceptions, exceptions_list, ignore_chars, rt_mem_limit, rank_profile or type",
                  o->zName);
         return bind_fail_at(b, o->pos, zMsg);
     }
@@ -1954,36 +1955,44 @@ static int force_exact_words(Schema *sc) {
     return schema_set_option(sc, "index_exact_words", "1") == LP_OK ? 1 : -1;
 }
 
-/* The word forms the options wordforms (files) and wordforms_list name,
-** in the statement's order (a later rule for the same source wins), kept
-** in sc as one wordforms_list (sc has room for it: the options it comes
-** from were not stored). */
-static int create_wordforms(Binder *b, const CreateTableStmt *ct, Schema *sc) {
+/* The rules the options zOption (files: "wordforms" or "exceptions") and
+** zOption_list name, in the statement's order (a later rule for the same
+** source wins), kept in sc as one zOption_list (sc has room for it: the
+** options it comes from were not stored). */
+static int create_rules(Binder *b, const CreateTableStmt *ct, Schema *sc, const char *zOption) {
     const char *zStrip = schema_option(sc, "remove_diacritics");
     int bStrip = zStrip && atoi(zStrip) == 1;
+    const char *zIgnore = schema_option(sc, "ignore_chars");
+    char zList[32];
+    snprintf(zList, sizeof(zList), "%s_list", zOption);
     StrBuf rules = {0};
     int rc = LP_OK, bAny = 0;
     for (int i = 0; i < ct->nOpt && rc == LP_OK; i++) {
         const SqlMapItem *o = &ct->aOpt[i];
-        int bFiles = strcmp(o->zName, "wordforms") == 0;
-        if (!bFiles && strcmp(o->zName, "wordforms_list") != 0) continue;
+        int bFiles = strcmp(o->zName, zOption) == 0;
+        if (!bFiles && strcmp(o->zName, zList) != 0) continue;
         bAny = 1;
         const char *z = opt_text(b, o);
         if (!z) break;
         LpError e;
         lp_err_clear(&e);
-        const char *zIgnore = schema_option(sc, "ignore_chars");
-        rc = bFiles ? sqlx_wordforms_files(z, bStrip, zIgnore, &rules, &e)
-                    : sqlx_wordforms_list(z, bStrip, zIgnore, &rules, &e);
+        rc = bFiles ? sqlx_rules_files(zOption, z, bStrip, zIgnore, &rules, &e)
+                    : sqlx_rules_list(zOption, z, bStrip, zIgnore, &rules, &e);
         if (rc == LP_NOMEM) {
             bind_oom(b);
         } else if (rc != LP_OK) {
             bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos, e.zMsg);
         }
     }
-    if (b->rc == LP_OK && bAny && schema_set_option(sc, "wordforms_list", rules.z ? rules.z : "")) bind_oom(b);
+    if (b->rc == LP_OK && bAny && schema_set_option(sc, zList, rules.z ? rules.z : "")) bind_oom(b);
     strbuf_free(&rules);
     return b->rc;
+}
+
+/* Options read by create_rules, not stored as given. */
+static int is_rules_option(const char *z) {
+    return strcmp(z, "wordforms") == 0 || strcmp(z, "wordforms_list") == 0 || strcmp(z, "exceptions") == 0 ||
+           strcmp(z, "exceptions_list") == 0;
 }
 
 void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
@@ -1994,7 +2003,8 @@ void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     Schema *sc = calloc(1, sizeof(Schema));
     if (!sc) goto oom;
     sc->aCol = calloc((size_t)(ct->nCol ? ct->nCol : 1), sizeof(ColumnSchema));
-    /* + index_exact_words, remove_diacritics */
+    /* + index_exact_words, remove_diacritics (wordforms_list and
+    ** exceptions_list take the place of the options they come from) */
     sc->aOpt = calloc((size_t)ct->nOpt + 2, sizeof(TableOpt));
     if (!sc->aCol || !sc->aOpt) goto oom;
     if (catalog_check_name(ct->zTable, &err)) {
@@ -2033,8 +2043,8 @@ void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
         const SqlMapItem *o = &ct->aOpt[i];
         const char *z = opt_text(&b, o);
         if (!z || check_table_option(&b, o, z)) goto fail;
-        /* word forms: read below, once every option is known */
-        if (strcmp(o->zName, "wordforms") == 0 || strcmp(o->zName, "wordforms_list") == 0) continue;
+        /* word forms and exceptions: read below, once every option is known */
+        if (is_rules_option(o->zName)) continue;
         for (int j = 0; j < sc->nOpt; j++) {
             if (strcmp(sc->aOpt[j].zName, o->zName) == 0) {
                 bind_fail_at(&b, o->pos, "table option given twice");
@@ -2054,7 +2064,7 @@ void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     ** table created before it existed (no option: no folding) keeps
     ** analysing as it did. */
     if (!schema_option(sc, "remove_diacritics") && schema_set_option(sc, "remove_diacritics", "1")) goto oom;
-    if (create_wordforms(&b, ct, sc)) goto fail;
+    if (create_rules(&b, ct, sc, "wordforms") || create_rules(&b, ct, sc, "exceptions")) goto fail;
     const char *zProfiles = schema_option(sc, "rank_profile");
     if (zProfiles) {
         /* Check every stored profile now, against the indexed text fields. */

@@ -108,13 +108,16 @@ void sqlx_insert(SqlSession *s, const SqlStmt *st, SqlResult *r);
 void sqlx_update(SqlSession *s, const SqlStmt *st, SqlResult *r);
 void sqlx_delete(SqlSession *s, const SqlStmt *st, SqlResult *r);
 void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r);
-/* CREATE TABLE's word forms (wordforms.c): the files the option wordforms
-** names (absolute paths or patterns, separated by commas or spaces), or a
-** wordforms_list, checked and appended to out as the table keeps them
-** (bStrip, zIgnore: the table's remove_diacritics and ignore_chars).
-** LP_OK, or an error naming the file (and its line) or the list's rule. */
-int sqlx_wordforms_files(const char *zPaths, int bStrip, const char *zIgnore, StrBuf *out, LpError *err);
-int sqlx_wordforms_list(const char *zList, int bStrip, const char *zIgnore, StrBuf *out, LpError *err);
+/* CREATE TABLE's word forms and exceptions (wordforms.c): zOption
+** "wordforms" or "exceptions"; the files that option names (absolute
+** paths or patterns, separated by commas or spaces), or its _list, checked
+** and appended to out as the table keeps them (bStrip, zIgnore: the
+** table's remove_diacritics and ignore_chars). LP_OK, or an error naming
+** the file (and its line) or the list's rule. */
+int sqlx_rules_files(const char *zOption, const char *zPaths, int bStrip, const char *zIgnore, StrBuf *out,
+                     LpError *err);
+int sqlx_rules_list(const char *zOption, const char *zList, int bStrip, const char *zIgnore, StrBuf *out,
+                    LpError *err);
 void sqlx_alter_table(SqlSession *s, const SqlStmt *st, SqlResult *r);
 /* The table's expand_keywords option (checked at CREATE TABLE) as
 ** FTS_EXPAND_* bits: the default of its MATCH queries and snippets. */

@@ -1,11 +1,12 @@
 /*
-** wordforms.c — the word forms a CREATE TABLE names: files read, rules
-** checked.
+** wordforms.c — the word forms and exceptions a CREATE TABLE names: files
+** read, rules checked.
 **
-** A table keeps its word forms in itself (the option wordforms_list of its
-** schema, so in its manifest): CREATE TABLE reads the files the option
-** wordforms names once, as Manticore copies them into the table's folder,
-** and later changes to the files do not change the table. A file's text is
+** A table keeps its rules in itself (the options wordforms_list and
+** exceptions_list of its schema, so in its manifest): CREATE TABLE reads
+** the files the options wordforms and exceptions name once, as Manticore
+** copies them into the table's folder, and later changes to the files do
+** not change the table. A file's text is
 ** kept line for line, its ';' escaped (in a file a ';' is an ordinary
 ** character, in a list it separates rules), so the rules mean what the
 ** file meant and errors can name its lines.
@@ -19,17 +20,18 @@
 #include "sql/sql_int.h"
 #include "text/analyzer.h"
 
-/* The most bytes of word forms a table keeps (files and list together). */
+/* The most bytes of rules a table keeps of one kind (files and list
+** together). */
 #define WORDFORMS_MAX_BYTES (8u << 20)
 
 /* Appends the file at zPath to out, its ';' escaped. */
-static int read_file(const char *zPath, StrBuf *out, LpError *err) {
+static int read_file(const char *zOption, const char *zPath, StrBuf *out, LpError *err) {
     FILE *f = fopen(zPath, "rb");
-    if (!f) return lp_err_set(err, LP_BADINPUT, "wordforms file '%s': %s", zPath, strerror(errno));
+    if (!f) return lp_err_set(err, LP_BADINPUT, "%s file '%s': %s", zOption, zPath, strerror(errno));
     struct stat st;
     if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
         fclose(f);
-        return lp_err_set(err, LP_BADINPUT, "wordforms: '%s' is not a file", zPath);
+        return lp_err_set(err, LP_BADINPUT, "%s: '%s' is not a file", zOption, zPath);
     }
     size_t nStart = out->n;
     char aBuf[8192];
@@ -39,7 +41,7 @@ static int read_file(const char *zPath, StrBuf *out, LpError *err) {
         for (size_t i = 0; i < n; i++, iOff++) {
             char c = aBuf[i];
             if (c == 0) {
-                rc = lp_err_set(err, LP_BADINPUT, "wordforms file '%s' holds a NUL byte at byte %zu", zPath, iOff);
+                rc = lp_err_set(err, LP_BADINPUT, "%s file '%s' holds a NUL byte at byte %zu", zOption, zPath, iOff);
                 break;
             }
             if (c == ';' && !bEscaped) strbuf_appendc(out, '\\');
@@ -47,33 +49,38 @@ static int read_file(const char *zPath, StrBuf *out, LpError *err) {
             bEscaped = c == '\\' && !bEscaped;
         }
         if (out->n > WORDFORMS_MAX_BYTES) {
-            rc = lp_err_set(err, LP_LIMIT, "wordforms: more than %u bytes of rules (at file '%s')",
+            rc = lp_err_set(err, LP_LIMIT, "%s: more than %u bytes of rules (at file '%s')", zOption,
                             WORDFORMS_MAX_BYTES, zPath);
         }
     }
-    if (rc == LP_OK && ferror(f)) rc = lp_err_set(err, LP_IOERR, "wordforms file '%s': cannot read it", zPath);
+    if (rc == LP_OK && ferror(f)) rc = lp_err_set(err, LP_IOERR, "%s file '%s': cannot read it", zOption, zPath);
     fclose(f);
-    if (rc == LP_OK && out->oom) rc = lp_err_set(err, LP_NOMEM, "out of memory reading wordforms file '%s'", zPath);
+    if (rc == LP_OK && out->oom) rc = lp_err_set(err, LP_NOMEM, "out of memory reading %s file '%s'", zOption, zPath);
     if (rc == LP_OK && out->n > nStart && out->z[out->n - 1] != '\n') strbuf_appendc(out, '\n');
     return rc;
 }
 
-/* Checks the rules z[0..) as the table's analyzer will read them
+/* Checks the rules z[0..) of option zOption ("wordforms" or "exceptions")
+** as the table's analyzer will read them
 ** (bStrip: remove_diacritics; zIgnore: ignore_chars), the errors prefixed with zWhat (NULL:
 ** none). */
-static int check_rules(const char *z, int bStrip, const char *zIgnore, const char *zWhat, LpError *err) {
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, bStrip, 0, z, zIgnore};
+static int check_rules(const char *zOption, const char *z, int bStrip, const char *zIgnore, const char *zWhat,
+                       LpError *err) {
+    int bExc = strcmp(zOption, "exceptions") == 0;
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, bStrip, 0, bExc ? NULL : z, zIgnore,
+                          bExc ? z : NULL};
     Analyzer *an = NULL;
     LpError e;
     lp_err_clear(&e);
     int rc = analyzer_new(&cfg, &an, &e);
     analyzer_free(an);
     if (rc == LP_OK) return LP_OK;
-    if (rc == LP_NOMEM) return lp_err_set(err, LP_NOMEM, "out of memory reading wordforms");
+    if (rc == LP_NOMEM) return lp_err_set(err, LP_NOMEM, "out of memory reading %s", zOption);
     return zWhat ? lp_err_set(err, rc, "%s: %s", zWhat, e.zMsg) : lp_err_set(err, rc, "%s", e.zMsg);
 }
 
-int sqlx_wordforms_files(const char *zPaths, int bStrip, const char *zIgnore, StrBuf *out, LpError *err) {
+int sqlx_rules_files(const char *zOption, const char *zPaths, int bStrip, const char *zIgnore, StrBuf *out,
+                     LpError *err) {
     const char *p = zPaths;
     int nFile = 0;
     while (*p) {
@@ -82,38 +89,38 @@ int sqlx_wordforms_files(const char *zPaths, int bStrip, const char *zIgnore, St
         const char *e = p;
         while (*e && *e != ',' && *e != ' ' && *e != '\t') e++;
         char zPat[4096];
-        if ((size_t)(e - p) >= sizeof(zPat)) return lp_err_set(err, LP_BADINPUT, "wordforms: a path is too long");
+        if ((size_t)(e - p) >= sizeof(zPat)) return lp_err_set(err, LP_BADINPUT, "%s: a path is too long", zOption);
         memcpy(zPat, p, (size_t)(e - p));
         zPat[e - p] = 0;
         p = e;
         if (zPat[0] != '/') {
             return lp_err_set(err, LP_BADINPUT,
-                              "wordforms: '%s' is not an absolute path (a table reads its files once, when "
-                              "it is created, by absolute paths)", zPat);
+                              "%s: '%s' is not an absolute path (a table reads its files once, when "
+                              "it is created, by absolute paths)", zOption, zPat);
         }
         glob_t g;
         int grc = glob(zPat, GLOB_ERR, NULL, &g);
-        if (grc == GLOB_NOMATCH) return lp_err_set(err, LP_BADINPUT, "wordforms: no file matches '%s'", zPat);
+        if (grc == GLOB_NOMATCH) return lp_err_set(err, LP_BADINPUT, "%s: no file matches '%s'", zOption, zPat);
         if (grc != 0) {
             globfree(&g);
-            return lp_err_set(err, grc == GLOB_NOSPACE ? LP_NOMEM : LP_BADINPUT, "wordforms: cannot read '%s'",
+            return lp_err_set(err, grc == GLOB_NOSPACE ? LP_NOMEM : LP_BADINPUT, "%s: cannot read '%s'", zOption,
                               zPat);
         }
         int rc = LP_OK;
         for (size_t i = 0; i < g.gl_pathc && rc == LP_OK; i++) {
             /* each file checked alone, so that an error names its line */
             StrBuf one = {0};
-            rc = read_file(g.gl_pathv[i], &one, err);
+            rc = read_file(zOption, g.gl_pathv[i], &one, err);
             if (rc == LP_OK) {
                 char zWhat[4200];
                 snprintf(zWhat, sizeof(zWhat), "file '%s'", g.gl_pathv[i]);
-                rc = check_rules(one.z ? one.z : "", bStrip, zIgnore, zWhat, err);
+                rc = check_rules(zOption, one.z ? one.z : "", bStrip, zIgnore, zWhat, err);
             }
             if (rc == LP_OK) {
                 strbuf_append(out, one.z, one.n);
-                if (out->oom) rc = lp_err_set(err, LP_NOMEM, "out of memory reading wordforms");
+                if (out->oom) rc = lp_err_set(err, LP_NOMEM, "out of memory reading %s", zOption);
                 else if (out->n > WORDFORMS_MAX_BYTES)
-                    rc = lp_err_set(err, LP_LIMIT, "wordforms: more than %u bytes of rules (at file '%s')",
+                    rc = lp_err_set(err, LP_LIMIT, "%s: more than %u bytes of rules (at file '%s')", zOption,
                                     WORDFORMS_MAX_BYTES, g.gl_pathv[i]);
             }
             strbuf_free(&one);
@@ -122,18 +129,19 @@ int sqlx_wordforms_files(const char *zPaths, int bStrip, const char *zIgnore, St
         globfree(&g);
         if (rc != LP_OK) return rc;
     }
-    if (nFile == 0) return lp_err_set(err, LP_BADINPUT, "wordforms: expected one or more absolute file paths");
+    if (nFile == 0) return lp_err_set(err, LP_BADINPUT, "%s: expected one or more absolute file paths", zOption);
     return LP_OK;
 }
 
-int sqlx_wordforms_list(const char *zList, int bStrip, const char *zIgnore, StrBuf *out, LpError *err) {
-    int rc = check_rules(zList, bStrip, zIgnore, NULL, err);
+int sqlx_rules_list(const char *zOption, const char *zList, int bStrip, const char *zIgnore, StrBuf *out,
+                    LpError *err) {
+    int rc = check_rules(zOption, zList, bStrip, zIgnore, NULL, err);
     if (rc != LP_OK) return rc;
     strbuf_appendz(out, zList);
     strbuf_appendc(out, '\n');
-    if (out->oom) return lp_err_set(err, LP_NOMEM, "out of memory reading wordforms");
+    if (out->oom) return lp_err_set(err, LP_NOMEM, "out of memory reading %s", zOption);
     if (out->n > WORDFORMS_MAX_BYTES) {
-        return lp_err_set(err, LP_LIMIT, "wordforms: more than %u bytes of rules", WORDFORMS_MAX_BYTES);
+        return lp_err_set(err, LP_LIMIT, "%s: more than %u bytes of rules", zOption, WORDFORMS_MAX_BYTES);
     }
     return LP_OK;
 }

@@ -64,6 +64,7 @@
 #endif
 
 #include "text/charset.h"
+#include "text/exceptions.h"
 #include "text/stemdict.h"
 #include "text/stoplists.h"
 #include "text/utf8.h"
@@ -177,6 +178,7 @@ struct Analyzer {
     int bStrip;                 /* remove_diacritics: marks of Latin and Greek letters go */
     Wordforms *pWf;             /* word forms, or NULL */
     Charset ignore;             /* ignore_chars: dropped from the text before anything */
+    Exceptions *pExc;           /* exceptions, or NULL */
 };
 
 static void stop_key(const char *z, int n, StopKey *k) {
@@ -605,9 +607,10 @@ static void dict_en_map(void) {
 }
 
 static int wordforms_build(Analyzer *a, const char *z, LpError *err);
+static int exceptions_build(Analyzer *a, const char *z, LpError *err);
 
 int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
-    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL};
+    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL};
     if (!cfg) cfg = &cfgDefault;
     *ppOut = NULL;
     if (cfg->minPrefixLen < 0 || cfg->minPrefixLen > ANALYZER_MAX_TERM) {
@@ -646,6 +649,7 @@ int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
     if (rc == LP_OK) rc = zones_parse(a, cfg->zIndexZones, err);
     if (rc == LP_OK && cfg->zIgnoreChars) rc = charset_parse(cfg->zIgnoreChars, "ignore_chars", &a->ignore, err);
     if (rc == LP_OK) rc = wordforms_build(a, cfg->zWordforms, err);
+    if (rc == LP_OK) rc = exceptions_build(a, cfg->zExceptions, err);
     for (int k = 0; rc == LP_OK && k < a->nStem; k++) {
         if (a->apDict[k] == &lp_stemdict_en) pthread_once(&g_dictEnOnce, dict_en_map);
         /* Create this thread's stemmers now, so an allocation failure or a
@@ -673,6 +677,7 @@ void analyzer_free(Analyzer *a) {
     free(a->azZone);
     wordforms_free(a->pWf);
     charset_free(&a->ignore);
+    exceptions_free(a->pExc);
     free(a);
 }
 
@@ -696,6 +701,10 @@ int analyzer_is_stemmed(const Analyzer *a) {
 
 int analyzer_has_wordforms(const Analyzer *a) {
     return a->pWf != NULL;
+}
+
+int analyzer_has_exceptions(const Analyzer *a) {
+    return a->pExc != NULL;
 }
 
 int analyzer_exact_words(const Analyzer *a) {
@@ -1062,6 +1071,8 @@ typedef struct RunState {
     int64_t posAdj;             /* added to every position handed over: what word
                                 ** forms' destinations took more (or fewer) than
                                 ** their sources */
+    size_t iScanFrom, iScanTo;  /* the bytes scan() reads: [from, to) */
+    size_t iWord, iWordEnd;     /* the last word's bytes (iWordEnd SIZE_MAX: none yet) */
 } RunState;
 
 /* Set i of the memo is entries 2i (the one used last) and 2i+1, picked by
@@ -1588,8 +1599,8 @@ static inline __attribute__((always_inline)) int scan(RunState *s, PendRun *pr, 
                                                       const int bSp) {
     const char *z = s->zText;
     const unsigned char *p = (const unsigned char *)z;
-    size_t n = s->nText, i = 0;
-    size_t iWord = 0, iWordEnd = SIZE_MAX; /* the last word's bytes (none yet) */
+    size_t n = s->iScanTo, i = s->iScanFrom;
+    size_t iWord = s->iWord, iWordEnd = s->iWordEnd; /* the last word's bytes */
     while (i < n) {
         size_t iStart = i;
         int bAscii = 1;
@@ -1628,7 +1639,52 @@ static inline __attribute__((always_inline)) int scan(RunState *s, PendRun *pr, 
         iWord = iStart;
         iWordEnd = i;
     }
+    s->iWord = iWord;
+    s->iWordEnd = iWordEnd;
     return LP_OK;
+}
+
+/* scan() over s's bytes [iFrom, iTo), inlined for the cases run() uses. */
+static int scan_range(RunState *s, PendRun *pr, int bStars, int bSp, size_t iFrom, size_t iTo) {
+    s->iScanFrom = iFrom;
+    s->iScanTo = iTo;
+    if (bStars) return scan(s, pr, 1, 0);
+    return bSp ? scan(s, pr, 0, 1) : scan(s, pr, 0, 0);
+}
+
+/* Hands over the exception keyword m that the text has at [iStart,
+** m->iEnd), at a position of its own, after what is pending before it. */
+static int exc_emit(RunState *s, PendRun *pr, int bSp, size_t iStart, const ExcMatch *m) {
+    int rc = LP_OK;
+    if (bSp && s->spKind) rc = sp_emit(s, pr);
+    if (rc == LP_OK && pr && pr->n) rc = pend_flush(s, pr);
+    if (rc == LP_OK && s->pWf) rc = wf_drain(s);
+    if (rc != LP_OK) return rc;
+    Token t = {m->zDst, m->nDst, (uint32_t)(s->iPos++ + s->posAdj), (uint32_t)iStart, (uint32_t)m->iEnd};
+    s->iWord = iStart;
+    s->iWordEnd = m->iEnd;
+    return s->xToken(s->ctx, &t);
+}
+
+/* The text with exceptions: the keywords they match, and scan() between
+** them. */
+static int scan_exceptions(RunState *s, PendRun *pr, int bStars, int bSp) {
+    const Exceptions *e = s->a->pExc;
+    const char *z = s->zText;
+    size_t n = s->nText, i = 0, iGap = 0;
+    while (i < n) {
+        unsigned char c = (unsigned char)z[i];
+        ExcMatch m;
+        if (exceptions_may_start(e, c) && exceptions_match(e, z, n, i, &m)) {
+            int rc = scan_range(s, pr, bStars, bSp, iGap, i);
+            if (rc == LP_OK) rc = exc_emit(s, pr, bSp, i, &m);
+            if (rc != LP_OK) return rc;
+            i = iGap = m.iEnd;
+            continue;
+        }
+        i += c < 0x80 ? 1 : (size_t)decode_valid((const unsigned char *)z + i, n - i, &(uint32_t){0});
+    }
+    return scan_range(s, pr, bStars, bSp, iGap, n);
 }
 
 /* ignore_chars: a text's characters in the set are dropped before it is
@@ -1750,7 +1806,10 @@ static int run(const Analyzer *a, int mode, const char *z, size_t n, uint32_t iP
     ** language's any-word position) takes a position; a query's positions
     ** stay within n. */
     int bStars = mode == RUN_QUERY || mode == RUN_QUERY_EXACT;
-    int rc = bStars || bSp ? scan(&s, pr, bStars, bSp) : scan(&s, pr, 0, 0);
+    s.iScanTo = n;
+    s.iWordEnd = SIZE_MAX;
+    int rc = a->pExc ? scan_exceptions(&s, pr, bStars, bSp)
+             : bStars || bSp ? scan(&s, pr, bStars, bSp) : scan(&s, pr, 0, 0);
     if (rc != LP_OK) return rc;
     if (pr && pr->n) {
         int rc = pend_flush(&s, pr);
@@ -1864,12 +1923,48 @@ static int wordforms_build(Analyzer *a, const char *z, LpError *err) {
     if (!z) return LP_OK;
     if (!(a->pWf = wordforms_new())) return lp_err_set(err, LP_NOMEM, "out of memory reading wordforms");
     WfBuild b = {a, {{{0}, 0}, {{0}, 0}}, err};
-    int rc = wordforms_split(z, strlen(z), wf_rule, &b, err);
+    int rc = wordforms_split(z, strlen(z), WF_SPLIT_COMMENTS | WF_SPLIT_TILDE, wf_rule, &b, err);
     strbuf_free(&b.side[0].sb);
     strbuf_free(&b.side[1].sb);
     if (rc == LP_OK && wordforms_count(a->pWf) == 0) {
         wordforms_free(a->pWf); /* nothing but blanks and comments */
         a->pWf = NULL;
+    }
+    return rc;
+}
+
+/* ---------------------------------------------------------- exceptions */
+
+typedef struct ExcBuild {
+    Analyzer *a;
+    LpError *err;
+} ExcBuild;
+
+static int exc_rule(void *ctx, int iRule, int iLine, size_t iOff, int bPost, const char *zSrc, size_t nSrc,
+                    const char *zDst, size_t nDst) {
+    ExcBuild *b = ctx;
+    (void)bPost; /* not read: exceptions have no '~' */
+    LpError e;
+    lp_err_clear(&e);
+    int rc = exceptions_add(b->a->pExc, zSrc, nSrc, zDst, nDst, &e);
+    if (rc == LP_NOMEM) return lp_err_set(b->err, LP_NOMEM, "%s", e.zMsg);
+    if (rc != LP_OK) {
+        return lp_err_setpos(b->err, rc, (int64_t)iOff, "exceptions rule %d (line %d, byte %zu): %s", iRule, iLine,
+                             iOff, e.zMsg);
+    }
+    return LP_OK;
+}
+
+/* Reads the exceptions z (NULL or blank: none) into a->pExc. */
+static int exceptions_build(Analyzer *a, const char *z, LpError *err) {
+    if (!z) return LP_OK;
+    if (!(a->pExc = exceptions_new(is_word_char))) return lp_err_set(err, LP_NOMEM, "out of memory reading exceptions");
+    ExcBuild b = {a, err};
+    int rc = wordforms_split(z, strlen(z), 0, exc_rule, &b, err);
+    exceptions_seal(a->pExc);
+    if (rc == LP_OK && exceptions_count(a->pExc) == 0) {
+        exceptions_free(a->pExc);
+        a->pExc = NULL;
     }
     return rc;
 }

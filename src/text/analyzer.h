@@ -36,6 +36,12 @@
 **    characters of the set are taken out of the text, so the letters
 **    around one join ("e-mail" is "email" with '-' ignored, "и́" is "и"
 **    with U+301); tokens keep the byte offsets of the text as given.
+**  - Exceptions (zExceptions), in every run: where the text (after
+**    ignored characters) has a rule's source, case for case, as whole
+**    tokens (text/exceptions.h), that span is one token whose term is
+**    the rule's destination as written ("C++" is cplusplus), at a
+**    position of its own; no stop word, stemming, word form or exact form
+**    touches it.
 **  - Word forms (zWordforms; not in analyzer_run_unstemmed): before stop
 **    words and stemming, a word or a run of consecutive words (positions
 **    one apart) that is a rule's source is replaced by the rule's
@@ -127,6 +133,8 @@ typedef struct AnalyzerConfig {
     const char *zWordforms;     /* wordforms rules (text/wordforms.h: "walks > walk;
                                 ** core 2 duo > c2d; ~run > walk"); NULL: none */
     const char *zIgnoreChars;   /* ignore_chars: "U+AD, -" (text/charset.h); NULL: none */
+    const char *zExceptions;    /* exceptions rules (text/exceptions.h: "C++ => cplusplus;
+                                ** AT & T => at&t"); NULL: none */
 } AnalyzerConfig;
 
 #define ANALYZER_MAX_STEMMERS 4
@@ -226,6 +234,8 @@ int analyzer_is_stemmed(const Analyzer *a);
 /* Does the table have word forms? Then, as with stemming, a word's term
 ** can differ from the word (analyzer_run_unstemmed). */
 int analyzer_has_wordforms(const Analyzer *a);
+/* Does the table have exceptions (a token may span several words)? */
+int analyzer_has_exceptions(const Analyzer *a);
 int analyzer_exact_words(const Analyzer *a);
 /* Do documents get exact forms ('=running' beside 'run'): index_exact_words
 ** on a stemmed table? Then prefixes and wildcards expand over the exact

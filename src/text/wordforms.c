@@ -101,7 +101,7 @@ static int side_blank(const StrBuf *sb) {
     return 1;
 }
 
-int wordforms_split(const char *z, size_t n, WfRuleFn xRule, void *ctx, LpError *err) {
+int wordforms_split(const char *z, size_t n, unsigned flags, WfRuleFn xRule, void *ctx, LpError *err) {
     StrBuf side[2] = {{0}, {0}};
     int rc = LP_OK, iRule = 0, iLine = 1;
     size_t i = 0;
@@ -121,9 +121,9 @@ int wordforms_split(const char *z, size_t n, WfRuleFn xRule, void *ctx, LpError 
             if (c == '\\' && i + 1 < n && z[i + 1] != '\n') {
                 strbuf_appendc(&side[iSide], z[++i]);
                 bAny = 1;
-            } else if (c == '#') {
+            } else if (c == '#' && (flags & WF_SPLIT_COMMENTS)) {
                 bComment = 1;
-            } else if (c == '~' && !bAny && iSide == 0) {
+            } else if (c == '~' && !bAny && iSide == 0 && (flags & WF_SPLIT_TILDE)) {
                 bPost = 1;
                 bAny = 1;
             } else if (c == '>' || (c == '=' && i + 1 < n && z[i + 1] == '>')) {

@@ -39,11 +39,16 @@
 typedef int (*WfRuleFn)(void *ctx, int iRule, int iLine, size_t iOff, int bPost, const char *zSrc, size_t nSrc,
                         const char *zDst, size_t nDst);
 
+/* wordforms_split's flags: which of the syntax above applies (word forms
+** take both; exceptions neither, as "C# => csharp" must keep its '#'). */
+#define WF_SPLIT_COMMENTS 1 /* '#' starts a comment */
+#define WF_SPLIT_TILDE 2    /* a leading '~' marks a rule matched after morphology */
+
 /* Cuts z[0..n) into rules (above) and calls xRule for each, in order; a
 ** non-zero return stops and is returned. LP_BADINPUT (err->pos: the rule's
 ** first byte) for a rule without a separator or with more than one,
 ** LP_NOMEM. */
-int wordforms_split(const char *z, size_t n, WfRuleFn xRule, void *ctx, LpError *err);
+int wordforms_split(const char *z, size_t n, unsigned flags, WfRuleFn xRule, void *ctx, LpError *err);
 
 typedef struct WfEntry {
     const char *zDst;   /* destination words joined by ' '; NULL: a prefix only */

@@ -1,13 +1,14 @@
 /*
 ** fuzz_wordforms.c — libFuzzer target for word forms: the rules parser
 ** (text/wordforms.c), the analyzer's run over rules (text/analyzer.c) and
-** the query's joining of bare words (fts_match_wordforms, fts/match.c).
+** the query's joining of bare words (fts_match_join_words, fts/match.c).
 **
 ** An input is rules, a NUL byte, then a text (no NUL: rules only), and
 ** optionally a second NUL and an ignore_chars list (text/charset.c). The
-** rules build two analyzers: plain, and English stemming with stop words,
-** exact forms, sentence boundaries and ignore_chars (so the characters
-** the text loses move its tokens' offsets). Beyond the sanitizers it checks:
+** rules build two analyzers: plain with them as word forms, and English
+** stemming with stop words, exact forms, sentence boundaries,
+** ignore_chars (so the characters the text loses move its tokens'
+** offsets) and the rules as word forms and as exceptions (text/exceptions.c). Beyond the sanitizers it checks:
 **   - building succeeds, or fails with LP_BADINPUT naming a byte of the
 **     rules (err->pos inside them) and a message; nothing else;
 **   - a document's tokens: terms 1..ANALYZER_MAX_TERM bytes of valid
@@ -18,7 +19,7 @@
 **     without them, token for token;
 **   - the query side (analyzer_run_query) keeps the same order promises;
 **   - the text parsed as a MATCH query, then its bare words joined by
-**     fts_match_wordforms: LP_OK, and every leaf's text analyses.
+**     fts_match_join_words: LP_OK, and every leaf's text analyses.
 */
 #include <stddef.h>
 #include <stdint.h>
@@ -138,8 +139,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
 
     const AnalyzerConfig aCfg[2] = {
-        {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL},
-        {"stem_en", "en", 0, 1, 1, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, zIgnore ? zIgnore : "U+AD, -, U+301, a..c"},
+        {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, NULL},
+        {"stem_en", "en", 0, 1, 1, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, zIgnore ? zIgnore : "U+AD, -, U+301, a..c",
+         zRules},
     };
     for (int k = 0; k < 2; k++) {
         Analyzer *a = NULL;
@@ -147,6 +149,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         lp_err_clear(&err);
         int rc = analyzer_new(&aCfg[k], &a, &err);
         if (rc != LP_OK) {
+            /* exceptions and ignore_chars name the rule or item, not a place */
             int bCharset = strncmp(err.zMsg, "ignore_chars: ", 14) == 0;
             if (rc != LP_BADINPUT || a || !err.zMsg[0] || (!bCharset && (err.pos < 0 || (size_t)err.pos > nRules))) {
                 abort();
@@ -154,10 +157,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             continue;
         }
         Run doc = run_doc(a, zText, nText);
-        if (!analyzer_has_wordforms(a)) {
+        if (!analyzer_has_wordforms(a) && !analyzer_has_exceptions(a)) {
             /* no rule in the text: the analyzer without rules */
             AnalyzerConfig c = aCfg[k];
             c.zWordforms = NULL;
+            c.zExceptions = NULL;
             Analyzer *b = NULL;
             if (analyzer_new(&c, &b, &err) != LP_OK) abort();
             Run plain = run_doc(b, zText, nText);
@@ -177,7 +181,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         arena_init(&ar, 0);
         FtsNode *root = NULL;
         if (fts_match_parse(&ar, zText, nText, azField, 2, &root, &err) == LP_OK) {
-            if (fts_match_wordforms(&ar, zText, root, a, &err) != LP_OK) abort();
+            if (fts_match_join_words(&ar, zText, root, a, &err) != LP_OK) abort();
             fts_match_leaves(root, leaf_ok, a);
         }
         arena_free(&ar);

@@ -1604,6 +1604,37 @@ def test_ignore_chars(cur, uniq):
                  r"wordforms rule 1 \(line 1, byte 0\): its source has no word")
 
 
+def test_exceptions(cur, uniq, tmp_path):
+    """Exceptions (Manticore's exceptions files and exceptions_list): exact,
+    case-sensitive runs of the raw text read as one keyword, on both sides;
+    white space in a source matches any amount; kept in the table."""
+    (tmp_path / "exc.txt").write_text("C++ => cplusplus\nc++ => cplusplus\nC# => csharp\n")
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (body TEXT) morphology='stem_en' exceptions='{tmp_path}/exc.txt' "
+                f"exceptions_list='AT & T => AT&T; .NET => dotnet'")
+    cur.execute(f"SHOW CREATE TABLE {t}")
+    ddl = cur.fetchone()[1]
+    assert ("exceptions_list='C++ => cplusplus\nc++ => cplusplus\nC# => csharp\n"
+            "AT & T => AT&T; .NET => dotnet\n'") in ddl, ddl
+    cur.execute(f"INSERT INTO {t} VALUES (1, 'I write C++ and C#'), (2, 'AT  &  T runs .NET'), "
+                f"(3, 'plain C, c# and at&t')")
+    assert_ids_ram_and_flushed(cur, t, [
+        ("C++", [1]), ("c++", [1]), ("cplusplus", [1]), ("C#", [1]), ("csharp", [1]),
+        ("AT & T", [2]), ('"AT & T runs"', [2]), ("AT&T", [3]), (".NET", [2]), ("dotnet", [2]),
+        ("C", [3]), ("c#", [3]), ("at t", [3]), ("run", [2]),
+    ])
+    cur.execute(f"SELECT id, HIGHLIGHT() FROM {t} WHERE MATCH('C++ | (AT & T)') ORDER BY id ASC")
+    assert cur.fetchall() == ((1, "I write <b>C++</b> and C#"), (2, "<b>AT  &  T</b> runs .NET"))
+    cur.execute(f"CALL KEYWORDS('AT & T loves C#', '{t}')")
+    assert [(int(r[0]), r[2]) for r in cur.fetchall()] == [(1, "AT&T"), (2, "love"), (3, "csharp")]
+    for opt, msg in [
+        ("exceptions_list='C++ => '", r"exceptions rule 1 \(line 1, byte 0\): its destination is empty"),
+        ("exceptions_list='a => =b'", r"its destination starts with '=', which the index keeps for terms of its own"),
+        (f"exceptions='{tmp_path}/none.txt'", rf"exceptions: no file matches '{tmp_path}/none.txt'"),
+    ]:
+        expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) {opt}", 1064, msg)
+
+
 def _crc32c(data):
     crc = 0xFFFFFFFF
     for b in data:
