@@ -6,14 +6,16 @@
 **       list) and prints its counts and section sizes.
 **   loupe-inspect fts-build JSONL OUT [--fields a,b] [--morphology M] [--stopwords S]
 **                 [--threads N] [--exact-words 0|1] [--infix 0|1]
-**                 [--remove-diacritics 0|1]
+**                 [--remove-diacritics 0|1] [--wordforms FILE] [--exceptions FILE]
 **       analyses the documents of a JSON-lines file ({"title": ..., "text": ...}
 **       per line; --fields names the keys, default title,text) the way a
 **       table with those options would, and writes the sealed segment the
 **       server would write for them (--remove-diacritics: default 1, as a
 **       table created without the option): the on-disk size of the full-text
 **       index for a collection (make bench-fulltext reports it); --infix 1
-**       stores the infix filter, as for a table with min_infix_len. The file is
+**       stores the infix filter, as for a table with min_infix_len;
+**       --wordforms and --exceptions take a file's text as a table's
+**       wordforms_list or exceptions_list (rules on lines). The file is
 **       read and parsed first (parse_s); then, timed (analyse_index_s,
 **       write_s), batches of 128 documents are analysed on N threads
 **       (default: one per CPU, as the server's work pool analyses a large
@@ -70,6 +72,7 @@
 #include "util/arena.h"
 #include "util/clock.h"
 #include "util/memtune.h"
+#include "util/strbuf.h"
 #include "util/threadpool.h"
 
 static int usage(void) {
@@ -78,6 +81,7 @@ static int usage(void) {
             "       loupe-inspect fts-build JSONL OUT [--fields a,b] [--morphology M] "
             "[--stopwords S] [--threads N]\n"
             "                     [--exact-words 0|1] [--infix 0|1] [--remove-diacritics 0|1]\n"
+            "                     [--wordforms FILE] [--exceptions FILE]\n"
             "       loupe-inspect fts-bench SEGMENT QUERYFILE [--k 10] [--seconds S] [--warmup N]\n"
             "                     [--fields a,b] [--morphology M] [--stopwords S] [--hard-stop S]\n"
             "                     [--ranker NAME | --ranker-expr EXPR] [--expand-keywords 0|1|exact|star]\n"
@@ -220,9 +224,11 @@ static int write_is_shared(const Docs *x, int nField, uint32_t iWrite) {
 }
 
 static int cmd_build(const char *zIn, const char *zOut, const char *zFields, const char *zMorph,
-                     const char *zStop, int bExact, int bStrip, unsigned writeFlags, int nThread) {
+                     const char *zStop, int bExact, int bStrip, unsigned writeFlags, int nThread,
+                     const char *zWordforms, const char *zExceptions) {
     LpError err;
-    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, 0, 0, NULL, 0, NULL, 0, NULL, bStrip, 0, NULL, NULL, NULL};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, 0, 0, NULL, 0, NULL, 0, NULL, bStrip, 0, zWordforms, NULL,
+                          zExceptions};
     Analyzer *an;
     if (analyzer_new(&cfg, &an, &err)) return fail(&err);
     /* as a table's flush: exact forms only in the filter where wildcards
@@ -531,15 +537,37 @@ static int cmd_bench(const char *zSeg, const char *zQueries, const BenchCfg *c) 
     return rc == LP_OK ? 0 : fail(&err);
 }
 
+/* The whole file at zPath, NUL-terminated (malloc'd), or NULL with a
+** message on stderr. */
+static char *read_text_file(const char *zPath) {
+    FILE *f = fopen(zPath, "rb");
+    StrBuf sb = {0};
+    char aBuf[65536];
+    size_t n;
+    while (f && (n = fread(aBuf, 1, sizeof(aBuf), f)) > 0) strbuf_append(&sb, aBuf, n);
+    if (!f || ferror(f) || sb.oom) {
+        fprintf(stderr, "loupe-inspect: cannot read %s\n", zPath);
+        if (f) fclose(f);
+        strbuf_free(&sb);
+        return NULL;
+    }
+    fclose(f);
+    strbuf_appendc(&sb, 0);
+    return sb.oom ? NULL : sb.z;
+}
+
 int main(int argc, char **argv) {
     lp_memtune();
     if (argc == 3 && strcmp(argv[1], "fts-info") == 0) return cmd_info(argv[2]);
     if (argc >= 4 && strcmp(argv[1], "fts-build") == 0) {
         const char *zFields = "title,text", *zMorph = NULL, *zStop = NULL;
+        const char *zWfPath = NULL, *zExcPath = NULL;
         long nThread = sysconf(_SC_NPROCESSORS_ONLN), bExact = 0, bInfix = 0, bStrip = 1;
         for (int i = 4; i < argc; i++) {
             if (i + 1 >= argc) return usage();
             if (strcmp(argv[i], "--fields") == 0) zFields = argv[++i];
+            else if (strcmp(argv[i], "--wordforms") == 0) zWfPath = argv[++i];
+            else if (strcmp(argv[i], "--exceptions") == 0) zExcPath = argv[++i];
             else if (strcmp(argv[i], "--morphology") == 0) zMorph = argv[++i];
             else if (strcmp(argv[i], "--stopwords") == 0) zStop = argv[++i];
             else if (strcmp(argv[i], "--threads") == 0) nThread = strtol(argv[++i], NULL, 10);
@@ -552,8 +580,18 @@ int main(int argc, char **argv) {
             bStrip < 0 || bStrip > 1) {
             return usage();
         }
-        return cmd_build(argv[2], argv[3], zFields, zMorph, zStop, (int)bExact, (int)bStrip, bInfix ? FTS_SEGW_INFIX : 0,
-                         (int)nThread);
+        char *zWf = zWfPath ? read_text_file(zWfPath) : NULL;
+        char *zExc = zExcPath ? read_text_file(zExcPath) : NULL;
+        if ((zWfPath && !zWf) || (zExcPath && !zExc)) {
+            free(zWf);
+            free(zExc);
+            return 1;
+        }
+        int rc = cmd_build(argv[2], argv[3], zFields, zMorph, zStop, (int)bExact, (int)bStrip,
+                           bInfix ? FTS_SEGW_INFIX : 0, (int)nThread, zWf, zExc);
+        free(zWf);
+        free(zExc);
+        return rc;
     }
     if (argc >= 4 && strcmp(argv[1], "fts-bench") == 0) {
         BenchCfg c = {"title,text", NULL, NULL, 10, 1.0, 0, 0, FTS_RANK_BM25F, 0, NULL, 0, 0, 1};

@@ -1271,10 +1271,12 @@ int analyzer_word_indexed(const Analyzer *a, const char *z, int n) {
 }
 
 /* Filters, stems and hands over a prepared word (w->h is set when
-** bHashed). */
-static int word_out(RunState *s, PendWord *w, int bHashed) {
+** bHashed). bWf (a constant where inlined): the run has word forms, whose
+** positions and '~' rules apply; without, the common path tests neither. */
+static inline __attribute__((always_inline)) int word_out_as(RunState *s, PendWord *w, int bHashed,
+                                                             const int bWf) {
     Token t;
-    t.iPos = (uint32_t)(w->iPos + s->posAdj);
+    t.iPos = bWf ? (uint32_t)(w->iPos + s->posAdj) : w->iPos;
     t.iStart = w->iStart;
     t.iEnd = w->iEnd;
     t.z = w->aTerm;
@@ -1306,7 +1308,7 @@ static int word_out(RunState *s, PendWord *w, int bHashed) {
             int rc = stem_term(s, &t, w->aTerm, bHashed ? w->h : stemdict_hash(w->aTerm, w->nTerm));
             if (rc != LP_OK) return rc;
         }
-        if (s->bWfPost) {
+        if (bWf && s->bWfPost) {
             const WfEntry *e = wordforms_find(s->pWf, 1, t.z, (size_t)t.n);
             if (e && e->zDst) {
                 t.z = e->zDst;
@@ -1317,12 +1319,17 @@ static int word_out(RunState *s, PendWord *w, int bHashed) {
     return s->xToken(s->ctx, &t);
 }
 
+/* word_out_as for a run with word forms. */
+static int word_out(RunState *s, PendWord *w, int bHashed) {
+    return word_out_as(s, w, bHashed, 1);
+}
+
 static int wf_feed(RunState *s, const PendWord *w);
 
 /* Filters, stems and hands over a prepared word, or with word forms
 ** feeds it to them. */
 static inline int word_finish(RunState *s, PendWord *w, int bHashed) {
-    return s->pWf ? wf_feed(s, w) : word_out(s, w, bHashed);
+    return s->pWf ? wf_feed(s, w) : word_out_as(s, w, bHashed, 0);
 }
 
 /* Hands over the destination of entry e for the source words
