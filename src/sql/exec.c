@@ -1846,7 +1846,7 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
     static const char *const azKnown[] = {"morphology", "stopwords", "min_prefix_len",
                                           "min_infix_len", "min_word_len", "min_stemming_len", "index_exact_words", "index_sp", "html_strip",
                                           "remove_diacritics", "html_remove_elements", "html_index_attrs", "index_zones", "expand_keywords",
-                                          "wordforms", "wordforms_list", "exceptions", "exceptions_list", "ignore_chars",
+                                          "wordforms", "wordforms_list", "exceptions", "exceptions_list", "stopwords_list", "ignore_chars",
                                           "rt_mem_limit", "rank_profile", "type"};
     size_t k = 0;
     while (k < LP_ARRAY_SIZE(azKnown) && strcmp(o->zName, azKnown[k]) != 0) k++;
@@ -1856,7 +1856,8 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
                  "unknown table option '%.64s': expected morphology, stopwords, min_prefix_len, "
                  "min_infix_len, min_word_len, min_stemming_len, index_exact_words, index_sp, html_strip, remove_diacritics, "
                  "html_remove_elements, html_index_attrs, index_zones, expand_keywords, wordforms, "
-                 "wordforms_list, exceptions, exceptions_list, ignore_chars, rt_mem_limit, rank_profile or type",
+                 "wordforms_list, exceptions, exceptions_list, stopwords_list, ignore_chars, rt_mem_limit, rank_profile "
+                 "or type",
                  o->zName);
         return bind_fail_at(b, o->pos, zMsg);
     }
@@ -1957,8 +1958,7 @@ static int force_exact_words(Schema *sc) {
 
 /* The rules the options zOption (files: "wordforms" or "exceptions") and
 ** zOption_list name, in the statement's order (a later rule for the same
-** source wins), kept in sc as one zOption_list (sc has room for it: the
-** options it comes from were not stored). */
+** source wins), kept in sc as one zOption_list (sc has room for it). */
 static int create_rules(Binder *b, const CreateTableStmt *ct, Schema *sc, const char *zOption) {
     const char *zStrip = schema_option(sc, "remove_diacritics");
     int bStrip = zStrip && atoi(zStrip) == 1;
@@ -1989,10 +1989,63 @@ static int create_rules(Binder *b, const CreateTableStmt *ct, Schema *sc, const 
     return b->rc;
 }
 
-/* Options read by create_rules, not stored as given. */
+/* stopwords and stopwords_list: the language codes of every stopwords
+** option stay in the option stopwords ('en, de'); its file paths (those
+** starting with '/') and the lists are read, checked and kept as one
+** stopwords_list (sc has room for both). */
+static int create_stopwords(Binder *b, const CreateTableStmt *ct, Schema *sc) {
+    const char *zStrip = schema_option(sc, "remove_diacritics");
+    int bStrip = zStrip && atoi(zStrip) == 1;
+    const char *zIgnore = schema_option(sc, "ignore_chars");
+    StrBuf codes = {0}, words = {0};
+    int bList = 0;
+    for (int i = 0; i < ct->nOpt && b->rc == LP_OK; i++) {
+        const SqlMapItem *o = &ct->aOpt[i];
+        int bFiles = strcmp(o->zName, "stopwords") == 0;
+        if (!bFiles && strcmp(o->zName, "stopwords_list") != 0) continue;
+        const char *z = opt_text(b, o);
+        if (!z) break;
+        LpError e;
+        lp_err_clear(&e);
+        int rc = LP_OK;
+        if (bFiles) {
+            StrBuf paths = {0};
+            for (const char *p = z; *p;) {
+                while (*p == ',' || *p == ' ' || *p == '\t') p++;
+                const char *q = p;
+                while (*q && *q != ',' && *q != ' ' && *q != '\t') q++;
+                if (q == p) break;
+                StrBuf *to = *p == '/' ? &paths : &codes;
+                if (to->n) strbuf_appendz(to, ", ");
+                strbuf_append(to, p, (size_t)(q - p));
+                p = q;
+            }
+            if (paths.n) {
+                rc = sqlx_rules_files("stopwords", paths.z, bStrip, zIgnore, &words, &e);
+                bList = 1;
+            }
+            strbuf_free(&paths);
+        } else {
+            rc = sqlx_rules_list("stopwords", z, bStrip, zIgnore, &words, &e);
+            bList = 1;
+        }
+        if (rc == LP_NOMEM || codes.oom) {
+            bind_oom(b);
+        } else if (rc != LP_OK) {
+            bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos, e.zMsg);
+        }
+    }
+    if (b->rc == LP_OK && codes.n && schema_set_option(sc, "stopwords", codes.z)) bind_oom(b);
+    if (b->rc == LP_OK && bList && schema_set_option(sc, "stopwords_list", words.z ? words.z : "")) bind_oom(b);
+    strbuf_free(&codes);
+    strbuf_free(&words);
+    return b->rc;
+}
+
+/* Options read by create_rules and create_stopwords, not stored as given. */
 static int is_rules_option(const char *z) {
     return strcmp(z, "wordforms") == 0 || strcmp(z, "wordforms_list") == 0 || strcmp(z, "exceptions") == 0 ||
-           strcmp(z, "exceptions_list") == 0;
+           strcmp(z, "exceptions_list") == 0 || strcmp(z, "stopwords") == 0 || strcmp(z, "stopwords_list") == 0;
 }
 
 void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
@@ -2003,9 +2056,11 @@ void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     Schema *sc = calloc(1, sizeof(Schema));
     if (!sc) goto oom;
     sc->aCol = calloc((size_t)(ct->nCol ? ct->nCol : 1), sizeof(ColumnSchema));
-    /* + index_exact_words, remove_diacritics (wordforms_list and
-    ** exceptions_list take the place of the options they come from) */
-    sc->aOpt = calloc((size_t)ct->nOpt + 2, sizeof(TableOpt));
+    /* + index_exact_words, remove_diacritics, and room for the stored
+    ** lists: wordforms_list, exceptions_list and stopwords_list may each
+    ** come from options that are not stored themselves, and stopwords
+    ** from its paths and codes both */
+    sc->aOpt = calloc((size_t)ct->nOpt + 5, sizeof(TableOpt));
     if (!sc->aCol || !sc->aOpt) goto oom;
     if (catalog_check_name(ct->zTable, &err)) {
         err.detail = ER_PARSE;
@@ -2064,7 +2119,10 @@ void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     ** table created before it existed (no option: no folding) keeps
     ** analysing as it did. */
     if (!schema_option(sc, "remove_diacritics") && schema_set_option(sc, "remove_diacritics", "1")) goto oom;
-    if (create_rules(&b, ct, sc, "wordforms") || create_rules(&b, ct, sc, "exceptions")) goto fail;
+    if (create_rules(&b, ct, sc, "wordforms") || create_rules(&b, ct, sc, "exceptions") ||
+        create_stopwords(&b, ct, sc)) {
+        goto fail;
+    }
     const char *zProfiles = schema_option(sc, "rank_profile");
     if (zProfiles) {
         /* Check every stored profile now, against the indexed text fields. */

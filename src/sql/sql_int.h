@@ -108,8 +108,9 @@ void sqlx_insert(SqlSession *s, const SqlStmt *st, SqlResult *r);
 void sqlx_update(SqlSession *s, const SqlStmt *st, SqlResult *r);
 void sqlx_delete(SqlSession *s, const SqlStmt *st, SqlResult *r);
 void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r);
-/* CREATE TABLE's word forms and exceptions (wordforms.c): zOption
-** "wordforms" or "exceptions"; the files that option names (absolute
+/* CREATE TABLE's word forms, exceptions and stop words (wordforms.c):
+** zOption "wordforms", "exceptions" or "stopwords"; the files that option
+** names (absolute
 ** paths or patterns, separated by commas or spaces), or its _list, checked
 ** and appended to out as the table keeps them (bStrip, zIgnore: the
 ** table's remove_diacritics and ignore_chars). LP_OK, or an error naming

@@ -1,12 +1,12 @@
 /*
-** wordforms.c — the word forms and exceptions a CREATE TABLE names: files
-** read, rules checked.
+** wordforms.c — the word forms, exceptions and stop words a CREATE TABLE
+** names: files read, rules checked.
 **
-** A table keeps its rules in itself (the options wordforms_list and
-** exceptions_list of its schema, so in its manifest): CREATE TABLE reads
-** the files the options wordforms and exceptions name once, as Manticore
-** copies them into the table's folder, and later changes to the files do
-** not change the table. A file's text is
+** A table keeps them in itself (the options wordforms_list,
+** exceptions_list and stopwords_list of its schema, so in its manifest):
+** CREATE TABLE reads the files the options wordforms, exceptions and
+** stopwords name once, as Manticore copies them into the table's folder,
+** and later changes to the files do not change the table. A file's text is
 ** kept line for line, its ';' escaped (in a file a ';' is an ordinary
 ** character, in a list it separates rules), so the rules mean what the
 ** file meant and errors can name its lines.
@@ -60,15 +60,16 @@ static int read_file(const char *zOption, const char *zPath, StrBuf *out, LpErro
     return rc;
 }
 
-/* Checks the rules z[0..) of option zOption ("wordforms" or "exceptions")
+/* Checks the rules z[0..) of option zOption ("wordforms", "exceptions",
+** or "stopwords": a text of stop words)
 ** as the table's analyzer will read them
 ** (bStrip: remove_diacritics; zIgnore: ignore_chars), the errors prefixed with zWhat (NULL:
 ** none). */
 static int check_rules(const char *zOption, const char *z, int bStrip, const char *zIgnore, const char *zWhat,
                        LpError *err) {
-    int bExc = strcmp(zOption, "exceptions") == 0;
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, bStrip, 0, bExc ? NULL : z, zIgnore,
-                          bExc ? z : NULL};
+    int bExc = strcmp(zOption, "exceptions") == 0, bStop = strcmp(zOption, "stopwords") == 0;
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, bStrip, 0, bExc || bStop ? NULL : z,
+                          zIgnore, bExc ? z : NULL, bStop ? z : NULL};
     Analyzer *an = NULL;
     LpError e;
     lp_err_clear(&e);

@@ -203,12 +203,15 @@ static StopKey *stop_slot(const Analyzer *a, const StopKey *k) {
 
 static int norm_word(const char *z, size_t n, int bStrip, char *zOut);
 
-/* Builds a's stop-word table from the nList lists of apList: each word
+/* Builds a's stop-word table from the nList lists of apList, each word
 ** normalised as a's analysis normalises a text's words (so, with
-** remove_diacritics, "für" is "fur"). LP_NOMEM, or LP_INTERNAL for a list
-** entry that is empty or longer than STOP_MAX once normalised. */
-static int stop_build(Analyzer *a, const StopList *const *apList, int nList, LpError *err) {
-    uint32_t nWord = 0;
+** remove_diacritics, "für" is "fur"), and the nExtra words of the table's
+** own list at zExtra (normalised already, each followed by a NUL).
+** LP_NOMEM; LP_INTERNAL for a list entry that is empty or longer than
+** STOP_MAX once normalised; LP_BADINPUT for such a word of the table's. */
+static int stop_build(Analyzer *a, const StopList *const *apList, int nList, const char *zExtra, uint32_t nExtra,
+                      LpError *err) {
+    uint32_t nWord = nExtra;
     for (int i = 0; i < nList; i++) nWord += (uint32_t)apList[i]->nWord;
     uint32_t nSlot = 16;
     while (nSlot < 4 * nWord) nSlot *= 2; /* load <= 1/4: short probes */
@@ -235,6 +238,17 @@ static int stop_build(Analyzer *a, const StopList *const *apList, int nList, LpE
             stop_key(zWord, n, &k);
             *stop_slot(a, &k) = k;
         }
+    }
+    for (uint32_t j = 0; j < nExtra; j++) {
+        int n = (int)strlen(zExtra);
+        if (n > STOP_MAX) {
+            return lp_err_set(err, LP_BADINPUT, "stop word '%s' is longer than %d bytes", zExtra, STOP_MAX);
+        }
+        if (n > a->nStopMax) a->nStopMax = n;
+        StopKey k;
+        stop_key(zExtra, n, &k);
+        *stop_slot(a, &k) = k;
+        zExtra += n + 1;
     }
     return LP_OK;
 }
@@ -435,10 +449,10 @@ static int morphology_fail(const char *zMorph, const char *z, size_t n, const ch
 }
 
 /* stopwords: "none", or language codes separated by commas or spaces
-** ("en, de"): the union of their lists. */
-static int stopwords_parse(Analyzer *a, const char *zStop, LpError *err) {
+** ("en, de"): their lists, in apList (room for every list), *pnList. */
+static int stopwords_parse(const char *zStop, const StopList **apList, int *pnList, LpError *err) {
+    *pnList = 0;
     if (is_none(zStop)) return LP_OK;
-    const StopList *apList[LP_ARRAY_SIZE(aStopList)];
     int nList = 0;
     const char *p = zStop;
     for (size_t n; (n = list_item(&p)) != 0; p += n) {
@@ -461,7 +475,24 @@ static int stopwords_parse(Analyzer *a, const char *zStop, LpError *err) {
         if (!bHave) apList[nList++] = &aStopList[i];
     }
     if (nList == 0) return lp_err_set(err, LP_BADINPUT, "stopwords '%s' names no list", zStop);
-    return stop_build(a, apList, nList, err);
+    *pnList = nList;
+    return LP_OK;
+}
+
+/* The table's own stop words (stopwords_list): the words of the text z
+** as a's analysis splits and normalises them (no stop words, no
+** stemming), into sb each followed by a NUL, their count in *pn. */
+typedef struct StopWords {
+    StrBuf sb;
+    uint32_t n;
+} StopWords;
+
+static int stop_word(void *ctx, const Token *t) {
+    StopWords *w = ctx;
+    strbuf_append(&w->sb, t->z, (size_t)t->n);
+    strbuf_appendc(&w->sb, 0);
+    w->n++;
+    return w->sb.oom ? LP_NOMEM : LP_OK;
 }
 
 /* "script, style": element names (letters and digits, the first a letter)
@@ -607,10 +638,12 @@ static void dict_en_map(void) {
 }
 
 static int wordforms_build(Analyzer *a, const char *z, LpError *err);
+static int run(const Analyzer *a, int mode, const char *z, size_t n, uint32_t iPosBase, TokenFn xToken,
+               void *ctx, uint32_t *piPosEnd, LpError *err);
 static int exceptions_build(Analyzer *a, const char *z, LpError *err);
 
 int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
-    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL};
+    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL};
     if (!cfg) cfg = &cfgDefault;
     *ppOut = NULL;
     if (cfg->minPrefixLen < 0 || cfg->minPrefixLen > ANALYZER_MAX_TERM) {
@@ -643,11 +676,25 @@ int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
     a->bHtmlStrip = cfg->bHtmlStrip != 0;
     a->bStrip = cfg->bRemoveDiacritics != 0;
     int rc = morphology_parse(a, cfg->zMorphology, err);
-    if (rc == LP_OK) rc = stopwords_parse(a, cfg->zStopwords, err);
+    const StopList *apStop[LP_ARRAY_SIZE(aStopList)];
+    int nStop = 0;
+    if (rc == LP_OK) rc = stopwords_parse(cfg->zStopwords, apStop, &nStop, err);
     if (rc == LP_OK) rc = html_remove_parse(a, cfg->zHtmlRemove, err);
     if (rc == LP_OK) rc = html_attrs_parse(a, cfg->zHtmlIndexAttrs, err);
     if (rc == LP_OK) rc = zones_parse(a, cfg->zIndexZones, err);
     if (rc == LP_OK && cfg->zIgnoreChars) rc = charset_parse(cfg->zIgnoreChars, "ignore_chars", &a->ignore, err);
+    /* The table's own stop words are split as its text is (ignored
+    ** characters included, before word forms and exceptions exist). */
+    StopWords own = {{0}, 0};
+    if (rc == LP_OK && cfg->zStopwordsList) {
+        LpError e;
+        lp_err_clear(&e);
+        rc = run(a, ANALYZE_UNSTEMMED, cfg->zStopwordsList, strlen(cfg->zStopwordsList), 0, stop_word, &own, NULL, &e);
+        if (rc == LP_NOMEM || own.sb.oom) rc = lp_err_set(err, LP_NOMEM, "out of memory reading stopwords_list");
+        else if (rc != LP_OK) rc = lp_err_setpos(err, rc, e.pos, "stopwords_list: %s", e.zMsg);
+    }
+    if (rc == LP_OK && (nStop || own.n)) rc = stop_build(a, apStop, nStop, own.sb.z, own.n, err);
+    strbuf_free(&own.sb);
     if (rc == LP_OK) rc = wordforms_build(a, cfg->zWordforms, err);
     if (rc == LP_OK) rc = exceptions_build(a, cfg->zExceptions, err);
     for (int k = 0; rc == LP_OK && k < a->nStem; k++) {

@@ -135,6 +135,8 @@ typedef struct AnalyzerConfig {
     const char *zIgnoreChars;   /* ignore_chars: "U+AD, -" (text/charset.h); NULL: none */
     const char *zExceptions;    /* exceptions rules (text/exceptions.h: "C++ => cplusplus;
                                 ** AT & T => at&t"); NULL: none */
+    const char *zStopwordsList; /* stopwords_list: the table's own stop words, a text split
+                                ** into words as documents are ("a; the"); NULL: none */
 } AnalyzerConfig;
 
 #define ANALYZER_MAX_STEMMERS 4

@@ -1635,6 +1635,38 @@ def test_exceptions(cur, uniq, tmp_path):
         expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) {opt}", 1064, msg)
 
 
+def test_stopwords_files_and_list(cur, uniq, tmp_path):
+    """stopwords takes files by absolute path beside language codes, and
+    stopwords_list the words themselves (Manticore's): their words are
+    split and normalised as the text is, kept in the table (SHOW CREATE
+    TABLE: the codes in stopwords, the words in stopwords_list)."""
+    (tmp_path / "stop.txt").write_text("Foo bar\nBaz;\n")
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (body TEXT) stopwords='en, {tmp_path}/stop.txt' stopwords_list='qux; Quux'")
+    cur.execute(f"SHOW CREATE TABLE {t}")
+    ddl = cur.fetchone()[1]
+    assert "stopwords='en'" in ddl and "stopwords_list='Foo bar\nBaz\\\\;\nqux; Quux\n'" in ddl, ddl
+    cur.execute(f"INSERT INTO {t} VALUES (1, 'the foo and a bar'), (2, 'baz qux quux corge'), (3, 'foo corge')")
+    assert_ids_ram_and_flushed(cur, t, [
+        # a stop word in a phrase keeps its place: any word there matches
+        ("foo", []), ("the", []), ("baz | qux", []), ("corge", [2, 3]), ('"foo corge"', [2, 3]),
+    ])
+    u = uniq()
+    cur.execute(f"CREATE TABLE {u} (body TEXT) stopwords='{tmp_path}/stop.txt'")
+    cur.execute(f"SHOW CREATE TABLE {u}")
+    ddl = cur.fetchone()[1]
+    assert "stopwords=" not in ddl.replace("stopwords_list=", ""), ddl
+    cur.execute(f"INSERT INTO {u} VALUES (1, 'the foo')")
+    assert match_ids(cur, u, "the") == [1] and match_ids(cur, u, "foo") == []
+    for opt, msg in [
+        (f"stopwords='{tmp_path}/none.txt'", rf"stopwords: no file matches '{tmp_path}/none.txt'"),
+        ("stopwords='en, xx'", r"unknown stop-word list 'xx'"),
+        ("stopwords_list='a; abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz'",
+         r"stop word 'abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz' is longer than 48 bytes"),
+    ]:
+        expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) {opt}", 1064, msg)
+
+
 def _crc32c(data):
     crc = 0xFFFFFFFF
     for b in data:
