@@ -8,7 +8,8 @@
 ** rules build two analyzers: plain with them as word forms, and English
 ** stemming with stop words, exact forms, sentence boundaries,
 ** ignore_chars (so the characters the text loses move its tokens'
-** offsets) and the rules as word forms and as exceptions (text/exceptions.c). Beyond the sanitizers it checks:
+** offsets) and the rules as word forms, as exceptions (text/exceptions.c)
+** and as the table's own stop words. Beyond the sanitizers it checks:
 **   - building succeeds, or fails with LP_BADINPUT naming a byte of the
 **     rules (err->pos inside them) and a message; nothing else;
 **   - a document's tokens: terms 1..ANALYZER_MAX_TERM bytes of valid
@@ -149,8 +150,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         lp_err_clear(&err);
         int rc = analyzer_new(&aCfg[k], &a, &err);
         if (rc != LP_OK) {
-            /* exceptions and ignore_chars name the rule or item, not a place */
-            int bCharset = strncmp(err.zMsg, "ignore_chars: ", 14) == 0;
+            /* ignore_chars and the stop words name the item, not a place */
+            int bCharset = strncmp(err.zMsg, "ignore_chars: ", 14) == 0 || strncmp(err.zMsg, "stop word '", 11) == 0;
             if (rc != LP_BADINPUT || a || !err.zMsg[0] || (!bCharset && (err.pos < 0 || (size_t)err.pos > nRules))) {
                 abort();
             }
