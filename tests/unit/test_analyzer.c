@@ -1351,25 +1351,36 @@ static void test_min_word_len(void **state) {
     assert_string_equal(err.zMsg, "min_word_len 65 is out of range 0..64");
 }
 
-/* An analyzer with word forms zRules (and the morphology, stop words and
-** exact forms given), or the error analyzer_new gave (*pErr). */
-static Analyzer *mk_wf(const char *zMorph, const char *zStop, int bExact, int bSp, const char *zRules) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, bSp, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, NULL, NULL};
+/* The analyzer cfg asks for; the test fails if it is refused. */
+static Analyzer *mk_cfg(const AnalyzerConfig *cfg) {
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
-    if (analyzer_new(&cfg, &a, &err) != LP_OK) fail_msg("analyzer_new(wordforms \"%s\"): %s", zRules, err.zMsg);
+    if (analyzer_new(cfg, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
     return a;
+}
+
+/* cfg must be refused with LP_BADINPUT and the message zWant; zWhat names
+** the option tried, for the failure's message. */
+static void check_cfg_error(const AnalyzerConfig *cfg, const char *zWhat, const char *zWant) {
+    Analyzer *a = NULL;
+    LpError err;
+    lp_err_clear(&err);
+    if (analyzer_new(cfg, &a, &err) != LP_BADINPUT) fail_msg("%s was accepted", zWhat);
+    assert_null(a);
+    if (strcmp(err.zMsg, zWant) != 0) fail_msg("%s: \"%s\", want \"%s\"", zWhat, err.zMsg, zWant);
+}
+
+/* An analyzer with word forms zRules (and the morphology, stop words,
+** exact forms and boundaries given). */
+static Analyzer *mk_wf(const char *zMorph, const char *zStop, int bExact, int bSp, const char *zRules) {
+    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, bSp, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, NULL, NULL};
+    return mk_cfg(&cfg);
 }
 
 static void check_wf_error(const char *zRules, const char *zWant) {
     AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, NULL, NULL};
-    Analyzer *a = NULL;
-    LpError err;
-    lp_err_clear(&err);
-    if (analyzer_new(&cfg, &a, &err) != LP_BADINPUT) fail_msg("wordforms \"%s\" was accepted", zRules);
-    assert_null(a);
-    if (strcmp(err.zMsg, zWant) != 0) fail_msg("wordforms \"%s\": \"%s\", want \"%s\"", zRules, err.zMsg, zWant);
+    check_cfg_error(&cfg, zRules, zWant);
 }
 
 static void test_wordforms(void **state) {
@@ -1469,20 +1480,12 @@ static void test_wordforms(void **state) {
 
 static Analyzer *mk_ignore(const char *zIgnore, const char *zRules) {
     AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, zIgnore, NULL, NULL};
-    Analyzer *a = NULL;
-    LpError err;
-    lp_err_clear(&err);
-    if (analyzer_new(&cfg, &a, &err) != LP_OK) fail_msg("analyzer_new(ignore_chars \"%s\"): %s", zIgnore, err.zMsg);
-    return a;
+    return mk_cfg(&cfg);
 }
 
 static void check_ignore_error(const char *zIgnore, const char *zWant) {
     AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, zIgnore, NULL, NULL};
-    Analyzer *a = NULL;
-    LpError err;
-    lp_err_clear(&err);
-    if (analyzer_new(&cfg, &a, &err) != LP_BADINPUT) fail_msg("ignore_chars \"%s\" was accepted", zIgnore);
-    if (strcmp(err.zMsg, zWant) != 0) fail_msg("ignore_chars \"%s\": \"%s\", want \"%s\"", zIgnore, err.zMsg, zWant);
+    check_cfg_error(&cfg, zIgnore, zWant);
 }
 
 static void test_ignore_chars(void **state) {
@@ -1537,20 +1540,12 @@ static void test_ignore_chars(void **state) {
 
 static Analyzer *mk_exc(const char *zMorph, int bSp, const char *zExc, const char *zRules) {
     AnalyzerConfig cfg = {zMorph, "en", 0, 0, bSp, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, zExc, NULL};
-    Analyzer *a = NULL;
-    LpError err;
-    lp_err_clear(&err);
-    if (analyzer_new(&cfg, &a, &err) != LP_OK) fail_msg("analyzer_new(exceptions \"%s\"): %s", zExc, err.zMsg);
-    return a;
+    return mk_cfg(&cfg);
 }
 
 static void check_exc_error(const char *zExc, const char *zWant) {
     AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, zExc, NULL};
-    Analyzer *a = NULL;
-    LpError err;
-    lp_err_clear(&err);
-    if (analyzer_new(&cfg, &a, &err) != LP_BADINPUT) fail_msg("exceptions \"%s\" was accepted", zExc);
-    if (strcmp(err.zMsg, zWant) != 0) fail_msg("exceptions \"%s\": \"%s\", want \"%s\"", zExc, err.zMsg, zWant);
+    check_cfg_error(&cfg, zExc, zWant);
 }
 
 static void test_exceptions(void **state) {
@@ -1603,29 +1598,25 @@ static void test_stopwords_list(void **state) {
     ** language's list; positions still count */
     AnalyzerConfig cfg = {"stem_en", "en", 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, "-", NULL,
                           "Foo; BAR\nbaz-qux Café\\; x"};
-    Analyzer *a = NULL;
-    LpError err;
-    lp_err_clear(&err);
-    if (analyzer_new(&cfg, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
+    Analyzer *a = mk_cfg(&cfg);
     check_doc(a, "the foo bars bar baz-qux CAFE cafés x xs running", "bar@2 cafe@6 xs@8 run@9");
     check_query(a, "FOO the running", "run@2");
     analyzer_free(a);
     /* without a language's list too; an empty list drops nothing */
     AnalyzerConfig c2 = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, "and, or"};
-    if (analyzer_new(&c2, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
+    a = mk_cfg(&c2);
     check_doc(a, "cats and dogs or the", "cats@0 dogs@2 the@4");
     analyzer_free(a);
     c2.zStopwordsList = " ; ";
-    if (analyzer_new(&c2, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
+    a = mk_cfg(&c2);
     check_doc(a, "and or", "and@0 or@1");
     analyzer_free(a);
     /* errors */
     c2.zStopwordsList = "a\xff";
-    assert_int_equal(analyzer_new(&c2, &a, &err), LP_BADINPUT);
-    assert_string_equal(err.zMsg, "stopwords_list: invalid UTF-8 at byte 1");
+    check_cfg_error(&c2, "stopwords_list", "stopwords_list: invalid UTF-8 at byte 1");
     c2.zStopwordsList = "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz";
-    assert_int_equal(analyzer_new(&c2, &a, &err), LP_BADINPUT);
-    assert_string_equal(err.zMsg, "stop word 'abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz' is longer than 48 bytes");
+    check_cfg_error(&c2, "stopwords_list",
+                    "stop word 'abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz' is longer than 48 bytes");
 }
 
 static void test_index_sp(void **state) {
