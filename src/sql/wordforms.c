@@ -139,7 +139,10 @@ int sqlx_rules_list(const char *zOption, const char *zList, int bStrip, const ch
     int rc = check_rules(zOption, zList, bStrip, zIgnore, NULL, err);
     if (rc != LP_OK) return rc;
     strbuf_appendz(out, zList);
-    strbuf_appendc(out, '\n');
+    /* one rule a line: the next option's rules start on a line of their
+    ** own (a list that ends with a line break, as the table shows its
+    ** own, gets no second one) */
+    if (out->n && out->z[out->n - 1] != '\n') strbuf_appendc(out, '\n');
     if (out->oom) return lp_err_set(err, LP_NOMEM, "out of memory reading %s", zOption);
     if (out->n > WORDFORMS_MAX_BYTES) {
         return lp_err_set(err, LP_LIMIT, "%s: more than %u bytes of rules", zOption, WORDFORMS_MAX_BYTES);

@@ -1371,7 +1371,7 @@ static int word_out(RunState *s, PendWord *w, int bHashed) {
     return word_out_as(s, w, bHashed, 1);
 }
 
-static int wf_feed(RunState *s, const PendWord *w);
+static int wf_feed(RunState *s, PendWord *w);
 
 /* Filters, stems and hands over a prepared word, or with word forms
 ** feeds it to them. */
@@ -1464,7 +1464,7 @@ static int wf_drain(RunState *s) {
 /* Takes the next word w through the word forms: it joins the waiting
 ** words while they and it start some rule's source, else they are
 ** resolved; a word that starts none goes out at once. */
-static int wf_feed(RunState *s, const PendWord *w) {
+static int wf_feed(RunState *s, PendWord *w) {
     WfRun *r = s->pWfRun;
     /* A query's prefix (a '*' right after the word) takes part in none. */
     int bPrefix = s->mode != RUN_INDEX && w->iEnd < s->nText && s->zText[w->iEnd] == '*';
@@ -1482,7 +1482,7 @@ static int wf_feed(RunState *s, const PendWord *w) {
         if (rc != LP_OK) return rc;
     }
     const WfEntry *e = bPrefix ? NULL : wordforms_find(s->pWf, 0, w->aTerm, (size_t)w->nTerm);
-    if (!e) return word_out(s, (PendWord *)w, 0);
+    if (!e) return word_out(s, w, 0);
     if (e->bPrefix) {
         r->a[r->n++] = *w;
         return LP_OK;

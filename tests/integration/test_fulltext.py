@@ -1494,6 +1494,18 @@ def test_several_stemmers_and_min_stemming_len(cur, uniq):
                  r"option 'min_stemming_len' expects an integer from 0 to 64")
 
 
+def assert_ddl_round_trips(cur, table, uniq):
+    """SHOW CREATE TABLE's statement, run under another name, makes a table
+    whose SHOW CREATE TABLE is the same (the rules kept in the table need
+    no file)."""
+    cur.execute(f"SHOW CREATE TABLE {table}")
+    ddl = cur.fetchone()[1]
+    other = uniq()
+    cur.execute(ddl.replace(f"CREATE TABLE {table} ", f"CREATE TABLE {other} ", 1))
+    cur.execute(f"SHOW CREATE TABLE {other}")
+    assert cur.fetchone()[1] == ddl.replace(f"CREATE TABLE {table} ", f"CREATE TABLE {other} ", 1)
+
+
 def test_wordforms(cur, uniq, tmp_path):
     """Word forms (Manticore's wordforms files and wordforms_list): a word,
     or a run of words, is indexed and searched as the rule's destination,
@@ -1511,6 +1523,7 @@ def test_wordforms(cur, uniq, tmp_path):
     assert "wordforms=" not in ddl, ddl
     assert ("wordforms_list='geese > goose\ncore 2 duo > c2d  # cpus\na\\\\;b > ab\n"
             "s02e02 > season 2 episode 2\nwalked > strolled\nwalked > walk; ~run > sprint\n'") in ddl, ddl
+    assert_ddl_round_trips(cur, t, uniq)
     (tmp_path / "wf1.txt").write_text("geese > gander\n")
     cur.execute(f"INSERT INTO {t} VALUES (1, 'Geese on a Core 2 Duo', 'running in S02E02'), "
                 f"(2, 'a goose', 'core duo 2, a;b and walked')")
@@ -1616,6 +1629,7 @@ def test_exceptions(cur, uniq, tmp_path):
     ddl = cur.fetchone()[1]
     assert ("exceptions_list='C++ => cplusplus\nc++ => cplusplus\nC# => csharp\n"
             "AT & T => AT&T; .NET => dotnet\n'") in ddl, ddl
+    assert_ddl_round_trips(cur, t, uniq)
     cur.execute(f"INSERT INTO {t} VALUES (1, 'I write C++ and C#'), (2, 'AT  &  T runs .NET'), "
                 f"(3, 'plain C, c# and at&t')")
     assert_ids_ram_and_flushed(cur, t, [
@@ -1646,6 +1660,7 @@ def test_stopwords_files_and_list(cur, uniq, tmp_path):
     cur.execute(f"SHOW CREATE TABLE {t}")
     ddl = cur.fetchone()[1]
     assert "stopwords='en'" in ddl and "stopwords_list='Foo bar\nBaz\\\\;\nqux; Quux\n'" in ddl, ddl
+    assert_ddl_round_trips(cur, t, uniq)
     cur.execute(f"INSERT INTO {t} VALUES (1, 'the foo and a bar'), (2, 'baz qux quux corge'), (3, 'foo corge')")
     assert_ids_ram_and_flushed(cur, t, [
         # a stop word in a phrase keeps its place: any word there matches
