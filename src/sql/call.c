@@ -19,10 +19,27 @@
 **     string, column `snippet`, the text highlighted for the query as
 **     SNIPPET() does (every field's words, field scopes ignored), with the
 **     options HIGHLIGHT() takes (before_match, limit, around, ...).
+**   CALL SUGGEST(text, table [, value AS option ...])
+**   CALL QSUGGEST(text, table [, value AS option ...])
+**     Spelling suggestions from the table's own words, as Manticore's: for
+**     the text's first word (SUGGEST) or its last (QSUGGEST), normalised,
+**     the table's terms within max_edits (4) Levenshtein edits, counted
+**     in characters, whose length differs by less than delta_len (3);
+**     the nearest first, then the ones in more documents, then in term
+**     order; at most limit (5) rows: suggest [, distance, docs]
+**     (result_stats, 1). With exact forms (index_exact_words) the words
+**     as written are suggested, else the terms themselves (stems, on a
+**     stemmed table). Terms holding a character that is not a letter are
+**     left out unless non_char is 1. sentence 1: suggest is the whole text
+**     with that word replaced; result_line 1: rows (name, value) of
+**     suggests, distance and docs, each a comma-separated list.
+**     max_matches and reject are accepted (Manticore's tuning of its
+**     candidate search); every term is looked at here.
 ** The arguments are literals. Every error names the argument.
 */
 #include <stdio.h>
 #include <string.h>
+#include <utf8proc.h>
 
 #include "fts/highlight.h"
 #include "fts/match.h"
@@ -30,6 +47,8 @@
 #include "query/ftsfn.h"
 #include "sql/parser.h"
 #include "sql/sql_int.h"
+#include "text/utf8.h"
+#include "util/hashmap.h"
 #include "util/strbuf.h"
 
 /* A positioned error about the statement (1064, as a parse error). */
@@ -474,16 +493,291 @@ done:
     table_unref(t);
 }
 
+/* ------------------------------------------------------------------ */
+/* CALL SUGGEST, CALL QSUGGEST                                         */
+
+typedef struct SgOpts {
+    int limit, maxEdits, bStats, deltaLen, bLine, bNonChar, bSentence;
+} SgOpts;
+
+/* The most characters a term has (ANALYZER_MAX_TERM bytes). */
+#define SG_MAX_CHARS ANALYZER_MAX_TERM
+
+/* Decodes the UTF-8 z[0..n) into a (room for SG_MAX_CHARS); the count. */
+static int sg_chars(const char *z, int n, uint32_t *a) {
+    int k = 0;
+    for (int i = 0; i < n && k < SG_MAX_CHARS;) {
+        int len = utf8_decode((const unsigned char *)z + i, (size_t)(n - i), &a[k]);
+        if (len <= 0) len = 1, a[k] = 0xFFFD;
+        i += len;
+        k++;
+    }
+    return k;
+}
+
+/* The Levenshtein distance between a[0..na) and b[0..nb), or max + 1 when
+** it is larger than max (rows stop once every cell is past it). */
+static int sg_distance(const uint32_t *a, int na, const uint32_t *b, int nb, int max) {
+    int aRow[SG_MAX_CHARS + 1], aPrev[SG_MAX_CHARS + 1];
+    for (int j = 0; j <= nb; j++) aPrev[j] = j;
+    for (int i = 1; i <= na; i++) {
+        aRow[0] = i;
+        int best = i;
+        for (int j = 1; j <= nb; j++) {
+            int d = aPrev[j - 1] + (a[i - 1] != b[j - 1]);
+            if (aPrev[j] + 1 < d) d = aPrev[j] + 1;
+            if (aRow[j - 1] + 1 < d) d = aRow[j - 1] + 1;
+            aRow[j] = d;
+            if (d < best) best = d;
+        }
+        if (best > max) return max + 1;
+        memcpy(aPrev, aRow, sizeof(int) * (size_t)(nb + 1));
+    }
+    return aPrev[nb] > max ? max + 1 : aPrev[nb];
+}
+
+typedef struct SgCand {
+    const char *z;    /* the term as suggested (no exact mark) */
+    int n;
+    int dist;
+    uint64_t docs;
+} SgCand;
+
+typedef struct SgWalk {
+    Arena *a;
+    const SgOpts *o;
+    uint32_t aWord[SG_MAX_CHARS];
+    int nWord;
+    int bExact;       /* suggest the exact forms ('=word' terms) */
+    HashMap seen;     /* term -> SgCand */
+    SgCand **ap;
+    int n, cap;
+} SgWalk;
+
+/* Is the term z[0..n) made of letters only (and marks)? */
+static int sg_letters_only(const char *z, int n) {
+    uint32_t a[SG_MAX_CHARS];
+    int k = sg_chars(z, n, a);
+    for (int i = 0; i < k; i++) {
+        utf8proc_category_t c = utf8proc_category((utf8proc_int32_t)a[i]);
+        if (!(c >= UTF8PROC_CATEGORY_LU && c <= UTF8PROC_CATEGORY_ME)) return 0;
+    }
+    return 1;
+}
+
+static int sg_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
+    SgWalk *w = ctx;
+    (void)info;
+    const char *z = (const char *)key + 1;
+    int n = nKey - 1;
+    if (n <= 0) return 0;
+    if (w->bExact != (z[0] == ANALYZER_EXACT_MARK)) return 0;
+    if (w->bExact) z++, n--;
+    if (n <= 0 || z[0] == ANALYZER_ZONE_MARK || z[0] == '.') return 0;
+    if (hmap_get(&w->seen, z, (size_t)n)) return 0;
+    uint32_t a[SG_MAX_CHARS];
+    int k = sg_chars(z, n, a);
+    int diff = k > w->nWord ? k - w->nWord : w->nWord - k;
+    if (diff >= w->o->deltaLen) return 0;
+    if (!w->o->bNonChar && !sg_letters_only(z, n)) return 0;
+    int d = sg_distance(w->aWord, w->nWord, a, k, w->o->maxEdits);
+    if (d > w->o->maxEdits) return 0;
+    SgCand *c = arena_alloc(w->a, sizeof(SgCand));
+    char *zc = arena_strndup(w->a, z, (size_t)n);
+    SgCand **ap = arena_grow(w->a, w->ap, w->n, &w->cap, sizeof(SgCand *), 16);
+    if (!c || !zc || !ap) return LP_NOMEM;
+    *c = (SgCand){zc, n, d, 0};
+    w->ap = ap;
+    w->ap[w->n++] = c;
+    return hmap_put(&w->seen, zc, (size_t)n, c, NULL) == LP_OK ? 0 : LP_NOMEM;
+}
+
+static int sg_cmp(const void *x, const void *y) {
+    const SgCand *a = *(const SgCand *const *)x, *b = *(const SgCand *const *)y;
+    if (a->dist != b->dist) return a->dist < b->dist ? -1 : 1;
+    if (a->docs != b->docs) return a->docs > b->docs ? -1 : 1;
+    return strcmp(a->z, b->z);
+}
+
+/* Arguments 2.. into *o; 0 with r set on a bad one. */
+static int sg_options(const SqlStmt *st, const char *zProc, SgOpts *o, SqlResult *r) {
+    const CallStmt *c = &st->u.call;
+    static const struct {
+        const char *zName;
+        int lo, hi;
+    } aOpt[] = {{"limit", 1, 10000}, {"max_edits", 0, 32}, {"result_stats", 0, 1}, {"delta_len", 1, 64},
+                {"max_matches", 1, 1000000}, {"reject", 0, 1000000}, {"result_line", 0, 1},
+                {"non_char", 0, 1}, {"sentence", 0, 1}};
+    *o = (SgOpts){5, 4, 1, 3, 0, 0, 0};
+    for (int i = 0; i < 2; i++) {
+        if (c->azAs[i]) {
+            char zMsg[96];
+            snprintf(zMsg, sizeof(zMsg), "CALL %s takes AS only on its options, after the table", zProc);
+            call_error(r, st, c->aAsPos[i], zMsg);
+            return 0;
+        }
+    }
+    for (int i = 2; i < c->nArg; i++) {
+        const Expr *e = c->aArg[i];
+        size_t k = 0;
+        while (c->azAs[i] && k < LP_ARRAY_SIZE(aOpt) && strcmp(c->azAs[i], aOpt[k].zName) != 0) k++;
+        if (!c->azAs[i] || k == LP_ARRAY_SIZE(aOpt)) {
+            char zMsg[256];
+            snprintf(zMsg, sizeof(zMsg), "%s CALL %s option: expected 'value AS name' with limit, max_edits, "
+                     "result_stats, delta_len, max_matches, reject, result_line, non_char or sentence",
+                     c->azAs[i] ? "unknown" : "expected an", zProc);
+            call_error(r, st, c->azAs[i] ? c->aAsPos[i] : e->pos, zMsg);
+            return 0;
+        }
+        if (e->kind != EXPR_INT || e->u.i < aOpt[k].lo || e->u.i > aOpt[k].hi) {
+            char zMsg[96];
+            snprintf(zMsg, sizeof(zMsg), "expected an integer from %d to %d (%s)", aOpt[k].lo, aOpt[k].hi,
+                     aOpt[k].zName);
+            call_error(r, st, e->pos, zMsg);
+            return 0;
+        }
+        int v = (int)e->u.i;
+        switch (k) {
+        case 0: o->limit = v; break;
+        case 1: o->maxEdits = v; break;
+        case 2: o->bStats = v; break;
+        case 3: o->deltaLen = v; break;
+        case 6: o->bLine = v; break;
+        case 7: o->bNonChar = v; break;
+        case 8: o->bSentence = v; break;
+        default: break; /* max_matches, reject: accepted, nothing to tune */
+        }
+    }
+    return 1;
+}
+
+static void call_suggest(SqlSession *s, const SqlStmt *st, SqlResult *r, int bLast) {
+    const CallStmt *c = &st->u.call;
+    const char *zProc = bLast ? "QSUGGEST" : "SUGGEST";
+    if (c->nArg < 2) {
+        char zMsg[96];
+        snprintf(zMsg, sizeof(zMsg), "CALL %s takes (text, table [, value AS option ...])", zProc);
+        call_error(r, st, c->namePos, zMsg);
+        return;
+    }
+    SgOpts o;
+    const char *zText;
+    size_t nText;
+    if (!sg_options(st, zProc, &o, r) || !arg_str(st, 0, "the text", &zText, &nText, r)) return;
+    Table *t = arg_table(s, st, 1, r);
+    if (!t) return;
+    const Analyzer *an = table_analyzer(t);
+    Arena *a = &s->stmt;
+    SgWalk w;
+    memset(&w, 0, sizeof(w));
+    w.a = a;
+    w.o = &o;
+    w.bExact = analyzer_has_exact_forms(an);
+    TokenList l = {{0}, {0}};
+    TableSnap *snap = NULL;
+    LpError err;
+    lp_err_clear(&err);
+    int rc = analyzer_collect(an, zText, nText, ANALYZE_UNSTEMMED, &l, &err);
+    if (rc == LP_NOMEM) goto oom;
+    if (rc != LP_OK) {
+        sqlx_error(r, ER_PARSE, "CALL %s: the text: %.400s", zProc, err.zMsg);
+        goto done;
+    }
+    const Token *pWord = l.a.n ? &l.a.a[bLast ? l.a.n - 1 : 0] : NULL;
+    if (pWord) {
+        w.nWord = sg_chars(pWord->z, pWord->n, w.aWord);
+        if (!(snap = table_snapshot(t))) goto oom;
+        FtsSource *src = table_snap_fts(snap);
+        int nField = table_fts_fields(t, NULL, NULL);
+        for (int f = 0; f < nField && rc == LP_OK; f++) {
+            uint8_t key = (uint8_t)f;
+            rc = src->vt->xScan(src, &key, 1, sg_key, &w, &err);
+        }
+        for (int i = 0; i < w.n && rc == LP_OK; i++) {
+            /* documents holding the term in some field, as CALL KEYWORDS counts them */
+            char zTerm[ANALYZER_MAX_TERM + 1];
+            int n = 0;
+            if (w.bExact) zTerm[n++] = ANALYZER_EXACT_MARK;
+            memcpy(zTerm + n, w.ap[i]->z, (size_t)w.ap[i]->n);
+            n += w.ap[i]->n;
+            uint64_t hits = 0;
+            rc = fts_term_stats(src, NULL, zTerm, n, &w.ap[i]->docs, &hits, &err);
+        }
+        if (rc == LP_NOMEM) goto oom;
+        if (rc != LP_OK) {
+            sqlx_report(r, &err, ER_UNKNOWN_ERROR);
+            goto done;
+        }
+        if (w.n > 1) qsort(w.ap, (size_t)w.n, sizeof(SgCand *), sg_cmp);
+    }
+    int nOut = w.n < o.limit ? w.n : o.limit;
+    StrBuf sb = {0};
+    if (o.bLine) {
+        if (sql_result_columns(r, 2) || sql_result_column(r, 0, "name", SQLCOL_STRING, 0) ||
+            sql_result_column(r, 1, "value", SQLCOL_STRING, 0)) {
+            goto oom;
+        }
+        static const char *const azName[] = {"suggests", "distance", "docs"};
+        for (int row = 0; row < (o.bStats ? 3 : 1); row++) {
+            strbuf_reset(&sb);
+            for (int i = 0; i < nOut; i++) {
+                if (i) strbuf_appendc(&sb, ',');
+                if (row == 0) strbuf_append(&sb, w.ap[i]->z, (size_t)w.ap[i]->n);
+                else if (row == 1) strbuf_appendf(&sb, "%d", w.ap[i]->dist);
+                else strbuf_appendf(&sb, "%llu", (unsigned long long)w.ap[i]->docs);
+            }
+            SqlCell *cells = sb.oom ? NULL : sql_result_row(r);
+            if (!cells || sql_result_cell_str(r, &cells[0], azName[row]) ||
+                sql_result_cell(r, &cells[1], sb.z ? sb.z : "", sb.n)) {
+                strbuf_free(&sb);
+                goto oom;
+            }
+        }
+        strbuf_free(&sb);
+        goto done;
+    }
+    int nCol = o.bStats ? 3 : 1;
+    if (sql_result_columns(r, nCol) || sql_result_column(r, 0, "suggest", SQLCOL_STRING, 0) ||
+        (o.bStats && (sql_result_column(r, 1, "distance", SQLCOL_BIGINT, 0) ||
+                      sql_result_column(r, 2, "docs", SQLCOL_BIGINT, 0)))) {
+        goto oom;
+    }
+    for (int i = 0; i < nOut; i++) {
+        strbuf_reset(&sb);
+        if (o.bSentence) strbuf_append(&sb, zText, pWord->iStart);
+        strbuf_append(&sb, w.ap[i]->z, (size_t)w.ap[i]->n);
+        if (o.bSentence) strbuf_append(&sb, zText + pWord->iEnd, nText - pWord->iEnd);
+        SqlCell *cells = sb.oom ? NULL : sql_result_row(r);
+        if (!cells || sql_result_cell(r, &cells[0], sb.z, sb.n) ||
+            (o.bStats && (sql_result_cell_int(r, &cells[1], w.ap[i]->dist) ||
+                          sql_result_cell_int(r, &cells[2], (int64_t)w.ap[i]->docs)))) {
+            strbuf_free(&sb);
+            goto oom;
+        }
+    }
+    strbuf_free(&sb);
+    goto done;
+oom:
+    sqlx_error(r, ER_OUTOFMEMORY, "out of memory");
+done:
+    if (snap) table_snapshot_release(snap);
+    hmap_free(&w.seen);
+    token_list_free(&l);
+    table_unref(t);
+}
+
 void sqlx_call(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const CallStmt *c = &st->u.call;
     if (strcmp(c->zName, "keywords") == 0) {
         call_keywords(s, st, r);
     } else if (strcmp(c->zName, "snippets") == 0) {
         call_snippets(s, st, r);
+    } else if (strcmp(c->zName, "suggest") == 0 || strcmp(c->zName, "qsuggest") == 0) {
+        call_suggest(s, st, r, c->zName[0] == 'q');
     } else {
         char zMsg[160];
-        snprintf(zMsg, sizeof(zMsg), "unknown procedure '%.64s': loupe has CALL KEYWORDS and CALL SNIPPETS",
-                 c->zName);
+        snprintf(zMsg, sizeof(zMsg), "unknown procedure '%.64s': loupe has CALL KEYWORDS, SNIPPETS, SUGGEST and "
+                 "QSUGGEST", c->zName);
         call_error(r, st, c->namePos, zMsg);
     }
 }

@@ -934,8 +934,8 @@ def test_call_keywords(cur, stemmed, corpus):
     expect_error(cur, "CALL KEYWORDS('x')", 1064, r"CALL KEYWORDS takes \(text, table")
     expect_error(cur, "CALL KEYWORDS(%s, %s)", 1064, r"CALL KEYWORDS: the text: invalid UTF-8 at byte 1",
                  args=(b"a\xff", corpus))
-    expect_error(cur, "CALL NOPE('x')", 1064, r"unknown procedure 'nope': loupe has CALL KEYWORDS and "
-                 r"CALL SNIPPETS")
+    expect_error(cur, "CALL NOPE('x')", 1064, r"unknown procedure 'nope': loupe has CALL KEYWORDS, SNIPPETS, "
+                 r"SUGGEST and QSUGGEST")
 
 
 def test_call_keywords_wildcards(server, cur, uniq):
@@ -1680,6 +1680,72 @@ def test_stopwords_files_and_list(cur, uniq, tmp_path):
          r"stop word 'abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz' is longer than 48 bytes"),
     ]:
         expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) {opt}", 1064, msg)
+
+
+def _levenshtein(a, b):
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        row = [i]
+        for j, cb in enumerate(b, 1):
+            row.append(min(prev[j - 1] + (ca != cb), prev[j] + 1, row[j - 1] + 1))
+        prev = row
+    return prev[-1]
+
+
+def test_call_suggest_against_reference(cur, uniq):
+    """CALL SUGGEST / QSUGGEST (Manticore's): the table's words within
+    max_edits Levenshtein edits and delta_len characters of the text's
+    first / last word, nearest first, then by documents, then by term;
+    checked against a reference computed here from the rows inserted."""
+    rnd = random.Random(20261205)
+    vocab = ["crossbody", "bag", "bags", "tassel", "microfiber", "sheet", "set", "pet", "hair", "remover",
+             "glove", "gloves", "tassels", "mister", "master", "muster", "café", "naïve", "x2", "sheets"]
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (title TEXT, body TEXT)")
+    docs = {}
+    for i in range(1, 41):
+        title = " ".join(rnd.choice(vocab) for _ in range(rnd.randint(1, 4)))
+        body = " ".join(rnd.choice(vocab) for _ in range(rnd.randint(0, 6)))
+        docs[i] = (title, body)
+        cur.execute(f"INSERT INTO {t} VALUES (%s, %s, %s)", (i, title, body))
+    # the words as the table folds them (accents go, remove_diacritics)
+    fold = {"café": "cafe", "naïve": "naive"}
+    df = collections.Counter()
+    for title, body in docs.values():
+        for w in set((title + " " + body).split()):
+            df[fold.get(w, w)] += 1
+
+    def reference(word, max_edits=4, delta_len=3, limit=5, non_char=0):
+        out = []
+        for w, n in df.items():
+            if abs(len(w) - len(word)) >= delta_len or (not non_char and not w.isalpha()):
+                continue
+            d = _levenshtein(word, w)
+            if d <= max_edits:
+                out.append((w, d, n))
+        out.sort(key=lambda x: (x[1], -x[2], x[0].encode()))
+        return out[:limit]
+
+    for step in ("ram", "flush"):
+        if step == "flush":
+            cur.execute(f"FLUSH TABLE {t}")
+        for word in ["crossbudy", "bagg", "tasel", "glve", "mistr", "cafe", "nave", "sheat", "x3", "zzzz"]:
+            cur.execute(f"CALL SUGGEST('{word} ignored words', '{t}')")
+            assert [(r[0], int(r[1]), int(r[2])) for r in cur.fetchall()] == reference(word), (step, word)
+            cur.execute(f"CALL QSUGGEST('first {word}', '{t}', 2 AS max_edits, 2 AS delta_len, 3 AS limit, "
+                        f"1 AS non_char)")
+            assert [(r[0], int(r[1]), int(r[2])) for r in cur.fetchall()] == \
+                reference(word, max_edits=2, delta_len=2, limit=3, non_char=1), (step, word)
+    cur.execute(f"CALL QSUGGEST('a bagg', '{t}', 1 AS sentence, 0 AS result_stats, 1 AS limit)")
+    assert cur.fetchall() == (("a " + reference("bagg", limit=1)[0][0],),)
+    cur.execute(f"CALL SUGGEST('tasel', '{t}', 1 AS result_line, 2 AS limit)")
+    ref = reference("tasel", limit=2)
+    assert cur.fetchall() == (("suggests", ",".join(r[0] for r in ref)),
+                              ("distance", ",".join(str(r[1]) for r in ref)),
+                              ("docs", ",".join(str(r[2]) for r in ref)))
+    expect_error(cur, f"CALL SUGGEST('x', '{t}', 5 AS nope)", 1064, r"unknown CALL SUGGEST option")
+    expect_error(cur, f"CALL QSUGGEST('x', '{t}', 99 AS max_edits)", 1064, r"expected an integer from 0 to 32 \(max_edits\)")
+    expect_error(cur, "CALL SUGGEST('x')", 1064, r"CALL SUGGEST takes \(text, table")
 
 
 def _crc32c(data):
