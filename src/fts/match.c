@@ -2016,6 +2016,140 @@ int fts_match_join_words(Arena *a, const char *zQuery, FtsNode *root, const Anal
 }
 
 /* ------------------------------------------------------------------ */
+/* Prefixes and wildcards that hold several words                      */
+
+static int is_wild(char c) {
+    return c == '*' || c == '?' || c == '%';
+}
+
+/* The pieces of prefix or wildcard leaf x when the analyzer reads more
+** than one word in it ("e-ma*", "what's?", "*body-bag*"): each word as a
+** TERM, and the words that touch a wildcard character as a PREFIX (a
+** trailing '*' only) or a WILDCARD, in an AND made of x itself. x is left
+** as it is when it holds one word (or none, or a wildcard character
+** standing between separators or alone between them: the planner then
+** says what is wrong). */
+static int split_leaf(Arena *a, FtsNode *x, const Analyzer *an, LpError *err) {
+    int bPrefix = x->kind == FTSN_PREFIX;
+    /* the text as words: a prefix's own '*' back at its end, and every
+    ** wildcard character a letter, so that it stays inside its word */
+    int n = x->n + bPrefix;
+    char *zw = arena_alloc(a, (size_t)n + 1);
+    if (!zw) return lp_err_set(err, LP_NOMEM, "out of memory");
+    memcpy(zw, x->z, (size_t)x->n);
+    if (bPrefix) zw[x->n] = '*';
+    zw[n] = 0;
+    char *zl = arena_strndup(a, zw, (size_t)n);
+    if (!zl) return lp_err_set(err, LP_NOMEM, "out of memory");
+    for (int i = 0; i < n; i++) {
+        if (is_wild(zl[i])) zl[i] = 'x';
+    }
+    TokenList l = {{0}, {0}};
+    LpError e;
+    lp_err_clear(&e);
+    int rc = analyzer_collect(an, zl, (size_t)n, ANALYZE_UNSTEMMED, &l, &e);
+    if (rc == LP_NOMEM) {
+        token_list_free(&l);
+        return lp_err_set(err, LP_NOMEM, "out of memory");
+    }
+    int nWild = 0;
+    for (int i = 0; i < n; i++) nWild += is_wild(zw[i]);
+    int nCovered = 0; /* wildcard characters inside the words */
+    for (size_t k = 0; rc == LP_OK && k < l.a.n; k++) {
+        for (uint32_t i = l.a.a[k].iStart; i < l.a.a[k].iEnd; i++) nCovered += is_wild(zw[i]);
+    }
+    /* every piece needs a letter or digit of its own ("ab-*" stays) */
+    int bBare = 0;
+    for (size_t k = 0; rc == LP_OK && k < l.a.n; k++) {
+        uint32_t i = l.a.a[k].iStart;
+        while (i < l.a.a[k].iEnd && is_wild(zw[i])) i++;
+        bBare |= i == l.a.a[k].iEnd;
+    }
+    if (rc != LP_OK || l.a.n < 2 || nCovered != nWild || bBare) {
+        token_list_free(&l);
+        return LP_OK;
+    }
+    FtsNode **ap = arena_alloc(a, sizeof(FtsNode *) * l.a.n);
+    if (!ap) {
+        token_list_free(&l);
+        return lp_err_set(err, LP_NOMEM, "out of memory");
+    }
+    for (size_t k = 0; k < l.a.n; k++) {
+        const Token *t = &l.a.a[k];
+        const char *z = zw + t->iStart;
+        int m = (int)(t->iEnd - t->iStart), nw = 0, nTrail = 0;
+        for (int i = 0; i < m; i++) nw += is_wild(z[i]);
+        while (nTrail < m && z[m - 1 - nTrail] == '*') nTrail++;
+        FtsNode *y = arena_alloc(a, sizeof(FtsNode));
+        if (!y) {
+            token_list_free(&l);
+            return lp_err_set(err, LP_NOMEM, "out of memory");
+        }
+        *y = *x;
+        y->kind = nw == 0 ? FTSN_TERM : nw == nTrail ? FTSN_PREFIX : FTSN_WILDCARD;
+        y->n = y->kind == FTSN_PREFIX ? m - nTrail : m;
+        char *zc = arena_strndup(a, z, (size_t)y->n);
+        if (!zc) {
+            token_list_free(&l);
+            return lp_err_set(err, LP_NOMEM, "out of memory");
+        }
+        y->z = zc;
+        ap[k] = y;
+    }
+    FtsNode orig = *x;
+    memset(x, 0, sizeof(*x));
+    x->kind = FTSN_AND;
+    x->pos = orig.pos;
+    x->len = orig.len;
+    x->fields = orig.fields;
+    x->aChild = ap;
+    x->nChild = (int)l.a.n;
+    token_list_free(&l);
+    return LP_OK;
+}
+
+/* Walks x, whose children's kinds take any operand (AND, OR, NOT, MAYBE,
+** or the root: bAny), splitting the prefixes and wildcards among them;
+** an AND made inside an AND joins it. */
+static int split_walk(Arena *a, FtsNode *x, int bAny, const Analyzer *an, LpError *err) {
+    if (bAny && (x->kind == FTSN_PREFIX || x->kind == FTSN_WILDCARD)) return split_leaf(a, x, an, err);
+    int bTake = x->kind == FTSN_AND || x->kind == FTSN_OR || x->kind == FTSN_NOT || x->kind == FTSN_MAYBE;
+    char *bSplit = x->kind == FTSN_AND ? arena_zalloc(a, (size_t)x->nChild + 1) : NULL;
+    if (x->kind == FTSN_AND && !bSplit) return lp_err_set(err, LP_NOMEM, "out of memory");
+    int nMore = 0;
+    for (int k = 0; k < x->nChild; k++) {
+        FtsNode *c = x->aChild[k];
+        int bLeaf = c->kind == FTSN_PREFIX || c->kind == FTSN_WILDCARD;
+        int rc = split_walk(a, c, bTake, an, err);
+        if (rc) return rc;
+        if (bSplit && bLeaf && c->kind == FTSN_AND) {
+            bSplit[k] = 1;
+            nMore += c->nChild - 1;
+        }
+    }
+    if (nMore == 0) return LP_OK;
+    /* the pieces of a split leaf go into this AND's own list */
+    FtsNode **ap = arena_alloc(a, sizeof(FtsNode *) * (size_t)(x->nChild + nMore));
+    if (!ap) return lp_err_set(err, LP_NOMEM, "out of memory");
+    int n = 0;
+    for (int k = 0; k < x->nChild; k++) {
+        FtsNode *c = x->aChild[k];
+        if (bSplit[k]) {
+            for (int j = 0; j < c->nChild; j++) ap[n++] = c->aChild[j];
+        } else {
+            ap[n++] = c;
+        }
+    }
+    x->aChild = ap;
+    x->nChild = n;
+    return LP_OK;
+}
+
+int fts_match_split_words(Arena *a, FtsNode *root, const Analyzer *an, LpError *err) {
+    return root ? split_walk(a, root, 1, an, err) : LP_OK;
+}
+
+/* ------------------------------------------------------------------ */
 /* Dump                                                                */
 
 /* z[0..n) with a backslash before each byte of zSpecial (and before

@@ -228,6 +228,16 @@ int fts_match_parse(Arena *a, const char *z, size_t n, const char *const *azFiel
 int fts_match_parse_opts(Arena *a, const char *z, size_t n, const char *const *azField, int nField,
                          unsigned flags, FtsNode **ppRoot, LpError *err);
 
+/* Splits each prefix and wildcard in which the analyzer reads several
+** words ("e-ma*", "what's?", "*body-bag*") into an AND of its words: a
+** word touching a wildcard character is a PREFIX (a trailing '*') or a
+** WILDCARD, the others TERMs ("e AND ma*", as Manticore reads them).
+** Only where any operand may stand (AND, OR, NOT, MAYBE, the root); in a
+** chain (NEAR, '<<', ...) such a leaf stays, and the planner refuses it.
+** LP_OK or LP_NOMEM. */
+struct Analyzer;
+int fts_match_split_words(Arena *a, FtsNode *root, const struct Analyzer *an, LpError *err);
+
 /* Where the table has word forms or exceptions (text/analyzer.h), joins
 ** the bare words of an AND that one of their sources spans ("core 2 duo"
 ** written without quotes, with "core 2 duo > c2d"; AT & T, with the
@@ -237,7 +247,6 @@ int fts_match_parse_opts(Arena *a, const char *z, size_t n, const char *const *a
 ** one scope, with only white space and punctuation that is no operator
 ** between them in the query text zQuery (the text parsed). LP_OK or
 ** LP_NOMEM. */
-struct Analyzer;
 int fts_match_join_words(Arena *a, const char *zQuery, FtsNode *root, const struct Analyzer *an, LpError *err);
 
 /* Calls xLeaf(ctx, leaf, bNegated) for every leaf of the tree (TERM,

@@ -779,6 +779,7 @@ int sqlx_match_parse(Arena *a, const Table *t, const char *z, size_t n, FtsNode 
     const Analyzer *an = table_analyzer(t);
     unsigned flags = analyzer_min_infix_len(an) > 0 ? FTS_MATCH_INLINE_WILDCARDS : 0;
     int rc = fts_match_parse_opts(a, z, n, azFts, nFts, flags, ppRoot, err);
+    if (rc == LP_OK) rc = fts_match_split_words(a, *ppRoot, an, err);
     if (rc == LP_OK) rc = fts_match_join_words(a, z, *ppRoot, an, err);
     return rc;
 }

@@ -19,8 +19,9 @@
 **   - rules that hold no rule (blanks, comments) give the analyzer
 **     without them, token for token;
 **   - the query side (analyzer_run_query) keeps the same order promises;
-**   - the text parsed as a MATCH query, then its bare words joined by
-**     fts_match_join_words: LP_OK, and every leaf's text analyses.
+**   - the text parsed as a MATCH query, its prefixes and wildcards split
+**     into words (fts_match_split_words), then its bare words joined
+**     (fts_match_join_words): LP_OK, and every leaf's text analyses.
 */
 #include <stddef.h>
 #include <stdint.h>
@@ -106,6 +107,7 @@ static int leaf_ok(void *ctx, const FtsNode *leaf, int bNegated) {
     (void)bNegated;
     const Analyzer *a = ctx;
     if (leaf->kind != FTSN_TERM && leaf->kind != FTSN_PHRASE) return LP_OK;
+    if (leaf->n < 0 || (leaf->n > 0 && !leaf->z)) abort();
     TokenList l = {{0}, {0}};
     LpError err;
     int rc = analyzer_collect(a, leaf->z, (size_t)leaf->n, ANALYZE_QUERY, &l, &err);
@@ -182,6 +184,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         arena_init(&ar, 0);
         FtsNode *root = NULL;
         if (fts_match_parse(&ar, zText, nText, azField, 2, &root, &err) == LP_OK) {
+            if (fts_match_split_words(&ar, root, a, &err) != LP_OK) abort();
             if (fts_match_join_words(&ar, zText, root, a, &err) != LP_OK) abort();
             fts_match_leaves(root, leaf_ok, a);
         }

@@ -1748,6 +1748,26 @@ def test_call_suggest_against_reference(cur, uniq):
     expect_error(cur, "CALL SUGGEST('x')", 1064, r"CALL SUGGEST takes \(text, table")
 
 
+def test_prefix_and_wildcard_of_several_words(cur, uniq):
+    """A prefix or a wildcard in which the table's analysis reads several
+    words ('e-ma*', '*body-bag*', "what's?") is those words ANDed, the ones
+    touching a wildcard character a prefix or a wildcard (as Manticore's
+    tokenizer splits them), not an error; in a chain it stays one."""
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (body TEXT) min_infix_len='2'")
+    cur.execute(f"INSERT INTO {t} VALUES (1, 'send e-mail to him'), (2, 'e mail'), (3, 'mail only'), "
+                f"(4, 'crossbody bag'), (5, 'what is this')")
+    assert_ids_ram_and_flushed(cur, t, [
+        ("e-ma*", [1, 2]), ('"e-ma*"', [1, 2]), ("him | e-ma*", [1, 2]), ("send -e-ma*", []),
+        ("*body-bag*", [4]), ("cross*-bag", [4]), ("*ody-ba*", [4]), ("mail -e-mai*", [3]),
+    ])
+    cur.execute(f"SELECT id, HIGHLIGHT() FROM {t} WHERE MATCH('e-ma*') ORDER BY id ASC")
+    assert cur.fetchall() == ((1, "send <b>e</b>-<b>mail</b> to him"), (2, "<b>e</b> <b>mail</b>"))
+    expect_error(cur, f"SELECT id FROM {t} WHERE MATCH('what''s?')", 1064,
+                 r"wildcard 's\?' at offset 0: its longest part without a wildcard is shorter than min_infix_len=2")
+    expect_error(cur, f"SELECT id FROM {t} WHERE MATCH('send NEAR/2 e-ma*')", 1064, r"must be one word")
+
+
 def _crc32c(data):
     crc = 0xFFFFFFFF
     for b in data:
@@ -3406,7 +3426,10 @@ def test_wildcards_with_min_infix_len(server, cur, uniq):
     expect_error(cur, f"SELECT id FROM {u} WHERE MATCH('*ca*')", 1064,
                  r"wildcard '\*ca\*' at offset 0: its longest part without a wildcard is shorter than "
                  r"min_infix_len=3")
-    expect_error(cur, f"SELECT id FROM {u} WHERE MATCH('*cat-dog*')", 1064,
+    # a pattern of two words is split into them (as Manticore's tokenizer
+    # does); in a chain it stays one, and is refused
+    assert sorted(match_ids(cur, u, "*cat-dog*")) == sorted(match_ids(cur, u, "*cat dog*"))
+    expect_error(cur, f"SELECT id FROM {u} WHERE MATCH('dog NEAR/3 *cat-dog*')", 1064,
                  r"each part between wildcards \('\*', '\?', '%'\) must be one word")
     expect_error(cur, f"SELECT id FROM {u} WHERE MATCH('^*cat')", 1064, r"not a wildcard")
     expect_error(cur, f"SELECT id FROM {u} WHERE MATCH('\"a *cat*\"')", 1064)
