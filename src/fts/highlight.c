@@ -517,7 +517,11 @@ static int prefix_find(const FtsHlQuery *q, const char *z, int n) {
 typedef struct HlWord {
     uint32_t iStart, iEnd; /* bytes of the word in the text */
     uint32_t cStart, cEnd; /* the same in characters */
-    uint32_t iPos;         /* its position (as the index numbers it) */
+    uint32_t iPos;         /* its position (as the index numbers it) ... */
+    uint32_t iPosLast;     /* ... to this one: a word whose word form has
+                           ** several words takes their positions */
+    uint32_t iPosRaw;      /* its position among the text's words */
+    int bTerm;             /* a term of the index run gave it its positions */
     int id;                /* the query term it matches, or -1 */
     int pid;               /* the prefix it matches (an id), or -1; looked up only
                            ** when no term matches it or for ZONESPAN groups */
@@ -557,6 +561,12 @@ typedef struct Cand {
     uint32_t iStart, iEnd; /* bytes, set when chosen */
 } Cand;
 
+/* A term of the text as the index has it that a query term matches. */
+typedef struct HlTok {
+    int id;
+    uint32_t iPos;
+} HlTok;
+
 typedef struct Hl {
     const FtsHlQuery *q;   /* what to mark */
     const FtsHlOptions *o; /* how */
@@ -567,6 +577,10 @@ typedef struct Hl {
     int bStemmed;          /* the analyzer stems or has word forms: step 1
                            ** needs two runs */
     VEC(HlWord) words;     /* every word, in text order */
+    int bRenumber;         /* word forms: the index numbers terms, not words;
+                           ** words take their terms' positions */
+    VEC(HlTok) toks;       /* the second run's terms a query term matches,
+                           ** in position order (read with bRenumber) */
     uint32_t iScan, cScan; /* counting characters: byte iScan is character cScan */
     int iCur;              /* the second run's position in words */
     int *aMatch;           /* indices of the marked words, ascending */
@@ -619,7 +633,8 @@ static int on_word(void *ctx, const Token *t) {
     HlWord *w = &h->words.a[h->words.n++];
     w->iStart = t->iStart;
     w->iEnd = t->iEnd;
-    w->iPos = t->iPos;
+    w->iPos = w->iPosLast = w->iPosRaw = t->iPos;
+    w->bTerm = 0;
     h->cScan += count_chars(h->z, h->iScan, t->iStart);
     w->cStart = h->cScan;
     h->cScan += count_chars(h->z, t->iStart, t->iEnd);
@@ -639,11 +654,34 @@ static int on_stemmed(void *ctx, const Token *t) {
         h->iCur++;
     if (h->iCur < (int)h->words.n && h->words.a[h->iCur].iStart == t->iStart) {
         int id = term_find(h->q, t->z, t->n);
+        if (id >= 0 && VEC_PUSH(&h->toks, ((HlTok){id, t->iPos}))) return hl_nomem(h);
         /* a word form's term stands for every word of its source */
-        for (int k = h->iCur; id >= 0 && k < (int)h->words.n && h->words.a[k].iStart < t->iEnd; k++)
-            h->words.a[k].id = id;
+        for (int k = h->iCur; k < (int)h->words.n && h->words.a[k].iStart < t->iEnd; k++) {
+            HlWord *w = &h->words.a[k];
+            if (id >= 0) w->id = id;
+            if (!h->bRenumber) continue;
+            if (!w->bTerm) w->iPos = t->iPos;
+            w->iPosLast = t->iPos;
+            w->bTerm = 1;
+        }
     }
     return LP_OK;
+}
+
+/* With word forms: the words no term numbered (stop words) take the
+** positions their neighbours' shift gives them, so positions still rise
+** with the text. */
+static void renumber_rest(Hl *h) {
+    int64_t shift = 0;
+    for (size_t k = 0; k < h->words.n; k++) {
+        HlWord *w = &h->words.a[k];
+        if (w->bTerm) {
+            shift = (int64_t)w->iPosLast - (int64_t)w->iPosRaw;
+        } else {
+            int64_t p = (int64_t)w->iPosRaw + shift;
+            w->iPos = w->iPosLast = p < 0 ? 0 : (uint32_t)p;
+        }
+    }
 }
 
 /* analyzer_run_doc's tokens: keeps the zones' span terms, '<h1' at a
@@ -773,9 +811,9 @@ static int join_spans(Hl *h, const char *const *azName, int nName) {
     return (int)o;
 }
 
-/* Is iPos inside one of the spans h->held.a[r.from .. r.to) (ascending,
-** disjoint)? */
-static int in_spans(const Hl *h, HlRange r, uint32_t iPos) {
+/* Does one of the spans h->held.a[r.from .. r.to) (ascending, disjoint)
+** hold a position of iPos..iLast? */
+static int in_spans(const Hl *h, HlRange r, uint32_t iPos, uint32_t iLast) {
     if (r.from == r.to) return 0; /* (held.a may be NULL) */
     const HlInterval *a = h->held.a + r.from;
     int n = r.to - r.from, lo = 0, hi = n;
@@ -783,7 +821,7 @@ static int in_spans(const Hl *h, HlRange r, uint32_t iPos) {
         int mid = lo + (hi - lo) / 2;
         if (a[mid].hi < iPos) lo = mid + 1; else hi = mid;
     }
-    return lo < n && a[lo].lo <= iPos;
+    return lo < n && a[lo].lo <= iLast;
 }
 
 /* The term (or prefix) of id. */
@@ -839,19 +877,28 @@ static int places_build(Hl *h) {
         h->aZonePlace[id] = (HlRange){iFirst, iFirst + n};
     }
     /* each placed phrase's matches: where its first word is, and each
-    ** other word at its place after it (words is in position order) */
+    ** other word at its place after it. With word forms, over the second
+    ** run's terms (a word form's words each have their own position
+    ** there), else over the words; either list is in position order. */
     if (q->nPhrase && !(h->aPhrasePlace = malloc(sizeof(HlRange) * (size_t)q->nPhrase))) return hl_nomem(h);
     for (int p = 0; p < q->nPhrase; p++) {
         const HlPhrase *ph = &q->aPhrase[p];
         int iFirst = (int)h->held.n;
-        for (int k = 0; k < (int)h->words.n; k++) {
-            if (h->words.a[k].id != ph->aId[0]) continue;
-            uint32_t start = h->words.a[k].iPos;
+        int bToks = h->bRenumber, n = bToks ? (int)h->toks.n : (int)h->words.n;
+        for (int k = 0; k < n; k++) {
+            if ((bToks ? h->toks.a[k].id : h->words.a[k].id) != ph->aId[0]) continue;
+            uint32_t start = bToks ? h->toks.a[k].iPos : h->words.a[k].iPos;
             int ok = 1, j = k;
             for (int w = 1; w < ph->n && ok; w++) {
                 uint32_t want = start + ph->aOff[w];
-                while (j < (int)h->words.n && h->words.a[j].iPos < want) j++;
-                ok = j < (int)h->words.n && h->words.a[j].iPos == want && h->words.a[j].id == ph->aId[w];
+                /* the entries at that place: the one with the word's id */
+                while (j < n && (bToks ? h->toks.a[j].iPos : h->words.a[j].iPos) < want) j++;
+                int m = j;
+                ok = 0;
+                while (!ok && m < n && (bToks ? h->toks.a[m].iPos : h->words.a[m].iPos) == want) {
+                    ok = (bToks ? h->toks.a[m].id : h->words.a[m].id) == ph->aId[w];
+                    m++;
+                }
             }
             if (ok && VEC_PUSH(&h->held, ((HlInterval){start, start + ph->aOff[ph->n - 1]}))) return hl_nomem(h);
         }
@@ -865,14 +912,14 @@ static int places_build(Hl *h) {
 }
 
 /* Is position iPos inside one of the places of word id? */
-static int in_place(const Hl *h, int id, uint32_t iPos) {
+static int in_place(const Hl *h, int id, uint32_t iPos, uint32_t iLast) {
     const HlTerm *t = term_of(h->q, id);
-    if (in_spans(h, h->aZonePlace[id], iPos)) return 1;
+    if (in_spans(h, h->aZonePlace[id], iPos, iLast)) return 1;
     for (int i = 0; i < t->nGroup; i++) {
-        if (in_spans(h, h->aGroupPlace[t->aGroup[i]], iPos)) return 1;
+        if (in_spans(h, h->aGroupPlace[t->aGroup[i]], iPos, iLast)) return 1;
     }
     for (int i = 0; i < t->nPhrase; i++) {
-        if (in_spans(h, h->aPhrasePlace[t->aPhrase[i]], iPos)) return 1;
+        if (in_spans(h, h->aPhrasePlace[t->aPhrase[i]], iPos, iLast)) return 1;
     }
     return 0;
 }
@@ -885,7 +932,9 @@ static int apply_zones(Hl *h, const Analyzer *an, const char *zOrig, size_t nOri
     if (rc == LP_OK) rc = places_build(h);
     for (int k = 0; rc == LP_OK && k < (int)h->words.n; k++) {
         HlWord *w = &h->words.a[k];
-        if (w->id >= 0 && !term_anywhere(term_of(h->q, w->id)) && !in_place(h, w->id, w->iPos)) w->id = -1;
+        if (w->id >= 0 && !term_anywhere(term_of(h->q, w->id)) && !in_place(h, w->id, w->iPos, w->iPosLast)) {
+            w->id = -1;
+        }
     }
     return rc;
 }
@@ -1204,6 +1253,7 @@ int fts_highlight(const Analyzer *an, const FtsHlQuery *q, const char *zText, si
     h.n = (uint32_t)nText;
     h.an = an;
     h.bStemmed = analyzer_is_stemmed(an) || analyzer_has_wordforms(an);
+    h.bRenumber = analyzer_has_wordforms(an);
     h.out = out;
     h.err = err;
 
@@ -1212,6 +1262,7 @@ int fts_highlight(const Analyzer *an, const FtsHlQuery *q, const char *zText, si
     int rc = analyzer_run_unstemmed(an, zText, nText, on_word, &h, err);
     if (rc == LP_OK && h.bStemmed && q->nTerm > 0)
         rc = analyzer_run(an, zText, nText, 0, on_stemmed, &h, NULL, err);
+    if (rc == LP_OK && h.bRenumber) renumber_rest(&h);
     if (rc == LP_OK && q->bZones) rc = apply_zones(&h, an, zOrig, nOrig);
     if (rc) goto done;
     h.nChars = h.cScan + count_chars(zText, h.iScan, h.n);
@@ -1250,6 +1301,7 @@ done:
     free(h.aZonePlace);
     free(h.aPhrasePlace);
     VEC_FREE(&h.words);
+    VEC_FREE(&h.toks);
     free(h.aMatch);
     free(h.aCand);
     free(h.aHeap);

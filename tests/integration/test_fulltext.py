@@ -1536,6 +1536,20 @@ def test_wordforms(cur, uniq, tmp_path):
     ])
     cur.execute(f"SELECT id, HIGHLIGHT() FROM {t} WHERE MATCH('(core 2 duo) | s02e02')")
     assert cur.fetchall() == ((1, "Geese on a <b>Core</b> <b>2</b> <b>Duo</b> | running in <b>S02E02</b>"),)
+    # exact_phrase places: the phrase's words where the index has them (a
+    # word form's words at their own positions)
+    u = uniq()
+    cur.execute(f"CREATE TABLE {u} (body TEXT) wordforms_list='core 2 duo > c2d; s02e02 > season 2 episode 2'")
+    cur.execute(f"INSERT INTO {u} VALUES (1, 'my core 2 duo cpu'), (2, 'watch s02e02 tonight'), "
+                f"(3, 'the duo cpu and core 2 duo cpu')")
+    for q, want in [
+        ('"c2d cpu"', [(1, "my <b>core</b> <b>2</b> <b>duo</b> <b>cpu</b>"),
+                       (3, "the duo cpu and <b>core</b> <b>2</b> <b>duo</b> <b>cpu</b>")]),
+        ('"episode 2 tonight"', [(2, "watch <b>s02e02</b> <b>tonight</b>")]),
+        ('"watch season"', [(2, "<b>watch</b> <b>s02e02</b> tonight")]),
+    ]:
+        cur.execute(f"SELECT id, HIGHLIGHT({{exact_phrase=1}}) FROM {u} WHERE MATCH('{q}') ORDER BY id ASC")
+        assert list(cur.fetchall()) == want, q
     cur.execute(f"CALL KEYWORDS('Core 2 Duo runs s02e02', '{t}')")
     assert [(int(r[0]), r[1], r[2]) for r in cur.fetchall()] == [
         (1, "core 2 duo", "c2d"), (2, "runs", "sprint"), (3, "s02e02", "season"), (4, "s02e02", "2"),
