@@ -19,7 +19,7 @@ CMAKE_FLAGS  ?=
 
 .PHONY: all deps build build-asan build-fuzz run test unit integration \
         fuzz-smoke fuzz bench-server bench-fulltext bench-vector clean help lint \
-        ort models bench-embed bench-storage bench-scan bench-zones bench-wildcards bench-wildcards2 bench-wildcards-stem bench-parity tsan
+        ort models bench-embed bench-storage bench-scan bench-zones bench-analysis bench-wildcards bench-wildcards2 bench-wildcards-stem bench-parity tsan
 
 all: build
 
@@ -99,6 +99,10 @@ bench-server: build
 bench-fulltext: build
 	@scripts/install-deps.sh bench
 	@$(PYTHON) bench/fulltext/run.py
+
+# What word forms and exceptions cost indexing (cisi, in process).
+bench-analysis: build
+	@$(PYTHON) bench/fulltext/analysis.py
 
 # What ZONE: and ZONESPAN: cost a query (SciFact as HTML, one server).
 bench-zones: build

@@ -1724,19 +1724,22 @@ static int exc_emit(RunState *s, PendRun *pr, int bSp, size_t iStart, const ExcM
 ** them. */
 static int scan_exceptions(RunState *s, PendRun *pr, int bStars, int bSp) {
     const Exceptions *e = s->a->pExc;
-    const char *z = s->zText;
+    const uint8_t *aFirst = exceptions_first_bytes(e);
+    const unsigned char *p = (const unsigned char *)s->zText;
     size_t n = s->nText, i = 0, iGap = 0;
-    while (i < n) {
-        unsigned char c = (unsigned char)z[i];
+    for (;;) {
+        /* to the next byte a source starts with: never inside a character */
+        while (i < n && !aFirst[p[i]]) i++;
+        if (i == n) break;
         ExcMatch m;
-        if (exceptions_may_start(e, c) && exceptions_match(e, z, n, i, &m)) {
+        if (exceptions_match(e, s->zText, n, i, &m)) {
             int rc = scan_range(s, pr, bStars, bSp, iGap, i);
             if (rc == LP_OK) rc = exc_emit(s, pr, bSp, i, &m);
             if (rc != LP_OK) return rc;
             i = iGap = m.iEnd;
-            continue;
+        } else {
+            i++;
         }
-        i += c < 0x80 ? 1 : (size_t)decode_valid((const unsigned char *)z + i, n - i, &(uint32_t){0});
     }
     return scan_range(s, pr, bStars, bSp, iGap, n);
 }

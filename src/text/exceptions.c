@@ -26,6 +26,7 @@ struct Exceptions {
     ExcRule *a;
     size_t n, nAlloc;
     uint32_t aStart[257];     /* rules starting with byte c: a[aStart[c]..aStart[c+1]) */
+    uint8_t aFirst[256];      /* aFirst[c]: some rule starts with byte c */
     ExcWordCharFn xWordChar;
 };
 
@@ -129,14 +130,15 @@ void exceptions_seal(Exceptions *e) {
         while (k < n && (unsigned char)e->a[k].zSrc[0] == c) k++;
     }
     e->aStart[256] = (uint32_t)n;
+    for (int c = 0; c < 256; c++) e->aFirst[c] = e->aStart[c] != e->aStart[c + 1];
 }
 
 size_t exceptions_count(const Exceptions *e) {
     return e->n;
 }
 
-int exceptions_may_start(const Exceptions *e, unsigned char c) {
-    return e->aStart[c] != e->aStart[c + 1];
+const uint8_t *exceptions_first_bytes(const Exceptions *e) {
+    return e->aFirst;
 }
 
 /* Is the character that ends at z[i] (i > 0), or starts at z[i], a word's? */

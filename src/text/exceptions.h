@@ -55,8 +55,10 @@ void exceptions_seal(Exceptions *e);
 
 size_t exceptions_count(const Exceptions *e);
 
-/* Could a source start with byte c? */
-int exceptions_may_start(const Exceptions *e, unsigned char c);
+/* The bytes a source may start with: a[c] is non-zero for each. Never a
+** UTF-8 continuation byte (sources are valid UTF-8), so a scan may skip
+** byte by byte to the next non-zero one and stand on a character. */
+const uint8_t *exceptions_first_bytes(const Exceptions *e);
 
 /* The longest rule whose source matches the valid UTF-8 text z[0..n) at
 ** byte i (a token boundary is checked here): 1 and *pm, or 0. */
