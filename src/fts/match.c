@@ -2018,8 +2018,10 @@ int fts_match_join_words(Arena *a, const char *zQuery, FtsNode *root, const Anal
 /* ------------------------------------------------------------------ */
 /* Prefixes and wildcards that hold several words                      */
 
-static int is_wild(char c) {
-    return c == '*' || c == '?' || c == '%';
+/* Is c a wildcard character: '*', and on tables with min_infix_len (whose
+** MATCH reads them so, FTS_MATCH_INLINE_WILDCARDS) '?' and '%'? */
+static int is_wild(char c, int bInline) {
+    return c == '*' || (bInline && (c == '?' || c == '%'));
 }
 
 /* The pieces of prefix or wildcard leaf x when the analyzer reads more
@@ -2030,7 +2032,16 @@ static int is_wild(char c) {
 ** standing between separators or alone between them: the planner then
 ** says what is wrong). */
 static int split_leaf(Arena *a, FtsNode *x, const Analyzer *an, LpError *err) {
+    /* ASCII letters and digits (and wildcard characters) are one word
+    ** whatever the table: most leaves, and the analysis below is not free */
+    int bInline = analyzer_min_infix_len(an) > 0, bPlain = 1;
+    for (int i = 0; i < x->n && bPlain; i++) {
+        unsigned char c = (unsigned char)x->z[i];
+        bPlain = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_wild((char)c, bInline);
+    }
     int bPrefix = x->kind == FTSN_PREFIX;
+    /* a prefix holding a '*' (written escaped) is left to the planner */
+    if (bPlain || (bPrefix && memchr(x->z, '*', (size_t)x->n))) return LP_OK;
     /* the text as words: a prefix's own '*' back at its end, and every
     ** wildcard character a letter, so that it stays inside its word */
     int n = x->n + bPrefix;
@@ -2042,7 +2053,7 @@ static int split_leaf(Arena *a, FtsNode *x, const Analyzer *an, LpError *err) {
     char *zl = arena_strndup(a, zw, (size_t)n);
     if (!zl) return lp_err_set(err, LP_NOMEM, "out of memory");
     for (int i = 0; i < n; i++) {
-        if (is_wild(zl[i])) zl[i] = 'x';
+        if (is_wild(zl[i], bInline)) zl[i] = 'x';
     }
     TokenList l = {{0}, {0}};
     LpError e;
@@ -2053,17 +2064,19 @@ static int split_leaf(Arena *a, FtsNode *x, const Analyzer *an, LpError *err) {
         return lp_err_set(err, LP_NOMEM, "out of memory");
     }
     int nWild = 0;
-    for (int i = 0; i < n; i++) nWild += is_wild(zw[i]);
+    for (int i = 0; i < n; i++) nWild += is_wild(zw[i], bInline);
     int nCovered = 0; /* wildcard characters inside the words */
     for (size_t k = 0; rc == LP_OK && k < l.a.n; k++) {
-        for (uint32_t i = l.a.a[k].iStart; i < l.a.a[k].iEnd; i++) nCovered += is_wild(zw[i]);
+        for (uint32_t i = l.a.a[k].iStart; i < l.a.a[k].iEnd; i++) nCovered += is_wild(zw[i], bInline);
     }
-    /* every piece needs a letter or digit of its own ("ab-*" stays) */
+    /* every piece needs a letter or digit of its own ("ab-*" stays), and
+    ** none may hold a run of '*'s (a prefix's own '*' after a literal one) */
     int bBare = 0;
     for (size_t k = 0; rc == LP_OK && k < l.a.n; k++) {
-        uint32_t i = l.a.a[k].iStart;
-        while (i < l.a.a[k].iEnd && is_wild(zw[i])) i++;
-        bBare |= i == l.a.a[k].iEnd;
+        uint32_t i = l.a.a[k].iStart, e = l.a.a[k].iEnd;
+        while (i < e && is_wild(zw[i], bInline)) i++;
+        bBare |= i == e;
+        for (i = l.a.a[k].iStart; i + 1 < e; i++) bBare |= zw[i] == '*' && zw[i + 1] == '*';
     }
     if (rc != LP_OK || l.a.n < 2 || nCovered != nWild || bBare) {
         token_list_free(&l);
@@ -2078,7 +2091,7 @@ static int split_leaf(Arena *a, FtsNode *x, const Analyzer *an, LpError *err) {
         const Token *t = &l.a.a[k];
         const char *z = zw + t->iStart;
         int m = (int)(t->iEnd - t->iStart), nw = 0, nTrail = 0;
-        for (int i = 0; i < m; i++) nw += is_wild(z[i]);
+        for (int i = 0; i < m; i++) nw += is_wild(z[i], bInline);
         while (nTrail < m && z[m - 1 - nTrail] == '*') nTrail++;
         FtsNode *y = arena_alloc(a, sizeof(FtsNode));
         if (!y) {
@@ -2114,15 +2127,17 @@ static int split_leaf(Arena *a, FtsNode *x, const Analyzer *an, LpError *err) {
 static int split_walk(Arena *a, FtsNode *x, int bAny, const Analyzer *an, LpError *err) {
     if (bAny && (x->kind == FTSN_PREFIX || x->kind == FTSN_WILDCARD)) return split_leaf(a, x, an, err);
     int bTake = x->kind == FTSN_AND || x->kind == FTSN_OR || x->kind == FTSN_NOT || x->kind == FTSN_MAYBE;
-    char *bSplit = x->kind == FTSN_AND ? arena_zalloc(a, (size_t)x->nChild + 1) : NULL;
-    if (x->kind == FTSN_AND && !bSplit) return lp_err_set(err, LP_NOMEM, "out of memory");
+    char *bSplit = NULL; /* an AND's children that split (made on the first) */
     int nMore = 0;
     for (int k = 0; k < x->nChild; k++) {
         FtsNode *c = x->aChild[k];
         int bLeaf = c->kind == FTSN_PREFIX || c->kind == FTSN_WILDCARD;
         int rc = split_walk(a, c, bTake, an, err);
         if (rc) return rc;
-        if (bSplit && bLeaf && c->kind == FTSN_AND) {
+        if (x->kind == FTSN_AND && bLeaf && c->kind == FTSN_AND) {
+            if (!bSplit && !(bSplit = arena_zalloc(a, (size_t)x->nChild))) {
+                return lp_err_set(err, LP_NOMEM, "out of memory");
+            }
             bSplit[k] = 1;
             nMore += c->nChild - 1;
         }

@@ -554,10 +554,8 @@ typedef struct SgWalk {
     int n, cap;
 } SgWalk;
 
-/* Is the term z[0..n) made of letters only (and marks)? */
-static int sg_letters_only(const char *z, int n) {
-    uint32_t a[SG_MAX_CHARS];
-    int k = sg_chars(z, n, a);
+/* Are the characters a[0..k) letters (and marks) only? */
+static int sg_letters_only(const uint32_t *a, int k) {
     for (int i = 0; i < k; i++) {
         utf8proc_category_t c = utf8proc_category((utf8proc_int32_t)a[i]);
         if (!(c >= UTF8PROC_CATEGORY_LU && c <= UTF8PROC_CATEGORY_ME)) return 0;
@@ -579,7 +577,7 @@ static int sg_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *in
     int k = sg_chars(z, n, a);
     int diff = k > w->nWord ? k - w->nWord : w->nWord - k;
     if (diff >= w->o->deltaLen) return 0;
-    if (!w->o->bNonChar && !sg_letters_only(z, n)) return 0;
+    if (!w->o->bNonChar && !sg_letters_only(a, k)) return 0;
     int d = sg_distance(w->aWord, w->nWord, a, k, w->o->maxEdits);
     if (d > w->o->maxEdits) return 0;
     SgCand *c = arena_alloc(w->a, sizeof(SgCand));

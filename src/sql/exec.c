@@ -1957,60 +1957,29 @@ static int force_exact_words(Schema *sc) {
     return schema_set_option(sc, "index_exact_words", "1") == LP_OK ? 1 : -1;
 }
 
-/* The rules the options zOption (files: "wordforms" or "exceptions") and
-** zOption_list name, in the statement's order (a later rule for the same
-** source wins), kept in sc as one zOption_list (sc has room for it). */
+/* The rules the options zOption (files: "wordforms", "exceptions" or
+** "stopwords") and zOption_list name, in the statement's order (a later
+** rule for the same source wins), kept in sc as one zOption_list (sc has
+** room for it). stopwords also names languages: its codes ('en, de') stay
+** in the option stopwords, only its paths (those starting with '/') are
+** files. */
 static int create_rules(Binder *b, const CreateTableStmt *ct, Schema *sc, const char *zOption) {
     const char *zStrip = schema_option(sc, "remove_diacritics");
     int bStrip = zStrip && atoi(zStrip) == 1;
     const char *zIgnore = schema_option(sc, "ignore_chars");
+    int bCodes = strcmp(zOption, "stopwords") == 0;
     char zList[32];
     snprintf(zList, sizeof(zList), "%s_list", zOption);
-    StrBuf rules = {0};
-    int rc = LP_OK, bAny = 0;
-    for (int i = 0; i < ct->nOpt && rc == LP_OK; i++) {
+    StrBuf rules = {0}, codes = {0};
+    int bAny = 0;
+    for (int i = 0; i < ct->nOpt && b->rc == LP_OK; i++) {
         const SqlMapItem *o = &ct->aOpt[i];
         int bFiles = strcmp(o->zName, zOption) == 0;
         if (!bFiles && strcmp(o->zName, zList) != 0) continue;
-        bAny = 1;
         const char *z = opt_text(b, o);
         if (!z) break;
-        LpError e;
-        lp_err_clear(&e);
-        rc = bFiles ? sqlx_rules_files(zOption, z, bStrip, zIgnore, &rules, &e)
-                    : sqlx_rules_list(zOption, z, bStrip, zIgnore, &rules, &e);
-        if (rc == LP_NOMEM) {
-            bind_oom(b);
-        } else if (rc != LP_OK) {
-            bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos, e.zMsg);
-        }
-    }
-    if (b->rc == LP_OK && bAny && schema_set_option(sc, zList, rules.z ? rules.z : "")) bind_oom(b);
-    strbuf_free(&rules);
-    return b->rc;
-}
-
-/* stopwords and stopwords_list: the language codes of every stopwords
-** option stay in the option stopwords ('en, de'); its file paths (those
-** starting with '/') and the lists are read, checked and kept as one
-** stopwords_list (sc has room for both). */
-static int create_stopwords(Binder *b, const CreateTableStmt *ct, Schema *sc) {
-    const char *zStrip = schema_option(sc, "remove_diacritics");
-    int bStrip = zStrip && atoi(zStrip) == 1;
-    const char *zIgnore = schema_option(sc, "ignore_chars");
-    StrBuf codes = {0}, words = {0};
-    int bList = 0;
-    for (int i = 0; i < ct->nOpt && b->rc == LP_OK; i++) {
-        const SqlMapItem *o = &ct->aOpt[i];
-        int bFiles = strcmp(o->zName, "stopwords") == 0;
-        if (!bFiles && strcmp(o->zName, "stopwords_list") != 0) continue;
-        const char *z = opt_text(b, o);
-        if (!z) break;
-        LpError e;
-        lp_err_clear(&e);
-        int rc = LP_OK;
-        if (bFiles) {
-            StrBuf paths = {0};
+        StrBuf paths = {0};
+        if (bFiles && bCodes) {
             for (const char *p = z; *p;) {
                 while (*p == ',' || *p == ' ' || *p == '\t') p++;
                 const char *q = p;
@@ -2021,29 +1990,32 @@ static int create_stopwords(Binder *b, const CreateTableStmt *ct, Schema *sc) {
                 strbuf_append(to, p, (size_t)(q - p));
                 p = q;
             }
-            if (paths.n) {
-                rc = sqlx_rules_files("stopwords", paths.z, bStrip, zIgnore, &words, &e);
-                bList = 1;
-            }
-            strbuf_free(&paths);
-        } else {
-            rc = sqlx_rules_list("stopwords", z, bStrip, zIgnore, &words, &e);
-            bList = 1;
+            z = paths.z;
         }
-        if (rc == LP_NOMEM || codes.oom) {
+        LpError e;
+        lp_err_clear(&e);
+        int rc = LP_OK;
+        if (z) {
+            rc = bFiles ? sqlx_rules_files(zOption, z, bStrip, zIgnore, &rules, &e)
+                        : sqlx_rules_list(zOption, z, bStrip, zIgnore, &rules, &e);
+            bAny = 1;
+        }
+        int bOom = rc == LP_NOMEM || paths.oom || codes.oom;
+        strbuf_free(&paths);
+        if (bOom) {
             bind_oom(b);
         } else if (rc != LP_OK) {
             bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos, e.zMsg);
         }
     }
-    if (b->rc == LP_OK && codes.n && schema_set_option(sc, "stopwords", codes.z)) bind_oom(b);
-    if (b->rc == LP_OK && bList && schema_set_option(sc, "stopwords_list", words.z ? words.z : "")) bind_oom(b);
+    if (b->rc == LP_OK && codes.n && schema_set_option(sc, zOption, codes.z)) bind_oom(b);
+    if (b->rc == LP_OK && bAny && schema_set_option(sc, zList, rules.z ? rules.z : "")) bind_oom(b);
     strbuf_free(&codes);
-    strbuf_free(&words);
+    strbuf_free(&rules);
     return b->rc;
 }
 
-/* Options read by create_rules and create_stopwords, not stored as given. */
+/* Options read by create_rules, not stored as given. */
 static int is_rules_option(const char *z) {
     return strcmp(z, "wordforms") == 0 || strcmp(z, "wordforms_list") == 0 || strcmp(z, "exceptions") == 0 ||
            strcmp(z, "exceptions_list") == 0 || strcmp(z, "stopwords") == 0 || strcmp(z, "stopwords_list") == 0;
@@ -2121,7 +2093,7 @@ void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     ** analysing as it did. */
     if (!schema_option(sc, "remove_diacritics") && schema_set_option(sc, "remove_diacritics", "1")) goto oom;
     if (create_rules(&b, ct, sc, "wordforms") || create_rules(&b, ct, sc, "exceptions") ||
-        create_stopwords(&b, ct, sc)) {
+        create_rules(&b, ct, sc, "stopwords")) {
         goto fail;
     }
     const char *zProfiles = schema_option(sc, "rank_profile");

@@ -1317,6 +1317,31 @@ int analyzer_word_indexed(const Analyzer *a, const char *z, int n) {
     return n > 0 && !word_dropped(a, z, n);
 }
 
+/* Where the run wants exact forms, hands over the exact form of t (whose
+** term is still unstemmed) before it: exact forms exist only where words
+** are stemmed (unstemmed, a word is its own exact form), for a document
+** with index_exact_words, and for a query's '=word' (w: the word, or a
+** word form's first source word). *pbOnly: only the exact form is wanted
+** (the query's '=word'), not t. LP_BADINPUT when the query asks for one
+** on a table without them. */
+static inline __attribute__((always_inline)) int exact_form(RunState *s, const PendWord *w, const Token *t,
+                                                            int *pbOnly) {
+    *pbOnly = 0;
+    if (!(s->nStem && (w->bExact || (s->mode == RUN_INDEX && s->a->bExactWords)))) return LP_OK;
+    if (!s->a->bExactWords) {
+        return lp_err_setpos(s->err, LP_BADINPUT, (int64_t)w->iStart - (s->mode == RUN_QUERY),
+                             "the exact form '=%.*s' needs the table option index_exact_words='1' (words are "
+                             "indexed stemmed only)",
+                             (int)(w->iEnd - w->iStart), s->zText + w->iStart);
+    }
+    char aExact[ANALYZER_MAX_TERM];
+    Token e = *t;
+    e.z = aExact;
+    e.n = exact_term(t->z, t->n, aExact);
+    *pbOnly = w->bExact;
+    return s->xToken(s->ctx, &e);
+}
+
 /* Filters, stems and hands over a prepared word (w->h is set when
 ** bHashed). bWf (a constant where inlined): the run has word forms, whose
 ** positions and '~' rules apply; without, the common path tests neither. */
@@ -1333,26 +1358,12 @@ static inline __attribute__((always_inline)) int word_out_as(RunState *s, PendWo
     if (NEVER(w->nTerm == 0)) return LP_OK;
     if (s->mode != RUN_UNSTEMMED) {
         if (word_dropped(s->a, w->aTerm, w->nTerm)) return LP_OK;
-        /* Exact forms exist only where words are stemmed: unstemmed, the
-        ** word is its own exact form. The exact form goes first, as the
-        ** stemmer may rewrite aTerm in place. */
-        if (s->nStem && (w->bExact || (s->mode == RUN_INDEX && s->a->bExactWords))) {
-            if (!s->a->bExactWords) {
-                return lp_err_setpos(s->err, LP_BADINPUT,
-                                     (int64_t)w->iStart - (s->mode == RUN_QUERY),
-                                     "the exact form '=%.*s' needs the table option "
-                                     "index_exact_words='1' (words are indexed stemmed only)",
-                                     (int)(w->iEnd - w->iStart), s->zText + w->iStart);
-            }
-            char aExact[ANALYZER_MAX_TERM];
-            Token e = t;
-            e.z = aExact;
-            e.n = exact_term(w->aTerm, w->nTerm, aExact);
-            int rc = s->xToken(s->ctx, &e);
-            if (rc != LP_OK || w->bExact) return rc;
-        }
+        /* The exact form goes first, as the stemmer may rewrite aTerm in
+        ** place. */
+        int bOnly, rc = exact_form(s, w, &t, &bOnly);
+        if (rc != LP_OK || bOnly) return rc;
         if (s->nStem && !(s->a->minStemLen > 1 && chars_below(w->aTerm, w->nTerm, s->a->minStemLen))) {
-            int rc = stem_term(s, &t, w->aTerm, bHashed ? w->h : stemdict_hash(w->aTerm, w->nTerm));
+            rc = stem_term(s, &t, w->aTerm, bHashed ? w->h : stemdict_hash(w->aTerm, w->nTerm));
             if (rc != LP_OK) return rc;
         }
         if (bWf && s->bWfPost) {
@@ -1388,28 +1399,13 @@ static int wf_emit(RunState *s, const PendWord *w, int nSrc, const WfEntry *e) {
     if (iPos + e->nDstWords > (int64_t)UINT32_MAX) {
         return lp_err_set(s->err, LP_LIMIT, "word forms would take the text past %u word positions", UINT32_MAX);
     }
-    int bExact = w[0].bExact;
-    if (s->nStem && bExact && !s->a->bExactWords) {
-        return lp_err_setpos(s->err, LP_BADINPUT, (int64_t)w[0].iStart - (s->mode == RUN_QUERY),
-                             "the exact form '=%.*s' needs the table option index_exact_words='1' (words are "
-                             "indexed stemmed only)",
-                             (int)(w[0].iEnd - w[0].iStart), s->zText + w[0].iStart);
-    }
-    int bExactForm = s->nStem && (bExact || (s->mode == RUN_INDEX && s->a->bExactWords));
     const char *z = e->zDst, *zEnd = e->zDst + e->nDst;
     for (int k = 0; k < e->nDstWords; k++) {
         const char *p = memchr(z, ' ', (size_t)(zEnd - z));
         if (!p) p = zEnd;
         Token t = {z, (int)(p - z), (uint32_t)(iPos + k), w[0].iStart, w[nSrc - 1].iEnd};
-        int rc = LP_OK;
-        if (bExactForm) {
-            char aExact[ANALYZER_MAX_TERM];
-            Token x = t;
-            x.z = aExact;
-            x.n = exact_term(t.z, t.n, aExact);
-            rc = s->xToken(s->ctx, &x);
-        }
-        if (rc == LP_OK && !bExact) rc = s->xToken(s->ctx, &t);
+        int bOnly, rc = exact_form(s, &w[0], &t, &bOnly);
+        if (rc == LP_OK && !bOnly) rc = s->xToken(s->ctx, &t);
         if (rc != LP_OK) return rc;
         z = p + 1;
     }

@@ -1780,6 +1780,11 @@ def test_prefix_and_wildcard_of_several_words(cur, uniq):
     expect_error(cur, f"SELECT id FROM {t} WHERE MATCH('what''s?')", 1064,
                  r"wildcard 's\?' at offset 0: its longest part without a wildcard is shorter than min_infix_len=2")
     expect_error(cur, f"SELECT id FROM {t} WHERE MATCH('send NEAR/2 e-ma*')", 1064, r"must be one word")
+    # without min_infix_len '?' is no wildcard: it separates words there
+    u = uniq()
+    cur.execute(f"CREATE TABLE {u} (body TEXT) min_prefix_len='1'")
+    cur.execute(f"INSERT INTO {u} VALUES (1, 'send e-mail to him'), (2, 'what is it')")
+    assert_ids_ram_and_flushed(cur, u, [("e-ma*", [1]), ("what?i*", [2]), ("him?x*", [])])
 
 
 def _crc32c(data):
