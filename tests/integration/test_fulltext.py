@@ -1563,7 +1563,14 @@ def test_wordforms(cur, uniq, tmp_path):
 
 def test_wordforms_errors(cur, uniq, tmp_path):
     (tmp_path / "bad.txt").write_text("a > b\n\nc d\n")
+    (tmp_path / "nul.txt").write_bytes(b"a > b\nc\x00d > e\n")
+    (tmp_path / "utf8.txt").write_bytes(b"a > b\nc\xff > e\n")
     cases = [
+        (f"wordforms='{tmp_path}/nul.txt'", rf"wordforms file '{tmp_path}/nul.txt' holds a NUL byte at byte 7"),
+        (f"wordforms='{tmp_path}/utf8.txt'",
+         rf"file '{tmp_path}/utf8.txt': wordforms rule 2 \(line 2, byte 6\): its source: invalid UTF-8 at byte 1"),
+        (f"exceptions='{tmp_path}/utf8.txt'",
+         rf"file '{tmp_path}/utf8.txt': exceptions rule 2 \(line 2, byte 6\): it is not valid UTF-8"),
         (f"wordforms='{tmp_path}/bad.txt'",
          rf"file '{tmp_path}/bad.txt': wordforms rule 2 \(line 3, byte 7\) 'c d': expected 'source > destination'"),
         ("wordforms='relative/wf.txt'", r"wordforms: 'relative/wf.txt' is not an absolute path"),
