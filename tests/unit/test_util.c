@@ -1,12 +1,14 @@
 /*
 ** test_util.c — unit tests for src/util: error, arena, vec, strbuf, log,
-** hashmap (IdMap, HashMap), varint and delta codecs, bitset, crc32c, clock.
+** slab, hashmap (IdMap, HashMap), varint and delta codecs, bitset, crc32c,
+** clock.
 ** The thread pool has its own file (test_threadpool.c).
 **
 ** The containers are checked against deliberately naive references (flat
 ** arrays indexed by key number) over long random operation sequences; the
 ** PRNG is seeded with a constant, so a failure reproduces exactly.
 */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -29,6 +31,7 @@
 #include "util/hashmap.h"
 #include "util/log.h"
 #include "util/memtune.h"
+#include "util/slab.h"
 #include "util/strbuf.h"
 #include "util/varint.h"
 #include "util/vec.h"
@@ -228,6 +231,172 @@ static void test_prefault(void **state) {
     arena_reset(&a);
     assert_non_null(arena_alloc(&a, 100));
     arena_free(&a);
+}
+
+/* ------------------------------------------------------------- slab */
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SLAB_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SLAB_TEST_ASAN 1
+#endif
+#endif
+#if defined(SLAB_TEST_ASAN)
+#include <sanitizer/asan_interface.h>
+#endif
+
+/* Fills block p of n bytes with id's pattern, or checks it holds it. */
+static void slab_fill(unsigned char *p, size_t n, uint32_t id) {
+    for (size_t i = 0; i < n; i++) p[i] = (unsigned char)(id * 31 + i * 7);
+}
+
+static void slab_check(const unsigned char *p, size_t n, uint32_t id) {
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] != (unsigned char)(id * 31 + i * 7)) fail_msg("block %u byte %zu changed", id, i);
+    }
+}
+
+/* Random allocations, growths and frees on two Slabs of one SlabPages,
+** against the blocks' own contents: a block that overlapped another, or
+** a growth that lost bytes, shows as a changed byte. */
+static void test_slab_blocks_random(void **state) {
+    (void)state;
+    enum { N = 600 };
+    SlabPages *pp = slab_pages_new();
+    assert_non_null(pp);
+    Slab s[2];
+    slab_init(&s[0], pp);
+    slab_init(&s[1], pp);
+    unsigned char *ap[N] = {0};
+    int alg[N] = {0};
+    size_t an[N] = {0};
+    for (int step = 0; step < 20000; step++) {
+        int i = (int)rnd_below(N);
+        Slab *sl = &s[i & 1];
+        int op = (int)rnd_below(4);
+        if (!ap[i]) {
+            /* mostly small; now and then up to 4 MiB (big blocks) */
+            int lg = SLAB_MIN_LG + (int)rnd_below(rnd_below(50) == 0 ? 18 : 8);
+            ap[i] = slab_alloc(sl, lg);
+            assert_non_null(ap[i]);
+            assert_int_equal((uintptr_t)ap[i] % 8, 0);
+            alg[i] = lg;
+            an[i] = ((size_t)1 << lg) - rnd_below((size_t)1 << (lg - 1));
+            slab_fill(ap[i], an[i], (uint32_t)i);
+        } else if (op == 0) {
+            slab_check(ap[i], an[i], (uint32_t)i);
+            slab_free(sl, ap[i], alg[i]);
+            ap[i] = NULL;
+        } else if (op == 1 && alg[i] < 23) {
+            int lg = alg[i] + 1 + (int)rnd_below(2);
+            unsigned char *q = slab_realloc(sl, ap[i], alg[i], lg, an[i]);
+            assert_non_null(q);
+            slab_check(q, an[i], (uint32_t)i);
+            ap[i] = q;
+            alg[i] = lg;
+            size_t n = ((size_t)1 << lg) - rnd_below((size_t)1 << (lg - 1));
+            slab_fill(q, n, (uint32_t)i);
+            an[i] = n;
+        }
+    }
+    for (int i = 0; i < N; i++) {
+        if (!ap[i]) continue;
+        slab_check(ap[i], an[i], (uint32_t)i);
+        if (slab_is_big(alg[i])) slab_free(&s[i & 1], ap[i], alg[i]);
+    }
+    assert_true(slab_pages_mapped(pp) >= ((size_t)2 << 20));
+    slab_pages_free(pp); /* the small blocks go with it */
+}
+
+/* A freed block serves the next request of its size on the same Slab;
+** regions start on a 2 MiB boundary (so huge pages can back them); a
+** growth from nothing is an allocation; bump allocations are 8-aligned,
+** keep their bytes, and are refused at 64 KiB. */
+static void test_slab_reuse_and_bump(void **state) {
+    (void)state;
+    SlabPages *pp = slab_pages_new();
+    assert_non_null(pp);
+    assert_int_equal(slab_pages_mapped(pp), 0);
+    Slab s;
+    slab_init(&s, pp);
+    unsigned char *a = slab_alloc(&s, 6);
+    assert_non_null(a);
+    assert_int_equal((uintptr_t)a % ((uintptr_t)2 << 20), 0);
+    assert_int_equal(slab_pages_mapped(pp), (size_t)2 << 20);
+    slab_free(&s, a, 6);
+#if defined(SLAB_TEST_ASAN)
+    assert_true(__asan_address_is_poisoned(a + 8));
+#endif
+    assert_ptr_equal(slab_alloc(&s, 6), a);
+    assert_ptr_not_equal(slab_alloc(&s, 6), a);
+    unsigned char *g = slab_realloc(&s, NULL, 0, 7, 0);
+    assert_non_null(g);
+    memset(g, 0xab, 128);
+    slab_free(&s, NULL, 9); /* nothing */
+
+    unsigned char *ab[500];
+    size_t anb[500];
+    for (int i = 0; i < 500; i++) {
+        anb[i] = 1 + rnd_below(700);
+        ab[i] = slab_bump(&s, anb[i]);
+        assert_non_null(ab[i]);
+        assert_int_equal((uintptr_t)ab[i] % 8, 0);
+        slab_fill(ab[i], anb[i], (uint32_t)i);
+    }
+    for (int i = 0; i < 500; i++) slab_check(ab[i], anb[i], (uint32_t)i);
+    assert_null(slab_bump(&s, (size_t)64 << 10));
+    assert_non_null(slab_bump(&s, ((size_t)64 << 10) - 8));
+    assert_non_null(slab_bump(&s, 0));
+    /* A block too large to map at all. */
+    assert_null(slab_alloc(&s, 41));
+    slab_pages_free(pp);
+}
+
+typedef struct SlabThread {
+    SlabPages *pp;
+    uint32_t seed;
+    int ok;
+} SlabThread;
+
+static void *slab_thread(void *arg) {
+    SlabThread *t = arg;
+    Slab s;
+    slab_init(&s, t->pp);
+    enum { N = 3000 };
+    unsigned char **ap = calloc(N, sizeof(*ap));
+    t->ok = ap != NULL;
+    for (int i = 0; t->ok && i < N; i++) {
+        int lg = SLAB_MIN_LG + (int)((t->seed + (uint32_t)i * 7) % 9);
+        if (!(ap[i] = slab_alloc(&s, lg))) t->ok = 0;
+        else memset(ap[i], (int)((t->seed + (uint32_t)i) & 0xff), 32);
+    }
+    for (int i = 0; t->ok && i < N; i++) {
+        for (int k = 0; k < 32; k++) {
+            if (ap[i][k] != (unsigned char)((t->seed + (uint32_t)i) & 0xff)) t->ok = 0;
+        }
+    }
+    free(ap);
+    return NULL;
+}
+
+/* Slabs on four threads share one SlabPages: no block is handed out
+** twice. */
+static void test_slab_threads(void **state) {
+    (void)state;
+    SlabPages *pp = slab_pages_new();
+    assert_non_null(pp);
+    pthread_t th[4];
+    SlabThread t[4];
+    for (int i = 0; i < 4; i++) {
+        t[i] = (SlabThread){pp, (uint32_t)i * 1000003u, 0};
+        assert_int_equal(pthread_create(&th[i], NULL, slab_thread, &t[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        assert_true(t[i].ok);
+    }
+    slab_pages_free(pp);
 }
 
 static void test_arena_big_allocations(void **state) {
@@ -1281,6 +1450,9 @@ int main(void) {
         cmocka_unit_test(test_arena_alignment_and_contents),
         cmocka_unit_test(test_arena_big_allocations),
         cmocka_unit_test(test_prefault),
+        cmocka_unit_test(test_slab_blocks_random),
+        cmocka_unit_test(test_slab_reuse_and_bump),
+        cmocka_unit_test(test_slab_threads),
         cmocka_unit_test(test_arena_reset_reuse),
         cmocka_unit_test(test_vec),
         cmocka_unit_test(test_strbuf),
