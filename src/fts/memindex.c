@@ -23,12 +23,14 @@
 ** last phase), so each add is: reserve space for every stream it will grow,
 ** then append. See fts_mem_reserve in memindex_int.h.
 **
-** A document buffer (FtsDocBuf) holds one record per distinct key, back
-** to back, unaligned:
+** A document buffer (FtsDocBuf) holds one group per field analysed into
+** it, back to back, unaligned. A group is a header of MEM_SHARDS 4-byte
+** sizes (native byte order), then one run of records per shard in shard
+** order (shard: the low bits of the key's hash), each run as many bytes as
+** its size says: a task that adds some shards' part of a batch jumps to
+** their runs and reads no other record. A record per distinct key:
 **
-**   shard  1 byte: the key's shard (the low bits of its hash)
-**   size   varint: bytes of the rest of the record, so that a shard's
-**          walk over a batch steps over the other shards' records cheaply
+**   size   varint: bytes of the rest of the record
 **   term   4 bytes, native byte order: 1 + the index of the key's
 **          MemTerm in its shard's term list, written by fts_mem_reserve
 **   tfe    varint(tf << 1 | bEarlier): bEarlier is bit 0 of its first
@@ -40,10 +42,12 @@
 ** Memory. Most keys occur in one or two documents, so a term costs what
 ** those need: one bump allocation (MemTerm, its key, and the first
 ** MEM_INLINE bytes of each stream), an 8-byte slot in its shard's table
-** and a pointer in the shard's term list; its streams move to the heap
-** only when they outgrow the inline bytes. Fewer and denser pages matter
-** beyond the bytes: on some virtual machines the first touch of a page
-** costs as much as analysing a hundred words.
+** and a pointer in the shard's term list; its streams move to blocks of
+** their own only when they outgrow the inline bytes. All of it comes from
+** the index's own pages (util/slab.h: huge pages where the kernel has
+** them, each shard carving its own), not from malloc: on some virtual
+** machines the first touch of a 4 KiB page costs as much as analysing a
+** hundred words, and a 2 MiB huge page costs what 20 of them do.
 */
 #include "fts/memindex.h"
 
@@ -56,7 +60,7 @@
 #include "fts/codec.h"
 #include "fts/infix.h"
 #include "fts/memindex_int.h"
-#include "util/arena.h"
+#include "util/slab.h"
 #include "util/threadlocal.h"
 #include "util/bytes.h"
 #include "util/varint.h"
@@ -120,9 +124,10 @@ static inline uint8_t *stream_bytes(MemStream *u, uint8_t lg) {
 typedef struct MemShard {
     uint64_t *aSlot;        /* nSlot slots (a power of two), or NULL */
     uint32_t nSlot;
-    VEC(MemTerm *) aTerm;   /* every term, in order of creation */
-    Arena termArena;        /* the MemTerm structs its pool task created (long
-                            ** streams are malloc'd) */
+    VEC(MemTerm *) aTerm;   /* every term, in order of creation (cap: a power
+                            ** of two, from slab) */
+    Slab slab;              /* its table, term list and streams, and the
+                            ** MemTerm structs its pool task created */
     size_t nBytes;          /* heap bytes in its terms and streams */
     int bNewTerms;          /* the last reservation created terms */
     size_t nSorted;         /* its first terms (of aTerm) in FtsMem.aSorted */
@@ -150,10 +155,11 @@ typedef struct MemInfix {
 struct FtsMem {
     FtsSource src;          /* must be first: fts_mem_source returns &src */
     MemShard aShard[MEM_SHARDS];
-    Arena termArena;        /* the MemTerm structs of terms created by a batch
-                            ** reserved on one thread: in one arena rather
+    SlabPages *pPages;      /* the memory of the shards' slabs and of slab */
+    Slab slab;              /* the MemTerm structs of terms created by a batch
+                            ** reserved on one thread: in one piece rather
                             ** than eight, a small index has one part-filled
-                            ** page of them, not eight */
+                            ** piece of them, not eight */
     VEC(uint32_t) aLen[FTS_MAX_FIELDS]; /* per field: length of each doc */
     uint64_t aSumLen[FTS_MAX_FIELDS];
     uint32_t nDocs;         /* highest ordinal added + 1 */
@@ -371,13 +377,21 @@ typedef struct DocRec {
 ** large INSERT's buffers are a third smaller. */
 #define DOCREC_TERM_BYTES 4
 
-/* The record of d at offset off (< d->n): its key's shard in *pShard and
-** the offset of the rest of it in *pRest; returns the next record's
-** offset. Walks use offsets, not pointers: a buffer without records may
-** have no allocation. */
-static inline size_t docrec_head(const FtsDocBuf *d, size_t off, uint32_t *pShard, size_t *pRest) {
-    const uint8_t *p = d->a + off, *q = p + 1;
-    *pShard = *p;
+/* A group's header: the bytes of each shard's run. */
+#define DOCGRP_HEAD (4 * MEM_SHARDS)
+
+/* Reads the header of the group at offset off into aRun; returns the
+** offset of its first run. Walks use offsets, not pointers: a buffer
+** without records may have no allocation. */
+static inline size_t docgrp_runs(const FtsDocBuf *d, size_t off, uint32_t aRun[MEM_SHARDS]) {
+    memcpy(aRun, d->a + off, DOCGRP_HEAD);
+    return off + DOCGRP_HEAD;
+}
+
+/* The record of d at offset off: the offset of the rest of it in *pRest;
+** returns the next record's offset. */
+static inline size_t docrec_head(const FtsDocBuf *d, size_t off, size_t *pRest) {
+    const uint8_t *p = d->a + off, *q = p;
     uint32_t nRest = get_varint(&q);
     *pRest = off + (size_t)(q - p);
     return *pRest + nRest;
@@ -403,12 +417,15 @@ static inline void docrec_rest(const FtsDocBuf *d, size_t rest, size_t end, DocR
 ** touches fresh pages instead of reusing them. */
 #define DOCBUF_ROUND 256
 
-/* Appends the field analysed in x to d: a record per key, each with its
-** positions. d grows to what it holds, rounded up to DOCBUF_ROUND. */
+/* Appends the field analysed in x to d as a group: a record per key,
+** each with its positions, in runs by shard. d grows to what it holds,
+** rounded up to DOCBUF_ROUND. */
 static int docbuf_take(FtsDocBuf *d, DocScratch *x) {
     if (x->terms.n == 0) return LP_OK; /* nothing to add (d->a may be NULL) */
-    /* The records' size, and in each term's iLast its positions' bytes. */
-    size_t need = 0;
+    /* The records' size by shard, and in each term's iLast its positions'
+    ** bytes. */
+    uint32_t aRun[MEM_SHARDS] = {0};
+    size_t need = DOCGRP_HEAD;
     for (size_t i = 0; i < x->terms.n; i++) {
         ScratchTerm *y = &x->terms.a[i];
         uint32_t nPos = 0, prev = 0;
@@ -418,7 +435,10 @@ static int docbuf_take(FtsDocBuf *d, DocScratch *x) {
         }
         y->iLast = nPos;
         size_t nRest = DOCREC_TERM_BYTES + varint_len_u64((uint64_t)y->tf << 1) + 1 + y->nKey + nPos;
-        need += 1 + varint_len_u64(nRest) + nRest;
+        size_t nRec = varint_len_u64(nRest) + nRest;
+        if (nRec > UINT32_MAX - aRun[y->h & (MEM_SHARDS - 1)]) return LP_NOMEM;
+        aRun[y->h & (MEM_SHARDS - 1)] += (uint32_t)nRec;
+        need += nRec;
     }
     if (d->n + need > d->cap) {
         size_t cap = (d->n + need + DOCBUF_ROUND - 1) & ~(size_t)(DOCBUF_ROUND - 1);
@@ -427,11 +447,14 @@ static int docbuf_take(FtsDocBuf *d, DocScratch *x) {
         d->a = a;
         d->cap = cap;
     }
-    uint8_t *o = d->a + d->n;
+    uint8_t *aOut[MEM_SHARDS]; /* where each shard's next record goes */
+    memcpy(d->a + d->n, aRun, DOCGRP_HEAD);
+    aOut[0] = d->a + d->n + DOCGRP_HEAD;
+    for (int i = 1; i < MEM_SHARDS; i++) aOut[i] = aOut[i - 1] + aRun[i - 1];
     for (size_t i = 0; i < x->terms.n; i++) {
         const ScratchTerm *y = &x->terms.a[i];
         uint32_t nTfe = (uint32_t)varint_len_u64((uint64_t)y->tf << 1);
-        *o++ = (uint8_t)(y->h & (MEM_SHARDS - 1));
+        uint8_t **po = &aOut[y->h & (MEM_SHARDS - 1)], *o = *po;
         o += varint_put_u32(o, DOCREC_TERM_BYTES + nTfe + 1 + y->nKey + y->iLast);
         memset(o, 0, DOCREC_TERM_BYTES);
         o += DOCREC_TERM_BYTES;
@@ -444,6 +467,7 @@ static int docbuf_take(FtsDocBuf *d, DocScratch *x) {
             o += varint_put_u32(o, x->occ.a[k].pos - prev);
             prev = x->occ.a[k].pos;
         }
+        *po = o;
     }
     d->n += need;
     d->nTerm += (uint32_t)x->terms.n;
@@ -456,9 +480,19 @@ static int docbuf_take(FtsDocBuf *d, DocScratch *x) {
 static void docbuf_mark_earlier(FtsDocBuf *d, DocScratch *x, int iField) {
     uint8_t probe[FTS_MAX_KEY];
     DocRec r;
-    for (size_t off = 0, rest, next; off < d->n; off = next) {
-        uint32_t iShard;
-        next = docrec_head(d, off, &iShard, &rest);
+    uint32_t aRun[MEM_SHARDS];
+    /* Every group's runs lie back to back after its header. */
+    for (size_t off = 0, rest, next, end = 0; off < d->n; off = next) {
+        if (off == end) {
+            off = docgrp_runs(d, off, aRun);
+            end = off;
+            for (int i = 0; i < MEM_SHARDS; i++) end += aRun[i];
+            if (off == end) {
+                next = off;
+                continue;
+            }
+        }
+        next = docrec_head(d, off, &rest);
         docrec_rest(d, rest, next, &r);
         uint32_t nKey = r.nKey;
         if (r.key[0] == iField) continue;
@@ -532,16 +566,31 @@ int fts_docbuf_field(FtsDocBuf *d, const Analyzer *an, int iField, const char *z
 /* ------------------------------------------------------------------ */
 /* The index                                                           */
 
+/* log2 of the bytes of a table of nSlot slots, and of a term list of
+** room for cap terms (both powers of two). */
+static int slot_lg(uint32_t nSlot) {
+    return 3 + __builtin_ctz(nSlot);
+}
+
+static int list_lg(size_t cap) {
+    return 3 + __builtin_ctzll(cap);
+}
+
 FtsMem *fts_mem_new(int nFields) {
     FtsMem *m = calloc(1, sizeof(*m));
     if (!m) return NULL;
     m->src.vt = &fts_mem_vt;
     m->src.nFields = nFields;
     m->src.aSumLen = m->aSumLen;
-    /* Term arenas fill as the index grows: their blocks are faulted in
-    ** at once (on a VM, about half the cost of a fault per page). */
-    for (int i = 0; i < MEM_SHARDS; i++) arena_init_prefault(&m->aShard[i].termArena, 32 * 1024);
-    arena_init_prefault(&m->termArena, 32 * 1024);
+    /* Terms and their streams, tables and lists live in the index's own
+    ** pages (util/slab.h): no per-array header, no page fault per 4 KiB
+    ** written, and all of it returned at once. */
+    if (!(m->pPages = slab_pages_new())) {
+        free(m);
+        return NULL;
+    }
+    for (int i = 0; i < MEM_SHARDS; i++) slab_init(&m->aShard[i].slab, m->pPages);
+    slab_init(&m->slab, m->pPages);
     pthread_mutex_init(&m->mu, NULL);
     return m;
 }
@@ -554,17 +603,19 @@ void fts_mem_free(FtsMem *m) {
     if (!m) return;
     for (int i = 0; i < MEM_SHARDS; i++) {
         MemShard *sh = &m->aShard[i];
+        /* The slab's pages go at once; only malloc's blocks one by one. */
         for (size_t k = 0; k < sh->aTerm.n; k++) {
             MemTerm *t = sh->aTerm.a[k];
-            if (t->lgDoc) free(t->doc.p);
-            if (t->lgPos) free(t->pos.p);
+            if (slab_is_big(t->lgDoc)) slab_free(&sh->slab, t->doc.p, t->lgDoc);
+            if (slab_is_big(t->lgPos)) slab_free(&sh->slab, t->pos.p, t->lgPos);
             free(t->aSkip);
         }
-        arena_free(&sh->termArena);
-        free(sh->aSlot);
-        VEC_FREE(&sh->aTerm);
+        if (sh->aSlot && slab_is_big(slot_lg(sh->nSlot))) slab_free(&sh->slab, sh->aSlot, slot_lg(sh->nSlot));
+        if (sh->aTerm.cap && slab_is_big(list_lg(sh->aTerm.cap))) {
+            slab_free(&sh->slab, sh->aTerm.a, list_lg(sh->aTerm.cap));
+        }
     }
-    arena_free(&m->termArena);
+    slab_pages_free(m->pPages);
     for (int i = 0; i < FTS_MAX_FIELDS; i++) VEC_FREE(&m->aLen[i]);
     free(m->aSorted);
     infix_free(&m->infix);
@@ -619,9 +670,21 @@ static void slot_put(uint64_t *aSlot, uint32_t mask, uint64_t v) {
     aSlot[j] = v;
 }
 
+/* Makes room in sh's term list for one more term, doubling it. */
+static int list_grow(MemShard *sh) {
+    if (sh->aTerm.n < sh->aTerm.cap) return LP_OK;
+    size_t cap = sh->aTerm.cap ? 2 * sh->aTerm.cap : 64;
+    int lgOld = sh->aTerm.cap ? list_lg(sh->aTerm.cap) : 0;
+    MemTerm **a = slab_realloc(&sh->slab, sh->aTerm.a, lgOld, list_lg(cap), sizeof(MemTerm *) * sh->aTerm.n);
+    if (!a) return LP_NOMEM;
+    sh->aTerm.a = a;
+    sh->aTerm.cap = cap;
+    return LP_OK;
+}
+
 /* Makes room in sh's table for one more term (load at most 3/4). */
 static int shard_grow(MemShard *sh) {
-    if (sh->aTerm.n + 1 <= (size_t)sh->nSlot / 4 * 3) return LP_OK;
+    if (sh->aTerm.n + 1 <= (size_t)sh->nSlot / 4 * 3) return list_grow(sh);
     if (sh->nSlot >= (UINT32_C(1) << 31)) return LP_NOMEM;
     /* Small at first: eight shards' tables and term lists are pages
     ** touched even for a handful of documents. Then four times larger
@@ -630,33 +693,32 @@ static int shard_grow(MemShard *sh) {
     ** skipping every other size touches a third fewer pages on the way
     ** to a few thousand terms. */
     uint32_t nSlot = !sh->nSlot ? 64 : sh->nSlot < 1024 ? sh->nSlot * 4 : sh->nSlot * 2;
-    /* The term list grows with the table, to the terms it can then hold:
-    ** one copy per doubling instead of a climb from 8 entries. */
-    if (VEC_RESERVE(&sh->aTerm, (size_t)nSlot / 4 * 3)) return LP_NOMEM;
-    uint64_t *a = calloc(nSlot, sizeof(uint64_t));
+    uint64_t *a = slab_alloc(&sh->slab, slot_lg(nSlot));
     if (!a) return LP_NOMEM;
+    memset(a, 0, sizeof(uint64_t) * nSlot);
     for (uint32_t j = 0; j < sh->nSlot; j++) {
         if (sh->aSlot[j]) slot_put(a, nSlot - 1, sh->aSlot[j]);
     }
     sh->nBytes += sizeof(uint64_t) * (size_t)(nSlot - sh->nSlot);
-    free(sh->aSlot);
+    if (sh->aSlot) slab_free(&sh->slab, sh->aSlot, slot_lg(sh->nSlot));
     sh->aSlot = a;
     sh->nSlot = nSlot;
-    return LP_OK;
+    return list_grow(sh);
 }
 
 /* Grows a stream to hold need bytes: from its inline start (lg 0, cap
 ** MEM_INLINE) to the heap, then by doubling. Most postings fit in what
 ** their stream has: that test is inline (grow_stream), the rest is not. */
-static int grow_stream_slow(MemStream *u, uint8_t *plg, uint64_t used, uint64_t need, size_t *pnBytes) {
+static int grow_stream_slow(Slab *s, MemStream *u, uint8_t *plg, uint64_t used, uint64_t need,
+                            size_t *pnBytes) {
     uint64_t cap = *plg ? (uint64_t)1 << *plg : MEM_INLINE;
     if (need > UINT32_MAX) return LP_NOMEM;
-    int lg = *plg ? *plg : 5;
+    int lg = *plg ? *plg : SLAB_MIN_LG;
     while (((uint64_t)1 << lg) < need) lg++;
     uint8_t *a;
     if (*plg) {
-        a = realloc(u->p, (size_t)1 << lg);
-    } else if ((a = malloc((size_t)1 << lg)) != NULL) {
+        a = slab_realloc(s, u->p, *plg, lg, (size_t)used);
+    } else if ((a = slab_alloc(s, lg)) != NULL) {
         memcpy(a, u->inl, (size_t)used);
     }
     if (!a) return LP_NOMEM;
@@ -666,16 +728,17 @@ static int grow_stream_slow(MemStream *u, uint8_t *plg, uint64_t used, uint64_t 
     return LP_OK;
 }
 
-static inline int grow_stream(MemStream *u, uint8_t *plg, uint64_t used, uint64_t need, size_t *pnBytes) {
+static inline int grow_stream(Slab *s, MemStream *u, uint8_t *plg, uint64_t used, uint64_t need,
+                              size_t *pnBytes) {
     uint64_t cap = *plg ? (uint64_t)1 << *plg : MEM_INLINE;
-    return need <= cap ? LP_OK : grow_stream_slow(u, plg, used, need, pnBytes);
+    return need <= cap ? LP_OK : grow_stream_slow(s, u, plg, used, need, pnBytes);
 }
 
 /* Finds or creates the term for key (hash h) in its shard, a new one's
-** struct from pArena, and its index in the shard's list in *piTerm; NULL
+** struct from pNew, and its index in the shard's list in *piTerm; NULL
 ** when out of memory. A new term has df 0, which readers treat as
 ** absent. */
-static MemTerm *term_get(MemShard *sh, Arena *pArena, const uint8_t *key, int nKey, uint32_t h,
+static MemTerm *term_get(MemShard *sh, Slab *pNew, const uint8_t *key, int nKey, uint32_t h,
                          uint32_t *piTerm) {
     uint32_t i = shard_find(sh, key, nKey, h);
     if (i != UINT32_MAX) {
@@ -683,10 +746,10 @@ static MemTerm *term_get(MemShard *sh, Arena *pArena, const uint8_t *key, int nK
         return sh->aTerm.a[i];
     }
     MemTerm *t;
-    if (shard_grow(sh) || VEC_RESERVE(&sh->aTerm, sh->aTerm.n + 1)) return NULL;
+    if (shard_grow(sh)) return NULL;
     /* One bump allocation, streams included while they are short. */
     size_t sz = (offsetof(MemTerm, key) + (size_t)nKey + 7) & ~(size_t)7;
-    t = arena_alloc(pArena, sz);
+    t = slab_bump(pNew, sz);
     if (!t) return NULL;
     memset(t, 0, offsetof(MemTerm, key));
     t->nKey = (uint8_t)nKey;
@@ -706,16 +769,16 @@ static MemTerm *term_get(MemShard *sh, Arena *pArena, const uint8_t *key, int nK
 ** enough that a term found once or twice keeps its streams inline. A
 ** reservation that fails leaves resDoc and resPos above nDoc and nPos,
 ** which only makes the next one ask for more than it needs. */
-static int reserve_term(MemShard *sh, Arena *pArena, const DocRec *r, uint32_t nDeltaBytes) {
+static int reserve_term(MemShard *sh, Slab *pNew, const DocRec *r, uint32_t nDeltaBytes) {
     uint32_t iTerm;
-    MemTerm *t = term_get(sh, pArena, r->key, (int)r->nKey, key_hash(r->key, r->nKey), &iTerm);
+    MemTerm *t = term_get(sh, pNew, r->key, (int)r->nKey, key_hash(r->key, r->nKey), &iTerm);
     if (!t) return LP_NOMEM;
     iTerm++;
     memcpy(r->pTerm, &iTerm, sizeof(iTerm));
     uint64_t resDoc = (uint64_t)t->resDoc + nDeltaBytes + varint_len_u64(r->tf);
     uint64_t resPos = (uint64_t)t->resPos + r->nPos;
-    int rc = grow_stream(&t->doc, &t->lgDoc, t->nDoc, resDoc, &sh->nBytes);
-    if (rc == LP_OK) rc = grow_stream(&t->pos, &t->lgPos, t->nPos, resPos, &sh->nBytes);
+    int rc = grow_stream(&sh->slab, &t->doc, &t->lgDoc, t->nDoc, resDoc, &sh->nBytes);
+    if (rc == LP_OK) rc = grow_stream(&sh->slab, &t->pos, &t->lgPos, t->nPos, resPos, &sh->nBytes);
     if (rc != LP_OK) return rc;
     t->resDoc = (uint32_t)resDoc;
     t->resPos = (uint32_t)resPos;
@@ -763,15 +826,21 @@ static int reserve_docs(FtsMem *m, FtsDocBuf *const *apDoc, int nDoc, unsigned m
     for (int k = 0; k < nDoc && rc == LP_OK; k++) {
         const FtsDocBuf *d = apDoc[k];
         DocRec r;
-        for (size_t off = 0, rest, next; off < d->n && rc == LP_OK; off = next) {
-            uint32_t iShard;
-            next = docrec_head(d, off, &iShard, &rest);
-            if (in_shard(iShard, mask)) {
-                MemShard *sh = &m->aShard[iShard];
-                /* Pool tasks create terms in their shard's own arena. */
-                docrec_rest(d, rest, next, &r);
-                rc = reserve_term(sh, bShared ? &sh->termArena : &m->termArena, &r, nDeltaBytes);
+        uint32_t aRun[MEM_SHARDS];
+        for (size_t g = 0; g < d->n && rc == LP_OK;) {
+            size_t off = docgrp_runs(d, g, aRun);
+            for (uint32_t i = 0; i < MEM_SHARDS && rc == LP_OK; off += aRun[i++]) {
+                if (!in_shard(i, mask)) continue;
+                MemShard *sh = &m->aShard[i];
+                /* Pool tasks create terms in their shard's own slab. */
+                Slab *pNew = bShared ? &sh->slab : &m->slab;
+                for (size_t o = off, rest, next; o < off + aRun[i] && rc == LP_OK; o = next) {
+                    next = docrec_head(d, o, &rest);
+                    docrec_rest(d, rest, next, &r);
+                    rc = reserve_term(sh, pNew, &r, nDeltaBytes);
+                }
             }
+            g = off;
         }
     }
     return rc;
@@ -781,14 +850,21 @@ static void append_term(uint32_t doc, const FtsDocBuf *d, MemTerm *t, const DocR
 
 static void append_doc(FtsMem *m, uint32_t doc, const FtsDocBuf *d, unsigned mask) {
     DocRec r;
-    for (size_t off = 0, rest, next; off < d->n; off = next) {
-        uint32_t iShard, iTerm;
-        next = docrec_head(d, off, &iShard, &rest);
-        if (in_shard(iShard, mask)) {
-            docrec_rest(d, rest, next, &r);
-            memcpy(&iTerm, r.pTerm, sizeof(iTerm));
-            append_term(doc, d, m->aShard[iShard].aTerm.a[iTerm - 1], &r);
+    uint32_t aRun[MEM_SHARDS];
+    for (size_t g = 0; g < d->n;) {
+        size_t off = docgrp_runs(d, g, aRun);
+        for (uint32_t i = 0; i < MEM_SHARDS; off += aRun[i++]) {
+            if (!in_shard(i, mask)) continue;
+            MemTerm **aTerm = m->aShard[i].aTerm.a;
+            for (size_t o = off, rest, next; o < off + aRun[i]; o = next) {
+                uint32_t iTerm;
+                next = docrec_head(d, o, &rest);
+                docrec_rest(d, rest, next, &r);
+                memcpy(&iTerm, r.pTerm, sizeof(iTerm));
+                append_term(doc, d, aTerm[iTerm - 1], &r);
+            }
         }
+        g = off;
     }
 }
 
@@ -802,8 +878,9 @@ static void shard_append(void *arg) {
     for (int k = 0; k < j->nDoc; k++) append_doc(j->m, j->aOrd[k], j->apDoc[k], j->mask);
 }
 
-/* Is a batch big enough to share out? Each task walks every term of the
-** batch to pick its shards' own, so small batches stay on this thread. */
+/* Is a batch big enough to share out? Each task reads every document's
+** group headers to find its shards' runs, and a task on the pool costs a
+** wake-up, so small batches stay on this thread. */
 static int batch_parallel(const FtsMem *m, FtsDocBuf *const *apDoc, int nDoc) {
     if (!m->pPool) return 0;
     size_t nTerms = 0;
@@ -813,8 +890,7 @@ static int batch_parallel(const FtsMem *m, FtsDocBuf *const *apDoc, int nDoc) {
 
 /* Shares the shards out as tasks, one per thread that can run them (the
 ** pool's and this one), at most one per shard: shard i goes to task
-** i % nJob. Every task walks the whole batch, so fewer tasks walk it
-** fewer times. Fills aJob from proto; returns the task count. */
+** i % nJob. Fills aJob from proto; returns the task count. */
 static int shard_jobs(const FtsMem *m, ShardJob *aJob, ShardJob proto) {
     int nJob = tpool_size(m->pPool) + 1;
     if (nJob > MEM_SHARDS) nJob = MEM_SHARDS;

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/memtune.h"
 
 struct ArenaBlock {
     ArenaBlock *pNext;      /* older block */
@@ -22,12 +21,6 @@ void arena_init(Arena *a, size_t szBlock) {
     a->pHead = NULL;
     a->szBlock = szBlock ? szBlock : ARENA_DEFAULT_BLOCK;
     a->nBytes = 0;
-    a->bPrefault = 0;
-}
-
-void arena_init_prefault(Arena *a, size_t szBlock) {
-    arena_init(a, szBlock);
-    a->bPrefault = 1;
 }
 
 static ArenaBlock *block_new(size_t nSize) {
@@ -67,7 +60,6 @@ void *arena_alloc(Arena *a, size_t n) {
     }
     ArenaBlock *nb = block_new(a->szBlock);
     if (!nb) return NULL;
-    if (a->bPrefault) lp_prefault(nb->aData, nb->nSize);
     nb->pNext = b;
     a->pHead = nb;
     nb->nUsed = need;

@@ -25,7 +25,6 @@ typedef struct Arena {
     ArenaBlock *pHead;      /* most recent block; allocation happens here */
     size_t szBlock;         /* size of ordinary blocks */
     size_t nBytes;          /* total bytes handed out since the last reset */
-    int bPrefault;          /* fault new blocks in at once (arena_init_prefault) */
 } Arena;
 
 #define ARENA_DEFAULT_BLOCK 8192
@@ -33,11 +32,6 @@ typedef struct Arena {
 /* Prepares an empty arena. szBlock 0 means ARENA_DEFAULT_BLOCK. No memory is
 ** allocated until the first arena_alloc. */
 void arena_init(Arena *a, size_t szBlock);
-
-/* As arena_init, for an arena that fills its blocks as it goes (an index
-** growing): each new ordinary block's pages are faulted in by one call
-** (lp_prefault, util/memtune.h) instead of one page fault each. */
-void arena_init_prefault(Arena *a, size_t szBlock);
 
 /* n bytes, 16-aligned, uninitialised; NULL when out of memory. n==0 gives a
 ** valid unique pointer. */

@@ -214,23 +214,6 @@ static void test_prefault(void **state) {
     }
     for (size_t i = 0; i < n; i++) assert_int_equal(m[i], 0);
     munmap(m, n);
-
-    /* An arena that prefaults: the same contract as any arena. */
-    Arena a;
-    arena_init_prefault(&a, 32 * 1024);
-    unsigned char *ap[300];
-    for (int i = 0; i < 300; i++) {
-        ap[i] = arena_alloc(&a, 200);
-        assert_non_null(ap[i]);
-        assert_int_equal((uintptr_t)ap[i] % 16, 0);
-        memset(ap[i], i & 0xff, 200);
-    }
-    for (int i = 0; i < 300; i++) {
-        for (int k = 0; k < 200; k++) assert_int_equal(ap[i][k], i & 0xff);
-    }
-    arena_reset(&a);
-    assert_non_null(arena_alloc(&a, 100));
-    arena_free(&a);
 }
 
 /* ------------------------------------------------------------- slab */
