@@ -171,10 +171,12 @@ static int write_parts(FtsSegWriter *w, FtsSource *src, Tpool *pool, const char 
             }
         }
         aJob[nJob++] = (PartJob){{src, NULL, NULL, {0}, zPath, NULL}, &l, i0, l.a.n, LP_OK, {0}};
+        /* The first part goes to w itself, straight to the file; only the
+        ** others wait in memory to be appended. */
         for (int k = 0; k < nJob; k++) {
             aJob[k].x.err = &aJob[k].err;
             lp_err_clear(&aJob[k].err);
-            if (!(aJob[k].x.w = fts_segw_open_part(w, err))) rc = LP_NOMEM;
+            if (!(aJob[k].x.w = k == 0 ? w : fts_segw_open_part(w, err))) rc = LP_NOMEM;
         }
     }
     if (rc == LP_OK) {
@@ -193,7 +195,7 @@ static int write_parts(FtsSegWriter *w, FtsSource *src, Tpool *pool, const char 
     }
     /* Appended in order (each frees its part), the rest freed. */
     for (int k = 0; k < nJob; k++) {
-        if (!aJob[k].x.w) continue;
+        if (!aJob[k].x.w || aJob[k].x.w == w) continue;
         if (rc == LP_OK) {
             rc = fts_segw_append_part(w, aJob[k].x.w);
         } else {

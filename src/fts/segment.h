@@ -141,7 +141,9 @@ int fts_segw_postings(FtsSegWriter *w, const uint32_t *aDoc, const uint32_t *aTf
 ** they had been given to w (the file is byte for byte the same), and frees
 ** the part: parts are appended in key order, each after the keys before
 ** it, and every part but the last must hold a multiple of
-** FTS_SEG_DICT_BLOCK keys (a dictionary block is not split). A part's
+** FTS_SEG_DICT_BLOCK keys (a dictionary block is not split). w may take
+** the first part's keys itself, on any one thread while the parts are
+** written: its last key is finished when the next part is appended. A part's
 ** error becomes w's. LP_OK, the part's error, LP_INTERNAL (a block would
 ** be split), LP_NOMEM, LP_IOERR. */
 FtsSegWriter *fts_segw_open_part(const FtsSegWriter *pMain, LpError *err);

@@ -183,6 +183,7 @@
 #include "fts/infix.h"
 #include "fts/segment_int.h"
 #include "util/crc32c.h"
+#include "util/slab.h"
 #include "util/strbuf.h"
 #include "util/varint.h"
 #include "util/vec.h"
@@ -230,8 +231,13 @@ struct FtsSegWriter {
     uint64_t nPositions;        /* sum of cf written */
 
     int bPart;                  /* a part (fts_segw_open_part): its data section
-                                ** goes to mem, its doc lengths are its main's */
-    StrBuf mem;
+                                ** goes to memory, its doc lengths are its main's */
+    SlabPages *pPages;          /* a part's memory (util/slab.h: fresh pages,
+                                ** huge where the kernel grants them) ... */
+    Slab slab;
+    uint8_t *pMem;              /* ... holding its data section in one block */
+    size_t nMem;                /* of nMem bytes used */
+    int lgMem;                  /* of 2^lgMem; 0 before the first byte */
 
     int bInfix;                 /* FTS_SEGW_INFIX: the INFIX section is written ... */
     int bInfixExact;            /* (FTS_SEGW_INFIX_EXACT: of the exact forms' keys only) */
@@ -278,9 +284,18 @@ static int segw_write(FtsSegWriter *w, const void *p, size_t n) {
     if (w->rc != LP_OK) return w->rc;
     if (n == 0) return LP_OK;
     if (w->bPart) {
-        strbuf_append(&w->mem, p, n);
+        if (w->nMem + n > (w->lgMem ? (size_t)1 << w->lgMem : 0)) {
+            int lg = w->lgMem ? w->lgMem : 16;
+            while (((size_t)1 << lg) < w->nMem + n) lg++;
+            uint8_t *a = lg <= 40 ? slab_realloc(&w->slab, w->pMem, w->lgMem, lg, w->nMem) : NULL;
+            if (!a) return segw_fail(w, LP_NOMEM, "out of memory");
+            w->pMem = a;
+            w->lgMem = lg;
+        }
+        memcpy(w->pMem + w->nMem, p, n);
+        w->nMem += n;
         w->off += n;
-        return w->mem.oom ? segw_fail(w, LP_NOMEM, "out of memory") : LP_OK;
+        return LP_OK;
     }
     w->crc = crc32c_update(w->crc, p, n);
     const uint8_t *s = (const uint8_t *)p;
@@ -790,7 +805,10 @@ static void segw_free(FtsSegWriter *w) {
     for (int f = 0; f < w->nFields && !w->bPart; f++)
         free(w->aaLen[f]);
     if (!w->bPart) free(w->aaLen);
-    strbuf_free(&w->mem);
+    if (w->pPages) {
+        slab_free(&w->slab, w->pMem, w->lgMem);
+        slab_pages_free(w->pPages);
+    }
     free(w->aBuf);
     VEC_FREE(&w->aDoc);
     VEC_FREE(&w->aTf);
@@ -814,7 +832,8 @@ void fts_segw_abort(FtsSegWriter *w) {
 
 FtsSegWriter *fts_segw_open_part(const FtsSegWriter *pMain, LpError *err) {
     FtsSegWriter *w = calloc(1, sizeof(*w));
-    if (w && !(w->zPath = strdup(pMain->zPath))) {
+    if (w && (!(w->zPath = strdup(pMain->zPath)) || !(w->pPages = slab_pages_new()))) {
+        free(w->zPath);
         free(w);
         w = NULL;
     }
@@ -824,6 +843,7 @@ FtsSegWriter *fts_segw_open_part(const FtsSegWriter *pMain, LpError *err) {
     }
     w->fd = -1;
     w->bPart = 1;
+    slab_init(&w->slab, w->pPages);
     w->nDocs = pMain->nDocs;
     w->nFields = pMain->nFields;
     w->aaLen = pMain->aaLen; /* borrowed: given before the parts start */
@@ -834,6 +854,7 @@ FtsSegWriter *fts_segw_open_part(const FtsSegWriter *pMain, LpError *err) {
 }
 
 int fts_segw_append_part(FtsSegWriter *w, FtsSegWriter *part) {
+    segw_end_term(w); /* the keys w took itself, if any */
     segw_end_term(part);
     if (w->rc == LP_OK && part->rc != LP_OK) {
         w->rc = part->rc;
@@ -842,7 +863,7 @@ int fts_segw_append_part(FtsSegWriter *w, FtsSegWriter *part) {
     if (w->rc == LP_OK && (w->bPart || w->aDoc.n || w->nTerms % FTS_SEG_DICT_BLOCK != 0)) {
         segw_fail(w, LP_INTERNAL, "a part appended where a dictionary block is half written");
     }
-    segw_write(w, part->mem.z, part->mem.n);
+    segw_write(w, part->pMem, part->nMem);
     if (w->rc == LP_OK && w->bInfix && fts_infix_append(&w->infix, &part->infix, w->aIdx.n) != LP_OK) {
         segw_fail(w, LP_NOMEM, "out of memory");
     }
