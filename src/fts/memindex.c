@@ -165,6 +165,8 @@ struct FtsMem {
     uint32_t nDocs;         /* highest ordinal added + 1 */
     Tpool *pPool;           /* shares out large batches, or NULL */
     pthread_mutex_t mu;     /* guards the sorted-key cache below */
+    Slab sortSlab;          /* aSorted and the sort's scratch (guarded by mu) */
+    int lgSorted;           /* aSorted is a block of 2^lgSorted bytes */
     MemTerm **aSorted;      /* the terms in key order (NULL: none yet): every
                             ** shard's first nSorted */
     size_t nSorted;
@@ -591,6 +593,7 @@ FtsMem *fts_mem_new(int nFields) {
     }
     for (int i = 0; i < MEM_SHARDS; i++) slab_init(&m->aShard[i].slab, m->pPages);
     slab_init(&m->slab, m->pPages);
+    slab_init(&m->sortSlab, m->pPages);
     pthread_mutex_init(&m->mu, NULL);
     return m;
 }
@@ -603,7 +606,7 @@ void fts_mem_free(FtsMem *m) {
     if (!m) return;
     for (int i = 0; i < MEM_SHARDS; i++) {
         MemShard *sh = &m->aShard[i];
-        /* The slab's pages go at once; only malloc's blocks one by one. */
+        /* The slab's pages go at once; only big blocks one by one. */
         for (size_t k = 0; k < sh->aTerm.n; k++) {
             MemTerm *t = sh->aTerm.a[k];
             if (slab_is_big(t->lgDoc)) slab_free(&sh->slab, t->doc.p, t->lgDoc);
@@ -615,9 +618,9 @@ void fts_mem_free(FtsMem *m) {
             slab_free(&sh->slab, sh->aTerm.a, list_lg(sh->aTerm.cap));
         }
     }
+    if (m->aSorted && slab_is_big(m->lgSorted)) slab_free(&m->sortSlab, m->aSorted, m->lgSorted);
     slab_pages_free(m->pPages);
     for (int i = 0; i < FTS_MAX_FIELDS; i++) VEC_FREE(&m->aLen[i]);
-    free(m->aSorted);
     infix_free(&m->infix);
     pthread_mutex_destroy(&m->mu);
     free(m);
@@ -1286,11 +1289,16 @@ static int mem_sorted(FtsMem *m, LpError *err) {
     if (m->aSorted && !m->bSortedStale) return LP_OK;
     size_t nNew = 0, nOld = m->aSorted ? m->nSorted : 0;
     for (int i = 0; i < MEM_SHARDS; i++) nNew += m->aShard[i].aTerm.n - m->aShard[i].nSorted;
-    SortTerm *aNew = malloc(sizeof(SortTerm) * (nNew ? nNew : 1));
-    MemTerm **a = malloc(sizeof(MemTerm *) * (nOld + nNew ? nOld + nNew : 1));
+    /* From the index's pages (a large index's arrays are megabytes of
+    ** fresh memory at every merge). */
+    int lgNew = SLAB_MIN_LG, lgA = SLAB_MIN_LG;
+    while (lgNew < 40 && ((size_t)1 << lgNew) < sizeof(SortTerm) * nNew) lgNew++;
+    while (lgA < 40 && ((size_t)1 << lgA) < sizeof(MemTerm *) * (nOld + nNew)) lgA++;
+    SortTerm *aNew = slab_alloc(&m->sortSlab, lgNew);
+    MemTerm **a = slab_alloc(&m->sortSlab, lgA);
     if (!aNew || !a) {
-        free(aNew);
-        free(a);
+        slab_free(&m->sortSlab, aNew, lgNew);
+        slab_free(&m->sortSlab, a, lgA);
         return lp_err_set(err, LP_NOMEM, "out of memory sorting the term dictionary");
     }
     size_t k = 0;
@@ -1328,9 +1336,10 @@ static int mem_sorted(FtsMem *m, LpError *err) {
     }
     if (nOld > i) memcpy(a + o, m->aSorted + i, sizeof(MemTerm *) * (nOld - i));
     o += nOld - i;
-    free(aNew);
-    free(m->aSorted);
+    slab_free(&m->sortSlab, aNew, lgNew);
+    slab_free(&m->sortSlab, m->aSorted, m->lgSorted);
     m->aSorted = a;
+    m->lgSorted = lgA;
     m->nSorted = o;
     for (int s = 0; s < MEM_SHARDS; s++) m->aShard[s].nSorted = m->aShard[s].aTerm.n;
     m->bSortedStale = 0;

@@ -6,7 +6,7 @@
 
 #include "fts/lower.h"
 #include "fts/segment.h"
-#include "util/strbuf.h"
+#include "util/slab.h"
 #include "util/vec.h"
 
 /* The state of one write, for the scan's callback. */
@@ -106,18 +106,34 @@ typedef struct ScanKey {
     FtsTermInfo info;
 } ScanKey;
 
+/* Every key of the source, gathered before the parts are cut. A large
+** flush has millions (48 bytes each): fresh memory, in huge pages
+** (util/slab.h) rather than a page fault per 4 KiB. */
 typedef struct KeyList {
-    StrBuf bytes;
-    VEC(ScanKey) a;
+    SlabPages *pPages;
+    Slab slab;
+    uint8_t *aByte;         /* the keys' bytes, back to back ... */
+    size_t nByte;
+    int lgByte;             /* ... in a block of 2^lgByte */
+    ScanKey *a;             /* the keys, in scan order ... */
+    size_t n;
+    int lgA;                /* ... in a block of 2^lgA */
     uint64_t nPostings;
 } KeyList;
 
 static int collect_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
     KeyList *l = ctx;
-    ScanKey k = {l->bytes.n, nKey, *info};
-    strbuf_append(&l->bytes, key, (size_t)nKey);
+    uint8_t *aByte = slab_grow(&l->slab, l->aByte, &l->lgByte, l->nByte, l->nByte + (size_t)nKey, 16);
+    if (!aByte) return LP_NOMEM;
+    l->aByte = aByte;
+    ScanKey *a = slab_grow(&l->slab, l->a, &l->lgA, sizeof(ScanKey) * l->n, sizeof(ScanKey) * (l->n + 1), 16);
+    if (!a) return LP_NOMEM;
+    l->a = a;
+    l->a[l->n++] = (ScanKey){l->nByte, nKey, *info};
+    memcpy(l->aByte + l->nByte, key, (size_t)nKey);
+    l->nByte += (size_t)nKey;
     l->nPostings += info->df;
-    return l->bytes.oom || VEC_PUSH(&l->a, k) ? LP_NOMEM : LP_OK;
+    return LP_OK;
 }
 
 /* One part: keys [i0, i1) of the list into its own writer. */
@@ -132,8 +148,8 @@ typedef struct PartJob {
 static void part_run(void *arg) {
     PartJob *j = arg;
     for (size_t i = j->i0; i < j->i1 && j->rc == LP_OK; i++) {
-        const ScanKey *k = &j->l->a.a[i];
-        j->rc = write_key(&j->x, (const uint8_t *)j->l->bytes.z + k->off, k->nKey, &k->info);
+        const ScanKey *k = &j->l->a[i];
+        j->rc = write_key(&j->x, j->l->aByte + k->off, k->nKey, &k->info);
     }
     VEC_FREE(&j->x.pos);
 }
@@ -148,29 +164,31 @@ static void part_run(void *arg) {
 ** reach each thread's share; a source too small to share out, on this
 ** thread. LP_OK or an error. */
 static int write_parts(FtsSegWriter *w, FtsSource *src, Tpool *pool, const char *zPath, LpError *err) {
-    KeyList l = {{0}, {0}, 0};
+    KeyList l = {0};
+    if (!(l.pPages = slab_pages_new())) return lp_err_set(err, LP_NOMEM, "out of memory writing %s", zPath);
+    slab_init(&l.slab, l.pPages);
     int rc = src->vt->xScan(src, (const uint8_t *)"", 0, collect_key, &l, err);
     int nPart = tpool_size(pool) + 1;
     if (nPart > 8) nPart = 8;
     PartJob aJob[8];
     int nJob = 0;
-    if (rc == LP_OK && (l.nPostings < WRITE_PARALLEL_POSTINGS || l.a.n < (size_t)(2 * nPart * FTS_SEG_DICT_BLOCK))) {
+    if (rc == LP_OK && (l.nPostings < WRITE_PARALLEL_POSTINGS || l.n < (size_t)(2 * nPart * FTS_SEG_DICT_BLOCK))) {
         /* too small to share out: the keys gathered go to w here */
-        PartJob one = {{src, w, NULL, {0}, zPath, err}, &l, 0, l.a.n, LP_OK, {0}};
+        PartJob one = {{src, w, NULL, {0}, zPath, err}, &l, 0, l.n, LP_OK, {0}};
         part_run(&one);
         rc = one.rc;
     } else if (rc == LP_OK) {
         uint64_t nSeen = 0;
         size_t i0 = 0;
-        for (size_t i = 0; i < l.a.n && nJob < nPart - 1; i++) {
-            nSeen += l.a.a[i].info.df;
+        for (size_t i = 0; i < l.n && nJob < nPart - 1; i++) {
+            nSeen += l.a[i].info.df;
             size_t iCut = (i + 1) / FTS_SEG_DICT_BLOCK * FTS_SEG_DICT_BLOCK;
             if (nSeen * (uint64_t)nPart >= l.nPostings * (uint64_t)(nJob + 1) && iCut > i0) {
                 aJob[nJob++] = (PartJob){{src, NULL, NULL, {0}, zPath, NULL}, &l, i0, iCut, LP_OK, {0}};
                 i0 = iCut;
             }
         }
-        aJob[nJob++] = (PartJob){{src, NULL, NULL, {0}, zPath, NULL}, &l, i0, l.a.n, LP_OK, {0}};
+        aJob[nJob++] = (PartJob){{src, NULL, NULL, {0}, zPath, NULL}, &l, i0, l.n, LP_OK, {0}};
         /* The first part goes to w itself, straight to the file; only the
         ** others wait in memory to be appended. */
         for (int k = 0; k < nJob; k++) {
@@ -202,8 +220,9 @@ static int write_parts(FtsSegWriter *w, FtsSource *src, Tpool *pool, const char 
             fts_segw_abort(aJob[k].x.w);
         }
     }
-    strbuf_free(&l.bytes);
-    VEC_FREE(&l.a);
+    slab_free(&l.slab, l.aByte, l.lgByte);
+    slab_free(&l.slab, l.a, l.lgA);
+    slab_pages_free(l.pPages);
     return rc;
 }
 

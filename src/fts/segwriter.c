@@ -284,14 +284,9 @@ static int segw_write(FtsSegWriter *w, const void *p, size_t n) {
     if (w->rc != LP_OK) return w->rc;
     if (n == 0) return LP_OK;
     if (w->bPart) {
-        if (w->nMem + n > (w->lgMem ? (size_t)1 << w->lgMem : 0)) {
-            int lg = w->lgMem ? w->lgMem : 16;
-            while (((size_t)1 << lg) < w->nMem + n) lg++;
-            uint8_t *a = lg <= 40 ? slab_realloc(&w->slab, w->pMem, w->lgMem, lg, w->nMem) : NULL;
-            if (!a) return segw_fail(w, LP_NOMEM, "out of memory");
-            w->pMem = a;
-            w->lgMem = lg;
-        }
+        uint8_t *a = slab_grow(&w->slab, w->pMem, &w->lgMem, w->nMem, w->nMem + n, 16);
+        if (!a) return segw_fail(w, LP_NOMEM, "out of memory");
+        w->pMem = a;
         memcpy(w->pMem + w->nMem, p, n);
         w->nMem += n;
         w->off += n;

@@ -221,6 +221,16 @@ void *slab_realloc(Slab *s, void *p, int lgOld, int lgNew, size_t nKeep) {
     return q;
 }
 
+void *slab_grow(Slab *s, void *p, int *plg, size_t nUsed, size_t nNeed, int lgFirst) {
+    if (p && nNeed <= (size_t)1 << *plg) return p;
+    int lg = p ? *plg + 1 : lgFirst < SLAB_MIN_LG ? SLAB_MIN_LG : lgFirst;
+    while (lg <= 40 && ((size_t)1 << lg) < nNeed) lg++;
+    if (lg > 40) return NULL;
+    void *q = slab_realloc(s, p, p ? *plg : 0, lg, nUsed);
+    if (q) *plg = lg;
+    return q;
+}
+
 void *slab_bump(Slab *s, size_t n) {
     n = (n + 7) & ~(size_t)7;
     if (n == 0) n = 8;

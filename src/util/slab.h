@@ -87,6 +87,13 @@ void slab_free(Slab *s, void *p, int lg);
 ** p is freed. NULL when out of memory, and p is then left as it was. */
 void *slab_realloc(Slab *s, void *p, int lgOld, int lgNew, size_t nKeep);
 
+/* Block p of 2^*plg bytes (NULL with *plg 0: none), of which nUsed are
+** used, made to hold at least nNeed bytes: p itself when it does, else a
+** block of the next power of two that does (at least 2^lgFirst), holding
+** the nUsed bytes, *plg updated. NULL when out of memory (p and *plg are
+** then as they were). For arrays that grow by doubling. */
+void *slab_grow(Slab *s, void *p, int *plg, size_t nUsed, size_t nNeed, int lgFirst);
+
 /* n bytes (rounded up to 8), 8-byte aligned, that live until the
 ** SlabPages is freed; NULL when out of memory or n is 64 KiB or more. */
 void *slab_bump(Slab *s, size_t n);

@@ -318,6 +318,30 @@ static void test_slab_reuse_and_bump(void **state) {
     memset(g, 0xab, 128);
     slab_free(&s, NULL, 9); /* nothing */
 
+    /* An array grown by slab_grow: kept while it holds what is needed,
+    ** doubled (from lgFirst) when not, its used bytes kept. */
+    unsigned char *arr = NULL;
+    int lgArr = 0;
+    size_t nArr = 0;
+    for (size_t i = 0; i < 3000000; i += 1 + i / 3) {
+        int lgOld = lgArr;
+        unsigned char *q = slab_grow(&s, arr, &lgArr, nArr, i + 1, 10);
+        assert_non_null(q);
+        assert_true(((size_t)1 << lgArr) >= i + 1 && lgArr >= 10);
+        if (arr && i + 1 <= (size_t)1 << lgOld) assert_ptr_equal(q, arr);
+        if (arr && i + 1 > (size_t)1 << lgOld) assert_int_equal(lgArr, lgOld + 1);
+        arr = q;
+        for (size_t k = nArr; k <= i; k++) arr[k] = (unsigned char)(k * 13);
+        nArr = i + 1;
+    }
+    for (size_t k = 0; k < nArr; k++) assert_int_equal(arr[k], (unsigned char)(k * 13));
+    int lgKept = lgArr;
+    assert_ptr_equal(slab_grow(&s, arr, &lgArr, nArr, (size_t)1 << lgArr, 10), arr);
+    assert_int_equal(lgArr, lgKept);
+    assert_null(slab_grow(&s, arr, &lgArr, nArr, (size_t)1 << 41, 10));
+    assert_int_equal(lgArr, lgKept);
+    slab_free(&s, arr, lgArr); /* big: given back on its own */
+
     unsigned char *ab[500];
     size_t anb[500];
     for (int i = 0; i < 500; i++) {
