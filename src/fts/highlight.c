@@ -574,11 +574,12 @@ typedef struct Hl {
     uint32_t n;            /* its length in bytes */
     uint32_t nChars;       /* ... and in characters */
     const Analyzer *an;    /* the table's */
-    int bStemmed;          /* the analyzer stems or has word forms: step 1
+    int bStemmed;          /* the analyzer stems or renumbers: step 1
                            ** needs two runs */
     VEC(HlWord) words;     /* every word, in text order */
-    int bRenumber;         /* word forms: the index numbers terms, not words;
-                           ** words take their terms' positions */
+    int bRenumber;         /* word forms, or stop words that take no position:
+                           ** the index numbers terms, not words; words
+                           ** take their terms' positions */
     VEC(HlTok) toks;       /* the second run's terms a query term matches,
                            ** in position order (read with bRenumber) */
     uint32_t iScan, cScan; /* counting characters: byte iScan is character cScan */
@@ -668,7 +669,7 @@ static int on_stemmed(void *ctx, const Token *t) {
     return LP_OK;
 }
 
-/* With word forms: the words no term numbered (stop words) take the
+/* With bRenumber: the words no term numbered (stop words) take the
 ** positions their neighbours' shift gives them, so positions still rise
 ** with the text. */
 static void renumber_rest(Hl *h) {
@@ -1252,8 +1253,8 @@ int fts_highlight(const Analyzer *an, const FtsHlQuery *q, const char *zText, si
     h.z = zText;
     h.n = (uint32_t)nText;
     h.an = an;
-    h.bStemmed = analyzer_is_stemmed(an) || analyzer_has_wordforms(an);
-    h.bRenumber = analyzer_has_wordforms(an);
+    h.bRenumber = analyzer_renumbers(an);
+    h.bStemmed = analyzer_is_stemmed(an) || h.bRenumber;
     h.out = out;
     h.err = err;
 

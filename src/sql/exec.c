@@ -1845,7 +1845,7 @@ static int build_column(Binder *b, const ColumnDef *d, ColumnSchema *c) {
 
 static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
     static const char *const azKnown[] = {"morphology", "stopwords", "min_prefix_len",
-                                          "min_infix_len", "min_word_len", "min_stemming_len", "index_exact_words", "index_sp", "html_strip",
+                                          "min_infix_len", "min_word_len", "min_stemming_len", "stopword_step", "overshort_step", "index_exact_words", "index_sp", "html_strip",
                                           "remove_diacritics", "html_remove_elements", "html_index_attrs", "index_zones", "expand_keywords",
                                           "wordforms", "wordforms_list", "exceptions", "exceptions_list", "stopwords_list", "ignore_chars",
                                           "rt_mem_limit", "rank_profile", "type"};
@@ -1855,7 +1855,8 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
         char zMsg[512];
         snprintf(zMsg, sizeof(zMsg),
                  "unknown table option '%.64s': expected morphology, stopwords, min_prefix_len, "
-                 "min_infix_len, min_word_len, min_stemming_len, index_exact_words, index_sp, html_strip, remove_diacritics, "
+                 "min_infix_len, min_word_len, min_stemming_len, stopword_step, overshort_step, index_exact_words, index_sp, "
+                 "html_strip, remove_diacritics, "
                  "html_remove_elements, html_index_attrs, index_zones, expand_keywords, wordforms, "
                  "wordforms_list, exceptions, exceptions_list, stopwords_list, ignore_chars, rt_mem_limit, rank_profile "
                  "or type",
@@ -1867,6 +1868,8 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
     if (strcmp(o->zName, "min_infix_len") == 0 && opt_int(b, o, 0, 64, &iv)) return b->rc;
     if (strcmp(o->zName, "min_word_len") == 0 && opt_int(b, o, 0, 64, &iv)) return b->rc;
     if (strcmp(o->zName, "min_stemming_len") == 0 && opt_int(b, o, 0, 64, &iv)) return b->rc;
+    if (strcmp(o->zName, "stopword_step") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;
+    if (strcmp(o->zName, "overshort_step") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;
     if (strcmp(o->zName, "index_exact_words") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;
     if (strcmp(o->zName, "index_sp") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;
     if (strcmp(o->zName, "html_strip") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;

@@ -69,7 +69,7 @@ static int check_rules(const char *zOption, const char *z, int bStrip, const cha
                        LpError *err) {
     int bExc = strcmp(zOption, "exceptions") == 0, bStop = strcmp(zOption, "stopwords") == 0;
     AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, bStrip, 0, bExc || bStop ? NULL : z,
-                          zIgnore, bExc ? z : NULL, bStop ? z : NULL};
+                          zIgnore, bExc ? z : NULL, bStop ? z : NULL, 0, 0};
     Analyzer *an = NULL;
     LpError e;
     lp_err_clear(&e);

@@ -149,7 +149,7 @@ static void free_graphs(Table *t) {
 
 /* The analyzer the table's options ask for. */
 static int make_analyzer(const Schema *s, Analyzer **pp, LpError *err) {
-    AnalyzerConfig cfg = {schema_option(s, "morphology"), schema_option(s, "stopwords"), 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL};
+    AnalyzerConfig cfg = {schema_option(s, "morphology"), schema_option(s, "stopwords"), 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0};
     const char *z = schema_option(s, "min_prefix_len");
     if (z) cfg.minPrefixLen = atoi(z);
     z = schema_option(s, "min_infix_len");
@@ -158,6 +158,10 @@ static int make_analyzer(const Schema *s, Analyzer **pp, LpError *err) {
     if (z) cfg.minWordLen = atoi(z);
     z = schema_option(s, "min_stemming_len");
     if (z) cfg.minStemmingLen = atoi(z);
+    z = schema_option(s, "stopword_step");
+    if (z) cfg.bStopwordNoStep = atoi(z) == 0;
+    z = schema_option(s, "overshort_step");
+    if (z) cfg.bOvershortNoStep = atoi(z) == 0;
     z = schema_option(s, "index_exact_words");
     if (z) cfg.bExactWords = atoi(z);
     z = schema_option(s, "index_sp");

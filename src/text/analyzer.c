@@ -164,6 +164,8 @@ struct Analyzer {
     int minPrefixLen;           /* as configured (0..ANALYZER_MAX_TERM) */
     int minInfixLen;            /* as configured (0..ANALYZER_MAX_TERM) */
     int minWordLen;             /* as configured (0..ANALYZER_MAX_TERM); 0, 1: off */
+    int bStopNoStep;            /* stopword_step='0': a stop word takes no position */
+    int bShortNoStep;           /* overshort_step='0': nor does a word under min_word_len */
     StopKey *aStop;             /* open-addressing table of stop words, or NULL */
     uint32_t stopMask;          /* its size (a power of two) minus one */
     int nStopMax;               /* longest stop word in bytes: longer terms skip the lookup */
@@ -643,7 +645,7 @@ static int run(const Analyzer *a, int mode, const char *z, size_t n, uint32_t iP
 static int exceptions_build(Analyzer *a, const char *z, LpError *err);
 
 int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
-    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL};
+    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0};
     if (!cfg) cfg = &cfgDefault;
     *ppOut = NULL;
     if (cfg->minPrefixLen < 0 || cfg->minPrefixLen > ANALYZER_MAX_TERM) {
@@ -670,6 +672,8 @@ int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
     a->minPrefixLen = cfg->minPrefixLen;
     a->minInfixLen = cfg->minInfixLen;
     a->minWordLen = cfg->minWordLen;
+    a->bStopNoStep = cfg->bStopwordNoStep != 0;
+    a->bShortNoStep = cfg->bOvershortNoStep != 0;
     a->minStemLen = cfg->minStemmingLen;
     a->bExactWords = cfg->bExactWords != 0;
     a->bIndexSp = cfg->bIndexSp != 0;
@@ -748,6 +752,10 @@ int analyzer_is_stemmed(const Analyzer *a) {
 
 int analyzer_has_wordforms(const Analyzer *a) {
     return a->pWf != NULL;
+}
+
+int analyzer_renumbers(const Analyzer *a) {
+    return a->pWf != NULL || a->bStopNoStep || a->bShortNoStep;
 }
 
 int analyzer_has_exceptions(const Analyzer *a) {
@@ -1117,7 +1125,9 @@ typedef struct RunState {
     WfRun *pWfRun;              /* with pWf: the words waiting */
     int64_t posAdj;             /* added to every position handed over: what word
                                 ** forms' destinations took more (or fewer) than
-                                ** their sources */
+                                ** their sources, less the dropped words that
+                                ** took no position (bSteps) */
+    int bSteps;                 /* stopword_step or overshort_step is 0 */
     size_t iScanFrom, iScanTo;  /* the bytes scan() reads: [from, to) */
     size_t iWord, iWordEnd;     /* the last word's bytes (iWordEnd SIZE_MAX: none yet) */
 } RunState;
@@ -1306,11 +1316,12 @@ static int chars_below(const char *z, int n, int nMin) {
     return nChars < nMin;
 }
 
-/* Is the normalised word z[0..n) dropped: a stop word, or shorter than
-** min_word_len characters? */
+/* Is the normalised word z[0..n) dropped: DROP_STOP for a stop word,
+** DROP_SHORT for one shorter than min_word_len characters, else 0? */
+enum { DROP_STOP = 1, DROP_SHORT = 2 };
 static int word_dropped(const Analyzer *a, const char *z, int n) {
-    if (a->aStop && stop_contains(a, z, n)) return 1;
-    return a->minWordLen > 1 && chars_below(z, n, a->minWordLen);
+    if (a->aStop && stop_contains(a, z, n)) return DROP_STOP;
+    return a->minWordLen > 1 && chars_below(z, n, a->minWordLen) ? DROP_SHORT : 0;
 }
 
 int analyzer_word_indexed(const Analyzer *a, const char *z, int n) {
@@ -1343,12 +1354,14 @@ static inline __attribute__((always_inline)) int exact_form(RunState *s, const P
 }
 
 /* Filters, stems and hands over a prepared word (w->h is set when
-** bHashed). bWf (a constant where inlined): the run has word forms, whose
-** positions and '~' rules apply; without, the common path tests neither. */
+** bHashed). bShift (a constant where inlined): positions may shift (the
+** run has word forms, whose '~' rules apply too, or dropped words that
+** take no position: RunState.posAdj); without, the common path tests
+** none of that. */
 static inline __attribute__((always_inline)) int word_out_as(RunState *s, PendWord *w, int bHashed,
-                                                             const int bWf) {
+                                                             const int bShift) {
     Token t;
-    t.iPos = bWf ? (uint32_t)(w->iPos + s->posAdj) : w->iPos;
+    t.iPos = bShift ? (uint32_t)(w->iPos + s->posAdj) : w->iPos;
     t.iStart = w->iStart;
     t.iEnd = w->iEnd;
     t.z = w->aTerm;
@@ -1357,7 +1370,12 @@ static inline __attribute__((always_inline)) int word_out_as(RunState *s, PendWo
     ** an empty result would be a utf8proc change: count the word, emit nothing. */
     if (NEVER(w->nTerm == 0)) return LP_OK;
     if (s->mode != RUN_UNSTEMMED) {
-        if (word_dropped(s->a, w->aTerm, w->nTerm)) return LP_OK;
+        int drop = word_dropped(s->a, w->aTerm, w->nTerm);
+        if (drop) {
+            /* stopword_step, overshort_step 0: the words after it move up */
+            if (bShift && (drop == DROP_STOP ? s->a->bStopNoStep : s->a->bShortNoStep)) s->posAdj--;
+            return LP_OK;
+        }
         /* The exact form goes first, as the stemmer may rewrite aTerm in
         ** place. */
         int bOnly, rc = exact_form(s, w, &t, &bOnly);
@@ -1366,7 +1384,7 @@ static inline __attribute__((always_inline)) int word_out_as(RunState *s, PendWo
             rc = stem_term(s, &t, w->aTerm, bHashed ? w->h : stemdict_hash(w->aTerm, w->nTerm));
             if (rc != LP_OK) return rc;
         }
-        if (bWf && s->bWfPost) {
+        if (bShift && s->bWfPost) {
             const WfEntry *e = wordforms_find(s->pWf, 1, t.z, (size_t)t.n);
             if (e && e->zDst) {
                 t.z = e->zDst;
@@ -1377,7 +1395,7 @@ static inline __attribute__((always_inline)) int word_out_as(RunState *s, PendWo
     return s->xToken(s->ctx, &t);
 }
 
-/* word_out_as for a run with word forms. */
+/* word_out_as for a run with word forms or position steps. */
 static int word_out(RunState *s, PendWord *w, int bHashed) {
     return word_out_as(s, w, bHashed, 1);
 }
@@ -1387,7 +1405,8 @@ static int wf_feed(RunState *s, PendWord *w);
 /* Filters, stems and hands over a prepared word, or with word forms
 ** feeds it to them. */
 static inline int word_finish(RunState *s, PendWord *w, int bHashed) {
-    return s->pWf ? wf_feed(s, w) : word_out_as(s, w, bHashed, 0);
+    if (s->pWf) return wf_feed(s, w);
+    return s->bSteps ? word_out(s, w, bHashed) : word_out_as(s, w, bHashed, 0);
 }
 
 /* Hands over the destination of entry e for the source words
@@ -1836,6 +1855,7 @@ static int run(const Analyzer *a, int mode, const char *z, size_t n, uint32_t iP
     RunState s = {.a = a, .mode = mode, .xToken = xToken, .ctx = ctx, .iPos = iPosBase, .zText = z,
                   .err = err, .nText = n, .spKind = SP_NONE};
     WfRun wfRun;
+    s.bSteps = mode != RUN_UNSTEMMED && (a->bStopNoStep || a->bShortNoStep);
     if (mode != RUN_UNSTEMMED && a->pWf) {
         s.pWf = a->pWf;
         s.bWfPost = wordforms_has_post(a->pWf);

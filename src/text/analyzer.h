@@ -28,7 +28,9 @@
 **    separate words, as every format character does.
 **    Then, per the configuration, stop words and words of fewer than
 **    min_word_len characters are dropped (their position is still
-**    counted, so a phrase does not match across a removed word) and the
+**    counted, so a phrase does not match across a removed word; with
+**    bStopwordNoStep, bOvershortNoStep it is not: the next word takes it,
+**    Manticore's stopword_step=0 and overshort_step=0) and the
 **    Snowball stemmer of the language is applied (of several languages,
 **    the first that changes the word; none to a word of fewer than
 **    min_stemming_len characters).
@@ -137,6 +139,8 @@ typedef struct AnalyzerConfig {
                                 ** AT & T => at&t"); NULL: none */
     const char *zStopwordsList; /* stopwords_list: the table's own stop words, a text split
                                 ** into words as documents are ("a; the"); NULL: none */
+    int bStopwordNoStep;        /* stopword_step='0': a stop word takes no position */
+    int bOvershortNoStep;       /* overshort_step='0': nor does a word under min_word_len */
 } AnalyzerConfig;
 
 #define ANALYZER_MAX_STEMMERS 4
@@ -236,6 +240,10 @@ int analyzer_is_stemmed(const Analyzer *a);
 /* Does the table have word forms? Then, as with stemming, a word's term
 ** can differ from the word (analyzer_run_unstemmed). */
 int analyzer_has_wordforms(const Analyzer *a);
+/* Do the terms of a text take other positions than its words
+** (analyzer_run_unstemmed numbers every word): word forms, or a dropped
+** word that takes no position (stopword_step or overshort_step 0)? */
+int analyzer_renumbers(const Analyzer *a);
 /* Does the table have exceptions (a token may span several words)? */
 int analyzer_has_exceptions(const Analyzer *a);
 int analyzer_exact_words(const Analyzer *a);

@@ -3382,6 +3382,52 @@ def test_min_word_len(server, cur, uniq):
     expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) min_word_len='65'", 1064, r"min_word_len")
 
 
+def test_stopword_and_overshort_step(cur, uniq):
+    """stopword_step='0' and overshort_step='0' (Manticore's options): a
+    dropped stop word, or a word under min_word_len, takes no position, in
+    documents and queries alike, so a phrase matches across it; with the
+    default 1 it does not. HIGHLIGHT() marks the phrase across the word;
+    SHOW CREATE TABLE keeps the options; a bad value is refused."""
+    docs = "(1, 'in the office'), (2, 'in office'), (3, 'in a big office'), (4, 'office in x the town')"
+    tables = {}
+    for opts in ("", "stopword_step='0'", "overshort_step='0'", "stopword_step='0' overshort_step='0'"):
+        t = uniq()
+        cur.execute(f"CREATE TABLE {t} (body TEXT) stopwords_list='the' min_word_len='2' {opts}")
+        cur.execute(f"INSERT INTO {t} VALUES {docs}")
+        tables[opts] = t
+    cases = {
+        "": [('"in office"', [2]), ('"in the office"', [1]), ('"office in town"', []),
+             ('"in big office"', []), ('"in a big office"', [3]), ('"in x town"', []),
+             ('"in x the town"', [4])],
+        "stopword_step='0'": [('"in office"', [1, 2]), ('"in the office"', [1, 2]),
+                              ('"in x town"', [4]), ('"in big office"', []), ('"office in town"', [])],
+        "overshort_step='0'": [('"in office"', [2]), ('"in big office"', [3]),
+                               ('"in a big office"', [3]), ('"in town"', []), ('"in the town"', [4])],
+        "stopword_step='0' overshort_step='0'": [('"in office"', [1, 2]), ('"in big office"', [3]),
+                                                 ('"office in town"', [4]), ('"in x the town"', [4])],
+    }
+    for opts, want in cases.items():
+        assert_ids_ram_and_flushed(cur, tables[opts], want)
+        cur.execute(f"SHOW CREATE TABLE {tables[opts]}")
+        ddl = cur.fetchone()[1]
+        for o in opts.split():
+            assert o in ddl, (o, ddl)
+    # exact_phrase marks a phrase's words only where the phrase matches:
+    # across the stop word with step 0, not with the default
+    for opts, want in (("stopword_step='0'", ((1, "<b>in</b> the <b>office</b>"), (2, "<b>in</b> <b>office</b>"))),
+                       ("", ((1, "in the office"), (2, "<b>in</b> <b>office</b>")))):
+        cur.execute(f"SELECT id, HIGHLIGHT({{exact_phrase=1}}) FROM {tables[opts]} "
+                    f"WHERE MATCH('\"in office\"') ORDER BY id ASC")
+        assert cur.fetchall() == tuple(r for r in want if "<b>" in r[1]), opts
+        # HIGHLIGHT with a query of its own, on rows MATCH did not pick
+        cur.execute(f"SELECT id, HIGHLIGHT({{exact_phrase=1}}, 'body', '\"in office\"') FROM {tables[opts]} "
+                    f"WHERE id IN (1, 2) ORDER BY id ASC")
+        assert cur.fetchall() == want, opts
+    for bad in ("stopword_step='2'", "overshort_step='-1'", "stopword_step='yes'"):
+        expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) {bad}", 1064,
+                     r"option '(stopword|overshort)_step' expects an integer from 0 to 1")
+
+
 def test_wildcards_with_min_infix_len(server, cur, uniq):
     """min_infix_len='2' (Manticore's option) lets '*' stand before and
     inside a word: '*cat*', '*ing', 'ab*cd'. Each '*' is any run of
