@@ -250,6 +250,7 @@ typedef enum AlterKind {
     ALTER_DROP_COLUMN,          /* DROP [COLUMN] name */
     ALTER_MODIFY_COLUMN,        /* MODIFY [COLUMN] coldef */
     ALTER_REBUILD_EMBEDDINGS,   /* REBUILD EMBEDDINGS name */
+    ALTER_SET_OPTIONS,          /* name = 'value' [, ...]: table options */
 } AlterKind;
 
 typedef struct AlterTableStmt {
@@ -259,6 +260,8 @@ typedef struct AlterTableStmt {
     ColumnDef col;              /* ADD, MODIFY */
     const char *zColumn;        /* DROP, REBUILD: lower-cased */
     int colPos;
+    SqlMapItem *aOpt;           /* SET_OPTIONS: the options, as CREATE TABLE's */
+    int nOpt;
 } AlterTableStmt;
 
 typedef struct DropTableStmt {

@@ -1966,7 +1966,7 @@ static int force_exact_words(Schema *sc) {
 ** room for it). stopwords also names languages: its codes ('en, de') stay
 ** in the option stopwords, only its paths (those starting with '/') are
 ** files. */
-static int create_rules(Binder *b, const CreateTableStmt *ct, Schema *sc, const char *zOption) {
+static int create_rules(Binder *b, const SqlMapItem *aOpt, int nOpt, Schema *sc, const char *zOption) {
     const char *zStrip = schema_option(sc, "remove_diacritics");
     int bStrip = zStrip && atoi(zStrip) == 1;
     const char *zIgnore = schema_option(sc, "ignore_chars");
@@ -1975,8 +1975,8 @@ static int create_rules(Binder *b, const CreateTableStmt *ct, Schema *sc, const 
     snprintf(zList, sizeof(zList), "%s_list", zOption);
     StrBuf rules = {0}, codes = {0};
     int bAny = 0;
-    for (int i = 0; i < ct->nOpt && b->rc == LP_OK; i++) {
-        const SqlMapItem *o = &ct->aOpt[i];
+    for (int i = 0; i < nOpt && b->rc == LP_OK; i++) {
+        const SqlMapItem *o = &aOpt[i];
         int bFiles = strcmp(o->zName, zOption) == 0;
         if (!bFiles && strcmp(o->zName, zList) != 0) continue;
         const char *z = opt_text(b, o);
@@ -2022,6 +2022,21 @@ static int create_rules(Binder *b, const CreateTableStmt *ct, Schema *sc, const 
 static int is_rules_option(const char *z) {
     return strcmp(z, "wordforms") == 0 || strcmp(z, "wordforms_list") == 0 || strcmp(z, "exceptions") == 0 ||
            strcmp(z, "exceptions_list") == 0 || strcmp(z, "stopwords") == 0 || strcmp(z, "stopwords_list") == 0;
+}
+
+/* Checks every profile of sc's rank_profile option against its indexed
+** text fields. */
+static int check_profiles(Binder *b, const Schema *sc) {
+    const char *zProfiles = schema_option(sc, "rank_profile");
+    if (!zProfiles) return LP_OK;
+    const char *azFts[FTS_MAX_FIELDS];
+    int nFts = 0;
+    for (int i = 0; i < sc->nCol && nFts < FTS_MAX_FIELDS; i++) {
+        if (sc->aCol[i].type == COL_TEXT && (sc->aCol[i].flags & COLF_INDEXED)) {
+            azFts[nFts++] = sc->aCol[i].zName;
+        }
+    }
+    return apply_profile(b, zProfiles, NULL, nFts, azFts, NULL);
 }
 
 void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
@@ -2095,22 +2110,11 @@ void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     ** table created before it existed (no option: no folding) keeps
     ** analysing as it did. */
     if (!schema_option(sc, "remove_diacritics") && schema_set_option(sc, "remove_diacritics", "1")) goto oom;
-    if (create_rules(&b, ct, sc, "wordforms") || create_rules(&b, ct, sc, "exceptions") ||
-        create_rules(&b, ct, sc, "stopwords")) {
+    if (create_rules(&b, ct->aOpt, ct->nOpt, sc, "wordforms") || create_rules(&b, ct->aOpt, ct->nOpt, sc, "exceptions") ||
+        create_rules(&b, ct->aOpt, ct->nOpt, sc, "stopwords")) {
         goto fail;
     }
-    const char *zProfiles = schema_option(sc, "rank_profile");
-    if (zProfiles) {
-        /* Check every stored profile now, against the indexed text fields. */
-        const char *azFts[FTS_MAX_FIELDS];
-        int nFts = 0;
-        for (int i = 0; i < sc->nCol && nFts < FTS_MAX_FIELDS; i++) {
-            if (sc->aCol[i].type == COL_TEXT && (sc->aCol[i].flags & COLF_INDEXED)) {
-                azFts[nFts++] = sc->aCol[i].zName;
-            }
-        }
-        if (apply_profile(&b, zProfiles, NULL, nFts, azFts, NULL)) goto fail;
-    }
+    if (check_profiles(&b, sc)) goto fail;
     int bExisted = 0;
     int rc = catalog_create(s->e->pCatalog, ct->zTable, sc, ct->bIfNotExists, &bExisted, &err);
     sc = NULL; /* the catalog owns it now, or freed it */
@@ -2180,10 +2184,96 @@ static void column_free(ColumnSchema *c) {
     memset(c, 0, sizeof(*c));
 }
 
+/* Removes option zName from sc, if it has it. */
+static void schema_unset_option(Schema *sc, const char *zName) {
+    for (int i = 0; i < sc->nOpt; i++) {
+        if (strcmp(sc->aOpt[i].zName, zName) != 0) continue;
+        free(sc->aOpt[i].zName);
+        free(sc->aOpt[i].zValue);
+        memmove(&sc->aOpt[i], &sc->aOpt[i + 1], sizeof(TableOpt) * (size_t)(sc->nOpt - i - 1));
+        sc->nOpt--;
+        return;
+    }
+}
+
+/* ALTER TABLE t name = 'value' ...: the table's options as CREATE TABLE
+** takes them, each replacing the table's; rules given as files or lists
+** (wordforms, exceptions, stopwords) replace all the table had of their
+** kind. The table is then altered as for a column change: a new version,
+** its rows indexed again where the analysis changed. */
+static void alter_options(SqlSession *s, const SqlStmt *st, SqlResult *r, Table *t) {
+    const AlterTableStmt *at = &st->u.alter;
+    LpError err;
+    lp_err_clear(&err);
+    Binder b = {s, &s->stmt, st, NULL, at->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0};
+    static const char *const azKind[] = {"wordforms", "exceptions", "stopwords"};
+    int abKind[3] = {0, 0, 0};
+    int *aMap = NULL;
+    Schema *sn = schema_dup(table_schema(t));
+    /* room for every option given, and for the ones they bring (as
+    ** sqlx_create_table counts) */
+    TableOpt *aOpt = sn ? realloc(sn->aOpt, sizeof(TableOpt) * (size_t)(sn->nOpt + at->nOpt + 5)) : NULL;
+    if (!aOpt) goto oom;
+    sn->aOpt = aOpt;
+    if (!(aMap = malloc(sizeof(int) * (size_t)(sn->nCol + 1)))) goto oom;
+    for (int j = 0; j < sn->nCol; j++) aMap[j] = j;
+    for (int i = 0; i < at->nOpt; i++) {
+        const SqlMapItem *o = &at->aOpt[i];
+        const char *z = opt_text(&b, o);
+        if (!z || check_table_option(&b, o, z)) goto fail;
+        for (int k = 0; k < i; k++) {
+            if (strcmp(at->aOpt[k].zName, o->zName) == 0) {
+                bind_fail_at(&b, o->pos, "table option given twice");
+                goto fail;
+            }
+        }
+        if (is_rules_option(o->zName)) {
+            for (int k = 0; k < 3; k++) abKind[k] |= strncmp(o->zName, azKind[k], strlen(azKind[k])) == 0;
+            continue;
+        }
+        if (schema_set_option(sn, o->zName, z)) goto oom;
+    }
+    char zList[32];
+    for (int k = 0; k < 3; k++) {
+        if (!abKind[k]) continue;
+        snprintf(zList, sizeof(zList), "%s_list", azKind[k]);
+        schema_unset_option(sn, azKind[k]);
+        schema_unset_option(sn, zList);
+        if (create_rules(&b, at->aOpt, at->nOpt, sn, azKind[k])) goto fail;
+    }
+    int bForcedExact = force_exact_words(sn);
+    if (bForcedExact < 0) goto oom;
+    if (check_profiles(&b, sn)) goto fail;
+    table_unref(t);
+    int rc = catalog_alter(s->e->pCatalog, at->zTable, sn, aMap, &err);
+    free(aMap);
+    if (rc != LP_OK) {
+        sqlx_report(r, &err, rc == LP_BADINPUT ? ER_PARSE : rc == LP_NOMEM ? ER_OUTOFMEMORY : ER_UNKNOWN_ERROR);
+        return;
+    }
+    if (bForcedExact) {
+        sqlx_warn(s, ER_UNKNOWN_ERROR, "morphology and min_prefix_len or min_infix_len are set: "
+                  "forcing index_exact_words=1 (prefixes and wildcards match words as written)");
+    }
+    r->kind = SQLRES_OK;
+    return;
+oom:
+    bind_oom(&b);
+fail:
+    table_unref(t);
+    schema_free(sn);
+    free(aMap);
+    sqlx_report(r, &err, ER_PARSE);
+}
+
 void sqlx_alter_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const AlterTableStmt *at = &st->u.alter;
     Table *t = sqlx_table(s, at->zTable, r);
     if (!t) return;
+    if (at->kind == ALTER_SET_OPTIONS) {
+        alter_options(s, st, r, t);
+        return;
+    }
     LpError err;
     lp_err_clear(&err);
     Binder b = {s, &s->stmt, st, NULL, at->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0};
@@ -2205,6 +2295,8 @@ void sqlx_alter_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
         goto fail;
     }
     switch (at->kind) {
+    case ALTER_SET_OPTIONS: /* alter_options, above */
+        goto fail;
     case ALTER_REBUILD_EMBEDDINGS:
         if (so->aCol[iCol].type != COL_VECTOR || !so->aCol[iCol].vec.zModel) {
             bind_fail_at(&b, colPos, "REBUILD EMBEDDINGS needs a float_vector column with model_name");

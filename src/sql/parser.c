@@ -30,7 +30,8 @@
 **   flush    := FLUSH (TABLE | RAMCHUNK) table
 **   optimize := OPTIMIZE TABLE table [OPTION name = value {',' …}]
 **   alter    := ALTER TABLE table ( ADD [COLUMN] coldef | DROP [COLUMN] name
-**             | MODIFY [COLUMN] coldef | REBUILD EMBEDDINGS name )
+**             | MODIFY [COLUMN] coldef | REBUILD EMBEDDINGS name
+**             | name = 'value' {[','] name = 'value'} )
 **   show     := SHOW ( [FULL] TABLES [(FROM|IN) name] [like]
 **             | CREATE TABLE table | [FULL] (COLUMNS|FIELDS) (FROM|IN) table [like]
 **             | [GLOBAL|SESSION|LOCAL] VARIABLES [like | WHERE Variable_name
@@ -1129,6 +1130,19 @@ static int parse_coldef(Parser *p, ColumnDef *c) {
     return LP_OK;
 }
 
+
+/* Table options (name = 'value'), separated by spaces or commas, as long
+** as a name follows: CREATE TABLE's, ALTER TABLE's. */
+static int parse_table_options(Parser *p, SqlMapItem **paOpt, int *pnOpt) {
+    int nOpt = 0, capOpt = 0;
+    while (p->tok.type == TK_ID || (nOpt && p->tok.type == TK_COMMA)) {
+        if (accept(p, TK_COMMA) && p->tok.type != TK_ID) return expected(p, "a table option"), p->rc;
+        SqlMapItem it;
+        if (parse_kv(p, &it) || PUSH(p, *paOpt, nOpt, capOpt, it)) return p->rc;
+    }
+    *pnOpt = nOpt;
+    return LP_OK;
+}
 /* CREATE TABLE [IF NOT EXISTS] table (coldef {, coldef}) {[,] key = value}.
 ** "IF" is not reserved (IF() is a function), so it means IF NOT EXISTS
 ** only when NOT follows; "CREATE TABLE if (...)" makes a table "if". */
@@ -1150,16 +1164,9 @@ static int parse_create(Parser *p, CreateTableStmt *s) {
     } while (accept(p, TK_COMMA));
     s->nCol = n;
     if (expect(p, TK_RP, "',' or ')'")) return p->rc;
-    /* Table options, separated by spaces or commas. */
-    int nOpt = 0, capOpt = 0;
-    while (p->tok.type == TK_ID || (nOpt && p->tok.type == TK_COMMA)) {
-        if (accept(p, TK_COMMA) && p->tok.type != TK_ID) return expected(p, "a table option"), p->rc;
-        SqlMapItem it;
-        if (parse_kv(p, &it) || PUSH(p, s->aOpt, nOpt, capOpt, it)) return p->rc;
-    }
-    s->nOpt = nOpt;
-    return finish(p, nOpt ? "a table option or end of statement"
-                          : "a table option (name = 'value') or end of statement");
+    if (parse_table_options(p, &s->aOpt, &s->nOpt)) return p->rc;
+    return finish(p, s->nOpt ? "a table option or end of statement"
+                             : "a table option (name = 'value') or end of statement");
 }
 
 /* DROP TABLE [IF EXISTS] table. */
@@ -1176,7 +1183,7 @@ static int parse_drop(Parser *p, DropTableStmt *s) {
 }
 
 /* ALTER TABLE table ( ADD [COLUMN] coldef | DROP [COLUMN] name
-** | MODIFY [COLUMN] coldef | REBUILD EMBEDDINGS name ). */
+** | MODIFY [COLUMN] coldef | REBUILD EMBEDDINGS name | options ). */
 static int parse_alter(Parser *p, AlterTableStmt *s) {
     advance(p);
     if (expect_kw(p, KW_TABLE)) return p->rc;
@@ -1197,8 +1204,13 @@ static int parse_alter(Parser *p, AlterTableStmt *s) {
         s->kind = ALTER_REBUILD_EMBEDDINGS;
         if (expect_kw(p, KW_EMBEDDINGS)) return p->rc;
         if (parse_name(p, "a vector column name", &s->zColumn, &s->colPos)) return p->rc;
+    } else if (p->tok.type == TK_ID && peek(p)->type == TK_EQ) {
+        s->kind = ALTER_SET_OPTIONS;
+        if (parse_table_options(p, &s->aOpt, &s->nOpt)) return p->rc;
+        return finish(p, "a table option or end of statement");
     } else {
-        return expected(p, "ADD COLUMN, DROP COLUMN, MODIFY COLUMN or REBUILD EMBEDDINGS"), p->rc;
+        return expected(p, "ADD COLUMN, DROP COLUMN, MODIFY COLUMN, REBUILD EMBEDDINGS or a table option "
+                           "(name = 'value')"), p->rc;
     }
     return finish(p, "end of statement");
 }

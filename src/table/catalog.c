@@ -542,6 +542,28 @@ int catalog_alter(Catalog *c, const char *zName, Schema *pNew, const int *aMap, 
         goto fail;
     }
     const Schema *so = table_schema(old), *sn = table_schema(t);
+    /* A copied row is indexed again from its stored text: a field indexed
+    ** but not stored would come out empty. Where the change itself keeps
+    ** the segments, only the rows not yet flushed are copied. */
+    for (int j = 0; j < sn->nCol && rc == LP_OK && nId > 0; j++) {
+        const ColumnSchema *co = aMap[j] >= 0 ? &so->aCol[aMap[j]] : NULL;
+        if (!co || co->type != COL_TEXT || !(co->flags & COLF_INDEXED) || (co->flags & COLF_STORED)) continue;
+        if (bKeep || table_alter_keeps(old, sn, aMap)) {
+            rc = lp_err_set(err, LP_UNSUPPORTED,
+                            "table '%s' has rows not yet flushed, which ALTER indexes again from their "
+                            "stored text, and field '%s' is indexed but not stored: FLUSH TABLE %s, "
+                            "then ALTER it", zName, co->zName, zName);
+        } else {
+            rc = lp_err_set(err, LP_UNSUPPORTED,
+                            "table '%s' cannot be altered so: the change indexes every row again from "
+                            "its stored text, and field '%s' is indexed but not stored", zName, co->zName);
+        }
+    }
+    if (rc != LP_OK) {
+        free(aId);
+        free(aKeptSeg);
+        goto fail;
+    }
     enum { BATCH = 256 };
     Value *aVal = malloc(sizeof(Value) * BATCH * (size_t)(sn->nCol ? sn->nCol : 1));
     TableOp *aOp = malloc(sizeof(TableOp) * BATCH);

@@ -755,8 +755,27 @@ uint32_t row_convert(const Schema *so, const Schema *sn, const int *aMap, const 
     return (uint32_t)at;
 }
 
+/* Do so and sn analyse text alike: the same options, but for those that
+** only tune queries or memory? */
+static int same_analysis(const Schema *so, const Schema *sn) {
+    static const char *const azFree[] = {"rt_mem_limit", "rank_profile", "expand_keywords"};
+    for (int pass = 0; pass < 2; pass++) {
+        const Schema *a = pass ? sn : so, *b = pass ? so : sn;
+        for (int i = 0; i < a->nOpt; i++) {
+            const char *zName = a->aOpt[i].zName;
+            size_t k = 0;
+            while (k < LP_ARRAY_SIZE(azFree) && strcmp(zName, azFree[k]) != 0) k++;
+            if (k < LP_ARRAY_SIZE(azFree)) continue;
+            const char *zOther = schema_option(b, zName);
+            if (!zOther || strcmp(zOther, a->aOpt[i].zValue) != 0) return 0;
+        }
+    }
+    return 1;
+}
+
 int table_alter_keeps(Table *old, const Schema *sn, const int *aMap) {
     const Schema *so = old->pSchema;
+    if (!same_analysis(so, sn)) return 0; /* every text to index again */
     int iText = 0, bSealed = 1;
     pthread_rwlock_rdlock(&old->lock);
     for (int i = 0; i < old->nPart; i++) bSealed &= old->apPart[i]->pRows != NULL;

@@ -180,3 +180,111 @@ def test_alter_and_rebuild_survive_restart(tmp_path):
     finally:
         problems = s.stop()
     assert not problems, problems
+
+
+def test_alter_table_options_reindex(connect, uniq):
+    """ALTER TABLE t name = 'value' ... (Manticore's way to change a table's
+    full-text settings): the options replace the table's, and every row,
+    flushed or not, is indexed again with them, attributes kept. Options
+    that only tune queries or memory keep the sealed segments as they are.
+    Rules given again replace the table's of their kind."""
+    t = uniq("altopt")
+    with connect() as c, c.cursor() as cur:
+        cur.execute(f"CREATE TABLE {t} (title TEXT, body TEXT, n INT)")
+        cur.execute(f"INSERT INTO {t} (id, title, body, n) VALUES (1, 'Running dogs', 'in the office', 10), "
+                    "(2, 'a runner', 'walks home', 20)")
+        cur.execute(f"FLUSH TABLE {t}")
+        cur.execute(f"INSERT INTO {t} (id, title, body, n) VALUES (3, 'runs', 'in office', 30)")
+
+        def ids(q):
+            cur.execute(f"SELECT id FROM {t} WHERE MATCH(%s) ORDER BY id ASC", (q,))
+            return [r[0] for r in cur.fetchall()]
+
+        assert ids("run") == [] and ids('"in office"') == [3]
+        cur.execute(f"ALTER TABLE {t} morphology='stem_en' stopwords='en', stopword_step='0'")
+        assert ids("run") == [1, 3]
+        assert ids('"in office"') == [1, 3]
+        assert ids("the") == []
+        cur.execute(f"SELECT id, n FROM {t} ORDER BY id ASC")
+        assert cur.fetchall() == ((1, 10), (2, 20), (3, 30))
+        cur.execute(f"SHOW CREATE TABLE {t}")
+        ddl = cur.fetchone()[1]
+        assert "morphology='stem_en'" in ddl and "stopwords='en'" in ddl and "stopword_step='0'" in ddl
+        # rules: given again, they replace the table's of their kind
+        cur.execute(f"ALTER TABLE {t} wordforms_list='walks > stroll'")
+        assert ids("stroll") == [2] and ids("walk") == []
+        cur.execute(f"ALTER TABLE {t} wordforms_list='runner > sprinter'")
+        assert ids("stroll") == [] and ids("walk") == [2] and ids("sprinter") == [2]
+        cur.execute(f"ALTER TABLE {t} wordforms_list=''")
+        assert ids("sprinter") == [] and ids("runner") == [2]
+        # back to no stemming
+        cur.execute(f"ALTER TABLE {t} morphology='none'")
+        assert ids("run") == [] and ids("runs") == [3]
+        # an option that changes no analysis keeps the sealed segments
+        cur.execute(f"FLUSH TABLE {t}")
+        cur.execute(f"SHOW TABLE {t} STATUS")
+        chunks = dict(cur.fetchall())["disk_chunks"]
+        assert int(chunks) >= 1
+        cur.execute(f"ALTER TABLE {t} rt_mem_limit='64M' rank_profile='tw:field_weights=(title=3)'")
+        cur.execute(f"SHOW TABLE {t} STATUS")
+        st = dict(cur.fetchall())
+        assert st["disk_chunks"] == chunks and st["mem_limit"] == str(64 << 20)
+        cur.execute(f"SELECT id FROM {t} WHERE MATCH('runs | office') ORDER BY WEIGHT() DESC "
+                    "OPTION rank_profile='tw'")
+        assert cur.fetchall()[0] == (3,)
+
+
+def test_alter_table_options_errors(connect, uniq):
+    t = uniq("altopterr")
+    with connect() as c, c.cursor() as cur:
+        cur.execute(f"CREATE TABLE {t} (title TEXT INDEXED, body TEXT)")
+        expect_error(cur, f"ALTER TABLE {t} colour='red'", 1064, "unknown table option 'colour'")
+        expect_error(cur, f"ALTER TABLE {t} morphology='stem_en' morphology='none'", 1064, "given twice")
+        expect_error(cur, f"ALTER TABLE {t} min_word_len='99'", 1064, "from 0 to 64")
+        expect_error(cur, f"ALTER TABLE {t} morphology='stem_xx'", 1064, "unknown morphology 'stem_xx'")
+        expect_error(cur, f"ALTER TABLE {t} wordforms_list='a >'", 1064, "wordforms")
+        expect_error(cur, f"ALTER TABLE {t} wordforms='relative.txt'", 1064, "absolute")
+        expect_error(cur, f"ALTER TABLE {t} rank_profile='p:field_weights=(nosuch=2)'", 1064, "nosuch")
+        expect_error(cur, f"ALTER TABLE {t} morphology=", 1064)
+        expect_error(cur, f"ALTER TABLE {t}", 1064, "a table option")
+        # an empty table takes any change
+        cur.execute(f"ALTER TABLE {t} morphology='stem_en'")
+        # a field indexed but not stored cannot be indexed again: refused,
+        # nothing lost
+        cur.execute(f"INSERT INTO {t} (id, title, body) VALUES (1, 'hello worlds', 'text')")
+        expect_error(cur, f"ALTER TABLE {t} ADD COLUMN k INT", 1105, f"FLUSH TABLE {t}, then ALTER it")
+        expect_error(cur, f"ALTER TABLE {t} morphology='none'", 1105, "field 'title' is indexed but not stored")
+        cur.execute(f"FLUSH TABLE {t}")
+        cur.execute(f"ALTER TABLE {t} ADD COLUMN k INT")
+        expect_error(cur, f"ALTER TABLE {t} stopwords='en'", 1105, "field 'title' is indexed but not stored")
+        cur.execute(f"SELECT id FROM {t} WHERE MATCH('@title world')")
+        assert cur.fetchall() == ((1,),)
+        cur.execute(f"SHOW CREATE TABLE {t}")
+        assert "morphology='stem_en'" in cur.fetchone()[1]
+
+
+def test_alter_table_options_survive_restart(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    s = LoupeServer(name="altoptrestart", data_dir=str(data))
+    s.start()
+    try:
+        conn = lambda: pymysql.connect(host=s.host, port=s.mysql_port, user="root",  # noqa: E731
+                                       autocommit=True)
+        with conn() as c, c.cursor() as cur:
+            cur.execute("CREATE TABLE o (body TEXT)")
+            cur.execute("INSERT INTO o (id, body) VALUES (1, 'running late'), (2, 'the runs')")
+            cur.execute("FLUSH TABLE o")
+            cur.execute("INSERT INTO o (id, body) VALUES (3, 'a runner')")
+            cur.execute("ALTER TABLE o morphology='stem_en' exceptions_list='a runner => sprinter'")
+            cur.execute("INSERT INTO o (id, body) VALUES (4, 'she runs')")
+        s.restart()
+        with conn() as c, c.cursor() as cur:
+            cur.execute("SELECT id FROM o WHERE MATCH('run') ORDER BY id ASC")
+            assert cur.fetchall() == ((1,), (2,), (4,))
+            cur.execute("SELECT id FROM o WHERE MATCH('sprinter')")
+            assert cur.fetchall() == ((3,),)
+            cur.execute("SHOW CREATE TABLE o")
+            assert "exceptions_list='a runner => sprinter" in cur.fetchone()[1]
+    finally:
+        s.stop()

@@ -622,6 +622,29 @@ static void test_create(void **state) {
     assert_string_equal(c->aCol[2].zName, "key");
 }
 
+/* ALTER TABLE t name = 'value' ...: table options, as CREATE TABLE's. */
+static void test_alter_options(void **state) {
+    (void)state;
+    SqlStmt *s = parse("ALTER TABLE t morphology='stem_en' stopwords = 'en', min_word_len=2");
+    assert_int_equal(s->kind, STMT_ALTER_TABLE);
+    AlterTableStmt *a = &s->u.alter;
+    assert_int_equal(a->kind, ALTER_SET_OPTIONS);
+    assert_string_equal(a->zTable, "t");
+    assert_int_equal(a->nOpt, 3);
+    assert_string_equal(a->aOpt[0].zName, "morphology");
+    assert_string_equal(dumps(a->aOpt[0].pValue), "'stem_en'");
+    assert_string_equal(a->aOpt[1].zName, "stopwords");
+    assert_string_equal(dumps(a->aOpt[2].pValue), "2");
+    /* a word not followed by '=' is no option */
+    check_error("ALTER TABLE t RENAME TO x", 14,
+                "near 'RENAME TO x' at line 1 col 15: expected ADD COLUMN, DROP COLUMN, MODIFY COLUMN, "
+                "REBUILD EMBEDDINGS or a table option (name = 'value')");
+    check_error("ALTER TABLE t morphology='a' x", 30,
+                "unexpected end of statement at line 1 col 31: expected '='");
+    check_error("ALTER TABLE t morphology='a',", 29,
+                "unexpected end of statement at line 1 col 30: expected a table option");
+}
+
 static void test_drop_truncate(void **state) {
     (void)state;
     SqlStmt *s = parse("DROP TABLE t");
@@ -1014,7 +1037,8 @@ int main(void) {
         cmocka_unit_test(test_precedence),    cmocka_unit_test(test_primaries),
         cmocka_unit_test(test_literals),      cmocka_unit_test(test_positions),
         cmocka_unit_test(test_insert),        cmocka_unit_test(test_delete_update),
-        cmocka_unit_test(test_create),        cmocka_unit_test(test_drop_truncate),
+        cmocka_unit_test(test_create),        cmocka_unit_test(test_alter_options),
+        cmocka_unit_test(test_drop_truncate),
         cmocka_unit_test(test_show),          cmocka_unit_test(test_set),
         cmocka_unit_test(test_misc_statements), cmocka_unit_test(test_errors),
         cmocka_unit_test(test_empty),         cmocka_unit_test(test_nesting),

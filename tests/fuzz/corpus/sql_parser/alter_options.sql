@@ -1,0 +1,1 @@
+ALTER TABLE t morphology='stem_en' stopwords = 'en', min_word_len=2
