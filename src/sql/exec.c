@@ -2024,6 +2024,12 @@ static int is_rules_option(const char *z) {
            strcmp(z, "exceptions_list") == 0 || strcmp(z, "stopwords") == 0 || strcmp(z, "stopwords_list") == 0;
 }
 
+/* The warning of a table whose index_exact_words force_exact_words set. */
+static void warn_forced_exact(SqlSession *s) {
+    sqlx_warn(s, ER_UNKNOWN_ERROR, "morphology and min_prefix_len or min_infix_len are set: "
+              "forcing index_exact_words=1 (prefixes and wildcards match words as written)");
+}
+
 /* Checks every profile of sc's rank_profile option against its indexed
 ** text fields. */
 static int check_profiles(Binder *b, const Schema *sc) {
@@ -2128,8 +2134,7 @@ void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     if (bExisted) {
         sqlx_warn(s, ER_TABLE_EXISTS, "table '%s' already exists", ct->zTable);
     } else if (bForcedExact) {
-        sqlx_warn(s, ER_UNKNOWN_ERROR, "morphology and min_prefix_len or min_infix_len are set: "
-                  "forcing index_exact_words=1 (prefixes and wildcards match words as written)");
+        warn_forced_exact(s);
     }
     r->kind = SQLRES_OK;
     return;
@@ -2251,10 +2256,7 @@ static void alter_options(SqlSession *s, const SqlStmt *st, SqlResult *r, Table 
         sqlx_report(r, &err, rc == LP_BADINPUT ? ER_PARSE : rc == LP_NOMEM ? ER_OUTOFMEMORY : ER_UNKNOWN_ERROR);
         return;
     }
-    if (bForcedExact) {
-        sqlx_warn(s, ER_UNKNOWN_ERROR, "morphology and min_prefix_len or min_infix_len are set: "
-                  "forcing index_exact_words=1 (prefixes and wildcards match words as written)");
-    }
+    if (bForcedExact) warn_forced_exact(s);
     r->kind = SQLRES_OK;
     return;
 oom:

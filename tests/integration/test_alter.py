@@ -217,6 +217,11 @@ def test_alter_table_options_reindex(connect, uniq):
         assert ids("stroll") == [] and ids("walk") == [2] and ids("sprinter") == [2]
         cur.execute(f"ALTER TABLE {t} wordforms_list=''")
         assert ids("sprinter") == [] and ids("runner") == [2]
+        # prefixes on a stemmed table bring exact forms, as at CREATE TABLE
+        cur.execute(f"ALTER TABLE {t} min_prefix_len='2'")
+        cur.execute("SHOW WARNINGS")
+        assert "forcing index_exact_words=1" in cur.fetchall()[0][2]
+        assert ids("runn*") == [1, 2]
         # back to no stemming
         cur.execute(f"ALTER TABLE {t} morphology='none'")
         assert ids("run") == [] and ids("runs") == [3]
