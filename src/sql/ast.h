@@ -283,6 +283,7 @@ typedef enum ShowKind {
     SHOW_CHARSET,               /* SHOW CHARACTER SET / SHOW CHARSET [LIKE] */
     SHOW_ENGINES,               /* SHOW ENGINES */
     SHOW_TABLE_STATUS,          /* SHOW TABLE t STATUS */
+    SHOW_TABLE_SETTINGS,        /* SHOW TABLE t SETTINGS */
 } ShowKind;
 
 typedef struct ShowStmt {

@@ -1367,11 +1367,16 @@ static int parse_show(Parser *p, ShowStmt *s) {
         advance(p);
         return finish(p, "end of statement");
     case KW_TABLE:
-        s->kind = SHOW_TABLE_STATUS;
         advance(p);
-        if (parse_table(p, &s->zTable, &s->tablePos) || expect_kw(p, KW_STATUS) || parse_like(p, s)) {
-            return p->rc;
+        if (parse_table(p, &s->zTable, &s->tablePos)) return p->rc;
+        if (accept_kw(p, KW_SETTINGS)) {
+            s->kind = SHOW_TABLE_SETTINGS;
+            return finish(p, "end of statement");
         }
+        s->kind = SHOW_TABLE_STATUS;
+        if (!is_kw(p, KW_STATUS)) return expected(p, "STATUS or SETTINGS"), p->rc;
+        advance(p);
+        if (parse_like(p, s)) return p->rc;
         return finish(p, "LIKE or end of statement");
     default:
         return expected(p, "TABLES, CREATE TABLE, COLUMNS, VARIABLES, STATUS, DATABASES, META, "

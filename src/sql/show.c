@@ -321,6 +321,27 @@ static int show_table_status(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
     return rc;
 }
 
+/* SHOW TABLE t SETTINGS, as Manticore: one row, 'settings', whose value
+** is the table's options, one "name = value" line each, in the order
+** SHOW CREATE TABLE lists them (rules lists one line per rule). */
+static int show_table_settings(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
+    static const char *const azCol[] = {"Variable_name", "Value", NULL};
+    Table *t = need_table(s, sh, r);
+    if (!t) return LP_OK;
+    const Schema *sc = table_schema(t);
+    StrBuf sb = {0};
+    for (int i = 0; i < sc->nOpt; i++) {
+        const char *z = sc->aOpt[i].zValue;
+        size_t n = strlen(z);
+        while (n && z[n - 1] == '\n') n--; /* a rules list's last line break */
+        strbuf_appendf(&sb, "%s%s = %.*s", i ? "\n" : "", sc->aOpt[i].zName, (int)n, z);
+    }
+    int rc = sb.oom || str_columns(r, azCol) || add2_like(r, sh, "settings", sb.z ? sb.z : "") ? LP_NOMEM : LP_OK;
+    strbuf_free(&sb);
+    table_unref(t);
+    return rc;
+}
+
 /* Fixed tables for the SHOWs some clients and GUIs send. */
 static int show_fixed(const ShowStmt *sh, SqlResult *r) {
     static const char *const azDb[] = {"Database", NULL};
@@ -376,6 +397,7 @@ void sqlx_show(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     case SHOW_META: rc = show_meta(s, sh, r); break;
     case SHOW_WARNINGS: rc = show_warnings(s, r); break;
     case SHOW_TABLE_STATUS: rc = show_table_status(s, sh, r); break;
+    case SHOW_TABLE_SETTINGS: rc = show_table_settings(s, sh, r); break;
     default: rc = show_fixed(sh, r); break;
     }
     if (rc != LP_OK && r->kind != SQLRES_ERROR) sqlx_error(r, ER_OUTOFMEMORY, "out of memory");

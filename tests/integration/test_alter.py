@@ -210,10 +210,17 @@ def test_alter_table_options_reindex(connect, uniq):
         cur.execute(f"SHOW CREATE TABLE {t}")
         ddl = cur.fetchone()[1]
         assert "morphology='stem_en'" in ddl and "stopwords='en'" in ddl and "stopword_step='0'" in ddl
+        cur.execute(f"SHOW TABLE {t} SETTINGS")
+        rows = cur.fetchall()
+        assert len(rows) == 1 and rows[0][0] == "settings"
+        assert rows[0][1].split("\n") == ["remove_diacritics = 1", "morphology = stem_en", "stopword_step = 0",
+                                          "stopwords = en"], rows
         # rules: given again, they replace the table's of their kind
         cur.execute(f"ALTER TABLE {t} wordforms_list='walks > stroll'")
         assert ids("stroll") == [2] and ids("walk") == []
         cur.execute(f"ALTER TABLE {t} wordforms_list='runner > sprinter'")
+        cur.execute(f"SHOW TABLE {t} SETTINGS")
+        assert cur.fetchone()[1].endswith("\nwordforms_list = runner > sprinter")
         assert ids("stroll") == [] and ids("walk") == [2] and ids("sprinter") == [2]
         cur.execute(f"ALTER TABLE {t} wordforms_list=''")
         assert ids("sprinter") == [] and ids("runner") == [2]
@@ -252,6 +259,7 @@ def test_alter_table_options_errors(connect, uniq):
         expect_error(cur, f"ALTER TABLE {t} rank_profile='p:field_weights=(nosuch=2)'", 1064, "nosuch")
         expect_error(cur, f"ALTER TABLE {t} morphology=", 1064)
         expect_error(cur, f"ALTER TABLE {t}", 1064, "a table option")
+        expect_error(cur, f"SHOW TABLE nosuch_{t} SETTINGS", 1146)
         # an empty table takes any change
         cur.execute(f"ALTER TABLE {t} morphology='stem_en'")
         # a field indexed but not stored cannot be indexed again: refused,

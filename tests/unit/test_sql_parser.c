@@ -720,6 +720,7 @@ static void test_show(void **state) {
     check_show("SHOW CHARSET LIKE 'u%'", SHOW_CHARSET, NULL, "u%", 0, 0);
     check_show("SHOW ENGINES", SHOW_ENGINES, NULL, NULL, 0, 0);
     check_show("SHOW TABLE t1 STATUS", SHOW_TABLE_STATUS, "t1", NULL, 0, 0);
+    check_show("show table t1 settings", SHOW_TABLE_SETTINGS, "t1", NULL, 0, 0);
     check_show("SHOW TABLE t1 STATUS LIKE 'id_%'", SHOW_TABLE_STATUS, "t1", "id_%", 0, 0);
 }
 
@@ -897,7 +898,8 @@ static void test_errors(void **state) {
     check_error("SHOW VARIABLES WHERE x = 1", 21,
                 "near 'x = 1' at line 1 col 22: expected Variable_name = 'name' or Variable_name "
                 "LIKE 'pattern'");
-    check_error("SHOW TABLE t", 12, "unexpected end of statement at line 1 col 13: expected STATUS");
+    check_error("SHOW TABLE t", 12, "unexpected end of statement at line 1 col 13: expected STATUS or SETTINGS");
+    check_error("SHOW TABLE t SETTINGS LIKE 'x'", 22, "near 'LIKE 'x'' at line 1 col 23: expected end of statement");
     check_error("SET", 3, "unexpected end of statement at line 1 col 4: expected a variable name");
     check_error("SET x 1", 6, "near '1' at line 1 col 7: expected '='");
     check_error("SET TRANSACTION", 15,
