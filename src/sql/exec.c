@@ -2297,7 +2297,8 @@ void sqlx_alter_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
         goto fail;
     }
     switch (at->kind) {
-    case ALTER_SET_OPTIONS: /* alter_options, above */
+    case ALTER_SET_OPTIONS: /* alter_options, above: not reached */
+        bind_fail(&b, ER_UNKNOWN_ERROR, LP_INTERNAL, "ALTER TABLE options reached the column path");
         goto fail;
     case ALTER_REBUILD_EMBEDDINGS:
         if (so->aCol[iCol].type != COL_VECTOR || !so->aCol[iCol].vec.zModel) {

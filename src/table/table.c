@@ -758,7 +758,7 @@ uint32_t row_convert(const Schema *so, const Schema *sn, const int *aMap, const 
 /* Do so and sn analyse text alike: the same options, but for those that
 ** only tune queries or memory? */
 static int same_analysis(const Schema *so, const Schema *sn) {
-    static const char *const azFree[] = {"rt_mem_limit", "rank_profile", "expand_keywords"};
+    static const char *const azFree[] = {"rt_mem_limit", "rank_profile", "expand_keywords", "type"};
     for (int pass = 0; pass < 2; pass++) {
         const Schema *a = pass ? sn : so, *b = pass ? so : sn;
         for (int i = 0; i < a->nOpt; i++) {

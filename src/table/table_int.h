@@ -192,7 +192,7 @@ typedef struct RowTextAt {
 ** without touching their text or graphs: no TEXT column added, dropped or
 ** moved relative to the others, kept columns unchanged in type, flags and
 ** graph options, and the text analysed alike (the same table options, but
-** for rt_mem_limit, rank_profile and expand_keywords).
+** for rt_mem_limit, rank_profile, expand_keywords and type).
 ** table_alter_segments: for each sealed part of old (retired, flushes
 ** stopped) a segment of t (its storage set, not shared yet), numbered from
 ** *pNextSeg on: rows file converted (stored text copied as it is),

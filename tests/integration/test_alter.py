@@ -237,7 +237,7 @@ def test_alter_table_options_reindex(connect, uniq):
         cur.execute(f"SHOW TABLE {t} STATUS")
         chunks = dict(cur.fetchall())["disk_chunks"]
         assert int(chunks) >= 1
-        cur.execute(f"ALTER TABLE {t} rt_mem_limit='64M' rank_profile='tw:field_weights=(title=3)'")
+        cur.execute(f"ALTER TABLE {t} rt_mem_limit='64M' rank_profile='tw:field_weights=(title=3)' type='rt'")
         cur.execute(f"SHOW TABLE {t} STATUS")
         st = dict(cur.fetchall())
         assert st["disk_chunks"] == chunks and st["mem_limit"] == str(64 << 20)
