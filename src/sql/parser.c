@@ -38,7 +38,8 @@
 **               (= | LIKE) 'x'] | [GLOBAL|SESSION|LOCAL] STATUS [like]
 **             | DATABASES [like] | META [like] | WARNINGS | COLLATION [like]
 **             | CHARACTER SET [like] | CHARSET [like] | ENGINES
-**             | TABLE table STATUS [like] )         like := LIKE 'pattern'
+**             | TABLE table STATUS [like] | TABLE table SETTINGS )
+**                                                   like := LIKE 'pattern'
 **   describe := (DESCRIBE|DESC) table [like]
 **   set      := SET setitem {',' setitem}
 **   setitem  := [GLOBAL|SESSION|LOCAL] ( name | @@var | @var ) ('='|':=') expr
