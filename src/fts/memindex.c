@@ -483,31 +483,28 @@ static void docbuf_mark_earlier(FtsDocBuf *d, DocScratch *x, int iField) {
     uint8_t probe[FTS_MAX_KEY];
     DocRec r;
     uint32_t aRun[MEM_SHARDS];
-    /* Every group's runs lie back to back after its header. */
-    for (size_t off = 0, rest, next, end = 0; off < d->n; off = next) {
-        if (off == end) {
-            off = docgrp_runs(d, off, aRun);
-            end = off;
-            for (int i = 0; i < MEM_SHARDS; i++) end += aRun[i];
-            if (off == end) {
-                next = off;
-                continue;
+    /* Every group's runs lie back to back after its header: its records
+    ** are read in one stretch. */
+    for (size_t g = 0; g < d->n;) {
+        size_t off = docgrp_runs(d, g, aRun), end = off;
+        for (int i = 0; i < MEM_SHARDS; i++) end += aRun[i];
+        for (size_t rest, next; off < end; off = next) {
+            next = docrec_head(d, off, &rest);
+            docrec_rest(d, rest, next, &r);
+            uint32_t nKey = r.nKey;
+            if (r.key[0] == iField) continue;
+            probe[0] = (uint8_t)iField;
+            memcpy(probe + 1, r.key + 1, nKey - 1);
+            uint32_t j;
+            ScratchTerm *y = scratch_find(x, probe, nKey, key_hash(probe, nKey), &j);
+            if (!y) continue;
+            if (r.key[0] < iField) {
+                y->bEarlier = 1;
+            } else {
+                *r.pTfe |= 1;
             }
         }
-        next = docrec_head(d, off, &rest);
-        docrec_rest(d, rest, next, &r);
-        uint32_t nKey = r.nKey;
-        if (r.key[0] == iField) continue;
-        probe[0] = (uint8_t)iField;
-        memcpy(probe + 1, r.key + 1, nKey - 1);
-        uint32_t j;
-        ScratchTerm *y = scratch_find(x, probe, nKey, key_hash(probe, nKey), &j);
-        if (!y) continue;
-        if (r.key[0] < iField) {
-            y->bEarlier = 1;
-        } else {
-            *r.pTfe |= 1;
-        }
+        g = end;
     }
 }
 
@@ -716,8 +713,7 @@ static int grow_stream_slow(Slab *s, MemStream *u, uint8_t *plg, uint64_t used, 
                             size_t *pnBytes) {
     uint64_t cap = *plg ? (uint64_t)1 << *plg : MEM_INLINE;
     if (need > UINT32_MAX) return LP_NOMEM;
-    int lg = *plg ? *plg : SLAB_MIN_LG;
-    while (((uint64_t)1 << lg) < need) lg++;
+    int lg = slab_lg((size_t)need);
     uint8_t *a;
     if (*plg) {
         a = slab_realloc(s, u->p, *plg, lg, (size_t)used);
@@ -1291,9 +1287,7 @@ static int mem_sorted(FtsMem *m, LpError *err) {
     for (int i = 0; i < MEM_SHARDS; i++) nNew += m->aShard[i].aTerm.n - m->aShard[i].nSorted;
     /* From the index's pages (a large index's arrays are megabytes of
     ** fresh memory at every merge). */
-    int lgNew = SLAB_MIN_LG, lgA = SLAB_MIN_LG;
-    while (lgNew < 40 && ((size_t)1 << lgNew) < sizeof(SortTerm) * nNew) lgNew++;
-    while (lgA < 40 && ((size_t)1 << lgA) < sizeof(MemTerm *) * (nOld + nNew)) lgA++;
+    int lgNew = slab_lg(sizeof(SortTerm) * nNew), lgA = slab_lg(sizeof(MemTerm *) * (nOld + nNew));
     SortTerm *aNew = slab_alloc(&m->sortSlab, lgNew);
     MemTerm **a = slab_alloc(&m->sortSlab, lgA);
     if (!aNew || !a) {

@@ -123,15 +123,15 @@ typedef struct KeyList {
 
 static int collect_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
     KeyList *l = ctx;
-    uint8_t *aByte = slab_grow(&l->slab, l->aByte, &l->lgByte, l->nByte, l->nByte + (size_t)nKey, 16);
+    ScanKey k = {l->nByte, nKey, *info};
+    size_t nA = sizeof(ScanKey) * l->n;
+    uint8_t *aByte = slab_append(&l->slab, l->aByte, &l->lgByte, &l->nByte, key, (size_t)nKey, 16);
     if (!aByte) return LP_NOMEM;
     l->aByte = aByte;
-    ScanKey *a = slab_grow(&l->slab, l->a, &l->lgA, sizeof(ScanKey) * l->n, sizeof(ScanKey) * (l->n + 1), 16);
+    ScanKey *a = slab_append(&l->slab, l->a, &l->lgA, &nA, &k, sizeof(k), 16);
     if (!a) return LP_NOMEM;
     l->a = a;
-    l->a[l->n++] = (ScanKey){l->nByte, nKey, *info};
-    memcpy(l->aByte + l->nByte, key, (size_t)nKey);
-    l->nByte += (size_t)nKey;
+    l->n++;
     l->nPostings += info->df;
     return LP_OK;
 }

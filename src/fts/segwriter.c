@@ -284,11 +284,9 @@ static int segw_write(FtsSegWriter *w, const void *p, size_t n) {
     if (w->rc != LP_OK) return w->rc;
     if (n == 0) return LP_OK;
     if (w->bPart) {
-        uint8_t *a = slab_grow(&w->slab, w->pMem, &w->lgMem, w->nMem, w->nMem + n, 16);
+        uint8_t *a = slab_append(&w->slab, w->pMem, &w->lgMem, &w->nMem, p, n, 16);
         if (!a) return segw_fail(w, LP_NOMEM, "out of memory");
         w->pMem = a;
-        memcpy(w->pMem + w->nMem, p, n);
-        w->nMem += n;
         w->off += n;
         return LP_OK;
     }

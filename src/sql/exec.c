@@ -1852,15 +1852,13 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
     size_t k = 0;
     while (k < LP_ARRAY_SIZE(azKnown) && strcmp(o->zName, azKnown[k]) != 0) k++;
     if (k == LP_ARRAY_SIZE(azKnown)) {
-        char zMsg[512];
-        snprintf(zMsg, sizeof(zMsg),
-                 "unknown table option '%.64s': expected morphology, stopwords, min_prefix_len, "
-                 "min_infix_len, min_word_len, min_stemming_len, stopword_step, overshort_step, index_exact_words, index_sp, "
-                 "html_strip, remove_diacritics, "
-                 "html_remove_elements, html_index_attrs, index_zones, expand_keywords, wordforms, "
-                 "wordforms_list, exceptions, exceptions_list, stopwords_list, ignore_chars, rt_mem_limit, rank_profile "
-                 "or type",
-                 o->zName);
+        /* the message lists azKnown: "expected a, b, ... or z" */
+        char zMsg[640];
+        int n = snprintf(zMsg, sizeof(zMsg), "unknown table option '%.64s': expected ", o->zName);
+        for (size_t i = 0; i < LP_ARRAY_SIZE(azKnown) && n > 0 && (size_t)n < sizeof(zMsg); i++) {
+            const char *zSep = i == 0 ? "" : i + 1 == LP_ARRAY_SIZE(azKnown) ? " or " : ", ";
+            n += snprintf(zMsg + n, sizeof(zMsg) - (size_t)n, "%s%s", zSep, azKnown[i]);
+        }
         return bind_fail_at(b, o->pos, zMsg);
     }
     int iv;

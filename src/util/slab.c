@@ -223,12 +223,20 @@ void *slab_realloc(Slab *s, void *p, int lgOld, int lgNew, size_t nKeep) {
 
 void *slab_grow(Slab *s, void *p, int *plg, size_t nUsed, size_t nNeed, int lgFirst) {
     if (p && nNeed <= (size_t)1 << *plg) return p;
-    int lg = p ? *plg + 1 : lgFirst < SLAB_MIN_LG ? SLAB_MIN_LG : lgFirst;
-    while (lg <= 40 && ((size_t)1 << lg) < nNeed) lg++;
+    int lg = slab_lg(nNeed), lgMin = p ? *plg + 1 : lgFirst;
+    if (lg < lgMin) lg = lgMin;
     if (lg > 40) return NULL;
     void *q = slab_realloc(s, p, p ? *plg : 0, lg, nUsed);
     if (q) *plg = lg;
     return q;
+}
+
+void *slab_append(Slab *s, void *p, int *plg, size_t *pn, const void *src, size_t n, int lgFirst) {
+    uint8_t *a = slab_grow(s, p, plg, *pn, *pn + n, lgFirst);
+    if (!a) return NULL;
+    if (n) memcpy(a + *pn, src, n);
+    *pn += n;
+    return a;
 }
 
 void *slab_bump(Slab *s, size_t n) {

@@ -75,6 +75,14 @@ static inline int slab_is_big(int lg) {
     return lg > SLAB_MAX_LG;
 }
 
+/* The lg of the smallest block that holds n bytes (at least SLAB_MIN_LG);
+** above 40 when n is too large for any. */
+static inline int slab_lg(size_t n) {
+    int lg = SLAB_MIN_LG;
+    while (lg <= 40 && ((size_t)1 << lg) < n) lg++;
+    return lg;
+}
+
 /* A block of 2^lg bytes (SLAB_MIN_LG <= lg <= 40); NULL when out of memory. */
 void *slab_alloc(Slab *s, int lg);
 
@@ -93,6 +101,12 @@ void *slab_realloc(Slab *s, void *p, int lgOld, int lgNew, size_t nKeep);
 ** the nUsed bytes, *plg updated. NULL when out of memory (p and *plg are
 ** then as they were). For arrays that grow by doubling. */
 void *slab_grow(Slab *s, void *p, int *plg, size_t nUsed, size_t nNeed, int lgFirst);
+
+/* The byte array p (block of 2^*plg bytes, *pn of them used; NULL with *plg
+** 0: none) with the n bytes at src appended, grown by slab_grow (at least
+** 2^lgFirst); *pn updated. NULL when out of memory (p, *plg and *pn are
+** then as they were). */
+void *slab_append(Slab *s, void *p, int *plg, size_t *pn, const void *src, size_t n, int lgFirst);
 
 /* n bytes (rounded up to 8), 8-byte aligned, that live until the
 ** SlabPages is freed; NULL when out of memory or n is 64 KiB or more. */

@@ -342,6 +342,33 @@ static void test_slab_reuse_and_bump(void **state) {
     assert_int_equal(lgArr, lgKept);
     slab_free(&s, arr, lgArr); /* big: given back on its own */
 
+    /* slab_lg: the smallest block that holds n bytes */
+    assert_int_equal(slab_lg(0), SLAB_MIN_LG);
+    assert_int_equal(slab_lg(32), 5);
+    assert_int_equal(slab_lg(33), 6);
+    assert_int_equal(slab_lg((size_t)1 << 20), 20);
+    assert_true(slab_lg(((size_t)1 << 40) + 1) > 40);
+    /* slab_append: bytes appended in order, the array grown as needed */
+    unsigned char *buf = NULL, chunk[97];
+    int lgBuf = 0;
+    size_t nBuf = 0;
+    for (int i = 0; i < 2000; i++) {
+        for (size_t k = 0; k < sizeof(chunk); k++) chunk[k] = (unsigned char)(i + k);
+        unsigned char *q = slab_append(&s, buf, &lgBuf, &nBuf, chunk, 1 + (size_t)i % sizeof(chunk), 6);
+        assert_non_null(q);
+        buf = q;
+        assert_true(((size_t)1 << lgBuf) >= nBuf && lgBuf >= 6);
+    }
+    size_t at = 0;
+    for (int i = 0; i < 2000; i++) {
+        for (size_t k = 0; k < 1 + (size_t)i % sizeof(chunk); k++) assert_int_equal(buf[at++], (unsigned char)(i + k));
+    }
+    assert_int_equal(at, nBuf);
+    size_t nBefore = nBuf;
+    assert_null(slab_append(&s, buf, &lgBuf, &nBuf, chunk, (size_t)1 << 41, 6));
+    assert_int_equal(nBuf, nBefore);
+    slab_free(&s, buf, lgBuf);
+
     unsigned char *ab[500];
     size_t anb[500];
     for (int i = 0; i < 500; i++) {
