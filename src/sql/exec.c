@@ -1847,7 +1847,7 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
     static const char *const azKnown[] = {"morphology", "stopwords", "min_prefix_len",
                                           "min_infix_len", "min_word_len", "min_stemming_len", "stopword_step", "overshort_step", "index_exact_words", "index_sp", "html_strip",
                                           "remove_diacritics", "html_remove_elements", "html_index_attrs", "index_zones", "expand_keywords",
-                                          "wordforms", "wordforms_list", "exceptions", "exceptions_list", "stopwords_list", "ignore_chars",
+                                          "wordforms", "wordforms_list", "exceptions", "exceptions_list", "stopwords_list", "ignore_chars", "charset_table",
                                           "rt_mem_limit", "rank_profile", "type"};
     size_t k = 0;
     while (k < LP_ARRAY_SIZE(azKnown) && strcmp(o->zName, azKnown[k]) != 0) k++;
@@ -1878,6 +1878,15 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
         lp_err_clear(&e);
         int rc = charset_parse(z, "ignore_chars", &cs, &e);
         charset_free(&cs);
+        if (rc == LP_NOMEM) return bind_oom(b);
+        if (rc != LP_OK) return bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos, e.zMsg);
+    }
+    if (strcmp(o->zName, "charset_table") == 0) {
+        CharMap m;
+        LpError e;
+        lp_err_clear(&e);
+        int rc = charmap_parse(z, &m, &e);
+        charmap_free(&m);
         if (rc == LP_NOMEM) return bind_oom(b);
         if (rc != LP_OK) return bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos, e.zMsg);
     }
@@ -1966,8 +1975,7 @@ static int force_exact_words(Schema *sc) {
 ** files. */
 static int create_rules(Binder *b, const SqlMapItem *aOpt, int nOpt, Schema *sc, const char *zOption) {
     const char *zStrip = schema_option(sc, "remove_diacritics");
-    int bStrip = zStrip && atoi(zStrip) == 1;
-    const char *zIgnore = schema_option(sc, "ignore_chars");
+    RuleSplit sp = {zStrip && atoi(zStrip) == 1, schema_option(sc, "ignore_chars"), schema_option(sc, "charset_table")};
     int bCodes = strcmp(zOption, "stopwords") == 0;
     char zList[32];
     snprintf(zList, sizeof(zList), "%s_list", zOption);
@@ -1997,8 +2005,7 @@ static int create_rules(Binder *b, const SqlMapItem *aOpt, int nOpt, Schema *sc,
         lp_err_clear(&e);
         int rc = LP_OK;
         if (z) {
-            rc = bFiles ? sqlx_rules_files(zOption, z, bStrip, zIgnore, &rules, &e)
-                        : sqlx_rules_list(zOption, z, bStrip, zIgnore, &rules, &e);
+            rc = bFiles ? sqlx_rules_files(zOption, z, &sp, &rules, &e) : sqlx_rules_list(zOption, z, &sp, &rules, &e);
             bAny = 1;
         }
         int bOom = rc == LP_NOMEM || paths.oom || codes.oom;

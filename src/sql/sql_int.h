@@ -112,13 +112,16 @@ void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r);
 ** zOption "wordforms", "exceptions" or "stopwords"; the files that option
 ** names (absolute
 ** paths or patterns, separated by commas or spaces), or its _list, checked
-** and appended to out as the table keeps them (bStrip, zIgnore: the
-** table's remove_diacritics and ignore_chars). LP_OK, or an error naming
-** the file (and its line) or the list's rule. */
-int sqlx_rules_files(const char *zOption, const char *zPaths, int bStrip, const char *zIgnore, StrBuf *out,
-                     LpError *err);
-int sqlx_rules_list(const char *zOption, const char *zList, int bStrip, const char *zIgnore, StrBuf *out,
-                    LpError *err);
+** and appended to out as the table keeps them (split into words as sp
+** says). LP_OK, or an error naming the file (and its line) or the list's
+** rule. */
+typedef struct RuleSplit {
+    int bStrip;             /* the table's remove_diacritics */
+    const char *zIgnore;    /* its ignore_chars, or NULL */
+    const char *zCharset;   /* its charset_table, or NULL */
+} RuleSplit;
+int sqlx_rules_files(const char *zOption, const char *zPaths, const RuleSplit *sp, StrBuf *out, LpError *err);
+int sqlx_rules_list(const char *zOption, const char *zList, const RuleSplit *sp, StrBuf *out, LpError *err);
 void sqlx_alter_table(SqlSession *s, const SqlStmt *st, SqlResult *r);
 /* The table's expand_keywords option (checked at CREATE TABLE) as
 ** FTS_EXPAND_* bits: the default of its MATCH queries and snippets. */

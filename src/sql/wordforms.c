@@ -63,13 +63,12 @@ static int read_file(const char *zOption, const char *zPath, StrBuf *out, LpErro
 /* Checks the rules z[0..) of option zOption ("wordforms", "exceptions",
 ** or "stopwords": a text of stop words)
 ** as the table's analyzer will read them
-** (bStrip: remove_diacritics; zIgnore: ignore_chars), the errors prefixed with zWhat (NULL:
+** (split into words as sp says), the errors prefixed with zWhat (NULL:
 ** none). */
-static int check_rules(const char *zOption, const char *z, int bStrip, const char *zIgnore, const char *zWhat,
-                       LpError *err) {
+static int check_rules(const char *zOption, const char *z, const RuleSplit *sp, const char *zWhat, LpError *err) {
     int bExc = strcmp(zOption, "exceptions") == 0, bStop = strcmp(zOption, "stopwords") == 0;
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, bStrip, 0, bExc || bStop ? NULL : z,
-                          zIgnore, bExc ? z : NULL, bStop ? z : NULL, 0, 0};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, sp->bStrip, 0, bExc || bStop ? NULL : z,
+                          sp->zIgnore, bExc ? z : NULL, bStop ? z : NULL, 0, 0, sp->zCharset};
     Analyzer *an = NULL;
     LpError e;
     lp_err_clear(&e);
@@ -80,8 +79,7 @@ static int check_rules(const char *zOption, const char *z, int bStrip, const cha
     return zWhat ? lp_err_set(err, rc, "%s: %s", zWhat, e.zMsg) : lp_err_set(err, rc, "%s", e.zMsg);
 }
 
-int sqlx_rules_files(const char *zOption, const char *zPaths, int bStrip, const char *zIgnore, StrBuf *out,
-                     LpError *err) {
+int sqlx_rules_files(const char *zOption, const char *zPaths, const RuleSplit *sp, StrBuf *out, LpError *err) {
     const char *p = zPaths;
     int nFile = 0;
     while (*p) {
@@ -115,7 +113,7 @@ int sqlx_rules_files(const char *zOption, const char *zPaths, int bStrip, const 
             if (rc == LP_OK) {
                 char zWhat[4200];
                 snprintf(zWhat, sizeof(zWhat), "file '%s'", g.gl_pathv[i]);
-                rc = check_rules(zOption, one.z ? one.z : "", bStrip, zIgnore, zWhat, err);
+                rc = check_rules(zOption, one.z ? one.z : "", sp, zWhat, err);
             }
             if (rc == LP_OK) {
                 strbuf_append(out, one.z, one.n);
@@ -134,9 +132,8 @@ int sqlx_rules_files(const char *zOption, const char *zPaths, int bStrip, const 
     return LP_OK;
 }
 
-int sqlx_rules_list(const char *zOption, const char *zList, int bStrip, const char *zIgnore, StrBuf *out,
-                    LpError *err) {
-    int rc = check_rules(zOption, zList, bStrip, zIgnore, NULL, err);
+int sqlx_rules_list(const char *zOption, const char *zList, const RuleSplit *sp, StrBuf *out, LpError *err) {
+    int rc = check_rules(zOption, zList, sp, NULL, err);
     if (rc != LP_OK) return rc;
     strbuf_appendz(out, zList);
     /* one rule a line: the next option's rules start on a line of their

@@ -15,6 +15,9 @@
 **                  combining marks that follow it (か + U+3099 = が);
 **        CC_SEP    everything else (spaces, punctuation including
 **                  apostrophes and hyphens, symbols, emoji, controls).
+**      With charset_table, scan_map() reads the text instead: every
+**      character classified by map_class() (named by the table, taken in
+**      by an alias, or a separator), no ASCII fast path.
 **      So "don't" is "don" + "t" and "e-mail" is "e" + "mail": simple,
 **      predictable, and the same on the query side. Scripts written without
 **      spaces that are not CJK (Thai, Lao, Khmer, Myanmar) have no
@@ -181,6 +184,8 @@ struct Analyzer {
     Wordforms *pWf;             /* word forms, or NULL */
     Charset ignore;             /* ignore_chars: dropped from the text before anything */
     Exceptions *pExc;           /* exceptions, or NULL */
+    int bMap;                   /* charset_table given: map says what a word is made of */
+    CharMap map;
 };
 
 static void stop_key(const char *z, int n, StopKey *k) {
@@ -644,8 +649,39 @@ static int run(const Analyzer *a, int mode, const char *z, size_t n, uint32_t iP
                void *ctx, uint32_t *piPosEnd, LpError *err);
 static int exceptions_build(Analyzer *a, const char *z, LpError *err);
 
+/* Does m make c a word character's target (some character becomes c)? */
+static int charmap_makes(const CharMap *m, uint32_t c) {
+    for (int i = 0; i < m->n; i++) {
+        const CharMapEntry *e = &m->a[i];
+        if (e->base != UINT32_MAX) {
+            if (c >= e->lo && c <= e->hi && ((c - e->base) & 1u)) return 1;
+        } else if ((int64_t)c >= (int64_t)e->lo + e->delta && (int64_t)c <= (int64_t)e->hi + e->delta) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* charset_table z into a->map, after index_sp and index_zones are set: a
+** word of '.' would be a boundary's term, and one starting with '<' a
+** zone's. */
+static int charset_table_parse(Analyzer *a, const char *z, LpError *err) {
+    int rc = charmap_parse(z, &a->map, err);
+    if (rc != LP_OK) return rc;
+    a->bMap = 1;
+    if (a->bIndexSp && charmap_makes(&a->map, '.')) {
+        return lp_err_set(err, LP_BADINPUT, "charset_table: '.' cannot be a word character in a table with "
+                                            "index_sp='1' (the sentence boundary's term is '.')");
+    }
+    if (a->azZone && charmap_makes(&a->map, '<')) {
+        return lp_err_set(err, LP_BADINPUT, "charset_table: '<' cannot be a word character in a table with "
+                                            "index_zones (a zone's terms start with '<')");
+    }
+    return LP_OK;
+}
+
 int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
-    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0};
+    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL};
     if (!cfg) cfg = &cfgDefault;
     *ppOut = NULL;
     if (cfg->minPrefixLen < 0 || cfg->minPrefixLen > ANALYZER_MAX_TERM) {
@@ -687,6 +723,7 @@ int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
     if (rc == LP_OK) rc = html_attrs_parse(a, cfg->zHtmlIndexAttrs, err);
     if (rc == LP_OK) rc = zones_parse(a, cfg->zIndexZones, err);
     if (rc == LP_OK && cfg->zIgnoreChars) rc = charset_parse(cfg->zIgnoreChars, "ignore_chars", &a->ignore, err);
+    if (rc == LP_OK && cfg->zCharsetTable) rc = charset_table_parse(a, cfg->zCharsetTable, err);
     /* The table's own stop words are split as its text is (ignored
     ** characters included, before word forms and exceptions exist). */
     StopWords own = {{0}, 0};
@@ -728,6 +765,7 @@ void analyzer_free(Analyzer *a) {
     free(a->azZone);
     wordforms_free(a->pWf);
     charset_free(&a->ignore);
+    charmap_free(&a->map);
     exceptions_free(a->pExc);
     free(a);
 }
@@ -805,7 +843,7 @@ int analyzer_doc_text(const Analyzer *a, const char *z, size_t n, StrBuf *buf, c
 
 /* --------------------------------------------------------- word scanner */
 
-enum { CC_SEP = 0, CC_WORD, CC_MARK, CC_SINGLE };
+enum { CC_SEP = 0, CC_WORD, CC_MARK, CC_SINGLE, CC_MAPPED /* named by charset_table */ };
 
 /* ASCII letters and digits; every byte >= 0x80 is 0 here and takes the
 ** Unicode path. */
@@ -1285,6 +1323,18 @@ static inline void lower_ascii(const char *z, size_t m, size_t nAvail, char *zOu
     }
 }
 
+/* Gives w, normalised, the next position and the bytes [iStart, iEnd)
+** of z. */
+static inline __attribute__((always_inline)) void word_place(RunState *s, const char *z, size_t iStart,
+                                                             size_t iEnd, PendWord *w) {
+    w->iPos = s->iPos++;
+    w->iStart = (uint32_t)iStart;
+    w->iEnd = (uint32_t)iEnd;
+    w->bExact = s->mode == RUN_QUERY_EXACT || (s->mode == RUN_QUERY && exact_mark_before(z, iStart));
+}
+
+static int map_word_prepare(RunState *s, const char *z, size_t iStart, size_t iEnd, PendWord *w);
+
 /* Normalises the word z[iStart..iEnd) into w and gives it the next
 ** position. */
 static inline __attribute__((always_inline)) int word_prepare(RunState *s, const char *z, size_t iStart,
@@ -1301,10 +1351,7 @@ static inline __attribute__((always_inline)) int word_prepare(RunState *s, const
                                  iStart, utf8proc_errmsg(w->nTerm));
         }
     }
-    w->iPos = s->iPos++;
-    w->iStart = (uint32_t)iStart;
-    w->iEnd = (uint32_t)iEnd;
-    w->bExact = s->mode == RUN_QUERY_EXACT || (s->mode == RUN_QUERY && exact_mark_before(z, iStart));
+    word_place(s, z, iStart, iEnd, w);
     return LP_OK;
 }
 
@@ -1536,16 +1583,18 @@ static int pend_flush(RunState *s, PendRun *pr) {
 
 /* Normalises, filters, stems and hands over the word z[iStart..iEnd), or
 ** with a stem dictionary (pr not NULL) queues it, handing over a full
-** group. */
+** group. bMap (a constant where inlined): normalised as charset_table
+** says. */
 static inline __attribute__((always_inline)) int emit_word(RunState *s, PendRun *pr, const char *z,
-                                                           size_t iStart, size_t iEnd, int bAscii) {
+                                                           size_t iStart, size_t iEnd, int bAscii,
+                                                           const int bMap) {
     if (!pr) {
         PendWord w;
-        int rc = word_prepare(s, z, iStart, iEnd, bAscii, &w);
+        int rc = bMap ? map_word_prepare(s, z, iStart, iEnd, &w) : word_prepare(s, z, iStart, iEnd, bAscii, &w);
         return rc == LP_OK ? word_finish(s, &w, 0) : rc;
     }
     PendWord *w = &pr->a[pr->n];
-    int rc = word_prepare(s, z, iStart, iEnd, bAscii, w);
+    int rc = bMap ? map_word_prepare(s, z, iStart, iEnd, w) : word_prepare(s, z, iStart, iEnd, bAscii, w);
     if (rc != LP_OK) {
         /* The words before it go out first, as they would one by one. */
         int rc2 = pend_flush(s, pr);
@@ -1661,6 +1710,18 @@ static int sp_emit(RunState *s, PendRun *pr) {
     return s->xToken(s->ctx, &t);
 }
 
+/* A word found at z[iStart..iEnd): the boundary before it (bSp), then
+** the word, handed over (emit_word). */
+static inline __attribute__((always_inline)) int word_found(RunState *s, PendRun *pr, const char *z,
+                                                            size_t iStart, size_t iEnd, int bAscii,
+                                                            const int bMap, const int bSp) {
+    if (bSp && s->spKind) {
+        int rc = sp_emit(s, pr);
+        if (rc != LP_OK) return rc;
+    }
+    return emit_word(s, pr, z, iStart, iEnd, bAscii, bMap);
+}
+
 /* The words (and, with bSp, the boundaries) of s's text, handed over in
 ** order. Inlined twice: with bStars and bSp constant 0, the common case
 ** (a document without index_sp) tests no separator beyond the word table. */
@@ -1699,11 +1760,122 @@ static inline __attribute__((always_inline)) int scan(RunState *s, PendRun *pr, 
             bAscii = 0;
             i = cls == CC_SINGLE ? scan_marks(p, n, i) : scan_word(p, n, i, s->a->bStrip, &bAscii);
         }
-        if (bSp && s->spKind) {
-            int rc = sp_emit(s, pr);
-            if (rc != LP_OK) return rc;
+        int rc = word_found(s, pr, z, iStart, i, bAscii, 0, bSp);
+        if (rc != LP_OK) return rc;
+        iWord = iStart;
+        iWordEnd = i;
+    }
+    s->iWord = iWord;
+    s->iWordEnd = iWordEnd;
+    return LP_OK;
+}
+
+/* ------------------------------------------------ charset_table */
+
+/* The class of cp under the analyzer's charset_table: CC_MAPPED (its
+** target in *pTo) where an item names it; else, where an alias takes in
+** the class char_class() gives it, that class; else CC_SEP. */
+static int map_class(const Analyzer *a, uint32_t cp, uint32_t *pTo) {
+    if (charmap_get(&a->map, cp, pTo)) return CC_MAPPED;
+    int cls = cp < 0x80 ? (aAsciiWord[cp] ? CC_WORD : CC_SEP) : char_class(cp);
+    if (cls == CC_SINGLE) return (a->map.aliases & CHARMAP_CJK) ? CC_SINGLE : CC_SEP;
+    if (cls == CC_WORD || cls == CC_MARK) return (a->map.aliases & CHARMAP_NON_CJK) ? cls : CC_SEP;
+    return CC_SEP;
+}
+
+/* Does cp, under charset_table, extend a word (a named character, or a
+** letter, digit or mark an alias takes in, or with remove_diacritics a
+** joiner)? */
+static int map_extends(const Analyzer *a, uint32_t cp) {
+    uint32_t to;
+    int cls = map_class(a, cp, &to);
+    return cls == CC_MAPPED || cls == CC_WORD || cls == CC_MARK ||
+           (a->bStrip && (a->map.aliases & CHARMAP_NON_CJK) && is_joiner(cp));
+}
+
+/* The end of the word whose characters so far end at p[i], under
+** charset_table. */
+static size_t map_scan_word(const Analyzer *a, const unsigned char *p, size_t n, size_t i) {
+    while (i < n) {
+        uint32_t cp;
+        int len = char_at(p, n, i, &cp);
+        if (!map_extends(a, cp)) break;
+        i += (size_t)len;
+    }
+    return i;
+}
+
+/* Appends the bytes z[0..m) to the term w at most (cut at a character
+** boundary where it fills up); 0 once the term is full. */
+static int term_append(PendWord *w, const char *z, int m) {
+    int nRoom = ANALYZER_MAX_TERM - w->nTerm;
+    if (m > nRoom) m = (int)utf8_floor(z, (size_t)nRoom);
+    memcpy(w->aTerm + w->nTerm, z, (size_t)m);
+    w->nTerm += m;
+    return w->nTerm < ANALYZER_MAX_TERM;
+}
+
+/* As word_prepare, under charset_table: each named character becomes its
+** target, as is; each stretch of the others (the aliases' letters, digits
+** and marks) is normalised as without the table. */
+static int map_word_prepare(RunState *s, const char *z, size_t iStart, size_t iEnd, PendWord *w) {
+    const Analyzer *a = s->a;
+    const unsigned char *p = (const unsigned char *)z;
+    w->nTerm = 0;
+    size_t i = iStart;
+    while (i < iEnd) {
+        uint32_t cp, to;
+        int len = char_at(p, iEnd, i, &cp);
+        if (map_class(a, cp, &to) == CC_MAPPED) {
+            utf8proc_uint8_t aEnc[4];
+            int m = (int)utf8proc_encode_char((utf8proc_int32_t)to, aEnc);
+            i += (size_t)len;
+            if (!term_append(w, (const char *)aEnc, m)) break;
+            continue;
         }
-        int rc = emit_word(s, pr, z, iStart, i, bAscii);
+        size_t j = i + (size_t)len;
+        while (j < iEnd) {
+            int len2 = char_at(p, iEnd, j, &cp);
+            if (map_class(a, cp, &to) == CC_MAPPED) break;
+            j += (size_t)len2;
+        }
+        char aNorm[ANALYZER_MAX_TERM];
+        int m = norm_word(z + i, j - i, a->bStrip, aNorm);
+        if (m < 0) {
+            return lp_err_setpos(s->err, LP_INTERNAL, (int64_t)i, "normalising the word at byte %zu: %s", i,
+                                 utf8proc_errmsg(m));
+        }
+        i = j;
+        if (!term_append(w, aNorm, m)) break;
+    }
+    word_place(s, z, iStart, iEnd, w);
+    return LP_OK;
+}
+
+/* scan() under charset_table: every character classified by map_class(),
+** none by the ASCII tables. */
+static int scan_map(RunState *s, PendRun *pr, const int bStars, const int bSp) {
+    const Analyzer *a = s->a;
+    const char *z = s->zText;
+    const unsigned char *p = (const unsigned char *)z;
+    size_t n = s->iScanTo, i = s->iScanFrom;
+    size_t iWord = s->iWord, iWordEnd = s->iWordEnd;
+    while (i < n) {
+        size_t iStart = i;
+        uint32_t cp, to;
+        int len = char_at(p, n, i, &cp);
+        int cls = map_class(a, cp, &to);
+        i += (size_t)len;
+        if (cls == CC_SEP || cls == CC_MARK) {
+            if (cp == '*') {
+                if (bStars && iStart != iWordEnd) s->iPos++;
+            } else if (cls == CC_SEP && bSp && iWordEnd != SIZE_MAX) {
+                sp_note(s, p, n, iStart, len, cp, iWord, iWordEnd);
+            }
+            continue;
+        }
+        i = cls == CC_SINGLE ? scan_marks(p, n, i) : map_scan_word(a, p, n, i);
+        int rc = word_found(s, pr, z, iStart, i, 0, 1, bSp);
         if (rc != LP_OK) return rc;
         iWord = iStart;
         iWordEnd = i;
@@ -1717,6 +1889,7 @@ static inline __attribute__((always_inline)) int scan(RunState *s, PendRun *pr, 
 static int scan_range(RunState *s, PendRun *pr, int bStars, int bSp, size_t iFrom, size_t iTo) {
     s->iScanFrom = iFrom;
     s->iScanTo = iTo;
+    if (s->a->bMap) return scan_map(s, pr, bStars, bSp);
     if (bStars) return scan(s, pr, 1, 0);
     return bSp ? scan(s, pr, 0, 1) : scan(s, pr, 0, 0);
 }
@@ -1882,6 +2055,7 @@ static int run(const Analyzer *a, int mode, const char *z, size_t n, uint32_t iP
     s.iScanTo = n;
     s.iWordEnd = SIZE_MAX;
     int rc = a->pExc ? scan_exceptions(&s, pr, bStars, bSp)
+             : a->bMap ? scan_map(&s, pr, bStars, bSp)
              : bStars || bSp ? scan(&s, pr, bStars, bSp) : scan(&s, pr, 0, 0);
     if (rc != LP_OK) return rc;
     if (pr && pr->n) {
@@ -2029,9 +2203,19 @@ static int exc_rule(void *ctx, int iRule, int iLine, size_t iOff, int bPost, con
 }
 
 /* Reads the exceptions z (NULL or blank: none) into a->pExc. */
+/* Is cp a word's character, for where an exception's source may start
+** and end (text/exceptions.h)? */
+static int exc_word_char(const void *ctx, uint32_t cp) {
+    const Analyzer *a = ctx;
+    if (!a->bMap) return is_word_char(cp);
+    uint32_t to;
+    int cls = map_class(a, cp, &to);
+    return cls == CC_WORD || cls == CC_SINGLE || cls == CC_MAPPED;
+}
+
 static int exceptions_build(Analyzer *a, const char *z, LpError *err) {
     if (!z) return LP_OK;
-    if (!(a->pExc = exceptions_new(is_word_char))) return lp_err_set(err, LP_NOMEM, "out of memory reading exceptions");
+    if (!(a->pExc = exceptions_new(exc_word_char, a))) return lp_err_set(err, LP_NOMEM, "out of memory reading exceptions");
     ExcBuild b = {a, err};
     int rc = wordforms_split(z, strlen(z), 0, exc_rule, &b, err);
     exceptions_seal(a->pExc);

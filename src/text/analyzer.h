@@ -34,6 +34,15 @@
 **    Snowball stemmer of the language is applied (of several languages,
 **    the first that changes the word; none to a word of fewer than
 **    min_stemming_len characters).
+**  - Character table (charset_table, text/charset.h): where given, the
+**    words are maximal runs of the characters it names and of those its
+**    aliases take in (non_cjk: the letters, digits and marks above,
+**    outside CJK; cjk: the CJK letters, each a word of its own, with its
+**    marks); everything else separates words. A named character becomes
+**    its target as is (no NFKC, no case folding); each run of the others
+**    in a word is normalised as above. Without it, words are as with
+**    "non_cjk, cjk". Refused: '.' as a target with index_sp, '<' with
+**    index_zones (the index's own terms).
 **  - Ignored characters (ignore_chars): before anything else, the
 **    characters of the set are taken out of the text, so the letters
 **    around one join ("e-mail" is "email" with '-' ignored, "и́" is "и"
@@ -141,6 +150,8 @@ typedef struct AnalyzerConfig {
                                 ** into words as documents are ("a; the"); NULL: none */
     int bStopwordNoStep;        /* stopword_step='0': a stop word takes no position */
     int bOvershortNoStep;       /* overshort_step='0': nor does a word under min_word_len */
+    const char *zCharsetTable;  /* charset_table: "non_cjk, +, #" (text/charset.h); NULL:
+                                ** the default, as "non_cjk, cjk" */
 } AnalyzerConfig;
 
 #define ANALYZER_MAX_STEMMERS 4

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "text/utf8.h"
+#include "util/error.h"
 
 /* One character of an item at z: U+hex, an escaped character or the
 ** character itself. Its code point in *pCp; the bytes read, or 0 when there
@@ -43,52 +44,89 @@ static int item_error(const char *zOption, const char *zItem, size_t nItem, cons
     return lp_err_set(err, LP_BADINPUT, "%s: '%.*s': %s", zOption, (int)(nItem > 40 ? 40 : nItem), zItem, zWhy);
 }
 
+/* The next item of the list at *pp: its bytes in zBuf (NUL-ended; nBuf
+** bytes of room), *pp moved past its comma. 1 when there is one, 0 at the
+** end of the list, -1 (err set) for an empty or an over-long item (the
+** message says zExpected). */
+static int next_item(const char **pp, const char *zOption, const char *zExpected, char *zBuf, size_t nBuf,
+                     LpError *err) {
+    const char *p = *pp;
+    while (*p == ' ' || *p == '\t') p++;
+    if (!*p) return 0;
+    /* the item: up to an unescaped ',' */
+    const char *zItem = p;
+    while (*p && *p != ',') p += (*p == '\\' && p[1]) ? 2 : 1;
+    size_t nItem = (size_t)(p - zItem);
+    while (nItem > 0 && (zItem[nItem - 1] == ' ' || zItem[nItem - 1] == '\t') &&
+           !(nItem >= 2 && zItem[nItem - 2] == '\\')) {
+        nItem--;
+    }
+    if (*p == ',') p++;
+    *pp = p;
+    if (nItem == 0) {
+        lp_err_set(err, LP_BADINPUT, "%s: an empty item (two commas in a row)", zOption);
+        return -1;
+    }
+    if (nItem >= nBuf) {
+        item_error(zOption, zItem, nItem, zExpected, err);
+        return -1;
+    }
+    memcpy(zBuf, zItem, nItem);
+    zBuf[nItem] = 0;
+    return 1;
+}
+
+#define CHARSET_EXPECTED "expected a character, U+hex or a range such as a..z"
+#define CHARMAP_EXPECTED \
+    "expected a character, U+hex, a range such as a..z, a mapping such as A..Z->a..z, a range of " \
+    "pairs such as U+100..U+17F/2, or an alias: non_cjk, non_cont, cjk, cont, chinese, japanese, "   \
+    "korean, english, russian"
+
+/* Is cp a character an item may name? */
+static int char_ok(uint32_t cp) {
+    return cp > 0 && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
+}
+
+/* A character or a range at z: [*pLo, *pHi] (a character is a range of
+** one); the bytes read, 0 when there is none. */
+static int read_range(const char *z, uint32_t *pLo, uint32_t *pHi) {
+    int k = read_char(z, pLo);
+    *pHi = *pLo;
+    if (k > 0 && strncmp(z + k, "..", 2) == 0) {
+        int k2 = read_char(z + k + 2, pHi);
+        k = k2 > 0 ? k + 2 + k2 : 0;
+    }
+    return k;
+}
+
+/* Why the range [lo, hi] is refused, or NULL. */
+static const char *range_why(uint32_t lo, uint32_t hi) {
+    if (!char_ok(lo) || !char_ok(hi) || (lo <= 0xDFFF && hi >= 0xD800)) {
+        return "not a Unicode character (U+0, above U+10FFFF, or a surrogate)";
+    }
+    return lo > hi ? "a range must not end before it starts" : NULL;
+}
+
 int charset_parse(const char *z, const char *zOption, Charset *s, LpError *err) {
     memset(s, 0, sizeof(*s));
     int nAlloc = 0;
     const char *p = z;
-    while (*p) {
-        while (*p == ' ' || *p == '\t') p++;
-        if (!*p) break;
-        /* the item: up to an unescaped ',' */
-        const char *zItem = p;
-        while (*p && *p != ',') p += (*p == '\\' && p[1]) ? 2 : 1;
-        size_t nItem = (size_t)(p - zItem);
-        while (nItem > 0 && (zItem[nItem - 1] == ' ' || zItem[nItem - 1] == '\t') &&
-               !(nItem >= 2 && zItem[nItem - 2] == '\\')) {
-            nItem--;
-        }
-        if (*p == ',') p++;
-        if (nItem == 0) {
-            charset_free(s);
-            return lp_err_set(err, LP_BADINPUT, "%s: an empty item (two commas in a row)", zOption);
-        }
-        char zBuf[64];
-        if (nItem >= sizeof(zBuf)) {
-            charset_free(s);
-            return item_error(zOption, zItem, nItem, "expected a character, U+hex or a range such as a..z", err);
-        }
-        memcpy(zBuf, zItem, nItem);
-        zBuf[nItem] = 0;
+    char zBuf[64];
+    int got;
+    while ((got = next_item(&p, zOption, CHARSET_EXPECTED, zBuf, sizeof(zBuf), err)) > 0) {
+        size_t nItem = strlen(zBuf);
         uint32_t lo, hi;
-        int k = read_char(zBuf, &lo);
-        hi = lo;
-        if (k > 0 && strncmp(zBuf + k, "..", 2) == 0) {
-            int k2 = read_char(zBuf + k + 2, &hi);
-            k = k2 > 0 ? k + 2 + k2 : 0;
-        }
+        int k = read_range(zBuf, &lo, &hi);
         const char *zWhy = NULL;
         if (k <= 0 || (size_t)k != nItem) {
             zWhy = strstr(zBuf, "->") ? "maps a character: only characters and ranges are allowed here"
-                                      : "expected a character, U+hex or a range such as a..z";
-        } else if (lo > 0x10FFFF || hi > 0x10FFFF || (lo <= 0xDFFF && hi >= 0xD800)) {
-            zWhy = "not a Unicode character (above U+10FFFF, or a surrogate)";
-        } else if (lo > hi) {
-            zWhy = "a range must not end before it starts";
+                                      : CHARSET_EXPECTED;
+        } else {
+            zWhy = range_why(lo, hi);
         }
         if (zWhy) {
             charset_free(s);
-            return item_error(zOption, zItem, nItem, zWhy, err);
+            return item_error(zOption, zBuf, nItem, zWhy, err);
         }
         if (s->nRange == nAlloc) {
             nAlloc = nAlloc ? 2 * nAlloc : 8;
@@ -102,6 +140,10 @@ int charset_parse(const char *z, const char *zOption, Charset *s, LpError *err) 
         s->aRange[2 * s->nRange] = lo;
         s->aRange[2 * s->nRange + 1] = hi;
         s->nRange++;
+    }
+    if (got < 0) {
+        charset_free(s);
+        return LP_BADINPUT;
     }
     /* sorted, then overlapping and adjacent ranges merged */
     if (s->nRange > 1) qsort(s->aRange, (size_t)s->nRange, 2 * sizeof(uint32_t), range_cmp);
@@ -136,4 +178,171 @@ int charset_has_slow(const Charset *s, uint32_t cp) {
         else hi = mid;
     }
     return lo < s->nRange && s->aRange[2 * lo] <= cp;
+}
+
+/* ------------------------------------------------------------ charmap */
+
+#define CHARMAP_OPTION "charset_table"
+
+/* Aliases that are lists of items. */
+static const struct {
+    const char *zName;
+    const char *zItems;
+} aListAlias[] = {
+    {"english", "A..Z->a..z, a..z"},
+    {"russian", "U+410..U+42F->U+430..U+44F, U+430..U+44F, U+401->U+451, U+451"},
+};
+
+/* Aliases of the analyzer's classes. */
+static const struct {
+    const char *zName;
+    unsigned flag;
+} aFlagAlias[] = {
+    {"non_cjk", CHARMAP_NON_CJK}, {"non_cont", CHARMAP_NON_CJK}, {"cjk", CHARMAP_CJK},
+    {"cont", CHARMAP_CJK},        {"chinese", CHARMAP_CJK},      {"japanese", CHARMAP_CJK},
+    {"korean", CHARMAP_CJK},
+};
+
+
+/* Names e in m, over what earlier items said of its characters. LP_OK or
+** LP_NOMEM. */
+static int charmap_put(CharMap *m, CharMapEntry e) {
+    /* the entries before e, after it, and those it overlaps: an overlapped
+    ** entry keeps what sticks out on either side */
+    int i = 0;
+    while (i < m->n && m->a[i].hi < e.lo) i++;
+    int j = i;
+    while (j < m->n && m->a[j].lo <= e.hi) j++;
+    CharMapEntry left = {0}, right = {0};
+    int bLeft = i < j && m->a[i].lo < e.lo, bRight = i < j && m->a[j - 1].hi > e.hi;
+    if (bLeft) {
+        left = m->a[i];
+        left.hi = e.lo - 1;
+    }
+    if (bRight) {
+        right = m->a[j - 1];
+        right.lo = e.hi + 1;
+    }
+    int nNew = m->n - (j - i) + 1 + bLeft + bRight;
+    CharMapEntry *a = realloc(m->a, sizeof(CharMapEntry) * (size_t)(nNew > m->n ? nNew : m->n));
+    if (!a) return LP_NOMEM;
+    m->a = a;
+    int nIns = 1 + bLeft + bRight;
+    memmove(a + i + nIns, a + j, sizeof(CharMapEntry) * (size_t)(m->n - j));
+    if (bLeft) a[i++] = left;
+    a[i++] = e;
+    if (bRight) a[i] = right;
+    m->n = nNew;
+    return LP_OK;
+}
+
+/* Is c on either side of a mapping a character charset_table refuses? */
+static const char *map_char_why(uint32_t c) {
+    if (c == '*') return "'*' cannot be a word character: it is the query language's prefix and wildcard operator";
+    if (c == '=') return "'=' cannot be a word character: it marks an exact form in a query (=word)";
+    return NULL;
+}
+
+/* Why the range [lo, hi], or the range it maps to, is refused, or NULL. */
+static const char *map_range_why(uint32_t lo, uint32_t hi) {
+    const char *zWhy = range_why(lo, hi);
+    if (zWhy) return zWhy;
+    if (lo <= '*' && hi >= '*') return map_char_why('*');
+    if (lo <= '=' && hi >= '=') return map_char_why('=');
+    return NULL;
+}
+
+/* One item of charset_table, zItem (nItem bytes, NUL-ended), into m;
+** nDepth: aliases being read. */
+static int charmap_item(CharMap *m, const char *zItem, size_t nItem, int nDepth, LpError *err) {
+    for (size_t k = 0; k < LP_ARRAY_SIZE(aFlagAlias); k++) {
+        if (strcmp(zItem, aFlagAlias[k].zName) == 0) {
+            m->aliases |= aFlagAlias[k].flag;
+            return LP_OK;
+        }
+    }
+    for (size_t k = 0; k < LP_ARRAY_SIZE(aListAlias) && nDepth == 0; k++) {
+        if (strcmp(zItem, aListAlias[k].zName) != 0) continue;
+        const char *p = aListAlias[k].zItems;
+        char zBuf[64];
+        int got;
+        while ((got = next_item(&p, CHARMAP_OPTION, CHARMAP_EXPECTED, zBuf, sizeof(zBuf), err)) > 0) {
+            int rc = charmap_item(m, zBuf, strlen(zBuf), nDepth + 1, err);
+            if (rc != LP_OK) return rc;
+        }
+        return got < 0 ? LP_BADINPUT : LP_OK;
+    }
+    uint32_t lo, hi, lo2 = 0, hi2 = 0;
+    int k = read_range(zItem, &lo, &hi);
+    int bMap = k > 0 && strncmp(zItem + k, "->", 2) == 0;
+    int bPairs = k > 0 && strcmp(zItem + k, "/2") == 0;
+    if (bMap) {
+        int k2 = read_range(zItem + k + 2, &lo2, &hi2);
+        k = k2 > 0 ? k + 2 + k2 : 0;
+    } else if (bPairs) {
+        k += 2;
+    }
+    const char *zWhy = NULL;
+    if (k <= 0 || (size_t)k != nItem) {
+        zWhy = CHARMAP_EXPECTED;
+    } else if ((zWhy = map_range_why(lo, hi)) != NULL || (bMap && (zWhy = map_range_why(lo2, hi2)) != NULL)) {
+        /* zWhy says why */
+    } else if (bMap && hi2 != lo2 && hi2 - lo2 != hi - lo) {
+        zWhy = "a range maps onto a range of as many characters (A..Z->a..z) or onto one character (a..z->x)";
+    } else if (bPairs && (hi - lo) % 2 == 0) {
+        zWhy = "a range of pairs (/2) holds an even count of characters";
+    }
+    if (zWhy) return item_error(CHARMAP_OPTION, zItem, nItem, zWhy, err);
+    if (++m->nItems > CHARMAP_MAX_ITEMS) {
+        return lp_err_set(err, LP_LIMIT, "%s: more than %d items", CHARMAP_OPTION, CHARMAP_MAX_ITEMS);
+    }
+    int rc = LP_OK;
+    if (bMap && lo2 == hi2 && hi != lo) {
+        /* each character onto one: an entry per character keeps delta exact */
+        for (uint32_t c = lo; c <= hi && rc == LP_OK; c++) {
+            rc = charmap_put(m, (CharMapEntry){c, c, (int32_t)lo2 - (int32_t)c, UINT32_MAX});
+        }
+    } else {
+        CharMapEntry e = {lo, hi, bMap ? (int32_t)lo2 - (int32_t)lo : 0, bPairs ? lo : UINT32_MAX};
+        rc = charmap_put(m, e);
+    }
+    return rc == LP_OK ? LP_OK : lp_err_set(err, LP_NOMEM, "out of memory reading %s", CHARMAP_OPTION);
+}
+
+int charmap_parse(const char *z, CharMap *m, LpError *err) {
+    memset(m, 0, sizeof(*m));
+    const char *p = z;
+    char zBuf[64];
+    int got, rc = LP_OK;
+    while (rc == LP_OK && (got = next_item(&p, CHARMAP_OPTION, CHARMAP_EXPECTED, zBuf, sizeof(zBuf), err)) > 0) {
+        rc = charmap_item(m, zBuf, strlen(zBuf), 0, err);
+    }
+    if (rc == LP_OK && got < 0) rc = LP_BADINPUT;
+    if (rc != LP_OK) {
+        charmap_free(m);
+        return rc;
+    }
+    for (uint32_t c = 0; c < 128; c++) {
+        uint32_t to;
+        m->aAscii[c] = charmap_get_slow(m, c, &to) ? (int32_t)to : -1;
+    }
+    return LP_OK;
+}
+
+void charmap_free(CharMap *m) {
+    free(m->a);
+    memset(m, 0, sizeof(*m));
+}
+
+int charmap_get_slow(const CharMap *m, uint32_t cp, uint32_t *pTo) {
+    int lo = 0, hi = m->n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (m->a[mid].hi < cp) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == m->n || m->a[lo].lo > cp) return 0;
+    const CharMapEntry *e = &m->a[lo];
+    *pTo = e->base != UINT32_MAX ? e->base + ((cp - e->base) | 1u) : (uint32_t)((int64_t)cp + e->delta);
+    return 1;
 }

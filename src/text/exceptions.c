@@ -28,15 +28,19 @@ struct Exceptions {
     uint32_t aStart[257];     /* rules starting with byte c: a[aStart[c]..aStart[c+1]) */
     uint8_t aFirst[256];      /* aFirst[c]: some rule starts with byte c */
     ExcWordCharFn xWordChar;
+    const void *ctx;            /* xWordChar's */
 };
 
 static int is_space(char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
 
-Exceptions *exceptions_new(ExcWordCharFn xWordChar) {
+Exceptions *exceptions_new(ExcWordCharFn xWordChar, const void *ctx) {
     Exceptions *e = calloc(1, sizeof(*e));
-    if (e) e->xWordChar = xWordChar;
+    if (e) {
+        e->xWordChar = xWordChar;
+        e->ctx = ctx;
+    }
     return e;
 }
 
@@ -146,12 +150,12 @@ static int word_char_before(const Exceptions *e, const char *z, size_t i) {
     size_t j = i - 1;
     while (j > 0 && ((unsigned char)z[j] & 0xC0) == 0x80) j--;
     uint32_t cp;
-    return utf8_decode((const unsigned char *)z + j, i - j, &cp) > 0 && e->xWordChar(cp);
+    return utf8_decode((const unsigned char *)z + j, i - j, &cp) > 0 && e->xWordChar(e->ctx, cp);
 }
 
 static int word_char_at(const Exceptions *e, const char *z, size_t n, size_t i) {
     uint32_t cp;
-    return utf8_decode((const unsigned char *)z + i, n - i, &cp) > 0 && e->xWordChar(cp);
+    return utf8_decode((const unsigned char *)z + i, n - i, &cp) > 0 && e->xWordChar(e->ctx, cp);
 }
 
 int exceptions_match(const Exceptions *e, const char *z, size_t n, size_t i, ExcMatch *pm) {

@@ -42,9 +42,9 @@ typedef struct ExcMatch {
 } ExcMatch;
 
 /* Tells whether the character cp is a letter, digit or mark (a word's). */
-typedef int (*ExcWordCharFn)(uint32_t cp);
+typedef int (*ExcWordCharFn)(const void *ctx, uint32_t cp);
 
-Exceptions *exceptions_new(ExcWordCharFn xWordChar);
+Exceptions *exceptions_new(ExcWordCharFn xWordChar, const void *ctx);
 void exceptions_free(Exceptions *e);
 
 /* Adds a rule, its sides as wordforms_split hands them over. */

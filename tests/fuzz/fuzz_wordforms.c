@@ -4,12 +4,15 @@
 ** the query's joining of bare words (fts_match_join_words, fts/match.c).
 **
 ** An input is rules, a NUL byte, then a text (no NUL: rules only), and
-** optionally a second NUL and an ignore_chars list (text/charset.c). The
-** rules build two analyzers: plain with them as word forms, and English
-** stemming with stop words, exact forms, sentence boundaries,
-** ignore_chars (so the characters the text loses move its tokens'
-** offsets) and the rules as word forms, as exceptions (text/exceptions.c)
-** and as the table's own stop words. Beyond the sanitizers it checks:
+** optionally a second NUL and an ignore_chars list (text/charset.c), and
+** a third NUL and a charset_table (text/charset.c). The rules build three
+** analyzers: plain with them as word forms; English stemming with stop
+** words, exact forms, sentence boundaries, ignore_chars (so the
+** characters the text loses move its tokens' offsets) and the rules as
+** word forms, as exceptions (text/exceptions.c) and as the table's own
+** stop words; and the same under the charset_table (named characters
+** mapped, '+', '#' and '-' word characters where the input gives none).
+** Beyond the sanitizers it checks:
 **   - building succeeds, or fails with LP_BADINPUT naming a byte of the
 **     rules (err->pos inside them) and a message; nothing else;
 **   - a document's tokens: terms 1..ANALYZER_MAX_TERM bytes of valid
@@ -116,46 +119,59 @@ static int leaf_ok(void *ctx, const FtsNode *leaf, int bNegated) {
     return LP_OK;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    const uint8_t *pNul = memchr(data, 0, size);
-    size_t nRules = pNul ? (size_t)(pNul - data) : size;
-    char *zRules = malloc(nRules + 1);
-    if (!zRules) return 0;
-    memcpy(zRules, data, nRules);
-    zRules[nRules] = 0;
-    const char *zText = pNul ? (const char *)pNul + 1 : "";
-    size_t nText = pNul ? size - nRules - 1 : 0;
-    /* a second NUL: what follows is the second analyzer's ignore_chars */
-    const char *pNul2 = pNul ? memchr(zText, 0, nText) : NULL;
-    char *zIgnore = NULL;
-    if (pNul2) {
-        size_t nIgnore = nText - (size_t)(pNul2 - zText) - 1;
-        nText = (size_t)(pNul2 - zText);
-        zIgnore = malloc(nIgnore + 1);
-        if (!zIgnore) {
-            free(zRules);
-            return 0;
-        }
-        memcpy(zIgnore, pNul2 + 1, nIgnore);
-        zIgnore[nIgnore] = 0;
-        if (memchr(zIgnore, 0, nIgnore)) zIgnore[strlen(zIgnore)] = 0; /* up to a third NUL */
+/* Part k (0..3) of the input, as a NUL-ended copy (*pn: its bytes):
+** the parts are separated by the first three NULs; NULL when the input
+** has no part k, or out of memory. */
+static char *input_part(const uint8_t *data, size_t size, int k, size_t *pn) {
+    size_t i = 0;
+    for (int j = 0; j < k; j++) {
+        const uint8_t *p = memchr(data + i, 0, size - i);
+        if (!p) return NULL;
+        i = (size_t)(p - data) + 1;
     }
+    const uint8_t *pEnd = k < 3 ? memchr(data + i, 0, size - i) : NULL;
+    size_t n = (pEnd ? (size_t)(pEnd - data) : size) - i;
+    char *z = malloc(n + 1);
+    if (!z) return NULL;
+    memcpy(z, data + i, n);
+    z[n] = 0;
+    *pn = n;
+    return z;
+}
 
-    const AnalyzerConfig aCfg[2] = {
-        {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, NULL, NULL, 0, 0},
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    size_t nRules = 0, nText = 0, nIgnore = 0, nCharset = 0;
+    char *zRules = input_part(data, size, 0, &nRules);
+    char *zTextCopy = input_part(data, size, 1, &nText);
+    char *zIgnore = input_part(data, size, 2, &nIgnore);
+    char *zCharset = input_part(data, size, 3, &nCharset);
+    if (!zRules) {
+        free(zTextCopy);
+        free(zIgnore);
+        free(zCharset);
+        return 0;
+    }
+    const char *zText = zTextCopy ? zTextCopy : "";
+    if (!zTextCopy) nText = 0;
+
+    const char *zIgnoreUsed = zIgnore ? zIgnore : "U+AD, -, U+301, a..c";
+    const AnalyzerConfig aCfg[3] = {
+        {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, NULL, NULL, 0, 0, NULL},
         /* stop words and short words that take no position, beside word
         ** forms' shifts */
-        {"stem_en", "en", 0, 1, 1, 0, NULL, 0, NULL, 2, NULL, 1, 0, zRules, zIgnore ? zIgnore : "U+AD, -, U+301, a..c",
-         zRules, zRules, 1, 1},
+        {"stem_en", "en", 0, 1, 1, 0, NULL, 0, NULL, 2, NULL, 1, 0, zRules, zIgnoreUsed, zRules, zRules, 1, 1, NULL},
+        {"stem_en", "en", 0, 1, 1, 0, NULL, 0, NULL, 2, NULL, 1, 0, zRules, zIgnoreUsed, zRules, zRules, 1, 1,
+         zCharset ? zCharset : "non_cjk, +, #, U+2D, A..Z->a..z, U+E9->e, U+100..U+17F/2"},
     };
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 3; k++) {
         Analyzer *a = NULL;
         LpError err;
         lp_err_clear(&err);
         int rc = analyzer_new(&aCfg[k], &a, &err);
         if (rc != LP_OK) {
             /* ignore_chars and the stop words name the item, not a place */
-            int bCharset = strncmp(err.zMsg, "ignore_chars: ", 14) == 0 || strncmp(err.zMsg, "stop word '", 11) == 0;
+            int bCharset = strncmp(err.zMsg, "ignore_chars: ", 14) == 0 || strncmp(err.zMsg, "stop word '", 11) == 0 ||
+                           strncmp(err.zMsg, "charset_table: ", 15) == 0;
             if (rc != LP_BADINPUT || a || !err.zMsg[0] || (!bCharset && (err.pos < 0 || (size_t)err.pos > nRules))) {
                 abort();
             }
@@ -194,6 +210,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         analyzer_free(a);
     }
     free(zRules);
+    free(zTextCopy);
     free(zIgnore);
+    free(zCharset);
     return 0;
 }

@@ -1638,6 +1638,58 @@ def test_ignore_chars(cur, uniq):
                  r"wordforms rule 1 \(line 1, byte 0\): its source has no word")
 
 
+def test_charset_table(cur, uniq):
+    """charset_table (Manticore's): the characters it names are word
+    characters, mapped as it says and not case-folded; its aliases take in
+    the default letters and digits; the rest separates words. Both sides,
+    word forms and HIGHLIGHT split text the table's way; ALTER changes it
+    and indexes every row again."""
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (body TEXT) charset_table='non_cjk, +, #, U+2D, U+E9->e' "
+                f"morphology='stem_en' wordforms_list='c++ > cpp'")
+    assert_ddl_round_trips(cur, t, uniq)
+    cur.execute(f"INSERT INTO {t} VALUES (1, 'Learning C++ and C#'), (2, 'plain C, an e-mail'), "
+                f"(3, 'email the caf\u00e9'), (4, 'CPP tools')")
+    assert_ids_ram_and_flushed(cur, t, [
+        ("c++", [1, 4]), ("cpp", [1, 4]), ("C#", [1]), ("c", [2]), ("e-mail", [2]), ("email", [3]),
+        ("mail", []), ("cafe", [3]), ("caf\u00e9", [3]), ('"c++ and c#"', [1]), ("c#*", [1]), ("learn", [1]),
+    ])
+    cur.execute(f"SELECT id, HIGHLIGHT() FROM {t} WHERE MATCH('c# | e-mail') ORDER BY id ASC")
+    assert cur.fetchall() == ((1, "Learning C++ and <b>C#</b>"), (2, "plain C, an <b>e-mail</b>"))
+    cur.execute(f"CALL KEYWORDS('C++ e-mails caf\u00e9s', '{t}')")
+    assert [r[1:3] for r in cur.fetchall()] == [("c++", "cpp"), ("e-mails", "e-mail"), ("cafes", "cafe")]
+
+    # named characters are not case-folded: 'A'..'Z' separate words here
+    u = uniq()
+    cur.execute(f"CREATE TABLE {u} (body TEXT) charset_table='a..z, 0..9'")
+    cur.execute(f"INSERT INTO {u} VALUES (1, 'The cat'), (2, 'he said')")
+    assert_ids_ram_and_flushed(cur, u, [("he", [1, 2]), ("cat", [1]), ("the", [])])
+    # ALTER: the rows are indexed again the new way
+    cur.execute(f"ALTER TABLE {u} charset_table='english'")
+    assert_ids_ram_and_flushed(cur, u, [("he", [2]), ("the", [1]), ("THE", [1])])
+    cur.execute(f"SHOW TABLE {u} SETTINGS")
+    assert "charset_table = english" in cur.fetchone()[1]
+
+    expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) charset_table='non_cjk, a->*'", 1064,
+                 r"near ''non_cjk, a->\*'' at line 1 col \d+: charset_table: 'a->\*': '\*' cannot be a word "
+                 r"character: it is the query language's prefix and wildcard operator")
+    expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) charset_table='A..Z->a..y'", 1064,
+                 r"charset_table: 'A..Z->a..y': a range maps onto a range of as many characters")
+    expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) charset_table='latin'", 1064,
+                 r"charset_table: 'latin': expected a character, U\+hex, a range such as a..z, .* or an alias: "
+                 r"non_cjk, non_cont, cjk, cont, chinese, japanese, korean, english, russian")
+    expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) charset_table='non_cjk, .' index_sp='1'", 1064,
+                 r"charset_table: '\.' cannot be a word character in a table with index_sp='1'")
+    expect_error(cur, f"ALTER TABLE {u} charset_table='a,,b'", 1064,
+                 r"charset_table: an empty item \(two commas in a row\)")
+    # a word-forms rule is split as the table splits text: without '+' as a
+    # word character, 'c++' is the word 'c'
+    v = uniq()
+    cur.execute(f"CREATE TABLE {v} (body TEXT) charset_table='non_cjk' wordforms_list='c++ > cpp'")
+    cur.execute(f"INSERT INTO {v} VALUES (1, 'plain c'), (2, 'c++')")
+    assert_ids_ram_and_flushed(cur, v, [("cpp", [1, 2]), ("c", [1, 2])])
+
+
 def test_exceptions(cur, uniq, tmp_path):
     """Exceptions (Manticore's exceptions files and exceptions_list): exact,
     case-sensitive runs of the raw text read as one keyword, on both sides;

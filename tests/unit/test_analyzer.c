@@ -69,7 +69,7 @@ static void toks_free(Toks *p) {
 }
 
 static Analyzer *mk(const char *zMorph, const char *zStop) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -113,7 +113,7 @@ static void check_terms(const Analyzer *a, const char *z, const char *zWant) {
 
 /* An analyzer with remove_diacritics on or off, and nothing else. */
 static Analyzer *mk_strip(int bStrip) {
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, bStrip, 0, NULL, NULL, NULL, NULL, 0, 0};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, bStrip, 0, NULL, NULL, NULL, NULL, 0, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     if (analyzer_new(&cfg, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
@@ -386,7 +386,7 @@ static void test_stopwords_languages(void **state) {
     check_terms(a, "Für die Häuser und the Bücher", "häuser bücher");
     check_terms(a, "FÜR fur über", "fur");
     analyzer_free(a);
-    AnalyzerConfig cfg = {"stem_de", "de", 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, NULL, 0, 0};
+    AnalyzerConfig cfg = {"stem_de", "de", 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, NULL, 0, 0, NULL};
     LpError err;
     assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
     check_terms(a, "FÜR fur Über Häuser", "haus");
@@ -412,7 +412,7 @@ static void test_stopwords_languages(void **state) {
     size_t nWord = 0;
     for (int strip = 0; strip < 2; strip++) {
         for (size_t i = 0; i < LP_ARRAY_SIZE(aList); i++) {
-            AnalyzerConfig c = {NULL, aList[i].zLang, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, strip, 0, NULL, NULL, NULL, NULL, 0, 0};
+            AnalyzerConfig c = {NULL, aList[i].zLang, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, strip, 0, NULL, NULL, NULL, NULL, 0, 0, NULL};
             assert_int_equal(analyzer_new(&c, &a, &err), LP_OK);
             for (size_t k = 0; k < aList[i].n; k++) {
                 const char *z = aList[i].az[k];
@@ -463,12 +463,12 @@ static void test_stemming_several(void **state) {
     check_terms(a, "running книги", "run книг");
     analyzer_free(a);
     /* with the English dictionary second, and exact forms */
-    AnalyzerConfig cfg = {"stem_ru, stem_en", NULL, 0, 1, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0};
+    AnalyzerConfig cfg = {"stem_ru, stem_en", NULL, 0, 1, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL};
     LpError err;
     assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
     check_terms(a, "generously книги", "=generously generous =книги книг");
     analyzer_free(a);
-    AnalyzerConfig ml = {"stem_en", NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 5, NULL, NULL, NULL, NULL, 0, 0};
+    AnalyzerConfig ml = {"stem_en", NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 5, NULL, NULL, NULL, NULL, 0, 0, NULL};
     assert_int_equal(analyzer_new(&ml, &a, &err), LP_OK);
     check_terms(a, "runs running cats kittens", "runs run cats kitten");
     Toks t = {0};
@@ -781,7 +781,7 @@ static void test_config(void **state) {
         /* minPrefix below -64 stands for min_infix_len -minPrefix */
         int bInfix = aBad[i].minPrefix < -64;
         AnalyzerConfig cfg = {aBad[i].zMorph, aBad[i].zStop, bInfix ? 0 : aBad[i].minPrefix, 0, 0, 0, NULL,
-                              bInfix ? -aBad[i].minPrefix : 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0};
+                              bInfix ? -aBad[i].minPrefix : 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL};
         Analyzer *a = (Analyzer *)&cfg; /* must be reset to NULL */
         LpError err;
         lp_err_clear(&err);
@@ -790,7 +790,7 @@ static void test_config(void **state) {
         assert_int_equal(err.code, LP_BADINPUT);
         if (!strstr(err.zMsg, aBad[i].zNeedle)) fail_msg("message \"%s\" lacks \"%s\"", err.zMsg, aBad[i].zNeedle);
     }
-    AnalyzerConfig cfg = {"", "NONE", 64, 0, 0, 0, NULL, 64, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0};
+    AnalyzerConfig cfg = {"", "NONE", 64, 0, 0, 0, NULL, 64, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
@@ -942,7 +942,7 @@ static void test_remove_diacritics(void **state) {
     check_terms(b, "re\xc2\xadsume", "re sume"); /* off: a joiner separates */
     analyzer_free(b);
     /* with stemming, before the stemmer; and prefixes on the query side */
-    AnalyzerConfig cs = {"stem_en", NULL, 2, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, NULL, 0, 0};
+    AnalyzerConfig cs = {"stem_en", NULL, 2, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, NULL, 0, 0, NULL};
     assert_int_equal(analyzer_new(&cs, &a, &err), LP_OK);
     check_terms(a, "Cafés façades", "cafe facad");
     Toks t = {0};
@@ -1193,7 +1193,7 @@ static void test_stem_dictionary(void **state) {
 /* ------------------------------------------------------------ exact forms */
 
 static Analyzer *mk_exact(const char *zMorph, const char *zStop) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, 1, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, 1, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1275,7 +1275,7 @@ static void test_exact_forms(void **state) {
     analyzer_free(a);
 
     /* analyzer_prefix_ok counts characters, not bytes */
-    AnalyzerConfig pc = {NULL, NULL, 3, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0};
+    AnalyzerConfig pc = {NULL, NULL, 3, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL};
     Analyzer *ap = NULL;
     assert_int_equal(analyzer_new(&pc, &ap, &err0), LP_OK);
     assert_false(analyzer_prefix_ok(ap, "ab", 2));
@@ -1328,7 +1328,7 @@ static void check_doc(const Analyzer *a, const char *z, const char *zWant) {
 
 static void test_min_word_len(void **state) {
     (void)state;
-    AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 0, 0, NULL, 0, NULL, 3, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0};
+    AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 0, 0, NULL, 0, NULL, 3, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     if (analyzer_new(&cfg, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
@@ -1341,12 +1341,12 @@ static void test_min_word_len(void **state) {
     analyzer_free(a);
     /* 0 and 1: every word */
     for (int m = 0; m <= 1; m++) {
-        AnalyzerConfig c1 = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, m, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0};
+        AnalyzerConfig c1 = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, m, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL};
         if (analyzer_new(&c1, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
         check_doc(a, "a b c", "a@0 b@1 c@2");
         analyzer_free(a);
     }
-    AnalyzerConfig bad = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 65, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0};
+    AnalyzerConfig bad = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 65, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL};
     assert_int_equal(analyzer_new(&bad, &a, &err), LP_BADINPUT);
     assert_string_equal(err.zMsg, "min_word_len 65 is out of range 0..64");
 }
@@ -1370,7 +1370,7 @@ static void test_position_steps(void **state) {
     for (size_t i = 0; i < LP_ARRAY_SIZE(aCase); i++) {
         /* "the" is a stop word; "a" and "x" are under min_word_len 2 */
         AnalyzerConfig cfg = {"stem_en", NULL, 0, 0, 0, 0, NULL, 0, NULL, 2, NULL, 0, 0, NULL, NULL,
-                              NULL, "the", aCase[i].bStop, aCase[i].bShort};
+                              NULL, "the", aCase[i].bStop, aCase[i].bShort, NULL};
         Analyzer *a = mk_cfg(&cfg);
         assert_int_equal(analyzer_renumbers(a), aCase[i].bStop || aCase[i].bShort);
         check_doc(a, aCase[i].zDoc, aCase[i].zQuery);
@@ -1378,7 +1378,7 @@ static void test_position_steps(void **state) {
         analyzer_free(a);
     }
     /* a dropped last word: the length ends at the last position taken */
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, "the", 1, 0};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, "the", 1, 0, NULL};
     Analyzer *a = mk_cfg(&cfg);
     uint32_t iEnd = 0;
     Toks t = run_full(a, "the cat the the", 0, &iEnd);
@@ -1397,13 +1397,13 @@ static void test_position_steps(void **state) {
     analyzer_free(a);
     /* with word forms: their shifts and the steps add up */
     AnalyzerConfig wf = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, "s02e02 > season 2 episode 2",
-                         NULL, NULL, "the", 1, 0};
+                         NULL, NULL, "the", 1, 0, NULL};
     a = mk_cfg(&wf);
     check_doc(a, "the s02e02 the end", "season@0 2@1 episode@2 2@3 end@4");
     check_query(a, "the s02e02 the end", "season@0 2@1 episode@2 2@3 end@4");
     analyzer_free(a);
     /* with index_sp: a boundary keeps its place among the words taken */
-    AnalyzerConfig sp = {NULL, NULL, 0, 0, 1, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, "the", 1, 0};
+    AnalyzerConfig sp = {NULL, NULL, 0, 0, 1, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, "the", 1, 0, NULL};
     a = mk_cfg(&sp);
     check_doc(a, "The cat. The dog", "cat@0 .@1 dog@2");
     analyzer_free(a);
@@ -1432,12 +1432,12 @@ static void check_cfg_error(const AnalyzerConfig *cfg, const char *zWhat, const 
 /* An analyzer with word forms zRules (and the morphology, stop words,
 ** exact forms and boundaries given). */
 static Analyzer *mk_wf(const char *zMorph, const char *zStop, int bExact, int bSp, const char *zRules) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, bSp, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, NULL, NULL, 0, 0};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, bSp, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, NULL, NULL, 0, 0, NULL};
     return mk_cfg(&cfg);
 }
 
 static void check_wf_error(const char *zRules, const char *zWant) {
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, NULL, NULL, 0, 0};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, NULL, NULL, 0, 0, NULL};
     check_cfg_error(&cfg, zRules, zWant);
 }
 
@@ -1537,12 +1537,12 @@ static void test_wordforms(void **state) {
 }
 
 static Analyzer *mk_ignore(const char *zIgnore, const char *zRules) {
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, zIgnore, NULL, NULL, 0, 0};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, zIgnore, NULL, NULL, 0, 0, NULL};
     return mk_cfg(&cfg);
 }
 
 static void check_ignore_error(const char *zIgnore, const char *zWant) {
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, zIgnore, NULL, NULL, 0, 0};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, zIgnore, NULL, NULL, 0, 0, NULL};
     check_cfg_error(&cfg, zIgnore, zWant);
 }
 
@@ -1589,20 +1589,113 @@ static void test_ignore_chars(void **state) {
 
     check_ignore_error("a->b", "ignore_chars: 'a->b': maps a character: only characters and ranges are allowed here");
     check_ignore_error("z..a", "ignore_chars: 'z..a': a range must not end before it starts");
-    check_ignore_error("U+D800", "ignore_chars: 'U+D800': not a Unicode character (above U+10FFFF, or a surrogate)");
-    check_ignore_error("U+110000", "ignore_chars: 'U+110000': not a Unicode character (above U+10FFFF, or a surrogate)");
+    check_ignore_error("U+D800", "ignore_chars: 'U+D800': not a Unicode character (U+0, above U+10FFFF, or a surrogate)");
+    check_ignore_error("U+110000", "ignore_chars: 'U+110000': not a Unicode character (U+0, above U+10FFFF, or a surrogate)");
     check_ignore_error("a,,b", "ignore_chars: an empty item (two commas in a row)");
     check_ignore_error("U+", "ignore_chars: 'U+': expected a character, U+hex or a range such as a..z");
     check_ignore_error("ab", "ignore_chars: 'ab': expected a character, U+hex or a range such as a..z");
 }
 
+/* An analyzer with charset_table zMap (remove_diacritics bStrip; stemming,
+** exceptions as given). */
+static Analyzer *mk_map(const char *zMap, int bStrip, const char *zMorph, const char *zExc) {
+    AnalyzerConfig cfg = {zMorph, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, bStrip, 0, NULL, NULL, zExc, NULL, 0, 0, zMap};
+    return mk_cfg(&cfg);
+}
+
+static void check_map_error(const char *zMap, int bSp, const char *zZones, const char *zWant) {
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, bSp, zZones != NULL, NULL, 0, NULL, 0, zZones, 1, 0, NULL, NULL, NULL, NULL, 0, 0, zMap};
+    check_cfg_error(&cfg, zMap, zWant);
+}
+
+/* charset_table (Manticore's): named characters are word characters and
+** become their targets as they are; the aliases non_cjk and cjk take in
+** the default classes, normalised as without the table; the rest
+** separates words. */
+static void test_charset_table(void **state) {
+    (void)state;
+    Analyzer *a = mk_map("non_cjk, +, #", 1, NULL, NULL);
+    check_doc(a, "C++ and C# rock, Café", "c++@0 and@1 c#@2 rock@3 cafe@4");
+    check_query(a, "c++ * C#", "c++@0 c#@2");
+    {
+        /* the bytes of the text as given */
+        Toks t = run_full(a, "x  C++ y", 0, NULL);
+        assert_int_equal(t.n, 3);
+        assert_int_equal(t.a[1].iStart, 3);
+        assert_int_equal(t.a[1].iEnd, 6);
+        toks_free(&t);
+    }
+    analyzer_free(a);
+    /* without cjk, CJK letters separate words; with it, each is a word */
+    a = mk_map("non_cjk", 1, NULL, NULL);
+    check_doc(a, "\xe6\x9d\xb1\xe4\xba\xac" "abc x_y", "abc@0 x@1 y@2");
+    analyzer_free(a);
+    a = mk_map("cjk, non_cont, _", 1, NULL, NULL);
+    check_doc(a, "\xe6\x9d\xb1\xe4\xba\xac" "abc x_y", "\xe6\x9d\xb1@0 \xe4\xba\xac@1 abc@2 x_y@3");
+    analyzer_free(a);
+    /* english is A..Z->a..z, a..z: other letters separate words */
+    a = mk_map("english, 0..9", 1, NULL, NULL);
+    check_doc(a, "Caf\xc3\xa9 \xc3\x9c" "ber R2D2", "caf@0 ber@1 r2d2@2");
+    analyzer_free(a);
+    /* a named character is not case-folded: 'T' is no word character */
+    a = mk_map("a..z", 1, NULL, NULL);
+    check_doc(a, "The cat", "he@0 cat@1");
+    analyzer_free(a);
+    /* the later item wins; a range onto one character; pairs */
+    a = mk_map("a..z, a->b, 0..9->x, U+100..U+105/2", 1, NULL, NULL);
+    check_doc(a, "aab 2026 \xc4\x80\xc4\x81\xc4\x82", "bbb@0 xxxx@1 \xc4\x81\xc4\x81\xc4\x83@2");
+    analyzer_free(a);
+    /* a named character inside an alias's word: the rest normalised */
+    a = mk_map("non_cjk, U+E9->e, -", 0, NULL, NULL);
+    check_doc(a, "CAF\xc3\xa9-Na\xc3\xafve", "cafe-na\xc3\xafve@0");
+    analyzer_free(a);
+    a = mk_map("russian", 1, NULL, NULL);
+    check_doc(a, "\xd0\x81\xd0\xb6 ok", "\xd1\x91\xd0\xb6@0");
+    analyzer_free(a);
+    /* stemming still applies; an exception's ends are word characters of
+    ** the table */
+    a = mk_map("non_cjk, +", 1, "stem_en", "c++ => cplusplus");
+    check_doc(a, "running c++ xc++ c++s", "run@0 cplusplus@1 xc++@2 c++s@3");
+    analyzer_free(a);
+
+    check_map_error("a->*", 0, NULL,
+                    "charset_table: 'a->*': '*' cannot be a word character: it is the query language's prefix and "
+                    "wildcard operator");
+    check_map_error("U+20..U+40", 0, NULL,
+                    "charset_table: 'U+20..U+40': '*' cannot be a word character: it is the query language's prefix "
+                    "and wildcard operator");
+    check_map_error("=", 0, NULL,
+                    "charset_table: '=': '=' cannot be a word character: it marks an exact form in a query (=word)");
+    check_map_error("a..z->a..y", 0, NULL,
+                    "charset_table: 'a..z->a..y': a range maps onto a range of as many characters (A..Z->a..z) or "
+                    "onto one character (a..z->x)");
+    check_map_error("U+100..U+102/2", 0, NULL,
+                    "charset_table: 'U+100..U+102/2': a range of pairs (/2) holds an even count of characters");
+    check_map_error("latin", 0, NULL,
+                    "charset_table: 'latin': expected a character, U+hex, a range such as a..z, a mapping such as "
+                    "A..Z->a..z, a range of pairs such as U+100..U+17F/2, or an alias: non_cjk, non_cont, cjk, "
+                    "cont, chinese, japanese, korean, english, russian");
+    check_map_error("a,,b", 0, NULL, "charset_table: an empty item (two commas in a row)");
+    check_map_error("U+0", 0, NULL, "charset_table: 'U+0': not a Unicode character (U+0, above U+10FFFF, or a surrogate)");
+    check_map_error("non_cjk, .", 1, NULL,
+                    "charset_table: '.' cannot be a word character in a table with index_sp='1' (the sentence "
+                    "boundary's term is '.')");
+    check_map_error("non_cjk, U+3C", 0, "h1",
+                    "charset_table: '<' cannot be a word character in a table with index_zones (a zone's terms "
+                    "start with '<')");
+    /* '.' is fine without index_sp */
+    a = mk_map("non_cjk, .", 1, NULL, NULL);
+    check_doc(a, "www.example.com. x", "www.example.com.@0 x@1");
+    analyzer_free(a);
+}
+
 static Analyzer *mk_exc(const char *zMorph, int bSp, const char *zExc, const char *zRules) {
-    AnalyzerConfig cfg = {zMorph, "en", 0, 0, bSp, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, zExc, NULL, 0, 0};
+    AnalyzerConfig cfg = {zMorph, "en", 0, 0, bSp, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, zExc, NULL, 0, 0, NULL};
     return mk_cfg(&cfg);
 }
 
 static void check_exc_error(const char *zExc, const char *zWant) {
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, zExc, NULL, 0, 0};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, zExc, NULL, 0, 0, NULL};
     check_cfg_error(&cfg, zExc, zWant);
 }
 
@@ -1655,13 +1748,13 @@ static void test_stopwords_list(void **state) {
     /* the table's own words, split and normalised as the text is, with a
     ** language's list; positions still count */
     AnalyzerConfig cfg = {"stem_en", "en", 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, "-", NULL,
-                          "Foo; BAR\nbaz-qux Café\\; x", 0, 0};
+                          "Foo; BAR\nbaz-qux Café\\; x", 0, 0, NULL};
     Analyzer *a = mk_cfg(&cfg);
     check_doc(a, "the foo bars bar baz-qux CAFE cafés x xs running", "bar@2 cafe@6 xs@8 run@9");
     check_query(a, "FOO the running", "run@2");
     analyzer_free(a);
     /* without a language's list too; an empty list drops nothing */
-    AnalyzerConfig c2 = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, "and, or", 0, 0};
+    AnalyzerConfig c2 = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, "and, or", 0, 0, NULL};
     a = mk_cfg(&c2);
     check_doc(a, "cats and dogs or the", "cats@0 dogs@2 the@4");
     analyzer_free(a);
@@ -1679,7 +1772,7 @@ static void test_stopwords_list(void **state) {
 
 static void test_index_sp(void **state) {
     (void)state;
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1788,7 +1881,7 @@ static void test_html_strip(void **state) {
     check_strip_attrs("te<b title=x>st", NULL, azAttr, "test"); /* b is not listed */
     check_strip_attrs("<img alt=x>", NULL, NULL, "");
     /* through the analyzer: the words of the stripped text */
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 1, "script, STYLE", 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 1, "script, STYLE", 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1894,7 +1987,7 @@ static void test_index_zones(void **state) {
     assert_string_equal(log.z, "H2@1 /h2@4 th@6 /TH@11 hr@19");
     strbuf_free(&sb);
 
-    AnalyzerConfig cfg = {"stem_en", NULL, 0, 0, 0, 1, "script", 0, NULL, 0, " H*,th , title,B", 0, 0, NULL, NULL, NULL, NULL, 0, 0};
+    AnalyzerConfig cfg = {"stem_en", NULL, 0, 0, 0, 1, "script", 0, NULL, 0, " H*,th , title,B", 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -2033,6 +2126,7 @@ int main(void) {
         cmocka_unit_test(test_exact_forms),
         cmocka_unit_test(test_wordforms),
         cmocka_unit_test(test_ignore_chars),
+        cmocka_unit_test(test_charset_table),
         cmocka_unit_test(test_exceptions),
         cmocka_unit_test(test_stopwords_list),
         cmocka_unit_test(test_index_sp),
