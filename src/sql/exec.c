@@ -1847,7 +1847,7 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
     static const char *const azKnown[] = {"morphology", "stopwords", "min_prefix_len",
                                           "min_infix_len", "min_word_len", "min_stemming_len", "stopword_step", "overshort_step", "index_exact_words", "index_sp", "html_strip",
                                           "remove_diacritics", "html_remove_elements", "html_index_attrs", "index_zones", "expand_keywords",
-                                          "wordforms", "wordforms_list", "exceptions", "exceptions_list", "stopwords_list", "ignore_chars", "charset_table",
+                                          "wordforms", "wordforms_list", "exceptions", "exceptions_list", "stopwords_list", "ignore_chars", "charset_table", "blend_chars", "blend_mode",
                                           "rt_mem_limit", "rank_profile", "type"};
     size_t k = 0;
     while (k < LP_ARRAY_SIZE(azKnown) && strcmp(o->zName, azKnown[k]) != 0) k++;
@@ -1881,12 +1881,25 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
         if (rc == LP_NOMEM) return bind_oom(b);
         if (rc != LP_OK) return bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos, e.zMsg);
     }
-    if (strcmp(o->zName, "charset_table") == 0) {
+    int bTable = strcmp(o->zName, "charset_table") == 0, bBlend = strcmp(o->zName, "blend_chars") == 0;
+    if (bTable || bBlend) {
         CharMap m;
         LpError e;
         lp_err_clear(&e);
-        int rc = charmap_parse(z, &m, &e);
+        int rc = charmap_parse(z, o->zName, bTable, &m, &e);
         charmap_free(&m);
+        if (rc == LP_NOMEM) return bind_oom(b);
+        if (rc != LP_OK) return bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos, e.zMsg);
+    }
+    if (strcmp(o->zName, "blend_mode") == 0) {
+        /* checked by the analyzer that reads it */
+        AnalyzerConfig cfg = {0};
+        cfg.zBlendMode = z;
+        Analyzer *an = NULL;
+        LpError e;
+        lp_err_clear(&e);
+        int rc = analyzer_new(&cfg, &an, &e);
+        analyzer_free(an);
         if (rc == LP_NOMEM) return bind_oom(b);
         if (rc != LP_OK) return bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos, e.zMsg);
     }

@@ -184,9 +184,54 @@ struct Analyzer {
     Wordforms *pWf;             /* word forms, or NULL */
     Charset ignore;             /* ignore_chars: dropped from the text before anything */
     Exceptions *pExc;           /* exceptions, or NULL */
-    int bMap;                   /* charset_table given: map says what a word is made of */
-    CharMap map;
+    int bMap;                   /* charset_table or blend_chars given: scan_map() reads */
+    CharMap map;                /* charset_table; without one, aliases as the default */
+    int bBlend;                 /* blend_chars given */
+    CharMap blend;              /* blend_chars: word characters and separators at once */
+    unsigned blendModes;        /* BLEND_* */
 };
+
+/* blend_mode's options (Manticore's), in the order a query prefers them */
+enum {
+    BLEND_TRIM_NONE = 1,
+    BLEND_TRIM_BOTH = 2,
+    BLEND_TRIM_HEAD = 4,
+    BLEND_TRIM_TAIL = 8,
+    BLEND_TRIM_ALL = 16,
+    BLEND_SKIP_PURE = 32
+};
+static const struct {
+    const char *zName;
+    unsigned bit;
+} aBlendMode[] = {{"trim_none", BLEND_TRIM_NONE}, {"trim_both", BLEND_TRIM_BOTH}, {"trim_head", BLEND_TRIM_HEAD},
+                  {"trim_tail", BLEND_TRIM_TAIL}, {"trim_all", BLEND_TRIM_ALL},   {"skip_pure", BLEND_SKIP_PURE}};
+
+/* blend_mode z into a->blendModes: a list of aBlendMode's names; with no
+** trim_* among them, trim_none. */
+static int blend_mode_parse(Analyzer *a, const char *z, LpError *err) {
+    a->blendModes = 0;
+    for (const char *p = z ? z : ""; *p;) {
+        while (*p == ',' || *p == ' ' || *p == '\t') p++;
+        const char *q = p;
+        while (*q && *q != ',' && *q != ' ' && *q != '\t') q++;
+        if (q == p) break;
+        size_t k = 0;
+        while (k < LP_ARRAY_SIZE(aBlendMode) &&
+               !(strlen(aBlendMode[k].zName) == (size_t)(q - p) && strncasecmp(p, aBlendMode[k].zName, (size_t)(q - p)) == 0)) {
+            k++;
+        }
+        if (k == LP_ARRAY_SIZE(aBlendMode)) {
+            return lp_err_set(err, LP_BADINPUT,
+                              "blend_mode: '%.*s': expected trim_none, trim_head, trim_tail, trim_both, trim_all or "
+                              "skip_pure (a comma-separated list)",
+                              (int)(q - p > 40 ? 40 : q - p), p);
+        }
+        a->blendModes |= aBlendMode[k].bit;
+        p = q;
+    }
+    if (!(a->blendModes & ~(unsigned)BLEND_SKIP_PURE)) a->blendModes |= BLEND_TRIM_NONE;
+    return LP_OK;
+}
 
 static void stop_key(const char *z, int n, StopKey *k) {
     memset(k, 0, sizeof(*k));
@@ -662,26 +707,48 @@ static int charmap_makes(const CharMap *m, uint32_t c) {
     return 0;
 }
 
-/* charset_table z into a->map, after index_sp and index_zones are set: a
-** word of '.' would be a boundary's term, and one starting with '<' a
-** zone's. */
-static int charset_table_parse(Analyzer *a, const char *z, LpError *err) {
-    int rc = charmap_parse(z, &a->map, err);
-    if (rc != LP_OK) return rc;
-    a->bMap = 1;
-    if (a->bIndexSp && charmap_makes(&a->map, '.')) {
-        return lp_err_set(err, LP_BADINPUT, "charset_table: '.' cannot be a word character in a table with "
-                                            "index_sp='1' (the sentence boundary's term is '.')");
+/* Refuses a map m (of option zOption) whose targets would collide with
+** the index's own terms: '.' with index_sp (a boundary's term), '<' with
+** index_zones (a zone's). */
+static int map_targets_check(const Analyzer *a, const CharMap *m, const char *zOption, LpError *err) {
+    if (a->bIndexSp && charmap_makes(m, '.')) {
+        return lp_err_set(err, LP_BADINPUT, "%s: '.' cannot be a word character in a table with "
+                                            "index_sp='1' (the sentence boundary's term is '.')", zOption);
     }
-    if (a->azZone && charmap_makes(&a->map, '<')) {
-        return lp_err_set(err, LP_BADINPUT, "charset_table: '<' cannot be a word character in a table with "
-                                            "index_zones (a zone's terms start with '<')");
+    if (a->azZone && charmap_makes(m, '<')) {
+        return lp_err_set(err, LP_BADINPUT, "%s: '<' cannot be a word character in a table with "
+                                            "index_zones (a zone's terms start with '<')", zOption);
     }
     return LP_OK;
 }
 
+/* charset_table and blend_chars (either may be NULL) into a, after
+** index_sp and index_zones are set. Without a charset_table, blend_chars
+** reads the text as the default does (the aliases non_cjk and cjk). */
+static int charset_table_parse(Analyzer *a, const char *zTable, const char *zBlend, const char *zMode, LpError *err) {
+    int rc = LP_OK;
+    if (zTable) {
+        rc = charmap_parse(zTable, "charset_table", 1, &a->map, err);
+        if (rc == LP_OK) rc = map_targets_check(a, &a->map, "charset_table", err);
+        if (rc != LP_OK) return rc;
+        a->bMap = 1;
+    }
+    if (zBlend) {
+        rc = charmap_parse(zBlend, "blend_chars", 0, &a->blend, err);
+        if (rc == LP_OK) rc = map_targets_check(a, &a->blend, "blend_chars", err);
+        if (rc != LP_OK) return rc;
+        a->bBlend = a->blend.n > 0;
+        if (a->bBlend && !a->bMap) {
+            a->map.aliases = CHARMAP_NON_CJK | CHARMAP_CJK;
+            for (int c = 0; c < 128; c++) a->map.aAscii[c] = -1;
+            a->bMap = 1;
+        }
+    }
+    return blend_mode_parse(a, zMode, err);
+}
+
 int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
-    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL};
+    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL};
     if (!cfg) cfg = &cfgDefault;
     *ppOut = NULL;
     if (cfg->minPrefixLen < 0 || cfg->minPrefixLen > ANALYZER_MAX_TERM) {
@@ -723,7 +790,7 @@ int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
     if (rc == LP_OK) rc = html_attrs_parse(a, cfg->zHtmlIndexAttrs, err);
     if (rc == LP_OK) rc = zones_parse(a, cfg->zIndexZones, err);
     if (rc == LP_OK && cfg->zIgnoreChars) rc = charset_parse(cfg->zIgnoreChars, "ignore_chars", &a->ignore, err);
-    if (rc == LP_OK && cfg->zCharsetTable) rc = charset_table_parse(a, cfg->zCharsetTable, err);
+    if (rc == LP_OK) rc = charset_table_parse(a, cfg->zCharsetTable, cfg->zBlendChars, cfg->zBlendMode, err);
     /* The table's own stop words are split as its text is (ignored
     ** characters included, before word forms and exceptions exist). */
     StopWords own = {{0}, 0};
@@ -766,6 +833,7 @@ void analyzer_free(Analyzer *a) {
     wordforms_free(a->pWf);
     charset_free(&a->ignore);
     charmap_free(&a->map);
+    charmap_free(&a->blend);
     exceptions_free(a->pExc);
     free(a);
 }
@@ -843,7 +911,7 @@ int analyzer_doc_text(const Analyzer *a, const char *z, size_t n, StrBuf *buf, c
 
 /* --------------------------------------------------------- word scanner */
 
-enum { CC_SEP = 0, CC_WORD, CC_MARK, CC_SINGLE, CC_MAPPED /* named by charset_table */ };
+enum { CC_SEP = 0, CC_WORD, CC_MARK, CC_SINGLE, CC_MAPPED /* named by charset_table */, CC_BLEND /* blend_chars */ };
 
 /* ASCII letters and digits; every byte >= 0x80 is 0 here and takes the
 ** Unicode path. */
@@ -1166,6 +1234,8 @@ typedef struct RunState {
                                 ** their sources, less the dropped words that
                                 ** took no position (bSteps) */
     int bSteps;                 /* stopword_step or overshort_step is 0 */
+    int bHeld;                  /* blend variants went out at the next word's position:
+                                ** dropped, it still takes it */
     size_t iScanFrom, iScanTo;  /* the bytes scan() reads: [from, to) */
     size_t iWord, iWordEnd;     /* the last word's bytes (iWordEnd SIZE_MAX: none yet) */
 } RunState;
@@ -1418,9 +1488,11 @@ static inline __attribute__((always_inline)) int word_out_as(RunState *s, PendWo
     if (NEVER(w->nTerm == 0)) return LP_OK;
     if (s->mode != RUN_UNSTEMMED) {
         int drop = word_dropped(s->a, w->aTerm, w->nTerm);
+        int bHeld = bShift && s->bHeld;
+        if (bShift) s->bHeld = 0;
         if (drop) {
             /* stopword_step, overshort_step 0: the words after it move up */
-            if (bShift && (drop == DROP_STOP ? s->a->bStopNoStep : s->a->bShortNoStep)) s->posAdj--;
+            if (bShift && !bHeld && (drop == DROP_STOP ? s->a->bStopNoStep : s->a->bShortNoStep)) s->posAdj--;
             return LP_OK;
         }
         /* The exact form goes first, as the stemmer may rewrite aTerm in
@@ -1693,17 +1765,18 @@ static void sp_note(RunState *s, const unsigned char *p, size_t n, size_t i, int
     }
 }
 
+/* Hands over every word waiting: the dictionary group (pr, may be NULL),
+** then word forms'. */
+static int pending_out(RunState *s, PendRun *pr) {
+    int rc = pr && pr->n ? pend_flush(s, pr) : LP_OK;
+    return rc == LP_OK && s->pWf ? wf_drain(s) : rc;
+}
+
 /* Hands over the pending boundary, after the words queued before it, at
 ** a position of its own. */
 static int sp_emit(RunState *s, PendRun *pr) {
-    if (pr && pr->n) {
-        int rc = pend_flush(s, pr);
-        if (rc != LP_OK) return rc;
-    }
-    if (s->pWf) {
-        int rc = wf_drain(s);
-        if (rc != LP_OK) return rc;
-    }
+    int rc = pending_out(s, pr);
+    if (rc != LP_OK) return rc;
     const char *z = s->spKind == SP_PARAGRAPH ? ANALYZER_PARAGRAPH : ANALYZER_SENTENCE;
     Token t = {z, (int)strlen(z), (uint32_t)(s->iPos++ + s->posAdj), s->spStart, s->spEnd};
     s->spKind = SP_NONE;
@@ -1772,10 +1845,12 @@ static inline __attribute__((always_inline)) int scan(RunState *s, PendRun *pr, 
 
 /* ------------------------------------------------ charset_table */
 
-/* The class of cp under the analyzer's charset_table: CC_MAPPED (its
-** target in *pTo) where an item names it; else, where an alias takes in
-** the class char_class() gives it, that class; else CC_SEP. */
+/* The class of cp under the analyzer's charset_table and blend_chars:
+** CC_BLEND or CC_MAPPED (its target in *pTo) where an item of either
+** names it (blend_chars first); else, where an alias takes in the class
+** char_class() gives it, that class; else CC_SEP. */
 static int map_class(const Analyzer *a, uint32_t cp, uint32_t *pTo) {
+    if (a->bBlend && charmap_get(&a->blend, cp, pTo)) return CC_BLEND;
     if (charmap_get(&a->map, cp, pTo)) return CC_MAPPED;
     int cls = cp < 0x80 ? (aAsciiWord[cp] ? CC_WORD : CC_SEP) : char_class(cp);
     if (cls == CC_SINGLE) return (a->map.aliases & CHARMAP_CJK) ? CC_SINGLE : CC_SEP;
@@ -1794,12 +1869,17 @@ static int map_extends(const Analyzer *a, uint32_t cp) {
 }
 
 /* The end of the word whose characters so far end at p[i], under
-** charset_table. */
-static size_t map_scan_word(const Analyzer *a, const unsigned char *p, size_t n, size_t i) {
+** charset_table: over the characters that extend a word, and blend
+** characters (*pbBlend set when it takes one). */
+static size_t map_scan_word(const Analyzer *a, const unsigned char *p, size_t n, size_t i, int *pbBlend) {
     while (i < n) {
-        uint32_t cp;
+        uint32_t cp, to;
         int len = char_at(p, n, i, &cp);
-        if (!map_extends(a, cp)) break;
+        if (a->bBlend && map_class(a, cp, &to) == CC_BLEND) {
+            *pbBlend = 1;
+        } else if (!map_extends(a, cp)) {
+            break;
+        }
         i += (size_t)len;
     }
     return i;
@@ -1815,10 +1895,11 @@ static int term_append(PendWord *w, const char *z, int m) {
     return w->nTerm < ANALYZER_MAX_TERM;
 }
 
-/* As word_prepare, under charset_table: each named character becomes its
-** target, as is; each stretch of the others (the aliases' letters, digits
-** and marks) is normalised as without the table. */
-static int map_word_prepare(RunState *s, const char *z, size_t iStart, size_t iEnd, PendWord *w) {
+/* The term of z[iStart..iEnd) under charset_table into w->aTerm: each
+** named character (blend_chars' too, or with bSkipBlend none of those)
+** becomes its target, as is; each stretch of the others (the aliases'
+** letters, digits and marks) is normalised as without the table. */
+static int map_term(RunState *s, const char *z, size_t iStart, size_t iEnd, int bSkipBlend, PendWord *w) {
     const Analyzer *a = s->a;
     const unsigned char *p = (const unsigned char *)z;
     w->nTerm = 0;
@@ -1826,7 +1907,12 @@ static int map_word_prepare(RunState *s, const char *z, size_t iStart, size_t iE
     while (i < iEnd) {
         uint32_t cp, to;
         int len = char_at(p, iEnd, i, &cp);
-        if (map_class(a, cp, &to) == CC_MAPPED) {
+        int cls = map_class(a, cp, &to);
+        if (cls == CC_BLEND && bSkipBlend) {
+            i += (size_t)len;
+            continue;
+        }
+        if (cls == CC_MAPPED || cls == CC_BLEND) {
             utf8proc_uint8_t aEnc[4];
             int m = (int)utf8proc_encode_char((utf8proc_int32_t)to, aEnc);
             i += (size_t)len;
@@ -1836,7 +1922,8 @@ static int map_word_prepare(RunState *s, const char *z, size_t iStart, size_t iE
         size_t j = i + (size_t)len;
         while (j < iEnd) {
             int len2 = char_at(p, iEnd, j, &cp);
-            if (map_class(a, cp, &to) == CC_MAPPED) break;
+            int cls2 = map_class(a, cp, &to);
+            if (cls2 == CC_MAPPED || cls2 == CC_BLEND) break;
             j += (size_t)len2;
         }
         char aNorm[ANALYZER_MAX_TERM];
@@ -1848,7 +1935,139 @@ static int map_word_prepare(RunState *s, const char *z, size_t iStart, size_t iE
         i = j;
         if (!term_append(w, aNorm, m)) break;
     }
-    word_place(s, z, iStart, iEnd, w);
+    return LP_OK;
+}
+
+/* As word_prepare, under charset_table. */
+static int map_word_prepare(RunState *s, const char *z, size_t iStart, size_t iEnd, PendWord *w) {
+    int rc = map_term(s, z, iStart, iEnd, 0, w);
+    if (rc == LP_OK) word_place(s, z, iStart, iEnd, w);
+    return rc;
+}
+
+/* ------------------------------------------------ blend_chars */
+
+/* A token of blend_chars: a run of word characters and blend characters
+** holding at least one of the latter. Its parts are its runs of word
+** characters (the words it holds with the blend characters read as
+** separators); a variant is the token trimmed as a blend_mode option says:
+** [iFrom, iTo), without its blend characters at all for trim_all
+** (bSkipBlend). A variant is its own term only where it differs from
+** every part: it holds a blend character, or (trim_all) joins two parts. */
+typedef struct BlendVariant {
+    size_t iFrom, iTo;
+    int bSkipBlend;
+} BlendVariant;
+
+/* Is the character at p[i] (< n) a blend character? Its length in *pLen. */
+static int blend_at(const Analyzer *a, const unsigned char *p, size_t n, size_t i, int *pLen) {
+    uint32_t cp, to;
+    *pLen = char_at(p, n, i, &cp);
+    return map_class(a, cp, &to) == CC_BLEND;
+}
+
+/* The variant of the token p[iStart..iEnd) (nParts parts) that the option
+** bit gives, in *v; 0 when it is no term of its own. */
+static int blend_variant(const Analyzer *a, const unsigned char *p, size_t iStart, size_t iEnd, int nParts,
+                         unsigned bit, BlendVariant *v) {
+    size_t i = iStart, j = iEnd;
+    int len;
+    if (bit & (BLEND_TRIM_HEAD | BLEND_TRIM_BOTH | BLEND_TRIM_ALL)) {
+        while (i < j && blend_at(a, p, j, i, &len)) i += (size_t)len;
+    }
+    if (bit & (BLEND_TRIM_TAIL | BLEND_TRIM_BOTH | BLEND_TRIM_ALL)) {
+        while (j > i) {
+            size_t k = j - 1;
+            while (k > i && (p[k] & 0xC0) == 0x80) k--;
+            if (!blend_at(a, p, j, k, &len)) break;
+            j = k;
+        }
+    }
+    *v = (BlendVariant){i, j, bit == BLEND_TRIM_ALL};
+    if (i == j) return 0;
+    if (v->bSkipBlend) return nParts > 1;
+    for (size_t k = i; k < j; k += (size_t)len) {
+        if (blend_at(a, p, j, k, &len)) return 1;
+    }
+    return 0;
+}
+
+/* Hands over the variant v of a token at position iPos (the position its
+** first part takes, or would take), after what is pending: it takes no
+** position of its own, and word forms do not see it. *pbDropped: it is a
+** stop word or too short (in a query: not looked for). */
+static int blend_variant_out(RunState *s, PendRun *pr, const BlendVariant *v, uint32_t iPos, int *pbDropped) {
+    int rc = pending_out(s, pr);
+    if (rc != LP_OK) return rc;
+    PendWord w;
+    rc = map_term(s, s->zText, v->iFrom, v->iTo, v->bSkipBlend, &w);
+    if (rc != LP_OK) return rc;
+    word_place(s, s->zText, v->iFrom, v->iTo, &w);
+    s->iPos--;
+    w.iPos = iPos;
+    *pbDropped = s->mode != RUN_UNSTEMMED && word_dropped(s->a, w.aTerm, w.nTerm);
+    s->bHeld = 1; /* dropped, it moves nothing */
+    return word_out(s, &w, 0);
+}
+
+/* The token z[iStart..iEnd) holding blend characters: in a document, each
+** variant blend_mode asks for at the first part's position, then the
+** parts as words; in a query, its first variant in aBlendMode's order
+** that is a term of its own, the positions of its parts passed over (so
+** a phrase "AT&T company" has company two places on, as documents have
+** it), or where none is (a stop word is none), its parts. A token of blend characters only
+** (pure) is one word, its trim_none variant, unless skip_pure. */
+static int blend_token(RunState *s, PendRun *pr, size_t iStart, size_t iEnd, const int bSp) {
+    const Analyzer *a = s->a;
+    const unsigned char *p = (const unsigned char *)s->zText;
+    int nParts = 0, bIn = 0, len;
+    for (size_t i = iStart; i < iEnd; i += (size_t)len) {
+        int bBlend = blend_at(a, p, iEnd, i, &len);
+        nParts += !bBlend && !bIn;
+        bIn = !bBlend;
+    }
+    if (nParts == 0) {
+        if ((a->blendModes & BLEND_SKIP_PURE) || !(a->blendModes & BLEND_TRIM_NONE)) return LP_OK;
+        return word_found(s, pr, s->zText, iStart, iEnd, 0, 1, bSp);
+    }
+    if (bSp && s->spKind) {
+        int rc = sp_emit(s, pr);
+        if (rc != LP_OK) return rc;
+    }
+    BlendVariant aDone[LP_ARRAY_SIZE(aBlendMode)];
+    int nDone = 0;
+    for (size_t k = 0; k < LP_ARRAY_SIZE(aBlendMode); k++) {
+        BlendVariant v;
+        if (!(a->blendModes & aBlendMode[k].bit) || aBlendMode[k].bit == BLEND_SKIP_PURE) continue;
+        if (!blend_variant(a, p, iStart, iEnd, nParts, aBlendMode[k].bit, &v)) continue;
+        int bSeen = 0;
+        for (int d = 0; d < nDone; d++) {
+            bSeen |= aDone[d].iFrom == v.iFrom && aDone[d].iTo == v.iTo && aDone[d].bSkipBlend == v.bSkipBlend;
+        }
+        if (bSeen) continue;
+        int bDropped;
+        int rc = blend_variant_out(s, pr, &v, (uint32_t)s->iPos, &bDropped);
+        if (rc != LP_OK) return rc;
+        if (s->mode != RUN_INDEX && !bDropped) {
+            s->iPos += nParts;
+            return LP_OK;
+        }
+        aDone[nDone++] = v;
+    }
+    /* the first part keeps the variants' position even where it is dropped */
+    s->bHeld = nDone > 0;
+    /* the parts, as words */
+    for (size_t i = iStart; i < iEnd;) {
+        if (blend_at(a, p, iEnd, i, &len)) {
+            i += (size_t)len;
+            continue;
+        }
+        size_t j = i;
+        while (j < iEnd && !blend_at(a, p, iEnd, j, &len)) j += (size_t)len;
+        int rc = emit_word(s, pr, s->zText, i, j, 0, 1);
+        if (rc != LP_OK) return rc;
+        i = j;
+    }
     return LP_OK;
 }
 
@@ -1874,8 +2093,15 @@ static int scan_map(RunState *s, PendRun *pr, const int bStars, const int bSp) {
             }
             continue;
         }
-        i = cls == CC_SINGLE ? scan_marks(p, n, i) : map_scan_word(a, p, n, i);
-        int rc = word_found(s, pr, z, iStart, i, 0, 1, bSp);
+        int rc;
+        if (cls == CC_SINGLE) {
+            i = scan_marks(p, n, i);
+            rc = word_found(s, pr, z, iStart, i, 0, 1, bSp);
+        } else {
+            int bBlend = cls == CC_BLEND;
+            i = map_scan_word(a, p, n, i, &bBlend);
+            rc = bBlend ? blend_token(s, pr, iStart, i, bSp) : word_found(s, pr, z, iStart, i, 0, 1, bSp);
+        }
         if (rc != LP_OK) return rc;
         iWord = iStart;
         iWordEnd = i;
@@ -1899,8 +2125,7 @@ static int scan_range(RunState *s, PendRun *pr, int bStars, int bSp, size_t iFro
 static int exc_emit(RunState *s, PendRun *pr, int bSp, size_t iStart, const ExcMatch *m) {
     int rc = LP_OK;
     if (bSp && s->spKind) rc = sp_emit(s, pr);
-    if (rc == LP_OK && pr && pr->n) rc = pend_flush(s, pr);
-    if (rc == LP_OK && s->pWf) rc = wf_drain(s);
+    if (rc == LP_OK) rc = pending_out(s, pr);
     if (rc != LP_OK) return rc;
     Token t = {m->zDst, m->nDst, (uint32_t)(s->iPos++ + s->posAdj), (uint32_t)iStart, (uint32_t)m->iEnd};
     s->iWord = iStart;

@@ -43,6 +43,18 @@
 **    in a word is normalised as above. Without it, words are as with
 **    "non_cjk, cjk". Refused: '.' as a target with index_sp, '<' with
 **    index_zones (the index's own terms).
+**  - Blend characters (blend_chars, blend_mode): word characters and
+**    separators at once. A token, a run of word and blend characters
+**    holding a blend character, is in a document its parts (its words,
+**    the blend characters read as separators, at their usual positions)
+**    and, at the first part's position, each form blend_mode names (the
+**    token, trimmed of its leading, trailing or all blend characters)
+**    that differs from every part: "AT&T" is at&t@0 at@0 t@1. A dropped
+**    first part still takes that position. A token of blend characters
+**    only is one word (none with skip_pure). In a query (and in
+**    analyzer_run_unstemmed) it is its first such form that is not
+**    dropped (trim_none, trim_both, trim_head, trim_tail, trim_all), the
+**    parts' positions passed over; where none is, its parts.
 **  - Ignored characters (ignore_chars): before anything else, the
 **    characters of the set are taken out of the text, so the letters
 **    around one join ("e-mail" is "email" with '-' ignored, "и́" is "и"
@@ -152,6 +164,9 @@ typedef struct AnalyzerConfig {
     int bOvershortNoStep;       /* overshort_step='0': nor does a word under min_word_len */
     const char *zCharsetTable;  /* charset_table: "non_cjk, +, #" (text/charset.h); NULL:
                                 ** the default, as "non_cjk, cjk" */
+    const char *zBlendChars;    /* blend_chars: "&, @->_" (text/charset.h); NULL: none */
+    const char *zBlendMode;     /* blend_mode: "trim_none, trim_head, trim_tail, trim_both,
+                                ** trim_all, skip_pure" (a list); NULL: trim_none */
 } AnalyzerConfig;
 
 #define ANALYZER_MAX_STEMMERS 4

@@ -82,6 +82,10 @@ static int next_item(const char **pp, const char *zOption, const char *zExpected
     "pairs such as U+100..U+17F/2, or an alias: non_cjk, non_cont, cjk, cont, chinese, japanese, "   \
     "korean, english, russian"
 
+#define BLEND_EXPECTED \
+    "expected a character, U+hex, a range such as a..z, a mapping such as @->_ or a range of pairs such as " \
+    "U+100..U+17F/2"
+
 /* Is cp a character an item may name? */
 static int char_ok(uint32_t cp) {
     return cp > 0 && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
@@ -182,8 +186,6 @@ int charset_has_slow(const Charset *s, uint32_t cp) {
 
 /* ------------------------------------------------------------ charmap */
 
-#define CHARMAP_OPTION "charset_table"
-
 /* Aliases that are lists of items. */
 static const struct {
     const char *zName;
@@ -238,6 +240,7 @@ static int charmap_put(CharMap *m, CharMapEntry e) {
 
 /* Is c on either side of a mapping a character charset_table refuses? */
 static const char *map_char_why(uint32_t c) {
+    if (c <= 0x20 || c == 0x7F) return "a space or a control character cannot be a word character";
     if (c == '*') return "'*' cannot be a word character: it is the query language's prefix and wildcard operator";
     if (c == '=') return "'=' cannot be a word character: it marks an exact form in a query (=word)";
     return NULL;
@@ -247,6 +250,8 @@ static const char *map_char_why(uint32_t c) {
 static const char *map_range_why(uint32_t lo, uint32_t hi) {
     const char *zWhy = range_why(lo, hi);
     if (zWhy) return zWhy;
+    if (lo <= 0x20) return map_char_why(lo);
+    if (lo <= 0x7F && hi >= 0x7F) return map_char_why(0x7F);
     if (lo <= '*' && hi >= '*') return map_char_why('*');
     if (lo <= '=' && hi >= '=') return map_char_why('=');
     return NULL;
@@ -254,20 +259,21 @@ static const char *map_range_why(uint32_t lo, uint32_t hi) {
 
 /* One item of charset_table, zItem (nItem bytes, NUL-ended), into m;
 ** nDepth: aliases being read. */
-static int charmap_item(CharMap *m, const char *zItem, size_t nItem, int nDepth, LpError *err) {
-    for (size_t k = 0; k < LP_ARRAY_SIZE(aFlagAlias); k++) {
+static int charmap_item(CharMap *m, const char *zOption, int bAliases, const char *zItem, size_t nItem, int nDepth,
+                        LpError *err) {
+    for (size_t k = 0; k < LP_ARRAY_SIZE(aFlagAlias) && bAliases; k++) {
         if (strcmp(zItem, aFlagAlias[k].zName) == 0) {
             m->aliases |= aFlagAlias[k].flag;
             return LP_OK;
         }
     }
-    for (size_t k = 0; k < LP_ARRAY_SIZE(aListAlias) && nDepth == 0; k++) {
+    for (size_t k = 0; k < LP_ARRAY_SIZE(aListAlias) && nDepth == 0 && bAliases; k++) {
         if (strcmp(zItem, aListAlias[k].zName) != 0) continue;
         const char *p = aListAlias[k].zItems;
         char zBuf[64];
         int got;
-        while ((got = next_item(&p, CHARMAP_OPTION, CHARMAP_EXPECTED, zBuf, sizeof(zBuf), err)) > 0) {
-            int rc = charmap_item(m, zBuf, strlen(zBuf), nDepth + 1, err);
+        while ((got = next_item(&p, zOption, CHARMAP_EXPECTED, zBuf, sizeof(zBuf), err)) > 0) {
+            int rc = charmap_item(m, zOption, bAliases, zBuf, strlen(zBuf), nDepth + 1, err);
             if (rc != LP_OK) return rc;
         }
         return got < 0 ? LP_BADINPUT : LP_OK;
@@ -284,7 +290,7 @@ static int charmap_item(CharMap *m, const char *zItem, size_t nItem, int nDepth,
     }
     const char *zWhy = NULL;
     if (k <= 0 || (size_t)k != nItem) {
-        zWhy = CHARMAP_EXPECTED;
+        zWhy = bAliases ? CHARMAP_EXPECTED : BLEND_EXPECTED;
     } else if ((zWhy = map_range_why(lo, hi)) != NULL || (bMap && (zWhy = map_range_why(lo2, hi2)) != NULL)) {
         /* zWhy says why */
     } else if (bMap && hi2 != lo2 && hi2 - lo2 != hi - lo) {
@@ -292,9 +298,9 @@ static int charmap_item(CharMap *m, const char *zItem, size_t nItem, int nDepth,
     } else if (bPairs && (hi - lo) % 2 == 0) {
         zWhy = "a range of pairs (/2) holds an even count of characters";
     }
-    if (zWhy) return item_error(CHARMAP_OPTION, zItem, nItem, zWhy, err);
+    if (zWhy) return item_error(zOption, zItem, nItem, zWhy, err);
     if (++m->nItems > CHARMAP_MAX_ITEMS) {
-        return lp_err_set(err, LP_LIMIT, "%s: more than %d items", CHARMAP_OPTION, CHARMAP_MAX_ITEMS);
+        return lp_err_set(err, LP_LIMIT, "%s: more than %d items", zOption, CHARMAP_MAX_ITEMS);
     }
     int rc = LP_OK;
     if (bMap && lo2 == hi2 && hi != lo) {
@@ -306,16 +312,17 @@ static int charmap_item(CharMap *m, const char *zItem, size_t nItem, int nDepth,
         CharMapEntry e = {lo, hi, bMap ? (int32_t)lo2 - (int32_t)lo : 0, bPairs ? lo : UINT32_MAX};
         rc = charmap_put(m, e);
     }
-    return rc == LP_OK ? LP_OK : lp_err_set(err, LP_NOMEM, "out of memory reading %s", CHARMAP_OPTION);
+    return rc == LP_OK ? LP_OK : lp_err_set(err, LP_NOMEM, "out of memory reading %s", zOption);
 }
 
-int charmap_parse(const char *z, CharMap *m, LpError *err) {
+int charmap_parse(const char *z, const char *zOption, int bAliases, CharMap *m, LpError *err) {
     memset(m, 0, sizeof(*m));
     const char *p = z;
     char zBuf[64];
     int got, rc = LP_OK;
-    while (rc == LP_OK && (got = next_item(&p, CHARMAP_OPTION, CHARMAP_EXPECTED, zBuf, sizeof(zBuf), err)) > 0) {
-        rc = charmap_item(m, zBuf, strlen(zBuf), 0, err);
+    while (rc == LP_OK &&
+           (got = next_item(&p, zOption, bAliases ? CHARMAP_EXPECTED : BLEND_EXPECTED, zBuf, sizeof(zBuf), err)) > 0) {
+        rc = charmap_item(m, zOption, bAliases, zBuf, strlen(zBuf), 0, err);
     }
     if (rc == LP_OK && got < 0) rc = LP_BADINPUT;
     if (rc != LP_OK) {

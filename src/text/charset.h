@@ -25,7 +25,10 @@
 **    U+430..U+44F, U+401->U+451, U+451". Where items name the same
 **    character, the later one wins. '*' and '=' are refused on either
 **    side of a mapping: they are the query language's prefix and
-**    exact-form marks. At most CHARMAP_MAX_ITEMS items.
+**    exact-form marks; so are the space, the ASCII control characters
+**    and DEL (a word form keeps its words separated by spaces). At most CHARMAP_MAX_ITEMS items. zOption names the
+**    option in errors; without bAliases (blend_chars: characters and
+**    mappings only, as Manticore's) an alias is refused.
 **  - charmap_get() answers in O(1) for ASCII, O(log entries) otherwise.
 **
 ** Thread safety: a set or a map is immutable once parsed.
@@ -77,7 +80,7 @@ typedef struct CharMap {
     int32_t aAscii[128]; /* the target of an ASCII character, or -1: no item names it */
 } CharMap;
 
-int charmap_parse(const char *z, CharMap *m, LpError *err);
+int charmap_parse(const char *z, const char *zOption, int bAliases, CharMap *m, LpError *err);
 void charmap_free(CharMap *m);
 
 int charmap_get_slow(const CharMap *m, uint32_t cp, uint32_t *pTo);

@@ -11,7 +11,8 @@
 ** characters the text loses move its tokens' offsets) and the rules as
 ** word forms, as exceptions (text/exceptions.c) and as the table's own
 ** stop words; and the same under the charset_table (named characters
-** mapped, '+', '#' and '-' word characters where the input gives none).
+** mapped, '+', '#' and '-' word characters where the input gives none)
+** with blend characters ('&', '@', '!', '-'; three blend modes).
 ** Beyond the sanitizers it checks:
 **   - building succeeds, or fails with LP_BADINPUT naming a byte of the
 **     rules (err->pos inside them) and a message; nothing else;
@@ -156,12 +157,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     const char *zIgnoreUsed = zIgnore ? zIgnore : "U+AD, -, U+301, a..c";
     const AnalyzerConfig aCfg[3] = {
-        {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, NULL, NULL, 0, 0, NULL},
+        {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL},
         /* stop words and short words that take no position, beside word
         ** forms' shifts */
-        {"stem_en", "en", 0, 1, 1, 0, NULL, 0, NULL, 2, NULL, 1, 0, zRules, zIgnoreUsed, zRules, zRules, 1, 1, NULL},
+        {"stem_en", "en", 0, 1, 1, 0, NULL, 0, NULL, 2, NULL, 1, 0, zRules, zIgnoreUsed, zRules, zRules, 1, 1, NULL, NULL, NULL},
         {"stem_en", "en", 0, 1, 1, 0, NULL, 0, NULL, 2, NULL, 1, 0, zRules, zIgnoreUsed, zRules, zRules, 1, 1,
-         zCharset ? zCharset : "non_cjk, +, #, U+2D, A..Z->a..z, U+E9->e, U+100..U+17F/2"},
+         zCharset ? zCharset : "non_cjk, +, #, U+2D, A..Z->a..z, U+E9->e, U+100..U+17F/2", "&, @->_, !, U+2D",
+         "trim_none, trim_head, trim_all"},
     };
     for (int k = 0; k < 3; k++) {
         Analyzer *a = NULL;
@@ -171,7 +173,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (rc != LP_OK) {
             /* ignore_chars and the stop words name the item, not a place */
             int bCharset = strncmp(err.zMsg, "ignore_chars: ", 14) == 0 || strncmp(err.zMsg, "stop word '", 11) == 0 ||
-                           strncmp(err.zMsg, "charset_table: ", 15) == 0;
+                           strncmp(err.zMsg, "charset_table: ", 15) == 0 || strncmp(err.zMsg, "blend_chars: ", 13) == 0;
             if (rc != LP_BADINPUT || a || !err.zMsg[0] || (!bCharset && (err.pos < 0 || (size_t)err.pos > nRules))) {
                 abort();
             }

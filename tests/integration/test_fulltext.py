@@ -1690,6 +1690,48 @@ def test_charset_table(cur, uniq):
     assert_ids_ram_and_flushed(cur, v, [("cpp", [1, 2]), ("c", [1, 2])])
 
 
+def test_blend_chars(cur, uniq):
+    """blend_chars and blend_mode (Manticore's): a token with blend
+    characters is indexed as its words and, at the first one's position, as
+    the whole token (or the variants blend_mode names); a query looks for
+    the token, its words' positions passed over."""
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (body TEXT) blend_chars='&, U+2D' morphology='stem_en'")
+    assert_ddl_round_trips(cur, t, uniq)
+    cur.execute(f"INSERT INTO {t} VALUES (1, 'AT&T company runs'), (2, 'at t company'), "
+                f"(3, 'an e-mail service'), (4, 'email me'), (5, 'salt & pepper')")
+    assert_ids_ram_and_flushed(cur, t, [
+        ("AT&T", [1]), ("at", [1, 2]), ('"AT&T company"', [1]), ('"at t company"', [1, 2]),
+        ("e-mail", [3]), ("mail", [3]), ("email", [4]), ("at&*", [1]), ('"salt & pepper"', [5]),
+        ('"salt pepper"', []),
+    ])
+    cur.execute(f"SELECT id, HIGHLIGHT() FROM {t} WHERE MATCH('AT&T | e-mail') ORDER BY id ASC")
+    assert cur.fetchall() == ((1, "<b>AT&T</b> company runs"), (3, "an <b>e-mail</b> service"))
+    cur.execute(f"CALL KEYWORDS('AT&T e-mails', '{t}')")
+    assert [r[1:3] for r in cur.fetchall()] == [("at&t", "at&t"), ("e-mails", "e-mail")]
+
+    # blend_mode: the variants indexed; skip_pure drops tokens of blend
+    # characters only, so a phrase reads across them
+    u = uniq()
+    cur.execute(f"CREATE TABLE {u} (body TEXT) blend_chars='@, !' "
+                f"blend_mode='trim_head, trim_tail, skip_pure'")
+    cur.execute(f"INSERT INTO {u} VALUES (1, 'hi @dude! one @@@ two'), (2, 'dude one two')")
+    assert_ids_ram_and_flushed(cur, u, [
+        ("dude!", [1]), ("\\@dude", [1]), ("dude", [1, 2]), ('"one two"', [1, 2]),
+    ])
+    cur.execute(f"ALTER TABLE {u} blend_mode='trim_none'")
+    assert_ids_ram_and_flushed(cur, u, [("dude!", []), ('"one two"', [2]), ('"one @@@ two"', [1])])
+
+    expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) blend_chars='non_cjk'", 1064,
+                 r"blend_chars: 'non_cjk': expected a character, U\+hex, a range such as a..z, a mapping such as "
+                 r"@->_ or a range of pairs")
+    expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) blend_chars='&' blend_mode='trim_some'", 1064,
+                 r"near ''trim_some'' at line 1 col \d+: blend_mode: 'trim_some': expected trim_none, trim_head, "
+                 r"trim_tail, trim_both, trim_all or skip_pure")
+    expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) blend_chars='.' index_sp='1'", 1064,
+                 r"blend_chars: '\.' cannot be a word character in a table with index_sp='1'")
+
+
 def test_exceptions(cur, uniq, tmp_path):
     """Exceptions (Manticore's exceptions files and exceptions_list): exact,
     case-sensitive runs of the raw text read as one keyword, on both sides;

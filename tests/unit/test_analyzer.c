@@ -69,7 +69,7 @@ static void toks_free(Toks *p) {
 }
 
 static Analyzer *mk(const char *zMorph, const char *zStop) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -113,7 +113,7 @@ static void check_terms(const Analyzer *a, const char *z, const char *zWant) {
 
 /* An analyzer with remove_diacritics on or off, and nothing else. */
 static Analyzer *mk_strip(int bStrip) {
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, bStrip, 0, NULL, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, bStrip, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL};
     Analyzer *a = NULL;
     LpError err;
     if (analyzer_new(&cfg, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
@@ -386,7 +386,7 @@ static void test_stopwords_languages(void **state) {
     check_terms(a, "Für die Häuser und the Bücher", "häuser bücher");
     check_terms(a, "FÜR fur über", "fur");
     analyzer_free(a);
-    AnalyzerConfig cfg = {"stem_de", "de", 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {"stem_de", "de", 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL};
     LpError err;
     assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
     check_terms(a, "FÜR fur Über Häuser", "haus");
@@ -412,7 +412,7 @@ static void test_stopwords_languages(void **state) {
     size_t nWord = 0;
     for (int strip = 0; strip < 2; strip++) {
         for (size_t i = 0; i < LP_ARRAY_SIZE(aList); i++) {
-            AnalyzerConfig c = {NULL, aList[i].zLang, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, strip, 0, NULL, NULL, NULL, NULL, 0, 0, NULL};
+            AnalyzerConfig c = {NULL, aList[i].zLang, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, strip, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL};
             assert_int_equal(analyzer_new(&c, &a, &err), LP_OK);
             for (size_t k = 0; k < aList[i].n; k++) {
                 const char *z = aList[i].az[k];
@@ -463,12 +463,12 @@ static void test_stemming_several(void **state) {
     check_terms(a, "running книги", "run книг");
     analyzer_free(a);
     /* with the English dictionary second, and exact forms */
-    AnalyzerConfig cfg = {"stem_ru, stem_en", NULL, 0, 1, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {"stem_ru, stem_en", NULL, 0, 1, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL};
     LpError err;
     assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
     check_terms(a, "generously книги", "=generously generous =книги книг");
     analyzer_free(a);
-    AnalyzerConfig ml = {"stem_en", NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 5, NULL, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig ml = {"stem_en", NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 5, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL};
     assert_int_equal(analyzer_new(&ml, &a, &err), LP_OK);
     check_terms(a, "runs running cats kittens", "runs run cats kitten");
     Toks t = {0};
@@ -781,7 +781,7 @@ static void test_config(void **state) {
         /* minPrefix below -64 stands for min_infix_len -minPrefix */
         int bInfix = aBad[i].minPrefix < -64;
         AnalyzerConfig cfg = {aBad[i].zMorph, aBad[i].zStop, bInfix ? 0 : aBad[i].minPrefix, 0, 0, 0, NULL,
-                              bInfix ? -aBad[i].minPrefix : 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL};
+                              bInfix ? -aBad[i].minPrefix : 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL};
         Analyzer *a = (Analyzer *)&cfg; /* must be reset to NULL */
         LpError err;
         lp_err_clear(&err);
@@ -790,7 +790,7 @@ static void test_config(void **state) {
         assert_int_equal(err.code, LP_BADINPUT);
         if (!strstr(err.zMsg, aBad[i].zNeedle)) fail_msg("message \"%s\" lacks \"%s\"", err.zMsg, aBad[i].zNeedle);
     }
-    AnalyzerConfig cfg = {"", "NONE", 64, 0, 0, 0, NULL, 64, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {"", "NONE", 64, 0, 0, 0, NULL, 64, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL};
     Analyzer *a = NULL;
     LpError err;
     assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
@@ -942,7 +942,7 @@ static void test_remove_diacritics(void **state) {
     check_terms(b, "re\xc2\xadsume", "re sume"); /* off: a joiner separates */
     analyzer_free(b);
     /* with stemming, before the stemmer; and prefixes on the query side */
-    AnalyzerConfig cs = {"stem_en", NULL, 2, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cs = {"stem_en", NULL, 2, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL};
     assert_int_equal(analyzer_new(&cs, &a, &err), LP_OK);
     check_terms(a, "Cafés façades", "cafe facad");
     Toks t = {0};
@@ -1193,7 +1193,7 @@ static void test_stem_dictionary(void **state) {
 /* ------------------------------------------------------------ exact forms */
 
 static Analyzer *mk_exact(const char *zMorph, const char *zStop) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, 1, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, 1, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1275,7 +1275,7 @@ static void test_exact_forms(void **state) {
     analyzer_free(a);
 
     /* analyzer_prefix_ok counts characters, not bytes */
-    AnalyzerConfig pc = {NULL, NULL, 3, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig pc = {NULL, NULL, 3, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL};
     Analyzer *ap = NULL;
     assert_int_equal(analyzer_new(&pc, &ap, &err0), LP_OK);
     assert_false(analyzer_prefix_ok(ap, "ab", 2));
@@ -1328,7 +1328,7 @@ static void check_doc(const Analyzer *a, const char *z, const char *zWant) {
 
 static void test_min_word_len(void **state) {
     (void)state;
-    AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 0, 0, NULL, 0, NULL, 3, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 0, 0, NULL, 0, NULL, 3, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL};
     Analyzer *a = NULL;
     LpError err;
     if (analyzer_new(&cfg, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
@@ -1341,12 +1341,12 @@ static void test_min_word_len(void **state) {
     analyzer_free(a);
     /* 0 and 1: every word */
     for (int m = 0; m <= 1; m++) {
-        AnalyzerConfig c1 = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, m, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL};
+        AnalyzerConfig c1 = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, m, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL};
         if (analyzer_new(&c1, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
         check_doc(a, "a b c", "a@0 b@1 c@2");
         analyzer_free(a);
     }
-    AnalyzerConfig bad = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 65, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig bad = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 65, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL};
     assert_int_equal(analyzer_new(&bad, &a, &err), LP_BADINPUT);
     assert_string_equal(err.zMsg, "min_word_len 65 is out of range 0..64");
 }
@@ -1370,7 +1370,7 @@ static void test_position_steps(void **state) {
     for (size_t i = 0; i < LP_ARRAY_SIZE(aCase); i++) {
         /* "the" is a stop word; "a" and "x" are under min_word_len 2 */
         AnalyzerConfig cfg = {"stem_en", NULL, 0, 0, 0, 0, NULL, 0, NULL, 2, NULL, 0, 0, NULL, NULL,
-                              NULL, "the", aCase[i].bStop, aCase[i].bShort, NULL};
+                              NULL, "the", aCase[i].bStop, aCase[i].bShort, NULL, NULL, NULL};
         Analyzer *a = mk_cfg(&cfg);
         assert_int_equal(analyzer_renumbers(a), aCase[i].bStop || aCase[i].bShort);
         check_doc(a, aCase[i].zDoc, aCase[i].zQuery);
@@ -1378,7 +1378,7 @@ static void test_position_steps(void **state) {
         analyzer_free(a);
     }
     /* a dropped last word: the length ends at the last position taken */
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, "the", 1, 0, NULL};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, "the", 1, 0, NULL, NULL, NULL};
     Analyzer *a = mk_cfg(&cfg);
     uint32_t iEnd = 0;
     Toks t = run_full(a, "the cat the the", 0, &iEnd);
@@ -1397,13 +1397,13 @@ static void test_position_steps(void **state) {
     analyzer_free(a);
     /* with word forms: their shifts and the steps add up */
     AnalyzerConfig wf = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, "s02e02 > season 2 episode 2",
-                         NULL, NULL, "the", 1, 0, NULL};
+                         NULL, NULL, "the", 1, 0, NULL, NULL, NULL};
     a = mk_cfg(&wf);
     check_doc(a, "the s02e02 the end", "season@0 2@1 episode@2 2@3 end@4");
     check_query(a, "the s02e02 the end", "season@0 2@1 episode@2 2@3 end@4");
     analyzer_free(a);
     /* with index_sp: a boundary keeps its place among the words taken */
-    AnalyzerConfig sp = {NULL, NULL, 0, 0, 1, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, "the", 1, 0, NULL};
+    AnalyzerConfig sp = {NULL, NULL, 0, 0, 1, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, "the", 1, 0, NULL, NULL, NULL};
     a = mk_cfg(&sp);
     check_doc(a, "The cat. The dog", "cat@0 .@1 dog@2");
     analyzer_free(a);
@@ -1432,12 +1432,12 @@ static void check_cfg_error(const AnalyzerConfig *cfg, const char *zWhat, const 
 /* An analyzer with word forms zRules (and the morphology, stop words,
 ** exact forms and boundaries given). */
 static Analyzer *mk_wf(const char *zMorph, const char *zStop, int bExact, int bSp, const char *zRules) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, bSp, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, bSp, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL};
     return mk_cfg(&cfg);
 }
 
 static void check_wf_error(const char *zRules, const char *zWant) {
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL};
     check_cfg_error(&cfg, zRules, zWant);
 }
 
@@ -1537,12 +1537,12 @@ static void test_wordforms(void **state) {
 }
 
 static Analyzer *mk_ignore(const char *zIgnore, const char *zRules) {
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, zIgnore, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, zIgnore, NULL, NULL, 0, 0, NULL, NULL, NULL};
     return mk_cfg(&cfg);
 }
 
 static void check_ignore_error(const char *zIgnore, const char *zWant) {
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, zIgnore, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, zIgnore, NULL, NULL, 0, 0, NULL, NULL, NULL};
     check_cfg_error(&cfg, zIgnore, zWant);
 }
 
@@ -1599,12 +1599,12 @@ static void test_ignore_chars(void **state) {
 /* An analyzer with charset_table zMap (remove_diacritics bStrip; stemming,
 ** exceptions as given). */
 static Analyzer *mk_map(const char *zMap, int bStrip, const char *zMorph, const char *zExc) {
-    AnalyzerConfig cfg = {zMorph, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, bStrip, 0, NULL, NULL, zExc, NULL, 0, 0, zMap};
+    AnalyzerConfig cfg = {zMorph, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, bStrip, 0, NULL, NULL, zExc, NULL, 0, 0, zMap, NULL, NULL};
     return mk_cfg(&cfg);
 }
 
 static void check_map_error(const char *zMap, int bSp, const char *zZones, const char *zWant) {
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, bSp, zZones != NULL, NULL, 0, NULL, 0, zZones, 1, 0, NULL, NULL, NULL, NULL, 0, 0, zMap};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, bSp, zZones != NULL, NULL, 0, NULL, 0, zZones, 1, 0, NULL, NULL, NULL, NULL, 0, 0, zMap, NULL, NULL};
     check_cfg_error(&cfg, zMap, zWant);
 }
 
@@ -1661,8 +1661,8 @@ static void test_charset_table(void **state) {
     check_map_error("a->*", 0, NULL,
                     "charset_table: 'a->*': '*' cannot be a word character: it is the query language's prefix and "
                     "wildcard operator");
-    check_map_error("U+20..U+40", 0, NULL,
-                    "charset_table: 'U+20..U+40': '*' cannot be a word character: it is the query language's prefix "
+    check_map_error("U+21..U+40", 0, NULL,
+                    "charset_table: 'U+21..U+40': '*' cannot be a word character: it is the query language's prefix "
                     "and wildcard operator");
     check_map_error("=", 0, NULL,
                     "charset_table: '=': '=' cannot be a word character: it marks an exact form in a query (=word)");
@@ -1676,6 +1676,13 @@ static void test_charset_table(void **state) {
                     "A..Z->a..z, a range of pairs such as U+100..U+17F/2, or an alias: non_cjk, non_cont, cjk, "
                     "cont, chinese, japanese, korean, english, russian");
     check_map_error("a,,b", 0, NULL, "charset_table: an empty item (two commas in a row)");
+    check_map_error("non_cjk, \\ ", 0, NULL,
+                    "charset_table: '\\ ': a space or a control character cannot be a word character");
+    check_map_error("U+0..U+7F", 0, NULL,
+                    "charset_table: 'U+0..U+7F': not a Unicode character (U+0, above U+10FFFF, or a surrogate)");
+    check_map_error("U+1..U+7F", 0, NULL,
+                    "charset_table: 'U+1..U+7F': a space or a control character cannot be a word character");
+    check_map_error("U+7F", 0, NULL, "charset_table: 'U+7F': a space or a control character cannot be a word character");
     check_map_error("U+0", 0, NULL, "charset_table: 'U+0': not a Unicode character (U+0, above U+10FFFF, or a surrogate)");
     check_map_error("non_cjk, .", 1, NULL,
                     "charset_table: '.' cannot be a word character in a table with index_sp='1' (the sentence "
@@ -1689,13 +1696,91 @@ static void test_charset_table(void **state) {
     analyzer_free(a);
 }
 
+/* An analyzer with blend_chars zBlend and blend_mode zMode (charset_table
+** zMap, stemming as given). */
+static Analyzer *mk_blend(const char *zBlend, const char *zMode, const char *zMap, const char *zMorph) {
+    AnalyzerConfig cfg = {zMorph, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, NULL, 0, 0, zMap, zBlend, zMode};
+    return mk_cfg(&cfg);
+}
+
+static void check_blend_error(const char *zBlend, const char *zMode, int bSp, const char *zWant) {
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, bSp, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, zBlend, zMode};
+    check_cfg_error(&cfg, zBlend, zWant);
+}
+
+/* blend_chars and blend_mode (Manticore's): a token with blend characters
+** is indexed as its parts (the blend characters read as separators) and,
+** at its first part's position, as the variants blend_mode names; a query
+** looks for one variant, its parts' positions passed over. */
+static void test_blend_chars(void **state) {
+    (void)state;
+    Analyzer *a = mk_blend("&, @->_", NULL, NULL, NULL);
+    check_doc(a, "AT&T company", "at&t@0 at@0 t@1 company@2");
+    check_query(a, "AT&T company", "at&t@0 company@2");
+    check_query(a, "at t", "at@0 t@1");
+    /* mapped; pure tokens are words of their own */
+    check_doc(a, "@dude one & two", "_dude@0 dude@0 one@1 &@2 two@3");
+    check_query(a, "one & two", "one@0 &@1 two@2");
+    {
+        /* a variant's bytes are the token's */
+        Toks t = run_full(a, "x AT&T", 0, NULL);
+        assert_int_equal(t.n, 4);
+        assert_int_equal(t.a[1].iStart, 2);
+        assert_int_equal(t.a[1].iEnd, 6);
+        assert_int_equal(t.a[3].iStart, 5);
+        toks_free(&t);
+    }
+    analyzer_free(a);
+    /* modes: several variants, each once; a variant equal to a part is none */
+    a = mk_blend("@, !", "trim_head, trim_tail, trim_both, skip_pure", NULL, NULL);
+    check_doc(a, "@dude! one @@@ two", "dude!@0 @dude@0 dude@0 one@1 two@2");
+    check_query(a, "@dude!", "dude!@0");
+    check_query(a, "@dude", "@dude@0");
+    check_query(a, "dude", "dude@0");
+    analyzer_free(a);
+    a = mk_blend("_", "trim_all", NULL, NULL);
+    check_doc(a, "some_thing _x_", "something@0 some@0 thing@1 x@2");
+    check_query(a, "some_thing", "something@0");
+    analyzer_free(a);
+    a = mk_blend(".", "trim_both", NULL, "stem_en");
+    check_doc(a, "the U.S.A. runs", "the@0 u.s.a@1 u@1 s@2 a@3 run@4");
+    analyzer_free(a);
+    /* with a charset_table: its words, the blend characters between them */
+    a = mk_blend("-", NULL, "english, +", NULL);
+    check_doc(a, "C++-Code", "c++-code@0 c++@0 code@1");
+    analyzer_free(a);
+
+    {
+        /* with stopword_step 0, a dropped first part keeps the variants'
+        ** position, and a dropped variant moves nothing */
+        AnalyzerConfig cfg = {NULL, "en", 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, "at&t", 1, 0,
+                              NULL, "&", "trim_none, trim_all"};
+        a = mk_cfg(&cfg);
+        check_doc(a, "AT&T rocks, the AT&T", "att@0 t@1 rocks@2 att@3 t@4");
+        check_query(a, "the at&t", "att@0");
+        analyzer_free(a);
+    }
+    check_blend_error("&", "trim_some", 0,
+                      "blend_mode: 'trim_some': expected trim_none, trim_head, trim_tail, trim_both, trim_all or "
+                      "skip_pure (a comma-separated list)");
+    check_blend_error("non_cjk", NULL, 0,
+                      "blend_chars: 'non_cjk': expected a character, U+hex, a range such as a..z, a mapping such as "
+                      "@->_ or a range of pairs such as U+100..U+17F/2");
+    check_blend_error(".", NULL, 1,
+                      "blend_chars: '.' cannot be a word character in a table with index_sp='1' (the sentence "
+                      "boundary's term is '.')");
+    check_blend_error("*", NULL, 0,
+                      "blend_chars: '*': '*' cannot be a word character: it is the query language's prefix and "
+                      "wildcard operator");
+}
+
 static Analyzer *mk_exc(const char *zMorph, int bSp, const char *zExc, const char *zRules) {
-    AnalyzerConfig cfg = {zMorph, "en", 0, 0, bSp, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, zExc, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {zMorph, "en", 0, 0, bSp, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, zExc, NULL, 0, 0, NULL, NULL, NULL};
     return mk_cfg(&cfg);
 }
 
 static void check_exc_error(const char *zExc, const char *zWant) {
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, zExc, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, zExc, NULL, 0, 0, NULL, NULL, NULL};
     check_cfg_error(&cfg, zExc, zWant);
 }
 
@@ -1748,13 +1833,13 @@ static void test_stopwords_list(void **state) {
     /* the table's own words, split and normalised as the text is, with a
     ** language's list; positions still count */
     AnalyzerConfig cfg = {"stem_en", "en", 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, "-", NULL,
-                          "Foo; BAR\nbaz-qux Café\\; x", 0, 0, NULL};
+                          "Foo; BAR\nbaz-qux Café\\; x", 0, 0, NULL, NULL, NULL};
     Analyzer *a = mk_cfg(&cfg);
     check_doc(a, "the foo bars bar baz-qux CAFE cafés x xs running", "bar@2 cafe@6 xs@8 run@9");
     check_query(a, "FOO the running", "run@2");
     analyzer_free(a);
     /* without a language's list too; an empty list drops nothing */
-    AnalyzerConfig c2 = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, "and, or", 0, 0, NULL};
+    AnalyzerConfig c2 = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, "and, or", 0, 0, NULL, NULL, NULL};
     a = mk_cfg(&c2);
     check_doc(a, "cats and dogs or the", "cats@0 dogs@2 the@4");
     analyzer_free(a);
@@ -1772,7 +1857,7 @@ static void test_stopwords_list(void **state) {
 
 static void test_index_sp(void **state) {
     (void)state;
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1881,7 +1966,7 @@ static void test_html_strip(void **state) {
     check_strip_attrs("te<b title=x>st", NULL, azAttr, "test"); /* b is not listed */
     check_strip_attrs("<img alt=x>", NULL, NULL, "");
     /* through the analyzer: the words of the stripped text */
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 1, "script, STYLE", 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 1, "script, STYLE", 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1987,7 +2072,7 @@ static void test_index_zones(void **state) {
     assert_string_equal(log.z, "H2@1 /h2@4 th@6 /TH@11 hr@19");
     strbuf_free(&sb);
 
-    AnalyzerConfig cfg = {"stem_en", NULL, 0, 0, 0, 1, "script", 0, NULL, 0, " H*,th , title,B", 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {"stem_en", NULL, 0, 0, 0, 1, "script", 0, NULL, 0, " H*,th , title,B", 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -2127,6 +2212,7 @@ int main(void) {
         cmocka_unit_test(test_wordforms),
         cmocka_unit_test(test_ignore_chars),
         cmocka_unit_test(test_charset_table),
+        cmocka_unit_test(test_blend_chars),
         cmocka_unit_test(test_exceptions),
         cmocka_unit_test(test_stopwords_list),
         cmocka_unit_test(test_index_sp),
