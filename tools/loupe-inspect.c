@@ -7,6 +7,7 @@
 **   loupe-inspect fts-build JSONL OUT [--fields a,b] [--morphology M] [--stopwords S]
 **                 [--threads N] [--exact-words 0|1] [--infix 0|1]
 **                 [--remove-diacritics 0|1] [--wordforms FILE] [--exceptions FILE]
+**                 [--charset-table T] [--blend-chars B]
 **       analyses the documents of a JSON-lines file ({"title": ..., "text": ...}
 **       per line; --fields names the keys, default title,text) the way a
 **       table with those options would, and writes the sealed segment the
@@ -15,7 +16,8 @@
 **       index for a collection (make bench-fulltext reports it); --infix 1
 **       stores the infix filter, as for a table with min_infix_len;
 **       --wordforms and --exceptions take a file's text as a table's
-**       wordforms_list or exceptions_list (rules on lines). The file is
+**       wordforms_list or exceptions_list (rules on lines); --charset-table
+**       and --blend-chars are the table options of those names. The file is
 **       read and parsed first (parse_s); then, timed (analyse_index_s,
 **       write_s), batches of 128 documents are analysed on N threads
 **       (default: one per CPU, as the server's work pool analyses a large
@@ -81,7 +83,7 @@ static int usage(void) {
             "       loupe-inspect fts-build JSONL OUT [--fields a,b] [--morphology M] "
             "[--stopwords S] [--threads N]\n"
             "                     [--exact-words 0|1] [--infix 0|1] [--remove-diacritics 0|1]\n"
-            "                     [--wordforms FILE] [--exceptions FILE]\n"
+            "                     [--wordforms FILE] [--exceptions FILE] [--charset-table T] [--blend-chars B]\n"
             "       loupe-inspect fts-bench SEGMENT QUERYFILE [--k 10] [--seconds S] [--warmup N]\n"
             "                     [--fields a,b] [--morphology M] [--stopwords S] [--hard-stop S]\n"
             "                     [--ranker NAME | --ranker-expr EXPR] [--expand-keywords 0|1|exact|star]\n"
@@ -225,10 +227,10 @@ static int write_is_shared(const Docs *x, int nField, uint32_t iWrite) {
 
 static int cmd_build(const char *zIn, const char *zOut, const char *zFields, const char *zMorph,
                      const char *zStop, int bExact, int bStrip, unsigned writeFlags, int nThread,
-                     const char *zWordforms, const char *zExceptions) {
+                     const char *zWordforms, const char *zExceptions, const char *zCharset, const char *zBlend) {
     LpError err;
     AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, 0, 0, NULL, 0, NULL, 0, NULL, bStrip, 0, zWordforms, NULL,
-                          zExceptions, NULL, 0, 0, NULL, NULL, NULL};
+                          zExceptions, NULL, 0, 0, zCharset, zBlend, NULL, 0};
     Analyzer *an;
     if (analyzer_new(&cfg, &an, &err)) return fail(&err);
     /* as a table's flush: exact forms only in the filter where wildcards
@@ -451,7 +453,7 @@ static int cmd_bench(const char *zSeg, const char *zQueries, const BenchCfg *c) 
     Analyzer *an = NULL;
     /* as the segment was built: with exact forms, '=word' and
     ** expand_keywords=exact look them up and prefixes expand over them */
-    AnalyzerConfig acfg = {c->zMorph, c->zStop, 0, c->bExact, 0, 0, NULL, c->minInfixLen, NULL, 0, NULL, c->bStrip, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL};
+    AnalyzerConfig acfg = {c->zMorph, c->zStop, 0, c->bExact, 0, 0, NULL, c->minInfixLen, NULL, 0, NULL, c->bStrip, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
     BenchCtx x = {.azField = (const char *const *)azField, .nField = nField, .k = c->k};
     arena_init(&x.exprArena, 0);
     FtsSegInfo info;
@@ -561,13 +563,15 @@ int main(int argc, char **argv) {
     if (argc == 3 && strcmp(argv[1], "fts-info") == 0) return cmd_info(argv[2]);
     if (argc >= 4 && strcmp(argv[1], "fts-build") == 0) {
         const char *zFields = "title,text", *zMorph = NULL, *zStop = NULL;
-        const char *zWfPath = NULL, *zExcPath = NULL;
+        const char *zWfPath = NULL, *zExcPath = NULL, *zCharset = NULL, *zBlend = NULL;
         long nThread = sysconf(_SC_NPROCESSORS_ONLN), bExact = 0, bInfix = 0, bStrip = 1;
         for (int i = 4; i < argc; i++) {
             if (i + 1 >= argc) return usage();
             if (strcmp(argv[i], "--fields") == 0) zFields = argv[++i];
             else if (strcmp(argv[i], "--wordforms") == 0) zWfPath = argv[++i];
             else if (strcmp(argv[i], "--exceptions") == 0) zExcPath = argv[++i];
+            else if (strcmp(argv[i], "--charset-table") == 0) zCharset = argv[++i];
+            else if (strcmp(argv[i], "--blend-chars") == 0) zBlend = argv[++i];
             else if (strcmp(argv[i], "--morphology") == 0) zMorph = argv[++i];
             else if (strcmp(argv[i], "--stopwords") == 0) zStop = argv[++i];
             else if (strcmp(argv[i], "--threads") == 0) nThread = strtol(argv[++i], NULL, 10);
@@ -588,7 +592,7 @@ int main(int argc, char **argv) {
             return 1;
         }
         int rc = cmd_build(argv[2], argv[3], zFields, zMorph, zStop, (int)bExact, (int)bStrip,
-                           bInfix ? FTS_SEGW_INFIX : 0, (int)nThread, zWf, zExc);
+                           bInfix ? FTS_SEGW_INFIX : 0, (int)nThread, zWf, zExc, zCharset, zBlend);
         free(zWf);
         free(zExc);
         return rc;

@@ -169,6 +169,8 @@ struct Analyzer {
     int minWordLen;             /* as configured (0..ANALYZER_MAX_TERM); 0, 1: off */
     int bStopNoStep;            /* stopword_step='0': a stop word takes no position */
     int bShortNoStep;           /* overshort_step='0': nor does a word under min_word_len */
+    int bStopStemmed;           /* stopwords_unstemmed='0' on a stemmed table with stop
+                                ** words: aStop holds their stems, compared with stems */
     StopKey *aStop;             /* open-addressing table of stop words, or NULL */
     uint32_t stopMask;          /* its size (a power of two) minus one */
     int nStopMax;               /* longest stop word in bytes: longer terms skip the lookup */
@@ -186,6 +188,8 @@ struct Analyzer {
     Exceptions *pExc;           /* exceptions, or NULL */
     int bMap;                   /* charset_table or blend_chars given: scan_map() reads */
     CharMap map;                /* charset_table; without one, aliases as the default */
+    uint8_t aMapCls[128];       /* with bMap: map_class() of ASCII ... */
+    uint8_t aMapTo[128];        /* ... and its target (0: map_class_slow() knows) */
     int bBlend;                 /* blend_chars given */
     CharMap blend;              /* blend_chars: word characters and separators at once */
     unsigned blendModes;        /* BLEND_* */
@@ -254,6 +258,8 @@ static StopKey *stop_slot(const Analyzer *a, const StopKey *k) {
 }
 
 static int norm_word(const char *z, size_t n, int bStrip, char *zOut);
+static int stem_plain(const Analyzer *a, char *z, int *pn, LpError *err);
+static int chars_below(const char *z, int n, int nMin);
 
 /* Builds a's stop-word table from the nList lists of apList, each word
 ** normalised as a's analysis normalises a text's words (so, with
@@ -281,6 +287,12 @@ static int stop_build(Analyzer *a, const StopList *const *apList, int nList, con
                 n = norm_word(zWord, (size_t)n, a->bStrip, zNorm);
                 zWord = zNorm;
             }
+            if (a->bStopStemmed) {
+                if (zWord != zNorm) memcpy(zNorm, zWord, (size_t)n);
+                int rc = stem_plain(a, zNorm, &n, err);
+                if (rc != LP_OK) return rc;
+                zWord = zNorm;
+            }
             if (NEVER(n < 1 || n > STOP_MAX)) {
                 return lp_err_set(err, LP_INTERNAL, "stop word '%s' of list '%s' is empty or longer than %d bytes",
                                   pList->azWord[j], pList->zLang, STOP_MAX);
@@ -296,9 +308,17 @@ static int stop_build(Analyzer *a, const StopList *const *apList, int nList, con
         if (n > STOP_MAX) {
             return lp_err_set(err, LP_BADINPUT, "stop word '%s' is longer than %d bytes", zExtra, STOP_MAX);
         }
+        const char *zWord = zExtra;
+        char zStem[ANALYZER_MAX_TERM];
+        if (a->bStopStemmed) {
+            memcpy(zStem, zExtra, (size_t)n);
+            int rc = stem_plain(a, zStem, &n, err);
+            if (rc != LP_OK) return rc;
+            zWord = zStem;
+        }
         if (n > a->nStopMax) a->nStopMax = n;
         StopKey k;
-        stop_key(zExtra, n, &k);
+        stop_key(zWord, n, &k);
         *stop_slot(a, &k) = k;
         zExtra += n + 1;
     }
@@ -418,6 +438,29 @@ static int stem_get(int iLang, struct sb_stemmer **ppStem, StemMemoTable **ppMem
 }
 
 /* ---------------------------------------------------------- new / free */
+
+/* The stem of the normalised word z[0..*pn) (ANALYZER_MAX_TERM bytes of
+** room), in place: through a's stemmers until one changes it, as
+** stem_term() stems a run's words (none under min_stemming_len). */
+static int stem_plain(const Analyzer *a, char *z, int *pn, LpError *err) {
+    if (a->minStemLen > 1 && chars_below(z, *pn, a->minStemLen)) return LP_OK;
+    for (int k = 0; k < a->nStem; k++) {
+        struct sb_stemmer *pStem;
+        StemMemoTable *pMemo;
+        int rc = stem_get(a->aStem[k], &pStem, &pMemo, err);
+        if (rc != LP_OK) return rc;
+        const sb_symbol *zOut = sb_stemmer_stem(pStem, (const sb_symbol *)z, *pn);
+        if (!zOut) return lp_err_set(err, LP_NOMEM, "out of memory stemming");
+        int m = sb_stemmer_length(pStem);
+        if (m > ANALYZER_MAX_TERM) m = ANALYZER_MAX_TERM;
+        if (m > 0 && (m != *pn || memcmp(zOut, z, (size_t)m) != 0)) {
+            memcpy(z, zOut, (size_t)m);
+            *pn = m;
+            return LP_OK;
+        }
+    }
+    return LP_OK;
+}
 
 static int is_none(const char *z) {
     return z == NULL || z[0] == 0 || strcasecmp(z, "none") == 0;
@@ -707,6 +750,8 @@ static int charmap_makes(const CharMap *m, uint32_t c) {
     return 0;
 }
 
+static void map_ascii_build(Analyzer *a);
+
 /* Refuses a map m (of option zOption) whose targets would collide with
 ** the index's own terms: '.' with index_sp (a boundary's term), '<' with
 ** index_zones (a zone's). */
@@ -744,11 +789,12 @@ static int charset_table_parse(Analyzer *a, const char *zTable, const char *zBle
             a->bMap = 1;
         }
     }
+    if (a->bMap) map_ascii_build(a);
     return blend_mode_parse(a, zMode, err);
 }
 
 int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
-    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL};
+    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
     if (!cfg) cfg = &cfgDefault;
     *ppOut = NULL;
     if (cfg->minPrefixLen < 0 || cfg->minPrefixLen > ANALYZER_MAX_TERM) {
@@ -801,6 +847,8 @@ int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
         if (rc == LP_NOMEM || own.sb.oom) rc = lp_err_set(err, LP_NOMEM, "out of memory reading stopwords_list");
         else if (rc != LP_OK) rc = lp_err_setpos(err, rc, e.pos, "stopwords_list: %s", e.zMsg);
     }
+    /* stopwords_unstemmed='0' means something only where words are stemmed */
+    a->bStopStemmed = cfg->bStopwordsStemmed && a->nStem > 0 && (nStop || own.n);
     if (rc == LP_OK && (nStop || own.n)) rc = stop_build(a, apStop, nStop, own.sb.z, own.n, err);
     strbuf_free(&own.sb);
     if (rc == LP_OK) rc = wordforms_build(a, cfg->zWordforms, err);
@@ -1442,7 +1490,13 @@ static int word_dropped(const Analyzer *a, const char *z, int n) {
 }
 
 int analyzer_word_indexed(const Analyzer *a, const char *z, int n) {
-    return n > 0 && !word_dropped(a, z, n);
+    if (n <= 0 || n > ANALYZER_MAX_TERM) return n > 0;
+    if (!a->bStopStemmed) return !word_dropped(a, z, n);
+    if (a->minWordLen > 1 && chars_below(z, n, a->minWordLen)) return 0;
+    char zStem[ANALYZER_MAX_TERM];
+    memcpy(zStem, z, (size_t)n);
+    LpError err;
+    return stem_plain(a, zStem, &n, &err) != LP_OK || !stop_contains(a, zStem, n);
 }
 
 /* Where the run wants exact forms, hands over the exact form of t (whose
@@ -1470,6 +1524,41 @@ static inline __attribute__((always_inline)) int exact_form(RunState *s, const P
     return s->xToken(s->ctx, &e);
 }
 
+/* word_out_as for a table whose stop words are stems (stopwords_unstemmed
+** '0'): min_word_len before stemming, the stop words after, then the
+** exact form (of the word as written) and the stem. */
+static int word_out_stopstem(RunState *s, PendWord *w, Token *t, int bHashed, int bShift) {
+    const Analyzer *a = s->a;
+    int bHeld = bShift && s->bHeld;
+    if (bShift) s->bHeld = 0;
+    int drop = a->minWordLen > 1 && chars_below(w->aTerm, w->nTerm, a->minWordLen) ? DROP_SHORT : 0;
+    char aWord[ANALYZER_MAX_TERM];
+    int nWord = w->nTerm;
+    memcpy(aWord, w->aTerm, (size_t)nWord);
+    if (!drop && !(a->minStemLen > 1 && chars_below(w->aTerm, w->nTerm, a->minStemLen))) {
+        int rc = stem_term(s, t, w->aTerm, bHashed ? w->h : stemdict_hash(w->aTerm, w->nTerm));
+        if (rc != LP_OK) return rc;
+    }
+    if (!drop && stop_contains(a, t->z, t->n)) drop = DROP_STOP;
+    if (drop) {
+        if (bShift && !bHeld && (drop == DROP_STOP ? a->bStopNoStep : a->bShortNoStep)) s->posAdj--;
+        return LP_OK;
+    }
+    Token u = *t;
+    u.z = aWord;
+    u.n = nWord;
+    int bOnly, rc = exact_form(s, w, &u, &bOnly);
+    if (rc != LP_OK || bOnly) return rc;
+    if (bShift && s->bWfPost) {
+        const WfEntry *e = wordforms_find(s->pWf, 1, t->z, (size_t)t->n);
+        if (e && e->zDst) {
+            t->z = e->zDst;
+            t->n = e->nDst;
+        }
+    }
+    return s->xToken(s->ctx, t);
+}
+
 /* Filters, stems and hands over a prepared word (w->h is set when
 ** bHashed). bShift (a constant where inlined): positions may shift (the
 ** run has word forms, whose '~' rules apply too, or dropped words that
@@ -1487,6 +1576,7 @@ static inline __attribute__((always_inline)) int word_out_as(RunState *s, PendWo
     ** an empty result would be a utf8proc change: count the word, emit nothing. */
     if (NEVER(w->nTerm == 0)) return LP_OK;
     if (s->mode != RUN_UNSTEMMED) {
+        if (s->a->bStopStemmed) return word_out_stopstem(s, w, &t, bHashed, bShift);
         int drop = word_dropped(s->a, w->aTerm, w->nTerm);
         int bHeld = bShift && s->bHeld;
         if (bShift) s->bHeld = 0;
@@ -1849,13 +1939,35 @@ static inline __attribute__((always_inline)) int scan(RunState *s, PendRun *pr, 
 ** CC_BLEND or CC_MAPPED (its target in *pTo) where an item of either
 ** names it (blend_chars first); else, where an alias takes in the class
 ** char_class() gives it, that class; else CC_SEP. */
-static int map_class(const Analyzer *a, uint32_t cp, uint32_t *pTo) {
+static int map_class_slow(const Analyzer *a, uint32_t cp, uint32_t *pTo) {
     if (a->bBlend && charmap_get(&a->blend, cp, pTo)) return CC_BLEND;
     if (charmap_get(&a->map, cp, pTo)) return CC_MAPPED;
     int cls = cp < 0x80 ? (aAsciiWord[cp] ? CC_WORD : CC_SEP) : char_class(cp);
     if (cls == CC_SINGLE) return (a->map.aliases & CHARMAP_CJK) ? CC_SINGLE : CC_SEP;
     if (cls == CC_WORD || cls == CC_MARK) return (a->map.aliases & CHARMAP_NON_CJK) ? cls : CC_SEP;
     return CC_SEP;
+}
+
+/* map_class_slow() through a->aMapTo and a->aMapCls for ASCII (built by
+** map_ascii_build). */
+static inline int map_class(const Analyzer *a, uint32_t cp, uint32_t *pTo) {
+    if (cp < 0x80 && a->aMapTo[cp]) {
+        *pTo = a->aMapTo[cp];
+        return a->aMapCls[cp];
+    }
+    return map_class_slow(a, cp, pTo);
+}
+
+/* The ASCII tables of map_class(): each character's class and target (its
+** own code for a separator or an alias's letter or digit); target 0 where
+** a character maps beyond ASCII (map_class_slow() answers). */
+static void map_ascii_build(Analyzer *a) {
+    for (uint32_t c = 1; c < 0x80; c++) {
+        uint32_t to = c;
+        int cls = map_class_slow(a, c, &to);
+        a->aMapCls[c] = (uint8_t)cls;
+        a->aMapTo[c] = (uint8_t)((cls == CC_MAPPED || cls == CC_BLEND) ? (to < 0x80 ? to : 0) : c);
+    }
 }
 
 /* Does cp, under charset_table, extend a word (a named character, or a
@@ -1920,14 +2032,26 @@ static int map_term(RunState *s, const char *z, size_t iStart, size_t iEnd, int 
             continue;
         }
         size_t j = i + (size_t)len;
+        int bAscii = cp < 0x80;
         while (j < iEnd) {
             int len2 = char_at(p, iEnd, j, &cp);
             int cls2 = map_class(a, cp, &to);
             if (cls2 == CC_MAPPED || cls2 == CC_BLEND) break;
+            bAscii &= cp < 0x80;
             j += (size_t)len2;
         }
         char aNorm[ANALYZER_MAX_TERM];
-        int m = norm_word(z + i, j - i, a->bStrip, aNorm);
+        int m;
+        if (bAscii) {
+            /* NFKC and case folding of ASCII letters and digits: lower case */
+            m = j - i > ANALYZER_MAX_TERM ? ANALYZER_MAX_TERM : (int)(j - i);
+            for (int k = 0; k < m; k++) {
+                unsigned c = p[i + (size_t)k];
+                aNorm[k] = (char)(c + (((c - 'A') < 26u) << 5));
+            }
+        } else {
+            m = norm_word(z + i, j - i, a->bStrip, aNorm);
+        }
         if (m < 0) {
             return lp_err_setpos(s->err, LP_INTERNAL, (int64_t)i, "normalising the word at byte %zu: %s", i,
                                  utf8proc_errmsg(m));

@@ -33,7 +33,11 @@
 **    Manticore's stopword_step=0 and overshort_step=0) and the
 **    Snowball stemmer of the language is applied (of several languages,
 **    the first that changes the word; none to a word of fewer than
-**    min_stemming_len characters).
+**    min_stemming_len characters). With bStopwordsStemmed on a stemmed
+**    table (stopwords_unstemmed='0'), the stop words are stemmed when the
+**    analyzer is built and a word is dropped where its stem is one of
+**    them (min_word_len still looks at the word as written); its exact
+**    form goes with it.
 **  - Character table (charset_table, text/charset.h): where given, the
 **    words are maximal runs of the characters it names and of those its
 **    aliases take in (non_cjk: the letters, digits and marks above,
@@ -167,6 +171,8 @@ typedef struct AnalyzerConfig {
     const char *zBlendChars;    /* blend_chars: "&, @->_" (text/charset.h); NULL: none */
     const char *zBlendMode;     /* blend_mode: "trim_none, trim_head, trim_tail, trim_both,
                                 ** trim_all, skip_pure" (a list); NULL: trim_none */
+    int bStopwordsStemmed;      /* stopwords_unstemmed='0': stop words are stemmed, and a
+                                ** word is dropped where its stem is one of them */
 } AnalyzerConfig;
 
 #define ANALYZER_MAX_STEMMERS 4

@@ -3522,6 +3522,30 @@ def test_stopword_and_overshort_step(cur, uniq):
                      r"option '(stopword|overshort)_step' expects an integer from 0 to 1")
 
 
+def test_stopwords_unstemmed(cur, uniq):
+    """stopwords_unstemmed='0' (Manticore's default; loupe's default is 1,
+    the stop words as written, as tables before the option were built):
+    the stop words are stemmed and a word is dropped where its stem is one
+    of them, in documents and queries; HIGHLIGHT's prefixes know it; ALTER
+    switches it and indexes the rows again."""
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (body TEXT) morphology='stem_en' stopwords='en' stopwords_unstemmed='0' "
+                f"min_prefix_len='2'")
+    cur.execute(f"SHOW CREATE TABLE {t}")
+    assert "stopwords_unstemmed='0'" in cur.fetchone()[1]
+    cur.execute(f"INSERT INTO {t} VALUES (1, 'the others ran'), (2, 'other havens'), (3, 'haves and have-nots')")
+    assert_ids_ram_and_flushed(cur, t, [
+        ("others", []), ("other", []), ("haves", []), ("ran", [1]), ("havens", [2]), ("nots", []),
+        ('"others ran"', [1]), ('"ran others"', [1]),
+    ])
+    cur.execute(f"SELECT id, HIGHLIGHT() FROM {t} WHERE MATCH('hav*') ORDER BY id ASC")
+    assert cur.fetchall() == ((2, "other <b>havens</b>"),)
+    cur.execute(f"ALTER TABLE {t} stopwords_unstemmed='1'")
+    assert_ids_ram_and_flushed(cur, t, [("others", [1]), ("other", []), ("haves", [3]), ("havens", [2])])
+    expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) stopwords_unstemmed='2'", 1064,
+                 r"option 'stopwords_unstemmed' expects an integer from 0 to 1")
+
+
 def test_wildcards_with_min_infix_len(server, cur, uniq):
     """min_infix_len='2' (Manticore's option) lets '*' stand before and
     inside a word: '*cat*', '*ing', 'ab*cd'. Each '*' is any run of

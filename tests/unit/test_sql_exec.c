@@ -98,7 +98,7 @@ static void test_ddl(void **state) {
                         "expected text, string, int, bigint, float, bool, timestamp, json or float_vector");
     assert_string_equal(run(s, "CREATE TABLE t2 (a INT) colour='red'"),
                         "ERR 1064 near 'colour='red'' at line 1 col 25: unknown table option 'colour': "
-                        "expected morphology, stopwords, min_prefix_len, min_infix_len, min_word_len, min_stemming_len, stopword_step, overshort_step, index_exact_words, index_sp, "
+                        "expected morphology, stopwords, min_prefix_len, min_infix_len, min_word_len, min_stemming_len, stopword_step, overshort_step, stopwords_unstemmed, index_exact_words, index_sp, "
                         "html_strip, remove_diacritics, html_remove_elements, html_index_attrs, index_zones, expand_keywords, wordforms, wordforms_list, exceptions, exceptions_list, stopwords_list, ignore_chars, charset_table, blend_chars, blend_mode, rt_mem_limit, rank_profile "
                         "or type");
     assert_string_equal(run(s, "CREATE TABLE t2 (v FLOAT_VECTOR knn_type='hnsw')"),
