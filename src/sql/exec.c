@@ -19,6 +19,7 @@
 */
 #include <inttypes.h>
 #include <stdarg.h>
+#include <limits.h>
 #include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
@@ -1843,21 +1844,52 @@ static int build_column(Binder *b, const ColumnDef *d, ColumnSchema *c) {
     return LP_OK;
 }
 
+/* The edit distance between two short names (bytes; longer than 63 bytes
+** counts as far). */
+static int name_distance(const char *a, const char *b) {
+    int na = (int)strlen(a), nb = (int)strlen(b);
+    if (na > 63 || nb > 63) return INT_MAX;
+    int aPrev[64], aRow[64];
+    for (int j = 0; j <= nb; j++) aPrev[j] = j;
+    for (int i = 1; i <= na; i++) {
+        aRow[0] = i;
+        for (int j = 1; j <= nb; j++) {
+            int d = aPrev[j - 1] + (a[i - 1] != b[j - 1]);
+            if (aPrev[j] + 1 < d) d = aPrev[j] + 1;
+            if (aRow[j - 1] + 1 < d) d = aRow[j - 1] + 1;
+            aRow[j] = d;
+        }
+        memcpy(aPrev, aRow, sizeof(int) * (size_t)(nb + 1));
+    }
+    return aPrev[nb];
+}
+
 static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
     static const char *const azKnown[] = {"morphology", "stopwords", "min_prefix_len",
                                           "min_infix_len", "min_word_len", "min_stemming_len", "stopword_step", "overshort_step", "stopwords_unstemmed", "index_exact_words", "index_sp", "html_strip",
                                           "remove_diacritics", "html_remove_elements", "html_index_attrs", "index_zones", "expand_keywords",
-                                          "wordforms", "wordforms_list", "exceptions", "exceptions_list", "stopwords_list", "ignore_chars", "charset_table", "blend_chars", "blend_mode",
+                                          "wordforms", "wordforms_list", "exceptions", "exceptions_list", "stopwords_list", "ignore_chars", "charset_table", "blend_chars", "blend_mode", "ngram_len", "ngram_chars",
                                           "rt_mem_limit", "rank_profile", "type"};
     size_t k = 0;
     while (k < LP_ARRAY_SIZE(azKnown) && strcmp(o->zName, azKnown[k]) != 0) k++;
     if (k == LP_ARRAY_SIZE(azKnown)) {
-        /* the message lists azKnown: "expected a, b, ... or z" */
-        char zMsg[640];
-        int n = snprintf(zMsg, sizeof(zMsg), "unknown table option '%.64s': expected ", o->zName);
-        for (size_t i = 0; i < LP_ARRAY_SIZE(azKnown) && n > 0 && (size_t)n < sizeof(zMsg); i++) {
-            const char *zSep = i == 0 ? "" : i + 1 == LP_ARRAY_SIZE(azKnown) ? " or " : ", ";
-            n += snprintf(zMsg + n, sizeof(zMsg) - (size_t)n, "%s%s", zSep, azKnown[i]);
+        /* the list no longer fits an error message: the nearest name, or
+        ** where they are all listed */
+        size_t iBest = 0;
+        int dBest = INT_MAX;
+        for (size_t i = 0; i < LP_ARRAY_SIZE(azKnown); i++) {
+            int d = name_distance(o->zName, azKnown[i]);
+            if (d < dBest) dBest = d, iBest = i;
+        }
+        char zMsg[320];
+        if (dBest <= 2) {
+            snprintf(zMsg, sizeof(zMsg), "unknown table option '%.64s': did you mean '%s'?", o->zName, azKnown[iBest]);
+        } else {
+            snprintf(zMsg, sizeof(zMsg),
+                     "unknown table option '%.64s': the options are Manticore's full-text ones (morphology, "
+                     "stopwords, charset_table, min_word_len, ...), rt_mem_limit, rank_profile and type; docs/sql.md "
+                     "lists them",
+                     o->zName);
         }
         return bind_fail_at(b, o->pos, zMsg);
     }
@@ -1869,6 +1901,7 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
     if (strcmp(o->zName, "stopword_step") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;
     if (strcmp(o->zName, "overshort_step") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;
     if (strcmp(o->zName, "stopwords_unstemmed") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;
+    if (strcmp(o->zName, "ngram_len") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;
     if (strcmp(o->zName, "index_exact_words") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;
     if (strcmp(o->zName, "index_sp") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;
     if (strcmp(o->zName, "html_strip") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;
@@ -1882,7 +1915,8 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
         if (rc == LP_NOMEM) return bind_oom(b);
         if (rc != LP_OK) return bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos, e.zMsg);
     }
-    int bTable = strcmp(o->zName, "charset_table") == 0, bBlend = strcmp(o->zName, "blend_chars") == 0;
+    int bTable = strcmp(o->zName, "charset_table") == 0 || strcmp(o->zName, "ngram_chars") == 0;
+    int bBlend = strcmp(o->zName, "blend_chars") == 0;
     if (bTable || bBlend) {
         CharMap m;
         LpError e;

@@ -149,7 +149,7 @@ static void free_graphs(Table *t) {
 
 /* The analyzer the table's options ask for. */
 static int make_analyzer(const Schema *s, Analyzer **pp, LpError *err) {
-    AnalyzerConfig cfg = {schema_option(s, "morphology"), schema_option(s, "stopwords"), 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
+    AnalyzerConfig cfg = {schema_option(s, "morphology"), schema_option(s, "stopwords"), 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     const char *z = schema_option(s, "min_prefix_len");
     if (z) cfg.minPrefixLen = atoi(z);
     z = schema_option(s, "min_infix_len");
@@ -180,6 +180,9 @@ static int make_analyzer(const Schema *s, Analyzer **pp, LpError *err) {
     cfg.zBlendMode = schema_option(s, "blend_mode");
     z = schema_option(s, "stopwords_unstemmed");
     cfg.bStopwordsStemmed = z && atoi(z) == 0;
+    z = schema_option(s, "ngram_len");
+    if (z) cfg.nNgramLen = atoi(z);
+    cfg.zNgramChars = schema_option(s, "ngram_chars");
     cfg.zExceptions = schema_option(s, "exceptions_list");
     cfg.zStopwordsList = schema_option(s, "stopwords_list");
     return analyzer_new(&cfg, pp, err);

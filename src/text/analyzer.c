@@ -190,6 +190,8 @@ struct Analyzer {
     CharMap map;                /* charset_table; without one, aliases as the default */
     uint8_t aMapCls[128];       /* with bMap: map_class() of ASCII ... */
     uint8_t aMapTo[128];        /* ... and its target (0: map_class_slow() knows) */
+    int bNgram;                 /* ngram_len 1 with ngram_chars: they are words of one */
+    CharMap ngram;              /* character each (named ones mapped; aliases: CJK) */
     int bBlend;                 /* blend_chars given */
     CharMap blend;              /* blend_chars: word characters and separators at once */
     unsigned blendModes;        /* BLEND_* */
@@ -741,7 +743,9 @@ static int exceptions_build(Analyzer *a, const char *z, LpError *err);
 static int charmap_makes(const CharMap *m, uint32_t c) {
     for (int i = 0; i < m->n; i++) {
         const CharMapEntry *e = &m->a[i];
-        if (e->base != UINT32_MAX) {
+        if (e->one != UINT32_MAX) {
+            if (c == e->one) return 1;
+        } else if (e->base != UINT32_MAX) {
             if (c >= e->lo && c <= e->hi && ((c - e->base) & 1u)) return 1;
         } else if ((int64_t)c >= (int64_t)e->lo + e->delta && (int64_t)c <= (int64_t)e->hi + e->delta) {
             return 1;
@@ -770,13 +774,37 @@ static int map_targets_check(const Analyzer *a, const CharMap *m, const char *zO
 /* charset_table and blend_chars (either may be NULL) into a, after
 ** index_sp and index_zones are set. Without a charset_table, blend_chars
 ** reads the text as the default does (the aliases non_cjk and cjk). */
-static int charset_table_parse(Analyzer *a, const char *zTable, const char *zBlend, const char *zMode, LpError *err) {
+static int charset_table_parse(Analyzer *a, const AnalyzerConfig *cfg, LpError *err) {
+    const char *zTable = cfg->zCharsetTable, *zBlend = cfg->zBlendChars, *zMode = cfg->zBlendMode;
     int rc = LP_OK;
     if (zTable) {
         rc = charmap_parse(zTable, "charset_table", 1, &a->map, err);
         if (rc == LP_OK) rc = map_targets_check(a, &a->map, "charset_table", err);
         if (rc != LP_OK) return rc;
         a->bMap = 1;
+    }
+    if (cfg->nNgramLen < 0 || cfg->nNgramLen > 1) {
+        return lp_err_set(err, LP_BADINPUT, "ngram_len %d: only 0 and 1 are supported, as in Manticore",
+                          cfg->nNgramLen);
+    }
+    if (cfg->zNgramChars && cfg->zNgramChars[0]) {
+        if (cfg->nNgramLen != 1) {
+            return lp_err_set(err, LP_BADINPUT, "ngram_chars needs ngram_len='1' (each of them is then a word of "
+                                                "one character)");
+        }
+        rc = charmap_parse(cfg->zNgramChars, "ngram_chars", 1, &a->ngram, err);
+        if (rc == LP_OK && (a->ngram.aliases & CHARMAP_NON_CJK)) {
+            rc = lp_err_set(err, LP_BADINPUT, "ngram_chars: non_cjk and non_cont are no n-gram characters: it takes "
+                                              "characters, ranges, mappings and cjk, cont, chinese, japanese or korean");
+        }
+        if (rc == LP_OK) rc = map_targets_check(a, &a->ngram, "ngram_chars", err);
+        if (rc != LP_OK) return rc;
+        a->bNgram = 1;
+        if (!a->bMap) {
+            a->map.aliases = CHARMAP_NON_CJK | CHARMAP_CJK;
+            for (int c = 0; c < 128; c++) a->map.aAscii[c] = -1;
+            a->bMap = 1;
+        }
     }
     if (zBlend) {
         rc = charmap_parse(zBlend, "blend_chars", 0, &a->blend, err);
@@ -794,7 +822,7 @@ static int charset_table_parse(Analyzer *a, const char *zTable, const char *zBle
 }
 
 int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
-    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
+    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     if (!cfg) cfg = &cfgDefault;
     *ppOut = NULL;
     if (cfg->minPrefixLen < 0 || cfg->minPrefixLen > ANALYZER_MAX_TERM) {
@@ -836,7 +864,7 @@ int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
     if (rc == LP_OK) rc = html_attrs_parse(a, cfg->zHtmlIndexAttrs, err);
     if (rc == LP_OK) rc = zones_parse(a, cfg->zIndexZones, err);
     if (rc == LP_OK && cfg->zIgnoreChars) rc = charset_parse(cfg->zIgnoreChars, "ignore_chars", &a->ignore, err);
-    if (rc == LP_OK) rc = charset_table_parse(a, cfg->zCharsetTable, cfg->zBlendChars, cfg->zBlendMode, err);
+    if (rc == LP_OK) rc = charset_table_parse(a, cfg, err);
     /* The table's own stop words are split as its text is (ignored
     ** characters included, before word forms and exceptions exist). */
     StopWords own = {{0}, 0};
@@ -882,6 +910,7 @@ void analyzer_free(Analyzer *a) {
     charset_free(&a->ignore);
     charmap_free(&a->map);
     charmap_free(&a->blend);
+    charmap_free(&a->ngram);
     exceptions_free(a->pExc);
     free(a);
 }
@@ -959,7 +988,15 @@ int analyzer_doc_text(const Analyzer *a, const char *z, size_t n, StrBuf *buf, c
 
 /* --------------------------------------------------------- word scanner */
 
-enum { CC_SEP = 0, CC_WORD, CC_MARK, CC_SINGLE, CC_MAPPED /* named by charset_table */, CC_BLEND /* blend_chars */ };
+enum {
+    CC_SEP = 0,
+    CC_WORD,
+    CC_MARK,
+    CC_SINGLE,
+    CC_MAPPED, /* named by charset_table */
+    CC_BLEND,  /* named by blend_chars */
+    CC_NGRAM   /* named by ngram_chars: a word of its own */
+};
 
 /* ASCII letters and digits; every byte >= 0x80 is 0 here and takes the
 ** Unicode path. */
@@ -1935,17 +1972,24 @@ static inline __attribute__((always_inline)) int scan(RunState *s, PendRun *pr, 
 
 /* ------------------------------------------------ charset_table */
 
-/* The class of cp under the analyzer's charset_table and blend_chars:
-** CC_BLEND or CC_MAPPED (its target in *pTo) where an item of either
-** names it (blend_chars first); else, where an alias takes in the class
-** char_class() gives it, that class; else CC_SEP. */
+/* The class of cp under the analyzer's charset_table, blend_chars and
+** ngram_chars: CC_BLEND, CC_NGRAM or CC_MAPPED (its target in *pTo) where
+** an item of one names it (in that order); else, where an alias takes in
+** the class char_class() gives it (ngram_chars' CJK aliases take in
+** CC_SINGLE), that class; else CC_SEP. */
 static int map_class_slow(const Analyzer *a, uint32_t cp, uint32_t *pTo) {
     if (a->bBlend && charmap_get(&a->blend, cp, pTo)) return CC_BLEND;
+    if (a->bNgram && charmap_get(&a->ngram, cp, pTo)) return CC_NGRAM;
     if (charmap_get(&a->map, cp, pTo)) return CC_MAPPED;
     int cls = cp < 0x80 ? (aAsciiWord[cp] ? CC_WORD : CC_SEP) : char_class(cp);
-    if (cls == CC_SINGLE) return (a->map.aliases & CHARMAP_CJK) ? CC_SINGLE : CC_SEP;
+    if (cls == CC_SINGLE) return ((a->map.aliases | a->ngram.aliases) & CHARMAP_CJK) ? CC_SINGLE : CC_SEP;
     if (cls == CC_WORD || cls == CC_MARK) return (a->map.aliases & CHARMAP_NON_CJK) ? cls : CC_SEP;
     return CC_SEP;
+}
+
+/* Does class cls come with a target (a character an item names)? */
+static inline int cls_named(int cls) {
+    return cls == CC_MAPPED || cls == CC_BLEND || cls == CC_NGRAM;
 }
 
 /* map_class_slow() through a->aMapTo and a->aMapCls for ASCII (built by
@@ -1966,7 +2010,7 @@ static void map_ascii_build(Analyzer *a) {
         uint32_t to = c;
         int cls = map_class_slow(a, c, &to);
         a->aMapCls[c] = (uint8_t)cls;
-        a->aMapTo[c] = (uint8_t)((cls == CC_MAPPED || cls == CC_BLEND) ? (to < 0x80 ? to : 0) : c);
+        a->aMapTo[c] = (uint8_t)(cls_named(cls) ? (to < 0x80 ? to : 0) : c);
     }
 }
 
@@ -2024,7 +2068,7 @@ static int map_term(RunState *s, const char *z, size_t iStart, size_t iEnd, int 
             i += (size_t)len;
             continue;
         }
-        if (cls == CC_MAPPED || cls == CC_BLEND) {
+        if (cls_named(cls)) {
             utf8proc_uint8_t aEnc[4];
             int m = (int)utf8proc_encode_char((utf8proc_int32_t)to, aEnc);
             i += (size_t)len;
@@ -2035,8 +2079,7 @@ static int map_term(RunState *s, const char *z, size_t iStart, size_t iEnd, int 
         int bAscii = cp < 0x80;
         while (j < iEnd) {
             int len2 = char_at(p, iEnd, j, &cp);
-            int cls2 = map_class(a, cp, &to);
-            if (cls2 == CC_MAPPED || cls2 == CC_BLEND) break;
+            if (cls_named(map_class(a, cp, &to))) break;
             bAscii &= cp < 0x80;
             j += (size_t)len2;
         }
@@ -2129,7 +2172,7 @@ static int blend_variant_out(RunState *s, PendRun *pr, const BlendVariant *v, ui
     word_place(s, s->zText, v->iFrom, v->iTo, &w);
     s->iPos--;
     w.iPos = iPos;
-    *pbDropped = s->mode != RUN_UNSTEMMED && word_dropped(s->a, w.aTerm, w.nTerm);
+    *pbDropped = s->mode != RUN_UNSTEMMED && !analyzer_word_indexed(s->a, w.aTerm, w.nTerm);
     s->bHeld = 1; /* dropped, it moves nothing */
     return word_out(s, &w, 0);
 }
@@ -2218,7 +2261,7 @@ static int scan_map(RunState *s, PendRun *pr, const int bStars, const int bSp) {
             continue;
         }
         int rc;
-        if (cls == CC_SINGLE) {
+        if (cls == CC_SINGLE || cls == CC_NGRAM) {
             i = scan_marks(p, n, i);
             rc = word_found(s, pr, z, iStart, i, 0, 1, bSp);
         } else {
@@ -2559,7 +2602,7 @@ static int exc_word_char(const void *ctx, uint32_t cp) {
     if (!a->bMap) return is_word_char(cp);
     uint32_t to;
     int cls = map_class(a, cp, &to);
-    return cls == CC_WORD || cls == CC_SINGLE || cls == CC_MAPPED;
+    return cls == CC_WORD || cls == CC_SINGLE || cls == CC_MAPPED || cls == CC_NGRAM;
 }
 
 static int exceptions_build(Analyzer *a, const char *z, LpError *err) {

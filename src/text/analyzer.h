@@ -47,6 +47,10 @@
 **    in a word is normalised as above. Without it, words are as with
 **    "non_cjk, cjk". Refused: '.' as a target with index_sp, '<' with
 **    index_zones (the index's own terms).
+**  - N-gram characters (ngram_len 1 with ngram_chars): each is a word of
+**    its own (with the marks after it), mapped where an item says; the
+**    CJK aliases take in the letters the default makes one-letter words.
+**    They come after blend characters and before charset_table.
 **  - Blend characters (blend_chars, blend_mode): word characters and
 **    separators at once. A token, a run of word and blend characters
 **    holding a blend character, is in a document its parts (its words,
@@ -173,6 +177,10 @@ typedef struct AnalyzerConfig {
                                 ** trim_all, skip_pure" (a list); NULL: trim_none */
     int bStopwordsStemmed;      /* stopwords_unstemmed='0': stop words are stemmed, and a
                                 ** word is dropped where its stem is one of them */
+    int nNgramLen;              /* ngram_len: 0, or 1 (ngram_chars are words of one
+                                ** character) */
+    const char *zNgramChars;    /* ngram_chars: "cont, U+3000..U+2FA1F" (text/charset.h);
+                                ** NULL: none */
 } AnalyzerConfig;
 
 #define ANALYZER_MAX_STEMMERS 4

@@ -302,16 +302,9 @@ static int charmap_item(CharMap *m, const char *zOption, int bAliases, const cha
     if (++m->nItems > CHARMAP_MAX_ITEMS) {
         return lp_err_set(err, LP_LIMIT, "%s: more than %d items", zOption, CHARMAP_MAX_ITEMS);
     }
-    int rc = LP_OK;
-    if (bMap && lo2 == hi2 && hi != lo) {
-        /* each character onto one: an entry per character keeps delta exact */
-        for (uint32_t c = lo; c <= hi && rc == LP_OK; c++) {
-            rc = charmap_put(m, (CharMapEntry){c, c, (int32_t)lo2 - (int32_t)c, UINT32_MAX});
-        }
-    } else {
-        CharMapEntry e = {lo, hi, bMap ? (int32_t)lo2 - (int32_t)lo : 0, bPairs ? lo : UINT32_MAX};
-        rc = charmap_put(m, e);
-    }
+    CharMapEntry e = {lo, hi, bMap ? (int32_t)lo2 - (int32_t)lo : 0, bPairs ? lo : UINT32_MAX,
+                      bMap && lo2 == hi2 && hi != lo ? lo2 : UINT32_MAX};
+    int rc = charmap_put(m, e);
     return rc == LP_OK ? LP_OK : lp_err_set(err, LP_NOMEM, "out of memory reading %s", zOption);
 }
 
@@ -350,6 +343,8 @@ int charmap_get_slow(const CharMap *m, uint32_t cp, uint32_t *pTo) {
     }
     if (lo == m->n || m->a[lo].lo > cp) return 0;
     const CharMapEntry *e = &m->a[lo];
-    *pTo = e->base != UINT32_MAX ? e->base + ((cp - e->base) | 1u) : (uint32_t)((int64_t)cp + e->delta);
+    *pTo = e->one != UINT32_MAX    ? e->one
+           : e->base != UINT32_MAX ? e->base + ((cp - e->base) | 1u)
+                                   : (uint32_t)((int64_t)cp + e->delta);
     return 1;
 }

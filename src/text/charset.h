@@ -64,12 +64,14 @@ static inline int charset_has(const Charset *s, uint32_t cp) {
 #define CHARMAP_CJK 2u     /* cjk, cont, chinese, japanese, korean: CJK letters */
 #define CHARMAP_MAX_ITEMS 4096
 
-/* Characters [lo, hi] that an item names: c becomes c + delta, or, for a
-** "/2" range (base not UINT32_MAX), base + ((c - base) | 1). */
+/* Characters [lo, hi] that an item names: c becomes c + delta; or, for a
+** "/2" range (base not UINT32_MAX), base + ((c - base) | 1); or, for a
+** range mapped onto one character (one not UINT32_MAX), one. */
 typedef struct CharMapEntry {
     uint32_t lo, hi;
     int32_t delta;
     uint32_t base;
+    uint32_t one;
 } CharMapEntry;
 
 typedef struct CharMap {

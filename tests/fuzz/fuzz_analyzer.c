@@ -206,7 +206,7 @@ done:
 }
 
 static Analyzer *make(const char *zMorph, const char *zStop, int bExact, int bSp, int bStrip) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, bSp, 0, NULL, 0, NULL, 0, NULL, bStrip, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, bSp, 0, NULL, 0, NULL, 0, NULL, bStrip, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     Analyzer *a = NULL;
     if (analyzer_new(&cfg, &a, NULL) != LP_OK) abort();
     return a;
@@ -217,7 +217,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ** so neither a leak nor state carried between inputs. */
     static Analyzer *aAn[6], *pZones;
     if (!pZones) {
-        AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 1, 1, "script", 0, "img=alt", 0, "h*, th, b", 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
+        AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 1, 1, "script", 0, "img=alt", 0, "h*, th, b", 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
         if (analyzer_new(&cfg, &pZones, NULL) != LP_OK) abort();
     }
     if (!aAn[0]) {

@@ -1732,6 +1732,31 @@ def test_blend_chars(cur, uniq):
                  r"blend_chars: '\.' cannot be a word character in a table with index_sp='1'")
 
 
+def test_ngram_chars(cur, uniq):
+    """ngram_len='1' and ngram_chars (Manticore's way to index CJK text):
+    each such character is a word of its own, in documents and queries, so
+    a CJK word is a phrase of its characters; Manticore's DDL for Chinese
+    (charset_table='non_cont' ngram_len='1' ngram_chars='cont') works."""
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (body TEXT) charset_table='non_cont' ngram_len='1' ngram_chars='cont'")
+    assert_ddl_round_trips(cur, t, uniq)
+    cur.execute(f"INSERT INTO {t} VALUES (1, '\u6771\u4eac tower'), (2, '\u4eac\u90fd'), (3, 'tokyo')")
+    assert_ids_ram_and_flushed(cur, t, [
+        ("\u6771\u4eac", [1]), ("\u4eac", [1, 2]), ("\u6771\u4eac tower", [1]), ("tokyo", [3]),
+    ])
+    cur.execute(f"CALL KEYWORDS('\u6771\u4eac', '{t}')")
+    assert [r[1] for r in cur.fetchall()] == ["\u6771", "\u4eac"]
+    # without ngram_chars, charset_table='non_cont' drops CJK letters
+    u = uniq()
+    cur.execute(f"CREATE TABLE {u} (body TEXT) charset_table='non_cont'")
+    cur.execute(f"INSERT INTO {u} VALUES (1, '\u6771\u4eac tower')")
+    assert_ids_ram_and_flushed(cur, u, [("\u4eac", []), ("tower", [1])])
+    expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) ngram_chars='cont'", 1064,
+                 r"ngram_chars needs ngram_len='1'")
+    expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) ngram_len='2'", 1064,
+                 r"option 'ngram_len' expects an integer from 0 to 1")
+
+
 def test_exceptions(cur, uniq, tmp_path):
     """Exceptions (Manticore's exceptions files and exceptions_list): exact,
     case-sensitive runs of the raw text read as one keyword, on both sides;

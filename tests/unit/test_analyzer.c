@@ -69,7 +69,7 @@ static void toks_free(Toks *p) {
 }
 
 static Analyzer *mk(const char *zMorph, const char *zStop) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -113,7 +113,7 @@ static void check_terms(const Analyzer *a, const char *z, const char *zWant) {
 
 /* An analyzer with remove_diacritics on or off, and nothing else. */
 static Analyzer *mk_strip(int bStrip) {
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, bStrip, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, bStrip, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     if (analyzer_new(&cfg, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
@@ -386,7 +386,7 @@ static void test_stopwords_languages(void **state) {
     check_terms(a, "Für die Häuser und the Bücher", "häuser bücher");
     check_terms(a, "FÜR fur über", "fur");
     analyzer_free(a);
-    AnalyzerConfig cfg = {"stem_de", "de", 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
+    AnalyzerConfig cfg = {"stem_de", "de", 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     LpError err;
     assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
     check_terms(a, "FÜR fur Über Häuser", "haus");
@@ -412,7 +412,7 @@ static void test_stopwords_languages(void **state) {
     size_t nWord = 0;
     for (int strip = 0; strip < 2; strip++) {
         for (size_t i = 0; i < LP_ARRAY_SIZE(aList); i++) {
-            AnalyzerConfig c = {NULL, aList[i].zLang, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, strip, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
+            AnalyzerConfig c = {NULL, aList[i].zLang, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, strip, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
             assert_int_equal(analyzer_new(&c, &a, &err), LP_OK);
             for (size_t k = 0; k < aList[i].n; k++) {
                 const char *z = aList[i].az[k];
@@ -463,12 +463,12 @@ static void test_stemming_several(void **state) {
     check_terms(a, "running книги", "run книг");
     analyzer_free(a);
     /* with the English dictionary second, and exact forms */
-    AnalyzerConfig cfg = {"stem_ru, stem_en", NULL, 0, 1, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
+    AnalyzerConfig cfg = {"stem_ru, stem_en", NULL, 0, 1, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     LpError err;
     assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
     check_terms(a, "generously книги", "=generously generous =книги книг");
     analyzer_free(a);
-    AnalyzerConfig ml = {"stem_en", NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 5, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
+    AnalyzerConfig ml = {"stem_en", NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 5, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     assert_int_equal(analyzer_new(&ml, &a, &err), LP_OK);
     check_terms(a, "runs running cats kittens", "runs run cats kitten");
     Toks t = {0};
@@ -781,7 +781,7 @@ static void test_config(void **state) {
         /* minPrefix below -64 stands for min_infix_len -minPrefix */
         int bInfix = aBad[i].minPrefix < -64;
         AnalyzerConfig cfg = {aBad[i].zMorph, aBad[i].zStop, bInfix ? 0 : aBad[i].minPrefix, 0, 0, 0, NULL,
-                              bInfix ? -aBad[i].minPrefix : 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
+                              bInfix ? -aBad[i].minPrefix : 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
         Analyzer *a = (Analyzer *)&cfg; /* must be reset to NULL */
         LpError err;
         lp_err_clear(&err);
@@ -790,7 +790,7 @@ static void test_config(void **state) {
         assert_int_equal(err.code, LP_BADINPUT);
         if (!strstr(err.zMsg, aBad[i].zNeedle)) fail_msg("message \"%s\" lacks \"%s\"", err.zMsg, aBad[i].zNeedle);
     }
-    AnalyzerConfig cfg = {"", "NONE", 64, 0, 0, 0, NULL, 64, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
+    AnalyzerConfig cfg = {"", "NONE", 64, 0, 0, 0, NULL, 64, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
@@ -942,7 +942,7 @@ static void test_remove_diacritics(void **state) {
     check_terms(b, "re\xc2\xadsume", "re sume"); /* off: a joiner separates */
     analyzer_free(b);
     /* with stemming, before the stemmer; and prefixes on the query side */
-    AnalyzerConfig cs = {"stem_en", NULL, 2, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
+    AnalyzerConfig cs = {"stem_en", NULL, 2, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     assert_int_equal(analyzer_new(&cs, &a, &err), LP_OK);
     check_terms(a, "Cafés façades", "cafe facad");
     Toks t = {0};
@@ -1193,7 +1193,7 @@ static void test_stem_dictionary(void **state) {
 /* ------------------------------------------------------------ exact forms */
 
 static Analyzer *mk_exact(const char *zMorph, const char *zStop) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, 1, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, 1, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1275,7 +1275,7 @@ static void test_exact_forms(void **state) {
     analyzer_free(a);
 
     /* analyzer_prefix_ok counts characters, not bytes */
-    AnalyzerConfig pc = {NULL, NULL, 3, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
+    AnalyzerConfig pc = {NULL, NULL, 3, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     Analyzer *ap = NULL;
     assert_int_equal(analyzer_new(&pc, &ap, &err0), LP_OK);
     assert_false(analyzer_prefix_ok(ap, "ab", 2));
@@ -1328,7 +1328,7 @@ static void check_doc(const Analyzer *a, const char *z, const char *zWant) {
 
 static void test_min_word_len(void **state) {
     (void)state;
-    AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 0, 0, NULL, 0, NULL, 3, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
+    AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 0, 0, NULL, 0, NULL, 3, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     if (analyzer_new(&cfg, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
@@ -1341,12 +1341,12 @@ static void test_min_word_len(void **state) {
     analyzer_free(a);
     /* 0 and 1: every word */
     for (int m = 0; m <= 1; m++) {
-        AnalyzerConfig c1 = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, m, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
+        AnalyzerConfig c1 = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, m, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
         if (analyzer_new(&c1, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
         check_doc(a, "a b c", "a@0 b@1 c@2");
         analyzer_free(a);
     }
-    AnalyzerConfig bad = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 65, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
+    AnalyzerConfig bad = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 65, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     assert_int_equal(analyzer_new(&bad, &a, &err), LP_BADINPUT);
     assert_string_equal(err.zMsg, "min_word_len 65 is out of range 0..64");
 }
@@ -1370,7 +1370,7 @@ static void test_position_steps(void **state) {
     for (size_t i = 0; i < LP_ARRAY_SIZE(aCase); i++) {
         /* "the" is a stop word; "a" and "x" are under min_word_len 2 */
         AnalyzerConfig cfg = {"stem_en", NULL, 0, 0, 0, 0, NULL, 0, NULL, 2, NULL, 0, 0, NULL, NULL,
-                              NULL, "the", aCase[i].bStop, aCase[i].bShort, NULL, NULL, NULL, 0};
+                              NULL, "the", aCase[i].bStop, aCase[i].bShort, NULL, NULL, NULL, 0, 0, NULL};
         Analyzer *a = mk_cfg(&cfg);
         assert_int_equal(analyzer_renumbers(a), aCase[i].bStop || aCase[i].bShort);
         check_doc(a, aCase[i].zDoc, aCase[i].zQuery);
@@ -1378,7 +1378,7 @@ static void test_position_steps(void **state) {
         analyzer_free(a);
     }
     /* a dropped last word: the length ends at the last position taken */
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, "the", 1, 0, NULL, NULL, NULL, 0};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, "the", 1, 0, NULL, NULL, NULL, 0, 0, NULL};
     Analyzer *a = mk_cfg(&cfg);
     uint32_t iEnd = 0;
     Toks t = run_full(a, "the cat the the", 0, &iEnd);
@@ -1397,13 +1397,13 @@ static void test_position_steps(void **state) {
     analyzer_free(a);
     /* with word forms: their shifts and the steps add up */
     AnalyzerConfig wf = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, "s02e02 > season 2 episode 2",
-                         NULL, NULL, "the", 1, 0, NULL, NULL, NULL, 0};
+                         NULL, NULL, "the", 1, 0, NULL, NULL, NULL, 0, 0, NULL};
     a = mk_cfg(&wf);
     check_doc(a, "the s02e02 the end", "season@0 2@1 episode@2 2@3 end@4");
     check_query(a, "the s02e02 the end", "season@0 2@1 episode@2 2@3 end@4");
     analyzer_free(a);
     /* with index_sp: a boundary keeps its place among the words taken */
-    AnalyzerConfig sp = {NULL, NULL, 0, 0, 1, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, "the", 1, 0, NULL, NULL, NULL, 0};
+    AnalyzerConfig sp = {NULL, NULL, 0, 0, 1, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, "the", 1, 0, NULL, NULL, NULL, 0, 0, NULL};
     a = mk_cfg(&sp);
     check_doc(a, "The cat. The dog", "cat@0 .@1 dog@2");
     analyzer_free(a);
@@ -1432,12 +1432,12 @@ static void check_cfg_error(const AnalyzerConfig *cfg, const char *zWhat, const 
 /* An analyzer with word forms zRules (and the morphology, stop words,
 ** exact forms and boundaries given). */
 static Analyzer *mk_wf(const char *zMorph, const char *zStop, int bExact, int bSp, const char *zRules) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, bSp, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, bSp, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     return mk_cfg(&cfg);
 }
 
 static void check_wf_error(const char *zRules, const char *zWant) {
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     check_cfg_error(&cfg, zRules, zWant);
 }
 
@@ -1537,12 +1537,12 @@ static void test_wordforms(void **state) {
 }
 
 static Analyzer *mk_ignore(const char *zIgnore, const char *zRules) {
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, zIgnore, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, zIgnore, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     return mk_cfg(&cfg);
 }
 
 static void check_ignore_error(const char *zIgnore, const char *zWant) {
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, zIgnore, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, zIgnore, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     check_cfg_error(&cfg, zIgnore, zWant);
 }
 
@@ -1599,12 +1599,12 @@ static void test_ignore_chars(void **state) {
 /* An analyzer with charset_table zMap (remove_diacritics bStrip; stemming,
 ** exceptions as given). */
 static Analyzer *mk_map(const char *zMap, int bStrip, const char *zMorph, const char *zExc) {
-    AnalyzerConfig cfg = {zMorph, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, bStrip, 0, NULL, NULL, zExc, NULL, 0, 0, zMap, NULL, NULL, 0};
+    AnalyzerConfig cfg = {zMorph, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, bStrip, 0, NULL, NULL, zExc, NULL, 0, 0, zMap, NULL, NULL, 0, 0, NULL};
     return mk_cfg(&cfg);
 }
 
 static void check_map_error(const char *zMap, int bSp, const char *zZones, const char *zWant) {
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, bSp, zZones != NULL, NULL, 0, NULL, 0, zZones, 1, 0, NULL, NULL, NULL, NULL, 0, 0, zMap, NULL, NULL, 0};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, bSp, zZones != NULL, NULL, 0, NULL, 0, zZones, 1, 0, NULL, NULL, NULL, NULL, 0, 0, zMap, NULL, NULL, 0, 0, NULL};
     check_cfg_error(&cfg, zMap, zWant);
 }
 
@@ -1644,6 +1644,10 @@ static void test_charset_table(void **state) {
     /* the later item wins; a range onto one character; pairs */
     a = mk_map("a..z, a->b, 0..9->x, U+100..U+105/2", 1, NULL, NULL);
     check_doc(a, "aab 2026 \xc4\x80\xc4\x81\xc4\x82", "bbb@0 xxxx@1 \xc4\x81\xc4\x81\xc4\x83@2");
+    analyzer_free(a);
+    /* a range of a million characters onto one is one entry */
+    a = mk_map("non_cjk, U+E000..U+10FFFF->x", 1, NULL, NULL);
+    check_doc(a, "a\xee\x80\x80" "b \xf4\x8f\xbf\xbf", "axb@0 x@1");
     analyzer_free(a);
     /* a named character inside an alias's word: the rest normalised */
     a = mk_map("non_cjk, U+E9->e, -", 0, NULL, NULL);
@@ -1699,12 +1703,12 @@ static void test_charset_table(void **state) {
 /* An analyzer with blend_chars zBlend and blend_mode zMode (charset_table
 ** zMap, stemming as given). */
 static Analyzer *mk_blend(const char *zBlend, const char *zMode, const char *zMap, const char *zMorph) {
-    AnalyzerConfig cfg = {zMorph, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, NULL, 0, 0, zMap, zBlend, zMode, 0};
+    AnalyzerConfig cfg = {zMorph, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, NULL, 0, 0, zMap, zBlend, zMode, 0, 0, NULL};
     return mk_cfg(&cfg);
 }
 
 static void check_blend_error(const char *zBlend, const char *zMode, int bSp, const char *zWant) {
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, bSp, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, zBlend, zMode, 0};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, bSp, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, zBlend, zMode, 0, 0, NULL};
     check_cfg_error(&cfg, zBlend, zWant);
 }
 
@@ -1754,7 +1758,7 @@ static void test_blend_chars(void **state) {
         /* with stopword_step 0, a dropped first part keeps the variants'
         ** position, and a dropped variant moves nothing */
         AnalyzerConfig cfg = {NULL, "en", 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, "at&t", 1, 0,
-                              NULL, "&", "trim_none, trim_all", 0};
+                              NULL, "&", "trim_none, trim_all", 0, 0, NULL};
         a = mk_cfg(&cfg);
         check_doc(a, "AT&T rocks, the AT&T", "att@0 t@1 rocks@2 att@3 t@4");
         check_query(a, "the at&t", "att@0");
@@ -1781,7 +1785,7 @@ static void test_blend_chars(void **state) {
 static void test_stopwords_stemmed(void **state) {
     (void)state;
     AnalyzerConfig cfg = {"stem_en", "en", 0, 1, 0, 0, NULL, 0, NULL, 2, NULL, 1, 0, NULL, NULL, NULL, "runnings", 0, 0,
-                          NULL, NULL, NULL, 1};
+                          NULL, NULL, NULL, 1, 0, NULL};
     Analyzer *a = mk_cfg(&cfg);
     check_doc(a, "others haves x ran running nothing", "=ran@3 ran@3 =nothing@5 noth@5");
     check_query(a, "others haves ran run", "ran@2");
@@ -1805,13 +1809,50 @@ static void test_stopwords_stemmed(void **state) {
     analyzer_free(a);
 }
 
+static void check_ngram(const char *zMap, int nLen, const char *zNgram, const char *zDoc, const char *zWant) {
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, NULL, 0, 0,
+                          zMap, NULL, NULL, 0, nLen, zNgram};
+    Analyzer *a = mk_cfg(&cfg);
+    check_doc(a, zDoc, zWant);
+    analyzer_free(a);
+}
+
+/* ngram_len='1' with ngram_chars (Manticore's way to index CJK): each
+** such character is a word of its own, mapped where an item says; the
+** CJK aliases take in the CJK letters loupe's default already splits. */
+static void test_ngram_chars(void **state) {
+    (void)state;
+    /* charset_table without CJK: the aliases bring them back, one a word */
+    check_ngram("non_cont", 1, "cont", "\xe6\x9d\xb1\xe4\xba\xac" "abc", "\xe6\x9d\xb1@0 \xe4\xba\xac@1 abc@2");
+    check_ngram("non_cont", 0, NULL, "\xe6\x9d\xb1\xe4\xba\xac" "abc", "abc@0");
+    /* named characters: each a word, mapped; they end the word before */
+    check_ngram(NULL, 1, "x, U+3000..U+303F, Q->q", "abxcdQ", "ab@0 x@1 cd@2 q@3");
+    {
+        AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, NULL, 0, 0,
+                              NULL, NULL, NULL, 0, 0, "cont"};
+        check_cfg_error(&cfg, "ngram_chars without ngram_len",
+                        "ngram_chars needs ngram_len='1' (each of them is then a word of one character)");
+        cfg.nNgramLen = 2;
+        check_cfg_error(&cfg, "ngram_len 2", "ngram_len 2: only 0 and 1 are supported, as in Manticore");
+        cfg.nNgramLen = 1;
+        cfg.zNgramChars = "non_cjk";
+        check_cfg_error(&cfg, "ngram_chars non_cjk",
+                        "ngram_chars: non_cjk and non_cont are no n-gram characters: it takes characters, ranges, "
+                        "mappings and cjk, cont, chinese, japanese or korean");
+        cfg.zNgramChars = "x->*";
+        check_cfg_error(&cfg, "ngram_chars x->*",
+                        "ngram_chars: 'x->*': '*' cannot be a word character: it is the query language's prefix and "
+                        "wildcard operator");
+    }
+}
+
 static Analyzer *mk_exc(const char *zMorph, int bSp, const char *zExc, const char *zRules) {
-    AnalyzerConfig cfg = {zMorph, "en", 0, 0, bSp, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, zExc, NULL, 0, 0, NULL, NULL, NULL, 0};
+    AnalyzerConfig cfg = {zMorph, "en", 0, 0, bSp, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, zExc, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     return mk_cfg(&cfg);
 }
 
 static void check_exc_error(const char *zExc, const char *zWant) {
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, zExc, NULL, 0, 0, NULL, NULL, NULL, 0};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, zExc, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     check_cfg_error(&cfg, zExc, zWant);
 }
 
@@ -1864,13 +1905,13 @@ static void test_stopwords_list(void **state) {
     /* the table's own words, split and normalised as the text is, with a
     ** language's list; positions still count */
     AnalyzerConfig cfg = {"stem_en", "en", 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, "-", NULL,
-                          "Foo; BAR\nbaz-qux Café\\; x", 0, 0, NULL, NULL, NULL, 0};
+                          "Foo; BAR\nbaz-qux Café\\; x", 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     Analyzer *a = mk_cfg(&cfg);
     check_doc(a, "the foo bars bar baz-qux CAFE cafés x xs running", "bar@2 cafe@6 xs@8 run@9");
     check_query(a, "FOO the running", "run@2");
     analyzer_free(a);
     /* without a language's list too; an empty list drops nothing */
-    AnalyzerConfig c2 = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, "and, or", 0, 0, NULL, NULL, NULL, 0};
+    AnalyzerConfig c2 = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, "and, or", 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     a = mk_cfg(&c2);
     check_doc(a, "cats and dogs or the", "cats@0 dogs@2 the@4");
     analyzer_free(a);
@@ -1888,7 +1929,7 @@ static void test_stopwords_list(void **state) {
 
 static void test_index_sp(void **state) {
     (void)state;
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1997,7 +2038,7 @@ static void test_html_strip(void **state) {
     check_strip_attrs("te<b title=x>st", NULL, azAttr, "test"); /* b is not listed */
     check_strip_attrs("<img alt=x>", NULL, NULL, "");
     /* through the analyzer: the words of the stripped text */
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 1, "script, STYLE", 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 1, "script, STYLE", 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -2103,7 +2144,7 @@ static void test_index_zones(void **state) {
     assert_string_equal(log.z, "H2@1 /h2@4 th@6 /TH@11 hr@19");
     strbuf_free(&sb);
 
-    AnalyzerConfig cfg = {"stem_en", NULL, 0, 0, 0, 1, "script", 0, NULL, 0, " H*,th , title,B", 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
+    AnalyzerConfig cfg = {"stem_en", NULL, 0, 0, 0, 1, "script", 0, NULL, 0, " H*,th , title,B", 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -2245,6 +2286,7 @@ int main(void) {
         cmocka_unit_test(test_charset_table),
         cmocka_unit_test(test_blend_chars),
         cmocka_unit_test(test_stopwords_stemmed),
+        cmocka_unit_test(test_ngram_chars),
         cmocka_unit_test(test_exceptions),
         cmocka_unit_test(test_stopwords_list),
         cmocka_unit_test(test_index_sp),

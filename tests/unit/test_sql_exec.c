@@ -97,10 +97,12 @@ static void test_ddl(void **state) {
                         "ERR 1064 near 'INTEGR)' at line 1 col 20: unknown column type 'integr': "
                         "expected text, string, int, bigint, float, bool, timestamp, json or float_vector");
     assert_string_equal(run(s, "CREATE TABLE t2 (a INT) colour='red'"),
-                        "ERR 1064 near 'colour='red'' at line 1 col 25: unknown table option 'colour': "
-                        "expected morphology, stopwords, min_prefix_len, min_infix_len, min_word_len, min_stemming_len, stopword_step, overshort_step, stopwords_unstemmed, index_exact_words, index_sp, "
-                        "html_strip, remove_diacritics, html_remove_elements, html_index_attrs, index_zones, expand_keywords, wordforms, wordforms_list, exceptions, exceptions_list, stopwords_list, ignore_chars, charset_table, blend_chars, blend_mode, rt_mem_limit, rank_profile "
-                        "or type");
+                        "ERR 1064 near 'colour='red'' at line 1 col 25: unknown table option 'colour': the "
+                        "options are Manticore's full-text ones (morphology, stopwords, charset_table, min_word_len, "
+                        "...), rt_mem_limit, rank_profile and type; docs/sql.md lists them");
+    assert_string_equal(run(s, "CREATE TABLE t2 (a INT) ngram_char='cont'"),
+                        "ERR 1064 near 'ngram_char='cont'' at line 1 col 25: unknown table option 'ngram_char': "
+                        "did you mean 'ngram_chars'?");
     assert_string_equal(run(s, "CREATE TABLE t2 (v FLOAT_VECTOR knn_type='hnsw')"),
                         "ERR 1064 column 'v': knn_type='hnsw' needs knn_dims (or model_name)");
     assert_string_equal(run(s, "CREATE TABLE t2 (id bigint, a INT, id bigint)"),
