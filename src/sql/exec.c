@@ -2023,7 +2023,11 @@ static int force_exact_words(Schema *sc) {
 ** files. */
 static int create_rules(Binder *b, const SqlMapItem *aOpt, int nOpt, Schema *sc, const char *zOption) {
     const char *zStrip = schema_option(sc, "remove_diacritics");
-    RuleSplit sp = {zStrip && atoi(zStrip) == 1, schema_option(sc, "ignore_chars"), schema_option(sc, "charset_table")};
+    const char *zNgramLen = schema_option(sc, "ngram_len");
+    RuleSplit sp = {zStrip && atoi(zStrip) == 1,          schema_option(sc, "ignore_chars"),
+                    schema_option(sc, "charset_table"),    schema_option(sc, "blend_chars"),
+                    schema_option(sc, "blend_mode"),       zNgramLen ? atoi(zNgramLen) : 0,
+                    schema_option(sc, "ngram_chars")};
     int bCodes = strcmp(zOption, "stopwords") == 0;
     char zList[32];
     snprintf(zList, sizeof(zList), "%s_list", zOption);

@@ -119,6 +119,10 @@ typedef struct RuleSplit {
     int bStrip;             /* the table's remove_diacritics */
     const char *zIgnore;    /* its ignore_chars, or NULL */
     const char *zCharset;   /* its charset_table, or NULL */
+    const char *zBlend;     /* its blend_chars and blend_mode, or NULL */
+    const char *zBlendMode;
+    int nNgramLen;          /* its ngram_len and ngram_chars (or NULL) */
+    const char *zNgram;
 } RuleSplit;
 int sqlx_rules_files(const char *zOption, const char *zPaths, const RuleSplit *sp, StrBuf *out, LpError *err);
 int sqlx_rules_list(const char *zOption, const char *zList, const RuleSplit *sp, StrBuf *out, LpError *err);

@@ -68,7 +68,8 @@ static int read_file(const char *zOption, const char *zPath, StrBuf *out, LpErro
 static int check_rules(const char *zOption, const char *z, const RuleSplit *sp, const char *zWhat, LpError *err) {
     int bExc = strcmp(zOption, "exceptions") == 0, bStop = strcmp(zOption, "stopwords") == 0;
     AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, sp->bStrip, 0, bExc || bStop ? NULL : z,
-                          sp->zIgnore, bExc ? z : NULL, bStop ? z : NULL, 0, 0, sp->zCharset, NULL, NULL, 0, 0, NULL};
+                          sp->zIgnore, bExc ? z : NULL, bStop ? z : NULL, 0, 0, sp->zCharset, sp->zBlend, sp->zBlendMode,
+                          0, sp->nNgramLen, sp->zNgram};
     Analyzer *an = NULL;
     LpError e;
     lp_err_clear(&e);

@@ -800,22 +800,18 @@ static int charset_table_parse(Analyzer *a, const AnalyzerConfig *cfg, LpError *
         if (rc == LP_OK) rc = map_targets_check(a, &a->ngram, "ngram_chars", err);
         if (rc != LP_OK) return rc;
         a->bNgram = 1;
-        if (!a->bMap) {
-            a->map.aliases = CHARMAP_NON_CJK | CHARMAP_CJK;
-            for (int c = 0; c < 128; c++) a->map.aAscii[c] = -1;
-            a->bMap = 1;
-        }
     }
     if (zBlend) {
         rc = charmap_parse(zBlend, "blend_chars", 0, &a->blend, err);
         if (rc == LP_OK) rc = map_targets_check(a, &a->blend, "blend_chars", err);
         if (rc != LP_OK) return rc;
         a->bBlend = a->blend.n > 0;
-        if (a->bBlend && !a->bMap) {
-            a->map.aliases = CHARMAP_NON_CJK | CHARMAP_CJK;
-            for (int c = 0; c < 128; c++) a->map.aAscii[c] = -1;
-            a->bMap = 1;
-        }
+    }
+    if ((a->bBlend || a->bNgram) && !a->bMap) {
+        /* no charset_table: the default's classes, as its aliases */
+        a->map.aliases = CHARMAP_NON_CJK | CHARMAP_CJK;
+        for (int c = 0; c < 128; c++) a->map.aAscii[c] = -1;
+        a->bMap = 1;
     }
     if (a->bMap) map_ascii_build(a);
     return blend_mode_parse(a, zMode, err);
@@ -1561,6 +1557,16 @@ static inline __attribute__((always_inline)) int exact_form(RunState *s, const P
     return s->xToken(s->ctx, &e);
 }
 
+/* The '~' word form (matched after stemming) of the stem t, if any, into
+** t. */
+static void post_form(const RunState *s, Token *t) {
+    const WfEntry *e = wordforms_find(s->pWf, 1, t->z, (size_t)t->n);
+    if (e && e->zDst) {
+        t->z = e->zDst;
+        t->n = e->nDst;
+    }
+}
+
 /* word_out_as for a table whose stop words are stems (stopwords_unstemmed
 ** '0'): min_word_len before stemming, the stop words after, then the
 ** exact form (of the word as written) and the stem. */
@@ -1586,13 +1592,7 @@ static int word_out_stopstem(RunState *s, PendWord *w, Token *t, int bHashed, in
     u.n = nWord;
     int bOnly, rc = exact_form(s, w, &u, &bOnly);
     if (rc != LP_OK || bOnly) return rc;
-    if (bShift && s->bWfPost) {
-        const WfEntry *e = wordforms_find(s->pWf, 1, t->z, (size_t)t->n);
-        if (e && e->zDst) {
-            t->z = e->zDst;
-            t->n = e->nDst;
-        }
-    }
+    if (bShift && s->bWfPost) post_form(s, t);
     return s->xToken(s->ctx, t);
 }
 
@@ -1630,13 +1630,7 @@ static inline __attribute__((always_inline)) int word_out_as(RunState *s, PendWo
             rc = stem_term(s, &t, w->aTerm, bHashed ? w->h : stemdict_hash(w->aTerm, w->nTerm));
             if (rc != LP_OK) return rc;
         }
-        if (bShift && s->bWfPost) {
-            const WfEntry *e = wordforms_find(s->pWf, 1, t.z, (size_t)t.n);
-            if (e && e->zDst) {
-                t.z = e->zDst;
-                t.n = e->nDst;
-            }
-        }
+        if (bShift && s->bWfPost) post_form(s, &t);
     }
     return s->xToken(s->ctx, &t);
 }
@@ -2014,27 +2008,21 @@ static void map_ascii_build(Analyzer *a) {
     }
 }
 
-/* Does cp, under charset_table, extend a word (a named character, or a
-** letter, digit or mark an alias takes in, or with remove_diacritics a
-** joiner)? */
-static int map_extends(const Analyzer *a, uint32_t cp) {
-    uint32_t to;
-    int cls = map_class(a, cp, &to);
-    return cls == CC_MAPPED || cls == CC_WORD || cls == CC_MARK ||
-           (a->bStrip && (a->map.aliases & CHARMAP_NON_CJK) && is_joiner(cp));
-}
-
 /* The end of the word whose characters so far end at p[i], under
-** charset_table: over the characters that extend a word, and blend
-** characters (*pbBlend set when it takes one). */
+** charset_table: over the characters that extend a word (a named
+** character, or a letter, digit or mark an alias takes in, or with
+** remove_diacritics a joiner) and blend characters (*pbBlend set when it
+** takes one). */
 static size_t map_scan_word(const Analyzer *a, const unsigned char *p, size_t n, size_t i, int *pbBlend) {
     while (i < n) {
         uint32_t cp, to;
         int len = char_at(p, n, i, &cp);
-        if (a->bBlend && map_class(a, cp, &to) == CC_BLEND) {
+        int cls = map_class(a, cp, &to);
+        if (cls == CC_BLEND) {
             *pbBlend = 1;
-        } else if (!map_extends(a, cp)) {
-            break;
+        } else if (!(cls == CC_MAPPED || cls == CC_WORD || cls == CC_MARK ||
+                     (a->bStrip && (a->map.aliases & CHARMAP_NON_CJK) && is_joiner(cp)))) {
+            break; /* a separator, or a character that is a word by itself */
         }
         i += (size_t)len;
     }
