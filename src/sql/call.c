@@ -47,6 +47,7 @@
 #include "query/ftsfn.h"
 #include "sql/parser.h"
 #include "sql/sql_int.h"
+#include "text/editdist.h"
 #include "text/utf8.h"
 #include "util/hashmap.h"
 #include "util/strbuf.h"
@@ -502,6 +503,7 @@ typedef struct SgOpts {
 
 /* The most characters a term has (ANALYZER_MAX_TERM bytes). */
 #define SG_MAX_CHARS ANALYZER_MAX_TERM
+_Static_assert(SG_MAX_CHARS <= EDIT_WORD_MAX, "a term fits an EditPattern");
 
 /* Decodes the UTF-8 z[0..n) into a (room for SG_MAX_CHARS); the count. */
 static int sg_chars(const char *z, int n, uint32_t *a) {
@@ -515,27 +517,6 @@ static int sg_chars(const char *z, int n, uint32_t *a) {
     return k;
 }
 
-/* The Levenshtein distance between a[0..na) and b[0..nb), or max + 1 when
-** it is larger than max (rows stop once every cell is past it). */
-static int sg_distance(const uint32_t *a, int na, const uint32_t *b, int nb, int max) {
-    int aRow[SG_MAX_CHARS + 1], aPrev[SG_MAX_CHARS + 1];
-    for (int j = 0; j <= nb; j++) aPrev[j] = j;
-    for (int i = 1; i <= na; i++) {
-        aRow[0] = i;
-        int best = i;
-        for (int j = 1; j <= nb; j++) {
-            int d = aPrev[j - 1] + (a[i - 1] != b[j - 1]);
-            if (aPrev[j] + 1 < d) d = aPrev[j] + 1;
-            if (aRow[j - 1] + 1 < d) d = aRow[j - 1] + 1;
-            aRow[j] = d;
-            if (d < best) best = d;
-        }
-        if (best > max) return max + 1;
-        memcpy(aPrev, aRow, sizeof(int) * (size_t)(nb + 1));
-    }
-    return aPrev[nb] > max ? max + 1 : aPrev[nb];
-}
-
 typedef struct SgCand {
     const char *z;    /* the term as suggested (no exact mark) */
     int n;
@@ -546,23 +527,37 @@ typedef struct SgCand {
 typedef struct SgWalk {
     Arena *a;
     const SgOpts *o;
-    uint32_t aWord[SG_MAX_CHARS];
-    int nWord;
+    EditPattern word; /* the word suggestions are for */
+    int nWord;        /* its characters */
     int bExact;       /* suggest the exact forms ('=word' terms) */
     HashMap seen;     /* term -> SgCand */
     SgCand **ap;
     int n, cap;
 } SgWalk;
 
-/* Are the characters a[0..k) letters (and marks) only? */
-static int sg_letters_only(const uint32_t *a, int k) {
-    for (int i = 0; i < k; i++) {
-        utf8proc_category_t c = utf8proc_category((utf8proc_int32_t)a[i]);
-        if (!(c >= UTF8PROC_CATEGORY_LU && c <= UTF8PROC_CATEGORY_ME)) return 0;
+/* Are the characters of the UTF-8 z[0..n) letters (and marks) only? */
+static int sg_letters_only(const char *z, int n) {
+    for (int i = 0; i < n;) {
+        unsigned char c = (unsigned char)z[i];
+        if (c < 0x80) {
+            if ((unsigned)((c | 0x20) - 'a') > 'z' - 'a') return 0;
+            i++;
+            continue;
+        }
+        uint32_t cp;
+        int len = utf8_decode((const unsigned char *)z + i, (size_t)(n - i), &cp);
+        if (len <= 0) return 0;
+        utf8proc_category_t k = utf8proc_category((utf8proc_int32_t)cp);
+        if (!(k >= UTF8PROC_CATEGORY_LU && k <= UTF8PROC_CATEGORY_ME)) return 0;
+        i += len;
     }
     return 1;
 }
 
+/* Each term of the dictionary: the cheap tests first (characters counted
+** as the bytes that start one: terms are valid UTF-8), then the distance
+** (bit-parallel, editdist.h), and only for a term within reach the
+** letters and whether another field already gave it. */
 static int sg_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
     SgWalk *w = ctx;
     (void)info;
@@ -572,14 +567,14 @@ static int sg_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *in
     if (w->bExact != (z[0] == ANALYZER_EXACT_MARK)) return 0;
     if (w->bExact) z++, n--;
     if (n <= 0 || z[0] == ANALYZER_ZONE_MARK || z[0] == '.') return 0;
-    if (hmap_get(&w->seen, z, (size_t)n)) return 0;
-    uint32_t a[SG_MAX_CHARS];
-    int k = sg_chars(z, n, a);
+    int k = 0;
+    for (int i = 0; i < n; i++) k += ((unsigned char)z[i] & 0xC0) != 0x80;
     int diff = k > w->nWord ? k - w->nWord : w->nWord - k;
     if (diff >= w->o->deltaLen) return 0;
-    if (!w->o->bNonChar && !sg_letters_only(a, k)) return 0;
-    int d = sg_distance(w->aWord, w->nWord, a, k, w->o->maxEdits);
+    int d = edit_pattern_distance(&w->word, z, n, w->o->maxEdits);
     if (d > w->o->maxEdits) return 0;
+    if (!w->o->bNonChar && !sg_letters_only(z, n)) return 0;
+    if (hmap_get(&w->seen, z, (size_t)n)) return 0;
     SgCand *c = arena_alloc(w->a, sizeof(SgCand));
     char *zc = arena_strndup(w->a, z, (size_t)n);
     SgCand **ap = arena_grow(w->a, w->ap, w->n, &w->cap, sizeof(SgCand *), 16);
@@ -595,6 +590,11 @@ static int sg_cmp(const void *x, const void *y) {
     if (a->dist != b->dist) return a->dist < b->dist ? -1 : 1;
     if (a->docs != b->docs) return a->docs > b->docs ? -1 : 1;
     return strcmp(a->z, b->z);
+}
+
+static int sg_cmp_dist(const void *x, const void *y) {
+    const SgCand *a = *(const SgCand *const *)x, *b = *(const SgCand *const *)y;
+    return (a->dist > b->dist) - (a->dist < b->dist);
 }
 
 /* Arguments 2.. into *o; 0 with r set on a bad one. */
@@ -682,8 +682,10 @@ static void call_suggest(SqlSession *s, const SqlStmt *st, SqlResult *r, int bLa
         goto done;
     }
     const Token *pWord = l.a.n ? &l.a.a[bLast ? l.a.n - 1 : 0] : NULL;
-    if (pWord) {
-        w.nWord = sg_chars(pWord->z, pWord->n, w.aWord);
+    if (pWord && pWord->n > 0) {
+        uint32_t aWord[SG_MAX_CHARS];
+        w.nWord = sg_chars(pWord->z, pWord->n, aWord);
+        edit_pattern_init(&w.word, aWord, w.nWord);
         if (!(snap = table_snapshot(t))) goto oom;
         FtsSource *src = table_snap_fts(snap);
         int nField = table_fts_fields(t, NULL, NULL);
@@ -691,7 +693,19 @@ static void call_suggest(SqlSession *s, const SqlStmt *st, SqlResult *r, int bLa
             uint8_t key = (uint8_t)f;
             rc = src->vt->xScan(src, &key, 1, sg_key, &w, &err);
         }
-        for (int i = 0; i < w.n && rc == LP_OK; i++) {
+        /* Only the candidates as near as the limit-th nearest can be
+        ** listed: the documents are counted for those (the nearer ones
+        ** are shown with their count, the ones at that distance compete
+        ** by it), not for the thousands a short word may have. */
+        int nNeed = w.n;
+        if (w.n > o.limit) {
+            qsort(w.ap, (size_t)w.n, sizeof(SgCand *), sg_cmp_dist);
+            int dLast = w.ap[o.limit - 1]->dist;
+            nNeed = o.limit;
+            while (nNeed < w.n && w.ap[nNeed]->dist == dLast) nNeed++;
+            w.n = nNeed;
+        }
+        for (int i = 0; i < nNeed && rc == LP_OK; i++) {
             /* documents holding the term in some field, as CALL KEYWORDS counts them */
             char zTerm[ANALYZER_MAX_TERM + 1];
             int n = 0;

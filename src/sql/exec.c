@@ -32,6 +32,7 @@
 #include "sql/parser.h"
 #include "sql/sql_int.h"
 #include "text/charset.h"
+#include "text/editdist.h"
 #include "util/clock.h"
 #include "util/strbuf.h"
 
@@ -1844,24 +1845,15 @@ static int build_column(Binder *b, const ColumnDef *d, ColumnSchema *c) {
     return LP_OK;
 }
 
-/* The edit distance between two short names (bytes; longer than 63 bytes
-** counts as far). */
+/* The edit distance between two names (bytes), capped at 3; a name longer
+** than EDIT_WORD_MAX bytes counts as far. */
 static int name_distance(const char *a, const char *b) {
     int na = (int)strlen(a), nb = (int)strlen(b);
-    if (na > 63 || nb > 63) return INT_MAX;
-    int aPrev[64], aRow[64];
-    for (int j = 0; j <= nb; j++) aPrev[j] = j;
-    for (int i = 1; i <= na; i++) {
-        aRow[0] = i;
-        for (int j = 1; j <= nb; j++) {
-            int d = aPrev[j - 1] + (a[i - 1] != b[j - 1]);
-            if (aPrev[j] + 1 < d) d = aPrev[j] + 1;
-            if (aRow[j - 1] + 1 < d) d = aRow[j - 1] + 1;
-            aRow[j] = d;
-        }
-        memcpy(aPrev, aRow, sizeof(int) * (size_t)(nb + 1));
-    }
-    return aPrev[nb];
+    if (na > EDIT_WORD_MAX || nb > EDIT_WORD_MAX) return 3;
+    uint32_t ua[EDIT_WORD_MAX], ub[EDIT_WORD_MAX];
+    for (int i = 0; i < na; i++) ua[i] = (unsigned char)a[i];
+    for (int i = 0; i < nb; i++) ub[i] = (unsigned char)b[i];
+    return edit_distance(ua, na, ub, nb, 2);
 }
 
 static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {

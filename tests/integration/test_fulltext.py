@@ -1839,7 +1839,8 @@ def test_call_suggest_against_reference(cur, uniq):
     checked against a reference computed here from the rows inserted."""
     rnd = random.Random(20261205)
     vocab = ["crossbody", "bag", "bags", "tassel", "microfiber", "sheet", "set", "pet", "hair", "remover",
-             "glove", "gloves", "tassels", "mister", "master", "muster", "café", "naïve", "x2", "sheets"]
+             "glove", "gloves", "tassels", "mister", "master", "muster", "café", "naïve", "x2", "sheets",
+             "ключ", "ключи", "клюв"]
     t = uniq()
     cur.execute(f"CREATE TABLE {t} (title TEXT, body TEXT)")
     docs = {}
@@ -1869,13 +1870,19 @@ def test_call_suggest_against_reference(cur, uniq):
     for step in ("ram", "flush"):
         if step == "flush":
             cur.execute(f"FLUSH TABLE {t}")
-        for word in ["crossbudy", "bagg", "tasel", "glve", "mistr", "cafe", "nave", "sheat", "x3", "zzzz"]:
+        for word in ["crossbudy", "bagg", "tasel", "glve", "mistr", "cafe", "nave", "sheat", "x3", "zzzz", "клоч"]:
             cur.execute(f"CALL SUGGEST('{word} ignored words', '{t}')")
             assert [(r[0], int(r[1]), int(r[2])) for r in cur.fetchall()] == reference(word), (step, word)
             cur.execute(f"CALL QSUGGEST('first {word}', '{t}', 2 AS max_edits, 2 AS delta_len, 3 AS limit, "
                         f"1 AS non_char)")
             assert [(r[0], int(r[1]), int(r[2])) for r in cur.fetchall()] == \
                 reference(word, max_edits=2, delta_len=2, limit=3, non_char=1), (step, word)
+            # a far reach: many candidates, the limit cutting through a
+            # distance (those at it ordered by their documents)
+            for limit in (1, 2, 4, 9):
+                cur.execute(f"CALL SUGGEST('{word}', '{t}', {limit} AS limit, 7 AS max_edits, 8 AS delta_len)")
+                assert [(r[0], int(r[1]), int(r[2])) for r in cur.fetchall()] == \
+                    reference(word, max_edits=7, delta_len=8, limit=limit), (step, word, limit)
     cur.execute(f"CALL QSUGGEST('a bagg', '{t}', 1 AS sentence, 0 AS result_stats, 1 AS limit)")
     assert cur.fetchall() == (("a " + reference("bagg", limit=1)[0][0],),)
     cur.execute(f"CALL SUGGEST('tasel', '{t}', 1 AS result_line, 2 AS limit)")

@@ -25,6 +25,7 @@
 #include <utf8proc.h>
 
 #include "text/analyzer.h"
+#include "text/editdist.h"
 #include "text/stoplists.h"
 #include "text/html.h"
 #include "text/stemdict.h"
@@ -2247,6 +2248,117 @@ static void test_query_stars(void **state) {
     analyzer_free(a);
 }
 
+
+/* ------------------------------------------------------ edit distance */
+
+/* The whole table, no bound: the reference both implementations answer
+** to. */
+static int ref_distance(const uint32_t *a, int na, const uint32_t *b, int nb) {
+    int d[EDIT_WORD_MAX + 1][EDIT_WORD_MAX + 1];
+    for (int i = 0; i <= na; i++) d[i][0] = i;
+    for (int j = 0; j <= nb; j++) d[0][j] = j;
+    for (int i = 1; i <= na; i++) {
+        for (int j = 1; j <= nb; j++) {
+            int x = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < x) x = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < x) x = d[i][j - 1] + 1;
+            d[i][j] = x;
+        }
+    }
+    return d[na][nb];
+}
+
+/* Code points from UTF-8 (valid input). */
+static int to_cps(const char *z, uint32_t *a) {
+    int n = 0;
+    for (size_t i = 0, nz = strlen(z); i < nz;) {
+        int len = utf8_decode((const unsigned char *)z + i, nz - i, &a[n++]);
+        assert_true(len > 0);
+        i += (size_t)len;
+    }
+    return n;
+}
+
+static size_t utf8_put(char *z, uint32_t cp) {
+    if (cp < 0x80) {
+        z[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        z[0] = (char)(0xC0 | (cp >> 6));
+        z[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    z[0] = (char)(0xE0 | (cp >> 12));
+    z[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    z[2] = (char)(0x80 | (cp & 0x3F));
+    return 3;
+}
+
+static void test_edit_distance(void **state) {
+    (void)state;
+    static const struct {
+        const char *a, *b;
+        int d;
+    } aCase[] = {{"kitten", "sitting", 3}, {"flaw", "lawn", 2}, {"protien", "protein", 2}, {"abc", "", 3},
+                 {"a", "a", 0}, {"naïve", "naive", 1}, {"東京", "京都", 2}, {"straße", "strasse", 2},
+                 {"insulen", "insulin", 1}, {"ab", "ba", 2}};
+    for (size_t c = 0; c < sizeof(aCase) / sizeof(aCase[0]); c++) {
+        uint32_t a[EDIT_WORD_MAX], b[EDIT_WORD_MAX];
+        int na = to_cps(aCase[c].a, a), nb = to_cps(aCase[c].b, b);
+        for (int max = 0; max <= 5; max++) {
+            int want = aCase[c].d > max ? max + 1 : aCase[c].d;
+            assert_int_equal(edit_distance(a, na, b, nb, max), want);
+            assert_int_equal(edit_distance(b, nb, a, na, max), want);
+            EditPattern p;
+            edit_pattern_init(&p, a, na);
+            assert_int_equal(edit_pattern_distance(&p, aCase[c].b, (int)strlen(aCase[c].b), max), want);
+            if (nb > 0) {
+                edit_pattern_init(&p, b, nb);
+                assert_int_equal(edit_pattern_distance(&p, aCase[c].a, (int)strlen(aCase[c].a), max), want);
+            }
+        }
+    }
+    /* a byte that starts no character is one, U+FFFD */
+    uint32_t aBad[] = {'a', 0xFFFD, 'b'};
+    EditPattern p;
+    edit_pattern_init(&p, aBad, 3);
+    assert_int_equal(edit_pattern_distance(&p, "a\xff" "b", 3, 4), 0);
+    assert_int_equal(edit_pattern_distance(&p, "a\xc3" "b", 3, 4), 0);
+    assert_int_equal(edit_pattern_distance(&p, "axb", 3, 4), 1);
+
+    /* random words over a small alphabet (ASCII, two-byte and three-byte
+    ** characters), every length up to EDIT_WORD_MAX, against the table */
+    static const uint32_t aAlpha[] = {'a', 'b', 'c', 0xE9, 0x6771, 'd'};
+    unsigned seed = 12345;
+    for (int iter = 0; iter < 20000; iter++) {
+        uint32_t a[EDIT_WORD_MAX], b[EDIT_WORD_MAX];
+        seed = seed * 1103515245u + 12345u;
+        int na = 1 + (int)((seed >> 8) % (iter % 10 == 0 ? EDIT_WORD_MAX : 12));
+        seed = seed * 1103515245u + 12345u;
+        int nb = (int)((seed >> 8) % (iter % 10 == 0 ? EDIT_WORD_MAX + 1 : 13));
+        seed = seed * 1103515245u + 12345u;
+        int nAlpha = 2 + (int)((seed >> 8) % 5);
+        char zb[4 * EDIT_WORD_MAX];
+        size_t nz = 0;
+        for (int i = 0; i < na; i++) {
+            seed = seed * 1103515245u + 12345u;
+            a[i] = aAlpha[(seed >> 8) % (unsigned)nAlpha];
+        }
+        for (int j = 0; j < nb; j++) {
+            seed = seed * 1103515245u + 12345u;
+            b[j] = aAlpha[(seed >> 8) % (unsigned)nAlpha];
+            nz += utf8_put(zb + nz, b[j]);
+        }
+        int ref = ref_distance(a, na, b, nb);
+        int max = iter % 3 == 0 ? EDIT_WORD_MAX : iter % 7;
+        int want = ref > max ? max + 1 : ref;
+        assert_int_equal(edit_distance(a, na, b, nb, max), want);
+        edit_pattern_init(&p, a, na);
+        assert_int_equal(edit_pattern_distance(&p, zb, (int)nz, max), want);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_query_stars),
@@ -2292,6 +2404,7 @@ int main(void) {
         cmocka_unit_test(test_index_sp),
         cmocka_unit_test(test_html_strip),
         cmocka_unit_test(test_index_zones),
+        cmocka_unit_test(test_edit_distance),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
