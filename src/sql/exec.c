@@ -2014,12 +2014,9 @@ static int force_exact_words(Schema *sc) {
 ** in the option stopwords, only its paths (those starting with '/') are
 ** files. */
 static int create_rules(Binder *b, const SqlMapItem *aOpt, int nOpt, Schema *sc, const char *zOption) {
-    const char *zStrip = schema_option(sc, "remove_diacritics");
-    const char *zNgramLen = schema_option(sc, "ngram_len");
-    RuleSplit sp = {zStrip && atoi(zStrip) == 1,          schema_option(sc, "ignore_chars"),
-                    schema_option(sc, "charset_table"),    schema_option(sc, "blend_chars"),
-                    schema_option(sc, "blend_mode"),       zNgramLen ? atoi(zNgramLen) : 0,
-                    schema_option(sc, "ngram_chars")};
+    AnalyzerConfig full;
+    table_analyzer_config(sc, &full);
+    AnalyzerConfig sp = analyzer_split_config(&full);
     int bCodes = strcmp(zOption, "stopwords") == 0;
     char zList[32];
     snprintf(zList, sizeof(zList), "%s_list", zOption);

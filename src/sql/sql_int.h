@@ -110,22 +110,13 @@ void sqlx_delete(SqlSession *s, const SqlStmt *st, SqlResult *r);
 void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r);
 /* CREATE TABLE's word forms, exceptions and stop words (wordforms.c):
 ** zOption "wordforms", "exceptions" or "stopwords"; the files that option
-** names (absolute
-** paths or patterns, separated by commas or spaces), or its _list, checked
-** and appended to out as the table keeps them (split into words as sp
-** says). LP_OK, or an error naming the file (and its line) or the list's
-** rule. */
-typedef struct RuleSplit {
-    int bStrip;             /* the table's remove_diacritics */
-    const char *zIgnore;    /* its ignore_chars, or NULL */
-    const char *zCharset;   /* its charset_table, or NULL */
-    const char *zBlend;     /* its blend_chars and blend_mode, or NULL */
-    const char *zBlendMode;
-    int nNgramLen;          /* its ngram_len and ngram_chars (or NULL) */
-    const char *zNgram;
-} RuleSplit;
-int sqlx_rules_files(const char *zOption, const char *zPaths, const RuleSplit *sp, StrBuf *out, LpError *err);
-int sqlx_rules_list(const char *zOption, const char *zList, const RuleSplit *sp, StrBuf *out, LpError *err);
+** names (absolute paths or patterns, separated by commas or spaces), or
+** its _list, checked and appended to out as the table keeps them (split
+** into words as the analyzer configuration sp says:
+** analyzer_split_config). LP_OK, or an error naming the file (and its
+** line) or the list's rule. */
+int sqlx_rules_files(const char *zOption, const char *zPaths, const AnalyzerConfig *sp, StrBuf *out, LpError *err);
+int sqlx_rules_list(const char *zOption, const char *zList, const AnalyzerConfig *sp, StrBuf *out, LpError *err);
 void sqlx_alter_table(SqlSession *s, const SqlStmt *st, SqlResult *r);
 /* The table's expand_keywords option (checked at CREATE TABLE) as
 ** FTS_EXPAND_* bits: the default of its MATCH queries and snippets. */

@@ -65,11 +65,12 @@ static int read_file(const char *zOption, const char *zPath, StrBuf *out, LpErro
 ** as the table's analyzer will read them
 ** (split into words as sp says), the errors prefixed with zWhat (NULL:
 ** none). */
-static int check_rules(const char *zOption, const char *z, const RuleSplit *sp, const char *zWhat, LpError *err) {
+static int check_rules(const char *zOption, const char *z, const AnalyzerConfig *sp, const char *zWhat, LpError *err) {
     int bExc = strcmp(zOption, "exceptions") == 0, bStop = strcmp(zOption, "stopwords") == 0;
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, sp->bStrip, 0, bExc || bStop ? NULL : z,
-                          sp->zIgnore, bExc ? z : NULL, bStop ? z : NULL, 0, 0, sp->zCharset, sp->zBlend, sp->zBlendMode,
-                          0, sp->nNgramLen, sp->zNgram};
+    AnalyzerConfig cfg = *sp;
+    cfg.zWordforms = bExc || bStop ? NULL : z;
+    cfg.zExceptions = bExc ? z : NULL;
+    cfg.zStopwordsList = bStop ? z : NULL;
     Analyzer *an = NULL;
     LpError e;
     lp_err_clear(&e);
@@ -80,7 +81,7 @@ static int check_rules(const char *zOption, const char *z, const RuleSplit *sp, 
     return zWhat ? lp_err_set(err, rc, "%s: %s", zWhat, e.zMsg) : lp_err_set(err, rc, "%s", e.zMsg);
 }
 
-int sqlx_rules_files(const char *zOption, const char *zPaths, const RuleSplit *sp, StrBuf *out, LpError *err) {
+int sqlx_rules_files(const char *zOption, const char *zPaths, const AnalyzerConfig *sp, StrBuf *out, LpError *err) {
     const char *p = zPaths;
     int nFile = 0;
     while (*p) {
@@ -133,7 +134,7 @@ int sqlx_rules_files(const char *zOption, const char *zPaths, const RuleSplit *s
     return LP_OK;
 }
 
-int sqlx_rules_list(const char *zOption, const char *zList, const RuleSplit *sp, StrBuf *out, LpError *err) {
+int sqlx_rules_list(const char *zOption, const char *zList, const AnalyzerConfig *sp, StrBuf *out, LpError *err) {
     int rc = check_rules(zOption, zList, sp, NULL, err);
     if (rc != LP_OK) return rc;
     strbuf_appendz(out, zList);

@@ -147,44 +147,51 @@ static void free_graphs(Table *t) {
     t->nVec = 0;
 }
 
+void table_analyzer_config(const Schema *s, AnalyzerConfig *cfg) {
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->zMorphology = schema_option(s, "morphology");
+    cfg->zStopwords = schema_option(s, "stopwords");
+    const char *z = schema_option(s, "min_prefix_len");
+    if (z) cfg->minPrefixLen = atoi(z);
+    z = schema_option(s, "min_infix_len");
+    if (z) cfg->minInfixLen = atoi(z);
+    z = schema_option(s, "min_word_len");
+    if (z) cfg->minWordLen = atoi(z);
+    z = schema_option(s, "min_stemming_len");
+    if (z) cfg->minStemmingLen = atoi(z);
+    z = schema_option(s, "stopword_step");
+    if (z) cfg->bStopwordNoStep = atoi(z) == 0;
+    z = schema_option(s, "overshort_step");
+    if (z) cfg->bOvershortNoStep = atoi(z) == 0;
+    z = schema_option(s, "index_exact_words");
+    if (z) cfg->bExactWords = atoi(z);
+    z = schema_option(s, "index_sp");
+    if (z) cfg->bIndexSp = atoi(z);
+    z = schema_option(s, "html_strip");
+    if (z) cfg->bHtmlStrip = atoi(z);
+    z = schema_option(s, "remove_diacritics");
+    if (z) cfg->bRemoveDiacritics = atoi(z);
+    cfg->zHtmlRemove = schema_option(s, "html_remove_elements");
+    cfg->zHtmlIndexAttrs = schema_option(s, "html_index_attrs");
+    cfg->zIndexZones = schema_option(s, "index_zones");
+    cfg->zWordforms = schema_option(s, "wordforms_list");
+    cfg->zIgnoreChars = schema_option(s, "ignore_chars");
+    cfg->zCharsetTable = schema_option(s, "charset_table");
+    cfg->zBlendChars = schema_option(s, "blend_chars");
+    cfg->zBlendMode = schema_option(s, "blend_mode");
+    z = schema_option(s, "stopwords_unstemmed");
+    cfg->bStopwordsStemmed = z && atoi(z) == 0;
+    z = schema_option(s, "ngram_len");
+    if (z) cfg->nNgramLen = atoi(z);
+    cfg->zNgramChars = schema_option(s, "ngram_chars");
+    cfg->zExceptions = schema_option(s, "exceptions_list");
+    cfg->zStopwordsList = schema_option(s, "stopwords_list");
+}
+
 /* The analyzer the table's options ask for. */
 static int make_analyzer(const Schema *s, Analyzer **pp, LpError *err) {
-    AnalyzerConfig cfg = {schema_option(s, "morphology"), schema_option(s, "stopwords"), 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
-    const char *z = schema_option(s, "min_prefix_len");
-    if (z) cfg.minPrefixLen = atoi(z);
-    z = schema_option(s, "min_infix_len");
-    if (z) cfg.minInfixLen = atoi(z);
-    z = schema_option(s, "min_word_len");
-    if (z) cfg.minWordLen = atoi(z);
-    z = schema_option(s, "min_stemming_len");
-    if (z) cfg.minStemmingLen = atoi(z);
-    z = schema_option(s, "stopword_step");
-    if (z) cfg.bStopwordNoStep = atoi(z) == 0;
-    z = schema_option(s, "overshort_step");
-    if (z) cfg.bOvershortNoStep = atoi(z) == 0;
-    z = schema_option(s, "index_exact_words");
-    if (z) cfg.bExactWords = atoi(z);
-    z = schema_option(s, "index_sp");
-    if (z) cfg.bIndexSp = atoi(z);
-    z = schema_option(s, "html_strip");
-    if (z) cfg.bHtmlStrip = atoi(z);
-    z = schema_option(s, "remove_diacritics");
-    if (z) cfg.bRemoveDiacritics = atoi(z);
-    cfg.zHtmlRemove = schema_option(s, "html_remove_elements");
-    cfg.zHtmlIndexAttrs = schema_option(s, "html_index_attrs");
-    cfg.zIndexZones = schema_option(s, "index_zones");
-    cfg.zWordforms = schema_option(s, "wordforms_list");
-    cfg.zIgnoreChars = schema_option(s, "ignore_chars");
-    cfg.zCharsetTable = schema_option(s, "charset_table");
-    cfg.zBlendChars = schema_option(s, "blend_chars");
-    cfg.zBlendMode = schema_option(s, "blend_mode");
-    z = schema_option(s, "stopwords_unstemmed");
-    cfg.bStopwordsStemmed = z && atoi(z) == 0;
-    z = schema_option(s, "ngram_len");
-    if (z) cfg.nNgramLen = atoi(z);
-    cfg.zNgramChars = schema_option(s, "ngram_chars");
-    cfg.zExceptions = schema_option(s, "exceptions_list");
-    cfg.zStopwordsList = schema_option(s, "stopwords_list");
+    AnalyzerConfig cfg;
+    table_analyzer_config(s, &cfg);
     return analyzer_new(&cfg, pp, err);
 }
 

@@ -124,6 +124,10 @@ const Schema *table_schema(const Table *t);
 ** min_prefix_len options): shared by indexing and queries. */
 const Analyzer *table_analyzer(const Table *t);
 
+/* The analyzer configuration the full-text options of s ask for (the one
+** place that maps an option to its field); its strings point into s. */
+void table_analyzer_config(const Schema *s, AnalyzerConfig *cfg);
+
 /* The indexed TEXT fields: their count, names (*pazName, for the MATCH
 ** parser) and schema columns (*paCol). Field i of the full-text index is
 ** the i-th indexed TEXT column. Either out-pointer may be NULL. */

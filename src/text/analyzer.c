@@ -817,6 +817,19 @@ static int charset_table_parse(Analyzer *a, const AnalyzerConfig *cfg, LpError *
     return blend_mode_parse(a, zMode, err);
 }
 
+AnalyzerConfig analyzer_split_config(const AnalyzerConfig *cfg) {
+    AnalyzerConfig c;
+    memset(&c, 0, sizeof(c));
+    c.bRemoveDiacritics = cfg->bRemoveDiacritics;
+    c.zIgnoreChars = cfg->zIgnoreChars;
+    c.zCharsetTable = cfg->zCharsetTable;
+    c.zBlendChars = cfg->zBlendChars;
+    c.zBlendMode = cfg->zBlendMode;
+    c.nNgramLen = cfg->nNgramLen;
+    c.zNgramChars = cfg->zNgramChars;
+    return c;
+}
+
 int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
     static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     if (!cfg) cfg = &cfgDefault;

@@ -193,6 +193,13 @@ typedef struct AnalyzerConfig {
 
 typedef struct Analyzer Analyzer; /* opaque */
 
+/* The part of cfg that decides how text is split into words and folded
+** (remove_diacritics, ignore_chars, charset_table, blend_chars,
+** blend_mode, ngram_len, ngram_chars), everything else off: what rules
+** (word forms, exceptions, stop-word lists) are checked with, as the
+** table's analyzer will split them, before the table exists. */
+AnalyzerConfig analyzer_split_config(const AnalyzerConfig *cfg);
+
 /* Creates an analyzer. LP_BADINPUT for an unknown morphology or stop-word
 ** list (the message lists the supported ones), for html_remove_elements
 ** that is not a list of element names, LP_NOMEM. */
