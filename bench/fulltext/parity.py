@@ -18,7 +18,9 @@ index exact forms: Sphinx forces index_exact_words there, and so does
 loupe), whose prefixes and wildcards match the words as written. A
 fourth (near_set) draws rows and NEAR/N chains of two to five operands at
 random, with one distance or several and with groups, for the automaton
-Sphinx matches chains with.
+Sphinx matches chains with. A fifth has blend characters ('&' and '-',
+blend_mode trim_head and trim_tail): tokens that hold them, tokens made of
+them only, and their parts.
 
 A difference is listed with the reason when loupe differs on purpose
 (EXPECTED: where Sphinx warns and returns nothing, loupe names the error;
@@ -45,7 +47,8 @@ OUT = os.path.join(REPO, "docs", "benchmarks", "parity.md")
 OPTIONS = {"t": "min_infix_len='2' index_sp='1' index_zones='h*' html_strip='1'",
            "n": "min_infix_len='2'",
            "s": "min_infix_len='2' morphology='stem_en'",
-           "r": "min_infix_len='2'"}
+           "r": "min_infix_len='2'",
+           "b": "min_infix_len='2' blend_chars='&, -' blend_mode='trim_head, trim_tail'"}
 
 # Each table's Sphinx section: the same fields, its own options ({{dir}}
 # stays for SphinxServer's str.format).
@@ -64,7 +67,43 @@ SPHINX_INDEX = (SPHINX_SECTION.format(name="t", extra="    index_sp        = 1\n
                                                        "    html_strip      = 1\n")
                 + SPHINX_SECTION.format(name="n", extra="")
                 + SPHINX_SECTION.format(name="s", extra="    morphology      = stem_en\n")
-                + SPHINX_SECTION.format(name="r", extra=""))
+                + SPHINX_SECTION.format(name="r", extra="")
+                + SPHINX_SECTION.format(name="b", extra="    blend_chars     = &, -\n"
+                                                       "    blend_mode      = trim_head, trim_tail\n"))
+
+# Blend characters (table b): tokens that hold them, tokens of them only
+# ("&", "&&": words of their own in every blend_mode), their parts.
+BLEND_ROWS = [("at&t company", "the at & t deal"),
+              ("at t company", "x && y"),
+              ("at company t", "&at&t& z"),
+              ("att company", "-x- y"),
+              ("t at", "&at&t"),
+              ("at-t", "x - & y"),
+              ("at&t&x", "at& thing"),
+              ("&t thing", "q")]
+BLEND_QUERIES = """
+at&t
+"at&t company"
+"at t"
+at & t
+"at & t"
+&&
+&
+"x && y"
+"x y"
+"x - & y"
+at-t
+at&t&x
+att
+@title at&t
+"at t z"
+at&t | x&&y
+&at&t&
+&at&t
+at&t&
+at&
+&t
+"""
 
 ROWS = [("hello world", "what's up doc. Next sentence here"),
         ("hello there big world", "nothing at all"),
@@ -290,6 +329,9 @@ EXPECTED = {
     "*l*o": "a wildcard part under min_infix_len is an error naming it; Sphinx warns and matches "
             "nothing",
     "\"hello world\"~0": "~0 is an exact phrase; Sphinx refuses it",
+    "&at&t&": "a blend token that no variant of blend_mode keeps as written is looked for as its first "
+              "variant (trim_head's 'at&t&', under which its own text is indexed); Sphinx looks for it "
+              "as written, a term blend_mode never makes, and misses row 3, whose body holds it",
     "a << (b << c) << b": "the ORDER holds wherever a chain exists; Sphinx's one-pass scan misses "
                           "the chain a 1, (b 2, c 3), b 5 in 'b a b c a b c'",
 }
@@ -369,7 +411,8 @@ def main(argv):
     sets = [("t", ROWS, [q for q in QUERIES.splitlines() if q.strip()]),
             ("n", NESTED_ROWS, [q for q in NESTED_QUERIES.splitlines() if q.strip()]),
             ("s", STEMMED_ROWS, [q for q in STEMMED_QUERIES.splitlines() if q.strip()]),
-            ("r",) + near_set()]
+            ("r",) + near_set(),
+            ("b", BLEND_ROWS, [q for q in BLEND_QUERIES.splitlines() if q.strip()])]
     results = []
     try:
         curs = {}
@@ -396,7 +439,7 @@ def main(argv):
              "Run %s at %s on %s (%d cores):" % (utc_now(), git_revision(), m["cpu"], m["cores"]), "",
              "    " + command_line(__file__, argv), "",
              "Versions: %s; %s." % (versions["loupe"], versions["sphinx"]), "",
-             "%d queries over four small tables (bench/fulltext/parity.py has the rows and the "
+             "%d queries over five small tables (bench/fulltext/parity.py has the rows and the "
              "queries): the same rows (or both refuse) for **%d**, different for %d, of which %d "
              "on purpose and **%d** not." % (len(results), len(same), len(differ),
                                               len(differ) - len(unexpected), len(unexpected)), "",

@@ -2180,11 +2180,13 @@ static int blend_variant_out(RunState *s, PendRun *pr, const BlendVariant *v, ui
 
 /* The token z[iStart..iEnd) holding blend characters: in a document, each
 ** variant blend_mode asks for at the first part's position, then the
-** parts as words; in a query, its first variant in aBlendMode's order
+** parts as words; in a query, the variant that is the token as written
+** where blend_mode makes one, else its first variant in aBlendMode's order
 ** that is a term of its own, the positions of its parts passed over (so
 ** a phrase "AT&T company" has company two places on, as documents have
-** it), or where none is (a stop word is none), its parts. A token of blend characters only
-** (pure) is one word, its trim_none variant, unless skip_pure. */
+** it), or where none is (a stop word is none), its parts. A token of
+** blend characters only (pure) is one word as written, in every mode
+** (as in Sphinx), unless skip_pure. */
 static int blend_token(RunState *s, PendRun *pr, size_t iStart, size_t iEnd, const int bSp) {
     const Analyzer *a = s->a;
     const unsigned char *p = (const unsigned char *)s->zText;
@@ -2195,7 +2197,8 @@ static int blend_token(RunState *s, PendRun *pr, size_t iStart, size_t iEnd, con
         bIn = !bBlend;
     }
     if (nParts == 0) {
-        if ((a->blendModes & BLEND_SKIP_PURE) || !(a->blendModes & BLEND_TRIM_NONE)) return LP_OK;
+        /* in every mode, as Sphinx indexes one: trimming would leave nothing */
+        if (a->blendModes & BLEND_SKIP_PURE) return LP_OK;
         return word_found(s, pr, s->zText, iStart, iEnd, 0, 1, bSp);
     }
     if (bSp && s->spKind) {
@@ -2204,10 +2207,17 @@ static int blend_token(RunState *s, PendRun *pr, size_t iStart, size_t iEnd, con
     }
     BlendVariant aDone[LP_ARRAY_SIZE(aBlendMode)];
     int nDone = 0;
-    for (size_t k = 0; k < LP_ARRAY_SIZE(aBlendMode); k++) {
+    /* A query looks first for the token as written, where a variant is
+    ** that (as Sphinx does), then for the others in order; a document
+    ** takes them all, in order. */
+    for (int k = s->mode == RUN_INDEX ? (int)LP_ARRAY_SIZE(aBlendMode) : 0;
+         k < 2 * (int)LP_ARRAY_SIZE(aBlendMode); k++) {
+        int bWhole = k < (int)LP_ARRAY_SIZE(aBlendMode);
+        unsigned bit = aBlendMode[k % (int)LP_ARRAY_SIZE(aBlendMode)].bit;
         BlendVariant v;
-        if (!(a->blendModes & aBlendMode[k].bit) || aBlendMode[k].bit == BLEND_SKIP_PURE) continue;
-        if (!blend_variant(a, p, iStart, iEnd, nParts, aBlendMode[k].bit, &v)) continue;
+        if (!(a->blendModes & bit) || bit == BLEND_SKIP_PURE) continue;
+        if (!blend_variant(a, p, iStart, iEnd, nParts, bit, &v)) continue;
+        if (bWhole && (v.iFrom != iStart || v.iTo != iEnd || v.bSkipBlend)) continue;
         int bSeen = 0;
         for (int d = 0; d < nDone; d++) {
             bSeen |= aDone[d].iFrom == v.iFrom && aDone[d].iTo == v.iTo && aDone[d].bSkipBlend == v.bSkipBlend;

@@ -1721,6 +1721,15 @@ def test_blend_chars(cur, uniq):
     ])
     cur.execute(f"ALTER TABLE {u} blend_mode='trim_none'")
     assert_ids_ram_and_flushed(cur, u, [("dude!", []), ('"one two"', [2]), ('"one @@@ two"', [1])])
+    # as Sphinx: without skip_pure a token of blend characters only is a
+    # word as written in every mode; a query looks for a token as written
+    # where a variant keeps it so (trim_tail's '\@dude'), else its first
+    cur.execute(f"ALTER TABLE {u} blend_mode='trim_head, trim_tail'")
+    cur.execute(f"INSERT INTO {u} VALUES (3, '@dude rocks'), (4, 'dude rocks')")
+    assert_ids_ram_and_flushed(cur, u, [
+        ('"one two"', [2]), ('"one @@@ two"', [1]), ("\\@dude", [1, 3]),
+        ("\\@dude!", [1]), ("dude", [1, 2, 3, 4]),
+    ])
 
     expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) blend_chars='non_cjk'", 1064,
                  r"blend_chars: 'non_cjk': expected a character, U\+hex, a range such as a..z, a mapping such as "

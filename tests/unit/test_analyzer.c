@@ -1743,6 +1743,17 @@ static void test_blend_chars(void **state) {
     check_query(a, "@dude", "@dude@0");
     check_query(a, "dude", "dude@0");
     analyzer_free(a);
+    /* Sphinx's rules: a pure token is a word as written in every mode (not
+    ** only trim_none's); a query looks for the token as written where a
+    ** variant is that, else for its first variant */
+    a = mk_blend("&", "trim_head, trim_tail", NULL, NULL);
+    check_doc(a, "x && y & z", "x@0 &&@1 y@2 &@3 z@4");
+    check_query(a, "x && y", "x@0 &&@1 y@2");
+    check_doc(a, "&at&t", "at&t@0 &at&t@0 at@0 t@1");
+    check_query(a, "&at&t", "&at&t@0");
+    check_query(a, "at&t&", "at&t&@0");
+    check_query(a, "&at&t&", "at&t&@0");
+    analyzer_free(a);
     a = mk_blend("_", "trim_all", NULL, NULL);
     check_doc(a, "some_thing _x_", "something@0 some@0 thing@1 x@2");
     check_query(a, "some_thing", "something@0");
