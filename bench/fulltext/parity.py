@@ -20,7 +20,10 @@ fourth (near_set) draws rows and NEAR/N chains of two to five operands at
 random, with one distance or several and with groups, for the automaton
 Sphinx matches chains with. A fifth has blend characters ('&' and '-',
 blend_mode trim_head and trim_tail): tokens that hold them, tokens made of
-them only, and their parts.
+them only, and their parts. Three more check the analysis options against
+Sphinx's (over one charset_table both read alike): ignore_chars,
+min_word_len and overshort_step; stop words with stopword_step 0,
+exceptions and word forms; ngram_len and ngram_chars.
 
 A difference is listed with the reason when loupe differs on purpose
 (EXPECTED: where Sphinx warns and returns nothing, loupe names the error;
@@ -43,12 +46,39 @@ from common import (REPO, LoupeServer, SphinxServer, command_line, connect, git_
 
 OUT = os.path.join(REPO, "docs", "benchmarks", "parity.md")
 
+# The analysis tables' charset_table (Sphinx 2.2.11's default has no
+# accented or CJK letters, loupe's does) and their rules (Sphinx reads
+# them from files in its folder, loupe from the _list options).
+ANALYSIS_CS = "0..9, A..Z->a..z, _, a..z, U+410..U+42F->U+430..U+44F, U+430..U+44F"
+ANALYSIS_EXCEPTIONS = ["C++ => cplusplus", "AT & T => att"]
+ANALYSIS_WORDFORMS = ["walks > walk", "core 2 duo > c2d"]
+ANALYSIS_STOPWORDS = ["the", "and", "of"]
+
+# The analysis tables (xi, xs, xg) in Sphinx: ignore_chars, min_word_len
+# and overshort_step; stop words with stopword_step 0, exceptions and word
+# forms; n-grams of CJK characters.
+ANALYSIS_SPHINX = {
+    "xi": "    charset_table   = %s\n    ignore_chars    = U+AD, -\n    min_word_len    = 3\n"
+          "    overshort_step  = 0\n" % ANALYSIS_CS,
+    "xs": "    charset_table   = %s\n    stopwords       = {dir}/stopwords.txt\n    stopword_step   = 0\n"
+          "    exceptions      = {dir}/exceptions.txt\n    wordforms       = {dir}/wordforms.txt\n"
+          % ANALYSIS_CS,
+    "xg": "    charset_table   = %s\n    ngram_len       = 1\n    ngram_chars     = U+3000..U+30FF, U+4E00..U+9FFF\n"
+          % ANALYSIS_CS,
+}
+
 # Each table's options in loupe.
 OPTIONS = {"t": "min_infix_len='2' index_sp='1' index_zones='h*' html_strip='1'",
            "n": "min_infix_len='2'",
            "s": "min_infix_len='2' morphology='stem_en'",
            "r": "min_infix_len='2'",
-           "b": "min_infix_len='2' blend_chars='&, -' blend_mode='trim_head, trim_tail'"}
+           "b": "min_infix_len='2' blend_chars='&, -' blend_mode='trim_head, trim_tail'",
+           # analysis options, over one charset_table both engines read alike
+           "xi": "charset_table='%s' ignore_chars='U+AD, -' min_word_len='3' overshort_step='0'" % ANALYSIS_CS,
+           "xs": "charset_table='%s' stopwords_list='the and of' stopword_step='0' exceptions_list='%s' "
+                 "wordforms_list='%s'" % (ANALYSIS_CS, "; ".join(ANALYSIS_EXCEPTIONS),
+                                          "; ".join(ANALYSIS_WORDFORMS)),
+           "xg": "charset_table='%s' ngram_len='1' ngram_chars='U+3000..U+30FF, U+4E00..U+9FFF'" % ANALYSIS_CS}
 
 # Each table's Sphinx section: the same fields, its own options ({{dir}}
 # stays for SphinxServer's str.format).
@@ -69,7 +99,65 @@ SPHINX_INDEX = (SPHINX_SECTION.format(name="t", extra="    index_sp        = 1\n
                 + SPHINX_SECTION.format(name="s", extra="    morphology      = stem_en\n")
                 + SPHINX_SECTION.format(name="r", extra="")
                 + SPHINX_SECTION.format(name="b", extra="    blend_chars     = &, -\n"
-                                                       "    blend_mode      = trim_head, trim_tail\n"))
+                                                       "    blend_mode      = trim_head, trim_tail\n")
+                + "".join(SPHINX_SECTION.format(name=n, extra=x) for n, x in ANALYSIS_SPHINX.items()))
+
+# The analysis tables' rows and queries.
+ANALYSIS_ROWS = [("Hello World_wide 42", "Привет мир hello"),
+                 ("東京タワー 東京都", "tokyo tower"),
+                 ("e-mail soft\u00adware", "a big cat of the day"),
+                 ("the cat and the dog", "C++ rocks at AT & T"),
+                 ("core 2 duo walks", "x1 y22 z333 a4a"),
+                 ("cat dog", "big day"),
+                 ("one of two", "e mail"),
+                 ("software", "ab abc abcd"),
+                 ("walk walking walks", "hello-world foo_bar")]
+ANALYSIS_QUERIES = """
+hello
+world_wide
+wide
+42
+привет
+ПРИВЕТ
+東京
+京
+"東 京"
+タワー
+tokyo
+email
+e-mail
+software
+soft
+"big cat"
+"a big cat"
+"cat the day"
+"cat of the day"
+"big cat of day"
+"cat and dog"
+"cat dog"
+"the cat"
+cplusplus
+c++
+att
+"at & t"
+c2d
+"core 2 duo"
+walk
+walks
+walking
+x1
+z333
+a4a
+"ab abc"
+"abc abcd"
+"one two"
+"one of two"
+of
+hello-world
+foo_bar
+@title software
+@body "cat dog"
+"""
 
 # Blend characters (table b): tokens that hold them, tokens of them only
 # ("&", "&&": words of their own in every blend_mode), their parts.
@@ -413,6 +501,11 @@ def main(argv):
             ("s", STEMMED_ROWS, [q for q in STEMMED_QUERIES.splitlines() if q.strip()]),
             ("r",) + near_set(),
             ("b", BLEND_ROWS, [q for q in BLEND_QUERIES.splitlines() if q.strip()])]
+    sets += [(n, ANALYSIS_ROWS, [q for q in ANALYSIS_QUERIES.splitlines() if q.strip()]) for n in ANALYSIS_SPHINX]
+    for name, lines in (("stopwords", ANALYSIS_STOPWORDS), ("exceptions", ANALYSIS_EXCEPTIONS),
+                        ("wordforms", ANALYSIS_WORDFORMS)):
+        with open(os.path.join(tmp, "sphinx", name + ".txt"), "w") as f:
+            f.write("\n".join(lines) + "\n")
     results = []
     try:
         curs = {}
@@ -439,7 +532,7 @@ def main(argv):
              "Run %s at %s on %s (%d cores):" % (utc_now(), git_revision(), m["cpu"], m["cores"]), "",
              "    " + command_line(__file__, argv), "",
              "Versions: %s; %s." % (versions["loupe"], versions["sphinx"]), "",
-             "%d queries over five small tables (bench/fulltext/parity.py has the rows and the "
+             "%d queries over eight small tables (bench/fulltext/parity.py has the rows and the "
              "queries): the same rows (or both refuse) for **%d**, different for %d, of which %d "
              "on purpose and **%d** not." % (len(results), len(same), len(differ),
                                               len(differ) - len(unexpected), len(unexpected)), "",
