@@ -1330,6 +1330,8 @@ typedef struct RunState {
     int bSteps;                 /* stopword_step or overshort_step is 0 */
     int bHeld;                  /* blend variants went out at the next word's position:
                                 ** dropped, it still takes it */
+    int bWfAlone;               /* a blend token's parts are going out: one-word forms
+                                ** only, no runs (wf_feed) */
     size_t iScanFrom, iScanTo;  /* the bytes scan() reads: [from, to) */
     size_t iWord, iWordEnd;     /* the last word's bytes (iWordEnd SIZE_MAX: none yet) */
 } RunState;
@@ -1729,11 +1731,25 @@ static int wf_drain(RunState *s) {
     return rc;
 }
 
+/* The rule for w alone when it maps one word to one, else NULL. Sphinx
+** applies such rules to every token, a blend token's variants and parts
+** too, and the others (several words on either side) to runs of plain
+** words only. A query's prefix (a '*' right after the word) takes none. */
+static const WfEntry *wf_one(const RunState *s, const PendWord *w) {
+    if (s->mode != RUN_INDEX && w->iEnd < s->nText && s->zText[w->iEnd] == '*') return NULL;
+    const WfEntry *e = wordforms_find(s->pWf, 0, w->aTerm, (size_t)w->nTerm);
+    return e && e->zDst && e->nDstWords == 1 ? e : NULL;
+}
+
 /* Takes the next word w through the word forms: it joins the waiting
 ** words while they and it start some rule's source, else they are
 ** resolved; a word that starts none goes out at once. */
 static int wf_feed(RunState *s, PendWord *w) {
     WfRun *r = s->pWfRun;
+    if (s->bWfAlone) {
+        const WfEntry *e = wf_one(s, w);
+        return e ? wf_emit(s, w, 1, e) : word_out(s, w, 0);
+    }
     /* A query's prefix (a '*' right after the word) takes part in none. */
     int bPrefix = s->mode != RUN_INDEX && w->iEnd < s->nText && s->zText[w->iEnd] == '*';
     char zKey[WF_MAX_WORDS * (ANALYZER_MAX_TERM + 1)];
@@ -2173,8 +2189,13 @@ static int blend_variant_out(RunState *s, PendRun *pr, const BlendVariant *v, ui
     word_place(s, s->zText, v->iFrom, v->iTo, &w);
     s->iPos--;
     w.iPos = iPos;
-    *pbDropped = s->mode != RUN_UNSTEMMED && !analyzer_word_indexed(s->a, w.aTerm, w.nTerm);
     s->bHeld = 1; /* dropped, it moves nothing */
+    const WfEntry *e = s->pWf ? wf_one(s, &w) : NULL;
+    if (e) {
+        *pbDropped = 0;
+        return wf_emit(s, &w, 1, e);
+    }
+    *pbDropped = s->mode != RUN_UNSTEMMED && !analyzer_word_indexed(s->a, w.aTerm, w.nTerm);
     return word_out(s, &w, 0);
 }
 
@@ -2234,19 +2255,24 @@ static int blend_token(RunState *s, PendRun *pr, size_t iStart, size_t iEnd, con
     }
     /* the first part keeps the variants' position even where it is dropped */
     s->bHeld = nDone > 0;
-    /* the parts, as words */
-    for (size_t i = iStart; i < iEnd;) {
+    /* The parts, as words; with word forms, each alone (wf_one), handed
+    ** over at once, after the words before the token: no run of several
+    ** words takes a part in (as in Sphinx). */
+    int rc = s->pWf ? pending_out(s, pr) : LP_OK;
+    s->bWfAlone = s->pWf != NULL;
+    for (size_t i = iStart; i < iEnd && rc == LP_OK;) {
         if (blend_at(a, p, iEnd, i, &len)) {
             i += (size_t)len;
             continue;
         }
         size_t j = i;
         while (j < iEnd && !blend_at(a, p, iEnd, j, &len)) j += (size_t)len;
-        int rc = emit_word(s, pr, s->zText, i, j, 0, 1);
-        if (rc != LP_OK) return rc;
+        rc = emit_word(s, pr, s->zText, i, j, 0, 1);
+        if (rc == LP_OK && s->pWf) rc = pending_out(s, pr);
         i = j;
     }
-    return LP_OK;
+    s->bWfAlone = 0;
+    return rc;
 }
 
 /* scan() under charset_table: every character classified by map_class(),

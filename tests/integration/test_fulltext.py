@@ -1731,6 +1731,17 @@ def test_blend_chars(cur, uniq):
         ("\\@dude!", [1]), ("dude", [1, 2, 3, 4]),
     ])
 
+    # word forms, as Sphinx applies them: one word to one takes a blend
+    # token's variant or part too, several words take plain words only
+    w = uniq()
+    cur.execute(f"CREATE TABLE {w} (body TEXT) blend_chars='&' "
+                f"wordforms_list='at&t > telco; t mobile > cell'")
+    cur.execute(f"INSERT INTO {w} VALUES (1, 'at&t mobile'), (2, 'telco'), (3, 'x t mobile')")
+    assert_ids_ram_and_flushed(cur, w, [
+        ("at&t", [1, 2]), ("telco", [1, 2]), ("cell", [3]), ("t mobile", [3]), ('"at&t mobile"', [1]),
+        ("mobile", [1]),
+    ])
+
     expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) blend_chars='non_cjk'", 1064,
                  r"blend_chars: 'non_cjk': expected a character, U\+hex, a range such as a..z, a mapping such as "
                  r"@->_ or a range of pairs")

@@ -1754,6 +1754,23 @@ static void test_blend_chars(void **state) {
     check_query(a, "at&t&", "at&t&@0");
     check_query(a, "&at&t&", "at&t&@0");
     analyzer_free(a);
+    {
+        /* word forms, as Sphinx applies them: a rule of one word to one
+        ** takes a variant or a part too; a rule of several words takes
+        ** runs of plain words only, never a part */
+        AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0,
+                              "at&t > telco; t mobile > cell; at t > zzz; t > tee; big at > nope", NULL, NULL, NULL,
+                              0, 0, NULL, "&", NULL, 0, 0, NULL};
+        a = mk_cfg(&cfg);
+        check_doc(a, "at&t mobile", "telco@0 at@0 tee@1 mobile@2");
+        check_doc(a, "big at&t", "big@0 telco@1 at@1 tee@2");
+        check_doc(a, "at t mobile", "zzz@0 mobile@1");
+        check_doc(a, "x t mobile t", "x@0 cell@1 tee@2");
+        check_query(a, "at&t", "telco@0");
+        check_query(a, "at&t*", "at&t@0");
+        check_query(a, "\"at&t mobile\"", "telco@0 mobile@2");
+        analyzer_free(a);
+    }
     a = mk_blend("_", "trim_all", NULL, NULL);
     check_doc(a, "some_thing _x_", "something@0 some@0 thing@1 x@2");
     check_query(a, "some_thing", "something@0");
