@@ -246,14 +246,20 @@ static int add_leaf_words(Builder *b, const FtsNode *x) {
             b->pPhrasePlace = NULL;
         }
         if (rc || !b->bStar || !fts_expand_applies(x)) return rc;
-        /* expand_keywords: the word also matched as a prefix (where the
-        ** planner expands it: one word that 'word*' may search) */
+        /* expand_keywords: the word also matched as '*word*' or 'word*'
+        ** (where the planner expands it: one word, fts_expand_star) */
         b->nLast = 0;
         rc = analyzer_run_unstemmed(b->an, x->z, (size_t)x->n, on_last, b, b->err);
-        if (rc || b->nLast == 0 || b->iLastPos > 0 || !analyzer_prefix_ok(b->an, b->aLast, b->nLast)) {
-            return rc;
-        }
-        return termlist_add(b, &b->prefixes, b->aLast, b->nLast);
+        if (rc || b->nLast == 0 || b->iLastPos > 0) return rc;
+        int star = fts_expand_star(b->an, b->aLast, b->nLast);
+        if (star == FTS_STAR_PREFIX) return termlist_add(b, &b->prefixes, b->aLast, b->nLast);
+        if (star != FTS_STAR_INFIX) return LP_OK;
+        char *z = arena_alloc(b->a, (size_t)b->nLast + 2);
+        if (!z) return lp_err_set(b->err, LP_NOMEM, "out of memory building the highlight terms");
+        z[0] = '*';
+        memcpy(z + 1, b->aLast, (size_t)b->nLast);
+        z[b->nLast + 1] = '*';
+        return termlist_add(b, &b->prefixes, z, b->nLast + 2);
     }
     /* A prefix may analyse to several words ("e-ma*"): the last one is the
     ** prefix, the ones before it are plain terms. */

@@ -3361,7 +3361,7 @@ static PlanNode *plan_wildcard(FtsQuery *q, const FtsNode *n, LpError *err) {
     if (fts_wildcard_pattern(q->a, q->an, n, &zGlob, &nGlob, &nFirst, err)) return NULL;
     Token t0 = {zGlob, nGlob, 0, 0, (uint32_t)n->n};
     TokenList one = token_list_one(&t0);
-    uint32_t qpos = take_qpos(q, &one);
+    uint32_t qpos = q->qposExpand != UINT32_MAX ? q->qposExpand : take_qpos(q, &one);
     return expand_terms(q, n, qpos, (const uint8_t *)zGlob, nFirst, zGlob, nGlob, err);
 }
 
@@ -3631,19 +3631,29 @@ static PlanNode *plan_expanded(FtsQuery *q, const FtsNode *n, const TokenList *l
         if (rc != LP_OK || !pn) return NULL;
     }
     if (q->rank.expand & FTS_EXPAND_STAR) {
-        /* only where 'word*' is allowed: plan_prefix refuses the rest */
+        /* '*word*' or 'word*', where the table's lengths allow one */
         TokenList lu = {{0}, {0}};
         int rc = analyse(q, n, 0, &lu, err);
-        int bOk = rc == LP_OK && lu.a.n == 1 && analyzer_prefix_ok(q->an, lu.a.a[0].z, lu.a.a[0].n);
+        int star = rc == LP_OK && lu.a.n == 1 ? fts_expand_star(q->an, lu.a.a[0].z, lu.a.a[0].n) : FTS_STAR_NONE;
         token_list_free(&lu);
         if (rc != LP_OK) return NULL;
-        if (bOk) {
+        if (star != FTS_STAR_NONE) {
             FtsNode x = *n;
-            x.kind = FTSN_PREFIX;
+            x.kind = star == FTS_STAR_INFIX ? FTSN_WILDCARD : FTSN_PREFIX;
+            if (star == FTS_STAR_INFIX) {
+                char *z = arena_alloc(q->a, (size_t)n->n + 3);
+                if (!z) return NULL;
+                z[0] = '*';
+                memcpy(z + 1, n->z, (size_t)n->n);
+                z[n->n + 1] = '*';
+                z[n->n + 2] = 0;
+                x.z = z;
+                x.n = n->n + 2;
+            }
             /* with exact forms the star part's terms are exact forms, the
             ** word's own among them, as in the OR written out */
             q->qposExpand = qBase;
-            pn = plan_prefix(q, &x, err);
+            pn = star == FTS_STAR_INFIX ? plan_wildcard(q, &x, err) : plan_prefix(q, &x, err);
             q->qposExpand = UINT32_MAX;
             if (!pn) return NULL;
             if (pn->kind != PN_NONE) a[k++] = pn;
@@ -3869,6 +3879,15 @@ void fts_rank_defaults(FtsRankParams *p) {
 int fts_phrase_word_is_prefix(const FtsNode *x, const Token *t) {
     return (x->kind == FTSN_PHRASE || x->kind == FTSN_QUORUM) && t->iEnd < (uint32_t)x->n &&
            x->z[t->iEnd] == '*';
+}
+
+int fts_expand_star(const Analyzer *an, const char *z, int n) {
+    int nChars = 0;
+    for (int i = 0; i < n; i++) nChars += (z[i] & 0xC0) != 0x80;
+    int nInfix = analyzer_min_infix_len(an), nPrefix = analyzer_min_prefix_len(an);
+    if (nInfix > 0 && nChars >= nInfix) return FTS_STAR_INFIX;
+    if (nPrefix > 0 && nChars >= nPrefix) return FTS_STAR_PREFIX;
+    return FTS_STAR_NONE;
 }
 
 int fts_expand_applies(const FtsNode *x) {

@@ -97,12 +97,23 @@ typedef struct FtsRankParams {
 ** also matches, in an OR at the same query position,
 **   FTS_EXPAND_EXACT  its exact form '=word' (tables with
 **                     index_exact_words='1' and stemming; else nothing),
-**   FTS_EXPAND_STAR   the terms it begins, as 'word*' would (when the word
-**                     is at least min_prefix_len long; else nothing).
+**   FTS_EXPAND_STAR   the terms that hold it, as '*word*' would, on a table
+**                     with min_infix_len where the word is at least that
+**                     long; else the terms it begins, as 'word*' would, on
+**                     a table with min_prefix_len where it is at least that
+**                     long; else nothing (fts_expand_star, as Sphinx and
+**                     Manticore expand: infixes first, and neither where
+**                     the table sets neither length).
 ** A document holding the word as written so scores above one holding only
 ** another form of it. */
 #define FTS_EXPAND_EXACT 1
 #define FTS_EXPAND_STAR 2
+
+enum { FTS_STAR_NONE = 0, FTS_STAR_PREFIX, FTS_STAR_INFIX };
+
+/* What expand_keywords' star part makes of the word z[0..n) (its
+** unstemmed term): one of FTS_STAR_*. */
+int fts_expand_star(const Analyzer *an, const char *z, int n);
 
 /* Does expand_keywords apply to leaf x: a plain word, not anchored, not
 ** written '=word' (phrases, quorums and chain operands are other kinds or

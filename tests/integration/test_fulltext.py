@@ -1242,11 +1242,20 @@ def test_html_strip(server, cur, uniq):
                  r"option 'html_strip' expects an integer from 0 to 1")
 
 
-def hand_expanded(text, mode):
+def hand_expanded(text, mode, star="prefix", min_len=1):
     """text with each plain word (not in quotes, not after - ! ^ = or @,
     not a prefix, not before $) written out as expand_keywords=mode
-    expands it: (w | =w), (w | w*) or (w | =w | w*)."""
-    parts = {"exact": "({0} | ={0})", "star": "({0} | {0}*)", "1": "({0} | ={0} | {0}*)"}[mode]
+    expands it: (w | =w), (w | w*) or (w | =w | w*); with star="infix",
+    *w* for w*; the star part only for words of at least min_len letters
+    (min_infix_len, or min_prefix_len)."""
+    def one(m):
+        w = m.group(1)
+        parts = [w]
+        if mode in ("exact", "1"):
+            parts.append("=" + w)
+        if mode in ("star", "1") and len(w) >= min_len:
+            parts.append(w + "*" if star == "prefix" else "*" + w + "*")
+        return "(" + " | ".join(parts) + ")" if len(parts) > 1 else w
     out, quoted = [], False
     for tok in re.split(r'(")', text):
         if tok == '"':
@@ -1255,8 +1264,7 @@ def hand_expanded(text, mode):
         elif quoted:
             out.append(tok)
         else:
-            out.append(re.sub(r"(?<![\w\-!^=@*])([a-z]+)(?![\w*$])",
-                              lambda m: parts.format(m.group(1)), tok))
+            out.append(re.sub(r"(?<![\w\-!^=@*])([a-z]+)(?![\w*$])", one, tok))
     return "".join(out)
 
 
@@ -1272,7 +1280,11 @@ def test_expand_keywords_is_the_written_out_or(server, cur):
     Without exact forms in the table, 'exact' adds nothing."""
     docs = exact_vocab_docs(9, 80)
     ex = make_table(server, "fts_expand", "(title TEXT, body TEXT) morphology='stem_en' "
-                    "index_exact_words='1'", docs)
+                    "index_exact_words='1' min_prefix_len='1'", docs)
+    # min_infix_len: the star part is '*word*' (as Manticore's), for words
+    # of at least that many letters
+    inf = make_table(server, "fts_expand_inf", "(title TEXT, body TEXT) morphology='stem_en' index_exact_words='1' "
+                     "min_infix_len='4'", docs)
     dflt = make_table(server, "fts_expand_dflt", "(title TEXT, body TEXT) morphology='stem_en' "
                       "index_exact_words='1' expand_keywords='exact'", docs)
     noex = make_table(server, "fts_expand_noex", "(title TEXT, body TEXT) morphology='stem_en'", docs)
@@ -1299,6 +1311,19 @@ def test_expand_keywords_is_the_written_out_or(server, cur):
                          match_weights(cur, noex, text), ("no exact forms", text))
         # stems rarely begin other terms ('run*' does: runner), exact forms often differ
         assert changed >= (3 if mode == "star" else len(EXPAND_QUERIES) - 3), (mode, changed)
+        if mode != "exact":
+            changed = 0
+            for text in EXPAND_QUERIES:
+                want = match_weights(cur, inf, hand_expanded(text, mode, "infix", 4))
+                got = match_weights(cur, inf, text, f"OPTION expand_keywords={opt}")
+                same(got, want, ("infix", mode, text))
+                changed += got != match_weights(cur, inf, text)
+            assert changed >= 3, ("infix", mode, changed)
+    # without min_prefix_len or min_infix_len there is no star part (as in
+    # Sphinx): 'star' changes nothing
+    for text in (t for t in EXPAND_QUERIES if "=" not in t):
+        same(match_weights(cur, noex, text, "OPTION expand_keywords='star'"), match_weights(cur, noex, text),
+             ("no star", text))
     # A proximity ranker sees the word and its exact form at one query
     # position: 'running cats' can still be a run of 2.
     cur.execute(f"SELECT id, EXPLAIN_SCORE() FROM {ex} WHERE MATCH('running cats') LIMIT 1 "
@@ -1307,7 +1332,7 @@ def test_expand_keywords_is_the_written_out_or(server, cur):
 
 
 def test_expand_keywords_in_writes_and_errors(server, cur, uniq):
-    t = make_table(server, uniq(), "(body TEXT) morphology='stem_en' index_exact_words='1' "
+    t = make_table(server, uniq(), "(body TEXT) morphology='stem_en' index_exact_words='1' min_prefix_len='2' "
                    "expand_keywords='star'", {1: ("catalog",), 2: ("cats",), 3: ("dog",)})
     assert sorted(match_ids(cur, t, "cat")) == [1, 2]
     # HIGHLIGHT() and CALL SNIPPETS mark what the star part found
@@ -1320,6 +1345,15 @@ def test_expand_keywords_in_writes_and_errors(server, cur, uniq):
     assert cur.fetchall() == (("a <b>catalog</b> of <b>cats</b>",),)
     cur.execute(f"DELETE FROM {t} WHERE MATCH('cat')")   # what the SELECT matched
     assert sorted(match_ids(cur, t, "")) == [3]
+    # with min_infix_len the star part is '*word*': 'cat' finds "bobcats"
+    # and HIGHLIGHT() marks it; a word shorter than min_infix_len has none
+    i = make_table(server, uniq(), "(body TEXT) min_infix_len='3' expand_keywords='star'",
+                   {1: ("bobcats",), 2: ("cat",), 3: ("ox oxen",)})
+    assert sorted(match_ids(cur, i, "cat")) == [1, 2]
+    assert sorted(match_ids(cur, i, "ox")) == [3]
+    assert sorted(match_ids(cur, i, "xen")) == [3]
+    cur.execute(f"SELECT id, HIGHLIGHT() FROM {i} WHERE MATCH('cat | ox') ORDER BY id ASC")
+    assert cur.fetchall() == ((1, "<b>bobcats</b>"), (2, "<b>cat</b>"), (3, "<b>ox</b> oxen"))
     cur.execute(f"SHOW CREATE TABLE {t}")
     assert "expand_keywords='star'" in cur.fetchall()[0][1]
     for bad in ("2", "'exactly'", "'exact,'", "-1"):

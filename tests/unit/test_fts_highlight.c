@@ -538,7 +538,8 @@ static int setup(void **state) {
     if (analyzer_new(&cfg, &gStem, &err) != LP_OK) return -1;
     AnalyzerConfig plain = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     if (analyzer_new(&plain, &gPlain, &err) != LP_OK) return -1;
-    AnalyzerConfig zones = {NULL, NULL, 0, 0, 0, 1, NULL, 0, NULL, 0, "z*", 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+    /* min_prefix_len 1: expand_keywords' star part is 'word*' */
+    AnalyzerConfig zones = {NULL, NULL, 1, 0, 0, 1, NULL, 0, NULL, 0, "z*", 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     if (analyzer_new(&zones, &gZones, &err) != LP_OK) return -1;
     arena_init(&gArena, 0);
     return 0;
