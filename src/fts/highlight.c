@@ -9,11 +9,13 @@
 ** Text side, in three steps:
 **   1. Words. analyzer_run_unstemmed() lists every word of the text with
 **      its byte and character offsets, and marks the ones a prefix (or,
-**      for an unstemmed analyzer, a term) matches. With stemming or word
-**      forms, a second run, analyzer_run(), gives the terms of the same
-**      words (the stop words left out), matched to the list by start
-**      offset; a word form's term marks every word of its source. Stop
-**      words cannot match: the query side dropped them too.
+**      for an unstemmed analyzer, a term) matches. With stemming, word
+**      forms or blend characters, a second run, analyzer_run(), gives the
+**      terms of the same words (the stop words left out), each matched to
+**      the word that holds its first byte (a blend token's forms and parts
+**      are inside its one word); a word form's term marks every word of
+**      its source. Stop words cannot match: the query side dropped them
+**      too.
 **   2. Candidates. Each marked word opens a window of `around` words on
 **      both sides; a window that touches the previous one joins it while
 **      the joined span still fits in `limit`.
@@ -655,15 +657,24 @@ static int on_word(void *ctx, const Token *t) {
     return LP_OK;
 }
 
+/* The second run's term t: matched to the first word its bytes overlap.
+** That is the word that starts where it does, but for a blend token's
+** forms and parts (trim_head's "at&t" in "&at&t", the part "t"), which lie
+** in the one word the first run gives for the token (itself one of its
+** forms, so trim_tail's "@dude" starts before trim_head's "dude!"), in no
+** order among themselves. */
 static int on_stemmed(void *ctx, const Token *t) {
     Hl *h = ctx;
-    while (h->iCur < (int)h->words.n && h->words.a[h->iCur].iStart < t->iStart)
+    int n = (int)h->words.n;
+    while (h->iCur + 1 < n && h->words.a[h->iCur + 1].iStart <= t->iStart)
         h->iCur++;
-    if (h->iCur < (int)h->words.n && h->words.a[h->iCur].iStart == t->iStart) {
+    int k0 = h->iCur;
+    if (k0 < n && h->words.a[k0].iEnd <= t->iStart) k0++;
+    if (k0 < n && h->words.a[k0].iStart < t->iEnd && t->iStart < h->words.a[k0].iEnd) {
         int id = term_find(h->q, t->z, t->n);
         if (id >= 0 && VEC_PUSH(&h->toks, ((HlTok){id, t->iPos}))) return hl_nomem(h);
         /* a word form's term stands for every word of its source */
-        for (int k = h->iCur; k < (int)h->words.n && h->words.a[k].iStart < t->iEnd; k++) {
+        for (int k = k0; k < n && h->words.a[k].iStart < t->iEnd; k++) {
             HlWord *w = &h->words.a[k];
             if (id >= 0) w->id = id;
             if (!h->bRenumber) continue;
@@ -1260,7 +1271,7 @@ int fts_highlight(const Analyzer *an, const FtsHlQuery *q, const char *zText, si
     h.n = (uint32_t)nText;
     h.an = an;
     h.bRenumber = analyzer_renumbers(an);
-    h.bStemmed = analyzer_is_stemmed(an) || h.bRenumber;
+    h.bStemmed = analyzer_is_stemmed(an) || h.bRenumber || analyzer_has_blend(an);
     h.out = out;
     h.err = err;
 

@@ -950,6 +950,10 @@ int analyzer_renumbers(const Analyzer *a) {
     return a->pWf != NULL || a->bStopNoStep || a->bShortNoStep;
 }
 
+int analyzer_has_blend(const Analyzer *a) {
+    return a->bBlend;
+}
+
 int analyzer_has_exceptions(const Analyzer *a) {
     return a->pExc != NULL;
 }
@@ -2176,17 +2180,21 @@ static int blend_variant(const Analyzer *a, const unsigned char *p, size_t iStar
     return 0;
 }
 
-/* Hands over the variant v of a token at position iPos (the position its
-** first part takes, or would take), after what is pending: it takes no
-** position of its own, and word forms do not see it. *pbDropped: it is a
-** stop word or too short (in a query: not looked for). */
-static int blend_variant_out(RunState *s, PendRun *pr, const BlendVariant *v, uint32_t iPos, int *pbDropped) {
+/* Hands over the variant v of the token z[iStart..iEnd) (the bytes it
+** carries, whatever it trims) at position iPos (the position its first
+** part takes, or would take), after what is pending: it takes no position
+** of its own, and of the word forms only one-word rules apply (wf_one).
+** *pbDropped: it is a stop word or too short (in a query: not looked
+** for). */
+static int blend_variant_out(RunState *s, PendRun *pr, const BlendVariant *v, size_t iStart, size_t iEnd,
+                             uint32_t iPos, int *pbDropped) {
     int rc = pending_out(s, pr);
     if (rc != LP_OK) return rc;
     PendWord w;
     rc = map_term(s, s->zText, v->iFrom, v->iTo, v->bSkipBlend, &w);
     if (rc != LP_OK) return rc;
-    word_place(s, s->zText, v->iFrom, v->iTo, &w);
+    /* its bytes are the whole token's, whatever it trims */
+    word_place(s, s->zText, iStart, iEnd, &w);
     s->iPos--;
     w.iPos = iPos;
     s->bHeld = 1; /* dropped, it moves nothing */
@@ -2245,7 +2253,7 @@ static int blend_token(RunState *s, PendRun *pr, size_t iStart, size_t iEnd, con
         }
         if (bSeen) continue;
         int bDropped;
-        int rc = blend_variant_out(s, pr, &v, (uint32_t)s->iPos, &bDropped);
+        int rc = blend_variant_out(s, pr, &v, iStart, iEnd, (uint32_t)s->iPos, &bDropped);
         if (rc != LP_OK) return rc;
         if (s->mode != RUN_INDEX && !bDropped) {
             s->iPos += nParts;

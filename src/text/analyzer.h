@@ -291,6 +291,11 @@ int analyzer_has_wordforms(const Analyzer *a);
 ** (analyzer_run_unstemmed numbers every word): word forms, or a dropped
 ** word that takes no position (stopword_step or overshort_step 0)? */
 int analyzer_renumbers(const Analyzer *a);
+
+/* Has the analyzer blend characters (blend_chars)? A document's blend
+** token then gives several terms inside one word as written: its forms
+** and its parts. */
+int analyzer_has_blend(const Analyzer *a);
 /* Does the table have exceptions (a token may span several words)? */
 int analyzer_has_exceptions(const Analyzer *a);
 int analyzer_exact_words(const Analyzer *a);

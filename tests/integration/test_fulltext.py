@@ -838,10 +838,11 @@ def test_stemmed_prefixes_match_words_as_written(server, cur, uniq):
     cur.execute(f"EXPLAIN SELECT id FROM {name} WHERE MATCH('runn*')")
     plan = "\n".join(r[0] for r in cur.fetchall())
     assert 'prefix "=running"' in plan and 'prefix "=runner"' in plan, plan
-    # expand_keywords' star part expands over the exact forms too
+    # expand_keywords' star part ('*runn*': the table has min_infix_len)
+    # expands over the exact forms too
     cur.execute(f"EXPLAIN SELECT id FROM {name} WHERE MATCH('runn') OPTION expand_keywords='star'")
     plan = "\n".join(r[0] for r in cur.fetchall())
-    assert 'prefix "=running"' in plan and 'prefix "=runner"' in plan, plan
+    assert 'wildcard "=running"' in plan and 'wildcard "=runner"' in plan, plan
     # a word longer than a term: its exact form is cut as the index cuts
     # it, so a prefix as long as the word still finds it
     cur.execute(f"INSERT INTO {name} (id, title, body) VALUES (9, '{'a' * 64}', '{'b' * 70}')")
@@ -1764,6 +1765,9 @@ def test_blend_chars(cur, uniq):
         ('"one two"', [2]), ('"one @@@ two"', [1]), ("\\@dude", [1, 3]),
         ("\\@dude!", [1]), ("dude", [1, 2, 3, 4]),
     ])
+    # HIGHLIGHT() marks a token found through any of its forms or parts
+    cur.execute(f"SELECT id, HIGHLIGHT() FROM {u} WHERE MATCH('\\\\@dude') ORDER BY id ASC")
+    assert cur.fetchall() == ((1, "hi <b>@dude!</b> one @@@ two"), (3, "<b>@dude</b> rocks"))
 
     # word forms, as Sphinx applies them: one word to one takes a blend
     # token's variant or part too, several words take plain words only
@@ -1775,6 +1779,8 @@ def test_blend_chars(cur, uniq):
         ("at&t", [1, 2]), ("telco", [1, 2]), ("cell", [3]), ("t mobile", [3]), ('"at&t mobile"', [1]),
         ("mobile", [1]),
     ])
+    cur.execute(f"SELECT id, HIGHLIGHT() FROM {w} WHERE MATCH('telco | cell') ORDER BY id ASC")
+    assert cur.fetchall() == ((1, "<b>at&t</b> mobile"), (2, "<b>telco</b>"), (3, "x <b>t</b> <b>mobile</b>"))
 
     expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) blend_chars='non_cjk'", 1064,
                  r"blend_chars: 'non_cjk': expected a character, U\+hex, a range such as a..z, a mapping such as "
