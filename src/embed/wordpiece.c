@@ -168,29 +168,6 @@ static int cat_is_control(int cat) {
            cat == UTF8PROC_CATEGORY_CO;
 }
 
-static int utf8_put(uint32_t c, unsigned char *z) {
-    if (c < 0x80) {
-        z[0] = (unsigned char)c;
-        return 1;
-    }
-    if (c < 0x800) {
-        z[0] = (unsigned char)(0xC0 | (c >> 6));
-        z[1] = (unsigned char)(0x80 | (c & 0x3F));
-        return 2;
-    }
-    if (c < 0x10000) {
-        z[0] = (unsigned char)(0xE0 | (c >> 12));
-        z[1] = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
-        z[2] = (unsigned char)(0x80 | (c & 0x3F));
-        return 3;
-    }
-    z[0] = (unsigned char)(0xF0 | (c >> 18));
-    z[1] = (unsigned char)(0x80 | ((c >> 12) & 0x3F));
-    z[2] = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
-    z[3] = (unsigned char)(0x80 | (c & 0x3F));
-    return 4;
-}
-
 /* ---------------------------------------------------------- vocabulary */
 
 static inline uint32_t slot_home(uint32_t h) {
@@ -250,7 +227,7 @@ static void wordpiece(WpRun *r) {
     int nb = 0;
     for (int k = 0; k < n; k++) {
         aOff[k] = (uint16_t)nb;
-        nb += utf8_put(r->aCp[k], zW + nb);
+        nb += (int)utf8_encode(r->aCp[k], (char *)zW + nb);
     }
     aOff[n] = (uint16_t)nb;
 

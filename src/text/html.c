@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "text/html_entities.h"
+#include "text/utf8.h"
 
 static int is_alpha(unsigned char c) {
     return (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
@@ -66,29 +67,6 @@ static size_t closing_tag(const char *z, size_t n, size_t i, const char *zName, 
     return n;
 }
 
-static size_t put_utf8(char *o, uint32_t cp) {
-    if (cp < 0x80) {
-        o[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        o[0] = (char)(0xC0 | cp >> 6);
-        o[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        o[0] = (char)(0xE0 | cp >> 12);
-        o[1] = (char)(0x80 | (cp >> 6 & 0x3F));
-        o[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    o[0] = (char)(0xF0 | cp >> 18);
-    o[1] = (char)(0x80 | (cp >> 12 & 0x3F));
-    o[2] = (char)(0x80 | (cp >> 6 & 0x3F));
-    o[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
 static int entity_cmp(const void *pKey, const void *pEnt) {
     const char *zKey = pKey;
     const HtmlEntity *e = pEnt;
@@ -137,7 +115,7 @@ static void put_value(const char *z, size_t i, size_t e, char *o, size_t *pm) {
         size_t end = 0;
         int64_t cp = z[i] == '&' ? reference_at(z, e, i, &end) : -1;
         if (cp >= 0) {
-            m += put_utf8(o + m, (uint32_t)cp);
+            m += utf8_encode((uint32_t)cp, o + m);
             i = end;
         } else {
             o[m++] = z[i++];
@@ -230,7 +208,7 @@ void html_strip_zones(const char *z, size_t n, const char *const *azRemove,
                 o[m++] = '&';
                 i++;
             } else {
-                m += put_utf8(o + m, (uint32_t)cp);
+                m += utf8_encode((uint32_t)cp, o + m);
                 i = end;
             }
             continue;

@@ -69,3 +69,26 @@ size_t utf8_floor(const char *z, size_t n) {
     if ((size_t)want == back + 1) return n; /* complete character */
     return k - 1;                          /* drop the incomplete one */
 }
+
+size_t utf8_encode(uint32_t cp, char *z) {
+    if (cp < 0x80) {
+        z[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        z[0] = (char)(0xC0 | cp >> 6);
+        z[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        z[0] = (char)(0xE0 | cp >> 12);
+        z[1] = (char)(0x80 | (cp >> 6 & 0x3F));
+        z[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    z[0] = (char)(0xF0 | cp >> 18);
+    z[1] = (char)(0x80 | (cp >> 12 & 0x3F));
+    z[2] = (char)(0x80 | (cp >> 6 & 0x3F));
+    z[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}

@@ -20,6 +20,10 @@ int64_t utf8_check(const char *z, size_t n);
 ** (or n is 0). */
 int utf8_decode(const unsigned char *z, size_t n, uint32_t *pCp);
 
+/* Writes the character cp (at most U+10FFFF, not a surrogate) as UTF-8
+** at z (room for 4 bytes); its length in bytes (1..4). */
+size_t utf8_encode(uint32_t cp, char *z);
+
 /* The largest k <= n such that z[0..k) does not end inside a multi-byte
 ** character (for cutting text without splitting a character). */
 size_t utf8_floor(const char *z, size_t n);

@@ -2307,22 +2307,6 @@ static int to_cps(const char *z, uint32_t *a) {
     return n;
 }
 
-static size_t utf8_put(char *z, uint32_t cp) {
-    if (cp < 0x80) {
-        z[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        z[0] = (char)(0xC0 | (cp >> 6));
-        z[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    z[0] = (char)(0xE0 | (cp >> 12));
-    z[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    z[2] = (char)(0x80 | (cp & 0x3F));
-    return 3;
-}
-
 static void test_edit_distance(void **state) {
     (void)state;
     static const struct {
@@ -2376,7 +2360,7 @@ static void test_edit_distance(void **state) {
         for (int j = 0; j < nb; j++) {
             seed = seed * 1103515245u + 12345u;
             b[j] = aAlpha[(seed >> 8) % (unsigned)nAlpha];
-            nz += utf8_put(zb + nz, b[j]);
+            nz += utf8_encode(b[j], zb + nz);
         }
         int ref = ref_distance(a, na, b, nb);
         int max = iter % 3 == 0 ? EDIT_WORD_MAX : iter % 7;
