@@ -19,7 +19,7 @@ CMAKE_FLAGS  ?=
 
 .PHONY: all deps build build-asan build-fuzz run test unit integration \
         fuzz-smoke fuzz bench-server bench-fulltext bench-vector clean help lint \
-        ort models bench-embed bench-storage bench-scan bench-zones bench-analysis bench-wildcards bench-wildcards2 bench-wildcards-stem bench-parity tsan
+        ort models bench-embed bench-storage bench-scan bench-zones bench-suggest bench-analysis bench-wildcards bench-wildcards2 bench-wildcards-stem bench-parity tsan
 
 all: build
 
@@ -108,6 +108,12 @@ bench-analysis: build
 bench-zones: build
 	@scripts/install-deps.sh bench
 	@$(PYTHON) bench/fulltext/zones.py
+
+# CALL SUGGEST on SciFact's dictionary (docs/benchmarks/suggest.md); with
+# BASELINE=path/to/loupe, that build timed beside this one in the same run.
+bench-suggest: build
+	@scripts/install-deps.sh bench
+	@$(PYTHON) bench/fulltext/suggest.py $(if $(BASELINE),--baseline $(BASELINE))
 
 # Infix wildcards (`*abcd*`, `*abcde`) on SciFact, loupe next to Sphinx's
 # dict=keywords infix index, over the MySQL protocol.
