@@ -216,6 +216,36 @@ static int phrase_is_placed(const Builder *b, const FtsNode *x) {
     return 1;
 }
 
+/* expand_keywords: the plain words of word or phrase x also matched as
+** '*word*' or 'word*' (where the planner expands them, fts_expand_star):
+** not a phrase's prefixes, nor words written '=word'. */
+static int add_star_words(Builder *b, const FtsNode *x) {
+    TokenList l = {{0}, {0}};
+    int rc = analyzer_collect(b->an, x->z, (size_t)x->n, ANALYZE_UNSTEMMED, &l, b->err);
+    for (size_t i = 0; rc == LP_OK && i < l.a.n; i++) {
+        const Token *t = &l.a.a[i];
+        if ((t->iEnd < (uint32_t)x->n && x->z[t->iEnd] == '*') || (t->iStart > 0 && x->z[t->iStart - 1] == '=')) {
+            continue;
+        }
+        int star = fts_expand_star(b->an, t->z, t->n);
+        if (star == FTS_STAR_PREFIX) {
+            rc = termlist_add(b, &b->prefixes, t->z, t->n);
+        } else if (star == FTS_STAR_INFIX) {
+            char *z = arena_alloc(b->a, (size_t)t->n + 2);
+            if (!z) {
+                rc = lp_err_set(b->err, LP_NOMEM, "out of memory building the highlight terms");
+                break;
+            }
+            z[0] = '*';
+            memcpy(z + 1, t->z, (size_t)t->n);
+            z[t->n + 1] = '*';
+            rc = termlist_add(b, &b->prefixes, z, t->n + 2);
+        }
+    }
+    token_list_free(&l);
+    return rc == LP_NOMEM && !b->err->code ? lp_err_set(b->err, LP_NOMEM, "out of memory") : rc;
+}
+
 /* Adds leaf x's terms (see add_leaf). */
 static int add_leaf_words(Builder *b, const FtsNode *x) {
     if (x->kind == FTSN_WILDCARD) {
@@ -247,21 +277,9 @@ static int add_leaf_words(Builder *b, const FtsNode *x) {
             }
             b->pPhrasePlace = NULL;
         }
-        if (rc || !b->bStar || !fts_expand_applies(x)) return rc;
-        /* expand_keywords: the word also matched as '*word*' or 'word*'
-        ** (where the planner expands it: one word, fts_expand_star) */
-        b->nLast = 0;
-        rc = analyzer_run_unstemmed(b->an, x->z, (size_t)x->n, on_last, b, b->err);
-        if (rc || b->nLast == 0 || b->iLastPos > 0) return rc;
-        int star = fts_expand_star(b->an, b->aLast, b->nLast);
-        if (star == FTS_STAR_PREFIX) return termlist_add(b, &b->prefixes, b->aLast, b->nLast);
-        if (star != FTS_STAR_INFIX) return LP_OK;
-        char *z = arena_alloc(b->a, (size_t)b->nLast + 2);
-        if (!z) return lp_err_set(b->err, LP_NOMEM, "out of memory building the highlight terms");
-        z[0] = '*';
-        memcpy(z + 1, b->aLast, (size_t)b->nLast);
-        z[b->nLast + 1] = '*';
-        return termlist_add(b, &b->prefixes, z, b->nLast + 2);
+        if (rc || !b->bStar) return rc;
+        if (x->kind == FTSN_PHRASE ? x->anchor || x->bExact : !fts_expand_applies(x)) return LP_OK;
+        return add_star_words(b, x);
     }
     /* A prefix may analyse to several words ("e-ma*"): the last one is the
     ** prefix, the ones before it are plain terms. */

@@ -138,7 +138,19 @@ typedef struct WordExp {
     const char *zGlob;  /* a wildcard's pattern (fts_wildcard_pattern), or
                         ** NULL: a prefix */
     int nGlob;
+    /* expand_keywords in a phrase (phrase_expansions): the word's own term
+    ** and its exact form (either may be NULL) beside the star part's terms
+    ** (zPre; NULL: none) */
+    const char *zSelf;
+    int nSelf;
+    const char *zExact;
+    int nExact;
 } WordExp;
+
+/* Does e make its word stand for several terms? */
+static int wexp_used(const WordExp *e) {
+    return e->zPre || e->zSelf;
+}
 
 /* PlanNode.iSp */
 enum { SP_NONE = 0, SP_SENTENCE, SP_PARAGRAPH };
@@ -2512,18 +2524,32 @@ static PlanNode *phrase_pn(FtsQuery *q, int f, const Token *a, const WordExp *aE
     if (!pn->aKey || !pn->anKey || !pn->aQPos || !pn->aInfo) return NULL;
     *pbAll = 1;
     for (int i = 0; i < k; i++) {
-        const WordExp *e = aExp && aExp[i].zPre ? &aExp[i] : NULL;
+        const WordExp *e = aExp && wexp_used(&aExp[i]) ? &aExp[i] : NULL;
         FtsTermInfo info;
         pn->aQPos[i] = a[i].iPos;
         if (e) {
-            /* its key is its pattern ("wor*"), which no term is: words
+            /* its key is its pattern ("wor*"; an expanded word's, its term
+            ** and its pattern: "run|*running*"), which no term is: words
             ** compare by key (a proximity phrase's repeats) */
             PhraseAlt *aAlt = (PhraseAlt *)pn->aAlt;
             if (!aAlt && !(pn->aAlt = aAlt = arena_zalloc(q->a, sizeof(PhraseAlt) * (size_t)k))) return NULL;
-            int nId = e->zGlob ? e->nGlob : e->nPre + 1;
-            uint8_t *key = make_key(q->a, f, e->zGlob ? e->zGlob : e->zPre, nId);
-            if (!key) return NULL;
-            if (!e->zGlob) key[nId] = '*';
+            uint8_t *key;
+            int nId;
+            if (e->zSelf) {
+                const char *zStar = e->zGlob ? e->zGlob : e->zPre;
+                int nStar = e->zGlob ? e->nGlob : e->zPre ? e->nPre + 1 : 0;
+                nId = e->nSelf + (nStar ? 1 + nStar : 0);
+                if (!(key = make_key(q->a, f, e->zSelf, nId))) return NULL;
+                if (nStar) {
+                    key[1 + e->nSelf] = '|';
+                    memcpy(key + 2 + e->nSelf, zStar, (size_t)nStar);
+                    if (!e->zGlob) key[nId] = '*';
+                }
+            } else {
+                nId = e->zGlob ? e->nGlob : e->nPre + 1;
+                if (!(key = make_key(q->a, f, e->zGlob ? e->zGlob : e->zPre, nId))) return NULL;
+                if (!e->zGlob) key[nId] = '*';
+            }
             pn->aKey[i] = key;
             pn->anKey[i] = nId + 1;
             if (expand_word(q, f, e, &aAlt[i], &info, err)) return NULL;
@@ -3391,17 +3417,37 @@ static int alt_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *i
     return 0;
 }
 
+/* Adds the term z[0..n) of field f to alt when the field has it and alt
+** has it not yet. */
+static int alt_add_term(FtsQuery *q, int f, const char *z, int n, PhraseAlt *alt, LpError *err) {
+    uint8_t *key = make_key(q->a, f, z, n);
+    if (!key) return lp_err_set(err, LP_NOMEM, "out of memory");
+    for (int i = 0; i < alt->n; i++) {
+        if (alt->a[i].nKey == n + 1 && memcmp(alt->a[i].key, key, (size_t)n + 1) == 0) return LP_OK;
+    }
+    FtsTermInfo info;
+    if (lookup(q, key, n + 1, &info, err)) return err->code;
+    if (info.df == 0) return LP_OK;
+    AltTerm *a = arena_grow(q->a, alt->a, alt->n, &alt->cap, sizeof(AltTerm), 8);
+    if (!a) return lp_err_set(err, LP_NOMEM, "out of memory");
+    alt->a = a;
+    alt->a[alt->n++] = (AltTerm){key, n + 1, info};
+    return LP_OK;
+}
+
 /* The terms of field f that the prefix or wildcard word e stands for, at
-** most nExpansionLimit (a cut is reported in the query's stats), into
-** *alt; *pInfo: what a list of all of them would hold (df at most the
-** documents). LP_OK or an error. */
+** most nExpansionLimit (a cut is reported in the query's stats), and for
+** an expanded word its own term and exact form, into *alt; *pInfo: what a
+** list of all of them would hold (df at most the documents). LP_OK or an
+** error. */
 static int expand_word(FtsQuery *q, int f, const WordExp *e, PhraseAlt *alt, FtsTermInfo *pInfo,
                        LpError *err) {
     FtsFieldSet one;
     memset(&one, 0, sizeof(one));
     one.a[f >> 6] = (uint64_t)1 << (f & 63);
     AltScan x = {q, e, alt, 0};
-    int rc = scan_fields(q->src, q->an, &one, e->zPre, e->nPre, e->zGlob, e->nGlob, NULL, alt_key, &x, err);
+    int rc = e->zPre ? scan_fields(q->src, q->an, &one, e->zPre, e->nPre, e->zGlob, e->nGlob, NULL, alt_key, &x, err)
+                     : LP_OK;
     if (rc != LP_OK) {
         return rc == LP_NOMEM ? lp_err_set(err, LP_NOMEM, "out of memory expanding a %s",
                                            e->zGlob ? "wildcard" : "prefix")
@@ -3409,6 +3455,9 @@ static int expand_word(FtsQuery *q, int f, const WordExp *e, PhraseAlt *alt, Fts
     }
     q->st.nExpanded += alt->n;
     q->st.bExpansionCapped |= x.bCapped;
+    /* an expanded word: its own term and exact form too (once) */
+    if (e->zSelf && alt_add_term(q, f, e->zSelf, e->nSelf, alt, err)) return err->code;
+    if (e->zExact && alt_add_term(q, f, e->zExact, e->nExact, alt, err)) return err->code;
     memset(pInfo, 0, sizeof(*pInfo));
     uint64_t df = 0;
     for (int i = 0; i < alt->n; i++) {
@@ -3417,6 +3466,88 @@ static int expand_word(FtsQuery *q, int f, const WordExp *e, PhraseAlt *alt, Fts
     }
     pInfo->df = df < q->src->nDocs ? (uint32_t)df : q->src->nDocs;
     pInfo->nEarlier = FTS_EARLIER_UNKNOWN;
+    return LP_OK;
+}
+
+static char *arena_copy(Arena *a, const char *z, int n) {
+    char *c = arena_alloc(a, (size_t)n + 1);
+    if (c) {
+        memcpy(c, z, (size_t)n);
+        c[n] = 0;
+    }
+    return c;
+}
+
+/* expand_keywords over the words l of phrase n (or of a word that
+** analyses to several, "hello-world"), as Sphinx expands them: each plain
+** word (not a prefix, not written '=word') stands at its place for its own
+** term, its exact form ('exact', on a table with exact forms) and the
+** terms of its star part ('star': '*word*' or 'word*', fts_expand_star),
+** where it has more than its own term. Into *paExp (allocated when NULL),
+** beside phrase_prefixes' entries. */
+static int phrase_expansions(FtsQuery *q, const FtsNode *n, const TokenList *l, WordExp **paExp,
+                             LpError *err) {
+    int bExact = (q->rank.expand & FTS_EXPAND_EXACT) && analyzer_has_exact_forms(q->an) && !n->bExact;
+    int bStar = (q->rank.expand & FTS_EXPAND_STAR) != 0;
+    for (size_t i = 0; i < l->a.n; i++) {
+        const Token *t = &l->a.a[i];
+        if ((*paExp && (*paExp)[i].zPre) || t->n == 0 || t->z[0] == ANALYZER_EXACT_MARK) continue;
+        const char *zWord = n->z + t->iStart;
+        size_t nWord = t->iEnd - t->iStart;
+        if (nWord == 0 || zWord[0] == ANALYZER_EXACT_MARK || (t->iStart > 0 && zWord[-1] == '=')) continue;
+        TokenList lu = {{0}, {0}};
+        int rc = analyzer_collect(q->an, zWord, nWord, ANALYZE_UNSTEMMED, &lu, err);
+        if (rc == LP_NOMEM) return lp_err_set(err, LP_NOMEM, "out of memory analysing the query");
+        int star = rc == LP_OK && lu.a.n == 1 && bStar ? fts_expand_star(q->an, lu.a.a[0].z, lu.a.a[0].n)
+                                                       : FTS_STAR_NONE;
+        WordExp e;
+        memset(&e, 0, sizeof(e));
+        if (star == FTS_STAR_PREFIX) {
+            if (!(e.zPre = arena_copy(q->a, lu.a.a[0].z, lu.a.a[0].n))) rc = LP_NOMEM;
+            e.nPre = lu.a.a[0].n;
+        } else if (star == FTS_STAR_INFIX) {
+            char *z = arena_alloc(q->a, (size_t)lu.a.a[0].n + 3);
+            if (!z) {
+                rc = LP_NOMEM;
+            } else {
+                z[0] = '*';
+                memcpy(z + 1, lu.a.a[0].z, (size_t)lu.a.a[0].n);
+                z[lu.a.a[0].n + 1] = '*';
+                z[lu.a.a[0].n + 2] = 0;
+                e.zGlob = e.zPre = z;
+                e.nGlob = lu.a.a[0].n + 2;
+                e.nPre = 0; /* no literal start: every term of the field */
+            }
+        }
+        int bOne = rc == LP_OK && lu.a.n == 1;
+        token_list_free(&lu);
+        if (rc == LP_NOMEM) return lp_err_set(err, LP_NOMEM, "out of memory");
+        if (!bOne) continue; /* a word the table splits further: left alone */
+        if (bExact) {
+            /* "=" + the word: the query side makes its exact form */
+            char *z = arena_alloc(q->a, nWord + 2);
+            if (!z) return lp_err_set(err, LP_NOMEM, "out of memory");
+            z[0] = '=';
+            memcpy(z + 1, zWord, nWord);
+            z[nWord + 1] = 0;
+            TokenList lx = {{0}, {0}};
+            rc = analyzer_collect(q->an, z, nWord + 1, ANALYZE_QUERY, &lx, err);
+            if (rc == LP_NOMEM) return lp_err_set(err, LP_NOMEM, "out of memory analysing the query");
+            if (rc == LP_OK && lx.a.n == 1 && lx.a.a[0].z[0] == ANALYZER_EXACT_MARK) {
+                if (!(e.zExact = arena_copy(q->a, lx.a.a[0].z, lx.a.a[0].n))) rc = LP_NOMEM;
+                e.nExact = lx.a.a[0].n;
+            }
+            token_list_free(&lx);
+            if (rc == LP_NOMEM) return lp_err_set(err, LP_NOMEM, "out of memory");
+        }
+        if (!e.zPre && !e.zExact) continue;
+        if (!(e.zSelf = arena_copy(q->a, t->z, t->n))) return lp_err_set(err, LP_NOMEM, "out of memory");
+        e.nSelf = t->n;
+        if (!*paExp && !(*paExp = arena_zalloc(q->a, sizeof(WordExp) * l->a.n))) {
+            return lp_err_set(err, LP_NOMEM, "out of memory");
+        }
+        (*paExp)[i] = e;
+    }
     return LP_OK;
 }
 
@@ -3459,7 +3590,7 @@ static int phrase_prefixes(FtsQuery *q, const FtsNode *n, const TokenList *l, Wo
         }
         memcpy(z, u->z, (size_t)u->n);
         z[u->n] = 0;
-        (*paExp)[i] = (WordExp){z, u->n, NULL, 0};
+        (*paExp)[i] = (WordExp){z, u->n, NULL, 0, NULL, 0, NULL, 0};
         token_list_free(&lu);
     }
     return LP_OK;
@@ -3492,7 +3623,7 @@ static int operand_words(FtsQuery *q, const FtsNode *x, TokenList *l, WordExp **
         }
         l->a.a[0].iPos = 0;
         if (!(*paExp = arena_alloc(q->a, sizeof(WordExp)))) return lp_err_set(err, LP_NOMEM, "out of memory");
-        **paExp = (WordExp){zPre, nPre, zGlob, nGlob};
+        **paExp = (WordExp){zPre, nPre, zGlob, nGlob, NULL, 0, NULL, 0};
         return LP_OK;
     }
     if (analyse(q, x, 1, l, err)) return err->code;
@@ -3692,8 +3823,10 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
             return NULL;
         }
         PlanNode *pn = NULL;
-        WordExp *aExp = NULL; /* a phrase's prefixes ("hello wor*") */
-        if (n->kind == FTSN_PHRASE && phrase_prefixes(q, n, &l, &aExp, err)) {
+        WordExp *aExp = NULL; /* a phrase's prefixes ("hello wor*") and expanded words */
+        if ((n->kind == FTSN_PHRASE && phrase_prefixes(q, n, &l, &aExp, err)) ||
+            (q->rank.expand && l.a.n > 1 && !n->anchor && !q->nNotDepth &&
+             phrase_expansions(q, n, &l, &aExp, err))) {
             token_list_free(&l);
             return NULL;
         }

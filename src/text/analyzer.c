@@ -435,6 +435,7 @@ static int stem_get(int iLang, struct sb_stemmer **ppStem, StemMemoTable **ppMem
     }
     c->apStem[iLang] = *ppStem = pStem;
     c->aMemo[iLang] = (StemMemoTable){a, STEM_MEMO_MIN_BITS, 0};
+    lp_prefault(a, sizeof(StemMemo) << STEM_MEMO_MIN_BITS);
     *ppMemo = &c->aMemo[iLang];
     return LP_OK;
 }
@@ -1358,6 +1359,8 @@ static int memo_is(const StemMemo *e, const char *z, int n) {
 ** first. */
 static void memo_grow(StemMemoTable *m) {
     int nBits = m->nBits + 1;
+    /* the pages about to be written, in one call rather than a fault each */
+    lp_prefault(m->a, sizeof(StemMemo) << nBits);
     for (size_t i = (size_t)1 << (m->nBits - 1); i-- > 0;) {
         StemMemo e[2] = {m->a[2 * i], m->a[2 * i + 1]};
         m->a[2 * i].nWord = m->a[2 * i + 1].nWord = 0;

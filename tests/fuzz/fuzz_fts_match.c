@@ -17,8 +17,9 @@
 ** query.
 **
 ** A parsed query is then planned and run against a small in-memory index
-** of documents over the words a, b, c, x, y and hello (so the fuzzer's
-** words match; stemmed, with exact forms): every match in order, the top 5, the plan text and the
+** of documents over the words a, b, c, x, y and hello and the blend tokens
+** x&y and & (so the fuzzer's words match; stemmed, with exact forms, '&' a
+** blend character): every match in order, the top 5, the plan text and the
 ** score breakdown of the best hit. Planning may refuse a query
 ** (LP_BADINPUT, with a message); running may not fail, the top 5 must be
 ** matches, and their number min(5, matches). The ranker (each of them,
@@ -151,12 +152,15 @@ static char g_azText[HL_DOCS][3][1024]; /* the fields of the first documents, as
 
 /* 40 documents of 0..29 words per field, from a fixed generator. */
 static void build_index(void) {
-    static const char *const azWord[] = {"a", "b", "c", "x", "y", "hello"};
+    static const char *const azWord[] = {"a", "b", "c", "x", "y", "hello", "x&y", "&"};
     LpError err;
     /* Stemmed, with exact forms, so '=word' is planned too (the stems of
     ** these words are the words), with sentences and paragraphs, and HTML
     ** zones h1.. and th (ZONE:). */
     AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 1, 1, NULL, 1, NULL, 0, "h*, th", 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL}; /* wildcards planned too */
+    /* blend tokens ("x&y": forms inside one word, for HIGHLIGHT()) */
+    cfg.zBlendChars = "&";
+    cfg.zBlendMode = "trim_none, trim_head";
     if (analyzer_new(&cfg, &g_an, &err)) abort();
     g_mem = fts_mem_new(3);
     if (!g_mem) abort();

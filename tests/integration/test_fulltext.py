@@ -1355,6 +1355,18 @@ def test_expand_keywords_in_writes_and_errors(server, cur, uniq):
     assert sorted(match_ids(cur, i, "xen")) == [3]
     cur.execute(f"SELECT id, HIGHLIGHT() FROM {i} WHERE MATCH('cat | ox') ORDER BY id ASC")
     assert cur.fetchall() == ((1, "<b>bobcats</b>"), (2, "<b>cat</b>"), (3, "<b>ox</b> oxen"))
+    # the words of a phrase (and of a word the table splits, 'hello-world')
+    # are expanded at their places too, as Sphinx expands them
+    p = make_table(server, uniq(), "(body TEXT) min_infix_len='3' expand_keywords='star'",
+                   {1: ("hello worldly",), 2: ("hellos world",), 3: ("hello there world",), 4: ("world hello",),
+                    5: ("othello worlds apart",)})
+    for text, want in (('"hello world"', [1, 2, 5]), ("hello-world", [1, 2, 5]), ('"hello world"~2', [1, 2, 3, 4, 5]),
+                       ('"hello wor*"', [1, 2, 5]), ('"=hello world"', [1])):
+        assert sorted(match_ids(cur, p, text)) == want, text
+    assert sorted(match_ids(cur, p, '"hello world"', "OPTION expand_keywords=0")) == []
+    cur.execute(f"SELECT id, HIGHLIGHT() FROM {p} WHERE MATCH('\"hello world\"') ORDER BY id ASC")
+    assert cur.fetchall() == ((1, "<b>hello</b> <b>worldly</b>"), (2, "<b>hellos</b> <b>world</b>"),
+                              (5, "<b>othello</b> <b>worlds</b> apart"))
     cur.execute(f"SHOW CREATE TABLE {t}")
     assert "expand_keywords='star'" in cur.fetchall()[0][1]
     for bad in ("2", "'exactly'", "'exact,'", "-1"):
