@@ -2536,15 +2536,19 @@ static PlanNode *phrase_pn(FtsQuery *q, int f, const Token *a, const WordExp *aE
             uint8_t *key;
             int nId;
             if (e->zSelf) {
+                /* the pattern's bytes (a prefix's and its '*') after "self|" */
                 const char *zStar = e->zGlob ? e->zGlob : e->zPre;
                 int nStar = e->zGlob ? e->nGlob : e->zPre ? e->nPre + 1 : 0;
                 nId = e->nSelf + (nStar ? 1 + nStar : 0);
-                if (!(key = make_key(q->a, f, e->zSelf, nId))) return NULL;
+                char *zId = arena_alloc(q->a, (size_t)nId + 1);
+                if (!zId) return NULL;
+                memcpy(zId, e->zSelf, (size_t)e->nSelf);
                 if (nStar) {
-                    key[1 + e->nSelf] = '|';
-                    memcpy(key + 2 + e->nSelf, zStar, (size_t)nStar);
-                    if (!e->zGlob) key[nId] = '*';
+                    zId[e->nSelf] = '|';
+                    memcpy(zId + e->nSelf + 1, zStar, (size_t)(e->zGlob ? nStar : nStar - 1));
+                    if (!e->zGlob) zId[nId - 1] = '*';
                 }
+                if (!(key = make_key(q->a, f, zId, nId))) return NULL;
             } else {
                 nId = e->zGlob ? e->nGlob : e->nPre + 1;
                 if (!(key = make_key(q->a, f, e->zGlob ? e->zGlob : e->zPre, nId))) return NULL;
