@@ -178,6 +178,9 @@ ca
 "hello world"
 "hello wor"
 "big day"~3
+"cat big day"/2
+cat NEAR/2 dog
+hello << world
 """
 
 # Blend characters (table b): tokens that hold them, tokens of them only

@@ -216,7 +216,7 @@ static int phrase_is_placed(const Builder *b, const FtsNode *x) {
     return 1;
 }
 
-/* expand_keywords: the plain words of word or phrase x also matched as
+/* expand_keywords: the plain words of word, phrase or quorum x also matched as
 ** '*word*' or 'word*' (where the planner expands them, fts_expand_star):
 ** not a phrase's prefixes, nor words written '=word'. */
 static int add_star_words(Builder *b, const FtsNode *x) {
@@ -278,7 +278,9 @@ static int add_leaf_words(Builder *b, const FtsNode *x) {
             b->pPhrasePlace = NULL;
         }
         if (rc || !b->bStar) return rc;
-        if (x->kind == FTSN_PHRASE ? x->anchor || x->bExact : !fts_expand_applies(x)) return LP_OK;
+        if (x->kind == FTSN_PHRASE || x->kind == FTSN_QUORUM ? x->anchor || x->bExact : !fts_expand_applies(x)) {
+            return LP_OK;
+        }
         return add_star_words(b, x);
     }
     /* A prefix may analyse to several words ("e-ma*"): the last one is the

@@ -2735,6 +2735,11 @@ static void sort_by_cost(Arena *ar, PlanNode **a, int n);
 static void keep_keywords(FtsQuery *q, PlanNode *pn);
 static int phrase_prefixes(FtsQuery *q, const FtsNode *n, const TokenList *l, WordExp **paExp,
                            LpError *err);
+static int phrase_expansions(FtsQuery *q, const FtsNode *n, const TokenList *l, WordExp **paExp,
+                             LpError *err);
+static PlanNode *plan_expanded(FtsQuery *q, const FtsNode *n, const TokenList *l, uint32_t qBase,
+                               LpError *err);
+static char *arena_copy(Arena *a, const char *z, int n);
 static int operand_words(FtsQuery *q, const FtsNode *x, TokenList *l, WordExp **paExp, LpError *err);
 static PlanNode *expand_terms(FtsQuery *q, const FtsNode *n, uint32_t qpos, const uint8_t *pre,
                               int nPre, const char *zGlob, int nGlob, LpError *err);
@@ -2745,6 +2750,8 @@ static PlanNode *plan_quorum(FtsQuery *q, const FtsNode *n, int *pbDropped, LpEr
     PlanNode *res = NULL;
     WordExp *aExp; /* its prefixes ("a b*"/1), or NULL */
     if (analyse(q, n, 1, &l, err) || phrase_prefixes(q, n, &l, &aExp, err)) goto done;
+    /* expand_keywords: its plain words, each planned as one outside it */
+    int bExpand = q->rank.expand && !q->nNotDepth && !n->bExact;
     uint32_t qBase = take_qpos(q, &l);
     int nWord = 0;
     for (size_t i = 0; i < l.a.n; i++) {
@@ -2778,8 +2785,25 @@ static PlanNode *plan_quorum(FtsQuery *q, const FtsNode *n, int *pbDropped, LpEr
     for (int i = 0; i < nWord; i++) {
         TokenList one = token_list_one(&l.a.a[i]);
         const WordExp *e = aExp && aExp[i].zPre ? &aExp[i] : NULL;
-        PlanNode *g = e ? expand_terms(q, n, qBase + l.a.a[i].iPos, (const uint8_t *)e->zPre, e->nPre, NULL, 0, err)
-                        : plan_words(q, n, &one, NULL, QT_TERM, 0, 0, n->nPosLimit, n->pZones, qBase, err);
+        const Token *t = &l.a.a[i];
+        PlanNode *g;
+        if (e) {
+            g = expand_terms(q, n, qBase + t->iPos, (const uint8_t *)e->zPre, e->nPre, NULL, 0, err);
+        } else if (bExpand && t->n > 0 && t->z[0] != ANALYZER_EXACT_MARK && !(t->iStart > 0 && n->z[t->iStart - 1] == '=')) {
+            /* the word alone, as a node of its own text */
+            FtsNode x = *n;
+            x.kind = FTSN_TERM;
+            x.z = arena_copy(q->a, n->z + t->iStart, (int)(t->iEnd - t->iStart));
+            x.n = (int)(t->iEnd - t->iStart);
+            x.anchor = 0;
+            x.bExact = 0;
+            Token t0 = *t;
+            t0.iPos = 0;
+            TokenList one0 = token_list_one(&t0);
+            g = x.z ? plan_expanded(q, &x, &one0, qBase + t->iPos, err) : NULL;
+        } else {
+            g = plan_words(q, n, &one, NULL, QT_TERM, 0, 0, n->nPosLimit, n->pZones, qBase, err);
+        }
         if (!g) goto nomem;
         if (g->kind != PN_NONE) a[nPresent++] = g;
     }
@@ -2859,6 +2883,13 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
     for (int c = 0; c < n->nChild; c++) {
         if (operand_words(q, n->aChild[c], &aL[c], &aaExp[c], err)) goto out;
         int bNeg = n->bNotNear && c == 1; /* NOTNEAR's second operand is no keyword */
+        /* expand_keywords: an operand's plain words, as a phrase's (NOTNEAR's
+        ** second too: what is near is any of its forms) */
+        const FtsNode *x = n->aChild[c];
+        if (q->rank.expand && !q->nNotDepth && (x->kind == FTSN_TERM || x->kind == FTSN_PHRASE) &&
+            phrase_expansions(q, x, &aL[c], &aaExp[c], err)) {
+            goto out;
+        }
         q->nNotDepth += bNeg;
         aOpBase[c] = take_qpos(q, &aL[c]);
         q->nNotDepth -= bNeg;
@@ -2924,7 +2955,7 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
         for (int c = 0; c < n->nChild; c++) {
             if (aL[c].a.n) qBase = aOpBase[c];
         }
-        if (nTok == 1 && aExp && !nOneLimit && !pZones) {
+        if (nTok == 1 && aExp && aExp[0].zPre && !aExp[0].zSelf && !nOneLimit && !pZones) {
             /* a prefix or wildcard alone: as it is outside a chain */
             res = expand_terms(q, n, qBase, (const uint8_t *)aExp[0].zPre, aExp[0].nPre, aExp[0].zGlob,
                                aExp[0].nGlob, err);

@@ -1361,7 +1361,10 @@ def test_expand_keywords_in_writes_and_errors(server, cur, uniq):
                    {1: ("hello worldly",), 2: ("hellos world",), 3: ("hello there world",), 4: ("world hello",),
                     5: ("othello worlds apart",)})
     for text, want in (('"hello world"', [1, 2, 5]), ("hello-world", [1, 2, 5]), ('"hello world"~2', [1, 2, 3, 4, 5]),
-                       ('"hello wor*"', [1, 2, 5]), ('"=hello world"', [1])):
+                       ('"hello wor*"', [1, 2, 5]), ('"=hello world"', [1]),
+                       # quorums and chains too, as Sphinx
+                       ('"hello world xyz"/2', [1, 2, 3, 4, 5]), ("hello NEAR/1 world", [1, 2, 4, 5]),
+                       ("hello << world", [1, 2, 3, 5]), ("hello NOTNEAR/1 world", [3])):
         assert sorted(match_ids(cur, p, text)) == want, text
     assert sorted(match_ids(cur, p, '"hello world"', "OPTION expand_keywords=0")) == []
     cur.execute(f"SELECT id, HIGHLIGHT() FROM {p} WHERE MATCH('\"hello world\"') ORDER BY id ASC")
