@@ -2739,7 +2739,7 @@ static int phrase_expansions(FtsQuery *q, const FtsNode *n, const TokenList *l, 
                              LpError *err);
 static PlanNode *plan_expanded(FtsQuery *q, const FtsNode *n, const TokenList *l, uint32_t qBase,
                                LpError *err);
-static char *arena_copy(Arena *a, const char *z, int n);
+static char *star_pattern(Arena *a, const char *z, int n);
 static int operand_words(FtsQuery *q, const FtsNode *x, TokenList *l, WordExp **paExp, LpError *err);
 static PlanNode *expand_terms(FtsQuery *q, const FtsNode *n, uint32_t qpos, const uint8_t *pre,
                               int nPre, const char *zGlob, int nGlob, LpError *err);
@@ -2793,7 +2793,7 @@ static PlanNode *plan_quorum(FtsQuery *q, const FtsNode *n, int *pbDropped, LpEr
             /* the word alone, as a node of its own text */
             FtsNode x = *n;
             x.kind = FTSN_TERM;
-            x.z = arena_copy(q->a, n->z + t->iStart, (int)(t->iEnd - t->iStart));
+            x.z = arena_strndup(q->a, n->z + t->iStart, t->iEnd - t->iStart);
             x.n = (int)(t->iEnd - t->iStart);
             x.anchor = 0;
             x.bExact = 0;
@@ -3504,13 +3504,18 @@ static int expand_word(FtsQuery *q, int f, const WordExp *e, PhraseAlt *alt, Fts
     return LP_OK;
 }
 
-static char *arena_copy(Arena *a, const char *z, int n) {
-    char *c = arena_alloc(a, (size_t)n + 1);
-    if (c) {
-        memcpy(c, z, (size_t)n);
-        c[n] = 0;
+/* "*" + z[0..n) + "*", NUL-terminated, in a: the pattern of an infix
+** search for the word (expand_keywords' star part); NULL when out of
+** memory. */
+static char *star_pattern(Arena *a, const char *z, int n) {
+    char *p = arena_alloc(a, (size_t)n + 3);
+    if (p) {
+        p[0] = '*';
+        memcpy(p + 1, z, (size_t)n);
+        p[n + 1] = '*';
+        p[n + 2] = 0;
     }
-    return c;
+    return p;
 }
 
 /* expand_keywords over the words l of phrase n (or of a word that
@@ -3538,17 +3543,13 @@ static int phrase_expansions(FtsQuery *q, const FtsNode *n, const TokenList *l, 
         WordExp e;
         memset(&e, 0, sizeof(e));
         if (star == FTS_STAR_PREFIX) {
-            if (!(e.zPre = arena_copy(q->a, lu.a.a[0].z, lu.a.a[0].n))) rc = LP_NOMEM;
+            if (!(e.zPre = arena_strndup(q->a, lu.a.a[0].z, (size_t)lu.a.a[0].n))) rc = LP_NOMEM;
             e.nPre = lu.a.a[0].n;
         } else if (star == FTS_STAR_INFIX) {
-            char *z = arena_alloc(q->a, (size_t)lu.a.a[0].n + 3);
+            char *z = star_pattern(q->a, lu.a.a[0].z, lu.a.a[0].n);
             if (!z) {
                 rc = LP_NOMEM;
             } else {
-                z[0] = '*';
-                memcpy(z + 1, lu.a.a[0].z, (size_t)lu.a.a[0].n);
-                z[lu.a.a[0].n + 1] = '*';
-                z[lu.a.a[0].n + 2] = 0;
                 e.zGlob = e.zPre = z;
                 e.nGlob = lu.a.a[0].n + 2;
                 e.nPre = 0; /* no literal start: every term of the field */
@@ -3569,14 +3570,14 @@ static int phrase_expansions(FtsQuery *q, const FtsNode *n, const TokenList *l, 
             rc = analyzer_collect(q->an, z, nWord + 1, ANALYZE_QUERY, &lx, err);
             if (rc == LP_NOMEM) return lp_err_set(err, LP_NOMEM, "out of memory analysing the query");
             if (rc == LP_OK && lx.a.n == 1 && lx.a.a[0].z[0] == ANALYZER_EXACT_MARK) {
-                if (!(e.zExact = arena_copy(q->a, lx.a.a[0].z, lx.a.a[0].n))) rc = LP_NOMEM;
+                if (!(e.zExact = arena_strndup(q->a, lx.a.a[0].z, (size_t)lx.a.a[0].n))) rc = LP_NOMEM;
                 e.nExact = lx.a.a[0].n;
             }
             token_list_free(&lx);
             if (rc == LP_NOMEM) return lp_err_set(err, LP_NOMEM, "out of memory");
         }
         if (!e.zPre && !e.zExact) continue;
-        if (!(e.zSelf = arena_copy(q->a, t->z, t->n))) return lp_err_set(err, LP_NOMEM, "out of memory");
+        if (!(e.zSelf = arena_strndup(q->a, t->z, (size_t)t->n))) return lp_err_set(err, LP_NOMEM, "out of memory");
         e.nSelf = t->n;
         if (!*paExp && !(*paExp = arena_zalloc(q->a, sizeof(WordExp) * l->a.n))) {
             return lp_err_set(err, LP_NOMEM, "out of memory");
@@ -3807,12 +3808,8 @@ static PlanNode *plan_expanded(FtsQuery *q, const FtsNode *n, const TokenList *l
             FtsNode x = *n;
             x.kind = star == FTS_STAR_INFIX ? FTSN_WILDCARD : FTSN_PREFIX;
             if (star == FTS_STAR_INFIX) {
-                char *z = arena_alloc(q->a, (size_t)n->n + 3);
+                char *z = star_pattern(q->a, n->z, n->n);
                 if (!z) return NULL;
-                z[0] = '*';
-                memcpy(z + 1, n->z, (size_t)n->n);
-                z[n->n + 1] = '*';
-                z[n->n + 2] = 0;
                 x.z = z;
                 x.n = n->n + 2;
             }
