@@ -722,17 +722,43 @@ static int zones_parse(Analyzer *a, const char *z, LpError *err) {
 static pthread_once_t g_fold2Once = PTHREAD_ONCE_INIT;
 static void fold2_build(void); /* the folding table (below) */
 
-/* The English dictionary's pages mapped at once, the first time an
-** analyzer stems English: its lookups land at random in 850 KiB of the
-** executable, and each first read of a 64 KiB stretch would otherwise
-** fault (about 10 us on a VM), a dozen of them on a collection's first
-** hundred documents. */
+/* The English dictionary as analyzers use it (dict_en): its lookups land
+** at random in 850 KiB, and the first read of each of those 4 KiB pages
+** costs a fault, or on a virtual machine's shadow page tables ~6 us even
+** when mapped in advance, about 200 of them over a collection's first
+** hundred documents (a third of analysing adi, 82 documents). So the
+** first analyzer that stems English copies the table into memory of
+** huge pages, where those reads cost nothing more: one copy for the
+** process, made once (~1 ms), never freed. Where the system gives no
+** huge pages, the executable's own pages are mapped at once instead
+** (each first read then still pays the ~6 us). */
 static pthread_once_t g_dictEnOnce = PTHREAD_ONCE_INIT;
+static StemDict g_dictEnCopy;                  /* the copy, when made */
+static const StemDict *g_pDictEn = &lp_stemdict_en; /* what analyzers use */
+
 static void dict_en_map(void) {
     const StemDict *d = &lp_stemdict_en;
     if (!d->nBits) return;
-    lp_prefault_read(d->aBucket, sizeof(uint32_t) * (((size_t)1 << d->nBits) + 1));
-    lp_prefault_read(d->aPool, d->aBucket[(size_t)1 << d->nBits]);
+    size_t nBucket = sizeof(uint32_t) * (((size_t)1 << d->nBits) + 1);
+    size_t nPool = d->aBucket[(size_t)1 << d->nBits];
+    uint8_t *p = lp_huge_pages() ? lp_map_huge(nBucket + nPool) : NULL;
+    if (!p) {
+        lp_prefault_read(d->aBucket, nBucket);
+        lp_prefault_read(d->aPool, nPool);
+        return;
+    }
+    memcpy(p, d->aBucket, nBucket);
+    memcpy(p + nBucket, d->aPool, nPool);
+    g_dictEnCopy = *d;
+    g_dictEnCopy.aBucket = (const uint32_t *)(void *)p;
+    g_dictEnCopy.aPool = p + nBucket;
+    g_pDictEn = &g_dictEnCopy;
+}
+
+/* The English dictionary analyzers read: the copy, once made. */
+static const StemDict *dict_en(void) {
+    pthread_once(&g_dictEnOnce, dict_en_map);
+    return g_pDictEn;
 }
 
 static int wordforms_build(Analyzer *a, const char *z, LpError *err);
@@ -892,7 +918,7 @@ int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
     if (rc == LP_OK) rc = wordforms_build(a, cfg->zWordforms, err);
     if (rc == LP_OK) rc = exceptions_build(a, cfg->zExceptions, err);
     for (int k = 0; rc == LP_OK && k < a->nStem; k++) {
-        if (a->apDict[k] == &lp_stemdict_en) pthread_once(&g_dictEnOnce, dict_en_map);
+        if (a->apDict[k] == &lp_stemdict_en) a->apDict[k] = dict_en();
         /* Create this thread's stemmers now, so an allocation failure or a
         ** broken libstemmer shows here rather than on the first document. */
         struct sb_stemmer *pStem;

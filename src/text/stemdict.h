@@ -13,8 +13,9 @@
 ** there. A dictionary built without a word list is empty (nBits 0).
 **
 ** The layout is described at the top of tools/gen-stemdict.c. The table
-** is const data in the binary: shared by every thread, mapped from the
-** executable's pages, nothing to initialise or free.
+** is const data in the binary, shared by every thread, nothing to
+** initialise or free; analyzer.c reads a copy of it in huge pages where
+** the system has them (see dict_en_map there).
 */
 #ifndef LP_TEXT_STEMDICT_H
 #define LP_TEXT_STEMDICT_H

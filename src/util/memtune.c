@@ -3,13 +3,16 @@
 */
 #include "util/memtune.h"
 
+#include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h> /* defines __GLIBC__ on glibc */
+#include <string.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
-#if defined(__linux__)
 #include <sys/mman.h>
+#if defined(__linux__)
 #include <unistd.h>
 #endif
 
@@ -61,4 +64,48 @@ void lp_prefault(void *p, size_t n) {
     (void)p;
     (void)n;
 #endif
+}
+
+static int g_thp;
+static pthread_once_t g_thpOnce = PTHREAD_ONCE_INIT;
+
+static void thp_probe(void) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    char z[128] = {0};
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (f) {
+        if (fgets(z, sizeof(z), f)) g_thp = strstr(z, "[always]") || strstr(z, "[madvise]");
+        fclose(f);
+    }
+#endif
+}
+
+int lp_huge_pages(void) {
+    pthread_once(&g_thpOnce, thp_probe);
+    return g_thp;
+}
+
+static size_t huge_round(size_t n) {
+    return (n + LP_HUGE_PAGE - 1) & ~(LP_HUGE_PAGE - 1);
+}
+
+void *lp_map_huge(size_t n) {
+    if (n == 0 || n > SIZE_MAX - 2 * LP_HUGE_PAGE) return NULL;
+    n = huge_round(n);
+    /* Mapped a huge page larger, then trimmed to the aligned part. */
+    size_t nMap = n + LP_HUGE_PAGE;
+    uint8_t *p = mmap(NULL, nMap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+    uintptr_t a = ((uintptr_t)p + LP_HUGE_PAGE - 1) & ~(uintptr_t)(LP_HUGE_PAGE - 1);
+    size_t nHead = (size_t)(a - (uintptr_t)p);
+    if (nHead) munmap(p, nHead);
+    if (nMap - nHead > n) munmap((uint8_t *)a + n, nMap - nHead - n);
+#if defined(MADV_HUGEPAGE)
+    (void)madvise((void *)a, n, MADV_HUGEPAGE);
+#endif
+    return (void *)a;
+}
+
+void lp_unmap_huge(void *p, size_t n) {
+    if (p) munmap(p, huge_round(n));
 }

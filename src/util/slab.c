@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "util/memtune.h"
 
@@ -29,8 +28,7 @@
 
 #define PIECE_LG 16
 #define PIECE ((size_t)1 << PIECE_LG)       /* a Slab's piece */
-#define HUGE_PAGE ((size_t)2 << 20)
-#define REGION_FIRST HUGE_PAGE
+#define REGION_FIRST LP_HUGE_PAGE
 #define REGION_MAX ((size_t)64 << 20)
 
 typedef struct Region {
@@ -59,7 +57,7 @@ void slab_pages_free(SlabPages *pp) {
     if (!pp) return;
     for (int i = 0; i < pp->nRegion; i++) {
         UNPOISON(pp->aRegion[i].p, pp->aRegion[i].n);
-        munmap(pp->aRegion[i].p, pp->aRegion[i].n);
+        lp_unmap_huge(pp->aRegion[i].p, pp->aRegion[i].n);
     }
     free(pp->aRegion);
     pthread_mutex_destroy(&pp->mu);
@@ -70,44 +68,9 @@ size_t slab_pages_mapped(const SlabPages *pp) {
     return pp->nMapped;
 }
 
-/* Does the kernel give huge pages to memory advised so? Read once; when
-** it does not, pieces are populated in one call instead (see pages_take). */
-static int g_thp = -1;
-static pthread_once_t g_thpOnce = PTHREAD_ONCE_INIT;
-
-static void thp_probe(void) {
-    g_thp = 0;
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    char z[128] = {0};
-    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-    if (f) {
-        if (fgets(z, sizeof(z), f)) g_thp = strstr(z, "[always]") || strstr(z, "[madvise]");
-        fclose(f);
-    }
-#endif
-}
-
-/* n bytes mapped at a multiple of HUGE_PAGE (n is one), advised as huge
-** pages; NULL when the system has none to give. */
-static void *map_region(size_t n) {
-    size_t nMap = n + HUGE_PAGE;
-    uint8_t *p = mmap(NULL, nMap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return NULL;
-    uintptr_t a = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
-    size_t nHead = (size_t)(a - (uintptr_t)p);
-    if (nHead) munmap(p, nHead);
-    if (nMap - nHead > n) munmap((uint8_t *)a + n, nMap - nHead - n);
-#if defined(MADV_HUGEPAGE)
-    /* Advice only: a kernel without huge pages to give maps 4 KiB ones. */
-    (void)madvise((void *)a, n, MADV_HUGEPAGE);
-#endif
-    return (void *)a;
-}
-
 /* A piece of n bytes (a power of two, at most 2^SLAB_MAX_LG) of fresh
 ** memory, poisoned; NULL when out of memory. */
 static uint8_t *pages_take(SlabPages *pp, size_t n) {
-    pthread_once(&g_thpOnce, thp_probe);
     pthread_mutex_lock(&pp->mu);
     uint8_t *p = NULL;
     if ((size_t)(pp->pEnd - pp->p) < n) {
@@ -122,7 +85,7 @@ static uint8_t *pages_take(SlabPages *pp, size_t n) {
         /* A region the next size (each twice the last; at least n). */
         size_t sz = pp->szNext;
         while (sz < n) sz *= 2;
-        uint8_t *r = map_region(sz);
+        uint8_t *r = lp_map_huge(sz);
         if (!r) goto out;
         POISON(r, sz);
         pp->aRegion[pp->nRegion++] = (Region){r, sz};
@@ -138,7 +101,7 @@ out:
     /* Huge pages fault in as first written, 2 MiB at a time. Without
     ** them, a piece's pages are populated in one call instead of a fault
     ** each. */
-    if (p && !g_thp) lp_prefault(p, n);
+    if (p && !lp_huge_pages()) lp_prefault(p, n);
     return p;
 }
 
@@ -174,11 +137,11 @@ static int piece_room(Slab *s, size_t n) {
     return 0;
 }
 
-/* A big block: its own region (a multiple of HUGE_PAGE), written pages
+/* A big block: its own region (a multiple of LP_HUGE_PAGE), written pages
 ** faulted in as they are touched (with huge pages, 2 MiB a fault). */
 static void *big_alloc(int lg) {
     if (lg > 40) return NULL;
-    return map_region((size_t)1 << lg);
+    return lp_map_huge((size_t)1 << lg);
 }
 
 void *slab_alloc(Slab *s, int lg) {
@@ -203,7 +166,7 @@ void *slab_alloc(Slab *s, int lg) {
 void slab_free(Slab *s, void *p, int lg) {
     if (!p) return;
     if (slab_is_big(lg)) {
-        munmap(p, (size_t)1 << lg);
+        lp_unmap_huge(p, (size_t)1 << lg);
         return;
     }
     *(void **)p = s->apFree[lg];
