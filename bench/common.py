@@ -283,6 +283,14 @@ def utc_now():
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
+def write_report(path, lines):
+    """Writes a benchmark's Markdown report (lines) to path and prints it."""
+    text = "\n".join(lines)
+    with open(path, "w") as f:
+        f.write(text)
+    print(text)
+
+
 def run_cli(main, name, what="servers stopped, temporary files removed"):
     """Runs main(argv) as a benchmark's entry point: a BenchError becomes a
     one-line message and exit 1, Ctrl-C exit 130 (cleanup has run)."""

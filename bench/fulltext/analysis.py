@@ -29,7 +29,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from common import REPO, command_line, git_revision, machine, utc_now  # noqa: E402
+from common import REPO, command_line, git_revision, machine, utc_now, write_report  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(REPO), "shared", "data")
 OUT = os.path.join(REPO, "docs", "benchmarks", "analysis.md")
@@ -111,9 +111,7 @@ def main(argv):
         med = statistics.median(times[k])
         lines.append("| %s | %.2f ms | %.2fx |" % (desc, med * 1000, med / plain))
     lines.append("")
-    with open(OUT, "w") as f:
-        f.write("\n".join(lines))
-    print("\n".join(lines))
+    write_report(OUT, lines)
     return 0
 
 

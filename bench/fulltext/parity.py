@@ -43,7 +43,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 from common import (REPO, LoupeServer, SphinxServer, command_line, connect, git_revision,  # noqa: E402
-                    machine, run_cli, utc_now)
+                    machine, run_cli, utc_now, write_report)
 
 OUT = os.path.join(REPO, "docs", "benchmarks", "parity.md")
 
@@ -573,9 +573,7 @@ def main(argv):
         why = EXPECTED.get(q, "**not expected**")
         lines.append("| `%s` | %s | %s | %s |" % (q.replace("|", "\\|"), a, b, why.replace("|", "\\|")))
     lines.append("")
-    with open(OUT, "w") as f:
-        f.write("\n".join(lines))
-    print("\n".join(lines))
+    write_report(OUT, lines)
     return 1 if unexpected else 0
 
 

@@ -25,7 +25,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from common import REPO, command_line, connect, free_port, git_revision, machine, utc_now  # noqa: E402
+from common import REPO, command_line, connect, free_port, git_revision, machine, utc_now, write_report  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(REPO), "shared", "data", "scifact", "docs.jsonl")
 OUT = os.path.join(REPO, "docs", "benchmarks", "suggest.md")
@@ -111,9 +111,7 @@ def main(argv):
     if args.baseline:
         lines += ["", "Both builds gave the same rows for every call: %s." % ("yes" if same else "**no**")]
     lines.append("")
-    with open(OUT, "w") as f:
-        f.write("\n".join(lines))
-    print("\n".join(lines))
+    write_report(OUT, lines)
     return 0 if same else 1
 
 

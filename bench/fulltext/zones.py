@@ -27,7 +27,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from common import REPO, command_line, connect, free_port, git_revision, machine, utc_now  # noqa: E402
+from common import REPO, command_line, connect, free_port, git_revision, machine, utc_now, write_report  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(REPO), "shared", "data", "scifact", "docs.jsonl")
 OUT = os.path.join(REPO, "docs", "benchmarks", "zones.md")
@@ -111,9 +111,7 @@ def main(argv):
         base = med["w"] if name.count("w") == 1 else med["w1 w2"]
         lines.append("| `%s` | %.0f | %.2fx |" % (name, med[name], med[name] / base))
     lines += ["", "`@body ZONE:h1 w` found what `@title w` finds for %d of 50 words." % agree, ""]
-    with open(OUT, "w") as f:
-        f.write("\n".join(lines))
-    print("\n".join(lines))
+    write_report(OUT, lines)
     return 0 if agree == 50 else 1
 
 

@@ -231,14 +231,11 @@ static int add_star_words(Builder *b, const FtsNode *x) {
         if (star == FTS_STAR_PREFIX) {
             rc = termlist_add(b, &b->prefixes, t->z, t->n);
         } else if (star == FTS_STAR_INFIX) {
-            char *z = arena_alloc(b->a, (size_t)t->n + 2);
+            char *z = fts_star_pattern(b->a, t->z, t->n);
             if (!z) {
                 rc = lp_err_set(b->err, LP_NOMEM, "out of memory building the highlight terms");
                 break;
             }
-            z[0] = '*';
-            memcpy(z + 1, t->z, (size_t)t->n);
-            z[t->n + 1] = '*';
             rc = termlist_add(b, &b->prefixes, z, t->n + 2);
         }
     }

@@ -2739,7 +2739,6 @@ static int phrase_expansions(FtsQuery *q, const FtsNode *n, const TokenList *l, 
                              LpError *err);
 static PlanNode *plan_expanded(FtsQuery *q, const FtsNode *n, const TokenList *l, uint32_t qBase,
                                LpError *err);
-static char *star_pattern(Arena *a, const char *z, int n);
 static int operand_words(FtsQuery *q, const FtsNode *x, TokenList *l, WordExp **paExp, LpError *err);
 static PlanNode *expand_terms(FtsQuery *q, const FtsNode *n, uint32_t qpos, const uint8_t *pre,
                               int nPre, const char *zGlob, int nGlob, LpError *err);
@@ -3504,10 +3503,7 @@ static int expand_word(FtsQuery *q, int f, const WordExp *e, PhraseAlt *alt, Fts
     return LP_OK;
 }
 
-/* "*" + z[0..n) + "*", NUL-terminated, in a: the pattern of an infix
-** search for the word (expand_keywords' star part); NULL when out of
-** memory. */
-static char *star_pattern(Arena *a, const char *z, int n) {
+char *fts_star_pattern(Arena *a, const char *z, int n) {
     char *p = arena_alloc(a, (size_t)n + 3);
     if (p) {
         p[0] = '*';
@@ -3546,7 +3542,7 @@ static int phrase_expansions(FtsQuery *q, const FtsNode *n, const TokenList *l, 
             if (!(e.zPre = arena_strndup(q->a, lu.a.a[0].z, (size_t)lu.a.a[0].n))) rc = LP_NOMEM;
             e.nPre = lu.a.a[0].n;
         } else if (star == FTS_STAR_INFIX) {
-            char *z = star_pattern(q->a, lu.a.a[0].z, lu.a.a[0].n);
+            char *z = fts_star_pattern(q->a, lu.a.a[0].z, lu.a.a[0].n);
             if (!z) {
                 rc = LP_NOMEM;
             } else {
@@ -3808,7 +3804,7 @@ static PlanNode *plan_expanded(FtsQuery *q, const FtsNode *n, const TokenList *l
             FtsNode x = *n;
             x.kind = star == FTS_STAR_INFIX ? FTSN_WILDCARD : FTSN_PREFIX;
             if (star == FTS_STAR_INFIX) {
-                char *z = star_pattern(q->a, n->z, n->n);
+                char *z = fts_star_pattern(q->a, n->z, n->n);
                 if (!z) return NULL;
                 x.z = z;
                 x.n = n->n + 2;

@@ -115,6 +115,10 @@ enum { FTS_STAR_NONE = 0, FTS_STAR_PREFIX, FTS_STAR_INFIX };
 ** unstemmed term): one of FTS_STAR_*. */
 int fts_expand_star(const Analyzer *an, const char *z, int n);
 
+/* "*" + z[0..n) + "*", NUL-terminated, in a: the pattern of an infix
+** search for the word (FTS_STAR_INFIX); NULL when out of memory. */
+char *fts_star_pattern(Arena *a, const char *z, int n);
+
 /* Does expand_keywords apply to leaf x: a plain word, not anchored, not
 ** written '=word' (phrases, quorums and chain operands are other kinds or
 ** not leaves of their own)? The planner also needs it to analyse to one
