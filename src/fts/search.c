@@ -5652,7 +5652,9 @@ int fts_query_topk(FtsQuery *q, int k, FtsAcceptFn xAccept, void *ctx, FtsHit *a
         rc = LP_OK;
     } else if (strcmp(zStrategy, "maxscore") == 0) {
         rc = is_term_group(q->root) ? term_topk(q, &h, xAccept, ctx) : maxscore_topk(q, &h, xAccept, ctx);
-        q->st.bTotalExact = 0;
+        /* Documents are passed over only against the k-th score, so a
+        ** heap that never filled saw every match: the count is exact. */
+        q->st.bTotalExact = h.n < h.k;
     } else if (strcmp(zStrategy, "taat") == 0) {
         rc = taat_topk(q, &h, xAccept, ctx);
         q->st.bTotalExact = 1;
