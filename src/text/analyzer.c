@@ -1166,18 +1166,43 @@ static uint32_t strip_stroke(uint32_t cp) {
     }
 }
 
+static int combining_class(utf8proc_int32_t cp) {
+    return utf8proc_get_property(cp)->combining_class;
+}
+
+/* Puts the marks of a[0..n) back in canonical order (Unicode's canonical
+** ordering: each run of characters of non-zero combining class sorted by
+** class, stable), as decomposition left them before strip_marks dropped a
+** joiner between two runs: "्‍़" decomposes as written
+** (the joiner, of class 0, keeps the virama, 9, and the nukta, 7, apart),
+** and without the joiner the nukta goes first, as it does in the same
+** text written without one. Else the term would not be its own normal
+** form: analysed again, it would become another. */
+static void reorder_marks(utf8proc_int32_t *a, utf8proc_ssize_t n) {
+    for (utf8proc_ssize_t i = 1; i < n; i++) {
+        int c = combining_class(a[i]);
+        if (c == 0) continue;
+        utf8proc_int32_t x = a[i];
+        utf8proc_ssize_t j = i;
+        for (; j > 0 && combining_class(a[j - 1]) > c; j--) a[j] = a[j - 1];
+        a[j] = x;
+    }
+}
+
 /* remove_diacritics over the decomposed, case-folded code points a[0..n),
-** in place: drops the marks whose base is Latin or Greek, maps the stroke
-** letters. Returns the new count. */
+** in place: drops the marks whose base is Latin or Greek and the joiners,
+** maps the stroke letters. Returns the new count. */
 static utf8proc_ssize_t strip_marks(utf8proc_int32_t *a, utf8proc_ssize_t n) {
     utf8proc_ssize_t k = 0;
-    int bBase = 0; /* the last base letter is Latin or Greek */
+    int bBase = 0;   /* the last base letter is Latin or Greek */
+    int bJoined = 0; /* a joiner was dropped */
     for (utf8proc_ssize_t i = 0; i < n; i++) {
         uint32_t cp = (uint32_t)a[i];
         utf8proc_category_t cat = utf8proc_category(a[i]);
         if (cat == UTF8PROC_CATEGORY_MN || cat == UTF8PROC_CATEGORY_MC || cat == UTF8PROC_CATEGORY_ME) {
             if (bBase) continue;
         } else if (is_joiner(cp)) {
+            bJoined = 1;
             continue; /* inside a word only where scan_word let it in */
         } else {
             bBase = is_latin_greek(cp);
@@ -1185,6 +1210,7 @@ static utf8proc_ssize_t strip_marks(utf8proc_int32_t *a, utf8proc_ssize_t n) {
         }
         a[k++] = (utf8proc_int32_t)cp;
     }
+    if (bJoined) reorder_marks(a, k);
     return k;
 }
 
