@@ -216,6 +216,28 @@ static void test_prefault(void **state) {
     munmap(m, n);
 }
 
+/* lp_map_huge: aligned to a huge page, rounded up to whole ones, zeroed,
+** writable to the end; NULL for nothing or more than the address space. */
+static void test_map_huge(void **state) {
+    (void)state;
+    assert_null(lp_map_huge(0));
+    assert_null(lp_map_huge(SIZE_MAX - 100));
+    size_t aN[] = {1, 4096, LP_HUGE_PAGE - 1, LP_HUGE_PAGE, LP_HUGE_PAGE + 1, 3 * LP_HUGE_PAGE};
+    for (size_t k = 0; k < sizeof(aN) / sizeof(aN[0]); k++) {
+        size_t n = aN[k], nWhole = (n + LP_HUGE_PAGE - 1) / LP_HUGE_PAGE * LP_HUGE_PAGE;
+        unsigned char *p = lp_map_huge(n);
+        assert_non_null(p);
+        assert_int_equal((uintptr_t)p % LP_HUGE_PAGE, 0);
+        for (size_t i = 0; i < nWhole; i += 4096) assert_int_equal(p[i], 0);
+        assert_int_equal(p[nWhole - 1], 0);
+        memset(p, 0xA5, nWhole); /* all of the rounded size is ours */
+        assert_int_equal(p[nWhole - 1], 0xA5);
+        lp_unmap_huge(p, n);
+    }
+    lp_unmap_huge(NULL, 10); /* nothing */
+    (void)lp_huge_pages();   /* 0 or 1, read once: no crash without sysfs */
+}
+
 /* ------------------------------------------------------------- slab */
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -1484,6 +1506,7 @@ int main(void) {
         cmocka_unit_test(test_arena_alignment_and_contents),
         cmocka_unit_test(test_arena_big_allocations),
         cmocka_unit_test(test_prefault),
+        cmocka_unit_test(test_map_huge),
         cmocka_unit_test(test_slab_blocks_random),
         cmocka_unit_test(test_slab_reuse_and_bump),
         cmocka_unit_test(test_slab_threads),
