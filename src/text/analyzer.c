@@ -1173,7 +1173,7 @@ static int combining_class(utf8proc_int32_t cp) {
 /* Puts the marks of a[0..n) back in canonical order (Unicode's canonical
 ** ordering: each run of characters of non-zero combining class sorted by
 ** class, stable), as decomposition left them before strip_marks dropped a
-** joiner between two runs: "्‍़" decomposes as written
+** joiner between two runs: U+094D U+200D U+093C decomposes as written
 ** (the joiner, of class 0, keeps the virama, 9, and the nukta, 7, apart),
 ** and without the joiner the nukta goes first, as it does in the same
 ** text written without one. Else the term would not be its own normal

@@ -11,6 +11,11 @@
 ** reuse and grows heaps 16 MiB at a time. On the collections of
 ** make bench-fulltext this makes long OR queries 1.4x faster. Other C
 ** libraries: a no-op.
+**
+** Also the page-level helpers memory that is filled or read at random
+** wants: populating pages in one call (lp_prefault, lp_prefault_read) and
+** mapping memory in huge pages (lp_map_huge). All of them are safe from
+** any thread.
 */
 #ifndef LP_UTIL_MEMTUNE_H
 #define LP_UTIL_MEMTUNE_H
