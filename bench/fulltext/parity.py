@@ -255,6 +255,15 @@ hello | nothing
 @title hello
 @(title,body) big
 @!title big
+@@relaxed @(title,nope) quick
+@@relaxed quick @nope fox
+@@relaxed (@nope quick) fox
+@@relaxed quick | @nope fox
+@@relaxed quick NEAR/3 @nope fox
+@@relaxed quick << @nope (fox | dog)
+@@relaxed @nope quick @title fox
+@@relaxed @nope quick
+quick @title
 hello << world
 hello NEAR/2 big
 "hello big world"/2

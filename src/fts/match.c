@@ -101,6 +101,8 @@ typedef struct Scope {
     FtsFieldSet fields;
     uint32_t nPosLimit;
     const FtsZones *pZones;     /* ZONE:(…), or NULL */
+    int bMissed;                /* @@relaxed: the field operator named only fields
+                                ** the table lacks (FtsNode.bMissed) */
 } Scope;
 
 /* A growable array of children in the arena (old arrays are abandoned
@@ -344,6 +346,7 @@ static int parse_field_op(MatchParser *p, Scope *pScope) {
         pScope->fields = p->all;
         pScope->nPosLimit = 0;
         pScope->pZones = NULL;
+        pScope->bMissed = 0;
         return LP_OK;
     }
     if (c == '@') {
@@ -420,9 +423,15 @@ static int parse_field_op(MatchParser *p, Scope *pScope) {
         for (int k = 0; k < 4; k++) t.a[k] &= ~s.a[k];
         s = t;
     }
+    /* Under @@relaxed, a list of only unknown names leaves the scope's
+    ** words out of the query (Sphinx's and Manticore's parsers delete the
+    ** nodes without fields); '@!missing' is every field. */
+    int bMissed = p->bRelaxed && !bExcept;
+    for (int k = 0; k < 4; k++) bMissed &= s.a[k] == 0;
     pScope->fields = s;
     pScope->nPosLimit = nLimit;
     pScope->pZones = NULL;
+    pScope->bMissed = bMissed;
     return LP_OK;
 }
 
@@ -985,6 +994,7 @@ static int parse_phrase(MatchParser *p, const Scope *pScope, int bReq, FtsNode *
     if (rc) return rc;
     if ((rc = refuse_boost(p, "a phrase"))) return rc;
     x->fields = pScope->fields;
+    x->bMissed = pScope->bMissed;
     x->nPosLimit = pScope->nPosLimit;
     x->pZones = pScope->pZones;
     x->z = z;
@@ -1072,6 +1082,7 @@ static int wildcard_node(MatchParser *p, const Scope *pScope, int bReq, int anch
     FtsNode *x = node_new(p, FTSN_WILDCARD, iStart, p->i);
     if (!x) return nomem(p);
     x->fields = pScope->fields;
+    x->bMissed = pScope->bMissed;
     x->nPosLimit = pScope->nPosLimit;
     x->pZones = pScope->pZones;
     x->z = z;
@@ -1243,6 +1254,7 @@ static int parse_primary(MatchParser *p, const Scope *pScope, int bReq, FtsNode 
         FtsNode *x = node_new(p, kind, iStart, p->i);
         if (!x) return nomem(p);
         x->fields = pScope->fields;
+        x->bMissed = pScope->bMissed;
         x->nPosLimit = pScope->nPosLimit;
         x->pZones = pScope->pZones;
         x->fBoost = fBoost;
@@ -1470,6 +1482,28 @@ static int chain_choices(MatchParser *p, FtsNode *x, NodeList *l) {
 ** document holds the first exactly when it holds one of the others, and
 ** each chain it holds is a clause of its own, as each phrase of a phrase's
 ** alternatives is. *pp is x itself when it has no OR list. */
+/* Is x left out of the query under @@relaxed: a leaf in a scope of only
+** unknown fields, or a group or OR list of such leaves? */
+static int all_missed(const FtsNode *x) {
+    if (x->nChild == 0) return x->bMissed;
+    for (int k = 0; k < x->nChild; k++) {
+        if (!all_missed(x->aChild[k])) return 0;
+    }
+    return 1;
+}
+
+/* Sets chain x's fields: those every operand aOp[0..n) may match in (the
+** operands left out under @@relaxed have none and take no part). */
+static void chain_fields(FtsNode *x, FtsNode *const *aOp, int n) {
+    int bFirst = 1;
+    memset(&x->fields, 0, sizeof(x->fields));
+    for (int i = 0; i < n; i++) {
+        if (all_missed(aOp[i])) continue;
+        for (int w = 0; w < 4; w++) x->fields.a[w] = bFirst ? aOp[i]->fields.a[w] : x->fields.a[w] & aOp[i]->fields.a[w];
+        bFirst = 0;
+    }
+}
+
 static int chain_expand(MatchParser *p, FtsNode *x, FtsNode **pp) {
     *pp = x;
     NodeList *aAlt = arena_zalloc(p->a, sizeof(NodeList) * (size_t)x->nChild);
@@ -1495,12 +1529,8 @@ static int chain_expand(MatchParser *p, FtsNode *x, FtsNode **pp) {
         if (!z || !aOp) return nomem(p);
         *z = *x;
         z->aChild = aOp;
-        for (int c = 0; c < x->nChild; c++) {
-            aOp[c] = aAlt[c].a[aPick[c]];
-            for (int w = 0; w < 4; w++) {
-                z->fields.a[w] = c ? z->fields.a[w] & aOp[c]->fields.a[w] : aOp[c]->fields.a[w];
-            }
-        }
+        for (int c = 0; c < x->nChild; c++) aOp[c] = aAlt[c].a[aPick[c]];
+        chain_fields(z, aOp, x->nChild);
         aChain[i] = z;
         /* the next choice: the last operand's alternative first */
         for (int c = x->nChild - 1; c >= 0 && ++aPick[c] == aAlt[c].n; c--) aPick[c] = 0;
@@ -1672,10 +1702,7 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
     x->nChild = l.n;
     x->aDist = nl.aDist;
     x->bNotNear = bNot;
-    x->fields = l.a[0]->fields;
-    for (int i = 1; i < l.n; i++) {
-        for (int w = 0; w < 4; w++) x->fields.a[w] &= l.a[i]->fields.a[w];
-    }
+    chain_fields(x, l.a, l.n);
     if (bOrder) {
         *pp = x;
         return LP_OK;
@@ -1723,9 +1750,17 @@ static int parse_body(MatchParser *p, Scope scope, int bGroup, FtsNode **pp) {
     NodeList l = {0};
     const FtsZones *pSpan = scope.pZones && scope.pZones->bSpan ? scope.pZones : NULL;
     int iFirst = -1, iEnd = 0;
+    int iScopeOp = -1; /* a field or ZONE: operator no item has followed yet */
     *pp = NULL;
     for (;;) {
         skip_space(p);
+        if (p->i >= p->n || p->z[p->i] == ')') {
+            /* as Sphinx: an operator that scopes nothing is an error */
+            if (iScopeOp >= 0) {
+                return syntax_error(p, p->i, "expected a word, phrase or '(' after the %s at offset %d",
+                                    p->z[iScopeOp] == '@' ? "field operator" : "ZONE: operator", iScopeOp);
+            }
+        }
         if (p->i >= p->n) {
             if (bGroup) return syntax_error(p, p->n, "expected ')'");
             break;
@@ -1737,14 +1772,17 @@ static int parse_body(MatchParser *p, Scope scope, int bGroup, FtsNode **pp) {
         }
         int rc;
         if (c == '@') {
+            iScopeOp = p->i;
             rc = parse_field_op(p, &scope);
             if (rc) return rc;
             continue;
         }
         int kZone = zone_op_at(p, p->i);
         if (kZone) {
+            if (kZone == 1) iScopeOp = p->i;
             if ((rc = parse_zone_op(p, &scope))) return rc;
             if (kZone == 1) continue;
+            iScopeOp = -1;
             /* ZONESPAN: the items up to the next field or zone operator
             ** (or the group's end) are one AND that matches in one span */
             FtsNode *x = NULL;
@@ -1759,6 +1797,7 @@ static int parse_body(MatchParser *p, Scope scope, int bGroup, FtsNode **pp) {
         FtsNode *x = NULL;
         rc = parse_chain(p, &scope, &x);
         if (rc) return rc;
+        iScopeOp = -1;
         if (iFirst < 0) iFirst = iItem;
         iEnd = p->i;
         rc = list_add(p, &l, FTSN_AND, x);
@@ -1812,7 +1851,7 @@ int fts_match_parse_opts(Arena *a, const char *z, size_t n, const char *const *a
         p.i += 9;
     }
     FtsNode *root = NULL;
-    Scope all = {p.all, 0, NULL};
+    Scope all = {p.all, 0, NULL, 0};
     int rc = parse_body(&p, all, 0, &root);
     if (rc) return rc;
     if (root && is_negative(root)) {
@@ -1843,6 +1882,7 @@ static int leaves(const FtsNode *x, int bNegated, const FtsNode *pGroup, const L
     case FTSN_WILDCARD:
     case FTSN_PHRASE:
     case FTSN_QUORUM:
+        if (x->bMissed) return LP_OK; /* not part of the query */
         return w->xLeaf ? w->xLeaf(w->ctx, x, bNegated) : w->xGroupLeaf(w->ctx, x, bNegated, pGroup);
     case FTSN_AND:
     case FTSN_OR:
@@ -2204,9 +2244,11 @@ static void dump_fieldset(StrBuf *sb, const FtsFieldSet *s, const char *const *a
     strbuf_appendc(sb, '}');
 }
 
-/* A leaf's fields, then "[N]" for a position limit. */
+/* A leaf's fields ("@{-}": left out, FtsNode.bMissed), then "[N]" for a
+** position limit. */
 static void dump_fields(StrBuf *sb, const FtsNode *x, const char *const *azField, int nField) {
-    dump_fieldset(sb, &x->fields, azField, nField);
+    if (x->bMissed) strbuf_appendz(sb, "@{-}");
+    else dump_fieldset(sb, &x->fields, azField, nField);
     if (x->nPosLimit) strbuf_appendf(sb, "[%u]", x->nPosLimit);
     if (x->pZones) {
         strbuf_appendz(sb, x->pZones->bSpan ? "<<" : "<");

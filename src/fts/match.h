@@ -95,7 +95,9 @@
 **                        of its group (not after '|', MAYBE or a chain
 **                        operator)
 **   @@relaxed            (first in the query) unknown field names are
-**                        ignored instead of refused
+**                        ignored instead of refused; the words of a scope
+**                        that names no field of the table are left out
+**                        (bMissed), as stop words are
 **   title:hello          Lucene alias: field scope for one word or phrase
 **   =running             exact form: the word as written, not stemmed
 **                        ("=a =b" inside a phrase, ="a b" for all its
@@ -213,6 +215,11 @@ struct FtsNode {
                             ** where the second is not within aDist[0] */
     FtsNode **aChild;       /* AND/OR/NOT/MAYBE/BEFORE/NEAR/ORDER children */
     int nChild;
+    int bMissed;            /* leaf in the scope of a field operator that, under
+                            ** @@relaxed, named only fields the table lacks
+                            ** (@missing): left out of the query as a stop word
+                            ** is, as Sphinx and Manticore drop it; the walks
+                            ** (fts_match_leaves) skip it */
 };
 
 /* Parses z[0..n) with the table's full-text field names azField[0..nField).

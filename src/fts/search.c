@@ -2402,6 +2402,7 @@ static It *instantiate(FtsQuery *q, const PlanNode *pn) {
 /* Analyses a query word or phrase; on error err->pos is made relative to
 ** the MATCH text. */
 static int analyse(FtsQuery *q, const FtsNode *n, int bStem, TokenList *l, LpError *err) {
+    if (n->bMissed) return LP_OK; /* @@relaxed, no field of the table: no words */
     int rc = analyzer_collect(q->an, n->z, (size_t)n->n,
                               !bStem ? ANALYZE_UNSTEMMED : n->bExact ? ANALYZE_QUERY_EXACT : ANALYZE_QUERY,
                               l, err);
@@ -3635,6 +3636,7 @@ static int phrase_prefixes(FtsQuery *q, const FtsNode *n, const TokenList *l, Wo
 ** them ("hello wor*"). LP_OK or an error. */
 static int operand_words(FtsQuery *q, const FtsNode *x, TokenList *l, WordExp **paExp, LpError *err) {
     *paExp = NULL;
+    if (x->bMissed) return LP_OK; /* @@relaxed, no field of the table: no words */
     if (x->kind == FTSN_PREFIX || x->kind == FTSN_WILDCARD) {
         const char *zPre, *zGlob = NULL;
         int nPre, nGlob = 0;
@@ -3879,9 +3881,12 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
         return pn;
     }
     case FTSN_PREFIX:
-        return plan_prefix(q, n, err);
     case FTSN_WILDCARD:
-        return plan_wildcard(q, n, err);
+        if (n->bMissed) { /* @@relaxed, no field of the table: left out */
+            *pbDropped = 1;
+            return NULL;
+        }
+        return n->kind == FTSN_PREFIX ? plan_prefix(q, n, err) : plan_wildcard(q, n, err);
     case FTSN_QUORUM:
         return plan_quorum(q, n, pbDropped, err);
     case FTSN_BEFORE:

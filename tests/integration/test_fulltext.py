@@ -478,6 +478,17 @@ OPERATOR_CASES = [
     ("@!(body) fox", [1, 4]),
     ("@@relaxed @(body,nope) fox", [1, 6]),
     ("@@relaxed @nope fox", []),
+    # ... and the words of a scope of only unknown fields are left out, as
+    # Sphinx drops them (quick alone: 1, 3, 4, 7)
+    ("@@relaxed quick @nope fox", [1, 3, 4, 7]),
+    ("@@relaxed (@nope quick) fox", [1, 4, 6]),
+    ("@@relaxed quick | @nope fox", [1, 3, 4, 7]),
+    ("@@relaxed quick -@nope fox", [1, 3, 4, 7]),
+    ("@@relaxed quick MAYBE @nope fox", [1, 3, 4, 7]),
+    ("@@relaxed quick NEAR/2 @nope fox", [1, 3, 4, 7]),
+    ("@@relaxed quick << @nope (fox | dog*)", [1, 3, 4, 7]),
+    ('@@relaxed @nope "quick fox"~3 qu* lazy', []),
+    ("@@relaxed @nope quick @title fox", [1, 4]),
     # position limits: only the first N positions of the field count
     ("@body[2] fox", [1]),
     ("@title[2] fox", [4]),
@@ -3068,6 +3079,23 @@ def test_show_meta_other_strategies(cur, corpus, text, tail, strategy, why):
     assert m["strategy"] in want, m
     assert why in m.get("fast_path_skipped", ""), m
     assert m["total_relation"] == "eq" and int(m["total_found"]) == len(got), m
+
+
+def test_relaxed_missing_fields_left_out(cur, corpus):
+    """Under @@relaxed, the words of a scope that names only fields the
+    table lacks take no part in the query (as Sphinx and Manticore drop
+    them): the same rows and weights as without them, not highlighted, not
+    among SHOW META's keywords."""
+    want = select_match(cur, "id, WEIGHT()", corpus, "quick")
+    got = select_match(cur, "id, WEIGHT()", corpus, "@@relaxed quick @nope fox")
+    assert got == want and len(got) == 4
+    m = meta(cur)
+    assert m["keyword[0]"] == "quick" and "keyword[1]" not in m, m
+    rows = select_match(cur, "id, HIGHLIGHT()", corpus, "@@relaxed quick @(nope,other) fox", "AND id = 1")
+    assert rows == [(1, "<b>quick</b> brown fox | the fox jumps over the lazy dog")], rows
+    # an operator that scopes nothing is an error, as in Sphinx
+    expect_error(cur, f"SELECT id FROM {corpus} WHERE MATCH(%s)", 1064,
+                 r"expected a word, phrase or '\(' after the field operator at offset 6", args=("quick @title",))
 
 
 def test_show_meta_keywords(cur, corpus, stemmed, uniq):

@@ -179,7 +179,6 @@ static void test_empty(void **state) {
     assert_null(parse("   \t\n "));
     assert_null(parse(":"));            /* ':' not after a field separates */
     assert_null(parse("\xe3\x80\x80")); /* U+3000 ideographic space */
-    assert_null(parse("@title"));       /* a scope with nothing in it */
     check("", "EMPTY");
 }
 
@@ -380,7 +379,18 @@ static void test_fields(void **state) {
     check("-@title a b", "AND(NOT(a@{title}), b@{title})");
     check_error("a @title | b", 9, "MATCH: near '| b' at offset 9: expected a word, phrase or '('");
     check_error("@title (@body)", 13,
-                "MATCH: near ')' at offset 13: expected a word, phrase or '('");
+                "MATCH: near ')' at offset 13: expected a word, phrase or '(' after the field "
+                "operator at offset 8");
+    /* An operator that scopes nothing is an error, as in Sphinx. */
+    check_error("@title", 6, "MATCH: unexpected end of query at offset 6: expected a word, phrase "
+                             "or '(' after the field operator at offset 0");
+    check_error("a @title", 8, "MATCH: unexpected end of query at offset 8: expected a word, "
+                               "phrase or '(' after the field operator at offset 2");
+    check_error("(a @*) b", 5, "MATCH: near ') b' at offset 5: expected a word, phrase or '(' "
+                               "after the field operator at offset 3");
+    check_error("a ZONE:(h1)", 11, "MATCH: unexpected end of query at offset 11: expected a word, "
+                                   "phrase or '(' after the ZONE: operator at offset 2");
+    check("@title a @body b", "AND(a@{title}, b@{body})");
 }
 
 static void test_lucene_fields(void **state) {
@@ -864,7 +874,13 @@ static void test_sphinx_operators(void **state) {
     check_error("@title[5", 8, "MATCH: unexpected end of query at offset 8: expected ']' after the "
                                "field position limit");
     check("@@relaxed @(title,nope) a", "a@{title}");
-    check("@@relaxed @nope a b", "AND(a@{}, b@{})");
+    /* a scope of only unknown fields: its words are left out (@{-}), as
+    ** Sphinx drops them; '@!nope' is every field */
+    check("@@relaxed @nope a b", "AND(a@{-}, b@{-})");
+    check("@@relaxed a @nope b | c*", "AND(a, OR(b@{-}, PREFIX(c*)@{-}))");
+    check("@@relaxed @nope (a @title b)", "AND(a@{-}, b@{title})");
+    check("@@relaxed @!nope a", "a");
+    check("@@relaxed @(nope,title) a @* b", "AND(a@{title}, b)");
 
     /* The exact form: the '=' stays in the word's text, where the
     ** analyzer's query side reads it (tested in test_analyzer). */
