@@ -1936,7 +1936,7 @@ static int join_gap_char(char c) {
 ** white space and plain punctuation between them in the query zQuery? */
 static int join_adjacent(const char *zQuery, const FtsNode *x, const FtsNode *y) {
     if (memcmp(&x->fields, &y->fields, sizeof(x->fields)) != 0 || x->nPosLimit != y->nPosLimit ||
-        x->pZones != y->pZones || y->pos < x->pos + x->len) {
+        x->pZones != y->pZones || x->bMissed != y->bMissed || y->pos < x->pos + x->len) {
         return 0;
     }
     for (int i = x->pos + x->len; i < y->pos; i++) {
