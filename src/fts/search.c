@@ -5658,8 +5658,9 @@ int fts_query_topk(FtsQuery *q, int k, FtsAcceptFn xAccept, void *ctx, FtsHit *a
     } else if (strcmp(zStrategy, "maxscore") == 0) {
         rc = is_term_group(q->root) ? term_topk(q, &h, xAccept, ctx) : maxscore_topk(q, &h, xAccept, ctx);
         /* Documents are passed over only against the k-th score, so a
-        ** heap that never filled saw every match: the count is exact. */
-        q->st.bTotalExact = h.n < h.k;
+        ** heap that never filled saw every match, and one as large as the
+        ** index filled with the last document: the count is exact. */
+        q->st.bTotalExact = h.n < h.k || (uint64_t)h.k >= q->src->nDocs;
     } else if (strcmp(zStrategy, "taat") == 0) {
         rc = taat_topk(q, &h, xAccept, ctx);
         q->st.bTotalExact = 1;

@@ -3061,6 +3061,12 @@ def test_show_meta_maxscore(cur, corpus):
     m = meta(cur)
     assert m["strategy"] == "maxscore" and m["total_relation"] == "gte", m
     assert 2 <= int(m["total_found"]) <= 5, m
+    # a top k as large as the table: nothing can have been passed over
+    cur.execute(f"SELECT id FROM {corpus} WHERE MATCH('quick | fox | hello | dog') LIMIT {len(CORPUS)}")
+    got = cur.fetchall()
+    m = meta(cur)
+    assert m["strategy"] == "maxscore" and m["total_relation"] == "eq", m
+    assert int(m["total_found"]) == len(got) == len(CORPUS), m
 
 
 @pytest.mark.parametrize("text, tail, strategy, why", [
