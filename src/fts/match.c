@@ -1477,11 +1477,6 @@ static int chain_choices(MatchParser *p, FtsNode *x, NodeList *l) {
     return LP_OK;
 }
 
-/* A chain with OR lists among its operands, (a | b) << c, as the OR of one
-** chain per choice of an alternative from each list: a << c | b << c. A
-** document holds the first exactly when it holds one of the others, and
-** each chain it holds is a clause of its own, as each phrase of a phrase's
-** alternatives is. *pp is x itself when it has no OR list. */
 /* Is x left out of the query under @@relaxed: a leaf in a scope of only
 ** unknown fields, or a group or OR list of such leaves? */
 static int all_missed(const FtsNode *x) {
@@ -1504,6 +1499,11 @@ static void chain_fields(FtsNode *x, FtsNode *const *aOp, int n) {
     }
 }
 
+/* A chain with OR lists among its operands, (a | b) << c, as the OR of one
+** chain per choice of an alternative from each list: a << c | b << c. A
+** document holds the first exactly when it holds one of the others, and
+** each chain it holds is a clause of its own, as each phrase of a phrase's
+** alternatives is. *pp is x itself when it has no OR list. */
 static int chain_expand(MatchParser *p, FtsNode *x, FtsNode **pp) {
     *pp = x;
     NodeList *aAlt = arena_zalloc(p->a, sizeof(NodeList) * (size_t)x->nChild);
@@ -1754,12 +1754,10 @@ static int parse_body(MatchParser *p, Scope scope, int bGroup, FtsNode **pp) {
     *pp = NULL;
     for (;;) {
         skip_space(p);
-        if (p->i >= p->n || p->z[p->i] == ')') {
+        if (iScopeOp >= 0 && (p->i >= p->n || p->z[p->i] == ')')) {
             /* as Sphinx: an operator that scopes nothing is an error */
-            if (iScopeOp >= 0) {
-                return syntax_error(p, p->i, "expected a word, phrase or '(' after the %s at offset %d",
-                                    p->z[iScopeOp] == '@' ? "field operator" : "ZONE: operator", iScopeOp);
-            }
+            return syntax_error(p, p->i, "expected a word, phrase or '(' after the %s at offset %d",
+                                p->z[iScopeOp] == '@' ? "field operator" : "ZONE: operator", iScopeOp);
         }
         if (p->i >= p->n) {
             if (bGroup) return syntax_error(p, p->n, "expected ')'");

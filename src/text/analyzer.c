@@ -83,6 +83,8 @@
 ** algorithm (the one SQLite FTS5 and Manticore's stem_en use), "english"
 ** is Snowball's revision of it. An entry is offered only when the linked
 ** libstemmer lists its algorithm (stem_lang_available()). */
+static const StemDict *dict_en(void); /* the English dictionary (below) */
+
 typedef struct StemLang {
     const char *zCode;      /* after "stem_" */
     const char *zAlgo;      /* libstemmer algorithm name */
@@ -497,7 +499,7 @@ static int stem_add(Analyzer *a, const char *z, size_t n) {
         if (a->nStem == ANALYZER_MAX_STEMMERS) return -1;
         a->aStem[a->nStem] = i;
         /* Snowball's English: stems of common words are built in. */
-        a->apDict[a->nStem++] = strcmp(aStemLang[i].zAlgo, "english") == 0 ? &lp_stemdict_en : NULL;
+        a->apDict[a->nStem++] = strcmp(aStemLang[i].zAlgo, "english") == 0 ? dict_en() : NULL;
         return 1;
     }
     return 0;
@@ -918,7 +920,6 @@ int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
     if (rc == LP_OK) rc = wordforms_build(a, cfg->zWordforms, err);
     if (rc == LP_OK) rc = exceptions_build(a, cfg->zExceptions, err);
     for (int k = 0; rc == LP_OK && k < a->nStem; k++) {
-        if (a->apDict[k] == &lp_stemdict_en) a->apDict[k] = dict_en();
         /* Create this thread's stemmers now, so an allocation failure or a
         ** broken libstemmer shows here rather than on the first document. */
         struct sb_stemmer *pStem;

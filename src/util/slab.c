@@ -4,7 +4,6 @@
 #include "util/slab.h"
 
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
