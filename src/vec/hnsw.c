@@ -31,6 +31,17 @@
 ** top holds epMutex for its whole duration, as hnswlib does, so two new
 ** tops cannot race.
 **
+** Concurrent inserts see each other. Two rows inserted at once cannot find
+** each other by search (neither is linked yet): near twins then both link
+** to the same neighbours, whose pruning keeps one and drops the other
+** (shadowed by its twin), and nothing links to the dropped one. Measured on
+** 3,000 clustered 32-d rows from 3 threads: 1-16 rows without an in-link
+** per build, recall@10 down to 0.984 against 1.000 built serially. So, as
+** JVector does, a row being linked registers in aBusy, takes the ids of
+** the rows being linked at that moment (its peers) as candidates on every
+** layer they reach, and merges into its own lists the back-links that
+** peers added while it searched (instead of overwriting them).
+**
 ** Visited sets: a Scratch (pooled, one per running operation) holds a
 ** uint16 mark per row and the current epoch; a row is visited when its
 ** mark equals the epoch. Each layer search bumps the epoch, so nothing is
@@ -147,6 +158,7 @@
 #define EP_NONE UINT64_MAX
 #define MAX_LEVEL 31            /* levels above are astronomically unlikely */
 #define EXACT_BLOCK 256         /* rows per vec_dist_batch call in exact scans */
+#define MAX_BUSY 64             /* inserts that see each other (more just don't) */
 
 #define LOAD_ACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define STORE_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
@@ -171,6 +183,8 @@ typedef struct Scratch {
     uint32_t *aNew;             /* unvisited neighbours of the node being expanded */
     float *aNewD;               /* ... and their distances */
     float *aQuery;              /* normalised copy of the query (COSINE) */
+    uint32_t aPeer[MAX_BUSY];   /* inserting: rows being linked when it began */
+    int nPeer;
     struct Scratch *pNext;      /* free list link */
 } Scratch;
 
@@ -198,6 +212,9 @@ struct VecHnsw {
 
     pthread_mutex_t epMutex;    /* held by an insert that raises the top layer */
     uint64_t ep;                /* level << 32 | entry id, or EP_NONE (atomic) */
+
+    pthread_mutex_t busyMutex;  /* guards aBusy */
+    uint32_t aBusy[MAX_BUSY];   /* rows being linked, UINT32_MAX in free slots */
 
     pthread_mutex_t poolMutex;  /* guards pFree */
     Scratch *pFree;             /* idle scratches */
@@ -519,6 +536,8 @@ VecHnsw *vec_hnsw_new(const VecHnswConfig *cfg, LpError *err) {
     pthread_rwlock_init(&h->growLock, &attr);
     pthread_rwlockattr_destroy(&attr);
     pthread_mutex_init(&h->epMutex, NULL);
+    pthread_mutex_init(&h->busyMutex, NULL);
+    memset(h->aBusy, 0xff, sizeof(h->aBusy));
     pthread_mutex_init(&h->poolMutex, NULL);
     return h;
 nomem:
@@ -548,6 +567,7 @@ void vec_hnsw_free(VecHnsw *h) {
     }
     pthread_rwlock_destroy(&h->growLock);
     pthread_mutex_destroy(&h->epMutex);
+    pthread_mutex_destroy(&h->busyMutex);
     pthread_mutex_destroy(&h->poolMutex);
     free(h);
 }
@@ -767,6 +787,61 @@ static void link_back(const VecHnsw *h, Scratch *s, uint32_t nb, uint32_t id, fl
     row_unlock(&h->aLock[nb]);
 }
 
+/* Adds to a[0..n) (sorted by distance to v) the peers that reach layer
+** and are not in it yet, keeping the order. a has room for s->nPeer more.
+** Returns the new count. */
+static size_t add_peers(const VecHnsw *h, const Scratch *s, const float *v, int layer, Cand *a, size_t n) {
+    for (int p = 0; p < s->nPeer; p++) {
+        uint32_t o = s->aPeer[p];
+        size_t i;
+        if (LOAD_ACQ(&h->aLevel[o]) < layer) continue;
+        for (i = 0; i < n && a[i].id != o; i++) {
+        }
+        if (i < n) continue;
+        Cand c = {h->xDist(v, row_vec(h, o), h->dims), o};
+        for (i = n++; i > 0 && a[i - 1].d > c.d; i--) a[i] = a[i - 1];
+        a[i] = c;
+    }
+    return n;
+}
+
+/* Stores a[0..n) (sorted, n <= M) as row id's list on layer. Peers may
+** have linked to id while it searched: those links are kept, pruned with
+** the heuristic when the list overflows (as link_back prunes). */
+static void store_list(const VecHnsw *h, Scratch *s, uint32_t id, int layer, const Cand *a, size_t n) {
+    uint32_t maxM = layer ? h->M : h->M0;
+    uint32_t *pList = row_list(h, id, layer);
+    uint32_t nOld, i, j;
+    size_t nAll = n;
+    row_lock(&h->aLock[id]);
+    nOld = LOAD_ACQ(&pList[0]);
+    if (nOld == 0) {
+        for (i = 0; i < n; i++) STORE_REL(&pList[1 + i], a[i].id);
+        STORE_REL(&pList[0], (uint32_t)n);
+        row_unlock(&h->aLock[id]);
+        return;
+    }
+    /* The back-links first, then the chosen rows not among them, as many
+    ** as aPrune holds (1 + M0: all of them unless some 30 peers linked). */
+    const float *v = row_vec(h, id);
+    nAll = 0;
+    for (i = 0; i < nOld; i++) {
+        uint32_t o = LOAD_ACQ(&pList[1 + i]);
+        s->aPrune[nAll].id = o;
+        s->aPrune[nAll++].d = h->xDist(v, row_vec(h, o), h->dims);
+    }
+    for (i = 0; i < n && nAll < h->M0 + 1; i++) {
+        for (j = 0; j < nOld && s->aPrune[j].id != a[i].id; j++) {
+        }
+        if (j == nOld) s->aPrune[nAll++] = a[i];
+    }
+    qsort(s->aPrune, nAll, sizeof(Cand), cand_cmp);
+    nAll = select_heuristic(h, s->aPrune, nAll, maxM);
+    for (i = 0; i < nAll; i++) STORE_REL(&pList[1 + i], s->aPrune[i].id);
+    STORE_REL(&pList[0], (uint32_t)nAll);
+    row_unlock(&h->aLock[id]);
+}
+
 /* Links row id (vector v, top layer level) into the graph below entry
 ** point ep. */
 static int link_row(VecHnsw *h, Scratch *s, const float *v, uint32_t id, int level, uint64_t ep) {
@@ -776,25 +851,47 @@ static int link_row(VecHnsw *h, Scratch *s, const float *v, uint32_t id, int lev
     float d;
     descend(h, v, ep, level < top ? level : top, &cur, &d, NULL);
     for (layer = level < top ? level : top; layer >= 0; layer--) {
-        uint32_t *pList = row_list(h, id, layer);
         size_t i, n, nKeep;
         Cand *a;
         lq.layer = layer;
         if (search_layer(h, s, &lq, cur, d, NULL)) return LP_NOMEM;
         /* The drained beam lands in aCand (free now), sorted ascending. */
-        if (grow_buf(&s->aCand, &s->capCand, s->nRes)) return LP_NOMEM;
+        if (grow_buf(&s->aCand, &s->capCand, s->nRes + (size_t)s->nPeer)) return LP_NOMEM;
         a = s->aCand;
         n = res_drain(s, a);
+        n = add_peers(h, s, v, layer, a, n);
         nKeep = select_heuristic(h, a, n, h->M);
-        row_lock(&h->aLock[id]);
-        for (i = 0; i < nKeep; i++) STORE_REL(&pList[1 + i], a[i].id);
-        STORE_REL(&pList[0], (uint32_t)nKeep);
-        row_unlock(&h->aLock[id]);
+        store_list(h, s, id, layer, a, nKeep);
         for (i = 0; i < nKeep; i++) link_back(h, s, a[i].id, id, a[i].d, layer);
         cur = a[0].id;
         d = a[0].d;
     }
     return LP_OK;
+}
+
+/* Registers id as being linked and copies the other such rows into
+** s->aPeer. Returns its slot, or -1 when every slot is taken. */
+static int busy_enter(VecHnsw *h, Scratch *s, uint32_t id) {
+    int slot = -1;
+    s->nPeer = 0;
+    pthread_mutex_lock(&h->busyMutex);
+    for (int i = 0; i < MAX_BUSY; i++) {
+        if (h->aBusy[i] != UINT32_MAX) {
+            s->aPeer[s->nPeer++] = h->aBusy[i];
+        } else if (slot < 0) {
+            h->aBusy[i] = id;
+            slot = i;
+        }
+    }
+    pthread_mutex_unlock(&h->busyMutex);
+    return slot;
+}
+
+static void busy_leave(VecHnsw *h, int slot) {
+    if (slot < 0) return;
+    pthread_mutex_lock(&h->busyMutex);
+    h->aBusy[slot] = UINT32_MAX;
+    pthread_mutex_unlock(&h->busyMutex);
 }
 
 /* Assigns the next id, growing the arrays when full. On LP_OK the caller
@@ -865,10 +962,12 @@ int vec_hnsw_add(VecHnsw *h, const float *v, uint32_t *pId, LpError *err) {
     }
     if (ep != EP_NONE) {
         s = scratch_get(h);
+        int slot = s ? busy_enter(h, s, id) : -1;
         if (!s || link_row(h, s, pRow, id, level, ep)) {
             rc = lp_err_set(err, LP_NOMEM, "hnsw: out of memory linking row %u", id);
             bLinked = 0;
         }
+        busy_leave(h, slot);
         scratch_put(h, s);
     }
     if (bTop) {
@@ -1649,6 +1748,8 @@ static int hf_open(const uint8_t *a, size_t n, const char *zName, int flags, Vec
     h->nMap = n;
     pthread_rwlock_init(&h->growLock, NULL);
     pthread_mutex_init(&h->epMutex, NULL);
+    pthread_mutex_init(&h->busyMutex, NULL);
+    memset(h->aBusy, 0xff, sizeof(h->aBusy));
     pthread_mutex_init(&h->poolMutex, NULL);
     *ppH = h;
     return LP_OK;
