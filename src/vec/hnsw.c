@@ -759,13 +759,20 @@ static size_t select_heuristic(const VecHnsw *h, Cand *a, size_t n, size_t nMax)
 }
 
 /* Adds id (at distance d) to row nb's list on layer, pruning with the
-** heuristic when the list is full. */
+** heuristic when the list is full. A peer (see above) may have put id
+** there already: then nothing changes. */
 static void link_back(const VecHnsw *h, Scratch *s, uint32_t nb, uint32_t id, float d, int layer) {
     uint32_t maxM = layer ? h->M : h->M0;
     uint32_t *pList = row_list(h, nb, layer);
     uint32_t n, i;
     row_lock(&h->aLock[nb]);
     n = LOAD_ACQ(&pList[0]);
+    for (i = 0; i < n; i++) {
+        if (LOAD_ACQ(&pList[1 + i]) == id) {
+            row_unlock(&h->aLock[nb]);
+            return;
+        }
+    }
     if (n < maxM) {
         STORE_REL(&pList[1 + n], id);
         STORE_REL(&pList[0], n + 1);
