@@ -18,7 +18,8 @@ index exact forms: Sphinx forces index_exact_words there, and so does
 loupe), whose prefixes and wildcards match the words as written. A
 fourth (near_set) draws rows and NEAR/N chains of two to five operands at
 random, with one distance or several and with groups, for the automaton
-Sphinx matches chains with. A fifth has blend characters ('&' and '-',
+Sphinx matches chains with, and another proximity phrases as '<<'
+operands and ORs of words no row holds. One more has blend characters ('&' and '-',
 blend_mode trim_head and trim_tail): tokens that hold them, tokens made of
 them only, their parts, and word forms over them. Three more check the analysis options against
 Sphinx's (over one charset_table both read alike): ignore_chars,
@@ -80,6 +81,7 @@ OPTIONS = {"t": "min_infix_len='2' index_sp='1' index_zones='h*' html_strip='1'"
            "n": "min_infix_len='2'",
            "s": "min_infix_len='2' morphology='stem_en'",
            "r": "min_infix_len='2'",
+           "p": "min_infix_len='2'",
            "b": "min_infix_len='2' blend_chars='&, -' blend_mode='trim_head, trim_tail' wordforms_list='%s'"
                 % "; ".join(BLEND_WORDFORMS),
            # analysis options, over one charset_table both engines read alike
@@ -109,6 +111,7 @@ SPHINX_INDEX = (SPHINX_SECTION.format(name="t", extra="    index_sp        = 1\n
                 + SPHINX_SECTION.format(name="n", extra="")
                 + SPHINX_SECTION.format(name="s", extra="    morphology      = stem_en\n")
                 + SPHINX_SECTION.format(name="r", extra="")
+                + SPHINX_SECTION.format(name="p", extra="")
                 + SPHINX_SECTION.format(name="b", extra="    blend_chars     = &, -\n"
                                                        "    blend_mode      = trim_head, trim_tail\n"
                                                        "    wordforms       = {dir}/blendforms.txt\n")
@@ -383,6 +386,34 @@ hello world -"world big"
 new | york | city
 """
 
+# Proximity phrases as '<<' operands (their windows, overlapping ones too)
+# and ORs whose parts all match nothing inside an AND (table p).
+WINDOW_ROWS = [("aa xx bb aa", ""), ("aa bb aa xx", ""), ("aa xx bb bb aa", ""), ("bb aa xx aa bb", ""),
+               ("aa bb cc aa xx bb", ""), ("aa xx bb", ""), ("cc aa dd bb", ""), ("aa xx bb cc aa", "cc")]
+WINDOW_QUERIES = """\
+xx << "aa bb"~3
+"aa bb"~3 << xx
+xx << "aa bb"~5
+"aa bb"~1 << xx
+cc << "aa bb"~3
+dd << "aa bb"~3
+"aa bb"~3 << cc
+xx << "aa bb cc"~3
+"aa bb cc"~3 << xx
+xx << ("aa bb"~3 | dd)
+("aa bb"~2 | dd) << xx
+aa (zzq | yyq)
+aa (zzq | yyq*)
+aa ("zzq yyq" | qqq)
+aa (@body zzq | yyq)
+aa -(zzq | yyq)
+aa | (zzq | yyq)
+aa MAYBE (zzq | yyq)
+aa (zzq | bb)
+aa ((zzq | yyq) << bb)
+aa @body cc << @title (aa | bb)
+"""
+
 NESTED_QUERIES = """\
 (a << b) << c
 a << b << c
@@ -541,6 +572,7 @@ def main(argv):
             ("n", NESTED_ROWS, [q for q in NESTED_QUERIES.splitlines() if q.strip()]),
             ("s", STEMMED_ROWS, [q for q in STEMMED_QUERIES.splitlines() if q.strip()]),
             ("r",) + near_set(),
+            ("p", WINDOW_ROWS, [q for q in WINDOW_QUERIES.splitlines() if q.strip()]),
             ("b", BLEND_ROWS, [q for q in BLEND_QUERIES.splitlines() if q.strip()])]
     sets += [(n, ANALYSIS_ROWS, [q for q in ANALYSIS_QUERIES.splitlines() if q.strip()]) for n in ANALYSIS_SPHINX]
     for name, lines in (("stopwords", ANALYSIS_STOPWORDS), ("exceptions", ANALYSIS_EXCEPTIONS),
@@ -573,7 +605,7 @@ def main(argv):
              "Run %s at %s on %s (%d cores):" % (utc_now(), git_revision(), m["cpu"], m["cores"]), "",
              "    " + command_line(__file__, argv), "",
              "Versions: %s; %s." % (versions["loupe"], versions["sphinx"]), "",
-             "%d queries over nine small tables (bench/fulltext/parity.py has the rows and the "
+             "%d queries over ten small tables (bench/fulltext/parity.py has the rows and the "
              "queries): the same rows (or both refuse) for **%d**, different for %d, of which %d "
              "on purpose and **%d** not." % (len(results), len(same), len(differ),
                                               len(differ) - len(unexpected), len(unexpected)), "",

@@ -1389,16 +1389,19 @@ nomem:
 }
 
 /* Matches of the phrase in the current doc (positions loaded). */
-static uint32_t phrase_count(PhraseIt *p) {
+/* Proximity (Sphinx): all words within a span of fewer than nSlop +
+** nWords positions, in any order. A window slides over the merged
+** positions, its lowest occurrence moving on each step. A word the query
+** repeats m times needs m distinct occurrences: each distinct word takes
+** its m consecutive occurrences from aIdx[u] on. Without aWin: the number
+** of windows that start a new match (p's frequency). With aWin (room for
+** two entries per occurrence of each word): every window that fits, as
+** first and last position in turn, overlapping ones too, which is what
+** Sphinx's ORDER sees of a proximity phrase (in "a x b a", "a b"~3 is at
+** 1-3 and at 3-4, so x << "a b"~3 holds); returns how many. */
+static uint32_t prox_scan(const PhraseIt *p, uint32_t *aWin) {
     const PlanNode *pn = p->base.pn;
     uint32_t nMatch = 0;
-    if (pn->nOp) return chain_count(p);
-    if (pn->nSlop == 0) return exact_starts(p, 0, p->n, NULL);
-    /* Proximity (Sphinx): all words within a span of fewer than
-    ** nSlop + nWords positions, in any order. Slide a window over the
-    ** merged positions; count windows that start a new match. A word the
-    ** query repeats m times needs m distinct occurrences: each distinct
-    ** word takes its m consecutive occurrences from aIdx[u] on. */
     enum { MAXW = 64 };
     int n = p->n > MAXW ? MAXW : p->n;
     int aWord[MAXW] = {0}, aMul[MAXW] = {0}, nu = 0;
@@ -1426,13 +1429,25 @@ static uint32_t phrase_count(PhraseIt *p) {
             if (v0 < lo) lo = v0, iMin = u;
             if (v1 > hi) hi = v1;
         }
-        if (hi - lo + 1 < limit && (!bAny || lo > lastEnd)) {
-            nMatch++;
-            bAny = 1;
-            lastEnd = hi;
+        if (hi - lo + 1 < limit) {
+            if (aWin) {
+                aWin[2 * nMatch] = lo;
+                aWin[2 * nMatch++ + 1] = hi;
+            } else if (!bAny || lo > lastEnd) {
+                nMatch++;
+                bAny = 1;
+                lastEnd = hi;
+            }
         }
         aIdx[iMin]++;
     }
+}
+
+static uint32_t phrase_count(PhraseIt *p) {
+    const PlanNode *pn = p->base.pn;
+    if (pn->nOp) return chain_count(p);
+    if (pn->nSlop == 0) return exact_starts(p, 0, p->n, NULL);
+    return prox_scan(p, NULL);
 }
 
 /* c moved to its first document >= d (from before its first too). */
@@ -1986,7 +2001,8 @@ static int opos_room(OrderIt *o, uint32_t n) {
 /* Appends the occurrences of it, at document d, to o->aHit: a word's
 ** positions; an exact phrase's matches (an anchored one's only where it
 ** is anchored), each from its first word to past its last; a proximity
-** phrase's, a chain's or a quorum's words where they are; a group's, an
+** phrase's windows (prox_scan), each from its first position to past its
+** last; a NEAR chain's or a quorum's words where they are; a group's, an
 ** AND's, an OR's and a quorum's parts' that match d; a MAYBE's required
 ** side's (its optional side is not moved while matching), an ORDER's
 ** inside (read from what it collected at d). Negations add nothing.
@@ -2019,6 +2035,16 @@ static int order_collect(OrderIt *o, It *it, uint32_t d) {
             uint32_t n = exact_starts(p, 0, p->n, o->aPos), len = pn->aQPos[p->n - 1] - pn->aQPos[0] + 1;
             for (uint32_t k = 0; k < n; k++) {
                 if (ohit_push(o, (uint32_t)pn->iField, o->aPos[k], o->aPos[k] + len)) return LP_NOMEM;
+            }
+            return LP_OK;
+        }
+        if (pn->nSlop && !pn->nOp) {
+            uint32_t nRoom = 0;
+            for (int i = 0; i < p->n; i++) nRoom += p->anPos[i];
+            if (opos_room(o, 2 * nRoom)) return LP_NOMEM;
+            uint32_t n = prox_scan(p, o->aPos);
+            for (uint32_t k = 0; k < n; k++) {
+                if (ohit_push(o, (uint32_t)pn->iField, o->aPos[2 * k], o->aPos[2 * k + 1] + 1)) return LP_NOMEM;
             }
             return LP_OK;
         }
@@ -3954,7 +3980,7 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
             lp_err_set(err, LP_NOMEM, "out of memory");
             return NULL;
         }
-        int nPos = 0, nNeg = 0, bNone = 0, cap = n->nChild;
+        int nPos = 0, nNeg = 0, bNone = 0, bAnyNone = 0, cap = n->nChild;
         for (int i = 0; i < n->nChild; i++) {
             const FtsNode *c = n->aChild[i];
             int bNot = c->kind == FTSN_NOT;
@@ -3970,6 +3996,7 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
             }
             if (pc->kind == PN_NONE) {
                 bNone |= bAnd; /* an AND with a part that matches nothing matches nothing */
+                bAnyNone = 1;
                 continue;
             }
             if (!bAnd && pc->kind == PN_OR) { /* flatten */
@@ -3987,7 +4014,10 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
             }
             aPos[nPos++] = pc;
         }
-        if (nPos == 0 && nNeg == 0 && !bNone) {
+        /* Left out only when every part was (stop words): an OR whose
+        ** parts all match nothing matches nothing, so (zz | yy) in an AND
+        ** makes it match nothing, as in Sphinx. */
+        if (nPos == 0 && nNeg == 0 && !bAnyNone) {
             *pbDropped = 1;
             return NULL;
         }

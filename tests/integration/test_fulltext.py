@@ -429,6 +429,20 @@ OPERATOR_CASES = [
     ("quick << (fox << lazy)", []),
     ("the << (fox << lazy)", [1]),
     ("((quick brown) << fox) << quick", []),
+    # a proximity phrase's occurrences are its windows, as Sphinx's: body 1's
+    # "fox lazy"~5 spans fox .. lazy, around jumps and over
+    ('"fox lazy"~5 << dog', [1]),
+    ('"fox lazy"~5 << over', []),
+    ('jumps << "fox lazy"~5', []),
+    ('the << "fox lazy"~5', [1]),
+    # an OR whose parts all match nothing matches nothing: an AND with it
+    # too (as in Sphinx); only stop words are left out
+    ("quick (nothere | zzz)", []),
+    ("quick (nothere | zzz*)", []),
+    ('quick ("nothere fox" | @title zzz)', []),
+    ("quick -(nothere | zzz)", [1, 3, 4, 7]),
+    ("quick | (nothere | zzz)", [1, 3, 4, 7]),
+    ("quick MAYBE (nothere | zzz)", [1, 3, 4, 7]),
     # NEAR/N: at most N positions apart, either order, in one field
     ("fox NEAR/3 lazy", []),
     ("fox NEAR/4 lazy", [1]),

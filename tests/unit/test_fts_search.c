@@ -535,11 +535,41 @@ static void ref_word_places(const int *aw, int nw, int i, int f, int scan, ROcc 
 
 static void ref_order_scan(const FtsNode *x, int i, int f, ROcc *a, int *pn);
 
+/* Appends to a the windows of the proximity phrase aw[0..nw)~nSlop among
+** doc i's first scan words of field f, in order of their start: from each
+** occurrence s of one of its words, the span to the first occurrences
+** at or after s of every word (a word the query repeats m times: its
+** first m), when it spans fewer than nSlop + nw positions. Overlapping
+** windows are all there: the phrase's frequency counts those that do not
+** overlap an earlier one, an ORDER sees them all. */
+static void ref_prox_windows(const int *aw, int nw, int nSlop, int i, int f, int scan, ROcc *a, int *pn) {
+    const int *d = g_docs[i].aaWord[f];
+    for (int s = 0; s < scan; s++) {
+        int limit = nSlop + nw, e = s + limit - 2;
+        if (e >= scan) e = scan - 1;
+        int ok = 1, hi = s;
+        for (int j = 0; j < nw && ok; j++) {
+            int need = 0, found = -1;
+            for (int m = 0; m < nw; m++) need += aw[m] == aw[j];
+            for (int k = s; k <= e && found < 0; k++) {
+                if (word_fits(d[k], aw[j]) && --need == 0) found = k;
+            }
+            ok = found >= 0;
+            if (found > hi) hi = found;
+        }
+        int first = 0;
+        for (int j = 0; j < nw && ok; j++) first |= word_fits(d[s], aw[j]);
+        if (!ok || !first) continue;
+        assert_true(*pn < ROCC_MAX);
+        a[(*pn)++] = (ROcc){s, hi + 1};
+    }
+}
+
 /* Appends to a (room for ROCC_MAX) the occurrences of x, a part of an ORDER
 ** that matches doc i, in field f: a word's, prefix's or wildcard's
-** places; an exact phrase's matches; a chain's words where it holds in
-** f; the positive parts' of an AND, the matching parts' of an OR, a
-** quorum's words, a MAYBE's required side's. */
+** places; an exact phrase's matches; a proximity phrase's windows; a NEAR
+** chain's words where it holds in f; the positive parts' of an AND, the
+** matching parts' of an OR, a quorum's words, a MAYBE's required side's. */
 static void ref_occ(const FtsNode *x, int i, int f, ROcc *a, int *pn) {
     const int *d = g_docs[i].aaWord[f];
     int len = g_docs[i].aLen[f];
@@ -561,11 +591,11 @@ static void ref_occ(const FtsNode *x, int i, int f, ROcc *a, int *pn) {
         int aw[8], nw = split_words(x->z, aw, 8);
         if (!fts_fieldset_has(&x->fields, f)) return;
         if (x->nSlop) {
-            /* a proximity phrase: its words, where it matches in f */
-            FtsNode t = *x;
-            memset(&t.fields, 0, sizeof(t.fields));
-            t.fields.a[f / 64] = UINT64_C(1) << (f % 64);
-            if (ref_eval(&t, i, &sc)) ref_word_places(aw, nw, i, f, scan_len(x->nPosLimit, i, f), a, pn);
+            /* a proximity phrase: its windows in f */
+            for (int j = 0; j < nw; j++) {
+                if (aw[j] == -1) return;
+            }
+            ref_prox_windows(aw, nw, x->nSlop, i, f, scan_len(x->nPosLimit, i, f), a, pn);
             return;
         }
         for (int k = 0; k + nw <= scan_len(x->nPosLimit, i, f); k++) {
@@ -784,29 +814,14 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
                     tf += ok;
                 }
             } else {
-                /* windows spanning fewer than nSlop+nw positions holding every
-                ** word (a word the query repeats m times: m occurrences), each
-                ** starting at an occurrence, not overlapping */
-                int lastEnd = -1;
-                for (int s = 0; s < scan; s++) {
-                    int limit = n->nSlop + nw, e = s + limit - 2;
-                    if (e >= scan) e = scan - 1;
-                    int ok = 1, hi = s;
-                    for (int j = 0; j < nw && ok; j++) {
-                        int need = 0, found = -1;
-                        for (int m = 0; m < nw; m++) need += aw[m] == aw[j];
-                        for (int k = s; k <= e && found < 0; k++) {
-                            if (word_fits(g_docs[i].aaWord[f][k], aw[j]) && --need == 0) found = k;
-                        }
-                        ok = found >= 0;
-                        if (found > hi) hi = found;
-                    }
-                    int first = 0;
-                    for (int j = 0; j < nw && ok; j++) first |= word_fits(g_docs[i].aaWord[f][s], aw[j]);
-                    if (ok && first && s > lastEnd) {
-                        tf++;
-                        lastEnd = hi;
-                    }
+                /* the windows, not overlapping */
+                ROcc aWin[ROCC_MAX];
+                int nWin = 0, lastEnd = -1;
+                ref_prox_windows(aw, nw, n->nSlop, i, f, scan, aWin, &nWin);
+                for (int k = 0; k < nWin; k++) {
+                    if (aWin[k].s <= lastEnd) continue;
+                    tf++;
+                    lastEnd = aWin[k].e - 1;
                 }
             }
             if (!tf) continue;
@@ -1580,8 +1595,9 @@ static void rand_query(char *buf) {
                                                    "(%s -%s) << \"%s %s\"", "\"%s %s %s\"/1 << %s",
                                                    "@title (%s | %s) << %s", "(%s MAYBE %s) << %s",
                                                    "(%s << %s) << (%s %s)", "((%s %s) << %s) << %s*",
-                                                   "%s << (%s << %s) << %s", "%s << ((%s %s) << %s)"};
-                int k = (int)(rnd() % 11);
+                                                   "%s << (%s << %s) << %s", "%s << ((%s %s) << %s)",
+                                                   "%s << \"%s %s\"~3", "\"%s %s\"~2 << %s"};
+                int k = (int)(rnd() % 13);
                 sprintf(buf + strlen(buf), aOrd[k], w, w2, k == 1 ? w : w3, w);
             } else if (rnd() % 2) {
                 sprintf(buf + strlen(buf), "%s << \"%s %s\"", w, w2, rnd() % 2 ? w3 : w);
@@ -1717,6 +1733,9 @@ static void test_operators_vs_reference(void **state) {
         "\"ab0 abc1 xy2\"/2 << ab3", "(ab0 MAYBE xy2) << abc1", "(^ab0 xy2) << abc1", "*c1 << (ab0 | xy2)",
         "(ab0 abc1) << \"xy2 ab3\" << (abc4 | xy5)", "ab0 << (nothere abc1)", "(ab0 | nothere) << abc1",
         "((ab0 abc1) << xy2) << ab*", "(ab* << (abc1 xy2)) << (ab3 | xy5)", "xy2 << (ab0 << (abc1 ab3))",
+        "xy2 << \"ab0 abc1\"~3", "\"ab0 abc1\"~2 << xy2", "ab3 << \"ab0 ab0 abc1\"~4 << xy2",
+        /* an OR of parts that match nothing makes an AND match nothing */
+        "ab0 (nothere | nothere2)", "ab0 (nothere | \"nothere abc1\")", "ab0 -xy2 (nothere | nothere*)",
         "ab0 NEAR/1 abc1", "ab0 NEAR/3 abc1", "ab0 NEAR/2 abc1 NEAR/2 xy2", "xy5 NEAR/8 ab0",
         "ab0 NOTNEAR/1 abc1", "ab0 NOTNEAR/5 abc1", "abc1 NOTNEAR/2 ab0", "ab0 NOTNEAR/3 nothere",
         "\"ab0 abc1\" NOTNEAR/2 \"xy2 ab3\"", "@body ab0 NOTNEAR/4 xy2", "ab0 NOTNEAR/1 ab0",
