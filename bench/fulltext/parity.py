@@ -18,8 +18,8 @@ index exact forms: Sphinx forces index_exact_words there, and so does
 loupe), whose prefixes and wildcards match the words as written. A
 fourth (near_set) draws rows and NEAR/N chains of two to five operands at
 random, with one distance or several and with groups, for the automaton
-Sphinx matches chains with, and another proximity phrases as '<<'
-operands and ORs of words no row holds. One more has blend characters ('&' and '-',
+Sphinx matches chains with, and another proximity phrases and NEAR
+chains as '<<' operands and ORs of words no row holds. One more has blend characters ('&' and '-',
 blend_mode trim_head and trim_tail): tokens that hold them, tokens made of
 them only, their parts, and word forms over them. Three more check the analysis options against
 Sphinx's (over one charset_table both read alike): ignore_chars,
@@ -386,7 +386,8 @@ hello world -"world big"
 new | york | city
 """
 
-# Proximity phrases as '<<' operands (their windows, overlapping ones too)
+# Proximity phrases and NEAR chains of one distance as '<<' operands (their
+# windows, overlapping ones too; the chains Sphinx's automaton completes)
 # and ORs whose parts all match nothing inside an AND (table p).
 WINDOW_ROWS = [("aa xx bb aa", ""), ("aa bb aa xx", ""), ("aa xx bb bb aa", ""), ("bb aa xx aa bb", ""),
                ("aa bb cc aa xx bb", ""), ("aa xx bb", ""), ("cc aa dd bb", ""), ("aa xx bb cc aa", "cc")]
@@ -402,6 +403,12 @@ xx << "aa bb cc"~3
 "aa bb cc"~3 << xx
 xx << ("aa bb"~3 | dd)
 ("aa bb"~2 | dd) << xx
+xx << (aa NEAR/3 bb)
+(aa NEAR/3 bb) << xx
+xx << (aa NEAR/1 bb)
+xx << (aa NEAR/3 bb NEAR/3 cc)
+(aa NEAR/3 bb NEAR/3 cc) << xx
+xx << ((aa | cc) NEAR/3 bb)
 aa (zzq | yyq)
 aa (zzq | yyq*)
 aa ("zzq yyq" | qqq)
@@ -492,6 +499,11 @@ EXPECTED = {
     "\"x - & y\"": "'-' and '&' are each a word of their own (blend characters only); with a word form "
                    "of several words (t mobile > cell) Sphinx's multiform tokenizer loses the '-' of a query "
                    "(\"x - y\" then finds \"x y\"), so the phrase no longer fits the row that holds it",
+    "xx << ((aa | cc) NEAR/3 bb)": "a NEAR chain with an OR list is the OR of one chain per choice "
+                                   "(docs/sql.md), and as a '<<' operand each choice's chains are its own "
+                                   "automaton's: cc NEAR/3 bb completes 3-4 in 'aa xx bb cc aa'; Sphinx runs "
+                                   "one automaton over aa, cc and bb together, where cc takes aa's place "
+                                   "and completes nothing",
     "a << (b << c) << b": "the ORDER holds wherever a chain exists; Sphinx's one-pass scan misses "
                           "the chain a 1, (b 2, c 3), b 5 in 'b a b c a b c'",
 }

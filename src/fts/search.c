@@ -1245,11 +1245,16 @@ static int fsm_step(NearFsm *m, const NearHit *h, NearHit *pOut) {
 ** lists, through their automaton (fsm_step), and the chains it completes
 ** are the next level's occurrences of its first child. The chain holds
 ** when the last level completes one. Occurrences times children per
-** level. 1 or 0 in *pbHolds; LP_OK or LP_NOMEM. */
-static int near_scan(PhraseIt *p, uint32_t *pbHolds) {
+** level. 1 or 0 in *pbHolds. With pnChain, the last level goes on to the
+** end and leaves every chain it completes in p->aNear[1], *pnChain of
+** them: what Sphinx's ORDER sees of the chain (in "bb aa xx aa bb",
+** aa NEAR/3 bb completes 1-2 and 2-4, the pair sliding on, and not 4-5,
+** so xx << (aa NEAR/3 bb) does not hold there). LP_OK or LP_NOMEM. */
+static int near_scan(PhraseIt *p, uint32_t *pbHolds, uint32_t *pnChain) {
     const PlanNode *pn = p->base.pn;
     uint32_t nPrev = 0;
     *pbHolds = 0;
+    if (pnChain) *pnChain = 0;
     if (!p->aFsmWho) {
         p->aFsmWho = arena_alloc(p->base.q->a, sizeof(int) * (size_t)(pn->nOp + 1));
         p->aFsmRing = arena_alloc(p->base.q->a, sizeof(NearHit) * (size_t)(pn->nOp + 1));
@@ -1278,7 +1283,7 @@ static int near_scan(PhraseIt *p, uint32_t *pbHolds) {
                                      pn->aQPos[w1 - 1] - pn->aQPos[w0] + 1, tie};
             nAll += p->anStart[o];
         }
-        if (o1 < pn->nOp && near_room(p, 1, nAll)) return LP_NOMEM;
+        if ((o1 < pn->nOp || pnChain) && near_room(p, 1, nAll)) return LP_NOMEM;
         NearFsm m;
         memset(&m, 0, sizeof(m));
         m.nChild = nRun;
@@ -1303,11 +1308,15 @@ static int near_scan(PhraseIt *p, uint32_t *pbHolds) {
             NearHit out;
             if (!fsm_step(&m, &h, &out)) continue;
             if (o1 == pn->nOp) {
-                /* the last level: one chain is enough */
+                /* the last level: one chain is enough, unless all are asked for */
                 *pbHolds = 1;
-                return LP_OK;
+                if (!pnChain) return LP_OK;
             }
             p->aNear[1][nOut++] = out;
+        }
+        if (o1 == pn->nOp) {
+            if (pnChain) *pnChain = nOut;
+            return LP_OK;
         }
         if (nOut == 0) return LP_OK;
         NearHit *t = p->aNear[0];
@@ -1381,14 +1390,13 @@ static uint32_t chain_count(PhraseIt *p) {
         return near_distinct(p, 0, 0, 0, p->aLo, &nStep);
     }
     uint32_t bHolds;
-    if (near_scan(p, &bHolds) != LP_OK) goto nomem;
+    if (near_scan(p, &bHolds, NULL) != LP_OK) goto nomem;
     return bHolds;
 nomem:
     q->rc = lp_err_set(&q->errIter, LP_NOMEM, "out of memory matching a NEAR or '<<' clause");
     return 0;
 }
 
-/* Matches of the phrase in the current doc (positions loaded). */
 /* Proximity (Sphinx): all words within a span of fewer than nSlop +
 ** nWords positions, in any order. A window slides over the merged
 ** positions, its lowest occurrence moving on each step. A word the query
@@ -1443,6 +1451,7 @@ static uint32_t prox_scan(const PhraseIt *p, uint32_t *aWin) {
     }
 }
 
+/* Matches of the phrase in the current doc (positions loaded). */
 static uint32_t phrase_count(PhraseIt *p) {
     const PlanNode *pn = p->base.pn;
     if (pn->nOp) return chain_count(p);
@@ -2002,7 +2011,9 @@ static int opos_room(OrderIt *o, uint32_t n) {
 ** positions; an exact phrase's matches (an anchored one's only where it
 ** is anchored), each from its first word to past its last; a proximity
 ** phrase's windows (prox_scan), each from its first position to past its
-** last; a NEAR chain's or a quorum's words where they are; a group's, an
+** last; a NEAR chain's of one distance, its chains (near_scan), the
+** same; another NEAR chain's, a NOTNEAR's or a quorum's words where they
+** are; a group's, an
 ** AND's, an OR's and a quorum's parts' that match d; a MAYBE's required
 ** side's (its optional side is not moved while matching), an ORDER's
 ** inside (read from what it collected at d). Negations add nothing.
@@ -2045,6 +2056,23 @@ static int order_collect(OrderIt *o, It *it, uint32_t d) {
             uint32_t n = prox_scan(p, o->aPos);
             for (uint32_t k = 0; k < n; k++) {
                 if (ohit_push(o, (uint32_t)pn->iField, o->aPos[2 * k], o->aPos[2 * k + 1] + 1)) return LP_NOMEM;
+            }
+            return LP_OK;
+        }
+        int bOneLevel = pn->nOp && pn->aDist && !pn->iSp && !pn->bNotNear && !pn->aOpSame;
+        for (int op = 1; bOneLevel && op + 1 < pn->nOp; op++) bOneLevel = pn->aDist[op] == pn->aDist[0];
+        if (bOneLevel) {
+            /* a NEAR chain of one distance: the chains Sphinx's automaton
+            ** completes (its starts are 1-based). Of several distances,
+            ** Sphinx's ORDER sees something else, neither the outer
+            ** chains nor the words (in "aa bb xx cc", (aa NEAR/1 bb NEAR/3
+            ** cc) << xx holds, in "cc xx aa bb", xx << (aa NEAR/1 bb NEAR/3
+            ** cc) does not): its words, as before. */
+            uint32_t bHolds, nChain;
+            if (near_scan(p, &bHolds, &nChain) != LP_OK) return LP_NOMEM;
+            for (uint32_t k = 0; k < nChain; k++) {
+                const NearHit *h = &p->aNear[1][k];
+                if (ohit_push(o, (uint32_t)pn->iField, h->pos - 1, h->pos - 1 + h->len)) return LP_NOMEM;
             }
             return LP_OK;
         }

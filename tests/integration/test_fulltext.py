@@ -435,6 +435,11 @@ OPERATOR_CASES = [
     ('"fox lazy"~5 << over', []),
     ('jumps << "fox lazy"~5', []),
     ('the << "fox lazy"~5', [1]),
+    # ... and a NEAR chain's (of one distance) the chains Sphinx's automaton
+    # completes: body 1's fox NEAR/4 lazy spans fox .. lazy too
+    ("(fox NEAR/4 lazy) << dog", [1]),
+    ("(fox NEAR/4 lazy) << over", []),
+    ("jumps << (fox NEAR/4 lazy)", []),
     # an OR whose parts all match nothing matches nothing: an AND with it
     # too (as in Sphinx); only stop words are left out
     ("quick (nothere | zzz)", []),

@@ -429,8 +429,10 @@ static int ref_near_level(const RHit *a, int n, int nChild, int near, RHit *out)
     return nOut;
 }
 
-/* Does doc i's field f hold the NEAR chain n (no operand repeated)? */
-static int near_sphinx(const FtsNode *n, int i, int f) {
+/* Does doc i's field f hold the NEAR chain n (no operand repeated)? With
+** aChain (room for 4 * MAXLEN), the chains the last level completes go
+** there, *pnChain of them, starts 1-based. */
+static int near_sphinx(const FtsNode *n, int i, int f, RHit *aChain, int *pnChain) {
     enum { CAP = 4 * MAXLEN };
     static RHit aS[CAP], aPrev[CAP], aOut[CAP];
     int nPrev = 0;
@@ -459,6 +461,10 @@ static int near_sphinx(const FtsNode *n, int i, int f) {
         }
         qsort(aS, (size_t)m, sizeof(RHit), rhit_cmp);
         nPrev = ref_near_level(aS, m, who, near, aOut);
+        if (aChain && o1 == n->nChild) {
+            memcpy(aChain, aOut, sizeof(RHit) * (size_t)nPrev);
+            *pnChain = nPrev;
+        }
         if (nPrev == 0) return 0;
         memcpy(aPrev, aOut, sizeof(RHit) * (size_t)nPrev);
         o0 = o1;
@@ -474,7 +480,7 @@ static int chain_holds_near(const FtsNode *n, int i, int f) {
             if (same_operand(n, r, o)) return chain_holds(n, i, f, 0, 0, -1);
         }
     }
-    return near_sphinx(n, i, f);
+    return near_sphinx(n, i, f, NULL, NULL);
 }
 
 /* Occurrences of a NOTNEAR's first operand in doc i's field f with no
@@ -618,14 +624,32 @@ static void ref_occ(const FtsNode *x, int i, int f, ROcc *a, int *pn) {
         /* '<<' over words is an ORDER too */
         if (fts_fieldset_has(&x->fields, f)) ref_order_scan(x, i, f, a, pn);
         return;
-    case FTSN_NEAR:
+    case FTSN_NEAR: {
         assert_false(x->bNotNear);
         if (!fts_fieldset_has(&x->fields, f) || !chain_holds_near(x, i, f)) return;
+        /* one distance and no operand repeated: the chains Sphinx's
+        ** automaton completes; else the operands' words */
+        int bOneLevel = 1;
+        for (int o = 1; o < x->nChild; o++) {
+            bOneLevel &= o + 1 == x->nChild || x->aDist[o] == x->aDist[0];
+            for (int r = 0; r < o; r++) bOneLevel &= !same_operand(x, r, o);
+        }
+        if (bOneLevel) {
+            static RHit aChain[4 * MAXLEN];
+            int nChain = 0;
+            near_sphinx(x, i, f, aChain, &nChain);
+            for (int k = 0; k < nChain; k++) {
+                assert_true(*pn < ROCC_MAX);
+                a[(*pn)++] = (ROcc){aChain[k].pos - 1, aChain[k].pos - 1 + aChain[k].len};
+            }
+            return;
+        }
         for (int c = 0; c < x->nChild; c++) {
             int aw[8], nw = operand_words(x->aChild[c], aw);
             ref_word_places(aw, nw, i, f, scan_len(x->aChild[c]->nPosLimit, i, f), a, pn);
         }
         return;
+    }
     case FTSN_AND:
         for (int c = 0; c < x->nChild; c++) {
             if (x->aChild[c]->kind != FTSN_NOT) ref_occ(x->aChild[c], i, f, a, pn);
@@ -1596,8 +1620,10 @@ static void rand_query(char *buf) {
                                                    "@title (%s | %s) << %s", "(%s MAYBE %s) << %s",
                                                    "(%s << %s) << (%s %s)", "((%s %s) << %s) << %s*",
                                                    "%s << (%s << %s) << %s", "%s << ((%s %s) << %s)",
-                                                   "%s << \"%s %s\"~3", "\"%s %s\"~2 << %s"};
-                int k = (int)(rnd() % 13);
+                                                   "%s << \"%s %s\"~3", "\"%s %s\"~2 << %s",
+                                                   "%s << (%s NEAR/2 %s)", "(%s NEAR/3 %s) << %s",
+                                                   "%s << (%s NEAR/1 %s NEAR/3 %s)"};
+                int k = (int)(rnd() % 16);
                 sprintf(buf + strlen(buf), aOrd[k], w, w2, k == 1 ? w : w3, w);
             } else if (rnd() % 2) {
                 sprintf(buf + strlen(buf), "%s << \"%s %s\"", w, w2, rnd() % 2 ? w3 : w);
@@ -1734,6 +1760,7 @@ static void test_operators_vs_reference(void **state) {
         "(ab0 abc1) << \"xy2 ab3\" << (abc4 | xy5)", "ab0 << (nothere abc1)", "(ab0 | nothere) << abc1",
         "((ab0 abc1) << xy2) << ab*", "(ab* << (abc1 xy2)) << (ab3 | xy5)", "xy2 << (ab0 << (abc1 ab3))",
         "xy2 << \"ab0 abc1\"~3", "\"ab0 abc1\"~2 << xy2", "ab3 << \"ab0 ab0 abc1\"~4 << xy2",
+        "xy2 << (ab0 NEAR/3 abc1)", "(ab0 NEAR/2 abc1 NEAR/2 xy2) << ab3", "(ab0 NEAR/1 abc1 NEAR/4 xy2) << ab3",
         /* an OR of parts that match nothing makes an AND match nothing */
         "ab0 (nothere | nothere2)", "ab0 (nothere | \"nothere abc1\")", "ab0 -xy2 (nothere | nothere*)",
         "ab0 NEAR/1 abc1", "ab0 NEAR/3 abc1", "ab0 NEAR/2 abc1 NEAR/2 xy2", "xy5 NEAR/8 ab0",
