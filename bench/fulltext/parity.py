@@ -18,8 +18,8 @@ index exact forms: Sphinx forces index_exact_words there, and so does
 loupe), whose prefixes and wildcards match the words as written. A
 fourth (near_set) draws rows and NEAR/N chains of two to five operands at
 random, with one distance or several and with groups, for the automaton
-Sphinx matches chains with, and another proximity phrases and NEAR
-chains as '<<' operands and ORs of words no row holds. One more has blend characters ('&' and '-',
+Sphinx matches chains with, and another proximity phrases, NEAR chains
+and MAYBEs as '<<' operands and ORs of words no row holds. One more has blend characters ('&' and '-',
 blend_mode trim_head and trim_tail): tokens that hold them, tokens made of
 them only, their parts, and word forms over them. Three more check the analysis options against
 Sphinx's (over one charset_table both read alike): ignore_chars,
@@ -386,9 +386,10 @@ hello world -"world big"
 new | york | city
 """
 
-# Proximity phrases and NEAR chains of one distance as '<<' operands (their
-# windows, overlapping ones too; the chains Sphinx's automaton completes)
-# and ORs whose parts all match nothing inside an AND (table p).
+# Proximity phrases, NEAR chains of one distance and MAYBEs as '<<' operands
+# (their windows, overlapping ones too; the chains Sphinx's automaton
+# completes; both sides) and ORs whose parts all match nothing inside an
+# AND (table p).
 WINDOW_ROWS = [("aa xx bb aa", ""), ("aa bb aa xx", ""), ("aa xx bb bb aa", ""), ("bb aa xx aa bb", ""),
                ("aa bb cc aa xx bb", ""), ("aa xx bb", ""), ("cc aa dd bb", ""), ("aa xx bb cc aa", "cc")]
 WINDOW_QUERIES = """\
@@ -409,6 +410,9 @@ xx << (aa NEAR/1 bb)
 xx << (aa NEAR/3 bb NEAR/3 cc)
 (aa NEAR/3 bb NEAR/3 cc) << xx
 xx << ((aa | cc) NEAR/3 bb)
+(aa MAYBE bb) << xx
+xx << (aa MAYBE bb)
+xx << (aa MAYBE (bb | cc))
 aa (zzq | yyq)
 aa (zzq | yyq*)
 aa ("zzq yyq" | qqq)

@@ -2013,9 +2013,8 @@ static int opos_room(OrderIt *o, uint32_t n) {
 ** phrase's windows (prox_scan), each from its first position to past its
 ** last; a NEAR chain's of one distance, its chains (near_scan), the
 ** same; another NEAR chain's, a NOTNEAR's or a quorum's words where they
-** are; a group's, an
-** AND's, an OR's and a quorum's parts' that match d; a MAYBE's required
-** side's (its optional side is not moved while matching), an ORDER's
+** are; a group's, an AND's, an OR's and a quorum's parts' that match d; a
+** MAYBE's two sides' (the optional one's where it matches d), an ORDER's
 ** inside (read from what it collected at d). Negations add nothing.
 ** LP_OK or LP_NOMEM. */
 static int order_scan(OrderIt *o, const OHit *aHit, const int *aStart, int n, OHit **pa, int *pn, int *pcap);
@@ -2139,8 +2138,13 @@ static int order_collect(OrderIt *o, It *it, uint32_t d) {
         }
         return LP_OK;
     }
-    case PN_MAYBE:
-        return order_collect(o, ((MaybeIt *)it)->req, d);
+    case PN_MAYBE: {
+        /* both sides', the optional one's where it matches, as Sphinx's
+        ** ORDER sees them (in "bb xx aa", (aa MAYBE bb) << xx holds) */
+        MaybeIt *m = (MaybeIt *)it;
+        if (order_collect(o, m->req, d)) return LP_NOMEM;
+        return maybe_opt_at(m) ? order_collect(o, m->opt, d) : LP_OK;
+    }
     case PN_ALL:
     case PN_NONE:
         break;

@@ -417,6 +417,10 @@ OPERATOR_CASES = [
     ('(quick fox) << "lazy dog" << dog*', []),
     ('(the fox) << "lazy dog"', [1]),
     ("(fox MAYBE nothere) << dog", [1]),
+    # a MAYBE's optional side counts where it matches, as in Sphinx: title
+    # 1's brown comes before its fox (its dog is in the body)
+    ("(dog MAYBE brown) << fox", [1]),
+    ("quick << (dog MAYBE fox)", [1]),
     ("(big | quick) << (brown | bear)", [1]),  # words only: chains, as before
     ("(a bear) << (brown big)", [3]),
     # an ORDER first in another is one chain with it, as in Sphinx (the

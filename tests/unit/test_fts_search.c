@@ -575,7 +575,8 @@ static void ref_prox_windows(const int *aw, int nw, int nSlop, int i, int f, int
 ** that matches doc i, in field f: a word's, prefix's or wildcard's
 ** places; an exact phrase's matches; a proximity phrase's windows; a NEAR
 ** chain's words where it holds in f; the positive parts' of an AND, the
-** matching parts' of an OR, a quorum's words, a MAYBE's required side's. */
+** matching parts' of an OR, a quorum's words, a MAYBE's two sides' (the
+** optional one's where it matches). */
 static void ref_occ(const FtsNode *x, int i, int f, ROcc *a, int *pn) {
     const int *d = g_docs[i].aaWord[f];
     int len = g_docs[i].aLen[f];
@@ -665,6 +666,7 @@ static void ref_occ(const FtsNode *x, int i, int f, ROcc *a, int *pn) {
         return;
     case FTSN_MAYBE:
         ref_occ(x->aChild[0], i, f, a, pn);
+        if (ref_eval(x->aChild[1], i, &sc)) ref_occ(x->aChild[1], i, f, a, pn);
         return;
     default:
         fail_msg("ref_occ: node kind %d", (int)x->kind);
@@ -1760,6 +1762,7 @@ static void test_operators_vs_reference(void **state) {
         "(ab0 abc1) << \"xy2 ab3\" << (abc4 | xy5)", "ab0 << (nothere abc1)", "(ab0 | nothere) << abc1",
         "((ab0 abc1) << xy2) << ab*", "(ab* << (abc1 xy2)) << (ab3 | xy5)", "xy2 << (ab0 << (abc1 ab3))",
         "xy2 << \"ab0 abc1\"~3", "\"ab0 abc1\"~2 << xy2", "ab3 << \"ab0 ab0 abc1\"~4 << xy2",
+        "xy2 << (ab0 MAYBE abc1)", "(ab0 MAYBE (abc1 | ab3)) << xy2", "xy2 << (ab0 MAYBE nothere)",
         "xy2 << (ab0 NEAR/3 abc1)", "(ab0 NEAR/2 abc1 NEAR/2 xy2) << ab3", "(ab0 NEAR/1 abc1 NEAR/4 xy2) << ab3",
         /* an OR of parts that match nothing makes an AND match nothing */
         "ab0 (nothere | nothere2)", "ab0 (nothere | \"nothere abc1\")", "ab0 -xy2 (nothere | nothere*)",
