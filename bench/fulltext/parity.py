@@ -412,6 +412,9 @@ xx << (aa NEAR/3 bb NEAR/3 cc)
 xx << ((aa | cc) NEAR/3 bb)
 (aa MAYBE bb) << xx
 xx << (aa MAYBE bb)
+(aa NEAR/4 bb) << xx
+("aa xx" NEAR/3 bb) << cc
+(aa NEAR/4 bb) << cc
 xx << (aa MAYBE (bb | cc))
 aa (zzq | yyq)
 aa (zzq | yyq*)

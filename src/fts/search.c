@@ -2011,8 +2011,8 @@ static int opos_room(OrderIt *o, uint32_t n) {
 ** positions; an exact phrase's matches (an anchored one's only where it
 ** is anchored), each from its first word to past its last; a proximity
 ** phrase's windows (prox_scan), each from its first position to past its
-** last; a NEAR chain's of one distance, its chains (near_scan), the
-** same; another NEAR chain's, a NOTNEAR's or a quorum's words where they
+** last; a NEAR chain's of one distance, its chains (near_scan), each
+** from its start, one position per operand; another NEAR chain's, a NOTNEAR's or a quorum's words where they
 ** are; a group's, an AND's, an OR's and a quorum's parts' that match d; a
 ** MAYBE's two sides' (the optional one's where it matches d), an ORDER's
 ** inside (read from what it collected at d). Negations add nothing.
@@ -2067,11 +2067,15 @@ static int order_collect(OrderIt *o, It *it, uint32_t d) {
             ** chains nor the words (in "aa bb xx cc", (aa NEAR/1 bb NEAR/3
             ** cc) << xx holds, in "cc xx aa bb", xx << (aa NEAR/1 bb NEAR/3
             ** cc) does not): its words, as before. */
-            uint32_t bHolds, nChain;
+            uint32_t bHolds, nChain, len = (uint32_t)pn->nOp;
             if (near_scan(p, &bHolds, &nChain) != LP_OK) return LP_NOMEM;
+            /* Sphinx's chain occurrence is one position long per operand
+            ** (a phrase's too), not its span: in "dog owl gnu emu", (dog
+            ** NEAR/3 emu) << gnu holds there and << owl does not, and in
+            ** "aa yy xx bb", ("aa yy" NEAR/3 bb) << xx holds */
             for (uint32_t k = 0; k < nChain; k++) {
-                const NearHit *h = &p->aNear[1][k];
-                if (ohit_push(o, (uint32_t)pn->iField, h->pos - 1, h->pos - 1 + h->len)) return LP_NOMEM;
+                uint32_t s = p->aNear[1][k].pos - 1;
+                if (ohit_push(o, (uint32_t)pn->iField, s, s + len)) return LP_NOMEM;
             }
             return LP_OK;
         }

@@ -440,10 +440,13 @@ OPERATOR_CASES = [
     ('jumps << "fox lazy"~5', []),
     ('the << "fox lazy"~5', [1]),
     # ... and a NEAR chain's (of one distance) the chains Sphinx's automaton
-    # completes: body 1's fox NEAR/4 lazy spans fox .. lazy too
+    # completes, each from its start and one position per operand: body 1's
+    # fox NEAR/4 lazy starts at fox and is 2 long, so over comes after it
+    # and jumps does not
     ("(fox NEAR/4 lazy) << dog", [1]),
-    ("(fox NEAR/4 lazy) << over", []),
-    ("jumps << (fox NEAR/4 lazy)", []),
+    ("(fox NEAR/4 lazy) << over", [1]),
+    ("(fox NEAR/4 lazy) << jumps", []),
+    ("the << (fox NEAR/4 lazy)", [1]),
     # an OR whose parts all match nothing matches nothing: an AND with it
     # too (as in Sphinx); only stop words are left out
     ("quick (nothere | zzz)", []),

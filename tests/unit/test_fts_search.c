@@ -636,12 +636,13 @@ static void ref_occ(const FtsNode *x, int i, int f, ROcc *a, int *pn) {
             for (int r = 0; r < o; r++) bOneLevel &= !same_operand(x, r, o);
         }
         if (bOneLevel) {
+            /* each from its start, one position per operand */
             static RHit aChain[4 * MAXLEN];
-            int nChain = 0;
+            int nChain = 0, len = x->nChild;
             near_sphinx(x, i, f, aChain, &nChain);
             for (int k = 0; k < nChain; k++) {
                 assert_true(*pn < ROCC_MAX);
-                a[(*pn)++] = (ROcc){aChain[k].pos - 1, aChain[k].pos - 1 + aChain[k].len};
+                a[(*pn)++] = (ROcc){aChain[k].pos - 1, aChain[k].pos - 1 + len};
             }
             return;
         }
@@ -1763,7 +1764,7 @@ static void test_operators_vs_reference(void **state) {
         "((ab0 abc1) << xy2) << ab*", "(ab* << (abc1 xy2)) << (ab3 | xy5)", "xy2 << (ab0 << (abc1 ab3))",
         "xy2 << \"ab0 abc1\"~3", "\"ab0 abc1\"~2 << xy2", "ab3 << \"ab0 ab0 abc1\"~4 << xy2",
         "xy2 << (ab0 MAYBE abc1)", "(ab0 MAYBE (abc1 | ab3)) << xy2", "xy2 << (ab0 MAYBE nothere)",
-        "xy2 << (ab0 NEAR/3 abc1)", "(ab0 NEAR/2 abc1 NEAR/2 xy2) << ab3", "(ab0 NEAR/1 abc1 NEAR/4 xy2) << ab3",
+        "xy2 << (ab0 NEAR/3 abc1)", "(ab0 NEAR/4 abc1) << xy2", "(\"ab0 abc1\" NEAR/3 xy2) << ab3", "(ab0 NEAR/2 abc1 NEAR/2 xy2) << ab3", "(ab0 NEAR/1 abc1 NEAR/4 xy2) << ab3",
         /* an OR of parts that match nothing makes an AND match nothing */
         "ab0 (nothere | nothere2)", "ab0 (nothere | \"nothere abc1\")", "ab0 -xy2 (nothere | nothere*)",
         "ab0 NEAR/1 abc1", "ab0 NEAR/3 abc1", "ab0 NEAR/2 abc1 NEAR/2 xy2", "xy5 NEAR/8 ab0",
