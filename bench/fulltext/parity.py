@@ -19,7 +19,8 @@ loupe), whose prefixes and wildcards match the words as written. A
 fourth (near_set) draws rows and NEAR/N chains of two to five operands at
 random, with one distance or several and with groups, for the automaton
 Sphinx matches chains with, and another proximity phrases, NEAR chains
-and MAYBEs as '<<' operands and ORs of words no row holds. One more has blend characters ('&' and '-',
+and MAYBEs as '<<' operands and ORs of words no row holds; bool_set
+draws 300 boolean queries of every operator at random over 60 rows. One more has blend characters ('&' and '-',
 blend_mode trim_head and trim_tail): tokens that hold them, tokens made of
 them only, their parts, and word forms over them. Three more check the analysis options against
 Sphinx's (over one charset_table both read alike): ignore_chars,
@@ -82,6 +83,7 @@ OPTIONS = {"t": "min_infix_len='2' index_sp='1' index_zones='h*' html_strip='1'"
            "s": "min_infix_len='2' morphology='stem_en'",
            "r": "min_infix_len='2'",
            "p": "min_infix_len='2'",
+           "q": "min_infix_len='2'",
            "b": "min_infix_len='2' blend_chars='&, -' blend_mode='trim_head, trim_tail' wordforms_list='%s'"
                 % "; ".join(BLEND_WORDFORMS),
            # analysis options, over one charset_table both engines read alike
@@ -112,6 +114,7 @@ SPHINX_INDEX = (SPHINX_SECTION.format(name="t", extra="    index_sp        = 1\n
                 + SPHINX_SECTION.format(name="s", extra="    morphology      = stem_en\n")
                 + SPHINX_SECTION.format(name="r", extra="")
                 + SPHINX_SECTION.format(name="p", extra="")
+                + SPHINX_SECTION.format(name="q", extra="")
                 + SPHINX_SECTION.format(name="b", extra="    blend_chars     = &, -\n"
                                                        "    blend_mode      = trim_head, trim_tail\n"
                                                        "    wordforms       = {dir}/blendforms.txt\n")
@@ -563,6 +566,88 @@ def near_set(seed=2026, n_rows=120, n_chains=70, n_groups=40):
     return rows, queries
 
 
+BOOL_WORDS = ["cat", "dog", "emu", "fox", "gnu", "hen", "owl", "pig", "rat", "yak"]
+
+
+def bool_set(seed=2026, n_rows=60, n_queries=300):
+    """Rows and boolean queries drawn at random (table q): words, prefixes,
+    exact, proximity and quorum phrases, groups, field scopes and NEAR/N
+    pairs (in parentheses), joined by AND, OR, NOT, MAYBE and '<<', nested
+    up to three deep. Each query uses each of ten words at most once:
+    Sphinx's handling of a keyword repeated across operands is its own
+    (parity's other sets have such queries). Seeded: the same every run."""
+    rnd = random.Random(seed)
+    rows = [(" ".join(rnd.choice(BOOL_WORDS) for _ in range(rnd.randint(1, 6))),
+             " ".join(rnd.choice(BOOL_WORDS) for _ in range(rnd.randint(0, 12)))) for _ in range(n_rows)]
+
+    def query():
+        left = list(BOOL_WORDS)
+        rnd.shuffle(left)
+
+        def word():
+            if not left:
+                return None
+            w = left.pop()
+            return w[:2] + "*" if rnd.random() < 0.1 else w
+
+        def atom(d):
+            r = rnd.random()
+            if d > 2 or r < 0.45:
+                return word()
+            if r < 0.6:
+                n = rnd.randint(2, 3)
+                if len(left) < n:
+                    return None
+                ws = " ".join(left.pop() for _ in range(n))
+                s = rnd.random()
+                if s < 0.5:
+                    return '"%s"' % ws
+                if s < 0.75:
+                    return '"%s"~%d' % (ws, rnd.randint(1, 4))
+                return '"%s"/%d' % (ws, rnd.randint(1, 2))
+            if r < 0.75:
+                e = expr(d + 1)
+                return None if e is None else "(%s)" % e
+            if r < 0.85:
+                e = expr(d + 1)
+                return None if e is None else "@%s (%s)" % (rnd.choice(["title", "body"]), e)
+            if len(left) < 2:
+                return None
+            return "(%s NEAR/%d %s)" % (left.pop(), rnd.randint(1, 3), left.pop())
+
+        def expr(d=0):
+            a = atom(d)
+            if a is None:
+                return None
+            for _ in range(rnd.randint(0, 2)):
+                r = rnd.random()
+                b = atom(d + 1)
+                if b is None:
+                    break
+                if r < 0.35:
+                    a = a + " " + b
+                elif r < 0.6:
+                    a = a + " | " + b
+                elif r < 0.75:
+                    x = word()
+                    if x is None:
+                        break
+                    a = a + " -" + x
+                elif r < 0.85:
+                    a = "(%s) MAYBE (%s)" % (a, b)
+                else:
+                    a = a + " << " + b
+            return a
+        return expr()
+
+    queries = []
+    while len(queries) < n_queries:
+        q = query()
+        if q and q not in queries:
+            queries.append(q)
+    return rows, queries
+
+
 def ids(cur, table, text):
     """Sorted ids, or 'error' when the engine refuses the query."""
     try:
@@ -592,6 +677,7 @@ def main(argv):
             ("s", STEMMED_ROWS, [q for q in STEMMED_QUERIES.splitlines() if q.strip()]),
             ("r",) + near_set(),
             ("p", WINDOW_ROWS, [q for q in WINDOW_QUERIES.splitlines() if q.strip()]),
+            ("q",) + bool_set(),
             ("b", BLEND_ROWS, [q for q in BLEND_QUERIES.splitlines() if q.strip()])]
     sets += [(n, ANALYSIS_ROWS, [q for q in ANALYSIS_QUERIES.splitlines() if q.strip()]) for n in ANALYSIS_SPHINX]
     for name, lines in (("stopwords", ANALYSIS_STOPWORDS), ("exceptions", ANALYSIS_EXCEPTIONS),
@@ -624,7 +710,7 @@ def main(argv):
              "Run %s at %s on %s (%d cores):" % (utc_now(), git_revision(), m["cpu"], m["cores"]), "",
              "    " + command_line(__file__, argv), "",
              "Versions: %s; %s." % (versions["loupe"], versions["sphinx"]), "",
-             "%d queries over ten small tables (bench/fulltext/parity.py has the rows and the "
+             "%d queries over eleven small tables (bench/fulltext/parity.py has the rows and the "
              "queries): the same rows (or both refuse) for **%d**, different for %d, of which %d "
              "on purpose and **%d** not." % (len(results), len(same), len(differ),
                                               len(differ) - len(unexpected), len(unexpected)), "",
