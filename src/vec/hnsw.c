@@ -758,6 +758,25 @@ static size_t select_heuristic(const VecHnsw *h, Cand *a, size_t n, size_t nMax)
     return nKeep;
 }
 
+/* Loads the n ids of list pList, with their distances to v, into
+** s->aPrune[0..n). */
+static void list_load(const VecHnsw *h, Scratch *s, const float *v, const uint32_t *pList, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t o = LOAD_ACQ(&pList[1 + i]);
+        s->aPrune[i].id = o;
+        s->aPrune[i].d = h->xDist(v, row_vec(h, o), h->dims);
+    }
+}
+
+/* Sorts s->aPrune[0..n), keeps at most maxM by the heuristic and stores
+** them as list pList (caller holds its row's lock). */
+static void list_prune_store(const VecHnsw *h, Scratch *s, uint32_t *pList, size_t n, uint32_t maxM) {
+    qsort(s->aPrune, n, sizeof(Cand), cand_cmp);
+    size_t nKeep = select_heuristic(h, s->aPrune, n, maxM);
+    for (size_t i = 0; i < nKeep; i++) STORE_REL(&pList[1 + i], s->aPrune[i].id);
+    STORE_REL(&pList[0], (uint32_t)nKeep);
+}
+
 /* Adds id (at distance d) to row nb's list on layer, pruning with the
 ** heuristic when the list is full. A peer (see above) may have put id
 ** there already: then nothing changes. */
@@ -777,19 +796,10 @@ static void link_back(const VecHnsw *h, Scratch *s, uint32_t nb, uint32_t id, fl
         STORE_REL(&pList[1 + n], id);
         STORE_REL(&pList[0], n + 1);
     } else {
-        const float *v = row_vec(h, nb);
-        size_t nKeep;
-        for (i = 0; i < n; i++) {
-            uint32_t o = LOAD_ACQ(&pList[1 + i]);
-            s->aPrune[i].id = o;
-            s->aPrune[i].d = h->xDist(v, row_vec(h, o), h->dims);
-        }
+        list_load(h, s, row_vec(h, nb), pList, n);
         s->aPrune[n].id = id;
         s->aPrune[n].d = d;
-        qsort(s->aPrune, n + 1, sizeof(Cand), cand_cmp);
-        nKeep = select_heuristic(h, s->aPrune, n + 1, maxM);
-        for (i = 0; i < nKeep; i++) STORE_REL(&pList[1 + i], s->aPrune[i].id);
-        STORE_REL(&pList[0], (uint32_t)nKeep);
+        list_prune_store(h, s, pList, n + 1, maxM);
     }
     row_unlock(&h->aLock[nb]);
 }
@@ -819,7 +829,6 @@ static void store_list(const VecHnsw *h, Scratch *s, uint32_t id, int layer, con
     uint32_t maxM = layer ? h->M : h->M0;
     uint32_t *pList = row_list(h, id, layer);
     uint32_t nOld, i, j;
-    size_t nAll = n;
     row_lock(&h->aLock[id]);
     nOld = LOAD_ACQ(&pList[0]);
     if (nOld == 0) {
@@ -830,22 +839,14 @@ static void store_list(const VecHnsw *h, Scratch *s, uint32_t id, int layer, con
     }
     /* The back-links first, then the chosen rows not among them, as many
     ** as aPrune holds (1 + M0: all of them unless some 30 peers linked). */
-    const float *v = row_vec(h, id);
-    nAll = 0;
-    for (i = 0; i < nOld; i++) {
-        uint32_t o = LOAD_ACQ(&pList[1 + i]);
-        s->aPrune[nAll].id = o;
-        s->aPrune[nAll++].d = h->xDist(v, row_vec(h, o), h->dims);
-    }
+    list_load(h, s, row_vec(h, id), pList, nOld);
+    size_t nAll = nOld;
     for (i = 0; i < n && nAll < h->M0 + 1; i++) {
         for (j = 0; j < nOld && s->aPrune[j].id != a[i].id; j++) {
         }
         if (j == nOld) s->aPrune[nAll++] = a[i];
     }
-    qsort(s->aPrune, nAll, sizeof(Cand), cand_cmp);
-    nAll = select_heuristic(h, s->aPrune, nAll, maxM);
-    for (i = 0; i < nAll; i++) STORE_REL(&pList[1 + i], s->aPrune[i].id);
-    STORE_REL(&pList[0], (uint32_t)nAll);
+    list_prune_store(h, s, pList, nAll, maxM);
     row_unlock(&h->aLock[id]);
 }
 
