@@ -1613,6 +1613,36 @@ static int near_take(MatchParser *p, NearList *c, FtsNode *x, int nDist, int bFi
     return near_push(p, c, x, nDist);
 }
 
+/* The chain parse_chain read (operator kind; its operands in *pl, or in
+** *pnl for NEAR/N and NOTNEAR/N) as one node in *pp, which is left as it
+** is when there is no chain. */
+static int chain_close(MatchParser *p, FtsNodeKind kind, int bOrder, int bNot, NodeList *pl,
+                       const NearList *pnl, int iStart, int iEnd, FtsNode **pp) {
+    NodeList l = kind == FTSN_NEAR ? pnl->l : *pl;
+    if (l.n == 0) return LP_OK;
+    FtsNode *x = node_new(p, bOrder ? FTSN_ORDER : kind, iStart, iEnd);
+    if (!x) return nomem(p);
+    x->aChild = l.a;
+    x->nChild = l.n;
+    x->aDist = pnl->aDist;
+    x->bNotNear = bNot;
+    chain_fields(x, l.a, l.n);
+    if (bOrder) {
+        *pp = x;
+        return LP_OK;
+    }
+    int rc = chain_expand(p, x, pp);
+    if (rc || pnl->neg.n == 0) return rc;
+    /* the negations of the groups spliced in: the chain AND NOT them
+    ** (positives first, as parse_body lists them) */
+    NodeList w = {0};
+    if ((rc = list_push(p, &w, *pp))) return rc;
+    for (int i = 0; i < pnl->neg.n; i++) {
+        if ((rc = list_push(p, &w, pnl->neg.a[i]))) return rc;
+    }
+    return list_finish(p, &w, FTSN_AND, iStart, iEnd, pp);
+}
+
 /* or-list { ( '<<' | 'NEAR/N' ) or-list }: one operator throughout. */
 static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
     int iStart = p->i;
@@ -1651,6 +1681,24 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
                           : k == FTSN_PARAGRAPH ? "PARAGRAPH"
                           : bNotOp              ? "NOTNEAR/N"
                                                 : "NEAR/N";
+        if (kind != FTSN_AND && kind != FTSN_BEFORE && k == FTSN_BEFORE) {
+            /* Sphinx's chain operators are left-associative: `a NEAR/3 b
+            ** << c` is `(a NEAR/3 b) << c`, the chain so far the first
+            ** operand of an ORDER */
+            if ((rc = chain_close(p, kind, 0, bNot, &l, &nl, iStart, iEnd, pp))) return rc;
+            memset(&l, 0, sizeof(l));
+            memset(&nl, 0, sizeof(nl));
+            kind = FTSN_AND;
+            bNot = 0;
+        }
+        if (kind == FTSN_BEFORE && k != FTSN_BEFORE) {
+            /* and `a << b NEAR/3 c` is `(a << b) NEAR/3 c`: an ORDER as a
+            ** chain operand, which loupe does not take */
+            return syntax_error(p, iOp, "%s after '<<' would take the '<<' chain before it as an "
+                                        "operand (`a << b NEAR/3 c` is `(a << b) NEAR/3 c` in Sphinx), "
+                                        "which loupe does not do; write the chain after it in "
+                                        "parentheses: `a << (b NEAR/3 c)`", zOp);
+        }
         if (kind != FTSN_AND && (k != kind || bNotOp != bNot)) {
             return syntax_error(p, iOp, "'<<', NEAR/N, NOTNEAR/N, SENTENCE and PARAGRAPH cannot be "
                                         "mixed in one chain");
@@ -1694,28 +1742,7 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
         }
         if (rc) return rc;
     }
-    if (kind == FTSN_NEAR) l = nl.l;
-    if (l.n == 0) return LP_OK;
-    FtsNode *x = node_new(p, bOrder ? FTSN_ORDER : kind, iStart, iEnd);
-    if (!x) return nomem(p);
-    x->aChild = l.a;
-    x->nChild = l.n;
-    x->aDist = nl.aDist;
-    x->bNotNear = bNot;
-    chain_fields(x, l.a, l.n);
-    if (bOrder) {
-        *pp = x;
-        return LP_OK;
-    }
-    if ((rc = chain_expand(p, x, pp)) || nl.neg.n == 0) return rc;
-    /* the negations of the groups spliced in: the chain AND NOT them
-    ** (positives first, as parse_body lists them) */
-    NodeList w = {0};
-    if ((rc = list_push(p, &w, *pp))) return rc;
-    for (int i = 0; i < nl.neg.n; i++) {
-        if ((rc = list_push(p, &w, nl.neg.a[i]))) return rc;
-    }
-    return list_finish(p, &w, FTSN_AND, iStart, iEnd, pp);
+    return chain_close(p, kind, bOrder, bNot, &l, &nl, iStart, iEnd, pp);
 }
 
 /* The items of a ZONESPAN: scope (*pScope's zones), from the cursor up to a

@@ -447,6 +447,13 @@ OPERATOR_CASES = [
     ("(fox NEAR/4 lazy) << over", [1]),
     ("(fox NEAR/4 lazy) << jumps", []),
     ("the << (fox NEAR/4 lazy)", [1]),
+    # the chain operators are left-associative, as Sphinx's: a NEAR/N or
+    # SENTENCE chain before '<<' is its first operand
+    ("fox NEAR/4 lazy << over", [1]),
+    ("fox NEAR/4 lazy << jumps", []),
+    ("the NEAR/1 fox << dog << day*", []),
+    ("the NEAR/1 fox << dog", [1]),
+    ("fox SENTENCE lazy << dog", [1]),
     # an OR whose parts all match nothing matches nothing: an AND with it
     # too (as in Sphinx); only stop words are left out
     ("quick (nothere | zzz)", []),
@@ -628,8 +635,10 @@ SYNTAX_ERRORS = [
                     r"groups; '\^' and '\$' cannot anchor an operand itself"),
     ("fox << (a|b) << (c|d) << (e|f) << (g|h) << (i|j) << (k|l) << (m|n) << (o|p) << (q|r)",
      r"at offset 0: the OR lists of this chain make more than 256 chains"),
-    ("fox << dog NEAR/2 bear", r"at offset 11: '<<', NEAR/N, NOTNEAR/N, SENTENCE and PARAGRAPH "
-                               r"cannot be mixed"),
+    ("fox << dog NEAR/2 bear", r"at offset 11: NEAR/N after '<<' would take the '<<' chain before it "
+                               r"as an operand"),
+    ("fox SENTENCE dog PARAGRAPH bear", r"at offset 17: '<<', NEAR/N, NOTNEAR/N, SENTENCE and PARAGRAPH "
+                                        r"cannot be mixed"),
     ("fox SENTENCE (dog bear)", r"at offset 13: SENTENCE joins words, prefixes, wildcards, exact "
                                 r"phrases and OR lists of them; this operand is a group"),
     ("SENTENCE dog", r"at offset 0: SENTENCE is an operator"),

@@ -749,8 +749,24 @@ static void test_sphinx_operators(void **state) {
     x = parse("@title a << @(title,body) b");
     assert_int_equal(x->kind, FTSN_BEFORE);
     assert_true(fts_fieldset_has(&x->fields, 0) && !fts_fieldset_has(&x->fields, 1));
-    check_error("a << b NEAR/2 c", 7, "MATCH: near 'NEAR/2 c' at offset 7: '<<', NEAR/N, NOTNEAR/N, "
-                                      "SENTENCE and PARAGRAPH cannot be mixed in one chain");
+    check_error("a << b NEAR/2 c", 7, "MATCH: near 'NEAR/2 c' at offset 7: NEAR/N after '<<' would take "
+                                      "the '<<' chain before it as an operand (`a << b NEAR/3 c` is `(a << "
+                                      "b) NEAR/3 c` in Sphinx), which loupe does not do; write the chain "
+                                      "after it in parentheses: `a << (b NEAR/3 c)`");
+    check_error("a NEAR/1 b << c SENTENCE d", 16, "MATCH: near 'SENTENCE d' at offset 16: SENTENCE after "
+                                                  "'<<' would take the '<<' chain before it as an operand "
+                                                  "(`a << b NEAR/3 c` is `(a << b) NEAR/3 c` in Sphinx), "
+                                                  "which loupe does not do; write the chain after it in "
+                                                  "parentheses: `a << (b NEAR/3 c)`");
+    /* Sphinx's chain operators are left-associative: a NEAR/N, NOTNEAR/N,
+    ** SENTENCE or PARAGRAPH chain before '<<' is its first operand */
+    check("a NEAR/3 b << c", "ORDER(NEAR(a, /3, b), c)");
+    check("a NEAR/3 b NEAR/1 c << d << e", "ORDER(NEAR(a, /3, b, /1, c), d, e)");
+    check("x a SENTENCE b << \"c d\" y", "AND(x, ORDER(SENTENCE(a, b), PHRASE(\"c d\")), y)");
+    check("a NOTNEAR/2 b << c", "ORDER(NOTNEAR(a, /2, b), c)");
+    check("(a | b) NEAR/2 c << d", "ORDER(OR(NEAR(a, /2, c), NEAR(b, /2, c)), d)");
+    check("(a -x) NEAR/2 c << d", "ORDER(AND(NEAR(a, /2, c), NOT(x)), d)");
+    check("a NEAR/2 b << c*", "ORDER(NEAR(a, /2, b), PREFIX(c*))");
     /* '<<' over more than words (Manticore's "(bag of words) << "exact
     ** phrase" << red|green|blue"): an ORDER, its OR lists kept whole */
     check("a* << b", "ORDER(PREFIX(a*), b)");
