@@ -131,6 +131,7 @@ ANALYSIS_ROWS = [("Hello World_wide 42", "Привет мир hello"),
                  ("software", "ab abc abcd"),
                  ("walk walking walks", "hello-world foo_bar")]
 ANALYSIS_QUERIES = """
+of | "big day"~3
 hello
 world_wide
 wide
@@ -240,7 +241,8 @@ ROWS = [("hello world", "what's up doc. Next sentence here"),
         ("e-mail me", "send an email to me@host.com now"),
         ("c++ and c#", "programming in c++ is fun"),
         ("<h1>title here</h1>", "<h2>sub</h2> body text"),
-        ("über café", "naïve résumé")]
+        ("über café", "naïve résumé"),
+        ("first part one\n\ntwo more", "")]
 
 # Rows for nested '<<' (table n).
 NESTED_ROWS = [("b c a b", ""), ("a b c", ""), ("c a b", ""), ("a c b c", ""), ("b a x c", ""),
@@ -254,6 +256,10 @@ STEMMED_ROWS = [("running fast", "the runner runs"), ("kinases", "protein kinase
 
 QUERIES = """\
 hello
+^title
+here$
+"one two"
+one PARAGRAPH two
 "hello world"
 "hello world"~2
 hello -world
@@ -429,6 +435,14 @@ aa MAYBE (zzq | yyq)
 aa (zzq | bb)
 aa ((zzq | yyq) << bb)
 aa @body cc << @title (aa | bb)
+aa NEAR/3 bb << xx
+aa NEAR/1 bb << cc
+aa NEAR/4 bb NEAR/4 cc << xx
+aa | cc NEAR/3 bb << xx
+xx << bb << aa NEAR/2 cc
+(bb | (aa -cc)) << dd
+@title[1] bb*
+@title[1] bb
 """
 
 NESTED_QUERIES = """\
@@ -448,6 +462,7 @@ a << (x << b)
 """
 
 STEMMED_QUERIES = """\
+"running run"~4
 runn*
 run*
 runs*
@@ -514,6 +529,28 @@ EXPECTED = {
                                    "automaton's: cc NEAR/3 bb completes 3-4 in 'aa xx bb cc aa'; Sphinx runs "
                                    "one automaton over aa, cc and bb together, where cc takes aa's place "
                                    "and completes nothing",
+    "xx << bb << aa NEAR/2 cc": "NEAR/N after a '<<' chain is an error that says so: loupe takes no "
+                                "'<<' chain as a NEAR/N operand; Sphinx reads (xx << bb << aa) NEAR/2 cc "
+                                "(the other way round, aa NEAR/3 bb << xx, both read as Sphinx does)",
+    "@title[1] bb*": "a position limit holds for a prefix's terms too (docs/sql.md); Sphinx 2.2.11 "
+                     "drops it for the terms a prefix or wildcard expands to, and so for every word of "
+                     "a table with expand_keywords",
+    "^title": "with index_sp, a block tag first in a field takes no position (docs/sql.md); Sphinx "
+              "gives '<h1>' a position, so 'title' is second there",
+    "here$": "with index_sp, a block tag last in a field takes no position; Sphinx's '</h1>' after "
+             "'here' leaves the field no last word",
+    "\"one two\"": "a blank line ends a paragraph (docs/sql.md), and the boundary takes a position, "
+                    "so the phrase does not span it; Sphinx ends paragraphs at block-level tags only",
+    "one PARAGRAPH two": "a blank line ends a paragraph; Sphinx ends paragraphs at block-level tags only",
+    "\"running run\"~4": "words that analyse alike are one word, each occurrence taken once: the "
+                          "proximity needs two occurrences of 'run'; in Sphinx one fits it",
+    "(bb | (aa -cc)) << dd": "an OR alternative that the row does not match adds no occurrences to a "
+                             "'<<' chain; Sphinx passes on aa of (aa -cc), which the row's cc rejects, "
+                             "because bb matches",
+    "of | \"big day\"~3": "an OR of a stop word and a proximity phrase is that phrase, as 'of | big' "
+                           "is 'big' in both; Sphinx drops row 3 (big ... day with the stop words "
+                           "between them) there, and on table xi, where 'of' is under min_word_len, "
+                           "it refuses 'of | ...' as a syntax error",
     "a << (b << c) << b": "the ORDER holds wherever a chain exists; Sphinx's one-pass scan misses "
                           "the chain a 1, (b 2, c 3), b 5 in 'b a b c a b c'",
 }
