@@ -1381,16 +1381,13 @@ static int parse_or(MatchParser *p, Scope *pScope, FtsNode **pp) {
 }
 
 /* Can x be an operand of a chain (zOp names its operator)? 0, with the
-** error set, if not. A word, a prefix, a wildcard or an exact phrase can;
+** error set, if not. A word, a prefix, a wildcard or an exact phrase can
+** (a word or an exact phrase anchored too: its occurrences are those at
+** the field's start or end, as in Sphinx);
 ** so can an OR list of them (bOr; 2: x is in one), which parse_chain
 ** expands into one chain per choice (chain_expand). NEAR/N takes groups
 ** of them too, which near_take splices in before asking. */
 static int check_chain_operand(MatchParser *p, const FtsNode *x, const char *zOp, int bOr) {
-    if (x->anchor) {
-        syntax_error(p, x->pos, "%s joins words and exact phrases; '^' and '$' cannot anchor "
-                                "them", zOp);
-        return 0;
-    }
     if (x->fBoost) {
         syntax_error(p, x->pos, "%s joins words and exact phrases; a boost (^N) cannot apply to "
                                 "them", zOp);
@@ -1432,10 +1429,10 @@ static int check_chain_operand(MatchParser *p, const FtsNode *x, const char *zOp
     return 0;
 }
 
-/* Is x an operand a chain plans as words (a word, an exact phrase, an OR
-** list of them), without anchor or boost? No error is set. */
+/* Is x an operand a chain plans as words (a word, an exact phrase, either
+** anchored, an OR list of them), without a boost? No error is set. */
 static int is_chain_operand(const FtsNode *x) {
-    if (x->anchor || x->fBoost) return 0;
+    if (x->fBoost) return 0;
     if (x->kind == FTSN_TERM || (x->kind == FTSN_PHRASE && x->nSlop == 0)) return 1;
     if (x->kind != FTSN_OR) return 0;
     for (int k = 0; k < x->nChild; k++) {
@@ -1447,13 +1444,11 @@ static int is_chain_operand(const FtsNode *x) {
 /* Can x be an operand of '<<'? A chain's operands can (is_chain_operand);
 ** so can a group (anchors, boosts and negations inside it too), a
 ** prefix, a wildcard, a quorum or a proximity phrase, which make the chain
-** an FTSN_ORDER (*pbOrder set). An operand that is itself anchored,
-** boosted or a negation cannot, nor an unbracketed MAYBE: 0, with the
-** error set. */
+** an FTSN_ORDER (*pbOrder set). An operand that is itself boosted or a
+** negation cannot, nor an unbracketed MAYBE: 0, with the error set. */
 static int check_order_operand(MatchParser *p, const FtsNode *x, int *pbOrder) {
     if (is_chain_operand(x)) return 1;
-    const char *zWhy = x->anchor ? "'^' and '$' cannot anchor an operand itself (they can a word in a group)"
-                       : x->fBoost ? "a boost (^N) cannot apply to an operand itself (it can to a word in a group)"
+    const char *zWhy = x->fBoost ? "a boost (^N) cannot apply to an operand itself (it can to a word in a group)"
                        : x->kind == FTSN_NOT || is_negative(x) ? "this operand is a negation"
                        : p->z[x->pos] != '(' && x->kind == FTSN_MAYBE
                            ? "this operand is a MAYBE (it binds tighter: write (a << b) MAYBE c, or (a MAYBE b) << c)"

@@ -81,6 +81,8 @@ struct PlanNode {
     const int *aDist;           /* chain: NEAR's nOp - 1 distances; NULL: '<<' */
     const int *aOpSame;         /* chain: per operand, the first operand with the same
                                 ** words (itself if none); NULL: no operand repeats */
+    const int *aOpAnchor;       /* chain: per operand, FTS_ANCHOR_* of an anchored word or
+                                ** exact phrase (^a << b); NULL: no operand is anchored */
     int bNotNear;               /* chain of two: NOTNEAR/aDist[0], the second operand's
                                 ** words optional (absent or far: the first matches) */
     int iSp;                    /* chain: SP_SENTENCE or SP_PARAGRAPH (any order, in one
@@ -1329,6 +1331,29 @@ static int near_scan(PhraseIt *p, uint32_t *pbHolds, uint32_t *pnChain) {
     return LP_OK; /* (not reached: the last level returns) */
 }
 
+/* Keeps, of operand o's starts (aaStart[o]), those where its anchor holds:
+** '^', the field's first position (after the stop words the query puts
+** before its first word); '$', its last word on the field's last
+** position. Returns how many are kept. */
+static uint32_t anchored_starts(PhraseIt *p, int o) {
+    const PlanNode *pn = p->base.pn;
+    int anchor = pn->aOpAnchor[o];
+    uint32_t w0 = (uint32_t)pn->aOpStart[o], w1 = (uint32_t)pn->aOpStart[o + 1];
+    uint32_t len = pn->aQPos[w1 - 1] - pn->aQPos[w0], wantLast = 0;
+    if (anchor & FTS_ANCHOR_END) {
+        uint32_t dl = p->base.q->src->vt->xDocLen(p->base.q->src, pn->iField, p->base.doc);
+        if (dl == 0) return 0;
+        wantLast = dl - 1;
+    }
+    uint32_t *a = p->aaStart[o], nKeep = 0;
+    for (uint32_t k = 0; k < p->anStart[o]; k++) {
+        if ((anchor & FTS_ANCHOR_START) && a[k] != pn->aQPos[w0]) continue;
+        if ((anchor & FTS_ANCHOR_END) && a[k] + len != wantLast) continue;
+        a[nKeep++] = a[k];
+    }
+    return nKeep;
+}
+
 static uint32_t chain_count(PhraseIt *p) {
     const PlanNode *pn = p->base.pn;
     FtsQuery *q = p->base.q;
@@ -1349,6 +1374,7 @@ static uint32_t chain_count(PhraseIt *p) {
             p->anStartCap[o] = cap;
         }
         p->anStart[o] = exact_starts(p, w0, pn->aOpStart[o + 1], p->aaStart[o]);
+        if (pn->aOpAnchor && pn->aOpAnchor[o]) p->anStart[o] = anchored_starts(p, o);
         if (p->anStart[o] == 0 && !(pn->bNotNear && o == 1)) return 0;
     }
     if (pn->iSp) return sp_holds(p);
@@ -2893,10 +2919,11 @@ nomem:
 
 /* Are operands r and o of a chain (words aTok[aOpStart[r]..], each a
 ** prefix or wildcard where aExp says so) the same words, at the same
-** distances? */
-static int same_operand(const Token *aTok, const WordExp *aExp, const int *aOpStart, int r, int o) {
+** distances, with the same anchors (aAnchor: per operand, or NULL)? */
+static int same_operand(const Token *aTok, const WordExp *aExp, const int *aOpStart, const int *aAnchor, int r,
+                        int o) {
     int n = aOpStart[r + 1] - aOpStart[r];
-    if (aOpStart[o + 1] - aOpStart[o] != n) return 0;
+    if (aOpStart[o + 1] - aOpStart[o] != n || (aAnchor && aAnchor[r] != aAnchor[o])) return 0;
     for (int i = 0; i < n; i++) {
         const Token *a = &aTok[aOpStart[r] + i], *b = &aTok[aOpStart[o] + i];
         if (a->n != b->n || memcmp(a->z, b->z, (size_t)a->n) != 0 || a->iPos - aTok[aOpStart[r]].iPos !=
@@ -2938,6 +2965,7 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
     int bZoned = 0;
     WordExp **aaExp = arena_zalloc(q->a, sizeof(WordExp *) * (size_t)n->nChild);
     WordExp *aExp = NULL; /* per word of all operands, when some is a prefix or wildcard */
+    int *aOpAnchor = NULL; /* per operand kept, when some is anchored */
     if (!aaExp) {
         lp_err_set(err, LP_NOMEM, "out of memory");
         return NULL;
@@ -2972,6 +3000,10 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
         pZones = n->aChild[c]->pZones;
         bZoned = 1;
         if (aDist && nOp > 0) aDist[nOp - 1] = n->aDist[c - 1];
+        if (n->aChild[c]->anchor) {
+            if (!aOpAnchor && !(aOpAnchor = arena_zalloc(q->a, sizeof(int) * (size_t)n->nChild))) goto nomem;
+            aOpAnchor[nOp] = n->aChild[c]->anchor;
+        }
         aOpStart[nOp++] = nTok;
         nTok += (int)aL[c].a.n;
     }
@@ -3000,7 +3032,7 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
     if (aDist && !aOpSame) goto nomem;
     for (int o = 0; aDist && o < nOp; o++) {
         int r = 0;
-        while (r < o && !same_operand(aTok, aExp, aOpStart, r, o)) r++;
+        while (r < o && !same_operand(aTok, aExp, aOpStart, aOpAnchor, r, o)) r++;
         aOpSame[o] = r;
         bRepeat |= r < o;
     }
@@ -3022,8 +3054,8 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
             res = expand_terms(q, n, qBase, (const uint8_t *)aExp[0].zPre, aExp[0].nPre, aExp[0].zGlob,
                                aExp[0].nGlob, err);
         } else {
-            res = plan_words(q, n, &l, aExp, nTok > 1 ? QT_PHRASE : QT_TERM, 0, 0, nOneLimit, pZones, qBase,
-                             err);
+            res = plan_words(q, n, &l, aExp, nTok > 1 ? QT_PHRASE : QT_TERM, 0, aOpAnchor ? aOpAnchor[0] : 0,
+                             nOneLimit, pZones, qBase, err);
         }
         if (!res) goto nomem;
         goto out;
@@ -3054,6 +3086,7 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
         pn->aOpStart = aOpStart;
         pn->aDist = aDist;
         pn->aOpSame = aOpSame;
+        pn->aOpAnchor = aOpAnchor;
         pn->bNotNear = n->bNotNear;
         pn->iSp = iSp;
         if (bLimited) {
@@ -5821,6 +5854,7 @@ static void pn_text(const PlanNode *pn, StrBuf *sb) {
     int nShow = pn->iSp ? pn->aOpStart[pn->nOp] : pn->nTerm; /* not the boundaries */
     for (int i = 0, o = 0; i < nShow; i++) {
         if (pn->nOp && o + 1 < pn->nOp && i == pn->aOpStart[o + 1]) {
+            if (pn->aOpAnchor && (pn->aOpAnchor[o] & FTS_ANCHOR_END)) strbuf_appendc(&t, '$');
             if (pn->aDist) strbuf_appendf(&t, pn->bNotNear ? " NOTNEAR/%d " : " NEAR/%d ", pn->aDist[o]);
             else if (pn->iSp) strbuf_appendz(&t, pn->iSp == SP_SENTENCE ? " SENTENCE " : " PARAGRAPH ");
             else strbuf_appendz(&t, " << ");
@@ -5828,8 +5862,12 @@ static void pn_text(const PlanNode *pn, StrBuf *sb) {
         } else if (i) {
             strbuf_appendc(&t, ' ');
         }
+        if (pn->nOp && pn->aOpAnchor && i == pn->aOpStart[o] && (pn->aOpAnchor[o] & FTS_ANCHOR_START)) {
+            strbuf_appendc(&t, '^');
+        }
         strbuf_append(&t, pn->aKey[i] + 1, (size_t)pn->anKey[i] - 1);
     }
+    if (pn->nOp && pn->aOpAnchor && (pn->aOpAnchor[pn->nOp - 1] & FTS_ANCHOR_END)) strbuf_appendc(&t, '$');
     if (pn->anchor & FTS_ANCHOR_END) strbuf_appendc(&t, '$');
     json_str(sb, t.z ? t.z : "", (int)t.n);
     strbuf_free(&t);

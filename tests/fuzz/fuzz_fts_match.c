@@ -100,7 +100,9 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
         if (x->nChild < 2) abort();
         for (int k = 0; k < x->nChild; k++) {
             const FtsNode *c = x->aChild[k];
-            if (c->kind == FTSN_NOT || c->anchor || c->fBoost) abort();
+            /* anchored: words and exact phrases only */
+            if (c->kind == FTSN_NOT || c->fBoost) abort();
+            if (c->anchor && c->kind != FTSN_TERM && c->kind != FTSN_PHRASE) abort();
             check_node(c, x, n);
         }
         return;
@@ -115,7 +117,7 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
             /* words, exact phrases, and (but for '<<', an ORDER then) prefixes and wildcards */
             int bWords = c->kind == FTSN_TERM || (c->kind == FTSN_PHRASE && c->nSlop == 0);
             int bExpand = x->kind != FTSN_BEFORE && (c->kind == FTSN_PREFIX || c->kind == FTSN_WILDCARD);
-            if (!(bWords || bExpand) || c->anchor || c->fBoost) abort();
+            if (!(bWords || bExpand) || (c->anchor && !bWords) || c->fBoost) abort();
             if (x->kind == FTSN_NEAR && k && (x->aDist[k - 1] < 1 || x->aDist[k - 1] > FTS_MATCH_MAX_SLOP)) {
                 abort();
             }

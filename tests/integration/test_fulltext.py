@@ -454,6 +454,18 @@ OPERATOR_CASES = [
     ("the NEAR/1 fox << dog << day*", []),
     ("the NEAR/1 fox << dog", [1]),
     ("fox SENTENCE lazy << dog", [1]),
+    # an anchored word or exact phrase operand: its occurrences at the
+    # field's start or end only, as in Sphinx
+    ("^quick << fox", [1]),
+    ("^brown << fox", []),
+    ("fox << dog$", [1]),
+    ("lazy NEAR/1 dog$", [1, 2]),
+    ("lazy NEAR/1 dog$ -sleeps", [1]),
+    ("^the NEAR/2 fox", [1]),
+    ('"^the fox" NEAR/5 dog$', [1]),
+    ('"^the fox" NEAR/4 dog$', []),
+    ("^the NEAR/2 fox << dog", [1]),
+    ("days NOTNEAR/2 dog$", [8]),
     # an OR whose parts all match nothing matches nothing: an AND with it
     # too (as in Sphinx); only stop words are left out
     ("quick (nothere | zzz)", []),
@@ -631,8 +643,6 @@ SYNTAX_ERRORS = [
                     r"alone for any one word"),
     ('"brown f*x"', r"at offset 8: '\*' inside a phrase ends a prefix"),
     ('"bro** fox"', r"at offset 4: a prefix inside a phrase ends in one '\*'"),
-    ("fox << ^dog", r"at offset 7: '<<' orders words, phrases, prefixes, wildcards, quorums and "
-                    r"groups; '\^' and '\$' cannot anchor an operand itself"),
     ("fox << (a|b) << (c|d) << (e|f) << (g|h) << (i|j) << (k|l) << (m|n) << (o|p) << (q|r)",
      r"at offset 0: the OR lists of this chain make more than 256 chains"),
     ("fox << dog NEAR/2 bear", r"at offset 11: NEAR/N after '<<' would take the '<<' chain before it "

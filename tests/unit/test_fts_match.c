@@ -75,18 +75,21 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
             /* '<<' over prefixes and wildcards is an ORDER */
             assert_true(c->kind == FTSN_TERM || (c->kind == FTSN_PHRASE && c->nSlop == 0) ||
                         (x->kind != FTSN_BEFORE && (c->kind == FTSN_PREFIX || c->kind == FTSN_WILDCARD)));
-            assert_int_equal(c->anchor, 0);
+            /* anchors: on words and exact phrases only */
+            assert_true(c->anchor == 0 || c->kind == FTSN_TERM || c->kind == FTSN_PHRASE);
             if (x->kind == FTSN_NEAR && k) assert_true(x->aDist[k - 1] >= 1);
             check_node(c, x, n);
         }
         return;
     case FTSN_ORDER:
-        /* '<<' with an operand a chain cannot take: positive, unanchored,
-        ** unboosted operands, in the query's order */
+        /* '<<' with an operand a chain cannot take: positive, unboosted
+        ** operands (anchored: words and exact phrases only), in the
+        ** query's order */
         assert_true(x->nChild >= 2);
         for (int k = 0; k < x->nChild; k++) {
             const FtsNode *c = x->aChild[k];
-            assert_true(c->kind != FTSN_NOT && c->anchor == 0 && c->fBoost == 0);
+            assert_true(c->kind != FTSN_NOT && c->fBoost == 0);
+            assert_true(c->anchor == 0 || c->kind == FTSN_TERM || c->kind == FTSN_PHRASE);
             if (k) assert_true(c->pos >= x->aChild[k - 1]->pos + x->aChild[k - 1]->len);
             check_node(c, x, n);
         }
@@ -845,9 +848,14 @@ static void test_sphinx_operators(void **state) {
                                          "prefixes, wildcards, exact phrases, OR lists of them and groups "
                                          "of these; this operand is a proximity phrase");
     check("a NEAR/1 (b* | \"c d*\")", "OR(NEAR(a, /1, PREFIX(b*)), NEAR(a, /1, PHRASE(\"c d*\")))");
-    check_error("a << ^b", 5, "MATCH: near '^b' at offset 5: '<<' orders words, phrases, prefixes, "
-                              "wildcards, quorums and groups; '^' and '$' cannot anchor an operand "
-                              "itself (they can a word in a group)");
+    /* an anchored word or exact phrase is a chain operand, as in Sphinx */
+    check("^a << b$", "BEFORE(^a, b$)");
+    check("\"^a b\" NEAR/2 c$", "NEAR(^PHRASE(\" a b\"), /2, c$)"); /* anchor blanked */
+    check("^a << (b c)", "ORDER(^a, AND(b, c))");
+    check("(^a | b) SENTENCE c", "OR(SENTENCE(^a, c), SENTENCE(b, c))");
+    check_error("a << b^2", 5, "MATCH: near 'b^2' at offset 5: '<<' orders words, phrases, prefixes, "
+                               "wildcards, quorums and groups; a boost (^N) cannot apply to an operand "
+                               "itself (it can to a word in a group)");
     check_error("a <<", 4, "MATCH: unexpected end of query at offset 4: expected a word or phrase "
                            "after '<<'");
     check_error("<< a", 0, "MATCH: near '<< a' at offset 0: expected a word or phrase before '<<'");

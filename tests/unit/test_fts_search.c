@@ -289,7 +289,15 @@ static int operand_words(const FtsNode *x, int *aw) {
 static int same_operand(const FtsNode *n, int r, int o) {
     int ar[8], ao[8];
     int nr = operand_words(n->aChild[r], ar), no = operand_words(n->aChild[o], ao);
-    return nr == no && memcmp(ar, ao, sizeof(int) * (size_t)nr) == 0;
+    return nr == no && memcmp(ar, ao, sizeof(int) * (size_t)nr) == 0 && n->aChild[r]->anchor == n->aChild[o]->anchor;
+}
+
+/* Does chain operand x, nw words from position s of doc i's field f, fit
+** its anchor ('^': s is the field's first position; '$': its last word
+** the field's last)? */
+static int anchor_fits(const FtsNode *x, int i, int f, int s, int nw) {
+    if ((x->anchor & FTS_ANCHOR_START) && s != 0) return 0;
+    return !(x->anchor & FTS_ANCHOR_END) || s + nw == g_docs[i].aLen[f];
 }
 
 static int g_aPick[16]; /* chain_holds: each operand's start so far */
@@ -306,7 +314,7 @@ static int chain_holds(const FtsNode *n, int i, int f, int o, int lo, int hi) {
     const int *d = g_docs[i].aaWord[f];
     int scan = scan_len(n->aChild[o]->nPosLimit, i, f);
     for (int s = 0; s + nw <= scan; s++) {
-        int ok = 1;
+        int ok = anchor_fits(n->aChild[o], i, f, s, nw);
         for (int j = 0; j < nw && ok; j++) ok = word_fits(d[s + j], aw[j]);
         if (!ok) continue;
         int bTaken = 0;
@@ -451,7 +459,7 @@ static int near_sphinx(const FtsNode *n, int i, int f, RHit *aChain, int *pnChai
             const int *d = g_docs[i].aaWord[f];
             int scan = scan_len(n->aChild[o]->nPosLimit, i, f);
             for (int s = 0; s + nw <= scan; s++) {
-                int ok = 1;
+                int ok = anchor_fits(n->aChild[o], i, f, s, nw);
                 for (int j = 0; j < nw && ok; j++) ok = word_fits(d[s + j], aw[j]);
                 if (ok) {
                     assert_true(m < CAP);
@@ -493,12 +501,12 @@ static int notnear_count(const FtsNode *n, int i, int f) {
     int scan0 = scan_len(n->aChild[0]->nPosLimit, i, f), scan1 = scan_len(n->aChild[1]->nPosLimit, i, f);
     int nKeep = 0;
     for (int s = 0; s + nw0 <= scan0; s++) {
-        int ok = 1;
+        int ok = anchor_fits(n->aChild[0], i, f, s, nw0);
         for (int j = 0; j < nw0 && ok; j++) ok = word_fits(d[s + j], aw0[j]);
         if (!ok) continue;
         int lo = s, hi = s + nw0 - 1, bNear = 0, bSame = same_operand(n, 0, 1);
         for (int t = 0; t + nw1 <= scan1 && !bNear; t++) {
-            int m = !(bSame && t == s);
+            int m = !(bSame && t == s) && anchor_fits(n->aChild[1], i, f, t, nw1);
             for (int j = 0; j < nw1 && m; j++) m = word_fits(d[t + j], aw1[j]);
             int e = t + nw1 - 1;
             int gap = t > hi ? t - hi : lo > e ? lo - e : 0;
@@ -1570,7 +1578,15 @@ static void rand_query(char *buf) {
             sprintf(buf + strlen(buf), rnd() % 2 ? "\"^%s %s\"" : "\"%s %s$\"", w, w2);
             break;
         case 11:
-            if (rnd() % 3 == 0) { /* OR lists as operands: one chain per choice */
+            if (rnd() % 4 == 0) { /* anchored operands: their occurrences at a field's start or end */
+                static const char *const aAnc[] = {"^%s << %s%.0s", "%s << %s$%.0s", "^%s NEAR/2 %s%.0s",
+                                                   "%s NEAR/3 %s$%.0s", "\"^%s %s\" << %s", "%s NOTNEAR/2 %s$%.0s",
+                                                   "^%s NOTNEAR/3 %s%.0s", "^%s << (%s %s)", "%s << \"%s %s$\"",
+                                                   "(^%s | %s) NEAR/2 %s", "^%s NEAR/4 %s NEAR/4 %s",
+                                                   "%s$ NEAR/2 %s NEAR/1 %s", "^%s NEAR/3 %s$%.0s",
+                                                   "^%s << %s << %s$", "(%s NEAR/3 %s$) << %s"};
+                sprintf(buf + strlen(buf), aAnc[rnd() % 15], w, w2, w3);
+            } else if (rnd() % 3 == 0) { /* OR lists as operands: one chain per choice */
                 static const char *const aOp[] = {"<<", "NEAR/2", "NOTNEAR/2"};
                 sprintf(buf + strlen(buf), "(%s | \"%s %s\") %s %s", w, w3, w2, aOp[rnd() % 3], w2);
                 if (rnd() % 2 && !strstr(buf, "NOTNEAR")) sprintf(buf + strlen(buf), " | %s", w3);
