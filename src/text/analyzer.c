@@ -913,6 +913,22 @@ int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
         if (rc == LP_NOMEM || own.sb.oom) rc = lp_err_set(err, LP_NOMEM, "out of memory reading stopwords_list");
         else if (rc != LP_OK) rc = lp_err_setpos(err, rc, e.pos, "stopwords_list: %s", e.zMsg);
     }
+    /* With a charset_table, the built-in lists' words are split and
+    ** normalised as the table's text is, like its own list, as Manticore
+    ** reads stop words through the table's tokenizer: a table that keeps
+    ** "ü" finds German's "für" as written, and one that maps "ё" to "е"
+    ** finds a list's "её" as "ее". */
+    for (int i = 0; rc == LP_OK && a->bMap && i < nStop; i++) {
+        for (int j = 0; rc == LP_OK && j < apStop[i]->nWord; j++) {
+            const char *zWord = apStop[i]->azWord[j];
+            LpError e;
+            lp_err_clear(&e);
+            rc = run(a, ANALYZE_UNSTEMMED, zWord, strlen(zWord), 0, stop_word, &own, NULL, &e);
+            if (rc == LP_NOMEM || own.sb.oom) rc = lp_err_set(err, LP_NOMEM, "out of memory reading stop words");
+            else if (rc != LP_OK) rc = lp_err_set(err, rc, "stop list '%s', word '%s': %s", apStop[i]->zLang, zWord, e.zMsg);
+        }
+    }
+    if (a->bMap) nStop = 0;
     /* stopwords_unstemmed='0' means something only where words are stemmed */
     a->bStopStemmed = cfg->bStopwordsStemmed && a->nStem > 0 && (nStop || own.n);
     if (rc == LP_OK && (nStop || own.n)) rc = stop_build(a, apStop, nStop, own.sb.z, own.n, err);
