@@ -321,6 +321,10 @@ static int is_negative(const FtsNode *x) {
     return 1;
 }
 
+int fts_match_is_negative(const FtsNode *root) {
+    return root && is_negative(root);
+}
+
 /* ------------------------------------------------------------------ */
 /* Parsing                                                             */
 
@@ -1874,10 +1878,11 @@ int fts_match_parse_opts(Arena *a, const char *z, size_t n, const char *const *a
     Scope all = {p.all, 0, NULL, 0};
     int rc = parse_body(&p, all, 0, &root);
     if (rc) return rc;
-    if (root && is_negative(root)) {
+    if (root && is_negative(root) && !(flags & FTS_MATCH_NOT_ONLY)) {
         lp_err_setpos(err, LP_BADINPUT, root->pos,
                       "MATCH: a query of only negated terms matches nothing useful: add a term "
-                      "that is not negated");
+                      "that is not negated (or, for every row without them, OPTION "
+                      "not_terms_only_allowed=1)");
         if (err) err->detail = FTS_MATCH_ER_PARSE;
         return LP_BADINPUT;
     }

@@ -230,6 +230,15 @@ int fts_match_parse(Arena *a, const char *z, size_t n, const char *const *azFiel
 /* fts_match_parse_opts' flags. */
 #define FTS_MATCH_INLINE_WILDCARDS 1 /* '?' and '%' in a word are wildcards (tables
                                      ** with min_infix_len, as Manticore's): see above */
+#define FTS_MATCH_NOT_ONLY 2         /* a query of only negations ("-spam -ads") is
+                                     ** allowed (Manticore's OPTION
+                                     ** not_terms_only_allowed=1): it matches every
+                                     ** document that holds none of them; else it is
+                                     ** an error */
+
+/* Is root (a parsed query) only negations: a NOT, or an AND of NOTs? Such
+** a root comes only from FTS_MATCH_NOT_ONLY. */
+int fts_match_is_negative(const FtsNode *root);
 
 /* fts_match_parse with flags (FTS_MATCH_*). fts_match_parse is flags 0. */
 int fts_match_parse_opts(Arena *a, const char *z, size_t n, const char *const *azField, int nField,

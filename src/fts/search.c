@@ -4115,6 +4115,40 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
     return NULL;
 }
 
+/* Does q match documents without scoring them: every document (MATCH(''))
+** or every one but some (only negations, plan_negations)? Each weighs 1,
+** as in a full scan. */
+static int root_unscored(const FtsQuery *q) {
+    const PlanNode *r = q->root;
+    return r->kind == PN_ALL || (r->kind == PN_AND && r->nChild == r->nNeg + 1 && r->aChild[0]->kind == PN_ALL);
+}
+
+/* A query of only negations (FTS_MATCH_NOT_ONLY: Manticore's OPTION
+** not_terms_only_allowed=1): every document AND NOT each of them. A
+** negation that matches nothing (or only stop words) excludes nothing. */
+static PlanNode *plan_negations(FtsQuery *q, const FtsNode *root, LpError *err) {
+    int n = root->kind == FTSN_NOT ? 1 : root->nChild;
+    PlanNode **ac = arena_alloc(q->a, sizeof(PlanNode *) * (size_t)(n + 1));
+    PlanNode *pAll = new_pn(q, PN_ALL), *pn = new_pn(q, PN_AND);
+    if (!ac || !pAll || !pn) return lp_err_set(err, LP_NOMEM, "out of memory"), NULL;
+    int nNeg = 0;
+    for (int i = 0; i < n; i++) {
+        const FtsNode *x = root->kind == FTSN_NOT ? root : root->aChild[i];
+        int bDrop;
+        q->nNotDepth++;
+        PlanNode *pc = plan(q, x->aChild[0], &bDrop, err);
+        q->nNotDepth--;
+        if (!pc && !bDrop) return NULL;
+        if (!bDrop && pc->kind != PN_NONE) ac[1 + nNeg++] = pc;
+    }
+    if (nNeg == 0) return pAll;
+    ac[0] = pAll;
+    pn->aChild = ac;
+    pn->nChild = 1 + nNeg;
+    pn->nNeg = nNeg;
+    return pn;
+}
+
 static const char *const azRanker[] = {"bm25f",     "bm25",      "none",      "proximity_bm25",
                                        "sph04",     "proximity", "wordcount", "matchany",
                                        "fieldmask", "expr"};
@@ -4245,7 +4279,7 @@ int fts_query_new(Arena *a, const FtsNode *root, const char *zMatch, const Analy
         ZoneCheck zc = {an, err, NULL};
         int rc = fts_match_leaves(root, zone_check, &zc);
         if (rc != LP_OK) return rc;
-        q->root = plan(q, root, &bDrop, err);
+        q->root = fts_match_is_negative(root) ? plan_negations(q, root, err) : plan(q, root, &bDrop, err);
         hmap_free(&q->lookups); /* the plan keeps what it needs of each lookup */
         hmap_free(&q->qwords);
         if (!q->root && !bDrop) return err->code ? err->code : LP_NOMEM;
@@ -5271,7 +5305,7 @@ static int expanded_groups(const PlanNode *pn) {
 const char *fts_query_strategy(const FtsQuery *q, const char **pzWhyNot) {
     const PlanNode *r = q->root;
     *pzWhyNot = NULL;
-    if (r->kind == PN_ALL) return "full_scan";
+    if (root_unscored(q)) return "full_scan";
     if (r->kind == PN_NONE) return "empty";
     if (q->rank.ranker == FTS_RANK_NONE) {
         *pzWhyNot = "ranker=none: no scores to prune with";
@@ -5766,7 +5800,7 @@ int fts_query_topk(FtsQuery *q, int k, FtsAcceptFn xAccept, void *ctx, FtsHit *a
     } else if (strcmp(zStrategy, "phrase_topk") == 0) {
         rc = phrase_topk(q, &h, xAccept, ctx);
     } else {
-        rc = generic_topk(q, &h, xAccept, ctx, q->rank.ranker != FTS_RANK_NONE && q->root->kind != PN_ALL);
+        rc = generic_topk(q, &h, xAccept, ctx, q->rank.ranker != FTS_RANK_NONE && !root_unscored(q));
         q->st.bTotalExact = 1;
     }
     if (rc == LP_OK) rc = cursors_status(q);
@@ -5785,12 +5819,12 @@ int fts_query_topk(FtsQuery *q, int k, FtsAcceptFn xAccept, void *ctx, FtsHit *a
 int fts_query_all(FtsQuery *q, FtsHitFn xHit, void *ctx, FtsStats *pStats, LpError *err) {
     const char *zWhy;
     fts_query_strategy(q, &zWhy);
-    q->st.zStrategy = q->root->kind == PN_ALL ? "full_scan" : "bool_fallback";
+    q->st.zStrategy = root_unscored(q) ? "full_scan" : "bool_fallback";
     q->st.zWhyNotFast = "every match is needed (ORDER BY other than WEIGHT(), or COUNT)";
     q->st.bTotalExact = 1;
     It *root = instantiate(q, q->root);
     int rc = root ? LP_OK : q->rc;
-    int bScore = q->rank.ranker != FTS_RANK_NONE && q->root->kind != PN_ALL;
+    int bScore = q->rank.ranker != FTS_RANK_NONE && !root_unscored(q);
     if (rc == LP_OK && bScore && is_factor_ranker(q->rank.ranker)) rc = factors_open(q);
     while (rc == LP_OK && !must_stop(q) && root->vt->next(root) != FTS_NO_DOC) {
         q->st.nCandidates++;
@@ -5993,10 +6027,10 @@ int fts_query_explain_doc(FtsQuery *q, uint32_t doc, StrBuf *out, LpError *err) 
     int nOut = 0;
     double total = 0;
     strbuf_appendz(out, "{\"matches\":[");
-    if (root->doc == doc && q->root->kind != PN_ALL) explain_it(q, root, doc, out, &nOut, &total);
-    if ((q->root->kind == PN_ALL || q->rank.ranker == FTS_RANK_NONE) && root->doc == doc) total = 1;
+    if (root->doc == doc && !root_unscored(q)) explain_it(q, root, doc, out, &nOut, &total);
+    if ((root_unscored(q) || q->rank.ranker == FTS_RANK_NONE) && root->doc == doc) total = 1;
     strbuf_appendc(out, ']');
-    if (is_factor_ranker(q->rank.ranker) && q->root->kind != PN_ALL && root->doc == doc) {
+    if (is_factor_ranker(q->rank.ranker) && !root_unscored(q) && root->doc == doc) {
         /* the clauses above make the BM25F weight; the ranker's own
         ** weight is from each field's factors */
         FtsFieldFactors *aFF = arena_alloc(q->a, sizeof(FtsFieldFactors) * (size_t)q->src->nFields);
@@ -6045,7 +6079,7 @@ int fts_query_packed_factors(FtsQuery *q, uint32_t doc, int bNoAtc, StrBuf *out,
         return q->rc;
     }
     root->vt->advance(root, doc);
-    if (root->doc != doc || q->root->kind == PN_ALL) return LP_OK; /* not a match: nothing to say */
+    if (root->doc != doc || root_unscored(q)) return LP_OK; /* not a match: nothing to say */
     int nf = q->src->nFields;
     size_t nq = q->nQPos ? q->nQPos : 1;
     FtsFieldFactors *aFF = arena_alloc(q->a, sizeof(FtsFieldFactors) * (size_t)nf);

@@ -67,6 +67,7 @@ typedef struct QSelect {
     const FtsNode *pMatch;
     const char *zMatch;         /* its text, for error positions */
     size_t nMatch;              /* its length */
+    unsigned matchFlags;        /* FTS_MATCH_* it was parsed with, beyond the table's */
     int64_t nsMaxTime;          /* OPTION max_query_time: the search (MATCH
                                 ** or scan) stops this long after the query
                                 ** started (0: no limit); QMeta.fts.bTimedOut */

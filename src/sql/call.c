@@ -182,7 +182,7 @@ static int kw_find_wild(Arena *a, const Table *t, const char *z, size_t n, KwWil
         FtsNode *root = NULL;
         LpError err;
         lp_err_clear(&err);
-        if (sqlx_match_parse(a, t, z + b, i - b, &root, &err) != LP_OK || !root ||
+        if (sqlx_match_parse(a, t, z + b, i - b, 0, &root, &err) != LP_OK || !root ||
             (root->kind != FTSN_PREFIX && root->kind != FTSN_WILDCARD)) {
             continue; /* not one wildcard: its words are words */
         }
@@ -462,7 +462,7 @@ static void call_snippets(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     lp_err_clear(&err);
     FtsNode *root = NULL;
     FtsHlQuery *pHl = NULL;
-    if (sqlx_match_parse(a, t, zQuery, nQuery, &root, &err) ||
+    if (sqlx_match_parse(a, t, zQuery, nQuery, 0, &root, &err) ||
         fts_hl_query_build(a, an, root, -1, sqlx_table_expand(table_schema(t)), h.opt.bExactPhrase, &pHl, &err)) {
         sqlx_report(r, &err, ER_PARSE);
         goto done;

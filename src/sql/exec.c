@@ -275,7 +275,7 @@ static int bind_highlight(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
         }
         Value qv = qexpr_eval(qx.q, NULL);
         if (qv.kind != VAL_STR) return bind_fail_at(b, aArg[1]->pos, "SNIPPET() expects the query as a string");
-        if (sqlx_match_parse(b->a, b->pTable, qv.u.s.z, qv.u.s.n, (FtsNode **)&root, b->err)) {
+        if (sqlx_match_parse(b->a, b->pTable, qv.u.s.z, qv.u.s.n, 0, (FtsNode **)&root, b->err)) {
             return b->rc = b->err->code;
         }
         for (int i = 2; i < nArg; i++) {
@@ -317,7 +317,7 @@ static int bind_highlight(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
             if (!zFields && !bQuery) {
                 zFields = sv.u.s.z;
             } else if (!bQuery) {
-                if (sqlx_match_parse(b->a, b->pTable, sv.u.s.z, sv.u.s.n, (FtsNode **)&root, b->err)) {
+                if (sqlx_match_parse(b->a, b->pTable, sv.u.s.z, sv.u.s.n, 0, (FtsNode **)&root, b->err)) {
                     return b->rc = b->err->code;
                 }
                 bQuery = 1;
@@ -775,11 +775,12 @@ static const char *opt_word(Binder *b, const SqlMapItem *o) {
 static int apply_profile(Binder *b, const char *zProfiles, const char *zWant, int nFts,
                          const char *const *azFts, FtsRankParams *rank);
 
-int sqlx_match_parse(Arena *a, const Table *t, const char *z, size_t n, FtsNode **ppRoot, LpError *err) {
+int sqlx_match_parse(Arena *a, const Table *t, const char *z, size_t n, unsigned flags, FtsNode **ppRoot,
+                     LpError *err) {
     const char *const *azFts;
     int nFts = table_fts_fields(t, &azFts, NULL);
     const Analyzer *an = table_analyzer(t);
-    unsigned flags = analyzer_min_infix_len(an) > 0 ? FTS_MATCH_INLINE_WILDCARDS : 0;
+    if (analyzer_min_infix_len(an) > 0) flags |= FTS_MATCH_INLINE_WILDCARDS;
     int rc = fts_match_parse_opts(a, z, n, azFts, nFts, flags, ppRoot, err);
     if (rc == LP_OK) rc = fts_match_split_words(a, *ppRoot, an, err);
     if (rc == LP_OK) rc = fts_match_join_words(a, z, *ppRoot, an, err);
@@ -820,6 +821,14 @@ static int apply_rank_options(Binder *b, const SqlMapItem *aOpt, int nOpt, int n
             if (bProfile) return bind_fail_at(b, o->pos, "a rank profile cannot name another");
         } else if ((strcmp(z, "max_query_time") == 0 || strcmp(z, "cutoff") == 0) && !bProfile) {
             /* read by bind_select (not ranking parameters) */
+        } else if (strcmp(z, "not_terms_only_allowed") == 0 && !bProfile) {
+            /* read (and checked) by bind_select before MATCH is parsed */
+        } else if (strcmp(z, "boolean_simplify") == 0) {
+            /* Accepted for Manticore compatibility: a hint that changes no
+            ** result; loupe's planner always does what it does */
+            if (!o->pValue || o->pValue->kind != EXPR_INT || (o->pValue->u.i != 0 && o->pValue->u.i != 1)) {
+                return bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos, "boolean_simplify expects 0 or 1");
+            }
         } else if (strcmp(z, "max_matches") == 0 && !bProfile) {
             /* Accepted for Manticore compatibility: loupe keeps exactly
             ** offset+limit rows, so there is no buffer to size. */
@@ -1076,7 +1085,7 @@ static int bind_match(Binder *b, QSelect *q, const Expr *pMatch) {
         return bind_fail_at(b, pMatch->u.func.aArg[0]->pos, "MATCH() expects a string");
     }
     const FtsNode *root = NULL;
-    if (sqlx_match_parse(b->a, q->pTable, v.u.s.z, v.u.s.n, (FtsNode **)&root, b->err)) {
+    if (sqlx_match_parse(b->a, q->pTable, v.u.s.z, v.u.s.n, q->matchFlags, (FtsNode **)&root, b->err)) {
         b->rc = b->err->code;
         if (!b->err->detail) b->err->detail = b->rc == LP_NOMEM ? ER_OUTOFMEMORY : ER_PARSE;
         return b->rc;
@@ -1201,6 +1210,15 @@ static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
     if (pMatch && pKnn) {
         return bind_fail(b, ER_NOT_SUPPORTED, LP_UNSUPPORTED,
                          "MATCH() and knn() in one query are not supported yet");
+    }
+    for (int i = 0; i < sel->nOption; i++) {
+        /* read before MATCH is parsed, which it changes */
+        const SqlMapItem *o = &sel->aOption[i];
+        if (strcmp(o->zName, "not_terms_only_allowed") != 0) continue;
+        if (!o->pValue || o->pValue->kind != EXPR_INT || (o->pValue->u.i != 0 && o->pValue->u.i != 1)) {
+            return bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos, "not_terms_only_allowed expects 0 or 1");
+        }
+        if (o->pValue->u.i == 1) q->matchFlags |= FTS_MATCH_NOT_ONLY;
     }
     if (pMatch && bind_match(b, q, pMatch)) return b->rc;
     if (pKnn && bind_knn(b, q, pKnn)) return b->rc;
@@ -1360,7 +1378,7 @@ static void keep_meta(SqlSession *s, const BoundSelect *bs, const QMeta *m) {
     /* SHOW META's keyword statistics are looked up when it asks: the
     ** query keeps its text and table, not the counts. */
     sqlx_meta_match(s, bs->q.bMatch && bs->q.pMatch ? table_name(bs->q.pTable) : NULL,
-                    bs->q.zMatch, bs->q.nMatch, bs->q.rank.nExpansionLimit);
+                    bs->q.zMatch, bs->q.nMatch, bs->q.rank.nExpansionLimit, bs->q.matchFlags);
 }
 
 void sqlx_select(SqlSession *s, const SqlStmt *st, SqlResult *r) {

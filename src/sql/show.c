@@ -136,7 +136,7 @@ static int show_status(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
 }
 
 void sqlx_meta_match(SqlSession *s, const char *zTable, const char *zMatch, size_t nMatch,
-                     int nExpansionLimit) {
+                     int nExpansionLimit, unsigned matchFlags) {
     SqlMeta *m = &s->meta;
     m->bMatch = 0;
     if (!zTable) return; /* the buffers stay for the next MATCH query */
@@ -155,6 +155,7 @@ void sqlx_meta_match(SqlSession *s, const char *zTable, const char *zMatch, size
     memcpy(m->zMatch, zMatch, nMatch);
     m->nMatch = nMatch;
     m->nExpansionLimit = nExpansionLimit;
+    m->matchFlags = matchFlags;
 }
 
 void sqlx_meta_free(SqlSession *s) {
@@ -204,7 +205,7 @@ static int meta_keywords(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
     MetaKw kw = {r, sh, 0, LP_OK};
     int rc = LP_OK;
     /* The text parsed when the query ran; a schema change since may refuse it. */
-    if (sqlx_match_parse(&a, t, m->zMatch, m->nMatch, &root, &err) == LP_OK && root) {
+    if (sqlx_match_parse(&a, t, m->zMatch, m->nMatch, m->matchFlags, &root, &err) == LP_OK && root) {
         snap = table_snapshot(t);
         FtsSource *src = snap ? table_snap_fts(snap) : NULL;
         if (src) {

@@ -79,6 +79,7 @@ typedef struct SqlMeta {
     char *zMatch;
     size_t nMatch;
     size_t nMatchCap;
+    unsigned matchFlags;    /* the FTS_MATCH_* flags it was parsed with */
     int nExpansionLimit;
 } SqlMeta;
 
@@ -122,9 +123,10 @@ void sqlx_alter_table(SqlSession *s, const SqlStmt *st, SqlResult *r);
 ** FTS_EXPAND_* bits: the default of its MATCH queries and snippets. */
 int sqlx_table_expand(const Schema *sc);
 /* Parses a MATCH text for table t (fts_match_parse_opts with the flags its
-** options call for: inline wildcards where it has min_infix_len). */
+** options call for: inline wildcards where it has min_infix_len) and
+** flags (FTS_MATCH_*: the statement's). */
 struct FtsNode;
-int sqlx_match_parse(Arena *a, const Table *t, const char *z, size_t n, struct FtsNode **ppRoot,
+int sqlx_match_parse(Arena *a, const Table *t, const char *z, size_t n, unsigned flags, struct FtsNode **ppRoot,
                      LpError *err);
 
 /* session.c: transactions. */
@@ -154,7 +156,7 @@ void sqlx_show(SqlSession *s, const SqlStmt *st, SqlResult *r);
 ** or forgets them when zTable is NULL; sqlx_meta_free frees the buffers
 ** (the session's end). */
 void sqlx_meta_match(SqlSession *s, const char *zTable, const char *zMatch, size_t nMatch,
-                     int nExpansionLimit);
+                     int nExpansionLimit, unsigned matchFlags);
 void sqlx_meta_free(SqlSession *s);
 
 /* call.c: CALL KEYWORDS and CALL SNIPPETS. */

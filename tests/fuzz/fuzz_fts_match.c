@@ -52,6 +52,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static const char *const azField[] = {"title", "body", "tags"};
 
 /* The tree's invariants; aborts on a broken one. */
+static int g_bNotOnly; /* the input is parsed with FTS_MATCH_NOT_ONLY */
+
 static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
     if (x->pos < 0 || x->len < 0 || (size_t)x->pos + (size_t)x->len > n) abort();
     switch (x->kind) {
@@ -125,7 +127,8 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
         }
         return;
     case FTSN_NOT:
-        if (x->nChild != 1 || !parent || parent->kind != FTSN_AND) abort();
+        /* inside an AND; or the root itself, where only negations are allowed */
+        if (x->nChild != 1 || (parent ? parent->kind != FTSN_AND : !g_bNotOnly)) abort();
         if (x->aChild[0]->kind == FTSN_NOT) abort();
         check_node(x->aChild[0], x, n);
         return;
@@ -139,7 +142,7 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
             if (x->aChild[k]->kind != FTSN_NOT) nPos++;
             check_node(x->aChild[k], x, n);
         }
-        if (nPos == 0) abort();
+        if (nPos == 0 && !(x->kind == FTSN_AND && !parent && g_bNotOnly)) abort();
         return;
     }
     }
@@ -311,7 +314,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     lp_err_clear(&err);
     /* '?' and '%' are wildcards (the index has min_infix_len) for inputs of
     ** odd length, words for the others */
-    int rc = fts_match_parse_opts(&a, z, size, azField, 3, size % 2 ? FTS_MATCH_INLINE_WILDCARDS : 0, &root, &err);
+    /* and a query of only negations is allowed (not_terms_only_allowed=1)
+    ** for lengths 2 and 3 modulo 4 */
+    g_bNotOnly = (size / 2) % 2;
+    unsigned flags = (size % 2 ? FTS_MATCH_INLINE_WILDCARDS : 0) | (g_bNotOnly ? FTS_MATCH_NOT_ONLY : 0);
+    int rc = fts_match_parse_opts(&a, z, size, azField, 3, flags, &root, &err);
     if (rc == LP_OK) {
         if (err.code != LP_OK) abort();
         if (root) check_node(root, NULL, size);

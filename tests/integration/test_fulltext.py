@@ -2782,9 +2782,50 @@ def test_ranker_none(cur, tiny, corpus):
     ("OPTION rank_profile='nope'", r"rank_profile 'nope'"),
     ("OPTION max_query_time=-1", r"'max_query_time' expects a number from 0"),
     ("OPTION max_query_time='x'", r"max_query_time"),
+    ("OPTION not_terms_only_allowed=2", r"not_terms_only_allowed expects 0 or 1"),
+    ("OPTION boolean_simplify='yes'", r"boolean_simplify expects 0 or 1"),
 ])
 def test_bad_rank_options(cur, corpus, options, pattern):
     expect_error(cur, f"SELECT id FROM {corpus} WHERE MATCH('fox') {options}", 1064, pattern)
+
+
+def test_not_terms_only_allowed(cur, corpus):
+    """A query of only negations is an error that names the option, and
+    with OPTION not_terms_only_allowed=1 (Manticore's) it matches every
+    row that holds none of them, each weighing 1 as in a full scan."""
+    expect_error(cur, f"SELECT id FROM {corpus} WHERE MATCH('-fox')", 1064,
+                 r"only negated terms .*OPTION not_terms_only_allowed=1")
+    expect_error(cur, f"SELECT id FROM {corpus} WHERE MATCH('-fox') OPTION not_terms_only_allowed=0", 1064,
+                 r"only negated terms")
+    opt = "OPTION not_terms_only_allowed=1"
+
+    def idq(sql):
+        return sorted(r[0] for r in rows(cur, sql))
+    without = lambda *ws: sorted(i for i, (t, b, _, _) in CORPUS.items()
+                                 if not any(w in (t + " " + b).split() for w in ws))
+    got = rows(cur, f"SELECT id, WEIGHT() FROM {corpus} WHERE MATCH('-fox') {opt}")
+    assert sorted(i for i, _ in got) == without("fox") and all(w == 1 for _, w in got), got
+    assert idq(f"SELECT id FROM {corpus} WHERE MATCH('-fox !dog') {opt}") == without("fox", "dog")
+    assert idq(f"SELECT id FROM {corpus} WHERE MATCH('-\"lazy dog\" -nothere') {opt}") == \
+        sorted(i for i, (t, b, _, _) in CORPUS.items() if "lazy dog" not in t and "lazy dog" not in b)
+    assert idq(f"SELECT id FROM {corpus} WHERE MATCH('-@title fox') {opt}") == \
+        sorted(i for i, (t, _, _, _) in CORPUS.items() if "fox" not in t.split())
+    assert idq(f"SELECT id FROM {corpus} WHERE MATCH('-nothere') {opt}") == sorted(CORPUS)
+    # with attribute filters, COUNT(*), ORDER BY, EXPLAIN_SCORE(), EXPLAIN
+    n = rows(cur, f"SELECT COUNT(*) FROM {corpus} WHERE MATCH('-fox') {opt}")[0][0]
+    assert n == len(without("fox"))
+    assert idq(f"SELECT id FROM {corpus} WHERE MATCH('-fox') AND id > 5 {opt}") == \
+        [i for i in without("fox") if i > 5]
+    got = rows(cur, f"SELECT id, EXPLAIN_SCORE() FROM {corpus} WHERE MATCH('-fox') {opt}")
+    assert all('"weight":1}' in e for _, e in got), got
+    plan = [r[0] for r in rows(cur, f"EXPLAIN SELECT id FROM {corpus} WHERE MATCH('-fox') {opt}")]
+    assert plan[0] == "fulltext: strategy=full_scan" and "  all documents" in plan and "  NOT" in plan, plan
+    # a query with something positive is as it was
+    assert idq(f"SELECT id FROM {corpus} WHERE MATCH('dog -lazy') {opt}") == \
+        idq(f"SELECT id FROM {corpus} WHERE MATCH('dog -lazy')")
+    # boolean_simplify: accepted (a hint), the same rows
+    assert idq(f"SELECT id FROM {corpus} WHERE MATCH('dog -lazy') OPTION boolean_simplify=1") == \
+        idq(f"SELECT id FROM {corpus} WHERE MATCH('dog -lazy')")
 
 
 def test_rank_profiles(cur, uniq):

@@ -237,7 +237,8 @@ static void test_not(void **state) {
 static void test_not_errors(void **state) {
     (void)state;
     const char *zOnly = "MATCH: a query of only negated terms matches nothing useful: add a term "
-                        "that is not negated";
+                        "that is not negated (or, for every row without them, OPTION "
+                        "not_terms_only_allowed=1)";
     check_error("-a", 0, zOnly);
     check_error("!a", 0, zOnly);
     check_error("-a -b", 0, zOnly);

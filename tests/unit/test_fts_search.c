@@ -1456,15 +1456,17 @@ static void check_query_ranked(const char *zQuery, FtsRanker r) {
     arena_init(&a, 0);
     FtsNode *root;
     LpError err;
-    if (fts_match_parse(&a, zQuery, strlen(zQuery), g_azField, NF, &root, &err) != LP_OK) {
+    /* a query of only negations too (OPTION not_terms_only_allowed=1) */
+    if (fts_match_parse_opts(&a, zQuery, strlen(zQuery), g_azField, NF, FTS_MATCH_NOT_ONLY, &root, &err) != LP_OK) {
         fail_msg("parse of %s: %s", zQuery, err.zMsg);
     }
+    int bNeg = fts_match_is_negative(root);
     FtsRankParams rank;
     fts_rank_defaults(&rank);
     rank.ranker = r;
     static RefKeys keys;
     memset(&keys, 0, sizeof(keys));
-    if (root && r != FTS_RANK_BM25F) ref_keys(&keys, root, 0);
+    if (root && !bNeg && r != FTS_RANK_BM25F) ref_keys(&keys, root, 0);
     FtsQuery *q;
     if (fts_query_new(&a, root, zQuery, g_an, g_src, &rank, &q, &err) != LP_OK) {
         fail_msg("query %s: %s", zQuery, err.zMsg);
@@ -1475,9 +1477,19 @@ static void check_query_ranked(const char *zQuery, FtsRanker r) {
     if (fts_query_all(q, collect_hit, &c, &st, &err) != LP_OK) fail_msg("run of %s: %s", zQuery, err.zMsg);
     fts_query_free(q);
     for (int i = 0; i < g_nDoc; i++) {
-        double ref;
-        int m = root ? ref_eval(root, i, &ref) : 1;
-        if (m && root && r != FTS_RANK_BM25F) ref = ref_factor_weight(&keys, i, r, ref);
+        double ref = 1;
+        int m = 1;
+        if (bNeg) {
+            /* every document that none of the negations matches, weighing 1 */
+            for (int k = 0; k < (root->kind == FTSN_NOT ? 1 : root->nChild) && m; k++) {
+                double sc;
+                const FtsNode *x = root->kind == FTSN_NOT ? root : root->aChild[k];
+                m = !ref_eval(x->aChild[0], i, &sc);
+            }
+        } else if (root) {
+            m = ref_eval(root, i, &ref);
+            if (m && r != FTS_RANK_BM25F) ref = ref_factor_weight(&keys, i, r, ref);
+        }
         if (m != (c.aScore[i] >= 0)) {
             fail_msg("query %s doc %d: reference %s, engine %s", zQuery, i, m ? "matches" : "no",
                      c.aScore[i] >= 0 ? "matches" : "no");
@@ -1761,6 +1773,9 @@ static int rand_valid_query(char *buf) {
 static void test_operators_vs_reference(void **state) {
     (void)state;
     static const char *const aFixed[] = {
+        /* only negations (OPTION not_terms_only_allowed=1): every document without them */
+        "-ab0", "-ab0 -xy2", "-\"ab0 abc1\" !xy5", "-ab*", "-(ab0 | xy2)", "-@title ab0", "-nothere",
+        "(-ab0 -abc1)", "-(ab0 << abc1)", "-*c1* -\"ab0 xy2\"~2",
         "ab0", "ab0 | xy2", "ab0 xy2", "ab0 -xy2", "\"ab0 abc1\"", "\"ab0 abc1\"~3", "ab*",
         "*c1", "*bc*", "a*c1", "*bc*1*", "ab*c*13", "@title *c1*", "ab0 -*y2", "*y3* | ab0", "*bc1*",
         "ab*1", "xy*", "*nothere*", "(*b1 | xy*) MAYBE *c4",
@@ -2024,7 +2039,7 @@ static void test_proximity_rankers_vs_reference(void **state) {
         "ab* xy2", "\"ab0 ab0\" abc1", "ab0 nothere | abc1", "\"ab0 abc1 ab0\"/2", "@title ab0 abc1",
         "ab0 MAYBE abc1", "abc1 << ab0 xy2", "(ab0 NEAR/3 abc1) | xy5", "^ab0 abc1$", "@body[5] ab0 abc1",
         "@body[4] ab0 NEAR/2 @body abc1", "ab0 (abc1 | xy2) -xy5", "\"abc1 ab0\"~2 ab3",
-        "\"ab0 * abc1\" xy2", "ab0^2 abc1", "\"ab0 * * abc1\" | ab0^0.5",
+        "\"ab0 * abc1\" xy2", "ab0^2 abc1", "\"ab0 * * abc1\" | ab0^0.5", "-ab0 -xy2",
     };
     static const FtsRanker aR[] = {FTS_RANK_PROXIMITY_BM25, FTS_RANK_SPH04, FTS_RANK_PROXIMITY,
                                    FTS_RANK_WORDCOUNT, FTS_RANK_MATCHANY, FTS_RANK_FIELDMASK};
