@@ -823,11 +823,33 @@ static int apply_rank_options(Binder *b, const SqlMapItem *aOpt, int nOpt, int n
             /* read by bind_select (not ranking parameters) */
         } else if (strcmp(z, "not_terms_only_allowed") == 0 && !bProfile) {
             /* read (and checked) by bind_select before MATCH is parsed */
-        } else if (strcmp(z, "boolean_simplify") == 0) {
-            /* Accepted for Manticore compatibility: a hint that changes no
-            ** result; loupe's planner always does what it does */
+        } else if (strcmp(z, "boolean_simplify") == 0 || strcmp(z, "low_priority") == 0) {
+            /* Accepted for Manticore compatibility: hints that change no
+            ** result; loupe's planner simplifies as it always does, and
+            ** every query runs at one priority */
             if (!o->pValue || o->pValue->kind != EXPR_INT || (o->pValue->u.i != 0 && o->pValue->u.i != 1)) {
-                return bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos, "boolean_simplify expects 0 or 1");
+                char zMsg[80];
+                snprintf(zMsg, sizeof(zMsg), "%s expects 0 or 1", z);
+                return bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos, zMsg);
+            }
+        } else if (strcmp(z, "sort_method") == 0) {
+            /* Manticore's choice of a sorting buffer: the same rows either
+            ** way, and loupe keeps exactly the rows asked for */
+            const char *zv = opt_word(b, o);
+            if (!zv) return b->rc;
+            if (strcasecmp(zv, "pq") != 0 && strcasecmp(zv, "kbuffer") != 0) {
+                return bind_fail_at(b, o->pValue->pos, "sort_method expects pq or kbuffer");
+            }
+        } else if (strcmp(z, "threads") == 0) {
+            /* Manticore's cap on a query's threads: a MATCH query runs on
+            ** one, so any cap of 1 or more is met */
+            if (!o->pValue || o->pValue->kind != EXPR_INT || o->pValue->u.i < 1) {
+                return bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos, "threads expects a positive integer");
+            }
+        } else if (strcmp(z, "comment") == 0) {
+            /* Manticore writes it to the query log; loupe keeps no query log */
+            if (!o->pValue || o->pValue->kind != EXPR_STRING) {
+                return bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos, "comment expects a string");
             }
         } else if (strcmp(z, "max_matches") == 0 && !bProfile) {
             /* Accepted for Manticore compatibility: loupe keeps exactly
@@ -1229,7 +1251,10 @@ static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
     for (int i = 0; i < sel->nOption && !pMatch; i++) {
         const char *z = sel->aOption[i].zName;
         int bLimit = strcmp(z, "cutoff") == 0 || strcmp(z, "max_query_time") == 0;
-        if (strcmp(z, "max_matches") != 0 && (!bLimit || pKnn)) {
+        /* hints that change no result (apply_rank_options checks their values) */
+        int bHint = strcmp(z, "max_matches") == 0 || strcmp(z, "sort_method") == 0 || strcmp(z, "threads") == 0 ||
+                    strcmp(z, "low_priority") == 0 || strcmp(z, "comment") == 0;
+        if (!bHint && (!bLimit || pKnn)) {
             char zMsg[160];
             snprintf(zMsg, sizeof(zMsg), pKnn && bLimit ? "option '%s' is not supported with knn()"
                                                         : "option '%s' needs a MATCH() query", z);

@@ -2784,9 +2784,24 @@ def test_ranker_none(cur, tiny, corpus):
     ("OPTION max_query_time='x'", r"max_query_time"),
     ("OPTION not_terms_only_allowed=2", r"not_terms_only_allowed expects 0 or 1"),
     ("OPTION boolean_simplify='yes'", r"boolean_simplify expects 0 or 1"),
+    ("OPTION low_priority=2", r"low_priority expects 0 or 1"),
+    ("OPTION sort_method=fast", r"sort_method expects pq or kbuffer"),
+    ("OPTION threads=0", r"threads expects a positive integer"),
+    ("OPTION comment=1", r"comment expects a string"),
 ])
 def test_bad_rank_options(cur, corpus, options, pattern):
     expect_error(cur, f"SELECT id FROM {corpus} WHERE MATCH('fox') {options}", 1064, pattern)
+
+
+def test_manticore_hints(cur, corpus):
+    """Manticore's options that change no result are accepted, with MATCH
+    and without, and the rows are those of the query without them."""
+    hints = "OPTION sort_method=kbuffer, threads=4, low_priority=1, comment='from the app', max_matches=100"
+    for where in ("MATCH('dog | fox')", "id > 2"):
+        plain = rows(cur, f"SELECT id FROM {corpus} WHERE {where}")
+        assert rows(cur, f"SELECT id FROM {corpus} WHERE {where} {hints}") == plain
+    assert rows(cur, f"SELECT id FROM {corpus} WHERE MATCH('dog') OPTION boolean_simplify=1, sort_method=pq") == \
+        rows(cur, f"SELECT id FROM {corpus} WHERE MATCH('dog')")
 
 
 def test_not_terms_only_allowed(cur, corpus):
