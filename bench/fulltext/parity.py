@@ -129,7 +129,8 @@ ANALYSIS_ROWS = [("Hello World_wide 42", "Привет мир hello"),
                  ("cat dog", "big day"),
                  ("one of two", "e mail"),
                  ("software", "ab abc abcd"),
-                 ("walk walking walks", "hello-world foo_bar")]
+                 ("walk walking walks", "hello-world foo_bar"),
+                 ("京 x 東", "")]
 ANALYSIS_QUERIES = """
 of | "big day"~3
 hello
@@ -227,6 +228,7 @@ telco
 cell
 mobile
 "t mobile"
+at&t$
 """
 
 ROWS = [("hello world", "what's up doc. Next sentence here"),
@@ -560,6 +562,11 @@ EXPECTED = {
                            "it refuses 'of | ...' as a syntax error",
     "@title[3] ^bb": "an anchor holds under a position limit (docs/sql.md); Sphinx 2.2.11 drops '^' "
                      "and '$' under one",
+    "at&t$": "a blend token is not found anchored at a field's end (docs/sql.md): its variants stand "
+             "at its first part's position and '$' asks for the last one, where the part 't' stands; Sphinx "
+             "takes every variant of the field's last token as at its end",
+    "東京": "a CJK word of a query is the phrase of its characters (with ngram_len, and by default); "
+           "Sphinx 2.2.11 with ngram_len ANDs them, so it also finds '京 x 東'",
     "a << (b << c) << b": "the ORDER holds wherever a chain exists; Sphinx's one-pass scan misses "
                           "the chain a 1, (b 2, c 3), b 5 in 'b a b c a b c'",
 }
