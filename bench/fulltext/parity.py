@@ -133,6 +133,9 @@ ANALYSIS_ROWS = [("Hello World_wide 42", "Привет мир hello"),
                  ("京 x 東", "")]
 ANALYSIS_QUERIES = """
 of | "big day"~3
+(the | big) << day
+day NEAR/3 (of | big)
+(of | and) << dog
 hello
 world_wide
 wide
@@ -567,6 +570,10 @@ EXPECTED = {
              "takes every variant of the field's last token as at its end",
     "東京": "a CJK word of a query is the phrase of its characters (with ngram_len, and by default); "
            "Sphinx 2.2.11 with ngram_len ANDs them, so it also finds '京 x 東'",
+    "day NEAR/3 (of | big)": "on table xi, where 'of' is under min_word_len, Sphinx refuses 'of |' as a "
+                             "syntax error; on xs (stop words) both leave 'of' out of the list",
+    "(of | and) << dog": "on table xi, where 'of' is under min_word_len, Sphinx refuses 'of |' as a syntax "
+                         "error; on xs (stop words) both leave the list out of the chain",
     "a << (b << c) << b": "the ORDER holds wherever a chain exists; Sphinx's one-pass scan misses "
                           "the chain a 1, (b 2, c 3), b 5 in 'b a b c a b c'",
 }

@@ -1528,7 +1528,10 @@ static int chain_expand(MatchParser *p, FtsNode *x, FtsNode **pp) {
         if (!z || !aOp) return nomem(p);
         *z = *x;
         z->aChild = aOp;
-        for (int c = 0; c < x->nChild; c++) aOp[c] = aAlt[c].a[aPick[c]];
+        for (int c = 0; c < x->nChild; c++) {
+            aOp[c] = aAlt[c].a[aPick[c]];
+            if (c < 64 && aAlt[c].n > 1) z->orOps |= (uint64_t)1 << c;
+        }
         chain_fields(z, aOp, x->nChild);
         aChain[i] = z;
         /* the next choice: the last operand's alternative first */
@@ -1536,6 +1539,7 @@ static int chain_expand(MatchParser *p, FtsNode *x, FtsNode **pp) {
     }
     y->aChild = aChain;
     y->nChild = (int)nChain;
+    y->bChoices = 1;
     *pp = y;
     return LP_OK;
 }

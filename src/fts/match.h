@@ -220,6 +220,15 @@ struct FtsNode {
                             ** (@missing): left out of the query as a stop word
                             ** is, as Sphinx and Manticore drop it; the walks
                             ** (fts_match_leaves) skip it */
+    int bChoices;           /* OR: the chains one chain with OR lists stands for,
+                            ** one per choice of an alternative from each list
+                            ** (a << (b | c) is (a << b) | (a << c)) */
+    uint64_t orOps;         /* BEFORE/NEAR/SENTENCE/PARAGRAPH, a child of a
+                            ** bChoices OR: bit k set where operand k is one
+                            ** alternative of an OR list of several; where that
+                            ** alternative is only stop words, the choice is
+                            ** left out, not the operand (unless every choice
+                            ** is), as an OR leaves out a stop word */
 };
 
 /* Parses z[0..n) with the table's full-text field names azField[0..nField).

@@ -212,6 +212,9 @@ struct FtsQuery {
     int nFieldName;
     uint32_t nQPos;             /* while planning: the next word's query position */
     int nNotDepth;              /* while planning: NOTs around the clause */
+    int bStrictChoice;          /* while planning a bChoices OR's chains: one whose
+                                ** OR-list operand (orOps) is only stop words is
+                                ** left out whole */
     uint32_t qposExpand;        /* while planning a word's star expansion: its query
                                 ** position (plan_prefix takes none); else UINT32_MAX */
     PlanNode **apMerged;        /* clauses merge_repeats folded into an earlier one (their */
@@ -2987,6 +2990,12 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
             *pbDropped = 1; /* nothing to match near or far from */
             goto out;
         }
+        if (aL[c].a.n == 0 && q->bStrictChoice && c < 64 && ((n->orOps >> c) & 1)) {
+            /* one alternative of an OR list, only stop words: the OR leaves
+            ** it out, so this choice is none ((the | cat) << dog is cat << dog) */
+            *pbDropped = 1;
+            goto out;
+        }
         if (aL[c].a.n == 0) continue;
         nOneLimit = n->aChild[c]->nPosLimit;
         bLimited |= nOneLimit != 0;
@@ -4050,12 +4059,15 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
             return NULL;
         }
         int nPos = 0, nNeg = 0, bNone = 0, bAnyNone = 0, cap = n->nChild;
+        int bStrict = q->bStrictChoice;
         for (int i = 0; i < n->nChild; i++) {
             const FtsNode *c = n->aChild[i];
             int bNot = c->kind == FTSN_NOT;
             int bDrop;
             q->nNotDepth += bNot;
+            q->bStrictChoice = n->bChoices;
             PlanNode *pc = plan(q, bNot ? c->aChild[0] : c, &bDrop, err);
+            q->bStrictChoice = bStrict;
             q->nNotDepth -= bNot;
             if (!pc && !bDrop) return NULL;
             if (bDrop) continue;
@@ -4087,6 +4099,10 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
         ** parts all match nothing matches nothing, so (zz | yy) in an AND
         ** makes it match nothing, as in Sphinx. */
         if (nPos == 0 && nNeg == 0 && !bAnyNone) {
+            /* every choice of a chain's OR lists was left out: they hold only
+            ** stop words, and the chain is left without them, as an operand
+            ** of only stop words is (cat << (the | of) is cat) */
+            if (n->bChoices) return plan(q, n->aChild[0], pbDropped, err);
             *pbDropped = 1;
             return NULL;
         }

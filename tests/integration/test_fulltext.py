@@ -735,6 +735,17 @@ def stemmed(server):
     ('"cat of the house"', [6]),
     ('"cat a a house"', [6]),
     ('"cat the house"', []),
+    # an OR list's alternative of only stop words is left out of a chain's
+    # list, as of any OR: the chain keeps its other alternatives (it was
+    # left out as an operand, so the chain matched every 'cat'), and an
+    # OR list of only stop words is left out as an operand of them is
+    ("(the | cat) << house", [6, 7]),
+    ("cat << (the | runner)", []),
+    ("house NEAR/1 (the | cat)", [7]),
+    ("(a | quick) NEAR/1 run", [3]),
+    ("(the | of) << house", [6, 7]),
+    ("cat << (the | of)", [6, 7]),
+    ("cat SENTENCE (the | house)", [6, 7]),
 ])
 def test_stemming_and_stop_words(cur, stemmed, text, want):
     assert sorted(match_ids(cur, stemmed, text)) == want
