@@ -286,7 +286,9 @@ static int list_push(MatchParser *p, NodeList *l, FtsNode *x) {
 /* Appends x to a list of `kind` (AND or OR), taking in the children of an
 ** x of the same kind, so nested ANDs and ORs come out flat. */
 static int list_add(MatchParser *p, NodeList *l, FtsNodeKind kind, FtsNode *x) {
-    if (x->kind != kind || x->pSpan) return list_push(p, l, x);
+    /* a chain's choices stay one OR: planning it leaves out the choices
+    ** whose listed alternative is only stop words (bChoices) */
+    if (x->kind != kind || x->pSpan || x->bChoices) return list_push(p, l, x);
     for (int k = 0; k < x->nChild; k++) {
         int rc = list_push(p, l, x->aChild[k]);
         if (rc) return rc;

@@ -746,6 +746,8 @@ def stemmed(server):
     ("(the | of) << house", [6, 7]),
     ("cat << (the | of)", [6, 7]),
     ("cat SENTENCE (the | house)", [6, 7]),
+    ("(cat << (the | runner)) | zzz", []),     # the choices in a group, ORed on
+    ("((the | a) NEAR/1 quick) | zzz", [3]),
 ])
 def test_stemming_and_stop_words(cur, stemmed, text, want):
     assert sorted(match_ids(cur, stemmed, text)) == want
