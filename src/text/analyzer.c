@@ -450,8 +450,8 @@ static int stem_get(int iLang, struct sb_stemmer **ppStem, StemMemoTable **ppMem
 static int stem_plain(const Analyzer *a, char *z, int *pn, LpError *err) {
     if (a->minStemLen > 1 && chars_below(z, *pn, a->minStemLen)) return LP_OK;
     for (int k = 0; k < a->nStem; k++) {
-        struct sb_stemmer *pStem;
-        StemMemoTable *pMemo;
+        struct sb_stemmer *pStem = NULL; /* set when stem_get succeeds (-O3 cannot tell) */
+        StemMemoTable *pMemo = NULL;
         int rc = stem_get(a->aStem[k], &pStem, &pMemo, err);
         if (rc != LP_OK) return rc;
         const sb_symbol *zOut = sb_stemmer_stem(pStem, (const sb_symbol *)z, *pn);

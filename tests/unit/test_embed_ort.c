@@ -203,9 +203,15 @@ static void rm_rf(const char *z) {
     nftw(z, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* zDir/zName into z (n bytes), or the test fails. */
+static void path_of(char *z, size_t n, const char *zDir, const char *zName) {
+    int m = snprintf(z, n, "%s/%s", zDir, zName);
+    if (m < 0 || (size_t)m >= n) fail_msg("path too long: %s/%s", zDir, zName);
+}
+
 static void write_file(const char *zDir, const char *zName, const char *zContent) {
     char z[4200];
-    snprintf(z, sizeof(z), "%s/%s", zDir, zName);
+    path_of(z, sizeof(z), zDir, zName);
     FILE *f = fopen(z, "w");
     assert_non_null(f);
     fputs(zContent, f);
@@ -214,8 +220,8 @@ static void write_file(const char *zDir, const char *zName, const char *zContent
 
 static void link_file(const char *zDir, const char *zName, const char *zSrcDir) {
     char zTo[4200], zFrom[4200];
-    snprintf(zTo, sizeof(zTo), "%s/%s", zDir, zName);
-    snprintf(zFrom, sizeof(zFrom), "%s/%s", zSrcDir, zName);
+    path_of(zTo, sizeof(zTo), zDir, zName);
+    path_of(zFrom, sizeof(zFrom), zSrcDir, zName);
     if (symlink(zFrom, zTo) != 0) fail_msg("symlink %s -> %s failed", zTo, zFrom);
 }
 
