@@ -236,6 +236,7 @@ at&t$
 """
 
 ROWS = [("hello world", "what's up doc. Next sentence here"),
+        ("aa end.</p><p>Start zz", ""),
         ("hello there big world", "nothing at all"),
         ("world big hello", "x y z"),
         ("new york city", "the big apple is big"),
@@ -262,6 +263,7 @@ STEMMED_ROWS = [("running fast", "the runner runs"), ("kinases", "protein kinase
 
 QUERIES = """\
 hello
+end NEAR/2 start
 ^title
 here$
 "one two"
@@ -578,6 +580,8 @@ EXPECTED = {
     "of (big NEAR/3 day)": "a stop word ANDed with a NEAR chain changes nothing (docs/sql.md); Sphinx "
                            "(stopword_step 0) then misses row 3, big ... day with the stop words between "
                            "them, as if they took positions",
+    "end NEAR/2 start": "a sentence's end followed by a paragraph's is one boundary, one position "
+                        "(docs/sql.md); Sphinx counts each, so 'end' and 'Start' are 3 apart there",
     "a << (b << c) << b": "the ORDER holds wherever a chain exists; Sphinx's one-pass scan misses "
                           "the chain a 1, (b 2, c 3), b 5 in 'b a b c a b c'",
 }
