@@ -259,7 +259,7 @@ NESTED_ROWS = [("b c a b", ""), ("a b c", ""), ("c a b", ""), ("a c b c", ""), (
 # Rows for stemmed prefixes and wildcards (table s).
 STEMMED_ROWS = [("running fast", "the runner runs"), ("kinases", "protein kinase activity"),
                 ("run", "walking"), ("Tiling", "a tiled floor"), ("studies", "studying the studied"),
-                ("connection", "connected connecting")]
+                ("connection", "connected connecting"), ("run run", "")]
 
 QUERIES = """\
 hello
@@ -478,6 +478,7 @@ a << (x << b)
 
 STEMMED_QUERIES = """\
 "running run"~4
+"running run owl"/2
 runn*
 run*
 runs*
@@ -582,6 +583,9 @@ EXPECTED = {
                            "them, as if they took positions",
     "end NEAR/2 start": "a sentence's end followed by a paragraph's is one boundary, one position "
                         "(docs/sql.md); Sphinx counts each, so 'end' and 'Start' are 3 apart there",
+    "\"running run owl\"/2": "words that analyse alike are one word of a quorum (docs/sql.md): this "
+                              "one needs run and owl; Sphinx counts running and run each, each taking "
+                              "an occurrence of its own, so 'run run' is 2 of 3 there",
     "a << (b << c) << b": "the ORDER holds wherever a chain exists; Sphinx's one-pass scan misses "
                           "the chain a 1, (b 2, c 3), b 5 in 'b a b c a b c'",
 }
