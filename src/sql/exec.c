@@ -775,6 +775,30 @@ static const char *opt_word(Binder *b, const SqlMapItem *o) {
 static int apply_profile(Binder *b, const char *zProfiles, const char *zWant, int nFts,
                          const char *const *azFts, FtsRankParams *rank);
 
+/* The value of an option that takes 0 or 1, in *pOn; the error set (and
+** its code returned) for any other. */
+static int opt_bool(Binder *b, const SqlMapItem *o, int *pOn) {
+    const Expr *v = o->pValue;
+    if (!v || v->kind != EXPR_INT || (v->u.i != 0 && v->u.i != 1)) {
+        char zMsg[96];
+        snprintf(zMsg, sizeof(zMsg), "%s expects 0 or 1", o->zName);
+        return bind_fail_at(b, v ? v->pos : o->pos, zMsg);
+    }
+    *pOn = v->u.i == 1;
+    return LP_OK;
+}
+
+/* Is z one of Manticore's options that change no result, which loupe
+** accepts (their values checked) with MATCH or without? */
+static int is_hint_option(const char *z) {
+    static const char *const az[] = {"max_matches", "boolean_simplify", "low_priority", "sort_method", "threads",
+                                     "comment"};
+    for (size_t i = 0; i < LP_ARRAY_SIZE(az); i++) {
+        if (strcmp(z, az[i]) == 0) return 1;
+    }
+    return 0;
+}
+
 int sqlx_match_parse(Arena *a, const Table *t, const char *z, size_t n, unsigned flags, FtsNode **ppRoot,
                      LpError *err) {
     const char *const *azFts;
@@ -827,11 +851,8 @@ static int apply_rank_options(Binder *b, const SqlMapItem *aOpt, int nOpt, int n
             /* Accepted for Manticore compatibility: hints that change no
             ** result; loupe's planner simplifies as it always does, and
             ** every query runs at one priority */
-            if (!o->pValue || o->pValue->kind != EXPR_INT || (o->pValue->u.i != 0 && o->pValue->u.i != 1)) {
-                char zMsg[80];
-                snprintf(zMsg, sizeof(zMsg), "%s expects 0 or 1", z);
-                return bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos, zMsg);
-            }
+            int bOn;
+            if (opt_bool(b, o, &bOn)) return b->rc;
         } else if (strcmp(z, "sort_method") == 0) {
             /* Manticore's choice of a sorting buffer: the same rows either
             ** way, and loupe keeps exactly the rows asked for */
@@ -1236,11 +1257,10 @@ static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
     for (int i = 0; i < sel->nOption; i++) {
         /* read before MATCH is parsed, which it changes */
         const SqlMapItem *o = &sel->aOption[i];
+        int bOn;
         if (strcmp(o->zName, "not_terms_only_allowed") != 0) continue;
-        if (!o->pValue || o->pValue->kind != EXPR_INT || (o->pValue->u.i != 0 && o->pValue->u.i != 1)) {
-            return bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos, "not_terms_only_allowed expects 0 or 1");
-        }
-        if (o->pValue->u.i == 1) q->matchFlags |= FTS_MATCH_NOT_ONLY;
+        if (opt_bool(b, o, &bOn)) return b->rc;
+        if (bOn) q->matchFlags |= FTS_MATCH_NOT_ONLY;
     }
     if (pMatch && bind_match(b, q, pMatch)) return b->rc;
     if (pKnn && bind_knn(b, q, pKnn)) return b->rc;
@@ -1252,9 +1272,7 @@ static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
         const char *z = sel->aOption[i].zName;
         int bLimit = strcmp(z, "cutoff") == 0 || strcmp(z, "max_query_time") == 0;
         /* hints that change no result (apply_rank_options checks their values) */
-        int bHint = strcmp(z, "max_matches") == 0 || strcmp(z, "sort_method") == 0 || strcmp(z, "threads") == 0 ||
-                    strcmp(z, "low_priority") == 0 || strcmp(z, "comment") == 0;
-        if (!bHint && (!bLimit || pKnn)) {
+        if (!is_hint_option(z) && (!bLimit || pKnn)) {
             char zMsg[160];
             snprintf(zMsg, sizeof(zMsg), pKnn && bLimit ? "option '%s' is not supported with knn()"
                                                         : "option '%s' needs a MATCH() query", z);

@@ -595,6 +595,19 @@ static int stop_word(void *ctx, const Token *t) {
     return w->sb.oom ? LP_NOMEM : LP_OK;
 }
 
+static int run(const Analyzer *a, int mode, const char *z, size_t n, uint32_t iPosBase, TokenFn xToken,
+               void *ctx, uint32_t *piPosEnd, LpError *err);
+
+/* Adds the words of the text z (zWhat names it in errors), as a's
+** analysis splits and normalises them, to *pOwn. */
+static int stop_split(const Analyzer *a, const char *z, const char *zWhat, StopWords *pOwn, LpError *err) {
+    LpError e;
+    lp_err_clear(&e);
+    int rc = run(a, ANALYZE_UNSTEMMED, z, strlen(z), 0, stop_word, pOwn, NULL, &e);
+    if (rc == LP_NOMEM || pOwn->sb.oom) return lp_err_set(err, LP_NOMEM, "out of memory reading %s", zWhat);
+    return rc == LP_OK ? LP_OK : lp_err_setpos(err, rc, e.pos, "%s: %s", zWhat, e.zMsg);
+}
+
 /* "script, style": element names (letters and digits, the first a letter)
 ** separated by commas and spaces, kept in lower case. */
 /* An element or attribute name: a letter, then letters, digits, '-' or
@@ -904,28 +917,15 @@ int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
     if (rc == LP_OK && cfg->zIgnoreChars) rc = charset_parse(cfg->zIgnoreChars, "ignore_chars", &a->ignore, err);
     if (rc == LP_OK) rc = charset_table_parse(a, cfg, err);
     /* The table's own stop words are split as its text is (ignored
-    ** characters included, before word forms and exceptions exist). */
+    ** characters included, before word forms and exceptions exist); with
+    ** a charset_table, the built-in lists' words too, as Manticore reads
+    ** stop words through the table's tokenizer (a table that keeps "ü"
+    ** finds German's "für" as written). */
     StopWords own = {{0}, 0};
-    if (rc == LP_OK && cfg->zStopwordsList) {
-        LpError e;
-        lp_err_clear(&e);
-        rc = run(a, ANALYZE_UNSTEMMED, cfg->zStopwordsList, strlen(cfg->zStopwordsList), 0, stop_word, &own, NULL, &e);
-        if (rc == LP_NOMEM || own.sb.oom) rc = lp_err_set(err, LP_NOMEM, "out of memory reading stopwords_list");
-        else if (rc != LP_OK) rc = lp_err_setpos(err, rc, e.pos, "stopwords_list: %s", e.zMsg);
-    }
-    /* With a charset_table, the built-in lists' words are split and
-    ** normalised as the table's text is, like its own list, as Manticore
-    ** reads stop words through the table's tokenizer: a table that keeps
-    ** "ü" finds German's "für" as written, and one that maps "ё" to "е"
-    ** finds a list's "её" as "ее". */
+    if (rc == LP_OK && cfg->zStopwordsList) rc = stop_split(a, cfg->zStopwordsList, "stopwords_list", &own, err);
     for (int i = 0; rc == LP_OK && a->bMap && i < nStop; i++) {
         for (int j = 0; rc == LP_OK && j < apStop[i]->nWord; j++) {
-            const char *zWord = apStop[i]->azWord[j];
-            LpError e;
-            lp_err_clear(&e);
-            rc = run(a, ANALYZE_UNSTEMMED, zWord, strlen(zWord), 0, stop_word, &own, NULL, &e);
-            if (rc == LP_NOMEM || own.sb.oom) rc = lp_err_set(err, LP_NOMEM, "out of memory reading stop words");
-            else if (rc != LP_OK) rc = lp_err_set(err, rc, "stop list '%s', word '%s': %s", apStop[i]->zLang, zWord, e.zMsg);
+            rc = stop_split(a, apStop[i]->azWord[j], "a built-in stop list", &own, err);
         }
     }
     if (a->bMap) nStop = 0;

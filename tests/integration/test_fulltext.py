@@ -2809,7 +2809,8 @@ def test_bad_rank_options(cur, corpus, options, pattern):
 def test_manticore_hints(cur, corpus):
     """Manticore's options that change no result are accepted, with MATCH
     and without, and the rows are those of the query without them."""
-    hints = "OPTION sort_method=kbuffer, threads=4, low_priority=1, comment='from the app', max_matches=100"
+    hints = ("OPTION sort_method=kbuffer, threads=4, low_priority=1, comment='from the app', max_matches=100, "
+             "boolean_simplify=1")
     for where in ("MATCH('dog | fox')", "id > 2"):
         plain = rows(cur, f"SELECT id FROM {corpus} WHERE {where}")
         assert rows(cur, f"SELECT id FROM {corpus} WHERE {where} {hints}") == plain
