@@ -45,8 +45,9 @@
 **                proximity rankers add it
 **   bm25f        the BM25F weight itself (k1, b, field_weights, query
 **                type weights of the query)
-**   max_lcs      the largest lcs a field can have: the query's keyword count
-**   doc_word_count  the query's keywords matched in some field
+**   max_lcs      the largest sum(lcs*user_weight) can be: the query's
+**                keyword count times the sum of every field's weight
+**   doc_word_count  the query's distinct keywords matched in some field
 **   field_mask   the matched fields, bit f for field f < 32
 **   query_word_count  the query's distinct keywords
 **   bm25a(k1, b) the document's weight by ranker=bm25 (per-field BM25)
@@ -102,8 +103,8 @@ typedef struct FtsDocFactors {
     const double *aWeight;          /* per field: user_weight */
     int nField;
     double bm25f;                   /* the BM25F weight */
-    uint32_t maxLcs;
-    uint32_t docWordCount;          /* query positions matched in some field */
+    double maxLcs;                  /* keywords times the fields' weights summed */
+    uint32_t docWordCount;          /* distinct keywords matched in some field */
     uint32_t queryWordCount;        /* distinct keywords of the query (not under NOT) */
     FtsBm25Fn xBm25;                /* bm25a()/bm25f(); NULL: they are 0 */
     void *pBm25Ctx;

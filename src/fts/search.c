@@ -219,11 +219,14 @@ struct FtsQuery {
                                 ** position (plan_prefix takes none); else UINT32_MAX */
     PlanNode **apMerged;        /* clauses merge_repeats folded into an earlier one (their */
     int nMerged, capMerged;     /* words' query positions are keywords too), in the arena */
-    uint8_t *aQWord;            /* per query position < nQPos (in the arena): 1 where a
-                                ** word not under NOT stands, found in the index or not */
+    uint32_t *aQWord;           /* per query position < nQPos (in the arena): where a
+                                ** word not under NOT stands, found in the index or not,
+                                ** 1 + the first position of that word (a word repeated
+                                ** in the query is one word: word_count); else 0 */
     uint32_t nQWordCap;         /* room in aQWord */
     HashMap qwords;             /* while planning, for a proximity ranker: the distinct
-                                ** terms of those words (arena copies) ... */
+                                ** terms of those words (arena copies) to 1 + their
+                                ** first position ... */
     uint32_t nQWordUniq;        /* ... and their count (query_word_count) */
     FtsFactors *fx;             /* proximity rankers: built by the first run */
     uint64_t *aSpanKey;         /* ZONESPAN: scratch of span sets (span_of), in the arena */
@@ -2728,32 +2731,50 @@ static int global_qpos(FtsQuery *q, PlanNode *pn, uint32_t qBase) {
 }
 
 /* Takes the query positions of a clause of the words in l (whose iPos
-** count from 0): returns where it starts. For a proximity ranker, also
-** marks them in aQWord. */
-static uint32_t take_qpos(FtsQuery *q, const TokenList *l) {
+** count from 0; aExp, when not NULL, says which are prefixes or
+** wildcards): returns where it starts. For a proximity ranker, also marks
+** them in aQWord, each word by its term, a prefix by its text and a star
+** (another word than the prefix written out: "ab ab*" holds two), a
+** wildcard by its pattern. */
+static uint32_t take_qpos(FtsQuery *q, const TokenList *l, const WordExp *aExp) {
     uint32_t base = q->nQPos;
     if (l->a.n) q->nQPos += l->a.a[l->a.n - 1].iPos + 1;
     if (!is_factor_ranker(q->rank.ranker)) return base;
     if (q->nQPos > q->nQWordCap) {
         uint32_t cap = q->nQPos < 32 ? 64 : q->nQPos * 2;
-        uint8_t *a = arena_zalloc(q->a, cap);
+        uint32_t *a = arena_zalloc(q->a, sizeof(uint32_t) * cap);
         if (!a) return base; /* out of memory: the proximity rankers miss these words */
-        if (q->nQWordCap) memcpy(a, q->aQWord, q->nQWordCap);
+        if (q->nQWordCap) memcpy(a, q->aQWord, sizeof(uint32_t) * q->nQWordCap);
         q->aQWord = a;
         q->nQWordCap = cap;
     }
     for (size_t i = 0; i < l->a.n && !q->nNotDepth; i++) {
         const Token *t = &l->a.a[i];
-        q->aQWord[base + t->iPos] = 1;
-        if (hmap_get(&q->qwords, t->z, (size_t)t->n)) continue;
-        char *z = arena_alloc(q->a, (size_t)t->n + 1);
-        /* out of memory: query_word_count misses the word */
+        uint32_t v = base + t->iPos;
+        const WordExp *e = aExp && aExp[i].zPre && !aExp[i].zSelf ? &aExp[i] : NULL;
+        const char *zKey = e ? (e->zGlob ? e->zGlob : e->zPre) : t->z;
+        int nKey = e ? (e->zGlob ? e->nGlob : e->nPre + 1) : t->n;
+        char *z = arena_alloc(q->a, (size_t)nKey + 1);
+        /* out of memory: the word is its own, and query_word_count misses it */
+        q->aQWord[v] = v + 1;
         if (!z) continue;
-        memcpy(z, t->z, (size_t)t->n);
-        z[t->n] = 0;
-        if (hmap_put(&q->qwords, z, (size_t)t->n, z, NULL) == LP_OK) q->nQWordUniq++;
+        memcpy(z, zKey, (size_t)(e && !e->zGlob ? nKey - 1 : nKey));
+        if (e && !e->zGlob) z[nKey - 1] = '*';
+        z[nKey] = 0;
+        void *pFirst = hmap_get(&q->qwords, z, (size_t)nKey);
+        if (pFirst) {
+            q->aQWord[v] = (uint32_t)(uintptr_t)pFirst;
+        } else if (hmap_put(&q->qwords, z, (size_t)nKey, (void *)(uintptr_t)(v + 1), NULL) == LP_OK) {
+            q->nQWordUniq++;
+        }
     }
     return base;
+}
+
+/* The word at query position j: the first position the query holds it
+** at (word_count and doc_word_count count a repeated word once). */
+static uint32_t qword_of(const FtsQuery *q, uint32_t j) {
+    return j < q->nQWordCap && q->aQWord[j] ? q->aQWord[j] - 1 : j;
 }
 
 /* A phrase's idf is the sum of its words'; over its fields the smallest
@@ -2843,7 +2864,7 @@ static PlanNode *plan_quorum(FtsQuery *q, const FtsNode *n, int *pbDropped, LpEr
     if (analyse(q, n, 1, &l, err) || phrase_prefixes(q, n, &l, &aExp, err)) goto done;
     /* expand_keywords: its plain words, each planned as one outside it */
     int bExpand = q->rank.expand && !q->nNotDepth && !n->bExact;
-    uint32_t qBase = take_qpos(q, &l);
+    uint32_t qBase = take_qpos(q, &l, aExp);
     int nWord = 0;
     for (size_t i = 0; i < l.a.n; i++) {
         int j = 0, bPre = aExp && aExp[i].zPre;
@@ -2984,7 +3005,7 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
             goto out;
         }
         q->nNotDepth += bNeg;
-        aOpBase[c] = take_qpos(q, &aL[c]);
+        aOpBase[c] = take_qpos(q, &aL[c], aaExp[c]);
         q->nNotDepth -= bNeg;
         if (aL[c].a.n == 0 && n->bNotNear && c == 0) {
             *pbDropped = 1; /* nothing to match near or far from */
@@ -3443,7 +3464,8 @@ static PlanNode *plan_prefix(FtsQuery *q, const FtsNode *n, LpError *err) {
     Token t0 = l.a.a[0];
     t0.iPos = 0;
     TokenList one = token_list_one(&t0);
-    uint32_t qpos = q->qposExpand != UINT32_MAX ? q->qposExpand : take_qpos(q, &one);
+    WordExp e = {t0.z, t0.n, NULL, 0, NULL, 0, NULL, 0};
+    uint32_t qpos = q->qposExpand != UINT32_MAX ? q->qposExpand : take_qpos(q, &one, &e);
     PlanNode *res = expand_terms(q, n, qpos, (const uint8_t *)l.a.a[0].z, l.a.a[0].n, NULL, 0, err);
     token_list_free(&l);
     return res;
@@ -3526,7 +3548,7 @@ static PlanNode *plan_wildcard(FtsQuery *q, const FtsNode *n, LpError *err) {
     if (fts_wildcard_pattern(q->a, q->an, n, &zGlob, &nGlob, &nFirst, err)) return NULL;
     Token t0 = {zGlob, nGlob, 0, 0, (uint32_t)n->n};
     TokenList one = token_list_one(&t0);
-    uint32_t qpos = q->qposExpand != UINT32_MAX ? q->qposExpand : take_qpos(q, &one);
+    uint32_t qpos = q->qposExpand != UINT32_MAX ? q->qposExpand : take_qpos(q, &one, NULL);
     return expand_terms(q, n, qpos, (const uint8_t *)zGlob, nFirst, zGlob, nGlob, err);
 }
 
@@ -3967,7 +3989,7 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
         if (l.a.n == 0) {
             *pbDropped = 1;
         } else {
-            uint32_t qBase = take_qpos(q, &l);
+            uint32_t qBase = take_qpos(q, &l, aExp);
             if (aExp && l.a.n == 1 && !n->anchor) {
                 /* "wor*": the prefix, as outside quotes */
                 pn = expand_terms(q, n, qBase, (const uint8_t *)aExp[0].zPre, aExp[0].nPre, NULL, 0, err);
@@ -4934,11 +4956,13 @@ static int field_factors(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFac
         fx->cur.n = 0;
         for (; i < n && (uint32_t)(a[i] >> 32) == p; i++) {
             uint32_t j = (uint32_t)a[i];
-            if (!fx->aSeen[j]) fx->aSeen[j] = 1, out->wordCount++;
+            /* a word the query repeats counts once (its first position) */
+            uint32_t w = qword_of(q, j);
+            if (!fx->aSeen[w]) fx->aSeen[w] = 1, out->wordCount++;
             if (bExpr) {
-                if (!fx->aSeenDoc[j]) {
-                    fx->aSeenDoc[j] = 1;
-                    if (VEC_PUSH(&fx->seenDoc, j)) goto nomem;
+                if (!fx->aSeenDoc[w]) {
+                    fx->aSeenDoc[w] = 1;
+                    if (VEC_PUSH(&fx->seenDoc, w)) goto nomem;
                 }
                 /* exact_order: each keyword in turn, each from a later
                 ** occurrence than the one before it (the earliest such
@@ -4984,7 +5008,7 @@ static int field_factors(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFac
     }
     out->exactOrder = fx->nQWords > 0 && nOrder == fx->nQWords;
     if ((mode & FF_OCC) && field_occurrences(q, out) != LP_OK) goto nomem;
-    for (size_t i = 0; i < n; i++) fx->aSeen[(uint32_t)a[i]] = 0;
+    for (size_t i = 0; i < n; i++) fx->aSeen[qword_of(q, (uint32_t)a[i])] = 0;
     for (size_t i = 0; i < n && bExpr; i++) fx->aQIdf[(uint32_t)a[i]] = 0;
     return LP_OK;
 nomem:
@@ -5038,6 +5062,16 @@ static double rescore(void *pCtx, int bF, double k1, double b, const double *aW,
     return w;
 }
 
+/* max_lcs: the largest sum(lcs * w) over the fields can be, the query's
+** keywords times the sum of every field's weight (as Manticore has it; a
+** matchany weight needs it to put a whole-query run in one field above
+** any mix of shorter runs in all). */
+static double max_lcs(const FtsQuery *q) {
+    double w = 0;
+    for (int f = 0; f < q->src->nFields; f++) w += q->rank.aFieldWeight[f];
+    return w * q->fx->nQWords;
+}
+
 /* The weight of root's document by a proximity ranker or ranker=expr,
 ** from W, its BM25F weight:
 **   proximity_bm25  1000 * sum(lcs * w) + bm25
@@ -5046,18 +5080,18 @@ static double rescore(void *pCtx, int bF, double k1, double b, const double *aW,
 **   wordcount       sum(hit_count * w)
 **   matchany        sum((word_count + (lcs - 1) * max_lcs) * w) over matched fields
 **   fieldmask       the fields matched, bit f for field f < 32
-** w a field's weight (OPTION field_weights), max_lcs the query's distinct
-** positions, bm25 = 999 * W / (W + 1): BM25F squeezed under 1000, in the
-** same order, so the proximity part decides first (Manticore's bm25 is
-** likewise a 0..999 integer). *pnDocWords (may be NULL) receives the query
-** positions matched in some field. aOut (may be NULL) receives each field's
+** w a field's weight (OPTION field_weights), max_lcs the largest sum(lcs *
+** w) can be (max_lcs()), bm25 = 999 * W / (W + 1): BM25F squeezed under
+** 1000, in the same order, so the proximity part decides first
+** (Manticore's bm25 is likewise a 0..999 integer). *pnDocWords (may be
+** NULL) receives the distinct keywords matched in some field. aOut (may be NULL) receives each field's
 ** factors. LP_OK or an error (q->rc). */
 static int factor_weight_at(FtsQuery *q, It *root, double W, double *pWeight, FtsFieldFactors *aOut,
                             uint32_t *pnDocWords) {
     uint32_t doc = root->doc;
     FtsFactors *fx = q->fx;
     FtsRanker r = q->rank.ranker;
-    double sum = 0, mask = 0;
+    double sum = 0, mask = 0, maxLcs = max_lcs(q);
     fkh_gather(fx, doc);
     int iAt = 0;
     /* ranker=expr reads every field's factors at the end */
@@ -5088,7 +5122,7 @@ static int factor_weight_at(FtsQuery *q, It *root, double W, double *pWeight, Ft
             sum += ff.hitCount * w;
             break;
         case FTS_RANK_MATCHANY:
-            sum += (ff.wordCount + ((double)ff.lcs - 1) * fx->nQWords) * w;
+            sum += (ff.wordCount + ((double)ff.lcs - 1) * maxLcs) * w;
             break;
         case FTS_RANK_FIELDMASK:
             if (f < 32) mask += (double)(1u << f);
@@ -5106,7 +5140,7 @@ static int factor_weight_at(FtsQuery *q, It *root, double W, double *pWeight, Ft
     if (pnDocWords) *pnDocWords = nDocWords;
     if (r == FTS_RANK_EXPR) {
         Rescore rs = {q, root};
-        FtsDocFactors d = {aKeep, q->rank.aFieldWeight, q->src->nFields, W, fx->nQWords, nDocWords,
+        FtsDocFactors d = {aKeep, q->rank.aFieldWeight, q->src->nFields, W, maxLcs, nDocWords,
                            q->nQWordUniq, rescore, &rs};
         *pWeight = fts_rankexpr_eval(q->rank.pExpr, &d);
         return LP_OK;
@@ -6070,9 +6104,9 @@ int fts_query_explain_doc(FtsQuery *q, uint32_t doc, StrBuf *out, LpError *err) 
                                x->tfIdf, x->lccs, x->wlccs, x->minBestSpanPos, x->exactOrder, x->atc,
                                x->minGaps);
             }
-            strbuf_appendf(out, "],\"max_lcs\":%u,\"doc_word_count\":%u,\"query_word_count\":%u,"
+            strbuf_appendf(out, "],\"max_lcs\":%.6g,\"doc_word_count\":%u,\"query_word_count\":%u,"
                                 "\"bm25f\":%.6g,\"bm25\":%.6g",
-                           q->fx->nQWords, nDocWords, q->nQWordUniq, total, bm25_part(total));
+                           max_lcs(q), nDocWords, q->nQWordUniq, total, bm25_part(total));
         }
         total = w;
     }

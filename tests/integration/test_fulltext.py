@@ -1395,10 +1395,11 @@ def test_expand_keywords_is_the_written_out_or(server, cur):
         same(match_weights(cur, noex, text, "OPTION expand_keywords='star'"), match_weights(cur, noex, text),
              ("no star", text))
     # A proximity ranker sees the word and its exact form at one query
-    # position: 'running cats' can still be a run of 2.
+    # position: 'running cats' can still be a run of 2 (max_lcs: 2 in each
+    # of two fields).
     cur.execute(f"SELECT id, EXPLAIN_SCORE() FROM {ex} WHERE MATCH('running cats') LIMIT 1 "
                 "OPTION ranker=sph04, expand_keywords='exact'")
-    assert json.loads(cur.fetchall()[0][1])["max_lcs"] == 2
+    assert json.loads(cur.fetchall()[0][1])["max_lcs"] == 4
 
 
 def test_expand_keywords_in_writes_and_errors(server, cur, uniq):
@@ -2581,7 +2582,9 @@ QBF_FACTORS = {
 
 
 def qbf_expected(ranker, w_bm25f, fw=(1.0, 1.0)):
-    """Manticore's formulas over QBF_FACTORS (max_lcs 3: three words)."""
+    """Manticore's formulas over QBF_FACTORS (max_lcs: three words times
+    the two fields' weights summed, the most sum(lcs * w) can be)."""
+    max_lcs = 3 * sum(fw)
     out = {}
     for i, fields in QBF_FACTORS.items():
         s = mask = 0
@@ -2591,7 +2594,7 @@ def qbf_expected(ranker, w_bm25f, fw=(1.0, 1.0)):
             lcs, hits, words, minpos, exact = x
             s += fw[f] * {"proximity_bm25": lcs, "proximity": lcs, "wordcount": hits,
                           "sph04": 4 * lcs + 2 * (minpos == 1) + exact,
-                          "matchany": words + (lcs - 1) * 3, "fieldmask": 0}[ranker]
+                          "matchany": words + (lcs - 1) * max_lcs, "fieldmask": 0}[ranker]
             mask |= 1 << f
         bm25 = 999 * w_bm25f[i] / (w_bm25f[i] + 1)
         out[i] = (mask if ranker == "fieldmask" else 1000 * s + bm25 if ranker in ("proximity_bm25", "sph04")
@@ -2626,8 +2629,11 @@ def test_proximity_rankers(cur, corpus, ranker):
     scores = explain_scores(cur, corpus, text, f"OPTION ranker={ranker}")
     for i, (weight, e) in scores.items():
         assert e["ranker"] == ranker and e["weight"] == pytest.approx(weight, rel=1e-5)
-        assert e["max_lcs"] == 3
+        assert e["max_lcs"] == 6  # three words, two fields weighing 1
         assert e["bm25f"] == pytest.approx(w[i], rel=1e-5)
+    for i, (weight, e) in explain_scores(cur, corpus, text,
+                                         f"OPTION ranker={ranker}, field_weights=(title=2)").items():
+        assert e["max_lcs"] == 9
         got = {x["field"]: (x["lcs"], x["hit_count"], x["word_count"], x["min_hit_pos"], x["exact_hit"])
                for x in e["factors"]}
         assert got == {f: x for f, x in enumerate(QBF_FACTORS[i]) if x is not None}, i
@@ -2645,9 +2651,10 @@ def test_proximity_ranker_details(cur, corpus, uniq):
     # the same, body 2's "the dog" is the at 2 before dog at 1 (1)
     assert weights('"lazy dog" the') == {1: 2, 2: 3}
     # a NOT's word is no keyword: the title of 1 is the whole query, so
-    # sph04's exact_hit holds, and max_lcs counts three words
+    # sph04's exact_hit holds, and max_lcs counts three words (in each of
+    # two fields)
     (w, e), = explain_scores(cur, corpus, "quick brown fox -bear", "OPTION ranker=sph04").values()
-    assert e["max_lcs"] == 3
+    assert e["max_lcs"] == 6
     assert [(x["field"], x["lcs"], x["exact_hit"]) for x in e["factors"]] == [(0, 3, 1), (1, 1, 0)]
     assert w == pytest.approx(1000 * (4 * 3 + 2 + 1 + 4 * 1) + e["bm25"], rel=1e-6)
     # the limit: body 1's fox (position 1) counts, body 6's (position 6) does not
@@ -2659,6 +2666,18 @@ def test_proximity_ranker_details(cur, corpus, uniq):
     got = dict(match_weights(cur, t, "a b", "OPTION rank_profile='prox'"))
     # title 1 is the query: 4*2 + 2 + 1; title 2 reversed: 4*1 + 2 + 0
     assert 11000 < got[1] < 12000 and 6000 < got[2] < 7000
+    # a word the query repeats is one word to word_count and
+    # doc_word_count (Manticore's "unique keywords"); a prefix is another
+    # word than the same letters written out
+    cur.execute(f"INSERT INTO {t} VALUES (3, 'cat dog', 'cat')")
+    expr = "OPTION ranker=expr('sum(word_count)*100 + doc_word_count*10 + query_word_count')"
+    assert dict(match_weights(cur, t, "cat cat dog", expr)) == {3: 2 * 100 + 1 * 100 + 2 * 10 + 2}
+    assert dict(match_weights(cur, t, "ca* cat", expr)) == {3: 2 * 100 + 2 * 100 + 2 * 10 + 2}
+    # max_lcs: the keywords (each place) times the fields' weights summed
+    (w, e), = explain_scores(cur, t, "cat cat dog", "OPTION ranker=matchany, field_weights=(title=3)").values()
+    assert e["max_lcs"] == 3 * (3 + 1)
+    # title: 2 words, lcs 2 ('cat dog' is the query's last two); body: 1 word, lcs 1
+    assert w == 3 * (2 + (2 - 1) * 12) + 1 * (1 + 0)
 
 
 def explain_scores(cur, table, text, options=""):

@@ -996,7 +996,8 @@ typedef struct RefKeys {
     RefKey a[1024];
     int n;
     uint8_t aWord[256];     /* per query position: a positive word stands there */
-    int aWordId[256];       /* ... which (word_of: -1 unknown), or WILD for a prefix */
+    int aWordId[256];       /* ... which (word_of: -1 unknown), or PAT - i for a
+                            ** prefix or wildcard (pat_id: its pattern, "ab*") */
     int nPos;               /* query positions taken */
 } RefKeys;
 
@@ -1025,7 +1026,7 @@ static void ref_words(RefKeys *k, const FtsFieldSet *fs, const int *aw, int nw, 
                       int base, int bNeg) {
     /* a '*' takes a place, as a stop word does, and is no keyword */
     for (int j = 0; j < nw; j++) {
-        if (!bNeg && aw[j] != WILD) k->aWord[base + j] = 1, k->aWordId[base + j] = aw[j] <= PAT ? WILD : aw[j];
+        if (!bNeg && aw[j] != WILD) k->aWord[base + j] = 1, k->aWordId[base + j] = aw[j];
     }
     if (bNeg) return;
     for (int f = 0; f < NF; f++) {
@@ -1069,7 +1070,14 @@ static void ref_keys(RefKeys *k, const FtsNode *x, int bNeg) {
     }
     case FTSN_PREFIX:
     case FTSN_WILDCARD: {
-        if (!bNeg) k->aWord[k->nPos] = 1, k->aWordId[k->nPos] = WILD;
+        if (!bNeg) {
+            char zPat[24];
+            assert_true(x->n + 1 < (int)sizeof(zPat));
+            memcpy(zPat, x->z, (size_t)x->n);
+            zPat[x->n] = '*';
+            k->aWord[k->nPos] = 1;
+            k->aWordId[k->nPos] = x->kind == FTSN_WILDCARD ? pat_id(x->z, x->n) : pat_id(zPat, x->n + 1);
+        }
         for (int w = 0; w < NWORD && !bNeg; w++) {
             char buf[16];
             word_text(w, buf);
@@ -1123,6 +1131,16 @@ static int refhit_cmp(const void *x, const void *y) {
     return a->pos != b->pos ? a->pos - b->pos : a->q - b->q;
 }
 
+/* The word at query position v, for word_count and doc_word_count: the
+** first position holding the same word (a prefix, a wildcard or an
+** unknown word is its own). */
+static int ref_qword(const RefKeys *k, int v) {
+    if (k->aWordId[v] == -1 || k->aWordId[v] == WILD) return v;
+    int u = 0;
+    while (u < v && !(k->aWord[u] && k->aWordId[u] == k->aWordId[v])) u++;
+    return u;
+}
+
 /* Doc i's weight by ranker r, bm25f its BM25F weight. */
 static double ref_factor_weight(const RefKeys *k, int i, FtsRanker r, double bm25f) {
     int nQW = 0, qMin = -1, qMax = -1;
@@ -1170,7 +1188,7 @@ static double ref_factor_weight(const RefKeys *k, int i, FtsRanker r, double bm2
                 exact = 1;
             }
             int seen = 0;
-            for (int t = 0; t < h && !seen; t++) seen = aHit[t].q == aHit[h].q;
+            for (int t = 0; t < h && !seen; t++) seen = ref_qword(k, aHit[t].q) == ref_qword(k, aHit[h].q);
             wordCount += !seen;
         }
         int minHitPos = aHit[0].pos + 1;
@@ -1179,7 +1197,7 @@ static double ref_factor_weight(const RefKeys *k, int i, FtsRanker r, double bm2
         case FTS_RANK_PROXIMITY: sum += lcs; break;
         case FTS_RANK_SPH04: sum += 4 * lcs + 2 * (minHitPos == 1) + exact; break;
         case FTS_RANK_WORDCOUNT: sum += hitCount; break;
-        case FTS_RANK_MATCHANY: sum += wordCount + (lcs - 1) * nQW; break;
+        case FTS_RANK_MATCHANY: sum += wordCount + (lcs - 1) * nQW * NF; break; /* max_lcs: every field weighs 1 */
         case FTS_RANK_FIELDMASK: mask += 1 << f; break;
         default: break;
         }
@@ -1214,7 +1232,8 @@ static double ref_idf_expr(const RefKeys *k, int i) {
             if (!any || v > mx) mx = v;
             any = 1;
             for (int m = 0; m < x->nQ; m++) {
-                if (!aQSeen[x->aQ[m]]) aQSeen[x->aQ[m]] = 1, nDocWords++;
+                int w = ref_qword(k, x->aQ[m]);
+                if (!aQSeen[w]) aQSeen[w] = 1, nDocWords++;
             }
         }
         if (!any) continue;
