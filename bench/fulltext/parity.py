@@ -26,7 +26,9 @@ them only, their parts, and word forms over them. Three more check the analysis 
 Sphinx's (over one charset_table both read alike): ignore_chars,
 min_word_len and overshort_step; stop words with stopword_step 0,
 exceptions and word forms; ngram_len and ngram_chars; expand_keywords
-with exact forms and infixes.
+with exact forms and infixes. The last (factor_set) compares WEIGHT()
+under ranker=expr factors and Manticore's proximity rankers, row by row,
+for queries of words, OR lists, NOT, MAYBE and field scopes.
 
 A difference is listed with the reason when loupe differs on purpose
 (EXPECTED: where Sphinx warns and returns nothing, loupe names the error;
@@ -84,6 +86,7 @@ OPTIONS = {"t": "min_infix_len='2' index_sp='1' index_zones='h*' html_strip='1'"
            "r": "min_infix_len='2'",
            "p": "min_infix_len='2'",
            "q": "min_infix_len='2'",
+           "k": "min_infix_len='2'",
            "b": "min_infix_len='2' blend_chars='&, -' blend_mode='trim_head, trim_tail' wordforms_list='%s'"
                 % "; ".join(BLEND_WORDFORMS),
            # analysis options, over one charset_table both engines read alike
@@ -115,6 +118,7 @@ SPHINX_INDEX = (SPHINX_SECTION.format(name="t", extra="    index_sp        = 1\n
                 + SPHINX_SECTION.format(name="r", extra="")
                 + SPHINX_SECTION.format(name="p", extra="")
                 + SPHINX_SECTION.format(name="q", extra="")
+                + SPHINX_SECTION.format(name="k", extra="")
                 + SPHINX_SECTION.format(name="b", extra="    blend_chars     = &, -\n"
                                                        "    blend_mode      = trim_head, trim_tail\n"
                                                        "    wordforms       = {dir}/blendforms.txt\n")
@@ -516,6 +520,31 @@ ACCENTS = ("accents are folded (remove_diacritics, on by default, as Manticore's
            "Sphinx 2.2.11's charset_table has no accented letters and indexes 'über' as 'ber'")
 
 EXPECTED = {
+    # ranking factors (table k)
+    "gnu OPTION ranker=expr('sum(max_window_hits(3))')":
+        "max_window_hits(n) counts occurrences in n positions running (docs/sql.md); Sphinx slides its "
+        "window over its packed hit positions (twice the position, plus a field-end bit), so its "
+        "window of 3 holds 'gnu' at 2 and 4 apart",
+    "gnu hen OPTION ranker=expr('sum(lccs)')":
+        "lccs is a field's own; Sphinx carries its run from one field into the next: 'gnu' last in the "
+        "title at 4 and 'hen' at 5 in the body make a run of 2 there",
+    "-dog cat OPTION ranker=expr('max_lcs')":
+        "a NOT's word is no keyword, so max_lcs (and matchany, exact_order) leave it out; Sphinx counts "
+        "it among the query's words",
+    "dog gnu hen OPTION ranker=expr('sum(min_best_span_pos)')":
+        "min_best_span_pos is where the best run starts; Sphinx takes its last position less its "
+        "length, which is off by the gaps a run of words as far apart as in the query has ('dog cat "
+        "hen' for 'dog gnu hen': loupe 1, Sphinx 2)",
+    "-dog cat OPTION ranker=expr('query_word_count')":
+        "query_word_count leaves a NOT's word out (Manticore's documentation: inclusive keywords); "
+        "Sphinx 2.2.11 counts it",
+    "\"hen cat\" OPTION ranker=expr('sum(hit_count)')":
+        "a phrase's or chain's words count wherever they occur in the document; Sphinx counts only the "
+        "occurrences its operators match (a field without the phrase counts none, a phrase match "
+        "counts once) - a known difference, docs/sql.md",
+    "cat cat OPTION ranker=wordcount":
+        "a word the query repeats is one keyword to hit_count; Sphinx's wordcount ranker counts each "
+        "occurrence once per place the query holds the word",
     "uber": ACCENTS,
     "cafe": ACCENTS,
     "naive": ACCENTS,
@@ -720,6 +749,89 @@ def bool_set(seed=2026, n_rows=60, n_queries=300):
     return rows, queries
 
 
+# The factors both engines define alike, as ranker=expr expressions, and
+# the built-in rankers made of them (table k's weights are whole numbers).
+FACTOR_OPTIONS = ["ranker=expr('sum(lcs)')", "ranker=expr('sum(hit_count)')",
+                  "ranker=expr('sum(word_count)')", "ranker=expr('top(min_hit_pos)')",
+                  "ranker=expr('doc_word_count')", "ranker=expr('field_mask')",
+                  "ranker=expr('max_lcs')", "ranker=expr('sum(min_gaps)')",
+                  "ranker=expr('sum(lcs*user_weight)'), field_weights=(title=3, body=1)",
+                  "ranker=expr('max_lcs'), field_weights=(title=3, body=1)",
+                  "ranker=proximity", "ranker=wordcount", "ranker=matchany", "ranker=fieldmask"]
+FACTOR_WORDS = ["cat", "dog", "emu", "fox", "gnu", "hen"]
+# Queries whose factors differ on purpose: one example of each kind.
+FACTOR_EXTRA = [
+    ("gnu", "ranker=expr('sum(max_window_hits(3))')"),
+    ("gnu hen", "ranker=expr('sum(lccs)')"),
+    ("-dog cat", "ranker=expr('max_lcs')"),
+    ("dog gnu hen", "ranker=expr('sum(min_best_span_pos)')"),
+    ("-dog cat", "ranker=expr('query_word_count')"),
+    ("\"hen cat\"", "ranker=expr('sum(hit_count)')"),
+    ("cat cat", "ranker=wordcount"),
+]
+
+
+def factor_set(seed=2026, n_rows=40, n_queries=40):
+    """Rows and queries (table k) for the ranking factors: words, OR
+    lists, NOT, MAYBE and field scopes over six words, each word once in
+    a query (a word the query repeats is one keyword in Manticore's
+    documentation, and Sphinx 2.2.11 counts it at each place in some
+    factors: FACTOR_EXTRA has that case), each query with each of
+    FACTOR_OPTIONS; then FACTOR_EXTRA. Seeded: the same every run."""
+    rnd = random.Random(seed)
+    rows = [(" ".join(rnd.choice(FACTOR_WORDS) for _ in range(rnd.randint(1, 5))),
+             " ".join(rnd.choice(FACTOR_WORDS) for _ in range(rnd.randint(0, 10)))) for _ in range(n_rows)]
+    queries = []
+    while len(queries) < n_queries:
+        left = list(FACTOR_WORDS)
+        rnd.shuffle(left)
+        parts = []
+        for _ in range(rnd.randint(1, 3)):
+            r = rnd.random()
+            if r < 0.15:
+                parts.append("(%s | %s)" % (left.pop(), left.pop()))
+            elif r < 0.22:
+                parts.append("-" + left.pop())
+            elif r < 0.32:
+                parts.append("@title " + left.pop())
+            elif r < 0.38:
+                parts.append("%s MAYBE %s" % (left.pop(), left.pop()))
+            else:
+                parts.append(left.pop())
+        if all(x.startswith("-") for x in parts):
+            parts.append(left.pop())
+        q = " ".join(parts)
+        if rnd.random() < 0.25:
+            q = " | ".join(x for x in parts if not x.startswith("-")) or left.pop()
+        if q not in queries:
+            queries.append(q)
+    # (a NOT's word counts in Sphinx's max_lcs: FACTOR_EXTRA has that case)
+    pairs = [(q, o) for q in queries for o in FACTOR_OPTIONS
+             if not ("-" in q and ("max_lcs" in o or "matchany" in o))] + FACTOR_EXTRA
+    return rows, pairs
+
+
+def weights(cur, table, text, option):
+    """Sorted (id, WEIGHT()) pairs, or 'error' when the engine refuses."""
+    try:
+        cur.execute("SELECT id, WEIGHT() FROM %s WHERE MATCH(%%s) LIMIT 1000 OPTION %s" % (table, option), (text,))
+        return sorted((r[0], round(float(r[1]), 3)) for r in cur.fetchall())
+    except Exception:  # a refusal: compared as such
+        return "error"
+
+
+def weight_diff(a, b, n=3):
+    """The first n rows whose WEIGHT() differs, as 'id: weight' in each
+    engine ('-' where it lacks the row)."""
+    wa, wb = dict(a), dict(b)
+    rows = [i for i in sorted(set(wa) | set(wb)) if wa.get(i) != wb.get(i)]
+    more = " …" if len(rows) > n else ""
+
+    def show(w):
+        return ", ".join("%d: %s" % (i, "-" if i not in w else "%g" % w[i]) for i in rows[:n]) + more
+    return show(wa), show(wb)
+
+
 def ids(cur, table, text):
     """Sorted ids, or 'error' when the engine refuses the query."""
     try:
@@ -750,7 +862,8 @@ def main(argv):
             ("r",) + near_set(),
             ("p", WINDOW_ROWS, [q for q in WINDOW_QUERIES.splitlines() if q.strip()]),
             ("q",) + bool_set(),
-            ("b", BLEND_ROWS, [q for q in BLEND_QUERIES.splitlines() if q.strip()])]
+            ("b", BLEND_ROWS, [q for q in BLEND_QUERIES.splitlines() if q.strip()]),
+            ("k",) + factor_set()]
     sets += [(n, ANALYSIS_ROWS, [q for q in ANALYSIS_QUERIES.splitlines() if q.strip()]) for n in ANALYSIS_SPHINX]
     for name, lines in (("stopwords", ANALYSIS_STOPWORDS), ("exceptions", ANALYSIS_EXCEPTIONS),
                         ("wordforms", ANALYSIS_WORDFORMS), ("blendforms", BLEND_WORDFORMS)):
@@ -768,6 +881,11 @@ def main(argv):
             for cur in curs.values():
                 load(cur, table, rows)
             for q in queries:
+                if isinstance(q, tuple):
+                    # (MATCH text, OPTION): WEIGHT() of each row
+                    results.append((table, "%s OPTION %s" % q, weights(curs["loupe"], table, *q),
+                                    weights(curs["sphinx"], table, *q)))
+                    continue
                 results.append((table, q, ids(curs["loupe"], table, q), ids(curs["sphinx"], table, q)))
         versions = {name: srv.version() for name, srv in servers.items()}
     finally:
@@ -782,13 +900,15 @@ def main(argv):
              "Run %s at %s on %s (%d cores):" % (utc_now(), git_revision(), m["cpu"], m["cores"]), "",
              "    " + command_line(__file__, argv), "",
              "Versions: %s; %s." % (versions["loupe"], versions["sphinx"]), "",
-             "%d queries over eleven small tables (bench/fulltext/parity.py has the rows and the "
-             "queries): the same rows (or both refuse) for **%d**, different for %d, of which %d "
-             "on purpose and **%d** not." % (len(results), len(same), len(differ),
+             "%d queries over twelve small tables (bench/fulltext/parity.py has the rows and the "
+             "queries; on table k, each with a ranker, the rows and their WEIGHT()): the same "
+             "(or both refuse) for **%d**, different for %d, of which %d on purpose and **%d** not." % (len(results), len(same), len(differ),
                                               len(differ) - len(unexpected), len(unexpected)), "",
              "| query | loupe | Sphinx | why |", "|---|---|---|---|"]
     for table, q, a, b in differ:
         why = EXPECTED.get(q, "**not expected**")
+        if " OPTION " in q and isinstance(a, list) and isinstance(b, list):
+            a, b = weight_diff(a, b)
         lines.append("| `%s` | %s | %s | %s |" % (q.replace("|", "\\|"), a, b, why.replace("|", "\\|")))
     lines.append("")
     write_report(OUT, lines)
