@@ -538,10 +538,14 @@ EXPECTED = {
     "-dog cat OPTION ranker=expr('query_word_count')":
         "query_word_count leaves a NOT's word out (Manticore's documentation: inclusive keywords); "
         "Sphinx 2.2.11 counts it",
-    "\"hen cat\" OPTION ranker=expr('sum(hit_count)')":
-        "a phrase's or chain's words count wherever they occur in the document; Sphinx counts only the "
-        "occurrences its operators match (a field without the phrase counts none, a phrase match "
-        "counts once) - a known difference, docs/sql.md",
+    "hen NEAR/2 cat OPTION ranker=expr('sum(hit_count)')":
+        "a proximity phrase's or chain's words count in each field it holds in, every occurrence there; "
+        "Sphinx counts only the occurrences its operator matched - not yet as in Sphinx, docs/sql.md "
+        "(an exact phrase's words count where it matches, as in Sphinx)",
+    "emu NEAR/2 fox | cat OPTION ranker=expr('doc_word_count')":
+        "'|' binds tighter: a NEAR chain with an OR list is the OR of one chain per choice (docs/sql.md), "
+        "and every chain that holds in a field passes on its words; Sphinx's one automaton over the "
+        "list passes on the occurrences of the chains it completes, here without 'fox'",
     "cat cat OPTION ranker=wordcount":
         "a word the query repeats is one keyword to hit_count; Sphinx's wordcount ranker counts each "
         "occurrence once per place the query holds the word",
@@ -759,6 +763,11 @@ FACTOR_OPTIONS = ["ranker=expr('sum(lcs)')", "ranker=expr('sum(hit_count)')",
                   "ranker=expr('max_lcs'), field_weights=(title=3, body=1)",
                   "ranker=proximity", "ranker=wordcount", "ranker=matchany", "ranker=fieldmask"]
 FACTOR_WORDS = ["cat", "dog", "emu", "fox", "gnu", "hen"]
+# For phrases and chains: the factors that say which fields and words
+# match (Sphinx's operators pass on only the occurrences they matched, and
+# its lcs and hit counts see a phrase's match as one hit: FACTOR_EXTRA).
+FACTOR_PHRASE_OPTIONS = ["ranker=expr('field_mask')", "ranker=expr('sum(word_count)')",
+                         "ranker=expr('doc_word_count')", "ranker=fieldmask"]
 # Queries whose factors differ on purpose: one example of each kind.
 FACTOR_EXTRA = [
     ("gnu", "ranker=expr('sum(max_window_hits(3))')"),
@@ -766,7 +775,8 @@ FACTOR_EXTRA = [
     ("-dog cat", "ranker=expr('max_lcs')"),
     ("dog gnu hen", "ranker=expr('sum(min_best_span_pos)')"),
     ("-dog cat", "ranker=expr('query_word_count')"),
-    ("\"hen cat\"", "ranker=expr('sum(hit_count)')"),
+    ("hen NEAR/2 cat", "ranker=expr('sum(hit_count)')"),
+    ("emu NEAR/2 fox | cat", "ranker=expr('doc_word_count')"),
     ("cat cat", "ranker=wordcount"),
 ]
 
@@ -807,7 +817,17 @@ def factor_set(seed=2026, n_rows=40, n_queries=40):
             queries.append(q)
     # (a NOT's word counts in Sphinx's max_lcs: FACTOR_EXTRA has that case)
     pairs = [(q, o) for q in queries for o in FACTOR_OPTIONS
-             if not ("-" in q and ("max_lcs" in o or "matchany" in o))] + FACTOR_EXTRA
+             if not ("-" in q and ("max_lcs" in o or "matchany" in o))]
+    # phrases, proximity phrases, '<<' and NEAR, alone or with a word
+    phrases = []
+    while len(phrases) < n_queries // 2:
+        a, b, c = rnd.sample(FACTOR_WORDS, 3)
+        x = rnd.choice(['"%s %s"' % (a, b), '"%s %s"~3' % (a, b), "%s << %s" % (a, b),
+                        "%s NEAR/2 %s" % (a, b), '@title "%s %s"' % (a, b)])
+        q = rnd.choice([x, "%s %s" % (x, c), "(%s) | %s" % (x, c)])
+        if q not in phrases:
+            phrases.append(q)
+    pairs += [(q, o) for q in phrases for o in FACTOR_PHRASE_OPTIONS] + FACTOR_EXTRA
     return rows, pairs
 
 

@@ -4383,7 +4383,24 @@ typedef struct FKey {
     FtsPostings *c;             /* this run's cursor */
     double idf;                 /* from its field's df: ranker=expr's idf factors */
     int iGroup;                 /* its ZONESPAN group is fx->groups.a[iGroup - 1]; 0: none */
+    int *aPhrase;               /* the phrases and chains it is a word of (their
+                                ** indexes in fx->phrases; in the arena): its
+                                ** occurrences count where one of them matches ... */
+    int nPhrase;
+    int bPlain;                 /* ... unless it is a plain word too: every one counts */
 } FKey;
+
+/* A phrase, proximity phrase or chain of two words or more whose words are
+** keys, and where it matches in the scored document (valid while
+** factor_weight runs). */
+typedef struct FPhrase {
+    const PlanNode *pn;         /* the PN_PHRASE (one field) */
+    It *it;                     /* its iterator in this run, or NULL (not found) */
+    int bExact;                 /* an exact phrase: aStart holds its matches */
+    int bAt;                    /* it matches the scored document */
+    uint32_t *aStart;           /* the matches' first positions, ascending */
+    uint32_t nStart, nCap;
+} FPhrase;
 
 /* A ZONESPAN group some keys belong to, and the spans where it holds in
 ** the scored document: q->aSpanKey[off, off + n) (field << 32 | the
@@ -4417,6 +4434,7 @@ struct FtsFactors {
     VEC(FKey) keys;             /* sorted by field */
     VEC(FZone) zones;           /* the distinct zone limits of keys */
     VEC(FGroup) groups;         /* the ZONESPAN groups of keys */
+    VEC(FPhrase) phrases;       /* the exact phrases some keys are words of */
     It *pGroupRoot;             /* the run's tree groups[].it were found in */
     HashMap byKey;              /* while collecting: key + limit -> index in keys + 1 */
     int *aHeap;                 /* the keys whose cursor is not exhausted, a min-heap by
@@ -4464,6 +4482,7 @@ static void factors_free(FtsFactors *fx) {
     VEC_FREE(&fx->keys);
     VEC_FREE(&fx->zones);
     VEC_FREE(&fx->groups);
+    VEC_FREE(&fx->phrases);
     VEC_FREE(&fx->hits);
     VEC_FREE(&fx->tmp);
     VEC_FREE(&fx->runs);
@@ -4498,7 +4517,8 @@ static int fzone_of(FtsFactors *fx, const PlanNode *pn) {
 }
 
 static int fkey_add(FtsQuery *q, FtsFactors *fx, int iField, const uint8_t *key, int nKey,
-                    const FtsTermInfo *info, uint32_t nLimit, int iZone, int iGroup, uint32_t qpos) {
+                    const FtsTermInfo *info, uint32_t nLimit, int iZone, int iGroup, int iPhrase,
+                    uint32_t qpos) {
     /* a prefix can expand to thousands of keys: found by hash, not by scan
     ** (key holds the field byte; the limits are appended; the map borrows
     ** its keys, so a new one is copied to the arena) */
@@ -4515,11 +4535,20 @@ static int fkey_add(FtsQuery *q, FtsFactors *fx, int iField, const uint8_t *key,
     } else {
         uint8_t *idKept = arena_alloc(q->a, nId);
         FKey z = {key, nKey, iField, nLimit, iZone, *info, NULL, 0, NULL,
-                  idf_of(q->src->nDocs, info->df ? info->df : 1), iGroup};
+                  idf_of(q->src->nDocs, info->df ? info->df : 1), iGroup, NULL, 0, 0};
         if (!idKept || VEC_PUSH(&fx->keys, z)) return LP_NOMEM;
         memcpy(idKept, id, nId);
         if (hmap_put(&fx->byKey, idKept, nId, (void *)(uintptr_t)fx->keys.n, NULL)) return LP_NOMEM;
         k = &fx->keys.a[fx->keys.n - 1];
+    }
+    /* iPhrase: the phrase or chain (fx->phrases, from 1) it comes from, 0: none */
+    if (!iPhrase) k->bPlain = 1;
+    if (iPhrase && (!k->nPhrase || k->aPhrase[k->nPhrase - 1] != iPhrase - 1)) {
+        int *a = arena_alloc(q->a, sizeof(int) * (size_t)(k->nPhrase + 1));
+        if (!a) return LP_NOMEM;
+        if (k->nPhrase) memcpy(a, k->aPhrase, sizeof(int) * (size_t)k->nPhrase);
+        a[k->nPhrase++] = iPhrase - 1;
+        k->aPhrase = a;
     }
     for (int i = 0; i < k->nQ; i++) {
         if (k->aQ[i] == qpos) return LP_OK;
@@ -4538,13 +4567,22 @@ static int fkeys_collect(FtsQuery *q, FtsFactors *fx, const PlanNode *pn, int iG
     int rc = LP_OK;
     switch (pn->kind) {
     case PN_LEAF:
-        return fkey_add(q, fx, pn->iField, pn->key, pn->nKey, &pn->info, 0, 0, 0, pn->qpos);
+        return fkey_add(q, fx, pn->iField, pn->key, pn->nKey, &pn->info, 0, 0, 0, 0, pn->qpos);
     case PN_PHRASE: {
         int iZone = fzone_of(fx, pn);
         if (iZone < 0) return LP_NOMEM;
         /* the group limits the words its zones limit (one with a ZONE: of
         ** its own keeps that) */
         if (iGroup && pn->pZones != fx->groups.a[iGroup - 1].pn->pSpan) iGroup = 0;
+        /* a phrase's or chain's words count where it matches, as Sphinx's
+        ** operators pass on the occurrences they matched: an exact
+        ** phrase's at its matches, the others' in the fields they hold in */
+        int iPhrase = 0;
+        if (pn->nTerm > 1 && pn->aGQPos) {
+            FPhrase ph = {pn, NULL, !pn->nOp && !pn->nSlop, 0, NULL, 0, 0};
+            if (VEC_PUSH(&fx->phrases, ph)) return LP_NOMEM;
+            iPhrase = (int)fx->phrases.n;
+        }
         /* (a chain's boundaries' terms, the words past phrase_required,
         ** are not keywords) */
         for (int i = 0; i < phrase_required(pn) && rc == LP_OK; i++) {
@@ -4552,12 +4590,12 @@ static int fkeys_collect(FtsQuery *q, FtsFactors *fx, const PlanNode *pn, int iG
             const PhraseAlt *alt = pn->aAlt && pn->aAlt[i].n ? &pn->aAlt[i] : NULL;
             if (!alt) {
                 rc = fkey_add(q, fx, pn->iField, pn->aKey[i], pn->anKey[i], &pn->aInfo[i], lim, iZone, iGroup,
-                              pn->aGQPos[i]);
+                              iPhrase, pn->aGQPos[i]);
             }
             /* a prefix's or wildcard's: each of its terms, as outside a phrase */
             for (int k = 0; alt && k < alt->n && rc == LP_OK; k++) {
                 rc = fkey_add(q, fx, pn->iField, alt->a[k].key, alt->a[k].nKey, &alt->a[k].info, lim, iZone,
-                              iGroup, pn->aGQPos[i]);
+                              iGroup, iPhrase, pn->aGQPos[i]);
             }
         }
         return rc;
@@ -4834,14 +4872,36 @@ static It *it_find(It *it, const PlanNode *pn) {
 }
 
 /* Where each ZONESPAN group of the keys holds in doc, root's document:
-** its spans pushed onto q->aSpanKey, which the caller resets. A group
-** whose iterator is not in the tree (a clause planning folded into
-** another) limits nothing. */
-static void groups_at(FtsQuery *q, It *root, uint32_t doc) {
+** its spans pushed onto q->aSpanKey, which the caller resets; and where
+** each exact phrase matches. A group or phrase whose iterator is not in
+** the tree (a clause planning folded into another) limits nothing. */
+static void clauses_at(FtsQuery *q, It *root, uint32_t doc) {
     FtsFactors *fx = q->fx;
     if (fx->pGroupRoot != root) {
         for (size_t i = 0; i < fx->groups.n; i++) fx->groups.a[i].it = it_find(root, fx->groups.a[i].pn);
+        for (size_t i = 0; i < fx->phrases.n; i++) fx->phrases.a[i].it = it_find(root, fx->phrases.a[i].pn);
         fx->pGroupRoot = root;
+    }
+    for (size_t i = 0; i < fx->phrases.n && q->rc == LP_OK; i++) {
+        FPhrase *ph = &fx->phrases.a[i];
+        ph->bAt = ph->it && ph->it->doc == doc;
+        ph->nStart = 0;
+        if (!ph->bAt || !ph->bExact) continue;
+        /* its words' positions are loaded: it matched doc */
+        PhraseIt *p = (PhraseIt *)ph->it;
+        uint32_t nMax = 0;
+        for (int w = 0; w < p->n; w++) nMax = p->anPos[w] > nMax ? p->anPos[w] : nMax;
+        if (nMax > ph->nCap) {
+            uint32_t *a = arena_alloc(q->a, sizeof(uint32_t) * 2 * (size_t)nMax);
+            if (!a) {
+                lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
+                q->rc = LP_NOMEM;
+                return;
+            }
+            ph->aStart = a;
+            ph->nCap = 2 * nMax;
+        }
+        ph->nStart = exact_starts(p, 0, p->n, ph->aStart);
     }
     for (size_t i = 0; i < fx->groups.n && q->rc == LP_OK; i++) {
         FGroup *g = &fx->groups.a[i];
@@ -4877,6 +4937,47 @@ static uint32_t group_keep(const FtsQuery *q, const FGroup *g, const ZoneSpans *
     return m;
 }
 
+/* Does exact phrase ph, at the scored document, hold key k's word at
+** position p: is there a match that starts at p less the word's offset in
+** the phrase (one of k's query positions that is ph's)? */
+static int phrase_holds(const FPhrase *ph, const FKey *k, uint32_t p) {
+    const PlanNode *pn = ph->pn;
+    for (int j = 0; j < k->nQ; j++) {
+        int w = 0;
+        while (w < pn->nTerm && pn->aGQPos[w] != k->aQ[j]) w++;
+        if (w == pn->nTerm) continue; /* a place in another clause */
+        uint32_t off = pn->aQPos[w] - pn->aQPos[0], lo = 0;
+        if (p >= off && has_pos_from(ph->aStart, ph->nStart, p - off, &lo)) return 1;
+    }
+    return 0;
+}
+
+/* Keeps the positions a[0..n) (ascending) of key k, a word of phrases or
+** chains only, that count, in place; returns how many. One counts where
+** one of them matches (the scored document's field): a proximity phrase
+** or chain, anywhere in the field; an exact phrase, where a match holds
+** it. Sphinx's operators likewise pass on only the occurrences they
+** matched (a field without the phrase counts none of its words). */
+static uint32_t phrases_keep(const FtsFactors *fx, const FKey *k, uint32_t *a, uint32_t n) {
+    int bExact = 0;
+    for (int j = 0; j < k->nPhrase; j++) {
+        const FPhrase *ph = &fx->phrases.a[k->aPhrase[j]];
+        if (!ph->it || (ph->bAt && !ph->bExact)) return n;
+        bExact |= ph->bAt;
+    }
+    if (!bExact) return 0;
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        int bKeep = 0;
+        for (int j = 0; j < k->nPhrase && !bKeep; j++) {
+            const FPhrase *ph = &fx->phrases.a[k->aPhrase[j]];
+            bKeep = ph->bAt && phrase_holds(ph, k, a[i]);
+        }
+        if (bKeep) a[m++] = a[i];
+    }
+    return m;
+}
+
 /* What field_factors computes beyond what the built-in rankers read (lcs,
 ** hit_count, word_count, min_hit_pos, exact_hit and the idf sums). */
 #define FF_EXPR 1 /* ranker=expr's other factors, doc_word_count among them */
@@ -4907,6 +5008,7 @@ static int field_factors(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFac
             n = zones_keep(zs, fx->pos.a, n);
         }
         if (k->iGroup) n = group_keep(q, &fx->groups.a[k->iGroup - 1], zs, f, fx->pos.a, n);
+        if (k->nPhrase && !k->bPlain) n = phrases_keep(fx, k, fx->pos.a, n);
         if (n == 0) continue;
         out->hitCount += n;
         out->sumIdf += k->idf;
@@ -5157,7 +5259,7 @@ static int factor_weight_at(FtsQuery *q, It *root, double W, double *pWeight, Ft
 static int factor_weight(FtsQuery *q, It *root, double W, double *pWeight, FtsFieldFactors *aOut,
                          uint32_t *pnDocWords) {
     size_t mark = q->nSpanKey;
-    if (q->fx->groups.n) groups_at(q, root, root->doc);
+    if (q->fx->groups.n || q->fx->phrases.n) clauses_at(q, root, root->doc);
     int rc = q->rc != LP_OK ? q->rc : factor_weight_at(q, root, W, pWeight, aOut, pnDocWords);
     q->nSpanKey = mark;
     return rc;

@@ -2678,6 +2678,17 @@ def test_proximity_ranker_details(cur, corpus, uniq):
     assert e["max_lcs"] == 3 * (3 + 1)
     # title: 2 words, lcs 2 ('cat dog' is the query's last two); body: 1 word, lcs 1
     assert w == 3 * (2 + (2 - 1) * 12) + 1 * (1 + 0)
+    # an exact phrase's words count where it matches; a chain's in the
+    # fields it holds in (as Sphinx's operators pass on what they matched)
+    cur.execute(f"INSERT INTO {t} VALUES (4, 'hen cat', 'cat'), (5, 'x hen cat y hen', 'dog'), "
+                "(6, 'cat hen x cat', 'hen')")
+    fm, hc = "OPTION ranker=expr('field_mask')", "OPTION ranker=expr('sum(hit_count)')"
+    assert dict(match_weights(cur, t, '"hen cat"', fm)) == {4: 1, 5: 1}
+    assert dict(match_weights(cur, t, '"hen cat"', hc)) == {4: 2, 5: 2}
+    # a word that is also plain counts everywhere
+    assert dict(match_weights(cur, t, '"hen cat" cat', fm)) == {4: 3, 5: 1}
+    assert dict(match_weights(cur, t, 'hen NEAR/2 cat', fm)) == {4: 1, 5: 1, 6: 1}
+    assert dict(match_weights(cur, t, 'hen NEAR/2 cat', hc)) == {4: 2, 5: 3, 6: 3}
 
 
 def explain_scores(cur, table, text, options=""):

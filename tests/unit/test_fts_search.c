@@ -990,18 +990,34 @@ typedef struct RefKey {
     uint32_t lim;
     int aQ[32];
     int nQ;
+    int aPhr[16], nPhr;     /* the phrases and chains it is a word of (aPhr of
+                            ** RefKeys, from 0): its occurrences count where one of
+                            ** them matches ... */
+    int bPlain;             /* ... unless it is a plain word too: each counts */
 } RefKey;
+
+/* A phrase, proximity phrase or chain of two words or more whose words
+** are keys: x; an exact phrase's words from query position base on, its
+** anchors and limit (a match lies before it). */
+typedef struct RefPhr {
+    const FtsNode *x;
+    int aw[64];
+    int nw, base, anchor;
+    uint32_t lim;
+} RefPhr;
 
 typedef struct RefKeys {
     RefKey a[1024];
     int n;
+    RefPhr aPhr[64];
+    int nPhr;
     uint8_t aWord[256];     /* per query position: a positive word stands there */
     int aWordId[256];       /* ... which (word_of: -1 unknown), or PAT - i for a
                             ** prefix or wildcard (pat_id: its pattern, "ab*") */
     int nPos;               /* query positions taken */
 } RefKeys;
 
-static void ref_key(RefKeys *k, int f, int w, uint32_t lim, int qpos) {
+static void ref_key(RefKeys *k, int f, int w, uint32_t lim, int qpos, int phr) {
     RefKey *x = NULL;
     for (int i = 0; i < k->n && !x; i++) {
         if (k->a[i].f == f && k->a[i].w == w && k->a[i].lim == lim) x = &k->a[i];
@@ -1011,6 +1027,12 @@ static void ref_key(RefKeys *k, int f, int w, uint32_t lim, int qpos) {
         x = &k->a[k->n++];
         memset(x, 0, sizeof(*x));
         x->f = f, x->w = w, x->lim = lim;
+    }
+    /* phr: the phrase or chain (aPhr, from 1) it comes from; 0: none */
+    if (!phr) x->bPlain = 1;
+    if (phr && (!x->nPhr || x->aPhr[x->nPhr - 1] != phr - 1)) {
+        assert_true(x->nPhr < 16);
+        x->aPhr[x->nPhr++] = phr - 1;
     }
     for (int i = 0; i < x->nQ; i++) {
         if (x->aQ[i] == qpos) return;
@@ -1023,7 +1045,7 @@ static void ref_key(RefKeys *k, int f, int w, uint32_t lim, int qpos) {
 ** where all of them occur in the table (bAll; else, a word alone, where
 ** it occurs), aLim[j] each one's limit. */
 static void ref_words(RefKeys *k, const FtsFieldSet *fs, const int *aw, int nw, const uint32_t *aLim,
-                      int base, int bNeg) {
+                      int base, int bNeg, int phr) {
     /* a '*' takes a place, as a stop word does, and is no keyword */
     for (int j = 0; j < nw; j++) {
         if (!bNeg && aw[j] != WILD) k->aWord[base + j] = 1, k->aWordId[base + j] = aw[j];
@@ -1035,13 +1057,24 @@ static void ref_words(RefKeys *k, const FtsFieldSet *fs, const int *aw, int nw, 
         for (int j = 0; j < nw; j++) bAll &= aw[j] == WILD || (is_real_word(aw[j]) && df_word(f, aw[j]) > 0);
         if (!bAll) continue;
         for (int j = 0; j < nw; j++) {
-            if (aw[j] >= 0) ref_key(k, f, aw[j], aLim[j], base + j);
+            if (aw[j] >= 0) ref_key(k, f, aw[j], aLim[j], base + j, phr);
             /* a prefix: each of its words the field holds */
             for (int t = 0; aw[j] <= PAT && t < NWORD; t++) {
-                if (word_fits(t, aw[j]) && df_of(f, t) > 0) ref_key(k, f, t, aLim[j], base + j);
+                if (word_fits(t, aw[j]) && df_of(f, t) > 0) ref_key(k, f, t, aLim[j], base + j, phr);
             }
         }
     }
+}
+
+/* Registers x, a phrase or chain whose words aw[0..nw) start at query
+** position k->nPos, as a clause its keys count the occurrences of where
+** it matches: its number (aPhr, from 1). */
+static int ref_phrase(RefKeys *k, const FtsNode *x, const int *aw, int nw) {
+    assert_true(k->nPhr < 64 && nw <= 64);
+    RefPhr *ph = &k->aPhr[k->nPhr++];
+    memcpy(ph->aw, aw, sizeof(int) * (size_t)nw);
+    ph->x = x, ph->nw = nw, ph->base = k->nPos, ph->anchor = x->anchor, ph->lim = x->nPosLimit;
+    return k->nPhr;
 }
 
 /* The keywords of x in query order, as the planner numbers them. */
@@ -1051,9 +1084,10 @@ static void ref_keys(RefKeys *k, const FtsNode *x, int bNeg) {
     switch (x->kind) {
     case FTSN_TERM:
     case FTSN_PHRASE: {
-        int nw = split_words(x->z, aw, 64);
-        for (int j = 0; j < nw; j++) aLim[j] = x->nPosLimit;
-        ref_words(k, &x->fields, aw, nw, aLim, k->nPos, bNeg);
+        int nw = split_words(x->z, aw, 64), nReal = 0;
+        for (int j = 0; j < nw; j++) aLim[j] = x->nPosLimit, nReal += aw[j] != WILD;
+        int phr = x->kind == FTSN_PHRASE && nReal > 1 && !bNeg ? ref_phrase(k, x, aw, nw) : 0;
+        ref_words(k, &x->fields, aw, nw, aLim, k->nPos, bNeg, phr);
         k->nPos += nw;
         return;
     }
@@ -1063,7 +1097,7 @@ static void ref_keys(RefKeys *k, const FtsNode *x, int bNeg) {
         int nw = split_words(x->z, aw, 64);
         for (int j = 0; j < nw; j++) {
             aLim[0] = x->nPosLimit;
-            ref_words(k, &x->fields, &aw[j], 1, aLim, k->nPos + j, bNeg);
+            ref_words(k, &x->fields, &aw[j], 1, aLim, k->nPos + j, bNeg, 0);
         }
         k->nPos += nw;
         return;
@@ -1086,7 +1120,7 @@ static void ref_keys(RefKeys *k, const FtsNode *x, int bNeg) {
                 continue;
             }
             for (int f = 0; f < NF; f++) {
-                if (fts_fieldset_has(&x->fields, f) && df_of(f, w) > 0) ref_key(k, f, w, x->nPosLimit, k->nPos);
+                if (fts_fieldset_has(&x->fields, f) && df_of(f, w) > 0) ref_key(k, f, w, x->nPosLimit, k->nPos, 0);
             }
         }
         k->nPos++;
@@ -1099,16 +1133,19 @@ static void ref_keys(RefKeys *k, const FtsNode *x, int bNeg) {
         /* all operands' words, each with its operand's limit, in the
         ** fields the chain is in */
         int nw = 0;
+        for (int c = 0; c < x->nChild; c++) nw += operand_words(x->aChild[c], aw + nw);
+        int phr = !bNeg && nw > 1 ? ref_phrase(k, x, aw, nw) : 0;
+        nw = 0;
         for (int c = 0; c < x->nChild; c++) {
             int m = operand_words(x->aChild[c], aw + nw);
             for (int j = 0; j < m; j++) aLim[nw + j] = x->aChild[c]->nPosLimit;
             if (x->bNotNear) {
                 /* NOTNEAR: its second operand's words are no keywords */
-                ref_words(k, &x->fields, aw + nw, m, aLim + nw, k->nPos + nw, bNeg || c == 1);
+                ref_words(k, &x->fields, aw + nw, m, aLim + nw, k->nPos + nw, bNeg || c == 1, phr);
             }
             nw += m;
         }
-        if (!x->bNotNear) ref_words(k, &x->fields, aw, nw, aLim, k->nPos, bNeg);
+        if (!x->bNotNear) ref_words(k, &x->fields, aw, nw, aLim, k->nPos, bNeg, phr);
         k->nPos += nw;
         return;
     }
@@ -1129,6 +1166,51 @@ typedef struct RefHit {
 static int refhit_cmp(const void *x, const void *y) {
     const RefHit *a = x, *b = y;
     return a->pos != b->pos ? a->pos - b->pos : a->q - b->q;
+}
+
+/* Does exact phrase ph match field f of doc i from position s? */
+static int ref_phrase_at(const RefPhr *ph, int i, int f, int s) {
+    int len = g_docs[i].aLen[f];
+    if (s < 0 || s + ph->nw > len || (ph->lim && (uint32_t)(s + ph->nw) > ph->lim)) return 0;
+    if ((ph->anchor & FTS_ANCHOR_START) && s != 0) return 0;
+    if ((ph->anchor & FTS_ANCHOR_END) && s + ph->nw != len) return 0;
+    for (int j = 0; j < ph->nw; j++) {
+        if (!word_fits(g_docs[i].aaWord[f][s + j], ph->aw[j])) return 0;
+    }
+    return 1;
+}
+
+/* Does phrase or chain n (not an exact phrase) match field f of doc i? */
+static int ref_holds_in(const FtsNode *n, int i, int f) {
+    if (n->kind == FTSN_PHRASE) {
+        int aw[64], nw = split_words(n->z, aw, 64), nWin = 0;
+        ROcc aWin[ROCC_MAX];
+        ref_prox_windows(aw, nw, n->nSlop, i, f, scan_len(n->nPosLimit, i, f), aWin, &nWin);
+        return nWin > 0;
+    }
+    if (n->bNotNear) return notnear_count(n, i, f) > 0;
+    return n->kind == FTSN_NEAR ? chain_holds_near(n, i, f) : chain_holds(n, i, f, 0, 0, -1);
+}
+
+/* Does key x's word at position p of field f of doc i count? It must be
+** the key's word; for a word of phrases or chains only, one of them must
+** match field f, and an exact phrase's match hold it (at its place in the
+** phrase). */
+static int ref_counts(const RefKeys *k, const RefKey *x, int i, int f, int p) {
+    if (g_docs[i].aaWord[f][p] != x->w) return 0;
+    if (x->bPlain || !x->nPhr) return 1;
+    for (int j = 0; j < x->nPhr; j++) {
+        const RefPhr *ph = &k->aPhr[x->aPhr[j]];
+        if (ph->x->kind != FTSN_PHRASE || ph->x->nSlop) {
+            if (ref_holds_in(ph->x, i, f)) return 1;
+            continue;
+        }
+        for (int m = 0; m < x->nQ; m++) {
+            int off = x->aQ[m] - ph->base;
+            if (off >= 0 && off < ph->nw && ref_phrase_at(ph, i, f, p - off)) return 1;
+        }
+    }
+    return 0;
 }
 
 /* The word at query position v, for word_count and doc_word_count: the
@@ -1158,7 +1240,7 @@ static double ref_factor_weight(const RefKeys *k, int i, FtsRanker r, double bm2
             const RefKey *x = &k->a[j];
             if (x->f != f) continue;
             for (int p = 0; p < scan_len(x->lim, i, f); p++) {
-                if (g_docs[i].aaWord[f][p] != x->w) continue;
+                if (!ref_counts(k, x, i, f, p)) continue;
                 hitCount++;
                 for (int m = 0; m < x->nQ; m++) aHit[nHit++] = (RefHit){p, x->aQ[m]};
             }
@@ -1223,7 +1305,7 @@ static double ref_idf_expr(const RefKeys *k, int i) {
             const RefKey *x = &k->a[j];
             if (x->f != f) continue;
             int tf = 0;
-            for (int p = 0; p < scan_len(x->lim, i, f); p++) tf += g_docs[i].aaWord[f][p] == x->w;
+            for (int p = 0; p < scan_len(x->lim, i, f); p++) tf += ref_counts(k, x, i, f, p);
             if (!tf) continue;
             double v = idf(df_of(f, x->w));
             sum += v;
@@ -1273,7 +1355,7 @@ static double ref_span_expr(const RefKeys *k, int i) {
             if (x->f != f) continue;
             int tf = 0;
             for (int p = 0; p < scan_len(x->lim, i, f); p++) {
-                if (g_docs[i].aaWord[f][p] != x->w) continue;
+                if (!ref_counts(k, x, i, f, p)) continue;
                 tf++;
                 for (int m = 0; m < x->nQ; m++) aHit[nHit++] = (RefHit){p, x->aQ[m]};
             }
@@ -1345,9 +1427,10 @@ static double ref_span_expr(const RefKeys *k, int i) {
     return sumLccs + 3 * topW + 5 * sumSpan + 7 * sumOrder;
 }
 
-/* sum(atc) for doc i: per field, every occurrence of every key (a key
-** once, whatever query positions it stands at), and for it each key's
-** nearest other occurrence on each side by a scan of the field. */
+/* sum(atc) for doc i: per field, every occurrence of every key that
+** counts (ref_counts; a key once, whatever query positions it stands at),
+** and for it each key's nearest other such occurrence on each side by a
+** scan of the field. */
 static double ref_atc(const RefKeys *k, int i) {
     double total = 0;
     for (int f = 0; f < NF; f++) {
@@ -1358,7 +1441,7 @@ static double ref_atc(const RefKeys *k, int i) {
             if (x->f != f) continue;
             int len = scan_len(x->lim, i, f);
             for (int p = 0; p < len; p++) {
-                if (g_docs[i].aaWord[f][p] != x->w) continue;
+                if (!ref_counts(k, x, i, f, p)) continue;
                 any = 1;
                 double s = 0;
                 for (int b = 0; b < k->n; b++) {
@@ -1366,7 +1449,7 @@ static double ref_atc(const RefKeys *k, int i) {
                     if (y->f != f) continue;
                     int ylen = scan_len(y->lim, i, f), l = -1, r = -1;
                     for (int t = 0; t < ylen; t++) {
-                        if (g_docs[i].aaWord[f][t] != y->w) continue;
+                        if (!ref_counts(k, y, i, f, t)) continue;
                         if (t < p) l = t;
                         if (t > p && r < 0) r = t;
                     }
@@ -1398,7 +1481,7 @@ static double ref_min_gaps(const RefKeys *k, int i) {
             int w = x->aQ[0];
             for (int m = 1; m < x->nQ; m++) if (x->aQ[m] < w) w = x->aQ[m];
             for (int p = 0; p < scan_len(x->lim, i, f); p++) {
-                if (g_docs[i].aaWord[f][p] != x->w) continue;
+                if (!ref_counts(k, x, i, f, p)) continue;
                 if (anAt[p] < 8) aWordAt[p][anAt[p]++] = w;
                 int seen = 0;
                 for (int t = 0; t < nWord && !seen; t++) seen = aWord[t] == w;
