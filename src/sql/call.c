@@ -148,8 +148,9 @@ static int kw_options(const SqlStmt *st, KwOpts *o, SqlResult *r) {
         if (strcmp(zName, "stats") == 0) o->bStats = (int)e->u.i;
         if (strcmp(zName, "fold_wildcards") == 0) o->bFold = (int)e->u.i;
         if (bLimit) o->nLimit = (int)e->u.i;
-        /* fold_lemmas, fold_blended: loupe has no lemmatizers and no blended
-        ** characters, so there is nothing to fold */
+        /* fold_lemmas, fold_blended: loupe has no lemmatizers, and a blend
+        ** token is one row already (the form MATCH looks for), so there is
+        ** nothing to fold */
     }
     return 1;
 }
