@@ -520,6 +520,13 @@ ACCENTS = ("accents are folded (remove_diacritics, on by default, as Manticore's
            "Sphinx 2.2.11's charset_table has no accented letters and indexes 'über' as 'ber'")
 
 EXPECTED = {
+    "(a (b MAYBE c)) NEAR/2 d": "the MAYBE in the spliced group is an operand of its words, a NEAR chain of three "
+                                "with an OR list, which loupe runs as one chain per choice (docs/sql.md) and "
+                                "Sphinx as one automaton with the list as one operand; for two operands the "
+                                "two agree",
+    '(a "b c d"/2) NEAR/2 e': "the quorum in the spliced group is an operand of its words, a NEAR chain of "
+                              "three with an OR list: one chain per choice in loupe, one automaton in Sphinx "
+                              "(as for any OR list, docs/sql.md)",
     # ranking factors (table k)
     "gnu OPTION ranker=expr('sum(max_window_hits(3))')":
         "max_window_hits(n) counts occurrences in n positions running (docs/sql.md); Sphinx slides its "
@@ -624,12 +631,25 @@ EXPECTED = {
 }
 
 
+# NEAR/N operands that stand for their words' occurrences and must match
+# themselves (a MAYBE, a quorum, a group with a negation and more; a MAYBE
+# or quorum in a group spliced into the chain), on near_set's rows; mostly
+# two operands, where loupe's chain per choice and Sphinx's one automaton
+# agree.
+NEAR_WORDS_QUERIES = ["(a MAYBE b) NEAR/1 c", "(a MAYBE b) NEAR/2 c", "c NEAR/1 (a MAYBE b)",
+                      "(a MAYBE b) NEAR/2 (c MAYBE d)", '"a b c"/2 NEAR/1 d', 'e NEAR/2 "a b c"/2',
+                      "(a b -x) NEAR/1 c", "(a b -x) NEAR/3 c", "(a (b MAYBE c)) NEAR/1 d",
+                      "(a | b -x) NEAR/1 c", "(a (b MAYBE c)) NEAR/2 d", "(a b MAYBE c) NEAR/1 d",
+                      '(a "b c d"/2) NEAR/2 e']
+
+
 def near_set(seed=2026, n_rows=120, n_chains=70, n_groups=40):
     """Rows and NEAR/N chains drawn at random (table r), for the automaton
     Sphinx matches chains of three or more operands with: rows of letters
     (a-e, and x and y that no chain asks for), chains of 2 to 5 distinct
     letters, one distance or several, and chains with groups: of two
-    letters, or of one and a negation. Seeded: the same every run."""
+    letters, or of one and a negation; then NEAR_WORDS_QUERIES. Seeded:
+    the same every run."""
     rnd = random.Random(seed)
     rows = [(" ".join(rnd.choice("abcdexxyy") for _ in range(rnd.randint(3, 16))), "")
             for _ in range(n_rows)]
@@ -668,7 +688,7 @@ def near_set(seed=2026, n_rows=120, n_chains=70, n_groups=40):
         q = chain(ops, [rnd.choice([1, 2, 3, 4, 6]) for _ in range(k - 1)])
         if q not in queries:
             queries.append(q)
-    return rows, queries
+    return rows, queries + NEAR_WORDS_QUERIES
 
 
 BOOL_WORDS = ["cat", "dog", "emu", "fox", "gnu", "hen", "owl", "pig", "rat", "yak"]

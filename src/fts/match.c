@@ -1410,11 +1410,20 @@ static int check_chain_operand(MatchParser *p, const FtsNode *x, const char *zOp
         return 1;
     }
     int bNear = strcmp(zOp, "NEAR/N") == 0;
+    char zMaybe[160];
+    if (bNear) {
+        snprintf(zMaybe, sizeof(zMaybe), "a MAYBE (it binds tighter: write (a NEAR/3 b) MAYBE c, or (a MAYBE "
+                                         "b) NEAR/3 c)");
+    } else {
+        snprintf(zMaybe, sizeof(zMaybe), "a MAYBE (it binds tighter: write (a %s b) MAYBE c)", zOp);
+    }
     const char *zWhat = x->kind == FTSN_OR       ? "an OR list"
                         : x->kind == FTSN_PHRASE ? "a proximity phrase"
                         : x->kind == FTSN_QUORUM ? "a quorum"
                         : x->kind == FTSN_NOT || is_negative(x) ? "a negation"
-                        : p->z[x->pos] != '(' && x->kind == FTSN_MAYBE ? "a MAYBE (it binds tighter: write (a << b) MAYBE c)"
+                        : p->z[x->pos] != '(' && x->kind == FTSN_MAYBE ? zMaybe
+                        : x->kind == FTSN_MAYBE && bNear ? "a MAYBE with more than words in it (NEAR/N takes a "
+                                                           "MAYBE's words, prefixes and wildcards)"
                         : x->kind == FTSN_MAYBE ? "a MAYBE"
                         : x->kind == FTSN_BEFORE || x->kind == FTSN_ORDER ? "a '<<' chain"
                         : x->kind == FTSN_NEAR && x->bNotNear ? "a NOTNEAR/N"
@@ -1554,6 +1563,8 @@ typedef struct NearList {
     int *aDist;             /* aDist[k] links l.a[k] and l.a[k + 1] */
     int nDist, capDist;
     NodeList neg;
+    NodeList req;           /* the operands that stand for their words (near_words):
+                            ** the chain holds where they match too */
 } NearList;
 
 /* Appends x to c, linked to the operand before it (if any) by distance
@@ -1574,6 +1585,97 @@ static int is_near_group(const FtsNode *x) {
     return x->kind == FTSN_AND && !x->pSpan && !x->anchor && !x->fBoost && !is_negative(x);
 }
 
+/* Is x a NEAR/N operand that Sphinx reads as its words' occurrences: a
+** MAYBE (in parentheses, or in a group spliced into the chain: bInGroup),
+** a quorum, or a group with a negation and more? (A group of words, or of
+** one with negations, is spliced into the chain instead, a MAYBE or a
+** quorum in it an operand of its own.) */
+static int is_words_operand(const MatchParser *p, const FtsNode *x, int bInGroup) {
+    if (x->kind == FTSN_MAYBE) return bInGroup || p->z[x->pos] == '(';
+    if (x->kind == FTSN_QUORUM) return 1;
+    if (!is_near_group(x)) return 0;
+    int nPos = 0, nNeg = 0, bGroup = 0;
+    for (int k = 0; k < x->nChild; k++) {
+        const FtsNode *y = x->aChild[k];
+        nNeg += y->kind == FTSN_NOT;
+        nPos += y->kind != FTSN_NOT;
+        bGroup |= y->kind == FTSN_AND || y->kind == FTSN_NEAR;
+    }
+    return nNeg && (nPos > 1 || bGroup);
+}
+
+/* Appends to l a copy of leaf x (a word, prefix or wildcard) as a chain
+** operand (unboosted; as written otherwise). */
+static int near_word(MatchParser *p, const FtsNode *x, NodeList *l) {
+    FtsNode *y = arena_alloc(p->a, sizeof(FtsNode));
+    if (!y) return nomem(p);
+    *y = *x;
+    y->fBoost = 0;
+    return list_push(p, l, y);
+}
+
+/* Appends to l the words, prefixes and wildcards x stands for outside its
+** negations (a quorum's words taken from its text); *pbOk 0 when x holds
+** anything else (a phrase, a chain, a zone span, a wildcard in a quorum),
+** whose occurrences Sphinx takes from where it matches, not from its
+** words. */
+static int near_words(MatchParser *p, const FtsNode *x, NodeList *l, int *pbOk) {
+    switch (x->kind) {
+    case FTSN_TERM:
+    case FTSN_PREFIX:
+    case FTSN_WILDCARD:
+        return near_word(p, x, l);
+    case FTSN_NOT:
+        return LP_OK;
+    case FTSN_AND:
+    case FTSN_OR:
+    case FTSN_MAYBE:
+        if (x->pSpan) break;
+        for (int k = 0; k < x->nChild && *pbOk; k++) {
+            int rc = near_words(p, x->aChild[k], l, pbOk);
+            if (rc) return rc;
+        }
+        return LP_OK;
+    case FTSN_QUORUM: {
+        int nWord = 0;
+        for (int i = 0, j; i < x->n; i = j) {
+            while (i < x->n && (x->z[i] == ' ' || x->z[i] == '\t')) i++;
+            for (j = i; j < x->n && x->z[j] != ' ' && x->z[j] != '\t';) j++;
+            if (j == i) break;
+            FtsNode w = *x;
+            w.kind = FTSN_TERM;
+            w.z = x->z + i;
+            w.n = j - i;
+            w.nQuorum = 0;
+            w.fQuorum = 0;
+            if (memchr(w.z, '*', (size_t)w.n) || memchr(w.z, '?', (size_t)w.n)) {
+                /* a prefix ("wor*"), as the quorum counts it; a wildcard: no */
+                if (w.z[w.n - 1] != '*' || w.n < 2 || memchr(w.z, '*', (size_t)w.n - 1) ||
+                    memchr(w.z, '?', (size_t)w.n)) {
+                    *pbOk = 0;
+                    return LP_OK;
+                }
+                w.kind = FTSN_PREFIX;
+                w.n--;
+            }
+            /* a leaf's text ends in a NUL */
+            char *z = arena_strndup(p->a, w.z, (size_t)w.n);
+            if (!z) return nomem(p);
+            w.z = z;
+            int rc = near_word(p, &w, l);
+            if (rc) return rc;
+            nWord++;
+        }
+        if (nWord) return LP_OK;
+        break;
+    }
+    default:
+        break;
+    }
+    *pbOk = 0;
+    return LP_OK;
+}
+
 /* Takes operand x into NEAR/N chain c, linked by distance nDist, as Sphinx
 ** and Manticore do: a group's operands join the chain in its place, each
 ** linked to the one before by the same distance (`(a b) NEAR/3 c` is `a
@@ -1581,9 +1683,29 @@ static int is_near_group(const FtsNode *x) {
 ** exclude rows from the whole chain (`(a -x) NEAR/3 c` is `(a NEAR/3 c)
 ** -x`); a chain in parentheses
 ** first in another (bFirst) keeps its own distances (`(a NEAR/1 b) NEAR/3
-** c` is `a NEAR/1 b NEAR/3 c`, as Sphinx nests them). Anything else must
-** be a chain operand. LP_OK, or an error naming the offending operand. */
-static int near_take(MatchParser *p, NearList *c, FtsNode *x, int nDist, int bFirst) {
+** c` is `a NEAR/1 b NEAR/3 c`, as Sphinx nests them); a MAYBE, a quorum
+** or a group with a negation and more stands for its words (an OR list of
+** them) and must match too (is_words_operand, near_words). Anything else
+** must be a chain operand. LP_OK, or an error naming the offending
+** operand. */
+static int near_take(MatchParser *p, NearList *c, FtsNode *x, int nDist, int bFirst, int bInGroup) {
+    if (is_words_operand(p, x, bInGroup)) {
+        /* as in Sphinx: an operand whose occurrences are its words', that
+        ** must match itself too: `(a MAYBE b) NEAR/3 c` is `((a | b)
+        ** NEAR/3 c) (a MAYBE b)` */
+        NodeList w = {0};
+        int bOk = 1, rc = near_words(p, x, &w, &bOk);
+        if (rc) return rc;
+        if (bOk && w.n > 0) {
+            FtsNode *o;
+            if ((rc = list_finish(p, &w, FTSN_OR, x->pos, x->pos + x->len, &o))) return rc;
+            for (int k = 0; k < o->nChild; k++) {
+                for (int i = 0; i < 4; i++) o->fields.a[i] |= o->aChild[k]->fields.a[i];
+            }
+            if ((rc = near_push(p, c, o, nDist))) return rc;
+            return list_push(p, &c->req, x);
+        }
+    }
     if (is_near_group(x)) {
         /* Sphinx splices a group of words only: one with a negation is an
         ** operand of its own there, whose occurrences are its words' (as
@@ -1602,7 +1724,8 @@ static int near_take(MatchParser *p, NearList *c, FtsNode *x, int nDist, int bFi
         }
         for (int k = 0; k < x->nChild; k++) {
             FtsNode *y = x->aChild[k];
-            int rc = y->kind == FTSN_NOT ? list_push(p, &c->neg, y) : near_take(p, c, y, nDist, bFirst && c->l.n == 0);
+            int rc = y->kind == FTSN_NOT ? list_push(p, &c->neg, y)
+                                         : near_take(p, c, y, nDist, bFirst && c->l.n == 0, 1);
             if (rc) return rc;
         }
         return LP_OK;
@@ -1637,11 +1760,15 @@ static int chain_close(MatchParser *p, FtsNodeKind kind, int bOrder, int bNot, N
         return LP_OK;
     }
     int rc = chain_expand(p, x, pp);
-    if (rc || pnl->neg.n == 0) return rc;
-    /* the negations of the groups spliced in: the chain AND NOT them
-    ** (positives first, as parse_body lists them) */
+    if (rc || (pnl->neg.n == 0 && pnl->req.n == 0)) return rc;
+    /* the operands that stand for their words, and the negations of the
+    ** groups spliced in: the chain AND them AND NOT these (positives
+    ** first, as parse_body lists them) */
     NodeList w = {0};
     if ((rc = list_push(p, &w, *pp))) return rc;
+    for (int i = 0; i < pnl->req.n; i++) {
+        if ((rc = list_add(p, &w, FTSN_AND, pnl->req.a[i]))) return rc;
+    }
     for (int i = 0; i < pnl->neg.n; i++) {
         if ((rc = list_push(p, &w, pnl->neg.a[i]))) return rc;
     }
@@ -1721,7 +1848,7 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
             }
         } else if (l.n == 0 && nl.l.n == 0) {
             if (k == FTSN_NEAR && !bNotOp) {
-                rc = near_take(p, &nl, *pp, nNear, 1);
+                rc = near_take(p, &nl, *pp, nNear, 1, 0);
             } else if (k == FTSN_BEFORE ? !check_order_operand(p, *pp, &bOrder) : !check_chain_operand(p, *pp, zOp, 1)) {
                 return LP_BADINPUT;
             } else {
@@ -1739,7 +1866,7 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
         if ((rc = parse_or(p, pScope, &y))) return rc;
         iEnd = p->i;
         if (k == FTSN_NEAR && !bNotOp) {
-            rc = near_take(p, &nl, y, nNear, 0);
+            rc = near_take(p, &nl, y, nNear, 0, 0);
         } else if (k == FTSN_BEFORE ? !check_order_operand(p, y, &bOrder) : !check_chain_operand(p, y, zOp, !bNotOp)) {
             return LP_BADINPUT;
         } else {

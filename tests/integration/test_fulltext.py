@@ -637,8 +637,9 @@ SYNTAX_ERRORS = [
                     r"groups; this operand is a negation"),
     ("fox NOTNEAR/2 (dog | bear)", r"at offset 14: NOTNEAR/N's second operand is a word, prefix, "
                                    r"wildcard or exact phrase; this operand is an OR list"),
-    ("fox NEAR/2 (dog MAYBE bear)", r"at offset 11: NEAR/N joins words, prefixes, wildcards, exact "
-                                    r"phrases, OR lists of them and groups of these; this operand is a MAYBE"),
+    ('fox NEAR/2 ("dog bear" MAYBE cat)', r"at offset 11: NEAR/N joins words, prefixes, wildcards, exact "
+                                          r"phrases, OR lists of them and groups of these; this operand is "
+                                          r"a MAYBE"),
     ('"brown *ox"', r"at offset 7: '\*' inside a phrase ends a prefix \(\"hello wor\*\"\) or stands "
                     r"alone for any one word"),
     ('"brown f*x"', r"at offset 8: '\*' inside a phrase ends a prefix"),
@@ -857,15 +858,40 @@ def test_near_chains_match_as_in_sphinx(server, cur, uniq):
     assert sorted(match_ids(cur, t, "(b c) NEAR/2 d NEAR/2 e")) == \
         sorted(match_ids(cur, t, "b NEAR/2 c NEAR/2 d NEAR/2 e"))
     # what a NEAR chain cannot take is an error naming the operand
-    for text, what in [("(a MAYBE b) NEAR/3 c", "a MAYBE"), ('("a b"~3) NEAR/3 c', "a proximity phrase"),
+    for text, what in [('("a b" MAYBE d) NEAR/3 c', "a MAYBE"), ('("a b"~3) NEAR/3 c', "a proximity phrase"),
                        ("c NEAR/3 (a NEAR/1 b)", r"a NEAR/N chain \(one in parentheses comes first"),
                        ("(a << b) NEAR/3 c", "a '<<' chain"), ("(-a -b) NEAR/3 c", "a negation"),
-                       ('("a b c"/2) NEAR/3 c', "a quorum"), ("((a b) | d) NEAR/3 c", "a group in an OR list"),
-                       ("(a b) SENTENCE c", "a group")]:
+                       ("((a b) | d) NEAR/3 c", "a group in an OR list"), ("(a b) SENTENCE c", "a group")]:
         expect_error(cur, f"SELECT id FROM {t} WHERE MATCH(%s)", 1064, "this operand is " + what, args=(text,))
-    # Sphinx reads a group with a negation and more words as one operand
-    expect_error(cur, f"SELECT id FROM {t} WHERE MATCH('(a b -x) NEAR/3 c')", 1064,
+    # a group with a negation and a phrase (Sphinx takes the phrase's matches there)
+    expect_error(cur, f"SELECT id FROM {t} WHERE MATCH('(a \"b d\" -x) NEAR/3 c')", 1064,
                  r"offset 0: NEAR/N takes a group with a negation only around one word")
+
+
+def test_near_operands_of_words(server, cur, uniq):
+    """A MAYBE, a quorum and a group with a negation and more, as a NEAR/N
+    operand, stand for their words' occurrences and must match themselves
+    (as in Sphinx): the rows of the rewritten query, and refusals where
+    the operand holds a phrase."""
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (body TEXT)")
+    rows = ["aa cc", "bb cc", "aa xx cc", "bb zz zz cc aa", "aa bb", "cc bb xx aa", "zz aa zz zz cc bb",
+            "xx cc", "cc aa bb zz zz xx"]
+    cur.execute(f"INSERT INTO {t} VALUES " + ", ".join("(%d, '%s')" % (i + 1, r) for i, r in enumerate(rows)))
+
+    def ids(text):
+        cur.execute(f"SELECT id FROM {t} WHERE MATCH(%s) ORDER BY id ASC LIMIT 100", (text,))
+        return [r[0] for r in cur.fetchall()]
+    for text, same in [("(aa MAYBE bb) NEAR/1 cc", "((aa | bb) NEAR/1 cc) (aa MAYBE bb)"),
+                       ("cc NEAR/2 (bb MAYBE aa)", "(cc NEAR/2 (bb | aa)) (bb MAYBE aa)"),
+                       ('"aa bb xx"/2 NEAR/1 cc', '((aa | bb | xx) NEAR/1 cc) "aa bb xx"/2'),
+                       ("(aa bb -xx) NEAR/1 cc", "((aa | bb) NEAR/1 cc) aa bb -xx"),
+                       ("(aa (bb MAYBE xx)) NEAR/1 cc", "(aa NEAR/1 (bb | xx) NEAR/1 cc) (bb MAYBE xx)")]:
+        got = ids(text)
+        assert got == ids(same), text
+        assert got, text  # the rows hold some: a check that can fail
+    assert ids("(aa MAYBE bb) NEAR/1 cc") == [1, 4, 6, 7, 9]
+    assert ids("(aa bb -xx) NEAR/1 cc") == [4, 7]
 
 
 

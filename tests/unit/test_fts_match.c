@@ -832,12 +832,27 @@ static void test_sphinx_operators(void **state) {
     check("(a NEAR/1 b) NEAR/3 c", "NEAR(a, /1, b, /3, c)");
     check("(a (b | c)) NEAR/2 d", "OR(NEAR(a, /2, b, /2, d), NEAR(a, /2, c, /2, d))");
     check("(a* -b) NEAR/2 c", "AND(NEAR(PREFIX(a*), /2, c), NOT(b))");
-    check_error("(a b -c) NEAR/2 d", 0, "MATCH: near '(a b -c) NEAR/2 d' at offset 0: NEAR/N takes a group "
-                                       "with a negation only around one word, prefix, wildcard or exact "
-                                       "phrase (`(a -x) NEAR/3 c`); this group has more");
-    check_error("a NEAR/1 (b MAYBE c)", 9, "MATCH: near '(b MAYBE c)' at offset 9: NEAR/N joins words, "
-                                          "prefixes, wildcards, exact phrases, OR lists of them and "
-                                          "groups of these; this operand is a MAYBE");
+    /* a MAYBE, a quorum and a group with a negation and more stand for
+    ** their words' occurrences, as in Sphinx, and must match themselves
+    ** too (a MAYBE in a group spliced into the chain is an operand) */
+    check("(a b -c) NEAR/2 d", "AND(OR(NEAR(a, /2, d), NEAR(b, /2, d)), a, b, NOT(c))");
+    check("a NEAR/1 (b MAYBE c)", "AND(OR(NEAR(a, /1, b), NEAR(a, /1, c)), MAYBE(b, c))");
+    check("\"a b* c\"/2 NEAR/3 d", "AND(OR(NEAR(a, /3, d), NEAR(PREFIX(b*), /3, d), NEAR(c, /3, d)), QUORUM(\"a b* c\"/2))");
+    check("(a (b MAYBE c)) NEAR/1 d NEAR/1 e",
+          "AND(OR(NEAR(a, /1, b, /1, d, /1, e), NEAR(a, /1, c, /1, d, /1, e)), MAYBE(b, c))");
+    check_error("(a \"b c\" -d) NEAR/2 e", 0, "MATCH: near '(a \"b c\" -d) NEAR/2 e' at offset 0: NEAR/N "
+                                            "takes a group with a negation only around one word, prefix, "
+                                            "wildcard or exact phrase (`(a -x) NEAR/3 c`); this group has "
+                                            "more");
+    check_error("a NEAR/1 (\"b c\" MAYBE d)", 9, "MATCH: near '(\"b c\" MAYBE d)' at offset 9: NEAR/N "
+                                               "joins words, prefixes, wildcards, exact phrases, OR lists "
+                                               "of them and groups of these; this operand is a MAYBE with more "
+                                               "than words in it (NEAR/N takes a MAYBE's words, prefixes "
+                                               "and wildcards)");
+    check_error("a NEAR/1 b MAYBE c", 9, "MATCH: near 'b MAYBE c' at offset 9: NEAR/N joins words, prefixes, "
+                                        "wildcards, exact phrases, OR lists of them and groups of these; this "
+                                        "operand is a MAYBE (it binds tighter: write (a NEAR/3 b) MAYBE c, or "
+                                        "(a MAYBE b) NEAR/3 c)");
     check_error("c NEAR/3 (a NEAR/1 b)", 10, "MATCH: near 'a NEAR/1 b)' at offset 10: NEAR/N joins words, "
                                             "prefixes, wildcards, exact phrases, OR lists of them and "
                                             "groups of these; this operand is a NEAR/N chain (one in "
