@@ -1585,15 +1585,10 @@ static int is_near_group(const FtsNode *x) {
     return x->kind == FTSN_AND && !x->pSpan && !x->anchor && !x->fBoost && !is_negative(x);
 }
 
-/* Is x a NEAR/N operand that Sphinx reads as its words' occurrences: a
-** MAYBE (in parentheses, or in a group spliced into the chain: bInGroup),
-** a quorum, or a group with a negation and more? (A group of words, or of
-** one with negations, is spliced into the chain instead, a MAYBE or a
-** quorum in it an operand of its own.) */
-static int is_words_operand(const MatchParser *p, const FtsNode *x, int bInGroup) {
-    if (x->kind == FTSN_MAYBE) return bInGroup || p->z[x->pos] == '(';
-    if (x->kind == FTSN_QUORUM) return 1;
-    if (!is_near_group(x)) return 0;
+/* Is group x (is_near_group) one Sphinx does not splice into a NEAR/N
+** chain: one with a negation and more than one operand, or a group, beside
+** it? */
+static int is_negated_group(const FtsNode *x) {
     int nPos = 0, nNeg = 0, bGroup = 0;
     for (int k = 0; k < x->nChild; k++) {
         const FtsNode *y = x->aChild[k];
@@ -1602,6 +1597,17 @@ static int is_words_operand(const MatchParser *p, const FtsNode *x, int bInGroup
         bGroup |= y->kind == FTSN_AND || y->kind == FTSN_NEAR;
     }
     return nNeg && (nPos > 1 || bGroup);
+}
+
+/* Is x a NEAR/N operand that Sphinx reads as its words' occurrences: a
+** MAYBE (in parentheses, or in a group spliced into the chain: bInGroup),
+** a quorum, or a group with a negation and more? (A group of words, or of
+** one with negations, is spliced into the chain instead, a MAYBE or a
+** quorum in it an operand of its own.) */
+static int is_words_operand(const MatchParser *p, const FtsNode *x, int bInGroup) {
+    if (x->kind == FTSN_MAYBE) return bInGroup || p->z[x->pos] == '(';
+    if (x->kind == FTSN_QUORUM) return 1;
+    return is_near_group(x) && is_negated_group(x);
 }
 
 /* Appends to l a copy of leaf x (a word, prefix or wildcard) as a chain
@@ -1708,16 +1714,9 @@ static int near_take(MatchParser *p, NearList *c, FtsNode *x, int nDist, int bFi
     }
     if (is_near_group(x)) {
         /* Sphinx splices a group of words only: one with a negation is an
-        ** operand of its own there, whose occurrences are its words' (as
-        ** for a MAYBE), which loupe does not do */
-        int nPos = 0, nNeg = 0, bGroup = 0;
-        for (int k = 0; k < x->nChild; k++) {
-            const FtsNode *y = x->aChild[k];
-            nNeg += y->kind == FTSN_NOT;
-            nPos += y->kind != FTSN_NOT;
-            bGroup |= y->kind == FTSN_AND || y->kind == FTSN_NEAR;
-        }
-        if (nNeg && (nPos > 1 || bGroup)) {
+        ** operand of its own there, whose occurrences are its words' (the
+        ** words operand above), here one holding more than words */
+        if (is_negated_group(x)) {
             return syntax_error(p, x->pos, "NEAR/N takes a group with a negation only around one word, "
                                            "prefix, wildcard or exact phrase (`(a -x) NEAR/3 c`); this "
                                            "group has more");
