@@ -28,7 +28,8 @@ min_word_len and overshort_step; stop words with stopword_step 0,
 exceptions and word forms; ngram_len and ngram_chars; expand_keywords
 with exact forms and infixes. The last (factor_set) compares WEIGHT()
 under ranker=expr factors and Manticore's proximity rankers, row by row,
-for queries of words, OR lists, NOT, MAYBE and field scopes.
+for queries of words, OR lists, NOT, MAYBE and field scopes, and for
+phrases and chains; and snippet_set the words CALL SNIPPETS marks.
 
 A difference is listed with the reason when loupe differs on purpose
 (EXPECTED: where Sphinx warns and returns nothing, loupe names the error;
@@ -40,6 +41,7 @@ Not a speed test: nothing is timed.
 import argparse
 import os
 import random
+import re
 import shutil
 import sys
 import tempfile
@@ -520,6 +522,8 @@ ACCENTS = ("accents are folded (remove_diacritics, on by default, as Manticore's
            "Sphinx 2.2.11's charset_table has no accented letters and indexes 'über' as 'ber'")
 
 EXPECTED = {
+    "CALL SNIPPETS('fox gnu emu gnu fox', 'gnu -emu')": "a NOT's words are not marked (as in Manticore); Sphinx "
+                                                       "2.2.11's snippets mark every word of the query",
     "(a (b MAYBE c)) NEAR/2 d": "the MAYBE in the spliced group is an operand of its words, a NEAR chain of three "
                                 "with an OR list, which loupe runs as one chain per choice (docs/sql.md) and "
                                 "Sphinx as one automaton with the list as one operand; for two operands the "
@@ -851,6 +855,43 @@ def factor_set(seed=2026, n_rows=40, n_queries=40):
     return rows, pairs
 
 
+def snippet_set(seed=2026, n=80):
+    """Texts and queries for CALL SNIPPETS (on table k): random texts of
+    FACTOR_WORDS and queries of every operator but NOT (Sphinx 2.2.11
+    marks a NOT's words: SNIPPET_EXTRA has that case). Seeded."""
+    rnd = random.Random(seed)
+    out = []
+    for _ in range(n):
+        text = " ".join(rnd.choice(FACTOR_WORDS) for _ in range(rnd.randint(3, 14)))
+        a, b, c = rnd.sample(FACTOR_WORDS, 3)
+        q = rnd.choice([a, "%s %s" % (a, b), "%s | %s" % (a, b), '"%s %s"' % (a, b), '"%s %s"~2' % (a, b),
+                        "%s << %s" % (a, b), "%s NEAR/2 %s" % (a, b), a[:2] + "*", "%s MAYBE %s" % (a, b),
+                        '"%s %s %s"/2' % (a, b, c), "@title %s" % a, "^%s" % a, "%s$" % a])
+        out.append((text, q))
+    return out + SNIPPET_EXTRA
+
+
+SNIPPET_EXTRA = [("fox gnu emu gnu fox", "gnu -emu")]
+
+
+def snippet_marks(cur, table, text, query):
+    """The places (word indexes) CALL SNIPPETS marks in text, or 'error'."""
+    try:
+        cur.execute("CALL SNIPPETS(%%s, '%s', %%s, 0 AS limit)" % table, (text, query))
+        snippet = cur.fetchall()[0][0]
+    except Exception:  # a refusal: compared as such
+        return "error"
+    marks, inside, k = [], False, 0
+    for tok in re.findall(r"<b>|</b>|\w+", snippet):
+        if tok in ("<b>", "</b>"):
+            inside = tok == "<b>"
+            continue
+        if inside:
+            marks.append(k)
+        k += 1
+    return marks
+
+
 def weights(cur, table, text, option):
     """Sorted (id, WEIGHT()) pairs, or 'error' when the engine refuses."""
     try:
@@ -927,6 +968,10 @@ def main(argv):
                                     weights(curs["sphinx"], table, *q)))
                     continue
                 results.append((table, q, ids(curs["loupe"], table, q), ids(curs["sphinx"], table, q)))
+        # highlighting: which words CALL SNIPPETS marks, with table k's analysis
+        for text, q in snippet_set():
+            results.append(("k", "CALL SNIPPETS('%s', '%s')" % (text, q), snippet_marks(curs["loupe"], "k", text, q),
+                            snippet_marks(curs["sphinx"], "k", text, q)))
         versions = {name: srv.version() for name, srv in servers.items()}
     finally:
         for srv in servers.values():
@@ -941,7 +986,8 @@ def main(argv):
              "    " + command_line(__file__, argv), "",
              "Versions: %s; %s." % (versions["loupe"], versions["sphinx"]), "",
              "%d queries over twelve small tables (bench/fulltext/parity.py has the rows and the "
-             "queries; on table k, each with a ranker, the rows and their WEIGHT()): the same "
+             "queries; on table k, each with a ranker, the rows and their WEIGHT(), and the words "
+             "CALL SNIPPETS marks): the same "
              "(or both refuse) for **%d**, different for %d, of which %d on purpose and **%d** not." % (len(results), len(same), len(differ),
                                               len(differ) - len(unexpected), len(unexpected)), "",
              "| query | loupe | Sphinx | why |", "|---|---|---|---|"]
