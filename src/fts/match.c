@@ -1705,9 +1705,6 @@ static int near_take(MatchParser *p, NearList *c, FtsNode *x, int nDist, int bFi
         if (bOk && w.n > 0) {
             FtsNode *o;
             if ((rc = list_finish(p, &w, FTSN_OR, x->pos, x->pos + x->len, &o))) return rc;
-            for (int k = 0; k < o->nChild; k++) {
-                for (int i = 0; i < 4; i++) o->fields.a[i] |= o->aChild[k]->fields.a[i];
-            }
             if ((rc = near_push(p, c, o, nDist))) return rc;
             return list_push(p, &c->req, x);
         }

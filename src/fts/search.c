@@ -2752,19 +2752,22 @@ static uint32_t take_qpos(FtsQuery *q, const TokenList *l, const WordExp *aExp) 
         const Token *t = &l->a.a[i];
         uint32_t v = base + t->iPos;
         const WordExp *e = aExp && aExp[i].zPre && !aExp[i].zSelf ? &aExp[i] : NULL;
-        const char *zKey = e ? (e->zGlob ? e->zGlob : e->zPre) : t->z;
-        int nKey = e ? (e->zGlob ? e->nGlob : e->nPre + 1) : t->n;
-        char *z = arena_alloc(q->a, (size_t)nKey + 1);
-        /* out of memory: the word is its own, and query_word_count misses it */
-        q->aQWord[v] = v + 1;
-        if (!z) continue;
-        memcpy(z, zKey, (size_t)(e && !e->zGlob ? nKey - 1 : nKey));
-        if (e && !e->zGlob) z[nKey - 1] = '*';
-        z[nKey] = 0;
-        void *pFirst = hmap_get(&q->qwords, z, (size_t)nKey);
-        if (pFirst) {
-            q->aQWord[v] = (uint32_t)(uintptr_t)pFirst;
-        } else if (hmap_put(&q->qwords, z, (size_t)nKey, (void *)(uintptr_t)(v + 1), NULL) == LP_OK) {
+        const char *zKey = t->z;
+        int nKey = t->n;
+        char zStar[FTS_MAX_KEY + 2];
+        if (e && e->zGlob) {
+            zKey = e->zGlob, nKey = e->nGlob;
+        } else if (e && e->nPre < FTS_MAX_KEY) {
+            memcpy(zStar, e->zPre, (size_t)e->nPre);
+            zStar[e->nPre] = '*';
+            zKey = zStar, nKey = e->nPre + 1;
+        }
+        void *pFirst = hmap_get(&q->qwords, zKey, (size_t)nKey);
+        q->aQWord[v] = pFirst ? (uint32_t)(uintptr_t)pFirst : v + 1;
+        if (pFirst) continue;
+        /* a new keyword; out of memory: query_word_count misses it */
+        char *z = arena_strndup(q->a, zKey, (size_t)nKey);
+        if (z && hmap_put(&q->qwords, z, (size_t)nKey, (void *)(uintptr_t)(v + 1), NULL) == LP_OK) {
             q->nQWordUniq++;
         }
     }
@@ -4398,7 +4401,9 @@ typedef struct FPhrase {
     It *it;                     /* its iterator in this run, or NULL (not found) */
     int bExact;                 /* an exact phrase: aStart holds its matches */
     int bAt;                    /* it matches the scored document */
-    uint32_t *aStart;           /* the matches' first positions, ascending */
+    uint32_t startDoc;          /* the document aStart is of (FTS_NO_DOC: none) */
+    uint32_t *aStart;           /* the matches' first positions, ascending, found
+                                ** when a key needs them (phrase_starts) */
     uint32_t nStart, nCap;
 } FPhrase;
 
@@ -4435,7 +4440,8 @@ struct FtsFactors {
     VEC(FZone) zones;           /* the distinct zone limits of keys */
     VEC(FGroup) groups;         /* the ZONESPAN groups of keys */
     VEC(FPhrase) phrases;       /* the exact phrases some keys are words of */
-    It *pGroupRoot;             /* the run's tree groups[].it were found in */
+    It *pGroupRoot;             /* the run's tree groups[].it and phrases[].it were
+                                ** found in */
     HashMap byKey;              /* while collecting: key + limit -> index in keys + 1 */
     int *aHeap;                 /* the keys whose cursor is not exhausted, a min-heap by
                                 ** its doc (a prefix may expand to thousands: a scan of
@@ -4445,7 +4451,8 @@ struct FtsFactors {
     int nAt;
     int bHeap;                  /* OR_HEAP_MIN keys or more: the heap; fewer: a scan */
     uint32_t nQWords;           /* the query's words not under NOT (aQWord), found in
-                                ** the index or not: max_lcs */
+                                ** the index or not */
+    double maxLcs;              /* max_lcs (max_lcs()) */
     uint32_t qMin, qMax;        /* the smallest and largest of their positions */
     VEC(uint64_t) occ;          /* scratch for atc and min_gaps, one field: position << 32 |
                                 ** the key's index among the field's keys found; */
@@ -4579,7 +4586,7 @@ static int fkeys_collect(FtsQuery *q, FtsFactors *fx, const PlanNode *pn, int iG
         ** phrase's at its matches, the others' in the fields they hold in */
         int iPhrase = 0;
         if (pn->nTerm > 1 && pn->aGQPos) {
-            FPhrase ph = {pn, NULL, !pn->nOp && !pn->nSlop, 0, NULL, 0, 0};
+            FPhrase ph = {pn, NULL, !pn->nOp && !pn->nSlop, 0, FTS_NO_DOC, NULL, 0, 0};
             if (VEC_PUSH(&fx->phrases, ph)) return LP_NOMEM;
             iPhrase = (int)fx->phrases.n;
         }
@@ -4662,6 +4669,16 @@ static int fkey_cmp(const void *x, const void *y) {
     return (a->iField > b->iField) - (a->iField < b->iField);
 }
 
+/* max_lcs: the largest sum(lcs * w) over the fields can be, the query's
+** keywords times the sum of every field's weight (as Manticore has it; a
+** matchany weight needs it to put a whole-query run in one field above
+** any mix of shorter runs in all). */
+static double max_lcs(const FtsQuery *q) {
+    double w = 0;
+    for (int f = 0; f < q->src->nFields; f++) w += q->rank.aFieldWeight[f];
+    return w * q->fx->nQWords;
+}
+
 /* Readies q's factors for a run over increasing documents: the keywords
 ** (once per query) and a fresh cursor for each. */
 static int factors_open(FtsQuery *q) {
@@ -4715,6 +4732,7 @@ static int factors_open(FtsQuery *q) {
             fx->qMax = v;
             prev = v;
         }
+        fx->maxLcs = max_lcs(q);
     }
     fx->nHeap = 0;
     fx->pGroupRoot = NULL; /* this run's iterators are found on its first document */
@@ -4879,29 +4897,15 @@ static void clauses_at(FtsQuery *q, It *root, uint32_t doc) {
     FtsFactors *fx = q->fx;
     if (fx->pGroupRoot != root) {
         for (size_t i = 0; i < fx->groups.n; i++) fx->groups.a[i].it = it_find(root, fx->groups.a[i].pn);
-        for (size_t i = 0; i < fx->phrases.n; i++) fx->phrases.a[i].it = it_find(root, fx->phrases.a[i].pn);
+        for (size_t i = 0; i < fx->phrases.n; i++) {
+            fx->phrases.a[i].it = it_find(root, fx->phrases.a[i].pn);
+            fx->phrases.a[i].startDoc = FTS_NO_DOC;
+        }
         fx->pGroupRoot = root;
     }
-    for (size_t i = 0; i < fx->phrases.n && q->rc == LP_OK; i++) {
+    for (size_t i = 0; i < fx->phrases.n; i++) {
         FPhrase *ph = &fx->phrases.a[i];
         ph->bAt = ph->it && ph->it->doc == doc;
-        ph->nStart = 0;
-        if (!ph->bAt || !ph->bExact) continue;
-        /* its words' positions are loaded: it matched doc */
-        PhraseIt *p = (PhraseIt *)ph->it;
-        uint32_t nMax = 0;
-        for (int w = 0; w < p->n; w++) nMax = p->anPos[w] > nMax ? p->anPos[w] : nMax;
-        if (nMax > ph->nCap) {
-            uint32_t *a = arena_alloc(q->a, sizeof(uint32_t) * 2 * (size_t)nMax);
-            if (!a) {
-                lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
-                q->rc = LP_NOMEM;
-                return;
-            }
-            ph->aStart = a;
-            ph->nCap = 2 * nMax;
-        }
-        ph->nStart = exact_starts(p, 0, p->n, ph->aStart);
     }
     for (size_t i = 0; i < fx->groups.n && q->rc == LP_OK; i++) {
         FGroup *g = &fx->groups.a[i];
@@ -4937,6 +4941,25 @@ static uint32_t group_keep(const FtsQuery *q, const FGroup *g, const ZoneSpans *
     return m;
 }
 
+/* Finds where exact phrase ph, which matches doc, matches there (once per
+** document). LP_OK or LP_NOMEM (q->rc set). */
+static int phrase_starts(FtsQuery *q, FPhrase *ph, uint32_t doc) {
+    if (ph->startDoc == doc) return LP_OK;
+    /* its words' positions are loaded: it matched doc */
+    PhraseIt *p = (PhraseIt *)ph->it;
+    uint32_t nMax = 0;
+    for (int w = 0; w < p->n; w++) nMax = p->anPos[w] > nMax ? p->anPos[w] : nMax;
+    if (nMax > ph->nCap) {
+        uint32_t *a = arena_alloc(q->a, sizeof(uint32_t) * 2 * (size_t)nMax);
+        if (!a) return q->rc = lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
+        ph->aStart = a;
+        ph->nCap = 2 * nMax;
+    }
+    ph->nStart = exact_starts(p, 0, p->n, ph->aStart);
+    ph->startDoc = doc;
+    return LP_OK;
+}
+
 /* Does exact phrase ph, at the scored document, hold key k's word at
 ** position p: is there a match that starts at p less the word's offset in
 ** the phrase (one of k's query positions that is ph's)? */
@@ -4958,7 +4981,8 @@ static int phrase_holds(const FPhrase *ph, const FKey *k, uint32_t p) {
 ** or chain, anywhere in the field; an exact phrase, where a match holds
 ** it. Sphinx's operators likewise pass on only the occurrences they
 ** matched (a field without the phrase counts none of its words). */
-static uint32_t phrases_keep(const FtsFactors *fx, const FKey *k, uint32_t *a, uint32_t n) {
+static uint32_t phrases_keep(FtsQuery *q, const FKey *k, uint32_t doc, uint32_t *a, uint32_t n) {
+    FtsFactors *fx = q->fx;
     int bExact = 0;
     for (int j = 0; j < k->nPhrase; j++) {
         const FPhrase *ph = &fx->phrases.a[k->aPhrase[j]];
@@ -4966,6 +4990,10 @@ static uint32_t phrases_keep(const FtsFactors *fx, const FKey *k, uint32_t *a, u
         bExact |= ph->bAt;
     }
     if (!bExact) return 0;
+    for (int j = 0; j < k->nPhrase; j++) {
+        FPhrase *ph = &fx->phrases.a[k->aPhrase[j]];
+        if (ph->bAt && phrase_starts(q, ph, doc) != LP_OK) return 0; /* q->rc: the query fails */
+    }
     uint32_t m = 0;
     for (uint32_t i = 0; i < n; i++) {
         int bKeep = 0;
@@ -5008,7 +5036,7 @@ static int field_factors(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFac
             n = zones_keep(zs, fx->pos.a, n);
         }
         if (k->iGroup) n = group_keep(q, &fx->groups.a[k->iGroup - 1], zs, f, fx->pos.a, n);
-        if (k->nPhrase && !k->bPlain) n = phrases_keep(fx, k, fx->pos.a, n);
+        if (k->nPhrase && !k->bPlain && (n = phrases_keep(q, k, doc, fx->pos.a, n)) == 0 && q->rc) return q->rc;
         if (n == 0) continue;
         out->hitCount += n;
         out->sumIdf += k->idf;
@@ -5164,16 +5192,6 @@ static double rescore(void *pCtx, int bF, double k1, double b, const double *aW,
     return w;
 }
 
-/* max_lcs: the largest sum(lcs * w) over the fields can be, the query's
-** keywords times the sum of every field's weight (as Manticore has it; a
-** matchany weight needs it to put a whole-query run in one field above
-** any mix of shorter runs in all). */
-static double max_lcs(const FtsQuery *q) {
-    double w = 0;
-    for (int f = 0; f < q->src->nFields; f++) w += q->rank.aFieldWeight[f];
-    return w * q->fx->nQWords;
-}
-
 /* The weight of root's document by a proximity ranker or ranker=expr,
 ** from W, its BM25F weight:
 **   proximity_bm25  1000 * sum(lcs * w) + bm25
@@ -5186,14 +5204,14 @@ static double max_lcs(const FtsQuery *q) {
 ** w) can be (max_lcs()), bm25 = 999 * W / (W + 1): BM25F squeezed under
 ** 1000, in the same order, so the proximity part decides first
 ** (Manticore's bm25 is likewise a 0..999 integer). *pnDocWords (may be
-** NULL) receives the distinct keywords matched in some field. aOut (may be NULL) receives each field's
-** factors. LP_OK or an error (q->rc). */
+** NULL) receives the distinct keywords matched in some field. aOut (may
+** be NULL) receives each field's factors. LP_OK or an error (q->rc). */
 static int factor_weight_at(FtsQuery *q, It *root, double W, double *pWeight, FtsFieldFactors *aOut,
                             uint32_t *pnDocWords) {
     uint32_t doc = root->doc;
     FtsFactors *fx = q->fx;
     FtsRanker r = q->rank.ranker;
-    double sum = 0, mask = 0, maxLcs = max_lcs(q);
+    double sum = 0, mask = 0, maxLcs = fx->maxLcs;
     fkh_gather(fx, doc);
     int iAt = 0;
     /* ranker=expr reads every field's factors at the end */
@@ -6208,7 +6226,7 @@ int fts_query_explain_doc(FtsQuery *q, uint32_t doc, StrBuf *out, LpError *err) 
             }
             strbuf_appendf(out, "],\"max_lcs\":%.6g,\"doc_word_count\":%u,\"query_word_count\":%u,"
                                 "\"bm25f\":%.6g,\"bm25\":%.6g",
-                           max_lcs(q), nDocWords, q->nQWordUniq, total, bm25_part(total));
+                           q->fx->maxLcs, nDocWords, q->nQWordUniq, total, bm25_part(total));
         }
         total = w;
     }
