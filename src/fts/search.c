@@ -4450,6 +4450,9 @@ struct FtsFactors {
     int *aAt;                   /* the keys at the scored document, by index (so by field) */
     int nAt;
     int bHeap;                  /* OR_HEAP_MIN keys or more: the heap; fewer: a scan */
+    int bScoreFirst;            /* the tree has a MAYBE: its optional side moves to the
+                                ** document as it is scored, and the factors read the
+                                ** clauses where they stand (doc_weight) */
     uint32_t nQWords;           /* the query's words not under NOT (aQWord), found in
                                 ** the index or not */
     double maxLcs;              /* max_lcs (max_lcs()) */
@@ -4464,6 +4467,10 @@ struct FtsFactors {
     VEC(uint64_t) tmp;          /* in runs sorted each (one per key), merged via tmp */
     VEC(size_t) runs;           /* where each run starts, then the end */
     VEC(uint32_t) pos;          /* scratch: one key's positions */
+    VEC(uint64_t) bits;         /* scratch for plain fields (field_factors_plain): the
+                                ** positions holding a keyword, a bit each, all zero
+                                ** between fields (bits.n words are); */
+    VEC(int) slotK;             /* and the key at each of them (its index in keys) */
     FRunVec prev, cur;          /* scratch: the runs at two positions */
     uint8_t *aSeen;             /* scratch: per query position, matched in this field */
     FtsFieldFactors *aFF;       /* per field of the scored document, for ranker=expr
@@ -4494,6 +4501,8 @@ static void factors_free(FtsFactors *fx) {
     VEC_FREE(&fx->tmp);
     VEC_FREE(&fx->runs);
     VEC_FREE(&fx->pos);
+    VEC_FREE(&fx->bits);
+    VEC_FREE(&fx->slotK);
     VEC_FREE(&fx->prev);
     VEC_FREE(&fx->cur);
     VEC_FREE(&fx->seenDoc);
@@ -4679,6 +4688,16 @@ static double max_lcs(const FtsQuery *q) {
     return w * q->fx->nQWords;
 }
 
+/* Does the plan under pn hold a MAYBE? */
+static int plan_has_maybe(const PlanNode *pn) {
+    if (!pn) return 0;
+    if (pn->kind == PN_MAYBE) return 1;
+    for (int i = 0; i < pn->nChild; i++) {
+        if (plan_has_maybe(pn->aChild[i])) return 1;
+    }
+    return 0;
+}
+
 /* Readies q's factors for a run over increasing documents: the keywords
 ** (once per query) and a fresh cursor for each. */
 static int factors_open(FtsQuery *q) {
@@ -4702,6 +4721,8 @@ static int factors_open(FtsQuery *q) {
         }
         if (fx->keys.n > 1) qsort(fx->keys.a, fx->keys.n, sizeof(FKey), fkey_cmp);
         fx->bHeap = fx->keys.n >= OR_HEAP_MIN;
+        fx->bScoreFirst = plan_has_maybe(q->root);
+        for (int i = 0; i < q->nMerged; i++) fx->bScoreFirst |= plan_has_maybe(q->apMerged[i]);
         fx->aHeap = arena_alloc(q->a, sizeof(int) * (fx->keys.n + 1));
         fx->aAt = arena_alloc(q->a, sizeof(int) * (fx->keys.n + 1));
         if (!fx->aHeap || !fx->aAt) goto nomem;
@@ -5011,12 +5032,144 @@ static uint32_t phrases_keep(FtsQuery *q, const FKey *k, uint32_t doc, uint32_t 
 #define FF_EXPR 1 /* ranker=expr's other factors, doc_word_count among them */
 #define FF_OCC 2  /* atc and min_gaps (FF_EXPR too) */
 
+/* The most query positions one key of a plain field may stand at. */
+#define FF_PLAIN_MAXQ 16
+
+/* field_factors for a built-in ranker over a plain field: no limit on
+** which occurrences of its keys count (field position, zone, ZONESPAN
+** group or phrase), each key at FF_PLAIN_MAXQ query positions or fewer.
+** Then no position holds two keys (a key is a term), so the hits are read
+** in order off a bitmap of the keys' positions, each with its key: no
+** merge, and a run continues from one position's few. A field where one
+** key at one query position occurs needs no positions at all, unless
+** sph04 reads min_hit_pos and exact_hit. Returns -1 (the field is not
+** plain, or two keys share a position after all: *pAt as it was), LP_OK,
+** or an error (q->rc). The same factors as
+** field_factors (test_fts_search holds both to its reference). */
+static int field_factors_plain(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFactors *out) {
+    FtsFactors *fx = q->fx;
+    int end = *pAt;
+    for (; end < fx->nAt && fx->keys.a[fx->aAt[end]].iField == f; end++) {
+        const FKey *k = &fx->keys.a[fx->aAt[end]];
+        if (k->nQ > FF_PLAIN_MAXQ || k->nPosLimit || k->iZone || k->iGroup || (k->nPhrase && !k->bPlain)) {
+            return -1;
+        }
+    }
+    memset(out, 0, sizeof(*out));
+    int iFirst = *pAt;
+    *pAt = end;
+    for (int i = iFirst; i < end; i++) {
+        const FKey *k = &fx->keys.a[fx->aAt[i]];
+        uint32_t n = k->c->tf;
+        out->hitCount += n;
+        out->sumIdf += k->idf;
+        out->tfIdf += n * k->idf;
+        if (out->maxIdf == 0 || k->idf < out->minIdf) out->minIdf = k->idf;
+        if (k->idf > out->maxIdf) out->maxIdf = k->idf;
+        /* a word the query repeats counts once (its first position) */
+        for (int j = 0; j < k->nQ; j++) {
+            uint32_t w = qword_of(q, k->aQ[j]);
+            if (!fx->aSeen[w]) fx->aSeen[w] = 1, out->wordCount++;
+        }
+    }
+    for (int i = iFirst; i < end; i++) {
+        const FKey *k = &fx->keys.a[fx->aAt[i]];
+        for (int j = 0; j < k->nQ; j++) fx->aSeen[qword_of(q, k->aQ[j])] = 0;
+    }
+    if (end - iFirst == 1 && fx->keys.a[fx->aAt[iFirst]].nQ == 1 && q->rank.ranker != FTS_RANK_SPH04) {
+        out->lcs = out->hitCount > 0;
+        return LP_OK;
+    }
+    uint32_t dl = q->src->vt->xDocLen(q->src, f, doc);
+    uint32_t nWord = 0; /* bit words that may be set */
+    out->minHitPos = UINT32_MAX;
+    for (int i = iFirst; i < end; i++) {
+        const FKey *k = &fx->keys.a[fx->aAt[i]];
+        FtsPostings *c = k->c;
+        if (VEC_RESERVE(&fx->pos, c->tf)) goto nomem;
+        if (c->vt->xPositions(c, fx->pos.a, &q->errIter) != LP_OK) return q->rc = q->errIter.code;
+        uint32_t n = c->tf;
+        if (n == 0) continue;
+        uint32_t last = fx->pos.a[n - 1];
+        size_t need = (size_t)last / 64 + 1;
+        if (need > fx->bits.n) {
+            if (VEC_RESERVE(&fx->bits, need)) goto nomem;
+            memset(fx->bits.a + fx->bits.n, 0, (need - fx->bits.n) * sizeof(uint64_t));
+            fx->bits.n = need;
+        }
+        if (VEC_RESERVE(&fx->slotK, (size_t)last + 1)) goto nomem;
+        if (need > nWord) nWord = (uint32_t)need;
+        if (fx->pos.a[0] + 1 < out->minHitPos) out->minHitPos = fx->pos.a[0] + 1;
+        for (uint32_t p = 0; p < n; p++) {
+            uint32_t pos = fx->pos.a[p];
+            uint64_t bit = (uint64_t)1 << (pos & 63);
+            if (fx->bits.a[pos >> 6] & bit) {
+                /* two keys at one position: not plain after all */
+                memset(fx->bits.a, 0, nWord * sizeof(uint64_t));
+                *pAt = iFirst;
+                return -1;
+            }
+            fx->bits.a[pos >> 6] |= bit;
+            fx->slotK.a[pos] = fx->aAt[i];
+        }
+    }
+    if (out->minHitPos == UINT32_MAX) out->minHitPos = 0;
+    /* runs, as field_factors finds them: a hit continues the run at the
+    ** hit before it whose query position is as far behind as its document
+    ** position (Sphinx's lcs: a run may skip what the query skips) */
+    FRun aRun[2][FF_PLAIN_MAXQ];
+    int nPrev = 0, iCur = 0;
+    uint32_t prevPos = 0;
+    for (uint32_t wi = 0; wi < nWord; wi++) {
+        uint64_t b = fx->bits.a[wi];
+        fx->bits.a[wi] = 0;
+        while (b) {
+            uint32_t p = wi * 64 + (uint32_t)__builtin_ctzll(b);
+            b &= b - 1;
+            const FKey *k = &fx->keys.a[fx->slotK.a[p]];
+            const FRun *prev = aRun[!iCur];
+            FRun *cur = aRun[iCur];
+            uint32_t d = p - prevPos;
+            for (int jj = 0; jj < k->nQ; jj++) {
+                uint32_t j = k->aQ[jj];
+                FRun r = {j, 1, p, j, 0, 0};
+                for (int m = 0; j >= d && m < nPrev; m++) {
+                    if (prev[m].qpos == j - d) {
+                        r.len = prev[m].len + 1;
+                        r.pos0 = prev[m].pos0;
+                        r.q0 = prev[m].q0;
+                        break;
+                    }
+                }
+                if (r.len > out->lcs) {
+                    out->lcs = r.len;
+                    out->minBestSpanPos = r.pos0 + 1;
+                }
+                if (r.len == fx->nQWords && r.pos0 == 0 && r.q0 == fx->qMin && j == fx->qMax && p + 1 == dl) {
+                    out->exactHit = 1;
+                }
+                cur[jj] = r;
+            }
+            nPrev = k->nQ;
+            iCur = !iCur;
+            prevPos = p;
+        }
+    }
+    return LP_OK;
+nomem:
+    return q->rc = lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
+}
+
 /* Field f's factors in doc from the keys aAt[*pAt ..] of field f, whose
 ** cursors are at doc (*pAt moves past them); more with the FF_* bits of
 ** mode. LP_OK or an error (q->rc). */
 static int field_factors(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFactors *out, int mode) {
     FtsFactors *fx = q->fx;
     const int bExpr = (mode & FF_EXPR) != 0;
+    if (mode == 0 && !fx->aWordTf) {
+        int rc = field_factors_plain(q, f, doc, pAt, out);
+        if (rc != -1) return rc;
+    }
     memset(out, 0, sizeof(*out));
     fx->hits.n = 0;
     fx->runs.n = 0;
@@ -5283,12 +5436,26 @@ static int factor_weight(FtsQuery *q, It *root, double W, double *pWeight, FtsFi
     return rc;
 }
 
-/* A matched document's weight: the tree's, or a proximity ranker's. */
-static double doc_weight(FtsQuery *q, It *root) {
-    double w = root->vt->score(root);
-    if (!is_factor_ranker(q->rank.ranker)) return w;
+/* A matched document's weight: the tree's, or a proximity ranker's. Top-k
+** passes its heap's threshold theta: a weight that cannot pass it need not
+** be exact (it is returned below theta). Unless a MAYBE needs the scoring
+** to settle (bScoreFirst), the rankers that do not read BM25F (proximity,
+** wordcount, matchany, fieldmask) never score the tree, and proximity_bm25
+** and sph04 score it only when the proximity part plus the most bm25 can
+** add (under 999) passes theta. */
+static double doc_weight(FtsQuery *q, It *root, double theta) {
+    FtsRanker r = q->rank.ranker;
+    if (!is_factor_ranker(r)) return root->vt->score(root);
     double v = 0;
-    return factor_weight(q, root, w, &v, NULL, NULL) == LP_OK ? v : 0;
+    if (r == FTS_RANK_EXPR || q->fx->bScoreFirst) {
+        double w = root->vt->score(root);
+        return factor_weight(q, root, w, &v, NULL, NULL) == LP_OK ? v : 0;
+    }
+    /* bm25_part(0) is 0: v is the part before bm25 */
+    if (factor_weight(q, root, 0, &v, NULL, NULL) != LP_OK) return 0;
+    if (r != FTS_RANK_PROXIMITY_BM25 && r != FTS_RANK_SPH04) return v;
+    if (v + 999 < theta) return v;
+    return v + bm25_part(root->vt->score(root));
 }
 
 /* ------------------------------------------------------------------ */
@@ -5943,7 +6110,7 @@ static int generic_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx, in
             }
             continue;
         }
-        heap_push(q, h, d, doc_weight(q, root));
+        heap_push(q, h, d, doc_weight(q, root, heap_threshold(h)));
     }
     return q->rc;
 }
@@ -5998,7 +6165,7 @@ int fts_query_all(FtsQuery *q, FtsHitFn xHit, void *ctx, FtsStats *pStats, LpErr
     if (rc == LP_OK && bScore && is_factor_ranker(q->rank.ranker)) rc = factors_open(q);
     while (rc == LP_OK && !must_stop(q) && root->vt->next(root) != FTS_NO_DOC) {
         q->st.nCandidates++;
-        double w = bScore ? doc_weight(q, root) : 1.0;
+        double w = bScore ? doc_weight(q, root, -HUGE_VAL) : 1.0;
         rc = q->rc ? q->rc : xHit(ctx, root->doc, w);
     }
     if (q->st.bTimedOut) q->st.bTotalExact = 0;
