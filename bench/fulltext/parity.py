@@ -557,6 +557,21 @@ EXPECTED = {
         "'|' binds tighter: a NEAR chain with an OR list is the OR of one chain per choice (docs/sql.md), "
         "and every chain that holds in a field passes on its words; Sphinx's one automaton over the "
         "list passes on the occurrences of the chains it completes, here without 'fox'",
+    "gnu | (hen -cat) OPTION ranker=expr('sum(hit_count)')":
+        "a clause that does not match a row passes on none of its words' occurrences there, one a NOT "
+        "turns down too (docs/sql.md); Sphinx 2.2.11's AND NOT passes on its left side's whatever the "
+        "NOT finds",
+    "gnu | (^hen MAYBE cat) OPTION ranker=expr('sum(hit_count)')":
+        "a MAYBE that does not match a row passes on none of its words' occurrences there; Sphinx "
+        "2.2.11 passes on its optional side's in some rows and not in others, as its chunks of rows fall "
+        "(over one row it does not)",
+    "gnu | \"cat dog emu\"/2 OPTION ranker=expr('sum(hit_count)')":
+        "a quorum that does not match a row passes on none of its words' occurrences there; Sphinx "
+        "2.2.11 passes on a quorum's in some rows (10, 39) and not in others (2), as its chunks of rows "
+        "fall",
+    "gnu | (hen << cat) OPTION ranker=expr('sum(hit_count)')":
+        "an ORDER's words count where it holds, every occurrence; Sphinx counts only the occurrences "
+        "its operator matched, as for NEAR (docs/sql.md)",
     "cat cat OPTION ranker=wordcount":
         "a word the query repeats is one keyword to hit_count; Sphinx's wordcount ranker counts each "
         "occurrence once per place the query holds the word",
@@ -792,6 +807,16 @@ FACTOR_WORDS = ["cat", "dog", "emu", "fox", "gnu", "hen"]
 # its lcs and hit counts see a phrase's match as one hit: FACTOR_EXTRA).
 FACTOR_PHRASE_OPTIONS = ["ranker=expr('field_mask')", "ranker=expr('sum(word_count)')",
                          "ranker=expr('doc_word_count')", "ranker=fieldmask"]
+# Anchored words: their occurrences count only where the anchor holds (a
+# field's first or last word), as Sphinx's term nodes pass on only those.
+FACTOR_ANCHORED = ["gnu | ^hen", "gnu | hen$", "^gnu hen$", "cat (^dog | fox$)", "@title ^emu | cat",
+                   "^fox$ | gnu", "(^cat hen) | dog$",
+                   # and ANDs that miss a row the query matches (a part of an OR, a
+                   # MAYBE's optional part): their words count nowhere there
+                   "gnu | (hen cat)", "dog MAYBE (emu fox)", "(gnu | (hen (cat | dog))) fox",
+                   "gnu | \"cat dog emu\"/3"]
+FACTOR_ANCHOR_OPTIONS = ["ranker=expr('sum(hit_count)')", "ranker=expr('sum(lcs)')",
+                         "ranker=expr('top(min_hit_pos)')"] + FACTOR_PHRASE_OPTIONS
 # Queries whose factors differ on purpose: one example of each kind.
 FACTOR_EXTRA = [
     ("gnu", "ranker=expr('sum(max_window_hits(3))')"),
@@ -802,6 +827,10 @@ FACTOR_EXTRA = [
     ("hen NEAR/2 cat", "ranker=expr('sum(hit_count)')"),
     ("emu NEAR/2 fox | cat", "ranker=expr('doc_word_count')"),
     ("cat cat", "ranker=wordcount"),
+    ("gnu | (hen << cat)", "ranker=expr('sum(hit_count)')"),
+    ("gnu | (hen -cat)", "ranker=expr('sum(hit_count)')"),
+    ("gnu | (^hen MAYBE cat)", "ranker=expr('sum(hit_count)')"),
+    ("gnu | \"cat dog emu\"/2", "ranker=expr('sum(hit_count)')"),
 ]
 
 
@@ -851,7 +880,8 @@ def factor_set(seed=2026, n_rows=40, n_queries=40):
         q = rnd.choice([x, "%s %s" % (x, c), "(%s) | %s" % (x, c)])
         if q not in phrases:
             phrases.append(q)
-    pairs += [(q, o) for q in phrases for o in FACTOR_PHRASE_OPTIONS] + FACTOR_EXTRA
+    pairs += [(q, o) for q in phrases for o in FACTOR_PHRASE_OPTIONS]
+    pairs += [(q, o) for q in FACTOR_ANCHORED for o in FACTOR_ANCHOR_OPTIONS] + FACTOR_EXTRA
     return rows, pairs
 
 

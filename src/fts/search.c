@@ -4391,6 +4391,13 @@ typedef struct FKey {
                                 ** occurrences count where one of them matches ... */
     int nPhrase;
     int bPlain;                 /* ... unless it is a plain word too: every one counts */
+    int *aGuard;                /* ... or a plain word under clauses that can fail where
+                                ** the query matches: each such place's innermost (its
+                                ** index in fx->guards; in the arena): every one counts
+                                ** where one of them holds */
+    int nGuard;
+    int bFreeAt;                /* at the scored document: every occurrence counts
+                                ** (bPlain, or one of aGuard holds) */
 } FKey;
 
 /* A phrase, proximity phrase or chain of two words or more whose words are
@@ -4400,12 +4407,28 @@ typedef struct FPhrase {
     const PlanNode *pn;         /* the PN_PHRASE (one field) */
     It *it;                     /* its iterator in this run, or NULL (not found) */
     int bExact;                 /* an exact phrase: aStart holds its matches */
-    int bAt;                    /* it matches the scored document */
+    int iGuard;                 /* the innermost clause around it that can fail where
+                                ** the query matches (fx->guards, from 1), 0: none */
+    int bAt;                    /* it matches the scored document, and so does iGuard */
     uint32_t startDoc;          /* the document aStart is of (FTS_NO_DOC: none) */
     uint32_t *aStart;           /* the matches' first positions, ascending, found
                                 ** when a key needs them (phrase_starts) */
     uint32_t nStart, nCap;
 } FPhrase;
+
+/* A clause that can fail at a document the query matches: an AND (a '<<'
+** chain of any operands too), a MAYBE or a quorum that is a part of an OR
+** or a MAYBE's optional part. A clause that does not match a document
+** passes on none of its words' occurrences there (as Sphinx's AND), so the
+** words under it count where it holds (and every clause around it does).
+** An OR of words needs none: a word tells for itself. */
+typedef struct FGuard {
+    const PlanNode *pn;
+    int iParent;                /* the guard around it (fx->guards, from 1), 0: none */
+    It *it;                     /* its iterator in this run, or NULL (not found: it
+                                ** limits nothing) */
+    int bAt;                    /* it and its parents match the scored document */
+} FGuard;
 
 /* A ZONESPAN group some keys belong to, and the spans where it holds in
 ** the scored document: q->aSpanKey[off, off + n) (field << 32 | the
@@ -4440,6 +4463,8 @@ struct FtsFactors {
     VEC(FZone) zones;           /* the distinct zone limits of keys */
     VEC(FGroup) groups;         /* the ZONESPAN groups of keys */
     VEC(FPhrase) phrases;       /* the exact phrases some keys are words of */
+    VEC(FGuard) guards;         /* the clauses that can fail around some keys, each
+                                ** after the one around it */
     It *pGroupRoot;             /* the run's tree groups[].it and phrases[].it were
                                 ** found in */
     HashMap byKey;              /* while collecting: key + limit -> index in keys + 1 */
@@ -4497,6 +4522,7 @@ static void factors_free(FtsFactors *fx) {
     VEC_FREE(&fx->zones);
     VEC_FREE(&fx->groups);
     VEC_FREE(&fx->phrases);
+    VEC_FREE(&fx->guards);
     VEC_FREE(&fx->hits);
     VEC_FREE(&fx->tmp);
     VEC_FREE(&fx->runs);
@@ -4534,7 +4560,7 @@ static int fzone_of(FtsFactors *fx, const PlanNode *pn) {
 
 static int fkey_add(FtsQuery *q, FtsFactors *fx, int iField, const uint8_t *key, int nKey,
                     const FtsTermInfo *info, uint32_t nLimit, int iZone, int iGroup, int iPhrase,
-                    uint32_t qpos) {
+                    int iGuard, uint32_t qpos) {
     /* a prefix can expand to thousands of keys: found by hash, not by scan
     ** (key holds the field byte; the limits are appended; the map borrows
     ** its keys, so a new one is copied to the arena) */
@@ -4551,14 +4577,22 @@ static int fkey_add(FtsQuery *q, FtsFactors *fx, int iField, const uint8_t *key,
     } else {
         uint8_t *idKept = arena_alloc(q->a, nId);
         FKey z = {key, nKey, iField, nLimit, iZone, *info, NULL, 0, NULL,
-                  idf_of(q->src->nDocs, info->df ? info->df : 1), iGroup, NULL, 0, 0};
+                  idf_of(q->src->nDocs, info->df ? info->df : 1), iGroup, NULL, 0, 0, NULL, 0, 0};
         if (!idKept || VEC_PUSH(&fx->keys, z)) return LP_NOMEM;
         memcpy(idKept, id, nId);
         if (hmap_put(&fx->byKey, idKept, nId, (void *)(uintptr_t)fx->keys.n, NULL)) return LP_NOMEM;
         k = &fx->keys.a[fx->keys.n - 1];
     }
-    /* iPhrase: the phrase or chain (fx->phrases, from 1) it comes from, 0: none */
-    if (!iPhrase) k->bPlain = 1;
+    /* iPhrase: the phrase or chain (fx->phrases, from 1) it comes from, 0: none;
+    ** iGuard: the clause that can fail around a plain word (from 1), 0: none */
+    if (!iPhrase && !iGuard) k->bPlain = 1;
+    if (!iPhrase && iGuard && !k->bPlain) {
+        int *a = arena_alloc(q->a, sizeof(int) * (size_t)(k->nGuard + 1));
+        if (!a) return LP_NOMEM;
+        if (k->nGuard) memcpy(a, k->aGuard, sizeof(int) * (size_t)k->nGuard);
+        a[k->nGuard++] = iGuard - 1;
+        k->aGuard = a;
+    }
     if (iPhrase && (!k->nPhrase || k->aPhrase[k->nPhrase - 1] != iPhrase - 1)) {
         int *a = arena_alloc(q->a, sizeof(int) * (size_t)(k->nPhrase + 1));
         if (!a) return LP_NOMEM;
@@ -4578,12 +4612,14 @@ static int fkey_add(FtsQuery *q, FtsFactors *fx, int iField, const uint8_t *key,
 }
 
 /* The keywords of pn's positive parts; iGroup is the innermost ZONESPAN
-** group around pn (fx->groups, from 1), 0 for none. */
-static int fkeys_collect(FtsQuery *q, FtsFactors *fx, const PlanNode *pn, int iGroup) {
+** group around pn (fx->groups, from 1), iGuard the innermost clause
+** around it that can fail where the query matches (fx->guards, from 1),
+** 0 for none. */
+static int fkeys_collect(FtsQuery *q, FtsFactors *fx, const PlanNode *pn, int iGroup, int iGuard) {
     int rc = LP_OK;
     switch (pn->kind) {
     case PN_LEAF:
-        return fkey_add(q, fx, pn->iField, pn->key, pn->nKey, &pn->info, 0, 0, 0, 0, pn->qpos);
+        return fkey_add(q, fx, pn->iField, pn->key, pn->nKey, &pn->info, 0, 0, 0, 0, iGuard, pn->qpos);
     case PN_PHRASE: {
         int iZone = fzone_of(fx, pn);
         if (iZone < 0) return LP_NOMEM;
@@ -4592,10 +4628,11 @@ static int fkeys_collect(FtsQuery *q, FtsFactors *fx, const PlanNode *pn, int iG
         if (iGroup && pn->pZones != fx->groups.a[iGroup - 1].pn->pSpan) iGroup = 0;
         /* a phrase's or chain's words count where it matches, as Sphinx's
         ** operators pass on the occurrences they matched: an exact
-        ** phrase's at its matches, the others' in the fields they hold in */
+        ** phrase's at its matches (an anchored word's where it is
+        ** anchored), the others' in the fields they hold in */
         int iPhrase = 0;
-        if (pn->nTerm > 1 && pn->aGQPos) {
-            FPhrase ph = {pn, NULL, !pn->nOp && !pn->nSlop, 0, FTS_NO_DOC, NULL, 0, 0};
+        if ((pn->nTerm > 1 || (pn->anchor && !pn->nOp && !pn->nSlop)) && pn->aGQPos) {
+            FPhrase ph = {pn, NULL, !pn->nOp && !pn->nSlop, iGuard, 0, FTS_NO_DOC, NULL, 0, 0};
             if (VEC_PUSH(&fx->phrases, ph)) return LP_NOMEM;
             iPhrase = (int)fx->phrases.n;
         }
@@ -4606,12 +4643,12 @@ static int fkeys_collect(FtsQuery *q, FtsFactors *fx, const PlanNode *pn, int iG
             const PhraseAlt *alt = pn->aAlt && pn->aAlt[i].n ? &pn->aAlt[i] : NULL;
             if (!alt) {
                 rc = fkey_add(q, fx, pn->iField, pn->aKey[i], pn->anKey[i], &pn->aInfo[i], lim, iZone, iGroup,
-                              iPhrase, pn->aGQPos[i]);
+                              iPhrase, iGuard, pn->aGQPos[i]);
             }
             /* a prefix's or wildcard's: each of its terms, as outside a phrase */
             for (int k = 0; alt && k < alt->n && rc == LP_OK; k++) {
                 rc = fkey_add(q, fx, pn->iField, alt->a[k].key, alt->a[k].nKey, &alt->a[k].info, lim, iZone,
-                              iGroup, iPhrase, pn->aGQPos[i]);
+                              iGroup, iPhrase, iGuard, pn->aGQPos[i]);
             }
         }
         return rc;
@@ -4628,7 +4665,19 @@ static int fkeys_collect(FtsQuery *q, FtsFactors *fx, const PlanNode *pn, int iG
     case PN_MAYBE:
     case PN_QUORUM:
         for (int i = 0; i < pn->nChild - (pn->kind == PN_AND ? pn->nNeg : 0) && rc == LP_OK; i++) {
-            rc = fkeys_collect(q, fx, pn->aChild[i], iGroup);
+            const PlanNode *c = pn->aChild[i];
+            int iIn = iGuard;
+            /* an AND (a '<<' too), MAYBE or quorum that is a part of an OR,
+            ** or a MAYBE's optional part, may fail where pn matches (a word
+            ** or phrase, a group of its fields, tells for itself, and so
+            ** does an OR of them) */
+            int bMayFail = pn->kind == PN_OR || (pn->kind == PN_MAYBE && i > 0);
+            if (bMayFail && (c->kind == PN_AND || c->kind == PN_MAYBE || c->kind == PN_QUORUM)) {
+                FGuard g = {c, iGuard, NULL, 0};
+                if (VEC_PUSH(&fx->guards, g)) return LP_NOMEM;
+                iIn = (int)fx->guards.n;
+            }
+            rc = fkeys_collect(q, fx, c, iGroup, iIn);
         }
         return rc;
     case PN_ALL:
@@ -4705,8 +4754,8 @@ static int factors_open(FtsQuery *q) {
     if (!fx) {
         if (!(fx = arena_zalloc(q->a, sizeof(*fx)))) goto nomem;
         q->fx = fx;
-        int rc = fkeys_collect(q, fx, q->root, 0);
-        for (int i = 0; i < q->nMerged && rc == LP_OK; i++) rc = fkeys_collect(q, fx, q->apMerged[i], 0);
+        int rc = fkeys_collect(q, fx, q->root, 0, 0);
+        for (int i = 0; i < q->nMerged && rc == LP_OK; i++) rc = fkeys_collect(q, fx, q->apMerged[i], 0, 0);
         hmap_free(&fx->byKey);
         if (rc) goto nomem;
         size_t nf = q->src->nFields > 0 ? (size_t)q->src->nFields : 1;
@@ -4917,6 +4966,7 @@ static It *it_find(It *it, const PlanNode *pn) {
 static void clauses_at(FtsQuery *q, It *root, uint32_t doc) {
     FtsFactors *fx = q->fx;
     if (fx->pGroupRoot != root) {
+        for (size_t i = 0; i < fx->guards.n; i++) fx->guards.a[i].it = it_find(root, fx->guards.a[i].pn);
         for (size_t i = 0; i < fx->groups.n; i++) fx->groups.a[i].it = it_find(root, fx->groups.a[i].pn);
         for (size_t i = 0; i < fx->phrases.n; i++) {
             fx->phrases.a[i].it = it_find(root, fx->phrases.a[i].pn);
@@ -4924,9 +4974,15 @@ static void clauses_at(FtsQuery *q, It *root, uint32_t doc) {
         }
         fx->pGroupRoot = root;
     }
+    /* a guard's parent comes before it; one whose parent fails is not read
+    ** (under a clause that missed the document, an iterator may lag) */
+    for (size_t i = 0; i < fx->guards.n; i++) {
+        FGuard *g = &fx->guards.a[i];
+        g->bAt = (!g->iParent || fx->guards.a[g->iParent - 1].bAt) && (!g->it || g->it->doc == doc);
+    }
     for (size_t i = 0; i < fx->phrases.n; i++) {
         FPhrase *ph = &fx->phrases.a[i];
-        ph->bAt = ph->it && ph->it->doc == doc;
+        ph->bAt = ph->it && ph->it->doc == doc && (!ph->iGuard || fx->guards.a[ph->iGuard - 1].bAt);
     }
     for (size_t i = 0; i < fx->groups.n && q->rc == LP_OK; i++) {
         FGroup *g = &fx->groups.a[i];
@@ -5051,7 +5107,7 @@ static int field_factors_plain(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFi
     int end = *pAt;
     for (; end < fx->nAt && fx->keys.a[fx->aAt[end]].iField == f; end++) {
         const FKey *k = &fx->keys.a[fx->aAt[end]];
-        if (k->nQ > FF_PLAIN_MAXQ || k->nPosLimit || k->iZone || k->iGroup || (k->nPhrase && !k->bPlain)) {
+        if (k->nQ > FF_PLAIN_MAXQ || k->nPosLimit || k->iZone || k->iGroup || !k->bFreeAt) {
             return -1;
         }
     }
@@ -5189,7 +5245,9 @@ static int field_factors(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFac
             n = zones_keep(zs, fx->pos.a, n);
         }
         if (k->iGroup) n = group_keep(q, &fx->groups.a[k->iGroup - 1], zs, f, fx->pos.a, n);
-        if (k->nPhrase && !k->bPlain && (n = phrases_keep(q, k, doc, fx->pos.a, n)) == 0 && q->rc) return q->rc;
+        if (!k->bFreeAt && (n = k->nPhrase ? phrases_keep(q, k, doc, fx->pos.a, n) : 0) == 0 && q->rc) {
+            return q->rc;
+        }
         if (n == 0) continue;
         out->hitCount += n;
         out->sumIdf += k->idf;
@@ -5366,6 +5424,12 @@ static int factor_weight_at(FtsQuery *q, It *root, double W, double *pWeight, Ft
     FtsRanker r = q->rank.ranker;
     double sum = 0, mask = 0, maxLcs = fx->maxLcs;
     fkh_gather(fx, doc);
+    for (int i = 0; i < fx->nAt; i++) {
+        FKey *k = &fx->keys.a[fx->aAt[i]];
+        int bFree = k->bPlain;
+        for (int j = 0; j < k->nGuard && !bFree; j++) bFree = fx->guards.a[k->aGuard[j]].bAt;
+        k->bFreeAt = bFree;
+    }
     int iAt = 0;
     /* ranker=expr reads every field's factors at the end */
     FtsFieldFactors *aKeep = aOut ? aOut : r == FTS_RANK_EXPR ? fx->aFF : NULL;
@@ -5430,7 +5494,7 @@ static int factor_weight_at(FtsQuery *q, It *root, double W, double *pWeight, Ft
 static int factor_weight(FtsQuery *q, It *root, double W, double *pWeight, FtsFieldFactors *aOut,
                          uint32_t *pnDocWords) {
     size_t mark = q->nSpanKey;
-    if (q->fx->groups.n || q->fx->phrases.n) clauses_at(q, root, root->doc);
+    if (q->fx->groups.n || q->fx->phrases.n || q->fx->guards.n) clauses_at(q, root, root->doc);
     int rc = q->rc != LP_OK ? q->rc : factor_weight_at(q, root, W, pWeight, aOut, pnDocWords);
     q->nSpanKey = mark;
     return rc;

@@ -2715,6 +2715,17 @@ def test_proximity_ranker_details(cur, corpus, uniq):
     assert dict(match_weights(cur, t, '"hen cat" cat', fm)) == {4: 3, 5: 1}
     assert dict(match_weights(cur, t, 'hen NEAR/2 cat', fm)) == {4: 1, 5: 1, 6: 1}
     assert dict(match_weights(cur, t, 'hen NEAR/2 cat', hc)) == {4: 2, 5: 3, 6: 3}
+    # an anchored word counts where it is anchored: hen first in title 4
+    # and body 6, not title 5's two nor title 6's (Sphinx gives the same)
+    assert dict(match_weights(cur, t, 'dog | ^hen', hc)) == {3: 1, 4: 1, 5: 1, 6: 1}
+    assert dict(match_weights(cur, t, 'dog | cat$', hc)) == {3: 1 + 1, 4: 2, 5: 1, 6: 1}
+    # an AND (or MAYBE) that is a part of an OR, or a MAYBE's optional
+    # part, counts where it holds: a clause that does not match passes on
+    # nothing (as Sphinx's AND; Sphinx's AND NOT passes on row 5's hens)
+    assert dict(match_weights(cur, t, 'dog | (hen y)', hc)) == {3: 1, 5: 1 + 2 + 1}
+    assert dict(match_weights(cur, t, 'dog | (hen -y)', hc)) == {3: 1, 4: 1, 5: 1, 6: 2}
+    assert dict(match_weights(cur, t, 'x MAYBE (hen y)', hc)) == {1: 1, 2: 1, 5: 1 + 2 + 1, 6: 1}
+    assert dict(match_weights(cur, t, 'x MAYBE (hen | y)', hc)) == {1: 1, 2: 1, 5: 1 + 2 + 1, 6: 1 + 2}
 
 
 def explain_scores(cur, table, text, options=""):

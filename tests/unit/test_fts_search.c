@@ -993,7 +993,10 @@ typedef struct RefKey {
     int aPhr[16], nPhr;     /* the phrases and chains it is a word of (aPhr of
                             ** RefKeys, from 0): its occurrences count where one of
                             ** them matches ... */
-    int bPlain;             /* ... unless it is a plain word too: each counts */
+    int bPlain;             /* ... unless it is a plain word too: each counts, */
+    int aGuard[16], nGuard; /* or a plain word under clauses that can fail where
+                            ** the query matches (aGuard of RefKeys, from 1: each
+                            ** place's innermost): each counts where one holds */
 } RefKey;
 
 /* A phrase, proximity phrase or chain of two words or more whose words
@@ -1004,7 +1007,17 @@ typedef struct RefPhr {
     int aw[64];
     int nw, base, anchor;
     uint32_t lim;
+    int guard;              /* the clause around it that can fail (from 1), 0: none */
 } RefPhr;
+
+/* An AND (a '<<' of any operands), a MAYBE or a quorum that is a part of
+** an OR or a MAYBE's optional part: it can fail where the query matches,
+** and then its words count nowhere (a clause that does not match passes on
+** no occurrences, as Sphinx's AND). */
+typedef struct RefGuard {
+    const FtsNode *x;
+    int parent;             /* the guard around it (from 1), 0: none */
+} RefGuard;
 
 typedef struct RefKeys {
     RefKey a[1024];
@@ -1015,6 +1028,9 @@ typedef struct RefKeys {
     int aWordId[256];       /* ... which (word_of: -1 unknown), or PAT - i for a
                             ** prefix or wildcard (pat_id: its pattern, "ab*") */
     int nPos;               /* query positions taken */
+    RefGuard aGuard[64];
+    int nGuard;
+    int curGuard;           /* while collecting: the innermost guard (from 1), 0: none */
 } RefKeys;
 
 static void ref_key(RefKeys *k, int f, int w, uint32_t lim, int qpos, int phr) {
@@ -1029,7 +1045,11 @@ static void ref_key(RefKeys *k, int f, int w, uint32_t lim, int qpos, int phr) {
         x->f = f, x->w = w, x->lim = lim;
     }
     /* phr: the phrase or chain (aPhr, from 1) it comes from; 0: none */
-    if (!phr) x->bPlain = 1;
+    if (!phr && !k->curGuard) x->bPlain = 1;
+    if (!phr && k->curGuard && (!x->nGuard || x->aGuard[x->nGuard - 1] != k->curGuard)) {
+        assert_true(x->nGuard < 16);
+        x->aGuard[x->nGuard++] = k->curGuard;
+    }
     if (phr && (!x->nPhr || x->aPhr[x->nPhr - 1] != phr - 1)) {
         assert_true(x->nPhr < 16);
         x->aPhr[x->nPhr++] = phr - 1;
@@ -1074,6 +1094,7 @@ static int ref_phrase(RefKeys *k, const FtsNode *x, const int *aw, int nw) {
     RefPhr *ph = &k->aPhr[k->nPhr++];
     memcpy(ph->aw, aw, sizeof(int) * (size_t)nw);
     ph->x = x, ph->nw = nw, ph->base = k->nPos, ph->anchor = x->anchor, ph->lim = x->nPosLimit;
+    ph->guard = k->curGuard;
     return k->nPhr;
 }
 
@@ -1086,7 +1107,10 @@ static void ref_keys(RefKeys *k, const FtsNode *x, int bNeg) {
     case FTSN_PHRASE: {
         int nw = split_words(x->z, aw, 64), nReal = 0;
         for (int j = 0; j < nw; j++) aLim[j] = x->nPosLimit, nReal += aw[j] != WILD;
-        int phr = x->kind == FTSN_PHRASE && nReal > 1 && !bNeg ? ref_phrase(k, x, aw, nw) : 0;
+        /* an anchored word counts where it is anchored, as a phrase */
+        int phr = ((x->kind == FTSN_PHRASE && nReal > 1) || (x->anchor && nReal == 1 && nw == 1)) && !bNeg
+                      ? ref_phrase(k, x, aw, nw)
+                      : 0;
         ref_words(k, &x->fields, aw, nw, aLim, k->nPos, bNeg, phr);
         k->nPos += nw;
         return;
@@ -1154,7 +1178,18 @@ static void ref_keys(RefKeys *k, const FtsNode *x, int bNeg) {
     case FTSN_MAYBE:
     case FTSN_NOT:
     case FTSN_ORDER:
-        for (int c = 0; c < x->nChild; c++) ref_keys(k, x->aChild[c], bNeg || x->kind == FTSN_NOT);
+        for (int c = 0; c < x->nChild; c++) {
+            const FtsNode *y = x->aChild[c];
+            int g = k->curGuard;
+            if ((x->kind == FTSN_OR || (x->kind == FTSN_MAYBE && c > 0)) && !bNeg &&
+                (y->kind == FTSN_AND || y->kind == FTSN_ORDER || y->kind == FTSN_MAYBE || y->kind == FTSN_QUORUM)) {
+                assert_true(k->nGuard < 64);
+                k->aGuard[k->nGuard++] = (RefGuard){y, g};
+                k->curGuard = k->nGuard;
+            }
+            ref_keys(k, y, bNeg || x->kind == FTSN_NOT);
+            k->curGuard = g;
+        }
         return;
     }
 }
@@ -1192,16 +1227,30 @@ static int ref_holds_in(const FtsNode *n, int i, int f) {
     return n->kind == FTSN_NEAR ? chain_holds_near(n, i, f) : chain_holds(n, i, f, 0, 0, -1);
 }
 
+/* Do guard g (from 1; 0: none) and the guards around it match doc i? */
+static int ref_guard_holds(const RefKeys *k, int g, int i) {
+    for (; g; g = k->aGuard[g - 1].parent) {
+        double sc;
+        if (!ref_eval(k->aGuard[g - 1].x, i, &sc)) return 0;
+    }
+    return 1;
+}
+
 /* Does key x's word at position p of field f of doc i count? It must be
 ** the key's word; for a word of phrases or chains only, one of them must
 ** match field f, and an exact phrase's match hold it (at its place in the
 ** phrase). */
 static int ref_counts(const RefKeys *k, const RefKey *x, int i, int f, int p) {
     if (g_docs[i].aaWord[f][p] != x->w) return 0;
-    if (x->bPlain || !x->nPhr) return 1;
+    if (x->bPlain) return 1;
+    for (int j = 0; j < x->nGuard; j++) {
+        if (ref_guard_holds(k, x->aGuard[j], i)) return 1;
+    }
     for (int j = 0; j < x->nPhr; j++) {
         const RefPhr *ph = &k->aPhr[x->aPhr[j]];
-        if (ph->x->kind != FTSN_PHRASE || ph->x->nSlop) {
+        if (!ref_guard_holds(k, ph->guard, i)) continue;
+        /* (an anchored word is an exact phrase of one) */
+        if ((ph->x->kind != FTSN_PHRASE && ph->x->kind != FTSN_TERM) || ph->x->nSlop) {
             if (ref_holds_in(ph->x, i, f)) return 1;
             continue;
         }
