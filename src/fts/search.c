@@ -4495,7 +4495,13 @@ struct FtsFactors {
     VEC(uint64_t) bits;         /* scratch for plain fields (field_factors_plain): the
                                 ** positions holding a keyword, a bit each, all zero
                                 ** between fields (bits.n words are); */
-    VEC(int) slotK;             /* and the key at each of them (its index in keys) */
+    VEC(int) slotK;             /* and the key at each of them (its index in keys); */
+    VEC(uint32_t) prePos;       /* and each key's positions as it read them (a cursor
+                                ** reads a document's once): aAt[preFirst, preFirst +
+                                ** nPre) from prePos[preOff[i]] on, for field_factors
+                                ** when two keys share a position after all */
+    VEC(size_t) preOff;
+    int preFirst, nPre;
     FRunVec prev, cur;          /* scratch: the runs at two positions */
     uint8_t *aSeen;             /* scratch: per query position, matched in this field */
     FtsFieldFactors *aFF;       /* per field of the scored document, for ranker=expr
@@ -4529,6 +4535,8 @@ static void factors_free(FtsFactors *fx) {
     VEC_FREE(&fx->pos);
     VEC_FREE(&fx->bits);
     VEC_FREE(&fx->slotK);
+    VEC_FREE(&fx->prePos);
+    VEC_FREE(&fx->preOff);
     VEC_FREE(&fx->prev);
     VEC_FREE(&fx->cur);
     VEC_FREE(&fx->seenDoc);
@@ -5099,8 +5107,9 @@ static uint32_t phrases_keep(FtsQuery *q, const FKey *k, uint32_t doc, uint32_t 
 ** merge, and a run continues from one position's few. A field where one
 ** key at one query position occurs needs no positions at all, unless
 ** sph04 reads min_hit_pos and exact_hit. Returns -1 (the field is not
-** plain, or two keys share a position after all: *pAt as it was), LP_OK,
-** or an error (q->rc). The same factors as
+** plain, or two keys share a position after all: *pAt as it was, and the
+** keys' positions kept for field_factors in prePos), LP_OK, or an error
+** (q->rc). The same factors as
 ** field_factors (test_fts_search holds both to its reference). */
 static int field_factors_plain(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFactors *out) {
     FtsFactors *fx = q->fx;
@@ -5138,15 +5147,19 @@ static int field_factors_plain(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFi
     }
     uint32_t dl = q->src->vt->xDocLen(q->src, f, doc);
     uint32_t nWord = 0; /* bit words that may be set */
+    int bClash = 0;     /* two keys at one position: not plain after all */
     out->minHitPos = UINT32_MAX;
+    fx->prePos.n = fx->preOff.n = 0;
     for (int i = iFirst; i < end; i++) {
         const FKey *k = &fx->keys.a[fx->aAt[i]];
         FtsPostings *c = k->c;
-        if (VEC_RESERVE(&fx->pos, c->tf)) goto nomem;
-        if (c->vt->xPositions(c, fx->pos.a, &q->errIter) != LP_OK) return q->rc = q->errIter.code;
         uint32_t n = c->tf;
-        if (n == 0) continue;
-        uint32_t last = fx->pos.a[n - 1];
+        if (VEC_RESERVE(&fx->prePos, fx->prePos.n + n) || VEC_PUSH(&fx->preOff, fx->prePos.n)) goto nomem;
+        uint32_t *aPos = fx->prePos.a + fx->prePos.n;
+        if (c->vt->xPositions(c, aPos, &q->errIter) != LP_OK) return q->rc = q->errIter.code;
+        fx->prePos.n += n;
+        if (n == 0 || bClash) continue;
+        uint32_t last = aPos[n - 1];
         size_t need = (size_t)last / 64 + 1;
         if (need > fx->bits.n) {
             if (VEC_RESERVE(&fx->bits, need)) goto nomem;
@@ -5155,19 +5168,23 @@ static int field_factors_plain(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFi
         }
         if (VEC_RESERVE(&fx->slotK, (size_t)last + 1)) goto nomem;
         if (need > nWord) nWord = (uint32_t)need;
-        if (fx->pos.a[0] + 1 < out->minHitPos) out->minHitPos = fx->pos.a[0] + 1;
-        for (uint32_t p = 0; p < n; p++) {
-            uint32_t pos = fx->pos.a[p];
+        if (aPos[0] + 1 < out->minHitPos) out->minHitPos = aPos[0] + 1;
+        for (uint32_t p = 0; p < n && !bClash; p++) {
+            uint32_t pos = aPos[p];
             uint64_t bit = (uint64_t)1 << (pos & 63);
-            if (fx->bits.a[pos >> 6] & bit) {
-                /* two keys at one position: not plain after all */
-                memset(fx->bits.a, 0, nWord * sizeof(uint64_t));
-                *pAt = iFirst;
-                return -1;
-            }
+            bClash = (fx->bits.a[pos >> 6] & bit) != 0;
             fx->bits.a[pos >> 6] |= bit;
             fx->slotK.a[pos] = fx->aAt[i];
         }
+    }
+    if (bClash) {
+        /* (an exact form shares its word's position, a blend its parts')
+        ** field_factors takes over with the positions read */
+        memset(fx->bits.a, 0, nWord * sizeof(uint64_t));
+        fx->preFirst = iFirst;
+        fx->nPre = end - iFirst;
+        *pAt = iFirst;
+        return -1;
     }
     if (out->minHitPos == UINT32_MAX) out->minHitPos = 0;
     /* runs, as field_factors finds them: a hit continues the run at the
@@ -5222,6 +5239,7 @@ nomem:
 static int field_factors(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFactors *out, int mode) {
     FtsFactors *fx = q->fx;
     const int bExpr = (mode & FF_EXPR) != 0;
+    fx->nPre = 0;
     if (mode == 0 && !fx->aWordTf) {
         int rc = field_factors_plain(q, f, doc, pAt, out);
         if (rc != -1) return rc;
@@ -5236,7 +5254,12 @@ static int field_factors(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFac
         FKey *k = &fx->keys.a[fx->aAt[*pAt]];
         FtsPostings *c = k->c;
         if (VEC_RESERVE(&fx->pos, c->tf)) goto nomem;
-        if (c->vt->xPositions(c, fx->pos.a, &q->errIter) != LP_OK) return q->rc = q->errIter.code;
+        int iPre = *pAt - fx->preFirst;
+        if (fx->nPre && iPre >= 0 && iPre < fx->nPre) {
+            memcpy(fx->pos.a, fx->prePos.a + fx->preOff.a[iPre], sizeof(uint32_t) * c->tf);
+        } else if (c->vt->xPositions(c, fx->pos.a, &q->errIter) != LP_OK) {
+            return q->rc = q->errIter.code;
+        }
         uint32_t n = c->tf;
         while (k->nPosLimit && n > 0 && fx->pos.a[n - 1] >= k->nPosLimit) n--;
         ZoneSpans *zs = k->iZone ? &fx->zones.a[k->iZone - 1].zs : NULL;

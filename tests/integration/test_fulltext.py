@@ -1113,6 +1113,20 @@ def exact_query(text):
     return re.sub(r"(?<![\w/=@])([a-z]+)", r"=\1", text)
 
 
+def test_exact_form_and_stem_at_one_position(server, cur):
+    """A word's exact form and its stem are two keywords at one position:
+    the proximity rankers count each, in every row (the positions of a
+    row are read once, however the factors are computed)."""
+    t = make_table(server, "fts_exact_shared", "(title TEXT) morphology='stem_en' index_exact_words='1'",
+                   {1: ("running fast",), 2: ("x fast running runs",), 3: ("runs",)})
+    expr = "OPTION ranker=expr('sum(hit_count)*100 + sum(lcs)*10 + sum(word_count)')"
+    # row 1: =running and run at 0, fast after them (no run); row 2: fast
+    # at 1, =running and run at 2, run at 3: 'fast =running runs' is a run
+    # of 3 (each one position and one query place on); row 3 has no fast
+    got = dict(match_weights(cur, t, "fast =running running", expr))
+    assert got == {1: 3 * 100 + 1 * 10 + 3, 2: 4 * 100 + 3 * 10 + 3}
+
+
 def test_exact_forms_weigh_as_unstemmed_words(server, cur):
     """On a stemmed table with exact forms, a query of '=word's matches and
     weighs exactly as the same query without '=' on a table that does not
