@@ -111,6 +111,9 @@ struct PlanNode {
     const FtsZones *pSpan;      /* AND: ZONESPAN: its positive children match in one span */
     const struct PhraseAlt *aAlt; /* PHRASE: NULL, or per word the terms it stands for
                                 ** (n 0: the word's own key) */
+    const PlanNode *pOwner;     /* a clause kept for its keywords only (apMerged): the
+                                ** node it stands in, whose guards are its own (NULL:
+                                ** none known) */
     int bOrder;                 /* AND: '<<' over any operands (FTSN_ORDER): its children,
                                 ** in this order, hold occurrences each after the
                                 ** previous one's end in one field (order_holds) */
@@ -2868,7 +2871,7 @@ static PlanNode *plan_quorum(FtsQuery *q, const FtsNode *n, int *pbDropped, LpEr
     /* expand_keywords: its plain words, each planned as one outside it */
     int bExpand = q->rank.expand && !q->nNotDepth && !n->bExact;
     uint32_t qBase = take_qpos(q, &l, aExp);
-    int nWord = 0;
+    int nWord = 0, iMerged = q->nMerged;
     for (size_t i = 0; i < l.a.n; i++) {
         int j = 0, bPre = aExp && aExp[i].zPre;
         while (j < nWord && !(l.a.a[j].n == l.a.a[i].n && !memcmp(l.a.a[j].z, l.a.a[i].z, (size_t)l.a.a[i].n) &&
@@ -2935,6 +2938,8 @@ static PlanNode *plan_quorum(FtsQuery *q, const FtsNode *n, int *pbDropped, LpEr
         res->nThreshold = nThr;
     }
     if (!res) goto nomem;
+    /* the repeats' keywords count where the quorum does */
+    for (int i = iMerged; i < q->nMerged && res != &g_none; i++) q->apMerged[i]->pOwner = res;
 done:
     token_list_free(&l);
     return res;
@@ -3887,7 +3892,8 @@ static int merge_repeats(FtsQuery *q, PlanNode **a, int n) {
         }
         if (j < m) {
             a[j]->nRepeat += a[i]->nRepeat;
-            keep_keywords(q, a[i]); /* its query positions still count */
+            keep_keywords(q, a[i]); /* its query positions still count, */
+            a[i]->pOwner = a[j];    /* where the first's do */
         } else {
             a[m++] = a[i];
         }
@@ -4465,6 +4471,7 @@ struct FtsFactors {
     VEC(FPhrase) phrases;       /* the exact phrases some keys are words of */
     VEC(FGuard) guards;         /* the clauses that can fail around some keys, each
                                 ** after the one around it */
+    uint8_t *aMergedDone;       /* while collecting: per q->apMerged, its keys taken */
     It *pGroupRoot;             /* the run's tree groups[].it and phrases[].it were
                                 ** found in */
     HashMap byKey;              /* while collecting: key + limit -> index in keys + 1 */
@@ -4625,6 +4632,13 @@ static int fkey_add(FtsQuery *q, FtsFactors *fx, int iField, const uint8_t *key,
 ** 0 for none. */
 static int fkeys_collect(FtsQuery *q, FtsFactors *fx, const PlanNode *pn, int iGroup, int iGuard) {
     int rc = LP_OK;
+    /* the clauses kept for their keywords that stand in pn: under its guards */
+    for (int i = 0; i < q->nMerged && rc == LP_OK; i++) {
+        if (q->apMerged[i]->pOwner != pn || fx->aMergedDone[i]) continue;
+        fx->aMergedDone[i] = 1;
+        rc = fkeys_collect(q, fx, q->apMerged[i], iGroup, iGuard);
+    }
+    if (rc != LP_OK) return rc;
     switch (pn->kind) {
     case PN_LEAF:
         return fkey_add(q, fx, pn->iField, pn->key, pn->nKey, &pn->info, 0, 0, 0, 0, iGuard, pn->qpos);
@@ -4762,8 +4776,12 @@ static int factors_open(FtsQuery *q) {
     if (!fx) {
         if (!(fx = arena_zalloc(q->a, sizeof(*fx)))) goto nomem;
         q->fx = fx;
+        fx->aMergedDone = arena_zalloc(q->a, (size_t)q->nMerged + 1);
+        if (!fx->aMergedDone) goto nomem;
         int rc = fkeys_collect(q, fx, q->root, 0, 0);
-        for (int i = 0; i < q->nMerged && rc == LP_OK; i++) rc = fkeys_collect(q, fx, q->apMerged[i], 0, 0);
+        for (int i = 0; i < q->nMerged && rc == LP_OK; i++) {
+            if (!fx->aMergedDone[i]) fx->aMergedDone[i] = 1, rc = fkeys_collect(q, fx, q->apMerged[i], 0, 0);
+        }
         hmap_free(&fx->byKey);
         if (rc) goto nomem;
         size_t nf = q->src->nFields > 0 ? (size_t)q->src->nFields : 1;

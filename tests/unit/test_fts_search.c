@@ -2191,7 +2191,8 @@ static void test_proximity_rankers_vs_reference(void **state) {
         "ab0 MAYBE abc1", "abc1 << ab0 xy2", "(ab0 NEAR/3 abc1) | xy5", "^ab0 abc1$", "@body[5] ab0 abc1",
         "@body[4] ab0 NEAR/2 @body abc1", "ab0 (abc1 | xy2) -xy5", "\"abc1 ab0\"~2 ab3",
         "\"ab0 * abc1\" xy2", "ab0^2 abc1", "\"ab0 * * abc1\" | ab0^0.5", "-ab0 -xy2",
-        "ab0 abc1 ab0 abc1 xy2", "xy2 | ab0 | xy2 | abc1 | ab0",
+        "ab0 abc1 ab0 abc1 xy2", "xy2 | ab0 | xy2 | abc1 | ab0", "ab0* | \"abc1 abc1 ab12\"/3",
+        "xy2 | (ab0 abc1) | (ab0 abc1)", "ab3 | \"ab0 abc1 ab0 xy2\"/2",
     };
     static const FtsRanker aR[] = {FTS_RANK_PROXIMITY_BM25, FTS_RANK_SPH04, FTS_RANK_PROXIMITY,
                                    FTS_RANK_WORDCOUNT, FTS_RANK_MATCHANY, FTS_RANK_FIELDMASK};
