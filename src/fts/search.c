@@ -4632,8 +4632,9 @@ static int fkey_add(FtsQuery *q, FtsFactors *fx, int iField, const uint8_t *key,
 ** 0 for none. */
 static int fkeys_collect(FtsQuery *q, FtsFactors *fx, const PlanNode *pn, int iGroup, int iGuard) {
     int rc = LP_OK;
-    /* the clauses kept for their keywords that stand in pn: under its guards */
-    for (int i = 0; i < q->nMerged && rc == LP_OK; i++) {
+    /* the clauses kept for their keywords that stand in pn: under its guards
+    ** (a term's leaf stands for no kept clause: a group or a quorum does) */
+    for (int i = 0; i < q->nMerged && rc == LP_OK && pn->kind != PN_LEAF; i++) {
         if (q->apMerged[i]->pOwner != pn || fx->aMergedDone[i]) continue;
         fx->aMergedDone[i] = 1;
         rc = fkeys_collect(q, fx, q->apMerged[i], iGroup, iGuard);
@@ -5114,6 +5115,16 @@ static uint32_t phrases_keep(FtsQuery *q, const FKey *k, uint32_t doc, uint32_t 
 #define FF_EXPR 1 /* ranker=expr's other factors, doc_word_count among them */
 #define FF_OCC 2  /* atc and min_gaps (FF_EXPR too) */
 
+/* Key k's n occurrences that count in a field, added to its hit count
+** and idf factors. */
+static void key_counts(FtsFieldFactors *out, const FKey *k, uint32_t n) {
+    out->hitCount += n;
+    out->sumIdf += k->idf;
+    out->tfIdf += n * k->idf;
+    if (out->maxIdf == 0 || k->idf < out->minIdf) out->minIdf = k->idf;
+    if (k->idf > out->maxIdf) out->maxIdf = k->idf;
+}
+
 /* The most query positions one key of a plain field may stand at. */
 #define FF_PLAIN_MAXQ 16
 
@@ -5144,11 +5155,7 @@ static int field_factors_plain(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFi
     for (int i = iFirst; i < end; i++) {
         const FKey *k = &fx->keys.a[fx->aAt[i]];
         uint32_t n = k->c->tf;
-        out->hitCount += n;
-        out->sumIdf += k->idf;
-        out->tfIdf += n * k->idf;
-        if (out->maxIdf == 0 || k->idf < out->minIdf) out->minIdf = k->idf;
-        if (k->idf > out->maxIdf) out->maxIdf = k->idf;
+        key_counts(out, k, n);
         /* a word the query repeats counts once (its first position) */
         for (int j = 0; j < k->nQ; j++) {
             uint32_t w = qword_of(q, k->aQ[j]);
@@ -5290,11 +5297,7 @@ static int field_factors(FtsQuery *q, int f, uint32_t doc, int *pAt, FtsFieldFac
             return q->rc;
         }
         if (n == 0) continue;
-        out->hitCount += n;
-        out->sumIdf += k->idf;
-        out->tfIdf += n * k->idf;
-        if (out->maxIdf == 0 || k->idf < out->minIdf) out->minIdf = k->idf;
-        if (k->idf > out->maxIdf) out->maxIdf = k->idf;
+        key_counts(out, k, n);
         if (VEC_RESERVE(&fx->hits, fx->hits.n + (size_t)n * (size_t)k->nQ) ||
             VEC_PUSH(&fx->runs, fx->hits.n)) {
             goto nomem;
