@@ -204,8 +204,10 @@ void fts_query_set_accept_first(FtsQuery *q, int bFirst);
 void fts_query_set_deadline(FtsQuery *q, int64_t nsDeadline);
 
 /* Stops fts_query_topk once nCutoff matches were accepted (0: never), as
-** OPTION cutoff asks: the top k of those, FtsStats.bCutoff set and
-** bTotalExact 0. (fts_query_all leaves accepting to its caller, which
+** OPTION cutoff asks: the top k of the first nCutoff matches in ordinal
+** order, FtsStats.bCutoff set and bTotalExact 0. Under a cutoff no match
+** is passed over by its score bound (WAND, block-max, phrase bounds), so
+** the answer does not depend on the strategy. (fts_query_all leaves accepting to its caller, which
 ** stops it by returning non-zero from xHit.) */
 void fts_query_set_cutoff(FtsQuery *q, uint64_t nCutoff);
 

@@ -3388,6 +3388,22 @@ def test_cutoff(cur, uniq):
     cur.execute(f"SELECT COUNT(*) FROM {t} WHERE MATCH('a') OPTION cutoff=0")
     assert cur.fetchone()[0] == 200
     assert meta(cur)["total_relation"] == "eq"
+    # The best row comes after the cutoff. Without one, top-k passes over
+    # rows that only tie the best so far, a block at a time; under one it
+    # passes over none, so the answer is the best of the first N rows
+    # whatever the plan (an OR, a single word and a phrase here).
+    t2 = uniq()
+    cur.execute(f"CREATE TABLE {t2} (body TEXT)")
+    cur.execute(f"INSERT INTO {t2} VALUES " +
+                ",".join(f"({i}, '{'a b' if i == 150 else 'a b c d e f g h'}')" for i in range(1, 301)))
+    for q in ("a", "a | zz", '"a b"'):
+        cur.execute(f"SELECT id FROM {t2} WHERE MATCH('{q}') LIMIT 1")
+        assert cur.fetchall() == ((150,),), q
+        cur.execute(f"SELECT id FROM {t2} WHERE MATCH('{q}') LIMIT 1 OPTION cutoff=10")
+        assert cur.fetchall() == ((1,),), q
+        assert meta(cur)["total_found"] == "10", q
+        cur.execute(f"SELECT id FROM {t2} WHERE MATCH('{q}') LIMIT 1 OPTION cutoff=150")
+        assert cur.fetchall() == ((150,),), q
     for bad in ("-1", "1.5", "'x'"):
         expect_error(cur, f"SELECT id FROM {t} WHERE MATCH('a') OPTION cutoff={bad}", 1064,
                      r"cutoff expects an integer from 0")
