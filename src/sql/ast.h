@@ -278,6 +278,8 @@ typedef enum ShowKind {
     SHOW_STATUS,                /* SHOW [GLOBAL|SESSION] STATUS [LIKE 'pat'] */
     SHOW_DATABASES,             /* SHOW DATABASES */
     SHOW_META,                  /* SHOW META [LIKE 'pat'] */
+    SHOW_PLAN,                  /* SHOW PLAN (the last SELECT's, with profiling on) */
+    SHOW_PROFILE,               /* SHOW PROFILE (its stages' times) */
     SHOW_WARNINGS,              /* SHOW WARNINGS */
     SHOW_COLLATION,             /* SHOW COLLATION [LIKE] */
     SHOW_CHARSET,               /* SHOW CHARACTER SET / SHOW CHARSET [LIKE] */

@@ -1431,6 +1431,8 @@ void sqlx_select(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0};
     BoundSelect bs = {0};
     s->meta.bValid = 0;
+    s->meta.bProfiled = 0; /* set again below when profiling is on */
+    s->meta.nsProfilePlan = 0;
     if (!sel->zTable) {
         for (int i = 0; i < sel->nOption; i++) {
             if (strcmp(sel->aOption[i].zName, "max_matches") != 0) {
@@ -1470,6 +1472,20 @@ void sqlx_select(SqlSession *s, const SqlStmt *st, SqlResult *r) {
         if (bs.aB[i].iCol != SCHEMA_NO_COL) r->aCol[i].zTable = zTab;
     }
     keep_meta(s, &bs, &meta);
+    if (s->bProfiling) {
+        /* SHOW PLAN: the plan EXPLAIN gives, made by the same planner from
+        ** the same statement right after it ran (not timed in SHOW PROFILE) */
+        int64_t t0 = lp_now_ns();
+        StrBuf sb = {0};
+        LpError e2;
+        if (query_explain(&bs.q, &sb, &e2) == LP_OK && !sb.oom) {
+            size_t n = sb.n;
+            while (n && sb.z[n - 1] == '\n') n--; /* lines joined, as one value */
+            sqlx_meta_plan(s, n ? sb.z : "", n);
+        }
+        strbuf_free(&sb);
+        s->meta.nsProfilePlan = lp_now_ns() - t0;
+    }
     if (meta.fts.bTimedOut) {
         sqlx_warn(s, ER_UNKNOWN_ERROR, "query time exceeded max_query_time=%lld ms: the results "
                   "are the matches found by then", (long long)(bs.q.nsMaxTime / 1000000));

@@ -91,7 +91,7 @@ typedef enum SqlTokType {
     X(DIV, 1) X(DROP, 0) X(EMBEDDINGS, 0) X(ENGINES, 0) X(EXISTS, 0) X(EXPLAIN, 0) X(FALSE, 1) X(FIELDS, 0) X(FLUSH, 0) X(FROM, 1)   \
     X(FULL, 0) X(GLOBAL, 0) X(GROUP, 1) X(IF, 0) X(IN, 1) X(INSERT, 0) X(INTO, 1)         \
     X(IS, 1) X(LIKE, 1) X(LIMIT, 1) X(LOCAL, 0) X(META, 0) X(MOD, 1) X(MODIFY, 0) X(NAMES, 0)          \
-    X(NOT, 1) X(NULL, 1) X(OFFSET, 0) X(OPTIMIZE, 0) X(OPTION, 1) X(OR, 1) X(ORDER, 1)                   \
+    X(NOT, 1) X(NULL, 1) X(OFFSET, 0) X(OPTIMIZE, 0) X(OPTION, 1) X(OR, 1) X(ORDER, 1) X(PLAN, 0) X(PROFILE, 0)                   \
     X(RAMCHUNK, 0) X(REBUILD, 0) X(RECONFIGURE, 0) X(REPLACE, 0) X(ROLLBACK, 0) X(SELECT, 1) X(SESSION, 0) X(SET, 1) X(SETTINGS, 0)   \
     X(SHOW, 0) X(START, 0) X(STATUS, 0) X(TABLE, 1) X(TABLES, 0) X(TRANSACTION, 0)        \
     X(TRUE, 1) X(TRUNCATE, 0) X(UPDATE, 0) X(USE, 0) X(VALUES, 1) X(VARIABLES, 0)         \

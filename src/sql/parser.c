@@ -36,7 +36,7 @@
 **             | CREATE TABLE table | [FULL] (COLUMNS|FIELDS) (FROM|IN) table [like]
 **             | [GLOBAL|SESSION|LOCAL] VARIABLES [like | WHERE Variable_name
 **               (= | LIKE) 'x'] | [GLOBAL|SESSION|LOCAL] STATUS [like]
-**             | DATABASES [like] | META [like] | WARNINGS | COLLATION [like]
+**             | DATABASES [like] | META [like] | PLAN | PROFILE | WARNINGS | COLLATION [like]
 **             | CHARACTER SET [like] | CHARSET [like] | ENGINES
 **             | TABLE table STATUS [like] | TABLE table SETTINGS )
 **                                                   like := LIKE 'pattern'
@@ -1364,7 +1364,12 @@ static int parse_show(Parser *p, ShowStmt *s) {
         return finish(p, "LIKE or end of statement");
     case KW_WARNINGS:
     case KW_ENGINES:
-        s->kind = kw == KW_WARNINGS ? SHOW_WARNINGS : SHOW_ENGINES;
+    case KW_PLAN:
+    case KW_PROFILE:
+        s->kind = kw == KW_WARNINGS ? SHOW_WARNINGS
+                  : kw == KW_ENGINES ? SHOW_ENGINES
+                  : kw == KW_PLAN    ? SHOW_PLAN
+                                     : SHOW_PROFILE;
         advance(p);
         return finish(p, "end of statement");
     case KW_TABLE:
@@ -1381,7 +1386,7 @@ static int parse_show(Parser *p, ShowStmt *s) {
         return finish(p, "LIKE or end of statement");
     default:
         return expected(p, "TABLES, CREATE TABLE, COLUMNS, VARIABLES, STATUS, DATABASES, META, "
-                           "WARNINGS, COLLATION, CHARACTER SET, ENGINES or TABLE"),
+                           "PLAN, PROFILE, WARNINGS, COLLATION, CHARACTER SET, ENGINES or TABLE"),
                p->rc;
     }
 }

@@ -495,7 +495,7 @@ void sql_execute(SqlSession *s, const char *zSql, size_t nSql, SqlResult *r) {
         atomic_fetch_add_explicit(&stats->nSelect, 1, memory_order_relaxed);
         sqlx_select(s, st, r);
         if (r->kind != SQLRES_ERROR && s->meta.bValid) {
-            s->meta.nsTotal = lp_now_ns() - t0;
+            s->meta.nsTotal = lp_now_ns() - t0 - s->meta.nsProfilePlan;
             s->meta.nsParse = nsParse;
         }
         break;

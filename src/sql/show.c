@@ -158,9 +158,17 @@ void sqlx_meta_match(SqlSession *s, const char *zTable, const char *zMatch, size
     m->matchFlags = matchFlags;
 }
 
+void sqlx_meta_plan(SqlSession *s, const char *z, size_t n) {
+    SqlMeta *m = &s->meta;
+    free(m->zProfilePlan);
+    m->zProfilePlan = z ? strndup(z, n) : NULL;
+    m->bProfiled = m->zProfilePlan != NULL;
+}
+
 void sqlx_meta_free(SqlSession *s) {
     free(s->meta.zMatchTable);
     free(s->meta.zMatch);
+    sqlx_meta_plan(s, NULL, 0);
     s->meta.zMatchTable = s->meta.zMatch = NULL;
     s->meta.nMatchCap = 0;
     s->meta.bMatch = 0;
@@ -273,6 +281,64 @@ static int show_meta(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
     return meta_keywords(s, sh, r);
 }
 
+/* SHOW PLAN and SHOW PROFILE describe the last SELECT when it ran with
+** profiling on (SET profiling=1), as in Manticore; otherwise they are
+** empty, with a warning that says why. */
+static int profiled(SqlSession *s) {
+    if (s->meta.bValid && s->meta.bProfiled) return 1;
+    sqlx_warn(s, ER_UNKNOWN_ERROR, s->bProfiling ? "no SELECT has run since SET profiling=1"
+                                                 : "profiling is off: SET profiling=1, then run the SELECT");
+    return 0;
+}
+
+/* SHOW PLAN: one row, transformed_tree (Manticore's name), whose value is
+** the plan as EXPLAIN prints it, one line per node. */
+static int show_plan(SqlSession *s, SqlResult *r) {
+    static const char *const azCol[] = {"Variable", "Value", NULL};
+    if (str_columns(r, azCol)) return LP_NOMEM;
+    if (!profiled(s)) return LP_OK;
+    return add2(r, "transformed_tree", s->meta.zProfilePlan);
+}
+
+/* SHOW PROFILE: the stages of the last SELECT, as Manticore's columns
+** have them: seconds, how many times the stage was entered (once each
+** here) and its share of the statement's time. "unknown" is the time no
+** stage accounts for (the result set's making, locks, the arena). */
+static int show_profile(SqlSession *s, SqlResult *r) {
+    static const char *const azCol[] = {"Status", "Duration", "Switches", "Percent", NULL};
+    if (str_columns(r, azCol)) return LP_NOMEM;
+    if (!profiled(s)) return LP_OK;
+    const SqlMeta *m = &s->meta;
+    const QMeta *q = &m->q;
+    struct {
+        const char *zName;
+        int64_t ns;
+    } aStage[] = {
+        {"parse", m->nsParse}, {"embed", q->nsEmbed},  {"plan", q->nsPlan},       {"match", q->nsMatch},
+        {"rank", q->nsRank},   {"materialize", q->nsOutput}, {"unknown", 0},
+    };
+    int nStage = (int)LP_ARRAY_SIZE(aStage);
+    int64_t nsTotal = m->nsTotal > 0 ? m->nsTotal : 1, nsSum = 0;
+    for (int i = 0; i < nStage - 1; i++) nsSum += aStage[i].ns;
+    aStage[nStage - 1].ns = nsTotal > nsSum ? nsTotal - nsSum : 0;
+    int nShown = 0;
+    for (int i = 0; i < nStage; i++) {
+        /* embed only for a knn() text, as SHOW META */
+        if (strcmp(aStage[i].zName, "embed") == 0 && aStage[i].ns == 0) continue;
+        char zDur[32], zPct[32];
+        snprintf(zDur, sizeof(zDur), "%.6f", (double)aStage[i].ns / 1e9);
+        snprintf(zPct, sizeof(zPct), "%.2f", 100.0 * (double)aStage[i].ns / (double)nsTotal);
+        const char *az[4] = {aStage[i].zName, zDur, "1", zPct};
+        if (sql_result_add_strs(r, az)) return LP_NOMEM;
+        nShown++;
+    }
+    char zDur[32], zSw[16];
+    snprintf(zDur, sizeof(zDur), "%.6f", (double)m->nsTotal / 1e9);
+    snprintf(zSw, sizeof(zSw), "%d", nShown);
+    const char *az[4] = {"total", zDur, zSw, "100.00"};
+    return sql_result_add_strs(r, az);
+}
+
 static int show_warnings(SqlSession *s, SqlResult *r) {
     static const char *const azCol[] = {"Level", "Code", "Message", NULL};
     if (str_columns(r, azCol)) return LP_NOMEM;
@@ -379,7 +445,7 @@ static int show_fixed(const ShowStmt *sh, SqlResult *r) {
         return LP_OK;
     }
     default: {
-        const char *az[6] = {"loupe", "DEFAULT", "in-memory tables (durable storage: issue 5)",
+        const char *az[6] = {"loupe", "DEFAULT", "real-time tables: write-ahead log, mmap'd segments",
                              "YES", "NO", "NO"};
         if (str_columns(r, azEng)) return LP_NOMEM;
         return sql_result_add_strs(r, az);
@@ -397,6 +463,8 @@ void sqlx_show(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     case SHOW_STATUS: rc = show_status(s, sh, r); break;
     case SHOW_META: rc = show_meta(s, sh, r); break;
     case SHOW_WARNINGS: rc = show_warnings(s, r); break;
+    case SHOW_PLAN: rc = show_plan(s, r); break;
+    case SHOW_PROFILE: rc = show_profile(s, r); break;
     case SHOW_TABLE_STATUS: rc = show_table_status(s, sh, r); break;
     case SHOW_TABLE_SETTINGS: rc = show_table_settings(s, sh, r); break;
     default: rc = show_fixed(sh, r); break;

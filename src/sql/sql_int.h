@@ -31,6 +31,7 @@
 #define ER_MIX_AGGREGATE      1140
 #define ER_NO_SUCH_TABLE      1146
 #define ER_UNKNOWN_SYSVAR     1193
+#define ER_LOCAL_VARIABLE     1228
 #define ER_WRONG_VALUE_VAR    1231
 #define ER_DELETE_NO_WHERE    1175  /* MySQL's ER_UPDATE_WITHOUT_KEY_IN_SAFE_MODE */
 #define ER_NOT_SUPPORTED      1235
@@ -81,6 +82,11 @@ typedef struct SqlMeta {
     size_t nMatchCap;
     unsigned matchFlags;    /* the FTS_MATCH_* flags it was parsed with */
     int nExpansionLimit;
+    int bProfiled;          /* it ran with profiling on: SHOW PLAN and SHOW
+                            ** PROFILE describe it */
+    char *zProfilePlan;     /* its plan as EXPLAIN writes it (malloc'd), when
+                            ** bProfiled */
+    int64_t nsProfilePlan;  /* the time writing it took, left out of nsTotal */
 } SqlMeta;
 
 struct SqlSession {
@@ -90,6 +96,7 @@ struct SqlSession {
     char *zDb;              /* current database name, malloc'd */
     Arena stmt;             /* the current statement's tree, plan, values */
     int bAutocommit;
+    int bProfiling;         /* SET profiling=1: SELECTs keep their plan */
     int bDeferCommit;       /* sql_session_defer_commits */
     int bExplicitTxn;       /* BEGIN was issued */
     /* The open transaction: buffered writes to one table. */
@@ -158,6 +165,9 @@ void sqlx_show(SqlSession *s, const SqlStmt *st, SqlResult *r);
 void sqlx_meta_match(SqlSession *s, const char *zTable, const char *zMatch, size_t nMatch,
                      int nExpansionLimit, unsigned matchFlags);
 void sqlx_meta_free(SqlSession *s);
+/* Keeps the plan text of the last SELECT for SHOW PLAN (z[0..n), copied),
+** or forgets it (z NULL): the query ran without profiling. */
+void sqlx_meta_plan(SqlSession *s, const char *z, size_t n);
 
 /* call.c: CALL KEYWORDS and CALL SNIPPETS. */
 void sqlx_call(SqlSession *s, const SqlStmt *st, SqlResult *r);

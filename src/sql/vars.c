@@ -50,6 +50,7 @@ static const VarDef aVarDef[] = {
     {"net_read_timeout", "30", V_INT},
     {"net_write_timeout", "60", V_INT},
     {"performance_schema", "0", V_BOOL | V_RO},
+    {"profiling", NULL, V_BOOL | V_LIVE},
     {"protocol_version", "10", V_INT | V_RO},
     {"query_cache_size", "0", V_INT | V_RO},
     {"query_cache_type", "OFF", V_RO},
@@ -116,6 +117,7 @@ static int varlist_set(SqlVarList *l, const char *zName, const char *zValue, int
 /* The text of a live variable, in buf. */
 static const char *live_value(SqlSession *s, const VarDef *d, char *buf, size_t nBuf) {
     if (strcmp(d->zName, "autocommit") == 0) return s->bAutocommit ? "1" : "0";
+    if (strcmp(d->zName, "profiling") == 0) return s->bProfiling ? "1" : "0";
     if (strcmp(d->zName, "last_insert_id") == 0) {
         snprintf(buf, nBuf, "%lld", (long long)s->iLastInsertId);
         return buf;
@@ -281,6 +283,17 @@ int sqlx_var_set(SqlSession *s, const char *zName, int scope, Value v, LpError *
                 goto done;
             }
             s->bAutocommit = b;
+            goto done;
+        }
+        if (strcmp(zName, "profiling") == 0) {
+            /* Per session, as in MySQL and Manticore (SHOW PLAN, SHOW PROFILE). */
+            if (scope == 2) {
+                rc = lp_err_set(err, LP_BADINPUT, "variable 'profiling' is a SESSION variable and can't be "
+                                "used with SET GLOBAL");
+                err->detail = ER_LOCAL_VARIABLE;
+                goto done;
+            }
+            s->bProfiling = b;
             goto done;
         }
     } else if (d->flags & V_INT) {

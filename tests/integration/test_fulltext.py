@@ -3451,6 +3451,70 @@ def test_explain_select(cur, corpus):
     assert 'proximity "the dog"~2' in plan, plan
 
 
+
+def test_show_plan_and_profile(cur, corpus, connect):
+    """SET profiling=1, then SHOW PLAN and SHOW PROFILE describe the last
+    SELECT, as in Manticore: the plan EXPLAIN prints (one value, its lines
+    joined) and each stage's seconds and share; without profiling, or
+    before any SELECT, both are empty and SHOW WARNINGS says why."""
+    def warnings():
+        cur.execute("SHOW WARNINGS")
+        return [r[2] for r in cur.fetchall()]
+
+    cur.execute("SELECT @@profiling")
+    assert cur.fetchall() == ((0,),)
+    match_ids(cur, corpus, "quick | fox")
+    for stmt, cols in (("SHOW PLAN", ["Variable", "Value"]),
+                       ("SHOW PROFILE", ["Status", "Duration", "Switches", "Percent"])):
+        cur.execute(stmt)
+        assert col_names(cur) == cols and cur.fetchall() == (), stmt
+        assert warnings() == ["profiling is off: SET profiling=1, then run the SELECT"], stmt
+    cur.execute("SET profiling=1")
+    try:
+        cur.execute("SELECT @@profiling")
+        assert cur.fetchall() == ((1,),)
+        cur.execute("SHOW PLAN")
+        assert cur.fetchall() == ()
+        assert warnings() == ["no SELECT has run since SET profiling=1"]
+        q = f"SELECT id FROM {corpus} WHERE MATCH('quick | fox') OPTION field_weights=(body=2)"
+        cur.execute(q)
+        found = cur.fetchall()
+        cur.execute("EXPLAIN " + q)
+        explain = "\n".join(r[0] for r in cur.fetchall())
+        cur.execute("SHOW PLAN")
+        assert cur.fetchall() == (("transformed_tree", explain),)
+        assert explain.startswith("fulltext: strategy=maxscore\nOR\n"), explain
+        cur.execute("SHOW PROFILE")
+        rows = cur.fetchall()
+        assert [r[0] for r in rows] == ["parse", "plan", "match", "rank", "materialize", "unknown", "total"]
+        dur = {r[0]: float(r[1]) for r in rows}
+        assert all(v >= 0 for v in dur.values()) and dur["total"] > 0, rows
+        assert abs(sum(v for k, v in dur.items() if k != "total") - dur["total"]) < 2e-6 * len(rows), rows
+        assert abs(sum(float(r[3]) for r in rows[:-1]) - 100) < 0.1 and rows[-1][2:] == ("6", "100.00"), rows
+        # SHOW META still answers about the same SELECT
+        assert meta(cur)["total_found"] == str(len(found))
+        # a scan: its plan, and a failed SELECT leaves nothing to show
+        cur.execute(f"SELECT id FROM {corpus} WHERE cat = 1")
+        cur.execute("SHOW PLAN")
+        plan = cur.fetchall()[0][1]
+        assert plan.startswith("full_scan"), plan
+        expect_error(cur, f"SELECT id FROM {corpus} WHERE MATCH('\"open')", 1064, r"MATCH")
+        cur.execute("SHOW PROFILE")
+        assert cur.fetchall() == ()
+        # another session is not profiled
+        other = connect().cursor()
+        other.execute(f"SELECT id FROM {corpus} WHERE MATCH('fox')")
+        other.execute("SHOW PLAN")
+        assert other.fetchall() == ()
+        expect_error(other, "SET GLOBAL profiling=1", 1228, r"'profiling' is a SESSION variable")
+        expect_error(other, "SET profiling=2", 1231, r"can't be set to the value of '2'")
+    finally:
+        cur.execute("SET profiling=0")
+    cur.execute(f"SELECT id FROM {corpus} WHERE MATCH('fox')")
+    cur.execute("SHOW PLAN")
+    assert cur.fetchall() == ()
+
+
 # ---------------------------------------------------------------------------
 # Highlighting
 

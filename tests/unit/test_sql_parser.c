@@ -714,6 +714,8 @@ static void test_show(void **state) {
     check_show("SHOW META", SHOW_META, NULL, NULL, 0, 0);
     check_show("SHOW META LIKE 'total%'", SHOW_META, NULL, "total%", 0, 0);
     check_show("SHOW WARNINGS", SHOW_WARNINGS, NULL, NULL, 0, 0);
+    check_show("SHOW PLAN", SHOW_PLAN, NULL, NULL, 0, 0);
+    check_show("show profile", SHOW_PROFILE, NULL, NULL, 0, 0);
     check_show("SHOW COLLATION", SHOW_COLLATION, NULL, NULL, 0, 0);
     check_show("SHOW COLLATION LIKE 'utf8%'", SHOW_COLLATION, NULL, "utf8%", 0, 0);
     check_show("SHOW CHARACTER SET", SHOW_CHARSET, NULL, NULL, 0, 0);
@@ -892,7 +894,8 @@ static void test_errors(void **state) {
                 "unexpected end of statement at line 1 col 21: expected a table name");
     check_error("SHOW FOO", 5,
                 "near 'FOO' at line 1 col 6: expected TABLES, CREATE TABLE, COLUMNS, VARIABLES, "
-                "STATUS, DATABASES, META, WARNINGS, COLLATION, CHARACTER SET, ENGINES or TABLE");
+                "STATUS, DATABASES, META, PLAN, PROFILE, WARNINGS, COLLATION, CHARACTER SET, ENGINES or TABLE");
+    check_error("SHOW PLAN FOR x", 10, "near 'FOR x' at line 1 col 11: expected end of statement");
     check_error("SHOW GLOBAL TABLES", 12, "near 'TABLES' at line 1 col 13: expected VARIABLES or STATUS");
     check_error("SHOW TABLES LIKE x", 17, "near 'x' at line 1 col 18: expected a string");
     check_error("SHOW VARIABLES WHERE x = 1", 21,
