@@ -96,6 +96,7 @@ void fts_hl_options_init(FtsHlOptions *o) {
     o->zChunkSep = " ... ";
     o->limit = 256;
     o->around = 5;
+    o->startPassageId = 1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -619,6 +620,8 @@ typedef struct Hl {
     uint32_t *aStamp;      /* per term id: scratch for distinct counts */
     uint32_t iStamp;       /* the last stamp used */
     StrBuf *out;           /* the result is appended here */
+    int bIdMacro;          /* a tag holds %PASSAGE_ID% or %SNIPPET_ID% */
+    int64_t iPassageId;    /* the next marked word's number in the output */
     LpError *err;          /* filled on failure */
     VEC(HlSpan) spans;     /* zone spans (only when the query has zone limits) */
     VEC(HlZone) zones;     /* their zones */
@@ -989,6 +992,17 @@ static uint32_t span_chars(const Hl *h, int lo, int hi) {
     return c1 - c0;
 }
 
+/* Do words lo..hi fit in nChars characters and nWords words (each < 0:
+** no limit)? */
+static int span_fits(const Hl *h, int lo, int hi, int64_t nChars, int64_t nWords) {
+    return (nWords < 0 || hi - lo + 1 <= nWords) && (nChars < 0 || span_chars(h, lo, hi) <= nChars);
+}
+
+/* An option's limit as a budget: 0 (none) is -1, no limit. */
+static int64_t budget_of(int limit) {
+    return limit > 0 ? limit : -1;
+}
+
 /* Distinct terms among c's marked words within lo..hi; bNew: only those
 ** not shown yet. */
 static int count_terms(Hl *h, const Cand *c, int bNew) {
@@ -1053,7 +1067,7 @@ static int build_candidates(Hl *h) {
         int lo = (int)(m - around < 0 ? 0 : m - around);
         int hi = (int)(m + around > (int)h->words.n - 1 ? (int)h->words.n - 1 : m + around);
         Cand *c = h->nCand ? &h->aCand[h->nCand - 1] : NULL;
-        if (c && lo <= c->hi + 1 && span_chars(h, c->lo, hi) <= (uint32_t)h->o->limit) {
+        if (c && lo <= c->hi + 1 && span_fits(h, c->lo, hi, budget_of(h->o->limit), budget_of(h->o->limitWords))) {
             if (hi > c->hi) c->hi = hi;
             c->m1 = j + 1;
             continue;
@@ -1072,11 +1086,11 @@ static int build_candidates(Hl *h) {
     return LP_OK;
 }
 
-/* Shrinks c to at most budget characters around its first marked word
-** with a term not shown yet (else its first). A word longer than the
-** budget is cut inside only for the first passage (bCut); otherwise the
-** passage is dropped (returns 0). */
-static int shrink(Hl *h, Cand *c, uint32_t budget, int bCut) {
+/* Shrinks c to at most budget characters and nWords words (each < 0: no
+** limit) around its first marked word with a term not shown yet (else its
+** first). A word longer than the budget is cut inside only for the first
+** passage (bCut); otherwise the passage is dropped (returns 0). */
+static int shrink(Hl *h, Cand *c, int64_t budget, int64_t nWords, int bCut) {
     int a = h->aMatch[c->m0];
     for (int j = c->m0; j < c->m1; j++) {
         if (!h->aShown[h->words.a[h->aMatch[j]].id]) {
@@ -1084,18 +1098,18 @@ static int shrink(Hl *h, Cand *c, uint32_t budget, int bCut) {
             break;
         }
     }
-    if (span_chars(h, a, a) > budget) {
+    if (budget >= 0 && span_chars(h, a, a) > budget) {
         if (!bCut) return 0;
         c->lo = c->hi = a;
         c->iStart = h->words.a[a].iStart;
-        c->iEnd = skip_chars(h, c->iStart, budget);
+        c->iEnd = skip_chars(h, c->iStart, (uint32_t)budget);
         return 1;
     }
     int lo = a, hi = a, bGrew;
     do {
         bGrew = 0;
-        if (hi < c->hi && span_chars(h, lo, hi + 1) <= budget) hi++, bGrew = 1;
-        if (lo > c->lo && span_chars(h, lo - 1, hi) <= budget) lo--, bGrew = 1;
+        if (hi < c->hi && span_fits(h, lo, hi + 1, budget, nWords)) hi++, bGrew = 1;
+        if (lo > c->lo && span_fits(h, lo - 1, hi, budget, nWords)) lo--, bGrew = 1;
     } while (bGrew);
     c->lo = lo;
     c->hi = hi;
@@ -1139,6 +1153,30 @@ static void emit_text(Hl *h, uint32_t from, uint32_t to) {
     strbuf_append(h->out, h->z + i0, to - i0);
 }
 
+/* Appends a tag, its %PASSAGE_ID% and %SNIPPET_ID% replaced by the
+** current match's number. */
+static void emit_tag(Hl *h, const char *zTag) {
+    if (!h->bIdMacro) {
+        strbuf_appendz(h->out, zTag);
+        return;
+    }
+    for (const char *p = zTag; *p;) {
+        const char *m = strchr(p, '%');
+        if (!m) {
+            strbuf_appendz(h->out, p);
+            break;
+        }
+        strbuf_append(h->out, p, (size_t)(m - p));
+        if (strncmp(m, "%PASSAGE_ID%", 12) == 0 || strncmp(m, "%SNIPPET_ID%", 12) == 0) {
+            strbuf_appendf(h->out, "%lld", (long long)h->iPassageId);
+            p = m + 12;
+        } else {
+            strbuf_appendc(h->out, '%');
+            p = m + 1;
+        }
+    }
+}
+
 /* Copies bytes [from, to) with the marked words in it wrapped in tags. */
 static void emit_range(Hl *h, uint32_t from, uint32_t to) {
     /* The first word ending after `from` (binary search). */
@@ -1158,9 +1196,10 @@ static void emit_range(Hl *h, uint32_t from, uint32_t to) {
         uint32_t s = w->iStart > from ? w->iStart : from;
         uint32_t e = w->iEnd < to ? w->iEnd : to;
         emit_text(h, i, s);
-        strbuf_appendz(h->out, h->o->zBefore);
+        emit_tag(h, h->o->zBefore);
         emit_text(h, s, e);
-        strbuf_appendz(h->out, h->o->zAfter);
+        emit_tag(h, h->o->zAfter);
+        h->iPassageId++;
         i = e;
     }
     emit_text(h, i, to);
@@ -1185,7 +1224,7 @@ static int emit_passages(Hl *h) {
         heap_push(h, k);
 
     const FtsHlOptions *o = h->o;
-    int64_t remaining = o->limit;
+    int64_t remaining = budget_of(o->limit), wordsLeft = budget_of(o->limitWords);
     int nChosen = 0;
     while (h->nHeap > 0 && (o->limitPassages == 0 || nChosen < o->limitPassages)) {
         int k = heap_pop(h);
@@ -1200,23 +1239,29 @@ static int emit_passages(Hl *h) {
             }
         }
         int bForce = o->bForceAllWords && nNew > 0;
-        if (remaining <= 0 && !bForce) {
+        if ((remaining == 0 || wordsLeft == 0) && !bForce) {
             if (!o->bForceAllWords) break;
             continue;
         }
-        uint32_t len = span_chars(h, c->lo, c->hi);
-        if (len <= remaining || bForce) {
+        uint32_t len;
+        if (bForce || span_fits(h, c->lo, c->hi, remaining, wordsLeft)) {
             c->iStart = span_start(h, c->lo);
             c->iEnd = span_end(h, c->hi);
+            len = span_chars(h, c->lo, c->hi);
         } else {
-            if (!shrink(h, c, (uint32_t)remaining, nChosen == 0)) continue;
+            if (!shrink(h, c, remaining, wordsLeft, nChosen == 0)) continue;
             len = count_chars(h->z, c->iStart, c->iEnd);
         }
         for (int j = c->m0; j < c->m1; j++) {
             int iw = h->aMatch[j];
             if (iw >= c->lo && iw <= c->hi) h->aShown[h->words.a[iw].id] = 1;
         }
-        remaining -= len;
+        /* a forced passage may overdraw: the budget then stays spent */
+        if (remaining >= 0) remaining = remaining > len ? remaining - len : 0;
+        if (wordsLeft >= 0) {
+            int64_t nw = c->hi - c->lo + 1;
+            wordsLeft = wordsLeft > nw ? wordsLeft - nw : 0;
+        }
         aChosen[nChosen++] = *c;
     }
 
@@ -1246,9 +1291,10 @@ static int emit_passages(Hl *h) {
 
 /* No marked word: the start of the text, cut after a whole word. */
 static void emit_start(Hl *h) {
-    uint32_t cut = skip_chars(h, 0, (uint32_t)h->o->limit);
+    uint32_t cut = h->o->limit > 0 ? skip_chars(h, 0, (uint32_t)h->o->limit) : h->n;
     uint32_t end = 0;
-    for (int k = 0; k < (int)h->words.n && h->words.a[k].iEnd <= cut; k++)
+    int nWords = h->o->limitWords > 0 ? h->o->limitWords : (int)h->words.n;
+    for (int k = 0; k < (int)h->words.n && k < nWords && h->words.a[k].iEnd <= cut; k++)
         end = h->words.a[k].iEnd;
     if (end == 0) end = cut; /* even the first word is too long: cut inside it */
     emit_text(h, 0, end);
@@ -1256,15 +1302,16 @@ static void emit_start(Hl *h) {
 }
 
 int fts_highlight(const Analyzer *an, const FtsHlQuery *q, const char *zText, size_t nText,
-                  const FtsHlOptions *opt, StrBuf *out, LpError *err) {
+                  const FtsHlOptions *opt, StrBuf *out, LpError *err, int *pnMarked) {
+    if (pnMarked) *pnMarked = 0;
     FtsHlOptions def;
     if (!opt) {
         fts_hl_options_init(&def);
         opt = &def;
     }
-    if (opt->limit < 0 || opt->around < 0 || opt->limitPassages < 0) {
+    if (opt->limit < 0 || opt->around < 0 || opt->limitPassages < 0 || opt->limitWords < 0) {
         return lp_err_set(err, LP_BADINPUT,
-                          "highlight: limit, around and limit_passages must not be negative");
+                          "highlight: limit, around, limit_passages and limit_words must not be negative");
     }
     if (!opt->zBefore || !opt->zAfter || !opt->zChunkSep) {
         return lp_err_set(err, LP_BADINPUT,
@@ -1291,6 +1338,8 @@ int fts_highlight(const Analyzer *an, const FtsHlQuery *q, const char *zText, si
     h.bStemmed = analyzer_is_stemmed(an) || h.bRenumber || analyzer_has_blend(an);
     h.out = out;
     h.err = err;
+    h.iPassageId = opt->startPassageId;
+    h.bIdMacro = strstr(opt->zBefore, "_ID%") || strstr(opt->zAfter, "_ID%");
 
     /* Step 1: the words, and which of them the query marks. The analyzer
     ** refuses texts of 4 GiB and more, so the uint32_t offsets hold. */
@@ -1305,7 +1354,9 @@ int fts_highlight(const Analyzer *an, const FtsHlQuery *q, const char *zText, si
         h.nMatch += h.words.a[k].id >= 0;
 
     if (h.nMatch == 0 && opt->bAllowEmpty) goto done;
-    if (opt->limit == 0 || h.nChars <= (uint32_t)opt->limit) {
+    int bWhole = (opt->limit == 0 || h.nChars <= (uint32_t)opt->limit) &&
+                 (opt->limitWords == 0 || h.words.n <= (size_t)opt->limitWords);
+    if (bWhole && !(opt->bForcePassages && h.nMatch > 0)) {
         emit_range(&h, 0, h.n);
     } else if (h.nMatch == 0) {
         emit_start(&h);
@@ -1325,6 +1376,8 @@ int fts_highlight(const Analyzer *an, const FtsHlQuery *q, const char *zText, si
         rc = emit_passages(&h);
     }
     if (rc == LP_OK && out->oom) rc = hl_nomem(&h);
+
+    if (pnMarked) *pnMarked = (int)(h.iPassageId - opt->startPassageId);
 
 done:
     strbuf_free(&html);

@@ -21,24 +21,30 @@
 **
 ** Output. The original bytes of the text (never normalised), with
 ** before_match/after_match around each marked word: one tag pair per word,
-** even for adjacent words, as Manticore does. The text is not HTML-escaped
+** even for adjacent words, as Manticore does. In either tag %PASSAGE_ID%
+** (or Manticore's newer name %SNIPPET_ID%) is the match's number in the
+** output: start_passage_id for the first marked word shown, one more for
+** each after it (Sphinx counts so). The text is not HTML-escaped
 ** unless bEscapeHtml asks (a loupe option; tags and separators are never
 ** escaped). Cutting:
-**   1. limit = 0, or a text of at most `limit` characters (code points):
-**      the whole text.
+**   1. A text within the limits (at most `limit` characters, code points,
+**      and at most `limit_words` words; 0 is no limit) is shown whole,
+**      unless force_passages asks for passages anyway.
 **   2. Otherwise passages: `around` words on each side of a marked word;
-**      windows that touch are merged while they fit in `limit`. Passages
-**      are chosen best first (most query terms not shown yet, then most
-**      distinct terms, then most marked words, then earliest) until the
-**      characters shown reach `limit` (tags and separators do not count)
-**      or `limit_passages` are chosen; a passage too long for what is left
+**      windows that touch are merged while they fit in the limits.
+**      Passages are chosen best first (most query terms not shown yet,
+**      then most distinct terms, then most marked words, then earliest)
+**      until the characters shown reach `limit` (tags and separators do
+**      not count), the words shown reach `limit_words`, or
+**      `limit_passages` are chosen; a passage too long for what is left
 **      is shrunk around its first new match, word by word. They are output
 **      in text order (weight_order: in the order chosen), overlapping or
 **      touching ones merged, with chunk_separator between passages and at
 **      either end where text was left out.
 **   3. No marked word: the start of the text, cut after the last whole
-**      word within `limit` characters (inside the first word if even that
-**      one is longer), followed by chunk_separator; or "" with allow_empty.
+**      word within `limit` characters and `limit_words` words (inside the
+**      first word if even that one is longer than `limit`), followed by
+**      chunk_separator; or "" with allow_empty.
 ** force_all_words takes a passage that adds a query term not shown yet
 ** even past `limit`. A cut never splits a UTF-8 character.
 **
@@ -73,6 +79,10 @@ typedef struct FtsHlOptions {
     int bEscapeHtml;       /* escape & < > " ' in the text (loupe's own option) */
     int bExactPhrase;      /* exact_phrase: an exact phrase's words only where it
                            ** matches (read by fts_hl_query_build) */
+    int limitWords;        /* limit_words: words of text shown, 0 = no limit (0) */
+    int startPassageId;    /* start_passage_id: the first match's %PASSAGE_ID% (1) */
+    int bForcePassages;    /* force_passages: cut to passages even when the whole
+                           ** text is within the limits (0) */
 } FtsHlOptions;
 
 /* Fills *o with the defaults above. */
@@ -93,9 +103,11 @@ int fts_hl_query_build(Arena *a, const Analyzer *an, const FtsNode *root, int iF
                        int bExactPhrase, FtsHlQuery **pp, LpError *err);
 
 /* Appends the highlighted text z[0..n) to *out (see the top of this file).
-** opt NULL means the defaults. On failure *out may hold part of the result
-** (the caller discards it). */
+** opt NULL means the defaults. *pnMarked (pnMarked may be NULL) is set to
+** the marked words written, so that a caller highlighting several texts
+** into one result can go on numbering them (start_passage_id). On failure
+** *out may hold part of the result (the caller discards it). */
 int fts_highlight(const Analyzer *an, const FtsHlQuery *q, const char *zText, size_t nText,
-                  const FtsHlOptions *opt, StrBuf *out, LpError *err);
+                  const FtsHlOptions *opt, StrBuf *out, LpError *err, int *pnMarked);
 
 #endif /* LP_FTS_HIGHLIGHT_H */

@@ -44,6 +44,8 @@ Value qfn_highlight(const QExpr *e, const QRow *row) {
     if (!row || !row->r) return value_null();
     StrBuf sb = {0};
     int bAny = 0;
+    /* %PASSAGE_ID% numbers the row's marked words across its fields */
+    FtsHlOptions opt = h->opt;
     for (int i = 0; i < h->nField; i++) {
         Value v = row->rd ? row_read(row->rd, row->s, row->r, h->aCol[i]) : row_get(row->s, row->r, h->aCol[i]);
         if (v.kind != VAL_STR || v.u.s.n == 0) continue;
@@ -51,7 +53,8 @@ Value qfn_highlight(const QExpr *e, const QRow *row) {
         if (bAny) strbuf_appendz(&sb, h->zFieldSep);
         size_t before = sb.n;
         LpError err;
-        if (fts_highlight(h->an, h->apHl[i], v.u.s.z, v.u.s.n, &h->opt, &sb, &err) != LP_OK) {
+        int nMarked;
+        if (fts_highlight(h->an, h->apHl[i], v.u.s.z, v.u.s.n, &opt, &sb, &err, &nMarked) != LP_OK) {
             sb.n = mark; /* skip a field that cannot be highlighted */
             if (sb.z) sb.z[mark] = 0;
             continue;
@@ -61,6 +64,7 @@ Value qfn_highlight(const QExpr *e, const QRow *row) {
             if (sb.z) sb.z[mark] = 0;
             continue;
         }
+        opt.startPassageId += nMarked;
         bAny = 1;
     }
     Value out = scratch_str(row, &sb);
@@ -75,7 +79,7 @@ Value qfn_snippet(const QExpr *e, const QRow *row) {
     StrBuf sb = {0};
     LpError err;
     Value out = value_null();
-    if (fts_highlight(h->an, h->pHlText, v.u.s.z, v.u.s.n, &h->opt, &sb, &err) == LP_OK) {
+    if (fts_highlight(h->an, h->pHlText, v.u.s.z, v.u.s.n, &h->opt, &sb, &err, NULL) == LP_OK) {
         out = scratch_str(row, &sb);
     }
     strbuf_free(&sb);
@@ -99,20 +103,29 @@ int qhl_option(QHighlight *h, Arena *a, const char *zName, Value v, char *zWhy, 
         *pz = z;
         return LP_OK;
     }
-    int *pi = !strcmp(zName, "limit")             ? &o->limit
-              : !strcmp(zName, "around")          ? &o->around
-              : !strcmp(zName, "limit_passages")  ? &o->limitPassages
-              : !strcmp(zName, "allow_empty")     ? &o->bAllowEmpty
-              : !strcmp(zName, "force_all_words") ? &o->bForceAllWords
-              : !strcmp(zName, "weight_order")    ? &o->bWeightOrder
-              : !strcmp(zName, "escape_html")     ? &o->bEscapeHtml
-              : !strcmp(zName, "exact_phrase")    ? &o->bExactPhrase
-                                                  : NULL;
+    /* Manticore's newer names (…_snippets, start_snippet_id) are the same
+    ** options as Sphinx's (…_passages, start_passage_id). */
+    int *pi = !strcmp(zName, "limit")                ? &o->limit
+              : !strcmp(zName, "around")             ? &o->around
+              : !strcmp(zName, "limit_passages")     ? &o->limitPassages
+              : !strcmp(zName, "limit_snippets")     ? &o->limitPassages
+              : !strcmp(zName, "limit_words")        ? &o->limitWords
+              : !strcmp(zName, "allow_empty")        ? &o->bAllowEmpty
+              : !strcmp(zName, "force_all_words")    ? &o->bForceAllWords
+              : !strcmp(zName, "force_passages")     ? &o->bForcePassages
+              : !strcmp(zName, "force_snippets")     ? &o->bForcePassages
+              : !strcmp(zName, "start_passage_id")   ? &o->startPassageId
+              : !strcmp(zName, "start_snippet_id")   ? &o->startPassageId
+              : !strcmp(zName, "weight_order")       ? &o->bWeightOrder
+              : !strcmp(zName, "escape_html")        ? &o->bEscapeHtml
+              : !strcmp(zName, "exact_phrase")       ? &o->bExactPhrase
+                                                     : NULL;
     if (!pi) {
         snprintf(zWhy, nWhy,
                  "unknown highlighting option '%s': expected before_match, after_match, "
-                 "chunk_separator, field_separator, limit, around, limit_passages, allow_empty, "
-                 "force_all_words, weight_order, exact_phrase or escape_html",
+                 "chunk_separator, field_separator, limit, around, limit_passages (limit_snippets), "
+                 "limit_words, allow_empty, force_all_words, force_passages (force_snippets), "
+                 "start_passage_id (start_snippet_id), weight_order, exact_phrase or escape_html",
                  zName);
         return LP_BADINPUT;
     }

@@ -472,7 +472,7 @@ static void call_snippets(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     StrBuf sb = {0};
     for (int i = 0; i < nDoc; i++) {
         strbuf_reset(&sb);
-        int rc = fts_highlight(an, pHl, aDoc[i]->u.s.z, aDoc[i]->u.s.n, &h.opt, &sb, &err);
+        int rc = fts_highlight(an, pHl, aDoc[i]->u.s.z, aDoc[i]->u.s.n, &h.opt, &sb, &err, NULL);
         if (rc == LP_OK && sb.oom) rc = LP_NOMEM;
         if (rc != LP_OK) {
             strbuf_free(&sb);

@@ -284,8 +284,8 @@ static void run_highlight(Arena *a, const FtsNode *root, size_t n) {
         for (int d = 0; d < HL_DOCS; d++) {
             const char *z = g_azText[d][f];
             StrBuf out = {0}, ref = {0};
-            o.limit = 0;
-            if (fts_highlight(g_an, hq, z, strlen(z), &o, &out, &err) != LP_OK) abort();
+            o.limit = o.limitWords = o.bForcePassages = 0; /* no limit: the whole text */
+            if (fts_highlight(g_an, hq, z, strlen(z), &o, &out, &err, NULL) != LP_OK) abort();
             const char *zDoc;
             size_t nDoc;
             if (analyzer_doc_text(g_an, z, strlen(z), &ref, &zDoc, &nDoc, &err) != LP_OK) abort();
@@ -294,7 +294,13 @@ static void run_highlight(Arena *a, const FtsNode *root, size_t n) {
             out.n = 0;
             o.limit = 20 + (int)(n % 40);
             o.around = (int)(n % 5);
-            if (fts_highlight(g_an, hq, z, strlen(z), &o, &out, &err) != LP_OK) abort();
+            /* limit_words, force_passages; the marks reported are the marks written */
+            o.limitWords = (int)(n % 7);
+            o.bForcePassages = (int)(n / 8 % 2);
+            int nMarked = -1, nTag = 0;
+            if (fts_highlight(g_an, hq, z, strlen(z), &o, &out, &err, &nMarked) != LP_OK) abort();
+            for (size_t i = 0; i < out.n; i++) nTag += out.z[i] == 1;
+            if (!out.oom && nTag != nMarked) abort();
             strbuf_free(&out);
             strbuf_free(&ref);
         }

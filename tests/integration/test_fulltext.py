@@ -3541,6 +3541,38 @@ def test_highlight_defaults_and_options(cur, corpus):
     assert cur.fetchall() == (("lazy <b>dog</b> | the <b>dog</b> sleeps all day",),)
 
 
+
+def test_highlight_words_and_passage_ids(cur, corpus):
+    """Manticore's limit_words, force_passages (force_snippets) and
+    start_passage_id (start_snippet_id) with %PASSAGE_ID% (%SNIPPET_ID%) in
+    the tags, through HIGHLIGHT(), SNIPPET() and CALL SNIPPETS: the number
+    goes on across a row's fields, so each mark in the row has its own."""
+    cur.execute(f"SELECT HIGHLIGHT({{before_match='<a id=m%PASSAGE_ID%>', after_match='</a>'}}) "
+                f"FROM {corpus} WHERE MATCH('fox | lazy') AND id = 1")
+    assert cur.fetchall() == (("quick brown <a id=m1>fox</a> | the <a id=m2>fox</a> jumps over the "
+                               "<a id=m3>lazy</a> dog",),)
+    cur.execute(f"SELECT HIGHLIGHT({{start_snippet_id=10, before_match='[%SNIPPET_ID%:', after_match=']'}}, "
+                f"'body') FROM {corpus} WHERE MATCH('fox | lazy') AND id = 1")
+    assert cur.fetchall() == (("the [10:fox] jumps over the [11:lazy] dog",),)
+    cur.execute(f"SELECT HIGHLIGHT({{limit_words=3, around=1}}, 'body') FROM {corpus} "
+                f"WHERE MATCH('lazy') AND id = 1")
+    assert cur.fetchall() == ((" ... the <b>lazy</b> dog",),)
+    cur.execute(f"SELECT HIGHLIGHT({{force_snippets=1, around=1}}, 'body') FROM {corpus} "
+                f"WHERE MATCH('jumps') AND id = 1")
+    assert cur.fetchall() == ((" ... fox <b>jumps</b> over ... ",),)
+    assert snippet(cur, corpus, LONG, "fox", "limit=0", "limit_words=3", "around=1") == \
+        " ... thirteen <b>fox</b> fourteen ... "
+    assert snippet(cur, corpus, LONG, "fox", "limit_words=2", "before_match=<%PASSAGE_ID%>",
+                   "start_passage_id=5") == " ... <5>fox</b> fourteen ... "
+    cur.execute(f"CALL SNIPPETS(('one two fox three', 'fox four fox'), '{corpus}', 'fox', "
+                "'<%PASSAGE_ID%>' AS before_match, 3 AS start_passage_id, 2 AS limit_words)")
+    # each document of CALL SNIPPETS counts from start_passage_id
+    assert cur.fetchall() == ((" ... <3>fox</b> three",), ("<3>fox</b> four ... ",))
+    for bad in ("limit_words=-1", "start_passage_id=x"):
+        expect_error(cur, f"SELECT SNIPPET(body, 'fox', '{bad}') FROM {corpus} WHERE id = 1", 1064,
+                     r"expected a number")
+
+
 def test_highlight_exact_phrase(server, cur, uniq):
     """exact_phrase (Manticore's option): the words of an exact phrase are
     marked only where the phrase matches, in HIGHLIGHT(), SNIPPET() and

@@ -49,7 +49,7 @@ static const char *hl_an(const Analyzer *an, const char *zQuery, int iField, con
     if (fts_hl_query_build(&gArena, an, root, iField, gExpand, o && o->bExactPhrase, &q, &err) != LP_OK)
         fail_msg("build: %s", err.zMsg);
     StrBuf sb = {0};
-    int rc = fts_highlight(an, q, zText, nText, o, &sb, &err);
+    int rc = fts_highlight(an, q, zText, nText, o, &sb, &err, NULL);
     snprintf(gOut, sizeof(gOut), "%s", sb.z ? sb.z : "");
     size_t n = sb.n;
     strbuf_free(&sb);
@@ -350,6 +350,70 @@ static void test_limit_zero(void **state) {
     check("zebra", F_BODY, "\xc3\xa9\xc3\xa9\xc3\xa9", &o, "\xc3\xa9\xc3\xa9\xc3\xa9");
 }
 
+/* limit_words (words, Manticore's count: every word shown, matched or
+** not), force_passages, and the %PASSAGE_ID% macro from start_passage_id,
+** as Sphinx numbers it: one more after each marked word written. */
+static void test_words_and_passage_ids(void **state) {
+    (void)state;
+    char z[2048];
+    words(z, sizeof(z), 100);
+    /* No character limit, 5 words: the passage around w50 has 5 */
+    FtsHlOptions o = opts(0, 3);
+    o.limitWords = 5;
+    check("w50", F_BODY, z, &o, " ... w48 w49 <b>w50</b> w51 w52 ... ");
+    /* both limits: the tighter one cuts (10 characters: "w49 w50 w51") */
+    o = opts(11, 3);
+    o.limitWords = 5;
+    check("w50", F_BODY, z, &o, " ... w49 <b>w50</b> w51 ... ");
+    /* the words budget is spent across passages: 3 + 1 */
+    o = opts(0, 1);
+    o.limitWords = 4;
+    check("w10 | w50 | w90", F_BODY, z, &o, " ... w9 <b>w10</b> w11 ... <b>w50</b> ... ");
+    /* a text within both limits is whole, unless force_passages */
+    const char *zShort = "The quick brown fox jumps over the lazy dog";
+    o = opts(256, 1);
+    o.limitWords = 9;
+    check("fox", F_BODY, zShort, &o, "The quick brown <b>fox</b> jumps over the lazy dog");
+    o.limitWords = 8;
+    check("fox", F_BODY, zShort, &o, " ... brown <b>fox</b> jumps ... ");
+    o.limitWords = 0;
+    o.bForcePassages = 1;
+    check("fox | dog", F_BODY, zShort, &o, " ... brown <b>fox</b> jumps ... lazy <b>dog</b>");
+    /* ... and without a match the start, cut by words as by characters */
+    o = opts(0, 1);
+    o.limitWords = 3;
+    check("zebra", F_BODY, zShort, &o, "The quick brown ... ");
+    /* %PASSAGE_ID% and %SNIPPET_ID% in either tag; other % stay */
+    o = opts(0, 1);
+    o.zBefore = "<a id=\"m%PASSAGE_ID%\" x=100%>";
+    o.zAfter = "</a %SNIPPET_ID%>";
+    check("fox | dog", F_BODY, zShort, &o,
+          "The quick brown <a id=\"m1\" x=100%>fox</a 1> jumps over the lazy <a id=\"m2\" x=100%>dog</a 2>");
+    o.startPassageId = 7;
+    o.limit = 20;
+    check("quick | dog", F_BODY, zShort, &o,
+          "The <a id=\"m7\" x=100%>quick</a 7> brown ... <a id=\"m8\" x=100%>dog</a 8>");
+    /* pnMarked: how many were written, for the next field's numbers */
+    arena_reset(&gArena);
+    LpError err;
+    FtsNode *root;
+    assert_int_equal(fts_match_parse(&gArena, "w1 | w50", 8, azField, NFIELD, &root, &err), LP_OK);
+    FtsHlQuery *q;
+    assert_int_equal(fts_hl_query_build(&gArena, gStem, root, F_BODY, 0, 0, &q, &err), LP_OK);
+    StrBuf sb = {0};
+    int nMarked = -1;
+    o = opts(0, 1);
+    o.limitWords = 1; /* room for w1 alone: w50 is not written */
+    assert_int_equal(fts_highlight(gStem, q, z, strlen(z), &o, &sb, &err, &nMarked), LP_OK);
+    assert_string_equal(sb.z, " ... <b>w1</b> ... ");
+    assert_int_equal(nMarked, 1);
+    sb.n = 0;
+    o.limitWords = 0;
+    assert_int_equal(fts_highlight(gStem, q, z, strlen(z), &o, &sb, &err, &nMarked), LP_OK);
+    assert_int_equal(nMarked, 2);
+    strbuf_free(&sb);
+}
+
 static void test_utf8(void **state) {
     (void)state;
     /* CJK ideographs are words of one character each. */
@@ -421,20 +485,20 @@ static void test_edge_cases(void **state) {
     FtsHlQuery *q;
     assert_int_equal(fts_hl_query_build(&gArena, gStem, NULL, F_BODY, 0, 0, &q, &err), LP_OK);
     StrBuf sb = {0};
-    assert_int_equal(fts_highlight(gStem, q, "ab\xff", 3, NULL, &sb, &err), LP_BADINPUT);
+    assert_int_equal(fts_highlight(gStem, q, "ab\xff", 3, NULL, &sb, &err, NULL), LP_BADINPUT);
     assert_int_equal(err.pos, 2);
     FtsHlOptions o = opts(-1, 5);
-    assert_int_equal(fts_highlight(gStem, q, "ab", 2, &o, &sb, &err), LP_BADINPUT);
+    assert_int_equal(fts_highlight(gStem, q, "ab", 2, &o, &sb, &err, NULL), LP_BADINPUT);
     o = opts(10, 5);
     o.zAfter = NULL;
-    assert_int_equal(fts_highlight(gStem, q, "ab", 2, &o, &sb, &err), LP_BADINPUT);
+    assert_int_equal(fts_highlight(gStem, q, "ab", 2, &o, &sb, &err, NULL), LP_BADINPUT);
     strbuf_free(&sb);
     /* The output is appended to what the buffer holds. */
     FtsNode *root;
     assert_int_equal(fts_match_parse(&gArena, "b", 1, azField, NFIELD, &root, &err), LP_OK);
     assert_int_equal(fts_hl_query_build(&gArena, gStem, root, F_BODY, 0, 0, &q, &err), LP_OK);
     strbuf_appendz(&sb, "x:");
-    assert_int_equal(fts_highlight(gStem, q, "a b", 3, NULL, &sb, &err), LP_OK);
+    assert_int_equal(fts_highlight(gStem, q, "a b", 3, NULL, &sb, &err, NULL), LP_OK);
     assert_string_equal(sb.z, "x:a <b>b</b>");
     strbuf_free(&sb);
 }
@@ -563,6 +627,7 @@ int main(void) {
         cmocka_unit_test(test_fields),         cmocka_unit_test(test_passages),
         cmocka_unit_test(test_passage_choice), cmocka_unit_test(test_no_match),
         cmocka_unit_test(test_limit_zero),     cmocka_unit_test(test_utf8),
+        cmocka_unit_test(test_words_and_passage_ids),
         cmocka_unit_test(test_options),        cmocka_unit_test(test_edge_cases),
         cmocka_unit_test(test_large),          cmocka_unit_test(test_zones),
     };
