@@ -1938,7 +1938,7 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
                                           "min_infix_len", "min_word_len", "min_stemming_len", "stopword_step", "overshort_step", "stopwords_unstemmed", "index_exact_words", "index_sp", "html_strip",
                                           "remove_diacritics", "html_remove_elements", "html_index_attrs", "index_zones", "expand_keywords",
                                           "wordforms", "wordforms_list", "exceptions", "exceptions_list", "stopwords_list", "ignore_chars", "charset_table", "blend_chars", "blend_mode", "ngram_len", "ngram_chars",
-                                          "rt_mem_limit", "rank_profile", "type"};
+                                          "rt_mem_limit", "rank_profile", "type", "dict", "index_field_lengths"};
     size_t k = 0;
     while (k < LP_ARRAY_SIZE(azKnown) && strcmp(o->zName, azKnown[k]) != 0) k++;
     if (k == LP_ARRAY_SIZE(azKnown)) {
@@ -2009,6 +2009,20 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
     }
     if (strcmp(o->zName, "expand_keywords") == 0 && fts_expand_from_name(z) < 0) {
         return bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos, EXPAND_KEYWORDS_EXPECTS);
+    }
+    /* Two Manticore options that name what loupe always does */
+    if (strcmp(o->zName, "dict") == 0 && strcasecmp(z, "keywords") != 0) {
+        return bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos,
+                            "dict must be 'keywords': loupe's dictionary keeps the words themselves, so "
+                            "prefixes and wildcards expand when a query runs (Manticore's dict='keywords')");
+    }
+    if (strcmp(o->zName, "index_field_lengths") == 0) {
+        if (opt_int(b, o, 0, 1, &iv)) return b->rc;
+        if (iv == 0) {
+            return bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos,
+                                "index_field_lengths must be 1: loupe always keeps each field's length, "
+                                "which its BM25F ranking reads");
+        }
     }
     if (strcmp(o->zName, "type") == 0 && strcasecmp(z, "rt") != 0) {
         return bind_fail_at(b, o->pValue->pos, "type must be 'rt'");

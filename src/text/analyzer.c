@@ -481,11 +481,27 @@ static size_t list_item(const char **pz) {
 
 /* Adds the stemmer of "stem_<code>" z[0..n) to a (once): 1; 0 when there
 ** is no such stemmer; -1 when a has ANALYZER_MAX_STEMMERS already.
-** Manticore's stem_enru is stem_en, stem_ru. */
+** Manticore's stem_enru is stem_en, stem_ru; its libstemmer_<algorithm>
+** (libstemmer_fr, libstemmer_french) is the Snowball stemmer loupe's
+** stem_<code> runs already. */
 static int stem_add(Analyzer *a, const char *z, size_t n) {
     if (n == 9 && strncasecmp(z, "stem_enru", 9) == 0) {
         int rc = stem_add(a, "stem_en", 7);
         return rc == 1 ? stem_add(a, "stem_ru", 7) : rc;
+    }
+    if (n > 11 && strncasecmp(z, "libstemmer_", 11) == 0) {
+        const char *zName = z + 11;
+        size_t nName = n - 11;
+        for (int i = 0; i < N_STEM_LANG; i++) {
+            const StemLang *l = &aStemLang[i];
+            if ((strlen(l->zCode) == nName && strncasecmp(zName, l->zCode, nName) == 0) ||
+                (strlen(l->zAlgo) == nName && strncasecmp(zName, l->zAlgo, nName) == 0)) {
+                char zStem[32];
+                int nStem = snprintf(zStem, sizeof(zStem), "stem_%s", l->zCode);
+                return stem_add(a, zStem, (size_t)nStem);
+            }
+        }
+        return 0;
     }
     if (n <= 5 || strncasecmp(z, "stem_", 5) != 0) return 0;
     for (int i = 0; i < N_STEM_LANG; i++) {
@@ -538,8 +554,9 @@ static int morphology_fail(const char *zMorph, const char *z, size_t n, const ch
     }
     if (n >= 11 && strncasecmp(z, "libstemmer_", 11) == 0) {
         return lp_err_set(err, LP_BADINPUT,
-                          "morphology '%s': write stem_<language code> instead of '%.*s' (supported: %s)", zMorph,
-                          m, z, zList);
+                          "morphology '%s': no Snowball stemmer for '%.*s' (libstemmer_<language code or "
+                          "name>, or stem_<language code>; supported: %s)",
+                          zMorph, m, z, zList);
     }
     if (m == (int)strlen(zMorph)) {
         return lp_err_set(err, LP_BADINPUT, "unknown morphology '%s' (supported: %s)", zMorph, zList);

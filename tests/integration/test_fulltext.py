@@ -1654,6 +1654,29 @@ def test_several_stemmers_and_min_stemming_len(cur, uniq):
                  r"option 'min_stemming_len' expects an integer from 0 to 64")
 
 
+
+def test_manticore_names_for_what_loupe_does(cur, uniq):
+    """Options a Manticore table definition often carries that name what
+    loupe always does: libstemmer_<code or algorithm> is the Snowball
+    stemmer of stem_<code>, dict='keywords' and index_field_lengths='1' are
+    kept and shown; the settings loupe cannot have are refused, saying why."""
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (body TEXT) morphology='libstemmer_fr, libstemmer_english' "
+                "dict='keywords' index_field_lengths='1'")
+    cur.execute(f"SHOW CREATE TABLE {t}")
+    ddl = cur.fetchone()[1]
+    assert "morphology='libstemmer_fr, libstemmer_english' dict='keywords' index_field_lengths='1'" in ddl, ddl
+    assert_ddl_round_trips(cur, t, uniq)
+    cur.execute(f"INSERT INTO {t} VALUES (1, 'les chevaux'), (2, 'running dogs')")
+    assert_ids_ram_and_flushed(cur, t, [("cheval", [1]), ("run", [2]), ("dog", [2])])
+    cur.execute(f"CALL KEYWORDS('chevaux running', '{t}')")
+    assert [r[2] for r in cur.fetchall()] == ["cheval", "run"]
+    for opt, msg in (("morphology='libstemmer_klingon'", r"no Snowball stemmer for 'libstemmer_klingon'"),
+                     ("dict='crc'", r"dict must be 'keywords'"),
+                     ("index_field_lengths='0'", r"index_field_lengths must be 1")):
+        expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) {opt}", 1064, msg)
+
+
 def assert_ddl_round_trips(cur, table, uniq):
     """SHOW CREATE TABLE's statement, run under another name, makes a table
     whose SHOW CREATE TABLE is the same (the rules kept in the table need

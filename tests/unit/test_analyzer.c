@@ -768,7 +768,8 @@ static void test_config(void **state) {
         {"stem_en,stem_ru,stem_de,stem_fr,stem_es", NULL, 0, "at most 4 stemmers"},
         {"stem_en,stem_ru,stem_de,stem_fr,stem_zz", NULL, 0, "unknown processor 'stem_zz'"},
         {" , ", NULL, 0, "names no processor"},
-        {"libstemmer_de", NULL, 0, "write stem_<language code>"},
+        {"libstemmer_xx", NULL, 0, "no Snowball stemmer for 'libstemmer_xx'"},
+        {"libstemmer_", NULL, 0, "no Snowball stemmer for 'libstemmer_'"},
         {"soundex", NULL, 0, "unknown morphology 'soundex'"},
         {NULL, "xx", 0, "unknown stop-word list 'xx' (supported: none, en, da, de, es"},
         {NULL, "en, de xx", 0, "unknown stop-word list 'xx'"},
@@ -790,6 +791,22 @@ static void test_config(void **state) {
         assert_null(a);
         assert_int_equal(err.code, LP_BADINPUT);
         if (!strstr(err.zMsg, aBad[i].zNeedle)) fail_msg("message \"%s\" lacks \"%s\"", err.zMsg, aBad[i].zNeedle);
+    }
+    /* Manticore's libstemmer_<code or algorithm> is loupe's stem_<code>: the
+    ** same Snowball stemmer */
+    static const char *const azSame[][2] = {
+        {"stem_de", "libstemmer_de"}, {"stem_de", "LIBSTEMMER_German"}, {"stem_fr, stem_en", "libstemmer_french, libstemmer_en"},
+    };
+    const char *zText = "H\xc3\xa4user laufen chevaux running";
+    for (size_t i = 0; i < LP_ARRAY_SIZE(azSame); i++) {
+        Analyzer *a1 = mk(azSame[i][0], NULL), *a2 = mk(azSame[i][1], NULL);
+        char *z1 = terms_of(a1, zText), *z2 = terms_of(a2, zText);
+        assert_string_equal(z1, z2);
+        assert_string_not_equal(z1, "h\xc3\xa4user laufen chevaux running"); /* it stems */
+        free(z1);
+        free(z2);
+        analyzer_free(a1);
+        analyzer_free(a2);
     }
     AnalyzerConfig cfg = {"", "NONE", 64, 0, 0, 0, NULL, 64, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     Analyzer *a = NULL;
