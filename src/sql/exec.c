@@ -61,6 +61,8 @@ typedef struct Binder {
     Table *pTable;          /* the table (for its full-text fields), or NULL */
     int expand;             /* the MATCH's FTS_EXPAND_* bits (expand_keywords), for HIGHLIGHT() */
     int bExprRanker;        /* OPTION ranker=expr(...) or export(...): PACKEDFACTORS() makes sense */
+    const char *zMatch;     /* the MATCH text (QUERY()), zMatch[0..nMatch) */
+    size_t nMatch;
 } Binder;
 
 /* A bound expression with what the binder knows statically. */
@@ -430,6 +432,16 @@ static int bind_func(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
             return bind_fail_at(b, e->pos, "PACKEDFACTORS() needs OPTION ranker=expr('...') or ranker=export('...')");
         }
         return bind_row_value(b, out, qexpr_call(b->a, qfn_packed_factors, pNoAtc, NULL, 0), SQLCOL_STRING);
+    }
+    if (k < 0 && !strcmp(z, "query")) {
+        /* Manticore's QUERY(): the statement's MATCH text, as written
+        ** ('' without one), for SNIPPET(body, QUERY()) */
+        if (e->u.func.nArg != 0) return bind_fail(b, ER_PARSE, LP_BADINPUT, "function query() takes no arguments");
+        QExpr *q = qexpr_const(b->a, value_str(b->zMatch ? b->zMatch : "", (uint32_t)b->nMatch));
+        if (!q) return bind_oom(b);
+        bexpr_const(out, q, SQLCOL_STRING);
+        out->bNull = 0;
+        return LP_OK;
     }
     if (k < 0 && (!strcmp(z, "match") || !strcmp(z, "knn"))) {
         return bind_fail(b, ER_PARSE, LP_BADINPUT,
@@ -1137,6 +1149,8 @@ static int bind_match(Binder *b, QSelect *q, const Expr *pMatch) {
     q->pMatch = root;
     q->zMatch = v.u.s.z;
     q->nMatch = v.u.s.n;
+    b->zMatch = v.u.s.z;
+    b->nMatch = v.u.s.n;
     b->bMatch = 1;
     b->pMatchRoot = root;
     return LP_OK;
@@ -1428,7 +1442,7 @@ void sqlx_select(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const SelectStmt *sel = &st->u.select;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0};
+    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0};
     BoundSelect bs = {0};
     s->meta.bValid = 0;
     s->meta.bProfiled = 0; /* set again below when profiling is on */
@@ -1503,7 +1517,7 @@ void sqlx_explain(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const SelectStmt *sel = &st->u.select;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0};
+    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0};
     BoundSelect bs = {0};
     StrBuf sb = {0};
     if (!sel->zTable) {
@@ -1584,7 +1598,7 @@ void sqlx_insert(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const InsertStmt *ins = &st->u.insert;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, ins->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0};
+    Binder b = {s, &s->stmt, st, NULL, ins->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0};
     Table *t = bind_table(&b, ins->zTable);
     if (!t) goto fail;
     const Schema *sc = b.pSchema;
@@ -1706,7 +1720,7 @@ void sqlx_update(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const UpdateStmt *up = &st->u.update;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, up->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0};
+    Binder b = {s, &s->stmt, st, NULL, up->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0};
     Table *t = bind_table(&b, up->zTable);
     if (!t) goto fail;
     const Schema *sc = b.pSchema;
@@ -1759,7 +1773,7 @@ void sqlx_delete(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const DeleteStmt *del = &st->u.del;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, del->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0};
+    Binder b = {s, &s->stmt, st, NULL, del->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0};
     Table *t = bind_table(&b, del->zTable);
     if (!t) goto fail;
     if (!del->pWhere) {
@@ -2186,7 +2200,7 @@ void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const CreateTableStmt *ct = &st->u.create;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, ct->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0};
+    Binder b = {s, &s->stmt, st, NULL, ct->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0};
     Schema *sc = calloc(1, sizeof(Schema));
     if (!sc) goto oom;
     sc->aCol = calloc((size_t)(ct->nCol ? ct->nCol : 1), sizeof(ColumnSchema));
@@ -2347,7 +2361,7 @@ static void alter_options(SqlSession *s, const SqlStmt *st, SqlResult *r, Table 
     const AlterTableStmt *at = &st->u.alter;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, at->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0};
+    Binder b = {s, &s->stmt, st, NULL, at->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0};
     static const char *const azKind[] = {"wordforms", "exceptions", "stopwords"};
     int abKind[3] = {0, 0, 0};
     int *aMap = NULL;
@@ -2415,7 +2429,7 @@ void sqlx_alter_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     }
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, at->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0};
+    Binder b = {s, &s->stmt, st, NULL, at->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0};
     const Schema *so = table_schema(t);
     ColumnSchema col = {0};
     Schema *sn = NULL;

@@ -3569,7 +3569,8 @@ def test_highlight_words_and_passage_ids(cur, corpus):
     """Manticore's limit_words, force_passages (force_snippets) and
     start_passage_id (start_snippet_id) with %PASSAGE_ID% (%SNIPPET_ID%) in
     the tags, through HIGHLIGHT(), SNIPPET() and CALL SNIPPETS: the number
-    goes on across a row's fields, so each mark in the row has its own."""
+    goes on across a row's fields, so each mark in the row has its own;
+    and QUERY(), the MATCH text, for SNIPPET(field, QUERY())."""
     cur.execute(f"SELECT HIGHLIGHT({{before_match='<a id=m%PASSAGE_ID%>', after_match='</a>'}}) "
                 f"FROM {corpus} WHERE MATCH('fox | lazy') AND id = 1")
     assert cur.fetchall() == (("quick brown <a id=m1>fox</a> | the <a id=m2>fox</a> jumps over the "
@@ -3591,6 +3592,12 @@ def test_highlight_words_and_passage_ids(cur, corpus):
                 "'<%PASSAGE_ID%>' AS before_match, 3 AS start_passage_id, 2 AS limit_words)")
     # each document of CALL SNIPPETS counts from start_passage_id
     assert cur.fetchall() == ((" ... <3>fox</b> three",), ("<3>fox</b> four ... ",))
+    # QUERY(): the MATCH text, as Manticore's SNIPPET(field, QUERY()) uses it
+    cur.execute(f"SELECT id, QUERY(), SNIPPET(body, QUERY()) FROM {corpus} WHERE MATCH('fox | lazy') AND id = 1")
+    assert cur.fetchall() == ((1, "fox | lazy", "the <b>fox</b> jumps over the <b>lazy</b> dog"),)
+    cur.execute(f"SELECT QUERY() FROM {corpus} WHERE id = 1")
+    assert cur.fetchall() == (("",),)
+    expect_error(cur, f"SELECT QUERY(1) FROM {corpus} WHERE MATCH('fox')", 1064, r"query\(\) takes no arguments")
     for bad in ("limit_words=-1", "start_passage_id=x"):
         expect_error(cur, f"SELECT SNIPPET(body, 'fox', '{bad}') FROM {corpus} WHERE id = 1", 1064,
                      r"expected a number")
