@@ -5658,16 +5658,6 @@ static double heap_threshold(const Heap *h) {
     return h->n < h->k ? -1.0 : h->a[0].score;
 }
 
-/* The score a top-k loop may pass documents over against: the heap's
-** threshold, or none (-1) under a cutoff. A document passed over is never
-** counted, so with pruning a cutoff of N would stop after N matches *and*
-** however many were passed over: more work than asked, and an answer that
-** depends on the strategy. Without it the answer is exactly the best of
-** the first N matches in ordinal order, and the work is bounded by them. */
-static double prune_threshold(const FtsQuery *q, const Heap *h) {
-    return q->nCutoff ? -1.0 : heap_threshold(h);
-}
-
 static int cmp_hit(const void *x, const void *y) {
     const FtsHit *a = x, *b = y;
     if (a->score != b->score) return a->score > b->score ? -1 : 1;
@@ -5888,7 +5878,7 @@ static int maxscore_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
     _Static_assert(sizeof(MLeaf) <= SMALL_SORT_ELEM, "MLeaf too large for sort_small");
     sort_small(L, (size_t)n, sizeof(MLeaf), cmp_mleaf);
     for (int i = 0; i < n; i++) aCum[i] = (i ? aCum[i - 1] : 0) + L[i].ub;
-    double theta = prune_threshold(q, h);
+    double theta = heap_threshold(h);
     int e = 0; /* L[e..n) are essential */
     while (e < n && out_of_reach(q, aCum[e], theta)) e++;
     uint32_t d = essential_min(L, e, n);
@@ -5973,7 +5963,7 @@ static int maxscore_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
             if (bAsked || !xAccept || xAccept(ctx, d)) {
                 if (!bAsked) q->st.nAccepted++;
                 heap_push(q, h, d, sum_in_query_order(aHit, nHit));
-                theta = prune_threshold(q, h);
+                theta = heap_threshold(h);
                 int e0 = e;
                 while (e < n && out_of_reach(q, aCum[e], theta)) e++;
                 /* Groups that stopped being essential may hold dNext. */
@@ -6092,7 +6082,7 @@ static int term_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
     }
     g->base.doc = d;
     double ub = group_bound(q, g, 0, 0, NULL), ubBlock = 0;
-    double theta = prune_threshold(q, h);
+    double theta = heap_threshold(h);
     uint32_t blockEnd = 0;
     int bBlock = 0, bCheap = q->bAcceptFirst && xAccept;
     while (d != FTS_NO_DOC && q->rc == LP_OK && !must_stop(q)) {
@@ -6147,7 +6137,7 @@ static int term_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
             if (bAsked || !xAccept || xAccept(ctx, d)) {
                 if (!bAsked) q->st.nAccepted++;
                 heap_push(q, h, d, group_formula(q, pn, aTf, aNorm));
-                theta = prune_threshold(q, h);
+                theta = heap_threshold(h);
                 if (out_of_reach(q, ub, theta)) break;
             }
         }
@@ -6170,7 +6160,7 @@ static int phrase_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
     if (!g) return q->rc;
     const PlanNode *pn = q->root;
     for (int i = 0; i < g->n; i++) phrase_approx((PhraseIt *)g->a[i], 0);
-    double theta = prune_threshold(q, h);
+    double theta = heap_threshold(h);
     int bSkipped = 0;
     uint32_t d;
     while ((d = group_min(g)) != FTS_NO_DOC && !must_stop(q)) {
@@ -6197,7 +6187,7 @@ static int phrase_topk(FtsQuery *q, Heap *h, FtsAcceptFn xAccept, void *ctx) {
             if (!xAccept || xAccept(ctx, d)) {
                 q->st.nAccepted++;
                 heap_push(q, h, d, group_formula(q, pn, aTf, aNorm));
-                theta = prune_threshold(q, h);
+                theta = heap_threshold(h);
             }
         }
         for (int i = 0; i < g->n; i++) {

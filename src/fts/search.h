@@ -204,11 +204,14 @@ void fts_query_set_accept_first(FtsQuery *q, int bFirst);
 void fts_query_set_deadline(FtsQuery *q, int64_t nsDeadline);
 
 /* Stops fts_query_topk once nCutoff matches were accepted (0: never), as
-** OPTION cutoff asks: the top k of the first nCutoff matches in ordinal
-** order, FtsStats.bCutoff set and bTotalExact 0. Under a cutoff no match
-** is passed over by its score bound (WAND, block-max, phrase bounds), so
-** the answer does not depend on the strategy. (fts_query_all leaves accepting to its caller, which
-** stops it by returning non-zero from xHit.) */
+** OPTION cutoff asks, with FtsStats.bCutoff set and bTotalExact 0. Only
+** the matches top-k scores are counted: those its bounds pass over (WAND,
+** block-max, phrase bounds) could not have entered the top k and are not.
+** So the answer is exactly the top k of every match up to the document
+** where it stopped, which holds nCutoff matches or more: a cutoff bounds
+** the scoring work and keeps the pruning (Lucene's early termination
+** counts collected documents alike). (fts_query_all leaves accepting to
+** its caller, which stops it by returning non-zero from xHit.) */
 void fts_query_set_cutoff(FtsQuery *q, uint64_t nCutoff);
 
 /* Names the fields (azName[f] for field f, nName of them; the array must
