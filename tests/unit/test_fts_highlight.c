@@ -87,6 +87,13 @@ static FtsHlOptions opts(int limit, int around) {
     return o;
 }
 
+/* opts() with limit_words too. */
+static FtsHlOptions opts_words(int limit, int around, int limitWords) {
+    FtsHlOptions o = opts(limit, around);
+    o.limitWords = limitWords;
+    return o;
+}
+
 /* ------------------------------------------------------------- tests */
 
 static void test_defaults(void **state) {
@@ -358,21 +365,17 @@ static void test_words_and_passage_ids(void **state) {
     char z[2048];
     words(z, sizeof(z), 100);
     /* No character limit, 5 words: the passage around w50 has 5 */
-    FtsHlOptions o = opts(0, 3);
-    o.limitWords = 5;
+    FtsHlOptions o = opts_words(0, 3, 5);
     check("w50", F_BODY, z, &o, " ... w48 w49 <b>w50</b> w51 w52 ... ");
     /* both limits: the tighter one cuts (10 characters: "w49 w50 w51") */
-    o = opts(11, 3);
-    o.limitWords = 5;
+    o = opts_words(11, 3, 5);
     check("w50", F_BODY, z, &o, " ... w49 <b>w50</b> w51 ... ");
     /* the words budget is spent across passages: 3 + 1 */
-    o = opts(0, 1);
-    o.limitWords = 4;
+    o = opts_words(0, 1, 4);
     check("w10 | w50 | w90", F_BODY, z, &o, " ... w9 <b>w10</b> w11 ... <b>w50</b> ... ");
     /* a text within both limits is whole, unless force_passages */
     const char *zShort = "The quick brown fox jumps over the lazy dog";
-    o = opts(256, 1);
-    o.limitWords = 9;
+    o = opts_words(256, 1, 9);
     check("fox", F_BODY, zShort, &o, "The quick brown <b>fox</b> jumps over the lazy dog");
     o.limitWords = 8;
     check("fox", F_BODY, zShort, &o, " ... brown <b>fox</b> jumps ... ");
@@ -380,8 +383,7 @@ static void test_words_and_passage_ids(void **state) {
     o.bForcePassages = 1;
     check("fox | dog", F_BODY, zShort, &o, " ... brown <b>fox</b> jumps ... lazy <b>dog</b>");
     /* ... and without a match the start, cut by words as by characters */
-    o = opts(0, 1);
-    o.limitWords = 3;
+    o = opts_words(0, 1, 3);
     check("zebra", F_BODY, zShort, &o, "The quick brown ... ");
     /* %PASSAGE_ID% and %SNIPPET_ID% in either tag; other % stay */
     o = opts(0, 1);
@@ -402,8 +404,7 @@ static void test_words_and_passage_ids(void **state) {
     assert_int_equal(fts_hl_query_build(&gArena, gStem, root, F_BODY, 0, 0, &q, &err), LP_OK);
     StrBuf sb = {0};
     int nMarked = -1;
-    o = opts(0, 1);
-    o.limitWords = 1; /* room for w1 alone: w50 is not written */
+    o = opts_words(0, 1, 1); /* room for w1 alone: w50 is not written */
     assert_int_equal(fts_highlight(gStem, q, z, strlen(z), &o, &sb, &err, &nMarked), LP_OK);
     assert_string_equal(sb.z, " ... <b>w1</b> ... ");
     assert_int_equal(nMarked, 1);
