@@ -1969,6 +1969,26 @@ int fts_match_parse(Arena *a, const char *z, size_t n, const char *const *azFiel
     return fts_match_parse_opts(a, z, n, azField, nField, 0, ppRoot, err);
 }
 
+/* FTS_MATCH_EXACT_FORMS: each word of x's tree its exact form, as '=word'
+** asks (a TERM keeps the '=' in its text), each phrase and quorum as
+** '="…"' does. Prefixes and wildcards match words as written already. */
+static int exact_forms(MatchParser *p, FtsNode *x) {
+    if (x->kind == FTSN_TERM && x->n > 0 && x->z[0] != '=') {
+        char *z = arena_alloc(p->a, (size_t)x->n + 2);
+        if (!z) return nomem(p);
+        z[0] = '=';
+        memcpy(z + 1, x->z, (size_t)x->n + 1);
+        x->z = z;
+        x->n++;
+    }
+    if (x->kind == FTSN_PHRASE || x->kind == FTSN_QUORUM) x->bExact = 1;
+    for (int k = 0; k < x->nChild; k++) {
+        int rc = exact_forms(p, x->aChild[k]);
+        if (rc) return rc;
+    }
+    return LP_OK;
+}
+
 int fts_match_parse_opts(Arena *a, const char *z, size_t n, const char *const *azField, int nField,
                          unsigned flags, FtsNode **ppRoot, LpError *err) {
     *ppRoot = NULL;
@@ -2007,6 +2027,7 @@ int fts_match_parse_opts(Arena *a, const char *z, size_t n, const char *const *a
     Scope all = {p.all, 0, NULL, 0};
     int rc = parse_body(&p, all, 0, &root);
     if (rc) return rc;
+    if (root && (flags & FTS_MATCH_EXACT_FORMS) && (rc = exact_forms(&p, root)) != LP_OK) return rc;
     if (root && is_negative(root) && !(flags & FTS_MATCH_NOT_ONLY)) {
         lp_err_setpos(err, LP_BADINPUT, root->pos,
                       "MATCH: a query of only negated terms matches nothing useful: add a term "

@@ -244,6 +244,9 @@ int fts_match_parse(Arena *a, const char *z, size_t n, const char *const *azFiel
                                      ** not_terms_only_allowed=1): it matches every
                                      ** document that holds none of them; else it is
                                      ** an error */
+#define FTS_MATCH_EXACT_FORMS 4      /* every word is its exact form, as if written
+                                     ** '=word' (and every phrase and quorum '="…"'):
+                                     ** Manticore's OPTION morphology=none */
 
 /* Is root (a parsed query) only negations: a NOT, or an AND of NOTs? Such
 ** a root comes only from FTS_MATCH_NOT_ONLY. */

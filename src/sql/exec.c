@@ -802,6 +802,21 @@ static int opt_bool(Binder *b, const SqlMapItem *o, int *pOn) {
 
 /* Is z one of Manticore's options that change no result, which loupe
 ** accepts (their values checked) with MATCH or without? */
+/* The text of an option value: a string, a number or a bare word. NULL
+** (and an error) for anything else. */
+static const char *opt_text(Binder *b, const SqlMapItem *o) {
+    const Expr *v = o->pValue;
+    if (v && v->kind == EXPR_STRING) return v->u.s.z;
+    if (v && v->kind == EXPR_COLUMN) return v->u.zName;
+    if (v && (v->kind == EXPR_INT || v->kind == EXPR_FLOAT)) {
+        return arena_strndup(b->a, b->st->zSql + v->pos, (size_t)v->len);
+    }
+    char zMsg[160];
+    snprintf(zMsg, sizeof(zMsg), "expected a quoted value for option '%s'", o->zName);
+    bind_fail_at(b, v ? v->pos : o->pos, zMsg);
+    return NULL;
+}
+
 static int is_hint_option(const char *z) {
     static const char *const az[] = {"max_matches", "boolean_simplify", "low_priority", "sort_method", "threads",
                                      "comment"};
@@ -857,7 +872,7 @@ static int apply_rank_options(Binder *b, const SqlMapItem *aOpt, int nOpt, int n
             if (bProfile) return bind_fail_at(b, o->pos, "a rank profile cannot name another");
         } else if ((strcmp(z, "max_query_time") == 0 || strcmp(z, "cutoff") == 0) && !bProfile) {
             /* read by bind_select (not ranking parameters) */
-        } else if (strcmp(z, "not_terms_only_allowed") == 0 && !bProfile) {
+        } else if ((strcmp(z, "not_terms_only_allowed") == 0 || strcmp(z, "morphology") == 0) && !bProfile) {
             /* read (and checked) by bind_select before MATCH is parsed */
         } else if (strcmp(z, "boolean_simplify") == 0 || strcmp(z, "low_priority") == 0) {
             /* Accepted for Manticore compatibility: hints that change no
@@ -1272,6 +1287,24 @@ static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
         /* read before MATCH is parsed, which it changes */
         const SqlMapItem *o = &sel->aOption[i];
         int bOn;
+        if (strcmp(o->zName, "morphology") == 0) {
+            /* Manticore's morphology=none: the words as written (their
+            ** exact forms), not their stems */
+            const char *z = opt_text(b, o);
+            if (!z) return b->rc;
+            if (strcasecmp(z, "none") != 0) {
+                return bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos,
+                                    "OPTION morphology takes 'none' (search the words as written)");
+            }
+            const Analyzer *an = table_analyzer(bs->t);
+            if (analyzer_is_stemmed(an) && !analyzer_exact_words(an)) {
+                return bind_fail_at(b, o->pos,
+                                    "OPTION morphology=none searches the words as written: it needs the "
+                                    "table option index_exact_words='1' (this table indexes stems only)");
+            }
+            q->matchFlags |= FTS_MATCH_EXACT_FORMS;
+            continue;
+        }
         if (strcmp(o->zName, "not_terms_only_allowed") != 0) continue;
         if (opt_bool(b, o, &bOn)) return b->rc;
         if (bOn) q->matchFlags |= FTS_MATCH_NOT_ONLY;
@@ -1793,20 +1826,6 @@ fail:
 /* ------------------------------------------------------------------ */
 /* CREATE TABLE                                                        */
 
-/* The text of an option value: a string, a number or a bare word. NULL
-** (and an error) for anything else. */
-static const char *opt_text(Binder *b, const SqlMapItem *o) {
-    const Expr *v = o->pValue;
-    if (v && v->kind == EXPR_STRING) return v->u.s.z;
-    if (v && v->kind == EXPR_COLUMN) return v->u.zName;
-    if (v && (v->kind == EXPR_INT || v->kind == EXPR_FLOAT)) {
-        return arena_strndup(b->a, b->st->zSql + v->pos, (size_t)v->len);
-    }
-    char zMsg[160];
-    snprintf(zMsg, sizeof(zMsg), "expected a quoted value for option '%s'", o->zName);
-    bind_fail_at(b, v ? v->pos : o->pos, zMsg);
-    return NULL;
-}
 
 /* An integer option value in [lo, hi]. */
 static int opt_int(Binder *b, const SqlMapItem *o, long lo, long hi, int *pOut) {

@@ -324,7 +324,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* and a query of only negations is allowed (not_terms_only_allowed=1)
     ** for lengths 2 and 3 modulo 4 */
     g_bNotOnly = (size / 2) % 2;
-    unsigned flags = (size % 2 ? FTS_MATCH_INLINE_WILDCARDS : 0) | (g_bNotOnly ? FTS_MATCH_NOT_ONLY : 0);
+    /* and every word its exact form (OPTION morphology=none; the index
+    ** has them) for lengths 8 to 15 modulo 16 */
+    unsigned flags = (size % 2 ? FTS_MATCH_INLINE_WILDCARDS : 0) | (g_bNotOnly ? FTS_MATCH_NOT_ONLY : 0) |
+                     ((size / 8) % 2 ? FTS_MATCH_EXACT_FORMS : 0);
     int rc = fts_match_parse_opts(&a, z, size, azField, 3, flags, &root, &err);
     if (rc == LP_OK) {
         if (err.code != LP_OK) abort();

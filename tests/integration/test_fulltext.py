@@ -1209,6 +1209,37 @@ def test_exact_forms_by_hand(server, cur, uniq):
                      r"option 'index_exact_words' expects an integer from 0 to 1")
 
 
+
+def test_option_morphology_none(server, cur, uniq):
+    """Manticore's OPTION morphology=none: every word of the query is its
+    exact form, as if written =word (phrases, quorums and chain operands
+    too; prefixes match words as written already), so 'running' finds only
+    "running"; the same in HIGHLIGHT() and SHOW META's keywords. It needs
+    exact forms on a stemmed table, and 'none' is its one value."""
+    t = make_table(server, uniq(), "(body TEXT) morphology='stem_en' index_exact_words='1'", {
+        1: ("he was running fast",), 2: ("she runs daily",), 3: ("a quick run",), 4: ("running dogs",)})
+    for text, stemmed, exact in [("running", [1, 2, 3, 4], [1, 4]), ("run", [1, 2, 3, 4], [3]),
+                                 ('"running fast"', [1], [1]), ('"runs fast"', [1], []),
+                                 ('"run daily"/2', [2], []), ("run* -=running", [2, 3], [2, 3]),
+                                 ("dog NEAR/2 running", [4], []), ("dogs NEAR/2 running", [4], [4]),
+                                 ("=run | daily", [2, 3], [2, 3])]:
+        assert sorted(match_ids(cur, t, text)) == stemmed, text
+        assert sorted(match_ids(cur, t, text, "OPTION morphology=none")) == exact, text
+    cur.execute(f"SELECT id, HIGHLIGHT() FROM {t} WHERE MATCH('runs | running') "
+                "ORDER BY id ASC OPTION morphology='None'")
+    assert cur.fetchall() == ((1, "he was <b>running</b> fast"), (2, "she <b>runs</b> daily"),
+                              (4, "<b>running</b> dogs"))
+    assert meta(cur)["keyword[0]"] == "=runs"
+    u = make_table(server, uniq(), "(body TEXT) morphology='stem_en'", {1: ("running",)})
+    expect_error(cur, f"SELECT id FROM {u} WHERE MATCH('running') OPTION morphology=none", 1064,
+                 r"needs the table option index_exact_words='1' \(this table indexes stems only\)")
+    v = make_table(server, uniq(), "(body TEXT)", {1: ("running",), 2: ("run",)})
+    assert match_ids(cur, v, "running", "OPTION morphology=none") == [1]
+    expect_error(cur, f"SELECT id FROM {t} WHERE MATCH('running') OPTION morphology=stem_en", 1064,
+                 r"OPTION morphology takes 'none'")
+    expect_error(cur, f"SELECT id FROM {t} OPTION morphology=none", 1064, r"needs a MATCH\(\) query")
+
+
 SP_DOCS = {
     1: ("The cat sat. The dog ran.",),
     2: ("The cat and the dog sat.",),

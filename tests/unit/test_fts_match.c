@@ -176,6 +176,42 @@ static void check_error(const char *z, int pos, const char *zMsg) {
 
 /* ------------------------------------------------------------- tests */
 
+/* FTS_MATCH_EXACT_FORMS (OPTION morphology=none): the tree of each query
+** is the one of the query with every word written =word and every phrase
+** and quorum ="…"; prefixes and wildcards stay. */
+static void test_exact_forms_flag(void **state) {
+    (void)state;
+    static const char *const az[][2] = {
+        {"running", "=running"},
+        {"=running fast", "=running =fast"},
+        {"\"a b\" | \"c d\"/1 | \"e f\"~2", "=\"a b\" | =\"c d\"/1 | =\"e f\"~2"},
+        {"^start end$ -not x*", "^=start =end$ -=not x*"},
+        {"f NEAR/2 (g | h) << i", "=f NEAR/2 (=g | =h) << =i"},
+        {"@title a MAYBE b", "@title =a MAYBE =b"},
+    };
+    for (size_t i = 0; i < sizeof(az) / sizeof(az[0]); i++) {
+        StrBuf a = {0}, b = {0};
+        LpError err;
+        FtsNode *root;
+        arena_reset(&gArena);
+        assert_int_equal(fts_match_parse_opts(&gArena, az[i][0], strlen(az[i][0]), azField, NFIELD,
+                                              FTS_MATCH_EXACT_FORMS, &root, &err), LP_OK);
+        fts_match_dump(root, azField, NFIELD, &a);
+        assert_int_equal(fts_match_parse_opts(&gArena, az[i][1], strlen(az[i][1]), azField, NFIELD, 0, &root, &err),
+                         LP_OK);
+        fts_match_dump(root, azField, NFIELD, &b);
+        static char zA[2048], zB[2048];
+        snprintf(zA, sizeof(zA), "%s", a.z);
+        snprintf(zB, sizeof(zB), "%s", b.z);
+        strbuf_free(&a);
+        strbuf_free(&b);
+        if (strcmp(zA, zB) != 0) fail_msg("%s:\n got  %s\n want %s", az[i][0], zA, zB);
+        if (i == 0) assert_string_equal(zA, "=running");
+    }
+    /* and without the flag, a word stays a word */
+    check("running", "running");
+}
+
 static void test_empty(void **state) {
     (void)state;
     assert_null(parse(""));
@@ -1233,7 +1269,7 @@ static void test_inline_wildcards(void **state) {
 int main(void) {
     arena_init(&gArena, 0);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_empty),         cmocka_unit_test(test_and_or),
+        cmocka_unit_test(test_exact_forms_flag), cmocka_unit_test(test_empty),         cmocka_unit_test(test_and_or),
         cmocka_unit_test(test_not),           cmocka_unit_test(test_not_errors),
         cmocka_unit_test(test_required),      cmocka_unit_test(test_phrase),
         cmocka_unit_test(test_prefix),        cmocka_unit_test(test_fields),
