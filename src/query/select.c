@@ -1185,6 +1185,16 @@ int query_explain(const QSelect *q, StrBuf *out, LpError *err) {
             fts_query_plan_text(fq, out);
             fts_query_free(fq);
         }
+    } else if (q->bKnn) {
+        /* which path each segment takes is decided as it runs (how many
+        ** rows the filter passes there): SHOW META's plan names it */
+        const ColumnSchema *c = &table_schema(q->pTable)->aCol[q->iKnnCol];
+        const char *zSim = c->vec.sim == VSIM_L2 ? "l2" : c->vec.sim == VSIM_IP ? "ip" : "cosine";
+        strbuf_appendf(out, "knn: column %s, k=%d", c->zName, q->knnK);
+        if (q->knnEf) strbuf_appendf(out, ", ef=%d", q->knnEf);
+        strbuf_appendf(out, ", %s distance: each segment's HNSW graph, or an exact scan of the segment "
+                            "when the filter passes few of its rows or the WHERE reads KNN_DIST() other than as "
+                            "a radius (SHOW META's plan says which ran)\n", zSim);
     } else {
         strbuf_appendf(out, "%s\n", q->aId ? "id_lookup" : "full_scan");
     }

@@ -175,6 +175,17 @@ def test_meta_and_paths(cur, table):
     cur.execute(f"SELECT id FROM {name} WHERE knn(v, 5, 1) AND (knn_dist() < 100 OR price = 7)")
     m = meta()
     assert m["plan"] == "knn_exact" and int(m["knn_distances"]) == with_vec, m
+    # EXPLAIN (and SHOW PLAN) describe the search, the filter and the order
+    sim = table[1]  # the metric, as the column names it
+    cur.execute(f"EXPLAIN SELECT id FROM {name} WHERE knn(v, 5, 1, {{ef=64}}) AND price = 7")
+    plan = [r[0] for r in cur.fetchall()]
+    assert plan[0].startswith(f"knn: column v, k=5, ef=64, {sim} distance: each segment's HNSW graph"), plan
+    assert plan[1].startswith("filter:") and plan[2].startswith("order:"), plan
+    cur.execute("SET profiling=1")
+    cur.execute(f"SELECT id FROM {name} WHERE knn(v, 3, 1)")
+    cur.execute("SHOW PLAN")
+    assert cur.fetchall()[0][1].startswith(f"knn: column v, k=3, {sim} distance")
+    cur.execute("SET profiling=0")
 
 
 @pytest.mark.parametrize("sql, code, pattern", [
