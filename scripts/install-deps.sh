@@ -11,7 +11,7 @@ set -euo pipefail
 build_pkgs=(
   build-essential cmake pkg-config clang libclang-rt-14-dev
   libxxhash-dev libjansson-dev libmicrohttpd-dev libcmocka-dev libssl-dev
-  libutf8proc-dev libstemmer-dev libzstd-dev zlib1g-dev wamerican
+  libutf8proc-dev libstemmer-dev libpcre2-dev libzstd-dev zlib1g-dev wamerican
   mariadb-client libmariadb-dev python3 python3-pymysql python3-pytest
   python3-numpy python3-onnx
 )

@@ -183,7 +183,7 @@ static int kw_find_wild(Arena *a, const Table *t, const char *z, size_t n, KwWil
         FtsNode *root = NULL;
         LpError err;
         lp_err_clear(&err);
-        if (sqlx_match_parse(a, t, z + b, i - b, 0, &root, &err) != LP_OK || !root ||
+        if (sqlx_match_parse_raw(a, t, z + b, i - b, 0, &root, &err) != LP_OK || !root ||
             (root->kind != FTSN_PREFIX && root->kind != FTSN_WILDCARD)) {
             continue; /* not one wildcard: its words are words */
         }
@@ -296,7 +296,19 @@ static void call_keywords(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     TableSnap *snap = NULL;
     KwWild *aWild = NULL;
     int nWild = 0;
-    int rc = kw_find_wild(&s->stmt, t, zText, nText, &aWild, &nWild);
+    /* the text as a query reads it: regexp_filter's rules applied */
+    StrBuf fb = {0};
+    const char *zq;
+    size_t nq;
+    int rc = analyzer_query_text(an, zText, nText, &fb, &zq, &nq, &err);
+    if (rc == LP_OK && zq != zText) {
+        char *zc = arena_strndup(&s->stmt, zq, nq);
+        if (!zc) rc = LP_NOMEM;
+        zText = zc;
+        nText = nq;
+    }
+    strbuf_free(&fb);
+    if (rc == LP_OK) rc = kw_find_wild(&s->stmt, t, zText, nText, &aWild, &nWild);
     if (rc == LP_OK && nWild > 0) {
         /* each wildcard made one plain word (its '*', '?' and '%' made
         ** letters), so that it takes one position, as in a query, and no

@@ -33,6 +33,7 @@
 #include "sql/sql_int.h"
 #include "text/charset.h"
 #include "text/editdist.h"
+#include "text/regexp.h"
 #include "util/clock.h"
 #include "util/strbuf.h"
 
@@ -828,6 +829,32 @@ static int is_hint_option(const char *z) {
 
 int sqlx_match_parse(Arena *a, const Table *t, const char *z, size_t n, unsigned flags, FtsNode **ppRoot,
                      LpError *err) {
+    /* regexp_filter rewrites the whole text first, as Manticore does; the
+    ** tree points into the text, so the rewritten one lives in a */
+    *ppRoot = NULL;
+    const Analyzer *an = table_analyzer(t);
+    if (analyzer_has_regexp(an)) {
+        StrBuf fb = {0};
+        const char *zq;
+        size_t nq;
+        int rc = analyzer_query_text(an, z, n, &fb, &zq, &nq, err);
+        if (rc == LP_OK && zq != z) {
+            char *zc = arena_strndup(a, zq, nq);
+            if (!zc) rc = lp_err_set(err, LP_NOMEM, "out of memory");
+            z = zc;
+            n = nq;
+        }
+        strbuf_free(&fb);
+        if (rc != LP_OK) {
+            if (rc != LP_NOMEM && !err->detail) err->detail = FTS_MATCH_ER_PARSE;
+            return rc;
+        }
+    }
+    return sqlx_match_parse_raw(a, t, z, n, flags, ppRoot, err);
+}
+
+int sqlx_match_parse_raw(Arena *a, const Table *t, const char *z, size_t n, unsigned flags, FtsNode **ppRoot,
+                         LpError *err) {
     const char *const *azFts;
     int nFts = table_fts_fields(t, &azFts, NULL);
     const Analyzer *an = table_analyzer(t);
@@ -1971,7 +1998,7 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
                                           "min_infix_len", "min_word_len", "min_stemming_len", "stopword_step", "overshort_step", "stopwords_unstemmed", "index_exact_words", "index_sp", "html_strip",
                                           "remove_diacritics", "html_remove_elements", "html_index_attrs", "index_zones", "expand_keywords",
                                           "wordforms", "wordforms_list", "exceptions", "exceptions_list", "stopwords_list", "ignore_chars", "charset_table", "blend_chars", "blend_mode", "ngram_len", "ngram_chars",
-                                          "rt_mem_limit", "rank_profile", "type", "dict", "index_field_lengths"};
+                                          "rt_mem_limit", "rank_profile", "type", "dict", "index_field_lengths", "regexp_filter"};
     size_t k = 0;
     while (k < LP_ARRAY_SIZE(azKnown) && strcmp(o->zName, azKnown[k]) != 0) k++;
     if (k == LP_ARRAY_SIZE(azKnown)) {
@@ -2037,6 +2064,15 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
         lp_err_clear(&e);
         int rc = analyzer_new(&cfg, &an, &e);
         analyzer_free(an);
+        if (rc == LP_NOMEM) return bind_oom(b);
+        if (rc != LP_OK) return bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos, e.zMsg);
+    }
+    if (strcmp(o->zName, "regexp_filter") == 0) {
+        RegexpFilter *f = NULL;
+        LpError e;
+        lp_err_clear(&e);
+        int rc = regexp_filter_new(z, &f, &e);
+        regexp_filter_free(f);
         if (rc == LP_NOMEM) return bind_oom(b);
         if (rc != LP_OK) return bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos, e.zMsg);
     }

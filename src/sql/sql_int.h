@@ -131,10 +131,15 @@ void sqlx_alter_table(SqlSession *s, const SqlStmt *st, SqlResult *r);
 int sqlx_table_expand(const Schema *sc);
 /* Parses a MATCH text for table t (fts_match_parse_opts with the flags its
 ** options call for: inline wildcards where it has min_infix_len) and
-** flags (FTS_MATCH_*: the statement's). */
+** flags (FTS_MATCH_*: the statement's), after the table's regexp_filter
+** rules rewrote it (the tree then points into a copy in a). */
 struct FtsNode;
 int sqlx_match_parse(Arena *a, const Table *t, const char *z, size_t n, unsigned flags, struct FtsNode **ppRoot,
                      LpError *err);
+/* The same without regexp_filter, for a text it rewrote already (CALL
+** KEYWORDS' words). */
+int sqlx_match_parse_raw(Arena *a, const Table *t, const char *z, size_t n, unsigned flags,
+                         struct FtsNode **ppRoot, LpError *err);
 
 /* session.c: transactions. */
 /* Commits the open transaction (if any). LP_OK, or an error in err. */

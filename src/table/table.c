@@ -186,6 +186,7 @@ void table_analyzer_config(const Schema *s, AnalyzerConfig *cfg) {
     cfg->zNgramChars = schema_option(s, "ngram_chars");
     cfg->zExceptions = schema_option(s, "exceptions_list");
     cfg->zStopwordsList = schema_option(s, "stopwords_list");
+    cfg->zRegexpFilter = schema_option(s, "regexp_filter");
 }
 
 /* The analyzer the table's options ask for. */

@@ -68,6 +68,7 @@
 
 #include "text/charset.h"
 #include "text/exceptions.h"
+#include "text/regexp.h"
 #include "text/stemdict.h"
 #include "text/stoplists.h"
 #include "text/utf8.h"
@@ -197,6 +198,7 @@ struct Analyzer {
     int bBlend;                 /* blend_chars given */
     CharMap blend;              /* blend_chars: word characters and separators at once */
     unsigned blendModes;        /* BLEND_* */
+    RegexpFilter *pRegexp;      /* regexp_filter, or NULL */
 };
 
 /* blend_mode's options (Manticore's), in the order a query prefers them */
@@ -890,7 +892,7 @@ AnalyzerConfig analyzer_split_config(const AnalyzerConfig *cfg) {
 }
 
 int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
-    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
     if (!cfg) cfg = &cfgDefault;
     *ppOut = NULL;
     if (cfg->minPrefixLen < 0 || cfg->minPrefixLen > ANALYZER_MAX_TERM) {
@@ -931,6 +933,11 @@ int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
     if (rc == LP_OK) rc = html_remove_parse(a, cfg->zHtmlRemove, err);
     if (rc == LP_OK) rc = html_attrs_parse(a, cfg->zHtmlIndexAttrs, err);
     if (rc == LP_OK) rc = zones_parse(a, cfg->zIndexZones, err);
+    if (rc == LP_OK) rc = regexp_filter_new(cfg->zRegexpFilter, &a->pRegexp, err);
+    if (rc == LP_OK && a->pRegexp && a->azZone) {
+        /* zones are read off the text before the rules would move it */
+        rc = lp_err_set(err, LP_BADINPUT, "regexp_filter cannot be used with index_zones");
+    }
     if (rc == LP_OK && cfg->zIgnoreChars) rc = charset_parse(cfg->zIgnoreChars, "ignore_chars", &a->ignore, err);
     if (rc == LP_OK) rc = charset_table_parse(a, cfg, err);
     /* The table's own stop words are split as its text is (ignored
@@ -982,6 +989,7 @@ void analyzer_free(Analyzer *a) {
     charmap_free(&a->blend);
     charmap_free(&a->ngram);
     exceptions_free(a->pExc);
+    regexp_filter_free(a->pRegexp);
     free(a);
 }
 
@@ -1049,15 +1057,43 @@ int analyzer_doc_text(const Analyzer *a, const char *z, size_t n, StrBuf *buf, c
                       size_t *pn, LpError *err) {
     *pz = z;
     *pn = n;
-    if (!a->bHtmlStrip) return LP_OK;
+    if (!a->bHtmlStrip) return analyzer_query_text(a, z, n, buf, pz, pn, err);
     int64_t iBad = utf8_check(z, n);
     if (iBad >= 0) return lp_err_setpos(err, LP_BADINPUT, iBad, "invalid UTF-8 at byte %lld", (long long)iBad);
-    strbuf_reset(buf);
-    html_strip(z, n, (const char *const *)a->azHtmlRemove, (const char *const *)a->azHtmlAttr, buf);
-    if (buf->oom) return lp_err_set(err, LP_NOMEM, "out of memory stripping HTML");
-    *pz = buf->z ? buf->z : "";
-    *pn = buf->n;
-    return LP_OK;
+    StrBuf html = {0};
+    StrBuf *pHtml = a->pRegexp ? &html : buf;
+    strbuf_reset(pHtml);
+    html_strip(z, n, (const char *const *)a->azHtmlRemove, (const char *const *)a->azHtmlAttr, pHtml);
+    if (pHtml->oom) {
+        strbuf_free(&html);
+        return lp_err_set(err, LP_NOMEM, "out of memory stripping HTML");
+    }
+    *pz = pHtml->z ? pHtml->z : "";
+    *pn = pHtml->n;
+    if (!a->pRegexp) return LP_OK;
+    /* then the rules, over the text as stripped, the result in buf */
+    int rc = regexp_filter_apply(a->pRegexp, *pz, *pn, buf, pz, pn, err);
+    if (rc == LP_OK && *pz == html.z) {
+        strbuf_reset(buf); /* no rule matched: the stripped text itself */
+        strbuf_append(buf, html.z ? html.z : "", html.n);
+        if (buf->oom) rc = lp_err_set(err, LP_NOMEM, "out of memory");
+        *pz = buf->z ? buf->z : "";
+        *pn = buf->n;
+    }
+    strbuf_free(&html);
+    return rc;
+}
+
+int analyzer_query_text(const Analyzer *a, const char *z, size_t n, StrBuf *buf, const char **pz, size_t *pn,
+                        LpError *err) {
+    *pz = z;
+    *pn = n;
+    if (!a->pRegexp) return LP_OK;
+    return regexp_filter_apply(a->pRegexp, z, n, buf, pz, pn, err);
+}
+
+int analyzer_has_regexp(const Analyzer *a) {
+    return a->pRegexp != NULL;
 }
 
 /* --------------------------------------------------------- word scanner */

@@ -181,6 +181,8 @@ typedef struct AnalyzerConfig {
                                 ** character) */
     const char *zNgramChars;    /* ngram_chars: "cont, U+3000..U+2FA1F" (text/charset.h);
                                 ** NULL: none */
+    const char *zRegexpFilter;  /* regexp_filter: replacement rules, one per line
+                                ** (text/regexp.h: "(BLUE|RED) => COLOR"); NULL: none */
 } AnalyzerConfig;
 
 #define ANALYZER_MAX_STEMMERS 4
@@ -270,12 +272,23 @@ int analyzer_collect(const Analyzer *a, const char *z, size_t n, int mode, Token
 void token_list_free(TokenList *l);
 
 /* The text of a document's field as the index (and the highlighter) reads
-** it: with html_strip, z[0..n) with its markup stripped (text/html.h)
-** into buf, else z itself; in *pz, *pn. Invalid UTF-8 is refused first,
-** as analyzer_run refuses it (err->pos in z), so markup never hides it.
-** LP_OK, LP_BADINPUT, LP_NOMEM; buf is the caller's to free either way. */
+** it: with html_strip, z[0..n) with its markup stripped (text/html.h),
+** then with regexp_filter, the rules applied (text/regexp.h); into buf,
+** else z itself; in *pz, *pn. Invalid UTF-8 is refused first, as
+** analyzer_run refuses it (err->pos in z), so markup never hides it.
+** LP_OK, LP_BADINPUT, LP_NOMEM, LP_LIMIT (a rule stopped on the text);
+** buf is the caller's to free either way. */
 int analyzer_doc_text(const Analyzer *a, const char *z, size_t n, StrBuf *buf, const char **pz,
                       size_t *pn, LpError *err);
+
+/* The text of a query (a MATCH, a snippet's query, CALL KEYWORDS' text) as
+** the table reads it: with regexp_filter, the rules applied to the whole
+** text before it is parsed (as Manticore applies them), into buf; else z
+** itself. LP_OK, LP_BADINPUT (invalid UTF-8), LP_NOMEM, LP_LIMIT. */
+int analyzer_query_text(const Analyzer *a, const char *z, size_t n, StrBuf *buf, const char **pz, size_t *pn,
+                        LpError *err);
+/* Does the table have regexp_filter rules? */
+int analyzer_has_regexp(const Analyzer *a);
 
 /* The configuration as given (for SHOW CREATE TABLE / explain). */
 int analyzer_min_prefix_len(const Analyzer *a);

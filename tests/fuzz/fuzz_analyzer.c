@@ -47,6 +47,7 @@
 
 #include "text/analyzer.h"
 #include "text/html.h"
+#include "text/regexp.h"
 #include "text/utf8.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -206,10 +207,64 @@ done:
 }
 
 static Analyzer *make(const char *zMorph, const char *zStop, int bExact, int bSp, int bStrip) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, bSp, 0, NULL, 0, NULL, 0, NULL, bStrip, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, bSp, 0, NULL, 0, NULL, 0, NULL, bStrip, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
     Analyzer *a = NULL;
     if (analyzer_new(&cfg, &a, NULL) != LP_OK) abort();
     return a;
+}
+
+/* regexp_filter: the input as rules (compiled, or refused with a message,
+** then run over a fixed text), and fixed rules over the input (valid
+** UTF-8 out of valid in, the same through analyzer_doc_text). */
+static void check_regexp(const char *z, size_t size, int64_t iBad) {
+    static RegexpFilter *pFixed;
+    static Analyzer *pAn;
+    if (!pFixed) {
+        static const char zRules[] = "(BLUE|RED) => COLOR\n(\\d+)\" => \\1 inch\n(?i)colou?r => col\xc3\xb6r\n"
+                                     "x* => [\\0]\n(a)(b)? => \\2\\1\\\\";
+        if (regexp_filter_new(zRules, &pFixed, NULL) != LP_OK || regexp_filter_count(pFixed) != 5) abort();
+        AnalyzerConfig cfg = {"stem_en", NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, zRules};
+        if (analyzer_new(&cfg, &pAn, NULL) != LP_OK) abort();
+    }
+    StrBuf out = {0}, doc = {0};
+    const char *zOut, *zDoc;
+    size_t nOut, nDoc;
+    LpError err;
+    lp_err_clear(&err);
+    int rc = regexp_filter_apply(pFixed, z, size, &out, &zOut, &nOut, &err);
+    if (iBad >= 0) {
+        if (rc != LP_BADINPUT || err.pos != iBad) abort();
+    } else if (rc == LP_OK) {
+        if (utf8_check(zOut, nOut) != -1) abort();
+        if (analyzer_doc_text(pAn, z, size, &doc, &zDoc, &nDoc, &err) != LP_OK) abort();
+        if (nDoc != nOut || memcmp(zDoc, zOut, nOut) != 0) abort();
+    } else if (rc != LP_LIMIT && rc != LP_NOMEM) {
+        abort();
+    }
+    strbuf_free(&out);
+    strbuf_free(&doc);
+    /* the input as rules */
+    char *zRules = malloc(size + 1);
+    if (!zRules) return;
+    memcpy(zRules, z, size);
+    zRules[size] = 0;
+    RegexpFilter *f = NULL;
+    lp_err_clear(&err);
+    rc = regexp_filter_new(zRules, &f, &err);
+    if (rc == LP_BADINPUT) {
+        if (f || !err.zMsg[0]) abort();
+    } else if (rc == LP_OK) {
+        static const char zText[] = "RED TUBE 5\" LONG, caf\xc3\xa9 colour aab xx 12";
+        out = (StrBuf){0};
+        rc = regexp_filter_apply(f, zText, sizeof(zText) - 1, &out, &zOut, &nOut, &err);
+        if (rc == LP_OK && utf8_check(zOut, nOut) != -1) abort();
+        if (rc != LP_OK && rc != LP_LIMIT && rc != LP_NOMEM) abort();
+        strbuf_free(&out);
+    } else if (rc != LP_NOMEM) {
+        abort();
+    }
+    regexp_filter_free(f);
+    free(zRules);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -217,7 +272,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ** so neither a leak nor state carried between inputs. */
     static Analyzer *aAn[6], *pZones;
     if (!pZones) {
-        AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 1, 1, "script", 0, "img=alt", 0, "h*, th, b", 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+        AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 1, 1, "script", 0, "img=alt", 0, "h*, th, b", 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
         if (analyzer_new(&cfg, &pZones, NULL) != LP_OK) abort();
     }
     if (!aAn[0]) {
@@ -334,6 +389,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     strbuf_free(&sb);
     check_zones(pZones, z, size, iBad);
+    check_regexp(z, size, iBad);
     if (iBad < 0 && aRc[0] == LP_OK) check_strip(aAn[5], &aRun[0], z, size, iBase);
     for (int i = 0; i < 8; i++) free(aRun[i].a);
     free(z);

@@ -1708,6 +1708,48 @@ def test_manticore_names_for_what_loupe_does(cur, uniq):
         expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) {opt}", 1064, msg)
 
 
+
+def test_regexp_filter(cur, uniq):
+    """Manticore's regexp_filter: rules ('pattern => replacement', one per
+    line) rewrite documents and queries before they are split into words,
+    in order; HIGHLIGHT() shows the text as rewritten; CALL KEYWORDS reads
+    the query's way; SHOW CREATE TABLE round-trips; ALTER indexes again;
+    every bad rule, and a text a rule cannot finish matching, is an error."""
+    t = uniq()
+    # SQL strings take \\ for a backslash and \n for a line break
+    cur.execute(f"CREATE TABLE {t} (title TEXT, body TEXT) morphology='stem_en' "
+                "regexp_filter='(BLUE|RED) => COLOR\\n(\\\\d+)\" => \\\\1 inch'")
+    cur.execute(f"INSERT INTO {t} VALUES (1, 'RED TUBE 5\" LONG', 'PLANK 2\" x 4\"'), "
+                "(2, 'green tube', 'blue sky'), (3, 'BLUE 5 inches', '')")
+    assert_ids_ram_and_flushed(cur, t, [
+        ("COLOR", [1, 3]), ("RED", [1, 3]), ("BLUE tube", [1]), ('"5 inch"', [1, 3]), ('5"', [1, 3]),
+        ("inch", [1, 3]), ("blue", [2]), ('"2 inch x 4 inch"', [1]),
+    ])
+    cur.execute(f"SELECT id, HIGHLIGHT() FROM {t} WHERE MATCH('RED | \"2 inch\"') ORDER BY id ASC")
+    # (a phrase's words are marked wherever they are: exact_phrase is off)
+    assert cur.fetchall() == ((1, '<b>COLOR</b> TUBE 5 <b>inch</b> LONG | PLANK <b>2</b> <b>inch</b> x 4 <b>inch</b>'),
+                              (3, '<b>COLOR</b> 5 <b>inches</b>'))
+    cur.execute(f"CALL KEYWORDS('RED 7\"', '{t}')")
+    assert [r[1:] for r in cur.fetchall()] == [("color", "color"), ("7", "7"), ("inch", "inch")]
+    assert_ddl_round_trips(cur, t, uniq)
+    # rules changed: every row is indexed again the new way
+    cur.execute(f"ALTER TABLE {t} regexp_filter='(?i)green => COLOR'")
+    assert sorted(match_ids(cur, t, "COLOR")) == [2]
+    assert sorted(match_ids(cur, t, "RED")) == [1]
+    for rules, msg in (("no arrow", r"regexp_filter rule 1 'no arrow': expected 'pattern => replacement'"),
+                       ("a => b\\n(c => d", r"regexp_filter rule 2: the pattern '\(c' at offset 2: missing closing"),
+                       ("(a) => \\\\2", r"the replacement names group \\2, and the pattern has 1")):
+        expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) regexp_filter='{rules}'", 1064, msg)
+    expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) html_strip='1' index_zones='h1' regexp_filter='a => b'",
+                 1064, r"regexp_filter cannot be used with index_zones")
+    u = uniq()
+    cur.execute(f"CREATE TABLE {u} (body TEXT) regexp_filter='(a+)+$ => x'")
+    expect_error(cur, f"INSERT INTO {u} VALUES (1, '{'a' * 40}b')", 1105, r"regexp_filter rule 1 stopped")
+    cur.execute(f"SELECT COUNT(*) FROM {u}")
+    assert cur.fetchall() == ((0,),)  # nothing half-written
+    expect_error(cur, f"SELECT id FROM {u} WHERE MATCH('{'a' * 40}b')", 1064, r"regexp_filter rule 1 stopped")
+
+
 def assert_ddl_round_trips(cur, table, uniq):
     """SHOW CREATE TABLE's statement, run under another name, makes a table
     whose SHOW CREATE TABLE is the same (the rules kept in the table need

@@ -28,6 +28,7 @@
 #include "text/editdist.h"
 #include "text/stoplists.h"
 #include "text/html.h"
+#include "text/regexp.h"
 #include "text/stemdict.h"
 #include "text/utf8.h"
 
@@ -70,7 +71,7 @@ static void toks_free(Toks *p) {
 }
 
 static Analyzer *mk(const char *zMorph, const char *zStop) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -114,7 +115,7 @@ static void check_terms(const Analyzer *a, const char *z, const char *zWant) {
 
 /* An analyzer with remove_diacritics on or off, and nothing else. */
 static Analyzer *mk_strip(int bStrip) {
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, bStrip, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, bStrip, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
     Analyzer *a = NULL;
     LpError err;
     if (analyzer_new(&cfg, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
@@ -387,7 +388,7 @@ static void test_stopwords_languages(void **state) {
     check_terms(a, "Für die Häuser und the Bücher", "häuser bücher");
     check_terms(a, "FÜR fur über", "fur");
     analyzer_free(a);
-    AnalyzerConfig cfg = {"stem_de", "de", 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {"stem_de", "de", 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
     LpError err;
     assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
     check_terms(a, "FÜR fur Über Häuser", "haus");
@@ -413,7 +414,7 @@ static void test_stopwords_languages(void **state) {
     size_t nWord = 0;
     for (int strip = 0; strip < 2; strip++) {
         for (size_t i = 0; i < LP_ARRAY_SIZE(aList); i++) {
-            AnalyzerConfig c = {NULL, aList[i].zLang, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, strip, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+            AnalyzerConfig c = {NULL, aList[i].zLang, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, strip, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
             assert_int_equal(analyzer_new(&c, &a, &err), LP_OK);
             for (size_t k = 0; k < aList[i].n; k++) {
                 const char *z = aList[i].az[k];
@@ -464,12 +465,12 @@ static void test_stemming_several(void **state) {
     check_terms(a, "running книги", "run книг");
     analyzer_free(a);
     /* with the English dictionary second, and exact forms */
-    AnalyzerConfig cfg = {"stem_ru, stem_en", NULL, 0, 1, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {"stem_ru, stem_en", NULL, 0, 1, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
     LpError err;
     assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
     check_terms(a, "generously книги", "=generously generous =книги книг");
     analyzer_free(a);
-    AnalyzerConfig ml = {"stem_en", NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 5, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig ml = {"stem_en", NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 5, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
     assert_int_equal(analyzer_new(&ml, &a, &err), LP_OK);
     check_terms(a, "runs running cats kittens", "runs run cats kitten");
     Toks t = {0};
@@ -755,6 +756,100 @@ static void test_limits(void **state) {
     analyzer_free(a);
 }
 
+/* regexp_filter rules applied to z: the result, or "ERR:<message>". */
+static const char *apply_rules(const char *zRules, const char *z) {
+    static char zOut[512];
+    RegexpFilter *f = NULL;
+    LpError err;
+    lp_err_clear(&err);
+    int rc = regexp_filter_new(zRules, &f, &err);
+    if (rc == LP_OK) {
+        StrBuf sb = {0};
+        const char *zr;
+        size_t nr;
+        rc = regexp_filter_apply(f, z, strlen(z), &sb, &zr, &nr, &err);
+        if (rc == LP_OK) snprintf(zOut, sizeof(zOut), "%.*s", (int)nr, zr);
+        strbuf_free(&sb);
+    }
+    regexp_filter_free(f);
+    if (rc != LP_OK) snprintf(zOut, sizeof(zOut), "ERR:%.400s", err.zMsg);
+    return zOut;
+}
+
+/* regexp_filter: rules in order, every match, groups, empty matches,
+** UTF-8, blank lines; the errors; the matching bound; and an analyzer
+** reading documents and queries through its rules. */
+static void test_regexp_filter(void **state) {
+    (void)state;
+    static const char *const az[][3] = {
+        /* Manticore's examples */
+        {"(BLUE|RED) => COLOR", "RED TUBE and BLUE PLANK", "COLOR TUBE and COLOR PLANK"},
+        {"\\**(\\d+)\" => \\1 inch", "RED TUBE 5\" LONG, PLANK 2\" x 4\"", "RED TUBE 5 inch LONG, PLANK 2 inch x 4 inch"},
+        /* in order: the second rule reads the first's output */
+        {"a => b\nb => c", "ab", "cc"},
+        {"b => c\na => b", "ab", "bc"},
+        /* groups, \0, an unset group, a backslash; case and classes */
+        {"(\\w+)@(\\w+) => \\2 at \\1 (\\0)\\\\", "me@host", "host at me (me@host)\\"},
+        {"(a)(x)? => [\\2\\1]", "aa", "[a][a]"},
+        {"(?i)colou?r => color", "Colour COLOR", "color color"},
+        /* an empty match replaces nothing */
+        {"x* => -", "axxb", "a-b"},
+        {"^ => >", "text", "text"},
+        /* UTF-8 in patterns, replacements and text */
+        {"caf\xc3\xa9 => coffee\n\xc3\xa9 => e", "caf\xc3\xa9 \xc3\xa9t\xc3\xa9", "coffee ete"},
+        {"(.) => <\\1>", "\xd0\xb4\xc3\xa9", "<\xd0\xb4><\xc3\xa9>"},
+        /* blank lines and spaces around the arrow */
+        {"\n  a   =>   b  \n\n", "a", "b"},
+        /* no match: the text itself */
+        {"zzz => y", "abc", "abc"},
+        /* errors, naming the rule */
+        {"a => b\nno arrow", "x", "ERR:regexp_filter rule 2 'no arrow': expected 'pattern => replacement'"},
+        {"(a => b", "x", "ERR:regexp_filter rule 1: the pattern '(a' at offset 2: missing closing parenthesis"},
+        {"(a) => \\2", "x", "ERR:regexp_filter rule 1: the replacement names group \\2, and the pattern has 1"},
+        {" => b", "x", "ERR:regexp_filter rule 1: the pattern is empty"},
+        {"(a+)+$ => x", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab", "ERR:regexp_filter rule 1 stopped on this text: match limit exceeded"},
+    };
+    for (size_t i = 0; i < LP_ARRAY_SIZE(az); i++) {
+        const char *zGot = apply_rules(az[i][0], az[i][1]);
+        if (strcmp(zGot, az[i][2]) != 0) fail_msg("rules \"%s\" on \"%s\":\n got  \"%s\"\n want \"%s\"", az[i][0], az[i][1], zGot, az[i][2]);
+    }
+    /* no rules: no filter */
+    RegexpFilter *f = (RegexpFilter *)1;
+    LpError err;
+    assert_int_equal(regexp_filter_new("\n \n", &f, &err), LP_OK);
+    assert_null(f);
+    assert_int_equal(regexp_filter_new(NULL, &f, &err), LP_OK);
+    assert_null(f);
+    /* invalid UTF-8 in the text is refused, with its offset */
+    assert_int_equal(regexp_filter_new("a => b", &f, &err), LP_OK);
+    StrBuf sb = {0};
+    const char *zr;
+    size_t nr;
+    assert_int_equal(regexp_filter_apply(f, "ab\xff", 3, &sb, &zr, &nr, &err), LP_BADINPUT);
+    assert_int_equal(err.pos, 2);
+    regexp_filter_free(f);
+    strbuf_free(&sb);
+    /* an analyzer reads documents (after html_strip) and queries through them */
+    AnalyzerConfig cfg = {"stem_en", NULL, 0, 0, 0, 1, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, "(BLUE|RED) => COLOR\n<b> => x"};
+    Analyzer *a = NULL;
+    assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
+    assert_true(analyzer_has_regexp(a));
+    const char *zDoc;
+    size_t nDoc;
+    assert_int_equal(analyzer_doc_text(a, "<b>RED</b> tubes", 16, &sb, &zDoc, &nDoc, &err), LP_OK);
+    assert_int_equal(nDoc, 11);
+    assert_memory_equal(zDoc, "COLOR tubes", 11); /* the tags went first: no "<b>" left to rewrite */
+    assert_int_equal(analyzer_query_text(a, "BLUE | RED", 10, &sb, &zDoc, &nDoc, &err), LP_OK);
+    assert_int_equal(nDoc, 13);
+    assert_memory_equal(zDoc, "COLOR | COLOR", 13);
+    strbuf_free(&sb);
+    analyzer_free(a);
+    /* not with index_zones */
+    cfg.zIndexZones = "h1";
+    assert_int_equal(analyzer_new(&cfg, &a, &err), LP_BADINPUT);
+    assert_string_equal(err.zMsg, "regexp_filter cannot be used with index_zones");
+}
+
 static void test_config(void **state) {
     static const struct {
         const char *zMorph, *zStop;
@@ -783,7 +878,7 @@ static void test_config(void **state) {
         /* minPrefix below -64 stands for min_infix_len -minPrefix */
         int bInfix = aBad[i].minPrefix < -64;
         AnalyzerConfig cfg = {aBad[i].zMorph, aBad[i].zStop, bInfix ? 0 : aBad[i].minPrefix, 0, 0, 0, NULL,
-                              bInfix ? -aBad[i].minPrefix : 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+                              bInfix ? -aBad[i].minPrefix : 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
         Analyzer *a = (Analyzer *)&cfg; /* must be reset to NULL */
         LpError err;
         lp_err_clear(&err);
@@ -808,7 +903,7 @@ static void test_config(void **state) {
         analyzer_free(a1);
         analyzer_free(a2);
     }
-    AnalyzerConfig cfg = {"", "NONE", 64, 0, 0, 0, NULL, 64, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {"", "NONE", 64, 0, 0, 0, NULL, 64, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
     Analyzer *a = NULL;
     LpError err;
     assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
@@ -966,7 +1061,7 @@ static void test_remove_diacritics(void **state) {
     check_terms(b, "re\xc2\xadsume", "re sume"); /* off: a joiner separates */
     analyzer_free(b);
     /* with stemming, before the stemmer; and prefixes on the query side */
-    AnalyzerConfig cs = {"stem_en", NULL, 2, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cs = {"stem_en", NULL, 2, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
     assert_int_equal(analyzer_new(&cs, &a, &err), LP_OK);
     check_terms(a, "Cafés façades", "cafe facad");
     Toks t = {0};
@@ -1230,7 +1325,7 @@ static void test_stem_dictionary(void **state) {
 /* ------------------------------------------------------------ exact forms */
 
 static Analyzer *mk_exact(const char *zMorph, const char *zStop) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, 1, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, 1, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -1312,7 +1407,7 @@ static void test_exact_forms(void **state) {
     analyzer_free(a);
 
     /* analyzer_prefix_ok counts characters, not bytes */
-    AnalyzerConfig pc = {NULL, NULL, 3, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig pc = {NULL, NULL, 3, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
     Analyzer *ap = NULL;
     assert_int_equal(analyzer_new(&pc, &ap, &err0), LP_OK);
     assert_false(analyzer_prefix_ok(ap, "ab", 2));
@@ -1365,7 +1460,7 @@ static void check_doc(const Analyzer *a, const char *z, const char *zWant) {
 
 static void test_min_word_len(void **state) {
     (void)state;
-    AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 0, 0, NULL, 0, NULL, 3, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 0, 0, NULL, 0, NULL, 3, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
     Analyzer *a = NULL;
     LpError err;
     if (analyzer_new(&cfg, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
@@ -1378,12 +1473,12 @@ static void test_min_word_len(void **state) {
     analyzer_free(a);
     /* 0 and 1: every word */
     for (int m = 0; m <= 1; m++) {
-        AnalyzerConfig c1 = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, m, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+        AnalyzerConfig c1 = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, m, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
         if (analyzer_new(&c1, &a, &err) != LP_OK) fail_msg("analyzer_new: %s", err.zMsg);
         check_doc(a, "a b c", "a@0 b@1 c@2");
         analyzer_free(a);
     }
-    AnalyzerConfig bad = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 65, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig bad = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 65, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
     assert_int_equal(analyzer_new(&bad, &a, &err), LP_BADINPUT);
     assert_string_equal(err.zMsg, "min_word_len 65 is out of range 0..64");
 }
@@ -1407,7 +1502,7 @@ static void test_position_steps(void **state) {
     for (size_t i = 0; i < LP_ARRAY_SIZE(aCase); i++) {
         /* "the" is a stop word; "a" and "x" are under min_word_len 2 */
         AnalyzerConfig cfg = {"stem_en", NULL, 0, 0, 0, 0, NULL, 0, NULL, 2, NULL, 0, 0, NULL, NULL,
-                              NULL, "the", aCase[i].bStop, aCase[i].bShort, NULL, NULL, NULL, 0, 0, NULL};
+                              NULL, "the", aCase[i].bStop, aCase[i].bShort, NULL, NULL, NULL, 0, 0, NULL, NULL};
         Analyzer *a = mk_cfg(&cfg);
         assert_int_equal(analyzer_renumbers(a), aCase[i].bStop || aCase[i].bShort);
         check_doc(a, aCase[i].zDoc, aCase[i].zQuery);
@@ -1415,7 +1510,7 @@ static void test_position_steps(void **state) {
         analyzer_free(a);
     }
     /* a dropped last word: the length ends at the last position taken */
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, "the", 1, 0, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, "the", 1, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
     Analyzer *a = mk_cfg(&cfg);
     uint32_t iEnd = 0;
     Toks t = run_full(a, "the cat the the", 0, &iEnd);
@@ -1434,13 +1529,13 @@ static void test_position_steps(void **state) {
     analyzer_free(a);
     /* with word forms: their shifts and the steps add up */
     AnalyzerConfig wf = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, "s02e02 > season 2 episode 2",
-                         NULL, NULL, "the", 1, 0, NULL, NULL, NULL, 0, 0, NULL};
+                         NULL, NULL, "the", 1, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
     a = mk_cfg(&wf);
     check_doc(a, "the s02e02 the end", "season@0 2@1 episode@2 2@3 end@4");
     check_query(a, "the s02e02 the end", "season@0 2@1 episode@2 2@3 end@4");
     analyzer_free(a);
     /* with index_sp: a boundary keeps its place among the words taken */
-    AnalyzerConfig sp = {NULL, NULL, 0, 0, 1, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, "the", 1, 0, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig sp = {NULL, NULL, 0, 0, 1, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, "the", 1, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
     a = mk_cfg(&sp);
     check_doc(a, "The cat. The dog", "cat@0 .@1 dog@2");
     analyzer_free(a);
@@ -1469,12 +1564,12 @@ static void check_cfg_error(const AnalyzerConfig *cfg, const char *zWhat, const 
 /* An analyzer with word forms zRules (and the morphology, stop words,
 ** exact forms and boundaries given). */
 static Analyzer *mk_wf(const char *zMorph, const char *zStop, int bExact, int bSp, const char *zRules) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, bSp, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, bSp, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
     return mk_cfg(&cfg);
 }
 
 static void check_wf_error(const char *zRules, const char *zWant) {
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
     check_cfg_error(&cfg, zRules, zWant);
 }
 
@@ -1574,12 +1669,12 @@ static void test_wordforms(void **state) {
 }
 
 static Analyzer *mk_ignore(const char *zIgnore, const char *zRules) {
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, zIgnore, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, zIgnore, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
     return mk_cfg(&cfg);
 }
 
 static void check_ignore_error(const char *zIgnore, const char *zWant) {
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, zIgnore, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, zIgnore, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
     check_cfg_error(&cfg, zIgnore, zWant);
 }
 
@@ -1636,12 +1731,12 @@ static void test_ignore_chars(void **state) {
 /* An analyzer with charset_table zMap (remove_diacritics bStrip; stemming,
 ** exceptions as given). */
 static Analyzer *mk_map(const char *zMap, int bStrip, const char *zMorph, const char *zExc) {
-    AnalyzerConfig cfg = {zMorph, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, bStrip, 0, NULL, NULL, zExc, NULL, 0, 0, zMap, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {zMorph, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, bStrip, 0, NULL, NULL, zExc, NULL, 0, 0, zMap, NULL, NULL, 0, 0, NULL, NULL};
     return mk_cfg(&cfg);
 }
 
 static void check_map_error(const char *zMap, int bSp, const char *zZones, const char *zWant) {
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, bSp, zZones != NULL, NULL, 0, NULL, 0, zZones, 1, 0, NULL, NULL, NULL, NULL, 0, 0, zMap, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, bSp, zZones != NULL, NULL, 0, NULL, 0, zZones, 1, 0, NULL, NULL, NULL, NULL, 0, 0, zMap, NULL, NULL, 0, 0, NULL, NULL};
     check_cfg_error(&cfg, zMap, zWant);
 }
 
@@ -1700,7 +1795,7 @@ static void test_charset_table(void **state) {
         ** to 'u' drops "fur"; a table without ü splits "für" into "f" and
         ** "r", both stop words then, as in Manticore */
         AnalyzerConfig cfg = {NULL, "de", 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, NULL, 0, 0,
-                              "a..z, A..Z->a..z, U+FC, U+DC->U+FC", NULL, NULL, 0, 0, NULL};
+                              "a..z, A..Z->a..z, U+FC, U+DC->U+FC", NULL, NULL, 0, 0, NULL, NULL};
         a = mk_cfg(&cfg);
         check_doc(a, "F\xc3\xbcr fur Haus", "fur@1 haus@2");
         analyzer_free(a);
@@ -1760,12 +1855,12 @@ static void test_charset_table(void **state) {
 /* An analyzer with blend_chars zBlend and blend_mode zMode (charset_table
 ** zMap, stemming as given). */
 static Analyzer *mk_blend(const char *zBlend, const char *zMode, const char *zMap, const char *zMorph) {
-    AnalyzerConfig cfg = {zMorph, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, NULL, 0, 0, zMap, zBlend, zMode, 0, 0, NULL};
+    AnalyzerConfig cfg = {zMorph, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, NULL, 0, 0, zMap, zBlend, zMode, 0, 0, NULL, NULL};
     return mk_cfg(&cfg);
 }
 
 static void check_blend_error(const char *zBlend, const char *zMode, int bSp, const char *zWant) {
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, bSp, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, zBlend, zMode, 0, 0, NULL};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, bSp, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, zBlend, zMode, 0, 0, NULL, NULL};
     check_cfg_error(&cfg, zBlend, zWant);
 }
 
@@ -1816,7 +1911,7 @@ static void test_blend_chars(void **state) {
         ** runs of plain words only, never a part */
         AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0,
                               "at&t > telco; t mobile > cell; at t > zzz; t > tee; big at > nope", NULL, NULL, NULL,
-                              0, 0, NULL, "&", NULL, 0, 0, NULL};
+                              0, 0, NULL, "&", NULL, 0, 0, NULL, NULL};
         a = mk_cfg(&cfg);
         check_doc(a, "at&t mobile", "telco@0 at@0 tee@1 mobile@2");
         check_doc(a, "big at&t", "big@0 telco@1 at@1 tee@2");
@@ -1843,7 +1938,7 @@ static void test_blend_chars(void **state) {
         /* with stopword_step 0, a dropped first part keeps the variants'
         ** position, and a dropped variant moves nothing */
         AnalyzerConfig cfg = {NULL, "en", 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, "at&t", 1, 0,
-                              NULL, "&", "trim_none, trim_all", 0, 0, NULL};
+                              NULL, "&", "trim_none, trim_all", 0, 0, NULL, NULL};
         a = mk_cfg(&cfg);
         check_doc(a, "AT&T rocks, the AT&T", "att@0 t@1 rocks@2 att@3 t@4");
         check_query(a, "the at&t", "att@0");
@@ -1870,7 +1965,7 @@ static void test_blend_chars(void **state) {
 static void test_stopwords_stemmed(void **state) {
     (void)state;
     AnalyzerConfig cfg = {"stem_en", "en", 0, 1, 0, 0, NULL, 0, NULL, 2, NULL, 1, 0, NULL, NULL, NULL, "runnings", 0, 0,
-                          NULL, NULL, NULL, 1, 0, NULL};
+                          NULL, NULL, NULL, 1, 0, NULL, NULL};
     Analyzer *a = mk_cfg(&cfg);
     check_doc(a, "others haves x ran running nothing", "=ran@3 ran@3 =nothing@5 noth@5");
     check_query(a, "others haves ran run", "ran@2");
@@ -1896,7 +1991,7 @@ static void test_stopwords_stemmed(void **state) {
 
 static void check_ngram(const char *zMap, int nLen, const char *zNgram, const char *zDoc, const char *zWant) {
     AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, NULL, 0, 0,
-                          zMap, NULL, NULL, 0, nLen, zNgram};
+                          zMap, NULL, NULL, 0, nLen, zNgram, NULL};
     Analyzer *a = mk_cfg(&cfg);
     check_doc(a, zDoc, zWant);
     analyzer_free(a);
@@ -1914,7 +2009,7 @@ static void test_ngram_chars(void **state) {
     check_ngram(NULL, 1, "x, U+3000..U+303F, Q->q", "abxcdQ", "ab@0 x@1 cd@2 q@3");
     {
         AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, NULL, 0, 0,
-                              NULL, NULL, NULL, 0, 0, "cont"};
+                              NULL, NULL, NULL, 0, 0, "cont", NULL};
         check_cfg_error(&cfg, "ngram_chars without ngram_len",
                         "ngram_chars needs ngram_len='1' (each of them is then a word of one character)");
         cfg.nNgramLen = 2;
@@ -1932,12 +2027,12 @@ static void test_ngram_chars(void **state) {
 }
 
 static Analyzer *mk_exc(const char *zMorph, int bSp, const char *zExc, const char *zRules) {
-    AnalyzerConfig cfg = {zMorph, "en", 0, 0, bSp, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, zExc, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {zMorph, "en", 0, 0, bSp, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, zExc, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
     return mk_cfg(&cfg);
 }
 
 static void check_exc_error(const char *zExc, const char *zWant) {
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, zExc, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, zExc, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
     check_cfg_error(&cfg, zExc, zWant);
 }
 
@@ -1990,13 +2085,13 @@ static void test_stopwords_list(void **state) {
     /* the table's own words, split and normalised as the text is, with a
     ** language's list; positions still count */
     AnalyzerConfig cfg = {"stem_en", "en", 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, "-", NULL,
-                          "Foo; BAR\nbaz-qux Café\\; x", 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+                          "Foo; BAR\nbaz-qux Café\\; x", 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
     Analyzer *a = mk_cfg(&cfg);
     check_doc(a, "the foo bars bar baz-qux CAFE cafés x xs running", "bar@2 cafe@6 xs@8 run@9");
     check_query(a, "FOO the running", "run@2");
     analyzer_free(a);
     /* without a language's list too; an empty list drops nothing */
-    AnalyzerConfig c2 = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, "and, or", 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig c2 = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, NULL, NULL, NULL, "and, or", 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
     a = mk_cfg(&c2);
     check_doc(a, "cats and dogs or the", "cats@0 dogs@2 the@4");
     analyzer_free(a);
@@ -2014,7 +2109,7 @@ static void test_stopwords_list(void **state) {
 
 static void test_index_sp(void **state) {
     (void)state;
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -2123,7 +2218,7 @@ static void test_html_strip(void **state) {
     check_strip_attrs("te<b title=x>st", NULL, azAttr, "test"); /* b is not listed */
     check_strip_attrs("<img alt=x>", NULL, NULL, "");
     /* through the analyzer: the words of the stripped text */
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 1, "script, STYLE", 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 1, "script, STYLE", 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -2229,7 +2324,7 @@ static void test_index_zones(void **state) {
     assert_string_equal(log.z, "H2@1 /h2@4 th@6 /TH@11 hr@19");
     strbuf_free(&sb);
 
-    AnalyzerConfig cfg = {"stem_en", NULL, 0, 0, 0, 1, "script", 0, NULL, 0, " H*,th , title,B", 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig cfg = {"stem_en", NULL, 0, 0, 0, 1, "script", 0, NULL, 0, " H*,th , title,B", 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
     Analyzer *a = NULL;
     LpError err;
     lp_err_clear(&err);
@@ -2452,6 +2547,7 @@ int main(void) {
         cmocka_unit_test(test_callback_stop),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_config),
+        cmocka_unit_test(test_regexp_filter),
         cmocka_unit_test(test_normalise_exhaustive),
         cmocka_unit_test(test_normalise_exhaustive_strip),
         cmocka_unit_test(test_normalise_pairs),

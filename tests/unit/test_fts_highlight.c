@@ -599,12 +599,12 @@ static void test_zones(void **state) {
 static int setup(void **state) {
     (void)state;
     LpError err;
-    AnalyzerConfig cfg = {"stem_en", "en", 0, 0, 0, 0, NULL, 2, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL}; /* min_infix_len 2 */
+    AnalyzerConfig cfg = {"stem_en", "en", 0, 0, 0, 0, NULL, 2, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL}; /* min_infix_len 2 */
     if (analyzer_new(&cfg, &gStem, &err) != LP_OK) return -1;
-    AnalyzerConfig plain = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig plain = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
     if (analyzer_new(&plain, &gPlain, &err) != LP_OK) return -1;
     /* min_prefix_len 1: expand_keywords' star part is 'word*' */
-    AnalyzerConfig zones = {NULL, NULL, 1, 0, 0, 1, NULL, 0, NULL, 0, "z*", 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+    AnalyzerConfig zones = {NULL, NULL, 1, 0, 0, 1, NULL, 0, NULL, 0, "z*", 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
     if (analyzer_new(&zones, &gZones, &err) != LP_OK) return -1;
     arena_init(&gArena, 0);
     return 0;
