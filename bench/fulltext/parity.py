@@ -26,7 +26,8 @@ them only, their parts, and word forms over them. Three more check the analysis 
 Sphinx's (over one charset_table both read alike): ignore_chars,
 min_word_len and overshort_step; stop words with stopword_step 0,
 exceptions and word forms; ngram_len and ngram_chars; expand_keywords
-with exact forms and infixes. The last (factor_set) compares WEIGHT()
+with exact forms and infixes; and morphology 'stem_en, soundex' (names
+that sound alike, the chain of processors). The last (factor_set) compares WEIGHT()
 under ranker=expr factors and Manticore's proximity rankers, row by row,
 for queries of words, OR lists, NOT, MAYBE and field scopes, and for
 phrases and chains; and snippet_set the words CALL SNIPPETS marks.
@@ -98,7 +99,9 @@ OPTIONS = {"t": "min_infix_len='2' index_sp='1' index_zones='h*' html_strip='1'"
                                           "; ".join(ANALYSIS_WORDFORMS)),
            "xg": "charset_table='%s' min_infix_len='2' ngram_len='1' ngram_chars='U+3000..U+30FF, U+4E00..U+9FFF'" % ANALYSIS_CS,
            "xe": "charset_table='%s' min_infix_len='2' morphology='stem_en' index_exact_words='1' expand_keywords='1' "
-                 "" % ANALYSIS_CS}
+                 "" % ANALYSIS_CS,
+           # phonetic: soundex after the English stemmer, as a chain of processors
+           "xp": "charset_table='%s' min_infix_len='2' morphology='stem_en, soundex'" % ANALYSIS_CS}
 
 # Each table's Sphinx section: the same fields, its own options ({{dir}}
 # stays for SphinxServer's str.format).
@@ -124,7 +127,51 @@ SPHINX_INDEX = (SPHINX_SECTION.format(name="t", extra="    index_sp        = 1\n
                 + SPHINX_SECTION.format(name="b", extra="    blend_chars     = &, -\n"
                                                        "    blend_mode      = trim_head, trim_tail\n"
                                                        "    wordforms       = {dir}/blendforms.txt\n")
-                + "".join(SPHINX_SECTION.format(name=n, extra=x) for n, x in ANALYSIS_SPHINX.items()))
+                + "".join(SPHINX_SECTION.format(name=n, extra=x) for n, x in ANALYSIS_SPHINX.items())
+                + SPHINX_SECTION.format(name="xp", extra="    charset_table   = %s\n"
+                                                        "    morphology      = stem_en, soundex\n" % ANALYSIS_CS))
+
+# The phonetic table's rows and queries: names that sound alike, words the
+# stemmer changes first (then soundex is not tried), short words, digits.
+PHONETIC_ROWS = [("Robert Smith", "Rupert Smyth runs"),
+                 ("Rubin Ashcraft", "Ashcroft Tymczak"),
+                 ("Pfister Honeyman", "hello world"),
+                 ("Lee", "Li Lea"),
+                 ("a ab abc", "running cats"),
+                 ("123abc x", "tymczuk lloyd")]
+PHONETIC_QUERIES = """
+robert
+rupurt
+smith
+smyth
+"robert smith"
+"rupert smith"
+rubin
+rubens
+ashcroft
+tymczak
+pfister
+honeymann
+hello
+lee
+li
+a
+ab
+abc
+run
+running
+runner
+cat
+cats
+123abc
+x
+r163
+rob*
+ash*
+lloyd
+loyd
+robert NEAR/2 smyth
+"""
 
 # The analysis tables' rows and queries.
 ANALYSIS_ROWS = [("Hello World_wide 42", "Привет мир hello"),
@@ -976,6 +1023,7 @@ def main(argv):
             ("b", BLEND_ROWS, [q for q in BLEND_QUERIES.splitlines() if q.strip()]),
             ("k",) + factor_set()]
     sets += [(n, ANALYSIS_ROWS, [q for q in ANALYSIS_QUERIES.splitlines() if q.strip()]) for n in ANALYSIS_SPHINX]
+    sets += [("xp", PHONETIC_ROWS, [q for q in PHONETIC_QUERIES.splitlines() if q.strip()])]
     for name, lines in (("stopwords", ANALYSIS_STOPWORDS), ("exceptions", ANALYSIS_EXCEPTIONS),
                         ("wordforms", ANALYSIS_WORDFORMS), ("blendforms", BLEND_WORDFORMS)):
         with open(os.path.join(tmp, "sphinx", name + ".txt"), "w") as f:
@@ -1015,7 +1063,7 @@ def main(argv):
              "Run %s at %s on %s (%d cores):" % (utc_now(), git_revision(), m["cpu"], m["cores"]), "",
              "    " + command_line(__file__, argv), "",
              "Versions: %s; %s." % (versions["loupe"], versions["sphinx"]), "",
-             "%d queries over twelve small tables (bench/fulltext/parity.py has the rows and the "
+             "%d queries over thirteen small tables (bench/fulltext/parity.py has the rows and the "
              "queries; on table k, each with a ranker, the rows and their WEIGHT(), and the words "
              "CALL SNIPPETS marks): the same "
              "(or both refuse) for **%d**, different for %d, of which %d on purpose and **%d** not." % (len(results), len(same), len(differ),

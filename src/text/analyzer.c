@@ -352,6 +352,7 @@ static void stem_supported(char *z, size_t nz) {
     for (int i = 0; i < N_STEM_LANG && k < nz; i++) {
         if (stem_lang_available(i)) k += (size_t)snprintf(z + k, nz - k, ", stem_%s", aStemLang[i].zCode);
     }
+    if (k < nz) snprintf(z + k, nz - k, ", soundex");
 }
 
 /* ------------------------------------------------- per-thread stemmers */
@@ -410,9 +411,43 @@ static void stem_cache_free(void *p) {
 
 static ThreadLocal g_stemCaches = THREAD_LOCAL_INIT(stem_cache_free);
 
+/* The processor morphology='soundex' names, in Analyzer.aStem beside
+** aStemLang's indexes: no libstemmer, no memo (stem_soundex is cheaper
+** than a lookup). */
+#define STEM_SOUNDEX (-1)
+
+/* Sphinx's and Manticore's soundex: a word of the letters a..z only keeps
+** its first letter, then each later letter's digit (b f p v: 1; c g j k
+** q s x z: 2; d t: 3; l: 4; m n: 5; r: 6; vowels, h, w and y: none), a
+** digit never twice in a row (vowels between do not part them), then 0s
+** up to four characters but never past the word's own length, and no cut:
+** "robert" r163, "tymczak" t520, "ashcraft" a2613, "ab" a1, "a" a. Any
+** other word is left as it is. In place in z[0..n) (the code is never
+** longer than the word); returns its length. */
+static int stem_soundex(char *z, int n) {
+    static const char aDigit[26] = {0,   '1', '2', '3', 0,   '1', '2', 0,   0,   '2', '2', '4', '5',
+                                    '5', 0,   '1', '2', '6', '2', '3', 0,   '1', 0,   '2', 0,   '2'};
+    for (int i = 0; i < n; i++) {
+        if (z[i] < 'a' || z[i] > 'z') return n;
+    }
+    int o = 1;
+    for (int i = 1; i < n; i++) {
+        char d = aDigit[z[i] - 'a'];
+        if (d && z[o - 1] != d) z[o++] = d;
+    }
+    while (o < 4 && o < n) z[o++] = '0';
+    return o;
+}
+
 /* This thread's stemmer for aStemLang[iLang] and its memo, created on
-** first use. LP_NOMEM, or LP_LIMIT when the process is out of thread keys. */
+** first use (both NULL for STEM_SOUNDEX). LP_NOMEM, or LP_LIMIT when the
+** process is out of thread keys. */
 static int stem_get(int iLang, struct sb_stemmer **ppStem, StemMemoTable **ppMemo, LpError *err) {
+    if (iLang == STEM_SOUNDEX) {
+        *ppStem = NULL;
+        *ppMemo = NULL;
+        return LP_OK;
+    }
     StemCache *c = t_pStemCache;
     if (c && c->apStem[iLang]) {
         *ppStem = c->apStem[iLang];
@@ -454,6 +489,17 @@ static int stem_plain(const Analyzer *a, char *z, int *pn, LpError *err) {
     for (int k = 0; k < a->nStem; k++) {
         struct sb_stemmer *pStem = NULL; /* set when stem_get succeeds (-O3 cannot tell) */
         StemMemoTable *pMemo = NULL;
+        if (a->aStem[k] == STEM_SOUNDEX) {
+            char zCode[ANALYZER_MAX_TERM];
+            memcpy(zCode, z, (size_t)*pn);
+            int m = stem_soundex(zCode, *pn);
+            if (m != *pn || memcmp(zCode, z, (size_t)m) != 0) {
+                memcpy(z, zCode, (size_t)m);
+                *pn = m;
+                return LP_OK;
+            }
+            continue;
+        }
         int rc = stem_get(a->aStem[k], &pStem, &pMemo, err);
         if (rc != LP_OK) return rc;
         const sb_symbol *zOut = sb_stemmer_stem(pStem, (const sb_symbol *)z, *pn);
@@ -504,6 +550,15 @@ static int stem_add(Analyzer *a, const char *z, size_t n) {
             }
         }
         return 0;
+    }
+    if (n == 7 && strncasecmp(z, "soundex", 7) == 0) {
+        for (int k = 0; k < a->nStem; k++) {
+            if (a->aStem[k] == STEM_SOUNDEX) return 1;
+        }
+        if (a->nStem == ANALYZER_MAX_STEMMERS) return -1;
+        a->aStem[a->nStem] = STEM_SOUNDEX;
+        a->apDict[a->nStem++] = NULL;
+        return 1;
     }
     if (n <= 5 || strncasecmp(z, "stem_", 5) != 0) return 0;
     for (int i = 0; i < N_STEM_LANG; i++) {
@@ -1508,6 +1563,12 @@ _Static_assert(STEMDICT_MAX_WORD + STEMDICT_MAX_SUFFIX <= ANALYZER_MAX_TERM, "st
 ** stemdict_hash. */
 static int stem_with(RunState *s, struct sb_stemmer *pStem, StemMemoTable *pm, const StemDict *pDict, Token *t,
                      char *zTerm, uint32_t h) {
+    if (!pStem) { /* STEM_SOUNDEX: in place, as a dictionary stems */
+        if (t->z != zTerm) memmove(zTerm, t->z, (size_t)t->n);
+        t->z = zTerm;
+        t->n = stem_soundex(zTerm, t->n);
+        return LP_OK;
+    }
     if (pDict) {
         int n = stemdict_find(pDict, zTerm, t->n, h); /* in place: t->z is zTerm */
         if (n > 0) {

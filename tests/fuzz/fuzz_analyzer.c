@@ -267,6 +267,36 @@ static void check_regexp(const char *z, size_t size, int64_t iBad) {
     free(zRules);
 }
 
+/* morphology 'soundex, stem_en': the plain analyzer's words one for one,
+** each term a soundex code (letter, digits, no longer than the word) where
+** the word is of the letters a..z and longer than one, else the word or
+** its English stem. */
+static void check_soundex(const Run *pPlain, const char *z, size_t size, uint32_t iBase) {
+    static Analyzer *a;
+    if (!a) a = make("soundex, stem_en", NULL, 0, 0, 0);
+    Run r = {0, size, iBase, NULL, 0, 0};
+    LpError err;
+    if (analyzer_run(a, z, size, iBase, on_token, &r, NULL, &err) != LP_OK) {
+        free(r.a);
+        return; /* our realloc failed: on_token's 1 */
+    }
+    if (r.n != pPlain->n) abort();
+    for (size_t k = 0; k < r.n; k++) {
+        const Tok *t = &r.a[k], *w = &pPlain->a[k];
+        if (t->iStart != w->iStart || t->iPos != w->iPos) abort();
+        int bLetters = w->n > 1;
+        for (int i = 0; i < w->n; i++) bLetters &= w->z[i] >= 'a' && w->z[i] <= 'z';
+        if (!bLetters) continue;
+        if (t->n > w->n || t->z[0] != w->z[0]) abort();
+        for (int i = 1; i < t->n; i++) {
+            if (t->z[i] < '0' || t->z[i] > '6' || t->z[i] == t->z[i - 1]) {
+                if (!(t->z[i] == '0' && t->z[i - 1] == '0')) abort(); /* 0s pad, in a row */
+            }
+        }
+    }
+    free(r.a);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* Created once, kept for the process: they are immutable and reachable,
     ** so neither a leak nor state carried between inputs. */
@@ -391,6 +421,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     check_zones(pZones, z, size, iBad);
     check_regexp(z, size, iBad);
     if (iBad < 0 && aRc[0] == LP_OK) check_strip(aAn[5], &aRun[0], z, size, iBase);
+    if (iBad < 0 && aRc[0] == LP_OK) check_soundex(&aRun[0], z, size, iBase);
     for (int i = 0; i < 8; i++) free(aRun[i].a);
     free(z);
     return 0;

@@ -1750,6 +1750,28 @@ def test_regexp_filter(cur, uniq):
     expect_error(cur, f"SELECT id FROM {u} WHERE MATCH('{'a' * 40}b')", 1064, r"regexp_filter rule 1 stopped")
 
 
+
+def test_soundex(cur, uniq):
+    """morphology='soundex' (Sphinx's and Manticore's phonetic codes, the
+    same as searchd 2.2.11 gives: bench-parity's table xp), alone and after
+    a stemmer, where the first processor that changes a word wins."""
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (name TEXT) morphology='soundex'")
+    cur.execute(f"INSERT INTO {t} VALUES (1, 'Robert Smith'), (2, 'Rupert Smyth'), (3, 'Rubin Ashcraft'), (4, 'x 123abc')")
+    assert_ids_ram_and_flushed(cur, t, [("robert", [1, 2]), ("rupurt smith", [1, 2]), ("ruben", [3]),
+                                        ("ashcroft", [3]), ("x", [4]), ("123abc", [4]), ("r163", [1, 2])])
+    cur.execute(f"CALL KEYWORDS('Robert Ashcraft ab x', '{t}')")
+    assert [r[2] for r in cur.fetchall()] == ["r163", "a2613", "a1", "x"]
+    cur.execute(f"SELECT id, HIGHLIGHT() FROM {t} WHERE MATCH('rupurt') ORDER BY id ASC")
+    assert cur.fetchall() == ((1, "<b>Robert</b> Smith"), (2, "<b>Rupert</b> Smyth"))
+    u = uniq()
+    cur.execute(f"CREATE TABLE {u} (name TEXT) morphology='stem_en, soundex'")
+    cur.execute(f"CALL KEYWORDS('running run cats cat', '{u}')")
+    assert [r[2] for r in cur.fetchall()] == ["run", "r50", "cat", "c30"]
+    expect_error(cur, f"CREATE TABLE {uniq()} (name TEXT) morphology='metaphone'", 1064,
+                 r"unknown morphology 'metaphone' \(supported: none, .*, soundex\)")
+
+
 def assert_ddl_round_trips(cur, table, uniq):
     """SHOW CREATE TABLE's statement, run under another name, makes a table
     whose SHOW CREATE TABLE is the same (the rules kept in the table need

@@ -756,6 +756,46 @@ static void test_limits(void **state) {
     analyzer_free(a);
 }
 
+/* morphology='soundex', alone and in a chain, against the codes searchd
+** 2.2.11 gives the same words (CALL KEYWORDS): first letter, digits
+** without repeats, 0s up to four but not past the word, no cut; words
+** with other characters as they are; in a chain the first processor that
+** changes a word wins. */
+static void test_soundex(void **state) {
+    (void)state;
+    static const char *const az[][3] = {
+        {"soundex", "Robert Rupert Rubin Ashcraft Tymczak Pfister Honeyman hello 123abc x",
+         "r163 r163 r150 a2613 t520 p1236 h500 h400 123abc x"},
+        {"stem_en, soundex", "running run cats cat a ab abc Robert", "run r50 cat c30 a a1 a12 r163"},
+        {"soundex, stem_en", "running run cats cat a ab abc Robert", "r520 r50 c320 c30 a a1 a12 r163"},
+    };
+    for (size_t i = 0; i < LP_ARRAY_SIZE(az); i++) {
+        Analyzer *a = mk(az[i][0], NULL);
+        assert_true(analyzer_is_stemmed(a));
+        char *z = terms_of(a, az[i][1]);
+        if (strcmp(z, az[i][2]) != 0) fail_msg("%s: \"%s\"\n got  \"%s\"\n want \"%s\"", az[i][0], az[i][1], z, az[i][2]);
+        free(z);
+        analyzer_free(a);
+    }
+    /* with exact forms, and stop words compared after it (stopwords_unstemmed='0') */
+    AnalyzerConfig cfg = {"soundex", NULL, 0, 1, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
+    Analyzer *a = NULL;
+    LpError err;
+    assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
+    char *z = terms_of(a, "Robert");
+    assert_string_equal(z, "=robert r163");
+    free(z);
+    analyzer_free(a);
+    cfg.bExactWords = 0;
+    cfg.zStopwordsList = "rupert";
+    cfg.bStopwordsStemmed = 1;
+    assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
+    z = terms_of(a, "Robert Rubin");
+    assert_string_equal(z, "r150"); /* robert sounds as the stop word rupert */
+    free(z);
+    analyzer_free(a);
+}
+
 /* regexp_filter rules applied to z: the result, or "ERR:<message>". */
 static const char *apply_rules(const char *zRules, const char *z) {
     static char zOut[512];
@@ -865,7 +905,9 @@ static void test_config(void **state) {
         {" , ", NULL, 0, "names no processor"},
         {"libstemmer_xx", NULL, 0, "no Snowball stemmer for 'libstemmer_xx'"},
         {"libstemmer_", NULL, 0, "no Snowball stemmer for 'libstemmer_'"},
-        {"soundex", NULL, 0, "unknown morphology 'soundex'"},
+        {"soundx", NULL, 0, "unknown morphology 'soundx'"},
+        {"metaphone", NULL, 0, "unknown morphology 'metaphone' (supported: none, stem_ar"},
+        {"stem_en, soundex, stem_ru, stem_de, stem_fr", NULL, 0, "at most 4 stemmers"},
         {NULL, "xx", 0, "unknown stop-word list 'xx' (supported: none, en, da, de, es"},
         {NULL, "en, de xx", 0, "unknown stop-word list 'xx'"},
         {NULL, " , ", 0, "names no list"},
@@ -2548,6 +2590,7 @@ int main(void) {
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_config),
         cmocka_unit_test(test_regexp_filter),
+        cmocka_unit_test(test_soundex),
         cmocka_unit_test(test_normalise_exhaustive),
         cmocka_unit_test(test_normalise_exhaustive_strip),
         cmocka_unit_test(test_normalise_pairs),
