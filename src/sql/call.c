@@ -297,17 +297,7 @@ static void call_keywords(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     KwWild *aWild = NULL;
     int nWild = 0;
     /* the text as a query reads it: regexp_filter's rules applied */
-    StrBuf fb = {0};
-    const char *zq;
-    size_t nq;
-    int rc = analyzer_query_text(an, zText, nText, &fb, &zq, &nq, &err);
-    if (rc == LP_OK && zq != zText) {
-        char *zc = arena_strndup(&s->stmt, zq, nq);
-        if (!zc) rc = LP_NOMEM;
-        zText = zc;
-        nText = nq;
-    }
-    strbuf_free(&fb);
+    int rc = sqlx_query_text(&s->stmt, an, &zText, &nText, &err);
     if (rc == LP_OK) rc = kw_find_wild(&s->stmt, t, zText, nText, &aWild, &nWild);
     if (rc == LP_OK && nWild > 0) {
         /* each wildcard made one plain word (its '*', '?' and '%' made

@@ -801,8 +801,6 @@ static int opt_bool(Binder *b, const SqlMapItem *o, int *pOn) {
     return LP_OK;
 }
 
-/* Is z one of Manticore's options that change no result, which loupe
-** accepts (their values checked) with MATCH or without? */
 /* The text of an option value: a string, a number or a bare word. NULL
 ** (and an error) for anything else. */
 static const char *opt_text(Binder *b, const SqlMapItem *o) {
@@ -818,6 +816,8 @@ static const char *opt_text(Binder *b, const SqlMapItem *o) {
     return NULL;
 }
 
+/* Is z one of Manticore's options that change no result, which loupe
+** accepts (their values checked) with MATCH or without? */
 static int is_hint_option(const char *z) {
     static const char *const az[] = {"max_matches", "boolean_simplify", "low_priority", "sort_method", "threads",
                                      "comment"};
@@ -832,25 +832,28 @@ int sqlx_match_parse(Arena *a, const Table *t, const char *z, size_t n, unsigned
     /* regexp_filter rewrites the whole text first, as Manticore does; the
     ** tree points into the text, so the rewritten one lives in a */
     *ppRoot = NULL;
-    const Analyzer *an = table_analyzer(t);
-    if (analyzer_has_regexp(an)) {
-        StrBuf fb = {0};
-        const char *zq;
-        size_t nq;
-        int rc = analyzer_query_text(an, z, n, &fb, &zq, &nq, err);
-        if (rc == LP_OK && zq != z) {
-            char *zc = arena_strndup(a, zq, nq);
-            if (!zc) rc = lp_err_set(err, LP_NOMEM, "out of memory");
-            z = zc;
-            n = nq;
-        }
-        strbuf_free(&fb);
-        if (rc != LP_OK) {
-            if (rc != LP_NOMEM && !err->detail) err->detail = FTS_MATCH_ER_PARSE;
-            return rc;
-        }
+    int rc = sqlx_query_text(a, table_analyzer(t), &z, &n, err);
+    if (rc != LP_OK) {
+        if (rc != LP_NOMEM && !err->detail) err->detail = FTS_MATCH_ER_PARSE;
+        return rc;
     }
     return sqlx_match_parse_raw(a, t, z, n, flags, ppRoot, err);
+}
+
+int sqlx_query_text(Arena *a, const Analyzer *an, const char **pz, size_t *pn, LpError *err) {
+    if (!analyzer_has_regexp(an)) return LP_OK;
+    StrBuf fb = {0};
+    const char *zq;
+    size_t nq;
+    int rc = analyzer_query_text(an, *pz, *pn, &fb, &zq, &nq, err);
+    if (rc == LP_OK && zq != *pz) {
+        char *zc = arena_strndup(a, zq, nq);
+        if (!zc) rc = lp_err_set(err, LP_NOMEM, "out of memory");
+        *pz = zc;
+        *pn = nq;
+    }
+    strbuf_free(&fb);
+    return rc;
 }
 
 int sqlx_match_parse_raw(Arena *a, const Table *t, const char *z, size_t n, unsigned flags, FtsNode **ppRoot,

@@ -136,6 +136,11 @@ int sqlx_table_expand(const Schema *sc);
 struct FtsNode;
 int sqlx_match_parse(Arena *a, const Table *t, const char *z, size_t n, unsigned flags, struct FtsNode **ppRoot,
                      LpError *err);
+/* The text of a query *pz[0..*pn) as table analyzer an reads it: its
+** regexp_filter rules applied, the result copied into a (*pz, *pn then
+** point there; unchanged when it has no rules or none matched). LP_OK, or
+** analyzer_query_text's error. */
+int sqlx_query_text(Arena *a, const Analyzer *an, const char **pz, size_t *pn, LpError *err);
 /* The same without regexp_filter, for a text it rewrote already (CALL
 ** KEYWORDS' words). */
 int sqlx_match_parse_raw(Arena *a, const Table *t, const char *z, size_t n, unsigned flags,

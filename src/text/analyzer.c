@@ -1115,27 +1115,22 @@ int analyzer_doc_text(const Analyzer *a, const char *z, size_t n, StrBuf *buf, c
     if (!a->bHtmlStrip) return analyzer_query_text(a, z, n, buf, pz, pn, err);
     int64_t iBad = utf8_check(z, n);
     if (iBad >= 0) return lp_err_setpos(err, LP_BADINPUT, iBad, "invalid UTF-8 at byte %lld", (long long)iBad);
-    StrBuf html = {0};
-    StrBuf *pHtml = a->pRegexp ? &html : buf;
-    strbuf_reset(pHtml);
-    html_strip(z, n, (const char *const *)a->azHtmlRemove, (const char *const *)a->azHtmlAttr, pHtml);
-    if (pHtml->oom) {
-        strbuf_free(&html);
-        return lp_err_set(err, LP_NOMEM, "out of memory stripping HTML");
-    }
-    *pz = pHtml->z ? pHtml->z : "";
-    *pn = pHtml->n;
+    strbuf_reset(buf);
+    html_strip(z, n, (const char *const *)a->azHtmlRemove, (const char *const *)a->azHtmlAttr, buf);
+    if (buf->oom) return lp_err_set(err, LP_NOMEM, "out of memory stripping HTML");
+    *pz = buf->z ? buf->z : "";
+    *pn = buf->n;
     if (!a->pRegexp) return LP_OK;
-    /* then the rules, over the text as stripped, the result in buf */
-    int rc = regexp_filter_apply(a->pRegexp, *pz, *pn, buf, pz, pn, err);
-    if (rc == LP_OK && *pz == html.z) {
-        strbuf_reset(buf); /* no rule matched: the stripped text itself */
-        strbuf_append(buf, html.z ? html.z : "", html.n);
-        if (buf->oom) rc = lp_err_set(err, LP_NOMEM, "out of memory");
-        *pz = buf->z ? buf->z : "";
-        *pn = buf->n;
+    /* then the rules, over the text as stripped; where one matched, their
+    ** result becomes buf (no copy) */
+    StrBuf out = {0};
+    int rc = regexp_filter_apply(a->pRegexp, *pz, *pn, &out, pz, pn, err);
+    if (rc == LP_OK && *pz == out.z) {
+        StrBuf x = *buf;
+        *buf = out;
+        out = x;
     }
-    strbuf_free(&html);
+    strbuf_free(&out);
     return rc;
 }
 

@@ -246,11 +246,10 @@ int regexp_filter_apply(const RegexpFilter *f, const char *z, size_t n, StrBuf *
         }
     }
     if (rc == LP_OK && bAny && zCur != buf->z) {
-        /* the last result is in tmp: move it to buf */
-        strbuf_reset(buf);
-        strbuf_append(buf, zCur, nCur);
-        if (buf->oom) rc = lp_err_set(err, LP_NOMEM, "out of memory");
-        zCur = buf->z;
+        /* the last result is in tmp: it becomes buf (no copy) */
+        StrBuf x = *buf;
+        *buf = tmp;
+        tmp = x;
     }
     strbuf_free(&tmp);
     if (rc != LP_OK) return rc;
