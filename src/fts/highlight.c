@@ -551,7 +551,18 @@ typedef struct HlWord {
     int id;                /* the query term it matches, or -1 */
     int pid;               /* the prefix it matches (an id), or -1; looked up only
                            ** when no term matches it or for ZONESPAN groups */
+    uint32_t seg;          /* its part of the text between passage boundaries
+                           ** (passage_boundary; 0 without) */
+    uint32_t iTail;        /* a passage ending at it ends at this byte instead (the
+                           ** punctuation that ends its sentence), or 0 */
 } HlWord;
+
+/* A passage boundary (passage_boundary) among the positions: before
+** position p (key 2p: a sentence or paragraph's own position, a zone span's
+** first word) or after it (2p + 1: a span's last word). */
+typedef struct HlCut {
+    uint64_t key;
+} HlCut;
 
 /* A zone met in the text: its name, and its first span still open. */
 typedef struct HlZone {
@@ -630,6 +641,12 @@ typedef struct Hl {
     HlRange *aGroupPlace;  /* ... each ZONESPAN group's: held.a[from .. to) */
     HlRange *aZonePlace;   /* ... and each term id's zones' */
     HlRange *aPhrasePlace; /* ... and each exact phrase's matches */
+    VEC(HlCut) cuts;       /* passage boundaries (passage_boundary) */
+    const uint32_t *aMap;  /* html_strip_mode retain: where each byte of z came
+                           ** from in zOrig (html_strip_map) */
+    const char *zOrig;     /* the text as stored */
+    uint32_t nOrig;
+    FtsHlStats st;         /* what was shown */
 } Hl;
 
 static int hl_nomem(Hl *h) {
@@ -664,6 +681,7 @@ static int on_word(void *ctx, const Token *t) {
     w->iEnd = t->iEnd;
     w->iPos = w->iPosLast = w->iPosRaw = t->iPos;
     w->bTerm = 0;
+    w->seg = w->iTail = 0;
     h->cScan += count_chars(h->z, h->iScan, t->iStart);
     w->cStart = h->cScan;
     h->cScan += count_chars(h->z, t->iStart, t->iEnd);
@@ -685,6 +703,16 @@ static int on_word(void *ctx, const Token *t) {
 ** order among themselves. */
 static int on_stemmed(void *ctx, const Token *t) {
     Hl *h = ctx;
+    int b = h->o->boundary;
+    if ((b == FTS_HL_BOUNDARY_SENTENCE || b == FTS_HL_BOUNDARY_PARAGRAPH) && t->z[0] == '.') {
+        /* a boundary's term (index_sp): no word's term starts with '.' */
+        int bPara = t->n == (int)strlen(ANALYZER_PARAGRAPH);
+        if (b == FTS_HL_BOUNDARY_SENTENCE || bPara) {
+            HlCut c = {2 * (uint64_t)t->iPos};
+            if (VEC_PUSH(&h->cuts, c)) return hl_nomem(h);
+        }
+        return LP_OK;
+    }
     int n = (int)h->words.n;
     while (h->iCur + 1 < n && h->words.a[h->iCur + 1].iStart <= t->iStart)
         h->iCur++;
@@ -965,8 +993,8 @@ static int in_place(const Hl *h, int id, uint32_t iPos, uint32_t iLast) {
 /* With limits in the query: reads the zones' spans from the text as
 ** stored (zOrig, markup and all) and unmarks each word that a limited
 ** term marked outside its places. */
-static int apply_zones(Hl *h, const Analyzer *an, const char *zOrig, size_t nOrig) {
-    int rc = h->q->bSpans ? analyzer_run_doc(an, zOrig, nOrig, 0, on_zone_term, h, NULL, h->err) : LP_OK;
+static int apply_zones(Hl *h, const Analyzer *an, const char *zOrig, size_t nOrig, int bSpans) {
+    int rc = bSpans ? analyzer_run_doc(an, zOrig, nOrig, 0, on_zone_term, h, NULL, h->err) : LP_OK;
     if (rc == LP_OK) rc = places_build(h);
     for (int k = 0; rc == LP_OK && k < (int)h->words.n; k++) {
         HlWord *w = &h->words.a[k];
@@ -977,6 +1005,44 @@ static int apply_zones(Hl *h, const Analyzer *an, const char *zOrig, size_t nOri
     return rc;
 }
 
+static int cut_cmp(const void *pa, const void *pb) {
+    const HlCut *a = pa, *b = pb;
+    return (a->key > b->key) - (a->key < b->key);
+}
+
+/* passage_boundary: each word's part of the text (the boundaries before
+** it), and where a passage ending at the last word of a sentence ends. */
+static int assign_segments(Hl *h) {
+    if (h->o->boundary == FTS_HL_BOUNDARY_ZONE) {
+        for (size_t i = 0; i < h->spans.n; i++) {
+            const HlSpan *sp = &h->spans.a[i];
+            if (VEC_PUSH(&h->cuts, ((HlCut){2 * (uint64_t)sp->first}))) return hl_nomem(h);
+            if (sp->last != UINT32_MAX && VEC_PUSH(&h->cuts, ((HlCut){2 * (uint64_t)sp->last + 1}))) {
+                return hl_nomem(h);
+            }
+        }
+    }
+    if (h->cuts.n == 0) return LP_OK;
+    qsort(h->cuts.a, h->cuts.n, sizeof(HlCut), cut_cmp);
+    size_t c = 0;
+    for (size_t k = 0; k < h->words.n; k++) {
+        HlWord *w = &h->words.a[k];
+        while (c < h->cuts.n && h->cuts.a[c].key <= 2 * (uint64_t)w->iPos) c++;
+        w->seg = (uint32_t)c;
+    }
+    if (h->o->boundary == FTS_HL_BOUNDARY_ZONE) return LP_OK;
+    /* a sentence's or paragraph's last word: what ends it follows ("five."),
+    ** up to white space */
+    for (size_t k = 0; k + 1 < h->words.n; k++) {
+        HlWord *w = &h->words.a[k];
+        if (h->words.a[k + 1].seg == w->seg) continue;
+        uint32_t e = w->iEnd, next = h->words.a[k + 1].iStart;
+        while (e < next && !strchr(" \t\r\n\f\v", h->z[e])) e++;
+        if (e > w->iEnd) w->iTail = e;
+    }
+    return LP_OK;
+}
+
 /* Bytes and characters of the passage lo..hi: the first word's start (the
 ** text's start for word 0) to the last word's end (the text's end for the
 ** last word), so edge punctuation is kept. */
@@ -984,11 +1050,15 @@ static uint32_t span_start(const Hl *h, int lo) {
     return lo == 0 ? 0 : h->words.a[lo].iStart;
 }
 static uint32_t span_end(const Hl *h, int hi) {
-    return hi == (int)h->words.n - 1 ? h->n : h->words.a[hi].iEnd;
+    const HlWord *w = &h->words.a[hi];
+    return hi == (int)h->words.n - 1 ? h->n : w->iTail ? w->iTail : w->iEnd;
 }
 static uint32_t span_chars(const Hl *h, int lo, int hi) {
+    const HlWord *w = &h->words.a[hi];
     uint32_t c0 = lo == 0 ? 0 : h->words.a[lo].cStart;
-    uint32_t c1 = hi == (int)h->words.n - 1 ? h->nChars : h->words.a[hi].cEnd;
+    uint32_t c1 = hi == (int)h->words.n - 1 ? h->nChars
+                  : w->iTail                 ? w->cEnd + count_chars(h->z, w->iEnd, w->iTail)
+                                             : w->cEnd;
     return c1 - c0;
 }
 
@@ -1066,8 +1136,12 @@ static int build_candidates(Hl *h) {
         int m = h->aMatch[j];
         int lo = (int)(m - around < 0 ? 0 : m - around);
         int hi = (int)(m + around > (int)h->words.n - 1 ? (int)h->words.n - 1 : m + around);
+        uint32_t seg = h->words.a[m].seg; /* a window stays within its part */
+        while (h->words.a[lo].seg != seg) lo++;
+        while (h->words.a[hi].seg != seg) hi--;
         Cand *c = h->nCand ? &h->aCand[h->nCand - 1] : NULL;
-        if (c && lo <= c->hi + 1 && span_fits(h, c->lo, hi, budget_of(h->o->limit), budget_of(h->o->limitWords))) {
+        if (c && lo <= c->hi + 1 && h->words.a[c->lo].seg == seg &&
+            span_fits(h, c->lo, hi, budget_of(h->o->limit), budget_of(h->o->limitWords))) {
             if (hi > c->hi) c->hi = hi;
             c->m1 = j + 1;
             continue;
@@ -1205,6 +1279,54 @@ static void emit_range(Hl *h, uint32_t from, uint32_t to) {
     emit_text(h, i, to);
 }
 
+/* emit_zones: "<name>" of the innermost zone span holding word k, if any. */
+static void emit_zone_name(Hl *h, int k) {
+    uint32_t p = h->words.a[k].iPos;
+    const HlSpan *best = NULL;
+    for (size_t i = 0; i < h->spans.n; i++) {
+        const HlSpan *sp = &h->spans.a[i];
+        if (sp->first > p || sp->last < p) continue;
+        if (!best || sp->first > best->first || (sp->first == best->first && sp->last < best->last)) best = sp;
+    }
+    if (!best) return;
+    const HlZone *zn = &h->zones.a[best->iZone];
+    strbuf_appendc(h->out, '<');
+    strbuf_append(h->out, h->spanNames.z + zn->iName, (size_t)zn->nName);
+    strbuf_appendc(h->out, '>');
+}
+
+/* html_strip_mode retain: the stored text whole, its markup kept, with each
+** marked word's bytes there (html_strip_map) wrapped in tags; words read
+** from attribute values, which lie inside a tag, are not marked. */
+static void emit_retain(Hl *h) {
+    uint32_t i = 0;
+    for (size_t k = 0; k < h->words.n; k++) {
+        const HlWord *w = &h->words.a[k];
+        if (w->id < 0) continue;
+        const uint32_t *m = h->aMap;
+        if (m[2 * (size_t)w->iStart] < i || h->zOrig[m[2 * (size_t)w->iStart]] == '<') continue;
+        /* each run of the word's bytes that lie side by side in the stored
+        ** text gets its own tags, so that markup inside a word ("fi<i>ve")
+        ** stays outside them and they nest */
+        for (uint32_t j = w->iStart; j < w->iEnd;) {
+            uint32_t j1 = j + 1;
+            /* the next byte is of the same character reference, or follows */
+            while (j1 < w->iEnd && (m[2 * (size_t)j1] == m[2 * (size_t)j1 - 2] || m[2 * (size_t)j1] == m[2 * (size_t)j1 - 1])) {
+                j1++;
+            }
+            uint32_t s = m[2 * (size_t)j], e = m[2 * (size_t)j1 - 1];
+            strbuf_append(h->out, h->zOrig + i, s - i);
+            emit_tag(h, h->o->zBefore);
+            strbuf_append(h->out, h->zOrig + s, e - s);
+            emit_tag(h, h->o->zAfter);
+            i = e;
+            j = j1;
+        }
+        h->iPassageId++;
+    }
+    strbuf_append(h->out, h->zOrig + i, h->nOrig - i);
+}
+
 static int cand_by_start(const void *pa, const void *pb) {
     const Cand *a = pa, *b = pb;
     return (a->iStart > b->iStart) - (a->iStart < b->iStart);
@@ -1249,7 +1371,7 @@ static int emit_passages(Hl *h) {
             c->iEnd = span_end(h, c->hi);
             len = span_chars(h, c->lo, c->hi);
         } else {
-            if (!shrink(h, c, remaining, wordsLeft, nChosen == 0)) continue;
+            if (!shrink(h, c, remaining, wordsLeft, nChosen == 0 && !o->bWholeWords)) continue;
             len = count_chars(h->z, c->iStart, c->iEnd);
         }
         for (int j = c->m0; j < c->m1; j++) {
@@ -1257,11 +1379,11 @@ static int emit_passages(Hl *h) {
             if (iw >= c->lo && iw <= c->hi) h->aShown[h->words.a[iw].id] = 1;
         }
         /* a forced passage may overdraw: the budget then stays spent */
+        int64_t nw = c->hi - c->lo + 1;
         if (remaining >= 0) remaining = remaining > len ? remaining - len : 0;
-        if (wordsLeft >= 0) {
-            int64_t nw = c->hi - c->lo + 1;
-            wordsLeft = wordsLeft > nw ? wordsLeft - nw : 0;
-        }
+        if (wordsLeft >= 0) wordsLeft = wordsLeft > nw ? wordsLeft - nw : 0;
+        h->st.nChars += len;
+        h->st.nWords += nw;
         aChosen[nChosen++] = *c;
     }
 
@@ -1272,7 +1394,7 @@ static int emit_passages(Hl *h) {
         nOut = 1;
         for (int k = 1; k < nChosen; k++) {
             Cand *p = &aChosen[nOut - 1], *c = &aChosen[k];
-            if (c->iStart <= p->iEnd || c->lo <= p->hi + 1) {
+            if ((c->iStart <= p->iEnd || c->lo <= p->hi + 1) && h->words.a[c->lo].seg == h->words.a[p->hi].seg) {
                 if (c->iEnd > p->iEnd) p->iEnd = c->iEnd;
                 if (c->hi > p->hi) p->hi = c->hi;
             } else {
@@ -1280,8 +1402,10 @@ static int emit_passages(Hl *h) {
             }
         }
     }
+    h->st.nPassages = nChosen;
     for (int k = 0; k < nOut; k++) {
         if (k > 0 || aChosen[k].iStart > 0) strbuf_appendz(h->out, o->zChunkSep);
+        if (o->bEmitZones) emit_zone_name(h, aChosen[k].lo);
         emit_range(h, aChosen[k].iStart, aChosen[k].iEnd);
     }
     if (nOut > 0 && aChosen[nOut - 1].iEnd < h->n) strbuf_appendz(h->out, o->zChunkSep);
@@ -1294,36 +1418,94 @@ static void emit_start(Hl *h) {
     uint32_t cut = h->o->limit > 0 ? skip_chars(h, 0, (uint32_t)h->o->limit) : h->n;
     uint32_t end = 0;
     int nWords = h->o->limitWords > 0 ? h->o->limitWords : (int)h->words.n;
-    for (int k = 0; k < (int)h->words.n && k < nWords && h->words.a[k].iEnd <= cut; k++)
+    int k = 0;
+    for (; k < (int)h->words.n && k < nWords && h->words.a[k].iEnd <= cut; k++)
         end = h->words.a[k].iEnd;
+    if (end == 0 && h->o->bWholeWords) return; /* nothing fits */
     if (end == 0) end = cut; /* even the first word is too long: cut inside it */
     emit_text(h, 0, end);
+    h->st.nChars = count_chars(h->z, 0, end);
+    h->st.nWords = k ? k : h->words.n > 0;
+    h->st.nPassages = 1;
     strbuf_appendz(h->out, h->o->zChunkSep);
 }
 
+int fts_hl_options_check(const FtsHlOptions *o, const Analyzer *an, const FtsHlQuery *q, LpError *err) {
+    if (o->limit < 0 || o->around < 0 || o->limitPassages < 0 || o->limitWords < 0) {
+        return lp_err_set(err, LP_BADINPUT,
+                          "highlight: limit, around, limit_passages and limit_words must not be negative");
+    }
+    if (!o->zBefore || !o->zAfter || !o->zChunkSep) {
+        return lp_err_set(err, LP_BADINPUT, "highlight: before_match, after_match and chunk_separator must be set");
+    }
+    static const char *const azBoundary[] = {"", "sentence", "paragraph", "zone"};
+    static const char *const azMode[] = {"index", "none", "strip", "retain"};
+    if (o->boundary < 0 || o->boundary > FTS_HL_BOUNDARY_ZONE || o->htmlMode < 0 || o->htmlMode > FTS_HL_HTML_RETAIN) {
+        return lp_err_set(err, LP_BADINPUT, "highlight: unknown passage_boundary or html_strip_mode");
+    }
+    const char *zB = azBoundary[o->boundary], *zM = azMode[o->htmlMode];
+    int bZone = o->boundary == FTS_HL_BOUNDARY_ZONE;
+    if ((o->boundary == FTS_HL_BOUNDARY_SENTENCE || o->boundary == FTS_HL_BOUNDARY_PARAGRAPH) &&
+        !analyzer_index_sp(an)) {
+        return lp_err_set(err, LP_BADINPUT,
+                          "highlight: passage_boundary='%s' needs a table that indexes sentences and "
+                          "paragraphs (index_sp='1')",
+                          zB);
+    }
+    if (o->bEmitZones && !bZone) {
+        return lp_err_set(err, LP_BADINPUT, "highlight: emit_zones needs passage_boundary='zone'");
+    }
+    if (bZone && !analyzer_has_zones(an)) {
+        return lp_err_set(err, LP_BADINPUT,
+                          "highlight: passage_boundary='zone' needs a table that indexes zones (index_zones)");
+    }
+    if (o->htmlMode == FTS_HL_HTML_NONE && analyzer_html_strip(an) && (bZone || (q && q->bSpans))) {
+        return lp_err_set(err, LP_BADINPUT,
+                          "highlight: html_strip_mode='none' reads the markup as text, so it has no zones: %s",
+                          bZone ? "passage_boundary='zone' needs them" : "the query's ZONE: limits need them");
+    }
+    if (o->htmlMode == FTS_HL_HTML_RETAIN) {
+        const char *zWhy = o->limit || o->limitWords || o->limitPassages ? "limit, limit_words and limit_passages be 0"
+                           : o->bForcePassages                          ? "force_passages be 0"
+                           : o->boundary                                ? "no passage_boundary"
+                           : o->bEscapeHtml                             ? "escape_html be 0"
+                           : analyzer_has_regexp(an) ? "a table without regexp_filter rules (they rewrite the text)"
+                                                     : NULL;
+        if (zWhy) {
+            return lp_err_set(err, LP_BADINPUT,
+                              "highlight: html_strip_mode='%s' shows the whole text with its markup, so it "
+                              "needs %s",
+                              zM, zWhy);
+        }
+    }
+    return LP_OK;
+}
+
 int fts_highlight(const Analyzer *an, const FtsHlQuery *q, const char *zText, size_t nText,
-                  const FtsHlOptions *opt, StrBuf *out, LpError *err, int *pnMarked) {
-    if (pnMarked) *pnMarked = 0;
+                  const FtsHlOptions *opt, StrBuf *out, LpError *err, FtsHlStats *pStats) {
+    if (pStats) memset(pStats, 0, sizeof(*pStats));
     FtsHlOptions def;
     if (!opt) {
         fts_hl_options_init(&def);
         opt = &def;
     }
-    if (opt->limit < 0 || opt->around < 0 || opt->limitPassages < 0 || opt->limitWords < 0) {
-        return lp_err_set(err, LP_BADINPUT,
-                          "highlight: limit, around, limit_passages and limit_words must not be negative");
+    int rc = fts_hl_options_check(opt, an, q, err);
+    if (rc) return rc;
+    /* With html_strip (or html_strip_mode strip, retain), the text read is
+    ** the text indexed: no markup. */
+    int bHtml = opt->htmlMode == FTS_HL_HTML_INDEX ? analyzer_html_strip(an) : opt->htmlMode != FTS_HL_HTML_NONE;
+    int bRetain = opt->htmlMode == FTS_HL_HTML_RETAIN;
+    uint32_t *aMap = NULL;
+    if (bRetain && nText > 0 && nText < UINT32_MAX && !(aMap = malloc(sizeof(uint32_t) * 2 * nText))) {
+        return lp_err_set(err, LP_NOMEM, "out of memory highlighting a text");
     }
-    if (!opt->zBefore || !opt->zAfter || !opt->zChunkSep) {
-        return lp_err_set(err, LP_BADINPUT,
-                          "highlight: before_match, after_match and chunk_separator must be set");
-    }
-    /* With html_strip, the text shown is the text indexed: no markup. */
     StrBuf html = {0};
     const char *zOrig = zText;
     size_t nOrig = nText;
-    int rcText = analyzer_doc_text(an, zText, nText, &html, &zText, &nText, err);
+    int rcText = analyzer_doc_text_as(an, bHtml, zText, nText, &html, &zText, &nText, aMap, err);
     if (rcText != LP_OK || nText == 0) {
         strbuf_free(&html);
+        free(aMap);
         return rcText;
     }
 
@@ -1340,14 +1522,23 @@ int fts_highlight(const Analyzer *an, const FtsHlQuery *q, const char *zText, si
     h.err = err;
     h.iPassageId = opt->startPassageId;
     h.bIdMacro = strstr(opt->zBefore, "_ID%") || strstr(opt->zAfter, "_ID%");
+    h.aMap = aMap;
+    h.zOrig = zOrig;
+    h.nOrig = (uint32_t)nOrig;
 
     /* Step 1: the words, and which of them the query marks. The analyzer
-    ** refuses texts of 4 GiB and more, so the uint32_t offsets hold. */
-    int rc = analyzer_run_unstemmed(an, zText, nText, on_word, &h, err);
-    if (rc == LP_OK && h.bStemmed && q->nTerm > 0)
+    ** refuses texts of 4 GiB and more, so the uint32_t offsets hold.
+    ** index_sp gives boundaries positions of their own: the words take
+    ** the index's positions, as with word forms. */
+    int bSp = analyzer_index_sp(an);
+    if (bSp) h.bRenumber = h.bStemmed = 1;
+    rc = analyzer_run_unstemmed(an, zText, nText, on_word, &h, err);
+    if (rc == LP_OK && h.bStemmed && (q->nTerm > 0 || bSp))
         rc = analyzer_run(an, zText, nText, 0, on_stemmed, &h, NULL, err);
     if (rc == LP_OK && h.bRenumber) renumber_rest(&h);
-    if (rc == LP_OK && q->bZones) rc = apply_zones(&h, an, zOrig, nOrig);
+    int bSpans = q->bSpans || opt->boundary == FTS_HL_BOUNDARY_ZONE;
+    if (rc == LP_OK && (q->bZones || bSpans)) rc = apply_zones(&h, an, zOrig, nOrig, bSpans);
+    if (rc == LP_OK) rc = assign_segments(&h);
     if (rc) goto done;
     h.nChars = h.cScan + count_chars(zText, h.iScan, h.n);
     for (int k = 0; k < (int)h.words.n; k++)
@@ -1356,8 +1547,15 @@ int fts_highlight(const Analyzer *an, const FtsHlQuery *q, const char *zText, si
     if (h.nMatch == 0 && opt->bAllowEmpty) goto done;
     int bWhole = (opt->limit == 0 || h.nChars <= (uint32_t)opt->limit) &&
                  (opt->limitWords == 0 || h.words.n <= (size_t)opt->limitWords);
-    if (bWhole && !(opt->bForcePassages && h.nMatch > 0)) {
-        emit_range(&h, 0, h.n);
+    if (bWhole && !((opt->bForcePassages || opt->boundary) && h.nMatch > 0)) {
+        if (bRetain) {
+            emit_retain(&h);
+        } else {
+            emit_range(&h, 0, h.n);
+        }
+        h.st.nChars = h.nChars;
+        h.st.nWords = (int64_t)h.words.n;
+        h.st.nPassages = 1;
     } else if (h.nMatch == 0) {
         emit_start(&h);
     } else {
@@ -1377,10 +1575,13 @@ int fts_highlight(const Analyzer *an, const FtsHlQuery *q, const char *zText, si
     }
     if (rc == LP_OK && out->oom) rc = hl_nomem(&h);
 
-    if (pnMarked) *pnMarked = (int)(h.iPassageId - opt->startPassageId);
+    h.st.nMarked = (int)(h.iPassageId - opt->startPassageId);
+    if (pStats) *pStats = h.st;
 
 done:
     strbuf_free(&html);
+    free(aMap);
+    VEC_FREE(&h.cuts);
     strbuf_free(&h.spanNames);
     VEC_FREE(&h.spans);
     VEC_FREE(&h.zones);

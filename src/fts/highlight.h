@@ -48,6 +48,28 @@
 ** force_all_words takes a passage that adds a query term not shown yet
 ** even past `limit`. A cut never splits a UTF-8 character.
 **
+** Boundaries (passage_boundary, Manticore's snippet_boundary). With
+** 'sentence' or 'paragraph' (tables with index_sp) or 'zone' (tables with
+** index_zones) a passage never crosses a boundary of that kind: a
+** sentence's or paragraph's end (a sentence's passage: a paragraph's end
+** too), or the start or end of a zone span. Windows are clipped to their
+** part of the text and only merged within it; a passage that ends a
+** sentence ends after its terminator. As in Sphinx, a text with a
+** boundary set is always cut to passages when a word is marked.
+** emit_zones (with passage_boundary 'zone' only, as in Sphinx) writes
+** "<name>" of the innermost zone span holding a passage's first word
+** before the passage.
+**
+** Markup (html_strip_mode). 'index': read as the table reads documents
+** (markup stripped with html_strip); 'none': never stripped, the markup is
+** text and shown as such (no zones then); 'strip': always stripped. In
+** these three the text shown is the text read. 'retain': read stripped but
+** shown as stored, markup kept, each marked word's stored bytes wrapped in
+** tags (one pair per run of them between markup, so that tags nest; words
+** read from attribute values are not marked). It needs no limits, no
+** passage_boundary and no force_passages, as it shows the whole text, nor
+** escape_html or regexp_filter rules.
+**
 ** Ownership and errors. The FtsHlQuery lives in the caller's arena and is
 ** read-only afterwards: any number of threads may highlight with it at
 ** once. fts_highlight() appends to *out and allocates only temporary
@@ -59,6 +81,7 @@
 #define LP_FTS_HIGHLIGHT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "fts/match.h"
 #include "text/analyzer.h"
@@ -83,12 +106,52 @@ typedef struct FtsHlOptions {
     int startPassageId;    /* start_passage_id: the first match's %PASSAGE_ID% (1) */
     int bForcePassages;    /* force_passages: cut to passages even when the whole
                            ** text is within the limits (0) */
+    int boundary;          /* passage_boundary (snippet_boundary): FTS_HL_BOUNDARY_* (none) */
+    int bEmitZones;        /* emit_zones: "<zone>" before each passage (0) */
+    int htmlMode;          /* html_strip_mode: FTS_HL_HTML_* (index) */
+    int bWholeWords;       /* never cut inside a word: what does not fit is left out,
+                           ** even the text's start (set by a caller whose texts
+                           ** share the limits, for every text after the first) */
 } FtsHlOptions;
+
+/* passage_boundary: passages never cross one of these. */
+#define FTS_HL_BOUNDARY_NONE 0
+#define FTS_HL_BOUNDARY_SENTENCE 1  /* a sentence's or a paragraph's end (index_sp) */
+#define FTS_HL_BOUNDARY_PARAGRAPH 2 /* a paragraph's end (index_sp) */
+#define FTS_HL_BOUNDARY_ZONE 3      /* a zone span's start or end (index_zones) */
+
+/* html_strip_mode: how the stored text's markup is read and shown. */
+#define FTS_HL_HTML_INDEX 0  /* as the table's html_strip says */
+#define FTS_HL_HTML_NONE 1   /* never stripped: markup is text */
+#define FTS_HL_HTML_STRIP 2  /* always stripped */
+#define FTS_HL_HTML_RETAIN 3 /* read stripped, shown with its markup, which is
+                             ** never marked (the whole text only: no limits) */
+
+/* What one fts_highlight() call showed: the budget a caller spends when
+** several texts share one set of limits (limits_per_field=0). */
+typedef struct FtsHlStats {
+    int nMarked;     /* marked words written (%PASSAGE_ID% goes on from here) */
+    int64_t nChars;  /* characters of text shown (tags and separators not counted) */
+    int64_t nWords;  /* words shown */
+    int nPassages;   /* passages shown (the whole text, or its start, is one) */
+} FtsHlStats;
+
+typedef struct FtsHlQuery FtsHlQuery; /* opaque; lives in the arena it was built in */
 
 /* Fills *o with the defaults above. */
 void fts_hl_options_init(FtsHlOptions *o);
 
-typedef struct FtsHlQuery FtsHlQuery; /* opaque; lives in the arena it was built in */
+/* Can o be honoured for texts of a table with analyzer an, for query q
+** (NULL: any)? LP_OK, or LP_BADINPUT saying which option conflicts with
+** what: a negative number; passage_boundary sentence or paragraph without
+** index_sp; zone, or emit_zones, without index_zones or with
+** html_strip_mode none; emit_zones without passage_boundary zone (as
+** Sphinx); html_strip_mode none with a query's zone limits; retain with a
+** limit, force_passages, a passage_boundary, escape_html or regexp_filter
+** rules. fts_highlight() checks it too; a caller binding a statement
+** checks first, so that the statement fails rather than its rows. */
+int fts_hl_options_check(const FtsHlOptions *o, const Analyzer *an, const FtsHlQuery *q, LpError *err);
+
 
 /* The terms to mark in field iField (the table's TEXT fields in
 ** declaration order, as in the MATCH tree's field sets), or in any field
@@ -103,11 +166,11 @@ int fts_hl_query_build(Arena *a, const Analyzer *an, const FtsNode *root, int iF
                        int bExactPhrase, FtsHlQuery **pp, LpError *err);
 
 /* Appends the highlighted text z[0..n) to *out (see the top of this file).
-** opt NULL means the defaults. *pnMarked (pnMarked may be NULL) is set to
-** the marked words written, so that a caller highlighting several texts
-** into one result can go on numbering them (start_passage_id). On failure
-** *out may hold part of the result (the caller discards it). */
+** opt NULL means the defaults. *pStats (pStats may be NULL) is set to what
+** was shown, so that a caller highlighting several texts into one result
+** can go on numbering the marks (start_passage_id) and share the limits.
+** On failure *out may hold part of the result (the caller discards it). */
 int fts_highlight(const Analyzer *an, const FtsHlQuery *q, const char *zText, size_t nText,
-                  const FtsHlOptions *opt, StrBuf *out, LpError *err, int *pnMarked);
+                  const FtsHlOptions *opt, StrBuf *out, LpError *err, FtsHlStats *pStats);
 
 #endif /* LP_FTS_HIGHLIGHT_H */

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "query/query_int.h"
 #include "util/strbuf.h"
@@ -39,22 +40,36 @@ Value qfn_packed_factors(const QExpr *e, const QRow *row) {
     return v;
 }
 
+/* What is left of a limit shared by a row's fields (limits_per_field=0)
+** after `used` of it: 0 is no limit, -1 nothing left. */
+static int64_t limit_left(int64_t left, int64_t used) {
+    if (left == 0) return 0;
+    return left > used ? left - used : -1;
+}
+
 Value qfn_highlight(const QExpr *e, const QRow *row) {
     const QHighlight *h = e->u.call.pArg;
     if (!row || !row->r) return value_null();
     StrBuf sb = {0};
     int bAny = 0;
-    /* %PASSAGE_ID% numbers the row's marked words across its fields */
+    /* %PASSAGE_ID% numbers the row's marked words across its fields; with
+    ** limits_per_field=0 the fields, in order, share the limits */
     FtsHlOptions opt = h->opt;
+    int64_t leftChars = opt.limit, leftWords = opt.limitWords, leftPassages = opt.limitPassages;
     for (int i = 0; i < h->nField; i++) {
+        if (leftChars < 0 || leftWords < 0 || leftPassages < 0) break; /* spent */
         Value v = row->rd ? row_read(row->rd, row->s, row->r, h->aCol[i]) : row_get(row->s, row->r, h->aCol[i]);
         if (v.kind != VAL_STR || v.u.s.n == 0) continue;
         size_t mark = sb.n;
         if (bAny) strbuf_appendz(&sb, h->zFieldSep);
         size_t before = sb.n;
         LpError err;
-        int nMarked;
-        if (fts_highlight(h->an, h->apHl[i], v.u.s.z, v.u.s.n, &opt, &sb, &err, &nMarked) != LP_OK) {
+        FtsHlStats st;
+        opt.limit = (int)leftChars;
+        opt.limitWords = (int)leftWords;
+        opt.limitPassages = (int)leftPassages;
+        opt.bWholeWords = bAny && !h->bLimitsPerField;
+        if (fts_highlight(h->an, h->apHl[i], v.u.s.z, v.u.s.n, &opt, &sb, &err, &st) != LP_OK) {
             sb.n = mark; /* skip a field that cannot be highlighted */
             if (sb.z) sb.z[mark] = 0;
             continue;
@@ -64,7 +79,12 @@ Value qfn_highlight(const QExpr *e, const QRow *row) {
             if (sb.z) sb.z[mark] = 0;
             continue;
         }
-        opt.startPassageId += nMarked;
+        opt.startPassageId += st.nMarked;
+        if (!h->bLimitsPerField) {
+            leftChars = limit_left(leftChars, st.nChars);
+            leftWords = limit_left(leftWords, st.nWords);
+            leftPassages = limit_left(leftPassages, st.nPassages);
+        }
         bAny = 1;
     }
     Value out = scratch_str(row, &sb);
@@ -86,13 +106,21 @@ Value qfn_snippet(const QExpr *e, const QRow *row) {
     return out;
 }
 
+void qhl_init(QHighlight *h) {
+    memset(h, 0, sizeof(*h));
+    fts_hl_options_init(&h->opt);
+    h->zFieldSep = " | ";
+    h->bLimitsPerField = 1;
+}
+
 int qhl_option(QHighlight *h, Arena *a, const char *zName, Value v, char *zWhy, size_t nWhy) {
     FtsHlOptions *o = &h->opt;
-    const char **pz = !strcmp(zName, "before_match")      ? &o->zBefore
-                      : !strcmp(zName, "after_match")     ? &o->zAfter
-                      : !strcmp(zName, "chunk_separator") ? &o->zChunkSep
-                      : !strcmp(zName, "field_separator") ? &h->zFieldSep
-                                                          : NULL;
+    const char **pz = !strcmp(zName, "before_match")        ? &o->zBefore
+                      : !strcmp(zName, "after_match")       ? &o->zAfter
+                      : !strcmp(zName, "chunk_separator")   ? &o->zChunkSep
+                      : !strcmp(zName, "snippet_separator") ? &o->zChunkSep
+                      : !strcmp(zName, "field_separator")   ? &h->zFieldSep
+                                                            : NULL;
     if (pz) {
         if (v.kind != VAL_STR) {
             snprintf(zWhy, nWhy, "expected a string value");
@@ -101,6 +129,26 @@ int qhl_option(QHighlight *h, Arena *a, const char *zName, Value v, char *zWhy, 
         char *z = arena_strndup(a, v.u.s.z, v.u.s.n);
         if (!z) return LP_NOMEM;
         *pz = z;
+        return LP_OK;
+    }
+    /* Options that name one of a few words. */
+    static const char *const azBoundary[] = {"sentence", "paragraph", "zone", NULL};
+    static const char *const azMode[] = {"index", "none", "strip", "retain", NULL};
+    int bBoundary = !strcmp(zName, "passage_boundary") || !strcmp(zName, "snippet_boundary");
+    if (bBoundary || !strcmp(zName, "html_strip_mode")) {
+        const char *const *az = bBoundary ? azBoundary : azMode;
+        int k = 0;
+        while (v.kind == VAL_STR && az[k] && !(strlen(az[k]) == v.u.s.n && !strncasecmp(az[k], v.u.s.z, v.u.s.n))) k++;
+        if (v.kind != VAL_STR || !az[k]) {
+            snprintf(zWhy, nWhy, bBoundary ? "expected 'sentence', 'paragraph' or 'zone'"
+                                           : "expected 'index', 'none', 'strip' or 'retain'");
+            return LP_BADINPUT;
+        }
+        if (bBoundary) {
+            o->boundary = FTS_HL_BOUNDARY_SENTENCE + k;
+        } else {
+            o->htmlMode = FTS_HL_HTML_INDEX + k;
+        }
         return LP_OK;
     }
     /* Manticore's newer names (…_snippets, start_snippet_id) are the same
@@ -119,13 +167,17 @@ int qhl_option(QHighlight *h, Arena *a, const char *zName, Value v, char *zWhy, 
               : !strcmp(zName, "weight_order")       ? &o->bWeightOrder
               : !strcmp(zName, "escape_html")        ? &o->bEscapeHtml
               : !strcmp(zName, "exact_phrase")       ? &o->bExactPhrase
+              : !strcmp(zName, "emit_zones")         ? &o->bEmitZones
+              : !strcmp(zName, "limits_per_field")   ? &h->bLimitsPerField
                                                      : NULL;
     if (!pi) {
         snprintf(zWhy, nWhy,
                  "unknown highlighting option '%s': expected before_match, after_match, "
-                 "chunk_separator, field_separator, limit, around, limit_passages (limit_snippets), "
-                 "limit_words, allow_empty, force_all_words, force_passages (force_snippets), "
-                 "start_passage_id (start_snippet_id), weight_order, exact_phrase or escape_html",
+                 "chunk_separator (snippet_separator), field_separator, limit, around, limit_passages "
+                 "(limit_snippets), limit_words, limits_per_field, allow_empty, force_all_words, "
+                 "force_passages (force_snippets), start_passage_id (start_snippet_id), weight_order, "
+                 "exact_phrase, passage_boundary (snippet_boundary), emit_zones, html_strip_mode or "
+                 "escape_html",
                  zName);
         return LP_BADINPUT;
     }

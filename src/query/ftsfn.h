@@ -28,13 +28,23 @@ typedef struct QHighlight {
     const FtsHlQuery *const *apHl; /* their terms */
     const QExpr *pText;         /* SNIPPET: the text argument */
     const FtsHlQuery *pHlText;  /* SNIPPET: the terms */
+    int bLimitsPerField;        /* limits_per_field: each field has the limits (1); 0:
+                                ** the fields, in order, share them */
 } QHighlight;
 
+/* Fills *h with the defaults: no fields, no query, the options' defaults. */
+void qhl_init(QHighlight *h);
+
 /* Sets the highlighting option zName (Manticore's names: before_match,
-** after_match, chunk_separator, field_separator, limit, around,
-** limit_passages, allow_empty, force_all_words, weight_order, exact_phrase, and loupe's
-** escape_html) from v; strings are copied into a, numbers may be given as
-** strings. LP_OK; LP_BADINPUT with the reason in zWhy[0..nWhy); LP_NOMEM. */
+** after_match, chunk_separator or snippet_separator, field_separator,
+** limit, around, limit_passages, limit_words, limits_per_field,
+** allow_empty, force_all_words, force_passages, start_passage_id,
+** weight_order, exact_phrase, passage_boundary or snippet_boundary,
+** emit_zones, html_strip_mode, and loupe's escape_html) from v; strings
+** are copied into a, numbers may be given as strings. The options are
+** checked against each other and the table by fts_hl_options_check once
+** all are set. LP_OK; LP_BADINPUT with the reason in zWhy[0..nWhy);
+** LP_NOMEM. */
 int qhl_option(QHighlight *h, Arena *a, const char *zName, Value v, char *zWhy, size_t nWhy);
 
 /* HIGHLIGHT(): the row's fields, highlighted, joined by zFieldSep

@@ -433,9 +433,7 @@ static void call_snippets(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     if (!t) return;
     Arena *a = &s->stmt;
     QHighlight h;
-    memset(&h, 0, sizeof(h));
-    fts_hl_options_init(&h.opt);
-    h.zFieldSep = " | ";
+    qhl_init(&h);
     for (int i = 3; i < c->nArg; i++) {
         const Expr *e = c->aArg[i];
         if (!c->azAs[i]) {
@@ -466,7 +464,8 @@ static void call_snippets(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     FtsNode *root = NULL;
     FtsHlQuery *pHl = NULL;
     if (sqlx_match_parse(a, t, zQuery, nQuery, 0, &root, &err) ||
-        fts_hl_query_build(a, an, root, -1, sqlx_table_expand(table_schema(t)), h.opt.bExactPhrase, &pHl, &err)) {
+        fts_hl_query_build(a, an, root, -1, sqlx_table_expand(table_schema(t)), h.opt.bExactPhrase, &pHl, &err) ||
+        fts_hl_options_check(&h.opt, an, pHl, &err)) {
         sqlx_report(r, &err, ER_PARSE);
         goto done;
     }

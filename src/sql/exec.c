@@ -261,8 +261,7 @@ static int bind_highlight(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     if (!b->pTable) return bind_fail(b, ER_PARSE, LP_BADINPUT, "%s() needs a FROM table", zFn);
     QHighlight *h = arena_zalloc(b->a, sizeof(QHighlight));
     if (!h) return bind_oom(b);
-    fts_hl_options_init(&h->opt);
-    h->zFieldSep = " | ";
+    qhl_init(h);
     h->an = table_analyzer(b->pTable);
     const char *const *azFts;
     const int *aFtsCol;
@@ -297,6 +296,7 @@ static int bind_highlight(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
         if (fts_hl_query_build(b->a, h->an, root, -1, b->expand, h->opt.bExactPhrase, &pHl, b->err)) {
             return b->rc = b->err->code;
         }
+        if (fts_hl_options_check(&h->opt, h->an, pHl, b->err)) return bind_fail(b, ER_PARSE, LP_BADINPUT, "%s", b->err->zMsg);
         h->pHlText = pHl;
         out->q = qexpr_call(b->a, qfn_snippet, h, NULL, 0);
     } else {
@@ -359,6 +359,9 @@ static int bind_highlight(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
             FtsHlQuery *pHl;
             if (fts_hl_query_build(b->a, h->an, root, f, b->expand, h->opt.bExactPhrase, &pHl, b->err)) {
                 return b->rc = b->err->code;
+            }
+            if (fts_hl_options_check(&h->opt, h->an, pHl, b->err)) {
+                return bind_fail(b, ER_PARSE, LP_BADINPUT, "%s", b->err->zMsg);
             }
             aCol[h->nField] = c;
             apHl[h->nField++] = pHl;

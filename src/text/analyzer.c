@@ -1094,6 +1094,10 @@ int analyzer_html_strip(const Analyzer *a) {
     return a->bHtmlStrip;
 }
 
+int analyzer_index_sp(const Analyzer *a) {
+    return a->bIndexSp;
+}
+
 int analyzer_has_zones(const Analyzer *a) {
     return a->azZone != NULL;
 }
@@ -1110,13 +1114,24 @@ int analyzer_zone_indexed(const Analyzer *a, const char *z, size_t n) {
 
 int analyzer_doc_text(const Analyzer *a, const char *z, size_t n, StrBuf *buf, const char **pz,
                       size_t *pn, LpError *err) {
+    return analyzer_doc_text_as(a, a->bHtmlStrip, z, n, buf, pz, pn, NULL, err);
+}
+
+int analyzer_doc_text_as(const Analyzer *a, int bHtml, const char *z, size_t n, StrBuf *buf,
+                         const char **pz, size_t *pn, uint32_t *aMap, LpError *err) {
     *pz = z;
     *pn = n;
-    if (!a->bHtmlStrip) return analyzer_query_text(a, z, n, buf, pz, pn, err);
+    if (aMap && (!bHtml || a->pRegexp)) {
+        return lp_err_set(err, LP_BADINPUT, "an offset map needs HTML stripped and no regexp_filter rules");
+    }
+    if (!bHtml) return analyzer_query_text(a, z, n, buf, pz, pn, err);
     int64_t iBad = utf8_check(z, n);
     if (iBad >= 0) return lp_err_setpos(err, LP_BADINPUT, iBad, "invalid UTF-8 at byte %lld", (long long)iBad);
+    if (n > UINT32_MAX) {
+        return lp_err_set(err, LP_LIMIT, "text of %zu bytes is longer than the 4 GiB a field may hold", n);
+    }
     strbuf_reset(buf);
-    html_strip(z, n, (const char *const *)a->azHtmlRemove, (const char *const *)a->azHtmlAttr, buf);
+    html_strip_map(z, n, (const char *const *)a->azHtmlRemove, (const char *const *)a->azHtmlAttr, aMap, buf);
     if (buf->oom) return lp_err_set(err, LP_NOMEM, "out of memory stripping HTML");
     *pz = buf->z ? buf->z : "";
     *pn = buf->n;

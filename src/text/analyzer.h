@@ -281,6 +281,14 @@ void token_list_free(TokenList *l);
 int analyzer_doc_text(const Analyzer *a, const char *z, size_t n, StrBuf *buf, const char **pz,
                       size_t *pn, LpError *err);
 
+/* As analyzer_doc_text, with the markup stripped when bHtml says so,
+** whatever the table's html_strip (HIGHLIGHT()'s html_strip_mode). aMap
+** (NULL: none), only with bHtml and no regexp_filter rules (LP_BADINPUT
+** otherwise), has room for 2 * n entries: output byte i came from input
+** bytes [aMap[2i], aMap[2i + 1]) (text/html.h, html_strip_map). */
+int analyzer_doc_text_as(const Analyzer *a, int bHtml, const char *z, size_t n, StrBuf *buf,
+                         const char **pz, size_t *pn, uint32_t *aMap, LpError *err);
+
 /* The text of a query (a MATCH, a snippet's query, CALL KEYWORDS' text) as
 ** the table reads it: with regexp_filter, the rules applied to the whole
 ** text before it is parsed (as Manticore applies them), into buf; else z
@@ -321,6 +329,8 @@ int analyzer_has_exact_forms(const Analyzer *a);
 ** not under min_word_len? (analyzer_run_unstemmed lists every word.) */
 int analyzer_word_indexed(const Analyzer *a, const char *z, int n);
 int analyzer_html_strip(const Analyzer *a);
+/* Does the table index sentence and paragraph boundaries (index_sp)? */
+int analyzer_index_sp(const Analyzer *a);
 /* Does the table index zones (index_zones)? Is the lower-case element name
 ** z[0..n) one of them? */
 int analyzer_has_zones(const Analyzer *a);

@@ -183,13 +183,18 @@ static int zone_listed(const char *z, size_t n, const char *const *az) {
     return 0;
 }
 
-void html_strip(const char *z, size_t n, const char *const *azRemove, const char *const *azAttr,
-                StrBuf *out) {
-    html_strip_zones(z, n, azRemove, azAttr, NULL, out);
+/* Output bytes o[m0..m) came from input bytes [i0, i1) (aMap: see
+** html_strip_map; NULL: nothing to record). */
+static void map_span(uint32_t *aMap, size_t m0, size_t m, size_t i0, size_t i1) {
+    if (!aMap) return;
+    for (size_t k = m0; k < m; k++) {
+        aMap[2 * k] = (uint32_t)i0;
+        aMap[2 * k + 1] = (uint32_t)i1;
+    }
 }
 
-void html_strip_zones(const char *z, size_t n, const char *const *azRemove,
-                      const char *const *azAttr, const HtmlZones *pZones, StrBuf *out) {
+static void strip(const char *z, size_t n, const char *const *azRemove, const char *const *azAttr,
+                  const HtmlZones *pZones, uint32_t *aMap, StrBuf *out) {
     char *o = strbuf_reserve(out, n);
     if (!o) return;
     size_t m = 0, i = 0;
@@ -198,10 +203,11 @@ void html_strip_zones(const char *z, size_t n, const char *const *azRemove,
         size_t j = i;
         while (j < n && z[j] != '<' && z[j] != '&') j++;
         memcpy(o + m, z + i, j - i);
+        for (size_t k = 0; aMap && k < j - i; k++) map_span(aMap, m + k, m + k + 1, i + k, i + k + 1);
         m += j - i;
         i = j;
         if (i == n) break;
-        size_t end = 0;
+        size_t end = 0, i0 = i, m0 = m;
         if (z[i] == '&') {
             int64_t cp = reference_at(z, n, i, &end);
             if (cp < 0) {
@@ -211,6 +217,7 @@ void html_strip_zones(const char *z, size_t n, const char *const *azRemove,
                 m += utf8_encode((uint32_t)cp, o + m);
                 i = end;
             }
+            map_span(aMap, m0, m, i0, i);
             continue;
         }
         /* '<': a comment, a declaration, a tag, or text */
@@ -225,12 +232,14 @@ void html_strip_zones(const char *z, size_t n, const char *const *azRemove,
             if (zEnd) {
                 o[m++] = ' ';
                 i = (size_t)(zEnd - z);
+                map_span(aMap, m0, m, i0, i);
                 continue;
             }
         } else if (i + 1 < n && (z[i + 1] == '!' || z[i + 1] == '?')) {
             if ((end = tag_end(z, n, i)) != 0) {
                 o[m++] = ' ';
                 i = end;
+                map_span(aMap, m0, m, i0, i);
                 continue;
             }
         } else {
@@ -246,6 +255,7 @@ void html_strip_zones(const char *z, size_t n, const char *const *azRemove,
                     size_t e2 = c < n ? tag_end(z, n, c) : 0;
                     o[m++] = ' ';
                     i = e2 ? e2 : n;
+                    map_span(aMap, m0, m, i0, i);
                     continue;
                 }
                 if (pZones && zone_listed(z + k0, nName, pZones->azZone) && z[end - 2] != '/') {
@@ -266,11 +276,28 @@ void html_strip_zones(const char *z, size_t n, const char *const *azRemove,
                     o[m++] = ' '; /* the values are words of their own */
                 }
                 i = end;
+                map_span(aMap, m0, m, i0, i);
                 continue;
             }
         }
         o[m++] = '<';
         i++;
+        map_span(aMap, m0, m, i0, i);
     }
     strbuf_commit(out, m);
+}
+
+void html_strip(const char *z, size_t n, const char *const *azRemove, const char *const *azAttr,
+                StrBuf *out) {
+    strip(z, n, azRemove, azAttr, NULL, NULL, out);
+}
+
+void html_strip_zones(const char *z, size_t n, const char *const *azRemove,
+                      const char *const *azAttr, const HtmlZones *pZones, StrBuf *out) {
+    strip(z, n, azRemove, azAttr, pZones, NULL, out);
+}
+
+void html_strip_map(const char *z, size_t n, const char *const *azRemove, const char *const *azAttr,
+                    uint32_t *aMap, StrBuf *out) {
+    strip(z, n, azRemove, azAttr, NULL, aMap, out);
 }

@@ -34,6 +34,7 @@
 #define LP_TEXT_HTML_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "util/strbuf.h"
 
@@ -64,5 +65,16 @@ typedef struct HtmlZones {
 /* html_strip, reporting zones to pZones (NULL: none). */
 void html_strip_zones(const char *z, size_t n, const char *const *azRemove,
                       const char *const *azAttr, const HtmlZones *pZones, StrBuf *out);
+
+/* html_strip, recording where each output byte came from: aMap (NULL:
+** nothing recorded; else room for 2 * n entries, n < 4 GiB) gets, for
+** output byte i, the input bytes [aMap[2i], aMap[2i + 1]) of what produced
+** it: the byte itself for text, the whole reference for a decoded
+** character reference, the whole tag (comment, removed element) for what
+** markup leaves, kept attribute values included. So a span of output text
+** maps back to the stored bytes it was read from (HIGHLIGHT()'s
+** html_strip_mode='retain'). */
+void html_strip_map(const char *z, size_t n, const char *const *azRemove, const char *const *azAttr,
+                    uint32_t *aMap, StrBuf *out);
 
 #endif /* LP_TEXT_HTML_H */

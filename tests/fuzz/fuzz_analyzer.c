@@ -34,6 +34,8 @@
 **     no more words than the plain run), each term its own folding
 **     (check_strip);
 **   - html_strip() never lengthens the text and keeps valid UTF-8 valid;
+**     html_strip_map() gives the same text and maps each byte in order
+**     back to the input bytes it came from;
 **   - with html_strip and index_zones, analyzer_run_doc() gives the words
 **     analyzer_doc_text() + analyzer_run() give, then zones' terms: per
 **     zone, as many '<z' as '</z', each list increasing, the k-th span
@@ -417,6 +419,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (sb.n > size) abort();
         if (iBad < 0 && sb.n && utf8_check(sb.z, sb.n) != -1) abort();
     }
+    /* html_strip_map: the same text, each byte mapped to the input bytes
+    ** that produced it, in order; a byte of text is itself */
+    uint32_t *aMap = malloc(sizeof(uint32_t) * 2 * (size ? size : 1));
+    StrBuf mapped = {0};
+    if (aMap) html_strip_map(z, size, azRemove, azAttr, aMap, &mapped);
+    if (aMap && !sb.oom && !mapped.oom) {
+        if (mapped.n != sb.n || (sb.n && memcmp(mapped.z, sb.z, sb.n) != 0)) abort();
+        for (size_t i = 0; i < mapped.n; i++) {
+            if (aMap[2 * i] >= aMap[2 * i + 1] || aMap[2 * i + 1] > size) abort();
+            if (i > 0 && aMap[2 * i] < aMap[2 * i - 2]) abort();
+            if (aMap[2 * i + 1] - aMap[2 * i] == 1 && z[aMap[2 * i]] != mapped.z[i]) abort();
+        }
+    }
+    free(aMap);
+    strbuf_free(&mapped);
     strbuf_free(&sb);
     check_zones(pZones, z, size, iBad);
     check_regexp(z, size, iBad);

@@ -284,23 +284,33 @@ static void run_highlight(Arena *a, const FtsNode *root, size_t n) {
         for (int d = 0; d < HL_DOCS; d++) {
             const char *z = g_azText[d][f];
             StrBuf out = {0}, ref = {0};
-            o.limit = o.limitWords = o.bForcePassages = 0; /* no limit: the whole text */
+            /* no limit: the whole text, as indexed; or (html_strip_mode
+            ** retain, for a third of the lengths) as stored, markup and all */
+            o.limit = o.limitWords = o.bForcePassages = o.boundary = o.bEmitZones = 0;
+            o.htmlMode = n % 3 == 2 ? FTS_HL_HTML_RETAIN : FTS_HL_HTML_INDEX;
             if (fts_highlight(g_an, hq, z, strlen(z), &o, &out, &err, NULL) != LP_OK) abort();
-            const char *zDoc;
-            size_t nDoc;
-            if (analyzer_doc_text(g_an, z, strlen(z), &ref, &zDoc, &nDoc, &err) != LP_OK) abort();
+            const char *zDoc = z;
+            size_t nDoc = strlen(z);
+            if (!o.htmlMode && analyzer_doc_text(g_an, z, strlen(z), &ref, &zDoc, &nDoc, &err) != LP_OK) abort();
             drop_tags(&out);
             if (!out.oom && (out.n != nDoc || (nDoc && memcmp(out.z, zDoc, nDoc) != 0))) abort();
             out.n = 0;
+            o.htmlMode = FTS_HL_HTML_INDEX;
             o.limit = 20 + (int)(n % 40);
             o.around = (int)(n % 5);
-            /* limit_words, force_passages; the marks reported are the marks written */
+            /* limit_words, force_passages, passage_boundary (the table
+            ** indexes sentences and zones); the marks reported are the
+            ** marks written, and the limits hold (force_all_words is off) */
             o.limitWords = (int)(n % 7);
             o.bForcePassages = (int)(n / 8 % 2);
-            int nMarked = -1, nTag = 0;
-            if (fts_highlight(g_an, hq, z, strlen(z), &o, &out, &err, &nMarked) != LP_OK) abort();
+            o.boundary = (int)(n / 16 % 4);
+            o.bEmitZones = o.boundary == FTS_HL_BOUNDARY_ZONE && n % 2;
+            FtsHlStats st;
+            int nTag = 0;
+            if (fts_highlight(g_an, hq, z, strlen(z), &o, &out, &err, &st) != LP_OK) abort();
             for (size_t i = 0; i < out.n; i++) nTag += out.z[i] == 1;
-            if (!out.oom && nTag != nMarked) abort();
+            if (!out.oom && nTag != st.nMarked) abort();
+            if (st.nChars > o.limit || (o.limitWords && st.nWords > o.limitWords)) abort();
             strbuf_free(&out);
             strbuf_free(&ref);
         }

@@ -3732,6 +3732,90 @@ def test_highlight_exact_phrase(server, cur, uniq):
                  r"exact_phrase")
 
 
+def test_highlight_boundaries_zones_and_markup(server, cur, uniq):
+    """Manticore's passage_boundary (snippet_boundary), emit_zones,
+    html_strip_mode and limits_per_field, answered as Sphinx 2.2.11's
+    CALL SNIPPETS answers them where it does (probed side by side)."""
+    t = make_table(server, uniq(), "(title TEXT, body TEXT) html_strip='1' index_sp='1' index_zones='h*, p, b'",
+                   {1: ("alpha beta gamma delta alpha",
+                        "<h1>One two three five</h1><p>four five six <b>seven five</b> eight</p> nine ten")})
+    sents = "One two three five. Four five six. Seven five eight. Nine ten eleven five."
+
+    def snip(text, query, *opts):
+        cur.execute(f"CALL SNIPPETS(%s, '{t}', %s" + "".join(f", {o}" for o in opts) + ")", (text, query))
+        return cur.fetchall()[0][0]
+
+    # a passage stays within its sentence, and ends after its terminator;
+    # with a boundary set, a text with a match is always cut to passages
+    assert snip(sents, "five", "'sentence' AS passage_boundary", "1 AS around") == \
+        " ... three <b>five</b>. ... Four <b>five</b> six. ... Seven <b>five</b> eight. ... eleven <b>five</b>."
+    assert snip(sents, "five", "'sentence' AS snippet_boundary", "3 AS around") == \
+        "One two three <b>five</b>. ... Four <b>five</b> six. ... Seven <b>five</b> eight. ... Nine ten eleven <b>five</b>."
+    assert snip("One two. Four five six seven eight. Nine ten.", "five", "'sentence' AS passage_boundary") == \
+        " ... Four <b>five</b> six seven eight. ... "
+    # nothing marked: the text as without a boundary
+    assert snip(sents, "zebra", "'sentence' AS passage_boundary") == sents
+    # paragraphs: html_strip's block tags end them, sentences do not
+    assert snip("<p>One five. Two.</p><p>Three five four</p>", "five", "'paragraph' AS passage_boundary",
+                "5 AS around") == "\n\nOne <b>five</b>. Two. ... Three <b>five</b> four\n\n"
+    # with index_sp a ZONE: limit's words are found where the index has
+    # them (sentences take positions of their own)
+    assert snip("<p>One. Two five three. Six.</p><h1>four five</h1>", "ZONE:h1 five") == \
+        "\n\nOne. Two five three. Six.\n\n\n\nfour <b>five</b>\n\n"
+    # zones: a passage stays within a span; emit_zones names the innermost
+    zoned = "<h1>One two three five</h1><p>four five six <b>seven five</b> eight</p> nine ten eleven five."
+    assert snip(zoned, "five", "'zone' AS passage_boundary", "1 AS around") == \
+        " ... three <b>five</b> ... four <b>five</b> six ... seven <b>five</b> ... eleven <b>five</b>."
+    assert snip(zoned, "five", "'zone' AS passage_boundary", "1 AS emit_zones", "1 AS around", "10 AS limit") == \
+        " ... <h1>three <b>five</b> ... "
+    cur.execute(f"SELECT HIGHLIGHT({{passage_boundary='zone', emit_zones=1, around=1}}, 'body') FROM {t} "
+                "WHERE MATCH('five')")
+    assert cur.fetchall() == ((" ... <h1>three <b>five</b> ... <p>four <b>five</b> six ... <b>seven <b>five</b> ... ",),)
+    # html_strip_mode: none shows (and reads) the markup; retain reads the
+    # text stripped and shows it as stored, markup never marked
+    html = "<h1>One two</h1><p>four <i>fi</i>ve six s&eacute;ven <img alt=\"five\" src=x> eight</p>"
+    assert snip(html, "five | seven", "'none' AS html_strip_mode") == html.replace('"five"', '"<b>five</b>"')
+    assert snip(html, "six", "'none' AS html_strip_mode") == html.replace("six", "<b>six</b>")
+    assert snip(html, "five | seven", "'retain' AS html_strip_mode", "0 AS limit") == \
+        "<h1>One two</h1><p>four <i><b>fi</b></i><b>ve</b> six <b>s&eacute;ven</b> <img alt=\"five\" src=x> eight</p>"
+    assert snip(html, "five", "'strip' AS html_strip_mode") == "\n\nOne two\n\n\n\nfour <b>five</b> six s\u00e9ven  eight\n\n"
+    cur.execute(f"SELECT SNIPPET(body, 'five', 'limit=0', 'html_strip_mode=retain') FROM {t} WHERE id = 1")
+    assert cur.fetchall() == (("<h1>One two three <b>five</b></h1><p>four <b>five</b> six <b>seven <b>five</b></b> "
+                               "eight</p> nine ten",),)
+    # limits_per_field=0: the fields, in order, share the limits, and a
+    # field after the first never shows a word cut in two
+    cur.execute(f"SELECT HIGHLIGHT({{limit=40, limits_per_field=0}}) FROM {t} WHERE MATCH('alpha | four')")
+    assert cur.fetchall() == (("<b>alpha</b> beta gamma delta <b>alpha</b> |  ... <b>four</b> five ... ",),)
+    cur.execute(f"SELECT HIGHLIGHT({{limit=30, limits_per_field=0}}) FROM {t} WHERE MATCH('alpha | four')")
+    assert cur.fetchall() == (("<b>alpha</b> beta gamma delta <b>alpha</b>",),)
+    cur.execute(f"SELECT HIGHLIGHT({{limit_words=7, limits_per_field=0}}) FROM {t} WHERE MATCH('alpha | four')")
+    assert cur.fetchall() == (("<b>alpha</b> beta gamma delta <b>alpha</b> |  ... <b>four</b> five ... ",),)
+    cur.execute(f"SELECT HIGHLIGHT({{limit=30, limits_per_field=1}}) FROM {t} WHERE MATCH('alpha | four')")
+    assert cur.fetchall() == (("<b>alpha</b> beta gamma delta <b>alpha</b> |  ... three five\n\n\n\n<b>four</b> "
+                               "five six ... ",),)
+    # snippet_separator: Manticore's name for chunk_separator
+    cur.execute(f"SELECT HIGHLIGHT({{snippet_separator=' // ', limit=20}}, 'body') FROM {t} WHERE MATCH('eight')")
+    assert cur.fetchall() == ((" // five <b>eight</b>\n\n nine // ",),)
+
+    # each option that cannot be honoured is an error naming it
+    plain = make_table(server, uniq(), "(body TEXT)", {1: ("one five",)})
+    for sql, why in [
+            (f"CALL SNIPPETS('x', '{plain}', 'five', 'sentence' AS passage_boundary)", r"index_sp='1'"),
+            (f"CALL SNIPPETS('x', '{plain}', 'five', 'zone' AS passage_boundary)", r"index_zones"),
+            (f"CALL SNIPPETS('x', '{t}', 'five', 1 AS emit_zones)", r"emit_zones needs passage_boundary='zone'"),
+            (f"CALL SNIPPETS('x', '{t}', 'five', 'verse' AS passage_boundary)", r"expected 'sentence', 'paragraph' or 'zone'"),
+            (f"CALL SNIPPETS('x', '{t}', 'five', 'keep' AS html_strip_mode)", r"expected 'index', 'none', 'strip' or 'retain'"),
+            (f"CALL SNIPPETS('x', '{t}', 'five', 'retain' AS html_strip_mode)", r"limit, limit_words and limit_passages be 0"),
+            (f"CALL SNIPPETS('x', '{t}', 'five', 'retain' AS html_strip_mode, 0 AS limit, 1 AS escape_html)",
+             r"escape_html be 0"),
+            (f"CALL SNIPPETS('x', '{t}', 'ZONE:h1 five', 'none' AS html_strip_mode)", r"ZONE: limits need them"),
+            (f"SELECT HIGHLIGHT({{passage_boundary='sentence'}}) FROM {plain} WHERE MATCH('five')", r"index_sp"),
+            (f"SELECT SNIPPET(body, 'five', 'html_strip_mode=retain') FROM {plain} WHERE id = 1", r"retain"),
+            (f"SELECT HIGHLIGHT({{passage_boundary=1}}) FROM {plain} WHERE MATCH('five')", r"expected 'sentence'"),
+    ]:
+        expect_error(cur, sql, 1064, why)
+
+
 def test_highlight_errors(cur, corpus):
     expect_error(cur, f"SELECT HIGHLIGHT({{bogus=1}}) FROM {corpus} WHERE MATCH('fox')", 1064,
                  r"unknown highlighting option 'bogus'")

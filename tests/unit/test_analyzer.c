@@ -2217,11 +2217,40 @@ static void check_strip_attrs(const char *z, const char *const *azRemove, const 
         strbuf_free(&sb);
         fail_msg("strip(\"%s\") → \"%s\", want \"%s\"", z, zCopy, zWant);
     }
+    /* html_strip_map gives the same text, each byte mapped to the input
+    ** that produced it: ranges in order, inside the input, a byte of text
+    ** (a range of one) itself */
+    size_t n = strlen(z);
+    uint32_t *aMap = malloc(sizeof(uint32_t) * 2 * (n ? n : 1));
+    assert_non_null(aMap);
+    StrBuf mapped = {0};
+    html_strip_map(z, n, azRemove, azAttr, aMap, &mapped);
+    assert_int_equal(mapped.n, sb.n);
+    assert_true(sb.n == 0 || memcmp(mapped.z, sb.z, sb.n) == 0);
+    for (size_t i = 0; i < mapped.n; i++) {
+        assert_true(aMap[2 * i] < aMap[2 * i + 1] && aMap[2 * i + 1] <= n);
+        if (i > 0) assert_true(aMap[2 * i] >= aMap[2 * i - 2]);
+        if (aMap[2 * i + 1] - aMap[2 * i] == 1) assert_int_equal(z[aMap[2 * i]], mapped.z[i]);
+    }
+    free(aMap);
+    strbuf_free(&mapped);
     strbuf_free(&sb);
 }
 
 static void check_strip(const char *z, const char *const *azRemove, const char *zWant) {
     check_strip_attrs(z, azRemove, NULL, zWant);
+}
+
+static void test_html_strip_map(void **state) {
+    (void)state;
+    const char *z = "a<b>c</b>&eacute;<p>d";
+    uint32_t aMap[2 * 32];
+    StrBuf sb = {0};
+    html_strip_map(z, strlen(z), NULL, NULL, aMap, &sb);
+    assert_int_equal(sb.n, 7); /* "ac" "\xc3\xa9" "\n\n" "d" */
+    static const uint32_t aWant[] = {0, 1, 4, 5, 9, 17, 9, 17, 17, 20, 17, 20, 20, 21};
+    for (size_t i = 0; i < 14; i++) assert_int_equal(aMap[i], aWant[i]);
+    strbuf_free(&sb);
 }
 
 static void test_html_strip(void **state) {
@@ -2610,6 +2639,7 @@ int main(void) {
         cmocka_unit_test(test_stopwords_list),
         cmocka_unit_test(test_index_sp),
         cmocka_unit_test(test_html_strip),
+        cmocka_unit_test(test_html_strip_map),
         cmocka_unit_test(test_index_zones),
         cmocka_unit_test(test_edit_distance),
     };

@@ -28,6 +28,7 @@ static const char *const azField[] = {"title", "body"};
 static Analyzer *gStem;  /* stem_en + stopwords en */
 static Analyzer *gPlain; /* no morphology, no stop words */
 static Analyzer *gZones; /* html_strip, index_zones 'z*' */
+static Analyzer *gSp;    /* html_strip, index_sp, index_zones 'z*' */
 static Arena gArena;
 static char gOut[1 << 16]; /* the last result, copied out of its StrBuf */
 static int gExpand;        /* expand_keywords bits for hl_an (FTS_EXPAND_*) */
@@ -403,15 +404,18 @@ static void test_words_and_passage_ids(void **state) {
     FtsHlQuery *q;
     assert_int_equal(fts_hl_query_build(&gArena, gStem, root, F_BODY, 0, 0, &q, &err), LP_OK);
     StrBuf sb = {0};
-    int nMarked = -1;
+    FtsHlStats st;
     o = opts_words(0, 1, 1); /* room for w1 alone: w50 is not written */
-    assert_int_equal(fts_highlight(gStem, q, z, strlen(z), &o, &sb, &err, &nMarked), LP_OK);
+    assert_int_equal(fts_highlight(gStem, q, z, strlen(z), &o, &sb, &err, &st), LP_OK);
     assert_string_equal(sb.z, " ... <b>w1</b> ... ");
-    assert_int_equal(nMarked, 1);
+    assert_int_equal(st.nMarked, 1);
+    assert_int_equal(st.nWords, 1);
+    assert_int_equal(st.nChars, 2);
+    assert_int_equal(st.nPassages, 1);
     sb.n = 0;
     o.limitWords = 0;
-    assert_int_equal(fts_highlight(gStem, q, z, strlen(z), &o, &sb, &err, &nMarked), LP_OK);
-    assert_int_equal(nMarked, 2);
+    assert_int_equal(fts_highlight(gStem, q, z, strlen(z), &o, &sb, &err, &st), LP_OK);
+    assert_int_equal(st.nMarked, 2);
     strbuf_free(&sb);
 }
 
@@ -596,6 +600,153 @@ static void test_zones(void **state) {
     }
 }
 
+/* hl_an's result for analyzer an, or fail when it is not zWant. */
+static void check_an(const Analyzer *an, const char *zQuery, const char *zText, const FtsHlOptions *o,
+                     const char *zWant) {
+    const char *zGot = hl_an(an, zQuery, F_BODY, zText, strlen(zText), o);
+    if (strcmp(zGot, zWant) != 0) {
+        fail_msg("query %s on \"%s\":\n got  \"%s\"\n want \"%s\"", zQuery, zText, zGot, zWant);
+    }
+}
+
+/* fts_hl_options_check's verdict on o for an, or its message. */
+static const char *check_error(const Analyzer *an, const char *zQuery, const FtsHlOptions *o) {
+    static LpError err;
+    arena_reset(&gArena);
+    lp_err_clear(&err);
+    FtsNode *root;
+    FtsHlQuery *q;
+    assert_int_equal(fts_match_parse(&gArena, zQuery, strlen(zQuery), azField, NFIELD, &root, &err), LP_OK);
+    assert_int_equal(fts_hl_query_build(&gArena, an, root, F_BODY, 0, 0, &q, &err), LP_OK);
+    int rc = fts_hl_options_check(o, an, q, &err);
+    /* fts_highlight refuses the same */
+    StrBuf sb = {0};
+    LpError err2;
+    assert_int_equal(fts_highlight(an, q, "a b", 3, o, &sb, &err2, NULL), rc);
+    strbuf_free(&sb);
+    return rc == LP_OK ? NULL : err.zMsg;
+}
+
+static void test_boundaries(void **state) {
+    (void)state;
+    const char *zSent = "One two three five. Four five six. Seven five eight. Nine ten eleven five.";
+    FtsHlOptions o = opts(0, 1);
+    o.boundary = FTS_HL_BOUNDARY_SENTENCE;
+    /* windows stay in their sentence, passages end after its terminator,
+    ** and touching passages of two sentences are not joined */
+    check_an(gSp, "five", zSent, &o,
+             " ... three <b>five</b>. ... Four <b>five</b> six. ... Seven <b>five</b> eight. ... eleven <b>five</b>.");
+    o.around = 3;
+    check_an(gSp, "five", zSent, &o,
+             "One two three <b>five</b>. ... Four <b>five</b> six. ... Seven <b>five</b> eight. ... Nine ten eleven "
+             "<b>five</b>.");
+    /* without the boundary the same text is shown whole */
+    o.boundary = FTS_HL_BOUNDARY_NONE;
+    check_an(gSp, "five", zSent, &o,
+             "One two three <b>five</b>. Four <b>five</b> six. Seven <b>five</b> eight. Nine ten eleven <b>five</b>.");
+    /* paragraphs: a sentence's end does not cut */
+    o.boundary = FTS_HL_BOUNDARY_PARAGRAPH;
+    o.around = 5;
+    check_an(gSp, "five", "One five. Two.\n\nThree five four", &o, "One <b>five</b>. Two. ... Three <b>five</b> four");
+    /* zones: a span's start and end cut; emit_zones names the innermost */
+    o.boundary = FTS_HL_BOUNDARY_ZONE;
+    o.around = 1;
+    const char *zZoned = "<za>one five</za> two five <zb>six <zc>seven five</zc></zb> eight";
+    check_an(gSp, "five", zZoned, &o, " one <b>five</b> ... two <b>five</b> ... seven <b>five</b> ... ");
+    o.bEmitZones = 1;
+    check_an(gSp, "five", zZoned, &o, "<za> one <b>five</b> ... two <b>five</b> ... <zc>seven <b>five</b> ... ");
+    /* the limits still hold */
+    o.limit = 9;
+    check_an(gSp, "five", zZoned, &o, "<za> one <b>five</b> ... ");
+    o = opts(0, 5);
+    /* index_sp positions: a ZONE: limit after a sentence is found (the
+    ** words take the index's positions, boundaries counted) */
+    check_an(gSp, "ZONE:za five", "One. Two five. <za>four five</za>", &o, "One. Two five.  four <b>five</b> ");
+
+    /* what cannot be honoured */
+    o.boundary = FTS_HL_BOUNDARY_SENTENCE;
+    assert_non_null(strstr(check_error(gZones, "five", &o), "index_sp"));
+    o.boundary = FTS_HL_BOUNDARY_ZONE;
+    assert_non_null(strstr(check_error(gPlain, "five", &o), "index_zones"));
+    o.boundary = FTS_HL_BOUNDARY_NONE;
+    o.bEmitZones = 1;
+    assert_non_null(strstr(check_error(gSp, "five", &o), "emit_zones needs"));
+    o.bEmitZones = 0;
+    o.htmlMode = FTS_HL_HTML_NONE;
+    assert_non_null(strstr(check_error(gSp, "ZONE:za five", &o), "ZONE: limits"));
+    assert_null(check_error(gSp, "five", &o));
+    o.around = -1;
+    assert_non_null(strstr(check_error(gSp, "five", &o), "negative"));
+}
+
+static void test_html_modes(void **state) {
+    (void)state;
+    const char *zHtml = "<p>four <i>fi</i>ve s&eacute;ven <img alt=\"five\"> six</p>";
+    FtsHlOptions o = opts(0, 5);
+    /* index: as the table reads it (gSp strips, gPlain does not) */
+    check_an(gSp, "five | s\xc3\xa9ven", zHtml, &o, "\n\nfour <b>five</b> <b>s\xc3\xa9ven</b>  six\n\n");
+    check_an(gPlain, "six", zHtml, &o, "<p>four <i>fi</i>ve s&eacute;ven <img alt=\"five\"> <b>six</b></p>");
+    /* none: markup is text; strip: always stripped */
+    o.htmlMode = FTS_HL_HTML_NONE;
+    check_an(gSp, "five", zHtml, &o, "<p>four <i>fi</i>ve s&eacute;ven <img alt=\"<b>five</b>\"> six</p>");
+    o.htmlMode = FTS_HL_HTML_STRIP;
+    check_an(gPlain, "five", zHtml, &o, "\n\nfour <b>five</b> s\xc3\xa9ven  six\n\n");
+    /* retain: shown as stored; a word split by markup gets a pair of tags
+    ** per piece, a reference is marked whole, an attribute never */
+    o.htmlMode = FTS_HL_HTML_RETAIN;
+    check_an(gPlain, "five | s\xc3\xa9ven", zHtml, &o,
+             "<p>four <i><b>fi</b></i><b>ve</b> <b>s&eacute;ven</b> <img alt=\"five\"> six</p>");
+    o.zBefore = "[%PASSAGE_ID%:";
+    o.zAfter = "]";
+    check_an(gSp, "five | six", zHtml, &o, "<p>four <i>[1:fi]</i>[1:ve] s&eacute;ven <img alt=\"five\"> [2:six]</p>");
+    o.bAllowEmpty = 1;
+    check_an(gSp, "zebra", zHtml, &o, "");
+    /* it shows the whole text: no limits */
+    o = opts(10, 5);
+    o.htmlMode = FTS_HL_HTML_RETAIN;
+    assert_non_null(strstr(check_error(gSp, "five", &o), "limit, limit_words and limit_passages be 0"));
+    o.limit = 0;
+    o.bForcePassages = 1;
+    assert_non_null(strstr(check_error(gSp, "five", &o), "force_passages"));
+    o.bForcePassages = 0;
+    o.bEscapeHtml = 1;
+    assert_non_null(strstr(check_error(gSp, "five", &o), "escape_html"));
+}
+
+/* FtsHlStats, and bWholeWords (a later text of a shared budget). */
+static void test_stats(void **state) {
+    (void)state;
+    arena_reset(&gArena);
+    LpError err;
+    FtsNode *root;
+    assert_int_equal(fts_match_parse(&gArena, "zebra", 5, azField, NFIELD, &root, &err), LP_OK);
+    FtsHlQuery *q;
+    assert_int_equal(fts_hl_query_build(&gArena, gPlain, root, F_BODY, 0, 0, &q, &err), LP_OK);
+    StrBuf sb = {0};
+    FtsHlStats st;
+    const char *z = "alphabet soup zebra";
+    FtsHlOptions o = opts(0, 5);
+    assert_int_equal(fts_highlight(gPlain, q, z, strlen(z), &o, &sb, &err, &st), LP_OK);
+    assert_int_equal(st.nChars, 19);
+    assert_int_equal(st.nWords, 3);
+    assert_int_equal(st.nPassages, 1);
+    assert_int_equal(st.nMarked, 1);
+    /* no match: the start, a word cut only when bWholeWords allows */
+    z = "alphabet soup";
+    sb.n = 0;
+    o.limit = 4;
+    assert_int_equal(fts_highlight(gPlain, q, z, strlen(z), &o, &sb, &err, &st), LP_OK);
+    assert_string_equal(sb.z, "alph ... ");
+    assert_int_equal(st.nChars, 4);
+    sb.n = 0;
+    o.bWholeWords = 1;
+    assert_int_equal(fts_highlight(gPlain, q, z, strlen(z), &o, &sb, &err, &st), LP_OK);
+    assert_int_equal(sb.n, 0);
+    assert_int_equal(st.nChars, 0);
+    assert_int_equal(st.nPassages, 0);
+    strbuf_free(&sb);
+}
+
 static int setup(void **state) {
     (void)state;
     LpError err;
@@ -606,6 +757,8 @@ static int setup(void **state) {
     /* min_prefix_len 1: expand_keywords' star part is 'word*' */
     AnalyzerConfig zones = {NULL, NULL, 1, 0, 0, 1, NULL, 0, NULL, 0, "z*", 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
     if (analyzer_new(&zones, &gZones, &err) != LP_OK) return -1;
+    AnalyzerConfig sp = {NULL, NULL, 1, 0, 1, 1, NULL, 0, NULL, 0, "z*", 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
+    if (analyzer_new(&sp, &gSp, &err) != LP_OK) return -1;
     arena_init(&gArena, 0);
     return 0;
 }
@@ -615,6 +768,7 @@ static int teardown(void **state) {
     analyzer_free(gStem);
     analyzer_free(gPlain);
     analyzer_free(gZones);
+    analyzer_free(gSp);
     arena_free(&gArena);
     return 0;
 }
@@ -631,6 +785,8 @@ int main(void) {
         cmocka_unit_test(test_words_and_passage_ids),
         cmocka_unit_test(test_options),        cmocka_unit_test(test_edge_cases),
         cmocka_unit_test(test_large),          cmocka_unit_test(test_zones),
+        cmocka_unit_test(test_boundaries),     cmocka_unit_test(test_html_modes),
+        cmocka_unit_test(test_stats),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
