@@ -230,7 +230,7 @@ static int cmd_build(const char *zIn, const char *zOut, const char *zFields, con
                      const char *zWordforms, const char *zExceptions, const char *zCharset, const char *zBlend) {
     LpError err;
     AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, 0, 0, NULL, 0, NULL, 0, NULL, bStrip, 0, zWordforms, NULL,
-                          zExceptions, NULL, 0, 0, zCharset, zBlend, NULL, 0, 0, NULL, NULL};
+                          zExceptions, NULL, 0, 0, zCharset, zBlend, NULL, 0, 0, NULL, NULL, NULL, 0};
     Analyzer *an;
     if (analyzer_new(&cfg, &an, &err)) return fail(&err);
     /* as a table's flush: exact forms only in the filter where wildcards
@@ -453,7 +453,7 @@ static int cmd_bench(const char *zSeg, const char *zQueries, const BenchCfg *c) 
     Analyzer *an = NULL;
     /* as the segment was built: with exact forms, '=word' and
     ** expand_keywords=exact look them up and prefixes expand over them */
-    AnalyzerConfig acfg = {c->zMorph, c->zStop, 0, c->bExact, 0, 0, NULL, c->minInfixLen, NULL, 0, NULL, c->bStrip, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
+    AnalyzerConfig acfg = {c->zMorph, c->zStop, 0, c->bExact, 0, 0, NULL, c->minInfixLen, NULL, 0, NULL, c->bStrip, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
     BenchCtx x = {.azField = (const char *const *)azField, .nField = nField, .k = c->k};
     arena_init(&x.exprArena, 0);
     FtsSegInfo info;

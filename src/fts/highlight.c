@@ -1022,24 +1022,36 @@ static int assign_segments(Hl *h) {
             }
         }
     }
-    if (h->cuts.n == 0) return LP_OK;
-    qsort(h->cuts.a, h->cuts.n, sizeof(HlCut), cut_cmp);
+    int bPhrase = h->o->bUseBoundaries;
+    if (h->cuts.n == 0 && !bPhrase) return LP_OK;
+    if (h->cuts.n) qsort(h->cuts.a, h->cuts.n, sizeof(HlCut), cut_cmp);
+    /* use_boundaries: which gaps between words are phrase boundaries */
+    uint8_t *aGap = bPhrase ? calloc(h->words.n + 1, 1) : NULL;
+    if (bPhrase && !aGap) return hl_nomem(h);
     size_t c = 0;
+    uint32_t nPhrase = 0;
     for (size_t k = 0; k < h->words.n; k++) {
         HlWord *w = &h->words.a[k];
         while (c < h->cuts.n && h->cuts.a[c].key <= 2 * (uint64_t)w->iPos) c++;
-        w->seg = (uint32_t)c;
+        if (bPhrase && k > 0) {
+            aGap[k] = (uint8_t)analyzer_gap_is_phrase_boundary(h->an, h->z, h->words.a[k - 1].iEnd, w->iStart);
+            nPhrase += aGap[k];
+        }
+        w->seg = (uint32_t)c + nPhrase;
     }
-    if (h->o->boundary == FTS_HL_BOUNDARY_ZONE) return LP_OK;
-    /* a sentence's or paragraph's last word: what ends it follows ("five."),
-    ** up to white space */
+    /* the last word before a sentence's, paragraph's or phrase's end: what
+    ** ends it follows ("five.", "five,"), up to white space; not before a
+    ** zone's edge, which keeps what follows outside */
     for (size_t k = 0; k + 1 < h->words.n; k++) {
         HlWord *w = &h->words.a[k];
-        if (h->words.a[k + 1].seg == w->seg) continue;
-        uint32_t e = w->iEnd, next = h->words.a[k + 1].iStart;
+        const HlWord *x = &h->words.a[k + 1];
+        int bEnd = h->o->boundary == FTS_HL_BOUNDARY_ZONE ? aGap && aGap[k + 1] : x->seg != w->seg;
+        if (!bEnd) continue;
+        uint32_t e = w->iEnd, next = x->iStart;
         while (e < next && !strchr(" \t\r\n\f\v", h->z[e])) e++;
         if (e > w->iEnd) w->iTail = e;
     }
+    free(aGap);
     return LP_OK;
 }
 
@@ -1452,6 +1464,9 @@ int fts_hl_options_check(const FtsHlOptions *o, const Analyzer *an, const FtsHlQ
                           "paragraphs (index_sp='1')",
                           zB);
     }
+    if (o->bUseBoundaries && !analyzer_has_phrase_boundary(an)) {
+        return lp_err_set(err, LP_BADINPUT, "highlight: use_boundaries needs a table with phrase_boundary characters");
+    }
     if (o->bEmitZones && !bZone) {
         return lp_err_set(err, LP_BADINPUT, "highlight: emit_zones needs passage_boundary='zone'");
     }
@@ -1528,9 +1543,10 @@ int fts_highlight(const Analyzer *an, const FtsHlQuery *q, const char *zText, si
 
     /* Step 1: the words, and which of them the query marks. The analyzer
     ** refuses texts of 4 GiB and more, so the uint32_t offsets hold.
-    ** index_sp gives boundaries positions of their own: the words take
-    ** the index's positions, as with word forms. */
-    int bSp = analyzer_index_sp(an);
+    ** index_sp gives boundaries positions of their own, phrase_boundary_step
+    ** spreads phrases: the words take the index's positions, as with word
+    ** forms. */
+    int bSp = analyzer_index_sp(an) || analyzer_phrase_boundary_step(an) > 0;
     if (bSp) h.bRenumber = h.bStemmed = 1;
     rc = analyzer_run_unstemmed(an, zText, nText, on_word, &h, err);
     if (rc == LP_OK && h.bStemmed && (q->nTerm > 0 || bSp))

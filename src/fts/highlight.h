@@ -56,6 +56,9 @@
 ** part of the text and only merged within it; a passage that ends a
 ** sentence ends after its terminator. As in Sphinx, a text with a
 ** boundary set is always cut to passages when a word is marked.
+** use_boundaries: a passage never crosses a phrase boundary either (the
+** table's phrase_boundary characters, followed by a separator), and ends
+** after it; unlike passage_boundary it does not force passages.
 ** emit_zones (with passage_boundary 'zone' only, as in Sphinx) writes
 ** "<name>" of the innermost zone span holding a passage's first word
 ** before the passage.
@@ -109,6 +112,8 @@ typedef struct FtsHlOptions {
     int boundary;          /* passage_boundary (snippet_boundary): FTS_HL_BOUNDARY_* (none) */
     int bEmitZones;        /* emit_zones: "<zone>" before each passage (0) */
     int htmlMode;          /* html_strip_mode: FTS_HL_HTML_* (index) */
+    int bUseBoundaries;    /* use_boundaries: passages never cross a phrase boundary
+                           ** (tables with phrase_boundary) (0) */
     int bWholeWords;       /* never cut inside a word: what does not fit is left out,
                            ** even the text's start (set by a caller whose texts
                            ** share the limits, for every text after the first) */
@@ -144,7 +149,7 @@ void fts_hl_options_init(FtsHlOptions *o);
 /* Can o be honoured for texts of a table with analyzer an, for query q
 ** (NULL: any)? LP_OK, or LP_BADINPUT saying which option conflicts with
 ** what: a negative number; passage_boundary sentence or paragraph without
-** index_sp; zone, or emit_zones, without index_zones or with
+** index_sp; use_boundaries without phrase_boundary; zone, or emit_zones, without index_zones or with
 ** html_strip_mode none; emit_zones without passage_boundary zone (as
 ** Sphinx); html_strip_mode none with a query's zone limits; retain with a
 ** limit, force_passages, a passage_boundary, escape_html or regexp_filter

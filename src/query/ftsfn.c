@@ -168,16 +168,14 @@ int qhl_option(QHighlight *h, Arena *a, const char *zName, Value v, char *zWhy, 
               : !strcmp(zName, "escape_html")        ? &o->bEscapeHtml
               : !strcmp(zName, "exact_phrase")       ? &o->bExactPhrase
               : !strcmp(zName, "emit_zones")         ? &o->bEmitZones
+              : !strcmp(zName, "use_boundaries")     ? &o->bUseBoundaries
               : !strcmp(zName, "limits_per_field")   ? &h->bLimitsPerField
                                                      : NULL;
     if (!pi) {
         snprintf(zWhy, nWhy,
-                 "unknown highlighting option '%s': expected before_match, after_match, "
-                 "chunk_separator (snippet_separator), field_separator, limit, around, limit_passages "
-                 "(limit_snippets), limit_words, limits_per_field, allow_empty, force_all_words, "
-                 "force_passages (force_snippets), start_passage_id (start_snippet_id), weight_order, "
-                 "exact_phrase, passage_boundary (snippet_boundary), emit_zones, html_strip_mode or "
-                 "escape_html",
+                 "unknown highlighting option '%.40s': the options are Manticore's (before_match, "
+                 "after_match, limit, around, limit_passages, limit_words, allow_empty, ...) and "
+                 "escape_html; docs/sql.md lists them",
                  zName);
         return LP_BADINPUT;
     }

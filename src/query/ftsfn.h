@@ -40,7 +40,7 @@ void qhl_init(QHighlight *h);
 ** limit, around, limit_passages, limit_words, limits_per_field,
 ** allow_empty, force_all_words, force_passages, start_passage_id,
 ** weight_order, exact_phrase, passage_boundary or snippet_boundary,
-** emit_zones, html_strip_mode, and loupe's escape_html) from v; strings
+** use_boundaries, emit_zones, html_strip_mode, and loupe's escape_html) from v; strings
 ** are copied into a, numbers may be given as strings. The options are
 ** checked against each other and the table by fts_hl_options_check once
 ** all are set. LP_OK; LP_BADINPUT with the reason in zWhy[0..nWhy);

@@ -2004,7 +2004,8 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
                                           "min_infix_len", "min_word_len", "min_stemming_len", "stopword_step", "overshort_step", "stopwords_unstemmed", "index_exact_words", "index_sp", "html_strip",
                                           "remove_diacritics", "html_remove_elements", "html_index_attrs", "index_zones", "expand_keywords",
                                           "wordforms", "wordforms_list", "exceptions", "exceptions_list", "stopwords_list", "ignore_chars", "charset_table", "blend_chars", "blend_mode", "ngram_len", "ngram_chars",
-                                          "rt_mem_limit", "rank_profile", "type", "dict", "index_field_lengths", "regexp_filter"};
+                                          "rt_mem_limit", "rank_profile", "type", "dict", "index_field_lengths", "regexp_filter",
+                                          "phrase_boundary", "phrase_boundary_step"};
     size_t k = 0;
     while (k < LP_ARRAY_SIZE(azKnown) && strcmp(o->zName, azKnown[k]) != 0) k++;
     if (k == LP_ARRAY_SIZE(azKnown)) {
@@ -2041,11 +2042,12 @@ static int check_table_option(Binder *b, const SqlMapItem *o, const char *z) {
     if (strcmp(o->zName, "index_sp") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;
     if (strcmp(o->zName, "html_strip") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;
     if (strcmp(o->zName, "remove_diacritics") == 0 && opt_int(b, o, 0, 1, &iv)) return b->rc;
-    if (strcmp(o->zName, "ignore_chars") == 0) {
+    if (strcmp(o->zName, "phrase_boundary_step") == 0 && opt_int(b, o, 0, ANALYZER_MAX_PHRASE_STEP, &iv)) return b->rc;
+    if (strcmp(o->zName, "ignore_chars") == 0 || strcmp(o->zName, "phrase_boundary") == 0) {
         Charset cs;
         LpError e;
         lp_err_clear(&e);
-        int rc = charset_parse(z, "ignore_chars", &cs, &e);
+        int rc = charset_parse(z, o->zName, &cs, &e);
         charset_free(&cs);
         if (rc == LP_NOMEM) return bind_oom(b);
         if (rc != LP_OK) return bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos, e.zMsg);

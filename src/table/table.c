@@ -187,6 +187,9 @@ void table_analyzer_config(const Schema *s, AnalyzerConfig *cfg) {
     cfg->zExceptions = schema_option(s, "exceptions_list");
     cfg->zStopwordsList = schema_option(s, "stopwords_list");
     cfg->zRegexpFilter = schema_option(s, "regexp_filter");
+    cfg->zPhraseBoundary = schema_option(s, "phrase_boundary");
+    z = schema_option(s, "phrase_boundary_step");
+    if (z) cfg->phraseBoundaryStep = atoi(z);
 }
 
 /* The analyzer the table's options ask for. */

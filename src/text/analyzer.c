@@ -188,6 +188,9 @@ struct Analyzer {
     int bStrip;                 /* remove_diacritics: marks of Latin and Greek letters go */
     Wordforms *pWf;             /* word forms, or NULL */
     Charset ignore;             /* ignore_chars: dropped from the text before anything */
+    Charset pb;                 /* phrase_boundary: separators that end a phrase */
+    int bPb;                    /* ... some are named */
+    int pbStep;                 /* phrase_boundary_step */
     Exceptions *pExc;           /* exceptions, or NULL */
     int bMap;                   /* charset_table or blend_chars given: scan_map() reads */
     CharMap map;                /* charset_table; without one, aliases as the default */
@@ -946,8 +949,10 @@ AnalyzerConfig analyzer_split_config(const AnalyzerConfig *cfg) {
     return c;
 }
 
+static int phrase_boundary_parse(Analyzer *a, const AnalyzerConfig *cfg, LpError *err);
+
 int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
-    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
+    static const AnalyzerConfig cfgDefault = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
     if (!cfg) cfg = &cfgDefault;
     *ppOut = NULL;
     if (cfg->minPrefixLen < 0 || cfg->minPrefixLen > ANALYZER_MAX_TERM) {
@@ -1014,6 +1019,7 @@ int analyzer_new(const AnalyzerConfig *cfg, Analyzer **ppOut, LpError *err) {
     strbuf_free(&own.sb);
     if (rc == LP_OK) rc = wordforms_build(a, cfg->zWordforms, err);
     if (rc == LP_OK) rc = exceptions_build(a, cfg->zExceptions, err);
+    if (rc == LP_OK) rc = phrase_boundary_parse(a, cfg, err);
     for (int k = 0; rc == LP_OK && k < a->nStem; k++) {
         /* Create this thread's stemmers now, so an allocation failure or a
         ** broken libstemmer shows here rather than on the first document. */
@@ -1040,6 +1046,7 @@ void analyzer_free(Analyzer *a) {
     free(a->azZone);
     wordforms_free(a->pWf);
     charset_free(&a->ignore);
+    charset_free(&a->pb);
     charmap_free(&a->map);
     charmap_free(&a->blend);
     charmap_free(&a->ngram);
@@ -1511,6 +1518,9 @@ typedef struct RunState {
     LpError *err;
     size_t nText;               /* its bytes */
     int spKind;                 /* index_sp: SP_* boundary seen since the last word */
+    int bIndexSp;               /* index_sp, and a document: boundaries are read */
+    int bPbSeen;                /* a phrase boundary since the last word */
+    int64_t pbAdj;              /* the phrase boundaries' steps so far */
     uint32_t spStart, spEnd;    /* its terminator's bytes */
     const Wordforms *pWf;       /* word forms (not RUN_UNSTEMMED), or NULL */
     int bWfPost;                /* some of them are matched after stemming */
@@ -2085,6 +2095,23 @@ static int blank_line_at(const unsigned char *p, size_t n, size_t i) {
     return 0;
 }
 
+static inline int map_class(const Analyzer *a, uint32_t cp, uint32_t *pTo);
+
+/* Does the character at p[i] (i < n) not start a word for a's scan: a
+** separator, or a mark with nothing to attach to? */
+static int sep_at(const Analyzer *a, const unsigned char *p, size_t n, size_t i) {
+    uint32_t cp = p[i], to;
+    if (cp >= 0x80) decode_valid(p + i, n - i, &cp);
+    int cls = a->bMap ? map_class(a, cp, &to) : cp < 0x80 ? (aAsciiWord[cp] ? CC_WORD : CC_SEP) : char_class(cp);
+    return cls == CC_SEP || cls == CC_MARK;
+}
+
+/* A phrase boundary character, after a word, ends before p[i]: it is a
+** boundary when a separator (or the end) follows it. */
+static void pb_note(RunState *s, const unsigned char *p, size_t n, size_t i) {
+    if (i >= n || sep_at(s->a, p, n, i)) s->bPbSeen = 1;
+}
+
 /* The separator cp at p[i..i+len), after the word [iWord, iWordEnd): a
 ** boundary, if it is one, joins the one pending in s. */
 static void sp_note(RunState *s, const unsigned char *p, size_t n, size_t i, int len, uint32_t cp,
@@ -2138,6 +2165,11 @@ static int sp_emit(RunState *s, PendRun *pr) {
 static inline __attribute__((always_inline)) int word_found(RunState *s, PendRun *pr, const char *z,
                                                             size_t iStart, size_t iEnd, int bAscii,
                                                             const int bMap, const int bSp) {
+    if (bSp && s->bPbSeen) {
+        s->iPos += (uint32_t)s->a->pbStep;
+        s->pbAdj += s->a->pbStep;
+        s->bPbSeen = 0;
+    }
     if (bSp && s->spKind) {
         int rc = sp_emit(s, pr);
         if (rc != LP_OK) return rc;
@@ -2163,10 +2195,11 @@ static inline __attribute__((always_inline)) int scan(RunState *s, PendRun *pr, 
                 if (aAsciiAttn[p[i]]) {
                     if (p[i] == '*') {
                         if (bStars && i != iWordEnd) s->iPos++;
-                    } else if (bSp && iWordEnd != SIZE_MAX) {
+                    } else if (bSp && s->bIndexSp && iWordEnd != SIZE_MAX) {
                         sp_note(s, p, n, i, 1, p[i], iWord, iWordEnd);
                     }
                 }
+                if (bSp && s->a->pb.aAscii[p[i]] && iWordEnd != SIZE_MAX) pb_note(s, p, n, i + 1);
                 i++;
                 continue;
             }
@@ -2177,7 +2210,10 @@ static inline __attribute__((always_inline)) int scan(RunState *s, PendRun *pr, 
             uint32_t cp;
             int len = decode_valid(p + i, n - i, &cp);
             int cls = char_class(cp);
-            if (cls == CC_SEP && bSp && iWordEnd != SIZE_MAX) sp_note(s, p, n, i, len, cp, iWord, iWordEnd);
+            if (cls == CC_SEP && bSp && iWordEnd != SIZE_MAX) {
+                if (s->bIndexSp) sp_note(s, p, n, i, len, cp, iWord, iWordEnd);
+                if (charset_has(&s->a->pb, cp)) pb_note(s, p, n, i + (size_t)len);
+            }
             i += (size_t)len;
             if (cls == CC_SEP || cls == CC_MARK) continue; /* a mark with nothing to attach to */
             bAscii = 0;
@@ -2497,7 +2533,8 @@ static int scan_map(RunState *s, PendRun *pr, const int bStars, const int bSp) {
             if (cp == '*') {
                 if (bStars && iStart != iWordEnd) s->iPos++;
             } else if (cls == CC_SEP && bSp && iWordEnd != SIZE_MAX) {
-                sp_note(s, p, n, iStart, len, cp, iWord, iWordEnd);
+                if (s->bIndexSp) sp_note(s, p, n, iStart, len, cp, iWord, iWordEnd);
+                if (charset_has(&a->pb, cp)) pb_note(s, p, n, i);
             }
             continue;
         }
@@ -2631,9 +2668,10 @@ static int run(const Analyzer *a, int mode, const char *z, size_t n, uint32_t iP
         return lp_err_set(err, LP_LIMIT, "text of %zu bytes is longer than the 4 GiB a field may hold", n);
     }
     /* With boundaries, each takes a position between two words: at most n
-    ** positions in all. */
-    int bSp = mode == RUN_INDEX && a->bIndexSp;
-    if ((uint64_t)iPosBase + (bSp ? n : (n + 1) / 2) > UINT32_MAX) {
+    ** positions in all; phrase boundaries' steps, at most one per word. */
+    int bSp = mode == RUN_INDEX && (a->bIndexSp || a->bPb);
+    uint64_t nMaxPos = (a->bIndexSp ? n : (n + 1) / 2) + (bSp ? (uint64_t)a->pbStep * ((n + 1) / 2) : 0);
+    if ((uint64_t)iPosBase + nMaxPos > UINT32_MAX) {
         return lp_err_set(err, LP_LIMIT, "text of %zu bytes starting at word position %u would overflow positions",
                           n, iPosBase);
     }
@@ -2659,7 +2697,7 @@ static int run(const Analyzer *a, int mode, const char *z, size_t n, uint32_t iP
     }
 
     RunState s = {.a = a, .mode = mode, .xToken = xToken, .ctx = ctx, .iPos = iPosBase, .zText = z,
-                  .err = err, .nText = n, .spKind = SP_NONE};
+                  .err = err, .nText = n, .spKind = SP_NONE, .bIndexSp = mode == RUN_INDEX && a->bIndexSp};
     WfRun wfRun;
     s.bSteps = mode != RUN_UNSTEMMED && (a->bStopNoStep || a->bShortNoStep);
     if (mode != RUN_UNSTEMMED && a->pWf) {
@@ -2696,7 +2734,7 @@ static int run(const Analyzer *a, int mode, const char *z, size_t n, uint32_t iP
         if (rc != LP_OK) return rc;
     }
     if (s.pWf && (rc = wf_drain(&s)) != LP_OK) return rc;
-    if (piPosEnd) *piPosEnd = (uint32_t)(s.iPos + s.posAdj);
+    if (piPosEnd) *piPosEnd = (uint32_t)(s.iPos + s.posAdj - s.pbAdj);
     return LP_OK;
 }
 
@@ -3032,4 +3070,53 @@ done:
     VEC_FREE(&r.spans);
     strbuf_free(&html);
     return rc;
+}
+
+/* ------------------------------------------------ phrase_boundary */
+
+static int phrase_boundary_parse(Analyzer *a, const AnalyzerConfig *cfg, LpError *err) {
+    if (cfg->phraseBoundaryStep < 0 || cfg->phraseBoundaryStep > ANALYZER_MAX_PHRASE_STEP) {
+        return lp_err_set(err, LP_BADINPUT, "phrase_boundary_step must be from 0 to %d, not %d",
+                          ANALYZER_MAX_PHRASE_STEP, cfg->phraseBoundaryStep);
+    }
+    a->pbStep = cfg->phraseBoundaryStep;
+    if (!cfg->zPhraseBoundary) return LP_OK;
+    int rc = charset_parse(cfg->zPhraseBoundary, "phrase_boundary", &a->pb, err);
+    if (rc != LP_OK) return rc;
+    /* each must be a separator, as the table reads text: nothing else */
+    for (int r = 0; r < a->pb.nRange; r++) {
+        for (uint32_t cp = a->pb.aRange[2 * r]; cp <= a->pb.aRange[2 * r + 1]; cp++) {
+            uint32_t to;
+            const char *zWhat = charset_has(&a->ignore, cp)                 ? "an ignored character (ignore_chars)"
+                                : a->bMap && map_class(a, cp, &to) == CC_BLEND ? "a blend character (blend_chars)"
+                                : a->bMap ? (map_class(a, cp, &to) != CC_SEP ? "a character of words (charset_table)" : NULL)
+                                : cp < 0x80 ? (aAsciiWord[cp] ? "a character of words" : NULL)
+                                : char_class(cp) != CC_SEP ? "a character of words" : NULL;
+            if (zWhat) {
+                return lp_err_set(err, LP_BADINPUT, "phrase_boundary: U+%04X is %s; a boundary must be a separator",
+                                  (unsigned)cp, zWhat);
+            }
+        }
+    }
+    a->bPb = a->pb.nRange > 0;
+    return LP_OK;
+}
+
+int analyzer_has_phrase_boundary(const Analyzer *a) {
+    return a->bPb;
+}
+
+int analyzer_phrase_boundary_step(const Analyzer *a) {
+    return a->pbStep;
+}
+
+int analyzer_gap_is_phrase_boundary(const Analyzer *a, const char *z, size_t from, size_t to) {
+    const unsigned char *p = (const unsigned char *)z;
+    for (size_t i = from; a->bPb && i < to;) {
+        uint32_t cp = p[i];
+        int len = cp < 0x80 ? 1 : decode_valid(p + i, to - i, &cp);
+        i += (size_t)len;
+        if (charset_has(&a->pb, cp) && i < to) return 1; /* a separator of the gap follows */
+    }
+    return 0;
 }

@@ -110,6 +110,18 @@
 **    Paragraphs end at a blank line (two line breaks with only spaces,
 **    tabs or '\r' between them) and at U+2029 (html_strip turns Sphinx's
 **    block-level tags into blank lines: analyzer_doc_text).
+**  - Phrase boundaries (phrase_boundary, documents only): a character of
+**    the list, followed by a separator (not by a word's character: "x,y"
+**    is no boundary, "x, y" is; "S.T.A.L.K.E.R" has none), between two
+**    words adds phrase_boundary_step to the next word's position, once
+**    for all the boundaries between the two, so words of different
+**    phrases are more than that far apart and a proximity search within
+**    it stays inside a phrase (Manticore's). The characters must be
+**    separators: a character that is a word's (charset_table), a blend
+**    character or an ignored one is an error. Queries are read without
+**    them (a query's words are not spread, as in Manticore). The steps
+**    are positions, not words: a field's length leaves them out
+**    (analyzer_run's *piPosEnd).
 **  - Zones (index_zones, with html_strip; analyzer_run_doc only): a zone is
 **    an element the option lists ("h*, th, title": a name, or a prefix
 **    ending in '*'), a span one instance of it, from its opening tag to
@@ -183,7 +195,13 @@ typedef struct AnalyzerConfig {
                                 ** NULL: none */
     const char *zRegexpFilter;  /* regexp_filter: replacement rules, one per line
                                 ** (text/regexp.h: "(BLUE|RED) => COLOR"); NULL: none */
+    const char *zPhraseBoundary;/* phrase_boundary: ".,?,!,U+2026" (text/charset.h);
+                                ** NULL: none */
+    int phraseBoundaryStep;     /* phrase_boundary_step: positions a document's phrase
+                                ** boundary adds, 0..ANALYZER_MAX_PHRASE_STEP */
 } AnalyzerConfig;
+
+#define ANALYZER_MAX_PHRASE_STEP 1000
 
 #define ANALYZER_MAX_STEMMERS 4
 
@@ -222,8 +240,9 @@ typedef int (*TokenFn)(void *ctx, const Token *t);
 /* Analyses a document's text z[0..n) into the terms it is indexed under:
 ** each word's term and, with exact forms on, its exact form first (same
 ** position and offsets). *piPosEnd (may be NULL) receives the position
-** after the last word, so a caller can continue numbering (multi-valued
-** fields). */
+** after the last word less the phrase boundaries' steps: the text's
+** length in positions (a caller continuing the numbering, as for
+** multi-valued fields, adds the steps it wants between the values). */
 int analyzer_run(const Analyzer *a, const char *z, size_t n, uint32_t iPosBase, TokenFn xToken,
                  void *ctx, uint32_t *piPosEnd, LpError *err);
 
@@ -331,6 +350,12 @@ int analyzer_word_indexed(const Analyzer *a, const char *z, int n);
 int analyzer_html_strip(const Analyzer *a);
 /* Does the table index sentence and paragraph boundaries (index_sp)? */
 int analyzer_index_sp(const Analyzer *a);
+/* Has the table phrase boundaries (phrase_boundary)? Their step? Is the
+** gap z[from..to) between two words of a text one (a boundary character
+** there, followed by a separator)? */
+int analyzer_has_phrase_boundary(const Analyzer *a);
+int analyzer_phrase_boundary_step(const Analyzer *a);
+int analyzer_gap_is_phrase_boundary(const Analyzer *a, const char *z, size_t from, size_t to);
 /* Does the table index zones (index_zones)? Is the lower-case element name
 ** z[0..n) one of them? */
 int analyzer_has_zones(const Analyzer *a);

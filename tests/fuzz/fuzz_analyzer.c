@@ -208,8 +208,41 @@ done:
     free(r.a);
 }
 
+/* phrase_boundary (',', ';', U+2026, step 7): the plain run's words at the
+** same bytes, each 7 positions further on for every gap before it that
+** holds a boundary character with more of the gap after it; the length
+** leaves the steps out. */
+static void check_phrase_boundary(const Analyzer *a, const Run *pPlain, const char *z, size_t size,
+                                  uint32_t iBase) {
+    Run r = {0, size, iBase, NULL, 0, 0};
+    uint32_t iEnd = 0;
+    int rc = analyzer_run(a, z, size, iBase, on_token, &r, &iEnd, NULL);
+    if (rc == 1) goto done; /* our realloc failed */
+    if (rc != LP_OK || r.n != pPlain->n) abort();
+    uint32_t nGap = 0;
+    for (size_t k = 0; k < r.n; k++) {
+        const Tok *t = &r.a[k], *p = &pPlain->a[k];
+        if (t->n != p->n || memcmp(t->z, p->z, (size_t)t->n) || t->iStart != p->iStart) abort();
+        if (k > 0) {
+            const unsigned char *g = (const unsigned char *)z;
+            size_t from = pPlain->a[k - 1].iEnd, to = t->iStart;
+            int bGap = 0;
+            for (size_t i = from; i < to && !bGap; i++) {
+                size_t len = g[i] == ',' || g[i] == ';' ? 1
+                             : i + 2 < to && g[i] == 0xE2 && g[i + 1] == 0x80 && g[i + 2] == 0xA6 ? 3 : 0;
+                bGap = len && i + len < to;
+            }
+            nGap += bGap;
+        }
+        if (t->iPos != p->iPos + 7 * nGap) abort();
+    }
+    if (r.n && iEnd != r.a[r.n - 1].iPos + 1 - 7 * nGap) abort();
+done:
+    free(r.a);
+}
+
 static Analyzer *make(const char *zMorph, const char *zStop, int bExact, int bSp, int bStrip) {
-    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, bSp, 0, NULL, 0, NULL, 0, NULL, bStrip, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
+    AnalyzerConfig cfg = {zMorph, zStop, 0, bExact, bSp, 0, NULL, 0, NULL, 0, NULL, bStrip, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
     Analyzer *a = NULL;
     if (analyzer_new(&cfg, &a, NULL) != LP_OK) abort();
     return a;
@@ -225,7 +258,7 @@ static void check_regexp(const char *z, size_t size, int64_t iBad) {
         static const char zRules[] = "(BLUE|RED) => COLOR\n(\\d+)\" => \\1 inch\n(?i)colou?r => col\xc3\xb6r\n"
                                      "x* => [\\0]\n(a)(b)? => \\2\\1\\\\";
         if (regexp_filter_new(zRules, &pFixed, NULL) != LP_OK || regexp_filter_count(pFixed) != 5) abort();
-        AnalyzerConfig cfg = {"stem_en", NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, zRules};
+        AnalyzerConfig cfg = {"stem_en", NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, zRules, NULL, 0};
         if (analyzer_new(&cfg, &pAn, NULL) != LP_OK) abort();
     }
     StrBuf out = {0}, doc = {0};
@@ -302,9 +335,9 @@ static void check_soundex(const Run *pPlain, const char *z, size_t size, uint32_
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* Created once, kept for the process: they are immutable and reachable,
     ** so neither a leak nor state carried between inputs. */
-    static Analyzer *aAn[6], *pZones;
+    static Analyzer *aAn[7], *pZones;
     if (!pZones) {
-        AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 1, 1, "script", 0, "img=alt", 0, "h*, th, b", 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
+        AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 1, 1, "script", 0, "img=alt", 0, "h*, th, b", 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
         if (analyzer_new(&cfg, &pZones, NULL) != LP_OK) abort();
     }
     if (!aAn[0]) {
@@ -314,6 +347,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         aAn[3] = make("stem_en", "en", 1, 0, 0);
         aAn[4] = make(NULL, NULL, 0, 1, 0);
         aAn[5] = make(NULL, NULL, 0, 0, 1);
+        AnalyzerConfig pb = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL, "U+2C, ;, U+2026", 7};
+        if (analyzer_new(&pb, &aAn[6], NULL) != LP_OK) abort();
     }
     /* A heap copy of exactly size bytes, so ASan catches any read past the
     ** end (the fuzzer's own buffer may have slack). */
@@ -411,6 +446,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         if (k != pPlain->n || aPosEnd[7] != aPosEnd[0] + nB) abort();
     }
+    if (iBad < 0 && aRc[0] == LP_OK) check_phrase_boundary(aAn[6], &aRun[0], z, size, iBase);
     static const char *const azRemove[] = {"script", "style", NULL};
     static const char *const azAttr[] = {"img", "alt", "a", "title", "p", "title", NULL};
     StrBuf sb = {0};

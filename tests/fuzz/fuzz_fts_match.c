@@ -163,7 +163,7 @@ static void build_index(void) {
     /* Stemmed, with exact forms, so '=word' is planned too (the stems of
     ** these words are the words), with sentences and paragraphs, and HTML
     ** zones h1.. and th (ZONE:). */
-    AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 1, 1, NULL, 1, NULL, 0, "h*, th", 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL}; /* wildcards planned too */
+    AnalyzerConfig cfg = {"stem_en", NULL, 0, 1, 1, 1, NULL, 1, NULL, 0, "h*, th", 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0}; /* wildcards planned too */
     /* blend tokens ("x&y": forms inside one word, for HIGHLIGHT()) */
     cfg.zBlendChars = "&";
     cfg.zBlendMode = "trim_none, trim_head";

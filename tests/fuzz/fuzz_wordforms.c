@@ -159,13 +159,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     const char *zIgnoreUsed = zIgnore ? zIgnore : "U+AD, -, U+301, a..c";
     const AnalyzerConfig aCfg[3] = {
-        {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL},
+        {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 1, 0, zRules, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0},
         /* stop words and short words that take no position, beside word
         ** forms' shifts */
-        {"stem_en", "en", 0, 1, 1, 0, NULL, 0, NULL, 2, NULL, 1, 0, zRules, zIgnoreUsed, zRules, zRules, 1, 1, NULL, NULL, NULL, 0, 0, NULL, NULL},
+        {"stem_en", "en", 0, 1, 1, 0, NULL, 0, NULL, 2, NULL, 1, 0, zRules, zIgnoreUsed, zRules, zRules, 1, 1, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0},
         {"stem_en", "en", 0, 1, 1, 0, NULL, 0, NULL, 2, NULL, 1, 0, zRules, zIgnoreUsed, zRules, zRules, 1, 1,
          zCharset ? zCharset : "non_cjk, +, #, U+2D, A..Z->a..z, U+E9->e, U+100..U+17F/2", "&, @->_, !, U+2D",
-         "trim_none, trim_head, trim_all", 1, 1, "cont, U+3000..U+303F, Q->q", NULL},
+         "trim_none, trim_head, trim_all", 1, 1, "cont, U+3000..U+303F, Q->q", NULL, NULL, 0},
     };
     for (int k = 0; k < 3; k++) {
         Analyzer *a = NULL;

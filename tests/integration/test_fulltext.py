@@ -3816,6 +3816,66 @@ def test_highlight_boundaries_zones_and_markup(server, cur, uniq):
         expect_error(cur, sql, 1064, why)
 
 
+def test_phrase_boundary(server, cur, uniq):
+    """Manticore's phrase_boundary and phrase_boundary_step: a boundary
+    character followed by a separator spreads the positions of the words
+    after it, so proximity stays within a phrase; HIGHLIGHT's
+    use_boundaries cuts passages there. Answers as Sphinx 2.2.11 gives
+    them for the same table and queries (probed side by side)."""
+    t = make_table(server, uniq(), "(body TEXT) phrase_boundary='U+2C, ?' phrase_boundary_step='100'",
+                   {1: ("one two three, four five",), 2: ("one two three four five",),
+                    3: ("S.T.A.L.K.E.R game, x,y z",)})
+
+    def ids(query):
+        cur.execute(f"SELECT id FROM {t} WHERE MATCH(%s) ORDER BY id ASC", (query,))
+        return [r[0] for r in cur.fetchall()]
+
+    assert ids('"three four"') == [2]
+    assert ids('"three, four"') == [2]          # queries are read without boundaries
+    assert ids('"three four"~99') == [2]
+    assert ids('"three four"~101') == [1, 2]
+    assert ids('"game x"') == []
+    assert ids('"x y"') == [3]                  # ',' before a letter is no boundary
+    assert ids('"r game"') == [3]               # nor '.' (not listed)
+    # the steps are not words: the field's length (dl) leaves them out
+    cur.execute(f"SELECT EXPLAIN_SCORE() FROM {t} WHERE MATCH('one') AND id = 1")
+    assert '"dl":5' in cur.fetchone()[0]
+    cur.execute(f"SHOW CREATE TABLE {t}")
+    ddl = cur.fetchone()[1]
+    assert "phrase_boundary='U+2C, ?'" in ddl and "phrase_boundary_step='100'" in ddl
+    # ALTER reads every row again with the new step
+    cur.execute(f"ALTER TABLE {t} phrase_boundary_step='10'")
+    assert ids('"three four"~11') == [1, 2]
+    assert ids('"three four"~10') == [2]
+
+    def snip(text, query, *opts):
+        cur.execute(f"CALL SNIPPETS(%s, '{t}', %s" + "".join(f", {o}" for o in opts) + ")", (text, query))
+        return cur.fetchall()[0][0]
+
+    text = "One two three, four five six seven eight, nine ten eleven."
+    assert snip(text, "five", "1 AS use_boundaries", "20 AS limit") == " ... four <b>five</b> six seven ... "
+    assert snip(text, "five", "1 AS use_boundaries", "5 AS around", "30 AS limit") == \
+        " ... four <b>five</b> six seven eight, ... "
+    assert snip(text, "five", "0 AS use_boundaries", "5 AS around", "30 AS limit") == \
+        " ... two three, four <b>five</b> six seven ... "
+    # within the limits the text is still shown whole
+    assert snip(text, "five", "1 AS use_boundaries", "1 AS around") == text.replace("five", "<b>five</b>")
+    assert snip("One two three, four five, six seven eight, nine ten eleven.", "five | nine",
+                "1 AS use_boundaries", "5 AS around", "30 AS limit") == " ... four <b>five</b>, ... <b>nine</b> ten eleven."
+
+    plain = make_table(server, uniq(), "(body TEXT)", {1: ("one",)})
+    for sql, why in [
+            (f"CREATE TABLE {uniq()} (body TEXT) phrase_boundary='a'", r"U\+0061 is a character of words"),
+            (f"CREATE TABLE {uniq()} (body TEXT) phrase_boundary='&' blend_chars='&'", r"blend character"),
+            (f"CREATE TABLE {uniq()} (body TEXT) phrase_boundary='U+2D' charset_table='non_cjk, U+2D'",
+             r"character of words \(charset_table\)"),
+            (f"CREATE TABLE {uniq()} (body TEXT) phrase_boundary='U+2C..'", r"expected a character"),
+            (f"CREATE TABLE {uniq()} (body TEXT) phrase_boundary_step='1001'", r"from 0 to 1000"),
+            (f"CALL SNIPPETS('x', '{plain}', 'one', 1 AS use_boundaries)", r"use_boundaries needs a table with phrase_boundary"),
+    ]:
+        expect_error(cur, sql, 1064, why)
+
+
 def test_highlight_errors(cur, corpus):
     expect_error(cur, f"SELECT HIGHLIGHT({{bogus=1}}) FROM {corpus} WHERE MATCH('fox')", 1064,
                  r"unknown highlighting option 'bogus'")

@@ -663,6 +663,24 @@ static void test_boundaries(void **state) {
     ** words take the index's positions, boundaries counted) */
     check_an(gSp, "ZONE:za five", "One. Two five. <za>four five</za>", &o, "One. Two five.  four <b>five</b> ");
 
+    /* use_boundaries: a phrase boundary (',' then a separator) cuts too,
+    ** and a passage ending there keeps it; with a zone boundary as well */
+    AnalyzerConfig pbc = {NULL, NULL, 1, 0, 0, 1, NULL, 0, NULL, 0, "z*", 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL, "U+2C", 0};
+    Analyzer *pPb;
+    LpError err;
+    assert_int_equal(analyzer_new(&pbc, &pPb, &err), LP_OK);
+    o = opts(30, 5);
+    o.bUseBoundaries = 1;
+    check_an(pPb, "five", "One two three, four five six seven eight, nine ten", &o, " ... four <b>five</b> six seven eight, ... ");
+    check_an(pPb, "five", "One two three,four five six seven eight,nine ten", &o, " ... two three,four <b>five</b> six seven ... ");
+    o.boundary = FTS_HL_BOUNDARY_ZONE;
+    o.around = 2;
+    o.limit = 0;
+    check_an(pPb, "five", "<za>a b, c five d</za> e", &o, " ... c <b>five</b> d ... ");
+    analyzer_free(pPb);
+    assert_non_null(strstr(check_error(gSp, "five", &o), "use_boundaries needs"));
+    o = opts(0, 5);
+
     /* what cannot be honoured */
     o.boundary = FTS_HL_BOUNDARY_SENTENCE;
     assert_non_null(strstr(check_error(gZones, "five", &o), "index_sp"));
@@ -750,14 +768,14 @@ static void test_stats(void **state) {
 static int setup(void **state) {
     (void)state;
     LpError err;
-    AnalyzerConfig cfg = {"stem_en", "en", 0, 0, 0, 0, NULL, 2, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL}; /* min_infix_len 2 */
+    AnalyzerConfig cfg = {"stem_en", "en", 0, 0, 0, 0, NULL, 2, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0}; /* min_infix_len 2 */
     if (analyzer_new(&cfg, &gStem, &err) != LP_OK) return -1;
-    AnalyzerConfig plain = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
+    AnalyzerConfig plain = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
     if (analyzer_new(&plain, &gPlain, &err) != LP_OK) return -1;
     /* min_prefix_len 1: expand_keywords' star part is 'word*' */
-    AnalyzerConfig zones = {NULL, NULL, 1, 0, 0, 1, NULL, 0, NULL, 0, "z*", 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
+    AnalyzerConfig zones = {NULL, NULL, 1, 0, 0, 1, NULL, 0, NULL, 0, "z*", 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
     if (analyzer_new(&zones, &gZones, &err) != LP_OK) return -1;
-    AnalyzerConfig sp = {NULL, NULL, 1, 0, 1, 1, NULL, 0, NULL, 0, "z*", 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
+    AnalyzerConfig sp = {NULL, NULL, 1, 0, 1, 1, NULL, 0, NULL, 0, "z*", 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
     if (analyzer_new(&sp, &gSp, &err) != LP_OK) return -1;
     arena_init(&gArena, 0);
     return 0;

@@ -1747,7 +1747,7 @@ static void test_mem_scan_has(void **state) {
 
 static int setup(void **state) {
     (void)state;
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
     LpError err;
     if (analyzer_new(&cfg, &g_an, &err) != LP_OK) return -1;
     snprintf(g_zDir, sizeof(g_zDir), "/tmp/loupe-test-multiXXXXXX");

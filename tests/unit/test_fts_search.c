@@ -70,7 +70,7 @@ static int df_count(int f, int w);
 static int df_count_upto(int top, int w);
 
 static int build_index(int nDoc) {
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 2, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL}; /* min_infix_len 2 */
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 2, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0}; /* min_infix_len 2 */
     LpError err;
     if (analyzer_new(&cfg, &g_an, &err)) return -1;
     g_docs = calloc((size_t)nDoc, sizeof(Doc));
@@ -2959,7 +2959,7 @@ static void sp_run_queries(FtsSource *src, const Analyzer *an, const SpDoc *aDoc
 
 static void test_sentences(void **state) {
     (void)state;
-    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL};
+    AnalyzerConfig cfg = {NULL, NULL, 0, 0, 1, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
     Analyzer *an;
     LpError err;
     assert_int_equal(analyzer_new(&cfg, &an, &err), LP_OK);
