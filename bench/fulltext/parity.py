@@ -26,8 +26,9 @@ them only, their parts, and word forms over them. Three more check the analysis 
 Sphinx's (over one charset_table both read alike): ignore_chars,
 min_word_len and overshort_step; stop words with stopword_step 0,
 exceptions and word forms; ngram_len and ngram_chars; expand_keywords
-with exact forms and infixes; and morphology 'stem_en, soundex' (names
-that sound alike, the chain of processors). The last (factor_set) compares WEIGHT()
+with exact forms and infixes; morphology 'stem_en, soundex' (names
+that sound alike, the chain of processors); and morphology 'metaphone'
+(words that sound alike, silent letters, the algorithm's special cases). The last (factor_set) compares WEIGHT()
 under ranker=expr factors and Manticore's proximity rankers, row by row,
 for queries of words, OR lists, NOT, MAYBE and field scopes, and for
 phrases and chains; and snippet_set the words CALL SNIPPETS marks.
@@ -101,7 +102,9 @@ OPTIONS = {"t": "min_infix_len='2' index_sp='1' index_zones='h*' html_strip='1'"
            "xe": "charset_table='%s' min_infix_len='2' morphology='stem_en' index_exact_words='1' expand_keywords='1' "
                  "" % ANALYSIS_CS,
            # phonetic: soundex after the English stemmer, as a chain of processors
-           "xp": "charset_table='%s' min_infix_len='2' morphology='stem_en, soundex'" % ANALYSIS_CS}
+           "xp": "charset_table='%s' min_infix_len='2' morphology='stem_en, soundex'" % ANALYSIS_CS,
+           # phonetic: Double Metaphone's primary codes, alone
+           "xm": "charset_table='%s' min_infix_len='2' morphology='metaphone'" % ANALYSIS_CS}
 
 # Each table's Sphinx section: the same fields, its own options ({{dir}}
 # stays for SphinxServer's str.format).
@@ -129,7 +132,9 @@ SPHINX_INDEX = (SPHINX_SECTION.format(name="t", extra="    index_sp        = 1\n
                                                        "    wordforms       = {dir}/blendforms.txt\n")
                 + "".join(SPHINX_SECTION.format(name=n, extra=x) for n, x in ANALYSIS_SPHINX.items())
                 + SPHINX_SECTION.format(name="xp", extra="    charset_table   = %s\n"
-                                                        "    morphology      = stem_en, soundex\n" % ANALYSIS_CS))
+                                                        "    morphology      = stem_en, soundex\n" % ANALYSIS_CS)
+                + SPHINX_SECTION.format(name="xm", extra="    charset_table   = %s\n"
+                                                        "    morphology      = metaphone\n" % ANALYSIS_CS))
 
 # The phonetic table's rows and queries: names that sound alike, words the
 # stemmer changes first (then soundex is not tried), short words, digits.
@@ -171,6 +176,53 @@ ash*
 lloyd
 loyd
 robert NEAR/2 smyth
+"""
+
+# The metaphone table's rows and queries: names and words that sound
+# alike, silent letters, the algorithm's special cases, digits.
+METAPHONE_ROWS = PHONETIC_ROWS + [("Knight Thomas", "Schmidt Caesar"),
+                                  ("Philip Xavier", "Wright Psychology"),
+                                  ("edge laugh", "Michael chorus"),
+                                  ("gnome island", "school sugar")]
+METAPHONE_QUERIES = """
+smith
+smyth
+schmidt
+smit
+night
+knight
+tomas
+thomas
+filip
+phillip
+zavier
+xavier
+rite
+write
+sykology
+psychology
+ej
+edge
+laf
+laugh
+mikael
+michael
+korus
+chorus
+nome
+gnome
+iland
+island
+skool
+school
+shugar
+sugar
+robert
+rupurt
+"rupert smith"
+123abc
+pk
+h
 """
 
 # The analysis tables' rows and queries.
@@ -1024,6 +1076,7 @@ def main(argv):
             ("k",) + factor_set()]
     sets += [(n, ANALYSIS_ROWS, [q for q in ANALYSIS_QUERIES.splitlines() if q.strip()]) for n in ANALYSIS_SPHINX]
     sets += [("xp", PHONETIC_ROWS, [q for q in PHONETIC_QUERIES.splitlines() if q.strip()])]
+    sets += [("xm", METAPHONE_ROWS, [q for q in METAPHONE_QUERIES.splitlines() if q.strip()])]
     for name, lines in (("stopwords", ANALYSIS_STOPWORDS), ("exceptions", ANALYSIS_EXCEPTIONS),
                         ("wordforms", ANALYSIS_WORDFORMS), ("blendforms", BLEND_WORDFORMS)):
         with open(os.path.join(tmp, "sphinx", name + ".txt"), "w") as f:

@@ -68,6 +68,7 @@
 
 #include "text/charset.h"
 #include "text/exceptions.h"
+#include "text/metaphone.h"
 #include "text/regexp.h"
 #include "text/stemdict.h"
 #include "text/stoplists.h"
@@ -355,7 +356,7 @@ static void stem_supported(char *z, size_t nz) {
     for (int i = 0; i < N_STEM_LANG && k < nz; i++) {
         if (stem_lang_available(i)) k += (size_t)snprintf(z + k, nz - k, ", stem_%s", aStemLang[i].zCode);
     }
-    if (k < nz) snprintf(z + k, nz - k, ", soundex");
+    if (k < nz) snprintf(z + k, nz - k, ", soundex, metaphone");
 }
 
 /* ------------------------------------------------- per-thread stemmers */
@@ -414,10 +415,11 @@ static void stem_cache_free(void *p) {
 
 static ThreadLocal g_stemCaches = THREAD_LOCAL_INIT(stem_cache_free);
 
-/* The processor morphology='soundex' names, in Analyzer.aStem beside
-** aStemLang's indexes: no libstemmer, no memo (stem_soundex is cheaper
-** than a lookup). */
+/* The processors morphology='soundex' and 'metaphone' name, in
+** Analyzer.aStem beside aStemLang's indexes: no libstemmer, no memo (each
+** is cheaper than a lookup). */
 #define STEM_SOUNDEX (-1)
+#define STEM_METAPHONE (-2)
 
 /* Sphinx's and Manticore's soundex: a word of the letters a..z only keeps
 ** its first letter, then each later letter's digit (b f p v: 1; c g j k
@@ -442,11 +444,23 @@ static int stem_soundex(char *z, int n) {
     return o;
 }
 
+/* A phonetic processor's code of z[0..*pn) (ANALYZER_MAX_TERM bytes of
+** room), in place: 1 when it changed the word. */
+static int stem_phonetic(int iProc, char *z, int *pn) {
+    char zCode[ANALYZER_MAX_TERM];
+    memcpy(zCode, z, (size_t)*pn);
+    int m = iProc == STEM_SOUNDEX ? stem_soundex(zCode, *pn) : metaphone_code(z, *pn, zCode, ANALYZER_MAX_TERM);
+    if (m == 0 || (m == *pn && memcmp(zCode, z, (size_t)m) == 0)) return 0;
+    memcpy(z, zCode, (size_t)m);
+    *pn = m;
+    return 1;
+}
+
 /* This thread's stemmer for aStemLang[iLang] and its memo, created on
-** first use (both NULL for STEM_SOUNDEX). LP_NOMEM, or LP_LIMIT when the
-** process is out of thread keys. */
+** first use (both NULL for the phonetic processors). LP_NOMEM, or
+** LP_LIMIT when the process is out of thread keys. */
 static int stem_get(int iLang, struct sb_stemmer **ppStem, StemMemoTable **ppMemo, LpError *err) {
-    if (iLang == STEM_SOUNDEX) {
+    if (iLang < 0) {
         *ppStem = NULL;
         *ppMemo = NULL;
         return LP_OK;
@@ -492,15 +506,8 @@ static int stem_plain(const Analyzer *a, char *z, int *pn, LpError *err) {
     for (int k = 0; k < a->nStem; k++) {
         struct sb_stemmer *pStem = NULL; /* set when stem_get succeeds (-O3 cannot tell) */
         StemMemoTable *pMemo = NULL;
-        if (a->aStem[k] == STEM_SOUNDEX) {
-            char zCode[ANALYZER_MAX_TERM];
-            memcpy(zCode, z, (size_t)*pn);
-            int m = stem_soundex(zCode, *pn);
-            if (m != *pn || memcmp(zCode, z, (size_t)m) != 0) {
-                memcpy(z, zCode, (size_t)m);
-                *pn = m;
-                return LP_OK;
-            }
+        if (a->aStem[k] < 0) {
+            if (stem_phonetic(a->aStem[k], z, pn)) return LP_OK;
             continue;
         }
         int rc = stem_get(a->aStem[k], &pStem, &pMemo, err);
@@ -554,12 +561,15 @@ static int stem_add(Analyzer *a, const char *z, size_t n) {
         }
         return 0;
     }
-    if (n == 7 && strncasecmp(z, "soundex", 7) == 0) {
+    int iPhon = n == 7 && strncasecmp(z, "soundex", 7) == 0     ? STEM_SOUNDEX
+                : n == 9 && strncasecmp(z, "metaphone", 9) == 0 ? STEM_METAPHONE
+                                                                : 0;
+    if (iPhon) {
         for (int k = 0; k < a->nStem; k++) {
-            if (a->aStem[k] == STEM_SOUNDEX) return 1;
+            if (a->aStem[k] == iPhon) return 1;
         }
         if (a->nStem == ANALYZER_MAX_STEMMERS) return -1;
-        a->aStem[a->nStem] = STEM_SOUNDEX;
+        a->aStem[a->nStem] = iPhon;
         a->apDict[a->nStem++] = NULL;
         return 1;
     }
@@ -1574,19 +1584,21 @@ static void memo_grow(StemMemoTable *m) {
 /* A dictionary stem is made in the word's buffer (ANALYZER_MAX_TERM bytes). */
 _Static_assert(STEMDICT_MAX_WORD + STEMDICT_MAX_SUFFIX <= ANALYZER_MAX_TERM, "stem room");
 
-/* Replaces t's term by its stem by pStem: from its language's dictionary
-** pDict (in place in zTerm, the buffer t->z points to), else through the
-** thread's memo pm of the stemmer's results. Dictionary words do not go
+/* Replaces t's term by its stem by the run's k-th stemmer: from its
+** language's dictionary pDict (in place in zTerm, the buffer t->z points
+** to), else through the thread's memo of the stemmer's results (a
+** phonetic processor: its code, in place). Dictionary words do not go
 ** into the memo: its pages are the thread's own and cost a fault each on
 ** first touch, the dictionary's are the executable's, already in memory,
 ** and a memo that only sees the rest stays small. h is the word's
 ** stemdict_hash. */
-static int stem_with(RunState *s, struct sb_stemmer *pStem, StemMemoTable *pm, const StemDict *pDict, Token *t,
-                     char *zTerm, uint32_t h) {
-    if (!pStem) { /* STEM_SOUNDEX: in place, as a dictionary stems */
+static int stem_with(RunState *s, int k, const StemDict *pDict, Token *t, char *zTerm, uint32_t h) {
+    struct sb_stemmer *pStem = s->apStem[k];
+    StemMemoTable *pm = s->apMemo[k];
+    if (!pStem) { /* a phonetic processor: in place, as a dictionary stems */
         if (t->z != zTerm) memmove(zTerm, t->z, (size_t)t->n);
         t->z = zTerm;
-        t->n = stem_soundex(zTerm, t->n);
+        stem_phonetic(s->a->aStem[k], zTerm, &t->n);
         return LP_OK;
     }
     if (pDict) {
@@ -1642,15 +1654,15 @@ static int stem_with(RunState *s, struct sb_stemmer *pStem, StemMemoTable *pm, c
 ** and Manticore's rule for several stemmers). */
 static int stem_term(RunState *s, Token *t, char *zTerm, uint32_t h) {
     const StemDict *const *apDict = s->a->apDict;
-    if (s->nStem == 1) return stem_with(s, s->apStem[0], s->apMemo[0], apDict[0], t, zTerm, h);
+    if (s->nStem == 1) return stem_with(s, 0, apDict[0], t, zTerm, h);
     char zWord[ANALYZER_MAX_TERM];
     int nWord = t->n;
     memcpy(zWord, zTerm, (size_t)nWord);
-    int rc = stem_with(s, s->apStem[0], s->apMemo[0], apDict[0], t, zTerm, h);
+    int rc = stem_with(s, 0, apDict[0], t, zTerm, h);
     for (int k = 1; k < s->nStem && rc == LP_OK && t->n == nWord && memcmp(t->z, zWord, (size_t)nWord) == 0; k++) {
         memcpy(zTerm, zWord, (size_t)nWord); /* a dictionary stems in place */
         t->z = zTerm;
-        rc = stem_with(s, s->apStem[k], s->apMemo[k], apDict[k], t, zTerm, h);
+        rc = stem_with(s, k, apDict[k], t, zTerm, h);
     }
     return rc;
 }

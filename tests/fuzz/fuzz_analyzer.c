@@ -33,6 +33,10 @@
 **     unchanged (where the text has no joiner, which joins words: then
 **     no more words than the plain run), each term its own folding
 **     (check_strip);
+**   - phrase_boundary (check_phrase_boundary): the plain run's words, each
+**     the step further on per boundary before it, the length without them;
+**   - soundex and metaphone (check_soundex, check_metaphone): the plain
+**     run's words at their places, each its code or itself;
 **   - html_strip() never lengthens the text and keeps valid UTF-8 valid;
 **     html_strip_map() gives the same text and maps each byte in order
 **     back to the input bytes it came from;
@@ -49,6 +53,7 @@
 
 #include "text/analyzer.h"
 #include "text/html.h"
+#include "text/metaphone.h"
 #include "text/regexp.h"
 #include "text/utf8.h"
 
@@ -332,6 +337,36 @@ static void check_soundex(const Run *pPlain, const char *z, size_t size, uint32_
     free(r.a);
 }
 
+/* morphology='metaphone': each word of the plain run at its place, as it
+** is or as a code of the algorithm's letters (A only first); the code is
+** the one metaphone_code gives the word. */
+static void check_metaphone(const Run *pPlain, const char *z, size_t size, uint32_t iBase) {
+    static Analyzer *a;
+    if (!a) a = make("metaphone", NULL, 0, 0, 0);
+    Run r = {0, size, iBase, NULL, 0, 0};
+    LpError err;
+    if (analyzer_run(a, z, size, iBase, on_token, &r, NULL, &err) != LP_OK) {
+        free(r.a);
+        return; /* our realloc failed: on_token's 1 */
+    }
+    if (r.n != pPlain->n) abort();
+    for (size_t k = 0; k < r.n; k++) {
+        const Tok *t = &r.a[k], *w = &pPlain->a[k];
+        if (t->iStart != w->iStart || t->iPos != w->iPos) abort();
+        char zCode[ANALYZER_MAX_TERM];
+        int n = metaphone_code(w->z, w->n, zCode, (int)sizeof(zCode));
+        if (n == 0 || (n == w->n && memcmp(zCode, w->z, (size_t)n) == 0)) {
+            if (t->n != w->n || memcmp(t->z, w->z, (size_t)w->n) != 0) abort();
+            continue;
+        }
+        if (t->n != n || memcmp(t->z, zCode, (size_t)n) != 0) abort();
+        for (int i = 0; i < n; i++) {
+            if (!strchr("0FHJKLMNPRSTX", zCode[i]) && !(zCode[i] == 'A' && i == 0)) abort();
+        }
+    }
+    free(r.a);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* Created once, kept for the process: they are immutable and reachable,
     ** so neither a leak nor state carried between inputs. */
@@ -475,6 +510,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     check_regexp(z, size, iBad);
     if (iBad < 0 && aRc[0] == LP_OK) check_strip(aAn[5], &aRun[0], z, size, iBase);
     if (iBad < 0 && aRc[0] == LP_OK) check_soundex(&aRun[0], z, size, iBase);
+    if (iBad < 0 && aRc[0] == LP_OK) check_metaphone(&aRun[0], z, size, iBase);
     for (int i = 0; i < 8; i++) free(aRun[i].a);
     free(z);
     return 0;

@@ -1768,8 +1768,29 @@ def test_soundex(cur, uniq):
     cur.execute(f"CREATE TABLE {u} (name TEXT) morphology='stem_en, soundex'")
     cur.execute(f"CALL KEYWORDS('running run cats cat', '{u}')")
     assert [r[2] for r in cur.fetchall()] == ["run", "r50", "cat", "c30"]
-    expect_error(cur, f"CREATE TABLE {uniq()} (name TEXT) morphology='metaphone'", 1064,
-                 r"unknown morphology 'metaphone' \(supported: none, .*, soundex\)")
+    expect_error(cur, f"CREATE TABLE {uniq()} (name TEXT) morphology='metafone'", 1064,
+                 r"unknown morphology 'metafone' \(supported: none, .*, soundex, metaphone\)")
+
+
+def test_metaphone(cur, uniq):
+    """morphology='metaphone' (Sphinx's and Manticore's: Double Metaphone's
+    primary code, the same as searchd 2.2.11 gives: bench-parity's table
+    xm): words that sound alike find each other, in RAM and sealed."""
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (name TEXT) morphology='metaphone'")
+    cur.execute(f"INSERT INTO {t} VALUES (1, 'John Smith'), (2, 'Jon Schmidt'), (3, 'Knight Thomas'), "
+                "(4, 'Philip Wright'), (5, 'x 123abc h')")
+    assert_ids_ram_and_flushed(cur, t, [("smith", [1]), ("smyth", [1]), ("schmidt", [2]), ("jon", [1, 2]),
+                                        ("night", [3]), ("tomas", [3]), ("filip", [4]), ("rite", [4]),
+                                        ("\"jon smyth\"", [1]), ("h", [5]), ("123abc", [5]), ("pk", [5])])
+    cur.execute(f"CALL KEYWORDS('Smith Schmidt Knight Xavier 123abc h', '{t}')")
+    assert [r[2] for r in cur.fetchall()] == ["SM0", "XMT", "NT", "SF", "PK", "h"]
+    cur.execute(f"SELECT id, HIGHLIGHT() FROM {t} WHERE MATCH('smyth | nite') ORDER BY id ASC")
+    assert cur.fetchall() == ((1, "John <b>Smith</b>"), (3, "<b>Knight</b> Thomas"))
+    u = uniq()
+    cur.execute(f"CREATE TABLE {u} (name TEXT) morphology='stem_en, metaphone'")
+    cur.execute(f"CALL KEYWORDS('running run', '{u}')")
+    assert [r[2] for r in cur.fetchall()] == ["run", "RN"]
 
 
 def assert_ddl_round_trips(cur, table, uniq):
