@@ -1116,10 +1116,10 @@ def main(argv):
              "Run %s at %s on %s (%d cores):" % (utc_now(), git_revision(), m["cpu"], m["cores"]), "",
              "    " + command_line(__file__, argv), "",
              "Versions: %s; %s." % (versions["loupe"], versions["sphinx"]), "",
-             "%d queries over thirteen small tables (bench/fulltext/parity.py has the rows and the "
+             "%d queries over %d small tables (bench/fulltext/parity.py has the rows and the "
              "queries; on table k, each with a ranker, the rows and their WEIGHT(), and the words "
              "CALL SNIPPETS marks): the same "
-             "(or both refuse) for **%d**, different for %d, of which %d on purpose and **%d** not." % (len(results), len(same), len(differ),
+             "(or both refuse) for **%d**, different for %d, of which %d on purpose and **%d** not." % (len(results), len(sets), len(same), len(differ),
                                               len(differ) - len(unexpected), len(unexpected)), "",
              "| query | loupe | Sphinx | why |", "|---|---|---|---|"]
     for table, q, a, b in differ:
