@@ -22,7 +22,8 @@
 **   CALL SUGGEST(text, table [, value AS option ...])
 **   CALL QSUGGEST(text, table [, value AS option ...])
 **     Spelling suggestions from the table's own words, as Manticore's: for
-**     the text's first word (SUGGEST) or its last (QSUGGEST), normalised,
+**     the text's first word (SUGGEST) or its last (QSUGGEST), normalised
+**     (after the table's regexp_filter rules, as a query's text),
 **     the table's terms within max_edits (4) Levenshtein edits, counted
 **     in characters, whose length differs by less than delta_len (3);
 **     the nearest first, then the ones in more documents, then in term
@@ -677,7 +678,9 @@ static void call_suggest(SqlSession *s, const SqlStmt *st, SqlResult *r, int bLa
     TableSnap *snap = NULL;
     LpError err;
     lp_err_clear(&err);
-    int rc = analyzer_collect(an, zText, nText, ANALYZE_UNSTEMMED, &l, &err);
+    /* the word as a query reads it: regexp_filter's rules applied */
+    int rc = sqlx_query_text(a, an, &zText, &nText, &err);
+    if (rc == LP_OK) rc = analyzer_collect(an, zText, nText, ANALYZE_UNSTEMMED, &l, &err);
     if (rc == LP_NOMEM) goto oom;
     if (rc != LP_OK) {
         sqlx_error(r, ER_PARSE, "CALL %s: the text: %.400s", zProc, err.zMsg);

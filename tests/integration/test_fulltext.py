@@ -1731,6 +1731,11 @@ def test_regexp_filter(cur, uniq):
                               (3, '<b>COLOR</b> 5 <b>inches</b>'))
     cur.execute(f"CALL KEYWORDS('RED 7\"', '{t}')")
     assert [r[1:] for r in cur.fetchall()] == [("color", "color"), ("7", "7"), ("inch", "inch")]
+    # CALL SUGGEST reads its word the same way: BLUE is COLOR
+    cur.execute(f"CALL SUGGEST('BLUE', '{t}')")
+    assert cur.fetchall()[0][:2] == ("color", 0)
+    cur.execute(f"CALL SUGGEST('blu', '{t}')")
+    assert cur.fetchall()[0][0] == "blue"
     assert_ddl_round_trips(cur, t, uniq)
     # rules changed: every row is indexed again the new way
     cur.execute(f"ALTER TABLE {t} regexp_filter='(?i)green => COLOR'")
