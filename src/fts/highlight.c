@@ -1511,7 +1511,10 @@ int fts_highlight(const Analyzer *an, const FtsHlQuery *q, const char *zText, si
     int bHtml = opt->htmlMode == FTS_HL_HTML_INDEX ? analyzer_html_strip(an) : opt->htmlMode != FTS_HL_HTML_NONE;
     int bRetain = opt->htmlMode == FTS_HL_HTML_RETAIN;
     uint32_t *aMap = NULL;
-    if (bRetain && nText > 0 && nText < UINT32_MAX && !(aMap = malloc(sizeof(uint32_t) * 2 * nText))) {
+    if (bRetain && nText >= UINT32_MAX) {
+        return lp_err_set(err, LP_LIMIT, "highlight: a text of %zu bytes is longer than 4 GiB", nText);
+    }
+    if (bRetain && nText > 0 && !(aMap = malloc(sizeof(uint32_t) * 2 * nText))) {
         return lp_err_set(err, LP_NOMEM, "out of memory highlighting a text");
     }
     StrBuf html = {0};

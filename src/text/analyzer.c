@@ -2124,6 +2124,15 @@ static void pb_note(RunState *s, const unsigned char *p, size_t n, size_t i) {
     if (i >= n || sep_at(s->a, p, n, i)) s->bPbSeen = 1;
 }
 
+/* A phrase boundary came before the word about to go out: it goes the
+** step further on (and the steps are counted, to leave them out of the
+** length). */
+static void pb_step(RunState *s) {
+    s->iPos += (uint32_t)s->a->pbStep;
+    s->pbAdj += s->a->pbStep;
+    s->bPbSeen = 0;
+}
+
 /* The separator cp at p[i..i+len), after the word [iWord, iWordEnd): a
 ** boundary, if it is one, joins the one pending in s. */
 static void sp_note(RunState *s, const unsigned char *p, size_t n, size_t i, int len, uint32_t cp,
@@ -2177,11 +2186,7 @@ static int sp_emit(RunState *s, PendRun *pr) {
 static inline __attribute__((always_inline)) int word_found(RunState *s, PendRun *pr, const char *z,
                                                             size_t iStart, size_t iEnd, int bAscii,
                                                             const int bMap, const int bSp) {
-    if (bSp && s->bPbSeen) {
-        s->iPos += (uint32_t)s->a->pbStep;
-        s->pbAdj += s->a->pbStep;
-        s->bPbSeen = 0;
-    }
+    if (bSp && s->bPbSeen) pb_step(s);
     if (bSp && s->spKind) {
         int rc = sp_emit(s, pr);
         if (rc != LP_OK) return rc;
@@ -2581,6 +2586,7 @@ static int scan_range(RunState *s, PendRun *pr, int bStars, int bSp, size_t iFro
 ** m->iEnd), at a position of its own, after what is pending before it. */
 static int exc_emit(RunState *s, PendRun *pr, int bSp, size_t iStart, const ExcMatch *m) {
     int rc = LP_OK;
+    if (bSp && s->bPbSeen) pb_step(s); /* as word_found */
     if (bSp && s->spKind) rc = sp_emit(s, pr);
     if (rc == LP_OK) rc = pending_out(s, pr);
     if (rc != LP_OK) return rc;

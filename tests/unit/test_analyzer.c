@@ -2299,8 +2299,14 @@ static void test_phrase_boundary(void **state) {
     assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
     check_doc(a, "x-y, z", "x-y@0 z@101");
     analyzer_free(a);
-    /* step 0: positions as without boundaries */
+    /* an exception's keyword after a boundary goes the step further on too */
     cfg.zCharsetTable = NULL;
+    cfg.zExceptions = "AT & T => att";
+    assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
+    check_doc(a, "one, AT & T, two", "one@0 att@101 two@202");
+    analyzer_free(a);
+    cfg.zExceptions = NULL;
+    /* step 0: positions as without boundaries */
     cfg.phraseBoundaryStep = 0;
     assert_int_equal(analyzer_new(&cfg, &a, &err), LP_OK);
     check_doc(a, "one, two", "one@0 two@1");
