@@ -1703,7 +1703,7 @@ static int near_take(MatchParser *p, NearList *c, FtsNode *x, int nDist, int bFi
         int bOk = 1, rc = near_words(p, x, &w, &bOk);
         if (rc) return rc;
         if (bOk && w.n > 0) {
-            FtsNode *o;
+            FtsNode *o = NULL;
             if ((rc = list_finish(p, &w, FTSN_OR, x->pos, x->pos + x->len, &o))) return rc;
             if ((rc = near_push(p, c, o, nDist))) return rc;
             return list_push(p, &c->req, x);
