@@ -1010,8 +1010,9 @@ static int cut_cmp(const void *pa, const void *pb) {
     return (a->key > b->key) - (a->key < b->key);
 }
 
-/* passage_boundary: each word's part of the text (the boundaries before
-** it), and where a passage ending at the last word of a sentence ends. */
+/* passage_boundary, use_boundaries: each word's part of the text (the
+** boundaries before it), and where a passage ending at the last word of
+** a sentence, paragraph or phrase ends. */
 static int assign_segments(Hl *h) {
     if (h->o->boundary == FTS_HL_BOUNDARY_ZONE) {
         for (size_t i = 0; i < h->spans.n; i++) {
@@ -1025,33 +1026,29 @@ static int assign_segments(Hl *h) {
     int bPhrase = h->o->bUseBoundaries;
     if (h->cuts.n == 0 && !bPhrase) return LP_OK;
     if (h->cuts.n) qsort(h->cuts.a, h->cuts.n, sizeof(HlCut), cut_cmp);
-    /* use_boundaries: which gaps between words are phrase boundaries */
-    uint8_t *aGap = bPhrase ? calloc(h->words.n + 1, 1) : NULL;
-    if (bPhrase && !aGap) return hl_nomem(h);
     size_t c = 0;
-    uint32_t nPhrase = 0;
+    uint32_t nPhrase = 0; /* use_boundaries: the phrase boundaries so far */
     for (size_t k = 0; k < h->words.n; k++) {
         HlWord *w = &h->words.a[k];
         while (c < h->cuts.n && h->cuts.a[c].key <= 2 * (uint64_t)w->iPos) c++;
         if (bPhrase && k > 0) {
-            aGap[k] = (uint8_t)analyzer_gap_is_phrase_boundary(h->an, h->z, h->words.a[k - 1].iEnd, w->iStart);
-            nPhrase += aGap[k];
+            nPhrase += (uint32_t)analyzer_gap_is_phrase_boundary(h->an, h->z, h->words.a[k - 1].iEnd, w->iStart);
         }
         w->seg = (uint32_t)c + nPhrase;
     }
     /* the last word before a sentence's, paragraph's or phrase's end: what
     ** ends it follows ("five.", "five,"), up to white space; not before a
-    ** zone's edge, which keeps what follows outside */
+    ** zone's edge, which keeps what follows outside (use_boundaries does
+    ** not come with passage_boundary) */
+    if (h->o->boundary == FTS_HL_BOUNDARY_ZONE) return LP_OK;
     for (size_t k = 0; k + 1 < h->words.n; k++) {
         HlWord *w = &h->words.a[k];
         const HlWord *x = &h->words.a[k + 1];
-        int bEnd = h->o->boundary == FTS_HL_BOUNDARY_ZONE ? aGap && aGap[k + 1] : x->seg != w->seg;
-        if (!bEnd) continue;
+        if (x->seg == w->seg) continue;
         uint32_t e = w->iEnd, next = x->iStart;
         while (e < next && !strchr(" \t\r\n\f\v", h->z[e])) e++;
         if (e > w->iEnd) w->iTail = e;
     }
-    free(aGap);
     return LP_OK;
 }
 
@@ -1466,6 +1463,16 @@ int fts_hl_options_check(const FtsHlOptions *o, const Analyzer *an, const FtsHlQ
     }
     if (o->bUseBoundaries && !analyzer_has_phrase_boundary(an)) {
         return lp_err_set(err, LP_BADINPUT, "highlight: use_boundaries needs a table with phrase_boundary characters");
+    }
+    if (o->boundary && o->around == 0) {
+        /* as Manticore: a passage is the words around a match, and none */
+        return lp_err_set(err, LP_BADINPUT, "highlight: passage_boundary='%s' needs around above 0", zB);
+    }
+    if (o->boundary && o->bUseBoundaries) {
+        return lp_err_set(err, LP_BADINPUT,
+                          "highlight: passage_boundary='%s' and use_boundaries cannot be combined (as in "
+                          "Manticore): choose one kind of boundary",
+                          zB);
     }
     if (o->bEmitZones && !bZone) {
         return lp_err_set(err, LP_BADINPUT, "highlight: emit_zones needs passage_boundary='zone'");

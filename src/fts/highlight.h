@@ -149,7 +149,8 @@ void fts_hl_options_init(FtsHlOptions *o);
 /* Can o be honoured for texts of a table with analyzer an, for query q
 ** (NULL: any)? LP_OK, or LP_BADINPUT saying which option conflicts with
 ** what: a negative number; passage_boundary sentence or paragraph without
-** index_sp; use_boundaries without phrase_boundary; zone, or emit_zones, without index_zones or with
+** index_sp; use_boundaries without phrase_boundary; a passage_boundary
+** with around 0 or with use_boundaries (Manticore refuses both); zone, or emit_zones, without index_zones or with
 ** html_strip_mode none; emit_zones without passage_boundary zone (as
 ** Sphinx); html_strip_mode none with a query's zone limits; retain with a
 ** limit, force_passages, a passage_boundary, escape_html or regexp_filter

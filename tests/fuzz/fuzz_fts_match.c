@@ -304,6 +304,7 @@ static void run_highlight(Arena *a, const FtsNode *root, size_t n) {
             o.limitWords = (int)(n % 7);
             o.bForcePassages = (int)(n / 8 % 2);
             o.boundary = (int)(n / 16 % 4);
+            if (o.boundary && o.around == 0) o.around = 1; /* refused, as in Manticore */
             o.bEmitZones = o.boundary == FTS_HL_BOUNDARY_ZONE && n % 2;
             FtsHlStats st;
             int nTag = 0;

@@ -3838,6 +3838,8 @@ def test_highlight_boundaries_zones_and_markup(server, cur, uniq):
             (f"SELECT HIGHLIGHT({{passage_boundary='sentence'}}) FROM {plain} WHERE MATCH('five')", r"index_sp"),
             (f"SELECT SNIPPET(body, 'five', 'html_strip_mode=retain') FROM {plain} WHERE id = 1", r"retain"),
             (f"SELECT HIGHLIGHT({{passage_boundary=1}}) FROM {plain} WHERE MATCH('five')", r"expected 'sentence'"),
+            (f"CALL SNIPPETS('x', '{t}', 'five', 'sentence' AS passage_boundary, 0 AS around)",
+             r"needs around above 0"),
     ]:
         expect_error(cur, sql, 1064, why)
 
@@ -3890,7 +3892,10 @@ def test_phrase_boundary(server, cur, uniq):
                 "1 AS use_boundaries", "5 AS around", "30 AS limit") == " ... four <b>five</b>, ... <b>nine</b> ten eleven."
 
     plain = make_table(server, uniq(), "(body TEXT)", {1: ("one",)})
+    both = make_table(server, uniq(), "(body TEXT) index_sp='1' phrase_boundary='U+2C'", {})
     for sql, why in [
+            (f"CALL SNIPPETS('x', '{both}', 'one', 1 AS use_boundaries, 'sentence' AS passage_boundary)",
+             r"cannot be combined"),
             (f"CREATE TABLE {uniq()} (body TEXT) phrase_boundary='a'", r"U\+0061 is a character of words"),
             (f"CREATE TABLE {uniq()} (body TEXT) phrase_boundary='&' blend_chars='&'", r"blend character"),
             (f"CREATE TABLE {uniq()} (body TEXT) phrase_boundary='U+2D' charset_table='non_cjk, U+2D'",

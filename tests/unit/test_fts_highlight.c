@@ -664,7 +664,7 @@ static void test_boundaries(void **state) {
     check_an(gSp, "ZONE:za five", "One. Two five. <za>four five</za>", &o, "One. Two five.  four <b>five</b> ");
 
     /* use_boundaries: a phrase boundary (',' then a separator) cuts too,
-    ** and a passage ending there keeps it; with a zone boundary as well */
+    ** and a passage ending there keeps it; not with a passage_boundary */
     AnalyzerConfig pbc = {NULL, NULL, 1, 0, 0, 1, NULL, 0, NULL, 0, "z*", 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL, "U+2C", 0};
     Analyzer *pPb;
     LpError err;
@@ -673,12 +673,17 @@ static void test_boundaries(void **state) {
     o.bUseBoundaries = 1;
     check_an(pPb, "five", "One two three, four five six seven eight, nine ten", &o, " ... four <b>five</b> six seven eight, ... ");
     check_an(pPb, "five", "One two three,four five six seven eight,nine ten", &o, " ... two three,four <b>five</b> six seven ... ");
-    o.boundary = FTS_HL_BOUNDARY_ZONE;
-    o.around = 2;
+    o.around = 1;
     o.limit = 0;
+    o.bForcePassages = 1;
     check_an(pPb, "five", "<za>a b, c five d</za> e", &o, " ... c <b>five</b> d ... ");
-    analyzer_free(pPb);
     assert_non_null(strstr(check_error(gSp, "five", &o), "use_boundaries needs"));
+    o.boundary = FTS_HL_BOUNDARY_ZONE;
+    assert_non_null(strstr(check_error(pPb, "five", &o), "cannot be combined"));
+    analyzer_free(pPb);
+    o = opts(0, 0);
+    o.boundary = FTS_HL_BOUNDARY_SENTENCE;
+    assert_non_null(strstr(check_error(gSp, "five", &o), "needs around above 0"));
     o = opts(0, 5);
 
     /* what cannot be honoured */
