@@ -296,7 +296,9 @@ static int bind_highlight(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
         if (fts_hl_query_build(b->a, h->an, root, -1, b->expand, h->opt.bExactPhrase, &pHl, b->err)) {
             return b->rc = b->err->code;
         }
-        if (fts_hl_options_check(&h->opt, h->an, pHl, b->err)) return bind_fail(b, ER_PARSE, LP_BADINPUT, "%s", b->err->zMsg);
+        if (fts_hl_options_check(&h->opt, h->an, pHl, b->err)) {
+            return bind_fail(b, ER_PARSE, LP_BADINPUT, "%s", b->err->zMsg);
+        }
         h->pHlText = pHl;
         out->q = qexpr_call(b->a, qfn_snippet, h, NULL, 0);
     } else {

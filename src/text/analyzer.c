@@ -2107,14 +2107,14 @@ static int blank_line_at(const unsigned char *p, size_t n, size_t i) {
     return 0;
 }
 
-static inline int map_class(const Analyzer *a, uint32_t cp, uint32_t *pTo);
+static int scan_class(const Analyzer *a, uint32_t cp);
 
 /* Does the character at p[i] (i < n) not start a word for a's scan: a
 ** separator, or a mark with nothing to attach to? */
 static int sep_at(const Analyzer *a, const unsigned char *p, size_t n, size_t i) {
-    uint32_t cp = p[i], to;
+    uint32_t cp = p[i];
     if (cp >= 0x80) decode_valid(p + i, n - i, &cp);
-    int cls = a->bMap ? map_class(a, cp, &to) : cp < 0x80 ? (aAsciiWord[cp] ? CC_WORD : CC_SEP) : char_class(cp);
+    int cls = scan_class(a, cp);
     return cls == CC_SEP || cls == CC_MARK;
 }
 
@@ -2122,6 +2122,19 @@ static int sep_at(const Analyzer *a, const unsigned char *p, size_t n, size_t i)
 ** boundary when a separator (or the end) follows it. */
 static void pb_note(RunState *s, const unsigned char *p, size_t n, size_t i) {
     if (i >= n || sep_at(s->a, p, n, i)) s->bPbSeen = 1;
+}
+
+/* The phrase boundary characters in the valid UTF-8 z[0..n): a bound on
+** the steps a run of it takes. */
+static uint64_t pb_count(const Analyzer *a, const char *z, size_t n) {
+    const unsigned char *p = (const unsigned char *)z;
+    uint64_t k = 0;
+    for (size_t i = 0; i < n;) {
+        uint32_t cp = p[i];
+        i += cp < 0x80 ? 1 : (size_t)decode_valid(p + i, n - i, &cp);
+        k += charset_has(&a->pb, cp);
+    }
+    return k;
 }
 
 /* A phrase boundary came before the word about to go out: it goes the
@@ -2276,6 +2289,14 @@ static inline int map_class(const Analyzer *a, uint32_t cp, uint32_t *pTo) {
         return a->aMapCls[cp];
     }
     return map_class_slow(a, cp, pTo);
+}
+
+/* cp's class as a's scan reads it: under charset_table (map_class), else
+** by the default tables. */
+static int scan_class(const Analyzer *a, uint32_t cp) {
+    uint32_t to;
+    if (a->bMap) return map_class(a, cp, &to);
+    return cp < 0x80 ? (aAsciiWord[cp] ? CC_WORD : CC_SEP) : char_class(cp);
 }
 
 /* The ASCII tables of map_class(): each character's class and target (its
@@ -2685,17 +2706,24 @@ static int run(const Analyzer *a, int mode, const char *z, size_t n, uint32_t iP
     if (n > UINT32_MAX) {
         return lp_err_set(err, LP_LIMIT, "text of %zu bytes is longer than the 4 GiB a field may hold", n);
     }
+    pthread_once(&g_fold2Once, fold2_build);
+    int64_t iBad = utf8_check(z, n);
+    if (iBad >= 0) return lp_err_setpos(err, LP_BADINPUT, iBad, "invalid UTF-8 at byte %lld", (long long)iBad);
     /* With boundaries, each takes a position between two words: at most n
-    ** positions in all; phrase boundaries' steps, at most one per word. */
+    ** positions in all; a phrase boundary's step at most once per word, and
+    ** once per boundary character (counted only when the first bound is
+    ** too loose: a large text with a large step). */
     int bSp = mode == RUN_INDEX && (a->bIndexSp || a->bPb);
-    uint64_t nMaxPos = (a->bIndexSp ? n : (n + 1) / 2) + (bSp ? (uint64_t)a->pbStep * ((n + 1) / 2) : 0);
+    uint64_t nMaxPos = a->bIndexSp ? n : (n + 1) / 2;
+    if (bSp && a->pbStep) {
+        uint64_t nSteps = (n + 1) / 2;
+        if ((uint64_t)iPosBase + nMaxPos + nSteps * (uint64_t)a->pbStep > UINT32_MAX) nSteps = pb_count(a, z, n);
+        nMaxPos += nSteps * (uint64_t)a->pbStep;
+    }
     if ((uint64_t)iPosBase + nMaxPos > UINT32_MAX) {
         return lp_err_set(err, LP_LIMIT, "text of %zu bytes starting at word position %u would overflow positions",
                           n, iPosBase);
     }
-    pthread_once(&g_fold2Once, fold2_build);
-    int64_t iBad = utf8_check(z, n);
-    if (iBad >= 0) return lp_err_setpos(err, LP_BADINPUT, iBad, "invalid UTF-8 at byte %lld", (long long)iBad);
     if (!charset_empty(&a->ignore)) {
         IgnoreMap m = {xToken, ctx, NULL};
         char *zKept = NULL;
@@ -2895,10 +2923,7 @@ static int exc_rule(void *ctx, int iRule, int iLine, size_t iOff, int bPost, con
 /* Is cp a word's character, for where an exception's source may start
 ** and end (text/exceptions.h)? */
 static int exc_word_char(const void *ctx, uint32_t cp) {
-    const Analyzer *a = ctx;
-    if (!a->bMap) return is_word_char(cp);
-    uint32_t to;
-    int cls = map_class(a, cp, &to);
+    int cls = scan_class(ctx, cp);
     return cls == CC_WORD || cls == CC_SINGLE || cls == CC_MAPPED || cls == CC_NGRAM;
 }
 
@@ -3104,12 +3129,12 @@ static int phrase_boundary_parse(Analyzer *a, const AnalyzerConfig *cfg, LpError
     /* each must be a separator, as the table reads text: nothing else */
     for (int r = 0; r < a->pb.nRange; r++) {
         for (uint32_t cp = a->pb.aRange[2 * r]; cp <= a->pb.aRange[2 * r + 1]; cp++) {
-            uint32_t to;
-            const char *zWhat = charset_has(&a->ignore, cp)                 ? "an ignored character (ignore_chars)"
-                                : a->bMap && map_class(a, cp, &to) == CC_BLEND ? "a blend character (blend_chars)"
-                                : a->bMap ? (map_class(a, cp, &to) != CC_SEP ? "a character of words (charset_table)" : NULL)
-                                : cp < 0x80 ? (aAsciiWord[cp] ? "a character of words" : NULL)
-                                : char_class(cp) != CC_SEP ? "a character of words" : NULL;
+            int cls = scan_class(a, cp);
+            const char *zWhat = charset_has(&a->ignore, cp) ? "an ignored character (ignore_chars)"
+                                : cls == CC_BLEND           ? "a blend character (blend_chars)"
+                                : cls == CC_SEP             ? NULL
+                                : a->bMap                   ? "a character of words (charset_table)"
+                                                            : "a character of words";
             if (zWhat) {
                 return lp_err_set(err, LP_BADINPUT, "phrase_boundary: U+%04X is %s; a boundary must be a separator",
                                   (unsigned)cp, zWhat);

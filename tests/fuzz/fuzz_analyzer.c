@@ -307,6 +307,24 @@ static void check_regexp(const char *z, size_t size, int64_t iBad) {
     free(zRules);
 }
 
+/* Runs a (a processor that replaces words) over z into *r: one term for
+** each of the plain run's words, at its bytes' start and its position.
+** 0 when our realloc failed (r is freed then). */
+static int run_one_for_one(const Analyzer *a, const Run *pPlain, const char *z, size_t size, uint32_t iBase,
+                           Run *r) {
+    *r = (Run){0, size, iBase, NULL, 0, 0};
+    LpError err;
+    if (analyzer_run(a, z, size, iBase, on_token, r, NULL, &err) != LP_OK) {
+        free(r->a);
+        return 0; /* on_token's 1 */
+    }
+    if (r->n != pPlain->n) abort();
+    for (size_t k = 0; k < r->n; k++) {
+        if (r->a[k].iStart != pPlain->a[k].iStart || r->a[k].iPos != pPlain->a[k].iPos) abort();
+    }
+    return 1;
+}
+
 /* morphology 'soundex, stem_en': the plain analyzer's words one for one,
 ** each term a soundex code (letter, digits, no longer than the word) where
 ** the word is of the letters a..z and longer than one, else the word or
@@ -314,16 +332,10 @@ static void check_regexp(const char *z, size_t size, int64_t iBad) {
 static void check_soundex(const Run *pPlain, const char *z, size_t size, uint32_t iBase) {
     static Analyzer *a;
     if (!a) a = make("soundex, stem_en", NULL, 0, 0, 0);
-    Run r = {0, size, iBase, NULL, 0, 0};
-    LpError err;
-    if (analyzer_run(a, z, size, iBase, on_token, &r, NULL, &err) != LP_OK) {
-        free(r.a);
-        return; /* our realloc failed: on_token's 1 */
-    }
-    if (r.n != pPlain->n) abort();
+    Run r;
+    if (!run_one_for_one(a, pPlain, z, size, iBase, &r)) return;
     for (size_t k = 0; k < r.n; k++) {
         const Tok *t = &r.a[k], *w = &pPlain->a[k];
-        if (t->iStart != w->iStart || t->iPos != w->iPos) abort();
         int bLetters = w->n > 1;
         for (int i = 0; i < w->n; i++) bLetters &= w->z[i] >= 'a' && w->z[i] <= 'z';
         if (!bLetters) continue;
@@ -343,16 +355,10 @@ static void check_soundex(const Run *pPlain, const char *z, size_t size, uint32_
 static void check_metaphone(const Run *pPlain, const char *z, size_t size, uint32_t iBase) {
     static Analyzer *a;
     if (!a) a = make("metaphone", NULL, 0, 0, 0);
-    Run r = {0, size, iBase, NULL, 0, 0};
-    LpError err;
-    if (analyzer_run(a, z, size, iBase, on_token, &r, NULL, &err) != LP_OK) {
-        free(r.a);
-        return; /* our realloc failed: on_token's 1 */
-    }
-    if (r.n != pPlain->n) abort();
+    Run r;
+    if (!run_one_for_one(a, pPlain, z, size, iBase, &r)) return;
     for (size_t k = 0; k < r.n; k++) {
         const Tok *t = &r.a[k], *w = &pPlain->a[k];
-        if (t->iStart != w->iStart || t->iPos != w->iPos) abort();
         char zCode[ANALYZER_MAX_TERM];
         int n = metaphone_code(w->z, w->n, zCode, (int)sizeof(zCode));
         if (n == 0 || (n == w->n && memcmp(zCode, w->z, (size_t)n) == 0)) {

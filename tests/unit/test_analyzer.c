@@ -2253,6 +2253,12 @@ static void test_index_sp(void **state) {
     analyzer_free(a);
 }
 
+static int count_tokens(void *ctx, const Token *t) {
+    (void)ctx;
+    (void)t;
+    return 0;
+}
+
 static void test_phrase_boundary(void **state) {
     (void)state;
     AnalyzerConfig cfg = {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL, "U+2C, ?, U+2026", 100};
@@ -2277,6 +2283,28 @@ static void test_phrase_boundary(void **state) {
     assert_int_equal(t.a[2].iPos, 209);
     assert_int_equal(iEnd, 10);
     toks_free(&t);
+    /* a large text with the largest step: its steps are bounded by its
+    ** boundary characters, not by its words, so one boundary in 13 MB
+    ** passes; one after every word of as long a text would overflow
+    ** positions, an error before any word goes out */
+    AnalyzerConfig big = cfg;
+    big.phraseBoundaryStep = ANALYZER_MAX_PHRASE_STEP;
+    Analyzer *pBig = NULL;
+    assert_int_equal(analyzer_new(&big, &pBig, &err), LP_OK);
+    size_t nBig = 13200000;
+    char *zBig = malloc(nBig);
+    assert_non_null(zBig);
+    for (size_t i = 0; i < nBig; i += 3) memcpy(zBig + i, "ab ", 3);
+    zBig[2] = ',';
+    uint32_t iBigEnd = 0;
+    assert_int_equal(analyzer_run(pBig, zBig, nBig, 0, count_tokens, NULL, &iBigEnd, &err), LP_OK);
+    assert_int_equal(iBigEnd, nBig / 3);
+    for (size_t i = 0; i < nBig; i += 3) memcpy(zBig + i, "a, ", 3);
+    lp_err_clear(&err);
+    assert_int_equal(analyzer_run(pBig, zBig, nBig, 0, count_tokens, NULL, NULL, &err), LP_LIMIT);
+    assert_non_null(strstr(err.zMsg, "would overflow positions"));
+    free(zBig);
+    analyzer_free(pBig);
     /* queries and unstemmed runs have none */
     check_query(a, "two, three", "two@0 three@1");
     Toks u = {0};
