@@ -83,6 +83,9 @@ struct PlanNode {
                                 ** words (itself if none); NULL: no operand repeats */
     const int *aOpAnchor;       /* chain: per operand, FTS_ANCHOR_* of an anchored word or
                                 ** exact phrase (^a << b); NULL: no operand is anchored */
+    uint32_t nEndTail;          /* PHRASE anchored at the end: the positions its last
+                                ** word spans past its own (end_tail) */
+    const uint32_t *aOpTail;    /* chain: per operand, the same (NULL: all 0) */
     int bNotNear;               /* chain of two: NOTNEAR/aDist[0], the second operand's
                                 ** words optional (absent or far: the first matches) */
     int iSp;                    /* chain: SP_SENTENCE or SP_PARAGRAPH (any order, in one
@@ -981,8 +984,8 @@ static uint32_t exact_starts(PhraseIt *p, int w0, int w1, uint32_t *aOut) {
     if (bStart) wantStart = pn->aQPos[w0]; /* stop words the query put before it */
     if (bEnd) {
         uint32_t dl = p->base.q->src->vt->xDocLen(p->base.q->src, pn->iField, p->base.doc);
-        if (dl == 0) return 0;
-        wantLast = dl - 1;
+        if (dl <= pn->nEndTail) return 0; /* (and an empty field) */
+        wantLast = dl - 1 - pn->nEndTail;
     }
     uint32_t nMatch = 0;
     for (uint32_t k = 0; k < p->anPos[iPiv]; k++) {
@@ -1351,8 +1354,9 @@ static uint32_t anchored_starts(PhraseIt *p, int o) {
     uint32_t len = pn->aQPos[w1 - 1] - pn->aQPos[w0], wantLast = 0;
     if (anchor & FTS_ANCHOR_END) {
         uint32_t dl = p->base.q->src->vt->xDocLen(p->base.q->src, pn->iField, p->base.doc);
-        if (dl == 0) return 0;
-        wantLast = dl - 1;
+        uint32_t tail = pn->aOpTail ? pn->aOpTail[o] : 0;
+        if (dl <= tail) return 0;
+        wantLast = dl - 1 - tail;
     }
     uint32_t *a = p->aaStart[o], nKeep = 0;
     for (uint32_t k = 0; k < p->anStart[o]; k++) {
@@ -2512,6 +2516,25 @@ static int analyse(FtsQuery *q, const FtsNode *n, int bStem, TokenList *l, LpErr
     return LP_OK;
 }
 
+/* For a clause of x anchored at the field's end ('$'; l: its analysed
+** words): in *pTail, the positions its last word spans past its own as
+** documents index it, where '$' must find them. A blend token's forms
+** stand at its first part's position, its later parts after it ("at&t$"
+** ends the field where its part "t" does: 1); 0 for any other word, and
+** on tables without blend_chars. */
+static int end_tail(FtsQuery *q, const FtsNode *x, const TokenList *l, uint32_t *pTail, LpError *err) {
+    *pTail = 0;
+    if (!(x->anchor & FTS_ANCHOR_END) || l->a.n == 0 || !analyzer_has_blend(q->an)) return LP_OK;
+    const Token *t = &l->a.a[l->a.n - 1];
+    if (t->iEnd <= t->iStart || t->iEnd > (uint32_t)x->n) return LP_OK;
+    uint32_t nPos = 0;
+    int rc = analyzer_query_span(q->an, x->z + t->iStart, t->iEnd - t->iStart,
+                                 x->bExact ? ANALYZE_QUERY_EXACT : ANALYZE_QUERY, &nPos, err);
+    if (rc != LP_OK) return rc;
+    if (nPos > 1) *pTail = nPos - 1;
+    return LP_OK;
+}
+
 static uint8_t *make_key(Arena *a, int iField, const char *z, int n) {
     uint8_t *k = arena_alloc(a, (size_t)n + 1);
     if (!k) return NULL;
@@ -2795,12 +2818,13 @@ static void phrase_group_idf(PlanNode *g) {
 }
 
 /* The per-field nodes of one clause made of the analysed words in l
-** (anchor: FTS_ANCHOR_* for an exact phrase or a word; nPosLimit: the
+** (anchor: FTS_ANCHOR_* for an exact phrase or a word, nEndTail its
+** end_tail; nPosLimit: the
 ** position limit of @field[N], 0 for none). A word alone is a term
 ** leaf, unless anchored or limited: then a phrase of one word, whose
 ** positions are read. */
 static PlanNode *plan_words(FtsQuery *q, const FtsNode *n, const TokenList *l, const WordExp *aExp,
-                            QType qtype, int nSlop, int anchor, uint32_t nPosLimit,
+                            QType qtype, int nSlop, int anchor, uint32_t nEndTail, uint32_t nPosLimit,
                             const FtsZones *pZones, uint32_t qBase, LpError *err) {
     PlanNode *aField[FTS_MAX_FIELDS];
     int nField = 0;
@@ -2829,6 +2853,7 @@ static PlanNode *plan_words(FtsQuery *q, const FtsNode *n, const TokenList *l, c
         if (!bAll) continue;
         pn->nSlop = nSlop;
         pn->anchor = anchor;
+        pn->nEndTail = nEndTail;
         if (limit_positions(q, pn, nPosLimit) || global_qpos(q, pn, qBase)) return NULL;
         int rz = zone_pn(q, pn, pZones, err);
         if (rz < 0) return NULL;
@@ -2885,7 +2910,7 @@ static PlanNode *plan_quorum(FtsQuery *q, const FtsNode *n, int *pbDropped, LpEr
             /* a repeat counts once, but its place in the query is a keyword's */
             Token t = l.a.a[i];
             TokenList one = token_list_one(&t);
-            PlanNode *g = plan_words(q, n, &one, NULL, QT_TERM, 0, 0, n->nPosLimit, n->pZones, qBase, err);
+            PlanNode *g = plan_words(q, n, &one, NULL, QT_TERM, 0, 0, 0, n->nPosLimit, n->pZones, qBase, err);
             if (!g) goto nomem;
             keep_keywords(q, g);
         }
@@ -2920,7 +2945,7 @@ static PlanNode *plan_quorum(FtsQuery *q, const FtsNode *n, int *pbDropped, LpEr
             TokenList one0 = token_list_one(&t0);
             g = x.z ? plan_expanded(q, &x, &one0, qBase + t->iPos, err) : NULL;
         } else {
-            g = plan_words(q, n, &one, NULL, QT_TERM, 0, 0, n->nPosLimit, n->pZones, qBase, err);
+            g = plan_words(q, n, &one, NULL, QT_TERM, 0, 0, 0, n->nPosLimit, n->pZones, qBase, err);
         }
         if (!g) goto nomem;
         if (g->kind != PN_NONE) a[nPresent++] = g;
@@ -2998,6 +3023,7 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
     WordExp **aaExp = arena_zalloc(q->a, sizeof(WordExp *) * (size_t)n->nChild);
     WordExp *aExp = NULL; /* per word of all operands, when some is a prefix or wildcard */
     int *aOpAnchor = NULL; /* per operand kept, when some is anchored */
+    uint32_t *aOpTail = NULL; /* per operand kept, when some end anchor has a tail */
     if (!aaExp) {
         lp_err_set(err, LP_NOMEM, "out of memory");
         return NULL;
@@ -3041,6 +3067,12 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
         if (n->aChild[c]->anchor) {
             if (!aOpAnchor && !(aOpAnchor = arena_zalloc(q->a, sizeof(int) * (size_t)n->nChild))) goto nomem;
             aOpAnchor[nOp] = n->aChild[c]->anchor;
+            uint32_t tail;
+            if (end_tail(q, n->aChild[c], &aL[c], &tail, err)) goto out;
+            if (tail && !aOpTail && !(aOpTail = arena_zalloc(q->a, sizeof(uint32_t) * (size_t)n->nChild))) {
+                goto nomem;
+            }
+            if (tail) aOpTail[nOp] = tail;
         }
         aOpStart[nOp++] = nTok;
         nTok += (int)aL[c].a.n;
@@ -3093,7 +3125,7 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
                                aExp[0].nGlob, err);
         } else {
             res = plan_words(q, n, &l, aExp, nTok > 1 ? QT_PHRASE : QT_TERM, 0, aOpAnchor ? aOpAnchor[0] : 0,
-                             nOneLimit, pZones, qBase, err);
+                             aOpTail ? aOpTail[0] : 0, nOneLimit, pZones, qBase, err);
         }
         if (!res) goto nomem;
         goto out;
@@ -3125,6 +3157,7 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
         pn->aDist = aDist;
         pn->aOpSame = aOpSame;
         pn->aOpAnchor = aOpAnchor;
+        pn->aOpTail = aOpTail;
         pn->bNotNear = n->bNotNear;
         pn->iSp = iSp;
         if (bLimited) {
@@ -3908,7 +3941,7 @@ static PlanNode *plan_expanded(FtsQuery *q, const FtsNode *n, const TokenList *l
                                LpError *err) {
     PlanNode *a[3];
     int k = 0;
-    PlanNode *pn = plan_words(q, n, l, NULL, QT_TERM, 0, 0, n->nPosLimit, n->pZones, qBase, err);
+    PlanNode *pn = plan_words(q, n, l, NULL, QT_TERM, 0, 0, 0, n->nPosLimit, n->pZones, qBase, err);
     if (!pn) return NULL;
     if (pn->kind != PN_NONE) a[k++] = pn;
     if ((q->rank.expand & FTS_EXPAND_EXACT) && analyzer_has_exact_forms(q->an)) {
@@ -3924,7 +3957,7 @@ static PlanNode *plan_expanded(FtsQuery *q, const FtsNode *n, const TokenList *l
         TokenList lx = {{0}, {0}};
         int rc = analyse(q, &x, 1, &lx, err);
         if (rc == LP_OK && lx.a.n == 1 && lx.a.a[0].z[0] == ANALYZER_EXACT_MARK) {
-            pn = plan_words(q, n, &lx, NULL, QT_TERM, 0, 0, n->nPosLimit, n->pZones, qBase, err);
+            pn = plan_words(q, n, &lx, NULL, QT_TERM, 0, 0, 0, n->nPosLimit, n->pZones, qBase, err);
             if (pn && pn->kind != PN_NONE) a[k++] = pn;
         }
         token_list_free(&lx);
@@ -4005,9 +4038,12 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
             } else if (q->rank.expand && fts_expand_applies(n) && l.a.n == 1 && !q->nNotDepth) {
                 pn = plan_expanded(q, n, &l, qBase, err);
             } else {
-                pn = plan_words(q, n, &l, aExp, n->kind == FTSN_PHRASE && l.a.n > 1 ? QT_PHRASE : QT_TERM,
-                                n->kind == FTSN_PHRASE ? n->nSlop : 0, n->anchor, n->nPosLimit,
-                                n->pZones, qBase, err);
+                uint32_t tail;
+                if (end_tail(q, n, &l, &tail, err) == LP_OK) {
+                    pn = plan_words(q, n, &l, aExp, n->kind == FTSN_PHRASE && l.a.n > 1 ? QT_PHRASE : QT_TERM,
+                                    n->kind == FTSN_PHRASE ? n->nSlop : 0, n->anchor, tail, n->nPosLimit,
+                                    n->pZones, qBase, err);
+                }
             }
             if (pn && n->fBoost) boost_idf(pn, n->fBoost);
         }

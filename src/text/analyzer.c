@@ -2819,6 +2819,20 @@ int analyzer_collect(const Analyzer *a, const char *z, size_t n, int mode, Token
     return LP_OK;
 }
 
+static int skip_token(void *ctx, const Token *t) {
+    (void)ctx;
+    (void)t;
+    return LP_OK;
+}
+
+int analyzer_query_span(const Analyzer *a, const char *z, size_t n, int mode, uint32_t *pnPos, LpError *err) {
+    if (mode != ANALYZE_QUERY && mode != ANALYZE_QUERY_EXACT) {
+        return lp_err_set(err, LP_INTERNAL, "analyzer_query_span: mode %d is no query's", mode);
+    }
+    *pnPos = 0;
+    return run(a, mode, z, n, 0, skip_token, NULL, pnPos, err);
+}
+
 void token_list_free(TokenList *l) {
     VEC_FREE(&l->a);
     strbuf_free(&l->buf);

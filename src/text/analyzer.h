@@ -290,6 +290,12 @@ int analyzer_collect(const Analyzer *a, const char *z, size_t n, int mode, Token
                      LpError *err);
 void token_list_free(TokenList *l);
 
+/* The positions a query's text z[0..n) takes, analysed as mode
+** (ANALYZE_QUERY or ANALYZE_QUERY_EXACT) says, into *pnPos: one per word,
+** stop word or '*' place, a blend token's parts each one ("at&t" is 2,
+** as documents index it). LP_OK or the analyzer's error. */
+int analyzer_query_span(const Analyzer *a, const char *z, size_t n, int mode, uint32_t *pnPos, LpError *err);
+
 /* The text of a document's field as the index (and the highlighter) reads
 ** it: with html_strip, z[0..n) with its markup stripped (text/html.h),
 ** then with regexp_filter, the rules applied (text/regexp.h); into buf,

@@ -2011,6 +2011,14 @@ def test_blend_chars(cur, uniq):
     ])
     cur.execute(f"SELECT id, HIGHLIGHT() FROM {t} WHERE MATCH('AT&T | e-mail') ORDER BY id ASC")
     assert cur.fetchall() == ((1, "<b>AT&T</b> company runs"), (3, "an <b>e-mail</b> service"))
+    # anchored at the field's end, a token ends where its last part does
+    # (its forms stand at its first part's position), as in Sphinx
+    cur.execute(f"INSERT INTO {t} VALUES (6, 'call AT&T'), (7, 'AT&T-mobile'), (8, 'AT&T x'), (9, 'at t')")
+    assert_ids_ram_and_flushed(cur, t, [
+        ("at&t$", [6]), ("^at&t$", []), ("at&t-mobile$", [7]), ("^at&t-mobile$", [7]), ("mobile$", [7]),
+        ('"call at&t$"', [6]), ("t$", [6, 9]), ("call << at&t$", [6]), ("at&t$ | x$", [6, 8]),
+        ("call NEAR/2 at&t$", [6]), ("call NEAR/2 at&t-mobile$", []),
+    ])
     cur.execute(f"CALL KEYWORDS('AT&T e-mails', '{t}')")
     assert [r[1:3] for r in cur.fetchall()] == [("at&t", "at&t"), ("e-mails", "e-mail")]
 

@@ -2018,6 +2018,20 @@ static void test_blend_chars(void **state) {
     a = mk_blend("_", "trim_all", NULL, NULL);
     check_doc(a, "some_thing _x_", "something@0 some@0 thing@1 x@2");
     check_query(a, "some_thing", "something@0");
+    {
+        /* the positions a query's text takes: a token's parts each one,
+        ** whichever form it is looked for by (what '$' reads) */
+        LpError err = {0};
+        uint32_t nPos = 99;
+        assert_int_equal(analyzer_query_span(a, "some_thing", 10, ANALYZE_QUERY, &nPos, &err), LP_OK);
+        assert_int_equal(nPos, 2);
+        assert_int_equal(analyzer_query_span(a, "a_b_c d", 7, ANALYZE_QUERY_EXACT, &nPos, &err), LP_OK);
+        assert_int_equal(nPos, 4);
+        assert_int_equal(analyzer_query_span(a, "", 0, ANALYZE_QUERY, &nPos, &err), LP_OK);
+        assert_int_equal(nPos, 0);
+        assert_int_equal(analyzer_query_span(a, "x", 1, ANALYZE_UNSTEMMED, &nPos, &err), LP_INTERNAL);
+        assert_int_equal(analyzer_query_span(a, "\xff", 1, ANALYZE_QUERY, &nPos, &err), LP_BADINPUT);
+    }
     analyzer_free(a);
     a = mk_blend(".", "trim_both", NULL, "stem_en");
     check_doc(a, "the U.S.A. runs", "the@0 u.s.a@1 u@1 s@2 a@3 run@4");
