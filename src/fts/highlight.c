@@ -629,6 +629,9 @@ typedef struct Hl {
     int nHeap;             /* its size */
     unsigned char *aShown; /* per term id: in a chosen passage */
     uint32_t *aStamp;      /* per term id: scratch for distinct counts */
+    const int *aGid;       /* texts sharing limits: each term id's id among all
+                           ** their queries' terms, which aShown and aStamp are
+                           ** indexed by (NULL: the id itself) */
     uint32_t iStamp;       /* the last stamp used */
     StrBuf *out;           /* the result is appended here */
     int bIdMacro;          /* a tag holds %PASSAGE_ID% or %SNIPPET_ID% */
@@ -1082,6 +1085,10 @@ static int64_t budget_of(int limit) {
     return limit > 0 ? limit : -1;
 }
 
+static int gid_of(const Hl *h, int id) {
+    return h->aGid ? h->aGid[id] : id;
+}
+
 /* Distinct terms among c's marked words within lo..hi; bNew: only those
 ** not shown yet. */
 static int count_terms(Hl *h, const Cand *c, int bNew) {
@@ -1090,7 +1097,7 @@ static int count_terms(Hl *h, const Cand *c, int bNew) {
     for (int j = c->m0; j < c->m1; j++) {
         int iw = h->aMatch[j];
         if (iw < c->lo || iw > c->hi) continue;
-        int id = h->words.a[iw].id;
+        int id = gid_of(h, h->words.a[iw].id);
         if (h->aStamp[id] == stamp || (bNew && h->aShown[id])) continue;
         h->aStamp[id] = stamp;
         n++;
@@ -1176,7 +1183,7 @@ static int build_candidates(Hl *h) {
 static int shrink(Hl *h, Cand *c, int64_t budget, int64_t nWords, int bCut) {
     int a = h->aMatch[c->m0];
     for (int j = c->m0; j < c->m1; j++) {
-        if (!h->aShown[h->words.a[h->aMatch[j]].id]) {
+        if (!h->aShown[gid_of(h, h->words.a[h->aMatch[j]].id)]) {
             a = h->aMatch[j];
             break;
         }
@@ -1341,6 +1348,63 @@ static int cand_by_start(const void *pa, const void *pb) {
     return (a->iStart > b->iStart) - (a->iStart < b->iStart);
 }
 
+/* Takes candidate c of h into the passages shown, within what is left of
+** the limits (*pChars, *pWords; < 0: none): whole where it fits (or
+** bForce: force_all_words), else shrunk (bCut: the first passage shown,
+** which may cut inside a word). Its terms are then shown, the limits
+** spent. 0 when it does not fit at all. */
+static int choose(Hl *h, Cand *c, int bForce, int bCut, int64_t *pChars, int64_t *pWords) {
+    uint32_t len;
+    if (bForce || span_fits(h, c->lo, c->hi, *pChars, *pWords)) {
+        c->iStart = span_start(h, c->lo);
+        c->iEnd = span_end(h, c->hi);
+        len = span_chars(h, c->lo, c->hi);
+    } else {
+        if (!shrink(h, c, *pChars, *pWords, bCut)) return 0;
+        len = count_chars(h->z, c->iStart, c->iEnd);
+    }
+    for (int j = c->m0; j < c->m1; j++) {
+        int iw = h->aMatch[j];
+        if (iw >= c->lo && iw <= c->hi) h->aShown[gid_of(h, h->words.a[iw].id)] = 1;
+    }
+    /* a forced passage may overdraw: the budget then stays spent */
+    int64_t nw = c->hi - c->lo + 1;
+    if (*pChars >= 0) *pChars = *pChars > len ? *pChars - len : 0;
+    if (*pWords >= 0) *pWords = *pWords > nw ? *pWords - nw : 0;
+    h->st.nChars += len;
+    h->st.nWords += nw;
+    h->st.nPassages++;
+    return 1;
+}
+
+/* Writes the passages chosen, aChosen[0..nChosen): in text order
+** (weight_order: as chosen), overlapping or touching ones merged, with
+** chunk_separator between them and at either end where text was left
+** out. */
+static void emit_chosen(Hl *h, Cand *aChosen, int nChosen) {
+    const FtsHlOptions *o = h->o;
+    int nOut = nChosen;
+    if (!o->bWeightOrder && nChosen > 1) {
+        qsort(aChosen, (size_t)nChosen, sizeof(Cand), cand_by_start);
+        nOut = 1;
+        for (int k = 1; k < nChosen; k++) {
+            Cand *p = &aChosen[nOut - 1], *c = &aChosen[k];
+            if ((c->iStart <= p->iEnd || c->lo <= p->hi + 1) && h->words.a[c->lo].seg == h->words.a[p->hi].seg) {
+                if (c->iEnd > p->iEnd) p->iEnd = c->iEnd;
+                if (c->hi > p->hi) p->hi = c->hi;
+            } else {
+                aChosen[nOut++] = *c;
+            }
+        }
+    }
+    for (int k = 0; k < nOut; k++) {
+        if (k > 0 || aChosen[k].iStart > 0) strbuf_appendz(h->out, o->zChunkSep);
+        if (o->bEmitZones) emit_zone_name(h, aChosen[k].lo);
+        emit_range(h, aChosen[k].iStart, aChosen[k].iEnd);
+    }
+    if (nOut > 0 && aChosen[nOut - 1].iEnd < h->n) strbuf_appendz(h->out, o->zChunkSep);
+}
+
 /* Steps 2 and 3, then the output, for a text longer than the limit. */
 static int emit_passages(Hl *h) {
     int rc = build_candidates(h);
@@ -1374,50 +1438,9 @@ static int emit_passages(Hl *h) {
             if (!o->bForceAllWords) break;
             continue;
         }
-        uint32_t len;
-        if (bForce || span_fits(h, c->lo, c->hi, remaining, wordsLeft)) {
-            c->iStart = span_start(h, c->lo);
-            c->iEnd = span_end(h, c->hi);
-            len = span_chars(h, c->lo, c->hi);
-        } else {
-            if (!shrink(h, c, remaining, wordsLeft, nChosen == 0 && !o->bWholeWords)) continue;
-            len = count_chars(h->z, c->iStart, c->iEnd);
-        }
-        for (int j = c->m0; j < c->m1; j++) {
-            int iw = h->aMatch[j];
-            if (iw >= c->lo && iw <= c->hi) h->aShown[h->words.a[iw].id] = 1;
-        }
-        /* a forced passage may overdraw: the budget then stays spent */
-        int64_t nw = c->hi - c->lo + 1;
-        if (remaining >= 0) remaining = remaining > len ? remaining - len : 0;
-        if (wordsLeft >= 0) wordsLeft = wordsLeft > nw ? wordsLeft - nw : 0;
-        h->st.nChars += len;
-        h->st.nWords += nw;
-        aChosen[nChosen++] = *c;
+        if (choose(h, c, bForce, nChosen == 0 && !o->bWholeWords, &remaining, &wordsLeft)) aChosen[nChosen++] = *c;
     }
-
-    int nOut = nChosen;
-    if (!o->bWeightOrder && nChosen > 1) {
-        /* Text order; overlapping or touching passages become one. */
-        qsort(aChosen, (size_t)nChosen, sizeof(Cand), cand_by_start);
-        nOut = 1;
-        for (int k = 1; k < nChosen; k++) {
-            Cand *p = &aChosen[nOut - 1], *c = &aChosen[k];
-            if ((c->iStart <= p->iEnd || c->lo <= p->hi + 1) && h->words.a[c->lo].seg == h->words.a[p->hi].seg) {
-                if (c->iEnd > p->iEnd) p->iEnd = c->iEnd;
-                if (c->hi > p->hi) p->hi = c->hi;
-            } else {
-                aChosen[nOut++] = *c;
-            }
-        }
-    }
-    h->st.nPassages = nChosen;
-    for (int k = 0; k < nOut; k++) {
-        if (k > 0 || aChosen[k].iStart > 0) strbuf_appendz(h->out, o->zChunkSep);
-        if (o->bEmitZones) emit_zone_name(h, aChosen[k].lo);
-        emit_range(h, aChosen[k].iStart, aChosen[k].iEnd);
-    }
-    if (nOut > 0 && aChosen[nOut - 1].iEnd < h->n) strbuf_appendz(h->out, o->zChunkSep);
+    emit_chosen(h, aChosen, nChosen);
     free(aChosen);
     return LP_OK;
 }
@@ -1503,124 +1526,383 @@ int fts_hl_options_check(const FtsHlOptions *o, const Analyzer *an, const FtsHlQ
     return LP_OK;
 }
 
+/* A text to highlight: its Hl (step 1 done) and what it owns. */
+typedef struct HlText {
+    Hl h;
+    FtsHlOptions o;        /* its options (texts sharing limits: what is left) */
+    StrBuf html;           /* the text as read, when that is not the text given */
+    uint32_t *aMap;        /* html_strip_mode retain: html_strip_map */
+    int bEmpty;            /* nothing to read: no Hl */
+} HlText;
+
+static void hl_text_free(HlText *t) {
+    Hl *h = &t->h;
+    strbuf_free(&t->html);
+    free(t->aMap);
+    VEC_FREE(&h->cuts);
+    strbuf_free(&h->spanNames);
+    VEC_FREE(&h->spans);
+    VEC_FREE(&h->zones);
+    VEC_FREE(&h->held);
+    free(h->aGroupPlace);
+    free(h->aZonePlace);
+    free(h->aPhrasePlace);
+    VEC_FREE(&h->words);
+    VEC_FREE(&h->toks);
+    free(h->aMatch);
+    free(h->aCand);
+    free(h->aHeap);
+    if (h->aGid) {
+        free((void *)h->aGid); /* aShown and aStamp: the texts' together */
+    } else {
+        free(h->aShown);
+        free(h->aStamp);
+    }
+}
+
+/* Step 1 for text zText[0..nText) with the options in t->o: its words,
+** which of them the query marks (aMatch), and, when bShown, the
+** scratch its terms need (aShown, aStamp). t->bEmpty: nothing to read.
+** LP_OK or an error; t is freed by hl_text_free either way. */
+static int hl_text_open(HlText *t, const Analyzer *an, const FtsHlQuery *q, const char *zText, size_t nText,
+                        StrBuf *out, LpError *err, int bShown) {
+    const FtsHlOptions *opt = &t->o;
+    Hl *h = &t->h;
+    /* With html_strip (or html_strip_mode strip, retain), the text read is
+    ** the text indexed: no markup. */
+    int bHtml = opt->htmlMode == FTS_HL_HTML_INDEX ? analyzer_html_strip(an) : opt->htmlMode != FTS_HL_HTML_NONE;
+    int bRetain = opt->htmlMode == FTS_HL_HTML_RETAIN;
+    if (bRetain && nText >= UINT32_MAX) {
+        return lp_err_set(err, LP_LIMIT, "highlight: a text of %zu bytes is longer than 4 GiB", nText);
+    }
+    if (bRetain && nText > 0 && !(t->aMap = malloc(sizeof(uint32_t) * 2 * nText))) {
+        return lp_err_set(err, LP_NOMEM, "out of memory highlighting a text");
+    }
+    const char *zOrig = zText;
+    size_t nOrig = nText;
+    int rc = analyzer_doc_text_as(an, bHtml, zText, nText, &t->html, &zText, &nText, t->aMap, err);
+    if (rc != LP_OK) return rc;
+    if (nText == 0) {
+        t->bEmpty = 1;
+        return LP_OK;
+    }
+    h->q = q;
+    h->o = opt;
+    h->z = zText;
+    h->n = (uint32_t)nText;
+    h->an = an;
+    h->bRenumber = analyzer_renumbers(an);
+    h->bStemmed = analyzer_is_stemmed(an) || h->bRenumber || analyzer_has_blend(an);
+    h->out = out;
+    h->err = err;
+    h->iPassageId = opt->startPassageId;
+    h->bIdMacro = strstr(opt->zBefore, "_ID%") || strstr(opt->zAfter, "_ID%");
+    h->aMap = t->aMap;
+    h->zOrig = zOrig;
+    h->nOrig = (uint32_t)nOrig;
+
+    /* The analyzer refuses texts of 4 GiB and more, so the uint32_t
+    ** offsets hold. index_sp gives boundaries positions of their own,
+    ** phrase_boundary_step spreads phrases: the words take the index's
+    ** positions, as with word forms. */
+    int bSp = analyzer_index_sp(an) || analyzer_phrase_boundary_step(an) > 0;
+    if (bSp) h->bRenumber = h->bStemmed = 1;
+    rc = analyzer_run_unstemmed(an, zText, nText, on_word, h, err);
+    if (rc == LP_OK && h->bStemmed && (q->nTerm > 0 || bSp)) rc = analyzer_run(an, zText, nText, 0, on_stemmed, h, NULL, err);
+    if (rc == LP_OK && h->bRenumber) renumber_rest(h);
+    int bSpans = q->bSpans || opt->boundary == FTS_HL_BOUNDARY_ZONE;
+    if (rc == LP_OK && (q->bZones || bSpans)) rc = apply_zones(h, an, zOrig, nOrig, bSpans);
+    if (rc == LP_OK) rc = assign_segments(h);
+    if (rc) return rc;
+    h->nChars = h->cScan + count_chars(zText, h->iScan, h->n);
+    for (int k = 0; k < (int)h->words.n; k++)
+        h->nMatch += h->words.a[k].id >= 0;
+    if (h->nMatch == 0) return LP_OK;
+    h->aMatch = malloc(sizeof(int) * (size_t)h->nMatch);
+    if (!h->aMatch) return hl_nomem(h);
+    for (int k = 0, j = 0; k < (int)h->words.n; k++) {
+        if (h->words.a[k].id >= 0) h->aMatch[j++] = k;
+    }
+    if (bShown) {
+        int nIds = q->nTerm + q->nPrefix;
+        h->aShown = calloc((size_t)nIds, 1);
+        h->aStamp = calloc((size_t)nIds, sizeof(uint32_t));
+        if (!h->aShown || !h->aStamp) return hl_nomem(h);
+    }
+    return LP_OK;
+}
+
+/* The whole text (retain: with its markup). */
+static void emit_whole(Hl *h) {
+    if (h->o->htmlMode == FTS_HL_HTML_RETAIN) {
+        emit_retain(h);
+    } else {
+        emit_range(h, 0, h->n);
+    }
+    h->st.nChars = h->nChars;
+    h->st.nWords = (int64_t)h->words.n;
+    h->st.nPassages = 1;
+}
+
 int fts_highlight(const Analyzer *an, const FtsHlQuery *q, const char *zText, size_t nText,
                   const FtsHlOptions *opt, StrBuf *out, LpError *err, FtsHlStats *pStats) {
     if (pStats) memset(pStats, 0, sizeof(*pStats));
+    HlText t;
+    memset(&t, 0, sizeof(t));
+    if (opt) {
+        t.o = *opt;
+    } else {
+        fts_hl_options_init(&t.o);
+    }
+    int rc = fts_hl_options_check(&t.o, an, q, err);
+    if (rc) return rc;
+    rc = hl_text_open(&t, an, q, zText, nText, out, err, 1);
+    Hl *h = &t.h;
+    if (rc || t.bEmpty || (h->nMatch == 0 && t.o.bAllowEmpty)) goto done;
+    opt = &t.o;
+    int bWhole = (opt->limit == 0 || h->nChars <= (uint32_t)opt->limit) &&
+                 (opt->limitWords == 0 || h->words.n <= (size_t)opt->limitWords);
+    if (bWhole && !((opt->bForcePassages || opt->boundary) && h->nMatch > 0)) {
+        emit_whole(h);
+    } else if (h->nMatch == 0) {
+        emit_start(h);
+    } else {
+        rc = emit_passages(h);
+    }
+    if (rc == LP_OK && out->oom) rc = hl_nomem(h);
+    h->st.nMarked = (int)(h->iPassageId - opt->startPassageId);
+    if (rc == LP_OK && pStats) *pStats = h->st;
+done:
+    hl_text_free(&t);
+    return rc;
+}
+
+/* A candidate passage of one of several texts (fts_highlight_shared). */
+typedef struct SharedCand {
+    int iText, k; /* texts[iText].h.aCand[k] */
+} SharedCand;
+
+/* Heap order across texts: as cand_better, then the earlier text. */
+static int shared_better(HlText *aT, SharedCand x, SharedCand y) {
+    const Cand *a = &aT[x.iText].h.aCand[x.k], *b = &aT[y.iText].h.aCand[y.k];
+    if (a->nNew != b->nNew) return a->nNew > b->nNew;
+    if (a->nDistinct != b->nDistinct) return a->nDistinct > b->nDistinct;
+    if (a->m1 - a->m0 != b->m1 - b->m0) return a->m1 - a->m0 > b->m1 - b->m0;
+    if (x.iText != y.iText) return x.iText < y.iText;
+    return a->lo < b->lo;
+}
+
+static void shared_push(HlText *aT, SharedCand *aHeap, int *pn, SharedCand c) {
+    int i = (*pn)++;
+    aHeap[i] = c;
+    while (i > 0 && shared_better(aT, aHeap[i], aHeap[(i - 1) / 2])) {
+        SharedCand t = aHeap[(i - 1) / 2];
+        aHeap[(i - 1) / 2] = aHeap[i];
+        aHeap[i] = t;
+        i = (i - 1) / 2;
+    }
+}
+
+static SharedCand shared_pop(HlText *aT, SharedCand *aHeap, int *pn) {
+    SharedCand top = aHeap[0];
+    aHeap[0] = aHeap[--*pn];
+    for (int i = 0;;) {
+        int l = 2 * i + 1, r = l + 1, m = i;
+        if (l < *pn && shared_better(aT, aHeap[l], aHeap[m])) m = l;
+        if (r < *pn && shared_better(aT, aHeap[r], aHeap[m])) m = r;
+        if (m == i) break;
+        SharedCand t = aHeap[m];
+        aHeap[m] = aHeap[i];
+        aHeap[i] = t;
+        i = m;
+    }
+    return top;
+}
+
+/* Gives every term of every text's query one id among all of them (the
+** same bytes, the same id; a prefix apart from a term), so that a term
+** shown in one text is not new in another. */
+static int shared_ids(HlText *aT, int n, unsigned char **paShown, uint32_t **paStamp) {
+    int nAll = 0;
+    for (int i = 0; i < n; i++) {
+        if (!aT[i].bEmpty) nAll += aT[i].h.q->nTerm + aT[i].h.q->nPrefix;
+    }
+    const HlTerm **apSeen = malloc(sizeof(HlTerm *) * (size_t)(nAll ? nAll : 1));
+    int *aPrefix = malloc(sizeof(int) * (size_t)(nAll ? nAll : 1));
+    *paShown = calloc((size_t)(nAll ? nAll : 1), 1);
+    *paStamp = calloc((size_t)(nAll ? nAll : 1), sizeof(uint32_t));
+    if (!apSeen || !aPrefix || !*paShown || !*paStamp) {
+        free(apSeen);
+        free(aPrefix);
+        return LP_NOMEM;
+    }
+    int nSeen = 0;
+    for (int i = 0; i < n; i++) {
+        if (aT[i].bEmpty) continue;
+        const FtsHlQuery *q = aT[i].h.q;
+        int nIds = q->nTerm + q->nPrefix;
+        int *aGid = malloc(sizeof(int) * (size_t)(nIds ? nIds : 1));
+        if (!aGid) {
+            free(apSeen);
+            free(aPrefix);
+            return LP_NOMEM;
+        }
+        for (int id = 0; id < nIds; id++) {
+            int bPre = id >= q->nTerm;
+            const HlTerm *t = bPre ? &q->aPrefix[id - q->nTerm] : &q->aTerm[id];
+            int g = 0;
+            while (g < nSeen && !(aPrefix[g] == bPre && apSeen[g]->n == t->n && !memcmp(apSeen[g]->z, t->z, (size_t)t->n))) g++;
+            if (g == nSeen) {
+                apSeen[nSeen] = t;
+                aPrefix[nSeen++] = bPre;
+            }
+            aGid[id] = g;
+        }
+        aT[i].h.aGid = aGid;
+        aT[i].h.aShown = *paShown;
+        aT[i].h.aStamp = *paStamp;
+    }
+    free(apSeen);
+    free(aPrefix);
+    return LP_OK;
+}
+
+int fts_highlight_shared(const Analyzer *an, const FtsHlQuery *const *apQ, const char *const *azText,
+                         const size_t *anText, int nText, const FtsHlOptions *opt, StrBuf *aOut, LpError *err,
+                         FtsHlStats *aStats) {
     FtsHlOptions def;
     if (!opt) {
         fts_hl_options_init(&def);
         opt = &def;
     }
-    int rc = fts_hl_options_check(opt, an, q, err);
-    if (rc) return rc;
-    /* With html_strip (or html_strip_mode strip, retain), the text read is
-    ** the text indexed: no markup. */
-    int bHtml = opt->htmlMode == FTS_HL_HTML_INDEX ? analyzer_html_strip(an) : opt->htmlMode != FTS_HL_HTML_NONE;
-    int bRetain = opt->htmlMode == FTS_HL_HTML_RETAIN;
-    uint32_t *aMap = NULL;
-    if (bRetain && nText >= UINT32_MAX) {
-        return lp_err_set(err, LP_LIMIT, "highlight: a text of %zu bytes is longer than 4 GiB", nText);
+    for (int i = 0; i < nText; i++) {
+        if (aStats) memset(&aStats[i], 0, sizeof(aStats[i]));
+        int rc = fts_hl_options_check(opt, an, apQ[i], err);
+        if (rc) return rc;
     }
-    if (bRetain && nText > 0 && !(aMap = malloc(sizeof(uint32_t) * 2 * nText))) {
-        return lp_err_set(err, LP_NOMEM, "out of memory highlighting a text");
+    if (nText <= 0) return LP_OK;
+    HlText *aT = calloc((size_t)nText, sizeof(HlText));
+    if (!aT) return lp_err_set(err, LP_NOMEM, "out of memory highlighting a row");
+    unsigned char *aShown = NULL;
+    uint32_t *aStamp = NULL;
+    SharedCand *aHeap = NULL;
+    Cand **aaChosen = calloc((size_t)nText, sizeof(Cand *));
+    int *anChosen = calloc((size_t)nText, sizeof(int));
+    int rc = aaChosen && anChosen ? LP_OK : lp_err_set(err, LP_NOMEM, "out of memory highlighting a row");
+    /* Step 1 for every text; what is shown, all together */
+    uint64_t nChars = 0, nWords = 0;
+    int nMatch = 0, nCand = 0;
+    for (int i = 0; i < nText && rc == LP_OK; i++) {
+        aT[i].o = *opt;
+        rc = hl_text_open(&aT[i], an, apQ[i], azText[i], anText[i], &aOut[i], err, 0);
+        if (rc || aT[i].bEmpty) continue;
+        nChars += aT[i].h.nChars;
+        nWords += aT[i].h.words.n;
+        nMatch += aT[i].h.nMatch;
     }
-    StrBuf html = {0};
-    const char *zOrig = zText;
-    size_t nOrig = nText;
-    int rcText = analyzer_doc_text_as(an, bHtml, zText, nText, &html, &zText, &nText, aMap, err);
-    if (rcText != LP_OK || nText == 0) {
-        strbuf_free(&html);
-        free(aMap);
-        return rcText;
-    }
-
-    Hl h;
-    memset(&h, 0, sizeof(h));
-    h.q = q;
-    h.o = opt;
-    h.z = zText;
-    h.n = (uint32_t)nText;
-    h.an = an;
-    h.bRenumber = analyzer_renumbers(an);
-    h.bStemmed = analyzer_is_stemmed(an) || h.bRenumber || analyzer_has_blend(an);
-    h.out = out;
-    h.err = err;
-    h.iPassageId = opt->startPassageId;
-    h.bIdMacro = strstr(opt->zBefore, "_ID%") || strstr(opt->zAfter, "_ID%");
-    h.aMap = aMap;
-    h.zOrig = zOrig;
-    h.nOrig = (uint32_t)nOrig;
-
-    /* Step 1: the words, and which of them the query marks. The analyzer
-    ** refuses texts of 4 GiB and more, so the uint32_t offsets hold.
-    ** index_sp gives boundaries positions of their own, phrase_boundary_step
-    ** spreads phrases: the words take the index's positions, as with word
-    ** forms. */
-    int bSp = analyzer_index_sp(an) || analyzer_phrase_boundary_step(an) > 0;
-    if (bSp) h.bRenumber = h.bStemmed = 1;
-    rc = analyzer_run_unstemmed(an, zText, nText, on_word, &h, err);
-    if (rc == LP_OK && h.bStemmed && (q->nTerm > 0 || bSp))
-        rc = analyzer_run(an, zText, nText, 0, on_stemmed, &h, NULL, err);
-    if (rc == LP_OK && h.bRenumber) renumber_rest(&h);
-    int bSpans = q->bSpans || opt->boundary == FTS_HL_BOUNDARY_ZONE;
-    if (rc == LP_OK && (q->bZones || bSpans)) rc = apply_zones(&h, an, zOrig, nOrig, bSpans);
-    if (rc == LP_OK) rc = assign_segments(&h);
     if (rc) goto done;
-    h.nChars = h.cScan + count_chars(zText, h.iScan, h.n);
-    for (int k = 0; k < (int)h.words.n; k++)
-        h.nMatch += h.words.a[k].id >= 0;
-
-    if (h.nMatch == 0 && opt->bAllowEmpty) goto done;
-    int bWhole = (opt->limit == 0 || h.nChars <= (uint32_t)opt->limit) &&
-                 (opt->limitWords == 0 || h.words.n <= (size_t)opt->limitWords);
-    if (bWhole && !((opt->bForcePassages || opt->boundary) && h.nMatch > 0)) {
-        if (bRetain) {
-            emit_retain(&h);
-        } else {
-            emit_range(&h, 0, h.n);
+    if (nMatch == 0 && opt->bAllowEmpty) goto done;
+    int bWhole = (opt->limit == 0 || nChars <= (uint64_t)opt->limit) &&
+                 (opt->limitWords == 0 || nWords <= (uint64_t)opt->limitWords);
+    int64_t leftChars = budget_of(opt->limit), leftWords = budget_of(opt->limitWords);
+    int64_t nextId = opt->startPassageId;
+    if ((bWhole && !((opt->bForcePassages || opt->boundary) && nMatch > 0)) || nMatch == 0) {
+        /* every text whole; or, with no marked word anywhere, each text's
+        ** start within what the texts before it left (a text is a
+        ** passage) */
+        int nShown = 0;
+        for (int i = 0; i < nText; i++) {
+            HlText *t = &aT[i];
+            Hl *h = &t->h;
+            if (t->bEmpty) continue;
+            if (leftChars == 0 || leftWords == 0 || (opt->limitPassages && nShown == opt->limitPassages)) break;
+            int64_t idStart = h->iPassageId = nextId;
+            if (bWhole || ((leftChars < 0 || h->nChars <= leftChars) && (leftWords < 0 || (int64_t)h->words.n <= leftWords))) {
+                emit_whole(h);
+            } else {
+                t->o.limit = leftChars < 0 ? 0 : (int)leftChars;
+                t->o.limitWords = leftWords < 0 ? 0 : (int)leftWords;
+                t->o.bWholeWords = nShown > 0;
+                emit_start(h);
+            }
+            if (h->st.nPassages == 0) continue; /* nothing fitted */
+            nShown++;
+            h->st.nMarked = (int)(h->iPassageId - idStart);
+            nextId = h->iPassageId;
+            if (leftChars > 0) leftChars = leftChars > h->st.nChars ? leftChars - h->st.nChars : 0;
+            if (leftWords > 0) leftWords = leftWords > h->st.nWords ? leftWords - h->st.nWords : 0;
         }
-        h.st.nChars = h.nChars;
-        h.st.nWords = (int64_t)h.words.n;
-        h.st.nPassages = 1;
-    } else if (h.nMatch == 0) {
-        emit_start(&h);
-    } else {
-        int nIds = q->nTerm + q->nPrefix;
-        h.aMatch = malloc(sizeof(int) * (size_t)h.nMatch);
-        h.aShown = calloc((size_t)nIds, 1);
-        h.aStamp = calloc((size_t)nIds, sizeof(uint32_t));
-        if (!h.aMatch || !h.aShown || !h.aStamp) {
-            rc = hl_nomem(&h);
-            goto done;
-        }
-        int j = 0;
-        for (int k = 0; k < (int)h.words.n; k++) {
-            if (h.words.a[k].id >= 0) h.aMatch[j++] = k;
-        }
-        rc = emit_passages(&h);
+        goto done;
     }
-    if (rc == LP_OK && out->oom) rc = hl_nomem(&h);
-
-    h.st.nMarked = (int)(h.iPassageId - opt->startPassageId);
-    if (pStats) *pStats = h.st;
-
+    /* Steps 2 and 3 over all the texts at once: the best passages of any
+    ** text while the limits last */
+    if ((rc = shared_ids(aT, nText, &aShown, &aStamp)) != LP_OK) {
+        rc = lp_err_set(err, LP_NOMEM, "out of memory highlighting a row");
+        goto done;
+    }
+    for (int i = 0; i < nText && rc == LP_OK; i++) {
+        if (aT[i].bEmpty || aT[i].h.nMatch == 0) continue;
+        rc = build_candidates(&aT[i].h);
+        nCand += aT[i].h.nCand;
+        if (rc == LP_OK && !(aaChosen[i] = malloc(sizeof(Cand) * (size_t)aT[i].h.nCand))) rc = hl_nomem(&aT[i].h);
+    }
+    if (rc) goto done;
+    if (!(aHeap = malloc(sizeof(SharedCand) * (size_t)nCand))) {
+        rc = lp_err_set(err, LP_NOMEM, "out of memory highlighting a row");
+        goto done;
+    }
+    int nHeap = 0;
+    for (int i = 0; i < nText; i++) {
+        for (int k = 0; !aT[i].bEmpty && k < aT[i].h.nCand; k++) shared_push(aT, aHeap, &nHeap, (SharedCand){i, k});
+    }
+    int nChosen = 0;
+    while (nHeap > 0 && (opt->limitPassages == 0 || nChosen < opt->limitPassages)) {
+        SharedCand sc = shared_pop(aT, aHeap, &nHeap);
+        Hl *h = &aT[sc.iText].h;
+        Cand *c = &h->aCand[sc.k];
+        int nNew = count_terms(h, c, 1);
+        if (nNew < c->nNew) {
+            /* Stale: put it back unless it still beats the best left. */
+            c->nNew = nNew;
+            if (nHeap > 0 && shared_better(aT, aHeap[0], sc)) {
+                shared_push(aT, aHeap, &nHeap, sc);
+                continue;
+            }
+        }
+        int bForce = opt->bForceAllWords && nNew > 0;
+        if ((leftChars == 0 || leftWords == 0) && !bForce) {
+            if (!opt->bForceAllWords) break;
+            continue;
+        }
+        if (choose(h, c, bForce, nChosen == 0, &leftChars, &leftWords)) {
+            aaChosen[sc.iText][anChosen[sc.iText]++] = *c;
+            nChosen++;
+        }
+    }
+    for (int i = 0; i < nText; i++) {
+        if (!anChosen[i]) continue;
+        /* %PASSAGE_ID% goes on from one text to the next */
+        aT[i].h.iPassageId = nextId;
+        emit_chosen(&aT[i].h, aaChosen[i], anChosen[i]);
+        aT[i].h.st.nMarked = (int)(aT[i].h.iPassageId - nextId);
+        nextId = aT[i].h.iPassageId;
+    }
 done:
-    strbuf_free(&html);
-    free(aMap);
-    VEC_FREE(&h.cuts);
-    strbuf_free(&h.spanNames);
-    VEC_FREE(&h.spans);
-    VEC_FREE(&h.zones);
-    VEC_FREE(&h.held);
-    free(h.aGroupPlace);
-    free(h.aZonePlace);
-    free(h.aPhrasePlace);
-    VEC_FREE(&h.words);
-    VEC_FREE(&h.toks);
-    free(h.aMatch);
-    free(h.aCand);
-    free(h.aHeap);
-    free(h.aShown);
-    free(h.aStamp);
+    for (int i = 0; i < nText; i++) {
+        Hl *h = &aT[i].h;
+        if (aT[i].bEmpty) continue;
+        if (rc == LP_OK && aOut[i].oom) rc = hl_nomem(h);
+        if (rc == LP_OK && aStats) aStats[i] = h->st;
+    }
+    for (int i = 0; i < nText; i++) {
+        if (aaChosen) free(aaChosen[i]);
+        hl_text_free(&aT[i]);
+    }
+    free(aT);
+    free(aShown);
+    free(aStamp);
+    free(aHeap);
+    free(aaChosen);
+    free(anChosen);
     return rc;
 }

@@ -115,8 +115,8 @@ typedef struct FtsHlOptions {
     int bUseBoundaries;    /* use_boundaries: passages never cross a phrase boundary
                            ** (tables with phrase_boundary) (0) */
     int bWholeWords;       /* never cut inside a word: what does not fit is left out,
-                           ** even the text's start (set by a caller whose texts
-                           ** share the limits, for every text after the first) */
+                           ** even the text's start (fts_highlight_shared sets it
+                           ** for every text after the first shown) */
 } FtsHlOptions;
 
 /* passage_boundary: passages never cross one of these. */
@@ -178,5 +178,22 @@ int fts_hl_query_build(Arena *a, const Analyzer *an, const FtsNode *root, int iF
 ** On failure *out may hold part of the result (the caller discards it). */
 int fts_highlight(const Analyzer *an, const FtsHlQuery *q, const char *zText, size_t nText,
                   const FtsHlOptions *opt, StrBuf *out, LpError *err, FtsHlStats *pStats);
+
+/* Highlights nText texts that share one set of limits (limits_per_field=0:
+** a row's fields, in the order shown), each with its query apQ[i], into
+** aOut[i] (appended to), as Manticore does: when all of them together are
+** within the limits, each is shown whole; otherwise the passages of every
+** text compete for `limit`, `limit_words` and `limit_passages` (best
+** first, as in one text, a term shown in one text no longer new in
+** another; a tie goes to the earlier text), and a text none of whose
+** passages is chosen shows nothing. Only the first passage chosen may cut
+** inside a word. When no text has a marked word, each text's start is
+** shown (whole where it fits) within what the texts before it left, each
+** a passage. %PASSAGE_ID% numbers on from one text to the next.
+** aStats[i] (may be NULL) receives what text i showed. Errors as
+** fts_highlight's, for the row as a whole. */
+int fts_highlight_shared(const Analyzer *an, const FtsHlQuery *const *apQ, const char *const *azText,
+                         const size_t *anText, int nText, const FtsHlOptions *opt, StrBuf *aOut, LpError *err,
+                         FtsHlStats *aStats);
 
 #endif /* LP_FTS_HIGHLIGHT_H */

@@ -40,24 +40,54 @@ Value qfn_packed_factors(const QExpr *e, const QRow *row) {
     return v;
 }
 
-/* What is left of a limit shared by a row's fields (limits_per_field=0)
-** after `used` of it: 0 is no limit, -1 nothing left. */
-static int64_t limit_left(int64_t left, int64_t used) {
-    if (left == 0) return 0;
-    return left > used ? left - used : -1;
+/* HIGHLIGHT() with limits_per_field=0: the row's fields share the limits
+** (fts_highlight_shared), joined by the field separator. */
+static Value highlight_shared(const QHighlight *h, const QRow *row) {
+    size_t nf = (size_t)h->nField;
+    const FtsHlQuery **apQ = calloc(nf, sizeof(*apQ));
+    const char **az = calloc(nf, sizeof(*az));
+    size_t *an = calloc(nf, sizeof(*an));
+    StrBuf *aOut = calloc(nf, sizeof(*aOut));
+    StrBuf sb = {0};
+    int n = 0;
+    if (!apQ || !az || !an || !aOut) goto done;
+    for (int i = 0; i < h->nField; i++) {
+        Value v = row->rd ? row_read(row->rd, row->s, row->r, h->aCol[i]) : row_get(row->s, row->r, h->aCol[i]);
+        if (v.kind != VAL_STR || v.u.s.n == 0) continue;
+        apQ[n] = h->apHl[i];
+        az[n] = v.u.s.z;
+        an[n] = v.u.s.n;
+        n++;
+    }
+    LpError err;
+    if (fts_highlight_shared(h->an, apQ, az, an, n, &h->opt, aOut, &err, NULL) == LP_OK) {
+        for (int i = 0, bAny = 0; i < n; i++) {
+            if (aOut[i].n == 0) continue; /* nothing shown: no separator either */
+            if (bAny) strbuf_appendz(&sb, h->zFieldSep);
+            strbuf_append(&sb, aOut[i].z, aOut[i].n);
+            bAny = 1;
+        }
+    }
+done:
+    for (int i = 0; i < n; i++) strbuf_free(&aOut[i]);
+    free(apQ);
+    free(az);
+    free(an);
+    free(aOut);
+    Value out = scratch_str(row, &sb);
+    strbuf_free(&sb);
+    return out;
 }
 
 Value qfn_highlight(const QExpr *e, const QRow *row) {
     const QHighlight *h = e->u.call.pArg;
     if (!row || !row->r) return value_null();
+    if (!h->bLimitsPerField && h->nField > 1) return highlight_shared(h, row);
     StrBuf sb = {0};
     int bAny = 0;
-    /* %PASSAGE_ID% numbers the row's marked words across its fields; with
-    ** limits_per_field=0 the fields, in order, share the limits */
+    /* %PASSAGE_ID% numbers the row's marked words across its fields */
     FtsHlOptions opt = h->opt;
-    int64_t leftChars = opt.limit, leftWords = opt.limitWords, leftPassages = opt.limitPassages;
     for (int i = 0; i < h->nField; i++) {
-        if (leftChars < 0 || leftWords < 0 || leftPassages < 0) break; /* spent */
         Value v = row->rd ? row_read(row->rd, row->s, row->r, h->aCol[i]) : row_get(row->s, row->r, h->aCol[i]);
         if (v.kind != VAL_STR || v.u.s.n == 0) continue;
         size_t mark = sb.n;
@@ -65,10 +95,6 @@ Value qfn_highlight(const QExpr *e, const QRow *row) {
         size_t before = sb.n;
         LpError err;
         FtsHlStats st;
-        opt.limit = (int)leftChars;
-        opt.limitWords = (int)leftWords;
-        opt.limitPassages = (int)leftPassages;
-        opt.bWholeWords = bAny && !h->bLimitsPerField;
         if (fts_highlight(h->an, h->apHl[i], v.u.s.z, v.u.s.n, &opt, &sb, &err, &st) != LP_OK) {
             sb.n = mark; /* skip a field that cannot be highlighted */
             if (sb.z) sb.z[mark] = 0;
@@ -80,11 +106,6 @@ Value qfn_highlight(const QExpr *e, const QRow *row) {
             continue;
         }
         opt.startPassageId += st.nMarked;
-        if (!h->bLimitsPerField) {
-            leftChars = limit_left(leftChars, st.nChars);
-            leftWords = limit_left(leftWords, st.nWords);
-            leftPassages = limit_left(leftPassages, st.nPassages);
-        }
         bAny = 1;
     }
     Value out = scratch_str(row, &sb);

@@ -29,7 +29,7 @@ typedef struct QHighlight {
     const QExpr *pText;         /* SNIPPET: the text argument */
     const FtsHlQuery *pHlText;  /* SNIPPET: the terms */
     int bLimitsPerField;        /* limits_per_field: each field has the limits (1); 0:
-                                ** the fields, in order, share them */
+                                ** the fields share them (fts_highlight_shared) */
 } QHighlight;
 
 /* Fills *h with the defaults: no fields, no query, the options' defaults. */

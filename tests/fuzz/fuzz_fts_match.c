@@ -316,6 +316,47 @@ static void run_highlight(Arena *a, const FtsNode *root, size_t n) {
             strbuf_free(&ref);
         }
     }
+    /* limits_per_field=0: the three fields share the limits; the marks
+    ** reported are the marks written, and the limits hold together */
+    const FtsHlQuery *apQ[3];
+    for (int f = 0; f < 3; f++) {
+        FtsHlQuery *hq;
+        LpError err;
+        if (fts_hl_query_build(a, g_an, root, f, (int)(n % 4), (int)(n / 4 % 2), &hq, &err) != LP_OK) return;
+        apQ[f] = hq;
+    }
+    o.htmlMode = FTS_HL_HTML_INDEX;
+    o.limit = 10 + (int)(n % 60);
+    o.around = 1 + (int)(n % 4);
+    o.limitWords = (int)(n % 9);
+    o.limitPassages = (int)(n / 3 % 4);
+    o.bForcePassages = (int)(n / 8 % 2);
+    o.boundary = (int)(n / 16 % 4);
+    o.bEmitZones = o.boundary == FTS_HL_BOUNDARY_ZONE && n % 2;
+    o.bAllowEmpty = (int)(n / 32 % 2);
+    o.startPassageId = 7;
+    for (int d = 0; d < HL_DOCS; d++) {
+        const char *az[3];
+        size_t anText[3];
+        StrBuf aOut[3] = {{0}, {0}, {0}};
+        FtsHlStats aSt[3];
+        LpError err;
+        for (int f = 0; f < 3; f++) az[f] = g_azText[d][f], anText[f] = strlen(az[f]);
+        if (fts_highlight_shared(g_an, apQ, az, anText, 3, &o, aOut, &err, aSt) != LP_OK) abort();
+        int64_t nChars = 0, nWords = 0, nPassages = 0;
+        for (int f = 0; f < 3; f++) {
+            int nTag = 0;
+            for (size_t i = 0; i < aOut[f].n; i++) nTag += aOut[f].z[i] == 1;
+            if (!aOut[f].oom && nTag != aSt[f].nMarked) abort();
+            if ((aOut[f].n == 0) != (aSt[f].nPassages == 0) && !o.bAllowEmpty) abort();
+            nChars += aSt[f].nChars;
+            nWords += aSt[f].nWords;
+            nPassages += aSt[f].nPassages;
+            strbuf_free(&aOut[f]);
+        }
+        if (nChars > o.limit || (o.limitWords && nWords > o.limitWords)) abort();
+        if (o.limitPassages && nPassages > o.limitPassages) abort();
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

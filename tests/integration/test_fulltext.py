@@ -3816,14 +3816,28 @@ def test_highlight_boundaries_zones_and_markup(server, cur, uniq):
     cur.execute(f"SELECT SNIPPET(body, 'five', 'limit=0', 'html_strip_mode=retain') FROM {t} WHERE id = 1")
     assert cur.fetchall() == (("<h1>One two three <b>five</b></h1><p>four <b>five</b> six <b>seven <b>five</b></b> "
                                "eight</p> nine ten",),)
-    # limits_per_field=0: the fields, in order, share the limits, and a
-    # field after the first never shows a word cut in two
+    # limits_per_field=0: the fields share the limits, their passages
+    # ranked together (Manticore's); only the first passage chosen may cut
+    # a word in two
     cur.execute(f"SELECT HIGHLIGHT({{limit=40, limits_per_field=0}}) FROM {t} WHERE MATCH('alpha | four')")
     assert cur.fetchall() == (("<b>alpha</b> beta gamma delta <b>alpha</b> |  ... <b>four</b> five ... ",),)
     cur.execute(f"SELECT HIGHLIGHT({{limit=30, limits_per_field=0}}) FROM {t} WHERE MATCH('alpha | four')")
     assert cur.fetchall() == (("<b>alpha</b> beta gamma delta <b>alpha</b>",),)
     cur.execute(f"SELECT HIGHLIGHT({{limit_words=7, limits_per_field=0}}) FROM {t} WHERE MATCH('alpha | four')")
     assert cur.fetchall() == (("<b>alpha</b> beta gamma delta <b>alpha</b> |  ... <b>four</b> five ... ",),)
+    shared = make_table(server, uniq(), "(title TEXT, body TEXT, note TEXT)",
+                        {1: ("alpha beta gamma", "x alpha omega y", "key"),
+                         2: ("one two three", "four five six", "key")})
+    cur.execute(f"SELECT id, HIGHLIGHT({{limit=16, limits_per_field=0}}, 'title,body') FROM {shared} "
+                "WHERE MATCH('alpha | omega | @note key') ORDER BY id ASC")
+    # the body's passage holds both words: it wins the limit over the title's
+    assert cur.fetchall() == ((1, "x <b>alpha</b> <b>omega</b> y"), (2, "one two three"))
+    cur.execute(f"SELECT HIGHLIGHT({{limit=31, limits_per_field=0, before_match='[%PASSAGE_ID%]', "
+                f"after_match=''}}, 'title,body') FROM {shared} WHERE MATCH('alpha | omega') AND id = 1")
+    assert cur.fetchall() == (("[1]alpha beta gamma | x [2]alpha [3]omega y",),)
+    cur.execute(f"SELECT HIGHLIGHT({{limit=16, limits_per_field=1}}, 'title,body') FROM {shared} "
+                "WHERE MATCH('alpha | omega') AND id = 1")
+    assert cur.fetchall() == (("<b>alpha</b> beta gamma | x <b>alpha</b> <b>omega</b> y",),)
     cur.execute(f"SELECT HIGHLIGHT({{limit=30, limits_per_field=1}}) FROM {t} WHERE MATCH('alpha | four')")
     assert cur.fetchall() == (("<b>alpha</b> beta gamma delta <b>alpha</b> |  ... three five\n\n\n\n<b>four</b> "
                                "five six ... ",),)

@@ -770,6 +770,97 @@ static void test_stats(void **state) {
     strbuf_free(&sb);
 }
 
+/* Texts sharing one set of limits (limits_per_field=0): the query zQuery,
+** each text in its field (title, body), joined by " | " where shown. */
+static const char *hl_shared(const char *zQuery, const char *zTitle, const char *zBody, const FtsHlOptions *o,
+                             FtsHlStats *aSt) {
+    arena_reset(&gArena);
+    LpError err;
+    FtsNode *root;
+    if (fts_match_parse(&gArena, zQuery, strlen(zQuery), azField, NFIELD, &root, &err) != LP_OK) {
+        fail_msg("parse of %s: %s", zQuery, err.zMsg);
+    }
+    const FtsHlQuery *apQ[2];
+    for (int f = 0; f < 2; f++) {
+        FtsHlQuery *q;
+        assert_int_equal(fts_hl_query_build(&gArena, gPlain, root, f, 0, 0, &q, &err), LP_OK);
+        apQ[f] = q;
+    }
+    const char *az[2] = {zTitle, zBody};
+    size_t an[2] = {strlen(zTitle), strlen(zBody)};
+    StrBuf aOut[2] = {{0}, {0}};
+    if (fts_highlight_shared(gPlain, apQ, az, an, 2, o, aOut, &err, aSt) != LP_OK) fail_msg("%s", err.zMsg);
+    snprintf(gOut, sizeof(gOut), "%s%s%s", aOut[0].n ? aOut[0].z : "", aOut[0].n && aOut[1].n ? " | " : "",
+             aOut[1].n ? aOut[1].z : "");
+    strbuf_free(&aOut[0]);
+    strbuf_free(&aOut[1]);
+    return gOut;
+}
+
+/* fts_highlight_shared: the passages of all the texts compete for the
+** limits, as in Manticore; whole texts where all fit; starts, in order,
+** where nothing is marked. */
+static void test_shared_limits(void **state) {
+    (void)state;
+    FtsHlStats aSt[2];
+    /* the body's passage holds both words: it wins, and the title, the
+    ** earlier text, has nothing left */
+    FtsHlOptions o = opts(16, 5);
+    assert_string_equal(hl_shared("alpha | omega", "alpha beta gamma", "x alpha omega y", &o, aSt),
+                        "x <b>alpha</b> <b>omega</b> y");
+    assert_int_equal(aSt[0].nPassages, 0);
+    assert_int_equal(aSt[1].nPassages, 1);
+    assert_int_equal(aSt[1].nChars, 15);
+    assert_int_equal(aSt[1].nMarked, 2);
+    /* room for both: the title's passage too; a term the body showed is
+    ** no longer new there, %PASSAGE_ID% numbers on across the texts */
+    o = opts(40, 1);
+    o.zBefore = "[%PASSAGE_ID%]";
+    o.zAfter = "";
+    assert_string_equal(hl_shared("alpha | omega", "one two alpha beta gamma delta epsilon zeta",
+                                  "x alpha omega y", &o, aSt),
+                        " ... two [1]alpha beta ...  | x [2]alpha [3]omega y");
+    assert_int_equal(aSt[0].nMarked, 1);
+    assert_int_equal(aSt[1].nMarked, 2);
+    /* within the limits together: both whole */
+    o = opts(31, 5);
+    assert_string_equal(hl_shared("alpha", "alpha beta gamma", "x alpha omega y", &o, NULL),
+                        "<b>alpha</b> beta gamma | x <b>alpha</b> omega y");
+    /* limit_passages across the texts; a tie goes to the earlier text */
+    o = opts(0, 1);
+    o.limitWords = 5;
+    o.limitPassages = 1;
+    assert_string_equal(hl_shared("alpha", "a b alpha c d e f", "g h alpha i j k l", &o, NULL),
+                        " ... b <b>alpha</b> c ... ");
+    /* nothing marked: each start within what the texts before it left,
+    ** a later one never cut inside a word; allow_empty: nothing */
+    o = opts(20, 5);
+    assert_string_equal(hl_shared("zebra", "one two three", "four five six", &o, aSt), "one two three | four ... ");
+    assert_int_equal(aSt[0].nChars, 13);
+    assert_int_equal(aSt[1].nChars, 4);
+    o = opts(15, 5);
+    assert_string_equal(hl_shared("zebra", "one two three", "four five six", &o, NULL), "one two three");
+    o.bAllowEmpty = 1;
+    assert_string_equal(hl_shared("zebra", "one two three", "four five six", &o, NULL), "");
+    /* an option that cannot be honoured is refused for the row */
+    arena_reset(&gArena);
+    o = opts(10, 5);
+    o.htmlMode = FTS_HL_HTML_RETAIN;
+    LpError err;
+    StrBuf out = {0};
+    const char *z = "x";
+    size_t n = 1;
+    assert_int_equal(fts_highlight_shared(gPlain, NULL, &z, &n, 0, &o, &out, &err, NULL), LP_OK);
+    FtsNode *root;
+    assert_int_equal(fts_match_parse(&gArena, "x", 1, azField, NFIELD, &root, &err), LP_OK);
+    FtsHlQuery *q;
+    assert_int_equal(fts_hl_query_build(&gArena, gPlain, root, F_BODY, 0, 0, &q, &err), LP_OK);
+    const FtsHlQuery *cq = q;
+    assert_int_equal(fts_highlight_shared(gPlain, &cq, &z, &n, 1, &o, &out, &err, NULL), LP_BADINPUT);
+    assert_int_equal(out.n, 0);
+    strbuf_free(&out);
+}
+
 static int setup(void **state) {
     (void)state;
     LpError err;
@@ -810,6 +901,7 @@ int main(void) {
         cmocka_unit_test(test_large),          cmocka_unit_test(test_zones),
         cmocka_unit_test(test_boundaries),     cmocka_unit_test(test_html_modes),
         cmocka_unit_test(test_stats),
+        cmocka_unit_test(test_shared_limits),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
