@@ -731,6 +731,8 @@ EXPECTED = {
                            "it refuses 'of | ...' as a syntax error",
     "@title[3] ^bb": "an anchor holds under a position limit (docs/sql.md); Sphinx 2.2.11 drops '^' "
                      "and '$' under one",
+    "t$": "a part of a blend token is at the field's end only when it is the token's last part (docs/sql.md); "
+          "Sphinx takes every part of the field's last token as at its end ('t' of 'at&t&x')",
     "東京": "a CJK word of a query is the phrase of its characters (with ngram_len, and by default); "
            "Sphinx 2.2.11 with ngram_len ANDs them, so it also finds '京 x 東'",
     "day NEAR/3 (of | big)": "on table xi, where 'of' is under min_word_len, Sphinx refuses 'of |' as a "
