@@ -625,13 +625,12 @@ typedef struct Hl {
     int nMatch;            /* how many */
     Cand *aCand;           /* candidate passages */
     int nCand;             /* how many */
-    int *aHeap;            /* max-heap of candidate indices */
-    int nHeap;             /* its size */
     unsigned char *aShown; /* per term id: in a chosen passage */
     uint32_t *aStamp;      /* per term id: scratch for distinct counts */
     const int *aGid;       /* texts sharing limits: each term id's id among all
                            ** their queries' terms, which aShown and aStamp are
-                           ** indexed by (NULL: the id itself) */
+                           ** indexed by (NULL: the id itself) ... */
+    uint32_t *piStamp;     /* ... and the last stamp they used (NULL: iStamp) */
     uint32_t iStamp;       /* the last stamp used */
     StrBuf *out;           /* the result is appended here */
     int bIdMacro;          /* a tag holds %PASSAGE_ID% or %SNIPPET_ID% */
@@ -973,7 +972,7 @@ static int places_build(Hl *h) {
         }
         h->aPhrasePlace[p] = (HlRange){iFirst, (int)h->held.n};
     }
-    /* emit_passages starts its own stamps from zero */
+    /* the passages' choice starts its own stamps from zero */
     free(h->aStamp);
     h->aStamp = NULL;
     h->iStamp = 0;
@@ -1092,7 +1091,7 @@ static int gid_of(const Hl *h, int id) {
 /* Distinct terms among c's marked words within lo..hi; bNew: only those
 ** not shown yet. */
 static int count_terms(Hl *h, const Cand *c, int bNew) {
-    uint32_t stamp = ++h->iStamp;
+    uint32_t stamp = h->piStamp ? ++*h->piStamp : ++h->iStamp;
     int n = 0;
     for (int j = c->m0; j < c->m1; j++) {
         int iw = h->aMatch[j];
@@ -1105,42 +1104,13 @@ static int count_terms(Hl *h, const Cand *c, int bNew) {
     return n;
 }
 
-/* Heap order: more new terms, more distinct terms, more marked words,
-** earlier. */
-static int cand_better(const Hl *h, int a, int b) {
-    const Cand *x = &h->aCand[a], *y = &h->aCand[b];
-    if (x->nNew != y->nNew) return x->nNew > y->nNew;
-    if (x->nDistinct != y->nDistinct) return x->nDistinct > y->nDistinct;
-    if (x->m1 - x->m0 != y->m1 - y->m0) return x->m1 - x->m0 > y->m1 - y->m0;
-    return x->lo < y->lo;
-}
-
-static void heap_push(Hl *h, int c) {
-    int i = h->nHeap++;
-    h->aHeap[i] = c;
-    while (i > 0 && cand_better(h, h->aHeap[i], h->aHeap[(i - 1) / 2])) {
-        int p = (i - 1) / 2, t = h->aHeap[p];
-        h->aHeap[p] = h->aHeap[i];
-        h->aHeap[i] = t;
-        i = p;
-    }
-}
-
-static int heap_pop(Hl *h) {
-    int top = h->aHeap[0];
-    h->aHeap[0] = h->aHeap[--h->nHeap];
-    int i = 0;
-    for (;;) {
-        int l = 2 * i + 1, r = l + 1, m = i;
-        if (l < h->nHeap && cand_better(h, h->aHeap[l], h->aHeap[m])) m = l;
-        if (r < h->nHeap && cand_better(h, h->aHeap[r], h->aHeap[m])) m = r;
-        if (m == i) break;
-        int t = h->aHeap[m];
-        h->aHeap[m] = h->aHeap[i];
-        h->aHeap[i] = t;
-        i = m;
-    }
-    return top;
+/* Is passage x better than y on what they show: more new terms, more
+** distinct terms, more marked words? 1 (x), -1 (y), or 0 (a tie). */
+static int cand_rank(const Cand *x, const Cand *y) {
+    if (x->nNew != y->nNew) return x->nNew > y->nNew ? 1 : -1;
+    if (x->nDistinct != y->nDistinct) return x->nDistinct > y->nDistinct ? 1 : -1;
+    if (x->m1 - x->m0 != y->m1 - y->m0) return x->m1 - x->m0 > y->m1 - y->m0 ? 1 : -1;
+    return 0;
 }
 
 /* Step 2: windows around the marked words, joined while they fit. */
@@ -1405,46 +1375,6 @@ static void emit_chosen(Hl *h, Cand *aChosen, int nChosen) {
     if (nOut > 0 && aChosen[nOut - 1].iEnd < h->n) strbuf_appendz(h->out, o->zChunkSep);
 }
 
-/* Steps 2 and 3, then the output, for a text longer than the limit. */
-static int emit_passages(Hl *h) {
-    int rc = build_candidates(h);
-    if (rc) return rc;
-    h->aHeap = malloc(sizeof(int) * (size_t)h->nCand);
-    Cand *aChosen = malloc(sizeof(Cand) * (size_t)h->nCand);
-    if (!h->aHeap || !aChosen) {
-        free(aChosen);
-        return hl_nomem(h);
-    }
-    for (int k = 0; k < h->nCand; k++)
-        heap_push(h, k);
-
-    const FtsHlOptions *o = h->o;
-    int64_t remaining = budget_of(o->limit), wordsLeft = budget_of(o->limitWords);
-    int nChosen = 0;
-    while (h->nHeap > 0 && (o->limitPassages == 0 || nChosen < o->limitPassages)) {
-        int k = heap_pop(h);
-        Cand *c = &h->aCand[k];
-        int nNew = count_terms(h, c, 1);
-        if (nNew < c->nNew) {
-            /* Stale: put it back unless it still beats the best left. */
-            c->nNew = nNew;
-            if (h->nHeap > 0 && cand_better(h, h->aHeap[0], k)) {
-                heap_push(h, k);
-                continue;
-            }
-        }
-        int bForce = o->bForceAllWords && nNew > 0;
-        if ((remaining == 0 || wordsLeft == 0) && !bForce) {
-            if (!o->bForceAllWords) break;
-            continue;
-        }
-        if (choose(h, c, bForce, nChosen == 0 && !o->bWholeWords, &remaining, &wordsLeft)) aChosen[nChosen++] = *c;
-    }
-    emit_chosen(h, aChosen, nChosen);
-    free(aChosen);
-    return LP_OK;
-}
-
 /* No marked word: the start of the text, cut after a whole word. */
 static void emit_start(Hl *h) {
     uint32_t cut = h->o->limit > 0 ? skip_chars(h, 0, (uint32_t)h->o->limit) : h->n;
@@ -1551,7 +1481,6 @@ static void hl_text_free(HlText *t) {
     VEC_FREE(&h->toks);
     free(h->aMatch);
     free(h->aCand);
-    free(h->aHeap);
     if (h->aGid) {
         free((void *)h->aGid); /* aShown and aStamp: the texts' together */
     } else {
@@ -1644,50 +1573,17 @@ static void emit_whole(Hl *h) {
     h->st.nPassages = 1;
 }
 
-int fts_highlight(const Analyzer *an, const FtsHlQuery *q, const char *zText, size_t nText,
-                  const FtsHlOptions *opt, StrBuf *out, LpError *err, FtsHlStats *pStats) {
-    if (pStats) memset(pStats, 0, sizeof(*pStats));
-    HlText t;
-    memset(&t, 0, sizeof(t));
-    if (opt) {
-        t.o = *opt;
-    } else {
-        fts_hl_options_init(&t.o);
-    }
-    int rc = fts_hl_options_check(&t.o, an, q, err);
-    if (rc) return rc;
-    rc = hl_text_open(&t, an, q, zText, nText, out, err, 1);
-    Hl *h = &t.h;
-    if (rc || t.bEmpty || (h->nMatch == 0 && t.o.bAllowEmpty)) goto done;
-    opt = &t.o;
-    int bWhole = (opt->limit == 0 || h->nChars <= (uint32_t)opt->limit) &&
-                 (opt->limitWords == 0 || h->words.n <= (size_t)opt->limitWords);
-    if (bWhole && !((opt->bForcePassages || opt->boundary) && h->nMatch > 0)) {
-        emit_whole(h);
-    } else if (h->nMatch == 0) {
-        emit_start(h);
-    } else {
-        rc = emit_passages(h);
-    }
-    if (rc == LP_OK && out->oom) rc = hl_nomem(h);
-    h->st.nMarked = (int)(h->iPassageId - opt->startPassageId);
-    if (rc == LP_OK && pStats) *pStats = h->st;
-done:
-    hl_text_free(&t);
-    return rc;
-}
-
 /* A candidate passage of one of several texts (fts_highlight_shared). */
 typedef struct SharedCand {
     int iText, k; /* texts[iText].h.aCand[k] */
 } SharedCand;
 
-/* Heap order across texts: as cand_better, then the earlier text. */
+/* Heap order across texts: cand_rank, then the earlier text, then the
+** earlier in it. */
 static int shared_better(HlText *aT, SharedCand x, SharedCand y) {
     const Cand *a = &aT[x.iText].h.aCand[x.k], *b = &aT[y.iText].h.aCand[y.k];
-    if (a->nNew != b->nNew) return a->nNew > b->nNew;
-    if (a->nDistinct != b->nDistinct) return a->nDistinct > b->nDistinct;
-    if (a->m1 - a->m0 != b->m1 - b->m0) return a->m1 - a->m0 > b->m1 - b->m0;
+    int r = cand_rank(a, b);
+    if (r) return r > 0;
     if (x.iText != y.iText) return x.iText < y.iText;
     return a->lo < b->lo;
 }
@@ -1719,10 +1615,96 @@ static SharedCand shared_pop(HlText *aT, SharedCand *aHeap, int *pn) {
     return top;
 }
 
+/* Steps 2 and 3 over the texts aT[0..n) at once (one, or several that
+** share the limits): the windows around each text's marked words, then
+** the best of all of them while the limits last, each text's into
+** aaChosen[i] (anChosen[i] of them). LP_OK or LP_NOMEM (err set). */
+static int select_passages(HlText *aT, int n, const FtsHlOptions *o, Cand **aaChosen, int *anChosen,
+                           LpError *err) {
+    int nCand = 0, rc = LP_OK;
+    for (int i = 0; i < n && rc == LP_OK; i++) {
+        if (aT[i].bEmpty || aT[i].h.nMatch == 0) continue;
+        rc = build_candidates(&aT[i].h);
+        nCand += aT[i].h.nCand;
+        if (rc == LP_OK && !(aaChosen[i] = malloc(sizeof(Cand) * (size_t)aT[i].h.nCand))) rc = hl_nomem(&aT[i].h);
+    }
+    if (rc) return rc;
+    SharedCand *aHeap = malloc(sizeof(SharedCand) * (size_t)(nCand ? nCand : 1));
+    if (!aHeap) return lp_err_set(err, LP_NOMEM, "out of memory highlighting");
+    int nHeap = 0;
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; !aT[i].bEmpty && k < aT[i].h.nCand; k++) shared_push(aT, aHeap, &nHeap, (SharedCand){i, k});
+    }
+    int64_t leftChars = budget_of(o->limit), leftWords = budget_of(o->limitWords);
+    int nChosen = 0;
+    while (nHeap > 0 && (o->limitPassages == 0 || nChosen < o->limitPassages)) {
+        SharedCand sc = shared_pop(aT, aHeap, &nHeap);
+        Hl *h = &aT[sc.iText].h;
+        Cand *c = &h->aCand[sc.k];
+        int nNew = count_terms(h, c, 1);
+        if (nNew < c->nNew) {
+            /* Stale: put it back unless it still beats the best left. */
+            c->nNew = nNew;
+            if (nHeap > 0 && shared_better(aT, aHeap[0], sc)) {
+                shared_push(aT, aHeap, &nHeap, sc);
+                continue;
+            }
+        }
+        int bForce = o->bForceAllWords && nNew > 0;
+        if ((leftChars == 0 || leftWords == 0) && !bForce) {
+            if (!o->bForceAllWords) break;
+            continue;
+        }
+        if (choose(h, c, bForce, nChosen == 0 && !o->bWholeWords, &leftChars, &leftWords)) {
+            aaChosen[sc.iText][anChosen[sc.iText]++] = *c;
+            nChosen++;
+        }
+    }
+    free(aHeap);
+    return LP_OK;
+}
+
+int fts_highlight(const Analyzer *an, const FtsHlQuery *q, const char *zText, size_t nText,
+                  const FtsHlOptions *opt, StrBuf *out, LpError *err, FtsHlStats *pStats) {
+    if (pStats) memset(pStats, 0, sizeof(*pStats));
+    HlText t;
+    memset(&t, 0, sizeof(t));
+    if (opt) {
+        t.o = *opt;
+    } else {
+        fts_hl_options_init(&t.o);
+    }
+    int rc = fts_hl_options_check(&t.o, an, q, err);
+    if (rc) return rc;
+    rc = hl_text_open(&t, an, q, zText, nText, out, err, 1);
+    Hl *h = &t.h;
+    if (rc || t.bEmpty || (h->nMatch == 0 && t.o.bAllowEmpty)) goto done;
+    opt = &t.o;
+    int bWhole = (opt->limit == 0 || h->nChars <= (uint32_t)opt->limit) &&
+                 (opt->limitWords == 0 || h->words.n <= (size_t)opt->limitWords);
+    if (bWhole && !((opt->bForcePassages || opt->boundary) && h->nMatch > 0)) {
+        emit_whole(h);
+    } else if (h->nMatch == 0) {
+        emit_start(h);
+    } else {
+        Cand *aChosen = NULL;
+        int nChosen = 0;
+        rc = select_passages(&t, 1, opt, &aChosen, &nChosen, err);
+        if (rc == LP_OK) emit_chosen(h, aChosen, nChosen);
+        free(aChosen);
+    }
+    if (rc == LP_OK && out->oom) rc = hl_nomem(h);
+    h->st.nMarked = (int)(h->iPassageId - opt->startPassageId);
+    if (rc == LP_OK && pStats) *pStats = h->st;
+done:
+    hl_text_free(&t);
+    return rc;
+}
+
 /* Gives every term of every text's query one id among all of them (the
 ** same bytes, the same id; a prefix apart from a term), so that a term
 ** shown in one text is not new in another. */
-static int shared_ids(HlText *aT, int n, unsigned char **paShown, uint32_t **paStamp) {
+static int shared_ids(HlText *aT, int n, unsigned char **paShown, uint32_t **paStamp, uint32_t *piStamp) {
     int nAll = 0;
     for (int i = 0; i < n; i++) {
         if (!aT[i].bEmpty) nAll += aT[i].h.q->nTerm + aT[i].h.q->nPrefix;
@@ -1761,6 +1743,7 @@ static int shared_ids(HlText *aT, int n, unsigned char **paShown, uint32_t **paS
         aT[i].h.aGid = aGid;
         aT[i].h.aShown = *paShown;
         aT[i].h.aStamp = *paStamp;
+        aT[i].h.piStamp = piStamp;
     }
     free(apSeen);
     free(aPrefix);
@@ -1784,14 +1767,13 @@ int fts_highlight_shared(const Analyzer *an, const FtsHlQuery *const *apQ, const
     HlText *aT = calloc((size_t)nText, sizeof(HlText));
     if (!aT) return lp_err_set(err, LP_NOMEM, "out of memory highlighting a row");
     unsigned char *aShown = NULL;
-    uint32_t *aStamp = NULL;
-    SharedCand *aHeap = NULL;
+    uint32_t *aStamp = NULL, iStamp = 0; /* the texts' together (shared_ids) */
     Cand **aaChosen = calloc((size_t)nText, sizeof(Cand *));
     int *anChosen = calloc((size_t)nText, sizeof(int));
     int rc = aaChosen && anChosen ? LP_OK : lp_err_set(err, LP_NOMEM, "out of memory highlighting a row");
     /* Step 1 for every text; what is shown, all together */
     uint64_t nChars = 0, nWords = 0;
-    int nMatch = 0, nCand = 0;
+    int nMatch = 0;
     for (int i = 0; i < nText && rc == LP_OK; i++) {
         aT[i].o = *opt;
         rc = hl_text_open(&aT[i], an, apQ[i], azText[i], anText[i], &aOut[i], err, 0);
@@ -1836,49 +1818,11 @@ int fts_highlight_shared(const Analyzer *an, const FtsHlQuery *const *apQ, const
     }
     /* Steps 2 and 3 over all the texts at once: the best passages of any
     ** text while the limits last */
-    if ((rc = shared_ids(aT, nText, &aShown, &aStamp)) != LP_OK) {
+    if ((rc = shared_ids(aT, nText, &aShown, &aStamp, &iStamp)) != LP_OK) {
         rc = lp_err_set(err, LP_NOMEM, "out of memory highlighting a row");
         goto done;
     }
-    for (int i = 0; i < nText && rc == LP_OK; i++) {
-        if (aT[i].bEmpty || aT[i].h.nMatch == 0) continue;
-        rc = build_candidates(&aT[i].h);
-        nCand += aT[i].h.nCand;
-        if (rc == LP_OK && !(aaChosen[i] = malloc(sizeof(Cand) * (size_t)aT[i].h.nCand))) rc = hl_nomem(&aT[i].h);
-    }
-    if (rc) goto done;
-    if (!(aHeap = malloc(sizeof(SharedCand) * (size_t)nCand))) {
-        rc = lp_err_set(err, LP_NOMEM, "out of memory highlighting a row");
-        goto done;
-    }
-    int nHeap = 0;
-    for (int i = 0; i < nText; i++) {
-        for (int k = 0; !aT[i].bEmpty && k < aT[i].h.nCand; k++) shared_push(aT, aHeap, &nHeap, (SharedCand){i, k});
-    }
-    int nChosen = 0;
-    while (nHeap > 0 && (opt->limitPassages == 0 || nChosen < opt->limitPassages)) {
-        SharedCand sc = shared_pop(aT, aHeap, &nHeap);
-        Hl *h = &aT[sc.iText].h;
-        Cand *c = &h->aCand[sc.k];
-        int nNew = count_terms(h, c, 1);
-        if (nNew < c->nNew) {
-            /* Stale: put it back unless it still beats the best left. */
-            c->nNew = nNew;
-            if (nHeap > 0 && shared_better(aT, aHeap[0], sc)) {
-                shared_push(aT, aHeap, &nHeap, sc);
-                continue;
-            }
-        }
-        int bForce = opt->bForceAllWords && nNew > 0;
-        if ((leftChars == 0 || leftWords == 0) && !bForce) {
-            if (!opt->bForceAllWords) break;
-            continue;
-        }
-        if (choose(h, c, bForce, nChosen == 0, &leftChars, &leftWords)) {
-            aaChosen[sc.iText][anChosen[sc.iText]++] = *c;
-            nChosen++;
-        }
-    }
+    if ((rc = select_passages(aT, nText, opt, aaChosen, anChosen, err)) != LP_OK) goto done;
     for (int i = 0; i < nText; i++) {
         if (!anChosen[i]) continue;
         /* %PASSAGE_ID% goes on from one text to the next */
@@ -1901,7 +1845,6 @@ done:
     free(aT);
     free(aShown);
     free(aStamp);
-    free(aHeap);
     free(aaChosen);
     free(anChosen);
     return rc;

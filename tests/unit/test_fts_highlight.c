@@ -812,6 +812,11 @@ static void test_shared_limits(void **state) {
     assert_int_equal(aSt[1].nPassages, 1);
     assert_int_equal(aSt[1].nChars, 15);
     assert_int_equal(aSt[1].nMarked, 2);
+    /* distinct terms are counted over all the texts' terms: the body's two
+    ** beat the title's one, marked twice */
+    o = opts(13, 5);
+    assert_string_equal(hl_shared("alpha | omega", "alpha x alpha", "alpha omega", &o, NULL),
+                        "<b>alpha</b> <b>omega</b>");
     /* room for both: the title's passage too; a term the body showed is
     ** no longer new there, %PASSAGE_ID% numbers on across the texts */
     o = opts(40, 1);
