@@ -1565,6 +1565,7 @@ typedef struct NearList {
     NodeList neg;
     NodeList req;           /* the operands that stand for their words (near_words):
                             ** the chain holds where they match too */
+    int bAny;               /* an operand is more than words: FTSN_NEAR_ANY */
 } NearList;
 
 /* Appends x to c, linked to the operand before it (if any) by distance
@@ -1682,6 +1683,34 @@ static int near_words(MatchParser *p, const FtsNode *x, NodeList *l, int *pbOk) 
     return LP_OK;
 }
 
+/* Is x a NEAR/N operand whose occurrences are where it matches, as
+** Sphinx's NEAR reads them (making the chain an FTSN_NEAR_ANY): a
+** proximity phrase, a '<<' chain, a MAYBE (near_take tries its words
+** first), or an OR list of these and of chain operands? Not boosted,
+** negated, or a ZONESPAN group; not a NEAR chain (one first in
+** parentheses is spliced in; elsewhere Sphinx reads occurrences of it
+** that loupe does not find, so it stays an error), nor a quorum holding
+** more than words (not compared with Sphinx). */
+static int is_any_operand(const MatchParser *p, const FtsNode *x) {
+    if (x->fBoost || is_negative(x)) return 0;
+    switch (x->kind) {
+    case FTSN_PHRASE:
+        return x->nSlop > 0;
+    case FTSN_BEFORE:
+    case FTSN_ORDER:
+        return 1;
+    case FTSN_MAYBE:
+        return p->z[x->pos] == '(';
+    case FTSN_OR:
+        for (int k = 0; k < x->nChild; k++) {
+            if (!is_chain_operand(x->aChild[k]) && !is_any_operand(p, x->aChild[k])) return 0;
+        }
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 /* Takes operand x into NEAR/N chain c, linked by distance nDist, as Sphinx
 ** and Manticore do: a group's operands join the chain in its place, each
 ** linked to the one before by the same distance (`(a b) NEAR/3 c` is `a
@@ -1695,7 +1724,8 @@ static int near_words(MatchParser *p, const FtsNode *x, NodeList *l, int *pbOk) 
 ** must be a chain operand. LP_OK, or an error naming the offending
 ** operand. */
 static int near_take(MatchParser *p, NearList *c, FtsNode *x, int nDist, int bFirst, int bInGroup) {
-    if (is_words_operand(p, x, bInGroup)) {
+    int bWords = is_words_operand(p, x, bInGroup);
+    if (bWords) {
         /* as in Sphinx: an operand whose occurrences are its words', that
         ** must match itself too: `(a MAYBE b) NEAR/3 c` is `((a | b)
         ** NEAR/3 c) (a MAYBE b)` */
@@ -1726,12 +1756,18 @@ static int near_take(MatchParser *p, NearList *c, FtsNode *x, int nDist, int bFi
         }
         return LP_OK;
     }
-    if (x->kind == FTSN_NEAR && !x->bNotNear && bFirst && c->l.n == 0) {
+    if ((x->kind == FTSN_NEAR || x->kind == FTSN_NEAR_ANY) && !x->bNotNear && bFirst && c->l.n == 0) {
         for (int k = 0; k < x->nChild; k++) {
             int rc = near_push(p, c, x->aChild[k], k ? x->aDist[k - 1] : 0);
             if (rc) return rc;
         }
+        c->bAny |= x->kind == FTSN_NEAR_ANY;
         return LP_OK;
+    }
+    if (!is_chain_operand(x) && (is_any_operand(p, x) || (bWords && x->kind == FTSN_MAYBE))) {
+        /* its occurrences are where it matches (FTSN_NEAR_ANY) */
+        c->bAny = 1;
+        return near_push(p, c, x, nDist);
     }
     if (!check_chain_operand(p, x, "NEAR/N", 1)) return LP_BADINPUT;
     return near_push(p, c, x, nDist);
@@ -1744,7 +1780,8 @@ static int chain_close(MatchParser *p, FtsNodeKind kind, int bOrder, int bNot, N
                        const NearList *pnl, int iStart, int iEnd, FtsNode **pp) {
     NodeList l = kind == FTSN_NEAR ? pnl->l : *pl;
     if (l.n == 0) return LP_OK;
-    FtsNode *x = node_new(p, bOrder ? FTSN_ORDER : kind, iStart, iEnd);
+    int bAny = kind == FTSN_NEAR && pnl->bAny;
+    FtsNode *x = node_new(p, bOrder ? FTSN_ORDER : bAny ? FTSN_NEAR_ANY : kind, iStart, iEnd);
     if (!x) return nomem(p);
     x->aChild = l.a;
     x->nChild = l.n;
@@ -1755,7 +1792,9 @@ static int chain_close(MatchParser *p, FtsNodeKind kind, int bOrder, int bNot, N
         *pp = x;
         return LP_OK;
     }
-    int rc = chain_expand(p, x, pp);
+    /* an FTSN_NEAR_ANY keeps its OR lists: their occurrences are their
+    ** choices' */
+    int rc = bAny ? (*pp = x, LP_OK) : chain_expand(p, x, pp);
     if (rc || (pnl->neg.n == 0 && pnl->req.n == 0)) return rc;
     /* the operands that stand for their words, and the negations of the
     ** groups spliced in: the chain AND them AND NOT these (positives
@@ -1819,13 +1858,22 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
             kind = FTSN_AND;
             bNot = 0;
         }
+        if (kind == FTSN_BEFORE && k == FTSN_NEAR && !bNotOp) {
+            /* and `a << b NEAR/3 c` is `(a << b) NEAR/3 c`: the '<<' chain
+            ** an operand of NEAR/N (FTSN_NEAR_ANY) */
+            if ((rc = chain_close(p, kind, bOrder, 0, &l, &nl, iStart, iEnd, pp))) return rc;
+            memset(&l, 0, sizeof(l));
+            memset(&nl, 0, sizeof(nl));
+            kind = FTSN_AND;
+            bOrder = 0;
+        }
         if (kind == FTSN_BEFORE && k != FTSN_BEFORE) {
-            /* and `a << b NEAR/3 c` is `(a << b) NEAR/3 c`: an ORDER as a
-            ** chain operand, which loupe does not take */
+            /* a '<<' chain as SENTENCE's, PARAGRAPH's or NOTNEAR's operand
+            ** is not taken */
             return syntax_error(p, iOp, "%s after '<<' would take the '<<' chain before it as an "
-                                        "operand (`a << b NEAR/3 c` is `(a << b) NEAR/3 c` in Sphinx), "
+                                        "operand (`a << b %s c` is `(a << b) %s c` in Sphinx), "
                                         "which loupe does not do; write the chain after it in "
-                                        "parentheses: `a << (b NEAR/3 c)`", zOp);
+                                        "parentheses: `a << (b %s c)`", zOp, zOp, zOp, zOp);
         }
         if (kind != FTSN_AND && (k != kind || bNotOp != bNot)) {
             return syntax_error(p, iOp, "'<<', NEAR/N, NOTNEAR/N, SENTENCE and PARAGRAPH cannot be "
@@ -2068,6 +2116,7 @@ static int leaves(const FtsNode *x, int bNegated, const FtsNode *pGroup, const L
     case FTSN_SENTENCE:
     case FTSN_PARAGRAPH:
     case FTSN_ORDER:
+    case FTSN_NEAR_ANY:
         for (int k = 0; k < x->nChild; k++) {
             /* NOTNEAR's second operand is a negation */
             int rc = leaves(x->aChild[k], bNegated || x->kind == FTSN_NOT || (x->bNotNear && k == 1),
@@ -2481,8 +2530,10 @@ static void dump_node(const FtsNode *x, const char *const *azField, int nField, 
     case FTSN_SENTENCE:
     case FTSN_PARAGRAPH:
     case FTSN_ORDER:
+    case FTSN_NEAR_ANY:
         strbuf_appendz(sb, x->kind == FTSN_AND         ? (x->pSpan ? "SPAN(" : "AND(")
                            : x->kind == FTSN_ORDER     ? "ORDER("
+                           : x->kind == FTSN_NEAR_ANY  ? "NEARANY("
                            : x->kind == FTSN_OR        ? "OR("
                            : x->kind == FTSN_NOT       ? "NOT("
                            : x->kind == FTSN_MAYBE     ? "MAYBE("
@@ -2493,7 +2544,7 @@ static void dump_node(const FtsNode *x, const char *const *azField, int nField, 
                                                        : "NEAR(");
         for (int k = 0; k < x->nChild; k++) {
             if (k) strbuf_appendz(sb, ", ");
-            if (k && x->kind == FTSN_NEAR) strbuf_appendf(sb, "/%d, ", x->aDist[k - 1]);
+            if (k && (x->kind == FTSN_NEAR || x->kind == FTSN_NEAR_ANY)) strbuf_appendf(sb, "/%d, ", x->aDist[k - 1]);
             dump_node(x->aChild[k], azField, nField, sb);
         }
         strbuf_appendc(sb, ')');

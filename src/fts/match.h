@@ -50,7 +50,11 @@
 **                        place with its distance and its negations are
 **                        ANDed around it (`(a -x) NEAR/3 c` parses as
 **                        AND(NEAR(a, /3, c), NOT(x))), and a NEAR chain in
-**                        parentheses first in another is spliced in too
+**                        parentheses first in another is spliced in too;
+**                        an operand that is more than words (a proximity
+**                        phrase, a '<<' chain: `a << b NEAR/3 c` is
+**                        `(a << b) NEAR/3 c`, as in Sphinx) makes the chain
+**                        an FTSN_NEAR_ANY
 **   a NOTNEAR/3 b        a where no b is within 3 positions, either side,
 **                        in one field (two operands; b counts as negated)
 **   a SENTENCE b         a and b in one sentence, any order; PARAGRAPH: in
@@ -180,6 +184,13 @@ typedef enum FtsNodeKind {
                     ** field an occurrence of each comes after one of the
                     ** previous child's ends (Sphinx's ORDER node); OR lists of
                     ** words stay ORs, not expanded into chains */
+    FTSN_NEAR_ANY,  /* aChild[0..nChild) and aDist as NEAR, with an operand a
+                    ** chain of words cannot take (a proximity phrase, a '<<'
+                    ** chain, a NEAR chain not first, a MAYBE or quorum holding
+                    ** more than words, an OR list of these): every child
+                    ** matches, and in one field their occurrences (each where
+                    ** it matches, as FTSN_ORDER reads them) make a chain by
+                    ** Sphinx's NEAR automaton; OR lists stay ORs */
 } FtsNodeKind;
 
 /* FtsNode.anchor bits: '^' and '$'. */

@@ -117,10 +117,17 @@ struct PlanNode {
     const PlanNode *pOwner;     /* a clause kept for its keywords only (apMerged): the
                                 ** node it stands in, whose guards are its own (NULL:
                                 ** none known) */
-    int bOrder;                 /* AND: '<<' over any operands (FTSN_ORDER): its children,
-                                ** in this order, hold occurrences each after the
-                                ** previous one's end in one field (order_holds) */
+    int bOrder;                 /* AND: ORDER_BEFORE: '<<' over any operands (FTSN_ORDER):
+                                ** its children, in this order, hold occurrences each
+                                ** after the previous one's end in one field
+                                ** (order_holds); ORDER_NEAR: NEAR/N over any operands
+                                ** (FTSN_NEAR_ANY, aDist: the links): their
+                                ** occurrences in one field make a chain (near_any) */
 };
+
+/* PlanNode.bOrder: an AND whose children's occurrences are read. */
+#define ORDER_BEFORE 1
+#define ORDER_NEAR 2
 
 /* The terms a word of a phrase or chain stands for when it is a prefix or
 ** a wildcard ("hello wor*", a NEAR/3 *ing): their keys in the node's
@@ -1490,6 +1497,55 @@ static uint32_t prox_scan(const PhraseIt *p, uint32_t *aWin) {
     }
 }
 
+/* The windows of proximity phrase p (positions loaded) as Sphinx's NEAR
+** reads them: read in position order, each occurrence completes the window
+** of every word's latest occurrences (a word the query repeats m times:
+** its latest m) when they all fit (span < nSlop + words) and it starts
+** after the window before; that window, first and last position, goes
+** into aWin (room for two entries per occurrence). So "ant pig"~2 in "ant
+** ant pig" is at 2-3 only, where prox_scan also finds 1-3, and "owl
+** yak"~3 in "yak owl yak yak" at 1-2 and 2-3, not 2-4. Returns how many. */
+static uint32_t prox_latest(const PhraseIt *p, uint32_t *aWin) {
+    const PlanNode *pn = p->base.pn;
+    enum { MAXW = 64 };
+    int n = p->n > MAXW ? MAXW : p->n;
+    int aWord[MAXW] = {0}, aMul[MAXW] = {0}, nu = 0;
+    for (int i = 0; i < n; i++) {
+        int u = 0;
+        while (u < nu && !(pn->anKey[aWord[u]] == pn->anKey[i] &&
+                           memcmp(pn->aKey[aWord[u]], pn->aKey[i], (size_t)pn->anKey[i]) == 0)) {
+            u++;
+        }
+        if (u == nu) aWord[nu] = i, aMul[nu++] = 0;
+        aMul[u]++;
+    }
+    uint32_t aIdx[MAXW] = {0}; /* per distinct word: its occurrences read */
+    uint32_t limit = (uint32_t)pn->nSlop + (uint32_t)n, nWin = 0;
+    for (;;) {
+        /* the next occurrence of any word */
+        int uNext = -1;
+        uint32_t pos = UINT32_MAX;
+        for (int u = 0; u < nu; u++) {
+            int i = aWord[u];
+            if (aIdx[u] < p->anPos[i] && p->aaPos[i][aIdx[u]] < pos) pos = p->aaPos[i][aIdx[u]], uNext = u;
+        }
+        if (uNext < 0) return nWin;
+        aIdx[uNext]++;
+        /* every word's latest aMul occurrences so far: the window's start */
+        uint32_t lo = pos;
+        int bAll = 1;
+        for (int u = 0; u < nu && bAll; u++) {
+            int i = aWord[u];
+            if (aIdx[u] < (uint32_t)aMul[u]) bAll = 0;
+            else if (p->aaPos[i][aIdx[u] - (uint32_t)aMul[u]] < lo) lo = p->aaPos[i][aIdx[u] - (uint32_t)aMul[u]];
+        }
+        if (bAll && pos - lo + 1 < limit && (nWin == 0 || lo > aWin[2 * nWin - 2])) {
+            aWin[2 * nWin] = lo;
+            aWin[2 * nWin++ + 1] = pos;
+        }
+    }
+}
+
 /* Matches of the phrase in the current doc (positions loaded). */
 static uint32_t phrase_count(PhraseIt *p) {
     const PlanNode *pn = p->base.pn;
@@ -2018,6 +2074,11 @@ typedef struct OrderIt {
     int nChain, nChainCap;
     int *aChainStart;
     int nChainStartCap;
+    struct NearHit *aNear;  /* near_any's scratch: a level's stream, its chains and
+                            ** the level before's (3 * nNearCap) */
+    int nNearCap;
+    int *aFsmWho;           /* ... and its automaton's (nChild + 1 each) */
+    struct NearHit *aFsmRing;
 } OrderIt;
 
 static uint32_t exact_starts(PhraseIt *p, int w0, int w1, uint32_t *aOut);
@@ -2091,7 +2152,8 @@ static int order_collect(OrderIt *o, It *it, uint32_t d) {
             uint32_t nRoom = 0;
             for (int i = 0; i < p->n; i++) nRoom += p->anPos[i];
             if (opos_room(o, 2 * nRoom)) return LP_NOMEM;
-            uint32_t n = prox_scan(p, o->aPos);
+            /* NEAR reads them as they complete, ORDER every window */
+            uint32_t n = o->and.base.pn->bOrder == ORDER_NEAR ? prox_latest(p, o->aPos) : prox_scan(p, o->aPos);
             for (uint32_t k = 0; k < n; k++) {
                 if (ohit_push(o, (uint32_t)pn->iField, o->aPos[2 * k], o->aPos[2 * k + 1] + 1)) return LP_NOMEM;
             }
@@ -2288,21 +2350,31 @@ static int order_scan(OrderIt *o, const OHit *aHit, const int *aStart, int n, OH
 ** know (greedy): a later child only needs an occurrence past it. Inside
 ** another ORDER, the occurrences of the chains Sphinx's scan finds are
 ** kept for that one (order_scan). */
-static int order_holds(AndIt *x) {
+static int near_any_holds(AndIt *x);
+
+/* Reads the occurrences of x's children at its document into o->aHit,
+** each child's sorted by (field, position). LP_OK or LP_NOMEM (q->rc set). */
+static int order_collect_all(AndIt *x) {
     OrderIt *o = (OrderIt *)x;
     uint32_t d = x->base.doc;
     o->nHit = 0;
     for (int i = 0; i < x->n; i++) {
         o->aStart[i] = o->nHit;
         if (order_collect(o, x->a[i], d)) {
-            x->base.q->rc = lp_err_set(&x->base.q->errIter, LP_NOMEM, "out of memory");
-            return 0;
+            return x->base.q->rc = lp_err_set(&x->base.q->errIter, LP_NOMEM, "out of memory");
         }
         if (o->nHit - o->aStart[i] > 1) {
             qsort(o->aHit + o->aStart[i], (size_t)(o->nHit - o->aStart[i]), sizeof(OHit), ohit_cmp);
         }
     }
     o->aStart[x->n] = o->nHit;
+    return LP_OK;
+}
+
+static int order_holds(AndIt *x) {
+    if (x->base.pn->bOrder == ORDER_NEAR) return near_any_holds(x);
+    OrderIt *o = (OrderIt *)x;
+    if (order_collect_all(x)) return 0;
     o->nOut = 0;
     int bHolds = 0;
     for (int k = o->aStart[0]; k < o->aStart[1]; k++) {
@@ -2329,6 +2401,110 @@ static int order_holds(AndIt *x) {
         return 0;
     }
     return bHolds;
+}
+
+/* near_any's stream order: by position; at one position, the higher tie
+** first, then the later child (as near_scan merges its children). */
+static int nearhit_cmp(const void *x, const void *y) {
+    const NearHit *a = x, *b = y;
+    if (a->pos != b->pos) return a->pos < b->pos ? -1 : 1;
+    if (a->tie != b->tie) return a->tie > b->tie ? -1 : 1;
+    return (a->who < b->who) - (a->who > b->who);
+}
+
+/* Sphinx sorts NEAR's children by their documents: a word's df in field f,
+** any other child's as many as can be (as near_scan ties them). */
+static uint32_t near_any_tie(const PlanNode *c, uint32_t f) {
+    if (c->kind == PN_LEAF) return c->df;
+    if (c->kind != PN_GROUP || c->boost) return UINT32_MAX;
+    for (int i = 0; i < c->nChild; i++) {
+        const PlanNode *l = c->aChild[i];
+        if (l->kind != PN_LEAF) return UINT32_MAX;
+        if ((uint32_t)l->iField == f) return l->df;
+    }
+    return UINT32_MAX;
+}
+
+/* NEAR/N over any operands (ORDER_NEAR): do the children's occurrences
+** (order_collect: each where it matches) make a chain in one field, as
+** Sphinx's NEAR matches its children's hits? Per field, near_scan's levels
+** (a run of links of one distance is one level, whose first child is the
+** level before) through the same automaton (fsm_step). Inside another
+** ORDER, the chains the last level completes are kept for it, each from
+** its start, one position per operand (as near_scan's). */
+static int near_any_holds(AndIt *x) {
+    OrderIt *o = (OrderIt *)x;
+    const PlanNode *pn = x->base.pn;
+    FtsQuery *q = x->base.q;
+    if (order_collect_all(x)) return 0;
+    int n = x->n;
+    o->nOut = 0;
+    if (!o->aFsmWho) {
+        o->aFsmWho = arena_alloc(q->a, sizeof(int) * (size_t)(n + 1));
+        o->aFsmRing = arena_alloc(q->a, sizeof(NearHit) * (size_t)(n + 1));
+        if (!o->aFsmWho || !o->aFsmRing) goto nomem;
+    }
+    if (o->nHit + 1 > o->nNearCap) {
+        int cap = 2 * (o->nHit + 1);
+        NearHit *a = arena_alloc(q->a, sizeof(NearHit) * 3 * (size_t)cap);
+        if (!a) goto nomem;
+        o->aNear = a;
+        o->nNearCap = cap;
+    }
+    int bHolds = 0;
+    for (int k = o->aStart[0]; k < o->aStart[1]; k++) {
+        uint32_t f = o->aHit[k].f;
+        if (k > o->aStart[0] && o->aHit[k - 1].f == f) continue; /* one try per field */
+        NearHit *aS = o->aNear, *aOut = aS + o->nNearCap, *aPrev = aOut + o->nNearCap;
+        int nPrev = 0, bField = 0;
+        for (int o0 = 0; o0 < n;) {
+            uint32_t near = (uint32_t)pn->aDist[o0 ? o0 - 1 : 0];
+            int o1 = o0 + 1; /* the level's operands: [o0, o1) */
+            while (o1 < n && (uint32_t)pn->aDist[o1 - 1] == near) o1++;
+            int m = 0, who = 0;
+            if (o0) {
+                for (int j = 0; j < nPrev; j++) aS[m++] = (NearHit){aPrev[j].pos, aPrev[j].len, 0, UINT32_MAX};
+                who = 1;
+            }
+            for (int c = o0; c < o1; c++, who++) {
+                uint32_t tie = near_any_tie(pn->aChild[c], f);
+                for (int j = o->aStart[c]; j < o->aStart[c + 1]; j++) {
+                    const OHit *h = &o->aHit[j];
+                    if (h->f == f) aS[m++] = (NearHit){h->pos + 1, h->end - h->pos, who, tie};
+                }
+            }
+            qsort(aS, (size_t)m, sizeof(NearHit), nearhit_cmp);
+            NearFsm fsm;
+            memset(&fsm, 0, sizeof(fsm));
+            fsm.nChild = who;
+            fsm.near = near;
+            fsm.aWho = o->aFsmWho;
+            fsm.aRing = o->aFsmRing;
+            int nOut = 0;
+            for (int j = 0; j < m; j++) {
+                NearHit out;
+                if (fsm_step(&fsm, &aS[j], &out)) aOut[nOut++] = out;
+            }
+            if (nOut == 0) break;
+            if (o1 == n) {
+                bField = 1;
+                for (int j = 0; o->bNested && j < nOut; j++) {
+                    uint32_t s0 = aOut[j].pos - 1;
+                    if (ohit_append(q->a, &o->aOut, &o->nOut, &o->nOutCap, f, s0, s0 + (uint32_t)n)) goto nomem;
+                }
+                break;
+            }
+            memcpy(aPrev, aOut, sizeof(NearHit) * (size_t)nOut);
+            nPrev = nOut;
+            o0 = o1;
+        }
+        bHolds |= bField;
+        if (bHolds && !o->bNested) break;
+    }
+    return bHolds;
+nomem:
+    q->rc = lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
+    return 0;
 }
 
 
@@ -4065,19 +4241,26 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
     case FTSN_SENTENCE:
     case FTSN_PARAGRAPH:
         return plan_chain(q, n, pbDropped, err);
-    case FTSN_ORDER: {
+    case FTSN_ORDER:
+    case FTSN_NEAR_ANY: {
         /* an AND of the operands in the query's order (see bOrder); an
-        ** operand of stop words only is left out, one that matches
-        ** nothing makes the whole match nothing */
+        ** operand of stop words only is left out (NEAR/N: its links to
+        ** its neighbours become the wider one), one that matches nothing
+        ** makes the whole match nothing */
+        int bNear = n->kind == FTSN_NEAR_ANY;
         PlanNode **a = arena_alloc(q->a, sizeof(PlanNode *) * (size_t)n->nChild);
-        if (!a) return lp_err_set(err, LP_NOMEM, "out of memory"), NULL;
-        int m = 0, bNone = 0;
+        int *aDist = bNear ? arena_alloc(q->a, sizeof(int) * (size_t)n->nChild) : NULL;
+        if (!a || (bNear && !aDist)) return lp_err_set(err, LP_NOMEM, "out of memory"), NULL;
+        int m = 0, bNone = 0, link = 0; /* the widest link since the last operand kept */
         for (int i = 0; i < n->nChild; i++) {
             int bDrop;
             PlanNode *pc = plan(q, n->aChild[i], &bDrop, err);
             if (!pc && !bDrop) return NULL;
+            if (bNear && i && n->aDist[i - 1] > link) link = n->aDist[i - 1];
             if (bDrop) continue;
             bNone |= pc->kind == PN_NONE;
+            if (bNear && m > 0) aDist[m - 1] = link;
+            link = 0;
             a[m++] = pc;
         }
         if (m == 0) {
@@ -4090,7 +4273,8 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
         if (!pn) return lp_err_set(err, LP_NOMEM, "out of memory"), NULL;
         pn->aChild = a;
         pn->nChild = m;
-        pn->bOrder = 1;
+        pn->bOrder = bNear ? ORDER_NEAR : ORDER_BEFORE;
+        pn->aDist = aDist;
         return pn;
     }
     case FTSN_MAYBE: {
@@ -5765,6 +5949,8 @@ static int collect_or_groups(const PlanNode *pn, const PlanNode **a, int *pn_,
     *pzWhy = pn->kind == PN_GROUP    ? "the query has a positional clause (phrase, proximity, "
                                        "anchor, position limit, zone limit, NEAR or '<<')"
              : pn->kind == PN_AND    ? (pn->nNeg     ? "the query has NOT"
+                                        : pn->bOrder == ORDER_NEAR
+                                            ? "the query has NEAR over a proximity phrase, '<<' or MAYBE"
                                         : pn->bOrder ? "the query has '<<' over a group, prefix or quorum"
                                                      : "the query has an AND")
              : pn->kind == PN_MAYBE  ? "the query has MAYBE"
@@ -6669,8 +6855,13 @@ static void plan_text(const FtsQuery *q, const PlanNode *pn, int depth, StrBuf *
         return;
     case PN_AND:
     case PN_OR:
-        strbuf_appendz(sb, pn->bOrder ? "ORDER (each after the one before, in one field)"
-                           : pn->kind == PN_AND ? "AND" : "OR");
+        strbuf_appendz(sb, pn->bOrder == ORDER_BEFORE ? "ORDER (each after the one before, in one field)"
+                           : pn->bOrder == ORDER_NEAR ? "NEAR (where each matches, in one field:"
+                           : pn->kind == PN_AND       ? "AND"
+                                                      : "OR");
+        for (int i = 0; pn->bOrder == ORDER_NEAR && i + 1 < pn->nChild; i++) {
+            strbuf_appendf(sb, " /%d%s", pn->aDist[i], i + 2 == pn->nChild ? ")" : "");
+        }
         if (pn->pSpan) {
             /* ZONESPAN: the positive parts in one span of these zones */
             strbuf_appendz(sb, " zonespan=");

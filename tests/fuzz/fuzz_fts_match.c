@@ -108,6 +108,15 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
             check_node(c, x, n);
         }
         return;
+    case FTSN_NEAR_ANY:
+        if (x->nChild < 2) abort();
+        for (int k = 0; k < x->nChild; k++) {
+            const FtsNode *c = x->aChild[k];
+            if (c->kind == FTSN_NOT || c->fBoost) abort();
+            if (k && (x->aDist[k - 1] < 1 || x->aDist[k - 1] > FTS_MATCH_MAX_SLOP)) abort();
+            check_node(c, x, n);
+        }
+        return;
     case FTSN_BEFORE:
     case FTSN_NEAR:
     case FTSN_SENTENCE:

@@ -637,17 +637,17 @@ SYNTAX_ERRORS = [
                     r"groups; this operand is a negation"),
     ("fox NOTNEAR/2 (dog | bear)", r"at offset 14: NOTNEAR/N's second operand is a word, prefix, "
                                    r"wildcard or exact phrase; this operand is an OR list"),
-    ('fox NEAR/2 ("dog bear" MAYBE cat)', r"at offset 11: NEAR/N joins words, prefixes, wildcards, exact "
-                                          r"phrases, OR lists of them and groups of these; this operand is "
-                                          r"a MAYBE"),
+    ('fox NEAR/2 ((dog bear) | cat)', r"at offset 12: NEAR/N joins words, prefixes, wildcards, exact "
+                                      r"phrases, OR lists of them and groups of these; this operand is "
+                                      r"a group in an OR list"),
     ('"brown *ox"', r"at offset 7: '\*' inside a phrase ends a prefix \(\"hello wor\*\"\) or stands "
                     r"alone for any one word"),
     ('"brown f*x"', r"at offset 8: '\*' inside a phrase ends a prefix"),
     ('"bro** fox"', r"at offset 4: a prefix inside a phrase ends in one '\*'"),
     ("fox << (a|b) << (c|d) << (e|f) << (g|h) << (i|j) << (k|l) << (m|n) << (o|p) << (q|r)",
      r"at offset 0: the OR lists of this chain make more than 256 chains"),
-    ("fox << dog NEAR/2 bear", r"at offset 11: NEAR/N after '<<' would take the '<<' chain before it "
-                               r"as an operand"),
+    ("fox << dog SENTENCE bear", r"at offset 11: SENTENCE after '<<' would take the '<<' chain before it "
+                                 r"as an operand"),
     ("fox SENTENCE dog PARAGRAPH bear", r"at offset 17: '<<', NEAR/N, NOTNEAR/N, SENTENCE and PARAGRAPH "
                                         r"cannot be mixed"),
     ("fox SENTENCE (dog bear)", r"at offset 13: SENTENCE joins words, prefixes, wildcards, exact "
@@ -845,6 +845,25 @@ NEAR_CASES = [
 ]
 
 
+# NEAR/N over a proximity phrase, a '<<' chain (`a << b NEAR/1 c` is
+# `(a << b) NEAR/1 c`), a MAYBE holding a phrase, an OR list of these
+NEAR_ANY_CASES = [
+    ('"a b"~2 NEAR/1 c', []),
+    ('"a b"~3 NEAR/2 e', [2]),
+    ('c NEAR/2 "d e"~2', [1, 5, 10]),
+    ("(a << b) NEAR/2 c", [2, 7, 10]),
+    ("a << b NEAR/1 c", [10]),
+    ("e NEAR/3 (a << c)", [1, 2, 3, 10]),
+    ('(a MAYBE "b c") NEAR/1 d', [2, 4]),
+    ('("a b"~1 | x) NEAR/1 c', [10]),
+    ('"a b"~3 NEAR/2 c NEAR/2 d', [2, 7]),
+    ("b << c NEAR/3 d NEAR/1 e", [2, 5, 10]),
+    ("(d << e) NEAR/2 (a << b)", [3]),
+    ('"e a"~2 NEAR/4 "b c"~1', [7]),
+    ('x NEAR/1 ("b d"~2 | "e c")', []),
+]
+
+
 def test_near_chains_match_as_in_sphinx(server, cur, uniq):
     """NEAR/N chains of three or more operands find the rows Sphinx and
     Manticore find: their automaton reads the operands' occurrences in
@@ -857,10 +876,14 @@ def test_near_chains_match_as_in_sphinx(server, cur, uniq):
     # the group spelled out finds the same rows
     assert sorted(match_ids(cur, t, "(b c) NEAR/2 d NEAR/2 e")) == \
         sorted(match_ids(cur, t, "b NEAR/2 c NEAR/2 d NEAR/2 e"))
+    # operands that are more than words: their occurrences are where they
+    # match, as Sphinx's NEAR reads them (each answer is searchd 2.2.11's)
+    assert_ids_ram_and_flushed(cur, t, NEAR_ANY_CASES)
+    cur.execute(f"EXPLAIN SELECT id FROM {t} WHERE MATCH('(a << b) NEAR/2 c')")
+    assert "NEAR (where each matches, in one field: /2)" in "\n".join(r[0] for r in cur.fetchall())
     # what a NEAR chain cannot take is an error naming the operand
-    for text, what in [('("a b" MAYBE d) NEAR/3 c', "a MAYBE"), ('("a b"~3) NEAR/3 c', "a proximity phrase"),
-                       ("c NEAR/3 (a NEAR/1 b)", r"a NEAR/N chain \(one in parentheses comes first"),
-                       ("(a << b) NEAR/3 c", "a '<<' chain"), ("(-a -b) NEAR/3 c", "a negation"),
+    for text, what in [("c NEAR/3 (a NEAR/1 b)", r"a NEAR/N chain \(one in parentheses comes first"),
+                       ("(-a -b) NEAR/3 c", "a negation"), ('"a b"~2 SENTENCE c', "a proximity phrase"),
                        ("((a b) | d) NEAR/3 c", "a group in an OR list"), ("(a b) SENTENCE c", "a group")]:
         expect_error(cur, f"SELECT id FROM {t} WHERE MATCH(%s)", 1064, "this operand is " + what, args=(text,))
     # a group with a negation and a phrase (Sphinx takes the phrase's matches there)

@@ -94,6 +94,17 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
             check_node(c, x, n);
         }
         return;
+    case FTSN_NEAR_ANY:
+        /* NEAR/N with an operand a chain cannot take: positive, unboosted
+        ** operands, each linked to the one before by a distance */
+        assert_true(x->nChild >= 2);
+        for (int k = 0; k < x->nChild; k++) {
+            const FtsNode *c = x->aChild[k];
+            assert_true(c->kind != FTSN_NOT && c->fBoost == 0);
+            if (k) assert_true(x->aDist[k - 1] >= 1 && x->aDist[k - 1] <= FTS_MATCH_MAX_SLOP);
+            check_node(c, x, n);
+        }
+        return;
     case FTSN_NOT:
         assert_int_equal(x->nChild, 1);
         assert_non_null(parent);
@@ -789,15 +800,15 @@ static void test_sphinx_operators(void **state) {
     x = parse("@title a << @(title,body) b");
     assert_int_equal(x->kind, FTSN_BEFORE);
     assert_true(fts_fieldset_has(&x->fields, 0) && !fts_fieldset_has(&x->fields, 1));
-    check_error("a << b NEAR/2 c", 7, "MATCH: near 'NEAR/2 c' at offset 7: NEAR/N after '<<' would take "
-                                      "the '<<' chain before it as an operand (`a << b NEAR/3 c` is `(a << "
-                                      "b) NEAR/3 c` in Sphinx), which loupe does not do; write the chain "
-                                      "after it in parentheses: `a << (b NEAR/3 c)`");
+    /* as in Sphinx, `a << b NEAR/2 c` is `(a << b) NEAR/2 c`: the '<<'
+    ** chain an operand whose occurrences are where it holds */
+    check("a << b NEAR/2 c", "NEARANY(BEFORE(a, b), /2, c)");
+    check("(a << b) NEAR/2 c NEAR/2 d", "NEARANY(BEFORE(a, b), /2, c, /2, d)");
     check_error("a NEAR/1 b << c SENTENCE d", 16, "MATCH: near 'SENTENCE d' at offset 16: SENTENCE after "
                                                   "'<<' would take the '<<' chain before it as an operand "
-                                                  "(`a << b NEAR/3 c` is `(a << b) NEAR/3 c` in Sphinx), "
+                                                  "(`a << b SENTENCE c` is `(a << b) SENTENCE c` in Sphinx), "
                                                   "which loupe does not do; write the chain after it in "
-                                                  "parentheses: `a << (b NEAR/3 c)`");
+                                                  "parentheses: `a << (b SENTENCE c)`");
     /* Sphinx's chain operators are left-associative: a NEAR/N, NOTNEAR/N,
     ** SENTENCE or PARAGRAPH chain before '<<' is its first operand */
     check("a NEAR/3 b << c", "ORDER(NEAR(a, /3, b), c)");
@@ -880,11 +891,7 @@ static void test_sphinx_operators(void **state) {
                                             "takes a group with a negation only around one word, prefix, "
                                             "wildcard or exact phrase (`(a -x) NEAR/3 c`); this group has "
                                             "more");
-    check_error("a NEAR/1 (\"b c\" MAYBE d)", 9, "MATCH: near '(\"b c\" MAYBE d)' at offset 9: NEAR/N "
-                                               "joins words, prefixes, wildcards, exact phrases, OR lists "
-                                               "of them and groups of these; this operand is a MAYBE with more "
-                                               "than words in it (NEAR/N takes a MAYBE's words, prefixes "
-                                               "and wildcards)");
+    check("a NEAR/1 (\"b c\" MAYBE d)", "NEARANY(a, /1, MAYBE(PHRASE(\"b c\"), d))");
     check_error("a NEAR/1 b MAYBE c", 9, "MATCH: near 'b MAYBE c' at offset 9: NEAR/N joins words, prefixes, "
                                         "wildcards, exact phrases, OR lists of them and groups of these; this "
                                         "operand is a MAYBE (it binds tighter: write (a NEAR/3 b) MAYBE c, or "
@@ -896,9 +903,8 @@ static void test_sphinx_operators(void **state) {
     check_error("a SENTENCE (b c)", 11, "MATCH: near '(b c)' at offset 11: SENTENCE joins words, prefixes, "
                                        "wildcards, exact phrases and OR lists of them; this operand is a "
                                        "group");
-    check_error("a NEAR/2 \"b c\"~3", 9, "MATCH: near '\"b c\"~3' at offset 9: NEAR/N joins words, "
-                                         "prefixes, wildcards, exact phrases, OR lists of them and groups "
-                                         "of these; this operand is a proximity phrase");
+    check("a NEAR/2 \"b c\"~3", "NEARANY(a, /2, PHRASE(\"b c\"~3))");
+    check("(\"a b\"~1 | c) NEAR/2 (d << e) NEAR/1 f", "NEARANY(OR(PHRASE(\"a b\"~1), c), /2, BEFORE(d, e), /1, f)");
     check("a NEAR/1 (b* | \"c d*\")", "OR(NEAR(a, /1, PREFIX(b*)), NEAR(a, /1, PHRASE(\"c d*\")))");
     /* an anchored word or exact phrase is a chain operand, as in Sphinx */
     check("^a << b$", "BEFORE(^a, b$)");
@@ -1152,10 +1158,7 @@ static void test_phrase_alternatives(void **state) {
     /* a phrase's alternatives are an OR list: as a chain operand, one chain each */
     check("x << \"(a | b) c\"", "OR(BEFORE(x, PHRASE(\"a c\")), BEFORE(x, PHRASE(\"b c\")))");
     check("x << \"(a | b) c\"~2", "ORDER(x, OR(PHRASE(\"a c\"~2), PHRASE(\"b c\"~2)))");
-    check_error("x NEAR/2 \"(a | b) c\"~2", 9, "MATCH: near '\"(a | b) c\"~2' at offset 9: NEAR/N joins "
-                                                "words, prefixes, wildcards, exact phrases, OR lists of "
-                                                "them and groups of these; this operand is a proximity "
-                                                "phrase");
+    check("x NEAR/2 \"(a | b) c\"~2", "NEARANY(x, /2, OR(PHRASE(\"a c\"~2), PHRASE(\"b c\"~2)))");
     /* nesting is limited as groups outside phrases are */
     char zDeep[400];
     strcpy(zDeep, "\"");

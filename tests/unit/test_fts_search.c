@@ -548,6 +548,7 @@ static void ref_word_places(const int *aw, int nw, int i, int f, int scan, ROcc 
 }
 
 static void ref_order_scan(const FtsNode *x, int i, int f, ROcc *a, int *pn);
+static int near_any_ref(const FtsNode *n, int i, int f, RHit *aChain, int *pnChain);
 
 /* Appends to a the windows of the proximity phrase aw[0..nw)~nSlop among
 ** doc i's first scan words of field f, in order of their start: from each
@@ -576,6 +577,38 @@ static void ref_prox_windows(const int *aw, int nw, int nSlop, int i, int f, int
         if (!ok || !first) continue;
         assert_true(*pn < ROCC_MAX);
         a[(*pn)++] = (ROcc){s, hi + 1};
+    }
+}
+
+/* ref_occ for an FTSN_NEAR_ANY (1) or an ORDER (0): a proximity phrase's
+** windows as the one reading them sees them. */
+static int g_occNear;
+
+/* The windows of the proximity phrase aw[0..nw)~nSlop as NEAR reads them:
+** at each occurrence of one of its words, in position order, the window
+** of every word's latest occurrences up to it (a word the query repeats m
+** times: its latest m), when they span fewer than nSlop + nw positions
+** and it starts after the window before. */
+static void ref_prox_latest(const int *aw, int nw, int nSlop, int i, int f, int scan, ROcc *a, int *pn) {
+    const int *d = g_docs[i].aaWord[f];
+    int n0 = *pn; /* this phrase's windows: from a[n0] */
+    for (int k = 0; k < scan; k++) {
+        int bWord = 0;
+        for (int j = 0; j < nw; j++) bWord |= word_fits(d[k], aw[j]);
+        if (!bWord) continue;
+        int lo = k, ok = 1;
+        for (int j = 0; j < nw && ok; j++) {
+            int need = 0, found = -1;
+            for (int m = 0; m < nw; m++) need += aw[m] == aw[j];
+            for (int t = k; t >= 0 && found < 0; t--) {
+                if (word_fits(d[t], aw[j]) && --need == 0) found = t;
+            }
+            ok = found >= 0;
+            if (found >= 0 && found < lo) lo = found;
+        }
+        if (!ok || k - lo + 1 >= nSlop + nw || (*pn > n0 && lo <= a[*pn - 1].s)) continue;
+        assert_true(*pn < ROCC_MAX);
+        a[(*pn)++] = (ROcc){lo, k + 1};
     }
 }
 
@@ -610,7 +643,8 @@ static void ref_occ(const FtsNode *x, int i, int f, ROcc *a, int *pn) {
             for (int j = 0; j < nw; j++) {
                 if (aw[j] == -1) return;
             }
-            ref_prox_windows(aw, nw, x->nSlop, i, f, scan_len(x->nPosLimit, i, f), a, pn);
+            if (g_occNear) ref_prox_latest(aw, nw, x->nSlop, i, f, scan_len(x->nPosLimit, i, f), a, pn);
+            else ref_prox_windows(aw, nw, x->nSlop, i, f, scan_len(x->nPosLimit, i, f), a, pn);
             return;
         }
         for (int k = 0; k + nw <= scan_len(x->nPosLimit, i, f); k++) {
@@ -668,6 +702,21 @@ static void ref_occ(const FtsNode *x, int i, int f, ROcc *a, int *pn) {
     case FTSN_ORDER:
         ref_order_scan(x, i, f, a, pn);
         return;
+    case FTSN_NEAR_ANY: {
+        /* the chains the automaton completes, each from its start, one
+        ** position per operand */
+        RHit *aChain = malloc(sizeof(RHit) * 4 * ROCC_MAX);
+        int nChain = 0;
+        assert_non_null(aChain);
+        if (near_any_ref(x, i, f, aChain, &nChain)) {
+            for (int k = 0; k < nChain; k++) {
+                assert_true(*pn < ROCC_MAX);
+                a[(*pn)++] = (ROcc){aChain[k].pos - 1, aChain[k].pos - 1 + x->nChild};
+            }
+        }
+        free(aChain);
+        return;
+    }
     case FTSN_OR:
         for (int c = 0; c < x->nChild; c++) {
             if (ref_eval(x->aChild[c], i, &sc)) ref_occ(x->aChild[c], i, f, a, pn);
@@ -693,11 +742,14 @@ static void ref_order_scan(const FtsNode *x, int i, int f, ROcc *a, int *pn) {
     ROcc *occ = malloc(sizeof(ROcc) * ROCC_MAX);
     int *who = malloc(sizeof(int) * ROCC_MAX);
     assert_true(occ && who && n <= 16);
+    int bWas = g_occNear; /* an ORDER reads its operands as ORDER does */
+    g_occNear = 0;
     for (int c = 0; c < n; c++) {
         int n0 = nAll;
         ref_occ(x->aChild[c], i, f, occ, &nAll);
         for (int k = n0; k < nAll; k++) who[k] = c;
     }
+    g_occNear = bWas;
     /* position order, ties by operand: a selection sort will do */
     for (int k = 0; k < nAll; k++) {
         int m = k;
@@ -746,6 +798,54 @@ static void ref_order_scan(const FtsNode *x, int i, int f, ROcc *a, int *pn) {
     }
     free(occ);
     free(who);
+}
+
+/* Does doc i's field f hold FTSN_NEAR_ANY n: its operands' occurrences
+** there (ref_occ: each where it matches) make a chain by Sphinx's
+** automaton, level by level as near_sphinx runs it? With aChain (room for
+** 4 * ROCC_MAX), the chains the last level completes, *pnChain of them. */
+static int near_any_ref(const FtsNode *n, int i, int f, RHit *aChain, int *pnChain) {
+    enum { CAP = 4 * ROCC_MAX };
+    RHit *aS = malloc(sizeof(RHit) * CAP), *aPrev = malloc(sizeof(RHit) * CAP), *aOut = malloc(sizeof(RHit) * CAP);
+    ROcc *occ = malloc(sizeof(ROcc) * ROCC_MAX);
+    assert_true(aS && aPrev && aOut && occ);
+    int nPrev = 0, bHolds = 1;
+    for (int o0 = 0; o0 < n->nChild && bHolds;) {
+        int near = n->aDist[o0 ? o0 - 1 : 0], o1 = o0 + 1;
+        while (o1 < n->nChild && n->aDist[o1 - 1] == near) o1++;
+        int m = 0, who = 0;
+        if (o0) {
+            for (int k = 0; k < nPrev; k++) aS[m++] = (RHit){aPrev[k].pos, aPrev[k].len, 0, UINT_MAX};
+            who = 1;
+        }
+        for (int o = o0; o < o1; o++, who++) {
+            const FtsNode *c = n->aChild[o];
+            int w = c->kind == FTSN_TERM && !c->anchor && !c->nPosLimit ? word_of(c->z, c->n) : -1;
+            unsigned tie = w >= 0 ? (unsigned)df_word(f, w) : UINT_MAX;
+            int nOcc = 0, bWas = g_occNear;
+            g_occNear = 1;
+            ref_occ(c, i, f, occ, &nOcc);
+            g_occNear = bWas;
+            for (int k = 0; k < nOcc; k++) {
+                assert_true(m < CAP);
+                aS[m++] = (RHit){occ[k].s + 1, occ[k].e - occ[k].s, who, tie};
+            }
+        }
+        qsort(aS, (size_t)m, sizeof(RHit), rhit_cmp);
+        nPrev = ref_near_level(aS, m, who, near, aOut);
+        if (aChain && o1 == n->nChild) {
+            memcpy(aChain, aOut, sizeof(RHit) * (size_t)nPrev);
+            *pnChain = nPrev;
+        }
+        bHolds = nPrev > 0;
+        memcpy(aPrev, aOut, sizeof(RHit) * (size_t)nPrev);
+        o0 = o1;
+    }
+    free(aS);
+    free(aPrev);
+    free(aOut);
+    free(occ);
+    return bHolds;
 }
 
 /* Does doc i's field f hold ORDER n's operands from o on, each starting at
@@ -899,6 +999,19 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
         }
         for (int f = 0; f < NF; f++) {
             if (order_holds_ref(n, i, f, 0, 0)) return 1;
+        }
+        *pScore = 0;
+        return 0;
+    }
+    case FTSN_NEAR_ANY: {
+        /* the operands scored as an AND, their occurrences a chain in one field */
+        for (int c = 0; c < n->nChild; c++) {
+            double sc;
+            if (!ref_eval(n->aChild[c], i, &sc)) return 0;
+            *pScore += sc;
+        }
+        for (int f = 0; f < NF; f++) {
+            if (near_any_ref(n, i, f, NULL, NULL)) return 1;
         }
         *pScore = 0;
         return 0;
@@ -1178,11 +1291,13 @@ static void ref_keys(RefKeys *k, const FtsNode *x, int bNeg) {
     case FTSN_MAYBE:
     case FTSN_NOT:
     case FTSN_ORDER:
+    case FTSN_NEAR_ANY:
         for (int c = 0; c < x->nChild; c++) {
             const FtsNode *y = x->aChild[c];
             int g = k->curGuard;
             if ((x->kind == FTSN_OR || (x->kind == FTSN_MAYBE && c > 0)) && !bNeg &&
-                (y->kind == FTSN_AND || y->kind == FTSN_ORDER || y->kind == FTSN_MAYBE || y->kind == FTSN_QUORUM)) {
+                (y->kind == FTSN_AND || y->kind == FTSN_ORDER || y->kind == FTSN_NEAR_ANY || y->kind == FTSN_MAYBE ||
+                 y->kind == FTSN_QUORUM)) {
                 assert_true(k->nGuard < 64);
                 k->aGuard[k->nGuard++] = (RefGuard){y, g};
                 k->curGuard = k->nGuard;
@@ -1807,6 +1922,25 @@ static void rand_query(char *buf) {
                                                    "%s << (%s NEAR/1 %s NEAR/3 %s)"};
                 int k = (int)(rnd() % 16);
                 sprintf(buf + strlen(buf), aOrd[k], w, w2, k == 1 ? w : w3, w);
+            } else if (rnd() % 3 == 0) {
+                /* NEAR/N over proximity phrases, '<<' chains, MAYBEs with
+                ** phrases (FTSN_NEAR_ANY) */
+                static const char *const aAny[] = {"\"%s %s\"~2 NEAR/%u %s", "%s NEAR/%u (%s << %s)",
+                                                   "%s << %s NEAR/%u %s", "(%s MAYBE \"%s %s\") NEAR/%u %s",
+                                                   "(\"%s %s\"~1 | %s) NEAR/%u %s",
+                                                   "\"%s %s\"~3 NEAR/%u %s NEAR/2 %s",
+                                                   "%s NEAR/%u %s NEAR/%u \"%s %s\"~2"};
+                int k = (int)(rnd() % 7);
+                unsigned d = 1 + rnd() % 5, d2 = 1 + rnd() % 5;
+                switch (k) {
+                case 0: sprintf(buf + strlen(buf), aAny[k], w, w2, d, w3); break;
+                case 1: sprintf(buf + strlen(buf), aAny[k], w, d, w2, w3); break;
+                case 2: sprintf(buf + strlen(buf), aAny[k], w, w2, d, w3); break;
+                case 3: sprintf(buf + strlen(buf), aAny[k], w, w2, w3, d, w); break;
+                case 4: sprintf(buf + strlen(buf), aAny[k], w, w2, w3, d, w); break;
+                case 5: sprintf(buf + strlen(buf), aAny[k], w, w2, d, w3, w); break;
+                default: sprintf(buf + strlen(buf), aAny[k], w, d, w2, d2, w3, w); break;
+                }
             } else if (rnd() % 2) {
                 sprintf(buf + strlen(buf), "%s << \"%s %s\"", w, w2, rnd() % 2 ? w3 : w);
             } else {
