@@ -767,9 +767,9 @@ def near_set(seed=2026, n_rows=120, n_chains=70, n_groups=40, n_any=80):
     (a-e, and x and y that no chain asks for), chains of 2 to 5 distinct
     letters, one distance or several, and chains with groups: of two
     letters, or of one and a negation; chains with operands that are more
-    than words (proximity phrases, '<<' chains, a MAYBE with a phrase, an
-    OR list of these), each letter once; then NEAR_WORDS_QUERIES. Seeded:
-    the same every run."""
+    than words (proximity phrases, '<<' chains, NEAR/N chains not first, a
+    MAYBE with a phrase, an OR list of these), each letter once; then
+    NEAR_WORDS_QUERIES. Seeded: the same every run."""
     rnd = random.Random(seed)
     rows = [(" ".join(rnd.choice("abcdexxyy") for _ in range(rnd.randint(3, 16))), "")
             for _ in range(n_rows)]
@@ -816,7 +816,9 @@ def near_set(seed=2026, n_rows=120, n_chains=70, n_groups=40, n_any=80):
                 break
             a, b, c = letters.pop(), letters.pop(), letters[-1]
             op = rnd.choice(['"%s %s"~%d' % (a, b, rnd.randint(1, 3)), "(%s << %s)" % (a, b),
-                             '(%s MAYBE "%s %s")' % (a, b, c), '("%s %s"~1 | %s)' % (a, b, c), a, '"%s %s"' % (a, b)])
+                             '(%s MAYBE "%s %s")' % (a, b, c), '("%s %s"~1 | %s)' % (a, b, c), a, '"%s %s"' % (a, b),
+                             "(%s NEAR/%d %s)" % (a, rnd.randint(1, 3), b),
+                             "(%s NEAR/%d %s NEAR/%d %s)" % (a, rnd.randint(1, 2), b, rnd.randint(3, 4), c)])
             if c in op:
                 letters.pop()
             ops.append(op)

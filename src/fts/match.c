@@ -1685,12 +1685,11 @@ static int near_words(MatchParser *p, const FtsNode *x, NodeList *l, int *pbOk) 
 
 /* Is x a NEAR/N operand whose occurrences are where it matches, as
 ** Sphinx's NEAR reads them (making the chain an FTSN_NEAR_ANY): a
-** proximity phrase, a '<<' chain, a MAYBE (near_take tries its words
+** proximity phrase, a '<<' chain, a NEAR/N chain in parentheses (but
+** first, where it is spliced in), a MAYBE (near_take tries its words
 ** first), or an OR list of these and of chain operands? Not boosted,
-** negated, or a ZONESPAN group; not a NEAR chain (one first in
-** parentheses is spliced in; elsewhere Sphinx reads occurrences of it
-** that loupe does not find, so it stays an error), nor a quorum holding
-** more than words (not compared with Sphinx). */
+** negated, or a ZONESPAN group, nor a quorum holding more than words (not
+** compared with Sphinx). */
 static int is_any_operand(const MatchParser *p, const FtsNode *x) {
     if (x->fBoost || is_negative(x)) return 0;
     switch (x->kind) {
@@ -1699,6 +1698,8 @@ static int is_any_operand(const MatchParser *p, const FtsNode *x) {
     case FTSN_BEFORE:
     case FTSN_ORDER:
         return 1;
+    case FTSN_NEAR:
+        return !x->bNotNear;
     case FTSN_MAYBE:
         return p->z[x->pos] == '(';
     case FTSN_OR:

@@ -2159,8 +2159,9 @@ static int order_collect(OrderIt *o, It *it, uint32_t d) {
             }
             return LP_OK;
         }
+        int bNearIn = o->and.base.pn->bOrder == ORDER_NEAR; /* read by NEAR/N, not '<<' */
         int bOneLevel = pn->nOp && pn->aDist && !pn->iSp && !pn->bNotNear && !pn->aOpSame;
-        for (int op = 1; bOneLevel && op + 1 < pn->nOp; op++) bOneLevel = pn->aDist[op] == pn->aDist[0];
+        for (int op = 1; bOneLevel && !bNearIn && op + 1 < pn->nOp; op++) bOneLevel = pn->aDist[op] == pn->aDist[0];
         if (bOneLevel) {
             /* a NEAR chain of one distance: the chains Sphinx's automaton
             ** completes (its starts are 1-based). Of several distances,
@@ -2170,13 +2171,15 @@ static int order_collect(OrderIt *o, It *it, uint32_t d) {
             ** cc) does not): its words, as before. */
             uint32_t bHolds, nChain, len = (uint32_t)pn->nOp;
             if (near_scan(p, &bHolds, &nChain) != LP_OK) return LP_NOMEM;
-            /* Sphinx's chain occurrence is one position long per operand
-            ** (a phrase's too), not its span: in "dog owl gnu emu", (dog
-            ** NEAR/3 emu) << gnu holds there and << owl does not, and in
-            ** "aa yy xx bb", ("aa yy" NEAR/3 bb) << xx holds */
+            /* Sphinx's ORDER reads a chain's occurrence as one position
+            ** long per operand (a phrase's too), not its span: in "dog owl
+            ** gnu emu", (dog NEAR/3 emu) << gnu holds there and << owl
+            ** does not, and in "aa yy xx bb", ("aa yy" NEAR/3 bb) << xx
+            ** holds. Its NEAR reads the span, and the last level's chains
+            ** of a chain of several distances (probed: bench-parity) */
             for (uint32_t k = 0; k < nChain; k++) {
                 uint32_t s = p->aNear[1][k].pos - 1;
-                if (ohit_push(o, (uint32_t)pn->iField, s, s + len)) return LP_NOMEM;
+                if (ohit_push(o, (uint32_t)pn->iField, s, s + (bNearIn ? p->aNear[1][k].len : len))) return LP_NOMEM;
             }
             return LP_OK;
         }

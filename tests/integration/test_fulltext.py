@@ -861,6 +861,9 @@ NEAR_ANY_CASES = [
     ("(d << e) NEAR/2 (a << b)", [3]),
     ('"e a"~2 NEAR/4 "b c"~1', [7]),
     ('x NEAR/1 ("b d"~2 | "e c")', []),
+    ("e NEAR/2 (a NEAR/1 b)", []),
+    ("e NEAR/3 (a NEAR/1 b)", [3]),
+    ("d NEAR/1 (a NEAR/1 c NEAR/3 e)", [1, 7, 10]),
 ]
 
 
@@ -882,7 +885,7 @@ def test_near_chains_match_as_in_sphinx(server, cur, uniq):
     cur.execute(f"EXPLAIN SELECT id FROM {t} WHERE MATCH('(a << b) NEAR/2 c')")
     assert "NEAR (where each matches, in one field: /2)" in "\n".join(r[0] for r in cur.fetchall())
     # what a NEAR chain cannot take is an error naming the operand
-    for text, what in [("c NEAR/3 (a NEAR/1 b)", r"a NEAR/N chain \(one in parentheses comes first"),
+    for text, what in [("c NEAR/3 (a NOTNEAR/1 b)", r"a NOTNEAR/N"),
                        ("(-a -b) NEAR/3 c", "a negation"), ('"a b"~2 SENTENCE c', "a proximity phrase"),
                        ("((a b) | d) NEAR/3 c", "a group in an OR list"), ("(a b) SENTENCE c", "a group")]:
         expect_error(cur, f"SELECT id FROM {t} WHERE MATCH(%s)", 1064, "this operand is " + what, args=(text,))

@@ -896,10 +896,10 @@ static void test_sphinx_operators(void **state) {
                                         "wildcards, exact phrases, OR lists of them and groups of these; this "
                                         "operand is a MAYBE (it binds tighter: write (a NEAR/3 b) MAYBE c, or "
                                         "(a MAYBE b) NEAR/3 c)");
-    check_error("c NEAR/3 (a NEAR/1 b)", 10, "MATCH: near 'a NEAR/1 b)' at offset 10: NEAR/N joins words, "
-                                            "prefixes, wildcards, exact phrases, OR lists of them and "
-                                            "groups of these; this operand is a NEAR/N chain (one in "
-                                            "parentheses comes first: (a NEAR/1 b) NEAR/3 c)");
+    check("c NEAR/3 (a NEAR/1 b)", "NEARANY(c, /3, NEAR(a, /1, b))");
+    check_error("c NEAR/3 (a NOTNEAR/1 b)", 10, "MATCH: near 'a NOTNEAR/1 b)' at offset 10: NEAR/N joins "
+                                               "words, prefixes, wildcards, exact phrases, OR lists of them "
+                                               "and groups of these; this operand is a NOTNEAR/N");
     check_error("a SENTENCE (b c)", 11, "MATCH: near '(b c)' at offset 11: SENTENCE joins words, prefixes, "
                                        "wildcards, exact phrases and OR lists of them; this operand is a "
                                        "group");

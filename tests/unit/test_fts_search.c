@@ -674,17 +674,18 @@ static void ref_occ(const FtsNode *x, int i, int f, ROcc *a, int *pn) {
         ** automaton completes; else the operands' words */
         int bOneLevel = 1;
         for (int o = 1; o < x->nChild; o++) {
-            bOneLevel &= o + 1 == x->nChild || x->aDist[o] == x->aDist[0];
+            bOneLevel &= g_occNear || o + 1 == x->nChild || x->aDist[o] == x->aDist[0];
             for (int r = 0; r < o; r++) bOneLevel &= !same_operand(x, r, o);
         }
         if (bOneLevel) {
-            /* each from its start, one position per operand */
+            /* ORDER: each from its start, one position per operand; NEAR:
+            ** the last level's chains, each its span */
             static RHit aChain[4 * MAXLEN];
             int nChain = 0, len = x->nChild;
             near_sphinx(x, i, f, aChain, &nChain);
             for (int k = 0; k < nChain; k++) {
                 assert_true(*pn < ROCC_MAX);
-                a[(*pn)++] = (ROcc){aChain[k].pos - 1, aChain[k].pos - 1 + len};
+                a[(*pn)++] = (ROcc){aChain[k].pos - 1, aChain[k].pos - 1 + (g_occNear ? aChain[k].len : len)};
             }
             return;
         }
@@ -1929,8 +1930,9 @@ static void rand_query(char *buf) {
                                                    "%s << %s NEAR/%u %s", "(%s MAYBE \"%s %s\") NEAR/%u %s",
                                                    "(\"%s %s\"~1 | %s) NEAR/%u %s",
                                                    "\"%s %s\"~3 NEAR/%u %s NEAR/2 %s",
-                                                   "%s NEAR/%u %s NEAR/%u \"%s %s\"~2"};
-                int k = (int)(rnd() % 7);
+                                                   "%s NEAR/%u %s NEAR/%u \"%s %s\"~2",
+                                                   "%s NEAR/%u (%s NEAR/%u %s)"};
+                int k = (int)(rnd() % 8);
                 unsigned d = 1 + rnd() % 5, d2 = 1 + rnd() % 5;
                 switch (k) {
                 case 0: sprintf(buf + strlen(buf), aAny[k], w, w2, d, w3); break;
@@ -1939,6 +1941,7 @@ static void rand_query(char *buf) {
                 case 3: sprintf(buf + strlen(buf), aAny[k], w, w2, w3, d, w); break;
                 case 4: sprintf(buf + strlen(buf), aAny[k], w, w2, w3, d, w); break;
                 case 5: sprintf(buf + strlen(buf), aAny[k], w, w2, d, w3, w); break;
+                case 7: sprintf(buf + strlen(buf), aAny[k], w, d, w2, d2, w3); break;
                 default: sprintf(buf + strlen(buf), aAny[k], w, d, w2, d2, w3, w); break;
                 }
             } else if (rnd() % 2) {
