@@ -1453,12 +1453,10 @@ nomem:
 ** first and last position in turn, overlapping ones too, which is what
 ** Sphinx's ORDER sees of a proximity phrase (in "a x b a", "a b"~3 is at
 ** 1-3 and at 3-4, so x << "a b"~3 holds); returns how many. */
-static uint32_t prox_scan(const PhraseIt *p, uint32_t *aWin) {
-    const PlanNode *pn = p->base.pn;
-    uint32_t nMatch = 0;
-    enum { MAXW = 64 };
-    int n = p->n > MAXW ? MAXW : p->n;
-    int aWord[MAXW] = {0}, aMul[MAXW] = {0}, nu = 0;
+/* The distinct words of proximity phrase pn's first n: each's first index
+** in aWord[u], how often the phrase has it in aMul[u]. Returns how many. */
+static int prox_words(const PlanNode *pn, int n, int *aWord, int *aMul) {
+    int nu = 0;
     for (int i = 0; i < n; i++) {
         int u = 0;
         while (u < nu && !(pn->anKey[aWord[u]] == pn->anKey[i] &&
@@ -1468,6 +1466,15 @@ static uint32_t prox_scan(const PhraseIt *p, uint32_t *aWin) {
         if (u == nu) aWord[nu] = i, aMul[nu++] = 0;
         aMul[u]++;
     }
+    return nu;
+}
+
+static uint32_t prox_scan(const PhraseIt *p, uint32_t *aWin) {
+    const PlanNode *pn = p->base.pn;
+    uint32_t nMatch = 0;
+    enum { MAXW = 64 };
+    int n = p->n > MAXW ? MAXW : p->n;
+    int aWord[MAXW] = {0}, aMul[MAXW] = {0}, nu = prox_words(pn, n, aWord, aMul);
     uint32_t aIdx[MAXW] = {0};
     uint32_t limit = (uint32_t)pn->nSlop + (uint32_t)n; /* span must be < limit */
     uint32_t lastEnd = 0;
@@ -1509,16 +1516,7 @@ static uint32_t prox_latest(const PhraseIt *p, uint32_t *aWin) {
     const PlanNode *pn = p->base.pn;
     enum { MAXW = 64 };
     int n = p->n > MAXW ? MAXW : p->n;
-    int aWord[MAXW] = {0}, aMul[MAXW] = {0}, nu = 0;
-    for (int i = 0; i < n; i++) {
-        int u = 0;
-        while (u < nu && !(pn->anKey[aWord[u]] == pn->anKey[i] &&
-                           memcmp(pn->aKey[aWord[u]], pn->aKey[i], (size_t)pn->anKey[i]) == 0)) {
-            u++;
-        }
-        if (u == nu) aWord[nu] = i, aMul[nu++] = 0;
-        aMul[u]++;
-    }
+    int aWord[MAXW] = {0}, aMul[MAXW] = {0}, nu = prox_words(pn, n, aWord, aMul);
     uint32_t aIdx[MAXW] = {0}; /* per distinct word: its occurrences read */
     uint32_t limit = (uint32_t)pn->nSlop + (uint32_t)n, nWin = 0;
     for (;;) {
