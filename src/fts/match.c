@@ -1702,11 +1702,19 @@ static int is_any_operand(const MatchParser *p, const FtsNode *x) {
         return !x->bNotNear;
     case FTSN_MAYBE:
         return p->z[x->pos] == '(';
-    case FTSN_OR:
+    case FTSN_OR: {
+        /* (an OR of words, prefixes and exact phrases only is a chain
+        ** operand, one chain per choice) */
+        int bAny = 0;
         for (int k = 0; k < x->nChild; k++) {
-            if (!is_chain_operand(x->aChild[k]) && !is_any_operand(p, x->aChild[k])) return 0;
+            const FtsNode *y = x->aChild[k];
+            int bLeaf = !y->fBoost && (y->kind == FTSN_PREFIX || y->kind == FTSN_WILDCARD);
+            if (bLeaf || is_chain_operand(y)) continue;
+            if (!is_any_operand(p, y)) return 0;
+            bAny = 1;
         }
-        return 1;
+        return bAny;
+    }
     default:
         return 0;
     }

@@ -905,6 +905,7 @@ static void test_sphinx_operators(void **state) {
                                        "group");
     check("a NEAR/2 \"b c\"~3", "NEARANY(a, /2, PHRASE(\"b c\"~3))");
     check("(\"a b\"~1 | c) NEAR/2 (d << e) NEAR/1 f", "NEARANY(OR(PHRASE(\"a b\"~1), c), /2, BEFORE(d, e), /1, f)");
+    check("(\"a b\"~2 | cd*) NEAR/1 e", "NEARANY(OR(PHRASE(\"a b\"~2), PREFIX(cd*)), /1, e)");
     check("a NEAR/1 (b* | \"c d*\")", "OR(NEAR(a, /1, PREFIX(b*)), NEAR(a, /1, PHRASE(\"c d*\")))");
     /* an anchored word or exact phrase is a chain operand, as in Sphinx */
     check("^a << b$", "BEFORE(^a, b$)");
