@@ -1857,23 +1857,18 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
                           : k == FTSN_PARAGRAPH ? "PARAGRAPH"
                           : bNotOp              ? "NOTNEAR/N"
                                                 : "NEAR/N";
-        if (kind != FTSN_AND && kind != FTSN_BEFORE && k == FTSN_BEFORE) {
+        if ((kind != FTSN_AND && kind != FTSN_BEFORE && k == FTSN_BEFORE) ||
+            (kind == FTSN_BEFORE && k == FTSN_NEAR && !bNotOp)) {
             /* Sphinx's chain operators are left-associative: `a NEAR/3 b
             ** << c` is `(a NEAR/3 b) << c`, the chain so far the first
-            ** operand of an ORDER */
-            if ((rc = chain_close(p, kind, 0, bNot, &l, &nl, iStart, iEnd, pp))) return rc;
+            ** operand of an ORDER, and `a << b NEAR/3 c` is `(a << b)
+            ** NEAR/3 c`, the '<<' chain an operand of NEAR/N
+            ** (FTSN_NEAR_ANY) */
+            if ((rc = chain_close(p, kind, bOrder, bNot, &l, &nl, iStart, iEnd, pp))) return rc;
             memset(&l, 0, sizeof(l));
             memset(&nl, 0, sizeof(nl));
             kind = FTSN_AND;
             bNot = 0;
-        }
-        if (kind == FTSN_BEFORE && k == FTSN_NEAR && !bNotOp) {
-            /* and `a << b NEAR/3 c` is `(a << b) NEAR/3 c`: the '<<' chain
-            ** an operand of NEAR/N (FTSN_NEAR_ANY) */
-            if ((rc = chain_close(p, kind, bOrder, 0, &l, &nl, iStart, iEnd, pp))) return rc;
-            memset(&l, 0, sizeof(l));
-            memset(&nl, 0, sizeof(nl));
-            kind = FTSN_AND;
             bOrder = 0;
         }
         if (kind == FTSN_BEFORE && k != FTSN_BEFORE) {

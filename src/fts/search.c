@@ -1257,6 +1257,29 @@ static int fsm_step(NearFsm *m, const NearHit *h, NearHit *pOut) {
     return 0;
 }
 
+/* The level of a NEAR chain of n operands (links aDist) that starts at
+** operand o0: its distance in *pNear; returns the operand after it (a run
+** of links of one distance is one level). */
+static int near_level(const int *aDist, int n, int o0, uint32_t *pNear) {
+    uint32_t near = (uint32_t)aDist[o0 ? o0 - 1 : 0];
+    int o1 = o0 + 1;
+    while (o1 < n && (uint32_t)aDist[o1 - 1] == near) o1++;
+    *pNear = near;
+    return o1;
+}
+
+/* An automaton over nChild children at distance near, its scratch aWho
+** and aRing (nChild entries each). */
+static NearFsm fsm_new(int nChild, uint32_t near, int *aWho, NearHit *aRing) {
+    NearFsm m;
+    memset(&m, 0, sizeof(m));
+    m.nChild = nChild;
+    m.near = near;
+    m.aWho = aWho;
+    m.aRing = aRing;
+    return m;
+}
+
 /* NEAR/N, the way Sphinx and Manticore match it. Their parser makes
 ** `a NEAR/3 b NEAR/3 c NEAR/2 d` the node NEAR/2((a NEAR/3 b NEAR/3 c), d):
 ** a run of links of one distance is one level, and a level's first child
@@ -1283,9 +1306,8 @@ static int near_scan(PhraseIt *p, uint32_t *pbHolds, uint32_t *pnChain) {
         if (!p->aFsmWho || !p->aFsmRing || !p->aNearRun) return LP_NOMEM;
     }
     for (int o0 = 0; o0 < pn->nOp;) {
-        uint32_t near = (uint32_t)pn->aDist[o0 ? o0 - 1 : 0];
-        int o1 = o0 + 1; /* the level's operands: [o0, o1) */
-        while (o1 < pn->nOp && (uint32_t)pn->aDist[o1 - 1] == near) o1++;
+        uint32_t near;
+        int o1 = near_level(pn->aDist, pn->nOp, o0, &near); /* the level's operands: [o0, o1) */
         /* The level's children, each's occurrences sorted: the chains of
         ** the level before, in the order it completed them (by start: a
         ** chain starts where the one before ended or later, and fsm_step's
@@ -1305,12 +1327,7 @@ static int near_scan(PhraseIt *p, uint32_t *pbHolds, uint32_t *pnChain) {
             nAll += p->anStart[o];
         }
         if ((o1 < pn->nOp || pnChain) && near_room(p, 1, nAll)) return LP_NOMEM;
-        NearFsm m;
-        memset(&m, 0, sizeof(m));
-        m.nChild = nRun;
-        m.near = near;
-        m.aWho = p->aFsmWho;
-        m.aRing = p->aFsmRing;
+        NearFsm m = fsm_new(nRun, near, p->aFsmWho, p->aFsmRing);
         uint32_t nOut = 0;
         for (;;) {
             /* the next occurrence: the least start; at one start, the
@@ -2459,9 +2476,8 @@ static int near_any_holds(AndIt *x) {
         NearHit *aS = o->aNear, *aOut = aS + o->nNearCap, *aPrev = aOut + o->nNearCap;
         int nPrev = 0, bField = 0;
         for (int o0 = 0; o0 < n;) {
-            uint32_t near = (uint32_t)pn->aDist[o0 ? o0 - 1 : 0];
-            int o1 = o0 + 1; /* the level's operands: [o0, o1) */
-            while (o1 < n && (uint32_t)pn->aDist[o1 - 1] == near) o1++;
+            uint32_t near;
+            int o1 = near_level(pn->aDist, n, o0, &near); /* the level's operands: [o0, o1) */
             int m = 0, who = 0;
             if (o0) {
                 for (int j = 0; j < nPrev; j++) aS[m++] = (NearHit){aPrev[j].pos, aPrev[j].len, 0, UINT32_MAX};
@@ -2475,12 +2491,7 @@ static int near_any_holds(AndIt *x) {
                 }
             }
             qsort(aS, (size_t)m, sizeof(NearHit), nearhit_cmp);
-            NearFsm fsm;
-            memset(&fsm, 0, sizeof(fsm));
-            fsm.nChild = who;
-            fsm.near = near;
-            fsm.aWho = o->aFsmWho;
-            fsm.aRing = o->aFsmRing;
+            NearFsm fsm = fsm_new(who, near, o->aFsmWho, o->aFsmRing);
             int nOut = 0;
             for (int j = 0; j < m; j++) {
                 NearHit out;
