@@ -208,7 +208,8 @@ static int on_term(void *ctx, const Token *t) {
 ** (exact_phrase, as in Manticore, and Sphinx's query_mode): words only (no
 ** prefix, '*' or alternatives), no anchor, no zone or ZONESPAN limit? */
 static int phrase_is_placed(const Builder *b, const FtsNode *x) {
-    if (!b->bExactPhrase || x->kind != FTSN_PHRASE || x->nSlop != 0 || x->anchor || b->pZones || b->pGroup) {
+    if (!b->bExactPhrase || x->kind != FTSN_PHRASE || x->nSlop != 0 || x->anchor || x->aMark || b->pZones ||
+        b->pGroup) {
         return 0;
     }
     for (int i = 0; i < x->n; i++) {
@@ -276,7 +277,9 @@ static int add_leaf_words(Builder *b, const FtsNode *x) {
             b->pPhrasePlace = NULL;
         }
         if (rc || !b->bStar) return rc;
-        if (x->kind == FTSN_PHRASE || x->kind == FTSN_QUORUM ? x->anchor || x->bExact : !fts_expand_applies(x)) {
+        if (x->kind == FTSN_PHRASE || x->kind == FTSN_QUORUM
+                ? x->anchor || (x->kind == FTSN_PHRASE && x->aMark) || x->bExact
+                : !fts_expand_applies(x)) {
             return LP_OK;
         }
         return add_star_words(b, x);

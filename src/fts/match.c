@@ -685,14 +685,33 @@ static int parse_quorum(MatchParser *p, FtsNode *x) {
 ** unescaped), in the arena; NULL when out of memory. As in read_word;
 ** '\\*' is a literal star, which separates words (a star standing alone
 ** is a word position). */
-static char *phrase_unescape(MatchParser *p, const char *zRaw, int nRaw, int nOut) {
+/* Is the '^' or '$' at zRaw[j] an anchor on a word of a phrase: a '^'
+** right before something that is not a blank, a '$' right after it? */
+static int phrase_anchor_at(const char *zRaw, int nRaw, int j) {
+    int k = zRaw[j] == '^' ? j + 1 : j - 1;
+    if (k < 0 || k >= nRaw) return 0;
+    char c = zRaw[k];
+    return !(c == ' ' || (c >= '\t' && c <= '\r') || c == '^' || c == '$');
+}
+
+/* zRaw[0..nRaw) with its escapes undone, nOut bytes, in the arena. The
+** anchors on its words (phrase_anchor_at) become blanks, and *paMark
+** (NULL when there is none) tells where: FtsNode.aMark. */
+static char *phrase_unescape(MatchParser *p, const char *zRaw, int nRaw, int nOut, uint8_t **paMark) {
     char *z = arena_alloc(p->a, (size_t)nOut + 1);
+    *paMark = NULL;
     if (!z) return NULL;
     int o = 0;
     for (int j = 0; j < nRaw && o < nOut; j++) {
         int bEsc = zRaw[j] == '\\';
         j += bEsc;
-        z[o++] = bEsc && (zRaw[j] == '=' || zRaw[j] == '*') ? ' ' : zRaw[j];
+        char c = zRaw[j];
+        if (!bEsc && (c == '^' || c == '$') && phrase_anchor_at(zRaw, nRaw, j)) {
+            if (!*paMark && !(*paMark = arena_zalloc(p->a, (size_t)nOut + 1))) return NULL;
+            (*paMark)[o] = (uint8_t)c;
+            c = ' ';
+        }
+        z[o++] = bEsc && (c == '=' || c == '*') ? ' ' : c;
     }
     z[o] = 0;
     return z;
@@ -888,25 +907,33 @@ static int phrase_alternatives(MatchParser *p, FtsNode *x, int r0, int r1, FtsNo
     if (!a) return nomem(p);
     int n = 0;
     for (int i = 0; i < l.n; i++) {
-        char *z = phrase_unescape(p, l.a[i].z ? l.a[i].z : "", l.a[i].n, l.a[i].n);
+        uint8_t *aMark;
+        char *z = phrase_unescape(p, l.a[i].z ? l.a[i].z : "", l.a[i].n, l.a[i].n, &aMark);
         if (!z) return nomem(p);
         /* runs of ASCII whitespace as one space, none at either end (the
-        ** groups' parentheses left spaces) */
+        ** groups' parentheses left spaces); an anchor's blank stays */
         int m = 0, bDup = 0;
         for (int j = 0; z[j]; j++) {
             int bSpace = z[j] == ' ' || (z[j] >= '\t' && z[j] <= '\r');
-            if (!bSpace) z[m++] = z[j];
-            else if (m > 0 && z[m - 1] != ' ') z[m++] = ' ';
+            int bMark = aMark && aMark[j];
+            if (!bSpace || bMark || (m > 0 && (z[m - 1] != ' ' || (aMark && aMark[m - 1])))) {
+                if (aMark) aMark[m] = aMark[j];
+                z[m++] = z[j];
+            }
         }
-        if (m > 0 && z[m - 1] == ' ') m--;
+        while (m > 0 && z[m - 1] == ' ' && !(aMark && aMark[m - 1])) m--;
         z[m] = 0;
-        for (int k = 0; k < n && !bDup; k++) bDup = a[k]->n == m && memcmp(a[k]->z, z, (size_t)m) == 0;
+        for (int k = 0; k < n && !bDup; k++) {
+            bDup = a[k]->n == m && memcmp(a[k]->z, z, (size_t)m) == 0 &&
+                   (a[k]->aMark ? aMark && !memcmp(a[k]->aMark, aMark, (size_t)m) : !aMark);
+        }
         if (bDup) continue; /* "(a | a) b" is one phrase */
         FtsNode *y = node_new(p, FTSN_PHRASE, x->pos, x->pos + x->len);
         if (!y) return nomem(p);
         *y = *x;
         y->z = z;
         y->n = m;
+        y->aMark = aMark;
         a[n++] = y;
     }
     if (n == 1) {
@@ -936,13 +963,17 @@ static int parse_phrase(MatchParser *p, const Scope *pScope, int bReq, FtsNode *
         }
     }
     if (i >= p->n) return syntax_error(p, p->n, "expected closing '\"'");
-    char *z = phrase_unescape(p, p->z + p->i, i - p->i, nOut);
+    uint8_t *aMark;
+    char *z = phrase_unescape(p, p->z + p->i, i - p->i, nOut, &aMark);
     if (!z) return nomem(p);
     p->i = i + 1;
-    /* '^' first and '$' last inside the quotes (unescaped) anchor it. */
+    /* An exact phrase's '^' first and '$' last (unescaped) anchor it, not
+    ** its first and last word (the same but for the stars and stop words
+    ** the query puts before or after them); a proximity's or quorum's
+    ** anchor their words (aMark). */
     int anchor = 0;
     int r0 = iStart + 1, r1 = i; /* the raw text of the words */
-    {
+    if (!(p->i < p->n && (p->z[p->i] == '~' || p->z[p->i] == '/'))) {
         int a0 = iStart + 1, a1 = i; /* the raw text */
         while (a0 < a1 && space_len(p, a0) > 0) a0 += space_len(p, a0);
         if (a0 < a1 && p->z[a0] == '^') anchor |= FTS_ANCHOR_START;
@@ -953,23 +984,20 @@ static int parse_phrase(MatchParser *p, const Scope *pScope, int bReq, FtsNode *
         if (anchor & FTS_ANCHOR_START) r0 = a0 + 1;
         if (anchor & FTS_ANCHOR_END) r1 = a1 - 1;
         if (r1 < r0) r1 = r0; /* "^$" */
-        /* The same characters in the unescaped copy (only whitespace is
-        ** before the '^' and after the '$' there too): blanked. */
-        if (anchor & FTS_ANCHOR_START) {
-            char *c = memchr(z, '^', (size_t)nOut);
-            if (c) *c = ' ';
+        /* The same characters in the unescaped copy, where only blanks are
+        ** before the '^' and after the '$' too: blanked, no word's marks. */
+        int aOff[2] = {anchor & FTS_ANCHOR_START ? a0 - (iStart + 1) : -1,
+                       anchor & FTS_ANCHOR_END ? nOut - (i - (a1 - 1)) : -1};
+        for (int k = 0; k < 2; k++) {
+            if (aOff[k] < 0) continue;
+            z[aOff[k]] = ' ';
+            if (aMark) aMark[aOff[k]] = 0;
         }
-        if (anchor & FTS_ANCHOR_END) {
-            int o1 = nOut;
-            while (o1 > 0 && (z[o1 - 1] == ' ' || z[o1 - 1] == '\t')) o1--;
-            if (o1 > 0 && z[o1 - 1] == '$') z[o1 - 1] = ' ';
-        }
+        int bMarks = 0;
+        for (int k = 0; aMark && k < nOut && !bMarks; k++) bMarks = aMark[k] != 0;
+        if (!bMarks) aMark = NULL;
     }
     int nSlop = 0;
-    if (p->i < p->n && (p->z[p->i] == '~' || p->z[p->i] == '/') && anchor) {
-        return syntax_error(p, p->i, "'^' and '$' anchor a word or an exact phrase: they cannot "
-                                     "be used with '~N' or '/N'");
-    }
     if (p->i < p->n && p->z[p->i] == '~') {
         int iTilde = p->i++;
         if (p->i >= p->n || p->z[p->i] < '0' || p->z[p->i] > '9') {
@@ -1007,6 +1035,7 @@ static int parse_phrase(MatchParser *p, const Scope *pScope, int bReq, FtsNode *
     x->n = nOut;
     x->nSlop = nSlop;
     x->anchor = anchor;
+    x->aMark = aMark;
     x->bRequired = bReq;
     return phrase_alternatives(p, x, r0, r1, pp);
 }
@@ -1655,6 +1684,10 @@ static int near_words(MatchParser *p, const FtsNode *x, NodeList *l, int *pbOk) 
             w.n = j - i;
             w.nQuorum = 0;
             w.fQuorum = 0;
+            /* its anchors, blanks around it in the quorum's text */
+            w.aMark = NULL;
+            w.anchor = (i > 0 && x->aMark && x->aMark[i - 1] == '^' ? FTS_ANCHOR_START : 0) |
+                       (j < x->n && x->aMark && x->aMark[j] == '$' ? FTS_ANCHOR_END : 0);
             if (memchr(w.z, '*', (size_t)w.n) || memchr(w.z, '?', (size_t)w.n)) {
                 /* a prefix ("wor*"), as the quorum counts it; a wildcard: no */
                 if (w.z[w.n - 1] != '*' || w.n < 2 || memchr(w.z, '*', (size_t)w.n - 1) ||
@@ -2437,15 +2470,20 @@ int fts_match_split_words(Arena *a, FtsNode *root, const Analyzer *an, LpError *
 
 /* z[0..n) with a backslash before each byte of zSpecial (and before
 ** whitespace when bSpace), so words holding ',' or ')' stay readable. */
-static void dump_text(StrBuf *sb, const char *z, int n, const char *zSpecial, int bSpace) {
+static void dump_text_marked(StrBuf *sb, const char *z, const uint8_t *aMark, int n, const char *zSpecial,
+                             int bSpace) {
     for (int i = 0; i < n; i++) {
-        char c = z[i];
+        char c = aMark && aMark[i] ? (char)aMark[i] : z[i];
         if (c && (strchr(zSpecial, c) ||
                   (bSpace && (c == ' ' || c == '\t' || c == '\n' || c == '\r')))) {
             strbuf_appendc(sb, '\\');
         }
         strbuf_appendc(sb, c);
     }
+}
+
+static void dump_text(StrBuf *sb, const char *z, int n, const char *zSpecial, int bSpace) {
+    dump_text_marked(sb, z, NULL, n, zSpecial, bSpace);
 }
 
 /* "@{title,body}" unless the set is every field. */
@@ -2511,7 +2549,7 @@ static void dump_node(const FtsNode *x, const char *const *azField, int nField, 
         return;
     case FTSN_PHRASE:
         strbuf_appendz(sb, x->bExact ? "=PHRASE(\"" : "PHRASE(\"");
-        dump_text(sb, x->z, x->n, "\\\"", 0);
+        dump_text_marked(sb, x->z, x->aMark, x->n, "\\\"", 0);
         strbuf_appendc(sb, '"');
         if (x->nSlop) strbuf_appendf(sb, "~%d", x->nSlop);
         strbuf_appendc(sb, ')');
@@ -2520,7 +2558,7 @@ static void dump_node(const FtsNode *x, const char *const *azField, int nField, 
         return;
     case FTSN_QUORUM:
         strbuf_appendz(sb, x->bExact ? "=QUORUM(\"" : "QUORUM(\"");
-        dump_text(sb, x->z, x->n, "\\\"", 0);
+        dump_text_marked(sb, x->z, x->aMark, x->n, "\\\"", 0);
         if (x->nQuorum) strbuf_appendf(sb, "\"/%d)", x->nQuorum);
         else strbuf_appendf(sb, "\"/%g)", x->fQuorum);
         dump_fields(sb, x, azField, nField);

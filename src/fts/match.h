@@ -208,6 +208,12 @@ struct FtsNode {
     int nSlop;              /* PHRASE: proximity window (~N); 0 = exact phrase */
     int bRequired;          /* TERM/PHRASE written with a leading '+' (informational) */
     int anchor;             /* TERM/PHRASE: FTS_ANCHOR_* bits (never with nSlop) */
+    const uint8_t *aMark;   /* PHRASE/QUORUM: NULL, or per byte of z the anchor
+                            ** written on one of its words, '^' or '$', where it
+                            ** stood ('^' before the word, '$' after it; a blank
+                            ** in z): that word's occurrences count only first /
+                            ** last in a field. An exact phrase's '^' first and
+                            ** '$' last are its anchor instead */
     double fBoost;          /* TERM written word^N: its idf times N; 0: none */
     int bExact;             /* PHRASE/QUORUM written ="...": every word is exact
                             ** (a TERM's '=word' keeps its '=' in z instead) */
@@ -332,7 +338,8 @@ void fts_match_dump(const FtsNode *root, const char *const *azField, int nField,
 **   AND(x, y, ...)    OR(x, y, ...)    NOT(x)    MAYBE(x, y)
 **   QUORUM("a b c"/2) QUORUM("a b c"/0.5)
 **   BEFORE(x, y, ...) NEAR(x, /3, y, /4, z)
-**   ^word  word$      anchors, on a word or a phrase
+**   ^word  word$      anchors, on a word or a phrase (and inside a phrase's
+**                     or quorum's text, on its words: PHRASE("a ^b c$"~3))
 **   word^1.5          a boosted word (after its '$', before its fields)
 **   EMPTY             the empty query (root NULL)
 ** A leaf whose field set is not every field is followed by its fields:

@@ -91,6 +91,11 @@ struct PlanNode {
     int iSp;                    /* chain: SP_SENTENCE or SP_PARAGRAPH (any order, in one
                                 ** part); words [aOpStart[nOp], nTerm) are the
                                 ** boundaries' terms, optional; 0: neither */
+    const uint8_t *aWordAnchor; /* PHRASE: per word, FTS_ANCHOR_* of an anchor written on
+                                ** it ("a ^b c$"~3, WordMarks): only its occurrences first
+                                ** / last in the field count; NULL: no word has one */
+    const uint32_t *aWordTail;  /* ... and for '$', the positions it spans past its own
+                                ** (end_tail's; NULL: all 0) */
     const uint32_t *aPosLimit;  /* per word: only its positions below this count
                                 ** (@field[N]; 0: all); NULL: no word is limited */
     const FtsZones *pZones;     /* PHRASE: ZONE:(…): its words count only inside spans
@@ -161,6 +166,14 @@ typedef struct WordExp {
     const char *zExact;
     int nExact;
 } WordExp;
+
+/* Anchors written on single words of a phrase, quorum or chain operand
+** ("a ^b c$"~3: FtsNode.aMark), per analysed word (word_marks). */
+typedef struct WordMarks {
+    uint8_t *aAnchor;   /* FTS_ANCHOR_* bits; NULL: no word has one */
+    uint32_t *aTail;    /* for '$': the positions the word spans past its
+                        ** own (word_tail); NULL: all 0 */
+} WordMarks;
 
 /* Does e make its word stand for several terms? */
 static int wexp_used(const WordExp *e) {
@@ -930,6 +943,24 @@ static int pos_load(PhraseIt *p, int i) {
         }
         p->anPos[i] = lo;
     }
+    const uint8_t *aAnc = p->base.pn->aWordAnchor;
+    if (rc == LP_OK && aAnc && aAnc[i]) {
+        /* "a ^b c$"~3: the word's positions not first / last in the field
+        ** do not exist for it */
+        uint32_t want = 0, m = 0;
+        if (aAnc[i] & FTS_ANCHOR_END) {
+            uint32_t dl = p->base.q->src->vt->xDocLen(p->base.q->src, pn->iField, p->base.doc);
+            uint32_t tail = pn->aWordTail ? pn->aWordTail[i] : 0;
+            want = dl > tail ? dl - 1 - tail : UINT32_MAX;
+        }
+        for (uint32_t k = 0; k < p->anPos[i]; k++) {
+            uint32_t v = p->aaPos[i][k];
+            if ((aAnc[i] & FTS_ANCHOR_START) && v != 0) continue;
+            if ((aAnc[i] & FTS_ANCHOR_END) && v != want) continue;
+            p->aaPos[i][m++] = v;
+        }
+        p->anPos[i] = m;
+    }
     return rc;
 }
 
@@ -1470,14 +1501,16 @@ nomem:
 ** first and last position in turn, overlapping ones too, which is what
 ** Sphinx's ORDER sees of a proximity phrase (in "a x b a", "a b"~3 is at
 ** 1-3 and at 3-4, so x << "a b"~3 holds); returns how many. */
-/* The distinct words of proximity phrase pn's first n: each's first index
-** in aWord[u], how often the phrase has it in aMul[u]. Returns how many. */
+/* The distinct words of proximity phrase pn's first n (a word anchored
+** otherwise is another: "a a$"~3): each's first index in aWord[u], how
+** often the phrase has it in aMul[u]. Returns how many. */
 static int prox_words(const PlanNode *pn, int n, int *aWord, int *aMul) {
     int nu = 0;
     for (int i = 0; i < n; i++) {
         int u = 0;
         while (u < nu && !(pn->anKey[aWord[u]] == pn->anKey[i] &&
-                           memcmp(pn->aKey[aWord[u]], pn->aKey[i], (size_t)pn->anKey[i]) == 0)) {
+                           memcmp(pn->aKey[aWord[u]], pn->aKey[i], (size_t)pn->anKey[i]) == 0 &&
+                           (!pn->aWordAnchor || pn->aWordAnchor[aWord[u]] == pn->aWordAnchor[i]))) {
             u++;
         }
         if (u == nu) aWord[nu] = i, aMul[nu++] = 0;
@@ -2704,22 +2737,74 @@ static int analyse(FtsQuery *q, const FtsNode *n, int bStem, TokenList *l, LpErr
     return LP_OK;
 }
 
-/* For a clause of x anchored at the field's end ('$'; l: its analysed
-** words): in *pTail, the positions its last word spans past its own as
-** documents index it, where '$' must find them. A blend token's forms
-** stand at its first part's position, its later parts after it ("at&t$"
-** ends the field where its part "t" does: 1); 0 for any other word, and
-** on tables without blend_chars. */
-static int end_tail(FtsQuery *q, const FtsNode *x, const TokenList *l, uint32_t *pTail, LpError *err) {
+/* The positions word t of x (its text x->z[t->iStart..t->iEnd)) spans past
+** its own as documents index it, into *pTail: where '$' must find it. A
+** blend token's forms stand at its first part's position, its later parts
+** after it ("at&t$" ends the field where its part "t" does: 1); 0 for any
+** other word, and on tables without blend_chars. */
+static int word_tail(FtsQuery *q, const FtsNode *x, const Token *t, uint32_t *pTail, LpError *err) {
     *pTail = 0;
-    if (!(x->anchor & FTS_ANCHOR_END) || l->a.n == 0 || !analyzer_has_blend(q->an)) return LP_OK;
-    const Token *t = &l->a.a[l->a.n - 1];
-    if (t->iEnd <= t->iStart || t->iEnd > (uint32_t)x->n) return LP_OK;
+    if (!analyzer_has_blend(q->an) || t->iEnd <= t->iStart || t->iEnd > (uint32_t)x->n) return LP_OK;
     uint32_t nPos = 0;
     int rc = analyzer_query_span(q->an, x->z + t->iStart, t->iEnd - t->iStart,
                                  x->bExact ? ANALYZE_QUERY_EXACT : ANALYZE_QUERY, &nPos, err);
     if (rc != LP_OK) return rc;
     if (nPos > 1) *pTail = nPos - 1;
+    return LP_OK;
+}
+
+/* For a clause of x anchored at the field's end ('$'; l: its analysed
+** words): in *pTail, word_tail of its last word. */
+static int end_tail(FtsQuery *q, const FtsNode *x, const TokenList *l, uint32_t *pTail, LpError *err) {
+    *pTail = 0;
+    if (!(x->anchor & FTS_ANCHOR_END) || l->a.n == 0) return LP_OK;
+    return word_tail(q, x, &l->a.a[l->a.n - 1], pTail, err);
+}
+
+static int is_blank(char c) {
+    return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+/* The anchors written on words of phrase or quorum x (FtsNode.aMark; a[0..n):
+** its analysed words): a '^' anchors the words that start first after it, a
+** '$' those that end last before it (of a word that analyses to several,
+** the first or the last), unless a blank is between them. Into m, in the
+** arena (m->aAnchor NULL when no word has one). LP_OK or an error. */
+static int word_marks(FtsQuery *q, const FtsNode *x, const Token *a, size_t n, WordMarks *m, LpError *err) {
+    m->aAnchor = NULL;
+    m->aTail = NULL;
+    if (!x->aMark || n == 0) return LP_OK;
+    for (int k = 0; k < x->n; k++) {
+        if (!x->aMark[k]) continue;
+        int bStart = x->aMark[k] == '^';
+        uint32_t best = bStart ? UINT32_MAX : 0;
+        int bFound = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (bStart ? a[i].iStart > (uint32_t)k && a[i].iStart <= best
+                       : a[i].iEnd <= (uint32_t)k && a[i].iEnd >= best && a[i].iEnd > a[i].iStart) {
+                best = bStart ? a[i].iStart : a[i].iEnd;
+                bFound = 1;
+            }
+        }
+        if (!bFound) continue; /* a stop word's, or one on nothing */
+        uint32_t lo = bStart ? (uint32_t)k + 1 : best, hi = bStart ? best : (uint32_t)k;
+        int bBlank = 0;
+        for (uint32_t j = lo; j < hi && !bBlank; j++) bBlank = is_blank(x->z[j]);
+        if (bBlank) continue;
+        if (!m->aAnchor && !(m->aAnchor = arena_zalloc(q->a, n))) return lp_err_set(err, LP_NOMEM, "out of memory");
+        for (size_t i = 0; i < n; i++) {
+            if (bStart ? a[i].iStart != best : a[i].iEnd != best || a[i].iEnd <= a[i].iStart) continue;
+            m->aAnchor[i] |= bStart ? FTS_ANCHOR_START : FTS_ANCHOR_END;
+            if (bStart) continue;
+            uint32_t tail;
+            int rc = word_tail(q, x, &a[i], &tail, err);
+            if (rc != LP_OK) return rc;
+            if (tail && !m->aTail && !(m->aTail = arena_zalloc(q->a, sizeof(uint32_t) * n))) {
+                return lp_err_set(err, LP_NOMEM, "out of memory");
+            }
+            if (tail) m->aTail[i] = tail;
+        }
+    }
     return LP_OK;
 }
 
@@ -3007,19 +3092,20 @@ static void phrase_group_idf(PlanNode *g) {
 
 /* The per-field nodes of one clause made of the analysed words in l
 ** (anchor: FTS_ANCHOR_* for an exact phrase or a word, nEndTail its
-** end_tail; nPosLimit: the
+** end_tail; pm: the anchors on its words, or NULL; nPosLimit: the
 ** position limit of @field[N], 0 for none). A word alone is a term
 ** leaf, unless anchored or limited: then a phrase of one word, whose
 ** positions are read. */
 static PlanNode *plan_words(FtsQuery *q, const FtsNode *n, const TokenList *l, const WordExp *aExp,
-                            QType qtype, int nSlop, int anchor, uint32_t nEndTail, uint32_t nPosLimit,
-                            const FtsZones *pZones, uint32_t qBase, LpError *err) {
+                            const WordMarks *pm, QType qtype, int nSlop, int anchor, uint32_t nEndTail,
+                            uint32_t nPosLimit, const FtsZones *pZones, uint32_t qBase, LpError *err) {
     PlanNode *aField[FTS_MAX_FIELDS];
     int nField = 0;
     uint32_t N = q->src->nDocs;
+    if (pm && !pm->aAnchor) pm = NULL;
     for (int f = 0; f < q->src->nFields; f++) {
         if (!fts_fieldset_has(&n->fields, f)) continue;
-        if (l->a.n == 1 && !anchor && !nPosLimit && !pZones && !(aExp && aExp[0].zPre)) {
+        if (l->a.n == 1 && !anchor && !pm && !nPosLimit && !pZones && !(aExp && aExp[0].zPre)) {
             PlanNode *pn = new_pn(q, PN_LEAF);
             if (!pn || !(pn->key = make_key(q->a, f, l->a.a[0].z, l->a.a[0].n))) return NULL;
             pn->nKey = l->a.a[0].n + 1;
@@ -3042,6 +3128,10 @@ static PlanNode *plan_words(FtsQuery *q, const FtsNode *n, const TokenList *l, c
         pn->nSlop = nSlop;
         pn->anchor = anchor;
         pn->nEndTail = nEndTail;
+        if (pm) {
+            pn->aWordAnchor = pm->aAnchor;
+            pn->aWordTail = pm->aTail;
+        }
         if (limit_positions(q, pn, nPosLimit) || global_qpos(q, pn, qBase)) return NULL;
         int rz = zone_pn(q, pn, pZones, err);
         if (rz < 0) return NULL;
@@ -3080,7 +3170,11 @@ static PlanNode *plan_quorum(FtsQuery *q, const FtsNode *n, int *pbDropped, LpEr
     TokenList l = {{0}, {0}};
     PlanNode *res = NULL;
     WordExp *aExp; /* its prefixes ("a b*"/1), or NULL */
-    if (analyse(q, n, 1, &l, err) || phrase_prefixes(q, n, &l, &aExp, err)) goto done;
+    WordMarks wm; /* its words' anchors ("a$ b c"/2) */
+    if (analyse(q, n, 1, &l, err) || phrase_prefixes(q, n, &l, &aExp, err) ||
+        word_marks(q, n, l.a.a, l.a.n, &wm, err)) {
+        goto done;
+    }
     /* expand_keywords: its plain words, each planned as one outside it */
     int bExpand = q->rank.expand && !q->nNotDepth && !n->bExact;
     uint32_t qBase = take_qpos(q, &l, aExp);
@@ -3088,17 +3182,20 @@ static PlanNode *plan_quorum(FtsQuery *q, const FtsNode *n, int *pbDropped, LpEr
     for (size_t i = 0; i < l.a.n; i++) {
         int j = 0, bPre = aExp && aExp[i].zPre;
         while (j < nWord && !(l.a.a[j].n == l.a.a[i].n && !memcmp(l.a.a[j].z, l.a.a[i].z, (size_t)l.a.a[i].n) &&
-                              (aExp && aExp[j].zPre) == bPre)) {
+                              (aExp && aExp[j].zPre) == bPre && (!wm.aAnchor || wm.aAnchor[j] == wm.aAnchor[i]))) {
             j++;
         }
         if (j == nWord) {
             if (aExp) aExp[nWord] = aExp[i];
+            if (wm.aAnchor) wm.aAnchor[nWord] = wm.aAnchor[i];
+            if (wm.aTail) wm.aTail[nWord] = wm.aTail[i];
             l.a.a[nWord++] = l.a.a[i];
         } else if (is_factor_ranker(q->rank.ranker) && !bPre) {
             /* a repeat counts once, but its place in the query is a keyword's */
             Token t = l.a.a[i];
             TokenList one = token_list_one(&t);
-            PlanNode *g = plan_words(q, n, &one, NULL, QT_TERM, 0, 0, 0, n->nPosLimit, n->pZones, qBase, err);
+            PlanNode *g = plan_words(q, n, &one, NULL, NULL, QT_TERM, 0, 0, 0, n->nPosLimit, n->pZones, qBase,
+                                     err);
             if (!g) goto nomem;
             keep_keywords(q, g);
         }
@@ -3117,8 +3214,13 @@ static PlanNode *plan_quorum(FtsQuery *q, const FtsNode *n, int *pbDropped, LpEr
         TokenList one = token_list_one(&l.a.a[i]);
         const WordExp *e = aExp && aExp[i].zPre ? &aExp[i] : NULL;
         const Token *t = &l.a.a[i];
+        /* an anchored word ("cat$ bee"/2): a phrase of one word, as '^cat' */
+        WordMarks m1 = {wm.aAnchor ? &wm.aAnchor[i] : NULL, wm.aTail ? &wm.aTail[i] : NULL};
+        int bAnchored = m1.aAnchor && *m1.aAnchor;
         PlanNode *g;
-        if (e) {
+        if (bAnchored) {
+            g = plan_words(q, n, &one, e, &m1, QT_TERM, 0, 0, 0, n->nPosLimit, n->pZones, qBase, err);
+        } else if (e) {
             g = expand_terms(q, n, qBase + t->iPos, (const uint8_t *)e->zPre, e->nPre, NULL, 0, err);
         } else if (bExpand && t->n > 0 && t->z[0] != ANALYZER_EXACT_MARK && !(t->iStart > 0 && n->z[t->iStart - 1] == '=')) {
             /* the word alone, as a node of its own text */
@@ -3127,13 +3229,14 @@ static PlanNode *plan_quorum(FtsQuery *q, const FtsNode *n, int *pbDropped, LpEr
             x.z = arena_strndup(q->a, n->z + t->iStart, t->iEnd - t->iStart);
             x.n = (int)(t->iEnd - t->iStart);
             x.anchor = 0;
+            x.aMark = NULL;
             x.bExact = 0;
             Token t0 = *t;
             t0.iPos = 0;
             TokenList one0 = token_list_one(&t0);
             g = x.z ? plan_expanded(q, &x, &one0, qBase + t->iPos, err) : NULL;
         } else {
-            g = plan_words(q, n, &one, NULL, QT_TERM, 0, 0, 0, n->nPosLimit, n->pZones, qBase, err);
+            g = plan_words(q, n, &one, NULL, NULL, QT_TERM, 0, 0, 0, n->nPosLimit, n->pZones, qBase, err);
         }
         if (!g) goto nomem;
         if (g->kind != PN_NONE) a[nPresent++] = g;
@@ -3164,13 +3267,15 @@ nomem:
 
 /* Are operands r and o of a chain (words aTok[aOpStart[r]..], each a
 ** prefix or wildcard where aExp says so) the same words, at the same
-** distances, with the same anchors (aAnchor: per operand, or NULL)? */
-static int same_operand(const Token *aTok, const WordExp *aExp, const int *aOpStart, const int *aAnchor, int r,
-                        int o) {
+** distances, with the same anchors (aAnchor: per operand, or NULL; pm:
+** per word)? */
+static int same_operand(const Token *aTok, const WordExp *aExp, const WordMarks *pm, const int *aOpStart,
+                        const int *aAnchor, int r, int o) {
     int n = aOpStart[r + 1] - aOpStart[r];
     if (aOpStart[o + 1] - aOpStart[o] != n || (aAnchor && aAnchor[r] != aAnchor[o])) return 0;
     for (int i = 0; i < n; i++) {
         const Token *a = &aTok[aOpStart[r] + i], *b = &aTok[aOpStart[o] + i];
+        if (pm->aAnchor && pm->aAnchor[aOpStart[r] + i] != pm->aAnchor[aOpStart[o] + i]) return 0;
         if (a->n != b->n || memcmp(a->z, b->z, (size_t)a->n) != 0 || a->iPos - aTok[aOpStart[r]].iPos !=
                                                                         b->iPos - aTok[aOpStart[o]].iPos) {
             return 0;
@@ -3210,14 +3315,19 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
     int bZoned = 0;
     WordExp **aaExp = arena_zalloc(q->a, sizeof(WordExp *) * (size_t)n->nChild);
     WordExp *aExp = NULL; /* per word of all operands, when some is a prefix or wildcard */
+    WordMarks *aMarks = arena_zalloc(q->a, sizeof(WordMarks) * (size_t)n->nChild); /* per operand */
+    WordMarks wm = {NULL, NULL}; /* per word of all operands, when some is anchored ("a$ b" << c) */
     int *aOpAnchor = NULL; /* per operand kept, when some is anchored */
     uint32_t *aOpTail = NULL; /* per operand kept, when some end anchor has a tail */
-    if (!aaExp) {
+    if (!aaExp || !aMarks) {
         lp_err_set(err, LP_NOMEM, "out of memory");
         return NULL;
     }
     for (int c = 0; c < n->nChild; c++) {
-        if (operand_words(q, n->aChild[c], &aL[c], &aaExp[c], err)) goto out;
+        if (operand_words(q, n->aChild[c], &aL[c], &aaExp[c], err) ||
+            word_marks(q, n->aChild[c], aL[c].a.a, aL[c].a.n, &aMarks[c], err)) {
+            goto out;
+        }
         int bNeg = n->bNotNear && c == 1; /* NOTNEAR's second operand is no keyword */
         /* expand_keywords: an operand's plain words, as a phrase's (NOTNEAR's
         ** second too: what is near is any of its forms) */
@@ -3279,8 +3389,15 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
         if (aaExp[c] && !aExp && !(aExp = arena_zalloc(q->a, sizeof(WordExp) * (size_t)(nTok + nBound)))) {
             goto nomem;
         }
+        if (aMarks[c].aAnchor && !wm.aAnchor &&
+            (!(wm.aAnchor = arena_zalloc(q->a, (size_t)(nTok + nBound))) ||
+             !(wm.aTail = arena_zalloc(q->a, sizeof(uint32_t) * (size_t)(nTok + nBound))))) {
+            goto nomem;
+        }
         for (size_t i = 0; i < aL[c].a.n; i++) {
             if (aaExp[c]) aExp[k] = aaExp[c][i];
+            if (aMarks[c].aAnchor) wm.aAnchor[k] = aMarks[c].aAnchor[i];
+            if (aMarks[c].aTail) wm.aTail[k] = aMarks[c].aTail[i];
             aTok[k++] = aL[c].a.a[i];
         }
     }
@@ -3290,7 +3407,7 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
     if (aDist && !aOpSame) goto nomem;
     for (int o = 0; aDist && o < nOp; o++) {
         int r = 0;
-        while (r < o && !same_operand(aTok, aExp, aOpStart, aOpAnchor, r, o)) r++;
+        while (r < o && !same_operand(aTok, aExp, &wm, aOpStart, aOpAnchor, r, o)) r++;
         aOpSame[o] = r;
         bRepeat |= r < o;
     }
@@ -3312,7 +3429,8 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
             res = expand_terms(q, n, qBase, (const uint8_t *)aExp[0].zPre, aExp[0].nPre, aExp[0].zGlob,
                                aExp[0].nGlob, err);
         } else {
-            res = plan_words(q, n, &l, aExp, nTok > 1 ? QT_PHRASE : QT_TERM, 0, aOpAnchor ? aOpAnchor[0] : 0,
+            res = plan_words(q, n, &l, aExp, wm.aAnchor ? &wm : NULL, nTok > 1 ? QT_PHRASE : QT_TERM, 0,
+                             aOpAnchor ? aOpAnchor[0] : 0,
                              aOpTail ? aOpTail[0] : 0, nOneLimit, pZones, qBase, err);
         }
         if (!res) goto nomem;
@@ -3346,6 +3464,8 @@ static PlanNode *plan_chain(FtsQuery *q, const FtsNode *n, int *pbDropped, LpErr
         pn->aOpSame = aOpSame;
         pn->aOpAnchor = aOpAnchor;
         pn->aOpTail = aOpTail;
+        pn->aWordAnchor = wm.aAnchor;
+        pn->aWordTail = wm.aTail;
         pn->bNotNear = n->bNotNear;
         pn->iSp = iSp;
         if (bLimited) {
@@ -4129,7 +4249,7 @@ static PlanNode *plan_expanded(FtsQuery *q, const FtsNode *n, const TokenList *l
                                LpError *err) {
     PlanNode *a[3];
     int k = 0;
-    PlanNode *pn = plan_words(q, n, l, NULL, QT_TERM, 0, 0, 0, n->nPosLimit, n->pZones, qBase, err);
+    PlanNode *pn = plan_words(q, n, l, NULL, NULL, QT_TERM, 0, 0, 0, n->nPosLimit, n->pZones, qBase, err);
     if (!pn) return NULL;
     if (pn->kind != PN_NONE) a[k++] = pn;
     if ((q->rank.expand & FTS_EXPAND_EXACT) && analyzer_has_exact_forms(q->an)) {
@@ -4145,7 +4265,7 @@ static PlanNode *plan_expanded(FtsQuery *q, const FtsNode *n, const TokenList *l
         TokenList lx = {{0}, {0}};
         int rc = analyse(q, &x, 1, &lx, err);
         if (rc == LP_OK && lx.a.n == 1 && lx.a.a[0].z[0] == ANALYZER_EXACT_MARK) {
-            pn = plan_words(q, n, &lx, NULL, QT_TERM, 0, 0, 0, n->nPosLimit, n->pZones, qBase, err);
+            pn = plan_words(q, n, &lx, NULL, NULL, QT_TERM, 0, 0, 0, n->nPosLimit, n->pZones, qBase, err);
             if (pn && pn->kind != PN_NONE) a[k++] = pn;
         }
         token_list_free(&lx);
@@ -4210,9 +4330,11 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
         }
         PlanNode *pn = NULL;
         WordExp *aExp = NULL; /* a phrase's prefixes ("hello wor*") and expanded words */
+        WordMarks wm = {NULL, NULL}; /* anchors on its words ("a ^b c$"~3) */
         if ((n->kind == FTSN_PHRASE && phrase_prefixes(q, n, &l, &aExp, err)) ||
-            (q->rank.expand && l.a.n > 1 && !n->anchor && !q->nNotDepth &&
-             phrase_expansions(q, n, &l, &aExp, err))) {
+            (q->rank.expand && l.a.n > 1 && !n->anchor && !n->aMark && !q->nNotDepth &&
+             phrase_expansions(q, n, &l, &aExp, err)) ||
+            word_marks(q, n, l.a.a, l.a.n, &wm, err)) {
             token_list_free(&l);
             return NULL;
         }
@@ -4220,7 +4342,7 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
             *pbDropped = 1;
         } else {
             uint32_t qBase = take_qpos(q, &l, aExp);
-            if (aExp && l.a.n == 1 && !n->anchor) {
+            if (aExp && l.a.n == 1 && !n->anchor && !wm.aAnchor) {
                 /* "wor*": the prefix, as outside quotes */
                 pn = expand_terms(q, n, qBase, (const uint8_t *)aExp[0].zPre, aExp[0].nPre, NULL, 0, err);
             } else if (q->rank.expand && fts_expand_applies(n) && l.a.n == 1 && !q->nNotDepth) {
@@ -4228,7 +4350,8 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
             } else {
                 uint32_t tail;
                 if (end_tail(q, n, &l, &tail, err) == LP_OK) {
-                    pn = plan_words(q, n, &l, aExp, n->kind == FTSN_PHRASE && l.a.n > 1 ? QT_PHRASE : QT_TERM,
+                    pn = plan_words(q, n, &l, aExp, wm.aAnchor ? &wm : NULL,
+                                    n->kind == FTSN_PHRASE && l.a.n > 1 ? QT_PHRASE : QT_TERM,
                                     n->kind == FTSN_PHRASE ? n->nSlop : 0, n->anchor, tail, n->nPosLimit,
                                     n->pZones, qBase, err);
                 }
@@ -4886,7 +5009,7 @@ static int fkeys_collect(FtsQuery *q, FtsFactors *fx, const PlanNode *pn, int iG
         ** phrase's at its matches (an anchored word's where it is
         ** anchored), the others' in the fields they hold in */
         int iPhrase = 0;
-        if ((pn->nTerm > 1 || (pn->anchor && !pn->nOp && !pn->nSlop)) && pn->aGQPos) {
+        if ((pn->nTerm > 1 || ((pn->anchor || pn->aWordAnchor) && !pn->nOp && !pn->nSlop)) && pn->aGQPos) {
             FPhrase ph = {pn, NULL, !pn->nOp && !pn->nSlop, iGuard, 0, FTS_NO_DOC, NULL, 0, 0};
             if (VEC_PUSH(&fx->phrases, ph)) return LP_NOMEM;
             iPhrase = (int)fx->phrases.n;
@@ -6578,7 +6701,10 @@ static void pn_text(const PlanNode *pn, StrBuf *sb) {
         if (pn->nOp && pn->aOpAnchor && i == pn->aOpStart[o] && (pn->aOpAnchor[o] & FTS_ANCHOR_START)) {
             strbuf_appendc(&t, '^');
         }
+        int wa = pn->aWordAnchor ? pn->aWordAnchor[i] : 0;
+        if (wa & FTS_ANCHOR_START) strbuf_appendc(&t, '^');
         strbuf_append(&t, pn->aKey[i] + 1, (size_t)pn->anKey[i] - 1);
+        if (wa & FTS_ANCHOR_END) strbuf_appendc(&t, '$');
     }
     if (pn->nOp && pn->aOpAnchor && (pn->aOpAnchor[pn->nOp - 1] & FTS_ANCHOR_END)) strbuf_appendc(&t, '$');
     if (pn->anchor & FTS_ANCHOR_END) strbuf_appendc(&t, '$');

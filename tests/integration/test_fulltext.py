@@ -867,6 +867,55 @@ NEAR_ANY_CASES = [
 ]
 
 
+# Anchors on the words of phrases, proximities and quorums, each answer
+# searchd 2.2.11's over ANCHOR_ROWS (title, body)
+ANCHOR_ROWS = [("cat bee", "x"), ("yak cow", "cow"), ("owl yak", "ant emu owl"), ("bee cat", "cat"),
+               ("cat the bee", "x"), ("bee", "cat x"), ("emu ant cat", "cat owl bee cat"), ("ant", "yak emu ant")]
+ANCHOR_CASES = [
+    ('"cat$ bee"', []),
+    ('"yak ^cow"', []),
+    ('"emu ant$ cat"', []),
+    ('"cat$ *"', [4, 7]),
+    ('"* ^bee"', [4, 6]),
+    ('"cat$ the"', []),
+    ('"cat$ bee"~3', [4, 7]),
+    ('"bee ^cat"~3', [1, 5, 7]),
+    ('"^cat bee"~3', [1, 5, 7]),
+    ('"cat bee$"~3', [1, 5]),
+    ('"emu ^ant"~2', [3]),
+    ('"^emu cat$"~3', [7]),
+    ('"ant$ emu"~1', [8]),
+    ('"cat cat$"~5', [4, 7]),
+    ('"cat$ bee"/2', [4, 7]),
+    ('"cat bee$"/1', [1, 4, 5, 6, 7]),
+    ('"^bee cat"/1', [1, 4, 5, 6, 7]),
+    ('"^ant emu$ owl"/2', [3]),
+    ('"^ant emu$ owl$"/3', []),
+    ('"cat$ bee" | owl', [3, 7]),
+    ('owl << "cat$ bee"~3', [7]),
+    ('"bee ^cat"~3 NEAR/2 x', []),
+    ('@title "cat$ bee"~3', [4]),
+    ('@body "cat$ owl"~4', [7]),
+    ('"(bee | cat) cat$"~2', [4, 7]),
+]
+
+
+def test_anchors_on_phrase_words(server, cur, uniq):
+    """'^' and '$' on a word inside a phrase, a proximity or a quorum
+    anchor that word, as in Sphinx: only its occurrences first (last) in a
+    field count. An exact phrase's own '^' first and '$' last still anchor
+    the phrase. RAM segment and sealed alike."""
+    t = make_table(server, uniq(), "(title TEXT, body TEXT)",
+                   {i + 1: r for i, r in enumerate(ANCHOR_ROWS)})
+    assert_ids_ram_and_flushed(cur, t, ANCHOR_CASES)
+    # alternatives (Manticore's; Sphinx 2.2.11 reads no '|' in a phrase)
+    assert sorted(match_ids(cur, t, '"(emu | owl) ant$"')) == [8]
+    # an escaped '$' is a character, no anchor
+    assert sorted(match_ids(cur, t, r'"cat\$ bee"')) == [1]
+    cur.execute(f"EXPLAIN SELECT id FROM {t} WHERE MATCH('\"cat$ ^bee\"~3')")
+    assert 'proximity "cat$ ^bee"~3' in "\n".join(r[0] for r in cur.fetchall())
+
+
 def test_near_chains_match_as_in_sphinx(server, cur, uniq):
     """NEAR/N chains of three or more operands find the rows Sphinx and
     Manticore find: their automaton reads the operands' occurrences in

@@ -784,8 +784,14 @@ static void test_sphinx_operators(void **state) {
                                 "'^' (inside quotes, \"^a b\" anchors a phrase)");
     check_error("^ab*", 0, "MATCH: near '^ab*' at offset 0: '^' and '$' anchor a word or an exact "
                            "phrase, not a prefix");
-    check_error("\"^a b\"~2", 6, "MATCH: near '~2' at offset 6: '^' and '$' anchor a word or an "
-                                  "exact phrase: they cannot be used with '~N' or '/N'");
+    /* anchors on a phrase's words (Sphinx's): a proximity's and a quorum's
+    ** all, an exact phrase's but its own first '^' and last '$' */
+    check("\"^a b\"~2", "PHRASE(\"^a b\"~2)");
+    check("\"a$ ^b c\"/2", "QUORUM(\"a$ ^b c\"/2)");
+    check("\"^a b$ c$\"", "^PHRASE(\" a b$ c \")$");
+    check("\"a ^ b\"", "PHRASE(\"a ^ b\")");     /* '^' before a blank: a character */
+    check("\"a \\^b c\\$\"", "PHRASE(\"a ^b c$\")"); /* escaped: characters (dumped alike) */
+    check("\"(a | b$) ^c\"", "OR(PHRASE(\"a ^c\"), PHRASE(\"b$ ^c\"))");
     check_error("$ a", 0, "MATCH: near '$ a' at offset 0: expected a word before '$' (the field end "
                           "is written 'word$')");
 

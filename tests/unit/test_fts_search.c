@@ -220,7 +220,14 @@ static int pat_id(const char *z, int n) {
 
 /* The words of a phrase's text, split on spaces (-1: not a vocabulary
 ** word; WILD: a '*'; PAT - i: a prefix, "ab*"). */
-static int split_words(const char *z, int *aw, int nMax) {
+/* A vocabulary word anchored inside a phrase or quorum ("a ^b c$"~3):
+** its id with these bits (only where fits_at reads them). */
+#define ANC_START (1 << 24)
+#define ANC_END (1 << 25)
+#define WORD_OF(w) ((w) >= 0 ? (w) & (ANC_START - 1) : (w))
+
+static int split_words(const FtsNode *x, int *aw, int nMax) {
+    const char *z = x->z;
     int nw = 0;
     const char *p = z;
     while (*p && nw < nMax) {
@@ -228,7 +235,11 @@ static int split_words(const char *z, int *aw, int nMax) {
         const char *e = p;
         while (*e && *e != ' ') e++;
         if (e > p) {
-            aw[nw++] = e - p == 1 && *p == '*' ? WILD : e[-1] == '*' ? pat_id(p, (int)(e - p)) : word_of(p, (int)(e - p));
+            int w = e - p == 1 && *p == '*' ? WILD : e[-1] == '*' ? pat_id(p, (int)(e - p)) : word_of(p, (int)(e - p));
+            int o0 = (int)(p - z), o1 = (int)(e - z);
+            if (w >= 0 && x->aMark && o0 > 0 && x->aMark[o0 - 1] == '^') w |= ANC_START;
+            if (w >= 0 && x->aMark && o1 < x->n && x->aMark[o1] == '$') w |= ANC_END;
+            aw[nw++] = w;
         }
         p = e;
     }
@@ -237,12 +248,20 @@ static int split_words(const char *z, int *aw, int nMax) {
 
 /* Does word d fill the place of query word w? */
 static int word_fits(int d, int w) {
+    w = WORD_OF(w);
     if (w <= PAT) {
         char buf[16];
         word_text(d, buf);
         return fnmatch(g_azPat[PAT - w], buf, 0) == 0;
     }
     return w == WILD || d == w;
+}
+
+/* Does position k of a field holding d[0..len) fill the place of query
+** word w, its anchors included? */
+static int fits_at(const int *d, int k, int len, int w) {
+    if ((w >= 0 && (w & ANC_START) && k != 0) || (w >= 0 && (w & ANC_END) && k != len - 1)) return 0;
+    return word_fits(d[k], w);
 }
 
 /* Is w a word a document can hold (a vocabulary word or a pattern)? */
@@ -253,6 +272,7 @@ static int is_real_word(int w) {
 /* Field f's df of query word w: a pattern's is its words' summed (at
 ** most the documents), as the engine reads them as one list. */
 static int df_word(int f, int w) {
+    w = WORD_OF(w);
     if (w >= 0) return df_of(f, w);
     if (w > PAT) return 0;
     int df = 0;
@@ -281,7 +301,7 @@ static int operand_words(const FtsNode *x, int *aw) {
         aw[0] = pat_id(x->z, x->n);
         return 1;
     }
-    return split_words(x->z, aw, 8);
+    return split_words(x, aw, 8);
 }
 
 /* Are operands r and o of chain n the same words (a NEAR's repeat, which
@@ -315,7 +335,7 @@ static int chain_holds(const FtsNode *n, int i, int f, int o, int lo, int hi) {
     int scan = scan_len(n->aChild[o]->nPosLimit, i, f);
     for (int s = 0; s + nw <= scan; s++) {
         int ok = anchor_fits(n->aChild[o], i, f, s, nw);
-        for (int j = 0; j < nw && ok; j++) ok = word_fits(d[s + j], aw[j]);
+        for (int j = 0; j < nw && ok; j++) ok = fits_at(d, s + j, g_docs[i].aLen[f], aw[j]);
         if (!ok) continue;
         int bTaken = 0;
         for (int r = 0; r < o && n->kind == FTSN_NEAR && !bTaken; r++) bTaken = g_aPick[r] == s && same_operand(n, r, o);
@@ -460,7 +480,7 @@ static int near_sphinx(const FtsNode *n, int i, int f, RHit *aChain, int *pnChai
             int scan = scan_len(n->aChild[o]->nPosLimit, i, f);
             for (int s = 0; s + nw <= scan; s++) {
                 int ok = anchor_fits(n->aChild[o], i, f, s, nw);
-                for (int j = 0; j < nw && ok; j++) ok = word_fits(d[s + j], aw[j]);
+                for (int j = 0; j < nw && ok; j++) ok = fits_at(d, s + j, g_docs[i].aLen[f], aw[j]);
                 if (ok) {
                     assert_true(m < CAP);
                     aS[m++] = (RHit){s + 1, nw, who, tie};
@@ -502,12 +522,12 @@ static int notnear_count(const FtsNode *n, int i, int f) {
     int nKeep = 0;
     for (int s = 0; s + nw0 <= scan0; s++) {
         int ok = anchor_fits(n->aChild[0], i, f, s, nw0);
-        for (int j = 0; j < nw0 && ok; j++) ok = word_fits(d[s + j], aw0[j]);
+        for (int j = 0; j < nw0 && ok; j++) ok = fits_at(d, s + j, g_docs[i].aLen[f], aw0[j]);
         if (!ok) continue;
         int lo = s, hi = s + nw0 - 1, bNear = 0, bSame = same_operand(n, 0, 1);
         for (int t = 0; t + nw1 <= scan1 && !bNear; t++) {
             int m = !(bSame && t == s) && anchor_fits(n->aChild[1], i, f, t, nw1);
-            for (int j = 0; j < nw1 && m; j++) m = word_fits(d[t + j], aw1[j]);
+            for (int j = 0; j < nw1 && m; j++) m = fits_at(d, t + j, g_docs[i].aLen[f], aw1[j]);
             int e = t + nw1 - 1;
             int gap = t > hi ? t - hi : lo > e ? lo - e : 0;
             bNear = m && gap <= n->aDist[0];
@@ -540,7 +560,7 @@ static void ref_word_places(const int *aw, int nw, int i, int f, int scan, ROcc 
     const int *d = g_docs[i].aaWord[f];
     for (int k = 0; k < scan; k++) {
         int bIn = 0;
-        for (int j = 0; j < nw; j++) bIn |= is_real_word(aw[j]) && word_fits(d[k], aw[j]);
+        for (int j = 0; j < nw; j++) bIn |= is_real_word(aw[j]) && fits_at(d, k, g_docs[i].aLen[f], aw[j]);
         if (!bIn) continue;
         assert_true(*pn < ROCC_MAX);
         a[(*pn)++] = (ROcc){k, k + 1};
@@ -567,13 +587,13 @@ static void ref_prox_windows(const int *aw, int nw, int nSlop, int i, int f, int
             int need = 0, found = -1;
             for (int m = 0; m < nw; m++) need += aw[m] == aw[j];
             for (int k = s; k <= e && found < 0; k++) {
-                if (word_fits(d[k], aw[j]) && --need == 0) found = k;
+                if (fits_at(d, k, g_docs[i].aLen[f], aw[j]) && --need == 0) found = k;
             }
             ok = found >= 0;
             if (found > hi) hi = found;
         }
         int first = 0;
-        for (int j = 0; j < nw && ok; j++) first |= word_fits(d[s], aw[j]);
+        for (int j = 0; j < nw && ok; j++) first |= fits_at(d, s, g_docs[i].aLen[f], aw[j]);
         if (!ok || !first) continue;
         assert_true(*pn < ROCC_MAX);
         a[(*pn)++] = (ROcc){s, hi + 1};
@@ -594,14 +614,14 @@ static void ref_prox_latest(const int *aw, int nw, int nSlop, int i, int f, int 
     int n0 = *pn; /* this phrase's windows: from a[n0] */
     for (int k = 0; k < scan; k++) {
         int bWord = 0;
-        for (int j = 0; j < nw; j++) bWord |= word_fits(d[k], aw[j]);
+        for (int j = 0; j < nw; j++) bWord |= fits_at(d, k, g_docs[i].aLen[f], aw[j]);
         if (!bWord) continue;
         int lo = k, ok = 1;
         for (int j = 0; j < nw && ok; j++) {
             int need = 0, found = -1;
             for (int m = 0; m < nw; m++) need += aw[m] == aw[j];
             for (int t = k; t >= 0 && found < 0; t--) {
-                if (word_fits(d[t], aw[j]) && --need == 0) found = t;
+                if (fits_at(d, t, g_docs[i].aLen[f], aw[j]) && --need == 0) found = t;
             }
             ok = found >= 0;
             if (found >= 0 && found < lo) lo = found;
@@ -636,7 +656,7 @@ static void ref_occ(const FtsNode *x, int i, int f, ROcc *a, int *pn) {
         }
         return;
     case FTSN_PHRASE: {
-        int aw[8], nw = split_words(x->z, aw, 8);
+        int aw[8], nw = split_words(x, aw, 8);
         if (!fts_fieldset_has(&x->fields, f)) return;
         if (x->nSlop) {
             /* a proximity phrase: its windows in f */
@@ -649,7 +669,7 @@ static void ref_occ(const FtsNode *x, int i, int f, ROcc *a, int *pn) {
         }
         for (int k = 0; k + nw <= scan_len(x->nPosLimit, i, f); k++) {
             int ok = 1;
-            for (int j = 0; j < nw && ok; j++) ok = aw[j] != -1 && word_fits(d[k + j], aw[j]);
+            for (int j = 0; j < nw && ok; j++) ok = aw[j] != -1 && fits_at(d, k + j, g_docs[i].aLen[f], aw[j]);
             if ((x->anchor & FTS_ANCHOR_START) && k != 0) ok = 0;
             if ((x->anchor & FTS_ANCHOR_END) && k + nw != len) ok = 0;
             if (!ok) continue;
@@ -659,7 +679,7 @@ static void ref_occ(const FtsNode *x, int i, int f, ROcc *a, int *pn) {
         return;
     }
     case FTSN_QUORUM: {
-        int aw[64], nw = split_words(x->z, aw, 64);
+        int aw[64], nw = split_words(x, aw, 64);
         if (fts_fieldset_has(&x->fields, f)) ref_word_places(aw, nw, i, f, scan_len(x->nPosLimit, i, f), a, pn);
         return;
     }
@@ -914,9 +934,28 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
     }
     case FTSN_PHRASE: {
         int aw[8];
-        int nw = split_words(n->z, aw, 8);
+        int nw = split_words(n, aw, 8);
         for (int j = 0; j < nw; j++) {
             if (aw[j] == -1) return 0;
+        }
+        /* a '*' first or last requires nothing (but under the phrase's own
+        ** anchor) */
+        int nLead = 0;
+        while (!(n->anchor & FTS_ANCHOR_START) && nLead < nw && aw[nLead] == WILD) nLead++;
+        while (!(n->anchor & FTS_ANCHOR_END) && nw > nLead && aw[nw - 1] == WILD) nw--;
+        if (nLead) memmove(aw, aw + nLead, sizeof(int) * (size_t)(nw -= nLead));
+        if (nw == 0) return 0;
+        if (nw == 1 && aw[0] >= 0 && WORD_OF(aw[0]) != aw[0]) {
+            /* one anchored word ("a$ *"): as 'a$' outside quotes */
+            char buf[16];
+            FtsNode t = *n;
+            word_text(aw[0] & (ANC_START - 1), buf);
+            t.kind = FTSN_TERM;
+            t.z = buf;
+            t.n = (int)strlen(buf);
+            t.aMark = NULL;
+            t.anchor |= (aw[0] & ANC_START ? FTS_ANCHOR_START : 0) | (aw[0] & ANC_END ? FTS_ANCHOR_END : 0);
+            return ref_eval(&t, i, pScore);
         }
         if (nw == 1 && aw[0] <= PAT && !n->anchor) {
             /* "ab*": the prefix, as outside quotes */
@@ -944,7 +983,7 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
             if (n->nSlop == 0) {
                 for (int k = 0; k + nw <= scan; k++) {
                     int ok = 1;
-                    for (int j = 0; j < nw && ok; j++) ok = word_fits(g_docs[i].aaWord[f][k + j], aw[j]);
+                    for (int j = 0; j < nw && ok; j++) ok = fits_at(g_docs[i].aaWord[f], k + j, g_docs[i].aLen[f], aw[j]);
                     if ((n->anchor & FTS_ANCHOR_START) && k != 0) ok = 0;
                     if ((n->anchor & FTS_ANCHOR_END) && k + nw != g_docs[i].aLen[f]) ok = 0;
                     tf += ok;
@@ -1025,7 +1064,7 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
     }
     case FTSN_QUORUM: {
         /* at least the threshold of the distinct words, each scored as a term */
-        int aw[64], nw = split_words(n->z, aw, 64), nDistinct = 0, nHit = 0;
+        int aw[64], nw = split_words(n, aw, 64), nDistinct = 0, nHit = 0;
         for (int j = 0; j < nw; j++) {
             int k = 0;
             while (k < j && aw[k] != aw[j]) k++;
@@ -1040,10 +1079,13 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
                 t.kind = FTSN_PREFIX;
                 t.n = (int)strlen(buf) - 1;
             } else {
-                word_text(aw[j], buf);
+                /* an anchored word ("a$ b"/1): as '^a' or 'a$' outside it */
+                word_text(aw[j] & (ANC_START - 1), buf); /* (a real word: not negative) */
                 t.kind = FTSN_TERM;
                 t.n = (int)strlen(buf);
+                t.anchor = (aw[j] & ANC_START ? FTS_ANCHOR_START : 0) | (aw[j] & ANC_END ? FTS_ANCHOR_END : 0);
             }
+            t.aMark = NULL;
             t.z = buf;
             double sc;
             if (ref_eval(&t, i, &sc)) {
@@ -1182,7 +1224,7 @@ static void ref_words(RefKeys *k, const FtsFieldSet *fs, const int *aw, int nw, 
                       int base, int bNeg, int phr) {
     /* a '*' takes a place, as a stop word does, and is no keyword */
     for (int j = 0; j < nw; j++) {
-        if (!bNeg && aw[j] != WILD) k->aWord[base + j] = 1, k->aWordId[base + j] = aw[j];
+        if (!bNeg && aw[j] != WILD) k->aWord[base + j] = 1, k->aWordId[base + j] = WORD_OF(aw[j]);
     }
     if (bNeg) return;
     for (int f = 0; f < NF; f++) {
@@ -1191,7 +1233,7 @@ static void ref_words(RefKeys *k, const FtsFieldSet *fs, const int *aw, int nw, 
         for (int j = 0; j < nw; j++) bAll &= aw[j] == WILD || (is_real_word(aw[j]) && df_word(f, aw[j]) > 0);
         if (!bAll) continue;
         for (int j = 0; j < nw; j++) {
-            if (aw[j] >= 0) ref_key(k, f, aw[j], aLim[j], base + j, phr);
+            if (aw[j] >= 0) ref_key(k, f, WORD_OF(aw[j]), aLim[j], base + j, phr);
             /* a prefix: each of its words the field holds */
             for (int t = 0; aw[j] <= PAT && t < NWORD; t++) {
                 if (word_fits(t, aw[j]) && df_of(f, t) > 0) ref_key(k, f, t, aLim[j], base + j, phr);
@@ -1219,23 +1261,38 @@ static void ref_keys(RefKeys *k, const FtsNode *x, int bNeg) {
     switch (x->kind) {
     case FTSN_TERM:
     case FTSN_PHRASE: {
-        int nw = split_words(x->z, aw, 64), nReal = 0;
+        int nw = split_words(x, aw, 64), nReal = 0;
         for (int j = 0; j < nw; j++) aLim[j] = x->nPosLimit, nReal += aw[j] != WILD;
         /* an anchored word counts where it is anchored, as a phrase */
         int phr = ((x->kind == FTSN_PHRASE && nReal > 1) || (x->anchor && nReal == 1 && nw == 1)) && !bNeg
                       ? ref_phrase(k, x, aw, nw)
                       : 0;
+        for (int j = 0; j < nw && !phr && !bNeg && nReal == 1 && !x->anchor; j++) {
+            /* one word anchored in its phrase ("a$ *"): that word, where it is */
+            if (aw[j] < 0 || WORD_OF(aw[j]) == aw[j]) continue;
+            phr = ref_phrase(k, x, &aw[j], 1);
+            k->aPhr[phr - 1].base = k->nPos + j;
+        }
         ref_words(k, &x->fields, aw, nw, aLim, k->nPos, bNeg, phr);
+        /* stars after the last word take no query position, as the planner
+        ** counts them */
+        while (nw > 0 && aw[nw - 1] == WILD) nw--;
         k->nPos += nw;
         return;
     }
     case FTSN_QUORUM: {
         /* every word a keyword at its place, a repeated one too (it counts
         ** once towards the threshold, ref_eval's business) */
-        int nw = split_words(x->z, aw, 64);
+        int nw = split_words(x, aw, 64);
         for (int j = 0; j < nw; j++) {
             aLim[0] = x->nPosLimit;
-            ref_words(k, &x->fields, &aw[j], 1, aLim, k->nPos + j, bNeg, 0);
+            /* an anchored word ("a$ b"/1) counts where it is anchored */
+            int phr = 0;
+            if (!bNeg && aw[j] >= 0 && WORD_OF(aw[j]) != aw[j]) {
+                phr = ref_phrase(k, x, &aw[j], 1);
+                k->aPhr[phr - 1].base = k->nPos + j;
+            }
+            ref_words(k, &x->fields, &aw[j], 1, aLim, k->nPos + j, bNeg, phr);
         }
         k->nPos += nw;
         return;
@@ -1326,7 +1383,7 @@ static int ref_phrase_at(const RefPhr *ph, int i, int f, int s) {
     if ((ph->anchor & FTS_ANCHOR_START) && s != 0) return 0;
     if ((ph->anchor & FTS_ANCHOR_END) && s + ph->nw != len) return 0;
     for (int j = 0; j < ph->nw; j++) {
-        if (!word_fits(g_docs[i].aaWord[f][s + j], ph->aw[j])) return 0;
+        if (!fits_at(g_docs[i].aaWord[f], s + j, g_docs[i].aLen[f], ph->aw[j])) return 0;
     }
     return 1;
 }
@@ -1334,7 +1391,7 @@ static int ref_phrase_at(const RefPhr *ph, int i, int f, int s) {
 /* Does phrase or chain n (not an exact phrase) match field f of doc i? */
 static int ref_holds_in(const FtsNode *n, int i, int f) {
     if (n->kind == FTSN_PHRASE) {
-        int aw[64], nw = split_words(n->z, aw, 64), nWin = 0;
+        int aw[64], nw = split_words(n, aw, 64), nWin = 0;
         ROcc aWin[ROCC_MAX];
         ref_prox_windows(aw, nw, n->nSlop, i, f, scan_len(n->nPosLimit, i, f), aWin, &nWin);
         return nWin > 0;
@@ -1365,8 +1422,9 @@ static int ref_counts(const RefKeys *k, const RefKey *x, int i, int f, int p) {
     for (int j = 0; j < x->nPhr; j++) {
         const RefPhr *ph = &k->aPhr[x->aPhr[j]];
         if (!ref_guard_holds(k, ph->guard, i)) continue;
-        /* (an anchored word is an exact phrase of one) */
-        if ((ph->x->kind != FTSN_PHRASE && ph->x->kind != FTSN_TERM) || ph->x->nSlop) {
+        /* (an anchored word is an exact phrase of one, a quorum's too) */
+        if ((ph->x->kind != FTSN_PHRASE && ph->x->kind != FTSN_TERM && ph->x->kind != FTSN_QUORUM) ||
+            ph->x->nSlop) {
             if (ref_holds_in(ph->x, i, f)) return 1;
             continue;
         }
@@ -1854,7 +1912,16 @@ static void rand_query(char *buf) {
             sprintf(buf + strlen(buf), rnd() % 2 ? "^%s" : "%s$", w);
             break;
         case 10:
-            sprintf(buf + strlen(buf), rnd() % 2 ? "\"^%s %s\"" : "\"%s %s$\"", w, w2);
+            /* anchors: a phrase's, or on words of a phrase, proximity or quorum */
+            switch (rnd() % 8) {
+            case 0: sprintf(buf + strlen(buf), "\"%s$ %s\"", w, w2); break;
+            case 1: sprintf(buf + strlen(buf), "\"%s ^%s\"", w, w2); break;
+            case 2: sprintf(buf + strlen(buf), "\"%s$ *\"", w); break;
+            case 3: sprintf(buf + strlen(buf), "\"%s ^%s %s$\"~%u", w, w2, w3, rnd() % 5); break;
+            case 4: sprintf(buf + strlen(buf), "\"%s$ %s\"~%u", w, rnd() % 2 ? w : w2, 1 + rnd() % 4); break;
+            case 5: sprintf(buf + strlen(buf), "\"%s$ ^%s %s\"/%u", w, w2, w3, 1 + rnd() % 3); break;
+            default: sprintf(buf + strlen(buf), rnd() % 2 ? "\"^%s %s\"" : "\"%s %s$\"", w, w2);
+            }
             break;
         case 11:
             if (rnd() % 4 == 0) { /* anchored operands: their occurrences at a field's start or end */
