@@ -187,6 +187,8 @@ static int on_term(void *ctx, const Token *t) {
     Builder *b = ctx;
     if (t->iPos >= b->iPosLimit) return LP_OK;
     const FtsNode *x = b->pPhrase;
+    uint32_t lo, hi;
+    if (x && fts_phrase_wildcard_at(x, t->iStart, &lo, &hi)) return LP_OK; /* a wildcard word's part */
     if (x && fts_phrase_word_is_prefix(x, t)) {
         /* a prefix in a phrase: its unstemmed text, as the planner has it */
         b->nLast = 0;
@@ -255,6 +257,19 @@ static int add_leaf_words(Builder *b, const FtsNode *x) {
         return rc ? rc : termlist_add(b, &b->prefixes, z, n);
     }
     if (x->kind != FTSN_PREFIX) {
+        uint32_t lo, hi;
+        for (uint32_t k = 0; k < (uint32_t)x->n; k++) {
+            /* a phrase's wildcard words ("*ak hen"): their patterns */
+            if (x->z[k] != '*' || !fts_phrase_wildcard_at(x, k, &lo, &hi)) continue;
+            FtsNode w = *x;
+            w.kind = FTSN_WILDCARD;
+            w.z = x->z + lo;
+            w.n = (int)(hi - lo);
+            w.aMark = NULL;
+            int rc = add_leaf_words(b, &w);
+            if (rc) return rc;
+            k = hi;
+        }
         b->iPosLimit = UINT32_MAX;
         b->pPhrase = x;
         size_t iTerm = (size_t)b->terms.n, iWord = b->phraseWords.n;

@@ -644,11 +644,7 @@ static int check_phrase_stars(MatchParser *p, int i0, int i1, int bPositional) {
             }
             continue;
         }
-        if (!bAlone) {
-            return syntax_error(p, j, "'*' inside a phrase ends a prefix (\"hello wor*\") or stands alone "
-                                      "for any one word (\"a * b\"); a '*' before or inside a word is not "
-                                      "supported in a phrase");
-        }
+        if (!bAlone) continue; /* in a wildcard word ("*ak", "ka*ak"): the planner reads it */
         if (!bPositional) {
             return syntax_error(p, j, "'*' stands for one word of an exact phrase; a proximity "
                                       "(~N) or quorum (/N) has no word order for it to keep");

@@ -3155,8 +3155,7 @@ static TokenList token_list_one(Token *t) {
 
 static void sort_by_cost(Arena *ar, PlanNode **a, int n);
 static void keep_keywords(FtsQuery *q, PlanNode *pn);
-static int phrase_prefixes(FtsQuery *q, const FtsNode *n, const TokenList *l, WordExp **paExp,
-                           LpError *err);
+static int phrase_prefixes(FtsQuery *q, const FtsNode *n, TokenList *l, WordExp **paExp, LpError *err);
 static int phrase_expansions(FtsQuery *q, const FtsNode *n, const TokenList *l, WordExp **paExp,
                              LpError *err);
 static PlanNode *plan_expanded(FtsQuery *q, const FtsNode *n, const TokenList *l, uint32_t qBase,
@@ -3221,7 +3220,7 @@ static PlanNode *plan_quorum(FtsQuery *q, const FtsNode *n, int *pbDropped, LpEr
         if (bAnchored) {
             g = plan_words(q, n, &one, e, &m1, QT_TERM, 0, 0, 0, n->nPosLimit, n->pZones, qBase, err);
         } else if (e) {
-            g = expand_terms(q, n, qBase + t->iPos, (const uint8_t *)e->zPre, e->nPre, NULL, 0, err);
+            g = expand_terms(q, n, qBase + t->iPos, (const uint8_t *)e->zPre, e->nPre, e->zGlob, e->nGlob, err);
         } else if (bExpand && t->n > 0 && t->z[0] != ANALYZER_EXACT_MARK && !(t->iStart > 0 && n->z[t->iStart - 1] == '=')) {
             /* the word alone, as a node of its own text */
             FtsNode x = *n;
@@ -4059,16 +4058,114 @@ static int phrase_expansions(FtsQuery *q, const FtsNode *n, const TokenList *l, 
     return LP_OK;
 }
 
-/* The prefixes among the words l of phrase n (a word whose text a '*'
-** ends: "hello wor*"), as phrase_pn takes them: *paExp NULL when there are
-** none, else one entry per word. LP_OK, or an error naming a prefix that
-** min_prefix_len refuses. */
-static int phrase_prefixes(FtsQuery *q, const FtsNode *n, const TokenList *l, WordExp **paExp,
-                           LpError *err) {
+/* A byte of a word as the query language sees one (ASCII letters and
+** digits, any byte of a character beyond ASCII), or a star. */
+static int is_wordish(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || (unsigned char)c >= 0x80 ||
+           c == '*';
+}
+
+int fts_phrase_wildcard_at(const FtsNode *x, uint32_t k, uint32_t *pLo, uint32_t *pHi) {
+    if ((x->kind != FTSN_PHRASE && x->kind != FTSN_QUORUM) || k >= (uint32_t)x->n || !is_wordish(x->z[k])) return 0;
+    uint32_t lo = k, hi = k;
+    while (lo > 0 && is_wordish(x->z[lo - 1])) lo--;
+    while (hi < (uint32_t)x->n && is_wordish(x->z[hi])) hi++;
+    /* a star a word ends, before no more of it, makes a prefix ("wor*") */
+    int bWild = 0, bWord = 0;
+    for (uint32_t j = lo; j < hi; j++) {
+        if (x->z[j] != '*') bWord = 1;
+        else if (!(j > lo && x->z[j - 1] != '*' && j + 1 == hi)) bWild = 1;
+    }
+    if (!bWild || !bWord) return 0; /* a prefix, a star alone */
+    *pLo = lo;
+    *pHi = hi;
+    return 1;
+}
+
+/* Phrase or quorum n's wildcard words ("*ak hen", "ka*ak hen"), into its
+** analysed words l (analyse: each was its parts there): each becomes one
+** word, its pattern (fts_wildcard_pattern), at the place it takes in the
+** query, and *paExp (allocated here, one entry per word of the new l)
+** says so. LP_OK when n has none (l and *paExp untouched), or an error. */
+static int phrase_wildcards(FtsQuery *q, const FtsNode *n, TokenList *l, WordExp **paExp, LpError *err) {
+    uint32_t lo, hi;
+    int nWild = 0;
+    for (uint32_t k = 0; k < (uint32_t)n->n; k++) {
+        if (n->z[k] == '*' && fts_phrase_wildcard_at(n, k, &lo, &hi)) nWild++, k = hi;
+    }
+    if (nWild == 0) return LP_OK;
+    /* each wildcard word a lone '*' (a place that holds no word), then
+    ** analysed again: the other words at their places */
+    char *z2 = arena_strndup(q->a, n->z, (size_t)n->n);
+    Token *aWild = arena_alloc(q->a, sizeof(Token) * (size_t)nWild);
+    WordExp *aWe = arena_alloc(q->a, sizeof(WordExp) * (size_t)nWild);
+    if (!z2 || !aWild || !aWe) return lp_err_set(err, LP_NOMEM, "out of memory");
+    int w = 0;
+    for (uint32_t k = 0; k < (uint32_t)n->n; k++) {
+        if (n->z[k] != '*' || !fts_phrase_wildcard_at(n, k, &lo, &hi)) continue;
+        memset(z2 + lo, ' ', hi - lo);
+        z2[lo] = '*';
+        FtsNode x = *n;
+        x.kind = FTSN_WILDCARD;
+        x.pos = n->pos + 1 + (int)lo;
+        x.z = arena_strndup(q->a, n->z + lo, hi - lo);
+        x.n = (int)(hi - lo);
+        x.aMark = NULL;
+        if (!x.z) return lp_err_set(err, LP_NOMEM, "out of memory");
+        const char *zGlob;
+        int nGlob, nFirst;
+        if (fts_wildcard_pattern(q->a, q->an, &x, &zGlob, &nGlob, &nFirst, err)) return err->code;
+        aWild[w] = (Token){zGlob, nGlob, 0, lo, hi};
+        aWe[w++] = (WordExp){zGlob, nFirst, zGlob, nGlob, NULL, 0, NULL, 0};
+        k = hi;
+    }
+    FtsNode y = *n;
+    y.z = z2;
+    TokenList l2 = {{0}, {0}};
+    int rc = analyse(q, &y, 1, &l2, err);
+    /* a wildcard's place: those the text before it takes, its '*' the last */
+    int mode = n->bExact ? ANALYZE_QUERY_EXACT : ANALYZE_QUERY;
+    for (int i = 0; i < nWild && rc == LP_OK; i++) {
+        uint32_t nPos = 0;
+        rc = analyzer_query_span(q->an, z2, aWild[i].iStart + 1, mode, &nPos, err);
+        aWild[i].iPos = nPos ? nPos - 1 : 0;
+    }
+    TokenList out = {{0}, {0}};
+    WordExp *aExp = rc == LP_OK ? arena_zalloc(q->a, sizeof(WordExp) * (l2.a.n + (size_t)nWild)) : NULL;
+    if (rc == LP_OK && !aExp) rc = lp_err_set(err, LP_NOMEM, "out of memory");
+    for (size_t i = 0, j = 0; rc == LP_OK && (i < l2.a.n || j < (size_t)nWild);) {
+        int bWild = j < (size_t)nWild && (i >= l2.a.n || aWild[j].iStart < l2.a.a[i].iStart);
+        if (bWild) aExp[out.a.n] = aWe[j];
+        if (VEC_PUSH(&out.a, bWild ? aWild[j] : l2.a.a[i])) rc = lp_err_set(err, LP_NOMEM, "out of memory");
+        if (bWild) j++;
+        else i++;
+    }
+    if (rc != LP_OK) {
+        token_list_free(&l2);
+        token_list_free(&out);
+        return rc;
+    }
+    /* the words' text stays in l2's buffer, which out takes over */
+    out.buf = l2.buf;
+    VEC_FREE(&l2.a);
+    token_list_free(l);
+    *l = out;
+    *paExp = aExp;
+    return LP_OK;
+}
+
+/* The prefixes and wildcards among the words l of phrase or quorum n (a
+** word whose text a '*' ends: "hello wor*"; phrase_wildcards), as phrase_pn
+** takes them: *paExp NULL when there are none, else one entry per word.
+** LP_OK, or an error naming a prefix that min_prefix_len refuses or a
+** wildcard that fts_wildcard_pattern refuses. */
+static int phrase_prefixes(FtsQuery *q, const FtsNode *n, TokenList *l, WordExp **paExp, LpError *err) {
     *paExp = NULL;
+    int rc = phrase_wildcards(q, n, l, paExp, err);
+    if (rc != LP_OK) return rc;
     for (size_t i = 0; i < l->a.n; i++) {
         const Token *t = &l->a.a[i];
-        if (!fts_phrase_word_is_prefix(n, t)) continue;
+        if ((*paExp && (*paExp)[i].zGlob) || !fts_phrase_word_is_prefix(n, t)) continue;
         if (!*paExp && !(*paExp = arena_zalloc(q->a, sizeof(WordExp) * l->a.n))) {
             return lp_err_set(err, LP_NOMEM, "out of memory");
         }
@@ -4344,7 +4441,8 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
             uint32_t qBase = take_qpos(q, &l, aExp);
             if (aExp && l.a.n == 1 && !n->anchor && !wm.aAnchor) {
                 /* "wor*": the prefix, as outside quotes */
-                pn = expand_terms(q, n, qBase, (const uint8_t *)aExp[0].zPre, aExp[0].nPre, NULL, 0, err);
+                pn = expand_terms(q, n, qBase, (const uint8_t *)aExp[0].zPre, aExp[0].nPre, aExp[0].zGlob,
+                                  aExp[0].nGlob, err);
             } else if (q->rank.expand && fts_expand_applies(n) && l.a.n == 1 && !q->nNotDepth) {
                 pn = plan_expanded(q, n, &l, qBase, err);
             } else {
@@ -4578,8 +4676,9 @@ void fts_rank_defaults(FtsRankParams *p) {
 }
 
 int fts_phrase_word_is_prefix(const FtsNode *x, const Token *t) {
+    uint32_t lo, hi;
     return (x->kind == FTSN_PHRASE || x->kind == FTSN_QUORUM) && t->iEnd < (uint32_t)x->n &&
-           x->z[t->iEnd] == '*';
+           x->z[t->iEnd] == '*' && !fts_phrase_wildcard_at(x, t->iStart, &lo, &hi);
 }
 
 int fts_expand_star(const Analyzer *an, const char *z, int n) {
@@ -7042,7 +7141,10 @@ typedef struct KwWalk {
     int nScanned;               /* keys a prefix scan took in this field */
     const FtsNode *pPhrase;     /* the leaf being counted (a phrase's or quorum's prefixes:
                                 ** "a wor*"), or NULL */
+    uint32_t wildEnd;           /* the end of its wildcard word reported last */
 } KwWalk;
+
+static int kw_leaf(void *ctx, const FtsNode *x, int bNegated);
 
 /* Was z[0..n) reported already? Keywords are few: a linear search. */
 static int kw_seen(const KwWalk *w, const char *z, int n) {
@@ -7112,6 +7214,21 @@ static int kw_prefix(KwWalk *w, StrBuf *pre) {
 static int kw_token(void *ctx, const Token *t) {
     KwWalk *w = ctx;
     const FtsNode *x = w->pPhrase;
+    uint32_t lo, hi;
+    if (x && fts_phrase_wildcard_at(x, t->iStart, &lo, &hi)) {
+        /* a wildcard word ("*ak hen"): its pattern, at its first part */
+        if (lo < w->wildEnd) return LP_OK;
+        w->wildEnd = hi;
+        FtsNode y = *x;
+        y.kind = FTSN_WILDCARD;
+        y.z = x->z + lo;
+        y.n = (int)(hi - lo);
+        y.aMark = NULL;
+        w->pPhrase = NULL;
+        int rc = kw_leaf(w, &y, 0);
+        w->pPhrase = x;
+        return rc;
+    }
     if (x && fts_phrase_word_is_prefix(x, t)) {
         /* a prefix in a phrase: its unstemmed text, as the planner has it */
         StrBuf pre = {0};
@@ -7168,6 +7285,7 @@ static int kw_leaf(void *ctx, const FtsNode *x, int bNegated) {
     w->pFields = &x->fields;
     if (x->kind != FTSN_PREFIX) {
         w->pPhrase = x;
+        w->wildEnd = 0;
         int rc = analyzer_run_query(w->an, x->z, (size_t)x->n, x->bExact, kw_token, w, w->err);
         w->pPhrase = NULL;
         return rc;
@@ -7182,7 +7300,7 @@ static int kw_leaf(void *ctx, const FtsNode *x, int bNegated) {
 
 int fts_keywords(const FtsNode *root, const Analyzer *an, FtsSource *src, int nExpansionLimit,
                  int nMax, FtsKeywordFn xKw, void *ctx, LpError *err) {
-    KwWalk w = {an, src, nExpansionLimit, nMax, xKw, ctx, err, {0}, 0, NULL, 0, 0, 0, NULL};
+    KwWalk w = {an, src, nExpansionLimit, nMax, xKw, ctx, err, {0}, 0, NULL, 0, 0, 0, NULL, 0};
     int rc = fts_match_leaves(root, kw_leaf, &w);
     strbuf_free(&w.seen);
     if (rc == KW_DONE) return LP_OK;

@@ -125,6 +125,14 @@ char *fts_star_pattern(Arena *a, const char *z, int n);
 ** term and stand outside any NOT; HIGHLIGHT() skips negated leaves. */
 int fts_expand_applies(const FtsNode *x);
 
+/* Is byte k of phrase or quorum x's text inside a wildcard word ("*ak",
+** "ka*ak", "*ig*": a run of non-blanks holding a '*' that neither stands
+** alone nor only ends it, as a prefix's does)? Then its bytes are
+** [*pLo, *pHi). Each is one word of the phrase, its pattern
+** fts_wildcard_pattern's of that text (the planner's, HIGHLIGHT()'s and
+** SHOW META's keywords); the words its parts analyse to are not. */
+int fts_phrase_wildcard_at(const FtsNode *x, uint32_t k, uint32_t *pLo, uint32_t *pHi);
+
 /* Is the word t of phrase or quorum x (a token of x->z's analysis; any
 ** other leaf: no) a prefix, one that a '*' ends ("hello wor*")? The planner, HIGHLIGHT() and SHOW META's
 ** keywords ask the same; its terms are those of its unstemmed text. */

@@ -235,7 +235,9 @@ static int split_words(const FtsNode *x, int *aw, int nMax) {
         const char *e = p;
         while (*e && *e != ' ') e++;
         if (e > p) {
-            int w = e - p == 1 && *p == '*' ? WILD : e[-1] == '*' ? pat_id(p, (int)(e - p)) : word_of(p, (int)(e - p));
+            int w = e - p == 1 && *p == '*'            ? WILD
+                    : memchr(p, '*', (size_t)(e - p)) ? pat_id(p, (int)(e - p))
+                                                      : word_of(p, (int)(e - p));
             int o0 = (int)(p - z), o1 = (int)(e - z);
             if (w >= 0 && x->aMark && o0 > 0 && x->aMark[o0 - 1] == '^') w |= ANC_START;
             if (w >= 0 && x->aMark && o1 < x->n && x->aMark[o1] == '$') w |= ANC_END;
@@ -958,11 +960,13 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
             return ref_eval(&t, i, pScore);
         }
         if (nw == 1 && aw[0] <= PAT && !n->anchor) {
-            /* "ab*": the prefix, as outside quotes */
+            /* "ab*": the prefix, "*b1": the wildcard, as outside quotes */
             FtsNode t = *n;
-            t.kind = FTSN_PREFIX;
             t.z = g_azPat[PAT - aw[0]];
-            t.n = (int)strlen(t.z) - 1;
+            t.n = (int)strlen(t.z);
+            t.aMark = NULL;
+            t.kind = memchr(t.z, '*', (size_t)t.n - 1) ? FTSN_WILDCARD : FTSN_PREFIX;
+            if (t.kind == FTSN_PREFIX) t.n--;
             return ref_eval(&t, i, pScore);
         }
         int any = 0;
@@ -1074,10 +1078,11 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
             char buf[24];
             FtsNode t = *n;
             if (aw[j] <= PAT) {
-                /* a prefix: as outside quotes */
+                /* a prefix or a wildcard: as outside quotes */
                 snprintf(buf, sizeof(buf), "%s", g_azPat[PAT - aw[j]]);
-                t.kind = FTSN_PREFIX;
-                t.n = (int)strlen(buf) - 1;
+                t.n = (int)strlen(buf);
+                t.kind = memchr(buf, '*', (size_t)t.n - 1) ? FTSN_WILDCARD : FTSN_PREFIX;
+                if (t.kind == FTSN_PREFIX) t.n--;
             } else {
                 /* an anchored word ("a$ b"/1): as '^a' or 'a$' outside it */
                 word_text(aw[j] & (ANC_START - 1), buf); /* (a real word: not negative) */
@@ -1164,6 +1169,8 @@ typedef struct RefPhr {
     int nw, base, anchor;
     uint32_t lim;
     int guard;              /* the clause around it that can fail (from 1), 0: none */
+    int holdDoc, holdF;     /* ref_counts' cache: doc + 1 (0: none) and field of */
+    int hold;               /* ... ref_holds_in's answer */
 } RefPhr;
 
 /* An AND (a '<<' of any operands), a MAYBE or a quorum that is a part of
@@ -1425,7 +1432,14 @@ static int ref_counts(const RefKeys *k, const RefKey *x, int i, int f, int p) {
         /* (an anchored word is an exact phrase of one, a quorum's too) */
         if ((ph->x->kind != FTSN_PHRASE && ph->x->kind != FTSN_TERM && ph->x->kind != FTSN_QUORUM) ||
             ph->x->nSlop) {
-            if (ref_holds_in(ph->x, i, f)) return 1;
+            /* asked for each occurrence of each key: kept per doc and field */
+            RefPhr *c = (RefPhr *)ph;
+            if (c->holdDoc != i + 1 || c->holdF != f) {
+                c->hold = ref_holds_in(ph->x, i, f);
+                c->holdDoc = i + 1;
+                c->holdF = f;
+            }
+            if (c->hold) return 1;
             continue;
         }
         for (int m = 0; m < x->nQ; m++) {
@@ -2027,6 +2041,14 @@ static void rand_query(char *buf) {
             static const char *const aGap[] = {" ", " ", " * ", " * * "};
             if (rnd() % 4 == 0) { /* alternatives */
                 sprintf(buf + strlen(buf), "\"(%s | %s) %s\"", w, w3, w2);
+            } else if (rnd() % 8 == 0) { /* wildcard words */
+                switch (rnd() % 5) {
+                case 0: sprintf(buf + strlen(buf), "\"*%s %s\"", w + 1, w2); break;
+                case 1: sprintf(buf + strlen(buf), "\"%s *%.2s*\"", w, w2 + 1); break;
+                case 2: sprintf(buf + strlen(buf), "\"%.1s*%s %s\"", w, w + 1, w2); break;
+                case 3: sprintf(buf + strlen(buf), "\"*%s %s\"~%u", w + 1, w2, rnd() % 4); break;
+                default: sprintf(buf + strlen(buf), "\"%s *%s\"/1", w, w2 + 1);
+                }
             } else if (rnd() % 3 == 0) { /* prefixes */
                 static const char *const aPre[] = {"\"%s %.2s*\"", "\"%.3s* %s\"", "\"%.2s* %.2s*\"",
                                                    "\"^%.2s* %s\"", "\"%s * %.3s*\"", "\"%.2s*\""};
