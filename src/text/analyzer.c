@@ -2053,10 +2053,6 @@ static inline __attribute__((always_inline)) int emit_word(RunState *s, PendRun 
 
 enum { SP_NONE = 0, SP_SENTENCE, SP_PARAGRAPH }; /* a paragraph's end outranks a sentence's */
 
-static int is_space_byte(unsigned char c) {
-    return c == ' ' || (c >= '\t' && c <= '\r');
-}
-
 /* The character at p[j] (j < n): its code point, and its length. */
 static int char_at(const unsigned char *p, size_t n, size_t j, uint32_t *pCp) {
     if (p[j] < 0x80) {
@@ -2072,27 +2068,49 @@ static int is_word_char(uint32_t cp) {
     return cls == CC_WORD || cls == CC_SINGLE;
 }
 
-/* Does the '.' at p[i] end a sentence? [iWord, iWordEnd) is the last word
-** before it. Sphinx's exceptions: a letter or digit right after it
-** ("S.p.A.", "3.14"), a comma right after it ("S.p.A., founded"), a space
-** and a lower-case letter after it ("Corp. announced"), and a one-letter
-** capital word between a space and it, a space following ("John D.
-** Doe"). */
-static int dot_ends_sentence(const unsigned char *p, size_t n, size_t i, size_t iWord, size_t iWordEnd) {
+/* Does the '.' at p[i] end a sentence? Not, by Sphinx's rules (as searchd 2.2.11 reads them):
+**   - inside a word: a word's character, '-', '_' or ',' right after it
+**     ("S.p.A.", "3.14", "S.p.A., founded");
+**   - inside a phrase: a space, then an ASCII lower-case letter, or '('
+**     and one ("Corp. announced", "Inc. (the company)");
+**   - after what looks like an initial, a title or a salutation, the word
+**     characters right before it being one capital letter ("John D. Doe"), two
+**     characters, a capital and no capital ("Mr. Doe", "Dr.") or MR, MS,
+**     DR, or three that fold to mrs or drs ("Mrs. Doe"). Sphinx reads
+**     those characters as bytes, so a letter beyond ASCII is no capital. */
+static int dot_ends_sentence(const unsigned char *p, size_t n, size_t i) {
     if (i + 1 >= n) return 1;
     uint32_t cp;
     char_at(p, n, i + 1, &cp);
-    if (is_word_char(cp) || cp == ',') return 0;
-    if (!is_space_byte(p[i + 1])) return 1;
-    if (i + 2 < n) {
-        char_at(p, n, i + 2, &cp);
-        if (utf8proc_category((utf8proc_int32_t)cp) == UTF8PROC_CATEGORY_LL) return 0;
+    unsigned char c1 = p[i + 1];
+    if (is_word_char(cp) || c1 == ',' || c1 == '-' || c1 == '_') return 0;
+    if (c1 == ' ' || c1 == '\t' || c1 == '\n' || c1 == '\r') {
+        unsigned char c2 = i + 2 < n ? p[i + 2] : 0, c3 = i + 3 < n ? p[i + 3] : 0;
+        if ((c2 >= 'a' && c2 <= 'z') || (c2 == '(' && c3 >= 'a' && c3 <= 'z')) return 0;
     }
-    if (iWordEnd == i && (iWord == 0 || is_space_byte(p[iWord - 1]))) {
-        int len = char_at(p, n, iWord, &cp);
-        if ((size_t)len == i - iWord && utf8proc_category((utf8proc_int32_t)cp) == UTF8PROC_CATEGORY_LU) {
-            return 0;
-        }
+    /* the word characters right before it, as Sphinx counts its token so
+    ** far (up to 4) */
+    size_t j = i;
+    int nChars = 0;
+    while (j > 0 && nChars < 4) {
+        size_t k = j - 1;
+        while (k > 0 && (p[k] & 0xC0) == 0x80) k--;
+        char_at(p, n, k, &cp);
+        if (!is_word_char(cp)) break;
+        nChars++;
+        j = k;
+    }
+#define LP_CAP(c) ((c) >= 'A' && (c) <= 'Z')
+    if (nChars == 1 && LP_CAP(p[i - 1])) return 0;
+    if (nChars == 2 && LP_CAP(p[i - 2]) &&
+        (!LP_CAP(p[i - 1]) || (p[i - 2] == 'M' && (p[i - 1] == 'R' || p[i - 1] == 'S')) ||
+         (p[i - 2] == 'D' && p[i - 1] == 'R'))) {
+        return 0;
+    }
+#undef LP_CAP
+    if (nChars == 3 && i - j == 3 && ((p[j] | 0x20) == 'm' || (p[j] | 0x20) == 'd') && (p[j + 1] | 0x20) == 'r' &&
+        (p[j + 2] | 0x20) == 's') {
+        return 0;
     }
     return 1;
 }
@@ -2160,7 +2178,7 @@ static void sp_note(RunState *s, const unsigned char *p, size_t n, size_t i, int
         kind = SP_SENTENCE;
         break;
     case '.':
-        kind = dot_ends_sentence(p, n, i, iWord, iWordEnd) ? SP_SENTENCE : SP_NONE;
+        kind = dot_ends_sentence(p, n, i) ? SP_SENTENCE : SP_NONE;
         break;
     case '\n':
         kind = blank_line_at(p, n, i) ? SP_PARAGRAPH : SP_NONE;

@@ -1435,6 +1435,18 @@ def test_sentence_and_paragraph(server, cur, uniq):
                      r"option 'index_sp' expects an integer from 0 to 1")
 
 
+def test_sentence_ends_as_in_sphinx(server, cur, uniq):
+    """Where a '.' ends no sentence, by Sphinx's rules: after an initial, a
+    title or a salutation (Mr., MS., drs., Xy., Q., x.Q.), before '(' and
+    a lower-case letter, before '-'. Each answer is searchd 2.2.11's."""
+    rows = ["Ask Mr. Doe", "Ask Mrx. Doe", "Ask MS. Doe", "Ask XX. Doe", "Ask drs. Doe", "Ask Q. Doe",
+            "Ask x.Q. Doe", "Ask Inc. (the doe", "Ask Inc. (The doe", "Ask it. Doe", "Ask it.-doe", "Ask Xy. Doe"]
+    t = make_table(server, uniq(), "(body TEXT) index_sp='1'", {i + 1: (r,) for i, r in enumerate(rows)})
+    assert_ids_ram_and_flushed(cur, t, [("ask SENTENCE doe", [1, 3, 5, 6, 7, 8, 11, 12]),
+                                        ("q SENTENCE doe", [6, 7]), ("inc SENTENCE doe", [8]),
+                                        ('"mr doe"', [1]), ('"xy doe"', [12]), ('"xx doe"', [])])
+
+
 def test_sentence_boundaries_survive_restart(tmp_path):
     """A table's index_sp holds after a restart: the log replays with the
     same boundaries, and new rows get them too."""
