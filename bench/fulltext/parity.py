@@ -417,6 +417,8 @@ c#
 "yo*k new"~3
 "*ork* new *ity"/2
 "new *ork city"
+y*ork
+y*
 new NEAR/1 yor*
 "world$ big"
 "big ^hello"
@@ -639,6 +641,10 @@ ACCENTS = ("accents are folded (remove_diacritics, on by default, as Manticore's
            "Sphinx 2.2.11's charset_table has no accented letters and indexes 'über' as 'ber'")
 
 EXPECTED = {
+    "y*ork": "a wildcard's longest part must have min_infix_len characters (docs/sql.md); Sphinx 2.2.11 also "
+             "wants its part before the first '*' that long, and finds nothing for 'y*ork'",
+    "y*": "on a table with min_infix_len and no min_prefix_len a prefix of any length is searched (docs/sql.md); "
+          "Sphinx 2.2.11 wants min_infix_len characters before the '*' there, and finds nothing",
     '"new *ork"': "a wildcard word of a phrase takes one place (docs/sql.md); Sphinx 2.2.11 counts the '*' before "
                   "a word after the first as a place of its own, so there 'york' would have to be third",
     '"new *ork city"': "a wildcard word of a phrase takes one place (docs/sql.md); Sphinx 2.2.11 counts the '*' "
