@@ -3181,7 +3181,7 @@ static PlanNode *plan_quorum(FtsQuery *q, const FtsNode *n, int *pbDropped, LpEr
     for (size_t i = 0; i < l.a.n; i++) {
         int j = 0, bPre = aExp && aExp[i].zPre;
         while (j < nWord && !(l.a.a[j].n == l.a.a[i].n && !memcmp(l.a.a[j].z, l.a.a[i].z, (size_t)l.a.a[i].n) &&
-                              (aExp && aExp[j].zPre) == bPre && (!wm.aAnchor || wm.aAnchor[j] == wm.aAnchor[i]))) {
+                              (aExp && aExp[j].zPre) == bPre)) {
             j++;
         }
         if (j == nWord) {
@@ -3190,11 +3190,14 @@ static PlanNode *plan_quorum(FtsQuery *q, const FtsNode *n, int *pbDropped, LpEr
             if (wm.aTail) wm.aTail[nWord] = wm.aTail[i];
             l.a.a[nWord++] = l.a.a[i];
         } else if (is_factor_ranker(q->rank.ranker) && !bPre) {
-            /* a repeat counts once, but its place in the query is a keyword's */
+            /* a repeat counts once (with the anchors of its first, as in
+            ** Sphinx: "^dog dog run"/2 is "^dog run"/2), but its place in
+            ** the query is a keyword's, its own anchors too */
             Token t = l.a.a[i];
             TokenList one = token_list_one(&t);
-            PlanNode *g = plan_words(q, n, &one, NULL, NULL, QT_TERM, 0, 0, 0, n->nPosLimit, n->pZones, qBase,
-                                     err);
+            WordMarks mi = {wm.aAnchor ? &wm.aAnchor[i] : NULL, wm.aTail ? &wm.aTail[i] : NULL};
+            PlanNode *g = plan_words(q, n, &one, NULL, mi.aAnchor && *mi.aAnchor ? &mi : NULL, QT_TERM, 0, 0, 0,
+                                     n->nPosLimit, n->pZones, qBase, err);
             if (!g) goto nomem;
             keep_keywords(q, g);
         }

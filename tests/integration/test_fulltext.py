@@ -912,6 +912,11 @@ def test_anchors_on_phrase_words(server, cur, uniq):
     assert sorted(match_ids(cur, t, '"(emu | owl) ant$"')) == [8]
     # an escaped '$' is a character, no anchor
     assert sorted(match_ids(cur, t, r'"cat\$ bee"')) == [1]
+    # a word a quorum repeats counts once, anchored as its first (searchd's rows)
+    q = make_table(server, uniq(), "(body TEXT)",
+                   {i + 1: (r,) for i, r in enumerate(["x dog run", "dog run", "x run dog", "dog x", "dog dog"])})
+    assert_ids_ram_and_flushed(cur, q, [('"^dog dog run"/2', [2]), ('"dog$ dog run"/2', [3]),
+                                        ('"^dog dog run"/3', [2]), ('"^dog dog"/2', [2, 4, 5])])
     cur.execute(f"EXPLAIN SELECT id FROM {t} WHERE MATCH('\"cat$ ^bee\"~3')")
     assert 'proximity "cat$ ^bee"~3' in "\n".join(r[0] for r in cur.fetchall())
 

@@ -1070,8 +1070,9 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
         /* at least the threshold of the distinct words, each scored as a term */
         int aw[64], nw = split_words(n, aw, 64), nDistinct = 0, nHit = 0;
         for (int j = 0; j < nw; j++) {
+            /* a repeat counts once, anchored as its first */
             int k = 0;
-            while (k < j && aw[k] != aw[j]) k++;
+            while (k < j && WORD_OF(aw[k]) != WORD_OF(aw[j])) k++;
             if (k < j) continue;
             nDistinct++;
             if (!is_real_word(aw[j])) continue;
