@@ -1093,13 +1093,41 @@ static int read_wildcard(MatchParser *p, char *z, int *pn) {
     return LP_OK;
 }
 
+/* An anchored prefix or wildcard ("^yo*", "*rk$"), z[0..n) its text with
+** its stars: the phrase of that one word, anchored, as Sphinx reads it
+** (the planner expands the word where it stands). */
+static int anchored_pattern(MatchParser *p, const Scope *pScope, int bReq, int anchor, int iStart, char *z, int n,
+                            FtsNode **pp) {
+    if (memchr(z, '?', (size_t)n) || memchr(z, '%', (size_t)n)) {
+        return syntax_error(p, iStart, "'^' and '$' anchor a word, a prefix, a '*' wildcard or an exact "
+                                       "phrase, not a wildcard with '?' or '%%'");
+    }
+    int rc = refuse_boost(p, "an anchored prefix or wildcard");
+    if (rc) return rc;
+    FtsNode *x = node_new(p, FTSN_PHRASE, iStart, p->i);
+    if (!x) return nomem(p);
+    x->fields = pScope->fields;
+    x->bMissed = pScope->bMissed;
+    x->nPosLimit = pScope->nPosLimit;
+    x->pZones = pScope->pZones;
+    x->z = z;
+    x->n = n;
+    x->anchor = anchor;
+    x->bRequired = bReq;
+    *pp = x;
+    return LP_OK;
+}
+
 /* A wildcard word's node (FTSN_WILDCARD): z[0..n) its pattern, read from
 ** iStart to the cursor. */
 static int wildcard_node(MatchParser *p, const Scope *pScope, int bReq, int anchor, int iStart,
                          char *z, int n, FtsNode **pp) {
-    if (anchor) {
-        return syntax_error(p, iStart, "'^' and '$' anchor a word or an exact phrase, not a "
-                                       "wildcard");
+    if (p->i < p->n && p->z[p->i] == '$') {
+        anchor |= FTS_ANCHOR_END; /* "*rk$" */
+        p->i++;
+    }
+    if (anchor && z[0] != '=' && strspn(z, "*?% ") != (size_t)n) {
+        return anchored_pattern(p, pScope, bReq, anchor, iStart, z, n, pp);
     }
     if (z[0] == '=') {
         return syntax_error(p, iStart, "the exact form operator '=' does not apply to a "
@@ -1252,6 +1280,10 @@ static int parse_primary(MatchParser *p, const Scope *pScope, int bReq, FtsNode 
             int iStar = p->i;
             while (p->i < p->n && p->z[p->i] == '*')
                 p->i++;
+            if (p->i < p->n && p->z[p->i] == '$' && !nWild) {
+                anchor |= FTS_ANCHOR_END; /* "yor*$" */
+                p->i++;
+            }
             if (p->i < p->n) {
                 char d = p->z[p->i];
                 if ((rc = refuse_boost(p, "a prefix"))) return rc;
@@ -1277,8 +1309,12 @@ static int parse_primary(MatchParser *p, const Scope *pScope, int bReq, FtsNode 
                                            "prefix ('=word*')");
         }
         if (kind == FTSN_PREFIX && anchor) {
-            return syntax_error(p, iStart, "'^' and '$' anchor a word or an exact phrase, not a "
-                                           "prefix");
+            char *zp = arena_alloc(p->a, (size_t)n + 2);
+            if (!zp) return nomem(p);
+            memcpy(zp, z, (size_t)n);
+            zp[n] = '*';
+            zp[n + 1] = 0;
+            return anchored_pattern(p, pScope, bReq, anchor, iStart, zp, n + 1, pp);
         }
         double fBoost = 0;
         if (kind == FTSN_TERM && boost_at(p, p->i) && (rc = parse_boost(p, &fBoost))) return rc;

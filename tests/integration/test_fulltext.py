@@ -656,7 +656,6 @@ SYNTAX_ERRORS = [
     ("=fox*", r"at offset 0: the exact form operator '=' does not apply to a prefix"),
     ("fox NOTNEAR/2 dog NOTNEAR/1 bear", r"at offset 18: NOTNEAR/N takes two operands"),
     ("MAYBE fox", r"at offset 0: MAYBE is an operator"),
-    ("^fox*", r"at offset 0: '\^' and '\$' anchor a word or an exact phrase, not a prefix"),
     ("fox NEAR/0 dog", r"at offset 9: NEAR/N takes a distance from 1"),
     ("@title[0] fox", r"at offset 7: a field position limit is a number of positions from 1 to "
                       r"1000000000 \('@title\[50\]'\)"),
@@ -940,6 +939,13 @@ WILD_CASES = [
     ('"*geon hen"', [6]),
     ('"* *ak hen"', [1, 3]),
     ('"ka*ak hen"', [3]),
+    # an anchored prefix or wildcard outside quotes: that word, anchored
+    ('^*ak', [1, 3, 4]),
+    ('*ak$', [2]),
+    ('^pig*', [6]),
+    ('pig*$', [6]),
+    ('^*ig*', [6]),
+    ('^*ak hen$', [1, 3, 4]),
 ]
 
 
@@ -4547,7 +4553,8 @@ def test_wildcards_with_min_infix_len(server, cur, uniq):
     assert sorted(match_ids(cur, u, "*cat-dog*")) == sorted(match_ids(cur, u, "*cat dog*"))
     expect_error(cur, f"SELECT id FROM {u} WHERE MATCH('dog NEAR/3 *cat-dog*')", 1064,
                  r"each part between wildcards \('\*', '\?', '%'\) must be one word")
-    expect_error(cur, f"SELECT id FROM {u} WHERE MATCH('^*cat')", 1064, r"not a wildcard")
+    # an anchored wildcard: that word first in a field (as Sphinx reads it)
+    assert sorted(match_ids(cur, u, "^*cat")) == sorted(match_ids(cur, u, '"^*cat"'))
     # a phrase of one wildcard word is the wildcard
     assert sorted(match_ids(cur, u, '"*cat*"')) == sorted(match_ids(cur, u, "*cat*"))
     expect_error(cur, f"CREATE TABLE {uniq()} (body TEXT) min_infix_len='65'", 1064, r"min_infix_len")

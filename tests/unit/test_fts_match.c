@@ -394,9 +394,9 @@ static void test_prefix(void **state) {
     check_error("=ab*c", 0,
                 "MATCH: near '=ab*c' at offset 0: the exact form operator '=' does not apply to a "
                 "wildcard ('=ab*c')");
-    check_error("^*ab", 0,
-                "MATCH: near '^*ab' at offset 0: '^' and '$' anchor a word or an exact phrase, not a "
-                "wildcard");
+    /* an anchored wildcard or prefix: the anchored phrase of that word (Sphinx's) */
+    check("^*ab", "^PHRASE(\"*ab\")");
+    check("*ab*$", "PHRASE(\"*ab*\")$");
     check("a << *b*", "ORDER(a, WILDCARD(*b*))");
     check("a NEAR/2 *b*", "NEAR(a, /2, WILDCARD(*b*))");
     check_error(
@@ -782,8 +782,8 @@ static void test_sphinx_operators(void **state) {
                           "quotes, \"^a b\" anchors a phrase)");
     check_error("^\"a b\"", 0, "MATCH: near '^\"a b\"' at offset 0: expected a word right after "
                                 "'^' (inside quotes, \"^a b\" anchors a phrase)");
-    check_error("^ab*", 0, "MATCH: near '^ab*' at offset 0: '^' and '$' anchor a word or an exact "
-                           "phrase, not a prefix");
+    check("^ab*", "^PHRASE(\"ab*\")");
+    check("ab*$ c", "AND(PHRASE(\"ab*\")$, c)");
     /* anchors on a phrase's words (Sphinx's): a proximity's and a quorum's
     ** all, an exact phrase's but its own first '^' and last '$' */
     check("\"^a b\"~2", "PHRASE(\"^a b\"~2)");
@@ -1267,8 +1267,9 @@ static void test_inline_wildcards(void **state) {
     const unsigned f = FTS_MATCH_INLINE_WILDCARDS;
     check_error_flags("x *%*", 5, f, 2, "MATCH: near '*%*' at offset 2: a wildcard needs a word beside its "
                                         "'*', '?' or '%' ('*ab*', 't?st')"); /* a wildcard of no word */
-    check_error_flags("^t?st", 5, f, 0, "MATCH: near '^t?st' at offset 0: '^' and '$' anchor a word or an "
-                                        "exact phrase, not a wildcard");
+    check_error_flags("^t?st", 5, f, 0, "MATCH: near '^t?st' at offset 0: '^' and '$' anchor a word, a "
+                                        "prefix, a '*' wildcard or an exact phrase, not a wildcard with '?' "
+                                        "or '%'");
     check_error_flags("t?st^2", 6, f, 4, "MATCH: near '^2' at offset 4: a boost (^N) applies to a word "
                                          "(word^1.5), not a wildcard");
 }
