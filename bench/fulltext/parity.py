@@ -419,6 +419,10 @@ c#
 "new *ork city"
 y*ork
 y*
+^hel*
+*orld$
+yor*$
+^*ork
 new NEAR/1 yor*
 "world$ big"
 "big ^hello"
