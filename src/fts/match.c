@@ -1885,6 +1885,37 @@ static int chain_close(MatchParser *p, FtsNodeKind kind, int bOrder, int bNot, N
 }
 
 /* or-list { ( '<<' | 'NEAR/N' ) or-list }: one operator throughout. */
+/* In a '<<' chain, SENTENCE or PARAGRAPH (k, written zOp) at the cursor
+** after operand *px: *px becomes the chain of k that *px starts, with the
+** operands k joins to it ("a << b SENTENCE c SENTENCE d": the chain b
+** SENTENCE c SENTENCE d), an operand of the '<<' chain (*pbOrder). */
+static int sp_in_order(MatchParser *p, Scope *pScope, FtsNodeKind k, const char *zOp, FtsNode **px,
+                       int *pbOrder) {
+    NodeList l = {0};
+    NearList nl = {0};
+    FtsNode *x = *px;
+    if (!check_chain_operand(p, x, zOp, 1)) return LP_BADINPUT;
+    int rc = list_push(p, &l, x), iEnd = p->i;
+    while (rc == LP_OK) {
+        skip_space(p);
+        int nTake = keyword_at(p, p->i, k == FTSN_SENTENCE ? "SENTENCE" : "PARAGRAPH", 0, NULL);
+        if (nTake <= 0) break;
+        p->i += nTake;
+        skip_space(p);
+        if (p->i >= p->n || p->z[p->i] == ')') {
+            return syntax_error(p, p->i, "expected a word or phrase after %s", zOp);
+        }
+        FtsNode *y = NULL;
+        if ((rc = parse_or(p, pScope, &y))) return rc;
+        iEnd = p->i;
+        if (!check_chain_operand(p, y, zOp, 1)) return LP_BADINPUT;
+        rc = list_push(p, &l, y);
+    }
+    if (rc == LP_OK) rc = chain_close(p, k, 0, 0, &l, &nl, x->pos, iEnd, px);
+    if (rc == LP_OK && !check_order_operand(p, *px, pbOrder)) return LP_BADINPUT;
+    return rc;
+}
+
 static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
     int iStart = p->i;
     int rc = parse_or(p, pScope, pp);
@@ -1936,13 +1967,18 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
             bNot = 0;
             bOrder = 0;
         }
+        if (kind == FTSN_BEFORE && (k == FTSN_SENTENCE || k == FTSN_PARAGRAPH)) {
+            /* as in Sphinx, SENTENCE and PARAGRAPH bind tighter than '<<':
+            ** `a << b SENTENCE c` is `a << (b SENTENCE c)`, the last
+            ** operand and those SENTENCE joins to it one operand */
+            if ((rc = sp_in_order(p, pScope, k, zOp, &l.a[l.n - 1], &bOrder))) return rc;
+            iEnd = p->i;
+            continue;
+        }
         if (kind == FTSN_BEFORE && k != FTSN_BEFORE) {
-            /* a '<<' chain as SENTENCE's, PARAGRAPH's or NOTNEAR's operand
-            ** is not taken */
-            return syntax_error(p, iOp, "%s after '<<' would take the '<<' chain before it as an "
-                                        "operand (`a << b %s c` is `(a << b) %s c` in Sphinx), "
-                                        "which loupe does not do; write the chain after it in "
-                                        "parentheses: `a << (b %s c)`", zOp, zOp, zOp, zOp);
+            /* a '<<' chain as NOTNEAR's operand is not taken */
+            return syntax_error(p, iOp, "%s after '<<' is not supported: write the chain after it in "
+                                        "parentheses: `a << (b %s c)`", zOp, zOp);
         }
         if (kind != FTSN_AND && (k != kind || bNotOp != bNot)) {
             return syntax_error(p, iOp, "'<<', NEAR/N, NOTNEAR/N, SENTENCE and PARAGRAPH cannot be "

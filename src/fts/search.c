@@ -1047,6 +1047,21 @@ static int span_cmp(const void *x, const void *y) {
     return (a->hi < b->hi) - (a->hi > b->hi); /* the widest first */
 }
 
+/* SENTENCE, PARAGRAPH: the part of the field position v is in, the
+** boundaries before it (the words from b0 on are the boundaries' terms). */
+static uint32_t sp_part(const PhraseIt *p, int b0, uint32_t v) {
+    uint32_t part = 0;
+    for (int b = b0; b < p->n; b++) {
+        uint32_t lo = 0, hi = p->anPos[b];
+        while (lo < hi) {
+            uint32_t mid = (lo + hi) / 2;
+            if (p->aaPos[b][mid] < v) lo = mid + 1; else hi = mid;
+        }
+        part += lo;
+    }
+    return part;
+}
+
 /* SENTENCE and PARAGRAPH: does one part of the field hold an occurrence
 ** of every operand (their starts in aaStart)? The boundaries' positions
 ** (the words after the operands': a paragraph's term, and for SENTENCE a
@@ -1422,6 +1437,23 @@ static uint32_t anchored_starts(PhraseIt *p, int o) {
     return nKeep;
 }
 
+/* Where chain operand o starts in the current document (its anchor
+** applied): p->aaStart[o], p->anStart[o]. LP_OK or LP_NOMEM. */
+static int op_starts(PhraseIt *p, int o) {
+    const PlanNode *pn = p->base.pn;
+    int w0 = pn->aOpStart[o];
+    if (p->anPos[w0] > p->anStartCap[o]) {
+        uint32_t cap = p->anPos[w0] * 2;
+        uint32_t *a = arena_alloc(p->base.q->a, sizeof(uint32_t) * cap);
+        if (!a) return LP_NOMEM;
+        p->aaStart[o] = a;
+        p->anStartCap[o] = cap;
+    }
+    p->anStart[o] = exact_starts(p, w0, pn->aOpStart[o + 1], p->aaStart[o]);
+    if (pn->aOpAnchor && pn->aOpAnchor[o]) p->anStart[o] = anchored_starts(p, o);
+    return LP_OK;
+}
+
 static uint32_t chain_count(PhraseIt *p) {
     const PlanNode *pn = p->base.pn;
     FtsQuery *q = p->base.q;
@@ -1434,15 +1466,7 @@ static uint32_t chain_count(PhraseIt *p) {
             for (int i = w0; i < pn->aOpStart[2]; i++) bAll &= p->anPos[i] > 0;
             if (!bAll) break;
         }
-        if (p->anPos[w0] > p->anStartCap[o]) {
-            uint32_t cap = p->anPos[w0] * 2;
-            uint32_t *a = arena_alloc(q->a, sizeof(uint32_t) * cap);
-            if (!a) goto nomem;
-            p->aaStart[o] = a;
-            p->anStartCap[o] = cap;
-        }
-        p->anStart[o] = exact_starts(p, w0, pn->aOpStart[o + 1], p->aaStart[o]);
-        if (pn->aOpAnchor && pn->aOpAnchor[o]) p->anStart[o] = anchored_starts(p, o);
+        if (op_starts(p, o) != LP_OK) goto nomem;
         if (p->anStart[o] == 0 && !(pn->bNotNear && o == 1)) return 0;
     }
     if (pn->iSp) return sp_holds(p);
@@ -2254,6 +2278,48 @@ static int order_collect(OrderIt *o, It *it, uint32_t d) {
             }
             o->aChainStart[pn->nOp] = o->nChain;
             return order_scan(o, o->aChain, o->aChainStart, pn->nOp, &o->aHit, &o->nHit, &o->nHitCap);
+        }
+        if (pn->iSp && pn->nOp > 1) {
+            /* SENTENCE, PARAGRAPH: its operands' occurrences in the parts
+            ** of the field that hold every operand, as Sphinx's operator
+            ** passes them on (in "aa bb. Cc dd bb", aa << (dd SENTENCE bb)
+            ** holds by the second bb, not the first) */
+            int b0 = pn->aOpStart[pn->nOp];
+            uint32_t nMax = 0, nCommon = 0;
+            for (int op = 0; op < pn->nOp; op++) {
+                if (op_starts(p, op) != LP_OK) return LP_NOMEM;
+                if (p->anStart[op] > nMax) nMax = p->anStart[op];
+            }
+            if (opos_room(o, 2 * nMax + 2)) return LP_NOMEM;
+            uint32_t *aCommon = o->aPos, *aPart = o->aPos + nMax + 1;
+            for (int op = 0; op < pn->nOp; op++) {
+                uint32_t m = 0, c = 0;
+                for (uint32_t k = 0; k < p->anStart[op]; k++) {
+                    uint32_t part = sp_part(p, b0, p->aaStart[op][k]);
+                    if (m == 0 || aPart[m - 1] != part) aPart[m++] = part;
+                }
+                if (op == 0) {
+                    memcpy(aCommon, aPart, sizeof(uint32_t) * m);
+                    nCommon = m;
+                    continue;
+                }
+                for (uint32_t k = 0, j = 0; k < nCommon; k++) {
+                    while (j < m && aPart[j] < aCommon[k]) j++;
+                    if (j < m && aPart[j] == aCommon[k]) aCommon[c++] = aCommon[k];
+                }
+                nCommon = c;
+            }
+            for (int op = 0; op < pn->nOp && nCommon; op++) {
+                uint32_t len = pn->aQPos[pn->aOpStart[op + 1] - 1] - pn->aQPos[pn->aOpStart[op]] + 1, j = 0;
+                for (uint32_t k = 0; k < p->anStart[op]; k++) {
+                    uint32_t s = p->aaStart[op][k], part = sp_part(p, b0, s);
+                    while (j < nCommon && aCommon[j] < part) j++;
+                    if (j < nCommon && aCommon[j] == part && ohit_push(o, (uint32_t)pn->iField, s, s + len)) {
+                        return LP_NOMEM;
+                    }
+                }
+            }
+            return LP_OK;
         }
         for (int i = 0; i < phrase_required(pn); i++) {
             for (uint32_t k = 0; k < p->anPos[i]; k++) {

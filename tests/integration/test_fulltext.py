@@ -646,8 +646,7 @@ SYNTAX_ERRORS = [
     ('"bro** fox"', r"at offset 4: a prefix inside a phrase ends in one '\*'"),
     ("fox << (a|b) << (c|d) << (e|f) << (g|h) << (i|j) << (k|l) << (m|n) << (o|p) << (q|r)",
      r"at offset 0: the OR lists of this chain make more than 256 chains"),
-    ("fox << dog SENTENCE bear", r"at offset 11: SENTENCE after '<<' would take the '<<' chain before it "
-                                 r"as an operand"),
+    ("fox << dog NOTNEAR/3 bear", r"at offset 11: NOTNEAR/N after '<<' is not supported"),
     ("fox SENTENCE dog PARAGRAPH bear", r"at offset 17: '<<', NEAR/N, NOTNEAR/N, SENTENCE and PARAGRAPH "
                                         r"cannot be mixed"),
     ("fox SENTENCE (dog bear)", r"at offset 13: SENTENCE joins words, prefixes, wildcards, exact "
@@ -1456,6 +1455,21 @@ def test_sentence_ends_as_in_sphinx(server, cur, uniq):
     assert_ids_ram_and_flushed(cur, t, [("ask SENTENCE doe", [1, 3, 5, 6, 7, 8, 11, 12]),
                                         ("q SENTENCE doe", [6, 7]), ("inc SENTENCE doe", [8]),
                                         ('"mr doe"', [1]), ('"xy doe"', [12]), ('"xx doe"', [])])
+
+
+def test_sentence_chain_inside_order(server, cur, uniq):
+    """SENTENCE and PARAGRAPH bind tighter than '<<', as in Sphinx: `a << b
+    SENTENCE c` is `a << (b SENTENCE c)`, and such a chain passes on its
+    operands' occurrences in the parts that hold all of them. Each answer
+    is searchd 2.2.11's."""
+    rows = ["bb aa cc", "aa bb. Zz cc", "bb cc. Zz aa", "aa zz. Zz bb cc", "cc bb aa", "cc aa bb", "aa cc. Zz bb",
+            "bb. Zz aa cc"]
+    t = make_table(server, uniq(), "(body TEXT) index_sp='1' html_strip='1'",
+                   {i + 1: (r,) for i, r in enumerate(rows)})
+    assert_ids_ram_and_flushed(cur, t, [("aa << bb SENTENCE cc", [1, 4, 6]), ("aa << (bb SENTENCE cc)", [1, 4, 6]),
+                                        ("aa SENTENCE bb << cc", [1, 2]), ("aa << bb PARAGRAPH cc", [1, 2, 4, 6, 7, 8]),
+                                        ("aa << bb << cc SENTENCE zz", [2, 4]),
+                                        ("zz << aa SENTENCE cc SENTENCE bb", [])])
 
 
 def test_sentence_boundaries_survive_restart(tmp_path):

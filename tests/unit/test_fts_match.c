@@ -810,11 +810,17 @@ static void test_sphinx_operators(void **state) {
     ** chain an operand whose occurrences are where it holds */
     check("a << b NEAR/2 c", "NEARANY(BEFORE(a, b), /2, c)");
     check("(a << b) NEAR/2 c NEAR/2 d", "NEARANY(BEFORE(a, b), /2, c, /2, d)");
-    check_error("a NEAR/1 b << c SENTENCE d", 16, "MATCH: near 'SENTENCE d' at offset 16: SENTENCE after "
-                                                  "'<<' would take the '<<' chain before it as an operand "
-                                                  "(`a << b SENTENCE c` is `(a << b) SENTENCE c` in Sphinx), "
-                                                  "which loupe does not do; write the chain after it in "
-                                                  "parentheses: `a << (b SENTENCE c)`");
+    /* SENTENCE and PARAGRAPH bind tighter than '<<' (Sphinx's reading):
+    ** the last operand and what they join to it are one operand */
+    check("a << b SENTENCE c", "ORDER(a, SENTENCE(b, c))");
+    check("a << b PARAGRAPH c PARAGRAPH d << e", "ORDER(a, PARAGRAPH(b, c, d), e)");
+    check("a NEAR/1 b << c SENTENCE d", "ORDER(NEAR(a, /1, b), SENTENCE(c, d))");
+    check_error("a << b SENTENCE c PARAGRAPH d", 5, "MATCH: near 'b SENTENCE c PARAGRAPH d' at offset 5: "
+                                                    "PARAGRAPH joins words, prefixes, wildcards, exact phrases "
+                                                    "and OR lists of them; this operand is a SENTENCE chain");
+    check_error("a << b NOTNEAR/2 c", 7, "MATCH: near 'NOTNEAR/2 c' at offset 7: NOTNEAR/N after '<<' is not "
+                                         "supported: write the chain after it in parentheses: `a << (b "
+                                         "NOTNEAR/N c)`");
     /* Sphinx's chain operators are left-associative: a NEAR/N, NOTNEAR/N,
     ** SENTENCE or PARAGRAPH chain before '<<' is its first operand */
     check("a NEAR/3 b << c", "ORDER(NEAR(a, /3, b), c)");

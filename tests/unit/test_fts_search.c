@@ -3161,7 +3161,74 @@ static void sp_check(FtsSource *src, const Analyzer *an, const SpDoc *aDoc, cons
     arena_free(&a);
 }
 
+/* x << (a SENTENCE b ...) and (a SENTENCE b ...) << x (bAfter: x last),
+** operands aw[0..nOp) of one word each, none of them x: the chain's
+** occurrences are its operands' in the parts that hold all of them, as
+** Sphinx's operator passes them on, and x must come before (after) one. */
+static void sp_order_check(FtsSource *src, const Analyzer *an, const SpDoc *aDoc, int x, const int *aw, int nOp,
+                           int bPara, int bAfter, int bImplicit) {
+    static const char *const azF[] = {"body"};
+    char z[256] = "";
+    if (!bAfter) snprintf(z, sizeof(z), bImplicit ? "%s << " : "%s << (", azSpWord[x]);
+    else strcat(z, "(");
+    for (int o = 0; o < nOp; o++) {
+        if (o) strcat(z, bPara ? " PARAGRAPH " : " SENTENCE ");
+        strcat(z, azSpWord[aw[o]]);
+    }
+    if (bAfter) strcat(z, ") << "), strcat(z, azSpWord[x]);
+    else if (!bImplicit) strcat(z, ")");
+    Arena a;
+    arena_init(&a, 0);
+    FtsNode *root;
+    LpError err;
+    FtsRankParams rank;
+    FtsQuery *q;
+    fts_rank_defaults(&rank);
+    if (fts_match_parse(&a, z, strlen(z), azF, 1, &root, &err) != LP_OK) fail_msg("%s: %s", z, err.zMsg);
+    assert_int_equal(fts_query_new(&a, root, z, an, src, &rank, &q, &err), LP_OK);
+    double aScore[SP_DOCS];
+    for (int i = 0; i < SP_DOCS; i++) aScore[i] = -1;
+    Collect c = {aScore, 0};
+    FtsStats st;
+    int saveN = g_nDoc;
+    g_nDoc = SP_DOCS;
+    assert_int_equal(fts_query_all(q, collect_hit, &c, &st, &err), LP_OK);
+    g_nDoc = saveN;
+    for (int i = 0; i < SP_DOCS; i++) {
+        const SpDoc *d = &aDoc[i];
+        const int *aPart = bPara ? d->aPara : d->aSent;
+        int bWant = 0;
+        for (int k = 0; k < d->n && !bWant; k++) {
+            /* k: an operand's word in a part holding every operand */
+            int bOp = 0;
+            for (int o = 0; o < nOp; o++) bOp |= d->aw[k] == aw[o];
+            for (int o = 0; o < nOp && bOp; o++) {
+                int bHas = 0;
+                for (int j = 0; j < d->n && !bHas; j++) bHas = d->aw[j] == aw[o] && aPart[j] == aPart[k];
+                bOp = bHas;
+            }
+            for (int j = 0; j < d->n && bOp && !bWant; j++) bWant = d->aw[j] == x && (bAfter ? j > k : j < k);
+        }
+        if (bWant != (aScore[i] >= 0)) {
+            fail_msg("%s: doc %d: engine %s, reference %s", z, i, aScore[i] >= 0 ? "matches" : "does not",
+                     bWant ? "matches" : "does not");
+        }
+    }
+    fts_query_free(q);
+    arena_free(&a);
+}
+
 static void sp_run_queries(FtsSource *src, const Analyzer *an, const SpDoc *aDoc) {
+    for (int t = 0; t < 200; t++) {
+        /* a SENTENCE or PARAGRAPH chain as an operand of '<<' */
+        int aw[3], nOp = 2 + (int)(rnd() % 2), x = (int)(rnd() % SP_VOCAB);
+        for (int o = 0; o < nOp; o++) {
+            do aw[o] = (int)(rnd() % SP_VOCAB);
+            while (aw[o] == x);
+        }
+        int bAfter = rnd() % 2;
+        sp_order_check(src, an, aDoc, x, aw, nOp, rnd() % 3 == 0, bAfter, !bAfter && rnd() % 2);
+    }
     for (int t = 0; t < 300; t++) {
         int nOp = 2 + (int)(rnd() % 2), bPara = rnd() % 3 == 0;
         int aaw[3][3], anw[3];
