@@ -443,6 +443,10 @@ ZONESPAN:h1 title here
 (lazy dog) << sleeps
 hello SENTENCE doc
 what SENTENCE next
+what << up SENTENCE doc
+what << next SENTENCE here
+up << doc SENTENCE next
+what << (sentence SENTENCE here)
 up PARAGRAPH sentence
 über
 uber
