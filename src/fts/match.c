@@ -1093,18 +1093,11 @@ static int read_wildcard(MatchParser *p, char *z, int *pn) {
     return LP_OK;
 }
 
-/* An anchored prefix or wildcard ("^yo*", "*rk$"), z[0..n) its text with
-** its stars: the phrase of that one word, anchored, as Sphinx reads it
-** (the planner expands the word where it stands). */
-static int anchored_pattern(MatchParser *p, const Scope *pScope, int bReq, int anchor, int iStart, char *z, int n,
-                            FtsNode **pp) {
-    if (memchr(z, '?', (size_t)n) || memchr(z, '%', (size_t)n)) {
-        return syntax_error(p, iStart, "'^' and '$' anchor a word, a prefix, a '*' wildcard or an exact "
-                                       "phrase, not a wildcard with '?' or '%%'");
-    }
-    int rc = refuse_boost(p, "an anchored prefix or wildcard");
-    if (rc) return rc;
-    FtsNode *x = node_new(p, FTSN_PHRASE, iStart, p->i);
+/* A leaf of kind (a word, a prefix, a wildcard, an anchored one's phrase)
+** whose text is z[0..n), read from iStart to the cursor, in scope pScope. */
+static int pattern_leaf(MatchParser *p, const Scope *pScope, int bReq, FtsNodeKind kind, int anchor, int iStart,
+                        char *z, int n, FtsNode **pp) {
+    FtsNode *x = node_new(p, kind, iStart, p->i);
     if (!x) return nomem(p);
     x->fields = pScope->fields;
     x->bMissed = pScope->bMissed;
@@ -1116,6 +1109,19 @@ static int anchored_pattern(MatchParser *p, const Scope *pScope, int bReq, int a
     x->bRequired = bReq;
     *pp = x;
     return LP_OK;
+}
+
+/* An anchored prefix or wildcard ("^yo*", "*rk$"), z[0..n) its text with
+** its stars: the phrase of that one word, anchored, as Sphinx reads it
+** (the planner expands the word where it stands). */
+static int anchored_pattern(MatchParser *p, const Scope *pScope, int bReq, int anchor, int iStart, char *z, int n,
+                            FtsNode **pp) {
+    if (memchr(z, '?', (size_t)n) || memchr(z, '%', (size_t)n)) {
+        return syntax_error(p, iStart, "'^' and '$' anchor a word, a prefix, a '*' wildcard or an exact "
+                                       "phrase, not a wildcard with '?' or '%%'");
+    }
+    int rc = refuse_boost(p, "an anchored prefix or wildcard");
+    return rc ? rc : pattern_leaf(p, pScope, bReq, FTSN_PHRASE, anchor, iStart, z, n, pp);
 }
 
 /* A wildcard word's node (FTSN_WILDCARD): z[0..n) its pattern, read from
@@ -1137,18 +1143,7 @@ static int wildcard_node(MatchParser *p, const Scope *pScope, int bReq, int anch
         return syntax_error(p, iStart, "a wildcard needs a word beside its '*', '?' or '%%' ('*ab*', 't?st')");
     }
     int rc = refuse_boost(p, "a wildcard");
-    if (rc) return rc;
-    FtsNode *x = node_new(p, FTSN_WILDCARD, iStart, p->i);
-    if (!x) return nomem(p);
-    x->fields = pScope->fields;
-    x->bMissed = pScope->bMissed;
-    x->nPosLimit = pScope->nPosLimit;
-    x->pZones = pScope->pZones;
-    x->z = z;
-    x->n = n;
-    x->bRequired = bReq;
-    *pp = x;
-    return LP_OK;
+    return rc ? rc : pattern_leaf(p, pScope, bReq, FTSN_WILDCARD, 0, iStart, z, n, pp);
 }
 
 /* A word, prefix, phrase, group or `field:primary` at the cursor. */
@@ -1318,18 +1313,8 @@ static int parse_primary(MatchParser *p, const Scope *pScope, int bReq, FtsNode 
         }
         double fBoost = 0;
         if (kind == FTSN_TERM && boost_at(p, p->i) && (rc = parse_boost(p, &fBoost))) return rc;
-        FtsNode *x = node_new(p, kind, iStart, p->i);
-        if (!x) return nomem(p);
-        x->fields = pScope->fields;
-        x->bMissed = pScope->bMissed;
-        x->nPosLimit = pScope->nPosLimit;
-        x->pZones = pScope->pZones;
-        x->fBoost = fBoost;
-        x->z = z;
-        x->n = n;
-        x->anchor = anchor;
-        x->bRequired = bReq;
-        *pp = x;
+        if ((rc = pattern_leaf(p, pScope, bReq, kind, anchor, iStart, z, n, pp))) return rc;
+        (*pp)->fBoost = fBoost;
         return LP_OK;
     }
 }
