@@ -944,6 +944,19 @@ static int phrase_alternatives(MatchParser *p, FtsNode *x, int r0, int r1, FtsNo
     return LP_OK;
 }
 
+/* Leaf x's scope (pScope's fields, position and zone limits), text
+** z[0..n), anchor and '+'. */
+static void leaf_set(FtsNode *x, const Scope *pScope, int bReq, int anchor, char *z, int n) {
+    x->fields = pScope->fields;
+    x->bMissed = pScope->bMissed;
+    x->nPosLimit = pScope->nPosLimit;
+    x->pZones = pScope->pZones;
+    x->z = z;
+    x->n = n;
+    x->anchor = anchor;
+    x->bRequired = bReq;
+}
+
 /* '"…"' with an optional '~N' or '/N' at the cursor. */
 static int parse_phrase(MatchParser *p, const Scope *pScope, int bReq, FtsNode **pp) {
     int iStart = p->i++;
@@ -1023,16 +1036,9 @@ static int parse_phrase(MatchParser *p, const Scope *pScope, int bReq, FtsNode *
     int rc = check_phrase_stars(p, iStart + 1, i, x->kind == FTSN_PHRASE && nSlop == 0);
     if (rc) return rc;
     if ((rc = refuse_boost(p, "a phrase"))) return rc;
-    x->fields = pScope->fields;
-    x->bMissed = pScope->bMissed;
-    x->nPosLimit = pScope->nPosLimit;
-    x->pZones = pScope->pZones;
-    x->z = z;
-    x->n = nOut;
+    leaf_set(x, pScope, bReq, anchor, z, nOut);
     x->nSlop = nSlop;
-    x->anchor = anchor;
     x->aMark = aMark;
-    x->bRequired = bReq;
     return phrase_alternatives(p, x, r0, r1, pp);
 }
 
@@ -1099,14 +1105,7 @@ static int pattern_leaf(MatchParser *p, const Scope *pScope, int bReq, FtsNodeKi
                         char *z, int n, FtsNode **pp) {
     FtsNode *x = node_new(p, kind, iStart, p->i);
     if (!x) return nomem(p);
-    x->fields = pScope->fields;
-    x->bMissed = pScope->bMissed;
-    x->nPosLimit = pScope->nPosLimit;
-    x->pZones = pScope->pZones;
-    x->z = z;
-    x->n = n;
-    x->anchor = anchor;
-    x->bRequired = bReq;
+    leaf_set(x, pScope, bReq, anchor, z, n);
     *pp = x;
     return LP_OK;
 }
