@@ -448,6 +448,11 @@ what << next SENTENCE here
 up << doc SENTENCE next
 what << (sentence SENTENCE here)
 up PARAGRAPH sentence
+(what SENTENCE doc) NEAR/3 next
+next NEAR/2 up SENTENCE doc
+here NEAR/4 what SENTENCE doc
+what SENTENCE up NEAR/2 doc
+(what SENTENCE up) NEAR/3 (next SENTENCE here)
 über
 uber
 cafe
@@ -716,6 +721,9 @@ EXPECTED = {
     "w?rld": "'?' in a word is one character (Manticore's inline wildcard); Sphinx 2.2.11 takes "
              "it as a too-short prefix",
     "me@host.com": "'@' inside a word is part of it (docs/sql.md); Sphinx reads a field operator",
+    "(what SENTENCE up) NEAR/3 (next SENTENCE here)":
+        "a NEAR/N chain with two SENTENCE or PARAGRAPH operands holds where they occur near each other "
+        "(docs/sql.md); Sphinx 2.2.11 finds no row for one",
     "hello SENTENCE doc": "SENTENCE holds in one field; Sphinx pairs 'hello' of the title with "
                           "'doc' of the body",
     "hello\\|world": "an escaped '|' joins the text into one word, searched as the phrase "

@@ -8,7 +8,10 @@
 **   group   := '(' group-body ')'
 **   body    := { field-op | chain }             implicit AND of the chains
 **   chain   := or-list { chain-op or-list } | or-list 'NOTNEAR/' N or-list
-**   chain-op:= '<<' | 'NEAR/' N | 'SENTENCE' | 'PARAGRAPH'   (one per chain)
+**   chain-op:= '<<' | 'NEAR/' N | 'SENTENCE' | 'PARAGRAPH'   (one per chain,
+**              but a SENTENCE or PARAGRAPH chain is one operand of '<<' or
+**              NEAR/N: `a << b SENTENCE c` is `a << (b SENTENCE c)`, and
+**              `a SENTENCE b NEAR/3 c` is `(a SENTENCE b) NEAR/3 c`)
 **   or-list := [ '-' | '!' ] operand { ( '|' | 'MAYBE' ) operand }
 **   operand := { field-op } [ '+' ] primary
 **   primary := [ '^' ] word [ '*' | '$' ] | phrase [ '~' N | '/' N ] | group
@@ -1734,8 +1737,9 @@ static int near_words(MatchParser *p, const FtsNode *x, NodeList *l, int *pbOk) 
 
 /* Is x a NEAR/N operand whose occurrences are where it matches, as
 ** Sphinx's NEAR reads them (making the chain an FTSN_NEAR_ANY): a
-** proximity phrase, a '<<' chain, a NEAR/N chain in parentheses (but
-** first, where it is spliced in), a MAYBE (near_take tries its words
+** proximity phrase, a '<<' chain, a SENTENCE or PARAGRAPH chain (its
+** words' occurrences in the parts that hold all its operands), a NEAR/N
+** chain in parentheses (but first, where it is spliced in), a MAYBE (near_take tries its words
 ** first), or an OR list of these and of chain operands? Not boosted,
 ** negated, or a ZONESPAN group, nor a quorum holding more than words (not
 ** compared with Sphinx). */
@@ -1746,6 +1750,8 @@ static int is_any_operand(const MatchParser *p, const FtsNode *x) {
         return x->nSlop > 0;
     case FTSN_BEFORE:
     case FTSN_ORDER:
+    case FTSN_SENTENCE:
+    case FTSN_PARAGRAPH:
         return 1;
     case FTSN_NEAR:
         return !x->bNotNear;
@@ -1868,13 +1874,19 @@ static int chain_close(MatchParser *p, FtsNodeKind kind, int bOrder, int bNot, N
     return list_finish(p, &w, FTSN_AND, iStart, iEnd, pp);
 }
 
-/* or-list { ( '<<' | 'NEAR/N' ) or-list }: one operator throughout. */
-/* In a '<<' chain, SENTENCE or PARAGRAPH (k, written zOp) at the cursor
-** after operand *px: *px becomes the chain of k that *px starts, with the
-** operands k joins to it ("a << b SENTENCE c SENTENCE d": the chain b
-** SENTENCE c SENTENCE d), an operand of the '<<' chain (*pbOrder). */
-static int sp_in_order(MatchParser *p, Scope *pScope, FtsNodeKind k, const char *zOp, FtsNode **px,
-                       int *pbOrder) {
+/* An operand of a '<<' or NEAR/N chain (*px, just read) that SENTENCE or
+** PARAGRAPH follows: *px becomes the chain of that operator it starts,
+** with the operands joined to it ("a << b SENTENCE c SENTENCE d": the
+** chain b SENTENCE c SENTENCE d), as Sphinx binds SENTENCE and PARAGRAPH
+** tighter than '<<' and NEAR/N. *px is left as it is when neither
+** follows. */
+static int sp_operand(MatchParser *p, Scope *pScope, FtsNode **px) {
+    skip_space(p);
+    FtsNodeKind k = keyword_at(p, p->i, "SENTENCE", 0, NULL) > 0    ? FTSN_SENTENCE
+                    : keyword_at(p, p->i, "PARAGRAPH", 0, NULL) > 0 ? FTSN_PARAGRAPH
+                                                                     : FTSN_AND;
+    if (k == FTSN_AND) return LP_OK;
+    const char *zOp = k == FTSN_SENTENCE ? "SENTENCE" : "PARAGRAPH";
     NodeList l = {0};
     NearList nl = {0};
     FtsNode *x = *px;
@@ -1882,7 +1894,7 @@ static int sp_in_order(MatchParser *p, Scope *pScope, FtsNodeKind k, const char 
     int rc = list_push(p, &l, x), iEnd = p->i;
     while (rc == LP_OK) {
         skip_space(p);
-        int nTake = keyword_at(p, p->i, k == FTSN_SENTENCE ? "SENTENCE" : "PARAGRAPH", 0, NULL);
+        int nTake = keyword_at(p, p->i, zOp, 0, NULL);
         if (nTake <= 0) break;
         p->i += nTake;
         skip_space(p);
@@ -1896,10 +1908,18 @@ static int sp_in_order(MatchParser *p, Scope *pScope, FtsNodeKind k, const char 
         rc = list_push(p, &l, y);
     }
     if (rc == LP_OK) rc = chain_close(p, k, 0, 0, &l, &nl, x->pos, iEnd, px);
-    if (rc == LP_OK && !check_order_operand(p, *px, pbOrder)) return LP_BADINPUT;
+    /* the other of the two next: one operator per chain */
+    const char *zOther = k == FTSN_SENTENCE ? "PARAGRAPH" : "SENTENCE";
+    skip_space(p);
+    if (rc == LP_OK && keyword_at(p, p->i, zOther, 0, NULL) > 0 && !check_chain_operand(p, *px, zOther, 1)) {
+        return LP_BADINPUT;
+    }
     return rc;
 }
 
+/* or-list { chain-op or-list }: one operator throughout, but for
+** SENTENCE and PARAGRAPH chains as operands of '<<' and NEAR/N
+** (sp_operand), and the left-associative mixes below. */
 static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
     int iStart = p->i;
     int rc = parse_or(p, pScope, pp);
@@ -1937,27 +1957,20 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
                           : k == FTSN_PARAGRAPH ? "PARAGRAPH"
                           : bNotOp              ? "NOTNEAR/N"
                                                 : "NEAR/N";
+        int bSp = kind == FTSN_SENTENCE || kind == FTSN_PARAGRAPH;
         if ((kind != FTSN_AND && kind != FTSN_BEFORE && k == FTSN_BEFORE) ||
-            (kind == FTSN_BEFORE && k == FTSN_NEAR && !bNotOp)) {
+            ((kind == FTSN_BEFORE || bSp) && k == FTSN_NEAR && !bNotOp)) {
             /* Sphinx's chain operators are left-associative: `a NEAR/3 b
             ** << c` is `(a NEAR/3 b) << c`, the chain so far the first
             ** operand of an ORDER, and `a << b NEAR/3 c` is `(a << b)
             ** NEAR/3 c`, the '<<' chain an operand of NEAR/N
-            ** (FTSN_NEAR_ANY) */
+            ** (FTSN_NEAR_ANY); so is `a SENTENCE b NEAR/3 c`'s */
             if ((rc = chain_close(p, kind, bOrder, bNot, &l, &nl, iStart, iEnd, pp))) return rc;
             memset(&l, 0, sizeof(l));
             memset(&nl, 0, sizeof(nl));
             kind = FTSN_AND;
             bNot = 0;
             bOrder = 0;
-        }
-        if (kind == FTSN_BEFORE && (k == FTSN_SENTENCE || k == FTSN_PARAGRAPH)) {
-            /* as in Sphinx, SENTENCE and PARAGRAPH bind tighter than '<<':
-            ** `a << b SENTENCE c` is `a << (b SENTENCE c)`, the last
-            ** operand and those SENTENCE joins to it one operand */
-            if ((rc = sp_in_order(p, pScope, k, zOp, &l.a[l.n - 1], &bOrder))) return rc;
-            iEnd = p->i;
-            continue;
         }
         if (kind == FTSN_BEFORE && k != FTSN_BEFORE) {
             /* a '<<' chain as NOTNEAR's operand is not taken */
@@ -1997,6 +2010,7 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
         }
         FtsNode *y = NULL;
         if ((rc = parse_or(p, pScope, &y))) return rc;
+        if ((k == FTSN_BEFORE || (k == FTSN_NEAR && !bNotOp)) && (rc = sp_operand(p, pScope, &y))) return rc;
         iEnd = p->i;
         if (k == FTSN_NEAR && !bNotOp) {
             rc = near_take(p, &nl, y, nNear, 0, 0);

@@ -1472,6 +1472,32 @@ def test_sentence_chain_inside_order(server, cur, uniq):
                                         ("zz << aa SENTENCE cc SENTENCE bb", [])])
 
 
+def test_sentence_chain_as_near_operand(server, cur, uniq):
+    """SENTENCE and PARAGRAPH bind tighter than NEAR/N too, as in Sphinx: `a
+    SENTENCE b NEAR/2 c` is `(a SENTENCE b) NEAR/2 c`, and such a chain
+    stands at its operands' occurrences in the parts that hold all of them
+    (in "aa bb zz zz zz zz. Cc aa", cc is next to an aa in no sentence with
+    a bb). Each answer is searchd 2.2.11's."""
+    rows = ["aa bb. Cc dd", "aa xx bb cc", "cc aa bb", "aa. Bb cc", "bb aa zz zz zz cc", "cc zz zz zz aa bb",
+            "aa bb zz. Zz cc", "dd cc. Aa bb", "aa zz zz zz zz zz bb cc", "cc. Aa zz. Bb"]
+    t = make_table(server, uniq(), "(body TEXT) index_sp='1'", {i + 1: (r,) for i, r in enumerate(rows)})
+    assert_ids_ram_and_flushed(cur, t, [
+        ("(aa SENTENCE bb) NEAR/2 cc", [1, 2, 3, 8, 9]), ("cc NEAR/2 (aa SENTENCE bb)", [1, 2, 3, 8, 9]),
+        ("(aa SENTENCE bb) NEAR/1 cc", [2, 3, 9]), ("(aa SENTENCE bb) NEAR/5 cc", [1, 2, 3, 5, 6, 7, 8, 9]),
+        ("(aa PARAGRAPH bb) NEAR/2 cc", [1, 2, 3, 4, 8, 9, 10]), ("aa SENTENCE bb NEAR/2 cc", [1, 2, 3, 8, 9])])
+    rows = ["aa bb zz zz zz zz. Cc aa", "aa zz zz zz zz bb. Cc", "aa bb. Zz zz zz. Cc zz bb", "cc bb zz zz aa. Zz",
+            "aa bb cc", "bb zz zz zz zz zz zz aa. Zz cc bb", "cc zz aa zz zz zz zz zz zz bb"]
+    t = make_table(server, uniq(), "(body TEXT) index_sp='1'", {i + 1: (r,) for i, r in enumerate(rows)})
+    assert_ids_ram_and_flushed(cur, t, [
+        ("(aa SENTENCE bb) NEAR/2 cc", [2, 4, 5, 7]), ("cc NEAR/2 aa SENTENCE bb", [2, 4, 5, 7]),
+        ("(aa SENTENCE bb SENTENCE cc) NEAR/2 zz", [4, 7]), ("(aa SENTENCE bb) NEAR/2 cc NEAR/2 zz", [1, 2, 3, 4, 6, 7]),
+        ("cc NEAR/3 aa SENTENCE bb << zz", [4, 6, 7]), ("aa SENTENCE bb NEAR/2 cc << zz", [4, 7]),
+        ("zz << aa SENTENCE bb NEAR/2 cc", [2, 4, 7])])
+    for text in ["aa SENTENCE (bb NEAR/2 cc)", "(cc NEAR/2 aa) SENTENCE bb", "aa SENTENCE bb NOTNEAR/2 cc",
+                 "cc NEAR/2 aa SENTENCE bb PARAGRAPH zz"]:
+        expect_error(cur, f"SELECT id FROM {t} WHERE MATCH({q(text)})", 1064)
+
+
 def test_sentence_boundaries_survive_restart(tmp_path):
     """A table's index_sp holds after a restart: the log replays with the
     same boundaries, and new rows get them too."""

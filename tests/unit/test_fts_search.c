@@ -3169,20 +3169,24 @@ static void sp_check(FtsSource *src, const Analyzer *an, const SpDoc *aDoc, cons
 }
 
 /* x << (a SENTENCE b ...) and (a SENTENCE b ...) << x (bAfter: x last),
-** operands aw[0..nOp) of one word each, none of them x: the chain's
-** occurrences are its operands' in the parts that hold all of them, as
-** Sphinx's operator passes them on, and x must come before (after) one. */
+** or with NEAR/nNear for '<<' (nNear > 0), operands aw[0..nOp) of one
+** word each, none of them x: the chain's occurrences are its operands' in
+** the parts that hold all of them, as Sphinx's operator passes them on,
+** and x must come before (after) one, or within nNear of one (a boundary
+** takes a position). bImplicit leaves the parentheses out, as SENTENCE
+** and PARAGRAPH bind tighter. */
 static void sp_order_check(FtsSource *src, const Analyzer *an, const SpDoc *aDoc, int x, const int *aw, int nOp,
-                           int bPara, int bAfter, int bImplicit) {
-    char z[256] = "";
-    if (!bAfter) snprintf(z, sizeof(z), bImplicit ? "%s << " : "%s << (", azSpWord[x]);
-    else strcat(z, "(");
+                           int bPara, int bAfter, int bImplicit, int nNear) {
+    char z[256] = "", zOp[16] = " << ";
+    if (nNear) snprintf(zOp, sizeof(zOp), " NEAR/%d ", nNear);
+    if (!bAfter) snprintf(z, sizeof(z), "%s%s%s", azSpWord[x], zOp, bImplicit ? "" : "(");
+    else if (!bImplicit) strcat(z, "(");
     for (int o = 0; o < nOp; o++) {
         if (o) strcat(z, bPara ? " PARAGRAPH " : " SENTENCE ");
         strcat(z, azSpWord[aw[o]]);
     }
-    if (bAfter) strcat(z, ") << "), strcat(z, azSpWord[x]);
-    else if (!bImplicit) strcat(z, ")");
+    if (!bImplicit) strcat(z, ")");
+    if (bAfter) strcat(z, zOp), strcat(z, azSpWord[x]);
     double aScore[SP_DOCS];
     sp_run(src, an, z, aScore);
     for (int i = 0; i < SP_DOCS; i++) {
@@ -3198,7 +3202,10 @@ static void sp_order_check(FtsSource *src, const Analyzer *an, const SpDoc *aDoc
                 for (int j = 0; j < d->n && !bHas; j++) bHas = d->aw[j] == aw[o] && aPart[j] == aPart[k];
                 bOp = bHas;
             }
-            for (int j = 0; j < d->n && bOp && !bWant; j++) bWant = d->aw[j] == x && (bAfter ? j > k : j < k);
+            for (int j = 0; j < d->n && bOp && !bWant; j++) {
+                int gap = (j + d->aSent[j]) - (k + d->aSent[k]); /* positions */
+                bWant = d->aw[j] == x && (nNear ? abs(gap) <= nNear : bAfter ? j > k : j < k);
+            }
         }
         if (bWant != (aScore[i] >= 0)) {
             fail_msg("%s: doc %d: engine %s, reference %s", z, i, aScore[i] >= 0 ? "matches" : "does not",
@@ -3209,14 +3216,14 @@ static void sp_order_check(FtsSource *src, const Analyzer *an, const SpDoc *aDoc
 
 static void sp_run_queries(FtsSource *src, const Analyzer *an, const SpDoc *aDoc) {
     for (int t = 0; t < 200; t++) {
-        /* a SENTENCE or PARAGRAPH chain as an operand of '<<' */
+        /* a SENTENCE or PARAGRAPH chain as an operand of '<<' or NEAR/N */
         int aw[3], nOp = 2 + (int)(rnd() % 2), x = (int)(rnd() % SP_VOCAB);
         for (int o = 0; o < nOp; o++) {
             do aw[o] = (int)(rnd() % SP_VOCAB);
             while (aw[o] == x);
         }
-        int bAfter = rnd() % 2;
-        sp_order_check(src, an, aDoc, x, aw, nOp, rnd() % 3 == 0, bAfter, !bAfter && rnd() % 2);
+        int bAfter = rnd() % 2, nNear = rnd() % 2 ? 1 + (int)(rnd() % 4) : 0;
+        sp_order_check(src, an, aDoc, x, aw, nOp, rnd() % 3 == 0, bAfter, (nNear || !bAfter) && rnd() % 2, nNear);
     }
     for (int t = 0; t < 300; t++) {
         int nOp = 2 + (int)(rnd() % 2), bPara = rnd() % 3 == 0;
