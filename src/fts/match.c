@@ -1659,8 +1659,8 @@ static int is_words_operand(const MatchParser *p, const FtsNode *x, int bInGroup
     return is_near_group(x) && is_negated_group(x);
 }
 
-/* Appends to l a copy of leaf x (a word, prefix or wildcard) as a chain
-** operand (unboosted; as written otherwise). */
+/* Appends to l a copy of x (a word, prefix, wildcard, phrase or chain) as
+** a chain operand (unboosted; as written otherwise). */
 static int near_word(MatchParser *p, const FtsNode *x, NodeList *l) {
     FtsNode *y = arena_alloc(p->a, sizeof(FtsNode));
     if (!y) return nomem(p);
@@ -1669,16 +1669,23 @@ static int near_word(MatchParser *p, const FtsNode *x, NodeList *l) {
     return list_push(p, l, y);
 }
 
+static int is_any_operand(const MatchParser *p, const FtsNode *x);
+
 /* Appends to l the words, prefixes and wildcards x stands for outside its
-** negations (a quorum's words taken from its text); *pbOk 0 when x holds
-** anything else (a phrase, a chain, a zone span, a wildcard in a quorum),
-** whose occurrences Sphinx takes from where it matches, not from its
-** words. */
-static int near_words(MatchParser *p, const FtsNode *x, NodeList *l, int *pbOk) {
+** negations (a quorum's words taken from its text: an anchored wildcard
+** the one-word phrase it stands for), and, where bPhrase (x is not a MAYBE
+** itself, which near_take reads whole), its phrases and chains, which stand where they match, as in
+** Sphinx; *pbOk 0 when x holds anything else (a zone span, a quorum, a
+** boost), whose occurrences Sphinx takes from where it matches, not from
+** its words. */
+static int near_words(MatchParser *p, const FtsNode *x, int bPhrase, NodeList *l, int *pbOk) {
     switch (x->kind) {
     case FTSN_TERM:
     case FTSN_PREFIX:
     case FTSN_WILDCARD:
+        return near_word(p, x, l);
+    case FTSN_PHRASE:
+        if (!bPhrase) break;
         return near_word(p, x, l);
     case FTSN_NOT:
         return LP_OK;
@@ -1687,7 +1694,7 @@ static int near_words(MatchParser *p, const FtsNode *x, NodeList *l, int *pbOk) 
     case FTSN_MAYBE:
         if (x->pSpan) break;
         for (int k = 0; k < x->nChild && *pbOk; k++) {
-            int rc = near_words(p, x->aChild[k], l, pbOk);
+            int rc = near_words(p, x->aChild[k], bPhrase, l, pbOk);
             if (rc) return rc;
         }
         return LP_OK;
@@ -1707,20 +1714,31 @@ static int near_words(MatchParser *p, const FtsNode *x, NodeList *l, int *pbOk) 
             w.aMark = NULL;
             w.anchor = (i > 0 && x->aMark && x->aMark[i - 1] == '^' ? FTS_ANCHOR_START : 0) |
                        (j < x->n && x->aMark && x->aMark[j] == '$' ? FTS_ANCHOR_END : 0);
-            if (memchr(w.z, '*', (size_t)w.n) || memchr(w.z, '?', (size_t)w.n)) {
-                /* a prefix ("wor*"), as the quorum counts it; a wildcard: no */
-                if (w.z[w.n - 1] != '*' || w.n < 2 || memchr(w.z, '*', (size_t)w.n - 1) ||
-                    memchr(w.z, '?', (size_t)w.n)) {
-                    *pbOk = 0;
-                    return LP_OK;
-                }
-                w.kind = FTSN_PREFIX;
-                w.n--;
-            }
             /* a leaf's text ends in a NUL */
             char *z = arena_strndup(p->a, w.z, (size_t)w.n);
             if (!z) return nomem(p);
             w.z = z;
+            if (strpbrk(z, "*?%")) {
+                /* a prefix ("wor*") or a wildcard ("*ork", each run of
+                ** '*'s one), as the quorum counts it; anchored, the
+                ** quorum's place */
+                int o = 0;
+                for (int k = 0; k < w.n; k++) {
+                    if (z[k] != '*' || o == 0 || z[o - 1] != '*') z[o++] = z[k];
+                }
+                z[o] = 0;
+                w.n = o;
+                int nStar = 0;
+                for (int k = 0; k < o; k++) nStar += z[k] == '*';
+                int bPrefix = nStar == 1 && z[o - 1] == '*' && !strpbrk(z, "?%");
+                if ((w.anchor && !bPrefix && strpbrk(z, "?%")) || strspn(z, "*?%") == (size_t)o) {
+                    *pbOk = 0;
+                    return LP_OK;
+                }
+                /* an anchored wildcard: the phrase of that word (anchored_pattern) */
+                w.kind = bPrefix ? FTSN_PREFIX : w.anchor ? FTSN_PHRASE : FTSN_WILDCARD;
+                if (bPrefix) z[--w.n] = 0;
+            }
             int rc = near_word(p, &w, l);
             if (rc) return rc;
             nWord++;
@@ -1729,6 +1747,7 @@ static int near_words(MatchParser *p, const FtsNode *x, NodeList *l, int *pbOk) 
         break;
     }
     default:
+        if (bPhrase && is_any_operand(p, x)) return near_word(p, x, l);
         break;
     }
     *pbOk = 0;
@@ -1741,8 +1760,7 @@ static int near_words(MatchParser *p, const FtsNode *x, NodeList *l, int *pbOk) 
 ** words' occurrences in the parts that hold all its operands), a NEAR/N
 ** chain in parentheses (but first, where it is spliced in), a MAYBE (near_take tries its words
 ** first), or an OR list of these and of chain operands? Not boosted,
-** negated, or a ZONESPAN group, nor a quorum holding more than words (not
-** compared with Sphinx). */
+** negated, or a ZONESPAN group. */
 static int is_any_operand(const MatchParser *p, const FtsNode *x) {
     if (x->fBoost || is_negative(x)) return 0;
     switch (x->kind) {
@@ -1794,11 +1812,13 @@ static int near_take(MatchParser *p, NearList *c, FtsNode *x, int nDist, int bFi
         ** must match itself too: `(a MAYBE b) NEAR/3 c` is `((a | b)
         ** NEAR/3 c) (a MAYBE b)` */
         NodeList w = {0};
-        int bOk = 1, rc = near_words(p, x, &w, &bOk);
+        int bOk = 1, rc = near_words(p, x, x->kind != FTSN_MAYBE, &w, &bOk);
         if (rc) return rc;
         if (bOk && w.n > 0) {
             FtsNode *o = NULL;
             if ((rc = list_finish(p, &w, FTSN_OR, x->pos, x->pos + x->len, &o))) return rc;
+            /* a proximity phrase among them stands where it matches */
+            c->bAny |= is_any_operand(p, o);
             if ((rc = near_push(p, c, o, nDist))) return rc;
             return list_push(p, &c->req, x);
         }

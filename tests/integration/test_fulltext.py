@@ -995,8 +995,8 @@ def test_near_chains_match_as_in_sphinx(server, cur, uniq):
                        ("(-a -b) NEAR/3 c", "a negation"), ('"a b"~2 SENTENCE c', "a proximity phrase"),
                        ("((a b) | d) NEAR/3 c", "a group in an OR list"), ("(a b) SENTENCE c", "a group")]:
         expect_error(cur, f"SELECT id FROM {t} WHERE MATCH(%s)", 1064, "this operand is " + what, args=(text,))
-    # a group with a negation and a phrase (Sphinx takes the phrase's matches there)
-    expect_error(cur, f"SELECT id FROM {t} WHERE MATCH('(a \"b d\" -x) NEAR/3 c')", 1064,
+    # a group with a negation and a NOTNEAR/N
+    expect_error(cur, f"SELECT id FROM {t} WHERE MATCH('(a (b NOTNEAR/1 d) -x) NEAR/3 c')", 1064,
                  r"offset 0: NEAR/N takes a group with a negation only around one word")
 
 
@@ -1024,6 +1024,27 @@ def test_near_operands_of_words(server, cur, uniq):
         assert got, text  # the rows hold some: a check that can fail
     assert ids("(aa MAYBE bb) NEAR/1 cc") == [1, 4, 6, 7, 9]
     assert ids("(aa bb -xx) NEAR/1 cc") == [4, 7]
+
+
+def test_near_operands_with_phrases_and_wildcards(server, cur, uniq):
+    """A group with a negation and a phrase, as a NEAR/N operand, stands at
+    its words' occurrences and its phrases' matches; a quorum's wildcard
+    at its terms' occurrences. Each answer is searchd 2.2.11's."""
+    rows = ["aa bb cc dd", "dd zz zz zz aa bb", "aax zz zz dd", "bb cc zz zz zz dd", "aa zz zz zz zz dd bb",
+            "dd aax bb ee", "cc zz zz bb zz zz zz dd", "bb zz cc zz zz zz zz dd", "ee aa bb zz zz zz dd"]
+    t = make_table(server, uniq(), "(body TEXT) min_infix_len='2'", {i + 1: (r,) for i, r in enumerate(rows)})
+    assert_ids_ram_and_flushed(cur, t, [
+        ('"*ax bb cc"/2 NEAR/2 dd', [1, 6]), ('"*ax bb"/1 NEAR/2 dd', [1, 5, 6]), ('"*ax* cc"/1 NEAR/1 dd', [1, 6]),
+        ('dd NEAR/2 "*ax bb cc"/2', [1, 6]), ('(aa "bb cc" -ee) NEAR/1 dd', [1]),
+        ('(bb "zz dd" -ee) NEAR/2 cc', [4, 8]), ('dd NEAR/2 (aa "bb cc" -ee)', [1]),
+        ('("bb cc"~2 aa -ee) NEAR/3 dd', [1]), ("(aa (bb << cc) -ee) NEAR/2 dd", [1]),
+        ("(zz (bb << cc) -ee) NEAR/1 dd", [4, 8]), ("(zz (bb NEAR/1 cc) -ee) NEAR/1 dd", [4]),
+        ('(aa (bb MAYBE "cc dd") -ee) NEAR/2 dd', [1, 5]), ('(aa (bb MAYBE "cc dd") -ee) NEAR/1 zz', [2, 5])])
+    # an anchored wildcard in a quorum holds at the field's start or end
+    rows = ["aax dd", "zz aax dd", "bb zz aax", "dd zz aax", "aax zz zz zz dd"]
+    t = make_table(server, uniq(), "(body TEXT) min_infix_len='2'", {i + 1: (r,) for i, r in enumerate(rows)})
+    assert_ids_ram_and_flushed(cur, t, [('"^*ax bb"/1 NEAR/2 dd', [1]), ('"*ax$ bb"/1 NEAR/2 dd', [4]),
+                                        ('"^aa* bb"/1 NEAR/2 dd', [1])])
 
 
 

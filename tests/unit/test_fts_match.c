@@ -899,10 +899,20 @@ static void test_sphinx_operators(void **state) {
     check("\"a b* c\"/2 NEAR/3 d", "AND(OR(NEAR(a, /3, d), NEAR(PREFIX(b*), /3, d), NEAR(c, /3, d)), QUORUM(\"a b* c\"/2))");
     check("(a (b MAYBE c)) NEAR/1 d NEAR/1 e",
           "AND(OR(NEAR(a, /1, b, /1, d, /1, e), NEAR(a, /1, c, /1, d, /1, e)), MAYBE(b, c))");
-    check_error("(a \"b c\" -d) NEAR/2 e", 0, "MATCH: near '(a \"b c\" -d) NEAR/2 e' at offset 0: NEAR/N "
-                                            "takes a group with a negation only around one word, prefix, "
-                                            "wildcard or exact phrase (`(a -x) NEAR/3 c`); this group has "
-                                            "more");
+    /* its phrases stand where they match, a proximity's making the chain
+    ** a NEARANY; a quorum's wildcard is one of its words */
+    check("(a \"b c\" -d) NEAR/2 e", "AND(OR(NEAR(a, /2, e), NEAR(PHRASE(\"b c\"), /2, e)), a, PHRASE(\"b c\"), "
+                                   "NOT(d))");
+    check("(a \"b c\"~2 -d) NEAR/2 e", "AND(NEARANY(OR(a, PHRASE(\"b c\"~2)), /2, e), a, PHRASE(\"b c\"~2), NOT(d))");
+    check("\"a *b* c\"/2 NEAR/3 d", "AND(OR(NEAR(a, /3, d), NEAR(WILDCARD(*b*), /3, d), NEAR(c, /3, d)), "
+                                  "QUORUM(\"a *b* c\"/2))");
+    check("(a (b << c) -d) NEAR/2 e", "AND(NEARANY(OR(a, BEFORE(b, c)), /2, e), a, BEFORE(b, c), NOT(d))");
+    check("(a (b MAYBE \"c d\") -x) NEAR/2 e",
+          "AND(OR(NEAR(a, /2, e), NEAR(b, /2, e), NEAR(PHRASE(\"c d\"), /2, e)), a, MAYBE(b, PHRASE(\"c d\")), NOT(x))");
+    check_error("(a (b NOTNEAR/1 c) -d) NEAR/2 e", 0, "MATCH: near '(a (b NOTNEAR/1 c) -d) NEAR/2 e' at offset 0: NEAR/N "
+                                               "takes a group with a negation only around one word, prefix, "
+                                               "wildcard or exact phrase (`(a -x) NEAR/3 c`); this group has "
+                                               "more");
     check("a NEAR/1 (\"b c\" MAYBE d)", "NEARANY(a, /1, MAYBE(PHRASE(\"b c\"), d))");
     check_error("a NEAR/1 b MAYBE c", 9, "MATCH: near 'b MAYBE c' at offset 9: NEAR/N joins words, prefixes, "
                                         "wildcards, exact phrases, OR lists of them and groups of these; this "

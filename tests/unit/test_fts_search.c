@@ -2014,8 +2014,11 @@ static void rand_query(char *buf) {
                                                    "\"%s %s\"~3 NEAR/%u %s NEAR/2 %s",
                                                    "%s NEAR/%u %s NEAR/%u \"%s %s\"~2",
                                                    "%s NEAR/%u (%s NEAR/%u %s)",
-                                                   "(\"%s %s\"~1 | %.2s*) NEAR/%u %s"};
-                int k = (int)(rnd() % 9);
+                                                   "(\"%s %s\"~1 | %.2s*) NEAR/%u %s",
+                                                   "(%s \"%s %s\" -xy5) NEAR/%u %s",
+                                                   "(%s \"%s %s\"~2 -xy5) NEAR/%u %s",
+                                                   "\"%s *%s\"/1 NEAR/%u %s"};
+                int k = (int)(rnd() % 12);
                 unsigned d = 1 + rnd() % 5, d2 = 1 + rnd() % 5;
                 switch (k) {
                 case 0: sprintf(buf + strlen(buf), aAny[k], w, w2, d, w3); break;
@@ -2026,6 +2029,9 @@ static void rand_query(char *buf) {
                 case 5: sprintf(buf + strlen(buf), aAny[k], w, w2, d, w3, w); break;
                 case 7: sprintf(buf + strlen(buf), aAny[k], w, d, w2, d2, w3); break;
                 case 8: sprintf(buf + strlen(buf), aAny[k], w, w2, w3, d, w); break;
+                case 9:
+                case 10: sprintf(buf + strlen(buf), aAny[k], w, w2, w3, d, w); break;
+                case 11: sprintf(buf + strlen(buf), aAny[k], w, w2 + 1, d, w3); break;
                 default: sprintf(buf + strlen(buf), aAny[k], w, d, w2, d2, w3, w); break;
                 }
             } else if (rnd() % 2) {
