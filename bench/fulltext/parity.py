@@ -453,6 +453,11 @@ next NEAR/2 up SENTENCE doc
 here NEAR/4 what SENTENCE doc
 what SENTENCE up NEAR/2 doc
 (what SENTENCE up) NEAR/3 (next SENTENCE here)
+"*ork pudding"/1 NEAR/2 new
+"^*ork apple"/1 NEAR/2 new
+(over "lazy dog" -red) NEAR/1 jumps
+(fox "lazy dog" -red) NEAR/3 over
+(the (fox << jumps) -red) NEAR/2 lazy
 über
 uber
 cafe
