@@ -165,6 +165,7 @@ static int termlist_add(Builder *b, TermList *l, const char *z, int n) {
     l->a[l->n].n = n;
     l->a[l->n].bGlob = 0;
     for (int i = 0; i < n; i++) l->a[l->n].bGlob |= fts_is_wild_char(z[i]);
+    l->a[l->n].bGlob |= fts_match_is_regex(z, n);
     l->a[l->n].azZone = b->pZones ? b->pZones->azName : NULL;
     l->a[l->n].nZone = b->pZones ? b->pZones->nName : 0;
     l->a[l->n].aGroup = b->pGroup;

@@ -73,6 +73,7 @@
 #include <strings.h>
 
 #include "text/analyzer.h"
+#include "text/regexp.h"
 #include "text/utf8.h"
 #include "util/strbuf.h"
 
@@ -1149,6 +1150,37 @@ static int wildcard_node(MatchParser *p, const Scope *pScope, int bReq, int anch
 }
 
 /* A word, prefix, phrase, group or `field:primary` at the cursor. */
+int fts_match_is_regex(const char *z, int n) {
+    return n >= 9 && memcmp(z, "REGEX(", 6) == 0 && z[n - 1] == ')' && z[n - 2] == z[6];
+}
+
+/* REGEX(/pattern/) at the cursor (anchor: a '^' before it): a wildcard
+** leaf whose text is all of it (fts_match_is_regex), its pattern checked
+** here so that an error points into it. */
+static int parse_regex(MatchParser *p, const Scope *pScope, int bReq, int anchor, FtsNode **pp) {
+    int iStart = p->i, iDelim = p->i + 6;
+    if (anchor) return syntax_error(p, iStart - 1, "'^' and '$' do not apply to REGEX()");
+    if (iDelim >= p->n || space_len(p, iDelim) > 0 || p->z[iDelim] == ')') {
+        return syntax_error(p, iDelim, "expected a delimiter and a pattern after 'REGEX(' (REGEX(/t.?e/))");
+    }
+    char d = p->z[iDelim];
+    int b = iDelim + 1, e = b;
+    while (e + 1 < p->n && !(p->z[e] == d && p->z[e + 1] == ')')) e++;
+    if (e + 1 >= p->n) return syntax_error(p, iDelim, "expected '%c)' to end REGEX(%c...", d, d);
+    if (e == b) return syntax_error(p, b, "REGEX() needs a pattern between its delimiters");
+    LpError re;
+    lp_err_clear(&re);
+    int rc = regexp_term_check(p->z + b, (size_t)(e - b), &re);
+    if (rc == LP_NOMEM) return nomem(p);
+    if (rc) return syntax_error(p, b + (int)re.pos, "REGEX() pattern: %s", re.zMsg);
+    p->i = e + 2;
+    if (p->i < p->n && p->z[p->i] == '$') return syntax_error(p, p->i, "'^' and '$' do not apply to REGEX()");
+    if ((rc = refuse_boost(p, "REGEX()"))) return rc;
+    char *z = arena_strndup(p->a, p->z + iStart, (size_t)(p->i - iStart));
+    if (!z) return nomem(p);
+    return pattern_leaf(p, pScope, bReq, FTSN_WILDCARD, 0, iStart, z, p->i - iStart, pp);
+}
+
 static int parse_primary(MatchParser *p, const Scope *pScope, int bReq, FtsNode **pp) {
     Scope lucene; /* the scope of a `field:` prefix */
     int anchor = 0;     /* a '^' read */
@@ -1236,6 +1268,7 @@ static int parse_primary(MatchParser *p, const Scope *pScope, int bReq, FtsNode 
             break;
         }
 
+        if (p->n - p->i > 6 && memcmp(p->z + p->i, "REGEX(", 6) == 0) return parse_regex(p, pScope, bReq, anchor, pp);
         int rc = refuse_keyword(p);
         if (rc) return rc;
         int iStart = anchor ? p->i - 1 : p->i;
@@ -2427,6 +2460,7 @@ static int split_leaf(Arena *a, FtsNode *x, const Analyzer *an, LpError *err) {
         bPlain = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_wild((char)c, bInline);
     }
     int bPrefix = x->kind == FTSN_PREFIX;
+    if (fts_match_is_regex(x->z, x->n)) return LP_OK;
     /* a prefix holding a '*' (written escaped) is left to the planner */
     if (bPlain || (bPrefix && memchr(x->z, '*', (size_t)x->n))) return LP_OK;
     /* the text as words: a prefix's own '*' back at its end, and every

@@ -78,6 +78,15 @@
 **                        them); '\?' and '\%' are separators, and a '?' or
 **                        '%' alone (no letter or digit in its word) is
 **                        nothing. Without the flag they separate words
+**   REGEX(/t.?e/)        the terms a regular expression matches whole
+**                        (Manticore's operator; PCRE2 syntax, which reads
+**                        RE2's common forms alike): an FTSN_WILDCARD whose
+**                        text is all of `REGEX(/…/)` (fts_match_is_regex),
+**                        expanded and matched as a wildcard is; the
+**                        delimiter is the byte after '(' and the pattern
+**                        ends at its first occurrence followed by ')'; a
+**                        pattern that does not compile is a syntax error
+**                        at its offset
 **   @title hello         field scope: the rest of the group matches in title
 **   @(title,body) hello  several fields; `@*` goes back to all fields
 **   @!title  @!(a,b)     every field but those
@@ -313,6 +322,13 @@ void fts_match_dump(const FtsNode *root, const char *const *azField, int nField,
                     struct StrBuf *sb);
 
 /* Added with the parser (match.c). */
+
+/* Is z[0..n) a REGEX operator's text, `REGEX(` + delimiter + pattern +
+** delimiter + `)` (the text of an FTSN_WILDCARD that is one, and the
+** pattern fts_wildcard_pattern gives for it)? Then its pattern is
+** z[7 .. n - 2). No wildcard's own pattern is one: those are folded
+** words, and 'REGEX(' is upper case. */
+int fts_match_is_regex(const char *z, int n);
 
 /* err->detail of a MATCH syntax error: MySQL's errno for a parse error. */
 #define FTS_MATCH_ER_PARSE 1064

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "text/regexp.h"
 #include "text/utf8.h"
 #include "util/clock.h"
 
@@ -3625,6 +3626,7 @@ static int glob_match_chars(const char *p, int np, const uint8_t *t, int nt) {
 /* Each middle part is taken where it first occurs: with '*' the only
 ** wildcard, a leftmost match never loses one a later match would find. */
 int fts_glob_match(const char *p, int np, const uint8_t *t, int nt) {
+    if (fts_match_is_regex(p, np)) return regexp_term_match(p + 7, (size_t)np - 9, t, (size_t)nt);
     for (int k = 0; k < np; k++) {
         if (p[k] == '?' || p[k] == '%') return glob_match_chars(p, np, t, nt);
     }
@@ -3734,7 +3736,8 @@ static int scan_fields(FtsSource *src, const Analyzer *an, const FtsFieldSet *fi
     memcpy(key + 1 + bExact, pre, (size_t)nPre);
     nPre += bExact;
     GlobHas gh;
-    const FtsScanHas *pHas = zGlob ? glob_has(&gh, zGlob, nGlob) : NULL;
+    /* (a regular expression's text narrows nothing) */
+    const FtsScanHas *pHas = zGlob && !fts_match_is_regex(zGlob, nGlob) ? glob_has(&gh, zGlob, nGlob) : NULL;
     ScanFit fit = {bExact, zGlob, nGlob, xKey, ctx};
     int rc = LP_OK;
     for (int f = 0; f < src->nFields && rc == LP_OK; f++) {
@@ -3888,10 +3891,38 @@ static PlanNode *plan_prefix(FtsQuery *q, const FtsNode *n, LpError *err) {
     return res;
 }
 
+/* How many bytes every term a regular expression z[0..n) matches whole
+** starts with, read off its start: a run of ASCII letters and digits, less
+** its last when a '?', '*' or '{' follows it; 0 when the pattern has a '|'
+** (an alternative may start otherwise). */
+static int regex_literal_len(const char *z, int n) {
+    if (memchr(z, '|', (size_t)n)) return 0;
+    int i = 0;
+    while (i < n && ((z[i] >= 'a' && z[i] <= 'z') || (z[i] >= 'A' && z[i] <= 'Z') || (z[i] >= '0' && z[i] <= '9'))) i++;
+    if (i > 0 && i < n && (z[i] == '?' || z[i] == '*' || z[i] == '{')) i--;
+    return i;
+}
+
+const char *fts_pattern_start(const char *z, int n) {
+    return fts_match_is_regex(z, n) ? z + 7 : z;
+}
+
 int fts_wildcard_pattern(Arena *a, const Analyzer *an, const FtsNode *n, const char **pz, int *pn,
                          int *pnFirst, LpError *err) {
     int nMin = analyzer_min_infix_len(an);
     int nShow = n->n > 40 ? 40 : n->n;
+    if (fts_match_is_regex(n->z, n->n)) {
+        /* REGEX(/…/): its text is its pattern (fts_glob_match reads it) */
+        if (nMin == 0 && analyzer_min_prefix_len(an) == 0) {
+            return lp_err_setpos(err, LP_BADINPUT, n->pos,
+                                 "MATCH: '%.*s' at offset %d: REGEX() needs the table option "
+                                 "min_infix_len or min_prefix_len (as in Manticore)", nShow, n->z, n->pos);
+        }
+        *pz = n->z;
+        *pn = n->n;
+        if (pnFirst) *pnFirst = regex_literal_len(n->z + 7, n->n - 9);
+        return LP_OK;
+    }
     if (nMin == 0) {
         return lp_err_setpos(err, LP_BADINPUT, n->pos,
                              "MATCH: wildcard '%.*s' at offset %d: a '*' before or inside a word "
@@ -3966,7 +3997,7 @@ static PlanNode *plan_wildcard(FtsQuery *q, const FtsNode *n, LpError *err) {
     Token t0 = {zGlob, nGlob, 0, 0, (uint32_t)n->n};
     TokenList one = token_list_one(&t0);
     uint32_t qpos = q->qposExpand != UINT32_MAX ? q->qposExpand : take_qpos(q, &one, NULL);
-    return expand_terms(q, n, qpos, (const uint8_t *)zGlob, nFirst, zGlob, nGlob, err);
+    return expand_terms(q, n, qpos, (const uint8_t *)fts_pattern_start(zGlob, nGlob), nFirst, zGlob, nGlob, err);
 }
 
 /* expand_word's scan: the keys of one field that a prefix or wildcard
@@ -4185,7 +4216,7 @@ static int phrase_wildcards(FtsQuery *q, const FtsNode *n, TokenList *l, WordExp
         int nGlob, nFirst;
         if (fts_wildcard_pattern(q->a, q->an, &x, &zGlob, &nGlob, &nFirst, err)) return err->code;
         aWild[w] = (Token){zGlob, nGlob, 0, lo, hi};
-        aWe[w++] = (WordExp){zGlob, nFirst, zGlob, nGlob, NULL, 0, NULL, 0};
+        aWe[w++] = (WordExp){fts_pattern_start(zGlob, nGlob), nFirst, zGlob, nGlob, NULL, 0, NULL, 0};
         k = hi;
     }
     FtsNode y = *n;
@@ -4292,7 +4323,7 @@ static int operand_words(FtsQuery *q, const FtsNode *x, TokenList *l, WordExp **
             l->a.a[0].z = z;
         } else {
             if (fts_wildcard_pattern(q->a, q->an, x, &zGlob, &nGlob, &nPre, err)) return err->code;
-            zPre = zGlob;
+            zPre = fts_pattern_start(zGlob, nGlob);
             Token t = {zGlob, nGlob, 0, 0, (uint32_t)x->n};
             if (VEC_PUSH(&l->a, t)) return lp_err_set(err, LP_NOMEM, "out of memory");
         }
@@ -7345,7 +7376,8 @@ static int kw_leaf(void *ctx, const FtsNode *x, int bNegated) {
         int nGlob, nFirst, rc = fts_wildcard_pattern(&a, w->an, x, &zGlob, &nGlob, &nFirst, w->err);
         if (rc == LP_OK) {
             w->docs = w->hits = 0;
-            rc = scan_fields(w->src, w->an, &x->fields, zGlob, nFirst, zGlob, nGlob, kw_field, kw_expand, w, w->err);
+            rc = scan_fields(w->src, w->an, &x->fields, fts_pattern_start(zGlob, nGlob), nFirst, zGlob, nGlob,
+                             kw_field, kw_expand, w, w->err);
             if (rc == LP_OK) rc = kw_report(w, zGlob, nGlob, w->docs, w->hits);
         }
         arena_free(&a);
@@ -7420,7 +7452,7 @@ int fts_expansions(Arena *a, const FtsNode *x, const Analyzer *an, FtsSource *sr
     if (x->kind == FTSN_WILDCARD) {
         rc = fts_wildcard_pattern(a, an, x, &zGlob, &nGlob, &nPre, err);
         if (rc) return rc;
-        zPre = zGlob;
+        zPre = fts_pattern_start(zGlob, nGlob);
         *pzPattern = zGlob;
     } else if (x->kind == FTSN_PREFIX) {
         TokenList l = {{0}, {0}};

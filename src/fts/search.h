@@ -155,11 +155,18 @@ int fts_expand_from_name(const char *z);
 ** planner, HIGHLIGHT() and CALL KEYWORDS all read a wildcard through it.
 ** fts_glob_match: does t[0..nt) match pattern p[0..np), each '*' any bytes
 ** (none too), each '?' one character, each '%' one or none? Terms hold
-** none of them (fts_is_wild_char). */
+** none of them (fts_is_wild_char).
+** A REGEX(/…/) leaf (fts_match_is_regex) is read through them too: its
+** pattern is its text, which fts_glob_match matches whole as a regular
+** expression (text/regexp.h); it needs min_infix_len or min_prefix_len
+** (Manticore's rule), and its literal start (*pnFirst: a run of ASCII
+** letters and digits every match begins with, 0 with a '|') is at
+** fts_pattern_start(pattern), which is the pattern itself for the others. */
 #define FTS_GLOB_MAX 256
 int fts_wildcard_pattern(Arena *a, const Analyzer *an, const FtsNode *n, const char **pz, int *pn,
                          int *pnFirst, LpError *err);
 int fts_glob_match(const char *p, int np, const uint8_t *t, int nt);
+const char *fts_pattern_start(const char *z, int n);
 int fts_is_wild_char(char c);
 
 #define FTS_DEFAULT_EXPANSION_LIMIT 1000

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "text/utf8.h"
+#include "util/threadlocal.h"
 
 /* Matching bounds per rule and text: a pattern that would backtrack past
 ** them on some text is stopped there (an error), however long it runs. */
@@ -258,4 +259,108 @@ int regexp_filter_apply(const RegexpFilter *f, const char *z, size_t n, StrBuf *
         *pn = nCur;
     }
     return LP_OK;
+}
+
+/* -- REGEX() terms -- */
+
+/* One compiled term pattern of a thread's cache. */
+typedef struct TermPattern {
+    char *z;                /* the pattern as given (NULL: an empty slot) */
+    size_t n;
+    pcre2_code *code;       /* NULL: it does not compile */
+    pcre2_match_data *md;
+} TermPattern;
+
+typedef struct TermCache {
+    TermPattern a[REGEXP_TERM_CACHE];
+    int iNext;              /* the slot the next miss takes (round robin) */
+    pcre2_match_context *mctx;
+} TermCache;
+
+static __thread TermCache *t_pTermCache;
+
+static void term_pattern_clear(TermPattern *tp) {
+    pcre2_match_data_free(tp->md);
+    pcre2_code_free(tp->code);
+    free(tp->z);
+    memset(tp, 0, sizeof(*tp));
+}
+
+static void term_cache_free(void *p) {
+    TermCache *c = p;
+    for (int i = 0; i < REGEXP_TERM_CACHE; i++) term_pattern_clear(&c->a[i]);
+    pcre2_match_context_free(c->mctx);
+    free(c);
+    if (t_pTermCache == c) t_pTermCache = NULL;
+}
+
+static ThreadLocal g_termCaches = THREAD_LOCAL_INIT(term_cache_free);
+
+/* Compiles z[0..n) for whole-term matching; NULL (with *piErr and *pOff
+** set) when it does not compile. */
+static pcre2_code *term_compile(const char *z, size_t n, int *piErr, PCRE2_SIZE *pOff) {
+    return pcre2_compile((PCRE2_SPTR)z, n, PCRE2_UTF | PCRE2_ANCHORED | PCRE2_ENDANCHORED, piErr, pOff, NULL);
+}
+
+int regexp_term_check(const char *z, size_t n, LpError *err) {
+    int iErr;
+    PCRE2_SIZE iOff;
+    pcre2_code *code = term_compile(z, n, &iErr, &iOff);
+    if (code) {
+        pcre2_code_free(code);
+        return LP_OK;
+    }
+    if (iErr == PCRE2_ERROR_NOMEMORY) return lp_err_set(err, LP_NOMEM, "out of memory");
+    PCRE2_UCHAR zMsg[160];
+    pcre2_get_error_message(iErr, zMsg, sizeof(zMsg));
+    return lp_err_setpos(err, LP_BADINPUT, (int)(iOff < n ? iOff : n), "%s", (const char *)zMsg);
+}
+
+/* This thread's compiled z[0..n), from its cache or compiled now; NULL
+** when it cannot be had (no memory, no thread key, no compile). */
+static TermPattern *term_pattern_get(const char *z, size_t n) {
+    TermCache *c = t_pTermCache;
+    if (!c) {
+        c = calloc(1, sizeof(*c));
+        if (!c) return NULL;
+        c->mctx = pcre2_match_context_create(NULL);
+        if (!c->mctx || thread_local_set(&g_termCaches, c) != LP_OK) {
+            pcre2_match_context_free(c->mctx);
+            free(c);
+            return NULL;
+        }
+        pcre2_set_match_limit(c->mctx, REGEXP_MATCH_LIMIT);
+        pcre2_set_depth_limit(c->mctx, REGEXP_DEPTH_LIMIT);
+        t_pTermCache = c;
+    }
+    for (int i = 0; i < REGEXP_TERM_CACHE; i++) {
+        TermPattern *tp = &c->a[i];
+        if (tp->z && tp->n == n && memcmp(tp->z, z, n) == 0) return tp->code ? tp : NULL;
+    }
+    TermPattern *tp = &c->a[c->iNext];
+    c->iNext = (c->iNext + 1) % REGEXP_TERM_CACHE;
+    term_pattern_clear(tp);
+    if (!(tp->z = malloc(n + 1))) return NULL;
+    memcpy(tp->z, z, n);
+    tp->z[n] = 0;
+    tp->n = n;
+    int iErr;
+    PCRE2_SIZE iOff;
+    if ((tp->code = term_compile(z, n, &iErr, &iOff)) != NULL) {
+        /* a scan matches it against every term of a dictionary: machine
+        ** code where PCRE2 has it (else the interpreter does the same) */
+        pcre2_jit_compile(tp->code, PCRE2_JIT_COMPLETE);
+        tp->md = pcre2_match_data_create_from_pattern(tp->code, NULL);
+        if (!tp->md) {
+            term_pattern_clear(tp);
+            return NULL;
+        }
+    }
+    return tp->code ? tp : NULL;
+}
+
+int regexp_term_match(const char *z, size_t n, const unsigned char *t, size_t nt) {
+    TermPattern *tp = term_pattern_get(z, n);
+    if (!tp) return 0;
+    return pcre2_match(tp->code, (PCRE2_SPTR)t, nt, 0, 0, tp->md, t_pTermCache->mctx) >= 0;
 }

@@ -53,4 +53,19 @@ int regexp_filter_count(const RegexpFilter *f);
 int regexp_filter_apply(const RegexpFilter *f, const char *z, size_t n, StrBuf *buf, const char **pz,
                         size_t *pn, LpError *err);
 
+/* Terms a pattern matches (MATCH's REGEX(/pattern/) operator, as in
+** Manticore): the pattern, PCRE2 syntax as above, must match a whole term
+** (as if anchored at both ends: `t.?e` matches "the" and "tie", not
+** "there"). regexp_term_check compiles z[0..n) to say whether it can be
+** used: LP_OK, LP_NOMEM, or LP_BADINPUT with err's message saying what is
+** wrong and err->pos the byte of z where the compiler stopped.
+** regexp_term_match: does t[0..nt) match z[0..n)? 0 too when the pattern
+** does not compile or passes the matching limits on this term. Each
+** thread keeps the last REGEXP_TERM_CACHE patterns it compiled (freed when
+** it ends), so a scan over a dictionary compiles its pattern once;
+** regexp_term_match may run on any number of threads at once. */
+#define REGEXP_TERM_CACHE 8
+int regexp_term_check(const char *z, size_t n, LpError *err);
+int regexp_term_match(const char *z, size_t n, const unsigned char *t, size_t nt);
+
 #endif /* LP_TEXT_REGEXP_H */

@@ -68,7 +68,7 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
         }
         /* a wildcard has a wildcard character and a part without one; no
         ** run of '*'s */
-        if (x->kind == FTSN_WILDCARD &&
+        if (x->kind == FTSN_WILDCARD && !fts_match_is_regex(x->z, x->n) &&
             (strcspn(x->z, "*?%") == (size_t)x->n || strspn(x->z, "*?%") == (size_t)x->n || strstr(x->z, "**"))) {
             abort();
         }

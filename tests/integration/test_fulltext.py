@@ -948,6 +948,37 @@ WILD_CASES = [
 ]
 
 
+def test_regex_operator(server, cur, uniq):
+    """REGEX(/pattern/) (Manticore's operator) finds the terms its regular
+    expression matches whole, expanded and weighted as a wildcard is, in
+    the RAM segment and sealed; HIGHLIGHT(), SHOW META and CALL KEYWORDS
+    show it; a bad pattern or a table without min_infix_len or
+    min_prefix_len is an error that says so."""
+    t = make_table(server, uniq(), "(title TEXT, body TEXT) min_infix_len='2'",
+                   {1: ("the quick fox", "there is a tie"), 2: ("toe and tee", "nothing"), 3: ("the end", "t2e"),
+                    4: ("protein kinase", "proteins")})
+    assert_ids_ram_and_flushed(cur, t, [
+        ("REGEX(/t.?e/)", [1, 2, 3]), ("REGEX(/t\\de/)", [3]), ("@body REGEX(/t.e/)", [1, 3]),
+        ("REGEX(/t.?e/) -REGEX(/t\\de/)", [1, 2]), ("REGEX(/prot.*s/)", [4]), ("REGEX(|to|ti|)", []),
+        ("REGEX(|toe|tie|)", [1, 2]), ("fox NEAR/3 REGEX(/t.e/)", [1]), ("REGEX(/nothing|kinase/) the", [])])
+    cur.execute(f"SELECT id, HIGHLIGHT() FROM {t} WHERE MATCH('REGEX(/t.?e/)') ORDER BY id ASC")
+    assert cur.fetchall()[0] == (1, "<b>the</b> quick fox | there is a <b>tie</b>")
+    cur.execute(f"SELECT id FROM {t} WHERE MATCH('REGEX(/t.?e/)') OPTION expansion_limit=2")
+    cur.execute("SHOW META")
+    meta = dict(cur.fetchall())
+    assert meta["keyword[0]"] == "REGEX(/t.?e/)" and meta["prefix_expansion_capped"].startswith("yes")
+    cur.execute(f"CALL KEYWORDS('REGEX(/t.?e/)', '{t}', 1)")
+    assert sorted(r[2] for r in cur.fetchall()) == ["t2e", "tee", "the", "tie", "toe"]
+    expect_error(cur, f"SELECT id FROM {t} WHERE MATCH('REGEX(/t(/)')", 1064,
+                 r"near '/\)' at offset 9: REGEX\(\) pattern: missing closing parenthesis")
+    expect_error(cur, f"SELECT id FROM {t} WHERE MATCH('REGEX(/t')", 1064, r"offset 6: expected '/\)' to end REGEX")
+    plain = make_table(server, uniq(), "(body TEXT)", {1: ("the tie",)})
+    expect_error(cur, f"SELECT id FROM {plain} WHERE MATCH('REGEX(/t.e/)')", 1064,
+                 r"REGEX\(\) needs the table option min_infix_len or min_prefix_len")
+    prefixed = make_table(server, uniq(), "(body TEXT) min_prefix_len='3'", {1: ("the tie",), 2: ("toes",)})
+    assert_ids_ram_and_flushed(cur, prefixed, [("REGEX(/t.e/)", [1]), ("REGEX(/to.*/)", [2])])
+
+
 def test_wildcards_in_phrases(server, cur, uniq):
     """A word of a phrase, proximity or quorum with a '*' before or inside
     it is a wildcard ("*ak hen", "ka*ak hen"), on a table with

@@ -41,7 +41,7 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
                         (x->nQuorum == 0 && x->fQuorum > 0 && x->fQuorum <= 1));
         }
         if (x->anchor) assert_true(x->kind != FTSN_PREFIX && x->kind != FTSN_WILDCARD && x->nSlop == 0);
-        if (x->kind == FTSN_WILDCARD) assert_true(strcspn(x->z, "*?%") < (size_t)x->n);
+        if (x->kind == FTSN_WILDCARD) assert_true(strcspn(x->z, "*?%") < (size_t)x->n || fts_match_is_regex(x->z, x->n));
         assert_true(x->nPosLimit <= FTS_MATCH_MAX_POS_LIMIT);
         if (x->pZones) {
             const FtsZones *zs = x->pZones;
@@ -1290,6 +1290,29 @@ static void test_inline_wildcards(void **state) {
                                          "(word^1.5), not a wildcard");
 }
 
+/* REGEX(/pattern/): a wildcard leaf of the whole text; the pattern ends
+** at the first delimiter followed by ')', and one that does not compile
+** is an error at its offset. */
+static void test_regex(void **state) {
+    (void)state;
+    check("REGEX(/t.?e/)", "WILDCARD(REGEX\\(/t.?e/\\))");
+    check("a REGEX(|x|y|) b", "AND(a, WILDCARD(REGEX\\(|x|y|\\)), b)");
+    check("@title REGEX(/a[)]b/) | c", "OR(WILDCARD(REGEX\\(/a[\\)]b/\\))@{title}, c@{title})");
+    check("a NEAR/2 REGEX(/b.*/)", "NEAR(a, /2, WILDCARD(REGEX\\(/b.*/\\)))");
+    check("regex(/a/)", "AND(regex, /a/)"); /* lower case: words */
+    assert_true(fts_match_is_regex("REGEX(/a/)", 10));
+    assert_false(fts_match_is_regex("REGEX(/a)", 9));
+    assert_false(fts_match_is_regex("*regex(/a/)*", 12));
+    check_error("REGEX(/a(/)", 9, "MATCH: near '/)' at offset 9: REGEX() pattern: missing closing parenthesis");
+    check_error("x REGEX(/ab", 8, "MATCH: near '/ab' at offset 8: expected '/)' to end REGEX(/...");
+    check_error("REGEX()", 6, "MATCH: near ')' at offset 6: expected a delimiter and a pattern after 'REGEX(' "
+                              "(REGEX(/t.?e/))");
+    check_error("REGEX(//)", 7, "MATCH: near '/)' at offset 7: REGEX() needs a pattern between its delimiters");
+    check_error("^REGEX(/a/)", 0, "MATCH: near '^REGEX(/a/)' at offset 0: '^' and '$' do not apply to REGEX()");
+    check_error("REGEX(/a/)^2", 10, "MATCH: near '^2' at offset 10: a boost (^N) applies to a word (word^1.5), "
+                                    "not REGEX()");
+}
+
 int main(void) {
     arena_init(&gArena, 0);
     const struct CMUnitTest tests[] = {
@@ -1303,7 +1326,7 @@ int main(void) {
         cmocka_unit_test(test_depth),         cmocka_unit_test(test_long),
         cmocka_unit_test(test_field_sets),    cmocka_unit_test(test_dump_escapes),
         cmocka_unit_test(test_sphinx_operators), cmocka_unit_test(test_zones), cmocka_unit_test(test_inline_wildcards),
-        cmocka_unit_test(test_phrase_stars),
+        cmocka_unit_test(test_phrase_stars),  cmocka_unit_test(test_regex),
         cmocka_unit_test(test_boost),         cmocka_unit_test(test_phrase_alternatives),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

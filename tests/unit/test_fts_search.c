@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 #include <fnmatch.h>
+#include <regex.h>
 
 #include "fts/match.h"
 #include "fts/memindex.h"
@@ -248,13 +249,34 @@ static int split_words(const FtsNode *x, int *aw, int nMax) {
     return nw;
 }
 
+/* Does the word buf fit wildcard pattern pat: a glob (fnmatch), or the
+** text of a REGEX(/…/) operator, matched whole by POSIX's extended
+** regular expressions (an implementation of its own, for the reference;
+** the patterns here mean the same in PCRE2's syntax)? */
+static int ref_wild(const char *pat, const char *buf) {
+    size_t n = strlen(pat);
+    if (n < 9 || memcmp(pat, "REGEX(", 6) != 0) return fnmatch(pat, buf, 0) == 0;
+    static char zLast[64];
+    static regex_t re;
+    static int bRe;
+    if (!bRe || strcmp(zLast, pat) != 0) {
+        char zWhole[80];
+        snprintf(zWhole, sizeof(zWhole), "^(%.*s)$", (int)n - 9, pat + 7);
+        if (bRe) regfree(&re);
+        assert_int_equal(regcomp(&re, zWhole, REG_EXTENDED | REG_NOSUB), 0);
+        snprintf(zLast, sizeof(zLast), "%s", pat);
+        bRe = 1;
+    }
+    return regexec(&re, buf, 0, NULL, 0) == 0;
+}
+
 /* Does word d fill the place of query word w? */
 static int word_fits(int d, int w) {
     w = WORD_OF(w);
     if (w <= PAT) {
         char buf[16];
         word_text(d, buf);
-        return fnmatch(g_azPat[PAT - w], buf, 0) == 0;
+        return ref_wild(g_azPat[PAT - w], buf);
     }
     return w == WILD || d == w;
 }
@@ -551,7 +573,7 @@ typedef struct ROcc {
 static int leaf_fits(const FtsNode *x, int d) {
     char buf[16];
     word_text(d, buf);
-    if (x->kind == FTSN_WILDCARD) return fnmatch(x->z, buf, 0) == 0;
+    if (x->kind == FTSN_WILDCARD) return ref_wild(x->z, buf);
     if (x->kind == FTSN_PREFIX) return (int)strlen(buf) >= x->n && !memcmp(buf, x->z, (size_t)x->n);
     return (int)strlen(buf) == x->n && !memcmp(buf, x->z, (size_t)x->n);
 }
@@ -918,7 +940,7 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
             char buf[16];
             word_text(w, buf);
             int ok = n->kind == FTSN_TERM     ? (int)strlen(buf) == n->n && !memcmp(buf, n->z, (size_t)n->n)
-                     : n->kind == FTSN_WILDCARD ? fnmatch(n->z, buf, 0) == 0
+                     : n->kind == FTSN_WILDCARD ? ref_wild(n->z, buf)
                                                 : (int)strlen(buf) >= n->n && !memcmp(buf, n->z, (size_t)n->n);
             if (!ok) continue;
             double x = 0;
@@ -1318,7 +1340,7 @@ static void ref_keys(RefKeys *k, const FtsNode *x, int bNeg) {
         for (int w = 0; w < NWORD && !bNeg; w++) {
             char buf[16];
             word_text(w, buf);
-            if (x->kind == FTSN_WILDCARD ? fnmatch(x->z, buf, 0) != 0
+            if (x->kind == FTSN_WILDCARD ? !ref_wild(x->z, buf)
                                          : (int)strlen(buf) < x->n || memcmp(buf, x->z, (size_t)x->n)) {
                 continue;
             }
@@ -2165,6 +2187,9 @@ static void test_operators_vs_reference(void **state) {
         "ab0", "ab0 | xy2", "ab0 xy2", "ab0 -xy2", "\"ab0 abc1\"", "\"ab0 abc1\"~3", "ab*",
         "*c1", "*bc*", "a*c1", "*bc*1*", "ab*c*13", "@title *c1*", "ab0 -*y2", "*y3* | ab0", "*bc1*",
         "ab*1", "xy*", "*nothere*", "(*b1 | xy*) MAYBE *c4",
+        /* REGEX(): the terms a regular expression matches whole */
+        "REGEX(/ab[0-9]/)", "REGEX(/a.c1.*/)", "REGEX(/(ab|xy)1[0-9]+/) | ab0", "@title REGEX(/x.[25]/)",
+        "REGEX(|abc?[13]|) -ab3", "ab0 NEAR/3 REGEX(/xy[0-9]+/)", "REGEX(/ab[0-9]+/) << xy2", "REGEX(/nothere/)",
         "abc*", "@title ab0", "@body ab0 | xy2", "(ab0 | abc1) xy2", "ab0 | abc1 | xy2 | ab3 | abc4",
         "@(title,body) xy5", "title:ab0", "+ab0 +abc1", "ab0 !abc1", "nothere", "ab0 nothere",
         "ab0 | nothere", "", "\"ab0 ab0\"", "\"abc1 ab0\"~1", "@title \"ab0 abc1\"",
