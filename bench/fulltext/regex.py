@@ -1,0 +1,97 @@
+#!/usr/bin/python3
+"""What MATCH('REGEX(/…/)') costs on a real dictionary (make bench-regex).
+
+    bench/fulltext/regex.py [--loupe build/loupe] [--rounds 7] [--calls 20]
+
+SciFact (5,183 rows, title and text, no stemming, min_infix_len='3'; about
+92,000 terms in the two fields) loaded into a loupe server and sealed
+(FLUSH TABLE). Then each REGEX() query, and beside it the wildcard or prefix
+that finds the same terms where one exists, --calls times a round (SELECT
+id … LIMIT 10 OPTION expansion_limit=1000000, one client over the MySQL
+protocol): the median time of one query over --rounds rounds, the REGEX and
+its wildcard alternating, so their ratio is measured in one run. A pattern
+that starts with letters or digits reads only that range of the dictionary;
+any other reads all of it. The run checks that each pair finds the same
+rows and expands to as many terms. Writes docs/benchmarks/regex.md.
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from common import REPO, command_line, git_revision, machine, utc_now, write_report  # noqa: E402
+from suggest import DATA, esc, start  # noqa: E402
+
+OUT = os.path.join(REPO, "docs", "benchmarks", "regex.md")
+# (REGEX query, the wildcard or prefix finding the same terms, or None)
+QUERIES = [("REGEX(/prot.*/)", "prot*"), ("REGEX(/kinases?/)", None), ("REGEX(/.*kinase/)", "*kinase"),
+           ("REGEX(/.*kinase.*/)", "*kinase*"), ("REGEX(/[a-z]+ase/)", None), ("REGEX(/colou?r/)", None),
+           ("REGEX(/insulin|glucose/)", None), ("REGEX(/\\d+mg/)", None)]
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--loupe", default=os.path.join(REPO, "build", "loupe"))
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--calls", type=int, default=20)
+    args = ap.parse_args(argv)
+    tmp = tempfile.mkdtemp(prefix="loupe-regex-")
+    docs = [json.loads(line) for line in open(DATA)]
+    srv, cur = start(args.loupe, tmp, "loupe")
+    texts = [q for pair in QUERIES for q in pair if q]
+    times = {q: [] for q in texts}
+    rows, expansions = {}, {}
+    try:
+        cur.execute("CREATE TABLE r (title TEXT, body TEXT) min_infix_len='3'")
+        for i in range(0, len(docs), 200):
+            cur.execute("INSERT INTO r (id, title, body) VALUES " + ",".join(
+                "(%d,'%s','%s')" % (i + k + 1, esc(d.get("title", "")), esc(d.get("text", "")))
+                for k, d in enumerate(docs[i:i + 200])))
+        cur.execute("FLUSH TABLE r")
+        sql = "SELECT id FROM r WHERE MATCH(%s) LIMIT 10 OPTION expansion_limit=1000000"
+        for q in texts:
+            cur.execute(sql, (q,))
+            rows[q] = cur.fetchall()
+            cur.execute("SHOW META")
+            expansions[q] = int(dict(cur.fetchall()).get("prefix_expansions", "0"))
+        for _ in range(args.rounds):
+            for q in texts:
+                t0 = time.perf_counter()
+                for _ in range(args.calls):
+                    cur.execute(sql, (q,))
+                    cur.fetchall()
+                times[q].append((time.perf_counter() - t0) / args.calls)
+    finally:
+        srv.terminate()
+        srv.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+    same = all(rows[r] == rows[w] and expansions[r] == expansions[w] for r, w in QUERIES if w)
+    m = machine()
+    lines = ["# REGEX() on SciFact's dictionary", "",
+             "Run %s at %s on %s (%d cores, kernel %s):" % (utc_now(), git_revision(), m["cpu"], m["cores"],
+                                                             m["kernel"]), "",
+             "    " + command_line(__file__, argv), "",
+             __doc__.split("\n\n")[2].strip().replace("\n", " "), "",
+             "| query | terms | ms | same terms as | its ms | REGEX / it |", "|---|---:|---:|---|---:|---:|"]
+    for r, w in QUERIES:
+        ms = statistics.median(times[r]) * 1e3
+        row = "| `%s` | %d | %.2f |" % (r.replace("|", "\\|"), expansions[r], ms)
+        if w:
+            mw = statistics.median(times[w]) * 1e3
+            row += " `%s` | %.2f | %.1fx |" % (w, mw, ms / mw)
+        else:
+            row += " | | |"
+        lines.append(row)
+    lines += ["", "Each REGEX found the rows and terms of its wildcard: %s." % ("yes" if same else "**no**"), ""]
+    write_report(OUT, lines)
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
