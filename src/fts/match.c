@@ -873,6 +873,57 @@ static int alt_seq(AltCtx *c, int i, int end, int depth, RawList *out) {
     return rc ? rc : rawlist_append(p, out, p->z + iRun, end - iRun);
 }
 
+/* Quorum x's OR groups, as Manticore has them ("happy (sad | angry)
+** man"/2: one word of a group counts, once): the raw text raw[r0..r1), its
+** parentheses paired in aClose (-1: paired with nothing). Each group with
+** a '|' is marked in x->aMark at its '(', its '|'s and its ')' (the
+** planner makes it one word of the count, an OR of its parts); a group
+** without one only groups, as in a phrase. A '|' outside a group, or a
+** group with a '|' inside another, is an error. */
+static int quorum_groups(MatchParser *p, FtsNode *x, int r0, int r1, const int *aClose) {
+    int iOpen = -1, iClose = -1; /* the group with a '|' the cursor is in */
+    uint8_t *aMark = (uint8_t *)x->aMark; /* the parser's own, in its arena */
+    for (int j = r0, o = 0; j < r1; j++, o++) {
+        if (p->z[j] == '\\') {
+            int k = char_len(p, j + 1);
+            j += k;
+            o += k - 1;
+            continue;
+        }
+        char c = p->z[j];
+        int mark = 0;
+        if (c == '(' && aClose[j - r0] >= 0) {
+            int bBar = 0, k = aClose[j - r0];
+            for (int m = j + 1; m < k && !bBar; m++) {
+                if (p->z[m] == '\\') m += char_len(p, m + 1);
+                else if (p->z[m] == '(' && aClose[m - r0] >= 0) m = aClose[m - r0]; /* its own */
+                else bBar = p->z[m] == '|';
+            }
+            if (!bBar) continue;
+            if (iOpen >= 0) {
+                return syntax_error(p, j, "a quorum's OR group ('(a | b)') cannot hold another one");
+            }
+            iOpen = j;
+            iClose = k;
+            mark = '(';
+        } else if (c == ')' && j == iClose) {
+            iOpen = iClose = -1;
+            mark = ')';
+        } else if (c == '|') {
+            if (iOpen < 0) {
+                return syntax_error(p, j, "'|' in a quorum separates the words of a group in parentheses: "
+                                          "\"happy (sad | angry) man\"/2");
+            }
+            mark = '|';
+        }
+        if (!mark) continue;
+        if (!aMark && !(aMark = arena_zalloc(p->a, (size_t)x->n + 1))) return nomem(p);
+        aMark[o] = (uint8_t)mark;
+    }
+    x->aMark = aMark;
+    return LP_OK;
+}
+
 /* x, the phrase whose words are raw[r0..r1) (anchors left out), as the
 ** OR of the phrases its alternatives make, into *pp; x itself when it has
 ** none. */
@@ -895,14 +946,11 @@ static int phrase_alternatives(MatchParser *p, FtsNode *x, int r0, int r1, FtsNo
             aClose[aStack[--nStack] - r0] = j;
         }
     }
+    if (x->kind == FTSN_QUORUM) return quorum_groups(p, x, r0, r1, aClose);
     AltCtx c = {p, aClose, r0, x->pos};
     RawList l;
     int rc = alt_seq(&c, r0, r1, 0, &l);
     if (rc || l.n < 2) return rc;
-    if (x->kind == FTSN_QUORUM) {
-        return syntax_error(p, x->pos, "alternatives ('(a | b)') are for phrases; a quorum takes "
-                                       "its words in any order");
-    }
     FtsNode **a = arena_alloc(p->a, sizeof(FtsNode *) * (size_t)l.n);
     if (!a) return nomem(p);
     int n = 0;

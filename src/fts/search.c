@@ -2842,7 +2842,7 @@ static int word_marks(FtsQuery *q, const FtsNode *x, const Token *a, size_t n, W
     m->aTail = NULL;
     if (!x->aMark || n == 0) return LP_OK;
     for (int k = 0; k < x->n; k++) {
-        if (!x->aMark[k]) continue;
+        if (x->aMark[k] != '^' && x->aMark[k] != '$') continue; /* (a quorum's groups) */
         int bStart = x->aMark[k] == '^';
         uint32_t best = bStart ? UINT32_MAX : 0;
         int bFound = 0;
@@ -3231,7 +3231,56 @@ static int operand_words(FtsQuery *q, const FtsNode *x, TokenList *l, WordExp **
 static PlanNode *expand_terms(FtsQuery *q, const FtsNode *n, uint32_t qpos, const uint8_t *pre,
                               int nPre, const char *zGlob, int nGlob, LpError *err);
 
-/* "a b c"/N: a group per distinct word, of which nThreshold must match. */
+/* Quorum word i of l (its prefix or wildcard aExp[i] when aExp has one,
+** its anchors in wm), as the quorum counts it: an anchored word a phrase
+** of one word, as '^cat'; with bExpand (expand_keywords) a plain word
+** planned as one outside the quorum. NULL on error. */
+static PlanNode *quorum_word(FtsQuery *q, const FtsNode *n, const TokenList *l, const WordExp *aExp,
+                             const WordMarks *wm, size_t i, int bExpand, uint32_t qBase, LpError *err) {
+    TokenList one = token_list_one(&l->a.a[i]);
+    const WordExp *e = aExp && aExp[i].zPre ? &aExp[i] : NULL;
+    const Token *t = &l->a.a[i];
+    WordMarks m1 = {wm->aAnchor ? &wm->aAnchor[i] : NULL, wm->aTail ? &wm->aTail[i] : NULL};
+    if (m1.aAnchor && *m1.aAnchor) {
+        return plan_words(q, n, &one, e, &m1, QT_TERM, 0, 0, 0, n->nPosLimit, n->pZones, qBase, err);
+    }
+    if (e) return expand_terms(q, n, qBase + t->iPos, (const uint8_t *)e->zPre, e->nPre, e->zGlob, e->nGlob, err);
+    if (bExpand && t->n > 0 && t->z[0] != ANALYZER_EXACT_MARK && !(t->iStart > 0 && n->z[t->iStart - 1] == '=')) {
+        /* the word alone, as a node of its own text */
+        FtsNode x = *n;
+        x.kind = FTSN_TERM;
+        x.z = arena_strndup(q->a, n->z + t->iStart, t->iEnd - t->iStart);
+        x.n = (int)(t->iEnd - t->iStart);
+        x.anchor = 0;
+        x.aMark = NULL;
+        x.bExact = 0;
+        Token t0 = *t;
+        t0.iPos = 0;
+        TokenList one0 = token_list_one(&t0);
+        return x.z ? plan_expanded(q, &x, &one0, qBase + t->iPos, err) : NULL;
+    }
+    return plan_words(q, n, &one, NULL, NULL, QT_TERM, 0, 0, 0, n->nPosLimit, n->pZones, qBase, err);
+}
+
+/* Quorum x's OR groups (FtsNode.aMark '(' '|' ')', quorum_groups in
+** match.c): per byte of x->z, the group it is in (-1: none) into aGroup
+** and its part of that group into aPart. Returns how many groups. */
+static int quorum_group_map(const FtsNode *x, int *aGroup, int *aPart) {
+    int nGroup = 0, g = -1, part = 0;
+    for (int k = 0; k < x->n; k++) {
+        uint8_t m = x->aMark ? x->aMark[k] : 0;
+        if (m == '(') g = nGroup++, part = 0;
+        else if (m == '|') part++;
+        else if (m == ')') g = -1;
+        aGroup[k] = g;
+        aPart[k] = part;
+    }
+    return nGroup;
+}
+
+/* "a b c"/N: a group per distinct word, of which nThreshold must match;
+** an OR group ("a (b | c)"/1, Manticore's) is one of them, matched by any
+** of its parts (a part of several words: their exact phrase). */
 static PlanNode *plan_quorum(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *err) {
     TokenList l = {{0}, {0}};
     PlanNode *res = NULL;
@@ -3241,20 +3290,34 @@ static PlanNode *plan_quorum(FtsQuery *q, const FtsNode *n, int *pbDropped, LpEr
         word_marks(q, n, l.a.a, l.a.n, &wm, err)) {
         goto done;
     }
+    /* its OR groups: each word's group and part, -1 outside any */
+    int *aByteGroup = arena_alloc(q->a, sizeof(int) * 2 * ((size_t)n->n + 1));
+    int *aGroup = arena_alloc(q->a, sizeof(int) * 2 * (l.a.n + 1));
+    if (!aByteGroup || !aGroup) goto nomem;
+    int *aPart = aGroup + l.a.n + 1;
+    int nGroup = quorum_group_map(n, aByteGroup, aByteGroup + n->n + 1);
+    for (size_t i = 0; i < l.a.n; i++) {
+        uint32_t k = l.a.a[i].iStart;
+        aGroup[i] = nGroup && k < (uint32_t)n->n ? aByteGroup[k] : -1;
+        aPart[i] = nGroup && k < (uint32_t)n->n ? aByteGroup[n->n + 1 + k] : 0;
+    }
     /* expand_keywords: its plain words, each planned as one outside it */
     int bExpand = q->rank.expand && !q->nNotDepth && !n->bExact;
     uint32_t qBase = take_qpos(q, &l, aExp);
     int nWord = 0, iMerged = q->nMerged;
     for (size_t i = 0; i < l.a.n; i++) {
         int j = 0, bPre = aExp && aExp[i].zPre;
-        while (j < nWord && !(l.a.a[j].n == l.a.a[i].n && !memcmp(l.a.a[j].z, l.a.a[i].z, (size_t)l.a.a[i].n) &&
-                              (aExp && aExp[j].zPre) == bPre)) {
+        while (aGroup[i] < 0 && j < nWord &&
+               !(aGroup[j] < 0 && l.a.a[j].n == l.a.a[i].n && !memcmp(l.a.a[j].z, l.a.a[i].z, (size_t)l.a.a[i].n) &&
+                 (aExp && aExp[j].zPre) == bPre)) {
             j++;
         }
-        if (j == nWord) {
+        if (aGroup[i] >= 0 || j == nWord) {
             if (aExp) aExp[nWord] = aExp[i];
             if (wm.aAnchor) wm.aAnchor[nWord] = wm.aAnchor[i];
             if (wm.aTail) wm.aTail[nWord] = wm.aTail[i];
+            aGroup[nWord] = aGroup[i];
+            aPart[nWord] = aPart[i];
             l.a.a[nWord++] = l.a.a[i];
         } else if (is_factor_ranker(q->rank.ranker) && !bPre) {
             /* a repeat counts once (with the anchors of its first, as in
@@ -3269,47 +3332,50 @@ static PlanNode *plan_quorum(FtsQuery *q, const FtsNode *n, int *pbDropped, LpEr
             keep_keywords(q, g);
         }
     }
-    if (nWord == 0) {
+    l.a.n = (size_t)nWord;
+    /* what the threshold counts: each word outside a group, each group */
+    PlanNode **a = arena_alloc(q->a, sizeof(PlanNode *) * 2 * ((size_t)nWord + 1));
+    if (!a) goto nomem;
+    PlanNode **aAlt = a + nWord + 1; /* a group's parts */
+    int nCount = 0, nPresent = 0;
+    for (int i = 0; i < nWord;) {
+        if (aGroup[i] < 0) {
+            PlanNode *g = quorum_word(q, n, &l, aExp, &wm, (size_t)i, bExpand, qBase, err);
+            if (!g) goto nomem;
+            if (g->kind != PN_NONE) a[nPresent++] = g;
+            nCount++;
+            i++;
+            continue;
+        }
+        int nAlt = 0, iEnd = i;
+        while (iEnd < nWord && aGroup[iEnd] == aGroup[i]) iEnd++;
+        for (int b = i, e; b < iEnd; b = e) {
+            for (e = b + 1; e < iEnd && aPart[e] == aPart[b];) e++;
+            PlanNode *g;
+            if (e == b + 1) {
+                g = quorum_word(q, n, &l, aExp, &wm, (size_t)b, bExpand, qBase, err);
+            } else {
+                /* a part of several words: their phrase */
+                TokenList sub = {{l.a.a + b, (size_t)(e - b), (size_t)(e - b)}, {0}};
+                g = plan_words(q, n, &sub, aExp ? aExp + b : NULL, NULL, QT_PHRASE, 0, 0, 0, n->nPosLimit, n->pZones,
+                               qBase, err);
+            }
+            if (!g) goto nomem;
+            if (g->kind != PN_NONE) aAlt[nAlt++] = g;
+        }
+        PlanNode *g = or_of(q, aAlt, nAlt);
+        if (!g) goto nomem;
+        if (g->kind != PN_NONE) a[nPresent++] = g;
+        nCount++;
+        i = iEnd;
+    }
+    if (nCount == 0) {
         *pbDropped = 1;
         goto done;
     }
-    int nThr = n->nQuorum ? n->nQuorum : (int)floor(n->fQuorum * nWord + 0.5);
+    int nThr = n->nQuorum ? n->nQuorum : (int)floor(n->fQuorum * nCount + 0.5);
     if (nThr < 1) nThr = 1;
-    if (nThr > nWord) nThr = nWord;
-    PlanNode **a = arena_alloc(q->a, sizeof(PlanNode *) * (size_t)nWord);
-    if (!a) goto nomem;
-    int nPresent = 0;
-    for (int i = 0; i < nWord; i++) {
-        TokenList one = token_list_one(&l.a.a[i]);
-        const WordExp *e = aExp && aExp[i].zPre ? &aExp[i] : NULL;
-        const Token *t = &l.a.a[i];
-        /* an anchored word ("cat$ bee"/2): a phrase of one word, as '^cat' */
-        WordMarks m1 = {wm.aAnchor ? &wm.aAnchor[i] : NULL, wm.aTail ? &wm.aTail[i] : NULL};
-        int bAnchored = m1.aAnchor && *m1.aAnchor;
-        PlanNode *g;
-        if (bAnchored) {
-            g = plan_words(q, n, &one, e, &m1, QT_TERM, 0, 0, 0, n->nPosLimit, n->pZones, qBase, err);
-        } else if (e) {
-            g = expand_terms(q, n, qBase + t->iPos, (const uint8_t *)e->zPre, e->nPre, e->zGlob, e->nGlob, err);
-        } else if (bExpand && t->n > 0 && t->z[0] != ANALYZER_EXACT_MARK && !(t->iStart > 0 && n->z[t->iStart - 1] == '=')) {
-            /* the word alone, as a node of its own text */
-            FtsNode x = *n;
-            x.kind = FTSN_TERM;
-            x.z = arena_strndup(q->a, n->z + t->iStart, t->iEnd - t->iStart);
-            x.n = (int)(t->iEnd - t->iStart);
-            x.anchor = 0;
-            x.aMark = NULL;
-            x.bExact = 0;
-            Token t0 = *t;
-            t0.iPos = 0;
-            TokenList one0 = token_list_one(&t0);
-            g = x.z ? plan_expanded(q, &x, &one0, qBase + t->iPos, err) : NULL;
-        } else {
-            g = plan_words(q, n, &one, NULL, NULL, QT_TERM, 0, 0, 0, n->nPosLimit, n->pZones, qBase, err);
-        }
-        if (!g) goto nomem;
-        if (g->kind != PN_NONE) a[nPresent++] = g;
-    }
+    if (nThr > nCount) nThr = nCount;
     if (nPresent < nThr) {
         res = &g_none;
     } else if (nThr == 1) {

@@ -668,7 +668,7 @@ SYNTAX_ERRORS = [
     ("(fox dog)^2", r"at offset 9: a boost \(\^N\) applies to a word \(word\^1.5\), not a group"),
     ("fo*^2", r"at offset 3: a boost \(\^N\) applies to a word \(word\^1.5\), not a prefix"),
     ("fox^2 NEAR/3 dog", r"at offset 0: NEAR/N joins words and exact phrases; a boost"),
-    ('"(fox | dog) lazy"/2', r"at offset 0: alternatives \('\(a \| b\)'\) are for phrases; a quorum"),
+    ('"fox | dog lazy"/2', r"at offset 5: '\|' in a quorum separates the words of a group in parentheses"),
     ('"' + "(a|b) " * 9 + '"', r"at offset 0: a phrase's alternatives make more than 256 phrases"),
 ]
 
@@ -946,6 +946,22 @@ WILD_CASES = [
     ('^*ig*', [6]),
     ('^*ak hen$', [1, 3, 4]),
 ]
+
+
+def test_quorum_or_groups(server, cur, uniq):
+    """A group in a quorum whose parts '|' separates counts as one word,
+    matched by any part (Manticore's "happy (sad | angry) man"/2); a part
+    of several words is their exact phrase. In the RAM segment and
+    sealed."""
+    rows = ["a happy man", "a sad man", "the angry dog", "sad angry", "happy sad", "very glad boy", "glad very boy"]
+    t = make_table(server, uniq(), "(body TEXT)", {i + 1: (r,) for i, r in enumerate(rows)})
+    assert_ids_ram_and_flushed(cur, t, [
+        ('"happy (sad | angry) man"/2', [1, 2, 5]), ('"happy (sad | angry) man"/1', [1, 2, 3, 4, 5]),
+        ('"(sad | angry) (happy | glad)"/2', [5]), ('"(sad | angry) dog"/1.0', [3]),
+        ('"((very glad) | sad) boy man"/2', [2, 6]), ('"(a (sad | angry))"/2', [2]),
+        ('"happy sad angry"/2', [4, 5])])
+    for text in ['"happy | sad"/1', '"(a | (b | c))"/1']:
+        expect_error(cur, f"SELECT id FROM {t} WHERE MATCH(%s)", 1064, "quorum", args=(text,))
 
 
 def test_regex_operator(server, cur, uniq):

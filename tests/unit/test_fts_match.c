@@ -1173,8 +1173,23 @@ static void test_phrase_alternatives(void **state) {
     strcat(z, "(c|d)\"");
     check_error(z, 0, "MATCH: near '\"(a|b) (a|b) (a|b) (a|b) (a|b) (...' at offset 0: "
                       "a phrase's alternatives make more than 256 phrases");
-    check_error("\"(a | b) c\"/2", 0, "MATCH: near '\"(a | b) c\"/2' at offset 0: alternatives "
-                                       "('(a | b)') are for phrases; a quorum takes its words in any order");
+    /* in a quorum a group is one of the words it counts (Manticore's):
+    ** its '(', '|' and ')' marked for the planner */
+    {
+        LpError err;
+        FtsNode *q = NULL;
+        const char *zq = "\"x (a | b c) (d)\"/2";
+        assert_int_equal(fts_match_parse(&gArena, zq, strlen(zq), NULL, 0, &q, &err), LP_OK);
+        assert_int_equal(q->kind, FTSN_QUORUM);
+        assert_non_null(q->aMark);
+        char zm[32] = "";
+        for (int k = 0; k < q->n; k++) zm[k] = q->aMark[k] ? (char)q->aMark[k] : '.';
+        assert_string_equal(zm, "..(..|....)....");
+    }
+    check_error("\"a | b c\"/2", 3, "MATCH: near '| b c\"/2' at offset 3: '|' in a quorum separates the words "
+                                   "of a group in parentheses: \"happy (sad | angry) man\"/2");
+    check_error("\"(a | (b | c))\"/1", 6, "MATCH: near '(b | c))\"/1' at offset 6: a quorum's OR group "
+                                         "('(a | b)') cannot hold another one");
     /* a phrase's alternatives are an OR list: as a chain operand, one chain each */
     check("x << \"(a | b) c\"", "OR(BEFORE(x, PHRASE(\"a c\")), BEFORE(x, PHRASE(\"b c\")))");
     check("x << \"(a | b) c\"~2", "ORDER(x, OR(PHRASE(\"a c\"~2), PHRASE(\"b c\"~2)))");
