@@ -3745,6 +3745,57 @@ static const FtsScanHas *glob_has(GlobHas *g, const char *z, int n) {
     return &g->has;
 }
 
+/* The literal runs every term regular expression z[0..n) matches whole
+** must hold, for xScanHas as glob_has's parts: runs of ASCII letters and
+** digits outside any group or class (less a last letter that '?', '*' or
+** '{' makes optional). None when the pattern has a '|' or an inline
+** option ("(?i)"), or an escape that may stand for a letter or digit
+** (only \d \w \s \b and their capitals, and escaped punctuation, are
+** read past): then any term may match. */
+static const FtsScanHas *regex_has(GlobHas *g, const char *z, int n) {
+    int k = 0, depth = 0, bClass = 0;
+    g->has = (FtsScanHas){g->aPart, g->anPart, 0};
+    if (memchr(z, '|', (size_t)n)) return &g->has;
+    for (int i = 0; i < n && k < GLOB_HAS_MAX;) {
+        char c = z[i];
+        int bAlnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        if (c == '\\') {
+            char d = i + 1 < n ? z[i + 1] : 0;
+            int bDigitish = (d >= 'a' && d <= 'z') || (d >= 'A' && d <= 'Z') || (d >= '0' && d <= '9');
+            if (bDigitish && !strchr("dwsbDWSB", d)) return &g->has;
+            i += 2;
+        } else if (bClass) {
+            bClass = c != ']';
+            i++;
+        } else if (c == '[') {
+            bClass = 1;
+            i += 1 + (i + 1 < n && z[i + 1] == '^');
+            if (i < n && z[i] == ']') i++; /* "[]a]": a literal ']' first */
+        } else if (c == '(') {
+            if (i + 1 < n && z[i + 1] == '?') return &g->has;
+            depth++;
+            i++;
+        } else if (c == ')') {
+            depth--;
+            i++;
+        } else if (!bAlnum || depth > 0) {
+            i++;
+        } else {
+            int b = i;
+            while (i < n && ((z[i] >= 'a' && z[i] <= 'z') || (z[i] >= 'A' && z[i] <= 'Z') || (z[i] >= '0' && z[i] <= '9'))) {
+                i++;
+            }
+            int e = i < n && (z[i] == '?' || z[i] == '*' || z[i] == '{') ? i - 1 : i;
+            if (e > b) {
+                g->aPart[k] = (const uint8_t *)z + b;
+                g->anPart[k++] = e - b;
+            }
+        }
+    }
+    g->has.nPart = k;
+    return &g->has;
+}
+
 /* Is key (field byte + term) a word's term? Exact forms ('='), sentence
 ** marks ('.') and zones' terms ('<') are not. */
 static int is_word_key(const uint8_t *key, int nKey) {
@@ -3802,8 +3853,9 @@ static int scan_fields(FtsSource *src, const Analyzer *an, const FtsFieldSet *fi
     memcpy(key + 1 + bExact, pre, (size_t)nPre);
     nPre += bExact;
     GlobHas gh;
-    /* (a regular expression's text narrows nothing) */
-    const FtsScanHas *pHas = zGlob && !fts_match_is_regex(zGlob, nGlob) ? glob_has(&gh, zGlob, nGlob) : NULL;
+    const FtsScanHas *pHas = !zGlob                          ? NULL
+                             : fts_match_is_regex(zGlob, nGlob) ? regex_has(&gh, zGlob + 7, nGlob - 9)
+                                                                : glob_has(&gh, zGlob, nGlob);
     ScanFit fit = {bExact, zGlob, nGlob, xKey, ctx};
     int rc = LP_OK;
     for (int f = 0; f < src->nFields && rc == LP_OK; f++) {

@@ -161,7 +161,8 @@ int fts_expand_from_name(const char *z);
 ** expression (text/regexp.h); it needs min_infix_len or min_prefix_len
 ** (Manticore's rule), and its literal start (*pnFirst: a run of ASCII
 ** letters and digits every match begins with, 0 with a '|') is at
-** fts_pattern_start(pattern), which is the pattern itself for the others. */
+** fts_pattern_start(pattern), which is the pattern itself for the others;
+** its other literal runs narrow a scan as a wildcard's parts do. */
 #define FTS_GLOB_MAX 256
 int fts_wildcard_pattern(Arena *a, const Analyzer *an, const FtsNode *n, const char **pz, int *pn,
                          int *pnFirst, LpError *err);

@@ -993,6 +993,17 @@ def test_regex_operator(server, cur, uniq):
                  r"REGEX\(\) needs the table option min_infix_len or min_prefix_len")
     prefixed = make_table(server, uniq(), "(body TEXT) min_prefix_len='3'", {1: ("the tie",), 2: ("toes",)})
     assert_ids_ram_and_flushed(cur, prefixed, [("REGEX(/t.e/)", [1]), ("REGEX(/to.*/)", [2])])
+    # A pattern's literal runs narrow the dictionary blocks read (the infix
+    # filter): over thousands of terms, in many blocks, no term it matches
+    # may be left out. "qzk" sorts before 3,000 "qz..." words, "qzwk" after.
+    rnd = random.Random(7)
+    words = sorted({"qz" + "".join(rnd.choice("lmnopqrstuv") for _ in range(4)) for _ in range(3000)})
+    docs = {i + 1: (" ".join(words[i * 10:i * 10 + 10]),) for i in range((len(words) + 9) // 10)}
+    n = len(docs)
+    docs[n + 1], docs[n + 2], docs[n + 3] = ("qzk",), ("qzwk",), ("xqzwkx",)
+    big = make_table(server, uniq(), "(body TEXT) min_infix_len='3'", docs)
+    assert_ids_ram_and_flushed(cur, big, [("REGEX(/qzw?k/)", [n + 1, n + 2]), ("REGEX(/.*zwk.*/)", [n + 2, n + 3]),
+                                          ("REGEX(/[a-z]*w?k[a-z]?/)", [n + 1, n + 2, n + 3])])
 
 
 def test_wildcards_in_phrases(server, cur, uniq):
