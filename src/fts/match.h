@@ -22,9 +22,9 @@
 **                        whose parts '|' separates stands for each in turn,
 **                        so this is the OR of "a c" and "b c"; a part may be
 **                        several words or hold groups ("((a b) | c) d");
-**                        at most FTS_MATCH_MAX_PHRASES phrases; not in a
-**                        quorum. Parentheses with no '|' in them only group,
-**                        and a '|' outside parentheses separates words
+**                        at most FTS_MATCH_MAX_PHRASES phrases. Parentheses
+**                        with no '|' in them only group, and a '|' outside
+**                        parentheses separates words
 **   word^1.5             keyword IDF boost (Manticore): the word's idf is
 **                        multiplied by the number (above 0, at most
 **                        FTS_MATCH_MAX_BOOST) wherever the ranking uses it;
@@ -32,7 +32,11 @@
 **                        `^word^2`, `word$^2`), not on phrases, prefixes,
 **                        groups or the operands of `<<`/NEAR
 **   "a b c d"/3          quorum: at least 3 of the words (or /0.5: half of
-**                        them, rounded to nearest, as Sphinx does)
+**                        them, rounded to nearest, as Sphinx does); a group
+**                        with '|' ("a (b | c) d"/2, Manticore's) counts as
+**                        one of them, its '(', '|' and ')' marked in aMark
+**                        for the planner; a '|' outside a group, or a group
+**                        with '|' inside another, is an error
 **   hello MAYBE world    hello required; world only adds to the score
 **                        (binds like `|`)
 **   ^hello  world$       the word (or exact phrase) at the start / end of
@@ -222,7 +226,8 @@ struct FtsNode {
                             ** stood ('^' before the word, '$' after it; a blank
                             ** in z): that word's occurrences count only first /
                             ** last in a field. An exact phrase's '^' first and
-                            ** '$' last are its anchor instead */
+                            ** '$' last are its anchor instead. A quorum's OR
+                            ** groups: '(', '|' and ')' where they stand in z */
     double fBoost;          /* TERM written word^N: its idf times N; 0: none */
     int bExact;             /* PHRASE/QUORUM written ="...": every word is exact
                             ** (a TERM's '=word' keeps its '=' in z instead) */
