@@ -3355,9 +3355,10 @@ static PlanNode *plan_quorum(FtsQuery *q, const FtsNode *n, int *pbDropped, LpEr
             if (e == b + 1) {
                 g = quorum_word(q, n, &l, aExp, &wm, (size_t)b, bExpand, qBase, err);
             } else {
-                /* a part of several words: their phrase */
+                /* a part of several words: their phrase, anchors and all */
                 TokenList sub = {{l.a.a + b, (size_t)(e - b), (size_t)(e - b)}, {0}};
-                g = plan_words(q, n, &sub, aExp ? aExp + b : NULL, NULL, QT_PHRASE, 0, 0, 0, n->nPosLimit, n->pZones,
+                WordMarks ms = {wm.aAnchor ? wm.aAnchor + b : NULL, wm.aTail ? wm.aTail + b : NULL};
+                g = plan_words(q, n, &sub, aExp ? aExp + b : NULL, &ms, QT_PHRASE, 0, 0, 0, n->nPosLimit, n->pZones,
                                qBase, err);
             }
             if (!g) goto nomem;

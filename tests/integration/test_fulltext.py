@@ -953,13 +953,14 @@ def test_quorum_or_groups(server, cur, uniq):
     matched by any part (Manticore's "happy (sad | angry) man"/2); a part
     of several words is their exact phrase. In the RAM segment and
     sealed."""
-    rows = ["a happy man", "a sad man", "the angry dog", "sad angry", "happy sad", "very glad boy", "glad very boy"]
+    rows = ["a happy man", "a sad man", "the angry dog", "sad angry", "happy sad", "very glad boy", "glad very boy",
+            "x very glad boy"]
     t = make_table(server, uniq(), "(body TEXT)", {i + 1: (r,) for i, r in enumerate(rows)})
     assert_ids_ram_and_flushed(cur, t, [
         ('"happy (sad | angry) man"/2', [1, 2, 5]), ('"happy (sad | angry) man"/1', [1, 2, 3, 4, 5]),
         ('"(sad | angry) (happy | glad)"/2', [5]), ('"(sad | angry) dog"/1.0', [3]),
-        ('"((very glad) | sad) boy man"/2', [2, 6]), ('"(a (sad | angry))"/2', [2]),
-        ('"happy sad angry"/2', [4, 5])])
+        ('"((very glad) | sad) boy man"/2', [2, 6, 8]), ('"(a (sad | angry))"/2', [2]),
+        ('"happy sad angry"/2', [4, 5]), ('"(^very glad | angry) boy"/2', [6]), ('"(very glad$ | angry) boy"/2', [])])
     for text in ['"happy | sad"/1', '"(a | (b | c))"/1']:
         expect_error(cur, f"SELECT id FROM {t} WHERE MATCH(%s)", 1064, "quorum", args=(text,))
 
