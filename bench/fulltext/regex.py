@@ -26,7 +26,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 from common import REPO, command_line, git_revision, machine, utc_now, write_report  # noqa: E402
-from suggest import DATA, esc, start  # noqa: E402
+from suggest import DATA, load_sealed, start  # noqa: E402
 
 OUT = os.path.join(REPO, "docs", "benchmarks", "regex.md")
 # (REGEX query, the wildcard or prefix finding the same terms, or None)
@@ -49,11 +49,7 @@ def main(argv):
     rows, expansions = {}, {}
     try:
         cur.execute("CREATE TABLE r (title TEXT, body TEXT) min_infix_len='3'")
-        for i in range(0, len(docs), 200):
-            cur.execute("INSERT INTO r (id, title, body) VALUES " + ",".join(
-                "(%d,'%s','%s')" % (i + k + 1, esc(d.get("title", "")), esc(d.get("text", "")))
-                for k, d in enumerate(docs[i:i + 200])))
-        cur.execute("FLUSH TABLE r")
+        load_sealed(cur, "r", docs)
         sql = "SELECT id FROM r WHERE MATCH(%s) LIMIT 10 OPTION expansion_limit=1000000"
         for q in texts:
             cur.execute(sql, (q,))

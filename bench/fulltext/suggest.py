@@ -39,6 +39,16 @@ def esc(s):
     return s.replace("\\", "\\\\").replace("'", "\\'")
 
 
+def load_sealed(cur, table, docs):
+    """Inserts the SciFact docs (ids from 1, title and text) into table, 200
+    a statement, and seals them (FLUSH TABLE)."""
+    for i in range(0, len(docs), 200):
+        cur.execute("INSERT INTO %s (id, title, body) VALUES " % table + ",".join(
+            "(%d,'%s','%s')" % (i + k + 1, esc(d.get("title", "")), esc(d.get("text", "")))
+            for k, d in enumerate(docs[i:i + 200])))
+    cur.execute("FLUSH TABLE %s" % table)
+
+
 def start(binary, tmp, name):
     port, http = free_port(), free_port()
     srv = subprocess.Popen([binary, "serve", "--data", os.path.join(tmp, name), "--mysql", "127.0.0.1:%d" % port,
@@ -71,11 +81,7 @@ def main(argv):
             servers.append(srv)
             curs[name] = cur
             cur.execute("CREATE TABLE s (title TEXT, body TEXT) morphology='stem_en'")
-            for i in range(0, len(docs), 200):
-                cur.execute("INSERT INTO s (id, title, body) VALUES " + ",".join(
-                    "(%d,'%s','%s')" % (i + k + 1, esc(d.get("title", "")), esc(d.get("text", "")))
-                    for k, d in enumerate(docs[i:i + 200])))
-            cur.execute("FLUSH TABLE s")
+            load_sealed(cur, "s", docs)
         times = {(name, w): [] for name in bins for w, _ in CALLS}
         answers = {}
         for _ in range(args.rounds):

@@ -1975,6 +1975,17 @@ static int chain_close(MatchParser *p, FtsNodeKind kind, int bOrder, int bNot, N
     return list_finish(p, &w, FTSN_AND, iStart, iEnd, pp);
 }
 
+/* The operand after chain operator zOp, whose nTake bytes are at the
+** cursor, into *py (an error when the query or group ends there). */
+static int chain_operand_after(MatchParser *p, Scope *pScope, int nTake, const char *zOp, FtsNode **py) {
+    p->i += nTake;
+    skip_space(p);
+    if (p->i >= p->n || p->z[p->i] == ')') {
+        return syntax_error(p, p->i, "expected a word or phrase after %s", zOp);
+    }
+    return parse_or(p, pScope, py);
+}
+
 /* An operand of a '<<' or NEAR/N chain (*px, just read) that SENTENCE or
 ** PARAGRAPH follows: *px becomes the chain of that operator it starts,
 ** with the operands joined to it ("a << b SENTENCE c SENTENCE d": the
@@ -1997,13 +2008,8 @@ static int sp_operand(MatchParser *p, Scope *pScope, FtsNode **px) {
         skip_space(p);
         int nTake = keyword_at(p, p->i, zOp, 0, NULL);
         if (nTake <= 0) break;
-        p->i += nTake;
-        skip_space(p);
-        if (p->i >= p->n || p->z[p->i] == ')') {
-            return syntax_error(p, p->i, "expected a word or phrase after %s", zOp);
-        }
         FtsNode *y = NULL;
-        if ((rc = parse_or(p, pScope, &y))) return rc;
+        if ((rc = chain_operand_after(p, pScope, nTake, zOp, &y))) return rc;
         iEnd = p->i;
         if (!check_chain_operand(p, y, zOp, 1)) return LP_BADINPUT;
         rc = list_push(p, &l, y);
@@ -2104,13 +2110,8 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
             if (rc) return rc;
         }
         kind = k;
-        p->i += nTake;
-        skip_space(p);
-        if (p->i >= p->n || p->z[p->i] == ')') {
-            return syntax_error(p, p->i, "expected a word or phrase after %s", zOp);
-        }
         FtsNode *y = NULL;
-        if ((rc = parse_or(p, pScope, &y))) return rc;
+        if ((rc = chain_operand_after(p, pScope, nTake, zOp, &y))) return rc;
         if ((k == FTSN_BEFORE || (k == FTSN_NEAR && !bNotOp)) && (rc = sp_operand(p, pScope, &y))) return rc;
         iEnd = p->i;
         if (k == FTSN_NEAR && !bNotOp) {
