@@ -7,10 +7,13 @@
 **   query   := [ '@@relaxed' ] group-body END
 **   group   := '(' group-body ')'
 **   body    := { field-op | chain }             implicit AND of the chains
-**   chain   := or-list { chain-op or-list } | or-list 'NOTNEAR/' N or-list
-**   chain-op:= '<<' | 'NEAR/' N | 'SENTENCE' | 'PARAGRAPH'   (one per chain,
-**              but a SENTENCE or PARAGRAPH chain is one operand of '<<' or
-**              NEAR/N: `a << b SENTENCE c` is `a << (b SENTENCE c)`, and
+**   chain   := or-list { chain-op or-list }
+**   chain-op:= '<<' | 'NEAR/' N | 'NOTNEAR/' N | 'SENTENCE' | 'PARAGRAPH'
+**              (one per chain, left-associative: `a NEAR/3 b << c` is
+**              `(a NEAR/3 b) << c`, and NOTNEAR/N joins two operands, so
+**              `a NOTNEAR/3 b NOTNEAR/2 c` is `(a NOTNEAR/3 b) NOTNEAR/2 c`;
+**              but a SENTENCE or PARAGRAPH chain is one operand of the
+**              others: `a << b SENTENCE c` is `a << (b SENTENCE c)`, and
 **              `a SENTENCE b NEAR/3 c` is `(a SENTENCE b) NEAR/3 c`)
 **   or-list := [ '-' | '!' ] operand { ( '|' | 'MAYBE' ) operand }
 **   operand := { field-op } [ '+' ] primary
@@ -1605,6 +1608,40 @@ static int check_order_operand(MatchParser *p, const FtsNode *x, int *pbOrder) {
     return 1;
 }
 
+/* Can x be an operand of NOTNEAR/N (bFirst: its first)? 0, with the error
+** set, if not. A chain's operands can (check_chain_operand; an OR list
+** only as the first, which parse_chain expands into one chain per choice);
+** so can a group (negations inside it too), an OR list of anything, a
+** proximity phrase, a quorum, a MAYBE in parentheses and another chain,
+** whose occurrences are where they match (*pbAny set: the chain becomes an
+** FTSN_NEAR_ANY with bNotNear, as Manticore's NOTNEAR takes "terms,
+** phrases, or groups of operators"). An operand that is itself boosted
+** or a negation cannot. */
+static int check_notnear_operand(MatchParser *p, const FtsNode *x, int bFirst, int *pbAny) {
+    int bSimple = !x->fBoost && (x->kind == FTSN_TERM || (x->kind == FTSN_PHRASE && x->nSlop == 0) ||
+                                 x->kind == FTSN_PREFIX || x->kind == FTSN_WILDCARD);
+    for (int k = 0; bFirst && x->kind == FTSN_OR && k < x->nChild; k++) {
+        const FtsNode *y = x->aChild[k];
+        bSimple = !y->fBoost && (y->kind == FTSN_TERM || (y->kind == FTSN_PHRASE && y->nSlop == 0) ||
+                                 y->kind == FTSN_PREFIX || y->kind == FTSN_WILDCARD);
+        if (!bSimple) break;
+    }
+    if (bSimple) return 1;
+    const char *zWhy = x->fBoost ? "a boost (^N) cannot apply to an operand itself (it can to a word in a group)"
+                       : x->kind == FTSN_NOT || is_negative(x) ? "this operand is a negation"
+                       : p->z[x->pos] != '(' && x->kind == FTSN_MAYBE
+                           ? "this operand is a MAYBE (it binds tighter: write (a NOTNEAR/3 b) MAYBE c, or (a "
+                             "MAYBE b) NOTNEAR/3 c)"
+                           : NULL;
+    if (zWhy) {
+        syntax_error(p, x->pos, "NOTNEAR/N joins words, phrases, prefixes, wildcards, quorums, chains and "
+                                "groups; %s", zWhy);
+        return 0;
+    }
+    *pbAny = 1;
+    return 1;
+}
+
 /* Appends the words and exact phrases x stands for as a chain operand to
 ** l: x itself, or the leaves of its OR list in order. */
 static int chain_choices(MatchParser *p, FtsNode *x, NodeList *l) {
@@ -1839,8 +1876,10 @@ static int near_words(MatchParser *p, const FtsNode *x, int bPhrase, NodeList *l
 ** Sphinx's NEAR reads them (making the chain an FTSN_NEAR_ANY): a
 ** proximity phrase, a '<<' chain, a SENTENCE or PARAGRAPH chain (its
 ** words' occurrences in the parts that hold all its operands), a NEAR/N
-** chain in parentheses (but first, where it is spliced in), a MAYBE (near_take tries its words
-** first), or an OR list of these and of chain operands? Not boosted,
+** chain in parentheses (but first, where it is spliced in), a NOTNEAR/N
+** (its first operand's occurrences that the second is not near), a MAYBE
+** (near_take tries its words first), or an OR list of these and of chain
+** operands? Not boosted,
 ** negated, or a ZONESPAN group. */
 static int is_any_operand(const MatchParser *p, const FtsNode *x) {
     if (x->fBoost || is_negative(x)) return 0;
@@ -1853,7 +1892,9 @@ static int is_any_operand(const MatchParser *p, const FtsNode *x) {
     case FTSN_PARAGRAPH:
         return 1;
     case FTSN_NEAR:
-        return !x->bNotNear;
+    case FTSN_NEAR_ANY:
+        /* (a NOTNEAR/N: where its first operand is and the second is not near) */
+        return 1;
     case FTSN_MAYBE:
         return p->z[x->pos] == '(';
     case FTSN_OR: {
@@ -1952,7 +1993,8 @@ static int chain_close(MatchParser *p, FtsNodeKind kind, int bOrder, int bNot, N
     x->nChild = l.n;
     x->aDist = pnl->aDist;
     x->bNotNear = bNot;
-    chain_fields(x, l.a, l.n);
+    /* a NOTNEAR over any operands holds where its first operand does */
+    chain_fields(x, l.a, bAny && bNot ? 1 : l.n);
     if (bOrder) {
         *pp = x;
         return LP_OK;
@@ -2066,12 +2108,15 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
                                                 : "NEAR/N";
         int bSp = kind == FTSN_SENTENCE || kind == FTSN_PARAGRAPH;
         if ((kind != FTSN_AND && kind != FTSN_BEFORE && k == FTSN_BEFORE) ||
-            ((kind == FTSN_BEFORE || bSp) && k == FTSN_NEAR && !bNotOp)) {
+            ((kind == FTSN_BEFORE || bSp) && k == FTSN_NEAR && !bNotOp) || (kind != FTSN_AND && bNotOp) || bNot) {
             /* Sphinx's chain operators are left-associative: `a NEAR/3 b
             ** << c` is `(a NEAR/3 b) << c`, the chain so far the first
             ** operand of an ORDER, and `a << b NEAR/3 c` is `(a << b)
             ** NEAR/3 c`, the '<<' chain an operand of NEAR/N
-            ** (FTSN_NEAR_ANY); so is `a SENTENCE b NEAR/3 c`'s */
+            ** (FTSN_NEAR_ANY); so is `a SENTENCE b NEAR/3 c`'s. A NOTNEAR/N
+            ** takes two operands: before another operator it is that
+            ** one's first (`a NOTNEAR/3 b NEAR/2 c` is `(a NOTNEAR/3 b)
+            ** NEAR/2 c`), and after one the chain so far is its first */
             if ((rc = chain_close(p, kind, bOrder, bNot, &l, &nl, iStart, iEnd, pp))) return rc;
             memset(&l, 0, sizeof(l));
             memset(&nl, 0, sizeof(nl));
@@ -2079,17 +2124,8 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
             bNot = 0;
             bOrder = 0;
         }
-        if (kind == FTSN_BEFORE && k != FTSN_BEFORE) {
-            /* a '<<' chain as NOTNEAR's operand is not taken */
-            return syntax_error(p, iOp, "%s after '<<' is not supported: write the chain after it in "
-                                        "parentheses: `a << (b %s c)`", zOp, zOp);
-        }
-        if (kind != FTSN_AND && (k != kind || bNotOp != bNot)) {
-            return syntax_error(p, iOp, "'<<', NEAR/N, NOTNEAR/N, SENTENCE and PARAGRAPH cannot be "
-                                        "mixed in one chain");
-        }
-        if (bNot) {
-            return syntax_error(p, iOp, "NOTNEAR/N takes two operands (a NOTNEAR/N b)");
+        if (kind != FTSN_AND && k != kind) {
+            return syntax_error(p, iOp, "SENTENCE and PARAGRAPH cannot be mixed in one chain");
         }
         bNot = bNotOp;
         if (l.n == 0 && k == FTSN_BEFORE && ((*pp)->kind == FTSN_BEFORE || (*pp)->kind == FTSN_ORDER)) {
@@ -2102,7 +2138,9 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
         } else if (l.n == 0 && nl.l.n == 0) {
             if (k == FTSN_NEAR && !bNotOp) {
                 rc = near_take(p, &nl, *pp, nNear, 1, 0);
-            } else if (k == FTSN_BEFORE ? !check_order_operand(p, *pp, &bOrder) : !check_chain_operand(p, *pp, zOp, 1)) {
+            } else if (k == FTSN_BEFORE   ? !check_order_operand(p, *pp, &bOrder)
+                       : bNotOp           ? !check_notnear_operand(p, *pp, 1, &nl.bAny)
+                                          : !check_chain_operand(p, *pp, zOp, 1)) {
                 return LP_BADINPUT;
             } else {
                 rc = k == FTSN_NEAR ? near_push(p, &nl, *pp, 0) : list_push(p, &l, *pp);
@@ -2112,11 +2150,13 @@ static int parse_chain(MatchParser *p, Scope *pScope, FtsNode **pp) {
         kind = k;
         FtsNode *y = NULL;
         if ((rc = chain_operand_after(p, pScope, nTake, zOp, &y))) return rc;
-        if ((k == FTSN_BEFORE || (k == FTSN_NEAR && !bNotOp)) && (rc = sp_operand(p, pScope, &y))) return rc;
+        if ((k == FTSN_BEFORE || k == FTSN_NEAR) && (rc = sp_operand(p, pScope, &y))) return rc;
         iEnd = p->i;
         if (k == FTSN_NEAR && !bNotOp) {
             rc = near_take(p, &nl, y, nNear, 0, 0);
-        } else if (k == FTSN_BEFORE ? !check_order_operand(p, y, &bOrder) : !check_chain_operand(p, y, zOp, !bNotOp)) {
+        } else if (k == FTSN_BEFORE   ? !check_order_operand(p, y, &bOrder)
+                   : bNotOp           ? !check_notnear_operand(p, y, 0, &nl.bAny)
+                                      : !check_chain_operand(p, y, zOp, 1)) {
             return LP_BADINPUT;
         } else {
             rc = k == FTSN_NEAR ? near_push(p, &nl, y, nNear) : list_push(p, &l, y);
@@ -2744,7 +2784,7 @@ static void dump_node(const FtsNode *x, const char *const *azField, int nField, 
     case FTSN_NEAR_ANY:
         strbuf_appendz(sb, x->kind == FTSN_AND         ? (x->pSpan ? "SPAN(" : "AND(")
                            : x->kind == FTSN_ORDER     ? "ORDER("
-                           : x->kind == FTSN_NEAR_ANY  ? "NEARANY("
+                           : x->kind == FTSN_NEAR_ANY  ? (x->bNotNear ? "NOTNEARANY(" : "NEARANY(")
                            : x->kind == FTSN_OR        ? "OR("
                            : x->kind == FTSN_NOT       ? "NOT("
                            : x->kind == FTSN_MAYBE     ? "MAYBE("

@@ -128,12 +128,18 @@ struct PlanNode {
                                 ** after the previous one's end in one field
                                 ** (order_holds); ORDER_NEAR: NEAR/N over any operands
                                 ** (FTSN_NEAR_ANY, aDist: the links): their
-                                ** occurrences in one field make a chain (near_any) */
+                                ** occurrences in one field make a chain (near_any);
+                                ** ORDER_NOTNEAR: NOTNEAR/aDist[0] over any operands:
+                                ** the first child, where an occurrence of it in one
+                                ** field has none of the second (its one negative
+                                ** child, which does not exclude documents) near it
+                                ** (notnear_any_holds) */
 };
 
 /* PlanNode.bOrder: an AND whose children's occurrences are read. */
 #define ORDER_BEFORE 1
 #define ORDER_NEAR 2
+#define ORDER_NOTNEAR 3
 
 /* The terms a word of a phrase or chain stands for when it is a prefix or
 ** a wildcard ("hello wor*", a NEAR/3 *ing): their keys in the node's
@@ -1455,42 +1461,53 @@ static int op_starts(PhraseIt *p, int o) {
     return LP_OK;
 }
 
+/* NOTNEAR/N over words (a PHRASE with bNotNear): where its operands start
+** in the current document (the second's nowhere when a word of it is
+** absent), then the first operand's starts with no occurrence of the
+** second within the distance, on either side (NEAR's test, negated):
+** how many, and with aKeep (room for p->anStart[0]) which. LP_NOMEM:
+** UINT32_MAX. */
+static uint32_t notnear_keep(PhraseIt *p, uint32_t *aKeep) {
+    const PlanNode *pn = p->base.pn;
+    if (op_starts(p, 0) != LP_OK) return UINT32_MAX;
+    p->anStart[1] = 0;
+    int bAll = 1;
+    for (int i = pn->aOpStart[1]; i < pn->aOpStart[2]; i++) bAll &= p->anPos[i] > 0;
+    if (bAll && op_starts(p, 1) != LP_OK) return UINT32_MAX;
+    const uint32_t *anStart = p->anStart;
+    uint32_t len0 = pn->aQPos[pn->aOpStart[1] - 1] - pn->aQPos[pn->aOpStart[0]];
+    uint32_t len1 = pn->aQPos[pn->aOpStart[2] - 1] - pn->aQPos[pn->aOpStart[1]];
+    uint64_t dist = (uint64_t)pn->aDist[0];
+    uint32_t nKeep = 0, j = 0;
+    int bSame = pn->aOpSame && pn->aOpSame[1] == 0; /* "a NOTNEAR/3 a": another a */
+    for (uint32_t k = 0; k < anStart[0]; k++) {
+        uint64_t t = p->aaStart[0][k];
+        /* the second's starts that end before t - dist are far for this
+        ** and every later first-operand start */
+        while (j < anStart[1] && (uint64_t)p->aaStart[1][j] + len1 + dist < t) j++;
+        uint32_t i = j;
+        if (bSame && i < anStart[1] && p->aaStart[1][i] == t) i++;
+        if (i < anStart[1] && (uint64_t)p->aaStart[1][i] <= t + len0 + dist) continue;
+        if (aKeep) aKeep[nKeep] = (uint32_t)t;
+        nKeep++;
+    }
+    return nKeep;
+}
+
 static uint32_t chain_count(PhraseIt *p) {
     const PlanNode *pn = p->base.pn;
     FtsQuery *q = p->base.q;
+    if (pn->bNotNear) {
+        uint32_t n = notnear_keep(p, NULL);
+        if (n == UINT32_MAX) goto nomem;
+        return n;
+    }
     for (int o = 0; o < pn->nOp; o++) {
-        int w0 = pn->aOpStart[o];
-        if (pn->bNotNear && o == 1) {
-            /* absent words: no start; else where it occurs */
-            p->anStart[1] = 0;
-            int bAll = 1;
-            for (int i = w0; i < pn->aOpStart[2]; i++) bAll &= p->anPos[i] > 0;
-            if (!bAll) break;
-        }
         if (op_starts(p, o) != LP_OK) goto nomem;
-        if (p->anStart[o] == 0 && !(pn->bNotNear && o == 1)) return 0;
+        if (p->anStart[o] == 0) return 0;
     }
     if (pn->iSp) return sp_holds(p);
     const uint32_t *anStart = p->anStart;
-    if (pn->bNotNear) {
-        /* the first operand's occurrences with no occurrence of the second
-        ** within the distance, on either side (NEAR's test, negated) */
-        uint32_t len0 = pn->aQPos[pn->aOpStart[1] - 1] - pn->aQPos[pn->aOpStart[0]];
-        uint32_t len1 = pn->aQPos[pn->aOpStart[2] - 1] - pn->aQPos[pn->aOpStart[1]];
-        uint64_t dist = (uint64_t)pn->aDist[0];
-        uint32_t nKeep = 0, j = 0;
-        int bSame = pn->aOpSame && pn->aOpSame[1] == 0; /* "a NOTNEAR/3 a": another a */
-        for (uint32_t k = 0; k < anStart[0]; k++) {
-            uint64_t t = p->aaStart[0][k];
-            /* the second's starts that end before t - dist are far for
-            ** this and every later first-operand start */
-            while (j < anStart[1] && (uint64_t)p->aaStart[1][j] + len1 + dist < t) j++;
-            uint32_t i = j;
-            if (bSame && i < anStart[1] && p->aaStart[1][i] == t) i++;
-            nKeep += !(i < anStart[1] && (uint64_t)p->aaStart[1][i] <= t + len0 + dist);
-        }
-        return nKeep;
-    }
     if (!pn->aDist) {
         int64_t prevEnd = -1;
         for (int o = 0; o < pn->nOp; o++) {
@@ -2226,13 +2243,24 @@ static int order_collect(OrderIt *o, It *it, uint32_t d) {
             for (int i = 0; i < p->n; i++) nRoom += p->anPos[i];
             if (opos_room(o, 2 * nRoom)) return LP_NOMEM;
             /* NEAR reads them as they complete, ORDER every window */
-            uint32_t n = o->and.base.pn->bOrder == ORDER_NEAR ? prox_latest(p, o->aPos) : prox_scan(p, o->aPos);
+            uint32_t n = o->and.base.pn->bOrder >= ORDER_NEAR ? prox_latest(p, o->aPos) : prox_scan(p, o->aPos);
             for (uint32_t k = 0; k < n; k++) {
                 if (ohit_push(o, (uint32_t)pn->iField, o->aPos[2 * k], o->aPos[2 * k + 1] + 1)) return LP_NOMEM;
             }
             return LP_OK;
         }
-        int bNearIn = o->and.base.pn->bOrder == ORDER_NEAR; /* read by NEAR/N, not '<<' */
+        if (pn->bNotNear) {
+            /* NOTNEAR: its first operand's occurrences that the second is
+            ** not near, each from its first word to past its last */
+            if (opos_room(o, p->anPos[0] + 1)) return LP_NOMEM; /* (the starts: at most its first word's) */
+            uint32_t n = notnear_keep(p, o->aPos), len = pn->aQPos[pn->aOpStart[1] - 1] - pn->aQPos[0] + 1;
+            if (n == UINT32_MAX) return LP_NOMEM;
+            for (uint32_t k = 0; k < n; k++) {
+                if (ohit_push(o, (uint32_t)pn->iField, o->aPos[k], o->aPos[k] + len)) return LP_NOMEM;
+            }
+            return LP_OK;
+        }
+        int bNearIn = o->and.base.pn->bOrder >= ORDER_NEAR; /* read by NEAR/N (or NOTNEAR/N), not '<<' */
         int bOneLevel = pn->nOp && pn->aDist && !pn->iSp && !pn->bNotNear && !pn->aOpSame;
         for (int op = 1; bOneLevel && !bNearIn && op + 1 < pn->nOp; op++) bOneLevel = pn->aDist[op] == pn->aDist[0];
         if (bOneLevel) {
@@ -2470,13 +2498,14 @@ static int order_scan(OrderIt *o, const OHit *aHit, const int *aStart, int n, OH
 ** kept for that one (order_scan). */
 static int near_any_holds(AndIt *x);
 
-/* Reads the occurrences of x's children at its document into o->aHit,
-** each child's sorted by (field, position). LP_OK or LP_NOMEM (q->rc set). */
-static int order_collect_all(AndIt *x) {
+/* Reads the occurrences of x's first n children at its document into
+** o->aHit, each child's sorted by (field, position). LP_OK or LP_NOMEM
+** (q->rc set). */
+static int order_collect_all(AndIt *x, int n) {
     OrderIt *o = (OrderIt *)x;
     uint32_t d = x->base.doc;
     o->nHit = 0;
-    for (int i = 0; i < x->n; i++) {
+    for (int i = 0; i < n; i++) {
         o->aStart[i] = o->nHit;
         if (order_collect(o, x->a[i], d)) {
             return x->base.q->rc = lp_err_set(&x->base.q->errIter, LP_NOMEM, "out of memory");
@@ -2485,14 +2514,17 @@ static int order_collect_all(AndIt *x) {
             qsort(o->aHit + o->aStart[i], (size_t)(o->nHit - o->aStart[i]), sizeof(OHit), ohit_cmp);
         }
     }
-    o->aStart[x->n] = o->nHit;
+    o->aStart[n] = o->nHit;
     return LP_OK;
 }
 
+static int notnear_any_holds(AndIt *x);
+
 static int order_holds(AndIt *x) {
     if (x->base.pn->bOrder == ORDER_NEAR) return near_any_holds(x);
+    if (x->base.pn->bOrder == ORDER_NOTNEAR) return notnear_any_holds(x);
     OrderIt *o = (OrderIt *)x;
-    if (order_collect_all(x)) return 0;
+    if (order_collect_all(x, x->n)) return 0;
     o->nOut = 0;
     int bHolds = 0;
     for (int k = o->aStart[0]; k < o->aStart[1]; k++) {
@@ -2554,7 +2586,7 @@ static int near_any_holds(AndIt *x) {
     OrderIt *o = (OrderIt *)x;
     const PlanNode *pn = x->base.pn;
     FtsQuery *q = x->base.q;
-    if (order_collect_all(x)) return 0;
+    if (order_collect_all(x, x->n)) return 0;
     int n = x->n;
     o->nOut = 0;
     if (!o->aFsmWho) {
@@ -2617,6 +2649,50 @@ static int near_any_holds(AndIt *x) {
 nomem:
     q->rc = lp_err_set(&q->errIter, LP_NOMEM, "out of memory");
     return 0;
+}
+
+
+/* NOTNEAR/N over any operands (ORDER_NOTNEAR): has the first child an
+** occurrence (order_collect: where it matches, as NEAR reads it) in some
+** field with no occurrence of the second child (x->a[1], moved to the
+** document; none where it does not match) within the distance on either
+** side in that field? An occurrence of the second at the very place of
+** the first's is that one, not another near it (as `a NOTNEAR/3 a` wants
+** another a). Inside another ORDER, every such occurrence is kept for it. */
+static int notnear_any_holds(AndIt *x) {
+    OrderIt *o = (OrderIt *)x;
+    It *pNot = x->a[1];
+    uint32_t d = x->base.doc;
+    if (pNot->doc == FTS_BEFORE_FIRST || pNot->doc < d) pNot->vt->advance(pNot, d);
+    if (order_collect_all(x, 2)) return 0;
+    uint64_t dist = (uint64_t)x->base.pn->aDist[0];
+    const OHit *a = o->aHit;
+    int b0 = o->aStart[1], b1 = o->aStart[2], lo = b0, bHolds = 0;
+    uint32_t nMaxLen = 0; /* the second's longest occurrence */
+    for (int j = b0; j < b1; j++) {
+        if (a[j].end - a[j].pos > nMaxLen) nMaxLen = a[j].end - a[j].pos;
+    }
+    o->nOut = 0;
+    for (int k = o->aStart[0]; k < b0; k++) {
+        const OHit *h = &a[k];
+        /* the second's occurrences before this field, or ending too far
+        ** before this one to be near it or any later one */
+        while (lo < b1 && (a[lo].f < h->f || (a[lo].f == h->f && (uint64_t)a[lo].pos + nMaxLen + dist < h->pos))) {
+            lo++;
+        }
+        int bNear = 0;
+        for (int j = lo; j < b1 && !bNear && a[j].f == h->f && (uint64_t)a[j].pos <= (uint64_t)h->end - 1 + dist; j++) {
+            bNear = (uint64_t)a[j].end - 1 + dist >= h->pos && !(a[j].pos == h->pos && a[j].end == h->end);
+        }
+        if (bNear) continue;
+        bHolds = 1;
+        if (!o->bNested) break;
+        if (ohit_append(x->base.q->a, &o->aOut, &o->nOut, &o->nOutCap, h->f, h->pos, h->end)) {
+            x->base.q->rc = lp_err_set(&x->base.q->errIter, LP_NOMEM, "out of memory");
+            return 0;
+        }
+    }
+    return bHolds;
 }
 
 
@@ -2726,16 +2802,17 @@ static It *instantiate(FtsQuery *q, const PlanNode *pn) {
         if (!x->a) break;
         x->aNeg = x->a + x->n;
         int ok = 1;
-        q->nOrderInst += pn->bOrder;
+        q->nOrderInst += pn->bOrder != 0;
         for (int i = 0; i < pn->nChild && ok; i++) ok = (x->a[i] = instantiate(q, pn->aChild[i])) != NULL;
-        q->nOrderInst -= pn->bOrder;
+        q->nOrderInst -= pn->bOrder != 0;
         if (!ok) break;
         x->xOk = pn->pSpan ? span_and_ok : pn->bOrder ? order_holds : NULL;
         x->base.vt = x->xOk ? &tested_and_vt : &and_vt;
+        if (pn->bOrder == ORDER_NOTNEAR) x->nNeg = 0; /* the second operand: x->a[1], read, not excluded */
         if (pn->bOrder) {
             OrderIt *o = (OrderIt *)x;
             o->bNested = q->nOrderInst > 0;
-            if (!(o->aStart = arena_alloc(a, sizeof(int) * (size_t)(x->n + 1)))) break;
+            if (!(o->aStart = arena_alloc(a, sizeof(int) * (size_t)(pn->nChild + 1)))) break;
         }
         it = &x->base;
         break;
@@ -4634,6 +4711,41 @@ static void boost_idf(PlanNode *pn, double f) {
 
 /* Plans n. Returns NULL with err set on error; a clause that analyses to
 ** nothing (stop words) gives *pbDropped = 1 and NULL with no error. */
+static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *err);
+
+/* NOTNEAR/N over any operands (an FTSN_NEAR_ANY with bNotNear): an AND of
+** the first operand and the second as its one negative child, bOrder
+** ORDER_NOTNEAR. Its iterator does not exclude the second's documents but
+** reads the second's occurrences (notnear_any_holds); the second is
+** planned as a negation is (no keyword, never scored, no expansion). An
+** operand of stop words only is left out: the first, and the whole is;
+** the second, and the first is all, as when it matches nothing. */
+static PlanNode *plan_notnear_any(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *err) {
+    int bDrop0, bDrop1;
+    PlanNode *p0 = plan(q, n->aChild[0], &bDrop0, err);
+    if (!p0 && !bDrop0) return NULL;
+    q->nNotDepth++;
+    PlanNode *p1 = plan(q, n->aChild[1], &bDrop1, err);
+    q->nNotDepth--;
+    if (!p1 && !bDrop1) return NULL;
+    if (bDrop0) {
+        *pbDropped = 1;
+        return NULL;
+    }
+    if (p0->kind == PN_NONE || bDrop1 || p1->kind == PN_NONE) return p0;
+    PlanNode *pn = new_pn(q, PN_AND);
+    PlanNode **ac = arena_alloc(q->a, sizeof(PlanNode *) * 2);
+    if (!pn || !ac) return lp_err_set(err, LP_NOMEM, "out of memory"), NULL;
+    ac[0] = p0;
+    ac[1] = p1;
+    pn->aChild = ac;
+    pn->nChild = 2;
+    pn->nNeg = 1;
+    pn->bOrder = ORDER_NOTNEAR;
+    pn->aDist = n->aDist;
+    return pn;
+}
+
 static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *err) {
     *pbDropped = 0;
     switch (n->kind) {
@@ -4695,6 +4807,7 @@ static PlanNode *plan(FtsQuery *q, const FtsNode *n, int *pbDropped, LpError *er
         return plan_chain(q, n, pbDropped, err);
     case FTSN_ORDER:
     case FTSN_NEAR_ANY: {
+        if (n->bNotNear) return plan_notnear_any(q, n, pbDropped, err);
         /* an AND of the operands in the query's order (see bOrder); an
         ** operand of stop words only is left out (NEAR/N: its links to
         ** its neighbours become the wider one), one that matches nothing
@@ -6401,7 +6514,8 @@ static int collect_or_groups(const PlanNode *pn, const PlanNode **a, int *pn_,
     }
     *pzWhy = pn->kind == PN_GROUP    ? "the query has a positional clause (phrase, proximity, "
                                        "anchor, position limit, zone limit, NEAR or '<<')"
-             : pn->kind == PN_AND    ? (pn->nNeg     ? "the query has NOT"
+             : pn->kind == PN_AND    ? (pn->bOrder == ORDER_NOTNEAR ? "the query has NOTNEAR over more than words"
+                                        : pn->nNeg   ? "the query has NOT"
                                         : pn->bOrder == ORDER_NEAR
                                             ? "the query has NEAR over a proximity phrase, '<<' or MAYBE"
                                         : pn->bOrder ? "the query has '<<' over a group, prefix or quorum"
@@ -7313,11 +7427,14 @@ static void plan_text(const FtsQuery *q, const PlanNode *pn, int depth, StrBuf *
     case PN_OR:
         strbuf_appendz(sb, pn->bOrder == ORDER_BEFORE ? "ORDER (each after the one before, in one field)"
                            : pn->bOrder == ORDER_NEAR ? "NEAR (where each matches, in one field:"
+                           : pn->bOrder == ORDER_NOTNEAR ? "NOTNEAR (the first where it matches, in one field, "
+                                                           "with no occurrence of the second within"
                            : pn->kind == PN_AND       ? "AND"
                                                       : "OR");
         for (int i = 0; pn->bOrder == ORDER_NEAR && i + 1 < pn->nChild; i++) {
             strbuf_appendf(sb, " /%d%s", pn->aDist[i], i + 2 == pn->nChild ? ")" : "");
         }
+        if (pn->bOrder == ORDER_NOTNEAR) strbuf_appendf(sb, " %d)", pn->aDist[0]);
         if (pn->pSpan) {
             /* ZONESPAN: the positive parts in one span of these zones */
             strbuf_appendz(sb, " zonespan=");
@@ -7328,7 +7445,7 @@ static void plan_text(const FtsQuery *q, const PlanNode *pn, int depth, StrBuf *
         strbuf_appendc(sb, '\n');
         for (int i = 0; i < pn->nChild; i++) {
             if (pn->kind == PN_AND && i >= pn->nChild - pn->nNeg) {
-                strbuf_appendf(sb, "%*sNOT\n", (depth + 1) * 2, "");
+                strbuf_appendf(sb, "%*s%s\n", (depth + 1) * 2, "", pn->bOrder == ORDER_NOTNEAR ? "NOT NEAR" : "NOT");
                 plan_text(q, pn->aChild[i], depth + 2, sb);
             } else {
                 plan_text(q, pn->aChild[i], depth + 1, sb);

@@ -109,10 +109,10 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
         }
         return;
     case FTSN_NEAR_ANY:
-        if (x->nChild < 2) abort();
+        if (x->nChild < 2 || (x->bNotNear && x->nChild != 2)) abort(); /* NOTNEAR over any operands: two */
         for (int k = 0; k < x->nChild; k++) {
             const FtsNode *c = x->aChild[k];
-            if (c->kind == FTSN_NOT || c->fBoost) abort();
+            if (c->kind == FTSN_NOT || fts_match_is_negative(c) || c->fBoost) abort();
             if (k && (x->aDist[k - 1] < 1 || x->aDist[k - 1] > FTS_MATCH_MAX_SLOP)) abort();
             check_node(c, x, n);
         }

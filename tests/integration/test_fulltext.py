@@ -635,8 +635,8 @@ SYNTAX_ERRORS = [
     ('"a b"/0', r"at offset 6: a quorum threshold must be at least 1"),
     ("fox << -dog", r"at offset 7: '<<' orders words, phrases, prefixes, wildcards, quorums and "
                     r"groups; this operand is a negation"),
-    ("fox NOTNEAR/2 (dog | bear)", r"at offset 14: NOTNEAR/N's second operand is a word, prefix, "
-                                   r"wildcard or exact phrase; this operand is an OR list"),
+    ("fox NOTNEAR/2 -dog", r"at offset 14: NOTNEAR/N joins words, phrases, prefixes, wildcards, quorums, "
+                           r"chains and groups; this operand is a negation"),
     ('fox NEAR/2 ((dog bear) | cat)', r"at offset 12: NEAR/N joins words, prefixes, wildcards, exact "
                                       r"phrases, OR lists of them and groups of these; this operand is "
                                       r"a group in an OR list"),
@@ -646,14 +646,13 @@ SYNTAX_ERRORS = [
     ('"bro** fox"', r"at offset 4: a prefix inside a phrase ends in one '\*'"),
     ("fox << (a|b) << (c|d) << (e|f) << (g|h) << (i|j) << (k|l) << (m|n) << (o|p) << (q|r)",
      r"at offset 0: the OR lists of this chain make more than 256 chains"),
-    ("fox << dog NOTNEAR/3 bear", r"at offset 11: NOTNEAR/N after '<<' is not supported"),
-    ("fox SENTENCE dog PARAGRAPH bear", r"at offset 17: '<<', NEAR/N, NOTNEAR/N, SENTENCE and PARAGRAPH "
-                                        r"cannot be mixed"),
+    ("fox NOTNEAR/3 dog MAYBE bear", r"at offset 14: NOTNEAR/N joins .*; this operand is a MAYBE \(it binds "
+                                     r"tighter"),
+    ("fox SENTENCE dog PARAGRAPH bear", r"at offset 17: SENTENCE and PARAGRAPH cannot be mixed"),
     ("fox SENTENCE (dog bear)", r"at offset 13: SENTENCE joins words, prefixes, wildcards, exact "
                                 r"phrases and OR lists of them; this operand is a group"),
     ("SENTENCE dog", r"at offset 0: SENTENCE is an operator"),
     ("=fox*", r"at offset 0: the exact form operator '=' does not apply to a prefix"),
-    ("fox NOTNEAR/2 dog NOTNEAR/1 bear", r"at offset 18: NOTNEAR/N takes two operands"),
     ("MAYBE fox", r"at offset 0: MAYBE is an operator"),
     ("fox NEAR/0 dog", r"at offset 9: NEAR/N takes a distance from 1"),
     ("@title[0] fox", r"at offset 7: a field position limit is a number of positions from 1 to "
@@ -1050,13 +1049,9 @@ def test_near_chains_match_as_in_sphinx(server, cur, uniq):
     cur.execute(f"EXPLAIN SELECT id FROM {t} WHERE MATCH('(a << b) NEAR/2 c')")
     assert "NEAR (where each matches, in one field: /2)" in "\n".join(r[0] for r in cur.fetchall())
     # what a NEAR chain cannot take is an error naming the operand
-    for text, what in [("c NEAR/3 (a NOTNEAR/1 b)", r"a NOTNEAR/N"),
-                       ("(-a -b) NEAR/3 c", "a negation"), ('"a b"~2 SENTENCE c', "a proximity phrase"),
+    for text, what in [("(-a -b) NEAR/3 c", "a negation"), ('"a b"~2 SENTENCE c', "a proximity phrase"),
                        ("((a b) | d) NEAR/3 c", "a group in an OR list"), ("(a b) SENTENCE c", "a group")]:
         expect_error(cur, f"SELECT id FROM {t} WHERE MATCH(%s)", 1064, "this operand is " + what, args=(text,))
-    # a group with a negation and a NOTNEAR/N
-    expect_error(cur, f"SELECT id FROM {t} WHERE MATCH('(a (b NOTNEAR/1 d) -x) NEAR/3 c')", 1064,
-                 r"offset 0: NEAR/N takes a group with a negation only around one word")
 
 
 def test_near_operands_of_words(server, cur, uniq):
@@ -1105,6 +1100,48 @@ def test_near_operands_with_phrases_and_wildcards(server, cur, uniq):
     assert_ids_ram_and_flushed(cur, t, [('"^*ax bb"/1 NEAR/2 dd', [1]), ('"*ax$ bb"/1 NEAR/2 dd', [4]),
                                         ('"^aa* bb"/1 NEAR/2 dd', [1])])
 
+
+
+def test_notnear_over_groups_lists_and_chains(server, cur, uniq):
+    """As Manticore documents, both operands of NOTNEAR/N can be terms,
+    phrases or groups of operators: the first operand's occurrences (each
+    where it matches, as NEAR/N reads them) with none of the second's
+    within N in their field; the second counts only where it matches (a
+    group of two words, where both are in the row). NOTNEAR/N chains read
+    left to right as the others do, and a NOTNEAR/N is an operand of NEAR/N
+    and '<<' at those occurrences. Rows worked out by hand."""
+    docs = {1: ("aa bb cc dd", "ee ff gg"), 2: ("aa xx xx xx xx bb", "cc"), 3: ("cc dd aa", "bb"),
+            4: ("zz aa yy yy yy yy cc", "aa cc"), 5: ("aa", "bb"), 6: ("bb aa cc", "aa zz zz zz bb")}
+    t = make_table(server, uniq(), "(title TEXT, body TEXT)", docs)
+    assert_ids_ram_and_flushed(cur, t, [
+        ("aa NOTNEAR/2 (bb | cc)", [2, 4, 5, 6]),      # 6: title aa by bb; body aa, bb 4 on
+        ("(aa bb) NOTNEAR/2 cc", [2, 3, 5, 6]),        # 3: body bb, no cc there; 4: no bb at all
+        ("aa NOTNEAR/2 (bb cc)", [2, 4, 5, 6]),        # 4, 5: the group is not in the row
+        ('"aa bb"~4 NOTNEAR/2 cc', [6]),               # body 6: aa .. bb, 5 positions
+        ("aa << bb NOTNEAR/2 cc", [2, 6]),             # (aa << bb) NOTNEAR/2 cc
+        ("aa NEAR/4 bb NOTNEAR/2 cc", [6]),
+        ("(aa NOTNEAR/2 bb) NEAR/6 cc", [3, 4]),       # 6: the body's aa is kept, but no cc there
+        ("aa NOTNEAR/2 bb NOTNEAR/2 cc", [2, 4, 5, 6]),
+        ('"aa bb cc"/3 NOTNEAR/1 dd', [1, 2, 3, 6]),   # 1: aa is 3 from dd; 3: body bb
+        ("aa NOTNEAR/3 bb SENTENCE cc", [2, 3, 4, 5, 6]),
+        ("cc NEAR/3 (aa NOTNEAR/1 bb)", [3, 4]),
+        ("(aa (bb NOTNEAR/1 dd) -zz) NEAR/3 cc", [1, 3]),
+        ("(aa | xx) NOTNEAR/1 (bb | \"xx xx\")", [3, 4, 5, 6]),
+        ("aa NOTNEAR/1 aa", [1, 2, 3, 4, 5, 6]),         # no row has two aa within 1
+        ("(aa | cc) NOTNEAR/1 cc", [1, 2, 3, 4, 5, 6]),  # 2: the body's cc is not near itself
+        ("(aa | cc) NOTNEAR/1 (cc | dd)", [1, 2, 4, 5, 6])])  # 1: aa, 2 from cc; 3: all near one
+    cur.execute(f"EXPLAIN SELECT id FROM {t} WHERE MATCH('aa NOTNEAR/2 (bb | cc)')")
+    plan = "\n".join(r[0] for r in cur.fetchall())
+    assert "NOTNEAR (the first where it matches, in one field, with no occurrence of the second within 2)" \
+        in plan, plan
+    assert "NOT NEAR" in plan and "not maxscore: the query has NOTNEAR over more than words" in plan, plan
+    # the second operand is neither highlighted nor weighed
+    cur.execute(f"SELECT HIGHLIGHT() FROM {t} WHERE MATCH('aa NOTNEAR/2 (bb | cc)') AND id = 4")
+    assert cur.fetchall()[0][0] == "zz <b>aa</b> yy yy yy yy cc | <b>aa</b> cc"
+    w = dict(select_match(cur, "id, WEIGHT()", t, "aa NOTNEAR/2 (bb | cc)", "OPTION ranker=bm25"))
+    assert w == dict(select_match(cur, "id, WEIGHT()", t, "aa", "AND id IN (2, 4, 5, 6) OPTION ranker=bm25")), w
+    for r in ("sph04", "proximity_bm25", "expr('sum(hit_count)')"):
+        assert sorted(match_ids(cur, t, "aa NOTNEAR/2 (bb | cc)", f"OPTION ranker={r}")) == [2, 4, 5, 6]
 
 
 def test_stemmed_prefixes_match_words_as_written(server, cur, uniq):
@@ -1573,8 +1610,7 @@ def test_sentence_chain_as_near_operand(server, cur, uniq):
         ("(aa SENTENCE bb SENTENCE cc) NEAR/2 zz", [4, 7]), ("(aa SENTENCE bb) NEAR/2 cc NEAR/2 zz", [1, 2, 3, 4, 6, 7]),
         ("cc NEAR/3 aa SENTENCE bb << zz", [4, 6, 7]), ("aa SENTENCE bb NEAR/2 cc << zz", [4, 7]),
         ("zz << aa SENTENCE bb NEAR/2 cc", [2, 4, 7])])
-    for text in ["aa SENTENCE (bb NEAR/2 cc)", "(cc NEAR/2 aa) SENTENCE bb", "aa SENTENCE bb NOTNEAR/2 cc",
-                 "cc NEAR/2 aa SENTENCE bb PARAGRAPH zz"]:
+    for text in ["aa SENTENCE (bb NEAR/2 cc)", "(cc NEAR/2 aa) SENTENCE bb", "cc NEAR/2 aa SENTENCE bb PARAGRAPH zz"]:
         expect_error(cur, f"SELECT id FROM {t} WHERE MATCH({q(text)})", 1064)
 
 

@@ -818,9 +818,7 @@ static void test_sphinx_operators(void **state) {
     check_error("a << b SENTENCE c PARAGRAPH d", 5, "MATCH: near 'b SENTENCE c PARAGRAPH d' at offset 5: "
                                                     "PARAGRAPH joins words, prefixes, wildcards, exact phrases "
                                                     "and OR lists of them; this operand is a SENTENCE chain");
-    check_error("a << b NOTNEAR/2 c", 7, "MATCH: near 'NOTNEAR/2 c' at offset 7: NOTNEAR/N after '<<' is not "
-                                         "supported: write the chain after it in parentheses: `a << (b "
-                                         "NOTNEAR/N c)`");
+    check("a << b NOTNEAR/2 c", "NOTNEARANY(BEFORE(a, b), /2, c)");
     /* Sphinx's chain operators are left-associative: a NEAR/N, NOTNEAR/N,
     ** SENTENCE or PARAGRAPH chain before '<<' is its first operand */
     check("a NEAR/3 b << c", "ORDER(NEAR(a, /3, b), c)");
@@ -875,9 +873,7 @@ static void test_sphinx_operators(void **state) {
     check_error("x << (a|b) << (a|b) << (a|b) << (a|b) << (a|b) << (a|b) << (a|b) << (a|b) << (a|b)", 0,
                 "MATCH: near 'x << (a|b) << (a|b) << (a|b) <<...' at offset 0: the OR lists of this "
                 "chain make more than 256 chains");
-    check_error("a NOTNEAR/3 (b | c)", 12, "MATCH: near '(b | c)' at offset 12: NOTNEAR/N's second "
-                                           "operand is a word, prefix, wildcard or exact phrase; this "
-                                           "operand is an OR list");
+    check("a NOTNEAR/3 (b | c)", "NOTNEARANY(a, /3, OR(b, c))");
     check("a NOTNEAR/3 b*", "NOTNEAR(a, /3, PREFIX(b*))");
     check("a << (b | c*)", "ORDER(a, OR(b, PREFIX(c*)))");
     check_error("a << b MAYBE c", 5, "MATCH: near 'b MAYBE c' at offset 5: '<<' orders words, phrases, "
@@ -909,19 +905,14 @@ static void test_sphinx_operators(void **state) {
     check("(a (b << c) -d) NEAR/2 e", "AND(NEARANY(OR(a, BEFORE(b, c)), /2, e), a, BEFORE(b, c), NOT(d))");
     check("(a (b MAYBE \"c d\") -x) NEAR/2 e",
           "AND(OR(NEAR(a, /2, e), NEAR(b, /2, e), NEAR(PHRASE(\"c d\"), /2, e)), a, MAYBE(b, PHRASE(\"c d\")), NOT(x))");
-    check_error("(a (b NOTNEAR/1 c) -d) NEAR/2 e", 0, "MATCH: near '(a (b NOTNEAR/1 c) -d) NEAR/2 e' at offset 0: NEAR/N "
-                                               "takes a group with a negation only around one word, prefix, "
-                                               "wildcard or exact phrase (`(a -x) NEAR/3 c`); this group has "
-                                               "more");
+    check("(a (b NOTNEAR/1 c) -d) NEAR/2 e", "AND(NEARANY(OR(a, NOTNEAR(b, /1, c)), /2, e), a, NOTNEAR(b, /1, c), NOT(d))");
     check("a NEAR/1 (\"b c\" MAYBE d)", "NEARANY(a, /1, MAYBE(PHRASE(\"b c\"), d))");
     check_error("a NEAR/1 b MAYBE c", 9, "MATCH: near 'b MAYBE c' at offset 9: NEAR/N joins words, prefixes, "
                                         "wildcards, exact phrases, OR lists of them and groups of these; this "
                                         "operand is a MAYBE (it binds tighter: write (a NEAR/3 b) MAYBE c, or "
                                         "(a MAYBE b) NEAR/3 c)");
     check("c NEAR/3 (a NEAR/1 b)", "NEARANY(c, /3, NEAR(a, /1, b))");
-    check_error("c NEAR/3 (a NOTNEAR/1 b)", 10, "MATCH: near 'a NOTNEAR/1 b)' at offset 10: NEAR/N joins "
-                                               "words, prefixes, wildcards, exact phrases, OR lists of them "
-                                               "and groups of these; this operand is a NOTNEAR/N");
+    check("c NEAR/3 (a NOTNEAR/1 b)", "NEARANY(c, /3, NOTNEAR(a, /1, b))");
     check_error("a SENTENCE (b c)", 11, "MATCH: near '(b c)' at offset 11: SENTENCE joins words, prefixes, "
                                        "wildcards, exact phrases and OR lists of them; this operand is a "
                                        "group");
@@ -1002,33 +993,47 @@ static void test_sphinx_operators(void **state) {
     check("@title =\"^b c$\"", "^=PHRASE(\" b c \")$@{title}"); /* anchors blanked */
     check_error("=\"b c", 5, "MATCH: unexpected end of query at offset 5: expected closing '\"'");
     check("a = b", "AND(a, =, b)"); /* a lone '=' is punctuation */
-    /* NOTNEAR/N: two operands; its second is reported as negated */
+    /* NOTNEAR/N: two operands (left-associative, as the other chains);
+    ** its second is reported as negated */
     check("a NOTNEAR/3 b", "NOTNEAR(a, /3, b)");
     check("x \"a b\" NOTNEAR/1 c", "AND(x, NOTNEAR(PHRASE(\"a b\"), /1, c))");
     check("a notnear/3 b", "AND(a, notnear/3, b)");
-    check_error("a NOTNEAR/3 b NOTNEAR/2 c", 14, "MATCH: near 'NOTNEAR/2 c' at offset 14: NOTNEAR/N "
-                                                 "takes two operands (a NOTNEAR/N b)");
-    check_error("a NEAR/3 b NOTNEAR/2 c", 11, "MATCH: near 'NOTNEAR/2 c' at offset 11: '<<', NEAR/N, "
-                                              "NOTNEAR/N, SENTENCE and PARAGRAPH cannot be mixed in one "
-                                              "chain");
+    check("a NOTNEAR/3 b NOTNEAR/2 c", "NOTNEARANY(NOTNEAR(a, /3, b), /2, c)");
+    check("a NEAR/3 b NOTNEAR/2 c", "NOTNEARANY(NEAR(a, /3, b), /2, c)");
     check_error("a NOTNEAR/0 b", 10, "MATCH: near '0 b' at offset 10: NOTNEAR/N takes a distance from "
                                      "1 to 100000");
     check_error("NOTNEAR/3 b", 0, "MATCH: near 'NOTNEAR/3 b' at offset 0: NOTNEAR/N is an operator: "
                                   "expected a word, phrase or '(' before it (write it in lower case to "
                                   "search the word)");
     check("a* NOTNEAR/3 *b", "NOTNEAR(PREFIX(a*), /3, WILDCARD(*b))");
-    check_error("a NOTNEAR/3 (b c)", 12, "MATCH: near '(b c)' at offset 12: NOTNEAR/N's second operand "
-                                         "is a word, prefix, wildcard or exact phrase; this operand is a "
-                                         "group");
+    /* as Manticore's, its operands may be groups, lists and chains: then
+    ** a NOTNEARANY, whose second operand is not expanded into choices */
+    check("(a b -c) NOTNEAR/2 \"d e\"~3", "NOTNEARANY(AND(a, b, NOT(c)), /2, PHRASE(\"d e\"~3))");
+    check("\"a b c\"/2 NOTNEAR/1 (d | e*)", "NOTNEARANY(QUORUM(\"a b c\"/2), /1, OR(d, PREFIX(e*)))");
+    check("a NOTNEAR/3 b SENTENCE c", "NOTNEARANY(a, /3, SENTENCE(b, c))");
+    check("a NOTNEAR/3 (b MAYBE c) x", "AND(NOTNEARANY(a, /3, MAYBE(b, c)), x)");
+    check("a NOTNEAR/3 b NEAR/2 c", "NEARANY(NOTNEAR(a, /3, b), /2, c)");
+    check_error("a NOTNEAR/3 -b", 12, "MATCH: near '-b' at offset 12: NOTNEAR/N joins words, phrases, prefixes, "
+                                      "wildcards, quorums, chains and groups; this operand is a negation");
+    check_error("(-a -b) NOTNEAR/3 c", 0, "MATCH: near '(-a -b) NOTNEAR/3 c' at offset 0: NOTNEAR/N joins words, "
+                                          "phrases, prefixes, wildcards, quorums, chains and groups; this operand "
+                                          "is a negation");
+    check_error("a NOTNEAR/3 b MAYBE c", 12, "MATCH: near 'b MAYBE c' at offset 12: NOTNEAR/N joins words, "
+                                             "phrases, prefixes, wildcards, quorums, chains and groups; this "
+                                             "operand is a MAYBE (it binds tighter: write (a NOTNEAR/3 b) MAYBE c, "
+                                             "or (a MAYBE b) NOTNEAR/3 c)");
+    check_error("a NOTNEAR/3 b^2", 12, "MATCH: near 'b^2' at offset 12: NOTNEAR/N joins words, phrases, "
+                                           "prefixes, wildcards, quorums, chains and groups; a boost (^N) cannot "
+                                           "apply to an operand itself (it can to a word in a group)");
+    check("a NOTNEAR/3 (b c)", "NOTNEARANY(a, /3, AND(b, c))");
     /* SENTENCE and PARAGRAPH: chains whose operands share a sentence or a
     ** paragraph, in any order */
     check("a SENTENCE b", "SENTENCE(a, b)");
     check("x a PARAGRAPH \"b c\" PARAGRAPH d y", "AND(x, PARAGRAPH(a, PHRASE(\"b c\"), d), y)");
     check("(a | b) SENTENCE c", "OR(SENTENCE(a, c), SENTENCE(b, c))");
     check("a sentence b", "AND(a, sentence, b)");
-    check_error("a SENTENCE b PARAGRAPH c", 13, "MATCH: near 'PARAGRAPH c' at offset 13: '<<', NEAR/N, "
-                                                "NOTNEAR/N, SENTENCE and PARAGRAPH cannot be mixed in "
-                                                "one chain");
+    check_error("a SENTENCE b PARAGRAPH c", 13, "MATCH: near 'PARAGRAPH c' at offset 13: SENTENCE and "
+                                                "PARAGRAPH cannot be mixed in one chain");
     check_error("SENTENCE b", 0, "MATCH: near 'SENTENCE b' at offset 0: SENTENCE is an operator: "
                                  "expected a word, phrase or '(' before it (write it in lower case to "
                                  "search the word)");

@@ -535,10 +535,13 @@ static int chain_holds_near(const FtsNode *n, int i, int f) {
     return near_sphinx(n, i, f, NULL, NULL);
 }
 
+typedef struct ROcc ROcc;
+static void ref_keep_occ(ROcc *a, int *pn, int s, int e);
+
 /* Occurrences of a NOTNEAR's first operand in doc i's field f with no
 ** occurrence of the second within the distance (the gap NEAR measures),
-** every pair compared. */
-static int notnear_count(const FtsNode *n, int i, int f) {
+** every pair compared; with a, each is appended to it (*pn of them). */
+static int notnear_count_occ(const FtsNode *n, int i, int f, ROcc *a, int *pn) {
     int aw0[8], aw1[8];
     int nw0 = operand_words(n->aChild[0], aw0), nw1 = operand_words(n->aChild[1], aw1);
     const int *d = g_docs[i].aaWord[f];
@@ -557,17 +560,27 @@ static int notnear_count(const FtsNode *n, int i, int f) {
             bNear = m && gap <= n->aDist[0];
         }
         nKeep += !bNear;
+        if (!bNear && a) ref_keep_occ(a, pn, s, s + nw0);
     }
     return nKeep;
+}
+
+static int notnear_count(const FtsNode *n, int i, int f) {
+    return notnear_count_occ(n, i, f, NULL, NULL);
 }
 
 static int ref_eval(const FtsNode *n, int i, double *pScore);
 
 /* An occurrence of an ORDER operand in one field: [s, e). */
-typedef struct ROcc {
+struct ROcc {
     int s, e;
-} ROcc;
+};
 #define ROCC_MAX 2048
+
+static void ref_keep_occ(ROcc *a, int *pn, int s, int e) {
+    assert_true(*pn < ROCC_MAX);
+    a[(*pn)++] = (ROcc){s, e};
+}
 
 /* Does word d of doc i's field f fit leaf x (a TERM, PREFIX or WILDCARD)? */
 static int leaf_fits(const FtsNode *x, int d) {
@@ -593,6 +606,7 @@ static void ref_word_places(const int *aw, int nw, int i, int f, int scan, ROcc 
 
 static void ref_order_scan(const FtsNode *x, int i, int f, ROcc *a, int *pn);
 static int near_any_ref(const FtsNode *n, int i, int f, RHit *aChain, int *pnChain);
+static int notnear_any_ref(const FtsNode *n, int i, int f, ROcc *a, int *pn);
 
 /* Appends to a the windows of the proximity phrase aw[0..nw)~nSlop among
 ** doc i's first scan words of field f, in order of their start: from each
@@ -712,7 +726,11 @@ static void ref_occ(const FtsNode *x, int i, int f, ROcc *a, int *pn) {
         if (fts_fieldset_has(&x->fields, f)) ref_order_scan(x, i, f, a, pn);
         return;
     case FTSN_NEAR: {
-        assert_false(x->bNotNear);
+        if (x->bNotNear) {
+            /* its first operand's occurrences that the second is not near */
+            if (fts_fieldset_has(&x->fields, f)) notnear_count_occ(x, i, f, a, pn);
+            return;
+        }
         if (!fts_fieldset_has(&x->fields, f) || !chain_holds_near(x, i, f)) return;
         /* one distance and no operand repeated: the chains Sphinx's
         ** automaton completes; else the operands' words */
@@ -748,6 +766,10 @@ static void ref_occ(const FtsNode *x, int i, int f, ROcc *a, int *pn) {
         ref_order_scan(x, i, f, a, pn);
         return;
     case FTSN_NEAR_ANY: {
+        if (x->bNotNear) {
+            notnear_any_ref(x, i, f, a, pn);
+            return;
+        }
         /* the chains the automaton completes, each from its start, one
         ** position per operand */
         RHit *aChain = malloc(sizeof(RHit) * 4 * ROCC_MAX);
@@ -843,6 +865,39 @@ static void ref_order_scan(const FtsNode *x, int i, int f, ROcc *a, int *pn) {
     }
     free(occ);
     free(who);
+}
+
+/* Does doc i's field f hold NOTNEAR n over any operands (an FTSN_NEAR_ANY
+** with bNotNear, whose first operand matches doc i): an occurrence of the
+** first there (as NEAR reads it) with no occurrence of the second (none
+** where it does not match doc i) within the distance, one at the very
+** same place not counted? Every pair compared; with a, each such first
+** occurrence is appended to it (*pn of them). */
+static int notnear_any_ref(const FtsNode *n, int i, int f, ROcc *a, int *pn) {
+    ROcc *occ0 = malloc(sizeof(ROcc) * ROCC_MAX), *occ1 = malloc(sizeof(ROcc) * ROCC_MAX);
+    assert_true(occ0 && occ1);
+    int n0 = 0, n1 = 0, nKeep = 0, bWas = g_occNear;
+    double sc;
+    g_occNear = 1;
+    ref_occ(n->aChild[0], i, f, occ0, &n0);
+    if (ref_eval(n->aChild[1], i, &sc)) ref_occ(n->aChild[1], i, f, occ1, &n1);
+    g_occNear = bWas;
+    for (int k = 0; k < n0; k++) {
+        int bNear = 0;
+        for (int j = 0; j < n1 && !bNear; j++) {
+            if (occ1[j].s == occ0[k].s && occ1[j].e == occ0[k].e) continue;
+            int gap = occ1[j].s > occ0[k].e - 1 ? occ1[j].s - (occ0[k].e - 1)
+                      : occ0[k].s > occ1[j].e - 1 ? occ0[k].s - (occ1[j].e - 1)
+                                                 : 0;
+            bNear = gap <= n->aDist[0];
+        }
+        if (bNear) continue;
+        nKeep++;
+        if (a) ref_keep_occ(a, pn, occ0[k].s, occ0[k].e);
+    }
+    free(occ0);
+    free(occ1);
+    return nKeep > 0;
 }
 
 /* Does doc i's field f hold FTSN_NEAR_ANY n: its operands' occurrences
@@ -1070,6 +1125,15 @@ static int ref_eval(const FtsNode *n, int i, double *pScore) {
         return 0;
     }
     case FTSN_NEAR_ANY: {
+        if (n->bNotNear) {
+            /* NOTNEAR over any operands: scored as its first operand */
+            if (!ref_eval(n->aChild[0], i, pScore)) return 0;
+            for (int f = 0; f < NF; f++) {
+                if (notnear_any_ref(n, i, f, NULL, NULL)) return 1;
+            }
+            *pScore = 0;
+            return 0;
+        }
         /* the operands scored as an AND, their occurrences a chain in one field */
         for (int c = 0; c < n->nChild; c++) {
             double sc;
@@ -1390,7 +1454,7 @@ static void ref_keys(RefKeys *k, const FtsNode *x, int bNeg) {
                 k->aGuard[k->nGuard++] = (RefGuard){y, g};
                 k->curGuard = k->nGuard;
             }
-            ref_keys(k, y, bNeg || x->kind == FTSN_NOT);
+            ref_keys(k, y, bNeg || x->kind == FTSN_NOT || (x->bNotNear && c == 1));
             k->curGuard = g;
         }
         return;
@@ -1692,16 +1756,24 @@ static double ref_span_expr(const RefKeys *k, int i) {
 ** and for it each key's nearest other such occurrence on each side by a
 ** scan of the field. */
 static double ref_atc(const RefKeys *k, int i) {
+    /* aAt[a][p]: key a's occurrence at p counts (ref_counts, asked once
+    ** each: it evaluates clauses, and a prefix makes many keys) */
+    static uint8_t aAt[sizeof(k->a) / sizeof(k->a[0])][MAXLEN];
     double total = 0;
     for (int f = 0; f < NF; f++) {
         double sum = 0;
         int any = 0;
         for (int a = 0; a < k->n; a++) {
             const RefKey *x = &k->a[a];
+            int len = x->f == f ? scan_len(x->lim, i, f) : 0;
+            for (int p = 0; p < len; p++) aAt[a][p] = (uint8_t)ref_counts(k, x, i, f, p);
+        }
+        for (int a = 0; a < k->n; a++) {
+            const RefKey *x = &k->a[a];
             if (x->f != f) continue;
             int len = scan_len(x->lim, i, f);
             for (int p = 0; p < len; p++) {
-                if (!ref_counts(k, x, i, f, p)) continue;
+                if (!aAt[a][p]) continue;
                 any = 1;
                 double s = 0;
                 for (int b = 0; b < k->n; b++) {
@@ -1709,7 +1781,7 @@ static double ref_atc(const RefKeys *k, int i) {
                     if (y->f != f) continue;
                     int ylen = scan_len(y->lim, i, f), l = -1, r = -1;
                     for (int t = 0; t < ylen; t++) {
-                        if (!ref_counts(k, y, i, f, t)) continue;
+                        if (!aAt[b][t]) continue;
                         if (t < p) l = t;
                         if (t > p && r < 0) r = t;
                     }
@@ -2055,6 +2127,32 @@ static void rand_query(char *buf) {
                 case 10: sprintf(buf + strlen(buf), aAny[k], w, w2, w3, d, w); break;
                 case 11: sprintf(buf + strlen(buf), aAny[k], w, w2 + 1, d, w3); break;
                 default: sprintf(buf + strlen(buf), aAny[k], w, d, w2, d2, w3, w); break;
+                }
+            } else if (rnd() % 3 == 0) {
+                /* NOTNEAR/N over groups, lists, phrases and chains
+                ** (FTSN_NEAR_ANY with bNotNear), and as an operand */
+                static const char *const aNot[] = {
+                    "$1 NOTNEAR/#1 ($2 | $3)", "($1 $2) NOTNEAR/#1 $3", "$1 NOTNEAR/#1 ($2 $3)",
+                    "\"$1 $2\"~2 NOTNEAR/#1 $3", "($1 << $2) NOTNEAR/#1 $3", "$1 NEAR/#1 $2 NOTNEAR/#2 $3",
+                    "$1 NOTNEAR/#1 $2 NOTNEAR/#2 $3", "($1 NOTNEAR/#1 $2) NEAR/#2 $3", "$3 << ($1 NOTNEAR/#1 $2)",
+                    "\"$1 $2 $3\"/2 NOTNEAR/#1 $2", "($1 MAYBE $2) NOTNEAR/#1 $3", "($1 -$2) NOTNEAR/#1 ($3 | @*)",
+                    "($1 | \"$2 $3\") NOTNEAR/#1 ($2 | $1)", "$1 NOTNEAR/#1 \"$2 $3\"~1", "($1 $2) NOTNEAR/#1 $1"};
+                const char *zf = aNot[rnd() % 15];
+                unsigned d = 1 + rnd() % 5, d2 = 1 + rnd() % 5;
+                char *o = buf + strlen(buf);
+                for (; *zf; zf++) {
+                    if (*zf == '$') {
+                        zf++;
+                        o += sprintf(o, "%s", *zf == '1' ? w : *zf == '2' ? w2 : w3);
+                    } else if (*zf == '#') {
+                        zf++;
+                        o += sprintf(o, "%u", *zf == '1' ? d : d2);
+                    } else if (*zf == '@') {
+                        o += sprintf(o, "%.2s", w3);
+                    } else {
+                        *o++ = *zf;
+                        *o = 0;
+                    }
                 }
             } else if (rnd() % 2) {
                 sprintf(buf + strlen(buf), "%s << \"%s %s\"", w, w2, rnd() % 2 ? w3 : w);
