@@ -3402,9 +3402,18 @@ static PlanNode *plan_quorum(FtsQuery *q, const FtsNode *n, int *pbDropped, LpEr
             ** the query is a keyword's, its own anchors too */
             Token t = l.a.a[i];
             TokenList one = token_list_one(&t);
-            WordMarks mi = {wm.aAnchor ? &wm.aAnchor[i] : NULL, wm.aTail ? &wm.aTail[i] : NULL};
-            PlanNode *g = plan_words(q, n, &one, NULL, mi.aAnchor && *mi.aAnchor ? &mi : NULL, QT_TERM, 0, 0, 0,
-                                     n->nPosLimit, n->pZones, qBase, err);
+            /* (its marks copied: the node keeps them, and the words after
+            ** it move down over wm's as the loop goes on) */
+            WordMarks mi = {NULL, NULL};
+            if (wm.aAnchor && wm.aAnchor[i]) {
+                mi.aAnchor = arena_alloc(q->a, 1);
+                mi.aTail = arena_alloc(q->a, sizeof(uint32_t));
+                if (!mi.aAnchor || !mi.aTail) goto nomem;
+                *mi.aAnchor = wm.aAnchor[i];
+                *mi.aTail = wm.aTail ? wm.aTail[i] : 0;
+            }
+            PlanNode *g = plan_words(q, n, &one, NULL, mi.aAnchor ? &mi : NULL, QT_TERM, 0, 0, 0, n->nPosLimit,
+                                     n->pZones, qBase, err);
             if (!g) goto nomem;
             keep_keywords(q, g);
         }
@@ -5206,6 +5215,11 @@ typedef struct FPhrase {
     uint32_t *aStart;           /* the matches' first positions, ascending, found
                                 ** when a key needs them (phrase_starts) */
     uint32_t nStart, nCap;
+    int anchorKept;             /* not in the tree: an anchored word kept for its
+                                ** keywords only (a quorum's repeat, the ^a of
+                                ** "a$ ^a b"/2): FTS_ANCHOR_* of that word, which
+                                ** counts where its anchor holds (kept_holds) and
+                                ** iGuard does; 0: none */
 } FPhrase;
 
 /* A clause that can fail at a document the query matches: an AND (a '<<'
@@ -5441,7 +5455,7 @@ static int fkeys_collect(FtsQuery *q, FtsFactors *fx, const PlanNode *pn, int iG
         ** anchored), the others' in the fields they hold in */
         int iPhrase = 0;
         if ((pn->nTerm > 1 || ((pn->anchor || pn->aWordAnchor) && !pn->nOp && !pn->nSlop)) && pn->aGQPos) {
-            FPhrase ph = {pn, NULL, !pn->nOp && !pn->nSlop, iGuard, 0, FTS_NO_DOC, NULL, 0, 0};
+            FPhrase ph = {pn, NULL, !pn->nOp && !pn->nSlop, iGuard, 0, FTS_NO_DOC, NULL, 0, 0, 0};
             if (VEC_PUSH(&fx->phrases, ph)) return LP_NOMEM;
             iPhrase = (int)fx->phrases.n;
         }
@@ -5782,8 +5796,12 @@ static void clauses_at(FtsQuery *q, It *root, uint32_t doc) {
         for (size_t i = 0; i < fx->guards.n; i++) fx->guards.a[i].it = it_find(root, fx->guards.a[i].pn);
         for (size_t i = 0; i < fx->groups.n; i++) fx->groups.a[i].it = it_find(root, fx->groups.a[i].pn);
         for (size_t i = 0; i < fx->phrases.n; i++) {
-            fx->phrases.a[i].it = it_find(root, fx->phrases.a[i].pn);
-            fx->phrases.a[i].startDoc = FTS_NO_DOC;
+            FPhrase *ph = &fx->phrases.a[i];
+            const PlanNode *pn = ph->pn;
+            ph->it = it_find(root, pn);
+            ph->startDoc = FTS_NO_DOC;
+            int bOneWord = pn->nTerm == 1 && !pn->nOp && !pn->nSlop;
+            ph->anchorKept = !ph->it && bOneWord ? pn->anchor | (pn->aWordAnchor ? pn->aWordAnchor[0] : 0) : 0;
         }
         fx->pGroupRoot = root;
     }
@@ -5795,7 +5813,8 @@ static void clauses_at(FtsQuery *q, It *root, uint32_t doc) {
     }
     for (size_t i = 0; i < fx->phrases.n; i++) {
         FPhrase *ph = &fx->phrases.a[i];
-        ph->bAt = ph->it && ph->it->doc == doc && (!ph->iGuard || fx->guards.a[ph->iGuard - 1].bAt);
+        ph->bAt = (ph->it ? ph->it->doc == doc : ph->anchorKept != 0) &&
+                  (!ph->iGuard || fx->guards.a[ph->iGuard - 1].bAt);
     }
     for (size_t i = 0; i < fx->groups.n && q->rc == LP_OK; i++) {
         FGroup *g = &fx->groups.a[i];
@@ -5871,25 +5890,40 @@ static int phrase_holds(const FPhrase *ph, const FKey *k, uint32_t p) {
 ** or chain, anywhere in the field; an exact phrase, where a match holds
 ** it. Sphinx's operators likewise pass on only the occurrences they
 ** matched (a field without the phrase counts none of its words). */
+/* Does anchored word ph (FPhrase.anchorKept), at the scored document doc,
+** hold at position p: first in its field (as many stop words on as the
+** query put before it), or last (less the positions it spans past its
+** own)? */
+static int kept_holds(const FtsQuery *q, const FPhrase *ph, uint32_t doc, uint32_t p) {
+    const PlanNode *pn = ph->pn;
+    if ((ph->anchorKept & FTS_ANCHOR_START) && p != (pn->anchor & FTS_ANCHOR_START ? pn->aQPos[0] : 0)) return 0;
+    if (ph->anchorKept & FTS_ANCHOR_END) {
+        uint32_t dl = q->src->vt->xDocLen(q->src, pn->iField, doc);
+        uint32_t tail = pn->anchor & FTS_ANCHOR_END ? pn->nEndTail : pn->aWordTail ? pn->aWordTail[0] : 0;
+        if (dl <= tail || p != dl - 1 - tail) return 0;
+    }
+    return 1;
+}
+
 static uint32_t phrases_keep(FtsQuery *q, const FKey *k, uint32_t doc, uint32_t *a, uint32_t n) {
     FtsFactors *fx = q->fx;
     int bExact = 0;
     for (int j = 0; j < k->nPhrase; j++) {
         const FPhrase *ph = &fx->phrases.a[k->aPhrase[j]];
-        if (!ph->it || (ph->bAt && !ph->bExact)) return n;
+        if ((!ph->it && !ph->anchorKept) || (ph->bAt && !ph->bExact)) return n;
         bExact |= ph->bAt;
     }
     if (!bExact) return 0;
     for (int j = 0; j < k->nPhrase; j++) {
         FPhrase *ph = &fx->phrases.a[k->aPhrase[j]];
-        if (ph->bAt && phrase_starts(q, ph, doc) != LP_OK) return 0; /* q->rc: the query fails */
+        if (ph->bAt && ph->it && phrase_starts(q, ph, doc) != LP_OK) return 0; /* q->rc: the query fails */
     }
     uint32_t m = 0;
     for (uint32_t i = 0; i < n; i++) {
         int bKeep = 0;
         for (int j = 0; j < k->nPhrase && !bKeep; j++) {
             const FPhrase *ph = &fx->phrases.a[k->aPhrase[j]];
-            bKeep = ph->bAt && phrase_holds(ph, k, a[i]);
+            bKeep = ph->bAt && (ph->it ? phrase_holds(ph, k, a[i]) : kept_holds(q, ph, doc, a[i]));
         }
         if (bKeep) a[m++] = a[i];
     }

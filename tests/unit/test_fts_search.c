@@ -2383,6 +2383,8 @@ static void test_rank_expressions(void **state) {
     static const char *const aFixed[] = {
         "ab0", "ab0 abc1", "ab0 | abc1 | xy2", "\"ab0 abc1\"", "ab* xy2", "\"ab0 abc1 ab0\"/2",
         "@title ab0 abc1", "ab0 MAYBE abc1", "abc1 << ab0 xy2", "^ab0 abc1$", "ab0 -abc1", "ab0^2 xy2",
+        /* a quorum's repeat with anchors of its own: a keyword where they hold */
+        "\"ab0$ ^ab0 abc34\"/2 MAYBE ab3", "\"^ab0 xy2 ab0$\"/2",
     };
     char buf[512];
     for (int it = 0; it < 40 + (int)(sizeof(aFixed) / sizeof(aFixed[0])); it++) {
