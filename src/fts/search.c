@@ -3883,6 +3883,52 @@ static const FtsScanHas *regex_has(GlobHas *g, const char *z, int n) {
     return &g->has;
 }
 
+/* A regular expression's top-level alternatives ("insulin|glucos.*"),
+** each of which holds literal runs (regex_has), two bytes long at least:
+** scan_fields then reads, per alternative, only the keys that may hold its
+** runs, instead of the whole dictionary. */
+#define REGEX_ALT_MAX 8
+typedef struct RegexAlts {
+    GlobHas aHas[REGEX_ALT_MAX];
+    int n;
+} RegexAlts;
+
+/* Splits regular expression z[0..n) at its top-level '|' (outside
+** groups, classes and escapes) into *pa; 0 when it has none, more than
+** REGEX_ALT_MAX alternatives, or one without a run of two bytes or more
+** (then nothing narrows the scan). */
+static int regex_alts(RegexAlts *pa, const char *z, int n) {
+    int depth = 0, bClass = 0, b = 0;
+    pa->n = 0;
+    for (int i = 0; i <= n; i++) {
+        char c = i < n ? z[i] : '|';
+        if (i < n && c == '\\') {
+            i++;
+        } else if (bClass) {
+            bClass = c != ']';
+        } else if (c == '[') {
+            bClass = 1;
+            if (i + 1 < n && z[i + 1] == '^') i++;
+            if (i + 1 < n && z[i + 1] == ']') i++; /* "[]a]": a literal ']' first */
+        } else if (c == '(') {
+            depth++;
+        } else if (c == ')') {
+            depth--;
+        } else if (c == '|' && depth == 0) {
+            if (pa->n == REGEX_ALT_MAX) return 0;
+            const FtsScanHas *h = regex_has(&pa->aHas[pa->n], z + b, i - b);
+            int nLong = 0;
+            for (int k = 0; k < h->nPart; k++) nLong = h->anPart[k] > nLong ? h->anPart[k] : nLong;
+            if (nLong < 2) return 0;
+            pa->aHas[pa->n].has.aPart = pa->aHas[pa->n].aPart; /* (the copy's own arrays) */
+            pa->aHas[pa->n].has.anPart = pa->aHas[pa->n].anPart;
+            pa->n++;
+            b = i + 1;
+        }
+    }
+    return pa->n > 1 ? pa->n : 0;
+}
+
 /* Is key (field byte + term) a word's term? Exact forms ('='), sentence
 ** marks ('.') and zones' terms ('<') are not. */
 static int is_word_key(const uint8_t *key, int nKey) {
@@ -3916,6 +3962,60 @@ static int scan_fit(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *
     return key_fits(s->bExact, s->zGlob, s->nGlob, key, nKey) ? s->xKey(s->ctx, key, nKey, info) : 0;
 }
 
+/* The keys of one field that the alternatives of a regular expression
+** find, gathered (each alternative's scan, which may find a key another
+** found too) to be handed on in key order, each once, as one scan of the
+** whole dictionary would. */
+typedef struct AltKey {
+    uint8_t *key;
+    int nKey;
+    FtsTermInfo info;
+} AltKey;
+typedef VEC(AltKey) AltKeys;
+
+static int alt_key_keep(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
+    AltKeys *v = ctx;
+    if (VEC_RESERVE(v, v->n + 1)) return LP_NOMEM;
+    AltKey *a = &v->a[v->n];
+    if (!(a->key = malloc((size_t)nKey))) return LP_NOMEM;
+    memcpy(a->key, key, (size_t)nKey);
+    a->nKey = nKey;
+    a->info = *info;
+    v->n++;
+    return 0;
+}
+
+static int alt_key_cmp(const void *x, const void *y) {
+    const AltKey *a = x, *b = y;
+    int c = memcmp(a->key, b->key, (size_t)(a->nKey < b->nKey ? a->nKey : b->nKey));
+    return c ? c : (a->nKey > b->nKey) - (a->nKey < b->nKey);
+}
+
+/* Field key[0]'s keys from key[0..nKey) on that fit s (a regular
+** expression with the alternatives pAlts), each alternative's scan reading
+** only the keys that may hold its runs; handed to s's xKey in key order,
+** each once. Returns what the scan would: LP_OK, 1 (xKey stopped it) or an
+** error. */
+static int scan_alts(FtsSource *src, const uint8_t *key, int nKey, const RegexAlts *pAlts, ScanFit *s,
+                     LpError *err) {
+    AltKeys v = {0};
+    ScanFit f = *s;
+    f.xKey = alt_key_keep;
+    f.ctx = &v;
+    int rc = LP_OK;
+    for (int i = 0; i < pAlts->n && rc == LP_OK; i++) {
+        rc = fts_source_scan_has(src, key, nKey, &pAlts->aHas[i].has, scan_fit, &f, err);
+        if (rc == LP_NOMEM) rc = lp_err_set(err, LP_NOMEM, "out of memory");
+    }
+    if (rc == LP_OK && v.n > 1) qsort(v.a, v.n, sizeof(AltKey), alt_key_cmp);
+    for (size_t i = 0; i < v.n && rc == LP_OK; i++) {
+        if (i == 0 || alt_key_cmp(&v.a[i - 1], &v.a[i]) != 0) rc = s->xKey(s->ctx, v.a[i].key, v.a[i].nKey, &v.a[i].info);
+    }
+    for (size_t i = 0; i < v.n; i++) free(v.a[i].key);
+    VEC_FREE(&v);
+    return rc;
+}
+
 /* Hands xKey the keys of each field of fields that a prefix or wildcard
 ** expands to (key_fits): the terms starting with pre[0..nPre) and, with
 ** zGlob (a wildcard's pattern, of which pre is the literal start), fitting
@@ -3940,18 +4040,30 @@ static int scan_fields(FtsSource *src, const Analyzer *an, const FtsFieldSet *fi
     memcpy(key + 1 + bExact, pre, (size_t)nPre);
     nPre += bExact;
     GlobHas gh;
-    const FtsScanHas *pHas = !zGlob                          ? NULL
-                             : fts_match_is_regex(zGlob, nGlob) ? regex_has(&gh, zGlob + 7, nGlob - 9)
-                                                                : glob_has(&gh, zGlob, nGlob);
+    int bRegex = zGlob && fts_match_is_regex(zGlob, nGlob);
+    const FtsScanHas *pHas = !zGlob    ? NULL
+                             : bRegex ? regex_has(&gh, zGlob + 7, nGlob - 9)
+                                      : glob_has(&gh, zGlob, nGlob);
+    RegexAlts *pAlts = NULL; /* (large: only for a pattern with '|') */
+    if (bRegex && memchr(zGlob + 7, '|', (size_t)nGlob - 9)) {
+        pAlts = malloc(sizeof(RegexAlts));
+        if (!pAlts) return lp_err_set(err, LP_NOMEM, "out of memory");
+        if (!regex_alts(pAlts, zGlob + 7, nGlob - 9)) {
+            free(pAlts);
+            pAlts = NULL;
+        }
+    }
     ScanFit fit = {bExact, zGlob, nGlob, xKey, ctx};
     int rc = LP_OK;
     for (int f = 0; f < src->nFields && rc == LP_OK; f++) {
         if (!fts_fieldset_has(fields, f)) continue;
         if (xField && xField(ctx, f)) break;
         key[0] = (uint8_t)f;
-        rc = fts_source_scan_has(src, key, nPre + 1, pHas, scan_fit, &fit, err);
+        rc = pAlts ? scan_alts(src, key, nPre + 1, pAlts, &fit, err)
+                   : fts_source_scan_has(src, key, nPre + 1, pHas, scan_fit, &fit, err);
         if (rc == 1) rc = LP_OK;
     }
+    free(pAlts);
     return rc;
 }
 

@@ -2290,6 +2290,10 @@ static void test_operators_vs_reference(void **state) {
         "REGEX(|abc?[13]|) -ab3", "ab0 NEAR/3 REGEX(/xy[0-9]+/)", "REGEX(/ab[0-9]+/) << xy2", "REGEX(/nothere/)",
         /* ... whose literal runs narrow the scan (regex_has) */
         "REGEX(/.*c1.*/)", "REGEX(/.*bc[0-9]+/)", "REGEX(/x?y[0-9]/)", "REGEX(/(ab)?c1[0-9]/)",
+        /* ... and each top-level alternative's runs its own scan's (a term
+        ** two of them find found once) */
+        "REGEX(/ab1[0-9]|xy2.*/)", "REGEX(/abc1|ab.|xy3[0-9]/)", "REGEX(/ab[0-9]+|.*c1.*/)",
+        "REGEX(/ab1.*|.*b1[0-9]/) xy2", "REGEX(/ab0|.*/)", "REGEX(/xy[0-9]|ab[0-9]|zz9/) << ab0",
         "REGEX(/[a-c]+c1[0-9]/)", "REGEX(/.*b[c]?1[0-9]*/)", "REGEX(/[^x]bc1.*/)", "REGEX(/.*(c|y)1/)",
         "abc*", "@title ab0", "@body ab0 | xy2", "(ab0 | abc1) xy2", "ab0 | abc1 | xy2 | ab3 | abc4",
         "@(title,body) xy5", "title:ab0", "+ab0 +abc1", "ab0 !abc1", "nothere", "ab0 nothere",
