@@ -1004,6 +1004,18 @@ def test_regex_operator(server, cur, uniq):
     big = make_table(server, uniq(), "(body TEXT) min_infix_len='3'", docs)
     assert_ids_ram_and_flushed(cur, big, [("REGEX(/qzw?k/)", [n + 1, n + 2]), ("REGEX(/.*zwk.*/)", [n + 2, n + 3]),
                                           ("REGEX(/[a-z]*w?k[a-z]?/)", [n + 1, n + 2, n + 3])])
+    # top-level alternatives each narrow the read by their own runs; a term
+    # two of them find counts once (the twin in a group reads everything)
+    alts = "REGEX(/qzk|xqz.*|%s|%s.*|.*%s/)" % (words[7], words[len(words) // 2][:5], words[-5][-4:])
+    cur.execute(f"FLUSH TABLE {big}")
+    for text in [alts, "REGEX(/qzw?k|.*zwk.*/)"]:
+        twin = text.replace("REGEX(/", "REGEX(/(").replace("/)", ")/)")
+        got = sorted(match_ids(cur, big, text))
+        cur.execute("SHOW META")
+        n_got = dict(cur.fetchall())["prefix_expansions"]
+        want = sorted(match_ids(cur, big, twin))
+        cur.execute("SHOW META")
+        assert got == want and len(got) > 2 and n_got == dict(cur.fetchall())["prefix_expansions"], (text, got, want)
 
 
 def test_wildcards_in_phrases(server, cur, uniq):
