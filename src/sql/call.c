@@ -38,6 +38,7 @@
 **     candidate search); every term is looked at here.
 ** The arguments are literals. Every error names the argument.
 */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <utf8proc.h>
@@ -652,6 +653,52 @@ static int sg_options(const SqlStmt *st, const char *zProc, SgOpts *o, SqlResult
     return 1;
 }
 
+/* The suggestions for the word z[0..n) (a token of the query text, as
+** written) from the dictionary of src (nField full-text fields), as
+** CALL SUGGEST lists them (o's maxEdits, deltaLen, bNonChar; limit: only
+** the candidates as near as the limit-th nearest get their documents
+** counted): into w (w->ap, w->n; the caller frees w->seen), sorted
+** nearest first, then in more documents, then in term order. LP_OK or an
+** error (err). */
+static int sg_collect(SgWalk *w, Arena *a, const Analyzer *an, FtsSource *src, int nField, const SgOpts *o,
+                      const char *z, int n, LpError *err) {
+    memset(w, 0, sizeof(*w));
+    w->a = a;
+    w->o = o;
+    w->bExact = analyzer_has_exact_forms(an);
+    uint32_t aWord[SG_MAX_CHARS];
+    w->nWord = sg_chars(z, n, aWord);
+    edit_pattern_init(&w->word, aWord, w->nWord);
+    int rc = LP_OK;
+    for (int f = 0; f < nField && rc == LP_OK; f++) {
+        uint8_t key = (uint8_t)f;
+        rc = src->vt->xScan(src, &key, 1, sg_key, w, err);
+    }
+    /* Only the candidates as near as the limit-th nearest can be listed:
+    ** the documents are counted for those (the nearer ones are shown with
+    ** their count, the ones at that distance compete by it), not for the
+    ** thousands a short word may have. */
+    if (rc == LP_OK && w->n > o->limit) {
+        qsort(w->ap, (size_t)w->n, sizeof(SgCand *), sg_cmp_dist);
+        int dLast = w->ap[o->limit - 1]->dist, nNeed = o->limit;
+        while (nNeed < w->n && w->ap[nNeed]->dist == dLast) nNeed++;
+        w->n = nNeed;
+    }
+    for (int i = 0; i < w->n && rc == LP_OK; i++) {
+        /* documents holding the term in some field, as CALL KEYWORDS counts them */
+        char zTerm[ANALYZER_MAX_TERM + 1];
+        int k = 0;
+        if (w->bExact) zTerm[k++] = ANALYZER_EXACT_MARK;
+        memcpy(zTerm + k, w->ap[i]->z, (size_t)w->ap[i]->n);
+        k += w->ap[i]->n;
+        uint64_t hits = 0;
+        rc = fts_term_stats(src, NULL, zTerm, k, &w->ap[i]->docs, &hits, err);
+    }
+    if (rc == LP_NOMEM) return lp_err_set(err, LP_NOMEM, "out of memory");
+    if (rc == LP_OK && w->n > 1) qsort(w->ap, (size_t)w->n, sizeof(SgCand *), sg_cmp);
+    return rc;
+}
+
 static void call_suggest(SqlSession *s, const SqlStmt *st, SqlResult *r, int bLast) {
     const CallStmt *c = &st->u.call;
     const char *zProc = bLast ? "QSUGGEST" : "SUGGEST";
@@ -671,9 +718,6 @@ static void call_suggest(SqlSession *s, const SqlStmt *st, SqlResult *r, int bLa
     Arena *a = &s->stmt;
     SgWalk w;
     memset(&w, 0, sizeof(w));
-    w.a = a;
-    w.o = &o;
-    w.bExact = analyzer_has_exact_forms(an);
     TokenList l = {{0}, {0}};
     TableSnap *snap = NULL;
     LpError err;
@@ -688,44 +732,14 @@ static void call_suggest(SqlSession *s, const SqlStmt *st, SqlResult *r, int bLa
     }
     const Token *pWord = l.a.n ? &l.a.a[bLast ? l.a.n - 1 : 0] : NULL;
     if (pWord && pWord->n > 0) {
-        uint32_t aWord[SG_MAX_CHARS];
-        w.nWord = sg_chars(pWord->z, pWord->n, aWord);
-        edit_pattern_init(&w.word, aWord, w.nWord);
         if (!(snap = table_snapshot(t))) goto oom;
-        FtsSource *src = table_snap_fts(snap);
-        int nField = table_fts_fields(t, NULL, NULL);
-        for (int f = 0; f < nField && rc == LP_OK; f++) {
-            uint8_t key = (uint8_t)f;
-            rc = src->vt->xScan(src, &key, 1, sg_key, &w, &err);
-        }
-        /* Only the candidates as near as the limit-th nearest can be
-        ** listed: the documents are counted for those (the nearer ones
-        ** are shown with their count, the ones at that distance compete
-        ** by it), not for the thousands a short word may have. */
-        int nNeed = w.n;
-        if (w.n > o.limit) {
-            qsort(w.ap, (size_t)w.n, sizeof(SgCand *), sg_cmp_dist);
-            int dLast = w.ap[o.limit - 1]->dist;
-            nNeed = o.limit;
-            while (nNeed < w.n && w.ap[nNeed]->dist == dLast) nNeed++;
-            w.n = nNeed;
-        }
-        for (int i = 0; i < nNeed && rc == LP_OK; i++) {
-            /* documents holding the term in some field, as CALL KEYWORDS counts them */
-            char zTerm[ANALYZER_MAX_TERM + 1];
-            int n = 0;
-            if (w.bExact) zTerm[n++] = ANALYZER_EXACT_MARK;
-            memcpy(zTerm + n, w.ap[i]->z, (size_t)w.ap[i]->n);
-            n += w.ap[i]->n;
-            uint64_t hits = 0;
-            rc = fts_term_stats(src, NULL, zTerm, n, &w.ap[i]->docs, &hits, &err);
-        }
+        rc = sg_collect(&w, a, an, table_snap_fts(snap), table_fts_fields(t, NULL, NULL), &o, pWord->z, pWord->n,
+                        &err);
         if (rc == LP_NOMEM) goto oom;
         if (rc != LP_OK) {
             sqlx_report(r, &err, ER_UNKNOWN_ERROR);
             goto done;
         }
-        if (w.n > 1) qsort(w.ap, (size_t)w.n, sizeof(SgCand *), sg_cmp);
     }
     int nOut = w.n < o.limit ? w.n : o.limit;
     StrBuf sb = {0};
@@ -781,6 +795,91 @@ done:
     hmap_free(&w.seen);
     token_list_free(&l);
     table_unref(t);
+}
+
+/* Is c, in a MATCH text, an operator character that fuzzy search does
+** not take? */
+static int fz_operator(char c) {
+    return strchr("|!()@~/*^$=\\<>\":", c) != NULL && c != 0;
+}
+
+/* A term into sb, each query operator character in it escaped. */
+static void fz_term(StrBuf *sb, const char *z, int n) {
+    for (int i = 0; i < n; i++) {
+        if (fz_operator(z[i]) || z[i] == '-' || z[i] == '\'') strbuf_appendc(sb, '\\');
+        strbuf_appendc(sb, z[i]);
+    }
+}
+
+int sqlx_fuzzy_text(Arena *a, Table *t, const char *z, size_t n, int maxEdits, int bPreserve, const char **pzOut,
+                    size_t *pnOut, LpError *err) {
+    *pzOut = z;
+    *pnOut = n;
+    /* words, or one phrase of words */
+    size_t lo = 0, hi = n;
+    while (lo < hi && (z[lo] == ' ' || z[lo] == '\t' || z[lo] == '\n' || z[lo] == '\r')) lo++;
+    while (hi > lo && (z[hi - 1] == ' ' || z[hi - 1] == '\t' || z[hi - 1] == '\n' || z[hi - 1] == '\r')) hi--;
+    int bPhrase = hi - lo >= 2 && z[lo] == '"' && z[hi - 1] == '"';
+    if (bPhrase) lo++, hi--;
+    for (size_t i = lo; i < hi; i++) {
+        int bWordStart = i == lo || z[i - 1] == ' ' || z[i - 1] == '\t' || z[i - 1] == '\n' || z[i - 1] == '\r';
+        if (fz_operator(z[i]) || (z[i] == '-' && bWordStart)) {
+            return lp_err_setpos(err, LP_BADINPUT, (int)i,
+                                 "MATCH: near '%.30s' at offset %d: OPTION fuzzy=1 takes words, or one phrase of "
+                                 "words, without operators",
+                                 z + i, (int)i);
+        }
+    }
+    const Analyzer *an = table_analyzer(t);
+    const char *zText = z + lo;
+    size_t nText = hi - lo;
+    TokenList l = {{0}, {0}};
+    TableSnap *snap = NULL;
+    StrBuf sb = {0};
+    SgWalk w;
+    memset(&w, 0, sizeof(w));
+    /* the words as a query reads them: regexp_filter's rules applied */
+    int rc = sqlx_query_text(a, an, &zText, &nText, err);
+    if (rc == LP_OK) rc = analyzer_collect(an, zText, nText, ANALYZE_UNSTEMMED, &l, err);
+    if (rc == LP_OK && !(snap = table_snapshot(t))) rc = lp_err_set(err, LP_NOMEM, "out of memory");
+    SgOpts o = {3, maxEdits, 1, 3, 0, 0, 0}; /* as Manticore's: CALL SUGGEST's three nearest */
+    int nKept = 0;
+    if (bPhrase) strbuf_appendc(&sb, '"');
+    for (size_t i = 0; i < l.a.n && rc == LP_OK; i++) {
+        const Token *tk = &l.a.a[i];
+        if (tk->n <= 0) continue;
+        hmap_free(&w.seen);
+        rc = sg_collect(&w, a, an, table_snap_fts(snap), table_fts_fields(t, NULL, NULL), &o, tk->z, tk->n, err);
+        if (rc != LP_OK) break;
+        int nCand = w.n < o.limit ? w.n : o.limit;
+        if (nCand == 0 && !bPreserve) continue;
+        /* each word's choices, the earlier words' boosted more (Manticore's
+        ** 50 / (k + 1)^1.44, at least 1; not inside a phrase) */
+        double boost = 50 / pow(nKept + 1, 1.44);
+        if (boost < 1) boost = 1;
+        if (nKept++) strbuf_appendc(&sb, ' ');
+        strbuf_appendc(&sb, '(');
+        for (int c = 0; c < (nCand ? nCand : 1); c++) {
+            if (c) strbuf_appendc(&sb, '|');
+            if (nCand) fz_term(&sb, w.ap[c]->z, w.ap[c]->n);
+            else fz_term(&sb, tk->z, tk->n); /* preserve=1: the word itself */
+            if (!bPhrase) strbuf_appendf(&sb, "^%.4g", boost);
+        }
+        strbuf_appendc(&sb, ')');
+    }
+    if (bPhrase) strbuf_appendc(&sb, '"');
+    if (rc == LP_OK && sb.oom) rc = lp_err_set(err, LP_NOMEM, "out of memory");
+    if (rc == LP_OK && nKept > 0) {
+        char *zOut = arena_strndup(a, sb.z, sb.n);
+        if (!zOut) rc = lp_err_set(err, LP_NOMEM, "out of memory");
+        *pzOut = zOut;
+        *pnOut = sb.n;
+    }
+    strbuf_free(&sb);
+    hmap_free(&w.seen);
+    token_list_free(&l);
+    if (snap) table_snapshot_release(snap);
+    return rc;
 }
 
 void sqlx_call(SqlSession *s, const SqlStmt *st, SqlResult *r) {

@@ -907,7 +907,10 @@ static int apply_rank_options(Binder *b, const SqlMapItem *aOpt, int nOpt, int n
             if (bProfile) return bind_fail_at(b, o->pos, "a rank profile cannot name another");
         } else if ((strcmp(z, "max_query_time") == 0 || strcmp(z, "cutoff") == 0) && !bProfile) {
             /* read by bind_select (not ranking parameters) */
-        } else if ((strcmp(z, "not_terms_only_allowed") == 0 || strcmp(z, "morphology") == 0) && !bProfile) {
+        } else if ((strcmp(z, "not_terms_only_allowed") == 0 || strcmp(z, "morphology") == 0 ||
+                    strcmp(z, "fuzzy") == 0 || strcmp(z, "distance") == 0 || strcmp(z, "preserve") == 0 ||
+                    strcmp(z, "layouts") == 0) &&
+                   !bProfile) {
             /* read (and checked) by bind_select before MATCH is parsed */
         } else if (strcmp(z, "boolean_simplify") == 0 || strcmp(z, "low_priority") == 0) {
             /* Accepted for Manticore compatibility: hints that change no
@@ -1173,7 +1176,14 @@ typedef struct BoundSelect {
     int nCount;             /* COUNT(*) items */
 } BoundSelect;
 
-static int bind_match(Binder *b, QSelect *q, const Expr *pMatch) {
+/* OPTION fuzzy=1 and its companions: fuzzy search's edits (distance, 2
+** by default), or -1 when it is off. */
+typedef struct Fuzzy {
+    int nEdits;
+    int bPreserve;
+} Fuzzy;
+
+static int bind_match(Binder *b, QSelect *q, const Expr *pMatch, const Fuzzy *fz) {
     const char *const *azFts;
     int nFts = table_fts_fields(q->pTable, &azFts, NULL);
     if (nFts == 0) {
@@ -1188,6 +1198,18 @@ static int bind_match(Binder *b, QSelect *q, const Expr *pMatch) {
     Value v = qexpr_eval(x.q, NULL);
     if (v.kind != VAL_STR) {
         return bind_fail_at(b, pMatch->u.func.aArg[0]->pos, "MATCH() expects a string");
+    }
+    if (fz->nEdits >= 0) {
+        /* Manticore's fuzzy search: each word the OR of its likely spellings */
+        const char *z;
+        size_t n;
+        if (sqlx_fuzzy_text(b->a, q->pTable, v.u.s.z, v.u.s.n, fz->nEdits, fz->bPreserve, &z, &n, b->err)) {
+            b->rc = b->err->code;
+            if (!b->err->detail) b->err->detail = b->rc == LP_NOMEM ? ER_OUTOFMEMORY : ER_PARSE;
+            return b->rc;
+        }
+        v.u.s.z = z;
+        v.u.s.n = n;
     }
     const FtsNode *root = NULL;
     if (sqlx_match_parse(b->a, q->pTable, v.u.s.z, v.u.s.n, q->matchFlags, (FtsNode **)&root, b->err)) {
@@ -1318,10 +1340,24 @@ static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
         return bind_fail(b, ER_NOT_SUPPORTED, LP_UNSUPPORTED,
                          "MATCH() and knn() in one query are not supported yet");
     }
+    Fuzzy fz = {-1, 0};
+    int iFuzzyOpt = -1; /* distance, preserve or layouts: fuzzy's */
     for (int i = 0; i < sel->nOption; i++) {
         /* read before MATCH is parsed, which it changes */
         const SqlMapItem *o = &sel->aOption[i];
         int bOn;
+        if (strcmp(o->zName, "fuzzy") == 0) {
+            /* Manticore's fuzzy search (its Buddy's): typos tolerated */
+            if (opt_bool(b, o, &bOn)) return b->rc;
+            if (bOn && fz.nEdits < 0) fz.nEdits = 2;
+            if (!bOn) fz.nEdits = -1;
+            continue;
+        }
+        if (strcmp(o->zName, "distance") == 0 || strcmp(o->zName, "preserve") == 0 ||
+            strcmp(o->zName, "layouts") == 0) {
+            iFuzzyOpt = i;
+            continue;
+        }
         if (strcmp(o->zName, "morphology") == 0) {
             /* Manticore's morphology=none: the words as written (their
             ** exact forms), not their stems */
@@ -1344,7 +1380,40 @@ static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
         if (opt_bool(b, o, &bOn)) return b->rc;
         if (bOn) q->matchFlags |= FTS_MATCH_NOT_ONLY;
     }
-    if (pMatch && bind_match(b, q, pMatch)) return b->rc;
+    for (int i = 0; iFuzzyOpt >= 0 && i < sel->nOption; i++) {
+        const SqlMapItem *o = &sel->aOption[i];
+        int bOn;
+        if (fz.nEdits < 0 && (strcmp(o->zName, "distance") == 0 || strcmp(o->zName, "preserve") == 0 ||
+                              strcmp(o->zName, "layouts") == 0)) {
+            char zMsg[96];
+            snprintf(zMsg, sizeof(zMsg), "option '%s' is fuzzy search's: it needs fuzzy=1", o->zName);
+            return bind_fail_at(b, o->pos, zMsg);
+        }
+        if (strcmp(o->zName, "distance") == 0) {
+            /* Levenshtein edits, as CALL SUGGEST's max_edits */
+            if (!o->pValue || o->pValue->kind != EXPR_INT || o->pValue->u.i < 0 || o->pValue->u.i > 32) {
+                return bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos,
+                                    "option 'distance' expects an integer from 0 to 32");
+            }
+            fz.nEdits = (int)o->pValue->u.i;
+        } else if (strcmp(o->zName, "preserve") == 0) {
+            if (opt_bool(b, o, &bOn)) return b->rc;
+            fz.bPreserve = bOn;
+        } else if (strcmp(o->zName, "layouts") == 0) {
+            /* keyboard layouts: none is all loupe has */
+            const char *z = opt_text(b, o);
+            if (!z) return b->rc;
+            if (*z) {
+                return bind_fail_at(b, o->pValue->pos, "layouts: loupe has no keyboard layouts; only '' (none, "
+                                                       "Manticore's default) is accepted");
+            }
+        }
+    }
+    if (fz.nEdits >= 0 && !pMatch) return bind_fail(b, ER_PARSE, LP_BADINPUT, "fuzzy=1 needs a MATCH() query");
+    if (fz.nEdits >= 0 && analyzer_min_infix_len(table_analyzer(bs->t)) <= 0) {
+        return bind_fail(b, ER_PARSE, LP_BADINPUT, "fuzzy search requires the table option min_infix_len");
+    }
+    if (pMatch && bind_match(b, q, pMatch, &fz)) return b->rc;
     if (pKnn && bind_knn(b, q, pKnn)) return b->rc;
     const char *const *azFts;
     int nFts = table_fts_fields(bs->t, &azFts, NULL);
@@ -1758,7 +1827,8 @@ static int write_matching(Binder *b, Table *t, const Expr *pWhere, TableOpKind k
     q.rank.expand = sqlx_table_expand(b->pSchema); /* the rows a SELECT would match */
     const Expr *pMatch = NULL;
     pWhere = split_call(b, pWhere, "match", &pMatch);
-    if (pMatch && bind_match(b, &q, pMatch)) return b->rc;
+    static const Fuzzy noFuzzy = {-1, 0};
+    if (pMatch && bind_match(b, &q, pMatch, &noFuzzy)) return b->rc;
     if (pWhere) {
         BExpr w;
         if (bind_expr(b, pWhere, CTX_WHERE, &w)) return b->rc;

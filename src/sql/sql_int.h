@@ -141,6 +141,17 @@ int sqlx_match_parse(Arena *a, const Table *t, const char *z, size_t n, unsigned
 ** point there; unchanged when it has no rules or none matched). LP_OK, or
 ** analyzer_query_text's error. */
 int sqlx_query_text(Arena *a, const Analyzer *an, const char **pz, size_t *pn, LpError *err);
+/* OPTION fuzzy=1 (Manticore's fuzzy search): the MATCH text z[0..n) of
+** table t, words or one phrase of words (an operator is an error), as the
+** query of their likely spellings: each word the OR of its three nearest
+** terms within maxEdits edits (CALL SUGGEST's, nearest and most frequent
+** first), "(sometimes^50|something^50) (wrld^18.4|world^18.4)", each word's
+** choices boosted as Manticore does, 50 / (k + 1)^1.44 for the k-th (at
+** least 1; no boosts in a phrase, "(a|b) (c|d)"). A word with no such term
+** is left out, or kept as written with bPreserve; with no word left, the
+** text as it is. Into *pzOut, *pnOut (in a). LP_OK or an error. */
+int sqlx_fuzzy_text(Arena *a, Table *t, const char *z, size_t n, int maxEdits, int bPreserve, const char **pzOut,
+                    size_t *pnOut, LpError *err);
 /* The same without regexp_filter, for a text it rewrote already (CALL
 ** KEYWORDS' words). */
 int sqlx_match_parse_raw(Arena *a, const Table *t, const char *z, size_t n, unsigned flags,

@@ -1156,6 +1156,45 @@ def test_notnear_over_groups_lists_and_chains(server, cur, uniq):
         assert sorted(match_ids(cur, t, "aa NOTNEAR/2 (bb | cc)", f"OPTION ranker={r}")) == [2, 4, 5, 6]
 
 
+def test_fuzzy_search_option(server, cur, uniq):
+    """OPTION fuzzy=1, as Manticore's fuzzy search: each word of the MATCH
+    (words, or one phrase) stands for its three nearest spellings in the
+    table's dictionary within `distance` edits (2); a word with none is
+    left out, or kept with preserve=1. Rows worked out by hand."""
+    docs = {1: ("Crossbody Bag with Tassel", "microfiber sheet set"), 2: ("hello world", "something else"),
+            3: ("hello wrld", "some thing"), 4: ("Pet Hair Remover Glove", "something")}
+    t = make_table(server, uniq(), "(title TEXT, body TEXT) min_infix_len='2'", docs)
+    for step in ("ram", "flush"):
+        if step == "flush":
+            cur.execute(f"FLUSH TABLE {t}")
+        for text, opts, want in [("crossbudy", "", [1]), ("hello wrld", "", [2, 3]),  # wrld and world
+                                 ("hlelo", ", distance=1", []),  # two edits away: nothing, as written
+                                 ("hlelo", ", distance=2", [2, 3]), ("glove zzqqx", "", [4]),
+                                 ("glove zzqqx", ", preserve=1", []), ('"pet hiar"', "", [4]),
+                                 ('"hiar pet"', "", []), ("tasel bagg", ", layouts=''", [1])]:
+            got = sorted(match_ids(cur, t, text, "OPTION fuzzy=1" + opts))
+            assert got == want, (step, text, opts, got)
+    cur.execute(f"SELECT HIGHLIGHT() FROM {t} WHERE MATCH('tasel bagg') OPTION fuzzy=1")
+    assert cur.fetchall()[0][0] == "Crossbody <b>Bag</b> with <b>Tassel</b> | microfiber sheet set"
+    cur.execute("SHOW META")
+    m = dict(cur.fetchall())
+    assert (m["keyword[0]"], m["keyword[1]"]) == ("tassel", "bag"), m
+    # fuzzy=0 is a plain search
+    assert match_ids(cur, t, "crossbudy", "OPTION fuzzy=0") == []
+    for text, opts, what in [("hello | wrld", "fuzzy=1", r"offset 6: OPTION fuzzy=1 takes words, or one phrase of "
+                                                         r"words, without operators"),
+                             ("hello -wrld", "fuzzy=1", r"offset 6: OPTION fuzzy=1 takes words"),
+                             ("hello", "distance=1", r"option 'distance' is fuzzy search's: it needs fuzzy=1"),
+                             ("hello", "fuzzy=1, distance=33", r"option 'distance' expects an integer from 0 to 32"),
+                             ("hello", "fuzzy=2", r"fuzzy expects 0 or 1"),
+                             ("hello", "fuzzy=1, layouts='us,ru'", r"loupe has no keyboard layouts")]:
+        expect_error(cur, f"SELECT id FROM {t} WHERE MATCH(%s) OPTION {opts}", 1064, what, args=(text,))
+    expect_error(cur, f"SELECT id FROM {t} OPTION fuzzy=1", 1064, "fuzzy=1 needs a MATCH")
+    plain = make_table(server, uniq(), "(body TEXT)", {1: ("hello",)})
+    expect_error(cur, f"SELECT id FROM {plain} WHERE MATCH('helo') OPTION fuzzy=1", 1064,
+                 "fuzzy search requires the table option min_infix_len")
+
+
 def test_stemmed_prefixes_match_words_as_written(server, cur, uniq):
     """On a stemmed table, min_prefix_len or min_infix_len indexes each
     word's exact form beside its stem (Manticore forces index_exact_words
