@@ -653,49 +653,71 @@ static int sg_options(const SqlStmt *st, const char *zProc, SgOpts *o, SqlResult
     return 1;
 }
 
-/* The suggestions for the word z[0..n) (a token of the query text, as
+/* A scan that gathers suggestions for several words at once. */
+typedef struct SgMulti {
+    SgWalk *aw;
+    int n;
+} SgMulti;
+
+static int sg_key_multi(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
+    SgMulti *m = ctx;
+    for (int i = 0; i < m->n; i++) {
+        int rc = sg_key(&m->aw[i], key, nKey, info);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* The suggestions for each word aTok[i] (tokens of the query text, as
 ** written) from the dictionary of src (nField full-text fields), as
 ** CALL SUGGEST lists them (o's maxEdits, deltaLen, bNonChar; limit: only
 ** the candidates as near as the limit-th nearest get their documents
-** counted): into w (w->ap, w->n; the caller frees w->seen), sorted
-** nearest first, then in more documents, then in term order. LP_OK or an
-** error (err). */
-static int sg_collect(SgWalk *w, Arena *a, const Analyzer *an, FtsSource *src, int nField, const SgOpts *o,
-                      const char *z, int n, LpError *err) {
-    memset(w, 0, sizeof(*w));
-    w->a = a;
-    w->o = o;
-    w->bExact = analyzer_has_exact_forms(an);
-    uint32_t aWord[SG_MAX_CHARS];
-    w->nWord = sg_chars(z, n, aWord);
-    edit_pattern_init(&w->word, aWord, w->nWord);
+** counted), found in one read of the dictionary: into aw[i] (->ap, ->n;
+** the caller frees each ->seen), sorted nearest first, then in more
+** documents, then in term order. LP_OK or an error (err). */
+static int sg_collect(SgWalk *aw, int nWord, Arena *a, const Analyzer *an, FtsSource *src, int nField,
+                      const SgOpts *o, const Token *aTok, LpError *err) {
+    for (int i = 0; i < nWord; i++) {
+        SgWalk *w = &aw[i];
+        memset(w, 0, sizeof(*w));
+        w->a = a;
+        w->o = o;
+        w->bExact = analyzer_has_exact_forms(an);
+        uint32_t aChar[SG_MAX_CHARS];
+        w->nWord = sg_chars(aTok[i].z, aTok[i].n, aChar);
+        edit_pattern_init(&w->word, aChar, w->nWord);
+    }
+    SgMulti m = {aw, nWord};
     int rc = LP_OK;
-    for (int f = 0; f < nField && rc == LP_OK; f++) {
+    for (int f = 0; f < nField && rc == LP_OK && nWord > 0; f++) {
         uint8_t key = (uint8_t)f;
-        rc = src->vt->xScan(src, &key, 1, sg_key, w, err);
+        rc = src->vt->xScan(src, &key, 1, nWord == 1 ? sg_key : sg_key_multi, nWord == 1 ? (void *)aw : &m, err);
     }
-    /* Only the candidates as near as the limit-th nearest can be listed:
-    ** the documents are counted for those (the nearer ones are shown with
-    ** their count, the ones at that distance compete by it), not for the
-    ** thousands a short word may have. */
-    if (rc == LP_OK && w->n > o->limit) {
-        qsort(w->ap, (size_t)w->n, sizeof(SgCand *), sg_cmp_dist);
-        int dLast = w->ap[o->limit - 1]->dist, nNeed = o->limit;
-        while (nNeed < w->n && w->ap[nNeed]->dist == dLast) nNeed++;
-        w->n = nNeed;
-    }
-    for (int i = 0; i < w->n && rc == LP_OK; i++) {
-        /* documents holding the term in some field, as CALL KEYWORDS counts them */
-        char zTerm[ANALYZER_MAX_TERM + 1];
-        int k = 0;
-        if (w->bExact) zTerm[k++] = ANALYZER_EXACT_MARK;
-        memcpy(zTerm + k, w->ap[i]->z, (size_t)w->ap[i]->n);
-        k += w->ap[i]->n;
-        uint64_t hits = 0;
-        rc = fts_term_stats(src, NULL, zTerm, k, &w->ap[i]->docs, &hits, err);
+    for (int j = 0; j < nWord && rc == LP_OK; j++) {
+        SgWalk *w = &aw[j];
+        /* Only the candidates as near as the limit-th nearest can be
+        ** listed: the documents are counted for those (the nearer ones are
+        ** shown with their count, the ones at that distance compete by
+        ** it), not for the thousands a short word may have. */
+        if (w->n > o->limit) {
+            qsort(w->ap, (size_t)w->n, sizeof(SgCand *), sg_cmp_dist);
+            int dLast = w->ap[o->limit - 1]->dist, nNeed = o->limit;
+            while (nNeed < w->n && w->ap[nNeed]->dist == dLast) nNeed++;
+            w->n = nNeed;
+        }
+        for (int i = 0; i < w->n && rc == LP_OK; i++) {
+            /* documents holding the term in some field, as CALL KEYWORDS counts them */
+            char zTerm[ANALYZER_MAX_TERM + 1];
+            int k = 0;
+            if (w->bExact) zTerm[k++] = ANALYZER_EXACT_MARK;
+            memcpy(zTerm + k, w->ap[i]->z, (size_t)w->ap[i]->n);
+            k += w->ap[i]->n;
+            uint64_t hits = 0;
+            rc = fts_term_stats(src, NULL, zTerm, k, &w->ap[i]->docs, &hits, err);
+        }
+        if (rc == LP_OK && w->n > 1) qsort(w->ap, (size_t)w->n, sizeof(SgCand *), sg_cmp);
     }
     if (rc == LP_NOMEM) return lp_err_set(err, LP_NOMEM, "out of memory");
-    if (rc == LP_OK && w->n > 1) qsort(w->ap, (size_t)w->n, sizeof(SgCand *), sg_cmp);
     return rc;
 }
 
@@ -733,8 +755,7 @@ static void call_suggest(SqlSession *s, const SqlStmt *st, SqlResult *r, int bLa
     const Token *pWord = l.a.n ? &l.a.a[bLast ? l.a.n - 1 : 0] : NULL;
     if (pWord && pWord->n > 0) {
         if (!(snap = table_snapshot(t))) goto oom;
-        rc = sg_collect(&w, a, an, table_snap_fts(snap), table_fts_fields(t, NULL, NULL), &o, pWord->z, pWord->n,
-                        &err);
+        rc = sg_collect(&w, 1, a, an, table_snap_fts(snap), table_fts_fields(t, NULL, NULL), &o, pWord, &err);
         if (rc == LP_NOMEM) goto oom;
         if (rc != LP_OK) {
             sqlx_report(r, &err, ER_UNKNOWN_ERROR);
@@ -836,21 +857,31 @@ int sqlx_fuzzy_text(Arena *a, Table *t, const char *z, size_t n, int maxEdits, i
     TokenList l = {{0}, {0}};
     TableSnap *snap = NULL;
     StrBuf sb = {0};
-    SgWalk w;
-    memset(&w, 0, sizeof(w));
+    SgWalk *aw = NULL;
+    int nWord = 0;
     /* the words as a query reads them: regexp_filter's rules applied */
     int rc = sqlx_query_text(a, an, &zText, &nText, err);
     if (rc == LP_OK) rc = analyzer_collect(an, zText, nText, ANALYZE_UNSTEMMED, &l, err);
+    if (rc == LP_OK) {
+        /* (the tokens of no characters left out) */
+        size_t m = 0;
+        for (size_t i = 0; i < l.a.n; i++) {
+            if (l.a.a[i].n > 0) l.a.a[m++] = l.a.a[i];
+        }
+        l.a.n = m;
+        nWord = (int)m;
+        if (!(aw = arena_zalloc(a, sizeof(SgWalk) * (m ? m : 1)))) rc = lp_err_set(err, LP_NOMEM, "out of memory");
+    }
     if (rc == LP_OK && !(snap = table_snapshot(t))) rc = lp_err_set(err, LP_NOMEM, "out of memory");
     SgOpts o = {3, maxEdits, 1, 3, 0, 0, 0}; /* as Manticore's: CALL SUGGEST's three nearest */
+    if (rc == LP_OK) {
+        rc = sg_collect(aw, nWord, a, an, table_snap_fts(snap), table_fts_fields(t, NULL, NULL), &o, l.a.a, err);
+    }
     int nKept = 0;
     if (bPhrase) strbuf_appendc(&sb, '"');
-    for (size_t i = 0; i < l.a.n && rc == LP_OK; i++) {
+    for (int i = 0; i < nWord && rc == LP_OK; i++) {
         const Token *tk = &l.a.a[i];
-        if (tk->n <= 0) continue;
-        hmap_free(&w.seen);
-        rc = sg_collect(&w, a, an, table_snap_fts(snap), table_fts_fields(t, NULL, NULL), &o, tk->z, tk->n, err);
-        if (rc != LP_OK) break;
+        const SgWalk w = aw[i];
         int nCand = w.n < o.limit ? w.n : o.limit;
         if (nCand == 0 && !bPreserve) continue;
         /* each word's choices, the earlier words' boosted more (Manticore's
@@ -876,7 +907,7 @@ int sqlx_fuzzy_text(Arena *a, Table *t, const char *z, size_t n, int maxEdits, i
         *pnOut = sb.n;
     }
     strbuf_free(&sb);
-    hmap_free(&w.seen);
+    for (int i = 0; aw && i < nWord; i++) hmap_free(&aw[i].seen);
     token_list_free(&l);
     if (snap) table_snapshot_release(snap);
     return rc;
