@@ -19,7 +19,7 @@ CMAKE_FLAGS  ?=
 
 .PHONY: all deps build build-asan build-fuzz run test unit integration \
         fuzz-smoke fuzz bench-server bench-fulltext bench-vector clean help lint \
-        ort models bench-embed bench-storage bench-scan bench-zones bench-suggest bench-regex bench-analysis bench-wildcards bench-wildcards2 bench-wildcards-stem bench-parity tsan
+        ort models bench-embed bench-storage bench-scan bench-zones bench-suggest bench-fuzzy bench-regex bench-analysis bench-wildcards bench-wildcards2 bench-wildcards-stem bench-parity tsan
 
 all: build
 
@@ -114,6 +114,12 @@ bench-zones: build
 bench-suggest: build
 	@scripts/install-deps.sh bench
 	@$(PYTHON) bench/fulltext/suggest.py $(if $(BASELINE),--baseline $(BASELINE))
+
+# OPTION fuzzy=1 on SciFact, beside the queries spelled right:
+# docs/benchmarks/fuzzy.md.
+bench-fuzzy: build
+	@scripts/install-deps.sh bench
+	@$(PYTHON) bench/fulltext/fuzzy.py
 
 # REGEX(/…/) on SciFact's dictionary, beside the wildcards finding the same
 # terms: docs/benchmarks/regex.md.
