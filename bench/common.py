@@ -283,6 +283,17 @@ def utc_now():
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
+def report_head(title, script, argv, doc):
+    """A report's first lines: its title, when, at which revision, on which
+    machine, the command that reproduces it, and doc (the script's
+    description, one paragraph)."""
+    m = machine()
+    return ["# " + title, "",
+            "Run %s at %s on %s (%d cores, kernel %s):" % (utc_now(), git_revision(), m["cpu"], m["cores"],
+                                                            m["kernel"]), "",
+            "    " + command_line(script, argv), "", doc.strip().replace("\n", " "), ""]
+
+
 def write_report(path, lines):
     """Writes a benchmark's Markdown report (lines) to path and prints it."""
     text = "\n".join(lines)

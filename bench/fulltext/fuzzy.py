@@ -27,7 +27,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from common import REPO, command_line, git_revision, machine, utc_now, write_report  # noqa: E402
+from common import REPO, report_head, write_report  # noqa: E402
 from suggest import DATA, load_sealed, start  # noqa: E402
 
 OUT = os.path.join(REPO, "docs", "benchmarks", "fuzzy.md")
@@ -73,14 +73,9 @@ def main(argv):
         srv.terminate()
         srv.wait()
         shutil.rmtree(tmp, ignore_errors=True)
-    m = machine()
-    lines = ["# OPTION fuzzy=1 on SciFact's dictionary", "",
-             "Run %s at %s on %s (%d cores, kernel %s):" % (utc_now(), git_revision(), m["cpu"], m["cores"],
-                                                             m["kernel"]), "",
-             "    " + command_line(__file__, argv), "",
-             __doc__.split("\n\n")[2].strip().replace("\n", " "), "",
-             "| fuzzy query | rows | ms | spelled right | rows | ms | fuzzy / right | finds the right words |",
-             "|---|---:|---:|---|---:|---:|---:|---|"]
+    lines = report_head("OPTION fuzzy=1 on SciFact's dictionary", __file__, argv, __doc__.split("\n\n")[2]) + [
+        "| fuzzy query | rows | ms | spelled right | rows | ms | fuzzy / right | finds the right words |",
+        "|---|---:|---:|---|---:|---:|---:|---|"]
     for typo, opt, right in QUERIES:
         f, r = (typo, " OPTION fuzzy=1" + opt), (right, "")
         mf, mr = (statistics.median(times[k]) * 1e3 for k in (f, r))

@@ -29,7 +29,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from common import REPO, command_line, git_revision, machine, utc_now, write_report  # noqa: E402
+from common import REPO, report_head, write_report  # noqa: E402
 from suggest import DATA, load_sealed, start  # noqa: E402
 
 OUT = os.path.join(REPO, "docs", "benchmarks", "regex.md")
@@ -74,13 +74,8 @@ def main(argv):
         srv.wait()
         shutil.rmtree(tmp, ignore_errors=True)
     same = all(rows[r] == rows[w] and expansions[r] == expansions[w] for r, w in QUERIES if w)
-    m = machine()
-    lines = ["# REGEX() on SciFact's dictionary", "",
-             "Run %s at %s on %s (%d cores, kernel %s):" % (utc_now(), git_revision(), m["cpu"], m["cores"],
-                                                             m["kernel"]), "",
-             "    " + command_line(__file__, argv), "",
-             __doc__.split("\n\n")[2].strip().replace("\n", " "), "",
-             "| query | terms | ms | same terms as | its ms | REGEX / it |", "|---|---:|---:|---|---:|---:|"]
+    lines = report_head("REGEX() on SciFact's dictionary", __file__, argv, __doc__.split("\n\n")[2]) + [
+        "| query | terms | ms | same terms as | its ms | REGEX / it |", "|---|---:|---:|---|---:|---:|"]
     for r, w in QUERIES:
         ms = statistics.median(times[r]) * 1e3
         row = "| `%s` | %d | %.2f |" % (r.replace("|", "\\|"), expansions[r], ms)
