@@ -1853,9 +1853,10 @@ static int near_words(MatchParser *p, const FtsNode *x, int bPhrase, NodeList *l
                     *pbOk = 0;
                     return LP_OK;
                 }
-                /* an anchored wildcard: the phrase of that word (anchored_pattern) */
-                w.kind = bPrefix ? FTSN_PREFIX : w.anchor ? FTSN_PHRASE : FTSN_WILDCARD;
-                if (bPrefix) z[--w.n] = 0;
+                /* anchored, a prefix or wildcard is the phrase of that word, as
+                ** `^ab*` alone is `"^ab*"` (anchored_pattern) */
+                w.kind = w.anchor ? FTSN_PHRASE : bPrefix ? FTSN_PREFIX : FTSN_WILDCARD;
+                if (w.kind == FTSN_PREFIX) z[--w.n] = 0;
             }
             int rc = near_word(p, &w, l);
             if (rc) return rc;

@@ -893,6 +893,9 @@ static void test_sphinx_operators(void **state) {
     check("(a b -c) NEAR/2 d", "AND(OR(NEAR(a, /2, d), NEAR(b, /2, d)), a, b, NOT(c))");
     check("a NEAR/1 (b MAYBE c)", "AND(OR(NEAR(a, /1, b), NEAR(a, /1, c)), MAYBE(b, c))");
     check("\"a b* c\"/2 NEAR/3 d", "AND(OR(NEAR(a, /3, d), NEAR(PREFIX(b*), /3, d), NEAR(c, /3, d)), QUORUM(\"a b* c\"/2))");
+    /* anchored, its prefix is the phrase of that word, as `^b*` alone */
+    check("\"a ^b* c\"/2 NEAR/3 d", "AND(OR(NEAR(a, /3, d), NEAR(^PHRASE(\"b*\"), /3, d), NEAR(c, /3, d)), "
+                                     "QUORUM(\"a ^b* c\"/2))");
     check("(a (b MAYBE c)) NEAR/1 d NEAR/1 e",
           "AND(OR(NEAR(a, /1, b, /1, d, /1, e), NEAR(a, /1, c, /1, d, /1, e)), MAYBE(b, c))");
     /* its phrases stand where they match, a proximity's making the chain
