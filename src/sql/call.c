@@ -689,9 +689,13 @@ static int sg_collect(SgWalk *aw, int nWord, Arena *a, const Analyzer *an, FtsSo
     }
     SgMulti m = {aw, nWord};
     int rc = LP_OK;
+    /* with exact forms, only they are suggested: their range of the
+    ** dictionary ('=' after the field byte), about half of it */
+    int bExact = analyzer_has_exact_forms(an);
     for (int f = 0; f < nField && rc == LP_OK && nWord > 0; f++) {
-        uint8_t key = (uint8_t)f;
-        rc = src->vt->xScan(src, &key, 1, nWord == 1 ? sg_key : sg_key_multi, nWord == 1 ? (void *)aw : &m, err);
+        uint8_t key[2] = {(uint8_t)f, (uint8_t)ANALYZER_EXACT_MARK};
+        rc = src->vt->xScan(src, key, 1 + bExact, nWord == 1 ? sg_key : sg_key_multi, nWord == 1 ? (void *)aw : &m,
+                            err);
     }
     for (int j = 0; j < nWord && rc == LP_OK; j++) {
         SgWalk *w = &aw[j];
