@@ -17,18 +17,15 @@ finds (COUNT(*)).
 Writes docs/benchmarks/fuzzy.md.
 """
 import argparse
-import json
 import os
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 from common import REPO, report_head, write_report  # noqa: E402
-from suggest import DATA, load_sealed, start  # noqa: E402
+from suggest import sealed_table, stop  # noqa: E402
 
 OUT = os.path.join(REPO, "docs", "benchmarks", "fuzzy.md")
 # (with typos, options, spelled right)
@@ -45,16 +42,12 @@ def main(argv):
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--calls", type=int, default=10)
     args = ap.parse_args(argv)
-    tmp = tempfile.mkdtemp(prefix="loupe-fuzzy-")
-    docs = [json.loads(line) for line in open(DATA)]
-    srv, cur = start(args.loupe, tmp, "loupe")
+    tmp, srv, cur = sealed_table(args.loupe, "f", "(title TEXT, body TEXT) min_infix_len='3'")
     sql = "SELECT id FROM f WHERE MATCH(%s) LIMIT 10"
     timed = [(typo, " OPTION fuzzy=1" + opt) for typo, opt, _ in QUERIES] + [(right, "") for _, _, right in QUERIES]
     times = {q: [] for q in timed}
     found, words = {}, {}
     try:
-        cur.execute("CREATE TABLE f (title TEXT, body TEXT) min_infix_len='3'")
-        load_sealed(cur, "f", docs)
         for text, opt in timed:
             cur.execute(sql + opt, (text,))
             cur.fetchall()
@@ -70,9 +63,7 @@ def main(argv):
                     cur.fetchall()
                 times[(text, opt)].append((time.perf_counter() - t0) / args.calls)
     finally:
-        srv.terminate()
-        srv.wait()
-        shutil.rmtree(tmp, ignore_errors=True)
+        stop(srv, tmp)
     lines = report_head("OPTION fuzzy=1 on SciFact's dictionary", __file__, argv, __doc__.split("\n\n")[2]) + [
         "| fuzzy query | rows | ms | spelled right | rows | ms | fuzzy / right | finds the right words |",
         "|---|---:|---:|---|---:|---:|---:|---|"]

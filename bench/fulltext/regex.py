@@ -19,18 +19,15 @@ pattern reads all of it. The run checks that each pair finds the same
 rows and expands to as many terms. Writes docs/benchmarks/regex.md.
 """
 import argparse
-import json
 import os
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 from common import REPO, report_head, write_report  # noqa: E402
-from suggest import DATA, load_sealed, start  # noqa: E402
+from suggest import sealed_table, stop  # noqa: E402
 
 OUT = os.path.join(REPO, "docs", "benchmarks", "regex.md")
 # (REGEX query, the wildcard or prefix finding the same terms, or None)
@@ -47,15 +44,11 @@ def main(argv):
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--calls", type=int, default=20)
     args = ap.parse_args(argv)
-    tmp = tempfile.mkdtemp(prefix="loupe-regex-")
-    docs = [json.loads(line) for line in open(DATA)]
-    srv, cur = start(args.loupe, tmp, "loupe")
+    tmp, srv, cur = sealed_table(args.loupe, "r", "(title TEXT, body TEXT) min_infix_len='3'")
     texts = [q for pair in QUERIES for q in pair if q]
     times = {q: [] for q in texts}
     rows, expansions = {}, {}
     try:
-        cur.execute("CREATE TABLE r (title TEXT, body TEXT) min_infix_len='3'")
-        load_sealed(cur, "r", docs)
         sql = "SELECT id FROM r WHERE MATCH(%s) LIMIT 10 OPTION expansion_limit=1000000"
         for q in texts:
             cur.execute(sql, (q,))
@@ -70,9 +63,7 @@ def main(argv):
                     cur.fetchall()
                 times[q].append((time.perf_counter() - t0) / args.calls)
     finally:
-        srv.terminate()
-        srv.wait()
-        shutil.rmtree(tmp, ignore_errors=True)
+        stop(srv, tmp)
     same = all(rows[r] == rows[w] and expansions[r] == expansions[w] for r, w in QUERIES if w)
     lines = report_head("REGEX() on SciFact's dictionary", __file__, argv, __doc__.split("\n\n")[2]) + [
         "| query | terms | ms | same terms as | its ms | REGEX / it |", "|---|---:|---:|---|---:|---:|"]

@@ -49,6 +49,28 @@ def load_sealed(cur, table, docs):
     cur.execute("FLUSH TABLE %s" % table)
 
 
+def sealed_table(binary, table, ddl):
+    """A loupe server (binary) in a fresh temporary folder, with table (ddl:
+    its columns and options) holding SciFact, sealed: (tmp, srv, cur). On a
+    failure the server is stopped and the folder removed."""
+    tmp = tempfile.mkdtemp(prefix="loupe-%s-" % table)
+    srv, cur = start(binary, tmp, "loupe")
+    try:
+        cur.execute("CREATE TABLE %s %s" % (table, ddl))
+        load_sealed(cur, table, [json.loads(line) for line in open(DATA)])
+    except BaseException:
+        stop(srv, tmp)
+        raise
+    return tmp, srv, cur
+
+
+def stop(srv, tmp):
+    """Stops a server start() started and removes its folder."""
+    srv.terminate()
+    srv.wait()
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
 def start(binary, tmp, name):
     port, http = free_port(), free_port()
     srv = subprocess.Popen([binary, "serve", "--data", os.path.join(tmp, name), "--mysql", "127.0.0.1:%d" % port,
