@@ -694,8 +694,7 @@ static int sg_collect(SgWalk *aw, int nWord, Arena *a, const Analyzer *an, FtsSo
     int bExact = analyzer_has_exact_forms(an);
     for (int f = 0; f < nField && rc == LP_OK && nWord > 0; f++) {
         uint8_t key[2] = {(uint8_t)f, (uint8_t)ANALYZER_EXACT_MARK};
-        rc = src->vt->xScan(src, key, 1 + bExact, nWord == 1 ? sg_key : sg_key_multi, nWord == 1 ? (void *)aw : &m,
-                            err);
+        rc = src->vt->xScan(src, key, 1 + bExact, sg_key_multi, &m, err);
     }
     for (int j = 0; j < nWord && rc == LP_OK; j++) {
         SgWalk *w = &aw[j];

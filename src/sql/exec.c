@@ -1341,7 +1341,8 @@ static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
                          "MATCH() and knn() in one query are not supported yet");
     }
     Fuzzy fz = {-1, 0};
-    int iFuzzyOpt = -1; /* distance, preserve or layouts: fuzzy's */
+    int bFuzzy = 0, nDistance = 2;
+    const SqlMapItem *pFuzzyOpt = NULL; /* distance, preserve or layouts: fuzzy's */
     for (int i = 0; i < sel->nOption; i++) {
         /* read before MATCH is parsed, which it changes */
         const SqlMapItem *o = &sel->aOption[i];
@@ -1349,13 +1350,33 @@ static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
         if (strcmp(o->zName, "fuzzy") == 0) {
             /* Manticore's fuzzy search (its Buddy's): typos tolerated */
             if (opt_bool(b, o, &bOn)) return b->rc;
-            if (bOn && fz.nEdits < 0) fz.nEdits = 2;
-            if (!bOn) fz.nEdits = -1;
+            bFuzzy = bOn;
             continue;
         }
-        if (strcmp(o->zName, "distance") == 0 || strcmp(o->zName, "preserve") == 0 ||
-            strcmp(o->zName, "layouts") == 0) {
-            iFuzzyOpt = i;
+        if (strcmp(o->zName, "distance") == 0) {
+            /* Levenshtein edits, as CALL SUGGEST's max_edits */
+            if (!o->pValue || o->pValue->kind != EXPR_INT || o->pValue->u.i < 0 || o->pValue->u.i > 32) {
+                return bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos,
+                                    "option 'distance' expects an integer from 0 to 32");
+            }
+            nDistance = (int)o->pValue->u.i;
+            pFuzzyOpt = o;
+            continue;
+        }
+        if (strcmp(o->zName, "preserve") == 0) {
+            if (opt_bool(b, o, &fz.bPreserve)) return b->rc;
+            pFuzzyOpt = o;
+            continue;
+        }
+        if (strcmp(o->zName, "layouts") == 0) {
+            /* keyboard layouts: none is all loupe has */
+            const char *z = opt_text(b, o);
+            if (!z) return b->rc;
+            if (*z) {
+                return bind_fail_at(b, o->pValue->pos, "layouts: loupe has no keyboard layouts; only '' (none, "
+                                                       "Manticore's default) is accepted");
+            }
+            pFuzzyOpt = o;
             continue;
         }
         if (strcmp(o->zName, "morphology") == 0) {
@@ -1380,35 +1401,12 @@ static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
         if (opt_bool(b, o, &bOn)) return b->rc;
         if (bOn) q->matchFlags |= FTS_MATCH_NOT_ONLY;
     }
-    for (int i = 0; iFuzzyOpt >= 0 && i < sel->nOption; i++) {
-        const SqlMapItem *o = &sel->aOption[i];
-        int bOn;
-        if (fz.nEdits < 0 && (strcmp(o->zName, "distance") == 0 || strcmp(o->zName, "preserve") == 0 ||
-                              strcmp(o->zName, "layouts") == 0)) {
-            char zMsg[96];
-            snprintf(zMsg, sizeof(zMsg), "option '%s' is fuzzy search's: it needs fuzzy=1", o->zName);
-            return bind_fail_at(b, o->pos, zMsg);
-        }
-        if (strcmp(o->zName, "distance") == 0) {
-            /* Levenshtein edits, as CALL SUGGEST's max_edits */
-            if (!o->pValue || o->pValue->kind != EXPR_INT || o->pValue->u.i < 0 || o->pValue->u.i > 32) {
-                return bind_fail_at(b, o->pValue ? o->pValue->pos : o->pos,
-                                    "option 'distance' expects an integer from 0 to 32");
-            }
-            fz.nEdits = (int)o->pValue->u.i;
-        } else if (strcmp(o->zName, "preserve") == 0) {
-            if (opt_bool(b, o, &bOn)) return b->rc;
-            fz.bPreserve = bOn;
-        } else if (strcmp(o->zName, "layouts") == 0) {
-            /* keyboard layouts: none is all loupe has */
-            const char *z = opt_text(b, o);
-            if (!z) return b->rc;
-            if (*z) {
-                return bind_fail_at(b, o->pValue->pos, "layouts: loupe has no keyboard layouts; only '' (none, "
-                                                       "Manticore's default) is accepted");
-            }
-        }
+    if (pFuzzyOpt && !bFuzzy) {
+        char zMsg[96];
+        snprintf(zMsg, sizeof(zMsg), "option '%s' is fuzzy search's: it needs fuzzy=1", pFuzzyOpt->zName);
+        return bind_fail_at(b, pFuzzyOpt->pos, zMsg);
     }
+    if (bFuzzy) fz.nEdits = nDistance;
     if (fz.nEdits >= 0 && !pMatch) return bind_fail(b, ER_PARSE, LP_BADINPUT, "fuzzy=1 needs a MATCH() query");
     if (fz.nEdits >= 0 && analyzer_min_infix_len(table_analyzer(bs->t)) <= 0) {
         return bind_fail(b, ER_PARSE, LP_BADINPUT, "fuzzy search requires the table option min_infix_len");
