@@ -218,10 +218,11 @@ static int bind_column(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
         return bind_fail(b, ER_NOT_SUPPORTED, LP_UNSUPPORTED,
                          t == COL_TEXT
                              ? "column '%s' is a full-text field: it cannot be filtered or "
-                               "sorted on (full-text search with MATCH() is not available yet)"
+                               "sorted on; search it with MATCH('@%s ...'), or declare it 'string "
+                               "attribute indexed' to be both a field and a string attribute"
                              : "column '%s' cannot be filtered or sorted on: %s values have no "
                                "order",
-                         zName, t == COL_JSON ? "JSON" : "vector");
+                         zName, t == COL_TEXT ? zName : t == COL_JSON ? "JSON" : "vector");
     }
     if (!(out->q = qexpr_column(b->a, i))) return bind_oom(b);
     out->type = sqlx_coltype(t);
@@ -355,8 +356,8 @@ static int bind_highlight(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
                     p += n;
                 }
                 if (!bIn) continue;
-            } else if (!(sc->aCol[c].flags & COLF_STORED)) {
-                continue;
+            } else if (sc->aCol[c].type == COL_TEXT && !(sc->aCol[c].flags & COLF_STORED)) {
+                continue; /* no text to show (a string attribute has its value) */
             }
             FtsHlQuery *pHl;
             if (fts_hl_query_build(b->a, h->an, root, f, b->expand, h->opt.bExactPhrase, &pHl, b->err)) {
@@ -1882,7 +1883,7 @@ void sqlx_update(SqlSession *s, const SqlStmt *st, SqlResult *r) {
                       "DELETE the old one");
             goto fail;
         }
-        if (sc->aCol[c].type == COL_TEXT) {
+        if (sc->aCol[c].type == COL_TEXT || schema_col_is_field(&sc->aCol[c])) {
             bind_fail(&b, ER_BAD_VALUE, LP_BADINPUT,
                       "full-text field '%s' cannot be updated: use REPLACE to rewrite the row",
                       it->zName);
@@ -2029,23 +2030,39 @@ static int build_column(Binder *b, const ColumnDef *d, ColumnSchema *c) {
     }
     c->type = (ColType)t;
     if (c->type == COL_TEXT) c->flags = COLF_INDEXED | COLF_STORED;
-    int bIndexed = 0, bStored = 0;
+    /* Manticore's `string|text [stored|attribute] [indexed]`: with
+    ** properties the two types are one, and only the properties named
+    ** hold; without, text is indexed and stored, string an attribute. */
+    int bIndexed = 0, bStored = 0, iAttr = -1, iStored = -1;
+    int bChar = c->type == COL_TEXT || c->type == COL_STRING;
     for (int i = 0; i < d->nFlag; i++) {
         const char *f = d->azFlag[i];
-        if (c->type == COL_TEXT && strcmp(f, "indexed") == 0) {
+        if (bChar && strcmp(f, "indexed") == 0) {
             bIndexed = 1;
-        } else if (c->type == COL_TEXT && strcmp(f, "stored") == 0) {
+        } else if (bChar && strcmp(f, "stored") == 0) {
             bStored = 1;
-        } else if (c->type == COL_STRING && strcmp(f, "attribute") == 0) {
-            /* the default for string */
+            iStored = i;
+        } else if (bChar && strcmp(f, "attribute") == 0) {
+            iAttr = i;
         } else {
             char zMsg[200];
             snprintf(zMsg, sizeof(zMsg), "unknown flag '%s' for a %s column%s", f, d->zType,
-                     c->type == COL_TEXT ? ": expected indexed or stored" : "");
+                     bChar ? ": expected indexed, stored or attribute" : "");
             return bind_fail_at(b, d->aFlagPos[i], zMsg);
         }
     }
-    if (bIndexed || bStored) {
+    if (iAttr >= 0 && iStored >= 0) {
+        return bind_fail_at(b, d->aFlagPos[iAttr > iStored ? iAttr : iStored],
+                            "a column is stored (in the document store) or an attribute, not both: "
+                            "an attribute's value is kept and returned already");
+    }
+    if (iAttr >= 0) {
+        /* a string attribute, and a full-text field of the same name when
+        ** indexed too */
+        c->type = COL_STRING;
+        c->flags = bIndexed ? COLF_INDEXED : 0;
+    } else if (bIndexed || bStored) {
+        c->type = COL_TEXT;
         c->flags = (bIndexed ? COLF_INDEXED : 0) | (bStored ? COLF_STORED : 0);
     }
     if (c->type == COL_VECTOR) return build_vector_opts(b, d, c);
@@ -2322,7 +2339,7 @@ static int check_profiles(Binder *b, const Schema *sc) {
     const char *azFts[FTS_MAX_FIELDS];
     int nFts = 0;
     for (int i = 0; i < sc->nCol && nFts < FTS_MAX_FIELDS; i++) {
-        if (sc->aCol[i].type == COL_TEXT && (sc->aCol[i].flags & COLF_INDEXED)) {
+        if (schema_col_is_field(&sc->aCol[i])) {
             azFts[nFts++] = sc->aCol[i].zName;
         }
     }

@@ -134,6 +134,10 @@ void schema_col_properties(const ColumnSchema *c, StrBuf *sb) {
         if (f & COLF_STORED) strbuf_appendz(sb, f & COLF_INDEXED ? " stored" : "stored");
         return;
     }
+    if (c->type == COL_STRING) {
+        if (c->flags & COLF_INDEXED) strbuf_appendz(sb, "attribute indexed");
+        return;
+    }
     if (c->type != COL_VECTOR) return;
     const VectorOpts *v = &c->vec;
     const char *zSep = "";

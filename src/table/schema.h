@@ -23,7 +23,8 @@
 #include "util/strbuf.h"
 
 /* Column flags. */
-#define COLF_INDEXED 0x01   /* TEXT: indexed for full-text search */
+#define COLF_INDEXED 0x01   /* TEXT, or STRING (Manticore's `string attribute
+                            ** indexed`): indexed for full-text search */
 #define COLF_STORED  0x02   /* TEXT: stored, returned by SELECT */
 
 typedef enum VecSimilarity { VSIM_L2 = 0, VSIM_IP, VSIM_COSINE } VecSimilarity;
@@ -70,6 +71,12 @@ static inline ColType schema_coltype(const Schema *s, int i) {
     return i == SCHEMA_ID_COL ? COL_ID : s->aCol[i].type;
 }
 
+/* Is c a full-text field: indexed TEXT, or a STRING attribute indexed too
+** (its value kept in the row like any string, and searched with MATCH)? */
+static inline int schema_col_is_field(const ColumnSchema *c) {
+    return (c->type == COL_TEXT || c->type == COL_STRING) && (c->flags & COLF_INDEXED);
+}
+
 /* A deep copy, or NULL when out of memory. */
 Schema *schema_dup(const Schema *s);
 void schema_free(Schema *s);
@@ -85,7 +92,8 @@ const char *schema_option(const Schema *s, const char *zName);
 void schema_to_sql(const Schema *s, const char *zTable, StrBuf *sb);
 
 /* Appends a column's properties as DESCRIBE shows them ("indexed stored"
-** for text, the knn options for vectors, "" otherwise). */
+** for text, "attribute indexed" for a string that is a field too, the knn
+** options for vectors, "" otherwise). */
 void schema_col_properties(const ColumnSchema *c, StrBuf *sb);
 
 /* Quotes an identifier with backticks when it is not a plain lower-case

@@ -341,7 +341,8 @@ static int embed_source(const Table *t, const TableEmbed *e, const Value *aVal, 
         if (v->kind != VAL_STR || v->u.s.n == 0) continue;
         const char *z = v->u.s.z;
         size_t n = v->u.s.n;
-        if (t->pSchema->aCol[e->aFrom[f]].type == COL_TEXT &&
+        const ColumnSchema *c = &t->pSchema->aCol[e->aFrom[f]];
+        if ((c->type == COL_TEXT || schema_col_is_field(c)) &&
             (rc = analyzer_doc_text(t->pAnalyzer, z, n, &html, &z, &n, err)) != LP_OK) {
             break;
         }
@@ -388,7 +389,7 @@ Table *table_new_ex(const char *zName, Schema *pSchema, const TableModelEnv *env
     t->nextId = 1;
     t->bSorted = 1;
     for (int i = 0; i < pSchema->nCol; i++) {
-        t->nFts += pSchema->aCol[i].type == COL_TEXT && (pSchema->aCol[i].flags & COLF_INDEXED);
+        t->nFts += schema_col_is_field(&pSchema->aCol[i]);
     }
     if (t->nFts > FTS_MAX_FIELDS) {
         lp_err_set(err, LP_BADINPUT, "table '%s' has %d indexed text fields; at most %d are allowed",
@@ -408,7 +409,7 @@ Table *table_new_ex(const char *zName, Schema *pSchema, const TableModelEnv *env
         }
         int k = 0;
         for (int i = 0; i < pSchema->nCol; i++) {
-            if (pSchema->aCol[i].type == COL_TEXT && (pSchema->aCol[i].flags & COLF_INDEXED)) {
+            if (schema_col_is_field(&pSchema->aCol[i])) {
                 t->aFtsCol[k] = i;
                 t->azFtsField[k++] = pSchema->aCol[i].zName;
             }
@@ -804,7 +805,7 @@ int table_alter_keeps(Table *old, const Schema *sn, const int *aMap) {
         const ColumnSchema *cn = &sn->aCol[j];
         int i = aMap[j];
         if (i < 0) {
-            if (cn->type == COL_TEXT) return 0; /* a new field: text to index */
+            if (cn->type == COL_TEXT || schema_col_is_field(cn)) return 0; /* a new field: text to index */
             continue;
         }
         const ColumnSchema *co = &so->aCol[i];
@@ -823,7 +824,17 @@ int table_alter_keeps(Table *old, const Schema *sn, const int *aMap) {
         }
     }
     while (iText < so->nCol && so->aCol[iText].type != COL_TEXT) iText++;
-    return iText == so->nCol; /* no field dropped */
+    if (iText != so->nCol) return 0; /* a text column dropped */
+    /* the same full-text fields in the same order (strings indexed too) */
+    int iField = 0;
+    for (int j = 0; j < sn->nCol; j++) {
+        if (!schema_col_is_field(&sn->aCol[j])) continue;
+        while (iField < so->nCol && !schema_col_is_field(&so->aCol[iField])) iField++;
+        if (iField != aMap[j]) return 0;
+        iField++;
+    }
+    while (iField < so->nCol && !schema_col_is_field(&so->aCol[iField])) iField++;
+    return iField == so->nCol; /* no field dropped */
 }
 
 /* ------------------------------------------------------------------ */

@@ -5301,3 +5301,74 @@ def test_inline_wildcards_question_mark_and_percent(server, cur, uniq):
     v = make_table(server, uniq(), "(body TEXT)", {1: ("what is this",), 2: ("100% cotton",)})
     assert sorted(match_ids(cur, v, "this?")) == [1]
     assert sorted(match_ids(cur, v, "100% cotton")) == [2]
+
+
+def test_string_attribute_indexed_is_field_and_attribute(tmp_path):
+    """Manticore's `string attribute indexed` (also written `text attribute
+    indexed`): one column that is a full-text field, searched with MATCH
+    and highlighted, and a string attribute of the same name, filtered,
+    sorted and returned like any string. Other spellings of the properties,
+    the errors, and the schema and rows after a restart and an ALTER."""
+    data = tmp_path / "data"
+    data.mkdir()
+    s = LoupeServer(name="strfield", data_dir=str(data))
+    s.start()
+    try:
+        conn = lambda: pymysql_connect(s.mysql_port)  # noqa: E731
+        with conn() as c, c.cursor() as cur:
+            cur.execute("CREATE TABLE p (title string attribute indexed, body text, price int) "
+                        "morphology='stem_en'")
+            cur.execute("INSERT INTO p VALUES (1, 'Leather bag', 'a bag for travel', 10), "
+                        "(2, 'Travel mug', 'keeps coffee hot', 5), (3, 'Bags of tea', 'green tea', 7)")
+            cur.execute("FLUSH TABLE p")
+            cur.execute("INSERT INTO p VALUES (4, 'Cup', 'a travel cup', 1)")  # in the log only
+
+            def check(cur):
+                assert rows(cur, "DESC p")[1] == ("title", "string", "attribute indexed")
+                # a field: MATCH, field scopes, weights, HIGHLIGHT()
+                assert rows(cur, "SELECT id, title FROM p WHERE MATCH('bag') ORDER BY title ASC") == [
+                    (3, "Bags of tea"), (1, "Leather bag")]
+                assert sorted(match_ids(cur, "p", "@title travel")) == [2]
+                assert sorted(match_ids(cur, "p", "@body travel")) == [1, 4]
+                assert rows(cur, "SELECT id, HIGHLIGHT() FROM p WHERE MATCH('bag') ORDER BY id ASC") == [
+                    (1, "Leather <b>bag</b> | a <b>bag</b> for travel"), (3, "<b>Bags</b> of tea | green tea")]
+                w = dict(match_weights(cur, "p", "@title bag", "OPTION field_weights=(title=5)"))
+                assert set(w) == {1, 3}
+                # an attribute: filters, ORDER BY, returned by SELECT *
+                assert rows(cur, "SELECT id FROM p WHERE title = 'Travel mug'") == [(2,)]
+                assert rows(cur, "SELECT id FROM p WHERE MATCH('travel') AND title != 'Travel mug' "
+                                 "ORDER BY id ASC") == [(1,), (4,)]
+                assert rows(cur, "SELECT id FROM p WHERE title > 'C' ORDER BY title DESC") == [
+                    (2,), (1,), (4,)]
+                assert rows(cur, "SELECT * FROM p WHERE id = 3")[0][:4] == (3, "Bags of tea", "green tea", 7)
+            check(cur)
+            expect_error(cur, "UPDATE p SET title = 'x' WHERE id = 1", 1366,
+                         "full-text field 'title' cannot be updated: use REPLACE")
+            expect_error(cur, "SELECT id FROM p WHERE body = 'x'", 1235,
+                         r"column 'body' is a full-text field: it cannot be filtered or sorted on; search it "
+                         r"with MATCH\('@body \.\.\.'\), or declare it 'string attribute indexed'")
+            expect_error(cur, "CREATE TABLE e1 (a text stored attribute)", 1064,
+                         "a column is stored \\(in the document store\\) or an attribute, not both")
+            expect_error(cur, "CREATE TABLE e2 (a int indexed)", 1064, "unknown flag 'indexed' for a int column")
+            expect_error(cur, "CREATE TABLE e3 (a string attribute fast)", 1064,
+                         "unknown flag 'fast' for a string column: expected indexed, stored or attribute")
+            # the other spellings: with properties, text and string are one type
+            cur.execute("CREATE TABLE sp (a text attribute indexed, b text attribute, c string indexed, "
+                        "d string stored, e string indexed stored, f string attribute, g text)")
+            assert [r[1:] for r in rows(cur, "DESC sp")[1:]] == [
+                ("string", "attribute indexed"), ("string", ""), ("text", "indexed"), ("text", "stored"),
+                ("text", "indexed stored"), ("string", ""), ("text", "indexed stored")]
+            assert "a string attribute indexed," in rows(cur, "SHOW CREATE TABLE sp")[0][1]
+        s.proc.send_signal(signal.SIGKILL)
+        s.proc.wait()
+        s.restart()
+        with conn() as c, c.cursor() as cur:
+            check(cur)
+            # a new field of this kind indexes the rows it gets; the others keep theirs
+            cur.execute("ALTER TABLE p ADD COLUMN sub string attribute indexed")
+            cur.execute("INSERT INTO p (id, title, body, price, sub) VALUES (5, 'Bat', 'a bat', 2, 'leather trim')")
+            assert sorted(match_ids(cur, "p", "@sub leather")) == [5]
+            assert sorted(match_ids(cur, "p", "leather")) == [1, 5]
+            check(cur)
+    finally:
+        s.stop()

@@ -206,7 +206,7 @@ static void test_select(void **state) {
     assert_string_equal(run(s, "SELECT id FROM p WHERE name = 5"),
                         "ERR 1366 cannot compare STRING column 'name' with a numeric value: quote the value");
     assert_string_equal(run(s, "SELECT id FROM p WHERE body = 'x'"),
-                        "ERR 1235 column 'body' is a full-text field: it cannot be filtered or sorted on (full-text search with MATCH() is not available yet)");
+                        "ERR 1235 column 'body' is a full-text field: it cannot be filtered or sorted on; search it with MATCH('@body ...'), or declare it 'string attribute indexed' to be both a field and a string attribute");
     assert_string_equal(run(s, "SELECT id FROM p WHERE body IS NULL"), "3");
     assert_string_equal(run(s, "SELECT id, name FROM p ORDER BY name ASC LIMIT 1, 2"),
                         "2|Banana\n3|cherry");
