@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static QExpr *node(Arena *a, QExprKind kind) {
     QExpr *e = arena_zalloc(a, sizeof(QExpr));
@@ -86,15 +87,33 @@ QExpr *qexpr_call(Arena *a, QCallFn xCall, const void *pArg, const QExpr *const 
     return e;
 }
 
+QExpr *qexpr_func(Arena *a, QFunc fn, const QExpr *const *aArg, int nArg, uint64_t salt, int bDouble) {
+    QExpr *e = node(a, QE_FUNC);
+    if (e) {
+        e->u.fn.fn = fn;
+        e->u.fn.aArg = aArg;
+        e->u.fn.nArg = nArg;
+        e->u.fn.salt = salt;
+        e->u.fn.bDouble = bDouble;
+    }
+    return e;
+}
+
 int qexpr_uses_match(const QExpr *e) {
     if (!e) return 0;
     if (e->kind == QE_WEIGHT || e->kind == QE_CALL) return 1;
+    for (int i = 0; e->kind == QE_FUNC && i < e->u.fn.nArg; i++) {
+        if (qexpr_uses_match(e->u.fn.aArg[i])) return 1;
+    }
     return qexpr_uses_match(e->a) || qexpr_uses_match(e->b) || qexpr_uses_match(e->c);
 }
 
 int qexpr_uses_knn(const QExpr *e) {
     if (!e) return 0;
     if (e->kind == QE_KNN_DIST) return 1;
+    for (int i = 0; e->kind == QE_FUNC && i < e->u.fn.nArg; i++) {
+        if (qexpr_uses_knn(e->u.fn.aArg[i])) return 1;
+    }
     return qexpr_uses_knn(e->a) || qexpr_uses_knn(e->b) || qexpr_uses_knn(e->c);
 }
 
@@ -206,6 +225,100 @@ static int in_list(const QExpr *e, const Value *x) {
     return 0;
 }
 
+/* A double as a Value, NULL when not finite (a domain or range error). */
+static Value finite_or_null(double d) {
+    return isfinite(d) ? value_float(d) : value_null();
+}
+
+/* A whole double as an integer Value, NULL outside int64's range. */
+static Value whole(double d) {
+    if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) return value_null();
+    return value_int((int64_t)d);
+}
+
+static uint64_t mix64(uint64_t x) {
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+static Value eval_func(const QExpr *e, const QRow *row) {
+    const QExpr *const *a = e->u.fn.aArg;
+    int n = e->u.fn.nArg;
+    QFunc fn = e->u.fn.fn;
+    if (fn == QF_IF) {
+        Value c = qexpr_eval(a[0], row);
+        Value v = qexpr_eval(a[truth(&c) == 1 ? 1 : 2], row);
+        return e->u.fn.bDouble && v.kind == VAL_INT ? value_float((double)v.u.i) : v;
+    }
+    if (fn == QF_RAND) {
+        /* the same row gets the same number within a statement (sorting
+        ** reads it more than once), another row another */
+        uint64_t id = row && row->r ? (uint64_t)row_id(row->r) : row ? row->ord : 0;
+        return value_float((double)(mix64(e->u.fn.salt ^ mix64(id)) >> 11) * 0x1.0p-53);
+    }
+    Value x = qexpr_eval(a[0], row);
+    if (x.kind == VAL_NULL) return x;
+    if (fn == QF_MIN || fn == QF_MAX) {
+        for (int i = 1; i < n; i++) {
+            Value y = qexpr_eval(a[i], row);
+            if (y.kind == VAL_NULL) return y;
+            int c = value_cmp(&y, &x);
+            if (fn == QF_MIN ? c < 0 : c > 0) x = y;
+        }
+        return e->u.fn.bDouble && x.kind == VAL_INT ? value_float((double)x.u.i) : x;
+    }
+    if (fn == QF_INTERVAL) {
+        int64_t k = 0;
+        for (int i = 1; i < n; i++) {
+            Value p = qexpr_eval(a[i], row);
+            if (p.kind == VAL_NULL || value_cmp(&x, &p) < 0) break;
+            k = i;
+        }
+        return value_int(k);
+    }
+    if (!is_num(&x)) return value_null();
+    double d = as_double(&x);
+    switch (fn) {
+    case QF_ABS:
+        if (x.kind == VAL_INT) return x.u.i == INT64_MIN ? value_float(-d) : value_int(x.u.i < 0 ? -x.u.i : x.u.i);
+        return value_float(fabs(d));
+    case QF_CEIL: return x.kind == VAL_INT ? x : whole(ceil(d));
+    case QF_FLOOR: return x.kind == VAL_INT ? x : whole(floor(d));
+    case QF_BIGINT: return x.kind == VAL_INT ? x : whole(trunc(d));
+    case QF_DOUBLE: return value_float(d);
+    case QF_SQRT: return d < 0 ? value_null() : value_float(sqrt(d));
+    case QF_LN: return d <= 0 ? value_null() : value_float(log(d));
+    case QF_LOG2: return d <= 0 ? value_null() : value_float(log2(d));
+    case QF_LOG10: return d <= 0 ? value_null() : value_float(log10(d));
+    case QF_EXP: return finite_or_null(exp(d));
+    case QF_POW: {
+        Value y = qexpr_eval(a[1], row);
+        if (!is_num(&y)) return value_null();
+        return finite_or_null(pow(d, as_double(&y)));
+    }
+    default: break;
+    }
+    /* the parts of a date: unix seconds, UTC */
+    if (!(d >= -62135596800.0 && d < 253402300800.0)) return value_null(); /* years 1..9999 */
+    time_t t = (time_t)floor(d);
+    struct tm tm;
+    if (!gmtime_r(&t, &tm)) return value_null();
+    int64_t y = tm.tm_year + 1900, m = tm.tm_mon + 1;
+    switch (fn) {
+    case QF_YEAR: return value_int(y);
+    case QF_MONTH: return value_int(m);
+    case QF_DAY: return value_int(tm.tm_mday);
+    case QF_HOUR: return value_int(tm.tm_hour);
+    case QF_MINUTE: return value_int(tm.tm_min);
+    case QF_SECOND: return value_int(tm.tm_sec);
+    case QF_YEARMONTH: return value_int(y * 100 + m);
+    case QF_YEARMONTHDAY: return value_int(y * 10000 + m * 100 + tm.tm_mday);
+    default: return value_null();
+    }
+}
+
 Value qexpr_eval(const QExpr *e, const QRow *row) {
     switch (e->kind) {
     case QE_CONST:
@@ -219,6 +332,8 @@ Value qexpr_eval(const QExpr *e, const QRow *row) {
         return row ? value_float(row->dist) : value_null();
     case QE_CALL:
         return e->u.call.xCall(e, row);
+    case QE_FUNC:
+        return eval_func(e, row);
     case QE_UNARY: {
         Value x = qexpr_eval(e->a, row);
         if (e->op == QOP_NOT) {

@@ -38,7 +38,24 @@ typedef enum QExprKind {
     QE_KNN_DIST,    /* KNN_DIST(): the row's distance to the knn() query vector */
     QE_CALL,        /* u.call: a function evaluated by a callback at output
                     ** time (EXPLAIN_SCORE(), HIGHLIGHT(), SNIPPET()) */
+    QE_FUNC,        /* u.fn: a scalar function of its arguments (IF(), ABS(), ...) */
 } QExprKind;
+
+/* Scalar functions (Manticore's, as MySQL has them where both do). A NULL
+** argument gives NULL, except IF()'s condition (NULL is false). Numbers
+** only, except IF()'s branches and MIN/MAX/GREATEST/LEAST, which take
+** strings too (all or none); the binder checks that. */
+typedef enum QFunc {
+    QF_IF,          /* IF(cond, a, b) */
+    QF_ABS, QF_CEIL, QF_FLOOR,      /* CEIL and FLOOR give integers */
+    QF_SQRT, QF_LN, QF_LOG2, QF_LOG10, QF_EXP, QF_POW,  /* doubles; NULL out of range */
+    QF_MIN, QF_MAX, /* the smallest or largest of the arguments (2 or more) */
+    QF_INTERVAL,    /* INTERVAL(x, p1, p2, ...): how many points x reaches */
+    QF_RAND,        /* RAND([seed]): [0, 1), per row from its id */
+    QF_YEAR, QF_MONTH, QF_DAY, QF_HOUR, QF_MINUTE, QF_SECOND,  /* of unix seconds, UTC */
+    QF_YEARMONTH, QF_YEARMONTHDAY,  /* 202612, 20261207 */
+    QF_BIGINT, QF_DOUBLE,           /* conversions (BIGINT truncates) */
+} QFunc;
 
 typedef enum QOp {
     QOP_NONE = 0,
@@ -69,6 +86,14 @@ struct QExpr {
             int nVal;
             int bSorted;        /* all ints, sorted: binary search */
         } list;
+        struct {
+            QFunc fn;
+            const QExpr *const *aArg;
+            int nArg;
+            uint64_t salt;      /* QF_RAND: mixed with each row's id */
+            int bDouble;        /* an integer result is given as a double (IF,
+                                ** MIN and MAX over integers and doubles) */
+        } fn;
         struct {
             QCallFn xCall;
             const void *pArg;   /* the callback's bound arguments (arena) */
@@ -104,6 +129,9 @@ QExpr *qexpr_isnull(Arena *a, const QExpr *x, int bNot);
 QExpr *qexpr_weight(Arena *a);
 QExpr *qexpr_knn_dist(Arena *a);
 QExpr *qexpr_call(Arena *a, QCallFn xCall, const void *pArg, const QExpr *const *aArg, int nArg);
+/* Scalar function fn of aArg[0..nArg) (the array is kept, not copied);
+** salt seeds QF_RAND; bDouble: see u.fn. */
+QExpr *qexpr_func(Arena *a, QFunc fn, const QExpr *const *aArg, int nArg, uint64_t salt, int bDouble);
 
 /* Evaluates e for row (row->r may be NULL when e uses no column; row
 ** itself may be NULL for constant expressions). Strings and vectors in the

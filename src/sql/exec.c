@@ -381,6 +381,128 @@ static int bind_highlight(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     return bind_row_value(b, out, out->q, SQLCOL_STRING);
 }
 
+/* Manticore's scalar functions (expr.h's QFunc), and its IN() and
+** IDIV() as the operators they are; -1 when zName is none of them. Each
+** argument may be any expression of the context (WEIGHT() too, where the
+** context allows it). */
+static int bind_scalar(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
+    /* kind: 'n' numbers, the result of the argument's type; 'z' numbers, an
+    ** integer result; 'd' numbers, a double; 'm' all numbers (as
+    ** arithmetic: a double if any is) or all strings; 'i' IF(); 'r' RAND() */
+    static const struct {
+        const char *zName;
+        QFunc fn;
+        signed char lo, hi;
+        char kind;
+    } aFn[] = {
+        {"if", QF_IF, 3, 3, 'i'},          {"abs", QF_ABS, 1, 1, 'n'},
+        {"ceil", QF_CEIL, 1, 1, 'z'},      {"ceiling", QF_CEIL, 1, 1, 'z'},
+        {"floor", QF_FLOOR, 1, 1, 'z'},    {"sqrt", QF_SQRT, 1, 1, 'd'},
+        {"ln", QF_LN, 1, 1, 'd'},          {"log2", QF_LOG2, 1, 1, 'd'},
+        {"log10", QF_LOG10, 1, 1, 'd'},    {"exp", QF_EXP, 1, 1, 'd'},
+        {"pow", QF_POW, 2, 2, 'd'},        {"power", QF_POW, 2, 2, 'd'},
+        {"min", QF_MIN, 2, 2, 'm'},        {"max", QF_MAX, 2, 2, 'm'},
+        {"least", QF_MIN, 2, 64, 'm'},     {"greatest", QF_MAX, 2, 64, 'm'},
+        {"interval", QF_INTERVAL, 2, 64, 'z'}, {"rand", QF_RAND, 0, 1, 'r'},
+        {"year", QF_YEAR, 1, 1, 'z'},      {"month", QF_MONTH, 1, 1, 'z'},
+        {"day", QF_DAY, 1, 1, 'z'},        {"hour", QF_HOUR, 1, 1, 'z'},
+        {"minute", QF_MINUTE, 1, 1, 'z'},  {"second", QF_SECOND, 1, 1, 'z'},
+        {"yearmonth", QF_YEARMONTH, 1, 1, 'z'}, {"yearmonthday", QF_YEARMONTHDAY, 1, 1, 'z'},
+        {"bigint", QF_BIGINT, 1, 1, 'z'},  {"double", QF_DOUBLE, 1, 1, 'd'},
+    };
+    const char *z = e->u.func.zName;
+    int nArg = e->u.func.nArg;
+    Expr **aArg = e->u.func.aArg;
+    if (!strcmp(z, "in") || !strcmp(z, "idiv")) {
+        /* IN(x, 1, 2) is x IN (1, 2); IDIV(a, b) is a DIV b */
+        if (z[0] == 'i' && z[1] == 'n' ? nArg < 2 : nArg != 2) {
+            return bind_fail_at(b, e->pos, z[1] == 'n' ? "IN() takes a value and one or more to look for: "
+                                                         "IN(x, 1, 2)"
+                                                       : "IDIV() takes two arguments");
+        }
+        Expr *x = arena_zalloc(b->a, sizeof(Expr));
+        if (!x) return bind_oom(b);
+        x->pos = e->pos;
+        if (z[1] == 'n') {
+            x->kind = EXPR_IN;
+            x->u.in.pLeft = aArg[0];
+            x->u.in.aList = aArg + 1;
+            x->u.in.nList = nArg - 1;
+        } else {
+            x->kind = EXPR_BINARY;
+            x->u.binary.op = OP_IDIV;
+            x->u.binary.pLeft = aArg[0];
+            x->u.binary.pRight = aArg[1];
+        }
+        return bind_expr(b, x, ctx, out);
+    }
+    size_t k = 0;
+    while (k < LP_ARRAY_SIZE(aFn) && strcmp(z, aFn[k].zName) != 0) k++;
+    if (k == LP_ARRAY_SIZE(aFn)) return -1;
+    char kind = aFn[k].kind;
+    if (nArg < aFn[k].lo || nArg > aFn[k].hi) {
+        char zMsg[160];
+        if (aFn[k].lo == aFn[k].hi) {
+            snprintf(zMsg, sizeof(zMsg), "%s() takes %d argument%s, got %d", z, aFn[k].lo,
+                     aFn[k].lo == 1 ? "" : "s", nArg);
+        } else {
+            snprintf(zMsg, sizeof(zMsg), "%s() takes %d to %d arguments, got %d", z, aFn[k].lo, aFn[k].hi, nArg);
+        }
+        return bind_fail_at(b, e->pos, zMsg);
+    }
+    QExpr **aq = arena_alloc(b->a, sizeof(QExpr *) * (size_t)(nArg ? nArg : 1));
+    BExpr *ax = arena_alloc(b->a, sizeof(BExpr) * (size_t)(nArg ? nArg : 1));
+    if (!aq || !ax) return bind_oom(b);
+    int bConst = kind != 'r', bDouble = 0, nStr = 0, nNum = 0;
+    for (int i = 0; i < nArg; i++) {
+        if (bind_expr(b, aArg[i], ctx, &ax[i])) return b->rc;
+        aq[i] = ax[i].q;
+        bConst &= ax[i].bConst;
+        if (ax[i].bNull || (kind == 'i' && i == 0)) continue; /* IF()'s condition: any value */
+        int bNum = is_num_type(ax[i].type);
+        nNum += bNum;
+        nStr += !bNum;
+        bDouble |= ax[i].type == SQLCOL_FLOAT || ax[i].type == SQLCOL_DOUBLE;
+        if (!bNum && kind != 'm' && kind != 'i') {
+            char bx[96], zMsg[200];
+            snprintf(zMsg, sizeof(zMsg), "%s() takes numbers: argument %d is %s", z, i + 1,
+                     what(b, &ax[i], bx, sizeof(bx)));
+            return bind_fail_at(b, aArg[i]->pos, zMsg);
+        }
+    }
+    if (nStr && nNum) {
+        char zMsg[200];
+        snprintf(zMsg, sizeof(zMsg), "%s() takes %s, not a mix", z,
+                 kind == 'i' ? "branches that are both numbers or both strings"
+                             : "arguments that are all numbers or all strings");
+        return bind_fail_at(b, e->pos, zMsg);
+    }
+    uint64_t salt = 0;
+    if (kind == 'r') {
+        /* RAND(seed) gives each row the same number every time; RAND() a
+        ** new one per statement */
+        if (nArg == 1 && (!ax[0].bConst || ax[0].type != SQLCOL_BIGINT || ax[0].bNull)) {
+            return bind_fail_at(b, aArg[0]->pos, "rand() takes an integer seed, or nothing");
+        }
+        Value v;
+        if (nArg == 1) const_value(b, &ax[0], &v);
+        salt = nArg == 1 ? (uint64_t)v.u.i * 0x9E3779B97F4A7C15ull : (uint64_t)lp_now_ns() ^ (uint64_t)(uintptr_t)b;
+    }
+    SqlColType t = kind == 'd' || kind == 'r' ? SQLCOL_DOUBLE
+                   : kind == 'z'             ? SQLCOL_BIGINT
+                   : nStr                    ? SQLCOL_STRING
+                   : bDouble                 ? SQLCOL_DOUBLE
+                                             : SQLCOL_BIGINT;
+    QExpr *q = qexpr_func(b->a, aFn[k].fn, (const QExpr *const *)aq, nArg, salt, t == SQLCOL_DOUBLE);
+    if (!q) return bind_oom(b);
+    out->q = q;
+    out->type = t;
+    out->iCol = SCHEMA_NO_COL;
+    out->bConst = bConst;
+    out->bNull = 0;
+    return LP_OK;
+}
+
 /* Functions that are constants for the statement. */
 static int bind_func(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     const char *z = e->u.func.zName;
@@ -472,6 +594,8 @@ static int bind_func(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     }
     if (k < 0) {
         if (!strcmp(z, "highlight") || !strcmp(z, "snippet")) return bind_highlight(b, e, ctx, out);
+        int rc = bind_scalar(b, e, ctx, out);
+        if (rc != -1) return rc;
         return bind_fail(b, ER_NO_SUCH_FUNC, LP_NOTFOUND, "unknown function '%s'", z);
     }
     if (e->u.func.nArg != 0) {

@@ -597,7 +597,10 @@ static Expr *parse_primary(Parser *p) {
             e->u.i = t.sub == KW_TRUE;
             break;
         }
-        if (sql_keyword_reserved(t.sub)) return expected(p, "an expression");
+        /* IN(x, 1, 2): Manticore's function form of x IN (1, 2) */
+        if (sql_keyword_reserved(t.sub) && !(t.sub == KW_IN && peek(p)->type == TK_LP)) {
+            return expected(p, "an expression");
+        }
         /* fall through */
     case TK_QID:
         if (peek(p)->type == TK_LP) return parse_call(p);

@@ -5372,3 +5372,30 @@ def test_string_attribute_indexed_is_field_and_attribute(tmp_path):
             check(cur)
     finally:
         s.stop()
+
+
+def test_scalar_functions_blend_relevance_and_attributes(server, cur, uniq):
+    """Manticore's scalar functions over a real connection: a score made of
+    WEIGHT() and IF() over an attribute orders the matches; RAND(seed)
+    orders the same way each time; functions filter in WHERE beside MATCH."""
+    t = make_table(server, uniq(), "(title TEXT, stock INT, price FLOAT)",
+                   {1: ("red bag red bag", 0, 10.0), 2: ("red bag", 3, 25.0), 3: ("blue bag", 1, 7.5),
+                    4: ("green hat", 5, 3.0)})
+    for step in ("ram", "flush"):
+        if step == "flush":
+            cur.execute(f"FLUSH TABLE {t}")
+        plain = [r[0] for r in rows(cur, f"SELECT id FROM {t} WHERE MATCH('red | bag') ORDER BY WEIGHT() DESC")]
+        assert plain[0] == 1, plain  # the most of both words
+        got = rows(cur, f"SELECT id, WEIGHT() + IF(stock > 0, 100, 0) AS score FROM {t} "
+                        "WHERE MATCH('red | bag') ORDER BY score DESC")
+        assert [r[0] for r in got] == [2, 3, 1] and got[0][1] > 100 > got[2][1], (step, got)
+        assert rows(cur, f"SELECT id, CEIL(price), IF(price > 9, 'dear', 'cheap') FROM {t} "
+                         "WHERE MATCH('bag') AND IN(stock, 0, 1) ORDER BY id ASC") == [
+            (1, 10, "dear"), (3, 8, "cheap")]
+        shuffled = rows(cur, f"SELECT id FROM {t} ORDER BY RAND(42)")
+        assert sorted(shuffled) == [(1,), (2,), (3,), (4,)]
+        assert rows(cur, f"SELECT id FROM {t} ORDER BY RAND(42)") == shuffled
+    expect_error(cur, f"SELECT id FROM {t} WHERE MATCH('bag') AND IF(WEIGHT() > 1, 1, 0)", 1064,
+                 "weight\\(\\) can only be used in the select list and ORDER BY")
+    expect_error(cur, f"SELECT SQRT(title) FROM {t}", 1064,
+                 "sqrt\\(\\) takes numbers: argument 1 is")

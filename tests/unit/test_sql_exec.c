@@ -225,6 +225,46 @@ static void test_select(void **state) {
     assert_string_equal(run(s, "SELECT * FROM nope"), "ERR 1146 table 'nope' does not exist");
     assert_string_equal(run(s, "SELECT id FROM p OPTION ranker=bm25"),
                         "ERR 1064 near 'ranker=bm25' at line 1 col 25: option 'ranker' needs a MATCH() query");
+    /* scalar functions: values, NULLs, types, and where they may stand */
+    assert_string_equal(run(s, "SELECT id, IF(qty > 3, 'many', 'few'), IF(qty, 1, 2.5) FROM p ORDER BY id ASC"),
+                        "1|many|1\n2|few|2.5\n3|few|1\n4|few|1");
+    assert_string_equal(run(s, "SELECT ABS(qty), CEIL(price), FLOOR(price), SQRT(qty), POW(qty, 2) FROM p WHERE id = 4"),
+                        "4|\\N|\\N|\\N|16");
+    assert_string_equal(run(s, "SELECT LN(1), LOG2(8), LOG10(1000), EXP(0), CEIL(-1.5), FLOOR(-1.5), ABS(-2.5)"),
+                        "0|3|3|1|-1|-2|2.5");
+    assert_string_equal(run(s, "SELECT SQRT(-1), LN(0), POW(10, 400), CEIL(1e30), ABS(NULL), IF(NULL, 1, 2)"),
+                        "\\N|\\N|\\N|\\N|\\N|2");
+    assert_string_equal(run(s, "SELECT MIN(2, 3), MAX(2, 3.5), GREATEST(1, 5, 3), LEAST('b', 'A', 'c'), "
+                               "GREATEST(1, NULL)"),
+                        "2|3.5|5|A|\\N");
+    assert_string_equal(run(s, "SELECT INTERVAL(5, 1, 5, 9), INTERVAL(0, 1, 5), INTERVAL(9.5, 1, 5, 9), "
+                               "IDIV(7, 2), IN(3, 1, 3), BIGINT(2.9), DOUBLE(2)"),
+                        "2|0|3|3|1|2|2");
+    assert_string_equal(run(s, "SELECT YEAR(ts), MONTH(ts), DAY(ts), HOUR(ts), MINUTE(ts), SECOND(ts), "
+                               "YEARMONTH(ts), YEARMONTHDAY(ts) FROM p WHERE id = 3"),
+                        "2023|11|14|22|13|20|202311|20231114");
+    assert_string_equal(run(s, "SELECT id FROM p WHERE IF(qty > 0, qty, 100) > 5 ORDER BY id ASC"), "1\n2\n4");
+    assert_string_equal(run(s, "SELECT id FROM p WHERE IN(qty, 3, -4) ORDER BY ABS(qty) DESC"), "4\n3");
+    char zRand[64]; /* a seed gives the same order every time; another seed another */
+    snprintf(zRand, sizeof(zRand), "%s", run(s, "SELECT id FROM p ORDER BY RAND(7) ASC"));
+    assert_string_equal(run(s, "SELECT id FROM p ORDER BY RAND(7) ASC"), zRand);
+    assert_string_not_equal(run(s, "SELECT id FROM p ORDER BY RAND(8) ASC"), zRand);
+    assert_string_equal(run(s, "SELECT COUNT(*) FROM p WHERE RAND() >= 0 AND RAND() < 1"), "4");
+    assert_string_equal(run(s, "SELECT IF(1, 2, 'x')"),
+                        "ERR 1064 near 'IF(1, 2, 'x')' at line 1 col 8: if() takes branches that are both numbers or "
+                        "both strings, not a mix");
+    assert_string_equal(run(s, "SELECT ABS(name) FROM p"),
+                        "ERR 1064 near 'name) FROM p' at line 1 col 12: abs() takes numbers: argument 1 is STRING "
+                        "column 'name'");
+    assert_string_equal(run(s, "SELECT POW(2)"), "ERR 1064 near 'POW(2)' at line 1 col 8: pow() takes 2 arguments, got 1");
+    assert_string_equal(run(s, "SELECT GREATEST(1)"),
+                        "ERR 1064 near 'GREATEST(1)' at line 1 col 8: greatest() takes 2 to 64 arguments, got 1");
+    assert_string_equal(run(s, "SELECT RAND(qty) FROM p"),
+                        "ERR 1064 near 'qty) FROM p' at line 1 col 13: rand() takes an integer seed, or nothing");
+    assert_string_equal(run(s, "SELECT IN(1)"),
+                        "ERR 1064 near 'IN(1)' at line 1 col 8: IN() takes a value and one or more to look for: IN(x, 1, 2)");
+    assert_string_equal(run(s, "SELECT id FROM p WHERE ABS(WEIGHT()) > 0"),
+                        "ERR 1064 weight() can only be used in the select list and ORDER BY");
     /* default LIMIT 20, total_found counts everything */
     for (int i = 0; i < 30; i++) run(s, "INSERT INTO p (name) VALUES ('more')");
     assert_string_equal(run(s, "SELECT COUNT(*) FROM p"), "34");
