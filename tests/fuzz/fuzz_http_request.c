@@ -12,7 +12,10 @@
 **     NUL-terminated statement within the limit;
 **  3. as cells of a result set ('|' separates cells, cycling through every
 **     column type): the encoded answer must be valid JSON, and a string
-**     that is valid UTF-8 must come back from jansson byte for byte.
+**     that is valid UTF-8 must come back from jansson byte for byte;
+**  4. as a /search request: its translation must be refused with a
+**     message, or be one SELECT that the SQL parser accepts (whatever the
+**     request's strings hold, they stay inside their quotes).
 ** Crashes, leaks and sanitizer reports are what libFuzzer looks for; the
 ** checks above abort() on a wrong answer.
 */
@@ -22,7 +25,9 @@
 #include <string.h>
 
 #include "server/http/http_int.h"
+#include "sql/parser.h"
 #include "sql/result.h"
+#include "util/arena.h"
 
 #define CHECK(x)                                                                                   \
     do {                                                                                           \
@@ -159,10 +164,33 @@ static void fuzz_json(const char *z, size_t n) {
     strbuf_free(&sb);
 }
 
+static void fuzz_search(const char *z, size_t n) {
+    StrBuf sql = {0};
+    HttpSearch hs;
+    LpError err;
+    lp_err_clear(&err);
+    int rc = http_search_sql(z, n, &sql, &hs, &err);
+    CHECK(rc == LP_OK || rc == LP_BADINPUT || rc == LP_NOMEM);
+    if (rc == LP_BADINPUT) CHECK(err.zMsg[0] != 0);
+    if (rc == LP_OK) {
+        Arena a;
+        arena_init(&a, 4096);
+        SqlStmt *pStmt = NULL;
+        LpError perr;
+        lp_err_clear(&perr);
+        CHECK(sql.z != NULL && sql_parse(&a, sql.z, sql.n, &pStmt, &perr) == LP_OK);
+        CHECK(pStmt != NULL && pStmt->kind == STMT_SELECT);
+        arena_free(&a);
+        http_search_free(&hs);
+    }
+    strbuf_free(&sql);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const char *z = (const char *)data;
     fuzz_decoders(z, size);
     fuzz_route(z, size);
     fuzz_json(z, size);
+    fuzz_search(z, size);
     return 0;
 }

@@ -210,3 +210,137 @@ def test_http_body_under_limit_served(auth_server):
     assert st == 200
     assert list(json.loads(raw)[0]["data"][0].values()) == ["z" * 60_000]
     assert http_request(port, "/health")[0] == 200
+
+
+def search(http, req):
+    """POSTs a JSON search request; returns (status, decoded JSON)."""
+    body = req if isinstance(req, bytes) else json.dumps(req).encode()
+    status, headers, raw = http("/search", body, content_type="application/json")
+    assert "json" in headers.get("Content-Type", ""), headers
+    return status, json.loads(raw.decode("utf-8"))
+
+
+def hit_ids(doc):
+    return [h["_id"] for h in doc["hits"]["hits"]]
+
+
+@pytest.fixture
+def shop(cur, uniq):
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (title TEXT, body TEXT, tag STRING, price FLOAT, n INT)")
+    cur.execute(f"INSERT INTO {t} VALUES (1, 'The quick brown fox', 'jumps over the lazy dog', 'animal', 1.5, 3), "
+                "(2, 'Lazy afternoon', 'a dog sleeps in the sun', 'life', 9.5, 1), "
+                "(3, 'Fox news', 'news about foxes', 'news', 3.0, 2), "
+                "(4, 'Maybe later', 'no animals here', 'life', 20.0, 5)")
+    return t
+
+
+def test_search_match_shapes_and_source(http, cur, shop):
+    """Manticore's /search: the hits shape, match over all fields (words
+    ORed), a field list, operator and, match_phrase, query_string, and each
+    hit's _score the WEIGHT() the same query has over SQL."""
+    status, doc = search(http, {"table": shop, "query": {"match": {"*": "dog fox"}}})
+    assert status == 200 and doc["timed_out"] is False and isinstance(doc["took"], int)
+    assert doc["hits"]["total"] == 3 and doc["hits"]["total_relation"] == "eq"
+    weights = dict(rows(cur, f"SELECT id, WEIGHT() FROM {shop} WHERE MATCH('dog | fox')"))
+    assert hit_ids(doc) == sorted(weights, key=lambda i: -weights[i])
+    for h in doc["hits"]["hits"]:
+        assert h["_score"] == pytest.approx(weights[h["_id"]], rel=1e-5)
+    first = doc["hits"]["hits"][0]
+    assert first["_source"] == {"title": "The quick brown fox", "body": "jumps over the lazy dog",
+                                "tag": "animal", "price": 1.5, "n": 3}
+    cases = [({"match": {"title": "fox"}}, [1, 3]),
+             ({"match": {"title,body": {"query": "lazy dog", "operator": "and"}}}, [1, 2]),
+             ({"match": {"!body": "fox"}}, [1, 3]), ({"match": {"!title": "fox"}}, []),  # 'foxes' is another word
+             ({"match": {"_all": "MAYBE later"}}, [4]),  # operator words are words here
+             ({"match_phrase": {"body": "lazy dog"}}, [1]),
+             ({"match_phrase": {"*": "dog lazy"}}, []),
+             ({"query_string": "@title fox -news"}, [1]),
+             ({"query_string": {"query": "\"quick fox\"~2"}}, [1]),
+             ({"match_all": {}}, [1, 2, 3, 4])]
+    for q, want in cases:
+        status, doc = search(http, {"table": shop, "query": q})
+        assert status == 200, (q, doc)
+        assert sorted(hit_ids(doc)) == want, (q, doc)
+    status, doc = search(http, {"index": shop, "query": {"match": {"title": "fox"}},
+                                "_source": ["title", "price"], "sort": [{"price": "desc"}]})
+    assert [(h["_id"], h["_source"]) for h in doc["hits"]["hits"]] == [
+        (3, {"title": "Fox news", "price": 3}), (1, {"title": "The quick brown fox", "price": 1.5})]
+    status, doc = search(http, {"table": shop, "_source": False, "sort": ["id"], "limit": 2, "offset": 1})
+    assert doc["hits"]["hits"] == [{"_id": 2, "_score": 1}, {"_id": 3, "_score": 1}]
+    assert doc["hits"]["total"] == 4
+    status, doc = search(http, {"table": shop, "_source": {"excludes": ["body", "tag"]}, "sort": [{"id": {"order": "desc"}}],
+                                "size": 1})
+    assert doc["hits"]["hits"] == [{"_id": 4, "_score": 1, "_source": {"title": "Maybe later", "price": 20, "n": 5}}]
+
+
+def test_search_bool_filters_highlight_options(http, cur, shop):
+    """bool: must ANDs, should ORs (and counts only alone, as in Manticore),
+    must_not negates, full-text and filters alike; equals, in, range;
+    highlight with Elasticsearch's tag names; options reach OPTION."""
+    cases = [({"bool": {"must": [{"match": {"*": "dog"}}, {"range": {"price": {"gte": 2}}}]}}, [2]),
+             ({"bool": {"should": [{"equals": {"tag": "news"}}, {"in": {"n": [1, 5]}}]}}, [2, 3, 4]),
+             ({"bool": {"should": [{"match": {"*": "dog"}}, {"match": {"*": "news"}}]}}, [1, 2, 3]),
+             ({"bool": {"must": [{"match": {"*": "dog"}}], "should": [{"equals": {"n": 99}}]}}, [1, 2]),
+             ({"bool": {"must": [{"match": {"*": "dog fox"}}], "must_not": [{"match": {"title": "news"}},
+                                                                            {"equals": {"n": 1}}]}}, [1]),
+             ({"bool": {"filter": {"range": {"price": {"gt": 1.5, "lt": 20}}}}}, [2, 3]),
+             ({"bool": {"must": [{"bool": {"should": [{"equals": {"n": 1}}, {"equals": {"n": 2}}]}},
+                                 {"match": {"*": "dog news"}}]}}, [2, 3]),
+             ({"equals": {"tag": "life"}}, [2, 4])]
+    for q, want in cases:
+        status, doc = search(http, {"table": shop, "query": q})
+        assert status == 200, (q, doc)
+        assert sorted(hit_ids(doc)) == want, (q, doc)
+    status, doc = search(http, {"table": shop, "query": {"match": {"body": "dog"}},
+                                "highlight": {"fields": ["body"], "pre_tags": "<em>", "post_tags": "</em>"},
+                                "_source": False, "sort": ["id"]})
+    assert doc["hits"]["hits"] == [{"_id": 1, "_score": doc["hits"]["hits"][0]["_score"],
+                                    "highlight": {"body": ["jumps over the lazy <em>dog</em>"]}},
+                                   {"_id": 2, "_score": doc["hits"]["hits"][1]["_score"],
+                                    "highlight": {"body": ["a <em>dog</em> sleeps in the sun"]}}]
+    status, doc = search(http, {"table": shop, "query": {"match": {"*": "fox"}}, "highlight": {}, "_source": False,
+                                "sort": ["id"]})
+    assert doc["hits"]["hits"][0]["highlight"] == {"*": ["The quick brown <b>fox</b> | jumps over the lazy dog"]}
+    status, doc = search(http, {"table": shop, "query": {"match": {"*": "fox"}},
+                                "options": {"ranker": "expr('sum(lcs)*10')", "field_weights": {"title": 3}}})
+    assert sorted(h["_score"] for h in doc["hits"]["hits"]) == [10, 10]
+    status, doc = search(http, {"table": shop, "query": {"match": {"*": "fox"}}, "options": {"ranker": "none"}})
+    assert [h["_score"] for h in doc["hits"]["hits"]] == [1, 1]
+
+
+@pytest.mark.parametrize("req, status, kind, reason", [
+    (b"not json", 400, "parse_exception", "the request is not JSON"),
+    ({"query": {"match_all": {}}}, 400, "parse_exception", "needs \"table\""),
+    ({"tabel": "x"}, 400, "parse_exception", "unknown key 'tabel'"),
+    ({"table": "SHOP", "query": {"foo": {}}}, 400, "parse_exception", "unknown query 'foo'"),
+    ({"table": "SHOP", "query": {"match": {"*": "()"}}}, 400, "parse_exception", "the text has no words"),
+    ({"table": "SHOP", "query": {"bool": {"should": [{"match": {"*": "a"}}, {"equals": {"n": 1}}]}}}, 400,
+     "parse_exception", "should mixes full-text queries and attribute filters"),
+    ({"table": "SHOP", "query": {"bool": {"must_not": {"bool": {"must": [{"match": {"*": "a"}}, {"equals": {"n": 1}}]}},
+                                          "must": {"match": {"*": "b"}}}}}, 400,
+     "parse_exception", "must_not query holds both"),
+    ({"table": "SHOP", "query": {"equals": {"n; DROP": 1}}}, 400, "parse_exception", "is not a name"),
+    ({"table": "SHOP", "query": {"range": {"n": {"above": 1}}}}, 400, "parse_exception", "unknown bound 'above'"),
+    ({"table": "SHOP", "limit": -1}, 400, "parse_exception", "'limit' takes a whole number"),
+    ({"table": "SHOP", "sort": [{"price": "up"}]}, 400, "parse_exception", "expected asc or desc"),
+    ({"table": "SHOP", "query": {"match": {"nofield": "dog"}}}, 400, "query_exception", "unknown field 'nofield'"),
+    ({"table": "SHOP", "query": {"equals": {"nocol": 1}}}, 400, "query_exception", "unknown column 'nocol'"),
+    ({"table": "no_such_table"}, 400, "query_exception", "does not exist"),
+])
+def test_search_errors(http, shop, req, status, kind, reason):
+    """Each bad request is a 400 in Manticore's error shape, saying what is
+    wrong; the SQL layer's own errors (a field or table that does not exist)
+    come through with the table named."""
+    if isinstance(req, dict) and req.get("table") == "SHOP":
+        req["table"] = shop
+    got, doc = search(http, req)
+    assert got == status, doc
+    assert doc["status"] == status and doc["error"]["type"] == kind, doc
+    assert reason in doc["error"]["reason"], doc
+
+
+def test_search_empty_body_and_method(http):
+    status, headers, raw = http("/search", b"", content_type="application/json")
+    assert status == 400 and "JSON request in the body" in json.loads(raw)["error"]
+    assert http("/search")[0] == 405

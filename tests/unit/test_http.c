@@ -399,11 +399,11 @@ static void test_route_refusals(void **state) {
     r = route(&q, 10, "GET", "/nope", NULL, NULL, NULL, 1);
     assert_int_equal(r.begin, 404);
     assert_json(&q.reply,
-                "{\"error\":\"unknown endpoint '/nope': try /sql, /cli_json or /health\"}");
+                "{\"error\":\"unknown endpoint '/nope': try /sql, /cli_json, /search or /health\"}");
     assert_int_equal(route(&q, 10, "GET", "/sql/", NULL, NULL, NULL, 1).begin, 404);
     assert_int_equal(route(&q, 10, "GET", "/sql%00x", NULL, NULL, NULL, 1).begin, 404);
     assert_json(&q.reply,
-                "{\"error\":\"unknown endpoint '/sql\\u0000x': try /sql, /cli_json or /health\"}");
+                "{\"error\":\"unknown endpoint '/sql\\u0000x': try /sql, /cli_json, /search or /health\"}");
     assert_int_equal(route(&q, 10, "GET", "/SQL", NULL, NULL, NULL, 1).begin, 404);
     assert_int_equal(route(&q, 10, "GET", "", NULL, NULL, NULL, 1).begin, 404);
 
@@ -491,6 +491,54 @@ static void test_route_empty(void **state) {
     http_req_free(&q);
 }
 
+/* The SELECT a /search request becomes, or "ERR <message>". */
+static const char *search_sql(const char *zReq) {
+    static char zOut[1024];
+    StrBuf sql = {0};
+    HttpSearch hs;
+    LpError err;
+    lp_err_clear(&err);
+    if (http_search_sql(zReq, strlen(zReq), &sql, &hs, &err) == LP_OK) {
+        snprintf(zOut, sizeof(zOut), "%.*s", (int)sql.n, sql.z);
+        http_search_free(&hs);
+    } else {
+        snprintf(zOut, sizeof(zOut), "ERR %s", err.zMsg);
+    }
+    strbuf_free(&sql);
+    return zOut;
+}
+
+static void test_search_sql(void **state) {
+    (void)state;
+    assert_string_equal(search_sql("{\"table\":\"t\"}"), "SELECT id, WEIGHT(), * FROM `t` LIMIT 0, 20");
+    assert_string_equal(search_sql("{\"table\":\"t\",\"query\":{\"match\":{\"title\":\"it's a (big) -deal\"}}}"),
+                        "SELECT id, WEIGHT(), * FROM `t` WHERE MATCH('(@title it | s | a | big | deal)') LIMIT 0, 20");
+    assert_string_equal(search_sql("{\"table\":\"t\",\"query\":{\"match\":{\"a, b\":{\"query\":\"x NEAR y\","
+                                   "\"operator\":\"and\",\"boost\":2}}},\"_source\":false}"),
+                        "SELECT id, WEIGHT() FROM `t` WHERE MATCH('(@(a,b) x^2 near^2 y^2)') LIMIT 0, 20");
+    assert_string_equal(search_sql("{\"table\":\"t\",\"query\":{\"bool\":{\"must\":[{\"query_string\":\"a \\\\ b\"},"
+                                   "{\"range\":{\"p\":{\"gt\":1,\"lte\":2.5}}}],\"must_not\":[{\"match_phrase\":{\"!c\":\"x y\"}},"
+                                   "{\"in\":{\"s\":[\"o'k\",true]}}]}},\"sort\":[\"_score\",{\"p\":\"desc\"}],"
+                                   "\"_source\":[\"p\",\"id\"],\"limit\":3,\"offset\":1}"),
+                        "SELECT id, WEIGHT(), `p` FROM `t` WHERE MATCH('((a \\\\ b)) -((@!c \"x y\"))') AND ((`p` > 1 AND "
+                        "`p` <= 2.5) AND NOT (`s` IN ('o\\'k', 1))) ORDER BY WEIGHT() DESC, `p` DESC LIMIT 1, 3");
+    assert_string_equal(search_sql("{\"table\":\"t\",\"query\":{\"bool\":{\"should\":[{\"equals\":{\"a\":1}},"
+                                   "{\"equals\":{\"b\":\"x\"}}]}},\"highlight\":{\"fields\":[\"f\"],\"pre_tags\":[\"<i>\"]},"
+                                   "\"options\":{\"ranker\":\"expr('sum(lcs)')\",\"field_weights\":{\"f\":2}}}"),
+                        "SELECT id, WEIGHT(), *, HIGHLIGHT({before_match='<i>'}, 'f') FROM `t` WHERE (((`a` = 1) OR "
+                        "(`b` = 'x'))) LIMIT 0, 20 OPTION ranker=expr('sum(lcs)'), field_weights=(f=2)");
+    /* should counts only alone */
+    assert_string_equal(search_sql("{\"table\":\"t\",\"query\":{\"bool\":{\"must\":{\"match\":{\"*\":\"a\"}},"
+                                   "\"should\":{\"equals\":{\"b\":1}}}}}"),
+                        "SELECT id, WEIGHT(), * FROM `t` WHERE MATCH('((a))') LIMIT 0, 20");
+    assert_string_equal(search_sql("{\"table\":\"t\",\"query\":{\"match\":{\"t-1\":\"a\"}}}"),
+                        "ERR field list 't-1': expected field names separated by ','");
+    assert_string_equal(search_sql("{\"table\":\"t`x\"}"), "ERR table 't`x' is not a name (letters, digits and '_')");
+    assert_string_equal(search_sql("{\"table\":\"t\",\"table\":\"u\"}"),
+                        "ERR the request is not JSON: duplicate object key near '\"table\"' at byte 20");
+    assert_string_equal(search_sql("[1]"), "ERR the request is not a JSON object");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_url_decode),       cmocka_unit_test(test_url_decode_malformed),
@@ -499,6 +547,7 @@ int main(void) {
         cmocka_unit_test(test_json_result_rows), cmocka_unit_test(test_json_result_ok_error),
         cmocka_unit_test(test_json_misc),        cmocka_unit_test(test_route_sql),
         cmocka_unit_test(test_route_refusals),   cmocka_unit_test(test_route_empty),
+        cmocka_unit_test(test_search_sql),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

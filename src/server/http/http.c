@@ -35,6 +35,7 @@
 
 #include "server/http/http.h"
 #include "server/http/http_int.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 struct HttpServer {
@@ -116,6 +117,65 @@ static enum MHD_Result run_sql(HttpServer *h, struct MHD_Connection *c, HttpCtx 
     return send_buf(h, c, status, &out, NULL);
 }
 
+/* The value SHOW META gives zName, copied into z[0..n); "" when none. */
+static void meta_value(const SqlResult *m, const char *zName, char *z, size_t n) {
+    z[0] = 0;
+    if (m->kind != SQLRES_ROWS || m->nCol < 2) return;
+    for (size_t i = 0; i < m->nRow; i++) {
+        const SqlCell *a = m->aCell + i * (size_t)m->nCol;
+        if (a[0].z && a[0].n == strlen(zName) && memcmp(a[0].z, zName, a[0].n) == 0 && a[1].z) {
+            snprintf(z, n, "%.*s", (int)a[1].n, a[1].z);
+        }
+    }
+}
+
+/* POST /search: the JSON request as one SELECT, run in a fresh session
+** with SHOW META after it for the total. */
+static enum MHD_Result run_search(HttpServer *h, struct MHD_Connection *c, HttpCtx *x) {
+    int64_t t0 = lp_now_ns();
+    StrBuf sql = {0}, out = {0};
+    HttpSearch hs;
+    LpError err;
+    lp_err_clear(&err);
+    int rc = http_search_sql(x->q.zSql, x->q.nSql, &sql, &hs, &err);
+    if (rc != LP_OK) {
+        strbuf_free(&sql);
+        if (rc == LP_NOMEM) return send_json(h, c, 500, NULL, 0, NULL);
+        http_search_error(&out, "parse_exception", err.zMsg, NULL);
+        return send_buf(h, c, 400, &out, NULL);
+    }
+    uint32_t id = atomic_fetch_add_explicit(&h->nextConnId, 1, memory_order_relaxed);
+    SqlSession *s = sql_session_new(h->pEngine, id, NULL);
+    if (s == NULL || sql.oom) {
+        sql_session_free(s);
+        strbuf_free(&sql);
+        http_search_free(&hs);
+        return send_json(h, c, 500, NULL, 0, NULL);
+    }
+    SqlResult res, meta;
+    sql_result_init(&res);
+    sql_result_init(&meta);
+    sql_execute(s, sql.z, sql.n, &res);
+    int status = http_status_for_result(&res);
+    if (res.kind == SQLRES_ROWS) {
+        static const char zMeta[] = "SHOW META";
+        sql_execute(s, zMeta, sizeof(zMeta) - 1, &meta);
+        char zTotal[32], zRel[8];
+        meta_value(&meta, "total_found", zTotal, sizeof(zTotal));
+        meta_value(&meta, "total_relation", zRel, sizeof(zRel));
+        http_search_answer(&out, &hs, &res, zTotal, zRel[0] ? zRel : "eq", (lp_now_ns() - t0) / 1000000);
+    } else if (res.kind == SQLRES_ERROR) {
+        /* the SQL layer's own message: it names what the request asked for */
+        http_search_error(&out, status >= 500 ? "internal_error" : "query_exception", res.zErr, hs.zTable);
+    }
+    sql_result_free(&res);
+    sql_result_free(&meta);
+    sql_session_free(s);
+    strbuf_free(&sql);
+    http_search_free(&hs);
+    return send_buf(h, c, status, &out, NULL);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *zUrl,
                                   const char *zMethod, const char *zVersion, const char *pData,
                                   size_t *pnData, void **ppCtx) {
@@ -163,6 +223,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         case HTTP_ACT_SQL:
             x->bReplied = 1;
             return run_sql(h, c, x);
+        case HTTP_ACT_SEARCH:
+            x->bReplied = 1;
+            return run_search(h, c, x);
         }
     }
     /* A refusal prepared by the routing steps. */

@@ -59,6 +59,10 @@ void http_json_str(StrBuf *sb, const char *z, size_t n);
 ** no leading zeros, no "inf"/"nan", no surrounding space). */
 int http_json_is_number(const char *z, size_t n);
 
+/* One cell of a result set as a JSON value (the rules of
+** http_json_result below). */
+void http_json_cell(StrBuf *sb, SqlColType t, const SqlCell *c);
+
 /* The type name of a column in a result set, as Manticore's /sql?mode=raw
 ** spells it: "long long", "string", "float_vector"... */
 const char *http_json_type_name(SqlColType t);
@@ -91,19 +95,52 @@ void http_json_sql_error(StrBuf *sb, const char *zMsg, int iErrno, const char *z
 /* {"status":"ok","version":"...","uptime":nUptime}. */
 void http_json_health(StrBuf *sb, int64_t nUptime);
 
+/* ----------------------------------------------------------------- search */
+
+/* What http_search_sql learnt of a /search request that its answer needs
+** (http_search.c describes the request). */
+typedef struct HttpSearch {
+    char zTable[72];        /* the table, for error answers */
+    int bSource;            /* send _source */
+    int bStar;              /* the source columns are SELECT's * */
+    void *pExclude;         /* json_t: _source excludes (a name or a list), or NULL */
+    void *pHl;              /* json_t: the highlighted fields' names ("" for all) */
+    int nHl;                /* how many: the last nHl columns of the result */
+} HttpSearch;
+
+/* Translates the JSON request z[0..n) into one SELECT (appended to pSql):
+** id, WEIGHT(), the _source columns, one HIGHLIGHT() per highlighted
+** field. LP_OK (s filled; http_search_free it), LP_BADINPUT with a message
+** naming what is wrong, or LP_NOMEM. */
+int http_search_sql(const char *z, size_t n, StrBuf *pSql, HttpSearch *s, LpError *err);
+void http_search_free(HttpSearch *s);
+
+/* Appends Manticore's answer to a search: {"took":..,"timed_out":false,
+** "hits":{"total":..,"total_relation":..,"hits":[{"_id":..,"_score":..,
+** "_source":{..},"highlight":{"field":["..."]}}]}}, from the SELECT's rows r
+** and SHOW META's total and total_relation. */
+void http_search_answer(StrBuf *sb, const HttpSearch *s, const SqlResult *r, const char *zTotal,
+                        const char *zRelation, int64_t tookMs);
+
+/* {"error":{"type":zType,"reason":zReason[,"table":zTable]},"status":400}. */
+void http_search_error(StrBuf *sb, const char *zType, const char *zReason, const char *zTable);
+
 /* ---------------------------------------------------------------- routing */
 
 typedef enum HttpEndpoint {
     HTTP_EP_NONE = 0, /* not routed yet, or refused */
     HTTP_EP_HEALTH,   /* GET|HEAD /health */
     HTTP_EP_SQL,      /* GET|POST /sql: raw body, query= form, ?query= */
-    HTTP_EP_CLI_JSON  /* POST /cli_json: the body is always raw SQL */
+    HTTP_EP_CLI_JSON, /* POST /cli_json: the body is always raw SQL */
+    HTTP_EP_SEARCH    /* POST /search: a JSON search request (http_search.c) */
 } HttpEndpoint;
 
 typedef enum HttpAction {
     HTTP_ACT_REPLY = 0, /* send q->status with the JSON body q->reply */
     HTTP_ACT_HEALTH,    /* answer the health check */
-    HTTP_ACT_SQL        /* execute q->zSql[0..q->nSql) and answer its result */
+    HTTP_ACT_SQL,       /* execute q->zSql[0..q->nSql) and answer its result */
+    HTTP_ACT_SEARCH     /* translate the JSON request q->zSql[0..q->nSql), run it,
+                        ** answer in the hits shape */
 } HttpAction;
 
 /* Bytes of an oversized body read and dropped before answering 413. */

@@ -214,7 +214,7 @@ static int is_json_value(const char *z, size_t n) {
     return 1;
 }
 
-static void cell(StrBuf *sb, SqlColType t, const SqlCell *c) {
+void http_json_cell(StrBuf *sb, SqlColType t, const SqlCell *c) {
     if (c->z == NULL) {
         strbuf_append(sb, "null", 4);
         return;
@@ -303,7 +303,7 @@ void http_json_result(StrBuf *sb, const SqlResult *r) {
             if (c) strbuf_appendc(sb, ',');
             json_strz(sb, r->aCol[c].zName);
             strbuf_appendc(sb, ':');
-            cell(sb, r->aCol[c].type, &aRow[c]);
+            http_json_cell(sb, r->aCol[c].type, &aRow[c]);
         }
         strbuf_appendc(sb, '}');
     }

@@ -43,6 +43,7 @@ static const struct {
     {"/health", HTTP_EP_HEALTH, "GET, HEAD"},
     {"/sql", HTTP_EP_SQL, "GET, POST"},
     {"/cli_json", HTTP_EP_CLI_JSON, "POST"},
+    {"/search", HTTP_EP_SEARCH, "POST"},
 };
 
 void http_req_init(HttpReq *q, size_t nMaxBody) {
@@ -143,7 +144,7 @@ int http_req_begin(HttpReq *q, const char *zMethod, const char *zUri, size_t nUr
         StrBuf msg = {0};
         strbuf_appendz(&msg, "unknown endpoint '");
         strbuf_append(&msg, path.z ? path.z : "", path.n);
-        strbuf_appendz(&msg, "': try /sql, /cli_json or /health");
+        strbuf_appendz(&msg, "': try /sql, /cli_json, /search or /health");
         if (msg.oom)
             refuse(q, 404, "unknown endpoint");
         else
@@ -203,7 +204,7 @@ int http_req_body(HttpReq *q, const char *p, size_t n) {
     }
     q->nBody += n;
     /* The health check ignores a body; only the SQL endpoints keep it. */
-    if (q->ep == HTTP_EP_SQL || q->ep == HTTP_EP_CLI_JSON) {
+    if (q->ep == HTTP_EP_SQL || q->ep == HTTP_EP_CLI_JSON || q->ep == HTTP_EP_SEARCH) {
         strbuf_append(&q->body, p, n);
         if (q->body.oom) return refuse(q, 500, "out of memory");
     }
@@ -226,6 +227,15 @@ HttpAction http_req_finish(HttpReq *q) {
 
     const char *zBody = q->body.z ? q->body.z : "";
     size_t nBody = q->body.n;
+    if (q->ep == HTTP_EP_SEARCH) {
+        if (nBody == 0) {
+            refuse(q, 400, "/search takes a JSON request in the body: {\"table\": ..., \"query\": ...}");
+            return HTTP_ACT_REPLY;
+        }
+        q->zSql = zBody;
+        q->nSql = nBody;
+        return HTTP_ACT_SEARCH;
+    }
     if (q->ep == HTTP_EP_SQL && nBody > 0 &&
         (q->bFormType ||
          (nBody >= sizeof(zPrefix) - 1 && memcmp(zBody, zPrefix, sizeof(zPrefix) - 1) == 0))) {

@@ -1,0 +1,718 @@
+/*
+** http_search.c — POST /search: Manticore's JSON search request, answered
+** by the SQL engine.
+**
+** A request is translated into one SELECT (http_search_sql) that the same
+** session code as /sql runs; its rows, and SHOW META's total, are then
+** written in Manticore's hits shape (http_search_answer). Nothing is
+** searched here: the translation only quotes, so every rule of MATCH and
+** WHERE (and every error message of theirs) is the SQL layer's.
+**
+** The request (each key optional but "table"):
+**   table | index      the table
+**   query              one query object (below); none: every row
+**   limit | size       rows to return (20); offset | from: rows to skip (0)
+**   sort               "_score", "attr", {"attr": "asc"|"desc"} or
+**                      {"attr": {"order": ...}}, or a list of them
+**   _source            true | false | "attr" | ["a", "b"] |
+**                      {"includes": [...], "excludes": [...]}
+**   highlight          {"fields": ["title"] | {"title": {}}, options...}
+**   options            {"ranker": "bm25", "field_weights": {"title": 2}, ...}
+**   track_scores, profile: accepted, change nothing (scores are always sent)
+** Query objects:
+**   match_all          {}
+**   match              {"field": "text"} or {"field": {"query": "text",
+**                      "operator": "or"|"and", "boost": 2}}; the field may be
+**                      "*" or "_all", "f1,f2", "!f"; the text is words only:
+**                      operator characters are read as spaces
+**   match_phrase       {"field": "text"}: the words as one phrase
+**   query_string       "MATCH syntax" or {"query": "..."}: as written
+**   equals | in | range  {"attr": value} | {"attr": [values]} |
+**                      {"attr": {"gt"|"gte"|"lt"|"lte": value, ...}}
+**   bool               {"must": [...], "should": [...], "must_not": [...],
+**                      "filter": [...]}, each a query or a list of them;
+**                      should counts only without must, filter and must_not,
+**                      as in Manticore
+** Full-text parts join into the one MATCH (must: AND, should: OR,
+** must_not: NOT), attribute parts into the WHERE; a should that mixes the
+** two, or a must_not holding both, cannot be written so and is refused.
+*/
+#include <ctype.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "server/http/http_int.h"
+
+#define HS_MAX_DEPTH 32 /* nested bools */
+
+typedef struct Tr {
+    LpError *err;
+    int depth;
+} Tr;
+
+static int tr_fail(Tr *t, const char *zFmt, const char *zArg) {
+    char zMsg[256];
+    snprintf(zMsg, sizeof(zMsg), zFmt, zArg ? zArg : "");
+    return lp_err_set(t->err, LP_BADINPUT, "%s", zMsg);
+}
+
+/* Is z a plain name: a letter or '_', then letters, digits and '_'? */
+static int is_name(const char *z, size_t n) {
+    if (n == 0 || n > 64 || !(isalpha((unsigned char)z[0]) || z[0] == '_')) return 0;
+    for (size_t i = 1; i < n; i++) {
+        if (!isalnum((unsigned char)z[i]) && z[i] != '_') return 0;
+    }
+    return 1;
+}
+
+/* `name`, refused unless it is a plain name. */
+static int put_ident(Tr *t, StrBuf *sb, const char *z, size_t n, const char *zWhat) {
+    if (!is_name(z, n)) {
+        char zName[72];
+        snprintf(zName, sizeof(zName), "%.*s", (int)(n > 64 ? 64 : n), z);
+        char zMsg[160];
+        snprintf(zMsg, sizeof(zMsg), "%s '%%s' is not a name (letters, digits and '_')", zWhat);
+        return tr_fail(t, zMsg, zName);
+    }
+    strbuf_appendc(sb, '`');
+    strbuf_append(sb, z, n);
+    strbuf_appendc(sb, '`');
+    return LP_OK;
+}
+
+/* 'z' as an SQL string literal. */
+static void put_str(StrBuf *sb, const char *z, size_t n) {
+    strbuf_appendc(sb, '\'');
+    for (size_t i = 0; i < n; i++) {
+        if (z[i] == '\'' || z[i] == '\\') strbuf_appendc(sb, '\\');
+        strbuf_appendc(sb, z[i]);
+    }
+    strbuf_appendc(sb, '\'');
+}
+
+/* A JSON scalar as an SQL value. */
+static int put_value(Tr *t, StrBuf *sb, const json_t *v, const char *zKey) {
+    switch (json_typeof(v)) {
+    case JSON_INTEGER: strbuf_appendf(sb, "%lld", (long long)json_integer_value(v)); return LP_OK;
+    case JSON_REAL: strbuf_appendf(sb, "%.17g", json_real_value(v)); return LP_OK;
+    case JSON_STRING: put_str(sb, json_string_value(v), json_string_length(v)); return LP_OK;
+    case JSON_TRUE: strbuf_appendc(sb, '1'); return LP_OK;
+    case JSON_FALSE: strbuf_appendc(sb, '0'); return LP_OK;
+    default: return tr_fail(t, "'%s' takes a number, a string or a boolean", zKey);
+    }
+}
+
+/* Characters that are operators in MATCH text; a match query's words are
+** words only, so these read as spaces there. */
+static int is_op_char(char c) {
+    return strchr("\\()|-!@~\"&/^$=<>*?%[]{}:,'+", c) != NULL || c == 0;
+}
+
+/* The words of z[0..n) joined by zSep, each with ^boost when boost is not
+** 1; operator words (MAYBE, NEAR, ...) lower-cased so they stay words.
+** Returns how many words. */
+static int put_words(StrBuf *sb, const char *z, size_t n, const char *zSep, double boost) {
+    static const char *const azOp[] = {"MAYBE", "NEAR", "NOTNEAR", "SENTENCE", "PARAGRAPH",
+                                       "ZONE", "ZONESPAN", "REGEX"};
+    int nWord = 0;
+    size_t i = 0;
+    while (i < n) {
+        while (i < n && (is_op_char(z[i]) || isspace((unsigned char)z[i]))) i++;
+        size_t a = i;
+        while (i < n && !is_op_char(z[i]) && !isspace((unsigned char)z[i])) i++;
+        if (i == a) break;
+        if (nWord++) strbuf_appendz(sb, zSep);
+        int bOp = 0;
+        for (size_t k = 0; k < sizeof(azOp) / sizeof(azOp[0]); k++) {
+            bOp |= strlen(azOp[k]) == i - a && memcmp(azOp[k], z + a, i - a) == 0;
+        }
+        for (size_t k = a; k < i; k++) strbuf_appendc(sb, bOp ? (char)tolower((unsigned char)z[k]) : z[k]);
+        if (boost != 1) strbuf_appendf(sb, "^%g", boost);
+    }
+    return nWord;
+}
+
+/* A match or match_phrase field key: "" for every field, else "@f ",
+** "@(f1,f2) " or "@!f ". */
+static int put_fields(Tr *t, StrBuf *sb, const char *zKey) {
+    if (!strcmp(zKey, "*") || !strcmp(zKey, "_all")) return LP_OK;
+    int bNot = zKey[0] == '!';
+    const char *z = zKey + bNot;
+    int bList = strchr(z, ',') != NULL;
+    strbuf_appendz(sb, bNot ? "@!" : "@");
+    if (bList) strbuf_appendc(sb, '(');
+    for (int k = 0; *z || k == 0; k++) {
+        while (*z == ' ') z++;
+        size_t m = strcspn(z, ",");
+        size_t e = m;
+        while (e > 0 && z[e - 1] == ' ') e--;
+        if (!is_name(z, e)) return tr_fail(t, "field list '%s': expected field names separated by ','", zKey);
+        if (k) strbuf_appendc(sb, ',');
+        strbuf_append(sb, z, e);
+        z += m;
+        if (*z == ',') z++;
+    }
+    if (bList) strbuf_appendc(sb, ')');
+    strbuf_appendc(sb, ' ');
+    return LP_OK;
+}
+
+/* The one key of an object such as {"field": ...}; NULL (error set)
+** otherwise. */
+static const char *only_key(Tr *t, const json_t *o, const char *zWhat, json_t **ppVal) {
+    if (!json_is_object(o) || json_object_size(o) != 1) {
+        tr_fail(t, "'%s' takes an object with one key", zWhat);
+        return NULL;
+    }
+    const char *zKey = json_object_iter_key(json_object_iter((json_t *)o));
+    *ppVal = json_object_iter_value(json_object_iter((json_t *)o));
+    return zKey;
+}
+
+static int tr_query(Tr *t, const json_t *q, StrBuf *ft, StrBuf *filt);
+
+static int tr_match(Tr *t, const json_t *v, int bPhrase, StrBuf *ft) {
+    const char *zOp = bPhrase ? "match_phrase" : "match";
+    json_t *spec;
+    const char *zKey = only_key(t, v, zOp, &spec);
+    if (!zKey) return t->err->code;
+    const char *zText = NULL;
+    size_t nText = 0;
+    double boost = 1;
+    int bAnd = 0;
+    if (json_is_string(spec)) {
+        zText = json_string_value(spec);
+        nText = json_string_length(spec);
+    } else if (json_is_object(spec) && !bPhrase) {
+        const char *k;
+        json_t *x;
+        json_object_foreach(spec, k, x) {
+            if (!strcmp(k, "query") && json_is_string(x)) {
+                zText = json_string_value(x);
+                nText = json_string_length(x);
+            } else if (!strcmp(k, "operator") && json_is_string(x) &&
+                       (!strcasecmp(json_string_value(x), "and") || !strcasecmp(json_string_value(x), "or"))) {
+                bAnd = !strcasecmp(json_string_value(x), "and");
+            } else if (!strcmp(k, "boost") && json_is_number(x) && json_number_value(x) > 0 &&
+                       json_number_value(x) <= 1000) {
+                boost = json_number_value(x);
+            } else {
+                return tr_fail(t, "match: unknown or bad key '%s': expected query (a string), operator "
+                               "('or' or 'and') or boost (a number above 0, at most 1000)", k);
+            }
+        }
+        if (!zText) return tr_fail(t, "match: %sthe object needs a query string", "");
+    } else {
+        return tr_fail(t, "%s: expected {\"field\": \"text\"}", zOp);
+    }
+    strbuf_appendc(ft, '(');
+    if (put_fields(t, ft, zKey)) return t->err->code;
+    if (bPhrase) strbuf_appendc(ft, '"');
+    int nWord = put_words(ft, zText, nText, bPhrase || bAnd ? " " : " | ", boost);
+    if (bPhrase) strbuf_appendc(ft, '"');
+    strbuf_appendc(ft, ')');
+    if (nWord == 0) return tr_fail(t, "%s: the text has no words", zOp);
+    return LP_OK;
+}
+
+static int tr_filter(Tr *t, const char *zOp, const json_t *v, StrBuf *filt) {
+    json_t *arg;
+    const char *zCol = only_key(t, v, zOp, &arg);
+    if (!zCol) return t->err->code;
+    if (!strcmp(zOp, "equals")) {
+        if (put_ident(t, filt, zCol, strlen(zCol), "equals: attribute")) return t->err->code;
+        strbuf_appendz(filt, " = ");
+        return put_value(t, filt, arg, "equals");
+    }
+    if (!strcmp(zOp, "in")) {
+        if (!json_is_array(arg) || json_array_size(arg) == 0) {
+            return tr_fail(t, "in: '%s' takes a non-empty list of values", zCol);
+        }
+        if (put_ident(t, filt, zCol, strlen(zCol), "in: attribute")) return t->err->code;
+        strbuf_appendz(filt, " IN (");
+        for (size_t i = 0; i < json_array_size(arg); i++) {
+            if (i) strbuf_appendz(filt, ", ");
+            if (put_value(t, filt, json_array_get(arg, i), "in")) return t->err->code;
+        }
+        strbuf_appendc(filt, ')');
+        return LP_OK;
+    }
+    /* range */
+    if (!json_is_object(arg) || json_object_size(arg) == 0) {
+        return tr_fail(t, "range: '%s' takes an object of gt, gte, lt and lte", zCol);
+    }
+    const char *k;
+    json_t *x;
+    int n = 0;
+    json_object_foreach(arg, k, x) {
+        const char *zCmp = !strcmp(k, "gt") ? " > " : !strcmp(k, "gte") ? " >= " : !strcmp(k, "lt") ? " < "
+                           : !strcmp(k, "lte") ? " <= " : NULL;
+        if (!zCmp) return tr_fail(t, "range: unknown bound '%s': expected gt, gte, lt or lte", k);
+        if (n++) strbuf_appendz(filt, " AND ");
+        if (put_ident(t, filt, zCol, strlen(zCol), "range: attribute")) return t->err->code;
+        strbuf_appendz(filt, zCmp);
+        if (put_value(t, filt, x, "range")) return t->err->code;
+    }
+    return LP_OK;
+}
+
+/* Appends "(part)" joined to what sb holds by zSep. */
+static void join(StrBuf *sb, const char *zSep, const StrBuf *part, const char *zPre) {
+    if (!part->n) return;
+    if (sb->n) strbuf_appendz(sb, zSep);
+    strbuf_appendz(sb, zPre);
+    strbuf_appendc(sb, '(');
+    strbuf_append(sb, part->z, part->n);
+    strbuf_appendc(sb, ')');
+}
+
+static int tr_bool(Tr *t, const json_t *v, StrBuf *ft, StrBuf *filt) {
+    if (!json_is_object(v)) return tr_fail(t, "bool takes an object of must, should, must_not and filter%s", "");
+    static const char *const azPart[] = {"must", "filter", "must_not", "should"};
+    const json_t *aPart[4] = {0};
+    const char *k;
+    json_t *x;
+    json_object_foreach((json_t *)v, k, x) {
+        size_t i = 0;
+        while (i < 4 && strcmp(k, azPart[i]) != 0) i++;
+        if (i == 4) return tr_fail(t, "bool: unknown key '%s': expected must, should, must_not or filter", k);
+        aPart[i] = x;
+    }
+    /* should matters only when nothing else is given, as in Manticore */
+    int bShould = aPart[3] && !aPart[0] && !aPart[1] && !aPart[2];
+    int rc = LP_OK;
+    StrBuf sft = {0}, sfilt = {0};
+    for (int i = 0; i < 4 && rc == LP_OK; i++) {
+        if (!aPart[i] || (i == 3 && !bShould)) continue;
+        size_t n = json_is_array(aPart[i]) ? json_array_size(aPart[i]) : 1;
+        StrBuf oft = {0}, ofilt = {0}; /* should: the ORs */
+        int nFt = 0, nFilt = 0;
+        for (size_t j = 0; j < n && rc == LP_OK; j++) {
+            const json_t *c = json_is_array(aPart[i]) ? json_array_get(aPart[i], j) : aPart[i];
+            strbuf_reset(&sft);
+            strbuf_reset(&sfilt);
+            if ((rc = tr_query(t, c, &sft, &sfilt)) != LP_OK) break;
+            nFt += sft.n > 0;
+            nFilt += sfilt.n > 0;
+            if (i == 2 && sft.n && sfilt.n) {
+                rc = tr_fail(t, "bool: a must_not query holds both full-text and attribute conditions; "
+                             "give them as two must_not queries%s", "");
+            } else if (i == 3) {
+                join(&oft, " | ", &sft, "");
+                join(&ofilt, " OR ", &sfilt, "");
+            } else {
+                join(ft, " ", &sft, i == 2 ? "-" : "");
+                join(filt, " AND ", &sfilt, i == 2 ? "NOT " : "");
+            }
+        }
+        if (rc == LP_OK && i == 3) {
+            if (nFt && nFilt) {
+                rc = tr_fail(t, "bool: should mixes full-text queries and attribute filters, which "
+                             "cannot be ORed (as in Manticore)%s", "");
+            }
+            join(ft, " ", &oft, "");
+            join(filt, " AND ", &ofilt, "");
+        }
+        strbuf_free(&oft);
+        strbuf_free(&ofilt);
+    }
+    strbuf_free(&sft);
+    strbuf_free(&sfilt);
+    return rc;
+}
+
+static int tr_query(Tr *t, const json_t *q, StrBuf *ft, StrBuf *filt) {
+    json_t *v;
+    const char *zOp = only_key(t, q, "query", &v);
+    if (!zOp) return t->err->code;
+    if (++t->depth > HS_MAX_DEPTH) return tr_fail(t, "query nests deeper than %s levels", "32");
+    int rc;
+    if (!strcmp(zOp, "match_all")) {
+        rc = json_is_object(v) ? LP_OK : tr_fail(t, "match_all takes {}%s", "");
+    } else if (!strcmp(zOp, "match") || !strcmp(zOp, "match_phrase")) {
+        rc = tr_match(t, v, zOp[5] == '_', ft);
+    } else if (!strcmp(zOp, "query_string")) {
+        const json_t *s = json_is_object(v) ? json_object_get(v, "query") : v;
+        if (!json_is_string(s) || (json_is_object(v) && json_object_size(v) != 1)) {
+            rc = tr_fail(t, "query_string takes a string, or {\"query\": \"...\"}%s", "");
+        } else {
+            strbuf_appendc(ft, '(');
+            strbuf_append(ft, json_string_value(s), json_string_length(s));
+            strbuf_appendc(ft, ')');
+            rc = LP_OK;
+        }
+    } else if (!strcmp(zOp, "equals") || !strcmp(zOp, "in") || !strcmp(zOp, "range")) {
+        rc = tr_filter(t, zOp, v, filt);
+    } else if (!strcmp(zOp, "bool")) {
+        rc = tr_bool(t, v, ft, filt);
+    } else {
+        rc = tr_fail(t, "unknown query '%s': expected match, match_phrase, query_string, match_all, "
+                     "equals, in, range or bool", zOp);
+    }
+    t->depth--;
+    return rc;
+}
+
+/* An OPTION value from JSON. */
+static int put_option(Tr *t, StrBuf *sb, const char *zKey, const json_t *v) {
+    if (!is_name(zKey, strlen(zKey))) return tr_fail(t, "options: '%s' is not an option name", zKey);
+    strbuf_appendz(sb, zKey);
+    strbuf_appendc(sb, '=');
+    if (json_is_string(v) && !strcmp(zKey, "ranker") &&
+        (!strncmp(json_string_value(v), "expr(", 5) || !strncmp(json_string_value(v), "export(", 7))) {
+        strbuf_append(sb, json_string_value(v), json_string_length(v)); /* ranker=expr('...') */
+        return LP_OK;
+    }
+    if (json_is_object(v)) { /* field_weights=(title=2, body=1) */
+        const char *k;
+        json_t *x;
+        int n = 0;
+        strbuf_appendc(sb, '(');
+        json_object_foreach((json_t *)v, k, x) {
+            if (!is_name(k, strlen(k)) || !json_is_number(x)) {
+                return tr_fail(t, "options: '%s' takes an object of names and numbers", zKey);
+            }
+            strbuf_appendf(sb, "%s%s=", n++ ? ", " : "", k);
+            if (put_value(t, sb, x, zKey)) return t->err->code;
+        }
+        strbuf_appendc(sb, ')');
+        return LP_OK;
+    }
+    return put_value(t, sb, v, zKey);
+}
+
+static int get_count(Tr *t, const json_t *req, const char *zA, const char *zB, int64_t *pv) {
+    const json_t *v = json_object_get(req, zA);
+    const char *zName = zA;
+    if (!v) v = json_object_get(req, zName = zB);
+    if (!v) return LP_OK;
+    if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 100000000) {
+        return tr_fail(t, "'%s' takes a whole number from 0 to 100000000", zName);
+    }
+    *pv = json_integer_value(v);
+    return LP_OK;
+}
+
+/* The highlight request: one HIGHLIGHT() per field, as select items. */
+static int tr_highlight(Tr *t, const json_t *h, StrBuf *sel, HttpSearch *s) {
+    if (!json_is_object(h)) return tr_fail(t, "highlight takes an object%s", "");
+    StrBuf opts = {0};
+    const char *k;
+    json_t *x;
+    int rc = LP_OK, n = 0;
+    json_object_foreach((json_t *)h, k, x) {
+        if (!strcmp(k, "fields")) continue;
+        /* Elasticsearch's names for Manticore's options */
+        const char *zName = !strcmp(k, "pre_tags") ? "before_match" : !strcmp(k, "post_tags") ? "after_match"
+                            : !strcmp(k, "fragment_size") ? "limit" : !strcmp(k, "number_of_fragments")
+                            ? "limit_passages" : k;
+        if (!is_name(zName, strlen(zName))) {
+            rc = tr_fail(t, "highlight: '%s' is not an option name", k);
+            break;
+        }
+        strbuf_appendf(&opts, "%s%s=", n++ ? ", " : "", zName);
+        const json_t *val = json_is_array(x) && json_array_size(x) == 1 ? json_array_get(x, 0) : x;
+        if ((rc = put_value(t, &opts, val, k)) != LP_OK) break;
+    }
+    const json_t *f = json_object_get(h, "fields");
+    json_t *aName = json_array();
+    if (!aName) rc = lp_err_set(t->err, LP_NOMEM, "out of memory");
+    if (rc == LP_OK && f) {
+        if (json_is_array(f)) {
+            for (size_t i = 0; i < json_array_size(f); i++) {
+                const json_t *e = json_array_get(f, i);
+                if (!json_is_string(e)) {
+                    rc = tr_fail(t, "highlight: fields takes names%s", "");
+                    break;
+                }
+                json_array_append(aName, (json_t *)e);
+            }
+        } else if (json_is_object(f)) {
+            json_object_foreach((json_t *)f, k, x) {
+                json_array_append_new(aName, json_string(k));
+            }
+        } else if (json_is_string(f)) {
+            json_array_append(aName, (json_t *)f);
+        } else {
+            rc = tr_fail(t, "highlight: fields takes a list of names, or an object of them%s", "");
+        }
+    }
+    /* no fields named: HIGHLIGHT() over every stored field, as one */
+    if (rc == LP_OK && json_array_size(aName) == 0) json_array_append_new(aName, json_string(""));
+    for (size_t i = 0; rc == LP_OK && i < json_array_size(aName); i++) {
+        const char *zField = json_string_value(json_array_get(aName, i));
+        strbuf_appendz(sel, ", HIGHLIGHT({");
+        strbuf_append(sel, opts.z ? opts.z : "", opts.n);
+        strbuf_appendz(sel, "}");
+        if (*zField) {
+            strbuf_appendz(sel, ", ");
+            if (!is_name(zField, strlen(zField))) rc = tr_fail(t, "highlight: '%s' is not a field name", zField);
+            put_str(sel, zField, strlen(zField));
+        }
+        strbuf_appendc(sel, ')');
+    }
+    strbuf_free(&opts);
+    if (rc == LP_OK) {
+        s->pHl = aName;
+        s->nHl = (int)json_array_size(aName);
+    } else {
+        json_decref(aName);
+    }
+    return rc;
+}
+
+/* _source: which columns to fetch (sel gets ", `a`, `b`" or ", *"). */
+static int tr_source(Tr *t, const json_t *src, StrBuf *sel, HttpSearch *s) {
+    const json_t *inc = src, *exc = NULL;
+    s->bSource = 1;
+    if (!src || json_is_true(src)) {
+        strbuf_appendz(sel, ", *");
+        s->bStar = 1;
+        return LP_OK;
+    }
+    if (json_is_false(src)) {
+        s->bSource = 0;
+        return LP_OK;
+    }
+    if (json_is_object(src)) {
+        inc = json_object_get(src, "includes");
+        exc = json_object_get(src, "excludes");
+        if (json_object_size(src) != (size_t)(!!inc + !!exc)) {
+            return tr_fail(t, "_source: expected includes and excludes%s", "");
+        }
+        if (exc && !json_is_array(exc) && !json_is_string(exc)) {
+            return tr_fail(t, "_source: excludes takes a list of names%s", "");
+        }
+        if (exc) s->pExclude = json_incref((json_t *)exc);
+    }
+    if (!inc || (json_is_array(inc) && json_array_size(inc) == 0)) {
+        strbuf_appendz(sel, ", *");
+        s->bStar = 1;
+        return LP_OK;
+    }
+    size_t n = json_is_array(inc) ? json_array_size(inc) : 1;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *e = json_is_array(inc) ? json_array_get(inc, i) : inc;
+        if (!json_is_string(e)) return tr_fail(t, "_source takes true, false, names, or includes and excludes%s", "");
+        if (!strcmp(json_string_value(e), "*")) {
+            strbuf_appendz(sel, ", *");
+            s->bStar = 1;
+            continue;
+        }
+        if (!strcmp(json_string_value(e), "id")) continue; /* the id is _id */
+        strbuf_appendz(sel, ", ");
+        if (put_ident(t, sel, json_string_value(e), json_string_length(e), "_source: column")) return t->err->code;
+    }
+    return LP_OK;
+}
+
+static int tr_sort(Tr *t, const json_t *sort, StrBuf *sb) {
+    size_t n = json_is_array(sort) ? json_array_size(sort) : 1;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *e = json_is_array(sort) ? json_array_get(sort, i) : sort;
+        const char *zKey = NULL, *zDir = NULL;
+        if (json_is_string(e)) {
+            zKey = json_string_value(e);
+        } else if (json_is_object(e) && json_object_size(e) == 1) {
+            json_t *d;
+            zKey = only_key(t, e, "sort", &d);
+            if (json_is_object(d) && json_object_size(d) == 1) d = json_object_get(d, "order");
+            if (!json_is_string(d)) return tr_fail(t, "sort: '%s' takes \"asc\", \"desc\" or {\"order\": ...}", zKey);
+            zDir = json_string_value(d);
+            if (strcasecmp(zDir, "asc") != 0 && strcasecmp(zDir, "desc") != 0) {
+                return tr_fail(t, "sort: expected asc or desc, got '%s'", zDir);
+            }
+        } else {
+            return tr_fail(t, "sort takes names, {\"name\": \"asc\"|\"desc\"}, or a list of them%s", "");
+        }
+        int bScore = !strcmp(zKey, "_score");
+        strbuf_appendz(sb, i ? ", " : " ORDER BY ");
+        if (bScore) {
+            strbuf_appendz(sb, "WEIGHT()");
+        } else if (!strcmp(zKey, "_id")) {
+            strbuf_appendz(sb, "id");
+        } else if (put_ident(t, sb, zKey, strlen(zKey), "sort: column")) {
+            return t->err->code;
+        }
+        strbuf_appendz(sb, zDir ? (strcasecmp(zDir, "asc") ? " DESC" : " ASC") : bScore ? " DESC" : " ASC");
+    }
+    return LP_OK;
+}
+
+int http_search_sql(const char *z, size_t n, StrBuf *pSql, HttpSearch *s, LpError *err) {
+    memset(s, 0, sizeof(*s));
+    Tr t = {err, 0};
+    json_error_t jerr;
+    json_t *req = json_loadb(z, n, JSON_REJECT_DUPLICATES, &jerr);
+    if (!req) return lp_err_set(err, LP_BADINPUT, "the request is not JSON: %s at byte %d", jerr.text, jerr.position);
+    int rc = LP_OK;
+    StrBuf ft = {0}, filt = {0}, sel = {0}, tail = {0};
+    const char *zTable = NULL;
+    if (!json_is_object(req)) {
+        rc = tr_fail(&t, "the request is not a JSON object%s", "");
+        goto done;
+    }
+    static const char *const azKey[] = {"table", "index", "query", "limit", "size", "offset", "from", "sort",
+                                        "_source", "highlight", "options", "track_scores", "profile",
+                                        "max_matches"};
+    const char *k;
+    json_t *x;
+    json_object_foreach(req, k, x) {
+        size_t i = 0;
+        while (i < sizeof(azKey) / sizeof(azKey[0]) && strcmp(k, azKey[i]) != 0) i++;
+        if (i == sizeof(azKey) / sizeof(azKey[0])) {
+            rc = tr_fail(&t, "unknown key '%s': expected table, query, limit, offset, sort, _source, highlight "
+                         "or options", k);
+            goto done;
+        }
+    }
+    const json_t *jt = json_object_get(req, "table");
+    if (!jt) jt = json_object_get(req, "index");
+    if (!json_is_string(jt)) {
+        rc = tr_fail(&t, "the request needs \"table\": the name of the table to search%s", "");
+        goto done;
+    }
+    zTable = json_string_value(jt);
+    const json_t *q = json_object_get(req, "query");
+    if (q && (rc = tr_query(&t, q, &ft, &filt)) != LP_OK) goto done;
+    if ((rc = tr_source(&t, json_object_get(req, "_source"), &sel, s)) != LP_OK) goto done;
+    const json_t *h = json_object_get(req, "highlight");
+    if (h && (rc = tr_highlight(&t, h, &sel, s)) != LP_OK) goto done;
+    const json_t *so = json_object_get(req, "sort");
+    if (so && (rc = tr_sort(&t, so, &tail)) != LP_OK) goto done;
+    int64_t limit = 20, offset = 0;
+    if ((rc = get_count(&t, req, "limit", "size", &limit)) != LP_OK ||
+        (rc = get_count(&t, req, "offset", "from", &offset)) != LP_OK) {
+        goto done;
+    }
+    strbuf_appendf(&tail, " LIMIT %lld, %lld", (long long)offset, (long long)limit);
+    const json_t *o = json_object_get(req, "options");
+    const json_t *mm = json_object_get(req, "max_matches");
+    if (o && !json_is_object(o)) {
+        rc = tr_fail(&t, "options takes an object%s", "");
+        goto done;
+    }
+    int nOpt = 0;
+    if (o) {
+        json_object_foreach((json_t *)o, k, x) {
+            strbuf_appendz(&tail, nOpt++ ? ", " : " OPTION ");
+            if ((rc = put_option(&t, &tail, k, x)) != LP_OK) goto done;
+        }
+    }
+    if (mm) {
+        strbuf_appendz(&tail, nOpt++ ? ", " : " OPTION ");
+        if ((rc = put_option(&t, &tail, "max_matches", mm)) != LP_OK) goto done;
+    }
+    /* id, WEIGHT(), then the source columns and the highlights */
+    strbuf_appendz(pSql, "SELECT id, WEIGHT()");
+    strbuf_append(pSql, sel.z ? sel.z : "", sel.n);
+    strbuf_appendz(pSql, " FROM ");
+    if ((rc = put_ident(&t, pSql, zTable, strlen(zTable), "table")) != LP_OK) goto done;
+    if (ft.n || filt.n) strbuf_appendz(pSql, " WHERE ");
+    if (ft.n) {
+        strbuf_appendz(pSql, "MATCH(");
+        put_str(pSql, ft.z, ft.n);
+        strbuf_appendc(pSql, ')');
+    }
+    if (filt.n) {
+        strbuf_appendz(pSql, ft.n ? " AND (" : "(");
+        strbuf_append(pSql, filt.z, filt.n);
+        strbuf_appendc(pSql, ')');
+    }
+    strbuf_append(pSql, tail.z ? tail.z : "", tail.n);
+    if (pSql->oom || ft.oom || filt.oom || sel.oom || tail.oom) rc = lp_err_set(err, LP_NOMEM, "out of memory");
+done:
+    if (rc == LP_OK) {
+        snprintf(s->zTable, sizeof(s->zTable), "%s", zTable);
+    } else {
+        http_search_free(s);
+    }
+    strbuf_free(&ft);
+    strbuf_free(&filt);
+    strbuf_free(&sel);
+    strbuf_free(&tail);
+    json_decref(req);
+    return rc;
+}
+
+void http_search_free(HttpSearch *s) {
+    json_decref(s->pHl);
+    json_decref(s->pExclude);
+    s->pHl = s->pExclude = NULL;
+    s->nHl = 0;
+}
+
+/* Is column zName one that excludes names? */
+static int excluded(const HttpSearch *s, const char *zName) {
+    const json_t *ex = s->pExclude;
+    if (!ex) return 0;
+    if (json_is_string(ex)) return !strcmp(json_string_value(ex), zName);
+    for (size_t i = 0; i < json_array_size(ex); i++) {
+        const json_t *e = json_array_get(ex, i);
+        if (json_is_string(e) && !strcmp(json_string_value(e), zName)) return 1;
+    }
+    return 0;
+}
+
+void http_search_answer(StrBuf *sb, const HttpSearch *s, const SqlResult *r, const char *zTotal,
+                        const char *zRelation, int64_t tookMs) {
+    strbuf_appendf(sb, "{\"took\":%lld,\"timed_out\":false,\"hits\":{\"total\":%s,\"total_relation\":",
+                   (long long)tookMs, zTotal && http_json_is_number(zTotal, strlen(zTotal)) ? zTotal : "0");
+    http_json_str(sb, zRelation ? zRelation : "eq", strlen(zRelation ? zRelation : "eq"));
+    strbuf_appendz(sb, ",\"hits\":[");
+    int iHl = r->nCol - s->nHl; /* id, WEIGHT(), source columns, highlights */
+    for (size_t iRow = 0; iRow < r->nRow && !sb->oom; iRow++) {
+        const SqlCell *a = r->aCell + iRow * (size_t)r->nCol;
+        strbuf_appendz(sb, iRow ? ",{\"_id\":" : "{\"_id\":");
+        http_json_cell(sb, r->aCol[0].type, &a[0]);
+        strbuf_appendz(sb, ",\"_score\":");
+        http_json_cell(sb, r->aCol[1].type, &a[1]);
+        if (s->bSource) {
+            strbuf_appendz(sb, ",\"_source\":{");
+            int n = 0;
+            for (int c = 2; c < iHl; c++) {
+                /* SELECT id, WEIGHT(), * repeats the id: _id has it */
+                if (!strcmp(r->aCol[c].zName, "id") || excluded(s, r->aCol[c].zName)) continue; /* (`id` is left out) */
+                if (n++) strbuf_appendc(sb, ',');
+                /* a column named in _source was sent as `name`: the result names it so */
+                const char *zName = r->aCol[c].zName;
+                size_t nName = strlen(zName);
+                if (nName >= 2 && zName[0] == '`' && zName[nName - 1] == '`') zName++, nName -= 2;
+                http_json_str(sb, zName, nName);
+                strbuf_appendc(sb, ':');
+                http_json_cell(sb, r->aCol[c].type, &a[c]);
+            }
+            strbuf_appendc(sb, '}');
+        }
+        if (s->nHl) {
+            strbuf_appendz(sb, ",\"highlight\":{");
+            for (int i = 0; i < s->nHl; i++) {
+                const char *zField = json_string_value(json_array_get(s->pHl, (size_t)i));
+                if (i) strbuf_appendc(sb, ',');
+                /* no field named: the stored fields' text, under "*" */
+                http_json_str(sb, *zField ? zField : "*", *zField ? strlen(zField) : 1);
+                strbuf_appendz(sb, ":[");
+                const SqlCell *c = &a[iHl + i];
+                if (c->z) http_json_str(sb, c->z, c->n);
+                strbuf_appendc(sb, ']');
+            }
+            strbuf_appendc(sb, '}');
+        }
+        strbuf_appendc(sb, '}');
+    }
+    strbuf_appendz(sb, "]}}");
+}
+
+void http_search_error(StrBuf *sb, const char *zType, const char *zReason, const char *zTable) {
+    strbuf_appendz(sb, "{\"error\":{\"type\":");
+    http_json_str(sb, zType, strlen(zType));
+    strbuf_appendz(sb, ",\"reason\":");
+    http_json_str(sb, zReason, strlen(zReason));
+    if (zTable && *zTable) {
+        strbuf_appendz(sb, ",\"table\":");
+        http_json_str(sb, zTable, strlen(zTable));
+    }
+    strbuf_appendz(sb, "},\"status\":400}");
+}
