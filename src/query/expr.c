@@ -76,6 +76,10 @@ QExpr *qexpr_knn_dist(Arena *a) {
     return node(a, QE_KNN_DIST);
 }
 
+QExpr *qexpr_hybrid(Arena *a) {
+    return node(a, QE_HYBRID);
+}
+
 QExpr *qexpr_call(Arena *a, QCallFn xCall, const void *pArg, const QExpr *const *aArg, int nArg) {
     QExpr *e = node(a, QE_CALL);
     if (e) {
@@ -108,13 +112,22 @@ int qexpr_uses_match(const QExpr *e) {
     return qexpr_uses_match(e->a) || qexpr_uses_match(e->b) || qexpr_uses_match(e->c);
 }
 
-int qexpr_uses_knn(const QExpr *e) {
+/* Does e or a subexpression have kind k? */
+static int uses_kind(const QExpr *e, QExprKind k) {
     if (!e) return 0;
-    if (e->kind == QE_KNN_DIST) return 1;
+    if (e->kind == k) return 1;
     for (int i = 0; e->kind == QE_FUNC && i < e->u.fn.nArg; i++) {
-        if (qexpr_uses_knn(e->u.fn.aArg[i])) return 1;
+        if (uses_kind(e->u.fn.aArg[i], k)) return 1;
     }
-    return qexpr_uses_knn(e->a) || qexpr_uses_knn(e->b) || qexpr_uses_knn(e->c);
+    return uses_kind(e->a, k) || uses_kind(e->b, k) || uses_kind(e->c, k);
+}
+
+int qexpr_uses_knn(const QExpr *e) {
+    return uses_kind(e, QE_KNN_DIST);
+}
+
+int qexpr_uses_hybrid(const QExpr *e) {
+    return uses_kind(e, QE_HYBRID);
 }
 
 /* ------------------------------------------------------------------ */
@@ -329,7 +342,10 @@ Value qexpr_eval(const QExpr *e, const QRow *row) {
     case QE_WEIGHT:
         return value_float(row ? row->weight : 1.0);
     case QE_KNN_DIST:
-        return row ? value_float(row->dist) : value_null();
+        /* NaN: a hybrid search's row without a vector */
+        return row && !isnan(row->dist) ? value_float(row->dist) : value_null();
+    case QE_HYBRID:
+        return value_float(row ? row->hybrid : 0);
     case QE_CALL:
         return e->u.call.xCall(e, row);
     case QE_FUNC:

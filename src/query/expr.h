@@ -36,6 +36,7 @@ typedef enum QExprKind {
     QE_ISNULL,      /* a IS NULL; bNot for IS NOT NULL */
     QE_WEIGHT,      /* WEIGHT(): the row's full-text score (1 without MATCH) */
     QE_KNN_DIST,    /* KNN_DIST(): the row's distance to the knn() query vector */
+    QE_HYBRID,      /* HYBRID_SCORE(): the row's fused rank score (hybrid search) */
     QE_CALL,        /* u.call: a function evaluated by a callback at output
                     ** time (EXPLAIN_SCORE(), HIGHLIGHT(), SNIPPET()) */
     QE_FUNC,        /* u.fn: a scalar function of its arguments (IF(), ABS(), ...) */
@@ -116,6 +117,7 @@ struct QRow {
     struct QFtsCtx *fts;    /* the MATCH being run, or NULL */
     Arena *pScratch;        /* where QE_CALLs put their results; reset per row */
     RowReader *rd;          /* reads r's TEXT values (NULL: row_get, RAM rows only) */
+    double hybrid;          /* HYBRID_SCORE() under hybrid search */
 };
 
 QExpr *qexpr_const(Arena *a, Value v);
@@ -128,6 +130,7 @@ QExpr *qexpr_between(Arena *a, const QExpr *x, const QExpr *lo, const QExpr *hi,
 QExpr *qexpr_isnull(Arena *a, const QExpr *x, int bNot);
 QExpr *qexpr_weight(Arena *a);
 QExpr *qexpr_knn_dist(Arena *a);
+QExpr *qexpr_hybrid(Arena *a);
 QExpr *qexpr_call(Arena *a, QCallFn xCall, const void *pArg, const QExpr *const *aArg, int nArg);
 /* Scalar function fn of aArg[0..nArg) (the array is kept, not copied);
 ** salt seeds QF_RAND; bDouble: see u.fn. */
@@ -146,6 +149,8 @@ int qexpr_true(const QExpr *e, const QRow *row);
 int qexpr_uses_match(const QExpr *e);
 /* Does e (or a subexpression) use KNN_DIST()? */
 int qexpr_uses_knn(const QExpr *e);
+/* Does e (or a subexpression) use HYBRID_SCORE()? */
+int qexpr_uses_hybrid(const QExpr *e);
 
 /* Total order used by ORDER BY and IN: NULL first, then numbers (ints and
 ** doubles compared by value), then strings (case-insensitive), then

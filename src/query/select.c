@@ -46,6 +46,7 @@ typedef struct Cand {
     double weight;              /* WEIGHT() */
     double dist;                /* KNN_DIST() */
     Value *aKey;                /* nOrder sort keys */
+    double hybrid;              /* HYBRID_SCORE() */
 } Cand;
 
 typedef struct TopK {
@@ -53,6 +54,7 @@ typedef struct TopK {
     Cand *a;                    /* heap, worst at a[0] */
     size_t n, cap;              /* cap = k */
     Value *aKeyPool;            /* cap * nOrder keys */
+    double hybrid;              /* HYBRID_SCORE() of the candidate offered next */
 } TopK;
 
 /* <0 when x should come before y in the output. */
@@ -94,7 +96,7 @@ static void sift_up(TopK *h, size_t i) {
 static void topk_offer(TopK *h, const MemRow *r, uint32_t ord, double weight, double dist,
                        const Value *aKey) {
     int nOrder = h->q->nOrder;
-    Cand c = {r, ord, weight, dist, (Value *)aKey};
+    Cand c = {r, ord, weight, dist, (Value *)aKey, h->hybrid};
     if (h->n < h->cap) {
         Cand *slot = &h->a[h->n];
         *slot = c;
@@ -161,6 +163,8 @@ typedef struct Exec {
     int64_t t0;                 /* when query_select started (max_query_time) */
     int bStop;                  /* a scan reached OPTION cutoff or max_query_time
                                 ** (meta.fts.bCutoff or bTimedOut says which) */
+    int knnK;                   /* rows the kNN search keeps (q->knnK, or a
+                                ** hybrid search's window) */
 } Exec;
 
 static void eval_keys(Exec *x, const QRow *row) {
@@ -173,7 +177,7 @@ static int emit(Exec *x, QRowFn xRow, void *ctx, const Cand *c) {
     const QSelect *q = x->q;
     Value *aOut = q->nOut <= 32 ? aStack : malloc(sizeof(Value) * (size_t)q->nOut);
     if (!aOut) return LP_NOMEM;
-    QRow row = {x->s, c->row, c->weight, c->ord, c->dist, x->fts, &x->scratch, &x->rd};
+    QRow row = {x->s, c->row, c->weight, c->ord, c->dist, x->fts, &x->scratch, &x->rd, c->hybrid};
     for (int c = 0; c < q->nOut; c++) aOut[c] = qexpr_eval(q->aOut[c], &row);
     int rc = xRow(ctx, aOut, q->nOut);
     arena_reset(&x->scratch);
@@ -225,7 +229,7 @@ static int scan_deadline(Exec *x) {
 
 static void consider(Exec *x, const MemRow *r, uint32_t ord) {
     const QSelect *q = x->q;
-    QRow row = {x->s, r, 1.0, ord, 0, NULL, &x->scratch, &x->rd};
+    QRow row = {x->s, r, 1.0, ord, 0, NULL, &x->scratch, &x->rd, 0};
     x->meta.nExamined++;
     if (q->pWhere && !qexpr_true(q->pWhere, &row)) return;
     x->meta.nTotalFound++;
@@ -246,13 +250,13 @@ static void scan_slot(Exec *x, size_t i, int bEarly, int bPassed) {
         if (bPassed || !q->pWhere) {
             x->meta.nTotalFound++;
         } else {
-            QRow row = {x->s, r, 1.0, (uint32_t)i, 0, NULL, &x->scratch, &x->rd};
+            QRow row = {x->s, r, 1.0, (uint32_t)i, 0, NULL, &x->scratch, &x->rd, 0};
             if (qexpr_true(q->pWhere, &row)) x->meta.nTotalFound++;
         }
         return;
     }
     if (bPassed) { /* (a counting scan counted its chunk already) */
-        QRow row = {x->s, r, 1.0, (uint32_t)i, 0, NULL, &x->scratch, &x->rd};
+        QRow row = {x->s, r, 1.0, (uint32_t)i, 0, NULL, &x->scratch, &x->rd, 0};
         x->meta.nExamined++;
         x->meta.nTotalFound++;
         eval_keys(x, &row);
@@ -440,7 +444,7 @@ static void scan_columns(Exec *x, const ColFilter *cf, const uint64_t *const *ap
                     size_t slot = c + 64 * w + (size_t)__builtin_ctzll(m);
                     if (x->h.n == x->h.cap && keys_vs_root(x, ck, slot - lo) > 0) continue;
                     const MemRow *r = table_snap_slot(x->snap, slot);
-                    QRow row = {x->s, r, 1.0, (uint32_t)slot, 0, NULL, &x->scratch, &x->rd};
+                    QRow row = {x->s, r, 1.0, (uint32_t)slot, 0, NULL, &x->scratch, &x->rd, 0};
                     eval_keys(x, &row);
                     topk_offer(&x->h, r, (uint32_t)slot, 1.0, 0, x->aKey);
                 }
@@ -610,7 +614,7 @@ static int accept_doc(void *ctx, uint32_t doc) {
         int v = doc_columns(x, doc);
         if (v == 0 || (v == 1 && x->cfDoc.bExact)) return v;
     }
-    QRow row = {x->s, r, 1.0, doc, 0, NULL, &x->scratch, &x->rd};
+    QRow row = {x->s, r, 1.0, doc, 0, NULL, &x->scratch, &x->rd, 0};
     return qexpr_true(x->q->pWhere, &row);
 }
 
@@ -643,7 +647,7 @@ static int order_hit(void *ctx, uint32_t doc, double score) {
         if (x->bKeyArrays && keys_vs_root(x, &x->ckDoc, doc - x->keyLo) > 0) return LP_OK;
     }
     const MemRow *r = table_snap_slot(x->snap, doc);
-    QRow row = {x->s, r, score, doc, 0, x->fts, &x->scratch, &x->rd};
+    QRow row = {x->s, r, score, doc, 0, x->fts, &x->scratch, &x->rd, 0};
     eval_keys(x, &row);
     topk_offer(&x->h, r, doc, score, 0, x->aKey);
     return LP_OK;
@@ -714,7 +718,7 @@ static int run_match(Exec *x, Arena *a, LpError *err) {
         if (rc == LP_OK && (rc = topk_init(x, (uint64_t)nHit, err)) == LP_OK) {
             for (int i = 0; i < nHit; i++) {
                 x->h.a[i] = (Cand){table_snap_slot(x->snap, aHit[i].doc), aHit[i].doc,
-                                   aHit[i].score, 0, NULL};
+                                   aHit[i].score, 0, NULL, 0};
             }
             x->h.n = (size_t)nHit;
         }
@@ -897,13 +901,13 @@ static int knn_job_prepare(Exec *x, KnnJob *j, const TableKnnPart *kp, const flo
     j->pRad = pRad;
     j->c = (KnnCtx){x, kp->aNodeSlot, nMap, kp->base};
     j->aQ = aQ;
-    j->k = q->knnK;
+    j->k = x->knnK;
     j->ef = q->knnEf;
     /* The live rows bound the rows the callback passes: after many deletes
     ** the library can then prefer an exact scan of the few left to a walk
     ** through a graph of mostly deleted nodes. */
     j->f = (VecFilter){NULL, knn_node_live, &j->c, (int64_t)kp->nLive};
-    if (!(j->aHit = malloc(sizeof(VecHit) * (size_t)q->knnK))) {
+    if (!(j->aHit = malloc(sizeof(VecHit) * (size_t)x->knnK))) {
         return lp_err_set(err, LP_NOMEM, "out of memory");
     }
     j->bBitmap = pRad ? pRad->nRest > 0 : q->pWhere != NULL;
@@ -929,7 +933,7 @@ static int knn_job_prepare(Exec *x, KnnJob *j, const TableKnnPart *kp, const flo
         const MemRow *r = knn_node_row(&j->c, node, &slot);
         if (!r) continue;
         x->meta.nExamined++;
-        QRow row = {x->s, r, 1.0, slot, 0, NULL, &x->scratch, &x->rd};
+        QRow row = {x->s, r, 1.0, slot, 0, NULL, &x->scratch, &x->rd, 0};
         int bOk = 1;
         if (pRad) {
             for (int i = 0; i < pRad->nRest && bOk; i++) bOk = qexpr_true(pRad->aRest[i], &row);
@@ -1009,10 +1013,10 @@ static int knn_graphs(Exec *x, const TableKnnPart *aPart, int nPart, const float
             const MemRow *r = knn_node_row(&j->c, j->aHit[h].id, &slot);
             if (!r) continue;
             if (pRad) { /* the whole WHERE, now that the distance is known */
-                QRow row = {x->s, r, 1.0, slot, j->aHit[h].dist, NULL, &x->scratch, &x->rd};
+                QRow row = {x->s, r, 1.0, slot, j->aHit[h].dist, NULL, &x->scratch, &x->rd, 0};
                 if (!qexpr_true(q->pWhere, &row)) continue;
             }
-            knn_push(aHeap, pnHeap, q->knnK, (KnnHit){r, slot, j->aHit[h].dist, row_id(r)});
+            knn_push(aHeap, pnHeap, x->knnK, (KnnHit){r, slot, j->aHit[h].dist, row_id(r)});
         }
     }
     if (!x->meta.zPlan) x->meta.zPlan = "knn_hnsw";
@@ -1024,28 +1028,33 @@ static int knn_graphs(Exec *x, const TableKnnPart *aPart, int nPart, const float
     return rc;
 }
 
-/* Exact kNN: every live row with a vector is scored, the filter (which
-** may use KNN_DIST()) applied, the k nearest kept; then they go through the
-** common ordering (ORDER BY, KNN_DIST() ascending by default). */
-static int run_knn(Exec *x, LpError *err) {
+/* The column's metric. */
+static VecMetric knn_metric(const Exec *x) {
+    const VectorOpts *vo = &x->s->aCol[x->q->iKnnCol].vec;
+    return vo->sim == VSIM_L2 ? VEC_L2 : vo->sim == VSIM_IP ? VEC_IP : VEC_COSINE;
+}
+
+/* The kNN search: the x->knnK nearest rows that pass the WHERE, into
+** *paHeap (a heap, not sorted: *pnHeap of them), and the query vector into
+** *paQ (normalised for cosine); the caller frees both, also on error.
+** Through the column's HNSW graphs when it has them and the WHERE allows
+** (see knn_graphs); else exact: every live row with a vector is scored, the
+** filter (which may use KNN_DIST()) applied, the k nearest kept. */
+static int knn_search(Exec *x, float **paQ, KnnHit **paHeap, int *pnHeap, LpError *err) {
     const QSelect *q = x->q;
     const VectorOpts *vo = &x->s->aCol[q->iKnnCol].vec;
-    VecMetric m = vo->sim == VSIM_L2 ? VEC_L2 : vo->sim == VSIM_IP ? VEC_IP : VEC_COSINE;
+    VecMetric m = knn_metric(x);
     size_t n = (size_t)vo->nDims;
     x->meta.zPlan = "knn_exact";
     x->meta.bTotalExact = 1;
-    float *aQ = malloc(sizeof(float) * (n ? n : 1));
-    KnnHit *aHeap = malloc(sizeof(KnnHit) * (size_t)(q->knnK ? q->knnK : 1));
+    float *aQ = *paQ = malloc(sizeof(float) * (n ? n : 1));
+    KnnHit *aHeap = *paHeap = malloc(sizeof(KnnHit) * (size_t)(x->knnK ? x->knnK : 1));
     int nHeap = 0, rc = LP_OK;
-    if (!aQ || !aHeap) {
-        rc = lp_err_set(err, LP_NOMEM, "out of memory");
-        goto out;
-    }
-    if ((rc = knn_query_vector(x, aQ, n, err)) != LP_OK) goto out;
+    *pnHeap = 0;
+    if (!aQ || !aHeap) return lp_err_set(err, LP_NOMEM, "out of memory");
+    if ((rc = knn_query_vector(x, aQ, n, err)) != LP_OK) return rc;
     if (m == VEC_COSINE && vec_normalize(aQ, n) == 0) {
-        rc = lp_err_set(err, LP_BADINPUT,
-                        "knn(): the query vector is all zeros, which has no cosine distance");
-        goto out;
+        return lp_err_set(err, LP_BADINPUT, "knn(): the query vector is all zeros, which has no cosine distance");
     }
     /* One graph per segment; their top-k merge in the heap. A radius in
     ** the WHERE (AND-ed KNN_DIST() < r) is a range search on each graph;
@@ -1054,10 +1063,7 @@ static int run_knn(Exec *x, LpError *err) {
     int nPart = table_snap_nparts(x->snap);
     TableKnnPart aPartStack[8];
     TableKnnPart *aPart = nPart <= 8 ? aPartStack : malloc(sizeof(TableKnnPart) * (size_t)nPart);
-    if (!aPart) {
-        rc = lp_err_set(err, LP_NOMEM, "out of memory");
-        goto out;
-    }
+    if (!aPart) return lp_err_set(err, LP_NOMEM, "out of memory");
     int bGraph = 0;
     nPart = table_snap_knn_parts(x->snap, q->iKnnCol, aPart, nPart);
     KnnRadius rad = {INFINITY, {0}, 0};
@@ -1068,8 +1074,10 @@ static int run_knn(Exec *x, LpError *err) {
         rc = knn_graphs(x, aPart, nPart, aQ, bRange ? &rad : NULL, aHeap, &nHeap, err);
     }
     if (aPart != aPartStack) free(aPart);
-    if (rc != LP_OK) goto out;
-    if (bGraph) goto ordered;
+    if (rc != LP_OK || bGraph) {
+        *pnHeap = nHeap;
+        return rc;
+    }
     size_t nSlot = table_snap_nslot(x->snap);
     for (size_t i = 0; i < nSlot; i++) {
         const MemRow *r = table_snap_slot(x->snap, i);
@@ -1079,22 +1087,142 @@ static int run_knn(Exec *x, LpError *err) {
         double dist = knn_distance(m, aQ, v.u.v.a, n);
         x->meta.nKnnDist++;
         x->meta.nExamined++;
-        QRow row = {x->s, r, 1.0, (uint32_t)i, dist, NULL, &x->scratch, &x->rd};
+        QRow row = {x->s, r, 1.0, (uint32_t)i, dist, NULL, &x->scratch, &x->rd, 0};
         if (q->pWhere && !qexpr_true(q->pWhere, &row)) continue;
-        knn_push(aHeap, &nHeap, q->knnK, (KnnHit){r, (uint32_t)i, dist, row_id(r)});
+        knn_push(aHeap, &nHeap, x->knnK, (KnnHit){r, (uint32_t)i, dist, row_id(r)});
     }
-ordered:
-    x->meta.nTotalFound = (uint64_t)nHeap;
-    if (q->bCountOnly) goto out;
-    if ((rc = topk_init(x, (uint64_t)nHeap, err)) != LP_OK) goto out;
-    for (int i = 0; i < nHeap; i++) {
-        QRow row = {x->s, aHeap[i].r, 1.0, aHeap[i].ord, aHeap[i].dist, NULL, &x->scratch, &x->rd};
-        eval_keys(x, &row);
-        topk_offer(&x->h, aHeap[i].r, aHeap[i].ord, 1.0, aHeap[i].dist, x->aKey);
+    *pnHeap = nHeap;
+    return LP_OK;
+}
+
+/* A kNN query: the search's rows go through the common ordering (ORDER BY,
+** KNN_DIST() ascending by default). */
+static int run_knn(Exec *x, LpError *err) {
+    const QSelect *q = x->q;
+    float *aQ = NULL;
+    KnnHit *aHeap = NULL;
+    int nHeap = 0;
+    int rc = knn_search(x, &aQ, &aHeap, &nHeap, err);
+    if (rc == LP_OK) {
+        x->meta.nTotalFound = (uint64_t)nHeap;
+        if (!q->bCountOnly && (rc = topk_init(x, (uint64_t)nHeap, err)) == LP_OK) {
+            for (int i = 0; i < nHeap; i++) {
+                QRow row = {x->s, aHeap[i].r, 1.0, aHeap[i].ord, aHeap[i].dist, NULL, &x->scratch, &x->rd, 0};
+                eval_keys(x, &row);
+                topk_offer(&x->h, aHeap[i].r, aHeap[i].ord, 1.0, aHeap[i].dist, x->aKey);
+            }
+        }
     }
-out:
     free(aQ);
     free(aHeap);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Hybrid search                                                        */
+
+/* A row one of the searches found. */
+typedef struct Fused {
+    uint32_t slot;
+    const MemRow *r;
+    double weight;              /* text score, 0 when the text search did not find it */
+    double dist;                /* distance, NAN until known */
+    double score;               /* the fused score */
+} Fused;
+
+static int fused_by_slot(const void *a, const void *b) {
+    uint32_t x = ((const Fused *)a)->slot, y = ((const Fused *)b)->slot;
+    return (x > y) - (x < y);
+}
+
+static int knn_by_rank(const void *a, const void *b) {
+    const KnnHit *x = a, *y = b;
+    return knn_worse(x, y) ? 1 : knn_worse(y, x) ? -1 : 0;
+}
+
+/* MATCH and knn() each retrieve their window of best rows (both through
+** the WHERE); each row found gets 1 / (rankConstant + rank) from each
+** search that found it (Reciprocal Rank Fusion); then the common
+** ordering, HYBRID_SCORE() descending by default. */
+static int run_hybrid(Exec *x, Arena *a, LpError *err) {
+    const QSelect *q = x->q;
+    uint64_t nSlot = table_snap_nslot(x->snap);
+    uint64_t w = q->windowSize > 0 ? (uint64_t)q->windowSize : (uint64_t)q->iOffset + (uint64_t)q->iLimit;
+    if (q->windowSize <= 0 && w < (uint64_t)q->knnK) w = (uint64_t)q->knnK;
+    if (w > nSlot) w = nSlot;
+    if (w == 0) w = 1;
+    double rc0 = q->rankConstant > 0 ? q->rankConstant : 60;
+    /* the text search's window, best first */
+    FtsQuery *fq = NULL;
+    int rc = plan_match(x, a, &fq, err);
+    if (rc != LP_OK) return rc;
+    x->fts->q = fq;
+    int64_t t0 = lp_now_ns();
+    FtsHit *aHit = malloc(sizeof(FtsHit) * (size_t)w);
+    float *aQ = NULL;
+    KnnHit *aHeap = NULL;
+    Fused *aF = NULL;
+    int nHit = 0, nHeap = 0;
+    if (!aHit) return lp_err_set(err, LP_NOMEM, "out of memory");
+    if (!table_snap_sorted(x->snap)) fts_query_set_tie_key(fq, tie_id, x);
+    if (q->nsMaxTime > 0) fts_query_set_deadline(fq, x->t0 + q->nsMaxTime);
+    rc = fts_query_topk(fq, (int)w, accept_doc, x, aHit, &nHit, &x->meta.fts, err);
+    /* the kNN search's window, nearest first */
+    x->knnK = (int)w;
+    if (rc == LP_OK) rc = knn_search(x, &aQ, &aHeap, &nHeap, err);
+    if (rc != LP_OK) goto out;
+    qsort(aHeap, (size_t)nHeap, sizeof(KnnHit), knn_by_rank);
+    /* fuse: one entry per row, by slot */
+    if (!(aF = malloc(sizeof(Fused) * (size_t)(nHit + nHeap + 1)))) {
+        rc = lp_err_set(err, LP_NOMEM, "out of memory");
+        goto out;
+    }
+    int nF = 0;
+    for (int i = 0; i < nHit; i++) {
+        aF[nF++] = (Fused){aHit[i].doc, table_snap_slot(x->snap, aHit[i].doc), aHit[i].score, NAN,
+                           1.0 / (rc0 + i + 1)};
+    }
+    qsort(aF, (size_t)nF, sizeof(Fused), fused_by_slot);
+    int nText = nF;
+    for (int i = 0; i < nHeap; i++) {
+        Fused key = {aHeap[i].ord, NULL, 0, 0, 0};
+        Fused *f = bsearch(&key, aF, (size_t)nText, sizeof(Fused), fused_by_slot);
+        if (f) {
+            f->dist = aHeap[i].dist;
+            f->score += 1.0 / (rc0 + i + 1);
+        } else {
+            aF[nF++] = (Fused){aHeap[i].ord, aHeap[i].r, 0, aHeap[i].dist, 1.0 / (rc0 + i + 1)};
+        }
+    }
+    /* the distance of the rows only the text found */
+    VecMetric m = knn_metric(x);
+    size_t nDim = (size_t)x->s->aCol[q->iKnnCol].vec.nDims;
+    for (int i = 0; i < nText; i++) {
+        if (!isnan(aF[i].dist) || !aF[i].r) continue;
+        Value v = row_get(x->s, aF[i].r, q->iKnnCol);
+        if (v.kind == VAL_VEC && v.u.v.n == nDim) {
+            aF[i].dist = knn_distance(m, aQ, v.u.v.a, nDim);
+            x->meta.nKnnDist++;
+        }
+    }
+    x->meta.zPlan = "hybrid_rrf";
+    x->meta.nTotalFound = (uint64_t)nF;
+    x->meta.bTotalExact = 1;
+    if (q->bCountOnly) goto out;
+    if ((rc = topk_init(x, (uint64_t)nF, err)) != LP_OK) goto out;
+    for (int i = 0; i < nF; i++) {
+        if (!aF[i].r) continue;
+        QRow row = {x->s, aF[i].r, aF[i].weight, aF[i].slot, aF[i].dist, x->fts, &x->scratch, &x->rd, aF[i].score};
+        eval_keys(x, &row);
+        x->h.hybrid = aF[i].score;
+        topk_offer(&x->h, aF[i].r, aF[i].slot, aF[i].weight, aF[i].dist, x->aKey);
+    }
+out:
+    x->meta.nsMatch = lp_now_ns() - t0;
+    free(aHit);
+    free(aQ);
+    free(aHeap);
+    free(aF);
     return rc;
 }
 
@@ -1118,13 +1246,14 @@ int query_select(const QSelect *q, QRowFn xRow, void *ctx, QMeta *pMeta, LpError
     }
     row_reader_init(&x.rd, x.snap);
     x.pWork = &work;
+    x.knnK = q->knnK;
     if (q->bMatch) {
         fc.root = q->pMatch;
         fc.an = table_analyzer(q->pTable);
         fc.t = q->pTable;
         fc.a = &work;
         x.fts = &fc;
-        rc = run_match(&x, &work, err);
+        rc = q->bKnn && q->bFusion ? run_hybrid(&x, &work, err) : run_match(&x, &work, err);
     } else if (q->bKnn) {
         rc = run_knn(&x, err);
         x.meta.nsMatch = lp_now_ns() - t0;
@@ -1167,18 +1296,26 @@ int query_explain(const QSelect *q, StrBuf *out, LpError *err) {
     arena_init(&work, 8192);
     int rc = LP_OK;
     if (!(x.snap = table_snapshot(q->pTable))) return lp_err_set(err, LP_NOMEM, "out of memory");
+    int bHybrid = q->bMatch && q->bKnn && q->bFusion;
+    if (bHybrid) {
+        const ColumnSchema *c = &table_schema(q->pTable)->aCol[q->iKnnCol];
+        strbuf_appendf(out, "hybrid: reciprocal rank fusion (rank_constant=%d) of the text search's and the "
+                            "knn search's best %s rows\n", q->rankConstant > 0 ? q->rankConstant : 60,
+                       q->windowSize > 0 ? "window_size" : "max(k, offset+limit)");
+        strbuf_appendf(out, "knn: column %s, k=%d, its HNSW graphs\n", c->zName, q->knnK);
+    }
     if (q->bMatch) {
         FtsQuery *fq = NULL;
         rc = plan_match(&x, &work, &fq, err);
         if (rc == LP_OK) {
             const char *zWhy;
             const char *zStrategy = fts_query_strategy(fq, &zWhy);
-            int bTopk = !q->bCountOnly && (q->nOrder == 0 || q->bOrderByWeight);
+            int bTopk = bHybrid || (!q->bCountOnly && (q->nOrder == 0 || q->bOrderByWeight));
             strbuf_appendf(out, "fulltext: strategy=%s%s%s%s\n",
                            bTopk ? zStrategy : "bool_fallback",
                            bTopk && zWhy ? " (not maxscore: " : "", bTopk && zWhy ? zWhy : "",
                            bTopk && zWhy ? ")" : "");
-            if (!bTopk) {
+            if (!bTopk && !bHybrid) {
                 strbuf_appendz(out, q->bCountOnly ? "  every match is counted (COUNT)\n"
                                                   : "  every match is scored, then sorted by the ORDER BY\n");
             }

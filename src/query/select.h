@@ -24,6 +24,16 @@
 ** the query is a bag of words; total_found is then a lower bound,
 ** bTotalExact 0). Any other order needs every match, scored, then sorted.
 **
+** Hybrid search. With bMatch, bKnn and bFusion, the text search and the
+** kNN search each retrieve their best window of rows (both through
+** pWhere), and a row's HYBRID_SCORE() is the sum over the searches that
+** found it of 1 / (rankConstant + its rank there, from 1): Reciprocal Rank
+** Fusion, as Manticore's fusion_method='rrf'. WEIGHT() is the row's text
+** score (0 when only the kNN search found it), KNN_DIST() its distance to
+** the query vector (computed for the rows only the text found; NULL
+** without a vector). Every fused row is a match (total_found); aOrder
+** orders them (the binder makes it HYBRID_SCORE() descending by default).
+**
 ** Vectors. With bKnn, the rows are the knnK rows nearest to the query
 ** vector (by the column's similarity: squared L2, 1 - dot, 1 - cosine)
 ** among those that pass pWhere; KNN_DIST() is their distance and may be
@@ -83,6 +93,11 @@ typedef struct QSelect {
     const float *aKnnVec;       /* the query vector (knnDims floats), or NULL: ... */
     int64_t iKnnRefId;          /* ... the vector of the row with this id */
     int64_t nsKnnEmbed;         /* time the caller spent embedding a knn() text (SHOW META) */
+    int bFusion;                /* hybrid search: MATCH and knn() each find their
+                                ** best rows, fused by reciprocal rank (below) */
+    int rankConstant;           /* RRF's constant (60) */
+    int windowSize;             /* rows each side retrieves (0: the larger of k and
+                                ** offset+limit) */
 } QSelect;
 
 typedef struct QMeta {

@@ -64,6 +64,7 @@ typedef struct Binder {
     int bExprRanker;        /* OPTION ranker=expr(...) or export(...): PACKEDFACTORS() makes sense */
     const char *zMatch;     /* the MATCH text (QUERY()), zMatch[0..nMatch) */
     size_t nMatch;
+    int bFusion;            /* hybrid search: HYBRID_SCORE() makes sense */
 } Binder;
 
 /* A bound expression with what the binder knows statically. */
@@ -578,12 +579,31 @@ static int bind_func(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
                          "AND (not under OR or NOT), and there can be only one",
                          z[0] == 'm' ? "MATCH()" : "knn() (in a SELECT)");
     }
+    if (k < 0 && !strcmp(z, "hybrid_score")) {
+        /* the fused rank score of a hybrid search, as Manticore's */
+        if (e->u.func.nArg != 0) {
+            return bind_fail(b, ER_PARSE, LP_BADINPUT, "function hybrid_score() takes no arguments");
+        }
+        if (!b->bFusion) {
+            return bind_fail(b, ER_PARSE, LP_BADINPUT, "hybrid_score() needs a hybrid search: MATCH() and knn() "
+                             "with OPTION fusion_method='rrf', or hybrid_match()");
+        }
+        if (ctx != CTX_SELECT && ctx != CTX_ORDER) {
+            return bind_fail(b, ER_PARSE, LP_BADINPUT, "hybrid_score() can only be used in the select list and "
+                             "ORDER BY");
+        }
+        return bind_row_value(b, out, qexpr_hybrid(b->a), SQLCOL_DOUBLE);
+    }
     if (k < 0 && !strcmp(z, "knn_dist")) {
         if (e->u.func.nArg != 0) {
             return bind_fail(b, ER_PARSE, LP_BADINPUT, "function knn_dist() takes no arguments");
         }
         if (!b->bKnn) {
             return bind_fail(b, ER_PARSE, LP_BADINPUT, "knn_dist() needs a knn() in the WHERE clause");
+        }
+        if (b->bFusion && ctx == CTX_WHERE) {
+            return bind_fail(b, ER_PARSE, LP_BADINPUT, "knn_dist() cannot filter a hybrid search: the rows are "
+                             "fused after both searches ran (use it in the select list or ORDER BY)");
         }
         if (!(out->q = qexpr_knn_dist(b->a))) return bind_oom(b);
         out->type = SQLCOL_FLOAT;
@@ -946,6 +966,12 @@ static const char *opt_text(Binder *b, const SqlMapItem *o) {
     return NULL;
 }
 
+/* Is z one of hybrid search's options (read by bind_fusion)? */
+static int is_fusion_option(const char *z) {
+    return !strcmp(z, "fusion_method") || !strcmp(z, "rank_constant") || !strcmp(z, "window_size") ||
+           !strcmp(z, "fusion_weights");
+}
+
 /* Is z one of Manticore's options that change no result, which loupe
 ** accepts (their values checked) with MATCH or without? */
 static int is_hint_option(const char *z) {
@@ -1034,7 +1060,7 @@ static int apply_rank_options(Binder *b, const SqlMapItem *aOpt, int nOpt, int n
             /* read by bind_select (not ranking parameters) */
         } else if ((strcmp(z, "not_terms_only_allowed") == 0 || strcmp(z, "morphology") == 0 ||
                     strcmp(z, "fuzzy") == 0 || strcmp(z, "distance") == 0 || strcmp(z, "preserve") == 0 ||
-                    strcmp(z, "layouts") == 0) &&
+                    strcmp(z, "layouts") == 0 || is_fusion_option(z)) &&
                    !bProfile) {
             /* read (and checked) by bind_select before MATCH is parsed */
         } else if (strcmp(z, "boolean_simplify") == 0 || strcmp(z, "low_priority") == 0) {
@@ -1444,6 +1470,125 @@ static int bind_knn(Binder *b, QSelect *q, const Expr *pKnn) {
     return LP_OK;
 }
 
+/* hybrid_match('text' [, column] [, {k=N}]): Manticore's hybrid search
+** in one call, for a vector column that embeds its text (model_name and
+** from): MATCH('text') and knn(column, k, 'text'), fused. Without a
+** column, the table's one such column. Makes the two calls it stands for
+** in *ppMatch and *ppKnn. */
+static int bind_hybrid_match(Binder *b, const SelectStmt *sel, const Expr *e, const Expr **ppMatch,
+                             const Expr **ppKnn) {
+    const Schema *sc = b->pSchema;
+    int nArg = e->u.func.nArg;
+    Expr **a = e->u.func.aArg;
+    if (nArg < 1 || nArg > 3 || a[0]->kind != EXPR_STRING) {
+        return bind_fail_at(b, e->pos, "hybrid_match() takes the query text, then optionally a vector column "
+                                       "and {k=N}");
+    }
+    const Expr *pCol = nArg >= 2 && a[1]->kind == EXPR_COLUMN ? a[1] : NULL;
+    const Expr *pOpt = a[nArg - 1]->kind == EXPR_MAP && nArg >= 2 ? a[nArg - 1] : NULL;
+    if (nArg - 1 != (pCol != NULL) + (pOpt != NULL)) {
+        return bind_fail_at(b, a[nArg - 1]->pos, "hybrid_match(): expected a vector column, then {k=N}");
+    }
+    int64_t k = sel->iOffset + (sel->iLimit >= 0 ? sel->iLimit : DEFAULT_LIMIT);
+    for (int i = 0; pOpt && i < pOpt->u.map.nItem; i++) {
+        const SqlMapItem *it = &pOpt->u.map.aItem[i];
+        if (strcmp(it->zName, "k") != 0) return bind_fail_at(b, it->pos, "hybrid_match(): unknown option: expected k");
+        if (it->pValue->kind != EXPR_INT || it->pValue->u.i < 1 || it->pValue->u.i > 100000) {
+            return bind_fail_at(b, it->pValue->pos, "hybrid_match(): k must be an integer from 1 to 100000");
+        }
+        k = it->pValue->u.i;
+    }
+    if (k < 1) k = 1;
+    if (k > 100000) k = 100000;
+    const char *zCol = pCol ? pCol->u.zName : NULL;
+    if (!zCol) {
+        /* the one vector column that embeds its rows' text */
+        for (int i = 0; i < sc->nCol; i++) {
+            if (sc->aCol[i].type != COL_VECTOR || !sc->aCol[i].vec.zModel) continue;
+            if (zCol) {
+                return bind_fail_at(b, e->pos, "hybrid_match(): the table has several vector columns with "
+                                               "model_name: name one, hybrid_match('text', column)");
+            }
+            zCol = sc->aCol[i].zName;
+        }
+        if (!zCol) {
+            return bind_fail_at(b, e->pos, "hybrid_match() needs a vector column with model_name and from, "
+                                           "which embeds the query text as it embeds the rows");
+        }
+    }
+    Expr *m = arena_zalloc(b->a, sizeof(Expr)), *kn = arena_zalloc(b->a, sizeof(Expr));
+    Expr *col = arena_zalloc(b->a, sizeof(Expr)), *kk = arena_zalloc(b->a, sizeof(Expr));
+    Expr **am = arena_alloc(b->a, sizeof(Expr *)), **ak = arena_alloc(b->a, sizeof(Expr *) * 3);
+    if (!m || !kn || !col || !kk || !am || !ak) return bind_oom(b);
+    *m = *e;
+    m->u.func.zName = "match";
+    m->u.func.aArg = am;
+    m->u.func.nArg = 1;
+    am[0] = a[0];
+    *col = pCol ? *pCol : *e;
+    col->kind = EXPR_COLUMN;
+    col->u.zName = zCol;
+    kk->kind = EXPR_INT;
+    kk->pos = e->pos;
+    kk->u.i = k;
+    *kn = *e;
+    kn->u.func.zName = "knn";
+    kn->u.func.aArg = ak;
+    kn->u.func.nArg = 3;
+    ak[0] = col;
+    ak[1] = kk;
+    ak[2] = a[0];
+    *ppMatch = m;
+    *ppKnn = kn;
+    return LP_OK;
+}
+
+/* Hybrid search's options: fusion_method='rrf' (needed for MATCH() with
+** knn(); implied by hybrid_match()), rank_constant, window_size. */
+static int bind_fusion(Binder *b, const SelectStmt *sel, QSelect *q, const Expr *pMatch, const Expr *pKnn,
+                       int bHybridMatch) {
+    const SqlMapItem *pMethod = NULL, *pOther = NULL;
+    q->rankConstant = 60;
+    for (int i = 0; i < sel->nOption; i++) {
+        const SqlMapItem *o = &sel->aOption[i];
+        double d;
+        if (strcmp(o->zName, "fusion_method") == 0) {
+            const char *z = opt_text(b, o);
+            if (!z) return b->rc;
+            if (strcasecmp(z, "rrf") != 0) {
+                return bind_fail_at(b, o->pValue->pos, "fusion_method takes 'rrf' (reciprocal rank fusion)");
+            }
+            pMethod = o;
+        } else if (strcmp(o->zName, "rank_constant") == 0) {
+            if (opt_number(b, o, o->pValue, 1, 1000000, &d)) return b->rc;
+            q->rankConstant = (int)d;
+            pOther = o;
+        } else if (strcmp(o->zName, "window_size") == 0) {
+            if (opt_number(b, o, o->pValue, 0, 100000, &d)) return b->rc;
+            q->windowSize = (int)d;
+            pOther = o;
+        } else if (strcmp(o->zName, "fusion_weights") == 0) {
+            return bind_fail_at(b, o->pos, "fusion_weights is not supported yet: each search weighs 1");
+        }
+    }
+    int bBoth = (pMatch && pKnn) || bHybridMatch;
+    if ((pMethod || pOther) && !bBoth) {
+        return bind_fail_at(b, (pMethod ? pMethod : pOther)->pos,
+                            "hybrid search options need MATCH() and knn() in the WHERE clause, or hybrid_match()");
+    }
+    if (pOther && !pMethod && !bHybridMatch) {
+        return bind_fail_at(b, pOther->pos, "rank_constant and window_size need OPTION fusion_method='rrf'");
+    }
+    if (pMatch && pKnn && !pMethod && !bHybridMatch) {
+        return bind_fail(b, ER_NOT_SUPPORTED, LP_UNSUPPORTED,
+                         "MATCH() with knn() is a hybrid search: add OPTION fusion_method='rrf' (each search "
+                         "finds its best rows, fused by reciprocal rank), or use hybrid_match()");
+    }
+    q->bFusion = bBoth;
+    b->bFusion = bBoth;
+    return LP_OK;
+}
+
 /* Binds a SELECT with a FROM table. */
 static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
     memset(bs, 0, sizeof(*bs));
@@ -1458,13 +1603,15 @@ static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
     fts_rank_defaults(&q->rank);
 
     /* MATCH first: WEIGHT() and friends in the select list depend on it. */
-    const Expr *pMatch = NULL, *pKnn = NULL;
+    const Expr *pMatch = NULL, *pKnn = NULL, *pHybrid = NULL;
     const Expr *pWhere = split_call(b, sel->pWhere, "match", &pMatch);
     pWhere = split_call(b, pWhere, "knn", &pKnn);
-    if (pMatch && pKnn) {
-        return bind_fail(b, ER_NOT_SUPPORTED, LP_UNSUPPORTED,
-                         "MATCH() and knn() in one query are not supported yet");
+    pWhere = split_call(b, pWhere, "hybrid_match", &pHybrid);
+    if (pHybrid && (pMatch || pKnn)) {
+        return bind_fail_at(b, pHybrid->pos, "hybrid_match() is MATCH() and knn() in one: it goes without them");
     }
+    if (pHybrid && bind_hybrid_match(b, sel, pHybrid, &pMatch, &pKnn)) return b->rc;
+    if (bind_fusion(b, sel, q, pMatch, pKnn, pHybrid != NULL)) return b->rc;
     Fuzzy fz = {-1, 0};
     int bFuzzy = 0, nDistance = 2;
     const SqlMapItem *pFuzzyOpt = NULL; /* distance, preserve or layouts: fuzzy's */
@@ -1666,7 +1813,12 @@ static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
     q->nOut = nOut;
     q->aOrder = aOrder;
     q->nOrder = sel->nOrder;
-    if (q->bKnn && q->nOrder == 0) {
+    if (q->bFusion && q->nOrder == 0) {
+        /* A hybrid search returns the best fused rows first. */
+        if (!(aOrder[0].pExpr = qexpr_hybrid(b->a))) return bind_oom(b);
+        aOrder[0].bDesc = 1;
+        q->nOrder = 1;
+    } else if (q->bKnn && q->nOrder == 0) {
         /* Without ORDER BY a kNN query returns the nearest rows first. */
         if (!(aOrder[0].pExpr = qexpr_knn_dist(b->a))) return bind_oom(b);
         aOrder[0].bDesc = 0;
@@ -1702,7 +1854,7 @@ void sqlx_select(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const SelectStmt *sel = &st->u.select;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0};
+    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0};
     BoundSelect bs = {0};
     s->meta.bValid = 0;
     s->meta.bProfiled = 0; /* set again below when profiling is on */
@@ -1777,7 +1929,7 @@ void sqlx_explain(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const SelectStmt *sel = &st->u.select;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0};
+    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0};
     BoundSelect bs = {0};
     StrBuf sb = {0};
     if (!sel->zTable) {
@@ -1858,7 +2010,7 @@ void sqlx_insert(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const InsertStmt *ins = &st->u.insert;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, ins->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0};
+    Binder b = {s, &s->stmt, st, NULL, ins->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0};
     Table *t = bind_table(&b, ins->zTable);
     if (!t) goto fail;
     const Schema *sc = b.pSchema;
@@ -1981,7 +2133,7 @@ void sqlx_update(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const UpdateStmt *up = &st->u.update;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, up->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0};
+    Binder b = {s, &s->stmt, st, NULL, up->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0};
     Table *t = bind_table(&b, up->zTable);
     if (!t) goto fail;
     const Schema *sc = b.pSchema;
@@ -2034,7 +2186,7 @@ void sqlx_delete(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const DeleteStmt *del = &st->u.del;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, del->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0};
+    Binder b = {s, &s->stmt, st, NULL, del->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0};
     Table *t = bind_table(&b, del->zTable);
     if (!t) goto fail;
     if (!del->pWhere) {
@@ -2474,7 +2626,7 @@ void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const CreateTableStmt *ct = &st->u.create;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, ct->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0};
+    Binder b = {s, &s->stmt, st, NULL, ct->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0};
     Schema *sc = calloc(1, sizeof(Schema));
     if (!sc) goto oom;
     sc->aCol = calloc((size_t)(ct->nCol ? ct->nCol : 1), sizeof(ColumnSchema));
@@ -2635,7 +2787,7 @@ static void alter_options(SqlSession *s, const SqlStmt *st, SqlResult *r, Table 
     const AlterTableStmt *at = &st->u.alter;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, at->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0};
+    Binder b = {s, &s->stmt, st, NULL, at->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0};
     static const char *const azKind[] = {"wordforms", "exceptions", "stopwords"};
     int abKind[3] = {0, 0, 0};
     int *aMap = NULL;
@@ -2703,7 +2855,7 @@ void sqlx_alter_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     }
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, at->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0};
+    Binder b = {s, &s->stmt, st, NULL, at->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0};
     const Schema *so = table_schema(t);
     ColumnSchema col = {0};
     Schema *sn = NULL;

@@ -434,3 +434,34 @@ def test_restart_keeps_vectors_without_recomputing(tmp_path):
     finally:
         problems = s.stop()
     assert not problems, problems
+
+
+def test_hybrid_match_fuses_text_and_its_embedding(connect, uniq):
+    """hybrid_match('text') is MATCH('text') and knn(v, k, 'text') fused by
+    reciprocal rank: the query text is embedded with the column's model, as
+    the rows were; the vector column is found by itself, or named."""
+    t = uniq()
+    docs = {1: "machine learning basics", 2: "deep learning with machines", 3: "cooking pasta at home",
+            4: "repairing a washing machine", 5: "gardening in spring", 6: "learning machine translation"}
+    with connect() as c, c.cursor() as cur:
+        cur.execute(ddl(t))
+        cur.execute(f"INSERT INTO {t} (id, title) VALUES " + ", ".join(f"({i}, '{s}')" for i, s in docs.items()))
+        cur.execute(f"SELECT id, hybrid_score(), WEIGHT(), knn_dist() FROM {t} WHERE hybrid_match('machine learning')")
+        got = cur.fetchall()
+        cur.execute(f"SELECT id, hybrid_score(), WEIGHT(), knn_dist() FROM {t} WHERE MATCH('machine learning') "
+                    f"AND knn(v, 20, 'machine learning') OPTION fusion_method='rrf'")
+        assert cur.fetchall() == got
+        assert {r[0] for r in got} == set(docs)  # the text found 1 and 6, the vectors every row
+        assert [r[2] > 0 for r in got][:2] == [True, True] and {r[0] for r in got[:2]} == {1, 6}
+        cur.execute(f"SELECT id, knn_dist() FROM {t} WHERE knn(v, 6, 'machine learning')")
+        alone = dict(cur.fetchall())
+        for i, _, _, d in got:
+            assert d == pytest.approx(alone[i], rel=1e-5, abs=1e-6)
+        cur.execute(f"SELECT id FROM {t} WHERE hybrid_match('machine learning', v, {{k=2}}) LIMIT 1 "
+                    "OPTION rank_constant=1")
+        assert cur.fetchall()[0][0] in (1, 6)
+        cur.execute(f"SHOW META")
+        assert dict(cur.fetchall())["plan"] == "hybrid_rrf"
+        with pytest.raises(pymysql.err.MySQLError) as ei:
+            cur.execute(f"SELECT id FROM {t} WHERE hybrid_match('x', title)")
+        assert "not a float_vector" in ei.value.args[1]

@@ -344,3 +344,43 @@ def test_search_empty_body_and_method(http):
     status, headers, raw = http("/search", b"", content_type="application/json")
     assert status == 400 and "JSON request in the body" in json.loads(raw)["error"]
     assert http("/search")[0] == 405
+
+
+def test_search_knn_and_hybrid(http, cur, uniq):
+    """"knn" in a /search request is knn() (each hit with _knn_dist);
+    beside a full-text query with options.fusion_method 'rrf' it is a hybrid
+    search (each hit with _hybrid_score), the same rows and scores as the
+    SQL query it stands for."""
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (title TEXT, cat INT, v FLOAT_VECTOR KNN_TYPE='hnsw' KNN_DIMS='2' "
+                "HNSW_SIMILARITY='l2')")
+    cur.execute(f"INSERT INTO {t} VALUES (1, 'machine learning', 1, (0, 0)), (2, 'learning machines', 2, (5, 5)), "
+                "(3, 'pasta', 1, (0.1, 0.1)), (4, 'machine repair', 2, (0.2, 0)), (5, 'garden', 1, (9, 9))")
+    status, doc = search(http, {"table": t, "knn": {"field": "v", "query_vector": [0, 0], "k": 2}, "_source": False})
+    assert status == 200, doc
+    assert [(h["_id"], h["_knn_dist"]) for h in doc["hits"]["hits"]] == [(1, 0), (3, pytest.approx(0.02))]
+    status, doc = search(http, {"table": t, "knn": {"field": "v", "query": [0, 0], "k": 3, "ef": 50},
+                                "query": {"equals": {"cat": 2}}, "_source": ["title"]})
+    assert [h["_id"] for h in doc["hits"]["hits"]] == [4, 2]
+    status, doc = search(http, {"table": t, "knn": {"field": "v", "doc_id": 5, "k": 1}, "_source": False})
+    assert hit_ids(doc) == [5]
+    status, doc = search(http, {"table": t, "knn": {"field": "v", "query_vector": [0, 0], "k": 2},
+                                "query": {"match": {"title": "machine"}}, "options": {"fusion_method": "rrf"},
+                                "_source": False, "limit": 10})
+    assert status == 200, doc
+    cur.execute(f"SELECT id, WEIGHT(), knn_dist(), hybrid_score() FROM {t} WHERE MATCH('(@title machine)') "
+                "AND knn(v, 2, (0, 0)) LIMIT 10 OPTION fusion_method='rrf'")
+    want = cur.fetchall()
+    assert [(h["_id"], h["_score"], h["_knn_dist"], h["_hybrid_score"]) for h in doc["hits"]["hits"]] == [
+        (i, pytest.approx(w, rel=1e-6), pytest.approx(d, rel=1e-6), pytest.approx(s, rel=1e-12)) for i, w, d, s in want]
+    assert doc["hits"]["hits"][0]["_id"] == 1  # first in both searches
+    for req, reason in [({"table": t, "knn": {"field": "v"}}, "knn needs query_vector"),
+                        ({"table": t, "knn": {"field": "v", "query_vector": ["a"]}}, "numbers only"),
+                        ({"table": t, "knn": [{"field": "v", "query_vector": [0, 0]}] * 2}, "one vector search"),
+                        ({"table": t, "knn": {"field": "v", "query_vector": [0, 0]}, "hybrid": {"query": "x"}},
+                         "give knn or hybrid, not both"),
+                        ({"table": t, "hybrid": {"query": "machine"}}, "needs a vector column with model_name"),
+                        ({"table": t, "knn": {"field": "v", "query_vector": [0, 0], "k": 2},
+                          "query": {"match": {"title": "machine"}}}, "fusion_method='rrf'")]:
+        status, doc = search(http, req)
+        assert status == 400 and reason in doc["error"]["reason"], (req, doc)

@@ -106,18 +106,21 @@ typedef struct HttpSearch {
     void *pExclude;         /* json_t: _source excludes (a name or a list), or NULL */
     void *pHl;              /* json_t: the highlighted fields' names ("" for all) */
     int nHl;                /* how many: the last nHl columns of the result */
+    int bKnn;               /* a vector search: KNN_DIST() follows WEIGHT() */
+    int bHybrid;            /* a hybrid search: then HYBRID_SCORE() */
 } HttpSearch;
 
 /* Translates the JSON request z[0..n) into one SELECT (appended to pSql):
-** id, WEIGHT(), the _source columns, one HIGHLIGHT() per highlighted
-** field. LP_OK (s filled; http_search_free it), LP_BADINPUT with a message
+** id, WEIGHT(), KNN_DIST() and HYBRID_SCORE() (bKnn, bHybrid), the _source
+** columns, one HIGHLIGHT() per highlighted field. LP_OK (s filled; http_search_free it), LP_BADINPUT with a message
 ** naming what is wrong, or LP_NOMEM. */
 int http_search_sql(const char *z, size_t n, StrBuf *pSql, HttpSearch *s, LpError *err);
 void http_search_free(HttpSearch *s);
 
 /* Appends Manticore's answer to a search: {"took":..,"timed_out":false,
 ** "hits":{"total":..,"total_relation":..,"hits":[{"_id":..,"_score":..,
-** "_source":{..},"highlight":{"field":["..."]}}]}}, from the SELECT's rows r
+** ["_knn_dist":..,]["_hybrid_score":..,]"_source":{..},
+** "highlight":{"field":["..."]}}]}}, from the SELECT's rows r
 ** and SHOW META's total and total_relation. */
 void http_search_answer(StrBuf *sb, const HttpSearch *s, const SqlResult *r, const char *zTotal,
                         const char *zRelation, int64_t tookMs);

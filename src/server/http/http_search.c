@@ -18,6 +18,11 @@
 **                      {"includes": [...], "excludes": [...]}
 **   highlight          {"fields": ["title"] | {"title": {}}, options...}
 **   options            {"ranker": "bm25", "field_weights": {"title": 2}, ...}
+**   knn                {"field": "v", "query_vector": [..] | "query": [..] or
+**                      "text" | "doc_id": id, "k": 10, "ef": 200}: knn() (k:
+**                      the rows asked for); beside a full-text query, a
+**                      hybrid search (options.fusion_method "rrf")
+**   hybrid             {"query": "text", "field": "v", "k": 10}: hybrid_match()
 **   track_scores, profile: accepted, change nothing (scores are always sent)
 ** Query objects:
 **   match_all          {}
@@ -355,6 +360,78 @@ static int tr_query(Tr *t, const json_t *q, StrBuf *ft, StrBuf *filt) {
     return rc;
 }
 
+/* "knn": {"field": "v", "query_vector": [..] | "query": [..] or "text" |
+** "doc_id": id, "k": 10, "ef": 200} as knn(`v`, k, ...) (k defaults to
+** the rows asked for). */
+static int tr_knn(Tr *t, const json_t *kn, int64_t kDefault, StrBuf *sb) {
+    if (json_is_array(kn) && json_array_size(kn) == 1) kn = json_array_get(kn, 0);
+    if (json_is_array(kn)) return tr_fail(t, "knn: one vector search per request (loupe fuses one)%s", "");
+    if (!json_is_object(kn)) return tr_fail(t, "knn takes an object: {\"field\": ..., \"query_vector\": [...]}%s", "");
+    const json_t *f = NULL, *qv = NULL, *k = NULL, *ef = NULL;
+    const char *key;
+    json_t *x;
+    json_object_foreach((json_t *)kn, key, x) {
+        if (!strcmp(key, "field")) f = x;
+        else if (!strcmp(key, "query_vector") || !strcmp(key, "query") || !strcmp(key, "doc_id")) {
+            if (qv) return tr_fail(t, "knn: give one of query_vector, query and doc_id%s", "");
+            qv = x;
+        } else if (!strcmp(key, "k")) k = x;
+        else if (!strcmp(key, "ef")) ef = x;
+        else return tr_fail(t, "knn: unknown key '%s': expected field, query_vector, query, doc_id, k or ef", key);
+    }
+    if (!json_is_string(f)) return tr_fail(t, "knn needs \"field\": the vector column%s", "");
+    if (!qv) return tr_fail(t, "knn needs query_vector (numbers), query (numbers or a text) or doc_id%s", "");
+    strbuf_appendz(sb, "knn(");
+    if (put_ident(t, sb, json_string_value(f), json_string_length(f), "knn: field")) return t->err->code;
+    if (k && (!json_is_integer(k) || json_integer_value(k) < 1 || json_integer_value(k) > 100000)) {
+        return tr_fail(t, "knn: k takes a whole number from 1 to 100000%s", "");
+    }
+    strbuf_appendf(sb, ", %lld, ", (long long)(k ? json_integer_value(k) : kDefault < 1 ? 1 : kDefault));
+    if (json_is_array(qv)) {
+        strbuf_appendc(sb, '(');
+        for (size_t i = 0; i < json_array_size(qv); i++) {
+            const json_t *e = json_array_get(qv, i);
+            if (!json_is_number(e)) return tr_fail(t, "knn: the query vector takes numbers only%s", "");
+            strbuf_appendf(sb, "%s%.9g", i ? ", " : "", json_number_value(e));
+        }
+        strbuf_appendc(sb, ')');
+    } else if (json_is_string(qv) || json_is_integer(qv)) {
+        if (put_value(t, sb, qv, "knn")) return t->err->code;
+    } else {
+        return tr_fail(t, "knn: the query is a list of numbers, a text or a row id%s", "");
+    }
+    if (ef) {
+        if (!json_is_integer(ef)) return tr_fail(t, "knn: ef takes a whole number%s", "");
+        strbuf_appendf(sb, ", {ef=%lld}", (long long)json_integer_value(ef));
+    }
+    strbuf_appendc(sb, ')');
+    return LP_OK;
+}
+
+/* "hybrid": {"query": "text", "field": "v", "k": 10} as hybrid_match(). */
+static int tr_hybrid(Tr *t, const json_t *h, StrBuf *sb) {
+    const json_t *q = json_object_get(h, "query"), *f = json_object_get(h, "field"), *k = json_object_get(h, "k");
+    if (!json_is_object(h) || !json_is_string(q) ||
+        json_object_size(h) != (size_t)(1 + (f != NULL) + (k != NULL))) {
+        return tr_fail(t, "hybrid takes {\"query\": \"text\"} and optionally field and k%s", "");
+    }
+    strbuf_appendz(sb, "hybrid_match(");
+    put_str(sb, json_string_value(q), json_string_length(q));
+    if (f) {
+        if (!json_is_string(f)) return tr_fail(t, "hybrid: field takes a column name%s", "");
+        strbuf_appendz(sb, ", ");
+        if (put_ident(t, sb, json_string_value(f), json_string_length(f), "hybrid: field")) return t->err->code;
+    }
+    if (k) {
+        if (!json_is_integer(k) || json_integer_value(k) < 1 || json_integer_value(k) > 100000) {
+            return tr_fail(t, "hybrid: k takes a whole number from 1 to 100000%s", "");
+        }
+        strbuf_appendf(sb, ", {k=%lld}", (long long)json_integer_value(k));
+    }
+    strbuf_appendc(sb, ')');
+    return LP_OK;
+}
+
 /* An OPTION value from JSON. */
 static int put_option(Tr *t, StrBuf *sb, const char *zKey, const json_t *v) {
     if (!is_name(zKey, strlen(zKey))) return tr_fail(t, "options: '%s' is not an option name", zKey);
@@ -556,15 +633,15 @@ int http_search_sql(const char *z, size_t n, StrBuf *pSql, HttpSearch *s, LpErro
     }
     static const char *const azKey[] = {"table", "index", "query", "limit", "size", "offset", "from", "sort",
                                         "_source", "highlight", "options", "track_scores", "profile",
-                                        "max_matches"};
+                                        "max_matches", "knn", "hybrid"};
     const char *k;
     json_t *x;
     json_object_foreach(req, k, x) {
         size_t i = 0;
         while (i < sizeof(azKey) / sizeof(azKey[0]) && strcmp(k, azKey[i]) != 0) i++;
         if (i == sizeof(azKey) / sizeof(azKey[0])) {
-            rc = tr_fail(&t, "unknown key '%s': expected table, query, limit, offset, sort, _source, highlight "
-                         "or options", k);
+            rc = tr_fail(&t, "unknown key '%s': expected table, query, knn, hybrid, limit, offset, sort, "
+                         "_source, highlight or options", k);
             goto done;
         }
     }
@@ -577,16 +654,36 @@ int http_search_sql(const char *z, size_t n, StrBuf *pSql, HttpSearch *s, LpErro
     zTable = json_string_value(jt);
     const json_t *q = json_object_get(req, "query");
     if (q && (rc = tr_query(&t, q, &ft, &filt)) != LP_OK) goto done;
-    if ((rc = tr_source(&t, json_object_get(req, "_source"), &sel, s)) != LP_OK) goto done;
-    const json_t *h = json_object_get(req, "highlight");
-    if (h && (rc = tr_highlight(&t, h, &sel, s)) != LP_OK) goto done;
-    const json_t *so = json_object_get(req, "sort");
-    if (so && (rc = tr_sort(&t, so, &tail)) != LP_OK) goto done;
     int64_t limit = 20, offset = 0;
     if ((rc = get_count(&t, req, "limit", "size", &limit)) != LP_OK ||
         (rc = get_count(&t, req, "offset", "from", &offset)) != LP_OK) {
         goto done;
     }
+    /* a vector search, or hybrid_match(): more conditions of the WHERE */
+    StrBuf vec = {0};
+    const json_t *kn = json_object_get(req, "knn"), *hy = json_object_get(req, "hybrid");
+    if (kn && hy) rc = tr_fail(&t, "give knn or hybrid, not both (hybrid is a text query and its vector search)%s", "");
+    if (rc == LP_OK && kn) rc = tr_knn(&t, kn, offset + limit, &vec);
+    if (rc == LP_OK && hy) rc = tr_hybrid(&t, hy, &vec);
+    if (rc == LP_OK && vec.n) {
+        if (filt.n) strbuf_appendz(&vec, " AND ");
+        strbuf_append(&vec, filt.z ? filt.z : "", filt.n);
+        strbuf_free(&filt);
+        filt = vec;
+        vec = (StrBuf){0};
+        s->bKnn = 1;
+        /* a hybrid search: hybrid_match(), or a full-text query beside knn */
+        s->bHybrid = hy != NULL || ft.n > 0;
+    }
+    strbuf_free(&vec);
+    if (rc != LP_OK) goto done;
+    if (s->bKnn) strbuf_appendz(&sel, ", KNN_DIST()");
+    if (s->bHybrid) strbuf_appendz(&sel, ", HYBRID_SCORE()");
+    if ((rc = tr_source(&t, json_object_get(req, "_source"), &sel, s)) != LP_OK) goto done;
+    const json_t *h = json_object_get(req, "highlight");
+    if (h && (rc = tr_highlight(&t, h, &sel, s)) != LP_OK) goto done;
+    const json_t *so = json_object_get(req, "sort");
+    if (so && (rc = tr_sort(&t, so, &tail)) != LP_OK) goto done;
     strbuf_appendf(&tail, " LIMIT %lld, %lld", (long long)offset, (long long)limit);
     const json_t *o = json_object_get(req, "options");
     const json_t *mm = json_object_get(req, "max_matches");
@@ -662,17 +759,28 @@ void http_search_answer(StrBuf *sb, const HttpSearch *s, const SqlResult *r, con
                    (long long)tookMs, zTotal && http_json_is_number(zTotal, strlen(zTotal)) ? zTotal : "0");
     http_json_str(sb, zRelation ? zRelation : "eq", strlen(zRelation ? zRelation : "eq"));
     strbuf_appendz(sb, ",\"hits\":[");
-    int iHl = r->nCol - s->nHl; /* id, WEIGHT(), source columns, highlights */
+    int iHl = r->nCol - s->nHl; /* id, WEIGHT(), [KNN_DIST(), HYBRID_SCORE(),] source, highlights */
     for (size_t iRow = 0; iRow < r->nRow && !sb->oom; iRow++) {
         const SqlCell *a = r->aCell + iRow * (size_t)r->nCol;
         strbuf_appendz(sb, iRow ? ",{\"_id\":" : "{\"_id\":");
         http_json_cell(sb, r->aCol[0].type, &a[0]);
         strbuf_appendz(sb, ",\"_score\":");
         http_json_cell(sb, r->aCol[1].type, &a[1]);
+        int iSrc = 2;
+        if (s->bKnn) {
+            strbuf_appendz(sb, ",\"_knn_dist\":");
+            http_json_cell(sb, r->aCol[iSrc].type, &a[iSrc]);
+            iSrc++;
+        }
+        if (s->bHybrid) {
+            strbuf_appendz(sb, ",\"_hybrid_score\":");
+            http_json_cell(sb, r->aCol[iSrc].type, &a[iSrc]);
+            iSrc++;
+        }
         if (s->bSource) {
             strbuf_appendz(sb, ",\"_source\":{");
             int n = 0;
-            for (int c = 2; c < iHl; c++) {
+            for (int c = iSrc; c < iHl; c++) {
                 /* SELECT id, WEIGHT(), * repeats the id: _id has it */
                 if (!strcmp(r->aCol[c].zName, "id") || excluded(s, r->aCol[c].zName)) continue; /* (`id` is left out) */
                 if (n++) strbuf_appendc(sb, ',');

@@ -1,0 +1,167 @@
+"""Hybrid search over the MySQL protocol: MATCH() and knn() in one query
+with OPTION fusion_method='rrf', as Manticore has it. Each search retrieves
+its window of best rows; a row's HYBRID_SCORE() is the sum of
+1 / (rank_constant + rank) over the searches that found it (Reciprocal Rank
+Fusion). The reference fuses the two searches' own answers, fetched as
+separate queries, in Python."""
+import math
+import random
+import re
+
+import pymysql
+import pytest
+
+from conftest import pymysql_connect
+
+DIMS = 4
+N = 200
+WORDS = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta"]
+
+
+def dist(q, v):
+    return sum((a - b) ** 2 for a, b in zip(q, v))
+
+
+@pytest.fixture(scope="module")
+def table(server):
+    """N rows: a text of random words, a category, a vector (some NULL)."""
+    rng = random.Random(11)
+    rows = {}
+    for i in range(1, N + 1):
+        text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 6)))
+        v = None if i % 40 == 0 else [round(rng.uniform(-1, 1), 3) for _ in range(DIMS)]
+        rows[i] = (text, rng.randint(1, 3), v)
+    c = pymysql_connect(server.mysql_port)
+    with c.cursor() as cur:
+        cur.execute(f"CREATE TABLE hyb (title TEXT, cat INT, v FLOAT_VECTOR KNN_TYPE='hnsw' KNN_DIMS='{DIMS}' "
+                    "HNSW_SIMILARITY='l2')")
+        cur.execute("INSERT INTO hyb (id, title, cat, v) VALUES " + ", ".join(
+            "(%d, '%s', %d, %s)" % (i, t, k, "(" + ", ".join(map(repr, v)) + ")" if v else "NULL")
+            for i, (t, k, v) in rows.items()))
+    c.close()
+    return "hyb", rows
+
+
+def vec(v):
+    return "(" + ", ".join(map(repr, v)) + ")"
+
+
+def reference(cur, t, text, q, window, rc=60, where=""):
+    """{id: (hybrid, weight, rank)} fused from the two searches run alone."""
+    extra = f" AND {where}" if where else ""
+    cur.execute(f"SELECT id, WEIGHT() FROM {t} WHERE MATCH(%s){extra} ORDER BY WEIGHT() DESC, id ASC "
+                f"LIMIT {window}", (text,))
+    texts = cur.fetchall()
+    cur.execute(f"SELECT id, knn_dist() FROM {t} WHERE knn(v, {window}, {vec(q)}){extra} LIMIT {window}")
+    knns = cur.fetchall()
+    fused = {}
+    for rank, (i, w) in enumerate(texts, 1):
+        fused[i] = [1 / (rc + rank), w]
+    for rank, (i, _) in enumerate(knns, 1):
+        fused.setdefault(i, [0, 0.0])[0] += 1 / (rc + rank)
+    return fused
+
+
+@pytest.mark.parametrize("text, q, opts, where", [
+    ("alpha", [0.1, 0.2, -0.3, 0.4], "", ""),
+    ("beta | gamma", [0.5, 0.5, 0.5, 0.5], ", rank_constant=5", ""),
+    ("alpha delta", [-0.2, 0.0, 0.9, -0.5], ", window_size=15", ""),
+    ("theta | eta", [0.0, 0.0, 0.0, 0.1], "", "cat = 2"),
+    ("nosuchword", [0.3, -0.3, 0.3, -0.3], "", ""),
+])
+def test_rrf_matches_the_two_searches_fused(cur, table, text, q, opts, where):
+    t, rows = table
+    m = re.search(r"window_size=(\d+)", opts)
+    if not m:
+        opts += ", window_size=40"
+    window = int(m.group(1)) if m else 40
+    m = re.search(r"rank_constant=(\d+)", opts)
+    rc = int(m.group(1)) if m else 60
+    want = reference(cur, t, text, q, window, rc, where)
+    extra = f" AND {where}" if where else ""
+    cur.execute(f"SELECT id, hybrid_score(), WEIGHT(), knn_dist() FROM {t} WHERE MATCH(%s) AND "
+                f"knn(v, 10, {vec(q)}){extra} LIMIT 1000 OPTION fusion_method='rrf'{opts}", (text,))
+    got = cur.fetchall()
+    assert sorted(i for i, *_ in got) == sorted(want), (got, want)
+    scores = [s for _, s, _, _ in got]
+    assert scores == sorted(scores, reverse=True)  # best fused first
+    for i, s, w, d in got:
+        assert s == pytest.approx(want[i][0], rel=1e-12), i
+        assert w == pytest.approx(want[i][1], rel=1e-6), i  # the text score, 0 when only knn found it
+        v = rows[i][2]
+        if v is None:
+            assert d is None
+        else:
+            assert d == pytest.approx(dist(q, v), rel=1e-4, abs=1e-5), i  # also for text-only rows
+    # ties in the fused score go to the smaller id
+    for a, b in zip(got, got[1:]):
+        if a[1] == b[1]:
+            assert a[0] < b[0]
+    cur.execute("SHOW META")
+    meta = dict(cur.fetchall())
+    assert meta["plan"] == "hybrid_rrf" and int(meta["total_found"]) == len(want)
+
+
+def test_order_limit_count(cur, table):
+    """The window is the larger of k and offset+limit (or window_size):
+    LIMIT 5, 3 pages through the fusion of windows of 10, as LIMIT 8 does."""
+    t, _ = table
+    q = vec([0.1, 0.1, 0.1, 0.1])
+    base = f"FROM {t} WHERE MATCH('alpha | beta') AND knn(v, 10, {q})"
+    cur.execute(f"SELECT id, hybrid_score() {base} LIMIT 8 OPTION fusion_method='rrf'")
+    first = cur.fetchall()
+    cur.execute(f"SELECT id {base} LIMIT 5, 3 OPTION fusion_method='rrf'")
+    assert [r[0] for r in cur.fetchall()] == [r[0] for r in first[5:8]]
+    cur.execute(f"SELECT id {base} LIMIT 5, 3 OPTION fusion_method='rrf', window_size=30")
+    paged = [r[0] for r in cur.fetchall()]
+    cur.execute(f"SELECT id {base} LIMIT 8 OPTION fusion_method='rrf', window_size=30")
+    assert paged == [r[0] for r in cur.fetchall()][5:8]
+    # every fused row counts: the two windows of 10, less the rows both found
+    cur.execute(f"SELECT id {base} LIMIT 10 OPTION fusion_method='rrf'")
+    shown = len(cur.fetchall())
+    cur.execute("SHOW META")
+    found = int(dict(cur.fetchall())["total_found"])
+    assert 10 <= found <= 20 and shown == 10
+    cur.execute(f"SELECT COUNT(*) {base} OPTION fusion_method='rrf', window_size=10")
+    assert cur.fetchone()[0] == found
+    cur.execute(f"SELECT id, WEIGHT() {base} ORDER BY WEIGHT() DESC, id ASC LIMIT 10 OPTION fusion_method='rrf', "
+                "window_size=10")
+    ws = [w for _, w in cur.fetchall()]
+    assert ws == sorted(ws, reverse=True)
+    cur.execute(f"SELECT id, knn_dist() {base} ORDER BY knn_dist() ASC LIMIT 40 OPTION fusion_method='rrf'")
+    ds = [d for _, d in cur.fetchall()]
+    nulls = ds.count(None)  # rows without a vector (only the text found them) come first, as NULLs do
+    assert ds[:nulls] == [None] * nulls and ds[nulls:] == sorted(ds[nulls:]) and len(ds) > nulls
+
+
+@pytest.mark.parametrize("sql, pattern", [
+    ("MATCH('alpha') AND knn(v, 5, (0,0,0,0))", r"add OPTION fusion_method='rrf'"),
+    ("knn(v, 5, (0,0,0,0)) OPTION fusion_method='rrf'", r"need MATCH\(\) and knn\(\)"),
+    ("MATCH('alpha') OPTION rank_constant=5", r"need MATCH\(\) and knn\(\)"),
+    ("MATCH('alpha') AND knn(v, 5, (0,0,0,0)) OPTION rank_constant=5", r"need OPTION fusion_method='rrf'"),
+    ("MATCH('alpha') AND knn(v, 5, (0,0,0,0)) OPTION fusion_method='max'", r"fusion_method takes 'rrf'"),
+    ("MATCH('alpha') AND knn(v, 5, (0,0,0,0)) OPTION fusion_method='rrf', rank_constant=0", r"rank_constant"),
+    ("MATCH('alpha') AND knn(v, 5, (0,0,0,0)) OPTION fusion_method='rrf', fusion_weights=(a=1)",
+     r"fusion_weights is not supported yet"),
+    ("MATCH('alpha') AND knn(v, 5, (0,0,0,0)) AND knn_dist() < 1 OPTION fusion_method='rrf'",
+     r"knn_dist\(\) cannot filter a hybrid search"),
+    ("hybrid_match('alpha')", r"needs a vector column with model_name"),
+    ("hybrid_match('alpha') AND MATCH('beta')", r"goes without them"),
+])
+def test_errors(cur, table, sql, pattern):
+    t, _ = table
+    with pytest.raises(pymysql.err.MySQLError) as ei:
+        cur.execute(f"SELECT id FROM {t} WHERE {sql}")
+    assert re.search(pattern, ei.value.args[1]), ei.value.args
+    with pytest.raises(pymysql.err.MySQLError) as ei:
+        cur.execute(f"SELECT id, hybrid_score() FROM {t} WHERE MATCH('alpha')")
+    assert "hybrid_score() needs a hybrid search" in ei.value.args[1]
+
+
+def test_explain(cur, table):
+    t, _ = table
+    cur.execute(f"EXPLAIN SELECT id FROM {t} WHERE MATCH('alpha') AND knn(v, 7, (0,0,0,0)) AND cat = 1 "
+                "OPTION fusion_method='rrf', rank_constant=9")
+    plan = "\n".join(r[0] for r in cur.fetchall())
+    assert "hybrid: reciprocal rank fusion (rank_constant=9)" in plan, plan
+    assert "knn: column v, k=7" in plan and 'term "alpha"' in plan and "filter:" in plan, plan
