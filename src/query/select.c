@@ -165,6 +165,9 @@ typedef struct Exec {
                                 ** (meta.fts.bCutoff or bTimedOut says which) */
     int knnK;                   /* rows the kNN search keeps (q->knnK, or a
                                 ** hybrid search's window) */
+    float *aTextW;              /* MATCH with knn() unfused: each slot's text
+                                ** score, NAN where the MATCH did not find it;
+                                ** the kNN search keeps to the rows it found */
 } Exec;
 
 static void eval_keys(Exec *x, const QRow *row) {
@@ -910,7 +913,7 @@ static int knn_job_prepare(Exec *x, KnnJob *j, const TableKnnPart *kp, const flo
     if (!(j->aHit = malloc(sizeof(VecHit) * (size_t)x->knnK))) {
         return lp_err_set(err, LP_NOMEM, "out of memory");
     }
-    j->bBitmap = pRad ? pRad->nRest > 0 : q->pWhere != NULL;
+    j->bBitmap = (pRad ? pRad->nRest > 0 : q->pWhere != NULL) || x->aTextW;
     if (!j->bBitmap) return LP_OK;
     if (bitset_init(&j->allow, nMap ? nMap : 1)) return lp_err_set(err, LP_NOMEM, "out of memory");
     /* The segment's column arrays first, when it keeps them: then only
@@ -919,6 +922,13 @@ static int knn_job_prepare(Exec *x, KnnJob *j, const TableKnnPart *kp, const flo
     uint64_t *aPass = cf ? column_bits(x, cf, kp->base, &lo, &hi) : NULL;
     int64_t nAllow = 0;
     for (uint32_t node = 0; node < nMap; node++) {
+        if (x->aTextW) { /* only the rows the MATCH found */
+            uint32_t ord = kp->aNodeSlot[node];
+            if (ord == UINT32_MAX || kp->base + ord >= table_snap_nslot(x->snap) ||
+                isnan(x->aTextW[kp->base + ord])) {
+                continue;
+            }
+        }
         if (aPass) {
             uint32_t ord = kp->aNodeSlot[node];
             if (ord == UINT32_MAX || kp->base + ord >= hi || !((aPass[ord / 64] >> (ord % 64)) & 1)) continue;
@@ -935,6 +945,11 @@ static int knn_job_prepare(Exec *x, KnnJob *j, const TableKnnPart *kp, const flo
         x->meta.nExamined++;
         QRow row = {x->s, r, 1.0, slot, 0, NULL, &x->scratch, &x->rd, 0};
         int bOk = 1;
+        if (!q->pWhere) { /* the MATCH alone */
+            bitset_set(&j->allow, node);
+            nAllow++;
+            continue;
+        }
         if (pRad) {
             for (int i = 0; i < pRad->nRest && bOk; i++) bOk = qexpr_true(pRad->aRest[i], &row);
         } else {
@@ -1082,6 +1097,7 @@ static int knn_search(Exec *x, float **paQ, KnnHit **paHeap, int *pnHeap, LpErro
     for (size_t i = 0; i < nSlot; i++) {
         const MemRow *r = table_snap_slot(x->snap, i);
         if (!r) continue;
+        if (x->aTextW && isnan(x->aTextW[i])) continue; /* only the rows the MATCH found */
         Value v = row_get(x->s, r, q->iKnnCol);
         if (v.kind != VAL_VEC || v.u.v.n != n) continue;
         double dist = knn_distance(m, aQ, v.u.v.a, n);
@@ -1107,14 +1123,42 @@ static int run_knn(Exec *x, LpError *err) {
         x->meta.nTotalFound = (uint64_t)nHeap;
         if (!q->bCountOnly && (rc = topk_init(x, (uint64_t)nHeap, err)) == LP_OK) {
             for (int i = 0; i < nHeap; i++) {
-                QRow row = {x->s, aHeap[i].r, 1.0, aHeap[i].ord, aHeap[i].dist, NULL, &x->scratch, &x->rd, 0};
+                double w = x->aTextW ? x->aTextW[aHeap[i].ord] : 1.0;
+                QRow row = {x->s, aHeap[i].r, w, aHeap[i].ord, aHeap[i].dist, x->fts, &x->scratch, &x->rd, 0};
                 eval_keys(x, &row);
-                topk_offer(&x->h, aHeap[i].r, aHeap[i].ord, 1.0, aHeap[i].dist, x->aKey);
+                topk_offer(&x->h, aHeap[i].r, aHeap[i].ord, w, aHeap[i].dist, x->aKey);
             }
         }
     }
     free(aQ);
     free(aHeap);
+    return rc;
+}
+
+/* MATCH's hit, kept for the kNN search that keeps to them. */
+static int text_hit(void *ctx, uint32_t doc, double score) {
+    Exec *x = ctx;
+    if (accept_doc(x, doc)) x->aTextW[doc] = (float)score;
+    return LP_OK;
+}
+
+/* MATCH() with knn() and no fusion, as Manticore runs it: a kNN search
+** among the rows the MATCH finds (and the WHERE passes), nearest first;
+** WEIGHT() is their text score. */
+static int run_match_knn(Exec *x, Arena *a, LpError *err) {
+    FtsQuery *fq = NULL;
+    int rc = plan_match(x, a, &fq, err);
+    if (rc != LP_OK) return rc;
+    x->fts->q = fq;
+    int64_t t0 = lp_now_ns();
+    size_t nSlot = table_snap_nslot(x->snap);
+    if (!(x->aTextW = malloc(sizeof(float) * (nSlot ? nSlot : 1)))) return lp_err_set(err, LP_NOMEM, "out of memory");
+    for (size_t i = 0; i < nSlot; i++) x->aTextW[i] = NAN;
+    if (x->q->nsMaxTime > 0) fts_query_set_deadline(fq, x->t0 + x->q->nsMaxTime);
+    rc = fts_query_all(fq, text_hit, x, &x->meta.fts, err);
+    if (rc == LP_OK) rc = run_knn(x, err);
+    if (rc == LP_OK) x->meta.zPlan = "fulltext_then_knn";
+    x->meta.nsMatch = lp_now_ns() - t0;
     return rc;
 }
 
@@ -1253,7 +1297,8 @@ int query_select(const QSelect *q, QRowFn xRow, void *ctx, QMeta *pMeta, LpError
         fc.t = q->pTable;
         fc.a = &work;
         x.fts = &fc;
-        rc = q->bKnn && q->bFusion ? run_hybrid(&x, &work, err) : run_match(&x, &work, err);
+        rc = !q->bKnn ? run_match(&x, &work, err) : q->bFusion ? run_hybrid(&x, &work, err)
+                                                                : run_match_knn(&x, &work, err);
     } else if (q->bKnn) {
         rc = run_knn(&x, err);
         x.meta.nsMatch = lp_now_ns() - t0;
@@ -1280,6 +1325,7 @@ done:
     table_snapshot_release(x.snap);
     free(x.h.a);
     free(x.h.aKeyPool);
+    free(x.aTextW);
     if (x.aKey != aKeyStack) free(x.aKey);
     arena_free(&x.scratch);
     arena_free(&work);
@@ -1315,14 +1361,18 @@ int query_explain(const QSelect *q, StrBuf *out, LpError *err) {
                            bTopk ? zStrategy : "bool_fallback",
                            bTopk && zWhy ? " (not maxscore: " : "", bTopk && zWhy ? zWhy : "",
                            bTopk && zWhy ? ")" : "");
-            if (!bTopk && !bHybrid) {
+            if (!bTopk && !q->bKnn) {
                 strbuf_appendz(out, q->bCountOnly ? "  every match is counted (COUNT)\n"
                                                   : "  every match is scored, then sorted by the ORDER BY\n");
             }
             fts_query_plan_text(fq, out);
             fts_query_free(fq);
         }
-    } else if (q->bKnn) {
+    }
+    if (q->bMatch && q->bKnn && !bHybrid) {
+        strbuf_appendf(out, "knn: column %s, k=%d, among the rows the MATCH finds (every match read first)\n",
+                       table_schema(q->pTable)->aCol[q->iKnnCol].zName, q->knnK);
+    } else if (q->bKnn && !q->bMatch) {
         /* which path each segment takes is decided as it runs (how many
         ** rows the filter passes there): SHOW META's plan names it */
         const ColumnSchema *c = &table_schema(q->pTable)->aCol[q->iKnnCol];
@@ -1332,7 +1382,7 @@ int query_explain(const QSelect *q, StrBuf *out, LpError *err) {
         strbuf_appendf(out, ", %s distance: each segment's HNSW graph, or an exact scan of the segment "
                             "when the filter passes few of its rows or the WHERE reads KNN_DIST() other than as "
                             "a radius (SHOW META's plan says which ran)\n", zSim);
-    } else {
+    } else if (!q->bMatch) {
         strbuf_appendf(out, "%s\n", q->aId ? "id_lookup" : "full_scan");
     }
     if (rc == LP_OK && q->pWhere) {

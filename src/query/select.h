@@ -34,6 +34,10 @@
 ** without a vector). Every fused row is a match (total_found); aOrder
 ** orders them (the binder makes it HYBRID_SCORE() descending by default).
 **
+** With bMatch and bKnn but not bFusion (Manticore's plain MATCH with knn()),
+** the rows are the knnK nearest among those the MATCH finds that pass
+** pWhere, WEIGHT() their text score.
+**
 ** Vectors. With bKnn, the rows are the knnK rows nearest to the query
 ** vector (by the column's similarity: squared L2, 1 - dot, 1 - cosine)
 ** among those that pass pWhere; KNN_DIST() is their distance and may be

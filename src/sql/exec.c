@@ -1543,8 +1543,9 @@ static int bind_hybrid_match(Binder *b, const SelectStmt *sel, const Expr *e, co
     return LP_OK;
 }
 
-/* Hybrid search's options: fusion_method='rrf' (needed for MATCH() with
-** knn(); implied by hybrid_match()), rank_constant, window_size. */
+/* Hybrid search's options: fusion_method='rrf' (MATCH() with knn() is
+** a kNN search among the MATCH's rows without it; hybrid_match() implies
+** it), rank_constant, window_size. */
 static int bind_fusion(Binder *b, const SelectStmt *sel, QSelect *q, const Expr *pMatch, const Expr *pKnn,
                        int bHybridMatch) {
     const SqlMapItem *pMethod = NULL, *pOther = NULL;
@@ -1579,13 +1580,10 @@ static int bind_fusion(Binder *b, const SelectStmt *sel, QSelect *q, const Expr 
     if (pOther && !pMethod && !bHybridMatch) {
         return bind_fail_at(b, pOther->pos, "rank_constant and window_size need OPTION fusion_method='rrf'");
     }
-    if (pMatch && pKnn && !pMethod && !bHybridMatch) {
-        return bind_fail(b, ER_NOT_SUPPORTED, LP_UNSUPPORTED,
-                         "MATCH() with knn() is a hybrid search: add OPTION fusion_method='rrf' (each search "
-                         "finds its best rows, fused by reciprocal rank), or use hybrid_match()");
-    }
-    q->bFusion = bBoth;
-    b->bFusion = bBoth;
+    /* MATCH() with knn() and no fusion_method: a kNN search among the
+    ** rows the MATCH finds, as Manticore's */
+    q->bFusion = bHybridMatch || (bBoth && pMethod);
+    b->bFusion = q->bFusion;
     return LP_OK;
 }
 

@@ -374,13 +374,16 @@ def test_search_knn_and_hybrid(http, cur, uniq):
     assert [(h["_id"], h["_score"], h["_knn_dist"], h["_hybrid_score"]) for h in doc["hits"]["hits"]] == [
         (i, pytest.approx(w, rel=1e-6), pytest.approx(d, rel=1e-6), pytest.approx(s, rel=1e-12)) for i, w, d, s in want]
     assert doc["hits"]["hits"][0]["_id"] == 1  # first in both searches
+    # without fusion_method: the k nearest among the text's matches
+    status, doc = search(http, {"table": t, "knn": {"field": "v", "query_vector": [5, 5], "k": 1},
+                                "query": {"match": {"title": "machine"}}, "_source": False})
+    assert [(h["_id"], h["_knn_dist"]) for h in doc["hits"]["hits"]] == [(4, pytest.approx(48.04))]
+    assert "_hybrid_score" not in doc["hits"]["hits"][0] and doc["hits"]["hits"][0]["_score"] > 0
     for req, reason in [({"table": t, "knn": {"field": "v"}}, "knn needs query_vector"),
                         ({"table": t, "knn": {"field": "v", "query_vector": ["a"]}}, "numbers only"),
                         ({"table": t, "knn": [{"field": "v", "query_vector": [0, 0]}] * 2}, "one vector search"),
                         ({"table": t, "knn": {"field": "v", "query_vector": [0, 0]}, "hybrid": {"query": "x"}},
                          "give knn or hybrid, not both"),
-                        ({"table": t, "hybrid": {"query": "machine"}}, "needs a vector column with model_name"),
-                        ({"table": t, "knn": {"field": "v", "query_vector": [0, 0], "k": 2},
-                          "query": {"match": {"title": "machine"}}}, "fusion_method='rrf'")]:
+                        ({"table": t, "hybrid": {"query": "machine"}}, "needs a vector column with model_name")]:
         status, doc = search(http, req)
         assert status == 400 and reason in doc["error"]["reason"], (req, doc)

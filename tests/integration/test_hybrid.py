@@ -135,10 +135,10 @@ def test_order_limit_count(cur, table):
 
 
 @pytest.mark.parametrize("sql, pattern", [
-    ("MATCH('alpha') AND knn(v, 5, (0,0,0,0))", r"add OPTION fusion_method='rrf'"),
     ("knn(v, 5, (0,0,0,0)) OPTION fusion_method='rrf'", r"need MATCH\(\) and knn\(\)"),
     ("MATCH('alpha') OPTION rank_constant=5", r"need MATCH\(\) and knn\(\)"),
     ("MATCH('alpha') AND knn(v, 5, (0,0,0,0)) OPTION rank_constant=5", r"need OPTION fusion_method='rrf'"),
+    ("MATCH('alpha') AND knn(v, 5, (0,0,0,0)) ORDER BY hybrid_score() DESC", r"hybrid_score\(\) needs a hybrid"),
     ("MATCH('alpha') AND knn(v, 5, (0,0,0,0)) OPTION fusion_method='max'", r"fusion_method takes 'rrf'"),
     ("MATCH('alpha') AND knn(v, 5, (0,0,0,0)) OPTION fusion_method='rrf', rank_constant=0", r"rank_constant"),
     ("MATCH('alpha') AND knn(v, 5, (0,0,0,0)) OPTION fusion_method='rrf', fusion_weights=(a=1)",
@@ -165,3 +165,25 @@ def test_explain(cur, table):
     plan = "\n".join(r[0] for r in cur.fetchall())
     assert "hybrid: reciprocal rank fusion (rank_constant=9)" in plan, plan
     assert "knn: column v, k=7" in plan and 'term "alpha"' in plan and "filter:" in plan, plan
+
+
+@pytest.mark.parametrize("text, where", [("alpha", ""), ("beta | gamma", "cat = 1"), ("theta -eta", "")])
+def test_match_with_knn_unfused_is_knn_among_the_matches(cur, table, text, where):
+    """Without fusion_method, as in Manticore: the k nearest among the rows
+    the MATCH finds (and the WHERE passes), nearest first, WEIGHT() their
+    text score."""
+    t, rows = table
+    q = [0.2, -0.1, 0.4, 0.0]
+    extra = f" AND {where}" if where else ""
+    cur.execute(f"SELECT id, WEIGHT() FROM {t} WHERE MATCH(%s){extra} LIMIT 1000", (text,))
+    text_w = dict(cur.fetchall())
+    want = sorted((dist(q, rows[i][2]), i) for i in text_w if rows[i][2] is not None)[:7]
+    cur.execute(f"SELECT id, knn_dist(), WEIGHT() FROM {t} WHERE MATCH(%s) AND knn(v, 7, {vec(q)}){extra}", (text,))
+    got = cur.fetchall()
+    assert [i for i, _, _ in got] == [i for _, i in want], (got, want)
+    for (i, d, w), (dd, _) in zip(got, want):
+        assert d == pytest.approx(dd, rel=1e-4, abs=1e-5) and w == pytest.approx(text_w[i], rel=1e-6)
+    cur.execute("SHOW META")
+    assert dict(cur.fetchall())["plan"] == "fulltext_then_knn"
+    cur.execute(f"SELECT COUNT(*) FROM {t} WHERE MATCH(%s) AND knn(v, 7, {vec(q)}){extra}", (text,))
+    assert cur.fetchone()[0] == len(want)

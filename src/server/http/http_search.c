@@ -672,8 +672,10 @@ int http_search_sql(const char *z, size_t n, StrBuf *pSql, HttpSearch *s, LpErro
         filt = vec;
         vec = (StrBuf){0};
         s->bKnn = 1;
-        /* a hybrid search: hybrid_match(), or a full-text query beside knn */
-        s->bHybrid = hy != NULL || ft.n > 0;
+        /* a hybrid search: hybrid_match(), or a full-text query beside knn
+        ** with a fusion_method (without one: knn among the text's rows) */
+        const json_t *opts = json_object_get(req, "options");
+        s->bHybrid = hy != NULL || (ft.n > 0 && json_is_object(opts) && json_object_get(opts, "fusion_method"));
     }
     strbuf_free(&vec);
     if (rc != LP_OK) goto done;
