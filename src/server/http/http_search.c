@@ -44,6 +44,7 @@
 */
 #include <ctype.h>
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -57,9 +58,15 @@ typedef struct Tr {
     int depth;
 } Tr;
 
-static int tr_fail(Tr *t, const char *zFmt, const char *zArg) {
-    char zMsg[256];
-    snprintf(zMsg, sizeof(zMsg), zFmt, zArg ? zArg : "");
+static int tr_fail(Tr *t, const char *zFmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Records a refusal (LP_BADINPUT) whose message is zFmt's. */
+static int tr_fail(Tr *t, const char *zFmt, ...) {
+    char zMsg[320];
+    va_list ap;
+    va_start(ap, zFmt);
+    vsnprintf(zMsg, sizeof(zMsg), zFmt, ap);
+    va_end(ap);
     return lp_err_set(t->err, LP_BADINPUT, "%s", zMsg);
 }
 
@@ -77,9 +84,7 @@ static int put_ident(Tr *t, StrBuf *sb, const char *z, size_t n, const char *zWh
     if (!is_name(z, n)) {
         char zName[72];
         snprintf(zName, sizeof(zName), "%.*s", (int)(n > 64 ? 64 : n), z);
-        char zMsg[160];
-        snprintf(zMsg, sizeof(zMsg), "%s '%%s' is not a name (letters, digits and '_')", zWhat);
-        return tr_fail(t, zMsg, zName);
+        return tr_fail(t, "%s '%s' is not a name (letters, digits and '_')", zWhat, zName);
     }
     strbuf_appendc(sb, '`');
     strbuf_append(sb, z, n);
@@ -274,7 +279,7 @@ static void join(StrBuf *sb, const char *zSep, const StrBuf *part, const char *z
 }
 
 static int tr_bool(Tr *t, const json_t *v, StrBuf *ft, StrBuf *filt) {
-    if (!json_is_object(v)) return tr_fail(t, "bool takes an object of must, should, must_not and filter%s", "");
+    if (!json_is_object(v)) return tr_fail(t, "bool takes an object of must, should, must_not and filter");
     static const char *const azPart[] = {"must", "filter", "must_not", "should"};
     const json_t *aPart[4] = {0};
     const char *k;
@@ -303,7 +308,7 @@ static int tr_bool(Tr *t, const json_t *v, StrBuf *ft, StrBuf *filt) {
             nFilt += sfilt.n > 0;
             if (i == 2 && sft.n && sfilt.n) {
                 rc = tr_fail(t, "bool: a must_not query holds both full-text and attribute conditions; "
-                             "give them as two must_not queries%s", "");
+                             "give them as two must_not queries");
             } else if (i == 3) {
                 join(&oft, " | ", &sft, "");
                 join(&ofilt, " OR ", &sfilt, "");
@@ -315,7 +320,7 @@ static int tr_bool(Tr *t, const json_t *v, StrBuf *ft, StrBuf *filt) {
         if (rc == LP_OK && i == 3) {
             if (nFt && nFilt) {
                 rc = tr_fail(t, "bool: should mixes full-text queries and attribute filters, which "
-                             "cannot be ORed (as in Manticore)%s", "");
+                             "cannot be ORed (as in Manticore)");
             }
             join(ft, " ", &oft, "");
             join(filt, " AND ", &ofilt, "");
@@ -332,16 +337,16 @@ static int tr_query(Tr *t, const json_t *q, StrBuf *ft, StrBuf *filt) {
     json_t *v;
     const char *zOp = only_key(t, q, "query", &v);
     if (!zOp) return t->err->code;
-    if (++t->depth > HS_MAX_DEPTH) return tr_fail(t, "query nests deeper than %s levels", "32");
+    if (++t->depth > HS_MAX_DEPTH) return tr_fail(t, "query nests deeper than %d levels", HS_MAX_DEPTH);
     int rc;
     if (!strcmp(zOp, "match_all")) {
-        rc = json_is_object(v) ? LP_OK : tr_fail(t, "match_all takes {}%s", "");
+        rc = json_is_object(v) ? LP_OK : tr_fail(t, "match_all takes {}");
     } else if (!strcmp(zOp, "match") || !strcmp(zOp, "match_phrase")) {
         rc = tr_match(t, v, zOp[5] == '_', ft);
     } else if (!strcmp(zOp, "query_string")) {
         const json_t *s = json_is_object(v) ? json_object_get(v, "query") : v;
         if (!json_is_string(s) || (json_is_object(v) && json_object_size(v) != 1)) {
-            rc = tr_fail(t, "query_string takes a string, or {\"query\": \"...\"}%s", "");
+            rc = tr_fail(t, "query_string takes a string, or {\"query\": \"...\"}");
         } else {
             strbuf_appendc(ft, '(');
             strbuf_append(ft, json_string_value(s), json_string_length(s));
@@ -365,43 +370,43 @@ static int tr_query(Tr *t, const json_t *q, StrBuf *ft, StrBuf *filt) {
 ** the rows asked for). */
 static int tr_knn(Tr *t, const json_t *kn, int64_t kDefault, StrBuf *sb) {
     if (json_is_array(kn) && json_array_size(kn) == 1) kn = json_array_get(kn, 0);
-    if (json_is_array(kn)) return tr_fail(t, "knn: one vector search per request (loupe fuses one)%s", "");
-    if (!json_is_object(kn)) return tr_fail(t, "knn takes an object: {\"field\": ..., \"query_vector\": [...]}%s", "");
+    if (json_is_array(kn)) return tr_fail(t, "knn: one vector search per request (loupe fuses one)");
+    if (!json_is_object(kn)) return tr_fail(t, "knn takes an object: {\"field\": ..., \"query_vector\": [...]}");
     const json_t *f = NULL, *qv = NULL, *k = NULL, *ef = NULL;
     const char *key;
     json_t *x;
     json_object_foreach((json_t *)kn, key, x) {
         if (!strcmp(key, "field")) f = x;
         else if (!strcmp(key, "query_vector") || !strcmp(key, "query") || !strcmp(key, "doc_id")) {
-            if (qv) return tr_fail(t, "knn: give one of query_vector, query and doc_id%s", "");
+            if (qv) return tr_fail(t, "knn: give one of query_vector, query and doc_id");
             qv = x;
         } else if (!strcmp(key, "k")) k = x;
         else if (!strcmp(key, "ef")) ef = x;
         else return tr_fail(t, "knn: unknown key '%s': expected field, query_vector, query, doc_id, k or ef", key);
     }
-    if (!json_is_string(f)) return tr_fail(t, "knn needs \"field\": the vector column%s", "");
-    if (!qv) return tr_fail(t, "knn needs query_vector (numbers), query (numbers or a text) or doc_id%s", "");
+    if (!json_is_string(f)) return tr_fail(t, "knn needs \"field\": the vector column");
+    if (!qv) return tr_fail(t, "knn needs query_vector (numbers), query (numbers or a text) or doc_id");
     strbuf_appendz(sb, "knn(");
     if (put_ident(t, sb, json_string_value(f), json_string_length(f), "knn: field")) return t->err->code;
     if (k && (!json_is_integer(k) || json_integer_value(k) < 1 || json_integer_value(k) > 100000)) {
-        return tr_fail(t, "knn: k takes a whole number from 1 to 100000%s", "");
+        return tr_fail(t, "knn: k takes a whole number from 1 to 100000");
     }
     strbuf_appendf(sb, ", %lld, ", (long long)(k ? json_integer_value(k) : kDefault < 1 ? 1 : kDefault));
     if (json_is_array(qv)) {
         strbuf_appendc(sb, '(');
         for (size_t i = 0; i < json_array_size(qv); i++) {
             const json_t *e = json_array_get(qv, i);
-            if (!json_is_number(e)) return tr_fail(t, "knn: the query vector takes numbers only%s", "");
+            if (!json_is_number(e)) return tr_fail(t, "knn: the query vector takes numbers only");
             strbuf_appendf(sb, "%s%.9g", i ? ", " : "", json_number_value(e));
         }
         strbuf_appendc(sb, ')');
     } else if (json_is_string(qv) || json_is_integer(qv)) {
         if (put_value(t, sb, qv, "knn")) return t->err->code;
     } else {
-        return tr_fail(t, "knn: the query is a list of numbers, a text or a row id%s", "");
+        return tr_fail(t, "knn: the query is a list of numbers, a text or a row id");
     }
     if (ef) {
-        if (!json_is_integer(ef)) return tr_fail(t, "knn: ef takes a whole number%s", "");
+        if (!json_is_integer(ef)) return tr_fail(t, "knn: ef takes a whole number");
         strbuf_appendf(sb, ", {ef=%lld}", (long long)json_integer_value(ef));
     }
     strbuf_appendc(sb, ')');
@@ -413,18 +418,18 @@ static int tr_hybrid(Tr *t, const json_t *h, StrBuf *sb) {
     const json_t *q = json_object_get(h, "query"), *f = json_object_get(h, "field"), *k = json_object_get(h, "k");
     if (!json_is_object(h) || !json_is_string(q) ||
         json_object_size(h) != (size_t)(1 + (f != NULL) + (k != NULL))) {
-        return tr_fail(t, "hybrid takes {\"query\": \"text\"} and optionally field and k%s", "");
+        return tr_fail(t, "hybrid takes {\"query\": \"text\"} and optionally field and k");
     }
     strbuf_appendz(sb, "hybrid_match(");
     put_str(sb, json_string_value(q), json_string_length(q));
     if (f) {
-        if (!json_is_string(f)) return tr_fail(t, "hybrid: field takes a column name%s", "");
+        if (!json_is_string(f)) return tr_fail(t, "hybrid: field takes a column name");
         strbuf_appendz(sb, ", ");
         if (put_ident(t, sb, json_string_value(f), json_string_length(f), "hybrid: field")) return t->err->code;
     }
     if (k) {
         if (!json_is_integer(k) || json_integer_value(k) < 1 || json_integer_value(k) > 100000) {
-            return tr_fail(t, "hybrid: k takes a whole number from 1 to 100000%s", "");
+            return tr_fail(t, "hybrid: k takes a whole number from 1 to 100000");
         }
         strbuf_appendf(sb, ", {k=%lld}", (long long)json_integer_value(k));
     }
@@ -474,7 +479,7 @@ static int get_count(Tr *t, const json_t *req, const char *zA, const char *zB, i
 
 /* The highlight request: one HIGHLIGHT() per field, as select items. */
 static int tr_highlight(Tr *t, const json_t *h, StrBuf *sel, HttpSearch *s) {
-    if (!json_is_object(h)) return tr_fail(t, "highlight takes an object%s", "");
+    if (!json_is_object(h)) return tr_fail(t, "highlight takes an object");
     StrBuf opts = {0};
     const char *k;
     json_t *x;
@@ -501,7 +506,7 @@ static int tr_highlight(Tr *t, const json_t *h, StrBuf *sel, HttpSearch *s) {
             for (size_t i = 0; i < json_array_size(f); i++) {
                 const json_t *e = json_array_get(f, i);
                 if (!json_is_string(e)) {
-                    rc = tr_fail(t, "highlight: fields takes names%s", "");
+                    rc = tr_fail(t, "highlight: fields takes names");
                     break;
                 }
                 json_array_append(aName, (json_t *)e);
@@ -513,7 +518,7 @@ static int tr_highlight(Tr *t, const json_t *h, StrBuf *sel, HttpSearch *s) {
         } else if (json_is_string(f)) {
             json_array_append(aName, (json_t *)f);
         } else {
-            rc = tr_fail(t, "highlight: fields takes a list of names, or an object of them%s", "");
+            rc = tr_fail(t, "highlight: fields takes a list of names, or an object of them");
         }
     }
     /* no fields named: HIGHLIGHT() over every stored field, as one */
@@ -557,10 +562,10 @@ static int tr_source(Tr *t, const json_t *src, StrBuf *sel, HttpSearch *s) {
         inc = json_object_get(src, "includes");
         exc = json_object_get(src, "excludes");
         if (json_object_size(src) != (size_t)(!!inc + !!exc)) {
-            return tr_fail(t, "_source: expected includes and excludes%s", "");
+            return tr_fail(t, "_source: expected includes and excludes");
         }
         if (exc && !json_is_array(exc) && !json_is_string(exc)) {
-            return tr_fail(t, "_source: excludes takes a list of names%s", "");
+            return tr_fail(t, "_source: excludes takes a list of names");
         }
         if (exc) s->pExclude = json_incref((json_t *)exc);
     }
@@ -572,7 +577,7 @@ static int tr_source(Tr *t, const json_t *src, StrBuf *sel, HttpSearch *s) {
     size_t n = json_is_array(inc) ? json_array_size(inc) : 1;
     for (size_t i = 0; i < n; i++) {
         const json_t *e = json_is_array(inc) ? json_array_get(inc, i) : inc;
-        if (!json_is_string(e)) return tr_fail(t, "_source takes true, false, names, or includes and excludes%s", "");
+        if (!json_is_string(e)) return tr_fail(t, "_source takes true, false, names, or includes and excludes");
         if (!strcmp(json_string_value(e), "*")) {
             strbuf_appendz(sel, ", *");
             s->bStar = 1;
@@ -602,7 +607,7 @@ static int tr_sort(Tr *t, const json_t *sort, StrBuf *sb) {
                 return tr_fail(t, "sort: expected asc or desc, got '%s'", zDir);
             }
         } else {
-            return tr_fail(t, "sort takes names, {\"name\": \"asc\"|\"desc\"}, or a list of them%s", "");
+            return tr_fail(t, "sort takes names, {\"name\": \"asc\"|\"desc\"}, or a list of them");
         }
         int bScore = !strcmp(zKey, "_score");
         strbuf_appendz(sb, i ? ", " : " ORDER BY ");
@@ -628,7 +633,7 @@ int http_search_sql(const char *z, size_t n, StrBuf *pSql, HttpSearch *s, LpErro
     StrBuf ft = {0}, filt = {0}, sel = {0}, tail = {0};
     const char *zTable = NULL;
     if (!json_is_object(req)) {
-        rc = tr_fail(&t, "the request is not a JSON object%s", "");
+        rc = tr_fail(&t, "the request is not a JSON object");
         goto done;
     }
     static const char *const azKey[] = {"table", "index", "query", "limit", "size", "offset", "from", "sort",
@@ -648,7 +653,7 @@ int http_search_sql(const char *z, size_t n, StrBuf *pSql, HttpSearch *s, LpErro
     const json_t *jt = json_object_get(req, "table");
     if (!jt) jt = json_object_get(req, "index");
     if (!json_is_string(jt)) {
-        rc = tr_fail(&t, "the request needs \"table\": the name of the table to search%s", "");
+        rc = tr_fail(&t, "the request needs \"table\": the name of the table to search");
         goto done;
     }
     zTable = json_string_value(jt);
@@ -662,7 +667,7 @@ int http_search_sql(const char *z, size_t n, StrBuf *pSql, HttpSearch *s, LpErro
     /* a vector search, or hybrid_match(): more conditions of the WHERE */
     StrBuf vec = {0};
     const json_t *kn = json_object_get(req, "knn"), *hy = json_object_get(req, "hybrid");
-    if (kn && hy) rc = tr_fail(&t, "give knn or hybrid, not both (hybrid is a text query and its vector search)%s", "");
+    if (kn && hy) rc = tr_fail(&t, "give knn or hybrid, not both (hybrid is a text query and its vector search)");
     if (rc == LP_OK && kn) rc = tr_knn(&t, kn, offset + limit, &vec);
     if (rc == LP_OK && hy) rc = tr_hybrid(&t, hy, &vec);
     if (rc == LP_OK && vec.n) {
@@ -690,7 +695,7 @@ int http_search_sql(const char *z, size_t n, StrBuf *pSql, HttpSearch *s, LpErro
     const json_t *o = json_object_get(req, "options");
     const json_t *mm = json_object_get(req, "max_matches");
     if (o && !json_is_object(o)) {
-        rc = tr_fail(&t, "options takes an object%s", "");
+        rc = tr_fail(&t, "options takes an object");
         goto done;
     }
     int nOpt = 0;
