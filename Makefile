@@ -19,7 +19,7 @@ CMAKE_FLAGS  ?=
 
 .PHONY: all deps build build-asan build-fuzz run test unit integration \
         fuzz-smoke fuzz bench-server bench-fulltext bench-vector clean help lint \
-        ort models bench-embed bench-storage bench-scan bench-zones bench-suggest bench-fuzzy bench-regex bench-analysis bench-wildcards bench-wildcards2 bench-wildcards-stem bench-parity tsan
+        ort models bench-embed bench-storage bench-scan bench-zones bench-suggest bench-fuzzy bench-hybrid bench-regex bench-analysis bench-wildcards bench-wildcards2 bench-wildcards-stem bench-parity tsan
 
 all: build
 
@@ -169,6 +169,12 @@ help:
 # batches with spinning for contrast (L12 test model).
 bench-embed: build ort models
 	@$(PYTHON) bench/embed/run.py
+
+# Hybrid search (MATCH with knn(), hybrid_match()) on SciFact with the test
+# model, beside its two halves: time per query (docs/benchmarks/hybrid.md).
+bench-hybrid: build ort models
+	@scripts/install-deps.sh bench
+	@$(PYTHON) bench/fulltext/hybrid.py
 
 # Storage: inserts/s at batch 1/100/1000 x 1/8 threads under binlog_flush
 # commit and 1s, loupe next to Sphinx's RT index (loupe-load drives both);

@@ -1224,7 +1224,7 @@ static int run_hybrid(Exec *x, Arena *a, LpError *err) {
     int nF = 0;
     for (int i = 0; i < nHit; i++) {
         aF[nF++] = (Fused){aHit[i].doc, table_snap_slot(x->snap, aHit[i].doc), aHit[i].score, NAN,
-                           1.0 / (rc0 + i + 1)};
+                           q->wFusionText / (rc0 + i + 1)};
     }
     qsort(aF, (size_t)nF, sizeof(Fused), fused_by_slot);
     int nText = nF;
@@ -1233,9 +1233,9 @@ static int run_hybrid(Exec *x, Arena *a, LpError *err) {
         Fused *f = bsearch(&key, aF, (size_t)nText, sizeof(Fused), fused_by_slot);
         if (f) {
             f->dist = aHeap[i].dist;
-            f->score += 1.0 / (rc0 + i + 1);
+            f->score += q->wFusionKnn / (rc0 + i + 1);
         } else {
-            aF[nF++] = (Fused){aHeap[i].ord, aHeap[i].r, 0, aHeap[i].dist, 1.0 / (rc0 + i + 1)};
+            aF[nF++] = (Fused){aHeap[i].ord, aHeap[i].r, 0, aHeap[i].dist, q->wFusionKnn / (rc0 + i + 1)};
         }
     }
     /* the distance of the rows only the text found */

@@ -27,7 +27,8 @@
 ** Hybrid search. With bMatch, bKnn and bFusion, the text search and the
 ** kNN search each retrieve their best window of rows (both through
 ** pWhere), and a row's HYBRID_SCORE() is the sum over the searches that
-** found it of 1 / (rankConstant + its rank there, from 1): Reciprocal Rank
+** found it of w / (rankConstant + its rank there, from 1), w the search's
+** weight (wFusionText, wFusionKnn): Reciprocal Rank
 ** Fusion, as Manticore's fusion_method='rrf'. WEIGHT() is the row's text
 ** score (0 when only the kNN search found it), KNN_DIST() its distance to
 ** the query vector (computed for the rows only the text found; NULL
@@ -102,6 +103,7 @@ typedef struct QSelect {
     int rankConstant;           /* RRF's constant (60) */
     int windowSize;             /* rows each side retrieves (0: the larger of k and
                                 ** offset+limit) */
+    double wFusionText, wFusionKnn; /* each search's weight in the fusion (1) */
 } QSelect;
 
 typedef struct QMeta {

@@ -103,6 +103,9 @@ struct Expr {
             Expr **aArg;        /* arguments; COUNT(*) has one EXPR_STAR */
             int nArg;
             int bDistinct;      /* COUNT(DISTINCT x) */
+            const char *zAlias; /* MATCH(...) AS name, knn(...) AS name (hybrid
+                                ** search's fusion_weights), or NULL */
+            int aliasPos;       /* its offset */
         } func;
         struct {
             Expr **aItem;

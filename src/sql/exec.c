@@ -1550,6 +1550,11 @@ static int bind_fusion(Binder *b, const SelectStmt *sel, QSelect *q, const Expr 
                        int bHybridMatch) {
     const SqlMapItem *pMethod = NULL, *pOther = NULL;
     q->rankConstant = 60;
+    q->wFusionText = q->wFusionKnn = 1;
+    if (pMatch && pKnn && pMatch->u.func.zAlias && pKnn->u.func.zAlias &&
+        !strcmp(pMatch->u.func.zAlias, pKnn->u.func.zAlias)) {
+        return bind_fail_at(b, pKnn->u.func.aliasPos, "MATCH() and knn() need two names, not one");
+    }
     for (int i = 0; i < sel->nOption; i++) {
         const SqlMapItem *o = &sel->aOption[i];
         double d;
@@ -1569,7 +1574,30 @@ static int bind_fusion(Binder *b, const SelectStmt *sel, QSelect *q, const Expr 
             q->windowSize = (int)d;
             pOther = o;
         } else if (strcmp(o->zName, "fusion_weights") == 0) {
-            return bind_fail_at(b, o->pos, "fusion_weights is not supported yet: each search weighs 1");
+            /* (text=0.7, dense=0.3): by the names MATCH(...) AS text and
+            ** knn(...) AS dense give the searches; a search not named weighs 1 */
+            const Expr *m = o->pValue;
+            if (!m || m->kind != EXPR_MAP) {
+                return bind_fail_at(b, m ? m->pos : o->pos, "fusion_weights expects (name=weight, ...) with the "
+                                                            "names of MATCH(...) AS name and knn(...) AS name");
+            }
+            for (int j = 0; j < m->u.map.nItem; j++) {
+                const SqlMapItem *it = &m->u.map.aItem[j];
+                if (opt_number(b, it, it->pValue, 0, 1e6, &d)) return b->rc;
+                const char *zText = pMatch ? pMatch->u.func.zAlias : NULL;
+                const char *zKnn = pKnn ? pKnn->u.func.zAlias : NULL;
+                if (zText && !strcmp(it->zName, zText)) {
+                    q->wFusionText = d;
+                } else if (zKnn && !strcmp(it->zName, zKnn)) {
+                    q->wFusionKnn = d;
+                } else {
+                    char zMsg[200];
+                    snprintf(zMsg, sizeof(zMsg), "fusion_weights: no search is named '%s' (name them: "
+                                                 "MATCH('...') AS text, knn(...) AS dense)", it->zName);
+                    return bind_fail_at(b, it->pos, zMsg);
+                }
+            }
+            pOther = o;
         }
     }
     int bBoth = (pMatch && pKnn) || bHybridMatch;
@@ -1578,7 +1606,8 @@ static int bind_fusion(Binder *b, const SelectStmt *sel, QSelect *q, const Expr 
                             "hybrid search options need MATCH() and knn() in the WHERE clause, or hybrid_match()");
     }
     if (pOther && !pMethod && !bHybridMatch) {
-        return bind_fail_at(b, pOther->pos, "rank_constant and window_size need OPTION fusion_method='rrf'");
+        return bind_fail_at(b, pOther->pos, "rank_constant, window_size and fusion_weights need OPTION "
+                                            "fusion_method='rrf'");
     }
     /* MATCH() with knn() and no fusion_method: a kNN search among the
     ** rows the MATCH finds, as Manticore's */

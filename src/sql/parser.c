@@ -530,6 +530,13 @@ static Expr *parse_call(Parser *p) {
     e->u.func.aArg = aArg;
     e->u.func.nArg = nArg;
     e->u.func.bDistinct = bDistinct;
+    /* MATCH('...') AS text, knn(...) AS dense: names for fusion_weights */
+    if ((!strcmp(zName, "match") || !strcmp(zName, "knn")) && accept_kw(p, KW_AS)) {
+        if (!is_name(&p->tok)) return expected(p, "a name for the search (fusion_weights refers to it)");
+        e->u.func.aliasPos = p->tok.pos;
+        if (!(e->u.func.zAlias = tok_name(p, &p->tok, 1))) return NULL;
+        advance(p);
+    }
     return e;
 }
 

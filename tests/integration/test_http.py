@@ -374,6 +374,16 @@ def test_search_knn_and_hybrid(http, cur, uniq):
     assert [(h["_id"], h["_score"], h["_knn_dist"], h["_hybrid_score"]) for h in doc["hits"]["hits"]] == [
         (i, pytest.approx(w, rel=1e-6), pytest.approx(d, rel=1e-6), pytest.approx(s, rel=1e-12)) for i, w, d, s in want]
     assert doc["hits"]["hits"][0]["_id"] == 1  # first in both searches
+    # fusion_weights by name: "query" is the text's, the knn's its "name"
+    status, doc = search(http, {"table": t, "knn": {"field": "v", "query_vector": [0, 0], "k": 2, "name": "dense"},
+                                "query": {"match": {"title": "machine"}}, "_source": False, "limit": 10,
+                                "options": {"fusion_method": "rrf", "fusion_weights": {"query": 2, "dense": 0.5}}})
+    cur.execute(f"SELECT id, hybrid_score() FROM {t} WHERE MATCH('(@title machine)') AS text "
+                "AND knn(v, 2, (0, 0)) AS d LIMIT 10 OPTION fusion_method='rrf', fusion_weights=(text=2, d=0.5)")
+    assert [(h["_id"], h["_hybrid_score"]) for h in doc["hits"]["hits"]] == [
+        (i, pytest.approx(s, rel=1e-12)) for i, s in cur.fetchall()]
+    status, doc = search(http, {"table": t, "knn": {"field": "v", "query_vector": [0, 0], "name": "query"}})
+    assert status == 400 and "other than 'query'" in doc["error"]["reason"]
     # without fusion_method: the k nearest among the text's matches
     status, doc = search(http, {"table": t, "knn": {"field": "v", "query_vector": [5, 5], "k": 1},
                                 "query": {"match": {"title": "machine"}}, "_source": False})

@@ -46,7 +46,7 @@ def vec(v):
     return "(" + ", ".join(map(repr, v)) + ")"
 
 
-def reference(cur, t, text, q, window, rc=60, where=""):
+def reference(cur, t, text, q, window, rc=60, where="", wt=1.0, wk=1.0):
     """{id: (hybrid, weight, rank)} fused from the two searches run alone."""
     extra = f" AND {where}" if where else ""
     cur.execute(f"SELECT id, WEIGHT() FROM {t} WHERE MATCH(%s){extra} ORDER BY WEIGHT() DESC, id ASC "
@@ -56,14 +56,16 @@ def reference(cur, t, text, q, window, rc=60, where=""):
     knns = cur.fetchall()
     fused = {}
     for rank, (i, w) in enumerate(texts, 1):
-        fused[i] = [1 / (rc + rank), w]
+        fused[i] = [wt / (rc + rank), w]
     for rank, (i, _) in enumerate(knns, 1):
-        fused.setdefault(i, [0, 0.0])[0] += 1 / (rc + rank)
+        fused.setdefault(i, [0, 0.0])[0] += wk / (rc + rank)
     return fused
 
 
 @pytest.mark.parametrize("text, q, opts, where", [
     ("alpha", [0.1, 0.2, -0.3, 0.4], "", ""),
+    ("alpha | zeta", [0.1, 0.2, -0.3, 0.4], ", fusion_weights=(text=0.7, dense=0.3)", ""),
+    ("eta", [0.9, -0.9, 0.0, 0.2], ", fusion_weights=(dense=2.5)", ""),
     ("beta | gamma", [0.5, 0.5, 0.5, 0.5], ", rank_constant=5", ""),
     ("alpha delta", [-0.2, 0.0, 0.9, -0.5], ", window_size=15", ""),
     ("theta | eta", [0.0, 0.0, 0.0, 0.1], "", "cat = 2"),
@@ -77,10 +79,14 @@ def test_rrf_matches_the_two_searches_fused(cur, table, text, q, opts, where):
     window = int(m.group(1)) if m else 40
     m = re.search(r"rank_constant=(\d+)", opts)
     rc = int(m.group(1)) if m else 60
-    want = reference(cur, t, text, q, window, rc, where)
+    m = re.search(r"text=([\d.]+)", opts)
+    wt = float(m.group(1)) if m else 1.0
+    m = re.search(r"dense=([\d.]+)", opts)
+    wk = float(m.group(1)) if m else 1.0
+    want = reference(cur, t, text, q, window, rc, where, wt, wk)
     extra = f" AND {where}" if where else ""
-    cur.execute(f"SELECT id, hybrid_score(), WEIGHT(), knn_dist() FROM {t} WHERE MATCH(%s) AND "
-                f"knn(v, 10, {vec(q)}){extra} LIMIT 1000 OPTION fusion_method='rrf'{opts}", (text,))
+    cur.execute(f"SELECT id, hybrid_score(), WEIGHT(), knn_dist() FROM {t} WHERE MATCH(%s) AS text AND "
+                f"knn(v, 10, {vec(q)}) AS dense{extra} LIMIT 1000 OPTION fusion_method='rrf'{opts}", (text,))
     got = cur.fetchall()
     assert sorted(i for i, *_ in got) == sorted(want), (got, want)
     scores = [s for _, s, _, _ in got]
@@ -142,7 +148,10 @@ def test_order_limit_count(cur, table):
     ("MATCH('alpha') AND knn(v, 5, (0,0,0,0)) OPTION fusion_method='max'", r"fusion_method takes 'rrf'"),
     ("MATCH('alpha') AND knn(v, 5, (0,0,0,0)) OPTION fusion_method='rrf', rank_constant=0", r"rank_constant"),
     ("MATCH('alpha') AND knn(v, 5, (0,0,0,0)) OPTION fusion_method='rrf', fusion_weights=(a=1)",
-     r"fusion_weights is not supported yet"),
+     r"fusion_weights: no search is named 'a'"),
+    ("MATCH('alpha') AS a AND knn(v, 5, (0,0,0,0)) AS a OPTION fusion_method='rrf'", r"two names, not one"),
+    ("MATCH('alpha') AS 7 AND knn(v, 5, (0,0,0,0)) OPTION fusion_method='rrf'", r"expected a name for the search"),
+    ("MATCH('alpha') AS a AND knn(v, 5, (0,0,0,0)) OPTION fusion_weights=(a=2)", r"need OPTION fusion_method"),
     ("MATCH('alpha') AND knn(v, 5, (0,0,0,0)) AND knn_dist() < 1 OPTION fusion_method='rrf'",
      r"knn_dist\(\) cannot filter a hybrid search"),
     ("hybrid_match('alpha')", r"needs a vector column with model_name"),

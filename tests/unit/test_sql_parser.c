@@ -131,6 +131,7 @@ static void dump(StrBuf *sb, const Expr *e) {
         strbuf_appendf(sb, "%s(%s", e->u.func.zName, e->u.func.bDistinct ? "distinct" : "");
         dump_list(sb, e->u.func.aArg, e->u.func.nArg);
         strbuf_appendc(sb, ')');
+        if (e->u.func.zAlias) strbuf_appendf(sb, " as %s", e->u.func.zAlias);
         break;
     case EXPR_LIST:
         strbuf_appendc(sb, '[');
@@ -358,6 +359,8 @@ static void test_precedence(void **state) {
         {"a + 1 IS NULL", "(isnull (+ a 1))"},
         {"a = TRUE OR b = false OR c = NULL", "(or (or (= a 1) (= b 0)) (= c NULL))"},
         {"MATCH('hello world') AND id > 5", "(and match( 'hello world') (> id 5))"},
+        {"MATCH('a') AS Text AND knn(v, 5, (1, 2)) AS dense", "(and match( 'a') as text knn( v 5 [ 1 2]) as dense)"},
+        {"IN(a, 1, 2)", "in( a 1 2)"},
         {"j.a.b = 1 AND `T`.`Col` = 2", "(and (= j.a.b 1) (= t.col 2))"},
         {"@x = @@global.y", "(= @x @@global.y)"},
     };

@@ -19,9 +19,11 @@
 **   highlight          {"fields": ["title"] | {"title": {}}, options...}
 **   options            {"ranker": "bm25", "field_weights": {"title": 2}, ...}
 **   knn                {"field": "v", "query_vector": [..] | "query": [..] or
-**                      "text" | "doc_id": id, "k": 10, "ef": 200}: knn() (k:
-**                      the rows asked for); beside a full-text query, a
-**                      hybrid search (options.fusion_method "rrf")
+**                      "text" | "doc_id": id, "k": 10, "ef": 200, "name":
+**                      "dense"}: knn() (k: the rows asked for); beside a
+**                      full-text query (named "query"), a hybrid search
+**                      (options.fusion_method "rrf"; options.fusion_weights
+**                      by those names)
 **   hybrid             {"query": "text", "field": "v", "k": 10}: hybrid_match()
 **   track_scores, profile: accepted, change nothing (scores are always sent)
 ** Query objects:
@@ -372,7 +374,7 @@ static int tr_knn(Tr *t, const json_t *kn, int64_t kDefault, StrBuf *sb) {
     if (json_is_array(kn) && json_array_size(kn) == 1) kn = json_array_get(kn, 0);
     if (json_is_array(kn)) return tr_fail(t, "knn: one vector search per request (loupe fuses one)");
     if (!json_is_object(kn)) return tr_fail(t, "knn takes an object: {\"field\": ..., \"query_vector\": [...]}");
-    const json_t *f = NULL, *qv = NULL, *k = NULL, *ef = NULL;
+    const json_t *f = NULL, *qv = NULL, *k = NULL, *ef = NULL, *name = NULL;
     const char *key;
     json_t *x;
     json_object_foreach((json_t *)kn, key, x) {
@@ -382,7 +384,8 @@ static int tr_knn(Tr *t, const json_t *kn, int64_t kDefault, StrBuf *sb) {
             qv = x;
         } else if (!strcmp(key, "k")) k = x;
         else if (!strcmp(key, "ef")) ef = x;
-        else return tr_fail(t, "knn: unknown key '%s': expected field, query_vector, query, doc_id, k or ef", key);
+        else if (!strcmp(key, "name")) name = x;
+        else return tr_fail(t, "knn: unknown key '%s': expected field, query_vector, query, doc_id, k, ef or name", key);
     }
     if (!json_is_string(f)) return tr_fail(t, "knn needs \"field\": the vector column");
     if (!qv) return tr_fail(t, "knn needs query_vector (numbers), query (numbers or a text) or doc_id");
@@ -410,6 +413,13 @@ static int tr_knn(Tr *t, const json_t *kn, int64_t kDefault, StrBuf *sb) {
         strbuf_appendf(sb, ", {ef=%lld}", (long long)json_integer_value(ef));
     }
     strbuf_appendc(sb, ')');
+    if (name) { /* for fusion_weights; "query" is the text search's */
+        if (!json_is_string(name) || !is_name(json_string_value(name), json_string_length(name)) ||
+            !strcmp(json_string_value(name), "query")) {
+            return tr_fail(t, "knn: name takes a name other than 'query' (the full-text query's)");
+        }
+        strbuf_appendf(sb, " AS %s", json_string_value(name));
+    }
     return LP_OK;
 }
 
@@ -718,7 +728,8 @@ int http_search_sql(const char *z, size_t n, StrBuf *pSql, HttpSearch *s, LpErro
     if (ft.n) {
         strbuf_appendz(pSql, "MATCH(");
         put_str(pSql, ft.z, ft.n);
-        strbuf_appendc(pSql, ')');
+        /* beside knn, "query" names it for fusion_weights, as Manticore's */
+        strbuf_appendz(pSql, s->bKnn && !json_object_get(req, "hybrid") ? ") AS query" : ")");
     }
     if (filt.n) {
         strbuf_appendz(pSql, ft.n ? " AND (" : "(");
