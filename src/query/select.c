@@ -1165,7 +1165,7 @@ static int run_match_knn(Exec *x, Arena *a, LpError *err) {
 /* ------------------------------------------------------------------ */
 /* Hybrid search                                                        */
 
-/* A row one of the searches found. */
+/* A row of the fusion. */
 typedef struct Fused {
     uint32_t slot;
     const MemRow *r;
@@ -1174,9 +1174,18 @@ typedef struct Fused {
     double score;               /* the fused score */
 } Fused;
 
-static int fused_by_slot(const void *a, const void *b) {
-    uint32_t x = ((const Fused *)a)->slot, y = ((const Fused *)b)->slot;
-    return (x > y) - (x < y);
+/* A row one of the searches found, at its rank there. */
+typedef struct Found {
+    uint32_t slot;
+    int src;                    /* -1: the text search; j: the j-th kNN search */
+    int rank;                   /* from 1 */
+    double v;                   /* its text score, or its distance */
+} Found;
+
+static int found_by_slot(const void *a, const void *b) {
+    const Found *x = a, *y = b;
+    if (x->slot != y->slot) return (x->slot > y->slot) - (x->slot < y->slot);
+    return (x->src > y->src) - (x->src < y->src);
 }
 
 static int knn_by_rank(const void *a, const void *b) {
@@ -1184,70 +1193,105 @@ static int knn_by_rank(const void *a, const void *b) {
     return knn_worse(x, y) ? 1 : knn_worse(y, x) ? -1 : 0;
 }
 
-/* MATCH and knn() each retrieve their window of best rows (both through
-** the WHERE); each row found gets 1 / (rankConstant + rank) from each
-** search that found it (Reciprocal Rank Fusion); then the common
-** ordering, HYBRID_SCORE() descending by default. */
+/* The j-th kNN search of a hybrid search as a query of its own: the first
+** is q's, the others aKnnMore's. */
+static QSelect knn_nth(const QSelect *q, int j) {
+    QSelect one = *q;
+    if (j > 0) {
+        const QKnn *m = &q->aKnnMore[j - 1];
+        one.iKnnCol = m->iCol;
+        one.knnK = m->k;
+        one.knnEf = m->ef;
+        one.aKnnVec = m->aVec;
+        one.iKnnRefId = m->iRefId;
+    }
+    return one;
+}
+
+/* MATCH and each knn() retrieve their window of best rows (all through the
+** WHERE); each row found gets w / (rankConstant + rank) from each search
+** that found it (Reciprocal Rank Fusion, w the search's weight); then the
+** common ordering, HYBRID_SCORE() descending by default. */
 static int run_hybrid(Exec *x, Arena *a, LpError *err) {
     const QSelect *q = x->q;
     uint64_t nSlot = table_snap_nslot(x->snap);
     uint64_t w = q->windowSize > 0 ? (uint64_t)q->windowSize : (uint64_t)q->iOffset + (uint64_t)q->iLimit;
-    if (q->windowSize <= 0 && w < (uint64_t)q->knnK) w = (uint64_t)q->knnK;
+    for (int j = 0; q->windowSize <= 0 && j <= q->nKnnMore; j++) {
+        int k = j ? q->aKnnMore[j - 1].k : q->knnK;
+        if (w < (uint64_t)k) w = (uint64_t)k;
+    }
     if (w > nSlot) w = nSlot;
     if (w == 0) w = 1;
     double rc0 = q->rankConstant > 0 ? q->rankConstant : 60;
-    /* the text search's window, best first */
-    FtsQuery *fq = NULL;
-    int rc = plan_match(x, a, &fq, err);
-    if (rc != LP_OK) return rc;
-    x->fts->q = fq;
     int64_t t0 = lp_now_ns();
+    int nSearch = 1 + q->nKnnMore, nFound = 0, rc = LP_OK;
     FtsHit *aHit = malloc(sizeof(FtsHit) * (size_t)w);
-    float *aQ = NULL;
-    KnnHit *aHeap = NULL;
+    Found *aAll = malloc(sizeof(Found) * (size_t)w * (size_t)(nSearch + 1));
+    float *aQ = NULL; /* the first kNN search's query vector */
     Fused *aF = NULL;
-    int nHit = 0, nHeap = 0;
-    if (!aHit) return lp_err_set(err, LP_NOMEM, "out of memory");
-    if (!table_snap_sorted(x->snap)) fts_query_set_tie_key(fq, tie_id, x);
-    if (q->nsMaxTime > 0) fts_query_set_deadline(fq, x->t0 + q->nsMaxTime);
-    rc = fts_query_topk(fq, (int)w, accept_doc, x, aHit, &nHit, &x->meta.fts, err);
-    /* the kNN search's window, nearest first */
+    if (!aHit || !aAll) {
+        rc = lp_err_set(err, LP_NOMEM, "out of memory");
+        goto out;
+    }
+    if (q->bMatch) { /* the text search's window, best first */
+        FtsQuery *fq = NULL;
+        if ((rc = plan_match(x, a, &fq, err)) != LP_OK) goto out;
+        x->fts->q = fq;
+        if (!table_snap_sorted(x->snap)) fts_query_set_tie_key(fq, tie_id, x);
+        if (q->nsMaxTime > 0) fts_query_set_deadline(fq, x->t0 + q->nsMaxTime);
+        int nHit = 0;
+        if ((rc = fts_query_topk(fq, (int)w, accept_doc, x, aHit, &nHit, &x->meta.fts, err)) != LP_OK) goto out;
+        for (int i = 0; i < nHit; i++) aAll[nFound++] = (Found){aHit[i].doc, -1, i + 1, aHit[i].score};
+    }
     x->knnK = (int)w;
-    if (rc == LP_OK) rc = knn_search(x, &aQ, &aHeap, &nHeap, err);
-    if (rc != LP_OK) goto out;
-    qsort(aHeap, (size_t)nHeap, sizeof(KnnHit), knn_by_rank);
-    /* fuse: one entry per row, by slot */
-    if (!(aF = malloc(sizeof(Fused) * (size_t)(nHit + nHeap + 1)))) {
+    for (int j = 0; j < nSearch; j++) { /* each kNN search's window, nearest first */
+        QSelect one = knn_nth(q, j);
+        float *aQj = NULL;
+        KnnHit *aHeap = NULL;
+        int nHeap = 0;
+        x->q = &one;
+        rc = knn_search(x, &aQj, &aHeap, &nHeap, err);
+        x->q = q;
+        if (rc == LP_OK) {
+            qsort(aHeap, (size_t)nHeap, sizeof(KnnHit), knn_by_rank);
+            for (int i = 0; i < nHeap; i++) aAll[nFound++] = (Found){aHeap[i].ord, j, i + 1, aHeap[i].dist};
+        }
+        if (j == 0) aQ = aQj;
+        else free(aQj);
+        free(aHeap);
+        if (rc != LP_OK) goto out;
+    }
+    /* fuse: the entries of one row are adjacent once sorted by slot */
+    qsort(aAll, (size_t)nFound, sizeof(Found), found_by_slot);
+    if (!(aF = malloc(sizeof(Fused) * (size_t)(nFound + 1)))) {
         rc = lp_err_set(err, LP_NOMEM, "out of memory");
         goto out;
     }
     int nF = 0;
-    for (int i = 0; i < nHit; i++) {
-        aF[nF++] = (Fused){aHit[i].doc, table_snap_slot(x->snap, aHit[i].doc), aHit[i].score, NAN,
-                           q->wFusionText / (rc0 + i + 1)};
-    }
-    qsort(aF, (size_t)nF, sizeof(Fused), fused_by_slot);
-    int nText = nF;
-    for (int i = 0; i < nHeap; i++) {
-        Fused key = {aHeap[i].ord, NULL, 0, 0, 0};
-        Fused *f = bsearch(&key, aF, (size_t)nText, sizeof(Fused), fused_by_slot);
-        if (f) {
-            f->dist = aHeap[i].dist;
-            f->score += q->wFusionKnn / (rc0 + i + 1);
-        } else {
-            aF[nF++] = (Fused){aHeap[i].ord, aHeap[i].r, 0, aHeap[i].dist, q->wFusionKnn / (rc0 + i + 1)};
-        }
-    }
-    /* the distance of the rows only the text found */
     VecMetric m = knn_metric(x);
     size_t nDim = (size_t)x->s->aCol[q->iKnnCol].vec.nDims;
-    for (int i = 0; i < nText; i++) {
-        if (!isnan(aF[i].dist) || !aF[i].r) continue;
-        Value v = row_get(x->s, aF[i].r, q->iKnnCol);
-        if (v.kind == VAL_VEC && v.u.v.n == nDim) {
-            aF[i].dist = knn_distance(m, aQ, v.u.v.a, nDim);
-            x->meta.nKnnDist++;
+    for (int i = 0; i < nFound;) {
+        /* WEIGHT() is 1 without a MATCH, as for any query */
+        Fused f = {aAll[i].slot, table_snap_slot(x->snap, aAll[i].slot), q->bMatch ? 0 : 1, NAN, 0};
+        int bFirstKnn = 0;
+        for (; i < nFound && aAll[i].slot == f.slot; i++) {
+            const Found *e = &aAll[i];
+            double wSrc = e->src < 0 ? q->wFusionText : e->src == 0 ? q->wFusionKnn : q->aKnnMore[e->src - 1].wFusion;
+            f.score += wSrc / (rc0 + e->rank);
+            if (e->src < 0) f.weight = e->v;
+            else if (isnan(f.dist) || e->v < f.dist) f.dist = e->v; /* the nearest any search measured */
+            bFirstKnn |= e->src == 0;
         }
+        if (!f.r) continue;
+        if (isnan(f.dist) && aQ && !bFirstKnn) {
+            /* only the text found it: its distance by the first kNN search */
+            Value v = row_get(x->s, f.r, q->iKnnCol);
+            if (v.kind == VAL_VEC && v.u.v.n == nDim) {
+                f.dist = knn_distance(m, aQ, v.u.v.a, nDim);
+                x->meta.nKnnDist++;
+            }
+        }
+        aF[nF++] = f;
     }
     x->meta.zPlan = "hybrid_rrf";
     x->meta.nTotalFound = (uint64_t)nF;
@@ -1255,7 +1299,6 @@ static int run_hybrid(Exec *x, Arena *a, LpError *err) {
     if (q->bCountOnly) goto out;
     if ((rc = topk_init(x, (uint64_t)nF, err)) != LP_OK) goto out;
     for (int i = 0; i < nF; i++) {
-        if (!aF[i].r) continue;
         QRow row = {x->s, aF[i].r, aF[i].weight, aF[i].slot, aF[i].dist, x->fts, &x->scratch, &x->rd, aF[i].score};
         eval_keys(x, &row);
         x->h.hybrid = aF[i].score;
@@ -1264,8 +1307,8 @@ static int run_hybrid(Exec *x, Arena *a, LpError *err) {
 out:
     x->meta.nsMatch = lp_now_ns() - t0;
     free(aHit);
+    free(aAll);
     free(aQ);
-    free(aHeap);
     free(aF);
     return rc;
 }
@@ -1300,7 +1343,7 @@ int query_select(const QSelect *q, QRowFn xRow, void *ctx, QMeta *pMeta, LpError
         rc = !q->bKnn ? run_match(&x, &work, err) : q->bFusion ? run_hybrid(&x, &work, err)
                                                                 : run_match_knn(&x, &work, err);
     } else if (q->bKnn) {
-        rc = run_knn(&x, err);
+        rc = q->bFusion ? run_hybrid(&x, &work, err) : run_knn(&x, err); /* several knn(), or one */
         x.meta.nsMatch = lp_now_ns() - t0;
     } else {
         rc = run_plain(&x, err);
@@ -1342,13 +1385,16 @@ int query_explain(const QSelect *q, StrBuf *out, LpError *err) {
     arena_init(&work, 8192);
     int rc = LP_OK;
     if (!(x.snap = table_snapshot(q->pTable))) return lp_err_set(err, LP_NOMEM, "out of memory");
-    int bHybrid = q->bMatch && q->bKnn && q->bFusion;
+    int bHybrid = q->bKnn && q->bFusion;
     if (bHybrid) {
-        const ColumnSchema *c = &table_schema(q->pTable)->aCol[q->iKnnCol];
-        strbuf_appendf(out, "hybrid: reciprocal rank fusion (rank_constant=%d) of the text search's and the "
-                            "knn search's best %s rows\n", q->rankConstant > 0 ? q->rankConstant : 60,
+        strbuf_appendf(out, "hybrid: reciprocal rank fusion (rank_constant=%d) of %d searches' best %s rows\n",
+                       q->rankConstant > 0 ? q->rankConstant : 60, q->bMatch + 1 + q->nKnnMore,
                        q->windowSize > 0 ? "window_size" : "max(k, offset+limit)");
-        strbuf_appendf(out, "knn: column %s, k=%d, its HNSW graphs\n", c->zName, q->knnK);
+        for (int j = 0; j <= q->nKnnMore; j++) {
+            QSelect one = knn_nth(q, j);
+            strbuf_appendf(out, "knn: column %s, k=%d, its HNSW graphs\n",
+                           table_schema(q->pTable)->aCol[one.iKnnCol].zName, one.knnK);
+        }
     }
     if (q->bMatch) {
         FtsQuery *fq = NULL;
@@ -1372,7 +1418,7 @@ int query_explain(const QSelect *q, StrBuf *out, LpError *err) {
     if (q->bMatch && q->bKnn && !bHybrid) {
         strbuf_appendf(out, "knn: column %s, k=%d, among the rows the MATCH finds (every match read first)\n",
                        table_schema(q->pTable)->aCol[q->iKnnCol].zName, q->knnK);
-    } else if (q->bKnn && !q->bMatch) {
+    } else if (q->bKnn && !q->bMatch && !bHybrid) {
         /* which path each segment takes is decided as it runs (how many
         ** rows the filter passes there): SHOW META's plan names it */
         const ColumnSchema *c = &table_schema(q->pTable)->aCol[q->iKnnCol];
@@ -1382,7 +1428,7 @@ int query_explain(const QSelect *q, StrBuf *out, LpError *err) {
         strbuf_appendf(out, ", %s distance: each segment's HNSW graph, or an exact scan of the segment "
                             "when the filter passes few of its rows or the WHERE reads KNN_DIST() other than as "
                             "a radius (SHOW META's plan says which ran)\n", zSim);
-    } else if (!q->bMatch) {
+    } else if (!q->bMatch && !q->bKnn) {
         strbuf_appendf(out, "%s\n", q->aId ? "id_lookup" : "full_scan");
     }
     if (rc == LP_OK && q->pWhere) {

@@ -29,7 +29,10 @@
 ** pWhere), and a row's HYBRID_SCORE() is the sum over the searches that
 ** found it of w / (rankConstant + its rank there, from 1), w the search's
 ** weight (wFusionText, wFusionKnn): Reciprocal Rank
-** Fusion, as Manticore's fusion_method='rrf'. WEIGHT() is the row's text
+** Fusion, as Manticore's fusion_method='rrf'. aKnnMore are more kNN
+** searches fused the same way (a row's KNN_DIST() is then the smallest
+** distance a search that found it measured), and the text search may be
+** absent (bMatch 0: kNN searches only). WEIGHT() is the row's text
 ** score (0 when only the kNN search found it), KNN_DIST() its distance to
 ** the query vector (computed for the rows only the text found; NULL
 ** without a vector). Every fused row is a match (total_found); aOrder
@@ -65,6 +68,20 @@ typedef struct QOrder {
     const QExpr *pExpr;
     int bDesc;
 } QOrder;
+
+/* The most knn() one hybrid search fuses. */
+#define QSELECT_MAX_KNN 8
+
+/* A hybrid search's kNN search beyond the first (whose are QSelect's own
+** knn fields). */
+typedef struct QKnn {
+    int iCol;                   /* the vector column */
+    int k;                      /* its k */
+    int ef;                     /* {ef=N}, 0 for the default */
+    const float *aVec;          /* the query vector, or NULL: ... */
+    int64_t iRefId;             /* ... the vector of the row with this id */
+    double wFusion;             /* its weight in the fusion (1) */
+} QKnn;
 
 typedef struct QSelect {
     Table *pTable;              /* the table (caller holds a reference) */
@@ -104,6 +121,8 @@ typedef struct QSelect {
     int windowSize;             /* rows each side retrieves (0: the larger of k and
                                 ** offset+limit) */
     double wFusionText, wFusionKnn; /* each search's weight in the fusion (1) */
+    const QKnn *aKnnMore;       /* more kNN searches fused (bFusion), nKnnMore */
+    int nKnnMore;
 } QSelect;
 
 typedef struct QMeta {

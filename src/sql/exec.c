@@ -1545,15 +1545,24 @@ static int bind_hybrid_match(Binder *b, const SelectStmt *sel, const Expr *e, co
 
 /* Hybrid search's options: fusion_method='rrf' (MATCH() with knn() is
 ** a kNN search among the MATCH's rows without it; hybrid_match() implies
-** it), rank_constant, window_size. */
-static int bind_fusion(Binder *b, const SelectStmt *sel, QSelect *q, const Expr *pMatch, const Expr *pKnn,
-                       int bHybridMatch) {
+** it; several knn() need it), rank_constant, window_size, fusion_weights
+** (by the names MATCH(...) AS name and knn(...) AS name give the searches:
+** the text's into q, apKnn[0]'s into q, the others' into aMore[i - 1]). */
+static int bind_fusion(Binder *b, const SelectStmt *sel, QSelect *q, const Expr *pMatch, const Expr *const *apKnn,
+                       int nKnn, QKnn *aMore, int bHybridMatch) {
     const SqlMapItem *pMethod = NULL, *pOther = NULL;
     q->rankConstant = 60;
     q->wFusionText = q->wFusionKnn = 1;
-    if (pMatch && pKnn && pMatch->u.func.zAlias && pKnn->u.func.zAlias &&
-        !strcmp(pMatch->u.func.zAlias, pKnn->u.func.zAlias)) {
-        return bind_fail_at(b, pKnn->u.func.aliasPos, "MATCH() and knn() need two names, not one");
+    for (int i = 1; i < nKnn; i++) aMore[i - 1].wFusion = 1;
+    /* the searches' names: the text's first, each once */
+    const char *azName[1 + QSELECT_MAX_KNN] = {pMatch ? pMatch->u.func.zAlias : NULL};
+    for (int i = 0; i < nKnn; i++) {
+        azName[1 + i] = apKnn[i]->u.func.zAlias;
+        for (int j = 0; azName[1 + i] && j <= i; j++) {
+            if (azName[j] && !strcmp(azName[j], azName[1 + i])) {
+                return bind_fail_at(b, apKnn[i]->u.func.aliasPos, "two searches have one name: each needs its own");
+            }
+        }
     }
     for (int i = 0; i < sel->nOption; i++) {
         const SqlMapItem *o = &sel->aOption[i];
@@ -1574,8 +1583,7 @@ static int bind_fusion(Binder *b, const SelectStmt *sel, QSelect *q, const Expr 
             q->windowSize = (int)d;
             pOther = o;
         } else if (strcmp(o->zName, "fusion_weights") == 0) {
-            /* (text=0.7, dense=0.3): by the names MATCH(...) AS text and
-            ** knn(...) AS dense give the searches; a search not named weighs 1 */
+            /* (text=0.7, dense=0.3); a search not named weighs 1 */
             const Expr *m = o->pValue;
             if (!m || m->kind != EXPR_MAP) {
                 return bind_fail_at(b, m ? m->pos : o->pos, "fusion_weights expects (name=weight, ...) with the "
@@ -1584,30 +1592,32 @@ static int bind_fusion(Binder *b, const SelectStmt *sel, QSelect *q, const Expr 
             for (int j = 0; j < m->u.map.nItem; j++) {
                 const SqlMapItem *it = &m->u.map.aItem[j];
                 if (opt_number(b, it, it->pValue, 0, 1e6, &d)) return b->rc;
-                const char *zText = pMatch ? pMatch->u.func.zAlias : NULL;
-                const char *zKnn = pKnn ? pKnn->u.func.zAlias : NULL;
-                if (zText && !strcmp(it->zName, zText)) {
-                    q->wFusionText = d;
-                } else if (zKnn && !strcmp(it->zName, zKnn)) {
-                    q->wFusionKnn = d;
-                } else {
+                int k = 0;
+                while (k < 1 + nKnn && !(azName[k] && !strcmp(it->zName, azName[k]))) k++;
+                if (k == 1 + nKnn) {
                     char zMsg[200];
                     snprintf(zMsg, sizeof(zMsg), "fusion_weights: no search is named '%s' (name them: "
                                                  "MATCH('...') AS text, knn(...) AS dense)", it->zName);
                     return bind_fail_at(b, it->pos, zMsg);
                 }
+                *(k == 0 ? &q->wFusionText : k == 1 ? &q->wFusionKnn : &aMore[k - 2].wFusion) = d;
             }
             pOther = o;
         }
     }
-    int bBoth = (pMatch && pKnn) || bHybridMatch;
+    int bBoth = (pMatch && nKnn) || nKnn > 1 || bHybridMatch;
     if ((pMethod || pOther) && !bBoth) {
         return bind_fail_at(b, (pMethod ? pMethod : pOther)->pos,
-                            "hybrid search options need MATCH() and knn() in the WHERE clause, or hybrid_match()");
+                            "hybrid search options need MATCH() and knn() in the WHERE clause (or several "
+                            "knn()), or hybrid_match()");
     }
     if (pOther && !pMethod && !bHybridMatch) {
         return bind_fail_at(b, pOther->pos, "rank_constant, window_size and fusion_weights need OPTION "
                                             "fusion_method='rrf'");
+    }
+    if (nKnn > 1 && !pMethod) {
+        return bind_fail_at(b, apKnn[1]->pos, "several knn() are a hybrid search: they need OPTION "
+                                              "fusion_method='rrf'");
     }
     /* MATCH() with knn() and no fusion_method: a kNN search among the
     ** rows the MATCH finds, as Manticore's */
@@ -1638,7 +1648,22 @@ static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
         return bind_fail_at(b, pHybrid->pos, "hybrid_match() is MATCH() and knn() in one: it goes without them");
     }
     if (pHybrid && bind_hybrid_match(b, sel, pHybrid, &pMatch, &pKnn)) return b->rc;
-    if (bind_fusion(b, sel, q, pMatch, pKnn, pHybrid != NULL)) return b->rc;
+    /* several knn(): a hybrid search of them all */
+    const Expr *apKnn[QSELECT_MAX_KNN + 1] = {pKnn};
+    int nKnn = pKnn != NULL;
+    for (const Expr *pMore = NULL; pKnn; pMore = NULL) {
+        pWhere = split_call(b, pWhere, "knn", &pMore);
+        if (!pMore) break;
+        if (nKnn == QSELECT_MAX_KNN) {
+            char zMsg[64];
+            snprintf(zMsg, sizeof(zMsg), "at most %d knn() in one query", QSELECT_MAX_KNN);
+            return bind_fail_at(b, pMore->pos, zMsg);
+        }
+        apKnn[nKnn++] = pMore;
+    }
+    QKnn *aMore = nKnn > 1 ? arena_zalloc(b->a, sizeof(QKnn) * (size_t)(nKnn - 1)) : NULL;
+    if (nKnn > 1 && !aMore) return bind_oom(b);
+    if (bind_fusion(b, sel, q, pMatch, apKnn, nKnn, aMore, pHybrid != NULL)) return b->rc;
     Fuzzy fz = {-1, 0};
     int bFuzzy = 0, nDistance = 2;
     const SqlMapItem *pFuzzyOpt = NULL; /* distance, preserve or layouts: fuzzy's */
@@ -1712,6 +1737,16 @@ static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
     }
     if (pMatch && bind_match(b, q, pMatch, &fz)) return b->rc;
     if (pKnn && bind_knn(b, q, pKnn)) return b->rc;
+    for (int i = 1; i < nKnn; i++) {
+        /* each more knn() bound as the first was, then kept aside */
+        QSelect one = *q;
+        if (bind_knn(b, &one, apKnn[i])) return b->rc;
+        aMore[i - 1] = (QKnn){one.iKnnCol, one.knnK, one.knnEf, one.aKnnVec, one.iKnnRefId,
+                              aMore[i - 1].wFusion};
+        q->nsKnnEmbed += one.nsKnnEmbed;
+    }
+    q->aKnnMore = aMore;
+    q->nKnnMore = nKnn > 1 ? nKnn - 1 : 0;
     const char *const *azFts;
     int nFts = table_fts_fields(bs->t, &azFts, NULL);
     /* Without MATCH: a scan stops at cutoff and max_query_time as a
@@ -1720,7 +1755,7 @@ static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
         const char *z = sel->aOption[i].zName;
         int bLimit = strcmp(z, "cutoff") == 0 || strcmp(z, "max_query_time") == 0;
         /* hints that change no result (apply_rank_options checks their values) */
-        if (!is_hint_option(z) && (!bLimit || pKnn)) {
+        if (!is_hint_option(z) && !is_fusion_option(z) && (!bLimit || pKnn)) {
             char zMsg[160];
             snprintf(zMsg, sizeof(zMsg), pKnn && bLimit ? "option '%s' is not supported with knn()"
                                                         : "option '%s' needs a MATCH() query", z);

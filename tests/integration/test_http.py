@@ -384,6 +384,13 @@ def test_search_knn_and_hybrid(http, cur, uniq):
         (i, pytest.approx(s, rel=1e-12)) for i, s in cur.fetchall()]
     status, doc = search(http, {"table": t, "knn": {"field": "v", "query_vector": [0, 0], "name": "query"}})
     assert status == 400 and "other than 'query'" in doc["error"]["reason"]
+    # several knn, fused (here twice the same search, named apart: each row's two ranks are equal)
+    status, doc = search(http, {"table": t, "knn": [{"field": "v", "query_vector": [0, 0], "k": 2, "name": "x"},
+                                                    {"field": "v", "query_vector": [0, 0], "k": 2, "name": "y"}],
+                                "options": {"fusion_method": "rrf", "window_size": 2, "fusion_weights": {"y": 3}},
+                                "_source": False})
+    assert [(h["_id"], h["_hybrid_score"]) for h in doc["hits"]["hits"]] == [
+        (1, pytest.approx(4 / 61)), (3, pytest.approx(4 / 62))]
     # without fusion_method: the k nearest among the text's matches
     status, doc = search(http, {"table": t, "knn": {"field": "v", "query_vector": [5, 5], "k": 1},
                                 "query": {"match": {"title": "machine"}}, "_source": False})
@@ -391,7 +398,9 @@ def test_search_knn_and_hybrid(http, cur, uniq):
     assert "_hybrid_score" not in doc["hits"]["hits"][0] and doc["hits"]["hits"][0]["_score"] > 0
     for req, reason in [({"table": t, "knn": {"field": "v"}}, "knn needs query_vector"),
                         ({"table": t, "knn": {"field": "v", "query_vector": ["a"]}}, "numbers only"),
-                        ({"table": t, "knn": [{"field": "v", "query_vector": [0, 0]}] * 2}, "one vector search"),
+                        ({"table": t, "knn": [{"field": "v", "query_vector": [0, 0]}] * 2},
+                         "several knn() are a hybrid search"),
+                        ({"table": t, "knn": []}, "the list is empty"),
                         ({"table": t, "knn": {"field": "v", "query_vector": [0, 0]}, "hybrid": {"query": "x"}},
                          "give knn or hybrid, not both"),
                         ({"table": t, "hybrid": {"query": "machine"}}, "needs a vector column with model_name")]:

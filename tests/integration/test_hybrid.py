@@ -149,7 +149,7 @@ def test_order_limit_count(cur, table):
     ("MATCH('alpha') AND knn(v, 5, (0,0,0,0)) OPTION fusion_method='rrf', rank_constant=0", r"rank_constant"),
     ("MATCH('alpha') AND knn(v, 5, (0,0,0,0)) OPTION fusion_method='rrf', fusion_weights=(a=1)",
      r"fusion_weights: no search is named 'a'"),
-    ("MATCH('alpha') AS a AND knn(v, 5, (0,0,0,0)) AS a OPTION fusion_method='rrf'", r"two names, not one"),
+    ("MATCH('alpha') AS a AND knn(v, 5, (0,0,0,0)) AS a OPTION fusion_method='rrf'", r"two searches have one name"),
     ("MATCH('alpha') AS 7 AND knn(v, 5, (0,0,0,0)) OPTION fusion_method='rrf'", r"expected a name for the search"),
     ("MATCH('alpha') AS a AND knn(v, 5, (0,0,0,0)) OPTION fusion_weights=(a=2)", r"need OPTION fusion_method"),
     ("MATCH('alpha') AND knn(v, 5, (0,0,0,0)) AND knn_dist() < 1 OPTION fusion_method='rrf'",
@@ -196,3 +196,53 @@ def test_match_with_knn_unfused_is_knn_among_the_matches(cur, table, text, where
     assert dict(cur.fetchall())["plan"] == "fulltext_then_knn"
     cur.execute(f"SELECT COUNT(*) FROM {t} WHERE MATCH(%s) AND knn(v, 7, {vec(q)}){extra}", (text,))
     assert cur.fetchone()[0] == len(want)
+
+
+def test_several_knn_fused(cur, uniq):
+    """Several knn() (with a MATCH or without) fused as Manticore does:
+    each its own window, weights by name, KNN_DIST() the nearest any search
+    measured, WEIGHT() 1 without a MATCH."""
+    t = uniq()
+    rng = random.Random(5)
+    cur.execute(f"CREATE TABLE {t} (title TEXT, a FLOAT_VECTOR KNN_TYPE='hnsw' KNN_DIMS='3' HNSW_SIMILARITY='l2', "
+                "b FLOAT_VECTOR KNN_TYPE='hnsw' KNN_DIMS='2' HNSW_SIMILARITY='l2')")
+    rows = {i: (" ".join(rng.choice(WORDS[:4]) for _ in range(3)), [round(rng.uniform(-1, 1), 3) for _ in range(3)],
+                [round(rng.uniform(-1, 1), 3) for _ in range(2)]) for i in range(1, 61)}
+    cur.execute(f"INSERT INTO {t} (id, title, a, b) VALUES " + ", ".join(
+        f"({i}, '{s}', {vec(x)}, {vec(y)})" for i, (s, x, y) in rows.items()))
+    qa, qb = [0.1, -0.2, 0.3], [0.5, 0.5]
+    for text, opts, wt, wa, wb in [(None, "", 1, 1, 1), ("alpha", ", fusion_weights=(ta=0.5, kb=2)", 0.5, 1, 2)]:
+        fused = {}
+        parts = []
+        if text:
+            cur.execute(f"SELECT id, WEIGHT() FROM {t} WHERE MATCH('{text}') ORDER BY WEIGHT() DESC, id ASC LIMIT 12")
+            parts.append((wt, [(i, None) for i, _ in cur.fetchall()]))
+        for col, q, w in (("a", qa, wa), ("b", qb, wb)):
+            cur.execute(f"SELECT id, knn_dist() FROM {t} WHERE knn({col}, 12, {vec(q)}) LIMIT 12")
+            parts.append((w, cur.fetchall()))
+        for w, found in parts:
+            for rank, (i, d) in enumerate(found, 1):
+                f = fused.setdefault(i, [0.0, None])
+                f[0] += w / (60 + rank)
+                if d is not None and (f[1] is None or d < f[1]):
+                    f[1] = d
+        match = f"MATCH('{text}') AS ta AND " if text else ""
+        cur.execute(f"SELECT id, hybrid_score(), knn_dist(), WEIGHT() FROM {t} WHERE {match}knn(a, 5, {vec(qa)}) "
+                    f"AND knn(b, 5, {vec(qb)}) AS kb LIMIT 100 OPTION fusion_method='rrf', window_size=12{opts}")
+        got = cur.fetchall()
+        assert sorted(i for i, *_ in got) == sorted(fused), (text, got)
+        for i, s, d, w in got:
+            assert s == pytest.approx(fused[i][0], rel=1e-12), (text, i)
+            if fused[i][1] is not None:
+                assert d == pytest.approx(fused[i][1], rel=1e-5, abs=1e-6), (text, i)
+            else:  # only the text found it: measured by the first knn()
+                assert d == pytest.approx(sum((x - y) ** 2 for x, y in zip(qa, rows[i][1])), rel=1e-4, abs=1e-5)
+            if not text:
+                assert w == 1
+    with pytest.raises(pymysql.err.MySQLError) as ei:
+        cur.execute(f"SELECT id FROM {t} WHERE knn(a, 5, {vec(qa)}) AND knn(b, 5, {vec(qb)})")
+    assert "several knn() are a hybrid search" in ei.value.args[1]
+    cur.execute(f"EXPLAIN SELECT id FROM {t} WHERE knn(a, 5, {vec(qa)}) AND knn(b, 7, {vec(qb)}) "
+                "OPTION fusion_method='rrf'")
+    plan = "\n".join(r[0] for r in cur.fetchall())
+    assert "of 2 searches" in plan and "knn: column a, k=5" in plan and "knn: column b, k=7" in plan, plan

@@ -371,8 +371,16 @@ static int tr_query(Tr *t, const json_t *q, StrBuf *ft, StrBuf *filt) {
 ** "doc_id": id, "k": 10, "ef": 200} as knn(`v`, k, ...) (k defaults to
 ** the rows asked for). */
 static int tr_knn(Tr *t, const json_t *kn, int64_t kDefault, StrBuf *sb) {
-    if (json_is_array(kn) && json_array_size(kn) == 1) kn = json_array_get(kn, 0);
-    if (json_is_array(kn)) return tr_fail(t, "knn: one vector search per request (loupe fuses one)");
+    if (json_is_array(kn)) { /* several: ANDed, each a search of the fusion */
+        if (json_array_size(kn) == 0) return tr_fail(t, "knn: the list is empty");
+        for (size_t i = 0; i < json_array_size(kn); i++) {
+            if (i) strbuf_appendz(sb, " AND ");
+            if (json_is_array(json_array_get(kn, i))) return tr_fail(t, "knn: a list of objects, not of lists");
+            int rc = tr_knn(t, json_array_get(kn, i), kDefault, sb);
+            if (rc != LP_OK) return rc;
+        }
+        return LP_OK;
+    }
     if (!json_is_object(kn)) return tr_fail(t, "knn takes an object: {\"field\": ..., \"query_vector\": [...]}");
     const json_t *f = NULL, *qv = NULL, *k = NULL, *ef = NULL, *name = NULL;
     const char *key;
@@ -687,10 +695,12 @@ int http_search_sql(const char *z, size_t n, StrBuf *pSql, HttpSearch *s, LpErro
         filt = vec;
         vec = (StrBuf){0};
         s->bKnn = 1;
-        /* a hybrid search: hybrid_match(), or a full-text query beside knn
-        ** with a fusion_method (without one: knn among the text's rows) */
+        /* a hybrid search: hybrid_match(), or a full-text query or more
+        ** knn beside knn, with a fusion_method (without one: one knn among
+        ** the text's rows) */
         const json_t *opts = json_object_get(req, "options");
-        s->bHybrid = hy != NULL || (ft.n > 0 && json_is_object(opts) && json_object_get(opts, "fusion_method"));
+        s->bHybrid = hy != NULL || ((ft.n > 0 || (json_is_array(kn) && json_array_size(kn) > 1)) &&
+                                    json_is_object(opts) && json_object_get(opts, "fusion_method"));
     }
     strbuf_free(&vec);
     if (rc != LP_OK) goto done;
