@@ -1779,6 +1779,10 @@ static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
                                     "cutoff expects an integer from 0 (no limit) up");
             }
             if (opt_number(b, o, o->pValue, 0, 1e15, &ms)) return b->rc;
+            if (q->bKnn && ms > 0) {
+                /* each search keeps its window: there is no one stream of matches to cut */
+                return bind_fail_at(b, o->pos, "option 'cutoff' is not supported with knn()");
+            }
             q->nCutoff = (uint64_t)ms;
             continue;
         }

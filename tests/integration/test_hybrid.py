@@ -155,6 +155,9 @@ def test_order_limit_count(cur, table):
     ("MATCH('alpha') AND knn(v, 5, (0,0,0,0)) AND knn_dist() < 1 OPTION fusion_method='rrf'",
      r"knn_dist\(\) cannot filter a hybrid search"),
     ("hybrid_match('alpha')", r"needs a vector column with model_name"),
+    ("MATCH('alpha') AND knn(v, 5, (0,0,0,0)) OPTION fusion_method='rrf', cutoff=3",
+     r"option 'cutoff' is not supported with knn\(\)"),
+    ("MATCH('alpha') AND knn(v, 5, (0,0,0,0)) OPTION cutoff=3", r"option 'cutoff' is not supported with knn\(\)"),
     ("hybrid_match('alpha') AND MATCH('beta')", r"goes without them"),
 ])
 def test_errors(cur, table, sql, pattern):
