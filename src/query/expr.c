@@ -6,6 +6,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "text/regexp.h"
+
 static QExpr *node(Arena *a, QExprKind kind) {
     QExpr *e = arena_zalloc(a, sizeof(QExpr));
     if (e) e->kind = kind;
@@ -273,6 +275,11 @@ static Value eval_func(const QExpr *e, const QRow *row) {
     }
     Value x = qexpr_eval(a[0], row);
     if (x.kind == VAL_NULL) return x;
+    if (fn == QF_REGEX) {
+        const Value *pat = &a[1]->u.v; /* a constant string: the binder checked */
+        if (x.kind != VAL_STR || pat->kind != VAL_STR) return value_null();
+        return value_int(regexp_search_match(pat->u.s.z, pat->u.s.n, x.u.s.z, x.u.s.n));
+    }
     if (fn == QF_MIN || fn == QF_MAX) {
         for (int i = 1; i < n; i++) {
             Value y = qexpr_eval(a[i], row);

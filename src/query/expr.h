@@ -56,6 +56,8 @@ typedef enum QFunc {
     QF_YEAR, QF_MONTH, QF_DAY, QF_HOUR, QF_MINUTE, QF_SECOND,  /* of unix seconds, UTC */
     QF_YEARMONTH, QF_YEARMONTHDAY,  /* 202612, 20261207 */
     QF_BIGINT, QF_DOUBLE,           /* conversions (BIGINT truncates) */
+    QF_REGEX,       /* REGEX(str, 'pattern'): 1 when the pattern matches somewhere
+                    ** in it (text/regexp.h; the pattern a constant) */
 } QFunc;
 
 typedef enum QOp {

@@ -414,6 +414,37 @@ static int bind_scalar(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     const char *z = e->u.func.zName;
     int nArg = e->u.func.nArg;
     Expr **aArg = e->u.func.aArg;
+    if (!strcmp(z, "regex")) {
+        /* REGEX(str, 'pattern'), Manticore's: 1 when it matches somewhere in str */
+        BExpr x, p;
+        if (nArg != 2) return bind_fail_at(b, e->pos, "REGEX() takes a string and a pattern: REGEX(tag, '^oil')");
+        if (bind_expr(b, aArg[0], ctx, &x) || bind_expr(b, aArg[1], ctx, &p)) return b->rc;
+        if (!x.bNull && x.type != SQLCOL_STRING) {
+            char bx[96], zMsg[200];
+            snprintf(zMsg, sizeof(zMsg), "REGEX() searches a string: argument 1 is %s", what(b, &x, bx, sizeof(bx)));
+            return bind_fail_at(b, aArg[0]->pos, zMsg);
+        }
+        if (aArg[1]->kind != EXPR_STRING) return bind_fail_at(b, aArg[1]->pos, "REGEX(): the pattern is a quoted string");
+        LpError e2;
+        lp_err_clear(&e2);
+        if (regexp_search_check(aArg[1]->u.s.z, aArg[1]->u.s.n, &e2) != LP_OK) {
+            if (e2.code == LP_NOMEM) return bind_oom(b);
+            char zMsg[LP_ERRMSG_MAX + 80];
+            snprintf(zMsg, sizeof(zMsg), "REGEX(): the pattern does not compile at offset %lld: %s", (long long)e2.pos,
+                     e2.zMsg);
+            return bind_fail_at(b, aArg[1]->pos, zMsg);
+        }
+        QExpr **aq = arena_alloc(b->a, sizeof(QExpr *) * 2);
+        if (!aq) return bind_oom(b);
+        aq[0] = x.q;
+        aq[1] = p.q;
+        if (!(out->q = qexpr_func(b->a, QF_REGEX, (const QExpr *const *)aq, 2, 0, 0))) return bind_oom(b);
+        out->type = SQLCOL_BIGINT;
+        out->iCol = SCHEMA_NO_COL;
+        out->bConst = x.bConst;
+        out->bNull = 0;
+        return LP_OK;
+    }
     if (!strcmp(z, "in") || !strcmp(z, "idiv")) {
         /* IN(x, 1, 2) is x IN (1, 2); IDIV(a, b) is a DIV b */
         if (z[0] == 'i' && z[1] == 'n' ? nArg < 2 : nArg != 2) {

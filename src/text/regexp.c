@@ -267,6 +267,8 @@ int regexp_filter_apply(const RegexpFilter *f, const char *z, size_t n, StrBuf *
 typedef struct TermPattern {
     char *z;                /* the pattern as given (NULL: an empty slot) */
     size_t n;
+    int bSearch;            /* compiled to match anywhere (regexp_search_*),
+                            ** not a whole term */
     pcre2_code *code;       /* NULL: it does not compile */
     pcre2_match_data *md;
 } TermPattern;
@@ -296,16 +298,17 @@ static void term_cache_free(void *p) {
 
 static ThreadLocal g_termCaches = THREAD_LOCAL_INIT(term_cache_free);
 
-/* Compiles z[0..n) for whole-term matching; NULL (with *piErr and *pOff
-** set) when it does not compile. */
-static pcre2_code *term_compile(const char *z, size_t n, int *piErr, PCRE2_SIZE *pOff) {
-    return pcre2_compile((PCRE2_SPTR)z, n, PCRE2_UTF | PCRE2_ANCHORED | PCRE2_ENDANCHORED, piErr, pOff, NULL);
+/* Compiles z[0..n) for whole-term matching (or, bSearch, to match
+** anywhere); NULL (with *piErr and *pOff set) when it does not compile. */
+static pcre2_code *term_compile(const char *z, size_t n, int bSearch, int *piErr, PCRE2_SIZE *pOff) {
+    return pcre2_compile((PCRE2_SPTR)z, n, PCRE2_UTF | (bSearch ? 0 : PCRE2_ANCHORED | PCRE2_ENDANCHORED), piErr,
+                         pOff, NULL);
 }
 
-int regexp_term_check(const char *z, size_t n, LpError *err) {
+static int pattern_check(const char *z, size_t n, int bSearch, LpError *err) {
     int iErr;
     PCRE2_SIZE iOff;
-    pcre2_code *code = term_compile(z, n, &iErr, &iOff);
+    pcre2_code *code = term_compile(z, n, bSearch, &iErr, &iOff);
     if (code) {
         pcre2_code_free(code);
         return LP_OK;
@@ -316,9 +319,17 @@ int regexp_term_check(const char *z, size_t n, LpError *err) {
     return lp_err_setpos(err, LP_BADINPUT, (int)(iOff < n ? iOff : n), "%s", (const char *)zMsg);
 }
 
+int regexp_term_check(const char *z, size_t n, LpError *err) {
+    return pattern_check(z, n, 0, err);
+}
+
+int regexp_search_check(const char *z, size_t n, LpError *err) {
+    return pattern_check(z, n, 1, err);
+}
+
 /* This thread's compiled z[0..n), from its cache or compiled now; NULL
 ** when it cannot be had (no memory, no thread key, no compile). */
-static TermPattern *term_pattern_get(const char *z, size_t n) {
+static TermPattern *term_pattern_get(const char *z, size_t n, int bSearch) {
     TermCache *c = t_pTermCache;
     if (!c) {
         c = calloc(1, sizeof(*c));
@@ -335,7 +346,7 @@ static TermPattern *term_pattern_get(const char *z, size_t n) {
     }
     for (int i = 0; i < REGEXP_TERM_CACHE; i++) {
         TermPattern *tp = &c->a[i];
-        if (tp->z && tp->n == n && memcmp(tp->z, z, n) == 0) return tp->code ? tp : NULL;
+        if (tp->z && tp->n == n && tp->bSearch == bSearch && memcmp(tp->z, z, n) == 0) return tp->code ? tp : NULL;
     }
     TermPattern *tp = &c->a[c->iNext];
     c->iNext = (c->iNext + 1) % REGEXP_TERM_CACHE;
@@ -344,9 +355,10 @@ static TermPattern *term_pattern_get(const char *z, size_t n) {
     memcpy(tp->z, z, n);
     tp->z[n] = 0;
     tp->n = n;
+    tp->bSearch = bSearch;
     int iErr;
     PCRE2_SIZE iOff;
-    if ((tp->code = term_compile(z, n, &iErr, &iOff)) != NULL) {
+    if ((tp->code = term_compile(z, n, bSearch, &iErr, &iOff)) != NULL) {
         /* a scan matches it against every term of a dictionary: machine
         ** code where PCRE2 has it (else the interpreter does the same) */
         pcre2_jit_compile(tp->code, PCRE2_JIT_COMPLETE);
@@ -360,7 +372,13 @@ static TermPattern *term_pattern_get(const char *z, size_t n) {
 }
 
 int regexp_term_match(const char *z, size_t n, const unsigned char *t, size_t nt) {
-    TermPattern *tp = term_pattern_get(z, n);
+    TermPattern *tp = term_pattern_get(z, n, 0);
     if (!tp) return 0;
     return pcre2_match(tp->code, (PCRE2_SPTR)t, nt, 0, 0, tp->md, t_pTermCache->mctx) >= 0;
+}
+
+int regexp_search_match(const char *z, size_t n, const char *s, size_t ns) {
+    TermPattern *tp = term_pattern_get(z, n, 1);
+    if (!tp) return 0;
+    return pcre2_match(tp->code, (PCRE2_SPTR)s, ns, 0, 0, tp->md, t_pTermCache->mctx) >= 0;
 }

@@ -68,4 +68,11 @@ int regexp_filter_apply(const RegexpFilter *f, const char *z, size_t n, StrBuf *
 int regexp_term_check(const char *z, size_t n, LpError *err);
 int regexp_term_match(const char *z, size_t n, const unsigned char *t, size_t nt);
 
+/* The same for a pattern that may match anywhere in a string (Manticore's
+** REGEX(attr, pattern) function): does it match somewhere in s[0..ns)?
+** The same syntax, limits and per-thread cache (a pattern is cached for
+** one use or the other). */
+int regexp_search_check(const char *z, size_t n, LpError *err);
+int regexp_search_match(const char *z, size_t n, const char *s, size_t ns);
+
 #endif /* LP_TEXT_REGEXP_H */

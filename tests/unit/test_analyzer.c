@@ -866,6 +866,27 @@ static const char *apply_rules(const char *zRules, const char *z) {
     return zOut;
 }
 
+/* Term patterns match a whole term, search patterns anywhere; one text
+** cached both ways is two patterns. */
+static void test_regexp_term_and_search(void **state) {
+    (void)state;
+    static const char zT[] = "t.?e";
+    assert_int_equal(regexp_term_match(zT, 4, (const unsigned char *)"tie", 3), 1);
+    assert_int_equal(regexp_term_match(zT, 4, (const unsigned char *)"there", 5), 0);
+    assert_int_equal(regexp_search_match(zT, 4, "there", 5), 1);
+    assert_int_equal(regexp_search_match(zT, 4, "abc", 3), 0);
+    assert_int_equal(regexp_term_match(zT, 4, (const unsigned char *)"there", 5), 0); /* still anchored */
+    assert_int_equal(regexp_search_match("^ab$", 4, "ab", 2), 1);
+    assert_int_equal(regexp_search_match("^ab$", 4, "xab", 3), 0);
+    LpError err;
+    lp_err_clear(&err);
+    assert_int_equal(regexp_search_check("a(", 2, &err), LP_BADINPUT);
+    assert_int_equal(err.pos, 2);
+    assert_int_equal(regexp_search_check("(?i)x+", 6, &err), LP_OK);
+    assert_int_equal(regexp_search_match("(?i)x+", 6, "aXb", 3), 1);
+    assert_int_equal(regexp_search_match("a(", 2, "a(", 2), 0); /* does not compile: no match */
+}
+
 /* regexp_filter: rules in order, every match, groups, empty matches,
 ** UTF-8, blank lines; the errors; the matching bound; and an analyzer
 ** reading documents and queries through its rules. */
@@ -2814,6 +2835,7 @@ int main(void) {
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_config),
         cmocka_unit_test(test_regexp_filter),
+        cmocka_unit_test(test_regexp_term_and_search),
         cmocka_unit_test(test_soundex),
         cmocka_unit_test(test_metaphone),
         cmocka_unit_test(test_normalise_exhaustive),

@@ -250,6 +250,16 @@ static void test_select(void **state) {
     assert_string_equal(run(s, "SELECT id FROM p ORDER BY RAND(7) ASC"), zRand);
     assert_string_not_equal(run(s, "SELECT id FROM p ORDER BY RAND(8) ASC"), zRand);
     assert_string_equal(run(s, "SELECT COUNT(*) FROM p WHERE RAND() >= 0 AND RAND() < 1"), "4");
+    assert_string_equal(run(s, "SELECT id, REGEX(name, 'an+a') FROM p WHERE id < 4 ORDER BY id ASC"),
+                        "1|0\n2|1\n3|0");
+    assert_string_equal(run(s, "SELECT id FROM p WHERE REGEX(name, '^(apple|cherry)$') ORDER BY id DESC"), "3\n1");
+    assert_string_equal(run(s, "SELECT id FROM p WHERE REGEX(name, '(?i)^b')"), "2");
+    assert_string_equal(run(s, "SELECT REGEX(name, 'a(') FROM p"),
+                        "ERR 1064 near ''a(') FROM p' at line 1 col 20: REGEX(): the pattern does not compile at offset "
+                        "2: missing closing parenthesis");
+    assert_string_equal(run(s, "SELECT REGEX(qty, 'x') FROM p"),
+                        "ERR 1064 near 'qty, 'x') FROM p' at line 1 col 14: REGEX() searches a string: argument 1 is "
+                        "INT column 'qty'");
     assert_string_equal(run(s, "SELECT IF(1, 2, 'x')"),
                         "ERR 1064 near 'IF(1, 2, 'x')' at line 1 col 8: if() takes branches that are both numbers or "
                         "both strings, not a mix");
