@@ -35,6 +35,8 @@
 #include "text/editdist.h"
 #include "text/regexp.h"
 #include "util/clock.h"
+#include "util/hashmap.h"
+#include "util/vec.h"
 #include "util/strbuf.h"
 
 #define ER_NO_SUCH_FUNC 1305
@@ -187,6 +189,28 @@ static int check_comparable(Binder *b, BExpr *x, BExpr *y) {
     }
     return bind_fail(b, ER_BAD_VALUE, LP_BADINPUT, "cannot compare %s with %s",
                      what(b, x, bx, sizeof(bx)), what(b, y, by, sizeof(by)));
+}
+
+/* What a column of a grouped result (or an ORDER BY key of one) is. */
+typedef enum AggKind {
+    AGG_NONE,               /* an expression, taken from the group's first row */
+    AGG_COUNT,              /* COUNT(*) */
+    AGG_SUM, AGG_AVG, AGG_MIN, AGG_MAX, /* over the rows, NULLs skipped */
+    AGG_GROUPBY,            /* GROUPBY(): the group's (first) key */
+} AggKind;
+
+/* Is e an aggregate call (COUNT, SUM, AVG, MIN, MAX of one argument, or
+** GROUPBY())? Its kind, else AGG_NONE. MIN and MAX of two arguments are
+** the scalar functions. */
+static AggKind agg_kind(const Expr *e) {
+    if (e->kind != EXPR_FUNC) return AGG_NONE;
+    const char *z = e->u.func.zName;
+    int n = e->u.func.nArg;
+    if (!strcmp(z, "count")) return AGG_COUNT;
+    if (!strcmp(z, "groupby")) return AGG_GROUPBY;
+    if (n != 1) return AGG_NONE;
+    return !strcmp(z, "sum") ? AGG_SUM : !strcmp(z, "avg") ? AGG_AVG : !strcmp(z, "min") ? AGG_MIN
+           : !strcmp(z, "max") ? AGG_MAX : AGG_NONE;
 }
 
 static int bind_expr(Binder *b, const Expr *e, BindCtx ctx, BExpr *out);
@@ -645,6 +669,10 @@ static int bind_func(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     }
     if (k < 0) {
         if (!strcmp(z, "highlight") || !strcmp(z, "snippet")) return bind_highlight(b, e, ctx, out);
+        if (agg_kind(e) != AGG_NONE) { /* SUM(x), MIN(x): not MIN(a, b), a scalar function */
+            return bind_fail(b, ER_MIX_AGGREGATE, LP_BADINPUT, "%s() is an aggregate: it needs GROUP BY "
+                             "(COUNT(*) alone counts the matches)", z);
+        }
         int rc = bind_scalar(b, e, ctx, out);
         if (rc != -1) return rc;
         return bind_fail(b, ER_NO_SUCH_FUNC, LP_NOTFOUND, "unknown function '%s'", z);
@@ -1356,7 +1384,35 @@ typedef struct BoundSelect {
     const char **azName;    /* result column names */
     BExpr *aB;              /* result columns */
     int nCount;             /* COUNT(*) items */
+    struct GroupPlan *pGroup; /* GROUP BY: how the rows of q become groups, or NULL */
 } BoundSelect;
+
+/* ------------------------------------------------------------------ */
+/* GROUP BY                                                            */
+
+typedef struct GroupItem {
+    AggKind kind;
+    int iRow;               /* the row query's output it reads (-1: none) */
+    int iAgg;               /* its state in Group.aAgg (SUM, AVG, MIN, MAX) */
+    SqlColType type;        /* its result type */
+} GroupItem;
+
+/* A grouped SELECT: the row query (BoundSelect.q) outputs the nKey key
+** expressions first, then whatever the items read; each row joins the
+** group of its key (strings compared as STRING columns are, ignoring
+** ASCII case; NULL is a key of its own). The groups come in the order
+** their first rows came (the query's: best matches first under MATCH,
+** else by id) unless ORDER BY says otherwise; then OFFSET and LIMIT. */
+typedef struct GroupPlan {
+    int nKey;
+    GroupItem *aOut;        /* the result columns */
+    int nOut;
+    GroupItem *aOrder;      /* ORDER BY keys */
+    int *aDesc;
+    int nOrder;
+    int nAgg;               /* aggregate states per group */
+    int64_t iOffset, iLimit;
+} GroupPlan;
 
 /* OPTION fuzzy=1 and its companions: fuzzy search's edits (distance, 2
 ** by default), or -1 when it is off. */
@@ -1657,12 +1713,166 @@ static int bind_fusion(Binder *b, const SelectStmt *sel, QSelect *q, const Expr 
     return LP_OK;
 }
 
+/* A row output of the grouped query being bound. */
+typedef struct GroupBind {
+    const QExpr **aRow;
+    SqlColType *aType;
+    int nRow, nCap;
+    GroupPlan *g;
+} GroupBind;
+
+static int group_row_out(Binder *b, GroupBind *gb, const BExpr *x) {
+    if (gb->nRow == gb->nCap) return bind_fail(b, ER_UNKNOWN_ERROR, LP_INTERNAL, "grouped query: too many columns");
+    gb->aRow[gb->nRow] = x->q;
+    gb->aType[gb->nRow] = x->type;
+    return gb->nRow++;
+}
+
+/* One item of a grouped SELECT (or of its ORDER BY) into *gi. */
+static int bind_group_item(Binder *b, GroupBind *gb, const Expr *e, BindCtx ctx, GroupItem *gi) {
+    AggKind k = agg_kind(e);
+    BExpr x;
+    *gi = (GroupItem){k, -1, -1, SQLCOL_BIGINT};
+    if (k == AGG_COUNT) {
+        if (e->u.func.nArg != 1 || e->u.func.aArg[0]->kind != EXPR_STAR || e->u.func.bDistinct) {
+            return bind_fail_at(b, e->pos, "only COUNT(*) is supported (not COUNT(column) or COUNT(DISTINCT …))");
+        }
+        return LP_OK;
+    }
+    if (k == AGG_GROUPBY) {
+        if (e->u.func.nArg != 0) return bind_fail_at(b, e->pos, "GROUPBY() takes no arguments");
+        gi->iRow = 0;
+        gi->type = gb->aType[0];
+        return LP_OK;
+    }
+    if (bind_expr(b, k == AGG_NONE ? e : e->u.func.aArg[0], ctx, &x)) return b->rc;
+    if ((k == AGG_SUM || k == AGG_AVG) && !x.bNull && !is_num_type(x.type)) {
+        char bx[96], zMsg[200];
+        snprintf(zMsg, sizeof(zMsg), "%s() adds numbers: its argument is %s", e->u.func.zName,
+                 what(b, &x, bx, sizeof(bx)));
+        return bind_fail_at(b, e->u.func.aArg[0]->pos, zMsg);
+    }
+    if ((gi->iRow = group_row_out(b, gb, &x)) < 0) return b->rc;
+    int bDouble = x.type == SQLCOL_FLOAT || x.type == SQLCOL_DOUBLE;
+    /* a SUM or AVG of FLOAT columns is shown with a float's digits, as the column is */
+    gi->type = (k == AGG_AVG || k == AGG_SUM) && x.type == SQLCOL_FLOAT ? SQLCOL_FLOAT
+               : k == AGG_AVG || (k == AGG_SUM && bDouble)          ? SQLCOL_DOUBLE
+               : k == AGG_SUM                                       ? SQLCOL_BIGINT
+                                                                    : x.type;
+    if (k != AGG_NONE) gi->iAgg = gb->g->nAgg++;
+    return LP_OK;
+}
+
+/* The rest of a SELECT with GROUP BY, once its table, MATCH, knn() and
+** options are bound: keys, items, ORDER BY and WHERE (GroupPlan). */
+static int bind_grouped(Binder *b, const SelectStmt *sel, BoundSelect *bs, const Expr *pWhere) {
+    QSelect *q = &bs->q;
+    const Schema *sc = b->pSchema;
+    GroupBind gb = {0};
+    gb.nCap = sel->nGroupBy + sel->nItem + sel->nOrder + sc->nCol + 1;
+    gb.aRow = arena_alloc(b->a, sizeof(QExpr *) * (size_t)gb.nCap);
+    gb.aType = arena_alloc(b->a, sizeof(SqlColType) * (size_t)gb.nCap);
+    GroupPlan *g = gb.g = arena_zalloc(b->a, sizeof(GroupPlan));
+    if (!g) return bind_oom(b);
+    int nOutCap = sel->nItem + sc->nCol + 1;
+    g->aOut = arena_alloc(b->a, sizeof(GroupItem) * (size_t)nOutCap);
+    g->aOrder = arena_alloc(b->a, sizeof(GroupItem) * (size_t)(sel->nOrder + 1));
+    g->aDesc = arena_alloc(b->a, sizeof(int) * (size_t)(sel->nOrder + 1));
+    bs->azName = arena_alloc(b->a, sizeof(char *) * (size_t)nOutCap);
+    bs->aB = arena_zalloc(b->a, sizeof(BExpr) * (size_t)nOutCap);
+    int *aItemOut = arena_alloc(b->a, sizeof(int) * (size_t)(sel->nItem ? sel->nItem : 1));
+    if (!gb.aRow || !gb.aType || !g->aOut || !g->aOrder || !g->aDesc || !bs->azName || !bs->aB || !aItemOut) {
+        return bind_oom(b);
+    }
+    /* the keys: a column or expression, or the alias of an item */
+    for (int i = 0; i < sel->nGroupBy; i++) {
+        const Expr *e = sel->aGroupBy[i];
+        for (int j = 0; e->kind == EXPR_COLUMN && j < sel->nItem; j++) {
+            const SelectItem *it = &sel->aItem[j];
+            if (it->zAlias && it->pExpr && !strcasecmp(it->zAlias, e->u.zName)) e = it->pExpr;
+        }
+        if (agg_kind(e) != AGG_NONE) return bind_fail_at(b, sel->aGroupBy[i]->pos, "GROUP BY takes no aggregate");
+        BExpr x;
+        if (bind_expr(b, e, CTX_ORDER, &x)) return b->rc;
+        if (group_row_out(b, &gb, &x) < 0) return b->rc;
+    }
+    g->nKey = sel->nGroupBy;
+    /* the items; '*' is id and every stored column, each from the first row */
+    for (int i = 0; i < sel->nItem; i++) {
+        const SelectItem *it = &sel->aItem[i];
+        aItemOut[i] = g->nOut;
+        if (!it->pExpr) {
+            for (int c = SCHEMA_ID_COL; c < sc->nCol; c++) {
+                if (c >= 0 && sc->aCol[c].type == COL_TEXT && !(sc->aCol[c].flags & COLF_STORED)) continue;
+                BExpr x = {qexpr_column(b->a, c), sqlx_coltype(schema_coltype(sc, c)), c, 0, 0};
+                if (!x.q) return bind_oom(b);
+                GroupItem *gi = &g->aOut[g->nOut];
+                if ((gi->iRow = group_row_out(b, &gb, &x)) < 0) return b->rc;
+                gi->kind = AGG_NONE;
+                gi->iAgg = -1;
+                gi->type = x.type;
+                bs->aB[g->nOut] = x;
+                bs->azName[g->nOut++] = c == SCHEMA_ID_COL ? "id" : sc->aCol[c].zName;
+            }
+            continue;
+        }
+        GroupItem *gi = &g->aOut[g->nOut];
+        if (bind_group_item(b, &gb, it->pExpr, CTX_SELECT, gi)) return b->rc;
+        bs->aB[g->nOut].type = gi->type;
+        bs->aB[g->nOut].iCol = gi->kind == AGG_NONE && it->pExpr->kind == EXPR_COLUMN
+                                   ? schema_find(sc, it->pExpr->u.zName) : SCHEMA_NO_COL;
+        if (!(bs->azName[g->nOut] = item_name(b->st, it, b->a))) return bind_oom(b);
+        g->nOut++;
+    }
+    /* ORDER BY: an item by alias or position, an aggregate, or an expression of the first row */
+    for (int i = 0; i < sel->nOrder; i++) {
+        const Expr *e = sel->aOrder[i].pExpr;
+        int iItem = -1;
+        for (int j = 0; e->kind == EXPR_COLUMN && j < sel->nItem && iItem < 0; j++) {
+            if (sel->aItem[j].zAlias && !strcasecmp(sel->aItem[j].zAlias, e->u.zName) && sel->aItem[j].pExpr) iItem = j;
+        }
+        if (e->kind == EXPR_INT) {
+            if (e->u.i < 1 || e->u.i > g->nOut) return bind_fail_at(b, e->pos, "ORDER BY position out of range of the select list");
+            g->aOrder[i] = g->aOut[e->u.i - 1];
+        } else if (iItem >= 0) {
+            g->aOrder[i] = g->aOut[aItemOut[iItem]];
+        } else if (bind_group_item(b, &gb, e, CTX_ORDER, &g->aOrder[i])) {
+            return b->rc;
+        }
+        g->aDesc[i] = sel->aOrder[i].bDesc;
+    }
+    g->nOrder = sel->nOrder;
+    if (pWhere) {
+        BExpr w;
+        if (bind_expr(b, pWhere, CTX_WHERE, &w)) return b->rc;
+        q->pWhere = w.q;
+        if (!q->bMatch) find_id_candidates(w.q, &q->aId, &q->nId, b->a);
+    }
+    /* the row query: every matching row, in its own order */
+    q->aOut = gb.aRow;
+    q->nOut = gb.nRow;
+    q->nOrder = 0;
+    QOrder *aOrder = arena_alloc(b->a, sizeof(QOrder));
+    if (!aOrder) return bind_oom(b);
+    if (q->bFusion || q->bKnn) {
+        aOrder[0].pExpr = q->bFusion ? qexpr_hybrid(b->a) : qexpr_knn_dist(b->a);
+        if (!aOrder[0].pExpr) return bind_oom(b);
+        aOrder[0].bDesc = q->bFusion;
+        q->aOrder = aOrder;
+        q->nOrder = 1;
+    }
+    q->iOffset = 0;
+    q->iLimit = INT64_MAX / 2;
+    g->iOffset = sel->iOffset;
+    g->iLimit = sel->iLimit >= 0 ? sel->iLimit : DEFAULT_LIMIT;
+    bs->nOut = g->nOut;
+    bs->pGroup = g;
+    return LP_OK;
+}
+
 /* Binds a SELECT with a FROM table. */
 static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
     memset(bs, 0, sizeof(*bs));
-    if (sel->nGroupBy) {
-        return bind_fail(b, ER_NOT_SUPPORTED, LP_UNSUPPORTED, "GROUP BY is not supported yet");
-    }
     if (!(bs->t = bind_table(b, sel->zTable))) return b->rc;
     b->pTable = bs->t;
     const Schema *sc = b->pSchema;
@@ -1823,6 +2033,7 @@ static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
         q->nsMaxTime = (int64_t)ms * 1000000;
     }
 
+    if (sel->nGroupBy) return bind_grouped(b, sel, bs, pWhere);
     /* Select list: '*' expands to id and every stored column. */
     int nCap = 0;
     for (int i = 0; i < sel->nItem; i++) nCap += sel->aItem[i].pExpr ? 1 : sc->nCol + 1;
@@ -1928,6 +2139,213 @@ static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
     return LP_OK;
 }
 
+/* ------------------------------------------------------------------ */
+/* Running a grouped SELECT                                            */
+
+typedef struct AggState {
+    int64_t n;              /* values added (NULLs skipped) */
+    int64_t sumI;           /* SUM of integers, while it fits */
+    double sumD;            /* the same as a double (AVG, and SUM past int64) */
+    int bDouble;            /* some value was a double, or the integer sum overflowed */
+    Value v;                /* MIN, MAX: the best so far (copied) */
+} AggState;
+
+typedef struct Group {
+    Value *aFirst;          /* the first row's outputs (copied) */
+    int64_t nCount;
+    uint64_t iSeq;          /* when its first row came */
+    AggState *aAgg;
+    Value *aKey;            /* ORDER BY keys, once every row is in */
+} Group;
+
+typedef struct GroupRun {
+    const GroupPlan *g;
+    int nRow;               /* outputs of the row query */
+    Arena a;                /* groups, their keys and copied values */
+    HashMap map;            /* key bytes -> Group */
+    VEC(Group *) all;       /* in order of first appearance */
+    StrBuf key;
+    int rc;
+} GroupRun;
+
+/* v, its string or vector copied into a: it outlives the row. */
+static int value_keep(Arena *a, Value *v) {
+    if (v->kind == VAL_STR) {
+        char *z = arena_alloc(a, (size_t)v->u.s.n + 1);
+        if (!z) return LP_NOMEM;
+        memcpy(z, v->u.s.z, v->u.s.n);
+        z[v->u.s.n] = 0;
+        v->u.s.z = z;
+    } else if (v->kind == VAL_VEC) {
+        float *f = arena_alloc(a, sizeof(float) * (size_t)(v->u.v.n ? v->u.v.n : 1));
+        if (!f) return LP_NOMEM;
+        memcpy(f, v->u.v.a, sizeof(float) * v->u.v.n);
+        v->u.v.a = f;
+    }
+    return LP_OK;
+}
+
+/* The key bytes of a row's nKey key values: each its kind, then its value
+** (strings ASCII-lower-cased: they group as they compare). */
+static void group_key(StrBuf *sb, const Value *a, int n) {
+    strbuf_reset(sb);
+    for (int i = 0; i < n; i++) {
+        const Value *v = &a[i];
+        double d;
+        strbuf_appendc(sb, (char)(v->kind == VAL_FLOAT ? VAL_INT : v->kind));
+        switch (v->kind) {
+        case VAL_INT:
+            d = (double)v->u.i;
+            if ((int64_t)d == v->u.i) strbuf_append(sb, &d, sizeof(d)); /* 2 and 2.0 alike */
+            else strbuf_append(sb, &v->u.i, sizeof(v->u.i));
+            break;
+        case VAL_FLOAT:
+            d = v->u.f == 0 ? 0 : v->u.f;
+            strbuf_append(sb, &d, sizeof(d));
+            break;
+        case VAL_STR:
+            strbuf_append(sb, &v->u.s.n, sizeof(v->u.s.n));
+            for (uint32_t k = 0; k < v->u.s.n; k++) {
+                char c = v->u.s.z[k];
+                strbuf_appendc(sb, c >= 'A' && c <= 'Z' ? (char)(c + 32) : c);
+            }
+            break;
+        case VAL_VEC:
+            strbuf_append(sb, &v->u.v.n, sizeof(v->u.v.n));
+            strbuf_append(sb, v->u.v.a, sizeof(float) * v->u.v.n);
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+static void agg_add(AggState *s, const GroupItem *gi, const Value *v, Arena *a, int *pRc) {
+    if (v->kind == VAL_NULL) return;
+    if (gi->kind == AGG_MIN || gi->kind == AGG_MAX) {
+        int c = s->n ? value_cmp(v, &s->v) : 0;
+        if (!s->n || (gi->kind == AGG_MIN ? c < 0 : c > 0)) {
+            s->v = *v;
+            if (value_keep(a, &s->v) != LP_OK) *pRc = LP_NOMEM;
+        }
+        s->n++;
+        return;
+    }
+    if (v->kind != VAL_INT && v->kind != VAL_FLOAT) return;
+    double d = v->kind == VAL_INT ? (double)v->u.i : v->u.f;
+    s->sumD += d;
+    if (v->kind == VAL_FLOAT) s->bDouble = 1;
+    else if (!s->bDouble && __builtin_add_overflow(s->sumI, v->u.i, &s->sumI)) s->bDouble = 1;
+    s->n++;
+}
+
+static int group_row(void *ctx, const Value *aVal, int nVal) {
+    GroupRun *gr = ctx;
+    const GroupPlan *g = gr->g;
+    group_key(&gr->key, aVal, g->nKey);
+    if (gr->key.oom) return LP_NOMEM;
+    Group *p = hmap_get(&gr->map, gr->key.z, gr->key.n);
+    if (!p) {
+        char *zKey = arena_alloc(&gr->a, gr->key.n ? gr->key.n : 1);
+        p = arena_zalloc(&gr->a, sizeof(Group));
+        Value *aFirst = arena_alloc(&gr->a, sizeof(Value) * (size_t)(nVal ? nVal : 1));
+        AggState *aAgg = arena_zalloc(&gr->a, sizeof(AggState) * (size_t)(g->nAgg ? g->nAgg : 1));
+        if (!zKey || !p || !aFirst || !aAgg) return LP_NOMEM;
+        memcpy(zKey, gr->key.z, gr->key.n);
+        for (int i = 0; i < nVal; i++) {
+            aFirst[i] = aVal[i];
+            if (value_keep(&gr->a, &aFirst[i]) != LP_OK) return LP_NOMEM;
+        }
+        p->aFirst = aFirst;
+        p->aAgg = aAgg;
+        p->iSeq = gr->all.n;
+        if (hmap_put(&gr->map, zKey, gr->key.n, p, NULL) != LP_OK || VEC_PUSH(&gr->all, p)) return LP_NOMEM;
+    }
+    p->nCount++;
+    int rc = LP_OK;
+    for (int pass = 0; pass < 2; pass++) {
+        const GroupItem *a = pass ? g->aOrder : g->aOut;
+        int n = pass ? g->nOrder : g->nOut;
+        for (int i = 0; i < n; i++) {
+            if (a[i].iAgg >= 0) agg_add(&p->aAgg[a[i].iAgg], &a[i], &aVal[a[i].iRow], &gr->a, &rc);
+        }
+    }
+    return rc;
+}
+
+/* What item gi is for group p. */
+static Value group_value(const Group *p, const GroupItem *gi) {
+    const AggState *s = gi->iAgg >= 0 ? &p->aAgg[gi->iAgg] : NULL;
+    switch (gi->kind) {
+    case AGG_COUNT: return value_int(p->nCount);
+    case AGG_SUM:
+        if (!s->n) return value_null();
+        return gi->type != SQLCOL_BIGINT || s->bDouble ? value_float(s->sumD) : value_int(s->sumI);
+    case AGG_AVG: return s->n ? value_float(s->sumD / (double)s->n) : value_null();
+    case AGG_MIN:
+    case AGG_MAX: return s->n ? s->v : value_null();
+    default: return p->aFirst[gi->iRow];
+    }
+}
+
+static _Thread_local const GroupPlan *t_pSortPlan;
+
+static int group_cmp(const void *x, const void *y) {
+    const Group *a = *(Group *const *)x, *b = *(Group *const *)y;
+    const GroupPlan *g = t_pSortPlan;
+    for (int i = 0; i < g->nOrder; i++) {
+        int c = value_cmp(&a->aKey[i], &b->aKey[i]);
+        if (c) return g->aDesc[i] ? -c : c;
+    }
+    return (a->iSeq > b->iSeq) - (a->iSeq < b->iSeq);
+}
+
+/* Runs bs's row query into groups, and hands the window of groups to the
+** result (columns already set). LP_OK or an error (err). */
+static int run_grouped(const BoundSelect *bs, SqlResult *r, QMeta *pMeta, LpError *err) {
+    const GroupPlan *g = bs->pGroup;
+    GroupRun gr;
+    memset(&gr, 0, sizeof(gr));
+    gr.g = g;
+    gr.nRow = bs->q.nOut;
+    arena_init(&gr.a, 16384);
+    hmap_init(&gr.map);
+    int rc = query_select(&bs->q, group_row, &gr, pMeta, err);
+    if (rc == LP_NOMEM) lp_err_set(err, LP_NOMEM, "out of memory grouping the rows");
+    if (rc == LP_OK && g->nOrder) {
+        for (size_t i = 0; i < gr.all.n && rc == LP_OK; i++) {
+            Group *p = gr.all.a[i];
+            if (!(p->aKey = arena_alloc(&gr.a, sizeof(Value) * (size_t)g->nOrder))) {
+                rc = lp_err_set(err, LP_NOMEM, "out of memory");
+                break;
+            }
+            for (int k = 0; k < g->nOrder; k++) p->aKey[k] = group_value(p, &g->aOrder[k]);
+        }
+        t_pSortPlan = g;
+        if (rc == LP_OK && gr.all.n > 1) qsort(gr.all.a, gr.all.n, sizeof(Group *), group_cmp);
+    }
+    RowSink k = {r, {0}};
+    Value aStack[32];
+    Value *aOut = g->nOut <= 32 ? aStack : malloc(sizeof(Value) * (size_t)g->nOut);
+    if (!aOut && rc == LP_OK) rc = lp_err_set(err, LP_NOMEM, "out of memory");
+    uint64_t nReturned = 0;
+    for (uint64_t i = (uint64_t)g->iOffset; rc == LP_OK && i < gr.all.n && nReturned < (uint64_t)g->iLimit; i++) {
+        for (int c = 0; c < g->nOut; c++) aOut[c] = group_value(gr.all.a[i], &g->aOut[c]);
+        if (sink_row(&k, aOut, g->nOut) != LP_OK) rc = lp_err_set(err, LP_NOMEM, "out of memory");
+        nReturned++;
+    }
+    if (aOut != aStack) free(aOut);
+    strbuf_free(&k.sb);
+    /* SHOW META counts the groups */
+    pMeta->nTotalFound = gr.all.n;
+    pMeta->nReturned = nReturned;
+    VEC_FREE(&gr.all);
+    hmap_free(&gr.map);
+    strbuf_free(&gr.key);
+    arena_free(&gr.a);
+    return rc;
+}
+
 /* Error, with the statement's context for full-text errors that carry an
 ** offset inside the MATCH text. */
 static void report(SqlResult *r, LpError *err) {
@@ -1975,7 +2393,7 @@ void sqlx_select(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     }
     RowSink k = {r, {0}};
     QMeta meta;
-    int rc = query_select(&bs.q, sink_row, &k, &meta, &err);
+    int rc = bs.pGroup ? run_grouped(&bs, r, &meta, &err) : query_select(&bs.q, sink_row, &k, &meta, &err);
     strbuf_free(&k.sb);
     if (rc != LP_OK) {
         r->nCol = 0;

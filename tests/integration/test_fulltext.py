@@ -55,7 +55,8 @@ def make_table(server, name, ddl, docs):
         cur.execute(f"CREATE TABLE {name} {ddl}")
         if docs:
             cur.execute(f"INSERT INTO {name} VALUES " + ", ".join(
-                "(" + ", ".join([str(i)] + [q(v) if isinstance(v, str) else repr(v) for v in vals]) + ")"
+                "(" + ", ".join([str(i)] + [q(v) if isinstance(v, str) else "NULL" if v is None else repr(v)
+                                            for v in vals]) + ")"
                 for i, vals in docs.items()))
     c.close()
     return name
@@ -5399,3 +5400,37 @@ def test_scalar_functions_blend_relevance_and_attributes(server, cur, uniq):
                  "weight\\(\\) can only be used in the select list and ORDER BY")
     expect_error(cur, f"SELECT SQRT(title) FROM {t}", 1064,
                  "sqrt\\(\\) takes numbers: argument 1 is")
+
+
+def test_group_by_over_matches(server, cur, uniq):
+    """GROUP BY over a MATCH's rows, as Manticore: one row per key, COUNT(*)
+    and the aggregates over the group's matches, other columns from its best
+    match; ORDER BY over the groups, LIMIT and OFFSET over them, SHOW META's
+    total_found the number of groups. RAM and flushed alike."""
+    t = make_table(server, uniq(), "(title TEXT, brand STRING, price INT, rating FLOAT)",
+                   {1: ("red leather bag", "Acme", 100, 4.5), 2: ("red bag", "acme", 50, 3.0),
+                    3: ("blue bag", "Zeta", 70, 5.0), 4: ("red hat", "Zeta", 20, 2.0),
+                    5: ("green bag bag bag", "Omni", 10, 1.0), 6: ("red shoe", None, 30, 4.0)})
+    for step in ("ram", "flush"):
+        if step == "flush":
+            cur.execute(f"FLUSH TABLE {t}")
+        got = rows(cur, f"SELECT brand, COUNT(*), SUM(price), AVG(rating), MIN(price), MAX(price) FROM {t} "
+                        "WHERE MATCH('bag') GROUP BY brand ORDER BY brand ASC")
+        # the key shown is the best match's spelling: row 2, "red bag", outranks row 1
+        assert got == [("acme", 2, 150, 3.75, 50, 100), ("Omni", 1, 10, 1.0, 10, 10), ("Zeta", 1, 70, 5.0, 70, 70)], step
+        # the group's other columns come from its best match
+        best = {r[0]: r[1] for r in rows(cur, f"SELECT id, brand FROM {t} WHERE MATCH('red | bag') LIMIT 100")}
+        order = [i for i in best]  # best first
+        got = rows(cur, f"SELECT id, brand, COUNT(*) c FROM {t} WHERE MATCH('red | bag') GROUP BY brand "
+                        "ORDER BY c DESC, id ASC")
+        firsts = {}
+        for i in order:
+            firsts.setdefault((best[i] or "").lower(), i)
+        assert sorted(r[0] for r in got) == sorted(firsts.values()), (step, got, order)
+        assert [r[2] for r in got] == sorted([r[2] for r in got], reverse=True)
+        assert rows(cur, f"SELECT brand, COUNT(*) FROM {t} WHERE MATCH('red | bag') AND price > 15 "
+                         "GROUP BY brand ORDER BY COUNT(*) DESC, brand ASC LIMIT 1, 2") == [("Zeta", 2), (None, 1)]
+        cur.execute("SHOW META")
+        m = dict(cur.fetchall())
+        assert m["total_found"] == "3" and m["total"] == "2", m
+    expect_error(cur, f"SELECT SUM(price) FROM {t} WHERE MATCH('bag')", 1140, "sum\\(\\) is an aggregate: it needs GROUP BY")

@@ -275,6 +275,30 @@ static void test_select(void **state) {
                         "ERR 1064 near 'IN(1)' at line 1 col 8: IN() takes a value and one or more to look for: IN(x, 1, 2)");
     assert_string_equal(run(s, "SELECT id FROM p WHERE ABS(WEIGHT()) > 0"),
                         "ERR 1064 weight() can only be used in the select list and ORDER BY");
+    /* GROUP BY: keys, aggregates, the first row's values, ORDER BY over groups */
+    run(s, "INSERT INTO p (id, name, price, qty) VALUES (10, 'APPLE', 2.5, 1), (11, 'kiwi', NULL, 7), "
+           "(12, 'kiwi', 4, NULL)");
+    assert_string_equal(run(s, "SELECT name, COUNT(*), SUM(qty), AVG(price), MIN(qty), MAX(price) FROM p "
+                               "GROUP BY name ORDER BY name ASC"),
+                        "apple|2|11|2|1|2.5\nBanana|1|\\N|0.25|\\N|0.25\ncherry|1|3|10|3|10\ndate|1|-4|\\N|-4|\\N\n"
+                        "kiwi|2|7|4|7|4");
+    assert_string_equal(run(s, "SELECT id, name, COUNT(*) c FROM p GROUP BY name ORDER BY c DESC, name DESC LIMIT 2"),
+                        "11|kiwi|2\n1|apple|2");
+    assert_string_equal(run(s, "SHOW META LIKE 'total%'"), "total|2\ntotal_found|5\ntotal_relation|eq");
+    assert_string_equal(run(s, "SELECT GROUPBY(), COUNT(*) FROM p WHERE qty > 0 GROUP BY qty > 5 ORDER BY 1"),
+                        "0|2\n1|2");
+    assert_string_equal(run(s, "SELECT name n, SUM(qty) FROM p GROUP BY n ORDER BY SUM(qty) DESC LIMIT 1, 2"),
+                        "kiwi|7\ncherry|3");
+    assert_string_equal(run(s, "SELECT SUM(qty) FROM p"),
+                        "ERR 1140 sum() is an aggregate: it needs GROUP BY (COUNT(*) alone counts the matches)");
+    assert_string_equal(run(s, "SELECT name FROM p GROUP BY body"),
+                        "ERR 1235 column 'body' is a full-text field: it cannot be filtered or sorted on; search it with "
+                        "MATCH('@body ...'), or declare it 'string attribute indexed' to be both a field and a string "
+                        "attribute");
+    assert_string_equal(run(s, "SELECT SUM(name) FROM p GROUP BY qty"),
+                        "ERR 1064 near 'name) FROM p GROUP BY qty' at line 1 col 12: sum() adds numbers: its argument is "
+                        "STRING column 'name'");
+    run(s, "DELETE FROM p WHERE id >= 10");
     /* default LIMIT 20, total_found counts everything */
     for (int i = 0; i < 30; i++) run(s, "INSERT INTO p (name) VALUES ('more')");
     assert_string_equal(run(s, "SELECT COUNT(*) FROM p"), "34");
