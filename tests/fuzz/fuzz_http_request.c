@@ -14,8 +14,9 @@
 **     column type): the encoded answer must be valid JSON, and a string
 **     that is valid UTF-8 must come back from jansson byte for byte;
 **  4. as a /search request: its translation must be refused with a
-**     message, or be one SELECT that the SQL parser accepts (whatever the
-**     request's strings hold, they stay inside their quotes).
+**     message, or be one SELECT that the SQL parser accepts, and one
+**     grouped SELECT per aggregation (whatever the request's strings hold,
+**     they stay inside their quotes).
 ** Crashes, leaks and sanitizer reports are what libFuzzer looks for; the
 ** checks above abort() on a wrong answer.
 */
@@ -180,6 +181,13 @@ static void fuzz_search(const char *z, size_t n) {
         lp_err_clear(&perr);
         CHECK(sql.z != NULL && sql_parse(&a, sql.z, sql.n, &pStmt, &perr) == LP_OK);
         CHECK(pStmt != NULL && pStmt->kind == STMT_SELECT);
+        for (int i = 0; i < http_search_naggs(&hs); i++) { /* each aggregation's grouped SELECT too */
+            size_t nAgg;
+            const char *zAgg = http_search_agg_sql(&hs, i, &nAgg);
+            pStmt = NULL;
+            CHECK(zAgg && sql_parse(&a, zAgg, nAgg, &pStmt, &perr) == LP_OK);
+            CHECK(pStmt != NULL && pStmt->kind == STMT_SELECT && pStmt->u.select.nGroupBy == 1);
+        }
         arena_free(&a);
         http_search_free(&hs);
     }

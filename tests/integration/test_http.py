@@ -406,3 +406,33 @@ def test_search_knn_and_hybrid(http, cur, uniq):
                         ({"table": t, "hybrid": {"query": "machine"}}, "needs a vector column with model_name")]:
         status, doc = search(http, req)
         assert status == 400 and reason in doc["error"]["reason"], (req, doc)
+
+
+def test_search_aggs_are_grouped_counts(http, cur, shop):
+    """"aggs" (Manticore's terms aggregation): per field, the count of the
+    matching rows for each value, as GROUP BY field with COUNT(*) gives it
+    over SQL, sorted as asked, size buckets (the request's limit without
+    size, 20 when that is 0)."""
+    status, doc = search(http, {"table": shop, "limit": 0, "aggs": {
+        "tags": {"terms": {"field": "tag", "size": 5}, "sort": [{"count(*)": {"order": "desc"}}]},
+        "ns": {"terms": {"field": "n", "order": {"_key": "desc"}}}}})
+    assert status == 200, doc
+    assert doc["hits"]["hits"] == [] and doc["hits"]["total"] == 4
+    aggs = doc["aggregations"]
+    assert aggs["tags"]["buckets"][0] == {"key": "life", "doc_count": 2}
+    assert sorted((b["key"], b["doc_count"]) for b in aggs["tags"]["buckets"]) == [
+        ("animal", 1), ("life", 2), ("news", 1)]
+    assert [b["key"] for b in aggs["ns"]["buckets"]] == [5, 3, 2, 1]
+    # over the matching rows only, each bucket as SQL counts it
+    status, doc = search(http, {"table": shop, "query": {"match": {"*": "dog | fox"}}, "limit": 1,
+                                "aggs": {"t": {"terms": {"field": "tag", "size": 10}, "sort": [{"tag": "asc"}]}}})
+    cur.execute(f"SELECT tag, COUNT(*) FROM {shop} WHERE MATCH('dog | fox') GROUP BY tag ORDER BY tag ASC")
+    assert [(b["key"], b["doc_count"]) for b in doc["aggregations"]["t"]["buckets"]] == list(cur.fetchall())
+    assert len(doc["hits"]["hits"]) == 1
+    for req, reason in [({"table": shop, "aggs": {"x": {"terms": {}}}}, "takes {\"terms\""),
+                        ({"table": shop, "aggs": {"x": {"terms": {"field": "tag"}, "sort": [{"n": "asc"}]}}},
+                         "sort by the field, count(*)"),
+                        ({"table": shop, "aggs": {"x": {"terms": {"field": "nope"}}}}, "unknown column 'nope'"),
+                        ({"table": shop, "aggs": {"x": {"terms": {"field": "title"}}}}, "full-text field")]:
+        status, doc = search(http, req)
+        assert status == 400 and reason in doc["error"]["reason"], (req, doc)

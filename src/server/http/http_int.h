@@ -108,6 +108,7 @@ typedef struct HttpSearch {
     int nHl;                /* how many: the last nHl columns of the result */
     int bKnn;               /* a vector search: KNN_DIST() follows WEIGHT() */
     int bHybrid;            /* a hybrid search: then HYBRID_SCORE() */
+    void *pAggs;            /* json_t: "aggs" as [name, SQL] pairs, or NULL */
 } HttpSearch;
 
 /* Translates the JSON request z[0..n) into one SELECT (appended to pSql):
@@ -120,10 +121,16 @@ void http_search_free(HttpSearch *s);
 /* Appends Manticore's answer to a search: {"took":..,"timed_out":false,
 ** "hits":{"total":..,"total_relation":..,"hits":[{"_id":..,"_score":..,
 ** ["_knn_dist":..,]["_hybrid_score":..,]"_source":{..},
-** "highlight":{"field":["..."]}}]}}, from the SELECT's rows r
-** and SHOW META's total and total_relation. */
+** "highlight":{"field":["..."]}}]},"aggregations":{"name":{"buckets":
+** [{"key":..,"doc_count":..}]}}}, from the SELECT's rows r, SHOW META's
+** total and total_relation, and each aggregation's rows aAgg[i]. */
 void http_search_answer(StrBuf *sb, const HttpSearch *s, const SqlResult *r, const char *zTotal,
-                        const char *zRelation, int64_t tookMs);
+                        const char *zRelation, int64_t tookMs, const SqlResult *aAgg);
+
+/* The request's aggregations: how many, and the grouped SELECT of the
+** i-th (run after the main one; its rows are aAgg[i] above). */
+int http_search_naggs(const HttpSearch *s);
+const char *http_search_agg_sql(const HttpSearch *s, int i, size_t *pn);
 
 /* {"error":{"type":zType,"reason":zReason[,"table":zTable]},"status":400}. */
 void http_search_error(StrBuf *sb, const char *zType, const char *zReason, const char *zTable);

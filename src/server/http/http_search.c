@@ -25,6 +25,10 @@
 **                      (options.fusion_method "rrf"; options.fusion_weights
 **                      by those names)
 **   hybrid             {"query": "text", "field": "v", "k": 10}: hybrid_match()
+**   aggs               {"name": {"terms": {"field": "brand", "size": 10},
+**                      "sort": [{"count(*)": "desc"}]}}: one grouped SELECT
+**                      each (GROUP BY the field, COUNT(*)), over the same
+**                      rows; the answer's "aggregations" has their buckets
 **   track_scores, profile: accepted, change nothing (scores are always sent)
 ** Query objects:
 **   match_all          {}
@@ -641,6 +645,79 @@ static int tr_sort(Tr *t, const json_t *sort, StrBuf *sb) {
     return LP_OK;
 }
 
+/* "aggs": {"name": {"terms": {"field": "brand", "size": 10}, "sort": [...]}}:
+** one grouped SELECT each, over the request's FROM and WHERE, into
+** s->pAggs as [name, SQL] pairs. A bucket list is sorted by its key
+** ({"brand": "asc"} in sort) or its count ({"count(*)": "desc"}, or
+** Elasticsearch's terms.order {"_count": "desc"} / {"_key": "asc"}), else
+** left in the order of the groups' best rows; size defaults to the
+** request's limit (20 when that is 0). */
+static int tr_aggs(Tr *t, const json_t *ag, const StrBuf *from, const StrBuf *opt, int64_t limit, HttpSearch *s) {
+    if (!json_is_object(ag)) return tr_fail(t, "aggs takes an object of named aggregations");
+    json_t *out = json_array();
+    if (!out) return lp_err_set(t->err, LP_NOMEM, "out of memory");
+    s->pAggs = out;
+    const char *zName;
+    json_t *a;
+    json_object_foreach((json_t *)ag, zName, a) {
+        const json_t *terms = json_is_object(a) ? json_object_get(a, "terms") : NULL;
+        const json_t *f = terms ? json_object_get(terms, "field") : NULL;
+        const json_t *size = terms ? json_object_get(terms, "size") : NULL;
+        const json_t *order = terms ? json_object_get(terms, "order") : NULL;
+        const json_t *sort = json_is_object(a) ? json_object_get(a, "sort") : NULL;
+        if (!json_is_string(f)) {
+            return tr_fail(t, "aggs: '%s' takes {\"terms\": {\"field\": \"attribute\", \"size\": N}}", zName);
+        }
+        if (size && (!json_is_integer(size) || json_integer_value(size) < 0 ||
+                     json_integer_value(size) > 100000)) {
+            return tr_fail(t, "aggs: '%s': size takes a whole number from 0 to 100000", zName);
+        }
+        StrBuf sql = {0};
+        strbuf_appendz(&sql, "SELECT ");
+        int rc = put_ident(t, &sql, json_string_value(f), json_string_length(f), "aggs: field");
+        if (rc == LP_OK) {
+            strbuf_appendz(&sql, ", COUNT(*)");
+            strbuf_append(&sql, from->z, from->n);
+            strbuf_appendz(&sql, " GROUP BY ");
+            put_ident(t, &sql, json_string_value(f), json_string_length(f), "aggs: field");
+        }
+        /* the order: a sort list, or terms.order */
+        const json_t *by = NULL;
+        if (rc == LP_OK && sort) {
+            by = json_is_array(sort) && json_array_size(sort) == 1 ? json_array_get(sort, 0) : sort;
+        } else if (rc == LP_OK && order) {
+            by = order;
+        }
+        if (rc == LP_OK && by) {
+            const char *zKey = NULL, *zDir = "asc";
+            json_t *d = NULL;
+            if (json_is_object(by) && json_object_size(by) == 1) {
+                zKey = json_object_iter_key(json_object_iter((json_t *)by));
+                d = json_object_iter_value(json_object_iter((json_t *)by));
+                if (json_is_object(d)) d = json_object_get(d, "order");
+                zDir = json_is_string(d) ? json_string_value(d) : NULL;
+            }
+            if (!zKey || !zDir || (strcasecmp(zDir, "asc") && strcasecmp(zDir, "desc"))) {
+                rc = tr_fail(t, "aggs: '%s': sort takes one {\"key\": \"asc\"|\"desc\"}", zName);
+            } else if (!strcmp(zKey, "count(*)") || !strcmp(zKey, "_count")) {
+                strbuf_appendf(&sql, " ORDER BY COUNT(*) %s", strcasecmp(zDir, "asc") ? "DESC" : "ASC");
+            } else if (!strcmp(zKey, "_key") || !strcmp(zKey, json_string_value(f))) {
+                strbuf_appendf(&sql, " ORDER BY 1 %s", strcasecmp(zDir, "asc") ? "DESC" : "ASC");
+            } else {
+                rc = tr_fail(t, "aggs: '%s': sort by the field, count(*), _key or _count", zName);
+            }
+        }
+        int64_t n = size ? json_integer_value(size) : limit > 0 ? limit : 20;
+        strbuf_appendf(&sql, " LIMIT %lld", (long long)n);
+        strbuf_append(&sql, opt->z ? opt->z : "", opt->n);
+        json_t *pair = rc == LP_OK && !sql.oom ? json_pack("[s, s#]", zName, sql.z, sql.n) : NULL;
+        strbuf_free(&sql);
+        if (rc != LP_OK) return rc;
+        if (!pair || json_array_append_new(out, pair)) return lp_err_set(t->err, LP_NOMEM, "out of memory");
+    }
+    return LP_OK;
+}
+
 int http_search_sql(const char *z, size_t n, StrBuf *pSql, HttpSearch *s, LpError *err) {
     memset(s, 0, sizeof(*s));
     Tr t = {err, 0};
@@ -648,7 +725,7 @@ int http_search_sql(const char *z, size_t n, StrBuf *pSql, HttpSearch *s, LpErro
     json_t *req = json_loadb(z, n, JSON_REJECT_DUPLICATES, &jerr);
     if (!req) return lp_err_set(err, LP_BADINPUT, "the request is not JSON: %s at byte %d", jerr.text, jerr.position);
     int rc = LP_OK;
-    StrBuf ft = {0}, filt = {0}, sel = {0}, tail = {0};
+    StrBuf ft = {0}, filt = {0}, sel = {0}, tail = {0}, from = {0}, opt = {0};
     const char *zTable = NULL;
     if (!json_is_object(req)) {
         rc = tr_fail(&t, "the request is not a JSON object");
@@ -656,7 +733,7 @@ int http_search_sql(const char *z, size_t n, StrBuf *pSql, HttpSearch *s, LpErro
     }
     static const char *const azKey[] = {"table", "index", "query", "limit", "size", "offset", "from", "sort",
                                         "_source", "highlight", "options", "track_scores", "profile",
-                                        "max_matches", "knn", "hybrid"};
+                                        "max_matches", "knn", "hybrid", "aggs"};
     const char *k;
     json_t *x;
     json_object_foreach(req, k, x) {
@@ -664,7 +741,7 @@ int http_search_sql(const char *z, size_t n, StrBuf *pSql, HttpSearch *s, LpErro
         while (i < sizeof(azKey) / sizeof(azKey[0]) && strcmp(k, azKey[i]) != 0) i++;
         if (i == sizeof(azKey) / sizeof(azKey[0])) {
             rc = tr_fail(&t, "unknown key '%s': expected table, query, knn, hybrid, limit, offset, sort, "
-                         "_source, highlight or options", k);
+                         "_source, highlight, aggs or options", k);
             goto done;
         }
     }
@@ -721,33 +798,40 @@ int http_search_sql(const char *z, size_t n, StrBuf *pSql, HttpSearch *s, LpErro
     int nOpt = 0;
     if (o) {
         json_object_foreach((json_t *)o, k, x) {
-            strbuf_appendz(&tail, nOpt++ ? ", " : " OPTION ");
-            if ((rc = put_option(&t, &tail, k, x)) != LP_OK) goto done;
+            strbuf_appendz(&opt, nOpt++ ? ", " : " OPTION ");
+            if ((rc = put_option(&t, &opt, k, x)) != LP_OK) goto done;
         }
     }
     if (mm) {
-        strbuf_appendz(&tail, nOpt++ ? ", " : " OPTION ");
-        if ((rc = put_option(&t, &tail, "max_matches", mm)) != LP_OK) goto done;
+        strbuf_appendz(&opt, nOpt++ ? ", " : " OPTION ");
+        if ((rc = put_option(&t, &opt, "max_matches", mm)) != LP_OK) goto done;
+    }
+    /* FROM and WHERE, which the aggregations share */
+    strbuf_appendz(&from, " FROM ");
+    if ((rc = put_ident(&t, &from, zTable, strlen(zTable), "table")) != LP_OK) goto done;
+    if (ft.n || filt.n) strbuf_appendz(&from, " WHERE ");
+    if (ft.n) {
+        strbuf_appendz(&from, "MATCH(");
+        put_str(&from, ft.z, ft.n);
+        /* beside knn, "query" names it for fusion_weights, as Manticore's */
+        strbuf_appendz(&from, s->bKnn && !json_object_get(req, "hybrid") ? ") AS query" : ")");
+    }
+    if (filt.n) {
+        strbuf_appendz(&from, ft.n ? " AND (" : "(");
+        strbuf_append(&from, filt.z, filt.n);
+        strbuf_appendc(&from, ')');
     }
     /* id, WEIGHT(), then the source columns and the highlights */
     strbuf_appendz(pSql, "SELECT id, WEIGHT()");
     strbuf_append(pSql, sel.z ? sel.z : "", sel.n);
-    strbuf_appendz(pSql, " FROM ");
-    if ((rc = put_ident(&t, pSql, zTable, strlen(zTable), "table")) != LP_OK) goto done;
-    if (ft.n || filt.n) strbuf_appendz(pSql, " WHERE ");
-    if (ft.n) {
-        strbuf_appendz(pSql, "MATCH(");
-        put_str(pSql, ft.z, ft.n);
-        /* beside knn, "query" names it for fusion_weights, as Manticore's */
-        strbuf_appendz(pSql, s->bKnn && !json_object_get(req, "hybrid") ? ") AS query" : ")");
-    }
-    if (filt.n) {
-        strbuf_appendz(pSql, ft.n ? " AND (" : "(");
-        strbuf_append(pSql, filt.z, filt.n);
-        strbuf_appendc(pSql, ')');
-    }
+    strbuf_append(pSql, from.z, from.n);
     strbuf_append(pSql, tail.z ? tail.z : "", tail.n);
-    if (pSql->oom || ft.oom || filt.oom || sel.oom || tail.oom) rc = lp_err_set(err, LP_NOMEM, "out of memory");
+    strbuf_append(pSql, opt.z ? opt.z : "", opt.n);
+    const json_t *ag = json_object_get(req, "aggs");
+    if (ag && (rc = tr_aggs(&t, ag, &from, &opt, limit, s)) != LP_OK) goto done;
+    if (pSql->oom || ft.oom || filt.oom || sel.oom || tail.oom || from.oom || opt.oom) {
+        rc = lp_err_set(err, LP_NOMEM, "out of memory");
+    }
 done:
     if (rc == LP_OK) {
         snprintf(s->zTable, sizeof(s->zTable), "%s", zTable);
@@ -758,6 +842,8 @@ done:
     strbuf_free(&filt);
     strbuf_free(&sel);
     strbuf_free(&tail);
+    strbuf_free(&from);
+    strbuf_free(&opt);
     json_decref(req);
     return rc;
 }
@@ -765,7 +851,8 @@ done:
 void http_search_free(HttpSearch *s) {
     json_decref(s->pHl);
     json_decref(s->pExclude);
-    s->pHl = s->pExclude = NULL;
+    json_decref(s->pAggs);
+    s->pHl = s->pExclude = s->pAggs = NULL;
     s->nHl = 0;
 }
 
@@ -781,8 +868,18 @@ static int excluded(const HttpSearch *s, const char *zName) {
     return 0;
 }
 
+int http_search_naggs(const HttpSearch *s) {
+    return s->pAggs ? (int)json_array_size(s->pAggs) : 0;
+}
+
+const char *http_search_agg_sql(const HttpSearch *s, int i, size_t *pn) {
+    const json_t *sql = json_array_get(json_array_get(s->pAggs, (size_t)i), 1);
+    *pn = json_string_length(sql);
+    return json_string_value(sql);
+}
+
 void http_search_answer(StrBuf *sb, const HttpSearch *s, const SqlResult *r, const char *zTotal,
-                        const char *zRelation, int64_t tookMs) {
+                        const char *zRelation, int64_t tookMs, const SqlResult *aAgg) {
     strbuf_appendf(sb, "{\"took\":%lld,\"timed_out\":false,\"hits\":{\"total\":%s,\"total_relation\":",
                    (long long)tookMs, zTotal && http_json_is_number(zTotal, strlen(zTotal)) ? zTotal : "0");
     http_json_str(sb, zRelation ? zRelation : "eq", strlen(zRelation ? zRelation : "eq"));
@@ -838,7 +935,26 @@ void http_search_answer(StrBuf *sb, const HttpSearch *s, const SqlResult *r, con
         }
         strbuf_appendc(sb, '}');
     }
-    strbuf_appendz(sb, "]}}");
+    strbuf_appendz(sb, "]}");
+    for (int i = 0; i < http_search_naggs(s); i++) {
+        /* {"name": {"buckets": [{"key": .., "doc_count": ..}, ...]}} */
+        const char *zName = json_string_value(json_array_get(json_array_get(s->pAggs, (size_t)i), 0));
+        const SqlResult *g = &aAgg[i];
+        strbuf_appendz(sb, i ? "," : ",\"aggregations\":{");
+        http_json_str(sb, zName, strlen(zName));
+        strbuf_appendz(sb, ":{\"buckets\":[");
+        for (size_t iRow = 0; g->kind == SQLRES_ROWS && g->nCol == 2 && iRow < g->nRow; iRow++) {
+            const SqlCell *a = g->aCell + iRow * 2;
+            strbuf_appendz(sb, iRow ? ",{\"key\":" : "{\"key\":");
+            http_json_cell(sb, g->aCol[0].type, &a[0]);
+            strbuf_appendz(sb, ",\"doc_count\":");
+            http_json_cell(sb, g->aCol[1].type, &a[1]);
+            strbuf_appendc(sb, '}');
+        }
+        strbuf_appendz(sb, "]}");
+        if (i + 1 == http_search_naggs(s)) strbuf_appendc(sb, '}');
+    }
+    strbuf_appendc(sb, '}');
 }
 
 void http_search_error(StrBuf *sb, const char *zType, const char *zReason, const char *zTable) {
