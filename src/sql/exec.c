@@ -195,6 +195,7 @@ static int check_comparable(Binder *b, BExpr *x, BExpr *y) {
 typedef enum AggKind {
     AGG_NONE,               /* an expression, taken from the group's first row */
     AGG_COUNT,              /* COUNT(*) */
+    AGG_DISTINCT,           /* COUNT(DISTINCT x): distinct values, NULL not counted */
     AGG_SUM, AGG_AVG, AGG_MIN, AGG_MAX, /* over the rows, NULLs skipped */
     AGG_GROUPBY,            /* GROUPBY(): the group's (first) key */
 } AggKind;
@@ -206,7 +207,7 @@ static AggKind agg_kind(const Expr *e) {
     if (e->kind != EXPR_FUNC) return AGG_NONE;
     const char *z = e->u.func.zName;
     int n = e->u.func.nArg;
-    if (!strcmp(z, "count")) return AGG_COUNT;
+    if (!strcmp(z, "count")) return e->u.func.bDistinct ? AGG_DISTINCT : AGG_COUNT;
     if (!strcmp(z, "groupby")) return AGG_GROUPBY;
     if (n != 1) return AGG_NONE;
     return !strcmp(z, "sum") ? AGG_SUM : !strcmp(z, "avg") ? AGG_AVG : !strcmp(z, "min") ? AGG_MIN
@@ -1733,11 +1734,12 @@ static int bind_group_item(Binder *b, GroupBind *gb, const Expr *e, BindCtx ctx,
     AggKind k = agg_kind(e);
     BExpr x;
     *gi = (GroupItem){k, -1, -1, SQLCOL_BIGINT};
-    if (k == AGG_COUNT) {
-        if (e->u.func.nArg != 1 || e->u.func.aArg[0]->kind != EXPR_STAR || e->u.func.bDistinct) {
-            return bind_fail_at(b, e->pos, "only COUNT(*) is supported (not COUNT(column) or COUNT(DISTINCT …))");
+    if (k == AGG_COUNT || k == AGG_DISTINCT) {
+        if (e->u.func.nArg != 1 || (k == AGG_COUNT) != (e->u.func.aArg[0]->kind == EXPR_STAR)) {
+            return bind_fail_at(b, e->pos, "COUNT takes * or DISTINCT and one expression: COUNT(*), "
+                                           "COUNT(DISTINCT x)");
         }
-        return LP_OK;
+        if (k == AGG_COUNT) return LP_OK;
     }
     if (k == AGG_GROUPBY) {
         if (e->u.func.nArg != 0) return bind_fail_at(b, e->pos, "GROUPBY() takes no arguments");
@@ -1755,7 +1757,8 @@ static int bind_group_item(Binder *b, GroupBind *gb, const Expr *e, BindCtx ctx,
     if ((gi->iRow = group_row_out(b, gb, &x)) < 0) return b->rc;
     int bDouble = x.type == SQLCOL_FLOAT || x.type == SQLCOL_DOUBLE;
     /* a SUM or AVG of FLOAT columns is shown with a float's digits, as the column is */
-    gi->type = (k == AGG_AVG || k == AGG_SUM) && x.type == SQLCOL_FLOAT ? SQLCOL_FLOAT
+    gi->type = k == AGG_DISTINCT                                       ? SQLCOL_BIGINT
+               : (k == AGG_AVG || k == AGG_SUM) && x.type == SQLCOL_FLOAT ? SQLCOL_FLOAT
                : k == AGG_AVG || (k == AGG_SUM && bDouble)          ? SQLCOL_DOUBLE
                : k == AGG_SUM                                       ? SQLCOL_BIGINT
                                                                     : x.type;
@@ -2148,6 +2151,7 @@ typedef struct AggState {
     double sumD;            /* the same as a double (AVG, and SUM past int64) */
     int bDouble;            /* some value was a double, or the integer sum overflowed */
     Value v;                /* MIN, MAX: the best so far (copied) */
+    HashMap *pSet;          /* COUNT(DISTINCT x): the values seen, as key bytes */
 } AggState;
 
 typedef struct Group {
@@ -2165,6 +2169,7 @@ typedef struct GroupRun {
     HashMap map;            /* key bytes -> Group */
     VEC(Group *) all;       /* in order of first appearance */
     StrBuf key;
+    StrBuf set;             /* a COUNT(DISTINCT x) value's key bytes */
     int rc;
 } GroupRun;
 
@@ -2220,8 +2225,22 @@ static void group_key(StrBuf *sb, const Value *a, int n) {
     }
 }
 
-static void agg_add(AggState *s, const GroupItem *gi, const Value *v, Arena *a, int *pRc) {
+static void agg_add(AggState *s, const GroupItem *gi, const Value *v, Arena *a, StrBuf *key, int *pRc) {
     if (v->kind == VAL_NULL) return;
+    if (gi->kind == AGG_DISTINCT) { /* n counts the values not seen before */
+        group_key(key, v, 1);
+        if (!s->pSet && (s->pSet = arena_zalloc(a, sizeof(HashMap))) != NULL) hmap_init(s->pSet);
+        char *z = s->pSet && !key->oom ? arena_alloc(a, key->n ? key->n : 1) : NULL;
+        if (!z) {
+            *pRc = LP_NOMEM;
+            return;
+        }
+        if (hmap_get(s->pSet, key->z, key->n)) return;
+        memcpy(z, key->z, key->n);
+        if (hmap_put(s->pSet, z, key->n, z, NULL) != LP_OK) *pRc = LP_NOMEM;
+        s->n++;
+        return;
+    }
     if (gi->kind == AGG_MIN || gi->kind == AGG_MAX) {
         int c = s->n ? value_cmp(v, &s->v) : 0;
         if (!s->n || (gi->kind == AGG_MIN ? c < 0 : c > 0)) {
@@ -2267,7 +2286,7 @@ static int group_row(void *ctx, const Value *aVal, int nVal) {
         const GroupItem *a = pass ? g->aOrder : g->aOut;
         int n = pass ? g->nOrder : g->nOut;
         for (int i = 0; i < n; i++) {
-            if (a[i].iAgg >= 0) agg_add(&p->aAgg[a[i].iAgg], &a[i], &aVal[a[i].iRow], &gr->a, &rc);
+            if (a[i].iAgg >= 0) agg_add(&p->aAgg[a[i].iAgg], &a[i], &aVal[a[i].iRow], &gr->a, &gr->set, &rc);
         }
     }
     return rc;
@@ -2278,6 +2297,7 @@ static Value group_value(const Group *p, const GroupItem *gi) {
     const AggState *s = gi->iAgg >= 0 ? &p->aAgg[gi->iAgg] : NULL;
     switch (gi->kind) {
     case AGG_COUNT: return value_int(p->nCount);
+    case AGG_DISTINCT: return value_int(s->n);
     case AGG_SUM:
         if (!s->n) return value_null();
         return gi->type != SQLCOL_BIGINT || s->bDouble ? value_float(s->sumD) : value_int(s->sumI);
@@ -2339,9 +2359,15 @@ static int run_grouped(const BoundSelect *bs, SqlResult *r, QMeta *pMeta, LpErro
     /* SHOW META counts the groups */
     pMeta->nTotalFound = gr.all.n;
     pMeta->nReturned = nReturned;
+    for (size_t i = 0; i < gr.all.n; i++) { /* the COUNT(DISTINCT x) sets' slots */
+        for (int j = 0; j < g->nAgg; j++) {
+            if (gr.all.a[i]->aAgg[j].pSet) hmap_free(gr.all.a[i]->aAgg[j].pSet);
+        }
+    }
     VEC_FREE(&gr.all);
     hmap_free(&gr.map);
     strbuf_free(&gr.key);
+    strbuf_free(&gr.set);
     arena_free(&gr.a);
     return rc;
 }

@@ -289,6 +289,11 @@ static void test_select(void **state) {
                         "0|2\n1|2");
     assert_string_equal(run(s, "SELECT name n, SUM(qty) FROM p GROUP BY n ORDER BY SUM(qty) DESC LIMIT 1, 2"),
                         "kiwi|7\ncherry|3");
+    assert_string_equal(run(s, "SELECT qty > 0, COUNT(DISTINCT name), COUNT(*) FROM p GROUP BY qty > 0 ORDER BY 1"),
+                        "\\N|2|2\n0|1|1\n1|3|4"); /* apple and APPLE are one name */
+    assert_string_equal(run(s, "SELECT COUNT(name) FROM p GROUP BY qty"),
+                        "ERR 1064 near 'COUNT(name) FROM p GROUP BY qty' at line 1 col 8: COUNT takes * or DISTINCT "
+                        "and one expression: COUNT(*), COUNT(DISTINCT x)");
     assert_string_equal(run(s, "SELECT SUM(qty) FROM p"),
                         "ERR 1140 sum() is an aggregate: it needs GROUP BY (COUNT(*) alone counts the matches)");
     assert_string_equal(run(s, "SELECT name FROM p GROUP BY body"),
