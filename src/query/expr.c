@@ -82,6 +82,12 @@ QExpr *qexpr_hybrid(Arena *a) {
     return node(a, QE_HYBRID);
 }
 
+QExpr *qexpr_slot(Arena *a, int i) {
+    QExpr *e = node(a, QE_SLOT);
+    if (e) e->u.col.iCol = i;
+    return e;
+}
+
 QExpr *qexpr_call(Arena *a, QCallFn xCall, const void *pArg, const QExpr *const *aArg, int nArg) {
     QExpr *e = node(a, QE_CALL);
     if (e) {
@@ -353,6 +359,8 @@ Value qexpr_eval(const QExpr *e, const QRow *row) {
         return row && !isnan(row->dist) ? value_float(row->dist) : value_null();
     case QE_HYBRID:
         return value_float(row ? row->hybrid : 0);
+    case QE_SLOT:
+        return row && row->aSlot ? row->aSlot[e->u.col.iCol] : value_null();
     case QE_CALL:
         return e->u.call.xCall(e, row);
     case QE_FUNC:

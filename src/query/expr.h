@@ -40,6 +40,7 @@ typedef enum QExprKind {
     QE_CALL,        /* u.call: a function evaluated by a callback at output
                     ** time (EXPLAIN_SCORE(), HIGHLIGHT(), SNIPPET()) */
     QE_FUNC,        /* u.fn: a scalar function of its arguments (IF(), ABS(), ...) */
+    QE_SLOT,        /* u.col.iCol: the row's aSlot[iCol] (a group's values, HAVING) */
 } QExprKind;
 
 /* Scalar functions (Manticore's, as MySQL has them where both do). A NULL
@@ -120,6 +121,7 @@ struct QRow {
     Arena *pScratch;        /* where QE_CALLs put their results; reset per row */
     RowReader *rd;          /* reads r's TEXT values (NULL: row_get, RAM rows only) */
     double hybrid;          /* HYBRID_SCORE() under hybrid search */
+    const Value *aSlot;     /* QE_SLOT's values (a group's, for HAVING), or NULL */
 };
 
 QExpr *qexpr_const(Arena *a, Value v);
@@ -133,6 +135,7 @@ QExpr *qexpr_isnull(Arena *a, const QExpr *x, int bNot);
 QExpr *qexpr_weight(Arena *a);
 QExpr *qexpr_knn_dist(Arena *a);
 QExpr *qexpr_hybrid(Arena *a);
+QExpr *qexpr_slot(Arena *a, int i);
 QExpr *qexpr_call(Arena *a, QCallFn xCall, const void *pArg, const QExpr *const *aArg, int nArg);
 /* Scalar function fn of aArg[0..nArg) (the array is kept, not copied);
 ** salt seeds QF_RAND; bDouble: see u.fn. */

@@ -177,8 +177,9 @@ typedef struct SelectStmt {
     const char *zTable;         /* FROM table (lower-cased), NULL when absent */
     int tablePos;               /* offset of the table name */
     Expr *pWhere;               /* or NULL */
-    Expr **aGroupBy;            /* GROUP BY expressions (parsed, not yet run) */
+    Expr **aGroupBy;            /* GROUP BY expressions */
     int nGroupBy;
+    Expr *pHaving;              /* HAVING condition over the groups, or NULL */
     OrderItem *aOrder;          /* ORDER BY, or NULL */
     int nOrder;
     int64_t iLimit;             /* LIMIT n; -1 when absent */

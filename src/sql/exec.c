@@ -67,6 +67,7 @@ typedef struct Binder {
     const char *zMatch;     /* the MATCH text (QUERY()), zMatch[0..nMatch) */
     size_t nMatch;
     int bFusion;            /* hybrid search: HYBRID_SCORE() makes sense */
+    struct GroupHave *pHave; /* binding a HAVING: aggregates and names are a group's values */
 } Binder;
 
 /* A bound expression with what the binder knows statically. */
@@ -224,8 +225,12 @@ static void bexpr_const(BExpr *out, QExpr *q, SqlColType type) {
     out->bNull = 0;
 }
 
+static int have_name(Binder *b, const Expr *e, BindCtx ctx, BExpr *out);
+static int have_agg(Binder *b, const Expr *e, BExpr *out);
+
 static int bind_column(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     const char *zName = e->u.zName;
+    if (b->pHave) return have_name(b, e, ctx, out); /* a HAVING's name: a group's value */
     if (ctx == CTX_VALUES) {
         return bind_fail(b, ER_BAD_FIELD, LP_BADINPUT,
                          "column '%s' cannot be used here: expected a constant value", zName);
@@ -563,6 +568,10 @@ static int bind_scalar(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
 /* Functions that are constants for the statement. */
 static int bind_func(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     const char *z = e->u.func.zName;
+    if (b->pHave && agg_kind(e) != AGG_NONE) return have_agg(b, e, out);
+    if (b->pHave && (!strcmp(z, "weight") || !strcmp(z, "knn_dist") || !strcmp(z, "hybrid_score"))) {
+        return have_name(b, e, ctx, out); /* the group's first row's */
+    }
     SqlSession *s = b->s;
     Value v = value_null();
     SqlColType t = SQLCOL_STRING;
@@ -1412,6 +1421,9 @@ typedef struct GroupPlan {
     int *aDesc;
     int nOrder;
     int nAgg;               /* aggregate states per group */
+    const QExpr *pHaving;   /* HAVING over the group's values aHave (QE_SLOT), or NULL */
+    GroupItem *aHave;
+    int nHave;
     int64_t iOffset, iLimit;
 } GroupPlan;
 
@@ -1766,6 +1778,60 @@ static int bind_group_item(Binder *b, GroupBind *gb, const Expr *e, BindCtx ctx,
     return LP_OK;
 }
 
+/* A HAVING being bound: each aggregate, select alias or column it names
+** becomes a value of the group (aHave, read by QE_SLOT). */
+typedef struct GroupHave {
+    GroupBind *gb;
+    const SelectStmt *sel;
+    const int *aItemOut;    /* select item -> its result column */
+    int nCap;
+} GroupHave;
+
+/* gi as the next value of the group HAVING reads; its QE_SLOT into out. */
+static int have_slot(Binder *b, const GroupItem *gi, BExpr *out) {
+    GroupHave *h = b->pHave;
+    GroupPlan *g = h->gb->g;
+    if (g->nHave == h->nCap) return bind_fail(b, ER_PARSE, LP_BADINPUT, "HAVING names too many values");
+    g->aHave[g->nHave] = *gi;
+    if (!(out->q = qexpr_slot(b->a, g->nHave++))) return bind_oom(b);
+    out->type = gi->type;
+    out->iCol = SCHEMA_NO_COL;
+    out->bConst = 0;
+    out->bNull = 0;
+    return LP_OK;
+}
+
+/* An aggregate in a HAVING. */
+static int have_agg(Binder *b, const Expr *e, BExpr *out) {
+    GroupHave *h = b->pHave;
+    GroupItem gi;
+    b->pHave = NULL; /* its argument is a row's expression */
+    int rc = bind_group_item(b, h->gb, e, CTX_SELECT, &gi);
+    b->pHave = h;
+    return rc ? rc : have_slot(b, &gi, out);
+}
+
+/* A name in a HAVING: a select alias (its result column), else a column of
+** the group's first row; or one of a row's scores (WEIGHT(), ...), the
+** first row's too. */
+static int have_name(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
+    GroupHave *h = b->pHave;
+    const SelectStmt *sel = h->sel;
+    for (int j = 0; e->kind == EXPR_COLUMN && j < sel->nItem; j++) {
+        if (sel->aItem[j].zAlias && sel->aItem[j].pExpr && !strcasecmp(sel->aItem[j].zAlias, e->u.zName)) {
+            return have_slot(b, &h->gb->g->aOut[h->aItemOut[j]], out);
+        }
+    }
+    BExpr x;
+    b->pHave = NULL;
+    int rc = bind_expr(b, e, ctx == CTX_WHERE ? CTX_SELECT : ctx, &x);
+    b->pHave = h;
+    if (rc) return rc;
+    GroupItem gi = {AGG_NONE, -1, -1, x.type};
+    if ((gi.iRow = group_row_out(b, h->gb, &x)) < 0) return b->rc;
+    return have_slot(b, &gi, out);
+}
+
 /* The rest of a SELECT with GROUP BY, once its table, MATCH, knn() and
 ** options are bound: keys, items, ORDER BY and WHERE (GroupPlan). */
 static int bind_grouped(Binder *b, const SelectStmt *sel, BoundSelect *bs, const Expr *pWhere) {
@@ -1845,6 +1911,18 @@ static int bind_grouped(Binder *b, const SelectStmt *sel, BoundSelect *bs, const
         g->aDesc[i] = sel->aOrder[i].bDesc;
     }
     g->nOrder = sel->nOrder;
+    if (sel->pHaving) {
+        /* HAVING: a condition over each group's aggregates, aliases and
+        ** (first-row) columns */
+        GroupHave h = {&gb, sel, aItemOut, gb.nCap};
+        if (!(g->aHave = arena_alloc(b->a, sizeof(GroupItem) * (size_t)h.nCap))) return bind_oom(b);
+        BExpr w;
+        b->pHave = &h;
+        int rc = bind_expr(b, sel->pHaving, CTX_SELECT, &w);
+        b->pHave = NULL;
+        if (rc) return rc;
+        g->pHaving = w.q;
+    }
     if (pWhere) {
         BExpr w;
         if (bind_expr(b, pWhere, CTX_WHERE, &w)) return b->rc;
@@ -2282,9 +2360,9 @@ static int group_row(void *ctx, const Value *aVal, int nVal) {
     }
     p->nCount++;
     int rc = LP_OK;
-    for (int pass = 0; pass < 2; pass++) {
-        const GroupItem *a = pass ? g->aOrder : g->aOut;
-        int n = pass ? g->nOrder : g->nOut;
+    for (int pass = 0; pass < 3; pass++) {
+        const GroupItem *a = pass == 2 ? g->aHave : pass ? g->aOrder : g->aOut;
+        int n = pass == 2 ? g->nHave : pass ? g->nOrder : g->nOut;
         for (int i = 0; i < n; i++) {
             if (a[i].iAgg >= 0) agg_add(&p->aAgg[a[i].iAgg], &a[i], &aVal[a[i].iRow], &gr->a, &gr->set, &rc);
         }
@@ -2332,9 +2410,21 @@ static int run_grouped(const BoundSelect *bs, SqlResult *r, QMeta *pMeta, LpErro
     hmap_init(&gr.map);
     int rc = query_select(&bs->q, group_row, &gr, pMeta, err);
     if (rc == LP_NOMEM) lp_err_set(err, LP_NOMEM, "out of memory grouping the rows");
+    /* the groups shown: those HAVING holds for, in their order */
+    Group **aKeep = arena_alloc(&gr.a, sizeof(Group *) * (gr.all.n ? gr.all.n : 1));
+    size_t nKeep = 0;
+    Value *aSlot = arena_alloc(&gr.a, sizeof(Value) * (size_t)(g->nHave ? g->nHave : 1));
+    if (rc == LP_OK && (!aKeep || !aSlot)) rc = lp_err_set(err, LP_NOMEM, "out of memory");
+    for (size_t i = 0; rc == LP_OK && i < gr.all.n; i++) {
+        QRow row;
+        memset(&row, 0, sizeof(row));
+        row.aSlot = aSlot;
+        for (int k = 0; k < g->nHave; k++) aSlot[k] = group_value(gr.all.a[i], &g->aHave[k]);
+        if (!g->pHaving || qexpr_true(g->pHaving, &row)) aKeep[nKeep++] = gr.all.a[i];
+    }
     if (rc == LP_OK && g->nOrder) {
-        for (size_t i = 0; i < gr.all.n && rc == LP_OK; i++) {
-            Group *p = gr.all.a[i];
+        for (size_t i = 0; i < nKeep && rc == LP_OK; i++) {
+            Group *p = aKeep[i];
             if (!(p->aKey = arena_alloc(&gr.a, sizeof(Value) * (size_t)g->nOrder))) {
                 rc = lp_err_set(err, LP_NOMEM, "out of memory");
                 break;
@@ -2342,22 +2432,22 @@ static int run_grouped(const BoundSelect *bs, SqlResult *r, QMeta *pMeta, LpErro
             for (int k = 0; k < g->nOrder; k++) p->aKey[k] = group_value(p, &g->aOrder[k]);
         }
         t_pSortPlan = g;
-        if (rc == LP_OK && gr.all.n > 1) qsort(gr.all.a, gr.all.n, sizeof(Group *), group_cmp);
+        if (rc == LP_OK && nKeep > 1) qsort(aKeep, nKeep, sizeof(Group *), group_cmp);
     }
     RowSink k = {r, {0}};
     Value aStack[32];
     Value *aOut = g->nOut <= 32 ? aStack : malloc(sizeof(Value) * (size_t)g->nOut);
     if (!aOut && rc == LP_OK) rc = lp_err_set(err, LP_NOMEM, "out of memory");
     uint64_t nReturned = 0;
-    for (uint64_t i = (uint64_t)g->iOffset; rc == LP_OK && i < gr.all.n && nReturned < (uint64_t)g->iLimit; i++) {
-        for (int c = 0; c < g->nOut; c++) aOut[c] = group_value(gr.all.a[i], &g->aOut[c]);
+    for (uint64_t i = (uint64_t)g->iOffset; rc == LP_OK && i < nKeep && nReturned < (uint64_t)g->iLimit; i++) {
+        for (int c = 0; c < g->nOut; c++) aOut[c] = group_value(aKeep[i], &g->aOut[c]);
         if (sink_row(&k, aOut, g->nOut) != LP_OK) rc = lp_err_set(err, LP_NOMEM, "out of memory");
         nReturned++;
     }
     if (aOut != aStack) free(aOut);
     strbuf_free(&k.sb);
     /* SHOW META counts the groups */
-    pMeta->nTotalFound = gr.all.n;
+    pMeta->nTotalFound = nKeep;
     pMeta->nReturned = nReturned;
     for (size_t i = 0; i < gr.all.n; i++) { /* the COUNT(DISTINCT x) sets' slots */
         for (int j = 0; j < g->nAgg; j++) {
@@ -2395,7 +2485,7 @@ void sqlx_select(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const SelectStmt *sel = &st->u.select;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0};
+    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL};
     BoundSelect bs = {0};
     s->meta.bValid = 0;
     s->meta.bProfiled = 0; /* set again below when profiling is on */
@@ -2470,7 +2560,7 @@ void sqlx_explain(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const SelectStmt *sel = &st->u.select;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0};
+    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL};
     BoundSelect bs = {0};
     StrBuf sb = {0};
     if (!sel->zTable) {
@@ -2551,7 +2641,7 @@ void sqlx_insert(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const InsertStmt *ins = &st->u.insert;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, ins->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0};
+    Binder b = {s, &s->stmt, st, NULL, ins->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL};
     Table *t = bind_table(&b, ins->zTable);
     if (!t) goto fail;
     const Schema *sc = b.pSchema;
@@ -2674,7 +2764,7 @@ void sqlx_update(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const UpdateStmt *up = &st->u.update;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, up->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0};
+    Binder b = {s, &s->stmt, st, NULL, up->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL};
     Table *t = bind_table(&b, up->zTable);
     if (!t) goto fail;
     const Schema *sc = b.pSchema;
@@ -2727,7 +2817,7 @@ void sqlx_delete(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const DeleteStmt *del = &st->u.del;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, del->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0};
+    Binder b = {s, &s->stmt, st, NULL, del->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL};
     Table *t = bind_table(&b, del->zTable);
     if (!t) goto fail;
     if (!del->pWhere) {
@@ -3167,7 +3257,7 @@ void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const CreateTableStmt *ct = &st->u.create;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, ct->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0};
+    Binder b = {s, &s->stmt, st, NULL, ct->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL};
     Schema *sc = calloc(1, sizeof(Schema));
     if (!sc) goto oom;
     sc->aCol = calloc((size_t)(ct->nCol ? ct->nCol : 1), sizeof(ColumnSchema));
@@ -3328,7 +3418,7 @@ static void alter_options(SqlSession *s, const SqlStmt *st, SqlResult *r, Table 
     const AlterTableStmt *at = &st->u.alter;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, at->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0};
+    Binder b = {s, &s->stmt, st, NULL, at->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL};
     static const char *const azKind[] = {"wordforms", "exceptions", "stopwords"};
     int abKind[3] = {0, 0, 0};
     int *aMap = NULL;
@@ -3396,7 +3486,7 @@ void sqlx_alter_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     }
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, at->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0};
+    Binder b = {s, &s->stmt, st, NULL, at->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL};
     const Schema *so = table_schema(t);
     ColumnSchema col = {0};
     Schema *sn = NULL;

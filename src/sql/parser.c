@@ -972,7 +972,11 @@ static int parse_select(Parser *p, SelectStmt *s) {
             if (!e || PUSH(p, s->aGroupBy, n, cap, e)) return p->rc;
         } while (accept(p, TK_COMMA));
         s->nGroupBy = n;
-        zNext = "ORDER BY, LIMIT, OPTION or end of statement";
+        zNext = "HAVING, ORDER BY, LIMIT, OPTION or end of statement";
+        if (accept_kw(p, KW_HAVING)) {
+            if (!(s->pHaving = parse_expr(p))) return p->rc;
+            zNext = "ORDER BY, LIMIT, OPTION or end of statement";
+        }
     }
     if (accept_kw(p, KW_ORDER)) {
         if (expect_kw(p, KW_BY)) return p->rc;

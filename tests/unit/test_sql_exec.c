@@ -291,6 +291,15 @@ static void test_select(void **state) {
                         "kiwi|7\ncherry|3");
     assert_string_equal(run(s, "SELECT qty > 0, COUNT(DISTINCT name), COUNT(*) FROM p GROUP BY qty > 0 ORDER BY 1"),
                         "\\N|2|2\n0|1|1\n1|3|4"); /* apple and APPLE are one name */
+    assert_string_equal(run(s, "SELECT name, COUNT(*) c FROM p GROUP BY name HAVING c > 1 ORDER BY name ASC"),
+                        "apple|2\nkiwi|2");
+    assert_string_equal(run(s, "SELECT name FROM p GROUP BY name HAVING SUM(qty) > 5 AND MIN(price) < 2"), "apple");
+    assert_string_equal(run(s, "SELECT name n FROM p GROUP BY name HAVING n = 'KIWI' OR qty IS NULL ORDER BY n"),
+                        "Banana\nkiwi");
+    assert_string_equal(run(s, "SHOW META LIKE 'total_found'"), "total_found|2");
+    assert_string_equal(run(s, "SELECT name FROM p HAVING name = 'x'"),
+                        "ERR 1064 near 'HAVING name = 'x'' at line 1 col 20: expected WHERE, GROUP BY, ORDER BY, LIMIT, "
+                        "OPTION or end of statement");
     assert_string_equal(run(s, "SELECT COUNT(name) FROM p GROUP BY qty"),
                         "ERR 1064 near 'COUNT(name) FROM p GROUP BY qty' at line 1 col 8: COUNT takes * or DISTINCT "
                         "and one expression: COUNT(*), COUNT(DISTINCT x)");
