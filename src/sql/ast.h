@@ -171,6 +171,17 @@ typedef struct OrderItem {
     int bDesc;                  /* DESC */
 } OrderItem;
 
+/* FACET expr [AS alias] [ORDER BY ...] [LIMIT [off,] n]: one more result
+** set, the rows grouped by expr with their COUNT(*) (Manticore's). */
+typedef struct FacetClause {
+    Expr *pExpr;
+    const char *zAlias;         /* or NULL */
+    OrderItem *aOrder;
+    int nOrder;
+    int64_t iLimit;             /* -1 when absent */
+    int64_t iOffset;
+} FacetClause;
+
 typedef struct SelectStmt {
     SelectItem *aItem;          /* select list, in order; '*' is an item */
     int nItem;
@@ -186,6 +197,8 @@ typedef struct SelectStmt {
     int64_t iOffset;            /* LIMIT off, n / LIMIT n OFFSET off; 0 default */
     SqlMapItem *aOption;        /* OPTION a=1, b=(x=1, y=2), c='s' */
     int nOption;
+    FacetClause *aFacet;        /* FACET clauses, at the end, or NULL */
+    int nFacet;
 } SelectStmt;
 
 typedef struct InsertStmt {

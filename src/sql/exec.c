@@ -2481,6 +2481,62 @@ static void keep_meta(SqlSession *s, const BoundSelect *bs, const QMeta *m) {
                     bs->q.zMatch, bs->q.nMatch, bs->q.rank.nExpansionLimit, bs->q.matchFlags);
 }
 
+/* One FACET of a SELECT: its rows grouped by the facet's expression, with
+** COUNT(*), as one more result set after r's (Manticore's: the same
+** table, MATCH, WHERE and options; FACET() in its ORDER BY is the facet's
+** value; LIMIT 20 by default). LP_OK, or an error in err. */
+static int run_facet(SqlSession *s, const SqlStmt *st, const SelectStmt *sel, const FacetClause *fc, SqlResult *r,
+                     LpError *err) {
+    Arena *a = &s->stmt;
+    SelectStmt f = *sel;
+    SelectItem *aItem = arena_alloc(a, sizeof(SelectItem) * 2);
+    Expr *star = arena_zalloc(a, sizeof(Expr)), *cnt = arena_zalloc(a, sizeof(Expr));
+    Expr **aArg = arena_alloc(a, sizeof(Expr *)), **aKey = arena_alloc(a, sizeof(Expr *));
+    OrderItem *aOrder = arena_alloc(a, sizeof(OrderItem) * (size_t)(fc->nOrder ? fc->nOrder : 1));
+    if (!aItem || !star || !cnt || !aArg || !aKey || !aOrder) return lp_err_set(err, LP_NOMEM, "out of memory");
+    star->kind = EXPR_STAR;
+    star->pos = fc->pExpr->pos;
+    cnt->kind = EXPR_FUNC;
+    cnt->pos = fc->pExpr->pos;
+    cnt->u.func.zName = "count";
+    cnt->u.func.aArg = aArg;
+    cnt->u.func.nArg = 1;
+    aArg[0] = star;
+    aItem[0] = (SelectItem){fc->pExpr, fc->zAlias};
+    aItem[1] = (SelectItem){cnt, "count(*)"};
+    aKey[0] = fc->pExpr;
+    for (int i = 0; i < fc->nOrder; i++) {
+        aOrder[i] = fc->aOrder[i];
+        const Expr *e = aOrder[i].pExpr;
+        if (e->kind == EXPR_FUNC && !strcmp(e->u.func.zName, "facet") && e->u.func.nArg == 0) {
+            aOrder[i].pExpr = fc->pExpr; /* FACET(): the facet's value */
+        }
+    }
+    f.aItem = aItem;
+    f.nItem = 2;
+    f.aGroupBy = aKey;
+    f.nGroupBy = 1;
+    f.pHaving = NULL;
+    f.aOrder = aOrder;
+    f.nOrder = fc->nOrder;
+    f.iLimit = fc->iLimit;
+    f.iOffset = fc->iOffset;
+    f.aFacet = NULL;
+    f.nFacet = 0;
+    Binder b = {s, &s->stmt, st, NULL, sel->zTable, err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL};
+    BoundSelect bs = {0};
+    int rc = bind_select(&b, &f, &bs);
+    SqlResult *r2 = rc == LP_OK ? sql_result_more(r) : NULL;
+    if (rc == LP_OK && (!r2 || sql_result_columns(r2, bs.nOut))) rc = lp_err_set(err, LP_NOMEM, "out of memory");
+    for (int i = 0; rc == LP_OK && i < bs.nOut; i++) {
+        if (sql_result_column(r2, i, bs.azName[i], bs.aB[i].type, 0)) rc = lp_err_set(err, LP_NOMEM, "out of memory");
+    }
+    QMeta meta;
+    if (rc == LP_OK) rc = run_grouped(&bs, r2, &meta, err);
+    if (bs.t) table_unref(bs.t);
+    return rc;
+}
+
 void sqlx_select(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const SelectStmt *sel = &st->u.select;
     LpError err;
@@ -2548,6 +2604,11 @@ void sqlx_select(SqlSession *s, const SqlStmt *st, SqlResult *r) {
                   "are the matches found by then", (long long)(bs.q.nsMaxTime / 1000000));
     }
     table_unref(bs.t);
+    bs.t = NULL;
+    /* FACETs: each a grouped query over the same rows, a result set of its own */
+    for (int i = 0; i < sel->nFacet; i++) {
+        if (run_facet(s, st, sel, &sel->aFacet[i], r, &err) != LP_OK) goto fail;
+    }
     return;
 oom:
     bind_oom(&b);

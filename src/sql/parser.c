@@ -1003,11 +1003,47 @@ static int parse_select(Parser *p, SelectStmt *s) {
         } else {
             s->iLimit = a;
         }
-        zNext = "OPTION or end of statement";
+        zNext = "OPTION, FACET or end of statement";
     }
     if (is_kw(p, KW_OPTION)) {
         if (parse_options(p, &s->aOption, &s->nOption)) return p->rc;
-        zNext = "',' or end of statement";
+        zNext = "',', FACET or end of statement";
+    }
+    /* FACET expr [AS alias] [ORDER BY ...] [LIMIT [off,] n], at the end */
+    int nFacet = 0, capFacet = 0;
+    while (accept_kw(p, KW_FACET)) {
+        FacetClause f = {0};
+        f.iLimit = -1;
+        if (!(f.pExpr = parse_expr(p))) return p->rc;
+        if (accept_kw(p, KW_AS)) {
+            if (!is_name(&p->tok)) return expected(p, "an alias"), p->rc;
+            if (!(f.zAlias = tok_name(p, &p->tok, 0))) return p->rc;
+            advance(p);
+        }
+        if (accept_kw(p, KW_ORDER)) {
+            if (expect_kw(p, KW_BY)) return p->rc;
+            int n = 0, cap = 0;
+            do {
+                OrderItem it = {0};
+                if (!(it.pExpr = parse_expr(p))) return p->rc;
+                if (!accept_kw(p, KW_ASC)) it.bDesc = accept_kw(p, KW_DESC);
+                if (PUSH(p, f.aOrder, n, cap, it)) return p->rc;
+            } while (accept(p, TK_COMMA));
+            f.nOrder = n;
+        }
+        if (accept_kw(p, KW_LIMIT)) {
+            int64_t a = 0;
+            if (parse_count(p, &a)) return p->rc;
+            if (accept(p, TK_COMMA)) {
+                f.iOffset = a;
+                if (parse_count(p, &f.iLimit)) return p->rc;
+            } else {
+                f.iLimit = a;
+            }
+        }
+        if (PUSH(p, s->aFacet, nFacet, capFacet, f)) return p->rc;
+        s->nFacet = nFacet;
+        zNext = "FACET or end of statement";
     }
     return finish(p, zNext);
 }

@@ -4,6 +4,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void sql_result_init(SqlResult *r) {
@@ -23,7 +24,30 @@ void sql_result_commit(SqlResult *r) {
     if (rc != LP_OK) sql_result_error(r, 1105, "HY000", err.zMsg); /* ER_UNKNOWN_ERROR */
 }
 
+/* Frees the result sets after r. */
+static void free_more(SqlResult *r) {
+    SqlResult *p = r->pNext;
+    r->pNext = NULL;
+    while (p) {
+        SqlResult *pNext = p->pNext;
+        p->pNext = NULL;
+        sql_result_free(p);
+        free(p);
+        p = pNext;
+    }
+}
+
+SqlResult *sql_result_more(SqlResult *r) {
+    SqlResult *p = malloc(sizeof(SqlResult));
+    if (!p) return NULL;
+    sql_result_init(p);
+    while (r->pNext) r = r->pNext;
+    r->pNext = p;
+    return p;
+}
+
 void sql_result_reset(SqlResult *r) {
+    free_more(r);
     if (r->pCommitTable) table_unref(r->pCommitTable); /* never waited for: see the caller */
     Arena a = r->arena;
     arena_reset(&a);
@@ -33,12 +57,14 @@ void sql_result_reset(SqlResult *r) {
 }
 
 void sql_result_free(SqlResult *r) {
+    free_more(r);
     if (r->pCommitTable) table_unref(r->pCommitTable);
     arena_free(&r->arena);
     memset(r, 0, sizeof(*r));
 }
 
 void sql_result_error(SqlResult *r, int iErrno, const char *zSqlState, const char *zMsg) {
+    free_more(r);
     r->kind = SQLRES_ERROR;
     r->iErrno = iErrno;
     snprintf(r->zSqlState, sizeof(r->zSqlState), "%s", zSqlState ? zSqlState : "HY000");

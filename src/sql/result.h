@@ -89,9 +89,16 @@ typedef struct SqlResult {
     int iErrno;             /* MySQL error number, e.g. 1064 */
     char zSqlState[6];      /* five characters, e.g. "42000" */
     char zErr[LP_ERRMSG_MAX]; /* message */
+
+    /* More result sets of the same statement (a SELECT's FACETs), in
+    ** order; owned (freed with r, dropped by an error). */
+    struct SqlResult *pNext;
 } SqlResult;
 
 void sql_result_init(SqlResult *r);
+/* A new, empty result set after the last of r's chain (pNext), or NULL
+** when out of memory. */
+SqlResult *sql_result_more(SqlResult *r);
 /* Back to an empty SQLRES_OK result; keeps the arena's first block. */
 void sql_result_reset(SqlResult *r);
 void sql_result_free(SqlResult *r);

@@ -96,6 +96,7 @@ void sql_field_list(SqlSession *s, const char *zTable, size_t nTable, SqlResult 
 /* MySQL server status bits for this session, for OK/EOF packets. */
 #define SQL_STATUS_IN_TRANS   0x0001
 #define SQL_STATUS_AUTOCOMMIT 0x0002
+#define SQL_STATUS_MORE_RESULTS 0x0008 /* another result set follows (a FACET's) */
 int sql_session_status(const SqlSession *s);
 
 #endif /* LP_SQL_SESSION_H */

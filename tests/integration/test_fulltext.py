@@ -26,7 +26,7 @@ import urllib.parse
 import pytest
 
 from conftest import pymysql_connect
-from helpers import LoupeServer, col_names, expect_error, parse_batch, rows
+from helpers import LoupeServer, col_names, expect_error, http_request, parse_batch, rows
 
 FIELDS = ("title", "body")
 
@@ -5434,3 +5434,39 @@ def test_group_by_over_matches(server, cur, uniq):
         m = dict(cur.fetchall())
         assert m["total_found"] == "3" and m["total"] == "2", m
     expect_error(cur, f"SELECT SUM(price) FROM {t} WHERE MATCH('bag')", 1140, "sum\\(\\) is an aggregate: it needs GROUP BY")
+
+
+def test_facets_are_more_result_sets(server, cur, uniq):
+    """FACET (Manticore's faceted search): after the SELECT's own rows, one
+    result set per FACET, the same matching rows grouped by the facet's
+    expression with COUNT(*), each with its ORDER BY (FACET() its value)
+    and LIMIT (20 by default). Over the MySQL protocol each result set but
+    the last says another follows; over HTTP /sql they are one array."""
+    t = make_table(server, uniq(), "(title TEXT, brand STRING, price INT)",
+                   {i: (("red " if i % 2 else "blue ") + "bag", ["Acme", "Zeta", "Omni"][i % 3], i * 10)
+                    for i in range(1, 31)})
+    cur.execute(f"SELECT id FROM {t} WHERE MATCH('red') ORDER BY id ASC LIMIT 3 "
+                "FACET brand ORDER BY COUNT(*) DESC, FACET() ASC FACET price > 100 AS dear LIMIT 1 FACET brand LIMIT 1, 1")
+    sets = []
+    while True:
+        sets.append(([d[0] for d in cur.description], [tuple(r) for r in cur.fetchall()]))
+        if not cur.nextset():
+            break
+    cur.execute("SHOW META")  # the main query's
+    assert dict(cur.fetchall())["total_found"] == "15"
+    assert sets[0] == (["id"], [(1,), (3,), (5,)])
+    want = sorted(rows(cur, f"SELECT brand, COUNT(*) FROM {t} WHERE MATCH('red') GROUP BY brand LIMIT 100"),
+                  key=lambda r: (-r[1], r[0].lower()))
+    assert sets[1] == (["brand", "count(*)"], want)
+    assert sets[2][0] == ["dear", "count(*)"] and len(sets[2][1]) == 1
+    firsts = rows(cur, f"SELECT brand, COUNT(*) FROM {t} WHERE MATCH('red') GROUP BY brand LIMIT 100")
+    assert sets[3] == (["brand", "count(*)"], firsts[1:2])
+    assert len(sets) == 4
+    # an error in a facet is the statement's; the connection goes on
+    expect_error(cur, f"SELECT id FROM {t} FACET nope", 1054, "unknown column 'nope'")
+    assert rows(cur, "SELECT 1") == [(1,)]
+    # over HTTP: one array of result sets
+    status, _, body = http_request(server.http_port, "/sql", f"SELECT id FROM {t} LIMIT 1 FACET brand".encode(),
+                                   content_type="text/plain")
+    doc = json.loads(body)
+    assert status == 200 and len(doc) == 2 and doc[1]["total"] == 3 and doc[0]["data"] == [{"id": 1}]

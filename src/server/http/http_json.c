@@ -269,6 +269,8 @@ void http_json_health(StrBuf *sb, int64_t nUptime) {
                    (long long)nUptime);
 }
 
+static void json_rows(StrBuf *sb, const SqlResult *r);
+
 void http_json_result(StrBuf *sb, const SqlResult *r) {
     if (r->kind == SQLRES_ERROR) {
         /* zSqlState holds at most five characters; do not rely on its NUL. */
@@ -285,7 +287,18 @@ void http_json_result(StrBuf *sb, const SqlResult *r) {
                        (unsigned long long)r->nAffected, (unsigned long long)r->iLastInsertId);
         return;
     }
-    strbuf_appendz(sb, "[{\"columns\":[");
+    /* one object per result set (a SELECT with FACETs has several) */
+    strbuf_appendc(sb, '[');
+    for (const SqlResult *q = r; q; q = q->pNext) {
+        if (q != r) strbuf_appendc(sb, ',');
+        json_rows(sb, q);
+    }
+    strbuf_appendc(sb, ']');
+}
+
+/* One result set as {"columns":[...],"data":[...],"total":N,...}. */
+static void json_rows(StrBuf *sb, const SqlResult *r) {
+    strbuf_appendz(sb, "{\"columns\":[");
     for (int c = 0; c < r->nCol; c++) {
         if (c) strbuf_appendc(sb, ',');
         strbuf_appendc(sb, '{');
@@ -307,7 +320,7 @@ void http_json_result(StrBuf *sb, const SqlResult *r) {
         }
         strbuf_appendc(sb, '}');
     }
-    strbuf_appendf(sb, "],\"total\":%zu,\"error\":\"\",\"warning\":\"\"}]", r->nRow);
+    strbuf_appendf(sb, "],\"total\":%zu,\"error\":\"\",\"warning\":\"\"}", r->nRow);
 }
 
 int http_status_for_result(const SqlResult *r) {

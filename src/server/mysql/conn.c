@@ -209,7 +209,11 @@ static int on_command(MysqlConn *c, const uint8_t *p, size_t n) {
             c->seq = 0;
             return CONN_STEP_DEFER;
         }
-        put_result(c, &seq, &c->res, session_status(c));
+        /* a SELECT with FACETs answers several result sets, each but the
+        ** last saying another follows */
+        for (const SqlResult *p = &c->res; p; p = p->pNext) {
+            put_result(c, &seq, p, (uint16_t)(session_status(c) | (p->pNext ? SQL_STATUS_MORE_RESULTS : 0)));
+        }
         break;
     case MYSQL_COM_INIT_DB:
         if (sql_session_use(c->pSession, (const char *)cmd.pArg, cmd.nArg, &err) == LP_OK) {
