@@ -919,8 +919,34 @@ static int finish(Parser *p, const char *zWhat) {
 /* ------------------------------------------------------------------ */
 /* SELECT                                                              */
 
-/* SELECT item {, item} [FROM table] [WHERE] [GROUP BY] [ORDER BY] [LIMIT]
-** [OPTION], clauses in that order. FROM is optional: clients send
+/* BY expr [ASC|DESC] {, ...} after ORDER (a SELECT's, a FACET's). */
+static int parse_order_by(Parser *p, OrderItem **paOrder, int *pnOrder) {
+    if (expect_kw(p, KW_BY)) return p->rc;
+    int n = 0, cap = 0;
+    do {
+        OrderItem it = {0};
+        if (!(it.pExpr = parse_expr(p))) return p->rc;
+        if (!accept_kw(p, KW_ASC)) it.bDesc = accept_kw(p, KW_DESC);
+        if (PUSH(p, *paOrder, n, cap, it)) return p->rc;
+    } while (accept(p, TK_COMMA));
+    *pnOrder = n;
+    return LP_OK;
+}
+
+/* n, off, n or n OFFSET off after LIMIT. */
+static int parse_limit(Parser *p, int64_t *piOffset, int64_t *piLimit) {
+    int64_t a = 0;
+    if (parse_count(p, &a)) return p->rc;
+    if (accept(p, TK_COMMA)) {
+        *piOffset = a;
+        return parse_count(p, piLimit);
+    }
+    *piLimit = a;
+    return accept_kw(p, KW_OFFSET) ? parse_count(p, piOffset) : LP_OK;
+}
+
+/* SELECT item {, item} [FROM table] [WHERE] [GROUP BY [HAVING]] [ORDER BY]
+** [LIMIT] [OPTION] {FACET ...}, clauses in that order. FROM is optional: clients send
 ** "SELECT @@version_comment LIMIT 1" and "SELECT DATABASE()". */
 static int parse_select(Parser *p, SelectStmt *s) {
     int nItem = 0, nCap = 0;
@@ -979,30 +1005,11 @@ static int parse_select(Parser *p, SelectStmt *s) {
         }
     }
     if (accept_kw(p, KW_ORDER)) {
-        if (expect_kw(p, KW_BY)) return p->rc;
-        int n = 0, cap = 0;
-        do {
-            OrderItem it = {0};
-            it.pExpr = parse_expr(p);
-            if (!it.pExpr) return p->rc;
-            if (!accept_kw(p, KW_ASC)) it.bDesc = accept_kw(p, KW_DESC);
-            if (PUSH(p, s->aOrder, n, cap, it)) return p->rc;
-        } while (accept(p, TK_COMMA));
-        s->nOrder = n;
+        if (parse_order_by(p, &s->aOrder, &s->nOrder)) return p->rc;
         zNext = "ASC, DESC, LIMIT, OPTION or end of statement";
     }
     if (accept_kw(p, KW_LIMIT)) {
-        int64_t a = 0;
-        if (parse_count(p, &a)) return p->rc;
-        if (accept(p, TK_COMMA)) {
-            s->iOffset = a;
-            if (parse_count(p, &s->iLimit)) return p->rc;
-        } else if (accept_kw(p, KW_OFFSET)) {
-            s->iLimit = a;
-            if (parse_count(p, &s->iOffset)) return p->rc;
-        } else {
-            s->iLimit = a;
-        }
+        if (parse_limit(p, &s->iOffset, &s->iLimit)) return p->rc;
         zNext = "OPTION, FACET or end of statement";
     }
     if (is_kw(p, KW_OPTION)) {
@@ -1020,27 +1027,8 @@ static int parse_select(Parser *p, SelectStmt *s) {
             if (!(f.zAlias = tok_name(p, &p->tok, 0))) return p->rc;
             advance(p);
         }
-        if (accept_kw(p, KW_ORDER)) {
-            if (expect_kw(p, KW_BY)) return p->rc;
-            int n = 0, cap = 0;
-            do {
-                OrderItem it = {0};
-                if (!(it.pExpr = parse_expr(p))) return p->rc;
-                if (!accept_kw(p, KW_ASC)) it.bDesc = accept_kw(p, KW_DESC);
-                if (PUSH(p, f.aOrder, n, cap, it)) return p->rc;
-            } while (accept(p, TK_COMMA));
-            f.nOrder = n;
-        }
-        if (accept_kw(p, KW_LIMIT)) {
-            int64_t a = 0;
-            if (parse_count(p, &a)) return p->rc;
-            if (accept(p, TK_COMMA)) {
-                f.iOffset = a;
-                if (parse_count(p, &f.iLimit)) return p->rc;
-            } else {
-                f.iLimit = a;
-            }
-        }
+        if (accept_kw(p, KW_ORDER) && parse_order_by(p, &f.aOrder, &f.nOrder)) return p->rc;
+        if (accept_kw(p, KW_LIMIT) && parse_limit(p, &f.iOffset, &f.iLimit)) return p->rc;
         if (PUSH(p, s->aFacet, nFacet, capFacet, f)) return p->rc;
         s->nFacet = nFacet;
         zNext = "FACET or end of statement";
