@@ -54,7 +54,6 @@ typedef struct TopK {
     Cand *a;                    /* heap, worst at a[0] */
     size_t n, cap;              /* cap = k */
     Value *aKeyPool;            /* cap * nOrder keys */
-    double hybrid;              /* HYBRID_SCORE() of the candidate offered next */
 } TopK;
 
 /* <0 when x should come before y in the output. */
@@ -93,10 +92,10 @@ static void sift_up(TopK *h, size_t i) {
 }
 
 /* Offers a candidate with keys aKey (scratch, copied when kept). */
-static void topk_offer(TopK *h, const MemRow *r, uint32_t ord, double weight, double dist,
+static void topk_offer(TopK *h, const MemRow *r, uint32_t ord, double weight, double dist, double hybrid,
                        const Value *aKey) {
     int nOrder = h->q->nOrder;
-    Cand c = {r, ord, weight, dist, (Value *)aKey, h->hybrid};
+    Cand c = {r, ord, weight, dist, (Value *)aKey, hybrid};
     if (h->n < h->cap) {
         Cand *slot = &h->a[h->n];
         *slot = c;
@@ -238,7 +237,7 @@ static void consider(Exec *x, const MemRow *r, uint32_t ord) {
     x->meta.nTotalFound++;
     if (q->bCountOnly) return;
     eval_keys(x, &row);
-    topk_offer(&x->h, r, ord, 1.0, 0, x->aKey);
+    topk_offer(&x->h, r, ord, 1.0, 0, 0, x->aKey);
 }
 
 /* One slot of a full scan without columns (or a column scan's survivor:
@@ -263,7 +262,7 @@ static void scan_slot(Exec *x, size_t i, int bEarly, int bPassed) {
         x->meta.nExamined++;
         x->meta.nTotalFound++;
         eval_keys(x, &row);
-        topk_offer(&x->h, r, (uint32_t)i, 1.0, 0, x->aKey);
+        topk_offer(&x->h, r, (uint32_t)i, 1.0, 0, 0, x->aKey);
         return;
     }
     consider(x, r, (uint32_t)i);
@@ -449,7 +448,7 @@ static void scan_columns(Exec *x, const ColFilter *cf, const uint64_t *const *ap
                     const MemRow *r = table_snap_slot(x->snap, slot);
                     QRow row = {x->s, r, 1.0, (uint32_t)slot, 0, NULL, &x->scratch, &x->rd, 0, NULL};
                     eval_keys(x, &row);
-                    topk_offer(&x->h, r, (uint32_t)slot, 1.0, 0, x->aKey);
+                    topk_offer(&x->h, r, (uint32_t)slot, 1.0, 0, 0, x->aKey);
                 }
             }
             if (x->bStop) break;
@@ -504,7 +503,7 @@ static int scan_by_id(Exec *x, const ColFilter *cf, size_t lo, size_t *pHi) {
         if (ord >= n || !((aBits[ord / 64] >> (ord % 64)) & 1)) continue;
         if (x->h.n == x->h.cap && (int64_t)get_u64le(e) > row_id(x->h.a[0].row)) break;
         const MemRow *r = table_snap_slot(x->snap, lo + ord);
-        topk_offer(&x->h, r, (uint32_t)(lo + ord), 1.0, 0, x->aKey);
+        topk_offer(&x->h, r, (uint32_t)(lo + ord), 1.0, 0, 0, x->aKey);
     }
     free(aBits);
     *pHi = hiSeg;
@@ -652,7 +651,7 @@ static int order_hit(void *ctx, uint32_t doc, double score) {
     const MemRow *r = table_snap_slot(x->snap, doc);
     QRow row = {x->s, r, score, doc, 0, x->fts, &x->scratch, &x->rd, 0, NULL};
     eval_keys(x, &row);
-    topk_offer(&x->h, r, doc, score, 0, x->aKey);
+    topk_offer(&x->h, r, doc, score, 0, 0, x->aKey);
     return LP_OK;
 }
 
@@ -1126,7 +1125,7 @@ static int run_knn(Exec *x, LpError *err) {
                 double w = x->aTextW ? x->aTextW[aHeap[i].ord] : 1.0;
                 QRow row = {x->s, aHeap[i].r, w, aHeap[i].ord, aHeap[i].dist, x->fts, &x->scratch, &x->rd, 0, NULL};
                 eval_keys(x, &row);
-                topk_offer(&x->h, aHeap[i].r, aHeap[i].ord, w, aHeap[i].dist, x->aKey);
+                topk_offer(&x->h, aHeap[i].r, aHeap[i].ord, w, aHeap[i].dist, 0, x->aKey);
             }
         }
     }
@@ -1301,8 +1300,7 @@ static int run_hybrid(Exec *x, Arena *a, LpError *err) {
     for (int i = 0; i < nF; i++) {
         QRow row = {x->s, aF[i].r, aF[i].weight, aF[i].slot, aF[i].dist, x->fts, &x->scratch, &x->rd, aF[i].score, NULL};
         eval_keys(x, &row);
-        x->h.hybrid = aF[i].score;
-        topk_offer(&x->h, aF[i].r, aF[i].slot, aF[i].weight, aF[i].dist, x->aKey);
+        topk_offer(&x->h, aF[i].r, aF[i].slot, aF[i].weight, aF[i].dist, aF[i].score, x->aKey);
     }
 out:
     x->meta.nsMatch = lp_now_ns() - t0;

@@ -387,7 +387,7 @@ static int bind_highlight(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
                     p += n;
                 }
                 if (!bIn) continue;
-            } else if (sc->aCol[c].type == COL_TEXT && !(sc->aCol[c].flags & COLF_STORED)) {
+            } else if (!schema_col_has_value(&sc->aCol[c])) {
                 continue; /* no text to show (a string attribute has its value) */
             }
             FtsHlQuery *pHl;
@@ -1872,7 +1872,7 @@ static int bind_grouped(Binder *b, const SelectStmt *sel, BoundSelect *bs, const
         aItemOut[i] = g->nOut;
         if (!it->pExpr) {
             for (int c = SCHEMA_ID_COL; c < sc->nCol; c++) {
-                if (c >= 0 && sc->aCol[c].type == COL_TEXT && !(sc->aCol[c].flags & COLF_STORED)) continue;
+                if (c >= 0 && !schema_col_has_value(&sc->aCol[c])) continue;
                 BExpr x = {qexpr_column(b->a, c), sqlx_coltype(schema_coltype(sc, c)), c, 0, 0};
                 if (!x.q) return bind_oom(b);
                 GroupItem *gi = &g->aOut[g->nOut];
@@ -2130,7 +2130,7 @@ static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
         aItemOut[i] = it->pExpr ? nOut : -1;
         if (!it->pExpr) {
             for (int c = SCHEMA_ID_COL; c < sc->nCol; c++) {
-                if (c >= 0 && sc->aCol[c].type == COL_TEXT && !(sc->aCol[c].flags & COLF_STORED)) {
+                if (c >= 0 && !schema_col_has_value(&sc->aCol[c])) {
                     continue; /* not stored: nothing to show */
                 }
                 if (!(aB[nOut].q = qexpr_column(b->a, c))) return bind_oom(b);

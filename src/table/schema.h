@@ -77,6 +77,12 @@ static inline int schema_col_is_field(const ColumnSchema *c) {
     return (c->type == COL_TEXT || c->type == COL_STRING) && (c->flags & COLF_INDEXED);
 }
 
+/* Does a row keep c's value, for SELECT * and HIGHLIGHT() to show? Every
+** column but TEXT that is indexed and not stored. */
+static inline int schema_col_has_value(const ColumnSchema *c) {
+    return c->type != COL_TEXT || (c->flags & COLF_STORED);
+}
+
 /* A deep copy, or NULL when out of memory. */
 Schema *schema_dup(const Schema *s);
 void schema_free(Schema *s);
