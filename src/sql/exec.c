@@ -2242,7 +2242,6 @@ typedef struct Group {
 
 typedef struct GroupRun {
     const GroupPlan *g;
-    int nRow;               /* outputs of the row query */
     Arena a;                /* groups, their keys and copied values */
     HashMap map;            /* key bytes -> Group */
     VEC(Group *) all;       /* in order of first appearance */
@@ -2405,7 +2404,6 @@ static int run_grouped(const BoundSelect *bs, SqlResult *r, QMeta *pMeta, LpErro
     GroupRun gr;
     memset(&gr, 0, sizeof(gr));
     gr.g = g;
-    gr.nRow = bs->q.nOut;
     arena_init(&gr.a, 16384);
     hmap_init(&gr.map);
     int rc = query_select(&bs->q, group_row, &gr, pMeta, err);

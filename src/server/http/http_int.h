@@ -102,7 +102,6 @@ void http_json_health(StrBuf *sb, int64_t nUptime);
 typedef struct HttpSearch {
     char zTable[72];        /* the table, for error answers */
     int bSource;            /* send _source */
-    int bStar;              /* the source columns are SELECT's * */
     void *pExclude;         /* json_t: _source excludes (a name or a list), or NULL */
     void *pHl;              /* json_t: the highlighted fields' names ("" for all) */
     int nHl;                /* how many: the last nHl columns of the result */

@@ -573,7 +573,6 @@ static int tr_source(Tr *t, const json_t *src, StrBuf *sel, HttpSearch *s) {
     s->bSource = 1;
     if (!src || json_is_true(src)) {
         strbuf_appendz(sel, ", *");
-        s->bStar = 1;
         return LP_OK;
     }
     if (json_is_false(src)) {
@@ -593,7 +592,6 @@ static int tr_source(Tr *t, const json_t *src, StrBuf *sel, HttpSearch *s) {
     }
     if (!inc || (json_is_array(inc) && json_array_size(inc) == 0)) {
         strbuf_appendz(sel, ", *");
-        s->bStar = 1;
         return LP_OK;
     }
     size_t n = json_is_array(inc) ? json_array_size(inc) : 1;
@@ -602,7 +600,6 @@ static int tr_source(Tr *t, const json_t *src, StrBuf *sel, HttpSearch *s) {
         if (!json_is_string(e)) return tr_fail(t, "_source takes true, false, names, or includes and excludes");
         if (!strcmp(json_string_value(e), "*")) {
             strbuf_appendz(sel, ", *");
-            s->bStar = 1;
             continue;
         }
         if (!strcmp(json_string_value(e), "id")) continue; /* the id is _id */
