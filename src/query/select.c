@@ -9,6 +9,9 @@
 ** table's slots are in ascending id order, the first k matches are the
 ** answer and the rest of the scan only counts.
 **
+** A streamed query (bStream) skips the heap: offer() hands each match to
+** the caller as it is found.
+**
 ** Under MATCH the full-text engine finds the rows: either its own top-k by
 ** score (no ORDER BY, or ORDER BY WEIGHT() DESC), or every match handed to
 ** the heap above with WEIGHT() available to the sort keys.
@@ -167,6 +170,8 @@ typedef struct Exec {
     float *aTextW;              /* MATCH with knn() unfused: each slot's text
                                 ** score, NAN where the MATCH did not find it;
                                 ** the kNN search keeps to the rows it found */
+    QRowFn xRow;                /* the caller's, for a streamed query */
+    void *pRowCtx;
 } Exec;
 
 static void eval_keys(Exec *x, const QRow *row) {
@@ -204,6 +209,23 @@ static int topk_init(Exec *x, uint64_t nRows, LpError *err) {
     return LP_OK;
 }
 
+/* A match found by a scan or the full-text engine: into the heap (its
+** keys in x->aKey), or straight to the caller when the query streams; a
+** caller's error stops the search (x->rc). */
+static void offer(Exec *x, const MemRow *r, uint32_t ord, double weight) {
+    if (!x->q->bStream) {
+        topk_offer(&x->h, r, ord, weight, 0, 0, x->aKey);
+        return;
+    }
+    if (x->rc) return;
+    Cand c = {r, ord, weight, 0, NULL, 0};
+    int rc = emit(x, x->xRow, x->pRowCtx, &c);
+    if (rc != LP_OK) {
+        x->rc = rc;
+        x->bStop = 1;
+    }
+}
+
 /* ------------------------------------------------------------------ */
 /* Without MATCH                                                       */
 
@@ -237,7 +259,7 @@ static void consider(Exec *x, const MemRow *r, uint32_t ord) {
     x->meta.nTotalFound++;
     if (q->bCountOnly) return;
     eval_keys(x, &row);
-    topk_offer(&x->h, r, ord, 1.0, 0, 0, x->aKey);
+    offer(x, r, ord, 1.0);
 }
 
 /* One slot of a full scan without columns (or a column scan's survivor:
@@ -262,7 +284,7 @@ static void scan_slot(Exec *x, size_t i, int bEarly, int bPassed) {
         x->meta.nExamined++;
         x->meta.nTotalFound++;
         eval_keys(x, &row);
-        topk_offer(&x->h, r, (uint32_t)i, 1.0, 0, 0, x->aKey);
+        offer(x, r, (uint32_t)i, 1.0);
         return;
     }
     consider(x, r, (uint32_t)i);
@@ -514,7 +536,7 @@ static int run_plain(Exec *x, LpError *err) {
     const QSelect *q = x->q;
     Arena *a = x->pWork;
     uint64_t nRows = q->aId ? (uint64_t)q->nId : table_snap_count(x->snap);
-    if (!q->bCountOnly && topk_init(x, nRows, err)) return LP_NOMEM;
+    if (!q->bCountOnly && !q->bStream && topk_init(x, nRows, err)) return LP_NOMEM;
     x->meta.bTotalExact = 1;
     if (q->aId) {
         x->meta.zPlan = "id_lookup";
@@ -533,7 +555,7 @@ static int run_plain(Exec *x, LpError *err) {
         }
         idmap_free(&seen);
         if (rc != LP_OK) return lp_err_set(err, LP_NOMEM, "out of memory");
-        return LP_OK;
+        return x->rc;
     }
     x->meta.zPlan = "full_scan";
     if (q->bCountOnly && !q->pWhere) { /* COUNT(*) of the whole table */
@@ -547,7 +569,7 @@ static int run_plain(Exec *x, LpError *err) {
     }
     size_t nSlot = table_snap_nslot(x->snap);
     /* In id order with no ORDER BY, the first k matches are the answer. */
-    int bEarly = q->nOrder == 0 && table_snap_sorted(x->snap) && !q->bCountOnly;
+    int bEarly = q->nOrder == 0 && table_snap_sorted(x->snap) && !q->bCountOnly && !q->bStream;
     ColFilter cf;
     const uint64_t **apVal = NULL, **apNull = NULL;
     if (colscan_compile(a, x->s, q->pWhere, &cf) != LP_OK ||
@@ -562,7 +584,7 @@ static int run_plain(Exec *x, LpError *err) {
         int bCols = (cf.n > 0 || ck.n > 0) & filter_arrays(x, &cf, i, apVal, apNull, &lo, &hi) &
                     key_arrays(x, &ck, i, &lo, &hi);
         /* (a whole segment's matches at once: not under a cutoff) */
-        if (!q->nOrder && !bEarly && !q->bCountOnly && cf.bExact && (bCols || !cf.n) && !q->nCutoff &&
+        if (!q->nOrder && !bEarly && !q->bCountOnly && !q->bStream && cf.bExact && (bCols || !cf.n) && !q->nCutoff &&
             scan_by_id(x, &cf, i, &hi)) {
             i = hi;
             continue;
@@ -582,7 +604,7 @@ static int run_plain(Exec *x, LpError *err) {
         i = hi;
     }
     x->meta.bTotalExact = !x->bStop;
-    return LP_OK;
+    return x->rc ? x->rc : LP_OK;
 }
 
 /* ------------------------------------------------------------------ */
@@ -655,6 +677,16 @@ static int order_hit(void *ctx, uint32_t doc, double score) {
     return LP_OK;
 }
 
+/* A streamed query's match: to the caller now. */
+static int stream_hit(void *ctx, uint32_t doc, double score) {
+    Exec *x = ctx;
+    if (!accept_doc(x, doc)) return LP_OK;
+    if (x->q->nCutoff && x->meta.nTotalFound >= x->q->nCutoff) return HIT_CUTOFF;
+    x->meta.nTotalFound++;
+    offer(x, table_snap_slot(x->snap, doc), doc, score);
+    return x->rc;
+}
+
 static int plan_match(Exec *x, Arena *a, FtsQuery **ppQ, LpError *err) {
     const QSelect *q = x->q;
     FtsSource *src = table_snap_fts(x->snap);
@@ -697,8 +729,8 @@ static int run_match(Exec *x, Arena *a, LpError *err) {
     int64_t t0 = lp_now_ns();
     if (q->nsMaxTime > 0) fts_query_set_deadline(fq, x->t0 + q->nsMaxTime);
     if (q->nCutoff) fts_query_set_cutoff(fq, q->nCutoff);
-    if (q->bCountOnly) {
-        rc = fts_query_all(fq, count_hit, x, &x->meta.fts, err);
+    if (q->bCountOnly || q->bStream) {
+        rc = fts_query_all(fq, q->bStream ? stream_hit : count_hit, x, &x->meta.fts, err);
         if (rc == HIT_CUTOFF) rc = LP_OK, x->meta.fts.bCutoff = 1;
         x->meta.bTotalExact = !x->meta.fts.bTimedOut && !x->meta.fts.bCutoff;
     } else if (q->nOrder == 0 || q->bOrderByWeight) {
@@ -1332,6 +1364,8 @@ int query_select(const QSelect *q, QRowFn xRow, void *ctx, QMeta *pMeta, LpError
     row_reader_init(&x.rd, x.snap);
     x.pWork = &work;
     x.knnK = q->knnK;
+    x.xRow = xRow;
+    x.pRowCtx = ctx;
     if (q->bMatch) {
         fc.root = q->pMatch;
         fc.an = table_analyzer(q->pTable);
@@ -1349,7 +1383,7 @@ int query_select(const QSelect *q, QRowFn xRow, void *ctx, QMeta *pMeta, LpError
     }
     int bSorted = rc == 1;
     if (rc == 1) rc = LP_OK;
-    if (rc != LP_OK || q->bCountOnly) goto done;
+    if (rc != LP_OK || q->bCountOnly || (q->bStream && !q->bKnn)) goto done; /* (streamed: handed over) */
 
     int64_t t1 = lp_now_ns();
     if (!bSorted) sort_cands(&x.h);

@@ -42,6 +42,13 @@
 ** the rows are the knnK nearest among those the MATCH finds that pass
 ** pWhere, WEIGHT() their text score.
 **
+** Streaming. With bStream (a grouped query: every matching row is wanted
+** and their order does not matter), a scan or a MATCH without knn() hands
+** each matching row to xRow as it is found, in no set order, ignoring
+** aOrder, iOffset and iLimit: no row is kept, so memory does not grow with
+** the matches. A kNN or hybrid search keeps its window and hands it over
+** in its order as without bStream.
+**
 ** Vectors. With bKnn, the rows are the knnK rows nearest to the query
 ** vector (by the column's similarity: squared L2, 1 - dot, 1 - cosine)
 ** among those that pass pWhere; KNN_DIST() is their distance and may be
@@ -95,6 +102,7 @@ typedef struct QSelect {
     int64_t iOffset;            /* rows to skip */
     int64_t iLimit;             /* rows to return (>= 0) */
     int bCountOnly;             /* only count matches: xRow is not called */
+    int bStream;                /* every match to xRow as found, unordered (above) */
     int bMatch;                 /* a MATCH() clause: pMatch (NULL = every doc) */
     const FtsNode *pMatch;
     const char *zMatch;         /* its text, for error positions */

@@ -1410,9 +1410,15 @@ typedef struct GroupItem {
 /* A grouped SELECT: the row query (BoundSelect.q) outputs the nKey key
 ** expressions first, then whatever the items read; each row joins the
 ** group of its key (strings compared as STRING columns are, ignoring
-** ASCII case; NULL is a key of its own). The groups come in the order
-** their first rows came (the query's: best matches first under MATCH,
-** else by id) unless ORDER BY says otherwise; then OFFSET and LIMIT. */
+** ASCII case; NULL is a key of its own). A group's first row is its best
+** in the query's order (best matches first under MATCH, else by id), and
+** the groups come in the order of their first rows unless ORDER BY says
+** otherwise; then OFFSET and LIMIT.
+**
+** A scan or MATCH streams its rows in no set order (QSelect.bStream: no
+** row is kept), so the row query then also outputs WEIGHT() (iRankW, under
+** MATCH) and the id (iRankId), and each group keeps the best row it has
+** seen. A kNN or hybrid search hands over its bounded window in order. */
 typedef struct GroupPlan {
     int nKey;
     GroupItem *aOut;        /* the result columns */
@@ -1425,6 +1431,8 @@ typedef struct GroupPlan {
     GroupItem *aHave;
     int nHave;
     int64_t iOffset, iLimit;
+    int bBest;              /* rows come unordered: each group keeps its best */
+    int iRankW, iRankId;    /* the row outputs WEIGHT() (-1: none) and id */
 } GroupPlan;
 
 /* OPTION fuzzy=1 and its companions: fuzzy search's edits (distance, 2
@@ -1730,12 +1738,17 @@ static int bind_fusion(Binder *b, const SelectStmt *sel, QSelect *q, const Expr 
 typedef struct GroupBind {
     const QExpr **aRow;
     SqlColType *aType;
-    int nRow, nCap;
+    int nRow, nCapRow, nCapType;
     GroupPlan *g;
 } GroupBind;
 
+/* x as the row query's next output; its number, or -1 (b->rc). */
 static int group_row_out(Binder *b, GroupBind *gb, const BExpr *x) {
-    if (gb->nRow == gb->nCap) return bind_fail(b, ER_UNKNOWN_ERROR, LP_INTERNAL, "grouped query: too many columns");
+    const QExpr **aRow = arena_grow(b->a, (void *)gb->aRow, gb->nRow, &gb->nCapRow, sizeof(*aRow), 16);
+    SqlColType *aType = aRow ? arena_grow(b->a, gb->aType, gb->nRow, &gb->nCapType, sizeof(*aType), 16) : NULL;
+    if (!aRow || !aType) return bind_oom(b), -1;
+    gb->aRow = aRow;
+    gb->aType = aType;
     gb->aRow[gb->nRow] = x->q;
     gb->aType[gb->nRow] = x->type;
     return gb->nRow++;
@@ -1791,7 +1804,9 @@ typedef struct GroupHave {
 static int have_slot(Binder *b, const GroupItem *gi, BExpr *out) {
     GroupHave *h = b->pHave;
     GroupPlan *g = h->gb->g;
-    if (g->nHave == h->nCap) return bind_fail(b, ER_PARSE, LP_BADINPUT, "HAVING names too many values");
+    GroupItem *a = arena_grow(b->a, g->aHave, g->nHave, &h->nCap, sizeof(*a), 8);
+    if (!a) return bind_oom(b);
+    g->aHave = a;
     g->aHave[g->nHave] = *gi;
     if (!(out->q = qexpr_slot(b->a, g->nHave++))) return bind_oom(b);
     out->type = gi->type;
@@ -1838,9 +1853,6 @@ static int bind_grouped(Binder *b, const SelectStmt *sel, BoundSelect *bs, const
     QSelect *q = &bs->q;
     const Schema *sc = b->pSchema;
     GroupBind gb = {0};
-    gb.nCap = sel->nGroupBy + sel->nItem + sel->nOrder + sc->nCol + 1;
-    gb.aRow = arena_alloc(b->a, sizeof(QExpr *) * (size_t)gb.nCap);
-    gb.aType = arena_alloc(b->a, sizeof(SqlColType) * (size_t)gb.nCap);
     GroupPlan *g = gb.g = arena_zalloc(b->a, sizeof(GroupPlan));
     if (!g) return bind_oom(b);
     int nOutCap = sel->nItem + sc->nCol + 1;
@@ -1850,7 +1862,7 @@ static int bind_grouped(Binder *b, const SelectStmt *sel, BoundSelect *bs, const
     bs->azName = arena_alloc(b->a, sizeof(char *) * (size_t)nOutCap);
     bs->aB = arena_zalloc(b->a, sizeof(BExpr) * (size_t)nOutCap);
     int *aItemOut = arena_alloc(b->a, sizeof(int) * (size_t)(sel->nItem ? sel->nItem : 1));
-    if (!gb.aRow || !gb.aType || !g->aOut || !g->aOrder || !g->aDesc || !bs->azName || !bs->aB || !aItemOut) {
+    if (!g->aOut || !g->aOrder || !g->aDesc || !bs->azName || !bs->aB || !aItemOut) {
         return bind_oom(b);
     }
     /* the keys: a column or expression, or the alias of an item */
@@ -1914,8 +1926,7 @@ static int bind_grouped(Binder *b, const SelectStmt *sel, BoundSelect *bs, const
     if (sel->pHaving) {
         /* HAVING: a condition over each group's aggregates, aliases and
         ** (first-row) columns */
-        GroupHave h = {&gb, sel, aItemOut, gb.nCap};
-        if (!(g->aHave = arena_alloc(b->a, sizeof(GroupItem) * (size_t)h.nCap))) return bind_oom(b);
+        GroupHave h = {&gb, sel, aItemOut, 0};
         BExpr w;
         b->pHave = &h;
         int rc = bind_expr(b, sel->pHaving, CTX_SELECT, &w);
@@ -1929,7 +1940,17 @@ static int bind_grouped(Binder *b, const SelectStmt *sel, BoundSelect *bs, const
         q->pWhere = w.q;
         if (!q->bMatch) find_id_candidates(w.q, &q->aId, &q->nId, b->a);
     }
-    /* the row query: every matching row, in its own order */
+    /* the row query: every matching row, streamed unless a kNN search
+    ** hands over its window in order */
+    g->bBest = q->bStream = !q->bKnn && !q->bFusion;
+    g->iRankW = -1;
+    if (g->bBest) {
+        BExpr w = {qexpr_weight(b->a), SQLCOL_DOUBLE, SCHEMA_NO_COL, 0, 0};
+        BExpr id = {qexpr_column(b->a, SCHEMA_ID_COL), SQLCOL_BIGINT, SCHEMA_ID_COL, 0, 0};
+        if (!w.q || !id.q) return bind_oom(b);
+        if (q->bMatch && (g->iRankW = group_row_out(b, &gb, &w)) < 0) return b->rc;
+        if ((g->iRankId = group_row_out(b, &gb, &id)) < 0) return b->rc;
+    }
     q->aOut = gb.aRow;
     q->nOut = gb.nRow;
     q->nOrder = 0;
@@ -2234,6 +2255,8 @@ typedef struct AggState {
 
 typedef struct Group {
     Value *aFirst;          /* the first row's outputs (copied) */
+    uint32_t *aRoom;        /* GroupPlan.bBest: bytes each copied string or
+                            ** vector of aFirst has room for */
     int64_t nCount;
     uint64_t iSeq;          /* when its first row came */
     AggState *aAgg;
@@ -2335,6 +2358,47 @@ static void agg_add(AggState *s, const GroupItem *gi, const Value *v, Arena *a, 
     s->n++;
 }
 
+/* The bytes v's string or vector takes. */
+static size_t value_bytes(const Value *v) {
+    return v->kind == VAL_STR ? (size_t)v->u.s.n + 1 : v->kind == VAL_VEC ? sizeof(float) * v->u.v.n : 0;
+}
+
+/* The row aVal as group p's first row, copied: into the room its
+** previous first row's strings and vectors left where they fit (a group
+** that sees better rows often stays the size of its largest). */
+static int first_row_set(GroupRun *gr, Group *p, const Value *aVal, int nVal) {
+    for (int i = 0; i < nVal; i++) {
+        Value *d = &p->aFirst[i];
+        size_t n = value_bytes(&aVal[i]);
+        void *pRoom = d->kind == VAL_STR ? (void *)d->u.s.z : d->kind == VAL_VEC ? (void *)d->u.v.a : NULL;
+        *d = aVal[i];
+        if (!n) continue;
+        if (!pRoom || p->aRoom[i] < n) {
+            if (!(pRoom = arena_alloc(&gr->a, n))) return LP_NOMEM;
+            p->aRoom[i] = (uint32_t)n;
+        }
+        if (d->kind == VAL_STR) {
+            memcpy(pRoom, d->u.s.z, n - 1);
+            ((char *)pRoom)[n - 1] = 0;
+            d->u.s.z = pRoom;
+        } else {
+            memcpy(pRoom, d->u.v.a, n);
+            d->u.v.a = pRoom;
+        }
+    }
+    return LP_OK;
+}
+
+/* Is the row aVal better in the query's order than group p's first row
+** (WEIGHT() descending, then id ascending)? */
+static int row_beats_first(const GroupPlan *g, const Value *aVal, const Group *p) {
+    if (g->iRankW >= 0) {
+        double w = aVal[g->iRankW].u.f, wFirst = p->aFirst[g->iRankW].u.f;
+        if (w != wFirst) return w > wFirst;
+    }
+    return aVal[g->iRankId].u.i < p->aFirst[g->iRankId].u.i;
+}
+
 static int group_row(void *ctx, const Value *aVal, int nVal) {
     GroupRun *gr = ctx;
     const GroupPlan *g = gr->g;
@@ -2344,18 +2408,19 @@ static int group_row(void *ctx, const Value *aVal, int nVal) {
     if (!p) {
         char *zKey = arena_alloc(&gr->a, gr->key.n ? gr->key.n : 1);
         p = arena_zalloc(&gr->a, sizeof(Group));
-        Value *aFirst = arena_alloc(&gr->a, sizeof(Value) * (size_t)(nVal ? nVal : 1));
+        Value *aFirst = arena_zalloc(&gr->a, sizeof(Value) * (size_t)(nVal ? nVal : 1));
+        uint32_t *aRoom = arena_zalloc(&gr->a, sizeof(uint32_t) * (size_t)(nVal ? nVal : 1));
         AggState *aAgg = arena_zalloc(&gr->a, sizeof(AggState) * (size_t)(g->nAgg ? g->nAgg : 1));
-        if (!zKey || !p || !aFirst || !aAgg) return LP_NOMEM;
+        if (!zKey || !p || !aFirst || !aRoom || !aAgg) return LP_NOMEM;
         memcpy(zKey, gr->key.z, gr->key.n);
-        for (int i = 0; i < nVal; i++) {
-            aFirst[i] = aVal[i];
-            if (value_keep(&gr->a, &aFirst[i]) != LP_OK) return LP_NOMEM;
-        }
         p->aFirst = aFirst;
+        p->aRoom = aRoom;
+        if (first_row_set(gr, p, aVal, nVal) != LP_OK) return LP_NOMEM;
         p->aAgg = aAgg;
         p->iSeq = gr->all.n;
         if (hmap_put(&gr->map, zKey, gr->key.n, p, NULL) != LP_OK || VEC_PUSH(&gr->all, p)) return LP_NOMEM;
+    } else if (g->bBest && row_beats_first(g, aVal, p) && first_row_set(gr, p, aVal, nVal) != LP_OK) {
+        return LP_NOMEM;
     }
     p->nCount++;
     int rc = LP_OK;
@@ -2394,6 +2459,10 @@ static int group_cmp(const void *x, const void *y) {
         int c = value_cmp(&a->aKey[i], &b->aKey[i]);
         if (c) return g->aDesc[i] ? -c : c;
     }
+    if (g->bBest) { /* in the order of their first rows */
+        if (row_beats_first(g, a->aFirst, b)) return -1;
+        return row_beats_first(g, b->aFirst, a);
+    }
     return (a->iSeq > b->iSeq) - (a->iSeq < b->iSeq);
 }
 
@@ -2420,8 +2489,8 @@ static int run_grouped(const BoundSelect *bs, SqlResult *r, QMeta *pMeta, LpErro
         for (int k = 0; k < g->nHave; k++) aSlot[k] = group_value(gr.all.a[i], &g->aHave[k]);
         if (!g->pHaving || qexpr_true(g->pHaving, &row)) aKeep[nKeep++] = gr.all.a[i];
     }
-    if (rc == LP_OK && g->nOrder) {
-        for (size_t i = 0; i < nKeep && rc == LP_OK; i++) {
+    if (rc == LP_OK && (g->nOrder || g->bBest)) {
+        for (size_t i = 0; i < nKeep && rc == LP_OK && g->nOrder; i++) {
             Group *p = aKeep[i];
             if (!(p->aKey = arena_alloc(&gr.a, sizeof(Value) * (size_t)g->nOrder))) {
                 rc = lp_err_set(err, LP_NOMEM, "out of memory");

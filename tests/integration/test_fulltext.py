@@ -5436,6 +5436,43 @@ def test_group_by_over_matches(server, cur, uniq):
     expect_error(cur, f"SELECT SUM(price) FROM {t} WHERE MATCH('bag')", 1140, "sum\\(\\) is an aggregate: it needs GROUP BY")
 
 
+def test_group_by_streams_rows_and_keeps_each_groups_best(server, cur, uniq):
+    """A grouped scan or MATCH hands its rows over in no set order (none is
+    kept), so each group keeps the best row it sees: its columns and
+    WEIGHT() are those of its best match (its smallest id without MATCH),
+    and without ORDER BY the groups come in the order of those rows. Checked
+    against the ungrouped query on random rows spread over a flushed
+    segment, replaced rows (slots out of id order) and the RAM segment."""
+    rnd = random.Random(7)
+    words = ["red", "bag", "hat", "shoe", "blue"]
+    def doc(i):
+        return (" ".join(rnd.choice(words) for _ in range(rnd.randint(1, 6))),
+                "k" + str(rnd.randint(0, 9)) * rnd.randint(1, 30), rnd.randint(0, 6))
+    t = make_table(server, uniq(), "(title TEXT, tag STRING, grp INT)", {i: doc(i) for i in range(1, 301)})
+    cur.execute(f"FLUSH TABLE {t}")
+    for i in rnd.sample(range(1, 301), 60):  # new slots for old ids
+        title, tag, grp = doc(i)
+        cur.execute(f"REPLACE INTO {t} (id, title, tag, grp) VALUES ({i}, {q(title)}, {q(tag)}, {grp})")
+    cur.execute(f"INSERT INTO {t} (id, title, tag, grp) VALUES " +
+                ", ".join(f"({i}, {q(a)}, {q(b)}, {c})" for i, (a, b, c) in ((i, doc(i)) for i in range(301, 401))))
+    for where, order in (("MATCH('red | bag | hat')", "WEIGHT() DESC, id ASC"), ("MATCH('red bag')", "WEIGHT() DESC, id ASC"),
+                         ("grp > 1", "id ASC"), ("1 = 1", "id ASC")):
+        flat = rows(cur, f"SELECT id, tag, grp, WEIGHT() FROM {t} WHERE {where} ORDER BY {order} LIMIT 1000")
+        best, count = {}, {}
+        for r in flat:
+            best.setdefault(r[2], r)
+            count[r[2]] = count.get(r[2], 0) + 1
+        want = [best[g] + (count[g],) for g in sorted(best, key=lambda g: flat.index(best[g]))]
+        got = rows(cur, f"SELECT id, tag, grp, WEIGHT(), COUNT(*) FROM {t} WHERE {where} GROUP BY grp LIMIT 100")
+        assert got == want, where
+        # by a string key: groups fold ASCII case, the key shown is the best row's
+        got = rows(cur, f"SELECT tag, id, COUNT(*) FROM {t} WHERE {where} GROUP BY tag LIMIT 1000")
+        first = {}
+        for r in flat:
+            first.setdefault(r[1].lower(), r)
+        assert got == [(r[1], r[0], sum(1 for x in flat if x[1].lower() == k)) for k, r in first.items()], where
+
+
 def test_facets_are_more_result_sets(server, cur, uniq):
     """FACET (Manticore's faceted search): after the SELECT's own rows, one
     result set per FACET, the same matching rows grouped by the facet's
