@@ -1489,6 +1489,34 @@ static int bind_match(Binder *b, QSelect *q, const Expr *pMatch, const Fuzzy *fz
 
 static int eval_value(Binder *b, const Expr *e, Value *pv);
 
+/* A knn() text this statement embedded: FACETs bind the SELECT again, and
+** hybrid_match() and knn() may name the same text; the vector is computed
+** once. The memo lives in the statement's arena, emptied with it. */
+typedef struct EmbedMemo {
+    struct EmbedMemo *pNext;
+    const Table *t;
+    int iCol;
+    const char *z;
+    size_t n;
+    const float *aVec;
+} EmbedMemo;
+
+static const float *embed_memo_find(const SqlSession *s, const Table *t, int iCol, const char *z, size_t n) {
+    for (const EmbedMemo *m = s->pEmbedMemo; m; m = m->pNext) {
+        if (m->t == t && m->iCol == iCol && m->n == n && !memcmp(m->z, z, n)) return m->aVec;
+    }
+    return NULL;
+}
+
+static int embed_memo_add(SqlSession *s, const Table *t, int iCol, const char *z, size_t n, const float *aVec) {
+    EmbedMemo *m = arena_alloc(&s->stmt, sizeof(EmbedMemo));
+    char *zCopy = arena_strndup(&s->stmt, z, n);
+    if (!m || !zCopy) return LP_NOMEM;
+    *m = (EmbedMemo){s->pEmbedMemo, t, iCol, zCopy, n, aVec};
+    s->pEmbedMemo = m;
+    return LP_OK;
+}
+
 /* knn(column, k, query [, {ef=N}]): the query is a vector literal
 ** (dimensions checked against the column) or the id of a row whose vector
 ** is used. Manticore's syntax. */
@@ -1541,20 +1569,27 @@ static int bind_knn(Binder *b, QSelect *q, const Expr *pKnn) {
         q->iKnnRefId = a[2]->u.i;
     } else if (a[2]->kind == EXPR_STRING) {
         /* A text: embedded with the column's model, as its rows were. */
-        float *aVec = arena_alloc(b->a, sizeof(float) * (size_t)c->vec.nDims);
-        if (!aVec) return bind_oom(b);
         if (!table_column_model(b->pTable, iCol)) {
             return bind_fail_at(b, a[2]->pos, "knn(): a text query needs a vector column with "
                                               "model_name; this one takes (x, y, ...) or a row id");
         }
-        LpError e2;
-        lp_err_clear(&e2);
-        int64_t t0 = lp_now_ns();
-        if (table_embed_text(b->pTable, iCol, a[2]->u.s.z, a[2]->u.s.n, aVec, &e2) != LP_OK) {
-            return bind_fail(b, e2.code == LP_NOMEM ? ER_OUTOFMEMORY : ER_UNKNOWN_ERROR, e2.code,
-                             "knn(): %s", e2.zMsg);
+        const float *aVec = embed_memo_find(b->s, b->pTable, iCol, a[2]->u.s.z, a[2]->u.s.n);
+        q->nsKnnEmbed = 0;
+        if (!aVec) {
+            float *aNew = arena_alloc(b->a, sizeof(float) * (size_t)c->vec.nDims);
+            if (!aNew) return bind_oom(b);
+            LpError e2;
+            lp_err_clear(&e2);
+            int64_t t0 = lp_now_ns();
+            if (table_embed_text(b->pTable, iCol, a[2]->u.s.z, a[2]->u.s.n, aNew, &e2) != LP_OK) {
+                return bind_fail(b, e2.code == LP_NOMEM ? ER_OUTOFMEMORY : ER_UNKNOWN_ERROR, e2.code,
+                                 "knn(): %s", e2.zMsg);
+            }
+            q->nsKnnEmbed = lp_now_ns() - t0;
+            atomic_fetch_add_explicit(&b->s->e->stats.nQueryEmbeds, 1, memory_order_relaxed);
+            if (embed_memo_add(b->s, b->pTable, iCol, a[2]->u.s.z, a[2]->u.s.n, aNew) != LP_OK) return bind_oom(b);
+            aVec = aNew;
         }
-        q->nsKnnEmbed = lp_now_ns() - t0;
         q->aKnnVec = aVec;
     } else {
         return bind_fail_at(b, a[2]->pos,
@@ -2466,33 +2501,35 @@ static int group_cmp(const void *x, const void *y) {
     return (a->iSeq > b->iSeq) - (a->iSeq < b->iSeq);
 }
 
-/* Runs bs's row query into groups, and hands the window of groups to the
-** result (columns already set). LP_OK or an error (err). */
-static int run_grouped(const BoundSelect *bs, SqlResult *r, QMeta *pMeta, LpError *err) {
-    const GroupPlan *g = bs->pGroup;
-    GroupRun gr;
-    memset(&gr, 0, sizeof(gr));
-    gr.g = g;
-    arena_init(&gr.a, 16384);
-    hmap_init(&gr.map);
-    int rc = query_select(&bs->q, group_row, &gr, pMeta, err);
+static void group_run_init(GroupRun *gr, const GroupPlan *g) {
+    memset(gr, 0, sizeof(*gr));
+    gr->g = g;
+    arena_init(&gr->a, 16384);
+    hmap_init(&gr->map);
+}
+
+/* The groups gr gathered (rc: how gathering went) into r (columns already
+** set): those HAVING holds for, ordered, the window OFFSET and LIMIT say;
+** SHOW META's counts into *pMeta. Frees gr-> LP_OK or an error (err). */
+static int group_run_finish(GroupRun *gr, int rc, SqlResult *r, QMeta *pMeta, LpError *err) {
+    const GroupPlan *g = gr->g;
     if (rc == LP_NOMEM) lp_err_set(err, LP_NOMEM, "out of memory grouping the rows");
     /* the groups shown: those HAVING holds for, in their order */
-    Group **aKeep = arena_alloc(&gr.a, sizeof(Group *) * (gr.all.n ? gr.all.n : 1));
+    Group **aKeep = arena_alloc(&gr->a, sizeof(Group *) * (gr->all.n ? gr->all.n : 1));
     size_t nKeep = 0;
-    Value *aSlot = arena_alloc(&gr.a, sizeof(Value) * (size_t)(g->nHave ? g->nHave : 1));
+    Value *aSlot = arena_alloc(&gr->a, sizeof(Value) * (size_t)(g->nHave ? g->nHave : 1));
     if (rc == LP_OK && (!aKeep || !aSlot)) rc = lp_err_set(err, LP_NOMEM, "out of memory");
-    for (size_t i = 0; rc == LP_OK && i < gr.all.n; i++) {
+    for (size_t i = 0; rc == LP_OK && i < gr->all.n; i++) {
         QRow row;
         memset(&row, 0, sizeof(row));
         row.aSlot = aSlot;
-        for (int k = 0; k < g->nHave; k++) aSlot[k] = group_value(gr.all.a[i], &g->aHave[k]);
-        if (!g->pHaving || qexpr_true(g->pHaving, &row)) aKeep[nKeep++] = gr.all.a[i];
+        for (int k = 0; k < g->nHave; k++) aSlot[k] = group_value(gr->all.a[i], &g->aHave[k]);
+        if (!g->pHaving || qexpr_true(g->pHaving, &row)) aKeep[nKeep++] = gr->all.a[i];
     }
     if (rc == LP_OK && (g->nOrder || g->bBest)) {
         for (size_t i = 0; i < nKeep && rc == LP_OK && g->nOrder; i++) {
             Group *p = aKeep[i];
-            if (!(p->aKey = arena_alloc(&gr.a, sizeof(Value) * (size_t)g->nOrder))) {
+            if (!(p->aKey = arena_alloc(&gr->a, sizeof(Value) * (size_t)g->nOrder))) {
                 rc = lp_err_set(err, LP_NOMEM, "out of memory");
                 break;
             }
@@ -2516,17 +2553,26 @@ static int run_grouped(const BoundSelect *bs, SqlResult *r, QMeta *pMeta, LpErro
     /* SHOW META counts the groups */
     pMeta->nTotalFound = nKeep;
     pMeta->nReturned = nReturned;
-    for (size_t i = 0; i < gr.all.n; i++) { /* the COUNT(DISTINCT x) sets' slots */
+    for (size_t i = 0; i < gr->all.n; i++) { /* the COUNT(DISTINCT x) sets' slots */
         for (int j = 0; j < g->nAgg; j++) {
-            if (gr.all.a[i]->aAgg[j].pSet) hmap_free(gr.all.a[i]->aAgg[j].pSet);
+            if (gr->all.a[i]->aAgg[j].pSet) hmap_free(gr->all.a[i]->aAgg[j].pSet);
         }
     }
-    VEC_FREE(&gr.all);
-    hmap_free(&gr.map);
-    strbuf_free(&gr.key);
-    strbuf_free(&gr.set);
-    arena_free(&gr.a);
+    VEC_FREE(&gr->all);
+    hmap_free(&gr->map);
+    strbuf_free(&gr->key);
+    strbuf_free(&gr->set);
+    arena_free(&gr->a);
     return rc;
+}
+
+/* Runs bs's row query into groups, and hands the window of groups to the
+** result (columns already set). LP_OK or an error (err). */
+static int run_grouped(const BoundSelect *bs, SqlResult *r, QMeta *pMeta, LpError *err) {
+    GroupRun gr;
+    group_run_init(&gr, bs->pGroup);
+    int rc = query_select(&bs->q, group_row, &gr, pMeta, err);
+    return group_run_finish(&gr, rc, r, pMeta, err);
 }
 
 /* Error, with the statement's context for full-text errors that carry an
@@ -2548,12 +2594,13 @@ static void keep_meta(SqlSession *s, const BoundSelect *bs, const QMeta *m) {
                     bs->q.zMatch, bs->q.nMatch, bs->q.rank.nExpansionLimit, bs->q.matchFlags);
 }
 
-/* One FACET of a SELECT: its rows grouped by the facet's expression, with
-** COUNT(*), as one more result set after r's (Manticore's: the same
-** table, MATCH, WHERE and options; FACET() in its ORDER BY is the facet's
-** value; LIMIT 20 by default). LP_OK, or an error in err. */
-static int run_facet(SqlSession *s, const SqlStmt *st, const SelectStmt *sel, const FacetClause *fc, SqlResult *r,
-                     LpError *err) {
+/* One FACET of a SELECT bound into *bs: the SELECT's rows grouped by the
+** facet's expression, with COUNT(*) (Manticore's: the same table, MATCH,
+** WHERE and options; FACET() in its ORDER BY is the facet's value; LIMIT
+** 20 by default). LP_OK, or an error in err (bs->t, when set, is the
+** caller's to release either way). */
+static int bind_facet(SqlSession *s, const SqlStmt *st, const SelectStmt *sel, const FacetClause *fc,
+                      BoundSelect *bs, LpError *err) {
     Arena *a = &s->stmt;
     SelectStmt f = *sel;
     SelectItem *aItem = arena_alloc(a, sizeof(SelectItem) * 2);
@@ -2591,16 +2638,69 @@ static int run_facet(SqlSession *s, const SqlStmt *st, const SelectStmt *sel, co
     f.aFacet = NULL;
     f.nFacet = 0;
     Binder b = {s, &s->stmt, st, NULL, sel->zTable, err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL};
-    BoundSelect bs = {0};
-    int rc = bind_select(&b, &f, &bs);
-    SqlResult *r2 = rc == LP_OK ? sql_result_more(r) : NULL;
-    if (rc == LP_OK && (!r2 || sql_result_columns(r2, bs.nOut))) rc = lp_err_set(err, LP_NOMEM, "out of memory");
-    for (int i = 0; rc == LP_OK && i < bs.nOut; i++) {
-        if (sql_result_column(r2, i, bs.azName[i], bs.aB[i].type, 0)) rc = lp_err_set(err, LP_NOMEM, "out of memory");
+    return bind_select(&b, &f, bs);
+}
+
+/* Feeds one row of the facets' shared row query to each facet's groups:
+** facet i's outputs are aVal[aOff[i] .. aOff[i+1]). */
+typedef struct FacetRun {
+    int n;
+    GroupRun *aGr;
+    const int *aOff;
+} FacetRun;
+
+static int facet_row(void *ctx, const Value *aVal, int nVal) {
+    const FacetRun *f = ctx;
+    (void)nVal;
+    for (int i = 0; i < f->n; i++) {
+        int rc = group_row(&f->aGr[i], aVal + f->aOff[i], f->aOff[i + 1] - f->aOff[i]);
+        if (rc != LP_OK) return rc;
     }
-    QMeta meta;
-    if (rc == LP_OK) rc = run_grouped(&bs, r2, &meta, err);
-    if (bs.t) table_unref(bs.t);
+    return LP_OK;
+}
+
+/* A SELECT's FACETs, each one more result set after r's. Every facet
+** groups the same rows, so one run of the row query, its outputs each
+** facet's row outputs side by side, feeds them all (as Manticore runs a
+** faceted query's group-bys over one search). LP_OK, or an error in err. */
+static int run_facets(SqlSession *s, const SqlStmt *st, const SelectStmt *sel, SqlResult *r, LpError *err) {
+    int n = sel->nFacet, rc = LP_OK, nOut = 0;
+    BoundSelect *aBs = arena_zalloc(&s->stmt, sizeof(BoundSelect) * (size_t)n);
+    SqlResult **aR = arena_zalloc(&s->stmt, sizeof(SqlResult *) * (size_t)n);
+    GroupRun *aGr = arena_zalloc(&s->stmt, sizeof(GroupRun) * (size_t)n);
+    int *aOff = arena_zalloc(&s->stmt, sizeof(int) * (size_t)(n + 1));
+    if (!aBs || !aR || !aGr || !aOff) return lp_err_set(err, LP_NOMEM, "out of memory");
+    for (int i = 0; i < n && rc == LP_OK; i++) {
+        rc = bind_facet(s, st, sel, &sel->aFacet[i], &aBs[i], err);
+        if (rc == LP_OK && (!(aR[i] = sql_result_more(r)) || sql_result_columns(aR[i], aBs[i].nOut))) {
+            rc = lp_err_set(err, LP_NOMEM, "out of memory");
+        }
+        for (int c = 0; rc == LP_OK && c < aBs[i].nOut; c++) {
+            if (sql_result_column(aR[i], c, aBs[i].azName[c], aBs[i].aB[c].type, 0)) rc = lp_err_set(err, LP_NOMEM, "out of memory");
+        }
+        if (rc == LP_OK) aOff[i + 1] = nOut += aBs[i].q.nOut;
+    }
+    const QExpr **aOut = rc == LP_OK ? arena_alloc(&s->stmt, sizeof(QExpr *) * (size_t)(nOut ? nOut : 1)) : NULL;
+    if (rc == LP_OK && !aOut) rc = lp_err_set(err, LP_NOMEM, "out of memory");
+    if (rc == LP_OK) {
+        for (int i = 0; i < n; i++) {
+            memcpy(aOut + aOff[i], aBs[i].q.aOut, sizeof(QExpr *) * (size_t)aBs[i].q.nOut);
+            group_run_init(&aGr[i], aBs[i].pGroup);
+        }
+        QSelect q = aBs[0].q; /* (every facet's is the same query but for its outputs) */
+        q.aOut = aOut;
+        q.nOut = nOut;
+        FacetRun fr = {n, aGr, aOff};
+        QMeta meta;
+        rc = query_select(&q, facet_row, &fr, &meta, err);
+        for (int i = 0; i < n; i++) {
+            int rc2 = group_run_finish(&aGr[i], rc, aR[i], &meta, err);
+            if (rc == LP_OK) rc = rc2;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        if (aBs[i].t) table_unref(aBs[i].t);
+    }
     return rc;
 }
 
@@ -2672,10 +2772,8 @@ void sqlx_select(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     }
     table_unref(bs.t);
     bs.t = NULL;
-    /* FACETs: each a grouped query over the same rows, a result set of its own */
-    for (int i = 0; i < sel->nFacet; i++) {
-        if (run_facet(s, st, sel, &sel->aFacet[i], r, &err) != LP_OK) goto fail;
-    }
+    /* FACETs: grouped queries over the same rows, each a result set of its own */
+    if (sel->nFacet && run_facets(s, st, sel, r, &err) != LP_OK) goto fail;
     return;
 oom:
     bind_oom(&b);

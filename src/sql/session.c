@@ -473,6 +473,7 @@ void sql_execute(SqlSession *s, const char *zSql, size_t nSql, SqlResult *r) {
     int64_t t0 = lp_now_ns();
     sql_result_reset(r);
     arena_reset(&s->stmt);
+    s->pEmbedMemo = NULL;
     atomic_fetch_add_explicit(&stats->nQueries, 1, memory_order_relaxed);
 
     SqlStmt *st = NULL;

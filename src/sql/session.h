@@ -59,6 +59,7 @@ typedef struct SqlStats {
     atomic_uint_fast64_t nSelect, nInsert, nReplace, nUpdate, nDelete;
     atomic_uint_fast64_t nBytesIn, nBytesOut; /* wire bytes, both front ends */
     atomic_uint_fast64_t nHttpRequests;
+    atomic_uint_fast64_t nQueryEmbeds;  /* knn() query texts run through a model */
 } SqlStats;
 
 /* Creates the engine. Returns NULL and fills err on failure. */

@@ -117,6 +117,7 @@ static int show_status(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
         {"command_update", atomic_load(&st->nUpdate)},
         {"command_delete", atomic_load(&st->nDelete)},
         {"http_requests", atomic_load(&st->nHttpRequests)},
+        {"query_embeddings", atomic_load(&st->nQueryEmbeds)},
         {"bytes_received", atomic_load(&st->nBytesIn)},
         {"bytes_sent", atomic_load(&st->nBytesOut)},
         {"tables", (unsigned long long)nTable},

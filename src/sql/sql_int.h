@@ -95,6 +95,7 @@ struct SqlSession {
     char *zUser;            /* malloc'd, or NULL */
     char *zDb;              /* current database name, malloc'd */
     Arena stmt;             /* the current statement's tree, plan, values */
+    struct EmbedMemo *pEmbedMemo; /* knn() texts this statement embedded (in stmt) */
     int bAutocommit;
     int bProfiling;         /* SET profiling=1: SELECTs keep their plan */
     int bDeferCommit;       /* sql_session_defer_commits */

@@ -436,6 +436,44 @@ def test_restart_keeps_vectors_without_recomputing(tmp_path):
     assert not problems, problems
 
 
+def test_facets_over_a_text_query_embed_it_once(connect, uniq):
+    """FACETs over a knn() text or hybrid_match() group the rows the
+    SELECT's search finds (each facet equal to the GROUP BY it stands for),
+    and the statement runs the model on the query text once, however many
+    facets it has (SHOW STATUS query_embeddings counts model runs)."""
+    t = uniq()
+    with connect() as c, c.cursor() as cur:
+        cur.execute(ddl(t))
+        cur.execute(f"INSERT INTO {t} (id, title, tag) VALUES " + ", ".join(
+            f"({i}, 'doc {i} about {w}', '{w[:1]}')" for i, w in
+            enumerate(["machines", "learning", "cooking", "gardens", "music", "maths"] * 4, start=1)))
+
+        def embeds():
+            cur.execute("SHOW STATUS LIKE 'query_embeddings'")
+            return int(cur.fetchall()[0][1])
+
+        for where in ("knn(v, 10, 'machine learning')", "hybrid_match('machine learning')"):
+            n0 = embeds()
+            cur.execute(f"SELECT id FROM {t} WHERE {where} LIMIT 3 FACET tag ORDER BY FACET() ASC "
+                        f"FACET id % 3 AS r ORDER BY COUNT(*) DESC, FACET() ASC")
+            sets = [cur.fetchall()]
+            while cur.nextset():
+                sets.append(cur.fetchall())
+            assert embeds() - n0 == 1, where
+            assert len(sets) == 3 and len(sets[0]) == 3
+            cur.execute(f"SELECT tag, COUNT(*) FROM {t} WHERE {where} GROUP BY tag ORDER BY tag ASC")
+            assert sets[1] == cur.fetchall(), where
+            cur.execute(f"SELECT id % 3 AS r, COUNT(*) FROM {t} WHERE {where} GROUP BY r "
+                        "ORDER BY COUNT(*) DESC, r ASC")
+            assert sets[2] == cur.fetchall(), where
+            assert sum(n for _, n in sets[1]) == (10 if where.startswith("knn") else 24)
+        # each statement embeds its own text: nothing is kept across statements
+        n0 = embeds()
+        cur.execute(f"SELECT id FROM {t} WHERE knn(v, 3, 'machine learning')")
+        cur.execute(f"SELECT id FROM {t} WHERE knn(v, 3, 'machine learning')")
+        assert embeds() - n0 == 2
+
+
 def test_hybrid_match_fuses_text_and_its_embedding(connect, uniq):
     """hybrid_match('text') is MATCH('text') and knn(v, k, 'text') fused by
     reciprocal rank: the query text is embedded with the column's model, as

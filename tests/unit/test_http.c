@@ -527,6 +527,13 @@ static void test_search_sql(void **state) {
                                    "\"options\":{\"ranker\":\"expr('sum(lcs)')\",\"field_weights\":{\"f\":2}}}"),
                         "SELECT id, WEIGHT(), *, HIGHLIGHT({before_match='<i>'}, 'f') FROM `t` WHERE (((`a` = 1) OR "
                         "(`b` = 'x'))) LIMIT 0, 20 OPTION ranker=expr('sum(lcs)'), field_weights=(f=2)");
+    /* aggregations are FACETs of the one SELECT, after its options */
+    assert_string_equal(search_sql("{\"table\":\"t\",\"limit\":5,\"options\":{\"cutoff\":9},\"aggs\":{\"b\":{\"terms\":"
+                                   "{\"field\":\"brand\"}},\"p\":{\"terms\":{\"field\":\"price\",\"size\":3},"
+                                   "\"sort\":[{\"price\":\"desc\"}]},\"c\":{\"terms\":{\"field\":\"cat\",\"order\":"
+                                   "{\"_count\":\"asc\"}}}}}"),
+                        "SELECT id, WEIGHT(), * FROM `t` LIMIT 0, 5 OPTION cutoff=9 FACET `brand` LIMIT 5 FACET `price` "
+                        "ORDER BY FACET() DESC LIMIT 3 FACET `cat` ORDER BY COUNT(*) ASC LIMIT 5");
     /* should counts only alone */
     assert_string_equal(search_sql("{\"table\":\"t\",\"query\":{\"bool\":{\"must\":{\"match\":{\"*\":\"a\"}},"
                                    "\"should\":{\"equals\":{\"b\":1}}}}}"),

@@ -155,15 +155,6 @@ static enum MHD_Result run_search(HttpServer *h, struct MHD_Connection *c, HttpC
     SqlResult res, meta;
     sql_result_init(&res);
     sql_result_init(&meta);
-    int nAgg = http_search_naggs(&hs);
-    SqlResult *aAgg = calloc((size_t)(nAgg ? nAgg : 1), sizeof(SqlResult));
-    if (!aAgg) {
-        sql_session_free(s);
-        strbuf_free(&sql);
-        http_search_free(&hs);
-        return send_json(h, c, 500, NULL, 0, NULL);
-    }
-    for (int i = 0; i < nAgg; i++) sql_result_init(&aAgg[i]);
     sql_execute(s, sql.z, sql.n, &res);
     int status = http_status_for_result(&res);
     const SqlResult *pErr = res.kind == SQLRES_ERROR ? &res : NULL;
@@ -173,23 +164,13 @@ static enum MHD_Result run_search(HttpServer *h, struct MHD_Connection *c, HttpC
         char zTotal[32], zRel[8];
         meta_value(&meta, "total_found", zTotal, sizeof(zTotal));
         meta_value(&meta, "total_relation", zRel, sizeof(zRel));
-        /* each aggregation: its grouped SELECT over the same rows */
-        for (int i = 0; i < nAgg && !pErr; i++) {
-            size_t nAggSql;
-            const char *zAggSql = http_search_agg_sql(&hs, i, &nAggSql);
-            sql_execute(s, zAggSql, nAggSql, &aAgg[i]);
-            if (aAgg[i].kind == SQLRES_ERROR) pErr = &aAgg[i], status = http_status_for_result(pErr);
-        }
-        if (!pErr) {
-            http_search_answer(&out, &hs, &res, zTotal, zRel[0] ? zRel : "eq", (lp_now_ns() - t0) / 1000000, aAgg);
-        }
+        /* (the aggregations' buckets are the FACET result sets after res) */
+        http_search_answer(&out, &hs, &res, zTotal, zRel[0] ? zRel : "eq", (lp_now_ns() - t0) / 1000000);
     }
     if (pErr) {
         /* the SQL layer's own message: it names what the request asked for */
         http_search_error(&out, status >= 500 ? "internal_error" : "query_exception", pErr->zErr, hs.zTable);
     }
-    for (int i = 0; i < nAgg; i++) sql_result_free(&aAgg[i]);
-    free(aAgg);
     sql_result_free(&res);
     sql_result_free(&meta);
     sql_session_free(s);

@@ -107,7 +107,8 @@ typedef struct HttpSearch {
     int nHl;                /* how many: the last nHl columns of the result */
     int bKnn;               /* a vector search: KNN_DIST() follows WEIGHT() */
     int bHybrid;            /* a hybrid search: then HYBRID_SCORE() */
-    void *pAggs;            /* json_t: "aggs" as [name, SQL] pairs, or NULL */
+    void *pAggs;            /* json_t: the names of "aggs", in the order of
+                            ** their FACETs in the SELECT, or NULL */
 } HttpSearch;
 
 /* Translates the JSON request z[0..n) into one SELECT (appended to pSql):
@@ -122,14 +123,13 @@ void http_search_free(HttpSearch *s);
 ** ["_knn_dist":..,]["_hybrid_score":..,]"_source":{..},
 ** "highlight":{"field":["..."]}}]},"aggregations":{"name":{"buckets":
 ** [{"key":..,"doc_count":..}]}}}, from the SELECT's rows r, SHOW META's
-** total and total_relation, and each aggregation's rows aAgg[i]. */
+** total and total_relation, and each aggregation's rows: the result sets
+** of its FACETs, which follow r (r->pNext). */
 void http_search_answer(StrBuf *sb, const HttpSearch *s, const SqlResult *r, const char *zTotal,
-                        const char *zRelation, int64_t tookMs, const SqlResult *aAgg);
+                        const char *zRelation, int64_t tookMs);
 
-/* The request's aggregations: how many, and the grouped SELECT of the
-** i-th (run after the main one; its rows are aAgg[i] above). */
+/* How many aggregations the request has (FACETs of its SELECT). */
 int http_search_naggs(const HttpSearch *s);
-const char *http_search_agg_sql(const HttpSearch *s, int i, size_t *pn);
 
 /* {"error":{"type":zType,"reason":zReason[,"table":zTable]},"status":400}. */
 void http_search_error(StrBuf *sb, const char *zType, const char *zReason, const char *zTable);

@@ -26,9 +26,9 @@
 **                      by those names)
 **   hybrid             {"query": "text", "field": "v", "k": 10}: hybrid_match()
 **   aggs               {"name": {"terms": {"field": "brand", "size": 10},
-**                      "sort": [{"count(*)": "desc"}]}}: one grouped SELECT
-**                      each (GROUP BY the field, COUNT(*)), over the same
-**                      rows; the answer's "aggregations" has their buckets
+**                      "sort": [{"count(*)": "desc"}]}}: one FACET of the
+**                      SELECT each (the same rows grouped by the field,
+**                      COUNT(*)); the answer's "aggregations" has their buckets
 **   track_scores, profile: accepted, change nothing (scores are always sent)
 ** Query objects:
 **   match_all          {}
@@ -643,13 +643,14 @@ static int tr_sort(Tr *t, const json_t *sort, StrBuf *sb) {
 }
 
 /* "aggs": {"name": {"terms": {"field": "brand", "size": 10}, "sort": [...]}}:
-** one grouped SELECT each, over the request's FROM and WHERE, into
-** s->pAggs as [name, SQL] pairs. A bucket list is sorted by its key
+** one FACET each, appended to the SELECT in sql (one statement: the
+** bucket lists share one run of the search, a knn text is embedded once),
+** their names into s->pAggs. A bucket list is sorted by its key
 ** ({"brand": "asc"} in sort) or its count ({"count(*)": "desc"}, or
 ** Elasticsearch's terms.order {"_count": "desc"} / {"_key": "asc"}), else
 ** left in the order of the groups' best rows; size defaults to the
 ** request's limit (20 when that is 0). */
-static int tr_aggs(Tr *t, const json_t *ag, const StrBuf *from, const StrBuf *opt, int64_t limit, HttpSearch *s) {
+static int tr_aggs(Tr *t, const json_t *ag, StrBuf *sql, int64_t limit, HttpSearch *s) {
     if (!json_is_object(ag)) return tr_fail(t, "aggs takes an object of named aggregations");
     json_t *out = json_array();
     if (!out) return lp_err_set(t->err, LP_NOMEM, "out of memory");
@@ -669,15 +670,8 @@ static int tr_aggs(Tr *t, const json_t *ag, const StrBuf *from, const StrBuf *op
                      json_integer_value(size) > 100000)) {
             return tr_fail(t, "aggs: '%s': size takes a whole number from 0 to 100000", zName);
         }
-        StrBuf sql = {0};
-        strbuf_appendz(&sql, "SELECT ");
-        int rc = put_ident(t, &sql, json_string_value(f), json_string_length(f), "aggs: field");
-        if (rc == LP_OK) {
-            strbuf_appendz(&sql, ", COUNT(*)");
-            strbuf_append(&sql, from->z, from->n);
-            strbuf_appendz(&sql, " GROUP BY ");
-            put_ident(t, &sql, json_string_value(f), json_string_length(f), "aggs: field");
-        }
+        strbuf_appendz(sql, " FACET ");
+        int rc = put_ident(t, sql, json_string_value(f), json_string_length(f), "aggs: field");
         /* the order: a sort list, or terms.order */
         const json_t *by = NULL;
         if (rc == LP_OK && sort) {
@@ -697,20 +691,17 @@ static int tr_aggs(Tr *t, const json_t *ag, const StrBuf *from, const StrBuf *op
             if (!zKey || !zDir || (strcasecmp(zDir, "asc") && strcasecmp(zDir, "desc"))) {
                 rc = tr_fail(t, "aggs: '%s': sort takes one {\"key\": \"asc\"|\"desc\"}", zName);
             } else if (!strcmp(zKey, "count(*)") || !strcmp(zKey, "_count")) {
-                strbuf_appendf(&sql, " ORDER BY COUNT(*) %s", strcasecmp(zDir, "asc") ? "DESC" : "ASC");
+                strbuf_appendf(sql, " ORDER BY COUNT(*) %s", strcasecmp(zDir, "asc") ? "DESC" : "ASC");
             } else if (!strcmp(zKey, "_key") || !strcmp(zKey, json_string_value(f))) {
-                strbuf_appendf(&sql, " ORDER BY 1 %s", strcasecmp(zDir, "asc") ? "DESC" : "ASC");
+                strbuf_appendf(sql, " ORDER BY FACET() %s", strcasecmp(zDir, "asc") ? "DESC" : "ASC");
             } else {
                 rc = tr_fail(t, "aggs: '%s': sort by the field, count(*), _key or _count", zName);
             }
         }
         int64_t n = size ? json_integer_value(size) : limit > 0 ? limit : 20;
-        strbuf_appendf(&sql, " LIMIT %lld", (long long)n);
-        strbuf_append(&sql, opt->z ? opt->z : "", opt->n);
-        json_t *pair = rc == LP_OK && !sql.oom ? json_pack("[s, s#]", zName, sql.z, sql.n) : NULL;
-        strbuf_free(&sql);
+        strbuf_appendf(sql, " LIMIT %lld", (long long)n);
         if (rc != LP_OK) return rc;
-        if (!pair || json_array_append_new(out, pair)) return lp_err_set(t->err, LP_NOMEM, "out of memory");
+        if (json_array_append_new(out, json_string(zName))) return lp_err_set(t->err, LP_NOMEM, "out of memory");
     }
     return LP_OK;
 }
@@ -803,7 +794,7 @@ int http_search_sql(const char *z, size_t n, StrBuf *pSql, HttpSearch *s, LpErro
         strbuf_appendz(&opt, nOpt++ ? ", " : " OPTION ");
         if ((rc = put_option(&t, &opt, "max_matches", mm)) != LP_OK) goto done;
     }
-    /* FROM and WHERE, which the aggregations share */
+    /* FROM and WHERE */
     strbuf_appendz(&from, " FROM ");
     if ((rc = put_ident(&t, &from, zTable, strlen(zTable), "table")) != LP_OK) goto done;
     if (ft.n || filt.n) strbuf_appendz(&from, " WHERE ");
@@ -825,7 +816,7 @@ int http_search_sql(const char *z, size_t n, StrBuf *pSql, HttpSearch *s, LpErro
     strbuf_append(pSql, tail.z ? tail.z : "", tail.n);
     strbuf_append(pSql, opt.z ? opt.z : "", opt.n);
     const json_t *ag = json_object_get(req, "aggs");
-    if (ag && (rc = tr_aggs(&t, ag, &from, &opt, limit, s)) != LP_OK) goto done;
+    if (ag && (rc = tr_aggs(&t, ag, pSql, limit, s)) != LP_OK) goto done;
     if (pSql->oom || ft.oom || filt.oom || sel.oom || tail.oom || from.oom || opt.oom) {
         rc = lp_err_set(err, LP_NOMEM, "out of memory");
     }
@@ -869,14 +860,8 @@ int http_search_naggs(const HttpSearch *s) {
     return s->pAggs ? (int)json_array_size(s->pAggs) : 0;
 }
 
-const char *http_search_agg_sql(const HttpSearch *s, int i, size_t *pn) {
-    const json_t *sql = json_array_get(json_array_get(s->pAggs, (size_t)i), 1);
-    *pn = json_string_length(sql);
-    return json_string_value(sql);
-}
-
 void http_search_answer(StrBuf *sb, const HttpSearch *s, const SqlResult *r, const char *zTotal,
-                        const char *zRelation, int64_t tookMs, const SqlResult *aAgg) {
+                        const char *zRelation, int64_t tookMs) {
     strbuf_appendf(sb, "{\"took\":%lld,\"timed_out\":false,\"hits\":{\"total\":%s,\"total_relation\":",
                    (long long)tookMs, zTotal && http_json_is_number(zTotal, strlen(zTotal)) ? zTotal : "0");
     http_json_str(sb, zRelation ? zRelation : "eq", strlen(zRelation ? zRelation : "eq"));
@@ -933,10 +918,10 @@ void http_search_answer(StrBuf *sb, const HttpSearch *s, const SqlResult *r, con
         strbuf_appendc(sb, '}');
     }
     strbuf_appendz(sb, "]}");
-    for (int i = 0; i < http_search_naggs(s); i++) {
+    const SqlResult *g = r->pNext;
+    for (int i = 0; i < http_search_naggs(s) && g; i++, g = g->pNext) {
         /* {"name": {"buckets": [{"key": .., "doc_count": ..}, ...]}} */
-        const char *zName = json_string_value(json_array_get(json_array_get(s->pAggs, (size_t)i), 0));
-        const SqlResult *g = &aAgg[i];
+        const char *zName = json_string_value(json_array_get(s->pAggs, (size_t)i));
         strbuf_appendz(sb, i ? "," : ",\"aggregations\":{");
         http_json_str(sb, zName, strlen(zName));
         strbuf_appendz(sb, ":{\"buckets\":[");
