@@ -2684,7 +2684,7 @@ static int run_facets(SqlSession *s, const SqlStmt *st, const SelectStmt *sel, S
     if (rc == LP_OK && !aOut) rc = lp_err_set(err, LP_NOMEM, "out of memory");
     if (rc == LP_OK) {
         for (int i = 0; i < n; i++) {
-            memcpy(aOut + aOff[i], aBs[i].q.aOut, sizeof(QExpr *) * (size_t)aBs[i].q.nOut);
+            for (int j = 0; j < aBs[i].q.nOut; j++) aOut[aOff[i] + j] = aBs[i].q.aOut[j];
             group_run_init(&aGr[i], aBs[i].pGroup);
         }
         QSelect q = aBs[0].q; /* (every facet's is the same query but for its outputs) */
