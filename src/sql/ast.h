@@ -190,6 +190,10 @@ typedef struct SelectStmt {
     Expr *pWhere;               /* or NULL */
     Expr **aGroupBy;            /* GROUP BY expressions */
     int nGroupBy;
+    int64_t nGroupRows;         /* GROUP N BY: rows shown per group (1) */
+    OrderItem *aWithin;         /* WITHIN GROUP ORDER BY: which rows a group
+                                ** shows first, or NULL */
+    int nWithin;
     Expr *pHaving;              /* HAVING condition over the groups, or NULL */
     OrderItem *aOrder;          /* ORDER BY, or NULL */
     int nOrder;

@@ -199,11 +199,12 @@ typedef enum AggKind {
     AGG_DISTINCT,           /* COUNT(DISTINCT x): distinct values, NULL not counted */
     AGG_SUM, AGG_AVG, AGG_MIN, AGG_MAX, /* over the rows, NULLs skipped */
     AGG_GROUPBY,            /* GROUPBY(): the group's (first) key */
+    AGG_CONCAT,             /* GROUP_CONCAT(x): the values, comma-separated */
 } AggKind;
 
-/* Is e an aggregate call (COUNT, SUM, AVG, MIN, MAX of one argument, or
-** GROUPBY())? Its kind, else AGG_NONE. MIN and MAX of two arguments are
-** the scalar functions. */
+/* Is e an aggregate call (COUNT, SUM, AVG, MIN, MAX, GROUP_CONCAT of one
+** argument, or GROUPBY())? Its kind, else AGG_NONE. MIN and MAX of two
+** arguments are the scalar functions. */
 static AggKind agg_kind(const Expr *e) {
     if (e->kind != EXPR_FUNC) return AGG_NONE;
     const char *z = e->u.func.zName;
@@ -212,7 +213,7 @@ static AggKind agg_kind(const Expr *e) {
     if (!strcmp(z, "groupby")) return AGG_GROUPBY;
     if (n != 1) return AGG_NONE;
     return !strcmp(z, "sum") ? AGG_SUM : !strcmp(z, "avg") ? AGG_AVG : !strcmp(z, "min") ? AGG_MIN
-           : !strcmp(z, "max") ? AGG_MAX : AGG_NONE;
+           : !strcmp(z, "max") ? AGG_MAX : !strcmp(z, "group_concat") ? AGG_CONCAT : AGG_NONE;
 }
 
 static int bind_expr(Binder *b, const Expr *e, BindCtx ctx, BExpr *out);
@@ -1403,8 +1404,10 @@ typedef struct BoundSelect {
 typedef struct GroupItem {
     AggKind kind;
     int iRow;               /* the row query's output it reads (-1: none) */
-    int iAgg;               /* its state in Group.aAgg (SUM, AVG, MIN, MAX) */
+    int iAgg;               /* its state in Group.aAgg (every kind but NONE,
+                            ** COUNT and GROUPBY) */
     SqlColType type;        /* its result type */
+    int bFloat32;           /* GROUP_CONCAT: its argument is a FLOAT */
 } GroupItem;
 
 /* A grouped SELECT: the row query (BoundSelect.q) outputs the nKey key
@@ -1426,12 +1429,21 @@ typedef struct GroupPlan {
     GroupItem *aOrder;      /* ORDER BY keys */
     int *aDesc;
     int nOrder;
-    int nAgg;               /* aggregate states per group */
+    int nAgg;               /* aggregate states per group ... */
+    GroupItem *aAgg;        /* ... each fed by one of these (an aggregate
+                            ** named twice, by alias or position, is one) */
+    int nAggCap;
+    int nRows;              /* GROUP N BY: a group's best N rows are shown */
+    int *aWithin;           /* WITHIN GROUP ORDER BY: the row outputs that
+                            ** order a group's rows (before the query's order) */
+    int *aWithinDesc;
+    int nWithin;
     const QExpr *pHaving;   /* HAVING over the group's values aHave (QE_SLOT), or NULL */
     GroupItem *aHave;
     int nHave;
     int64_t iOffset, iLimit;
-    int bBest;              /* rows come unordered: each group keeps its best */
+    int bBest;              /* rows come unordered: each group keeps its best
+                            ** (else, without WITHIN GROUP, its first) */
     int iRankW, iRankId;    /* the row outputs WEIGHT() (-1: none) and id */
 } GroupPlan;
 
@@ -1793,7 +1805,7 @@ static int group_row_out(Binder *b, GroupBind *gb, const BExpr *x) {
 static int bind_group_item(Binder *b, GroupBind *gb, const Expr *e, BindCtx ctx, GroupItem *gi) {
     AggKind k = agg_kind(e);
     BExpr x;
-    *gi = (GroupItem){k, -1, -1, SQLCOL_BIGINT};
+    *gi = (GroupItem){k, -1, -1, SQLCOL_BIGINT, 0};
     if (k == AGG_COUNT || k == AGG_DISTINCT) {
         if (e->u.func.nArg != 1 || (k == AGG_COUNT) != (e->u.func.aArg[0]->kind == EXPR_STAR)) {
             return bind_fail_at(b, e->pos, "COUNT takes * or DISTINCT and one expression: COUNT(*), "
@@ -1814,15 +1826,27 @@ static int bind_group_item(Binder *b, GroupBind *gb, const Expr *e, BindCtx ctx,
                  what(b, &x, bx, sizeof(bx)));
         return bind_fail_at(b, e->u.func.aArg[0]->pos, zMsg);
     }
+    if (k == AGG_CONCAT && x.type == SQLCOL_VECTOR) {
+        return bind_fail_at(b, e->u.func.aArg[0]->pos, "group_concat() takes a number or a string, not a vector");
+    }
     if ((gi->iRow = group_row_out(b, gb, &x)) < 0) return b->rc;
     int bDouble = x.type == SQLCOL_FLOAT || x.type == SQLCOL_DOUBLE;
+    gi->bFloat32 = x.type == SQLCOL_FLOAT;
     /* a SUM or AVG of FLOAT columns is shown with a float's digits, as the column is */
     gi->type = k == AGG_DISTINCT                                       ? SQLCOL_BIGINT
+               : k == AGG_CONCAT                                    ? SQLCOL_STRING
                : (k == AGG_AVG || k == AGG_SUM) && x.type == SQLCOL_FLOAT ? SQLCOL_FLOAT
                : k == AGG_AVG || (k == AGG_SUM && bDouble)          ? SQLCOL_DOUBLE
                : k == AGG_SUM                                       ? SQLCOL_BIGINT
                                                                     : x.type;
-    if (k != AGG_NONE) gi->iAgg = gb->g->nAgg++;
+    if (k != AGG_NONE) {
+        GroupPlan *g = gb->g;
+        GroupItem *a = arena_grow(b->a, g->aAgg, g->nAgg, &g->nAggCap, sizeof(*a), 8);
+        if (!a) return bind_oom(b);
+        g->aAgg = a;
+        gi->iAgg = g->nAgg;
+        g->aAgg[g->nAgg++] = *gi;
+    }
     return LP_OK;
 }
 
@@ -1877,7 +1901,7 @@ static int have_name(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     int rc = bind_expr(b, e, ctx == CTX_WHERE ? CTX_SELECT : ctx, &x);
     b->pHave = h;
     if (rc) return rc;
-    GroupItem gi = {AGG_NONE, -1, -1, x.type};
+    GroupItem gi = {AGG_NONE, -1, -1, x.type, 0};
     if ((gi.iRow = group_row_out(b, h->gb, &x)) < 0) return b->rc;
     return have_slot(b, &gi, out);
 }
@@ -1958,6 +1982,29 @@ static int bind_grouped(Binder *b, const SelectStmt *sel, BoundSelect *bs, const
         g->aDesc[i] = sel->aOrder[i].bDesc;
     }
     g->nOrder = sel->nOrder;
+    /* WITHIN GROUP ORDER BY: expressions of a row (or a select alias of one) */
+    g->nRows = (int)sel->nGroupRows;
+    if (sel->nWithin) {
+        g->aWithin = arena_alloc(b->a, sizeof(int) * (size_t)sel->nWithin);
+        g->aWithinDesc = arena_alloc(b->a, sizeof(int) * (size_t)sel->nWithin);
+        if (!g->aWithin || !g->aWithinDesc) return bind_oom(b);
+    }
+    for (int i = 0; i < sel->nWithin; i++) {
+        const Expr *e = sel->aWithin[i].pExpr;
+        for (int j = 0; e->kind == EXPR_COLUMN && j < sel->nItem; j++) {
+            const SelectItem *it = &sel->aItem[j];
+            if (it->zAlias && it->pExpr && !strcasecmp(it->zAlias, e->u.zName)) e = it->pExpr;
+        }
+        if (agg_kind(e) != AGG_NONE) {
+            return bind_fail_at(b, sel->aWithin[i].pExpr->pos, "WITHIN GROUP ORDER BY orders a group's rows: "
+                                                               "it takes no aggregate");
+        }
+        BExpr x;
+        if (bind_expr(b, e, CTX_ORDER, &x)) return b->rc;
+        if ((g->aWithin[i] = group_row_out(b, &gb, &x)) < 0) return b->rc;
+        g->aWithinDesc[i] = sel->aWithin[i].bDesc;
+    }
+    g->nWithin = sel->nWithin;
     if (sel->pHaving) {
         /* HAVING: a condition over each group's aggregates, aliases and
         ** (first-row) columns */
@@ -2286,12 +2333,19 @@ typedef struct AggState {
     int bDouble;            /* some value was a double, or the integer sum overflowed */
     Value v;                /* MIN, MAX: the best so far (copied) */
     HashMap *pSet;          /* COUNT(DISTINCT x): the values seen, as key bytes */
+    StrBuf *pCat;           /* GROUP_CONCAT(x): the values so far */
 } AggState;
 
+/* One row a group shows: the row query's outputs, copied. */
+typedef struct GroupRow {
+    Value *a;
+    uint32_t *aRoom;        /* bytes each copied string or vector has room for */
+} GroupRow;
+
 typedef struct Group {
-    Value *aFirst;          /* the first row's outputs (copied) */
-    uint32_t *aRoom;        /* GroupPlan.bBest: bytes each copied string or
-                            ** vector of aFirst has room for */
+    GroupRow *aRow;         /* its first rows, best first (GROUP N BY: up to
+                            ** N; one otherwise) */
+    int nRow;
     int64_t nCount;
     uint64_t iSeq;          /* when its first row came */
     AggState *aAgg;
@@ -2362,6 +2416,16 @@ static void group_key(StrBuf *sb, const Value *a, int n) {
 
 static void agg_add(AggState *s, const GroupItem *gi, const Value *v, Arena *a, StrBuf *key, int *pRc) {
     if (v->kind == VAL_NULL) return;
+    if (gi->kind == AGG_CONCAT) {
+        if (!s->pCat && (s->pCat = arena_zalloc(a, sizeof(StrBuf))) == NULL) {
+            *pRc = LP_NOMEM;
+            return;
+        }
+        if (s->n++) strbuf_appendc(s->pCat, ',');
+        value_format(v, gi->bFloat32, s->pCat);
+        if (s->pCat->oom) *pRc = LP_NOMEM;
+        return;
+    }
     if (gi->kind == AGG_DISTINCT) { /* n counts the values not seen before */
         group_key(key, v, 1);
         if (!s->pSet && (s->pSet = arena_zalloc(a, sizeof(HashMap))) != NULL) hmap_init(s->pSet);
@@ -2398,19 +2462,19 @@ static size_t value_bytes(const Value *v) {
     return v->kind == VAL_STR ? (size_t)v->u.s.n + 1 : v->kind == VAL_VEC ? sizeof(float) * v->u.v.n : 0;
 }
 
-/* The row aVal as group p's first row, copied: into the room its
-** previous first row's strings and vectors left where they fit (a group
-** that sees better rows often stays the size of its largest). */
-static int first_row_set(GroupRun *gr, Group *p, const Value *aVal, int nVal) {
+/* The row aVal copied into r: into the room the row r held before left
+** for its strings and vectors where they fit (a group that sees better
+** rows often stays the size of its largest). */
+static int row_set(GroupRun *gr, GroupRow *r, const Value *aVal, int nVal) {
     for (int i = 0; i < nVal; i++) {
-        Value *d = &p->aFirst[i];
+        Value *d = &r->a[i];
         size_t n = value_bytes(&aVal[i]);
         void *pRoom = d->kind == VAL_STR ? (void *)d->u.s.z : d->kind == VAL_VEC ? (void *)d->u.v.a : NULL;
         *d = aVal[i];
         if (!n) continue;
-        if (!pRoom || p->aRoom[i] < n) {
+        if (!pRoom || r->aRoom[i] < n) {
             if (!(pRoom = arena_alloc(&gr->a, n))) return LP_NOMEM;
-            p->aRoom[i] = (uint32_t)n;
+            r->aRoom[i] = (uint32_t)n;
         }
         if (d->kind == VAL_STR) {
             memcpy(pRoom, d->u.s.z, n - 1);
@@ -2424,14 +2488,46 @@ static int first_row_set(GroupRun *gr, Group *p, const Value *aVal, int nVal) {
     return LP_OK;
 }
 
-/* Is the row aVal better in the query's order than group p's first row
-** (WEIGHT() descending, then id ascending)? */
-static int row_beats_first(const GroupPlan *g, const Value *aVal, const Group *p) {
-    if (g->iRankW >= 0) {
-        double w = aVal[g->iRankW].u.f, wFirst = p->aFirst[g->iRankW].u.f;
-        if (w != wFirst) return w > wFirst;
+/* Does row x come before row y in a group: by WITHIN GROUP ORDER BY, then
+** in the query's order (WEIGHT() descending, then id ascending) when rows
+** come unordered (bBest; otherwise the one that came first stays first)? */
+static int row_beats(const GroupPlan *g, const Value *x, const Value *y) {
+    for (int i = 0; i < g->nWithin; i++) {
+        int c = value_cmp(&x[g->aWithin[i]], &y[g->aWithin[i]]);
+        if (c) return g->aWithinDesc[i] ? c > 0 : c < 0;
     }
-    return aVal[g->iRankId].u.i < p->aFirst[g->iRankId].u.i;
+    if (!g->bBest) return 0;
+    if (g->iRankW >= 0) {
+        double wx = x[g->iRankW].u.f, wy = y[g->iRankW].u.f;
+        if (wx != wy) return wx > wy;
+    }
+    return x[g->iRankId].u.i < y[g->iRankId].u.i;
+}
+
+/* Room for one more of group p's rows, in the arena. */
+static int group_row_new(GroupRun *gr, GroupRow *r, int nVal) {
+    r->a = arena_zalloc(&gr->a, sizeof(Value) * (size_t)(nVal ? nVal : 1));
+    r->aRoom = arena_zalloc(&gr->a, sizeof(uint32_t) * (size_t)(nVal ? nVal : 1));
+    return r->a && r->aRoom ? LP_OK : LP_NOMEM;
+}
+
+/* The row aVal among group p's best rows, when it is one: in its place,
+** the worst dropped past g->nRows (its room reused). */
+static int group_keep_row(GroupRun *gr, Group *p, const Value *aVal, int nVal) {
+    const GroupPlan *g = gr->g;
+    int pos = p->nRow;
+    while (pos > 0 && row_beats(g, aVal, p->aRow[pos - 1].a)) pos--;
+    if (pos >= g->nRows) return LP_OK;
+    GroupRow r;
+    if (p->nRow < g->nRows) {
+        if (group_row_new(gr, &r, nVal) != LP_OK) return LP_NOMEM;
+        p->nRow++;
+    } else {
+        r = p->aRow[p->nRow - 1];
+    }
+    memmove(&p->aRow[pos + 1], &p->aRow[pos], sizeof(GroupRow) * (size_t)(p->nRow - 1 - pos));
+    p->aRow[pos] = r;
+    return row_set(gr, &p->aRow[pos], aVal, nVal);
 }
 
 static int group_row(void *ctx, const Value *aVal, int nVal) {
@@ -2443,34 +2539,30 @@ static int group_row(void *ctx, const Value *aVal, int nVal) {
     if (!p) {
         char *zKey = arena_alloc(&gr->a, gr->key.n ? gr->key.n : 1);
         p = arena_zalloc(&gr->a, sizeof(Group));
-        Value *aFirst = arena_zalloc(&gr->a, sizeof(Value) * (size_t)(nVal ? nVal : 1));
-        uint32_t *aRoom = arena_zalloc(&gr->a, sizeof(uint32_t) * (size_t)(nVal ? nVal : 1));
+        GroupRow *aRow = arena_alloc(&gr->a, sizeof(GroupRow) * (size_t)g->nRows);
         AggState *aAgg = arena_zalloc(&gr->a, sizeof(AggState) * (size_t)(g->nAgg ? g->nAgg : 1));
-        if (!zKey || !p || !aFirst || !aRoom || !aAgg) return LP_NOMEM;
+        if (!zKey || !p || !aRow || !aAgg || group_row_new(gr, &aRow[0], nVal) != LP_OK) return LP_NOMEM;
         memcpy(zKey, gr->key.z, gr->key.n);
-        p->aFirst = aFirst;
-        p->aRoom = aRoom;
-        if (first_row_set(gr, p, aVal, nVal) != LP_OK) return LP_NOMEM;
+        p->aRow = aRow;
+        p->nRow = 1;
+        if (row_set(gr, &aRow[0], aVal, nVal) != LP_OK) return LP_NOMEM;
         p->aAgg = aAgg;
         p->iSeq = gr->all.n;
         if (hmap_put(&gr->map, zKey, gr->key.n, p, NULL) != LP_OK || VEC_PUSH(&gr->all, p)) return LP_NOMEM;
-    } else if (g->bBest && row_beats_first(g, aVal, p) && first_row_set(gr, p, aVal, nVal) != LP_OK) {
+    } else if ((p->nRow < g->nRows || row_beats(g, aVal, p->aRow[p->nRow - 1].a)) &&
+               group_keep_row(gr, p, aVal, nVal) != LP_OK) {
         return LP_NOMEM;
     }
     p->nCount++;
     int rc = LP_OK;
-    for (int pass = 0; pass < 3; pass++) {
-        const GroupItem *a = pass == 2 ? g->aHave : pass ? g->aOrder : g->aOut;
-        int n = pass == 2 ? g->nHave : pass ? g->nOrder : g->nOut;
-        for (int i = 0; i < n; i++) {
-            if (a[i].iAgg >= 0) agg_add(&p->aAgg[a[i].iAgg], &a[i], &aVal[a[i].iRow], &gr->a, &gr->set, &rc);
-        }
+    for (int i = 0; i < g->nAgg; i++) {
+        agg_add(&p->aAgg[i], &g->aAgg[i], &aVal[g->aAgg[i].iRow], &gr->a, &gr->set, &rc);
     }
     return rc;
 }
 
-/* What item gi is for group p. */
-static Value group_value(const Group *p, const GroupItem *gi) {
+/* What item gi is for group p, in its row iRow (GROUP N BY). */
+static Value group_value(const Group *p, int iRow, const GroupItem *gi) {
     const AggState *s = gi->iAgg >= 0 ? &p->aAgg[gi->iAgg] : NULL;
     switch (gi->kind) {
     case AGG_COUNT: return value_int(p->nCount);
@@ -2481,7 +2573,8 @@ static Value group_value(const Group *p, const GroupItem *gi) {
     case AGG_AVG: return s->n ? value_float(s->sumD / (double)s->n) : value_null();
     case AGG_MIN:
     case AGG_MAX: return s->n ? s->v : value_null();
-    default: return p->aFirst[gi->iRow];
+    case AGG_CONCAT: return s->n ? value_str(s->pCat->z, (uint32_t)s->pCat->n) : value_null();
+    default: return p->aRow[iRow].a[gi->iRow];
     }
 }
 
@@ -2495,8 +2588,8 @@ static int group_cmp(const void *x, const void *y) {
         if (c) return g->aDesc[i] ? -c : c;
     }
     if (g->bBest) { /* in the order of their first rows */
-        if (row_beats_first(g, a->aFirst, b)) return -1;
-        return row_beats_first(g, b->aFirst, a);
+        if (row_beats(g, a->aRow[0].a, b->aRow[0].a)) return -1;
+        return row_beats(g, b->aRow[0].a, a->aRow[0].a);
     }
     return (a->iSeq > b->iSeq) - (a->iSeq < b->iSeq);
 }
@@ -2523,7 +2616,7 @@ static int group_run_finish(GroupRun *gr, int rc, SqlResult *r, QMeta *pMeta, Lp
         QRow row;
         memset(&row, 0, sizeof(row));
         row.aSlot = aSlot;
-        for (int k = 0; k < g->nHave; k++) aSlot[k] = group_value(gr->all.a[i], &g->aHave[k]);
+        for (int k = 0; k < g->nHave; k++) aSlot[k] = group_value(gr->all.a[i], 0, &g->aHave[k]);
         if (!g->pHaving || qexpr_true(g->pHaving, &row)) aKeep[nKeep++] = gr->all.a[i];
     }
     if (rc == LP_OK && (g->nOrder || g->bBest)) {
@@ -2533,7 +2626,7 @@ static int group_run_finish(GroupRun *gr, int rc, SqlResult *r, QMeta *pMeta, Lp
                 rc = lp_err_set(err, LP_NOMEM, "out of memory");
                 break;
             }
-            for (int k = 0; k < g->nOrder; k++) p->aKey[k] = group_value(p, &g->aOrder[k]);
+            for (int k = 0; k < g->nOrder; k++) p->aKey[k] = group_value(p, 0, &g->aOrder[k]);
         }
         t_pSortPlan = g;
         if (rc == LP_OK && nKeep > 1) qsort(aKeep, nKeep, sizeof(Group *), group_cmp);
@@ -2542,20 +2635,25 @@ static int group_run_finish(GroupRun *gr, int rc, SqlResult *r, QMeta *pMeta, Lp
     Value aStack[32];
     Value *aOut = g->nOut <= 32 ? aStack : malloc(sizeof(Value) * (size_t)g->nOut);
     if (!aOut && rc == LP_OK) rc = lp_err_set(err, LP_NOMEM, "out of memory");
-    uint64_t nReturned = 0;
-    for (uint64_t i = (uint64_t)g->iOffset; rc == LP_OK && i < nKeep && nReturned < (uint64_t)g->iLimit; i++) {
-        for (int c = 0; c < g->nOut; c++) aOut[c] = group_value(aKeep[i], &g->aOut[c]);
-        if (sink_row(&k, aOut, g->nOut) != LP_OK) rc = lp_err_set(err, LP_NOMEM, "out of memory");
-        nReturned++;
+    /* each group's rows (one, or GROUP N BY's up to N): OFFSET and LIMIT
+    ** count them, as SHOW META's total_found does */
+    uint64_t nReturned = 0, nRows = 0;
+    for (size_t i = 0; i < nKeep; i++) {
+        for (int j = 0; j < aKeep[i]->nRow; j++, nRows++) {
+            if (rc != LP_OK || nRows < (uint64_t)g->iOffset || nReturned >= (uint64_t)g->iLimit) continue;
+            for (int c = 0; c < g->nOut; c++) aOut[c] = group_value(aKeep[i], j, &g->aOut[c]);
+            if (sink_row(&k, aOut, g->nOut) != LP_OK) rc = lp_err_set(err, LP_NOMEM, "out of memory");
+            nReturned++;
+        }
     }
     if (aOut != aStack) free(aOut);
     strbuf_free(&k.sb);
-    /* SHOW META counts the groups */
-    pMeta->nTotalFound = nKeep;
+    pMeta->nTotalFound = nRows;
     pMeta->nReturned = nReturned;
-    for (size_t i = 0; i < gr->all.n; i++) { /* the COUNT(DISTINCT x) sets' slots */
+    for (size_t i = 0; i < gr->all.n; i++) { /* the COUNT(DISTINCT x) sets' slots, GROUP_CONCAT's text */
         for (int j = 0; j < g->nAgg; j++) {
             if (gr->all.a[i]->aAgg[j].pSet) hmap_free(gr->all.a[i]->aAgg[j].pSet);
+            if (gr->all.a[i]->aAgg[j].pCat) strbuf_free(gr->all.a[i]->aAgg[j].pCat);
         }
     }
     VEC_FREE(&gr->all);
@@ -2630,6 +2728,9 @@ static int bind_facet(SqlSession *s, const SqlStmt *st, const SelectStmt *sel, c
     f.nItem = 2;
     f.aGroupBy = aKey;
     f.nGroupBy = 1;
+    f.nGroupRows = 1;
+    f.aWithin = NULL;
+    f.nWithin = 0;
     f.pHaving = NULL;
     f.aOrder = aOrder;
     f.nOrder = fc->nOrder;

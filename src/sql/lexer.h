@@ -95,7 +95,7 @@ typedef enum SqlTokType {
     X(RAMCHUNK, 0) X(REBUILD, 0) X(RECONFIGURE, 0) X(REPLACE, 0) X(ROLLBACK, 0) X(SELECT, 1) X(SESSION, 0) X(SET, 1) X(SETTINGS, 0)   \
     X(SHOW, 0) X(START, 0) X(STATUS, 0) X(TABLE, 1) X(TABLES, 0) X(TRANSACTION, 0)        \
     X(TRUE, 1) X(TRUNCATE, 0) X(UPDATE, 0) X(USE, 0) X(VALUES, 1) X(VARIABLES, 0)         \
-    X(WARNINGS, 0) X(WHERE, 1) X(WITH, 0) X(WORK, 0)
+    X(WARNINGS, 0) X(WHERE, 1) X(WITH, 0) X(WITHIN, 0) X(WORK, 0)
 
 typedef enum SqlKeyword {
     KW_NONE = 0,

@@ -945,7 +945,8 @@ static int parse_limit(Parser *p, int64_t *piOffset, int64_t *piLimit) {
     return accept_kw(p, KW_OFFSET) ? parse_count(p, piOffset) : LP_OK;
 }
 
-/* SELECT item {, item} [FROM table] [WHERE] [GROUP BY [HAVING]] [ORDER BY]
+/* SELECT item {, item} [FROM table] [WHERE] [GROUP [N] BY [WITHIN GROUP ORDER
+** BY] [HAVING]] [ORDER BY]
 ** [LIMIT] [OPTION] {FACET ...}, clauses in that order. FROM is optional: clients send
 ** "SELECT @@version_comment LIMIT 1" and "SELECT DATABASE()". */
 static int parse_select(Parser *p, SelectStmt *s) {
@@ -990,7 +991,17 @@ static int parse_select(Parser *p, SelectStmt *s) {
         if (!s->pWhere) return p->rc;
         zNext = "GROUP BY, ORDER BY, LIMIT, OPTION or end of statement";
     }
+    s->nGroupRows = 1;
     if (accept_kw(p, KW_GROUP)) {
+        /* GROUP [N] BY keys [WITHIN GROUP ORDER BY ...] [HAVING ...], the
+        ** last two in either order */
+        if (p->tok.type == TK_INT) {
+            int pos = p->tok.pos;
+            if (parse_count(p, &s->nGroupRows)) return p->rc;
+            if (s->nGroupRows < 1 || s->nGroupRows > 1000) {
+                return fail_at(p, pos, "GROUP N BY takes N from 1 to 1000"), p->rc;
+            }
+        }
         if (expect_kw(p, KW_BY)) return p->rc;
         int n = 0, cap = 0;
         do {
@@ -998,11 +1009,20 @@ static int parse_select(Parser *p, SelectStmt *s) {
             if (!e || PUSH(p, s->aGroupBy, n, cap, e)) return p->rc;
         } while (accept(p, TK_COMMA));
         s->nGroupBy = n;
-        zNext = "HAVING, ORDER BY, LIMIT, OPTION or end of statement";
-        if (accept_kw(p, KW_HAVING)) {
-            if (!(s->pHaving = parse_expr(p))) return p->rc;
-            zNext = "ORDER BY, LIMIT, OPTION or end of statement";
+        for (;;) {
+            if (!s->aWithin && accept_kw(p, KW_WITHIN)) {
+                if (expect_kw(p, KW_GROUP) || expect_kw(p, KW_ORDER)) return p->rc;
+                if (parse_order_by(p, &s->aWithin, &s->nWithin)) return p->rc;
+            } else if (!s->pHaving && accept_kw(p, KW_HAVING)) {
+                if (!(s->pHaving = parse_expr(p))) return p->rc;
+            } else {
+                break;
+            }
         }
+        zNext = s->aWithin && s->pHaving ? "ORDER BY, LIMIT, OPTION or end of statement"
+                : s->aWithin ? "HAVING, ORDER BY, LIMIT, OPTION or end of statement"
+                : s->pHaving ? "WITHIN GROUP ORDER BY, ORDER BY, LIMIT, OPTION or end of statement"
+                             : "WITHIN GROUP ORDER BY, HAVING, ORDER BY, LIMIT, OPTION or end of statement";
     }
     if (accept_kw(p, KW_ORDER)) {
         if (parse_order_by(p, &s->aOrder, &s->nOrder)) return p->rc;

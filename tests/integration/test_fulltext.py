@@ -5473,6 +5473,63 @@ def test_group_by_streams_rows_and_keeps_each_groups_best(server, cur, uniq):
         assert got == [(r[1], r[0], sum(1 for x in flat if x[1].lower() == k)) for k, r in first.items()], where
 
 
+def test_group_n_by_within_group_order_and_group_concat(server, cur, uniq):
+    """Manticore's GROUP N BY (a group's best N rows, LIMIT and total_found
+    counting rows), WITHIN GROUP ORDER BY (which rows are a group's best:
+    its keys, then the query's order), and GROUP_CONCAT(x) (the group's
+    non-NULL values, comma-separated), against Python over random rows in a
+    flushed and a RAM segment; an aggregate named again by alias or position
+    in ORDER BY or HAVING is counted once."""
+    rnd = random.Random(11)
+    words = ["red", "bag", "hat", "shoe"]
+    def doc():
+        return (" ".join(rnd.choice(words) for _ in range(rnd.randint(1, 5))), rnd.randint(0, 4),
+                rnd.choice([None, 1, 2, 3, 5, 8]), rnd.choice(["x", "y", "z", "X"]))
+    t = make_table(server, uniq(), "(title TEXT, grp INT, price INT, tag STRING)", {i: doc() for i in range(1, 121)})
+    cur.execute(f"FLUSH TABLE {t}")
+    cur.execute(f"INSERT INTO {t} (id, title, grp, price, tag) VALUES " + ", ".join(
+        "({}, {}, {}, {}, {})".format(i, q(a), g, "NULL" if p is None else p, q(tg))
+        for i, (a, g, p, tg) in ((i, doc()) for i in range(121, 201))))
+    for where, qorder in (("MATCH('red | bag')", lambda r: (-r[4], r[0])), ("grp < 4", lambda r: (r[0],))):
+        flat = rows(cur, f"SELECT id, grp, price, tag, WEIGHT() FROM {t} WHERE {where} LIMIT 1000")
+        groups = collections.defaultdict(list)
+        for r in flat:
+            groups[r[1]].append(r)
+        for n in (1, 2, 3):
+            # WITHIN GROUP ORDER BY price DESC (NULL last in DESC: it sorts first ascending), then the query's order
+            def within(r):
+                return (0 if r[2] is None else 1, r[2] or 0)
+            want = []
+            for g in sorted(groups):
+                best = sorted(groups[g], key=qorder)
+                best = sorted(best, key=within, reverse=True)  # stable: ties keep the query's order
+                want += [(g, r[0], r[2], len(groups[g])) for r in best[:n]]
+            got = rows(cur, f"SELECT grp, id, price, COUNT(*) FROM {t} WHERE {where} GROUP {n} BY grp "
+                            "WITHIN GROUP ORDER BY price DESC ORDER BY grp ASC LIMIT 1000")
+            assert got == want, (where, n)
+            cur.execute("SHOW META")
+            assert dict(cur.fetchall())["total_found"] == str(len(want))
+            # LIMIT and OFFSET count rows
+            assert rows(cur, f"SELECT grp, id, price, COUNT(*) FROM {t} WHERE {where} GROUP {n} BY grp "
+                             "WITHIN GROUP ORDER BY price DESC ORDER BY grp ASC LIMIT 3, 4") == want[3:7]
+        # GROUP_CONCAT: every non-NULL value of the group, once each
+        got = rows(cur, f"SELECT grp, GROUP_CONCAT(price), GROUP_CONCAT(tag), SUM(price) s, COUNT(*) FROM {t} "
+                        f"WHERE {where} GROUP BY grp HAVING s > 0 AND COUNT(*) > 1 ORDER BY s DESC, 1 ASC")
+        want = []
+        for g, rs in groups.items():
+            prices = [r[2] for r in rs if r[2] is not None]
+            if sum(prices) > 0 and len(rs) > 1:
+                want.append((g, sorted(prices), sorted(r[3] for r in rs), sum(prices), len(rs)))
+        want.sort(key=lambda w: (-w[3], w[0]))
+        assert [(g, sorted(int(x) for x in a.split(",")) if a else [], sorted(b.split(",")), s_, c)
+                for g, a, b, s_, c in got] == want, where
+    expect_error(cur, f"SELECT grp FROM {t} GROUP BY grp WITHIN GROUP ORDER BY COUNT(*) DESC", 1064,
+                 "WITHIN GROUP ORDER BY orders a group's rows: it takes no aggregate")
+    expect_error(cur, f"SELECT grp FROM {t} GROUP 0 BY grp", 1064, "GROUP N BY takes N from 1 to 1000")
+    expect_error(cur, f"SELECT grp FROM {t} GROUP BY grp WITHIN ORDER BY id", 1064, "expected GROUP")
+    expect_error(cur, f"SELECT GROUP_CONCAT(price) FROM {t}", 1140, "group_concat\\(\\) is an aggregate: it needs GROUP BY")
+
+
 def test_facets_are_more_result_sets(server, cur, uniq):
     """FACET (Manticore's faceted search): after the SELECT's own rows, one
     result set per FACET, the same matching rows grouped by the facet's

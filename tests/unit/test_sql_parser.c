@@ -271,6 +271,20 @@ static void test_select_clauses(void **state) {
     assert_string_equal(dumps(q->aOption[5].pValue), "{}");
     assert_int_equal(q->aOption[1].pos, (int)(strstr(s->zSql, "field_weights") - s->zSql));
 
+    /* GROUP N BY, and WITHIN GROUP ORDER BY before or after HAVING */
+    q = &parse("SELECT a FROM t GROUP 3 BY a HAVING c > 1 WITHIN GROUP ORDER BY b DESC, d ORDER BY a")->u.select;
+    assert_int_equal(q->nGroupRows, 3);
+    assert_int_equal(q->nWithin, 2);
+    assert_string_equal(dumps(q->aWithin[0].pExpr), "b");
+    assert_int_equal(q->aWithin[0].bDesc, 1);
+    assert_int_equal(q->aWithin[1].bDesc, 0);
+    assert_string_equal(dumps(q->pHaving), "(> c 1)");
+    assert_int_equal(q->nOrder, 1);
+    q = &parse("SELECT a FROM t GROUP BY a WITHIN GROUP ORDER BY b HAVING c > 1")->u.select;
+    assert_int_equal(q->nGroupRows, 1);
+    assert_int_equal(q->nWithin, 1);
+    assert_true(q->pHaving != NULL);
+
     q = &parse("SELECT * FROM t LIMIT 5")->u.select;
     assert_int_equal(q->iLimit, 5);
     assert_int_equal(q->iOffset, 0);
