@@ -171,11 +171,16 @@ typedef struct OrderItem {
     int bDesc;                  /* DESC */
 } OrderItem;
 
-/* FACET expr [AS alias] [ORDER BY ...] [LIMIT [off,] n]: one more result
-** set, the rows grouped by expr with their COUNT(*) (Manticore's). */
+/* FACET expr [AS alias] {, expr [AS alias]} [BY expr {, expr}] [DISTINCT
+** column] [ORDER BY ...] [LIMIT [off,] n]: one more result set, the rows
+** grouped by the expressions (or the BY list) with their COUNT(*), and
+** COUNT(DISTINCT column) before it (Manticore's). */
 typedef struct FacetClause {
-    Expr *pExpr;
-    const char *zAlias;         /* or NULL */
+    SelectItem *aItem;          /* the faceted expressions, at least one */
+    int nItem;
+    Expr **aBy;                 /* BY: the keys, or NULL (the expressions) */
+    int nBy;
+    Expr *pDistinct;            /* DISTINCT column, or NULL */
     OrderItem *aOrder;
     int nOrder;
     int64_t iLimit;             /* -1 when absent */

@@ -2693,41 +2693,61 @@ static void keep_meta(SqlSession *s, const BoundSelect *bs, const QMeta *m) {
 }
 
 /* One FACET of a SELECT bound into *bs: the SELECT's rows grouped by the
-** facet's expression, with COUNT(*) (Manticore's: the same table, MATCH,
-** WHERE and options; FACET() in its ORDER BY is the facet's value; LIMIT
-** 20 by default). LP_OK, or an error in err (bs->t, when set, is the
+** facet's expressions (or its BY list), with COUNT(DISTINCT column) when
+** it has DISTINCT, and COUNT(*) (Manticore's: the same table, MATCH, WHERE
+** and options; FACET() in its ORDER BY is the facet's first expression;
+** LIMIT 20 by default). LP_OK, or an error in err (bs->t, when set, is the
 ** caller's to release either way). */
 static int bind_facet(SqlSession *s, const SqlStmt *st, const SelectStmt *sel, const FacetClause *fc,
                       BoundSelect *bs, LpError *err) {
     Arena *a = &s->stmt;
     SelectStmt f = *sel;
-    SelectItem *aItem = arena_alloc(a, sizeof(SelectItem) * 2);
+    int nItem = fc->nItem + 1 + (fc->pDistinct != NULL);
+    Expr *pFirst = fc->aItem[0].pExpr;
+    SelectItem *aItem = arena_alloc(a, sizeof(SelectItem) * (size_t)nItem);
     Expr *star = arena_zalloc(a, sizeof(Expr)), *cnt = arena_zalloc(a, sizeof(Expr));
-    Expr **aArg = arena_alloc(a, sizeof(Expr *)), **aKey = arena_alloc(a, sizeof(Expr *));
+    Expr *dist = arena_zalloc(a, sizeof(Expr));
+    Expr **aArg = arena_alloc(a, sizeof(Expr *)), **aDistArg = arena_alloc(a, sizeof(Expr *));
     OrderItem *aOrder = arena_alloc(a, sizeof(OrderItem) * (size_t)(fc->nOrder ? fc->nOrder : 1));
-    if (!aItem || !star || !cnt || !aArg || !aKey || !aOrder) return lp_err_set(err, LP_NOMEM, "out of memory");
+    Expr **aKey = fc->aBy ? fc->aBy : arena_alloc(a, sizeof(Expr *) * (size_t)fc->nItem);
+    if (!aItem || !star || !cnt || !dist || !aArg || !aDistArg || !aKey || !aOrder) {
+        return lp_err_set(err, LP_NOMEM, "out of memory");
+    }
     star->kind = EXPR_STAR;
-    star->pos = fc->pExpr->pos;
+    star->pos = pFirst->pos;
     cnt->kind = EXPR_FUNC;
-    cnt->pos = fc->pExpr->pos;
+    cnt->pos = pFirst->pos;
     cnt->u.func.zName = "count";
     cnt->u.func.aArg = aArg;
     cnt->u.func.nArg = 1;
     aArg[0] = star;
-    aItem[0] = (SelectItem){fc->pExpr, fc->zAlias};
-    aItem[1] = (SelectItem){cnt, "count(*)"};
-    aKey[0] = fc->pExpr;
+    for (int i = 0; i < fc->nItem; i++) {
+        aItem[i] = fc->aItem[i];
+        if (!fc->aBy) aKey[i] = fc->aItem[i].pExpr;
+    }
+    if (fc->pDistinct) { /* COUNT(DISTINCT column), named as Manticore names it */
+        *dist = *cnt;
+        dist->pos = fc->pDistinct->pos;
+        dist->u.func.bDistinct = 1;
+        dist->u.func.aArg = aDistArg;
+        aDistArg[0] = fc->pDistinct;
+        SelectItem it = {fc->pDistinct, NULL};
+        const char *zCol = item_name(st, &it, a), *zName = zCol ? arena_printf(a, "count(distinct %s)", zCol) : NULL;
+        if (!zName) return lp_err_set(err, LP_NOMEM, "out of memory");
+        aItem[fc->nItem] = (SelectItem){dist, zName};
+    }
+    aItem[nItem - 1] = (SelectItem){cnt, "count(*)"};
     for (int i = 0; i < fc->nOrder; i++) {
         aOrder[i] = fc->aOrder[i];
         const Expr *e = aOrder[i].pExpr;
         if (e->kind == EXPR_FUNC && !strcmp(e->u.func.zName, "facet") && e->u.func.nArg == 0) {
-            aOrder[i].pExpr = fc->pExpr; /* FACET(): the facet's value */
+            aOrder[i].pExpr = pFirst; /* FACET(): the facet's (first) value */
         }
     }
     f.aItem = aItem;
-    f.nItem = 2;
+    f.nItem = nItem;
     f.aGroupBy = aKey;
-    f.nGroupBy = 1;
+    f.nGroupBy = fc->aBy ? fc->nBy : fc->nItem;
     f.nGroupRows = 1;
     f.aWithin = NULL;
     f.nWithin = 0;

@@ -1036,16 +1036,32 @@ static int parse_select(Parser *p, SelectStmt *s) {
         if (parse_options(p, &s->aOption, &s->nOption)) return p->rc;
         zNext = "',', FACET or end of statement";
     }
-    /* FACET expr [AS alias] [ORDER BY ...] [LIMIT [off,] n], at the end */
+    /* FACET expr [AS alias] {, ...} [BY expr {, expr}] [DISTINCT column]
+    ** [ORDER BY ...] [LIMIT [off,] n], at the end */
     int nFacet = 0, capFacet = 0;
     while (accept_kw(p, KW_FACET)) {
         FacetClause f = {0};
         f.iLimit = -1;
-        if (!(f.pExpr = parse_expr(p))) return p->rc;
-        if (accept_kw(p, KW_AS)) {
-            if (!is_name(&p->tok)) return expected(p, "an alias"), p->rc;
-            if (!(f.zAlias = tok_name(p, &p->tok, 0))) return p->rc;
-            advance(p);
+        int capItem = 0, capBy = 0;
+        do {
+            SelectItem it = {0};
+            if (!(it.pExpr = parse_expr(p))) return p->rc;
+            if (accept_kw(p, KW_AS)) {
+                if (!is_name(&p->tok)) return expected(p, "an alias"), p->rc;
+                if (!(it.zAlias = tok_name(p, &p->tok, 0))) return p->rc;
+                advance(p);
+            }
+            if (PUSH(p, f.aItem, f.nItem, capItem, it)) return p->rc;
+        } while (accept(p, TK_COMMA));
+        if (accept_kw(p, KW_BY)) {
+            do {
+                Expr *e = parse_expr(p);
+                if (!e || PUSH(p, f.aBy, f.nBy, capBy, e)) return p->rc;
+            } while (accept(p, TK_COMMA));
+        }
+        if (accept_kw(p, KW_DISTINCT)) {
+            if (!is_name(&p->tok)) return expected(p, "a column name after DISTINCT"), p->rc;
+            if (!(f.pDistinct = parse_expr(p))) return p->rc;
         }
         if (accept_kw(p, KW_ORDER) && parse_order_by(p, &f.aOrder, &f.nOrder)) return p->rc;
         if (accept_kw(p, KW_LIMIT) && parse_limit(p, &f.iOffset, &f.iLimit)) return p->rc;

@@ -5564,3 +5564,45 @@ def test_facets_are_more_result_sets(server, cur, uniq):
                                    content_type="text/plain")
     doc = json.loads(body)
     assert status == 200 and len(doc) == 2 and doc[1]["total"] == 3 and doc[0]["data"] == [{"id": 1}]
+
+
+def test_facet_over_several_expressions_by_and_distinct(server, cur, uniq):
+    """FACET a, b (grouped by both), FACET a BY b (a shown, grouped by b, a
+    from each group's best match), FACET a DISTINCT c (COUNT(DISTINCT c)
+    before COUNT(*)), each the GROUP BY query it stands for; FACET() orders
+    by the first expression."""
+    rnd = random.Random(5)
+    t = make_table(server, uniq(), "(title TEXT, brand STRING, brand_id INT, color STRING, price INT)",
+                   {i: (rnd.choice(["red bag", "red hat", "bag"]), "Brand %d" % (b := rnd.randint(1, 4)), b,
+                        rnd.choice(["blue", "green", "black"]), rnd.randint(1, 9)) for i in range(1, 81)})
+    cur.execute(f"FLUSH TABLE {t}")
+    cur.execute(f"INSERT INTO {t} (id, title, brand, brand_id, color, price) VALUES "
+                "(81, 'red bag', 'Brand 9', 9, 'blue', 3), (82, 'red', 'Brand 9', 9, 'red', 4)")
+    cur.execute(f"SELECT id FROM {t} WHERE MATCH('red') LIMIT 2 "
+                "FACET brand, color ORDER BY COUNT(*) DESC, FACET() ASC, color ASC "
+                "FACET brand BY brand_id ORDER BY FACET() DESC "
+                "FACET brand_id AS b DISTINCT color ORDER BY b ASC LIMIT 3")
+    sets = []
+    while True:
+        sets.append(([d[0] for d in cur.description], [tuple(r) for r in cur.fetchall()]))
+        if not cur.nextset():
+            break
+    assert len(sets) == 4
+    assert sets[1] == (["brand", "color", "count(*)"],
+                       rows(cur, f"SELECT brand, color, COUNT(*) FROM {t} WHERE MATCH('red') GROUP BY brand, color "
+                                 "ORDER BY COUNT(*) DESC, brand ASC, color ASC LIMIT 20"))
+    assert sets[2] == (["brand", "count(*)"],
+                       rows(cur, f"SELECT brand, COUNT(*) FROM {t} WHERE MATCH('red') GROUP BY brand_id "
+                                 "ORDER BY brand DESC LIMIT 20"))
+    assert sets[3] == (["b", "count(distinct color)", "count(*)"],
+                       rows(cur, f"SELECT brand_id b, COUNT(DISTINCT color), COUNT(*) FROM {t} WHERE MATCH('red') "
+                                 "GROUP BY brand_id ORDER BY b ASC LIMIT 3"))
+    # and against Python
+    flat = rows(cur, f"SELECT brand_id, color FROM {t} WHERE MATCH('red') LIMIT 1000")
+    per = collections.defaultdict(list)
+    for b, c in flat:
+        per[b].append(c)
+    assert [(b, d, n) for b, d, n in sets[3][1]] == [(b, len(set(per[b])), len(per[b])) for b in sorted(per)][:3]
+    expect_error(cur, f"SELECT id FROM {t} FACET brand DISTINCT", 1064, "expected a column name after DISTINCT")
+    expect_error(cur, f"SELECT id FROM {t} FACET brand BY", 1064, "expected an expression")
+    expect_error(cur, f"SELECT id FROM {t} FACET brand DISTINCT nope", 1054, "unknown column 'nope'")

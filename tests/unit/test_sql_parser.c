@@ -285,6 +285,22 @@ static void test_select_clauses(void **state) {
     assert_int_equal(q->nWithin, 1);
     assert_true(q->pHaving != NULL);
 
+    /* FACET lists, BY, DISTINCT, ORDER BY and LIMIT; several FACETs */
+    q = &parse("SELECT id FROM t OPTION a=1 FACET x AS u, y + 1 BY z, w DISTINCT c ORDER BY FACET() DESC "
+               "LIMIT 2, 3 FACET v")->u.select;
+    assert_int_equal(q->nFacet, 2);
+    assert_int_equal(q->aFacet[0].nItem, 2);
+    assert_string_equal(q->aFacet[0].aItem[0].zAlias, "u");
+    assert_string_equal(dumps(q->aFacet[0].aItem[1].pExpr), "(+ y 1)");
+    assert_int_equal(q->aFacet[0].nBy, 2);
+    assert_string_equal(dumps(q->aFacet[0].aBy[1]), "w");
+    assert_string_equal(dumps(q->aFacet[0].pDistinct), "c");
+    assert_int_equal(q->aFacet[0].nOrder, 1);
+    assert_int_equal(q->aFacet[0].iOffset, 2);
+    assert_int_equal(q->aFacet[0].iLimit, 3);
+    assert_int_equal(q->aFacet[1].nItem, 1);
+    assert_true(q->aFacet[1].aBy == NULL && q->aFacet[1].pDistinct == NULL && q->aFacet[1].iLimit == -1);
+
     q = &parse("SELECT * FROM t LIMIT 5")->u.select;
     assert_int_equal(q->iLimit, 5);
     assert_int_equal(q->iOffset, 0);
