@@ -7,6 +7,8 @@
 #include <time.h>
 
 #include "text/regexp.h"
+#include "text/utf8.h"
+#include "util/strbuf.h"
 
 static QExpr *node(Arena *a, QExprKind kind) {
     QExpr *e = arena_zalloc(a, sizeof(QExpr));
@@ -264,6 +266,160 @@ static uint64_t mix64(uint64_t x) {
     return x ^ (x >> 31);
 }
 
+/* A string result of n bytes, made in the row's scratch arena; NULL (and
+** *pz NULL) without one or out of memory. */
+static Value scratch_str(const QRow *row, size_t n, char **pz) {
+    *pz = row && row->pScratch && n < UINT32_MAX ? arena_alloc(row->pScratch, n + 1) : NULL;
+    return *pz ? value_str(*pz, (uint32_t)n) : value_null();
+}
+
+/* A string's number (leading spaces, then as much as reads as one; 0 when
+** nothing does), for BIGINT() and DOUBLE() of strings. */
+static double str_number(const Value *x) {
+    char buf[64];
+    size_t n = x->u.s.n < sizeof(buf) - 1 ? x->u.s.n : sizeof(buf) - 1;
+    memcpy(buf, x->u.s.z, n);
+    buf[n] = 0;
+    double d = strtod(buf, NULL);
+    return isfinite(d) ? d : 0;
+}
+
+/* Code points of z[0..n) into a (room for n); how many. Bytes that are not
+** UTF-8 count one each. */
+static size_t code_points(const char *z, size_t n, uint32_t *a) {
+    size_t k = 0;
+    for (size_t i = 0; i < n;) {
+        int len = utf8_decode((const unsigned char *)z + i, n - i, &a[k]);
+        if (len == 0) a[k] = 0xFFFD, len = 1;
+        i += (size_t)len;
+        k++;
+    }
+    return k;
+}
+
+/* LEVENSHTEIN(a, b, {normalize, length_delta}): the textbook table, one
+** row at a time, over code points (scratch for the arrays); NULL when the
+** table would have more than LEVENSHTEIN_CELLS cells (a fraction of a
+** second of work: two strings of 16,384 characters). */
+#define LEVENSHTEIN_CELLS ((size_t)1 << 28)
+
+static Value eval_levenshtein(const QExpr *e, const Value *a, const Value *b, const QRow *row) {
+    if (!row || !row->pScratch) return value_null();
+    uint32_t *x = arena_alloc(row->pScratch, sizeof(uint32_t) * ((size_t)a->u.s.n + 1));
+    uint32_t *y = arena_alloc(row->pScratch, sizeof(uint32_t) * ((size_t)b->u.s.n + 1));
+    uint32_t *d = arena_alloc(row->pScratch, sizeof(uint32_t) * ((size_t)b->u.s.n + 1));
+    if (!x || !y || !d) return value_null();
+    size_t nx = code_points(a->u.s.z, a->u.s.n, x), ny = code_points(b->u.s.z, b->u.s.n, y);
+    size_t nMax = nx > ny ? nx : ny, dist;
+    if (e->u.fn.salt && (nx > ny ? nx - ny : ny - nx) > e->u.fn.salt) {
+        dist = nMax;
+    } else if (nx && ny > LEVENSHTEIN_CELLS / nx) {
+        return value_null(); /* too long to compare in bounded time */
+    } else {
+        for (size_t j = 0; j <= ny; j++) d[j] = (uint32_t)j;
+        for (size_t i = 1; i <= nx; i++) {
+            uint32_t diag = d[0];
+            d[0] = (uint32_t)i;
+            for (size_t j = 1; j <= ny; j++) {
+                uint32_t up = d[j];
+                uint32_t v = diag + (x[i - 1] != y[j - 1]);
+                if (up + 1 < v) v = up + 1;
+                if (d[j - 1] + 1 < v) v = d[j - 1] + 1;
+                d[j] = v;
+                diag = up;
+            }
+        }
+        dist = d[ny];
+    }
+    if (e->u.fn.bDouble) return value_float(nMax ? (double)dist / (double)nMax : 0.0);
+    return value_int((int64_t)dist);
+}
+
+/* The string functions (QF_CONCAT and after); x is the first argument, not NULL. */
+static Value eval_string_func(const QExpr *e, Value x, const QRow *row) {
+    const QExpr *const *a = e->u.fn.aArg;
+    int n = e->u.fn.nArg;
+    char *z;
+    Value r;
+    switch (e->u.fn.fn) {
+    case QF_CONCAT: {
+        Value aV[64];
+        size_t len = 0;
+        aV[0] = x;
+        for (int i = 0; i < n && i < 64; i++) {
+            if (i) aV[i] = qexpr_eval(a[i], row);
+            if (aV[i].kind == VAL_NULL) return value_null();
+            if (aV[i].kind != VAL_STR) return value_null();
+            len += aV[i].u.s.n;
+        }
+        r = scratch_str(row, len, &z);
+        if (!z) return r;
+        for (int i = 0; i < n && i < 64; i++) {
+            memcpy(z, aV[i].u.s.z, aV[i].u.s.n);
+            z += aV[i].u.s.n;
+        }
+        *z = 0;
+        return r;
+    }
+    case QF_UPPER:
+    case QF_LOWER: {
+        if (x.kind != VAL_STR) return value_null();
+        r = scratch_str(row, 4 * (size_t)x.u.s.n, &z);
+        if (!z) return r;
+        r.u.s.n = (uint32_t)utf8_map_case(x.u.s.z, x.u.s.n, e->u.fn.fn == QF_UPPER, z);
+        z[r.u.s.n] = 0;
+        return r;
+    }
+    case QF_SUBSTRING_INDEX: {
+        Value dv = qexpr_eval(a[1], row), cv = qexpr_eval(a[2], row);
+        if (x.kind != VAL_STR || dv.kind != VAL_STR || cv.kind != VAL_INT) return value_null();
+        const char *s = x.u.s.z, *dl = dv.u.s.z;
+        size_t ns = x.u.s.n, nd = dv.u.s.n, lo = 0, hi = ns;
+        int64_t k = cv.u.i;
+        if (k == 0 || nd == 0) {
+            hi = 0;
+        } else if (k > 0) { /* before the k-th delimiter from the start */
+            for (size_t i = 0; i + nd <= ns; i++) {
+                if (memcmp(s + i, dl, nd) == 0 && --k == 0) {
+                    hi = i;
+                    break;
+                }
+            }
+        } else { /* after the k-th from the end */
+            for (size_t i = ns >= nd ? ns - nd + 1 : 0; i-- > 0;) {
+                if (memcmp(s + i, dl, nd) == 0 && ++k == 0) {
+                    lo = i + nd;
+                    break;
+                }
+            }
+        }
+        r = scratch_str(row, hi - lo, &z);
+        if (!z) return r;
+        memcpy(z, s + lo, hi - lo);
+        z[hi - lo] = 0;
+        return r;
+    }
+    case QF_TO_STRING: {
+        if (x.kind == VAL_STR) return x;
+        StrBuf sb = {0};
+        value_format(&x, e->u.fn.bDouble, &sb);
+        r = sb.oom ? value_null() : scratch_str(row, sb.n, &z);
+        if (z && !sb.oom) {
+            memcpy(z, sb.z ? sb.z : "", sb.n);
+            z[sb.n] = 0;
+        }
+        strbuf_free(&sb);
+        return r;
+    }
+    case QF_LEVENSHTEIN: {
+        Value y = qexpr_eval(a[1], row);
+        if (x.kind != VAL_STR || y.kind != VAL_STR) return value_null();
+        return eval_levenshtein(e, &x, &y, row);
+    }
+    default: return value_null();
+    }
+}
+
 static Value eval_func(const QExpr *e, const QRow *row) {
     const QExpr *const *a = e->u.fn.aArg;
     int n = e->u.fn.nArg;
@@ -294,6 +450,11 @@ static Value eval_func(const QExpr *e, const QRow *row) {
             if (fn == QF_MIN ? c < 0 : c > 0) x = y;
         }
         return e->u.fn.bDouble && x.kind == VAL_INT ? value_float((double)x.u.i) : x;
+    }
+    if (fn >= QF_CONCAT) return eval_string_func(e, x, row);
+    if (x.kind == VAL_STR && (fn == QF_BIGINT || fn == QF_DOUBLE)) {
+        double v = str_number(&x);
+        return fn == QF_DOUBLE ? value_float(v) : whole(trunc(v));
     }
     if (fn == QF_INTERVAL) {
         int64_t k = 0;

@@ -59,6 +59,17 @@ typedef enum QFunc {
     QF_BIGINT, QF_DOUBLE,           /* conversions (BIGINT truncates) */
     QF_REGEX,       /* REGEX(str, 'pattern'): 1 when the pattern matches somewhere
                     ** in it (text/regexp.h; the pattern a constant) */
+    /* Strings: results are made in the row's pScratch (NULL without one) */
+    QF_CONCAT,      /* CONCAT(s1, s2, ...) */
+    QF_UPPER, QF_LOWER, /* Unicode simple case mapping */
+    QF_SUBSTRING_INDEX, /* (s, delim, n): before the n-th delim (n > 0), or after
+                    ** the n-th from the end (n < 0), as MySQL */
+    QF_TO_STRING,   /* any value as text, as the MySQL protocol shows it
+                    ** (bDouble: a float32 column's value, its digits) */
+    QF_LEVENSHTEIN, /* (a, b): edits in characters; bDouble: normalized by the
+                    ** longer length (0..1); salt > 0: length_delta (lengths
+                    ** further apart give the longer length, uncounted);
+                    ** NULL past 2^28 cells of work (two 16,384-character strings) */
 } QFunc;
 
 typedef enum QOp {

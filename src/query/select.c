@@ -174,6 +174,16 @@ typedef struct Exec {
     void *pRowCtx;
 } Exec;
 
+/* Does row pass the WHERE? What its string functions made in the scratch
+** arena is freed again (the arena is reset only as rows are output, and a
+** scan tests every row). */
+static int where_true(Exec *x, const QRow *row) {
+    ArenaMark m = arena_mark(&x->scratch);
+    int bTrue = qexpr_true(x->q->pWhere, row);
+    arena_rewind(&x->scratch, &m);
+    return bTrue;
+}
+
 static void eval_keys(Exec *x, const QRow *row) {
     for (int k = 0; k < x->q->nOrder; k++) x->aKey[k] = qexpr_eval(x->q->aOrder[k].pExpr, row);
 }
@@ -255,7 +265,7 @@ static void consider(Exec *x, const MemRow *r, uint32_t ord) {
     const QSelect *q = x->q;
     QRow row = {x->s, r, 1.0, ord, 0, NULL, &x->scratch, &x->rd, 0, NULL};
     x->meta.nExamined++;
-    if (q->pWhere && !qexpr_true(q->pWhere, &row)) return;
+    if (q->pWhere && !where_true(x, &row)) return;
     x->meta.nTotalFound++;
     if (q->bCountOnly) return;
     eval_keys(x, &row);
@@ -275,7 +285,7 @@ static void scan_slot(Exec *x, size_t i, int bEarly, int bPassed) {
             x->meta.nTotalFound++;
         } else {
             QRow row = {x->s, r, 1.0, (uint32_t)i, 0, NULL, &x->scratch, &x->rd, 0, NULL};
-            if (qexpr_true(q->pWhere, &row)) x->meta.nTotalFound++;
+            if (where_true(x, &row)) x->meta.nTotalFound++;
         }
         return;
     }
@@ -639,7 +649,7 @@ static int accept_doc(void *ctx, uint32_t doc) {
         if (v == 0 || (v == 1 && x->cfDoc.bExact)) return v;
     }
     QRow row = {x->s, r, 1.0, doc, 0, NULL, &x->scratch, &x->rd, 0, NULL};
-    return qexpr_true(x->q->pWhere, &row);
+    return where_true(x, &row);
 }
 
 /* The id of the row at ordinal doc: what equal weights are ordered by. */
@@ -984,7 +994,7 @@ static int knn_job_prepare(Exec *x, KnnJob *j, const TableKnnPart *kp, const flo
         if (pRad) {
             for (int i = 0; i < pRad->nRest && bOk; i++) bOk = qexpr_true(pRad->aRest[i], &row);
         } else {
-            bOk = qexpr_true(q->pWhere, &row);
+            bOk = where_true(x, &row);
         }
         if (!bOk) continue;
         bitset_set(&j->allow, node);
@@ -1135,7 +1145,7 @@ static int knn_search(Exec *x, float **paQ, KnnHit **paHeap, int *pnHeap, LpErro
         x->meta.nKnnDist++;
         x->meta.nExamined++;
         QRow row = {x->s, r, 1.0, (uint32_t)i, dist, NULL, &x->scratch, &x->rd, 0, NULL};
-        if (q->pWhere && !qexpr_true(q->pWhere, &row)) continue;
+        if (q->pWhere && !where_true(x, &row)) continue;
         knn_push(aHeap, &nHeap, x->knnK, (KnnHit){r, (uint32_t)i, dist, row_id(r)});
     }
     *pnHeap = nHeap;

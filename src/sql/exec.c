@@ -417,6 +417,102 @@ static int bind_highlight(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
 ** IDIV() as the operators they are; -1 when zName is none of them. Each
 ** argument may be any expression of the context (WEIGHT() too, where the
 ** context allows it). */
+/* The string functions, Manticore's: CONCAT(s, ...), UPPER(s), LOWER(s),
+** SUBSTRING_INDEX(s, delim, n), TO_STRING(x), LEVENSHTEIN(a, b [,
+** {normalize=0|1, length_delta=N}]); -1 when e is none of them. A call of
+** constants is computed here, once. */
+static int bind_string_func(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
+    static const struct {
+        const char *zName;
+        QFunc fn;
+        signed char lo, hi;
+        const char *zArgs;      /* per argument: 's' a string, 'i' an integer,
+                                ** 'a' any value; the last repeats */
+    } aFn[] = {
+        {"concat", QF_CONCAT, 1, 64, "s"},         {"upper", QF_UPPER, 1, 1, "s"},
+        {"lower", QF_LOWER, 1, 1, "s"},            {"substring_index", QF_SUBSTRING_INDEX, 3, 3, "ssi"},
+        {"to_string", QF_TO_STRING, 1, 1, "a"},    {"levenshtein", QF_LEVENSHTEIN, 2, 3, "ss"},
+    };
+    const char *z = e->u.func.zName;
+    int nArg = e->u.func.nArg;
+    Expr **aArg = e->u.func.aArg;
+    size_t k = 0;
+    while (k < LP_ARRAY_SIZE(aFn) && strcmp(z, aFn[k].zName) != 0) k++;
+    if (k == LP_ARRAY_SIZE(aFn)) return -1;
+    QFunc fn = aFn[k].fn;
+    if (nArg < aFn[k].lo || nArg > aFn[k].hi) {
+        char zMsg[200];
+        if (fn == QF_LEVENSHTEIN) {
+            snprintf(zMsg, sizeof(zMsg), "levenshtein() takes two strings and options: LEVENSHTEIN(a, b "
+                                         "[, {normalize=1, length_delta=N}])");
+        } else if (aFn[k].lo == aFn[k].hi) {
+            snprintf(zMsg, sizeof(zMsg), "%s() takes %d argument%s, got %d", z, aFn[k].lo, aFn[k].lo == 1 ? "" : "s",
+                     nArg);
+        } else {
+            snprintf(zMsg, sizeof(zMsg), "%s() takes %d to %d arguments, got %d", z, aFn[k].lo, aFn[k].hi, nArg);
+        }
+        return bind_fail_at(b, e->pos, zMsg);
+    }
+    int nVal = fn == QF_LEVENSHTEIN ? 2 : nArg, bNormalize = 0;
+    uint64_t lengthDelta = 0;
+    if (fn == QF_LEVENSHTEIN && nArg == 3) {
+        const Expr *m = aArg[2];
+        if (m->kind != EXPR_MAP) return bind_fail_at(b, m->pos, "levenshtein(): expected {normalize=0|1, length_delta=N}");
+        for (int i = 0; i < m->u.map.nItem; i++) {
+            const SqlMapItem *it = &m->u.map.aItem[i];
+            const Expr *v = it->pValue;
+            int bNorm = !strcmp(it->zName, "normalize");
+            if (!bNorm && strcmp(it->zName, "length_delta") != 0) {
+                return bind_fail_at(b, it->pos, "levenshtein(): unknown option: expected normalize or length_delta");
+            }
+            if (!v || v->kind != EXPR_INT || v->u.i < 0 || (bNorm && v->u.i > 1) || v->u.i > 1000000) {
+                return bind_fail_at(b, v ? v->pos : it->pos, bNorm ? "levenshtein(): normalize is 0 or 1"
+                                                                   : "levenshtein(): length_delta is 0 to 1000000");
+            }
+            if (bNorm) bNormalize = (int)v->u.i;
+            else lengthDelta = (uint64_t)v->u.i;
+        }
+    }
+    QExpr **aq = arena_alloc(b->a, sizeof(QExpr *) * (size_t)nVal);
+    if (!aq) return bind_oom(b);
+    int bConst = 1;
+    for (int i = 0; i < nVal; i++) {
+        BExpr x;
+        if (bind_expr(b, aArg[i], ctx, &x)) return b->rc;
+        aq[i] = x.q;
+        bConst &= x.bConst;
+        if (fn == QF_TO_STRING) bNormalize = x.type == SQLCOL_FLOAT; /* (a FLOAT: float32's digits) */
+        size_t nSpec = strlen(aFn[k].zArgs);
+        char want = aFn[k].zArgs[(size_t)i < nSpec ? (size_t)i : nSpec - 1];
+        int bOk = x.bNull || want == 'a' ? x.type != SQLCOL_VECTOR || fn == QF_TO_STRING
+                  : want == 's'          ? x.type == SQLCOL_STRING || x.type == SQLCOL_JSON
+                                         : x.type == SQLCOL_BIGINT || x.type == SQLCOL_INT || x.type == SQLCOL_BOOL;
+        if (!bOk) {
+            char bx[96], zMsg[240];
+            snprintf(zMsg, sizeof(zMsg), "%s() takes %s as argument %d, not %s%s", z, want == 's' ? "a string" : "an integer",
+                     i + 1, what(b, &x, bx, sizeof(bx)),
+                     want == 's' && is_num_type(x.type) ? ": convert it with TO_STRING()" : "");
+            return bind_fail_at(b, aArg[i]->pos, zMsg);
+        }
+    }
+    QExpr *q = qexpr_func(b->a, fn, (const QExpr *const *)aq, nVal, lengthDelta, bNormalize);
+    if (!q) return bind_oom(b);
+    out->type = fn != QF_LEVENSHTEIN ? SQLCOL_STRING : bNormalize ? SQLCOL_DOUBLE : SQLCOL_BIGINT;
+    out->iCol = SCHEMA_NO_COL;
+    out->bNull = 0;
+    out->bConst = bConst;
+    if (bConst) { /* computed now, into the statement's arena */
+        QRow row;
+        memset(&row, 0, sizeof(row));
+        row.pScratch = b->a;
+        Value v = qexpr_eval(q, &row);
+        out->bNull = v.kind == VAL_NULL;
+        if (!(q = qexpr_const(b->a, v))) return bind_oom(b);
+    }
+    out->q = q;
+    return LP_OK;
+}
+
 static int bind_scalar(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     /* kind: 'n' numbers, the result of the argument's type; 'z' numbers, an
     ** integer result; 'd' numbers, a double; 'm' all numbers (as
@@ -499,6 +595,8 @@ static int bind_scalar(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
         }
         return bind_expr(b, x, ctx, out);
     }
+    int rcStr = bind_string_func(b, e, ctx, out);
+    if (rcStr >= 0) return rcStr;
     size_t k = 0;
     while (k < LP_ARRAY_SIZE(aFn) && strcmp(z, aFn[k].zName) != 0) k++;
     if (k == LP_ARRAY_SIZE(aFn)) return -1;
@@ -526,7 +624,7 @@ static int bind_scalar(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
         nNum += bNum;
         nStr += !bNum;
         bDouble |= ax[i].type == SQLCOL_FLOAT || ax[i].type == SQLCOL_DOUBLE;
-        if (!bNum && kind != 'm' && kind != 'i') {
+        if (!bNum && kind != 'm' && kind != 'i' && !(ax[i].type == SQLCOL_STRING && (aFn[k].fn == QF_BIGINT || aFn[k].fn == QF_DOUBLE))) {
             char bx[96], zMsg[200];
             snprintf(zMsg, sizeof(zMsg), "%s() takes numbers: argument %d is %s", z, i + 1,
                      what(b, &ax[i], bx, sizeof(bx)));

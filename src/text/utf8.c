@@ -1,6 +1,8 @@
 /* utf8.c — see utf8.h. */
 #include "text/utf8.h"
 
+#include <utf8proc.h>
+
 int utf8_decode(const unsigned char *z, size_t n, uint32_t *pCp) {
     if (n == 0) return 0;
     unsigned c = z[0];
@@ -91,4 +93,20 @@ size_t utf8_encode(uint32_t cp, char *z) {
     z[2] = (char)(0x80 | (cp >> 6 & 0x3F));
     z[3] = (char)(0x80 | (cp & 0x3F));
     return 4;
+}
+
+size_t utf8_map_case(const char *z, size_t n, int bUpper, char *zOut) {
+    size_t i = 0, o = 0;
+    while (i < n) {
+        uint32_t cp;
+        int k = utf8_decode((const unsigned char *)z + i, n - i, &cp);
+        if (k == 0) {
+            zOut[o++] = z[i++];
+            continue;
+        }
+        utf8proc_int32_t m = bUpper ? utf8proc_toupper((utf8proc_int32_t)cp) : utf8proc_tolower((utf8proc_int32_t)cp);
+        o += utf8_encode((uint32_t)m, zOut + o);
+        i += (size_t)k;
+    }
+    return o;
 }

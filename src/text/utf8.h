@@ -24,6 +24,12 @@ int utf8_decode(const unsigned char *z, size_t n, uint32_t *pCp);
 ** at z (room for 4 bytes); its length in bytes (1..4). */
 size_t utf8_encode(uint32_t cp, char *z);
 
+/* z[0..n) with every character's case mapped (bUpper: to upper case, else
+** lower; Unicode's simple mappings, by utf8proc) into zOut, which has room
+** for 4 * n bytes; bytes that are not valid UTF-8 are copied as they are.
+** Returns the length written. */
+size_t utf8_map_case(const char *z, size_t n, int bUpper, char *zOut);
+
 /* The largest k <= n such that z[0..k) does not end inside a multi-byte
 ** character (for cutting text without splitting a character). */
 size_t utf8_floor(const char *z, size_t n);

@@ -105,6 +105,34 @@ char *arena_printf(Arena *a, const char *zFmt, ...) {
     return p;
 }
 
+ArenaMark arena_mark(const Arena *a) {
+    ArenaMark m = {a->pHead, a->pHead ? a->pHead->pNext : NULL, a->pHead ? a->pHead->nUsed : 0, a->nBytes};
+    return m;
+}
+
+void arena_rewind(Arena *a, const ArenaMark *m) {
+    /* blocks made since: new heads before the mark's head, and private
+    ** blocks linked behind a head (the mark's own included) */
+    ArenaBlock *b = a->pHead;
+    while (b && b != m->pHead) {
+        ArenaBlock *next = b->pNext;
+        free(b);
+        b = next;
+    }
+    a->pHead = b;
+    if (b) {
+        ArenaBlock *x = b->pNext;
+        while (x && x != m->pNext) {
+            ArenaBlock *next = x->pNext;
+            free(x);
+            x = next;
+        }
+        b->pNext = x;
+        b->nUsed = m->nUsed;
+    }
+    a->nBytes = m->nBytes;
+}
+
 void arena_reset(Arena *a) {
     /* Keep the newest ordinary-sized block; free the rest. */
     ArenaBlock *keep = NULL;

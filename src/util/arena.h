@@ -50,6 +50,20 @@ char *arena_strndup(Arena *a, const char *z, size_t n);
 ** *pcap unchanged). */
 void *arena_grow(Arena *a, void *p, int n, int *pcap, size_t elsz, int nFirst);
 
+/* A point in an arena's life: arena_rewind() frees what was allocated
+** after it (as if those allocations never happened), keeping what was
+** before. A value that may be thrown away (a filter's temporary strings)
+** costs nothing once rewound. Marks nest: a rewind to an older mark undoes
+** the newer ones too; a mark is invalid after a rewind to an older one or
+** a reset. */
+typedef struct ArenaMark {
+    ArenaBlock *pHead, *pNext;
+    size_t nUsed, nBytes;
+} ArenaMark;
+
+ArenaMark arena_mark(const Arena *a);
+void arena_rewind(Arena *a, const ArenaMark *m);
+
 /* printf into the arena. */
 char *arena_printf(Arena *a, const char *zFmt, ...) __attribute__((format(printf, 2, 3)));
 

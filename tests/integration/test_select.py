@@ -300,3 +300,62 @@ def test_scan_max_query_time(cur, uniq):
     cur.execute("SHOW WARNINGS")
     assert cur.fetchall() == ()
     expect_error(cur, f"SELECT id FROM {t} OPTION max_query_time=-1", 1064, r"'max_query_time' expects a number")
+
+
+def test_string_functions(cur, uniq):
+    """CONCAT, UPPER, LOWER, SUBSTRING_INDEX, TO_STRING and LEVENSHTEIN, as
+    Manticore has them, in the select list, WHERE, ORDER BY and GROUP BY,
+    over sealed and RAM rows alike, against Python."""
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (tag STRING, n INT, f FLOAT)")
+    tags = ["Apple.pie", "banana", "Cherry.tart.big", "date", "Élan.vital", None]
+    data = {i: (tags[i % len(tags)], i * 7 % 23, i / 4) for i in range(1, 61)}
+
+    def insert(ids):
+        cur.execute(f"INSERT INTO {t} (id, tag, n, f) VALUES " + ", ".join(
+            "({}, {}, {}, {})".format(i, lit(data[i][0]), data[i][1], data[i][2]) for i in ids))
+    insert(range(1, 41))
+    cur.execute(f"FLUSH TABLE {t}")
+    insert(range(41, 61))
+
+    def lev(a, b):
+        d = list(range(len(b) + 1))
+        for i in range(1, len(a) + 1):
+            prev, d[0] = d[0], i
+            for j in range(1, len(b) + 1):
+                prev, d[j] = d[j], min(d[j] + 1, d[j - 1] + 1, prev + (a[i - 1] != b[j - 1]))
+        return d[len(b)]
+
+    def sub_index(s, dl, k):
+        parts = s.split(dl)
+        return dl.join(parts[:k]) if k > 0 else dl.join(parts[k:])
+
+    got = rows(cur, f"SELECT id, CONCAT(tag, '#', TO_STRING(n)), UPPER(tag), LOWER(tag), SUBSTRING_INDEX(tag, '.', 1), "
+                    f"SUBSTRING_INDEX(tag, '.', -1), LEVENSHTEIN('apple', LOWER(tag)) FROM {t} ORDER BY id ASC LIMIT 100")
+    want = []
+    for i in range(1, 61):
+        s, n, _ = data[i]
+        if s is None:
+            want.append((i, None, None, None, None, None, None))
+        else:
+            want.append((i, f"{s}#{n}", s.upper(), s.lower(), sub_index(s, ".", 1), sub_index(s, ".", -1),
+                         lev("apple", s.lower())))
+    assert got == want
+    # WHERE, ORDER BY and GROUP BY over them
+    assert rows(cur, f"SELECT id FROM {t} WHERE LOWER(tag) = 'élan.vital' AND n > 5 ORDER BY id ASC LIMIT 100") == \
+        [(i,) for i in range(1, 61) if data[i][0] == "Élan.vital" and data[i][1] > 5]
+    assert rows(cur, f"SELECT id FROM {t} WHERE tag IS NOT NULL ORDER BY LEVENSHTEIN('cherry', LOWER(tag)) ASC, "
+                     "id DESC LIMIT 3") == \
+        [(i,) for i in sorted((i for i in range(1, 61) if data[i][0]), key=lambda i: (lev("cherry", data[i][0].lower()), -i))[:3]]
+    groups = {}
+    for i in range(1, 61):
+        if data[i][0]:
+            k = sub_index(data[i][0], ".", 1).upper()
+            groups[k] = groups.get(k, 0) + 1
+    assert sorted(rows(cur, f"SELECT UPPER(SUBSTRING_INDEX(tag, '.', 1)) k, COUNT(*) FROM {t} WHERE tag IS NOT NULL "
+                            "GROUP BY k LIMIT 100")) == sorted(groups.items())
+    assert rows(cur, f"SELECT TO_STRING(f), DOUBLE(TO_STRING(n)) FROM {t} WHERE id = 6") == [("1.5", float(data[6][1]))]
+    assert rows(cur, "SELECT CONCAT('a', 'b', 'c'), LEVENSHTEIN('kitten', 'sitting', {normalize=1}) > 0.4") == [("abc", 1)]
+    expect_error(cur, f"SELECT CONCAT(n) FROM {t}", 1064, r"concat\(\) takes a string as argument 1, not INT column 'n': "
+                                                          r"convert it with TO_STRING\(\)")
+    expect_error(cur, "SELECT LEVENSHTEIN('a')", 1064, r"levenshtein\(\) takes two strings and options")

@@ -260,6 +260,49 @@ static void test_select(void **state) {
     assert_string_equal(run(s, "SELECT REGEX(qty, 'x') FROM p"),
                         "ERR 1064 near 'qty, 'x') FROM p' at line 1 col 14: REGEX() searches a string: argument 1 is "
                         "INT column 'qty'");
+    /* string functions: in the select list, WHERE, ORDER BY; constants computed once; NULLs */
+    assert_string_equal(run(s, "SELECT id, CONCAT(name, '/', TO_STRING(qty), '/', TO_STRING(price)), UPPER(name), "
+                               "LOWER(name) FROM p WHERE id < 4 ORDER BY id ASC"),
+                        "1|apple/10/1.5|APPLE|apple\n2|\\N|BANANA|banana\n3|cherry/3/10|CHERRY|cherry");
+    assert_string_equal(run(s, "SELECT UPPER('stra\xc3\x9f\x65 \xc3\xa9t\xc3\xa9'), LOWER('\xc3\x89T\xc3\x89 ABC'), "
+                               "CONCAT('a', NULL), UPPER(NULL), TO_STRING(NULL)"),
+                        "STRA\xe1\xba\x9e\x45 \xc3\x89T\xc3\x89|\xc3\xa9t\xc3\xa9 abc|\\N|\\N|\\N");
+    assert_string_equal(run(s, "SELECT SUBSTRING_INDEX('www.w3schools.com', '.', 2), SUBSTRING_INDEX('www.w3schools.com', "
+                               "'.', -2), SUBSTRING_INDEX('a.b', '.', 0), SUBSTRING_INDEX('a.b', 'x', 1), "
+                               "SUBSTRING_INDEX('a..b', '..', -1), SUBSTRING_INDEX('1.2 3.4', ' ', 1)"),
+                        "www.w3schools|w3schools.com||a.b|b|1.2");
+    assert_string_equal(run(s, "SELECT LEVENSHTEIN('gily', 'gilly'), LEVENSHTEIN('kitten', 'sitting'), "
+                               "LEVENSHTEIN('abc', 'abc', {normalize=1}), LEVENSHTEIN('ab', 'abcdefgh', {length_delta=3}), "
+                               "LEVENSHTEIN('\xc3\xa9t\xc3\xa9', 'ete'), LEVENSHTEIN('', 'abc')"),
+                        "1|3|0|8|2|3");
+    assert_string_equal(run(s, "SELECT DOUBLE('1.2e3'), BIGINT('12345'), BIGINT('x'), DOUBLE(SUBSTRING_INDEX('1.2 3.4', ' ', -1))"),
+                        "1200|12345|0|3.4");
+    assert_string_equal(run(s, "SELECT id FROM p WHERE LOWER(name) = 'banana' OR CONCAT(name, '!') = 'date!' ORDER BY id ASC"),
+                        "2\n4");
+    assert_string_equal(run(s, "SELECT id, LEVENSHTEIN('aple', name) d FROM p ORDER BY d ASC, id ASC LIMIT 2"), "1|1\n4|3");
+    /* 'PPLE', '' (Banana ends in 'a'), 'CHERRY' (no 'a': all of it), 'TE' */
+    assert_string_equal(run(s, "SELECT id FROM p ORDER BY UPPER(SUBSTRING_INDEX(name, 'a', -1)) DESC, id ASC"),
+                        "4\n1\n3\n2");
+    { /* past 2^28 cells: NULL, not minutes of work; just under: the distance */
+        static char zSql[40000];
+        int n = snprintf(zSql, sizeof(zSql), "SELECT LEVENSHTEIN('");
+        for (int i = 0; i < 16385; i++) zSql[n++] = 'a';
+        n += snprintf(zSql + n, sizeof(zSql) - (size_t)n, "', '");
+        for (int i = 0; i < 16385; i++) zSql[n++] = 'b';
+        n += snprintf(zSql + n, sizeof(zSql) - (size_t)n, "'), LEVENSHTEIN('");
+        for (int i = 0; i < 3000; i++) zSql[n++] = 'a';
+        snprintf(zSql + n, sizeof(zSql) - (size_t)n, "', 'ab')");
+        assert_string_equal(run(s, zSql), "\\N|2999");
+    }
+    assert_string_equal(run(s, "SELECT CONCAT(qty, 'x') FROM p"),
+                        "ERR 1064 near 'qty, 'x') FROM p' at line 1 col 15: concat() takes a string as argument 1, not INT "
+                        "column 'qty': convert it with TO_STRING()");
+    assert_string_equal(run(s, "SELECT SUBSTRING_INDEX('a', '.', 'x')"),
+                        "ERR 1064 near ''x')' at line 1 col 34: substring_index() takes an integer as argument 3, not a "
+                        "string value");
+    assert_string_equal(run(s, "SELECT LEVENSHTEIN('a', 'b', {normalize=2})"),
+                        "ERR 1064 near '2})' at line 1 col 41: levenshtein(): normalize is 0 or 1");
+    assert_string_equal(run(s, "SELECT UPPER('a', 'b')"), "ERR 1064 near 'UPPER('a', 'b')' at line 1 col 8: upper() takes 1 argument, got 2");
     assert_string_equal(run(s, "SELECT IF(1, 2, 'x')"),
                         "ERR 1064 near 'IF(1, 2, 'x')' at line 1 col 8: if() takes branches that are both numbers or "
                         "both strings, not a mix");
