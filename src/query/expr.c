@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "query/jsonpath.h"
 #include "text/regexp.h"
 #include "text/utf8.h"
 #include "util/strbuf.h"
@@ -19,6 +20,12 @@ static QExpr *node(Arena *a, QExprKind kind) {
 QExpr *qexpr_const(Arena *a, Value v) {
     QExpr *e = node(a, QE_CONST);
     if (e) e->u.v = v;
+    return e;
+}
+
+QExpr *qexpr_json(Arena *a, int iCol, const JsonStep *aStep, int nStep) {
+    QExpr *e = node(a, QE_JSON);
+    if (e) e->u.json.iCol = iCol, e->u.json.aStep = aStep, e->u.json.nStep = nStep;
     return e;
 }
 
@@ -522,6 +529,13 @@ Value qexpr_eval(const QExpr *e, const QRow *row) {
         return value_float(row ? row->hybrid : 0);
     case QE_SLOT:
         return row && row->aSlot ? row->aSlot[e->u.col.iCol] : value_null();
+    case QE_JSON: {
+        if (!row || !row->r) return value_null();
+        int c = e->u.json.iCol;
+        Value doc = row->rd ? row_read(row->rd, row->s, row->r, c) : row_get(row->s, row->r, c);
+        if (doc.kind != VAL_STR) return value_null();
+        return json_path_value(doc.u.s.z, doc.u.s.n, e->u.json.aStep, e->u.json.nStep, row->pScratch);
+    }
     case QE_CALL:
         return e->u.call.xCall(e, row);
     case QE_FUNC:

@@ -41,6 +41,7 @@ typedef enum QExprKind {
                     ** time (EXPLAIN_SCORE(), HIGHLIGHT(), SNIPPET()) */
     QE_FUNC,        /* u.fn: a scalar function of its arguments (IF(), ABS(), ...) */
     QE_SLOT,        /* u.col.iCol: the row's aSlot[iCol] (a group's values, HAVING) */
+    QE_JSON,        /* u.json: a property of a JSON column (query/jsonpath.h) */
 } QExprKind;
 
 /* Scalar functions (Manticore's, as MySQL has them where both do). A NULL
@@ -110,6 +111,11 @@ struct QExpr {
                                 ** MIN and MAX over integers and doubles) */
         } fn;
         struct {
+            int iCol;               /* the JSON column */
+            const struct JsonStep *aStep; /* the path into it */
+            int nStep;
+        } json;
+        struct {
             QCallFn xCall;
             const void *pArg;   /* the callback's bound arguments (arena) */
             const QExpr *const *aArg; /* evaluated arguments, if any */
@@ -147,6 +153,9 @@ QExpr *qexpr_weight(Arena *a);
 QExpr *qexpr_knn_dist(Arena *a);
 QExpr *qexpr_hybrid(Arena *a);
 QExpr *qexpr_slot(Arena *a, int i);
+/* The property at path aStep[0..nStep) (in the arena) of JSON column iCol;
+** its strings with escapes are unescaped into the row's pScratch. */
+QExpr *qexpr_json(Arena *a, int iCol, const struct JsonStep *aStep, int nStep);
 QExpr *qexpr_call(Arena *a, QCallFn xCall, const void *pArg, const QExpr *const *aArg, int nArg);
 /* Scalar function fn of aArg[0..nArg) (the array is kept, not copied);
 ** salt seeds QF_RAND; bDouble: see u.fn. */

@@ -60,10 +60,19 @@ typedef enum ExprOp {
 typedef struct Expr Expr;
 typedef struct SqlMapItem SqlMapItem;
 
+/* One step of a JSON path after a column name: .key, ['key'] or [N]. */
+typedef struct ExprPathStep {
+    const char *zKey;           /* the key (case kept), or NULL: ... */
+    size_t nKey;
+    int64_t iIndex;             /* ... the array index (>= 0) */
+} ExprPathStep;
+
 struct Expr {
     ExprKind kind;
     int pos;                    /* byte offset of the first character */
     int len;                    /* length of the source text */
+    ExprPathStep *aPath;        /* EXPR_COLUMN: a JSON path after the name */
+    int nPath;
     union {
         int64_t i;              /* EXPR_INT */
         double f;               /* EXPR_FLOAT */

@@ -28,6 +28,7 @@
 
 #include "fts/rankexpr.h"
 #include "query/ftsfn.h"
+#include "query/jsonpath.h"
 #include "query/select.h"
 #include "sql/parser.h"
 #include "sql/sql_int.h"
@@ -177,6 +178,10 @@ static int convert_const_for(Binder *b, const BExpr *x, BExpr *c) {
 /* Checks that x and y can be compared, converting constants as needed. */
 static int check_comparable(Binder *b, BExpr *x, BExpr *y) {
     if (x->bNull || y->bNull) return LP_OK;
+    /* a JSON property's kind is the row's (a JSON column itself is refused in WHERE) */
+    if ((x->type == SQLCOL_JSON && x->iCol == SCHEMA_NO_COL) || (y->type == SQLCOL_JSON && y->iCol == SCHEMA_NO_COL)) {
+        return LP_OK;
+    }
     int nx = is_num_type(x->type), ny = is_num_type(y->type);
     int sx = x->type == SQLCOL_STRING, sy = y->type == SQLCOL_STRING;
     if ((nx && ny) || (sx && sy)) return LP_OK;
@@ -229,6 +234,29 @@ static void bexpr_const(BExpr *out, QExpr *q, SqlColType type) {
 static int have_name(Binder *b, const Expr *e, BindCtx ctx, BExpr *out);
 static int have_agg(Binder *b, const Expr *e, BExpr *out);
 
+static int bind_row_value(Binder *b, BExpr *out, QExpr *q, SqlColType t);
+
+/* A property of JSON column iCol (type t): e's path, Manticore's j.a.b,
+** j.a[0], j['a b']. Its values' kinds vary by row (a string, a number,
+** an object as JSON text, NULL where the path leads nowhere), so it
+** compares with numbers and strings alike, and is shown as JSON. */
+static int bind_json_path(Binder *b, const Expr *e, int iCol, ColType t, BExpr *out) {
+    if (t != COL_JSON) {
+        return bind_fail_at(b, e->pos, t == COL_TEXT || t == COL_VECTOR || t == COL_STRING
+                                           ? "a path ('.key' or '[...]') follows only a JSON column's name"
+                                           : "a path ('.key' or '[...]') follows only a JSON column's name; "
+                                             "this column is a number");
+    }
+    JsonStep *a = arena_alloc(b->a, sizeof(JsonStep) * (size_t)e->nPath);
+    if (!a) return bind_oom(b);
+    for (int i = 0; i < e->nPath; i++) {
+        const ExprPathStep *st = &e->aPath[i];
+        if (st->zKey && st->nKey > UINT32_MAX) return bind_fail_at(b, e->pos, "a JSON key is too long");
+        a[i] = (JsonStep){st->zKey, (uint32_t)st->nKey, st->iIndex};
+    }
+    return bind_row_value(b, out, qexpr_json(b->a, iCol, a, e->nPath), SQLCOL_JSON);
+}
+
 static int bind_column(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     const char *zName = e->u.zName;
     if (b->pHave) return have_name(b, e, ctx, out); /* a HAVING's name: a group's value */
@@ -246,6 +274,7 @@ static int bind_column(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
                          b->zTable);
     }
     ColType t = schema_coltype(b->pSchema, i);
+    if (e->nPath) return bind_json_path(b, e, i, t, out);
     if ((ctx == CTX_WHERE || ctx == CTX_ORDER) && (t == COL_TEXT || t == COL_JSON || t == COL_VECTOR)) {
         return bind_fail(b, ER_NOT_SUPPORTED, LP_UNSUPPORTED,
                          t == COL_TEXT

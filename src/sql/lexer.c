@@ -33,7 +33,7 @@ static const unsigned char aClass[256] = {
     ['-'] = CC_PUNCT, ['/'] = CC_PUNCT, ['%'] = CC_PUNCT, ['='] = CC_PUNCT,
     ['!'] = CC_PUNCT, ['<'] = CC_PUNCT, ['>'] = CC_PUNCT, ['{'] = CC_PUNCT,
     ['}'] = CC_PUNCT, ['|'] = CC_PUNCT, ['&'] = CC_PUNCT, ['~'] = CC_PUNCT,
-    ['^'] = CC_PUNCT, [':'] = CC_PUNCT,
+    ['^'] = CC_PUNCT, [':'] = CC_PUNCT, ['['] = CC_PUNCT, [']'] = CC_PUNCT,
 };
 
 /* Bytes allowed inside an identifier: letters, digits, '_', '$'. */
@@ -342,6 +342,8 @@ int sql_lex_next(SqlLexer *pLex, SqlToken *pTok) {
         case '/': type = TK_SLASH; break;
         case '%': type = TK_PERCENT; break;
         case '{': type = TK_LBRACE; break;
+        case '[': type = TK_LBRACKET; break;
+        case ']': type = TK_RBRACKET; break;
         case '}': type = TK_RBRACE; break;
         case '~': type = TK_TILDE; break;
         case '^': type = TK_CARET; break;

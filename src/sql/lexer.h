@@ -77,6 +77,8 @@ typedef enum SqlTokType {
     TK_TILDE,       /* ~ */
     TK_CARET,       /* ^ */
     TK_COLON,       /* : */
+    TK_LBRACKET,    /* [ */
+    TK_RBRACKET,    /* ] */
 } SqlTokType;
 
 /* The keywords, in alphabetical order (for the reader: the lookup is a

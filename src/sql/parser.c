@@ -540,24 +540,47 @@ static Expr *parse_call(Parser *p) {
     return e;
 }
 
-/* A column reference: name {'.' word}; the parts are joined with '.'
-** (qualified names and JSON paths are the executor's to interpret). */
+static int parse_count(Parser *p, int64_t *pn);
+
+/* A column reference: name, then a JSON path of steps '.' word, '['
+** integer ']' or '[' 'string' ']' (Manticore's j.a.b, j.tags[0],
+** j['a b']). The name is lower-cased; the keys keep their case (JSON's
+** are case-sensitive). What a path means is the executor's to say. */
 static Expr *parse_column(Parser *p) {
     int pos = p->tok.pos;
     char *zName = tok_name(p, &p->tok, 1);
     if (!zName) return NULL;
     advance(p);
-    while (p->tok.type == TK_DOT && is_word(peek(p))) {
-        advance(p);
-        char *zPart = tok_name(p, &p->tok, 1);
-        if (!zPart) return NULL;
-        zName = arena_printf(p->a, "%s.%s", zName, zPart);
-        if (!zName) return nomem(p);
-        advance(p);
+    ExprPathStep *aPath = NULL;
+    int nPath = 0, capPath = 0;
+    for (;;) {
+        ExprPathStep st = {NULL, 0, -1};
+        if (p->tok.type == TK_DOT && is_word(peek(p))) {
+            advance(p);
+            if (!(st.zKey = tok_name(p, &p->tok, 0))) return NULL;
+            st.nKey = strlen(st.zKey);
+            advance(p);
+        } else if (p->tok.type == TK_LBRACKET) {
+            advance(p);
+            if (p->tok.type == TK_STRING) {
+                if (!(st.zKey = tok_string(p, &p->tok, &st.nKey))) return NULL;
+                advance(p);
+            } else if (p->tok.type == TK_INT) {
+                if (parse_count(p, &st.iIndex)) return NULL;
+            } else {
+                return expected(p, "an array index or a quoted key inside [ ]");
+            }
+            if (expect(p, TK_RBRACKET, "']'")) return NULL;
+        } else {
+            break;
+        }
+        if (PUSH(p, aPath, nPath, capPath, st)) return NULL;
     }
     Expr *e = new_expr(p, EXPR_COLUMN, pos, p->prevEnd);
     if (!e) return NULL;
     e->u.zName = zName;
+    e->aPath = aPath;
+    e->nPath = nPath;
     p->h = 1;
     return e;
 }

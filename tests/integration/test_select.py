@@ -359,3 +359,70 @@ def test_string_functions(cur, uniq):
     expect_error(cur, f"SELECT CONCAT(n) FROM {t}", 1064, r"concat\(\) takes a string as argument 1, not INT column 'n': "
                                                           r"convert it with TO_STRING\(\)")
     expect_error(cur, "SELECT LEVENSHTEIN('a')", 1064, r"levenshtein\(\) takes two strings and options")
+
+
+def test_json_properties(cur, uniq):
+    """A JSON column's properties, Manticore's j.a.b, j.a[0] and j['a b']:
+    in the select list, WHERE, ORDER BY, GROUP BY and FACET, over sealed
+    and RAM rows, against the same documents read by Python. A path that
+    leads nowhere is NULL; an object or array is its JSON text."""
+    import json
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (title TEXT, j JSON)")
+    rnd = __import__("random").Random(3)
+    docs = {}
+    for i in range(1, 81):
+        d = {"color": rnd.choice(["red", "blue", "green"]), "n": rnd.randint(-5, 20),
+             "size": {"w": rnd.randint(1, 9), "tags": [rnd.choice(["x", "y", 'q"t']) for _ in range(rnd.randint(0, 3))]}}
+        if i % 7 == 0:
+            del d["n"]
+        if i % 11 == 0:
+            d["a b"] = {"Deep": i}
+        docs[i] = d
+    def insert(ids):
+        cur.execute(f"INSERT INTO {t} (id, title, j) VALUES " + ", ".join("(%s, 'doc', %s)" for _ in ids),
+                    [v for i in ids for v in (i, json.dumps(docs[i]))])
+    insert(list(range(1, 51)))
+    cur.execute(f"FLUSH TABLE {t}")
+    insert(list(range(51, 81)))
+
+    def prop(d, *path):
+        for p in path:
+            if isinstance(p, int):
+                if not isinstance(d, list) or p >= len(d):
+                    return None
+                d = d[p]
+            else:
+                if not isinstance(d, dict) or p not in d:
+                    return None
+                d = d[p]
+        return d
+
+    got = rows(cur, f"SELECT id, j.color, j.n, j.size.w, j.size.tags[0], j.size.tags, j['a b'].Deep, j.nope "
+                    f"FROM {t} ORDER BY id ASC LIMIT 100")
+    want = []
+    for i, d in sorted(docs.items()):
+        tags = prop(d, "size", "tags")
+        want.append((i, d["color"], None if "n" not in d else str(d["n"]), str(d["size"]["w"]), prop(d, "size", "tags", 0),
+                     json.dumps(tags, separators=(",", ":")), None if prop(d, "a b", "Deep") is None else str(i), None))
+    assert got == want
+    assert rows(cur, f"SELECT id FROM {t} WHERE j.n > 10 AND j.color = 'red' ORDER BY j.n DESC, id ASC LIMIT 100") == \
+        [(i,) for i, d in sorted(docs.items(), key=lambda kv: (-kv[1].get("n", -99), kv[0]))
+         if d.get("n", -99) > 10 and d["color"] == "red"]
+    assert rows(cur, f"SELECT id FROM {t} WHERE j.size.tags[0] = 'q\"t' ORDER BY id ASC LIMIT 100") == \
+        [(i,) for i, d in sorted(docs.items()) if prop(d, "size", "tags", 0) == 'q"t']
+    assert rows(cur, f"SELECT id FROM {t} WHERE j.n IS NULL ORDER BY id ASC LIMIT 100") == [(i,) for i in sorted(docs) if i % 7 == 0]
+    counts = {}
+    for d in docs.values():
+        counts[d["color"]] = counts.get(d["color"], 0) + 1
+    assert rows(cur, f"SELECT j.color c, COUNT(*) FROM {t} GROUP BY c ORDER BY c ASC") == sorted(counts.items())
+    cur.execute(f"SELECT id FROM {t} WHERE MATCH('doc') LIMIT 1 FACET j.size.w AS w ORDER BY FACET() ASC")
+    cur.nextset()
+    ws = {}
+    for d in docs.values():
+        ws[d["size"]["w"]] = ws.get(d["size"]["w"], 0) + 1
+    assert [(int(w), n) for w, n in cur.fetchall()] == sorted(ws.items())
+    expect_error(cur, f"SELECT title.x FROM {t}", 1064, r"a path \('\.key' or '\[\.\.\.\]'\) follows only a JSON column's name")
+    expect_error(cur, f"SELECT j[x] FROM {t}", 1064, r"expected an array index or a quoted key inside \[ \]")
+    expect_error(cur, f"SELECT nope.x FROM {t}", 1054, r"unknown column 'nope'")
+    expect_error(cur, f"SELECT id FROM {t} WHERE j = 1", 1235, r"cannot be filtered or sorted on: JSON values have no order")

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "query/expr.h"
+#include "query/jsonpath.h"
 #include "query/select.h"
 
 static Schema *one_int_schema(void) {
@@ -169,8 +170,90 @@ static void test_topk(void **state) {
     table_unref(t);
 }
 
+/* The value at a path given as "key", "#N" (an index) steps, as text:
+** "s:..." a string, "i:N", "f:X", "null". */
+static const char *jpath(const char *zDoc, const char *const *azStep, int nStep) {
+    static char out[256];
+    JsonStep a[8];
+    for (int i = 0; i < nStep; i++) {
+        if (azStep[i][0] == '#') a[i] = (JsonStep){NULL, 0, atoll(azStep[i] + 1)};
+        else a[i] = (JsonStep){azStep[i], (uint32_t)strlen(azStep[i]), -1};
+    }
+    Arena ar;
+    arena_init(&ar, 1024);
+    Value v = json_path_value(zDoc, strlen(zDoc), a, nStep, &ar);
+    if (v.kind == VAL_STR) snprintf(out, sizeof(out), "s:%.*s", (int)v.u.s.n, v.u.s.z);
+    else if (v.kind == VAL_INT) snprintf(out, sizeof(out), "i:%lld", (long long)v.u.i);
+    else if (v.kind == VAL_FLOAT) snprintf(out, sizeof(out), "f:%g", v.u.f);
+    else snprintf(out, sizeof(out), "null");
+    arena_free(&ar);
+    return out;
+}
+
+#define JP(doc, ...) jpath(doc, (const char *const[]){__VA_ARGS__}, \
+                           (int)(sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *)))
+
+static void test_json_path(void **state) {
+    (void)state;
+    const char *d = "{\"a\":1,\"b\":{\"c\":[10,-2.5,\"x\\\"y\",{\"d\":true}],\"e\":null},"
+                    "\"k\\u00e9y\":\"\\ud83d\\ude00\",\"big\":123456789012345678901,\"f\":false}";
+    assert_string_equal(JP(d, "a"), "i:1");
+    assert_string_equal(JP(d, "b", "c", "#0"), "i:10");
+    assert_string_equal(JP(d, "b", "c", "#1"), "f:-2.5");
+    assert_string_equal(JP(d, "b", "c", "#2"), "s:x\"y");
+    assert_string_equal(JP(d, "b", "c", "#3", "d"), "i:1");
+    assert_string_equal(JP(d, "f"), "i:0");
+    assert_string_equal(JP(d, "b", "e"), "null");
+    assert_string_equal(JP(d, "b", "c"), "s:[10,-2.5,\"x\\\"y\",{\"d\":true}]");
+    assert_string_equal(JP(d, "k\xc3\xa9y"), "s:\xf0\x9f\x98\x80"); /* escaped key, surrogate pair */
+    assert_string_equal(JP(d, "big"), "f:1.23457e+20");                  /* past int64: a double */
+    /* paths that lead nowhere */
+    assert_string_equal(JP(d, "A"), "null");
+    assert_string_equal(JP(d, "b", "c", "#4"), "null");
+    assert_string_equal(JP(d, "a", "x"), "null");
+    assert_string_equal(JP(d, "b", "#0"), "null");
+    assert_string_equal(JP("[ 1 , [2, 3] ]", "#1", "#1"), "i:3");
+    assert_string_equal(JP("{ \"a\" : { \"b\" : \"c\" } }", "a", "b"), "s:c");
+    /* text that is not JSON never reads past its end */
+    static const char *const azBad[] = {"{", "{\"a", "{\"a\"", "{\"a\":", "{\"a\":[1,", "[\"\\", "{\"a\":\"\\u12",
+                                        "{\"b\":{\"c\":[}", "{\"a\"1}", "[1 2]", "", "\"", "{\"b\":\"x\",}"};
+    for (size_t i = 0; i < sizeof(azBad) / sizeof(azBad[0]); i++) {
+        char *z = malloc(strlen(azBad[i]) + 1); /* exact size: ASan sees any overread */
+        memcpy(z, azBad[i], strlen(azBad[i]));
+        JsonStep st[2] = {{"a", 1, -1}, {NULL, 0, 0}};
+        Arena ar;
+        arena_init(&ar, 256);
+        (void)json_path_value(z, strlen(azBad[i]), st, 1, &ar);
+        (void)json_path_value(z, strlen(azBad[i]), st + 1, 1, &ar);
+        arena_free(&ar);
+        free(z);
+    }
+    /* random bytes of JSON's alphabet, random paths: no crash, no overread */
+    uint64_t seed = 7;
+    static const char alpha[] = "{}[]\":,\\u0a1 -.e9tnfx";
+    for (int round = 0; round < 20000; round++) {
+        char buf[48];
+        size_t n = 0;
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        size_t len = (seed >> 33) % sizeof(buf);
+        for (; n < len; n++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            buf[n] = alpha[(seed >> 33) % (sizeof(alpha) - 1)];
+        }
+        char *z = malloc(n ? n : 1);
+        memcpy(z, buf, n);
+        JsonStep st[3] = {{"a", 1, -1}, {NULL, 0, (int64_t)(seed % 3)}, {"x", 1, -1}};
+        Arena ar;
+        arena_init(&ar, 256);
+        (void)json_path_value(z, n, st + (seed >> 40) % 2, 1 + (int)((seed >> 50) % 2), &ar);
+        arena_free(&ar);
+        free(z);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_json_path),
         cmocka_unit_test(test_three_valued),
         cmocka_unit_test(test_arith),
         cmocka_unit_test(test_topk),

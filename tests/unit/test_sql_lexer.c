@@ -208,10 +208,13 @@ static void test_numbers(void **state) {
 
 static void test_operators(void **state) {
     (void)state;
-    check_types("( ) , ; . * + - / % = == != <> < <= > >= ! { } | || & && ~ ^ :", TK_LP, TK_RP,
+    check_types("( ) , ; . * + - / % = == != <> < <= > >= ! { } | || & && ~ ^ : [ ]", TK_LP, TK_RP,
                 TK_COMMA, TK_SEMI, TK_DOT, TK_STAR, TK_PLUS, TK_MINUS, TK_SLASH, TK_PERCENT, TK_EQ,
                 TK_EQ, TK_NE, TK_NE, TK_LT, TK_LE, TK_GT, TK_GE, TK_BANG, TK_LBRACE, TK_RBRACE,
-                TK_PIPE, TK_OROR, TK_AMP, TK_ANDAND, TK_TILDE, TK_CARET, TK_COLON, TK_EOF, -1);
+                TK_PIPE, TK_OROR, TK_AMP, TK_ANDAND, TK_TILDE, TK_CARET, TK_COLON, TK_LBRACKET,
+                TK_RBRACKET, TK_EOF, -1);
+    check_types("j.a[0]['k']", TK_ID, TK_DOT, TK_ID, TK_LBRACKET, TK_INT, TK_RBRACKET, TK_LBRACKET, TK_STRING,
+                TK_RBRACKET, TK_EOF, -1);
     /* Without spaces, longest match. */
     check_types("a<=b<>c>=d!=e==f", TK_ID, TK_LE, TK_ID, TK_NE, TK_ID, TK_GE, TK_ID, TK_NE, TK_ID,
                 TK_EQ, TK_ID, TK_EOF, -1);
@@ -313,7 +316,7 @@ static void test_errors(void **state) {
         {"SELECT 1 /* abc", 2, SQL_LEXERR_COMMENT, 9},
         {"SELECT 1 /*/", 2, SQL_LEXERR_COMMENT, 9},
         {"SELECT ?", 1, SQL_LEXERR_CHAR, 7},
-        {"a [", 1, SQL_LEXERR_CHAR, 2},
+        {"a ?", 1, SQL_LEXERR_CHAR, 2},
         {"\\", 0, SQL_LEXERR_CHAR, 0},
         {"a \xc3\xa9", 1, SQL_LEXERR_CHAR, 2},
         {"@", 0, SQL_LEXERR_CHAR, 0},

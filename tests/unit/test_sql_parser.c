@@ -88,7 +88,13 @@ static void dump(StrBuf *sb, const Expr *e) {
         strbuf_append(sb, e->u.s.z, e->u.s.n);
         strbuf_appendc(sb, '\'');
         break;
-    case EXPR_COLUMN: strbuf_appendz(sb, e->u.zName); break;
+    case EXPR_COLUMN:
+        strbuf_appendz(sb, e->u.zName);
+        for (int i = 0; i < e->nPath; i++) {
+            if (e->aPath[i].zKey) strbuf_appendf(sb, ".%s", e->aPath[i].zKey);
+            else strbuf_appendf(sb, "[%lld]", (long long)e->aPath[i].iIndex);
+        }
+        break;
     case EXPR_SYSVAR:
         strbuf_appendf(sb, "@@%s%s", e->u.var.scope == 2 ? "global." : e->u.var.scope == 1 ? "session." : "",
                        e->u.var.zName);
@@ -271,6 +277,17 @@ static void test_select_clauses(void **state) {
     assert_string_equal(dumps(q->aOption[5].pValue), "{}");
     assert_int_equal(q->aOption[1].pos, (int)(strstr(s->zSql, "field_weights") - s->zSql));
 
+    /* JSON paths: the name lower-cased, the keys as written */
+    q = &parse("SELECT J.Color.Shade, j['a b'][2] FROM t")->u.select;
+    assert_string_equal(q->aItem[0].pExpr->u.zName, "j");
+    assert_int_equal(q->aItem[0].pExpr->nPath, 2);
+    assert_string_equal(q->aItem[0].pExpr->aPath[0].zKey, "Color");
+    assert_string_equal(q->aItem[0].pExpr->aPath[1].zKey, "Shade");
+    assert_int_equal(q->aItem[1].pExpr->nPath, 2);
+    assert_string_equal(q->aItem[1].pExpr->aPath[0].zKey, "a b");
+    assert_null(q->aItem[1].pExpr->aPath[1].zKey);
+    assert_int_equal(q->aItem[1].pExpr->aPath[1].iIndex, 2);
+
     /* GROUP N BY, and WITHIN GROUP ORDER BY before or after HAVING */
     q = &parse("SELECT a FROM t GROUP 3 BY a HAVING c > 1 WITHIN GROUP ORDER BY b DESC, d ORDER BY a")->u.select;
     assert_int_equal(q->nGroupRows, 3);
@@ -391,7 +408,7 @@ static void test_precedence(void **state) {
         {"MATCH('hello world') AND id > 5", "(and match( 'hello world') (> id 5))"},
         {"MATCH('a') AS Text AND knn(v, 5, (1, 2)) AS dense", "(and match( 'a') as text knn( v 5 [ 1 2]) as dense)"},
         {"IN(a, 1, 2)", "in( a 1 2)"},
-        {"j.a.b = 1 AND `T`.`Col` = 2", "(and (= j.a.b 1) (= t.col 2))"},
+        {"j.a.b = 1 AND `T`.`Col` = 2", "(and (= j.a.b 1) (= t.Col 2))"},
         {"@x = @@global.y", "(= @x @@global.y)"},
     };
     for (size_t i = 0; i < sizeof(aCase) / sizeof(aCase[0]); i++) {
