@@ -346,7 +346,7 @@ static Value eval_levenshtein(const QExpr *e, const Value *a, const Value *b, co
 static Value eval_string_func(const QExpr *e, Value x, const QRow *row) {
     const QExpr *const *a = e->u.fn.aArg;
     int n = e->u.fn.nArg;
-    char *z;
+    char *z = NULL;
     Value r;
     switch (e->u.fn.fn) {
     case QF_CONCAT: {
