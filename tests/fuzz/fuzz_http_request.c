@@ -188,11 +188,41 @@ static void fuzz_search(const char *z, size_t n) {
     strbuf_free(&sql);
 }
 
+/* The input as each document request (/insert, /replace, /update,
+** /delete): every statement accepted parses as the kind it stands for. */
+static void fuzz_doc(const char *z, size_t n) {
+    json_t *req = json_loadb(z, n, JSON_REJECT_DUPLICATES, NULL);
+    if (!req) return;
+    static const int aKind[] = {STMT_INSERT, STMT_INSERT, STMT_UPDATE, STMT_DELETE};
+    for (HttpEndpoint op = HTTP_EP_INSERT; op <= HTTP_EP_DELETE; op++) {
+        StrBuf sql = {0};
+        HttpDoc d;
+        LpError err;
+        lp_err_clear(&err);
+        int rc = http_doc_sql(op, req, NULL, &sql, &d, &err);
+        CHECK(rc == LP_OK || rc == LP_BADINPUT || rc == LP_NOMEM);
+        if (rc == LP_BADINPUT) CHECK(err.zMsg[0] != 0);
+        if (rc == LP_OK) {
+            Arena a;
+            arena_init(&a, 4096);
+            SqlStmt *pStmt = NULL;
+            LpError perr;
+            lp_err_clear(&perr);
+            CHECK(sql.z != NULL && sql_parse(&a, sql.z, sql.n, &pStmt, &perr) == LP_OK);
+            CHECK(pStmt != NULL && (int)pStmt->kind == aKind[op - HTTP_EP_INSERT]);
+            arena_free(&a);
+        }
+        strbuf_free(&sql);
+    }
+    json_decref(req);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const char *z = (const char *)data;
     fuzz_decoders(z, size);
     fuzz_route(z, size);
     fuzz_json(z, size);
     fuzz_search(z, size);
+    fuzz_doc(z, size);
     return 0;
 }

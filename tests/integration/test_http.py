@@ -436,3 +436,110 @@ def test_search_aggs_are_grouped_counts(http, cur, shop):
                         ({"table": shop, "aggs": {"x": {"terms": {"field": "title"}}}}, "full-text field")]:
         status, doc = search(http, req)
         assert status == 400 and reason in doc["error"]["reason"], (req, doc)
+
+
+def doc_req(http, path, body):
+    """POSTs a JSON document request (a dict, or NDJSON text); (status, answer)."""
+    raw = body if isinstance(body, str) else json.dumps(body)
+    status, headers, out = http(path, raw.encode(), content_type="application/x-ndjson" if path == "/bulk" else "application/json")
+    assert "json" in headers.get("Content-Type", ""), headers
+    return status, json.loads(out)
+
+
+def test_document_api_insert_replace_update_delete(http, cur, uniq):
+    """Manticore's /insert, /replace, /update and /delete: each request is the
+    statement it stands for (the rows are then what SQL reads), doc values
+    take their column's type (a JSON column any JSON, a vector column an
+    array), and the answers and errors have Manticore's shapes."""
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (title TEXT, price FLOAT, tag STRING, j JSON, "
+                "v FLOAT_VECTOR KNN_TYPE='hnsw' KNN_DIMS='2' HNSW_SIMILARITY='l2')")
+    assert doc_req(http, "/insert", {"table": t, "id": 1, "doc": {"title": "red bag", "price": 19.5, "tag": "x",
+                                                                   "j": {"a": [1, 2], "b": "it's"}, "v": [0.5, 1]}}) == \
+        (201, {"table": t, "_id": 1, "created": True, "result": "created", "status": 201})
+    status, a = doc_req(http, "/insert", {"index": t, "doc": {"title": "auto id", "price": 1}})
+    assert status == 201 and a["_id"] > 1
+    auto = a["_id"]
+    assert rows(cur, f"SELECT id, title, price, tag, j, v, j.a[1] FROM {t} ORDER BY id ASC") == \
+        [(1, "red bag", 19.5, "x", '{"a":[1,2],"b":"it\'s"}', "0.5,1", "2"), (auto, "auto id", 1.0, None, None, None, None)]
+    # a duplicate id: 409, as Manticore
+    status, a = doc_req(http, "/insert", {"table": t, "id": 1, "doc": {"title": "dup"}})
+    assert status == 409 and a["status"] == 409 and a["error"]["reason"] == "duplicate id '1'"
+    assert doc_req(http, "/replace", {"table": t, "id": 1, "doc": {"title": "red bag two", "price": 20}}) == \
+        (200, {"table": t, "_id": 1, "created": False, "result": "updated", "status": 200})
+    assert doc_req(http, "/replace", {"table": t, "id": 5, "doc": {"title": "new five", "price": 5}})[1]["created"] is True
+    assert doc_req(http, "/update", {"table": t, "id": 5, "doc": {"price": 6, "tag": "y"}}) == \
+        (200, {"table": t, "_id": 5, "result": "updated"})
+    assert doc_req(http, "/update", {"table": t, "query": {"match": {"title": "red"}}, "doc": {"tag": "z"}}) == \
+        (200, {"table": t, "updated": 1})
+    assert rows(cur, f"SELECT id, title, price, tag FROM {t} ORDER BY id ASC") == \
+        sorted([(1, "red bag two", 20.0, "z"), (5, "new five", 6.0, "y"), (auto, "auto id", 1.0, None)])
+    assert doc_req(http, "/delete", {"table": t, "id": 77}) == \
+        (200, {"table": t, "_id": 77, "found": False, "result": "not found"})
+    assert doc_req(http, "/delete", {"table": t, "id": 5}) == (200, {"table": t, "_id": 5, "found": True, "result": "deleted"})
+    assert doc_req(http, "/delete", {"table": t, "query": {"range": {"price": {"lt": 2}}}}) == (200, {"table": t, "deleted": 1})
+    assert rows(cur, f"SELECT id FROM {t}") == [(1,)]
+    # errors: the request's, and the SQL layer's own words
+    for path, body, status, reason in (
+            ("/insert", "{", 400, "the request is not JSON"),
+            ("/insert", {"id": 2, "doc": {}}, 400, 'the request needs "table"'),
+            ("/insert", {"table": t, "id": 2}, 400, 'insert needs "doc"'),
+            ("/insert", {"table": t, "id": -2, "doc": {"title": "x"}}, 400, '"id" must be a whole number'),
+            ("/insert", {"table": t, "id": 2, "doc": {"nope": 1}}, 400, "unknown column 'nope'"),
+            ("/insert", {"table": t, "id": 2, "doc": {"title": [1]}}, 400, "doc: 'title' takes a text, not a JSON array"),
+            ("/insert", {"table": t, "id": 2, "doc": {"v": [1, "x"]}}, 400, "its array holds numbers only"),
+            ("/insert", {"table": t, "id": 2, "doc": {"ti`tle": 1}}, 400, "is not a name"),
+            ("/insert", {"table": "nosuch", "id": 2, "doc": {"title": "x"}}, 400, "table 'nosuch' does not exist"),
+            ("/insert", {"table": t, "id": 2, "doc": {}, "extra": 1}, 400, "unknown key 'extra'"),
+            ("/update", {"table": t, "doc": {"price": 1}}, 400, 'needs the document\'s "id" or a "query"'),
+            ("/update", {"table": t, "id": 1, "doc": {}}, 400, "names no column to set"),
+            ("/delete", {"table": t, "id": 1, "query": {"match_all": {}}}, 400, 'needs the document\'s "id" or a "query"'),
+            ("/delete", {"table": t, "query": {"nope": {}}}, 400, "nope")):
+        got_status, a = doc_req(http, path, body)
+        assert got_status == status and a["status"] == status and reason in a["error"]["reason"], (path, body, a)
+    assert rows(cur, f"SELECT id FROM {t}") == [(1,)]
+
+
+def test_document_api_bulk(http, cur, uniq):
+    """/bulk: NDJSON lines of insert (create), replace, update and delete; a
+    run of one table's inserts, replaces and deletes is one transaction,
+    ended by another table, an empty line, an update or the end; the first
+    error stops the run and rolls its batch back (skipped_lines)."""
+    t, u = uniq(), uniq()
+    for name in (t, u):
+        cur.execute(f"CREATE TABLE {name} (title TEXT, price INT)")
+    lines = [{"insert": {"table": t, "id": 1, "doc": {"title": "a", "price": 1}}},
+             {"create": {"table": t, "id": 2, "doc": {"title": "b", "price": 2}}},
+             {"insert": {"table": u, "id": 1, "doc": {"title": "u"}}},
+             None,
+             {"replace": {"table": t, "id": 2, "doc": {"title": "b2", "price": 3}}},
+             {"update": {"table": t, "id": 1, "doc": {"price": 9}}},
+             {"delete": {"table": u, "id": 1}}]
+    status, a = doc_req(http, "/bulk", "\n".join("" if x is None else json.dumps(x) for x in lines) + "\n")
+    assert status == 200 and a["errors"] is False and a["current_line"] == 7 and a["skipped_lines"] == 0, a
+    assert [(i["bulk"]["table"], i["bulk"]["_id"], i["bulk"]["created"], i["bulk"]["updated"], i["bulk"]["deleted"])
+            for i in a["items"]] == [(t, 2, 2, 0, 0), (u, 1, 1, 0, 0), (t, 2, 0, 1, 0), (t, 1, 0, 1, 0), (u, 1, 0, 0, 1)]
+    assert rows(cur, f"SELECT id, title, price FROM {t} ORDER BY id ASC") == [(1, "a", 9), (2, "b2", 3)]
+    assert rows(cur, f"SELECT COUNT(*) FROM {u}") == [(0,)]
+    # an error in a batch: none of the batch, what came before stays
+    bad = [{"insert": {"table": u, "id": 5, "doc": {"title": "kept"}}},
+           None,
+           {"insert": {"table": u, "id": 6, "doc": {"title": "gone"}}},
+           {"insert": {"table": u, "id": 6, "doc": {"title": "dup"}}},
+           {"insert": {"table": u, "id": 7, "doc": {"title": "never read"}}}]
+    status, a = doc_req(http, "/bulk", "\n".join("" if x is None else json.dumps(x) for x in bad))
+    # (a duplicate within a transaction shows at its COMMIT: the batch's three lines are undone)
+    assert status == 400 and a["errors"] is True and "duplicate id '6'" in a["error"], a
+    assert a["current_line"] == 5 and a["skipped_lines"] == 3 and len(a["items"]) == 1, a
+    assert rows(cur, f"SELECT id FROM {u} ORDER BY id ASC") == [(5,)]
+    bad[0] = {"insert": {"table": u, "id": 15, "doc": {"title": "kept too"}}}
+    bad[3] = {"insert": {"table": u, "id": 8, "doc": {"nope": "x"}}}
+    status, a = doc_req(http, "/bulk", "\n".join("" if x is None else json.dumps(x) for x in bad))
+    assert status == 400 and "line 4: unknown column 'nope'" in a["error"], a
+    assert a["current_line"] == 4 and a["skipped_lines"] == 2, a
+    assert rows(cur, f"SELECT id FROM {u} ORDER BY id ASC") == [(5,), (15,)]
+    status, a = doc_req(http, "/bulk", '{"insert": {"table": "%s", "id": 9, "doc": {}}}\n{"upsert": {}}\n' % u)
+    assert status == 400 and a["current_line"] == 2 and a["skipped_lines"] == 1 and "expected one of insert" in a["error"], a
+    assert rows(cur, f"SELECT id FROM {u} ORDER BY id ASC") == [(5,), (15,)]
+    status, a = doc_req(http, "/bulk", "not json\n")
+    assert status == 400 and "line 1 is not JSON" in a["error"]

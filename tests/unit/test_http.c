@@ -399,11 +399,11 @@ static void test_route_refusals(void **state) {
     r = route(&q, 10, "GET", "/nope", NULL, NULL, NULL, 1);
     assert_int_equal(r.begin, 404);
     assert_json(&q.reply,
-                "{\"error\":\"unknown endpoint '/nope': try /sql, /cli_json, /search or /health\"}");
+                "{\"error\":\"unknown endpoint '/nope': try /sql, /cli_json, /search, /insert, /replace, /update, /delete, /bulk or /health\"}");
     assert_int_equal(route(&q, 10, "GET", "/sql/", NULL, NULL, NULL, 1).begin, 404);
     assert_int_equal(route(&q, 10, "GET", "/sql%00x", NULL, NULL, NULL, 1).begin, 404);
     assert_json(&q.reply,
-                "{\"error\":\"unknown endpoint '/sql\\u0000x': try /sql, /cli_json, /search or /health\"}");
+                "{\"error\":\"unknown endpoint '/sql\\u0000x': try /sql, /cli_json, /search, /insert, /replace, /update, /delete, /bulk or /health\"}");
     assert_int_equal(route(&q, 10, "GET", "/SQL", NULL, NULL, NULL, 1).begin, 404);
     assert_int_equal(route(&q, 10, "GET", "", NULL, NULL, NULL, 1).begin, 404);
 

@@ -117,6 +117,18 @@ static enum MHD_Result run_sql(HttpServer *h, struct MHD_Connection *c, HttpCtx 
     return send_buf(h, c, status, &out, NULL);
 }
 
+/* POST /insert, /replace, /update, /delete, /bulk (http_doc.c), in a
+** fresh session. */
+static enum MHD_Result run_doc(HttpServer *h, struct MHD_Connection *c, HttpCtx *x) {
+    uint32_t id = atomic_fetch_add_explicit(&h->nextConnId, 1, memory_order_relaxed);
+    SqlSession *s = sql_session_new(h->pEngine, id, NULL);
+    if (s == NULL) return send_json(h, c, 500, NULL, 0, NULL);
+    StrBuf out = {0};
+    int status = http_doc_run(s, x->q.ep, x->q.zSql, x->q.nSql, &out);
+    sql_session_free(s);
+    return send_buf(h, c, status, &out, NULL);
+}
+
 /* The value SHOW META gives zName, copied into z[0..n); "" when none. */
 static void meta_value(const SqlResult *m, const char *zName, char *z, size_t n) {
     z[0] = 0;
@@ -229,6 +241,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         case HTTP_ACT_SEARCH:
             x->bReplied = 1;
             return run_search(h, c, x);
+        case HTTP_ACT_DOC:
+            x->bReplied = 1;
+            return run_doc(h, c, x);
         }
     }
     /* A refusal prepared by the routing steps. */

@@ -131,6 +131,16 @@ void http_search_answer(StrBuf *sb, const HttpSearch *s, const SqlResult *r, con
 /* How many aggregations the request has (FACETs of its SELECT). */
 int http_search_naggs(const HttpSearch *s);
 
+/* A /search "query" object (json_t) as an SQL condition appended to
+** pWhere: MATCH('...') and the filters ANDed; nothing for match_all.
+** LP_OK, LP_BADINPUT (err says why) or LP_NOMEM. */
+int http_search_where(const void *q, StrBuf *pWhere, LpError *err);
+
+/* z[0..n) as an SQL string literal; as a backquoted name (LP_BADINPUT
+** when it is not a plain name: letters, digits, '_'; zWhat names it). */
+void http_sql_str(StrBuf *sb, const char *z, size_t n);
+int http_sql_ident(StrBuf *sb, const char *z, size_t n, const char *zWhat, LpError *err);
+
 /* {"error":{"type":zType,"reason":zReason[,"table":zTable]},"status":400}. */
 void http_search_error(StrBuf *sb, const char *zType, const char *zReason, const char *zTable);
 
@@ -141,16 +151,57 @@ typedef enum HttpEndpoint {
     HTTP_EP_HEALTH,   /* GET|HEAD /health */
     HTTP_EP_SQL,      /* GET|POST /sql: raw body, query= form, ?query= */
     HTTP_EP_CLI_JSON, /* POST /cli_json: the body is always raw SQL */
-    HTTP_EP_SEARCH    /* POST /search: a JSON search request (http_search.c) */
+    HTTP_EP_SEARCH,   /* POST /search: a JSON search request (http_search.c) */
+    HTTP_EP_INSERT,   /* POST /insert, /replace, /update, /delete: one document */
+    HTTP_EP_REPLACE,  /* request (http_doc.c) */
+    HTTP_EP_UPDATE,
+    HTTP_EP_DELETE,
+    HTTP_EP_BULK      /* POST /bulk: NDJSON lines of those */
 } HttpEndpoint;
 
 typedef enum HttpAction {
     HTTP_ACT_REPLY = 0, /* send q->status with the JSON body q->reply */
     HTTP_ACT_HEALTH,    /* answer the health check */
     HTTP_ACT_SQL,       /* execute q->zSql[0..q->nSql) and answer its result */
-    HTTP_ACT_SEARCH     /* translate the JSON request q->zSql[0..q->nSql), run it,
+    HTTP_ACT_SEARCH,    /* translate the JSON request q->zSql[0..q->nSql), run it,
                         ** answer in the hits shape */
+    HTTP_ACT_DOC        /* a document request (q->ep says which), body in q->zSql */
 } HttpAction;
+
+/* ------------------------------------------------- /insert … /bulk */
+
+/* One document request, translated (http_doc.c): what its answer needs. */
+typedef struct HttpDoc {
+    HttpEndpoint op;        /* HTTP_EP_INSERT, _REPLACE, _UPDATE or _DELETE */
+    char zTable[72];
+    int64_t id;             /* the document's id; 0: none given (auto, or by query) */
+    int bQuery;             /* update or delete by "query" */
+} HttpDoc;
+
+/* The table a request object (json_t) names ("table", or "index"), or
+** NULL with an error. */
+const char *http_doc_table(const void *req, LpError *err);
+
+/* The request object req (json_t) of kind op as one SQL statement
+** (appended to pSql): INSERT, REPLACE, UPDATE or DELETE. pDescribe is the
+** result of DESCRIBE of its table: each doc value becomes the literal its
+** column takes (a JSON column's value its JSON text, a vector column's
+** array a vector). LP_OK (d filled), LP_BADINPUT naming what is wrong, or
+** LP_NOMEM. */
+int http_doc_sql(HttpEndpoint op, const void *req, const SqlResult *pDescribe, StrBuf *pSql, HttpDoc *d,
+                 LpError *err);
+
+/* Manticore's answer to a document request d whose statement gave r
+** (SQLRES_OK): {"table":..,"_id":..,"created":..,"result":..,"status":..}
+** and its kin; the HTTP status into *pStatus. */
+void http_doc_answer(StrBuf *sb, const HttpDoc *d, const SqlResult *r, int *pStatus);
+
+/* Runs the body z[0..n) of a document request to endpoint ep (one JSON
+** object, or /bulk's NDJSON) in session s; its answer into out. Returns
+** the HTTP status. */
+struct SqlSession;
+int http_doc_run(struct SqlSession *s, HttpEndpoint ep, const char *z, size_t n, StrBuf *out);
+
 
 /* Bytes of an oversized body read and dropped before answering 413. */
 #define HTTP_DRAIN_MAX ((size_t)16 << 20)

@@ -44,6 +44,11 @@ static const struct {
     {"/sql", HTTP_EP_SQL, "GET, POST"},
     {"/cli_json", HTTP_EP_CLI_JSON, "POST"},
     {"/search", HTTP_EP_SEARCH, "POST"},
+    {"/insert", HTTP_EP_INSERT, "POST"},
+    {"/replace", HTTP_EP_REPLACE, "POST"},
+    {"/update", HTTP_EP_UPDATE, "POST"},
+    {"/delete", HTTP_EP_DELETE, "POST"},
+    {"/bulk", HTTP_EP_BULK, "POST"},
 };
 
 void http_req_init(HttpReq *q, size_t nMaxBody) {
@@ -144,7 +149,7 @@ int http_req_begin(HttpReq *q, const char *zMethod, const char *zUri, size_t nUr
         StrBuf msg = {0};
         strbuf_appendz(&msg, "unknown endpoint '");
         strbuf_append(&msg, path.z ? path.z : "", path.n);
-        strbuf_appendz(&msg, "': try /sql, /cli_json, /search or /health");
+        strbuf_appendz(&msg, "': try /sql, /cli_json, /search, /insert, /replace, /update, /delete, /bulk or /health");
         if (msg.oom)
             refuse(q, 404, "unknown endpoint");
         else
@@ -204,7 +209,7 @@ int http_req_body(HttpReq *q, const char *p, size_t n) {
     }
     q->nBody += n;
     /* The health check ignores a body; only the SQL endpoints keep it. */
-    if (q->ep == HTTP_EP_SQL || q->ep == HTTP_EP_CLI_JSON || q->ep == HTTP_EP_SEARCH) {
+    if (q->ep != HTTP_EP_HEALTH) {
         strbuf_append(&q->body, p, n);
         if (q->body.oom) return refuse(q, 500, "out of memory");
     }
@@ -235,6 +240,18 @@ HttpAction http_req_finish(HttpReq *q) {
         q->zSql = zBody;
         q->nSql = nBody;
         return HTTP_ACT_SEARCH;
+    }
+    if (q->ep >= HTTP_EP_INSERT) {
+        if (nBody == 0) {
+            refuse(q, 400, q->ep == HTTP_EP_BULK ? "/bulk takes NDJSON in the body: one {\"insert\": {...}} "
+                                                   "(or replace, update, delete) per line"
+                                                 : "the request needs a JSON body: {\"table\": ..., \"id\": ..., "
+                                                   "\"doc\": {...}}");
+            return HTTP_ACT_REPLY;
+        }
+        q->zSql = zBody;
+        q->nSql = nBody;
+        return HTTP_ACT_DOC;
     }
     if (q->ep == HTTP_EP_SQL && nBody > 0 &&
         (q->bFormType ||

@@ -836,6 +836,35 @@ done:
     return rc;
 }
 
+int http_search_where(const void *q, StrBuf *pWhere, LpError *err) {
+    Tr t = {err, 0};
+    StrBuf ft = {0}, filt = {0};
+    int rc = tr_query(&t, q, &ft, &filt);
+    if (rc == LP_OK && ft.n) {
+        strbuf_appendz(pWhere, "MATCH(");
+        put_str(pWhere, ft.z, ft.n);
+        strbuf_appendc(pWhere, ')');
+    }
+    if (rc == LP_OK && filt.n) {
+        strbuf_appendz(pWhere, ft.n ? " AND (" : "(");
+        strbuf_append(pWhere, filt.z, filt.n);
+        strbuf_appendc(pWhere, ')');
+    }
+    if (rc == LP_OK && (ft.oom || filt.oom || pWhere->oom)) rc = lp_err_set(err, LP_NOMEM, "out of memory");
+    strbuf_free(&ft);
+    strbuf_free(&filt);
+    return rc;
+}
+
+void http_sql_str(StrBuf *sb, const char *z, size_t n) {
+    put_str(sb, z, n);
+}
+
+int http_sql_ident(StrBuf *sb, const char *z, size_t n, const char *zWhat, LpError *err) {
+    Tr t = {err, 0};
+    return put_ident(&t, sb, z, n, zWhat);
+}
+
 void http_search_free(HttpSearch *s) {
     json_decref(s->pHl);
     json_decref(s->pExclude);
