@@ -165,6 +165,20 @@ static void fuzz_json(const char *z, size_t n) {
     strbuf_free(&sb);
 }
 
+/* The kind of statement sql[0..n) parses as; CHECKs that it parses. */
+static int parsed_kind(const StrBuf *sql, int *pnFacet) {
+    Arena a;
+    arena_init(&a, 4096);
+    SqlStmt *pStmt = NULL;
+    LpError perr;
+    lp_err_clear(&perr);
+    CHECK(sql->z != NULL && sql_parse(&a, sql->z, sql->n, &pStmt, &perr) == LP_OK && pStmt != NULL);
+    int kind = (int)pStmt->kind;
+    if (pnFacet) *pnFacet = kind == STMT_SELECT ? pStmt->u.select.nFacet : -1;
+    arena_free(&a);
+    return kind;
+}
+
 static void fuzz_search(const char *z, size_t n) {
     StrBuf sql = {0};
     HttpSearch hs;
@@ -174,15 +188,9 @@ static void fuzz_search(const char *z, size_t n) {
     CHECK(rc == LP_OK || rc == LP_BADINPUT || rc == LP_NOMEM);
     if (rc == LP_BADINPUT) CHECK(err.zMsg[0] != 0);
     if (rc == LP_OK) {
-        Arena a;
-        arena_init(&a, 4096);
-        SqlStmt *pStmt = NULL;
-        LpError perr;
-        lp_err_clear(&perr);
-        CHECK(sql.z != NULL && sql_parse(&a, sql.z, sql.n, &pStmt, &perr) == LP_OK);
-        CHECK(pStmt != NULL && pStmt->kind == STMT_SELECT);
-        CHECK(pStmt->u.select.nFacet == http_search_naggs(&hs)); /* one FACET per aggregation */
-        arena_free(&a);
+        int nFacet;
+        CHECK(parsed_kind(&sql, &nFacet) == STMT_SELECT);
+        CHECK(nFacet == http_search_naggs(&hs)); /* one FACET per aggregation */
         http_search_free(&hs);
     }
     strbuf_free(&sql);
@@ -202,16 +210,7 @@ static void fuzz_doc(const char *z, size_t n) {
         int rc = http_doc_sql(op, req, NULL, &sql, &d, &err);
         CHECK(rc == LP_OK || rc == LP_BADINPUT || rc == LP_NOMEM);
         if (rc == LP_BADINPUT) CHECK(err.zMsg[0] != 0);
-        if (rc == LP_OK) {
-            Arena a;
-            arena_init(&a, 4096);
-            SqlStmt *pStmt = NULL;
-            LpError perr;
-            lp_err_clear(&perr);
-            CHECK(sql.z != NULL && sql_parse(&a, sql.z, sql.n, &pStmt, &perr) == LP_OK);
-            CHECK(pStmt != NULL && (int)pStmt->kind == aKind[op - HTTP_EP_INSERT]);
-            arena_free(&a);
-        }
+        if (rc == LP_OK) CHECK(parsed_kind(&sql, NULL) == aKind[op - HTTP_EP_INSERT]);
         strbuf_free(&sql);
     }
     json_decref(req);

@@ -82,12 +82,8 @@ static int put_doc_value(StrBuf *sb, const json_t *v, const char *zName, const c
         free(z);
         return LP_OK;
     }
+    if (http_sql_scalar(sb, v)) return LP_OK;
     switch (json_typeof(v)) {
-    case JSON_INTEGER: strbuf_appendf(sb, "%lld", (long long)json_integer_value(v)); return LP_OK;
-    case JSON_REAL: strbuf_appendf(sb, "%.17g", json_real_value(v)); return LP_OK;
-    case JSON_STRING: http_sql_str(sb, json_string_value(v), json_string_length(v)); return LP_OK;
-    case JSON_TRUE: strbuf_appendz(sb, "1"); return LP_OK;
-    case JSON_FALSE: strbuf_appendz(sb, "0"); return LP_OK;
     case JSON_NULL: strbuf_appendz(sb, "NULL"); return LP_OK;
     case JSON_ARRAY:
         if (!strcmp(zType, "float_vector")) {

@@ -139,6 +139,9 @@ int http_search_where(const void *q, StrBuf *pWhere, LpError *err);
 /* z[0..n) as an SQL string literal; as a backquoted name (LP_BADINPUT
 ** when it is not a plain name: letters, digits, '_'; zWhat names it). */
 void http_sql_str(StrBuf *sb, const char *z, size_t n);
+/* A JSON number, string or boolean (json_t) as an SQL literal (true 1,
+** false 0); 0, nothing written, for any other value. */
+int http_sql_scalar(StrBuf *sb, const void *v);
 int http_sql_ident(StrBuf *sb, const char *z, size_t n, const char *zWhat, LpError *err);
 
 /* {"error":{"type":zType,"reason":zReason[,"table":zTable]},"status":400}. */

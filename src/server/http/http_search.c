@@ -108,16 +108,22 @@ static void put_str(StrBuf *sb, const char *z, size_t n) {
     strbuf_appendc(sb, '\'');
 }
 
+int http_sql_scalar(StrBuf *sb, const void *pv) {
+    const json_t *v = pv;
+    switch (json_typeof(v)) {
+    case JSON_INTEGER: strbuf_appendf(sb, "%lld", (long long)json_integer_value(v)); return 1;
+    case JSON_REAL: strbuf_appendf(sb, "%.17g", json_real_value(v)); return 1;
+    case JSON_STRING: put_str(sb, json_string_value(v), json_string_length(v)); return 1;
+    case JSON_TRUE: strbuf_appendc(sb, '1'); return 1;
+    case JSON_FALSE: strbuf_appendc(sb, '0'); return 1;
+    default: return 0;
+    }
+}
+
 /* A JSON scalar as an SQL value. */
 static int put_value(Tr *t, StrBuf *sb, const json_t *v, const char *zKey) {
-    switch (json_typeof(v)) {
-    case JSON_INTEGER: strbuf_appendf(sb, "%lld", (long long)json_integer_value(v)); return LP_OK;
-    case JSON_REAL: strbuf_appendf(sb, "%.17g", json_real_value(v)); return LP_OK;
-    case JSON_STRING: put_str(sb, json_string_value(v), json_string_length(v)); return LP_OK;
-    case JSON_TRUE: strbuf_appendc(sb, '1'); return LP_OK;
-    case JSON_FALSE: strbuf_appendc(sb, '0'); return LP_OK;
-    default: return tr_fail(t, "'%s' takes a number, a string or a boolean", zKey);
-    }
+    if (http_sql_scalar(sb, v)) return LP_OK;
+    return tr_fail(t, "'%s' takes a number, a string or a boolean", zKey);
 }
 
 /* Characters that are operators in MATCH text; a match query's words are
