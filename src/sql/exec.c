@@ -446,6 +446,18 @@ static int bind_highlight(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
 ** IDIV() as the operators they are; -1 when zName is none of them. Each
 ** argument may be any expression of the context (WEIGHT() too, where the
 ** context allows it). */
+/* "f() takes N arguments, got M" for call e, which takes lo to hi. */
+static int arity_fail(Binder *b, const Expr *e, int lo, int hi) {
+    char zMsg[160];
+    const char *z = e->u.func.zName;
+    if (lo == hi) {
+        snprintf(zMsg, sizeof(zMsg), "%s() takes %d argument%s, got %d", z, lo, lo == 1 ? "" : "s", e->u.func.nArg);
+    } else {
+        snprintf(zMsg, sizeof(zMsg), "%s() takes %d to %d arguments, got %d", z, lo, hi, e->u.func.nArg);
+    }
+    return bind_fail_at(b, e->pos, zMsg);
+}
+
 /* The string functions, Manticore's: CONCAT(s, ...), UPPER(s), LOWER(s),
 ** SUBSTRING_INDEX(s, delim, n), TO_STRING(x), LEVENSHTEIN(a, b [,
 ** {normalize=0|1, length_delta=N}]); -1 when e is none of them. A call of
@@ -470,17 +482,9 @@ static int bind_string_func(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     if (k == LP_ARRAY_SIZE(aFn)) return -1;
     QFunc fn = aFn[k].fn;
     if (nArg < aFn[k].lo || nArg > aFn[k].hi) {
-        char zMsg[200];
-        if (fn == QF_LEVENSHTEIN) {
-            snprintf(zMsg, sizeof(zMsg), "levenshtein() takes two strings and options: LEVENSHTEIN(a, b "
-                                         "[, {normalize=1, length_delta=N}])");
-        } else if (aFn[k].lo == aFn[k].hi) {
-            snprintf(zMsg, sizeof(zMsg), "%s() takes %d argument%s, got %d", z, aFn[k].lo, aFn[k].lo == 1 ? "" : "s",
-                     nArg);
-        } else {
-            snprintf(zMsg, sizeof(zMsg), "%s() takes %d to %d arguments, got %d", z, aFn[k].lo, aFn[k].hi, nArg);
-        }
-        return bind_fail_at(b, e->pos, zMsg);
+        if (fn != QF_LEVENSHTEIN) return arity_fail(b, e, aFn[k].lo, aFn[k].hi);
+        return bind_fail_at(b, e->pos, "levenshtein() takes two strings and options: LEVENSHTEIN(a, b "
+                                       "[, {normalize=1, length_delta=N}])");
     }
     int nVal = fn == QF_LEVENSHTEIN ? 2 : nArg, bNormalize = 0;
     uint64_t lengthDelta = 0;
@@ -630,16 +634,7 @@ static int bind_scalar(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     while (k < LP_ARRAY_SIZE(aFn) && strcmp(z, aFn[k].zName) != 0) k++;
     if (k == LP_ARRAY_SIZE(aFn)) return -1;
     char kind = aFn[k].kind;
-    if (nArg < aFn[k].lo || nArg > aFn[k].hi) {
-        char zMsg[160];
-        if (aFn[k].lo == aFn[k].hi) {
-            snprintf(zMsg, sizeof(zMsg), "%s() takes %d argument%s, got %d", z, aFn[k].lo,
-                     aFn[k].lo == 1 ? "" : "s", nArg);
-        } else {
-            snprintf(zMsg, sizeof(zMsg), "%s() takes %d to %d arguments, got %d", z, aFn[k].lo, aFn[k].hi, nArg);
-        }
-        return bind_fail_at(b, e->pos, zMsg);
-    }
+    if (nArg < aFn[k].lo || nArg > aFn[k].hi) return arity_fail(b, e, aFn[k].lo, aFn[k].hi);
     QExpr **aq = arena_alloc(b->a, sizeof(QExpr *) * (size_t)(nArg ? nArg : 1));
     BExpr *ax = arena_alloc(b->a, sizeof(BExpr) * (size_t)(nArg ? nArg : 1));
     if (!aq || !ax) return bind_oom(b);
