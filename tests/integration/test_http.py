@@ -543,3 +543,27 @@ def test_document_api_bulk(http, cur, uniq):
     assert rows(cur, f"SELECT id FROM {u} ORDER BY id ASC") == [(5,), (15,)]
     status, a = doc_req(http, "/bulk", "not json\n")
     assert status == 400 and "line 1 is not JSON" in a["error"]
+
+
+def test_search_over_json_properties(http, cur, uniq):
+    """/search's equals, in, range, sort and terms aggregations take a JSON
+    column's property by its dotted path ("attrs.color"), as the SQL they
+    stand for; a path part that is not a name is refused."""
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (title TEXT, attrs JSON)")
+    for i, (color, size) in enumerate([("red", 3), ("blue", 5), ("red", 7), ("green", 1), ("red", 9)], start=1):
+        doc_req(http, "/insert", {"table": t, "id": i, "doc": {"title": "bag", "attrs": {"color": color, "dim": {"size": size}}}})
+    status, _, body = http("/search", json.dumps({
+        "table": t, "query": {"bool": {"must": [{"equals": {"attrs.color": "red"}}, {"range": {"attrs.dim.size": {"gte": 3}}}]}},
+        "sort": [{"attrs.dim.size": "desc"}], "_source": False,
+        "aggs": {"c": {"terms": {"field": "attrs.color", "size": 5}, "sort": [{"count(*)": "desc"}]}}}).encode(),
+        content_type="application/json")
+    a = json.loads(body)
+    assert status == 200 and [h["_id"] for h in a["hits"]["hits"]] == [5, 3, 1], a
+    assert a["aggregations"]["c"]["buckets"] == [{"key": "red", "doc_count": 3}], a
+    status, _, body = http("/search", json.dumps({"table": t, "query": {"in": {"attrs.color": ["blue", "green"]}},
+                                                  "sort": ["id"], "_source": False}).encode(), content_type="application/json")
+    assert [h["_id"] for h in json.loads(body)["hits"]["hits"]] == [2, 4]
+    status, _, body = http("/search", json.dumps({"table": t, "query": {"equals": {"attrs.co-lor": 1}}}).encode(),
+                           content_type="application/json")
+    assert status == 400 and "or a JSON path of them joined by '.'" in json.loads(body)["error"]["reason"]

@@ -98,6 +98,27 @@ static int put_ident(Tr *t, StrBuf *sb, const char *z, size_t n, const char *zWh
     return LP_OK;
 }
 
+/* An attribute, or a JSON column's property by a dotted path ("attrs.color",
+** each part a plain name), as backquoted SQL names joined by '.'. */
+static int put_attr(Tr *t, StrBuf *sb, const char *z, size_t n, const char *zWhat) {
+    for (size_t i = 0;;) {
+        const char *dot = memchr(z + i, '.', n - i);
+        size_t len = dot ? (size_t)(dot - (z + i)) : n - i;
+        if (!is_name(z + i, len)) {
+            char zName[72];
+            snprintf(zName, sizeof(zName), "%.*s", (int)(n > 64 ? 64 : n), z);
+            return tr_fail(t, "%s '%s' is not a name (letters, digits and '_'), or a JSON path of them "
+                              "joined by '.'", zWhat, zName);
+        }
+        if (i) strbuf_appendc(sb, '.');
+        strbuf_appendc(sb, '`');
+        strbuf_append(sb, z + i, len);
+        strbuf_appendc(sb, '`');
+        if (!dot) return LP_OK;
+        i += len + 1;
+    }
+}
+
 /* 'z' as an SQL string literal. */
 static void put_str(StrBuf *sb, const char *z, size_t n) {
     strbuf_appendc(sb, '\'');
@@ -244,7 +265,7 @@ static int tr_filter(Tr *t, const char *zOp, const json_t *v, StrBuf *filt) {
     const char *zCol = only_key(t, v, zOp, &arg);
     if (!zCol) return t->err->code;
     if (!strcmp(zOp, "equals")) {
-        if (put_ident(t, filt, zCol, strlen(zCol), "equals: attribute")) return t->err->code;
+        if (put_attr(t, filt, zCol, strlen(zCol), "equals: attribute")) return t->err->code;
         strbuf_appendz(filt, " = ");
         return put_value(t, filt, arg, "equals");
     }
@@ -252,7 +273,7 @@ static int tr_filter(Tr *t, const char *zOp, const json_t *v, StrBuf *filt) {
         if (!json_is_array(arg) || json_array_size(arg) == 0) {
             return tr_fail(t, "in: '%s' takes a non-empty list of values", zCol);
         }
-        if (put_ident(t, filt, zCol, strlen(zCol), "in: attribute")) return t->err->code;
+        if (put_attr(t, filt, zCol, strlen(zCol), "in: attribute")) return t->err->code;
         strbuf_appendz(filt, " IN (");
         for (size_t i = 0; i < json_array_size(arg); i++) {
             if (i) strbuf_appendz(filt, ", ");
@@ -273,7 +294,7 @@ static int tr_filter(Tr *t, const char *zOp, const json_t *v, StrBuf *filt) {
                            : !strcmp(k, "lte") ? " <= " : NULL;
         if (!zCmp) return tr_fail(t, "range: unknown bound '%s': expected gt, gte, lt or lte", k);
         if (n++) strbuf_appendz(filt, " AND ");
-        if (put_ident(t, filt, zCol, strlen(zCol), "range: attribute")) return t->err->code;
+        if (put_attr(t, filt, zCol, strlen(zCol), "range: attribute")) return t->err->code;
         strbuf_appendz(filt, zCmp);
         if (put_value(t, filt, x, "range")) return t->err->code;
     }
@@ -640,7 +661,7 @@ static int tr_sort(Tr *t, const json_t *sort, StrBuf *sb) {
             strbuf_appendz(sb, "WEIGHT()");
         } else if (!strcmp(zKey, "_id")) {
             strbuf_appendz(sb, "id");
-        } else if (put_ident(t, sb, zKey, strlen(zKey), "sort: column")) {
+        } else if (put_attr(t, sb, zKey, strlen(zKey), "sort: column")) {
             return t->err->code;
         }
         strbuf_appendz(sb, zDir ? (strcasecmp(zDir, "asc") ? " DESC" : " ASC") : bScore ? " DESC" : " ASC");
@@ -677,7 +698,7 @@ static int tr_aggs(Tr *t, const json_t *ag, StrBuf *sql, int64_t limit, HttpSear
             return tr_fail(t, "aggs: '%s': size takes a whole number from 0 to 100000", zName);
         }
         strbuf_appendz(sql, " FACET ");
-        int rc = put_ident(t, sql, json_string_value(f), json_string_length(f), "aggs: field");
+        int rc = put_attr(t, sql, json_string_value(f), json_string_length(f), "aggs: field");
         /* the order: a sort list, or terms.order */
         const json_t *by = NULL;
         if (rc == LP_OK && sort) {
