@@ -567,3 +567,29 @@ def test_search_over_json_properties(http, cur, uniq):
     status, _, body = http("/search", json.dumps({"table": t, "query": {"equals": {"attrs.co-lor": 1}}}).encode(),
                            content_type="application/json")
     assert status == 400 and "or a JSON path of them joined by '.'" in json.loads(body)["error"]["reason"]
+
+
+def test_search_expressions(http, cur, uniq):
+    """/search's "expressions" (Manticore's): named computed columns, shown
+    in _source, sortable and aggregatable by name, the same values as the
+    SQL expressions; what is not one expression is refused."""
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (title TEXT, year INT, tag STRING)")
+    cur.execute(f"INSERT INTO {t} (id, title, year, tag) VALUES (1, 'a', 1999, 'x'), (2, 'b', 2004, 'y'), "
+                "(3, 'c', 2008, 'x'), (4, 'd', 2012, 'z')")
+    req = {"table": t, "expressions": {"decade": "year DIV 10 * 10", "label": "CONCAT(UPPER(tag), '-', TO_STRING(year))"},
+           "sort": [{"label": "desc"}], "_source": ["title"], "aggs": {"d": {"terms": {"field": "decade", "size": 5},
+                                                                           "sort": [{"_key": "asc"}]}}}
+    status, _, body = http("/search", json.dumps(req).encode(), content_type="application/json")
+    a = json.loads(body)
+    assert status == 200, a
+    want = rows(cur, f"SELECT id, title, year DIV 10 * 10, CONCAT(UPPER(tag), '-', TO_STRING(year)) l FROM {t} "
+                     "ORDER BY l DESC")
+    assert [(h["_id"], h["_source"]["title"], h["_source"]["decade"], h["_source"]["label"]) for h in a["hits"]["hits"]] == want
+    assert a["aggregations"]["d"]["buckets"] == [{"key": 1990, "doc_count": 1}, {"key": 2000, "doc_count": 2},
+                                                 {"key": 2010, "doc_count": 1}]
+    for ex, reason in (({"x": "1) AS y, (2"}, "'x' is not one expression"), ({"x": "year AS z"}, "'x' is not one expression"),
+                       ({"x": 5}, "takes the expression as a string"), ({"x-y": "1"}, "is not a name"),
+                       ({"x": "nosuch + 1"}, "unknown column 'nosuch'")):
+        status, _, body = http("/search", json.dumps({"table": t, "expressions": ex}).encode(), content_type="application/json")
+        assert status == 400 and reason in json.loads(body)["error"]["reason"], (ex, body)

@@ -534,6 +534,10 @@ static void test_search_sql(void **state) {
                                    "{\"_count\":\"asc\"}}}}}"),
                         "SELECT id, WEIGHT(), * FROM `t` LIMIT 0, 5 OPTION cutoff=9 FACET `brand` LIMIT 5 FACET `price` "
                         "ORDER BY FACET() DESC LIMIT 3 FACET `cat` ORDER BY COUNT(*) ASC LIMIT 5");
+    /* expressions: named columns, usable by sort and aggs */
+    assert_string_equal(search_sql("{\"table\":\"t\",\"_source\":false,\"expressions\":{\"d\":\"y DIV 10\"},"
+                                   "\"sort\":[{\"d\":\"asc\"}],\"aggs\":{\"a\":{\"terms\":{\"field\":\"d\"}}}}"),
+                        "SELECT id, WEIGHT(), (y DIV 10) AS `d` FROM `t` ORDER BY `d` ASC LIMIT 0, 20 FACET (y DIV 10) AS `d` LIMIT 20");
     /* should counts only alone */
     assert_string_equal(search_sql("{\"table\":\"t\",\"query\":{\"bool\":{\"must\":{\"match\":{\"*\":\"a\"}},"
                                    "\"should\":{\"equals\":{\"b\":1}}}}}"),

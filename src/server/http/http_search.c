@@ -56,6 +56,7 @@
 #include <strings.h>
 
 #include "server/http/http_int.h"
+#include "sql/parser.h"
 
 #define HS_MAX_DEPTH 32 /* nested bools */
 
@@ -636,6 +637,44 @@ static int tr_source(Tr *t, const json_t *src, StrBuf *sel, HttpSearch *s) {
     return LP_OK;
 }
 
+/* "expressions": {"name": "SQL expression", ...}: computed columns, as
+** Manticore's: each `, (expr) AS name` in the select list (so in _source,
+** and usable by name in sort and aggs). Each expression must read alone as
+** one select item (checked by parsing "SELECT (expr) AS e": the fragment
+** as it will stand, so a comment or a quote cannot reach past it). */
+static int tr_expressions(Tr *t, const json_t *ex, StrBuf *sel) {
+    if (!json_is_object(ex)) return tr_fail(t, "expressions takes an object: {\"name\": \"expression\"}");
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)ex, k, v) {
+        if (!json_is_string(v)) return tr_fail(t, "expressions: '%.64s' takes the expression as a string", k);
+        StrBuf q = {0}; /* the fragment as it will stand in the SELECT */
+        strbuf_appendz(&q, "SELECT (");
+        strbuf_append(&q, json_string_value(v), json_string_length(v));
+        strbuf_appendz(&q, ") AS e");
+        Arena a;
+        arena_init(&a, 4096);
+        SqlStmt *pStmt = NULL;
+        LpError perr;
+        lp_err_clear(&perr);
+        int bOk = !q.oom && sql_parse(&a, q.z, q.n, &pStmt, &perr) == LP_OK && pStmt->kind == STMT_SELECT &&
+                  pStmt->u.select.nItem == 1 && pStmt->u.select.aItem[0].pExpr && pStmt->u.select.aItem[0].zAlias &&
+                  !strcmp(pStmt->u.select.aItem[0].zAlias, "e") &&
+                  !pStmt->u.select.zTable && !pStmt->u.select.nOption && !pStmt->u.select.nFacet &&
+                  pStmt->u.select.iLimit < 0 && !pStmt->u.select.nOrder;
+        arena_free(&a);
+        strbuf_free(&q);
+        if (!bOk) {
+            return tr_fail(t, "expressions: '%.64s' is not one expression%s%s", k, perr.zMsg[0] ? ": " : "", perr.zMsg);
+        }
+        strbuf_appendz(sel, ", (");
+        strbuf_append(sel, json_string_value(v), json_string_length(v));
+        strbuf_appendz(sel, ") AS ");
+        if (put_ident(t, sel, k, strlen(k), "expressions: name")) return t->err->code;
+    }
+    return LP_OK;
+}
+
 static int tr_sort(Tr *t, const json_t *sort, StrBuf *sb) {
     size_t n = json_is_array(sort) ? json_array_size(sort) : 1;
     for (size_t i = 0; i < n; i++) {
@@ -677,7 +716,7 @@ static int tr_sort(Tr *t, const json_t *sort, StrBuf *sb) {
 ** Elasticsearch's terms.order {"_count": "desc"} / {"_key": "asc"}), else
 ** left in the order of the groups' best rows; size defaults to the
 ** request's limit (20 when that is 0). */
-static int tr_aggs(Tr *t, const json_t *ag, StrBuf *sql, int64_t limit, HttpSearch *s) {
+static int tr_aggs(Tr *t, const json_t *ag, const json_t *ex, StrBuf *sql, int64_t limit, HttpSearch *s) {
     if (!json_is_object(ag)) return tr_fail(t, "aggs takes an object of named aggregations");
     json_t *out = json_array();
     if (!out) return lp_err_set(t->err, LP_NOMEM, "out of memory");
@@ -698,7 +737,16 @@ static int tr_aggs(Tr *t, const json_t *ag, StrBuf *sql, int64_t limit, HttpSear
             return tr_fail(t, "aggs: '%s': size takes a whole number from 0 to 100000", zName);
         }
         strbuf_appendz(sql, " FACET ");
-        int rc = put_attr(t, sql, json_string_value(f), json_string_length(f), "aggs: field");
+        const json_t *e = json_is_object(ex) ? json_object_get(ex, json_string_value(f)) : NULL;
+        int rc = LP_OK;
+        if (json_is_string(e)) { /* an expression's name: the expression, named so */
+            strbuf_appendc(sql, '(');
+            strbuf_append(sql, json_string_value(e), json_string_length(e));
+            strbuf_appendz(sql, ") AS ");
+            rc = put_ident(t, sql, json_string_value(f), json_string_length(f), "aggs: field");
+        } else {
+            rc = put_attr(t, sql, json_string_value(f), json_string_length(f), "aggs: field");
+        }
         /* the order: a sort list, or terms.order */
         const json_t *by = NULL;
         if (rc == LP_OK && sort) {
@@ -748,7 +796,7 @@ int http_search_sql(const char *z, size_t n, StrBuf *pSql, HttpSearch *s, LpErro
     }
     static const char *const azKey[] = {"table", "index", "query", "limit", "size", "offset", "from", "sort",
                                         "_source", "highlight", "options", "track_scores", "profile",
-                                        "max_matches", "knn", "hybrid", "aggs"};
+                                        "max_matches", "knn", "hybrid", "aggs", "expressions"};
     const char *k;
     json_t *x;
     json_object_foreach(req, k, x) {
@@ -756,7 +804,7 @@ int http_search_sql(const char *z, size_t n, StrBuf *pSql, HttpSearch *s, LpErro
         while (i < sizeof(azKey) / sizeof(azKey[0]) && strcmp(k, azKey[i]) != 0) i++;
         if (i == sizeof(azKey) / sizeof(azKey[0])) {
             rc = tr_fail(&t, "unknown key '%s': expected table, query, knn, hybrid, limit, offset, sort, "
-                         "_source, highlight, aggs or options", k);
+                         "_source, expressions, highlight, aggs or options", k);
             goto done;
         }
     }
@@ -799,6 +847,8 @@ int http_search_sql(const char *z, size_t n, StrBuf *pSql, HttpSearch *s, LpErro
     if (s->bKnn) strbuf_appendz(&sel, ", KNN_DIST()");
     if (s->bHybrid) strbuf_appendz(&sel, ", HYBRID_SCORE()");
     if ((rc = tr_source(&t, json_object_get(req, "_source"), &sel, s)) != LP_OK) goto done;
+    const json_t *ex = json_object_get(req, "expressions");
+    if (ex && (rc = tr_expressions(&t, ex, &sel)) != LP_OK) goto done;
     const json_t *h = json_object_get(req, "highlight");
     if (h && (rc = tr_highlight(&t, h, &sel, s)) != LP_OK) goto done;
     const json_t *so = json_object_get(req, "sort");
@@ -843,7 +893,7 @@ int http_search_sql(const char *z, size_t n, StrBuf *pSql, HttpSearch *s, LpErro
     strbuf_append(pSql, tail.z ? tail.z : "", tail.n);
     strbuf_append(pSql, opt.z ? opt.z : "", opt.n);
     const json_t *ag = json_object_get(req, "aggs");
-    if (ag && (rc = tr_aggs(&t, ag, pSql, limit, s)) != LP_OK) goto done;
+    if (ag && (rc = tr_aggs(&t, ag, json_object_get(req, "expressions"), pSql, limit, s)) != LP_OK) goto done;
     if (pSql->oom || ft.oom || filt.oom || sel.oom || tail.oom || from.oom || opt.oom) {
         rc = lp_err_set(err, LP_NOMEM, "out of memory");
     }
