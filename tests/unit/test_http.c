@@ -538,6 +538,12 @@ static void test_search_sql(void **state) {
     assert_string_equal(search_sql("{\"table\":\"t\",\"_source\":false,\"expressions\":{\"d\":\"y DIV 10\"},"
                                    "\"sort\":[{\"d\":\"asc\"}],\"aggs\":{\"a\":{\"terms\":{\"field\":\"d\"}}}}"),
                         "SELECT id, WEIGHT(), (y DIV 10) AS `d` FROM `t` ORDER BY `d` ASC LIMIT 0, 20 FACET (y DIV 10) AS `d` LIMIT 20");
+    /* a ranker expression is checked as the fragment it becomes */
+    assert_string_equal(search_sql("{\"table\":\"t\",\"options\":{\"ranker\":\"expr(\"}}"),
+                        "ERR options: ranker takes a name or expr('...'): unexpected end of statement at line 1 col 36: "
+                        "expected an expression");
+    assert_string_equal(search_sql("{\"table\":\"t\",\"options\":{\"ranker\":\"expr('1') FACET x\"}}"),
+                        "ERR options: ranker takes a name or expr('...'): more follows it");
     /* should counts only alone */
     assert_string_equal(search_sql("{\"table\":\"t\",\"query\":{\"bool\":{\"must\":{\"match\":{\"*\":\"a\"}},"
                                    "\"should\":{\"equals\":{\"b\":1}}}}}"),

@@ -494,7 +494,21 @@ static int put_option(Tr *t, StrBuf *sb, const char *zKey, const json_t *v) {
     strbuf_appendc(sb, '=');
     if (json_is_string(v) && !strcmp(zKey, "ranker") &&
         (!strncmp(json_string_value(v), "expr(", 5) || !strncmp(json_string_value(v), "export(", 7))) {
-        strbuf_append(sb, json_string_value(v), json_string_length(v)); /* ranker=expr('...') */
+        /* ranker=expr('...') as written: checked as the fragment it becomes */
+        StrBuf q = {0};
+        strbuf_appendz(&q, "SELECT 1 FROM t OPTION ranker=");
+        strbuf_append(&q, json_string_value(v), json_string_length(v));
+        Arena a;
+        arena_init(&a, 1024);
+        SqlStmt *pStmt = NULL;
+        LpError perr;
+        lp_err_clear(&perr);
+        int bOk = !q.oom && sql_parse(&a, q.z, q.n, &pStmt, &perr) == LP_OK && pStmt->kind == STMT_SELECT &&
+                  pStmt->u.select.nOption == 1 && !pStmt->u.select.nFacet;
+        arena_free(&a);
+        strbuf_free(&q);
+        if (!bOk) return tr_fail(t, "options: ranker takes a name or expr('...'): %s", perr.zMsg[0] ? perr.zMsg : "more follows it");
+        strbuf_append(sb, json_string_value(v), json_string_length(v));
         return LP_OK;
     }
     if (json_is_object(v)) { /* field_weights=(title=2, body=1) */
