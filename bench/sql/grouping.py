@@ -22,14 +22,14 @@ import os
 import random
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from common import REPO, command_line, connect, free_port, git_revision, machine, utc_now, write_report  # noqa: E402
+from common import (REPO, LoupeServer, command_line, connect, git_revision, machine, utc_now,  # noqa: E402
+                    write_report)
 
 OUT = os.path.join(REPO, "docs", "benchmarks", "grouping.md")
 WORDS = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta"]
@@ -42,19 +42,6 @@ QUERIES = [
                                      "FACET cat DIV 10 AS dec"),
     ("a filter, top 10 and 3 FACETs", "SELECT id FROM t WHERE cat < 50 LIMIT 10 FACET cat FACET s FACET cat DIV 10 AS dec"),
 ]
-
-
-def start(binary, tmp, name):
-    port, http = free_port(), free_port()
-    srv = subprocess.Popen([binary, "serve", "--data", os.path.join(tmp, name), "--mysql", "127.0.0.1:%d" % port,
-                            "--http", "127.0.0.1:%d" % http, "--log-level", "warn"])
-    for _ in range(200):
-        try:
-            return srv, connect(port).cursor()
-        except Exception:
-            time.sleep(0.05)
-    srv.terminate()
-    raise SystemExit("grouping.py: %s did not start" % binary)
 
 
 def hwm_kib(pid):
@@ -101,7 +88,10 @@ def main(argv):
     growth, answers = {}, {}
     try:
         for name, binary in bins.items():
-            servers[name], curs[name] = start(binary, tmp, name)
+            os.mkdir(os.path.join(tmp, name))
+            servers[name] = LoupeServer(os.path.join(tmp, name), binary)
+            servers[name].start()
+            curs[name] = connect(servers[name].port).cursor()
             load(curs[name], args.rows)
         for q, sql in QUERIES:
             before = {name: hwm_kib(srv.pid) for name, srv in servers.items()}
@@ -114,8 +104,7 @@ def main(argv):
                 growth[(name, q)] = (hwm_kib(srv.pid) - before[name]) / 1024
     finally:
         for srv in servers.values():
-            srv.terminate()
-            srv.wait()
+            srv.stop()
         shutil.rmtree(tmp, ignore_errors=True)
     same = all(answers[("loupe", q)] == answers[("baseline", q)] for q, _ in QUERIES) if args.baseline else True
     m = machine()

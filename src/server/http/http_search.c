@@ -488,6 +488,38 @@ static int tr_hybrid(Tr *t, const json_t *h, StrBuf *sb) {
 }
 
 /* An OPTION value from JSON. */
+/* Does zPre, the text of string v, then zPost parse as one SELECT whose
+** shape xShape accepts? Text a client writes into the statement is
+** checked so: a quote, comment or clause in it cannot reach past its
+** place. The parser's message, if it refused, is in *perr. */
+static int fragment_ok(const char *zPre, const json_t *v, const char *zPost, int (*xShape)(const SelectStmt *),
+                       LpError *perr) {
+    StrBuf q = {0};
+    strbuf_appendz(&q, zPre);
+    strbuf_append(&q, json_string_value(v), json_string_length(v));
+    strbuf_appendz(&q, zPost);
+    Arena a;
+    arena_init(&a, 4096);
+    SqlStmt *pStmt = NULL;
+    lp_err_clear(perr);
+    int bOk = !q.oom && sql_parse(&a, q.z, q.n, &pStmt, perr) == LP_OK && pStmt->kind == STMT_SELECT &&
+              xShape(&pStmt->u.select);
+    arena_free(&a);
+    strbuf_free(&q);
+    return bOk;
+}
+
+/* SELECT 1 FROM t OPTION ranker=...: the option and nothing after it. */
+static int ranker_alone(const SelectStmt *s) {
+    return s->nOption == 1 && !s->nFacet;
+}
+
+/* SELECT (expr) AS e: that one item, nothing else. */
+static int one_item_e(const SelectStmt *s) {
+    return s->nItem == 1 && s->aItem[0].pExpr && s->aItem[0].zAlias && !strcmp(s->aItem[0].zAlias, "e") && !s->zTable &&
+           !s->nOption && !s->nFacet && s->iLimit < 0 && !s->nOrder;
+}
+
 static int put_option(Tr *t, StrBuf *sb, const char *zKey, const json_t *v) {
     if (!is_name(zKey, strlen(zKey))) return tr_fail(t, "options: '%s' is not an option name", zKey);
     strbuf_appendz(sb, zKey);
@@ -495,19 +527,10 @@ static int put_option(Tr *t, StrBuf *sb, const char *zKey, const json_t *v) {
     if (json_is_string(v) && !strcmp(zKey, "ranker") &&
         (!strncmp(json_string_value(v), "expr(", 5) || !strncmp(json_string_value(v), "export(", 7))) {
         /* ranker=expr('...') as written: checked as the fragment it becomes */
-        StrBuf q = {0};
-        strbuf_appendz(&q, "SELECT 1 FROM t OPTION ranker=");
-        strbuf_append(&q, json_string_value(v), json_string_length(v));
-        Arena a;
-        arena_init(&a, 1024);
-        SqlStmt *pStmt = NULL;
         LpError perr;
-        lp_err_clear(&perr);
-        int bOk = !q.oom && sql_parse(&a, q.z, q.n, &pStmt, &perr) == LP_OK && pStmt->kind == STMT_SELECT &&
-                  pStmt->u.select.nOption == 1 && !pStmt->u.select.nFacet;
-        arena_free(&a);
-        strbuf_free(&q);
-        if (!bOk) return tr_fail(t, "options: ranker takes a name or expr('...'): %s", perr.zMsg[0] ? perr.zMsg : "more follows it");
+        if (!fragment_ok("SELECT 1 FROM t OPTION ranker=", v, "", ranker_alone, &perr)) {
+            return tr_fail(t, "options: ranker takes a name or expr('...'): %s", perr.zMsg[0] ? perr.zMsg : "more follows it");
+        }
         strbuf_append(sb, json_string_value(v), json_string_length(v));
         return LP_OK;
     }
@@ -662,23 +685,8 @@ static int tr_expressions(Tr *t, const json_t *ex, StrBuf *sel) {
     json_t *v;
     json_object_foreach((json_t *)ex, k, v) {
         if (!json_is_string(v)) return tr_fail(t, "expressions: '%.64s' takes the expression as a string", k);
-        StrBuf q = {0}; /* the fragment as it will stand in the SELECT */
-        strbuf_appendz(&q, "SELECT (");
-        strbuf_append(&q, json_string_value(v), json_string_length(v));
-        strbuf_appendz(&q, ") AS e");
-        Arena a;
-        arena_init(&a, 4096);
-        SqlStmt *pStmt = NULL;
-        LpError perr;
-        lp_err_clear(&perr);
-        int bOk = !q.oom && sql_parse(&a, q.z, q.n, &pStmt, &perr) == LP_OK && pStmt->kind == STMT_SELECT &&
-                  pStmt->u.select.nItem == 1 && pStmt->u.select.aItem[0].pExpr && pStmt->u.select.aItem[0].zAlias &&
-                  !strcmp(pStmt->u.select.aItem[0].zAlias, "e") &&
-                  !pStmt->u.select.zTable && !pStmt->u.select.nOption && !pStmt->u.select.nFacet &&
-                  pStmt->u.select.iLimit < 0 && !pStmt->u.select.nOrder;
-        arena_free(&a);
-        strbuf_free(&q);
-        if (!bOk) {
+        LpError perr; /* the fragment as it will stand in the SELECT */
+        if (!fragment_ok("SELECT (", v, ") AS e", one_item_e, &perr)) {
             return tr_fail(t, "expressions: '%.64s' is not one expression%s%s", k, perr.zMsg[0] ? ": " : "", perr.zMsg);
         }
         strbuf_appendz(sel, ", (");
