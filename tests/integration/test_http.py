@@ -498,6 +498,12 @@ def test_document_api_insert_replace_update_delete(http, cur, uniq):
         got_status, a = doc_req(http, path, body)
         assert got_status == status and a["status"] == status and reason in a["error"]["reason"], (path, body, a)
     assert rows(cur, f"SELECT id FROM {t}") == [(1,)]
+    # no body at all, and GET: refused before any SQL
+    for path in ("/insert", "/bulk"):
+        status, _, raw = http(path, b"", content_type="application/json")
+        assert status == 400 and b"JSON" in raw, (path, raw)
+        status, headers, _ = http(path, method="GET")
+        assert status == 405 and headers.get("Allow") == "POST", (path, headers)
 
 
 def test_document_api_bulk(http, cur, uniq):
