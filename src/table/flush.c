@@ -432,7 +432,7 @@ static int freeze(Table *t, Flush *f, LpError *err) {
             rc = lp_err_set(err, LP_NOMEM, "out of memory flushing table '%s'", t->zName);
             break;
         }
-        memcpy(d->bits.aWord, q->dead.aWord, 8 * BITSET_NWORD((size_t)q->nOrd));
+        if (q->nOrd) memcpy(d->bits.aWord, q->dead.aWord, 8 * BITSET_NWORD((size_t)q->nOrd));
         d->p = q;
         d->ver = q->deadVer;
         f->nDead++;
@@ -917,7 +917,7 @@ static int flush_locked(Table *t, LpError *err) {
             continue;
         }
         /* Deletes since the freeze carry over. */
-        memcpy(q->dead.aWord, p->dead.aWord, 8 * BITSET_NWORD((size_t)p->nOrd));
+        if (p->nOrd) memcpy(q->dead.aWord, p->dead.aWord, 8 * BITSET_NWORD((size_t)p->nOrd));
         q->nLive = p->nLive;
         q->deadVer = p->deadVer;
         q->deadSavedVer = 0;

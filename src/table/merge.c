@@ -302,7 +302,7 @@ static int merge_run(Table *t, int iFrom, int nIn, LpError *err) {
         apIn[k] = t->apPart[iFrom + k];
         if (!apIn[k]->pRows) rc = LP_BADINPUT; /* not sealed yet */
         else if (bitset_init(&aDead[k], apIn[k]->nOrd) != LP_OK) rc = LP_NOMEM;
-        else memcpy(aDead[k].aWord, apIn[k]->dead.aWord, 8 * BITSET_NWORD((size_t)apIn[k]->nOrd));
+        else if (apIn[k]->nOrd) memcpy(aDead[k].aWord, apIn[k]->dead.aWord, 8 * BITSET_NWORD((size_t)apIn[k]->nOrd));
     }
     for (int k = 0; rc == LP_OK && k < nIn; k++) apIn[k]->bMerging = 1;
     pthread_rwlock_unlock(&t->lock);
