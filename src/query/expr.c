@@ -67,6 +67,25 @@ QExpr *qexpr_in(Arena *a, const QExpr *x, const Value *aVal, int nVal, int bNot)
     return e;
 }
 
+QExpr *qexpr_mva(Arena *a, const QExpr *x, QOp op, const QExpr *y, const QExpr *z, const Value *aVal,
+                 int nVal, int bAll, int bElemNot, int bNot) {
+    QExpr *e;
+    if (op == QOP_NONE) {
+        if (!(e = qexpr_in(a, x, aVal, nVal, 0))) return NULL;
+        e->kind = QE_MVA;
+    } else if (!(e = node(a, QE_MVA))) {
+        return NULL;
+    }
+    e->op = op;
+    e->a = x;
+    e->b = y;
+    e->c = z;
+    e->bAll = bAll;
+    e->bElemNot = bElemNot;
+    e->bNot = bNot;
+    return e;
+}
+
 QExpr *qexpr_between(Arena *a, const QExpr *x, const QExpr *lo, const QExpr *hi, int bNot) {
     QExpr *e = node(a, QE_BETWEEN);
     if (e) e->a = x, e->b = lo, e->c = hi, e->bNot = bNot;
@@ -172,7 +191,15 @@ int value_cmp(const Value *x, const Value *y) {
     if (x->kind == VAL_STR && y->kind == VAL_STR) {
         return value_strcmp_ci(x->u.s.z, x->u.s.n, y->u.s.z, y->u.s.n);
     }
-    if (x->kind != y->kind) return x->kind == VAL_STR ? -1 : 1;
+    if (x->kind != y->kind) return x->kind == VAL_STR ? -1 : x->kind < y->kind ? -1 : 1;
+    if (x->kind == VAL_MVA) { /* lexicographic over items, then length */
+        uint32_t n = x->u.m.n < y->u.m.n ? x->u.m.n : y->u.m.n;
+        for (uint32_t i = 0; i < n; i++) {
+            int64_t a = x->u.m.a[i], b = y->u.m.a[i];
+            if (a != b) return a < b ? -1 : 1;
+        }
+        return (x->u.m.n > y->u.m.n) - (x->u.m.n < y->u.m.n);
+    }
     /* vectors: lexicographic over components, then length */
     uint32_t n = x->u.v.n < y->u.v.n ? x->u.v.n : y->u.v.n;
     for (uint32_t i = 0; i < n; i++) {
@@ -253,6 +280,51 @@ static int in_list(const QExpr *e, const Value *x) {
         if (a[i].kind != VAL_NULL && value_cmp(x, &a[i]) == 0) return 1;
     }
     return 0;
+}
+
+/* Does item i of multi-value m pass e's test (QE_MVA)? -1: unknown (a NULL bound). */
+static int mva_item(const QExpr *e, int64_t i, const Value *y, const Value *z) {
+    Value x = value_int(i);
+    int t;
+    if (e->op == QOP_NONE) {
+        t = in_list(e, &x);
+    } else if (y->kind == VAL_NULL || (e->op == QOP_AND && z->kind == VAL_NULL)) {
+        return -1;
+    } else if (e->op == QOP_AND) {
+        t = value_cmp(&x, y) >= 0 && value_cmp(&x, z) <= 0;
+    } else {
+        int c = value_cmp(&x, y);
+        switch (e->op) {
+        case QOP_EQ: t = c == 0; break;
+        case QOP_NE: t = c != 0; break;
+        case QOP_LT: t = c < 0; break;
+        case QOP_LE: t = c <= 0; break;
+        case QOP_GT: t = c > 0; break;
+        default: t = c >= 0; break;
+        }
+    }
+    return e->bElemNot ? !t : t;
+}
+
+static Value eval_mva(const QExpr *e, const QRow *row) {
+    Value m = qexpr_eval(e->a, row);
+    if (m.kind != VAL_MVA) return value_null();
+    Value y = value_null(), z = value_null();
+    if (e->op != QOP_NONE) y = qexpr_eval(e->b, row);
+    if (e->op == QOP_AND) z = qexpr_eval(e->c, row);
+    int r = 0;
+    if (m.u.m.n) {
+        r = e->bAll;
+        for (uint32_t k = 0; k < m.u.m.n; k++) {
+            int t = mva_item(e, m.u.m.a[k], &y, &z);
+            if (t < 0) return value_null();
+            if (t != e->bAll) { /* one passing item decides ANY, one failing ALL */
+                r = t;
+                break;
+            }
+        }
+    }
+    return value_int(e->bNot ? !r : r);
 }
 
 /* A double as a Value, NULL when not finite (a domain or range error). */
@@ -458,6 +530,11 @@ static Value eval_func(const QExpr *e, const QRow *row) {
         }
         return e->u.fn.bDouble && x.kind == VAL_INT ? value_float((double)x.u.i) : x;
     }
+    if (fn == QF_LENGTH) return value_int(x.kind == VAL_MVA ? x.u.m.n : x.kind == VAL_STR ? x.u.s.n : 1);
+    if (fn == QF_MVA_MIN || fn == QF_MVA_MAX) {
+        if (x.kind != VAL_MVA || x.u.m.n == 0) return value_null();
+        return value_int(x.u.m.a[fn == QF_MVA_MIN ? 0 : x.u.m.n - 1]);
+    }
     if (fn >= QF_CONCAT) return eval_string_func(e, x, row);
     if (x.kind == VAL_STR && (fn == QF_BIGINT || fn == QF_DOUBLE)) {
         double v = str_number(&x);
@@ -603,6 +680,8 @@ Value qexpr_eval(const QExpr *e, const QRow *row) {
         int isnull = x.kind == VAL_NULL;
         return value_int(e->bNot ? !isnull : isnull);
     }
+    case QE_MVA:
+        return eval_mva(e, row);
     }
     return value_null();
 }

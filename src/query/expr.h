@@ -15,7 +15,8 @@
 ** give 1, 0 or NULL; NULL compared with anything is NULL; AND/OR use
 ** three-valued logic; a row matches a WHERE only when it evaluates to a
 ** non-zero, non-NULL value. Strings compare with value_strcmp_ci (ASCII
-** case-insensitive, as STRING columns do).
+** case-insensitive, as STRING columns do). A multi-value is tested item by
+** item (QE_MVA), as Manticore's ANY() and ALL().
 */
 #ifndef LP_QUERY_EXPR_H
 #define LP_QUERY_EXPR_H
@@ -42,6 +43,12 @@ typedef enum QExprKind {
     QE_FUNC,        /* u.fn: a scalar function of its arguments (IF(), ABS(), ...) */
     QE_SLOT,        /* u.col.iCol: the row's aSlot[iCol] (a group's values, HAVING) */
     QE_JSON,        /* u.json: a property of a JSON column (query/jsonpath.h) */
+    QE_MVA,         /* ANY/ALL over the items of a multi-value a: each item
+                    ** tested by op against b (QOP_EQ..QOP_GE), between b and
+                    ** c (QOP_AND), or for membership in u.list (QOP_NONE);
+                    ** bElemNot negates each item's test; bAll: every item
+                    ** must pass, else one; bNot negates the result. A NULL
+                    ** multi-value gives NULL, an empty one 0 (before bNot). */
 } QExprKind;
 
 /* Scalar functions (Manticore's, as MySQL has them where both do). A NULL
@@ -60,6 +67,8 @@ typedef enum QFunc {
     QF_BIGINT, QF_DOUBLE,           /* conversions (BIGINT truncates) */
     QF_REGEX,       /* REGEX(str, 'pattern'): 1 when the pattern matches somewhere
                     ** in it (text/regexp.h; the pattern a constant) */
+    QF_LENGTH,      /* LENGTH(x): a multi-value's items, a string's bytes */
+    QF_MVA_MIN, QF_MVA_MAX, /* LEAST(mva), GREATEST(mva): NULL when empty */
     /* Strings: results are made in the row's pScratch (NULL without one) */
     QF_CONCAT,      /* CONCAT(s1, s2, ...) */
     QF_UPPER, QF_LOWER, /* Unicode simple case mapping */
@@ -90,7 +99,8 @@ typedef Value (*QCallFn)(const QExpr *e, const QRow *row);
 struct QExpr {
     QExprKind kind;
     QOp op;
-    int bNot;               /* QE_IN, QE_BETWEEN, QE_ISNULL */
+    int bNot;               /* QE_IN, QE_BETWEEN, QE_ISNULL, QE_MVA */
+    int bAll, bElemNot;     /* QE_MVA */
     const QExpr *a, *b, *c; /* operands */
     union {
         Value v;            /* QE_CONST (payload in the arena) */
@@ -149,6 +159,10 @@ QExpr *qexpr_binary(Arena *a, QOp op, const QExpr *x, const QExpr *y);
 QExpr *qexpr_in(Arena *a, const QExpr *x, const Value *aVal, int nVal, int bNot);
 QExpr *qexpr_between(Arena *a, const QExpr *x, const QExpr *lo, const QExpr *hi, int bNot);
 QExpr *qexpr_isnull(Arena *a, const QExpr *x, int bNot);
+/* QE_MVA over multi-value x: op against y (QOP_EQ..QOP_GE), between y and z
+** (QOP_AND), or in aVal[0..nVal) (QOP_NONE: copied and, integers, sorted). */
+QExpr *qexpr_mva(Arena *a, const QExpr *x, QOp op, const QExpr *y, const QExpr *z, const Value *aVal,
+                 int nVal, int bAll, int bElemNot, int bNot);
 QExpr *qexpr_weight(Arena *a);
 QExpr *qexpr_knn_dist(Arena *a);
 QExpr *qexpr_hybrid(Arena *a);
@@ -179,7 +193,7 @@ int qexpr_uses_hybrid(const QExpr *e);
 
 /* Total order used by ORDER BY and IN: NULL first, then numbers (ints and
 ** doubles compared by value), then strings (case-insensitive), then
-** vectors. */
+** vectors, then multi-values (each lexicographically). */
 int value_cmp(const Value *x, const Value *y);
 
 #endif /* LP_QUERY_EXPR_H */

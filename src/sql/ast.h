@@ -40,8 +40,9 @@ typedef enum ExprKind {
     EXPR_ISNULL,        /* u.isnull: x IS [NOT] NULL */
     EXPR_FUNC,          /* u.func: name(args) — COUNT(*), DATABASE(), ... */
     EXPR_LIST,          /* u.list: parenthesised list of 2+ expressions, or
-                        ** of 1+ in a VALUES row / function argument, e.g. a
-                        ** vector literal (0.1, 0.2, 0.3) */
+                        ** of 0+ in a VALUES row / SET value / function
+                        ** argument, e.g. a vector literal (0.1, 0.2, 0.3),
+                        ** a multi-value (1, 2, 3) or the empty one () */
     EXPR_MAP,           /* u.map: {name=value, ...}, e.g. knn's options */
 } ExprKind;
 

@@ -123,6 +123,7 @@ static const char *type_word(SqlColType t) {
     case SQLCOL_TIMESTAMP: return "TIMESTAMP";
     case SQLCOL_JSON: return "JSON";
     case SQLCOL_VECTOR: return "FLOAT_VECTOR";
+    case SQLCOL_MULTI: return "MULTI";
     default: return "STRING";
     }
 }
@@ -195,6 +196,52 @@ static int check_comparable(Binder *b, BExpr *x, BExpr *y) {
     }
     return bind_fail(b, ER_BAD_VALUE, LP_BADINPUT, "cannot compare %s with %s",
                      what(b, x, bx, sizeof(bx)), what(b, y, by, sizeof(by)));
+}
+
+/* A multi-value orders nothing: ORDER BY, WITHIN GROUP ORDER BY. */
+static int no_mva_order(Binder *b, SqlColType t, int pos) {
+    if (t != SQLCOL_MULTI) return LP_OK;
+    return bind_fail_at(b, pos, "a multi-value cannot be sorted on: sort by LEAST(x), GREATEST(x) or LENGTH(x)");
+}
+
+/* A multi-value is not a condition (WHERE tags, NOT tags, tags AND ...). */
+static int no_mva_truth(Binder *b, const BExpr *x, int pos) {
+    if (x->type != SQLCOL_MULTI) return LP_OK;
+    return bind_fail_at(b, pos, "a multi-value is not a condition: compare it, e.g. ANY(tags) = 3, "
+                                "ALL(tags) IN (1, 2) or LENGTH(tags) > 0");
+}
+
+/* Is e ANY(x) or ALL(x)? 1 ANY, 2 ALL, else 0. */
+static int mva_quantifier(const Expr *e) {
+    if (e->kind != EXPR_FUNC || e->u.func.nArg != 1 || e->u.func.bDistinct) return 0;
+    return !strcmp(e->u.func.zName, "any") ? 1 : !strcmp(e->u.func.zName, "all") ? 2 : 0;
+}
+
+static int bind_expr(Binder *b, const Expr *e, BindCtx ctx, BExpr *out);
+
+/* One side of a comparison: ANY(mva) or ALL(mva) (*pQuant 1 or 2; out is
+** the multi-value), or any expression (*pQuant 0). */
+static int bind_side(Binder *b, const Expr *e, BindCtx ctx, BExpr *out, int *pQuant) {
+    *pQuant = mva_quantifier(e);
+    if (bind_expr(b, *pQuant ? e->u.func.aArg[0] : e, ctx, out)) return b->rc;
+    if (*pQuant && out->type != SQLCOL_MULTI) {
+        char bx[96], zMsg[200];
+        snprintf(zMsg, sizeof(zMsg), "%s() takes a multi-value column (multi or multi64), not %s",
+                 *pQuant == 1 ? "ANY" : "ALL", what(b, out, bx, sizeof(bx)));
+        return bind_fail_at(b, e->u.func.aArg[0]->pos, zMsg);
+    }
+    return LP_OK;
+}
+
+/* y, compared with a multi-value's items, must be a number (a numeric
+** string constant becomes one). */
+static int mva_operand(Binder *b, BExpr *y) {
+    BExpr num = {NULL, SQLCOL_BIGINT, SCHEMA_NO_COL, 0, 0};
+    if (y->type == SQLCOL_MULTI) {
+        return bind_fail(b, ER_BAD_VALUE, LP_BADINPUT, "cannot compare two multi-values: test one's items "
+                         "against values, e.g. ANY(a) IN (1, 2)");
+    }
+    return check_comparable(b, &num, y);
 }
 
 /* What a column of a grouped result (or an ORDER BY key of one) is. */
@@ -628,6 +675,31 @@ static int bind_scalar(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
         }
         return bind_expr(b, x, ctx, out);
     }
+    if (!strcmp(z, "any") || !strcmp(z, "all")) {
+        return bind_fail_at(b, e->pos, "ANY() and ALL() of a multi-value are compared with values: "
+                                       "ANY(tags) = 3, ALL(tags) IN (1, 2), ANY(tags) BETWEEN 1 AND 5");
+    }
+    int bMvaFn = nArg == 1 && (!strcmp(z, "length") || !strcmp(z, "least") || !strcmp(z, "greatest"));
+    if (bMvaFn) { /* LENGTH(mva | string), LEAST(mva), GREATEST(mva) */
+        BExpr x;
+        if (bind_expr(b, aArg[0], ctx, &x)) return b->rc;
+        QFunc fn = z[0] == 'l' && z[1] == 'e' && z[2] == 'n' ? QF_LENGTH : z[0] == 'l' ? QF_MVA_MIN : QF_MVA_MAX;
+        if (fn != QF_LENGTH && x.type != SQLCOL_MULTI) return arity_fail(b, e, 2, 64); /* LEAST(a, b, ...) */
+        if (!x.bNull && x.type != SQLCOL_MULTI && x.type != SQLCOL_STRING) {
+            char bx[96], zMsg[240];
+            snprintf(zMsg, sizeof(zMsg), "LENGTH() takes a multi-value or a string, not %s", what(b, &x, bx, sizeof(bx)));
+            return bind_fail_at(b, aArg[0]->pos, zMsg);
+        }
+        QExpr **aq = arena_alloc(b->a, sizeof(QExpr *));
+        if (!aq) return bind_oom(b);
+        aq[0] = x.q;
+        if (!(out->q = qexpr_func(b->a, fn, (const QExpr *const *)aq, 1, 0, 0))) return bind_oom(b);
+        out->type = SQLCOL_BIGINT;
+        out->iCol = SCHEMA_NO_COL;
+        out->bConst = x.bConst;
+        out->bNull = x.bNull;
+        return LP_OK;
+    }
     int rcStr = bind_string_func(b, e, ctx, out);
     if (rcStr >= 0) return rcStr;
     size_t k = 0;
@@ -644,6 +716,12 @@ static int bind_scalar(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
         aq[i] = ax[i].q;
         bConst &= ax[i].bConst;
         if (ax[i].bNull || (kind == 'i' && i == 0)) continue; /* IF()'s condition: any value */
+        if (ax[i].type == SQLCOL_MULTI) {
+            char bx[96], zMsg[240];
+            snprintf(zMsg, sizeof(zMsg), "%s() does not take %s: use LENGTH(), LEAST() or GREATEST() of it", z,
+                     what(b, &ax[i], bx, sizeof(bx)));
+            return bind_fail_at(b, aArg[i]->pos, zMsg);
+        }
         int bNum = is_num_type(ax[i].type);
         nNum += bNum;
         nStr += !bNum;
@@ -688,6 +766,13 @@ static int bind_scalar(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     return LP_OK;
 }
 
+/* "function f() takes no arguments", at the call. */
+static int no_args_fail(Binder *b, const Expr *e) {
+    char zMsg[160];
+    snprintf(zMsg, sizeof(zMsg), "function %s() takes no arguments", e->u.func.zName);
+    return bind_fail_at(b, e->pos, zMsg);
+}
+
 /* Functions that are constants for the statement. */
 static int bind_func(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     const char *z = e->u.func.zName;
@@ -712,7 +797,7 @@ static int bind_func(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     }
     if (k < 0 && (!strcmp(z, "weight") || !strcmp(z, "explain_score"))) {
         if (e->u.func.nArg != 0) {
-            return bind_fail(b, ER_PARSE, LP_BADINPUT, "function %s() takes no arguments", z);
+            return no_args_fail(b, e);
         }
         if (ctx != CTX_SELECT && ctx != CTX_ORDER) {
             return bind_fail(b, ER_PARSE, LP_BADINPUT,
@@ -754,7 +839,7 @@ static int bind_func(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     if (k < 0 && !strcmp(z, "query")) {
         /* Manticore's QUERY(): the statement's MATCH text, as written
         ** ('' without one), for SNIPPET(body, QUERY()) */
-        if (e->u.func.nArg != 0) return bind_fail(b, ER_PARSE, LP_BADINPUT, "function query() takes no arguments");
+        if (e->u.func.nArg != 0) return no_args_fail(b, e);
         QExpr *q = qexpr_const(b->a, value_str(b->zMatch ? b->zMatch : "", (uint32_t)b->nMatch));
         if (!q) return bind_oom(b);
         bexpr_const(out, q, SQLCOL_STRING);
@@ -769,9 +854,7 @@ static int bind_func(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     }
     if (k < 0 && !strcmp(z, "hybrid_score")) {
         /* the fused rank score of a hybrid search, as Manticore's */
-        if (e->u.func.nArg != 0) {
-            return bind_fail(b, ER_PARSE, LP_BADINPUT, "function hybrid_score() takes no arguments");
-        }
+        if (e->u.func.nArg != 0) return no_args_fail(b, e);
         if (!b->bFusion) {
             return bind_fail(b, ER_PARSE, LP_BADINPUT, "hybrid_score() needs a hybrid search: MATCH() and knn() "
                              "with OPTION fusion_method='rrf', or hybrid_match()");
@@ -783,9 +866,7 @@ static int bind_func(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
         return bind_row_value(b, out, qexpr_hybrid(b->a), SQLCOL_DOUBLE);
     }
     if (k < 0 && !strcmp(z, "knn_dist")) {
-        if (e->u.func.nArg != 0) {
-            return bind_fail(b, ER_PARSE, LP_BADINPUT, "function knn_dist() takes no arguments");
-        }
+        if (e->u.func.nArg != 0) return no_args_fail(b, e);
         if (!b->bKnn) {
             return bind_fail(b, ER_PARSE, LP_BADINPUT, "knn_dist() needs a knn() in the WHERE clause");
         }
@@ -810,9 +891,7 @@ static int bind_func(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
         if (rc != -1) return rc;
         return bind_fail(b, ER_NO_SUCH_FUNC, LP_NOTFOUND, "unknown function '%s'", z);
     }
-    if (e->u.func.nArg != 0) {
-        return bind_fail(b, ER_PARSE, LP_BADINPUT, "function %s() takes no arguments", z);
-    }
+    if (e->u.func.nArg != 0) return no_args_fail(b, e);
     const char *zText = NULL;
     char buf[64];
     switch (k) {
@@ -835,6 +914,45 @@ static int bind_func(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     if (!q) return bind_oom(b);
     bexpr_const(out, q, t);
     out->bNull = v.kind == VAL_NULL;
+    return LP_OK;
+}
+
+/* x op y where one side is a multi-value (qx, qy: its ANY()/ALL(), or 0):
+** Manticore's filters. tags = 3 is ANY(tags) = 3 and its != none equal
+** to 3; ANY()/ALL() test each item with the operator as written. */
+static int bind_mva_compare(Binder *b, const Expr *e, BExpr *x, int qx, BExpr *y, int qy, BExpr *out) {
+    static const QOp aMap[] = {
+        [OP_EQ] = QOP_EQ, [OP_NE] = QOP_NE, [OP_LT] = QOP_LT, [OP_LE] = QOP_LE, [OP_GT] = QOP_GT, [OP_GE] = QOP_GE,
+    };
+    ExprOp op = e->u.binary.op;
+    if (op < OP_EQ || op > OP_GE) {
+        if (op == OP_AND || op == OP_OR) {
+            return no_mva_truth(b, x, e->u.binary.pLeft->pos) ? b->rc : no_mva_truth(b, y, e->u.binary.pRight->pos);
+        }
+        char bx[96];
+        const BExpr *bad = x->type == SQLCOL_MULTI ? x : y;
+        return bind_fail(b, ER_BAD_VALUE, LP_BADINPUT, "arithmetic needs numbers, got %s: use LENGTH(), "
+                         "LEAST() or GREATEST() of it", what(b, bad, bx, sizeof(bx)));
+    }
+    QOp qop = aMap[op];
+    if (x->type != SQLCOL_MULTI) { /* 3 < ANY(tags) is ANY(tags) > 3 */
+        BExpr t = *x;
+        *x = *y;
+        *y = t;
+        qx = qy;
+        qop = qop == QOP_LT ? QOP_GT : qop == QOP_GT ? QOP_LT : qop == QOP_LE ? QOP_GE : qop == QOP_GE ? QOP_LE : qop;
+    }
+    if (mva_operand(b, y)) return b->rc;
+    int bNot = 0;
+    if (!qx && qop == QOP_NE) { /* tags != 3: no item equals 3 */
+        qop = QOP_EQ;
+        bNot = 1;
+    }
+    if (!(out->q = qexpr_mva(b->a, x->q, qop, y->q, NULL, NULL, 0, qx == 2, 0, bNot))) return bind_oom(b);
+    out->type = SQLCOL_BIGINT;
+    out->iCol = SCHEMA_NO_COL;
+    out->bConst = 0;
+    out->bNull = 0;
     return LP_OK;
 }
 
@@ -880,6 +998,7 @@ static int bind_expr(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     case EXPR_UNARY:
         if (bind_expr(b, e->u.unary.pArg, ctx, &x)) return b->rc;
         if (e->u.unary.op == OP_NOT) {
+            if (no_mva_truth(b, &x, e->u.unary.pArg->pos)) return b->rc;
             if (!(q = qexpr_unary(b->a, QOP_NOT, x.q))) return bind_oom(b);
             *out = x;
             out->q = q;
@@ -900,9 +1019,11 @@ static int bind_expr(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
         return LP_OK;
     case EXPR_BINARY: {
         ExprOp op = e->u.binary.op;
-        if (bind_expr(b, e->u.binary.pLeft, ctx, &x) || bind_expr(b, e->u.binary.pRight, ctx, &y)) {
+        int qx, qy;
+        if (bind_side(b, e->u.binary.pLeft, ctx, &x, &qx) || bind_side(b, e->u.binary.pRight, ctx, &y, &qy)) {
             return b->rc;
         }
+        if (x.type == SQLCOL_MULTI || y.type == SQLCOL_MULTI) return bind_mva_compare(b, e, &x, qx, &y, qy, out);
         static const QOp aMap[] = {
             [OP_ADD] = QOP_ADD, [OP_SUB] = QOP_SUB, [OP_MUL] = QOP_MUL, [OP_DIV] = QOP_DIV,
             [OP_MOD] = QOP_MOD, [OP_IDIV] = QOP_IDIV, [OP_EQ] = QOP_EQ, [OP_NE] = QOP_NE,
@@ -926,6 +1047,10 @@ static int bind_expr(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
                           y.type == SQLCOL_FLOAT || y.type == SQLCOL_DOUBLE;
             t = (op == OP_DIV || bDouble) && op != OP_IDIV ? SQLCOL_DOUBLE : SQLCOL_BIGINT;
         }
+        if ((op == OP_AND || op == OP_OR) &&
+            (no_mva_truth(b, &x, e->u.binary.pLeft->pos) || no_mva_truth(b, &y, e->u.binary.pRight->pos))) {
+            return b->rc;
+        }
         if (!(q = qexpr_binary(b->a, aMap[op], x.q, y.q))) return bind_oom(b);
         out->q = q;
         out->type = t;
@@ -935,7 +1060,8 @@ static int bind_expr(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
         return LP_OK;
     }
     case EXPR_IN: {
-        if (bind_expr(b, e->u.in.pLeft, ctx, &x)) return b->rc;
+        int qx;
+        if (bind_side(b, e->u.in.pLeft, ctx, &x, &qx)) return b->rc;
         int n = e->u.in.nList;
         Value *aVal = arena_alloc(b->a, sizeof(Value) * (size_t)(n ? n : 1));
         if (!aVal) return bind_oom(b);
@@ -945,10 +1071,18 @@ static int bind_expr(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
                 return bind_fail_at(b, e->u.in.aList[i]->pos,
                                     "expected a constant value in the IN list");
             }
-            if (check_comparable(b, &x, &y)) return b->rc;
+            if (x.type == SQLCOL_MULTI ? mva_operand(b, &y) : check_comparable(b, &x, &y)) return b->rc;
             const_value(b, &y, &aVal[i]);
         }
-        if (!(q = qexpr_in(b->a, x.q, aVal, n, e->u.in.bNot))) return bind_oom(b);
+        if (x.type == SQLCOL_MULTI) {
+            /* tags IN (…) is ANY(tags) IN (…), its NOT IN none in the list;
+            ** ANY(tags) NOT IN (…): an item not in it; ALL(…) NOT IN: none in it */
+            int bNot = e->u.in.bNot;
+            q = qexpr_mva(b->a, x.q, QOP_NONE, NULL, NULL, aVal, n, qx == 2, qx && bNot, !qx && bNot);
+        } else {
+            q = qexpr_in(b->a, x.q, aVal, n, e->u.in.bNot);
+        }
+        if (!q) return bind_oom(b);
         out->q = q;
         out->type = SQLCOL_BIGINT;
         out->iCol = SCHEMA_NO_COL;
@@ -956,20 +1090,29 @@ static int bind_expr(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
         out->bNull = 0;
         return LP_OK;
     }
-    case EXPR_BETWEEN:
-        if (bind_expr(b, e->u.between.pLeft, ctx, &x) ||
+    case EXPR_BETWEEN: {
+        int qx;
+        if (bind_side(b, e->u.between.pLeft, ctx, &x, &qx) ||
             bind_expr(b, e->u.between.pLow, ctx, &y) ||
-            bind_expr(b, e->u.between.pHigh, ctx, &z) || check_comparable(b, &x, &y) ||
-            check_comparable(b, &x, &z)) {
+            bind_expr(b, e->u.between.pHigh, ctx, &z)) {
             return b->rc;
         }
-        if (!(q = qexpr_between(b->a, x.q, y.q, z.q, e->u.between.bNot))) return bind_oom(b);
+        if (x.type == SQLCOL_MULTI) {
+            if (mva_operand(b, &y) || mva_operand(b, &z)) return b->rc;
+            int bNot = e->u.between.bNot;
+            q = qexpr_mva(b->a, x.q, QOP_AND, y.q, z.q, NULL, 0, qx == 2, qx && bNot, !qx && bNot);
+        } else {
+            if (check_comparable(b, &x, &y) || check_comparable(b, &x, &z)) return b->rc;
+            q = qexpr_between(b->a, x.q, y.q, z.q, e->u.between.bNot);
+        }
+        if (!q) return bind_oom(b);
         out->q = q;
         out->type = SQLCOL_BIGINT;
         out->iCol = SCHEMA_NO_COL;
         out->bConst = x.bConst && y.bConst && z.bConst;
         out->bNull = 0;
         return LP_OK;
+    }
     case EXPR_ISNULL:
         if (bind_expr(b, e->u.isnull.pArg, ctx == CTX_WHERE ? CTX_SELECT : ctx, &x)) {
             return b->rc; /* IS NULL may look at any column, TEXT and JSON included */
@@ -1621,7 +1764,7 @@ static int bind_match(Binder *b, QSelect *q, const Expr *pMatch, const Fuzzy *fz
     return LP_OK;
 }
 
-static int eval_value(Binder *b, const Expr *e, Value *pv);
+static int eval_value(Binder *b, const Expr *e, char want, Value *pv);
 
 /* A knn() text this statement embedded: FACETs bind the SELECT again, and
 ** hybrid_match() and knn() may name the same text; the vector is computed
@@ -1685,7 +1828,7 @@ static int bind_knn(Binder *b, QSelect *q, const Expr *pKnn) {
     q->knnK = (int)a[1]->u.i;
     if (a[2]->kind == EXPR_LIST) {
         Value v;
-        if (eval_value(b, a[2], &v)) return b->rc;
+        if (eval_value(b, a[2], 'v', &v)) return b->rc;
         if ((int)v.u.v.n != c->vec.nDims) {
             char zMsg[160];
             snprintf(zMsg, sizeof(zMsg), "knn(): the query vector has %u components, column '%s' has %d",
@@ -1948,6 +2091,11 @@ static int bind_group_item(Binder *b, GroupBind *gb, const Expr *e, BindCtx ctx,
                  what(b, &x, bx, sizeof(bx)));
         return bind_fail_at(b, e->u.func.aArg[0]->pos, zMsg);
     }
+    if ((k == AGG_MIN || k == AGG_MAX || k == AGG_DISTINCT) && x.type == SQLCOL_MULTI) {
+        return bind_fail_at(b, e->u.func.aArg[0]->pos, k == AGG_DISTINCT
+                                ? "COUNT(DISTINCT x) of a multi-value: group by it instead (GROUP BY x counts each item)"
+                                : "MIN() and MAX() of a multi-value: use LEAST(x) or GREATEST(x) inside them");
+    }
     if (k == AGG_CONCAT && x.type == SQLCOL_VECTOR) {
         return bind_fail_at(b, e->u.func.aArg[0]->pos, "group_concat() takes a number or a string, not a vector");
     }
@@ -2028,6 +2176,20 @@ static int have_name(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     return have_slot(b, &gi, out);
 }
 
+/* When e names a multi-value column the query groups by, the key's index:
+** the item shown (and sorted on) is the group's, as FACET tags shows each
+** tag; else -1. */
+static int mva_key(const Binder *b, const SelectStmt *sel, const Expr *e) {
+    if (e->kind != EXPR_COLUMN || e->nPath) return -1;
+    int iCol = schema_find(b->pSchema, e->u.zName);
+    if (iCol < 0 || !coltype_is_mva(b->pSchema->aCol[iCol].type)) return -1;
+    for (int i = 0; i < sel->nGroupBy; i++) {
+        const Expr *k = sel->aGroupBy[i];
+        if (k->kind == EXPR_COLUMN && !k->nPath && !strcasecmp(k->u.zName, e->u.zName)) return i;
+    }
+    return -1;
+}
+
 /* The rest of a SELECT with GROUP BY, once its table, MATCH, knn() and
 ** options are bound: keys, items, ORDER BY and WHERE (GroupPlan). */
 static int bind_grouped(Binder *b, const SelectStmt *sel, BoundSelect *bs, const Expr *pWhere) {
@@ -2056,6 +2218,7 @@ static int bind_grouped(Binder *b, const SelectStmt *sel, BoundSelect *bs, const
         if (agg_kind(e) != AGG_NONE) return bind_fail_at(b, sel->aGroupBy[i]->pos, "GROUP BY takes no aggregate");
         BExpr x;
         if (bind_expr(b, e, CTX_ORDER, &x)) return b->rc;
+        if (x.type == SQLCOL_MULTI) x.type = SQLCOL_BIGINT; /* one group per item (group_row) */
         if (group_row_out(b, &gb, &x) < 0) return b->rc;
     }
     g->nKey = sel->nGroupBy;
@@ -2079,7 +2242,12 @@ static int bind_grouped(Binder *b, const SelectStmt *sel, BoundSelect *bs, const
             continue;
         }
         GroupItem *gi = &g->aOut[g->nOut];
-        if (bind_group_item(b, &gb, it->pExpr, CTX_SELECT, gi)) return b->rc;
+        int iKey = mva_key(b, sel, it->pExpr);
+        if (iKey >= 0) {
+            *gi = (GroupItem){AGG_NONE, iKey, -1, SQLCOL_BIGINT, 0};
+        } else if (bind_group_item(b, &gb, it->pExpr, CTX_SELECT, gi)) {
+            return b->rc;
+        }
         bs->aB[g->nOut].type = gi->type;
         bs->aB[g->nOut].iCol = gi->kind == AGG_NONE && it->pExpr->kind == EXPR_COLUMN
                                    ? schema_find(sc, it->pExpr->u.zName) : SCHEMA_NO_COL;
@@ -2098,9 +2266,12 @@ static int bind_grouped(Binder *b, const SelectStmt *sel, BoundSelect *bs, const
             g->aOrder[i] = g->aOut[e->u.i - 1];
         } else if (iItem >= 0) {
             g->aOrder[i] = g->aOut[aItemOut[iItem]];
+        } else if (mva_key(b, sel, e) >= 0) {
+            g->aOrder[i] = (GroupItem){AGG_NONE, mva_key(b, sel, e), -1, SQLCOL_BIGINT, 0};
         } else if (bind_group_item(b, &gb, e, CTX_ORDER, &g->aOrder[i])) {
             return b->rc;
         }
+        if (no_mva_order(b, g->aOrder[i].type, e->pos)) return b->rc;
         g->aDesc[i] = sel->aOrder[i].bDesc;
     }
     g->nOrder = sel->nOrder;
@@ -2122,7 +2293,7 @@ static int bind_grouped(Binder *b, const SelectStmt *sel, BoundSelect *bs, const
                                                                "it takes no aggregate");
         }
         BExpr x;
-        if (bind_expr(b, e, CTX_ORDER, &x)) return b->rc;
+        if (bind_expr(b, e, CTX_ORDER, &x) || no_mva_order(b, x.type, e->pos)) return b->rc;
         if ((g->aWithin[i] = group_row_out(b, &gb, &x)) < 0) return b->rc;
         g->aWithinDesc[i] = sel->aWithin[i].bDesc;
     }
@@ -2140,7 +2311,7 @@ static int bind_grouped(Binder *b, const SelectStmt *sel, BoundSelect *bs, const
     }
     if (pWhere) {
         BExpr w;
-        if (bind_expr(b, pWhere, CTX_WHERE, &w)) return b->rc;
+        if (bind_expr(b, pWhere, CTX_WHERE, &w) || no_mva_truth(b, &w, pWhere->pos)) return b->rc;
         q->pWhere = w.q;
         if (!q->bMatch) find_id_candidates(w.q, &q->aId, &q->nId, b->a);
     }
@@ -2391,7 +2562,7 @@ static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
 
     if (pWhere) {
         BExpr w;
-        if (bind_expr(b, pWhere, CTX_WHERE, &w)) return b->rc;
+        if (bind_expr(b, pWhere, CTX_WHERE, &w) || no_mva_truth(b, &w, pWhere->pos)) return b->rc;
         q->pWhere = w.q;
         if (!q->bMatch) find_id_candidates(w.q, &q->aId, &q->nId, b->a);
     }
@@ -2400,12 +2571,14 @@ static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
     for (int i = 0; i < sel->nOrder; i++) {
         const Expr *e = sel->aOrder[i].pExpr;
         const QExpr *k = NULL;
+        SqlColType kt = SQLCOL_BIGINT;
         /* ORDER BY alias, or ORDER BY <position> as MySQL allows */
         if (e->kind == EXPR_COLUMN) {
             for (int j = 0; j < sel->nItem && !k; j++) {
                 if (sel->aItem[j].zAlias && strcasecmp(sel->aItem[j].zAlias, e->u.zName) == 0 &&
                     aItemOut[j] >= 0 && aB[aItemOut[j]].q) {
                     k = aB[aItemOut[j]].q;
+                    kt = aB[aItemOut[j]].type;
                 }
             }
         } else if (e->kind == EXPR_INT) {
@@ -2413,12 +2586,15 @@ static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
                 return bind_fail_at(b, e->pos, "ORDER BY position out of range of the select list");
             }
             k = aB[e->u.i - 1].q;
+            kt = aB[e->u.i - 1].type;
         }
         if (!k) {
             BExpr o;
             if (bind_expr(b, e, CTX_ORDER, &o)) return b->rc;
             k = o.q;
+            kt = o.type;
         }
+        if (no_mva_order(b, kt, e->pos)) return b->rc;
         aOrder[i].pExpr = k;
         aOrder[i].bDesc = sel->aOrder[i].bDesc;
     }
@@ -2481,6 +2657,9 @@ typedef struct GroupRun {
     VEC(Group *) all;       /* in order of first appearance */
     StrBuf key;
     StrBuf set;             /* a COUNT(DISTINCT x) value's key bytes */
+    Value *aItem;           /* a row with its multi-value keys' items in
+                            ** their place, one combination at a time */
+    int nItemCap;
     int rc;
 } GroupRun;
 
@@ -2529,6 +2708,10 @@ static void group_key(StrBuf *sb, const Value *a, int n) {
         case VAL_VEC:
             strbuf_append(sb, &v->u.v.n, sizeof(v->u.v.n));
             strbuf_append(sb, v->u.v.a, sizeof(float) * v->u.v.n);
+            break;
+        case VAL_MVA:
+            strbuf_append(sb, &v->u.m.n, sizeof(v->u.m.n));
+            strbuf_append(sb, v->u.m.a, sizeof(int64_t) * v->u.m.n);
             break;
         default:
             break;
@@ -2579,9 +2762,12 @@ static void agg_add(AggState *s, const GroupItem *gi, const Value *v, Arena *a, 
     s->n++;
 }
 
-/* The bytes v's string or vector takes. */
+/* The bytes v's string, vector or multi-value takes. */
 static size_t value_bytes(const Value *v) {
-    return v->kind == VAL_STR ? (size_t)v->u.s.n + 1 : v->kind == VAL_VEC ? sizeof(float) * v->u.v.n : 0;
+    return v->kind == VAL_STR   ? (size_t)v->u.s.n + 1
+           : v->kind == VAL_VEC ? sizeof(float) * v->u.v.n
+           : v->kind == VAL_MVA ? sizeof(int64_t) * v->u.m.n
+                                : 0;
 }
 
 /* The row aVal copied into r: into the room the row r held before left
@@ -2591,9 +2777,17 @@ static int row_set(GroupRun *gr, GroupRow *r, const Value *aVal, int nVal) {
     for (int i = 0; i < nVal; i++) {
         Value *d = &r->a[i];
         size_t n = value_bytes(&aVal[i]);
-        void *pRoom = d->kind == VAL_STR ? (void *)d->u.s.z : d->kind == VAL_VEC ? (void *)d->u.v.a : NULL;
+        void *pRoom = d->kind == VAL_STR   ? (void *)d->u.s.z
+                       : d->kind == VAL_VEC ? (void *)d->u.v.a
+                       : d->kind == VAL_MVA ? (void *)d->u.m.a
+                                            : NULL;
         *d = aVal[i];
-        if (!n) continue;
+        if (!n) {
+            /* an empty multi-value: nothing to copy, but it must not keep
+            ** pointing into the row (a later value would take it for room) */
+            if (d->kind == VAL_MVA) d->u.m.a = pRoom;
+            continue;
+        }
         if (!pRoom || r->aRoom[i] < n) {
             if (!(pRoom = arena_alloc(&gr->a, n))) return LP_NOMEM;
             r->aRoom[i] = (uint32_t)n;
@@ -2602,9 +2796,12 @@ static int row_set(GroupRun *gr, GroupRow *r, const Value *aVal, int nVal) {
             memcpy(pRoom, d->u.s.z, n - 1);
             ((char *)pRoom)[n - 1] = 0;
             d->u.s.z = pRoom;
-        } else {
+        } else if (d->kind == VAL_VEC) {
             memcpy(pRoom, d->u.v.a, n);
             d->u.v.a = pRoom;
+        } else {
+            memcpy(pRoom, d->u.m.a, n);
+            d->u.m.a = pRoom;
         }
     }
     return LP_OK;
@@ -2652,8 +2849,40 @@ static int group_keep_row(GroupRun *gr, Group *p, const Value *aVal, int nVal) {
     return row_set(gr, &p->aRow[pos], aVal, nVal);
 }
 
+static int group_row_one(GroupRun *gr, const Value *aVal, int nVal);
+
+/* Row aVal into the group of each item of its multi-value keys from key
+** iKey on (each combination, when several are): Manticore's GROUP BY of
+** an MVA, where a row joins as many groups as it has items (none when
+** empty). aVal is gr->aItem. */
+static int group_row_items(GroupRun *gr, Value *aVal, int nVal, int iKey) {
+    while (iKey < gr->g->nKey && aVal[iKey].kind != VAL_MVA) iKey++;
+    if (iKey == gr->g->nKey) return group_row_one(gr, aVal, nVal);
+    Value m = aVal[iKey];
+    for (uint32_t k = 0; k < m.u.m.n; k++) {
+        aVal[iKey] = value_int(m.u.m.a[k]);
+        int rc = group_row_items(gr, aVal, nVal, iKey + 1);
+        if (rc != LP_OK) return rc;
+    }
+    aVal[iKey] = m;
+    return LP_OK;
+}
+
 static int group_row(void *ctx, const Value *aVal, int nVal) {
     GroupRun *gr = ctx;
+    int bItems = 0;
+    for (int i = 0; i < gr->g->nKey; i++) bItems |= aVal[i].kind == VAL_MVA;
+    if (!bItems) return group_row_one(gr, aVal, nVal);
+    if (gr->nItemCap < nVal) {
+        free(gr->aItem);
+        if (!(gr->aItem = malloc(sizeof(Value) * (size_t)nVal))) return gr->nItemCap = 0, LP_NOMEM;
+        gr->nItemCap = nVal;
+    }
+    memcpy(gr->aItem, aVal, sizeof(Value) * (size_t)nVal);
+    return group_row_items(gr, gr->aItem, nVal, 0);
+}
+
+static int group_row_one(GroupRun *gr, const Value *aVal, int nVal) {
     const GroupPlan *g = gr->g;
     group_key(&gr->key, aVal, g->nKey);
     if (gr->key.oom) return LP_NOMEM;
@@ -2782,6 +3011,7 @@ static int group_run_finish(GroupRun *gr, int rc, SqlResult *r, QMeta *pMeta, Lp
     hmap_free(&gr->map);
     strbuf_free(&gr->key);
     strbuf_free(&gr->set);
+    free(gr->aItem);
     arena_free(&gr->a);
     return rc;
 }
@@ -3059,30 +3289,41 @@ fail:
 /* ------------------------------------------------------------------ */
 /* Values for INSERT, REPLACE and UPDATE                               */
 
+/* What a VALUES / SET list is for column c: 'i' a multi-value's integers,
+** 'v' a vector's numbers, 's' a scalar (a list of one is its item). */
+static char list_kind(const ColumnSchema *c) {
+    return coltype_is_mva(c->type) ? 'i' : c->type == COL_VECTOR ? 'v' : 's';
+}
+
 /* Evaluates a VALUES / SET expression to a constant: literals, NULL,
 ** arithmetic on constants, and a parenthesised list of numbers as a
-** vector. */
-static int eval_value(Binder *b, const Expr *e, Value *pv) {
+** vector, or (want 'i', a multi-value column's) of integers. */
+static int eval_value(Binder *b, const Expr *e, char want, Value *pv) {
+    if (e->kind == EXPR_LIST && want == 's' && e->u.list.nItem == 1) e = e->u.list.aItem[0];
     if (e->kind == EXPR_LIST) {
-        int n = e->u.list.nItem;
-        float *af = arena_alloc(b->a, sizeof(float) * (size_t)(n ? n : 1));
-        if (!af) return bind_oom(b);
+        int n = e->u.list.nItem, bInts = want == 'i';
+        void *p = arena_alloc(b->a, (bInts ? sizeof(int64_t) : sizeof(float)) * (size_t)(n ? n : 1));
+        if (!p) return bind_oom(b);
         for (int i = 0; i < n; i++) {
             BExpr x;
             if (bind_expr(b, e->u.list.aItem[i], CTX_VALUES, &x)) return b->rc;
             Value v = qexpr_eval(x.q, NULL);
-            if (v.kind == VAL_INT) {
-                af[i] = (float)v.u.i;
-            } else if (v.kind == VAL_FLOAT) {
-                af[i] = (float)v.u.f;
-            } else {
-                return bind_fail_at(b, e->u.list.aItem[i]->pos,
-                                    "expected a number as vector component");
+            if (v.kind != VAL_INT && (bInts || v.kind != VAL_FLOAT)) {
+                return bind_fail_at(b, e->u.list.aItem[i]->pos, bInts ? "expected an integer as a multi-value item"
+                                                                     : "expected a number as vector component");
             }
+            if (bInts) ((int64_t *)p)[i] = v.u.i;
+            else ((float *)p)[i] = v.kind == VAL_INT ? (float)v.u.i : (float)v.u.f;
         }
-        pv->kind = VAL_VEC;
-        pv->u.v.a = af;
-        pv->u.v.n = (uint32_t)n;
+        if (bInts) {
+            pv->kind = VAL_MVA;
+            pv->u.m.a = p;
+            pv->u.m.n = (uint32_t)n;
+        } else {
+            pv->kind = VAL_VEC;
+            pv->u.v.a = p;
+            pv->u.v.n = (uint32_t)n;
+        }
         return LP_OK;
     }
     BExpr x;
@@ -3154,7 +3395,8 @@ void sqlx_insert(SqlSession *s, const SqlStmt *st, SqlResult *r) {
         int64_t id = 0;
         for (int i = 0; i < nCol; i++) {
             Value v, cv;
-            if (eval_value(&b, ins->aaRow[row][i], &v)) goto fail;
+            char want = aTarget[i] == SCHEMA_ID_COL ? 's' : list_kind(&sc->aCol[aTarget[i]]);
+            if (eval_value(&b, ins->aaRow[row][i], want, &v)) goto fail;
             if (aTarget[i] == SCHEMA_ID_COL) {
                 /* NULL or 0: an automatic id */
                 if (v.kind == VAL_NULL || (v.kind == VAL_INT && v.u.i == 0)) continue;
@@ -3206,7 +3448,7 @@ static int write_matching(Binder *b, Table *t, const Expr *pWhere, TableOpKind k
     if (pMatch && bind_match(b, &q, pMatch, &noFuzzy)) return b->rc;
     if (pWhere) {
         BExpr w;
-        if (bind_expr(b, pWhere, CTX_WHERE, &w)) return b->rc;
+        if (bind_expr(b, pWhere, CTX_WHERE, &w) || no_mva_truth(b, &w, pWhere->pos)) return b->rc;
         q.pWhere = w.q;
         if (!q.bMatch) find_id_candidates(w.q, &q.aId, &q.nId, b->a);
     }
@@ -3270,7 +3512,9 @@ void sqlx_update(SqlSession *s, const SqlStmt *st, SqlResult *r) {
             goto fail;
         }
         Value v;
-        if (eval_value(&b, it->pValue, &v) || coerce_for(&b, sc, c, v, 0, 1, &aVal[c])) goto fail;
+        if (eval_value(&b, it->pValue, list_kind(&sc->aCol[c]), &v) || coerce_for(&b, sc, c, v, 0, 1, &aVal[c])) {
+            goto fail;
+        }
     }
     if (write_matching(&b, t, up->pWhere, TOP_UPDATE, aVal, aSet, r)) goto fail;
     table_unref(t);
@@ -3331,7 +3575,8 @@ static int type_from_word(const char *z) {
         {"text", COL_TEXT},       {"string", COL_STRING},   {"int", COL_INT},
         {"integer", COL_INT},     {"bigint", COL_BIGINT},   {"float", COL_FLOAT},
         {"bool", COL_BOOL},       {"timestamp", COL_TIMESTAMP}, {"json", COL_JSON},
-        {"float_vector", COL_VECTOR},
+        {"float_vector", COL_VECTOR}, {"multi", COL_MULTI},  {"multi64", COL_MULTI64},
+        {"mva", COL_MULTI},       {"mva64", COL_MULTI64},
     };
     for (size_t i = 0; i < LP_ARRAY_SIZE(a); i++) {
         if (strcmp(z, a[i].z) == 0) return (int)a[i].t;
@@ -3400,7 +3645,7 @@ static int build_column(Binder *b, const ColumnDef *d, ColumnSchema *c) {
         char zMsg[256];
         snprintf(zMsg, sizeof(zMsg),
                  "unknown column type '%s': expected text, string, int, bigint, float, bool, "
-                 "timestamp, json or float_vector",
+                 "timestamp, json, float_vector, multi or multi64",
                  d->zType);
         return bind_fail_at(b, d->typePos, zMsg);
     }

@@ -438,9 +438,20 @@ static Expr *parse_paren(Parser *p) {
 }
 
 /* An expression where a parenthesised single value is a one-element list
-** (a VALUES row value, a function argument). */
+** and () an empty one (a VALUES row value, a SET value, a function
+** argument). */
 static Expr *parse_listable(Parser *p) {
     int bParen = p->tok.type == TK_LP;
+    if (bParen && peek(p)->type == TK_RP) { /* () : an empty multi-value */
+        int pos = p->tok.pos;
+        advance(p);
+        advance(p);
+        Expr *pList = new_expr(p, EXPR_LIST, pos, p->prevEnd);
+        if (!pList) return NULL;
+        pList->u.list.aItem = NULL;
+        pList->u.list.nItem = 0;
+        return pList;
+    }
     Expr *e = parse_expr(p);
     if (!e || !bParen || e != p->pParen) return e;
     /* e is exactly "( x )": wrap x in a list over the same text. */
@@ -1167,7 +1178,7 @@ static int parse_update(Parser *p, UpdateStmt *s) {
         SqlMapItem it = {0};
         if (parse_name(p, "a column name", &it.zName, &it.pos)) return p->rc;
         if (expect(p, TK_EQ, "'='")) return p->rc;
-        it.pValue = parse_expr(p);
+        it.pValue = parse_listable(p);
         if (!it.pValue || PUSH(p, s->aSet, n, cap, it)) return p->rc;
     } while (accept(p, TK_COMMA));
     s->nSet = n;

@@ -40,6 +40,7 @@ typedef enum SqlColType {
     SQLCOL_STRING,      /* text: STRING and TEXT columns, names, messages */
     SQLCOL_JSON,        /* JSON document as text */
     SQLCOL_VECTOR,      /* float vector as comma-separated text */
+    SQLCOL_MULTI,       /* multi-value (MVA) as comma-separated integers */
 } SqlColType;
 
 /* Column flags. */

@@ -196,6 +196,8 @@ SqlColType sqlx_coltype(ColType t) {
     case COL_TIMESTAMP: return SQLCOL_TIMESTAMP;
     case COL_JSON: return SQLCOL_JSON;
     case COL_VECTOR: return SQLCOL_VECTOR;
+    case COL_MULTI:
+    case COL_MULTI64: return SQLCOL_MULTI;
     default: return SQLCOL_STRING;
     }
 }
@@ -254,6 +256,11 @@ static int txn_copy_value(Arena *a, Value *v) {
         if (!af) return LP_NOMEM;
         memcpy(af, v->u.v.a, sizeof(float) * v->u.v.n);
         v->u.v.a = af;
+    } else if (v->kind == VAL_MVA) {
+        int64_t *ai = arena_alloc(a, sizeof(int64_t) * (v->u.m.n ? v->u.m.n : 1));
+        if (!ai) return LP_NOMEM;
+        if (v->u.m.n) memcpy(ai, v->u.m.a, sizeof(int64_t) * v->u.m.n);
+        v->u.m.a = ai;
     }
     return LP_OK;
 }

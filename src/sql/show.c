@@ -86,7 +86,9 @@ static int show_describe(SqlSession *s, const ShowStmt *sh, SqlResult *r) {
         strbuf_appendz(&sb, ""); /* "" rather than NULL when there are none */
         schema_col_properties(c, &sb);
         if (sb.oom) rc = LP_NOMEM;
-        const char *az[3] = {c->zName, coltype_name(c->type), sb.z};
+        /* multi-values as Manticore's DESCRIBE names them */
+        const char *zType = c->type == COL_MULTI ? "mva" : c->type == COL_MULTI64 ? "mva64" : coltype_name(c->type);
+        const char *az[3] = {c->zName, zType, sb.z};
         if (!rc) rc = sql_result_add_strs(r, az);
     }
     strbuf_free(&sb);

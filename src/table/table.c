@@ -11,11 +11,15 @@
 **   16      8*nCol      one slot per column:
 **                         INT, BIGINT, BOOL, TIMESTAMP  the int64 value
 **                         FLOAT                         the double's bits
-**                         STRING, TEXT, JSON, VECTOR    offset<<32 | length
-**                                                       (bytes, or floats)
+**                         STRING, TEXT, JSON, VECTOR,   offset<<32 | length
+**                         MULTI, MULTI64                (bytes, floats, or
+**                                                       int64 items)
 **   ..      8*nNullW    NULL bitmap, bit i set = column i is NULL
 **   ..      ...         tail: variable-length payloads; strings are
-**                       NUL-terminated, vectors 4-byte aligned
+**                       NUL-terminated, vectors 4-byte aligned, multi-
+**                       values 8-byte aligned int64s, ascending, no
+**                       repeats (an empty one: length 0, its offset
+**                       still inside the block)
 **
 ** Packed rows. In a sealed segment's rows file a row with TEXT values is
 ** "packed": they are not in its tail but in a stored block (zstd, about
@@ -531,6 +535,13 @@ Value row_get(const Schema *s, const MemRow *r, int iCol) {
         v.u.v.a = (const float *)(const void *)((const char *)r + (slot >> 32)); // cppcheck-suppress invalidPointerCast
         v.u.v.n = (uint32_t)slot;
         return v;
+    case COL_MULTI:
+    case COL_MULTI64:
+        v.kind = VAL_MVA;
+        /* The tail offset of a multi-value is 8-byte aligned (row_build). */
+        v.u.m.a = (const int64_t *)(const void *)((const char *)r + (slot >> 32)); // cppcheck-suppress invalidPointerCast
+        v.u.m.n = (uint32_t)slot;
+        return v;
     default:
         return slot_value(s, iCol, slot);
     }
@@ -546,6 +557,7 @@ static MemRow *row_build(const Schema *s, int64_t id, const Value *aVal) {
         const Value *v = &aVal[i];
         if (v->kind == VAL_STR) nTail += (size_t)v->u.s.n + 1;
         if (v->kind == VAL_VEC) nTail = ((nTail + 3) & ~(size_t)3) + 4 * (size_t)v->u.v.n;
+        if (v->kind == VAL_MVA) nTail = ((nTail + 7) & ~(size_t)7) + 8 * (size_t)v->u.m.n;
     }
     size_t nByte = nHead + nTail;
     if (nByte > UINT32_MAX) return NULL;
@@ -581,6 +593,12 @@ static MemRow *row_build(const Schema *s, int64_t id, const Value *aVal) {
             memcpy((char *)r + off, v->u.v.a, 4 * (size_t)v->u.v.n);
             r->aSlot[i] = ((uint64_t)off << 32) | v->u.v.n;
             off += 4 * (size_t)v->u.v.n;
+            break;
+        case VAL_MVA:
+            off = (off + 7) & ~(size_t)7;
+            if (v->u.m.n) memcpy((char *)r + off, v->u.m.a, 8 * (size_t)v->u.m.n);
+            r->aSlot[i] = ((uint64_t)off << 32) | v->u.m.n;
+            off += 8 * (size_t)v->u.m.n;
             break;
         }
     }
@@ -742,6 +760,7 @@ uint32_t row_convert(const Schema *so, const Schema *sn, const int *aMap, const 
         uint32_t len = (uint32_t)slot;
         const char *src = (const char *)r + (slot >> 32);
         size_t nCopy = 0;
+        int bTail = 0; /* the value moves to dst's tail (an empty multi-value too) */
         switch (sn->aCol[j].type) {
         case COL_TEXT:
             if (pAt) { /* into the block, in column order */
@@ -762,12 +781,21 @@ uint32_t row_convert(const Schema *so, const Schema *sn, const int *aMap, const 
             }
             nCopy = 4 * (size_t)len;
             break;
+        case COL_MULTI:
+        case COL_MULTI64:
+            while (at % 8) {
+                if (dst) ((char *)dst)[at] = 0;
+                at++;
+            }
+            nCopy = 8 * (size_t)len;
+            bTail = 1;
+            break;
         default:
             break;
         }
         if (dst) {
             if (nCopy) memcpy((char *)dst + at, src, nCopy);
-            dst->aSlot[j] = nCopy ? ((uint64_t)at << 32) | len : slot;
+            dst->aSlot[j] = nCopy || bTail ? ((uint64_t)at << 32) | len : slot;
         }
         at += nCopy;
     }
@@ -1301,6 +1329,8 @@ static int value_identical(const Value *a, const Value *b) {
         return a->u.s.n == b->u.s.n && memcmp(a->u.s.z, b->u.s.z, a->u.s.n) == 0;
     case VAL_VEC:
         return a->u.v.n == b->u.v.n && memcmp(a->u.v.a, b->u.v.a, 4 * (size_t)a->u.v.n) == 0;
+    case VAL_MVA:
+        return a->u.m.n == b->u.m.n && memcmp(a->u.m.a, b->u.m.a, 8 * (size_t)a->u.m.n) == 0;
     default:
         return 1;
     }
@@ -1732,6 +1762,16 @@ int table_row_valid(const Schema *s, const MemRow *r, size_t n, const RowFile *f
             const float *a = (const float *)(const void *)((const char *)r + off);
             for (uint64_t j = 0; j < len; j++) {
                 if (!isfinite(a[j])) return 0;
+            }
+            break;
+        }
+        case COL_MULTI:
+        case COL_MULTI64: { /* ascending, no repeats; MULTI's unsigned 32-bit */
+            if (off < nHead || off % 8 || off + 8 * len > n) return 0;
+            const int64_t *a = (const int64_t *)(const void *)((const char *)r + off);
+            for (uint64_t j = 0; j < len; j++) {
+                if (j && a[j] <= a[j - 1]) return 0;
+                if (s->aCol[i].type == COL_MULTI && (a[j] < 0 || a[j] > (int64_t)UINT32_MAX)) return 0;
             }
             break;
         }

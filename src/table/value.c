@@ -17,7 +17,7 @@
 const char *coltype_name(ColType t) {
     static const char *const az[COL_NTYPES] = {
         "bigint", "text", "string", "int", "bigint", "float",
-        "bool", "timestamp", "json", "float_vector",
+        "bool", "timestamp", "json", "float_vector", "multi", "multi64",
     };
     return (t >= 0 && t < COL_NTYPES) ? az[t] : "?";
 }
@@ -64,6 +64,13 @@ void value_format(const Value *v, int bFloat32, StrBuf *sb) {
             strbuf_append(sb, buf, (size_t)n);
         }
         break;
+    case VAL_MVA:
+        for (uint32_t i = 0; i < v->u.m.n; i++) {
+            if (i) strbuf_appendc(sb, ',');
+            n = snprintf(buf, sizeof(buf), "%" PRId64, v->u.m.a[i]);
+            strbuf_append(sb, buf, (size_t)n);
+        }
+        break;
     }
 }
 
@@ -103,6 +110,7 @@ static int err_type(LpError *err, const ColumnSchema *c, const char *zWant, Valu
     case VAL_INT: snprintf(zGot, sizeof(zGot), "%" PRId64, v.u.i); break;
     case VAL_FLOAT: snprintf(zGot, sizeof(zGot), "%.17g", v.u.f); break;
     case VAL_VEC: snprintf(zGot, sizeof(zGot), "a vector of %u values", v.u.v.n); break;
+    case VAL_MVA: snprintf(zGot, sizeof(zGot), "a list of %u integers", v.u.m.n); break;
     default: snprintf(zGot, sizeof(zGot), "NULL"); break;
     }
     char zType[16];
@@ -268,6 +276,76 @@ static int parse_vector_str(const ColumnSchema *c, Value v, Arena *a, Value *pOu
     return LP_OK;
 }
 
+static int cmp_i64(const void *x, const void *y) {
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* A multi-value from a list of integers, one integer, or a string of
+** integers separated by commas (optionally in parentheses or brackets):
+** range-checked, sorted, repeats dropped, in a. */
+static int coerce_mva(const ColumnSchema *c, Value v, Arena *a, Value *pOut, LpError *err) {
+    static const char zWant[] = "a list of integers like (1, 2, 3)";
+    uint32_t n = 0;
+    int64_t *ai;
+    if (v.kind == VAL_MVA || v.kind == VAL_INT) {
+        n = v.kind == VAL_MVA ? v.u.m.n : 1;
+        ai = arena_alloc(a, sizeof(int64_t) * (n ? n : 1));
+        if (!ai) return LP_NOMEM;
+        if (v.kind == VAL_MVA && n) memcpy(ai, v.u.m.a, sizeof(int64_t) * n);
+        if (v.kind == VAL_INT) ai[0] = v.u.i;
+    } else if (v.kind == VAL_STR) {
+        const char *z = v.u.s.z, *end = z + v.u.s.n;
+        while (z < end && isspace((unsigned char)*z)) z++;
+        while (end > z && isspace((unsigned char)end[-1])) end--;
+        if (z < end && (*z == '[' || *z == '(')) {
+            if (end[-1] != (*z == '[' ? ']' : ')')) return err_type(err, c, zWant, v);
+            z++, end--;
+            while (z < end && isspace((unsigned char)*z)) z++;
+        }
+        size_t cap = 1;
+        for (const char *p = z; p < end; p++) cap += *p == ',';
+        ai = arena_alloc(a, cap * sizeof(int64_t));
+        if (!ai) return LP_NOMEM;
+        for (const char *p = z; p < end;) {
+            const char *q = memchr(p, ',', (size_t)(end - p));
+            if (!q) q = end;
+            int rc = parse_int(p, (size_t)(q - p), &ai[n]);
+            if (rc == 1) return err_type(err, c, zWant, v);
+            if (rc == 2) {
+                char zGot[80];
+                excerpt(p, (size_t)(q - p), zGot, sizeof(zGot));
+                return lp_err_set(err, LP_RANGE, "value %s out of range for %s column '%s'", zGot,
+                                  c->type == COL_MULTI ? "MULTI" : "MULTI64", c->zName);
+            }
+            n++;
+            if (q == end) break;
+            p = q + 1;
+            if (p == end) return err_type(err, c, zWant, v); /* a trailing comma */
+        }
+    } else {
+        return err_type(err, c, zWant, v);
+    }
+    if (c->type == COL_MULTI) {
+        for (uint32_t k = 0; k < n; k++) {
+            if (ai[k] < 0 || ai[k] > (int64_t)UINT32_MAX) {
+                return lp_err_set(err, LP_RANGE,
+                                  "value %" PRId64 " out of range for MULTI column '%s' (0 to %" PRIu32 ")",
+                                  ai[k], c->zName, UINT32_MAX);
+            }
+        }
+    }
+    qsort(ai, n, sizeof(int64_t), cmp_i64);
+    uint32_t m = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        if (m == 0 || ai[k] != ai[m - 1]) ai[m++] = ai[k];
+    }
+    pOut->kind = VAL_MVA;
+    pOut->u.m.a = ai;
+    pOut->u.m.n = m;
+    return LP_OK;
+}
+
 int value_coerce(const ColumnSchema *c, Value v, Arena *a, Value *pOut, LpError *err) {
     int rc;
     int64_t i;
@@ -372,6 +450,13 @@ int value_coerce(const ColumnSchema *c, Value v, Arena *a, Value *pOut, LpError 
         Value vv = v;
         if (v.kind == VAL_STR) {
             if ((rc = parse_vector_str(c, v, a, &vv, err)) != LP_OK) return rc;
+        } else if (v.kind == VAL_MVA) { /* a list of integers */
+            float *af = arena_alloc(a, sizeof(float) * (v.u.m.n ? v.u.m.n : 1));
+            if (!af) return LP_NOMEM;
+            for (uint32_t k = 0; k < v.u.m.n; k++) af[k] = (float)v.u.m.a[k];
+            vv.kind = VAL_VEC;
+            vv.u.v.a = af;
+            vv.u.v.n = v.u.m.n;
         } else if (v.kind != VAL_VEC) {
             return err_type(err, c, "a vector like (0.1, 0.2, ...)", v);
         }
@@ -394,6 +479,9 @@ int value_coerce(const ColumnSchema *c, Value v, Arena *a, Value *pOut, LpError 
         *pOut = vv;
         return LP_OK;
     }
+    case COL_MULTI:
+    case COL_MULTI64:
+        return coerce_mva(c, v, a, pOut, err);
     default:
         return lp_err_set(err, LP_INTERNAL, "column '%s' has an unknown type", c->zName);
     }

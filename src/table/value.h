@@ -22,6 +22,11 @@
 **   JSON       a string holding one valid JSON value; stored compact.
 **   VECTOR     a float vector (finite components) whose length matches the
 **              column's dims when dims are declared.
+**   MULTI, MULTI64  a set of integers (Manticore's MVA): a list of integers
+**              (VAL_MVA, as SQL's (1, 2, 3)), one integer, or a string of
+**              integers separated by commas ('' or '()' is the empty set);
+**              MULTI's each in [0, 2^32-1], MULTI64's any int64. Stored
+**              sorted ascending without repeats.
 **   NULL fits every column.
 ** Errors name the column and, for UTF-8 and JSON, the byte offset.
 */
@@ -41,6 +46,7 @@ typedef enum ValKind {
     VAL_FLOAT,      /* u.f (double) */
     VAL_STR,        /* u.s: bytes, not necessarily NUL-terminated */
     VAL_VEC,        /* u.v: float32 components */
+    VAL_MVA,        /* u.m: int64 items (a column's: sorted, no repeats) */
 } ValKind;
 
 typedef struct Value {
@@ -56,6 +62,10 @@ typedef struct Value {
             const float *a;
             uint32_t n;
         } v;
+        struct {
+            const int64_t *a;
+            uint32_t n;
+        } m;
     } u;
 } Value;
 
@@ -97,6 +107,8 @@ typedef enum ColType {
     COL_TIMESTAMP,  /* unix seconds (int64, >= 0) */
     COL_JSON,       /* JSON text, compact */
     COL_VECTOR,     /* float32 array */
+    COL_MULTI,      /* set of unsigned 32-bit integers (MVA) */
+    COL_MULTI64,    /* set of signed 64-bit integers (MVA) */
     COL_NTYPES
 } ColType;
 
@@ -110,11 +122,17 @@ static inline int coltype_is_numeric(ColType t) {
            t == COL_TIMESTAMP;
 }
 
+/* Is the type a multi-value (MULTI, MULTI64)? */
+static inline int coltype_is_mva(ColType t) {
+    return t == COL_MULTI || t == COL_MULTI64;
+}
+
 struct ColumnSchema;
 
 /* Converts v to the representation column c stores (see the contract):
 ** integers for INT/BIGINT/BOOL/TIMESTAMP, a double holding a float32 for
-** FLOAT, a string for STRING/TEXT/JSON, a vector for VECTOR. New payloads
+** FLOAT, a string for STRING/TEXT/JSON, a vector for VECTOR, a sorted set
+** for MULTI/MULTI64. New payloads
 ** (JSON normalised text, a number's text, a vector parsed from a string) are
 ** allocated in arena a. Returns LP_OK, LP_BADINPUT (wrong type, invalid
 ** UTF-8 or JSON), LP_RANGE (out of range) or LP_NOMEM, with err naming the
@@ -123,7 +141,8 @@ int value_coerce(const struct ColumnSchema *c, Value v, Arena *a, Value *pOut, L
 
 /* Appends v as the MySQL text protocol shows it: integers in decimal,
 ** floats in the shortest form that reads back to the same float32 (FLOAT
-** columns) or double, strings as is, vectors as comma-separated floats.
+** columns) or double, strings as is, vectors as comma-separated floats,
+** multi-values as comma-separated integers (Manticore's "1,2,3").
 ** NULL appends nothing (callers send NULL separately). bFloat32 says
 ** whether a VAL_FLOAT is a float32 column value. */
 void value_format(const Value *v, int bFloat32, StrBuf *sb);

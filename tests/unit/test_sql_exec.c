@@ -95,7 +95,7 @@ static void test_ddl(void **state) {
                         "ERR 1060 duplicate column name 'a'");
     assert_string_equal(run(s, "CREATE TABLE t2 (a INTEGR)"),
                         "ERR 1064 near 'INTEGR)' at line 1 col 20: unknown column type 'integr': "
-                        "expected text, string, int, bigint, float, bool, timestamp, json or float_vector");
+                        "expected text, string, int, bigint, float, bool, timestamp, json, float_vector, multi or multi64");
     assert_string_equal(run(s, "CREATE TABLE t2 (a INT) colour='red'"),
                         "ERR 1064 near 'colour='red'' at line 1 col 25: unknown table option 'colour': the "
                         "options are Manticore's full-text ones (morphology, stopwords, charset_table, min_word_len, "

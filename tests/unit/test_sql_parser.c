@@ -617,6 +617,16 @@ static void test_delete_update(void **state) {
     s = parse("UPDATE t SET a = 1");
     assert_null(s->u.update.pWhere);
     assert_int_equal(s->u.update.nOption, 0);
+    /* a multi-value's list, its empty list, and a parenthesised value */
+    s = parse("UPDATE t SET tags = (3, 1), e = (), n = (4)");
+    assert_string_equal(dumps(s->u.update.aSet[0].pValue), "[ 3 1]");
+    assert_string_equal(dumps(s->u.update.aSet[1].pValue), "[]");
+    assert_string_equal(dumps(s->u.update.aSet[2].pValue), "[ 4]");
+    s = parse("INSERT INTO t (id, tags) VALUES (1, ()), (2, ( ))");
+    assert_string_equal(dumps(s->u.insert.aaRow[0][1]), "[]");
+    assert_string_equal(dumps(s->u.insert.aaRow[1][1]), "[]");
+    s = parse("SELECT id FROM t WHERE ANY(tags) IN (1, 2) AND ALL(tags) > 3");
+    assert_string_equal(dumps(s->u.select.pWhere), "(and (in any( tags) 1 2) (> all( tags) 3))");
 }
 
 /* ------------------------------------------------------------- DDL */

@@ -14,6 +14,7 @@
 #include "table/catalog.h"
 #include "table/schema.h"
 #include "table/table.h"
+#include "table/table_int.h"
 #include "table/value.h"
 
 /* A schema: title TEXT, price FLOAT, qty INT, cat STRING, v FLOAT_VECTOR(3). */
@@ -116,6 +117,99 @@ static void test_coerce(void **state) {
     assert_int_equal(value_coerce(&bo, value_int(2), &a, &out, &err), LP_RANGE);
     arena_free(&a);
     schema_free(s);
+}
+
+/* Multi-values: coerced from a list, one integer or a string; sorted,
+** repeats dropped; MULTI's range; shown as "1,2,3"; a row keeps them
+** (an empty one too) and the row check refuses a disordered set. */
+static void test_coerce_mva(void **state) {
+    (void)state;
+    Arena a;
+    arena_init(&a, 0);
+    LpError err;
+    Value out;
+    ColumnSchema m = {(char *)"tags", COL_MULTI, 0, {0}}, m64 = {(char *)"big", COL_MULTI64, 0, {0}};
+    int64_t in[] = {5, 3, 5, -0, 4294967295LL, 3};
+    Value list = {VAL_MVA, {.m = {in, 6}}};
+    assert_int_equal(value_coerce(&m, list, &a, &out, &err), LP_OK);
+    assert_int_equal(out.kind, VAL_MVA);
+    assert_int_equal(out.u.m.n, 4);
+    int64_t want[] = {0, 3, 5, 4294967295LL};
+    assert_memory_equal(out.u.m.a, want, sizeof(want));
+    assert_int_equal(in[0], 5); /* the input is not sorted in place */
+    StrBuf sb = {0};
+    value_format(&out, 0, &sb);
+    assert_string_equal(sb.z, "0,3,5,4294967295");
+    strbuf_free(&sb);
+    int64_t neg[] = {1, -1};
+    Value bad = {VAL_MVA, {.m = {neg, 2}}};
+    assert_int_equal(value_coerce(&m, bad, &a, &out, &err), LP_RANGE);
+    assert_non_null(strstr(err.zMsg, "out of range for MULTI column 'tags'"));
+    assert_int_equal(value_coerce(&m64, bad, &a, &out, &err), LP_OK);
+    assert_int_equal(out.u.m.a[0], -1);
+    assert_int_equal(value_coerce(&m, value_int(7), &a, &out, &err), LP_OK);
+    assert_true(out.kind == VAL_MVA && out.u.m.n == 1 && out.u.m.a[0] == 7);
+    assert_int_equal(value_coerce(&m64, value_str(" (9, -2 ,9) ", 12), &a, &out, &err), LP_OK);
+    assert_true(out.u.m.n == 2 && out.u.m.a[0] == -2 && out.u.m.a[1] == 9);
+    assert_int_equal(value_coerce(&m, value_str("", 0), &a, &out, &err), LP_OK);
+    assert_true(out.kind == VAL_MVA && out.u.m.n == 0);
+    assert_int_equal(value_coerce(&m, value_str("[]", 2), &a, &out, &err), LP_OK);
+    assert_int_equal(out.u.m.n, 0);
+    assert_int_equal(value_coerce(&m, value_str("1,,2", 4), &a, &out, &err), LP_BADINPUT);
+    assert_int_equal(value_coerce(&m, value_str("1,2,", 4), &a, &out, &err), LP_BADINPUT);
+    assert_int_equal(value_coerce(&m, value_str("1,x", 3), &a, &out, &err), LP_BADINPUT);
+    assert_non_null(strstr(err.zMsg, "expected a list of integers"));
+    assert_int_equal(value_coerce(&m64, value_str("99999999999999999999", 20), &a, &out, &err), LP_RANGE);
+    assert_int_equal(value_coerce(&m, value_float(1.5), &a, &out, &err), LP_BADINPUT);
+    assert_int_equal(value_coerce(&m, value_null(), &a, &out, &err), LP_OK);
+    assert_int_equal(out.kind, VAL_NULL);
+
+    /* rows: an empty set, a set, NULL; then a broken one is refused */
+    Schema sd = {0};
+    ColumnSchema aCol[3] = {m, m64, {(char *)"n", COL_INT, 0, {0}}};
+    sd.aCol = aCol;
+    sd.nCol = 3;
+    Table *t = table_new("t", schema_dup(&sd), NULL);
+    int64_t two[] = {2, 1};
+    Value row1[3] = {{VAL_MVA, {.m = {NULL, 0}}}, {VAL_MVA, {.m = {two, 2}}}, value_int(4)};
+    Value row2[3] = {value_null(), {VAL_MVA, {.m = {in, 1}}}, value_null()};
+    Value c1[3], c2[3];
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(value_coerce(&aCol[i], row1[i], &a, &c1[i], &err), LP_OK);
+        assert_int_equal(value_coerce(&aCol[i], row2[i], &a, &c2[i], &err), LP_OK);
+    }
+    TableOp ops[2] = {{TOP_INSERT, 1, c1, NULL}, {TOP_INSERT, 2, c2, NULL}};
+    TableApplyOut o;
+    assert_int_equal(table_apply(t, ops, 2, &o, &err), LP_OK);
+    TableSnap *sn = table_snapshot(t);
+    const Schema *sc = table_schema(t);
+    const MemRow *r = table_snap_get(sn, 1);
+    Value v = row_get(sc, r, 0);
+    assert_true(v.kind == VAL_MVA && v.u.m.n == 0);
+    v = row_get(sc, r, 1);
+    assert_true(v.kind == VAL_MVA && v.u.m.n == 2 && v.u.m.a[0] == 1 && v.u.m.a[1] == 2);
+    assert_int_equal((uintptr_t)v.u.m.a % 8, 0);
+    assert_int_equal(row_get(sc, r, 2).u.i, 4);
+    const MemRow *r2 = table_snap_get(sn, 2);
+    assert_int_equal(row_get(sc, r2, 0).kind, VAL_NULL);
+    assert_int_equal(row_get(sc, r2, 1).u.m.a[0], 5);
+    /* a copy of row 1 with its items swapped fails the check */
+    uint32_t nb = row_nbyte(r);
+    uint64_t *cp = malloc(nb);
+    assert_non_null(cp);
+    memcpy(cp, r, nb);
+    MemRow *rc = (MemRow *)(void *)cp;
+    int64_t *items = (int64_t *)(void *)((char *)cp + (rc->aSlot[1] >> 32));
+    assert_int_equal(table_row_valid(sc, rc, nb, NULL), 1);
+    items[0] = 3; /* 3, 2: not ascending */
+    assert_int_equal(table_row_valid(sc, rc, nb, NULL), 0);
+    items[0] = 1;
+    rc->aSlot[0] = ((uint64_t)nb + 8) << 32; /* the empty set's offset past the block */
+    assert_int_equal(table_row_valid(sc, rc, nb, NULL), 0);
+    free(cp);
+    table_snapshot_release(sn);
+    table_unref(t);
+    arena_free(&a);
 }
 
 static void test_format(void **state) {
@@ -464,6 +558,7 @@ static void test_catalog(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_coerce),
+        cmocka_unit_test(test_coerce_mva),
         cmocka_unit_test(test_format),
         cmocka_unit_test(test_schema_sql),
         cmocka_unit_test(test_apply_basic),

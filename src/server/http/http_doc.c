@@ -12,7 +12,8 @@
 **   /delete   {"table": "t", "id": 1} or with "query": DELETE FROM t WHERE ...
 ** A doc value becomes the literal its column takes, by the table's DESCRIBE:
 ** a JSON column's value (any JSON) its compact JSON text, a FLOAT_VECTOR's
-** array of numbers a vector (x, y, ...), every other column's string,
+** array of numbers a vector (x, y, ...), a multi-value's array of integers
+** its list (1, 2, ...), every other column's string,
 ** number, true/false (1/0) or null as itself. Names are checked (letters,
 ** digits, '_'); the SQL layer checks the rest (unknown columns, types,
 ** duplicate ids), so errors read as they do over SQL.
@@ -94,6 +95,19 @@ static int put_doc_value(StrBuf *sb, const json_t *v, const char *zName, const c
                     return lp_err_set(err, LP_BADINPUT, "doc: '%s' is a vector: its array holds numbers only", zName);
                 }
                 strbuf_appendf(sb, i ? ", %.9g" : "%.9g", json_number_value(x));
+            }
+            strbuf_appendc(sb, ')');
+            return LP_OK;
+        }
+        if (!strcmp(zType, "mva") || !strcmp(zType, "mva64")) {
+            strbuf_appendc(sb, '(');
+            for (size_t i = 0; i < json_array_size(v); i++) {
+                const json_t *x = json_array_get(v, i);
+                if (!json_is_integer(x)) {
+                    return lp_err_set(err, LP_BADINPUT, "doc: '%s' is a multi-value: its array holds integers only",
+                                      zName);
+                }
+                strbuf_appendf(sb, i ? ", %" JSON_INTEGER_FORMAT : "%" JSON_INTEGER_FORMAT, json_integer_value(x));
             }
             strbuf_appendc(sb, ')');
             return LP_OK;

@@ -164,6 +164,8 @@ const char *http_json_type_name(SqlColType t) {
         return "json";
     case SQLCOL_VECTOR:
         return "float_vector";
+    case SQLCOL_MULTI:
+        return "multi";
     }
     return "string";
 }
@@ -233,6 +235,7 @@ void http_json_cell(StrBuf *sb, SqlColType t, const SqlCell *c) {
         }
         break;
     case SQLCOL_VECTOR:
+    case SQLCOL_MULTI:
         if (vector_cell(sb, c->z, c->n)) return;
         break;
     case SQLCOL_JSON:

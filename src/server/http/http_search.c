@@ -13,7 +13,9 @@
 **   query              one query object (below); none: every row
 **   limit | size       rows to return (20); offset | from: rows to skip (0)
 **   sort               "_score", "attr", {"attr": "asc"|"desc"} or
-**                      {"attr": {"order": ...}}, or a list of them
+**                      {"attr": {"order": ..., "mode": "min"|"max"}} (mode: a
+**                      multi-value by its least or greatest item), or a list
+**                      of them
 **   _source            true | false | "attr" | ["a", "b"] |
 **                      {"includes": [...], "excludes": [...]}
 **   highlight          {"fields": ["title"] | {"title": {}}, options...}
@@ -39,7 +41,8 @@
 **   match_phrase       {"field": "text"}: the words as one phrase
 **   query_string       "MATCH syntax" or {"query": "..."}: as written
 **   equals | in | range  {"attr": value} | {"attr": [values]} |
-**                      {"attr": {"gt"|"gte"|"lt"|"lte": value, ...}}
+**                      {"attr": {"gt"|"gte"|"lt"|"lte": value, ...}}; attr
+**                      may be "any(tags)" or "all(tags)" of a multi-value
 **   bool               {"must": [...], "should": [...], "must_not": [...],
 **                      "filter": [...]}, each a query or a list of them;
 **                      should counts only without must, filter and must_not,
@@ -118,6 +121,18 @@ static int put_attr(Tr *t, StrBuf *sb, const char *z, size_t n, const char *zWha
         if (!dot) return LP_OK;
         i += len + 1;
     }
+}
+
+/* A filter's attribute: a name or path as put_attr, or Manticore's
+** any(tags) / all(tags) of a multi-value. */
+static int put_filter_attr(Tr *t, StrBuf *sb, const char *z, size_t n, const char *zWhat) {
+    if (n > 5 && z[n - 1] == ')' && (!strncasecmp(z, "any(", 4) || !strncasecmp(z, "all(", 4))) {
+        strbuf_appendz(sb, tolower((unsigned char)z[1]) == 'n' ? "ANY(" : "ALL(");
+        if (put_attr(t, sb, z + 4, n - 5, zWhat)) return t->err->code;
+        strbuf_appendc(sb, ')');
+        return LP_OK;
+    }
+    return put_attr(t, sb, z, n, zWhat);
 }
 
 /* 'z' as an SQL string literal. */
@@ -266,7 +281,7 @@ static int tr_filter(Tr *t, const char *zOp, const json_t *v, StrBuf *filt) {
     const char *zCol = only_key(t, v, zOp, &arg);
     if (!zCol) return t->err->code;
     if (!strcmp(zOp, "equals")) {
-        if (put_attr(t, filt, zCol, strlen(zCol), "equals: attribute")) return t->err->code;
+        if (put_filter_attr(t, filt, zCol, strlen(zCol), "equals: attribute")) return t->err->code;
         strbuf_appendz(filt, " = ");
         return put_value(t, filt, arg, "equals");
     }
@@ -274,7 +289,7 @@ static int tr_filter(Tr *t, const char *zOp, const json_t *v, StrBuf *filt) {
         if (!json_is_array(arg) || json_array_size(arg) == 0) {
             return tr_fail(t, "in: '%s' takes a non-empty list of values", zCol);
         }
-        if (put_attr(t, filt, zCol, strlen(zCol), "in: attribute")) return t->err->code;
+        if (put_filter_attr(t, filt, zCol, strlen(zCol), "in: attribute")) return t->err->code;
         strbuf_appendz(filt, " IN (");
         for (size_t i = 0; i < json_array_size(arg); i++) {
             if (i) strbuf_appendz(filt, ", ");
@@ -295,7 +310,7 @@ static int tr_filter(Tr *t, const char *zOp, const json_t *v, StrBuf *filt) {
                            : !strcmp(k, "lte") ? " <= " : NULL;
         if (!zCmp) return tr_fail(t, "range: unknown bound '%s': expected gt, gte, lt or lte", k);
         if (n++) strbuf_appendz(filt, " AND ");
-        if (put_attr(t, filt, zCol, strlen(zCol), "range: attribute")) return t->err->code;
+        if (put_filter_attr(t, filt, zCol, strlen(zCol), "range: attribute")) return t->err->code;
         strbuf_appendz(filt, zCmp);
         if (put_value(t, filt, x, "range")) return t->err->code;
     }
@@ -701,12 +716,20 @@ static int tr_sort(Tr *t, const json_t *sort, StrBuf *sb) {
     size_t n = json_is_array(sort) ? json_array_size(sort) : 1;
     for (size_t i = 0; i < n; i++) {
         const json_t *e = json_is_array(sort) ? json_array_get(sort, i) : sort;
-        const char *zKey = NULL, *zDir = NULL;
+        const char *zKey = NULL, *zDir = NULL, *zMode = NULL;
         if (json_is_string(e)) {
             zKey = json_string_value(e);
         } else if (json_is_object(e) && json_object_size(e) == 1) {
             json_t *d;
             zKey = only_key(t, e, "sort", &d);
+            const json_t *m = json_is_object(d) ? json_object_get(d, "mode") : NULL;
+            if (m) { /* a multi-value sorted by its least or greatest item */
+                zMode = json_is_string(m) ? json_string_value(m) : "";
+                if (strcmp(zMode, "min") != 0 && strcmp(zMode, "max") != 0) {
+                    return tr_fail(t, "sort: '%s' takes \"mode\": \"min\" or \"max\"", zKey);
+                }
+                if (json_object_size(d) == 2) d = json_object_get(d, "order");
+            }
             if (json_is_object(d) && json_object_size(d) == 1) d = json_object_get(d, "order");
             if (!json_is_string(d)) return tr_fail(t, "sort: '%s' takes \"asc\", \"desc\" or {\"order\": ...}", zKey);
             zDir = json_string_value(d);
@@ -722,8 +745,10 @@ static int tr_sort(Tr *t, const json_t *sort, StrBuf *sb) {
             strbuf_appendz(sb, "WEIGHT()");
         } else if (!strcmp(zKey, "_id")) {
             strbuf_appendz(sb, "id");
-        } else if (put_attr(t, sb, zKey, strlen(zKey), "sort: column")) {
-            return t->err->code;
+        } else {
+            if (zMode) strbuf_appendz(sb, zMode[1] == 'i' ? "LEAST(" : "GREATEST(");
+            if (put_attr(t, sb, zKey, strlen(zKey), "sort: column")) return t->err->code;
+            if (zMode) strbuf_appendc(sb, ')');
         }
         strbuf_appendz(sb, zDir ? (strcasecmp(zDir, "asc") ? " DESC" : " ASC") : bScore ? " DESC" : " ASC");
     }

@@ -403,6 +403,7 @@ void mysql_column_from_sql(const SqlColumn *c, MysqlColumnDef *d) {
     case SQLCOL_STRING:
     case SQLCOL_JSON:
     case SQLCOL_VECTOR:
+    case SQLCOL_MULTI:
     default:
         /* 255 characters of up to 4 bytes, as a VARCHAR(255) reports it;
         ** clients use it for display width only. */
