@@ -13,7 +13,7 @@ build_pkgs=(
   libxxhash-dev libjansson-dev libmicrohttpd-dev libcmocka-dev libssl-dev
   libutf8proc-dev libstemmer-dev libpcre2-dev libzstd-dev zlib1g-dev wamerican
   mariadb-client libmariadb-dev python3 python3-pymysql python3-pytest
-  python3-numpy python3-onnx
+  python3-numpy python3-onnx python3-geographiclib
 )
 bench_pkgs=( sphinxsearch python3-xapian sqlite3 libsqlite3-dev libxapian-dev
              libhnswlib-dev python3-hnswlib python3-faiss python3-numpy )

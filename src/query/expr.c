@@ -499,6 +499,45 @@ static Value eval_string_func(const QExpr *e, Value x, const QRow *row) {
     }
 }
 
+/* The great-circle distance in metres between two points (radians) on a
+** sphere of the Earth's mean radius: the haversine formula. */
+static double geo_haversine(double la1, double lo1, double la2, double lo2) {
+    double h = pow(sin((la2 - la1) / 2), 2) + cos(la1) * cos(la2) * pow(sin((lo2 - lo1) / 2), 2);
+    return 2 * 6371008.8 * asin(h < 1 ? sqrt(h) : 1);
+}
+
+/* The distance in metres between two points (radians) on the WGS84
+** ellipsoid, by Lambert's formula (reduced latitudes, the central angle,
+** then the flattening's correction): within metres of the geodesic over
+** thousands of kilometres, and exact to the millimetre near by. */
+static double geo_ellipsoid(double la1, double lo1, double la2, double lo2) {
+    const double a = 6378137.0, f = 1 / 298.257223563;
+    double b1 = atan((1 - f) * tan(la1)), b2 = atan((1 - f) * tan(la2));
+    double h = pow(sin((b2 - b1) / 2), 2) + cos(b1) * cos(b2) * pow(sin((lo2 - lo1) / 2), 2);
+    double sig = 2 * asin(h < 1 ? sqrt(h) : 1);
+    if (sig < 1e-12) return 0;
+    double cs = cos(sig / 2), ss = sin(sig / 2);
+    double P = (b1 + b2) / 2, Q = (b2 - b1) / 2, xn = pow(sin(P) * cos(Q), 2);
+    /* nearly antipodal, off the meridians and the equator: the formula
+    ** does not hold there; the sphere's distance is within 0.5% */
+    if (cs < 1e-6 && xn > 1e-12) return geo_haversine(la1, lo1, la2, lo2);
+    double X = xn == 0 || cs == 0 ? 0 : (sig - sin(sig)) * xn / (cs * cs);
+    double Y = (sig + sin(sig)) * pow(cos(P) * sin(Q), 2) / (ss * ss);
+    return a * (sig - f / 2 * (X + Y));
+}
+
+static Value eval_geodist(const QExpr *e, const QRow *row) {
+    double c[4];
+    for (int i = 0; i < 4; i++) {
+        Value v = qexpr_eval(e->u.fn.aArg[i], row);
+        if (!is_num(&v)) return value_null();
+        c[i] = as_double(&v) * (e->u.fn.salt & 1 ? M_PI / 180 : 1);
+        if (!isfinite(c[i])) return value_null();
+    }
+    double m = e->u.fn.salt & 2 ? geo_haversine(c[0], c[1], c[2], c[3]) : geo_ellipsoid(c[0], c[1], c[2], c[3]);
+    return value_float(m * e->u.fn.aArg[4]->u.v.u.f);
+}
+
 static Value eval_func(const QExpr *e, const QRow *row) {
     const QExpr *const *a = e->u.fn.aArg;
     int n = e->u.fn.nArg;
@@ -514,6 +553,7 @@ static Value eval_func(const QExpr *e, const QRow *row) {
         uint64_t id = row && row->r ? (uint64_t)row_id(row->r) : row ? row->ord : 0;
         return value_float((double)(mix64(e->u.fn.salt ^ mix64(id)) >> 11) * 0x1.0p-53);
     }
+    if (fn == QF_GEODIST) return eval_geodist(e, row);
     Value x = qexpr_eval(a[0], row);
     if (x.kind == VAL_NULL) return x;
     if (fn == QF_REGEX) {

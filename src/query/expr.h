@@ -68,6 +68,11 @@ typedef enum QFunc {
     QF_REGEX,       /* REGEX(str, 'pattern'): 1 when the pattern matches somewhere
                     ** in it (text/regexp.h; the pattern a constant) */
     QF_LENGTH,      /* LENGTH(x): a multi-value's items, a string's bytes */
+    QF_GEODIST,     /* GEODIST(lat1, lon1, lat2, lon2, k): the distance between
+                    ** two points over the WGS84 ellipsoid (Lambert's formula;
+                    ** salt bit 1: over a sphere, haversine), in metres times
+                    ** the constant k; salt bit 0: the inputs are degrees,
+                    ** else radians */
     QF_MVA_MIN, QF_MVA_MAX, /* LEAST(mva), GREATEST(mva): NULL when empty */
     /* Strings: results are made in the row's pScratch (NULL without one) */
     QF_CONCAT,      /* CONCAT(s1, s2, ...) */

@@ -69,6 +69,10 @@ typedef struct Binder {
     size_t nMatch;
     int bFusion;            /* hybrid search: HYBRID_SCORE() makes sense */
     struct GroupHave *pHave; /* binding a HAVING: aggregates and names are a group's values */
+    const SelectStmt *pAliasSel; /* binding a WHERE: its select list's aliases name
+                                 ** their expressions (as Manticore lets a filter
+                                 ** use `GEODIST(...) AS d`) */
+    int nAliasDepth;        /* aliases being bound inside one another */
 } Binder;
 
 /* A bound expression with what the binder knows statically. */
@@ -304,6 +308,32 @@ static int bind_json_path(Binder *b, const Expr *e, int iCol, ColType t, BExpr *
     return bind_row_value(b, out, qexpr_json(b->a, iCol, a, e->nPath), SQLCOL_JSON);
 }
 
+/* A WHERE's name that is no column but an alias of the select list: its
+** expression, bound here (an alias inside it too, 8 deep at most). */
+static int bind_where_alias(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
+    const SelectStmt *sel = b->pAliasSel;
+    for (int j = 0; j < sel->nItem; j++) {
+        const SelectItem *it = &sel->aItem[j];
+        if (!it->zAlias || !it->pExpr || strcasecmp(it->zAlias, e->u.zName) != 0) continue;
+        char zMsg[200];
+        if (agg_kind(it->pExpr) != AGG_NONE) {
+            snprintf(zMsg, sizeof(zMsg), "'%s' is an aggregate of the groups: filter it with HAVING, not WHERE",
+                     e->u.zName);
+            return bind_fail_at(b, e->pos, zMsg);
+        }
+        if (b->nAliasDepth >= 8) {
+            snprintf(zMsg, sizeof(zMsg), "alias '%s': aliases name one another too deep (or in a circle)",
+                     e->u.zName);
+            return bind_fail_at(b, e->pos, zMsg);
+        }
+        b->nAliasDepth++;
+        int rc = bind_expr(b, it->pExpr, ctx, out);
+        b->nAliasDepth--;
+        return rc;
+    }
+    return bind_fail(b, ER_BAD_FIELD, LP_NOTFOUND, "unknown column '%s' in table '%s'", e->u.zName, b->zTable);
+}
+
 static int bind_column(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     const char *zName = e->u.zName;
     if (b->pHave) return have_name(b, e, ctx, out); /* a HAVING's name: a group's value */
@@ -316,6 +346,7 @@ static int bind_column(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
                          "unknown column '%s': the statement has no FROM table", zName);
     }
     int i = schema_find(b->pSchema, zName);
+    if (i == SCHEMA_NO_COL && b->pAliasSel && !e->nPath) return bind_where_alias(b, e, ctx, out);
     if (i == SCHEMA_NO_COL) {
         return bind_fail(b, ER_BAD_FIELD, LP_NOTFOUND, "unknown column '%s' in table '%s'", zName,
                          b->zTable);
@@ -593,6 +624,84 @@ static int bind_string_func(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     return LP_OK;
 }
 
+static const char *opt_word(Binder *b, const SqlMapItem *o);
+
+/* GEODIST(lat1, lon1, lat2, lon2 [, {in=deg|rad, out=unit, method=adaptive|
+** haversine}]), Manticore's: the distance between two points, radians and
+** metres unless the options say otherwise. */
+static int bind_geodist(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
+    static const struct {
+        const char *z;
+        double k;   /* the unit's count in a metre */
+    } aUnit[] = {
+        {"m", 1},           {"meters", 1},       {"km", 1e-3},       {"kilometers", 1e-3},
+        {"ft", 1 / 0.3048}, {"feet", 1 / 0.3048}, {"mi", 1 / 1609.344}, {"miles", 1 / 1609.344},
+        {"yd", 1 / 0.9144}, {"yards", 1 / 0.9144}, {"in", 1 / 0.0254}, {"inch", 1 / 0.0254},
+        {"cm", 100},        {"centimeters", 100}, {"mm", 1000},       {"millimeters", 1000},
+        {"nm", 1 / 1852.0}, {"nmi", 1 / 1852.0},  {"nauticalmiles", 1 / 1852.0},
+    };
+    int nArg = e->u.func.nArg;
+    Expr **aArg = e->u.func.aArg;
+    if (nArg != 4 && nArg != 5) {
+        return bind_fail_at(b, e->pos, "GEODIST() takes two points and options: GEODIST(lat1, lon1, lat2, lon2 "
+                                       "[, {in=degrees, out=km, method=adaptive}])");
+    }
+    uint64_t flags = 0; /* bit 0 degrees, bit 1 haversine */
+    double k = 1;
+    if (nArg == 5) {
+        const Expr *m = aArg[4];
+        if (m->kind != EXPR_MAP) return bind_fail_at(b, m->pos, "GEODIST(): expected {in=..., out=..., method=...}");
+        for (int i = 0; i < m->u.map.nItem; i++) {
+            const SqlMapItem *it = &m->u.map.aItem[i];
+            const char *zv = opt_word(b, it), *zo = it->zName;
+            if (!zv) return b->rc;
+            int pos = it->pValue->pos;
+            if (!strcmp(zo, "in")) {
+                if (zv && (!strcasecmp(zv, "deg") || !strcasecmp(zv, "degrees"))) flags |= 1;
+                else if (strcasecmp(zv, "rad") && strcasecmp(zv, "radians")) {
+                    return bind_fail_at(b, pos, "GEODIST(): in is deg, degrees, rad or radians");
+                }
+            } else if (!strcmp(zo, "out")) {
+                size_t u = 0;
+                while (u < LP_ARRAY_SIZE(aUnit) && strcasecmp(zv, aUnit[u].z) != 0) u++;
+                if (u == LP_ARRAY_SIZE(aUnit)) {
+                    return bind_fail_at(b, pos, "GEODIST(): out is m, km, ft, mi, yd, in, cm, mm or nmi (or "
+                                                "their long names: meters, kilometers, feet, miles, ...)");
+                }
+                k = aUnit[u].k;
+            } else if (!strcmp(zo, "method")) {
+                if (!strcasecmp(zv, "haversine")) flags |= 2;
+                else if (strcasecmp(zv, "adaptive")) {
+                    return bind_fail_at(b, pos, "GEODIST(): method is adaptive or haversine");
+                }
+            } else {
+                return bind_fail_at(b, it->pos, "GEODIST(): unknown option: expected in, out or method");
+            }
+        }
+    }
+    QExpr **aq = arena_alloc(b->a, sizeof(QExpr *) * 5);
+    if (!aq) return bind_oom(b);
+    int bConst = 1;
+    for (int i = 0; i < 4; i++) {
+        BExpr x;
+        if (bind_expr(b, aArg[i], ctx, &x)) return b->rc;
+        if (!x.bNull && !is_num_type(x.type)) {
+            char bx[96], zMsg[200];
+            snprintf(zMsg, sizeof(zMsg), "GEODIST() takes numbers: argument %d is %s", i + 1, what(b, &x, bx, sizeof(bx)));
+            return bind_fail_at(b, aArg[i]->pos, zMsg);
+        }
+        aq[i] = x.q;
+        bConst &= x.bConst;
+    }
+    if (!(aq[4] = qexpr_const(b->a, value_float(k)))) return bind_oom(b);
+    if (!(out->q = qexpr_func(b->a, QF_GEODIST, (const QExpr *const *)aq, 5, flags, 1))) return bind_oom(b);
+    out->type = SQLCOL_DOUBLE;
+    out->iCol = SCHEMA_NO_COL;
+    out->bConst = bConst;
+    out->bNull = 0;
+    return LP_OK;
+}
+
 static int bind_scalar(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     /* kind: 'n' numbers, the result of the argument's type; 'z' numbers, an
     ** integer result; 'd' numbers, a double; 'm' all numbers (as
@@ -675,6 +784,7 @@ static int bind_scalar(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
         }
         return bind_expr(b, x, ctx, out);
     }
+    if (!strcmp(z, "geodist")) return bind_geodist(b, e, ctx, out);
     if (!strcmp(z, "any") || !strcmp(z, "all")) {
         return bind_fail_at(b, e->pos, "ANY() and ALL() of a multi-value are compared with values: "
                                        "ANY(tags) = 3, ALL(tags) IN (1, 2), ANY(tags) BETWEEN 1 AND 5");
@@ -2311,7 +2421,10 @@ static int bind_grouped(Binder *b, const SelectStmt *sel, BoundSelect *bs, const
     }
     if (pWhere) {
         BExpr w;
-        if (bind_expr(b, pWhere, CTX_WHERE, &w) || no_mva_truth(b, &w, pWhere->pos)) return b->rc;
+        b->pAliasSel = sel;
+        int rc = bind_expr(b, pWhere, CTX_WHERE, &w);
+        b->pAliasSel = NULL;
+        if (rc || no_mva_truth(b, &w, pWhere->pos)) return b->rc;
         q->pWhere = w.q;
         if (!q->bMatch) find_id_candidates(w.q, &q->aId, &q->nId, b->a);
     }
@@ -2562,7 +2675,10 @@ static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
 
     if (pWhere) {
         BExpr w;
-        if (bind_expr(b, pWhere, CTX_WHERE, &w) || no_mva_truth(b, &w, pWhere->pos)) return b->rc;
+        b->pAliasSel = sel;
+        int rc = bind_expr(b, pWhere, CTX_WHERE, &w);
+        b->pAliasSel = NULL;
+        if (rc || no_mva_truth(b, &w, pWhere->pos)) return b->rc;
         q->pWhere = w.q;
         if (!q->bMatch) find_id_candidates(w.q, &q->aId, &q->nId, b->a);
     }
@@ -3110,7 +3226,7 @@ static int bind_facet(SqlSession *s, const SqlStmt *st, const SelectStmt *sel, c
     f.iOffset = fc->iOffset;
     f.aFacet = NULL;
     f.nFacet = 0;
-    Binder b = {s, &s->stmt, st, NULL, sel->zTable, err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL};
+    Binder b = {s, &s->stmt, st, NULL, sel->zTable, err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0};
     return bind_select(&b, &f, bs);
 }
 
@@ -3181,7 +3297,7 @@ void sqlx_select(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const SelectStmt *sel = &st->u.select;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL};
+    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0};
     BoundSelect bs = {0};
     s->meta.bValid = 0;
     s->meta.bProfiled = 0; /* set again below when profiling is on */
@@ -3259,7 +3375,7 @@ void sqlx_explain(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const SelectStmt *sel = &st->u.select;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL};
+    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0};
     BoundSelect bs = {0};
     StrBuf sb = {0};
     if (!sel->zTable) {
@@ -3351,7 +3467,7 @@ void sqlx_insert(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const InsertStmt *ins = &st->u.insert;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, ins->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL};
+    Binder b = {s, &s->stmt, st, NULL, ins->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0};
     Table *t = bind_table(&b, ins->zTable);
     if (!t) goto fail;
     const Schema *sc = b.pSchema;
@@ -3475,7 +3591,7 @@ void sqlx_update(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const UpdateStmt *up = &st->u.update;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, up->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL};
+    Binder b = {s, &s->stmt, st, NULL, up->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0};
     Table *t = bind_table(&b, up->zTable);
     if (!t) goto fail;
     const Schema *sc = b.pSchema;
@@ -3530,7 +3646,7 @@ void sqlx_delete(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const DeleteStmt *del = &st->u.del;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, del->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL};
+    Binder b = {s, &s->stmt, st, NULL, del->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0};
     Table *t = bind_table(&b, del->zTable);
     if (!t) goto fail;
     if (!del->pWhere) {
@@ -3971,7 +4087,7 @@ void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const CreateTableStmt *ct = &st->u.create;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, ct->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL};
+    Binder b = {s, &s->stmt, st, NULL, ct->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0};
     Schema *sc = calloc(1, sizeof(Schema));
     if (!sc) goto oom;
     sc->aCol = calloc((size_t)(ct->nCol ? ct->nCol : 1), sizeof(ColumnSchema));
@@ -4132,7 +4248,7 @@ static void alter_options(SqlSession *s, const SqlStmt *st, SqlResult *r, Table 
     const AlterTableStmt *at = &st->u.alter;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, at->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL};
+    Binder b = {s, &s->stmt, st, NULL, at->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0};
     static const char *const azKind[] = {"wordforms", "exceptions", "stopwords"};
     int abKind[3] = {0, 0, 0};
     int *aMap = NULL;
@@ -4200,7 +4316,7 @@ void sqlx_alter_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     }
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, at->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL};
+    Binder b = {s, &s->stmt, st, NULL, at->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0};
     const Schema *so = table_schema(t);
     ColumnSchema col = {0};
     Schema *sn = NULL;

@@ -538,6 +538,27 @@ static void test_search_sql(void **state) {
     assert_string_equal(search_sql("{\"table\":\"t\",\"_source\":false,\"expressions\":{\"d\":\"y DIV 10\"},"
                                    "\"sort\":[{\"d\":\"asc\"}],\"aggs\":{\"a\":{\"terms\":{\"field\":\"d\"}}}}"),
                         "SELECT id, WEIGHT(), (y DIV 10) AS `d` FROM `t` ORDER BY `d` ASC LIMIT 0, 20 FACET (y DIV 10) AS `d` LIMIT 20");
+    /* multi-values: any()/all() filters, sorting by the least item */
+    assert_string_equal(search_sql("{\"table\":\"t\",\"_source\":false,\"query\":{\"bool\":{\"must\":[{\"equals\":"
+                                   "{\"any(tags)\":3}},{\"in\":{\"ALL(tags)\":[1,2]}},{\"range\":{\"tags\":{\"gt\":0}}}]}},"
+                                   "\"sort\":[{\"tags\":{\"order\":\"desc\",\"mode\":\"min\"}}]}"),
+                        "SELECT id, WEIGHT() FROM `t` WHERE ((ANY(`tags`) = 3) AND (ALL(`tags`) IN (1, 2)) AND "
+                        "(`tags` > 0)) ORDER BY LEAST(`tags`) DESC LIMIT 0, 20");
+    assert_string_equal(search_sql("{\"table\":\"t\",\"query\":{\"equals\":{\"any(a b)\":3}}}"),
+                        "ERR equals: attribute 'a b' is not a name (letters, digits and '_'), or a JSON path of them "
+                        "joined by '.'");
+    /* geo_distance: a GEODIST() filter in degrees and metres; _geo_distance sorts by it */
+    assert_string_equal(search_sql("{\"table\":\"t\",\"_source\":false,\"query\":{\"geo_distance\":{"
+                                   "\"location_anchor\":{\"lat\":49,\"lon\":15.5},\"location_source\":\" la , lo \","
+                                   "\"distance\":\"2.5 km\"}},\"sort\":[{\"_geo_distance\":{\"location_anchor\":\"49, 15.5\","
+                                   "\"location_source\":[\"lo\",\"la\"],\"distance_type\":\"haversine\",\"order\":\"desc\"}}]}"),
+                        "SELECT id, WEIGHT() FROM `t` WHERE (GEODIST(`la`, `lo`, 49, 15.5, {in=degrees, out=m, "
+                        "method=adaptive}) <= 2500) ORDER BY GEODIST(`la`, `lo`, 49, 15.5, {in=degrees, out=m, "
+                        "method=haversine}) DESC LIMIT 0, 20");
+    assert_string_equal(search_sql("{\"table\":\"t\",\"query\":{\"geo_distance\":{\"location_anchor\":"
+                                   "{\"lat\":\"1); DROP TABLE t; --\",\"lon\":1},\"location_source\":\"a,b\",\"distance\":1}}}"),
+                        "ERR geo_distance: location_anchor takes {\"lat\": number, \"lon\": number}, \"lat, lon\" or "
+                        "[lon, lat] (degrees)");
     /* a ranker expression is checked as the fragment it becomes */
     assert_string_equal(search_sql("{\"table\":\"t\",\"options\":{\"ranker\":\"expr(\"}}"),
                         "ERR options: ranker takes a name or expr('...'): unexpected end of statement at line 1 col 36: "

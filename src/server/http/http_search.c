@@ -14,8 +14,9 @@
 **   limit | size       rows to return (20); offset | from: rows to skip (0)
 **   sort               "_score", "attr", {"attr": "asc"|"desc"} or
 **                      {"attr": {"order": ..., "mode": "min"|"max"}} (mode: a
-**                      multi-value by its least or greatest item), or a list
-**                      of them
+**                      multi-value by its least or greatest item), or
+**                      {"_geo_distance": {location_anchor, location_source,
+**                      distance_type, order}} (GEODIST()), or a list of them
 **   _source            true | false | "attr" | ["a", "b"] |
 **                      {"includes": [...], "excludes": [...]}
 **   highlight          {"fields": ["title"] | {"title": {}}, options...}
@@ -43,6 +44,12 @@
 **   equals | in | range  {"attr": value} | {"attr": [values]} |
 **                      {"attr": {"gt"|"gte"|"lt"|"lte": value, ...}}; attr
 **                      may be "any(tags)" or "all(tags)" of a multi-value
+**   geo_distance       {"location_anchor": {"lat": 49, "lon": 15} | "49, 15" |
+**                      [15, 49], "location_source": {"lat": "la", "lon":
+**                      "lo"} | "la, lo" | ["lo", "la"], "distance": "100 km"
+**                      (a number: metres), "distance_type": "adaptive" |
+**                      "haversine"}: GEODIST(la, lo, 49, 15, {in=degrees,
+**                      out=m}) <= the distance; degrees throughout
 **   bool               {"must": [...], "should": [...], "must_not": [...],
 **                      "filter": [...]}, each a query or a list of them;
 **                      should counts only without must, filter and must_not,
@@ -317,6 +324,127 @@ static int tr_filter(Tr *t, const char *zOp, const json_t *v, StrBuf *filt) {
     return LP_OK;
 }
 
+/* A latitude/longitude pair as Manticore's geo_distance takes it: {"lat":
+** a, "lon": b}, "a, b" or [b, a] (longitude first). For the anchor (bName
+** 0) each is a number (or a string of one); for the source (bName 1) an
+** attribute's name or path. Their texts into zLat and zLon (GEO_TEXT bytes). */
+#define GEO_TEXT 128
+static int geo_pair(Tr *t, const json_t *v, int bName, const char *zWhat, char *zLat, char *zLon) {
+    const json_t *a[2] = {NULL, NULL}; /* lat, lon */
+    const char *az[2] = {NULL, NULL};
+    size_t an[2] = {0, 0};
+    if (json_is_object(v) && json_object_size(v) == 2) {
+        a[0] = json_object_get(v, "lat");
+        a[1] = json_object_get(v, "lon");
+    } else if (json_is_array(v) && json_array_size(v) == 2) {
+        a[1] = json_array_get(v, 0);
+        a[0] = json_array_get(v, 1);
+    } else if (json_is_string(v) && strchr(json_string_value(v), ',')) {
+        const char *z = json_string_value(v), *c = strchr(z, ',');
+        az[0] = z, an[0] = (size_t)(c - z);
+        az[1] = c + 1, an[1] = strlen(c + 1);
+    }
+    for (int i = 0; i < 2; i++) {
+        char *zOut = i ? zLon : zLat;
+        if (a[i] && json_is_number(a[i]) && !bName) {
+            snprintf(zOut, GEO_TEXT, "%.17g", json_number_value(a[i]));
+            continue;
+        }
+        if (a[i] && json_is_string(a[i])) az[i] = json_string_value(a[i]), an[i] = json_string_length(a[i]);
+        while (an[i] && *az[i] == ' ') az[i]++, an[i]--;
+        while (an[i] && az[i][an[i] - 1] == ' ') an[i]--;
+        int bOk = az[i] && an[i] > 0 && an[i] < GEO_TEXT && (bName || http_json_is_number(az[i], an[i]));
+        if (!bOk) {
+            return tr_fail(t, bName ? "geo_distance: %s takes {\"lat\": \"attr\", \"lon\": \"attr\"}, "
+                                      "\"lat_attr, lon_attr\" or [\"lon_attr\", \"lat_attr\"]"
+                                    : "geo_distance: %s takes {\"lat\": number, \"lon\": number}, \"lat, lon\" "
+                                      "or [lon, lat] (degrees)",
+                           zWhat);
+        }
+        memcpy(zOut, az[i], an[i]);
+        zOut[an[i]] = 0;
+    }
+    return LP_OK;
+}
+
+/* A geo distance (a number: metres; a string: a number and a unit, "100 km")
+** in metres into *pM. */
+static int geo_metres(Tr *t, const json_t *v, double *pM) {
+    static const struct {
+        const char *z;
+        double m;
+    } aUnit[] = {
+        {"m", 1},          {"meters", 1},      {"km", 1000},     {"kilometers", 1000}, {"cm", 0.01},
+        {"centimeters", 0.01}, {"mm", 0.001},  {"millimeters", 0.001}, {"mi", 1609.344}, {"miles", 1609.344},
+        {"yd", 0.9144},    {"yards", 0.9144},  {"ft", 0.3048},   {"feet", 0.3048},     {"in", 0.0254},
+        {"inch", 0.0254},  {"nm", 1852},       {"nmi", 1852},    {"nauticalmiles", 1852},
+    };
+    if (json_is_number(v)) {
+        *pM = json_number_value(v);
+    } else if (json_is_string(v)) {
+        const char *z = json_string_value(v);
+        char *end;
+        *pM = strtod(z, &end);
+        while (*end == ' ') end++;
+        if (end == z) return tr_fail(t, "geo_distance: distance '%.40s' is not a number and a unit", z);
+        if (*end) {
+            size_t u = 0;
+            while (u < sizeof(aUnit) / sizeof(aUnit[0]) && strcasecmp(end, aUnit[u].z) != 0) u++;
+            if (u == sizeof(aUnit) / sizeof(aUnit[0])) {
+                return tr_fail(t, "geo_distance: unknown unit '%.20s': expected m, km, cm, mm, mi, yd, ft, in or "
+                               "nmi (or meters, kilometers, miles, ...)", end);
+            }
+            *pM *= aUnit[u].m;
+        }
+    } else {
+        return tr_fail(t, "geo_distance: distance takes metres, or a string like \"100 km\"");
+    }
+    if (!(*pM >= 0) || *pM > 1e12) return tr_fail(t, "geo_distance: the distance must be 0 or more");
+    return LP_OK;
+}
+
+/* GEODIST(source, anchor, {in=degrees, out=m, method=...}) of a
+** geo_distance object (filter) or a _geo_distance sort key, into sb;
+** *pM the distance asked for when bDistance. */
+static int put_geodist(Tr *t, const json_t *v, int bDistance, double *pM, StrBuf *sb) {
+    if (!json_is_object(v)) return tr_fail(t, "geo_distance takes an object: location_anchor, location_source, distance");
+    const json_t *anchor = NULL, *source = NULL, *dist = NULL;
+    const char *zMethod = "adaptive", *k;
+    json_t *x;
+    json_object_foreach((json_t *)v, k, x) {
+        if (!strcmp(k, "location_anchor")) anchor = x;
+        else if (!strcmp(k, "location_source")) source = x;
+        else if (!strcmp(k, "distance") && bDistance) dist = x;
+        else if (!strcmp(k, "order") && !bDistance && json_is_string(x) &&
+                 (!strcasecmp(json_string_value(x), "asc") || !strcasecmp(json_string_value(x), "desc"))) {
+            continue; /* the sort key's direction: tr_sort reads it */
+        }
+        else if (!strcmp(k, "distance_type") && json_is_string(x) &&
+                 (!strcmp(json_string_value(x), "adaptive") || !strcmp(json_string_value(x), "haversine"))) {
+            zMethod = json_string_value(x);
+        } else {
+            return tr_fail(t, "geo_distance: unknown or bad key '%s': expected location_anchor, location_source, "
+                           "distance_type (adaptive or haversine)%s", k,
+                           bDistance ? " and distance" : " and order (asc or desc)");
+        }
+    }
+    if (!anchor || !source || (bDistance && !dist)) {
+        return tr_fail(t, "geo_distance needs location_anchor, location_source%s", bDistance ? " and distance" : "");
+    }
+    char zSLat[GEO_TEXT], zSLon[GEO_TEXT], zALat[GEO_TEXT], zALon[GEO_TEXT];
+    if (geo_pair(t, source, 1, "location_source", zSLat, zSLon) ||
+        geo_pair(t, anchor, 0, "location_anchor", zALat, zALon) || (bDistance && geo_metres(t, dist, pM))) {
+        return t->err->code;
+    }
+    strbuf_appendz(sb, "GEODIST(");
+    if (put_attr(t, sb, zSLat, strlen(zSLat), "geo_distance: location_source")) return t->err->code;
+    strbuf_appendz(sb, ", ");
+    if (put_attr(t, sb, zSLon, strlen(zSLon), "geo_distance: location_source")) return t->err->code;
+    strbuf_appendf(sb, ", %s, %s", zALat, zALon);
+    strbuf_appendf(sb, ", {in=degrees, out=m, method=%s})", zMethod);
+    return LP_OK;
+}
+
 /* Appends "(part)" joined to what sb holds by zSep. */
 static void join(StrBuf *sb, const char *zSep, const StrBuf *part, const char *zPre) {
     if (!part->n) return;
@@ -404,11 +532,15 @@ static int tr_query(Tr *t, const json_t *q, StrBuf *ft, StrBuf *filt) {
         }
     } else if (!strcmp(zOp, "equals") || !strcmp(zOp, "in") || !strcmp(zOp, "range")) {
         rc = tr_filter(t, zOp, v, filt);
+    } else if (!strcmp(zOp, "geo_distance")) {
+        double m = 0;
+        rc = put_geodist(t, v, 1, &m, filt);
+        if (rc == LP_OK) strbuf_appendf(filt, " <= %.17g", m);
     } else if (!strcmp(zOp, "bool")) {
         rc = tr_bool(t, v, ft, filt);
     } else {
         rc = tr_fail(t, "unknown query '%s': expected match, match_phrase, query_string, match_all, "
-                     "equals, in, range or bool", zOp);
+                     "equals, in, range, geo_distance or bool", zOp);
     }
     t->depth--;
     return rc;
@@ -717,6 +849,14 @@ static int tr_sort(Tr *t, const json_t *sort, StrBuf *sb) {
     for (size_t i = 0; i < n; i++) {
         const json_t *e = json_is_array(sort) ? json_array_get(sort, i) : sort;
         const char *zKey = NULL, *zDir = NULL, *zMode = NULL;
+        const json_t *geo = json_is_object(e) && json_object_size(e) == 1 ? json_object_get(e, "_geo_distance") : NULL;
+        if (geo) { /* nearest first, unless "order": "desc" */
+            const json_t *o = json_is_object(geo) ? json_object_get(geo, "order") : NULL;
+            strbuf_appendz(sb, i ? ", " : " ORDER BY ");
+            if (put_geodist(t, geo, 0, NULL, sb)) return t->err->code;
+            strbuf_appendz(sb, o && !strcasecmp(json_string_value(o), "desc") ? " DESC" : " ASC");
+            continue;
+        }
         if (json_is_string(e)) {
             zKey = json_string_value(e);
         } else if (json_is_object(e) && json_object_size(e) == 1) {
