@@ -538,6 +538,18 @@ static Value eval_geodist(const QExpr *e, const QRow *row) {
     return value_float(m * e->u.fn.aArg[4]->u.v.u.f);
 }
 
+/* Is (x, y) inside polygon a[0..n) (x y pairs, closed implicitly)? The
+** even-odd rule: a ray from the point crosses its edges an odd number of
+** times. */
+static int poly_contains(const double *a, int n, double x, double y) {
+    int bIn = 0;
+    for (int i = 0, j = n - 2; i < n; j = i, i += 2) {
+        double xi = a[i], yi = a[i + 1], xj = a[j], yj = a[j + 1];
+        if ((yi > y) != (yj > y) && x < (xj - xi) * (y - yi) / (yj - yi) + xi) bIn = !bIn;
+    }
+    return bIn;
+}
+
 static Value eval_func(const QExpr *e, const QRow *row) {
     const QExpr *const *a = e->u.fn.aArg;
     int n = e->u.fn.nArg;
@@ -554,6 +566,11 @@ static Value eval_func(const QExpr *e, const QRow *row) {
         return value_float((double)(mix64(e->u.fn.salt ^ mix64(id)) >> 11) * 0x1.0p-53);
     }
     if (fn == QF_GEODIST) return eval_geodist(e, row);
+    if (fn == QF_CONTAINS) {
+        Value x = qexpr_eval(a[0], row), y = qexpr_eval(a[1], row);
+        if (!is_num(&x) || !is_num(&y)) return value_null();
+        return value_int(poly_contains(e->u.fn.aXY, e->u.fn.nXY, as_double(&x), as_double(&y)));
+    }
     Value x = qexpr_eval(a[0], row);
     if (x.kind == VAL_NULL) return x;
     if (fn == QF_REGEX) {

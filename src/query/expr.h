@@ -74,6 +74,9 @@ typedef enum QFunc {
                     ** the constant k; salt bit 0: the inputs are degrees,
                     ** else radians */
     QF_MVA_MIN, QF_MVA_MAX, /* LEAST(mva), GREATEST(mva): NULL when empty */
+    QF_CONTAINS,    /* CONTAINS(polygon, x, y): 1 when the point (the two
+                    ** arguments) lies inside u.fn.aXY's polygon (even-odd
+                    ** rule), else 0 */
     /* Strings: results are made in the row's pScratch (NULL without one) */
     QF_CONCAT,      /* CONCAT(s1, s2, ...) */
     QF_UPPER, QF_LOWER, /* Unicode simple case mapping */
@@ -124,6 +127,9 @@ struct QExpr {
             uint64_t salt;      /* QF_RAND: mixed with each row's id */
             int bDouble;        /* an integer result is given as a double (IF,
                                 ** MIN and MAX over integers and doubles) */
+            const double *aXY;  /* QF_CONTAINS: the polygon's vertices, x y x y
+                                ** ... (in the arena) */
+            int nXY;            /* ... how many doubles */
         } fn;
         struct {
             int iCol;               /* the JSON column */

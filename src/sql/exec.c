@@ -274,6 +274,16 @@ static AggKind agg_kind(const Expr *e) {
 
 static int bind_expr(Binder *b, const Expr *e, BindCtx ctx, BExpr *out);
 
+/* out: q, a computed value of type t (no column), constant when bConst. */
+static int bexpr_computed(BExpr *out, QExpr *q, SqlColType t, int bConst) {
+    out->q = q;
+    out->type = t;
+    out->iCol = SCHEMA_NO_COL;
+    out->bConst = bConst;
+    out->bNull = 0;
+    return LP_OK;
+}
+
 static void bexpr_const(BExpr *out, QExpr *q, SqlColType type) {
     out->q = q;
     out->type = type;
@@ -626,6 +636,27 @@ static int bind_string_func(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
 
 static const char *opt_word(Binder *b, const SqlMapItem *o);
 
+/* Binds the n numeric arguments aArg[0..n) of function zFn into aq (the
+** first is its argument iFirst, from 1, for messages); *pbConst: all are
+** constants. */
+static int bind_num_args(Binder *b, BindCtx ctx, const char *zFn, Expr *const *aArg, int n, int iFirst, QExpr **aq,
+                         int *pbConst) {
+    *pbConst = 1;
+    for (int i = 0; i < n; i++) {
+        BExpr x;
+        if (bind_expr(b, aArg[i], ctx, &x)) return b->rc;
+        if (!x.bNull && !is_num_type(x.type)) {
+            char bx[96], zMsg[200];
+            snprintf(zMsg, sizeof(zMsg), "%s() takes numbers: argument %d is %s", zFn, i + iFirst,
+                     what(b, &x, bx, sizeof(bx)));
+            return bind_fail_at(b, aArg[i]->pos, zMsg);
+        }
+        aq[i] = x.q;
+        *pbConst &= x.bConst;
+    }
+    return LP_OK;
+}
+
 /* GEODIST(lat1, lon1, lat2, lon2 [, {in=deg|rad, out=unit, method=adaptive|
 ** haversine}]), Manticore's: the distance between two points, radians and
 ** metres unless the options say otherwise. */
@@ -680,26 +711,103 @@ static int bind_geodist(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
         }
     }
     QExpr **aq = arena_alloc(b->a, sizeof(QExpr *) * 5);
+    int bConst;
     if (!aq) return bind_oom(b);
-    int bConst = 1;
-    for (int i = 0; i < 4; i++) {
-        BExpr x;
-        if (bind_expr(b, aArg[i], ctx, &x)) return b->rc;
-        if (!x.bNull && !is_num_type(x.type)) {
-            char bx[96], zMsg[200];
-            snprintf(zMsg, sizeof(zMsg), "GEODIST() takes numbers: argument %d is %s", i + 1, what(b, &x, bx, sizeof(bx)));
-            return bind_fail_at(b, aArg[i]->pos, zMsg);
-        }
-        aq[i] = x.q;
-        bConst &= x.bConst;
-    }
+    if (bind_num_args(b, ctx, "GEODIST", aArg, 4, 1, aq, &bConst)) return b->rc;
     if (!(aq[4] = qexpr_const(b->a, value_float(k)))) return bind_oom(b);
-    if (!(out->q = qexpr_func(b->a, QF_GEODIST, (const QExpr *const *)aq, 5, flags, 1))) return bind_oom(b);
-    out->type = SQLCOL_DOUBLE;
-    out->iCol = SCHEMA_NO_COL;
-    out->bConst = bConst;
-    out->bNull = 0;
+    QExpr *q = qexpr_func(b->a, QF_GEODIST, (const QExpr *const *)aq, 5, flags, 1);
+    return q ? bexpr_computed(out, q, SQLCOL_DOUBLE, bConst) : bind_oom(b);
+}
+
+/* GEOPOLY2D's edges follow the great circles: each is cut into pieces of
+** at most this arc (degrees), their ends the polygon's vertices. */
+#define GEOPOLY_STEP 0.5
+#define POLY_MAX_XY 200000 /* doubles a polygon may have once cut */
+
+/* Appends the great-circle points strictly between (la1, lo1) and (la2, lo2)
+** (degrees), GEOPOLY_STEP apart at most, to a[*pn...]; with a NULL, only
+** counts their doubles into *pn. */
+static int geo_edge_points(double la1, double lo1, double la2, double lo2, double *a, int *pn) {
+    double r = M_PI / 180, p1[3], p2[3];
+    p1[0] = cos(la1 * r) * cos(lo1 * r), p1[1] = cos(la1 * r) * sin(lo1 * r), p1[2] = sin(la1 * r);
+    p2[0] = cos(la2 * r) * cos(lo2 * r), p2[1] = cos(la2 * r) * sin(lo2 * r), p2[2] = sin(la2 * r);
+    double d = p1[0] * p2[0] + p1[1] * p2[1] + p1[2] * p2[2];
+    double w = acos(d > 1 ? 1 : d < -1 ? -1 : d);
+    int nPiece = (int)ceil(w / r / GEOPOLY_STEP);
+    if (nPiece <= 1 || sin(w) < 1e-12) return LP_OK;
+    if (*pn + 2 * (int64_t)(nPiece - 1) > POLY_MAX_XY) return LP_LIMIT;
+    if (!a) {
+        *pn += 2 * (nPiece - 1);
+        return LP_OK;
+    }
+    for (int k = 1; k < nPiece; k++) {
+        double f = (double)k / nPiece, sa = sin((1 - f) * w) / sin(w), sb = sin(f * w) / sin(w), q[3];
+        for (int c = 0; c < 3; c++) q[c] = sa * p1[c] + sb * p2[c];
+        a[(*pn)++] = atan2(q[2], sqrt(q[0] * q[0] + q[1] * q[1])) / r;
+        double lo = atan2(q[1], q[0]) / r;
+        /* keep to the side of the edge's ends (a polygon near the 180th meridian) */
+        while (lo - lo1 > 180 && lo - lo2 > 180) lo -= 360;
+        while (lo1 - lo > 180 && lo2 - lo > 180) lo += 360;
+        a[(*pn)++] = lo;
+    }
     return LP_OK;
+}
+
+/* CONTAINS(POLY2D(x1, y1, x2, y2, ...) | GEOPOLY2D(lat1, lon1, ...), x, y),
+** Manticore's: the polygon's vertices are constants, read here (a
+** GEOPOLY2D's edges cut to follow the Earth's great circles). */
+static int bind_contains(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
+    Expr **aArg = e->u.func.aArg;
+    const Expr *p = e->u.func.nArg == 3 ? aArg[0] : NULL;
+    int bGeo = p && p->kind == EXPR_FUNC && !strcmp(p->u.func.zName, "geopoly2d");
+    if (!p || p->kind != EXPR_FUNC || (!bGeo && strcmp(p->u.func.zName, "poly2d") != 0)) {
+        return bind_fail_at(b, e->pos, "CONTAINS() takes a polygon and a point: CONTAINS(POLY2D(x1, y1, x2, y2, x3, y3, "
+                                       "...), x, y) or CONTAINS(GEOPOLY2D(lat1, lon1, ...), lat, lon)");
+    }
+    int nV = p->u.func.nArg;
+    if (nV < 6 || nV % 2) {
+        return bind_fail_at(b, p->pos, "a polygon takes three points or more: an even number of coordinates, 6 or more");
+    }
+    double *aV = arena_alloc(b->a, sizeof(double) * (size_t)nV);
+    if (!aV) return bind_oom(b);
+    for (int i = 0; i < nV; i++) {
+        BExpr x;
+        if (bind_expr(b, p->u.func.aArg[i], ctx, &x)) return b->rc;
+        Value v = x.bConst ? qexpr_eval(x.q, NULL) : value_null();
+        if (v.kind != VAL_INT && v.kind != VAL_FLOAT) {
+            return bind_fail_at(b, p->u.func.aArg[i]->pos, "a polygon's coordinates are constant numbers");
+        }
+        aV[i] = v.kind == VAL_INT ? (double)v.u.i : v.u.f;
+        if (!isfinite(aV[i]) || (bGeo && fabs(aV[i]) > (i % 2 ? 360 : 90))) {
+            return bind_fail_at(b, p->u.func.aArg[i]->pos, bGeo ? "GEOPOLY2D() takes degrees: latitudes -90 to 90, "
+                                                                  "longitudes -360 to 360"
+                                                                : "a polygon's coordinates are finite numbers");
+        }
+    }
+    double *aXY = aV;
+    int nXY = nV;
+    for (int pass = 0; bGeo && pass < 2; pass++) { /* count, then cut */
+        if (pass && !(aXY = arena_alloc(b->a, sizeof(double) * (size_t)nXY))) return bind_oom(b);
+        nXY = 0;
+        for (int i = 0; i < nV; i += 2) {
+            int j = (i + 2) % nV;
+            if (nXY + 2 > POLY_MAX_XY) return bind_fail_at(b, p->pos, "GEOPOLY2D(): the polygon is too large");
+            if (pass) aXY[nXY] = aV[i], aXY[nXY + 1] = aV[i + 1];
+            nXY += 2;
+            if (geo_edge_points(aV[i], aV[i + 1], aV[j], aV[j + 1], pass ? aXY : NULL, &nXY) != LP_OK) {
+                return bind_fail_at(b, p->pos, "GEOPOLY2D(): the polygon is too large");
+            }
+        }
+    }
+    QExpr **aq = arena_alloc(b->a, sizeof(QExpr *) * 2);
+    int bConst;
+    if (!aq) return bind_oom(b);
+    if (bind_num_args(b, ctx, "CONTAINS", aArg + 1, 2, 2, aq, &bConst)) return b->rc;
+    QExpr *q = qexpr_func(b->a, QF_CONTAINS, (const QExpr *const *)aq, 2, 0, 0);
+    if (!q) return bind_oom(b);
+    q->u.fn.aXY = aXY;
+    q->u.fn.nXY = nXY;
+    return bexpr_computed(out, q, SQLCOL_BIGINT, bConst);
 }
 
 static int bind_scalar(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
@@ -785,6 +893,11 @@ static int bind_scalar(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
         return bind_expr(b, x, ctx, out);
     }
     if (!strcmp(z, "geodist")) return bind_geodist(b, e, ctx, out);
+    if (!strcmp(z, "contains")) return bind_contains(b, e, ctx, out);
+    if (!strcmp(z, "poly2d") || !strcmp(z, "geopoly2d")) {
+        return bind_fail_at(b, e->pos, "POLY2D() and GEOPOLY2D() make a polygon for CONTAINS(): "
+                                       "CONTAINS(POLY2D(x1, y1, x2, y2, x3, y3), x, y)");
+    }
     if (!strcmp(z, "any") || !strcmp(z, "all")) {
         return bind_fail_at(b, e->pos, "ANY() and ALL() of a multi-value are compared with values: "
                                        "ANY(tags) = 3, ALL(tags) IN (1, 2), ANY(tags) BETWEEN 1 AND 5");
@@ -867,13 +980,7 @@ static int bind_scalar(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
                    : bDouble                 ? SQLCOL_DOUBLE
                                              : SQLCOL_BIGINT;
     QExpr *q = qexpr_func(b->a, aFn[k].fn, (const QExpr *const *)aq, nArg, salt, t == SQLCOL_DOUBLE);
-    if (!q) return bind_oom(b);
-    out->q = q;
-    out->type = t;
-    out->iCol = SCHEMA_NO_COL;
-    out->bConst = bConst;
-    out->bNull = 0;
-    return LP_OK;
+    return q ? bexpr_computed(out, q, t, bConst) : bind_oom(b);
 }
 
 /* "function f() takes no arguments", at the call. */
@@ -1058,12 +1165,8 @@ static int bind_mva_compare(Binder *b, const Expr *e, BExpr *x, int qx, BExpr *y
         qop = QOP_EQ;
         bNot = 1;
     }
-    if (!(out->q = qexpr_mva(b->a, x->q, qop, y->q, NULL, NULL, 0, qx == 2, 0, bNot))) return bind_oom(b);
-    out->type = SQLCOL_BIGINT;
-    out->iCol = SCHEMA_NO_COL;
-    out->bConst = 0;
-    out->bNull = 0;
-    return LP_OK;
+    QExpr *q = qexpr_mva(b->a, x->q, qop, y->q, NULL, NULL, 0, qx == 2, 0, bNot);
+    return q ? bexpr_computed(out, q, SQLCOL_BIGINT, 0) : bind_oom(b);
 }
 
 static int bind_expr(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {

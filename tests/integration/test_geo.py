@@ -184,3 +184,36 @@ def test_geo_distance_over_http(http, cur, uniq):
     ]:
         st, ans = search({"query": body})
         assert st == 400 and frag in ans["error"]["reason"], (body, ans)
+
+
+def test_contains_poly2d_and_geopoly2d(cur, uniq):
+    """CONTAINS(POLY2D(...), x, y) on the plane (even-odd: a concave shape's
+    notch is outside), and CONTAINS(GEOPOLY2D(...), lat, lon) whose edges
+    follow the great circles: north of a parallel edge's ends but south of
+    the great circle between them is inside, as on the globe."""
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (name TEXT, x FLOAT, y FLOAT)")
+    # an L: (0,0) (10,0) (10,4) (4,4) (4,10) (0,10); its notch is x > 4 and y > 4
+    pts = {1: (2, 2), 2: (8, 2), 3: (2, 8), 4: (8, 8), 5: (11, 2), 6: (-1, 5), 7: (3.9, 9.9), 8: (5, 4.1)}
+    cur.execute(f"INSERT INTO {t} (id, name, x, y) VALUES " +
+                ", ".join(f"({i}, 'p', {x}, {y})" for i, (x, y) in pts.items()))
+    poly = "POLY2D(0, 0, 10, 0, 10, 4, 4, 4, 4, 10, 0, 10)"
+    assert rows(cur, f"SELECT id, CONTAINS({poly}, x, y) AS inside FROM {t} WHERE inside = 1 ORDER BY id ASC") == \
+        [(1, 1), (2, 1), (3, 1), (7, 1)]
+    # GEOPOLY2D: Manticore's example, and the great circle's bulge north of 42.21211 at mid-longitude
+    box = "42.21211, -73.999, 42.21211, -76.123, 40.76439, -76.123, 40.76439, -73.9997"
+    for (la, lo), geo, flat in [((41.5445, -74.973), 1, 1), ((42.2150, -75.061), 1, 0), ((42.2185, -75.061), 0, 0),
+                                ((40.0, -75.0), 0, 0)]:
+        assert rows(cur, f"SELECT CONTAINS(GEOPOLY2D({box}), {la}, {lo}), CONTAINS(POLY2D({box}), {la}, {lo})") == \
+            [(geo, flat)], (la, lo)
+    assert rows(cur, "SELECT CONTAINS(POLY2D(0, 0, 1, 0, 0, 1), NULL, 0)") == [(None,)]
+    for sql, frag in [
+        ("SELECT CONTAINS(POLY2D(0, 0, 1, 1), 0, 0)", "a polygon takes three points or more"),
+        ("SELECT CONTAINS(POLY2D(0, 0, 1, 1, 2), 0, 0)", "a polygon takes three points or more"),
+        (f"SELECT CONTAINS(POLY2D(0, 0, 1, 1, 2, x), 0, 0) FROM {t}", "a polygon's coordinates are constant numbers"),
+        ("SELECT CONTAINS(GEOPOLY2D(0, 0, 91, 0, 1, 1), 0, 0)", "GEOPOLY2D() takes degrees"),
+        ("SELECT CONTAINS(1, 2, 3)", "CONTAINS() takes a polygon and a point"),
+        (f"SELECT CONTAINS(POLY2D(0, 0, 1, 0, 0, 1), name, 1) FROM {t}", "CONTAINS() takes numbers: argument 2 is STRING column 'name'"),
+        ("SELECT POLY2D(0, 0, 1, 0, 0, 1)", "POLY2D() and GEOPOLY2D() make a polygon for CONTAINS()"),
+    ]:
+        expect_error(cur, sql, 1064, re.escape(frag))
