@@ -550,6 +550,40 @@ static int poly_contains(const double *a, int n, double x, double y) {
     return bIn;
 }
 
+/* x's bucket of HISTOGRAM(x, interval, offset). */
+static Value eval_histogram(Value x, const Value *iv, const Value *off) {
+    if (x.kind == VAL_INT && iv->kind == VAL_INT && off->kind == VAL_INT) {
+        int64_t d;
+        if (!__builtin_sub_overflow(x.u.i, off->u.i, &d)) {
+            int64_t q = d / iv->u.i - (d % iv->u.i < 0); /* floor */
+            int64_t k;
+            if (!__builtin_mul_overflow(q, iv->u.i, &k) && !__builtin_add_overflow(k, off->u.i, &k)) return value_int(k);
+        }
+    }
+    double i = as_double(iv), o = as_double(off);
+    return finite_or_null(o + i * floor((as_double(&x) - o) / i));
+}
+
+/* The start of unix time t's DATE_HISTOGRAM bucket (see QF_DATE_HISTOGRAM). */
+static Value eval_date_histogram(int64_t t, uint64_t how) {
+    int kind = (int)(how & 7);
+    if (kind == 0 || kind == 1) { /* fixed, or weeks from a Monday (1970-01-05) */
+        int64_t step = kind ? 7 * 86400 : (int64_t)(how >> 3), base = kind ? 4 * 86400 : 0, d = t - base;
+        return value_int(base + (d / step - (d % step < 0)) * step);
+    }
+    time_t tt = (time_t)t;
+    struct tm tm;
+    if (!gmtime_r(&tt, &tm)) return value_null();
+    int64_t y = tm.tm_year + 1900, m = tm.tm_mon; /* 0..11 */
+    if (kind == 3) m -= m % 3;
+    if (kind == 4) m = 0;
+    /* days from 1970-01-01 to y-(m+1)-01 (Howard Hinnant's days_from_civil) */
+    int64_t yy = y - (m < 2), era = (yy >= 0 ? yy : yy - 399) / 400;
+    int64_t yoe = yy - era * 400, mp = (m + 10) % 12;
+    int64_t doy = (153 * mp + 2) / 5, doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return value_int((era * 146097 + doe - 719468) * 86400);
+}
+
 static Value eval_func(const QExpr *e, const QRow *row) {
     const QExpr *const *a = e->u.fn.aArg;
     int n = e->u.fn.nArg;
@@ -586,6 +620,19 @@ static Value eval_func(const QExpr *e, const QRow *row) {
             if (fn == QF_MIN ? c < 0 : c > 0) x = y;
         }
         return e->u.fn.bDouble && x.kind == VAL_INT ? value_float((double)x.u.i) : x;
+    }
+    if (fn == QF_HISTOGRAM) return is_num(&x) ? eval_histogram(x, &a[1]->u.v, &a[2]->u.v) : value_null();
+    if (fn == QF_RANGE) {
+        if (!is_num(&x)) return value_null();
+        double d = as_double(&x);
+        for (int i = 0; i < e->u.fn.nXY; i += 2) {
+            if (d >= e->u.fn.aXY[i] && d < e->u.fn.aXY[i + 1]) return value_int(i / 2);
+        }
+        return value_int(-1);
+    }
+    if (fn == QF_DATE_HISTOGRAM) {
+        if (!is_num(&x) || !(as_double(&x) > -1e15 && as_double(&x) < 1e15)) return value_null();
+        return eval_date_histogram(x.kind == VAL_INT ? x.u.i : (int64_t)floor(x.u.f), e->u.fn.salt);
     }
     if (fn == QF_LENGTH) return value_int(x.kind == VAL_MVA ? x.u.m.n : x.kind == VAL_STR ? x.u.s.n : 1);
     if (fn == QF_MVA_MIN || fn == QF_MVA_MAX) {

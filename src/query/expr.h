@@ -77,6 +77,16 @@ typedef enum QFunc {
     QF_CONTAINS,    /* CONTAINS(polygon, x, y): 1 when the point (the two
                     ** arguments) lies inside u.fn.aXY's polygon (even-odd
                     ** rule), else 0 */
+    QF_HISTOGRAM,   /* HISTOGRAM(x, interval, offset): the lower bound of x's
+                    ** bucket, offset + interval * floor((x - offset) / interval)
+                    ** (integers when all three are) */
+    QF_RANGE,       /* RANGE(x): the index of the first of u.fn.aXY's ranges
+                    ** (from, to pairs; from <= x < to, +-inf where open) that
+                    ** holds x, else -1 */
+    QF_DATE_HISTOGRAM, /* DATE_HISTOGRAM(t): the start of unix time t's bucket,
+                    ** UTC: salt & 7 is 0 for fixed buckets of salt >> 3
+                    ** seconds, 1 week (from Monday), 2 month, 3 quarter,
+                    ** 4 year */
     /* Strings: results are made in the row's pScratch (NULL without one) */
     QF_CONCAT,      /* CONCAT(s1, s2, ...) */
     QF_UPPER, QF_LOWER, /* Unicode simple case mapping */

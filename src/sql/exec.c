@@ -810,6 +810,116 @@ static int bind_contains(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     return bexpr_computed(out, q, SQLCOL_BIGINT, bConst);
 }
 
+static int opt_number(Binder *b, const SqlMapItem *o, const Expr *v, double lo, double hi, double *pOut);
+
+/* A map option's number as a Value: an integer literal stays one. */
+static int opt_value(Binder *b, const SqlMapItem *it, Value *pv) {
+    double d;
+    if (opt_number(b, it, it->pValue, -1e300, 1e300, &d)) return b->rc;
+    *pv = it->pValue->kind == EXPR_INT ? value_int(it->pValue->u.i) : value_float(d);
+    return LP_OK;
+}
+
+/* DATE_HISTOGRAM's interval: calendar ('minute', '1h', 'day', 'week',
+** 'month' or '1M', 'quarter', 'year') or fixed ('90s', '15m', '3h', '2d')
+** into QF_DATE_HISTOGRAM's salt; 0 when it is none of these. */
+static uint64_t date_interval(const char *z, int bCalendar) {
+    static const struct {
+        const char *z1, *z2;
+        uint64_t how; /* kind | seconds << 3 */
+    } aCal[] = {
+        {"minute", "1m", 60 << 3}, {"hour", "1h", 3600 << 3}, {"day", "1d", 86400 << 3}, {"week", "1w", 1},
+        {"month", "1M", 2},        {"quarter", "1q", 3},      {"year", "1y", 4},
+    };
+    if (bCalendar) {
+        for (size_t i = 0; i < LP_ARRAY_SIZE(aCal); i++) {
+            if (!strcmp(z, aCal[i].z1) || !strcmp(z, aCal[i].z2)) return aCal[i].how;
+        }
+        return 0;
+    }
+    char *end;
+    long long n = strtoll(z, &end, 10);
+    int64_t unit = !strcmp(end, "s") ? 1 : !strcmp(end, "m") ? 60 : !strcmp(end, "h") ? 3600 : !strcmp(end, "d") ? 86400 : 0;
+    if (end == z || *z < '0' || *z > '9' || n <= 0 || !unit || n > 100000LL * 86400 / unit) return 0;
+    return (uint64_t)(n * unit) << 3;
+}
+
+/* Manticore's bucket functions, for GROUP BY and FACET:
+** HISTOGRAM(x, {hist_interval=N [, hist_offset=M]}), RANGE(x, {range_to=a},
+** {range_from=a, range_to=b}, {range_from=b}) and DATE_HISTOGRAM(t,
+** {calendar_interval='month'} | {fixed_interval='3h'}). */
+static int bind_bucket(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
+    const char *z = e->u.func.zName;
+    int nArg = e->u.func.nArg, kind = z[0] == 'h' ? 0 : z[0] == 'r' ? 1 : 2;
+    Expr **aArg = e->u.func.aArg;
+    static const char *const azUsage[] = {
+        "HISTOGRAM() takes a value and {hist_interval=N, hist_offset=M}",
+        "RANGE() takes a value and ranges: RANGE(x, {range_to=10}, {range_from=10, range_to=20}, {range_from=20})",
+        "DATE_HISTOGRAM() takes a time and {calendar_interval='month'} or {fixed_interval='3h'}",
+    };
+    if (nArg < 2 || (kind != 1 && nArg != 2)) return bind_fail_at(b, e->pos, azUsage[kind]);
+    for (int i = 1; i < nArg; i++) {
+        if (aArg[i]->kind != EXPR_MAP) return bind_fail_at(b, aArg[i]->pos, azUsage[kind]);
+    }
+    QExpr **aq = arena_alloc(b->a, sizeof(QExpr *) * 3);
+    double *aXY = kind == 1 ? arena_alloc(b->a, sizeof(double) * 2 * (size_t)(nArg - 1)) : NULL;
+    int bConst;
+    if (!aq || (kind == 1 && !aXY)) return bind_oom(b);
+    if (bind_num_args(b, ctx, kind == 0 ? "HISTOGRAM" : kind == 1 ? "RANGE" : "DATE_HISTOGRAM", aArg, 1, 1, aq, &bConst)) {
+        return b->rc;
+    }
+    Value iv = value_null(), off = value_int(0);
+    uint64_t how = 0;
+    for (int i = 1; i < nArg; i++) {
+        const Expr *m = aArg[i];
+        double from = -INFINITY, to = INFINITY;
+        for (int j = 0; j < m->u.map.nItem; j++) {
+            const SqlMapItem *it = &m->u.map.aItem[j];
+            const char *zo = it->zName;
+            Value v = value_null();
+            if (kind == 0 && (!strcmp(zo, "hist_interval") || !strcmp(zo, "hist_offset"))) {
+                if (opt_value(b, it, zo[5] == 'i' ? &iv : &off)) return b->rc;
+            } else if (kind == 1 && (!strcmp(zo, "range_from") || !strcmp(zo, "range_to"))) {
+                if (opt_value(b, it, &v)) return b->rc;
+                *(zo[6] == 'f' ? &from : &to) = v.kind == VAL_INT ? (double)v.u.i : v.u.f;
+            } else if (kind == 2 && (!strcmp(zo, "calendar_interval") || !strcmp(zo, "fixed_interval"))) {
+                const char *zv = opt_word(b, it);
+                if (!zv) return b->rc;
+                if (!(how = date_interval(zv, zo[0] == 'c'))) {
+                    return bind_fail_at(b, it->pValue->pos, zo[0] == 'c'
+                                            ? "DATE_HISTOGRAM(): calendar_interval is minute, hour, day, week, month, "
+                                              "quarter or year (or 1m, 1h, 1d, 1w, 1M, 1q, 1y)"
+                                            : "DATE_HISTOGRAM(): fixed_interval is a whole number of s, m, h or d "
+                                              "('90s', '3h'), up to 100000 days");
+                }
+            } else {
+                return bind_fail_at(b, it->pos, azUsage[kind]);
+            }
+        }
+        if (kind == 1) {
+            if (!(from < to)) return bind_fail_at(b, m->pos, "RANGE(): each range needs range_from below range_to");
+            aXY[2 * (i - 1)] = from;
+            aXY[2 * (i - 1) + 1] = to;
+        }
+    }
+    if (kind == 0) {
+        double di = iv.kind == VAL_INT ? (double)iv.u.i : iv.u.f, d0 = off.kind == VAL_INT ? (double)off.u.i : off.u.f;
+        if (iv.kind == VAL_NULL || !(di > 0) || d0 < 0 || d0 >= di) {
+            return bind_fail_at(b, aArg[1]->pos, "HISTOGRAM(): hist_interval must be above 0, hist_offset from 0 "
+                                                 "to below hist_interval");
+        }
+        if (!(aq[1] = qexpr_const(b->a, iv)) || !(aq[2] = qexpr_const(b->a, off))) return bind_oom(b);
+    }
+    if (kind == 2 && !how) return bind_fail_at(b, aArg[1]->pos, azUsage[kind]);
+    QFunc fn = kind == 0 ? QF_HISTOGRAM : kind == 1 ? QF_RANGE : QF_DATE_HISTOGRAM;
+    QExpr *q = qexpr_func(b->a, fn, (const QExpr *const *)aq, kind == 0 ? 3 : 1, how, 0);
+    if (!q) return bind_oom(b);
+    q->u.fn.aXY = aXY;
+    q->u.fn.nXY = kind == 1 ? 2 * (nArg - 1) : 0;
+    int bInt = kind != 0 || (iv.kind == VAL_INT && off.kind == VAL_INT);
+    return bexpr_computed(out, q, bInt ? SQLCOL_BIGINT : SQLCOL_DOUBLE, bConst);
+}
+
 static int bind_scalar(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     /* kind: 'n' numbers, the result of the argument's type; 'z' numbers, an
     ** integer result; 'd' numbers, a double; 'm' all numbers (as
@@ -894,6 +1004,9 @@ static int bind_scalar(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     }
     if (!strcmp(z, "geodist")) return bind_geodist(b, e, ctx, out);
     if (!strcmp(z, "contains")) return bind_contains(b, e, ctx, out);
+    if (!strcmp(z, "histogram") || !strcmp(z, "range") || !strcmp(z, "date_histogram")) {
+        return bind_bucket(b, e, ctx, out);
+    }
     if (!strcmp(z, "poly2d") || !strcmp(z, "geopoly2d")) {
         return bind_fail_at(b, e->pos, "POLY2D() and GEOPOLY2D() make a polygon for CONTAINS(): "
                                        "CONTAINS(POLY2D(x1, y1, x2, y2, x3, y3), x, y)");

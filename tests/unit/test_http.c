@@ -559,6 +559,18 @@ static void test_search_sql(void **state) {
                                    "{\"lat\":\"1); DROP TABLE t; --\",\"lon\":1},\"location_source\":\"a,b\",\"distance\":1}}}"),
                         "ERR geo_distance: location_anchor takes {\"lat\": number, \"lon\": number}, \"lat, lon\" or "
                         "[lon, lat] (degrees)");
+    /* bucket aggregations: FACETs of HISTOGRAM(), RANGE(), DATE_HISTOGRAM() */
+    assert_string_equal(search_sql("{\"table\":\"t\",\"_source\":false,\"aggs\":{\"h\":{\"histogram\":{\"field\":\"p\","
+                                   "\"interval\":0.5,\"offset\":0.1}},\"r\":{\"range\":{\"field\":\"p\",\"ranges\":[{\"to\":3},"
+                                   "{\"from\":3,\"to\":1e3}],\"keyed\":true}},\"d\":{\"date_histogram\":{\"field\":\"ts\","
+                                   "\"calendar_interval\":\"1M\"}}}}"),
+                        "SELECT id, WEIGHT() FROM `t` LIMIT 0, 20 FACET HISTOGRAM(`p`, {hist_interval=0.5, hist_offset=0.1}) "
+                        "ORDER BY FACET() ASC LIMIT 10000 FACET RANGE(`p`, {range_to=3}, {range_from=3, range_to=1000}) "
+                        "ORDER BY FACET() ASC LIMIT 10000 FACET DATE_HISTOGRAM(`ts`, {calendar_interval='1M'}) ORDER BY "
+                        "FACET() ASC LIMIT 10000");
+    assert_string_equal(search_sql("{\"table\":\"t\",\"aggs\":{\"d\":{\"date_histogram\":{\"field\":\"ts\","
+                                   "\"fixed_interval\":\"1h') FACET x --\"}}}}"),
+                        "ERR aggs: 'd': date_histogram needs calendar_interval (\"month\") or fixed_interval (\"3h\")");
     /* a ranker expression is checked as the fragment it becomes */
     assert_string_equal(search_sql("{\"table\":\"t\",\"options\":{\"ranker\":\"expr(\"}}"),
                         "ERR options: ranker takes a name or expr('...'): unexpected end of statement at line 1 col 36: "

@@ -107,8 +107,9 @@ typedef struct HttpSearch {
     int nHl;                /* how many: the last nHl columns of the result */
     int bKnn;               /* a vector search: KNN_DIST() follows WEIGHT() */
     int bHybrid;            /* a hybrid search: then HYBRID_SCORE() */
-    void *pAggs;            /* json_t: the names of "aggs", in the order of
-                            ** their FACETs in the SELECT, or NULL */
+    void *pAggs;            /* json_t: per "aggs" entry, in the order of their
+                            ** FACETs in the SELECT, {"name", "kind" (absent:
+                            ** terms), "keyed", "ranges"}; or NULL */
 } HttpSearch;
 
 /* Translates the JSON request z[0..n) into one SELECT (appended to pSql):

@@ -31,7 +31,11 @@
 **   aggs               {"name": {"terms": {"field": "brand", "size": 10},
 **                      "sort": [{"count(*)": "desc"}]}}: one FACET of the
 **                      SELECT each (the same rows grouped by the field,
-**                      COUNT(*)); the answer's "aggregations" has their buckets
+**                      COUNT(*)); the answer's "aggregations" has their buckets;
+**                      also {"histogram": {"field", "interval", "offset"}},
+**                      {"range": {"field", "ranges": [{"from", "to"}]}},
+**                      {"date_histogram": {"field", "calendar_interval" |
+**                      "fixed_interval"}}, each with "keyed" (tr_bucket_agg)
 **   track_scores, profile: accepted, change nothing (scores are always sent)
 ** Query objects:
 **   match_all          {}
@@ -64,6 +68,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "server/http/http_int.h"
 #include "sql/parser.h"
@@ -895,14 +900,151 @@ static int tr_sort(Tr *t, const json_t *sort, StrBuf *sb) {
     return LP_OK;
 }
 
+/* The FACET's expression of an aggregation's field: an "expressions" name
+** (the expression, named so) or an attribute. */
+static int put_agg_field(Tr *t, const json_t *f, const json_t *ex, StrBuf *sql) {
+    const json_t *e = json_is_object(ex) ? json_object_get(ex, json_string_value(f)) : NULL;
+    if (!json_is_string(e)) return put_attr(t, sql, json_string_value(f), json_string_length(f), "aggs: field");
+    strbuf_appendc(sql, '(');
+    strbuf_append(sql, json_string_value(e), json_string_length(e));
+    strbuf_appendz(sql, ") AS ");
+    return put_ident(t, sql, json_string_value(f), json_string_length(f), "aggs: field");
+}
+
+/* A terms aggregation's order: a sort list, or terms.order, as ORDER BY. */
+static int put_terms_order(Tr *t, const char *zName, const json_t *f, const json_t *by, StrBuf *sql) {
+    const char *zKey = NULL, *zDir = "asc";
+    json_t *d = NULL;
+    if (json_is_object(by) && json_object_size(by) == 1) {
+        zKey = json_object_iter_key(json_object_iter((json_t *)by));
+        d = json_object_iter_value(json_object_iter((json_t *)by));
+        if (json_is_object(d)) d = json_object_get(d, "order");
+        zDir = json_is_string(d) ? json_string_value(d) : NULL;
+    }
+    if (!zKey || !zDir || (strcasecmp(zDir, "asc") && strcasecmp(zDir, "desc"))) {
+        return tr_fail(t, "aggs: '%s': sort takes one {\"key\": \"asc\"|\"desc\"}", zName);
+    }
+    if (!strcmp(zKey, "count(*)") || !strcmp(zKey, "_count")) {
+        strbuf_appendf(sql, " ORDER BY COUNT(*) %s", strcasecmp(zDir, "asc") ? "DESC" : "ASC");
+    } else if (!strcmp(zKey, "_key") || !strcmp(zKey, json_string_value(f))) {
+        strbuf_appendf(sql, " ORDER BY FACET() %s", strcasecmp(zDir, "asc") ? "DESC" : "ASC");
+    } else {
+        return tr_fail(t, "aggs: '%s': sort by the field, count(*), _key or _count", zName);
+    }
+    return LP_OK;
+}
+
+/* A number of a request as SQL and JSON text: integers as they are, other
+** numbers in the fewest digits that read back the same. */
+static void put_number(StrBuf *sb, const json_t *v) {
+    if (json_is_integer(v)) {
+        strbuf_appendf(sb, "%lld", (long long)json_integer_value(v));
+        return;
+    }
+    char buf[32];
+    double d = json_number_value(v);
+    for (int p = 15; p <= 17; p++) {
+        snprintf(buf, sizeof(buf), "%.*g", p, d);
+        if (strtod(buf, NULL) == d) break;
+    }
+    strbuf_appendz(sb, buf);
+}
+
+/* Manticore's bucket aggregations as FACETs of HISTOGRAM(), RANGE() and
+** DATE_HISTOGRAM(): {"histogram": {"field", "interval", "offset"}},
+** {"range": {"field", "ranges": [{"from", "to"}, ...]}},
+** {"date_histogram": {"field", "calendar_interval" | "fixed_interval"}},
+** each with "keyed"; ordered by their keys, every bucket (10000 at most).
+** *pInfo gets what the answer needs: the kind, keyed, the ranges. */
+static int tr_bucket_agg(Tr *t, const char *zName, const char *zKind, const json_t *h, const json_t *ex, StrBuf *sql,
+                         json_t *info) {
+    const json_t *f = json_is_object(h) ? json_object_get(h, "field") : NULL;
+    const json_t *keyed = json_is_object(h) ? json_object_get(h, "keyed") : NULL;
+    if (!json_is_string(f)) return tr_fail(t, "aggs: '%s': %s needs a \"field\"", zName, zKind);
+    if (keyed && !json_is_boolean(keyed)) return tr_fail(t, "aggs: '%s': keyed is true or false", zName);
+    json_object_set_new(info, "keyed", json_boolean(json_is_true(keyed)));
+    const char *k;
+    json_t *x;
+    json_object_foreach((json_t *)h, k, x) {
+        static const char *const azOk[] = {"field", "keyed", "interval", "offset", "ranges", "calendar_interval",
+                                           "fixed_interval"};
+        int bOk = 0;
+        for (size_t i = 0; i < sizeof(azOk) / sizeof(azOk[0]); i++) bOk |= !strcmp(k, azOk[i]);
+        bOk &= zKind[0] == 'h' ? strcmp(k, "ranges") && !strstr(k, "_interval")
+               : zKind[0] == 'r' ? strcmp(k, "interval") && strcmp(k, "offset") && !strstr(k, "_interval")
+                                 : strcmp(k, "interval") && strcmp(k, "offset") && strcmp(k, "ranges");
+        if (!bOk) return tr_fail(t, "aggs: '%s': %s takes no '%s'", zName, zKind, k);
+    }
+    strbuf_appendz(sql, zKind[0] == 'h' ? " FACET HISTOGRAM(" : zKind[0] == 'r' ? " FACET RANGE(" : " FACET DATE_HISTOGRAM(");
+    if (put_agg_field(t, f, ex, sql)) return t->err->code;
+    if (zKind[0] == 'h') {
+        const json_t *iv = json_object_get(h, "interval"), *off = json_object_get(h, "offset");
+        if (!json_is_number(iv) || !(json_number_value(iv) > 0)) {
+            return tr_fail(t, "aggs: '%s': histogram needs an interval above 0", zName);
+        }
+        if (off && (!json_is_number(off) || json_number_value(off) < 0 || json_number_value(off) >= json_number_value(iv))) {
+            return tr_fail(t, "aggs: '%s': histogram's offset is from 0 to below its interval", zName);
+        }
+        strbuf_appendz(sql, ", {hist_interval=");
+        put_number(sql, iv);
+        if (off) {
+            strbuf_appendz(sql, ", hist_offset=");
+            put_number(sql, off);
+        }
+        strbuf_appendc(sql, '}');
+    } else if (zKind[0] == 'r') {
+        const json_t *ranges = json_object_get(h, "ranges");
+        if (!json_is_array(ranges) || json_array_size(ranges) == 0 || json_array_size(ranges) > 1000) {
+            return tr_fail(t, "aggs: '%s': range needs \"ranges\": a list of {\"from\": a, \"to\": b} (1 to 1000)", zName);
+        }
+        json_t *aRange = json_array();
+        json_object_set_new(info, "ranges", aRange);
+        for (size_t i = 0; i < json_array_size(ranges); i++) {
+            const json_t *r = json_array_get(ranges, i);
+            const json_t *from = json_is_object(r) ? json_object_get(r, "from") : NULL;
+            const json_t *to = json_is_object(r) ? json_object_get(r, "to") : NULL;
+            if (!json_is_object(r) || (!from && !to) || json_object_size(r) != (size_t)(!!from + !!to) ||
+                (from && !json_is_number(from)) || (to && !json_is_number(to)) ||
+                (from && to && !(json_number_value(from) < json_number_value(to)))) {
+                return tr_fail(t, "aggs: '%s': range %zu takes {\"from\": a, \"to\": b} (numbers, a below b; one may "
+                               "be left out)", zName, i + 1);
+            }
+            json_array_append_new(aRange, json_pack("[OO]", from ? (json_t *)from : json_null(), to ? (json_t *)to : json_null()));
+            strbuf_appendz(sql, ", {");
+            if (from) {
+                strbuf_appendz(sql, "range_from=");
+                put_number(sql, from);
+            }
+            if (to) {
+                strbuf_appendz(sql, from ? ", range_to=" : "range_to=");
+                put_number(sql, to);
+            }
+            strbuf_appendc(sql, '}');
+        }
+    } else {
+        const json_t *cal = json_object_get(h, "calendar_interval"), *fix = json_object_get(h, "fixed_interval");
+        const json_t *iv = cal ? cal : fix;
+        if ((cal && fix) || !json_is_string(iv) || json_string_length(iv) > 32 ||
+            strspn(json_string_value(iv), "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") !=
+                json_string_length(iv)) {
+            return tr_fail(t, "aggs: '%s': date_histogram needs calendar_interval (\"month\") or fixed_interval (\"3h\")",
+                           zName);
+        }
+        strbuf_appendf(sql, ", {%s='%s'}", cal ? "calendar_interval" : "fixed_interval", json_string_value(iv));
+    }
+    strbuf_appendz(sql, ") ORDER BY FACET() ASC LIMIT 10000");
+    return LP_OK;
+}
+
 /* "aggs": {"name": {"terms": {"field": "brand", "size": 10}, "sort": [...]}}:
 ** one FACET each, appended to the SELECT in sql (one statement: the
 ** bucket lists share one run of the search, a knn text is embedded once),
-** their names into s->pAggs. A bucket list is sorted by its key
+** what each is into s->pAggs. A bucket list is sorted by its key
 ** ({"brand": "asc"} in sort) or its count ({"count(*)": "desc"}, or
 ** Elasticsearch's terms.order {"_count": "desc"} / {"_key": "asc"}), else
 ** left in the order of the groups' best rows; size defaults to the
-** request's limit (20 when that is 0). */
+** request's limit (20 when that is 0). histogram, range and date_histogram
+** are tr_bucket_agg's. */
 static int tr_aggs(Tr *t, const json_t *ag, const json_t *ex, StrBuf *sql, int64_t limit, HttpSearch *s) {
     if (!json_is_object(ag)) return tr_fail(t, "aggs takes an object of named aggregations");
     json_t *out = json_array();
@@ -911,59 +1053,38 @@ static int tr_aggs(Tr *t, const json_t *ag, const json_t *ex, StrBuf *sql, int64
     const char *zName;
     json_t *a;
     json_object_foreach((json_t *)ag, zName, a) {
+        json_t *info = json_pack("{s:s}", "name", zName);
+        if (!info || json_array_append_new(out, info)) return lp_err_set(t->err, LP_NOMEM, "out of memory");
+        static const char *const azKind[] = {"histogram", "range", "date_histogram"};
+        for (size_t i = 0; i < sizeof(azKind) / sizeof(azKind[0]); i++) {
+            const json_t *h = json_is_object(a) ? json_object_get(a, azKind[i]) : NULL;
+            if (!h) continue;
+            if (json_object_size(a) != 1) return tr_fail(t, "aggs: '%s': %s takes no sort or other key", zName, azKind[i]);
+            json_object_set_new(info, "kind", json_string(azKind[i]));
+            if (tr_bucket_agg(t, zName, azKind[i], h, ex, sql, info)) return t->err->code;
+            break;
+        }
+        if (json_object_get(info, "kind")) continue;
         const json_t *terms = json_is_object(a) ? json_object_get(a, "terms") : NULL;
         const json_t *f = terms ? json_object_get(terms, "field") : NULL;
         const json_t *size = terms ? json_object_get(terms, "size") : NULL;
         const json_t *order = terms ? json_object_get(terms, "order") : NULL;
         const json_t *sort = json_is_object(a) ? json_object_get(a, "sort") : NULL;
         if (!json_is_string(f)) {
-            return tr_fail(t, "aggs: '%s' takes {\"terms\": {\"field\": \"attribute\", \"size\": N}}", zName);
+            return tr_fail(t, "aggs: '%s' takes {\"terms\": {\"field\": \"attribute\", \"size\": N}}, or a "
+                           "histogram, range or date_histogram", zName);
         }
         if (size && (!json_is_integer(size) || json_integer_value(size) < 0 ||
                      json_integer_value(size) > 100000)) {
             return tr_fail(t, "aggs: '%s': size takes a whole number from 0 to 100000", zName);
         }
         strbuf_appendz(sql, " FACET ");
-        const json_t *e = json_is_object(ex) ? json_object_get(ex, json_string_value(f)) : NULL;
-        int rc = LP_OK;
-        if (json_is_string(e)) { /* an expression's name: the expression, named so */
-            strbuf_appendc(sql, '(');
-            strbuf_append(sql, json_string_value(e), json_string_length(e));
-            strbuf_appendz(sql, ") AS ");
-            rc = put_ident(t, sql, json_string_value(f), json_string_length(f), "aggs: field");
-        } else {
-            rc = put_attr(t, sql, json_string_value(f), json_string_length(f), "aggs: field");
-        }
-        /* the order: a sort list, or terms.order */
-        const json_t *by = NULL;
-        if (rc == LP_OK && sort) {
-            by = json_is_array(sort) && json_array_size(sort) == 1 ? json_array_get(sort, 0) : sort;
-        } else if (rc == LP_OK && order) {
-            by = order;
-        }
-        if (rc == LP_OK && by) {
-            const char *zKey = NULL, *zDir = "asc";
-            json_t *d = NULL;
-            if (json_is_object(by) && json_object_size(by) == 1) {
-                zKey = json_object_iter_key(json_object_iter((json_t *)by));
-                d = json_object_iter_value(json_object_iter((json_t *)by));
-                if (json_is_object(d)) d = json_object_get(d, "order");
-                zDir = json_is_string(d) ? json_string_value(d) : NULL;
-            }
-            if (!zKey || !zDir || (strcasecmp(zDir, "asc") && strcasecmp(zDir, "desc"))) {
-                rc = tr_fail(t, "aggs: '%s': sort takes one {\"key\": \"asc\"|\"desc\"}", zName);
-            } else if (!strcmp(zKey, "count(*)") || !strcmp(zKey, "_count")) {
-                strbuf_appendf(sql, " ORDER BY COUNT(*) %s", strcasecmp(zDir, "asc") ? "DESC" : "ASC");
-            } else if (!strcmp(zKey, "_key") || !strcmp(zKey, json_string_value(f))) {
-                strbuf_appendf(sql, " ORDER BY FACET() %s", strcasecmp(zDir, "asc") ? "DESC" : "ASC");
-            } else {
-                rc = tr_fail(t, "aggs: '%s': sort by the field, count(*), _key or _count", zName);
-            }
-        }
+        if (put_agg_field(t, f, ex, sql)) return t->err->code;
+        const json_t *by = sort ? (json_is_array(sort) && json_array_size(sort) == 1 ? json_array_get(sort, 0) : sort)
+                                : order;
+        if (by && put_terms_order(t, zName, f, by, sql)) return t->err->code;
         int64_t n = size ? json_integer_value(size) : limit > 0 ? limit : 20;
         strbuf_appendf(sql, " LIMIT %lld", (long long)n);
-        if (rc != LP_OK) return rc;
-        if (json_array_append_new(out, json_string(zName))) return lp_err_set(t->err, LP_NOMEM, "out of memory");
     }
     return LP_OK;
 }
@@ -1153,6 +1274,91 @@ int http_search_naggs(const HttpSearch *s) {
     return s->pAggs ? (int)json_array_size(s->pAggs) : 0;
 }
 
+/* One bucket's key, as a keyed list names it: the key's text (a time's
+** as key_as_string), or a range's "from-to" ("*" where open). */
+static void bucket_name(StrBuf *sb, const json_t *info, const char *zKind, const SqlCell *key, size_t iRange) {
+    if (zKind[0] == 'r') {
+        const json_t *rg = json_array_get(json_object_get(info, "ranges"), iRange);
+        for (int e = 0; e < 2; e++) {
+            const json_t *v = json_array_get(rg, (size_t)e);
+            if (e) strbuf_appendc(sb, '-');
+            if (json_is_null(v)) strbuf_appendc(sb, '*');
+            else put_number(sb, v);
+        }
+    } else if (zKind[0] == 'd') {
+        char buf[32];
+        time_t tt = (time_t)strtoll(key->z ? key->z : "0", NULL, 10);
+        struct tm tm;
+        if (gmtime_r(&tt, &tm) && strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm)) strbuf_appendz(sb, buf);
+    } else if (key->z) {
+        strbuf_append(sb, key->z, key->n);
+    } else {
+        strbuf_appendz(sb, "null");
+    }
+}
+
+/* An aggregation's buckets from its FACET's rows g (key, count): a list, or
+** with "keyed" an object of them by name. A range aggregation has one
+** bucket per range, in the request's order, empty ones too. */
+static void agg_buckets(StrBuf *sb, const json_t *info, const SqlResult *g) {
+    const json_t *kind = json_object_get(info, "kind");
+    const char *zKind = json_is_string(kind) ? json_string_value(kind) : "terms";
+    int bKeyed = json_is_true(json_object_get(info, "keyed"));
+    const json_t *ranges = json_object_get(info, "ranges");
+    size_t nRow = g->kind == SQLRES_ROWS && g->nCol == 2 ? g->nRow : 0;
+    size_t n = zKind[0] == 'r' ? json_array_size(ranges) : nRow;
+    StrBuf name = {0};
+    strbuf_appendc(sb, bKeyed ? '{' : '[');
+    for (size_t i = 0; i < n; i++) {
+        const SqlCell *a = zKind[0] == 'r' ? NULL : g->aCell + i * 2, *cnt = a ? &a[1] : NULL;
+        SqlCell zero = {"0", 1};
+        if (zKind[0] == 'r') { /* the row whose key is this range's index */
+            cnt = &zero;
+            for (size_t j = 0; j < nRow; j++) {
+                const SqlCell *c = g->aCell + j * 2;
+                if (c->z && strtoll(c->z, NULL, 10) == (long long)i) cnt = &c[1];
+            }
+        }
+        strbuf_reset(&name);
+        bucket_name(&name, info, zKind, a ? &a[0] : NULL, i);
+        if (i) strbuf_appendc(sb, ',');
+        if (bKeyed) {
+            http_json_str(sb, name.z ? name.z : "", name.n);
+            strbuf_appendc(sb, ':');
+        }
+        strbuf_appendc(sb, '{');
+        if (zKind[0] == 'r') {
+            const json_t *rg = json_array_get(ranges, i);
+            if (!bKeyed) {
+                strbuf_appendz(sb, "\"key\":");
+                http_json_str(sb, name.z ? name.z : "", name.n);
+                strbuf_appendc(sb, ',');
+            }
+            for (int e = 0; e < 2; e++) {
+                const json_t *v = json_array_get(rg, (size_t)e);
+                if (json_is_null(v)) continue;
+                strbuf_appendz(sb, e ? "\"to\":" : "\"from\":");
+                put_number(sb, v);
+                strbuf_appendc(sb, ',');
+            }
+        } else {
+            strbuf_appendz(sb, "\"key\":");
+            http_json_cell(sb, g->aCol[0].type, &a[0]);
+            if (zKind[0] == 'd') {
+                strbuf_appendz(sb, ",\"key_as_string\":");
+                http_json_str(sb, name.z ? name.z : "", name.n);
+            }
+            strbuf_appendc(sb, ',');
+        }
+        strbuf_appendz(sb, "\"doc_count\":");
+        http_json_cell(sb, zKind[0] == 'r' ? SQLCOL_BIGINT : g->aCol[1].type, cnt);
+        strbuf_appendc(sb, '}');
+    }
+    strbuf_appendc(sb, bKeyed ? '}' : ']');
+    if (name.oom) sb->oom = 1;
+    strbuf_free(&name);
+}
+
 void http_search_answer(StrBuf *sb, const HttpSearch *s, const SqlResult *r, const char *zTotal,
                         const char *zRelation, int64_t tookMs) {
     strbuf_appendf(sb, "{\"took\":%lld,\"timed_out\":false,\"hits\":{\"total\":%s,\"total_relation\":",
@@ -1213,20 +1419,13 @@ void http_search_answer(StrBuf *sb, const HttpSearch *s, const SqlResult *r, con
     strbuf_appendz(sb, "]}");
     const SqlResult *g = r->pNext;
     for (int i = 0; i < http_search_naggs(s) && g; i++, g = g->pNext) {
-        /* {"name": {"buckets": [{"key": .., "doc_count": ..}, ...]}} */
-        const char *zName = json_string_value(json_array_get(s->pAggs, (size_t)i));
+        const json_t *info = json_array_get(s->pAggs, (size_t)i);
+        const char *zName = json_string_value(json_object_get(info, "name"));
         strbuf_appendz(sb, i ? "," : ",\"aggregations\":{");
         http_json_str(sb, zName, strlen(zName));
-        strbuf_appendz(sb, ":{\"buckets\":[");
-        for (size_t iRow = 0; g->kind == SQLRES_ROWS && g->nCol == 2 && iRow < g->nRow; iRow++) {
-            const SqlCell *a = g->aCell + iRow * 2;
-            strbuf_appendz(sb, iRow ? ",{\"key\":" : "{\"key\":");
-            http_json_cell(sb, g->aCol[0].type, &a[0]);
-            strbuf_appendz(sb, ",\"doc_count\":");
-            http_json_cell(sb, g->aCol[1].type, &a[1]);
-            strbuf_appendc(sb, '}');
-        }
-        strbuf_appendz(sb, "]}");
+        strbuf_appendz(sb, ":{\"buckets\":");
+        agg_buckets(sb, info, g);
+        strbuf_appendc(sb, '}');
         if (i + 1 == http_search_naggs(s)) strbuf_appendc(sb, '}');
     }
     strbuf_appendc(sb, '}');
