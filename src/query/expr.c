@@ -116,6 +116,16 @@ QExpr *qexpr_slot(Arena *a, int i) {
     return e;
 }
 
+QExpr *qexpr_for(Arena *a, QOp op, const QExpr *arr, const QExpr *cond) {
+    QExpr *e = node(a, QE_FOR);
+    if (e) e->op = op, e->a = arr, e->b = cond;
+    return e;
+}
+
+QExpr *qexpr_elem(Arena *a) {
+    return node(a, QE_ELEM);
+}
+
 QExpr *qexpr_call(Arena *a, QCallFn xCall, const void *pArg, const QExpr *const *aArg, int nArg) {
     QExpr *e = node(a, QE_CALL);
     if (e) {
@@ -325,6 +335,32 @@ static Value eval_mva(const QExpr *e, const QRow *row) {
         }
     }
     return value_int(e->bNot ? !r : r);
+}
+
+/* QE_FOR: b for each element of the array a. */
+static Value eval_for(const QExpr *e, const QRow *row) {
+    Value arr = qexpr_eval(e->a, row);
+    JsonIter it;
+    if (arr.kind == VAL_STR ? !json_iter_init(&it, arr.u.s.z, arr.u.s.n) : arr.kind != VAL_MVA) return value_null();
+    QRow r;
+    if (row) r = *row;
+    else memset(&r, 0, sizeof(r));
+    Value v;
+    int64_t k = 0;
+    for (;; k++) {
+        if (arr.kind == VAL_MVA) {
+            if ((uint64_t)k >= arr.u.m.n) break;
+            v = value_int(arr.u.m.a[k]);
+        } else if (!json_iter_next(&it, row ? row->pScratch : NULL, &v)) {
+            break;
+        }
+        r.pElem = &v;
+        int t = qexpr_true(e->b, &r);
+        if (e->op == QOP_NONE && t) return value_int(k);
+        if (e->op == QOP_OR && t) return value_int(1);
+        if (e->op == QOP_AND && !t) return value_int(0);
+    }
+    return value_int(e->op == QOP_NONE ? -1 : e->op == QOP_OR ? 0 : k > 0);
 }
 
 /* A double as a Value, NULL when not finite (a domain or range error). */
@@ -786,6 +822,10 @@ Value qexpr_eval(const QExpr *e, const QRow *row) {
     }
     case QE_MVA:
         return eval_mva(e, row);
+    case QE_FOR:
+        return eval_for(e, row);
+    case QE_ELEM:
+        return row && row->pElem ? *row->pElem : value_null();
     }
     return value_null();
 }

@@ -43,6 +43,13 @@ typedef enum QExprKind {
     QE_FUNC,        /* u.fn: a scalar function of its arguments (IF(), ABS(), ...) */
     QE_SLOT,        /* u.col.iCol: the row's aSlot[iCol] (a group's values, HAVING) */
     QE_JSON,        /* u.json: a property of a JSON column (query/jsonpath.h) */
+    QE_FOR,         /* ANY/ALL/INDEXOF(b FOR x IN a): b tested for each
+                    ** element of a (a JSON array's text, or a multi-value),
+                    ** the element being QE_ELEM; op QOP_OR is ANY (1 when
+                    ** one holds), QOP_AND ALL (1 when all do, 0 when empty),
+                    ** QOP_NONE INDEXOF (the first's index from 0, else -1).
+                    ** NULL a or not an array: NULL */
+    QE_ELEM,        /* the element QE_FOR is testing */
     QE_MVA,         /* ANY/ALL over the items of a multi-value a: each item
                     ** tested by op against b (QOP_EQ..QOP_GE), between b and
                     ** c (QOP_AND), or for membership in u.list (QOP_NONE);
@@ -170,6 +177,8 @@ struct QRow {
     RowReader *rd;          /* reads r's TEXT values (NULL: row_get, RAM rows only) */
     double hybrid;          /* HYBRID_SCORE() under hybrid search */
     const Value *aSlot;     /* QE_SLOT's values (a group's, for HAVING), or NULL */
+    const Value *pElem;     /* QE_ELEM's value: the element of ANY(... FOR x IN
+                            ** ...) being tested (QE_FOR sets it), or NULL */
 };
 
 QExpr *qexpr_const(Arena *a, Value v);
@@ -188,6 +197,8 @@ QExpr *qexpr_weight(Arena *a);
 QExpr *qexpr_knn_dist(Arena *a);
 QExpr *qexpr_hybrid(Arena *a);
 QExpr *qexpr_slot(Arena *a, int i);
+QExpr *qexpr_for(Arena *a, QOp op, const QExpr *arr, const QExpr *cond);
+QExpr *qexpr_elem(Arena *a);
 /* The property at path aStep[0..nStep) (in the arena) of JSON column iCol;
 ** its strings with escapes are unescaped into the row's pScratch. */
 QExpr *qexpr_json(Arena *a, int iCol, const struct JsonStep *aStep, int nStep);

@@ -195,3 +195,28 @@ Value json_path_value(const char *z, size_t n, const JsonStep *aStep, int nStep,
     default: return number(z + i, e - i);
     }
 }
+
+int json_iter_init(JsonIter *it, const char *z, size_t n) {
+    size_t i = skip_ws(z, n, 0);
+    it->z = z;
+    it->n = n;
+    it->i = 0;
+    if (i >= n || z[i] != '[') return 0;
+    it->i = skip_ws(z, n, i + 1);
+    if (it->i < n && z[it->i] == ']') it->i = n; /* empty */
+    return 1;
+}
+
+int json_iter_next(JsonIter *it, Arena *a, Value *pv) {
+    const char *z = it->z;
+    size_t n = it->n, i = it->i, e;
+    if (i >= n || !(e = value_end(z, n, i))) {
+        it->i = n;
+        return 0;
+    }
+    *pv = json_path_value(z + i, e - i, NULL, 0, a);
+    i = skip_ws(z, n, e);
+    /* ',' and the next element, or the end of the array */
+    it->i = i < n && z[i] == ',' ? skip_ws(z, n, i + 1) : n;
+    return 1;
+}

@@ -31,4 +31,15 @@ typedef struct JsonStep {
 
 Value json_path_value(const char *z, size_t n, const JsonStep *aStep, int nStep, Arena *a);
 
+/* The elements of the JSON array whose text is z[0..n), in order:
+** json_iter_init says whether it is one (leading and trailing space
+** allowed); each json_iter_next gives the next element as json_path_value
+** would, 0 at the end or where the text stops being JSON. */
+typedef struct JsonIter {
+    const char *z;
+    size_t n, i;
+} JsonIter;
+int json_iter_init(JsonIter *it, const char *z, size_t n);
+int json_iter_next(JsonIter *it, Arena *a, Value *pv);
+
 #endif /* LP_QUERY_JSONPATH_H */

@@ -194,7 +194,7 @@ static int emit(Exec *x, QRowFn xRow, void *ctx, const Cand *c) {
     const QSelect *q = x->q;
     Value *aOut = q->nOut <= 32 ? aStack : malloc(sizeof(Value) * (size_t)q->nOut);
     if (!aOut) return LP_NOMEM;
-    QRow row = {x->s, c->row, c->weight, c->ord, c->dist, x->fts, &x->scratch, &x->rd, c->hybrid, NULL};
+    QRow row = {x->s, c->row, c->weight, c->ord, c->dist, x->fts, &x->scratch, &x->rd, c->hybrid, NULL, NULL};
     for (int c = 0; c < q->nOut; c++) aOut[c] = qexpr_eval(q->aOut[c], &row);
     int rc = xRow(ctx, aOut, q->nOut);
     arena_reset(&x->scratch);
@@ -263,7 +263,7 @@ static int scan_deadline(Exec *x) {
 
 static void consider(Exec *x, const MemRow *r, uint32_t ord) {
     const QSelect *q = x->q;
-    QRow row = {x->s, r, 1.0, ord, 0, NULL, &x->scratch, &x->rd, 0, NULL};
+    QRow row = {x->s, r, 1.0, ord, 0, NULL, &x->scratch, &x->rd, 0, NULL, NULL};
     x->meta.nExamined++;
     if (q->pWhere && !where_true(x, &row)) return;
     x->meta.nTotalFound++;
@@ -284,13 +284,13 @@ static void scan_slot(Exec *x, size_t i, int bEarly, int bPassed) {
         if (bPassed || !q->pWhere) {
             x->meta.nTotalFound++;
         } else {
-            QRow row = {x->s, r, 1.0, (uint32_t)i, 0, NULL, &x->scratch, &x->rd, 0, NULL};
+            QRow row = {x->s, r, 1.0, (uint32_t)i, 0, NULL, &x->scratch, &x->rd, 0, NULL, NULL};
             if (where_true(x, &row)) x->meta.nTotalFound++;
         }
         return;
     }
     if (bPassed) { /* (a counting scan counted its chunk already) */
-        QRow row = {x->s, r, 1.0, (uint32_t)i, 0, NULL, &x->scratch, &x->rd, 0, NULL};
+        QRow row = {x->s, r, 1.0, (uint32_t)i, 0, NULL, &x->scratch, &x->rd, 0, NULL, NULL};
         x->meta.nExamined++;
         x->meta.nTotalFound++;
         eval_keys(x, &row);
@@ -478,7 +478,7 @@ static void scan_columns(Exec *x, const ColFilter *cf, const uint64_t *const *ap
                     size_t slot = c + 64 * w + (size_t)__builtin_ctzll(m);
                     if (x->h.n == x->h.cap && keys_vs_root(x, ck, slot - lo) > 0) continue;
                     const MemRow *r = table_snap_slot(x->snap, slot);
-                    QRow row = {x->s, r, 1.0, (uint32_t)slot, 0, NULL, &x->scratch, &x->rd, 0, NULL};
+                    QRow row = {x->s, r, 1.0, (uint32_t)slot, 0, NULL, &x->scratch, &x->rd, 0, NULL, NULL};
                     eval_keys(x, &row);
                     topk_offer(&x->h, r, (uint32_t)slot, 1.0, 0, 0, x->aKey);
                 }
@@ -648,7 +648,7 @@ static int accept_doc(void *ctx, uint32_t doc) {
         int v = doc_columns(x, doc);
         if (v == 0 || (v == 1 && x->cfDoc.bExact)) return v;
     }
-    QRow row = {x->s, r, 1.0, doc, 0, NULL, &x->scratch, &x->rd, 0, NULL};
+    QRow row = {x->s, r, 1.0, doc, 0, NULL, &x->scratch, &x->rd, 0, NULL, NULL};
     return where_true(x, &row);
 }
 
@@ -681,7 +681,7 @@ static int order_hit(void *ctx, uint32_t doc, double score) {
         if (x->bKeyArrays && keys_vs_root(x, &x->ckDoc, doc - x->keyLo) > 0) return LP_OK;
     }
     const MemRow *r = table_snap_slot(x->snap, doc);
-    QRow row = {x->s, r, score, doc, 0, x->fts, &x->scratch, &x->rd, 0, NULL};
+    QRow row = {x->s, r, score, doc, 0, x->fts, &x->scratch, &x->rd, 0, NULL, NULL};
     eval_keys(x, &row);
     topk_offer(&x->h, r, doc, score, 0, 0, x->aKey);
     return LP_OK;
@@ -984,7 +984,7 @@ static int knn_job_prepare(Exec *x, KnnJob *j, const TableKnnPart *kp, const flo
         const MemRow *r = knn_node_row(&j->c, node, &slot);
         if (!r) continue;
         x->meta.nExamined++;
-        QRow row = {x->s, r, 1.0, slot, 0, NULL, &x->scratch, &x->rd, 0, NULL};
+        QRow row = {x->s, r, 1.0, slot, 0, NULL, &x->scratch, &x->rd, 0, NULL, NULL};
         int bOk = 1;
         if (!q->pWhere) { /* the MATCH alone */
             bitset_set(&j->allow, node);
@@ -1069,7 +1069,7 @@ static int knn_graphs(Exec *x, const TableKnnPart *aPart, int nPart, const float
             const MemRow *r = knn_node_row(&j->c, j->aHit[h].id, &slot);
             if (!r) continue;
             if (pRad) { /* the whole WHERE, now that the distance is known */
-                QRow row = {x->s, r, 1.0, slot, j->aHit[h].dist, NULL, &x->scratch, &x->rd, 0, NULL};
+                QRow row = {x->s, r, 1.0, slot, j->aHit[h].dist, NULL, &x->scratch, &x->rd, 0, NULL, NULL};
                 if (!qexpr_true(q->pWhere, &row)) continue;
             }
             knn_push(aHeap, pnHeap, x->knnK, (KnnHit){r, slot, j->aHit[h].dist, row_id(r)});
@@ -1144,7 +1144,7 @@ static int knn_search(Exec *x, float **paQ, KnnHit **paHeap, int *pnHeap, LpErro
         double dist = knn_distance(m, aQ, v.u.v.a, n);
         x->meta.nKnnDist++;
         x->meta.nExamined++;
-        QRow row = {x->s, r, 1.0, (uint32_t)i, dist, NULL, &x->scratch, &x->rd, 0, NULL};
+        QRow row = {x->s, r, 1.0, (uint32_t)i, dist, NULL, &x->scratch, &x->rd, 0, NULL, NULL};
         if (q->pWhere && !where_true(x, &row)) continue;
         knn_push(aHeap, &nHeap, x->knnK, (KnnHit){r, (uint32_t)i, dist, row_id(r)});
     }
@@ -1165,7 +1165,7 @@ static int run_knn(Exec *x, LpError *err) {
         if (!q->bCountOnly && (rc = topk_init(x, (uint64_t)nHeap, err)) == LP_OK) {
             for (int i = 0; i < nHeap; i++) {
                 double w = x->aTextW ? x->aTextW[aHeap[i].ord] : 1.0;
-                QRow row = {x->s, aHeap[i].r, w, aHeap[i].ord, aHeap[i].dist, x->fts, &x->scratch, &x->rd, 0, NULL};
+                QRow row = {x->s, aHeap[i].r, w, aHeap[i].ord, aHeap[i].dist, x->fts, &x->scratch, &x->rd, 0, NULL, NULL};
                 eval_keys(x, &row);
                 topk_offer(&x->h, aHeap[i].r, aHeap[i].ord, w, aHeap[i].dist, 0, x->aKey);
             }
@@ -1340,7 +1340,7 @@ static int run_hybrid(Exec *x, Arena *a, LpError *err) {
     if (q->bCountOnly) goto out;
     if ((rc = topk_init(x, (uint64_t)nF, err)) != LP_OK) goto out;
     for (int i = 0; i < nF; i++) {
-        QRow row = {x->s, aF[i].r, aF[i].weight, aF[i].slot, aF[i].dist, x->fts, &x->scratch, &x->rd, aF[i].score, NULL};
+        QRow row = {x->s, aF[i].r, aF[i].weight, aF[i].slot, aF[i].dist, x->fts, &x->scratch, &x->rd, aF[i].score, NULL, NULL};
         eval_keys(x, &row);
         topk_offer(&x->h, aF[i].r, aF[i].slot, aF[i].weight, aF[i].dist, aF[i].score, x->aKey);
     }

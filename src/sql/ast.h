@@ -113,6 +113,8 @@ struct Expr {
             Expr **aArg;        /* arguments; COUNT(*) has one EXPR_STAR */
             int nArg;
             int bDistinct;      /* COUNT(DISTINCT x) */
+            int bFor;           /* ANY(cond FOR x IN arr): aArg is cond, x (an
+                                ** EXPR_COLUMN: the element's name), arr */
             const char *zAlias; /* MATCH(...) AS name, knn(...) AS name (hybrid
                                 ** search's fusion_weights), or NULL */
             int aliasPos;       /* its offset */

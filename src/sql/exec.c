@@ -73,6 +73,8 @@ typedef struct Binder {
                                  ** their expressions (as Manticore lets a filter
                                  ** use `GEODIST(...) AS d`) */
     int nAliasDepth;        /* aliases being bound inside one another */
+    const char *zElem;      /* binding ANY(cond FOR x IN ...)'s cond: x, the
+                            ** element's name (QE_ELEM), or NULL */
 } Binder;
 
 /* A bound expression with what the binder knows statically. */
@@ -180,13 +182,17 @@ static int convert_const_for(Binder *b, const BExpr *x, BExpr *c) {
     return LP_OK;
 }
 
+/* Is x a value whose kind varies by row: a JSON property, a FOR's element,
+** arithmetic on them? */
+static int is_dynamic(const BExpr *x) {
+    return x->type == SQLCOL_JSON && x->iCol == SCHEMA_NO_COL;
+}
+
 /* Checks that x and y can be compared, converting constants as needed. */
 static int check_comparable(Binder *b, BExpr *x, BExpr *y) {
     if (x->bNull || y->bNull) return LP_OK;
     /* a JSON property's kind is the row's (a JSON column itself is refused in WHERE) */
-    if ((x->type == SQLCOL_JSON && x->iCol == SCHEMA_NO_COL) || (y->type == SQLCOL_JSON && y->iCol == SCHEMA_NO_COL)) {
-        return LP_OK;
-    }
+    if (is_dynamic(x) || is_dynamic(y)) return LP_OK;
     int nx = is_num_type(x->type), ny = is_num_type(y->type);
     int sx = x->type == SQLCOL_STRING, sy = y->type == SQLCOL_STRING;
     if ((nx && ny) || (sx && sy)) return LP_OK;
@@ -354,6 +360,11 @@ static int bind_column(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     if (!b->pSchema) {
         return bind_fail(b, ER_BAD_FIELD, LP_NOTFOUND,
                          "unknown column '%s': the statement has no FROM table", zName);
+    }
+    if (b->zElem && !strcmp(zName, b->zElem)) { /* the FOR's element: a JSON value of any kind */
+        if (e->nPath) return bind_fail_at(b, e->pos, "a path into the element of FOR x IN ... is not supported");
+        QExpr *q = qexpr_elem(b->a);
+        return q ? bexpr_computed(out, q, SQLCOL_JSON, 0) : bind_oom(b);
     }
     int i = schema_find(b->pSchema, zName);
     if (i == SCHEMA_NO_COL && b->pAliasSel && !e->nPath) return bind_where_alias(b, e, ctx, out);
@@ -719,6 +730,35 @@ static int bind_geodist(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     return q ? bexpr_computed(out, q, SQLCOL_DOUBLE, bConst) : bind_oom(b);
 }
 
+/* ANY(cond FOR x IN arr), ALL(...), INDEXOF(...), Manticore's: cond for
+** each element x of arr, a JSON array (a property, or a JSON column) or a
+** multi-value. */
+static int bind_for(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
+    const char *z = e->u.func.zName;
+    Expr **aArg = e->u.func.aArg;
+    QOp op = !strcmp(z, "any") ? QOP_OR : !strcmp(z, "all") ? QOP_AND : !strcmp(z, "indexof") ? QOP_NONE : QOP_NEG;
+    if (op == QOP_NEG) {
+        return bind_fail_at(b, e->pos, "FOR x IN ... belongs to ANY(), ALL() or INDEXOF(): ANY(x > 5 FOR x IN j.arr)");
+    }
+    if (b->zElem) return bind_fail_at(b, e->pos, "FOR x IN ... cannot be inside another one");
+    BExpr arr, cond;
+    if (bind_expr(b, aArg[2], ctx == CTX_WHERE ? CTX_SELECT : ctx, &arr)) return b->rc;
+    if (!arr.bNull && arr.type != SQLCOL_JSON && arr.type != SQLCOL_MULTI) {
+        char bx[96], zMsg[200];
+        snprintf(zMsg, sizeof(zMsg), "FOR x IN takes a JSON array or a multi-value, not %s", what(b, &arr, bx, sizeof(bx)));
+        return bind_fail_at(b, aArg[2]->pos, zMsg);
+    }
+    if (schema_find(b->pSchema, aArg[1]->u.zName) != SCHEMA_NO_COL) {
+        return bind_fail_at(b, aArg[1]->pos, "the element's name is a column's: choose another (FOR x IN ...)");
+    }
+    b->zElem = aArg[1]->u.zName;
+    int rc = bind_expr(b, aArg[0], ctx, &cond);
+    b->zElem = NULL;
+    if (rc || no_mva_truth(b, &cond, aArg[0]->pos)) return b->rc;
+    QExpr *q = qexpr_for(b->a, op, arr.q, cond.q);
+    return q ? bexpr_computed(out, q, SQLCOL_BIGINT, 0) : bind_oom(b);
+}
+
 /* GEOPOLY2D's edges follow the great circles: each is cut into pieces of
 ** at most this arc (degrees), their ends the polygon's vertices. */
 #define GEOPOLY_STEP 0.5
@@ -1011,6 +1051,7 @@ static int bind_scalar(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
         return bind_fail_at(b, e->pos, "POLY2D() and GEOPOLY2D() make a polygon for CONTAINS(): "
                                        "CONTAINS(POLY2D(x1, y1, x2, y2, x3, y3), x, y)");
     }
+    if (e->u.func.bFor) return bind_for(b, e, ctx, out);
     if (!strcmp(z, "any") || !strcmp(z, "all")) {
         return bind_fail_at(b, e->pos, "ANY() and ALL() of a multi-value are compared with values: "
                                        "ANY(tags) = 3, ALL(tags) IN (1, 2), ANY(tags) BETWEEN 1 AND 5");
@@ -1363,15 +1404,19 @@ static int bind_expr(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
         if (op >= OP_EQ && op <= OP_GE) {
             if (check_comparable(b, &x, &y)) return b->rc;
         } else if (op >= OP_ADD && op <= OP_IDIV) {
-            if ((!x.bNull && !is_num_type(x.type)) || (!y.bNull && !is_num_type(y.type))) {
+            /* a JSON property (or a FOR's element) is a number in some rows:
+            ** arithmetic on it gives NULL in the others, its type theirs */
+            int bDyn = is_dynamic(&x) || is_dynamic(&y);
+            if ((!x.bNull && !is_num_type(x.type) && !is_dynamic(&x)) ||
+                (!y.bNull && !is_num_type(y.type) && !is_dynamic(&y))) {
                 char bx[96];
-                const BExpr *bad = (!x.bNull && !is_num_type(x.type)) ? &x : &y;
+                const BExpr *bad = (!x.bNull && !is_num_type(x.type) && !is_dynamic(&x)) ? &x : &y;
                 return bind_fail(b, ER_BAD_VALUE, LP_BADINPUT,
                                  "arithmetic needs numbers, got %s", what(b, bad, bx, sizeof(bx)));
             }
             int bDouble = x.type == SQLCOL_FLOAT || x.type == SQLCOL_DOUBLE ||
                           y.type == SQLCOL_FLOAT || y.type == SQLCOL_DOUBLE;
-            t = (op == OP_DIV || bDouble) && op != OP_IDIV ? SQLCOL_DOUBLE : SQLCOL_BIGINT;
+            t = bDyn ? SQLCOL_JSON : (op == OP_DIV || bDouble) && op != OP_IDIV ? SQLCOL_DOUBLE : SQLCOL_BIGINT;
         }
         if ((op == OP_AND || op == OP_OR) &&
             (no_mva_truth(b, &x, e->u.binary.pLeft->pos) || no_mva_truth(b, &y, e->u.binary.pRight->pos))) {
@@ -3442,7 +3487,7 @@ static int bind_facet(SqlSession *s, const SqlStmt *st, const SelectStmt *sel, c
     f.iOffset = fc->iOffset;
     f.aFacet = NULL;
     f.nFacet = 0;
-    Binder b = {s, &s->stmt, st, NULL, sel->zTable, err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0};
+    Binder b = {s, &s->stmt, st, NULL, sel->zTable, err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL};
     return bind_select(&b, &f, bs);
 }
 
@@ -3513,7 +3558,7 @@ void sqlx_select(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const SelectStmt *sel = &st->u.select;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0};
+    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL};
     BoundSelect bs = {0};
     s->meta.bValid = 0;
     s->meta.bProfiled = 0; /* set again below when profiling is on */
@@ -3591,7 +3636,7 @@ void sqlx_explain(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const SelectStmt *sel = &st->u.select;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0};
+    Binder b = {s, &s->stmt, st, NULL, sel->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL};
     BoundSelect bs = {0};
     StrBuf sb = {0};
     if (!sel->zTable) {
@@ -3683,7 +3728,7 @@ void sqlx_insert(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const InsertStmt *ins = &st->u.insert;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, ins->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0};
+    Binder b = {s, &s->stmt, st, NULL, ins->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL};
     Table *t = bind_table(&b, ins->zTable);
     if (!t) goto fail;
     const Schema *sc = b.pSchema;
@@ -3807,7 +3852,7 @@ void sqlx_update(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const UpdateStmt *up = &st->u.update;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, up->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0};
+    Binder b = {s, &s->stmt, st, NULL, up->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL};
     Table *t = bind_table(&b, up->zTable);
     if (!t) goto fail;
     const Schema *sc = b.pSchema;
@@ -3862,7 +3907,7 @@ void sqlx_delete(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const DeleteStmt *del = &st->u.del;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, del->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0};
+    Binder b = {s, &s->stmt, st, NULL, del->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL};
     Table *t = bind_table(&b, del->zTable);
     if (!t) goto fail;
     if (!del->pWhere) {
@@ -4303,7 +4348,7 @@ void sqlx_create_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const CreateTableStmt *ct = &st->u.create;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, ct->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0};
+    Binder b = {s, &s->stmt, st, NULL, ct->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL};
     Schema *sc = calloc(1, sizeof(Schema));
     if (!sc) goto oom;
     sc->aCol = calloc((size_t)(ct->nCol ? ct->nCol : 1), sizeof(ColumnSchema));
@@ -4464,7 +4509,7 @@ static void alter_options(SqlSession *s, const SqlStmt *st, SqlResult *r, Table 
     const AlterTableStmt *at = &st->u.alter;
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, at->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0};
+    Binder b = {s, &s->stmt, st, NULL, at->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL};
     static const char *const azKind[] = {"wordforms", "exceptions", "stopwords"};
     int abKind[3] = {0, 0, 0};
     int *aMap = NULL;
@@ -4532,7 +4577,7 @@ void sqlx_alter_table(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     }
     LpError err;
     lp_err_clear(&err);
-    Binder b = {s, &s->stmt, st, NULL, at->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0};
+    Binder b = {s, &s->stmt, st, NULL, at->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL};
     const Schema *so = table_schema(t);
     ColumnSchema col = {0};
     Schema *sn = NULL;

@@ -517,7 +517,7 @@ static Expr *parse_call(Parser *p) {
     advance(p); /* '(' */
     if (nest_in(p)) return NULL;
     Expr **aArg = NULL;
-    int nArg = 0, nCap = 0, h = 0, bDistinct = 0;
+    int nArg = 0, nCap = 0, h = 0, bDistinct = 0, bFor = 0;
     if (p->tok.type == TK_STAR) {
         Expr *e = new_expr(p, EXPR_STAR, p->tok.pos, p->tok.pos + 1);
         if (!e || PUSH(p, aArg, nArg, nCap, e)) return NULL;
@@ -531,6 +531,20 @@ static Expr *parse_call(Parser *p) {
                 if (p->h > h) h = p->h;
             } while (accept(p, TK_COMMA));
         }
+        /* Manticore's ANY(cond FOR x IN j.arr): the name and the array
+        ** follow the condition as two more arguments */
+        if (nArg == 1 && !bDistinct && is_kw(p, KW_FOR)) {
+            advance(p);
+            if (!is_name(&p->tok)) return expected(p, "a name for the array's element (FOR x IN ...)");
+            Expr *v = new_expr(p, EXPR_COLUMN, p->tok.pos, p->tok.pos + p->tok.len);
+            if (!v || !(v->u.zName = tok_name(p, &p->tok, 1)) || PUSH(p, aArg, nArg, nCap, v)) return NULL;
+            advance(p);
+            if (!accept_kw(p, KW_IN)) return expected(p, "IN and the array (FOR x IN j.arr)");
+            Expr *arr = parse_expr(p);
+            if (!arr || PUSH(p, aArg, nArg, nCap, arr)) return NULL;
+            if (p->h > h) h = p->h;
+            bFor = 1;
+        }
     }
     if (expect(p, TK_RP, nArg ? "',' or ')'" : "')'")) return NULL;
     p->nest--;
@@ -541,6 +555,7 @@ static Expr *parse_call(Parser *p) {
     e->u.func.aArg = aArg;
     e->u.func.nArg = nArg;
     e->u.func.bDistinct = bDistinct;
+    e->u.func.bFor = bFor;
     /* MATCH('...') AS text, knn(...) AS dense: names for fusion_weights */
     if ((!strcmp(zName, "match") || !strcmp(zName, "knn")) && accept_kw(p, KW_AS)) {
         if (!is_name(&p->tok)) return expected(p, "a name for the search (fusion_weights refers to it)");

@@ -318,3 +318,84 @@ def test_mva_group_n_by_keeps_each_groups_rows(cur, uniq):
         best = sorted(i for i in ids if i % 4 and i % 5 == k)[:2]
         want += [(k, i, _shown(big(i))) for i in best]
     assert rows(cur, f"SELECT tags, id, big FROM {t} GROUP 2 BY tags ORDER BY tags ASC LIMIT 100") == want
+
+
+def test_any_all_indexof_for_json_arrays_and_multi_values(cur, uniq):
+    """Manticore's ANY(cond FOR x IN arr), ALL(...) and INDEXOF(...): cond
+    tested on each element of a JSON array (a property or the column
+    itself) or of a multi-value, against Python over random documents
+    (numbers, strings with escapes, nested values, missing and non-array
+    paths), sealed and in RAM. ALL of an empty array is 0, as ANY's."""
+    rnd = random.Random(17)
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (title TEXT, j JSON, tags MULTI)")
+    docs = {}
+    for i in range(1, 121):
+        r = rnd.random()
+        a = ([rnd.randint(-3, 12) for _ in range(rnd.randint(0, 5))] if r < 0.7 else
+             [rnd.choice(["red", 'q"t', "Blue", 1.5, None, [1, 2], {"k": 3}]) for _ in range(rnd.randint(1, 4))] if r < 0.9
+             else {"not": "an array"})
+        d = {"a": a, "s": [rnd.choice(["red", "green", 'gr"een']) for _ in range(rnd.randint(0, 3))]}
+        if i % 13 == 0:
+            del d["a"]
+        docs[i] = (d, sorted({rnd.randint(0, 9) for _ in range(rnd.randint(0, 4))}))
+
+    def ins(ids):
+        cur.execute(f"INSERT INTO {t} (id, title, j, tags) VALUES " + ", ".join("(%s, 'x', %s, %s)" for _ in ids),
+                    [v for i in ids for v in (i, json.dumps(docs[i][0]), ",".join(map(str, docs[i][1])))])
+    ins(list(range(1, 61)))
+    cur.execute(f"FLUSH TABLE {t}")
+    ins(list(range(61, 121)))
+
+    def num(x):
+        return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+    def arr(i, which):
+        d, tags = docs[i]
+        if which == "tags":
+            return tags
+        v = d.get(which)
+        return v if isinstance(v, list) else None
+
+    def quant(kind, elems, pred):
+        if elems is None:
+            return None
+        hits = [bool(pred(x)) for x in elems]
+        if kind == "ANY":
+            return int(any(hits))
+        if kind == "ALL":
+            return int(bool(hits) and all(hits))
+        return hits.index(True) if True in hits else -1
+
+    cases = [
+        # (a string, or an object or array as its JSON text, sorts after every number)
+        ("x > 5", "a", lambda x: (num(x) and x > 5) or isinstance(x, (str, list, dict))),
+        ("x % 2 = 0", "a", lambda x: num(x) and x == int(x) and int(x) % 2 == 0),
+        ("x = 'red'", "a", lambda x: isinstance(x, str) and x.lower() == "red"),
+        ("x = 'gr\"een'", "s", lambda x: x == 'gr"een'),
+        ("x <> 'red'", "s", lambda x: x.lower() != "red"),
+        ("x IN (3, 7)", "tags", lambda x: x in (3, 7)),
+        ("x BETWEEN 2 AND 4 OR x = 9", "tags", lambda x: 2 <= x <= 4 or x == 9),
+    ]
+    for cond, which, pred in cases:
+        src = "tags" if which == "tags" else f"j.{which}"
+        for kind in ("ANY", "ALL", "INDEXOF"):
+            got = rows(cur, f"SELECT id, {kind}({cond} FOR x IN {src}) FROM {t} ORDER BY id ASC LIMIT 1000")
+            want = [(i, quant(kind, arr(i, which), pred)) for i in sorted(docs)]
+            assert got == want, (kind, cond, which)
+    # in WHERE, beside other conditions; the whole JSON column as the array
+    got = rows(cur, f"SELECT id FROM {t} WHERE ANY(x > 5 FOR x IN j.a) AND ALL(x < 9 FOR x IN tags) ORDER BY id ASC LIMIT 1000")
+    assert got == [(i,) for i in sorted(docs) if quant("ANY", arr(i, "a"), lambda x: (num(x) and x > 5) or
+                                                       isinstance(x, (str, list, dict))) == 1
+                   and quant("ALL", arr(i, "tags"), lambda x: x < 9) == 1]
+    assert rows(cur, f"SELECT ANY(x > 1 FOR x IN j) FROM {t} WHERE id = 1") == [(None,)]  # an object, not an array
+    for sql, frag in [
+        (f"SELECT ANY(x FOR x IN title) FROM {t}", "FOR x IN takes a JSON array or a multi-value, not"),
+        (f"SELECT ANY(title = 1 FOR title IN j.a) FROM {t}", "the element's name is a column's"),
+        (f"SELECT ANY(ANY(y > 1 FOR y IN j.a) FOR x IN j.a) FROM {t}", "cannot be inside another one"),
+        (f"SELECT SUM(x FOR x IN j.a) FROM {t}", "FOR x IN ... belongs to ANY(), ALL() or INDEXOF()"),
+        (f"SELECT ANY(x.k > 1 FOR x IN j.a) FROM {t}", "a path into the element of FOR x IN ... is not supported"),
+        (f"SELECT ANY(x > 1 FOR x j.a) FROM {t}", "expected IN and the array"),
+        (f"SELECT ANY(x > 1 FOR 5 IN j.a) FROM {t}", "expected a name for the array's element"),
+    ]:
+        expect_error(cur, sql, 1064, re.escape(frag))

@@ -170,10 +170,18 @@ static void test_topk(void **state) {
     table_unref(t);
 }
 
-/* The value at a path given as "key", "#N" (an index) steps, as text:
-** "s:..." a string, "i:N", "f:X", "null". */
-static const char *jpath(const char *zDoc, const char *const *azStep, int nStep) {
+/* A JSON value as text: "s:..." a string, "i:N", "f:X", "null". */
+static const char *jv_text(Value v) {
     static char out[256];
+    if (v.kind == VAL_STR) snprintf(out, sizeof(out), "s:%.*s", (int)v.u.s.n, v.u.s.z);
+    else if (v.kind == VAL_INT) snprintf(out, sizeof(out), "i:%lld", (long long)v.u.i);
+    else if (v.kind == VAL_FLOAT) snprintf(out, sizeof(out), "f:%g", v.u.f);
+    else snprintf(out, sizeof(out), "null");
+    return out;
+}
+
+/* The value at a path given as "key", "#N" (an index) steps, as jv_text. */
+static const char *jpath(const char *zDoc, const char *const *azStep, int nStep) {
     JsonStep a[8];
     for (int i = 0; i < nStep; i++) {
         if (azStep[i][0] == '#') a[i] = (JsonStep){NULL, 0, atoll(azStep[i] + 1)};
@@ -181,13 +189,9 @@ static const char *jpath(const char *zDoc, const char *const *azStep, int nStep)
     }
     Arena ar;
     arena_init(&ar, 1024);
-    Value v = json_path_value(zDoc, strlen(zDoc), a, nStep, &ar);
-    if (v.kind == VAL_STR) snprintf(out, sizeof(out), "s:%.*s", (int)v.u.s.n, v.u.s.z);
-    else if (v.kind == VAL_INT) snprintf(out, sizeof(out), "i:%lld", (long long)v.u.i);
-    else if (v.kind == VAL_FLOAT) snprintf(out, sizeof(out), "f:%g", v.u.f);
-    else snprintf(out, sizeof(out), "null");
+    const char *z = jv_text(json_path_value(zDoc, strlen(zDoc), a, nStep, &ar));
     arena_free(&ar);
-    return out;
+    return z;
 }
 
 #define JP(doc, ...) jpath(doc, (const char *const[]){__VA_ARGS__}, \
@@ -246,6 +250,46 @@ static void test_json_path(void **state) {
         Arena ar;
         arena_init(&ar, 256);
         (void)json_path_value(z, n, st + (seed >> 40) % 2, 1 + (int)((seed >> 50) % 2), &ar);
+        JsonIter it; /* and every element of it as an array */
+        Value v;
+        for (int k = 0; json_iter_init(&it, z, n) && k < 64 && json_iter_next(&it, &ar, &v); k++) continue;
+        arena_free(&ar);
+        free(z);
+    }
+}
+
+/* The elements of an array, as json_path_value gives values; an empty
+** array, a non-array, and text that stops being JSON. */
+static void test_json_iter(void **state) {
+    (void)state;
+    static const struct {
+        const char *zDoc, *zWant; /* the elements as JV() shows them, ';'-joined, "-" when not an array */
+    } a[] = {
+        {" [ 1 , -2.5, \"a\\\"b\", true, null, [1, [2]], {\"k\": [3]} ] ", "i:1;f:-2.5;s:a\"b;i:1;null;s:[1, [2]];s:{\"k\": [3]}"},
+        {"[]", ""},
+        {"[ ]", ""},
+        {"{\"a\": [1]}", "-"},
+        {"\"[1]\"", "-"},
+        {"[1, 2", "i:1;i:2"},
+        {"[1, }", "i:1"},
+        {"[\"x", ""},
+    };
+    for (size_t i = 0; i < sizeof(a) / sizeof(a[0]); i++) {
+        size_t n = strlen(a[i].zDoc);
+        char *z = malloc(n + 1); /* exact size, as above */
+        memcpy(z, a[i].zDoc, n);
+        Arena ar;
+        arena_init(&ar, 256);
+        StrBuf sb = {0};
+        JsonIter it;
+        Value v;
+        if (!json_iter_init(&it, z, n)) strbuf_appendz(&sb, "-");
+        else for (int k = 0; json_iter_next(&it, &ar, &v); k++) {
+            if (k) strbuf_appendc(&sb, ';');
+            strbuf_appendz(&sb, jv_text(v));
+        }
+        assert_string_equal(sb.z ? sb.z : "", a[i].zWant);
+        strbuf_free(&sb);
         arena_free(&ar);
         free(z);
     }
@@ -254,6 +298,7 @@ static void test_json_path(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json_path),
+        cmocka_unit_test(test_json_iter),
         cmocka_unit_test(test_three_valued),
         cmocka_unit_test(test_arith),
         cmocka_unit_test(test_topk),

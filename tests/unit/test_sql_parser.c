@@ -625,6 +625,14 @@ static void test_delete_update(void **state) {
     s = parse("INSERT INTO t (id, tags) VALUES (1, ()), (2, ( ))");
     assert_string_equal(dumps(s->u.insert.aaRow[0][1]), "[]");
     assert_string_equal(dumps(s->u.insert.aaRow[1][1]), "[]");
+    s = parse("SELECT ANY(x > 5 AND x < 10 FOR x IN j.ar), INDEXOF(y = 'a' for Y in j) FROM t");
+    assert_string_equal(dumps(s->u.select.aItem[0].pExpr), "any( (and (> x 5) (< x 10)) x j.ar)");
+    assert_int_equal(s->u.select.aItem[0].pExpr->u.func.bFor, 1);
+    assert_string_equal(dumps(s->u.select.aItem[1].pExpr), "indexof( (= y 'a') y j)");
+    check_error("SELECT ANY(x FOR 1 IN j) FROM t", 17, "near '1 IN j) FROM t' at line 1 col 18: expected a name for "
+                "the array's element (FOR x IN ...)");
+    check_error("SELECT ANY(x FOR x j) FROM t", 19, "near 'j) FROM t' at line 1 col 20: expected IN and the array "
+                "(FOR x IN j.arr)");
     s = parse("SELECT id FROM t WHERE ANY(tags) IN (1, 2) AND ALL(tags) > 3");
     assert_string_equal(dumps(s->u.select.pWhere), "(and (in any( tags) 1 2) (> all( tags) 3))");
 }
