@@ -352,6 +352,11 @@ static int bind_where_alias(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
 
 static int bind_column(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     const char *zName = e->u.zName;
+    if (b->zElem && !strcmp(zName, b->zElem)) { /* the FOR's element: a JSON value of any kind */
+        if (e->nPath) return bind_fail_at(b, e->pos, "a path into the element of FOR x IN ... is not supported");
+        QExpr *q = qexpr_elem(b->a);
+        return q ? bexpr_computed(out, q, SQLCOL_JSON, 0) : bind_oom(b);
+    }
     if (b->pHave) return have_name(b, e, ctx, out); /* a HAVING's name: a group's value */
     if (ctx == CTX_VALUES) {
         return bind_fail(b, ER_BAD_FIELD, LP_BADINPUT,
@@ -360,11 +365,6 @@ static int bind_column(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     if (!b->pSchema) {
         return bind_fail(b, ER_BAD_FIELD, LP_NOTFOUND,
                          "unknown column '%s': the statement has no FROM table", zName);
-    }
-    if (b->zElem && !strcmp(zName, b->zElem)) { /* the FOR's element: a JSON value of any kind */
-        if (e->nPath) return bind_fail_at(b, e->pos, "a path into the element of FOR x IN ... is not supported");
-        QExpr *q = qexpr_elem(b->a);
-        return q ? bexpr_computed(out, q, SQLCOL_JSON, 0) : bind_oom(b);
     }
     int i = schema_find(b->pSchema, zName);
     if (i == SCHEMA_NO_COL && b->pAliasSel && !e->nPath) return bind_where_alias(b, e, ctx, out);
@@ -748,7 +748,7 @@ static int bind_for(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
         snprintf(zMsg, sizeof(zMsg), "FOR x IN takes a JSON array or a multi-value, not %s", what(b, &arr, bx, sizeof(bx)));
         return bind_fail_at(b, aArg[2]->pos, zMsg);
     }
-    if (schema_find(b->pSchema, aArg[1]->u.zName) != SCHEMA_NO_COL) {
+    if (b->pSchema && schema_find(b->pSchema, aArg[1]->u.zName) != SCHEMA_NO_COL) {
         return bind_fail_at(b, aArg[1]->pos, "the element's name is a column's: choose another (FOR x IN ...)");
     }
     b->zElem = aArg[1]->u.zName;

@@ -389,6 +389,9 @@ def test_any_all_indexof_for_json_arrays_and_multi_values(cur, uniq):
                                                        isinstance(x, (str, list, dict))) == 1
                    and quant("ALL", arr(i, "tags"), lambda x: x < 9) == 1]
     assert rows(cur, f"SELECT ANY(x > 1 FOR x IN j) FROM {t} WHERE id = 1") == [(None,)]  # an object, not an array
+    # without a table (the element's name is looked up in no schema: this crashed once)
+    assert rows(cur, "SELECT ANY(x > 1 FOR x IN NULL), ALL(x > 1 FOR x IN NULL), INDEXOF(x FOR x IN NULL)") == \
+        [(None, None, None)]
     for sql, frag in [
         (f"SELECT ANY(x FOR x IN title) FROM {t}", "FOR x IN takes a JSON array or a multi-value, not"),
         (f"SELECT ANY(title = 1 FOR title IN j.a) FROM {t}", "the element's name is a column's"),
