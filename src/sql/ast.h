@@ -136,6 +136,8 @@ struct SqlMapItem {
     const char *zName;          /* lower-cased */
     int pos;                    /* offset of the name */
     Expr *pValue;               /* literal, identifier (EXPR_COLUMN), list, map */
+    ExprPathStep *aPath;        /* UPDATE SET j.a.b = ...: the JSON path after */
+    int nPath;                  /* the name (else none) */
 };
 
 /* ------------------------------------------------------------------ */
@@ -244,7 +246,7 @@ typedef struct DeleteStmt {
 typedef struct UpdateStmt {
     const char *zTable;
     int tablePos;
-    SqlMapItem *aSet;           /* SET col = expr, ... */
+    SqlMapItem *aSet;           /* SET col = expr, ... (col may have a JSON path) */
     int nSet;
     Expr *pWhere;               /* or NULL */
     SqlMapItem *aOption;        /* OPTION …, as in SELECT */

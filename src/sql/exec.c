@@ -18,6 +18,7 @@
 ** the position in the statement.
 */
 #include <inttypes.h>
+#include <jansson.h>
 #include <stdarg.h>
 #include <limits.h>
 #include <stdio.h>
@@ -3666,7 +3667,8 @@ fail:
 /* ------------------------------------------------------------------ */
 /* Values for INSERT, REPLACE and UPDATE                               */
 
-/* What a VALUES / SET list is for column c: 'i' a multi-value's integers,
+/* What a VALUES / SET list is for column c: 'i' a multi-value's integers
+** ('j' the same for a JSON property's array),
 ** 'v' a vector's numbers, 's' a scalar (a list of one is its item). */
 static char list_kind(const ColumnSchema *c) {
     return coltype_is_mva(c->type) ? 'i' : c->type == COL_VECTOR ? 'v' : 's';
@@ -3678,7 +3680,7 @@ static char list_kind(const ColumnSchema *c) {
 static int eval_value(Binder *b, const Expr *e, char want, Value *pv) {
     if (e->kind == EXPR_LIST && want == 's' && e->u.list.nItem == 1) e = e->u.list.aItem[0];
     if (e->kind == EXPR_LIST) {
-        int n = e->u.list.nItem, bInts = want == 'i';
+        int n = e->u.list.nItem, bInts = want == 'i' || want == 'j';
         void *p = arena_alloc(b->a, (bInts ? sizeof(int64_t) : sizeof(float)) * (size_t)(n ? n : 1));
         if (!p) return bind_oom(b);
         for (int i = 0; i < n; i++) {
@@ -3686,8 +3688,9 @@ static int eval_value(Binder *b, const Expr *e, char want, Value *pv) {
             if (bind_expr(b, e->u.list.aItem[i], CTX_VALUES, &x)) return b->rc;
             Value v = qexpr_eval(x.q, NULL);
             if (v.kind != VAL_INT && (bInts || v.kind != VAL_FLOAT)) {
-                return bind_fail_at(b, e->u.list.aItem[i]->pos, bInts ? "expected an integer as a multi-value item"
-                                                                     : "expected a number as vector component");
+                return bind_fail_at(b, e->u.list.aItem[i]->pos, want == 'j' ? "expected an integer as an array element"
+                                                                : bInts     ? "expected an integer as a multi-value item"
+                                                                            : "expected a number as vector component");
             }
             if (bInts) ((int64_t *)p)[i] = v.u.i;
             else ((float *)p)[i] = v.kind == VAL_INT ? (float)v.u.i : (float)v.u.f;
@@ -3812,8 +3815,8 @@ static int sink_id(void *ctx, const Value *aVal, int nVal) {
 
 /* Finds the rows of t matching pWhere, then writes one op of kind per row
 ** (values aVal/aSet for UPDATE) through sqlx_write, which fills r. */
-static int write_matching(Binder *b, Table *t, const Expr *pWhere, TableOpKind kind,
-                          const Value *aVal, const uint8_t *aSet, SqlResult *r) {
+/* The ids of the rows of t that pWhere (MATCH and all) selects, into k. */
+static int find_matching(Binder *b, Table *t, const Expr *pWhere, IdSink *k) {
     QSelect q = {0};
     q.pTable = t;
     fts_rank_defaults(&q.rank);
@@ -3835,10 +3838,19 @@ static int write_matching(Binder *b, Table *t, const Expr *pWhere, TableOpKind k
     q.nOut = 1;
     q.iLimit = INT64_MAX / 2;
     QMeta meta;
+    if (query_select(&q, sink_id, k, &meta, b->err) != LP_OK) {
+        VEC_FREE(&k->ids);
+        return bind_oom(b);
+    }
+    return LP_OK;
+}
+
+static int write_matching(Binder *b, Table *t, const Expr *pWhere, TableOpKind kind,
+                          const Value *aVal, const uint8_t *aSet, SqlResult *r) {
     IdSink k = {{0}};
-    TableOp *aOp = NULL;
-    if (query_select(&q, sink_id, &k, &meta, b->err) != LP_OK ||
-        !(aOp = arena_alloc(b->a, sizeof(TableOp) * (k.ids.n ? k.ids.n : 1)))) {
+    if (find_matching(b, t, pWhere, &k)) return b->rc;
+    TableOp *aOp = arena_alloc(b->a, sizeof(TableOp) * (k.ids.n ? k.ids.n : 1));
+    if (!aOp) {
         VEC_FREE(&k.ids);
         return bind_oom(b);
     }
@@ -3848,11 +3860,128 @@ static int write_matching(Binder *b, Table *t, const Expr *pWhere, TableOpKind k
     return LP_OK;
 }
 
+/* A constant of an UPDATE's SET j.path = value as JSON: NULL, a number, a
+** string, a list of integers an array; NULL (error set) otherwise. */
+static json_t *json_of_value(Binder *b, const Value *v, int pos) {
+    json_t *j = NULL;
+    switch (v->kind) {
+    case VAL_NULL: j = json_null(); break;
+    case VAL_INT: j = json_integer(v->u.i); break;
+    case VAL_FLOAT: j = isfinite(v->u.f) ? json_real(v->u.f) : NULL; break;
+    case VAL_STR: j = json_stringn(v->u.s.z, v->u.s.n); break;
+    case VAL_MVA:
+        j = json_array();
+        for (uint32_t i = 0; j && i < v->u.m.n; i++) {
+            if (json_array_append_new(j, json_integer(v->u.m.a[i]))) json_decref(j), j = NULL;
+        }
+        break;
+    default: break;
+    }
+    if (!j) bind_fail_at(b, pos, "a JSON property takes a number, a string, NULL or a list of integers");
+    return j;
+}
+
+/* Sets the property at path a[0..n) of JSON document root to val (stolen):
+** keys missing on the way are made objects, an array index may be its
+** length (appended). 0, or -1 with zWhy saying which step cannot be. */
+static int json_set_path(json_t *root, const ExprPathStep *a, int n, json_t *val, char *zWhy, size_t nWhy) {
+    json_t *cur = root;
+    for (int i = 0; i < n; i++) {
+        const ExprPathStep *st = &a[i];
+        int bLast = i == n - 1;
+        if (st->zKey ? !json_is_object(cur) : !json_is_array(cur)) {
+            snprintf(zWhy, nWhy, "step %d of the path needs %s there", i + 1, st->zKey ? "an object" : "an array");
+            break;
+        }
+        if (st->zKey) {
+            json_t *child = json_object_getn(cur, st->zKey, st->nKey);
+            if (bLast) return json_object_setn_new(cur, st->zKey, st->nKey, val) ? -1 : 0;
+            if (!child) {
+                if (!(child = json_object()) || json_object_setn_new(cur, st->zKey, st->nKey, child)) break;
+            }
+            cur = child;
+        } else {
+            size_t nArr = json_array_size(cur);
+            if (st->iIndex < 0 || (size_t)st->iIndex > nArr || (!bLast && (size_t)st->iIndex == nArr)) {
+                snprintf(zWhy, nWhy, "index %lld of step %d is past the array's end (%zu elements)",
+                         (long long)st->iIndex, i + 1, nArr);
+                break;
+            }
+            if (bLast) {
+                int rc = (size_t)st->iIndex == nArr ? json_array_append_new(cur, val)
+                                                    : json_array_set_new(cur, (size_t)st->iIndex, val);
+                return rc ? -1 : 0;
+            }
+            cur = json_array_get(cur, (size_t)st->iIndex);
+        }
+    }
+    json_decref(val);
+    if (!*zWhy) snprintf(zWhy, nWhy, "out of memory");
+    return -1;
+}
+
+/* UPDATE ... SET j.a.b = value: each matching row's own new document (its
+** JSON with the properties set, in SET's order), then one TOP_UPDATE per
+** row with the statement's other values (aVal, aSet). A row changed
+** between reading and writing by another UPDATE keeps that writer's
+** properties only if it wrote last. */
+static int update_json_paths(Binder *b, Table *t, const UpdateStmt *up, const int *aCol, json_t **aJson,
+                             Value *aVal, const uint8_t *aSet, SqlResult *r) {
+    const Schema *sc = b->pSchema;
+    IdSink k = {{0}};
+    if (find_matching(b, t, up->pWhere, &k)) return b->rc;
+    TableOp *aOp = arena_alloc(b->a, sizeof(TableOp) * (k.ids.n ? k.ids.n : 1));
+    TableSnap *snap = aOp ? table_snapshot(t) : NULL;
+    size_t nOp = 0;
+    for (size_t i = 0; snap && i < k.ids.n && b->rc == LP_OK; i++) {
+        const MemRow *row = table_snap_get(snap, k.ids.a[i]);
+        if (!row) continue; /* deleted since */
+        Value *aRow = arena_alloc(b->a, sizeof(Value) * (size_t)sc->nCol);
+        if (!aRow) {
+            bind_oom(b);
+            break;
+        }
+        memcpy(aRow, aVal, sizeof(Value) * (size_t)sc->nCol);
+        for (int c = 0; c < sc->nCol && b->rc == LP_OK; c++) {
+            json_t *doc = NULL;
+            for (int s = 0; s < up->nSet && b->rc == LP_OK; s++) {
+                const SqlMapItem *it = &up->aSet[s];
+                if (aCol[s] != c || !it->nPath) continue;
+                if (!doc) { /* the row's document (NULL: a new object) */
+                    Value old = row_get(sc, row, c);
+                    doc = old.kind == VAL_STR ? json_loadb(old.u.s.z, old.u.s.n, JSON_DECODE_ANY, NULL) : json_object();
+                    if (!doc) bind_oom(b);
+                }
+                char zWhy[160] = "";
+                if (doc && json_set_path(doc, it->aPath, it->nPath, json_deep_copy(aJson[s]), zWhy, sizeof(zWhy))) {
+                    bind_fail(b, ER_BAD_VALUE, LP_BADINPUT, "row %lld: cannot set %s's property: %s",
+                              (long long)k.ids.a[i], it->zName, zWhy);
+                }
+            }
+            if (!doc) continue;
+            char *z = b->rc == LP_OK ? json_dumps(doc, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+            json_decref(doc);
+            if (b->rc == LP_OK && !z) bind_oom(b);
+            if (z) {
+                coerce_for(b, sc, c, value_str(z, (uint32_t)strlen(z)), 0, 1, &aRow[c]);
+                free(z);
+            }
+        }
+        aOp[nOp++] = (TableOp){TOP_UPDATE, k.ids.a[i], aRow, aSet};
+    }
+    if (snap) table_snapshot_release(snap);
+    if (!aOp && b->rc == LP_OK) bind_oom(b);
+    if (b->rc == LP_OK) sqlx_write(b->s, t, aOp, nOp, r, 0);
+    VEC_FREE(&k.ids);
+    return b->rc;
+}
+
 void sqlx_update(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const UpdateStmt *up = &st->u.update;
     LpError err;
     lp_err_clear(&err);
     Binder b = {s, &s->stmt, st, NULL, up->zTable, &err, LP_OK, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL};
+    json_t **aJson = NULL; /* SET j.path = value: each value as JSON */
     Table *t = bind_table(&b, up->zTable);
     if (!t) goto fail;
     const Schema *sc = b.pSchema;
@@ -3863,10 +3992,27 @@ void sqlx_update(SqlSession *s, const SqlStmt *st, SqlResult *r) {
 
     Value *aVal = arena_alloc(b.a, sizeof(Value) * (size_t)(sc->nCol ? sc->nCol : 1));
     uint8_t *aSet = arena_zalloc(b.a, (size_t)(sc->nCol ? sc->nCol : 1));
-    if (!aVal || !aSet) goto oom;
+    uint8_t *aPathed = arena_zalloc(b.a, (size_t)(sc->nCol ? sc->nCol : 1));
+    int *aCol = arena_alloc(b.a, sizeof(int) * (size_t)(up->nSet ? up->nSet : 1));
+    aJson = arena_zalloc(b.a, sizeof(json_t *) * (size_t)(up->nSet ? up->nSet : 1));
+    int nPathed = 0;
+    if (!aVal || !aSet || !aPathed || !aCol || !aJson) goto oom;
     for (int i = 0; i < up->nSet; i++) {
         const SqlMapItem *it = &up->aSet[i];
         int c = schema_find(sc, it->zName);
+        aCol[i] = c;
+        if (it->nPath && c >= 0) { /* SET j.a.b = value: a property of a JSON column */
+            Value v;
+            if (sc->aCol[c].type != COL_JSON) {
+                bind_fail_at(&b, it->pos, "a path ('.key' or '[...]') follows only a JSON column's name");
+                goto fail;
+            }
+            if (aSet[c] && !aPathed[c]) goto twice;
+            aSet[c] = aPathed[c] = 1;
+            if (eval_value(&b, it->pValue, 'j', &v) || !(aJson[i] = json_of_value(&b, &v, it->pValue->pos))) goto fail;
+            nPathed++;
+            continue;
+        }
         if (c == SCHEMA_NO_COL) {
             bind_fail(&b, ER_BAD_FIELD, LP_NOTFOUND, "unknown column '%s' in table '%s'",
                       it->zName, up->zTable);
@@ -3885,6 +4031,7 @@ void sqlx_update(SqlSession *s, const SqlStmt *st, SqlResult *r) {
             goto fail;
         }
         if (aSet[c]++) {
+        twice:
             bind_fail(&b, ER_FIELD_TWICE, LP_BADINPUT, "column '%s' specified twice", it->zName);
             goto fail;
         }
@@ -3893,12 +4040,17 @@ void sqlx_update(SqlSession *s, const SqlStmt *st, SqlResult *r) {
             goto fail;
         }
     }
-    if (write_matching(&b, t, up->pWhere, TOP_UPDATE, aVal, aSet, r)) goto fail;
+    if (nPathed ? update_json_paths(&b, t, up, aCol, aJson, aVal, aSet, r)
+                : write_matching(&b, t, up->pWhere, TOP_UPDATE, aVal, aSet, r)) {
+        goto fail;
+    }
+    for (int i = 0; i < up->nSet; i++) json_decref(aJson[i]);
     table_unref(t);
     return;
 oom:
     bind_oom(&b);
 fail:
+    for (int i = 0; aJson && i < up->nSet; i++) json_decref(aJson[i]);
     if (t) table_unref(t);
     sqlx_report(r, &err, ER_PARSE);
 }

@@ -1191,7 +1191,13 @@ static int parse_update(Parser *p, UpdateStmt *s) {
     int n = 0, cap = 0;
     do {
         SqlMapItem it = {0};
-        if (parse_name(p, "a column name", &it.zName, &it.pos)) return p->rc;
+        if (!is_name(&p->tok)) return expected(p, "a column name"), p->rc;
+        it.pos = p->tok.pos;
+        Expr *c = parse_column(p); /* a name, or a JSON column's path: j.a[0] */
+        if (!c) return p->rc;
+        it.zName = c->u.zName;
+        it.aPath = c->aPath;
+        it.nPath = c->nPath;
         if (expect(p, TK_EQ, "'='")) return p->rc;
         it.pValue = parse_listable(p);
         if (!it.pValue || PUSH(p, s->aSet, n, cap, it)) return p->rc;

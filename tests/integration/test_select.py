@@ -426,3 +426,64 @@ def test_json_properties(cur, uniq):
     expect_error(cur, f"SELECT j[x] FROM {t}", 1064, r"expected an array index or a quoted key inside \[ \]")
     expect_error(cur, f"SELECT nope.x FROM {t}", 1054, r"unknown column 'nope'")
     expect_error(cur, f"SELECT id FROM {t} WHERE j = 1", 1235, r"cannot be filtered or sorted on: JSON values have no order")
+
+
+def test_update_json_properties(cur, uniq):
+    """UPDATE t SET j.a.b = value (Manticore's JSON attribute updates, and
+    more): each matching row's document gets the properties set in SET's
+    order (missing keys made objects, an array index up to its length),
+    sealed rows and RAM rows alike, other columns beside; a row whose
+    document cannot take the path fails the statement, nothing written."""
+    import json
+    import random
+    import re
+    rnd = random.Random(8)
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (title TEXT, j JSON, n INT)")
+    docs = {}
+    for i in range(1, 41):
+        docs[i] = rnd.choice([{"a": i, "arr": [1, 2]}, {"b": {"c": "x"}, "arr": []}, None, {"a": {"deep": 1}, "arr": [0]}])
+    cur.execute(f"INSERT INTO {t} (id, title, j, n) VALUES " + ", ".join("(%s, 'doc', %s, 0)" for _ in range(20)),
+                [v for i in range(1, 21) for v in (i, None if docs[i] is None else json.dumps(docs[i]))])
+    cur.execute(f"FLUSH TABLE {t}")
+    cur.execute(f"INSERT INTO {t} (id, title, j, n) VALUES " + ", ".join("(%s, 'doc', %s, 0)" for _ in range(20)),
+                [v for i in range(21, 41) for v in (i, None if docs[i] is None else json.dumps(docs[i]))])
+
+    def read():
+        return {i: (None if j is None else json.loads(j), n) for i, j, n in rows(cur, f"SELECT id, j, n FROM {t} LIMIT 100")}
+
+    ids = [i for i in docs if i % 3 == 0]
+    cur.execute(f"UPDATE {t} SET j.a = 5, j.b.c = 'q\\'t', j.tags = (3, 1), j['x y'] = NULL, n = 7 "
+                f"WHERE id IN ({', '.join(map(str, ids))})")
+    for i in ids:
+        d = docs[i] if docs[i] is not None else {}
+        d["a"] = 5
+        d.setdefault("b", {})["c"] = "q't"
+        d["tags"] = [3, 1]
+        d["x y"] = None
+        docs[i] = d
+    got = read()
+    assert {i: got[i][0] for i in docs} == docs
+    assert all(got[i][1] == (7 if i in ids else 0) for i in docs)
+    # array elements: replaced, or appended at the end
+    arr_ids = sorted(i for i in docs if isinstance(docs[i], dict) and isinstance(docs[i].get("arr"), list) and
+                     len(docs[i]["arr"]) == 1)
+    cur.execute(f"UPDATE {t} SET j.arr[0] = 2.5, j.arr[1] = 'two' WHERE id IN ({', '.join(map(str, arr_ids))})")
+    for i in arr_ids:
+        docs[i]["arr"] = [2.5, "two"]
+    assert {i: read()[i][0] for i in docs} == docs
+    # a row that cannot take the path: the statement fails, no row changes
+    before = read()
+    bad = next(i for i in docs if isinstance(docs[i], dict) and docs[i].get("arr") == [])
+    expect_error(cur, f"UPDATE {t} SET j.arr[1] = 1 WHERE id IN ({ids[0]}, {bad})", 1366,
+                 re.escape(f"row {bad}: cannot set j's property: index 1 of step 2 is past the array's end (0 elements)"))
+    deep = next(i for i in docs if isinstance(docs[i], dict) and isinstance(docs[i].get("a"), int))
+    expect_error(cur, f"UPDATE {t} SET j.a.b = 1 WHERE id = {deep}", 1366, "step 2 of the path needs an object there")
+    for sql, errno, frag in [
+        (f"UPDATE {t} SET n.a = 1 WHERE id = 1", 1064, "a path ('.key' or '[...]') follows only a JSON column's name"),
+        (f"UPDATE {t} SET j.a = 1, j = '{{}}' WHERE id = 1", 1110, "column 'j' specified twice"),
+        (f"UPDATE {t} SET j = '{{}}', j.a = 1 WHERE id = 1", 1110, "column 'j' specified twice"),
+        (f"UPDATE {t} SET j.a = (1.5, 2) WHERE id = 1", 1064, "expected an integer as an array element"),
+    ]:
+        expect_error(cur, sql, errno, re.escape(frag))
+    assert read() == before

@@ -618,6 +618,12 @@ static void test_delete_update(void **state) {
     assert_null(s->u.update.pWhere);
     assert_int_equal(s->u.update.nOption, 0);
     /* a multi-value's list, its empty list, and a parenthesised value */
+    s = parse("UPDATE t SET J.a.B = 1, j['x y'][2] = 'v' WHERE id = 1");
+    assert_string_equal(s->u.update.aSet[0].zName, "j");
+    assert_int_equal(s->u.update.aSet[0].nPath, 2);
+    assert_string_equal(s->u.update.aSet[0].aPath[1].zKey, "B");
+    assert_int_equal(s->u.update.aSet[1].nPath, 2);
+    assert_int_equal(s->u.update.aSet[1].aPath[1].iIndex, 2);
     s = parse("UPDATE t SET tags = (3, 1), e = (), n = (4)");
     assert_string_equal(dumps(s->u.update.aSet[0].pValue), "[ 3 1]");
     assert_string_equal(dumps(s->u.update.aSet[1].pValue), "[]");
