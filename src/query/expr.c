@@ -316,12 +316,39 @@ static int mva_item(const QExpr *e, int64_t i, const Value *y, const Value *z) {
     return e->bElemNot ? !t : t;
 }
 
+/* ANY/ALL(m) op k for an integer k, from the set's order: its least and
+** greatest items, or a binary search. */
+static int mva_sorted(const QExpr *e, const int64_t *a, uint32_t n, int64_t k) {
+    int bAll = e->bAll;
+    switch (e->op) {
+    case QOP_EQ:
+    case QOP_NE: {
+        uint32_t lo = 0, hi = n;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (a[mid] < k) lo = mid + 1;
+            else hi = mid;
+        }
+        int bFound = lo < n && a[lo] == k, bOnly = a[0] == k && a[n - 1] == k;
+        return e->op == QOP_EQ ? (bAll ? bOnly : bFound) : (bAll ? !bFound : !bOnly);
+    }
+    case QOP_LT: return (bAll ? a[n - 1] : a[0]) < k;
+    case QOP_LE: return (bAll ? a[n - 1] : a[0]) <= k;
+    case QOP_GT: return (bAll ? a[0] : a[n - 1]) > k;
+    default: return (bAll ? a[0] : a[n - 1]) >= k;
+    }
+}
+
 static Value eval_mva(const QExpr *e, const QRow *row) {
     Value m = qexpr_eval(e->a, row);
     if (m.kind != VAL_MVA) return value_null();
     Value y = value_null(), z = value_null();
     if (e->op != QOP_NONE) y = qexpr_eval(e->b, row);
     if (e->op == QOP_AND) z = qexpr_eval(e->c, row);
+    if (m.u.m.n && y.kind == VAL_INT && e->op >= QOP_EQ && e->op <= QOP_GE && !e->bElemNot) {
+        int r = mva_sorted(e, m.u.m.a, m.u.m.n, y.u.i); /* the items are ascending */
+        return value_int(e->bNot ? !r : r);
+    }
     int r = 0;
     if (m.u.m.n) {
         r = e->bAll;
