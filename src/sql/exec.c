@@ -2557,6 +2557,10 @@ static int mva_key(const Binder *b, const SelectStmt *sel, const Expr *e) {
     if (iCol < 0 || !coltype_is_mva(b->pSchema->aCol[iCol].type)) return -1;
     for (int i = 0; i < sel->nGroupBy; i++) {
         const Expr *k = sel->aGroupBy[i];
+        for (int j = 0; k->kind == EXPR_COLUMN && j < sel->nItem; j++) { /* GROUP BY an item's alias */
+            const SelectItem *it = &sel->aItem[j];
+            if (it->zAlias && it->pExpr && !strcasecmp(it->zAlias, k->u.zName)) k = it->pExpr;
+        }
         if (k->kind == EXPR_COLUMN && !k->nPath && !strcasecmp(k->u.zName, e->u.zName)) return i;
     }
     return -1;

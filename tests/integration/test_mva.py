@@ -145,6 +145,7 @@ def test_mva_values_filters_groups_against_python(cur, uniq):
     want = sorted(counts.items(), key=lambda kv: (-1 if kv[0] is None else kv[0]))
     assert rows(cur, f"SELECT tags, COUNT(*) FROM {t} GROUP BY tags ORDER BY tags ASC LIMIT 100") == want
     assert rows(cur, f"SELECT groupby(), COUNT(*) FROM {t} GROUP BY tags ORDER BY groupby() ASC LIMIT 100") == want
+    assert rows(cur, f"SELECT tags AS tg, COUNT(*) FROM {t} GROUP BY tg ORDER BY tg ASC LIMIT 100") == want
     # two keys: each (item, n)
     pairs = {}
     for i in ids:
