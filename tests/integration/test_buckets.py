@@ -176,6 +176,17 @@ def test_bucket_aggregations_over_http(http, cur, uniq):
     assert ag["dk"]["buckets"] == {iso(k): {"key": k, "key_as_string": iso(k), "doc_count": c}
                                    for k, c in counts(d["ts"] // step * step for d in blue)}
     assert [b["key"] for b in ag["brand"]["buckets"]] == sorted({d["price"] for d in blue})[:2]
+    # a row without the field is in no histogram bucket (it is in terms' NULL one)
+    cur.execute(f"INSERT INTO {t} (id, title) VALUES (100000, 'blue')")
+    st, ans = search({"query": {"match": {"title": "blue"}}, "limit": 0, "aggs": {
+        "h": {"histogram": {"field": "price", "interval": 200, "offset": 50}},
+        "m": {"date_histogram": {"field": "ts", "calendar_interval": "month", "keyed": True}},
+        "r": {"range": {"field": "price", "ranges": [{"to": 99}]}}}})
+    assert st == 200, ans
+    assert [(b["key"], b["doc_count"]) for b in ans["aggregations"]["h"]["buckets"]] == \
+        counts(hist(d["price"], 200, 50) for d in blue)
+    assert len(ans["aggregations"]["m"]["buckets"]) == len(ag["m"]["buckets"])
+    assert ans["aggregations"]["r"]["buckets"][0]["doc_count"] == sum(1 for d in blue if d["price"] < 99)
     for aggs, frag in [
         ({"h": {"histogram": {"field": "price"}}}, "histogram needs an interval above 0"),
         ({"h": {"histogram": {"field": "price", "interval": 10, "offset": 10}}}, "offset is from 0 to below its interval"),

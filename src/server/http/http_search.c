@@ -1299,7 +1299,8 @@ static void bucket_name(StrBuf *sb, const json_t *info, const char *zKind, const
 
 /* An aggregation's buckets from its FACET's rows g (key, count): a list, or
 ** with "keyed" an object of them by name. A range aggregation has one
-** bucket per range, in the request's order, empty ones too. */
+** bucket per range, in the request's order, empty ones too; a histogram's
+** rows without the field (a NULL key) are in none. */
 static void agg_buckets(StrBuf *sb, const json_t *info, const SqlResult *g) {
     const json_t *kind = json_object_get(info, "kind");
     const char *zKind = json_is_string(kind) ? json_string_value(kind) : "terms";
@@ -1309,8 +1310,10 @@ static void agg_buckets(StrBuf *sb, const json_t *info, const SqlResult *g) {
     size_t n = zKind[0] == 'r' ? json_array_size(ranges) : nRow;
     StrBuf name = {0};
     strbuf_appendc(sb, bKeyed ? '{' : '[');
+    int nOut = 0;
     for (size_t i = 0; i < n; i++) {
         const SqlCell *a = zKind[0] == 'r' ? NULL : g->aCell + i * 2, *cnt = a ? &a[1] : NULL;
+        if (a && !a[0].z && zKind[0] != 't') continue; /* rows without the field: in no bucket, as in Elasticsearch */
         SqlCell zero = {"0", 1};
         if (zKind[0] == 'r') { /* the row whose key is this range's index */
             cnt = &zero;
@@ -1321,7 +1324,7 @@ static void agg_buckets(StrBuf *sb, const json_t *info, const SqlResult *g) {
         }
         strbuf_reset(&name);
         bucket_name(&name, info, zKind, a ? &a[0] : NULL, i);
-        if (i) strbuf_appendc(sb, ',');
+        if (nOut++) strbuf_appendc(sb, ',');
         if (bKeyed) {
             http_json_str(sb, name.z ? name.z : "", name.n);
             strbuf_appendc(sb, ':');
