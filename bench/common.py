@@ -246,6 +246,21 @@ class SphinxServer(Server):
 
 # ------------------------------------------------------------ report ---
 
+def add_binary_args(ap):
+    """--loupe (this build's server) and --baseline (another binary, timed
+    in the same run) on an argparse parser."""
+    ap.add_argument("--loupe", default=os.path.join(REPO, "build", "loupe"))
+    ap.add_argument("--baseline", help="another loupe binary, timed in the same run")
+
+
+def binaries(args):
+    """{"loupe": path[, "baseline": path]} from add_binary_args's options."""
+    bins = {"loupe": args.loupe}
+    if args.baseline:
+        bins["baseline"] = args.baseline
+    return bins
+
+
 def machine():
     model = "?"
     with open("/proc/cpuinfo") as f:

@@ -25,7 +25,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from common import REPO, command_line, connect, free_port, git_revision, machine, utc_now, write_report  # noqa: E402
+from common import REPO, add_binary_args, binaries, command_line, connect, free_port, git_revision, machine, utc_now, write_report  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(REPO), "shared", "data", "scifact", "docs.jsonl")
 OUT = os.path.join(REPO, "docs", "benchmarks", "suggest.md")
@@ -86,15 +86,12 @@ def start(binary, tmp, name):
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--loupe", default=os.path.join(REPO, "build", "loupe"))
-    ap.add_argument("--baseline", help="another loupe binary, timed in the same run")
+    add_binary_args(ap)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--calls", type=int, default=20)
     args = ap.parse_args(argv)
     tmp = tempfile.mkdtemp(prefix="loupe-suggest-")
-    bins = {"loupe": args.loupe}
-    if args.baseline:
-        bins["baseline"] = args.baseline
+    bins = binaries(args)
     servers, curs = [], {}
     docs = [json.loads(line) for line in open(DATA)]
     try:

@@ -28,7 +28,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from common import (REPO, LoupeServer, command_line, connect, git_revision, machine, utc_now,  # noqa: E402
+from common import (REPO, LoupeServer, add_binary_args, binaries, command_line, connect, git_revision, machine, utc_now,  # noqa: E402
                     write_report)
 
 OUT = os.path.join(REPO, "docs", "benchmarks", "grouping.md")
@@ -74,15 +74,12 @@ def run_query(cur, sql):
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--loupe", default=os.path.join(REPO, "build", "loupe"))
-    ap.add_argument("--baseline", help="another loupe binary, timed in the same run")
+    add_binary_args(ap)
     ap.add_argument("--rows", type=int, default=1000000)
     ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args(argv)
     tmp = tempfile.mkdtemp(prefix="loupe-grouping-")
-    bins = {"loupe": args.loupe}
-    if args.baseline:
-        bins["baseline"] = args.baseline
+    bins = binaries(args)
     servers, curs = {}, {}
     times = {(name, q): [] for name in bins for q, _ in QUERIES}
     growth, answers = {}, {}
