@@ -2082,6 +2082,8 @@ typedef struct GroupPlan {
     int bBest;              /* rows come unordered: each group keeps its best
                             ** (else, without WITHIN GROUP, its first) */
     int iRankW, iRankId;    /* the row outputs WEIGHT() (-1: none) and id */
+    int bSetKeys;           /* a key is a multi-value: a row joins the group
+                            ** of each of its items (group_row) */
 } GroupPlan;
 
 /* OPTION fuzzy=1 and its companions: fuzzy search's edits (distance, 2
@@ -2594,7 +2596,7 @@ static int bind_grouped(Binder *b, const SelectStmt *sel, BoundSelect *bs, const
         if (agg_kind(e) != AGG_NONE) return bind_fail_at(b, sel->aGroupBy[i]->pos, "GROUP BY takes no aggregate");
         BExpr x;
         if (bind_expr(b, e, CTX_ORDER, &x)) return b->rc;
-        if (x.type == SQLCOL_MULTI) x.type = SQLCOL_BIGINT; /* one group per item (group_row) */
+        if (x.type == SQLCOL_MULTI) x.type = SQLCOL_BIGINT, g->bSetKeys = 1; /* one group per item */
         if (group_row_out(b, &gb, &x) < 0) return b->rc;
     }
     g->nKey = sel->nGroupBy;
@@ -3019,7 +3021,8 @@ typedef struct AggState {
 /* One row a group shows: the row query's outputs, copied. */
 typedef struct GroupRow {
     Value *a;
-    uint32_t *aRoom;        /* bytes each copied string or vector has room for */
+    void **apRoom;          /* where each value's string, vector or set is kept */
+    uint32_t *aRoom;        /* ... and how many bytes that room holds */
 } GroupRow;
 
 typedef struct Group {
@@ -3152,28 +3155,20 @@ static size_t value_bytes(const Value *v) {
                                 : 0;
 }
 
-/* The row aVal copied into r: into the room the row r held before left
-** for its strings and vectors where they fit (a group that sees better
-** rows often stays the size of its largest). */
+/* The row aVal copied into r: each string, vector or set into the room r
+** keeps for that column, grown when it does not fit (a group that sees
+** better rows often stays the size of its largest). */
 static int row_set(GroupRun *gr, GroupRow *r, const Value *aVal, int nVal) {
     for (int i = 0; i < nVal; i++) {
         Value *d = &r->a[i];
         size_t n = value_bytes(&aVal[i]);
-        void *pRoom = d->kind == VAL_STR   ? (void *)d->u.s.z
-                       : d->kind == VAL_VEC ? (void *)d->u.v.a
-                       : d->kind == VAL_MVA ? (void *)d->u.m.a
-                                            : NULL;
         *d = aVal[i];
-        if (!n) {
-            /* an empty multi-value: nothing to copy, but it must not keep
-            ** pointing into the row (a later value would take it for room) */
-            if (d->kind == VAL_MVA) d->u.m.a = pRoom;
-            continue;
-        }
-        if (!pRoom || r->aRoom[i] < n) {
-            if (!(pRoom = arena_alloc(&gr->a, n))) return LP_NOMEM;
+        if (!n) continue; /* a number, NULL, or an empty set: nothing to keep */
+        if (r->aRoom[i] < n) {
+            if (!(r->apRoom[i] = arena_alloc(&gr->a, n))) return LP_NOMEM;
             r->aRoom[i] = (uint32_t)n;
         }
+        void *pRoom = r->apRoom[i];
         if (d->kind == VAL_STR) {
             memcpy(pRoom, d->u.s.z, n - 1);
             ((char *)pRoom)[n - 1] = 0;
@@ -3208,8 +3203,9 @@ static int row_beats(const GroupPlan *g, const Value *x, const Value *y) {
 /* Room for one more of group p's rows, in the arena. */
 static int group_row_new(GroupRun *gr, GroupRow *r, int nVal) {
     r->a = arena_zalloc(&gr->a, sizeof(Value) * (size_t)(nVal ? nVal : 1));
+    r->apRoom = arena_zalloc(&gr->a, sizeof(void *) * (size_t)(nVal ? nVal : 1));
     r->aRoom = arena_zalloc(&gr->a, sizeof(uint32_t) * (size_t)(nVal ? nVal : 1));
-    return r->a && r->aRoom ? LP_OK : LP_NOMEM;
+    return r->a && r->apRoom && r->aRoom ? LP_OK : LP_NOMEM;
 }
 
 /* The row aVal among group p's best rows, when it is one: in its place,
@@ -3252,9 +3248,7 @@ static int group_row_items(GroupRun *gr, Value *aVal, int nVal, int iKey) {
 
 static int group_row(void *ctx, const Value *aVal, int nVal) {
     GroupRun *gr = ctx;
-    int bItems = 0;
-    for (int i = 0; i < gr->g->nKey; i++) bItems |= aVal[i].kind == VAL_MVA;
-    if (!bItems) return group_row_one(gr, aVal, nVal);
+    if (!gr->g->bSetKeys) return group_row_one(gr, aVal, nVal);
     if (gr->nItemCap < nVal) {
         free(gr->aItem);
         if (!(gr->aItem = malloc(sizeof(Value) * (size_t)nVal))) return gr->nItemCap = 0, LP_NOMEM;
@@ -4011,7 +4005,10 @@ void sqlx_update(SqlSession *s, const SqlStmt *st, SqlResult *r) {
                 bind_fail_at(&b, it->pos, "a path ('.key' or '[...]') follows only a JSON column's name");
                 goto fail;
             }
-            if (aSet[c] && !aPathed[c]) goto twice;
+            if (aSet[c] && !aPathed[c]) {
+                bind_fail(&b, ER_FIELD_TWICE, LP_BADINPUT, "column '%s' specified twice", it->zName);
+                goto fail;
+            }
             aSet[c] = aPathed[c] = 1;
             if (eval_value(&b, it->pValue, 'j', &v) || !(aJson[i] = json_of_value(&b, &v, it->pValue->pos))) goto fail;
             nPathed++;
@@ -4035,7 +4032,6 @@ void sqlx_update(SqlSession *s, const SqlStmt *st, SqlResult *r) {
             goto fail;
         }
         if (aSet[c]++) {
-        twice:
             bind_fail(&b, ER_FIELD_TWICE, LP_BADINPUT, "column '%s' specified twice", it->zName);
             goto fail;
         }
