@@ -664,9 +664,17 @@ typedef struct Hl {
     HlRange *aPhrasePlace; /* ... and each exact phrase's matches */
     VEC(HlCut) cuts;       /* passage boundaries (passage_boundary) */
     const uint32_t *aMap;  /* html_strip_mode retain: where each byte of z came
-                           ** from in zOrig (html_strip_map) */
+                           ** from in zOrig (html_strip_map, then the rules') */
     const char *zOrig;     /* the text as stored */
     uint32_t nOrig;
+    const uint32_t *aSrc;  /* regexp_filter rules rewrote the text read (other
+                           ** modes than retain): where each byte of z came
+                           ** from in zShow, the text before them, which is
+                           ** what is shown (NULL: z is shown) ... */
+    const char *zShow;
+    uint32_t nShow;
+    uint32_t iShown;       /* ... how much of zShow is written, and */
+    uint32_t iRead;        /* ... the end in z of the last bytes shown */
     FtsHlStats st;         /* what was shown */
 } Hl;
 
@@ -1198,15 +1206,15 @@ static int shrink(Hl *h, Cand *c, int64_t budget, int64_t nWords, int bCut) {
 }
 
 /* Copies z[from..to) to the output, HTML-escaped when asked. */
-static void emit_text(Hl *h, uint32_t from, uint32_t to) {
+static void emit_bytes(Hl *h, const char *z, uint32_t from, uint32_t to) {
     if (!h->o->bEscapeHtml) {
-        strbuf_append(h->out, h->z + from, to - from);
+        strbuf_append(h->out, z + from, to - from);
         return;
     }
     uint32_t i0 = from;
     for (uint32_t i = from; i < to; i++) {
         const char *zRep;
-        switch (h->z[i]) {
+        switch (z[i]) {
         case '&':
             zRep = "&amp;";
             break;
@@ -1225,11 +1233,46 @@ static void emit_text(Hl *h, uint32_t from, uint32_t to) {
         default:
             continue;
         }
-        strbuf_append(h->out, h->z + i0, i - i0);
+        strbuf_append(h->out, z + i0, i - i0);
         strbuf_appendz(h->out, zRep);
         i0 = i + 1;
     }
-    strbuf_append(h->out, h->z + i0, to - i0);
+    strbuf_append(h->out, z + i0, to - i0);
+}
+
+/* With regexp_filter rules: where the boundary before byte p of the text
+** read lies in the text shown. A boundary inside a replacement's bytes
+** lies at the start of what it replaced, or with bUp at its end; the
+** text's start and end at the shown text's. */
+static uint32_t shown_at(const Hl *h, uint32_t p, int bUp) {
+    if (p == 0) return 0;
+    if (p >= h->n) return h->nShow;
+    return bUp ? h->aSrc[2 * (size_t)p - 1] : h->aSrc[2 * (size_t)p];
+}
+
+/* With regexp_filter rules: the first byte of the text shown that
+** z[from..) was read from and is not shown yet; where from follows what
+** was shown last, the text the rules dropped there too. */
+static uint32_t shown_from(const Hl *h, uint32_t from) {
+    if (from == h->iRead) return h->iShown;
+    uint32_t lo = shown_at(h, from, 0);
+    return lo > h->iShown ? lo : h->iShown;
+}
+
+/* Shows z[from..to): those bytes, or with regexp_filter rules, the text
+** they were read from that is not shown yet (bUp: a replacement cut at
+** `to` shown whole). */
+static void emit_text(Hl *h, uint32_t from, uint32_t to, int bUp) {
+    if (!h->aSrc) {
+        emit_bytes(h, h->z, from, to);
+        return;
+    }
+    uint32_t lo = shown_from(h, from), hi = shown_at(h, to, bUp);
+    h->iRead = to;
+    h->iShown = lo; /* what a jump to `from` left out stays out */
+    if (hi <= lo) return;
+    emit_bytes(h, h->zShow, lo, hi);
+    h->iShown = hi;
 }
 
 /* Appends a tag, its %PASSAGE_ID% and %SNIPPET_ID% replaced by the
@@ -1274,14 +1317,20 @@ static void emit_range(Hl *h, uint32_t from, uint32_t to) {
         if (w->id < 0) continue;
         uint32_t s = w->iStart > from ? w->iStart : from;
         uint32_t e = w->iEnd < to ? w->iEnd : to;
-        emit_text(h, i, s);
+        emit_text(h, i, s, 0);
+        i = e;
+        /* a word from a replacement shown already (with a word before it
+        ** from the same one) gets no tags of its own */
+        if (h->aSrc && shown_at(h, e, 1) <= shown_from(h, s)) {
+            emit_text(h, s, e, 1); /* nothing: only where the text read is */
+            continue;
+        }
         emit_tag(h, h->o->zBefore);
-        emit_text(h, s, e);
+        emit_text(h, s, e, 1);
         emit_tag(h, h->o->zAfter);
         h->iPassageId++;
-        i = e;
     }
-    emit_text(h, i, to);
+    emit_text(h, i, to, 1);
 }
 
 /* emit_zones: "<name>" of the innermost zone span holding word k, if any. */
@@ -1404,7 +1453,7 @@ static void emit_start(Hl *h) {
         end = h->words.a[k].iEnd;
     if (end == 0 && h->o->bWholeWords) return; /* nothing fits */
     if (end == 0) end = cut; /* even the first word is too long: cut inside it */
-    emit_text(h, 0, end);
+    emit_text(h, 0, end, 1);
     h->st.nChars = count_chars(h->z, 0, end);
     h->st.nWords = k ? k : h->words.n > 0;
     h->st.nPassages = 1;
@@ -1463,8 +1512,7 @@ int fts_hl_options_check(const FtsHlOptions *o, const Analyzer *an, const FtsHlQ
                            : o->bForcePassages                          ? "force_passages be 0"
                            : o->boundary                                ? "no passage_boundary"
                            : o->bEscapeHtml                             ? "escape_html be 0"
-                           : analyzer_has_regexp(an) ? "a table without regexp_filter rules (they rewrite the text)"
-                                                     : NULL;
+                                                                        : NULL;
         if (zWhy) {
             return lp_err_set(err, LP_BADINPUT,
                               "highlight: html_strip_mode='%s' shows the whole text with its markup, so it "
@@ -1479,15 +1527,21 @@ int fts_hl_options_check(const FtsHlOptions *o, const Analyzer *an, const FtsHlQ
 typedef struct HlText {
     Hl h;
     FtsHlOptions o;        /* its options (texts sharing limits: what is left) */
-    StrBuf html;           /* the text as read, when that is not the text given */
+    StrBuf html;           /* the text stripped of markup, when it is */
+    StrBuf rules;          /* the text as the regexp_filter rules left it, when
+                           ** they rewrote it: the text read */
     uint32_t *aMap;        /* html_strip_mode retain: html_strip_map */
+    uint32_t *aSrc;        /* the rules rewrote the text: where each byte of
+                           ** rules came from (retain: in the text given) */
     int bEmpty;            /* nothing to read: no Hl */
 } HlText;
 
 static void hl_text_free(HlText *t) {
     Hl *h = &t->h;
     strbuf_free(&t->html);
+    strbuf_free(&t->rules);
     free(t->aMap);
+    free(t->aSrc);
     VEC_FREE(&h->cuts);
     strbuf_free(&h->spanNames);
     VEC_FREE(&h->spans);
@@ -1528,8 +1582,24 @@ static int hl_text_open(HlText *t, const Analyzer *an, const FtsHlQuery *q, cons
     }
     const char *zOrig = zText;
     size_t nOrig = nText;
-    int rc = analyzer_doc_text_as(an, bHtml, zText, nText, &t->html, &zText, &nText, t->aMap, err);
+    int rc = analyzer_doc_text_as(an, bHtml, 0, zText, nText, &t->html, &zText, &nText, t->aMap, err);
+    /* The rules read the text as stripped, and what they wrote is read;
+    ** what is shown is the text before them (retain: as stored). */
+    const char *zShow = zText;
+    size_t nShow = nText;
+    if (rc == LP_OK && analyzer_has_regexp(an)) {
+        rc = analyzer_rules_map(an, zShow, nShow, &t->rules, &zText, &nText, &t->aSrc, err);
+    }
     if (rc != LP_OK) return rc;
+    if (t->aSrc && bRetain) {
+        /* the rules' sources are bytes of the text stripped: in the text
+        ** given they came from the first's start to the last's end */
+        for (size_t i = 0; i < nText; i++) {
+            uint32_t lo = t->aSrc[2 * i], hi = t->aSrc[2 * i + 1];
+            t->aSrc[2 * i] = t->aMap[2 * (size_t)lo];
+            t->aSrc[2 * i + 1] = t->aMap[2 * (size_t)hi - 1];
+        }
+    }
     if (nText == 0) {
         t->bEmpty = 1;
         return LP_OK;
@@ -1545,9 +1615,14 @@ static int hl_text_open(HlText *t, const Analyzer *an, const FtsHlQuery *q, cons
     h->err = err;
     h->iPassageId = opt->startPassageId;
     h->bIdMacro = strstr(opt->zBefore, "_ID%") || strstr(opt->zAfter, "_ID%");
-    h->aMap = t->aMap;
+    h->aMap = t->aSrc && bRetain ? t->aSrc : t->aMap;
     h->zOrig = zOrig;
     h->nOrig = (uint32_t)nOrig;
+    if (t->aSrc && !bRetain) {
+        h->aSrc = t->aSrc;
+        h->zShow = zShow;
+        h->nShow = (uint32_t)nShow;
+    }
 
     /* The analyzer refuses texts of 4 GiB and more, so the uint32_t
     ** offsets hold. index_sp gives boundaries positions of their own,

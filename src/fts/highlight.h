@@ -63,6 +63,14 @@
 ** "<name>" of the innermost zone span holding a passage's first word
 ** before the passage.
 **
+** regexp_filter. A table's rules rewrite the text before it is read, as
+** they do when it is indexed; what is shown is the text before them, each
+** byte of what they wrote traced back to the match it replaced (text/
+** regexp.h, regexp_filter_apply_map): a marked word a replacement wrote
+** is shown as the whole text that replacement replaced, and other words
+** it wrote (inside the same tags) get no tags of their own. The limits
+** count characters and words of the text read.
+**
 ** Markup (html_strip_mode). 'index': read as the table reads documents
 ** (markup stripped with html_strip); 'none': never stripped, the markup is
 ** text and shown as such (no zones then); 'strip': always stripped. In
@@ -71,7 +79,7 @@
 ** tags (one pair per run of them between markup, so that tags nest; words
 ** read from attribute values are not marked). It needs no limits, no
 ** passage_boundary and no force_passages, as it shows the whole text, nor
-** escape_html or regexp_filter rules.
+** escape_html.
 **
 ** Ownership and errors. The FtsHlQuery lives in the caller's arena and is
 ** read-only afterwards: any number of threads may highlight with it at
@@ -153,8 +161,8 @@ void fts_hl_options_init(FtsHlOptions *o);
 ** with around 0 or with use_boundaries (Manticore refuses both); zone, or emit_zones, without index_zones or with
 ** html_strip_mode none; emit_zones without passage_boundary zone (as
 ** Sphinx); html_strip_mode none with a query's zone limits; retain with a
-** limit, force_passages, a passage_boundary, escape_html or regexp_filter
-** rules. fts_highlight() checks it too; a caller binding a statement
+** limit, force_passages, a passage_boundary or escape_html.
+** fts_highlight() checks it too; a caller binding a statement
 ** checks first, so that the statement fails rather than its rows. */
 int fts_hl_options_check(const FtsHlOptions *o, const Analyzer *an, const FtsHlQuery *q, LpError *err);
 

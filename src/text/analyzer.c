@@ -1131,17 +1131,17 @@ int analyzer_zone_indexed(const Analyzer *a, const char *z, size_t n) {
 
 int analyzer_doc_text(const Analyzer *a, const char *z, size_t n, StrBuf *buf, const char **pz,
                       size_t *pn, LpError *err) {
-    return analyzer_doc_text_as(a, a->bHtmlStrip, z, n, buf, pz, pn, NULL, err);
+    return analyzer_doc_text_as(a, a->bHtmlStrip, 1, z, n, buf, pz, pn, NULL, err);
 }
 
-int analyzer_doc_text_as(const Analyzer *a, int bHtml, const char *z, size_t n, StrBuf *buf,
+int analyzer_doc_text_as(const Analyzer *a, int bHtml, int bRules, const char *z, size_t n, StrBuf *buf,
                          const char **pz, size_t *pn, uint32_t *aMap, LpError *err) {
     *pz = z;
     *pn = n;
-    if (aMap && (!bHtml || a->pRegexp)) {
+    if (aMap && (!bHtml || (bRules && a->pRegexp))) {
         return lp_err_set(err, LP_BADINPUT, "an offset map needs HTML stripped and no regexp_filter rules");
     }
-    if (!bHtml) return analyzer_query_text(a, z, n, buf, pz, pn, err);
+    if (!bHtml) return bRules ? analyzer_query_text(a, z, n, buf, pz, pn, err) : LP_OK;
     int64_t iBad = utf8_check(z, n);
     if (iBad >= 0) return lp_err_setpos(err, LP_BADINPUT, iBad, "invalid UTF-8 at byte %lld", (long long)iBad);
     if (n > UINT32_MAX) {
@@ -1152,7 +1152,7 @@ int analyzer_doc_text_as(const Analyzer *a, int bHtml, const char *z, size_t n, 
     if (buf->oom) return lp_err_set(err, LP_NOMEM, "out of memory stripping HTML");
     *pz = buf->z ? buf->z : "";
     *pn = buf->n;
-    if (!a->pRegexp) return LP_OK;
+    if (!a->pRegexp || !bRules) return LP_OK;
     /* then the rules, over the text as stripped; where one matched, their
     ** result becomes buf (no copy) */
     StrBuf out = {0};
@@ -1172,6 +1172,11 @@ int analyzer_query_text(const Analyzer *a, const char *z, size_t n, StrBuf *buf,
     *pn = n;
     if (!a->pRegexp) return LP_OK;
     return regexp_filter_apply(a->pRegexp, z, n, buf, pz, pn, err);
+}
+
+int analyzer_rules_map(const Analyzer *a, const char *z, size_t n, StrBuf *buf, const char **pz, size_t *pn,
+                       uint32_t **paMap, LpError *err) {
+    return regexp_filter_apply_map(a->pRegexp, z, n, buf, pz, pn, paMap, err);
 }
 
 int analyzer_has_regexp(const Analyzer *a) {

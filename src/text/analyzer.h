@@ -307,12 +307,21 @@ int analyzer_doc_text(const Analyzer *a, const char *z, size_t n, StrBuf *buf, c
                       size_t *pn, LpError *err);
 
 /* As analyzer_doc_text, with the markup stripped when bHtml says so,
-** whatever the table's html_strip (HIGHLIGHT()'s html_strip_mode). aMap
-** (NULL: none), only with bHtml and no regexp_filter rules (LP_BADINPUT
-** otherwise), has room for 2 * n entries: output byte i came from input
-** bytes [aMap[2i], aMap[2i + 1]) (text/html.h, html_strip_map). */
-int analyzer_doc_text_as(const Analyzer *a, int bHtml, const char *z, size_t n, StrBuf *buf,
+** whatever the table's html_strip (HIGHLIGHT()'s html_strip_mode), and
+** the regexp_filter rules applied only when bRules says so (the
+** highlighter applies them itself, analyzer_rules_map). aMap (NULL:
+** none), only with bHtml, and with !bRules where the table has rules
+** (LP_BADINPUT otherwise), has room for 2 * n entries: output byte i came
+** from input bytes [aMap[2i], aMap[2i + 1]) (text/html.h, html_strip_map). */
+int analyzer_doc_text_as(const Analyzer *a, int bHtml, int bRules, const char *z, size_t n, StrBuf *buf,
                          const char **pz, size_t *pn, uint32_t *aMap, LpError *err);
+
+/* The table's regexp_filter rules over a document's text z[0..n), with
+** where each byte of the result came from (text/regexp.h,
+** regexp_filter_apply_map): *paMap NULL when no rule matched (or the
+** table has none) and the result is z. */
+int analyzer_rules_map(const Analyzer *a, const char *z, size_t n, StrBuf *buf, const char **pz, size_t *pn,
+                       uint32_t **paMap, LpError *err);
 
 /* The text of a query (a MATCH, a snippet's query, CALL KEYWORDS' text) as
 ** the table reads it: with regexp_filter, the rules applied to the whole

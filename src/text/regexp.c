@@ -173,10 +173,53 @@ static size_t char_len(unsigned char c) {
     return c < 0xC0 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
 }
 
+/* Where bytes came from, through the rules (regexp_filter_apply_map): byte
+** i of a text came from bytes [a[2i], a[2i + 1]) of the text the first
+** rule read; n pairs, in a buffer with room for cap. */
+typedef struct SrcMap {
+    uint32_t *a;
+    size_t n, cap;
+} SrcMap;
+
+/* Appends to m the sources of z[from..to) (mIn: the sources of z; NULL:
+** z is the first text, byte i from [i, i + 1)), or, bSpan, one source
+** for each of nRep bytes: the whole of z[from..to)'s. 0: out of memory. */
+static int map_add(SrcMap *m, const uint32_t *mIn, size_t from, size_t to, int bSpan, size_t nRep) {
+    size_t nAdd = bSpan ? nRep : to - from;
+    if (nAdd == 0) return 1;
+    if (m->n + nAdd > m->cap) {
+        size_t cap = m->cap ? m->cap : 64;
+        while (cap < m->n + nAdd) cap *= 2;
+        uint32_t *a = realloc(m->a, sizeof(uint32_t) * 2 * cap);
+        if (!a) return 0;
+        m->a = a;
+        m->cap = cap;
+    }
+    uint32_t *p = m->a + 2 * m->n;
+    if (bSpan) {
+        uint32_t lo = mIn ? mIn[2 * from] : (uint32_t)from, hi = mIn ? mIn[2 * (to - 1) + 1] : (uint32_t)to;
+        for (size_t k = 0; k < nRep; k++) {
+            p[2 * k] = lo;
+            p[2 * k + 1] = hi;
+        }
+    } else if (mIn) {
+        memcpy(p, mIn + 2 * from, sizeof(uint32_t) * 2 * nAdd);
+    } else {
+        for (size_t k = 0; k < nAdd; k++) {
+            p[2 * k] = (uint32_t)(from + k);
+            p[2 * k + 1] = (uint32_t)(from + k + 1);
+        }
+    }
+    m->n += nAdd;
+    return 1;
+}
+
 /* Rule r over z[0..n), appending the result to out; *pbChanged set when
-** it replaced something. */
+** it replaced something. With mOut, the result's sources are appended to
+** it (mIn: z's, as map_add reads them). */
 static int rule_apply(const Rule *r, int iRule, const char *z, size_t n, pcre2_match_data *md,
-                      pcre2_match_context *mctx, StrBuf *out, int *pbChanged, LpError *err) {
+                      pcre2_match_context *mctx, StrBuf *out, int *pbChanged, const uint32_t *mIn, SrcMap *mOut,
+                      LpError *err) {
     size_t off = 0, last = 0;
     *pbChanged = 0;
     while (off <= n) {
@@ -200,6 +243,8 @@ static int rule_apply(const Rule *r, int iRule, const char *z, size_t n, pcre2_m
             continue;
         }
         strbuf_append(out, z + last, s - last);
+        if (mOut && !map_add(mOut, mIn, last, s, 0, 0)) return lp_err_set(err, LP_NOMEM, "out of memory");
+        size_t nCopied = out->n;
         for (int k = 0; k < r->nPart; k++) {
             const ReplPart *p = &r->aPart[k];
             if (p->iGroup < 0) {
@@ -208,23 +253,37 @@ static int rule_apply(const Rule *r, int iRule, const char *z, size_t n, pcre2_m
                 strbuf_append(out, z + ov[2 * p->iGroup], ov[2 * p->iGroup + 1] - ov[2 * p->iGroup]);
             }
         }
+        /* every byte the replacement wrote came from the whole match */
+        if (mOut && !out->oom && !map_add(mOut, mIn, s, e, 1, out->n - nCopied)) {
+            return lp_err_set(err, LP_NOMEM, "out of memory");
+        }
         last = off = e;
         *pbChanged = 1;
     }
-    if (*pbChanged) strbuf_append(out, z + last, n - last);
+    if (*pbChanged) {
+        strbuf_append(out, z + last, n - last);
+        if (mOut && !map_add(mOut, mIn, last, n, 0, 0)) return lp_err_set(err, LP_NOMEM, "out of memory");
+    }
     return out->oom ? lp_err_set(err, LP_NOMEM, "out of memory") : LP_OK;
 }
 
-int regexp_filter_apply(const RegexpFilter *f, const char *z, size_t n, StrBuf *buf, const char **pz,
-                        size_t *pn, LpError *err) {
+static int filter_apply(const RegexpFilter *f, const char *z, size_t n, StrBuf *buf, const char **pz, size_t *pn,
+                        uint32_t **paMap, LpError *err) {
     *pz = z;
     *pn = n;
+    if (paMap) *paMap = NULL;
     if (!f || f->nRule == 0) return LP_OK;
     int64_t iBad = utf8_check(z, n);
     if (iBad >= 0) return lp_err_setpos(err, LP_BADINPUT, iBad, "invalid UTF-8 at byte %lld", (long long)iBad);
-    /* two buffers in turn: rule i reads what rule i-1 wrote */
+    if (paMap && n > UINT32_MAX) {
+        return lp_err_set(err, LP_LIMIT, "text of %zu bytes is longer than the 4 GiB a field may hold", n);
+    }
+    /* two buffers in turn: rule i reads what rule i-1 wrote; so do the
+    ** maps of where their bytes came from */
     StrBuf tmp = {0};
     StrBuf *aBuf[2] = {buf, &tmp};
+    SrcMap aMap[2] = {{0}, {0}};
+    const uint32_t *mCur = NULL;
     int iOut = 0, rc = LP_OK, bAny = 0;
     const char *zCur = z;
     size_t nCur = n;
@@ -235,13 +294,16 @@ int regexp_filter_apply(const RegexpFilter *f, const char *z, size_t n, StrBuf *
             break;
         }
         StrBuf *out = aBuf[iOut];
+        SrcMap *mOut = paMap ? &aMap[iOut] : NULL;
         strbuf_reset(out);
+        if (mOut) mOut->n = 0;
         int bChanged;
-        rc = rule_apply(&f->aRule[i], i + 1, zCur, nCur, md, f->mctx, out, &bChanged, err);
+        rc = rule_apply(&f->aRule[i], i + 1, zCur, nCur, md, f->mctx, out, &bChanged, mCur, mOut, err);
         pcre2_match_data_free(md);
         if (rc == LP_OK && bChanged) {
             zCur = out->z ? out->z : "";
             nCur = out->n;
+            if (mOut) mCur = mOut->a;
             iOut ^= 1;
             bAny = 1;
         }
@@ -253,12 +315,30 @@ int regexp_filter_apply(const RegexpFilter *f, const char *z, size_t n, StrBuf *
         tmp = x;
     }
     strbuf_free(&tmp);
+    /* the last result's map is the one not written next */
+    SrcMap *mLast = &aMap[iOut ^ 1];
+    if (rc == LP_OK && bAny && paMap) {
+        *paMap = mLast->a;
+        mLast->a = NULL;
+    }
+    free(aMap[0].a);
+    free(aMap[1].a);
     if (rc != LP_OK) return rc;
     if (bAny) {
         *pz = zCur ? zCur : "";
         *pn = nCur;
     }
     return LP_OK;
+}
+
+int regexp_filter_apply(const RegexpFilter *f, const char *z, size_t n, StrBuf *buf, const char **pz,
+                        size_t *pn, LpError *err) {
+    return filter_apply(f, z, n, buf, pz, pn, NULL, err);
+}
+
+int regexp_filter_apply_map(const RegexpFilter *f, const char *z, size_t n, StrBuf *buf, const char **pz,
+                            size_t *pn, uint32_t **paMap, LpError *err) {
+    return filter_apply(f, z, n, buf, pz, pn, paMap, err);
 }
 
 /* -- REGEX() terms -- */

@@ -29,6 +29,7 @@
 #define LP_TEXT_REGEXP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "util/error.h"
 #include "util/strbuf.h"
@@ -52,6 +53,17 @@ int regexp_filter_count(const RegexpFilter *f);
 ** text (err names the rule). */
 int regexp_filter_apply(const RegexpFilter *f, const char *z, size_t n, StrBuf *buf, const char **pz,
                         size_t *pn, LpError *err);
+
+/* As regexp_filter_apply, and where each byte of the result came from:
+** *paMap, when a rule matched, is a malloc'd array (the caller frees it)
+** of 2 * *pn entries, result byte i from z's bytes [m[2i], m[2i + 1]): a
+** byte a rule copied from the one it came from; a byte a replacement
+** wrote (its text or a group's) from the whole match it replaced, as the
+** rules before it had mapped that. So the pairs never decrease, and
+** a replacement's bytes share one source. NULL when no rule matched (the
+** result is z). Texts of 4 GiB and more are refused (LP_LIMIT). */
+int regexp_filter_apply_map(const RegexpFilter *f, const char *z, size_t n, StrBuf *buf, const char **pz,
+                            size_t *pn, uint32_t **paMap, LpError *err);
 
 /* Terms a pattern matches (MATCH's REGEX(/pattern/) operator, as in
 ** Manticore): the pattern, PCRE2 syntax as above, must match a whole term

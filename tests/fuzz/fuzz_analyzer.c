@@ -253,6 +253,33 @@ static Analyzer *make(const char *zMorph, const char *zStop, int bExact, int bSp
     return a;
 }
 
+/* regexp_filter_apply_map gives what regexp_filter_apply gave (zOut),
+** and sources in z that never go back: a character's first byte from a
+** character's start, its last byte up to a character's end. */
+static void check_regexp_map(const RegexpFilter *f, const char *z, size_t size, const char *zOut, size_t nOut) {
+    StrBuf out = {0};
+    const char *zm;
+    size_t nm;
+    uint32_t *aMap = NULL;
+    LpError err;
+    int rc = regexp_filter_apply_map(f, z, size, &out, &zm, &nm, &aMap, &err);
+    if (rc == LP_NOMEM) goto done;
+    if (rc != LP_OK || nm != nOut || memcmp(zm, zOut, nOut) != 0) abort();
+    if (!aMap != (zm == z)) abort();
+    for (size_t i = 0; aMap && i < nm; i++) {
+        uint32_t lo = aMap[2 * i], hi = aMap[2 * i + 1];
+        if (lo >= hi || hi > size) abort();
+        if (i > 0 && (lo < aMap[2 * i - 2] || hi < aMap[2 * i - 1])) abort();
+        int bFirst = ((unsigned char)zm[i] & 0xC0) != 0x80;
+        int bLast = i + 1 == nm || ((unsigned char)zm[i + 1] & 0xC0) != 0x80;
+        if (bFirst && ((unsigned char)z[lo] & 0xC0) == 0x80) abort();
+        if (bLast && hi < size && ((unsigned char)z[hi] & 0xC0) == 0x80) abort();
+    }
+done:
+    free(aMap);
+    strbuf_free(&out);
+}
+
 /* regexp_filter: the input as rules (compiled, or refused with a message,
 ** then run over a fixed text), and fixed rules over the input (valid
 ** UTF-8 out of valid in, the same through analyzer_doc_text). */
@@ -278,6 +305,7 @@ static void check_regexp(const char *z, size_t size, int64_t iBad) {
         if (utf8_check(zOut, nOut) != -1) abort();
         if (analyzer_doc_text(pAn, z, size, &doc, &zDoc, &nDoc, &err) != LP_OK) abort();
         if (nDoc != nOut || memcmp(zDoc, zOut, nOut) != 0) abort();
+        check_regexp_map(pFixed, z, size, zOut, nOut);
     } else if (rc != LP_LIMIT && rc != LP_NOMEM) {
         abort();
     }
@@ -298,6 +326,7 @@ static void check_regexp(const char *z, size_t size, int64_t iBad) {
         out = (StrBuf){0};
         rc = regexp_filter_apply(f, zText, sizeof(zText) - 1, &out, &zOut, &nOut, &err);
         if (rc == LP_OK && utf8_check(zOut, nOut) != -1) abort();
+        if (rc == LP_OK) check_regexp_map(f, zText, sizeof(zText) - 1, zOut, nOut);
         if (rc != LP_OK && rc != LP_LIMIT && rc != LP_NOMEM) abort();
         strbuf_free(&out);
     } else if (rc != LP_NOMEM) {

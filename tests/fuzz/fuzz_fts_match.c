@@ -36,6 +36,7 @@
 */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,6 +161,7 @@ static void check_node(const FtsNode *x, const FtsNode *parent, size_t n) {
 }
 
 static Analyzer *g_an;
+static Analyzer *g_anRx; /* g_an's reading with regexp_filter rules, no zones */
 static FtsMem *g_mem;
 
 #define HL_DOCS 4
@@ -177,6 +179,11 @@ static void build_index(void) {
     cfg.zBlendChars = "&";
     cfg.zBlendMode = "trim_none, trim_head";
     if (analyzer_new(&cfg, &g_an, &err)) abort();
+    /* rules that join words, split them, drop text and move it: what
+    ** HIGHLIGHT() shows is the text before them */
+    cfg.zIndexZones = NULL;
+    cfg.zRegexpFilter = "(hello) (\\w) => \\1\\2\nb => bee b\n\\? => \n(\\w+) (x) => \\2 \\1 X\nx&y => xy";
+    if (analyzer_new(&cfg, &g_anRx, &err)) abort();
     g_mem = fts_mem_new(3);
     if (!g_mem) abort();
     unsigned seed = 7;
@@ -275,6 +282,78 @@ static void drop_tags(StrBuf *sb) {
     sb->n = o;
 }
 
+/* Marks in out: \1 and \2 in turn, each pair around some text; -1 when
+** they are not. */
+static int count_marks(const StrBuf *out) {
+    int nTag = 0, bOpen = 0;
+    for (size_t i = 0; i < out->n; i++) {
+        if (out->z[i] == 1) {
+            if (bOpen || i + 1 >= out->n || out->z[i + 1] == 2) return -1;
+            bOpen = 1;
+            nTag++;
+        } else if (out->z[i] == 2) {
+            if (!bOpen) return -1;
+            bOpen = 0;
+        }
+    }
+    return bOpen ? -1 : nTag;
+}
+
+/* HIGHLIGHT() of root with g_anRx (regexp_filter rules) in field f of the
+** first documents: whole, the text before the rules (retain: as stored)
+** with each mark around some of it; cut, within the limits. */
+static void run_highlight_rules(Arena *a, const FtsNode *root, size_t n, int f) {
+    FtsHlQuery *hq;
+    LpError err;
+    if (fts_hl_query_build(a, g_anRx, root, f, (int)(n % 4), (int)(n / 4 % 2), &hq, &err) != LP_OK) return;
+    FtsHlOptions o;
+    fts_hl_options_init(&o);
+    o.zBefore = "\x01";
+    o.zAfter = "\x02";
+    o.zChunkSep = "\x03";
+    for (int d = 0; d < HL_DOCS; d++) {
+        const char *z = g_azText[d][f];
+        StrBuf out = {0}, ref = {0};
+        FtsHlStats st;
+        o.limit = o.limitWords = 0;
+        o.around = (int)(n % 5);
+        o.htmlMode = n % 3 == 2 ? FTS_HL_HTML_RETAIN : FTS_HL_HTML_INDEX;
+        if (fts_highlight(g_anRx, hq, z, strlen(z), &o, &out, &err, &st) != LP_OK) abort();
+        int nTag = count_marks(&out);
+        if (!out.oom && (nTag < 0 || nTag != st.nMarked)) abort();
+        const char *zDoc = z;
+        size_t nDoc = strlen(z);
+        if (!o.htmlMode && analyzer_doc_text_as(g_anRx, 1, 0, z, nDoc, &ref, &zDoc, &nDoc, NULL, &err)) abort();
+        drop_tags(&out);
+        if (!out.oom && (out.n != nDoc || (nDoc && memcmp(out.z, zDoc, nDoc) != 0))) {
+            fprintf(stderr, "DBG mode %d\n got  [%.*s]\n want [%.*s]\n", o.htmlMode, (int)out.n, out.z, (int)nDoc, zDoc);
+            abort();
+        }
+        out.n = 0;
+        o.htmlMode = FTS_HL_HTML_INDEX;
+        o.limit = 10 + (int)(n % 40);
+        o.limitWords = (int)(n % 7);
+        if (fts_highlight(g_anRx, hq, z, strlen(z), &o, &out, &err, &st) != LP_OK) abort();
+        nTag = count_marks(&out);
+        if (!out.oom && (nTag < 0 || nTag != st.nMarked)) abort();
+        if (st.nChars > o.limit || (o.limitWords && st.nWords > o.limitWords)) abort();
+        /* the passages are pieces of the text shown, in order */
+        if (!o.htmlMode && analyzer_doc_text_as(g_anRx, 1, 0, z, strlen(z), &ref, &zDoc, &nDoc, NULL, &err)) abort();
+        drop_tags(&out);
+        size_t iDoc = 0;
+        for (size_t i = 0; !out.oom && i < out.n;) {
+            size_t j = i;
+            while (j < out.n && out.z[j] != 3) j++;
+            const char *p = j > i ? memmem(zDoc + iDoc, nDoc - iDoc, out.z + i, j - i) : zDoc + iDoc;
+            if (!p) abort();
+            iDoc = (size_t)(p - zDoc) + (j - i);
+            i = j + 1;
+        }
+        strbuf_free(&out);
+        strbuf_free(&ref);
+    }
+}
+
 /* HIGHLIGHT() of root in each field of the first documents. */
 static void run_highlight(Arena *a, const FtsNode *root, size_t n) {
     FtsHlOptions o;
@@ -287,6 +366,7 @@ static void run_highlight(Arena *a, const FtsNode *root, size_t n) {
         /* field f, or any field (SNIPPET()) for odd lengths */
         /* refused as the planner refuses (a wildcard too short): with a message;
         ** exact_phrase on for half the lengths */
+        run_highlight_rules(a, root, n, f);
         int rc = fts_hl_query_build(a, g_an, root, n % 2 ? -1 : f, (int)(n % 4), (int)(n / 4 % 2), &hq, &err);
         if (rc == LP_BADINPUT && err.zMsg[0]) return;
         if (rc != LP_OK) abort();

@@ -2065,7 +2065,7 @@ def test_manticore_names_for_what_loupe_does(cur, uniq):
 def test_regexp_filter(cur, uniq):
     """Manticore's regexp_filter: rules ('pattern => replacement', one per
     line) rewrite documents and queries before they are split into words,
-    in order; HIGHLIGHT() shows the text as rewritten; CALL KEYWORDS reads
+    in order; HIGHLIGHT() shows the text as stored; CALL KEYWORDS reads
     the query's way; SHOW CREATE TABLE round-trips; ALTER indexes again;
     every bad rule, and a text a rule cannot finish matching, is an error."""
     t = uniq()
@@ -2079,9 +2079,10 @@ def test_regexp_filter(cur, uniq):
         ("inch", [1, 3]), ("blue", [2]), ('"2 inch x 4 inch"', [1]),
     ])
     cur.execute(f"SELECT id, HIGHLIGHT() FROM {t} WHERE MATCH('RED | \"2 inch\"') ORDER BY id ASC")
-    # (a phrase's words are marked wherever they are: exact_phrase is off)
-    assert cur.fetchall() == ((1, '<b>COLOR</b> TUBE 5 <b>inch</b> LONG | PLANK <b>2</b> <b>inch</b> x 4 <b>inch</b>'),
-                              (3, '<b>COLOR</b> 5 <b>inches</b>'))
+    # (a phrase's words are marked wherever they are: exact_phrase is off;
+    # '2"' was read as "2 inch", both words marked: one pair of tags)
+    assert cur.fetchall() == ((1, '<b>RED</b> TUBE <b>5"</b> LONG | PLANK <b>2"</b> x <b>4"</b>'),
+                              (3, '<b>BLUE</b> 5 <b>inches</b>'))
     cur.execute(f"CALL KEYWORDS('RED 7\"', '{t}')")
     assert [r[1:] for r in cur.fetchall()] == [("color", "color"), ("7", "7"), ("inch", "inch")]
     # CALL SUGGEST reads its word the same way: BLUE is COLOR
@@ -2107,6 +2108,69 @@ def test_regexp_filter(cur, uniq):
     assert cur.fetchall() == ((0,),)  # nothing half-written
     expect_error(cur, f"SELECT id FROM {u} WHERE MATCH('{'a' * 40}b')", 1064, r"regexp_filter rule 1 stopped")
 
+
+
+def strip_tags(text):
+    return text.replace("<b>", "").replace("</b>", "")
+
+
+def test_highlight_with_regexp_filter(cur, uniq, http):
+    """HIGHLIGHT() on a table with regexp_filter rules shows the text as
+    stored, not as the rules rewrote it: a marked word a replacement wrote
+    is the whole text that replacement replaced; text the rules dropped is
+    shown where it was. With html_strip, passages, escape_html, retain,
+    SNIPPET(), CALL SNIPPETS and /search's highlight alike."""
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (body TEXT) html_strip='1' "
+                "regexp_filter='(\\\\d+) ?GB => \\\\1gb\\nAT&T => ATT company\\n\\\\?\\\\? => '")
+    doc1 = '<p>Laptop with <b>16 GB</b> RAM &amp; 512GB disk from AT&amp;T??</p>'
+    doc2 = "Ask AT&T?? about 8 GB plans; " + "filler words here " * 20 + "and 4GB phones"
+    cur.execute(f"INSERT INTO {t} VALUES (1, '{doc1}'), (2, '{doc2}')")
+    stripped1 = "\n\nLaptop with 16 GB RAM & 512GB disk from AT&T??\n\n"
+
+    def hl(opts, query, ids=(1, 2)):
+        cur.execute(f"SELECT id, HIGHLIGHT({opts}) FROM {t} WHERE MATCH('{query}') ORDER BY id ASC")
+        got = dict(cur.fetchall())
+        assert sorted(got) == list(ids), got
+        return got
+
+    for flushed in (False, True):
+        got = hl("{limit=0}", "16gb | ram | company", ids=(1, 2))
+        assert got[1] == "\n\nLaptop with <b>16 GB</b> <b>RAM</b> & 512GB disk from <b>AT&T</b>??\n\n"
+        assert strip_tags(got[1]) == stripped1
+        assert got[2] == "Ask <b>AT&T</b>?? about 8 GB plans; " + "filler words here " * 20 + "and 4GB phones"
+        # both words the replacement wrote are marked: still one pair of tags
+        assert hl("{limit=0}", "att company")[1].count("<b>AT&T</b>") == 1
+        # a query's own text goes through the rules: '8 GB' is 8gb
+        got = hl("{limit=0}", "8 GB | 4GB", ids=(2,))
+        assert "about <b>8 GB</b> plans" in got[2] and "and <b>4GB</b> phones" in got[2]
+        # passages: cut around the words read ("company about 8gb plans"),
+        # shown as stored; a passage that starts inside a replacement shows
+        # all it replaced
+        got = hl("{limit=40, around=2}", "8gb | phones", ids=(2,))
+        assert got[2] == " ... AT&T?? about <b>8 GB</b> plans; filler ... <b>phones</b>"
+        got = hl("{limit=20, around=1}", "company", ids=(1, 2))
+        assert got[2] == " ... <b>AT&T</b>?? about ... "
+        # escape_html escapes the text shown, not the tags
+        got = hl("{limit=0, escape_html=1}", "company", ids=(1, 2))
+        assert "from <b>AT&amp;T</b>??" in got[1]
+        # retain: the stored text with its markup, the marks inside it
+        got = hl("{html_strip_mode='retain', limit=0}", "16gb | company | 512gb", ids=(1, 2))
+        assert got[1] == '<p>Laptop with <b><b>16 GB</b></b> RAM &amp; <b>512GB</b> disk from <b>AT&amp;T</b>??</p>'
+        # html_strip_mode none: the markup is text, the rules read it as such
+        got = hl("{html_strip_mode='none', limit=0}", "16gb", ids=(1,))
+        assert "<b><b>16 GB</b></b>" in got[1], got
+        if not flushed:
+            cur.execute(f"FLUSH TABLE {t}")
+    cur.execute(f"SELECT id, SNIPPET(body, 'ram 16gb') FROM {t} WHERE id = 1")
+    assert cur.fetchall()[0][1] == "\n\nLaptop with <b>16 GB</b> <b>RAM</b> & 512GB disk from AT&T??\n\n"
+    cur.execute(f"CALL SNIPPETS(('a 32 GB card??', 'at&t AT&T'), '{t}', '32gb company')")
+    assert cur.fetchall() == (("a <b>32 GB</b> card??",), ("at&t <b>AT&T</b>",))  # the rules match case
+    status, _, data = http("/search", json.dumps({"table": t, "query": {"match": {"*": "16gb"}},
+                                                  "highlight": {"fields": ["body"], "limit": 0}}).encode())
+    assert status == 200, data
+    hits = json.loads(data)["hits"]["hits"]
+    assert [h["highlight"]["body"] for h in hits] == [[stripped1.replace("16 GB", "<b>16 GB</b>")]]
 
 
 def test_soundex(cur, uniq):

@@ -866,6 +866,59 @@ static const char *apply_rules(const char *zRules, const char *z) {
     return zOut;
 }
 
+/* regexp_filter_apply_map: the same text as regexp_filter_apply, and
+** where each byte came from, written "lo-hi" per byte; "" when no rule
+** matched (no map). */
+static const char *map_rules(const char *zRules, const char *z) {
+    static char zOut[512];
+    RegexpFilter *f = NULL;
+    LpError err;
+    if (regexp_filter_new(zRules, &f, &err) != LP_OK) fail_msg("rules \"%s\": %s", zRules, err.zMsg);
+    StrBuf sb = {0}, ref = {0};
+    const char *zr, *zRef;
+    size_t nr, nRef;
+    uint32_t *aMap = (uint32_t *)1;
+    assert_int_equal(regexp_filter_apply_map(f, z, strlen(z), &sb, &zr, &nr, &aMap, &err), LP_OK);
+    assert_int_equal(regexp_filter_apply(f, z, strlen(z), &ref, &zRef, &nRef, &err), LP_OK);
+    assert_int_equal(nr, nRef);
+    assert_memory_equal(zr, zRef, nr);
+    zOut[0] = 0;
+    size_t o = 0;
+    for (size_t i = 0; aMap && i < nr && o < sizeof(zOut) - 24; i++) {
+        o += (size_t)snprintf(zOut + o, sizeof(zOut) - o, "%s%u-%u", i ? " " : "", aMap[2 * i], aMap[2 * i + 1]);
+    }
+    if (!aMap) assert_ptr_equal(zr, z);
+    free(aMap);
+    strbuf_free(&sb);
+    strbuf_free(&ref);
+    regexp_filter_free(f);
+    return zOut;
+}
+
+/* Where the rules' bytes came from: copied bytes from themselves, a
+** replacement's (text or group) from the whole match, through every rule. */
+static void test_regexp_filter_map(void **state) {
+    (void)state;
+    static const char *const az[][3] = {
+        {"zzz => y", "abc", ""},
+        {"b => XY", "abc", "0-1 1-2 1-2 2-3"},
+        {"(\\d+) ?GB => \\1gb", "1 GB!", "0-4 0-4 0-4 4-5"},
+        {"x* => -", "axxb", "0-1 1-3 3-4"},
+        /* deleted text: the bytes around it keep their own sources */
+        {"\\? => ", "a?b", "0-1 2-3"},
+        /* the second rule reads the first's output: its sources go through */
+        {"ab => X\nX => yz", "cab", "0-1 1-3 1-3"},
+        {"a => b\nb => c", "ab", "0-1 1-2"},
+        {"(\\w)(\\w) => \\2\\1", "ab cd", "0-2 0-2 2-3 3-5 3-5"},
+        /* UTF-8: every byte of a character */
+        {"\xc3\xa9 => e", "caf\xc3\xa9!", "0-1 1-2 2-3 3-5 5-6"},
+    };
+    for (size_t i = 0; i < LP_ARRAY_SIZE(az); i++) {
+        const char *zGot = map_rules(az[i][0], az[i][1]);
+        if (strcmp(zGot, az[i][2]) != 0) fail_msg("rules \"%s\" on \"%s\":\n got  \"%s\"\n want \"%s\"", az[i][0], az[i][1], zGot, az[i][2]);
+    }
+}
+
 /* Term patterns match a whole term, search patterns anywhere; one text
 ** cached both ways is two patterns. */
 static void test_regexp_term_and_search(void **state) {
@@ -2859,6 +2912,7 @@ int main(void) {
         cmocka_unit_test(test_phrase_boundary),
         cmocka_unit_test(test_html_strip),
         cmocka_unit_test(test_html_strip_map),
+        cmocka_unit_test(test_regexp_filter_map),
         cmocka_unit_test(test_index_zones),
         cmocka_unit_test(test_edit_distance),
     };
