@@ -47,6 +47,7 @@
 #include "fts/match.h"
 #include "fts/search.h"
 #include "query/ftsfn.h"
+#include "query/select.h"
 #include "sql/parser.h"
 #include "sql/sql_int.h"
 #include "text/editdist.h"
@@ -74,6 +75,21 @@ static int arg_str(const SqlStmt *st, int i, const char *zWhat, const char **pz,
     }
     *pz = e->u.s.z;
     *pn = e->u.s.n;
+    return 1;
+}
+
+/* 1 when neither the text nor the table (arguments 0 and 1) has an AS
+** name; else 0 with r set. */
+static int call_no_as(const SqlStmt *st, const char *zProc, SqlResult *r) {
+    const CallStmt *c = &st->u.call;
+    for (int i = 0; i < 2 && i < c->nArg; i++) {
+        if (c->azAs[i]) {
+            char zMsg[96];
+            snprintf(zMsg, sizeof(zMsg), "CALL %s takes AS only on its options, after the table", zProc);
+            call_error(r, st, c->aAsPos[i], zMsg);
+            return 0;
+        }
+    }
     return 1;
 }
 
@@ -534,6 +550,12 @@ typedef struct SgWalk {
     EditPattern word; /* the word suggestions are for */
     int nWord;        /* its characters */
     int bExact;       /* suggest the exact forms ('=word' terms) */
+    int maxEdits;     /* the most edits from the word (o's unless set) */
+    int mode;         /* EDIT_WHOLE: the term is the word, spelled near;
+                      ** else the word is near a part of it (editdist.h):
+                      ** CALL AUTOCOMPLETE's completions, then ... */
+    int maxChars;     /* ... the term has at most this many characters,
+                      ** and docs is summed from the scan's counts */
     HashMap seen;     /* term -> SgCand */
     SgCand **ap;
     int n, cap;
@@ -564,7 +586,6 @@ static int sg_letters_only(const char *z, int n) {
 ** letters and whether another field already gave it. */
 static int sg_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
     SgWalk *w = ctx;
-    (void)info;
     const char *z = (const char *)key + 1;
     int n = nKey - 1;
     if (n <= 0) return 0;
@@ -573,17 +594,28 @@ static int sg_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *in
     if (n <= 0 || z[0] == ANALYZER_ZONE_MARK || z[0] == '.') return 0;
     int k = 0;
     for (int i = 0; i < n; i++) k += ((unsigned char)z[i] & 0xC0) != 0x80;
-    int diff = k > w->nWord ? k - w->nWord : w->nWord - k;
-    if (diff >= w->o->deltaLen) return 0;
-    int d = edit_pattern_distance(&w->word, z, n, w->o->maxEdits);
-    if (d > w->o->maxEdits) return 0;
+    if (w->mode == EDIT_WHOLE) {
+        int diff = k > w->nWord ? k - w->nWord : w->nWord - k;
+        if (diff >= w->o->deltaLen) return 0;
+    } else if (k > w->maxChars) {
+        return 0;
+    }
+    int d = edit_pattern_distance_to(&w->word, z, n, w->maxEdits, w->mode);
+    if (d > w->maxEdits) return 0;
     if (!w->o->bNonChar && !sg_letters_only(z, n)) return 0;
-    if (hmap_get(&w->seen, z, (size_t)n)) return 0;
-    SgCand *c = arena_alloc(w->a, sizeof(SgCand));
+    SgCand *c = hmap_get(&w->seen, z, (size_t)n);
+    /* a term's documents over the fields: each field's not in an earlier one */
+    uint64_t docs = w->mode == EDIT_WHOLE ? 0
+                    : info->df - (info->nEarlier == FTS_EARLIER_UNKNOWN || info->nEarlier > info->df ? 0 : info->nEarlier);
+    if (c) {
+        c->docs += docs;
+        return 0;
+    }
+    c = arena_alloc(w->a, sizeof(SgCand));
     char *zc = arena_strndup(w->a, z, (size_t)n);
     SgCand **ap = arena_grow(w->a, w->ap, w->n, &w->cap, sizeof(SgCand *), 16);
     if (!c || !zc || !ap) return LP_NOMEM;
-    *c = (SgCand){zc, n, d, 0};
+    *c = (SgCand){zc, n, d, docs};
     w->ap = ap;
     w->ap[w->n++] = c;
     return hmap_put(&w->seen, zc, (size_t)n, c, NULL) == LP_OK ? 0 : LP_NOMEM;
@@ -611,14 +643,7 @@ static int sg_options(const SqlStmt *st, const char *zProc, SgOpts *o, SqlResult
                 {"max_matches", 1, 1000000}, {"reject", 0, 1000000}, {"result_line", 0, 1},
                 {"non_char", 0, 1}, {"sentence", 0, 1}};
     *o = (SgOpts){5, 4, 1, 3, 0, 0, 0};
-    for (int i = 0; i < 2; i++) {
-        if (c->azAs[i]) {
-            char zMsg[96];
-            snprintf(zMsg, sizeof(zMsg), "CALL %s takes AS only on its options, after the table", zProc);
-            call_error(r, st, c->aAsPos[i], zMsg);
-            return 0;
-        }
-    }
+    if (!call_no_as(st, zProc, r)) return 0;
     for (int i = 2; i < c->nArg; i++) {
         const Expr *e = c->aArg[i];
         size_t k = 0;
@@ -668,25 +693,30 @@ static int sg_key_multi(void *ctx, const uint8_t *key, int nKey, const FtsTermIn
     return 0;
 }
 
+/* Sets up w to gather suggestions for the word tk (o's options) */
+static void sg_walk_init(SgWalk *w, Arena *a, const Analyzer *an, const SgOpts *o, const Token *tk) {
+    memset(w, 0, sizeof(*w));
+    w->a = a;
+    w->o = o;
+    w->maxEdits = o->maxEdits;
+    w->bExact = analyzer_has_exact_forms(an);
+    uint32_t aChar[SG_MAX_CHARS];
+    w->nWord = sg_chars(tk->z, tk->n, aChar);
+    edit_pattern_init(&w->word, aChar, w->nWord);
+}
+
 /* The suggestions for each word aTok[i] (tokens of the query text, as
 ** written) from the dictionary of src (nField full-text fields), as
 ** CALL SUGGEST lists them (o's maxEdits, deltaLen, bNonChar; limit: only
 ** the candidates as near as the limit-th nearest get their documents
 ** counted), found in one read of the dictionary: into aw[i] (->ap, ->n;
 ** the caller frees each ->seen), sorted nearest first, then in more
-** documents, then in term order. LP_OK or an error (err). */
+** documents, then in term order. With bReady, aw is set up already
+** (sg_walk_init, and maybe a walk of another mode or bound) and aTok is
+** not read. LP_OK or an error (err). */
 static int sg_collect(SgWalk *aw, int nWord, Arena *a, const Analyzer *an, FtsSource *src, int nField,
-                      const SgOpts *o, const Token *aTok, LpError *err) {
-    for (int i = 0; i < nWord; i++) {
-        SgWalk *w = &aw[i];
-        memset(w, 0, sizeof(*w));
-        w->a = a;
-        w->o = o;
-        w->bExact = analyzer_has_exact_forms(an);
-        uint32_t aChar[SG_MAX_CHARS];
-        w->nWord = sg_chars(aTok[i].z, aTok[i].n, aChar);
-        edit_pattern_init(&w->word, aChar, w->nWord);
-    }
+                      const SgOpts *o, const Token *aTok, int bReady, LpError *err) {
+    for (int i = 0; i < nWord && !bReady; i++) sg_walk_init(&aw[i], a, an, o, &aTok[i]);
     SgMulti m = {aw, nWord};
     int rc = LP_OK;
     /* with exact forms, only they are suggested: their range of the
@@ -702,13 +732,13 @@ static int sg_collect(SgWalk *aw, int nWord, Arena *a, const Analyzer *an, FtsSo
         ** listed: the documents are counted for those (the nearer ones are
         ** shown with their count, the ones at that distance compete by
         ** it), not for the thousands a short word may have. */
-        if (w->n > o->limit) {
+        if (w->n > w->o->limit) {
             qsort(w->ap, (size_t)w->n, sizeof(SgCand *), sg_cmp_dist);
-            int dLast = w->ap[o->limit - 1]->dist, nNeed = o->limit;
+            int dLast = w->ap[w->o->limit - 1]->dist, nNeed = w->o->limit;
             while (nNeed < w->n && w->ap[nNeed]->dist == dLast) nNeed++;
             w->n = nNeed;
         }
-        for (int i = 0; i < w->n && rc == LP_OK; i++) {
+        for (int i = 0; i < w->n && rc == LP_OK && w->mode == EDIT_WHOLE; i++) {
             /* documents holding the term in some field, as CALL KEYWORDS counts them */
             char zTerm[ANALYZER_MAX_TERM + 1];
             int k = 0;
@@ -758,7 +788,7 @@ static void call_suggest(SqlSession *s, const SqlStmt *st, SqlResult *r, int bLa
     const Token *pWord = l.a.n ? &l.a.a[bLast ? l.a.n - 1 : 0] : NULL;
     if (pWord && pWord->n > 0) {
         if (!(snap = table_snapshot(t))) goto oom;
-        rc = sg_collect(&w, 1, a, an, table_snap_fts(snap), table_fts_fields(t, NULL, NULL), &o, pWord, &err);
+        rc = sg_collect(&w, 1, a, an, table_snap_fts(snap), table_fts_fields(t, NULL, NULL), &o, pWord, 0, &err);
         if (rc == LP_NOMEM) goto oom;
         if (rc != LP_OK) {
             sqlx_report(r, &err, ER_UNKNOWN_ERROR);
@@ -878,7 +908,7 @@ int sqlx_fuzzy_text(Arena *a, Table *t, const char *z, size_t n, int maxEdits, i
     if (rc == LP_OK && !(snap = table_snapshot(t))) rc = lp_err_set(err, LP_NOMEM, "out of memory");
     SgOpts o = {3, maxEdits, 1, 3, 0, 0, 0}; /* as Manticore's: CALL SUGGEST's three nearest */
     if (rc == LP_OK) {
-        rc = sg_collect(aw, nWord, a, an, table_snap_fts(snap), table_fts_fields(t, NULL, NULL), &o, l.a.a, err);
+        rc = sg_collect(aw, nWord, a, an, table_snap_fts(snap), table_fts_fields(t, NULL, NULL), &o, l.a.a, 0, err);
     }
     int nKept = 0;
     if (bPhrase) strbuf_appendc(&sb, '"');
@@ -916,6 +946,313 @@ int sqlx_fuzzy_text(Arena *a, Table *t, const char *z, size_t n, int maxEdits, i
     return rc;
 }
 
+/* ------------------------------------------------------------------ */
+/* CALL AUTOCOMPLETE                                                   */
+
+typedef struct AcOpts {
+    int fuzziness;     /* the most edits in a word (0..2, 2) */
+    int bPreserve;     /* keep a word with no spelling near (0) */
+    int bAppend;       /* complete the last word at its end (1) */
+    int bPrepend;      /* ... at its start (0) */
+    int expansionLen;  /* characters a completion may add (10) */
+    int bForceBigrams; /* two edits from 4 characters on, not 7 (0) */
+} AcOpts;
+
+/* Arguments 2.. into *o; 0 with r set on a bad one. */
+static int ac_options(const SqlStmt *st, AcOpts *o, SqlResult *r) {
+    const CallStmt *c = &st->u.call;
+    static const struct {
+        const char *zName;
+        int lo, hi;
+    } aOpt[] = {{"fuzziness", 0, 2}, {"preserve", 0, 1}, {"append", 0, 1}, {"prepend", 0, 1},
+                {"expansion_len", 0, 64}, {"force_bigrams", 0, 1}, {"layouts", 0, 0}};
+    *o = (AcOpts){2, 0, 1, 0, 10, 0};
+    if (!call_no_as(st, "AUTOCOMPLETE", r)) return 0;
+    for (int i = 2; i < c->nArg; i++) {
+        const Expr *e = c->aArg[i];
+        size_t k = 0;
+        while (c->azAs[i] && k < LP_ARRAY_SIZE(aOpt) && strcmp(c->azAs[i], aOpt[k].zName) != 0) k++;
+        if (!c->azAs[i] || k == LP_ARRAY_SIZE(aOpt)) {
+            call_error(r, st, c->azAs[i] ? c->aAsPos[i] : e->pos,
+                       c->azAs[i] ? "unknown CALL AUTOCOMPLETE option: expected fuzziness, preserve, append, prepend, "
+                                    "expansion_len, force_bigrams or layouts"
+                                  : "expected an option as 'value AS name' (fuzziness, preserve, append, prepend, "
+                                    "expansion_len, force_bigrams or layouts)");
+            return 0;
+        }
+        if (k == 6) {
+            /* keyboard layouts: none is all loupe has, as in MATCH's fuzzy */
+            if (e->kind != EXPR_STRING || e->u.s.n != 0) {
+                call_error(r, st, e->pos, "layouts: loupe has no keyboard layouts; only '' (none) is accepted");
+                return 0;
+            }
+            continue;
+        }
+        if (e->kind != EXPR_INT || e->u.i < aOpt[k].lo || e->u.i > aOpt[k].hi) {
+            char zMsg[96];
+            snprintf(zMsg, sizeof(zMsg), "expected an integer from %d to %d (%s)", aOpt[k].lo, aOpt[k].hi,
+                     aOpt[k].zName);
+            call_error(r, st, e->pos, zMsg);
+            return 0;
+        }
+        int v = (int)e->u.i;
+        switch (k) {
+        case 0: o->fuzziness = v; break;
+        case 1: o->bPreserve = v; break;
+        case 2: o->bAppend = v; break;
+        case 3: o->bPrepend = v; break;
+        case 4: o->expansionLen = v; break;
+        default: o->bForceBigrams = v; break;
+        }
+    }
+    return 1;
+}
+
+/* The edits allowed in a word of nChars characters (as Manticore's
+** autocomplete: none up to 2, one up to 6, or with force_bigrams 3, then
+** two; never more than fuzziness). */
+static int ac_edits(const AcOpts *o, int nChars) {
+    int d = nChars > (o->bForceBigrams ? 3 : 6) ? 2 : nChars > 2 ? 1 : 0;
+    return d < o->fuzziness ? d : o->fuzziness;
+}
+
+/* A suggestion being built: a choice for each word so far. */
+typedef struct AcCombo {
+    const SgCand **ap; /* the choices */
+    int n;             /* how many */
+    int dist;          /* their edits, summed */
+    uint64_t docs;     /* the fewest documents one of them is in (a word
+                       ** kept as typed, preserve=1, counts none) */
+} AcCombo;
+
+/* Fewest edits first, then the most documents, then the words' order. */
+static int ac_cmp(const void *x, const void *y) {
+    const AcCombo *a = x, *b = y;
+    if (a->dist != b->dist) return a->dist < b->dist ? -1 : 1;
+    if (a->docs != b->docs) return a->docs > b->docs ? -1 : 1;
+    for (int i = 0; i < a->n && i < b->n; i++) {
+        const SgCand *p = a->ap[i], *q = b->ap[i];
+        int c = memcmp(p->z, q->z, (size_t)(p->n < q->n ? p->n : q->n));
+        if (c || p->n != q->n) return c ? c : p->n - q->n;
+    }
+    return a->n - b->n;
+}
+
+/* Is c the text as typed: a choice for every word aTok[0..nWord), each
+** the word itself (or kept as typed)? */
+static int ac_as_typed(const AcCombo *c, int nPos, const Token *aTok, int nWord) {
+    if (nPos != nWord) return 0;
+    for (int i = 0; i < nPos; i++) {
+        const SgCand *x = c->ap[i];
+        if (x->dist < 0) continue;
+        if (x->n != aTok[i].n || memcmp(x->z, aTok[i].z, (size_t)x->n) != 0) return 0;
+    }
+    return 1;
+}
+
+/* Is some document in t holding every word of c that is in the dictionary
+** (not kept as typed)? *pb: 1 or 0. LP_OK or an error. */
+static int ac_cooccur(Arena *a, Table *t, const AcCombo *c, int nPos, int bExact, int *pb, LpError *err) {
+    StrBuf sb = {0};
+    int nKnown = 0;
+    for (int i = 0; i < nPos; i++) {
+        if (c->ap[i]->dist < 0) continue; /* kept as typed */
+        if (nKnown++) strbuf_appendc(&sb, ' ');
+        if (bExact) strbuf_appendc(&sb, '=');
+        fz_term(&sb, c->ap[i]->z, c->ap[i]->n);
+    }
+    *pb = 0;
+    if (sb.oom) {
+        strbuf_free(&sb);
+        return lp_err_set(err, LP_NOMEM, "out of memory");
+    }
+    if (nKnown == 0) return LP_OK;
+    if (nKnown == 1 && nPos == 1) { /* one word: its count says */
+        strbuf_free(&sb);
+        *pb = c->docs > 0;
+        return LP_OK;
+    }
+    char *zMatch = arena_strndup(a, sb.z, sb.n);
+    size_t nMatch = sb.n;
+    strbuf_free(&sb);
+    if (!zMatch) return lp_err_set(err, LP_NOMEM, "out of memory");
+    FtsNode *root = NULL;
+    int rc = sqlx_match_parse_raw(a, t, zMatch, nMatch, 0, &root, err);
+    if (rc != LP_OK) return rc;
+    QSelect q;
+    memset(&q, 0, sizeof(q));
+    q.pTable = t;
+    q.bCountOnly = 1;
+    q.bMatch = 1;
+    q.pMatch = root;
+    q.zMatch = zMatch;
+    q.nMatch = nMatch;
+    q.nCutoff = 1; /* one is enough */
+    fts_rank_defaults(&q.rank);
+    q.rank.ranker = FTS_RANK_NONE;
+    QMeta m;
+    memset(&m, 0, sizeof(m));
+    rc = query_select(&q, NULL, NULL, &m, err);
+    *pb = m.nTotalFound > 0;
+    return rc;
+}
+
+/* CALL AUTOCOMPLETE('text', 'table' [, value AS option ...]): Manticore's
+** (its Buddy's) completion of what a user is typing, built in. Each word
+** but the last stands for its nearest spellings in the table's dictionary
+** (as OPTION fuzzy=1 finds them: itself first when the table has it, at
+** most three, within ac_edits() edits); the last for the terms it begins
+** (append; prepend: ends; both: holds) at most expansion_len characters
+** longer, also within those edits of the word (a typo before the end),
+** the most frequent first. Suggestions are every choice of one term per
+** word, fewest edits first, then the rarest word's documents, and only
+** those whose words some document holds together are listed: at most 50
+** for a text under 2 bytes, 25 under 5, else 10. */
+static void call_autocomplete(SqlSession *s, const SqlStmt *st, SqlResult *r) {
+    const CallStmt *c = &st->u.call;
+    if (c->nArg < 2) {
+        call_error(r, st, c->namePos, "CALL AUTOCOMPLETE takes (text, table [, value AS option ...])");
+        return;
+    }
+    AcOpts o;
+    const char *zText;
+    size_t nText;
+    if (!ac_options(st, &o, r) || !arg_str(st, 0, "the text", &zText, &nText, r)) return;
+    Table *t = arg_table(s, st, 1, r);
+    if (!t) return;
+    const Analyzer *an = table_analyzer(t);
+    Arena *a = &s->stmt;
+    TokenList l = {{0}, {0}};
+    TableSnap *snap = NULL;
+    SgWalk *aw = NULL;
+    int nWord = 0;
+    LpError err;
+    lp_err_clear(&err);
+    if (analyzer_min_infix_len(an) <= 0) {
+        sqlx_error(r, ER_PARSE, "CALL AUTOCOMPLETE needs the table option min_infix_len (as in Manticore)");
+        goto done;
+    }
+    int maxCount = nText < 2 ? 50 : nText < 5 ? 25 : 10;
+    /* the words as a query reads them: regexp_filter's rules applied */
+    int rc = sqlx_query_text(a, an, &zText, &nText, &err);
+    if (rc == LP_OK) rc = analyzer_collect(an, zText, nText, ANALYZE_UNSTEMMED, &l, &err);
+    if (rc == LP_NOMEM) goto oom;
+    if (rc != LP_OK) {
+        sqlx_error(r, ER_PARSE, "CALL AUTOCOMPLETE: the text: %.400s", err.zMsg);
+        goto done;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < l.a.n; i++) {
+        if (l.a.a[i].n > 0) l.a.a[m++] = l.a.a[i];
+    }
+    nWord = (int)m;
+    if (sql_result_columns(r, 1) || sql_result_column(r, 0, "query", SQLCOL_STRING, 0)) goto oom;
+    if (nWord == 0) goto done;
+    if (!(aw = arena_zalloc(a, sizeof(SgWalk) * (size_t)nWord))) goto oom;
+    /* the words before the last: three spellings each, as fuzzy=1's; the
+    ** last: its completions (or, neither append nor prepend, as the others) */
+    SgOpts oWord = {3, 0, 1, 3, 0, 0, 0};
+    SgOpts oLast = {maxCount, 0, 1, 3, 0, 1, 0};
+    int bComplete = o.bAppend || o.bPrepend;
+    for (int i = 0; i < nWord; i++) {
+        int bLast = i == nWord - 1 && bComplete;
+        sg_walk_init(&aw[i], a, an, bLast ? &oLast : &oWord, &l.a.a[i]);
+        aw[i].maxEdits = ac_edits(&o, aw[i].nWord);
+        if (bLast) {
+            aw[i].mode = o.bAppend && o.bPrepend ? EDIT_INFIX : o.bAppend ? EDIT_PREFIX : EDIT_SUFFIX;
+            aw[i].maxChars = aw[i].nWord + o.expansionLen;
+        }
+    }
+    if (!(snap = table_snapshot(t))) goto oom;
+    rc = sg_collect(aw, nWord, a, an, table_snap_fts(snap), table_fts_fields(t, NULL, NULL), &oWord, l.a.a, 1, &err);
+    if (rc == LP_NOMEM) goto oom;
+    if (rc != LP_OK) {
+        sqlx_report(r, &err, ER_UNKNOWN_ERROR);
+        goto done;
+    }
+    /* Each word's choices, a word with none kept as typed (preserve, dist
+    ** -1 marks it) or left out; then the combinations, best first, the
+    ** best 4 * maxCount kept at each step (some may hold no document). */
+    int nBeam = 4 * maxCount, nCombo = 1, nPos = 0;
+    AcCombo *aCombo = arena_zalloc(a, sizeof(AcCombo));
+    if (!aCombo) goto oom;
+    for (int i = 0; i < nWord; i++) {
+        SgWalk *w = &aw[i];
+        int nCand = w->n < w->o->limit ? w->n : w->o->limit;
+        /* preserve: the word as typed is one more choice, unless found */
+        const SgCand *pKeep = NULL;
+        int bFound = 0;
+        for (int e = 0; e < nCand; e++) {
+            bFound |= w->ap[e]->n == l.a.a[i].n && memcmp(w->ap[e]->z, l.a.a[i].z, (size_t)l.a.a[i].n) == 0;
+        }
+        if (o.bPreserve && !bFound) {
+            SgCand *k = arena_alloc(a, sizeof(SgCand));
+            if (!k) goto oom;
+            *k = (SgCand){l.a.a[i].z, l.a.a[i].n, -1, 0};
+            pKeep = k;
+        }
+        int nChoice = nCand + (pKeep != NULL);
+        if (nChoice == 0) continue; /* nothing near: left out */
+        AcCombo *aNext = arena_alloc(a, sizeof(AcCombo) * (size_t)(nCombo * nChoice));
+        if (!aNext) goto oom;
+        int k = 0;
+        for (int j = 0; j < nCombo; j++) {
+            for (int e = 0; e < nChoice; e++) {
+                const SgCand *cand = e < nCand ? w->ap[e] : pKeep;
+                AcCombo *x = &aNext[k++];
+                if (!(x->ap = arena_alloc(a, sizeof(*x->ap) * (size_t)(nPos + 1)))) goto oom;
+                for (int i2 = 0; i2 < nPos; i2++) x->ap[i2] = aCombo[j].ap[i2];
+                x->ap[nPos] = cand;
+                x->n = nPos + 1;
+                x->dist = aCombo[j].dist + (cand->dist > 0 ? cand->dist : 0);
+                x->docs = nPos == 0 || cand->docs < aCombo[j].docs ? cand->docs : aCombo[j].docs;
+                if (cand->dist < 0 && nPos > 0) x->docs = aCombo[j].docs; /* as typed: no count */
+            }
+        }
+        qsort(aNext, (size_t)k, sizeof(AcCombo), ac_cmp);
+        aCombo = aNext;
+        nCombo = k < nBeam ? k : nBeam;
+        nPos++;
+    }
+    /* the text as typed, every word found as it is, comes first */
+    int bExact = analyzer_has_exact_forms(an);
+    StrBuf sb = {0};
+    int nOut = 0;
+    for (int pass = 0; pass < 2 && nPos > 0; pass++) {
+        for (int j = 0; j < nCombo && nOut < maxCount; j++) {
+            if (ac_as_typed(&aCombo[j], nPos, l.a.a, nWord) != (pass == 0)) continue;
+            int bAny;
+            rc = ac_cooccur(a, t, &aCombo[j], nPos, bExact, &bAny, &err);
+            if (rc == LP_NOMEM) goto oom;
+            if (rc != LP_OK) {
+                sqlx_report(r, &err, ER_UNKNOWN_ERROR);
+                goto done;
+            }
+            if (!bAny) continue;
+            strbuf_reset(&sb);
+            for (int i = 0; i < nPos; i++) {
+                if (i) strbuf_appendc(&sb, ' ');
+                strbuf_append(&sb, aCombo[j].ap[i]->z, (size_t)aCombo[j].ap[i]->n);
+            }
+            SqlCell *cells = sb.oom ? NULL : sql_result_row(r);
+            if (!cells || sql_result_cell(r, &cells[0], sb.z, sb.n)) {
+                strbuf_free(&sb);
+                goto oom;
+            }
+            nOut++;
+        }
+    }
+    strbuf_free(&sb);
+    goto done;
+oom:
+    sqlx_error(r, ER_OUTOFMEMORY, "out of memory");
+done:
+    for (int i = 0; aw && i < nWord; i++) hmap_free(&aw[i].seen);
+    if (snap) table_snapshot_release(snap);
+    token_list_free(&l);
+    table_unref(t);
+}
+
 void sqlx_call(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     const CallStmt *c = &st->u.call;
     if (strcmp(c->zName, "keywords") == 0) {
@@ -924,10 +1261,12 @@ void sqlx_call(SqlSession *s, const SqlStmt *st, SqlResult *r) {
         call_snippets(s, st, r);
     } else if (strcmp(c->zName, "suggest") == 0 || strcmp(c->zName, "qsuggest") == 0) {
         call_suggest(s, st, r, c->zName[0] == 'q');
+    } else if (strcmp(c->zName, "autocomplete") == 0) {
+        call_autocomplete(s, st, r);
     } else {
         char zMsg[160];
-        snprintf(zMsg, sizeof(zMsg), "unknown procedure '%.64s': loupe has CALL KEYWORDS, SNIPPETS, SUGGEST and "
-                 "QSUGGEST", c->zName);
+        snprintf(zMsg, sizeof(zMsg), "unknown procedure '%.64s': loupe has CALL KEYWORDS, SNIPPETS, SUGGEST, "
+                 "QSUGGEST and AUTOCOMPLETE", c->zName);
         call_error(r, st, c->namePos, zMsg);
     }
 }

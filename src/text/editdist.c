@@ -65,11 +65,17 @@ static uint64_t pattern_eq(const EditPattern *p, uint32_t cp) {
 ** so far, moves by the horizontal difference of the pattern's last row.
 ** The first row is the text's length so far (D[0][j] = j), so a +1 enters
 ** each horizontal vector at the bottom: Ph's shift brings in a 1. */
-int edit_pattern_distance(const EditPattern *p, const char *z, int nz, int max) {
+/* The distance from p's word to z[0..nz) or to a part of it (mode,
+** EDIT_*). The score after each character of z is the distance to the text
+** read so far, so the least of them is a prefix's (or, searching, a
+** part's: the top row of the table is then 0, any character may start the
+** match: Myers' search, no carry into the shifted horizontal deltas). */
+int edit_pattern_distance_to(const EditPattern *p, const char *z, int nz, int max, int mode) {
     const unsigned char *u = (const unsigned char *)z;
     uint64_t hb = (uint64_t)1 << (p->n - 1);
     uint64_t pv = ~(uint64_t)0, mv = 0;
-    int score = p->n;
+    uint64_t carry = mode & EDIT_SUFFIX ? 0 : 1;
+    int score = p->n, best = p->n;
     for (int i = 0; i < nz;) {
         uint64_t eq;
         if (u[i] < 128) {
@@ -88,10 +94,16 @@ int edit_pattern_distance(const EditPattern *p, const char *z, int nz, int max) 
         uint64_t mh = pv & xh;
         score += (ph & hb) != 0;
         score -= (mh & hb) != 0;
-        ph = (ph << 1) | 1;
+        ph = (ph << 1) | carry;
         mh <<= 1;
         pv = mh | ~(xv | ph);
         mv = ph & xv;
+        if (score < best) best = score;
     }
+    if (mode & EDIT_PREFIX) score = best;
     return score > max ? max + 1 : score;
+}
+
+int edit_pattern_distance(const EditPattern *p, const char *z, int nz, int max) {
+    return edit_pattern_distance_to(p, z, nz, max, EDIT_WHOLE);
 }

@@ -48,4 +48,15 @@ void edit_pattern_init(EditPattern *p, const uint32_t *a, int n);
 ** character counts as one character, U+FFFD. */
 int edit_pattern_distance(const EditPattern *p, const char *z, int nz, int max);
 
+/* The distance between p's word and the nearest part of z[0..nz) that
+** mode names (the empty part included): EDIT_WHOLE, all of it (as
+** edit_pattern_distance); EDIT_PREFIX, a prefix (how far a word being
+** typed is from completing to z); EDIT_SUFFIX, a suffix; EDIT_INFIX, any
+** run of its characters. Bounded as above. */
+#define EDIT_WHOLE 0
+#define EDIT_PREFIX 1
+#define EDIT_SUFFIX 2
+#define EDIT_INFIX (EDIT_PREFIX | EDIT_SUFFIX)
+int edit_pattern_distance_to(const EditPattern *p, const char *z, int nz, int max, int mode);
+
 #endif /* LP_TEXT_EDITDIST_H */

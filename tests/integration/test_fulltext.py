@@ -1332,7 +1332,7 @@ def test_call_keywords(cur, stemmed, corpus):
     expect_error(cur, "CALL KEYWORDS(%s, %s)", 1064, r"CALL KEYWORDS: the text: invalid UTF-8 at byte 1",
                  args=(b"a\xff", corpus))
     expect_error(cur, "CALL NOPE('x')", 1064, r"unknown procedure 'nope': loupe has CALL KEYWORDS, SNIPPETS, "
-                 r"SUGGEST and QSUGGEST")
+                 r"SUGGEST, QSUGGEST and AUTOCOMPLETE")
 
 
 def test_call_keywords_wildcards(server, cur, uniq):
@@ -2647,6 +2647,124 @@ def test_call_suggest_against_reference(cur, uniq):
     expect_error(cur, f"CALL SUGGEST('x', '{t}', 5 AS nope)", 1064, r"unknown CALL SUGGEST option")
     expect_error(cur, f"CALL QSUGGEST('x', '{t}', 99 AS max_edits)", 1064, r"expected an integer from 0 to 32 \(max_edits\)")
     expect_error(cur, "CALL SUGGEST('x')", 1064, r"CALL SUGGEST takes \(text, table")
+
+
+def _autocomplete_reference(docs, text, fuzziness=2, preserve=0, append=1, prepend=0, expansion_len=10,
+                            force_bigrams=0):
+    """CALL AUTOCOMPLETE as docs/sql.md describes it, computed from the rows
+    (docs: id -> list of the words of its fields)."""
+    df = collections.Counter()
+    for words in docs.values():
+        df.update(set(words))
+    words = text.lower().split()
+    max_count = 50 if len(text) < 2 else 25 if len(text) < 5 else 10
+
+    def edits(w):
+        d = 2 if len(w) > (3 if force_bigrams else 6) else 1 if len(w) > 2 else 0
+        return min(d, fuzziness)
+
+    def part_distance(w, t, mode):
+        parts = [t[i:k] for i in range(len(t) + 1) for k in range(i, len(t) + 1)
+                 if (mode != "prefix" or i == 0) and (mode != "suffix" or k == len(t))]
+        return min(_levenshtein(w, x) for x in parts)
+
+    def choices(w, last):
+        d = edits(w)
+        out = []
+        for t, n in df.items():
+            if last and (append or prepend):
+                mode = "infix" if append and prepend else "prefix" if append else "suffix"
+                if len(t) > len(w) + expansion_len:
+                    continue
+                dist = part_distance(w, t, mode)
+            else:
+                if abs(len(t) - len(w)) >= 3 or not t.isalpha():
+                    continue
+                dist = _levenshtein(w, t)
+            if dist <= d:
+                out.append((t, dist, n))
+        out.sort(key=lambda x: (x[1], -x[2], x[0].encode()))
+        return out[:max_count if last and (append or prepend) else 3]
+
+    combos = [((), 0, None)]
+    for i, w in enumerate(words):
+        ch = choices(w, i == len(words) - 1)
+        if preserve and w not in [c[0] for c in ch]:
+            ch.append((w, -1, 0))
+        if not ch:
+            continue
+        nxt = []
+        for ws, dist, dmin in combos:
+            for t, d, n in ch:
+                fewest = n if dmin is None else (dmin if d < 0 else min(n, dmin))
+                nxt.append((ws + ((t, d),), dist + max(d, 0), fewest))
+        nxt.sort(key=lambda c: (c[1], -c[2], [t.encode() for t, _ in c[0]]))
+        combos = nxt[:4 * max_count]
+    if combos == [((), 0, None)]:
+        return []
+
+    def as_typed(ws):
+        return len(ws) == len(words) and all(d < 0 or t == w for (t, d), w in zip(ws, words))
+
+    def together(ws):
+        known = [t for t, d in ws if d >= 0]
+        return bool(known) and any(all(t in set(v) for t in known) for v in docs.values())
+
+    out = []
+    for first in (True, False):
+        for ws, _, _ in combos:
+            if len(out) < max_count and as_typed(ws) == first and together(ws):
+                out.append(" ".join(t for t, _ in ws))
+    return out
+
+
+def test_call_autocomplete(cur, uniq):
+    """CALL AUTOCOMPLETE (Manticore's, its Buddy's built in): each word but
+    the last its nearest spellings, the last its completions (append,
+    prepend), every combination some document holds, fewest edits and most
+    documents first; checked against a reference computed here from the
+    rows, in RAM and sealed, with every option; and its errors."""
+    rnd = random.Random(20261207)
+    vocab = ["hello", "help", "helmet", "helicopter", "hell", "shell", "nushell", "world", "word", "work",
+             "worker", "wonder", "well", "water", "wanted", "peace", "piece", "pie", "x2", "help2"]
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (title TEXT, body TEXT) min_infix_len='2'")
+    docs = {}
+    for i in range(1, 61):
+        title = " ".join(rnd.choice(vocab) for _ in range(rnd.randint(1, 3)))
+        body = " ".join(rnd.choice(vocab) for _ in range(rnd.randint(0, 4)))
+        docs[i] = (title + " " + body).split()
+        cur.execute(f"INSERT INTO {t} VALUES (%s, %s, %s)", (i, title, body))
+    texts = ["h", "he", "hel", "helo", "hello", "helo wor", "hello wrld", "wrld hel", "peace wond",
+             "pice", "xyzzy", "hello xyzzy", "shel", "wor wat", "help", "x", "wonder peace pie"]
+    options = [{}, {"fuzziness": 0}, {"fuzziness": 1}, {"preserve": 1}, {"append": 0}, {"prepend": 1},
+               {"prepend": 1, "append": 0}, {"expansion_len": 1}, {"force_bigrams": 1}, {"append": 0, "preserve": 1}]
+    for step in ("ram", "flush"):
+        if step == "flush":
+            cur.execute(f"FLUSH TABLE {t}")
+        for text in texts:
+            for opts in options:
+                tail = "".join(f", {v} AS {k}" for k, v in opts.items())
+                cur.execute(f"CALL AUTOCOMPLETE('{text}', '{t}'{tail})")
+                assert [d[0] for d in cur.description] == ["query"]
+                got = [r[0] for r in cur.fetchall()]
+                assert got == _autocomplete_reference(docs, text, **opts), (step, text, opts)
+    # the user's view: a typo in the first word, the second being typed
+    cur.execute(f"CALL AUTOCOMPLETE('helo wo', '{t}')")
+    assert all(r[0].split()[0] in ("hello", "help", "hell", "helmet") for r in cur.fetchall())
+    cur.execute(f"CALL AUTOCOMPLETE('hel', '{t}', '' AS layouts)")
+    assert len(cur.fetchall()) > 3
+    expect_error(cur, f"CALL AUTOCOMPLETE('x', '{t}', 3 AS fuzziness)", 1064,
+                 r"expected an integer from 0 to 2 \(fuzziness\)")
+    expect_error(cur, f"CALL AUTOCOMPLETE('x', '{t}', 'us,ru' AS layouts)", 1064, r"no keyboard layouts")
+    expect_error(cur, f"CALL AUTOCOMPLETE('x', '{t}', 1 AS nope)", 1064, r"unknown CALL AUTOCOMPLETE option")
+    expect_error(cur, f"CALL AUTOCOMPLETE('x', '{t}', 1)", 1064, r"expected an option as 'value AS name'")
+    expect_error(cur, f"CALL AUTOCOMPLETE('x' AS q, '{t}')", 1064, r"AS only on its options")
+    expect_error(cur, "CALL AUTOCOMPLETE('x')", 1064, r"CALL AUTOCOMPLETE takes \(text, table")
+    expect_error(cur, "CALL AUTOCOMPLETE('x', 'no_such_table')", 1146, r"no_such_table")
+    u = uniq()
+    cur.execute(f"CREATE TABLE {u} (title TEXT)")
+    expect_error(cur, f"CALL AUTOCOMPLETE('x', '{u}')", 1064, r"needs the table option min_infix_len")
 
 
 def test_prefix_and_wildcard_of_several_words(cur, uniq):

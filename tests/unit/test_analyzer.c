@@ -2859,7 +2859,34 @@ static void test_edit_distance(void **state) {
         assert_int_equal(edit_distance(a, na, b, nb, max), want);
         edit_pattern_init(&p, a, na);
         assert_int_equal(edit_pattern_distance(&p, zb, (int)nz, max), want);
+        /* to the nearest prefix, suffix and part of b: the least over them */
+        int aRef[4] = {ref, na, na, na};
+        for (int i = 0; i <= nb; i++) {
+            for (int k = i; k <= nb; k++) {
+                int d = ref_distance(a, na, b + i, k - i);
+                if (i == 0 && d < aRef[EDIT_PREFIX]) aRef[EDIT_PREFIX] = d;
+                if (k == nb && d < aRef[EDIT_SUFFIX]) aRef[EDIT_SUFFIX] = d;
+                if (d < aRef[EDIT_INFIX]) aRef[EDIT_INFIX] = d;
+            }
+        }
+        for (int mode = 0; mode < 4; mode++) {
+            int w = aRef[mode] > max ? max + 1 : aRef[mode];
+            if (edit_pattern_distance_to(&p, zb, (int)nz, max, mode) != w) {
+                fail_msg("iteration %d mode %d: got %d, want %d", iter, mode,
+                         edit_pattern_distance_to(&p, zb, (int)nz, max, mode), w);
+            }
+        }
     }
+    /* a word being typed: "helo" completes to "hello world" in one edit */
+    uint32_t aw[] = {'h', 'e', 'l', 'o'};
+    edit_pattern_init(&p, aw, 4);
+    assert_int_equal(edit_pattern_distance_to(&p, "hello world", 11, 3, EDIT_PREFIX), 1);
+    assert_int_equal(edit_pattern_distance_to(&p, "help", 4, 3, EDIT_PREFIX), 1);
+    assert_int_equal(edit_pattern_distance_to(&p, "", 0, 3, EDIT_PREFIX), 3 + 1);
+    assert_int_equal(edit_pattern_distance_to(&p, "xyz", 3, 2, EDIT_PREFIX), 3);
+    assert_int_equal(edit_pattern_distance_to(&p, "othello", 7, 3, EDIT_SUFFIX), 1);
+    assert_int_equal(edit_pattern_distance_to(&p, "othellos", 8, 3, EDIT_SUFFIX), 2);
+    assert_int_equal(edit_pattern_distance_to(&p, "othellos", 8, 3, EDIT_INFIX), 1);
 }
 
 int main(void) {
