@@ -16,7 +16,8 @@
 **  4. as a /search request: its translation must be refused with a
 **     message, or be one SELECT that the SQL parser accepts, and one
 **     grouped SELECT per aggregation (whatever the request's strings hold,
-**     they stay inside their quotes).
+**     they stay inside their quotes); likewise as an /autocomplete
+**     request, one CALL AUTOCOMPLETE; and as each document request.
 ** Crashes, leaks and sanitizer reports are what libFuzzer looks for; the
 ** checks above abort() on a wrong answer.
 */
@@ -196,6 +197,29 @@ static void fuzz_search(const char *z, size_t n) {
     strbuf_free(&sql);
 }
 
+/* The input as an /autocomplete request: refused with a message, or one
+** CALL AUTOCOMPLETE the SQL parser accepts, with the text and the table
+** (and no more than the seven options) as its arguments. */
+static void fuzz_autocomplete(const char *z, size_t n) {
+    StrBuf sql = {0};
+    LpError err;
+    lp_err_clear(&err);
+    int rc = http_autocomplete_sql(z, n, &sql, &err);
+    CHECK(rc == LP_OK || rc == LP_BADINPUT || rc == LP_NOMEM);
+    if (rc == LP_BADINPUT) CHECK(err.zMsg[0] != 0);
+    if (rc == LP_OK) {
+        Arena a;
+        arena_init(&a, 0);
+        SqlStmt *pStmt = NULL;
+        LpError perr;
+        CHECK(sql.z != NULL && sql_parse(&a, sql.z, sql.n, &pStmt, &perr) == LP_OK && pStmt != NULL);
+        CHECK(pStmt->kind == STMT_CALL && strcmp(pStmt->u.call.zName, "autocomplete") == 0);
+        CHECK(pStmt->u.call.nArg >= 2 && pStmt->u.call.nArg <= 9);
+        arena_free(&a);
+    }
+    strbuf_free(&sql);
+}
+
 /* The input as each document request (/insert, /replace, /update,
 ** /delete): every statement accepted parses as the kind it stands for. */
 static void fuzz_doc(const char *z, size_t n) {
@@ -222,6 +246,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fuzz_route(z, size);
     fuzz_json(z, size);
     fuzz_search(z, size);
+    fuzz_autocomplete(z, size);
     fuzz_doc(z, size);
     return 0;
 }

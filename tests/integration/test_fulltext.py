@@ -2767,6 +2767,43 @@ def test_call_autocomplete(cur, uniq):
     expect_error(cur, f"CALL AUTOCOMPLETE('x', '{u}')", 1064, r"needs the table option min_infix_len")
 
 
+def test_autocomplete_over_http(http, cur, uniq):
+    """POST /autocomplete (Manticore's): the same suggestions as CALL
+    AUTOCOMPLETE, in /sql's raw answer; bad requests are 400s that say
+    what is wrong."""
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (title TEXT) min_infix_len='2'")
+    cur.execute(f"INSERT INTO {t} VALUES (1, 'hello world'), (2, 'help wanted'), (3, 'hello there'), (4, 'helmet')")
+
+    def post(body):
+        status, _, data = http("/autocomplete", json.dumps(body).encode() if not isinstance(body, bytes) else body)
+        return status, json.loads(data)
+
+    for opts, tail in (({}, ""), ({"fuzziness": 0, "append": True}, ", 0 AS fuzziness, 1 AS append"),
+                       ({"preserve": 1, "append": False}, ", 1 AS preserve, 0 AS append")):
+        for text in ("hel", "helo wor", "hello wrld"):
+            status, ans = post({"table": t, "query": text, "options": opts})
+            assert status == 200, ans
+            cur.execute(f"CALL AUTOCOMPLETE('{text}', '{t}'{tail})")
+            want = [r[0] for r in cur.fetchall()]
+            assert ans[0]["columns"] == [{"query": {"type": "string"}}]
+            assert [d["query"] for d in ans[0]["data"]] == want and ans[0]["total"] == len(want), (text, opts)
+    status, ans = post({"table": t, "query": "hel"})
+    # the most frequent first, ties in term order
+    assert [d["query"] for d in ans[0]["data"]][:3] == ["hello", "helmet", "help"] and ans[0]["error"] == ""
+    for body, msg in (({"table": t}, "needs \"query\""), ({"query": "x"}, "needs \"table\""),
+                      ({"table": t, "query": "x", "options": {"distance": 1}}, "unknown option 'distance'"),
+                      ({"table": t, "query": "x", "options": {"fuzziness": "2"}}, "must be an integer"),
+                      (b"{not json", "not JSON"), (b"", "takes a JSON request")):
+        status, ans = post(body)
+        assert status == 400 and msg in ans["error"], (body, ans)
+    # the options' values are the SQL layer's to judge
+    status, ans = post({"table": t, "query": "x", "options": {"fuzziness": 7}})
+    assert status == 400 and "expected an integer from 0 to 2 (fuzziness)" in ans["error"], ans
+    status, ans = post({"table": "nope_" + t, "query": "x"})
+    assert status == 400 and "does not exist" in ans["error"], ans
+
+
 def test_prefix_and_wildcard_of_several_words(cur, uniq):
     """A prefix or a wildcard in which the table's analysis reads several
     words ('e-ma*', '*body-bag*', "what's?") is those words ANDed, the ones

@@ -399,11 +399,11 @@ static void test_route_refusals(void **state) {
     r = route(&q, 10, "GET", "/nope", NULL, NULL, NULL, 1);
     assert_int_equal(r.begin, 404);
     assert_json(&q.reply,
-                "{\"error\":\"unknown endpoint '/nope': try /sql, /cli_json, /search, /insert, /replace, /update, /delete, /bulk or /health\"}");
+                "{\"error\":\"unknown endpoint '/nope': try /sql, /cli_json, /search, /autocomplete, /insert, /replace, /update, /delete, /bulk or /health\"}");
     assert_int_equal(route(&q, 10, "GET", "/sql/", NULL, NULL, NULL, 1).begin, 404);
     assert_int_equal(route(&q, 10, "GET", "/sql%00x", NULL, NULL, NULL, 1).begin, 404);
     assert_json(&q.reply,
-                "{\"error\":\"unknown endpoint '/sql\\u0000x': try /sql, /cli_json, /search, /insert, /replace, /update, /delete, /bulk or /health\"}");
+                "{\"error\":\"unknown endpoint '/sql\\u0000x': try /sql, /cli_json, /search, /autocomplete, /insert, /replace, /update, /delete, /bulk or /health\"}");
     assert_int_equal(route(&q, 10, "GET", "/SQL", NULL, NULL, NULL, 1).begin, 404);
     assert_int_equal(route(&q, 10, "GET", "", NULL, NULL, NULL, 1).begin, 404);
 
@@ -508,6 +508,62 @@ static const char *search_sql(const char *zReq) {
     return zOut;
 }
 
+/* The CALL an /autocomplete request becomes, or "ERR <message>"; and
+** through the router, which answers a bad one itself. */
+static const char *autocomplete_sql(const char *zReq) {
+    static char zOut[1024];
+    StrBuf sql = {0};
+    LpError err;
+    lp_err_clear(&err);
+    if (http_autocomplete_sql(zReq, strlen(zReq), &sql, &err) == LP_OK) {
+        snprintf(zOut, sizeof(zOut), "%.*s", (int)sql.n, sql.z);
+    } else {
+        snprintf(zOut, sizeof(zOut), "ERR %.1000s", err.zMsg);
+    }
+    strbuf_free(&sql);
+    return zOut;
+}
+
+static void test_autocomplete_sql(void **state) {
+    (void)state;
+    assert_string_equal(autocomplete_sql("{\"table\":\"t\",\"query\":\"hel\"}"), "CALL AUTOCOMPLETE('hel', 't')");
+    assert_string_equal(autocomplete_sql("{\"index\":\"t\",\"query\":\"it's\",\"options\":{\"fuzziness\":1,"
+                                         "\"preserve\":true,\"append\":false,\"layouts\":\"\"}}"),
+                        "CALL AUTOCOMPLETE('it\\'s', 't', 1 AS fuzziness, 1 AS preserve, 0 AS append, '' AS layouts)");
+    /* an injection attempt stays inside its string */
+    assert_string_equal(autocomplete_sql("{\"table\":\"t') DROP\",\"query\":\"x\"}"),
+                        "CALL AUTOCOMPLETE('x', 't\\') DROP')");
+    assert_string_equal(autocomplete_sql("{\"table\":\"t\"}"),
+                        "ERR the request needs \"query\": the text being typed, a string");
+    assert_string_equal(autocomplete_sql("{\"query\":\"x\"}"), "ERR the request needs \"table\": the name of the table");
+    assert_string_equal(autocomplete_sql("{\"table\":\"t\",\"query\":\"x\",\"limit\":3}"),
+                        "ERR unknown key 'limit': expected table, query or options");
+    assert_string_equal(autocomplete_sql("{\"table\":\"t\",\"query\":\"x\",\"options\":{\"distance\":1}}"),
+                        "ERR unknown option 'distance': expected fuzziness, preserve, append, prepend, expansion_len, "
+                        "force_bigrams or layouts");
+    assert_string_equal(autocomplete_sql("{\"table\":\"t\",\"query\":\"x\",\"options\":{\"fuzziness\":\"1\"}}"),
+                        "ERR option 'fuzziness' must be an integer or a boolean");
+    assert_string_equal(autocomplete_sql("{\"table\":\"t\",\"query\":\"x\",\"options\":[]}"),
+                        "ERR \"options\" must be an object, such as {\"fuzziness\": 1}");
+    assert_string_equal(autocomplete_sql("[1]"), "ERR the request is not a JSON object");
+    HttpReq q;
+    http_req_init(&q, 1 << 20);
+    assert_int_equal(http_req_begin(&q, "POST", "/autocomplete", 13, "application/json", NULL), 0);
+    static const char zBody[] = "{\"table\":\"t\",\"query\":\"he\"}";
+    assert_int_equal(http_req_body(&q, zBody, sizeof(zBody) - 1), 0);
+    assert_int_equal(http_req_finish(&q), HTTP_ACT_SQL);
+    assert_string_equal(q.zSql, "CALL AUTOCOMPLETE('he', 't')");
+    http_req_free(&q);
+    http_req_init(&q, 1 << 20);
+    assert_int_equal(http_req_begin(&q, "POST", "/autocomplete", 13, "application/json", NULL), 0);
+    assert_int_equal(http_req_finish(&q), HTTP_ACT_REPLY);
+    assert_int_equal(q.status, 400);
+    http_req_free(&q);
+    http_req_init(&q, 1 << 20);
+    assert_int_equal(http_req_begin(&q, "GET", "/autocomplete", 13, NULL, NULL), 405);
+    http_req_free(&q);
+}
+
 static void test_search_sql(void **state) {
     (void)state;
     assert_string_equal(search_sql("{\"table\":\"t\"}"), "SELECT id, WEIGHT(), * FROM `t` LIMIT 0, 20");
@@ -598,6 +654,7 @@ int main(void) {
         cmocka_unit_test(test_json_misc),        cmocka_unit_test(test_route_sql),
         cmocka_unit_test(test_route_refusals),   cmocka_unit_test(test_route_empty),
         cmocka_unit_test(test_search_sql),
+        cmocka_unit_test(test_autocomplete_sql),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

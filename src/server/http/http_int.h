@@ -145,6 +145,13 @@ void http_sql_str(StrBuf *sb, const char *z, size_t n);
 int http_sql_scalar(StrBuf *sb, const void *v);
 int http_sql_ident(StrBuf *sb, const char *z, size_t n, const char *zWhat, LpError *err);
 
+/* POST /autocomplete's JSON request z[0..n) (Manticore's: {"table": ..,
+** "query": "text being typed", "options": {"fuzziness": 1, "append":
+** true, ...}}) as one CALL AUTOCOMPLETE statement, appended to pSql; the
+** SQL layer checks the options' values. LP_OK, LP_BADINPUT (err says what
+** is wrong) or LP_NOMEM. */
+int http_autocomplete_sql(const char *z, size_t n, StrBuf *pSql, LpError *err);
+
 /* {"error":{"type":zType,"reason":zReason[,"table":zTable]},"status":400}. */
 void http_search_error(StrBuf *sb, const char *zType, const char *zReason, const char *zTable);
 
@@ -156,6 +163,7 @@ typedef enum HttpEndpoint {
     HTTP_EP_SQL,      /* GET|POST /sql: raw body, query= form, ?query= */
     HTTP_EP_CLI_JSON, /* POST /cli_json: the body is always raw SQL */
     HTTP_EP_SEARCH,   /* POST /search: a JSON search request (http_search.c) */
+    HTTP_EP_AUTOCOMPLETE, /* POST /autocomplete: run as CALL AUTOCOMPLETE */
     HTTP_EP_INSERT,   /* POST /insert, /replace, /update, /delete: one document */
     HTTP_EP_REPLACE,  /* request (http_doc.c) */
     HTTP_EP_UPDATE,

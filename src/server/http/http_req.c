@@ -44,6 +44,7 @@ static const struct {
     {"/sql", HTTP_EP_SQL, "GET, POST"},
     {"/cli_json", HTTP_EP_CLI_JSON, "POST"},
     {"/search", HTTP_EP_SEARCH, "POST"},
+    {"/autocomplete", HTTP_EP_AUTOCOMPLETE, "POST"},
     {"/insert", HTTP_EP_INSERT, "POST"},
     {"/replace", HTTP_EP_REPLACE, "POST"},
     {"/update", HTTP_EP_UPDATE, "POST"},
@@ -149,7 +150,8 @@ int http_req_begin(HttpReq *q, const char *zMethod, const char *zUri, size_t nUr
         StrBuf msg = {0};
         strbuf_appendz(&msg, "unknown endpoint '");
         strbuf_append(&msg, path.z ? path.z : "", path.n);
-        strbuf_appendz(&msg, "': try /sql, /cli_json, /search, /insert, /replace, /update, /delete, /bulk or /health");
+        strbuf_appendz(&msg, "': try /sql, /cli_json, /search, /autocomplete, /insert, /replace, /update, /delete, /bulk or "
+                             "/health");
         if (msg.oom)
             refuse(q, 404, "unknown endpoint");
         else
@@ -240,6 +242,24 @@ HttpAction http_req_finish(HttpReq *q) {
         q->zSql = zBody;
         q->nSql = nBody;
         return HTTP_ACT_SEARCH;
+    }
+    if (q->ep == HTTP_EP_AUTOCOMPLETE) {
+        /* as the statement it stands for, answered as /sql answers */
+        LpError err;
+        lp_err_clear(&err);
+        int rc = nBody ? http_autocomplete_sql(zBody, nBody, &q->form, &err) : LP_BADINPUT;
+        if (rc == LP_NOMEM) {
+            refuse(q, 500, "out of memory");
+            return HTTP_ACT_REPLY;
+        }
+        if (rc != LP_OK) {
+            refuse(q, 400, nBody ? err.zMsg : "/autocomplete takes a JSON request in the body: {\"table\": ..., "
+                                              "\"query\": ...}");
+            return HTTP_ACT_REPLY;
+        }
+        q->zSql = q->form.z;
+        q->nSql = q->form.n;
+        return HTTP_ACT_SQL;
     }
     if (q->ep >= HTTP_EP_INSERT) {
         if (nBody == 0) {

@@ -1445,3 +1445,70 @@ void http_search_error(StrBuf *sb, const char *zType, const char *zReason, const
     }
     strbuf_appendz(sb, "},\"status\":400}");
 }
+
+/* -- /autocomplete -- */
+
+int http_autocomplete_sql(const char *z, size_t n, StrBuf *pSql, LpError *err) {
+    Tr t = {err, 0};
+    json_error_t jerr;
+    json_t *req = json_loadb(z, n, JSON_REJECT_DUPLICATES, &jerr);
+    if (!req) return lp_err_set(err, LP_BADINPUT, "the request is not JSON: %s at byte %d", jerr.text, jerr.position);
+    int rc = LP_OK;
+    const char *k;
+    json_t *x;
+    if (!json_is_object(req)) {
+        rc = tr_fail(&t, "the request is not a JSON object");
+        goto done;
+    }
+    json_object_foreach(req, k, x) {
+        if (strcmp(k, "table") != 0 && strcmp(k, "index") != 0 && strcmp(k, "query") != 0 &&
+            strcmp(k, "options") != 0) {
+            rc = tr_fail(&t, "unknown key '%s': expected table, query or options", k);
+            goto done;
+        }
+    }
+    const json_t *jt = json_object_get(req, "table");
+    if (!jt) jt = json_object_get(req, "index");
+    const json_t *jq = json_object_get(req, "query");
+    const json_t *jo = json_object_get(req, "options");
+    if (!json_is_string(jt)) {
+        rc = tr_fail(&t, "the request needs \"table\": the name of the table");
+        goto done;
+    }
+    if (!json_is_string(jq)) {
+        rc = tr_fail(&t, "the request needs \"query\": the text being typed, a string");
+        goto done;
+    }
+    if (jo && !json_is_object(jo)) {
+        rc = tr_fail(&t, "\"options\" must be an object, such as {\"fuzziness\": 1}");
+        goto done;
+    }
+    strbuf_appendz(pSql, "CALL AUTOCOMPLETE(");
+    put_str(pSql, json_string_value(jq), json_string_length(jq));
+    strbuf_appendz(pSql, ", ");
+    put_str(pSql, json_string_value(jt), json_string_length(jt));
+    json_object_foreach((json_t *)jo, k, x) {
+        static const char *const azOpt[] = {"fuzziness", "preserve",      "append", "prepend",
+                                            "expansion_len", "force_bigrams", "layouts"};
+        size_t i = 0;
+        while (i < LP_ARRAY_SIZE(azOpt) && strcmp(k, azOpt[i]) != 0) i++;
+        if (i == LP_ARRAY_SIZE(azOpt)) {
+            rc = tr_fail(&t, "unknown option '%s': expected fuzziness, preserve, append, prepend, expansion_len, "
+                         "force_bigrams or layouts", k);
+            goto done;
+        }
+        int bLayouts = i == LP_ARRAY_SIZE(azOpt) - 1;
+        if (bLayouts ? !json_is_string(x) : !(json_is_integer(x) || json_is_boolean(x))) {
+            rc = tr_fail(&t, "option '%s' must be %s", k, bLayouts ? "a string" : "an integer or a boolean");
+            goto done;
+        }
+        strbuf_appendz(pSql, ", ");
+        http_sql_scalar(pSql, x);
+        strbuf_appendf(pSql, " AS %s", azOpt[i]);
+    }
+    strbuf_appendc(pSql, ')');
+    if (pSql->oom) rc = lp_err_set(err, LP_NOMEM, "out of memory");
+done:
+    json_decref(req);
+    return rc;
+}
