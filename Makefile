@@ -19,7 +19,7 @@ CMAKE_FLAGS  ?=
 
 .PHONY: all deps build build-asan build-fuzz run test unit integration \
         fuzz-smoke fuzz bench-server bench-fulltext bench-vector clean help lint \
-        ort models bench-embed bench-storage bench-scan bench-zones bench-suggest bench-grouping bench-fuzzy bench-hybrid bench-regex bench-analysis bench-wildcards bench-wildcards2 bench-wildcards-stem bench-parity tsan
+        ort models bench-embed bench-storage bench-scan bench-zones bench-suggest bench-autocomplete bench-grouping bench-fuzzy bench-hybrid bench-regex bench-analysis bench-wildcards bench-wildcards2 bench-wildcards-stem bench-parity tsan
 
 all: build
 
@@ -114,6 +114,11 @@ bench-zones: build
 bench-suggest: build
 	@scripts/install-deps.sh bench
 	@$(PYTHON) bench/fulltext/suggest.py $(if $(BASELINE),--baseline $(BASELINE))
+
+# CALL AUTOCOMPLETE on SciFact's dictionary (docs/benchmarks/autocomplete.md).
+bench-autocomplete: build
+	@scripts/install-deps.sh bench
+	@$(PYTHON) bench/fulltext/autocomplete.py
 
 # GROUP BY and FACET over 1M rows (docs/benchmarks/grouping.md); with
 # BASELINE=path/to/loupe, that build timed beside this one in the same run.

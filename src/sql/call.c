@@ -542,6 +542,8 @@ typedef struct SgCand {
     int n;
     int dist;
     uint64_t docs;
+    int bLonger;      /* a completion (SgWalk.mode) longer than a spelling:
+                      ** the whole term is more than dist edits away */
 } SgCand;
 
 typedef struct SgWalk {
@@ -615,7 +617,9 @@ static int sg_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *in
     char *zc = arena_strndup(w->a, z, (size_t)n);
     SgCand **ap = arena_grow(w->a, w->ap, w->n, &w->cap, sizeof(SgCand *), 16);
     if (!c || !zc || !ap) return LP_NOMEM;
-    *c = (SgCand){zc, n, d, docs};
+    /* a spelling of the word itself goes before a longer completion as near */
+    int bLonger = w->mode != EDIT_WHOLE && edit_pattern_distance(&w->word, z, n, d) > d;
+    *c = (SgCand){zc, n, d, docs, bLonger};
     w->ap = ap;
     w->ap[w->n++] = c;
     return hmap_put(&w->seen, zc, (size_t)n, c, NULL) == LP_OK ? 0 : LP_NOMEM;
@@ -624,6 +628,7 @@ static int sg_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *in
 static int sg_cmp(const void *x, const void *y) {
     const SgCand *a = *(const SgCand *const *)x, *b = *(const SgCand *const *)y;
     if (a->dist != b->dist) return a->dist < b->dist ? -1 : 1;
+    if (a->bLonger != b->bLonger) return a->bLonger - b->bLonger;
     if (a->docs != b->docs) return a->docs > b->docs ? -1 : 1;
     return strcmp(a->z, b->z);
 }
@@ -1104,7 +1109,9 @@ static int ac_cooccur(Arena *a, Table *t, const AcCombo *c, int nPos, int bExact
 ** most three, within ac_edits() edits); the last for the terms it begins
 ** (append; prepend: ends; both: holds) at most expansion_len characters
 ** longer, also within those edits of the word (a typo before the end),
-** the most frequent first. Suggestions are every choice of one term per
+** the nearest first, a spelling of the word before a longer completion as
+** near, then the most frequent (the first maxCount, or after other words
+** 4 * maxCount). Suggestions are every choice of one term per
 ** word, fewest edits first, then the rarest word's documents, and only
 ** those whose words some document holds together are listed: at most 50
 ** for a text under 2 bytes, 25 under 5, else 10. */
@@ -1152,7 +1159,8 @@ static void call_autocomplete(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     /* the words before the last: three spellings each, as fuzzy=1's; the
     ** last: its completions (or, neither append nor prepend, as the others) */
     SgOpts oWord = {3, 0, 1, 3, 0, 0, 0};
-    SgOpts oLast = {maxCount, 0, 1, 3, 0, 1, 0};
+    /* (after other words, more: a completion must also go with them) */
+    SgOpts oLast = {nWord > 1 ? 4 * maxCount : maxCount, 0, 1, 3, 0, 1, 0};
     int bComplete = o.bAppend || o.bPrepend;
     for (int i = 0; i < nWord; i++) {
         int bLast = i == nWord - 1 && bComplete;
@@ -1188,7 +1196,7 @@ static void call_autocomplete(SqlSession *s, const SqlStmt *st, SqlResult *r) {
         if (o.bPreserve && !bFound) {
             SgCand *k = arena_alloc(a, sizeof(SgCand));
             if (!k) goto oom;
-            *k = (SgCand){l.a.a[i].z, l.a.a[i].n, -1, 0};
+            *k = (SgCand){l.a.a[i].z, l.a.a[i].n, -1, 0, 0};
             pKeep = k;
         }
         int nChoice = nCand + (pKeep != NULL);

@@ -2682,9 +2682,11 @@ def _autocomplete_reference(docs, text, fuzziness=2, preserve=0, append=1, prepe
                     continue
                 dist = _levenshtein(w, t)
             if dist <= d:
-                out.append((t, dist, n))
-        out.sort(key=lambda x: (x[1], -x[2], x[0].encode()))
-        return out[:max_count if last and (append or prepend) else 3]
+                # a completion longer than a spelling as near goes after it
+                out.append((t, dist, n, _levenshtein(w, t) > dist))
+        out.sort(key=lambda x: (x[1], x[3], -x[2], x[0].encode()))
+        keep = (4 * max_count if len(words) > 1 else max_count) if last and (append or prepend) else 3
+        return [x[:3] for x in out[:keep]]
 
     combos = [((), 0, None)]
     for i, w in enumerate(words):
