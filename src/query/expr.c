@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <zlib.h>
 
 #include "query/jsonpath.h"
 #include "text/regexp.h"
@@ -222,6 +223,10 @@ int value_cmp(const Value *x, const Value *y) {
 static Value arith(QOp op, Value x, Value y) {
     if (x.kind == VAL_NULL || y.kind == VAL_NULL || !is_num(&x) || !is_num(&y)) {
         return value_null();
+    }
+    if (op == QOP_BITAND || op == QOP_BITOR) {
+        if (x.kind != VAL_INT || y.kind != VAL_INT) return value_null();
+        return value_int(op == QOP_BITAND ? x.u.i & y.u.i : x.u.i | y.u.i);
     }
     if (x.kind == VAL_INT && y.kind == VAL_INT && op != QOP_DIV) {
         int64_t a = x.u.i, b = y.u.i, r;
@@ -503,6 +508,9 @@ static Value eval_string_func(const QExpr *e, Value x, const QRow *row) {
         *z = 0;
         return r;
     }
+    case QF_CRC32:
+        if (x.kind != VAL_STR) return value_null();
+        return value_int((int64_t)crc32(0L, (const Bytef *)x.u.s.z, (uInt)x.u.s.n));
     case QF_UPPER:
     case QF_LOWER: {
         if (x.kind != VAL_STR) return value_null();

@@ -97,6 +97,7 @@ typedef enum QFunc {
     /* Strings: results are made in the row's pScratch (NULL without one) */
     QF_CONCAT,      /* CONCAT(s1, s2, ...) */
     QF_UPPER, QF_LOWER, /* Unicode simple case mapping */
+    QF_CRC32,           /* CRC32(s): the CRC-32 (zlib's, MySQL's) of the string's bytes */
     QF_SUBSTRING_INDEX, /* (s, delim, n): before the n-th delim (n > 0), or after
                     ** the n-th from the end (n < 0), as MySQL */
     QF_TO_STRING,   /* any value as text, as the MySQL protocol shows it
@@ -113,6 +114,7 @@ typedef enum QOp {
     QOP_ADD, QOP_SUB, QOP_MUL, QOP_DIV, QOP_MOD, QOP_IDIV,
     QOP_EQ, QOP_NE, QOP_LT, QOP_LE, QOP_GT, QOP_GE,
     QOP_AND, QOP_OR,
+    QOP_BITAND, QOP_BITOR, /* integers only: NULL for anything else */
 } QOp;
 
 typedef struct QExpr QExpr;

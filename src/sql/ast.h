@@ -56,6 +56,8 @@ typedef enum ExprOp {
     OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE,
     /* logic */
     OP_AND, OP_OR,
+    /* bitwise, on integers: & and | */
+    OP_BITAND, OP_BITOR,
 } ExprOp;
 
 typedef struct Expr Expr;

@@ -115,6 +115,10 @@ static int bind_fail_at(Binder *b, int pos, const char *zWhat) {
     return b->rc;
 }
 
+static int is_int_type(SqlColType t) {
+    return t == SQLCOL_BOOL || t == SQLCOL_INT || t == SQLCOL_BIGINT || t == SQLCOL_TIMESTAMP;
+}
+
 static int is_num_type(SqlColType t) {
     return t == SQLCOL_BOOL || t == SQLCOL_INT || t == SQLCOL_BIGINT || t == SQLCOL_FLOAT ||
            t == SQLCOL_DOUBLE || t == SQLCOL_TIMESTAMP;
@@ -560,7 +564,7 @@ static int arity_fail(Binder *b, const Expr *e, int lo, int hi) {
 
 /* The string functions, Manticore's: CONCAT(s, ...), UPPER(s), LOWER(s),
 ** SUBSTRING_INDEX(s, delim, n), TO_STRING(x), LEVENSHTEIN(a, b [,
-** {normalize=0|1, length_delta=N}]); -1 when e is none of them. A call of
+** {normalize=0|1, length_delta=N}]), CRC32(s); -1 when e is none of them. A call of
 ** constants is computed here, once. */
 static int bind_string_func(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     static const struct {
@@ -573,6 +577,7 @@ static int bind_string_func(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
         {"concat", QF_CONCAT, 1, 64, "s"},         {"upper", QF_UPPER, 1, 1, "s"},
         {"lower", QF_LOWER, 1, 1, "s"},            {"substring_index", QF_SUBSTRING_INDEX, 3, 3, "ssi"},
         {"to_string", QF_TO_STRING, 1, 1, "a"},    {"levenshtein", QF_LEVENSHTEIN, 2, 3, "ss"},
+        {"crc32", QF_CRC32, 1, 1, "s"},
     };
     const char *z = e->u.func.zName;
     int nArg = e->u.func.nArg;
@@ -630,7 +635,7 @@ static int bind_string_func(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     }
     QExpr *q = qexpr_func(b->a, fn, (const QExpr *const *)aq, nVal, lengthDelta, bNormalize);
     if (!q) return bind_oom(b);
-    out->type = fn != QF_LEVENSHTEIN ? SQLCOL_STRING : bNormalize ? SQLCOL_DOUBLE : SQLCOL_BIGINT;
+    out->type = fn == QF_CRC32 ? SQLCOL_BIGINT : fn != QF_LEVENSHTEIN ? SQLCOL_STRING : bNormalize ? SQLCOL_DOUBLE : SQLCOL_BIGINT;
     out->iCol = SCHEMA_NO_COL;
     out->bNull = 0;
     out->bConst = bConst;
@@ -1396,7 +1401,7 @@ static int bind_expr(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
             [OP_ADD] = QOP_ADD, [OP_SUB] = QOP_SUB, [OP_MUL] = QOP_MUL, [OP_DIV] = QOP_DIV,
             [OP_MOD] = QOP_MOD, [OP_IDIV] = QOP_IDIV, [OP_EQ] = QOP_EQ, [OP_NE] = QOP_NE,
             [OP_LT] = QOP_LT,   [OP_LE] = QOP_LE,     [OP_GT] = QOP_GT, [OP_GE] = QOP_GE,
-            [OP_AND] = QOP_AND, [OP_OR] = QOP_OR,
+            [OP_AND] = QOP_AND, [OP_OR] = QOP_OR, [OP_BITAND] = QOP_BITAND, [OP_BITOR] = QOP_BITOR,
         };
         if ((size_t)op >= LP_ARRAY_SIZE(aMap) || aMap[op] == QOP_NONE) {
             return bind_fail_at(b, e->pos, "unsupported operator");
@@ -1418,6 +1423,18 @@ static int bind_expr(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
             int bDouble = x.type == SQLCOL_FLOAT || x.type == SQLCOL_DOUBLE ||
                           y.type == SQLCOL_FLOAT || y.type == SQLCOL_DOUBLE;
             t = bDyn ? SQLCOL_JSON : (op == OP_DIV || bDouble) && op != OP_IDIV ? SQLCOL_DOUBLE : SQLCOL_BIGINT;
+        } else if (op == OP_BITAND || op == OP_BITOR) {
+            /* integers (a JSON property: where it is one; NULL elsewhere) */
+            const BExpr *bad = !x.bNull && !is_int_type(x.type) && !is_dynamic(&x)   ? &x
+                               : !y.bNull && !is_int_type(y.type) && !is_dynamic(&y) ? &y
+                                                                                     : NULL;
+            if (bad) {
+                char bx[96], zMsg[160];
+                snprintf(zMsg, sizeof(zMsg), "bitwise %s needs integers, got %s", op == OP_BITAND ? "&" : "|",
+                         what(b, bad, bx, sizeof(bx)));
+                return bind_fail_at(b, (bad == &x ? e->u.binary.pLeft : e->u.binary.pRight)->pos, zMsg);
+            }
+            t = is_dynamic(&x) || is_dynamic(&y) ? SQLCOL_JSON : SQLCOL_BIGINT;
         }
         if ((op == OP_AND || op == OP_OR) &&
             (no_mva_truth(b, &x, e->u.binary.pLeft->pos) || no_mva_truth(b, &y, e->u.binary.pRight->pos))) {

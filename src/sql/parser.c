@@ -730,6 +730,29 @@ static Expr *parse_add(Parser *p) {
     return l;
 }
 
+/* l := sub { tok sub }, left-deep, each step op. */
+static Expr *parse_chain(Parser *p, Expr *(*sub)(Parser *), int tok, ExprOp op) {
+    Expr *l = sub(p);
+    while (l && p->tok.type == tok) {
+        int hl = p->h;
+        advance(p);
+        Expr *r = sub(p);
+        if (!r) return NULL;
+        l = binary(p, op, l, r, hl);
+    }
+    return l;
+}
+
+/* bits := add { '&' add }; bitor := bits { '|' bits }: MySQL's levels,
+** between the arithmetic and the comparisons (Manticore's & and |). */
+static Expr *parse_bitand(Parser *p) {
+    return parse_chain(p, parse_add, TK_AMP, OP_BITAND);
+}
+
+static Expr *parse_bitor(Parser *p) {
+    return parse_chain(p, parse_bitand, TK_PIPE, OP_BITOR);
+}
+
 static ExprOp cmp_op(int type) {
     switch (type) {
     case TK_EQ: return OP_EQ;
@@ -765,17 +788,18 @@ static Expr *parse_in(Parser *p, Expr *l, int bNot) {
     return e;
 }
 
-/* cmp := add { cmpop add | IS [NOT] NULL | [NOT] IN (...) | [NOT] BETWEEN
-** add AND add }. The bounds of BETWEEN are parsed at the additive level, so
-** in "a BETWEEN 1 AND 2 AND b" the second AND is the logical one. */
+/* cmp := bitor { cmpop bitor | IS [NOT] NULL | [NOT] IN (...) | [NOT]
+** BETWEEN bitor AND bitor }. The bounds of BETWEEN are parsed below the
+** logical level, so in "a BETWEEN 1 AND 2 AND b" the second AND is the
+** logical one. */
 static Expr *parse_cmp(Parser *p) {
-    Expr *l = parse_add(p);
+    Expr *l = parse_bitor(p);
     while (l) {
         int hl = p->h;
         ExprOp op = cmp_op(p->tok.type);
         if (op != OP_NONE) {
             advance(p);
-            Expr *r = parse_add(p);
+            Expr *r = parse_bitor(p);
             if (!r) return NULL;
             l = binary(p, op, l, r, hl);
             continue;
@@ -804,11 +828,11 @@ static Expr *parse_cmp(Parser *p) {
             l = parse_in(p, l, bNot);
         } else if (is_kw(p, KW_BETWEEN)) {
             advance(p);
-            Expr *pLow = parse_add(p);
+            Expr *pLow = parse_bitor(p);
             if (!pLow) return NULL;
             int hLow = p->h;
             if (expect_kw(p, KW_AND)) return NULL;
-            Expr *pHigh = parse_add(p);
+            Expr *pHigh = parse_bitor(p);
             if (!pHigh) return NULL;
             int h = hl > hLow ? hl : hLow;
             if (p->h > h) h = p->h;

@@ -575,6 +575,34 @@ def test_search_over_json_properties(http, cur, uniq):
     assert status == 400 and "or a JSON path of them joined by '.'" in json.loads(body)["error"]["reason"]
 
 
+def test_search_script_fields(http, cur, uniq):
+    """/search's "script_fields" (Manticore's older spelling of
+    "expressions", its manual's example): inline SQL expressions shown in
+    _source, usable by name in a filter and in sort."""
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (title TEXT, gid INT, rating STRING)")
+    cur.execute(f"INSERT INTO {t} (id, title, gid, rating) VALUES (1, 'star wars', 3, 'PG'), (2, 'star trek', 5, 'R'), "
+                "(3, 'lone star', 7, 'PG-13'), (4, 'starless', 9, 'TV-PG')")
+    req = {"table": t, "script_fields": {
+        "add_all": {"script": {"inline": "( gid * 10 ) | crc32(title)"}},
+        "cond2": {"script": {"inline": "IF(IN(rating, 'TV-PG', 'PG'), 2, IF(IN(rating, 'TV-14', 'PG-13'), 1, 0))"}}},
+        "query": {"bool": {"must": [{"match": {"*": "star"}}, {"range": {"cond2": {"gte": 1}}}]}},
+        "sort": [{"cond2": "desc"}, {"gid": "asc"}]}
+    status, _, body = http("/search", json.dumps(req).encode(), content_type="application/json")
+    a = json.loads(body)
+    assert status == 200, a
+    want = rows(cur, f"SELECT id, (gid * 10) | CRC32(title), IF(IN(rating, 'TV-PG', 'PG'), 2, "
+                     f"IF(IN(rating, 'TV-14', 'PG-13'), 1, 0)) c FROM {t} WHERE MATCH('star') AND c >= 1 "
+                     "ORDER BY c DESC, gid ASC")
+    assert [(h["_id"], h["_source"]["add_all"], h["_source"]["cond2"]) for h in a["hits"]["hits"]] == want
+    assert [w[0] for w in want] == [1, 3]
+    for sf, reason in (({"x": {"script": {"source": "1"}}}, "only inline scripts"), ({"x": "1"}, "takes {\"script\""),
+                       ({"x": {"script": {"inline": "nosuch + 1"}}}, "unknown column 'nosuch'")):
+        status, _, body = http("/search", json.dumps({"table": t, "script_fields": sf}).encode(),
+                               content_type="application/json")
+        assert status == 400 and reason in json.loads(body)["error"]["reason"], (sf, body)
+
+
 def test_search_expressions(http, cur, uniq):
     """/search's "expressions" (Manticore's): named computed columns, shown
     in _source, sortable and aggregatable by name, the same values as the

@@ -594,6 +594,22 @@ static void test_search_sql(void **state) {
     assert_string_equal(search_sql("{\"table\":\"t\",\"_source\":false,\"expressions\":{\"d\":\"y DIV 10\"},"
                                    "\"sort\":[{\"d\":\"asc\"}],\"aggs\":{\"a\":{\"terms\":{\"field\":\"d\"}}}}"),
                         "SELECT id, WEIGHT(), (y DIV 10) AS `d` FROM `t` ORDER BY `d` ASC LIMIT 0, 20 FACET (y DIV 10) AS `d` LIMIT 20");
+    /* script_fields: the same, in Manticore's older spelling, beside expressions */
+    assert_string_equal(search_sql("{\"table\":\"t\",\"_source\":false,\"expressions\":{\"e\":\"1\"},"
+                                   "\"script_fields\":{\"d\":{\"script\":{\"inline\":\"y DIV 10\"}}},"
+                                   "\"query\":{\"equals\":{\"d\":200}},\"aggs\":{\"a\":{\"terms\":{\"field\":\"d\"}}}}"),
+                        "SELECT id, WEIGHT(), (1) AS `e`, (y DIV 10) AS `d` FROM `t` WHERE (`d` = 200) LIMIT 0, 20 "
+                        "FACET (y DIV 10) AS `d` LIMIT 20");
+    assert_string_equal(search_sql("{\"table\":\"t\",\"script_fields\":{\"d\":{\"script\":{\"source\":\"1\"}}}}"),
+                        "ERR script_fields: 'd' takes {\"script\": {\"inline\": \"expression\"}} (only inline scripts, "
+                        "as in Manticore)");
+    assert_string_equal(search_sql("{\"table\":\"t\",\"expressions\":{\"d\":\"1\"},\"script_fields\":{\"d\":"
+                                   "{\"script\":{\"inline\":\"2\"}}}}"),
+                        "ERR script_fields: 'd' is also in expressions");
+    assert_string_equal(search_sql("{\"table\":\"t\",\"script_fields\":[]}"),
+                        "ERR script_fields takes an object: {\"name\": {\"script\": {\"inline\": \"expression\"}}}");
+    assert_string_equal(search_sql("{\"table\":\"t\",\"script_fields\":{\"x\":{\"script\":{\"inline\":\"1) AS y, (2\"}}}}"),
+                        "ERR expressions: 'x' is not one expression");
     /* multi-values: any()/all() filters, sorting by the least item */
     assert_string_equal(search_sql("{\"table\":\"t\",\"_source\":false,\"query\":{\"bool\":{\"must\":[{\"equals\":"
                                    "{\"any(tags)\":3}},{\"in\":{\"ALL(tags)\":[1,2]}},{\"range\":{\"tags\":{\"gt\":0}}}]}},"

@@ -849,6 +849,41 @@ static int tr_expressions(Tr *t, const json_t *ex, StrBuf *sel) {
     return LP_OK;
 }
 
+/* "script_fields": {"name": {"script": {"inline": "SQL expression"}}}:
+** Manticore's older spelling of "expressions" (only inline scripts, as
+** there). *pAll gets a new object (the caller's to free) holding ex's
+** expressions (ex may be NULL) and these, which is what the rest of the
+** translation reads; a name in both is an error. */
+static int tr_script_fields(Tr *t, const json_t *sf, const json_t *ex, json_t **pAll) {
+    if (!json_is_object(sf)) {
+        return tr_fail(t, "script_fields takes an object: {\"name\": {\"script\": {\"inline\": \"expression\"}}}");
+    }
+    if (ex && !json_is_object(ex)) return tr_fail(t, "expressions takes an object: {\"name\": \"expression\"}");
+    json_t *all = ex ? json_copy((json_t *)ex) : json_object();
+    if (!all) return lp_err_set(t->err, LP_NOMEM, "out of memory");
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)sf, k, v) {
+        const json_t *sc = json_is_object(v) ? json_object_get(v, "script") : NULL;
+        const json_t *in = json_is_object(sc) ? json_object_get(sc, "inline") : NULL;
+        int rc = LP_OK;
+        if (!json_is_string(in) || json_object_size(v) != 1 || json_object_size(sc) != 1) {
+            rc = tr_fail(t, "script_fields: '%.64s' takes {\"script\": {\"inline\": \"expression\"}} (only "
+                         "inline scripts, as in Manticore)", k);
+        } else if (json_object_get(all, k)) {
+            rc = tr_fail(t, "script_fields: '%.64s' is also in expressions", k);
+        } else if (json_object_set(all, k, (json_t *)in)) {
+            rc = lp_err_set(t->err, LP_NOMEM, "out of memory");
+        }
+        if (rc != LP_OK) {
+            json_decref(all);
+            return rc;
+        }
+    }
+    *pAll = all;
+    return LP_OK;
+}
+
 static int tr_sort(Tr *t, const json_t *sort, StrBuf *sb) {
     size_t n = json_is_array(sort) ? json_array_size(sort) : 1;
     for (size_t i = 0; i < n; i++) {
@@ -1098,13 +1133,14 @@ int http_search_sql(const char *z, size_t n, StrBuf *pSql, HttpSearch *s, LpErro
     int rc = LP_OK;
     StrBuf ft = {0}, filt = {0}, sel = {0}, tail = {0}, from = {0}, opt = {0};
     const char *zTable = NULL;
+    json_t *exAll = NULL; /* expressions and script_fields together */
     if (!json_is_object(req)) {
         rc = tr_fail(&t, "the request is not a JSON object");
         goto done;
     }
     static const char *const azKey[] = {"table", "index", "query", "limit", "size", "offset", "from", "sort",
                                         "_source", "highlight", "options", "track_scores", "profile",
-                                        "max_matches", "knn", "hybrid", "aggs", "expressions"};
+                                        "max_matches", "knn", "hybrid", "aggs", "expressions", "script_fields"};
     const char *k;
     json_t *x;
     json_object_foreach(req, k, x) {
@@ -1112,7 +1148,7 @@ int http_search_sql(const char *z, size_t n, StrBuf *pSql, HttpSearch *s, LpErro
         while (i < sizeof(azKey) / sizeof(azKey[0]) && strcmp(k, azKey[i]) != 0) i++;
         if (i == sizeof(azKey) / sizeof(azKey[0])) {
             rc = tr_fail(&t, "unknown key '%s': expected table, query, knn, hybrid, limit, offset, sort, "
-                         "_source, expressions, highlight, aggs or options", k);
+                         "_source, expressions, script_fields, highlight, aggs or options", k);
             goto done;
         }
     }
@@ -1156,6 +1192,11 @@ int http_search_sql(const char *z, size_t n, StrBuf *pSql, HttpSearch *s, LpErro
     if (s->bHybrid) strbuf_appendz(&sel, ", HYBRID_SCORE()");
     if ((rc = tr_source(&t, json_object_get(req, "_source"), &sel, s)) != LP_OK) goto done;
     const json_t *ex = json_object_get(req, "expressions");
+    const json_t *sf = json_object_get(req, "script_fields");
+    if (sf) {
+        if ((rc = tr_script_fields(&t, sf, ex, &exAll)) != LP_OK) goto done;
+        ex = exAll;
+    }
     if (ex && (rc = tr_expressions(&t, ex, &sel)) != LP_OK) goto done;
     const json_t *h = json_object_get(req, "highlight");
     if (h && (rc = tr_highlight(&t, h, &sel, s)) != LP_OK) goto done;
@@ -1201,7 +1242,7 @@ int http_search_sql(const char *z, size_t n, StrBuf *pSql, HttpSearch *s, LpErro
     strbuf_append(pSql, tail.z ? tail.z : "", tail.n);
     strbuf_append(pSql, opt.z ? opt.z : "", opt.n);
     const json_t *ag = json_object_get(req, "aggs");
-    if (ag && (rc = tr_aggs(&t, ag, json_object_get(req, "expressions"), pSql, limit, s)) != LP_OK) goto done;
+    if (ag && (rc = tr_aggs(&t, ag, ex, pSql, limit, s)) != LP_OK) goto done;
     if (pSql->oom || ft.oom || filt.oom || sel.oom || tail.oom || from.oom || opt.oom) {
         rc = lp_err_set(err, LP_NOMEM, "out of memory");
     }
@@ -1217,6 +1258,7 @@ done:
     strbuf_free(&tail);
     strbuf_free(&from);
     strbuf_free(&opt);
+    json_decref(exAll);
     json_decref(req);
     return rc;
 }
