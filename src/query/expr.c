@@ -220,6 +220,23 @@ int value_cmp(const Value *x, const Value *y) {
     return (x->u.v.n > y->u.v.n) - (x->u.v.n < y->u.v.n);
 }
 
+/* F(n) modulo 2^32 by doubling: F(2k) = F(k) (2 F(k+1) - F(k)),
+** F(2k+1) = F(k)^2 + F(k+1)^2, in 32-bit unsigned arithmetic. */
+static int64_t fibonacci32(uint64_t n) {
+    uint32_t f = 0, g = 1; /* F(k), F(k+1) for the bits of n read so far */
+    for (int bit = 63; bit >= 0; bit--) {
+        uint32_t f2 = f * (2 * g - f), g2 = f * f + g * g;
+        f = f2;
+        g = g2;
+        if ((n >> bit) & 1) {
+            uint32_t t = f + g;
+            f = g;
+            g = t;
+        }
+    }
+    return (int64_t)f;
+}
+
 static Value arith(QOp op, Value x, Value y) {
     if (x.kind == VAL_NULL || y.kind == VAL_NULL || !is_num(&x) || !is_num(&y)) {
         return value_null();
@@ -743,6 +760,37 @@ static Value eval_func(const QExpr *e, const QRow *row) {
         Value y = qexpr_eval(a[1], row);
         if (!is_num(&y)) return value_null();
         return finite_or_null(pow(d, as_double(&y)));
+    }
+    case QF_SIN: return finite_or_null(sin(d));
+    case QF_COS: return finite_or_null(cos(d));
+    case QF_ATAN2: {
+        Value y = qexpr_eval(a[1], row);
+        if (!is_num(&y)) return value_null();
+        return finite_or_null(atan2(d, as_double(&y)));
+    }
+    case QF_FIBONACCI:
+    case QF_UINT:
+    case QF_SINT:
+    case QF_BITDOT: {
+        if (x.kind != VAL_INT && !(d > -9.2e18 && d < 9.2e18)) return value_null();
+        int64_t v = x.kind == VAL_INT ? x.u.i : (int64_t)trunc(d);
+        if (fn == QF_UINT) return value_int((int64_t)(uint32_t)v);
+        if (fn == QF_SINT) return value_int((int64_t)(int32_t)(uint32_t)v);
+        if (fn == QF_FIBONACCI) return value_int(v < 0 ? 0 : fibonacci32((uint64_t)v));
+        /* BITDOT: the weights of the set bits, an integer sum unless one is not */
+        int64_t iSum = 0;
+        double fSum = 0;
+        for (int i = 1; i < n && i <= 64; i++) {
+            if (!(((uint64_t)v >> (i - 1)) & 1)) continue;
+            Value w = qexpr_eval(a[i], row);
+            if (!is_num(&w)) return value_null();
+            if (e->u.fn.bDouble) {
+                fSum += as_double(&w);
+            } else if (__builtin_add_overflow(iSum, w.u.i, &iSum)) {
+                return value_null();
+            }
+        }
+        return e->u.fn.bDouble ? finite_or_null(fSum) : value_int(iSum);
     }
     default: break;
     }

@@ -72,6 +72,10 @@ typedef enum QFunc {
     QF_YEAR, QF_MONTH, QF_DAY, QF_HOUR, QF_MINUTE, QF_SECOND,  /* of unix seconds, UTC */
     QF_YEARMONTH, QF_YEARMONTHDAY,  /* 202612, 20261207 */
     QF_BIGINT, QF_DOUBLE,           /* conversions (BIGINT truncates) */
+    QF_SIN, QF_COS, QF_ATAN2,       /* radians; ATAN2(y, x) */
+    QF_FIBONACCI,   /* FIBONACCI(n): F(0) = 0, F(1) = 1, ..., modulo 2^32 as Manticore */
+    QF_UINT, QF_SINT, /* the low 32 bits, unsigned; read as signed (Manticore's) */
+    QF_BITDOT,      /* BITDOT(mask, w0, w1, ...): the sum of w_i over mask's set bits i */
     QF_REGEX,       /* REGEX(str, 'pattern'): 1 when the pattern matches somewhere
                     ** in it (text/regexp.h; the pattern a constant) */
     QF_LENGTH,      /* LENGTH(x): a multi-value's items, a string's bytes */

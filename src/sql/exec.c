@@ -966,6 +966,40 @@ static int bind_bucket(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     return bexpr_computed(out, q, bInt ? SQLCOL_BIGINT : SQLCOL_DOUBLE, bConst);
 }
 
+/* REMAP(cond, expr, (c1, c2, ...), (v1, v2, ...)), Manticore's: v_i for
+** a row where cond = c_i (the first that holds), else expr; bound as
+** IF(cond = c1, v1, IF(cond = c2, v2, ... expr)). */
+#define REMAP_MAX 256
+static int bind_remap(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
+    Expr *const *aArg = e->u.func.aArg;
+    int n = e->u.func.nArg == 4 && aArg[2]->kind == EXPR_LIST && aArg[3]->kind == EXPR_LIST ? aArg[2]->u.list.nItem : -1;
+    if (n <= 0 || n != aArg[3]->u.list.nItem || n > REMAP_MAX) {
+        return bind_fail_at(b, e->pos, "REMAP() takes a condition, a value and two lists of as many items (at "
+                                       "most 256): REMAP(userid, karma, (1, 67), (999, 0))");
+    }
+    Expr *x = aArg[1];
+    for (int i = n - 1; i >= 0; i--) {
+        Expr *eq = arena_zalloc(b->a, sizeof(Expr)), *f = arena_zalloc(b->a, sizeof(Expr));
+        Expr **a3 = arena_alloc(b->a, sizeof(Expr *) * 3);
+        if (!eq || !f || !a3) return bind_oom(b);
+        eq->kind = EXPR_BINARY;
+        eq->pos = aArg[2]->u.list.aItem[i]->pos;
+        eq->u.binary.op = OP_EQ;
+        eq->u.binary.pLeft = aArg[0];
+        eq->u.binary.pRight = aArg[2]->u.list.aItem[i];
+        a3[0] = eq;
+        a3[1] = aArg[3]->u.list.aItem[i];
+        a3[2] = x;
+        f->kind = EXPR_FUNC;
+        f->pos = e->pos;
+        f->u.func.zName = "if";
+        f->u.func.aArg = a3;
+        f->u.func.nArg = 3;
+        x = f;
+    }
+    return bind_expr(b, x, ctx, out);
+}
+
 static int bind_scalar(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     /* kind: 'n' numbers, the result of the argument's type; 'z' numbers, an
     ** integer result; 'd' numbers, a double; 'm' all numbers (as
@@ -990,6 +1024,10 @@ static int bind_scalar(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
         {"minute", QF_MINUTE, 1, 1, 'z'},  {"second", QF_SECOND, 1, 1, 'z'},
         {"yearmonth", QF_YEARMONTH, 1, 1, 'z'}, {"yearmonthday", QF_YEARMONTHDAY, 1, 1, 'z'},
         {"bigint", QF_BIGINT, 1, 1, 'z'},  {"double", QF_DOUBLE, 1, 1, 'd'},
+        {"integer", QF_BIGINT, 1, 1, 'z'}, {"uint", QF_UINT, 1, 1, 'z'},
+        {"sint", QF_SINT, 1, 1, 'z'},      {"fibonacci", QF_FIBONACCI, 1, 1, 'z'},
+        {"sin", QF_SIN, 1, 1, 'd'},        {"cos", QF_COS, 1, 1, 'd'},
+        {"atan2", QF_ATAN2, 2, 2, 'd'},    {"bitdot", QF_BITDOT, 2, 65, 'n'},
     };
     const char *z = e->u.func.zName;
     int nArg = e->u.func.nArg;
@@ -1048,6 +1086,7 @@ static int bind_scalar(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
         }
         return bind_expr(b, x, ctx, out);
     }
+    if (!strcmp(z, "remap")) return bind_remap(b, e, ctx, out);
     if (!strcmp(z, "geodist")) return bind_geodist(b, e, ctx, out);
     if (!strcmp(z, "contains")) return bind_contains(b, e, ctx, out);
     if (!strcmp(z, "histogram") || !strcmp(z, "range") || !strcmp(z, "date_histogram")) {

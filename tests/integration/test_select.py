@@ -533,3 +533,56 @@ def test_bitwise_operators_and_crc32(cur, uniq):
     expect_error(cur, "SELECT 1 & ", 1064, r"unexpected end of statement at line 1 col 11: expected an expression")
     expect_error(cur, f"SELECT CRC32(a) FROM {t}", 1064, r"crc32\(\) takes a string as argument 1")
     expect_error(cur, "SELECT CRC32('a', 'b')", 1064, r"crc32\(\) takes 1 argument")
+
+
+def test_more_manticore_functions(cur, uniq):
+    """SIN, COS, ATAN2, FIBONACCI (modulo 2^32, as Manticore), UINT, SINT,
+    INTEGER, BITDOT and REMAP, over random rows against Python, RAM and
+    sealed; their errors."""
+    import math
+    import random
+    rnd = random.Random(7)
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (title TEXT, a INT, b BIGINT, f FLOAT)")
+    data = {}
+    for i in range(1, 61):
+        a, b, f = rnd.randint(-10, 100), rnd.randint(-2**40, 2**40), rnd.choice([0.5, -2.25, 3.0, 10.75])
+        data[i] = (a, b, f)
+        cur.execute(f"INSERT INTO {t} (id, title, a, b, f) VALUES (%s, 'x', %s, %s, %s)", (i, a, b, f))
+
+    def fib(n):
+        x, y = 0, 1
+        for _ in range(max(n, 0)):
+            x, y = y, (x + y) % 2**32
+        return x if n >= 0 else 0
+
+    def sint(v):
+        v &= 0xFFFFFFFF
+        return v - 2**32 if v >= 2**31 else v
+
+    for step in ("ram", "flush"):
+        if step == "flush":
+            cur.execute(f"FLUSH TABLE {t}")
+        got = rows(cur, f"SELECT id, SIN(f), COS(a), ATAN2(a, f), FIBONACCI(a), UINT(b), SINT(b), INTEGER(f), "
+                        f"BITDOT(a, 1, 10, 100, 1000), BITDOT(b & 7, 0.5, f, 2), "
+                        f"REMAP(a % 3, f, (0, 1), (a, b)) FROM {t} ORDER BY id ASC LIMIT 100")
+        want = []
+        for i, (a, b, f) in sorted(data.items()):
+            bd = sum(w for k, w in enumerate((1, 10, 100, 1000)) if (a >> k) & 1)
+            bf = sum(w for k, w in enumerate((0.5, f, 2)) if ((b & 7) >> k) & 1)
+            m = int(math.fmod(a, 3))  # SQL's % keeps the sign of a
+            rm = float(a) if m == 0 else float(b) if m == 1 else f
+            want.append((i, math.sin(f), math.cos(a), math.atan2(a, f), fib(a), b & 0xFFFFFFFF, sint(b), int(f), bd,
+                         bf, rm))
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert g[0] == w[0] and g[4:9] == w[4:9], (step, g, w)
+            for k in (1, 2, 3, 9, 10):
+                assert math.isclose(g[k], w[k], rel_tol=1e-6, abs_tol=1e-9), (step, k, g, w)
+    assert rows(cur, "SELECT FIBONACCI(48), FIBONACCI(93), SINT(1 - 2), UINT(-1)") == \
+        [(fib(48), fib(93), -1, 4294967295)]
+    expect_error(cur, "SELECT SIN('x')", 1064, r"sin\(\) takes numbers: argument 1 is a string")
+    expect_error(cur, "SELECT ATAN2(1)", 1064, r"atan2\(\) takes 2 arguments")
+    expect_error(cur, "SELECT BITDOT(1)", 1064, r"bitdot\(\) takes 2 to 65 arguments")
+    expect_error(cur, "SELECT REMAP(1, 2, (1, 2), (3))", 1064, r"two lists of as many items")
+    expect_error(cur, "SELECT REMAP(1, 2, 3, 4)", 1064, r"REMAP\(\) takes a condition")
