@@ -1173,6 +1173,12 @@ static void call_autocomplete(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     }
     if (!(snap = table_snapshot(t))) goto oom;
     rc = sg_collect(aw, nWord, a, an, table_snap_fts(snap), table_fts_fields(t, NULL, NULL), &oWord, l.a.a, 1, &err);
+    /* The choices live in the arena. Let the snapshot go before the count
+    ** queries take their own: a table's lock prefers writers and is not
+    ** recursive, so a second read lock behind a waiting writer would wait
+    ** for ever. */
+    table_snapshot_release(snap);
+    snap = NULL;
     if (rc == LP_NOMEM) goto oom;
     if (rc != LP_OK) {
         sqlx_report(r, &err, ER_UNKNOWN_ERROR);

@@ -21,6 +21,7 @@ import math
 import random
 import re
 import signal
+import time
 import urllib.parse
 
 import pytest
@@ -2767,6 +2768,51 @@ def test_call_autocomplete(cur, uniq):
     u = uniq()
     cur.execute(f"CREATE TABLE {u} (title TEXT)")
     expect_error(cur, f"CALL AUTOCOMPLETE('x', '{u}')", 1064, r"needs the table option min_infix_len")
+
+
+def test_autocomplete_beside_writers(server, cur, uniq):
+    """CALL AUTOCOMPLETE's count queries take the table's read lock while
+    writers flush and insert: they must not wait behind a writer while
+    holding the lock already (the lock prefers writers and is not
+    recursive), which hung the table."""
+    import threading
+    t = uniq()
+    cur.execute(f"CREATE TABLE {t} (title TEXT) min_infix_len='2'")
+    for i in range(1, 41):
+        cur.execute(f"INSERT INTO {t} VALUES ({i}, 'hello world help wanted {i}')")
+    stop = threading.Event()
+    errors = []
+
+    def writer():
+        try:
+            w = pymysql_connect(server.mysql_port, read_timeout=30)
+            c = w.cursor()
+            i = 1000
+            while not stop.is_set():
+                i += 1
+                c.execute(f"INSERT INTO {t} VALUES ({i}, 'hello world {i}')")
+                if i % 5 == 0:
+                    c.execute(f"FLUSH TABLE {t}")
+            w.close()
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    th = threading.Thread(target=writer)
+    th.start()
+    try:
+        r = pymysql_connect(server.mysql_port, read_timeout=30)
+        rc = r.cursor()
+        deadline = time.time() + 4
+        n = 0
+        while time.time() < deadline:
+            rc.execute(f"CALL AUTOCOMPLETE('helo wor', '{t}')")
+            assert rc.fetchall()[0][0] == "hello world"
+            n += 1
+        r.close()
+    finally:
+        stop.set()
+        th.join(60)
+    assert not errors and not th.is_alive() and n > 5, (errors, n)
 
 
 def test_autocomplete_over_http(http, cur, uniq):
