@@ -1158,9 +1158,9 @@ static void call_autocomplete(SqlSession *s, const SqlStmt *st, SqlResult *r) {
     if (!(aw = arena_zalloc(a, sizeof(SgWalk) * (size_t)nWord))) goto oom;
     /* the words before the last: three spellings each, as fuzzy=1's; the
     ** last: its completions (or, neither append nor prepend, as the others) */
-    SgOpts oWord = {3, 0, 1, 3, 0, 0, 0};
+    SgOpts oWord = {.limit = 3, .bStats = 1, .deltaLen = 3};
     /* (after other words, more: a completion must also go with them) */
-    SgOpts oLast = {nWord > 1 ? 4 * maxCount : maxCount, 0, 1, 3, 0, 1, 0};
+    SgOpts oLast = {.limit = nWord > 1 ? 4 * maxCount : maxCount, .bStats = 1, .deltaLen = 3, .bNonChar = 1};
     int bComplete = o.bAppend || o.bPrepend;
     for (int i = 0; i < nWord; i++) {
         int bLast = i == nWord - 1 && bComplete;

@@ -13,7 +13,10 @@
 ** unchanged until table_snapshot_release(). A snapshot shows the table as
 ** of one committed batch: never half of a batch. In this in-memory version
 ** a snapshot holds the table's read lock, so hold it only as long as a
-** statement runs (never across a network wait): writers wait for it.
+** statement runs (never across a network wait): writers wait for it. Never
+** take a second snapshot of a table while holding one (query_select()
+** takes its own): the lock prefers writers and is not recursive, so the
+** second would wait behind a waiting writer, and that writer for the first.
 **
 ** Writing. table_apply() applies a batch of operations atomically: either
 ** every operation takes effect or, on any error, none does (the table is
