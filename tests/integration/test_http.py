@@ -597,7 +597,8 @@ def test_search_script_fields(http, cur, uniq):
     assert [(h["_id"], h["_source"]["add_all"], h["_source"]["cond2"]) for h in a["hits"]["hits"]] == want
     assert [w[0] for w in want] == [1, 3]
     for sf, reason in (({"x": {"script": {"source": "1"}}}, "only inline scripts"), ({"x": "1"}, "takes {\"script\""),
-                       ({"x": {"script": {"inline": "nosuch + 1"}}}, "unknown column 'nosuch'")):
+                       ({"x": {"script": {"inline": "nosuch + 1"}}}, "unknown column 'nosuch'"),
+                       ({"x": {"script": {"inline": "1) AS y, (2"}}}, "script_fields: 'x' is not one expression")):
         status, _, body = http("/search", json.dumps({"table": t, "script_fields": sf}).encode(),
                                content_type="application/json")
         assert status == 400 and reason in json.loads(body)["error"]["reason"], (sf, body)

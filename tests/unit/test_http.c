@@ -609,7 +609,7 @@ static void test_search_sql(void **state) {
     assert_string_equal(search_sql("{\"table\":\"t\",\"script_fields\":[]}"),
                         "ERR script_fields takes an object: {\"name\": {\"script\": {\"inline\": \"expression\"}}}");
     assert_string_equal(search_sql("{\"table\":\"t\",\"script_fields\":{\"x\":{\"script\":{\"inline\":\"1) AS y, (2\"}}}}"),
-                        "ERR expressions: 'x' is not one expression");
+                        "ERR script_fields: 'x' is not one expression");
     /* multi-values: any()/all() filters, sorting by the least item */
     assert_string_equal(search_sql("{\"table\":\"t\",\"_source\":false,\"query\":{\"bool\":{\"must\":[{\"equals\":"
                                    "{\"any(tags)\":3}},{\"in\":{\"ALL(tags)\":[1,2]}},{\"range\":{\"tags\":{\"gt\":0}}}]}},"

@@ -830,8 +830,10 @@ static int tr_source(Tr *t, const json_t *src, StrBuf *sel, HttpSearch *s) {
 ** Manticore's: each `, (expr) AS name` in the select list (so in _source,
 ** and usable by name in sort and aggs). Each expression must read alone as
 ** one select item (checked by parsing "SELECT (expr) AS e": the fragment
-** as it will stand, so a comment or a quote cannot reach past it). */
-static int tr_expressions(Tr *t, const json_t *ex, StrBuf *sel) {
+** as it will stand, so a comment or a quote cannot reach past it). ex may
+** hold script_fields' too (tr_script_fields): sf, when not NULL, names
+** them for the errors. */
+static int tr_expressions(Tr *t, const json_t *ex, const json_t *sf, StrBuf *sel) {
     if (!json_is_object(ex)) return tr_fail(t, "expressions takes an object: {\"name\": \"expression\"}");
     const char *k;
     json_t *v;
@@ -839,7 +841,10 @@ static int tr_expressions(Tr *t, const json_t *ex, StrBuf *sel) {
         if (!json_is_string(v)) return tr_fail(t, "expressions: '%.64s' takes the expression as a string", k);
         LpError perr; /* the fragment as it will stand in the SELECT */
         if (!fragment_ok("SELECT (", v, ") AS e", one_item_e, &perr)) {
-            return tr_fail(t, "expressions: '%.64s' is not one expression%s%s", k, perr.zMsg[0] ? ": " : "", perr.zMsg);
+            /* named as the request wrote it */
+            return tr_fail(t, "%s: '%.64s' is not one expression%s%s",
+                           sf && json_object_get(sf, k) ? "script_fields" : "expressions", k,
+                           perr.zMsg[0] ? ": " : "", perr.zMsg);
         }
         strbuf_appendz(sel, ", (");
         strbuf_append(sel, json_string_value(v), json_string_length(v));
@@ -900,7 +905,7 @@ static int tr_sort(Tr *t, const json_t *sort, StrBuf *sb) {
         if (json_is_string(e)) {
             zKey = json_string_value(e);
         } else if (json_is_object(e) && json_object_size(e) == 1) {
-            json_t *d;
+            json_t *d = NULL;
             zKey = only_key(t, e, "sort", &d);
             const json_t *m = json_is_object(d) ? json_object_get(d, "mode") : NULL;
             if (m) { /* a multi-value sorted by its least or greatest item */
@@ -1197,7 +1202,7 @@ int http_search_sql(const char *z, size_t n, StrBuf *pSql, HttpSearch *s, LpErro
         if ((rc = tr_script_fields(&t, sf, ex, &exAll)) != LP_OK) goto done;
         ex = exAll;
     }
-    if (ex && (rc = tr_expressions(&t, ex, &sel)) != LP_OK) goto done;
+    if (ex && (rc = tr_expressions(&t, ex, exAll ? sf : NULL, &sel)) != LP_OK) goto done;
     const json_t *h = json_object_get(req, "highlight");
     if (h && (rc = tr_highlight(&t, h, &sel, s)) != LP_OK) goto done;
     const json_t *so = json_object_get(req, "sort");
