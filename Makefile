@@ -115,10 +115,11 @@ bench-suggest: build
 	@scripts/install-deps.sh bench
 	@$(PYTHON) bench/fulltext/suggest.py $(if $(BASELINE),--baseline $(BASELINE))
 
-# CALL AUTOCOMPLETE on SciFact's dictionary (docs/benchmarks/autocomplete.md).
+# CALL AUTOCOMPLETE on SciFact's dictionary (docs/benchmarks/autocomplete.md);
+# with BASELINE=path/to/loupe, that build timed beside this one.
 bench-autocomplete: build
 	@scripts/install-deps.sh bench
-	@$(PYTHON) bench/fulltext/autocomplete.py
+	@$(PYTHON) bench/fulltext/autocomplete.py $(if $(BASELINE),--baseline $(BASELINE))
 
 # GROUP BY and FACET over 1M rows (docs/benchmarks/grouping.md); with
 # BASELINE=path/to/loupe, that build timed beside this one in the same run.
@@ -127,10 +128,10 @@ bench-grouping: build
 	@$(PYTHON) bench/sql/grouping.py $(if $(BASELINE),--baseline $(BASELINE))
 
 # OPTION fuzzy=1 on SciFact, beside the queries spelled right:
-# docs/benchmarks/fuzzy.md.
+# docs/benchmarks/fuzzy.md; with BASELINE=path/to/loupe, that build too.
 bench-fuzzy: build
 	@scripts/install-deps.sh bench
-	@$(PYTHON) bench/fulltext/fuzzy.py
+	@$(PYTHON) bench/fulltext/fuzzy.py $(if $(BASELINE),--baseline $(BASELINE))
 
 # REGEX(/…/) on SciFact's dictionary, beside the wildcards finding the same
 # terms: docs/benchmarks/regex.md.

@@ -56,6 +56,21 @@ def free_port():
         return s.getsockname()[1]
 
 
+def thread_cpu_seconds(pid):
+    """CPU time of a process's live threads, to the nanosecond (the first
+    field of each /proc/<pid>/task/<tid>/schedstat): finer than
+    cpu_seconds' clock ticks (10 ms), for short measurements of a server
+    whose threads outlive them (a thread gone takes its time along)."""
+    total = 0
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+                total += int(f.read().split()[0])
+        except OSError:
+            pass  # the thread ended meanwhile
+    return total / 1e9
+
+
 def cpu_seconds(pid):
     """utime + stime of a whole process (all threads) from /proc/<pid>/stat."""
     with open("/proc/%d/stat" % pid) as f:

@@ -1372,18 +1372,54 @@ static int sorted_run(MemTerm *const *a, size_t from, size_t to, const uint8_t *
     return 0;
 }
 
-static int mem_scan(FtsSource *s, const uint8_t *prefix, int nPrefix, FtsKeyFn xKey, void *ctx,
-                    LpError *err) {
-    FtsMem *m = (FtsMem *)s;
+/* The terms in key order, into *pa and *pn: LP_OK, or an error (err).
+** The array cannot change while this reader holds the table's read lock. */
+static int mem_terms_sorted(FtsMem *m, MemTerm ***pa, size_t *pn, LpError *err) {
     pthread_mutex_lock(&m->mu);
     int rc = mem_sorted(m, err);
-    MemTerm **a = m->aSorted;
-    size_t n = m->nSorted;
+    *pa = m->aSorted;
+    *pn = m->nSorted;
     pthread_mutex_unlock(&m->mu);
+    return rc;
+}
+
+static int mem_scan(FtsSource *s, const uint8_t *prefix, int nPrefix, FtsKeyFn xKey, void *ctx,
+                    LpError *err) {
+    MemTerm **a;
+    size_t n;
+    int rc = mem_terms_sorted((FtsMem *)s, &a, &n, err);
     if (rc != LP_OK) return rc;
-    /* The array cannot change while this reader holds the table's read lock. */
     int bPast = 0;
     return sorted_run(a, sorted_seek(a, n, prefix, nPrefix), n, prefix, nPrefix, xKey, ctx, &bPast);
+}
+
+/* FtsSourceVt.xScanSkip: a skip is a binary search of the rest. */
+static int mem_scan_skip(FtsSource *s, const uint8_t *prefix, int nPrefix, FtsKeyFn xKey, void *ctx,
+                         LpError *err) {
+    MemTerm **a;
+    size_t n;
+    int rc = mem_terms_sorted((FtsMem *)s, &a, &n, err);
+    if (rc != LP_OK) return rc;
+    if (nPrefix <= 0) prefix = (const uint8_t *)"", nPrefix = 0;
+    for (size_t i = sorted_seek(a, n, prefix, nPrefix); i < n;) {
+        const MemTerm *t = a[i++];
+        if (t->nKey < nPrefix || memcmp(t->key, prefix, (size_t)nPrefix) != 0) break;
+        if (t->df == 0) continue;
+        FtsTermInfo info = {.df = t->df, .nEarlier = t->nEarlier, .cf = t->cf, .aLoc = {(uintptr_t)t}};
+        int r = xKey(ctx, t->key, t->nKey, &info);
+        if (r > 0) return r;
+        if (r < 0) {
+            uint8_t aAfter[FTS_MAX_KEY];
+            int nAfter = fts_key_after(t->key, -r < t->nKey ? -r : t->nKey, aAfter);
+            if (nAfter == 0) break;
+            /* galloping: a skip passes a few keys as often as many */
+            size_t step = 1;
+            while (i + step < n && sorted_seek(a + i + step - 1, 1, aAfter, nAfter) == 1) step *= 2;
+            size_t lo = i + step / 2, hi = i + step < n ? i + step : n;
+            i = lo + sorted_seek(a + lo, hi - lo, aAfter, nAfter);
+        }
+    }
+    return LP_OK;
 }
 
 /* The infix index of the RAM segment. A wildcard whose parts hold 3
@@ -1659,4 +1695,5 @@ static uint32_t mem_doclen(FtsSource *s, int iField, uint32_t doc) {
     return m->aLen[iField].a[doc];
 }
 
-const FtsSourceVt fts_mem_vt = {mem_lookup, mem_open, mem_scan, mem_doclen, mem_open_found, mem_scan_has};
+const FtsSourceVt fts_mem_vt = {mem_lookup,     mem_open,     mem_scan,     mem_doclen,
+                                mem_open_found, mem_scan_has, mem_scan_skip};

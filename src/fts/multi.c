@@ -511,8 +511,9 @@ static int multi_scan(FtsSource *s, const uint8_t *prefix, int nPrefix, FtsKeyFn
     return multi_scan_has(s, prefix, nPrefix, NULL, xKey, ctx, err);
 }
 
+/* No xScanSkip: fts_scan_skipping() asks the parts one by one. */
 static const FtsSourceVt multi_vt = {multi_lookup,     multi_open,      multi_scan, multi_doclen,
-                                     multi_open_found, multi_scan_has};
+                                     multi_open_found, multi_scan_has, NULL};
 
 /* ------------------------------------------------------------------ */
 /* The source, forward mode: one part at base 0                        */
@@ -557,7 +558,38 @@ static FtsPostings *fwd_open_found(FtsSource *s, const uint8_t *key, int nKey,
 }
 
 static const FtsSourceVt fwd_vt = {fwd_lookup, fwd_open,       fwd_scan,
-                                   fwd_doclen, fwd_open_found, fwd_scan_has};
+                                   fwd_doclen, fwd_open_found, fwd_scan_has, NULL};
+
+/* ------------------------------------------------------------------ */
+/* A scan that skips                                                   */
+
+typedef struct NoSkip {
+    FtsKeyFn xKey;
+    void *ctx;
+} NoSkip;
+
+/* For a source without xScanSkip: a skip is read through. */
+static int no_skip_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
+    NoSkip *x = ctx;
+    int r = x->xKey(x->ctx, key, nKey, info);
+    return r < 0 ? 0 : r;
+}
+
+int fts_scan_skipping(FtsSource *s, const uint8_t *prefix, int nPrefix, FtsKeyFn xKey, void *ctx,
+                      LpError *err) {
+    if (s->vt == &multi_vt) {
+        FtsMulti *m = (FtsMulti *)s;
+        for (int i = 0; i < m->nPart; i++) {
+            int rc = fts_scan_skipping(m->aPart[i].src, prefix, nPrefix, xKey, ctx, err);
+            if (rc) return rc;
+        }
+        return LP_OK;
+    }
+    if (s->vt == &fwd_vt) return fts_scan_skipping(only_part(s), prefix, nPrefix, xKey, ctx, err);
+    if (s->vt->xScanSkip) return s->vt->xScanSkip(s, prefix, nPrefix, xKey, ctx, err);
+    NoSkip x = {xKey, ctx};
+    return s->vt->xScan(s, prefix, nPrefix, no_skip_key, &x, err);
+}
 
 /* ------------------------------------------------------------------ */
 /* Making one                                                          */

@@ -78,4 +78,16 @@ FtsSource *fts_multi_source(FtsMulti *m);
 /* Frees m (not the parts). m may be NULL. */
 void fts_multi_free(FtsMulti *m);
 
+/* Every key of s beginning with prefix[0..nPrefix), where xKey may answer
+** FTS_SCAN_SKIP(n) (source.h) to pass over the keys that begin as the one
+** it was given for n bytes (some of which may still come, as source.h
+** says), as a fuzzy search walks a dictionary: the parts
+** of a multi one after another, each ascending (a key two parts hold comes
+** twice, each time with that part's counts: the caller sums them, and
+** leaves the info's aLoc alone), a source with xScanSkip through it, any
+** other by xScan, reading every key. LP_OK, xKey's positive value, or an
+** error (err). */
+int fts_scan_skipping(FtsSource *s, const uint8_t *prefix, int nPrefix, FtsKeyFn xKey, void *ctx,
+                      LpError *err);
+
 #endif /* LP_FTS_MULTI_H */

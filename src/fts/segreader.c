@@ -732,6 +732,62 @@ static const uint8_t *block_first_key(const FtsSegment *seg, uint64_t b, int *pn
     return p;
 }
 
+/* Into *pc, the first key of block b compared with key (kFirst8 its
+** seg_first8): LP_OK, or the error of a damaged block (it is used to
+** read the block then, and left anywhere). */
+static int block_cmp(FtsSegment *seg, uint64_t b, const uint8_t *key, int nKey, uint64_t kFirst8, DictIter *it,
+                     int *pc, LpError *err) {
+    if (seg->aFirst8 && seg->aFirst8[b] != kFirst8) {
+        *pc = seg->aFirst8[b] < kFirst8 ? -1 : 1;
+        return LP_OK;
+    }
+    int nFirst;
+    const uint8_t *pFirst = block_first_key(seg, b, &nFirst);
+    if (!pFirst) {
+        /* Damaged: decode the entry for the error message. */
+        int rc = dict_block(it, b, err);
+        if (rc != LP_OK) return rc;
+        rc = dict_next(it, err);
+        if (rc < 0) return -rc;
+        pFirst = it->k.aKey;
+        nFirst = it->k.nKey;
+    }
+    *pc = key_cmp(pFirst, nFirst, key, nKey);
+    return LP_OK;
+}
+
+/* Positions it at the last block from lo on whose first key is <= key
+** (lo itself when none is), found by galloping from lo, then halving:
+** a key near lo costs few comparisons. The block's keys are then read
+** by dict_next. */
+static int dict_seek_from(FtsSegment *seg, const uint8_t *key, int nKey, uint64_t lo, DictIter *it,
+                          LpError *err) {
+    it->seg = seg;
+    it->bStrict = 0;
+    uint64_t kFirst8 = seg_first8(key, nKey), hi = seg->nBlk - 1, step = 1;
+    int c, rc;
+    /* blocks lo .. lo + step / 2 start at or below key */
+    while (lo + step <= hi) {
+        if ((rc = block_cmp(seg, lo + step, key, nKey, kFirst8, it, &c, err)) != LP_OK) return rc;
+        if (c > 0) {
+            hi = lo + step - 1;
+            break;
+        }
+        step *= 2;
+    }
+    lo += step / 2;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo + 1) / 2;
+        if ((rc = block_cmp(seg, mid, key, nKey, kFirst8, it, &c, err)) != LP_OK) return rc;
+        if (c <= 0) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    return dict_block(it, lo, err);
+}
+
 /* Positions it at the last block whose first key is <= key (block 0 when
 ** none is), so that the first key >= key is found by reading forward.
 ** The dictionary must not be empty. */
@@ -741,23 +797,8 @@ static int dict_seek(FtsSegment *seg, const uint8_t *key, int nKey, DictIter *it
     uint64_t lo = 0, hi = seg->nBlk - 1, kFirst8 = seg_first8(key, nKey);
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo + 1) / 2;
-        int c;
-        if (seg->aFirst8 && seg->aFirst8[mid] != kFirst8) {
-            c = seg->aFirst8[mid] < kFirst8 ? -1 : 1;
-        } else {
-            int nFirst;
-            const uint8_t *pFirst = block_first_key(seg, mid, &nFirst);
-            if (!pFirst) {
-                /* Damaged: decode the entry for the error message. */
-                int rc = dict_block(it, mid, err);
-                if (rc != LP_OK) return rc;
-                rc = dict_next(it, err);
-                if (rc < 0) return -rc;
-                pFirst = it->k.aKey;
-                nFirst = it->k.nKey;
-            }
-            c = key_cmp(pFirst, nFirst, key, nKey);
-        }
+        int c, rc = block_cmp(seg, mid, key, nKey, kFirst8, it, &c, err);
+        if (rc != LP_OK) return rc;
         if (c <= 0) {
             lo = mid;
         } else {
@@ -853,12 +894,15 @@ static int scan_key(const SegKey *k, const uint8_t *prefix, int nPrefix, FtsKeyF
     return 0;
 }
 
-/* FtsSourceVt.xScan: LP_OK, the callback's non-zero value, or LP_CORRUPT
-** with err filled (as the in-memory index, errors are positive codes). The
-** key handed to xKey lives in this function's iterator: it is valid only
+/* FtsSourceVt.xScanSkip: a skip to a key in the block being read (a block
+** holds FTS_SEG_DICT_BLOCK keys) reads on, reporting the keys between
+** (the callback answers them again), one past it gallops from the next
+** block. LP_OK, the callback's positive value, or LP_CORRUPT with err
+** filled (as the in-memory index, errors are positive codes). The key
+** handed to xKey lives in this function's iterator: it is valid only
 ** during the call. */
-static int src_scan(FtsSource *s, const uint8_t *prefix, int nPrefix, FtsKeyFn xKey, void *ctx,
-                    LpError *err) {
+static int src_scan_skip(FtsSource *s, const uint8_t *prefix, int nPrefix, FtsKeyFn xKey, void *ctx,
+                         LpError *err) {
     FtsSegment *seg = (FtsSegment *)s;
     static const uint8_t aNone[1];
     if (nPrefix <= 0) {
@@ -869,12 +913,36 @@ static int src_scan(FtsSource *s, const uint8_t *prefix, int nPrefix, FtsKeyFn x
     DictIter it;
     int rc = dict_seek(seg, prefix, nPrefix, &it, err);
     if (rc != LP_OK) return rc;
-    int bPast = 0;
+    int bPast = 0, bBelow = 0; /* keys below aFrom may come */
+    uint8_t aFrom[FTS_MAX_KEY]; /* after a search: the least key still wanted */
+    int nFrom = 0;
     while (!bPast && (rc = dict_next(&it, err)) == 1) {
+        if (bBelow && key_cmp(it.k.aKey, it.k.nKey, aFrom, nFrom) < 0) continue;
+        bBelow = 0;
         int r = scan_key(&it.k, prefix, nPrefix, xKey, ctx, &bPast);
-        if (r != 0) return r;
+        if (r >= 0) {
+            if (r > 0) return r;
+            continue;
+        }
+        if (it.iBlk + 1 >= seg->nBlk) continue;
+        nFrom = fts_key_after(it.k.aKey, -r < it.k.nKey ? -r : it.k.nKey, aFrom);
+        if (nFrom == 0 || memcmp(aFrom, prefix, (size_t)nPrefix) != 0) return LP_OK; /* past the prefix */
+        int c;
+        DictIter scratch = {.seg = seg}; /* block_cmp's, for a damaged block */
+        rc = block_cmp(seg, it.iBlk + 1, aFrom, nFrom, seg_first8(aFrom, nFrom), &scratch, &c, err);
+        if (rc != LP_OK) return rc;
+        if (c <= 0) {
+            if ((rc = dict_seek_from(seg, aFrom, nFrom, it.iBlk + 1, &it, err)) != LP_OK) return rc;
+            bBelow = 1;
+        }
     }
     return rc < 0 ? -rc : LP_OK;
+}
+
+/* FtsSourceVt.xScan: xScanSkip, whose callbacks never skip. */
+static int src_scan(FtsSource *s, const uint8_t *prefix, int nPrefix, FtsKeyFn xKey, void *ctx,
+                    LpError *err) {
+    return src_scan_skip(s, prefix, nPrefix, xKey, ctx, err);
 }
 
 /* ---------------------------------------------------------- infix filter */
@@ -1531,6 +1599,7 @@ static const FtsSourceVt seg_source_vt = {
     .xScan = src_scan,
     .xDocLen = src_doclen,
     .xScanHas = src_scan_has,
+    .xScanSkip = src_scan_skip,
 };
 
 /* ------------------------------------------------------- inspection */

@@ -116,6 +116,23 @@ typedef struct FtsTermInfo {
 ** the scan and is returned. */
 typedef int (*FtsKeyFn)(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info);
 
+/* A scan callback's answer (xScanSkip, fts_scan_skipping() in multi.h)
+** that passes over the keys no longer wanted: those beginning with the
+** key's first n bytes (1 <= n <= nKey). The scan searches for the first
+** key after them, or may report some of them still (the callback then
+** answers them the same). */
+#define FTS_SCAN_SKIP(n) (-(n))
+
+/* Into out (room for FTS_MAX_KEY bytes), the least byte string above every
+** key that begins with key[0..n): its length, or 0 when there is none
+** (the bytes are all 0xFF). */
+static inline int fts_key_after(const uint8_t *key, int n, uint8_t *out) {
+    while (n > 0 && key[n - 1] == 0xFF) n--;
+    for (int i = 0; i + 1 < n; i++) out[i] = key[i];
+    if (n > 0) out[n - 1] = (uint8_t)(key[n - 1] + 1);
+    return n;
+}
+
 /* Byte strings that every key a scan is after holds in its term (the
 ** bytes after the field byte): the literal parts of a wildcard such as
 ** `*cat*ing`. A source may leave out keys that lack one of them; it need
@@ -153,6 +170,15 @@ typedef struct FtsSourceVt {
     ** in xScan's order. fts_source_scan_has() picks the call. */
     int (*xScanHas)(FtsSource *s, const uint8_t *prefix, int nPrefix, const FtsScanHas *pHas,
                     FtsKeyFn xKey, void *ctx, LpError *err);
+    /* Optional (NULL: xScan, nothing passed over): as xScan, but xKey may
+    ** also answer FTS_SCAN_SKIP(n), and the scan goes on at the first key
+    ** that does not begin with the key's first n bytes, found by a search
+    ** rather than by reading the keys between; or, when that key is near
+    ** (a search would cost more than reading), it reads on and reports
+    ** them: the callback answers them again (it remembers the prefix).
+    ** fts_scan_skipping() (multi.h) picks the call. */
+    int (*xScanSkip)(FtsSource *s, const uint8_t *prefix, int nPrefix, FtsKeyFn xKey, void *ctx,
+                     LpError *err);
 } FtsSourceVt;
 
 struct FtsSource {

@@ -41,10 +41,10 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <utf8proc.h>
 
 #include "fts/highlight.h"
 #include "fts/match.h"
+#include "fts/multi.h"
 #include "fts/search.h"
 #include "query/ftsfn.h"
 #include "query/select.h"
@@ -561,52 +561,83 @@ typedef struct SgWalk {
     HashMap seen;     /* term -> SgCand */
     SgCand **ap;
     int n, cap;
+    EditWalk walk;    /* the terms' distances (sg_collect starts it) */
+    int bSkip;        /* pass over the prefixes the walk finds past hope */
+    uint8_t aDead[FTS_MAX_KEY]; /* the last key prefix found wanting (sg_dead) */
+    int nDead;
 } SgWalk;
 
 /* Are the characters of the UTF-8 z[0..n) letters (and marks) only? */
 static int sg_letters_only(const char *z, int n) {
     for (int i = 0; i < n;) {
         unsigned char c = (unsigned char)z[i];
-        if (c < 0x80) {
+        if (c < 0x80) { /* most characters: no call */
             if ((unsigned)((c | 0x20) - 'a') > 'z' - 'a') return 0;
             i++;
             continue;
         }
         uint32_t cp;
         int len = utf8_decode((const unsigned char *)z + i, (size_t)(n - i), &cp);
-        if (len <= 0) return 0;
-        utf8proc_category_t k = utf8proc_category((utf8proc_int32_t)cp);
-        if (!(k >= UTF8PROC_CATEGORY_LU && k <= UTF8PROC_CATEGORY_ME)) return 0;
+        if (len <= 0 || !utf8_is_letter(cp)) return 0;
         i += len;
     }
     return 1;
 }
 
-/* Each term of the dictionary: the cheap tests first (characters counted
-** as the bytes that start one: terms are valid UTF-8), then the distance
-** (bit-parallel, editdist.h), and only for a term within reach the
-** letters and whether another field already gave it. */
+/* The answer for a key the walk does not want (source.h's FtsKeyFn): when
+** no key beginning with its first nHead + nDead bytes is wanted (nDead > 0:
+** that many bytes of the term, after the field and exact-form bytes), the
+** prefix is remembered for the keys that follow and passed over; 0 when a
+** longer key may be wanted. */
+static int sg_dead(SgWalk *w, const uint8_t *key, int nHead, int nDead) {
+    if (nDead <= 0) return 0;
+    w->nDead = nHead + nDead;
+    memcpy(w->aDead, key, (size_t)w->nDead);
+    return FTS_SCAN_SKIP(w->nDead);
+}
+
+/* Each term of the dictionary, in key order: its distance from the word
+** (editdist.h's walk: each term goes on from the table of the characters
+** it shares with the term before), then, only for a term within reach,
+** its length, its letters and whether another field already gave it. A
+** term with a prefix no wanted term begins with (too far from the word,
+** too long, holding a character not a letter; a zone's or an exact form's
+** mark) has that prefix passed over (fts_scan_skipping): a search of the
+** dictionary for the next key that may be wanted, rather than a read of
+** every key. */
 static int sg_key(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
     SgWalk *w = ctx;
+    if (w->nDead > 0 && nKey >= w->nDead && key[w->nDead - 1] == w->aDead[w->nDead - 1] &&
+        memcmp(key, w->aDead, (size_t)w->nDead) == 0) {
+        return FTS_SCAN_SKIP(w->nDead);
+    }
     const char *z = (const char *)key + 1;
     int n = nKey - 1;
     if (n <= 0) return 0;
-    if (w->bExact != (z[0] == ANALYZER_EXACT_MARK)) return 0;
+    if (w->bExact != (z[0] == ANALYZER_EXACT_MARK)) return sg_dead(w, key, 1, 1);
+    int nHead = 1 + w->bExact;
     if (w->bExact) z++, n--;
-    if (n <= 0 || z[0] == ANALYZER_ZONE_MARK || z[0] == '.') return 0;
+    if (n <= 0) return 0;
+    if (z[0] == ANALYZER_ZONE_MARK || z[0] == '.') return sg_dead(w, key, nHead, 1);
+    /* a term of the wrong length costs a count of its characters (terms
+    ** are valid UTF-8): most of them, as in the read of every key */
     int k = 0;
     for (int i = 0; i < n; i++) k += ((unsigned char)z[i] & 0xC0) != 0x80;
-    if (w->mode == EDIT_WHOLE) {
-        int diff = k > w->nWord ? k - w->nWord : w->nWord - k;
-        if (diff >= w->o->deltaLen) return 0;
-    } else if (k > w->maxChars) {
-        return 0;
+    if (w->mode == EDIT_WHOLE ? abs(k - w->nWord) >= w->o->deltaLen : k > w->maxChars) return 0;
+    int d;
+    if (w->bSkip) {
+        int nDead = 0;
+        d = edit_walk_next(&w->walk, z, n, &nDead, &k);
+        if (nDead > 0) return FTS_SCAN_SKIP(nHead + nDead); /* the walk remembers it */
+        if (d > w->maxEdits) return 0;
+    } else {
+        /* far reaches: each key as it comes, the letters of the near ones */
+        d = edit_pattern_distance_to(&w->word, z, n, w->maxEdits, w->mode);
+        if (d > w->maxEdits || (!w->o->bNonChar && !sg_letters_only(z, n))) return 0;
     }
-    int d = edit_pattern_distance_to(&w->word, z, n, w->maxEdits, w->mode);
-    if (d > w->maxEdits) return 0;
-    if (!w->o->bNonChar && !sg_letters_only(z, n)) return 0;
     SgCand *c = hmap_get(&w->seen, z, (size_t)n);
-    /* a term's documents over the fields: each field's not in an earlier one */
+    /* a term's documents over the fields: each field's not in an earlier
+    ** one; over the segments (fts_scan_skipping gives each its own): summed */
     uint64_t docs = w->mode == EDIT_WHOLE ? 0
                     : info->df - (info->nEarlier == FTS_EARLIER_UNKNOWN || info->nEarlier > info->df ? 0 : info->nEarlier);
     if (c) {
@@ -689,13 +720,18 @@ typedef struct SgMulti {
     int n;
 } SgMulti;
 
+/* A key passed over when every walk passes it over: the longest of
+** their prefixes (the others hold it). */
 static int sg_key_multi(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
     SgMulti *m = ctx;
+    int bAll = 1, nSkip = 0;
     for (int i = 0; i < m->n; i++) {
         int rc = sg_key(&m->aw[i], key, nKey, info);
-        if (rc) return rc;
+        if (rc > 0) return rc;
+        if (rc == 0) bAll = 0;
+        if (-rc > nSkip) nSkip = -rc;
     }
-    return 0;
+    return bAll ? FTS_SCAN_SKIP(nSkip) : 0;
 }
 
 /* Sets up w to gather suggestions for the word tk (o's options) */
@@ -722,6 +758,17 @@ static void sg_walk_init(SgWalk *w, Arena *a, const Analyzer *an, const SgOpts *
 static int sg_collect(SgWalk *aw, int nWord, Arena *a, const Analyzer *an, FtsSource *src, int nField,
                       const SgOpts *o, const Token *aTok, int bReady, LpError *err) {
     for (int i = 0; i < nWord && !bReady; i++) sg_walk_init(&aw[i], a, an, o, &aTok[i]);
+    for (int i = 0; i < nWord; i++) {
+        SgWalk *w = &aw[i];
+        /* a spelling has fewer than nWord + deltaLen characters */
+        edit_walk_init(&w->walk, &w->word, w->maxEdits, w->mode,
+                       w->mode == EDIT_WHOLE ? w->nWord + w->o->deltaLen - 1 : w->maxChars, !w->o->bNonChar);
+        /* Within 3 edits or more (CALL SUGGEST's default 4) every prefix
+        ** of 3 characters is in reach, and most of 5: the few keys passed
+        ** over cost more in searches than reading them does, and each key
+        ** is read as it comes. */
+        w->bSkip = w->maxEdits <= 2;
+    }
     SgMulti m = {aw, nWord};
     int rc = LP_OK;
     /* with exact forms, only they are suggested: their range of the
@@ -729,7 +776,7 @@ static int sg_collect(SgWalk *aw, int nWord, Arena *a, const Analyzer *an, FtsSo
     int bExact = analyzer_has_exact_forms(an);
     for (int f = 0; f < nField && rc == LP_OK && nWord > 0; f++) {
         uint8_t key[2] = {(uint8_t)f, (uint8_t)ANALYZER_EXACT_MARK};
-        rc = src->vt->xScan(src, key, 1 + bExact, sg_key_multi, &m, err);
+        rc = fts_scan_skipping(src, key, 1 + bExact, sg_key_multi, &m, err);
     }
     for (int j = 0; j < nWord && rc == LP_OK; j++) {
         SgWalk *w = &aw[j];

@@ -110,3 +110,9 @@ size_t utf8_map_case(const char *z, size_t n, int bUpper, char *zOut) {
     }
     return o;
 }
+
+int utf8_is_letter(uint32_t cp) {
+    if (cp < 128) return (unsigned)((cp | 0x20) - 'a') <= 'z' - 'a';
+    utf8proc_category_t k = utf8proc_category((utf8proc_int32_t)cp);
+    return k >= UTF8PROC_CATEGORY_LU && k <= UTF8PROC_CATEGORY_ME;
+}

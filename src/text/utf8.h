@@ -30,6 +30,9 @@ size_t utf8_encode(uint32_t cp, char *z);
 ** Returns the length written. */
 size_t utf8_map_case(const char *z, size_t n, int bUpper, char *zOut);
 
+/* Is cp a letter or a mark (Unicode's L and M categories, by utf8proc)? */
+int utf8_is_letter(uint32_t cp);
+
 /* The largest k <= n such that z[0..k) does not end inside a multi-byte
 ** character (for cutting text without splitting a character). */
 size_t utf8_floor(const char *z, size_t n);

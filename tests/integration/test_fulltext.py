@@ -2587,6 +2587,20 @@ def _levenshtein(a, b):
     return prev[-1]
 
 
+def _same_rows_in_parts(cur, name, schema, rows):
+    """A table `name` holding rows (id -> field values) in three segments:
+    the first third and the second sealed, the rest in RAM."""
+    cur.execute(f"CREATE TABLE {name} {schema}")
+    ids = sorted(rows)
+    for k, i in enumerate(ids):
+        cur.execute(f"INSERT INTO {name} VALUES (%s{', %s' * len(rows[i])})", (i,) + tuple(rows[i]))
+        if k + 1 in (len(ids) // 3, 2 * len(ids) // 3):
+            cur.execute(f"FLUSH TABLE {name}")
+    cur.execute(f"SHOW TABLE {name} STATUS LIKE 'disk_chunks'")
+    assert cur.fetchone()[1] == "2"
+    return name
+
+
 def test_call_suggest_against_reference(cur, uniq):
     """CALL SUGGEST / QSUGGEST (Manticore's): the table's words within
     max_edits Levenshtein edits and delta_len characters of the text's
@@ -2622,7 +2636,10 @@ def test_call_suggest_against_reference(cur, uniq):
         out.sort(key=lambda x: (x[1], -x[2], x[0].encode()))
         return out[:limit]
 
-    for step in ("ram", "flush"):
+    # the same rows in two sealed segments and the RAM segment: each read
+    # on its own (fts_scan_skipping), a word several hold counted once
+    parts = _same_rows_in_parts(cur, uniq(), "(title TEXT, body TEXT)", docs)
+    for step, t in (("ram", t), ("flush", t), ("parts", parts)):
         if step == "flush":
             cur.execute(f"FLUSH TABLE {t}")
         for word in ["crossbudy", "bagg", "tasel", "glve", "mistr", "cafe", "nave", "sheat", "x3", "zzzz", "клоч"]:
@@ -2732,17 +2749,19 @@ def test_call_autocomplete(cur, uniq):
              "worker", "wonder", "well", "water", "wanted", "peace", "piece", "pie", "x2", "help2"]
     t = uniq()
     cur.execute(f"CREATE TABLE {t} (title TEXT, body TEXT) min_infix_len='2'")
-    docs = {}
+    docs, rows = {}, {}
     for i in range(1, 61):
         title = " ".join(rnd.choice(vocab) for _ in range(rnd.randint(1, 3)))
         body = " ".join(rnd.choice(vocab) for _ in range(rnd.randint(0, 4)))
         docs[i] = (title + " " + body).split()
+        rows[i] = (title, body)
         cur.execute(f"INSERT INTO {t} VALUES (%s, %s, %s)", (i, title, body))
     texts = ["h", "he", "hel", "helo", "hello", "helo wor", "hello wrld", "wrld hel", "peace wond",
              "pice", "xyzzy", "hello xyzzy", "shel", "wor wat", "help", "x", "wonder peace pie"]
     options = [{}, {"fuzziness": 0}, {"fuzziness": 1}, {"preserve": 1}, {"append": 0}, {"prepend": 1},
                {"prepend": 1, "append": 0}, {"expansion_len": 1}, {"force_bigrams": 1}, {"append": 0, "preserve": 1}]
-    for step in ("ram", "flush"):
+    parts = _same_rows_in_parts(cur, uniq(), "(title TEXT, body TEXT) min_infix_len='2'", rows)
+    for step, t in (("ram", t), ("flush", t), ("parts", parts)):
         if step == "flush":
             cur.execute(f"FLUSH TABLE {t}")
         for text in texts:

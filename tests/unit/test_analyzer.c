@@ -2889,6 +2889,168 @@ static void test_edit_distance(void **state) {
     assert_int_equal(edit_pattern_distance_to(&p, "othellos", 8, 3, EDIT_INFIX), 1);
 }
 
+/* The text b[0..nb) as UTF-8 into z (room for 4 * nb bytes), each
+** character's end into aEnd[1..nb] (aEnd[0] = 0): the bytes. */
+static int encode_ends(const uint32_t *b, int nb, char *z, int *aEnd) {
+    int nz = 0;
+    aEnd[0] = 0;
+    for (int j = 0; j < nb; j++) aEnd[j + 1] = nz += (int)utf8_encode(b[j], z + nz);
+    return nz;
+}
+
+static int cmp_text(const void *x, const void *y) {
+    const uint32_t *a = x, *b = y; /* [0]: length, then the characters */
+    char za[4 * 32], zb[4 * 32];
+    int ea[33], eb[33];
+    int na = encode_ends(a + 1, (int)a[0], za, ea), nb = encode_ends(b + 1, (int)b[0], zb, eb);
+    int c = memcmp(za, zb, (size_t)(na < nb ? na : nb));
+    return c ? c : na - nb;
+}
+
+/* An EditWalk over sorted lists of random texts (many sharing prefixes),
+** against the table: a text's distance is edit_pattern_distance_to's (or
+** max + 1 past maxChars), and the same as a walk of that text alone; a
+** prefix it calls past hope has no extension within max and of at most
+** maxChars characters (random ones, and the text), and the prefix a
+** character shorter is not past hope; when it finds none, some extension
+** is near (the text completed by the rest of the word from some
+** position), maxChars aside. */
+static void test_edit_walk(void **state) {
+    (void)state;
+    /* letters, and two characters that are not: a digit, a symbol */
+    static const uint32_t aAlpha[] = {'a', 'b', 'c', 0xE9, 0x6771, 'd', 'e', '1', 0x2603};
+    unsigned seed = 777;
+#define NEXT() (seed = seed * 1103515245u + 12345u, (seed >> 8))
+    int nDeadSeen = 0, nLiveSeen = 0, nSteps = 0;
+    for (int iter = 0; iter < 1500; iter++) {
+        uint32_t a[EDIT_WORD_MAX];
+        int na = 1 + (int)(NEXT() % 10), nAlpha = 2 + (int)(NEXT() % 8);
+        int max = (int)(NEXT() % 4), mode = (int)(NEXT() % 4), bLetters = (int)(NEXT() % 2);
+        int maxChars = NEXT() % 3 ? EDIT_WALK_MAX : (int)(NEXT() % 12);
+        for (int i = 0; i < na; i++) a[i] = aAlpha[NEXT() % (unsigned)nAlpha];
+        /* texts: [0] the length, then up to 14 characters; a few grown
+        ** from the word, so that some are near */
+        uint32_t aText[40][16];
+        int nText = 1 + (int)(NEXT() % 40);
+        for (int t = 0; t < nText; t++) {
+            int nb = (int)(NEXT() % 15);
+            aText[t][0] = (uint32_t)nb;
+            for (int j = 0; j < nb; j++) {
+                aText[t][1 + j] = NEXT() % 3 == 0 && j < na ? a[j] : aAlpha[NEXT() % (unsigned)nAlpha];
+            }
+        }
+        qsort(aText, (size_t)nText, sizeof(aText[0]), cmp_text);
+        EditPattern p;
+        edit_pattern_init(&p, a, na);
+        EditWalk *w = malloc(sizeof(EditWalk)), *w1 = malloc(sizeof(EditWalk));
+        assert_non_null(w);
+        assert_non_null(w1);
+        edit_walk_init(w, &p, max, mode, maxChars, bLetters);
+        for (int t = 0; t < nText; t++) {
+            const uint32_t *b = aText[t] + 1;
+            int nb = (int)aText[t][0];
+            char zb[4 * 16];
+            int aEnd[17];
+            int nz = encode_ends(b, nb, zb, aEnd);
+            int nDead = -1, nChars = -1, nDead1 = -1, nChars1 = -1;
+            int d = edit_walk_next(w, zb, nz, &nDead, &nChars);
+            edit_walk_init(w1, &p, max, mode, maxChars, bLetters);
+            assert_int_equal(edit_walk_next(w1, zb, nz, &nDead1, &nChars1), d);
+            assert_int_equal(nDead1, nDead);
+            nSteps++;
+            int ref = edit_pattern_distance_to(&p, zb, nz, max, mode);
+            int bOther = 0; /* holds a character that is not a letter */
+            for (int j = 0; j < nb; j++) bOther |= b[j] == '1' || b[j] == 0x2603;
+            if (nDead == 0) {
+                nLiveSeen++;
+                assert_int_equal(nChars, nb);
+                assert_int_equal(d, nb > maxChars ? max + 1 : ref);
+                assert_false(bLetters && bOther);
+                /* some extension is wanted: the rest of the word from row i
+                ** (the least cell of the last column is at most max) */
+                int bNear = 0;
+                for (int i = 0; i <= na && !bNear; i++) {
+                    char ze[4 * (16 + EDIT_WORD_MAX)];
+                    int ne = nz;
+                    memcpy(ze, zb, (size_t)nz);
+                    for (int k = i; k < na; k++) ne += (int)utf8_encode(a[k], ze + ne);
+                    bNear = edit_pattern_distance_to(&p, ze, ne, max, mode) <= max;
+                }
+                /* (maxChars aside; a text whose part may lie anywhere is cut
+                ** by its length only) */
+                if (!bNear && !(mode & EDIT_SUFFIX)) {
+                    fail_msg("iteration %d text %d: nothing past hope, yet no extension near", iter, t);
+                }
+            } else {
+                nDeadSeen++;
+                int nc = 0;
+                while (nc <= nb && aEnd[nc] != nDead) nc++;
+                assert_true(nc >= 1 && nc <= nb); /* whole characters */
+                assert_int_equal(d, max + 1);
+                assert_true(nb > maxChars || ref > max || (bLetters && bOther));
+                int bOtherIn = 0; /* in the prefix past hope */
+                for (int j = 0; j < nc; j++) bOtherIn |= b[j] == '1' || b[j] == 0x2603;
+                for (int e = 0; e < 20; e++) {
+                    char ze[4 * 40];
+                    int ne = aEnd[nc], nt = nc + (int)(NEXT() % 8);
+                    memcpy(ze, zb, (size_t)ne);
+                    for (int j = nc; j < nt; j++) {
+                        ne += (int)utf8_encode(e % 2 ? a[NEXT() % (unsigned)na] : aAlpha[NEXT() % (unsigned)nAlpha], ze + ne);
+                    }
+                    if (nt <= maxChars && !(bLetters && bOtherIn) && edit_pattern_distance_to(&p, ze, ne, max, mode) <= max) {
+                        fail_msg("iteration %d text %d: a text past the dead prefix is wanted", iter, t);
+                    }
+                }
+                /* the shortest: one character less is not past hope */
+                edit_walk_init(w1, &p, max, mode, maxChars, bLetters);
+                edit_walk_next(w1, zb, aEnd[nc - 1], &nDead1, &nChars1);
+                assert_int_equal(nDead1, 0);
+            }
+        }
+        free(w);
+        free(w1);
+    }
+#undef NEXT
+    /* both outcomes are exercised */
+    assert_true(nDeadSeen > nSteps / 10 && nLiveSeen > nSteps / 10);
+    uint32_t aw[] = {'d', 'i', 'a', 'b', 'e', 't', 'i', 's'};
+    EditPattern p;
+    edit_pattern_init(&p, aw, 8);
+    EditWalk *w = malloc(sizeof(EditWalk));
+    assert_non_null(w);
+    int nDead, nChars;
+    edit_walk_init(w, &p, 2, EDIT_WHOLE, EDIT_WALK_MAX, 0);
+    /* "xyzzy": past "xyz" nothing is within 2 of diabetis */
+    assert_int_equal(edit_walk_next(w, "xyzzy", 5, &nDead, &nChars), 3);
+    assert_int_equal(nDead, 3);
+    assert_int_equal(edit_walk_next(w, "diabetes", 8, &nDead, &nChars), 1);
+    assert_int_equal(nDead, 0);
+    assert_int_equal(nChars, 8);
+    assert_int_equal(edit_walk_next(w, "diabetesmellitus", 16, &nDead, &nChars), 3);
+    assert_int_equal(nDead, 10);
+    edit_walk_init(w, &p, 2, EDIT_PREFIX, EDIT_WALK_MAX, 0);
+    assert_int_equal(edit_walk_next(w, "diabetesmellitus", 16, &nDead, &nChars), 1);
+    assert_int_equal(nDead, 0);
+    /* at most 9 characters: "diabetesm" is wanted, "diabetesme" past hope */
+    edit_walk_init(w, &p, 2, EDIT_PREFIX, 9, 0);
+    assert_int_equal(edit_walk_next(w, "diabetesm", 9, &nDead, &nChars), 1);
+    assert_int_equal(edit_walk_next(w, "diabetesmellitus", 16, &nDead, &nChars), 3);
+    assert_int_equal(nDead, 10);
+    /* a lead byte without its continuation, then with it: read anew */
+    edit_walk_init(w, &p, 2, EDIT_WHOLE, EDIT_WALK_MAX, 0);
+    edit_walk_next(w, "diabet\xc3", 7, &nDead, &nChars);
+    assert_int_equal(nChars, 7);
+    assert_int_equal(edit_walk_next(w, "diabet\xc3\xa9s", 9, &nDead, &nChars), 1);
+    assert_int_equal(nChars, 8);
+    /* letters only: past "diab3" nothing is wanted, however near */
+    edit_walk_init(w, &p, 2, EDIT_WHOLE, EDIT_WALK_MAX, 1);
+    assert_int_equal(edit_walk_next(w, "diab3tis", 8, &nDead, &nChars), 3);
+    assert_int_equal(nDead, 5);
+    assert_int_equal(edit_walk_next(w, "diab\xc3\xa9tis", 9, &nDead, &nChars), 1);
+    assert_int_equal(nDead, 0);
+    free(w);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_query_stars),
@@ -2942,6 +3104,7 @@ int main(void) {
         cmocka_unit_test(test_regexp_filter_map),
         cmocka_unit_test(test_index_zones),
         cmocka_unit_test(test_edit_distance),
+        cmocka_unit_test(test_edit_walk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

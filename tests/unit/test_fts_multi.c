@@ -518,6 +518,74 @@ static void check_key(const Scenario *s, FtsSource *ref, FtsSource *mul, const K
     list_free(&l);
 }
 
+/* A scan's answer that skips some keys, as a function of the key: about
+** one key in three passes over a prefix of itself. */
+static int skip_rule(const uint8_t *key, int nKey) {
+    uint32_t h = 2166136261u;
+    for (int i = 0; i < nKey; i++) h = (h ^ key[i]) * 16777619u;
+    return h % 3 == 0 ? FTS_SCAN_SKIP(1 + (int)((h >> 8) % (uint32_t)nKey)) : 0;
+}
+
+/* The keys a skipping scan reports, and the prefix passed over last: a
+** key beginning with it (a source may still report some) is answered the
+** same and not recorded, as a fuzzy search remembers what it passed over. */
+typedef struct SkipVec {
+    KeyVec v;
+    uint8_t aSkip[FTS_MAX_KEY];
+    int nSkip;
+} SkipVec;
+
+static int collect_skipping(void *ctx, const uint8_t *key, int nKey, const FtsTermInfo *info) {
+    SkipVec *x = ctx;
+    if (x->nSkip && nKey >= x->nSkip && memcmp(key, x->aSkip, (size_t)x->nSkip) == 0) {
+        return FTS_SCAN_SKIP(x->nSkip);
+    }
+    int r = collect_key(&x->v, key, nKey, info);
+    if (r) return r;
+    r = skip_rule(key, nKey);
+    x->nSkip = -r;
+    memcpy(x->aSkip, key, (size_t)x->nSkip);
+    return r;
+}
+
+/* fts_scan_skipping of the multi: each non-empty part in turn, its keys
+** with the prefix ascending with its own counts, less those that begin
+** as the last key recorded did for the length its answer skipped. */
+static void check_scan_skipping(const Scenario *s, FtsSource *mul, const uint8_t *prefix, int nPrefix) {
+    LpError err;
+    SkipVec want = {0}, got = {0};
+    for (int i = 0; i < s->nPart; i++) {
+        FtsSource *p = s->apSrc[i];
+        if (!p || p->nDocs == 0) continue;
+        KeyVec all = {0};
+        assert_int_equal(p->vt->xScan(p, prefix, nPrefix, collect_key, &all, &err), LP_OK);
+        for (int k = 0; k < all.n; k++) collect_skipping(&want, all.a[k].key, all.a[k].nKey, &all.a[k].info);
+        free(all.a);
+    }
+    assert_int_equal(fts_scan_skipping(mul, prefix, nPrefix, collect_skipping, &got, &err), LP_OK);
+    if (want.v.n != got.v.n) {
+        fail_msg("%s: skipping scan of a %d-byte prefix: %d keys, want %d", s->zDesc, nPrefix, got.v.n, want.v.n);
+    }
+    for (int i = 0; i < want.v.n; i++) {
+        const KeyRec *a = &want.v.a[i], *b = &got.v.a[i];
+        assert_int_equal(a->nKey, b->nKey);
+        assert_memory_equal(a->key, b->key, (size_t)a->nKey);
+        assert_int_equal(a->info.df, b->info.df);
+        assert_int_equal(a->info.cf, b->info.cf);
+        assert_int_equal(a->info.nEarlier, b->info.nEarlier);
+    }
+    /* a positive answer stops it and is returned */
+    if (got.v.n > 0) {
+        KeyVec c = {0};
+        c.nStop = 1 + (int)rnd_below((uint64_t)got.v.n);
+        assert_int_equal(fts_scan_skipping(mul, prefix, nPrefix, collect_key, &c, &err), 77);
+        assert_int_equal(c.n, c.nStop);
+        free(c.a);
+    }
+    free(want.v.a);
+    free(got.v.a);
+}
+
 /* The source-level comparison of mul against the reference. */
 static void check_source(const Scenario *s, FtsSource *mul) {
     FtsSource *ref = fts_mem_source(s->ref);
@@ -761,6 +829,11 @@ static void test_random_splits(void **state) {
         scenario_build(&s, iter % 4 == 0 ? 700 : 150, 0);
         check_source(&s, fts_multi_source(s.multi));
         check_queries(&s, fts_multi_source(s.multi), 25);
+        for (int k = 0; k < 6; k++) {
+            /* every key, a field's, a field's words of one first letter */
+            uint8_t prefix[2] = {(uint8_t)rnd_below(NF), (uint8_t)(rnd_below(2) ? 'a' : 'x')};
+            check_scan_skipping(&s, fts_multi_source(s.multi), prefix, k % 3);
+        }
         scenario_free(&s);
     }
 }
@@ -888,7 +961,7 @@ static FtsPostings *nb_open_found(FtsSource *s, const uint8_t *key, int nKey, co
     return nb_strip(in->vt->xOpenFound(in, key, nKey, info, bPos, err));
 }
 
-static const FtsSourceVt no_block_vt = {nb_lookup, nb_open, nb_scan, nb_doclen, nb_open_found, NULL};
+static const FtsSourceVt no_block_vt = {nb_lookup, nb_open, nb_scan, nb_doclen, nb_open_found, NULL, NULL};
 
 static uint8_t *slurp(const char *zPath, size_t *pn) {
     FILE *f = fopen(zPath, "rb");
@@ -1321,7 +1394,7 @@ static FtsPostings *fs_open_found(FtsSource *s, const uint8_t *key, int nKey,
     return fs_wrap(f->inner->vt->xOpenFound(f->inner, key, nKey, info, bPos, err));
 }
 
-static const FtsSourceVt fail_src_vt = {fs_lookup, fs_open, fs_scan, fs_doclen, fs_open_found, NULL};
+static const FtsSourceVt fail_src_vt = {fs_lookup, fs_open, fs_scan, fs_doclen, fs_open_found, NULL, NULL};
 
 /* A large write in parts on a pool (fts_seg_write_source_pool) is the
 ** file the write on one thread makes: from the in-memory index (blocks
