@@ -665,11 +665,7 @@ static Value eval_date_histogram(int64_t t, uint64_t how) {
     int64_t y = tm.tm_year + 1900, m = tm.tm_mon; /* 0..11 */
     if (kind == 3) m -= m % 3;
     if (kind == 4) m = 0;
-    /* days from 1970-01-01 to y-(m+1)-01 (Howard Hinnant's days_from_civil) */
-    int64_t yy = y - (m < 2), era = (yy >= 0 ? yy : yy - 399) / 400;
-    int64_t yoe = yy - era * 400, mp = (m + 10) % 12;
-    int64_t doy = (153 * mp + 2) / 5, doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return value_int((era * 146097 + doe - 719468) * 86400);
+    return value_int(value_days_from_civil(y, (unsigned)m + 1, 1) * 86400);
 }
 
 static Value eval_func(const QExpr *e, const QRow *row) {

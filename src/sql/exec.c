@@ -892,28 +892,32 @@ static uint64_t date_interval(const char *z, int bCalendar) {
 
 /* Manticore's bucket functions, for GROUP BY and FACET:
 ** HISTOGRAM(x, {hist_interval=N [, hist_offset=M]}), RANGE(x, {range_to=a},
-** {range_from=a, range_to=b}, {range_from=b}) and DATE_HISTOGRAM(t,
-** {calendar_interval='month'} | {fixed_interval='3h'}). */
+** {range_from=a, range_to=b}, {range_from=b}), DATE_HISTOGRAM(t,
+** {calendar_interval='month'} | {fixed_interval='3h'}) and DATE_RANGE(t,
+** ...), RANGE's with bounds in date math (value_date_math(), `now` the
+** statement's start) or unix seconds. */
 static int bind_bucket(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     const char *z = e->u.func.zName;
-    int nArg = e->u.func.nArg, kind = z[0] == 'h' ? 0 : z[0] == 'r' ? 1 : 2;
+    int nArg = e->u.func.nArg, kind = z[0] == 'h' ? 0 : z[0] == 'r' ? 1 : !strcmp(z, "date_range") ? 3 : 2;
+    int bRanges = kind == 1 || kind == 3;
     Expr **aArg = e->u.func.aArg;
     static const char *const azUsage[] = {
         "HISTOGRAM() takes a value and {hist_interval=N, hist_offset=M}",
         "RANGE() takes a value and ranges: RANGE(x, {range_to=10}, {range_from=10, range_to=20}, {range_from=20})",
         "DATE_HISTOGRAM() takes a time and {calendar_interval='month'} or {fixed_interval='3h'}",
+        "DATE_RANGE() takes a time and ranges: DATE_RANGE(t, {range_to='now-1M/M'}, {range_from='now-1M/M'})",
     };
-    if (nArg < 2 || (kind != 1 && nArg != 2)) return bind_fail_at(b, e->pos, azUsage[kind]);
+    static const char *const azName[] = {"HISTOGRAM", "RANGE", "DATE_HISTOGRAM", "DATE_RANGE"};
+    if (nArg < 2 || (!bRanges && nArg != 2)) return bind_fail_at(b, e->pos, azUsage[kind]);
     for (int i = 1; i < nArg; i++) {
         if (aArg[i]->kind != EXPR_MAP) return bind_fail_at(b, aArg[i]->pos, azUsage[kind]);
     }
     QExpr **aq = arena_alloc(b->a, sizeof(QExpr *) * 3);
-    double *aXY = kind == 1 ? arena_alloc(b->a, sizeof(double) * 2 * (size_t)(nArg - 1)) : NULL;
+    double *aXY = bRanges ? arena_alloc(b->a, sizeof(double) * 2 * (size_t)(nArg - 1)) : NULL;
     int bConst;
-    if (!aq || (kind == 1 && !aXY)) return bind_oom(b);
-    if (bind_num_args(b, ctx, kind == 0 ? "HISTOGRAM" : kind == 1 ? "RANGE" : "DATE_HISTOGRAM", aArg, 1, 1, aq, &bConst)) {
-        return b->rc;
-    }
+    if (!aq || (bRanges && !aXY)) return bind_oom(b);
+    if (bind_num_args(b, ctx, azName[kind], aArg, 1, 1, aq, &bConst)) return b->rc;
+    int64_t now = lp_unix_now();
     Value iv = value_null(), off = value_int(0);
     uint64_t how = 0;
     for (int i = 1; i < nArg; i++) {
@@ -925,8 +929,21 @@ static int bind_bucket(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
             Value v = value_null();
             if (kind == 0 && (!strcmp(zo, "hist_interval") || !strcmp(zo, "hist_offset"))) {
                 if (opt_value(b, it, zo[5] == 'i' ? &iv : &off)) return b->rc;
-            } else if (kind == 1 && (!strcmp(zo, "range_from") || !strcmp(zo, "range_to"))) {
-                if (opt_value(b, it, &v)) return b->rc;
+            } else if (bRanges && (!strcmp(zo, "range_from") || !strcmp(zo, "range_to"))) {
+                if (kind == 3 && it->pValue->kind == EXPR_STRING) {
+                    int64_t tv;
+                    int at = 0;
+                    const char *zWhy = value_date_math(it->pValue->u.s.z, now, &tv, &at);
+                    if (zWhy) {
+                        char zMsg[200];
+                        snprintf(zMsg, sizeof(zMsg), "DATE_RANGE(): %s: %s in '%.64s' at offset %d", zo, zWhy,
+                                 it->pValue->u.s.z, at);
+                        return bind_fail_at(b, it->pValue->pos, zMsg);
+                    }
+                    v = value_int(tv);
+                } else if (opt_value(b, it, &v)) {
+                    return b->rc;
+                }
                 *(zo[6] == 'f' ? &from : &to) = v.kind == VAL_INT ? (double)v.u.i : v.u.f;
             } else if (kind == 2 && (!strcmp(zo, "calendar_interval") || !strcmp(zo, "fixed_interval"))) {
                 const char *zv = opt_word(b, it);
@@ -942,8 +959,11 @@ static int bind_bucket(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
                 return bind_fail_at(b, it->pos, azUsage[kind]);
             }
         }
-        if (kind == 1) {
-            if (!(from < to)) return bind_fail_at(b, m->pos, "RANGE(): each range needs range_from below range_to");
+        if (bRanges) {
+            if (!(from < to)) {
+                return bind_fail_at(b, m->pos, kind == 1 ? "RANGE(): each range needs range_from below range_to"
+                                                         : "DATE_RANGE(): each range needs range_from before range_to");
+            }
             aXY[2 * (i - 1)] = from;
             aXY[2 * (i - 1) + 1] = to;
         }
@@ -957,11 +977,11 @@ static int bind_bucket(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
         if (!(aq[1] = qexpr_const(b->a, iv)) || !(aq[2] = qexpr_const(b->a, off))) return bind_oom(b);
     }
     if (kind == 2 && !how) return bind_fail_at(b, aArg[1]->pos, azUsage[kind]);
-    QFunc fn = kind == 0 ? QF_HISTOGRAM : kind == 1 ? QF_RANGE : QF_DATE_HISTOGRAM;
+    QFunc fn = kind == 0 ? QF_HISTOGRAM : bRanges ? QF_RANGE : QF_DATE_HISTOGRAM;
     QExpr *q = qexpr_func(b->a, fn, (const QExpr *const *)aq, kind == 0 ? 3 : 1, how, 0);
     if (!q) return bind_oom(b);
     q->u.fn.aXY = aXY;
-    q->u.fn.nXY = kind == 1 ? 2 * (nArg - 1) : 0;
+    q->u.fn.nXY = bRanges ? 2 * (nArg - 1) : 0;
     int bInt = kind != 0 || (iv.kind == VAL_INT && off.kind == VAL_INT);
     return bexpr_computed(out, q, bInt ? SQLCOL_BIGINT : SQLCOL_DOUBLE, bConst);
 }
@@ -1089,7 +1109,7 @@ static int bind_scalar(Binder *b, const Expr *e, BindCtx ctx, BExpr *out) {
     if (!strcmp(z, "remap")) return bind_remap(b, e, ctx, out);
     if (!strcmp(z, "geodist")) return bind_geodist(b, e, ctx, out);
     if (!strcmp(z, "contains")) return bind_contains(b, e, ctx, out);
-    if (!strcmp(z, "histogram") || !strcmp(z, "range") || !strcmp(z, "date_histogram")) {
+    if (!strcmp(z, "histogram") || !strcmp(z, "range") || !strcmp(z, "date_histogram") || !strcmp(z, "date_range")) {
         return bind_bucket(b, e, ctx, out);
     }
     if (!strcmp(z, "poly2d") || !strcmp(z, "geopoly2d")) {

@@ -194,9 +194,7 @@ static int to_int(const ColumnSchema *c, Value v, int64_t *pOut, LpError *err) {
     }
 }
 
-/* Days from 1970-01-01 to y-m-d (proleptic Gregorian), Howard Hinnant's
-** days_from_civil. */
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
+int64_t value_days_from_civil(int64_t y, unsigned m, unsigned d) {
     y -= m <= 2;
     const int64_t era = (y >= 0 ? y : y - 399) / 400;
     const unsigned yoe = (unsigned)(y - era * 400);
@@ -227,9 +225,106 @@ static int parse_datetime(const char *z, size_t n, int64_t *pOut) {
     if (M < 1 || M > 12 || D < 1 || D > mdays[M - 1] || h > 23 || mi > 59 || s > 59) return 1;
     int leap = (Y % 4 == 0 && Y % 100 != 0) || Y % 400 == 0;
     if (M == 2 && D == 29 && !leap) return 1;
-    *pOut = days_from_civil(Y, M, D) * 86400 + h * 3600 + mi * 60 + s;
+    *pOut = value_days_from_civil(Y, M, D) * 86400 + h * 3600 + mi * 60 + s;
     return 0;
 }
+
+/* value.h. */
+const char *value_date_math(const char *z, int64_t now, int64_t *pOut, int *pAt) {
+    const char *p = z;
+    int64_t t;
+    if (!strncmp(p, "now", 3)) {
+        t = now;
+        p += 3;
+    } else {
+        /* YYYY[-MM[-DD[( |T)HH:MM[:SS]]]]||, every field its digits exactly */
+        const char *bar = strstr(p, "||");
+        unsigned a[6] = {0, 1, 1, 0, 0, 0}; /* Y M D h m s */
+        static const char aSep[] = {0, '-', '-', ' ', ':', ':'};
+        int k = 0, n = bar ? (int)(bar - p) : 0, i = 0;
+        while (k < 6 && i < n) {
+            if (k > 0 && !(p[i] == aSep[k] || (k == 3 && p[i] == 'T'))) break;
+            i += k > 0;
+            int w = k == 0 ? 4 : 2;
+            unsigned v = 0;
+            for (int d = 0; d < w; d++, i++) {
+                if (i >= n || p[i] < '0' || p[i] > '9') {
+                    *pAt = 0;
+                    return "expected a date as YYYY, YYYY-MM, YYYY-MM-DD or YYYY-MM-DD HH:MM[:SS] before ||";
+                }
+                v = v * 10 + (unsigned)(p[i] - '0');
+            }
+            a[k++] = v;
+        }
+        static const unsigned mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+        unsigned Y = a[0], M = a[1], D = a[2], h = a[3], mi = a[4], sec = a[5];
+        if (!bar || k == 0 || i != n || k == 4 || M < 1 || M > 12 || D < 1 || D > mdays[M - 1] ||
+            (M == 2 && D == 29 && !((Y % 4 == 0 && Y % 100 != 0) || Y % 400 == 0)) || h > 23 || mi > 59 || sec > 59) {
+            *pAt = 0;
+            return bar ? "expected a date as YYYY, YYYY-MM, YYYY-MM-DD or YYYY-MM-DD HH:MM[:SS] before ||"
+                       : "expected now or a date followed by || ('2017-03-05||')";
+        }
+        t = value_days_from_civil(Y, M, D) * 86400 + h * 3600 + mi * 60 + sec;
+        p = bar + 2;
+    }
+    while (*p) {
+        char op = *p;
+        int64_t num = 1;
+        const char *at = p;
+        if (op != '+' && op != '-' && op != '/') {
+            *pAt = (int)(p - z);
+            return "expected +N, -N or / and a unit";
+        }
+        p++;
+        if (op != '/') {
+            char *end;
+            long long v = strtoll(p, &end, 10);
+            if (end == p || *p < '0' || *p > '9' || v > 1000000) {
+                *pAt = (int)(p - z);
+                return "expected a whole number (up to 1000000) after + or -";
+            }
+            num = op == '-' ? -v : v;
+            p = end;
+        }
+        char u = *p ? *p++ : 0;
+        int64_t step = u == 's' ? 1 : u == 'm' ? 60 : u == 'h' || u == 'H' ? 3600 : u == 'd' ? 86400 : u == 'w' ? 7 * 86400 : 0;
+        if (!step && u != 'M' && u != 'y') {
+            *pAt = (int)(p - z - (u != 0));
+            return "expected a unit: s, m, h, d, w, M or y";
+        }
+        if (op == '/' && step) {
+            int64_t base = u == 'w' ? 4 * 86400 : 0, d = t - base; /* weeks from Monday 1970-01-05 */
+            t = base + (d / step - (d % step < 0)) * step;
+        } else if (step) {
+            t += num * step;
+        } else {
+            time_t tt = (time_t)t;
+            struct tm tm;
+            if (!gmtime_r(&tt, &tm)) {
+                *pAt = (int)(at - z);
+                return "the date is out of range";
+            }
+            if (op == '/') { /* the month's or the year's first day */
+                t = value_days_from_civil(tm.tm_year + 1900, u == 'M' ? (unsigned)tm.tm_mon + 1 : 1, 1) * 86400;
+                continue;
+            }
+            int64_t m = (int64_t)tm.tm_year * 12 + tm.tm_mon + (u == 'y' ? 12 * num : num);
+            int64_t y = m >= 0 ? m / 12 + 1900 : -((-m + 11) / 12) + 1900;
+            unsigned mo = (unsigned)(m - (y - 1900) * 12) + 1;
+            unsigned last = (unsigned)(value_days_from_civil(mo == 12 ? y + 1 : y, mo == 12 ? 1 : mo + 1, 1) -
+                                       value_days_from_civil(y, mo, 1));
+            unsigned day = (unsigned)tm.tm_mday < last ? (unsigned)tm.tm_mday : last;
+            t = value_days_from_civil(y, mo, day) * 86400 + tm.tm_hour * 3600 + tm.tm_min * 60 + tm.tm_sec;
+        }
+        if (t < -(int64_t)1e13 || t > (int64_t)1e13) {
+            *pAt = (int)(at - z);
+            return "the date is out of range";
+        }
+    }
+    *pOut = t;
+    return NULL;
+}
+
 
 static int check_utf8(const ColumnSchema *c, const char *z, size_t n, LpError *err) {
     int64_t bad = utf8_check(z, n);

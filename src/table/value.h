@@ -156,4 +156,20 @@ int value_fmt_double(double d, char *buf);
 ** other bytes by value. <0, 0, >0. */
 int value_strcmp_ci(const char *a, size_t na, const char *b, size_t nb);
 
+/* Days from 1970-01-01 to y-m-d (proleptic Gregorian; m 1..12, d 1..31),
+** Howard Hinnant's days_from_civil. */
+int64_t value_days_from_civil(int64_t y, unsigned m, unsigned d);
+
+/* Manticore's date math (DATE_RANGE()'s bounds, as Elasticsearch's): an
+** anchor, `now` (the given unix time) or a date ending in `||` ('2017',
+** '2017-03', '2017-03-05', '2017-03-05 10:20' or with 'T', and ':30'
+** seconds), then any of `+N<u>`, `-N<u>` (N up to 1000000) and `/<u>`
+** (back to the start of the unit), u one of s, m, h or H, d, w, M
+** (months), y; weeks start on Monday (1970-01-05), as DATE_HISTOGRAM's;
+** all in UTC. A month or year added to a day the target month lacks lands
+** on its last day. Results beyond 10^13 seconds either way are refused.
+** z is NUL-terminated. Into *pOut the unix seconds and NULL, or what is
+** wrong (a static message) with *pAt its offset in z. */
+const char *value_date_math(const char *z, int64_t now, int64_t *pOut, int *pAt);
+
 #endif /* LP_TABLE_VALUE_H */

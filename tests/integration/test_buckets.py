@@ -1,5 +1,5 @@
-"""Bucket functions for faceting, as Manticore's: HISTOGRAM(), RANGE() and
-DATE_HISTOGRAM() in GROUP BY and FACET, and /search's histogram, range and
+"""Bucket functions for faceting, as Manticore's: HISTOGRAM(), RANGE(),
+DATE_HISTOGRAM() and DATE_RANGE() in GROUP BY and FACET, and /search's histogram, range and
 date_histogram aggregations, all checked against the same rows counted in
 Python (rows in a sealed segment and in RAM)."""
 
@@ -100,6 +100,35 @@ def test_bucket_functions_in_group_by_and_facet(cur, uniq):
     got = rows(cur, f"SELECT DATE_HISTOGRAM(ts, {{fixed_interval='36h'}}) AS m, COUNT(*) FROM {t} "
                     f"GROUP BY m ORDER BY m ASC LIMIT 10000")
     assert got == counts(x // (36 * 3600) * (36 * 3600) for x in T)
+    # DATE_RANGE: RANGE's buckets with bounds in date math (UTC), each
+    # range beside its bounds worked out by hand
+    def at(*ymdhms):
+        return calendar.timegm(ymdhms + (0,) * (6 - len(ymdhms)))
+    ranges = [
+        # a year, two months on, back to the month's start
+        ("{range_to='2017||+2M/M'}", (None, at(2017, 3, 1))),
+        # a Sunday and a week, back to its Monday; a date with a time
+        ("{range_from='2017-03-05 10:20||+1w/w', range_to='2017-07-01T00:00||'}", (at(2017, 3, 6), at(2017, 7, 1))),
+        # a day the month lacks: its last (Dec 31 + 2 months, Feb 29 + 1 year)
+        ("{range_from='2016-12-31||+2M', range_to='2016-02-29||+1y+1M/M'}", (at(2017, 2, 28), at(2017, 3, 1))),
+        # a month alone, hours, back to the hour
+        ("{range_from='2017-05||-1d+36h/h', range_to='now+1d'}", (at(2017, 5, 1, 12), None)),
+        # unix seconds, as RANGE's
+        ("{range_from=1488326400}", (1488326400, None)),
+    ]
+
+    def drng(v):
+        for k, (_, (a, b)) in enumerate(ranges):
+            if (a is None or v >= a) and (b is None or v < b):
+                return k
+        return -1
+    spec_d = ", ".join(r for r, _ in ranges)
+    got = rows(cur, f"SELECT DATE_RANGE(ts, {spec_d}) AS r, COUNT(*) FROM {t} GROUP BY r ORDER BY r ASC")
+    assert got == counts(drng(x) for x in T)
+    assert len(got) >= 4, got  # the rows fall in most of the ranges
+    # now: every row is within the last hundred years
+    got = rows(cur, f"SELECT DATE_RANGE(ts, {{range_from='now-100y/d', range_to='now'}}) AS r, COUNT(*) FROM {t} GROUP BY r")
+    assert got == [(0, len(T))]
     # as a FACET over a MATCH, and as a filter's alias
     cur.execute(f"SELECT id FROM {t} WHERE MATCH('red') LIMIT 1 FACET HISTOGRAM(price, {{hist_interval=250}}) AS h "
                 f"ORDER BY FACET() ASC LIMIT 100")
@@ -121,6 +150,18 @@ def test_bucket_functions_in_group_by_and_facet(cur, uniq):
         (f"SELECT DATE_HISTOGRAM(ts, {{fixed_interval='1M'}}) FROM {t}", "fixed_interval is a whole number of s, m, h or d"),
         (f"SELECT DATE_HISTOGRAM(ts, {{fixed_interval='0h'}}) FROM {t}", "fixed_interval is a whole number"),
         (f"SELECT DATE_HISTOGRAM(ts) FROM {t}", "DATE_HISTOGRAM() takes a time and"),
+        (f"SELECT DATE_RANGE(ts) FROM {t}", "DATE_RANGE() takes a time and ranges"),
+        (f"SELECT DATE_RANGE(title, {{range_to='now'}}) FROM {t}", "DATE_RANGE() takes numbers: argument 1 is"),
+        (f"SELECT DATE_RANGE(ts, {{range_to='2017-02-30||'}}) FROM {t}",
+         "DATE_RANGE(): range_to: expected a date as YYYY, YYYY-MM, YYYY-MM-DD or YYYY-MM-DD HH:MM[:SS] before || "
+         "in '2017-02-30||' at offset 0"),
+        (f"SELECT DATE_RANGE(ts, {{range_to='now-1q'}}) FROM {t}",
+         "range_to: expected a unit: s, m, h, d, w, M or y in 'now-1q' at offset 5"),
+        (f"SELECT DATE_RANGE(ts, {{range_to='now-M'}}) FROM {t}", "expected a whole number (up to 1000000) after + or -"),
+        (f"SELECT DATE_RANGE(ts, {{range_to='now 1d'}}) FROM {t}", "expected +N, -N or / and a unit in 'now 1d' at offset 3"),
+        (f"SELECT DATE_RANGE(ts, {{range_from='now', range_to='now-1s'}}) FROM {t}",
+         "each range needs range_from before range_to"),
+        (f"SELECT DATE_RANGE(ts, {{range_from='now', until='now'}}) FROM {t}", "DATE_RANGE() takes a time and ranges"),
     ]:
         expect_error(cur, sql, 1064, re.escape(frag))
 

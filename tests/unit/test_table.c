@@ -555,6 +555,78 @@ static void test_catalog(void **state) {
     catalog_free(c);
 }
 
+/* value_date_math: each form against its value worked out by hand, and
+** the errors with their offsets. */
+static void test_date_math(void **state) {
+    (void)state;
+    const int64_t now = 1488803430; /* 2017-03-06 12:30:30, a Monday */
+    static const struct {
+        const char *z;
+        int64_t t;
+    } aOk[] = {
+        {"now", 1488803430},
+        {"now/d", 1488758400},                     /* 2017-03-06 */
+        {"now-1d/d", 1488672000},                  /* 2017-03-05 */
+        {"now+4h", 1488803430 + 4 * 3600},
+        {"now-90s/m", 1488803340},                 /* 12:29:00 */
+        {"now/w", 1488758400},                     /* the Monday itself */
+        {"now-1d/w", 1488153600},                  /* Sunday: the Monday before, 2017-02-27 */
+        {"now/M", 1488326400},                     /* 2017-03-01 */
+        {"now/y", 1483228800},                     /* 2017-01-01 */
+        {"2017||", 1483228800},
+        {"2017-03||", 1488326400},
+        {"2017-03-05||", 1488672000},
+        {"2017-03-05 10:20||", 1488672000 + 10 * 3600 + 20 * 60},
+        {"2017-03-05T10:20:30||", 1488672000 + 10 * 3600 + 20 * 60 + 30},
+        {"2017||+2M/M", 1488326400},
+        {"2016-12-31||+2M", 1488240000},           /* 2017-02-28: February has no 31st */
+        {"2016-02-29||+1y", 1488240000},           /* 2017-02-28 */
+        {"2016-02-29||+4y", 1582934400},           /* 2020-02-29 */
+        {"2017-01-31||-2M", 1480464000},           /* 2016-11-30 */
+        {"2017-05||-1d+36h/h", 1493640000},        /* 2017-05-01 12:00 */
+        {"1970||-1M", -31 * 86400},                /* 1969-12-01 */
+        {"1970-01-01||-1s/d", -86400},             /* 1969-12-31 */
+        {"2017||+1H", 1483228800 + 3600},
+    };
+    for (size_t i = 0; i < sizeof(aOk) / sizeof(aOk[0]); i++) {
+        int64_t t = 0;
+        int at = -1;
+        const char *zWhy = value_date_math(aOk[i].z, now, &t, &at);
+        if (zWhy) fail_msg("'%s': %s at %d", aOk[i].z, zWhy, at);
+        if (t != aOk[i].t) fail_msg("'%s': %lld, want %lld", aOk[i].z, (long long)t, (long long)aOk[i].t);
+    }
+    static const struct {
+        const char *z;
+        int at;
+        const char *zWhy;
+    } aBad[] = {
+        {"yesterday", 0, "expected now or a date"},
+        {"2017", 0, "expected now or a date"},
+        {"17||", 0, "expected a date as YYYY"},
+        {"2017-3||", 0, "expected a date as YYYY"},
+        {"-2017||", 0, "expected a date as YYYY"},
+        {"2017-02-29||", 0, "expected a date as YYYY"},
+        {"2017-03-05 10||", 0, "expected a date as YYYY"},
+        {"2017-03-05 24:00||", 0, "expected a date as YYYY"},
+        {"now+1q", 5, "expected a unit"},
+        {"now+1", 5, "expected a unit"},
+        {"now-M", 4, "expected a whole number"},
+        {"now+1000001d", 4, "expected a whole number"},
+        {"now 1d", 3, "expected +N, -N or /"},
+        {"now/", 4, "expected a unit"},
+        {"2017||+1000000y", 6, "the date is out of range"},
+        {"2017||+100000y+1000000y", 14, "the date is out of range"},
+    };
+    for (size_t i = 0; i < sizeof(aBad) / sizeof(aBad[0]); i++) {
+        int64_t t = 0;
+        int at = -1;
+        const char *zWhy = value_date_math(aBad[i].z, now, &t, &at);
+        if (!zWhy || !strstr(zWhy, aBad[i].zWhy) || at != aBad[i].at) {
+            fail_msg("'%s': %s at %d, want %s at %d", aBad[i].z, zWhy ? zWhy : "(none)", at, aBad[i].zWhy, aBad[i].at);
+        }
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_coerce),
@@ -566,6 +638,7 @@ int main(void) {
         cmocka_unit_test(test_concurrent_batches),
         cmocka_unit_test(test_pool_batch),
         cmocka_unit_test(test_catalog),
+        cmocka_unit_test(test_date_math),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
