@@ -10,6 +10,7 @@ import math
 import random
 import re
 import struct
+import time
 
 from helpers import expect_error, rows
 
@@ -217,6 +218,31 @@ def test_bucket_aggregations_over_http(http, cur, uniq):
     assert ag["dk"]["buckets"] == {iso(k): {"key": k, "key_as_string": iso(k), "doc_count": c}
                                    for k, c in counts(d["ts"] // step * step for d in blue)}
     assert [b["key"] for b in ag["brand"]["buckets"]] == sorted({d["price"] for d in blue})[:2]
+    # date_range: bounds in date math or unix seconds, resolved in the answer
+    mar, jun = calendar.timegm((2017, 3, 1, 0, 0, 0)), calendar.timegm((2017, 6, 1, 0, 0, 0))
+    st, ans = search({"query": {"match": {"title": "blue"}}, "limit": 0, "aggs": {
+        "dr": {"date_range": {"field": "ts", "ranges": [{"to": "2017||+2M/M"}, {"from": "2017||+2M/M", "to": jun},
+                                                        {"from": "2017-06-01||", "to": "now+1d/d"}]}},
+        "drk": {"date_range": {"field": "ts", "keyed": True, "ranges": [{"from": "2017-03||"}]}}}})
+    assert st == 200, ans
+    tomorrow = (int(time.time()) // 86400 + 1) * 86400
+    got = ans["aggregations"]["dr"]["buckets"]
+    assert abs(got[2]["to"] - tomorrow) <= 86400, got  # now: the request's
+    tomorrow = got[2]["to"]
+    assert got == [
+        {"key": "*-" + iso(mar), "to": mar, "to_as_string": iso(mar),
+         "doc_count": sum(1 for d in blue if d["ts"] < mar)},
+        {"key": iso(mar) + "-" + iso(jun), "from": mar, "from_as_string": iso(mar), "to": jun, "to_as_string": iso(jun),
+         "doc_count": sum(1 for d in blue if mar <= d["ts"] < jun)},
+        {"key": iso(jun) + "-" + iso(tomorrow), "from": jun, "from_as_string": iso(jun), "to": tomorrow,
+         "to_as_string": iso(tomorrow), "doc_count": sum(1 for d in blue if jun <= d["ts"] < tomorrow)}]
+    assert ans["aggregations"]["drk"]["buckets"] == {
+        iso(mar) + "-*": {"from": mar, "from_as_string": iso(mar), "doc_count": sum(1 for d in blue if d["ts"] >= mar)}}
+    # the same buckets as DATE_RANGE() in SQL
+    got_sql = rows(cur, f"SELECT DATE_RANGE(ts, {{range_to='2017||+2M/M'}}, {{range_from='2017||+2M/M', range_to={jun}}}, "
+                        f"{{range_from='2017-06-01||', range_to={tomorrow}}}) AS r, COUNT(*) FROM {t} "
+                        f"WHERE MATCH('blue') GROUP BY r ORDER BY r ASC")
+    assert [c for r, c in got_sql if r >= 0] == [b["doc_count"] for b in got if b["doc_count"]]
     # a row without the field is in no histogram bucket (it is in terms' NULL one)
     cur.execute(f"INSERT INTO {t} (id, title) VALUES (100000, 'blue')")
     st, ans = search({"query": {"match": {"title": "blue"}}, "limit": 0, "aggs": {
@@ -241,7 +267,15 @@ def test_bucket_aggregations_over_http(http, cur, uniq):
         ({"h": {"date_histogram": {"field": "ts"}}}, "date_histogram needs calendar_interval"),
         ({"h": {"date_histogram": {"field": "ts", "calendar_interval": "x'y"}}}, "date_histogram needs calendar_interval"),
         ({"h": {"date_histogram": {"field": "ts", "calendar_interval": "fortnight"}}}, "calendar_interval is minute, hour"),
-        ({"h": {"avg": {"field": "price"}}}, "or a histogram, range or date_histogram"),
+        ({"h": {"avg": {"field": "price"}}}, "or a histogram, range, date_histogram or date_range"),
+        ({"h": {"date_range": {"field": "ts", "ranges": [{"to": "2017||+2q"}]}}},
+         "date_range 1: to: expected a unit: s, m, h, d, w, M or y in '2017||+2q'"),
+        ({"h": {"date_range": {"field": "ts", "ranges": [{"from": True}]}}},
+         "date_range 1: from: expected date math (\"now-1M/M\") or unix seconds"),
+        ({"h": {"date_range": {"field": "ts", "ranges": [{"from": "now", "to": "now-1d"}]}}},
+         "date_range 1 takes {\"from\": a, \"to\": b} (date math or unix seconds, a before b"),
+        ({"h": {"date_range": {"field": "ts", "ranges": [{"from": "now"}], "interval": 3}}}, "date_range takes no 'interval'"),
+        ({"h": {"date_range": {"field": "ts"}}}, "date_range needs \"ranges\""),
     ]:
         st, ans = search({"limit": 0, "aggs": aggs})
         assert st == 400 and frag in ans["error"]["reason"], (aggs, ans)

@@ -631,7 +631,7 @@ static void test_search_sql(void **state) {
                                    "{\"lat\":\"1); DROP TABLE t; --\",\"lon\":1},\"location_source\":\"a,b\",\"distance\":1}}}"),
                         "ERR geo_distance: location_anchor takes {\"lat\": number, \"lon\": number}, \"lat, lon\" or "
                         "[lon, lat] (degrees)");
-    /* bucket aggregations: FACETs of HISTOGRAM(), RANGE(), DATE_HISTOGRAM() */
+    /* bucket aggregations: FACETs of HISTOGRAM(), RANGE(), DATE_HISTOGRAM(), DATE_RANGE() */
     assert_string_equal(search_sql("{\"table\":\"t\",\"_source\":false,\"aggs\":{\"h\":{\"histogram\":{\"field\":\"p\","
                                    "\"interval\":0.5,\"offset\":0.1}},\"r\":{\"range\":{\"field\":\"p\",\"ranges\":[{\"to\":3},"
                                    "{\"from\":3,\"to\":1e3}],\"keyed\":true}},\"d\":{\"date_histogram\":{\"field\":\"ts\","
@@ -640,6 +640,14 @@ static void test_search_sql(void **state) {
                         "ORDER BY FACET() ASC LIMIT 10000 FACET RANGE(`p`, {range_to=3}, {range_from=3, range_to=1000}) "
                         "ORDER BY FACET() ASC LIMIT 10000 FACET DATE_HISTOGRAM(`ts`, {calendar_interval='1M'}) ORDER BY "
                         "FACET() ASC LIMIT 10000");
+    /* DATE_RANGE(): date math resolved here, the bounds in seconds (no string reaches the SQL) */
+    assert_string_equal(search_sql("{\"table\":\"t\",\"_source\":false,\"aggs\":{\"d\":{\"date_range\":{\"field\":"
+                                   "\"ts\",\"ranges\":[{\"to\":\"2017||+2M/M\"},{\"from\":\"2017||+2M/M\",\"to\":1496275200}]}}}}"),
+                        "SELECT id, WEIGHT() FROM `t` LIMIT 0, 20 FACET DATE_RANGE(`ts`, {range_to=1488326400}, "
+                        "{range_from=1488326400, range_to=1496275200}) ORDER BY FACET() ASC LIMIT 10000");
+    assert_string_equal(search_sql("{\"table\":\"t\",\"aggs\":{\"d\":{\"date_range\":{\"field\":\"ts\",\"ranges\":"
+                                   "[{\"to\":\"2017||') FACET x --\"}]}}}}"),
+                        "ERR aggs: 'd': date_range 1: to: expected +N, -N or / and a unit in '2017||') FACET x --'");
     assert_string_equal(search_sql("{\"table\":\"t\",\"aggs\":{\"d\":{\"date_histogram\":{\"field\":\"ts\","
                                    "\"fixed_interval\":\"1h') FACET x --\"}}}}"),
                         "ERR aggs: 'd': date_histogram needs calendar_interval (\"month\") or fixed_interval (\"3h\")");

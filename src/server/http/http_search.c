@@ -35,7 +35,9 @@
 **                      also {"histogram": {"field", "interval", "offset"}},
 **                      {"range": {"field", "ranges": [{"from", "to"}]}},
 **                      {"date_histogram": {"field", "calendar_interval" |
-**                      "fixed_interval"}}, each with "keyed" (tr_bucket_agg)
+**                      "fixed_interval"}}, {"date_range": {"field", "ranges":
+**                      [{"from": "now-1M/M", "to": "now"}]}}, each with
+**                      "keyed" (tr_bucket_agg)
 **   track_scores, profile: accepted, change nothing (scores are always sent)
 ** Query objects:
 **   match_all          {}
@@ -72,6 +74,8 @@
 
 #include "server/http/http_int.h"
 #include "sql/parser.h"
+#include "table/value.h"
+#include "util/clock.h"
 
 #define HS_MAX_DEPTH 32 /* nested bools */
 
@@ -990,12 +994,35 @@ static void put_number(StrBuf *sb, const json_t *v) {
     strbuf_appendz(sb, buf);
 }
 
-/* Manticore's bucket aggregations as FACETs of HISTOGRAM(), RANGE() and
-** DATE_HISTOGRAM(): {"histogram": {"field", "interval", "offset"}},
-** {"range": {"field", "ranges": [{"from", "to"}, ...]}},
+/* A date_range's bound: a number (unix seconds) or a string of date math
+** (value_date_math, now the request's), into *pv as seconds. */
+static int tr_date_bound(Tr *t, const char *zName, size_t iRange, const char *zEnd, const json_t *v, int64_t now,
+                         json_t **pv) {
+    if (json_is_number(v)) {
+        *pv = json_deep_copy(v);
+        return *pv ? LP_OK : lp_err_set(t->err, LP_NOMEM, "out of memory");
+    }
+    int64_t sec = 0;
+    int at = 0;
+    const char *zWhy = json_is_string(v) ? value_date_math(json_string_value(v), now, &sec, &at)
+                                         : "expected date math (\"now-1M/M\") or unix seconds";
+    if (zWhy) {
+        return tr_fail(t, "aggs: '%s': date_range %zu: %s: %s%s%.64s%s", zName, iRange + 1, zEnd, zWhy,
+                       json_is_string(v) ? " in '" : "", json_is_string(v) ? json_string_value(v) : "",
+                       json_is_string(v) ? "'" : "");
+    }
+    *pv = json_integer(sec);
+    return *pv ? LP_OK : lp_err_set(t->err, LP_NOMEM, "out of memory");
+}
+
+/* Manticore's bucket aggregations as FACETs of HISTOGRAM(), RANGE(),
+** DATE_HISTOGRAM() and DATE_RANGE(): {"histogram": {"field", "interval",
+** "offset"}}, {"range": {"field", "ranges": [{"from", "to"}, ...]}},
 ** {"date_histogram": {"field", "calendar_interval" | "fixed_interval"}},
-** each with "keyed"; ordered by their keys, every bucket (10000 at most).
-** *pInfo gets what the answer needs: the kind, keyed, the ranges. */
+** {"date_range": {"field", "ranges": [...]}} (bounds in date math or unix
+** seconds, resolved here: the answer gives them), each with "keyed";
+** ordered by their keys, every bucket (10000 at most). *pInfo gets what the
+** answer needs: the kind, keyed, the ranges. */
 static int tr_bucket_agg(Tr *t, const char *zName, const char *zKind, const json_t *h, const json_t *ex, StrBuf *sql,
                          json_t *info) {
     const json_t *f = json_is_object(h) ? json_object_get(h, "field") : NULL;
@@ -1005,17 +1032,21 @@ static int tr_bucket_agg(Tr *t, const char *zName, const char *zKind, const json
     json_object_set_new(info, "keyed", json_boolean(json_is_true(keyed)));
     const char *k;
     json_t *x;
+    int bDates = !strcmp(zKind, "date_range"), bRanges = bDates || !strcmp(zKind, "range");
     json_object_foreach((json_t *)h, k, x) {
         static const char *const azOk[] = {"field", "keyed", "interval", "offset", "ranges", "calendar_interval",
                                            "fixed_interval"};
         int bOk = 0;
         for (size_t i = 0; i < sizeof(azOk) / sizeof(azOk[0]); i++) bOk |= !strcmp(k, azOk[i]);
         bOk &= zKind[0] == 'h' ? strcmp(k, "ranges") && !strstr(k, "_interval")
-               : zKind[0] == 'r' ? strcmp(k, "interval") && strcmp(k, "offset") && !strstr(k, "_interval")
-                                 : strcmp(k, "interval") && strcmp(k, "offset") && strcmp(k, "ranges");
+               : bRanges      ? strcmp(k, "interval") && strcmp(k, "offset") && !strstr(k, "_interval")
+                              : strcmp(k, "interval") && strcmp(k, "offset") && strcmp(k, "ranges");
         if (!bOk) return tr_fail(t, "aggs: '%s': %s takes no '%s'", zName, zKind, k);
     }
-    strbuf_appendz(sql, zKind[0] == 'h' ? " FACET HISTOGRAM(" : zKind[0] == 'r' ? " FACET RANGE(" : " FACET DATE_HISTOGRAM(");
+    strbuf_appendz(sql, zKind[0] == 'h' ? " FACET HISTOGRAM("
+                        : bDates       ? " FACET DATE_RANGE("
+                        : bRanges      ? " FACET RANGE("
+                                       : " FACET DATE_HISTOGRAM(");
     if (put_agg_field(t, f, ex, sql)) return t->err->code;
     if (zKind[0] == 'h') {
         const json_t *iv = json_object_get(h, "interval"), *off = json_object_get(h, "offset");
@@ -1032,24 +1063,49 @@ static int tr_bucket_agg(Tr *t, const char *zName, const char *zKind, const json
             put_number(sql, off);
         }
         strbuf_appendc(sql, '}');
-    } else if (zKind[0] == 'r') {
+    } else if (bRanges) {
         const json_t *ranges = json_object_get(h, "ranges");
         if (!json_is_array(ranges) || json_array_size(ranges) == 0 || json_array_size(ranges) > 1000) {
-            return tr_fail(t, "aggs: '%s': range needs \"ranges\": a list of {\"from\": a, \"to\": b} (1 to 1000)", zName);
+            return tr_fail(t, "aggs: '%s': %s needs \"ranges\": a list of {\"from\": a, \"to\": b} (1 to 1000)",
+                           zName, zKind);
         }
         json_t *aRange = json_array();
         json_object_set_new(info, "ranges", aRange);
+        int64_t now = lp_unix_now();
         for (size_t i = 0; i < json_array_size(ranges); i++) {
             const json_t *r = json_array_get(ranges, i);
             const json_t *from = json_is_object(r) ? json_object_get(r, "from") : NULL;
             const json_t *to = json_is_object(r) ? json_object_get(r, "to") : NULL;
+            json_t *aEnd[2] = {NULL, NULL}; /* the bounds as numbers (date math resolved) */
+            if (json_is_object(r) && (from || to) && json_object_size(r) == (size_t)(!!from + !!to) && bDates) {
+                int rc = from ? tr_date_bound(t, zName, i, "from", from, now, &aEnd[0]) : LP_OK;
+                if (rc == LP_OK && to) rc = tr_date_bound(t, zName, i, "to", to, now, &aEnd[1]);
+                if (rc != LP_OK) {
+                    json_decref(aEnd[0]);
+                    return rc;
+                }
+                from = aEnd[0];
+                to = aEnd[1];
+            }
+            json_t *pair = json_is_object(r) ? json_pack("[OO]", from ? (json_t *)from : json_null(),
+                                                         to ? (json_t *)to : json_null())
+                                             : NULL;
+            json_decref(aEnd[0]);
+            json_decref(aEnd[1]);
+            if (pair) json_array_append_new(aRange, pair);
             if (!json_is_object(r) || (!from && !to) || json_object_size(r) != (size_t)(!!from + !!to) ||
                 (from && !json_is_number(from)) || (to && !json_is_number(to)) ||
                 (from && to && !(json_number_value(from) < json_number_value(to)))) {
-                return tr_fail(t, "aggs: '%s': range %zu takes {\"from\": a, \"to\": b} (numbers, a below b; one may "
-                               "be left out)", zName, i + 1);
+                return tr_fail(t, bDates ? "aggs: '%s': date_range %zu takes {\"from\": a, \"to\": b} (date math or "
+                                           "unix seconds, a before b; one may be left out)"
+                                         : "aggs: '%s': range %zu takes {\"from\": a, \"to\": b} (numbers, a below "
+                                           "b; one may be left out)",
+                               zName, i + 1);
             }
-            json_array_append_new(aRange, json_pack("[OO]", from ? (json_t *)from : json_null(), to ? (json_t *)to : json_null()));
+            from = json_array_get(pair, 0);
+            to = json_array_get(pair, 1);
+            if (json_is_null(from)) from = NULL;
+            if (json_is_null(to)) to = NULL;
             strbuf_appendz(sql, ", {");
             if (from) {
                 strbuf_appendz(sql, "range_from=");
@@ -1083,8 +1139,8 @@ static int tr_bucket_agg(Tr *t, const char *zName, const char *zKind, const json
 ** ({"brand": "asc"} in sort) or its count ({"count(*)": "desc"}, or
 ** Elasticsearch's terms.order {"_count": "desc"} / {"_key": "asc"}), else
 ** left in the order of the groups' best rows; size defaults to the
-** request's limit (20 when that is 0). histogram, range and date_histogram
-** are tr_bucket_agg's. */
+** request's limit (20 when that is 0). histogram, range, date_histogram
+** and date_range are tr_bucket_agg's. */
 static int tr_aggs(Tr *t, const json_t *ag, const json_t *ex, StrBuf *sql, int64_t limit, HttpSearch *s) {
     if (!json_is_object(ag)) return tr_fail(t, "aggs takes an object of named aggregations");
     json_t *out = json_array();
@@ -1095,7 +1151,7 @@ static int tr_aggs(Tr *t, const json_t *ag, const json_t *ex, StrBuf *sql, int64
     json_object_foreach((json_t *)ag, zName, a) {
         json_t *info = json_pack("{s:s}", "name", zName);
         if (!info || json_array_append_new(out, info)) return lp_err_set(t->err, LP_NOMEM, "out of memory");
-        static const char *const azKind[] = {"histogram", "range", "date_histogram"};
+        static const char *const azKind[] = {"histogram", "range", "date_histogram", "date_range"};
         for (size_t i = 0; i < sizeof(azKind) / sizeof(azKind[0]); i++) {
             const json_t *h = json_is_object(a) ? json_object_get(a, azKind[i]) : NULL;
             if (!h) continue;
@@ -1112,7 +1168,7 @@ static int tr_aggs(Tr *t, const json_t *ag, const json_t *ex, StrBuf *sql, int64
         const json_t *sort = json_is_object(a) ? json_object_get(a, "sort") : NULL;
         if (!json_is_string(f)) {
             return tr_fail(t, "aggs: '%s' takes {\"terms\": {\"field\": \"attribute\", \"size\": N}}, or a "
-                           "histogram, range or date_histogram", zName);
+                           "histogram, range, date_histogram or date_range", zName);
         }
         if (size && (!json_is_integer(size) || json_integer_value(size) < 0 ||
                      json_integer_value(size) > 100000)) {
@@ -1321,22 +1377,29 @@ int http_search_naggs(const HttpSearch *s) {
     return s->pAggs ? (int)json_array_size(s->pAggs) : 0;
 }
 
+/* Unix time t as ISO 8601 in UTC (a time's key_as_string). */
+static void put_iso_time(StrBuf *sb, int64_t t) {
+    char buf[32];
+    time_t tt = (time_t)t;
+    struct tm tm;
+    if (gmtime_r(&tt, &tm) && strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm)) strbuf_appendz(sb, buf);
+}
+
 /* One bucket's key, as a keyed list names it: the key's text (a time's
-** as key_as_string), or a range's "from-to" ("*" where open). */
+** as key_as_string), or a range's "from-to" ("*" where open; a date
+** range's bounds as times). */
 static void bucket_name(StrBuf *sb, const json_t *info, const char *zKind, const SqlCell *key, size_t iRange) {
-    if (zKind[0] == 'r') {
+    if (!strcmp(zKind, "range") || !strcmp(zKind, "date_range")) {
         const json_t *rg = json_array_get(json_object_get(info, "ranges"), iRange);
         for (int e = 0; e < 2; e++) {
             const json_t *v = json_array_get(rg, (size_t)e);
             if (e) strbuf_appendc(sb, '-');
             if (json_is_null(v)) strbuf_appendc(sb, '*');
+            else if (zKind[0] == 'd') put_iso_time(sb, (int64_t)json_number_value(v));
             else put_number(sb, v);
         }
     } else if (zKind[0] == 'd') {
-        char buf[32];
-        time_t tt = (time_t)strtoll(key->z ? key->z : "0", NULL, 10);
-        struct tm tm;
-        if (gmtime_r(&tt, &tm) && strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm)) strbuf_appendz(sb, buf);
+        put_iso_time(sb, strtoll(key->z ? key->z : "0", NULL, 10));
     } else if (key->z) {
         strbuf_append(sb, key->z, key->n);
     } else {
@@ -1353,16 +1416,17 @@ static void agg_buckets(StrBuf *sb, const json_t *info, const SqlResult *g) {
     const char *zKind = json_is_string(kind) ? json_string_value(kind) : "terms";
     int bKeyed = json_is_true(json_object_get(info, "keyed"));
     const json_t *ranges = json_object_get(info, "ranges");
+    int bRanges = !strcmp(zKind, "range") || !strcmp(zKind, "date_range"), bDates = !strcmp(zKind, "date_range");
     size_t nRow = g->kind == SQLRES_ROWS && g->nCol == 2 ? g->nRow : 0;
-    size_t n = zKind[0] == 'r' ? json_array_size(ranges) : nRow;
+    size_t n = bRanges ? json_array_size(ranges) : nRow;
     StrBuf name = {0};
     strbuf_appendc(sb, bKeyed ? '{' : '[');
     int nOut = 0;
     for (size_t i = 0; i < n; i++) {
-        const SqlCell *a = zKind[0] == 'r' ? NULL : g->aCell + i * 2, *cnt = a ? &a[1] : NULL;
+        const SqlCell *a = bRanges ? NULL : g->aCell + i * 2, *cnt = a ? &a[1] : NULL;
         if (a && !a[0].z && zKind[0] != 't') continue; /* rows without the field: in no bucket, as in Elasticsearch */
         SqlCell zero = {"0", 1};
-        if (zKind[0] == 'r') { /* the row whose key is this range's index */
+        if (bRanges) { /* the row whose key is this range's index */
             cnt = &zero;
             for (size_t j = 0; j < nRow; j++) {
                 const SqlCell *c = g->aCell + j * 2;
@@ -1377,7 +1441,7 @@ static void agg_buckets(StrBuf *sb, const json_t *info, const SqlResult *g) {
             strbuf_appendc(sb, ':');
         }
         strbuf_appendc(sb, '{');
-        if (zKind[0] == 'r') {
+        if (bRanges) {
             const json_t *rg = json_array_get(ranges, i);
             if (!bKeyed) {
                 strbuf_appendz(sb, "\"key\":");
@@ -1389,6 +1453,11 @@ static void agg_buckets(StrBuf *sb, const json_t *info, const SqlResult *g) {
                 if (json_is_null(v)) continue;
                 strbuf_appendz(sb, e ? "\"to\":" : "\"from\":");
                 put_number(sb, v);
+                if (bDates) { /* and as a time, as Elasticsearch's */
+                    strbuf_appendz(sb, e ? ",\"to_as_string\":\"" : ",\"from_as_string\":\"");
+                    put_iso_time(sb, (int64_t)json_number_value(v));
+                    strbuf_appendc(sb, '"');
+                }
                 strbuf_appendc(sb, ',');
             }
         } else {
@@ -1401,7 +1470,7 @@ static void agg_buckets(StrBuf *sb, const json_t *info, const SqlResult *g) {
             strbuf_appendc(sb, ',');
         }
         strbuf_appendz(sb, "\"doc_count\":");
-        http_json_cell(sb, zKind[0] == 'r' ? SQLCOL_BIGINT : g->aCol[1].type, cnt);
+        http_json_cell(sb, bRanges ? SQLCOL_BIGINT : g->aCol[1].type, cnt);
         strbuf_appendc(sb, '}');
     }
     strbuf_appendc(sb, bKeyed ? '}' : ']');
