@@ -3928,7 +3928,7 @@ static int write_matching(Binder *b, Table *t, const Expr *pWhere, TableOpKind k
         VEC_FREE(&k.ids);
         return bind_oom(b);
     }
-    for (size_t i = 0; i < k.ids.n; i++) aOp[i] = (TableOp){kind, k.ids.a[i], aVal, aSet};
+    for (size_t i = 0; i < k.ids.n; i++) aOp[i] = (TableOp){kind, k.ids.a[i], aVal, aSet, NULL, NULL};
     sqlx_write(b->s, t, aOp, k.ids.n, r, 0);
     VEC_FREE(&k.ids);
     return LP_OK;
@@ -3996,56 +3996,103 @@ static int json_set_path(json_t *root, const ExprPathStep *a, int n, json_t *val
 
 /* UPDATE ... SET j.a.b = value: each matching row's own new document (its
 ** JSON with the properties set, in SET's order), then one TOP_UPDATE per
-** row with the statement's other values (aVal, aSet). A row changed
-** between reading and writing by another UPDATE keeps that writer's
-** properties only if it wrote last. */
+** row with the statement's other values (aVal, aSet), made only if the row
+** is still as it was read (TableOp.aWas): a row another writer changed
+** meanwhile is read again and its document made anew, so no writer's
+** properties are lost (at most UPDATE_TRIES rounds; in a transaction the
+** rows are read once, when the statement runs). */
+#define UPDATE_TRIES 64
 static int update_json_paths(Binder *b, Table *t, const UpdateStmt *up, const int *aCol, json_t **aJson,
                              Value *aVal, const uint8_t *aSet, SqlResult *r) {
     const Schema *sc = b->pSchema;
     IdSink k = {{0}};
     if (find_matching(b, t, up->pWhere, &k)) return b->rc;
+    int bTxn = !b->s->bAutocommit || b->s->bExplicitTxn;
     TableOp *aOp = arena_alloc(b->a, sizeof(TableOp) * (k.ids.n ? k.ids.n : 1));
-    TableSnap *snap = aOp ? table_snapshot(t) : NULL;
-    size_t nOp = 0;
-    for (size_t i = 0; snap && i < k.ids.n && b->rc == LP_OK; i++) {
-        const MemRow *row = table_snap_get(snap, k.ids.a[i]);
-        if (!row) continue; /* deleted since */
-        Value *aRow = arena_alloc(b->a, sizeof(Value) * (size_t)sc->nCol);
-        if (!aRow) {
-            bind_oom(b);
+    uint8_t *aStale = arena_alloc(b->a, k.ids.n ? k.ids.n : 1);
+    size_t nPending = k.ids.n; /* the ids still to write: k.ids.a[0..nPending) */
+    uint64_t nAffected = 0;
+    if (!aOp || !aStale) bind_oom(b);
+    if (b->rc == LP_OK && nPending == 0) sqlx_write(b->s, t, aOp, 0, r, 0); /* no row: 0 affected */
+    for (int iTry = 0; b->rc == LP_OK && nPending > 0; iTry++) {
+        if (iTry == UPDATE_TRIES) {
+            bind_fail(b, ER_UNKNOWN_ERROR, LP_BUSY,
+                      "UPDATE gave up after %d tries: other writers kept changing %zu of its rows (%llu were "
+                      "updated)", UPDATE_TRIES, nPending, (unsigned long long)nAffected);
             break;
         }
-        memcpy(aRow, aVal, sizeof(Value) * (size_t)sc->nCol);
-        for (int c = 0; c < sc->nCol && b->rc == LP_OK; c++) {
-            json_t *doc = NULL;
-            for (int s = 0; s < up->nSet && b->rc == LP_OK; s++) {
-                const SqlMapItem *it = &up->aSet[s];
-                if (aCol[s] != c || !it->nPath) continue;
-                if (!doc) { /* the row's document (NULL: a new object) */
-                    Value old = row_get(sc, row, c);
-                    doc = old.kind == VAL_STR ? json_loadb(old.u.s.z, old.u.s.n, JSON_DECODE_ANY, NULL) : json_object();
-                    if (!doc) bind_oom(b);
+        TableSnap *snap = table_snapshot(t);
+        size_t nOp = 0;
+        for (size_t i = 0; snap && i < nPending && b->rc == LP_OK; i++) {
+            const MemRow *row = table_snap_get(snap, k.ids.a[i]);
+            if (!row) continue; /* deleted since */
+            Value *aRow = arena_alloc(b->a, sizeof(Value) * (size_t)sc->nCol);
+            Value *aWas = arena_alloc(b->a, sizeof(Value) * (size_t)sc->nCol);
+            if (!aRow || !aWas) {
+                bind_oom(b);
+                break;
+            }
+            memcpy(aRow, aVal, sizeof(Value) * (size_t)sc->nCol);
+            for (int c = 0; c < sc->nCol && b->rc == LP_OK; c++) {
+                aWas[c] = value_null();
+                if (!aSet[c]) continue;
+                aWas[c] = row_get(sc, row, c); /* the columns the op changes, as read */
+                if (sqlx_copy_value(b->a, &aWas[c])) bind_oom(b);
+            }
+            for (int c = 0; c < sc->nCol && b->rc == LP_OK; c++) {
+                json_t *doc = NULL;
+                for (int s = 0; s < up->nSet && b->rc == LP_OK; s++) {
+                    const SqlMapItem *it = &up->aSet[s];
+                    if (aCol[s] != c || !it->nPath) continue;
+                    if (!doc) { /* the row's document (NULL: a new object) */
+                        Value old = row_get(sc, row, c);
+                        doc = old.kind == VAL_STR ? json_loadb(old.u.s.z, old.u.s.n, JSON_DECODE_ANY, NULL)
+                                                  : json_object();
+                        if (!doc) bind_oom(b);
+                    }
+                    char zWhy[160] = "";
+                    if (doc && json_set_path(doc, it->aPath, it->nPath, json_deep_copy(aJson[s]), zWhy, sizeof(zWhy))) {
+                        bind_fail(b, ER_BAD_VALUE, LP_BADINPUT, "row %lld: cannot set %s's property: %s",
+                                  (long long)k.ids.a[i], it->zName, zWhy);
+                    }
                 }
-                char zWhy[160] = "";
-                if (doc && json_set_path(doc, it->aPath, it->nPath, json_deep_copy(aJson[s]), zWhy, sizeof(zWhy))) {
-                    bind_fail(b, ER_BAD_VALUE, LP_BADINPUT, "row %lld: cannot set %s's property: %s",
-                              (long long)k.ids.a[i], it->zName, zWhy);
+                if (!doc) continue;
+                char *z = b->rc == LP_OK ? json_dumps(doc, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+                json_decref(doc);
+                if (b->rc == LP_OK && !z) bind_oom(b);
+                if (z) {
+                    coerce_for(b, sc, c, value_str(z, (uint32_t)strlen(z)), 0, 1, &aRow[c]);
+                    free(z);
                 }
             }
-            if (!doc) continue;
-            char *z = b->rc == LP_OK ? json_dumps(doc, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
-            json_decref(doc);
-            if (b->rc == LP_OK && !z) bind_oom(b);
-            if (z) {
-                coerce_for(b, sc, c, value_str(z, (uint32_t)strlen(z)), 0, 1, &aRow[c]);
-                free(z);
-            }
+            aStale[nOp] = 0;
+            aOp[nOp] = (TableOp){TOP_UPDATE, k.ids.a[i], aRow, aSet, bTxn ? NULL : aWas, &aStale[nOp]};
+            nOp++;
         }
-        aOp[nOp++] = (TableOp){TOP_UPDATE, k.ids.a[i], aRow, aSet};
+        if (snap) table_snapshot_release(snap);
+        if (!snap && b->rc == LP_OK) bind_oom(b);
+        if (b->rc != LP_OK) break;
+        /* a deferred commit's wait: the last write's record covers the others */
+        Table *pCommit = r->pCommitTable;
+        uint64_t lsnCommit = r->commitLsn;
+        r->pCommitTable = NULL;
+        sqlx_write(b->s, t, aOp, nOp, r, 0);
+        if (pCommit && !r->pCommitTable) {
+            r->pCommitTable = pCommit;
+            r->commitLsn = lsnCommit;
+        } else if (pCommit) {
+            table_unref(pCommit);
+        }
+        if (r->kind != SQLRES_OK) break;
+        nAffected += r->nAffected;
+        /* the rows passed over go round again */
+        size_t n = 0;
+        for (size_t i = 0; i < nOp; i++) {
+            if (aStale[i]) k.ids.a[n++] = aOp[i].id;
+        }
+        nPending = n;
     }
-    if (snap) table_snapshot_release(snap);
-    if (!aOp && b->rc == LP_OK) bind_oom(b);
-    if (b->rc == LP_OK) sqlx_write(b->s, t, aOp, nOp, r, 0);
+    if (b->rc == LP_OK && r->kind == SQLRES_OK) r->nAffected = nAffected;
     VEC_FREE(&k.ids);
     return b->rc;
 }

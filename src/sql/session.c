@@ -245,8 +245,8 @@ int sqlx_commit(SqlSession *s, LpError *err) {
     return rc;
 }
 
-/* Copies one value's payload into the transaction arena. */
-static int txn_copy_value(Arena *a, Value *v) {
+/* sql_int.h. */
+int sqlx_copy_value(Arena *a, Value *v) {
     if (v->kind == VAL_STR) {
         char *z = arena_strndup(a, v->u.s.z, v->u.s.n);
         if (!z) return LP_NOMEM;
@@ -288,7 +288,7 @@ void sqlx_write(SqlSession *s, Table *t, const TableOp *aOp, size_t nOp, SqlResu
                 if (!aVal) goto oom;
                 memcpy(aVal, op.aVal, sizeof(Value) * (size_t)nSchemaCol);
                 for (int c = 0; c < nSchemaCol; c++) {
-                    if (txn_copy_value(&s->txn, &aVal[c])) goto oom;
+                    if (sqlx_copy_value(&s->txn, &aVal[c])) goto oom;
                 }
             }
             if (op.aSet) {
@@ -298,6 +298,9 @@ void sqlx_write(SqlSession *s, Table *t, const TableOp *aOp, size_t nOp, SqlResu
             }
             op.aVal = aVal;
             op.aSet = aSet;
+            /* applied at COMMIT as read then: no compare-and-set */
+            op.aWas = NULL;
+            op.pbStale = NULL;
             if (VEC_PUSH(&s->txnOps, op)) goto oom;
         }
         if (!s->pTxnTable) {

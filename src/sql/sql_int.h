@@ -159,6 +159,9 @@ int sqlx_match_parse_raw(Arena *a, const Table *t, const char *z, size_t n, unsi
                          struct FtsNode **ppRoot, LpError *err);
 
 /* session.c: transactions. */
+/* Copies what v points to (a string, a vector, a multi-value) into a, so
+** that it outlives the row it was read from. LP_OK or LP_NOMEM. */
+int sqlx_copy_value(Arena *a, Value *v);
 /* Commits the open transaction (if any). LP_OK, or an error in err. */
 int sqlx_commit(SqlSession *s, LpError *err);
 void sqlx_rollback(SqlSession *s);

@@ -589,7 +589,7 @@ int catalog_alter(Catalog *c, const char *zName, Schema *pNew, const int *aMap, 
             }
             Value *a = aVal + nOp * (size_t)sn->nCol;
             for (int j = 0; j < sn->nCol; j++) a[j] = aMap[j] >= 0 ? row_get(so, c, aMap[j]) : value_null();
-            aOp[nOp++] = (TableOp){TOP_REPLACE, aId[i + k], a, NULL};
+            aOp[nOp++] = (TableOp){TOP_REPLACE, aId[i + k], a, NULL, NULL, NULL};
         }
         row_reader_free(&rd);
         /* The values point into the copies and the old rows: apply before

@@ -1825,7 +1825,7 @@ static int wal_replay_record(void *ctx, uint64_t lsn, const uint8_t *p, size_t n
         int kind = off < n ? p[off] : 0;
         off++;
         if (kind == WENT_DELETE && n - off >= 8) {
-            aOp[nOpUsed] = (TableOp){TOP_DELETE, (int64_t)get_u64le(p + off), NULL, NULL};
+            aOp[nOpUsed] = (TableOp){TOP_DELETE, (int64_t)get_u64le(p + off), NULL, NULL, NULL, NULL};
             off += 8;
             if (aOp[nOpUsed++].id <= 0) rc = LP_CORRUPT;
             continue;
@@ -1845,7 +1845,7 @@ static int wal_replay_record(void *ctx, uint64_t lsn, const uint8_t *p, size_t n
                 uint64_t nullw = get_u64le(h + 8 * (nCol + i / 64));
                 a[i] = (nullw >> (i % 64)) & 1 ? value_null() : slot_value(s, (int)i, get_u64le(h + 8 * i));
             }
-            aOp[nOpUsed++] = (TableOp){TOP_UPDATE, id, a, aSetNum};
+            aOp[nOpUsed++] = (TableOp){TOP_UPDATE, id, a, aSetNum, NULL, NULL};
             if (id <= 0) rc = LP_CORRUPT;
             continue;
         }
@@ -1874,10 +1874,10 @@ static int wal_replay_record(void *ctx, uint64_t lsn, const uint8_t *p, size_t n
         Value *a = aVal + k * nCol;
         for (size_t i = 0; i < nCol; i++) a[i] = row_get(s, r, (int)i);
         aOp[nOpUsed++] = (TableOp){kind == WENT_PUT ? TOP_REPLACE : TOP_UPDATE, r->id, a,
-                                   kind == WENT_PUT ? NULL : aSet};
+                                   kind == WENT_PUT ? NULL : aSet, NULL, NULL};
         for (int v = 0; kind == WENT_UPDATE && v < t->nVec; v++) {
             if (a[t->aVec[v].iCol].kind == VAL_VEC) {
-                aOp[nOpUsed++] = (TableOp){TOP_SETVEC, r->id, a, aSetVec + (size_t)v * nCol};
+                aOp[nOpUsed++] = (TableOp){TOP_SETVEC, r->id, a, aSetVec + (size_t)v * nCol, NULL, NULL};
             }
         }
     }
@@ -1996,15 +1996,16 @@ int table_apply(Table *t, const TableOp *aOp, size_t nOp, TableApplyOut *pOut, L
     return table_apply_ex(t, aOp, nOp, 0, pOut, err);
 }
 
-/* Are the columns of row r of t other than iSkip equal to aVal's? (Under
-** t's lock: a packed row's text is read from its segment.) */
-static int row_same(const Table *t, const MemRow *r, const Value *aVal, int iSkip) {
+/* Are the columns of row r of t other than iSkip (with aOnly, only those
+** it flags) equal to aVal's? (Under t's lock: a packed row's text is read
+** from its segment.) */
+static int row_same(const Table *t, const MemRow *r, const Value *aVal, int iSkip, const uint8_t *aOnly) {
     const Schema *s = t->pSchema;
     RowReader rd;
     row_reader_init_parts(&rd, t->apPart, t->nPart);
     int bSame = 1;
     for (int i = 0; i < s->nCol && bSame; i++) {
-        if (i == iSkip) continue;
+        if (i == iSkip || (aOnly && !aOnly[i])) continue;
         Value v = row_read(&rd, s, r, i);
         bSame = value_identical(&v, &aVal[i]);
     }
@@ -2087,6 +2088,13 @@ int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApp
             break;
         case TOP_UPDATE:
             if (!cur) continue;
+            /* A compare-and-set: is the row as the caller read it? One an
+            ** earlier op of this batch changed is not (the caller reads it
+            ** again and retries). */
+            if (op->aWas && (p || !row_same(t, cur, op->aWas, -1, op->aSet))) {
+                if (op->pbStale) *op->pbStale = 1;
+                continue;
+            }
             if ((!p && iPart >= 0 && in_place_ok(t, t->apPart[iPart], cur, op)) ||
                 (p && p->bPatch && numeric_only(s, op))) {
                 pNew = numeric_copy(s, cur, op); /* written in place by phase 3 */
@@ -2104,7 +2112,7 @@ int table_apply_ex(Table *t, const TableOp *aOp, size_t nOp, int flags, TableApp
             while (iCol < s->nCol && !op->aSet[iCol]) iCol++;
             if (cur && p && p->bPatch && !(cur = patch_materialize(t, p))) break; /* out of memory */
             if (!cur || iCol == s->nCol || row_get(s, cur, iCol).kind != VAL_NULL ||
-                !row_same(t, cur, op->aVal, iCol)) {
+                !row_same(t, cur, op->aVal, iCol, NULL)) {
                 continue;
             }
             pNew = changed_version(t, &mv, k, cur, p, iPart, aDoc, aNode, &iDoc, &rc, err);
@@ -2474,7 +2482,7 @@ int table_fill_embeddings(Table *t, int iCol, const int64_t *aId, size_t nId, si
         a[iCol].kind = VAL_VEC;
         a[iCol].u.v.a = aVec + k * (size_t)nDims;
         a[iCol].u.v.n = (uint32_t)nDims;
-        aOp[k] = (TableOp){TOP_SETVEC, apRow[k]->id, a, aSet};
+        aOp[k] = (TableOp){TOP_SETVEC, apRow[k]->id, a, aSet, NULL, NULL};
     }
     TableApplyOut out = {0};
     if (n && (rc = table_apply_ex(t, aOp, n, TABLE_APPLY_NO_EMBED, &out, err)) == LP_OK) {

@@ -347,6 +347,15 @@ typedef struct TableOp {
     int64_t id;             /* target id; 0 on INSERT/REPLACE = automatic */
     const Value *aVal;      /* INSERT/REPLACE/UPDATE: one per schema column */
     const uint8_t *aSet;    /* UPDATE: nonzero for the columns to change */
+    /* UPDATE only, optional (NULL: unconditional): a compare-and-set for a
+    ** read-modify-write (UPDATE of JSON properties). The row is changed only
+    ** if its columns flagged in aSet still hold aWas's values (one per
+    ** schema column, as they were read) and no earlier op of the batch
+    ** changed it; else the op is passed over (not counted as affected)
+    ** and *pbStale set to 1, for the caller to read the row again and
+    ** retry. */
+    const Value *aWas;
+    uint8_t *pbStale;
 } TableOp;
 
 typedef struct TableApplyOut {

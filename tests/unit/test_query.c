@@ -90,7 +90,7 @@ static Table *filled_table(int nRow) {
     LpError err;
     for (int i = 1; i <= nRow; i++) {
         Value v = (i % 7 == 0) ? value_null() : value_int((i * 37) % 11); /* repeats, NULLs */
-        TableOp op = {TOP_INSERT, i, &v, NULL};
+        TableOp op = {TOP_INSERT, i, &v, NULL, NULL, NULL};
         assert_int_equal(table_apply(t, &op, 1, NULL, &err), LP_OK);
     }
     return t;

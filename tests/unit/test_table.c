@@ -178,7 +178,7 @@ static void test_coerce_mva(void **state) {
         assert_int_equal(value_coerce(&aCol[i], row1[i], &a, &c1[i], &err), LP_OK);
         assert_int_equal(value_coerce(&aCol[i], row2[i], &a, &c2[i], &err), LP_OK);
     }
-    TableOp ops[2] = {{TOP_INSERT, 1, c1, NULL}, {TOP_INSERT, 2, c2, NULL}};
+    TableOp ops[2] = {{TOP_INSERT, 1, c1, NULL, NULL, NULL}, {TOP_INSERT, 2, c2, NULL, NULL, NULL}};
     TableApplyOut o;
     assert_int_equal(table_apply(t, ops, 2, &o, &err), LP_OK);
     TableSnap *sn = table_snapshot(t);
@@ -255,7 +255,7 @@ static void test_apply_basic(void **state) {
     Value a[5], b[5];
     row_values(a, "one", 1.5, 10);
     row_values(b, "two", 2.5, 20);
-    TableOp ops[2] = {{TOP_INSERT, 0, a, NULL}, {TOP_INSERT, 0, b, NULL}};
+    TableOp ops[2] = {{TOP_INSERT, 0, a, NULL, NULL, NULL}, {TOP_INSERT, 0, b, NULL, NULL, NULL}};
     TableApplyOut out;
     LpError err;
     assert_int_equal(table_apply(t, ops, 2, &out, &err), LP_OK);
@@ -277,12 +277,12 @@ static void test_apply_basic(void **state) {
     /* duplicate id in the middle of a batch: nothing of the batch applies */
     Value c[5];
     row_values(c, "three", 3, 30);
-    TableOp bad[3] = {{TOP_INSERT, 10, c, NULL}, {TOP_INSERT, 1, c, NULL}, {TOP_INSERT, 11, c, NULL}};
+    TableOp bad[3] = {{TOP_INSERT, 10, c, NULL, NULL, NULL}, {TOP_INSERT, 1, c, NULL, NULL, NULL}, {TOP_INSERT, 11, c, NULL, NULL, NULL}};
     assert_int_equal(table_apply(t, bad, 3, &out, &err), LP_EXISTS);
     assert_string_equal(err.zMsg, "duplicate id '1'");
     assert_int_equal(snap_count(t), 2);
     /* ... also a duplicate inside the batch itself */
-    TableOp bad2[2] = {{TOP_INSERT, 50, c, NULL}, {TOP_INSERT, 50, c, NULL}};
+    TableOp bad2[2] = {{TOP_INSERT, 50, c, NULL, NULL, NULL}, {TOP_INSERT, 50, c, NULL, NULL, NULL}};
     assert_int_equal(table_apply(t, bad2, 2, &out, &err), LP_EXISTS);
     assert_int_equal(snap_count(t), 2);
 
@@ -290,10 +290,10 @@ static void test_apply_basic(void **state) {
     Value upd[5];
     uint8_t set[5] = {0, 0, 1, 0, 0};
     row_values(upd, NULL, 0, 99);
-    TableOp mix[4] = {{TOP_REPLACE, 1, c, NULL},
-                      {TOP_INSERT, 7, a, NULL},
-                      {TOP_UPDATE, 7, upd, set},
-                      {TOP_DELETE, 1234, NULL, NULL}};
+    TableOp mix[4] = {{TOP_REPLACE, 1, c, NULL, NULL, NULL},
+                      {TOP_INSERT, 7, a, NULL, NULL, NULL},
+                      {TOP_UPDATE, 7, upd, set, NULL, NULL},
+                      {TOP_DELETE, 1234, NULL, NULL, NULL, NULL}};
     assert_int_equal(table_apply(t, mix, 4, &out, &err), LP_OK);
     assert_int_equal(out.nAffected, 3);
     s = table_snapshot(t);
@@ -304,10 +304,32 @@ static void test_apply_basic(void **state) {
     assert_int_equal(table_snap_count(s), 3);
     table_snapshot_release(s);
 
+    /* a compare-and-set UPDATE (aWas): made when the columns it sets are as
+    ** read, passed over (and flagged) when not, or when an earlier op of the
+    ** batch changed the row */
+    Value was[5], now99[5], upd2[5];
+    row_values(was, NULL, 0, 99);
+    row_values(now99, NULL, 0, 5);
+    row_values(upd2, NULL, 0, 100);
+    uint8_t aStale[3] = {9, 9, 9};
+    TableOp cas[3] = {{TOP_UPDATE, 7, upd2, set, was, &aStale[0]},   /* 99 as read: made */
+                      {TOP_UPDATE, 7, upd2, set, was, &aStale[1]},   /* after the first: passed over */
+                      {TOP_UPDATE, 1, upd2, set, now99, &aStale[2]}}; /* row 1 holds 30: passed over */
+    aStale[0] = aStale[1] = aStale[2] = 0;
+    assert_int_equal(table_apply(t, cas, 3, &out, &err), LP_OK);
+    assert_int_equal(out.nAffected, 1);
+    assert_int_equal(aStale[0], 0);
+    assert_int_equal(aStale[1], 1);
+    assert_int_equal(aStale[2], 1);
+    s = table_snapshot(t);
+    assert_int_equal(row_get(table_schema(t), table_snap_get(s, 7), 2).u.i, 100);
+    assert_int_equal(row_get(table_schema(t), table_snap_get(s, 1), 2).u.i, 30);
+    table_snapshot_release(s);
+
     /* automatic ids continue after the largest id ever held */
-    TableOp del = {TOP_DELETE, 7, NULL, NULL};
+    TableOp del = {TOP_DELETE, 7, NULL, NULL, NULL, NULL};
     assert_int_equal(table_apply(t, &del, 1, &out, &err), LP_OK);
-    TableOp ins = {TOP_INSERT, 0, a, NULL};
+    TableOp ins = {TOP_INSERT, 0, a, NULL, NULL, NULL};
     assert_int_equal(table_apply(t, &ins, 1, &out, &err), LP_OK);
     assert_int_equal(out.iFirstAutoId, 8);
 
@@ -326,7 +348,7 @@ static void test_sorted_and_compact(void **state) {
     LpError err;
     TableApplyOut out;
     for (int64_t id = 1; id <= 5000; id++) {
-        TableOp op = {TOP_INSERT, id, a, NULL};
+        TableOp op = {TOP_INSERT, id, a, NULL, NULL, NULL};
         assert_int_equal(table_apply(t, &op, 1, &out, &err), LP_OK);
     }
     TableSnap *s = table_snapshot(t);
@@ -335,7 +357,7 @@ static void test_sorted_and_compact(void **state) {
     /* delete most rows: the slot array is compacted and lookups still work */
     for (int64_t id = 1; id <= 5000; id++) {
         if (id % 10 == 0) continue;
-        TableOp op = {TOP_DELETE, id, NULL, NULL};
+        TableOp op = {TOP_DELETE, id, NULL, NULL, NULL, NULL};
         assert_int_equal(table_apply(t, &op, 1, &out, &err), LP_OK);
     }
     s = table_snapshot(t);
@@ -354,7 +376,7 @@ static void test_sorted_and_compact(void **state) {
     assert_int_equal(nSeen, 500);
     table_snapshot_release(s);
     /* an id below the last one breaks ascending order */
-    TableOp op = {TOP_INSERT, 3, a, NULL};
+    TableOp op = {TOP_INSERT, 3, a, NULL, NULL, NULL};
     assert_int_equal(table_apply(t, &op, 1, &out, &err), LP_OK);
     s = table_snapshot(t);
     assert_false(table_snap_sorted(s));
@@ -396,7 +418,7 @@ static void test_concurrent_batches(void **state) {
     for (int i = 0; i < 3000; i++) {
         row_values(a, "p", 0, i);
         row_values(b, "n", 0, -i);
-        TableOp ops[2] = {{TOP_INSERT, 0, a, NULL}, {TOP_INSERT, 0, b, NULL}};
+        TableOp ops[2] = {{TOP_INSERT, 0, a, NULL, NULL, NULL}, {TOP_INSERT, 0, b, NULL, NULL, NULL}};
         assert_int_equal(table_apply(sh.t, ops, 2, &out, &err), LP_OK);
     }
     __atomic_store_n(&sh.stop, 1, __ATOMIC_RELEASE);
@@ -484,7 +506,7 @@ static void test_pool_batch(void **state) {
         }
         azText[i] = strdup(buf);
         row_values(aVal[i], azText[i], i, i);
-        aOp[i] = (TableOp){TOP_INSERT, 0, aVal[i], NULL};
+        aOp[i] = (TableOp){TOP_INSERT, 0, aVal[i], NULL, NULL, NULL};
     }
     LpError err;
     Tpool *pool = tpool_new(2, &err);

@@ -503,7 +503,7 @@ static int put(Table *t, TableOpKind kind, int64_t id, const char *zTitle, int64
     a[2].u.v.a = v;
     a[2].u.v.n = 2;
     uint8_t aSet[3] = {0, 1, 0};
-    TableOp op = {kind, id, a, kind == TOP_UPDATE ? aSet : NULL};
+    TableOp op = {kind, id, a, kind == TOP_UPDATE ? aSet : NULL, NULL, NULL};
     LpError err;
     return table_apply(t, &op, 1, NULL, &err);
 }

@@ -374,7 +374,7 @@ static int insert(Table *t, int64_t id, const char *zTitle, int64_t qty, float x
     a[2].kind = VAL_VEC;
     a[2].u.v.a = v;
     a[2].u.v.n = 2;
-    TableOp op = {TOP_INSERT, id, a, NULL};
+    TableOp op = {TOP_INSERT, id, a, NULL, NULL, NULL};
     LpError err;
     return table_apply(t, &op, 1, NULL, &err);
 }
@@ -420,10 +420,10 @@ static void test_table_reopen(void **state) {
     aR[2].u.v.a = v;
     aR[2].u.v.n = 2;
     TableOp aOp[4] = {
-        {TOP_UPDATE, 10, aU, aSet},
-        {TOP_DELETE, 11, NULL, NULL},
-        {TOP_REPLACE, 12, aR, NULL},
-        {TOP_UPDATE, 13, aU, aSet},
+        {TOP_UPDATE, 10, aU, aSet, NULL, NULL},
+        {TOP_DELETE, 11, NULL, NULL, NULL, NULL},
+        {TOP_REPLACE, 12, aR, NULL, NULL, NULL},
+        {TOP_UPDATE, 13, aU, aSet, NULL, NULL},
     };
     assert_int_equal(table_apply(t, aOp, 4, NULL, &err), LP_OK);
     char *zBefore = dump(t);
@@ -436,7 +436,7 @@ static void test_table_reopen(void **state) {
     char *zAfter = dump(t);
     assert_string_equal(zBefore, zAfter);
     /* The automatic ids continue after the largest ever held. */
-    TableOp op = {TOP_INSERT, 0, aR, NULL};
+    TableOp op = {TOP_INSERT, 0, aR, NULL, NULL, NULL};
     TableApplyOut out;
     assert_int_equal(table_apply(t, &op, 1, &out, &err), LP_OK);
     assert_int_equal(out.iFirstAutoId, 301);
