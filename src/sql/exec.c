@@ -2967,7 +2967,17 @@ static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
         q->nsMaxTime = (int64_t)ms * 1000000;
     }
 
-    if (sel->nGroupBy) return bind_grouped(b, sel, bs, pWhere);
+    /* Aggregates without GROUP BY: one group of every matching row, as
+    ** MySQL's and Manticore's (COUNT(*) alone keeps its own path) */
+    int bAgg = 0, bCountOnly = 1;
+    for (int i = 0; i < sel->nItem; i++) {
+        const Expr *e = sel->aItem[i].pExpr;
+        int bCount = e && e->kind == EXPR_FUNC && !strcmp(e->u.func.zName, "count") && e->u.func.nArg == 1 &&
+                     e->u.func.aArg[0]->kind == EXPR_STAR && !e->u.func.bDistinct;
+        bCountOnly &= bCount;
+        bAgg |= e && agg_kind(e) != AGG_NONE;
+    }
+    if (sel->nGroupBy || (bAgg && !bCountOnly)) return bind_grouped(b, sel, bs, pWhere);
     /* Select list: '*' expands to id and every stored column. */
     int nCap = 0;
     for (int i = 0; i < sel->nItem; i++) nCap += sel->aItem[i].pExpr ? 1 : sc->nCol + 1;
@@ -3145,6 +3155,7 @@ static int value_keep(Arena *a, Value *v) {
 ** (strings ASCII-lower-cased: they group as they compare). */
 static void group_key(StrBuf *sb, const Value *a, int n) {
     strbuf_reset(sb);
+    if (n == 0) strbuf_appendc(sb, 0); /* no key (aggregates alone): one group, its key one byte */
     for (int i = 0; i < n; i++) {
         const Value *v = &a[i];
         double d;
@@ -3410,6 +3421,26 @@ static void group_run_init(GroupRun *gr, const GroupPlan *g) {
 static int group_run_finish(GroupRun *gr, int rc, SqlResult *r, QMeta *pMeta, LpError *err) {
     const GroupPlan *g = gr->g;
     if (rc == LP_NOMEM) lp_err_set(err, LP_NOMEM, "out of memory grouping the rows");
+    /* Aggregates without GROUP BY (no key): one row even when no row
+    ** matched, as SQL's (COUNT 0, the others NULL) */
+    if (rc == LP_OK && g->nKey == 0 && gr->all.n == 0) {
+        int nVal = 1;
+        for (int i = 0; i < g->nOut; i++) nVal = g->aOut[i].iRow >= nVal ? g->aOut[i].iRow + 1 : nVal;
+        for (int i = 0; i < g->nOrder; i++) nVal = g->aOrder[i].iRow >= nVal ? g->aOrder[i].iRow + 1 : nVal;
+        for (int i = 0; i < g->nHave; i++) nVal = g->aHave[i].iRow >= nVal ? g->aHave[i].iRow + 1 : nVal;
+        Group *p = arena_zalloc(&gr->a, sizeof(Group));
+        GroupRow *aRow = arena_zalloc(&gr->a, sizeof(GroupRow));
+        Value *a = arena_alloc(&gr->a, sizeof(Value) * (size_t)nVal);
+        AggState *aAgg = arena_zalloc(&gr->a, sizeof(AggState) * (size_t)(g->nAgg ? g->nAgg : 1));
+        if (!p || !aRow || !a || !aAgg) {
+            rc = lp_err_set(err, LP_NOMEM, "out of memory");
+        } else {
+            for (int i = 0; i < nVal; i++) a[i] = value_null();
+            aRow->a = a;
+            *p = (Group){.aRow = aRow, .nRow = 1, .aAgg = aAgg};
+            if (VEC_PUSH(&gr->all, p)) rc = lp_err_set(err, LP_NOMEM, "out of memory");
+        }
+    }
     /* the groups shown: those HAVING holds for, in their order */
     Group **aKeep = arena_alloc(&gr->a, sizeof(Group *) * (gr->all.n ? gr->all.n : 1));
     size_t nKeep = 0;

@@ -216,8 +216,10 @@ static void test_select(void **state) {
     assert_string_equal(run(s, "SELECT name, qty FROM p ORDER BY 2 DESC, 1 LIMIT 2"),
                         "apple|10\ncherry|3");
     assert_string_equal(run(s, "SELECT COUNT(*) FROM p WHERE qty < 5"), "2");
-    assert_string_equal(run(s, "SELECT COUNT(*), id FROM p"),
-                        "ERR 1140 COUNT(*) cannot be mixed with other columns without GROUP BY");
+    /* aggregates without GROUP BY: one group of every row (the other
+    ** columns from its smallest id), one row of none */
+    assert_string_equal(run(s, "SELECT COUNT(*), id FROM p"), "4|1");
+    assert_string_equal(run(s, "SELECT COUNT(*), SUM(qty) FROM p WHERE qty > 1000"), "0|\\N");
     assert_string_equal(run(s, "SELECT id FROM p WHERE id IN (4, 1, 1, 77) AND qty < 100"),
                         "1\n4");
     assert_string_equal(run(s, "SHOW META LIKE 'plan'"), "plan|id_lookup");
@@ -346,7 +348,8 @@ static void test_select(void **state) {
     assert_string_equal(run(s, "SELECT COUNT(name) FROM p GROUP BY qty"),
                         "ERR 1064 near 'COUNT(name) FROM p GROUP BY qty' at line 1 col 8: COUNT takes * or DISTINCT "
                         "and one expression: COUNT(*), COUNT(DISTINCT x)");
-    assert_string_equal(run(s, "SELECT SUM(qty) FROM p"),
+    assert_string_equal(run(s, "SELECT SUM(qty) FROM p"), "17");
+    assert_string_equal(run(s, "SELECT id FROM p ORDER BY SUM(qty)"),
                         "ERR 1140 sum() is an aggregate: it needs GROUP BY (COUNT(*) alone counts the matches)");
     assert_string_equal(run(s, "SELECT name FROM p GROUP BY body"),
                         "ERR 1235 column 'body' is a full-text field: it cannot be filtered or sorted on; search it with "
