@@ -2805,6 +2805,12 @@ static int bind_grouped(Binder *b, const SelectStmt *sel, BoundSelect *bs, const
 }
 
 /* Binds a SELECT with a FROM table. */
+/* Is e COUNT(*)? */
+static int is_count_star(const Expr *e) {
+    return e->kind == EXPR_FUNC && !strcmp(e->u.func.zName, "count") && e->u.func.nArg == 1 &&
+           e->u.func.aArg[0]->kind == EXPR_STAR && !e->u.func.bDistinct;
+}
+
 static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
     memset(bs, 0, sizeof(*bs));
     if (!(bs->t = bind_table(b, sel->zTable))) return b->rc;
@@ -2972,9 +2978,7 @@ static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
     int bAgg = 0, bCountOnly = 1;
     for (int i = 0; i < sel->nItem; i++) {
         const Expr *e = sel->aItem[i].pExpr;
-        int bCount = e && e->kind == EXPR_FUNC && !strcmp(e->u.func.zName, "count") && e->u.func.nArg == 1 &&
-                     e->u.func.aArg[0]->kind == EXPR_STAR && !e->u.func.bDistinct;
-        bCountOnly &= bCount;
+        bCountOnly &= e && is_count_star(e);
         bAgg |= e && agg_kind(e) != AGG_NONE;
     }
     if (sel->nGroupBy || (bAgg && !bCountOnly)) return bind_grouped(b, sel, bs, pWhere);
@@ -3006,8 +3010,7 @@ static int bind_select(Binder *b, const SelectStmt *sel, BoundSelect *bs) {
         }
         const Expr *e = it->pExpr;
         if (e->kind == EXPR_FUNC && strcmp(e->u.func.zName, "count") == 0) {
-            if (e->u.func.nArg != 1 || e->u.func.aArg[0]->kind != EXPR_STAR ||
-                e->u.func.bDistinct) {
+            if (!is_count_star(e)) {
                 return bind_fail(b, ER_NOT_SUPPORTED, LP_UNSUPPORTED,
                                  "only COUNT(*) is supported (not COUNT(column) or COUNT(DISTINCT …))");
             }

@@ -76,6 +76,23 @@ static uint32_t next_char(const unsigned char *u, int n, int *pi) {
 ** so far, moves by the horizontal difference of the pattern's last row.
 ** The first row is the text's length so far (D[0][j] = j), so a +1 enters
 ** each horizontal vector at the bottom: Ph's shift brings in a 1. */
+/* One column on: the vertical differences *pv, *mv move past a character
+** found at the word's positions eq; returns how the last cell moves (-1, 0
+** or +1). carry is 1 when the top row grows with the text, 0 searching. */
+static inline int myers_step(const EditPattern *p, uint64_t eq, uint64_t *pv, uint64_t *mv, uint64_t carry) {
+    uint64_t hb = (uint64_t)1 << (p->n - 1);
+    uint64_t xv = eq | *mv;
+    uint64_t xh = (((eq & *pv) + *pv) ^ *pv) | eq;
+    uint64_t ph = *mv | ~(xh | *pv);
+    uint64_t mh = *pv & xh;
+    int d = ((ph & hb) != 0) - ((mh & hb) != 0);
+    ph = (ph << 1) | carry;
+    mh <<= 1;
+    *pv = mh | ~(xv | ph);
+    *mv = ph & xv;
+    return d;
+}
+
 /* The distance from p's word to z[0..nz) or to a part of it (mode,
 ** EDIT_*). The score after each character of z is the distance to the text
 ** read so far, so the least of them is a prefix's (or, searching, a
@@ -83,7 +100,6 @@ static uint32_t next_char(const unsigned char *u, int n, int *pi) {
 ** match: Myers' search, no carry into the shifted horizontal deltas). */
 int edit_pattern_distance_to(const EditPattern *p, const char *z, int nz, int max, int mode) {
     const unsigned char *u = (const unsigned char *)z;
-    uint64_t hb = (uint64_t)1 << (p->n - 1);
     uint64_t pv = ~(uint64_t)0, mv = 0;
     uint64_t carry = mode & EDIT_SUFFIX ? 0 : 1;
     int score = p->n, best = p->n;
@@ -96,16 +112,7 @@ int edit_pattern_distance_to(const EditPattern *p, const char *z, int nz, int ma
             uint32_t cp = next_char(u, nz, &i);
             eq = pattern_eq(p, cp);
         }
-        uint64_t xv = eq | mv;
-        uint64_t xh = (((eq & pv) + pv) ^ pv) | eq;
-        uint64_t ph = mv | ~(xh | pv);
-        uint64_t mh = pv & xh;
-        score += (ph & hb) != 0;
-        score -= (mh & hb) != 0;
-        ph = (ph << 1) | carry;
-        mh <<= 1;
-        pv = mh | ~(xv | ph);
-        mv = ph & xv;
+        score += myers_step(p, eq, &pv, &mv, carry);
         if (score < best) best = score;
     }
     if (mode & EDIT_PREFIX) score = best;
@@ -189,17 +196,10 @@ static void walk_step(EditWalk *w, int c, uint32_t cp, int end) {
     const EditWalkCol *a = &w->aCol[c];
     EditWalkCol *b = &w->aCol[c + 1];
     uint64_t eq = cp < 128 ? p->aAscii[cp] : pattern_eq(p, cp);
-    uint64_t pv = a->pv, mv = a->mv, hb = (uint64_t)1 << (p->n - 1);
-    uint64_t xv = eq | mv;
-    uint64_t xh = (((eq & pv) + pv) ^ pv) | eq;
-    uint64_t ph = mv | ~(xh | pv);
-    uint64_t mh = pv & xh;
-    b->score = a->score + ((ph & hb) != 0) - ((mh & hb) != 0);
+    b->pv = a->pv;
+    b->mv = a->mv;
+    b->score = a->score + myers_step(p, eq, &b->pv, &b->mv, w->mode & EDIT_SUFFIX ? 0 : 1);
     b->best = b->score < a->best ? b->score : a->best;
-    ph = (ph << 1) | (w->mode & EDIT_SUFFIX ? 0 : 1);
-    mh <<= 1;
-    b->pv = mh | ~(xv | ph);
-    b->mv = ph & xv;
     b->end = end;
     b->bDead = c + 1 > w->maxChars;
     if (w->bLetters && !b->bDead && !utf8_is_letter(cp)) b->bDead = 1;

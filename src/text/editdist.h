@@ -16,9 +16,9 @@
 **     in Hyyrö's formulation for the distance between whole strings), one
 **     64-bit column of the table per character of the text, about 15
 **     instructions each. This is what CALL SUGGEST runs over a table's
-**     dictionary; edit_pattern_dead_prefix() tells it, from the same
-**     columns, which prefixes of a term no word near enough can begin
-**     with, so the walk of the sorted dictionary passes over them.
+**     dictionary; an EditWalk (below) keeps those columns from term to
+**     term of a sorted dictionary and tells which prefixes no word near
+**     enough can begin with, so the walk passes over them.
 ** Both give the same numbers (the unit tests compare them on random
 ** words). Pure functions, thread-safe; nothing is allocated.
 */

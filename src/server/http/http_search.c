@@ -999,17 +999,19 @@ static void put_number(StrBuf *sb, const json_t *v) {
 static int tr_date_bound(Tr *t, const char *zName, size_t iRange, const char *zEnd, const json_t *v, int64_t now,
                          json_t **pv) {
     if (json_is_number(v)) {
-        *pv = json_deep_copy(v);
-        return *pv ? LP_OK : lp_err_set(t->err, LP_NOMEM, "out of memory");
+        *pv = json_incref((json_t *)v);
+        return LP_OK;
+    }
+    if (!json_is_string(v)) {
+        return tr_fail(t, "aggs: '%s': date_range %zu: %s: expected date math (\"now-1M/M\") or unix seconds",
+                       zName, iRange + 1, zEnd);
     }
     int64_t sec = 0;
     int at = 0;
-    const char *zWhy = json_is_string(v) ? value_date_math(json_string_value(v), now, &sec, &at)
-                                         : "expected date math (\"now-1M/M\") or unix seconds";
+    const char *zWhy = value_date_math(json_string_value(v), now, &sec, &at);
     if (zWhy) {
-        return tr_fail(t, "aggs: '%s': date_range %zu: %s: %s%s%.64s%s", zName, iRange + 1, zEnd, zWhy,
-                       json_is_string(v) ? " in '" : "", json_is_string(v) ? json_string_value(v) : "",
-                       json_is_string(v) ? "'" : "");
+        return tr_fail(t, "aggs: '%s': date_range %zu: %s: %s in '%.64s'", zName, iRange + 1, zEnd, zWhy,
+                       json_string_value(v));
     }
     *pv = json_integer(sec);
     return *pv ? LP_OK : lp_err_set(t->err, LP_NOMEM, "out of memory");
@@ -1076,25 +1078,19 @@ static int tr_bucket_agg(Tr *t, const char *zName, const char *zKind, const json
             const json_t *r = json_array_get(ranges, i);
             const json_t *from = json_is_object(r) ? json_object_get(r, "from") : NULL;
             const json_t *to = json_is_object(r) ? json_object_get(r, "to") : NULL;
-            json_t *aEnd[2] = {NULL, NULL}; /* the bounds as numbers (date math resolved) */
-            if (json_is_object(r) && (from || to) && json_object_size(r) == (size_t)(!!from + !!to) && bDates) {
-                int rc = from ? tr_date_bound(t, zName, i, "from", from, now, &aEnd[0]) : LP_OK;
-                if (rc == LP_OK && to) rc = tr_date_bound(t, zName, i, "to", to, now, &aEnd[1]);
-                if (rc != LP_OK) {
-                    json_decref(aEnd[0]);
-                    return rc;
-                }
-                from = aEnd[0];
-                to = aEnd[1];
-            }
-            json_t *pair = json_is_object(r) ? json_pack("[OO]", from ? (json_t *)from : json_null(),
-                                                         to ? (json_t *)to : json_null())
-                                             : NULL;
+            int bShape = json_is_object(r) && (from || to) && json_object_size(r) == (size_t)(!!from + !!to);
+            /* a date range's bounds as numbers (date math resolved), owned by aRange */
+            json_t *aEnd[2] = {NULL, NULL};
+            int rc = LP_OK;
+            if (bShape && bDates && from) rc = tr_date_bound(t, zName, i, "from", from, now, &aEnd[0]);
+            if (bShape && bDates && to && rc == LP_OK) rc = tr_date_bound(t, zName, i, "to", to, now, &aEnd[1]);
+            if (bDates) from = aEnd[0], to = aEnd[1];
+            json_array_append_new(aRange, json_pack("[OO]", from ? (json_t *)from : json_null(),
+                                                    to ? (json_t *)to : json_null()));
             json_decref(aEnd[0]);
             json_decref(aEnd[1]);
-            if (pair) json_array_append_new(aRange, pair);
-            if (!json_is_object(r) || (!from && !to) || json_object_size(r) != (size_t)(!!from + !!to) ||
-                (from && !json_is_number(from)) || (to && !json_is_number(to)) ||
+            if (rc != LP_OK) return rc;
+            if (!bShape || (from && !json_is_number(from)) || (to && !json_is_number(to)) ||
                 (from && to && !(json_number_value(from) < json_number_value(to)))) {
                 return tr_fail(t, bDates ? "aggs: '%s': date_range %zu takes {\"from\": a, \"to\": b} (date math or "
                                            "unix seconds, a before b; one may be left out)"
@@ -1102,10 +1098,6 @@ static int tr_bucket_agg(Tr *t, const char *zName, const char *zKind, const json
                                            "b; one may be left out)",
                                zName, i + 1);
             }
-            from = json_array_get(pair, 0);
-            to = json_array_get(pair, 1);
-            if (json_is_null(from)) from = NULL;
-            if (json_is_null(to)) to = NULL;
             strbuf_appendz(sql, ", {");
             if (from) {
                 strbuf_appendz(sql, "range_from=");
